@@ -1,0 +1,78 @@
+/**
+ * The host: whoever answers when the policy asks a person.
+ *
+ * @module
+ */
+
+/** Who made a choice: a person, or an automatic rule such as `autoConfirm`. */
+export type ChoiceSource = "user" | "auto";
+
+/**
+ * The answer to a question. It deliberately has no truth value of its own:
+ * read `.choice`.
+ */
+export interface ChoiceOutcome<T> {
+  /** The chosen value. */
+  readonly choice: T;
+  /** `user` when a person chose, `auto` when a rule did. */
+  readonly source: ChoiceSource;
+}
+
+/** One option of a {@linkcode ChoiceRequest}. */
+export interface ChoiceOption<T extends string = string> {
+  /** The value returned when this option is chosen. */
+  value: T;
+  /** What the person sees. */
+  label: string;
+}
+
+/** A question with a fixed set of answers. */
+export interface ChoiceRequest<T extends string = string> {
+  /** Short heading, e.g. `Write permission`. */
+  title: string;
+  /** The question, with the path or command it is about. */
+  message: string;
+  /** The answers, in display order. */
+  options: readonly ChoiceOption<T>[];
+  /** The answer taken by `autoConfirm` and offered as the default. */
+  defaultChoice: T;
+  /** Never answer automatically (e.g. `ask_preference`); only a person may answer. */
+  requirePerson?: boolean;
+  /** Whether a free-text answer outside `options` is accepted. */
+  allowExtra?: boolean;
+}
+
+/** A yes/no question. */
+export interface ConfirmRequest {
+  /** Short heading. */
+  title: string;
+  /** The question. */
+  message: string;
+  /** The default answer. */
+  defaultChoice: boolean;
+  /** Never answer automatically; only a person may answer. */
+  requirePerson?: boolean;
+}
+
+/**
+ * Answers questions for a session. Implementations: terminal, auto, deny-all,
+ * callback (in `policy/hosts.ts`) and MCP elicitation (in `adapters/mcp`).
+ *
+ * @example A host that always takes the default
+ * ```ts
+ * import type { Host } from "./host.ts";
+ * const host: Host = {
+ *   choose: (req) => Promise.resolve({ choice: req.defaultChoice, source: "auto" }),
+ *   confirm: (req) => Promise.resolve({ choice: req.defaultChoice, source: "auto" }),
+ * };
+ * ```
+ */
+export interface Host {
+  /** Asks a question with fixed answers. */
+  choose<T extends string>(
+    request: ChoiceRequest<T>,
+    signal?: AbortSignal,
+  ): Promise<ChoiceOutcome<T>>;
+  /** Asks a yes/no question. */
+  confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
+}
