@@ -1,0 +1,119 @@
+// Introspection of valibot schemas by their public `type` tags. valibot keeps
+// wrapped schemas in `wrapped`, object entries in `entries`, and so on; these
+// helpers read those fields so that the validator can enforce rules valibot
+// itself leaves to the caller (unknown keys, the array-as-string rule).
+
+import * as v from "valibot";
+
+// deno-lint-ignore no-explicit-any
+export type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>> & Record<string, any>;
+
+const WRAPPERS = new Set([
+  "optional",
+  "exact_optional",
+  "nullable",
+  "nullish",
+  "undefinedable",
+  "non_optional",
+  "non_nullable",
+  "non_nullish",
+]);
+
+const OBJECT_TYPES = new Set(["object", "strict_object", "loose_object", "object_with_rest"]);
+
+/** Strips optional/nullable-style wrappers. */
+export function unwrap(schema: AnySchema): AnySchema {
+  let current = schema;
+  while (WRAPPERS.has(current.type) && current.wrapped) current = current.wrapped;
+  return current;
+}
+
+/** Whether the (unwrapped) schema is an object schema of any flavour. */
+export function isObjectSchema(schema: AnySchema): boolean {
+  return OBJECT_TYPES.has(unwrap(schema).type);
+}
+
+/**
+ * Whether a parameter takes an array, so that a string argument may be parsed
+ * into one. Unions qualify only when one member is an array and none is a plain
+ * string (a string there is a legitimate value, not a mangled array).
+ */
+export function acceptsArrayFromString(schema: AnySchema): boolean {
+  const base = unwrap(schema);
+  if (base.type === "array" || base.type.endsWith("tuple") || base.type === "tuple_with_rest") return true;
+  if (base.type === "union" || base.type === "variant") {
+    const options = (base.options as AnySchema[]).map(unwrap);
+    return options.some((o) => o.type === "array") && !options.some((o) => o.type === "string");
+  }
+  return false;
+}
+
+type Path = (string | number)[];
+
+/**
+ * Paths of keys present in `value` that the schema does not declare, at every
+ * level, except under loose objects and objects with a rest schema.
+ * strict_object reports its own unknown keys, so only its entries are walked.
+ */
+export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = []): Path[] {
+  const base = unwrap(schema);
+  if (value === null || value === undefined) return [];
+  switch (base.type) {
+    case "object":
+    case "strict_object":
+    case "loose_object":
+    case "object_with_rest": {
+      if (typeof value !== "object" || Array.isArray(value)) return [];
+      const entries = base.entries as Record<string, AnySchema>;
+      const found: Path[] = [];
+      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+        if (Object.hasOwn(entries, key)) {
+          found.push(...unknownKeyPaths(entries[key], child, [...path, key]));
+        } else if (base.type === "object") {
+          found.push([...path, key]);
+        }
+      }
+      return found;
+    }
+    case "array":
+      if (!Array.isArray(value)) return [];
+      return value.flatMap((item, i) => unknownKeyPaths(base.item, item, [...path, i]));
+    case "tuple":
+    case "strict_tuple":
+    case "loose_tuple":
+    case "tuple_with_rest": {
+      if (!Array.isArray(value)) return [];
+      const items = base.items as AnySchema[];
+      return value.flatMap((item, i) =>
+        i < items.length ? unknownKeyPaths(items[i], item, [...path, i]) : base.rest ? unknownKeyPaths(base.rest, item, [...path, i]) : []
+      );
+    }
+    case "record":
+      if (typeof value !== "object" || Array.isArray(value)) return [];
+      return Object.entries(value as Record<string, unknown>).flatMap(([k, item]) =>
+        unknownKeyPaths(base.value, item, [...path, k])
+      );
+    case "union":
+    case "variant": {
+      // The value is judged by the members that accept it: fine if one of them
+      // sees no unknown keys, else the unknowns of the first accepting member.
+      const accepting = (base.options as AnySchema[]).filter((o) => v.is(o, value));
+      let first: Path[] | undefined;
+      for (const option of accepting) {
+        const unknown = unknownKeyPaths(option, value, path);
+        if (unknown.length === 0) return [];
+        first ??= unknown;
+      }
+      return first ?? [];
+    }
+    case "intersect": {
+      // A key is unknown only when no member declares it.
+      const perOption = (base.options as AnySchema[]).map((o) => unknownKeyPaths(o, value, path).map((p) => p.join("\u0000")));
+      const [head, ...rest] = perOption;
+      if (!head) return [];
+      return head.filter((p) => rest.every((r) => r.includes(p))).map((p) => p.split("\u0000"));
+    }
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,509 @@
+/**
+ * The call pipeline: lookup, argument parsing and validation, hooks, approval,
+ * execution with a deadline, an abort signal and retries, lossless output with
+ * a cap; and batches of calls.
+ *
+ * @module
+ */
+
+import { ToolError } from "./errors.ts";
+import { type ArtifactRef, makeResult, type ToolResult, type ToolResultInit } from "./result.ts";
+import type { AnyTool } from "./tool.ts";
+import { isConcurrencySafe } from "./tool.ts";
+import type { ProgressEvent, ToolContext } from "./context.ts";
+import type { Session } from "./session.ts";
+import type { HookSet } from "./hooks.ts";
+import { formatIssues, validateWithJsonSchema, validateWithValibot, type ValidationOutcome } from "./validation.ts";
+import { closestNames } from "./_closest.ts";
+import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { type DeferredImage, type DeferredImageMessage, deferredImagesMessage } from "./images.ts";
+
+/** The default cap on model-facing output, in characters. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
+
+/** How long a timed-out or cancelled tool gets to settle before it is reported as still running. */
+export const DEFAULT_GRACE_MS = 100;
+
+/** Options of one call. */
+export interface CallOptions<T = unknown> {
+  /** A value handed to the tool as `ctx.value`. */
+  context?: T;
+  /** The provider's call id. */
+  callId?: string;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Deadline of each attempt; overrides the tool's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Receives the call's progress events. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** One call of a batch. */
+export interface BatchCall {
+  /** Tool name. */
+  name: string;
+  /** Arguments: an object, or its JSON text. */
+  args?: unknown;
+  /** The provider's call id. */
+  callId?: string;
+  /** Deadline of each attempt of this call. */
+  timeoutMs?: number;
+}
+
+/** Options of a batch. */
+export interface BatchOptions<T = unknown> {
+  /** `parallel` runs consecutive concurrency-safe calls together; `serial` one by one. Default `parallel`. */
+  mode?: "serial" | "parallel";
+  /** Most calls running at once. Default 4. */
+  maxConcurrency?: number;
+  /** On an error or timeout, cancel everything not yet finished. */
+  failFast?: boolean;
+  /** When given, exactly these tools are concurrency-safe. */
+  parallelToolNames?: readonly string[];
+  /** Cancels the batch. */
+  signal?: AbortSignal;
+  /** A value handed to every tool as `ctx.value`. */
+  context?: T;
+  /** Receives progress events. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** The outcome of a batch. */
+export interface BatchResult {
+  /** One result per call, in the order the calls were declared. */
+  results: ToolResult[];
+  /** Images the tools deferred during the batch. */
+  images: DeferredImage[];
+  /** The images as one provider-neutral user message, when there are any. */
+  imageMessage?: DeferredImageMessage;
+}
+
+/** What the executor needs of a toolbox. */
+export interface ExecutionEnvironment {
+  /** An enabled tool by name. */
+  lookup(name: string): AnyTool | undefined;
+  /** Names of the enabled tools, for suggestions. */
+  enabledNames(): string[];
+  /** The toolbox's hooks. */
+  hooks: HookSet;
+  /** Output cap, in characters. */
+  maxOutputChars: number;
+  /** Grace period after a timeout or cancel. */
+  graceMs: number;
+}
+
+/** Why a call was cancelled; carried as the abort reason. */
+class CancelReason extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CancelReason";
+  }
+}
+
+const FAIL_FAST = "an earlier call in this batch failed (fail-fast)";
+
+function reasonText(signal: AbortSignal): string {
+  const reason = signal.reason;
+  if (reason instanceof CancelReason) return reason.message;
+  if (reason instanceof Error && reason.name !== "AbortError") return reason.message;
+  return "the caller cancelled it";
+}
+
+function parseArguments(toolName: string, raw: unknown): Record<string, unknown> | ToolError {
+  let value = raw;
+  if (value === undefined || value === null) return {};
+  if (typeof value === "string") {
+    if (value.trim() === "") return {};
+    try {
+      value = JSON.parse(value);
+    } catch (error) {
+      return new ToolError(`Invalid arguments for ${toolName}: not valid JSON (${(error as Error).message})`, {
+        code: "invalid_arguments",
+        kind: "semantic",
+        recoveryHint: "Send the arguments as one JSON object.",
+      });
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return new ToolError(
+      `Invalid arguments for ${toolName}: expected a JSON object, received ${Array.isArray(value) ? "an array" : typeof value}`,
+      { code: "invalid_arguments", kind: "semantic", recoveryHint: "Send the arguments as one JSON object." },
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function validate(tool: AnyTool, args: Record<string, unknown>): ValidationOutcome {
+  return tool.input ? validateWithValibot(tool.input, args) : validateWithJsonSchema(tool.inputSchema, args);
+}
+
+function validationError(tool: AnyTool, outcome: ValidationOutcome & { ok: false }): ToolError {
+  return new ToolError(formatIssues(tool.name, outcome.issues), {
+    code: "invalid_arguments",
+    kind: "semantic",
+    recoveryHint: "Fix the arguments named above and call again.",
+    details: { issues: outcome.issues },
+  });
+}
+
+function errorFields(error: ToolError): Partial<ToolResultInit> {
+  return {
+    status: error.status,
+    error: error.message,
+    errorKind: error.kind,
+    errorCode: error.code,
+    recoverable: error.recoverable,
+    recoveryHint: error.recoveryHint,
+    details: error.details,
+  };
+}
+
+function thrownToToolError(error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  if (error instanceof Error) {
+    return new ToolError(error.message || error.name, {
+      code: "tool_error",
+      details: { errorName: error.name, stack: error.stack },
+      cause: error,
+    });
+  }
+  return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function backoffDelay(tool: AnyTool, attempt: number): number {
+  const retry = tool.retry!;
+  const base = retry.backoffMs ?? 100;
+  const delay = Math.min(retry.maxBackoffMs ?? 5_000, base * 2 ** (attempt - 1));
+  const jitter = retry.jitter === true ? 0.5 : typeof retry.jitter === "number" ? retry.jitter : 0;
+  return Math.max(0, delay * (1 + (Math.random() * 2 - 1) * jitter));
+}
+
+type AttemptOutcome =
+  | { kind: "value"; value: unknown }
+  | { kind: "thrown"; error: unknown }
+  | { kind: "timeout"; stillRunning: boolean }
+  | { kind: "cancelled"; stillRunning: boolean };
+
+async function runAttempt(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  makeContext: (signal: AbortSignal, attempt: number) => ToolContext,
+  attempt: number,
+  timeoutMs: number | undefined,
+  outer: AbortSignal,
+  graceMs: number,
+): Promise<AttemptOutcome> {
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort(outer.reason);
+  outer.addEventListener("abort", forwardAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped!: (why: "timeout" | "cancelled") => void;
+  const stop = new Promise<"timeout" | "cancelled">((resolve) => (stopped = resolve));
+  controller.signal.addEventListener("abort", () => stopped("cancelled"), { once: true });
+  if (timeoutMs !== undefined) timer = setTimeout(() => stopped("timeout"), timeoutMs);
+  const work = (async () => await tool.execute(args, makeContext(controller.signal, attempt)))().then(
+    (value): AttemptOutcome => ({ kind: "value", value }),
+    (error): AttemptOutcome => ({ kind: "thrown", error }),
+  );
+  try {
+    const first = await Promise.race([work, stop]);
+    if (typeof first !== "string") return first;
+    if (first === "timeout") controller.abort(new CancelReason(`timed out after ${timeoutMs} ms`));
+    const settled = await Promise.race([work.then(() => true), sleep(graceMs, new AbortController().signal).then(() => false)]);
+    return { kind: first, stillRunning: !settled };
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener("abort", forwardAbort);
+  }
+}
+
+/**
+ * Runs one call through the whole pipeline and returns its result. It never
+ * throws for a tool's failure; it throws only for programming errors of the
+ * caller (no session).
+ */
+export async function executeCall<T>(
+  env: ExecutionEnvironment,
+  session: Session,
+  name: string,
+  rawArgs: unknown,
+  options: CallOptions<T> = {},
+): Promise<ToolResult> {
+  const started = performance.now();
+  const { callId } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  let attempts = 0;
+  const metadata: Record<string, unknown> = {};
+  let validArgs: Record<string, unknown> | undefined;
+
+  const finish = async (init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): Promise<ToolResult> => {
+    let result = makeResult({
+      toolName: name,
+      callId,
+      attempts,
+      metadata,
+      ...init,
+      latencyMs: performance.now() - started,
+    });
+    for (const hook of [...env.hooks.after, ...session.hooks.after]) {
+      try {
+        result = (await hook({ session, result, args: validArgs })) ?? result;
+      } catch (error) {
+        metadata.afterHookError = (error as Error).message;
+      }
+    }
+    return result;
+  };
+  const fail = (error: ToolError, extra: Partial<ToolResultInit> = {}) =>
+    finish({ ...errorFields(error), ...extra } as ToolResultInit);
+
+  const tool = env.lookup(name);
+  if (!tool) {
+    const suggestions = closestNames(name, env.enabledNames());
+    return fail(
+      new ToolError(
+        `Unknown tool "${name}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""}`,
+        {
+          code: "unknown_tool",
+          kind: "semantic",
+          recoveryHint: "Call one of the tools you were given.",
+          details: { suggestions },
+        },
+      ),
+    );
+  }
+  if (signal.aborted) {
+    return fail(new ToolError(`Not run: ${reasonText(signal)}`, { code: "cancelled" }), { status: "cancelled" });
+  }
+
+  const parsed = parseArguments(name, rawArgs);
+  if (parsed instanceof ToolError) return fail(parsed);
+  let outcome = validate(tool, parsed);
+  if (!outcome.ok) return fail(validationError(tool, outcome));
+  validArgs = outcome.value;
+
+  try {
+    for (const hook of [...env.hooks.before, ...session.hooks.before]) {
+      const decision = await hook({ session, toolName: name, callId, args: validArgs });
+      if (!decision) continue;
+      if ("output" in decision) {
+        metadata.shortCircuited = true;
+        return finishOutput(decision.output);
+      }
+      outcome = validate(tool, decision.args);
+      if (!outcome.ok) return fail(validationError(tool, outcome));
+      validArgs = outcome.value;
+    }
+
+    const needsApproval = typeof tool.needsApproval === "function"
+      ? await tool.needsApproval(validArgs)
+      : tool.needsApproval === true;
+    if (needsApproval) {
+      const answer = await session.confirm({
+        title: "Approve tool call",
+        message: `Allow ${name} with ${JSON.stringify(validArgs)}?`,
+        defaultChoice: true,
+      }, signal);
+      metadata.approval = answer.source;
+      if (!answer.choice) {
+        return fail(
+          new ToolError(`The call to ${name} was not approved`, {
+            code: "not_approved",
+            kind: "policy",
+            status: "skipped",
+            recoveryHint: "Do not retry the same call; ask the user or take another approach.",
+          }),
+        );
+      }
+    }
+  } catch (error) {
+    return fail(thrownToToolError(error));
+  }
+
+  const args = validArgs;
+  const makeContext = (ctxSignal: AbortSignal, attempt: number): ToolContext<T> => ({
+    session,
+    toolName: name,
+    callId,
+    attempt,
+    value: options.context as T,
+    signal: ctxSignal,
+    workspace: session.workspace,
+    policy: session.policy,
+    artifacts: session.artifacts,
+    deferImage: (image, note) => session.deferImage(image, { toolName: name, callId, note }),
+    progress: (message, fraction) => {
+      const event: ProgressEvent = { toolName: name, callId, message, fraction };
+      options.onProgress?.(event);
+      session.emitProgress(event);
+    },
+  });
+  const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+  const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
+
+  for (;;) {
+    attempts++;
+    const attempt = await runAttempt(tool, args, makeContext, attempts, timeoutMs, signal, env.graceMs);
+    if (attempt.kind === "value") return finishOutput(attempt.value);
+    if (attempt.kind === "timeout") {
+      return fail(
+        new ToolError(`${name} timed out after ${timeoutMs} ms`, {
+          code: "timeout",
+          recoveryHint: "Try a smaller task or a longer timeout.",
+        }),
+        { status: "timed_out", workerStillRunning: attempt.stillRunning, outcomeUnknown: true },
+      );
+    }
+    if (attempt.kind === "cancelled") {
+      return fail(new ToolError(`Cancelled: ${reasonText(signal)}`, { code: "cancelled" }), {
+        status: "cancelled",
+        workerStillRunning: attempt.stillRunning,
+        outcomeUnknown: true,
+      });
+    }
+    const error = thrownToToolError(attempt.error);
+    const retryable = error.code === "tool_error" && attempts < maxAttempts &&
+      (tool.retry?.retryIf?.(attempt.error, attempts) ?? true);
+    if (!retryable) return fail(error);
+    if (!(await sleep(backoffDelay(tool, attempts), signal))) {
+      return fail(new ToolError(`Cancelled: ${reasonText(signal)}`, { code: "cancelled" }), { status: "cancelled" });
+    }
+  }
+
+  async function finishOutput(value: unknown): Promise<ToolResult> {
+    let json: { output: unknown; text: string };
+    try {
+      json = toJsonOutput(value);
+    } catch (error) {
+      if (!(error instanceof NotSerializableError)) throw error;
+      return fail(
+        new ToolError(`${name} returned ${error.message}`, {
+          code: "not_serializable",
+          recoverable: false,
+          details: { path: error.path },
+        }),
+      );
+    }
+    const cap = tool!.maxOutputChars ?? env.maxOutputChars;
+    if (json.text.length <= cap) return finish({ status: "success", output: json.output });
+    const artifact = await session.artifacts.put(json.text, {
+      mediaType: typeof json.output === "string" ? "text/plain; charset=utf-8" : "application/json",
+      summary: `whole output of ${name}${callId ? ` (call ${callId})` : ""}, ${json.text.length} characters`,
+    });
+    const { text, omitted } = capText(json.text, cap, artifact);
+    return finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+  }
+}
+
+/**
+ * Keeps the head and tail of `text` within `cap` characters, with a marker in
+ * between naming how much was cut and the artifact that holds all of it.
+ *
+ * @example
+ * ```ts
+ * import { capText } from "./executor.ts";
+ * const ref = { id: "sha256:" + "0".repeat(64) } as const;
+ * console.log(capText("x".repeat(100), 60, ref).omitted > 0);
+ * ```
+ */
+export function capText(text: string, cap: number, artifact: Pick<ArtifactRef, "id">): { text: string; omitted: number } {
+  const markerFor = (omitted: number) =>
+    `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
+  const room = Math.max(0, cap - markerFor(text.length).length);
+  const head = Math.ceil(room / 2);
+  const tail = room - head;
+  const omitted = text.length - head - tail;
+  return { text: text.slice(0, head) + markerFor(omitted) + (tail > 0 ? text.slice(-tail) : ""), omitted };
+}
+
+/** Splits calls into segments: runs of concurrency-safe calls, and unsafe calls alone. */
+export function planSegments(
+  safe: readonly boolean[],
+  mode: "serial" | "parallel",
+): number[][] {
+  const segments: number[][] = [];
+  let current: number[] = [];
+  safe.forEach((isSafe, index) => {
+    if (mode === "parallel" && isSafe) {
+      current.push(index);
+      return;
+    }
+    if (current.length) segments.push(current);
+    current = [];
+    segments.push([index]);
+  });
+  if (current.length) segments.push(current);
+  return segments;
+}
+
+/**
+ * Runs a batch: in parallel mode consecutive concurrency-safe calls share a
+ * segment (at most `maxConcurrency` at once) and any other call runs alone as a
+ * barrier. Results come back in declaration order. With `failFast` an error or
+ * timeout cancels everything not yet finished (`cancelled`, `attempts: 0` for
+ * calls that never started). Deferred images are collected after the batch.
+ */
+export async function executeBatch<T>(
+  env: ExecutionEnvironment,
+  session: Session,
+  calls: readonly BatchCall[],
+  options: BatchOptions<T> = {},
+): Promise<BatchResult> {
+  const mode = options.mode ?? "parallel";
+  const maxConcurrency = Math.max(1, options.maxConcurrency ?? 4);
+  const batch = new AbortController();
+  const forwardAbort = () => batch.abort(options.signal!.reason);
+  if (options.signal?.aborted) forwardAbort();
+  options.signal?.addEventListener("abort", forwardAbort, { once: true });
+  const parallelNames = options.parallelToolNames ? new Set(options.parallelToolNames) : undefined;
+  const safe = calls.map((call) => {
+    if (parallelNames) return parallelNames.has(call.name);
+    const tool = env.lookup(call.name);
+    return tool ? isConcurrencySafe(tool) : true;
+  });
+  const results: ToolResult[] = new Array(calls.length);
+  const runOne = async (index: number) => {
+    const call = calls[index];
+    const result = await executeCall(env, session, call.name, call.args, {
+      context: options.context,
+      callId: call.callId,
+      signal: batch.signal,
+      timeoutMs: call.timeoutMs,
+      onProgress: options.onProgress,
+    });
+    results[index] = result;
+    if (options.failFast && (result.status === "error" || result.status === "timed_out") && !batch.signal.aborted) {
+      batch.abort(new CancelReason(FAIL_FAST));
+    }
+  };
+  try {
+    for (const segment of planSegments(safe, mode)) {
+      let next = 0;
+      const worker = async () => {
+        while (next < segment.length) await runOne(segment[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(maxConcurrency, segment.length) }, worker));
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", forwardAbort);
+  }
+  const hooks = [...env.hooks.afterBatch.splice(0), ...session.hooks.afterBatch.splice(0)];
+  for (const hook of hooks) await hook({ session, results });
+  const images = session.takeDeferredImages();
+  return { results, images, imageMessage: deferredImagesMessage(images) };
+}

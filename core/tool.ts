@@ -1,0 +1,202 @@
+/**
+ * Defining tools: `tool()` for valibot-typed functions, and the `Tool` protocol
+ * that any object (a class instance, say) can satisfy.
+ *
+ * @module
+ */
+
+import type * as v from "valibot";
+import type { ToolContext } from "./context.ts";
+import { isObjectSchema, type AnySchema } from "./_valibot_walk.ts";
+import { inputJsonSchema, type JsonSchema } from "./schema.ts";
+
+/** What a tool touches; the fence and `main.ts flags` read it. */
+export type ToolPermission = "read" | "write" | "run" | "net" | "env";
+
+/** When and how a tool that threw is run again. */
+export interface RetryPolicy {
+  /** Total attempts including the first; at least 1. */
+  maxAttempts: number;
+  /** Delay before the second attempt; doubled each time. Default 100. */
+  backoffMs?: number;
+  /** Upper bound of the delay. Default 5000. */
+  maxBackoffMs?: number;
+  /** Randomise each delay by up to this fraction (true = 0.5). Default none. */
+  jitter?: boolean | number;
+  /** Retry only when this returns true for the thrown error. Default: always. */
+  retryIf?: (error: unknown, attempt: number) => boolean;
+}
+
+/** Metadata every tool may carry. */
+export interface ToolMetadata<A = Record<string, unknown>> {
+  /** Has no side effects (MCP readOnlyHint); concurrency-safe unless said otherwise. */
+  readOnly?: boolean;
+  /** May destroy data (MCP destructiveHint). */
+  destructive?: boolean;
+  /** Calling twice with the same arguments has no further effect (MCP idempotentHint). */
+  idempotent?: boolean;
+  /** Reaches beyond the workspace, e.g. the network (MCP openWorldHint). */
+  openWorld?: boolean;
+  /** May run beside other calls in a parallel batch; defaults to `readOnly`. */
+  concurrencySafe?: boolean;
+  /** Ask the host before every call, or when this function says so. */
+  needsApproval?: boolean | ((args: A) => boolean | Promise<boolean>);
+  /** Deadline of one attempt; a call may override it. */
+  timeoutMs?: number;
+  /** Retries of thrown errors. */
+  retry?: RetryPolicy;
+  /** Model capabilities the tool needs, e.g. `["vision"]`. */
+  requires?: readonly string[];
+  /** May replace an already registered tool of the same name (or be replaced). */
+  override?: boolean;
+  /** What the tool touches: read, write, run, net, env. */
+  permissions?: readonly ToolPermission[];
+  /** Cap on model-facing output characters; defaults to the toolbox's. */
+  maxOutputChars?: number;
+}
+
+/**
+ * The tool protocol: anything with these members is a tool. Class tools give
+ * `inputSchema` as JSON Schema and are validated against it; tools made with
+ * {@linkcode tool} also carry their valibot schema in `input`.
+ */
+export interface Tool<A = Record<string, unknown>> extends ToolMetadata<A> {
+  /** Unique name, `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** What the tool does, verbatim to the model. */
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly inputSchema: JsonSchema;
+  /** The valibot schema, for tools defined with {@linkcode tool}. */
+  readonly input?: v.GenericSchema;
+  /** Runs the tool with validated arguments. */
+  execute(args: A, ctx: ToolContext): unknown;
+}
+
+/** A tool of any argument type, as stored in a toolbox. */
+// deno-lint-ignore no-explicit-any
+export type AnyTool = Tool<any>;
+
+/** The pattern every tool name must match (accepted by every provider). */
+export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** An object schema accepted as a tool's input. */
+export type ObjectInputSchema = v.GenericSchema<Record<string, unknown>, Record<string, unknown>>;
+
+/** The definition given to {@linkcode tool}. */
+export interface ToolDefinition<S extends ObjectInputSchema, T = unknown>
+  extends ToolMetadata<v.InferOutput<S>> {
+  /** Unique name, `^[a-zA-Z0-9_-]{1,64}$`. */
+  name: string;
+  /** What the tool does, verbatim. Describe parameters with `v.description()`. */
+  description: string;
+  /** A valibot object schema. */
+  input: S;
+  /** The implementation; its arguments are typed from `input`. */
+  run(args: v.InferOutput<S>, ctx: ToolContext<T>): unknown;
+}
+
+/** Options of `tool(fn, options)`: the definition without `run`; `name` defaults to the function's. */
+export type ToolFunctionOptions<S extends ObjectInputSchema, T = unknown> =
+  & Omit<ToolDefinition<S, T>, "run" | "name">
+  & { name?: string };
+
+/** Throws unless `name` is a valid tool name. */
+export function assertToolName(name: unknown): asserts name is string {
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new TypeError(
+      `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 64 characters)`,
+    );
+  }
+}
+
+/**
+ * Defines a tool from a valibot object schema and a function. The arguments of
+ * `run` are inferred from the schema. The name must match
+ * `^[a-zA-Z0-9_-]{1,64}$`; the description is used verbatim.
+ *
+ * @example Object form
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "./tool.ts";
+ * const add = tool({
+ *   name: "add",
+ *   description: "Add two numbers.",
+ *   input: v.object({ a: v.number(), b: v.number() }),
+ *   readOnly: true,
+ *   run: ({ a, b }) => a + b,
+ * });
+ * ```
+ *
+ * @example Function form: the name is the function's
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "./tool.ts";
+ * const shout = tool(function shout({ text }: { text: string }) {
+ *   return text.toUpperCase();
+ * }, { description: "Upper-case a text.", input: v.object({ text: v.string() }) });
+ * ```
+ */
+export function tool<S extends ObjectInputSchema, T = unknown>(definition: ToolDefinition<S, T>): Tool<v.InferOutput<S>>;
+export function tool<S extends ObjectInputSchema, T = unknown>(
+  fn: (args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown,
+  options: ToolFunctionOptions<S, T>,
+): Tool<v.InferOutput<S>>;
+export function tool<S extends ObjectInputSchema, T = unknown>(
+  first: ToolDefinition<S, T> | ((args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown),
+  options?: ToolFunctionOptions<S, T>,
+): Tool<v.InferOutput<S>> {
+  const definition: ToolDefinition<S, T> = typeof first === "function"
+    ? { ...(options as ToolFunctionOptions<S, T>), name: options?.name ?? first.name, run: first }
+    : first;
+  const { name, description, input, run, ...metadata } = definition;
+  assertToolName(name);
+  if (typeof description !== "string") throw new TypeError(`Tool ${name}: description must be a string`);
+  if (typeof run !== "function") throw new TypeError(`Tool ${name}: run must be a function`);
+  if (!input || !isObjectSchema(input as unknown as AnySchema)) {
+    throw new TypeError(`Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`);
+  }
+  let inputSchema: JsonSchema;
+  try {
+    inputSchema = inputJsonSchema(input);
+  } catch (error) {
+    throw new TypeError(`Tool ${name}: its input cannot be expressed as JSON Schema: ${(error as Error).message}`);
+  }
+  return Object.freeze({
+    ...metadata,
+    name,
+    description,
+    input,
+    inputSchema,
+    execute: run as (args: v.InferOutput<S>, ctx: ToolContext) => unknown,
+  });
+}
+
+/**
+ * Whether a value satisfies the tool protocol: a valid `name`, a string
+ * `description`, an object `inputSchema` and an `execute` function.
+ *
+ * @example
+ * ```ts
+ * import { isTool } from "./tool.ts";
+ * class Echo {
+ *   name = "echo";
+ *   description = "Echo the text.";
+ *   inputSchema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+ *   execute(args: { text: string }) { return args.text; }
+ * }
+ * console.log(isTool(new Echo())); // true
+ * ```
+ */
+export function isTool(value: unknown): value is AnyTool {
+  if (typeof value !== "object" || value === null) return false;
+  const t = value as Partial<AnyTool>;
+  return typeof t.name === "string" && TOOL_NAME_PATTERN.test(t.name) && typeof t.description === "string" &&
+    typeof t.inputSchema === "object" && t.inputSchema !== null && typeof t.execute === "function";
+}
+
+/** Whether a tool may run beside others when no explicit list is given. */
+export function isConcurrencySafe(t: AnyTool): boolean {
+  if (t.needsApproval) return false;
+  return t.concurrencySafe ?? t.readOnly ?? false;
+}

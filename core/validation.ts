@@ -1,0 +1,214 @@
+/**
+ * Strict argument validation: valibot schemas for tools made with `tool()`,
+ * JSON Schema for class tools, the same rules for both.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { acceptsArrayFromString, type AnySchema, unknownKeyPaths, unwrap } from "./_valibot_walk.ts";
+import { coerceArrayStrings } from "./_array_string.ts";
+import type { JsonSchema } from "./schema.ts";
+
+/** One problem with the arguments, for the model and for the developer. */
+export interface ArgumentIssue {
+  /** Dotted path of the argument, e.g. `options.depth` or `paths[2]`. */
+  path: string;
+  /** What is wrong, e.g. `expected boolean, received "yes"`. */
+  message: string;
+}
+
+/** The outcome of {@linkcode validateArguments}. */
+export type ValidationOutcome =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; issues: ArgumentIssue[] };
+
+/** The longest validation message a model gets; the details keep every issue. */
+export const MAX_VALIDATION_MESSAGE = 1000;
+
+/**
+ * Formats issues as one line a model can act on, capped in length:
+ * `Invalid arguments for list_dir: details: expected boolean, received "yes"; extra: unexpected argument`.
+ *
+ * @example
+ * ```ts
+ * import { formatIssues } from "./validation.ts";
+ * console.log(formatIssues("list_dir", [{ path: "extra", message: "unexpected argument" }]));
+ * ```
+ */
+export function formatIssues(toolName: string, issues: readonly ArgumentIssue[]): string {
+  const head = `Invalid arguments for ${toolName}: `;
+  const parts = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message));
+  let text = head;
+  for (let i = 0; i < parts.length; i++) {
+    const next = (i === 0 ? "" : "; ") + parts[i];
+    const rest = parts.length - i - 1;
+    const tail = rest > 0 ? `; … (${rest} more)` : "";
+    if (text.length + next.length + tail.length > MAX_VALIDATION_MESSAGE) {
+      return `${text}; … (${parts.length - i} more)`.slice(0, MAX_VALIDATION_MESSAGE);
+    }
+    text += next;
+  }
+  return text;
+}
+
+function pathText(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const key of path) {
+    out += typeof key === "number" ? `[${key}]` : out === "" ? key : `.${key}`;
+  }
+  return out;
+}
+
+function describeReceived(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value);
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+// ---------------------------------------------------------------- valibot
+
+function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[] {
+  return issues.map((issue) => {
+    const path = pathText(issue.path?.map((p) => p.key as string | number) ?? []);
+    if (issue.kind === "schema" && issue.type.includes("object") && issue.input === undefined) {
+      return { path, message: "missing required argument" };
+    }
+    if (issue.kind === "schema") {
+      const nested = issue.issues?.length ? ` (${issue.issues.map((n) => n.message).slice(0, 3).join("; ")})` : "";
+      return {
+        path,
+        message: `expected ${(issue.expected ?? issue.type).replace(/^\((.*)\)$/, "$1")}, received ${describeReceived(issue.input)}${
+          issue.type === "union" ? nested : ""
+        }`,
+      };
+    }
+    return { path, message: issue.message };
+  });
+}
+
+/**
+ * Validates `args` against a valibot object schema: the array-as-string rule for
+ * top-level parameters, unknown keys refused at every level (except under
+ * `v.looseObject` and `v.objectWithRest`), no implicit conversion, defaults applied.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { validateWithValibot } from "./validation.ts";
+ * const outcome = validateWithValibot(v.object({ n: v.number() }), { n: "3" });
+ * console.log(outcome.ok); // false
+ * ```
+ */
+export function validateWithValibot(schema: v.GenericSchema, args: Record<string, unknown>): ValidationOutcome {
+  const root = unwrap(schema as AnySchema);
+  const entries = (root.entries ?? {}) as Record<string, AnySchema>;
+  const input = coerceArrayStrings(args, (key) => Object.hasOwn(entries, key) && acceptsArrayFromString(entries[key]));
+  const unknown = unknownKeyPaths(schema as AnySchema, input).map((p) => ({
+    path: pathText(p),
+    message: "unexpected argument",
+  }));
+  const parsed = v.safeParse(schema, input);
+  if (parsed.success && unknown.length === 0) return { ok: true, value: parsed.output as Record<string, unknown> };
+  return { ok: false, issues: [...(parsed.success ? [] : valibotIssues(parsed.issues)), ...unknown] };
+}
+
+// ---------------------------------------------------------------- JSON Schema
+
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Returns a copy of a JSON Schema in which every object schema that does not
+ * say otherwise refuses unknown properties: the same strictness as valibot tools.
+ */
+export function closeObjects(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema)) return schema.map((s) => closeObjects(s)) as unknown as JsonSchema;
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "properties" || key === "patternProperties" || key === "$defs" || key === "definitions") {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([k, s]) => [k, closeObjects(s)]),
+      );
+    } else if (typeof value === "object" && value !== null && key !== "enum" && key !== "const" && key !== "default" && key !== "examples") {
+      out[key] = closeObjects(value as JsonSchema);
+    } else {
+      out[key] = value;
+    }
+  }
+  const isObject = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) ||
+    (out.type === undefined && out.properties !== undefined);
+  if (isObject && out.additionalProperties === undefined && out.unevaluatedProperties === undefined) {
+    out.additionalProperties = false;
+  }
+  return out as JsonSchema;
+}
+
+function acceptsArrayFromJsonSchema(schema: JsonSchema | undefined): boolean {
+  if (typeof schema !== "object" || schema === null) return false;
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  if (types.includes("string")) return false;
+  if (types.includes("array")) return true;
+  const members = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (!members) return false;
+  const memberTypes = members.flatMap((m) => (typeof m === "object" && m ? [m.type].flat() : []));
+  return memberTypes.includes("array") && !memberTypes.includes("string");
+}
+
+function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>): ArgumentIssue[] {
+  return errors.map((e) => {
+    const segments = e.instancePath.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const path = pathText(segments);
+    const received = segments.reduce<unknown>(
+      (node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined),
+      args,
+    );
+    switch (e.keyword) {
+      case "additionalProperties":
+        return { path: pathText([...segments, e.params.additionalProperty]), message: "unexpected argument" };
+      case "required":
+        return { path: pathText([...segments, e.params.missingProperty]), message: "missing required argument" };
+      case "type":
+        return { path, message: `expected ${e.params.type}, received ${describeReceived(received)}` };
+      case "enum":
+        return {
+          path,
+          message: `expected one of ${(e.params.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(" | ")}, received ${
+            describeReceived(received)
+          }`,
+        };
+      default:
+        return { path, message: `${e.message ?? e.keyword}, received ${describeReceived(received)}` };
+    }
+  });
+}
+
+/**
+ * Validates `args` against a class tool's JSON Schema with the same strictness
+ * as valibot tools: unknown properties refused unless the schema allows them,
+ * no type coercion, the array-as-string rule, defaults applied.
+ *
+ * @example
+ * ```ts
+ * import { validateWithJsonSchema } from "./validation.ts";
+ * const schema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] };
+ * console.log(validateWithJsonSchema(schema, { n: 3 }).ok); // true
+ * ```
+ */
+export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, unknown>): ValidationOutcome {
+  let validate = compiled.get(schema as object);
+  if (validate === undefined) {
+    validate = ajv.compile(closeObjects(schema) as object);
+    compiled.set(schema as object, validate);
+  }
+  const properties = ((schema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
+  const input = structuredClone(coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(properties[key])));
+  if (validate(input)) return { ok: true, value: input };
+  return { ok: false, issues: ajvIssues(validate.errors ?? [], input) };
+}

@@ -1,0 +1,159 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import {
+  closeObjects,
+  formatIssues,
+  MAX_VALIDATION_MESSAGE,
+  validateWithJsonSchema,
+  validateWithValibot,
+} from "../../core/validation.ts";
+
+const listDir = v.object({
+  path: v.string(),
+  details: v.optional(v.boolean(), false),
+});
+
+function issuesOf(outcome: ReturnType<typeof validateWithValibot>) {
+  assert.equal(outcome.ok, false, "expected validation to fail");
+  return (outcome as { issues: { path: string; message: string }[] }).issues;
+}
+
+describe("valibot validation", () => {
+  test("defaults apply before the tool sees the input", () => {
+    assert.deepEqual(validateWithValibot(listDir, { path: "." }), { ok: true, value: { path: ".", details: false } });
+  });
+
+  test("no implicit conversion: '3' is not a number, 'true' not a boolean", () => {
+    const schema = v.object({ n: v.number(), b: v.boolean() });
+    const issues = issuesOf(validateWithValibot(schema, { n: "3", b: "true" }));
+    assert.deepEqual(issues, [
+      { path: "n", message: 'expected number, received "3"' },
+      { path: "b", message: 'expected boolean, received "true"' },
+    ]);
+  });
+
+  test("unknown keys are rejected at every level", () => {
+    const schema = v.object({ a: v.object({ b: v.array(v.object({ c: v.string() })) }) });
+    const issues = issuesOf(validateWithValibot(schema, { a: { b: [{ c: "x", d: 1 }], e: 2 }, f: 3 }));
+    assert.deepEqual(issues.map((i) => i.path).sort(), ["a.b[0].d", "a.e", "f"]);
+    assert.ok(issues.every((i) => i.message === "unexpected argument"));
+  });
+
+  test("looseObject and objectWithRest admit unknown keys; strictObject reports them once", () => {
+    assert.equal(validateWithValibot(v.looseObject({ a: v.string() }), { a: "x", extra: 1 }).ok, true);
+    assert.equal(validateWithValibot(v.object({ o: v.looseObject({}) }), { o: { z: 1 } }).ok, true);
+    assert.equal(validateWithValibot(v.objectWithRest({ a: v.string() }, v.number()), { a: "x", n: 2 }).ok, true);
+    const strict = issuesOf(validateWithValibot(v.strictObject({ a: v.string() }), { a: "x", extra: 1 }));
+    assert.equal(strict.length, 1);
+    assert.equal(strict[0].path, "extra");
+  });
+
+  test("unions judge unknown keys by the member that accepts the value", () => {
+    const schema = v.object({ u: v.union([v.object({ kind: v.literal("a"), a: v.string() }), v.object({ kind: v.literal("b") })]) });
+    assert.equal(validateWithValibot(schema, { u: { kind: "a", a: "x" } }).ok, true);
+    assert.deepEqual(issuesOf(validateWithValibot(schema, { u: { kind: "b", a: "x" } })).map((i) => i.path), ["u.a"]);
+  });
+
+  test("array-as-string: JSON text and comma lists become arrays, optional arrays too", () => {
+    const schema = v.object({ tags: v.array(v.string()), more: v.optional(v.array(v.string())) });
+    assert.deepEqual(validateWithValibot(schema, { tags: '["a","b"]', more: "c, d" }), {
+      ok: true,
+      value: { tags: ["a", "b"], more: ["c", "d"] },
+    });
+    assert.deepEqual(validateWithValibot(schema, { tags: "solo" }), { ok: true, value: { tags: ["solo"] } });
+    const numbers = v.object({ n: v.nullable(v.array(v.number())) });
+    assert.deepEqual(validateWithValibot(numbers, { n: "[1, 2]" }), { ok: true, value: { n: [1, 2] } });
+    // Items are still validated strictly after the split.
+    assert.equal(validateWithValibot(numbers, { n: "1, 2" }).ok, false);
+  });
+
+  test("a union with a plain string member is left alone", () => {
+    const schema = v.object({ u: v.union([v.string(), v.array(v.string())]) });
+    assert.deepEqual(validateWithValibot(schema, { u: "a, b" }), { ok: true, value: { u: "a, b" } });
+  });
+
+  test("nullable admits null, optional may be absent, picklist is an enum", () => {
+    const schema = v.object({ n: v.nullable(v.number()), o: v.optional(v.string()), p: v.picklist(["x", "y"]) });
+    assert.deepEqual(validateWithValibot(schema, { n: null, p: "x" }), { ok: true, value: { n: null, p: "x" } });
+    const issues = issuesOf(validateWithValibot(schema, { n: null, p: "z" }));
+    assert.equal(issues[0].path, "p");
+    assert.match(issues[0].message, /expected "x" \| "y", received "z"/);
+  });
+
+  test("a missing required argument is named", () => {
+    assert.deepEqual(issuesOf(validateWithValibot(listDir, {})), [{ path: "path", message: "missing required argument" }]);
+  });
+});
+
+describe("JSON Schema validation (class tools)", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      path: { type: "string" },
+      details: { type: "boolean", default: false },
+      tags: { type: "array", items: { type: "string" } },
+      mode: { enum: ["a", "b"] },
+      nested: { type: "object", properties: { x: { type: "number" } } },
+      either: { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] },
+    },
+    required: ["path"],
+  };
+
+  test("valid input gets its defaults", () => {
+    assert.deepEqual(validateWithJsonSchema(schema, { path: "." }), { ok: true, value: { path: ".", details: false } });
+  });
+
+  test("same strictness: no coercion, unknown keys at every level, missing keys", () => {
+    const outcome = validateWithJsonSchema(schema, { details: "yes", nested: { x: "1", y: 2 }, extra: true });
+    assert.equal(outcome.ok, false);
+    const issues = (outcome as { issues: { path: string; message: string }[] }).issues;
+    const byPath = Object.fromEntries(issues.map((i) => [i.path, i.message]));
+    assert.equal(byPath["path"], "missing required argument");
+    assert.equal(byPath["details"], 'expected boolean, received "yes"');
+    assert.equal(byPath["nested.x"], 'expected number, received "1"');
+    assert.equal(byPath["nested.y"], "unexpected argument");
+    assert.equal(byPath["extra"], "unexpected argument");
+  });
+
+  test("array-as-string and the plain-string-union exception apply", () => {
+    assert.deepEqual(validateWithJsonSchema(schema, { path: ".", tags: "a, b", either: "c, d" }), {
+      ok: true,
+      value: { path: ".", details: false, tags: ["a", "b"], either: "c, d" },
+    });
+  });
+
+  test("explicit additionalProperties: true stays open; the caller's schema is not mutated", () => {
+    const open = { type: "object", properties: {}, additionalProperties: true };
+    assert.equal(validateWithJsonSchema(open, { any: 1 }).ok, true);
+    assert.equal(open.additionalProperties, true);
+    const closed = closeObjects({ type: "object", properties: { a: { type: "object" } } });
+    assert.equal(closed.additionalProperties, false);
+    assert.equal((closed.properties!.a as { additionalProperties: boolean }).additionalProperties, false);
+  });
+
+  test("the caller's arguments are not mutated by defaults", () => {
+    const args = { path: "." };
+    validateWithJsonSchema(schema, args);
+    assert.deepEqual(args, { path: "." });
+  });
+});
+
+describe("formatIssues", () => {
+  test("names the tool, each path and what was wrong", () => {
+    assert.equal(
+      formatIssues("list_dir", [
+        { path: "details", message: 'expected boolean, received "yes"' },
+        { path: "extra", message: "unexpected argument" },
+      ]),
+      'Invalid arguments for list_dir: details: expected boolean, received "yes"; extra: unexpected argument',
+    );
+  });
+
+  test("is capped in length and says how many issues were left out", () => {
+    const issues = Array.from({ length: 200 }, (_, i) => ({ path: `field${i}`, message: "unexpected argument" }));
+    const text = formatIssues("t", issues);
+    assert.ok(text.length <= MAX_VALIDATION_MESSAGE);
+    assert.match(text, /… \(\d+ more\)$/);
+  });
+});
