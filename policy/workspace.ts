@@ -1,0 +1,419 @@
+/**
+ * The agent's workspace: its working folder plus a session temp dir that is
+ * created lazily and only then counts as part of the workspace. Every path a
+ * tool receives goes through {@linkcode Workspace.resolve}, which follows
+ * symlinks itself, component by component, and judges where the path really
+ * leads.
+ *
+ * @module
+ */
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ToolError, UsageError } from "../core/errors.ts";
+import { isWithin } from "./_paths.ts";
+import { isRuntimePermissionError } from "./_runtime_permissions.ts";
+
+/** Where a resolved path lies. */
+export interface ResolvedPath {
+  /** Absolute path with every symlink resolved (but see `followFinalSymlink`). */
+  path: string;
+  /** `temp` for the session temp dir (also when it lies inside the workdir), else `workdir`. */
+  area: "workdir" | "temp";
+  /** Whether something exists at `path` now. */
+  exists: boolean;
+}
+
+/** Options of {@linkcode Workspace.resolve}. */
+export interface ResolveOptions {
+  /**
+   * Whether a symlink at the last component is followed (default `true`). Pass
+   * `false` for operations that act on the link itself (delete, the source of a
+   * move): the link's location must then lie in the workspace, not its target.
+   */
+  followFinalSymlink?: boolean;
+}
+
+/** Options of the {@linkcode Workspace} constructor. */
+export interface WorkspaceOptions {
+  /** Folder in which the session temp dir is created; default the system temp folder. */
+  tempParent?: string;
+}
+
+// Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
+const MAX_SYMLINK_HOPS = 40;
+// PATH_MAX and NAME_MAX on Linux, in bytes.
+const MAX_PATH_BYTES = 4095;
+const MAX_NAME_BYTES = 255;
+
+const encoder = new TextEncoder();
+
+interface Walked {
+  real: string;
+  exists: boolean;
+}
+
+function systemTempFolder(): string {
+  try {
+    return os.tmpdir();
+  } catch (error) {
+    // Deno without --allow-env=TMPDIR cannot read the variable; /tmp is what
+    // os.tmpdir() returns when it is unset.
+    if (isRuntimePermissionError(error)) return "/tmp";
+    throw error;
+  }
+}
+
+/**
+ * The folder an agent works in, plus its lazily created temp dir.
+ *
+ * Requires `--allow-read` for the workdir (and the temp folder once used) and
+ * `--allow-write` for the temp folder to create the temp dir.
+ *
+ * @example
+ * ```ts
+ * import { Workspace } from "./workspace.ts";
+ * const ws = new Workspace(Deno.cwd());
+ * const resolved = await ws.resolve("README.md");
+ * console.log(resolved.path, resolved.area, resolved.exists);
+ * await ws.dispose();
+ * ```
+ */
+export class Workspace {
+  /** The workdir's absolute real path. */
+  readonly workdir: string;
+  readonly #tempParent: string;
+  #tempDir: string | undefined;
+  #tempDirPromise: Promise<string> | undefined;
+
+  /** Creates a workspace over `workdir`, which must be an existing folder. */
+  constructor(workdir: string, options: WorkspaceOptions = {}) {
+    if (
+      typeof workdir !== "string" || workdir === "" || workdir.includes("\0")
+    ) {
+      throw new UsageError(
+        `Workspace needs a folder path, got ${JSON.stringify(workdir)}`,
+      );
+    }
+    let real: string;
+    try {
+      real = fs.realpathSync(path.resolve(workdir));
+    } catch (error) {
+      throw new UsageError(
+        `Workspace folder ${workdir} cannot be opened: ${
+          (error as Error).message
+        }`,
+      );
+    }
+    if (!fs.statSync(real).isDirectory()) {
+      throw new UsageError(`Workspace folder ${workdir} is not a folder`);
+    }
+    this.workdir = real;
+    this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
+  }
+
+  /** Whether the session temp dir has been created (and so is part of the workspace). */
+  get tempDirCreated(): boolean {
+    return this.#tempDir !== undefined;
+  }
+
+  /**
+   * The session temp dir's real path, creating it on first use with `mkdtemp`
+   * under the temp folder. From then on it is part of the workspace.
+   *
+   * Requires `--allow-write` and `--allow-read` for the temp folder.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace(Deno.cwd());
+   * console.log(await ws.tempDir());
+   * await ws.dispose();
+   * ```
+   */
+  tempDir(): Promise<string> {
+    this.#tempDirPromise ??= (async () => {
+      const created = await fsp.mkdtemp(
+        path.join(this.#tempParent, "toolfence-"),
+      );
+      const real = await fsp.realpath(created);
+      this.#tempDir = real;
+      return real;
+    })();
+    // A failed creation must not poison later attempts.
+    this.#tempDirPromise.catch(() => {
+      this.#tempDirPromise = undefined;
+    });
+    return this.#tempDirPromise;
+  }
+
+  /**
+   * Resolves `input` (relative to the workdir, or absolute) to its real path
+   * and checks that it lies in the workdir or the created temp dir. Symlinks
+   * are followed wherever they occur; for a path that does not exist yet, the
+   * deepest existing ancestor is resolved and the rest appended. No tilde
+   * expansion: `~/x` is a folder named `~` in the workdir. The empty string is
+   * refused rather than read as the workdir, so that a missing argument never
+   * means "everything"; use `.` for the workdir.
+   *
+   * Throws `ToolError`s: `outside_workspace` (kind `policy`), `invalid_path`
+   * (NUL byte, empty, too long), `symlink_loop`, `fence_denied` when the
+   * runtime forbids looking at a path inside the workspace.
+   *
+   * Requires `--allow-read` for the workspace.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace(Deno.cwd());
+   * try {
+   *   await ws.resolve("../../etc/passwd");
+   * } catch (error) {
+   *   console.log((error as Error).message); // Path ../../etc/passwd is not within the agent's workspace
+   * }
+   * ```
+   */
+  async resolve(
+    input: string,
+    options: ResolveOptions = {},
+  ): Promise<ResolvedPath> {
+    checkSyntax(input);
+    const absolute = path.posix.isAbsolute(input)
+      ? input
+      : this.workdir + "/" + input;
+    const walked = await this.#walk(
+      input,
+      absolute,
+      options.followFinalSymlink ?? true,
+      { hops: 0 },
+    );
+    const area = this.#areaOf(walked.real);
+    if (area === undefined) throw this.#outside(input, walked.real);
+    return { path: walked.real, area, exists: walked.exists };
+  }
+
+  /**
+   * A path for display: relative to the workdir when inside it, else absolute.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace("/tmp");
+   * console.log(ws.relative("/tmp/a/b.txt")); // a/b.txt
+   * ```
+   */
+  relative(absPath: string): string {
+    const normal = path.resolve(absPath);
+    if (!isWithin(normal, this.workdir)) return normal;
+    return path.relative(this.workdir, normal) || ".";
+  }
+
+  /**
+   * Removes the temp dir if it was created; a later {@linkcode tempDir} makes a new one.
+   *
+   * Requires `--allow-write` for the temp folder.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace(Deno.cwd());
+   * await ws.tempDir();
+   * await ws.dispose();
+   * ```
+   */
+  async dispose(): Promise<void> {
+    const pending = this.#tempDirPromise;
+    this.#tempDirPromise = undefined;
+    if (pending === undefined) return;
+    let dir: string;
+    try {
+      dir = await pending;
+    } catch {
+      return;
+    }
+    this.#tempDir = undefined;
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+
+  #areaOf(real: string): "workdir" | "temp" | undefined {
+    if (this.#tempDir !== undefined && isWithin(real, this.#tempDir)) {
+      return "temp";
+    }
+    if (isWithin(real, this.workdir)) return "workdir";
+    return undefined;
+  }
+
+  #outside(input: string, real: string): ToolError {
+    return new ToolError(`Path ${input} is not within the agent's workspace`, {
+      code: "outside_workspace",
+      kind: "policy",
+      recoveryHint: `Use a path inside the workspace ${this.workdir}${
+        this.#tempDir ? ` or the temp dir ${this.#tempDir}` : ""
+      }.`,
+      details: {
+        path: input,
+        resolved: real,
+        workdir: this.workdir,
+        tempDir: this.#tempDir,
+      },
+    });
+  }
+
+  // Ancestors of the workdir and the temp dir are real folders by construction;
+  // skipping their lstat lets a narrowly fenced Deno (--allow-read=W) resolve
+  // paths without read access to `/`.
+  #knownReal(p: string): boolean {
+    return isWithin(this.workdir, p) ||
+      (this.#tempDir !== undefined && isWithin(this.#tempDir, p));
+  }
+
+  async #walk(
+    input: string,
+    absolute: string,
+    followFinal: boolean,
+    budget: { hops: number },
+  ): Promise<Walked> {
+    const queue = absolute.split("/");
+    let current = "/";
+    while (queue.length > 0) {
+      const name = queue.shift()!;
+      if (name === "" || name === ".") continue;
+      if (name === "..") {
+        // `current` is a real path, so its parent is the true parent, as the
+        // kernel would find it; a lexical `..` would be wrong after a symlink.
+        current = path.posix.dirname(current);
+        continue;
+      }
+      const next = current === "/" ? "/" + name : current + "/" + name;
+      if (this.#knownReal(next)) {
+        current = next;
+        continue;
+      }
+      let stat: fs.Stats;
+      try {
+        stat = await fsp.lstat(next);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT" || code === "ENOTDIR") {
+          const rest = [name, ...queue].filter((c) => c !== "" && c !== ".");
+          const joined = path.posix.join(current, ...rest);
+          // A `..` after a missing folder: judge the path as it will be once
+          // the missing folders are created, resolving links met on the way.
+          if (rest.includes("..")) {
+            return this.#walk(input, joined, followFinal, budget);
+          }
+          return { real: joined, exists: false };
+        }
+        throw this.#lookupError(input, next, error);
+      }
+      const last = queue.length === 0;
+      if (stat.isSymbolicLink() && (followFinal || !last)) {
+        if (++budget.hops > MAX_SYMLINK_HOPS) {
+          throw new ToolError(
+            `Path ${input} cannot be resolved: too many levels of symbolic links (a loop?)`,
+            {
+              code: "symlink_loop",
+              kind: "semantic",
+              recoveryHint:
+                "Use a path that does not go through a symlink loop.",
+              details: { path: input, at: next },
+            },
+          );
+        }
+        let target: string;
+        try {
+          target = await fsp.readlink(next);
+        } catch (error) {
+          throw this.#lookupError(input, next, error);
+        }
+        if (target.startsWith("/")) current = "/";
+        queue.unshift(...target.split("/"));
+        continue;
+      }
+      current = next;
+    }
+    return { real: current, exists: true };
+  }
+
+  #lookupError(input: string, at: string, error: unknown): ToolError {
+    if (isRuntimePermissionError(error)) {
+      if (this.#areaOf(at) === undefined) return this.#outside(input, at);
+      return new ToolError(
+        `The runtime does not grant read access to ${at}: it needs --allow-read=${at}`,
+        {
+          code: "fence_denied",
+          kind: "policy",
+          recoverable: false,
+          recoveryHint: `Ask the user to allow reading ${at}.`,
+          details: { path: input, at, permission: "read" },
+          cause: error,
+        },
+      );
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENAMETOOLONG") return tooLong(input);
+    if (code === "ELOOP") {
+      return new ToolError(
+        `Path ${input} cannot be resolved: too many levels of symbolic links (a loop?)`,
+        {
+          code: "symlink_loop",
+          kind: "semantic",
+          details: { path: input, at },
+          cause: error,
+        },
+      );
+    }
+    // The operating system refused to show us part of the path (e.g. EACCES):
+    // we cannot tell where it leads, so it is not accepted.
+    return new ToolError(
+      `Path ${input} cannot be resolved: ${(error as Error).message}`,
+      {
+        code: "path_unresolvable",
+        kind: "execution",
+        details: { path: input, at, errno: code },
+        cause: error,
+      },
+    );
+  }
+}
+
+function tooLong(input: string): ToolError {
+  const shown = input.length > 80 ? input.slice(0, 77) + "..." : input;
+  return new ToolError(
+    `Path ${shown} is too long (names at most ${MAX_NAME_BYTES} bytes, paths ${MAX_PATH_BYTES})`,
+    {
+      code: "invalid_path",
+      kind: "semantic",
+      recoveryHint: "Use a shorter path.",
+      details: { length: input.length },
+    },
+  );
+}
+
+function checkSyntax(input: string): void {
+  if (typeof input !== "string") {
+    throw new ToolError(`Path must be a string, got ${typeof input}`, {
+      code: "invalid_path",
+      kind: "semantic",
+    });
+  }
+  if (input === "") {
+    throw new ToolError(`Path is empty; use "." for the workspace folder`, {
+      code: "invalid_path",
+      kind: "semantic",
+      recoveryHint: `Pass "." for the workspace folder or a path inside it.`,
+    });
+  }
+  if (input.includes("\0")) {
+    throw new ToolError(`Path ${JSON.stringify(input)} contains a NUL byte`, {
+      code: "invalid_path",
+      kind: "semantic",
+      recoveryHint: "Remove the NUL byte from the path.",
+    });
+  }
+  if (encoder.encode(input).length > MAX_PATH_BYTES) throw tooLong(input);
+  for (const name of input.split("/")) {
+    if (encoder.encode(name).length > MAX_NAME_BYTES) throw tooLong(input);
+  }
+}
