@@ -3,8 +3,8 @@
 // bigint) is refused with the path where it sits.
 
 export class NotSerializableError extends Error {
-  constructor(readonly path: string, readonly what: string) {
-    super(`the output is not JSON-serialisable: ${what} at ${path || "(root)"}`);
+  constructor(readonly path: string, readonly what: string, fix?: string) {
+    super(`${what} at ${path || "(root)"}, which is not JSON-serialisable${fix ? `; ${fix}` : ""}`);
   }
 }
 
@@ -19,7 +19,7 @@ function check(value: unknown, path: string, ancestors: Set<object>): void {
     case "undefined":
       return;
     case "bigint":
-      throw new NotSerializableError(path, "a bigint (wrap it as a string)");
+      throw new NotSerializableError(path, "a bigint", "return it as a string");
     case "function":
       throw new NotSerializableError(path, "a function");
     case "symbol":
@@ -28,10 +28,10 @@ function check(value: unknown, path: string, ancestors: Set<object>): void {
   if (value === null) return;
   const object = value as object;
   if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer) {
-    throw new NotSerializableError(path, `binary data (${object.constructor.name}); wrap it, e.g. as base64 text`);
+    throw new NotSerializableError(path, `binary data (${object.constructor.name})`, "wrap it, e.g. as base64 text");
   }
   if (object instanceof Map || object instanceof Set) {
-    throw new NotSerializableError(path, `a ${object.constructor.name} (convert it to an array or object)`);
+    throw new NotSerializableError(path, `a ${object.constructor.name}`, "convert it to an array or object");
   }
   if (typeof (object as { toJSON?: unknown }).toJSON === "function") return;
   if (ancestors.has(object)) throw new NotSerializableError(path, "a circular reference");

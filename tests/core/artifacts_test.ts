@@ -1,0 +1,82 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { FileArtifactStore, MemoryArtifactStore, readArtifactWindow } from "../../core/artifacts.ts";
+import { ToolError } from "../../core/errors.ts";
+
+for (const [label, makeStore] of [
+  ["memory", () => Promise.resolve({ store: new MemoryArtifactStore(), cleanup: () => Promise.resolve() })],
+  ["file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+    return { store: new FileArtifactStore(join(dir, "store")), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  }],
+] as const) {
+  describe(`${label} artifact store`, () => {
+    test("content-addressed refs with the right fields; same content, same id", async () => {
+      const { store, cleanup } = await makeStore();
+      try {
+        const text = "héllo\n".repeat(10);
+        const ref = await store.put(text, { summary: "greeting" });
+        const hex = createHash("sha256").update(new TextEncoder().encode(text)).digest("hex");
+        assert.deepEqual(ref, {
+          id: `sha256:${hex}`,
+          sha256: hex,
+          mediaType: "text/plain; charset=utf-8",
+          byteLength: new TextEncoder().encode(text).byteLength,
+          encoding: "utf-8",
+          sensitivity: "normal",
+          summary: "greeting",
+          required: false,
+        });
+        assert.equal((await store.put(text)).id, ref.id);
+        assert.equal(store.list().length, 1);
+        assert.equal(new TextDecoder().decode(await store.get(ref.id)), text);
+        const bin = await store.put(new Uint8Array([0, 255, 1]));
+        assert.equal(bin.encoding, "binary");
+        assert.deepEqual([...(await store.get(bin.id))!], [0, 255, 1]);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    test("paging windows by character; errors for unknown, binary and bad windows", async () => {
+      const { store, cleanup } = await makeStore();
+      try {
+        const { id } = await store.put("0123456789");
+        assert.deepEqual(await readArtifactWindow(store, id, { offset: 3, limit: 4 }), {
+          id,
+          content: "3456",
+          offset: 3,
+          totalChars: 10,
+          nextOffset: 7,
+        });
+        const last = await readArtifactWindow(store, id, { offset: 7, limit: 4 });
+        assert.equal(last.content, "789");
+        assert.equal(last.nextOffset, undefined);
+        await assert.rejects(readArtifactWindow(store, `sha256:${"0".repeat(64)}`), /No artifact/);
+        await assert.rejects(readArtifactWindow(store, "nope"), /Invalid artifact id/);
+        await assert.rejects(readArtifactWindow(store, id, { offset: -1 }), (e) => e instanceof ToolError);
+        const bin = await store.put(new Uint8Array([1]));
+        await assert.rejects(readArtifactWindow(store, bin.id), /binary/);
+      } finally {
+        await cleanup();
+      }
+    });
+  });
+}
+
+test("file store: written atomically by hash, verified on read", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+  try {
+    const store = new FileArtifactStore(dir);
+    const ref = await store.put("original content");
+    assert.deepEqual(await readdir(dir), [ref.sha256]);
+    await writeFile(join(dir, ref.sha256), "tampered content");
+    await assert.rejects(store.get(ref.id), /corrupted/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,208 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { ToolBox } from "../../core/toolbox.ts";
+import { tool } from "../../core/tool.ts";
+import { ToolError } from "../../core/errors.ts";
+import { toModelText } from "../../core/result.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { withSession } from "./_helpers.ts";
+
+const listDir = tool({
+  name: "list_dir",
+  description: "List a directory.",
+  input: v.object({ path: v.string(), details: v.optional(v.boolean(), false) }),
+  readOnly: true,
+  run: (args) => args,
+});
+
+describe("toolbox.call outcomes", () => {
+  test("success returns the output with exact bookkeeping", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(listDir);
+      const r = await box.call(session, "list_dir", { path: "." }, { callId: "call_1" });
+      assert.equal(r.status, "success");
+      assert.deepEqual(r.output, { path: ".", details: false });
+      assert.equal(r.callId, "call_1");
+      assert.equal(r.toolName, "list_dir");
+      assert.equal(r.attempts, 1);
+      assert.ok(r.latencyMs >= 0);
+    });
+  });
+
+  test("unknown and disabled tools list the closest names", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(listDir, tool({ name: "read_file", description: "d", input: v.object({}), run: () => 1 }));
+      const r = await box.call(session, "list_dirs", {});
+      assert.equal(r.status, "error");
+      assert.equal(r.errorKind, "semantic");
+      assert.equal(r.errorCode, "unknown_tool");
+      assert.match(r.error!, /did you mean "list_dir"/);
+      assert.equal(r.attempts, 0);
+      box.disable("read_file");
+      const disabled = await box.call(session, "read_file", {});
+      assert.equal(disabled.errorCode, "unknown_tool");
+      assert.doesNotMatch(disabled.error!, /"read_file"\?/);
+    });
+  });
+
+  test("arguments: JSON text, empty string as {}, bad JSON and non-objects", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(
+        listDir,
+        tool({ name: "noargs", description: "d", input: v.object({}), run: () => "ran" }),
+      );
+      assert.deepEqual((await box.call(session, "list_dir", '{"path":"x"}')).output, { path: "x", details: false });
+      assert.equal((await box.call(session, "noargs", "")).output, "ran");
+      assert.equal((await box.call(session, "noargs")).output, "ran");
+      for (const bad of ["{not json", "[1,2]", "3", '"str"']) {
+        const r = await box.call(session, "list_dir", bad);
+        assert.equal(r.errorCode, "invalid_arguments", bad);
+        assert.equal(r.attempts, 0);
+      }
+      assert.equal((await box.call(session, "list_dir", [1])).errorCode, "invalid_arguments");
+    });
+  });
+
+  test("invalid arguments name the tool, path, expected and received", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(listDir);
+      const r = await box.call(session, "list_dir", { path: ".", details: "yes", extra: 1 });
+      assert.equal(r.status, "error");
+      assert.equal(r.errorKind, "semantic");
+      assert.equal(r.errorCode, "invalid_arguments");
+      assert.equal(r.recoverable, true);
+      assert.equal(
+        r.error,
+        'Invalid arguments for list_dir: details: expected boolean, received "yes"; extra: unexpected argument',
+      );
+      assert.deepEqual((r.details!.issues as unknown[]).length, 2);
+    });
+  });
+
+  test("a thrown error becomes tool_error with the message and developer details", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(
+        tool({ name: "boom", description: "d", input: v.object({}), run: () => {
+          throw new RangeError("kaboom");
+        } }),
+        tool({ name: "throws_string", description: "d", input: v.object({}), run: () => {
+          throw "plain string";
+        } }),
+      );
+      const r = await box.call(session, "boom", {});
+      assert.equal(r.status, "error");
+      assert.equal(r.errorKind, "execution");
+      assert.equal(r.errorCode, "tool_error");
+      assert.equal(r.error, "kaboom");
+      assert.equal(r.details!.errorName, "RangeError");
+      assert.doesNotMatch(toModelText(r), /RangeError|stack/);
+      assert.equal((await box.call(session, "throws_string", {})).error, "plain string");
+    });
+  });
+
+  test("a ToolError keeps its status, kind and code", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(
+        tool({ name: "deny", description: "d", input: v.object({}), run: () => {
+          throw new ToolError("Write to x was denied", { code: "permission_denied", kind: "policy", status: "skipped" });
+        } }),
+      );
+      const r = await box.call(session, "deny", {});
+      assert.equal(r.status, "skipped");
+      assert.equal(r.errorKind, "policy");
+      assert.equal(r.errorCode, "permission_denied");
+    });
+  });
+
+  test("sync and async tools; strings, objects, arrays, undefined", async () => {
+    await withSession(async (session) => {
+      const cases: [unknown, unknown][] = [["text", "text"], [{ a: [1, { b: null }] }, { a: [1, { b: null }] }], [
+        [1, "2"],
+        [1, "2"],
+      ], [undefined, null], [0, 0], [false, false], [new Date(0), "1970-01-01T00:00:00.000Z"]];
+      for (const [value, expected] of cases) {
+        const box = new ToolBox().register(
+          tool({ name: "sync", description: "d", input: v.object({}), run: () => value }),
+          tool({ name: "async", description: "d", input: v.object({}), run: async () => await Promise.resolve(value) }),
+        );
+        for (const name of ["sync", "async"]) {
+          const r = await box.call(session, name, {});
+          assert.equal(r.status, "success");
+          assert.deepEqual(r.output, expected);
+        }
+      }
+    });
+  });
+
+  test("values that cannot be serialised losslessly are refused", async () => {
+    await withSession(async (session) => {
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      const cases: [unknown, RegExp][] = [
+        [new Uint8Array([1, 2]), /binary data \(Uint8Array\) at \(root\)/],
+        [{ data: new ArrayBuffer(2) }, /binary data \(ArrayBuffer\) at data/],
+        [{ m: new Map() }, /a Map/],
+        [[1, () => 1], /a function at \[1\]/],
+        [{ n: NaN }, /NaN \(not finite\) at n/],
+        [{ big: 1n }, /bigint/],
+        [cyclic, /circular reference at self/],
+      ];
+      for (const [value, pattern] of cases) {
+        const box = new ToolBox().register(tool({ name: "bad", description: "d", input: v.object({}), run: () => value }));
+        const r = await box.call(session, "bad", {});
+        assert.equal(r.status, "error");
+        assert.equal(r.errorCode, "not_serializable");
+        assert.match(r.error!, pattern);
+      }
+      const wrapped = new ToolBox().register(
+        tool({ name: "ok", description: "d", input: v.object({}), run: () => ({ base64: btoa("\x01\x02") }) }),
+      );
+      assert.equal((await wrapped.call(session, "ok", {})).status, "success");
+    });
+  });
+
+  test("the context carries session, names, value, signal, workspace and policy", async () => {
+    await withSession(async (session) => {
+      let seen: ToolContext<{ user: string }> | undefined;
+      const box = new ToolBox().register(
+        tool({ name: "ctx", description: "d", input: v.object({}), run: (_args, ctx: ToolContext<{ user: string }>) => {
+          seen = ctx;
+          return ctx.value.user;
+        } }),
+      );
+      const r = await box.call(session, "ctx", {}, { context: { user: "ada" }, callId: "c9" });
+      assert.equal(r.output, "ada");
+      assert.equal(seen!.session, session);
+      assert.equal(seen!.toolName, "ctx");
+      assert.equal(seen!.callId, "c9");
+      assert.equal(seen!.attempt, 1);
+      assert.ok(seen!.signal instanceof AbortSignal);
+      assert.equal(seen!.workspace, session.workspace);
+      assert.equal(seen!.policy, session.policy);
+      assert.equal(seen!.artifacts, session.artifacts);
+    });
+  });
+
+  test("class tools are validated against their JSON Schema before they run", async () => {
+    await withSession(async (session) => {
+      let runs = 0;
+      class Echo {
+        name = "echo";
+        description = "Echo the text.";
+        inputSchema = { type: "object", properties: { text: { type: "string" }, times: { type: "integer", default: 1 } }, required: ["text"] };
+        execute(args: { text: string; times: number }) {
+          runs++;
+          return args.text.repeat(args.times);
+        }
+      }
+      const box = new ToolBox().register(new Echo());
+      assert.equal((await box.call(session, "echo", { text: "ab" })).output, "ab");
+      const bad = await box.call(session, "echo", { text: 5, loud: true });
+      assert.equal(bad.errorCode, "invalid_arguments");
+      assert.match(bad.error!, /text: expected string, received 5/);
+      assert.match(bad.error!, /loud: unexpected argument/);
+      assert.equal(runs, 1);
+    });
+  });
+});

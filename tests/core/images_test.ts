@@ -1,0 +1,36 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } from "../../core/images.ts";
+
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16]);
+const GIF = new TextEncoder().encode("GIF89a\x01\x00");
+const WEBP = new Uint8Array([...new TextEncoder().encode("RIFF"), 0, 0, 0, 0, ...new TextEncoder().encode("WEBPVP8 ")]);
+
+test("images are recognised by their magic bytes", () => {
+  assert.equal(sniffImageType(PNG), "image/png");
+  assert.equal(sniffImageType(JPEG), "image/jpeg");
+  assert.equal(sniffImageType(GIF), "image/gif");
+  assert.equal(sniffImageType(WEBP), "image/webp");
+  assert.equal(sniffImageType(new TextEncoder().encode("RIFF....WAVE")), undefined);
+  assert.equal(sniffImageType(new TextEncoder().encode("<svg></svg>")), undefined);
+  assert.equal(sniffImageType(new Uint8Array()), undefined);
+});
+
+test("checkImage refuses non-images and images over 10 MB", () => {
+  assert.throws(() => checkImage(new TextEncoder().encode("%PDF-1.7"), "doc.png"), /doc.png is not a PNG, JPEG, WebP or GIF/);
+  const big = new Uint8Array(MAX_IMAGE_BYTES + 1);
+  big.set(PNG);
+  assert.throws(() => checkImage(big), /limited to 10485760 bytes/);
+});
+
+test("deferred images become one user message, notes before images", () => {
+  assert.equal(deferredImagesMessage([]), undefined);
+  const message = deferredImagesMessage([
+    { mediaType: "image/png", data: PNG, toolName: "shot", note: "the page" },
+    { mediaType: "image/gif", data: GIF, toolName: "img" },
+  ])!;
+  assert.equal(message.role, "user");
+  assert.deepEqual(message.content.map((p) => p.type), ["text", "image", "text", "image"]);
+  assert.deepEqual(message.content[0], { type: "text", text: "Image from shot: the page" });
+});

@@ -1,0 +1,112 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { ToolBox } from "../../core/toolbox.ts";
+import { tool } from "../../core/tool.ts";
+import { ToolNameConflictError, UsageError } from "../../core/errors.ts";
+import { registerToolGroup } from "../../core/groups.ts";
+import { openFence } from "../../policy/fence.ts";
+import type { Fence } from "../../policy/fence.ts";
+import type { Session } from "../../core/session.ts";
+import { withSession } from "./_helpers.ts";
+
+const make = (name: string, extra: Partial<Parameters<typeof tool>[0]> = {}) =>
+  tool({ name, description: `The ${name} tool.`, input: v.object({}), run: () => name, ...extra });
+
+describe("ToolBox registration", () => {
+  test("a second tool with the same name conflicts unless either side overrides", () => {
+    const box = new ToolBox().register(make("a"));
+    assert.throws(() => box.register(make("a")), ToolNameConflictError);
+    box.register(make("a", { override: true, description: "replacement" }));
+    assert.equal(box.get("a")!.description, "replacement");
+    const box2 = new ToolBox().register(make("b", { override: true }));
+    box2.register(make("b", { description: "newer" }));
+    assert.equal(box2.get("b")!.description, "newer");
+  });
+
+  test("register refuses things that are not tools", () => {
+    // deno-lint-ignore no-explicit-any
+    assert.throws(() => new ToolBox().register({ name: "x" } as any), /Not a tool/);
+  });
+
+  test("box.tool defines and registers in one step", () => {
+    const box = new ToolBox();
+    const t = box.tool({ name: "add", description: "d", input: v.object({ a: v.number() }), run: ({ a }) => a });
+    assert.equal(box.get("add"), t);
+  });
+
+  test("disable hides by fnmatch wildcard without deleting; enable shows again", () => {
+    const box = new ToolBox().register(make("browser_open"), make("browser_click"), make("read_file"));
+    box.disable("browser_*");
+    assert.deepEqual(box.list({ fence: openFence() }).map((t) => t.name), ["read_file"]);
+    assert.ok(box.get("browser_open"), "disabled tools stay registered");
+    box.enable("browser_c?ick");
+    assert.deepEqual(box.list({ fence: openFence() }).map((t) => t.name), ["browser_click", "read_file"]);
+  });
+
+  test("disableSubagents only touches the sub-agent tools", () => {
+    const box = new ToolBox().register(make("agent_run"), make("agent_run_parallel"), make("agent_other"));
+    box.disableSubagents();
+    assert.deepEqual(box.list({ fence: openFence() }).map((t) => t.name), ["agent_other"]);
+    box.enableSubagents();
+    assert.equal(box.list({ fence: openFence() }).length, 3);
+  });
+
+  test("list filters by model capabilities", () => {
+    const box = new ToolBox().register(make("look", { requires: ["vision"] }), make("plain"));
+    assert.deepEqual(box.list({ fence: openFence() }).map((t) => t.name), ["plain"]);
+    assert.deepEqual(box.list({ capabilities: ["vision"], fence: openFence() }).map((t) => t.name), ["look", "plain"]);
+  });
+
+  test("list hides tools whose permissions the fence closes entirely", () => {
+    const noRun: Fence = {
+      query: (p) => ({ allowed: p !== "run", flag: p === "run" ? "--allow-run" : undefined }),
+      closedEntirely: (p) => p === "run",
+    };
+    const box = new ToolBox().register(make("bash", { permissions: ["run"] }), make("read", { permissions: ["read"] }));
+    assert.deepEqual(box.list({ fence: noRun }).map((t) => t.name), ["read"]);
+  });
+
+  test("clone copies the table and disabled set but shares tool objects", () => {
+    const a = make("a");
+    const box = new ToolBox().register(a, make("b")).disable("b");
+    const copy = box.clone();
+    copy.register(make("c")).enable("b");
+    assert.equal(copy.get("a"), a);
+    assert.equal(box.get("c"), undefined);
+    assert.equal(box.isEnabled("b"), false);
+    assert.equal(copy.isEnabled("b"), true);
+  });
+
+  test("withDefaults registers named groups and explains unknown ones", () => {
+    registerToolGroup("test_group", () => [make("from_group")]);
+    const box = new ToolBox().withDefaults("test_group");
+    assert.ok(box.get("from_group"));
+    assert.throws(() => new ToolBox().withDefaults("no_such_group"), /Unknown tool group "no_such_group"/);
+  });
+
+  test("schemas('json-schema') renders name, description, inputSchema; unknown dialects are named", () => {
+    const box = new ToolBox().register(
+      tool({ name: "x", description: "X.", input: v.object({ a: v.pipe(v.string(), v.description("An a")) }), run: () => 1 }),
+    );
+    assert.deepEqual(box.schemas("json-schema", { fence: openFence() }), [{
+      name: "x",
+      description: "X.",
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "string", description: "An a" } },
+        required: ["a"],
+        additionalProperties: false,
+      },
+    }]);
+    assert.throws(() => box.schemas("klingon"), /Unknown dialect "klingon"/);
+  });
+
+  test("call without a session is a programming error that throws", async () => {
+    const box = new ToolBox().register(make("a"));
+    // deno-lint-ignore no-explicit-any
+    assert.throws(() => box.call(undefined as any, "a", {}), UsageError);
+    // deno-lint-ignore no-explicit-any
+    assert.throws(() => box.callMany({} as any as Session, []), UsageError);
+  });
+});
