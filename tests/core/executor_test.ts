@@ -196,6 +196,7 @@ describe("approvals", () => {
     const asked: string[] = [];
     const answers = [false, true];
     const host = callbackHost({
+      choose: (req) => req.defaultChoice,
       confirm: (req) => {
         asked.push(req.message);
         return answers.shift()!;
