@@ -1,0 +1,16 @@
+/**
+ * The policy: the workspace that confines paths, the runtime fence, hosts and
+ * the write-permission flow, shell-command analysis, and the OS sandbox. It
+ * knows nothing of particular tools.
+ *
+ * @module
+ */
+
+export * from "./workspace.ts";
+export * from "./state.ts";
+export * from "./fence.ts";
+export * from "./hosts.ts";
+export * from "./policy.ts";
+export * from "./atomic_write.ts";
+export * from "./sandbox.ts";
+export * from "./allowlist.ts";
