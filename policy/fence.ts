@@ -11,14 +11,11 @@
  *
  * @module
  */
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
-import {
-  queryRuntimePermission,
-  runtimeFenceKind,
-  runtimePermissionClosedEntirely,
-} from "./_runtime_permissions.ts";
+import { queryRuntimePermission, runtimeFenceKind, runtimePermissionClosedEntirely } from "./_runtime_permissions.ts";
 
 /** What a tool may touch: files to read or write, programs to run, the network, the environment. */
 export type FencePermission = "read" | "write" | "run" | "net" | "env";
@@ -66,8 +63,7 @@ export interface Fence {
  * ```
  */
 export const runtimeFence: Fence = Object.freeze({
-  query: (permission: FencePermission, target?: string): FenceAnswer =>
-    queryRuntimePermission(permission, target),
+  query: (permission: FencePermission, target?: string): FenceAnswer => queryRuntimePermission(permission, target),
   closedEntirely: (
     permission: FencePermission,
     probes?: readonly string[],
@@ -100,9 +96,7 @@ function describe(permission: FencePermission, target?: string): string {
     env: "access to environment variables",
   }[permission];
   if (target === undefined) return what;
-  return permission === "run"
-    ? `permission to run ${target}`
-    : `${what} to ${target}`;
+  return permission === "run" ? `permission to run ${target}` : `${what} to ${target}`;
 }
 
 /**
@@ -124,9 +118,7 @@ export function requireFence(
 ): void {
   const answer = fence.query(permission, target);
   if (answer.allowed) return;
-  const fix = answer.flag
-    ? `it needs ${answer.flag}`
-    : "the runtime's permission settings forbid it";
+  const fix = answer.flag ? `it needs ${answer.flag}` : "the runtime's permission settings forbid it";
   throw new ToolError(
     `The runtime does not grant ${describe(permission, target)}: ${fix}`,
     {
@@ -154,7 +146,11 @@ export interface DenoFlagsOptions {
   permissions: readonly FencePermission[];
   /** Where the session temp dir is created; default the system temp folder. */
   tempParent?: string;
-  /** Programs the tools start when `run` is needed; default `["bash"]`. */
+  /**
+   * Programs the tools start when `run` is needed; default `["bash", "bwrap"]`
+   * (the shell, and bubblewrap to sandbox it). Programs named here are also
+   * allowed without `run` (e.g. `["rg"]` for the search tools).
+   */
   runCommands?: readonly string[];
   /** Hosts for `net`; default any host. */
   netHosts?: readonly string[];
@@ -172,6 +168,16 @@ function flagList(values: readonly string[], what: string): string {
     }
   }
   return [...new Set(values)].join(",");
+}
+
+// The fence is asked about real paths, so the flags must name real paths too
+// (on macOS /tmp is a symlink to /private/tmp).
+function realOrResolved(p: string): string {
+  try {
+    return fs.realpathSync(path.resolve(p));
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 /**
@@ -199,31 +205,29 @@ function flagList(values: readonly string[], what: string): string {
  */
 export function narrowestDenoFlags(options: DenoFlagsOptions): string[] {
   const wanted = new Set(options.permissions);
-  const workspace = path.resolve(options.workspace);
-  const tempParent = path.resolve(options.tempParent ?? os.tmpdir());
+  const workspace = realOrResolved(options.workspace);
+  const tempParent = realOrResolved(options.tempParent ?? os.tmpdir());
   const flags: string[] = [];
   const writes = wanted.has("write");
   // The workspace cannot even be resolved without reading it, so read is always needed.
   flags.push(
-    `--allow-read=${
-      flagList(writes ? [workspace, tempParent] : [workspace], "the path")
-    }`,
+    `--allow-read=${flagList(writes ? [workspace, tempParent] : [workspace], "the path")}`,
   );
   if (writes) {
     flags.push(
       `--allow-write=${flagList([workspace, tempParent], "the path")}`,
     );
   }
-  if (wanted.has("run")) {
+  const programs = options.runCommands ??
+    (wanted.has("run") ? ["bash", "bwrap"] : []);
+  if (programs.length > 0) {
     flags.push(
-      `--allow-run=${flagList(options.runCommands ?? ["bash"], "the command")}`,
+      `--allow-run=${flagList(programs, "the command")}`,
     );
   }
   if (wanted.has("net")) {
     flags.push(
-      options.netHosts?.length
-        ? `--allow-net=${flagList(options.netHosts, "the host")}`
-        : "--allow-net",
+      options.netHosts?.length ? `--allow-net=${flagList(options.netHosts, "the host")}` : "--allow-net",
     );
   }
   const env = new Set<string>();

@@ -7,18 +7,18 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.ts";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
+import { runProbe } from "./_probe_process.ts";
 
 /** `auto`: sandbox when bubblewrap works here; `required`: refuse to run without it; `off`: never. */
 export type SandboxMode = "auto" | "required" | "off";
 
 /** Whether bubblewrap can sandbox commands here, and why not. */
 export interface BubblewrapStatus {
-  /** Absolute path of a working `bwrap`. */
+  /** Path of a working `bwrap`; the bare name `bwrap` when a narrow fence hid the folders. */
   path?: string;
   /** Why bubblewrap is unavailable (not installed, or cannot create namespaces here). */
   reason?: string;
@@ -56,30 +56,10 @@ async function candidates(): Promise<string[]> {
       // not here, or not visible under the fence
     }
   }
+  // Under a narrow fence the folders cannot be searched, but the runtime can
+  // still start a program it was allowed to run by name (--allow-run=bwrap).
+  found.push("bwrap");
   return found;
-}
-
-function run(
-  file: string,
-  args: string[],
-): Promise<{ ok: boolean; message: string }> {
-  return new Promise((resolve) => {
-    try {
-      execFile(
-        file,
-        args,
-        { timeout: PROBE_TIMEOUT_MS },
-        (error, _stdout, stderr) => {
-          resolve({
-            ok: error === null,
-            message: String(stderr).trim() || (error?.message ?? ""),
-          });
-        },
-      );
-    } catch (error) {
-      resolve({ ok: false, message: (error as Error).message });
-    }
-  });
 }
 
 // The probe uses the same namespaces and mounts as real commands: in many
@@ -107,7 +87,7 @@ const PROBE_ARGS = [
  * Whether bubblewrap works here: found and able to start a sandbox like the ones
  * {@linkcode sandboxArgv} builds. Probed once per process and cached.
  *
- * Requires `--allow-run=bwrap` (and `--allow-env=PATH` to search the PATH).
+ * Requires `--allow-run=bwrap`.
  *
  * @example
  * ```ts
@@ -119,20 +99,16 @@ const PROBE_ARGS = [
 export function bubblewrapStatus(): Promise<BubblewrapStatus> {
   statusPromise ??= (async () => {
     const files = await candidates();
-    if (files.length === 0) {
-      return { reason: "bubblewrap (bwrap) is not installed" };
-    }
     const failures: string[] = [];
     for (const file of files) {
-      const probe = await run(file, PROBE_ARGS);
+      const probe = await runProbe(file, PROBE_ARGS, PROBE_TIMEOUT_MS);
       if (probe.ok) return { path: file };
       failures.push(`${file}: ${probe.message}`);
     }
-    return {
-      reason: `bubblewrap cannot create a sandbox here (${
-        failures.join("; ")
-      })`,
-    };
+    const reason = files.length === 1
+      ? "bubblewrap (bwrap) is not installed, or the runtime may not run it (--allow-run=bwrap)"
+      : "bubblewrap cannot create a sandbox here";
+    return { reason: `${reason}: ${failures.join("; ")}` };
   })();
   return statusPromise;
 }
@@ -216,8 +192,7 @@ export async function sandboxArgv(
         code: "sandbox_unavailable",
         kind: "policy",
         recoverable: false,
-        recoveryHint:
-          "Ask the user to install bubblewrap or to allow running without the sandbox.",
+        recoveryHint: "Ask the user to install bubblewrap or to allow running without the sandbox.",
         details: { reason: status.reason },
       },
     );
@@ -227,9 +202,7 @@ export async function sandboxArgv(
     .sort((a, b) => a.split("/").length - b.split("/").length);
   const workdir = path.normalize(options.workdir);
   // A read-only workdir under /tmp would otherwise vanish under the private /tmp.
-  const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p))
-    ? []
-    : ["--ro-bind", workdir, workdir];
+  const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p)) ? [] : ["--ro-bind", workdir, workdir];
   const wrapped = [
     status.path,
     "--ro-bind",

@@ -1,0 +1,63 @@
+/**
+ * Runs a short probe process to completion, on the runtime's own process API:
+ * Deno's `node:child_process` needs `--allow-env` for every spawn, while
+ * `Deno.Command` needs only `--allow-run` for the program.
+ *
+ * @module
+ */
+import { execFile } from "node:child_process";
+
+interface DenoCommandLike {
+  Command: new (file: string, options: Record<string, unknown>) => {
+    output(): Promise<{ success: boolean; stderr: Uint8Array }>;
+  };
+}
+
+/** The outcome of a probe: whether it exited with 0, and its error output or failure. */
+export interface ProbeOutcome {
+  ok: boolean;
+  message: string;
+}
+
+/** Runs `file` with `args`, no input, for at most `timeoutMs`; never throws. */
+export async function runProbe(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
+  const deno = (globalThis as unknown as { Deno?: DenoCommandLike }).Deno;
+  if (typeof deno?.Command === "function") {
+    try {
+      const out = await new deno.Command(file, {
+        args: [...args],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        signal: AbortSignal.timeout(timeoutMs),
+      }).output();
+      return {
+        ok: out.success,
+        message: new TextDecoder().decode(out.stderr).trim(),
+      };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message };
+    }
+  }
+  return await new Promise((resolve) => {
+    try {
+      execFile(
+        file,
+        [...args],
+        { timeout: timeoutMs },
+        (error, _stdout, stderr) => {
+          resolve({
+            ok: error === null,
+            message: String(stderr).trim() || (error?.message ?? ""),
+          });
+        },
+      );
+    } catch (error) {
+      resolve({ ok: false, message: (error as Error).message });
+    }
+  });
+}
