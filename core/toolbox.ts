@@ -78,17 +78,12 @@ export class ToolBox {
       maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     };
-    const box = this;
     this.#env = {
-      lookup: (name) => (box.#disabled.has(name) ? undefined : box.#tools.get(name)),
-      enabledNames: () => [...box.#tools.keys()].filter((n) => !box.#disabled.has(n)),
+      lookup: (name) => (this.#disabled.has(name) ? undefined : this.#tools.get(name)),
+      enabledNames: () => [...this.#tools.keys()].filter((n) => !this.#disabled.has(n)),
       hooks: this.#hooks,
-      get maxOutputChars() {
-        return box.#options.maxOutputChars;
-      },
-      get graceMs() {
-        return box.#options.graceMs;
-      },
+      maxOutputChars: this.#options.maxOutputChars,
+      graceMs: this.#options.graceMs,
     };
   }
 
