@@ -1,0 +1,288 @@
+/**
+ * The risk assessor that judges a shell command the allowlist did not allow,
+ * and the mapping from its answer to the confirmation prompt a host shows.
+ *
+ * The default assessor works from rules; an LLM-backed one (through the
+ * sub-agent provider) implements the same {@linkcode RiskAssessor} interface.
+ *
+ * @module
+ */
+import type { CommandCheck } from "./command.ts";
+
+/** What a risk assessor answers for one command. */
+export interface RiskAssessment {
+  /** `allow`: run without asking; `unsure`: ask, default yes; `reject`: ask, default no. */
+  decision: "allow" | "unsure" | "reject";
+  /** One sentence a person can judge the command by. */
+  reason: string;
+  /** What the command does, e.g. `destroy_data`; some kinds always ask a person. */
+  kind: string;
+}
+
+/** Judges a command that the allowlist did not allow. */
+export interface RiskAssessor {
+  /**
+   * Assesses `command`, given the allowlist check of it.
+   * Rejects with `signal.reason` when the signal aborts.
+   */
+  assess(command: string, check: CommandCheck, signal?: AbortSignal): Promise<RiskAssessment>;
+}
+
+/**
+ * Kinds that always ask a person, whatever the decision and even with
+ * `autoConfirm`: installing packages outside the allowed paths and changing
+ * the state of the system.
+ *
+ * @example
+ * ```ts
+ * import { ALWAYS_ASK_KINDS } from "./risk.ts";
+ * console.log(ALWAYS_ASK_KINDS.includes("change_system_status")); // true
+ * ```
+ */
+export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
+  "install_package_outside_allowed_paths",
+  "change_system_status",
+]);
+
+/** The confirmation a host shows for an assessed command. */
+export interface CommandPrompt {
+  /** Prompt title; "Dangerous Command Confirmation" for rejected commands. */
+  title: string;
+  /** The command and the assessor's reason. */
+  message: string;
+  /** The answer taken when nobody answers (auto-confirm): yes for unsure, no for reject. */
+  defaultChoice: boolean;
+  /** True when only a person may answer: automatic confirmation must not. */
+  requirePerson: boolean;
+}
+
+const SYSTEM_COMMANDS = new Set(
+  ("sudo su doas pkexec runuser systemctl service shutdown reboot halt poweroff init telinit kill killall pkill " +
+    "mount umount swapon swapoff sysctl crontab at useradd userdel usermod groupadd groupdel passwd chpasswd " +
+    "visudo iptables ip6tables nft ufw firewall-cmd modprobe insmod rmmod launchctl hostnamectl timedatectl " +
+    "update-alternatives ldconfig setcap chroot").split(" "),
+);
+
+const SYSTEM_PACKAGE_MANAGERS = new Set(
+  "apt apt-get aptitude dpkg yum dnf rpm zypper pacman apk brew port snap flatpak nix-env emerge pkg".split(" "),
+);
+
+const DESTRUCTIVE_COMMANDS = new Set("shred wipefs mkfs fdisk parted dd truncate srm".split(" "));
+
+const SHELLS_AND_INTERPRETERS = new Set(
+  "sh bash dash zsh ksh fish python python3 perl ruby node deno bun php lua".split(" "),
+);
+
+const NETWORK_COMMANDS = new Set(
+  "curl wget ssh scp sftp rsync nc ncat netcat telnet ftp socat".split(" "),
+);
+
+/** Whether a word is one of the options: `-r` also inside a cluster like `-rf`, `--force` also as `--force=x`. */
+function has(words: readonly string[], ...options: string[]): boolean {
+  return words.some((word) =>
+    options.some((option) => {
+      if (word === option) return true;
+      if (option.startsWith("--")) return word.startsWith(`${option}=`);
+      return /^-[A-Za-z]+$/.test(word) && word.includes(option.slice(1));
+    })
+  );
+}
+
+function installKind(words: readonly string[]): string | undefined {
+  const [name, sub] = words;
+  if (SYSTEM_PACKAGE_MANAGERS.has(name) && /^(install|add|upgrade|remove|purge|erase|-S|-i|-U)/.test(sub ?? "")) {
+    return "install_package_outside_allowed_paths";
+  }
+  const subcommand = sub ?? "";
+  if (/^pip[0-9.]*$/.test(name) || (name.startsWith("python") && words[1] === "-m" && /^pip/.test(words[2] ?? ""))) {
+    const args = name.startsWith("python") ? words.slice(3) : words.slice(1);
+    if (args[0] !== "install" && args[0] !== "uninstall") return undefined;
+    return has(args, "-t", "--target", "--prefix", "--root")
+      ? "install_package"
+      : "install_package_outside_allowed_paths";
+  }
+  if (["npm", "pnpm", "yarn", "bun"].includes(name)) {
+    if (!/^(install|i|add|ci|update|remove|uninstall|global|link)$/.test(subcommand)) return undefined;
+    return has(words, "-g", "--global") || subcommand === "global" || subcommand === "link"
+      ? "install_package_outside_allowed_paths"
+      : "install_package";
+  }
+  if (["cargo", "go", "gem", "pipx", "uv", "deno"].includes(name) && /^(install|tool)$/.test(subcommand)) {
+    return "install_package_outside_allowed_paths";
+  }
+  return undefined;
+}
+
+function looksDestructive(words: readonly string[]): boolean {
+  const [name] = words;
+  if (DESTRUCTIVE_COMMANDS.has(name) || name.startsWith("mkfs.")) return true;
+  if (name === "rm") return has(words.slice(1), "-r", "-R", "-f", "--recursive", "--force");
+  if (name === "find") return words.includes("-delete") || (words.includes("-exec") && words.includes("rm"));
+  if (name === "git") {
+    return (words[1] === "reset" && words.includes("--hard")) ||
+      (words[1] === "clean" && has(words.slice(2), "-f", "--force")) ||
+      (words[1] === "push" && has(words.slice(2), "-f", "--force", "--force-with-lease")) ||
+      (words[1] === "checkout" && words.includes("--") && words.includes("."));
+  }
+  return false;
+}
+
+function assessWords(words: readonly string[]): RiskAssessment | undefined {
+  const name = words[0];
+  if (name === undefined) return undefined;
+  const shown = words.join(" ");
+  if (
+    SYSTEM_COMMANDS.has(name) ||
+    (["chmod", "chown", "chgrp"].includes(name) &&
+      words.some((w) => /^\/(etc|usr|bin|sbin|lib|boot|var|sys|proc)(\/|$)/.test(w)))
+  ) {
+    return { decision: "reject", kind: "change_system_status", reason: `\`${shown}\` changes the state of the system` };
+  }
+  const install = installKind(words);
+  if (install === "install_package_outside_allowed_paths") {
+    return {
+      decision: "unsure",
+      kind: install,
+      reason: `\`${shown}\` installs or removes packages outside the workspace`,
+    };
+  }
+  if (looksDestructive(words)) {
+    return {
+      decision: "reject",
+      kind: "destroy_data",
+      reason: `\`${shown}\` deletes or overwrites data that cannot be recovered`,
+    };
+  }
+  if (install !== undefined) {
+    return {
+      decision: "unsure",
+      kind: install,
+      reason: `\`${shown}\` installs packages into the workspace (and may run their install scripts)`,
+    };
+  }
+  if (
+    NETWORK_COMMANDS.has(name) ||
+    (name === "git" && /^(push|fetch|pull|clone|ls-remote|submodule)$/.test(words[1] ?? ""))
+  ) {
+    return { decision: "unsure", kind: "network", reason: `\`${shown}\` reaches the network` };
+  }
+  return undefined;
+}
+
+const PIPE_TO_SHELL = new RegExp(
+  String.raw`\|\s*(?:sudo\s+)?(?:${[...SHELLS_AND_INTERPRETERS].join("|")})\b`,
+);
+const SENSITIVE_REDIRECT =
+  /(?:^|[^<&0-9])[0-9]*>{1,2}\|?\s*["']?(?:~|\$HOME|\$\{HOME\}|\/etc\/|\/usr\/|\/bin\/|\/sbin\/|\/boot\/|\/lib|\/dev\/(?!null\b)|\/proc\/|\/sys\/)/;
+
+const RANK: Record<RiskAssessment["decision"], number> = { allow: 0, unsure: 1, reject: 2 };
+
+function worst(assessments: RiskAssessment[]): RiskAssessment | undefined {
+  let result: RiskAssessment | undefined;
+  for (const assessment of assessments) {
+    const alwaysAsk = ALWAYS_ASK_KINDS.includes(assessment.kind);
+    const resultAlwaysAsk = result !== undefined && ALWAYS_ASK_KINDS.includes(result.kind);
+    if (
+      result === undefined ||
+      (alwaysAsk && !resultAlwaysAsk) ||
+      (alwaysAsk === resultAlwaysAsk && RANK[assessment.decision] > RANK[result.decision])
+    ) {
+      result = assessment;
+    }
+  }
+  return result;
+}
+
+/**
+ * The rules-based default assessor. It never allows what the allowlist check
+ * did not allow; it tells dangerous commands (reject: deleting data, piping
+ * downloads into a shell, writing system or dot files, commands the parser
+ * could not read) from merely unknown ones (unsure), and marks system changes
+ * and package installs outside the workspace, which always ask a person.
+ *
+ * @example
+ * ```ts
+ * import { checkCommand } from "./command.ts";
+ * import { rulesRiskAssessor } from "./risk.ts";
+ * const command = "rm -rf build";
+ * const assessment = await rulesRiskAssessor.assess(command, await checkCommand(command));
+ * console.log(assessment.decision, assessment.kind); // "reject" "destroy_data"
+ * ```
+ */
+export const rulesRiskAssessor: RiskAssessor = {
+  assess(command: string, check: CommandCheck, signal?: AbortSignal): Promise<RiskAssessment> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (check.verdict === "allow") {
+      return Promise.resolve({
+        decision: "allow",
+        kind: "allowlisted",
+        reason: "every command in it is on the allowlist",
+      });
+    }
+    const found: RiskAssessment[] = [];
+    for (const finding of check.commands) {
+      const assessment = assessWords(finding.words);
+      if (assessment !== undefined) found.push(assessment);
+    }
+    if (PIPE_TO_SHELL.test(command)) {
+      const downloads = check.commands.some((finding) => NETWORK_COMMANDS.has(finding.words[0] ?? ""));
+      found.push({
+        decision: "reject",
+        kind: downloads ? "run_downloaded_code" : "pipe_to_shell",
+        reason: downloads
+          ? "it pipes downloaded content into a shell or interpreter"
+          : "it pipes text into a shell or interpreter, which runs it as code",
+      });
+    }
+    if (SENSITIVE_REDIRECT.test(command)) {
+      found.push({
+        decision: "reject",
+        kind: "write_outside_workspace",
+        reason: "it redirects output into a system path or a file in the home folder",
+      });
+    }
+    if (!check.parsed) {
+      found.push({
+        decision: "reject",
+        kind: "not_understood",
+        reason: `the command could not be fully parsed: ${check.reasons[0] ?? "unknown reason"}`,
+      });
+    }
+    const verdict = worst(found);
+    if (verdict !== undefined) return Promise.resolve(verdict);
+    return Promise.resolve({
+      decision: "unsure",
+      kind: "not_allowlisted",
+      reason: check.reasons[0] ?? "it is not on the allowlist",
+    });
+  },
+};
+
+/**
+ * Maps an assessment to the prompt a host shows, or `undefined` when the
+ * command runs without asking. Unsure asks with "yes" as default; reject asks
+ * under "Dangerous Command Confirmation" with "no" as default; the kinds in
+ * {@linkcode ALWAYS_ASK_KINDS} ask a person even when the decision was allow.
+ *
+ * @example
+ * ```ts
+ * import { promptForAssessment } from "./risk.ts";
+ * const prompt = promptForAssessment("rm -rf build", {
+ *   decision: "reject",
+ *   kind: "destroy_data",
+ *   reason: "deletes files",
+ * });
+ * console.log(prompt?.title, prompt?.defaultChoice); // "Dangerous Command Confirmation" false
+ * ```
+ */
+export function promptForAssessment(command: string, assessment: RiskAssessment): CommandPrompt | undefined {
+  const requirePerson = ALWAYS_ASK_KINDS.includes(assessment.kind);
+  if (assessment.decision === "allow" && !requirePerson) return undefined;
+  const dangerous = assessment.decision === "reject";
+  return {
+    title: dangerous ? "Dangerous Command Confirmation" : "Command Confirmation",
+    message: `The agent wants to run:\n\n  ${command}\n\n${assessment.reason} (${assessment.kind}). Run it?`,
+    defaultChoice: !dangerous,
+    requirePerson,
+  };
+}
