@@ -29,18 +29,13 @@ interface NodePermissionLike {
 
 function deno(): DenoLike | undefined {
   const candidate = (globalThis as unknown as { Deno?: DenoLike }).Deno;
-  return typeof candidate?.permissions?.querySync === "function"
-    ? candidate
-    : undefined;
+  return typeof candidate?.permissions?.querySync === "function" ? candidate : undefined;
 }
 
 function nodePermission(): NodePermissionLike | undefined {
   if (deno()) return undefined;
-  const proc =
-    (globalThis as { process?: { permission?: NodePermissionLike } }).process;
-  return typeof proc?.permission?.has === "function"
-    ? proc.permission
-    : undefined;
+  const proc = (globalThis as { process?: { permission?: NodePermissionLike } }).process;
+  return typeof proc?.permission?.has === "function" ? proc.permission : undefined;
 }
 
 /** Which runtime fence is in force: `deno`, `node` (started with a permission flag) or `none`. */
@@ -73,9 +68,7 @@ export function denoFlag(
   permission: RuntimePermission,
   target?: string,
 ): string {
-  return target === undefined
-    ? `--allow-${permission}`
-    : `--allow-${permission}=${target}`;
+  return target === undefined ? `--allow-${permission}` : `--allow-${permission}=${target}`;
 }
 
 /** The Node 20 flag that opens `permission` for `target`, if Node fences it at all. */
@@ -85,13 +78,9 @@ export function nodeFlag(
 ): string | undefined {
   switch (permission) {
     case "read":
-      return target === undefined
-        ? "--allow-fs-read=*"
-        : `--allow-fs-read=${target}`;
+      return target === undefined ? "--allow-fs-read=*" : `--allow-fs-read=${target}`;
     case "write":
-      return target === undefined
-        ? "--allow-fs-write=*"
-        : `--allow-fs-write=${target}`;
+      return target === undefined ? "--allow-fs-write=*" : `--allow-fs-write=${target}`;
     case "run":
       return "--allow-child-process";
     default:
@@ -132,18 +121,14 @@ export function queryRuntimePermission(
       // cannot ask is a door we keep closed.
       state = "denied";
     }
-    return state === "granted"
-      ? { allowed: true }
-      : { allowed: false, flag: denoFlag(permission, target) };
+    return state === "granted" ? { allowed: true } : { allowed: false, flag: denoFlag(permission, target) };
   }
   const n = nodePermission();
   if (n) {
     const scope = nodeScope(permission);
     if (scope === undefined) return { allowed: true };
     const allowed = scope === "child" ? n.has(scope) : n.has(scope, target);
-    return allowed
-      ? { allowed: true }
-      : { allowed: false, flag: nodeFlag(permission, target) };
+    return allowed ? { allowed: true } : { allowed: false, flag: nodeFlag(permission, target) };
   }
   return { allowed: true };
 }
@@ -177,9 +162,7 @@ export function runtimePermissionClosedEntirely(
     if (global.allowed) return false;
     const targets = probes ?? (permission === "run" ? ["bash"] : undefined);
     if (targets !== undefined) {
-      return targets.every((t) =>
-        !queryRuntimePermission(permission, t).allowed
-      );
+      return targets.every((t) => !queryRuntimePermission(permission, t).allowed);
     }
     try {
       return d.permissions.querySync({ name: permission }).state === "denied";
@@ -195,9 +178,7 @@ export function runtimePermissionClosedEntirely(
     if (probes !== undefined) return probes.every((t) => !n.has(scope, t));
     if (n.has(scope)) return false;
     const flag = permission === "read" ? "--allow-fs-read" : "--allow-fs-write";
-    return !nodeFlagsGiven().some((a) =>
-      a === flag || a.startsWith(flag + "=")
-    );
+    return !nodeFlagsGiven().some((a) => a === flag || a.startsWith(flag + "="));
   }
   return false;
 }

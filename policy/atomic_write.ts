@@ -6,6 +6,7 @@
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { ToolError } from "../core/errors.ts";
 
 /** Options of {@linkcode atomicWrite}. */
 export interface AtomicWriteOptions {
@@ -24,8 +25,13 @@ function randomSuffix(): string {
  * disk, giving it the mode of the file it replaces, and renaming it over
  * `realPath`. On failure the temp file is removed and `realPath` is untouched.
  *
- * `realPath` must already be resolved by the policy: rename replaces a symlink
- * at that path rather than writing through it. A file with several hard links
+ * `realPath` must be a real path (as the policy's resolution returns): its
+ * folder is checked to be its own real path before the temp file is created
+ * and again before the rename, and the write fails with `path_changed`
+ * (kind `policy`) otherwise. This narrows the window in which a racing process
+ * could swap a folder for a symlink after the policy's check; it cannot close
+ * it entirely (Node has no `openat2(RESOLVE_BENEATH)`). Rename replaces a
+ * symlink at `realPath` itself rather than writing through it. A file with several hard links
  * is replaced by a new file, so the other links keep the old content.
  *
  * Requires `--allow-read` and `--allow-write` for the file's folder.
@@ -44,6 +50,10 @@ export async function atomicWrite(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const folder = path.dirname(realPath);
+  // The folder must be where the policy judged it to be, now and again just
+  // before the rename: a folder swapped for a symlink by a process racing the
+  // policy's check is noticed instead of written through.
+  await requireRealFolder(folder, realPath);
   let mode = options.mode;
   if (mode === undefined) {
     try {
@@ -65,12 +75,28 @@ export async function atomicWrite(
     } finally {
       await handle.close();
     }
+    await requireRealFolder(folder, realPath);
     await fsp.rename(temp, realPath);
   } catch (error) {
     await fsp.rm(temp, { force: true }).catch(() => {});
     throw error;
   }
   await syncFolder(folder);
+}
+
+async function requireRealFolder(folder: string, realPath: string): Promise<void> {
+  const real = await fsp.realpath(folder);
+  if (real === folder) return;
+  throw new ToolError(
+    `The folder of ${realPath} is not where it was judged to be (it leads to ${real}); nothing was written`,
+    {
+      code: "path_changed",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: "Resolve the path through the workspace again.",
+      details: { path: realPath, folder, leadsTo: real },
+    },
+  );
 }
 
 // Makes the rename itself durable. Some platforms cannot fsync a folder; the

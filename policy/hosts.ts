@@ -12,14 +12,10 @@
  *
  * @module
  */
+import process from "node:process";
 import readline from "node:readline";
 import { ToolError } from "../core/errors.ts";
-import type {
-  ChoiceOutcome,
-  ChoiceRequest,
-  ConfirmRequest,
-  Host,
-} from "../core/host.ts";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "../core/host.ts";
 
 function noPerson(title: string, message: string, why: string): ToolError {
   return new ToolError(`${title}: refused because ${why} (${message})`, {
@@ -27,8 +23,7 @@ function noPerson(title: string, message: string, why: string): ToolError {
     kind: "policy",
     status: "skipped",
     recoverable: false,
-    recoveryHint:
-      "Do something that needs no approval, or tell the user what you need.",
+    recoveryHint: "Do something that needs no approval, or tell the user what you need.",
     details: { title, question: message },
   });
 }
@@ -126,14 +121,8 @@ export function denyAllHost(): Host {
 export function withAutoConfirm(host: Host): Host {
   const auto = autoHost();
   return {
-    choose: (request, signal) =>
-      request.requirePerson
-        ? host.choose(request, signal)
-        : auto.choose(request),
-    confirm: (request, signal) =>
-      request.requirePerson
-        ? host.confirm(request, signal)
-        : auto.confirm(request),
+    choose: (request, signal) => request.requirePerson ? host.choose(request, signal) : auto.choose(request),
+    confirm: (request, signal) => request.requirePerson ? host.confirm(request, signal) : auto.confirm(request),
   };
 }
 
@@ -179,9 +168,7 @@ function checkChoice<T extends string>(
       request.options.some((o) => o.value === outcome.choice));
   if (!valid) {
     throw new TypeError(
-      `Host answered ${
-        JSON.stringify(outcome.choice)
-      }, which is not an option of "${request.title}"`,
+      `Host answered ${JSON.stringify(outcome.choice)}, which is not an option of "${request.title}"`,
     );
   }
   if (request.requirePerson && outcome.source !== "user") {
@@ -249,9 +236,7 @@ export function callbackHost(callbacks: HostCallbacks): Host {
       const outcome = asOutcome(await callbacks.confirm(request, signal));
       if (typeof outcome.choice !== "boolean") {
         throw new TypeError(
-          `Host answered ${
-            JSON.stringify(outcome.choice)
-          } to a yes/no question`,
+          `Host answered ${JSON.stringify(outcome.choice)} to a yes/no question`,
         );
       }
       if (request.requirePerson && outcome.source !== "user") {
@@ -362,20 +347,12 @@ export function terminalHost(options: TerminalHostOptions = {}): Host {
       signal?: AbortSignal,
     ): Promise<ChoiceOutcome<T>> {
       return serially(async () => {
-        const defaultIndex = request.options.findIndex((o) =>
-          o.value === request.defaultChoice
-        );
+        const defaultIndex = request.options.findIndex((o) => o.value === request.defaultChoice);
         const body = request.options
-          .map((o, i) =>
-            `  ${i + 1}) ${o.label}${i === defaultIndex ? " (default)" : ""}\n`
-          )
+          .map((o, i) => `  ${i + 1}) ${o.label}${i === defaultIndex ? " (default)" : ""}\n`)
           .join("");
-        const range = request.options.length > 0
-          ? `1-${request.options.length}`
-          : "an answer";
-        const prompt = `Choose ${range}${
-          defaultIndex >= 0 ? ` [${defaultIndex + 1}]` : ""
-        }: `;
+        const range = request.options.length > 0 ? `1-${request.options.length}` : "an answer";
+        const prompt = `Choose ${range}${defaultIndex >= 0 ? ` [${defaultIndex + 1}]` : ""}: `;
         const choice = await ask<T>(
           request.title,
           request.message,

@@ -7,12 +7,7 @@
  */
 import fsp from "node:fs/promises";
 import { ToolError } from "../core/errors.ts";
-import type {
-  ChoiceOutcome,
-  ChoiceRequest,
-  ConfirmRequest,
-} from "../core/host.ts";
-import { isWithin } from "./_paths.ts";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
 import type { SandboxMode } from "./sandbox.ts";
 import type { PolicyState } from "./state.ts";
@@ -176,19 +171,23 @@ export class Policy {
     signal?: AbortSignal,
   ): Promise<void> {
     signal?.throwIfAborted();
-    if (
-      this.workspace.tempDirCreated &&
-      isWithin(realPath, await this.workspace.tempDir())
-    ) return;
+    // Defence in depth for callers that resolved the path themselves.
+    const area = this.workspace.areaOf(realPath);
+    if (area === undefined || !realPath.startsWith("/")) {
+      throw new ToolError(`Path ${realPath} is not within the agent's workspace`, {
+        code: "outside_workspace",
+        kind: "policy",
+        details: { path: realPath, workdir: this.workspace.workdir },
+      });
+    }
+    if (area === "temp") return;
     if (action === "mkdir") return;
     if (this.state.isWriteGranted(realPath)) return;
     if (!await exists(realPath)) return;
     const shown = this.workspace.relative(realPath);
     const outcome = await this.#asker.choose<WriteChoice>({
       title: "Write permission",
-      message: `The agent wants to ${
-        VERBS[action]
-      } ${shown} (${realPath}). Allow?`,
+      message: `The agent wants to ${VERBS[action]} ${shown} (${realPath}). Allow?`,
       options: [
         {
           value: "grant",
@@ -227,16 +226,13 @@ async function exists(realPath: string): Promise<boolean> {
 
 function denied(path: string, action: WriteAction, why: string): ToolError {
   return new ToolError(
-    `Permission to ${
-      action === "mkdir" ? "create" : action
-    } ${path} was denied: ${why}`,
+    `Permission to ${action === "mkdir" ? "create" : action} ${path} was denied: ${why}`,
     {
       code: "permission_denied",
       kind: "policy",
       status: "skipped",
       recoverable: false,
-      recoveryHint:
-        "Do not retry this write; ask the user or work on something else.",
+      recoveryHint: "Do not retry this write; ask the user or work on something else.",
       details: { path, action },
     },
   );

@@ -9,6 +9,7 @@
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { ToolError } from "../core/errors.ts";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
 import { runProbe } from "./_probe_process.ts";

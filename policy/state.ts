@@ -166,8 +166,10 @@ export class PolicyState {
    * Requires `--allow-write` and `--allow-read` for the file's folder.
    */
   async save(file: string): Promise<void> {
+    const absolute = path.resolve(file);
+    const folder = await fsp.realpath(path.dirname(absolute));
     await atomicWrite(
-      path.resolve(file),
+      path.join(folder, path.basename(absolute)),
       JSON.stringify(this.toJSON(), null, 2) + "\n",
       { mode: 0o600 },
     );
@@ -185,9 +187,7 @@ export class PolicyState {
       parsed = JSON.parse(text);
     } catch (error) {
       throw new TypeError(
-        `Policy state file ${file} is not valid JSON: ${
-          (error as Error).message
-        }`,
+        `Policy state file ${file} is not valid JSON: ${(error as Error).message}`,
       );
     }
     try {

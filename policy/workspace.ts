@@ -101,9 +101,7 @@ export class Workspace {
       real = fs.realpathSync(path.resolve(workdir));
     } catch (error) {
       throw new UsageError(
-        `Workspace folder ${workdir} cannot be opened: ${
-          (error as Error).message
-        }`,
+        `Workspace folder ${workdir} cannot be opened: ${(error as Error).message}`,
       );
     }
     if (!fs.statSync(real).isDirectory()) {
@@ -134,9 +132,23 @@ export class Workspace {
    */
   tempDir(): Promise<string> {
     this.#tempDirPromise ??= (async () => {
-      const created = await fsp.mkdtemp(
-        path.join(this.#tempParent, "toolfence-"),
-      );
+      let created: string;
+      try {
+        created = await fsp.mkdtemp(path.join(this.#tempParent, "toolfence-"));
+      } catch (error) {
+        if (!isRuntimePermissionError(error)) throw error;
+        throw new ToolError(
+          `The runtime does not grant write access to ${this.#tempParent}, where the session temp dir is made: it needs --allow-write=${this.#tempParent}`,
+          {
+            code: "fence_denied",
+            kind: "policy",
+            recoverable: false,
+            recoveryHint: "Work in the workspace instead of the temp dir.",
+            details: { permission: "write", target: this.#tempParent, flag: `--allow-write=${this.#tempParent}` },
+            cause: error,
+          },
+        );
+      }
       const real = await fsp.realpath(created);
       this.#tempDir = real;
       return real;
@@ -179,9 +191,7 @@ export class Workspace {
     options: ResolveOptions = {},
   ): Promise<ResolvedPath> {
     checkSyntax(input);
-    const absolute = path.posix.isAbsolute(input)
-      ? input
-      : this.workdir + "/" + input;
+    const absolute = path.posix.isAbsolute(input) ? input : this.workdir + "/" + input;
     const walked = await this.#walk(
       input,
       absolute,
@@ -234,6 +244,22 @@ export class Workspace {
     }
     this.#tempDir = undefined;
     await fsp.rm(dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Which area an absolute real path lies in, judged by path components
+   * alone (no symlinks are followed): `temp`, `workdir`, or `undefined` for
+   * outside. For paths that came from {@linkcode resolve}.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace("/tmp");
+   * console.log(ws.areaOf("/tmp/a"), ws.areaOf("/etc/passwd")); // workdir undefined
+   * ```
+   */
+  areaOf(realPath: string): "workdir" | "temp" | undefined {
+    return this.#areaOf(path.posix.normalize(realPath));
   }
 
   #areaOf(real: string): "workdir" | "temp" | undefined {
@@ -315,8 +341,7 @@ export class Workspace {
             {
               code: "symlink_loop",
               kind: "semantic",
-              recoveryHint:
-                "Use a path that does not go through a symlink loop.",
+              recoveryHint: "Use a path that does not go through a symlink loop.",
               details: { path: input, at: next },
             },
           );
@@ -346,7 +371,7 @@ export class Workspace {
           kind: "policy",
           recoverable: false,
           recoveryHint: `Ask the user to allow reading ${at}.`,
-          details: { path: input, at, permission: "read" },
+          details: { path: input, at, permission: "read", flag: `--allow-read=${at}` },
           cause: error,
         },
       );

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { atomicWrite } from "../../policy/atomic_write.ts";
-import { type Layout, makeLayout } from "./_fixtures.ts";
+import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 
 let L: Layout;
 beforeEach(async () => {
@@ -73,5 +73,26 @@ describe("atomicWrite", () => {
     const file = path.join(L.workdir, "n".repeat(255));
     await atomicWrite(file, "x");
     assert.equal(await fsp.readFile(file, "utf8"), "x");
+  });
+
+  test("a folder swapped for a symlink during the write is noticed; nothing lands outside", async () => {
+    const folder = path.join(L.workdir, "racy");
+    await fsp.mkdir(folder);
+    const pending = atomicWrite(path.join(folder, "big.bin"), new Uint8Array(64 * 1024 * 1024));
+    // Swap as soon as the temp file exists, while the data is still being written.
+    while ((await leftovers(folder)).length === 0) await new Promise((r) => setImmediate(r));
+    await fsp.rename(folder, folder + "-moved");
+    await fsp.symlink(L.outside, folder);
+    const error = await pending.then(() => undefined, (e) => e);
+    assert.equal(error?.code, "path_changed");
+    assert.equal(await exists(path.join(L.outside, "big.bin")), false);
+  });
+
+  test("a folder that is not its real path is refused before anything is written", async () => {
+    await fsp.symlink(L.outside, path.join(L.workdir, "dirlink"));
+    const error = await atomicWrite(path.join(L.workdir, "dirlink", "x.txt"), "x").then(() => undefined, (e) => e);
+    assert.equal(error?.code, "path_changed");
+    assert.equal(await exists(path.join(L.outside, "x.txt")), false);
+    assert.deepEqual(await leftovers(L.outside), []);
   });
 });

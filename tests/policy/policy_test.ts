@@ -182,6 +182,10 @@ describe("Policy: when writing asks", () => {
     await rejectsWith(policy.authorizeWrite(path.join(L.workdir, "file.txt"), "overwrite"), "permission_denied");
     await policy.authorizeWrite(path.join(L.workdir, "not-there.txt"), "overwrite");
     assert.equal(asked.length, 1);
+    // It still refuses paths outside the workspace, whoever resolved them.
+    await rejectsWith(policy.authorizeWrite(path.join(L.outside, "secret.txt"), "overwrite"), "outside_workspace");
+    await rejectsWith(policy.authorizeWrite("file.txt", "overwrite"), "outside_workspace");
+    assert.equal(asked.length, 1);
   });
 });
 

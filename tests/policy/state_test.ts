@@ -76,6 +76,12 @@ describe("PolicyState: JSON", () => {
     });
   });
 
+  test("save works through a symlinked folder", async () => {
+    await fsp.symlink(L.workdir, path.join(L.root, "alias"));
+    await new PolicyState({ commandAllowlist: ["ls"] }).save(path.join(L.root, "alias", "p.json"));
+    assert.deepEqual((await PolicyState.load(path.join(L.workdir, "p.json"))).commandAllowlist(), ["ls"]);
+  });
+
   test("fromJSON refuses anything it does not fully understand", () => {
     for (
       const bad of [

@@ -1,0 +1,246 @@
+import { afterEach, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ToolError } from "../../core/errors.ts";
+import { narrowestDenoFlags, openFence, requireFence, runtimeFence } from "../../policy/fence.ts";
+import { exists, type Layout, makeLayout } from "./_fixtures.ts";
+
+const PROBE = fileURLToPath(new URL("./_fence_probe.ts", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+// The probe runs the TypeScript sources under `deno run`; the npm build's Node
+// run of this suite has neither.
+const skip = typeof (globalThis as { Deno?: unknown }).Deno === "undefined"
+  ? "spawns `deno run` on the TypeScript sources; runs under Deno only"
+  : false;
+
+interface Outcome {
+  ok: boolean;
+  value?: unknown;
+  code?: string;
+  kind?: string;
+  message?: string;
+  details?: Record<string, unknown>;
+}
+
+let L: Layout;
+
+function probe(flags: string[], ops: unknown[]): Promise<Outcome[]> {
+  const input = JSON.stringify({ workdir: L.workdir, tempParent: L.tempParent, ops });
+  return new Promise((resolve, reject) => {
+    execFile(
+      "deno",
+      ["run", "--no-prompt", ...flags, PROBE, input],
+      { cwd: REPO, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        if (error) return reject(new Error(`probe failed: ${error.message}\n${stderr}`));
+        resolve(JSON.parse(stdout.trim().split("\n").at(-1)!));
+      },
+    );
+  });
+}
+
+beforeEach(async () => {
+  L = await makeLayout();
+  await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link-out"));
+});
+afterEach(() => L.cleanup());
+
+describe("runtime fence under real `deno run` with narrow flags", { skip }, () => {
+  test("--allow-read=W: reads inside work, a write names --allow-write, outside stays outside", async () => {
+    const [read, write, etc, link, query, require, temp] = await probe([`--allow-read=${L.workdir}`], [
+      { op: "read", path: "file.txt" },
+      { op: "write", path: "new.txt", action: "create", content: "x" },
+      { op: "read", path: "/etc/passwd" },
+      { op: "read", path: "link-out" },
+      { op: "query", permission: "read", target: "/etc/hostname" },
+      { op: "require", permission: "read", target: path.join(L.outside, "secret.txt") },
+      { op: "tempWrite", name: "x" },
+    ]);
+    assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
+    assert.equal(write.code, "fence_denied");
+    assert.equal(write.kind, "policy");
+    assert.match(write.message!, new RegExp(`--allow-write=${path.join(L.workdir, "new.txt")}`));
+    assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
+    // The workspace refuses before the fence is consulted, with the workspace message.
+    assert.equal(etc.code, "outside_workspace");
+    assert.equal(link.code, "outside_workspace");
+    assert.deepEqual(query.value, { allowed: false, flag: "--allow-read=/etc/hostname" });
+    assert.equal(require.code, "fence_denied");
+    assert.match(require.message!, new RegExp(`--allow-read=${path.join(L.outside, "secret.txt")}`));
+    assert.equal(temp.code, "fence_denied");
+    assert.match(temp.message!, new RegExp(`--allow-write=${L.tempParent}`));
+  });
+
+  test("a denied path inside the workspace gives fence_denied naming --allow-read", async () => {
+    await fsp.mkdir(path.join(L.workdir, "private"));
+    await fsp.writeFile(path.join(L.workdir, "private", "key"), "k");
+    const [inside, denied, file] = await probe(
+      [`--allow-read=${L.workdir}`, `--deny-read=${path.join(L.workdir, "private")}`],
+      [
+        { op: "read", path: "sub/a.txt" },
+        { op: "read", path: "private/key" },
+        { op: "read", path: "private" },
+      ],
+    );
+    assert.equal(inside.ok, true);
+    for (const outcome of [denied, file]) {
+      assert.equal(outcome.code, "fence_denied", outcome.message);
+      assert.match(outcome.message!, new RegExp(`--allow-read=${path.join(L.workdir, "private")}`));
+    }
+  });
+
+  test("Deno checks a symlink's location; the fence is asked about the real path", async () => {
+    // Writing is allowed to W/sub only; W/alias is a link into W/sub, W/sub/out a link to W.
+    await fsp.symlink("sub", path.join(L.workdir, "alias"));
+    await fsp.symlink("..", path.join(L.workdir, "sub", "up"));
+    const [throughAlias, throughUp] = await probe(
+      [`--allow-read=${L.workdir}`, `--allow-write=${path.join(L.workdir, "sub")}`],
+      [
+        { op: "write", path: "alias/made.txt", action: "create", content: "ok" },
+        // Deno alone would allow this write: its location W/sub/up/... is under W/sub.
+        { op: "write", path: "sub/up/escaped.txt", action: "create", content: "no" },
+      ],
+    );
+    assert.deepEqual(throughAlias, { ok: true, value: path.join(L.workdir, "sub", "made.txt") });
+    assert.equal(await fsp.readFile(path.join(L.workdir, "sub", "made.txt"), "utf8"), "ok");
+    assert.equal(throughUp.code, "fence_denied");
+    assert.match(throughUp.message!, new RegExp(`--allow-write=${path.join(L.workdir, "escaped.txt")}`));
+    assert.equal(await exists(path.join(L.workdir, "escaped.txt")), false);
+  });
+
+  test("the narrowest flags for read and write are enough, and no more", async () => {
+    const flags = narrowestDenoFlags({
+      workspace: L.workdir,
+      permissions: ["read", "write"],
+      tempParent: L.tempParent,
+    });
+    assert.deepEqual(flags, [
+      `--allow-read=${L.workdir},${L.tempParent}`,
+      `--allow-write=${L.workdir},${L.tempParent}`,
+    ]);
+    const [created, overwritten, temp, outside, query, run] = await probe(flags, [
+      { op: "write", path: "sub/new.txt", action: "create", content: "new" },
+      { op: "write", path: "file.txt", action: "overwrite", content: "changed" },
+      { op: "tempWrite", name: "scratch.txt" },
+      { op: "write", path: "../outside/x", action: "create", content: "no" },
+      { op: "query", permission: "write", target: path.join(L.outside, "x") },
+      { op: "closedEntirely", permission: "run" },
+    ]);
+    assert.equal(created.ok, true, created.message);
+    assert.equal(overwritten.ok, true, overwritten.message);
+    assert.equal(await fsp.readFile(path.join(L.workdir, "file.txt"), "utf8"), "changed");
+    assert.equal(temp.ok, true, temp.message);
+    assert.ok(String(temp.value).startsWith(L.tempParent + "/"));
+    assert.equal(outside.code, "outside_workspace");
+    assert.equal(await exists(path.join(L.outside, "x")), false);
+    assert.deepEqual(query.value, { allowed: false, flag: `--allow-write=${path.join(L.outside, "x")}` });
+    assert.equal(run.value, true);
+  });
+
+  test("closedEntirely: run is closed without a grant for the shell; write only for explicit probes", async () => {
+    const none = await probe([`--allow-read=${L.workdir}`], [
+      { op: "closedEntirely", permission: "run" },
+      { op: "closedEntirely", permission: "write", probes: [L.workdir] },
+      { op: "closedEntirely", permission: "net" },
+    ]);
+    assert.deepEqual(none.map((o) => o.value), [true, true, false]);
+    const rgOnly = await probe([`--allow-read=${L.workdir}`, "--allow-run=rg"], [
+      { op: "closedEntirely", permission: "run" },
+      { op: "closedEntirely", permission: "run", probes: ["rg"] },
+      { op: "query", permission: "run", target: "bash" },
+    ]);
+    assert.deepEqual(rgOnly.map((o) => o.value), [true, false, { allowed: false, flag: "--allow-run=bash" }]);
+    const shell = await probe([`--allow-read=${L.workdir}`, "--allow-run=bash", `--allow-write=${L.workdir}`], [
+      { op: "closedEntirely", permission: "run" },
+      { op: "closedEntirely", permission: "write", probes: [L.workdir] },
+    ]);
+    assert.deepEqual(shell.map((o) => o.value), [false, false]);
+    const denied = await probe([`--allow-read=${L.workdir}`, "--deny-net", "--deny-run"], [
+      { op: "closedEntirely", permission: "net" },
+      { op: "closedEntirely", permission: "run" },
+    ]);
+    assert.deepEqual(denied.map((o) => o.value), [true, true]);
+  });
+
+  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap, else unavailable", async () => {
+    const bwrapWorks = await new Promise<boolean>((resolve) =>
+      execFile("bwrap", ["--ro-bind", "/", "/", "true"], (error) => resolve(error === null))
+    );
+    const [auto, required] = await probe([`--allow-read=${L.workdir}`], [
+      { op: "sandbox", mode: "auto" },
+      { op: "sandbox", mode: "required" },
+    ]);
+    assert.deepEqual(auto.value, { argv: ["true"], sandboxed: false });
+    assert.equal(required.code, "sandbox_unavailable");
+    assert.match(required.message!, /--allow-run=bwrap/);
+    if (!bwrapWorks) return;
+    const [allowed] = await probe([`--allow-read=${L.workdir}`, "--allow-run=bwrap"], [
+      { op: "sandbox", mode: "required" },
+    ]);
+    const value = allowed.value as { argv: string[]; sandboxed: boolean };
+    assert.equal(value.sandboxed, true);
+    assert.equal(value.argv[0], "bwrap");
+  });
+});
+
+describe("fence helpers in this process", () => {
+  test("requireFence passes an open fence and names the flag of a closed one", () => {
+    requireFence(openFence(), "write", "/anywhere");
+    const closed = {
+      query: () => ({ allowed: false, flag: "--allow-net=example.com:443" }),
+      closedEntirely: () => true,
+    };
+    assert.throws(() => requireFence(closed, "net", "example.com:443"), (error: unknown) => {
+      assert.ok(error instanceof ToolError);
+      assert.equal(error.code, "fence_denied");
+      assert.equal(error.kind, "policy");
+      assert.equal(error.status, "error");
+      assert.equal(
+        error.message,
+        "The runtime does not grant network access to example.com:443: it needs --allow-net=example.com:443",
+      );
+      return true;
+    });
+  });
+
+  test("under -A the runtime fence is open", () => {
+    assert.equal(runtimeFence.query("write", "/").allowed, true);
+    assert.equal(runtimeFence.closedEntirely("run"), false);
+  });
+
+  test("narrowestDenoFlags: only what is asked for, never -A", () => {
+    const base = { workspace: "/w", tempParent: "/t" };
+    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read"] }), ["--allow-read=/w"]);
+    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read", "run"] }), [
+      "--allow-read=/w",
+      "--allow-run=bash,bwrap",
+    ]);
+    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read"], runCommands: ["rg"] }), [
+      "--allow-read=/w",
+      "--allow-run=rg",
+    ]);
+    assert.deepEqual(
+      narrowestDenoFlags({
+        ...base,
+        permissions: ["net", "env"],
+        netHosts: ["api.example.com"],
+        envVariables: ["HOME"],
+      }),
+      ["--allow-read=/w", "--allow-net=api.example.com", "--allow-env=HOME"],
+    );
+    const withDefaultTemp = narrowestDenoFlags({ workspace: "/w", permissions: ["write"] });
+    assert.equal(withDefaultTemp.at(-1), "--allow-env=TMPDIR,TMP,TEMP");
+    for (
+      const flags of [
+        withDefaultTemp,
+        narrowestDenoFlags({ ...base, permissions: ["read", "write", "run", "net", "env"] }),
+      ]
+    ) {
+      assert.ok(!flags.some((f) => f === "-A" || f === "--allow-all"));
+    }
+    assert.throws(() => narrowestDenoFlags({ workspace: "/w,x", permissions: ["read"] }), /Deno flag/);
+  });
+});

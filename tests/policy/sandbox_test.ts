@@ -1,0 +1,206 @@
+import { afterEach, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import fsp from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
+import { Workspace } from "../../policy/workspace.ts";
+import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
+
+const status = await bubblewrapStatus();
+const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(argv: string[]): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(argv[0], argv.slice(1), { timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+let L: Layout;
+let ws: Workspace;
+let temp: string;
+
+async function sandboxed(script: string, allowNet = false): Promise<Ran> {
+  const wrapped = await sandboxArgv(["bash", "-c", script], {
+    workdir: ws.workdir,
+    writable: [ws.workdir, temp],
+    allowNet,
+    mode: "required",
+  });
+  assert.equal(wrapped.sandboxed, true);
+  return run(wrapped.argv);
+}
+
+beforeEach(async () => {
+  L = await makeLayout();
+  ws = new Workspace(L.workdir, { tempParent: L.tempParent });
+  temp = await ws.tempDir();
+});
+afterEach(async () => {
+  await ws.dispose();
+  await L.cleanup();
+});
+
+describe("sandboxArgv under bubblewrap", { skip }, () => {
+  test("commands can write in the workspace and the temp dir, and start in the workdir", async () => {
+    const ran = await sandboxed(`pwd; echo inside > made.txt && echo temp > ${temp}/t.txt`);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(ran.stdout.trim(), L.workdir);
+    assert.equal(await fsp.readFile(path.join(L.workdir, "made.txt"), "utf8"), "inside\n");
+    assert.equal(await fsp.readFile(path.join(temp, "t.txt"), "utf8"), "temp\n");
+  });
+
+  test("commands cannot write outside the workspace; nothing appears there", async () => {
+    await fsp.mkdir("/var/tmp", { recursive: true });
+    const marker = `toolfence-sandbox-${Date.now()}`;
+    const targets = [
+      path.join(L.outside, "x"),
+      path.join(L.secrets, "x2"),
+      `/root/${marker}`,
+      `/var/tmp/${marker}`,
+      `/usr/${marker}`,
+    ];
+    for (const target of targets) {
+      const ran = await sandboxed(`touch ${target}`);
+      assert.notEqual(ran.code, 0, `touch ${target} succeeded in the sandbox`);
+      assert.equal(await exists(target), false, target);
+    }
+    // Through a symlink planted in the workspace, too.
+    await fsp.symlink(L.outside, path.join(L.workdir, "dirlink"));
+    const ran = await sandboxed("echo x > dirlink/through-link");
+    assert.notEqual(ran.code, 0);
+    assert.equal(await exists(path.join(L.outside, "through-link")), false);
+  });
+
+  test("/tmp is private: writes vanish, and the host's /tmp is invisible except the workspace", async () => {
+    const marker = `/tmp/toolfence-private-${Date.now()}`;
+    const ran = await sandboxed(
+      `echo x > ${marker} && cat ${marker} && ls ${L.outside} 2>&1; cat ${L.outside}/secret.txt`,
+    );
+    assert.match(ran.stdout, /^x\n/);
+    assert.equal(await exists(marker), false);
+    if (L.root.startsWith("/tmp/")) {
+      // The fixture lies under /tmp: its folders outside the workspace are hidden, the workspace is bound in.
+      assert.doesNotMatch(ran.stdout, /secret outside/);
+    }
+    assert.equal((await sandboxed("cat file.txt")).stdout, "inside\n");
+  });
+
+  test("no network unless allowed", async () => {
+    const server = net.createServer((socket) => socket.end("hello\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`;
+    try {
+      const outsideRun = await run(["bash", "-c", connect]);
+      assert.equal(outsideRun.stdout.trim(), "connected", "the server must be reachable without the sandbox");
+      const inside = await sandboxed(connect);
+      assert.notEqual(inside.code, 0);
+      assert.doesNotMatch(inside.stdout, /connected/);
+      const allowed = await sandboxed(connect, true);
+      assert.equal(allowed.stdout.trim(), "connected", allowed.stderr);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("all capabilities are dropped, even for root", async () => {
+    const ran = await sandboxed("grep CapEff /proc/self/status");
+    assert.match(ran.stdout, /CapEff:\s+0+\n/);
+    const remount = await sandboxed("mount -o remount,rw / 2>&1");
+    assert.notEqual(remount.code, 0);
+  });
+
+  test("the sandboxed process tree dies with the process that started it", async () => {
+    const marker = `${900 + Math.floor(Math.random() * 99)}.${Date.now()}`;
+    const sandboxModule = new URL("../../policy/sandbox.ts", import.meta.url).href;
+    const parentScript = `
+      import { spawn } from "node:child_process";
+      import { sandboxArgv } from ${JSON.stringify(sandboxModule)};
+      const { argv } = await sandboxArgv(["bash", "-c", "sleep ${marker}; true"], {
+        workdir: ${JSON.stringify(L.workdir)}, writable: [${JSON.stringify(L.workdir)}], mode: "required",
+      });
+      spawn(argv[0], argv.slice(1), { stdio: "ignore" });
+      console.log("started");
+      setInterval(() => {}, 1000);
+    `;
+    const parent = spawn("deno", ["eval", parentScript], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise<void>((resolve, reject) => {
+      parent.stdout!.on("data", (chunk) => String(chunk).includes("started") && resolve());
+      parent.once("exit", () => reject(new Error("the parent exited early")));
+    });
+    const sleeping = async () => {
+      for (const pid of await fsp.readdir("/proc")) {
+        if (!/^\d+$/.test(pid)) continue;
+        const cmdline = await fsp.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (cmdline.startsWith("sleep\0") && cmdline.includes(marker)) return true;
+      }
+      return false;
+    };
+    let seen = false;
+    for (let i = 0; i < 100 && !seen; i++) {
+      seen = await sleeping();
+      if (!seen) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(seen, "the sandboxed sleep never started");
+    parent.kill("SIGKILL");
+    let alive = true;
+    for (let i = 0; i < 100 && alive; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      alive = await sleeping();
+    }
+    assert.equal(alive, false, "the sandboxed process outlived its parent");
+  });
+
+  test("binds come after the private /tmp, parents before children; the workdir is kept when read-only", async () => {
+    const nested = path.join(L.workdir, "sub");
+    const { argv } = await sandboxArgv(["true"], {
+      workdir: path.join(L.root, "elsewhere"),
+      writable: [nested, L.workdir],
+      mode: "required",
+    });
+    const tmpfs = argv.indexOf("--tmpfs");
+    const binds = argv.flatMap((a, i) => a === "--bind" ? [argv[i + 1]] : []);
+    assert.deepEqual(binds, [L.workdir, nested]);
+    assert.ok(argv.indexOf("--bind") > tmpfs);
+    assert.ok(argv.indexOf("--ro-bind", 2) > tmpfs, "a read-only workdir under /tmp is bound after the tmpfs");
+    assert.deepEqual(argv.slice(argv.indexOf("--") + 1), ["true"]);
+    assert.ok(argv.includes("--die-with-parent") && argv.includes("--new-session") && argv.includes("--unshare-all"));
+    assert.ok(!argv.includes("--share-net"));
+  });
+});
+
+describe("sandboxArgv modes", () => {
+  test("off returns the command unchanged", async () => {
+    assert.deepEqual(
+      await sandboxArgv(["ls", "-la"], { workdir: "/w", writable: ["/w"], mode: "off" }),
+      { argv: ["ls", "-la"], sandboxed: false },
+    );
+  });
+
+  test("auto sandboxes exactly when bubblewrap works; required refuses clearly when it does not", async () => {
+    const options = { workdir: L.workdir, writable: [L.workdir] };
+    const auto = await sandboxArgv(["true"], { ...options, mode: "auto" });
+    assert.equal(auto.sandboxed, status.path !== undefined);
+    if (status.path === undefined) {
+      const error = await rejectsWith(sandboxArgv(["true"], { ...options, mode: "required" }), "sandbox_unavailable");
+      assert.match(error.message, /required but unavailable/);
+    } else {
+      assert.equal((await run(auto.argv)).code, 0);
+    }
+  });
+
+  test("relative writable paths are refused", async () => {
+    await assert.rejects(sandboxArgv(["true"], { workdir: L.workdir, writable: ["rel"], mode: "auto" }), TypeError);
+  });
+});
