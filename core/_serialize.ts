@@ -8,15 +8,32 @@ export class NotSerializableError extends Error {
   }
 }
 
-function check(value: unknown, path: string, ancestors: Set<object>): void {
+interface Walk {
+  /** Ancestors on the current path, for cycle detection. */
+  ancestors: Set<object>;
+  /** Whether a toJSON method was met (the JSON then differs from the value). */
+  converted: boolean;
+  /** An upper bound of the JSON text's length. */
+  bound: number;
+}
+
+// JSON escapes a character as at most 6 ("\u001f"), plus the two quotes.
+const stringBound = (s: string) => 2 + 6 * s.length;
+
+function check(value: unknown, path: string, walk: Walk): void {
   switch (typeof value) {
     case "string":
+      walk.bound += stringBound(value);
+      return;
     case "boolean":
+      walk.bound += 5;
       return;
     case "number":
       if (!Number.isFinite(value)) throw new NotSerializableError(path, `${value} (not finite)`);
+      walk.bound += 24;
       return;
     case "undefined":
+      walk.bound += 4;
       return;
     case "bigint":
       throw new NotSerializableError(path, "a bigint", "return it as a string");
@@ -25,7 +42,10 @@ function check(value: unknown, path: string, ancestors: Set<object>): void {
     case "symbol":
       throw new NotSerializableError(path, "a symbol");
   }
-  if (value === null) return;
+  if (value === null) {
+    walk.bound += 4;
+    return;
+  }
   const object = value as object;
   if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer) {
     throw new NotSerializableError(path, `binary data (${object.constructor.name})`, "wrap it, e.g. as base64 text");
@@ -33,25 +53,42 @@ function check(value: unknown, path: string, ancestors: Set<object>): void {
   if (object instanceof Map || object instanceof Set) {
     throw new NotSerializableError(path, `a ${object.constructor.name}`, "convert it to an array or object");
   }
-  if (typeof (object as { toJSON?: unknown }).toJSON === "function") return;
-  if (ancestors.has(object)) throw new NotSerializableError(path, "a circular reference");
-  ancestors.add(object);
-  if (Array.isArray(object)) {
-    object.forEach((item, i) => check(item, `${path}[${i}]`, ancestors));
-  } else {
-    for (const [key, item] of Object.entries(object)) check(item, path ? `${path}.${key}` : key, ancestors);
+  if (typeof (object as { toJSON?: unknown }).toJSON === "function") {
+    walk.converted = true;
+    return;
   }
-  ancestors.delete(object);
+  if (walk.ancestors.has(object)) throw new NotSerializableError(path, "a circular reference");
+  walk.ancestors.add(object);
+  walk.bound += 2;
+  if (Array.isArray(object)) {
+    for (let i = 0; i < object.length; i++) {
+      walk.bound += 1;
+      check(object[i], `${path}[${i}]`, walk);
+    }
+  } else {
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      walk.bound += stringBound(key) + 2;
+      check((object as Record<string, unknown>)[key], path ? `${path}.${key}` : key, walk);
+    }
+  }
+  walk.ancestors.delete(object);
 }
 
 /**
- * Returns the output as JSON data (undefined becomes null) with the text a model
- * reads for it, or throws NotSerializableError.
+ * Checks that a tool's output is JSON data (undefined becomes null) and gives
+ * the text a model reads for it; throws NotSerializableError otherwise. When
+ * the output certainly fits `cap` characters, the JSON text is made lazily.
  */
-export function toJsonOutput(value: unknown): { output: unknown; text: string } {
-  if (value === undefined || value === null) return { output: null, text: "" };
-  if (typeof value === "string") return { output: value, text: value };
-  check(value, "", new Set());
+export function toJsonOutput(value: unknown, cap: number): { output: unknown; text: () => string; fits: boolean } {
+  if (value === undefined || value === null) return { output: null, text: () => "", fits: true };
+  if (typeof value === "string") return { output: value, text: () => value, fits: value.length <= cap };
+  const walk: Walk = { ancestors: new Set(), converted: false, bound: 0 };
+  check(value, "", walk);
+  if (!walk.converted && walk.bound <= cap) {
+    return { output: value, text: () => JSON.stringify(value), fits: true };
+  }
   const text = JSON.stringify(value);
-  return { output: JSON.parse(text), text };
+  // Plain data is its own JSON; only values with toJSON (dates, say) need the round trip.
+  return { output: walk.converted ? JSON.parse(text) : value, text: () => text, fits: text.length <= cap };
 }

@@ -50,6 +50,45 @@ export function acceptsArrayFromString(schema: AnySchema): boolean {
 
 type Path = (string | number)[];
 
+const leafOnlyObjects = new WeakMap<object, boolean>();
+
+/** Whether none of an object schema's entries can hold keys; cached per schema. */
+function leafOnly(objectSchema: AnySchema): boolean {
+  let answer = leafOnlyObjects.get(objectSchema);
+  if (answer === undefined) {
+    answer = Object.values(objectSchema.entries as Record<string, AnySchema>).every((e) => !canHoldKeys(e));
+    leafOnlyObjects.set(objectSchema, answer);
+  }
+  return answer;
+}
+
+const LEAF_TYPES = new Set([
+  "string",
+  "number",
+  "boolean",
+  "bigint",
+  "literal",
+  "picklist",
+  "enum",
+  "null",
+  "undefined",
+  "any",
+  "unknown",
+  "date",
+]);
+
+const holdsKeys = new WeakMap<object, boolean>();
+
+/** Whether values of this schema can hold keys (so unknown keys may hide in them); cached per schema. */
+function canHoldKeys(schema: AnySchema): boolean {
+  let answer = holdsKeys.get(schema);
+  if (answer === undefined) {
+    answer = !LEAF_TYPES.has(unwrap(schema).type);
+    holdsKeys.set(schema, answer);
+  }
+  return answer;
+}
+
 /**
  * Paths of keys present in `value` that the schema does not declare, at every
  * level, except under loose objects and objects with a rest schema.
@@ -57,6 +96,14 @@ type Path = (string | number)[];
  */
 export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = []): Path[] {
   const base = unwrap(schema);
+  if (base.type === "object" && leafOnly(base) && typeof value === "object" && value !== null) {
+    // The common flat case: no nested schema can hold keys, so only this level needs a look.
+    let found: Path[] | undefined;
+    for (const key in value) {
+      if (Object.hasOwn(value, key) && !Object.hasOwn(base.entries, key)) (found ??= []).push([...path, key]);
+    }
+    return found ?? [];
+  }
   if (value === null || value === undefined) return [];
   switch (base.type) {
     case "object":
@@ -65,10 +112,12 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
     case "object_with_rest": {
       if (typeof value !== "object" || Array.isArray(value)) return [];
       const entries = base.entries as Record<string, AnySchema>;
+      const record = value as Record<string, unknown>;
       const found: Path[] = [];
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
         if (Object.hasOwn(entries, key)) {
-          found.push(...unknownKeyPaths(entries[key], child, [...path, key]));
+          if (canHoldKeys(entries[key])) found.push(...unknownKeyPaths(entries[key], record[key], [...path, key]));
         } else if (base.type === "object") {
           found.push([...path, key]);
         }

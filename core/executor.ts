@@ -12,7 +12,7 @@ import type { AnyTool } from "./tool.ts";
 import { isConcurrencySafe } from "./tool.ts";
 import type { ProgressEvent, ToolContext } from "./context.ts";
 import type { Session } from "./session.ts";
-import type { HookSet } from "./hooks.ts";
+import type { AfterCallHook, HookSet } from "./hooks.ts";
 import { formatIssues, validateWithJsonSchema, validateWithValibot, type ValidationOutcome } from "./validation.ts";
 import { closestNames } from "./_closest.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
@@ -90,6 +90,41 @@ export interface ExecutionEnvironment {
   maxOutputChars: number;
   /** Grace period after a timeout or cancel. */
   graceMs: number;
+}
+
+/** The context of one attempt; methods live on the prototype so a call allocates one small object. */
+class CallContext<T> implements ToolContext<T> {
+  constructor(
+    readonly session: Session,
+    readonly toolName: string,
+    readonly callId: string | undefined,
+    readonly attempt: number,
+    readonly value: T,
+    readonly signal: AbortSignal,
+    private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
+  ) {}
+
+  get workspace() {
+    return this.session.workspace;
+  }
+
+  get policy() {
+    return this.session.policy;
+  }
+
+  get artifacts() {
+    return this.session.artifacts;
+  }
+
+  deferImage(image: Uint8Array | string, note?: string): Promise<void> {
+    return this.session.deferImage(image, { toolName: this.toolName, callId: this.callId, note });
+  }
+
+  progress(message: string, fraction?: number): void {
+    const event: ProgressEvent = { toolName: this.toolName, callId: this.callId, message, fraction };
+    this.onProgress?.(event);
+    this.session.emitProgress(event);
+  }
 }
 
 /** Why a call was cancelled; carried as the abort reason. */
@@ -170,19 +205,26 @@ function thrownToToolError(error: unknown): ToolError {
   return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+/** Waits `ms`; resolves false early when the signal aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
+    if (signal?.aborted) return resolve(false);
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      signal?.removeEventListener("abort", onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
       resolve(false);
     };
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H[] {
+  if (session.length === 0) return box;
+  if (box.length === 0) return session;
+  return [...box, ...session];
 }
 
 function backoffDelay(tool: AnyTool, attempt: number): number {
@@ -205,12 +247,12 @@ async function runAttempt(
   makeContext: (signal: AbortSignal, attempt: number) => ToolContext,
   attempt: number,
   timeoutMs: number | undefined,
-  outer: AbortSignal,
+  outer: AbortSignal | undefined,
   graceMs: number,
 ): Promise<AttemptOutcome> {
   const controller = new AbortController();
-  const forwardAbort = () => controller.abort(outer.reason);
-  outer.addEventListener("abort", forwardAbort, { once: true });
+  const forwardAbort = () => controller.abort(outer?.reason);
+  outer?.addEventListener("abort", forwardAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped!: (why: "timeout" | "cancelled") => void;
   const stop = new Promise<"timeout" | "cancelled">((resolve) => (stopped = resolve));
@@ -224,11 +266,11 @@ async function runAttempt(
     const first = await Promise.race([work, stop]);
     if (typeof first !== "string") return first;
     if (first === "timeout") controller.abort(new CancelReason(`timed out after ${timeoutMs} ms`));
-    const settled = await Promise.race([work.then(() => true), sleep(graceMs, new AbortController().signal).then(() => false)]);
+    const settled = await Promise.race([work.then(() => true), sleep(graceMs).then(() => false)]);
     return { kind: first, stillRunning: !settled };
   } finally {
     clearTimeout(timer);
-    outer.removeEventListener("abort", forwardAbort);
+    outer?.removeEventListener("abort", forwardAbort);
   }
 }
 
@@ -245,14 +287,13 @@ export async function executeCall<T>(
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
   const started = performance.now();
-  const { callId } = options;
-  const signal = options.signal ?? new AbortController().signal;
+  const { callId, signal } = options;
   let attempts = 0;
   const metadata: Record<string, unknown> = {};
   let validArgs: Record<string, unknown> | undefined;
 
-  const finish = async (init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): Promise<ToolResult> => {
-    let result = makeResult({
+  const finish = (init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> => {
+    const result = makeResult({
       toolName: name,
       callId,
       attempts,
@@ -260,7 +301,12 @@ export async function executeCall<T>(
       ...init,
       latencyMs: performance.now() - started,
     });
-    for (const hook of [...env.hooks.after, ...session.hooks.after]) {
+    const hooks = hooksOf(env.hooks.after, session.hooks.after);
+    return hooks.length === 0 ? result : runAfterHooks(hooks, result);
+  };
+  const runAfterHooks = async (hooks: readonly AfterCallHook[], first: ToolResult): Promise<ToolResult> => {
+    let result = first;
+    for (const hook of hooks) {
       try {
         result = (await hook({ session, result, args: validArgs })) ?? result;
       } catch (error) {
@@ -287,7 +333,7 @@ export async function executeCall<T>(
       ),
     );
   }
-  if (signal.aborted) {
+  if (signal?.aborted) {
     return fail(new ToolError(`Not run: ${reasonText(signal)}`, { code: "cancelled" }), { status: "cancelled" });
   }
 
@@ -298,7 +344,7 @@ export async function executeCall<T>(
   validArgs = outcome.value;
 
   try {
-    for (const hook of [...env.hooks.before, ...session.hooks.before]) {
+    for (const hook of hooksOf(env.hooks.before, session.hooks.before)) {
       const decision = await hook({ session, toolName: name, callId, args: validArgs });
       if (!decision) continue;
       if ("output" in decision) {
@@ -336,29 +382,24 @@ export async function executeCall<T>(
   }
 
   const args = validArgs;
-  const makeContext = (ctxSignal: AbortSignal, attempt: number): ToolContext<T> => ({
-    session,
-    toolName: name,
-    callId,
-    attempt,
-    value: options.context as T,
-    signal: ctxSignal,
-    workspace: session.workspace,
-    policy: session.policy,
-    artifacts: session.artifacts,
-    deferImage: (image, note) => session.deferImage(image, { toolName: name, callId, note }),
-    progress: (message, fraction) => {
-      const event: ProgressEvent = { toolName: name, callId, message, fraction };
-      options.onProgress?.(event);
-      session.emitProgress(event);
-    },
-  });
+  const makeContext = (ctxSignal: AbortSignal, attempt: number): ToolContext<T> =>
+    new CallContext(session, name, callId, attempt, options.context as T, ctxSignal, options.onProgress);
   const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
   const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
 
   for (;;) {
     attempts++;
-    const attempt = await runAttempt(tool, args, makeContext, attempts, timeoutMs, signal, env.graceMs);
+    let attempt: AttemptOutcome;
+    if (signal === undefined && timeoutMs === undefined) {
+      // Nothing can stop this attempt early, so there is nothing to race against.
+      try {
+        attempt = { kind: "value", value: await tool.execute(args, makeContext(new AbortController().signal, attempts)) };
+      } catch (error) {
+        attempt = { kind: "thrown", error };
+      }
+    } else {
+      attempt = await runAttempt(tool, args, makeContext, attempts, timeoutMs, signal, env.graceMs);
+    }
     if (attempt.kind === "value") return finishOutput(attempt.value);
     if (attempt.kind === "timeout") {
       return fail(
@@ -370,7 +411,7 @@ export async function executeCall<T>(
       );
     }
     if (attempt.kind === "cancelled") {
-      return fail(new ToolError(`Cancelled: ${reasonText(signal)}`, { code: "cancelled" }), {
+      return fail(new ToolError(`Cancelled: ${reasonText(signal!)}`, { code: "cancelled" }), {
         status: "cancelled",
         workerStillRunning: attempt.stillRunning,
         outcomeUnknown: true,
@@ -381,14 +422,15 @@ export async function executeCall<T>(
       (tool.retry?.retryIf?.(attempt.error, attempts) ?? true);
     if (!retryable) return fail(error);
     if (!(await sleep(backoffDelay(tool, attempts), signal))) {
-      return fail(new ToolError(`Cancelled: ${reasonText(signal)}`, { code: "cancelled" }), { status: "cancelled" });
+      return fail(new ToolError(`Cancelled: ${reasonText(signal!)}`, { code: "cancelled" }), { status: "cancelled" });
     }
   }
 
-  async function finishOutput(value: unknown): Promise<ToolResult> {
-    let json: { output: unknown; text: string };
+  function finishOutput(value: unknown): ToolResult | Promise<ToolResult> {
+    const cap = tool!.maxOutputChars ?? env.maxOutputChars;
+    let json: ReturnType<typeof toJsonOutput>;
     try {
-      json = toJsonOutput(value);
+      json = toJsonOutput(value, cap);
     } catch (error) {
       if (!(error instanceof NotSerializableError)) throw error;
       return fail(
@@ -399,13 +441,16 @@ export async function executeCall<T>(
         }),
       );
     }
-    const cap = tool!.maxOutputChars ?? env.maxOutputChars;
-    if (json.text.length <= cap) return finish({ status: "success", output: json.output });
-    const artifact = await session.artifacts.put(json.text, {
-      mediaType: typeof json.output === "string" ? "text/plain; charset=utf-8" : "application/json",
-      summary: `whole output of ${name}${callId ? ` (call ${callId})` : ""}, ${json.text.length} characters`,
+    if (json.fits) return finish({ status: "success", output: json.output });
+    return capOutput(json.text(), typeof json.output === "string", cap);
+  }
+
+  async function capOutput(whole: string, isText: boolean, cap: number): Promise<ToolResult> {
+    const artifact = await session.artifacts.put(whole, {
+      mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
+      summary: `whole output of ${name}${callId ? ` (call ${callId})` : ""}, ${whole.length} characters`,
     });
-    const { text, omitted } = capText(json.text, cap, artifact);
+    const { text, omitted } = capText(whole, cap, artifact);
     return finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
   }
 }

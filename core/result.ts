@@ -156,16 +156,19 @@ function assertInvariants(r: ToolResult): void {
 export function makeResult(init: ToolResultInit): ToolResult {
   const result: ToolResult = {
     schemaVersion: RESULT_SCHEMA_VERSION,
+    status: init.status,
     output: null,
+    toolName: init.toolName,
     attempts: 0,
     latencyMs: 0,
     truncated: false,
     artifacts: [],
     metadata: {},
-    ...init,
   };
-  for (const key of Object.keys(result) as (keyof ToolResult)[]) {
-    if (result[key] === undefined) delete result[key];
+  const fields = result as unknown as Record<string, unknown>;
+  for (const key in init) {
+    const value = (init as Record<string, unknown>)[key];
+    if (value !== undefined) fields[key] = value;
   }
   assertInvariants(result);
   return result;

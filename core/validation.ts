@@ -72,6 +72,19 @@ function describeReceived(value: unknown): string {
 
 // ---------------------------------------------------------------- valibot
 
+const arrayParamsCache = new WeakMap<object, Set<string>>();
+
+/** The top-level parameters that take arrays, computed once per schema. */
+function arrayParamsOf(schema: v.GenericSchema): Set<string> {
+  let params = arrayParamsCache.get(schema);
+  if (params === undefined) {
+    const entries = (unwrap(schema as AnySchema).entries ?? {}) as Record<string, AnySchema>;
+    params = new Set(Object.keys(entries).filter((key) => acceptsArrayFromString(entries[key])));
+    arrayParamsCache.set(schema, params);
+  }
+  return params;
+}
+
 function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[] {
   return issues.map((issue) => {
     const path = pathText(issue.path?.map((p) => p.key as string | number) ?? []);
@@ -105,9 +118,8 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
  * ```
  */
 export function validateWithValibot(schema: v.GenericSchema, args: Record<string, unknown>): ValidationOutcome {
-  const root = unwrap(schema as AnySchema);
-  const entries = (root.entries ?? {}) as Record<string, AnySchema>;
-  const input = coerceArrayStrings(args, (key) => Object.hasOwn(entries, key) && acceptsArrayFromString(entries[key]));
+  const arrayParams = arrayParamsOf(schema);
+  const input = arrayParams.size ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
   const unknown = unknownKeyPaths(schema as AnySchema, input).map((p) => ({
     path: pathText(p),
     message: "unexpected argument",

@@ -1,0 +1,62 @@
+/**
+ * Small measuring helpers shared by the benches: medians of repeated timed
+ * rounds, and a table of ratios against a baseline in the same run.
+ *
+ * @module
+ */
+
+/** Median of numbers. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Times `rounds` rounds of `iterations` calls of `fn` and returns the median
+ * time per call in microseconds.
+ */
+export async function perCallMicros(
+  fn: () => unknown,
+  { rounds = 15, iterations = 2_000 }: { rounds?: number; iterations?: number } = {},
+): Promise<number> {
+  for (let i = 0; i < iterations; i++) await fn(); // warm-up
+  const samples: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const start = performance.now();
+    for (let i = 0; i < iterations; i++) await fn();
+    samples.push(((performance.now() - start) * 1000) / iterations);
+  }
+  return median(samples);
+}
+
+/**
+ * Times several candidates in interleaved rounds (so drift on a shared machine
+ * hits all of them alike) and returns each one's median µs per call.
+ */
+export async function comparePerCall(
+  candidates: readonly [string, () => unknown][],
+  { rounds = 21, iterations = 2_000 }: { rounds?: number; iterations?: number } = {},
+): Promise<[string, number][]> {
+  const samples = candidates.map(() => [] as number[]);
+  for (const [, fn] of candidates) for (let i = 0; i < iterations * 2; i++) await fn(); // warm-up
+  for (let r = 0; r < rounds; r++) {
+    for (let c = 0; c < candidates.length; c++) {
+      const fn = candidates[c][1];
+      const start = performance.now();
+      for (let i = 0; i < iterations; i++) await fn();
+      samples[c].push(((performance.now() - start) * 1000) / iterations);
+    }
+  }
+  return candidates.map(([name], c) => [name, median(samples[c])]);
+}
+
+/** Prints rows of `name  value unit  ratio-to-baseline`. */
+export function printRatios(title: string, rows: readonly [string, number][], unit: string, baseline: string): void {
+  const base = rows.find(([name]) => name === baseline)?.[1] ?? rows[0][1];
+  console.log(`\n${title}`);
+  const width = Math.max(...rows.map(([name]) => name.length));
+  for (const [name, value] of rows) {
+    console.log(`  ${name.padEnd(width)}  ${value.toFixed(2).padStart(10)} ${unit}  ${(value / base).toFixed(2)}x`);
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Per-call overhead of `toolbox.call` on a trivial 3-field tool, against a bare
+ * function call and against `v.parse` + call, in one run.
+ * Target (issue 3): pipeline at most 5x of `v.parse` + call.
+ *
+ * Run: deno run -A bench/call_overhead.ts
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Session, tool, ToolBox } from "../core/mod.ts";
+import { comparePerCall, printRatios } from "./_measure.ts";
+
+const input = v.object({ a: v.number(), b: v.number(), label: v.optional(v.string(), "sum") });
+const add = ({ a, b, label }: { a: number; b: number; label: string }) => ({ [label]: a + b });
+const box = new ToolBox().register(tool({ name: "add", description: "Add.", input, readOnly: true, run: add }));
+const dir = await mkdtemp(join(tmpdir(), "toolfence-bench-"));
+const session = new Session({ workspace: dir });
+const args = { a: 1, b: 2, label: "total" };
+
+const rows = await comparePerCall([
+  ["direct call", () => add(args)],
+  ["v.parse + call", () => add(v.parse(input, args))],
+  ["toolbox.call", () => box.call(session, "add", args)],
+  ["toolbox.call (JSON text)", () => box.call(session, "add", JSON.stringify(args))],
+]);
+printRatios("Call overhead (median µs per call)", rows, "µs", "v.parse + call");
+const ratio = rows[2][1] / rows[1][1];
+console.log(`  pipeline / (v.parse + call) = ${ratio.toFixed(2)}x (target ≤ 5x): ${ratio <= 5 ? "met" : "MISSED"}`);
+await session.close();
+await rm(dir, { recursive: true, force: true });
