@@ -14,3 +14,5 @@ export * from "./policy.ts";
 export * from "./atomic_write.ts";
 export * from "./sandbox.ts";
 export * from "./allowlist.ts";
+export * from "./command.ts";
+export * from "./risk.ts";
