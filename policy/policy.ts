@@ -10,6 +10,7 @@ import { ToolError } from "../core/errors.ts";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
 import type { SandboxMode } from "./sandbox.ts";
+import { authorizeCommand, type CommandAuthorization } from "./authorize_command.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -204,6 +205,22 @@ export class Policy {
     }
     if (outcome.choice === "once") return;
     throw denied(shown, action, "the user denied it");
+  }
+
+  /**
+   * Whether a shell command may start, asking this session's host where the
+   * command analysis says so (see {@linkcode authorizeCommand}); throws
+   * `permission_denied` when it may not.
+   */
+  authorizeCommand(
+    command: string,
+    signal?: AbortSignal,
+  ): Promise<CommandAuthorization> {
+    return authorizeCommand(
+      { state: this.state, asker: this.#asker },
+      command,
+      signal,
+    );
   }
 
   async #isTempRoot(realPath: string): Promise<boolean> {
