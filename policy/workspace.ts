@@ -286,12 +286,15 @@ export class Workspace {
     });
   }
 
-  // Ancestors of the workdir and the temp dir are real folders by construction;
-  // skipping their lstat lets a narrowly fenced Deno (--allow-read=W) resolve
-  // paths without read access to `/`.
-  #knownReal(p: string): boolean {
-    return isWithin(this.workdir, p) ||
-      (this.#tempDir !== undefined && isWithin(this.#tempDir, p));
+  // Strict ancestors of the workdir and the temp dir were real folders when
+  // those were resolved, and lie outside the workspace (so the agent cannot
+  // swap them). A narrowly fenced Deno (--allow-read=W) may not look at them;
+  // they are then taken as they were. The workdir and temp dir themselves are
+  // always looked at: a temp dir replaced by a symlink must not be trusted.
+  #unseenAncestor(p: string): boolean {
+    return (p !== this.workdir && isWithin(this.workdir, p)) ||
+      (this.#tempDir !== undefined && p !== this.#tempDir && isWithin(this.#tempDir, p) &&
+        !isWithin(p, this.workdir));
   }
 
   async #walk(
@@ -312,14 +315,14 @@ export class Workspace {
         continue;
       }
       const next = current === "/" ? "/" + name : current + "/" + name;
-      if (this.#knownReal(next)) {
-        current = next;
-        continue;
-      }
       let stat: fs.Stats;
       try {
         stat = await fsp.lstat(next);
       } catch (error) {
+        if (isRuntimePermissionError(error) && this.#unseenAncestor(next)) {
+          current = next;
+          continue;
+        }
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOENT" || code === "ENOTDIR") {
           const rest = [name, ...queue].filter((c) => c !== "" && c !== ".");

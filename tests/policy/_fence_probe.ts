@@ -1,10 +1,12 @@
 /**
- * Run by fence_test.ts under `deno run` with narrow flags: performs the policy
- * operations given as JSON in the first argument and prints one JSON result per
- * operation, so the test can see what the real fence allowed.
+ * Run by fence_test.ts under `deno run` with narrow flags (and, bundled, under
+ * Node's permission model): performs the policy operations given as JSON in
+ * the last argument and prints one JSON result per operation, so the test can
+ * see what the real fence allowed.
  *
  * @module
  */
+import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { type FencePermission, requireFence, runtimeFence } from "../../policy/fence.ts";
@@ -23,7 +25,7 @@ type Op =
   | { op: "closedEntirely"; permission: FencePermission; probes?: string[] }
   | { op: "sandbox"; mode: SandboxMode };
 
-const { workdir, tempParent, ops } = JSON.parse(Deno.args[0]) as {
+const { workdir, tempParent, ops } = JSON.parse(process.argv.at(-1)!) as {
   workdir: string;
   tempParent: string;
   ops: Op[];

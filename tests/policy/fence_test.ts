@@ -186,6 +186,79 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
   });
 });
 
+const nodeMajor: number = await new Promise((resolve) =>
+  execFile("node", ["--version"], (error, stdout) => resolve(error ? 0 : Number(/v(\d+)/.exec(stdout)?.[1])))
+);
+const nodeSkip = skip || (nodeMajor < 20 ? "needs Node 20 or later (its permission model)" : false);
+
+describe("runtime fence under Node's permission model", { skip: nodeSkip }, () => {
+  let bundleDir: string;
+  let bundle: string;
+
+  beforeEach(async () => {
+    bundleDir = await fsp.mkdtemp(path.join(L.root, "bundle-"));
+    bundle = path.join(bundleDir, "probe.mjs");
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        "deno",
+        ["bundle", "--platform", "node", "-o", bundle, PROBE],
+        { cwd: REPO, timeout: 120_000 },
+        (error, _stdout, stderr) => error ? reject(new Error(`deno bundle failed: ${stderr}`)) : resolve(),
+      )
+    );
+  });
+
+  function nodeProbe(flags: string[], ops: unknown[]): Promise<Outcome[]> {
+    const input = JSON.stringify({ workdir: L.workdir, tempParent: L.tempParent, ops });
+    const permission = nodeMajor >= 22 ? "--permission" : "--experimental-permission";
+    return new Promise((resolve, reject) => {
+      execFile(
+        "node",
+        [permission, `--allow-fs-read=${bundleDir}`, ...flags, bundle, input],
+        { timeout: 60_000 },
+        (error, stdout, stderr) => {
+          if (error) return reject(new Error(`node probe failed: ${error.message}\n${stderr}`));
+          resolve(JSON.parse(stdout.trim().split("\n").at(-1)!));
+        },
+      );
+    });
+  }
+
+  test("--allow-fs-read=W: reads work, a write names --allow-fs-write, run is closed", async () => {
+    const [read, write, query, run, writeClosed] = await nodeProbe([`--allow-fs-read=${L.workdir}`], [
+      { op: "read", path: "file.txt" },
+      { op: "write", path: "new.txt", action: "create", content: "x" },
+      { op: "query", permission: "read", target: "/etc/hostname" },
+      { op: "closedEntirely", permission: "run" },
+      { op: "closedEntirely", permission: "write" },
+    ]);
+    assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
+    assert.equal(write.code, "fence_denied");
+    assert.match(write.message!, new RegExp(`--allow-fs-write=${path.join(L.workdir, "new.txt")}`));
+    assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
+    assert.deepEqual(query.value, { allowed: false, flag: "--allow-fs-read=/etc/hostname" });
+    assert.equal(run.value, true);
+    assert.equal(writeClosed.value, true);
+  });
+
+  test("with write and child-process grants the same operations go through", async () => {
+    const [write, run, writeClosed, net] = await nodeProbe(
+      [`--allow-fs-read=${L.workdir}`, `--allow-fs-write=${L.workdir}`, "--allow-child-process"],
+      [
+        { op: "write", path: "new.txt", action: "create", content: "x" },
+        { op: "closedEntirely", permission: "run" },
+        { op: "closedEntirely", permission: "write" },
+        { op: "query", permission: "net", target: "example.com:443" },
+      ],
+    );
+    assert.equal(write.ok, true, write.message);
+    assert.equal(await fsp.readFile(path.join(L.workdir, "new.txt"), "utf8"), "x");
+    assert.deepEqual([run.value, writeClosed.value], [false, false]);
+    // Node 20 does not fence the network.
+    assert.deepEqual(net.value, { allowed: true });
+  });
+});
+
 describe("fence helpers in this process", () => {
   test("requireFence passes an open fence and names the flag of a closed one", () => {
     requireFence(openFence(), "write", "/anywhere");

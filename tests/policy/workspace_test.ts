@@ -222,6 +222,38 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
   });
 });
 
+describe("Workspace.resolve: swapped folders", () => {
+  test("a temp dir replaced by a symlink is not trusted", async () => {
+    const temp = await ws.tempDir();
+    await fsp.rm(temp, { recursive: true });
+    await fsp.symlink(L.outside, temp);
+    await rejectsWith(ws.resolve(path.join(temp, "secret.txt")), "outside_workspace");
+    await rejectsWith(ws.resolve(path.join(temp, "new.txt")), "outside_workspace");
+    await fsp.rm(temp);
+  });
+
+  test("a temp dir inside the workdir: swapping it or its parent for a symlink is noticed", async () => {
+    const inner = new Workspace(L.workdir, { tempParent: path.join(L.workdir, "sub") });
+    const temp = await inner.tempDir();
+    assert.equal((await inner.resolve(path.join(temp, "x"))).area, "temp");
+    await fsp.rename(path.join(L.workdir, "sub"), path.join(L.workdir, "sub-moved"));
+    await fsp.symlink(L.outside, path.join(L.workdir, "sub"));
+    await rejectsWith(inner.resolve(path.join(temp, "x")), "outside_workspace");
+    await rejectsWith(inner.resolve("sub/secret.txt"), "outside_workspace");
+    await fsp.rm(path.join(L.workdir, "sub"));
+    await fsp.rename(path.join(L.workdir, "sub-moved"), path.join(L.workdir, "sub"));
+    await inner.dispose();
+  });
+
+  test("a workdir replaced by a symlink after the workspace was made is not trusted", async () => {
+    await fsp.rename(L.workdir, L.workdir + "-moved");
+    await fsp.symlink(L.outside, L.workdir);
+    await rejectsWith(ws.resolve("secret.txt"), "outside_workspace");
+    await fsp.rm(L.workdir);
+    await fsp.rename(L.workdir + "-moved", L.workdir);
+  });
+});
+
 describe("Workspace lifecycle", () => {
   test("the workdir must exist and be a folder", () => {
     assert.throws(() => new Workspace(path.join(L.root, "missing")), UsageError);
