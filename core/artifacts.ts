@@ -6,7 +6,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "./errors.ts";
 import type { ArtifactRef } from "./result.ts";
@@ -129,6 +129,7 @@ export class FileArtifactStore implements ArtifactStore {
   /** The folder holding the artifacts. */
   readonly dir: string;
   #refs = new Map<string, ArtifactRef>();
+  #realDir?: Promise<string>;
 
   /** Creates a store in `dir` (created on first write). */
   constructor(dir: string) {
@@ -141,8 +142,9 @@ export class FileArtifactStore implements ArtifactStore {
     const ref = makeRef(bytes, typeof content === "string", info);
     const existing = this.#refs.get(ref.id);
     if (existing) return existing;
-    await mkdir(this.dir, { recursive: true });
-    await atomicWrite(join(this.dir, ref.sha256), bytes);
+    // atomicWrite insists on a folder given by its real path (a swapped-in symlink is refused).
+    this.#realDir ??= mkdir(this.dir, { recursive: true }).then(() => realpath(this.dir));
+    await atomicWrite(join(await this.#realDir, ref.sha256), bytes);
     this.#refs.set(ref.id, ref);
     return ref;
   }
