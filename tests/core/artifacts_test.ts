@@ -80,3 +80,18 @@ test("file store: written atomically by hash, verified on read", async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("file store: a folder given through a symlink works (writes go to its real path)", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+  try {
+    const { symlink } = await import("node:fs/promises");
+    await symlink(dir, `${dir}-link`);
+    const store = new FileArtifactStore(`${dir}-link/store`);
+    const ref = await store.put("through a link");
+    assert.equal(new TextDecoder().decode(await store.get(ref.id)), "through a link");
+    assert.deepEqual(await readdir(join(dir, "store")), [ref.sha256]);
+  } finally {
+    await rm(`${dir}-link`, { force: true });
+    await rm(dir, { recursive: true, force: true });
+  }
+});
