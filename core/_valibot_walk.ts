@@ -134,7 +134,11 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
       if (!Array.isArray(value)) return [];
       const items = base.items as AnySchema[];
       return value.flatMap((item, i) =>
-        i < items.length ? unknownKeyPaths(items[i], item, [...path, i]) : base.rest ? unknownKeyPaths(base.rest, item, [...path, i]) : []
+        i < items.length
+          ? unknownKeyPaths(items[i], item, [...path, i])
+          : base.rest
+          ? unknownKeyPaths(base.rest, item, [...path, i])
+          : []
       );
     }
     case "record":
@@ -157,7 +161,9 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
     }
     case "intersect": {
       // A key is unknown only when no member declares it.
-      const perOption = (base.options as AnySchema[]).map((o) => unknownKeyPaths(o, value, path).map((p) => p.join("\u0000")));
+      const perOption = (base.options as AnySchema[]).map((o) =>
+        unknownKeyPaths(o, value, path).map((p) => p.join("\u0000"))
+      );
       const [head, ...rest] = perOption;
       if (!head) return [];
       return head.filter((p) => rest.every((r) => r.includes(p))).map((p) => p.split("\u0000"));

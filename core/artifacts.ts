@@ -223,10 +223,13 @@ export async function readArtifactWindow(
     });
   }
   if (ref.encoding !== "utf-8") {
-    throw new ToolError(`Artifact ${id} is binary (${ref.mediaType}, ${ref.byteLength} bytes) and cannot be read as text`, {
-      code: "binary_artifact",
-      kind: "semantic",
-    });
+    throw new ToolError(
+      `Artifact ${id} is binary (${ref.mediaType}, ${ref.byteLength} bytes) and cannot be read as text`,
+      {
+        code: "binary_artifact",
+        kind: "semantic",
+      },
+    );
   }
   const text = new TextDecoder().decode(bytes);
   const end = Math.min(text.length, offset + limit);

@@ -161,7 +161,9 @@ function parseArguments(toolName: string, raw: unknown): Record<string, unknown>
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return new ToolError(
-      `Invalid arguments for ${toolName}: expected a JSON object, received ${Array.isArray(value) ? "an array" : typeof value}`,
+      `Invalid arguments for ${toolName}: expected a JSON object, received ${
+        Array.isArray(value) ? "an array" : typeof value
+      }`,
       { code: "invalid_arguments", kind: "semantic", recoveryHint: "Send the arguments as one JSON object." },
     );
   }
@@ -323,7 +325,9 @@ export async function executeCall<T>(
     const suggestions = closestNames(name, env.enabledNames());
     return fail(
       new ToolError(
-        `Unknown tool "${name}"${suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""}`,
+        `Unknown tool "${name}"${
+          suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""
+        }`,
         {
           code: "unknown_tool",
           kind: "semantic",
@@ -393,7 +397,10 @@ export async function executeCall<T>(
     if (signal === undefined && timeoutMs === undefined) {
       // Nothing can stop this attempt early, so there is nothing to race against.
       try {
-        attempt = { kind: "value", value: await tool.execute(args, makeContext(new AbortController().signal, attempts)) };
+        attempt = {
+          kind: "value",
+          value: await tool.execute(args, makeContext(new AbortController().signal, attempts)),
+        };
       } catch (error) {
         attempt = { kind: "thrown", error };
       }
@@ -466,7 +473,11 @@ export async function executeCall<T>(
  * console.log(capText("x".repeat(100), 60, ref).omitted > 0);
  * ```
  */
-export function capText(text: string, cap: number, artifact: Pick<ArtifactRef, "id">): { text: string; omitted: number } {
+export function capText(
+  text: string,
+  cap: number,
+  artifact: Pick<ArtifactRef, "id">,
+): { text: string; omitted: number } {
   const markerFor = (omitted: number) =>
     `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
   const room = Math.max(0, cap - markerFor(text.length).length);

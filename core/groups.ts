@@ -61,7 +61,9 @@ export function toolGroup(name: string): readonly AnyTool[] {
   if (!factory) {
     const known = toolGroupNames();
     throw new RangeError(
-      `Unknown tool group "${name}"; known groups: ${known.length ? known.join(", ") : "none (import toolfence's tools module to register the built-in groups)"}`,
+      `Unknown tool group "${name}"; known groups: ${
+        known.length ? known.join(", ") : "none (import toolfence's tools module to register the built-in groups)"
+      }`,
     );
   }
   return factory();

@@ -46,7 +46,9 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
   if (startsWith(bytes, [0x47, 0x49, 0x46, 0x38]) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61) {
     return "image/gif";
   }
-  if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes, [0x57, 0x45, 0x42, 0x50], 8)) return "image/webp";
+  if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes, [0x57, 0x45, 0x42, 0x50], 8)) {
+    return "image/webp";
+  }
   return undefined;
 }
 
@@ -62,10 +64,13 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
  */
 export function checkImage(bytes: Uint8Array, label = "the image"): ImageMediaType {
   if (bytes.byteLength > MAX_IMAGE_BYTES) {
-    throw new ToolError(`${label} is ${bytes.byteLength} bytes; images are limited to ${MAX_IMAGE_BYTES} bytes (10 MB)`, {
-      code: "image_too_large",
-      kind: "semantic",
-    });
+    throw new ToolError(
+      `${label} is ${bytes.byteLength} bytes; images are limited to ${MAX_IMAGE_BYTES} bytes (10 MB)`,
+      {
+        code: "image_too_large",
+        kind: "semantic",
+      },
+    );
   }
   const type = sniffImageType(bytes);
   if (!type) {

@@ -126,7 +126,10 @@ export class Session {
    * and read through the policy. Throws a `ToolError` for anything but a PNG,
    * JPEG, WebP or GIF of at most 10 MB.
    */
-  async deferImage(image: Uint8Array | string, from: { toolName: string; callId?: string; note?: string }): Promise<void> {
+  async deferImage(
+    image: Uint8Array | string,
+    from: { toolName: string; callId?: string; note?: string },
+  ): Promise<void> {
     const data = typeof image === "string"
       ? new Uint8Array(await readFile(await this.policy.resolveForRead(image)))
       : image.slice();

@@ -7,7 +7,7 @@
 
 import type * as v from "valibot";
 import type { ToolContext } from "./context.ts";
-import { isObjectSchema, type AnySchema } from "./_valibot_walk.ts";
+import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
 import { inputJsonSchema, type JsonSchema } from "./schema.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
@@ -84,8 +84,7 @@ export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
 export type ObjectInputSchema = v.GenericSchema<Record<string, unknown>, Record<string, unknown>>;
 
 /** The definition given to {@linkcode tool}. */
-export interface ToolDefinition<S extends ObjectInputSchema, T = unknown>
-  extends ToolMetadata<v.InferOutput<S>> {
+export interface ToolDefinition<S extends ObjectInputSchema, T = unknown> extends ToolMetadata<v.InferOutput<S>> {
   /** Unique name, `^[a-zA-Z0-9_-]{1,64}$`. */
   name: string;
   /** What the tool does, verbatim. Describe parameters with `v.description()`. */
@@ -105,7 +104,9 @@ export type ToolFunctionOptions<S extends ObjectInputSchema, T = unknown> =
 export function assertToolName(name: unknown): asserts name is string {
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
-      `Invalid tool name ${JSON.stringify(name)}: names must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 64 characters)`,
+      `Invalid tool name ${
+        JSON.stringify(name)
+      }: names must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 64 characters)`,
     );
   }
 }
@@ -137,7 +138,9 @@ export function assertToolName(name: unknown): asserts name is string {
  * }, { description: "Upper-case a text.", input: v.object({ text: v.string() }) });
  * ```
  */
-export function tool<S extends ObjectInputSchema, T = unknown>(definition: ToolDefinition<S, T>): Tool<v.InferOutput<S>>;
+export function tool<S extends ObjectInputSchema, T = unknown>(
+  definition: ToolDefinition<S, T>,
+): Tool<v.InferOutput<S>>;
 export function tool<S extends ObjectInputSchema, T = unknown>(
   fn: (args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown,
   options: ToolFunctionOptions<S, T>,
@@ -154,7 +157,9 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   if (typeof description !== "string") throw new TypeError(`Tool ${name}: description must be a string`);
   if (typeof run !== "function") throw new TypeError(`Tool ${name}: run must be a function`);
   if (!input || !isObjectSchema(input as unknown as AnySchema)) {
-    throw new TypeError(`Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`);
+    throw new TypeError(
+      `Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`,
+    );
   }
   let inputSchema: JsonSchema;
   try {

@@ -6,7 +6,14 @@
  */
 
 import { ToolNameConflictError, UsageError } from "./errors.ts";
-import { type AnyTool, isTool, tool as defineTool, type ObjectInputSchema, type Tool, type ToolDefinition } from "./tool.ts";
+import {
+  type AnyTool,
+  isTool,
+  type ObjectInputSchema,
+  type Tool,
+  tool as defineTool,
+  type ToolDefinition,
+} from "./tool.ts";
 import type * as v from "valibot";
 import { Session } from "./session.ts";
 import type { ToolResult } from "./result.ts";
@@ -95,7 +102,9 @@ export class ToolBox {
     for (const t of tools) {
       if (!isTool(t)) {
         throw new TypeError(
-          `Not a tool: ${JSON.stringify((t as { name?: unknown })?.name ?? t)}; a tool has a valid name, a description, an inputSchema and execute()`,
+          `Not a tool: ${
+            JSON.stringify((t as { name?: unknown })?.name ?? t)
+          }; a tool has a valid name, a description, an inputSchema and execute()`,
         );
       }
       const existing = this.#tools.get(t.name);
@@ -210,7 +219,11 @@ export class ToolBox {
   }
 
   /** Runs a batch of calls (see {@linkcode BatchOptions}); results in declaration order. */
-  callMany<T = unknown>(session: Session, calls: readonly BatchCall[], options: BatchOptions<T> = {}): Promise<BatchResult> {
+  callMany<T = unknown>(
+    session: Session,
+    calls: readonly BatchCall[],
+    options: BatchOptions<T> = {},
+  ): Promise<BatchResult> {
     assertSession(session);
     if (!Array.isArray(calls)) throw new UsageError("callMany needs an array of calls");
     return executeBatch(this.#env, session, calls, options);

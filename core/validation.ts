@@ -95,9 +95,9 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
       const nested = issue.issues?.length ? ` (${issue.issues.map((n) => n.message).slice(0, 3).join("; ")})` : "";
       return {
         path,
-        message: `expected ${(issue.expected ?? issue.type).replace(/^\((.*)\)$/, "$1")}, received ${describeReceived(issue.input)}${
-          issue.type === "union" ? nested : ""
-        }`,
+        message: `expected ${(issue.expected ?? issue.type).replace(/^\((.*)\)$/, "$1")}, received ${
+          describeReceived(issue.input)
+        }${issue.type === "union" ? nested : ""}`,
       };
     }
     return { path, message: issue.message };
@@ -147,7 +147,10 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
       out[key] = Object.fromEntries(
         Object.entries(value as Record<string, JsonSchema>).map(([k, s]) => [k, closeObjects(s)]),
       );
-    } else if (typeof value === "object" && value !== null && key !== "enum" && key !== "const" && key !== "default" && key !== "examples") {
+    } else if (
+      typeof value === "object" && value !== null && key !== "enum" && key !== "const" && key !== "default" &&
+      key !== "examples"
+    ) {
       out[key] = closeObjects(value as JsonSchema);
     } else {
       out[key] = value;
@@ -191,9 +194,9 @@ function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>
       case "enum":
         return {
           path,
-          message: `expected one of ${(e.params.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(" | ")}, received ${
-            describeReceived(received)
-          }`,
+          message: `expected one of ${
+            (e.params.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(" | ")
+          }, received ${describeReceived(received)}`,
         };
       default:
         return { path, message: `${e.message ?? e.keyword}, received ${describeReceived(received)}` };

@@ -7,13 +7,18 @@ import { createHash } from "node:crypto";
 import { FileArtifactStore, MemoryArtifactStore, readArtifactWindow } from "../../core/artifacts.ts";
 import { ToolError } from "../../core/errors.ts";
 
-for (const [label, makeStore] of [
-  ["memory", () => Promise.resolve({ store: new MemoryArtifactStore(), cleanup: () => Promise.resolve() })],
-  ["file", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
-    return { store: new FileArtifactStore(join(dir, "store")), cleanup: () => rm(dir, { recursive: true, force: true }) };
-  }],
-] as const) {
+for (
+  const [label, makeStore] of [
+    ["memory", () => Promise.resolve({ store: new MemoryArtifactStore(), cleanup: () => Promise.resolve() })],
+    ["file", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+      return {
+        store: new FileArtifactStore(join(dir, "store")),
+        cleanup: () => rm(dir, { recursive: true, force: true }),
+      };
+    }],
+  ] as const
+) {
   describe(`${label} artifact store`, () => {
     test("content-addressed refs with the right fields; same content, same id", async () => {
       const { store, cleanup } = await makeStore();

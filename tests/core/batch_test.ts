@@ -36,7 +36,9 @@ function recordingBox(log: string[]) {
 
 describe("callMany", () => {
   test("segments: consecutive safe calls together, unsafe calls alone", () => {
-    assert.deepEqual(planSegments([true, true, false, true, false, false, true], "parallel"), [[0, 1], [2], [3], [4], [5], [6]]);
+    assert.deepEqual(planSegments([true, true, false, true, false, false, true], "parallel"), [[0, 1], [2], [3], [4], [
+      5,
+    ], [6]]);
     assert.deepEqual(planSegments([true, true], "serial"), [[0], [1]]);
   });
 
@@ -80,7 +82,14 @@ describe("callMany", () => {
       ], { parallelToolNames: [] });
       assert.deepEqual(log, ["start r1", "end r1", "start r2", "end r2"], "unlisted tools run alone");
       const approval = new ToolBox().register(
-        tool({ name: "ro_but_asks", description: "d", input: v.object({}), readOnly: true, needsApproval: true, run: () => 1 }),
+        tool({
+          name: "ro_but_asks",
+          description: "d",
+          input: v.object({}),
+          readOnly: true,
+          needsApproval: true,
+          run: () => 1,
+        }),
         tool({ name: "writer_but_safe", description: "d", input: v.object({}), concurrencySafe: true, run: () => 1 }),
       );
       const ask = approval.get("ro_but_asks")!;
@@ -106,7 +115,9 @@ describe("callMany", () => {
           running--;
         },
       }));
-      await box.callMany(session, Array.from({ length: 12 }, () => ({ name: "count", args: {} })), { maxConcurrency: 3 });
+      await box.callMany(session, Array.from({ length: 12 }, () => ({ name: "count", args: {} })), {
+        maxConcurrency: 3,
+      });
       assert.equal(peak, 3);
     });
   });

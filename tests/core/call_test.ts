@@ -32,7 +32,10 @@ describe("toolbox.call outcomes", () => {
 
   test("unknown and disabled tools list the closest names", async () => {
     await withSession(async (session) => {
-      const box = new ToolBox().register(listDir, tool({ name: "read_file", description: "d", input: v.object({}), run: () => 1 }));
+      const box = new ToolBox().register(
+        listDir,
+        tool({ name: "read_file", description: "d", input: v.object({}), run: () => 1 }),
+      );
       const r = await box.call(session, "list_dirs", {});
       assert.equal(r.status, "error");
       assert.equal(r.errorKind, "semantic");
@@ -83,12 +86,22 @@ describe("toolbox.call outcomes", () => {
   test("a thrown error becomes tool_error with the message and developer details", async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
-        tool({ name: "boom", description: "d", input: v.object({}), run: () => {
-          throw new RangeError("kaboom");
-        } }),
-        tool({ name: "throws_string", description: "d", input: v.object({}), run: () => {
-          throw "plain string";
-        } }),
+        tool({
+          name: "boom",
+          description: "d",
+          input: v.object({}),
+          run: () => {
+            throw new RangeError("kaboom");
+          },
+        }),
+        tool({
+          name: "throws_string",
+          description: "d",
+          input: v.object({}),
+          run: () => {
+            throw "plain string";
+          },
+        }),
       );
       const r = await box.call(session, "boom", {});
       assert.equal(r.status, "error");
@@ -104,9 +117,18 @@ describe("toolbox.call outcomes", () => {
   test("a ToolError keeps its status, kind and code", async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
-        tool({ name: "deny", description: "d", input: v.object({}), run: () => {
-          throw new ToolError("Write to x was denied", { code: "permission_denied", kind: "policy", status: "skipped" });
-        } }),
+        tool({
+          name: "deny",
+          description: "d",
+          input: v.object({}),
+          run: () => {
+            throw new ToolError("Write to x was denied", {
+              code: "permission_denied",
+              kind: "policy",
+              status: "skipped",
+            });
+          },
+        }),
       );
       const r = await box.call(session, "deny", {});
       assert.equal(r.status, "skipped");
@@ -117,10 +139,18 @@ describe("toolbox.call outcomes", () => {
 
   test("sync and async tools; strings, objects, arrays, undefined", async () => {
     await withSession(async (session) => {
-      const cases: [unknown, unknown][] = [["text", "text"], [{ a: [1, { b: null }] }, { a: [1, { b: null }] }], [
-        [1, "2"],
-        [1, "2"],
-      ], [undefined, null], [0, 0], [false, false], [new Date(0), "1970-01-01T00:00:00.000Z"]];
+      const cases: [unknown, unknown][] = [
+        ["text", "text"],
+        [{ a: [1, { b: null }] }, { a: [1, { b: null }] }],
+        [
+          [1, "2"],
+          [1, "2"],
+        ],
+        [undefined, null],
+        [0, 0],
+        [false, false],
+        [new Date(0), "1970-01-01T00:00:00.000Z"],
+      ];
       for (const [value, expected] of cases) {
         const box = new ToolBox().register(
           tool({ name: "sync", description: "d", input: v.object({}), run: () => value }),
@@ -149,7 +179,9 @@ describe("toolbox.call outcomes", () => {
         [cyclic, /circular reference at self/],
       ];
       for (const [value, pattern] of cases) {
-        const box = new ToolBox().register(tool({ name: "bad", description: "d", input: v.object({}), run: () => value }));
+        const box = new ToolBox().register(
+          tool({ name: "bad", description: "d", input: v.object({}), run: () => value }),
+        );
         const r = await box.call(session, "bad", {});
         assert.equal(r.status, "error");
         assert.equal(r.errorCode, "not_serializable");
@@ -166,10 +198,15 @@ describe("toolbox.call outcomes", () => {
     await withSession(async (session) => {
       let seen: ToolContext<{ user: string }> | undefined;
       const box = new ToolBox().register(
-        tool({ name: "ctx", description: "d", input: v.object({}), run: (_args, ctx: ToolContext<{ user: string }>) => {
-          seen = ctx;
-          return ctx.value.user;
-        } }),
+        tool({
+          name: "ctx",
+          description: "d",
+          input: v.object({}),
+          run: (_args, ctx: ToolContext<{ user: string }>) => {
+            seen = ctx;
+            return ctx.value.user;
+          },
+        }),
       );
       const r = await box.call(session, "ctx", {}, { context: { user: "ada" }, callId: "c9" });
       assert.equal(r.output, "ada");
@@ -190,7 +227,11 @@ describe("toolbox.call outcomes", () => {
       class Echo {
         name = "echo";
         description = "Echo the text.";
-        inputSchema = { type: "object", properties: { text: { type: "string" }, times: { type: "integer", default: 1 } }, required: ["text"] };
+        inputSchema = {
+          type: "object",
+          properties: { text: { type: "string" }, times: { type: "integer", default: 1 } },
+          required: ["text"],
+        };
         execute(args: { text: string; times: number }) {
           runs++;
           return args.text.repeat(args.times);

@@ -251,7 +251,10 @@ describe("output cap", () => {
       assert.ok(text.endsWith(big.slice(-100)));
       assert.equal(r.omitted, big.length - (text.length - text.match(/\n\[\.\.\. .*? \.\.\.\]\n/)![0].length));
       assert.equal(r.artifacts.length, 1);
-      assert.match(text, new RegExp(`${r.omitted} characters omitted; the whole output is artifact ${r.artifacts[0].id}`));
+      assert.match(
+        text,
+        new RegExp(`${r.omitted} characters omitted; the whole output is artifact ${r.artifacts[0].id}`),
+      );
       const stored = await session.artifacts.get(r.artifacts[0].id);
       assert.deepEqual(stored, new TextEncoder().encode(big));
       const window = await readArtifactWindow(session.artifacts, r.artifacts[0].id, { offset: 500_000, limit: 10 });
@@ -278,10 +281,16 @@ describe("output cap", () => {
 describe("hooks and progress", () => {
   test("before hooks may rewrite arguments (validated again) or short-circuit; after hooks may replace", async () => {
     await withSession(async (session) => {
-      const box = new ToolBox().register(tool({ name: "echo", description: "d", input: v.object({ n: v.number() }), run: ({ n }) => n }));
-      box.beforeToolCall(({ args }) => (args.n === 1 ? { args: { n: 100 } } : args.n === 2 ? { args: { n: "bad" } } : undefined));
+      const box = new ToolBox().register(
+        tool({ name: "echo", description: "d", input: v.object({ n: v.number() }), run: ({ n }) => n }),
+      );
+      box.beforeToolCall((
+        { args },
+      ) => (args.n === 1 ? { args: { n: 100 } } : args.n === 2 ? { args: { n: "bad" } } : undefined));
       session.hooks.before.push(({ args }) => (args.n === 3 ? { output: "cached" } : undefined));
-      box.afterToolCall(({ result }) => (result.output === 100 ? { ...result, metadata: { ...result.metadata, seen: true } } : undefined));
+      box.afterToolCall((
+        { result },
+      ) => (result.output === 100 ? { ...result, metadata: { ...result.metadata, seen: true } } : undefined));
       const rewritten = await box.call(session, "echo", { n: 1 });
       assert.equal(rewritten.output, 100);
       assert.equal(rewritten.metadata.seen, true);

@@ -18,7 +18,10 @@ test("images are recognised by their magic bytes", () => {
 });
 
 test("checkImage refuses non-images and images over 10 MB", () => {
-  assert.throws(() => checkImage(new TextEncoder().encode("%PDF-1.7"), "doc.png"), /doc.png is not a PNG, JPEG, WebP or GIF/);
+  assert.throws(
+    () => checkImage(new TextEncoder().encode("%PDF-1.7"), "doc.png"),
+    /doc.png is not a PNG, JPEG, WebP or GIF/,
+  );
   const big = new Uint8Array(MAX_IMAGE_BYTES + 1);
   big.set(PNG);
   assert.throws(() => checkImage(big), /limited to 10485760 bytes/);

@@ -15,8 +15,16 @@ describe("ToolResult", () => {
 
   const broken: [string, Parameters<typeof makeResult>[0], RegExp][] = [
     ["success with error", { status: "success", toolName: "t", error: "x" }, /success has no error/],
-    ["error without code", { status: "error", toolName: "t", error: "x", errorKind: "execution" }, /needs errorKind and errorCode/],
-    ["error without message", { status: "error", toolName: "t", errorKind: "execution", errorCode: "c" }, /needs an error message/],
+    [
+      "error without code",
+      { status: "error", toolName: "t", error: "x", errorKind: "execution" },
+      /needs errorKind and errorCode/,
+    ],
+    [
+      "error without message",
+      { status: "error", toolName: "t", errorKind: "execution", errorCode: "c" },
+      /needs an error message/,
+    ],
     [
       "skipped outside policy",
       { status: "skipped", toolName: "t", error: "x", errorKind: "execution", errorCode: "c" },
@@ -33,13 +41,20 @@ describe("ToolResult", () => {
       /workerStillRunning only with timed_out or cancelled/,
     ],
     ["negative attempts", { status: "success", toolName: "t", attempts: -1 }, /attempts/],
-    ["truncated without omitted", { status: "success", toolName: "t", truncated: true }, /truncated exactly when omitted/],
+    [
+      "truncated without omitted",
+      { status: "success", toolName: "t", truncated: true },
+      /truncated exactly when omitted/,
+    ],
     // deno-lint-ignore no-explicit-any
     ["unknown status", { status: "weird" as any, toolName: "t" }, /unknown status/],
   ];
   for (const [name, init, rule] of broken) {
     test(`contract: ${name}`, () => {
-      assert.throws(() => makeResult(init), (e: unknown) => e instanceof ToolResultContractError && rule.test(e.message));
+      assert.throws(
+        () => makeResult(init),
+        (e: unknown) => e instanceof ToolResultContractError && rule.test(e.message),
+      );
     });
   }
 

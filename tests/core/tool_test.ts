@@ -5,7 +5,8 @@ import { isTool, tool } from "../../core/tool.ts";
 
 describe("tool()", () => {
   test("object form keeps name, description verbatim, metadata and a JSON Schema", () => {
-    const description = "List the contents of a directory.\nReturns names; with details also sizes.\n  * indented: kept";
+    const description =
+      "List the contents of a directory.\nReturns names; with details also sizes.\n  * indented: kept";
     const t = tool({
       name: "list_dir",
       description,

@@ -87,7 +87,12 @@ describe("ToolBox registration", () => {
 
   test("schemas('json-schema') renders name, description, inputSchema; unknown dialects are named", () => {
     const box = new ToolBox().register(
-      tool({ name: "x", description: "X.", input: v.object({ a: v.pipe(v.string(), v.description("An a")) }), run: () => 1 }),
+      tool({
+        name: "x",
+        description: "X.",
+        input: v.object({ a: v.pipe(v.string(), v.description("An a")) }),
+        run: () => 1,
+      }),
     );
     assert.deepEqual(box.schemas("json-schema", { fence: openFence() }), [{
       name: "x",

@@ -50,7 +50,9 @@ describe("valibot validation", () => {
   });
 
   test("unions judge unknown keys by the member that accepts the value", () => {
-    const schema = v.object({ u: v.union([v.object({ kind: v.literal("a"), a: v.string() }), v.object({ kind: v.literal("b") })]) });
+    const schema = v.object({
+      u: v.union([v.object({ kind: v.literal("a"), a: v.string() }), v.object({ kind: v.literal("b") })]),
+    });
     assert.equal(validateWithValibot(schema, { u: { kind: "a", a: "x" } }).ok, true);
     assert.deepEqual(issuesOf(validateWithValibot(schema, { u: { kind: "b", a: "x" } })).map((i) => i.path), ["u.a"]);
   });
@@ -82,7 +84,10 @@ describe("valibot validation", () => {
   });
 
   test("a missing required argument is named", () => {
-    assert.deepEqual(issuesOf(validateWithValibot(listDir, {})), [{ path: "path", message: "missing required argument" }]);
+    assert.deepEqual(issuesOf(validateWithValibot(listDir, {})), [{
+      path: "path",
+      message: "missing required argument",
+    }]);
   });
 });
 
