@@ -8,7 +8,6 @@ import { registerToolGroup } from "../../core/groups.ts";
 import { openFence } from "../../policy/fence.ts";
 import type { Fence } from "../../policy/fence.ts";
 import type { Session } from "../../core/session.ts";
-import { withSession } from "./_helpers.ts";
 
 const make = (name: string, extra: Partial<Parameters<typeof tool>[0]> = {}) =>
   tool({ name, description: `The ${name} tool.`, input: v.object({}), run: () => name, ...extra });
@@ -107,7 +106,7 @@ describe("ToolBox registration", () => {
     assert.throws(() => box.schemas("klingon"), /Unknown dialect "klingon"/);
   });
 
-  test("call without a session is a programming error that throws", async () => {
+  test("call without a session is a programming error that throws", () => {
     const box = new ToolBox().register(make("a"));
     // deno-lint-ignore no-explicit-any
     assert.throws(() => box.call(undefined as any, "a", {}), UsageError);
