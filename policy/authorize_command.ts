@@ -43,12 +43,6 @@ export interface CommandAuthorization {
 
 const MAX_REASONS_SHOWN = 3;
 
-function reasonsText(reasons: readonly string[]): string {
-  const shown = reasons.slice(0, MAX_REASONS_SHOWN).join("; ");
-  const more = reasons.length - MAX_REASONS_SHOWN;
-  return more > 0 ? `${shown}; and ${more} more` : shown;
-}
-
 function denied(
   command: string,
   why: string,
@@ -57,9 +51,12 @@ function denied(
   extra: Record<string, unknown> = {},
 ): ToolError {
   const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
+  const reasons = [...new Set([assessment.reason, ...check.reasons])];
+  const more = reasons.length - MAX_REASONS_SHOWN;
   return new ToolError(
-    `The command was not run: ${why}. It needs confirmation because ${assessment.reason}` +
-      (check.reasons.length ? ` (${reasonsText(check.reasons)})` : "") + `. Command: ${shown}`,
+    `The command was not run: ${why}. It needs confirmation because ` +
+      reasons.slice(0, MAX_REASONS_SHOWN).join("; ") + (more > 0 ? `; and ${more} more` : "") +
+      `. Command: ${shown}`,
     {
       code: "permission_denied",
       kind: "policy",
@@ -130,7 +127,10 @@ export async function authorizeCommand(
   } catch (error) {
     // A host with nobody to ask refuses; say so with the command's reasons.
     if (error instanceof ToolError && error.code === "permission_denied") {
-      throw denied(command, error.message, check, assessment, { prompt });
+      throw denied(command, "nobody could be asked to confirm it", check, assessment, {
+        prompt,
+        hostRefusal: error.message,
+      });
     }
     throw error;
   }

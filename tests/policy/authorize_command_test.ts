@@ -87,8 +87,10 @@ describe("authorizeCommand", () => {
   test("the always-ask kinds need a person even with autoConfirm", async () => {
     await withSession(async (session) => {
       const error = await deniedError(session.policy.authorizeCommand("apt-get install -y cowsay"));
-      assert.match(error.message, /person/);
-      assert.equal((error.details as { prompt: ConfirmRequest }).prompt.requirePerson, true);
+      assert.match(error.message, /nobody could be asked/);
+      const details = error.details as { prompt: ConfirmRequest; hostRefusal: string };
+      assert.equal(details.prompt.requirePerson, true);
+      assert.match(details.hostRefusal, /person/);
     }, { autoConfirm: true, host: autoHost() });
     const { host, asked } = recordingHost(true);
     const allowed = await authorizeCommand({ state: new PolicyState(), asker: host }, "sudo reboot");

@@ -1,0 +1,65 @@
+// Shared checks for the shell tool tests: whether processes are alive, found
+// by pid or by a unique word in their command line.
+
+import { readdir, readFile } from "node:fs/promises";
+import process from "node:process";
+import { ToolBox } from "../../../core/toolbox.ts";
+import { cmdTools } from "../../../tools/cmd/mod.ts";
+import type { ToolResult } from "../../../core/result.ts";
+import assert from "node:assert/strict";
+
+/** A toolbox with the cmd group. */
+export function cmdBox(): ToolBox {
+  return new ToolBox().register(...cmdTools());
+}
+
+/** Whether a process with this pid exists (and is not a zombie). */
+export async function pidAlive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of live processes whose command line contains every one of `words` as an argument. */
+export async function pidsWithArgs(...words: string[]): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = (await readFile(`/proc/${entry}/cmdline`, "utf8")).split("\0");
+      if (words.every((w) => args.includes(w)) && await pidAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/** Polls `check` every 50 ms until it is true or `ms` pass; returns its last answer. */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A unique number usable as a `sleep` duration that marks a process. */
+export function markerSeconds(): string {
+  return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
+}
+
+/** Asserts a successful result and returns its output. */
+export function okOutput<T = Record<string, unknown>>(result: ToolResult): T {
+  assert.equal(result.status, "success", `${result.errorCode}: ${result.error}`);
+  return result.output as T;
+}

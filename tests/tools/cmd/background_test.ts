@@ -1,0 +1,126 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { withSession } from "../../core/_helpers.ts";
+import { Session } from "../../../core/session.ts";
+import { autoHost, denyAllHost } from "../../../policy/hosts.ts";
+import type { JobReport } from "../../../tools/cmd/background.ts";
+import { cmdBox, eventually, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
+
+const box = cmdBox();
+const auto = { autoConfirm: true, host: autoHost() } as const;
+type Wait = JobReport & { timed_out: boolean };
+
+describe("background jobs", () => {
+  test("a job runs in the background; bash_wait with 0 polls, then waits for the end", async () => {
+    await withSession(async (session) => {
+      const started = okOutput<{ id: string; status: string }>(
+        await box.call(session, "bash_background", { command: "for i in 1 2 3; do echo $i; sleep 0.3; done" }),
+      );
+      assert.equal(started.id, "job-1");
+      assert.equal(started.status, "running");
+      const polled = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 0 }));
+      assert.equal(polled.timed_out, true);
+      assert.equal(polled.status, "running");
+      const done = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 }));
+      assert.equal(done.timed_out, false);
+      assert.equal(done.status, "exited");
+      assert.equal(done.exit_code, 0);
+      assert.equal(done.stdout, "1\n2\n3\n");
+    }, auto);
+  });
+
+  test("bash_read shows everything so far and does not consume it", async () => {
+    await withSession(async (session) => {
+      const { id } = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "echo first; echo warn >&2; exec sleep 30" }),
+      );
+      assert.ok(
+        await eventually(async () =>
+          (okOutput<JobReport>(await box.call(session, "bash_read", { id }))).stdout === "first\n"
+        ),
+      );
+      const again = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
+      assert.equal(again.stdout, "first\n");
+      assert.equal(again.stderr, "warn\n");
+      assert.equal(again.status, "running");
+    }, auto);
+  });
+
+  test("a job survives bash_wait timeouts and is killed when the session closes", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "toolfence-jobs-"));
+    const session = new Session({ workspace: dir, ...auto, sandbox: "off" });
+    const mark = markerSeconds();
+    try {
+      const { id, pid } = okOutput<{ id: string; pid: number }>(
+        await box.call(session, "bash_background", { command: `sleep ${mark} & echo $!; wait` }),
+      );
+      for (let i = 0; i < 2; i++) {
+        const waited = okOutput<Wait>(await box.call(session, "bash_wait", { id, timeout_s: 0.3 }));
+        assert.equal(waited.timed_out, true);
+        assert.equal(waited.status, "running");
+      }
+      const child = Number(okOutput<JobReport>(await box.call(session, "bash_read", { id })).stdout.trim());
+      assert.equal(await pidAlive(pid), true);
+      assert.equal(await pidAlive(child), true);
+      await session.close();
+      assert.equal(await pidAlive(pid), false);
+      assert.equal(await pidAlive(child), false);
+      assert.deepEqual(await pidsWithArgs("sleep", mark), []);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("bash_stop ends the job and its children; bash_list shows every job", async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const first = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "echo done" }));
+      const second = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: `sleep ${mark} & sleep ${mark}` }),
+      );
+      okOutput(await box.call(session, "bash_wait", { id: first.id, timeout_s: 10 }));
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 2, 5000));
+      const stopped = okOutput<JobReport>(await box.call(session, "bash_stop", { id: second.id }));
+      assert.equal(stopped.status, "killed");
+      assert.equal(stopped.stopped, true);
+      assert.deepEqual(await pidsWithArgs("sleep", mark), []);
+      const { jobs } = okOutput<{ jobs: { id: string; status: string; exit_code: number | null }[] }>(
+        await box.call(session, "bash_list", {}),
+      );
+      assert.deepEqual(jobs.map((j) => [j.id, j.status, j.exit_code]), [
+        [first.id, "exited", 0],
+        [second.id, "killed", null],
+      ]);
+      const again = okOutput<JobReport>(await box.call(session, "bash_stop", { id: first.id }));
+      assert.equal(again.status, "exited");
+    }, auto);
+  });
+
+  test("long output is read as head and tail, naming the file that holds it all", async () => {
+    await withSession(async (session) => {
+      const { id } = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "seq 1 200000" }),
+      );
+      const done = okOutput<Wait>(await box.call(session, "bash_wait", { id, timeout_s: 20, max_output_chars: 1000 }));
+      assert.ok(done.stdout.length <= 1000, `${done.stdout.length}`);
+      assert.ok(done.stdout.startsWith("1\n2\n3\n"));
+      assert.ok(done.stdout.endsWith("199999\n200000\n"));
+      assert.match(done.stdout, /bytes omitted; the whole output is in .*\.stdout/);
+    }, auto);
+  });
+
+  test("unknown ids and denied commands are clear errors", async () => {
+    await withSession(async (session) => {
+      const unknown = await box.call(session, "bash_read", { id: "job-9" });
+      assert.equal(unknown.errorCode, "unknown_job");
+      const denied = await box.call(session, "bash_background", { command: "touch x" });
+      assert.equal(denied.errorCode, "permission_denied");
+      const { jobs } = okOutput<{ jobs: unknown[] }>(await box.call(session, "bash_list", {}));
+      assert.deepEqual(jobs, []);
+    }, { host: denyAllHost() });
+  });
+});

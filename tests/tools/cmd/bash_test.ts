@@ -1,0 +1,225 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost, callbackHost, denyAllHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { readArtifactWindow } from "../../../core/artifacts.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, eventually, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
+
+const box = cmdBox();
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const auto = { autoConfirm: true, host: autoHost() } as const;
+
+describe("bash", () => {
+  test("runs an allowlisted command without asking and reports exit code, output and time", async () => {
+    await withSession(async (session) => {
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hello; echo oops >&2" }));
+      assert.equal(out.exit_code, 0);
+      assert.equal(out.stdout, "hello\n");
+      assert.equal(out.stderr, "oops\n");
+      assert.equal(typeof out.duration_ms, "number");
+      assert.equal(out.sandboxed, hasBwrap);
+    }, { host: denyAllHost() });
+  });
+
+  test("a non-zero exit is a successful call with that exit code", async () => {
+    await withSession(async (session) => {
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "ls no-such-file" }));
+      assert.notEqual(out.exit_code, 0);
+      assert.match(out.stderr, /no-such-file/);
+    });
+  });
+
+  test("a denied command never starts: the file it would write does not exist", async () => {
+    await withSession(async (session, dir) => {
+      const result = await box.call(session, "bash", { command: "touch made-by-denied.txt" });
+      assert.equal(result.status, "skipped");
+      assert.equal(result.errorKind, "policy");
+      assert.equal(result.errorCode, "permission_denied");
+      assert.match(result.error!, /touch made-by-denied\.txt/);
+      assert.equal(existsSync(path.join(dir, "made-by-denied.txt")), false);
+    }, { host: denyAllHost() });
+    const asked: string[] = [];
+    const host = callbackHost({
+      choose: (request) => request.defaultChoice,
+      confirm: (request) => {
+        asked.push(request.title);
+        return false;
+      },
+    });
+    await withSession(async (session, dir) => {
+      const result = await box.call(session, "bash", { command: "rm -rf src && echo gone > gone.txt" });
+      assert.equal(result.errorCode, "permission_denied");
+      assert.deepEqual(asked, ["Dangerous Command Confirmation"]);
+      assert.equal(existsSync(path.join(dir, "gone.txt")), false);
+    }, { host });
+  });
+
+  test("a confirmed command runs", async () => {
+    await withSession(async (session, dir) => {
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "touch made.txt" }));
+      assert.equal(out.exit_code, 0);
+      assert.equal(existsSync(path.join(dir, "made.txt")), true);
+    }, auto);
+  });
+
+  test("cwd is resolved inside the workspace", async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, "sub"));
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "pwd", cwd: "sub" }));
+      assert.equal(out.stdout.trim(), path.join(session.workspace.workdir, "sub"));
+      const outside = await box.call(session, "bash", { command: "pwd", cwd: "../" });
+      assert.equal(outside.errorCode, "outside_workspace");
+      await writeFile(path.join(dir, "file.txt"), "x");
+      assert.equal((await box.call(session, "bash", { command: "pwd", cwd: "file.txt" })).errorCode, "not_a_directory");
+    });
+  });
+
+  test("the environment is scrubbed; env adds variables; loader and search-path variables are refused", async () => {
+    process.env.TOOLFENCE_TEST_SECRET = "hunter2";
+    process.env.LD_LIBRARY_PATH = "/nowhere";
+    try {
+      await withSession(async (session) => {
+        const out = okOutput<BashResult>(
+          await box.call(session, "bash", { command: "env", env: { GREETING: "hi there" } }),
+        );
+        assert.doesNotMatch(out.stdout, /hunter2|TOOLFENCE_TEST_SECRET|LD_LIBRARY_PATH/);
+        assert.match(out.stdout, /^GREETING=hi there$/m);
+        assert.match(out.stdout, /^PATH=/m);
+        assert.match(out.stdout, new RegExp(`^TMPDIR=${await session.workspace.tempDir()}$`, "m"));
+        for (const name of ["LD_PRELOAD", "PATH", "BASH_ENV", "GIT_SSH_COMMAND", "BASH_FUNC_ls%%", "NODE_OPTIONS"]) {
+          const refused = await box.call(session, "bash", { command: "env", env: { [name]: "x" } });
+          assert.ok(
+            refused.errorCode === "forbidden_env" || refused.errorCode === "invalid_arguments",
+            `${name}: ${refused.errorCode}`,
+          );
+        }
+      }, auto);
+    } finally {
+      delete process.env.TOOLFENCE_TEST_SECRET;
+      delete process.env.LD_LIBRARY_PATH;
+    }
+  });
+
+  test("a command that outlives its timeout is killed with its children (by pid)", async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const started = Date.now();
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", {
+          command: `echo $$; sleep ${mark} & echo $!; sleep ${mark}`,
+          timeout_s: 1,
+        }),
+      );
+      assert.equal(out.timed_out, true);
+      assert.equal(out.exit_code, null);
+      assert.equal(out.signal, "SIGTERM");
+      assert.ok(Date.now() - started < 4000, "killed promptly by SIGTERM");
+      const [shellPid, childPid] = out.stdout.trim().split("\n").map(Number);
+      assert.ok(shellPid > 0 && childPid > 0, out.stdout);
+      assert.equal(await pidAlive(shellPid), false);
+      assert.equal(await pidAlive(childPid), false);
+      assert.deepEqual(await pidsWithArgs("sleep", mark), []);
+    }, { ...auto, sandbox: "off" });
+  });
+
+  test("a group that ignores SIGTERM gets SIGKILL after 5 seconds", async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const started = Date.now();
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", { command: `trap '' TERM; sleep ${mark} & echo $!; wait`, timeout_s: 0.5 }),
+      );
+      const elapsed = Date.now() - started;
+      assert.equal(out.timed_out, true);
+      assert.equal(out.signal, "SIGKILL");
+      assert.ok(elapsed >= 5000 && elapsed < 9000, `${elapsed} ms`);
+      assert.equal(await pidAlive(Number(out.stdout.trim())), false);
+      assert.deepEqual(await pidsWithArgs("sleep", mark), []);
+    }, { ...auto, sandbox: "off" });
+  });
+
+  test("a sandboxed command's children die with it on timeout", { skip: !hasBwrap }, async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const call = box.call(session, "bash", { command: `sleep ${mark} & sleep ${mark}`, timeout_s: 1 });
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 2, 5000));
+      const out = okOutput<BashResult>(await call);
+      assert.equal(out.sandboxed, true);
+      assert.equal(out.timed_out, true);
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 0, 2000));
+    }, auto);
+  });
+
+  test("what the shell leaves running is ended when it exits", async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: `sleep ${mark} & echo $!` }));
+      assert.equal(out.exit_code, 0);
+      assert.equal(await pidAlive(Number(out.stdout.trim())), false);
+    }, { ...auto, sandbox: "off" });
+  });
+
+  test("cancelling the call kills the command", async () => {
+    await withSession(async (session) => {
+      const mark = markerSeconds();
+      const controller = new AbortController();
+      const call = box.call(session, "bash", { command: `sleep ${mark}` }, { signal: controller.signal });
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 1, 5000));
+      controller.abort();
+      const result = await call;
+      assert.equal(result.status, "cancelled");
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 0, 3000));
+    }, auto);
+  });
+
+  test("a sandboxed command cannot write outside the workspace", { skip: !hasBwrap }, async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "toolfence-outside-"));
+    try {
+      await withSession(async (session, dir) => {
+        const target = path.join(outside, "escaped.txt");
+        const out = okOutput<BashResult>(
+          await box.call(session, "bash", {
+            command: `touch ${target} ; touch $HOME/toolfence-escaped ; touch inside.txt ; touch "$TMPDIR/t.txt"`,
+          }),
+        );
+        assert.equal(out.sandboxed, true);
+        assert.match(out.stderr, /Read-only file system/);
+        assert.equal(existsSync(target), false);
+        assert.equal(existsSync(path.join(process.env.HOME ?? "/root", "toolfence-escaped")), false);
+        assert.equal(existsSync(path.join(dir, "inside.txt")), true);
+        assert.equal(existsSync(path.join(await session.workspace.tempDir(), "t.txt")), true);
+      }, { ...auto, sandbox: "required" });
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  test("a 50 MB output comes back capped, with the whole stream in an artifact", async () => {
+    await withSession(async (session) => {
+      const size = 50 * 1024 * 1024;
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", {
+          command: `head -c ${size} /dev/zero | tr '\\0' 'a'; printf END`,
+          max_output_chars: 2000,
+        }),
+      );
+      assert.equal(out.exit_code, 0);
+      assert.ok(out.stdout.length <= 2000, `${out.stdout.length}`);
+      assert.ok(out.stdout.startsWith("aaaa"));
+      assert.ok(out.stdout.endsWith("aEND"));
+      const id = /artifact (sha256:[0-9a-f]{64})/.exec(out.stdout)?.[1];
+      assert.ok(id, out.stdout.slice(0, 1500));
+      assert.equal(session.artifacts.ref(id)!.byteLength, size + 3);
+      const tail = await readArtifactWindow(session.artifacts, id, { offset: size - 2, limit: 10 });
+      assert.equal(tail.content, "aaEND");
+      assert.equal(out.stderr, "");
+    }, auto);
+  });
+});

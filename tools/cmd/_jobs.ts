@@ -1,0 +1,106 @@
+/**
+ * The process groups a session started: background jobs by id, and every
+ * running command, so that closing the session ends them all.
+ *
+ * @module
+ */
+
+import type { Session } from "../../core/session.ts";
+import type { GroupProcess, ProcessExit } from "./_process.ts";
+
+/** A background job. */
+export interface Job {
+  /** Short id the model uses, e.g. `job-1`. */
+  readonly id: string;
+  /** The command as given. */
+  readonly command: string;
+  /** The process group. */
+  readonly process: GroupProcess;
+  /** Where its output goes. */
+  readonly stdoutPath: string;
+  /** Where its error output goes. */
+  readonly stderrPath: string;
+  /** Whether it runs under the OS sandbox. */
+  readonly sandboxed: boolean;
+  /** When it started (ms since the epoch). */
+  readonly startedAt: number;
+  /** When its leader exited, once it has. */
+  finishedAt?: number;
+  /** Whether bash_stop (or the session's end) stopped it. */
+  stopRequested: boolean;
+}
+
+/** A job's state for the model. */
+export type JobStatus = "running" | "exited" | "killed";
+
+/** The running state of one session. */
+export class SessionProcesses {
+  /** Most background jobs running at once in one session. */
+  static readonly MAX_RUNNING_JOBS = 8;
+  readonly #jobs = new Map<string, Job>();
+  readonly #live = new Set<GroupProcess>();
+  #next = 1;
+
+  /**
+   * Tracks a process group until it is gone. When its leader exits, whatever
+   * the leader left running in the group is ended too: a command's processes
+   * never outlive its shell (background work belongs in `bash_background`).
+   * The returned promise settles when the group is gone.
+   */
+  track(process: GroupProcess): Promise<void> {
+    this.#live.add(process);
+    return process.exited
+      .then(() => process.terminate())
+      .finally(() => this.#live.delete(process));
+  }
+
+  /** Adds a started background job and returns it. */
+  addJob(fields: Omit<Job, "id" | "stopRequested" | "finishedAt">): Job {
+    const job: Job = { ...fields, id: `job-${this.#next++}`, stopRequested: false };
+    job.process.exited.then(() => job.finishedAt = Date.now());
+    this.#jobs.set(job.id, job);
+    void this.track(job.process);
+    return job;
+  }
+
+  /** A job by id. */
+  job(id: string): Job | undefined {
+    return this.#jobs.get(id);
+  }
+
+  /** Every job, oldest first. */
+  jobs(): Job[] {
+    return [...this.#jobs.values()];
+  }
+
+  /** How many background jobs are still running. */
+  runningJobs(): number {
+    return this.jobs().filter((job) => job.process.exit === undefined).length;
+  }
+
+  /** Ends every process group this session started that is still running. */
+  async endAll(): Promise<void> {
+    for (const job of this.#jobs.values()) job.stopRequested ||= job.process.exit === undefined;
+    await Promise.all([...this.#live].map((p) => p.terminate()));
+  }
+}
+
+const bySession = new WeakMap<Session, SessionProcesses>();
+
+/** The process table of `session`, created (and tied to its close) on first use. */
+export function sessionProcesses(session: Session): SessionProcesses {
+  let table = bySession.get(session);
+  if (!table) {
+    const created = new SessionProcesses();
+    table = created;
+    bySession.set(session, created);
+    session.onClose(() => created.endAll());
+  }
+  return table;
+}
+
+/** The model-facing status of a job. */
+export function jobStatus(exit: ProcessExit | undefined): JobStatus {
+  if (exit === undefined) return "running";
+  return exit.signal === null ? "exited" : "killed";
+}

@@ -1,0 +1,94 @@
+/**
+ * Command output kept in files while a command runs, and read back within a
+ * cap: head and tail around a marker.
+ *
+ * @module
+ */
+
+import { open, readFile, stat } from "node:fs/promises";
+import type { ArtifactStore } from "../../core/artifacts.ts";
+import { capText } from "../../core/executor.ts";
+
+const decoder = new TextDecoder();
+
+/** One output stream, read back within a cap. */
+export interface CappedStream {
+  /** The text, or its head and tail around a marker. */
+  text: string;
+  /** Size of the whole stream in bytes. */
+  bytes: number;
+  /** Whether `text` is only part of the stream. */
+  truncated: boolean;
+}
+
+/**
+ * Reads a finished stream. When it is longer than `cap` characters, the whole
+ * text is stored as an artifact and the head and tail are kept around a
+ * marker naming it (the core's {@linkcode capText}).
+ */
+export async function readStreamForResult(
+  file: string,
+  cap: number,
+  artifacts: ArtifactStore,
+  summary: string,
+): Promise<CappedStream> {
+  const bytes = (await stat(file)).size;
+  // The artifact store takes whole values, so a long stream is read once here;
+  // while the command ran it only ever lived in the file.
+  const text = decoder.decode(await readFile(file));
+  if (text.length <= cap) return { text, bytes, truncated: false };
+  const ref = await artifacts.put(text, { summary: `${summary}, ${bytes} bytes` });
+  return { text: capText(text, cap, ref).text, bytes, truncated: true };
+}
+
+/**
+ * Reads a stream that may still be growing, without reading more than about
+ * `cap` characters' worth of it: all of it when it is short, else its first
+ * and last parts around a marker that names the file holding all of it.
+ */
+export async function peekStream(file: string, cap: number, shownPath: string): Promise<CappedStream> {
+  const handle = await open(file, "r");
+  try {
+    const bytes = (await handle.stat()).size;
+    if (bytes <= cap) {
+      const buffer = new Uint8Array(bytes);
+      const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+      return { text: decoder.decode(buffer.subarray(0, bytesRead)), bytes, truncated: false };
+    }
+    const marker = (omitted: number) =>
+      `\n[... ${omitted} bytes omitted; the whole output is in ${shownPath} (page through it with read_file) ...]\n`;
+    const room = Math.max(0, cap - marker(bytes).length);
+    const headBytes = Math.ceil(room / 2);
+    const tailBytes = room - headBytes;
+    const head = new Uint8Array(headBytes);
+    const tail = new Uint8Array(tailBytes);
+    await handle.read(head, 0, headBytes, 0);
+    await handle.read(tail, 0, tailBytes, bytes - tailBytes);
+    return {
+      text: decodeEdge(head, "end") + marker(bytes - headBytes - tailBytes) + decodeEdge(tail, "start"),
+      bytes,
+      truncated: true,
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+// Drops the bytes of a UTF-8 character cut in two at the given edge, so that a
+// window never shows a replacement character that is not in the output.
+function decodeEdge(bytes: Uint8Array, cutAt: "start" | "end"): string {
+  let start = 0;
+  let end = bytes.length;
+  if (cutAt === "start") {
+    while (start < end && start < 3 && (bytes[start] & 0xc0) === 0x80) start++;
+  } else {
+    let i = end - 1;
+    while (i >= 0 && end - i <= 4 && (bytes[i] & 0xc0) === 0x80) i--;
+    if (i >= 0) {
+      const lead = bytes[i];
+      const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+      if (end - i < need) end = i;
+    }
+  }
+  return decoder.decode(bytes.subarray(start, end));
+}

@@ -1,0 +1,163 @@
+/**
+ * Starting a command in its own process group with its output going straight
+ * to files, and ending the whole group: SIGTERM, then SIGKILL after a grace
+ * period. One code path for Deno and Node through `node:child_process`.
+ *
+ * @module
+ */
+
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { ToolError } from "../../core/errors.ts";
+import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
+
+/** How a process ended. */
+export interface ProcessExit {
+  /** The exit code, or null when a signal ended it. */
+  code: number | null;
+  /** The signal that ended it, or null. */
+  signal: string | null;
+}
+
+/** A started process group. */
+export interface GroupProcess {
+  /** The leader's pid, which is also the group id. */
+  readonly pid: number;
+  /** Settles when the leader has exited. */
+  readonly exited: Promise<ProcessExit>;
+  /** The leader's exit once known. */
+  readonly exit: ProcessExit | undefined;
+  /**
+   * Ends every process left in the group: SIGTERM, then SIGKILL after
+   * `graceMs` (default 5 s). Resolves once the group is gone.
+   */
+  terminate(graceMs?: number): Promise<void>;
+}
+
+/** How long a group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 5_000;
+
+const POLL_MS = 20;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM means some member exists that we may not signal; count it as alive.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether any process of the group still exists. */
+export function groupAlive(pgid: number): boolean {
+  return signalGroup(pgid, 0);
+}
+
+/**
+ * SIGTERM to the group, SIGKILL to whatever is left after `graceMs`, then
+ * waits (briefly) until the group is gone. Returns whether it is gone.
+ */
+export async function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_MS): Promise<boolean> {
+  if (!signalGroup(pgid, "SIGTERM")) return true;
+  const deadline = performance.now() + graceMs;
+  while (performance.now() < deadline) {
+    await delay(POLL_MS);
+    if (!groupAlive(pgid)) return true;
+  }
+  signalGroup(pgid, "SIGKILL");
+  // A killed process lingers until its parent reaps it; wait a little for that.
+  for (let i = 0; i < 100; i++) {
+    if (!groupAlive(pgid)) return true;
+    await delay(POLL_MS);
+  }
+  return false;
+}
+
+/** Options of {@linkcode spawnGroup}. */
+export interface SpawnGroupOptions {
+  /** Working directory (absolute). */
+  cwd: string;
+  /** The whole environment of the process. */
+  env: Record<string, string>;
+  /** File descriptor receiving standard output. */
+  stdoutFd: number;
+  /** File descriptor receiving standard error. */
+  stderrFd: number;
+}
+
+/**
+ * Starts `argv` as the leader of a new process group (and session), with no
+ * input and its output written directly to the given descriptors, so that
+ * nothing of it passes through this process's memory. Resolves once the
+ * process has started; a program that cannot be started is a `spawn_failed`
+ * ToolError, a runtime that forbids it a `fence_denied` one.
+ */
+export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions): Promise<GroupProcess> {
+  return new Promise((resolve, reject) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(argv[0], argv.slice(1), {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ["ignore", options.stdoutFd, options.stderrFd],
+      });
+    } catch (error) {
+      reject(startError(argv[0], error));
+      return;
+    }
+    let exit: ProcessExit | undefined;
+    const exited = new Promise<ProcessExit>((settle) => {
+      child.once("exit", (code, signal) => {
+        exit = { code, signal };
+        settle(exit);
+      });
+    });
+    child.once("error", (error) => reject(startError(argv[0], error)));
+    child.once("spawn", () => {
+      const pid = child.pid!;
+      // Once the group is known to be gone its id may be reused by an unrelated
+      // group, which must never receive our signals.
+      let gone = false;
+      let ending: Promise<void> | undefined;
+      resolve({
+        pid,
+        exited,
+        get exit() {
+          return exit;
+        },
+        terminate(graceMs = KILL_GRACE_MS) {
+          if (gone) return Promise.resolve();
+          ending ??= terminateGroup(pid, graceMs).then((isGone) => {
+            gone = isGone;
+            ending = undefined;
+          });
+          return ending;
+        },
+      });
+    });
+  });
+}
+
+function startError(program: string, error: unknown): ToolError {
+  if (isRuntimePermissionError(error)) {
+    return new ToolError(`The runtime does not allow starting ${program}: ${(error as Error).message}`, {
+      code: "fence_denied",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: "Shell commands are not available in this run; work with the other tools.",
+      details: { program, cause: (error as Error).message },
+    });
+  }
+  return new ToolError(`Could not start ${program}: ${(error as Error).message}`, {
+    code: "spawn_failed",
+    recoverable: false,
+    details: { program, errno: (error as NodeJS.ErrnoException).code },
+    cause: error,
+  });
+}

@@ -1,0 +1,303 @@
+/**
+ * Background jobs: `bash_background`, `bash_read`, `bash_wait`, `bash_list`,
+ * `bash_stop`. A job's output goes to files in the session temp dir (memory
+ * stays bounded however much it prints); every job is killed when its session
+ * closes.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { type Tool, tool } from "../../core/tool.ts";
+import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
+import { peekStream } from "./_output.ts";
+import { startCommand } from "./_prepare.ts";
+import { COMMAND_FIELDS } from "./bash.ts";
+
+const JOB_ID = v.pipe(v.string(), v.description("The job id that bash_background returned, e.g. job-1."));
+const MAX_OUTPUT_CHARS = v.optional(
+  v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(500),
+    v.maxValue(100_000),
+    v.description(
+      "Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. Default 16000.",
+    ),
+  ),
+  16_000,
+);
+
+/** A job's state and output so far, as `bash_read` and `bash_wait` return it. */
+export interface JobReport {
+  /** The job id. */
+  id: string;
+  /** `running`, `exited` (see exit_code) or `killed` (by a signal). */
+  status: JobStatus;
+  /** The exit code once exited; null while running or when killed. */
+  exit_code: number | null;
+  /** The signal that ended it, when one did. */
+  signal?: string;
+  /** Whether bash_stop (or the end of the session) ended it. */
+  stopped?: true;
+  /** Standard output so far, possibly cut around a marker. */
+  stdout: string;
+  /** Standard error so far, possibly cut around a marker. */
+  stderr: string;
+  /** The files holding the whole output (readable with read_file). */
+  stdout_path: string;
+  /** The file holding the whole error output. */
+  stderr_path: string;
+  /** Milliseconds since it started (until it ended, once it has). */
+  duration_ms: number;
+}
+
+function findJob(ctx: ToolContext, id: string): Job {
+  const table = sessionProcesses(ctx.session);
+  const job = table.job(id);
+  if (!job) {
+    const known = table.jobs().map((j) => j.id);
+    throw new ToolError(`No background job ${JSON.stringify(id)} in this session`, {
+      code: "unknown_job",
+      kind: "semantic",
+      recoveryHint: known.length ? `Use one of: ${known.join(", ")}.` : "Start one with bash_background first.",
+      details: { known },
+    });
+  }
+  return job;
+}
+
+async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobReport> {
+  const exit = job.process.exit;
+  const shown = (file: string) => ctx.workspace.relative(file);
+  const [stdout, stderr] = await Promise.all([
+    peekStream(job.stdoutPath, cap, shown(job.stdoutPath)),
+    peekStream(job.stderrPath, cap, shown(job.stderrPath)),
+  ]);
+  return {
+    id: job.id,
+    status: jobStatus(exit),
+    exit_code: exit?.code ?? null,
+    ...(exit?.signal ? { signal: exit.signal } : {}),
+    ...(job.stopRequested ? { stopped: true as const } : {}),
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdout_path: job.stdoutPath,
+    stderr_path: job.stderrPath,
+    duration_ms: (job.finishedAt ?? Date.now()) - job.startedAt,
+  };
+}
+
+/** Arguments of `bash_background`. */
+export interface BashBackgroundArgs {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * `bash_background(command, cwd?, env?)`: starts a command like `bash` does
+ * (same command analysis, sandbox and environment) and returns at once with a
+ * job id. At most 8 jobs run at once per session; all are killed when the
+ * session closes.
+ *
+ * Requires `--allow-run=bash,bwrap`, `--allow-env`, and `--allow-read` /
+ * `--allow-write` for the workspace and the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "../../mod.ts";
+ * import { bashBackground } from "./background.ts";
+ * const box = new ToolBox().register(bashBackground);
+ * const session = new Session({ workspace: Deno.cwd() });
+ * console.log((await box.call(session, "bash_background", { command: "ls" })).output);
+ * await session.close();
+ * ```
+ */
+export const bashBackground: Tool<BashBackgroundArgs> = tool({
+  name: "bash_background",
+  description: "Start a shell command in the background and return its job id at once.\n" +
+    "Use it for servers, watchers and long builds. The same rules as bash apply (allowlist, asking the user, " +
+    "sandbox). Follow the job with bash_read (output so far), bash_wait (until it ends or a timeout), " +
+    "bash_list and bash_stop. Jobs are killed when the session ends.",
+  input: v.object(COMMAND_FIELDS),
+  destructive: true,
+  openWorld: true,
+  permissions: ["run", "env", "read", "write"],
+  async run({ command, cwd, env }, ctx) {
+    const table = sessionProcesses(ctx.session);
+    if (table.runningJobs() >= SessionProcesses.MAX_RUNNING_JOBS) {
+      throw new ToolError(
+        `Already ${SessionProcesses.MAX_RUNNING_JOBS} background jobs are running in this session`,
+        {
+          code: "too_many_jobs",
+          recoveryHint: "Wait for a job to finish or stop one with bash_stop, then try again.",
+        },
+      );
+    }
+    const run = await startCommand(ctx, { command, cwd, env }, "jobs");
+    const job = table.addJob({
+      command,
+      process: run.process,
+      stdoutPath: run.stdoutPath,
+      stderrPath: run.stderrPath,
+      sandboxed: run.sandboxed,
+      startedAt: Date.now(),
+    });
+    return {
+      id: job.id,
+      pid: run.process.pid,
+      status: "running",
+      sandboxed: run.sandboxed,
+      stdout_path: run.stdoutPath,
+      stderr_path: run.stderrPath,
+    };
+  },
+});
+
+/** Arguments of `bash_read`. */
+export interface BashReadArgs {
+  id: string;
+  max_output_chars: number;
+}
+
+/**
+ * `bash_read(id, max_output_chars = 16000)`: a job's status and its output so
+ * far; reading does not consume anything. Requires `--allow-read` for the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { bashRead } from "./background.ts";
+ * console.log(bashRead.name); // "bash_read"
+ * ```
+ */
+export const bashRead: Tool<BashReadArgs> = tool({
+  name: "bash_read",
+  description: "Show a background job's status and its output so far (head and tail when long).\n" +
+    "Reading does not consume the output: every call shows everything from the start.",
+  input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
+  readOnly: true,
+  permissions: ["read"],
+  run: ({ id, max_output_chars }, ctx) => report(ctx, findJob(ctx, id), max_output_chars),
+});
+
+/** Arguments of `bash_wait`. */
+export interface BashWaitArgs {
+  id: string;
+  timeout_s: number;
+  max_output_chars: number;
+}
+
+/**
+ * `bash_wait(id, timeout_s = 30, max_output_chars = 16000)`: waits until the
+ * job ends or `timeout_s` passes (0 only polls); on timeout the job keeps
+ * running and the result says `timed_out: true`. Requires `--allow-read` for
+ * the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { bashWait } from "./background.ts";
+ * console.log(bashWait.name); // "bash_wait"
+ * ```
+ */
+export const bashWait: Tool<BashWaitArgs> = tool({
+  name: "bash_wait",
+  description: "Wait for a background job to end, at most timeout_s seconds, then show its status and output.\n" +
+    "On timeout the job keeps running (timed_out is true); timeout_s 0 just looks.",
+  input: v.object({
+    id: JOB_ID,
+    timeout_s: v.optional(
+      v.pipe(
+        v.number(),
+        v.minValue(0),
+        v.maxValue(3600),
+        v.description("Most seconds to wait; 0 returns at once. Default 30."),
+      ),
+      30,
+    ),
+    max_output_chars: MAX_OUTPUT_CHARS,
+  }),
+  readOnly: true,
+  permissions: ["read"],
+  async run({ id, timeout_s, max_output_chars }, ctx): Promise<JobReport & { timed_out: boolean }> {
+    const job = findJob(ctx, id);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const waited = await Promise.race([
+      job.process.exited.then(() => "exited" as const),
+      new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), timeout_s * 1000)),
+      new Promise<"aborted">((resolve) => {
+        onAbort = () => resolve("aborted");
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort!);
+    ctx.signal.throwIfAborted();
+    return { ...await report(ctx, job, max_output_chars), timed_out: waited === "timeout" };
+  },
+});
+
+/**
+ * `bash_list()`: every background job of the session with its status. Requires
+ * no permissions.
+ *
+ * @example
+ * ```ts
+ * import { bashList } from "./background.ts";
+ * console.log(bashList.name); // "bash_list"
+ * ```
+ */
+export const bashList: Tool<Record<string, never>> = tool({
+  name: "bash_list",
+  description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
+  input: v.object({}),
+  readOnly: true,
+  permissions: [],
+  run: (_args, ctx) => ({
+    jobs: sessionProcesses(ctx.session).jobs().map((job) => ({
+      id: job.id,
+      command: job.command,
+      status: jobStatus(job.process.exit),
+      exit_code: job.process.exit?.code ?? null,
+      pid: job.process.pid,
+      started_at: new Date(job.startedAt).toISOString(),
+    })),
+  }),
+});
+
+/** Arguments of `bash_stop`. */
+export interface BashStopArgs {
+  id: string;
+}
+
+/**
+ * `bash_stop(id)`: SIGTERM to the job's process group, SIGKILL after 5 s;
+ * returns once it is gone, with its final output. Stopping a finished job
+ * just reports it. Requires `--allow-run` (signals) and `--allow-read` for the
+ * temp folder.
+ *
+ * @example
+ * ```ts
+ * import { bashStop } from "./background.ts";
+ * console.log(bashStop.name); // "bash_stop"
+ * ```
+ */
+export const bashStop: Tool<BashStopArgs> = tool({
+  name: "bash_stop",
+  description: "Stop a background job and everything it started (SIGTERM, then SIGKILL after 5 seconds).\n" +
+    "Returns its final status and output.",
+  input: v.object({ id: JOB_ID }),
+  destructive: true,
+  idempotent: true,
+  permissions: ["run", "read"],
+  async run({ id }, ctx) {
+    const job = findJob(ctx, id);
+    if (job.process.exit === undefined) job.stopRequested = true;
+    await job.process.terminate();
+    await job.process.exited;
+    return report(ctx, job, 16_000);
+  },
+});

@@ -1,0 +1,172 @@
+/**
+ * The `bash` tool: one shell command, checked by the command analysis, run in
+ * its own process group (under bubblewrap where it works), with a timeout and
+ * capped output.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { rm } from "node:fs/promises";
+import { type Tool, tool } from "../../core/tool.ts";
+import { readStreamForResult } from "./_output.ts";
+import { startCommand } from "./_prepare.ts";
+
+/** Arguments shared by `bash` and `bash_background`. */
+export const COMMAND_FIELDS = {
+  command: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(100_000),
+    v.description("The command line, run with bash -c (or /bin/sh when bash is missing)."),
+  ),
+  cwd: v.optional(
+    v.pipe(v.string(), v.description("Folder to run in, relative to the workspace. Default: the workspace folder.")),
+  ),
+  env: v.optional(
+    v.pipe(
+      v.record(v.string(), v.string()),
+      v.description(
+        'Extra environment variables, e.g. {"CI": "1"}. Variables that change which programs or libraries load (PATH, HOME, LD_*, GIT_*, NODE_OPTIONS, ...) are refused.',
+      ),
+    ),
+  ),
+};
+
+const input = v.object({
+  ...COMMAND_FIELDS,
+  timeout_s: v.optional(
+    v.pipe(
+      v.number(),
+      v.minValue(0.1),
+      v.maxValue(3600),
+      v.description("Seconds before the command and everything it started are killed. Default 300."),
+    ),
+    300,
+  ),
+  max_output_chars: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(500),
+      v.maxValue(100_000),
+      v.description(
+        "Most characters of stdout, and of stderr, to return; longer output keeps its head and tail and the whole is stored as an artifact. Default 16000.",
+      ),
+    ),
+    16_000,
+  ),
+});
+
+/** Arguments of `bash`, after defaults. */
+export interface BashArgs {
+  command: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeout_s: number;
+  max_output_chars: number;
+}
+
+/** What `bash` returns. */
+export interface BashResult {
+  /** The exit code; null when a signal ended the command. */
+  exit_code: number | null;
+  /** Standard output, possibly cut around a marker. */
+  stdout: string;
+  /** Standard error, possibly cut around a marker. */
+  stderr: string;
+  /** Wall time in milliseconds. */
+  duration_ms: number;
+  /** The signal that ended the command, when one did. */
+  signal?: string;
+  /** Present (true) when the command ran out of time and was killed. */
+  timed_out?: true;
+  /** Whether the command ran under the OS sandbox (read-only system, no network). */
+  sandboxed: boolean;
+}
+
+/**
+ * `bash(command, timeout_s = 300, cwd?, env?, max_output_chars = 16000)`.
+ *
+ * Before anything starts, the command goes through `ctx.policy.authorizeCommand`
+ * (the command analysis: allowed commands run, others ask a person or are
+ * refused). It runs as `bash -c` in its own process group, under bubblewrap
+ * when the session's sandbox mode and the machine allow (the workspace and the
+ * session temp dir writable, the rest read-only, no network), with a scrubbed
+ * environment (see `tools/cmd/_env.ts`). On timeout or cancel the whole group
+ * gets SIGTERM, then SIGKILL after 5 s; when the shell exits, whatever it left
+ * running is ended the same way. A non-zero exit is a successful call that
+ * reports the exit code. Output streams to files in the session temp dir, so
+ * memory stays bounded while the command runs; a stream longer than
+ * `max_output_chars` is cut to head and tail and stored whole as an artifact.
+ *
+ * Requires `--allow-run=bash,bwrap`, `--allow-env` (the inherited variables,
+ * and Deno's `node:child_process` reads `NODE_V8_COVERAGE`), and
+ * `--allow-read` / `--allow-write` for the workspace and the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "../../mod.ts";
+ * import { bash } from "./bash.ts";
+ * const box = new ToolBox().register(bash);
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const result = await box.call(session, "bash", { command: "ls" });
+ * console.log(result.output);
+ * await session.close();
+ * ```
+ */
+export const bash: Tool<BashArgs> = tool({
+  name: "bash",
+  description: "Run a shell command in the workspace and return its exit code, stdout and stderr.\n" +
+    "Commands on the allowlist (read-only ones such as ls, cat, grep, git status, git diff) run at once; " +
+    "anything else may ask the user first or be refused. A non-zero exit code is reported, not an error. " +
+    "The command and everything it starts are killed after timeout_s seconds. Long output is cut to its head " +
+    "and tail; the marker names an artifact to page through with read_artifact. " +
+    "For servers and other long-running processes use bash_background.",
+  input,
+  destructive: true,
+  openWorld: true,
+  permissions: ["run", "env", "read", "write"],
+  async run({ command, cwd, env, timeout_s, max_output_chars }, ctx): Promise<BashResult> {
+    const started = performance.now();
+    const run = await startCommand(ctx, { command, cwd, env }, "bash");
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void run.process.terminate();
+    }, timeout_s * 1000);
+    const onAbort = () => void run.process.terminate();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const exit = await run.process.exited;
+      await run.gone;
+      ctx.signal.throwIfAborted();
+      const summary = `whole %s of bash ${JSON.stringify(command.slice(0, 200))}`;
+      const stdout = await readStreamForResult(
+        run.stdoutPath,
+        max_output_chars,
+        ctx.artifacts,
+        summary.replace("%s", "stdout"),
+      );
+      const stderr = await readStreamForResult(
+        run.stderrPath,
+        max_output_chars,
+        ctx.artifacts,
+        summary.replace("%s", "stderr"),
+      );
+      return {
+        exit_code: exit.code,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        duration_ms: Math.round(performance.now() - started),
+        ...(exit.signal ? { signal: exit.signal } : {}),
+        ...(timedOut ? { timed_out: true as const } : {}),
+        sandboxed: run.sandboxed,
+      };
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+      await Promise.all([rm(run.stdoutPath, { force: true }), rm(run.stderrPath, { force: true })]);
+    }
+  },
+});

@@ -1,0 +1,30 @@
+/**
+ * The `cmd` group: `bash` and the background-job tools.
+ *
+ * Requires `--allow-run=bash,bwrap`, `--allow-env`, and `--allow-read` /
+ * `--allow-write` for the workspace and the temp folder.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../../core/tool.ts";
+import { bash } from "./bash.ts";
+import { bashBackground, bashList, bashRead, bashStop, bashWait } from "./background.ts";
+
+export * from "./bash.ts";
+export * from "./background.ts";
+
+/**
+ * The tools of the `cmd` group.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox } from "../../core/toolbox.ts";
+ * import { cmdTools } from "./mod.ts";
+ * const box = new ToolBox().register(...cmdTools());
+ * console.log(box.list().map((t) => t.name));
+ * ```
+ */
+export function cmdTools(): AnyTool[] {
+  return [bash, bashBackground, bashRead, bashWait, bashList, bashStop];
+}
