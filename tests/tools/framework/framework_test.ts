@@ -1,0 +1,117 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { ToolBox } from "../../../core/toolbox.ts";
+import type { ChoiceRequest } from "../../../core/host.ts";
+import { autoHost, callbackHost } from "../../../policy/hosts.ts";
+import { frameworkTools } from "../../../tools/framework/mod.ts";
+import { withSession } from "../../core/_helpers.ts";
+
+const box = new ToolBox().register(...frameworkTools());
+
+function personAnswering(answer: string | ((request: ChoiceRequest) => string)) {
+  const asked: ChoiceRequest[] = [];
+  const host = callbackHost({
+    choose: (request) => {
+      asked.push(request);
+      return (typeof answer === "function" ? answer(request) : answer) as typeof request.defaultChoice;
+    },
+  });
+  return { host, asked };
+}
+
+describe("ask_preference", () => {
+  test("asks a person with the choices and the default, and returns the answer", async () => {
+    const { host, asked } = personAnswering("spaces");
+    await withSession(async (session) => {
+      const result = await box.call(session, "ask_preference", {
+        question: "Tabs or spaces?",
+        choices: ["tabs", "spaces"],
+        default_choice: "tabs",
+      });
+      assert.deepEqual(result.output, { choice: "spaces", extra: false, source: "user" });
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].message, "Tabs or spaces?");
+      assert.deepEqual(asked[0].options.map((o) => o.value), ["tabs", "spaces"]);
+      assert.equal(asked[0].defaultChoice, "tabs");
+      assert.equal(asked[0].requirePerson, true);
+      assert.equal(asked[0].allowExtra, false);
+    }, { host });
+  });
+
+  test("autoConfirm never answers it: the person is still asked", async () => {
+    const { host, asked } = personAnswering((request) => request.options[1].value);
+    await withSession(async (session) => {
+      const result = await box.call(session, "ask_preference", { question: "Which?", choices: ["a", "b"] });
+      assert.equal((result.output as { choice: string }).choice, "b");
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].defaultChoice, "a");
+    }, { host, autoConfirm: true });
+  });
+
+  test("with nobody to ask it is refused, not answered by default", async () => {
+    await withSession(async (session) => {
+      const result = await box.call(session, "ask_preference", { question: "Which?", choices: ["a", "b"] });
+      assert.equal(result.status, "skipped");
+      assert.equal(result.errorCode, "permission_denied");
+    }, { host: autoHost(), autoConfirm: true });
+  });
+
+  test("a default outside the choices is an error and nobody is asked", async () => {
+    const { host, asked } = personAnswering("a");
+    await withSession(async (session) => {
+      const result = await box.call(session, "ask_preference", {
+        question: "Which?",
+        choices: ["a", "b"],
+        default_choice: "c",
+      });
+      assert.equal(result.errorCode, "invalid_arguments");
+      assert.match(result.error!, /default_choice "c" is not one of the choices/);
+      const dupes = await box.call(session, "ask_preference", { question: "Which?", choices: ["a", "a"] });
+      assert.equal(dupes.errorCode, "invalid_arguments");
+      assert.equal(asked.length, 0);
+    }, { host });
+  });
+
+  test("allow_extra lets the person answer in their own words", async () => {
+    const { host, asked } = personAnswering("call it toolfence");
+    await withSession(async (session) => {
+      const result = await box.call(session, "ask_preference", {
+        question: "Name?",
+        choices: ["fence", "gate"],
+        allow_extra: true,
+      });
+      assert.deepEqual(result.output, { choice: "call it toolfence", extra: true, source: "user" });
+      assert.equal(asked[0].allowExtra, true);
+    }, { host });
+  });
+});
+
+describe("read_artifact", () => {
+  test("pages through a text artifact", async () => {
+    await withSession(async (session) => {
+      const { id } = await session.artifacts.put("0123456789".repeat(5));
+      const first = await box.call(session, "read_artifact", { id, limit: 20 });
+      assert.deepEqual(first.output, {
+        id,
+        content: "01234567890123456789",
+        offset: 0,
+        totalChars: 50,
+        nextOffset: 20,
+      });
+      const last = await box.call(session, "read_artifact", { id, offset: 40, limit: 20 });
+      assert.deepEqual(last.output, { id, content: "0123456789", offset: 40, totalChars: 50 });
+    });
+  });
+
+  test("unknown and malformed ids, and oversized windows, are clear errors", async () => {
+    await withSession(async (session) => {
+      const unknown = await box.call(session, "read_artifact", { id: `sha256:${"0".repeat(64)}` });
+      assert.equal(unknown.errorCode, "unknown_artifact");
+      const malformed = await box.call(session, "read_artifact", { id: "nope" });
+      assert.equal(malformed.errorCode, "invalid_artifact_id");
+      const { id } = await session.artifacts.put("x");
+      assert.equal((await box.call(session, "read_artifact", { id, limit: 30_001 })).errorCode, "invalid_arguments");
+      assert.equal((await box.call(session, "read_artifact", { id, offset: -1 })).errorCode, "invalid_arguments");
+    });
+  });
+});

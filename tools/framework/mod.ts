@@ -1,0 +1,27 @@
+/**
+ * The `framework` group: `ask_preference`, `read_artifact`.
+ *
+ * Requires no permissions.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../../core/tool.ts";
+import { askPreference } from "./ask_preference.ts";
+import { readArtifact } from "./read_artifact.ts";
+
+export * from "./ask_preference.ts";
+export * from "./read_artifact.ts";
+
+/**
+ * The tools of the `framework` group.
+ *
+ * @example
+ * ```ts
+ * import { frameworkTools } from "./mod.ts";
+ * console.log(frameworkTools().map((t) => t.name)); // ["ask_preference", "read_artifact"]
+ * ```
+ */
+export function frameworkTools(): AnyTool[] {
+  return [askPreference, readArtifact];
+}

@@ -1,0 +1,65 @@
+/**
+ * The `read_artifact` tool.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { type ArtifactWindow, readArtifactWindow } from "../../core/artifacts.ts";
+import { type Tool, tool } from "../../core/tool.ts";
+
+/** Arguments of `read_artifact`, after defaults. */
+export interface ReadArtifactArgs {
+  id: string;
+  offset: number;
+  limit: number;
+}
+
+/** The most characters one `read_artifact` call returns, below the default output cap. */
+export const MAX_ARTIFACT_WINDOW = 30_000;
+
+/**
+ * `read_artifact(id, offset = 0, limit = 20000)`: a window of a text artifact
+ * of this session, e.g. the whole output of a call that was cut. `offset` and
+ * `limit` count characters; the result says where the next window starts.
+ *
+ * Requires no permissions (a file artifact store needs `--allow-read` for its folder).
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "../../mod.ts";
+ * import { readArtifact } from "./read_artifact.ts";
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const { id } = await session.artifacts.put("a long text");
+ * const result = await new ToolBox().register(readArtifact).call(session, "read_artifact", { id, offset: 2, limit: 4 });
+ * console.log(result.output); // { id, content: "long", offset: 2, totalChars: 11, nextOffset: 6 }
+ * await session.close();
+ * ```
+ */
+export const readArtifact: Tool<ReadArtifactArgs> = tool({
+  name: "read_artifact",
+  description: "Read part of an artifact: the whole output of an earlier call that was cut (its marker names " +
+    "the artifact id). offset and limit count characters; nextOffset in the result is where to continue.",
+  input: v.object({
+    id: v.pipe(v.string(), v.description('The artifact id, "sha256:" and 64 hex digits, as named in the marker.')),
+    offset: v.optional(
+      v.pipe(v.number(), v.integer(), v.minValue(0), v.description("First character to read, from 0. Default 0.")),
+      0,
+    ),
+    limit: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer(),
+        v.minValue(1),
+        v.maxValue(MAX_ARTIFACT_WINDOW),
+        v.description(`How many characters to read, at most ${MAX_ARTIFACT_WINDOW}. Default 20000.`),
+      ),
+      20_000,
+    ),
+  }),
+  readOnly: true,
+  idempotent: true,
+  permissions: [],
+  run: ({ id, offset, limit }, ctx): Promise<ArtifactWindow> =>
+    readArtifactWindow(ctx.artifacts, id, { offset, limit }),
+});

@@ -1,0 +1,29 @@
+/**
+ * The `system` group: `system_info`, `datetime`, `sleep`.
+ *
+ * Requires no permissions (`--allow-sys=osRelease,cpus` adds details to `system_info`).
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../../core/tool.ts";
+import { datetime } from "./datetime.ts";
+import { sleep } from "./sleep.ts";
+import { systemInfo } from "./system_info.ts";
+
+export * from "./system_info.ts";
+export * from "./datetime.ts";
+export * from "./sleep.ts";
+
+/**
+ * The tools of the `system` group.
+ *
+ * @example
+ * ```ts
+ * import { systemTools } from "./mod.ts";
+ * console.log(systemTools().map((t) => t.name)); // ["system_info", "datetime", "sleep"]
+ * ```
+ */
+export function systemTools(): AnyTool[] {
+  return [systemInfo, datetime, sleep];
+}

@@ -1,0 +1,54 @@
+/**
+ * The `sleep` tool.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { type Tool, tool } from "../../core/tool.ts";
+
+/** Arguments of `sleep`. */
+export interface SleepArgs {
+  seconds: number;
+}
+
+/**
+ * `sleep(seconds)`: waits, at most 10 minutes; a cancel or timeout of the
+ * call ends it at once.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "../../mod.ts";
+ * import { sleep } from "./sleep.ts";
+ * const session = new Session({ workspace: Deno.cwd() });
+ * console.log((await new ToolBox().register(sleep).call(session, "sleep", { seconds: 0.1 })).output);
+ * await session.close();
+ * ```
+ */
+export const sleep: Tool<SleepArgs> = tool({
+  name: "sleep",
+  description: "Wait for the given number of seconds (at most 600), e.g. before checking on a background job again.",
+  input: v.object({
+    seconds: v.pipe(v.number(), v.minValue(0), v.maxValue(600), v.description("How long to wait, in seconds.")),
+  }),
+  readOnly: true,
+  idempotent: true,
+  permissions: [],
+  run({ seconds }, ctx): Promise<{ slept_ms: number }> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(ctx.signal.reason);
+      };
+      const timer = setTimeout(() => {
+        ctx.signal.removeEventListener("abort", onAbort);
+        resolve({ slept_ms: Math.round(performance.now() - started) });
+      }, seconds * 1000);
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  },
+});
