@@ -1,0 +1,59 @@
+// What every provider adapter shares: mapping strict-mode arguments back before
+// validation, and the base64 forms of deferred images.
+
+import { Buffer } from "node:buffer";
+import type { BatchCall } from "../core/executor.ts";
+import type { DeferredImage } from "../core/images.ts";
+import type { Session } from "../core/session.ts";
+import type { ToolBox } from "../core/toolbox.ts";
+import { fromStrictArguments } from "./strict_schema.ts";
+
+/**
+ * Parses JSON-text arguments and maps strict-mode encodings (null for absent,
+ * {key, value} lists for records) back to the tool's own shape. Text that is
+ * not JSON, and calls of unknown tools, are left for the pipeline to report.
+ */
+export function restoreCall(toolbox: ToolBox, call: BatchCall): BatchCall {
+  const tool = toolbox.get(call.name);
+  if (!tool) return call;
+  let args = call.args;
+  if (typeof args === "string") {
+    if (args.trim() === "") return call;
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return call;
+    }
+  }
+  return { ...call, args: fromStrictArguments(tool.inputSchema, args) };
+}
+
+/** Base64 of image bytes. */
+export function base64(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+}
+
+/** A `data:` URL of an image. */
+export function dataUrl(image: { mediaType: string; data: Uint8Array }): string {
+  return `data:${image.mediaType};base64,${base64(image.data)}`;
+}
+
+/** The line that introduces a deferred image to the model. */
+export function imageNote(image: DeferredImage): string {
+  return `Image from ${image.toolName}${image.note ? `: ${image.note}` : ""}`;
+}
+
+/**
+ * Takes the session's deferred images that belong to `callIds` and puts the
+ * others back, so that calls running at the same time (MCP requests, AI SDK
+ * executions) each get their own. Both steps run without yielding, so no other
+ * call can interleave.
+ */
+export function takeImagesOf(session: Session, callIds: ReadonlySet<string>): DeferredImage[] {
+  const mine: DeferredImage[] = [];
+  for (const image of session.takeDeferredImages()) {
+    if (image.callId !== undefined && callIds.has(image.callId)) mine.push(image);
+    else void session.deferImage(image.data, { toolName: image.toolName, callId: image.callId, note: image.note });
+  }
+  return mine;
+}

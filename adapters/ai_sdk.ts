@@ -1,0 +1,120 @@
+/**
+ * The Vercel AI SDK: a tool set whose `execute` runs every call through the
+ * toolbox's pipeline. The AI SDK is handed the JSON Schema for the model and
+ * does no validation of its own; the toolbox validates with the tool's schema
+ * (strict, with the array-as-string rule and defaults), checks the policy and
+ * runs the tool. `execute` returns the lossless `ToolResult` (it shows up in
+ * the steps' tool results); `toModelOutput` turns it into what the model reads:
+ * text on success, `error-text` for anything else (so a bad call's validation
+ * error reaches the model's next turn, flagged as an error), and the call's
+ * deferred images as file parts.
+ *
+ * Calls of one step run as `callMany` would run them: concurrency-safe tools
+ * together, any other tool alone, in the order the model made them.
+ *
+ * @module
+ */
+
+import { jsonSchema, type Tool as AiTool, tool as aiTool, type ToolSet } from "ai";
+import type { ProgressEvent } from "../core/context.ts";
+import { toModelText, type ToolResult } from "../core/result.ts";
+import type { Session } from "../core/session.ts";
+import { isConcurrencySafe } from "../core/tool.ts";
+import type { ListOptions, ToolBox } from "../core/toolbox.ts";
+import { base64, imageNote, takeImagesOf } from "./_calls.ts";
+import { ExclusiveGate } from "./_exclusive_gate.ts";
+
+/** Options of {@linkcode aiSdkTools}. */
+export interface AiSdkToolsOptions<T = unknown> extends ListOptions {
+  /** A value handed to every tool as `ctx.value`. */
+  context?: T;
+  /** Deadline of each call; overrides the tools' own. */
+  timeoutMs?: number;
+  /** Receives progress events. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** The deferred images of a call, kept on its result for `toModelOutput`. */
+const IMAGES = "aiSdkImages";
+
+/**
+ * An AI SDK `ToolSet` of the toolbox's listed tools (by `capabilities` and the
+ * fence, as `toolbox.list` decides), every `execute` going through
+ * `toolbox.call`.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import { generateText } from "ai";
+ * import { Session, ToolBox } from "../core/mod.ts";
+ * import { aiSdkTools } from "./ai_sdk.ts";
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const tools = aiSdkTools(new ToolBox(), session);
+ * // await generateText({ model, tools, prompt: "..." });
+ * console.log(Object.keys(tools), typeof generateText);
+ * await session.close();
+ * ```
+ */
+export function aiSdkTools<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  options: AiSdkToolsOptions<T> = {},
+): ToolSet {
+  const gate = new ExclusiveGate();
+  const set: ToolSet = {};
+  for (const t of toolbox.list(options)) {
+    const shared = isConcurrencySafe(t);
+    set[t.name] = aiTool({
+      description: t.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(
+        structuredClone(t.inputSchema) as Parameters<typeof jsonSchema>[0],
+      ),
+      execute: (input, { toolCallId, abortSignal }) =>
+        gate.run(shared, async (): Promise<ToolResult> => {
+          const result = await toolbox.call(session, t.name, input, {
+            callId: toolCallId,
+            signal: abortSignal,
+            context: options.context,
+            timeoutMs: options.timeoutMs,
+            onProgress: options.onProgress,
+          });
+          const images = takeImagesOf(session, new Set([toolCallId]));
+          if (images.length === 0) return result;
+          return {
+            ...result,
+            metadata: {
+              ...result.metadata,
+              [IMAGES]: images.map((image) => ({
+                note: imageNote(image),
+                mediaType: image.mediaType,
+                data: base64(image.data),
+              })),
+            },
+          };
+        }),
+      toModelOutput: ({ output }) => modelOutput(output),
+    });
+  }
+  return set;
+}
+
+/** What `toModelOutput` returns (the AI SDK does not export the type by name). */
+type ModelOutput = Awaited<ReturnType<NonNullable<AiTool["toModelOutput"]>>>;
+
+function modelOutput(result: ToolResult): ModelOutput {
+  const text = toModelText(result);
+  if (result.status !== "success") return { type: "error-text", value: text };
+  const images = result.metadata[IMAGES] as { note: string; mediaType: string; data: string }[] | undefined;
+  if (!images) return { type: "text", value: text };
+  return {
+    type: "content",
+    value: [
+      { type: "text", text },
+      ...images.flatMap((image) => [
+        { type: "text" as const, text: image.note },
+        { type: "file" as const, data: { type: "data" as const, data: image.data }, mediaType: image.mediaType },
+      ]),
+    ],
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * Anthropic: the `anthropic` dialect (`input_schema`, one object schema with no
+ * `anyOf`/`oneOf`/`allOf` at its root) and an adapter that runs the `tool_use`
+ * blocks of a message through the toolbox and builds the user message with the
+ * `tool_result` blocks (`is_error: true` for failures), then the deferred images.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../core/tool.ts";
+import type { BatchCall, BatchOptions } from "../core/executor.ts";
+import type { DeferredImage, ImageMediaType } from "../core/images.ts";
+import { toModelText, type ToolResult } from "../core/result.ts";
+import type { Session } from "../core/session.ts";
+import type { ToolBox } from "../core/toolbox.ts";
+import { base64, imageNote } from "./_calls.ts";
+import { SchemaDialectError } from "./dialect_error.ts";
+
+/** The input schema of an Anthropic tool: one object schema. */
+export interface AnthropicInputSchema {
+  /** Always `object`. */
+  type: "object";
+  /** The arguments. */
+  properties?: Record<string, unknown>;
+  /** Required argument names. */
+  required?: string[];
+  /** Any other JSON Schema keyword. */
+  [keyword: string]: unknown;
+}
+
+/** A client tool of the messages API. */
+export interface AnthropicTool {
+  /** Tool name. */
+  name: string;
+  /** Tool description. */
+  description: string;
+  /** JSON Schema of the input. */
+  input_schema: AnthropicInputSchema;
+}
+
+/**
+ * The tools array of the messages API. Throws `SchemaDialectError` for a
+ * schema whose root is not a plain object schema.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "../core/tool.ts";
+ * import { anthropicTools } from "./anthropic.ts";
+ * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * console.log(anthropicTools([echo])[0].input_schema.type); // "object"
+ * ```
+ */
+export function anthropicTools(tools: readonly AnyTool[]): AnthropicTool[] {
+  return tools.map((t) => {
+    const schema = structuredClone(t.inputSchema);
+    for (const keyword of ["anyOf", "oneOf", "allOf"]) {
+      if (keyword in schema) {
+        throw new SchemaDialectError(
+          "anthropic",
+          t.name,
+          `/${keyword}`,
+          `the input schema may not have "${keyword}" at its root`,
+        );
+      }
+    }
+    if (schema.type !== "object") {
+      throw new SchemaDialectError("anthropic", t.name, "/type", 'the input schema must be of type "object"');
+    }
+    delete schema.$schema;
+    return { name: t.name, description: t.description, input_schema: schema as AnthropicInputSchema };
+  });
+}
+
+/** A content block of an assistant message (only `tool_use` blocks are read). */
+export interface AnthropicContentBlockLike {
+  /** The block type. */
+  readonly type: string;
+}
+
+/** A `tool_use` block. */
+export interface AnthropicToolUseLike extends AnthropicContentBlockLike {
+  /** Always `tool_use`. */
+  readonly type: "tool_use";
+  /** The id echoed in the result. */
+  readonly id: string;
+  /** Tool name. */
+  readonly name: string;
+  /** The arguments, already parsed. */
+  readonly input: unknown;
+}
+
+/** A message (its `content` is read) or its content blocks. */
+export type AnthropicMessageLike =
+  | { content: readonly AnthropicContentBlockLike[] }
+  | readonly AnthropicContentBlockLike[];
+
+/** A `tool_result` block. */
+export interface AnthropicToolResultBlock {
+  /** Always `tool_result`. */
+  type: "tool_result";
+  /** The id of the `tool_use` this answers. */
+  tool_use_id: string;
+  /** What the model reads. */
+  content: string;
+  /** Present (true) when the call failed. */
+  is_error?: true;
+}
+
+/** The user message that answers the tool calls. */
+export interface AnthropicToolResultMessage {
+  /** Always `user`. */
+  role: "user";
+  /** The `tool_result` blocks in call order, then a note and an image block per deferred image. */
+  content: (
+    | AnthropicToolResultBlock
+    | { type: "text"; text: string }
+    | { type: "image"; source: { type: "base64"; media_type: ImageMediaType; data: string } }
+  )[];
+}
+
+/** What the adapter returns. */
+export interface AnthropicRun {
+  /** The user message to append. */
+  message: AnthropicToolResultMessage;
+  /** The lossless results, in call order. */
+  results: ToolResult[];
+  /** The images the tools deferred. */
+  images: DeferredImage[];
+}
+
+function isToolUse(block: AnthropicContentBlockLike): block is AnthropicToolUseLike {
+  return block.type === "tool_use";
+}
+
+/**
+ * The `tool_use` blocks of a message, as batch calls.
+ *
+ * @example
+ * ```ts
+ * import { anthropicCalls } from "./anthropic.ts";
+ * console.log(anthropicCalls({ content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: "hi" } }] }));
+ * ```
+ */
+export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
+  const blocks = "content" in message ? message.content : message as readonly AnthropicContentBlockLike[];
+  return blocks.filter(isToolUse).map((block) => ({ name: block.name, args: block.input, callId: block.id }));
+}
+
+/**
+ * The user message that answers tool calls: `tool_result` blocks (with
+ * `is_error: true` for anything but success), then the deferred images.
+ *
+ * @example
+ * ```ts
+ * import { makeResult } from "../core/result.ts";
+ * import { anthropicResultMessage } from "./anthropic.ts";
+ * const result = makeResult({ status: "success", toolName: "echo", callId: "t1", output: "hi" });
+ * console.log(anthropicResultMessage([result], []).content); // [{ type: "tool_result", tool_use_id: "t1", content: "hi" }]
+ * ```
+ */
+export function anthropicResultMessage(
+  results: readonly ToolResult[],
+  images: readonly DeferredImage[],
+): AnthropicToolResultMessage {
+  const content: AnthropicToolResultMessage["content"] = results.map((result) => ({
+    type: "tool_result" as const,
+    tool_use_id: result.callId ?? "",
+    content: toModelText(result),
+    ...(result.status === "success" ? {} : { is_error: true as const }),
+  }));
+  for (const image of images) {
+    content.push({ type: "text", text: imageNote(image) });
+    content.push({ type: "image", source: { type: "base64", media_type: image.mediaType, data: base64(image.data) } });
+  }
+  return { role: "user", content };
+}
+
+/**
+ * Runs the `tool_use` blocks of a message through `toolbox.callMany` and
+ * returns the user message to send back, with the lossless results.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Session, ToolBox } from "../core/mod.ts";
+ * import { runAnthropicToolCalls } from "./anthropic.ts";
+ * const box = new ToolBox();
+ * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const { message } = await runAnthropicToolCalls(box, session, {
+ *   content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: 1 } }],
+ * });
+ * console.log(message.content[0]); // { type: "tool_result", ..., is_error: true }
+ * await session.close();
+ * ```
+ */
+export async function runAnthropicToolCalls<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  message: AnthropicMessageLike,
+  options: BatchOptions<T> = {},
+): Promise<AnthropicRun> {
+  const { results, images } = await toolbox.callMany(session, anthropicCalls(message), options);
+  return { message: anthropicResultMessage(results, images), results, images };
+}

@@ -1,0 +1,191 @@
+/**
+ * Gemini: the `gemini` dialect (function declarations whose parameters use
+ * the OpenAPI 3.0 subset of Gemini's `Schema`: one upper-case type, `nullable`,
+ * string enums, no `$ref` or `additionalProperties`) and an adapter that runs
+ * the `functionCall` parts of a response through the toolbox and builds the
+ * user content with the `functionResponse` parts (`{ output }` on success,
+ * `{ error }` on failure, as Gemini's documentation asks), then the images.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../core/tool.ts";
+import type { BatchCall, BatchOptions } from "../core/executor.ts";
+import type { DeferredImage } from "../core/images.ts";
+import { toModelText, type ToolResult } from "../core/result.ts";
+import type { Session } from "../core/session.ts";
+import type { ToolBox } from "../core/toolbox.ts";
+import { base64, imageNote, restoreCall } from "./_calls.ts";
+import { type GeminiSchema, toGeminiParameters } from "./_gemini_schema.ts";
+
+export type { GeminiSchema, GeminiType } from "./_gemini_schema.ts";
+
+/** A function declaration. */
+export interface GeminiFunctionDeclaration {
+  /** Tool name. */
+  name: string;
+  /** Tool description. */
+  description: string;
+  /** The arguments; absent for a tool without any. */
+  parameters?: GeminiSchema;
+}
+
+/** One entry of Gemini's `tools` array. */
+export interface GeminiTool {
+  /** The functions. */
+  functionDeclarations: GeminiFunctionDeclaration[];
+}
+
+/**
+ * Gemini's `tools` array: one entry holding every function declaration (none
+ * when there are no tools). Throws `SchemaDialectError` for a schema the
+ * OpenAPI subset cannot express; records become `{key, value}` lists, mapped
+ * back by the adapter.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "../core/tool.ts";
+ * import { geminiTools } from "./gemini.ts";
+ * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * console.log(JSON.stringify(geminiTools([echo])));
+ * // [{"functionDeclarations":[{"name":"echo","description":"Echo.","parameters":{"type":"OBJECT",...}}]}]
+ * ```
+ */
+export function geminiTools(tools: readonly AnyTool[]): GeminiTool[] {
+  if (tools.length === 0) return [];
+  return [{
+    functionDeclarations: tools.map((t) => {
+      const parameters = toGeminiParameters(t.inputSchema, t.name);
+      return parameters
+        ? { name: t.name, description: t.description, parameters }
+        : { name: t.name, description: t.description };
+    }),
+  }];
+}
+
+/** A part of a Gemini content (only `functionCall` parts are read). */
+export interface GeminiPartLike {
+  /** A call the model asks for. */
+  functionCall?: { id?: string; name?: string; args?: Record<string, unknown> };
+}
+
+/** A Gemini content. */
+export interface GeminiContentLike {
+  /** Its parts. */
+  parts?: GeminiPartLike[];
+}
+
+/** A `generateContent` response (the first candidate is read), or one content. */
+export type GeminiResponseLike = { candidates?: { content?: GeminiContentLike }[] } | GeminiContentLike;
+
+/** A part of the content that answers the calls. */
+export type GeminiResultPart =
+  | { functionResponse: { id?: string; name: string; response: { output: unknown } | { error: string } } }
+  | { text: string }
+  | { inlineData: { mimeType: string; data: string } };
+
+/** The user content that answers the calls. */
+export interface GeminiResultContent {
+  /** Always `user`. */
+  role: "user";
+  /** One `functionResponse` per call, then a note and an `inlineData` part per image. */
+  parts: GeminiResultPart[];
+}
+
+/** What the adapter returns. */
+export interface GeminiRun {
+  /** The content to append. */
+  content: GeminiResultContent;
+  /** The lossless results, in call order. */
+  results: ToolResult[];
+  /** The images the tools deferred. */
+  images: DeferredImage[];
+}
+
+const GENERATED_ID = "gemini-call-";
+
+/**
+ * The `functionCall` parts of a response's first candidate (or of one
+ * content), as batch calls. Calls without an id get a generated one, which is
+ * not sent back to Gemini.
+ *
+ * @example
+ * ```ts
+ * import { geminiCalls } from "./gemini.ts";
+ * console.log(geminiCalls({ parts: [{ functionCall: { name: "echo", args: { text: "hi" } } }] }));
+ * // [{ name: "echo", args: { text: "hi" }, callId: "gemini-call-0" }]
+ * ```
+ */
+export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
+  const content = "candidates" in response ? response.candidates?.[0]?.content : response as GeminiContentLike;
+  return (content?.parts ?? []).flatMap((part) => part.functionCall ? [part.functionCall] : []).map((call, index) => ({
+    name: call.name ?? "",
+    args: call.args ?? {},
+    callId: call.id ?? `${GENERATED_ID}${index}`,
+  }));
+}
+
+/**
+ * The user content that answers function calls: a `functionResponse` per
+ * result (`{ output }` or `{ error }`), then the deferred images as
+ * `inlineData` parts.
+ *
+ * @example
+ * ```ts
+ * import { makeResult } from "../core/result.ts";
+ * import { geminiResultContent } from "./gemini.ts";
+ * const result = makeResult({ status: "success", toolName: "echo", callId: "gemini-call-0", output: "hi" });
+ * console.log(JSON.stringify(geminiResultContent([result], [])));
+ * // {"role":"user","parts":[{"functionResponse":{"name":"echo","response":{"output":"hi"}}}]}
+ * ```
+ */
+export function geminiResultContent(
+  results: readonly ToolResult[],
+  images: readonly DeferredImage[],
+): GeminiResultContent {
+  const parts: GeminiResultPart[] = results.map((result) => {
+    const id = result.callId && !result.callId.startsWith(GENERATED_ID) ? { id: result.callId } : {};
+    const response = result.status !== "success"
+      ? { error: toModelText(result) }
+      : { output: typeof result.output === "string" || result.truncated ? toModelText(result) : result.output };
+    return { functionResponse: { ...id, name: result.toolName, response } };
+  });
+  for (const image of images) {
+    parts.push({ text: imageNote(image) });
+    parts.push({ inlineData: { mimeType: image.mediaType, data: base64(image.data) } });
+  }
+  return { role: "user", parts };
+}
+
+/**
+ * Runs the function calls of a response through `toolbox.callMany` and
+ * returns the content to send back, with the lossless results.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Session, ToolBox } from "../core/mod.ts";
+ * import { runGeminiToolCalls } from "./gemini.ts";
+ * const box = new ToolBox();
+ * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const { content } = await runGeminiToolCalls(box, session, {
+ *   candidates: [{ content: { parts: [{ functionCall: { name: "echo", args: { text: "hi" } } }] } }],
+ * });
+ * console.log(content.parts);
+ * await session.close();
+ * ```
+ */
+export async function runGeminiToolCalls<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  response: GeminiResponseLike,
+  options: BatchOptions<T> = {},
+): Promise<GeminiRun> {
+  const calls = geminiCalls(response).map((call) => restoreCall(toolbox, call));
+  const { results, images } = await toolbox.callMany(session, calls, options);
+  return { content: geminiResultContent(results, images), results, images };
+}

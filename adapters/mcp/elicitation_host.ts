@@ -1,0 +1,147 @@
+/**
+ * A host that asks the person behind an MCP client, through elicitation
+ * (`elicitation/create`, a form). A client that did not declare the
+ * elicitation capability cannot ask anyone, so every question is refused with
+ * `permission_denied`, saying how to allow such actions.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/server/index"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { ToolError } from "../../core/errors.ts";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "../../core/host.ts";
+
+/** Options of {@linkcode elicitationHost}. */
+export interface ElicitationHostOptions {
+  /** How long a person may take to answer. Default 10 minutes. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+function refused(title: string, message: string, why: string, hint: string): ToolError {
+  return new ToolError(`${title}: refused because ${why} (${message})`, {
+    code: "permission_denied",
+    kind: "policy",
+    status: "skipped",
+    recoverable: false,
+    recoveryHint: hint,
+    details: { title, question: message },
+  });
+}
+
+/**
+ * A {@linkcode Host} that asks through MCP elicitation. Choices are a form
+ * with one single-select field (a free-text field when other answers are
+ * allowed); yes/no questions a form with one boolean field, where declining
+ * the form counts as "no". Declining a choice, or dismissing any form, refuses
+ * the action (`permission_denied`). Answers are marked `user`: a person gave them.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+ * import { elicitationHost } from "./elicitation_host.ts";
+ * const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
+ * const host = elicitationHost(server);
+ * // Before a client connects there is nobody to ask:
+ * await host.confirm({ title: "Run", message: "Run ls?", defaultChoice: true }).catch((e) => console.log(e.code));
+ * ```
+ */
+export function elicitationHost(server: Server, options: ElicitationHostOptions = {}): Host {
+  const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  async function elicit(
+    title: string,
+    message: string,
+    field: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<ElicitResult> {
+    signal?.throwIfAborted();
+    if (!server.getClientCapabilities()?.elicitation?.form) {
+      throw refused(
+        title,
+        message,
+        "the MCP client cannot ask its user (it does not support elicitation)",
+        "Do something that needs no approval, or ask the user to allow it (e.g. restart the server with --auto-confirm).",
+      );
+    }
+    return await server.elicitInput(
+      {
+        mode: "form",
+        message: `${title}: ${message}`,
+        requestedSchema: { type: "object", properties: { answer: field as never }, required: ["answer"] },
+      },
+      { signal, timeout },
+    );
+  }
+
+  return {
+    async choose<T extends string>(request: ChoiceRequest<T>, signal?: AbortSignal): Promise<ChoiceOutcome<T>> {
+      const field = request.allowExtra
+        ? {
+          type: "string",
+          title: "Answer",
+          description: `Options: ${
+            request.options.map((o) => `${o.value} (${o.label})`).join(", ")
+          }; or any other answer`,
+          default: request.defaultChoice,
+        }
+        : {
+          type: "string",
+          title: "Answer",
+          oneOf: request.options.map((o) => ({ const: o.value, title: o.label })),
+          default: request.defaultChoice,
+        };
+      const result = await elicit(request.title, request.message, field, signal);
+      if (result.action !== "accept") {
+        throw refused(
+          request.title,
+          request.message,
+          `the user ${result.action === "decline" ? "declined" : "dismissed"} the question`,
+          "Do not retry the same action; ask the user or take another approach.",
+        );
+      }
+      const answer = result.content?.answer;
+      const valid = typeof answer === "string" &&
+        (request.allowExtra || request.options.some((o) => o.value === answer));
+      if (!valid) {
+        throw refused(
+          request.title,
+          request.message,
+          `the answer ${JSON.stringify(answer)} is not one of the options`,
+          "Ask again or take another approach.",
+        );
+      }
+      return { choice: answer as T, source: "user" };
+    },
+
+    async confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
+      const field = { type: "boolean", title: "Allow", default: request.defaultChoice };
+      const result = await elicit(request.title, request.message, field, signal);
+      if (result.action === "decline") return { choice: false, source: "user" };
+      if (result.action !== "accept") {
+        throw refused(
+          request.title,
+          request.message,
+          "the user dismissed the question",
+          "Do not retry the same action; ask the user or take another approach.",
+        );
+      }
+      const answer = result.content?.answer;
+      if (typeof answer !== "boolean") {
+        throw refused(
+          request.title,
+          request.message,
+          `the answer ${JSON.stringify(answer)} is not yes or no`,
+          "Ask again or take another approach.",
+        );
+      }
+      return { choice: answer, source: "user" };
+    },
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The MCP server: a toolbox and one session behind the official SDK's
+ * low-level `Server`.
+ *
+ * - `tools/list`: the listed tools with annotations from their metadata.
+ * - `tools/call`: every call through the toolbox; a tool's failure is a result
+ *   with `isError: true` and the text the model should read. Protocol errors
+ *   are kept for protocol faults (an unknown tool, a malformed request).
+ *   Progress from `ctx.progress` becomes `notifications/progress` when the
+ *   request carries a progress token; `notifications/cancelled` aborts the
+ *   call's `ctx.signal`; deferred images follow the text as image content.
+ * - Artifacts (e.g. the whole of a cut output) are resources,
+ *   `artifact://sha256/<hex>`, listed (except sensitive ones) and readable;
+ *   results link to theirs.
+ * - Questions of the policy go to the client's user through elicitation
+ *   (see {@linkcode elicitationHost}) unless another host is given.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/server/index"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Host } from "../../core/host.ts";
+import type { ArtifactRef, ToolResult } from "../../core/result.ts";
+import { toModelText } from "../../core/result.ts";
+import { Session, type SessionOptions } from "../../core/session.ts";
+import { isConcurrencySafe } from "../../core/tool.ts";
+import type { ToolBox } from "../../core/toolbox.ts";
+import { base64, takeImagesOf } from "../_calls.ts";
+import { ExclusiveGate } from "../_exclusive_gate.ts";
+import { mcpTools } from "./dialect.ts";
+import { elicitationHost } from "./elicitation_host.ts";
+
+/** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
+export interface McpServerOptions extends Omit<SessionOptions, "host"> {
+  /** Who answers the policy's questions; default the client's user, through elicitation. */
+  host?: Host;
+  /** Server name in the `initialize` answer. Default `toolfence`. */
+  name?: string;
+  /** Server version in the `initialize` answer. */
+  version?: string;
+  /** Instructions for the client's model. */
+  instructions?: string;
+  /** How long a person may take to answer an elicitation. Default 10 minutes. */
+  elicitationTimeoutMs?: number;
+}
+
+/** A server with its session. */
+export interface McpToolServer {
+  /** The SDK server; connect it to a transport. */
+  readonly server: Server;
+  /** The session every call runs in. */
+  readonly session: Session;
+  /** Closes the server and the session. */
+  close(): Promise<void>;
+}
+
+/** The package version reported to clients when none is given. */
+export const TOOLFENCE_VERSION = "0.1.0";
+
+const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
+
+/**
+ * The resource URI of an artifact: `artifact://sha256/<hex>`.
+ *
+ * @example
+ * ```ts
+ * import { artifactUri } from "./server.ts";
+ * console.log(artifactUri({ sha256: "ab".repeat(32) })); // artifact://sha256/abab...
+ * ```
+ */
+export function artifactUri(ref: Pick<ArtifactRef, "sha256">): string {
+  return `artifact://sha256/${ref.sha256}`;
+}
+
+/** What the model-facing part of a result does not say, for clients (`_meta["toolfence/result"]`). */
+function resultMeta(result: ToolResult): Record<string, unknown> {
+  return {
+    status: result.status,
+    ...(result.errorCode ? { errorKind: result.errorKind, errorCode: result.errorCode } : {}),
+    truncated: result.truncated,
+    attempts: result.attempts,
+    latencyMs: Math.round(result.latencyMs * 1000) / 1000,
+    artifacts: result.artifacts.map((a) => a.id),
+  };
+}
+
+/**
+ * Creates an MCP server over a toolbox, with one session (made from
+ * `options`) for every call. Connect `server` to a transport (see
+ * {@linkcode serveStdio} for stdio).
+ *
+ * Requires whatever permissions the tools need.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+ * import { ToolBox } from "../../core/mod.ts";
+ * import { createMcpServer } from "./server.ts";
+ * const { server, close } = createMcpServer(new ToolBox(), { workspace: Deno.cwd() });
+ * const [, serverSide] = InMemoryTransport.createLinkedPair();
+ * await server.connect(serverSide);
+ * await close();
+ * ```
+ */
+export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): McpToolServer {
+  const { name, version, instructions, elicitationTimeoutMs, host, ...sessionOptions } = options;
+  const server = new Server(
+    { name: name ?? "toolfence", version: version ?? TOOLFENCE_VERSION },
+    {
+      capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
+      ...(instructions ? { instructions } : {}),
+    },
+  );
+  const session = new Session({
+    ...sessionOptions,
+    host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs }),
+  });
+  const gate = new ExclusiveGate();
+  let listedArtifacts = 0;
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: mcpTools(toolbox.list({ capabilities: session.capabilities })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name: toolName, arguments: args } = request.params;
+    const tool = toolbox.isEnabled(toolName) ? toolbox.get(toolName) : undefined;
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${toolName}`);
+    }
+    const callId = `mcp-${extra.requestId}`;
+    const progressToken = request.params._meta?.progressToken;
+    let progress = 0;
+    const result = await gate.run(isConcurrencySafe(tool), () =>
+      toolbox.call(session, toolName, args ?? {}, {
+        callId,
+        signal: extra.signal,
+        onProgress: progressToken === undefined ? undefined : (event) => {
+          // Progress must grow with every notification, with or without a known fraction.
+          const next = event.fraction === undefined ? progress + 1 : Math.max(event.fraction * 100, progress + 0.001);
+          progress = next;
+          void extra.sendNotification({
+            method: "notifications/progress",
+            params: {
+              progressToken,
+              progress: next,
+              ...(event.fraction === undefined ? {} : { total: 100 }),
+              message: event.message,
+            },
+          }).catch(() => {});
+        },
+      }));
+    const content: CallToolResult["content"] = [{ type: "text", text: toModelText(result) }];
+    for (const ref of result.artifacts) {
+      if (ref.sensitivity === "sensitive") continue;
+      content.push({
+        type: "resource_link",
+        uri: artifactUri(ref),
+        name: ref.id,
+        mimeType: ref.mediaType,
+        description: ref.summary,
+        size: ref.byteLength,
+      });
+    }
+    for (const image of takeImagesOf(session, new Set([callId]))) {
+      content.push({ type: "image", data: base64(image.data), mimeType: image.mediaType });
+    }
+    if (result.status === "cancelled" || result.status === "timed_out") {
+      void server.sendLoggingMessage({
+        level: "notice",
+        logger: "toolfence",
+        data: { event: result.status, tool: toolName, callId, ...resultMeta(result) },
+      }).catch(() => {});
+    }
+    const artifactCount = session.artifacts.list().length;
+    if (artifactCount !== listedArtifacts) {
+      listedArtifacts = artifactCount;
+      void server.sendResourceListChanged().catch(() => {});
+    }
+    return {
+      content,
+      ...(result.status === "success" ? {} : { isError: true }),
+      _meta: { "toolfence/result": resultMeta(result) },
+    };
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: session.artifacts.list().filter((ref) => ref.sensitivity !== "sensitive").map((ref) => ({
+      uri: artifactUri(ref),
+      name: ref.id,
+      description: ref.summary,
+      mimeType: ref.mediaType,
+      size: ref.byteLength,
+    })),
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const { uri } = request.params;
+    const hex = ARTIFACT_URI.exec(uri)?.[1];
+    const ref = hex ? session.artifacts.ref(`sha256:${hex}`) : undefined;
+    const bytes = ref && ref.sensitivity !== "sensitive" ? await session.artifacts.get(ref.id) : undefined;
+    if (!ref || !bytes) {
+      throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
+    }
+    return {
+      contents: [
+        ref.encoding === "utf-8"
+          ? { uri, mimeType: ref.mediaType, text: new TextDecoder().decode(bytes) }
+          : { uri, mimeType: ref.mediaType, blob: base64(bytes) },
+      ],
+    };
+  });
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      try {
+        await server.close();
+      } finally {
+        await session.close();
+      }
+    })();
+    return closed;
+  };
+  server.onclose = () => void close();
+  return { server, session, close };
+}

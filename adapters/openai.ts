@@ -1,0 +1,408 @@
+/**
+ * OpenAI: the `openai-chat` and `openai-responses` dialects, and adapters that
+ * run the tool calls of a chat completion or a response through the toolbox and
+ * build the messages that carry the results back.
+ *
+ * Both dialects use strict mode by default: every object closed, every
+ * property required, optional properties nullable, records as `{key, value}`
+ * lists (see {@linkcode toStrictSchema}). The adapters map what the model sends
+ * back with {@linkcode fromStrictArguments} before validation, so nothing is
+ * lost. OpenAI has no error flag on tool results; a failure's text says so.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../core/tool.ts";
+import type { JsonSchema } from "../core/schema.ts";
+import type { BatchCall, BatchOptions } from "../core/executor.ts";
+import type { DeferredImage } from "../core/images.ts";
+import { toModelText, type ToolResult } from "../core/result.ts";
+import type { Session } from "../core/session.ts";
+import type { ToolBox } from "../core/toolbox.ts";
+import { dataUrl, imageNote, restoreCall } from "./_calls.ts";
+import { SchemaDialectError } from "./dialect_error.ts";
+import { toStrictSchema } from "./strict_schema.ts";
+
+/** Options of the OpenAI dialects. */
+export interface OpenAIDialectOptions {
+  /**
+   * `true` (default): strict schemas, and a tool strict mode cannot express
+   * fails. `false`: the tools' JSON Schema as it is, `strict: false`. `"auto"`:
+   * strict where possible, the plain schema for the tools that cannot be strict.
+   */
+  strict?: boolean | "auto";
+}
+
+/** A function tool of the chat completions API. */
+export interface OpenAIChatTool {
+  /** Always `function`. */
+  type: "function";
+  /** The function. */
+  function: {
+    /** Tool name. */
+    name: string;
+    /** Tool description. */
+    description: string;
+    /** JSON Schema of the arguments. */
+    parameters: JsonSchema;
+    /** Whether the model must follow the schema exactly. */
+    strict: boolean;
+  };
+}
+
+/** A function tool of the responses API. */
+export interface OpenAIResponsesTool {
+  /** Always `function`. */
+  type: "function";
+  /** Tool name. */
+  name: string;
+  /** Tool description. */
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: JsonSchema;
+  /** Whether the model must follow the schema exactly. */
+  strict: boolean;
+}
+
+function parametersFor(
+  t: AnyTool,
+  dialect: string,
+  strict: boolean | "auto",
+): { parameters: JsonSchema; strict: boolean } {
+  if (strict === false) return { parameters: structuredClone(t.inputSchema), strict: false };
+  try {
+    return { parameters: toStrictSchema(t.inputSchema, t.name, dialect), strict: true };
+  } catch (error) {
+    if (strict === "auto" && error instanceof SchemaDialectError) {
+      return { parameters: structuredClone(t.inputSchema), strict: false };
+    }
+    throw error;
+  }
+}
+
+/**
+ * The tools array of the chat completions API. Throws
+ * `SchemaDialectError` for a tool strict mode cannot express (unless
+ * `strict` is `false` or `"auto"`).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "../core/tool.ts";
+ * import { openAIChatTools } from "./openai.ts";
+ * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * console.log(JSON.stringify(openAIChatTools([echo])));
+ * ```
+ */
+export function openAIChatTools(tools: readonly AnyTool[], options: OpenAIDialectOptions = {}): OpenAIChatTool[] {
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, ...parametersFor(t, "openai-chat", options.strict ?? true) },
+  }));
+}
+
+/**
+ * The tools array of the responses API (same rules as {@linkcode openAIChatTools}).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "../core/tool.ts";
+ * import { openAIResponsesTools } from "./openai.ts";
+ * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * console.log(openAIResponsesTools([echo])[0].strict); // true
+ * ```
+ */
+export function openAIResponsesTools(
+  tools: readonly AnyTool[],
+  options: OpenAIDialectOptions = {},
+): OpenAIResponsesTool[] {
+  return tools.map((t) => ({
+    type: "function",
+    name: t.name,
+    description: t.description,
+    ...parametersFor(t, "openai-responses", options.strict ?? true),
+  }));
+}
+
+// ------------------------------------------------------------ chat completions
+
+/** A tool call as a chat completion message carries it (function or custom). */
+export interface OpenAIChatToolCallLike {
+  /** The call id, echoed in the result message. */
+  id: string;
+  /** `function` (or `custom` for custom tools). */
+  type: string;
+  /** A function call's name and JSON arguments. */
+  function?: { name: string; arguments: string };
+  /** A custom tool call's name and free-text input. */
+  custom?: { name: string; input: string };
+}
+
+/** An assistant message of the chat completions API, as far as tool calls go. */
+export interface OpenAIChatMessageLike {
+  /** The tool calls, when the model made any. */
+  tool_calls?: readonly OpenAIChatToolCallLike[] | null;
+}
+
+/** A chat completion (the first choice's message is read), or just its message. */
+export type OpenAIChatResponseLike = { choices: readonly { message: OpenAIChatMessageLike }[] } | OpenAIChatMessageLike;
+
+/** The result of one tool call, as a `tool` message. */
+export interface OpenAIChatToolMessage {
+  /** Always `tool`. */
+  role: "tool";
+  /** The id of the call this answers. */
+  tool_call_id: string;
+  /** What the model reads. */
+  content: string;
+}
+
+/** A user message carrying deferred images after the tool messages. */
+export interface OpenAIChatImageMessage {
+  /** Always `user`. */
+  role: "user";
+  /** A note, then the image, for each image. */
+  content: ({ type: "text"; text: string } | { type: "image_url"; image_url: { url: string } })[];
+}
+
+/** What the chat adapter returns. */
+export interface OpenAIChatRun {
+  /** The messages to append to the conversation, in order: one `tool` message per call, then the images. */
+  messages: (OpenAIChatToolMessage | OpenAIChatImageMessage)[];
+  /** The lossless results, in call order. */
+  results: ToolResult[];
+  /** The images the tools deferred. */
+  images: DeferredImage[];
+}
+
+/**
+ * The tool calls of a chat completion (its first choice) or of an assistant
+ * message, as batch calls. Arguments stay JSON text here; the run functions
+ * parse and map them.
+ *
+ * @example
+ * ```ts
+ * import { openAIChatCalls } from "./openai.ts";
+ * const calls = openAIChatCalls({
+ *   tool_calls: [{ id: "c1", type: "function", function: { name: "echo", arguments: '{"text":"hi"}' } }],
+ * });
+ * console.log(calls); // [{ name: "echo", args: '{"text":"hi"}', callId: "c1" }]
+ * ```
+ */
+export function openAIChatCalls(response: OpenAIChatResponseLike): BatchCall[] {
+  const message = "choices" in response ? response.choices[0]?.message : response;
+  return (message?.tool_calls ?? []).map((call) => {
+    if (call.function) return { name: call.function.name, args: call.function.arguments, callId: call.id };
+    return { name: call.custom?.name ?? "", args: call.custom?.input, callId: call.id };
+  });
+}
+
+/**
+ * The messages that answer a chat completion's tool calls: one `tool` message
+ * per result, then one user message with the images, if any.
+ *
+ * @example
+ * ```ts
+ * import { makeResult } from "../core/result.ts";
+ * import { openAIChatResultMessages } from "./openai.ts";
+ * const result = makeResult({ status: "success", toolName: "echo", callId: "c1", output: "hi" });
+ * console.log(openAIChatResultMessages([result], [])); // [{ role: "tool", tool_call_id: "c1", content: "hi" }]
+ * ```
+ */
+export function openAIChatResultMessages(
+  results: readonly ToolResult[],
+  images: readonly DeferredImage[],
+): (OpenAIChatToolMessage | OpenAIChatImageMessage)[] {
+  const messages: (OpenAIChatToolMessage | OpenAIChatImageMessage)[] = results.map((result) => ({
+    role: "tool",
+    tool_call_id: result.callId ?? "",
+    content: toModelText(result),
+  }));
+  if (images.length > 0) {
+    messages.push({
+      role: "user",
+      content: images.flatMap((image) => [
+        { type: "text" as const, text: imageNote(image) },
+        { type: "image_url" as const, image_url: { url: dataUrl(image) } },
+      ]),
+    });
+  }
+  return messages;
+}
+
+/**
+ * Runs the tool calls of a chat completion through `toolbox.callMany` and
+ * returns the messages to send back, with the lossless results.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Session, ToolBox } from "../core/mod.ts";
+ * import { runOpenAIChatToolCalls } from "./openai.ts";
+ * const box = new ToolBox();
+ * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const { messages } = await runOpenAIChatToolCalls(box, session, {
+ *   choices: [{
+ *     message: { tool_calls: [{ id: "c1", type: "function", function: { name: "echo", arguments: '{"text":"hi"}' } }] },
+ *   }],
+ * });
+ * console.log(messages); // [{ role: "tool", tool_call_id: "c1", content: "hi" }]
+ * await session.close();
+ * ```
+ */
+export async function runOpenAIChatToolCalls<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  response: OpenAIChatResponseLike,
+  options: BatchOptions<T> = {},
+): Promise<OpenAIChatRun> {
+  const calls = openAIChatCalls(response).map((call) => restoreCall(toolbox, call));
+  const { results, images } = await toolbox.callMany(session, calls, options);
+  return { messages: openAIChatResultMessages(results, images), results, images };
+}
+
+// ------------------------------------------------------------------ responses
+
+/** An item of a response's `output` (only `function_call` items are read). */
+export interface OpenAIResponsesItemLike {
+  /** The item type. */
+  readonly type: string;
+}
+
+/** A function call item of the responses API. */
+export interface OpenAIResponsesFunctionCallLike extends OpenAIResponsesItemLike {
+  /** Always `function_call`. */
+  readonly type: "function_call";
+  /** The id echoed in the output item. */
+  readonly call_id: string;
+  /** Tool name. */
+  readonly name: string;
+  /** JSON arguments. */
+  readonly arguments: string;
+}
+
+/** A response (its `output` is read), or its output items. */
+export type OpenAIResponsesResponseLike =
+  | { output: readonly OpenAIResponsesItemLike[] }
+  | readonly OpenAIResponsesItemLike[];
+
+/** The result of one call as a `function_call_output` input item. */
+export interface OpenAIResponsesCallOutput {
+  /** Always `function_call_output`. */
+  type: "function_call_output";
+  /** The id of the call this answers. */
+  call_id: string;
+  /** What the model reads. */
+  output: string;
+}
+
+/** A user message carrying deferred images after the call outputs. */
+export interface OpenAIResponsesImageMessage {
+  /** Always `message`. */
+  type: "message";
+  /** Always `user`. */
+  role: "user";
+  /** A note, then the image, for each image. */
+  content: ({ type: "input_text"; text: string } | { type: "input_image"; image_url: string; detail: "auto" })[];
+}
+
+/** What the responses adapter returns. */
+export interface OpenAIResponsesRun {
+  /** Input items for the next request: one output per call, then the images. */
+  items: (OpenAIResponsesCallOutput | OpenAIResponsesImageMessage)[];
+  /** The lossless results, in call order. */
+  results: ToolResult[];
+  /** The images the tools deferred. */
+  images: DeferredImage[];
+}
+
+function isFunctionCall(item: OpenAIResponsesItemLike): item is OpenAIResponsesFunctionCallLike {
+  return item.type === "function_call";
+}
+
+/**
+ * The `function_call` items of a response, as batch calls.
+ *
+ * @example
+ * ```ts
+ * import { openAIResponsesCalls } from "./openai.ts";
+ * const calls = openAIResponsesCalls({
+ *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: "{}" }],
+ * });
+ * console.log(calls); // [{ name: "echo", args: "{}", callId: "c1" }]
+ * ```
+ */
+export function openAIResponsesCalls(response: OpenAIResponsesResponseLike): BatchCall[] {
+  const items = "output" in response ? response.output : response as readonly OpenAIResponsesItemLike[];
+  return items.filter(isFunctionCall).map((item) => ({ name: item.name, args: item.arguments, callId: item.call_id }));
+}
+
+/**
+ * The input items that answer a response's function calls: one
+ * `function_call_output` per result, then one user message with the images.
+ *
+ * @example
+ * ```ts
+ * import { makeResult } from "../core/result.ts";
+ * import { openAIResponsesResultItems } from "./openai.ts";
+ * const result = makeResult({ status: "success", toolName: "echo", callId: "c1", output: "hi" });
+ * console.log(openAIResponsesResultItems([result], [])); // [{ type: "function_call_output", call_id: "c1", output: "hi" }]
+ * ```
+ */
+export function openAIResponsesResultItems(
+  results: readonly ToolResult[],
+  images: readonly DeferredImage[],
+): (OpenAIResponsesCallOutput | OpenAIResponsesImageMessage)[] {
+  const items: (OpenAIResponsesCallOutput | OpenAIResponsesImageMessage)[] = results.map((result) => ({
+    type: "function_call_output",
+    call_id: result.callId ?? "",
+    output: toModelText(result),
+  }));
+  if (images.length > 0) {
+    items.push({
+      type: "message",
+      role: "user",
+      content: images.flatMap((image) => [
+        { type: "input_text" as const, text: imageNote(image) },
+        { type: "input_image" as const, image_url: dataUrl(image), detail: "auto" as const },
+      ]),
+    });
+  }
+  return items;
+}
+
+/**
+ * Runs the function calls of a response through `toolbox.callMany` and returns
+ * the input items to send back, with the lossless results.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Session, ToolBox } from "../core/mod.ts";
+ * import { runOpenAIResponsesToolCalls } from "./openai.ts";
+ * const box = new ToolBox();
+ * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const { items } = await runOpenAIResponsesToolCalls(box, session, {
+ *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: '{"text":"hi"}' }],
+ * });
+ * console.log(items);
+ * await session.close();
+ * ```
+ */
+export async function runOpenAIResponsesToolCalls<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  response: OpenAIResponsesResponseLike,
+  options: BatchOptions<T> = {},
+): Promise<OpenAIResponsesRun> {
+  const calls = openAIResponsesCalls(response).map((call) => restoreCall(toolbox, call));
+  const { results, images } = await toolbox.callMany(session, calls, options);
+  return { items: openAIResponsesResultItems(results, images), results, images };
+}

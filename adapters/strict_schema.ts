@@ -1,0 +1,302 @@
+/**
+ * OpenAI's strict mode and its inverse. A strict schema closes every object,
+ * makes every property required and turns optional properties into nullable
+ * ones; records (`v.record`) become arrays of `{ key, value }` pairs, since a
+ * strict object cannot have free keys. {@linkcode fromStrictArguments} maps what
+ * a model sends back: `null` for an optional property that does not itself
+ * accept `null` means "absent" (so defaults apply), and pairs become the record
+ * again. Validation then runs against the tool's own schema, so the round trip
+ * is lossless.
+ *
+ * Constraints strict mode does not take (`default`, `minLength`, `maxLength`,
+ * `uniqueItems`, unsupported `format`s) move into the description; the tool's
+ * own validation still enforces them.
+ *
+ * @module
+ */
+
+import type { JsonSchema } from "../core/schema.ts";
+import {
+  acceptsNull,
+  deref,
+  enumTypes,
+  fail,
+  isPlainObject,
+  isRecordSchema,
+  note,
+  pointer,
+  typesOf,
+  type WalkContext,
+  withNotes,
+} from "./_schema_walk.ts";
+
+// Keywords strict mode accepts as they are (besides the structural ones handled below).
+const KEPT = new Set([
+  "pattern",
+  "multipleOf",
+  "maximum",
+  "exclusiveMaximum",
+  "minimum",
+  "exclusiveMinimum",
+  "minItems",
+  "maxItems",
+]);
+// Constraints strict mode refuses; they become notes in the description.
+const NOTED = new Set(["default", "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties"]);
+// Annotations that carry nothing the model needs.
+const DROPPED = new Set(["title", "examples", "$schema", "$id", "$comment", "readOnly", "writeOnly", "deprecated"]);
+const STRICT_FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+const STRUCTURAL = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "anyOf",
+  "oneOf",
+  "enum",
+  "const",
+  "description",
+  "format",
+  "$ref",
+  "$defs",
+  "definitions",
+  "propertyNames",
+]);
+
+/**
+ * Rewrites a tool's input schema for OpenAI's strict mode (chat completions
+ * and responses). Throws {@linkcode SchemaDialectError} naming the tool, the
+ * schema path and the reason for what strict mode cannot express: values of
+ * any type, objects with no declared properties, tuples, `allOf`, `not`,
+ * conditionals, objects that mix named and free properties.
+ *
+ * @example
+ * ```ts
+ * import { toStrictSchema } from "./strict_schema.ts";
+ * const strict = toStrictSchema({
+ *   type: "object",
+ *   properties: { path: { type: "string" }, limit: { type: "integer", default: 10 } },
+ *   required: ["path"],
+ *   additionalProperties: false,
+ * }, "read", "openai-chat");
+ * console.log(strict.required); // ["path", "limit"]
+ * console.log(strict.properties!.limit); // { type: ["integer", "null"], description: "(default: 10; null for the default)" }
+ * ```
+ */
+export function toStrictSchema(schema: JsonSchema, toolName: string, dialect = "openai-chat"): JsonSchema {
+  const ctx: WalkContext = { dialect, toolName, root: schema };
+  if (!typesOf(schema).includes("object") || schema.anyOf || schema.oneOf) {
+    fail(ctx, "", "the arguments must be one object schema (type: object)");
+  }
+  return strictNode(ctx, schema, "");
+}
+
+// `optional`: the node is an optional property, sent as nullable (with a note) unless it accepts null already.
+function strictNode(ctx: WalkContext, schema: JsonSchema | boolean, path: string, optional = false): JsonSchema {
+  if (
+    schema === true ||
+    (isPlainObject(schema) && Object.keys(schema).every((k) => DROPPED.has(k) || k === "description"))
+  ) {
+    fail(ctx, path, "it accepts a value of any type; strict mode needs a type for every value");
+  }
+  if (schema === false) fail(ctx, path, "it accepts no value at all");
+  const out: JsonSchema = {};
+  const notes: string[] = [];
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (STRUCTURAL.has(keyword)) continue;
+    if (KEPT.has(keyword)) out[keyword] = value;
+    else if (NOTED.has(keyword)) notes.push(note(keyword, value));
+    else if (!DROPPED.has(keyword)) {
+      fail(ctx, pointer(path, keyword), `strict mode does not support the keyword "${keyword}"`);
+    }
+  }
+  if (typeof schema.format === "string") {
+    if (STRICT_FORMATS.has(schema.format)) out.format = schema.format;
+    else notes.push(note("format", schema.format));
+  }
+  for (const defs of ["$defs", "definitions"] as const) {
+    if (isPlainObject(schema[defs])) {
+      out[defs] = Object.fromEntries(
+        Object.entries(schema[defs] as Record<string, JsonSchema>).map((
+          [name, def],
+        ) => [name, strictNode(ctx, def, pointer(path, defs, name))]),
+      );
+    }
+  }
+  if (typeof schema.$ref === "string") {
+    if (!schema.$ref.startsWith("#")) fail(ctx, pointer(path, "$ref"), "only references inside the schema can be sent");
+    out.$ref = schema.$ref;
+  }
+
+  const members = schema.anyOf ?? schema.oneOf;
+  if (members !== undefined) {
+    const key = schema.anyOf ? "anyOf" : "oneOf";
+    out.anyOf = members.map((m, i) => strictNode(ctx, m, pointer(path, key, i)));
+  }
+  if ("const" in schema) {
+    out.type = schema.type ?? collapse(enumTypes([schema.const]));
+    out.enum = [schema.const];
+  }
+  if (Array.isArray(schema.enum)) {
+    out.type = schema.type ?? collapse(enumTypes(schema.enum));
+    out.enum = [...schema.enum];
+  }
+  if (schema.type !== undefined && out.type === undefined) out.type = structuredClone(schema.type);
+
+  let result = out;
+  const types = typesOf(schema);
+  if (types.includes("object") || (schema.type === undefined && (schema.properties || schema.additionalProperties))) {
+    if (isRecordSchema(schema)) result = recordAsPairs(ctx, schema, notes, path);
+    else strictObject(ctx, schema, out, path);
+  }
+  if (types.includes("array")) {
+    if (Array.isArray(schema.items)) fail(ctx, pointer(path, "items"), "strict mode cannot express tuples");
+    if (schema.items === undefined) fail(ctx, path, "an array of values of any type; give its items a schema");
+    out.items = strictNode(ctx, schema.items, pointer(path, "items"));
+  }
+  for (
+    const refused of ["allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas", "prefixItems"]
+  ) {
+    if (refused in schema) fail(ctx, pointer(path, refused), `strict mode does not support "${refused}"`);
+  }
+  if (result.type === undefined && result.anyOf === undefined && result.$ref === undefined) {
+    fail(ctx, path, "the schema names no type");
+  }
+  if (optional && !acceptsNull(ctx.root, schema)) {
+    result = nullable(result);
+    notes.push("default" in schema ? "null for the default" : "null when not needed");
+  }
+  const description = withNotes(schema.description, notes);
+  if (description !== undefined) result.description = description;
+  return result;
+}
+
+function collapse(types: string[]): string | string[] {
+  return types.length === 1 ? types[0] : types;
+}
+
+function strictObject(ctx: WalkContext, schema: JsonSchema, out: JsonSchema, path: string): void {
+  const properties = schema.properties ?? {};
+  const names = Object.keys(properties);
+  if (names.length === 0 && schema.additionalProperties !== false) {
+    fail(ctx, path, "an object with no declared properties; strict mode closes every object");
+  }
+  if (isPlainObject(schema.additionalProperties)) {
+    fail(ctx, pointer(path, "additionalProperties"), "an object with named properties and free extra properties");
+  }
+  // Open objects (v.looseObject) are closed: the model may send only the declared properties.
+  const required = new Set(schema.required ?? []);
+  out.properties = {};
+  for (const name of names) {
+    out.properties[name] = strictNode(ctx, properties[name], pointer(path, "properties", name), !required.has(name));
+  }
+  out.required = names;
+  out.additionalProperties = false;
+}
+
+function nullable(strict: JsonSchema): JsonSchema {
+  if (strict.$ref !== undefined) return { anyOf: [{ $ref: strict.$ref }, { type: "null" }] };
+  if (strict.anyOf !== undefined) return { ...strict, anyOf: [...strict.anyOf, { type: "null" }] };
+  const result: JsonSchema = { ...strict, type: [...typesOf(strict), "null"] };
+  if (Array.isArray(strict.enum)) result.enum = [...strict.enum, null];
+  return result;
+}
+
+function recordAsPairs(ctx: WalkContext, schema: JsonSchema, notes: string[], path: string): JsonSchema {
+  const keySchema: JsonSchema = { type: "string" };
+  if (isPlainObject(schema.propertyNames)) {
+    const names = schema.propertyNames as JsonSchema;
+    if (typeof names.pattern === "string") keySchema.pattern = names.pattern;
+    if (Array.isArray(names.enum)) keySchema.enum = [...names.enum];
+  }
+  const value = strictNode(ctx, schema.additionalProperties as JsonSchema, pointer(path, "additionalProperties"));
+  const pairs: JsonSchema = {
+    type: "array",
+    items: {
+      type: "object",
+      properties: { key: keySchema, value },
+      required: ["key", "value"],
+      additionalProperties: false,
+    },
+  };
+  notes.push("a map, sent as a list of {key, value} entries");
+  return pairs;
+}
+
+/**
+ * The inverse of {@linkcode toStrictSchema} for arguments: given the tool's
+ * original input schema, returns a copy of `args` in which `null` for an
+ * optional property that does not accept `null` is removed (so the default
+ * applies) and `{ key, value }` lists sent for records are objects again, at
+ * every depth. Anything else is left as it is for validation to judge.
+ *
+ * @example
+ * ```ts
+ * import { fromStrictArguments } from "./strict_schema.ts";
+ * const schema = {
+ *   type: "object",
+ *   properties: { path: { type: "string" }, limit: { type: "integer", default: 10 } },
+ *   required: ["path"],
+ * };
+ * console.log(fromStrictArguments(schema, { path: "a.txt", limit: null })); // { path: "a.txt" }
+ * ```
+ */
+export function fromStrictArguments(schema: JsonSchema, args: unknown): unknown {
+  return restore(schema, schema, args, 0);
+}
+
+function restore(root: JsonSchema, schema: JsonSchema | boolean | undefined, value: unknown, depth: number): unknown {
+  if (schema === undefined || typeof schema === "boolean" || depth > 64) return value;
+  const s = deref(root, schema);
+  const members = s.anyOf ?? s.oneOf;
+  if (Array.isArray(members)) {
+    const member = members.find((m) => fits(root, m, value));
+    return member === undefined ? value : restore(root, member, value, depth + 1);
+  }
+  if (isRecordSchema(s)) {
+    const valueSchema = s.additionalProperties as JsonSchema;
+    if (Array.isArray(value) && value.every(isPair)) {
+      return Object.fromEntries(value.map((pair) => [pair.key, restore(root, valueSchema, pair.value, depth + 1)]));
+    }
+    if (isPlainObject(value)) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restore(root, valueSchema, v, depth + 1)]));
+    }
+    return value;
+  }
+  if (isPlainObject(value) && isPlainObject(s.properties)) {
+    const properties = s.properties as Record<string, JsonSchema>;
+    const required = new Set(s.required ?? []);
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
+      if (item === null && property !== undefined && !required.has(key) && !acceptsNull(root, property)) continue;
+      out[key] = restore(root, property, item, depth + 1);
+    }
+    return out;
+  }
+  if (Array.isArray(value) && isPlainObject(s.items)) {
+    return value.map((item) => restore(root, s.items as JsonSchema, item, depth + 1));
+  }
+  return value;
+}
+
+function isPair(value: unknown): value is { key: string; value: unknown } {
+  return isPlainObject(value) && typeof value.key === "string" && "value" in value && Object.keys(value).length === 2;
+}
+
+// Which member of a union a value belongs to, judged by shape only.
+function fits(root: JsonSchema, member: JsonSchema, value: unknown): boolean {
+  const s = deref(root, member);
+  const types = typesOf(s);
+  if (value === null) return acceptsNull(root, s);
+  if (isRecordSchema(s)) return Array.isArray(value) ? value.every(isPair) : isPlainObject(value);
+  if (Array.isArray(value)) return types.includes("array");
+  if (isPlainObject(value)) {
+    if (!types.includes("object") && !isPlainObject(s.properties)) return false;
+    const properties = (s.properties ?? {}) as Record<string, JsonSchema>;
+    return Object.keys(value).every((key) => Object.hasOwn(properties, key)) &&
+      Object.entries(properties).every(([key, p]) => !("const" in p) || value[key] === p.const);
+  }
+  return false;
+}

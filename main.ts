@@ -1,0 +1,352 @@
+/**
+ * The `toolfence` command line.
+ *
+ * ```
+ * toolfence serve   [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
+ * toolfence call    NAME [JSON] [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
+ * toolfence tools   [--dialect D] [--groups LIST]
+ * toolfence policy  check "COMMAND" [--allow ENTRY]... [--json]
+ * toolfence flags   [--workspace DIR] [--groups LIST] [--temp-dir DIR]
+ * ```
+ *
+ * Bad usage prints the reason and exits with code 2.
+ *
+ * Requires, for `serve` and `call`, what the chosen tools need: `toolfence
+ * flags` prints the narrowest `deno run` flags for a workspace and groups.
+ *
+ * @example
+ * ```sh
+ * deno run $(deno run main.ts flags --workspace .) main.ts serve --workspace .
+ * ```
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { realpathSync } from "node:fs";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import "./tools/mod.ts";
+import "./adapters/dialects.ts";
+import { type AnyTool, dialectRenderer, Session, toModelText, ToolBox, toolGroup, toolGroupNames } from "./core/mod.ts";
+import { Workspace } from "./policy/workspace.ts";
+import { terminalHost } from "./policy/hosts.ts";
+import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
+import type { SandboxMode } from "./policy/sandbox.ts";
+import { checkCommand } from "./policy/command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/allowlist.ts";
+import { promptForAssessment, rulesRiskAssessor } from "./policy/risk.ts";
+
+/** Bad usage: the message says what was wrong; the exit code is 2. */
+class UsageProblem extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+  }
+}
+
+const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "required", "off"];
+
+const HELP: Record<string, string> = {
+  main: `toolfence: permission-aware tools for LLM agents
+
+Usage: toolfence <command> [options]
+
+Commands:
+  serve           serve the tools over MCP on stdin/stdout
+  call NAME JSON  run one tool call and print its ToolResult as JSON
+  tools           print the tools' schemas in a provider's dialect
+  policy check    explain whether a shell command would run without asking
+  flags           print the narrowest deno run flags for a workspace and groups
+
+Run 'toolfence <command> --help' for a command's options.`,
+  serve: `Usage: toolfence serve [options]
+
+Serves the tools over MCP on stdin/stdout. Permission questions go to the
+client's user through MCP elicitation when the client supports it; otherwise
+anything that would ask is refused (or answered with its default under
+--auto-confirm).
+
+Options:
+  --workspace DIR   the folder the tools work in (default: the current folder)
+  --groups LIST     comma-separated tool groups (default: all)
+  --auto-confirm    answer every question a rule may answer with its default
+  --sandbox MODE    auto | required | off: bubblewrap for shell commands (default: auto)
+  --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  -h, --help        show this help`,
+  call: `Usage: toolfence call NAME [JSON] [options]
+
+Runs one call of the tool NAME with the JSON arguments (default {}) and prints
+the ToolResult as JSON. Questions are asked on the terminal (stdin/stderr).
+Exits 0 on success and 1 when the call did not succeed.
+
+Options:
+  --workspace DIR   the folder the tools work in (default: the current folder)
+  --groups LIST     comma-separated tool groups (default: all)
+  --auto-confirm    answer every question a rule may answer with its default
+  --sandbox MODE    auto | required | off (default: auto)
+  --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  -h, --help        show this help`,
+  tools: `Usage: toolfence tools [options]
+
+Prints the tools array in a provider's exact wire format.
+
+Options:
+  --dialect D       json-schema | openai-chat | openai-responses | anthropic | gemini | mcp (default: json-schema)
+  --groups LIST     comma-separated tool groups (default: all)
+  -h, --help        show this help`,
+  policy: `Usage: toolfence policy check "COMMAND" [options]
+
+Explains whether a shell command would run without asking: the verdict of the
+allowlist check with every simple command and its reason, and, when it would
+ask, the risk assessment and the question a person would get.
+Exits 0 when the command runs without asking, 1 when it would ask.
+
+Options:
+  --allow ENTRY     add an allowlist entry (repeatable), e.g. --allow "npm test"
+  --json            print the check as JSON
+  -h, --help        show this help`,
+  flags: `Usage: toolfence flags [options]
+
+Prints the narrowest 'deno run' flags under which the chosen tool groups work
+on the workspace (never -A), on one line.
+
+Options:
+  --workspace DIR   the folder the tools work in (default: the current folder)
+  --groups LIST     comma-separated tool groups (default: all)
+  --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  -h, --help        show this help`,
+};
+
+const COMMON = {
+  help: { type: "boolean", short: "h" },
+  workspace: { type: "string" },
+  groups: { type: "string" },
+  "temp-dir": { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+const SESSION = {
+  ...COMMON,
+  "auto-confirm": { type: "boolean" },
+  sandbox: { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+function parse<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageProblem((error as Error).message, command);
+  }
+}
+
+function selectedGroups(list: string | undefined, command: string): string[] {
+  const known = toolGroupNames();
+  if (list === undefined) return known;
+  const groups = list.split(",").map((g) => g.trim()).filter(Boolean);
+  if (groups.length === 0) throw new UsageProblem("--groups needs at least one group", command);
+  const unknown = groups.filter((g) => !known.includes(g));
+  if (unknown.length > 0) {
+    throw new UsageProblem(
+      `Unknown tool group${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; known groups: ${
+        known.join(", ") || "none"
+      }`,
+      command,
+    );
+  }
+  return groups;
+}
+
+function workspaceDir(dir: string | undefined): string {
+  const path = dir ?? process.cwd();
+  try {
+    return realpathSync(path);
+  } catch (error) {
+    throw new UsageProblem(`The workspace ${path} cannot be used: ${(error as Error).message}`);
+  }
+}
+
+function sandboxMode(mode: string | undefined): SandboxMode | undefined {
+  if (mode === undefined) return undefined;
+  if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
+    throw new UsageProblem(`--sandbox must be one of ${SANDBOX_MODES.join(", ")}, not ${JSON.stringify(mode)}`);
+  }
+  return mode as SandboxMode;
+}
+
+function toolboxFor(groups: string[]): ToolBox {
+  return new ToolBox().withDefaults(...groups);
+}
+
+function noExtraPositionals(command: string, positionals: string[], expected: number): void {
+  if (positionals.length > expected) {
+    throw new UsageProblem(`Unexpected argument ${JSON.stringify(positionals[expected])}`, command);
+  }
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values, positionals } = parse("serve", args, SESSION);
+  if (values.help) return help("serve");
+  noExtraPositionals("serve", positionals, 0);
+  const workdir = workspaceDir(values.workspace);
+  const box = toolboxFor(selectedGroups(values.groups, "serve"));
+  const sandbox = sandboxMode(values.sandbox);
+  // Loaded here so that no other command loads the MCP SDK.
+  const { serveStdio } = await import("./adapters/mcp/mod.ts");
+  const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  const running = await serveStdio(box, { workspace, autoConfirm: values["auto-confirm"] ?? false, sandbox });
+  await running.closed;
+  await workspace.dispose();
+  return 0;
+}
+
+async function call(args: string[]): Promise<number> {
+  const { values, positionals } = parse("call", args, SESSION);
+  if (values.help) return help("call");
+  const [name, json] = positionals;
+  if (name === undefined) throw new UsageProblem("call needs the name of a tool", "call");
+  noExtraPositionals("call", positionals, 2);
+  const workdir = workspaceDir(values.workspace);
+  const box = toolboxFor(selectedGroups(values.groups, "call"));
+  const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  const session = new Session({
+    workspace,
+    host: terminalHost(),
+    autoConfirm: values["auto-confirm"] ?? false,
+    sandbox: sandboxMode(values.sandbox),
+  });
+  try {
+    const result = await box.call(session, name, json ?? "{}");
+    process.stdout.write(JSON.stringify(result, null, 2) + "\n");
+    if (result.status !== "success") process.stderr.write(toModelText(result) + "\n");
+    return result.status === "success" ? 0 : 1;
+  } finally {
+    await session.close();
+    await workspace.dispose();
+  }
+}
+
+function tools(args: string[]): number {
+  const { values, positionals } = parse("tools", args, { ...COMMON, dialect: { type: "string" } });
+  if (values.help) return help("tools");
+  noExtraPositionals("tools", positionals, 0);
+  const dialect = values.dialect ?? "json-schema";
+  try {
+    dialectRenderer(dialect);
+  } catch (error) {
+    throw new UsageProblem((error as Error).message, "tools");
+  }
+  const box = toolboxFor(selectedGroups(values.groups, "tools"));
+  process.stdout.write(JSON.stringify(box.schemas(dialect), null, 2) + "\n");
+  return 0;
+}
+
+async function policy(args: string[]): Promise<number> {
+  const { values, positionals } = parse("policy", args, {
+    help: { type: "boolean", short: "h" },
+    allow: { type: "string", multiple: true },
+    json: { type: "boolean" },
+  });
+  if (values.help || positionals.length === 0) {
+    if (!values.help) throw new UsageProblem('policy needs a subcommand: policy check "COMMAND"', "policy");
+    return help("policy");
+  }
+  const [sub, command] = positionals;
+  if (sub !== "check") throw new UsageProblem(`Unknown policy subcommand ${JSON.stringify(sub)}; use: check`, "policy");
+  if (command === undefined) {
+    throw new UsageProblem('policy check needs the command line, e.g. policy check "ls -la"', "policy");
+  }
+  noExtraPositionals("policy", positionals, 2);
+  const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, ...(values.allow ?? [])];
+  const check = await checkCommand(command, { allowlist });
+  const assessment = check.verdict === "allow" ? undefined : await rulesRiskAssessor.assess(command, check);
+  const prompt = assessment ? promptForAssessment(command, assessment) : undefined;
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ ...check, assessment, prompt }, null, 2) + "\n");
+    return check.verdict === "allow" ? 0 : 1;
+  }
+  const lines = [`verdict: ${check.verdict === "allow" ? "allow (runs without asking)" : "ask"}`];
+  if (!check.parsed) lines.push("parsed: no (anything not fully understood asks)");
+  for (const reason of check.reasons) lines.push(`  reason: ${reason}`);
+  lines.push("commands:");
+  for (const found of check.commands) lines.push(`  ${found.ok ? "ok " : "ask"}  ${found.text}  (${found.reason})`);
+  if (assessment) {
+    lines.push(`risk: ${assessment.decision} (${assessment.kind}): ${assessment.reason}`);
+    if (prompt) {
+      lines.push(
+        `then: "${prompt.title}", default ${prompt.defaultChoice ? "yes" : "no"}${
+          prompt.requirePerson ? ", only a person may answer" : ""
+        }; refused where nobody can be asked`,
+      );
+    } else {
+      lines.push("then: runs without asking (the assessor allowed it)");
+    }
+  }
+  process.stdout.write(lines.join("\n") + "\n");
+  return check.verdict === "allow" ? 0 : 1;
+}
+
+/** Everything the tools touch, from their declared permissions. */
+function permissionsOf(list: readonly AnyTool[]): FencePermission[] {
+  return [...new Set(list.flatMap((t) => t.permissions ?? []))];
+}
+
+function flags(args: string[]): number {
+  const { values, positionals } = parse("flags", args, COMMON);
+  if (values.help) return help("flags");
+  noExtraPositionals("flags", positionals, 0);
+  const groups = selectedGroups(values.groups, "flags");
+  const list = groups.flatMap((g) => toolGroup(g));
+  const result = narrowestDenoFlags({
+    workspace: workspaceDir(values.workspace),
+    permissions: permissionsOf(list),
+    tempParent: values["temp-dir"],
+  });
+  process.stdout.write(result.join(" ") + "\n");
+  return 0;
+}
+
+function help(command: string): number {
+  process.stdout.write(HELP[command] + "\n");
+  return 0;
+}
+
+const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = { serve, call, tools, policy, flags };
+
+/**
+ * Runs the command line with `args` (without the program name) and returns the
+ * exit code: 0 success, 1 a failed call or a command that would ask, 2 bad usage.
+ *
+ * @example
+ * ```ts ignore
+ * import { main } from "./main.ts";
+ * Deno.exit(await main(["tools", "--dialect", "anthropic"]));
+ * ```
+ */
+export async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+      if (command === "help" && rest[0] && HELP[rest[0]]) return help(rest[0]);
+      return help("main");
+    }
+    const run = COMMANDS[command];
+    if (!run) throw new UsageProblem(`Unknown command ${JSON.stringify(command)}`);
+    return await run(rest);
+  } catch (error) {
+    if (!(error instanceof UsageProblem)) throw error;
+    process.stderr.write(
+      `toolfence: ${error.message}\nRun 'toolfence ${error.command ? `${error.command} ` : ""}--help' for usage.\n`,
+    );
+    return 2;
+  }
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`toolfence: ${(error as Error).message}\n`);
+    code = 1;
+  }
+  // Open handles (stdin of a terminal host, a server's transport) must not keep the process alive.
+  process.exit(code);
+}
