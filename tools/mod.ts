@@ -5,7 +5,15 @@
  * @module
  */
 
-import { registerToolGroup } from "../core/groups.ts";
+import { registerSubagentTools, registerToolGroup } from "../core/groups.ts";
+import { cmdTools } from "./cmd/mod.ts";
+import { systemTools } from "./system/mod.ts";
+import { frameworkTools } from "./framework/mod.ts";
+import { agentTools, type SubagentGetter } from "./agents/mod.ts";
 
 // Each group registers itself here in one line; the group modules export their factories.
 void registerToolGroup;
+registerToolGroup("cmd", cmdTools);
+registerToolGroup("system", systemTools);
+registerToolGroup("framework", frameworkTools);
+registerSubagentTools((getter) => agentTools(getter as SubagentGetter));
