@@ -1,0 +1,313 @@
+// The streaming half of read_file: sniffing a file once per version, scanning
+// small files whole (line count, sha256, checkpoints), and reading a window of
+// lines with memory bounded by the window, never by the file.
+
+import { createHash } from "node:crypto";
+import type fs from "node:fs";
+import type fsp from "node:fs/promises";
+import { binaryFile, notUtf8 } from "./_errors.ts";
+import { afterNthNewline, CHUNK_BYTES, type NewlineCounter } from "./_newlines.ts";
+import { chunkStart, type LineIndex, recordChunk, stampOf, startingChunk } from "./_line_index.ts";
+import { readFully } from "./_open.ts";
+import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "./_sniff.ts";
+
+/** Files up to this size are scanned whole on first read: exact line count and sha256. */
+export const FULL_SCAN_BYTES = 64 << 20;
+
+/** Lines longer than this many characters are cut. */
+export const MAX_LINE_CHARS = 2000;
+
+// Enough bytes for MAX_LINE_CHARS characters of any width.
+const MAX_LINE_BYTES = MAX_LINE_CHARS * 4;
+
+// The leading bytes checked for valid UTF-8 before any window is read.
+const UTF8_SNIFF_BYTES = 64 << 10;
+
+const decoder = new TextDecoder("utf-8");
+
+/**
+ * Sniffs a file (byte-order mark, binary content, UTF-8 validity of its start)
+ * and builds its index; files up to {@linkcode FULL_SCAN_BYTES} are scanned
+ * whole. Throws `binary_file`, `unsupported_encoding` or `not_utf8`.
+ */
+export async function indexFile(
+  handle: fsp.FileHandle,
+  stat: fs.Stats,
+  counter: NewlineCounter,
+  shown: string,
+  real: string,
+): Promise<LineIndex> {
+  const buffer = counter.buffer;
+  const headLength = await readFully(handle, buffer, Math.min(stat.size, CHUNK_BYTES), 0);
+  const head = buffer.subarray(0, headLength);
+  const bom = detectBom(head);
+  if (bom && bom.encoding !== "UTF-8") throw notUtf8(shown, real, "byte-order mark", bom.encoding);
+  const kind = binaryKind(head);
+  if (kind) {
+    const hint = kind.endsWith("image") ? "To look at an image, use request_image if you have it." : undefined;
+    throw binaryFile(shown, real, stat.size, kind, hint);
+  }
+  const bomLength = bom?.length ?? 0;
+  const checked = Math.min(headLength, UTF8_SNIFF_BYTES);
+  const bad = invalidUtf8At(head, bomLength, checked, checked < stat.size);
+  if (bad !== -1) throw notUtf8(shown, real, describeByteAt(head, bad));
+  const index: LineIndex = {
+    stamp: stampOf(stat),
+    bomLength,
+    lineEnding: lineEndingOf(head),
+    newlinesBefore: [0],
+  };
+  if (stat.size <= FULL_SCAN_BYTES) await fullScan(handle, stat.size, counter, index);
+  return index;
+}
+
+function lineEndingOf(bytes: Uint8Array): LineIndex["lineEnding"] {
+  let lf = 0;
+  let crlf = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) {
+    if (i > 0 && bytes[i - 1] === 13) crlf++;
+    else lf++;
+  }
+  if (lf === 0 && crlf === 0) return "none";
+  return crlf === 0 ? "lf" : lf === 0 ? "crlf" : "mixed";
+}
+
+async function fullScan(handle: fsp.FileHandle, size: number, counter: NewlineCounter, index: LineIndex) {
+  const hash = createHash("sha256");
+  const buffer = counter.buffer;
+  let newlines = 0;
+  let last = -1;
+  for (let chunk = 0; chunkStart(chunk) < size; chunk++) {
+    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    if (n === 0) break;
+    hash.update(buffer.subarray(0, n));
+    const c = counter.count(0, n);
+    if (n === CHUNK_BYTES) recordChunk(index, chunk, c);
+    newlines += c;
+    last = buffer[n - 1];
+  }
+  const content = size - index.bomLength;
+  index.totalLines = newlines + (content > 0 && last !== 10 ? 1 : 0);
+  index.sha256 = hash.digest("hex");
+}
+
+/** Options of {@linkcode readWindow}. */
+export interface WindowOptions {
+  /** Zero-based first line. */
+  offset: number;
+  /** Most lines. */
+  limit: number;
+  /** Prefix each line with its 1-based number and a tab. */
+  lineNumbers: boolean;
+  /** Stop adding lines once the JSON-escaped content would exceed this many characters (at least one line is kept). */
+  budgetChars: number;
+  /** Checked between chunks. */
+  signal: AbortSignal;
+}
+
+/** A window of lines. */
+export interface Window {
+  /** The lines, joined with `\n`. */
+  content: string;
+  /** How many lines the window holds. */
+  lines: number;
+  /** Whether any lines follow the window. */
+  more: boolean;
+  /** Whether the window stopped early because of the output budget. */
+  budgetReached: boolean;
+  /** 1-based numbers of the lines that were cut. */
+  cutLines: number[];
+}
+
+/** Finds the byte offset where line `line` starts, or -1 when the file has fewer lines. */
+async function lineStart(
+  handle: fsp.FileHandle,
+  size: number,
+  counter: NewlineCounter,
+  index: LineIndex,
+  line: number,
+  signal: AbortSignal,
+): Promise<number> {
+  if (line === 0) return index.bomLength < size ? index.bomLength : -1;
+  if (index.totalLines !== undefined && line >= index.totalLines) return -1;
+  const buffer = counter.buffer;
+  let chunk = startingChunk(index, line);
+  let need = line - index.newlinesBefore[chunk];
+  while (chunkStart(chunk) < size) {
+    signal.throwIfAborted();
+    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    if (n === 0) break;
+    const c = counter.count(0, n);
+    if (n === CHUNK_BYTES) recordChunk(index, chunk, c);
+    if (c >= need) {
+      const start = chunkStart(chunk) + afterNthNewline(buffer, 0, n, need);
+      return start < size ? start : -1;
+    }
+    need -= c;
+    chunk++;
+  }
+  return -1;
+}
+
+/**
+ * Reads the window `[offset, offset + limit)` of lines, starting from the
+ * nearest checkpoint of `index` and holding at most one chunk plus the window
+ * in memory. Throws `not_utf8` or `binary_file` when the window holds bytes
+ * that are not UTF-8 text.
+ */
+export async function readWindow(
+  handle: fsp.FileHandle,
+  size: number,
+  counter: NewlineCounter,
+  index: LineIndex,
+  options: WindowOptions,
+  shown: string,
+  real: string,
+): Promise<Window> {
+  const window: Window = { content: "", lines: 0, more: false, budgetReached: false, cutLines: [] };
+  const start = await lineStart(handle, size, counter, index, options.offset, options.signal);
+  if (start === -1) {
+    if (index.totalLines === undefined) index.totalLines = await countToEnd(handle, size, counter, index);
+    return window;
+  }
+  const buffer = counter.buffer;
+  const texts: string[] = [];
+  let used = 0;
+  // The line being collected: its first bytes (up to MAX_LINE_BYTES), and its full length.
+  let kept: Uint8Array[] = [];
+  let keptBytes = 0;
+  let lineBytes = 0;
+  let lastByte = -1;
+  let position = start;
+
+  const finishLine = () => {
+    const lineNo = options.offset + texts.length + 1;
+    const bytes = concat(kept, keptBytes);
+    let end = bytes.length;
+    const whole = lineBytes === keptBytes;
+    if (whole && lastByte === 13) end--; // CR of a CRLF ending
+    if (!whole) end = charBoundary(bytes, end);
+    const bad = invalidUtf8At(bytes, 0, end);
+    if (bad !== -1) throw notUtf8(shown, real, describeByteAt(bytes, bad, lineNo));
+    if (bytes.subarray(0, end).includes(0)) throw binaryFile(shown, real, size, `NUL bytes on line ${lineNo}`);
+    let text = decoder.decode(bytes.subarray(0, end));
+    if (!whole || text.length > MAX_LINE_CHARS) {
+      text = cutText(text) +
+        ` … [line cut: ${
+          lineBytes.toLocaleString("en-US")
+        } bytes long; the first ${MAX_LINE_CHARS} characters are shown]`;
+      window.cutLines.push(lineNo);
+    }
+    if (options.lineNumbers) text = `${lineNo}\t${text}`;
+    const cost = JSON.stringify(text).length;
+    if (texts.length > 0 && used + cost > options.budgetChars) {
+      window.budgetReached = true;
+      if (window.cutLines.at(-1) === lineNo) window.cutLines.pop();
+      return false;
+    }
+    used += cost;
+    texts.push(text);
+    kept = [];
+    keptBytes = 0;
+    lineBytes = 0;
+    return true;
+  };
+
+  let stoppedAt = -1; // byte offset of the first line not taken, when the loop stops early
+  outer: while (position < size) {
+    options.signal.throwIfAborted();
+    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - position), position);
+    if (n === 0) break;
+    let j = 0;
+    while (j < n) {
+      const nl = buffer.indexOf(10, j);
+      const end = nl === -1 || nl >= n ? n : nl;
+      if (end > j) {
+        if (keptBytes < MAX_LINE_BYTES) {
+          const take = Math.min(end - j, MAX_LINE_BYTES - keptBytes);
+          kept.push(buffer.slice(j, j + take));
+          keptBytes += take;
+        }
+        lineBytes += end - j;
+        lastByte = buffer[end - 1];
+      }
+      if (end === n) {
+        j = n;
+        break;
+      }
+      const lineBegan = position + end - lineBytes;
+      if (!finishLine()) {
+        stoppedAt = lineBegan;
+        break outer;
+      }
+      lastByte = -1;
+      j = end + 1;
+      if (texts.length >= options.limit) {
+        stoppedAt = position + j;
+        break outer;
+      }
+    }
+    position += n;
+  }
+  if (stoppedAt === -1 && lineBytes > 0) {
+    // The last line has no newline after it.
+    const lineBegan = size - lineBytes;
+    if (!finishLine()) stoppedAt = lineBegan;
+  }
+  window.content = texts.join("\n");
+  window.lines = texts.length;
+  window.more = stoppedAt !== -1 && stoppedAt < size;
+  if (!window.more && index.totalLines === undefined) index.totalLines = options.offset + texts.length;
+  return window;
+}
+
+async function countToEnd(
+  handle: fsp.FileHandle,
+  size: number,
+  counter: NewlineCounter,
+  index: LineIndex,
+): Promise<number> {
+  const buffer = counter.buffer;
+  let chunk = index.newlinesBefore.length - 1;
+  let newlines = index.newlinesBefore[chunk];
+  let last = -1;
+  for (; chunkStart(chunk) < size; chunk++) {
+    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    if (n === 0) break;
+    const c = counter.count(0, n);
+    if (n === CHUNK_BYTES) recordChunk(index, chunk, c);
+    newlines += c;
+    last = buffer[n - 1];
+  }
+  return newlines + (size - index.bomLength > 0 && last !== 10 && last !== -1 ? 1 : 0);
+}
+
+function concat(parts: Uint8Array[], length: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+// Backs off from `end` so that a multi-byte character cut by the line limit is dropped whole.
+function charBoundary(bytes: Uint8Array, end: number): number {
+  let i = end;
+  while (i > 0 && i > end - 4 && (bytes[i - 1] & 0xc0) === 0x80) i--;
+  if (i > 0 && bytes[i - 1] >= 0xc0) {
+    const need = bytes[i - 1] >= 0xf0 ? 4 : bytes[i - 1] >= 0xe0 ? 3 : 2;
+    if (end - (i - 1) < need) return i - 1;
+  }
+  return end;
+}
+
+// The first MAX_LINE_CHARS characters, without splitting a surrogate pair.
+function cutText(text: string): string {
+  let cut = Math.min(text.length, MAX_LINE_CHARS);
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  return text.slice(0, cut);
+}

@@ -1,0 +1,86 @@
+/**
+ * `copy`: copy a file, folder or symlink.
+ *
+ * @module
+ */
+
+import type fs from "node:fs";
+import fsp from "node:fs/promises";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import { requireFence } from "../../policy/fence.ts";
+import { fileOpError, notFound, wrongType } from "./_errors.ts";
+import { resolveDestination } from "./_destination.ts";
+import { describeType, typeName } from "./_open.ts";
+import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+
+const input = v.object({
+  src: v.pipe(v.string(), v.description("What to copy: a file, folder or symlink, relative to the workspace")),
+  dst: v.pipe(
+    v.string(),
+    v.description("Where the copy goes: the new path, or an existing folder to copy it into (keeping its name)"),
+  ),
+});
+
+/**
+ * Copies a file, folder or symlink. Symlinks are copied as links (the same
+ * target text), never followed: copying a folder that holds a link to a file
+ * outside the workspace does not bring that file's content in. Files keep their
+ * mode. When `dst` is an existing folder the copy goes into it. An existing
+ * file at the destination is replaced only through the write-permission flow;
+ * folders are never merged. The copy is built beside the destination and
+ * renamed into place, so a failure leaves nothing behind. FIFOs, sockets and
+ * devices inside a folder are skipped and listed.
+ *
+ * Requires `--allow-read` for `src` and `--allow-read` and `--allow-write` for `dst`.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { copyTool } from "./copy.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.txt`, "x");
+ * const box = new ToolBox().register(copyTool);
+ * const session = new Session({ workspace: dir });
+ * console.log((await box.call(session, "copy", { src: "a.txt", dst: "b.txt" })).output);
+ * await session.close();
+ * ```
+ */
+export const copyTool = tool({
+  name: "copy",
+  description: "Copy a file, folder or symlink.\n" +
+    "Folders are copied with everything in them; symlinks are copied as links, not followed. If dst is an existing " +
+    "folder, the copy goes into it. Replacing an existing file at dst may ask the user for permission; folders are " +
+    "never merged. Missing parent folders of dst are created.",
+  input,
+  destructive: true,
+  idempotent: true,
+  permissions: ["read", "write"],
+  async run({ src, dst }, ctx) {
+    const at = await ctx.workspace.resolve(src, { followFinalSymlink: false });
+    requireFence(ctx.policy.fence, "read", at.path);
+    if (!at.exists) throw notFound(src, at.path);
+    let stat: fs.Stats;
+    try {
+      stat = await fsp.lstat(at.path);
+    } catch (error) {
+      throw fileOpError(error, src, at.path, "inspecting");
+    }
+    if (!stat.isFile() && !stat.isDirectory() && !stat.isSymbolicLink()) {
+      throw wrongType(src, at.path, describeType(stat), "a file, folder or symlink", "Only those can be copied.");
+    }
+    const destination = await resolveDestination(ctx, "copy", at.path, stat, dst);
+    const to = await ctx.policy.resolveForWrite(destination.path, "copy", ctx.signal);
+    const created = await makeParents(to, dst);
+    const temp = siblingTempPath(to);
+    try {
+      const counts = await copyTree(at.path, temp, ctx.signal);
+      await fsp.rename(temp, to);
+      return { from: at.path, to, type: typeName(stat), replaced: destination.replaces, ...counts };
+    } catch (error) {
+      await fsp.rm(temp, { recursive: true, force: true }).catch(() => {});
+      await undoParents(created);
+      throw fileOpError(error, src, at.path, "copying");
+    }
+  },
+});

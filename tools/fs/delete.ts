@@ -1,0 +1,112 @@
+/**
+ * `delete`: remove a file, a symlink (as a link) or a folder.
+ *
+ * @module
+ */
+
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import * as v from "valibot";
+import { ToolError } from "../../core/errors.ts";
+import { tool } from "../../core/tool.ts";
+import { fileOpError, notFound } from "./_errors.ts";
+import { typeName } from "./_open.ts";
+
+const input = v.object({
+  path: v.pipe(v.string(), v.description("File, symlink or folder to delete, relative to the workspace or absolute")),
+  recursive: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("Required to delete a folder that is not empty, with everything in it. Default false"),
+    ),
+    false,
+  ),
+});
+
+/**
+ * Counts the entries under `dir` and checks that every folder in it can be
+ * changed, so that a deletion the operating system would stop halfway is
+ * refused before anything is removed. Symlinks are counted, never followed.
+ */
+async function checkTree(dir: string, shown: string, signal: AbortSignal): Promise<number> {
+  signal.throwIfAborted();
+  try {
+    await fsp.access(dir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw fileOpError(error, shown, dir, "deleting the contents of");
+  }
+  let count = 0;
+  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+    count++;
+    if (entry.isDirectory()) count += await checkTree(path.join(dir, entry.name), shown, signal);
+  }
+  return count;
+}
+
+/**
+ * Deletes a path. A symlink is deleted as a link: deleting a link to a folder
+ * outside the workspace leaves that folder untouched. A folder that is not
+ * empty needs `recursive: true`; its symlinks are removed, never followed.
+ * Deleting an existing path goes through the write-permission flow (inside
+ * the temp dir it never asks). The workspace folder and the temp dir
+ * themselves cannot be deleted.
+ *
+ * Requires `--allow-read` and `--allow-write` for the path.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { deleteTool } from "./delete.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/old.txt`, "x");
+ * const box = new ToolBox().register(deleteTool);
+ * const session = new Session({ workspace: dir, autoConfirm: true });
+ * console.log((await box.call(session, "delete", { path: "old.txt" })).output);
+ * await session.close();
+ * ```
+ */
+export const deleteTool = tool({
+  name: "delete",
+  description: "Delete a file, a symlink or a folder.\n" +
+    "A symlink is removed as a link; what it points to is untouched. A folder that is not empty is deleted only with " +
+    "recursive: true. May ask the user for permission.",
+  input,
+  destructive: true,
+  idempotent: false,
+  permissions: ["read", "write"],
+  async run({ path: target, recursive }, ctx) {
+    const at = await ctx.workspace.resolve(target, { followFinalSymlink: false });
+    if (!at.exists) throw notFound(target, at.path);
+    let stat: fs.Stats;
+    try {
+      stat = await fsp.lstat(at.path);
+    } catch (error) {
+      throw fileOpError(error, target, at.path, "inspecting");
+    }
+    let entries = 0;
+    if (stat.isDirectory()) {
+      try {
+        entries = (await fsp.readdir(at.path)).length;
+      } catch (error) {
+        throw fileOpError(error, target, at.path, "listing");
+      }
+      if (entries > 0 && !recursive) {
+        throw new ToolError(`${target} is a folder with ${entries} entries; nothing was deleted`, {
+          code: "directory_not_empty",
+          recoveryHint: "Pass recursive: true to delete the folder with everything in it.",
+          details: { path: at.path, entries },
+        });
+      }
+    }
+    const real = await ctx.policy.resolveForWrite(target, "delete", ctx.signal);
+    if (entries > 0) entries = await checkTree(real, target, ctx.signal);
+    try {
+      if (stat.isDirectory()) await fsp.rm(real, { recursive: true });
+      else await fsp.unlink(real);
+    } catch (error) {
+      throw fileOpError(error, target, real, "deleting");
+    }
+    return { path: real, deleted: typeName(stat), ...(stat.isDirectory() ? { entries } : {}) };
+  },
+});

@@ -1,0 +1,146 @@
+/**
+ * `list_dir`: the entries of one folder.
+ *
+ * @module
+ */
+
+import type fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import * as v from "valibot";
+import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { tool } from "../../core/tool.ts";
+import { fileOpError, wrongType } from "./_errors.ts";
+import { describeType, typeName } from "./_open.ts";
+
+const input = v.object({
+  path: v.optional(
+    v.pipe(v.string(), v.description('Folder to list, relative to the workspace or absolute inside it. Default "."')),
+    ".",
+  ),
+  details: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("Also give sizes and modification times, and where symlinks lead. Default false"),
+    ),
+    false,
+  ),
+});
+
+// Most entries whose details are looked up at once.
+const STAT_CONCURRENCY = 32;
+
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
+  try {
+    const resolved = await ctx.workspace.resolve(linkPath);
+    if (!resolved.exists) return "missing (broken link)";
+    return typeName(await fsp.stat(resolved.path));
+  } catch (error) {
+    if (error instanceof ToolError && error.code === "outside_workspace") return "outside the workspace";
+    if (error instanceof ToolError && error.code === "symlink_loop") return "a symlink loop";
+    return "unknown";
+  }
+}
+
+/**
+ * Lists a folder: the names of its files, folders, symlinks and other entries,
+ * sorted. With `details`, files carry size and modification time, and each
+ * symlink says what it leads to (a file or folder, a broken link, or
+ * "outside the workspace", never followed there).
+ *
+ * Requires `--allow-read` for the folder.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { listDirTool } from "./list_dir.ts";
+ * const box = new ToolBox().register(listDirTool);
+ * const session = new Session({ workspace: Deno.cwd() });
+ * console.log((await box.call(session, "list_dir", { path: ".", details: true })).output);
+ * await session.close();
+ * ```
+ */
+export const listDirTool = tool({
+  name: "list_dir",
+  description: "List the contents of a folder.\n" +
+    "Returns the names of its files, folders, symlinks and other entries, sorted. With details, also file sizes " +
+    "and modification times, and what each symlink points to. To find files by pattern across folders, use glob.",
+  input,
+  readOnly: true,
+  destructive: false,
+  idempotent: true,
+  permissions: ["read"],
+  async run({ path: dir, details }, ctx) {
+    const real = await ctx.policy.resolveForRead(dir);
+    let entries: fs.Dirent[];
+    try {
+      const stat = await fsp.stat(real);
+      if (!stat.isDirectory()) {
+        throw wrongType(dir, real, describeType(stat), "a directory", "Use read_file or file_info for a single file.");
+      }
+      entries = await fsp.readdir(real, { withFileTypes: true });
+    } catch (error) {
+      throw fileOpError(error, dir, real, "listing");
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const kinds = { directories: [] as fs.Dirent[], files: [] as fs.Dirent[], links: [] as fs.Dirent[] };
+    const others: fs.Dirent[] = [];
+    for (const entry of entries) {
+      if (entry.isDirectory()) kinds.directories.push(entry);
+      else if (entry.isFile()) kinds.files.push(entry);
+      else if (entry.isSymbolicLink()) kinds.links.push(entry);
+      else others.push(entry);
+    }
+    if (!details) {
+      return {
+        path: real,
+        directories: kinds.directories.map((e) => e.name),
+        files: kinds.files.map((e) => e.name),
+        ...(kinds.links.length ? { symlinks: kinds.links.map((e) => e.name) } : {}),
+        ...(others.length ? { other: others.map((e) => e.name) } : {}),
+      };
+    }
+    ctx.signal.throwIfAborted();
+    const files = await mapLimited(kinds.files, STAT_CONCURRENCY, async (e) => {
+      try {
+        const stat = await fsp.lstat(path.join(real, e.name));
+        return { name: e.name, size: stat.size, modified: stat.mtime.toISOString() };
+      } catch {
+        return { name: e.name, size: null, modified: null };
+      }
+    });
+    const links = await mapLimited(
+      kinds.links,
+      STAT_CONCURRENCY,
+      async (e) => ({ name: e.name, points_to: await linkTarget(ctx, path.join(real, e.name)) }),
+    );
+    const other = await mapLimited(others, STAT_CONCURRENCY, async (e) => {
+      try {
+        return { name: e.name, type: typeName(await fsp.lstat(path.join(real, e.name))) };
+      } catch {
+        return { name: e.name, type: "unknown" };
+      }
+    });
+    return {
+      path: real,
+      directories: kinds.directories.map((e) => e.name),
+      files,
+      ...(links.length ? { symlinks: links } : {}),
+      ...(other.length ? { other } : {}),
+    };
+  },
+});

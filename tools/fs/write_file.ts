@@ -1,0 +1,127 @@
+/**
+ * `write_file`: create or replace a file atomically.
+ *
+ * @module
+ */
+
+import fsp from "node:fs/promises";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { atomicWrite } from "../../policy/atomic_write.ts";
+import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
+import { sha256Of, sha256OfHandle } from "./_hash.ts";
+import { describeType, openRegularFile } from "./_open.ts";
+import { makeParents, undoParents } from "./_write.ts";
+
+/** A hex SHA-256 argument, as read_file and file_info report it. */
+export const sha256Argument = v.pipe(
+  v.string(),
+  v.regex(/^[0-9a-fA-F]{64}$/, "Expected 64 hex digits (a SHA-256 as read_file reports it)"),
+);
+
+const input = v.object({
+  path: v.pipe(v.string(), v.description("File to write, relative to the workspace or absolute inside it")),
+  content: v.pipe(v.string(), v.description("The complete new content, written as UTF-8")),
+  expected_sha256: v.optional(
+    v.pipe(
+      sha256Argument,
+      v.description(
+        "Write only if the file's current sha256 is this (from read_file); guards against overwriting changes you have not seen",
+      ),
+    ),
+  ),
+});
+
+/**
+ * The current sha256 of `real`, or null when nothing is there; refuses
+ * anything but a regular file.
+ */
+export async function currentSha256(real: string, shown: string): Promise<string | null> {
+  try {
+    await fsp.lstat(real);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw fileOpError(error, shown, real, "reading");
+  }
+  const { handle } = await openRegularFile(real, shown, "Give the path of a file, not a directory.");
+  try {
+    return await sha256OfHandle(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Throws `hash_conflict` unless the file at `real` has the expected hash. */
+export async function checkExpectedHash(real: string, shown: string, expected: string | undefined): Promise<void> {
+  if (expected === undefined) return;
+  const actual = await currentSha256(real, shown);
+  if (actual !== expected.toLowerCase()) throw hashConflict(shown, real, expected.toLowerCase(), actual);
+}
+
+async function existingType(real: string, shown: string, ctx: ToolContext): Promise<string | undefined> {
+  ctx.signal.throwIfAborted();
+  try {
+    const stat = await fsp.stat(real);
+    if (stat.isFile()) return "file";
+    throw wrongType(shown, real, describeType(stat), "a regular file", "Choose a path that is a file or free.");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw fileOpError(error, shown, real, "checking");
+  }
+}
+
+/**
+ * Writes a whole file: atomically (a temp file in the same folder, flushed,
+ * then renamed over the target, keeping the mode of a file it replaces),
+ * creating missing parent folders. Overwriting an existing file goes through
+ * the write-permission flow; a new file inside the workspace does not ask.
+ * With `expected_sha256`, the write happens only if the file still has that
+ * hash. A failure leaves the disk as it was (folders it created are removed).
+ *
+ * Requires `--allow-read` and `--allow-write` for the file's folder.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { writeFileTool } from "./write_file.ts";
+ * const box = new ToolBox().register(writeFileTool);
+ * const session = new Session({ workspace: await Deno.makeTempDir() });
+ * const result = await box.call(session, "write_file", { path: "notes/todo.md", content: "- test\n" });
+ * console.log(result.output);
+ * await session.close();
+ * ```
+ */
+export const writeFileTool = tool({
+  name: "write_file",
+  description: "Create a file or replace its whole content.\n" +
+    "Writes atomically and creates missing parent folders. Replacing an existing file may ask the user for " +
+    "permission. Pass expected_sha256 (from read_file) to write only if the file has not changed since you read it. " +
+    "To change part of a file, prefer edit_file.",
+  input,
+  destructive: true,
+  idempotent: true,
+  permissions: ["read", "write"],
+  async run({ path, content, expected_sha256 }, ctx) {
+    const probe = await ctx.workspace.resolve(path);
+    const existed = probe.exists && (await existingType(probe.path, path, ctx)) === "file";
+    await checkExpectedHash(probe.path, path, expected_sha256);
+    const real = await ctx.policy.resolveForWrite(path, existed ? "overwrite" : "create", ctx.signal);
+    // The person may have taken a while to answer; the file must still be what was checked.
+    await checkExpectedHash(real, path, expected_sha256);
+    ctx.signal.throwIfAborted();
+    const created = await makeParents(real, path);
+    try {
+      await atomicWrite(real, content);
+    } catch (error) {
+      await undoParents(created);
+      throw fileOpError(error, path, real, "writing");
+    }
+    return {
+      path: real,
+      created: !existed,
+      bytes: new TextEncoder().encode(content).length,
+      sha256: sha256Of(content),
+    };
+  },
+});
