@@ -1,0 +1,161 @@
+// The AI SDK tool set under the real `generateText`, driven by the mock model
+// from `ai/test`: the tool calls it emits run through our pipeline, and what
+// the model reads on its next turn is inspected in the prompt it receives.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as v from "valibot";
+import { generateText, isStepCount } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import type { ToolResult } from "../../core/result.ts";
+import { aiSdkTools } from "../../adapters/ai_sdk.ts";
+import { withSession } from "../core/_helpers.ts";
+
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
+  (c) => c.charCodeAt(0),
+);
+
+const countWords = tool({
+  name: "count_words",
+  description: "Count the words of a file in the workspace.",
+  input: v.object({
+    path: v.pipe(v.string(), v.description("File, relative to the workspace")),
+    unique: v.optional(v.boolean(), false),
+  }),
+  readOnly: true,
+  permissions: ["read"],
+  async run({ path, unique }, ctx) {
+    const words = (await readFile(await ctx.policy.resolveForRead(path), "utf8")).split(/\s+/).filter(Boolean);
+    return { words: unique ? new Set(words).size : words.length };
+  },
+});
+
+const snapshot = tool({
+  name: "snapshot",
+  description: "Take a picture.",
+  input: v.object({}),
+  readOnly: true,
+  run: async (_args, ctx) => {
+    await ctx.deferImage(PNG, "the screen");
+    return "taken";
+  },
+});
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+
+function toolCalls(...calls: [string, string, unknown][]) {
+  return {
+    content: calls.map(([toolCallId, toolName, input]) => ({
+      type: "tool-call" as const,
+      toolCallId,
+      toolName,
+      input: JSON.stringify(input),
+    })),
+    finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
+    usage,
+    warnings: [],
+  };
+}
+
+const finalText = {
+  content: [{ type: "text" as const, text: "done" }],
+  finishReason: { unified: "stop" as const, raw: "stop" },
+  usage,
+  warnings: [],
+};
+
+/** The tool results the model received on its second turn, by call id. */
+function toolResultsSeen(model: MockLanguageModelV4): Map<string, unknown> {
+  const prompt = model.doGenerateCalls[1].prompt;
+  const seen = new Map<string, unknown>();
+  for (const message of prompt) {
+    if (message.role !== "tool") continue;
+    for (const part of message.content) if (part.type === "tool-result") seen.set(part.toolCallId, part.output);
+  }
+  return seen;
+}
+
+describe("aiSdkTools with generateText", () => {
+  test("a bad call's validation error, a policy refusal and a good result reach the model's next turn", async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(join(dir, "notes.txt"), "the fence holds the fence\n");
+      const box = new ToolBox().register(countWords);
+      const model = new MockLanguageModelV4({
+        doGenerate: [
+          toolCalls(
+            ["c1", "count_words", { path: 5, verbose: true }],
+            ["c2", "count_words", { path: "../../etc/passwd" }],
+            ["c3", "count_words", { path: "notes.txt", unique: true }],
+          ),
+          finalText,
+        ],
+      });
+      const result = await generateText({
+        model,
+        tools: aiSdkTools(box, session),
+        prompt: "Count the words in notes.txt",
+        stopWhen: isStepCount(3),
+      });
+      assert.equal(result.text, "done");
+      assert.equal(model.doGenerateCalls.length, 2);
+
+      const firstTools = model.doGenerateCalls[0].tools ?? [];
+      const countTool = firstTools.find((t) => t.name === "count_words") as { inputSchema: unknown } | undefined;
+      assert.deepEqual(countTool?.inputSchema, countWords.inputSchema, "the model gets our JSON Schema");
+
+      const seen = toolResultsSeen(model);
+      assert.deepEqual(seen.get("c1"), {
+        type: "error-text",
+        value:
+          "Error [invalid_arguments]: Invalid arguments for count_words: path: expected string, received 5; verbose: unexpected argument\nHint: Fix the arguments named above and call again.",
+      });
+      const refused = seen.get("c2") as { type: string; value: string };
+      assert.equal(refused.type, "error-text");
+      assert.match(refused.value, /^Error \[outside_workspace\]: Path .* is not within the agent's workspace/);
+      assert.deepEqual(seen.get("c3"), { type: "text", value: '{"words":3}' });
+
+      // The developer keeps the lossless results.
+      const results = result.steps[0].toolResults.map((r) => r.output as ToolResult);
+      assert.deepEqual(results.map((r) => [r.callId, r.status, r.errorCode]), [
+        ["c1", "error", "invalid_arguments"],
+        ["c2", "error", "outside_workspace"],
+        ["c3", "success", undefined],
+      ]);
+    });
+  });
+
+  test("deferred images follow the call's text as file parts", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(snapshot);
+      const model = new MockLanguageModelV4({ doGenerate: [toolCalls(["s1", "snapshot", {}]), finalText] });
+      await generateText({ model, tools: aiSdkTools(box, session), prompt: "Look", stopWhen: isStepCount(3) });
+      const output = toolResultsSeen(model).get("s1") as { type: string; value: Record<string, unknown>[] };
+      assert.equal(output.type, "content");
+      assert.deepEqual(output.value.slice(0, 2), [
+        { type: "text", text: "taken" },
+        { type: "text", text: "Image from snapshot: the screen" },
+      ]);
+      assert.equal(output.value[2].type, "file");
+      assert.equal(output.value[2].mediaType, "image/png");
+      assert.equal(session.takeDeferredImages().length, 0, "the image was delivered once");
+    });
+  });
+
+  test("only tools whose capabilities are met are offered", async () => {
+    await withSession((session) => {
+      const vision = tool({ name: "look", description: "x", input: v.object({}), requires: ["vision"], run: () => 0 });
+      const box = new ToolBox().register(countWords, vision);
+      assert.deepEqual(Object.keys(aiSdkTools(box, session)), ["count_words"]);
+      assert.deepEqual(Object.keys(aiSdkTools(box, session, { capabilities: ["vision"] })), ["count_words", "look"]);
+      return Promise.resolve();
+    });
+  });
+});

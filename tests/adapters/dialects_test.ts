@@ -1,0 +1,224 @@
+// The provider dialects through `toolbox.schemas(...)`: exact shapes, the
+// rules of each format, and build-time failures naming tool, path and reason.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import "../../adapters/dialects.ts";
+import { type AnyTool, tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import type { JsonSchema } from "../../core/schema.ts";
+import { openFence } from "../../policy/fence.ts";
+import { SchemaDialectError } from "../../adapters/dialect_error.ts";
+import type { GeminiSchema, GeminiTool } from "../../adapters/gemini.ts";
+import type { OpenAIChatTool, OpenAIResponsesTool } from "../../adapters/openai.ts";
+import type { AnthropicTool } from "../../adapters/anthropic.ts";
+import type { McpToolSpec } from "../../adapters/mcp/dialect.ts";
+
+const fence = openFence();
+
+const readFile = tool({
+  name: "read_file",
+  description: "Read a file.",
+  input: v.object({
+    path: v.pipe(v.string(), v.description("Relative path")),
+    offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+    encoding: v.optional(v.picklist(["utf-8", "latin1"])),
+  }),
+  readOnly: true,
+  permissions: ["read"],
+  run: () => "",
+});
+
+const runScript = tool({
+  name: "run_script",
+  description: "Run a script.",
+  input: v.object({
+    script: v.string(),
+    env: v.optional(v.record(v.string(), v.string())),
+    target: v.nullable(v.union([v.string(), v.array(v.string())])),
+  }),
+  destructive: true,
+  permissions: ["run", "env"],
+  run: () => "",
+});
+
+const noArgs = tool({ name: "now", description: "The time.", input: v.object({}), readOnly: true, run: () => 0 });
+
+function classTool(name: string, inputSchema: JsonSchema): AnyTool {
+  return { name, description: `${name} tool`, inputSchema, execute: () => null };
+}
+
+const box = new ToolBox().register(readFile, runScript, noArgs);
+
+function walk(schema: unknown, visit: (node: Record<string, unknown>, path: string) => void, path = ""): void {
+  if (Array.isArray(schema)) schema.forEach((s, i) => walk(s, visit, `${path}/${i}`));
+  else if (typeof schema === "object" && schema !== null) {
+    visit(schema as Record<string, unknown>, path);
+    for (const [k, s] of Object.entries(schema)) if (k !== "enum" && k !== "default") walk(s, visit, `${path}/${k}`);
+  }
+}
+
+function dialectError(fn: () => unknown, dialect: string, toolName: string, path: string, reason: RegExp): void {
+  assert.throws(fn, (error: unknown) => {
+    assert.ok(error instanceof SchemaDialectError, String(error));
+    assert.deepEqual([error.dialect, error.toolName, error.schemaPath], [dialect, toolName, path]);
+    assert.match(error.reason, reason);
+    return true;
+  });
+}
+
+describe("openai-chat and openai-responses", () => {
+  test("function tools in strict mode, in each API's shape", () => {
+    const chat = box.schemas("openai-chat", { fence }) as OpenAIChatTool[];
+    assert.deepEqual(chat.map((t) => [t.type, t.function.name, t.function.strict]), [
+      ["function", "read_file", true],
+      ["function", "run_script", true],
+      ["function", "now", true],
+    ]);
+    assert.deepEqual(chat[0].function.parameters.required, ["path", "offset", "encoding"]);
+    assert.deepEqual(chat[2].function.parameters, {
+      type: "object",
+      properties: {},
+      required: [],
+      additionalProperties: false,
+    });
+    const responses = box.schemas("openai-responses", { fence }) as OpenAIResponsesTool[];
+    assert.deepEqual(Object.keys(responses[0]).sort(), ["description", "name", "parameters", "strict", "type"]);
+    assert.deepEqual(responses[0].parameters, chat[0].function.parameters);
+  });
+
+  test("strict: false sends the JSON Schema as it is; auto falls back per tool", () => {
+    const plain = box.schemas("openai-chat", { fence, strict: false }) as OpenAIChatTool[];
+    assert.deepEqual(plain[0].function.parameters, readFile.inputSchema);
+    assert.equal(plain[0].function.strict, false);
+    const loose = classTool("loose", { type: "object", properties: { value: {} }, required: ["value"] });
+    const mixed = new ToolBox().register(readFile, loose);
+    dialectError(
+      () => mixed.schemas("openai-chat", { fence }),
+      "openai-chat",
+      "loose",
+      "/properties/value",
+      /any type/,
+    );
+    const auto = mixed.schemas("openai-responses", { fence, strict: "auto" }) as OpenAIResponsesTool[];
+    assert.deepEqual(auto.map((t) => t.strict), [true, false]);
+  });
+});
+
+describe("anthropic", () => {
+  test("input_schema, no root combinators", () => {
+    const tools = box.schemas("anthropic", { fence }) as AnthropicTool[];
+    assert.deepEqual(tools[0], { name: "read_file", description: "Read a file.", input_schema: readFile.inputSchema });
+    const union = classTool("either", { anyOf: [{ type: "object" }, { type: "object" }] });
+    dialectError(() => new ToolBox().register(union).schemas("anthropic"), "anthropic", "either", "/anyOf", /root/);
+    const scalar = classTool("scalar", { type: "string" });
+    dialectError(() => new ToolBox().register(scalar).schemas("anthropic"), "anthropic", "scalar", "/type", /object/);
+  });
+});
+
+describe("gemini", () => {
+  test("one tools entry with every declaration, the OpenAPI subset only", () => {
+    const [entry, ...rest] = box.schemas("gemini", { fence }) as GeminiTool[];
+    assert.equal(rest.length, 0);
+    const [read, run, now] = entry.functionDeclarations;
+    assert.deepEqual(now, { name: "now", description: "The time." }, "no parameters for a tool without any");
+    assert.deepEqual(read.parameters, {
+      type: "OBJECT",
+      properties: {
+        path: { type: "STRING", description: "Relative path" },
+        offset: { type: "INTEGER", minimum: 0, default: 0 },
+        encoding: { type: "STRING", format: "enum", enum: ["utf-8", "latin1"] },
+      },
+      required: ["path"],
+    });
+    assert.deepEqual(run.parameters!.properties!.target, {
+      anyOf: [{ type: "STRING" }, { type: "ARRAY", items: { type: "STRING" } }],
+      nullable: true,
+    });
+    assert.equal(run.parameters!.properties!.env.type, "ARRAY", "a record becomes a list of entries");
+    walk(entry, (node, path) => {
+      for (const banned of ["additionalProperties", "$ref", "$defs", "oneOf", "allOf", "const", "propertyNames"]) {
+        assert.ok(!(banned in node), `${banned} at ${path}`);
+      }
+      if ("type" in node) {
+        assert.equal(typeof node.type, "string", `one type at ${path}`);
+        assert.match(node.type as string, /^(STRING|NUMBER|INTEGER|BOOLEAN|ARRAY|OBJECT)$/);
+      }
+    });
+  });
+
+  test("local references are inlined; recursion and non-string enums fail with the path", () => {
+    const withRef = classTool("ref", {
+      type: "object",
+      properties: { point: { $ref: "#/$defs/point" } },
+      $defs: { point: { type: "object", properties: { x: { type: "number" } }, required: ["x"] } },
+    });
+    const [entry] = new ToolBox().register(withRef).schemas("gemini") as GeminiTool[];
+    assert.deepEqual(entry.functionDeclarations[0].parameters!.properties!.point as GeminiSchema, {
+      type: "OBJECT",
+      properties: { x: { type: "NUMBER" } },
+      required: ["x"],
+    });
+    const recursive = classTool("tree", {
+      type: "object",
+      properties: { node: { $ref: "#/$defs/node" } },
+      $defs: { node: { type: "object", properties: { child: { $ref: "#/$defs/node" } } } },
+    });
+    dialectError(
+      () => new ToolBox().register(recursive).schemas("gemini"),
+      "gemini",
+      "tree",
+      "/properties/node/properties/child",
+      /recursive/,
+    );
+    const numbers = tool({ name: "level", description: "x", input: v.object({ n: v.picklist([1, 2]) }), run: () => 0 });
+    dialectError(
+      () => new ToolBox().register(numbers).schemas("gemini"),
+      "gemini",
+      "level",
+      "/properties/n/enum",
+      /only strings/,
+    );
+  });
+});
+
+describe("mcp", () => {
+  test("inputSchema and annotations from the metadata", () => {
+    const tools = box.schemas("mcp", { fence }) as McpToolSpec[];
+    assert.deepEqual(tools[0], {
+      name: "read_file",
+      title: "Read file",
+      description: "Read a file.",
+      inputSchema: readFile.inputSchema,
+      annotations: {
+        title: "Read file",
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    });
+    assert.deepEqual(tools[1].annotations, {
+      title: "Run script",
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+  });
+});
+
+test("schemas() fails when a tool cannot be expressed, before any request", () => {
+  const anything = classTool("anything", { type: "object", properties: { data: { type: "object" } } });
+  const mixed = new ToolBox().register(readFile, anything);
+  dialectError(
+    () => mixed.schemas("openai-responses"),
+    "openai-responses",
+    "anything",
+    "/properties/data",
+    /no declared properties/,
+  );
+  dialectError(() => mixed.schemas("gemini"), "gemini", "anything", "/properties/data", /no declared properties/);
+  assert.equal(mixed.schemas("anthropic").length, 2, "Anthropic takes any JSON Schema below the root");
+});

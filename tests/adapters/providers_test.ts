@@ -1,0 +1,253 @@
+// The provider adapters against real tools and sessions, with their inputs
+// and outputs typed by the official SDKs (`openai`, `@anthropic-ai/sdk`,
+// `@google/genai`): `deno check` (and `deno test`) fail when a shape drifts.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import type OpenAI from "openai";
+import type Anthropic from "@anthropic-ai/sdk";
+import type * as Genai from "@google/genai";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { ToolError } from "../../core/errors.ts";
+import { openFence } from "../../policy/fence.ts";
+import {
+  openAIChatCalls,
+  type OpenAIChatResponseLike,
+  openAIChatTools,
+  openAIResponsesCalls,
+  type OpenAIResponsesResponseLike,
+  openAIResponsesTools,
+  runOpenAIChatToolCalls,
+  runOpenAIResponsesToolCalls,
+} from "../../adapters/openai.ts";
+import {
+  anthropicCalls,
+  type AnthropicMessageLike,
+  anthropicTools,
+  runAnthropicToolCalls,
+} from "../../adapters/anthropic.ts";
+import { geminiCalls, type GeminiResponseLike, geminiTools, runGeminiToolCalls } from "../../adapters/gemini.ts";
+import { withSession } from "../core/_helpers.ts";
+
+// A real PNG (1x1, transparent).
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
+  (c) => c.charCodeAt(0),
+);
+
+const seen: unknown[] = [];
+const lookup = tool({
+  name: "lookup",
+  description: "Look a word up.",
+  input: v.object({
+    word: v.string(),
+    limit: v.optional(v.number(), 3),
+    tags: v.optional(v.record(v.string(), v.string())),
+  }),
+  readOnly: true,
+  run: (args) => {
+    seen.push(args);
+    return { word: args.word, limit: args.limit };
+  },
+});
+const broken = tool({
+  name: "broken",
+  description: "Always refuses.",
+  input: v.object({}),
+  run: () => {
+    throw new ToolError("Path /etc/passwd is not within the agent's workspace", {
+      code: "outside_workspace",
+      kind: "policy",
+    });
+  },
+});
+const snapshot = tool({
+  name: "snapshot",
+  description: "Take a picture.",
+  input: v.object({}),
+  readOnly: true,
+  run: async (_args, ctx) => {
+    await ctx.deferImage(PNG, "the screen");
+    return "taken";
+  },
+});
+const box = new ToolBox().register(lookup, broken, snapshot);
+const tools = box.list({ fence: openFence() });
+
+// Type-level: does `A` fit where `B` is expected?
+type Fits<A, B> = [A] extends [B] ? true : false;
+function assertType<T extends true>(_proof?: T): void {}
+
+// Gemini's `Type` is a string enum (nominal in TypeScript); its JSON values are what we write.
+type Denominal<T> = T extends Genai.Type ? `${Genai.Type}` : T extends (infer U)[] ? Denominal<U>[]
+: T extends object ? { [K in keyof T]: Denominal<T[K]> }
+: T;
+
+describe("OpenAI chat completions", () => {
+  test("tools, calls from a ChatCompletion, tool messages then the image message", async () => {
+    const wire: OpenAI.Chat.Completions.ChatCompletionTool[] = openAIChatTools(tools);
+    assert.equal(wire.length, 3);
+    const completion: OpenAI.Chat.Completions.ChatCompletion = {
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-test",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        logprobs: null,
+        message: {
+          role: "assistant",
+          content: null,
+          refusal: null,
+          tool_calls: [
+            {
+              id: "c1",
+              type: "function",
+              function: { name: "lookup", arguments: '{"word":"fence","limit":null,"tags":[{"key":"a","value":"b"}]}' },
+            },
+            { id: "c2", type: "function", function: { name: "broken", arguments: "{}" } },
+            { id: "c3", type: "function", function: { name: "snapshot", arguments: "" } },
+          ],
+        },
+      }],
+    };
+    assertType<Fits<OpenAI.Chat.Completions.ChatCompletion, OpenAIChatResponseLike>>();
+    assertType<Fits<OpenAI.Chat.Completions.ChatCompletionMessage, OpenAIChatResponseLike>>();
+    assert.deepEqual(openAIChatCalls(completion).map((c) => c.callId), ["c1", "c2", "c3"]);
+    await withSession(async (session) => {
+      seen.length = 0;
+      const run = await runOpenAIChatToolCalls(box, session, completion);
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = run.messages;
+      assert.deepEqual(seen, [{ word: "fence", limit: 3, tags: { a: "b" } }], "strict nulls and pairs mapped back");
+      assert.deepEqual(messages.slice(0, 3), [
+        { role: "tool", tool_call_id: "c1", content: '{"word":"fence","limit":3}' },
+        {
+          role: "tool",
+          tool_call_id: "c2",
+          content: "Error [outside_workspace]: Path /etc/passwd is not within the agent's workspace",
+        },
+        { role: "tool", tool_call_id: "c3", content: "taken" },
+      ]);
+      const image = run.messages[3];
+      assert.equal(image.role, "user");
+      assert.deepEqual(image.content[0], { type: "text", text: "Image from snapshot: the screen" });
+      assert.match(JSON.stringify(image.content[1]), /"url":"data:image\/png;base64,iVBOR/);
+      assert.equal(run.results[1].status, "error");
+      assert.equal(run.images.length, 1);
+    });
+  });
+});
+
+describe("OpenAI responses", () => {
+  test("tools, function_call items, function_call_output items then the image message", async () => {
+    const wire: OpenAI.Responses.FunctionTool[] = openAIResponsesTools(tools);
+    assert.equal(wire[0].strict, true);
+    const output: OpenAI.Responses.ResponseOutputItem[] = [
+      { type: "reasoning", id: "r1", summary: [] },
+      { type: "function_call", call_id: "f1", name: "lookup", arguments: '{"word":"x","limit":2,"tags":null}' },
+      { type: "function_call", call_id: "f2", name: "snapshot", arguments: "{}" },
+    ];
+    assertType<Fits<OpenAI.Responses.Response, OpenAIResponsesResponseLike>>();
+    assertType<Fits<OpenAI.Responses.ResponseOutputItem[], OpenAIResponsesResponseLike>>();
+    assert.deepEqual(openAIResponsesCalls(output).map((c) => c.name), ["lookup", "snapshot"]);
+    await withSession(async (session) => {
+      seen.length = 0;
+      const run = await runOpenAIResponsesToolCalls(box, session, { output });
+      const items: OpenAI.Responses.ResponseInputItem[] = run.items;
+      assert.deepEqual(seen, [{ word: "x", limit: 2 }]);
+      assert.deepEqual(items.slice(0, 2), [
+        { type: "function_call_output", call_id: "f1", output: '{"word":"x","limit":2}' },
+        { type: "function_call_output", call_id: "f2", output: "taken" },
+      ]);
+      assert.deepEqual(run.items[2].type, "message");
+      assert.match(JSON.stringify(run.items[2]), /"type":"input_image","image_url":"data:image\/png;base64,/);
+    });
+  });
+});
+
+describe("Anthropic messages", () => {
+  test("tools, tool_use blocks, tool_result blocks with is_error, then image blocks", async () => {
+    const wire: Anthropic.Messages.ToolUnion[] = anthropicTools(tools);
+    assert.equal(wire.length, 3);
+    const message: Anthropic.Messages.Message = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-test",
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
+      usage: null as unknown as Anthropic.Messages.Usage,
+      content: [
+        { type: "text", text: "Let me look.", citations: null },
+        { type: "tool_use", id: "t1", name: "lookup", input: { word: 7 }, caller: { type: "direct" } },
+        { type: "tool_use", id: "t2", name: "snapshot", input: {}, caller: { type: "direct" } },
+      ],
+    };
+    assertType<Fits<Anthropic.Messages.Message, AnthropicMessageLike>>();
+    assert.deepEqual(anthropicCalls(message).map((c) => c.callId), ["t1", "t2"]);
+    await withSession(async (session) => {
+      const run = await runAnthropicToolCalls(box, session, message);
+      const reply: Anthropic.Messages.MessageParam = run.message;
+      assert.equal(reply.role, "user");
+      assert.deepEqual(run.message.content.slice(0, 2), [
+        {
+          type: "tool_result",
+          tool_use_id: "t1",
+          content:
+            "Error [invalid_arguments]: Invalid arguments for lookup: word: expected string, received 7\nHint: Fix the arguments named above and call again.",
+          is_error: true,
+        },
+        { type: "tool_result", tool_use_id: "t2", content: "taken" },
+      ]);
+      assert.deepEqual(run.message.content[2], { type: "text", text: "Image from snapshot: the screen" });
+      assert.equal((run.message.content[3] as { source: { media_type: string } }).source.media_type, "image/png");
+    });
+  });
+});
+
+describe("Gemini", () => {
+  test("tools, functionCall parts, functionResponse parts ({output} / {error}), then inlineData", async () => {
+    const wire: Denominal<Genai.Tool>[] = geminiTools(tools);
+    assert.equal(wire[0].functionDeclarations!.length, 3);
+    const response = {
+      candidates: [{
+        content: {
+          role: "model",
+          parts: [
+            { functionCall: { id: "g1", name: "lookup", args: { word: "w", tags: [{ key: "k", value: "v" }] } } },
+            { functionCall: { name: "broken", args: {} } },
+            { functionCall: { name: "snapshot", args: {} } },
+          ],
+        },
+      }],
+    } satisfies Pick<Genai.GenerateContentResponse, "candidates">;
+    assertType<Fits<Genai.GenerateContentResponse, GeminiResponseLike>>();
+    assertType<Fits<Genai.Content, GeminiResponseLike>>();
+    assert.deepEqual(geminiCalls(response).map((c) => c.callId), ["g1", "gemini-call-1", "gemini-call-2"]);
+    await withSession(async (session) => {
+      seen.length = 0;
+      const run = await runGeminiToolCalls(box, session, response);
+      const content: Genai.Content = run.content;
+      assert.equal(content.role, "user");
+      assert.deepEqual(seen, [{ word: "w", limit: 3, tags: { k: "v" } }]);
+      assert.deepEqual(run.content.parts.slice(0, 3), [
+        { functionResponse: { id: "g1", name: "lookup", response: { output: { word: "w", limit: 3 } } } },
+        {
+          functionResponse: {
+            name: "broken",
+            response: { error: "Error [outside_workspace]: Path /etc/passwd is not within the agent's workspace" },
+          },
+        },
+        { functionResponse: { name: "snapshot", response: { output: "taken" } } },
+      ]);
+      assert.deepEqual(run.content.parts[3], { text: "Image from snapshot: the screen" });
+      assert.equal((run.content.parts[4] as { inlineData: { mimeType: string } }).inlineData.mimeType, "image/png");
+    });
+  });
+});

@@ -1,0 +1,202 @@
+// OpenAI strict mode: the schema rules (closed objects, all properties
+// required, optional as nullable) checked with a real JSON Schema validator,
+// and the lossless round trip through the real pipeline.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { Ajv } from "ajv";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import type { JsonSchema } from "../../core/schema.ts";
+import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schema.ts";
+import { SchemaDialectError } from "../../adapters/dialect_error.ts";
+import { restoreCall } from "../../adapters/_calls.ts";
+import { withSession } from "../core/_helpers.ts";
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+
+const input = v.object({
+  path: v.pipe(v.string(), v.description("File to read")),
+  limit: v.optional(v.pipe(v.number(), v.integer()), 100),
+  label: v.optional(v.string()),
+  note: v.nullable(v.string()),
+  mode: v.optional(v.nullable(v.picklist(["fast", "slow"])), "fast"),
+  options: v.optional(v.object({
+    depth: v.optional(v.number(), 2),
+    follow: v.optional(v.boolean()),
+    tags: v.optional(v.array(v.string())),
+  })),
+  items: v.array(v.object({ name: v.string(), weight: v.optional(v.number(), 1) })),
+  env: v.optional(v.record(v.string(), v.string())),
+});
+
+const received: unknown[] = [];
+const probe = tool({
+  name: "probe",
+  description: "Records what it receives.",
+  input,
+  run: (args) => {
+    received.push(args);
+    return "ok";
+  },
+});
+
+const strict = toStrictSchema(probe.inputSchema, "probe");
+
+/** Every object node of a schema, with its path. */
+function objects(schema: JsonSchema, path = ""): [string, JsonSchema][] {
+  const found: [string, JsonSchema][] = [];
+  if (schema.properties) {
+    found.push([path, schema]);
+    for (const [k, s] of Object.entries(schema.properties)) found.push(...objects(s, `${path}/${k}`));
+  }
+  if (schema.items && !Array.isArray(schema.items)) found.push(...objects(schema.items, `${path}[]`));
+  for (const m of schema.anyOf ?? []) found.push(...objects(m, path));
+  return found;
+}
+
+describe("toStrictSchema", () => {
+  test("closes every object and requires every property", () => {
+    const nodes = objects(strict);
+    assert.ok(nodes.length >= 4, "root, options, items[] and the env pairs are objects");
+    for (const [path, node] of nodes) {
+      assert.equal(node.additionalProperties, false, `${path || "root"} is closed`);
+      assert.deepEqual(node.required, Object.keys(node.properties!), `${path || "root"} requires everything`);
+    }
+  });
+
+  test("turns optional properties into nullable ones and keeps required ones as they are", () => {
+    const p = strict.properties!;
+    assert.deepEqual(p.path, { type: "string", description: "File to read" });
+    assert.deepEqual(p.limit.type, ["integer", "null"]);
+    assert.match(p.limit.description!, /default: 100; null for the default/);
+    assert.deepEqual(p.label.type, ["string", "null"]);
+    // Already nullable: not wrapped again, and null stays a value.
+    assert.deepEqual(p.note, { anyOf: [{ type: "string" }, { type: "null" }] });
+    assert.equal(p.options.type!.includes("null"), true);
+    assert.equal(p.env.type!.includes("array"), true, "a record is sent as a list of entries");
+  });
+
+  test("is a valid schema that accepts what a model sends and refuses unknown keys", () => {
+    const validate = ajv.compile(strict);
+    const sent = {
+      path: "a.txt",
+      limit: null,
+      label: null,
+      note: null,
+      mode: null,
+      options: { depth: null, follow: true, tags: null },
+      items: [{ name: "x", weight: null }],
+      env: [{ key: "CI", value: "1" }],
+    };
+    assert.equal(validate(sent), true, JSON.stringify(validate.errors));
+    assert.equal(validate({ ...sent, extra: 1 }), false);
+    const { label: _label, ...missing } = sent;
+    assert.equal(validate(missing), false, "every property is required");
+  });
+
+  test("fails at build time with the tool, the path and the reason", () => {
+    const cases: [v.ObjectSchema<v.ObjectEntries, undefined>, string, RegExp][] = [
+      [v.object({ anything: v.unknown() }), "/properties/anything", /any type/],
+      [v.object({ pair: v.tuple([v.string(), v.number()]) }), "/properties/pair/items", /tuples/],
+      [
+        v.object({ both: v.intersect([v.object({ a: v.string() }), v.object({ b: v.string() })]) }),
+        "/properties/both/allOf",
+        /allOf/,
+      ],
+    ];
+    for (const [schema, path, reason] of cases) {
+      const t = tool({ name: "bad", description: "x", input: schema, run: () => 0 });
+      assert.throws(() => toStrictSchema(t.inputSchema, t.name), (error: unknown) => {
+        assert.ok(error instanceof SchemaDialectError);
+        assert.equal(error.toolName, "bad");
+        assert.equal(error.dialect, "openai-chat");
+        assert.equal(error.schemaPath, path);
+        assert.match(error.reason, reason);
+        assert.match(error.message, /Tool "bad" cannot be expressed in the openai-chat dialect: at \//);
+        return true;
+      });
+    }
+  });
+});
+
+describe("fromStrictArguments", () => {
+  test("maps nulls of optional fields to absent at every depth and pairs back to records", () => {
+    const restored = fromStrictArguments(probe.inputSchema, {
+      path: "a.txt",
+      limit: null,
+      label: null,
+      note: null,
+      mode: null,
+      options: { depth: null, follow: null, tags: ["x"] },
+      items: [{ name: "x", weight: null }, { name: "y", weight: 3 }],
+      env: [{ key: "CI", value: "1" }, { key: "LANG", value: "C" }],
+    });
+    assert.deepEqual(restored, {
+      path: "a.txt",
+      note: null,
+      // `mode` accepts null itself, so null is kept as the value, not dropped.
+      mode: null,
+      options: { tags: ["x"] },
+      items: [{ name: "x" }, { name: "y", weight: 3 }],
+      env: { CI: "1", LANG: "C" },
+    });
+  });
+
+  test("leaves what it does not recognise for validation to judge", () => {
+    assert.deepEqual(fromStrictArguments(probe.inputSchema, { path: null, extra: null }), { path: null, extra: null });
+    assert.equal(fromStrictArguments(probe.inputSchema, "text"), "text");
+  });
+
+  test("round trip through the pipeline: the tool sees what it would have seen without strict mode", async () => {
+    const box = new ToolBox().register(probe);
+    await withSession(async (session) => {
+      received.length = 0;
+      const sent = JSON.stringify({
+        path: "a.txt",
+        limit: null,
+        label: "l",
+        note: null,
+        mode: "slow",
+        options: { depth: null, follow: null, tags: null },
+        items: [{ name: "x", weight: null }],
+        env: [{ key: "CI", value: "1" }],
+      });
+      assert.equal(ajv.validate(strict, JSON.parse(sent)), true);
+      const result = await box.call(session, "probe", restoreCall(box, { name: "probe", args: sent }).args);
+      assert.equal(result.status, "success", result.error);
+      const direct = await box.call(session, "probe", {
+        path: "a.txt",
+        label: "l",
+        note: null,
+        mode: "slow",
+        options: {},
+        items: [{ name: "x" }],
+        env: { CI: "1" },
+      });
+      assert.equal(direct.status, "success", direct.error);
+      assert.deepEqual(received[0], received[1]);
+      assert.deepEqual(received[0], {
+        path: "a.txt",
+        limit: 100,
+        label: "l",
+        note: null,
+        mode: "slow",
+        options: { depth: 2 },
+        items: [{ name: "x", weight: 1 }],
+        env: { CI: "1" },
+      });
+    });
+  });
+
+  test("an invalid strict answer still fails validation with the path", async () => {
+    const box = new ToolBox().register(probe);
+    await withSession(async (session) => {
+      const args = restoreCall(box, { name: "probe", args: '{"path":"a","note":null,"items":[{"name":3}]}' }).args;
+      const result = await box.call(session, "probe", args);
+      assert.equal(result.errorCode, "invalid_arguments");
+      assert.match(result.error!, /items\[0\]\.name: expected string/);
+    });
+  });
+});
