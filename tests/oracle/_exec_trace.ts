@@ -1,0 +1,439 @@
+/**
+ * Runs a command line for real and records what it started: inside a throwaway
+ * bubblewrap sandbox (read-only root, a fresh workspace on a tmpfs, no network,
+ * killed with its parent and after a timeout), under `strace -ff -e
+ * trace=execve,...`, with bash's xtrace on.
+ *
+ * Why strace rather than a PATH of recording stand-ins: the kernel reports
+ * every exec, whoever makes it and however the program is named (absolute
+ * path, `exec -a`, a glob, a program that runs another one such as `find
+ * -exec` or `env`). Stand-ins still exist, at the end of PATH, for a generous
+ * list of names that are not installed here, so that an attempt to run them is
+ * an exec strace sees instead of "command not found". Builtins are not execs;
+ * xtrace (`SHELLOPTS=xtrace`, written to a descriptor of its own) shows every
+ * simple command the shell ran, builtins included, after expansion.
+ *
+ * @module
+ */
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { spawn } from "node:child_process";
+
+/** Folders of the sandbox's PATH, in order; the last one holds the stand-ins. */
+export const SANDBOX_PATH_DIRS: readonly string[] = [
+  "/usr/local/sbin",
+  "/usr/local/bin",
+  "/usr/sbin",
+  "/usr/bin",
+  "/sbin",
+  "/bin",
+  "/tmp/oracle/bin",
+];
+
+// Every file's checksum and every other entry's type and target, sorted: equal
+// manifests mean an unchanged workspace.
+const MANIFEST =
+  "LC_ALL=C find . -path ./.git/index -prune -o -type f -exec md5sum {} + -o -printf '%y %p %l\\n' | LC_ALL=C sort";
+
+/** The workspace the command starts in, inside the sandbox. */
+export const SANDBOX_WORKDIR = "/tmp/ws";
+
+// Program names an agent's command might run; the ones not installed here get
+// a stand-in that exits 0, so that running them is observable.
+const STAND_IN_NAMES = `
+rm rmdir mv cp ln mkdir touch chmod chown chgrp dd shred truncate install mkfifo mknod
+sh bash dash zsh ksh mksh fish csh tcsh busybox
+curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp
+python python2 python3 pip pip3 perl ruby node nodejs deno bun php lua tclsh java
+npm npx yarn pnpm cargo go gcc cc clang make cmake docker podman kubectl
+env xargs nohup timeout nice ionice setsid stdbuf unbuffer watch time chroot flock parallel script
+sudo doas su runuser pkexec
+git ls cat echo printf head tail wc grep egrep fgrep rg find file stat du df tree basename dirname
+realpath readlink diff cmp cut sort uniq tr nl column true false whoami uname date which
+awk gawk mawk sed tee less more most man vi vim nvim view ex ed nano emacs
+tar zip unzip gzip gunzip xz bzip2 base64 xxd od hexdump openssl gpg
+kill pkill killall shutdown reboot halt systemctl service crontab at batch mount umount
+strace ltrace gdb pytest jq yq sqlite3 psql mysql
+`.trim().split(/\s+/);
+
+/** One successful exec the kernel saw. */
+export interface ObservedExec {
+  /** Process id (inside the sandbox's pid namespace). */
+  pid: number;
+  /** The file that was executed, as passed to execve. */
+  path: string;
+  /** The argument vector. */
+  argv: string[];
+  /**
+   * Who started it: `shell` when the command line's bash (or a subshell of it)
+   * did, else the exec whose image made it (e.g. `find` for `find -exec`).
+   */
+  spawnedBy: "shell" | ObservedExec;
+}
+
+/** One simple command bash's xtrace reported, after expansion. */
+export interface TracedCommand {
+  /** The words of the trace line (assignments before the name dropped). */
+  words: string[];
+  /** The raw trace line. */
+  line: string;
+}
+
+/** What one command line did in the sandbox. */
+export interface Observation {
+  /** Every successful exec after the command line's own bash. */
+  execs: ObservedExec[];
+  /** Every simple command xtrace reported (builtins included). */
+  traced: TracedCommand[];
+  /** Whether the timeout killed it. */
+  timedOut: boolean;
+  /**
+   * What changed in the workspace (files created, removed or modified), or
+   * `undefined` when that is unknown (the command timed out).
+   */
+  changed?: string[];
+}
+
+/** A reusable sandbox setup: the fixture workspace and the stand-ins on the host. */
+export class ExecTracer {
+  readonly #root: string;
+  #counter = 0;
+  #baseline: Set<string> | undefined;
+
+  private constructor(root: string) {
+    this.#root = root;
+  }
+
+  /** Builds the fixture (a small git repository with a few files and scripts) and the stand-ins. */
+  static async create(): Promise<ExecTracer> {
+    const root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-oracle-")));
+    const tracer = new ExecTracer(root);
+    await tracer.#buildFixture();
+    await tracer.#buildStandIns();
+    await fsp.mkdir(path.join(root, "cases"));
+    tracer.#baseline = new Set((await tracer.#observeRaw(":", 10_000)).manifest);
+    return tracer;
+  }
+
+  /** Removes everything on the host. */
+  dispose(): Promise<void> {
+    return fsp.rm(this.#root, { recursive: true, force: true });
+  }
+
+  async #buildFixture(): Promise<void> {
+    const ws = path.join(this.#root, "fixture");
+    await fsp.mkdir(path.join(ws, "sub"), { recursive: true });
+    await fsp.mkdir(path.join(ws, "bin"));
+    const files: Record<string, string> = {
+      "a.txt": "alpha\nbeta\n",
+      "b.txt": "beta\ngamma\n",
+      "sp ace.txt": "space\n",
+      "sub/c.txt": "see\n",
+      "-rf": "a file named like an option\n",
+      "env.sh": "rm -f a.txt\n",
+      "list.txt": "a.txt\nb.txt\n",
+    };
+    for (const [name, content] of Object.entries(files)) await fsp.writeFile(path.join(ws, name), content);
+    // Executables outside PATH: running either is running something not on the allowlist.
+    await fsp.writeFile(path.join(ws, "run.sh"), "#!/bin/sh\nrm -f a.txt\n", { mode: 0o755 });
+    await fsp.writeFile(path.join(ws, "bin", "ls"), "#!/bin/sh\nrm -f a.txt\n", { mode: 0o755 });
+    // A compressed file: `rg -z` and `grep -Z`-style options run decompressors on such files.
+    await run("sh", ["-c", `printf 'beta\\n' | gzip > '${ws}/packed.txt.gz'`]);
+    await run("git", ["init", "-q", ws]);
+    await run("git", ["-C", ws, "add", "-A"]);
+    await run("git", ["-C", ws, "-c", "user.name=oracle", "-c", "user.email=oracle@invalid", "commit", "-qm", "init"]);
+    await fsp.appendFile(path.join(ws, "a.txt"), "changed\n");
+  }
+
+  async #buildStandIns(): Promise<void> {
+    const bin = path.join(this.#root, "bin");
+    await fsp.mkdir(bin);
+    for (const name of STAND_IN_NAMES) {
+      if (await installed(name)) continue;
+      await fsp.writeFile(path.join(bin, name), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    }
+  }
+
+  /**
+   * Runs `command` with `bash -c` in a fresh sandbox and reports what started.
+   * Throws when the sandbox or strace could not run at all.
+   */
+  async observe(command: string, timeoutMs = 3000): Promise<Observation> {
+    const raw = await this.#observeRaw(command, timeoutMs);
+    let changed: string[] | undefined;
+    if (raw.manifest !== undefined && this.#baseline !== undefined) {
+      const after = new Set(raw.manifest);
+      changed = [
+        ...[...this.#baseline].filter((line) => !after.has(line)).map((line) => `gone: ${line}`),
+        ...[...after].filter((line) => !this.#baseline!.has(line)).map((line) => `new: ${line}`),
+      ];
+    }
+    return { execs: raw.execs, traced: raw.traced, timedOut: raw.timedOut, changed };
+  }
+
+  async #observeRaw(
+    command: string,
+    timeoutMs: number,
+  ): Promise<Omit<Observation, "changed"> & { manifest?: string[] }> {
+    const out = path.join(this.#root, "cases", String(++this.#counter));
+    await fsp.mkdir(out);
+    try {
+      const timedOut = await this.#runSandboxed(command, out, timeoutMs);
+      const names = await fsp.readdir(out);
+      const traces = names.filter((name) => name.startsWith("trace."));
+      if (traces.length === 0) {
+        const log = await fsp.readFile(path.join(out, "wrapper.log"), "utf8").catch(() => "");
+        throw new Error(`the sandbox produced no trace for ${JSON.stringify(command)}: ${log}`);
+      }
+      const processes = new Map<number, string>();
+      for (const name of traces) {
+        processes.set(Number(name.slice("trace.".length)), await fsp.readFile(path.join(out, name), "latin1"));
+      }
+      const xtrace = await fsp.readFile(path.join(out, "xtrace"), "utf8").catch(() => "");
+      const manifest = timedOut ? undefined : await fsp.readFile(path.join(out, "manifest"), "utf8")
+        .then((text) => text.split("\n").filter((line) => line !== ""), () => undefined);
+      return { execs: execsOf(processes, command), traced: parseXtrace(xtrace), timedOut, manifest };
+    } finally {
+      await fsp.rm(out, { recursive: true, force: true });
+    }
+  }
+
+  #runSandboxed(command: string, out: string, timeoutMs: number): Promise<boolean> {
+    // The wrapper runs before strace starts, so its own cp and mkdir are not traced.
+    const wrapper = [
+      `mkdir -p ${SANDBOX_WORKDIR} && cp -a /tmp/oracle/fixture/. ${SANDBOX_WORKDIR}/ && cd ${SANDBOX_WORKDIR} || exit 97`,
+      "strace -ff -qq -xx -s 1000000 -e trace=execve,execveat,fork,vfork,clone,clone3 -e signal=none" +
+      " -o /tmp/oracle/out/trace -E SHELLOPTS=xtrace -E BASH_XTRACEFD=9 -E 'PS4=+ '" +
+      ' -- bash -c "$1" 9>/tmp/oracle/out/xtrace </dev/null >/dev/null 2>/tmp/oracle/out/wrapper.log',
+      // strace waits for every process it follows, so the workspace is settled
+      // now. The index is left out: git status refreshes it as it reads.
+      `{ cd ${SANDBOX_WORKDIR} 2>/dev/null && ${MANIFEST}; } > /tmp/oracle/out/manifest`,
+    ].join("\n");
+    const argv = [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--ro-bind",
+      path.join(this.#root, "fixture"),
+      "/tmp/oracle/fixture",
+      "--ro-bind",
+      path.join(this.#root, "bin"),
+      "/tmp/oracle/bin",
+      "--bind",
+      out,
+      "/tmp/oracle/out",
+      "--unshare-all",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop",
+      "ALL",
+      "--clearenv",
+      "--setenv",
+      "PATH",
+      SANDBOX_PATH_DIRS.join(":"),
+      "--setenv",
+      "HOME",
+      SANDBOX_WORKDIR,
+      "--setenv",
+      "LANG",
+      "C.UTF-8",
+      "--chdir",
+      "/",
+      "--",
+      "/bin/sh",
+      "-c",
+      wrapper,
+      "oracle",
+      command,
+    ];
+    return new Promise((resolve, reject) => {
+      const child = spawn("bwrap", argv, { stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (chunk) => stderr += chunk);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        // bwrap's --die-with-parent and its pid namespace take the whole tree down with it.
+        child.kill("SIGKILL");
+      }, timeoutMs);
+      child.on("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        if (code === 97) reject(new Error(`the oracle sandbox could not be prepared: ${stderr}`));
+        else resolve(timedOut);
+      });
+    });
+  }
+}
+
+async function installed(name: string): Promise<boolean> {
+  for (const dir of SANDBOX_PATH_DIRS.slice(0, -1)) {
+    try {
+      await fsp.access(path.join(dir, name), fsp.constants.X_OK);
+      return true;
+    } catch {
+      // not in this folder
+    }
+  }
+  return false;
+}
+
+function run(program: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", (code) => code === 0 ? resolve() : reject(new Error(`${program} ${args.join(" ")}: ${code}`)));
+  });
+}
+
+type Event = { kind: "exec"; exec: ObservedExec } | { kind: "fork"; child: number };
+
+// strace -xx writes every byte of a string as \xHH.
+function decodeHex(body: string): string {
+  const bytes = new Uint8Array(body.length / 4);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(body.slice(i * 4 + 2, i * 4 + 4), 16);
+  return new TextDecoder().decode(bytes);
+}
+
+const STRING = /"((?:\\x[0-9a-f]{2})*)"/g;
+const FORK = /^(?:<\.\.\. )?(?:clone3?|v?fork)\b.*\)\s+=\s+(\d+)/;
+
+/** Builds the exec list from strace's per-process files, with who spawned what. */
+function execsOf(processes: Map<number, string>, command: string): ObservedExec[] {
+  const events = new Map<number, Event[]>();
+  const parentOf = new Map<number, { parent: number; index: number }>();
+  for (const [pid, text] of processes) {
+    const list: Event[] = [];
+    let pendingExec: { path: string; argv: string[] } | undefined;
+    for (const line of text.split("\n")) {
+      const forked = FORK.exec(line);
+      if (forked) {
+        const child = Number(forked[1]);
+        parentOf.set(child, { parent: pid, index: list.length });
+        list.push({ kind: "fork", child });
+        continue;
+      }
+      let call: { path: string; argv: string[] } | undefined;
+      let result: string | undefined;
+      if (/^execve(at)?\(/.test(line)) {
+        const strings = [...line.matchAll(STRING)].map((m) => decodeHex(m[1]));
+        call = { path: strings[0], argv: strings.slice(1) };
+        const done = /\)\s+=\s+(-?\d+)/.exec(line.slice(line.lastIndexOf("]")));
+        if (done) result = done[1];
+        else pendingExec = call;
+      } else if (line.startsWith("<... execve") && pendingExec) {
+        call = pendingExec;
+        pendingExec = undefined;
+        result = /=\s+(-?\d+)/.exec(line)?.[1];
+      }
+      if (call && result === "0") {
+        list.push({ kind: "exec", exec: { pid, path: call.path, argv: call.argv, spawnedBy: "shell" } });
+      }
+    }
+    events.set(pid, list);
+  }
+  const root = [...events.keys()].find((pid) => !parentOf.has(pid));
+  const rootEvents = root === undefined ? undefined : events.get(root);
+  const first = rootEvents?.[0];
+  if (first?.kind !== "exec" || first.exec.argv[2] !== command) {
+    throw new Error(`strace did not start with the command line's bash: ${JSON.stringify(first)}`);
+  }
+  const shell = first.exec;
+  // The image a process runs at event `index` of its list: its own last exec
+  // before that point, else whatever its parent ran when it forked.
+  const imageAt = (pid: number, index: number): ObservedExec | undefined => {
+    const list = events.get(pid) ?? [];
+    for (let i = index - 1; i >= 0; i--) {
+      const event = list[i];
+      if (event.kind === "exec") return event.exec;
+    }
+    const origin = parentOf.get(pid);
+    return origin === undefined ? undefined : imageAt(origin.parent, origin.index);
+  };
+  const execs: ObservedExec[] = [];
+  for (const [pid, list] of events) {
+    list.forEach((event, index) => {
+      if (event.kind !== "exec" || event.exec === shell) return;
+      const spawner = imageAt(pid, index);
+      event.exec.spawnedBy = spawner === undefined || spawner === shell ? "shell" : spawner;
+      execs.push(event.exec);
+    });
+  }
+  return execs.sort((a, b) => a.pid - b.pid);
+}
+
+/** Splits xtrace output into commands; each line is one simple command, quoted by bash. */
+export function parseXtrace(text: string): TracedCommand[] {
+  const traced: TracedCommand[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^\++ (.*)$/.exec(line);
+    if (!match) continue;
+    const words = splitTraceWords(match[1]);
+    while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(words[0])) words.shift();
+    if (words.length > 0) traced.push({ words, line });
+  }
+  return traced;
+}
+
+const ANSI_C: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", f: "\f", v: "\v" };
+
+// Words as bash's xtrace prints them: bare, '...' (no escapes), or $'...'
+// (backslash escapes), glued together, separated by single spaces.
+function splitTraceWords(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === " ") {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+      i++;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      word += text.slice(i + 1, end < 0 ? text.length : end);
+      inWord = true;
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === "$" && text[i + 1] === "'") {
+      i += 2;
+      while (i < text.length && text[i] !== "'") {
+        if (text[i] === "\\" && i + 1 < text.length) {
+          const e = text[i + 1];
+          if (e in ANSI_C) {
+            word += ANSI_C[e];
+            i += 2;
+          } else if (/[0-7]/.test(e)) {
+            const digits = /^[0-7]{1,3}/.exec(text.slice(i + 1))![0];
+            word += String.fromCharCode(parseInt(digits, 8));
+            i += 1 + digits.length;
+          } else {
+            word += e;
+            i += 2;
+          }
+        } else {
+          word += text[i++];
+        }
+      }
+      i++;
+      inWord = true;
+    } else {
+      word += c;
+      inWord = true;
+      i++;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
