@@ -61,6 +61,8 @@ export interface McpToolServer {
   readonly server: Server;
   /** The session every call runs in. */
   readonly session: Session;
+  /** Resolves once no tool call is running. */
+  idle(): Promise<void>;
   /** Closes the server and the session. */
   close(): Promise<void>;
 }
@@ -128,6 +130,10 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
   const gate = new ExclusiveGate();
   let listedArtifacts = 0;
+  const running = new Set<Promise<unknown>>();
+  const idle = async () => {
+    while (running.size > 0) await Promise.allSettled([...running]);
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: mcpTools(toolbox.list({ capabilities: session.capabilities })),
@@ -142,7 +148,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     const callId = `mcp-${extra.requestId}`;
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
-    const result = await gate.run(isConcurrencySafe(tool), () =>
+    const call = gate.run(isConcurrencySafe(tool), () =>
       toolbox.call(session, toolName, args ?? {}, {
         callId,
         signal: extra.signal,
@@ -161,6 +167,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
           }).catch(() => {});
         },
       }));
+    running.add(call);
+    const result = await call.finally(() => running.delete(call));
     const content: CallToolResult["content"] = [{ type: "text", text: toModelText(result) }];
     for (const ref of result.artifacts) {
       if (ref.sensitivity === "sensitive") continue;
@@ -234,5 +242,5 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     return closed;
   };
   server.onclose = () => void close();
-  return { server, session, close };
+  return { server, session, idle, close };
 }

@@ -11,10 +11,14 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { ToolBox } from "../../core/toolbox.ts";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 
+/** How long calls still running when stdin ends may take to answer. */
+const DRAIN_MS = 10_000;
+
 /**
  * Serves a toolbox over MCP on stdio and resolves once connected; `closed`
- * resolves when the client has gone (stdin ended) and the session is closed.
- * Nothing but MCP messages is written to stdout.
+ * resolves when the client has gone (stdin ended; calls still running get up
+ * to 10 seconds to answer) and the session is closed. Nothing but MCP messages
+ * is written to stdout.
  *
  * Requires whatever permissions the tools need.
  *
@@ -37,7 +41,12 @@ export async function serveStdio(
     const end = () => {
       process.stdin.off("end", end);
       process.stdin.off("close", end);
-      served.close().finally(resolve);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<void>((done) => (timer = setTimeout(done, DRAIN_MS)));
+      Promise.race([served.idle(), deadline])
+        .finally(() => clearTimeout(timer))
+        .then(() => served.close())
+        .finally(resolve);
     };
     process.stdin.once("end", end);
     process.stdin.once("close", end);

@@ -1,0 +1,242 @@
+// The MCP server in process, with the official SDK client on a linked
+// in-memory transport: progress, images, artifacts as resources, concurrent
+// calls, and the elicitation host's answers.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as v from "valibot";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/inMemory"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ResourceListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { createMcpServer, type McpServerOptions } from "../../adapters/mcp/mod.ts";
+
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
+  (c) => c.charCodeAt(0),
+);
+
+const order: string[] = [];
+const box = new ToolBox({ maxOutputChars: 1_000 }).register(
+  tool({
+    name: "steps",
+    description: "Reports progress.",
+    input: v.object({}),
+    readOnly: true,
+    run: (_args, ctx) => {
+      ctx.progress("starting");
+      ctx.progress("half way", 0.5);
+      ctx.progress("done", 1);
+      return "finished";
+    },
+  }),
+  tool({
+    name: "picture",
+    description: "Defers an image.",
+    input: v.object({}),
+    readOnly: true,
+    run: async (_args, ctx) => {
+      await ctx.deferImage(PNG, "a dot");
+      return "see the image";
+    },
+  }),
+  tool({
+    name: "big",
+    description: "Returns more than the cap.",
+    input: v.object({}),
+    readOnly: true,
+    run: () => "line\n".repeat(1_000),
+  }),
+  tool({
+    name: "slow_write",
+    description: "Not concurrency-safe.",
+    input: v.object({ id: v.string() }),
+    run: async ({ id }) => {
+      order.push(`start ${id}`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`end ${id}`);
+      return id;
+    },
+  }),
+  tool({
+    name: "approve_me",
+    description: "Needs approval.",
+    input: v.object({}),
+    needsApproval: true,
+    run: () => "approved and run",
+  }),
+  tool({
+    name: "pick",
+    description: "Asks a question with options.",
+    input: v.object({}),
+    run: async (_args, ctx) =>
+      (await ctx.session.choose({
+        title: "Pick",
+        message: "Which colour?",
+        options: [{ value: "red", label: "Red" }, { value: "blue", label: "Blue" }],
+        defaultChoice: "red",
+      })).choice,
+  }),
+);
+
+async function connect(
+  options: Partial<McpServerOptions> & { elicit?: (params: unknown) => ElicitResult } = {},
+) {
+  const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
+  const { elicit, ...serverOptions } = options;
+  const served = createMcpServer(box, { workspace: dir, ...serverOptions });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "t", version: "1" }, { capabilities: elicit ? { elicitation: {} } : {} });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
+  await served.server.connect(serverSide);
+  await client.connect(clientSide);
+  return {
+    client,
+    served,
+    async close() {
+      await client.close();
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  return client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+}
+
+describe("MCP server in process", () => {
+  test("progress notifications carry ctx.progress when the request has a progress token", async () => {
+    const { client, close } = await connect();
+    try {
+      const seen: { progress: number; total?: number; message?: string }[] = [];
+      const result = await client.callTool({ name: "steps", arguments: {} }, undefined, {
+        onprogress: (p) => void seen.push(p),
+      }) as CallToolResult;
+      assert.deepEqual(result.content, [{ type: "text", text: "finished" }]);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(seen.map((p) => p.message), ["starting", "half way", "done"]);
+      assert.deepEqual(seen.slice(1).map((p) => [p.progress, p.total]), [[50, 100], [100, 100]]);
+      assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), "progress only grows");
+    } finally {
+      await close();
+    }
+  });
+
+  test("deferred images come back as image content after the text", async () => {
+    const { client, close } = await connect();
+    try {
+      const result = await call(client, "picture");
+      assert.deepEqual(result.content[0], { type: "text", text: "see the image" });
+      assert.deepEqual(result.content[1], {
+        type: "image",
+        mimeType: "image/png",
+        data: btoa(String.fromCharCode(...PNG)),
+      });
+    } finally {
+      await close();
+    }
+  });
+
+  test("a cut output links to its artifact, which is listed and readable as a resource", async () => {
+    const { client, close } = await connect();
+    try {
+      let changed = 0;
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changed++);
+      const result = await call(client, "big");
+      assert.match(
+        (result.content[0] as { text: string }).text,
+        /characters omitted; the whole output is artifact sha256:/,
+      );
+      const link = result.content[1] as { type: string; uri: string; mimeType: string };
+      assert.equal(link.type, "resource_link");
+      assert.match(link.uri, /^artifact:\/\/sha256\/[0-9a-f]{64}$/);
+      const { resources } = await client.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), [link.uri]);
+      const read = await client.readResource({ uri: link.uri });
+      assert.equal((read.contents[0] as { text: string }).text, "line\n".repeat(1_000));
+      await assert.rejects(client.readResource({ uri: `artifact://sha256/${"0".repeat(64)}` }), /Resource not found/);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(changed, 1);
+    } finally {
+      await close();
+    }
+  });
+
+  test("calls that are not concurrency-safe run one at a time, even when requests overlap", async () => {
+    const { client, close } = await connect();
+    try {
+      order.length = 0;
+      const results = await Promise.all(["a", "b"].map((id) => call(client, "slow_write", { id })));
+      assert.deepEqual(results.map((r) => (r.content[0] as { text: string }).text), ["a", "b"]);
+      assert.deepEqual(order, ["start a", "end a", "start b", "end b"]);
+    } finally {
+      await close();
+    }
+  });
+
+  test("approvals: refused without elicitation, asked through it, auto with autoConfirm", async () => {
+    let server = await connect();
+    try {
+      const refused = await call(server.client, "approve_me");
+      assert.equal(refused.isError, true);
+      assert.match((refused.content[0] as { text: string }).text, /does not support elicitation/);
+    } finally {
+      await server.close();
+    }
+    const asked: unknown[] = [];
+    server = await connect({
+      elicit: (params) => {
+        asked.push(params);
+        return { action: "accept", content: { answer: true } };
+      },
+    });
+    try {
+      const approved = await call(server.client, "approve_me");
+      assert.equal(approved.isError, undefined);
+      assert.equal(asked.length, 1);
+      const declinedServer = await connect({ elicit: () => ({ action: "decline" }) });
+      const declined = await call(declinedServer.client, "approve_me");
+      await declinedServer.close();
+      assert.equal(declined.isError, true);
+      assert.match((declined.content[0] as { text: string }).text, /not_approved/);
+    } finally {
+      await server.close();
+    }
+    server = await connect({ autoConfirm: true });
+    try {
+      assert.equal((await call(server.client, "approve_me")).isError, undefined);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("choices: the answer must be one of the options; dismissing refuses", async () => {
+    let server = await connect({ elicit: () => ({ action: "accept", content: { answer: "blue" } }) });
+    try {
+      assert.deepEqual((await call(server.client, "pick")).content, [{ type: "text", text: "blue" }]);
+    } finally {
+      await server.close();
+    }
+    server = await connect({ elicit: () => ({ action: "cancel" }) });
+    try {
+      const result = await call(server.client, "pick");
+      assert.equal(result.isError, true);
+      assert.match((result.content[0] as { text: string }).text, /permission_denied.*dismissed/);
+    } finally {
+      await server.close();
+    }
+  });
+});
