@@ -109,14 +109,14 @@ export interface BashBackgroundArgs {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { bashBackground } from "./background.ts";
- * const box = new ToolBox().register(bashBackground);
+ * import { bashBackgroundTool } from "./background.ts";
+ * const box = new ToolBox().register(bashBackgroundTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "bash_background", { command: "ls" })).output);
  * await session.close();
  * ```
  */
-export const bashBackground: Tool<BashBackgroundArgs> = tool({
+export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   name: "bash_background",
   description: "Start a shell command in the background and return its job id at once.\n" +
     "Use it for servers, watchers and long builds. The same rules as bash apply (allowlist, asking the user, " +
@@ -169,11 +169,11 @@ export interface BashReadArgs {
  *
  * @example
  * ```ts
- * import { bashRead } from "./background.ts";
- * console.log(bashRead.name); // "bash_read"
+ * import { bashReadTool } from "./background.ts";
+ * console.log(bashReadTool.name); // "bash_read"
  * ```
  */
-export const bashRead: Tool<BashReadArgs> = tool({
+export const bashReadTool: Tool<BashReadArgs> = tool({
   name: "bash_read",
   description: "Show a background job's status and its output so far (head and tail when long).\n" +
     "Reading does not consume the output: every call shows everything from the start.",
@@ -198,11 +198,11 @@ export interface BashWaitArgs {
  *
  * @example
  * ```ts
- * import { bashWait } from "./background.ts";
- * console.log(bashWait.name); // "bash_wait"
+ * import { bashWaitTool } from "./background.ts";
+ * console.log(bashWaitTool.name); // "bash_wait"
  * ```
  */
-export const bashWait: Tool<BashWaitArgs> = tool({
+export const bashWaitTool: Tool<BashWaitArgs> = tool({
   name: "bash_wait",
   description: "Wait for a background job to end, at most timeout_s seconds, then show its status and output.\n" +
     "On timeout the job keeps running (timed_out is true); timeout_s 0 just looks.",
@@ -246,11 +246,11 @@ export const bashWait: Tool<BashWaitArgs> = tool({
  *
  * @example
  * ```ts
- * import { bashList } from "./background.ts";
- * console.log(bashList.name); // "bash_list"
+ * import { bashListTool } from "./background.ts";
+ * console.log(bashListTool.name); // "bash_list"
  * ```
  */
-export const bashList: Tool<Record<string, never>> = tool({
+export const bashListTool: Tool<Record<string, never>> = tool({
   name: "bash_list",
   description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
   input: v.object({}),
@@ -281,11 +281,11 @@ export interface BashStopArgs {
  *
  * @example
  * ```ts
- * import { bashStop } from "./background.ts";
- * console.log(bashStop.name); // "bash_stop"
+ * import { bashStopTool } from "./background.ts";
+ * console.log(bashStopTool.name); // "bash_stop"
  * ```
  */
-export const bashStop: Tool<BashStopArgs> = tool({
+export const bashStopTool: Tool<BashStopArgs> = tool({
   name: "bash_stop",
   description: "Stop a background job and everything it started (SIGTERM, then SIGKILL after 5 seconds).\n" +
     "Returns its final status and output.",

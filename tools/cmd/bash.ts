@@ -107,15 +107,15 @@ export interface BashResult {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { bash } from "./bash.ts";
- * const box = new ToolBox().register(bash);
+ * import { bashTool } from "./bash.ts";
+ * const box = new ToolBox().register(bashTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await box.call(session, "bash", { command: "ls" });
  * console.log(result.output);
  * await session.close();
  * ```
  */
-export const bash: Tool<BashArgs> = tool({
+export const bashTool: Tool<BashArgs> = tool({
   name: "bash",
   description: "Run a shell command in the workspace and return its exit code, stdout and stderr.\n" +
     "Commands on the allowlist (read-only ones such as ls, cat, grep, git status, git diff) run at once; " +

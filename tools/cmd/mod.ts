@@ -8,8 +8,8 @@
  */
 
 import type { AnyTool } from "../../core/tool.ts";
-import { bash } from "./bash.ts";
-import { bashBackground, bashList, bashRead, bashStop, bashWait } from "./background.ts";
+import { bashTool } from "./bash.ts";
+import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitTool } from "./background.ts";
 
 export * from "./bash.ts";
 export * from "./background.ts";
@@ -26,5 +26,5 @@ export * from "./background.ts";
  * ```
  */
 export function cmdTools(): AnyTool[] {
-  return [bash, bashBackground, bashRead, bashWait, bashList, bashStop];
+  return [bashTool, bashBackgroundTool, bashReadTool, bashWaitTool, bashListTool, bashStopTool];
 }

@@ -41,9 +41,9 @@ export interface PreferenceAnswer {
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
  * import { callbackHost } from "../../policy/hosts.ts";
- * import { askPreference } from "./ask_preference.ts";
+ * import { askPreferenceTool } from "./ask_preference.ts";
  * const session = new Session({ workspace: Deno.cwd(), host: callbackHost({ choose: () => "tabs" }) });
- * const result = await new ToolBox().register(askPreference).call(session, "ask_preference", {
+ * const result = await new ToolBox().register(askPreferenceTool).call(session, "ask_preference", {
  *   question: "Tabs or spaces?",
  *   choices: ["tabs", "spaces"],
  * });
@@ -51,7 +51,7 @@ export interface PreferenceAnswer {
  * await session.close();
  * ```
  */
-export const askPreference: Tool<AskPreferenceArgs> = tool({
+export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
   name: "ask_preference",
   description: "Ask the user to choose between options when their preference decides the work " +
     "(naming, style, which of several valid approaches). Always reaches a person; keep the question short " +

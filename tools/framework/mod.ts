@@ -7,8 +7,8 @@
  */
 
 import type { AnyTool } from "../../core/tool.ts";
-import { askPreference } from "./ask_preference.ts";
-import { readArtifact } from "./read_artifact.ts";
+import { askPreferenceTool } from "./ask_preference.ts";
+import { readArtifactTool } from "./read_artifact.ts";
 
 export * from "./ask_preference.ts";
 export * from "./read_artifact.ts";
@@ -23,5 +23,5 @@ export * from "./read_artifact.ts";
  * ```
  */
 export function frameworkTools(): AnyTool[] {
-  return [askPreference, readArtifact];
+  return [askPreferenceTool, readArtifactTool];
 }

@@ -28,15 +28,15 @@ export const MAX_ARTIFACT_WINDOW = 30_000;
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { readArtifact } from "./read_artifact.ts";
+ * import { readArtifactTool } from "./read_artifact.ts";
  * const session = new Session({ workspace: Deno.cwd() });
  * const { id } = await session.artifacts.put("a long text");
- * const result = await new ToolBox().register(readArtifact).call(session, "read_artifact", { id, offset: 2, limit: 4 });
+ * const result = await new ToolBox().register(readArtifactTool).call(session, "read_artifact", { id, offset: 2, limit: 4 });
  * console.log(result.output); // { id, content: "long", offset: 2, totalChars: 11, nextOffset: 6 }
  * await session.close();
  * ```
  */
-export const readArtifact: Tool<ReadArtifactArgs> = tool({
+export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   name: "read_artifact",
   description: "Read part of an artifact: the whole output of an earlier call that was cut (its marker names " +
     "the artifact id). offset and limit count characters; nextOffset in the result is where to continue.",

@@ -12,6 +12,7 @@ import { listDirTool } from "./list_dir.ts";
 import { mkdirTool } from "./mkdir.ts";
 import { moveTool } from "./move.ts";
 import { readFileTool } from "./read_file.ts";
+import { requestImageTool } from "./request_image.ts";
 import { tempDirTool } from "./temp_dir.ts";
 import { writeFileTool } from "./write_file.ts";
 
@@ -41,5 +42,6 @@ export function fsTools(): AnyTool[] {
     copyTool,
     mkdirTool,
     deleteTool,
+    requestImageTool,
   ];
 }

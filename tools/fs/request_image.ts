@@ -103,15 +103,15 @@ function fitted(size: ImageSize): ImageSize {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { requestImage } from "./request_image.ts";
- * const box = new ToolBox().register(requestImage);
+ * import { requestImageTool } from "./request_image.ts";
+ * const box = new ToolBox().register(requestImageTool);
  * const session = new Session({ workspace: Deno.cwd(), capabilities: ["vision"] });
  * const result = await box.call(session, "request_image", { src: "docs/diagram.png" });
  * console.log(result.output, session.takeDeferredImages().length);
  * await session.close();
  * ```
  */
-export const requestImage: Tool<RequestImageArgs> = tool({
+export const requestImageTool: Tool<RequestImageArgs> = tool({
   name: "request_image",
   description: "Look at an image file (PNG, JPEG, GIF or WebP) in the workspace.\n" +
     "The image is shown to you right after the tool results, scaled down so its long side is at most " +

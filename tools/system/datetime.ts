@@ -66,13 +66,13 @@ export function zonedIso(date: Date, timeZone: string): string {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { datetime } from "./datetime.ts";
+ * import { datetimeTool } from "./datetime.ts";
  * const session = new Session({ workspace: Deno.cwd() });
- * console.log((await new ToolBox().register(datetime).call(session, "datetime", {})).output);
+ * console.log((await new ToolBox().register(datetimeTool).call(session, "datetime", {})).output);
  * await session.close();
  * ```
  */
-export const datetime: Tool<DatetimeArgs> = tool({
+export const datetimeTool: Tool<DatetimeArgs> = tool({
   name: "datetime",
   description: "Get the current date and time: ISO 8601 with the UTC offset, the time zone, UTC, and the weekday.",
   input: v.object({

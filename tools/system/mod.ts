@@ -7,9 +7,9 @@
  */
 
 import type { AnyTool } from "../../core/tool.ts";
-import { datetime } from "./datetime.ts";
-import { sleep } from "./sleep.ts";
-import { systemInfo } from "./system_info.ts";
+import { datetimeTool } from "./datetime.ts";
+import { sleepTool } from "./sleep.ts";
+import { systemInfoTool } from "./system_info.ts";
 
 export * from "./system_info.ts";
 export * from "./datetime.ts";
@@ -25,5 +25,5 @@ export * from "./sleep.ts";
  * ```
  */
 export function systemTools(): AnyTool[] {
-  return [systemInfo, datetime, sleep];
+  return [systemInfoTool, datetimeTool, sleepTool];
 }

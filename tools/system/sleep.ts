@@ -21,13 +21,13 @@ export interface SleepArgs {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { sleep } from "./sleep.ts";
+ * import { sleepTool } from "./sleep.ts";
  * const session = new Session({ workspace: Deno.cwd() });
- * console.log((await new ToolBox().register(sleep).call(session, "sleep", { seconds: 0.1 })).output);
+ * console.log((await new ToolBox().register(sleepTool).call(session, "sleep", { seconds: 0.1 })).output);
  * await session.close();
  * ```
  */
-export const sleep: Tool<SleepArgs> = tool({
+export const sleepTool: Tool<SleepArgs> = tool({
   name: "sleep",
   description: "Wait for the given number of seconds (at most 600), e.g. before checking on a background job again.",
   input: v.object({

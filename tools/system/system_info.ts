@@ -43,13 +43,13 @@ function runtimeName(): string {
  * @example
  * ```ts
  * import { Session, ToolBox } from "../../mod.ts";
- * import { systemInfo } from "./system_info.ts";
+ * import { systemInfoTool } from "./system_info.ts";
  * const session = new Session({ workspace: Deno.cwd() });
- * console.log((await new ToolBox().register(systemInfo).call(session, "system_info", {})).output);
+ * console.log((await new ToolBox().register(systemInfoTool).call(session, "system_info", {})).output);
  * await session.close();
  * ```
  */
-export const systemInfo: Tool<Record<string, never>> = tool({
+export const systemInfoTool: Tool<Record<string, never>> = tool({
   name: "system_info",
   description:
     "Describe the machine the tools run on: operating system and release, CPU architecture, time zone, locale, runtime.",

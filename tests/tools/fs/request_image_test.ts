@@ -8,10 +8,10 @@ import jpeg from "jpeg-js";
 import { GifWriter } from "omggif";
 import { ToolBox } from "../../../core/toolbox.ts";
 import { sniffImageType } from "../../../core/images.ts";
-import { requestImage, type RequestImageResult } from "../../../tools/fs/request_image.ts";
+import { type RequestImageResult, requestImageTool } from "../../../tools/fs/request_image.ts";
 import { withSession } from "../../core/_helpers.ts";
 
-const box = new ToolBox().register(requestImage);
+const box = new ToolBox().register(requestImageTool);
 const vision = { capabilities: ["vision"] } as const;
 
 /** Left half red, right half blue, opaque. */
