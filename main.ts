@@ -154,12 +154,12 @@ function selectedGroups(list: string | undefined, command: string): string[] {
   return groups;
 }
 
-function workspaceDir(dir: string | undefined): string {
+function workspaceDir(dir: string | undefined, command: string): string {
   const path = dir ?? process.cwd();
   try {
     return realpathSync(path);
   } catch (error) {
-    throw new UsageProblem(`The workspace ${path} cannot be used: ${(error as Error).message}`);
+    throw new UsageProblem(`The workspace ${path} cannot be used: ${(error as Error).message}`, command);
   }
 }
 
@@ -185,7 +185,7 @@ async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parse("serve", args, SESSION);
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
-  const workdir = workspaceDir(values.workspace);
+  const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
   const sandbox = sandboxMode(values.sandbox);
   // Loaded here so that no other command loads the MCP SDK.
@@ -203,7 +203,7 @@ async function call(args: string[]): Promise<number> {
   const [name, json] = positionals;
   if (name === undefined) throw new UsageProblem("call needs the name of a tool", "call");
   noExtraPositionals("call", positionals, 2);
-  const workdir = workspaceDir(values.workspace);
+  const workdir = workspaceDir(values.workspace, "call");
   const box = toolboxFor(selectedGroups(values.groups, "call"));
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   const session = new Session({
@@ -295,7 +295,7 @@ function flags(args: string[]): number {
   const groups = selectedGroups(values.groups, "flags");
   const list = groups.flatMap((g) => toolGroup(g));
   const result = narrowestDenoFlags({
-    workspace: workspaceDir(values.workspace),
+    workspace: workspaceDir(values.workspace, "flags"),
     permissions: permissionsOf(list),
     tempParent: values["temp-dir"],
   });
