@@ -268,6 +268,9 @@ export const CORPUS: readonly string[] = [
   "git di\\\nfftool",
   "rg --pr\\\ne rm beta",
   "ca\\\nt a.txt",
+  "\"tr\\\nap\" 'rm a.txt' EXIT",
+  "tr''\\\nap 'rm a.txt' EXIT",
+  "echo $(tr\\\nuncate -s 0 a.txt)",
   // Variables, IFS and word splitting as command names.
   "x=rm; $x a.txt",
   "x=rm\n$x a.txt",
@@ -492,7 +495,32 @@ function disguiseName(name: string): fc.Arbitrary<string> {
   );
 }
 
+// Allowed names that, joined with what follows, name something else
+// (`tr` + `ap` = `trap`), and allowed commands whose harmless-looking option
+// becomes a dangerous one when joined (`-de` + `lete`).
+const JOINABLE: readonly [string, string][] = [
+  ["tr", "ap 'rm a.txt' EXIT"],
+  ["tr", "uncate -s 0 a.txt"],
+  ["ls", "blk"],
+  ["find", "mnt"],
+  ["find . -name a.txt -de", "lete"],
+  ["find . -name a.txt -ex", "ec rm {} +"],
+  ["find . -fpr", "int out.txt"],
+  ["sort -o", "ut.txt a.txt"],
+  ["sort --out", "put=out.txt a.txt"],
+  ["rg --pr", "e rm beta"],
+  ["git diff --out", "put=out.txt"],
+  ["git -c core.pager=rm l", "og"],
+  ["e", "val 'rm a.txt'"],
+  ["ca", "t a.txt"],
+];
+const JOINERS = ["\\\n", "''\\\n", "\\\n\\\n", "\\\n''"];
+
+const joined: fc.Arbitrary<string> = fc.tuple(fc.constantFrom(...JOINABLE), fc.constantFrom(...JOINERS))
+  .map(([[head, tail], joiner]) => head + joiner + tail);
+
 const simpleCommand: fc.Arbitrary<string> = fc.oneof(
+  { weight: 1, arbitrary: joined },
   { weight: 4, arbitrary: fc.constantFrom(...ALLOWED_COMMANDS) },
   { weight: 2, arbitrary: fc.constantFrom(...DENIED_COMMANDS) },
   {
@@ -535,6 +563,16 @@ export const commandLine: fc.Arbitrary<string> = fc.letrec<{ line: string }>((ti
     tie("line").map((c) => `! ${c}`),
     tie("line").map((c) => `${c} # $(rm a.txt)`),
     tie("line").map((c) => `cat <<EOF\nhi\nEOF # $(${c})`),
+    tie("line").map((c) => `cat <<EOF\nEO\\\nF\n${c}\nEOF`),
+    tie("line").map((c) => `cat <<'EOF'\nEO\\\nF\n${c}\nEOF`),
+    tie("line").map((c) => `cat <<-EOF\n\t${c}\n\tEOF`),
+    tie("line").map((c) => `cat <<E"OF"\n$(${c})\nEOF`),
+    tie("line").map((c) => `cat <<A <<B\na\nA\n$(${c})\nB`),
+    tie("line").map((c) => `echo $(cat <<EOF\n$(${c})\nEOF\n)`),
+    tie("line").map((c) => `echo a#$(${c})`),
+    tie("line").map((c) => `echo \${x#$(${c})}`),
+    tie("line").map((c) => `echo $(case x in x) ${c};; esac)`),
+    tie("line").map((c) => `echo "$((1))$(${c})"`),
     fc.tuple(fc.constantFrom(...ALLOWED_COMMANDS), fc.nat()).map(([command, at]) => {
       const cut = 1 + at % Math.max(1, command.length - 1);
       return `${command.slice(0, cut)}\\\n${command.slice(cut)}`;

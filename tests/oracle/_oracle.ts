@@ -163,8 +163,9 @@ export async function runOracle(
 
 /** The one-line summary the test run and the long pass print. */
 export function summary(totals: OracleTotals): string {
+  const bypassing = new Set(totals.bypasses.map((bypass) => bypass.command)).size;
   return `oracle: ${totals.cases} commands (${totals.allowed} allowed), ${totals.compared} programs compared, ` +
-    `${totals.bypasses.length} bypasses, ${totals.unlistedUnderAsk} unlisted programs under ask, ` +
+    `${bypassing} bypasses (${totals.bypasses.length} findings), ${totals.unlistedUnderAsk} unlisted programs under ask, ` +
     `${totals.timedOut} timeouts`;
 }
 
