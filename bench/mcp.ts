@@ -1,0 +1,146 @@
+/**
+ * The MCP server against `@modelcontextprotocol/server-filesystem`, in one
+ * run: `tools/call` per second over stdio, through the official SDK client,
+ * for a small file: our `read_file` (toolfence served by `deno run` with the
+ * narrow flags of `main.ts flags`) against its `read_text_file` (run with
+ * node from node_modules). Calls one at a time (latency-bound) and eight in
+ * flight (throughput-bound), in interleaved rounds, medians; ratios against
+ * the reference server.
+ *
+ * `deno run -A bench/mcp.ts [--write]`; `--write` replaces the `## MCP`
+ * section of BENCHMARKS.md with the table.
+ *
+ * @module
+ */
+
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { median } from "./_measure.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const MAIN = join(ROOT, "main.ts");
+const REFERENCE = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const ROUNDS = 7;
+const CALLS_PER_ROUND = 400;
+const IN_FLIGHT = 8;
+
+interface Candidate {
+  name: string;
+  client: Client;
+  call: () => Promise<string>;
+}
+
+async function connect(name: string, command: string, args: string[]): Promise<Client> {
+  const client = new Client({ name: "toolfence-bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: "ignore" }));
+  return client;
+}
+
+function textOf(result: unknown): string {
+  const content = (result as { content: { type: string; text?: string }[] }).content;
+  return content.map((c) => c.text ?? "").join("");
+}
+
+/** Calls per second for `total` calls with `inFlight` outstanding at a time. */
+async function rate(call: () => Promise<string>, total: number, inFlight: number): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next++ < total) await call();
+  }));
+  return total / ((performance.now() - start) / 1000);
+}
+
+const dir = await realpath(await mkdtemp(join(os.tmpdir(), "toolfence-bench-mcp-")));
+const content = Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n") + "\n";
+await writeFile(join(dir, "small.txt"), content);
+
+const flags = execFileSync(process.execPath, ["run", "-A", MAIN, "flags", "--workspace", dir, "--groups", "fs"], {
+  cwd: ROOT,
+  encoding: "utf8",
+}).trim().split(/\s+/);
+const ours = await connect("toolfence", process.execPath, ["run", ...flags, MAIN, "serve", "--workspace", dir, "--groups", "fs"]);
+const reference = await connect("server-filesystem", "node", [REFERENCE, dir]);
+const candidates: Candidate[] = [
+  {
+    name: "server-filesystem read_text_file (node)",
+    client: reference,
+    call: async () => textOf(await reference.callTool({ name: "read_text_file", arguments: { path: join(dir, "small.txt") } })),
+  },
+  {
+    name: "toolfence read_file (deno, narrow flags)",
+    client: ours,
+    call: async () => textOf(await ours.callTool({ name: "read_file", arguments: { path: "small.txt" } })),
+  },
+];
+
+try {
+  // Both must really read the file: our result is JSON with the content, theirs the text itself.
+  for (const c of candidates) {
+    const text = await c.call();
+    if (!text.includes("line 20: the quick brown fox")) throw new Error(`${c.name} returned ${text.slice(0, 200)}`);
+  }
+  const results = new Map<string, { serial: number[]; parallel: number[] }>(
+    candidates.map((c) => [c.name, { serial: [], parallel: [] }]),
+  );
+  for (const c of candidates) await rate(c.call, CALLS_PER_ROUND, IN_FLIGHT); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of candidates) {
+      results.get(c.name)!.serial.push(await rate(c.call, CALLS_PER_ROUND, 1));
+      results.get(c.name)!.parallel.push(await rate(c.call, CALLS_PER_ROUND, IN_FLIGHT));
+    }
+  }
+  const rows = candidates.map((c) => {
+    const r = results.get(c.name)!;
+    return { name: c.name, serial: median(r.serial), parallel: median(r.parallel) };
+  });
+  const base = rows[0];
+  const machine = `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}; ` +
+    `Deno ${process.versions.deno ?? "?"}, ${execFileSync("node", ["--version"], { encoding: "utf8" }).trim()} for the reference`;
+  const table = [
+    "| server | calls/s, 1 in flight | ratio | calls/s, 8 in flight | ratio |",
+    "|---|---:|---:|---:|---:|",
+    ...rows.map((r) =>
+      `| ${r.name} | ${r.serial.toFixed(0)} | ${(r.serial / base.serial).toFixed(2)}x | ${r.parallel.toFixed(0)} | ${
+        (r.parallel / base.parallel).toFixed(2)
+      }x |`
+    ),
+  ].join("\n");
+  const section = `## MCP
+
+\`tools/call\` per second over stdio through the official SDK client (\`bench/mcp.ts\`): a ${content.length}-byte,
+20-line file read ${ROUNDS} rounds x ${CALLS_PER_ROUND} calls per server, interleaved, medians. Ratios against
+\`@modelcontextprotocol/server-filesystem\`'s \`read_text_file\`. Machine: ${machine}.
+
+${table}
+`;
+  console.log(section);
+  if (process.argv.includes("--write")) {
+    const file = join(ROOT, "BENCHMARKS.md");
+    let doc = "";
+    try {
+      doc = await readFile(file, "utf8");
+    } catch {
+      doc = "# Benchmarks\n";
+    }
+    const start = doc.search(/^## MCP$/m);
+    if (start < 0) doc = `${doc.trimEnd()}\n\n${section}`;
+    else {
+      const rest = doc.slice(start + 1).search(/^## /m);
+      doc = doc.slice(0, start) + section + (rest < 0 ? "" : "\n" + doc.slice(start + 1 + rest));
+    }
+    await writeFile(file, doc);
+    console.log(`Wrote the ## MCP section of ${file}`);
+  }
+} finally {
+  await Promise.all(candidates.map((c) => c.client.close()));
+  await rm(dir, { recursive: true, force: true });
+}
