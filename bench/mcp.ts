@@ -3,7 +3,8 @@
  * run: `tools/call` per second over stdio, through the official SDK client,
  * for a small file: our `read_file` (toolfence served by `deno run` with the
  * narrow flags of `main.ts flags`) against its `read_text_file` (run with
- * node from node_modules). Calls one at a time (latency-bound) and eight in
+ * node from node_modules), and our `datetime`, which touches no file, for the
+ * cost of the server itself. Calls one at a time (latency-bound) and eight in
  * flight (throughput-bound), in interleaved rounds, medians; ratios against
  * the reference server.
  *
@@ -38,7 +39,7 @@ interface Candidate {
   call: () => Promise<string>;
 }
 
-async function connect(name: string, command: string, args: string[]): Promise<Client> {
+async function connect(command: string, args: string[]): Promise<Client> {
   const client = new Client({ name: "toolfence-bench", version: "1.0.0" });
   await client.connect(new StdioClientTransport({ command, args, cwd: ROOT, stderr: "ignore" }));
   return client;
@@ -63,28 +64,45 @@ const dir = await realpath(await mkdtemp(join(os.tmpdir(), "toolfence-bench-mcp-
 const content = Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n") + "\n";
 await writeFile(join(dir, "small.txt"), content);
 
-const flags = execFileSync(process.execPath, ["run", "-A", MAIN, "flags", "--workspace", dir, "--groups", "fs"], {
+const GROUPS = "fs,system";
+const flags = execFileSync(process.execPath, ["run", "-A", MAIN, "flags", "--workspace", dir, "--groups", GROUPS], {
   cwd: ROOT,
   encoding: "utf8",
 }).trim().split(/\s+/);
-const ours = await connect("toolfence", process.execPath, ["run", ...flags, MAIN, "serve", "--workspace", dir, "--groups", "fs"]);
-const reference = await connect("server-filesystem", "node", [REFERENCE, dir]);
+const ours = await connect(process.execPath, [
+  "run",
+  ...flags,
+  MAIN,
+  "serve",
+  "--workspace",
+  dir,
+  "--groups",
+  GROUPS,
+]);
+const reference = await connect("node", [REFERENCE, dir]);
 const candidates: Candidate[] = [
   {
     name: "server-filesystem read_text_file (node)",
     client: reference,
-    call: async () => textOf(await reference.callTool({ name: "read_text_file", arguments: { path: join(dir, "small.txt") } })),
+    call: async () =>
+      textOf(await reference.callTool({ name: "read_text_file", arguments: { path: join(dir, "small.txt") } })),
   },
   {
     name: "toolfence read_file (deno, narrow flags)",
     client: ours,
     call: async () => textOf(await ours.callTool({ name: "read_file", arguments: { path: "small.txt" } })),
   },
+  {
+    // The same server and transport with a tool that touches no file: what the server itself costs.
+    name: "toolfence datetime (no file access)",
+    client: ours,
+    call: async () => textOf(await ours.callTool({ name: "datetime", arguments: {} })),
+  },
 ];
 
 try {
   // Both must really read the file: our result is JSON with the content, theirs the text itself.
-  for (const c of candidates) {
+  for (const c of candidates.slice(0, 2)) {
     const text = await c.call();
     if (!text.includes("line 20: the quick brown fox")) throw new Error(`${c.name} returned ${text.slice(0, 200)}`);
   }
@@ -103,8 +121,11 @@ try {
     return { name: c.name, serial: median(r.serial), parallel: median(r.parallel) };
   });
   const base = rows[0];
-  const machine = `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}; ` +
-    `Deno ${process.versions.deno ?? "?"}, ${execFileSync("node", ["--version"], { encoding: "utf8" }).trim()} for the reference`;
+  const machine =
+    `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}; ` +
+    `Deno ${process.versions.deno ?? "?"}, ${
+      execFileSync("node", ["--version"], { encoding: "utf8" }).trim()
+    } for the reference`;
   const table = [
     "| server | calls/s, 1 in flight | ratio | calls/s, 8 in flight | ratio |",
     "|---|---:|---:|---:|---:|",
