@@ -1,0 +1,163 @@
+/**
+ * The `check_types` tool.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { access, constants, stat } from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { type Tool, tool } from "../../core/tool.ts";
+import { runChecker } from "./_files.ts";
+
+/** Arguments of `check_types`. */
+export interface CheckTypesArgs {
+  path: string;
+  timeout_s: number;
+}
+
+/** One diagnostic of `deno check`. */
+export interface TypeDiagnostic {
+  /** e.g. `TS2322`, or `SyntaxError`. */
+  code: string;
+  /** The first line of the message. */
+  message: string;
+  /** The file, relative to the workspace when inside it. */
+  file: string;
+  /** Line, from 1. */
+  line: number;
+  /** Column, from 1. */
+  column: number;
+}
+
+/** What `check_types` returns. */
+export interface CheckTypesResult {
+  /** Absolute path of the file checked. */
+  path: string;
+  /** Whether `deno check` passed. */
+  ok: boolean;
+  /** The diagnostics found in its output. */
+  diagnostics: TypeDiagnostic[];
+  /** `deno check`'s error output, when it failed with nothing recognisable in it. */
+  output?: string;
+}
+
+interface DenoExecLike {
+  execPath(): string;
+}
+
+// Under Deno the running executable; under Node the first `deno` on PATH.
+async function denoExecutable(ctx: ToolContext): Promise<string> {
+  const deno = (globalThis as { Deno?: DenoExecLike }).Deno;
+  if (typeof deno?.execPath === "function") return deno.execPath();
+  const searchPath = ctx.policy.fence.query("env", "PATH").allowed ? process.env.PATH ?? "" : "";
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) continue;
+    try {
+      await access(path.join(dir, "deno"), constants.X_OK);
+      return path.join(dir, "deno");
+    } catch {
+      // not in this folder
+    }
+  }
+  throw new ToolError("check_types needs Deno, and no deno executable was found on PATH", {
+    code: "deno_not_found",
+    recoverable: false,
+    recoveryHint: "Check types another way (e.g. run tsc through bash), or ask the user to install Deno.",
+  });
+}
+
+const DIAGNOSTIC = /^(?:error: )?(TS\d+|[A-Za-z]*Error)(?: \[(?:ERROR|WARNING)\])?: (.*)$/;
+const LOCATION = /^\s*at (file:\/\/\S+?):(\d+):(\d+)\s*$/;
+
+/** Reads the diagnostics out of `deno check`'s output (colours off). */
+export function parseDenoCheckOutput(output: string, shown: (file: string) => string): TypeDiagnostic[] {
+  const diagnostics: TypeDiagnostic[] = [];
+  let pending: { code: string; message: string } | undefined;
+  for (const line of output.split("\n")) {
+    const head = DIAGNOSTIC.exec(line);
+    if (head) {
+      pending = { code: head[1], message: head[2].trim() };
+      continue;
+    }
+    const at = LOCATION.exec(line);
+    if (at && pending) {
+      let file = at[1];
+      try {
+        file = shown(fileURLToPath(at[1]));
+      } catch {
+        // not a file URL after all; keep it as printed
+      }
+      diagnostics.push({ ...pending, file, line: Number(at[2]), column: Number(at[3]) });
+      pending = undefined;
+    }
+  }
+  return diagnostics;
+}
+
+/**
+ * `check_types(path, timeout_s = 120)`: runs `deno check` on a file of the
+ * workspace (from the workspace folder, so its deno.json applies) and returns
+ * the diagnostics with file, line and column. It type-checks without running
+ * the code, but may download the file's remote dependencies into Deno's cache.
+ * Under Node it needs a `deno` on PATH and says so clearly when there is none.
+ *
+ * Requires `--allow-run` for the deno executable, `--allow-env`, and
+ * `--allow-read` / `--allow-write` for the workspace and the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "../../mod.ts";
+ * import { checkTypesTool } from "./check_types.ts";
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const result = await new ToolBox().register(checkTypesTool).call(session, "check_types", { path: "mod.ts" });
+ * console.log(result.output);
+ * await session.close();
+ * ```
+ */
+export const checkTypesTool: Tool<CheckTypesArgs> = tool({
+  name: "check_types",
+  description: "Type-check a TypeScript (or JavaScript) file with `deno check`, without running it.\n" +
+    "Returns ok and each diagnostic with its code, message, file, line and column.",
+  input: v.object({
+    path: v.pipe(v.string(), v.description("The file to check, relative to the workspace.")),
+    timeout_s: v.optional(
+      v.pipe(v.number(), v.minValue(1), v.maxValue(600), v.description("Seconds before giving up. Default 120.")),
+      120,
+    ),
+  }),
+  readOnly: true,
+  idempotent: true,
+  openWorld: true,
+  permissions: ["read", "run", "env"],
+  async run({ path: input, timeout_s }, ctx): Promise<CheckTypesResult> {
+    const file = await ctx.policy.resolveForRead(input);
+    if (!(await stat(file)).isFile()) {
+      throw new ToolError(`${ctx.workspace.relative(file)} is not a file`, { code: "not_a_file", kind: "semantic" });
+    }
+    const deno = await denoExecutable(ctx);
+    const run = await runChecker(ctx, [deno, "check", "--quiet", file], {
+      cwd: ctx.workspace.workdir,
+      timeoutMs: timeout_s * 1000,
+    });
+    if (run.timedOut) {
+      throw new ToolError(`deno check did not finish within ${timeout_s} s`, {
+        code: "timeout",
+        recoveryHint: "Try again with a larger timeout_s.",
+      });
+    }
+    const output = `${run.stdout}\n${run.stderr}`;
+    const diagnostics = parseDenoCheckOutput(output, (f) => ctx.workspace.relative(f));
+    const ok = run.exit.code === 0;
+    return {
+      path: file,
+      ok,
+      diagnostics,
+      ...(!ok && diagnostics.length === 0 ? { output: run.stderr.trim() || run.stdout.trim() } : {}),
+    };
+  },
+});

@@ -1,0 +1,30 @@
+/**
+ * The `diagnostic` group: `check_syntax`, `diff_files`, `check_types`.
+ *
+ * Requires `--allow-read` for the workspace; `check_syntax` also `--allow-env`
+ * (TypeScript) and `--allow-run=bash`; `check_types` `--allow-run` for deno.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../../core/tool.ts";
+import { checkSyntaxTool } from "./check_syntax.ts";
+import { checkTypesTool } from "./check_types.ts";
+import { diffFilesTool } from "./diff_files.ts";
+
+export * from "./check_syntax.ts";
+export * from "./diff_files.ts";
+export * from "./check_types.ts";
+
+/**
+ * The tools of the `diagnostic` group.
+ *
+ * @example
+ * ```ts
+ * import { diagnosticTools } from "./mod.ts";
+ * console.log(diagnosticTools().map((t) => t.name)); // ["check_syntax", "diff_files", "check_types"]
+ * ```
+ */
+export function diagnosticTools(): AnyTool[] {
+  return [checkSyntaxTool, diffFilesTool, checkTypesTool];
+}
