@@ -214,10 +214,10 @@ describe("MCP over stdio, a client with elicitation", () => {
     const server = await start(workspace, {
       elicit: (request) => {
         asked.push(request.params);
-        const schema = (request.params as { requestedSchema: { properties: { answer: { type: string } } } })
-          .requestedSchema;
+        const params = request.params;
+        if (!("requestedSchema" in params)) throw new Error("a form was expected");
         // A write permission is a choice: allow this time only. A command is yes/no: decline.
-        return schema.properties.answer.type === "string"
+        return params.requestedSchema.properties.answer.type === "string"
           ? { action: "accept", content: { answer: "once" } }
           : { action: "decline" };
       },
@@ -228,8 +228,9 @@ describe("MCP over stdio, a client with elicitation", () => {
       assert.equal(await readFile(join(workspace, "notes.md"), "utf8"), "alpha\nBETA fence\ngamma\n");
       assert.equal(asked.length, 1);
       assert.match(asked[0].message, /^Write permission: .*notes\.md/);
-      const answer = (asked[0] as { requestedSchema: { properties: { answer: { oneOf: { const: string }[] } } } })
-        .requestedSchema.properties.answer;
+      const answer =
+        (asked[0] as unknown as { requestedSchema: { properties: { answer: { oneOf: { const: string }[] } } } })
+          .requestedSchema.properties.answer;
       assert.deepEqual(answer.oneOf.map((o) => o.const), ["grant", "once", "deny"]);
 
       const rmCall = await call(server.client, "bash", { command: "rm victim.txt" });
