@@ -42,6 +42,8 @@ export interface AnthropicTool {
  * The tools array of the messages API. Throws `SchemaDialectError` for a
  * schema whose root is not a plain object schema.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import * as v from "valibot";
@@ -136,6 +138,8 @@ function isToolUse(block: AnthropicContentBlockLike): block is AnthropicToolUseL
 /**
  * The `tool_use` blocks of a message, as batch calls.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { anthropicCalls } from "./anthropic.ts";
@@ -150,6 +154,8 @@ export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
 /**
  * The user message that answers tool calls: `tool_result` blocks (with
  * `is_error: true` for anything but success), then the deferred images.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts

@@ -9,6 +9,8 @@
 /**
  * A tool's input schema holds something a dialect cannot express.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { SchemaDialectError } from "./dialect_error.ts";

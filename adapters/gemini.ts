@@ -42,6 +42,8 @@ export interface GeminiTool {
  * OpenAPI subset cannot express; records become `{key, value}` lists, mapped
  * back by the adapter.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import * as v from "valibot";
@@ -110,6 +112,8 @@ const GENERATED_ID = "gemini-call-";
  * content), as batch calls. Calls without an id get a generated one, which is
  * not sent back to Gemini.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { geminiCalls } from "./gemini.ts";
@@ -130,6 +134,8 @@ export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
  * The user content that answers function calls: a `functionResponse` per
  * result (`{ output }` or `{ error }`), then the deferred images as
  * `inlineData` parts.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts

@@ -85,6 +85,8 @@ function parametersFor(
  * `SchemaDialectError` for a tool strict mode cannot express (unless
  * `strict` is `false` or `"auto"`).
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import * as v from "valibot";
@@ -103,6 +105,8 @@ export function openAIChatTools(tools: readonly AnyTool[], options: OpenAIDialec
 
 /**
  * The tools array of the responses API (same rules as {@linkcode openAIChatTools}).
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts
@@ -181,6 +185,8 @@ export interface OpenAIChatRun {
  * message, as batch calls. Arguments stay JSON text here; the run functions
  * parse and map them.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { openAIChatCalls } from "./openai.ts";
@@ -201,6 +207,8 @@ export function openAIChatCalls(response: OpenAIChatResponseLike): BatchCall[] {
 /**
  * The messages that answer a chat completion's tool calls: one `tool` message
  * per result, then one user message with the images, if any.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts
@@ -327,6 +335,8 @@ function isFunctionCall(item: OpenAIResponsesItemLike): item is OpenAIResponsesF
 /**
  * The `function_call` items of a response, as batch calls.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { openAIResponsesCalls } from "./openai.ts";
@@ -344,6 +354,8 @@ export function openAIResponsesCalls(response: OpenAIResponsesResponseLike): Bat
 /**
  * The input items that answer a response's function calls: one
  * `function_call_output` per result, then one user message with the images.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts

@@ -71,6 +71,8 @@ const STRUCTURAL = new Set([
  * any type, objects with no declared properties, tuples, `allOf`, `not`,
  * conditionals, objects that mix named and free properties.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { toStrictSchema } from "./strict_schema.ts";
@@ -230,6 +232,8 @@ function recordAsPairs(ctx: WalkContext, schema: JsonSchema, notes: string[], pa
  * optional property that does not accept `null` is removed (so the default
  * applies) and `{ key, value }` lists sent for records are objects again, at
  * every depth. Anything else is left as it is for validation to judge.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts

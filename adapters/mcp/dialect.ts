@@ -41,6 +41,8 @@ export interface McpToolSpec {
 /**
  * "read_file" → "Read file": a title for tools that do not give one.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { titleOf } from "./dialect.ts";
@@ -59,6 +61,8 @@ export function titleOf(t: AnyTool): string {
  * MCP's defaults do: a tool that is not read-only may destroy data, and one
  * that does not declare its permissions (or declares `net`) may reach the
  * open world.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts
@@ -81,6 +85,8 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
 /**
  * The `tools` array of a `tools/list` result. Throws `SchemaDialectError`
  * when a tool's input schema is not an object schema (MCP requires one).
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts

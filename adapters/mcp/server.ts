@@ -75,6 +75,8 @@ const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
 /**
  * The resource URI of an artifact: `artifact://sha256/<hex>`.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
  * import { artifactUri } from "./server.ts";
