@@ -1,0 +1,300 @@
+/**
+ * `apply_patch`: apply a multi-file patch, all or nothing.
+ *
+ * @module
+ */
+
+import type fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import * as v from "valibot";
+import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { tool } from "../../core/tool.ts";
+import { atomicWrite } from "../../policy/atomic_write.ts";
+import type { WriteAction } from "../../policy/policy.ts";
+import { fileOpError, hashConflict } from "../fs/_errors.ts";
+import { currentSha256 } from "../fs/write_file.ts";
+import { makeParents } from "../fs/_write.ts";
+import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
+import { type FilePatch, parsePatch } from "./_patch_parse.ts";
+import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+
+const input = v.object({
+  patch: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description(
+      "The patch: a unified diff (--- a/path, +++ b/path, @@ hunks; several files allowed; /dev/null to create or " +
+        "delete) or a *** Begin Patch ... *** End Patch block with *** Add File / *** Update File / *** Delete File",
+    ),
+  ),
+  directory: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('Folder the patch\'s paths are relative to; no path may lead outside it. Default "."'),
+    ),
+    ".",
+  ),
+});
+
+function isWithin(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith("/") ? parent : parent + "/");
+}
+
+/** A file change, checked and computed, ready to be written. */
+interface Step {
+  file: FilePatch;
+  /** Real path of the file the patch names. */
+  real: string;
+  /** Real path it moves to. */
+  moveTo?: string;
+  /** The file as it is now (updates and deletions). */
+  before?: TextFile;
+  /** The new content (adds and updates). */
+  after?: Uint8Array;
+}
+
+async function lstatOrUndefined(real: string, shown: string): Promise<fs.Stats | undefined> {
+  try {
+    return await fsp.lstat(real);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw fileOpError(error, shown, real, "inspecting");
+  }
+}
+
+async function resolveTarget(ctx: ToolContext, directory: string, name: string) {
+  if (name === "" || name.includes("\0")) {
+    throw new ToolError(`The patch names an invalid path ${JSON.stringify(name)}`, {
+      code: "invalid_patch",
+      kind: "semantic",
+      details: { path: name },
+    });
+  }
+  const absolute = path.posix.isAbsolute(name) ? name : path.posix.join(directory, name);
+  const resolved = await ctx.workspace.resolve(absolute, { followFinalSymlink: false });
+  if (!isWithin(resolved.path, directory)) {
+    throw new ToolError(`The patch path ${name} leads outside ${directory}; nothing was changed`, {
+      code: "outside_directory",
+      kind: "policy",
+      recoveryHint: "Use paths relative to the directory, without .. leading out of it.",
+      details: { path: name, resolved: resolved.path, directory },
+    });
+  }
+  const stat = await lstatOrUndefined(resolved.path, name);
+  if (stat?.isSymbolicLink()) {
+    throw new ToolError(`The patch targets ${name}, which is a symlink; patches do not write through links`, {
+      code: "symlink_target",
+      recoveryHint: "Patch the file the link points to, by its own path.",
+      details: { path: resolved.path },
+    });
+  }
+  return { real: resolved.path, stat };
+}
+
+function exists(name: string, real: string): ToolError {
+  return new ToolError(`The patch adds ${name}, but it already exists; nothing was changed`, {
+    code: "already_exists",
+    recoveryHint: "Update the existing file instead, or delete it first.",
+    details: { path: real },
+  });
+}
+
+function missing(name: string, real: string): ToolError {
+  return new ToolError(`The patch changes ${name}, which does not exist; nothing was changed`, {
+    code: "not_found",
+    recoveryHint: "Check the path; to create a file, add it (--- /dev/null, or *** Add File).",
+    details: { path: real },
+  });
+}
+
+function addedText(file: FilePatch): string {
+  const lines = file.hunks.flatMap((h) => h.lines.filter((l) => l.op === "+").map((l) => l.text));
+  if (lines.length === 0) return "";
+  return lines.join("\n") + (file.hunks.at(-1)?.newNoNewline ? "" : "\n");
+}
+
+async function planStep(ctx: ToolContext, directory: string, file: FilePatch): Promise<Step> {
+  const { real, stat } = await resolveTarget(ctx, directory, file.path);
+  const step: Step = { file, real };
+  if (file.kind === "add") {
+    if (stat) throw exists(file.path, real);
+    step.after = encodeText(addedText(file), false);
+    return step;
+  }
+  if (!stat) throw missing(file.path, real);
+  step.before = await loadTextFile(real, file.path);
+  if (file.kind === "delete") {
+    checkDeletion(step.before.text, step.before.eol, file, file.path);
+    return step;
+  }
+  const text = file.hunks.length
+    ? applyHunks(step.before.text, step.before.eol, file.hunks, file.path)
+    : step.before.text;
+  step.after = encodeText(text, step.before.bom);
+  if (file.moveTo !== undefined) {
+    const target = await resolveTarget(ctx, directory, file.moveTo);
+    if (target.real !== real) {
+      if (target.stat) throw exists(file.moveTo, target.real);
+      step.moveTo = target.real;
+    }
+  }
+  return step;
+}
+
+type Undo = () => Promise<unknown>;
+
+async function authorize(ctx: ToolContext, steps: Step[]): Promise<void> {
+  const ask = (p: string, action: WriteAction) => ctx.policy.resolveForWrite(p, action, ctx.signal);
+  for (const step of steps) {
+    if (step.file.kind === "add") await ask(step.real, "create");
+    else if (step.file.kind === "delete") await ask(step.real, "delete");
+    else if (step.moveTo !== undefined) {
+      await ask(step.real, "move");
+      await ask(step.moveTo, "create");
+    } else await ask(step.real, "overwrite");
+  }
+}
+
+async function write(steps: Step[], undo: Undo[]): Promise<void> {
+  for (const step of steps) {
+    const { file, real, before, after } = step;
+    if (file.kind === "add") {
+      const created = await makeParents(real, file.path);
+      if (created !== undefined) undo.push(() => fsp.rm(created, { recursive: true, force: true }));
+      await atomicWrite(real, after!);
+      undo.push(() => fsp.rm(real, { force: true }));
+    } else if (file.kind === "delete") {
+      await fsp.unlink(real);
+      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
+    } else if (step.moveTo !== undefined) {
+      const moveTo = step.moveTo;
+      const created = await makeParents(moveTo, file.moveTo!);
+      if (created !== undefined) undo.push(() => fsp.rm(created, { recursive: true, force: true }));
+      await atomicWrite(moveTo, after!, { mode: before!.mode });
+      undo.push(() => fsp.rm(moveTo, { force: true }));
+      await fsp.unlink(real);
+      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
+    } else {
+      await atomicWrite(real, after!, { mode: before!.mode });
+      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
+    }
+  }
+}
+
+/**
+ * Applies a patch to files under `directory`: unified diffs (one or many
+ * files, `a/` `b/` prefixes, git headers, `/dev/null` to create or delete,
+ * renames) or the `*** Begin Patch` format OpenAI's models write (`*** Add
+ * File`, `*** Update File` with `*** Move to`, `*** Delete File`, `@@` anchors,
+ * `*** End of File`). Every hunk of every file is checked before anything is
+ * written, then each write is asked for through the write-permission flow; a
+ * write that still fails rolls back the ones before it. So a patch applies
+ * whole or changes nothing. Paths may not lead outside `directory`; symlinks,
+ * binary files and non-UTF-8 text are refused. Hunks are located by their
+ * lines (exactly, then ignoring trailing whitespace, then surrounding
+ * whitespace), so line numbers that are off do not matter; header line counts
+ * are not trusted.
+ *
+ * Requires `--allow-read` and `--allow-write` for the directory.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { applyPatchTool } from "./apply_patch.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.txt`, "one\ntwo\n");
+ * const box = new ToolBox().register(applyPatchTool);
+ * const session = new Session({ workspace: dir, autoConfirm: true });
+ * const patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n";
+ * console.log((await box.call(session, "apply_patch", { patch })).output);
+ * await session.close();
+ * ```
+ */
+export const applyPatchTool = tool({
+  name: "apply_patch",
+  description: "Apply a patch to one or more files, all or nothing.\n" +
+    "Accepts a unified diff (--- a/path, +++ b/path, @@ hunks; /dev/null creates or deletes a file) or a " +
+    "*** Begin Patch ... *** End Patch block (*** Add File:, *** Update File: with optional *** Move to:, " +
+    "*** Delete File:, hunks after @@ with ' ', '-', '+' lines). Paths are relative to `directory`. Every hunk is " +
+    "checked first; if any does not fit, no file is changed and the error names the hunk. May ask the user for " +
+    "permission to change existing files.",
+  input,
+  destructive: true,
+  idempotent: false,
+  permissions: ["read", "write"],
+  async run({ patch, directory }, ctx) {
+    const dir = await ctx.policy.resolveForRead(directory);
+    const dirStat = await lstatOrUndefined(dir, directory);
+    if (!dirStat?.isDirectory()) {
+      throw new ToolError(`${directory} is not a folder`, {
+        code: "not_directory",
+        recoveryHint: "Give the folder the patch's paths are relative to.",
+        details: { path: dir },
+      });
+    }
+    const { format, files } = parsePatch(patch);
+    const steps: Step[] = [];
+    for (const file of files) steps.push(await planStep(ctx, dir, file));
+    const touched = new Set<string>();
+    for (const step of steps) {
+      for (const p of [step.real, step.moveTo]) {
+        if (p === undefined) continue;
+        if (touched.has(p)) {
+          throw new ToolError(`The patch changes ${path.relative(dir, p)} more than once; nothing was changed`, {
+            code: "invalid_patch",
+            kind: "semantic",
+            recoveryHint: "Put all changes to one file in one section.",
+            details: { path: p },
+          });
+        }
+        touched.add(p);
+      }
+    }
+    await authorize(ctx, steps);
+    // A person may have taken a while to answer: the files must still be what was planned on.
+    for (const step of steps) {
+      if (!step.before) {
+        if (await currentSha256(step.real, step.file.path) !== null) throw exists(step.file.path, step.real);
+        continue;
+      }
+      const now = await currentSha256(step.real, step.file.path);
+      if (now !== step.before.sha256) throw hashConflict(step.file.path, step.real, step.before.sha256, now);
+    }
+    const undo: Undo[] = [];
+    try {
+      await write(steps, undo);
+    } catch (error) {
+      const failures: string[] = [];
+      for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));
+      const cause = fileOpError(error, "a patched file", dir, "writing");
+      throw new ToolError(
+        `Writing the patch failed (${cause.message}); ${
+          failures.length ? "rolling back also failed, the files may be partly changed" : "every file was restored"
+        }`,
+        {
+          code: cause.code,
+          recoverable: failures.length === 0,
+          details: { ...cause.details, rollbackFailures: failures },
+        },
+      );
+    }
+    return {
+      directory: dir,
+      format,
+      files: steps.map((step) => ({
+        path: step.moveTo ?? step.real,
+        action: step.file.kind === "add"
+          ? "added"
+          : step.file.kind === "delete"
+          ? "deleted"
+          : step.moveTo !== undefined
+          ? "moved"
+          : "updated",
+        ...(step.moveTo !== undefined ? { from: step.real } : {}),
+        ...lineCounts(step.file),
+      })),
+    };
+  },
+});

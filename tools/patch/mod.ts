@@ -1,0 +1,9 @@
+/**
+ * The `patch` tool group: edit_file and apply_patch.
+ *
+ * @module
+ */
+
+export { patchTools } from "./patch_tools.ts";
+export { applyPatchTool } from "./apply_patch.ts";
+export { editFileTool } from "./edit_file.ts";

@@ -1,0 +1,152 @@
+// Searching one file for matching lines, streamed in chunks. Both grep engines
+// end here, so that they agree on lines, context and what counts as binary:
+// a file is text as ripgrep decodes it (a UTF-8 byte-order mark is dropped,
+// UTF-16 with a byte-order mark is transcoded), and binary when a NUL byte
+// appears before the search stops.
+
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import type { CompiledPattern } from "./_pattern.ts";
+
+/** One matching line of a file. */
+export interface LineHit {
+  /** 1-based line number. */
+  line: number;
+  /** The line (cut around the match when long); absent without content. */
+  content?: string;
+  /** Up to `context` lines before it. */
+  before?: string[];
+  /** Up to `context` lines after it. */
+  after?: string[];
+}
+
+/** What one file gave. */
+export interface FileHits {
+  hits: LineHit[];
+  /** The file has more matching lines than the limit. */
+  more: boolean;
+}
+
+/** Options of {@linkcode searchFile}. */
+export interface FileSearchOptions {
+  pattern: CompiledPattern;
+  /** Lines of context before and after each match. */
+  context: number;
+  /** Include the text of lines. */
+  includeContent: boolean;
+  /** Most matching lines to return. */
+  limit: number;
+  signal: AbortSignal;
+}
+
+/** Lines are shown up to this many characters, around the match. */
+export const MAX_CONTENT_CHARS = 400;
+
+const CHUNK = 1 << 20;
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
+
+function encodingOf(head: Uint8Array): string {
+  if (head[0] === 0xff && head[1] === 0xfe) return "utf-16le";
+  if (head[0] === 0xfe && head[1] === 0xff) return "utf-16be";
+  return "utf-8";
+}
+
+function cutAround(line: string, at: number): string {
+  if (line.length <= MAX_CONTENT_CHARS) return line;
+  const start = Math.max(0, Math.min(at - 100, line.length - MAX_CONTENT_CHARS));
+  return (start > 0 ? "…" : "") + line.slice(start, start + MAX_CONTENT_CHARS) +
+    (start + MAX_CONTENT_CHARS < line.length ? "…" : "");
+}
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * Searches the regular file `abs`. Returns `"binary"` for binary files and
+ * `"unreadable"` when the file cannot be opened or read (as ripgrep skips it).
+ */
+export async function searchFile(abs: string, options: FileSearchOptions): Promise<FileHits | "binary" | "unreadable"> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(abs, OPEN_FLAGS);
+  } catch {
+    return "unreadable";
+  }
+  try {
+    return await searchHandle(handle, options);
+  } catch (error) {
+    if (options.signal.aborted) throw error;
+    return "unreadable";
+  } finally {
+    await handle.close();
+  }
+}
+
+async function searchHandle(handle: fsp.FileHandle, options: FileSearchOptions): Promise<FileHits | "binary"> {
+  const { pattern, context, includeContent, limit } = options;
+  const withContext = includeContent && context > 0;
+  const buffer = new Uint8Array(CHUNK);
+  const hits: LineHit[] = [];
+  const waiting: LineHit[] = []; // hits whose after-context is not complete yet
+  const recent: string[] = []; // the last `context` lines, for before-context
+  let decoder: TextDecoder | undefined;
+  let carry = "";
+  let lineNo = 0;
+  let more = false;
+  for (let position = 0;;) {
+    options.signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+    const final = bytesRead === 0;
+    if (!decoder) {
+      if (final) return { hits, more };
+      decoder = new TextDecoder(encodingOf(buffer));
+    }
+    position += bytesRead;
+    const text = carry + decoder.decode(buffer.subarray(0, bytesRead), { stream: !final });
+    if (text.includes("\0")) return "binary";
+    let body = text;
+    carry = "";
+    if (!final) {
+      const cut = text.lastIndexOf("\n") + 1;
+      body = text.slice(0, cut);
+      carry = text.slice(cut);
+    }
+    if (!withContext && !pattern.text.test(body)) {
+      if (!final) lineNo += countNewlines(body);
+    } else {
+      const lines = body.split("\n");
+      if (lines.at(-1) === "") lines.pop();
+      for (let line of lines) {
+        lineNo++;
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        for (const hit of waiting) hit.after!.push(cutAround(line, 0));
+        while (waiting.length > 0 && waiting[0].after!.length >= context) waiting.shift();
+        if (!more) {
+          const match = pattern.line.exec(line);
+          if (match) {
+            if (hits.length === limit) more = true;
+            else {
+              const hit: LineHit = { line: lineNo };
+              if (includeContent) hit.content = cutAround(line, match.index);
+              if (withContext) {
+                hit.before = recent.slice();
+                hit.after = [];
+                waiting.push(hit);
+              }
+              hits.push(hit);
+            }
+          }
+        }
+        if (more && waiting.length === 0) return { hits, more };
+        if (withContext) {
+          recent.push(cutAround(line, 0));
+          if (recent.length > context) recent.shift();
+        }
+      }
+    }
+    if (final) return { hits, more };
+  }
+}

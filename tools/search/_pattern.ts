@@ -1,0 +1,358 @@
+// One pattern language, two engines. A grep pattern is parsed once and
+// written out twice: as a JavaScript RegExp (the built-in engine) and in
+// ripgrep's Rust regex syntax, with every construct given the same meaning in
+// both: \w \d \b are ASCII, \s is JavaScript's whitespace, `.` stops at line
+// breaks. Constructs only one side has, or that differ silently between them
+// (lookaround, backreferences, inline flags, POSIX classes, a `[` inside a
+// class), are refused with a reason. So are nested repetitions such as
+// (a+)+, which can make a backtracking engine take exponential time.
+
+import { ToolError } from "../../core/errors.ts";
+
+/** A pattern compiled for both engines. */
+export interface CompiledPattern {
+  /** Matches within one line (no line terminators in the input). */
+  line: RegExp;
+  /** Finds candidate files in a whole text: never misses a line `line` would match. */
+  text: RegExp;
+  /** The same pattern in ripgrep's syntax, case folding included. */
+  rust: string;
+}
+
+/** Options of {@linkcode compilePattern}. */
+export interface PatternOptions {
+  /** A regular expression (default) or a fixed string. */
+  regex: boolean;
+  /** Whether case matters. */
+  caseSensitive: boolean;
+}
+
+const RUST_WHITESPACE =
+  "\\t\\n\\x0B\\x0C\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
+
+// Class escapes: [JavaScript, Rust outside a class, Rust inside a class].
+const CLASS_ESCAPES: Record<string, [string, string, string]> = {
+  d: ["\\d", "[0-9]", "0-9"],
+  D: ["\\D", "[^0-9]", "[^0-9]"],
+  w: ["\\w", "[0-9A-Za-z_]", "0-9A-Za-z_"],
+  W: ["\\W", "[^0-9A-Za-z_]", "[^0-9A-Za-z_]"],
+  // JavaScript's \s is exactly RUST_WHITESPACE.
+  s: ["\\s", `[${RUST_WHITESPACE}]`, RUST_WHITESPACE],
+  S: ["\\S", `[^${RUST_WHITESPACE}]`, `[^${RUST_WHITESPACE}]`],
+};
+
+const MAX_REPEAT = 1000;
+
+class PatternError extends Error {
+  constructor(message: string, readonly at: number) {
+    super(message);
+  }
+}
+
+interface Piece {
+  js: string;
+  rust: string;
+}
+
+/** What a parsed sequence looks like, for the quantifier rules. */
+interface Parsed extends Piece {
+  /** Contains a repetition with no small upper bound. */
+  repeats: boolean;
+}
+
+function hex(cp: number): string {
+  return cp.toString(16).toUpperCase();
+}
+
+function literal(cp: number): Piece {
+  if (cp === 10 || cp === 13) {
+    throw new PatternError("patterns match within one line and cannot contain line breaks", -1);
+  }
+  const ch = String.fromCodePoint(cp);
+  if (/^[A-Za-z0-9_ ]$/.test(ch)) return { js: ch, rust: ch };
+  return { js: `\\u{${hex(cp)}}`, rust: `\\x{${hex(cp)}}` };
+}
+
+class Parser {
+  readonly cps: number[];
+  i = 0;
+  constructor(readonly source: string) {
+    this.cps = Array.from(source, (c) => c.codePointAt(0)!);
+  }
+
+  fail(message: string, at = this.i): never {
+    throw new PatternError(message, at);
+  }
+
+  peek(offset = 0): string | undefined {
+    const cp = this.cps[this.i + offset];
+    return cp === undefined ? undefined : String.fromCodePoint(cp);
+  }
+
+  alternation(depth: number): Parsed {
+    const branches: Parsed[] = [this.sequence(depth)];
+    while (this.peek() === "|") {
+      this.i++;
+      branches.push(this.sequence(depth));
+    }
+    return {
+      js: branches.map((b) => b.js).join("|"),
+      rust: branches.map((b) => b.rust).join("|"),
+      repeats: branches.some((b) => b.repeats),
+    };
+  }
+
+  sequence(depth: number): Parsed {
+    const out: Parsed = { js: "", rust: "", repeats: false };
+    for (;;) {
+      const ch = this.peek();
+      if (ch === undefined || ch === "|" || (ch === ")" && depth > 0)) return out;
+      const start = this.i;
+      const atom = this.atom(depth);
+      const quantified = this.quantifier(atom, start);
+      out.js += quantified.js;
+      out.rust += quantified.rust;
+      out.repeats ||= quantified.repeats;
+    }
+  }
+
+  // An atom, or an assertion (which may not be quantified).
+  atom(depth: number): Parsed & { assertion?: boolean } {
+    const ch = this.peek()!;
+    this.i++;
+    switch (ch) {
+      case ".":
+        return { js: ".", rust: "[^\\n\\r\\x{2028}\\x{2029}]", repeats: false };
+      case "^":
+      case "$":
+        return { js: ch, rust: ch, repeats: false, assertion: true };
+      case "(":
+        return this.group(depth);
+      case ")":
+        return this.fail("unmatched )", this.i - 1);
+      case "[":
+        return { ...this.characterClass(), repeats: false };
+      case "*":
+      case "+":
+      case "?":
+        return this.fail(`${ch} has nothing to repeat; escape it as \\${ch} to match it literally`, this.i - 1);
+      case "{":
+        return this.fail("a literal { must be escaped as \\{", this.i - 1);
+      case "}":
+        return this.fail("a literal } must be escaped as \\}", this.i - 1);
+      case "]":
+        return this.fail("a literal ] must be escaped as \\]", this.i - 1);
+      case "\\":
+        return this.escape(false);
+      default:
+        return { ...literal(this.cps[this.i - 1]), repeats: false };
+    }
+  }
+
+  group(depth: number): Parsed {
+    const open = this.i - 1;
+    if (this.peek() === "?") {
+      const next = this.peek(1);
+      const after = this.peek(2);
+      if (next === ":") this.i += 2;
+      else if (next === "=" || next === "!" || (next === "<" && (after === "=" || after === "!"))) {
+        this.fail("lookahead and lookbehind are not supported", open);
+      } else if (next === "<" || (next === "P" && after === "<")) {
+        this.i += next === "P" ? 3 : 2;
+        const name = this.source.slice(this.offsetOf(this.i)).match(/^[A-Za-z_][A-Za-z0-9_]*>/);
+        if (!name) this.fail("invalid group name", open);
+        this.i += name[0].length;
+      } else this.fail("inline flags such as (?i) are not supported; use case_sensitive instead", open);
+    }
+    const inner = this.alternation(depth + 1);
+    if (this.peek() !== ")") this.fail("unclosed (", open);
+    this.i++;
+    return { js: `(?:${inner.js})`, rust: `(?:${inner.rust})`, repeats: inner.repeats };
+  }
+
+  // Index into the UTF-16 source of code point index `cp`.
+  offsetOf(cp: number): number {
+    let offset = 0;
+    for (let k = 0; k < cp; k++) offset += this.cps[k] > 0xffff ? 2 : 1;
+    return offset;
+  }
+
+  quantifier(atom: Parsed & { assertion?: boolean }, start: number): Parsed {
+    const ch = this.peek();
+    let js: string;
+    let unbounded: boolean;
+    if (ch === "*" || ch === "+" || ch === "?") {
+      this.i++;
+      js = ch;
+      unbounded = ch !== "?";
+    } else if (ch === "{") {
+      const text = this.source.slice(this.offsetOf(this.i));
+      const m = text.match(/^\{(\d+)(,(\d*))?\}/);
+      if (!m) this.fail("a literal { must be escaped as \\{");
+      const min = Number(m[1]);
+      const max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
+      if (min > MAX_REPEAT || (max !== Infinity && max > MAX_REPEAT)) {
+        this.fail(`repetition counts above ${MAX_REPEAT} are not supported`);
+      }
+      if (max < min) this.fail(`the repetition {${m[1]}${m[2]}} has its numbers out of order`);
+      this.i += m[0].length;
+      js = m[0];
+      unbounded = max === Infinity || max > 1;
+    } else return atom;
+    if (atom.assertion) this.fail("an anchor or boundary cannot be repeated", start);
+    if (unbounded && atom.repeats) {
+      this.fail("nested repetition such as (a+)+ can take exponential time; simplify the pattern", start);
+    }
+    if (this.peek() === "?") {
+      this.i++;
+      js += "?";
+    } else if (this.peek() === "+") this.fail("possessive quantifiers such as a++ are not supported");
+    const next = this.peek();
+    if (next === "*" || next === "+" || next === "?" || next === "{") this.fail("a repetition cannot be repeated");
+    return { js: atom.js + js, rust: atom.rust + js, repeats: atom.repeats || unbounded };
+  }
+
+  // After a backslash. Returns the escape's meaning outside a class, or (with
+  // `inClass`) inside one; a single code point has `cp` set.
+  escape(inClass: boolean): Parsed & { cp?: number; assertion?: boolean } {
+    const at = this.i - 1;
+    const ch = this.peek();
+    if (ch === undefined) this.fail("the pattern ends with a lone backslash", at);
+    this.i++;
+    if (ch in CLASS_ESCAPES) {
+      const [js, rustOut, rustIn] = CLASS_ESCAPES[ch];
+      return { js, rust: inClass ? rustIn : rustOut, repeats: false };
+    }
+    const single = (cp: number) => ({ ...literal(cp), repeats: false, cp });
+    switch (ch) {
+      case "b":
+      case "B":
+        if (inClass) this.fail("\\b inside a class is not supported", at);
+        return { js: `\\${ch}`, rust: `(?-u:\\${ch})`, repeats: false, assertion: true };
+      case "t":
+        return single(9);
+      case "f":
+        return single(12);
+      case "v":
+        return single(11);
+      case "n":
+      case "r":
+        return this.fail("patterns match within one line and cannot contain line breaks", at);
+      case "0":
+        if (/[0-9]/.test(this.peek() ?? "")) this.fail("octal escapes are not supported", at);
+        return single(0);
+      case "x": {
+        const m = this.source.slice(this.offsetOf(this.i)).match(/^[0-9A-Fa-f]{2}/);
+        if (!m) this.fail("\\x needs two hex digits", at);
+        this.i += 2;
+        return single(parseInt(m[0], 16));
+      }
+      case "u": {
+        const rest = this.source.slice(this.offsetOf(this.i));
+        const m = rest.match(/^\{([0-9A-Fa-f]{1,6})\}/) ?? rest.match(/^([0-9A-Fa-f]{4})/);
+        if (!m) this.fail("\\u needs four hex digits or {hex}", at);
+        const cp = parseInt(m[1], 16);
+        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) this.fail("\\u must name a Unicode scalar value", at);
+        this.i += m[0].length;
+        return single(cp);
+      }
+      case "p":
+      case "P": {
+        const m = this.source.slice(this.offsetOf(this.i)).match(/^\{[A-Za-z0-9_=]+\}/);
+        if (!m) this.fail(`\\${ch} needs a property in braces, e.g. \\${ch}{L}`, at);
+        this.i += m[0].length;
+        return { js: `\\${ch}${m[0]}`, rust: `\\${ch}${m[0]}`, repeats: false };
+      }
+      case "k":
+        return this.fail("backreferences are not supported", at);
+      case "c":
+        return this.fail("control escapes (\\c) are not supported", at);
+    }
+    if (/[1-9]/.test(ch)) this.fail("backreferences are not supported", at);
+    if (/[!-\/:-@\[-`{-~]/.test(ch)) return single(ch.codePointAt(0)!);
+    return this.fail(`unknown escape \\${ch}`, at);
+  }
+
+  characterClass(): Piece {
+    const open = this.i - 1;
+    let js = "[";
+    let rust = "[";
+    if (this.peek() === "^") {
+      this.i++;
+      js += "^";
+      rust += "^";
+    }
+    if (this.peek() === "]") this.fail("a ] right after [ must be escaped as \\]", this.i);
+    for (;;) {
+      const ch = this.peek();
+      if (ch === undefined) this.fail("unclosed [", open);
+      if (ch === "]") {
+        this.i++;
+        return { js: js + "]", rust: rust + "]" };
+      }
+      const first = this.classAtom();
+      if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== undefined) {
+        this.i++;
+        const second = this.classAtom();
+        if (first.cp === undefined || second.cp === undefined) this.fail("a range needs a character at each end");
+        if (second.cp < first.cp) this.fail("a range has its ends out of order");
+        js += `${first.js}-${second.js}`;
+        rust += `${first.rust}-${second.rust}`;
+      } else {
+        js += first.js;
+        rust += first.rust;
+      }
+    }
+  }
+
+  classAtom(): Piece & { cp?: number } {
+    const ch = this.peek()!;
+    this.i++;
+    if (ch === "\\") return this.escape(true);
+    if (ch === "[") {
+      this.fail("a [ inside a class must be escaped as \\[ (POSIX classes like [:alpha:] are not supported)");
+    }
+    return { ...literal(this.cps[this.i - 1]), cp: this.cps[this.i - 1] };
+  }
+}
+
+function invalid(pattern: string, reason: string): ToolError {
+  return new ToolError(`Invalid pattern ${JSON.stringify(pattern)}: ${reason}`, {
+    code: "invalid_pattern",
+    kind: "semantic",
+    recoveryHint: "Fix the pattern, or pass regex: false to search for the text literally.",
+    details: { pattern, reason },
+  });
+}
+
+/**
+ * Compiles a grep pattern for both engines, or throws `invalid_pattern` with
+ * the reason and position.
+ */
+export function compilePattern(pattern: string, options: PatternOptions): CompiledPattern {
+  let piece: Piece;
+  try {
+    if (options.regex) {
+      const parser = new Parser(pattern);
+      piece = parser.alternation(0);
+      if (parser.i < parser.cps.length) parser.fail("unmatched )");
+    } else {
+      const pieces = Array.from(pattern, (c) => literal(c.codePointAt(0)!));
+      piece = { js: pieces.map((p) => p.js).join(""), rust: pieces.map((p) => p.rust).join("") };
+    }
+  } catch (error) {
+    if (!(error instanceof PatternError)) throw error;
+    const where = error.at >= 0 ? ` (at character ${error.at + 1})` : "";
+    throw invalid(pattern, error.message + where);
+  }
+  const flags = options.caseSensitive ? "u" : "iu";
+  try {
+    return {
+      line: new RegExp(piece.js, flags),
+      text: new RegExp(piece.js, flags + "m"),
+      rust: (options.caseSensitive ? "" : "(?i)") + piece.rust,
+    };
+  } catch (error) {
+    throw invalid(pattern, (error as Error).message);
+  }
+}

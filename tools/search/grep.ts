@@ -1,0 +1,301 @@
+/**
+ * `grep`: search file contents, with ripgrep or a built-in engine.
+ *
+ * @module
+ */
+
+import path from "node:path";
+import * as v from "valibot";
+import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
+import { type Tool, tool } from "../../core/tool.ts";
+import { requireFence } from "../../policy/fence.ts";
+import { type FileHits, type LineHit, searchFile } from "./_file_search.ts";
+import { type FileFilter, fileFilter } from "./_globs.ts";
+import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
+import { type CompiledPattern, compilePattern } from "./_pattern.ts";
+import { findRipgrep, ripgrepMatchingFiles } from "./_ripgrep.ts";
+import { searchRoot } from "./_root.ts";
+import { walkTree } from "./_walk.ts";
+
+/** Default cap on the number of matching lines returned. */
+export const DEFAULT_MAX_MATCHES = 100;
+
+/** Which engine searches: ripgrep, the built-in one, or ripgrep when it can run (`auto`). */
+export type GrepEngine = "auto" | "ripgrep" | "builtin";
+
+/** Options of {@linkcode grepTool}. */
+export interface GrepToolOptions {
+  /** Default `auto`: ripgrep when one is found and the fence lets it run, else the built-in engine. */
+  engine?: GrepEngine;
+  /** A ripgrep binary to use instead of looking for one. */
+  ripgrepPath?: string;
+}
+
+/** One matching line in grep's output. */
+export interface GrepMatch extends LineHit {
+  /** The file, relative to the search root. */
+  path: string;
+}
+
+const input = v.object({
+  pattern: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description(
+      "What to search for: a regular expression (JavaScript/ripgrep syntax: classes, groups, alternation, " +
+        "quantifiers, ^ $ \\b \\w \\d \\s; no lookaround or backreferences), or literal text with regex: false",
+    ),
+  ),
+  path: v.optional(
+    v.pipe(v.string(), v.description('Folder or file to search, relative to the workspace. Default "."')),
+    ".",
+  ),
+  glob: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        'Only search files matching this glob: without a "/" it matches file names at any depth ("*.ts"), ' +
+          'with one the path relative to `path` ("src/**/*.ts")',
+      ),
+    ),
+  ),
+  regex: v.optional(
+    v.pipe(v.boolean(), v.description("Treat pattern as a regular expression (true) or literal text. Default true")),
+    true,
+  ),
+  case_sensitive: v.optional(v.pipe(v.boolean(), v.description("Whether case matters. Default true")), true),
+  context: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(0),
+      v.maxValue(20),
+      v.description("Lines of context to show before and after each match. Default 0"),
+    ),
+    0,
+  ),
+  include_content: v.optional(
+    v.pipe(v.boolean(), v.description("Include the text of matching lines; false gives only paths and line numbers")),
+    true,
+  ),
+  max_matches: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(5000),
+      v.description(`Most matching lines to return. Default ${DEFAULT_MAX_MATCHES}`),
+    ),
+    DEFAULT_MAX_MATCHES,
+  ),
+  skip_ignored: v.optional(
+    v.pipe(v.boolean(), v.description("Skip files that .gitignore files exclude. Default true")),
+    true,
+  ),
+});
+
+// Files searched at once.
+const CONCURRENCY = 8;
+
+interface Candidate {
+  rel: string;
+  abs: string;
+}
+
+interface Collected {
+  matches: GrepMatch[];
+  truncated: boolean;
+}
+
+async function collect(
+  files: Candidate[],
+  pattern: CompiledPattern,
+  context: number,
+  includeContent: boolean,
+  max: number,
+  signal: AbortSignal,
+): Promise<Collected> {
+  const matches: GrepMatch[] = [];
+  const running: Promise<FileHits | "binary" | "unreadable">[] = [];
+  let next = 0;
+  let limit = max;
+  const start = () => {
+    const file = files[next++];
+    const pending = searchFile(file.abs, { pattern, context, includeContent, limit, signal });
+    pending.catch(() => {}); // results after the cap are dropped unawaited
+    running.push(pending);
+  };
+  while (running.length < CONCURRENCY && next < files.length) start();
+  for (let i = 0; i < files.length; i++) {
+    const result = await running.shift()!;
+    if (next < files.length) start();
+    if (typeof result === "string" || result.hits.length === 0) continue;
+    const room = max - matches.length;
+    if (room === 0) return { matches, truncated: true };
+    for (const hit of result.hits.slice(0, room)) matches.push({ path: files[i].rel, ...hit });
+    if (result.more || result.hits.length > room) return { matches, truncated: true };
+    // Once full, later files only need to show whether anything more exists.
+    if (matches.length === max) limit = 1;
+  }
+  return { matches, truncated: false };
+}
+
+async function builtinCandidates(
+  root: string,
+  base: string,
+  skipIgnored: boolean,
+  filter: FileFilter | undefined,
+  signal: AbortSignal,
+): Promise<Candidate[]> {
+  const files: Candidate[] = [];
+  await walkTree({
+    root,
+    base,
+    skipIgnored,
+    signal,
+    onEntry(entry) {
+      if (entry.kind === "file" && (!filter || filter.matches(entry.rel))) {
+        files.push({ rel: entry.rel, abs: entry.abs });
+      }
+    },
+  });
+  return files;
+}
+
+async function ripgrepCandidates(
+  rg: string,
+  root: string,
+  base: string,
+  skipIgnored: boolean,
+  filter: FileFilter | undefined,
+  pattern: CompiledPattern,
+  signal: AbortSignal,
+): Promise<Candidate[]> {
+  const parents = skipIgnored ? await parentLevels(base, root) : undefined;
+  const rels = await ripgrepMatchingFiles(rg, {
+    base,
+    root,
+    rust: pattern.rust,
+    skipIgnored,
+    parentRules: rebasedIgnoreText(parents),
+    nameGlob: filter?.nameGlob,
+    signal,
+  });
+  return rels.filter((rel) => !filter || filter.matches(rel)).map((rel) => ({ rel, abs: path.join(root, rel) }));
+}
+
+async function chooseEngine(ctx: ToolContext, options: GrepToolOptions): Promise<string | undefined> {
+  const wanted = options.engine ?? "auto";
+  if (wanted === "builtin") return undefined;
+  const rg = options.ripgrepPath ?? await findRipgrep();
+  if (rg === undefined) {
+    if (wanted === "auto") return undefined;
+    throw new ToolError("ripgrep was asked for but none was found", {
+      code: "engine_unavailable",
+      recoverable: false,
+      details: { engine: wanted },
+    });
+  }
+  if (wanted === "ripgrep") requireFence(ctx.policy.fence, "run", rg);
+  else if (!ctx.policy.fence.query("run", rg).allowed) return undefined;
+  return rg;
+}
+
+function byPath(a: Candidate, b: Candidate): number {
+  return a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0;
+}
+
+/**
+ * Makes the `grep` tool. Both engines give identical results: ripgrep (the
+ * `@vscode/ripgrep` binary or a system `rg`) walks the tree in parallel and
+ * names the files that match; the built-in engine walks it in JavaScript; then
+ * the same code reads those files in path order and extracts lines, context and
+ * the cap. The pattern is compiled once for both (see the pattern rules in the
+ * tool description). Hidden files are searched, `.git` never; `.gitignore`
+ * files inside the workspace are honoured with `skip_ignored`; symlinks are not
+ * followed; binary files (a NUL byte) are skipped; a UTF-8 byte-order mark is
+ * dropped and UTF-16 with one is read.
+ *
+ * `auto` uses ripgrep when one is found and the fence allows running it, and
+ * the built-in engine otherwise (e.g. a read-only `deno run` without `--allow-run`).
+ *
+ * Requires `--allow-read` for the workspace; the ripgrep engine also
+ * `--allow-run` for the binary (and `--allow-env` to find the npm one).
+ *
+ * @example
+ * ```ts
+ * import { ToolBox, Session } from "../../mod.ts";
+ * import { grepTool } from "./grep.ts";
+ * const box = new ToolBox().register(grepTool());
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const result = await box.call(session, "grep", { pattern: "export function", glob: "*.ts" });
+ * console.log(result.output);
+ * await session.close();
+ * ```
+ */
+export function grepTool(options: GrepToolOptions = {}): Tool<v.InferOutput<typeof input>> {
+  return tool({
+    name: "grep",
+    description: "Search file contents for a pattern.\n" +
+      "Returns matching lines as {path, line, content}, paths relative to the searched folder, lines 1-based, in " +
+      "path order, at most max_matches (default 100; the result says when it cut). Searches hidden files too, " +
+      "skips binary files, .git and (by default) what .gitignore excludes. The pattern is a regular expression " +
+      "(\\w \\d \\b are ASCII; no lookaround or backreferences) unless regex is false. To find files by name, " +
+      "use glob.",
+    input,
+    readOnly: true,
+    destructive: false,
+    idempotent: true,
+    // `run` is optional: without it the built-in engine searches, so the tool
+    // must stay listed under a fence that closes `run`.
+    permissions: ["read"],
+    async run(args, ctx) {
+      const pattern = compilePattern(args.pattern, { regex: args.regex, caseSensitive: args.case_sensitive });
+      const filter = args.glob === undefined ? undefined : fileFilter(args.glob);
+      const root = await searchRoot(ctx, args.path);
+      let engine: "ripgrep" | "builtin" = "builtin";
+      let files: Candidate[];
+      if (root.stat.isFile()) {
+        const name = path.basename(root.path);
+        files = !filter || filter.matches(name) ? [{ rel: name, abs: root.path }] : [];
+      } else if (root.stat.isDirectory()) {
+        const rg = await chooseEngine(ctx, options);
+        files = [];
+        if (rg !== undefined) {
+          try {
+            files = await ripgrepCandidates(rg, root.path, root.base, args.skip_ignored, filter, pattern, ctx.signal);
+            engine = "ripgrep";
+          } catch (error) {
+            // ripgrep would not start (removed, not executable): the built-in engine takes over.
+            if (error instanceof ToolError || ctx.signal.aborted || options.engine === "ripgrep") throw error;
+          }
+        }
+        if (engine === "builtin") {
+          files = await builtinCandidates(root.path, root.base, args.skip_ignored, filter, ctx.signal);
+        }
+      } else {
+        throw new ToolError(`${args.path} is neither a file nor a folder`, {
+          code: "not_regular_file",
+          recoveryHint: "Search a folder or a regular file.",
+          details: { path: root.path },
+        });
+      }
+      files.sort(byPath);
+      const found = await collect(files, pattern, args.context, args.include_content, args.max_matches, ctx.signal);
+      const note = found.truncated
+        ? `Showing the first ${found.matches.length} matches in path order; there are more. Narrow the search with ` +
+          "path or glob, or raise max_matches."
+        : found.matches.length === 0
+        ? "No matches."
+        : undefined;
+      return {
+        root: root.path,
+        engine,
+        matches: found.matches,
+        truncated: found.truncated,
+        ...(note ? { note } : {}),
+      };
+    },
+  });
+}

@@ -1,0 +1,9 @@
+/**
+ * The `search` tool group: glob and grep.
+ *
+ * @module
+ */
+
+export { searchTools } from "./search_tools.ts";
+export { DEFAULT_MAX_RESULTS, globTool } from "./glob.ts";
+export { DEFAULT_MAX_MATCHES, type GrepEngine, type GrepMatch, grepTool, type GrepToolOptions } from "./grep.ts";

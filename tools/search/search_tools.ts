@@ -1,0 +1,27 @@
+/**
+ * The `search` group: finding files by name and by content.
+ *
+ * @module
+ */
+
+import type { AnyTool } from "../../core/tool.ts";
+import { globTool } from "./glob.ts";
+import { grepTool, type GrepToolOptions } from "./grep.ts";
+
+/**
+ * The tools of the `search` group: `glob` and `grep`.
+ *
+ * Requires `--allow-read` for the workspace; grep's ripgrep engine also
+ * `--allow-run` for the binary (without it grep uses its built-in engine).
+ *
+ * @example
+ * ```ts
+ * import { ToolBox } from "../../core/toolbox.ts";
+ * import { searchTools } from "./search_tools.ts";
+ * const box = new ToolBox().register(...searchTools());
+ * console.log(box.list().map((t) => t.name));
+ * ```
+ */
+export function searchTools(options: GrepToolOptions = {}): AnyTool[] {
+  return [globTool, grepTool(options)];
+}
