@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
+// deno itself, also when the npm build runs this file under Node (process.execPath is node there).
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 
 interface Ran {
   code: number | null;
@@ -21,7 +23,7 @@ interface Ran {
 
 function cli(args: string[], options: { flags?: string[]; stdin?: string } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["run", ...(options.flags ?? ["-A"]), MAIN, ...args], { cwd: ROOT });
+    const child = spawn(DENO, ["run", ...(options.flags ?? ["-A"]), MAIN, ...args], { cwd: ROOT });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -26,6 +26,8 @@ import {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAIN = join(ROOT, "main.ts");
+// deno itself, also when the npm build runs this file under Node (process.execPath is node there).
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 const GROUPS = "fs,search,patch,cmd,system";
 const run = promisify(execFile);
 
@@ -37,7 +39,7 @@ interface Started {
 }
 
 async function narrowFlags(workspace: string): Promise<string[]> {
-  const { stdout } = await run(process.execPath, [
+  const { stdout } = await run(DENO, [
     "run",
     "-A",
     MAIN,
@@ -60,7 +62,7 @@ async function start(
 ): Promise<Started> {
   const flags = await narrowFlags(workspace);
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: DENO,
     args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", GROUPS, ...(options.serverArgs ?? [])],
     cwd: ROOT,
     stderr: "pipe",
