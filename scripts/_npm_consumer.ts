@@ -1,0 +1,129 @@
+/**
+ * The consumer project the npm build type-checks and runs: what a user writes
+ * after `npm install toolfence`, compiled by `tsc` under `nodenext` and
+ * `strict` with the package's declarations checked too (no `skipLibCheck`),
+ * importing the root, `toolfence/core` and `toolfence/mcp`.
+ *
+ * @module
+ */
+
+/**
+ * The consumer's package.json: toolfence from the `npm pack` tarball, and the
+ * other packages the consumer imports (`dependencies`, from deno.json's versions).
+ */
+export function consumerManifest(
+  tarball: string,
+  dependencies: Record<string, string>,
+  devDependencies: Record<string, string>,
+): Record<string, unknown> {
+  return {
+    name: "toolfence-consumer-check",
+    private: true,
+    type: "module",
+    dependencies: { ...dependencies, toolfence: `file:${tarball}` },
+    devDependencies,
+  };
+}
+
+/** The consumer's tsconfig.json: what `tsc --init` users on Node get, strict. */
+export const consumerTsconfig: Record<string, unknown> = {
+  compilerOptions: {
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    strict: true,
+    // The package's own declarations are what is being checked, so they are not skipped.
+    skipLibCheck: false,
+    types: ["node"],
+    outDir: "dist",
+  },
+  files: ["main.ts"],
+};
+
+/**
+ * The consumer's program. It defines a tool with valibot, calls it through a
+ * session, checks a validation failure is a result (not an exception), uses
+ * `ToolError` from `toolfence/core`, serves the toolbox with `toolfence/mcp`
+ * to an MCP SDK client in memory (list, call), and starts the installed bin
+ * with `npx toolfence serve` for an MCP client over stdio. It exits non-zero
+ * with a message on any mismatch.
+ */
+export const consumerSource: string = `import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import * as v from "valibot";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Session, tool, ToolBox } from "toolfence";
+import { ToolError, type ToolResult } from "toolfence/core";
+import { createMcpServer, type McpToolServer } from "toolfence/mcp";
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    console.error("consumer check failed: " + message);
+    process.exit(1);
+  }
+}
+
+const add = tool({
+  name: "add",
+  description: "Add two numbers.",
+  input: v.object({ a: v.number(), b: v.number() }),
+  run: ({ a, b }) => a + b,
+});
+const refuse = tool({
+  name: "refuse",
+  description: "Always refuses.",
+  input: v.object({}),
+  run: (): never => {
+    throw new ToolError("Refused on purpose", { code: "consumer_refusal", kind: "semantic" });
+  },
+});
+
+const workspace = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
+const box = new ToolBox().register(add).register(refuse);
+const session = new Session({ workspace });
+let served: McpToolServer | undefined;
+try {
+  const sum: ToolResult = await box.call(session, "add", { a: 1, b: 2 });
+  check(sum.status === "success" && sum.output === 3, "add gave " + JSON.stringify(sum));
+  const invalid = await box.call(session, "add", { a: "one", b: 2 });
+  check(invalid.status === "error", "a string for a number was accepted: " + JSON.stringify(invalid));
+  const refused = await box.call(session, "refuse", {});
+  check(refused.errorCode === "consumer_refusal", "ToolError code lost: " + JSON.stringify(refused));
+
+  served = createMcpServer(box, { workspace });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await served.server.connect(serverSide);
+  const client = new Client({ name: "consumer", version: "1.0.0" });
+  await client.connect(clientSide);
+  const names = (await client.listTools()).tools.map((t) => t.name).sort();
+  check(JSON.stringify(names) === JSON.stringify(["add", "refuse"]), "MCP tools/list gave " + names.join(", "));
+  const called = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
+  check(JSON.stringify(called.content).includes("5"), "MCP tools/call gave " + JSON.stringify(called));
+  await client.close();
+
+  // The installed bin, the way an MCP client configuration starts it.
+  await writeFile(path.join(workspace, "note.txt"), "read through npx\\n");
+  const npx = new StdioClientTransport({
+    command: "npx",
+    args: ["--no-install", "toolfence", "serve", "--workspace", workspace, "--groups", "fs"],
+  });
+  const viaNpx = new Client({ name: "consumer-npx", version: "1.0.0" });
+  await viaNpx.connect(npx);
+  const fsNames = (await viaNpx.listTools()).tools.map((t) => t.name);
+  check(fsNames.includes("read_file"), "npx toolfence serve lists " + fsNames.join(", "));
+  const note = await viaNpx.callTool({ name: "read_file", arguments: { path: "note.txt" } });
+  check(JSON.stringify(note.content).includes("read through npx"), "npx toolfence serve read " + JSON.stringify(note));
+  await viaNpx.close();
+  console.log(
+    "consumer ok: add(1, 2) = " + String(sum.output) + "; over MCP: " + names.join(", ") + ", add(2, 3) = 5" +
+      "; npx toolfence serve: " + fsNames.length + " fs tools, read_file works",
+  );
+} finally {
+  await served?.close();
+  await session.close();
+  await rm(workspace, { recursive: true, force: true });
+}
+`;

@@ -1,0 +1,205 @@
+/**
+ * The npm package's manifest, derived from deno.json: which import-map entry a
+ * bare specifier resolves through, which npm package and version that is, and
+ * the package.json that lists them. Pure functions, so the rules are tested
+ * without building anything.
+ *
+ * @module
+ */
+import { builtinModules } from "node:module";
+
+/** The parts of deno.json the build reads. */
+export interface DenoConfig {
+  name?: string;
+  version?: string;
+  license?: string;
+  exports?: string | Record<string, string>;
+  imports?: Record<string, string>;
+}
+
+/** An npm package an import-map entry points at. */
+export interface NpmTarget {
+  /** The package's name on the registry. */
+  name: string;
+  /** The version or range written in the entry. */
+  version: string;
+}
+
+/** What one bare specifier needs in package.json. */
+export interface ResolvedBare {
+  /** The name code imports it by (the import-map key's package), which is the dependency's key. */
+  importName: string;
+  /** The registry package behind it. */
+  target: NpmTarget;
+}
+
+const builtins = new Set(builtinModules);
+
+/** Whether `specifier` is neither relative, absolute nor a URL, nor a Node built-in. */
+export function isBareSpecifier(specifier: string): boolean {
+  if (specifier.startsWith(".") || specifier.startsWith("/")) return false;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(specifier)) return false; // node:, npm:, jsr:, https:, file:, data:
+  return !builtins.has(specifier.split("/")[0]);
+}
+
+/** The package part of a bare specifier: `@scope/name/sub` gives `@scope/name`, `name/sub` gives `name`. */
+export function packageNameOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+/** Parses `npm:name@version/sub` and the prefix form `npm:/name@version/`; undefined for anything else. */
+export function parseNpmSpecifier(value: string): NpmTarget | undefined {
+  const match = /^npm:\/?((?:@[^/@]+\/)?[^/@]+)(?:@([^/]+))?(?:\/.*)?$/.exec(value);
+  if (!match) return undefined;
+  // An entry without a version would let npm pick one; the build must not differ from the lockfile's choice silently.
+  return match[2] === undefined ? undefined : { name: match[1], version: match[2] };
+}
+
+/**
+ * The import-map entry a bare specifier resolves through, as Deno resolves it:
+ * an exact key first, then the longest key ending in `/` that prefixes it.
+ * Throws, naming the specifier, when no entry matches or the entry is not a
+ * versioned `npm:` package, since Node could not resolve it from package.json.
+ */
+export function resolveBare(specifier: string, imports: Record<string, string>): ResolvedBare {
+  let key: string | undefined = Object.hasOwn(imports, specifier) ? specifier : undefined;
+  if (key === undefined) {
+    for (const candidate of Object.keys(imports)) {
+      if (
+        candidate.endsWith("/") && specifier.startsWith(candidate) &&
+        (key === undefined || candidate.length > key.length)
+      ) {
+        key = candidate;
+      }
+    }
+  }
+  if (key === undefined) {
+    throw new Error(`"${specifier}" is not in deno.json's import map; add it as an npm: entry`);
+  }
+  const target = parseNpmSpecifier(imports[key]);
+  if (target === undefined) {
+    throw new Error(
+      `"${specifier}" maps to ${imports[key]} in deno.json; the npm build can only depend on versioned npm: packages`,
+    );
+  }
+  return { importName: packageNameOf(specifier), target };
+}
+
+/** The package.json version string for a target imported as `importName` (an npm alias when the names differ). */
+export function dependencyVersion(importName: string, target: NpmTarget): string {
+  return importName === target.name ? target.version : `npm:${target.name}@${target.version}`;
+}
+
+/** The bare specifiers each kind of emitted file uses. */
+export interface BareUsage {
+  /** In the library's `.js` files: needed at run time. */
+  runtime: Iterable<string>;
+  /** In the library's `.d.ts` files: needed by a consumer's type checker. */
+  types: Iterable<string>;
+  /** In the compiled tests: needed to run the suite. */
+  tests: Iterable<string>;
+}
+
+/** The dependency sections of package.json. */
+export interface DependencyPlan {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional: true }>;
+  devDependencies: Record<string, string>;
+}
+
+function sorted(record: Map<string, string>): Record<string, string> {
+  return Object.fromEntries([...record].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * Splits the packages the build uses into sections: what the library's
+ * JavaScript imports is a dependency; what only its declarations import is an
+ * optional peer (a consumer who uses those types has the package already); what
+ * only the tests import, and `@types/node` when the import map has it, are dev
+ * dependencies. Peers are dev dependencies too, so the tests have them.
+ */
+export function planDependencies(usage: BareUsage, imports: Record<string, string>): DependencyPlan {
+  const collect = (specifiers: Iterable<string>) => {
+    const out = new Map<string, string>();
+    for (const s of specifiers) {
+      const { importName, target } = resolveBare(s, imports);
+      out.set(importName, dependencyVersion(importName, target));
+    }
+    return out;
+  };
+  const runtime = collect(usage.runtime);
+  const types = collect(usage.types);
+  const tests = collect(usage.tests);
+  const peers = new Map([...types].filter(([name]) => !runtime.has(name)));
+  const dev = new Map([...tests, ...peers].filter(([name]) => !runtime.has(name)));
+  if (Object.hasOwn(imports, "@types/node")) {
+    const target = parseNpmSpecifier(imports["@types/node"]);
+    if (target) dev.set("@types/node", dependencyVersion("@types/node", target));
+  }
+  return {
+    dependencies: sorted(runtime),
+    peerDependencies: sorted(peers),
+    peerDependenciesMeta: Object.fromEntries([...peers.keys()].sort().map((n) => [n, { optional: true as const }])),
+    devDependencies: sorted(dev),
+  };
+}
+
+/** The subpath exports: deno.json's, plus `./mcp` for the MCP server module when it exists. */
+export function subpathExports(config: DenoConfig, mcpModule: string | undefined): Record<string, string> {
+  const declared: Record<string, string> = typeof config.exports === "string"
+    ? { ".": config.exports }
+    : { ...(config.exports ?? {}) };
+  if (mcpModule !== undefined && !Object.hasOwn(declared, "./mcp")) declared["./mcp"] = mcpModule;
+  return declared;
+}
+
+/** `./core/mod.ts` gives `./core/mod` (the emitted `.js` and `.d.ts` share it). */
+export function emittedStem(sourcePath: string): string {
+  const relative = sourcePath.startsWith("./") ? sourcePath : `./${sourcePath}`;
+  return relative.replace(/\.(m|c)?tsx?$/, "");
+}
+
+/** What {@linkcode packageJson} needs besides deno.json. */
+export interface PackageInputs {
+  config: DenoConfig;
+  exports: Record<string, string>;
+  /** The `toolfence` bin inside the package (e.g. `bin/toolfence.js`), if there is one. */
+  bin?: string;
+  /** The top-level files and folders of the library's output, for `files`. */
+  files: readonly string[];
+  plan: DependencyPlan;
+  description: string;
+}
+
+/** The package.json of the npm build. */
+export function packageJson(inputs: PackageInputs): Record<string, unknown> {
+  const { config, plan } = inputs;
+  if (!config.version) throw new Error("deno.json has no version");
+  const exportsField: Record<string, { types: string; default: string }> = {};
+  for (const [subpath, source] of Object.entries(inputs.exports)) {
+    const stem = emittedStem(source);
+    exportsField[subpath] = { types: `${stem}.d.ts`, default: `${stem}.js` };
+  }
+  const root = inputs.exports["."];
+  const manifest: Record<string, unknown> = {
+    name: "toolfence",
+    version: config.version,
+    description: inputs.description,
+    license: config.license,
+    type: "module",
+  };
+  if (root !== undefined) {
+    manifest.main = `${emittedStem(root)}.js`;
+    manifest.types = `${emittedStem(root)}.d.ts`;
+  }
+  manifest.exports = { ...exportsField, "./package.json": "./package.json" };
+  if (inputs.bin !== undefined) manifest.bin = { toolfence: inputs.bin };
+  manifest.files = [...inputs.files].sort();
+  manifest.engines = { node: ">=20" };
+  for (const section of ["dependencies", "peerDependencies", "peerDependenciesMeta", "devDependencies"] as const) {
+    if (Object.keys(plan[section]).length > 0) manifest[section] = plan[section];
+  }
+  return manifest;
+}

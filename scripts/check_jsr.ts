@@ -1,0 +1,112 @@
+/**
+ * Checks that the package would publish to JSR cleanly, offline:
+ *
+ * 1. `deno publish --dry-run --allow-dirty`: the slow-types check (explicit
+ *    types on everything exported) and that every file can be published;
+ * 2. `deno doc --lint` on every module deno.json exports: each exported symbol
+ *    has JSDoc, functions and methods have explicit return types, and the
+ *    public API names no private type of ours. References to the types of npm
+ *    dependencies (valibot's `GenericSchema`, ...) are not ours to make public
+ *    and are left out.
+ *
+ * Exits 1 and lists the problems when either finds one.
+ *
+ * Requires --allow-read, --allow-run=deno.
+ *
+ * @example
+ * ```sh
+ * deno run --allow-read --allow-run=deno scripts/check_jsr.ts
+ * ```
+ *
+ * @module
+ */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+async function deno(args: string[]): Promise<{ code: number; output: string }> {
+  const out = await new Deno.Command("deno", {
+    args,
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, output: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
+}
+
+/** One `deno doc --lint` diagnostic. */
+export interface DocLintProblem {
+  /** The rule, e.g. `missing-jsdoc`. */
+  rule: string;
+  /** The first line of the message. */
+  message: string;
+  /** `file:line:column` of the symbol. */
+  location: string;
+}
+
+/** Splits `deno doc --lint` output (without colours) into its diagnostics. */
+export function parseDocLint(output: string): DocLintProblem[] {
+  const problems: DocLintProblem[] = [];
+  const lines = output.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^error\[([a-z-]+)\]: (.*)$/.exec(lines[i]);
+    if (!head) continue;
+    const location = lines.slice(i + 1, i + 4).map((l) => /-->\s+(\S+)/.exec(l)?.[1]).find(Boolean) ?? "";
+    problems.push({ rule: head[1], message: head[2], location: location.replace(`${root}${path.sep}`, "") });
+  }
+  return problems;
+}
+
+async function declaredTypeNames(): Promise<Set<string>> {
+  const names = new Set<string>();
+  const visit = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!["node_modules", "npm", "tests", "bench", "scripts"].includes(entry.name) && !entry.name.startsWith(".")) {
+          await visit(full);
+        }
+      } else if (entry.name.endsWith(".ts")) {
+        const text = await readFile(full, "utf8");
+        for (const m of text.matchAll(/\b(?:interface|type|class|enum)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+      }
+    }
+  };
+  await visit(root);
+  return names;
+}
+
+async function main(): Promise<number> {
+  let failed = false;
+  const publish = await deno(["publish", "--dry-run", "--allow-dirty"]);
+  if (publish.code === 0) {
+    console.log("deno publish --dry-run: ok (no slow types)");
+  } else {
+    failed = true;
+    console.log(`deno publish --dry-run failed:\n${publish.output}`);
+  }
+
+  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8"));
+  const entries = typeof config.exports === "string" ? [config.exports] : Object.values(config.exports ?? {});
+  const lint = await deno(["doc", "--lint", ...(entries as string[])]);
+  const ours = await declaredTypeNames();
+  const problems = parseDocLint(lint.output).filter((p) => {
+    if (p.rule !== "private-type-ref") return true;
+    const referenced = /references private type '([^']+)'/.exec(p.message)?.[1];
+    return referenced !== undefined && ours.has(referenced);
+  });
+  if (problems.length === 0 && (lint.code === 0 || parseDocLint(lint.output).length > 0)) {
+    console.log(`deno doc --lint ${entries.join(" ")}: ok`);
+  } else {
+    failed = true;
+    console.log(`deno doc --lint found ${problems.length || "unparsed"} problems in the exported API:`);
+    for (const p of problems) console.log(`  ${p.location}  [${p.rule}] ${p.message}`);
+    if (problems.length === 0) console.log(lint.output);
+  }
+  return failed ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main());
