@@ -88,6 +88,18 @@ export function nodeFlag(
   }
 }
 
+/**
+ * The flag that opens `permission` for `target` on the running runtime: Node's
+ * under Node's permission model, Deno's otherwise. For messages written where a
+ * runtime refused an operation, so that a Node user is not told a Deno flag.
+ */
+export function runtimeFlag(
+  permission: "read" | "write" | "run",
+  target?: string,
+): string {
+  return runtimeFenceKind() === "node" ? nodeFlag(permission, target)! : denoFlag(permission, target);
+}
+
 function nodeScope(permission: RuntimePermission): string | undefined {
   switch (permission) {
     case "read":

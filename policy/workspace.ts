@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
-import { isRuntimePermissionError } from "./_runtime_permissions.ts";
+import { isRuntimePermissionError, runtimeFlag } from "./_runtime_permissions.ts";
 
 /** Where a resolved path lies. */
 export interface ResolvedPath {
@@ -137,14 +137,15 @@ export class Workspace {
         created = await fsp.mkdtemp(path.join(this.#tempParent, "toolfence-"));
       } catch (error) {
         if (!isRuntimePermissionError(error)) throw error;
+        const flag = runtimeFlag("write", this.#tempParent);
         throw new ToolError(
-          `The runtime does not grant write access to ${this.#tempParent}, where the session temp dir is made: it needs --allow-write=${this.#tempParent}`,
+          `The runtime does not grant write access to ${this.#tempParent}, where the session temp dir is made: it needs ${flag}`,
           {
             code: "fence_denied",
             kind: "policy",
             recoverable: false,
             recoveryHint: "Work in the workspace instead of the temp dir.",
-            details: { permission: "write", target: this.#tempParent, flag: `--allow-write=${this.#tempParent}` },
+            details: { permission: "write", target: this.#tempParent, flag },
             cause: error,
           },
         );
@@ -367,14 +368,15 @@ export class Workspace {
   #lookupError(input: string, at: string, error: unknown): ToolError {
     if (isRuntimePermissionError(error)) {
       if (this.#areaOf(at) === undefined) return this.#outside(input, at);
+      const flag = runtimeFlag("read", at);
       return new ToolError(
-        `The runtime does not grant read access to ${at}: it needs --allow-read=${at}`,
+        `The runtime does not grant read access to ${at}: it needs ${flag}`,
         {
           code: "fence_denied",
           kind: "policy",
           recoverable: false,
           recoveryHint: `Ask the user to allow reading ${at}.`,
-          details: { path: input, at, permission: "read", flag: `--allow-read=${at}` },
+          details: { path: input, at, permission: "read", flag },
           cause: error,
         },
       );
