@@ -5,7 +5,7 @@
  * @module
  */
 
-import { open, readFile, stat } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import type { ArtifactStore } from "../../core/artifacts.ts";
 import { capText } from "../../core/executor.ts";
 
@@ -32,10 +32,11 @@ export async function readStreamForResult(
   artifacts: ArtifactStore,
   summary: string,
 ): Promise<CappedStream> {
-  const bytes = (await stat(file)).size;
   // The artifact store takes whole values, so a long stream is read once here;
   // while the command ran it only ever lived in the file.
-  const text = decoder.decode(await readFile(file));
+  const content = await readFile(file);
+  const bytes = content.byteLength;
+  const text = decoder.decode(content);
   if (text.length <= cap) return { text, bytes, truncated: false };
   const ref = await artifacts.put(text, { summary: `${summary}, ${bytes} bytes` });
   return { text: capText(text, cap, ref).text, bytes, truncated: true };

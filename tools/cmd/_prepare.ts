@@ -97,9 +97,20 @@ export async function startCommand(
   }
 }
 
+const shells = new Map<string, string>();
+
 // bash when it is on the PATH the command gets, else the POSIX shell. Under a
 // fence that hides the folders, the name is left for the runtime to find.
 async function findShell(searchPath: string | undefined): Promise<string> {
+  const key = searchPath ?? "";
+  const known = shells.get(key);
+  if (known) return known;
+  const found = await searchShell(searchPath);
+  shells.set(key, found);
+  return found;
+}
+
+async function searchShell(searchPath: string | undefined): Promise<string> {
   let hidden = false;
   for (const dir of (searchPath ?? "").split(":")) {
     if (!path.isAbsolute(dir)) continue;

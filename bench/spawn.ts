@@ -1,0 +1,90 @@
+/**
+ * What the `bash` tool adds to starting a process: the same short command run
+ * by a bare `node:child_process` spawn, a bare `Deno.Command`, a bare spawn of
+ * the bubblewrap-wrapped argv, and through `toolbox.call("bash")` with the
+ * sandbox off and on, in interleaved rounds of one run. The command analysis
+ * alone, and a bare spawn into its own process group (as the tool does, so
+ * that it can kill the whole group), are timed too, to show where the tool's
+ * overhead goes.
+ *
+ * Run: deno run -A bench/spawn.ts
+ *
+ * @module
+ */
+
+import { spawn } from "node:child_process";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Session, ToolBox } from "../core/mod.ts";
+import { authorizeCommand } from "../policy/authorize_command.ts";
+import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
+import { PolicyState } from "../policy/state.ts";
+import { denyAllHost } from "../policy/hosts.ts";
+import { cmdTools } from "../tools/cmd/mod.ts";
+import { comparePerCall, printRatios } from "./_measure.ts";
+
+const COMMAND = "echo hello";
+const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-")));
+const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8" };
+
+function nodeSpawn(argv: string[], detached = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd: dir, env, detached, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => out += chunk);
+    child.once("error", reject);
+    child.once("close", () => resolve(out));
+  });
+}
+
+async function denoCommand(argv: string[]): Promise<string> {
+  const out = await new Deno.Command(argv[0], { args: argv.slice(1), cwd: dir, env, clearEnv: true }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
+const box = new ToolBox().register(...cmdTools());
+const plain = new Session({ workspace: dir, sandbox: "off", host: denyAllHost() });
+const sandboxed = new Session({ workspace: dir, sandbox: "auto", host: denyAllHost() });
+const state = new PolicyState();
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const wrapped = (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto" })).argv;
+
+async function viaTool(session: Session): Promise<void> {
+  const result = await box.call(session, "bash", { command: COMMAND });
+  if ((result.output as { stdout?: string })?.stdout !== "hello\n") throw new Error(JSON.stringify(result));
+}
+
+const candidates: [string, () => unknown][] = [
+  ["node:child_process spawn", () => nodeSpawn(["bash", "-c", COMMAND])],
+  ["Deno.Command", () => denoCommand(["bash", "-c", COMMAND])],
+  ["node spawn, own process group", () => nodeSpawn(["bash", "-c", COMMAND], true)],
+  ["command analysis only", () => authorizeCommand({ state, asker: denyAllHost() }, COMMAND)],
+  ["bash tool, sandbox off", () => viaTool(plain)],
+];
+if (hasBwrap) {
+  candidates.push(["bwrap + spawn", () => nodeSpawn(wrapped)]);
+  candidates.push(["bash tool, bubblewrap", () => viaTool(sandboxed)]);
+} else {
+  console.log("bubblewrap is unavailable here: the sandboxed rows are left out");
+}
+
+const rows = await comparePerCall(candidates, { rounds: 11, iterations: 20 });
+const ms = rows.map(([name, micros]) => [name, micros / 1000] as [string, number]);
+printRatios(`\`${COMMAND}\` from start to output (median ms per run)`, ms, "ms", "node:child_process spawn");
+const by = Object.fromEntries(ms);
+console.log(
+  `  tool overhead, sandbox off: +${(by["bash tool, sandbox off"] - by["node:child_process spawn"]).toFixed(2)} ms, ` +
+    `of which a process group of its own: +${
+      (by["node spawn, own process group"] - by["node:child_process spawn"]).toFixed(2)
+    } ms`,
+);
+if (hasBwrap) {
+  console.log(
+    `  tool overhead, bubblewrap:  +${(by["bash tool, bubblewrap"] - by["bwrap + spawn"]).toFixed(2)} ms ` +
+      `(bubblewrap itself: +${(by["bwrap + spawn"] - by["node:child_process spawn"]).toFixed(2)} ms)`,
+  );
+}
+await plain.close();
+await sandboxed.close();
+await rm(dir, { recursive: true, force: true });
