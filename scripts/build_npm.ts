@@ -7,13 +7,16 @@
  *    `adapters/`) and every test under `tests/` to ESM `.js` + `.d.ts` with the
  *    TypeScript compiler API, relative `.ts` imports rewritten to `.js`, bare
  *    specifiers kept; type errors under Node's module rules fail the build;
- * 2. copy the files the compiler does not emit (fixtures, assets), README.md
- *    and LICENSE;
+ * 2. copy the source tree beside the output (assets, fixtures, and the `.ts`
+ *    files that tests start with `deno run`), README.md and LICENSE; the
+ *    package's `files` globs take only the built kinds and assets;
  * 3. write package.json: version and dependency versions from deno.json,
  *    `exports` with types conditions, the `toolfence` bin, `engines`;
  * 4. `npm install` inside `npm/` (scripts off, as under Deno);
  * 5. run the whole suite with `node --test` against the built files
- *    (`npm/tests/` imports `npm/core/...`), printing node's TAP summary;
+ *    (`npm/tests/` imports `npm/core/...`): top-level results and skips as
+ *    they come, then what failed and node's TAP counts (`# pass N`, which
+ *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
  * 6. `npm pack`, install the tarball into a consumer project in a temp
  *    folder, type-check it with `tsc --module nodenext --strict` and run it.
  *
@@ -34,7 +37,7 @@ import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { compile, type EmittedFile, importedSpecifiers } from "./_npm_compile.ts";
+import { compile, importedSpecifiers } from "./_npm_compile.ts";
 import {
   type DenoConfig,
   dependencyVersion,
@@ -47,6 +50,7 @@ import {
   subpathExports,
 } from "./_npm_package.ts";
 import { consumerManifest, consumerSource, consumerTsconfig } from "./_npm_consumer.ts";
+import { failureDetails, isHeadline, tapCounts } from "./_tap.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
@@ -84,28 +88,35 @@ function done(started: number): void {
   console.log(`   (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }
 
-/** Runs a program, its output shown; resolves with the exit code and, with `capture`, the stdout text. */
+/**
+ * Runs a program and resolves with its exit code. Its output is shown, unless
+ * `onLine` is given: then stdout is collected and each line handed to it.
+ */
 async function run(
   program: string,
   args: string[],
   cwd: string,
-  capture = false,
+  onLine?: (line: string) => void,
 ): Promise<{ code: number; stdout: string }> {
   const child = new Deno.Command(program, {
     args,
     cwd,
     stdin: "null",
-    stdout: capture ? "piped" : "inherit",
+    stdout: onLine ? "piped" : "inherit",
     stderr: "inherit",
   }).spawn();
   let stdout = "";
-  if (capture) {
+  if (onLine) {
     const decoder = new TextDecoder();
+    let pending = "";
     for await (const chunk of child.stdout) {
       const text = decoder.decode(chunk, { stream: true });
       stdout += text;
-      await Deno.stdout.write(chunk);
+      const lines = (pending + text).split("\n");
+      pending = lines.pop() ?? "";
+      lines.forEach(onLine);
     }
+    if (pending) onLine(pending);
   }
   const status = await child.status;
   return { code: status.code, stdout };
@@ -122,6 +133,9 @@ function mcpModule(): string | undefined {
   return ["adapters/mcp/mod.ts", "adapters/mcp.ts"].find((f) => existsSync(path.join(root, f)))
     ?.replace(/^/, "./");
 }
+
+/** The whole TAP output of the Node run, in npm/ (outside the package's `files`). */
+const TAP_FILE = "node-test-results.tap";
 
 /** Where the `toolfence` bin goes in the package. */
 const binFile = "bin/toolfence.js";
@@ -176,12 +190,6 @@ function packageFiles(builtOrAssets: readonly string[]): string[] {
   return [...entries];
 }
 
-/** Node's TAP summary, e.g. `# pass 12`. */
-function tapCount(output: string, name: string): number {
-  const match = new RegExp(`^# ${name} (\\d+)$`, "m").exec(output);
-  return match ? Number(match[1]) : 0;
-}
-
 async function main(args: string[]): Promise<number> {
   const wantTests = !args.includes("--no-tests");
   const wantConsumer = !args.includes("--no-consumer");
@@ -207,9 +215,10 @@ async function main(args: string[]): Promise<number> {
     isBareSpecifier,
   );
   if (result.diagnostics) console.log(result.diagnostics);
-  const isTestOutput = (e: EmittedFile) => e.source.startsWith(testsDir + path.sep);
-  const library = result.emitted.filter((e) => !isTestOutput(e));
-  const tests = result.emitted.filter(isTestOutput);
+  // What the tests pull in from elsewhere (e.g. scripts/) is built for them, not part of the library.
+  const librarySet = new Set(librarySources);
+  const library = result.emitted.filter((e) => librarySet.has(e.source));
+  const tests = result.emitted.filter((e) => !librarySet.has(e.source));
   console.log(`   ${library.length} library files and ${tests.length} test files emitted`);
   if (result.errorCount > 0) {
     console.log(`   ${result.errorCount} type errors under Node's module rules`);
@@ -293,15 +302,21 @@ async function main(args: string[]): Promise<number> {
     started = step("Running the test suite under node --test against the build");
     const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
       .map((e) => path.relative(outDir, e.path)).sort();
+    // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
     const node = await run(
       "node",
       ["--test", "--test-reporter=tap", `--test-concurrency=${Math.max(2, os.availableParallelism())}`, ...testFiles],
       outDir,
-      true,
+      (line) => isHeadline(line) && console.log(line),
     );
-    const summary = ["tests", "pass", "fail", "skipped", "todo", "cancelled"]
-      .map((n) => `${n} ${tapCount(node.stdout, n)}`).join(", ");
-    console.log(`   node --test: ${summary}`);
+    await writeFile(path.join(outDir, TAP_FILE), node.stdout);
+    const failed = failureDetails(node.stdout);
+    if (failed.length > 0) console.log(`\nFailed under Node:\n${failed.join("\n")}`);
+    const counts = tapCounts(node.stdout);
+    console.log(
+      `   node --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.skipped} skipped, ` +
+        `${counts.cancelled} cancelled of ${counts.tests} (whole TAP in npm/${TAP_FILE})`,
+    );
     if (node.code !== 0) failures++;
     done(started);
   }
@@ -310,7 +325,7 @@ async function main(args: string[]): Promise<number> {
     started = step("Consumer project: npm pack, install, tsc --module nodenext --strict, run");
     const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
     try {
-      const pack = await run("npm", ["pack", "--silent", "--pack-destination", consumer], outDir, true);
+      const pack = await run("npm", ["pack", "--silent", "--pack-destination", consumer], outDir, () => {});
       const tarball = pack.stdout.trim().split("\n").pop() ?? "";
       // The consumer depends on what it imports, at deno.json's versions, like a user following the README.
       const consumerDependencies: Record<string, string> = {};

@@ -71,7 +71,12 @@ async function declaredTypeNames(): Promise<Set<string>> {
         }
       } else if (entry.name.endsWith(".ts")) {
         const text = await readFile(full, "utf8");
-        for (const m of text.matchAll(/\b(?:interface|type|class|enum)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+        // Declarations only: `type X` inside an import list names someone else's type.
+        const declarations = [
+          /^\s*(?:export\s+)?(?:declare\s+)?(?:abstract\s+)?(?:interface|class|enum)\s+([A-Za-z_$][\w$]*)/gm,
+          /^\s*(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*(?:<[^=]*>)?\s*=/gm,
+        ];
+        for (const pattern of declarations) for (const m of text.matchAll(pattern)) names.add(m[1]);
       }
     }
   };
