@@ -38,18 +38,17 @@ export const INHERITED_VARIABLES: readonly string[] = Object.freeze([
 
 // Variables that make an otherwise harmless program load or run other code: the
 // dynamic loader, shell start-up and function import, the program search path,
-// the places git, less and friends read configuration (and commands) from, and
-// interpreter options. The allowlist of the command analysis judges the command
-// text only, so letting the model set these would reach around it.
+// the places git, less, vim, rg, tar, OpenSSL and friends read configuration
+// (and so commands) from, and interpreter options. The command analysis judges
+// the command text only, so letting the model set these would reach around it.
+// Any other variable is shown to the analysis as an assignment before the
+// command (see `envAssignments`), which asks like `FOO=1 ls` does.
 const FORBIDDEN_NAMES = new Set([
   "PATH",
   "HOME",
-  "XDG_CONFIG_HOME",
-  "XDG_CONFIG_DIRS",
-  "XDG_DATA_HOME",
-  "XDG_DATA_DIRS",
   "BASH_ENV",
   "ENV",
+  "ZDOTDIR",
   "SHELLOPTS",
   "BASHOPTS",
   "PS4",
@@ -58,8 +57,6 @@ const FORBIDDEN_NAMES = new Set([
   "CDPATH",
   "GLOBIGNORE",
   "EXECIGNORE",
-  "BASH_XTRACEFD",
-  "BASH_LOADABLES_PATH",
   "INPUTRC",
   "SHELL",
   "EDITOR",
@@ -68,52 +65,54 @@ const FORBIDDEN_NAMES = new Set([
   "MANPAGER",
   "MANOPT",
   "BROWSER",
+  "LESS",
   "LESSOPEN",
   "LESSCLOSE",
   "LESSKEY",
+  "EXINIT",
+  "VIMINIT",
+  "GVIMINIT",
+  "MYVIMRC",
+  "RIPGREP_CONFIG_PATH",
+  "TAR_OPTIONS",
+  "CURL_HOME",
+  "WGETRC",
   "GCONV_PATH",
   "LOCPATH",
   "NLSPATH",
   "HOSTALIASES",
   "RESOLV_HOST_CONF",
-  "MALLOC_CHECK_",
-  "NODE_OPTIONS",
-  "NODE_PATH",
-  "NODE_REPL_EXTERNAL_MODULE",
-  "PYTHONPATH",
-  "PYTHONSTARTUP",
-  "PYTHONHOME",
-  "PYTHONINSPECT",
-  "PYTHONUSERBASE",
-  "PERL5OPT",
-  "PERL5LIB",
-  "PERLLIB",
-  "PERL5DB",
-  "RUBYOPT",
-  "RUBYLIB",
-  "JAVA_TOOL_OPTIONS",
-  "_JAVA_OPTIONS",
-  "JDK_JAVA_OPTIONS",
+  "SSLKEYLOGFILE",
   "CLASSPATH",
+  "PHPRC",
   "TMPDIR",
   "SSH_AUTH_SOCK",
   "SSH_ASKPASS",
   "SUDO_ASKPASS",
-  "DENO_DIR",
 ]);
 const FORBIDDEN_PREFIXES = [
   "LD_",
   "DYLD_",
-  "BASH_FUNC_",
+  "BASH_",
   "GIT_",
+  "XDG_",
   "GLIBC_",
   "MALLOC_",
+  "OPENSSL_",
+  "NODE_",
   "NPM_CONFIG_",
   "YARN_",
-  "PIP_",
+  "BUN_",
   "DENO_",
-  "PERL_",
+  "PIP_",
   "PYTHON",
+  "PERL",
+  "RUBY",
+  "LUA_",
+  "PHP_",
+  "JAVA_",
+  "_JAVA_",
+  "JDK_",
 ];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -126,6 +125,14 @@ export function forbiddenVariableReason(name: string): string | undefined {
     return "it changes which programs, libraries or configuration a command loads";
   }
   return undefined;
+}
+
+/**
+ * The model's variables as shell assignments (`NAME='value' `), to put before
+ * the command text that the command analysis judges; empty without variables.
+ */
+export function envAssignments(extra: Readonly<Record<string, string>> = {}): string {
+  return Object.entries(extra).map(([name, value]) => `${name}='${value.replaceAll("'", "'\\''")}' `).join("");
 }
 
 /**

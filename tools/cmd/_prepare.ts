@@ -13,7 +13,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { requireFence } from "../../policy/fence.ts";
 import { sandboxArgv } from "../../policy/sandbox.ts";
-import { commandEnvironment } from "./_env.ts";
+import { commandEnvironment, envAssignments } from "./_env.ts";
 import { type GroupProcess, spawnGroup } from "./_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
 
@@ -69,7 +69,8 @@ export async function startCommand(
       details: { cwd },
     });
   }
-  await ctx.policy.authorizeCommand(request.command, ctx.signal);
+  // Variables from the model are judged as assignments before the command.
+  await ctx.policy.authorizeCommand(envAssignments(request.env) + request.command, ctx.signal);
   const shell = await findShell(env.PATH);
   const wrapped = await sandboxArgv([shell, "-c", request.command], {
     workdir: cwd,

@@ -7,6 +7,7 @@
  * @module
  */
 
+import process from "node:process";
 import type { AnyTool } from "../../core/tool.ts";
 import { bashTool } from "./bash.ts";
 import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitTool } from "./background.ts";
@@ -15,7 +16,8 @@ export * from "./bash.ts";
 export * from "./background.ts";
 
 /**
- * The tools of the `cmd` group.
+ * The tools of the `cmd` group; none on Windows, where there is no bash and
+ * no POSIX process groups to kill a command with its children.
  *
  * @example
  * ```ts
@@ -26,5 +28,6 @@ export * from "./background.ts";
  * ```
  */
 export function cmdTools(): AnyTool[] {
+  if (process.platform === "win32") return [];
   return [bashTool, bashBackgroundTool, bashReadTool, bashWaitTool, bashListTool, bashStopTool];
 }

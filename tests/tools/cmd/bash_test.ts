@@ -93,7 +93,19 @@ describe("bash", () => {
         assert.match(out.stdout, /^GREETING=hi there$/m);
         assert.match(out.stdout, /^PATH=/m);
         assert.match(out.stdout, new RegExp(`^TMPDIR=${await session.workspace.tempDir()}$`, "m"));
-        for (const name of ["LD_PRELOAD", "PATH", "BASH_ENV", "GIT_SSH_COMMAND", "BASH_FUNC_ls%%", "NODE_OPTIONS"]) {
+        for (
+          const name of [
+            "LD_PRELOAD",
+            "PATH",
+            "BASH_ENV",
+            "GIT_SSH_COMMAND",
+            "BASH_FUNC_ls%%",
+            "NODE_OPTIONS",
+            "RIPGREP_CONFIG_PATH",
+            "OPENSSL_CONF",
+            "ld_preload",
+          ]
+        ) {
           const refused = await box.call(session, "bash", { command: "env", env: { [name]: "x" } });
           assert.ok(
             refused.errorCode === "forbidden_env" || refused.errorCode === "invalid_arguments",
@@ -105,6 +117,16 @@ describe("bash", () => {
       delete process.env.TOOLFENCE_TEST_SECRET;
       delete process.env.LD_LIBRARY_PATH;
     }
+  });
+
+  test("variables passed in env are judged like assignments before the command", async () => {
+    await withSession(async (session) => {
+      const allowed = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hi" }));
+      assert.equal(allowed.stdout, "hi\n");
+      const withEnv = await box.call(session, "bash", { command: "echo hi", env: { GREETING: "it's me" } });
+      assert.equal(withEnv.errorCode, "permission_denied");
+      assert.match(withEnv.error!, /GREETING='it'\\''s me' echo hi/);
+    }, { host: denyAllHost() });
   });
 
   test("a command that outlives its timeout is killed with its children (by pid)", async () => {
