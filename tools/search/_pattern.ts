@@ -58,6 +58,20 @@ interface Piece {
 interface Parsed extends Piece {
   /** Contains a repetition with no small upper bound. */
   repeats: boolean;
+  /** Contains an alternation whose branches may match the same text, like (a|ab). */
+  ambiguous?: boolean;
+  /** The exact text it always matches, when it is plain text. */
+  text?: string;
+  /** The character every match starts with, when known. */
+  first?: string;
+}
+
+// Whether two branches of an alternation might match at the same place: then
+// repeating the alternation lets a backtracking engine try exponentially many
+// ways. Unknown counts as overlapping.
+function overlap(a: Parsed, b: Parsed): boolean {
+  if (a.text !== undefined && b.text !== undefined) return a.text.startsWith(b.text) || b.text.startsWith(a.text);
+  return a.first === undefined || b.first === undefined || a.first === b.first;
 }
 
 function hex(cp: number): string {
@@ -76,8 +90,15 @@ function literal(cp: number): Piece {
 class Parser {
   readonly cps: number[];
   i = 0;
-  constructor(readonly source: string) {
+  constructor(readonly source: string, readonly caseSensitive: boolean) {
     this.cps = Array.from(source, (c) => c.codePointAt(0)!);
+  }
+
+  // A single literal character as parsed.
+  char(cp: number): Parsed {
+    const ch = String.fromCodePoint(cp);
+    const folded = this.caseSensitive ? ch : ch.toLowerCase();
+    return { ...literal(cp), repeats: false, text: folded, first: folded };
   }
 
   fail(message: string, at = this.i): never {
@@ -95,16 +116,19 @@ class Parser {
       this.i++;
       branches.push(this.sequence(depth));
     }
+    if (branches.length === 1) return branches[0];
+    const ambiguous = branches.some((b, i) => b.ambiguous || branches.slice(0, i).some((a) => overlap(a, b)));
     return {
       js: branches.map((b) => b.js).join("|"),
       rust: branches.map((b) => b.rust).join("|"),
       repeats: branches.some((b) => b.repeats),
+      ambiguous,
     };
   }
 
   sequence(depth: number): Parsed {
-    const out: Parsed = { js: "", rust: "", repeats: false };
-    for (;;) {
+    const out: Parsed = { js: "", rust: "", repeats: false, text: "" };
+    for (let index = 0;; index++) {
       const ch = this.peek();
       if (ch === undefined || ch === "|" || (ch === ")" && depth > 0)) return out;
       const start = this.i;
@@ -113,6 +137,9 @@ class Parser {
       out.js += quantified.js;
       out.rust += quantified.rust;
       out.repeats ||= quantified.repeats;
+      out.ambiguous ||= quantified.ambiguous;
+      out.text = out.text !== undefined && quantified.text !== undefined ? out.text + quantified.text : undefined;
+      if (index === 0) out.first = quantified.first;
     }
   }
 
@@ -145,7 +172,7 @@ class Parser {
       case "\\":
         return this.escape(false);
       default:
-        return { ...literal(this.cps[this.i - 1]), repeats: false };
+        return this.char(this.cps[this.i - 1]);
     }
   }
 
@@ -167,7 +194,7 @@ class Parser {
     const inner = this.alternation(depth + 1);
     if (this.peek() !== ")") this.fail("unclosed (", open);
     this.i++;
-    return { js: `(?:${inner.js})`, rust: `(?:${inner.rust})`, repeats: inner.repeats };
+    return { ...inner, js: `(?:${inner.js})`, rust: `(?:${inner.rust})` };
   }
 
   // Index into the UTF-16 source of code point index `cp`.
@@ -203,13 +230,20 @@ class Parser {
     if (unbounded && atom.repeats) {
       this.fail("nested repetition such as (a+)+ can take exponential time; simplify the pattern", start);
     }
+    if (unbounded && atom.ambiguous) {
+      this.fail(
+        "repeating alternatives that can match the same text, such as (a|ab)*, can take exponential time; " +
+          "make the alternatives start differently",
+        start,
+      );
+    }
     if (this.peek() === "?") {
       this.i++;
       js += "?";
     } else if (this.peek() === "+") this.fail("possessive quantifiers such as a++ are not supported");
     const next = this.peek();
     if (next === "*" || next === "+" || next === "?" || next === "{") this.fail("a repetition cannot be repeated");
-    return { js: atom.js + js, rust: atom.rust + js, repeats: atom.repeats || unbounded };
+    return { js: atom.js + js, rust: atom.rust + js, repeats: atom.repeats || unbounded, ambiguous: atom.ambiguous };
   }
 
   // After a backslash. Returns the escape's meaning outside a class, or (with
@@ -223,7 +257,7 @@ class Parser {
       const [js, rustOut, rustIn] = CLASS_ESCAPES[ch];
       return { js, rust: inClass ? rustIn : rustOut, repeats: false };
     }
-    const single = (cp: number) => ({ ...literal(cp), repeats: false, cp });
+    const single = (cp: number) => ({ ...this.char(cp), cp });
     switch (ch) {
       case "b":
       case "B":
@@ -333,7 +367,7 @@ export function compilePattern(pattern: string, options: PatternOptions): Compil
   let piece: Piece;
   try {
     if (options.regex) {
-      const parser = new Parser(pattern);
+      const parser = new Parser(pattern, options.caseSensitive);
       piece = parser.alternation(0);
       if (parser.i < parser.cps.length) parser.fail("unmatched )");
     } else {

@@ -4,21 +4,11 @@
 // itself, so both engines produce lines the same way.
 
 import { spawn } from "node:child_process";
-import fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
+import { type Fence, runtimeFence } from "../../policy/fence.ts";
 
 const FALLBACK_PLACES = ["/usr/bin/rg", "/usr/local/bin/rg", "/opt/homebrew/bin/rg", "/bin/rg"];
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await fsp.access(file, fs.constants.X_OK);
-    return (await fsp.stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 async function candidates(): Promise<string[]> {
   const found: string[] = [];
@@ -35,28 +25,35 @@ async function candidates(): Promise<string[]> {
   } catch {
     // no --allow-env for PATH
   }
-  return [...found, ...FALLBACK_PLACES];
+  return [...new Set([...found, ...FALLBACK_PLACES])];
 }
 
-let located: Promise<string | undefined> | undefined;
+// Candidates that were tried: whether each ran and is recent enough.
+const verified = new Map<string, Promise<boolean>>();
+
+function verify(file: string): Promise<boolean> {
+  let answer = verified.get(file);
+  if (!answer) {
+    answer = run(file, ["--version"], undefined, undefined, new AbortController().signal).then(
+      (result) => Number(/ripgrep (\d+)\./.exec(result.stdout.toString())?.[1]) >= 11,
+      () => false,
+    );
+    verified.set(file, answer);
+  }
+  return answer;
+}
 
 /**
- * The path of a usable ripgrep (11 or newer, for `--no-require-git`), found
- * once per process; undefined when there is none or it cannot be started.
+ * The first ripgrep (11 or newer, for `--no-require-git`) that `fence` lets
+ * run and that starts; undefined when there is none. Candidates the fence
+ * closes are never started, so no runtime permission prompt can appear.
  */
-export function findRipgrep(): Promise<string | undefined> {
-  located ??= (async () => {
-    for (const file of await candidates()) {
-      if (!(await isExecutable(file))) continue;
-      const version = await run(file, ["--version"], undefined, undefined, new AbortController().signal).catch(() =>
-        null
-      );
-      const major = Number(/ripgrep (\d+)\./.exec(version?.stdout.toString() ?? "")?.[1]);
-      if (major >= 11) return file;
-    }
-    return undefined;
-  })();
-  return located;
+export async function findRipgrep(fence: Fence = runtimeFence): Promise<string | undefined> {
+  for (const file of await candidates()) {
+    if (!path.isAbsolute(file) || !fence.query("run", file).allowed) continue;
+    if (await verify(file)) return file;
+  }
+  return undefined;
 }
 
 interface RunResult {

@@ -188,17 +188,19 @@ async function ripgrepCandidates(
 async function chooseEngine(ctx: ToolContext, options: GrepToolOptions): Promise<string | undefined> {
   const wanted = options.engine ?? "auto";
   if (wanted === "builtin") return undefined;
-  const rg = options.ripgrepPath ?? await findRipgrep();
-  if (rg === undefined) {
-    if (wanted === "auto") return undefined;
-    throw new ToolError("ripgrep was asked for but none was found", {
+  if (options.ripgrepPath !== undefined) {
+    if (wanted === "ripgrep") requireFence(ctx.policy.fence, "run", options.ripgrepPath);
+    return ctx.policy.fence.query("run", options.ripgrepPath).allowed ? options.ripgrepPath : undefined;
+  }
+  const rg = await findRipgrep(ctx.policy.fence);
+  if (rg === undefined && wanted === "ripgrep") {
+    throw new ToolError("ripgrep was asked for, but none was found that the runtime allows to run", {
       code: "engine_unavailable",
       recoverable: false,
+      recoveryHint: "Use the default engine, or allow running rg (--allow-run).",
       details: { engine: wanted },
     });
   }
-  if (wanted === "ripgrep") requireFence(ctx.policy.fence, "run", rg);
-  else if (!ctx.policy.fence.query("run", rg).allowed) return undefined;
   return rg;
 }
 
