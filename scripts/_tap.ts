@@ -41,6 +41,14 @@ export function tapCounts(tap: string): TapCounts {
 }
 
 /**
+ * The skipped tests and suites with their reasons. Node's `# skipped` count
+ * leaves out the tests of a skipped suite, so the lines are counted here.
+ */
+export function skipped(tap: string): string[] {
+  return tap.split("\n").filter((line) => /^\s*ok \d+ - .*# SKIP/.test(line)).map((line) => line.trim());
+}
+
+/**
  * Every failed test (the innermost `not ok` lines, not the suites that fail
  * because of them) with its YAML block: the error, the expected and actual
  * values and the stack.

@@ -50,7 +50,7 @@ import {
   subpathExports,
 } from "./_npm_package.ts";
 import { consumerManifest, consumerSource, consumerTsconfig } from "./_npm_consumer.ts";
-import { failureDetails, isHeadline, tapCounts } from "./_tap.ts";
+import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
@@ -314,8 +314,8 @@ async function main(args: string[]): Promise<number> {
     if (failed.length > 0) console.log(`\nFailed under Node:\n${failed.join("\n")}`);
     const counts = tapCounts(node.stdout);
     console.log(
-      `   node --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.skipped} skipped, ` +
-        `${counts.cancelled} cancelled of ${counts.tests} (whole TAP in npm/${TAP_FILE})`,
+      `   node --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ${counts.tests}; ` +
+        `${skipped(node.stdout).length} tests or suites skipped (whole TAP in npm/${TAP_FILE})`,
     );
     if (node.code !== 0) failures++;
     done(started);

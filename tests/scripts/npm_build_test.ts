@@ -14,7 +14,7 @@ import {
   resolveBare,
   subpathExports,
 } from "../../scripts/_npm_package.ts";
-import { failureDetails, isHeadline, tapCounts } from "../../scripts/_tap.ts";
+import { failureDetails, isHeadline, skipped, tapCounts } from "../../scripts/_tap.ts";
 
 const imports = {
   valibot: "npm:valibot@1.5.0",
@@ -195,6 +195,7 @@ not ok 1 - suite
 
   test("the counts, the failing test (not its suite) with its error, and the lines shown live", () => {
     assert.deepEqual(tapCounts(tap), { tests: 3, pass: 1, fail: 1, skipped: 1, todo: 0, cancelled: 0 });
+    assert.deepEqual(skipped(tap), ["ok 3 - skipped # SKIP needs Deno: spawns deno"]);
     const failures = failureDetails(tap);
     assert.equal(failures.length, 1);
     assert.match(failures[0], /not ok 2 - fails[\s\S]*error: 'boom'/);
