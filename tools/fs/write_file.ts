@@ -41,7 +41,8 @@ export async function currentSha256(real: string, shown: string): Promise<string
   try {
     await fsp.lstat(real);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw fileOpError(error, shown, real, "reading");
   }
   const { handle } = await openRegularFile(real, shown, "Give the path of a file, not a directory.");
