@@ -141,6 +141,7 @@ export function assertToolName(name: unknown): asserts name is string {
 export function tool<S extends ObjectInputSchema, T = unknown>(
   definition: ToolDefinition<S, T>,
 ): Tool<v.InferOutput<S>>;
+/** The function form: the tool is named after `fn`; `options` gives its description and input schema. */
 export function tool<S extends ObjectInputSchema, T = unknown>(
   fn: (args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown,
   options: ToolFunctionOptions<S, T>,
