@@ -11,6 +11,7 @@ import { type ArtifactRef, makeResult, type ToolResult, type ToolResultInit } fr
 import type { AnyTool } from "./tool.ts";
 import { isConcurrencySafe } from "./tool.ts";
 import type { ProgressEvent, ToolContext } from "./context.ts";
+import type { ArtifactStore } from "./artifacts.ts";
 import type { Session } from "./session.ts";
 import type { AfterCallHook, HookSet } from "./hooks.ts";
 import { formatIssues, validateWithJsonSchema, validateWithValibot, type ValidationOutcome } from "./validation.ts";
@@ -102,7 +103,10 @@ class CallContext<T> implements ToolContext<T> {
     readonly value: T,
     readonly signal: AbortSignal,
     private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
+    private readonly produced: ArtifactRef[],
   ) {}
+
+  #artifacts?: ArtifactStore;
 
   get workspace() {
     return this.session.workspace;
@@ -112,8 +116,9 @@ class CallContext<T> implements ToolContext<T> {
     return this.session.policy;
   }
 
-  get artifacts() {
-    return this.session.artifacts;
+  /** The session's store, recording what this call puts so the result can list it. */
+  get artifacts(): ArtifactStore {
+    return this.#artifacts ??= recordingStore(this.session.artifacts, this.produced);
   }
 
   deferImage(image: Uint8Array | string, note?: string): Promise<void> {
@@ -125,6 +130,19 @@ class CallContext<T> implements ToolContext<T> {
     this.onProgress?.(event);
     this.session.emitProgress(event);
   }
+}
+
+function recordingStore(store: ArtifactStore, produced: ArtifactRef[]): ArtifactStore {
+  return {
+    async put(content, info) {
+      const ref = await store.put(content, info);
+      if (!produced.some((p) => p.id === ref.id)) produced.push(ref);
+      return ref;
+    },
+    get: (id) => store.get(id),
+    ref: (id) => store.ref(id),
+    list: () => store.list(),
+  };
 }
 
 /** Why a call was cancelled; carried as the abort reason. */
@@ -292,6 +310,7 @@ export async function executeCall<T>(
   const { callId, signal } = options;
   let attempts = 0;
   const metadata: Record<string, unknown> = {};
+  const produced: ArtifactRef[] = [];
   let validArgs: Record<string, unknown> | undefined;
 
   const finish = (init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> => {
@@ -301,6 +320,7 @@ export async function executeCall<T>(
       attempts,
       metadata,
       ...init,
+      artifacts: produced.length ? [...produced, ...(init.artifacts ?? [])] : init.artifacts,
       latencyMs: performance.now() - started,
     });
     const hooks = hooksOf(env.hooks.after, session.hooks.after);
@@ -387,7 +407,7 @@ export async function executeCall<T>(
 
   const args = validArgs;
   const makeContext = (ctxSignal: AbortSignal, attempt: number): ToolContext<T> =>
-    new CallContext(session, name, callId, attempt, options.context as T, ctxSignal, options.onProgress);
+    new CallContext(session, name, callId, attempt, options.context as T, ctxSignal, options.onProgress, produced);
   const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
   const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
 

@@ -16,6 +16,7 @@ import { PolicyState, type PolicyStateData } from "../policy/state.ts";
 import { Policy } from "../policy/policy.ts";
 import type { Fence } from "../policy/fence.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
+import type { RiskAssessor } from "../policy/risk.ts";
 import { denyAllHost } from "../policy/hosts.ts";
 
 /** Options of a {@linkcode Session}. */
@@ -38,6 +39,8 @@ export interface SessionOptions {
   sandbox?: SandboxMode;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
+  /** Judges shell commands that are not allowlisted; default the rules-based assessor. */
+  assessor?: RiskAssessor;
 }
 
 /**
@@ -94,6 +97,7 @@ export class Session {
       asker: this,
       fence: options.fence,
       sandbox: options.sandbox,
+      assessor: options.assessor,
     });
   }
 

@@ -16,3 +16,4 @@ export * from "./sandbox.ts";
 export * from "./allowlist.ts";
 export * from "./command.ts";
 export * from "./risk.ts";
+export * from "./authorize_command.ts";

@@ -11,6 +11,7 @@ import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
 import type { SandboxMode } from "./sandbox.ts";
 import { authorizeCommand, type CommandAuthorization } from "./authorize_command.ts";
+import type { RiskAssessor } from "./risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -63,6 +64,8 @@ export interface PolicyOptions {
   fence?: Fence;
   /** The OS sandbox mode for shell commands; default `auto`. */
   sandbox?: SandboxMode;
+  /** Judges commands that are not allowlisted; default the rules-based {@linkcode rulesRiskAssessor}. */
+  assessor?: RiskAssessor;
 }
 
 const VERBS: Record<WriteAction, string> = {
@@ -112,12 +115,14 @@ export class Policy {
   /** The OS sandbox mode for shell commands. */
   readonly sandbox: SandboxMode;
   readonly #asker: PolicyAsker;
+  readonly #assessor?: RiskAssessor;
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
     this.workspace = options.workspace;
     this.state = options.state;
     this.#asker = options.asker;
+    this.#assessor = options.assessor;
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
   }
@@ -217,7 +222,7 @@ export class Policy {
     signal?: AbortSignal,
   ): Promise<CommandAuthorization> {
     return authorizeCommand(
-      { state: this.state, asker: this.#asker },
+      { state: this.state, asker: this.#asker, assessor: this.#assessor },
       command,
       signal,
     );

@@ -217,7 +217,8 @@ describe("toolbox.call outcomes", () => {
       assert.ok(seen!.signal instanceof AbortSignal);
       assert.equal(seen!.workspace, session.workspace);
       assert.equal(seen!.policy, session.policy);
-      assert.equal(seen!.artifacts, session.artifacts);
+      const ref = await seen!.artifacts.put("kept by the session");
+      assert.equal(session.artifacts.ref(ref.id), ref, "ctx.artifacts stores into the session's store");
     });
   });
 

@@ -319,3 +319,23 @@ describe("hooks and progress", () => {
     });
   });
 });
+
+test("artifacts a tool stores during a call are listed in its result", async () => {
+  await withSession(async (session) => {
+    const box = new ToolBox().register(tool({
+      name: "report",
+      description: "d",
+      input: empty,
+      run: async (_a, ctx) => {
+        const ref = await ctx.artifacts.put("full report", { summary: "the report" });
+        await ctx.artifacts.put("full report");
+        return { id: ref.id };
+      },
+    }));
+    const r = await box.call(session, "report", {});
+    assert.equal(r.artifacts.length, 1);
+    assert.equal(r.artifacts[0].summary, "the report");
+    assert.deepEqual(r.output, { id: r.artifacts[0].id });
+    assert.equal((await box.call(session, "report", {})).artifacts.length, 1, "each call lists its own");
+  });
+});

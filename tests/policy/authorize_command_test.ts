@@ -126,3 +126,24 @@ describe("authorizeCommand", () => {
     );
   });
 });
+
+test("a session's own risk assessor decides for commands off the allowlist", async () => {
+  const seen: string[] = [];
+  await withSession(async (session) => {
+    const allowed = await session.policy.authorizeCommand("make build");
+    assert.equal(allowed.via, "assessor");
+    await assert.rejects(session.policy.authorizeCommand("make clean"), (e) => e instanceof ToolError);
+    assert.deepEqual(seen, ["make build", "make clean"]);
+  }, {
+    assessor: {
+      assess: (command) => {
+        seen.push(command);
+        return Promise.resolve(
+          command.endsWith("build")
+            ? { decision: "allow", reason: "builds are fine here", kind: "build" }
+            : { decision: "reject", reason: "cleans delete outputs", kind: "delete_files" },
+        );
+      },
+    },
+  });
+});
