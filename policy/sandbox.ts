@@ -51,8 +51,10 @@ async function candidates(): Promise<string[]> {
     const file = dir.endsWith("/bwrap") ? dir : path.join(dir, "bwrap");
     if (found.includes(file)) continue;
     try {
-      await fsp.access(file, fsp.constants.X_OK);
-      found.push(file);
+      // stat, not access(X_OK): under Deno with read but no sys permission, access
+      // fails in a way no try/catch sees and ends the process.
+      const info = await fsp.stat(file);
+      if (info.isFile() && (info.mode & 0o111) !== 0) found.push(file);
     } catch {
       // not here, or not visible under the fence
     }
