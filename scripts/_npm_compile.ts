@@ -42,10 +42,18 @@ export interface EmittedFile {
 export interface CompileResult {
   /** Every emitted file. */
   emitted: EmittedFile[];
-  /** The compiler's errors and warnings, formatted; empty when clean. */
-  diagnostics: string;
-  /** How many diagnostics are errors. */
-  errorCount: number;
+  /** The compiler's errors and warnings. */
+  diagnostics: CompileDiagnostic[];
+}
+
+/** One diagnostic of the compiler. */
+export interface CompileDiagnostic {
+  /** The file it is in (absolute), if any. */
+  file?: string;
+  /** Whether it is an error (not a warning or suggestion). */
+  error: boolean;
+  /** The formatted message, with its location. */
+  text: string;
 }
 
 /**
@@ -209,7 +217,10 @@ export function compile(request: CompileRequest, isBare: (specifier: string) => 
   };
   return {
     emitted,
-    diagnostics: all.length > 0 ? ts.formatDiagnostics(all, formatHost) : "",
-    errorCount: all.filter((d) => d.category === ts.DiagnosticCategory.Error).length,
+    diagnostics: all.map((d) => ({
+      file: d.file ? path.resolve(d.file.fileName) : undefined,
+      error: d.category === ts.DiagnosticCategory.Error,
+      text: ts.formatDiagnostics([d], formatHost).trimEnd(),
+    })),
   };
 }

@@ -67,7 +67,11 @@ afterEach(async () => {
   await fsp.rm(top, { recursive: true, force: true });
 });
 
-function runFenced(extraFlags: string[], calls: { name: string; args: Record<string, unknown> }[]): Promise<Report> {
+function runFenced(
+  extraFlags: string[],
+  calls: { name: string; args: Record<string, unknown> }[],
+  temp = tempParent,
+): Promise<Report> {
   const flags = [
     nodePermissionFlag(),
     // The process must read the package it runs and the probe script; nothing else outside W.
@@ -80,7 +84,7 @@ function runFenced(extraFlags: string[], calls: { name: string; args: Record<str
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [...flags, probe, JSON.stringify({ workdir: fenced, tempParent, calls })],
+      [...flags, probe, JSON.stringify({ workdir: fenced, tempParent: temp, calls })],
       { timeout: 60_000 },
       (error, stdout, stderr) => {
         if (error) return reject(new Error(`fenced node failed: ${error.message}\n${stderr}`));
@@ -115,7 +119,13 @@ describe("the npm build under Node's permission model", { skip: skipUnlessBuilt 
     assert.deepEqual(closed.listed.filter((name) => runTools.includes(name)), []);
     assert.ok(closed.listed.includes("read_file"), closed.listed.join(", "));
 
-    const open = await runFenced(["--allow-child-process"], []);
+    // The shell writes its output to the session temp dir, so here that lies inside W.
+    const inside = path.join(fenced, ".tmp");
+    await fsp.mkdir(inside);
+    const open = await runFenced(["--allow-child-process"], [{ name: "bash", args: { command: "echo hi" } }], inside);
     assert.ok(open.listed.includes("bash"), open.listed.join(", "));
+    const [ran] = open.results;
+    assert.equal(ran.status, "success", ran.error);
+    assert.match(JSON.stringify(ran.output), /hi\\n/);
   });
 });
