@@ -5,9 +5,11 @@
  * strace.
  *
  * ```sh
- * deno run -A scripts/oracle.ts --runs 5000 [--seed 42] [--concurrency 4] [--no-corpus]
+ * deno run -A scripts/oracle.ts --runs 5000 [--seed 42] [--concurrency 4] [--no-corpus] [--shell sh]
  * ```
  *
+ * `--shell sh` runs the lines with the POSIX shell, the bash tool's fallback
+ * where bash is missing (execs only: sh cannot report its builtins).
  * Prints the totals and every bypass; exits 1 when there is one.
  *
  * @module
@@ -25,13 +27,15 @@ const { values } = parseArgs({
     seed: { type: "string" },
     concurrency: { type: "string", default: "4" },
     "no-corpus": { type: "boolean", default: false },
+    shell: { type: "string", default: "bash" },
   },
 });
 const runs = Number(values.runs);
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 const commands = [...(values["no-corpus"] ? [] : CORPUS), ...fc.sample(commandLine, { seed, numRuns: runs })];
 
-const tracer = await ExecTracer.create();
+if (values.shell !== "bash" && values.shell !== "sh") throw new Error("--shell is bash or sh");
+const tracer = await ExecTracer.create({ shell: values.shell });
 const started = performance.now();
 let done = 0;
 try {

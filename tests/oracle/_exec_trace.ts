@@ -98,17 +98,24 @@ export interface Observation {
 /** A reusable sandbox setup: the fixture workspace and the stand-ins on the host. */
 export class ExecTracer {
   readonly #root: string;
+  readonly #shell: "bash" | "sh";
   #counter = 0;
   #baseline: Set<string> | undefined;
 
-  private constructor(root: string) {
+  private constructor(root: string, shell: "bash" | "sh") {
     this.#root = root;
+    this.#shell = shell;
   }
 
-  /** Builds the fixture (a small git repository with a few files and scripts) and the stand-ins. */
-  static async create(): Promise<ExecTracer> {
+  /**
+   * Builds the fixture (a small git repository with a few files and scripts)
+   * and the stand-ins. `shell` is what runs the command line: `bash` (as the
+   * bash tool does wherever bash exists) or `sh`, its fallback, where xtrace
+   * cannot be sent elsewhere, so builtins are not reported.
+   */
+  static async create(options: { shell?: "bash" | "sh" } = {}): Promise<ExecTracer> {
     const root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-oracle-")));
-    const tracer = new ExecTracer(root);
+    const tracer = new ExecTracer(root, options.shell ?? "bash");
     await tracer.#buildFixture();
     await tracer.#buildStandIns();
     await fsp.mkdir(path.join(root, "cases"));
@@ -156,7 +163,7 @@ export class ExecTracer {
   }
 
   /**
-   * Runs `command` with `bash -c` in a fresh sandbox and reports what started.
+   * Runs `command` with `bash -c` (or `sh -c`) in a fresh sandbox and reports what started.
    * Throws when the sandbox or strace could not run at all.
    */
   async observe(command: string, timeoutMs = 3000): Promise<Observation> {
@@ -205,7 +212,7 @@ export class ExecTracer {
       `mkdir -p ${SANDBOX_WORKDIR} && cp -a /tmp/oracle/fixture/. ${SANDBOX_WORKDIR}/ && cd ${SANDBOX_WORKDIR} || exit 97`,
       "strace -ff -qq -xx -s 1000000 -e trace=execve,execveat,fork,vfork,clone,clone3 -e signal=none" +
       " -o /tmp/oracle/out/trace -E SHELLOPTS=xtrace -E BASH_XTRACEFD=9 -E 'PS4=+ '" +
-      ' -- bash -c "$1" 9>/tmp/oracle/out/xtrace </dev/null >/dev/null 2>/tmp/oracle/out/wrapper.log',
+      ` -- ${this.#shell} -c "$1" 9>/tmp/oracle/out/xtrace </dev/null >/dev/null 2>/tmp/oracle/out/wrapper.log`,
       // strace waits for every process it follows, so the workspace is settled
       // now. The index is left out: git status refreshes it as it reads.
       `{ cd ${SANDBOX_WORKDIR} 2>/dev/null && ${MANIFEST}; } > /tmp/oracle/out/manifest`,

@@ -31,11 +31,13 @@ const DATA_FILES = 12;
 const LINES_PER_FILE = 400;
 const MARKERS = 20;
 const WARM_UP_CALLS = 100;
-/** Growth allowed after the warm-up: the plateau itself moves by about 20 MiB as V8 collects. */
-const FLAT_KIB = 48 * 1024;
+/** Growth allowed after the warm-up: the plateau itself moves by up to about 30 MiB as V8 collects. */
+const FLAT_KIB = 64 * 1024;
 const GROUPS = "fs,search,patch";
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAIN = path.join(ROOT, "main.ts");
+// deno itself, also when the npm build runs this file under Node (process.execPath is node there).
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 const run = promisify(execFile);
 
 let workspace: string;
@@ -143,7 +145,7 @@ interface ClientRun {
 
 async function runClient(client: number, flags: string[]): Promise<ClientRun> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: DENO,
     args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", GROUPS, "--auto-confirm"],
     cwd: ROOT,
     stderr: "pipe",
@@ -183,7 +185,7 @@ describe("MCP server under load", () => {
   test(`${CLIENTS * CALLS_PER_CLIENT} calls from ${CLIENTS} stdio clients: all correct, no lost edit, memory flat`, async (t) => {
     if (process.platform !== "linux") return t.skip("reads server memory from /proc");
     const { stdout } = await run(
-      process.execPath,
+      DENO,
       ["run", "-A", MAIN, "flags", "--workspace", workspace, "--groups", GROUPS],
       { cwd: ROOT },
     );
