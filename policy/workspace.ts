@@ -193,12 +193,12 @@ export class Workspace {
   ): Promise<ResolvedPath> {
     checkSyntax(input);
     const absolute = path.posix.isAbsolute(input) ? input : this.workdir + "/" + input;
-    const walked = await this.#walk(
-      input,
-      absolute,
-      options.followFinalSymlink ?? true,
-      { hops: 0 },
-    );
+    const followFinal = options.followFinalSymlink ?? true;
+    // realpath(3) resolves links and `..` exactly as the walk below does, in one
+    // call; the walk is for what it cannot answer (a missing path, a loop, a
+    // fence that hides an ancestor, a final link kept as a link).
+    const walked = (followFinal ? await realpathOrUndefined(absolute) : undefined) ??
+      await this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
     return { path: walked.real, area, exists: walked.exists };
@@ -445,5 +445,13 @@ function checkSyntax(input: string): void {
   if (encoder.encode(input).length > MAX_PATH_BYTES) throw tooLong(input);
   for (const name of input.split("/")) {
     if (encoder.encode(name).length > MAX_NAME_BYTES) throw tooLong(input);
+  }
+}
+
+async function realpathOrUndefined(absolute: string): Promise<Walked | undefined> {
+  try {
+    return { real: await fsp.realpath(absolute), exists: true };
+  } catch {
+    return undefined;
   }
 }
