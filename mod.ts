@@ -28,3 +28,6 @@
 export * from "./core/mod.ts";
 export * from "./policy/mod.ts";
 export * from "./tools/mod.ts";
+// The provider dialects register themselves here so that `toolbox.schemas("openai-chat")`
+// works from the package root; the adapters that need provider SDKs stay in `./adapters`.
+export * from "./adapters/dialects.ts";
