@@ -82,7 +82,12 @@ function run(file: string, args: string[], cwd: string | undefined, stdin: strin
       if (signal.aborted) reject(signal.reason);
       else resolve({ code, stdout: Buffer.concat(out), stderr: err });
     });
-    if (stdin !== undefined) child.stdin!.end(stdin);
+    if (stdin !== undefined) {
+      // ripgrep may exit before reading its ignore rules (a pattern it refuses); its exit code and stderr say why,
+      // and the broken pipe must not become an uncaught error (Node raises it; Deno does not).
+      child.stdin!.on("error", () => {});
+      child.stdin!.end(stdin);
+    }
   });
 }
 
