@@ -4,6 +4,7 @@
 // UTF-16 with a byte-order mark is transcoded), and binary when a NUL byte
 // appears before the search stops.
 
+import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import type { CompiledPattern } from "./_pattern.ts";
@@ -37,12 +38,15 @@ export interface FileSearchOptions {
   /** Most matching lines to return. */
   limit: number;
   signal: AbortSignal;
+  /** A buffer of {@linkcode CHUNK_BYTES} to read into; one per concurrent search, reused across files. */
+  buffer: Uint8Array;
 }
 
 /** Lines are shown up to this many characters, around the match. */
 export const MAX_CONTENT_CHARS = 400;
 
-const CHUNK = 1 << 20;
+/** The size of the read buffer each concurrent search needs. */
+export const CHUNK_BYTES = 1 << 20;
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
 
 function encodingOf(head: Uint8Array): string {
@@ -88,7 +92,7 @@ export async function searchFile(abs: string, options: FileSearchOptions): Promi
 async function searchHandle(handle: fsp.FileHandle, options: FileSearchOptions): Promise<FileHits | "binary"> {
   const { pattern, context, includeContent, limit } = options;
   const withContext = includeContent && context > 0;
-  const buffer = new Uint8Array(CHUNK);
+  const buffer = options.buffer;
   const hits: LineHit[] = [];
   const waiting: LineHit[] = []; // hits whose after-context is not complete yet
   const recent: string[] = []; // the last `context` lines, for before-context
@@ -98,11 +102,19 @@ async function searchHandle(handle: fsp.FileHandle, options: FileSearchOptions):
   let more = false;
   for (let position = 0;;) {
     options.signal.throwIfAborted();
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
-    const final = bytesRead === 0;
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
+    // A short read of a regular file is its end: most files take one read.
+    const final = bytesRead < CHUNK_BYTES;
     if (!decoder) {
-      if (final) return { hits, more };
-      decoder = new TextDecoder(encodingOf(buffer));
+      if (bytesRead === 0) return { hits, more };
+      const encoding = encodingOf(buffer);
+      if (final && pattern.literal && encoding === "utf-8") {
+        // The whole file is in the buffer: without the literal's bytes it cannot match.
+        if (Buffer.from(buffer.buffer, buffer.byteOffset, bytesRead).indexOf(pattern.literal) === -1) {
+          return { hits, more };
+        }
+      }
+      decoder = new TextDecoder(encoding);
     }
     position += bytesRead;
     const text = carry + decoder.decode(buffer.subarray(0, bytesRead), { stream: !final });

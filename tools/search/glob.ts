@@ -15,6 +15,12 @@ import { type WalkEntry, walkTree } from "./_walk.ts";
 /** Default cap on the number of paths returned. */
 export const DEFAULT_MAX_RESULTS = 1000;
 
+/**
+ * Characters the paths may take, so that a result fits the toolbox's default
+ * 40,000-character cap and is never cut in the middle.
+ */
+export const GLOB_BUDGET_CHARS = 36_000;
+
 const input = v.object({
   pattern: v.pipe(
     v.string(),
@@ -124,15 +130,21 @@ export const globTool = tool({
       else if (!isDir && wantFiles) found.push(link.rel);
     }
     found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const truncated = found.length > max_results;
+    let shown = 0;
+    let used = 0;
+    while (shown < found.length && shown < max_results) {
+      used += found[shown].length + 3; // quotes and comma
+      if (used > GLOB_BUDGET_CHARS && shown > 0) break;
+      shown++;
+    }
+    const truncated = shown < found.length;
+    const why = shown < max_results ? "the output size limit was reached" : `max_results is ${max_results}`;
     return {
       root: root.path,
-      matches: truncated ? found.slice(0, max_results) : found,
+      matches: truncated ? found.slice(0, shown) : found,
       truncated,
       ...(truncated
-        ? {
-          note: `Showing the first ${max_results} of ${found.length} paths; narrow the pattern or raise max_results.`,
-        }
+        ? { note: `Showing the first ${shown} of ${found.length} paths (${why}); narrow the pattern or the path.` }
         : {}),
     };
   },

@@ -10,7 +10,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { requireFence } from "../../policy/fence.ts";
-import { type FileHits, type LineHit, searchFile } from "./_file_search.ts";
+import { CHUNK_BYTES, type FileHits, type LineHit, searchFile } from "./_file_search.ts";
 import { type FileFilter, fileFilter } from "./_globs.ts";
 import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
 import { type CompiledPattern, compilePattern } from "./_pattern.ts";
@@ -106,7 +106,15 @@ interface Candidate {
 interface Collected {
   matches: GrepMatch[];
   truncated: boolean;
+  /** The cut came from the output size budget rather than max_matches. */
+  overBudget?: boolean;
 }
+
+/**
+ * Characters of JSON the matches may take, so that a result fits the
+ * toolbox's default 40,000-character cap and is never cut in the middle.
+ */
+export const GREP_BUDGET_CHARS = 36_000;
 
 async function collect(
   files: Candidate[],
@@ -118,12 +126,17 @@ async function collect(
 ): Promise<Collected> {
   const matches: GrepMatch[] = [];
   const running: Promise<FileHits | "binary" | "unreadable">[] = [];
+  // One read buffer per search in flight, handed back when it is done.
+  const buffers = Array.from({ length: Math.min(CONCURRENCY, files.length) }, () => new Uint8Array(CHUNK_BYTES));
   let next = 0;
   let limit = max;
+  let used = 0;
   const start = () => {
     const file = files[next++];
-    const pending = searchFile(file.abs, { pattern, context, includeContent, limit, signal });
-    pending.catch(() => {}); // results after the cap are dropped unawaited
+    const buffer = buffers.pop()!;
+    const pending = searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer });
+    const release = () => void buffers.push(buffer);
+    pending.then(release, release); // also keeps a search dropped after the cap from rejecting unhandled
     running.push(pending);
   };
   while (running.length < CONCURRENCY && next < files.length) start();
@@ -133,7 +146,12 @@ async function collect(
     if (typeof result === "string" || result.hits.length === 0) continue;
     const room = max - matches.length;
     if (room === 0) return { matches, truncated: true };
-    for (const hit of result.hits.slice(0, room)) matches.push({ path: files[i].rel, ...hit });
+    for (const hit of result.hits.slice(0, room)) {
+      const match = { path: files[i].rel, ...hit };
+      used += JSON.stringify(match).length + 1;
+      if (used > GREP_BUDGET_CHARS && matches.length > 0) return { matches, truncated: true, overBudget: true };
+      matches.push(match);
+    }
     if (result.more || result.hits.length > room) return { matches, truncated: true };
     // Once full, later files only need to show whether anything more exists.
     if (matches.length === max) limit = 1;
@@ -285,7 +303,10 @@ export function grepTool(options: GrepToolOptions = {}): Tool<v.InferOutput<type
       }
       files.sort(byPath);
       const found = await collect(files, pattern, args.context, args.include_content, args.max_matches, ctx.signal);
-      const note = found.truncated
+      const note = found.overBudget
+        ? `Showing the first ${found.matches.length} matches in path order; the output size limit was reached and ` +
+          "there are more. Narrow the search with path or glob, or set include_content: false."
+        : found.truncated
         ? `Showing the first ${found.matches.length} matches in path order; there are more. Narrow the search with ` +
           "path or glob, or raise max_matches."
         : found.matches.length === 0
