@@ -48,6 +48,8 @@ export interface BashAnalysis {
   problems: string[];
   /** False when the parser's tree does not fully account for the source. */
   understood: boolean;
+  /** Whether the source holds no statement at all (only blanks and comments). */
+  empty: boolean;
 }
 
 /** Longer command lines are not parsed at all. */
@@ -63,10 +65,12 @@ export function quoteSource(text: string): string {
 }
 
 const STATEMENT_TOKENS = new Set(
-  "; ;; ;& ;;& && || | |& ( ) { } ! if then elif else fi for select in do done while until case esac function".split(
+  "; && || | |& ( ) { } ! if then elif else fi for select in do done while until case esac function".split(
     " ",
   ),
 );
+
+const CASE_TERMINATORS = new Set([";;", ";&", ";;&"]);
 
 const ARITHMETIC_ASSIGNMENTS = new Set(
   "= += -= *= /= %= **= <<= >>= &= ^= |= ++ --".split(" "),
@@ -226,6 +230,31 @@ export function decodeAnsiC(body: string): string {
   return nul === -1 ? out : out.slice(0, nul);
 }
 
+/** The delimiter of a here-document as bash compares it: quotes removed. */
+function heredocDelimiter(word: string): string {
+  let out = "";
+  for (let i = 0; i < word.length; i++) {
+    const char = word[i];
+    if (char === "'") {
+      const end = word.indexOf("'", i + 1);
+      out += word.slice(i + 1, end === -1 ? undefined : end);
+      i = end === -1 ? word.length : end;
+    } else if (char === '"') {
+      let j = i + 1;
+      for (; j < word.length && word[j] !== '"'; j++) {
+        if (word[j] === "\\" && '"\\$`'.includes(word[j + 1] ?? "")) j++;
+        out += word[j];
+      }
+      i = j;
+    } else if (char === "\\" && i + 1 < word.length) {
+      out += word[++i];
+    } else {
+      out += char;
+    }
+  }
+  return out;
+}
+
 function children(node: Node): { child: Node; field: string | null }[] {
   const result = [];
   for (let i = 0; i < node.childCount; i++) {
@@ -241,6 +270,9 @@ class Walker {
   readonly commands: BashSimpleCommand[] = [];
   readonly problems: string[] = [];
   understood = true;
+  statementCount = 0;
+  private firstStatement = Infinity;
+  private lastStatement = -1;
   private readonly covered: [number, number][] = [];
   private readonly heredocBodyStarts = new Set<number>();
 
@@ -260,11 +292,8 @@ class Walker {
       this.syntaxError(node);
       return;
     }
-    this.notUnderstood(
-      `the checker does not handle ${node.isNamed ? node.type : `the token ${quoteSource(node.type)}`} ${
-        quoteSource(node.text)
-      } in ${where}`,
-    );
+    const what = node.isNamed ? `${node.type} ${quoteSource(node.text)}` : `the token ${quoteSource(node.type)}`;
+    this.notUnderstood(`the checker does not handle ${what} in ${where}`);
   }
 
   private syntaxError(node: Node): void {
@@ -303,6 +332,11 @@ class Walker {
 
   statement(node: Node, depth: number): void {
     if (this.tooDeep(node, depth)) return;
+    if (node.type !== "comment") {
+      this.statementCount++;
+      this.firstStatement = Math.min(this.firstStatement, node.startIndex);
+      this.lastStatement = Math.max(this.lastStatement, node.endIndex);
+    }
     switch (node.type) {
       case "command":
         this.command(node, [], node, depth);
@@ -311,6 +345,14 @@ class Walker {
         this.redirectedStatement(node, depth);
         return;
       case "pipeline":
+        // bash accepts `!` only at the start of a pipeline.
+        for (const negated of node.namedChildren.slice(1)) {
+          if (negated?.type === "negated_command") {
+            this.notUnderstood(`bash rejects ${quoteSource(negated.text)} inside a pipeline`);
+          }
+        }
+        this.statements(node, depth);
+        return;
       case "list":
       case "subshell":
       case "negated_command":
@@ -553,7 +595,7 @@ class Walker {
     for (const { child, field } of children(node)) {
       if (field === "value") this.word(child, depth);
       else if (child.isNamed) this.statement(child, depth + 1);
-      else if (STATEMENT_TOKENS.has(child.type)) this.cover(child);
+      else if (STATEMENT_TOKENS.has(child.type) || CASE_TERMINATORS.has(child.type)) this.cover(child);
       else this.unexpected(child, quoteSource(node.text));
     }
   }
@@ -1072,9 +1114,14 @@ class Walker {
     finding: BashSimpleCommand | undefined,
     depth: number,
   ): void {
-    const start = node.children.find((child) => child?.type === "heredoc_start");
-    const quotedDelimiter = start !== undefined && start !== null &&
-      /['"\\]/.test(start.text);
+    const start = node.children.find((child) => child?.type === "heredoc_start") ?? undefined;
+    const quotedDelimiter = start !== undefined && /['"\\]/.test(start.text);
+    const delimiter = start === undefined ? "" : heredocDelimiter(start.text);
+    const stripTabs = node.child(0)?.type === "<<-";
+    const asBashReadsIt = (line: string) => stripTabs ? line.replace(/^\t+/, "") : line;
+    if (!node.children.some((child) => child?.type === "heredoc_end")) {
+      this.notUnderstood(`the here-document ${quoteSource(node.text)} has no end line`);
+    }
     for (const { child, field } of children(node)) {
       switch (child.type) {
         case "<<":
@@ -1083,12 +1130,32 @@ class Walker {
         case "file_descriptor":
           this.cover(child);
           break;
-        case "heredoc_end":
+        case "heredoc_end": {
           this.cover(child);
           this.heredocBodyStarts.add(child.startIndex);
+          // The parser sometimes ends a here-document at a line bash does not
+          // accept as its end; bash then reads on, expanding what follows.
+          const lineStart = this.source.lastIndexOf("\n", child.startIndex - 1) + 1;
+          const lineEnd = this.source.indexOf("\n", lineStart);
+          const line = this.source.slice(lineStart, lineEnd === -1 ? undefined : lineEnd);
+          if (asBashReadsIt(line) !== delimiter) {
+            this.notUnderstood(
+              `the parser ends a here-document at ${quoteSource(line)}, but bash ends it only at ${
+                quoteSource(delimiter)
+              }`,
+            );
+          }
           break;
+        }
         case "heredoc_body":
           this.heredocBodyStarts.add(child.startIndex);
+          if (child.text.split("\n").some((line) => asBashReadsIt(line) === delimiter)) {
+            this.notUnderstood(
+              `bash ends the here-document ${quoteSource(child.text)} earlier than the parser, at ${
+                quoteSource(delimiter)
+              }`,
+            );
+          }
           this.heredocBody(child, quotedDelimiter, depth);
           break;
         default:
@@ -1147,9 +1214,6 @@ class Walker {
   checkCoverage(): void {
     const source = this.source;
     const ranges = [...this.covered].sort((a, b) => a[0] - b[0]);
-    const firstCovered = ranges.length > 0 ? ranges[0][0] : source.length;
-    let lastCovered = 0;
-    for (const [, end] of ranges) lastCovered = Math.max(lastCovered, end);
     let position = 0;
     const gaps: [number, number][] = [];
     for (const [start, end] of ranges) {
@@ -1167,7 +1231,8 @@ class Walker {
           continue;
         }
         if (char === "\n") {
-          if (i < firstCovered || i >= lastCovered) continue;
+          // Newlines before the first or after the last command join nothing.
+          if (i < this.firstStatement || i >= this.lastStatement) continue;
           const rest = source.slice(i + 1, end);
           const beforeHeredoc = /^[ \t\n]*$/.test(rest) && this.heredocBodyStarts.has(end);
           if (!beforeHeredoc) joinedByNewline = true;
@@ -1206,6 +1271,7 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
     commands: [],
     problems: [reason],
     understood: false,
+    empty: false,
   });
   if (source.length > MAX_COMMAND_LENGTH) {
     return notUnderstood(
@@ -1238,6 +1304,7 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
       commands: walker.commands,
       problems: walker.problems,
       understood: walker.understood,
+      empty: walker.statementCount === 0,
     };
   } finally {
     tree.delete();

@@ -73,10 +73,8 @@ function matchesOption(value: string, spec: OptionSpec): boolean {
 
 function optionRule(spec: OptionSpec): Rule {
   return (args, name) => {
-    const hidden = hiddenOption(args, name);
-    if (hidden !== undefined) return hidden;
     const word = args.find((arg) => arg.value !== undefined && matchesOption(arg.value, spec));
-    return word === undefined ? undefined : `${shown(word)} ${spec.effect}`;
+    return word === undefined ? hiddenOption(args, name) : `${shown(word)} ${spec.effect}`;
   };
 }
 
@@ -363,7 +361,11 @@ const FLAG_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ],
   [
     "file",
-    optionRule({ short: "C", long: ["compile"], effect: "makes file write a compiled magic file" }),
+    optionRule({
+      short: "Cp",
+      long: ["compile", "preserve-date"],
+      effect: "makes file write a compiled magic file or reset file times",
+    }),
   ],
   [
     "date",

@@ -144,7 +144,7 @@ export async function checkCommand(
     ...commands.filter((found) => !found.ok).map((found) => `${quoteSource(found.text)}: ${found.reason}`),
     ...analysis.problems,
   ];
-  if (reasons.length === 0 && commands.length === 0) {
+  if (analysis.empty) {
     reasons.push("the command line contains no command");
   }
   return {
