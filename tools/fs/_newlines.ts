@@ -7,12 +7,17 @@
 /** The chunk size every scan reads: the line index keeps one checkpoint per chunk. */
 export const CHUNK_BYTES = 1 << 20;
 
-/** A buffer to read chunks into, and a counter of the newlines in it. */
+/**
+ * A buffer to read chunks into (at least as long as the file, at most
+ * {@linkcode CHUNK_BYTES}), and a counter of the newlines in it.
+ */
 export interface NewlineCounter {
-  /** Read chunks into this ({@linkcode CHUNK_BYTES} bytes). */
+  /** Read chunks into this. */
   readonly buffer: Uint8Array;
   /** The number of `\n` bytes in `buffer[start, end)`. */
   count(start: number, end: number): number;
+  /** Hands the counter back for reuse; it must not be used afterwards. */
+  release(): void;
 }
 
 // The module, in text form:
@@ -91,8 +96,8 @@ function wasmModule(): WebAssembly.Module | null {
   return compiled;
 }
 
-function indexOfCounter(): NewlineCounter {
-  const buffer = new Uint8Array(CHUNK_BYTES);
+function indexOfCounter(size: number): NewlineCounter {
+  const buffer = new Uint8Array(size);
   return {
     buffer,
     count(start, end) {
@@ -100,20 +105,38 @@ function indexOfCounter(): NewlineCounter {
       for (let i = buffer.indexOf(10, start); i !== -1 && i < end; i = buffer.indexOf(10, i + 1)) n++;
       return n;
     },
+    release() {},
   };
 }
 
+// Below this size a plain buffer and indexOf beat instantiating the module.
+const SMALL_FILE_BYTES = 256 << 10;
+
+// Idle WebAssembly counters, reused so that a read does not allocate a fresh MiB.
+const idle: NewlineCounter[] = [];
+const MAX_IDLE = 4;
+
 /**
- * A fresh counter with its own buffer (each scan gets one, so concurrent reads
- * never share memory).
+ * A counter with a buffer of its own for a file of `size` bytes, so that
+ * concurrent reads never share memory; hand it back with `release()` when
+ * the read is done. Small files get a buffer of their size.
  */
-export function newlineCounter(): NewlineCounter {
+export function newlineCounter(size: number): NewlineCounter {
+  if (size < SMALL_FILE_BYTES) return indexOfCounter(Math.max(size, 1));
+  const reused = idle.pop();
+  if (reused) return reused;
   const module = wasmModule();
-  if (module === null) return indexOfCounter();
+  if (module === null) return indexOfCounter(CHUNK_BYTES);
   const instance = new WebAssembly.Instance(module);
   const memory = instance.exports.memory as WebAssembly.Memory;
-  const count = instance.exports.count as (start: number, end: number) => number;
-  return { buffer: new Uint8Array(memory.buffer, 0, CHUNK_BYTES), count };
+  const counter: NewlineCounter = {
+    buffer: new Uint8Array(memory.buffer, 0, CHUNK_BYTES),
+    count: instance.exports.count as (start: number, end: number) => number,
+    release() {
+      if (idle.length < MAX_IDLE && !idle.includes(counter)) idle.push(counter);
+    },
+  };
+  return counter;
 }
 
 /**

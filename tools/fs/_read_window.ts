@@ -25,6 +25,33 @@ const UTF8_SNIFF_BYTES = 64 << 10;
 
 const decoder = new TextDecoder("utf-8");
 
+// What each counter's buffer holds: the bytes of the file from `position` on.
+const held = new WeakMap<NewlineCounter, { position: number; length: number }>();
+
+/**
+ * Puts `length` bytes of the file from `position` at the start of the
+ * counter's buffer, from the buffer itself when it already holds them (a
+ * small file is read from disk once, though sniffing, scanning and the
+ * window each look at it).
+ */
+async function load(
+  handle: fsp.FileHandle,
+  counter: NewlineCounter,
+  length: number,
+  position: number,
+): Promise<number> {
+  const h = held.get(counter);
+  if (h && position >= h.position && position + length <= h.position + h.length) {
+    const shift = position - h.position;
+    if (shift > 0) counter.buffer.copyWithin(0, shift, h.length);
+    held.set(counter, { position, length: h.length - shift });
+    return length;
+  }
+  const n = await readFully(handle, counter.buffer, length, position);
+  held.set(counter, { position, length: n });
+  return n;
+}
+
 /**
  * Sniffs a file (byte-order mark, binary content, UTF-8 validity of its start)
  * and builds its index; files up to {@linkcode FULL_SCAN_BYTES} are scanned
@@ -38,7 +65,7 @@ export async function indexFile(
   real: string,
 ): Promise<LineIndex> {
   const buffer = counter.buffer;
-  const headLength = await readFully(handle, buffer, Math.min(stat.size, CHUNK_BYTES), 0);
+  const headLength = await load(handle, counter, Math.min(stat.size, CHUNK_BYTES), 0);
   const head = buffer.subarray(0, headLength);
   const bom = detectBom(head);
   if (bom && bom.encoding !== "UTF-8") throw notUtf8(shown, real, "byte-order mark", bom.encoding);
@@ -78,7 +105,7 @@ async function fullScan(handle: fsp.FileHandle, size: number, counter: NewlineCo
   let newlines = 0;
   let last = -1;
   for (let chunk = 0; chunkStart(chunk) < size; chunk++) {
-    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     hash.update(buffer.subarray(0, n));
     const c = counter.count(0, n);
@@ -135,7 +162,7 @@ async function lineStart(
   let need = line - index.newlinesBefore[chunk];
   while (chunkStart(chunk) < size) {
     signal.throwIfAborted();
-    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     const c = counter.count(0, n);
     if (n === CHUNK_BYTES) recordChunk(index, chunk, c);
@@ -216,7 +243,7 @@ export async function readWindow(
   let stoppedAt = -1; // byte offset of the first line not taken, when the loop stops early
   outer: while (position < size) {
     options.signal.throwIfAborted();
-    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - position), position);
+    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - position), position);
     if (n === 0) break;
     let j = 0;
     while (j < n) {
@@ -272,7 +299,7 @@ async function countToEnd(
   let newlines = index.newlinesBefore[chunk];
   let last = -1;
   for (; chunkStart(chunk) < size; chunk++) {
-    const n = await readFully(handle, buffer, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     const c = counter.count(0, n);
     if (n === CHUNK_BYTES) recordChunk(index, chunk, c);

@@ -97,8 +97,8 @@ export const readFileTool = tool({
   async run({ path, offset, limit, line_numbers }, ctx) {
     const real = await ctx.policy.resolveForRead(path);
     const { handle, stat } = await openRegularFile(real, path, "Use list_dir to see what the directory holds.");
+    const counter = newlineCounter(stat.size);
     try {
-      const counter = newlineCounter();
       let index = cachedIndex(ctx.session, real, stat);
       if (!index) {
         index = await indexFile(handle, stat, counter, path, real);
@@ -149,6 +149,7 @@ export const readFileTool = tool({
         ...(window.cutLines.length ? { cut_lines: window.cutLines } : {}),
       };
     } finally {
+      counter.release();
       await handle.close();
     }
   },

@@ -240,8 +240,11 @@ function byPath(a: Candidate, b: Candidate): number {
  * `auto` uses ripgrep when one is found and the fence allows running it, and
  * the built-in engine otherwise (e.g. a read-only `deno run` without `--allow-run`).
  *
- * Requires `--allow-read` for the workspace; the ripgrep engine also
- * `--allow-run` for the binary (and `--allow-env` to find the npm one).
+ * Requires `--allow-read` for the workspace. The ripgrep engine also needs
+ * `--allow-run` for the binary and, under Deno, `--allow-env=NODE_V8_COVERAGE`
+ * (read by `node:child_process`), plus `--allow-env=PATH` to find a system
+ * `rg` or `--allow-env=npm_config_arch` for the npm one; without them the
+ * built-in engine searches.
  *
  * @example
  * ```ts

@@ -12,7 +12,8 @@ import { grepTool, type GrepToolOptions } from "./grep.ts";
  * The tools of the `search` group: `glob` and `grep`.
  *
  * Requires `--allow-read` for the workspace; grep's ripgrep engine also
- * `--allow-run` for the binary (without it grep uses its built-in engine).
+ * `--allow-run` for the binary and `--allow-env` (see {@linkcode grepTool});
+ * without them grep uses its built-in engine.
  *
  * @example
  * ```ts
