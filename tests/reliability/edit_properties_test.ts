@@ -148,7 +148,17 @@ describe("edit_file properties", () => {
           counts.editOk++;
         },
       ),
-      { numRuns: RUNS, seed: SEED },
+      {
+        numRuns: RUNS,
+        seed: SEED,
+        // Found by this property before: old_text matching the LF of a CRLF,
+        // and multi-line new_text put into a CRLF file.
+        examples: [
+          [{ lines: [""], crlf: true, bom: false, finalNewline: true }, 0, 1, true, "", false],
+          [{ lines: ["aa"], crlf: true, bom: false, finalNewline: true }, 0, 2, true, "\n", false],
+          [{ lines: ["a"], crlf: true, bom: true, finalNewline: false }, 0, 1, true, "\nx", false],
+        ],
+      },
     );
     console.log(
       `edit_file properties: ${RUNS} edits, ${counts.editOk} applied exactly, ${counts.editRefused} refused unchanged`,
@@ -206,7 +216,12 @@ describe("apply_patch properties", () => {
           counts.patchOk++;
         },
       ),
-      { numRuns: RUNS, seed: SEED },
+      {
+        numRuns: RUNS,
+        seed: SEED,
+        // Found by this property before: lines added to an empty file lost their final newline.
+        examples: [[{ lines: [""], crlf: false, bom: false, finalNewline: false }, 0, 0, [""], false]],
+      },
     );
     console.log(
       `apply_patch properties: ${counts.patchOk + counts.patchRefused} patches, ${counts.patchOk} applied exactly, ` +
