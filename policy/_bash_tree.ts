@@ -805,6 +805,17 @@ class Walker {
       }
       case "string":
         return this.doubleQuoted(node, depth);
+      case "translated_string":
+        for (const { child } of children(node)) {
+          if (child.type === "$") this.cover(child);
+          else if (child.type === "string") this.doubleQuoted(child, depth + 1);
+          else this.unexpected(child, quoteSource(node.text));
+        }
+        return {
+          prefix: "",
+          splits: false,
+          dynamic: `${quoteSource(node.text)} is a locale-translated string`,
+        };
       case "concatenation": {
         const parts: WordParts[] = [];
         for (const { child } of children(node)) {

@@ -81,8 +81,6 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git --no-pager blame",
   // Test runners.
   "deno test",
-  "deno check",
-  "deno lint",
   "npm test",
   "npm run test",
   "pytest",

@@ -144,7 +144,7 @@ export async function checkCommand(
     ...commands.filter((found) => !found.ok).map((found) => `${quoteSource(found.text)}: ${found.reason}`),
     ...analysis.problems,
   ];
-  if (analysis.empty) {
+  if (analysis.empty && analysis.understood) {
     reasons.push("the command line contains no command");
   }
   return {
