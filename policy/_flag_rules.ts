@@ -319,7 +319,88 @@ const tarRule: Rule = (args, name) => {
   })(args, name);
 };
 
+/**
+ * Go's flag package reads `-name`, `--name`, `-name=value` and `--name=value`
+ * alike and has no clusters; names match exactly.
+ */
+function goFlagRule(names: readonly string[], effect: string): Rule {
+  return (args, name) => {
+    const word = args.find((arg) => {
+      const match = /^--?([^=]+)/.exec(arg.value ?? "");
+      return match !== null && names.includes(match[1]);
+    });
+    return word === undefined ? hiddenOption(args, name) : `${shown(word)} ${effect}`;
+  };
+}
+
+const pytestRule = optionRule({
+  short: "pco",
+  long: [
+    "basetemp",
+    "junitxml",
+    "junit-xml",
+    "override-ini",
+    "rootdir",
+    "confcutdir",
+    "debug",
+    "pastebin",
+    "resultlog",
+    "result-log",
+    "report-log",
+    "cov-report",
+    "html",
+    "json-report-file",
+  ],
+  effect: "makes pytest load plugins, use another configuration, or write or delete files outside the project",
+});
+
+/** `python -m pytest ...`: the pytest rule applies to what follows the module. */
+const pythonRule: Rule = (args, name) =>
+  args[0]?.value === "-m" && args[1]?.value === "pytest"
+    ? pytestRule(args.slice(2), "pytest")
+    : hiddenOption(args, name);
+
 const FLAG_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
+  ["pytest", pytestRule],
+  ["python", pythonRule],
+  ["python3", pythonRule],
+  [
+    "go",
+    goFlagRule(
+      [
+        "exec",
+        "toolexec",
+        "o",
+        "C",
+        "coverprofile",
+        "cpuprofile",
+        "memprofile",
+        "blockprofile",
+        "mutexprofile",
+        "trace",
+        "outputdir",
+        "modfile",
+        "overlay",
+        "pkgdir",
+      ],
+      "makes go run another program, use another module or write files outside the project",
+    ),
+  ],
+  [
+    "cargo",
+    optionRule({
+      short: "Z",
+      long: ["config", "target-dir", "manifest-path", "config-path"],
+      effect: "makes cargo use another configuration or project, or build outside the project",
+    }),
+  ],
+  [
+    "npm",
+    optionRule({
+      long: ["script-shell", "prefix", "userconfig", "globalconfig", "node-options", "workspace"],
+      effect: "makes npm run scripts with another shell, configuration or project",
+    }),
+  ],
   ["git", gitRule],
   [
     "find",

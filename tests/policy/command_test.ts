@@ -547,6 +547,37 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     for (const [command, named] of cases) await asks(command, [named], allowlist);
   });
 
+  test("test runners of the default allowlist run tests, not other programs", async () => {
+    for (
+      const command of [
+        "deno test -A",
+        "npm test",
+        "npm run test -- --watch",
+        "pytest -q -k 'a or b'",
+        "python -m pytest -x",
+        "cargo test",
+        "go test -run TestX -v ./...",
+      ]
+    ) {
+      const result = await checkCommand(command);
+      assert.equal(result.verdict, "allow", `${command}: ${result.reasons.join(" | ")}`);
+    }
+    const cases: [string, string][] = [
+      ["pytest --basetemp=/home", "`--basetemp=/home` makes pytest"],
+      ["python -m pytest -p evil_plugin", "`-p` makes pytest"],
+      ["python3 -m pytest --junitxml=/etc/x", "`--junitxml=/etc/x`"],
+      ["go test -exec=rm ./...", "`-exec=rm` makes go run another program"],
+      ["go test --toolexec sh", "`--toolexec`"],
+      ["cargo test --config 'target.x.runner=\"sh\"'", "`--config` makes cargo"],
+      ["npm test --script-shell=/tmp/x", "`--script-shell=/tmp/x` makes npm"],
+    ];
+    for (const [command, named] of cases) {
+      const result = await checkCommand(command);
+      assert.equal(result.verdict, "ask", command);
+      assert.ok(result.reasons.some((reason) => reason.includes(named)), `${command}: ${result.reasons.join(" | ")}`);
+    }
+  });
+
   test("arguments that could expand into options ask for commands with flag rules", async () => {
     // An agent can create a file named `--output=x` or `-delete` without asking.
     await asks("git diff *", ["`*` could expand into an option of git"], allowlist);
