@@ -678,4 +678,38 @@ console.log(JSON.stringify([a.verdict, b.verdict]));`,
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("runs under Node (bundled), with Node's permission model closing the file system", {
+    skip: spawnSync("node", ["--version"]).status === 0 ? false : "needs node",
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
+    try {
+      const module = fileURLToPath(new URL("../../policy/command.ts", import.meta.url));
+      const entry = join(dir, "entry.ts");
+      await writeFile(
+        entry,
+        `import { checkCommand } from ${JSON.stringify(module)};
+const a = await checkCommand("git status | head");
+const b = await checkCommand("ls; rm x");
+console.log(JSON.stringify([a.verdict, b.verdict, b.reasons]));`,
+      );
+      const bundle = join(dir, "bundle.mjs");
+      const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+      const bundled = spawnSync(
+        process.execPath,
+        ["bundle", "--quiet", "--platform", "node", "--config", config, "-o", bundle, entry],
+        { encoding: "utf8" },
+      );
+      assert.equal(bundled.status, 0, bundled.stderr);
+      const result = spawnSync(
+        "node",
+        ["--no-warnings", "--experimental-permission", `--allow-fs-read=${bundle}`, bundle],
+        { encoding: "utf8" },
+      );
+      assert.equal(result.status, 0, result.stderr);
+      assert.equal(result.stdout.trim(), '["allow","ask",["`rm x`: `rm` is not on the allowlist"]]');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
