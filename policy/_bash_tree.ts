@@ -496,7 +496,8 @@ class Walker {
 
   private assignmentValue(node: Node, depth: number): void {
     for (const { child, field } of children(node)) {
-      if (field === "name") this.cover(child);
+      if (field === "name" && child.type === "subscript") this.subscript(child, depth, node);
+      else if (field === "name") this.cover(child);
       else if (!child.isNamed && (child.type === "=" || child.type === "+=")) {
         this.cover(child);
       } else if (field === "value" && child.type === "array") {

@@ -109,6 +109,8 @@ function entryWords(entry: string): string[] {
  * @param allowlist The entries to match against.
  * @returns The first matching entry, or `undefined` when none matches.
  *
+ * Needs no permissions.
+ *
  * @example
  * ```ts
  * import { matchesAllowlist } from "./allowlist.ts";

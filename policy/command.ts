@@ -130,7 +130,7 @@ function judge(
  *   allowlist: ["git status"],
  * });
  * console.log(check.verdict); // "ask"
- * console.log(check.reasons); // ["`rm x` is not on the allowlist"] (roughly)
+ * console.log(check.reasons); // ["`rm x`: `rm` is not on the allowlist"]
  * ```
  */
 export async function checkCommand(

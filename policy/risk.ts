@@ -200,6 +200,8 @@ function worst(assessments: RiskAssessment[]): RiskAssessment | undefined {
  * could not read) from merely unknown ones (unsure), and marks system changes
  * and package installs outside the workspace, which always ask a person.
  *
+ * Needs no permissions.
+ *
  * @example
  * ```ts
  * import { checkCommand } from "./command.ts";
@@ -263,6 +265,8 @@ export const rulesRiskAssessor: RiskAssessor = {
  * command runs without asking. Unsure asks with "yes" as default; reject asks
  * under "Dangerous Command Confirmation" with "no" as default; the kinds in
  * {@linkcode ALWAYS_ASK_KINDS} ask a person even when the decision was allow.
+ *
+ * Needs no permissions.
  *
  * @example
  * ```ts
