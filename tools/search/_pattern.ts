@@ -17,11 +17,6 @@ export interface CompiledPattern {
   text: RegExp;
   /** The same pattern in ripgrep's syntax, case folding included. */
   rust: string;
-  /**
-   * When every match is this exact text (a case-sensitive literal): its UTF-8
-   * bytes, so that a file without them can be passed over undecoded.
-   */
-  literal?: Uint8Array;
 }
 
 /** Options of {@linkcode compilePattern}. */
@@ -370,14 +365,11 @@ function invalid(pattern: string, reason: string): ToolError {
  */
 export function compilePattern(pattern: string, options: PatternOptions): CompiledPattern {
   let piece: Piece;
-  let text: string | undefined = pattern;
   try {
     if (options.regex) {
       const parser = new Parser(pattern, options.caseSensitive);
-      const parsed = parser.alternation(0);
+      piece = parser.alternation(0);
       if (parser.i < parser.cps.length) parser.fail("unmatched )");
-      piece = parsed;
-      text = parsed.text;
     } else {
       const pieces = Array.from(pattern, (c) => literal(c.codePointAt(0)!));
       piece = { js: pieces.map((p) => p.js).join(""), rust: pieces.map((p) => p.rust).join("") };
@@ -393,7 +385,6 @@ export function compilePattern(pattern: string, options: PatternOptions): Compil
       line: new RegExp(piece.js, flags),
       text: new RegExp(piece.js, flags + "m"),
       rust: (options.caseSensitive ? "" : "(?i)") + piece.rust,
-      ...(options.caseSensitive && text ? { literal: new TextEncoder().encode(text) } : {}),
     };
   } catch (error) {
     throw invalid(pattern, (error as Error).message);

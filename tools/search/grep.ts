@@ -10,7 +10,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { requireFence } from "../../policy/fence.ts";
-import { CHUNK_BYTES, type FileHits, type LineHit, searchFile } from "./_file_search.ts";
+import { CHUNK_BYTES, type LineHit, searchFile, yieldEvery } from "./_file_search.ts";
 import { type FileFilter, fileFilter } from "./_globs.ts";
 import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
 import { type CompiledPattern, compilePattern } from "./_pattern.ts";
@@ -95,8 +95,8 @@ const input = v.object({
   ),
 });
 
-// Files searched at once.
-const CONCURRENCY = 8;
+// Longest stretch of synchronous file reading before the event loop gets a turn.
+const YIELD_MS = 10;
 
 interface Candidate {
   rel: string;
@@ -125,29 +125,18 @@ async function collect(
   signal: AbortSignal,
 ): Promise<Collected> {
   const matches: GrepMatch[] = [];
-  const running: Promise<FileHits | "binary" | "unreadable">[] = [];
-  // One read buffer per search in flight, handed back when it is done.
-  const buffers = Array.from({ length: Math.min(CONCURRENCY, files.length) }, () => new Uint8Array(CHUNK_BYTES));
-  let next = 0;
+  const buffer = new Uint8Array(CHUNK_BYTES);
+  const pause = yieldEvery(YIELD_MS, signal);
   let limit = max;
   let used = 0;
-  const start = () => {
-    const file = files[next++];
-    const buffer = buffers.pop()!;
-    const pending = searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer });
-    const release = () => void buffers.push(buffer);
-    pending.then(release, release); // also keeps a search dropped after the cap from rejecting unhandled
-    running.push(pending);
-  };
-  while (running.length < CONCURRENCY && next < files.length) start();
-  for (let i = 0; i < files.length; i++) {
-    const result = await running.shift()!;
-    if (next < files.length) start();
+  for (const file of files) {
+    await pause();
+    const result = searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer });
     if (typeof result === "string" || result.hits.length === 0) continue;
     const room = max - matches.length;
     if (room === 0) return { matches, truncated: true };
     for (const hit of result.hits.slice(0, room)) {
-      const match = { path: files[i].rel, ...hit };
+      const match = { path: file.rel, ...hit };
       used += JSON.stringify(match).length + 1;
       if (used > GREP_BUDGET_CHARS && matches.length > 0) return { matches, truncated: true, overBudget: true };
       matches.push(match);
