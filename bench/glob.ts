@@ -71,8 +71,7 @@ for (let round = 0; round <= ROUNDS; round++) {
   if (ours.status !== "success") throw new Error(ours.error);
   if (round === 0) {
     const out = ours.output as { matches: string[]; note?: string };
-    counts =
-      `tinyglobby ${peer.length} paths, rg ${rgCount}; toolfence (ignores dist/) returns ${out.matches.length}: ` +
+    counts = `tinyglobby ${peer.length} paths, rg ${rgCount}; toolfence returns ${out.matches.length}: ` +
       (out.note ?? "");
     continue;
   }

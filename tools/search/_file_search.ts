@@ -39,6 +39,8 @@ export interface FileSearchOptions {
   signal: AbortSignal;
   /** A buffer of {@linkcode CHUNK_BYTES} to read into, reused across files. */
   buffer: Uint8Array;
+  /** Called between chunks of a long file; see {@linkcode yieldEvery}. */
+  pause: () => Promise<void> | undefined;
 }
 
 /** Lines are shown up to this many characters, around the match. */
@@ -82,10 +84,11 @@ function countNewlines(text: string): number {
  * The reads are synchronous: per file, three synchronous calls cost about
  * half of their asynchronous forms, and a search is thousands of small files.
  * The open is non-blocking and refuses a symlink, so a file swapped for a FIFO
- * or a link after the walk saw it fails at once instead of blocking; callers
- * yield to the event loop between files (see {@linkcode yieldEvery}).
+ * or a link after the walk saw it fails at once instead of blocking. The
+ * event loop gets a turn between chunks of a long file (`pause`), and callers
+ * give it one between files (see {@linkcode yieldEvery}).
  */
-export function searchFile(abs: string, options: FileSearchOptions): FileHits | "binary" | "unreadable" {
+export async function searchFile(abs: string, options: FileSearchOptions): Promise<FileHits | "binary" | "unreadable"> {
   let fd: number;
   try {
     fd = fs.openSync(abs, OPEN_FLAGS);
@@ -93,7 +96,7 @@ export function searchFile(abs: string, options: FileSearchOptions): FileHits | 
     return "unreadable";
   }
   try {
-    return searchFd(fd, options);
+    return await searchFd(fd, options);
   } catch (error) {
     if (options.signal.aborted) throw error;
     return "unreadable";
@@ -118,7 +121,7 @@ export function yieldEvery(ms: number, signal: AbortSignal): () => Promise<void>
   };
 }
 
-function searchFd(fd: number, options: FileSearchOptions): FileHits | "binary" {
+async function searchFd(fd: number, options: FileSearchOptions): Promise<FileHits | "binary"> {
   const { pattern, context, includeContent, limit } = options;
   const withContext = includeContent && context > 0;
   const buffer = options.buffer;
@@ -130,6 +133,7 @@ function searchFd(fd: number, options: FileSearchOptions): FileHits | "binary" {
   let lineNo = 0;
   let more = false;
   for (let position = 0;;) {
+    if (position > 0) await options.pause();
     options.signal.throwIfAborted();
     const bytesRead = fs.readSync(fd, buffer, 0, CHUNK_BYTES, position);
     // A short read of a regular file is its end: most files take one read.

@@ -131,7 +131,7 @@ async function collect(
   let used = 0;
   for (const file of files) {
     await pause();
-    const result = searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer });
+    const result = await searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer, pause });
     if (typeof result === "string" || result.hits.length === 0) continue;
     const room = max - matches.length;
     if (room === 0) return { matches, truncated: true };
