@@ -55,7 +55,7 @@ import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
 const testsDir = path.join(root, "tests");
-/** The library's folders (SPEC section 1); every `.ts` file in them is a module of the package. */
+/** The library's folders (SPEC section 1, and any deno.json exports from); every `.ts` file in them is a module. */
 const libraryDirs = ["core", "policy", "tools", "adapters"];
 const libraryRootFiles = ["mod.ts", "main.ts"];
 /**
@@ -126,6 +126,14 @@ function description(modText: string): string {
   const first = /\/\*\*\s*\n\s*\*\s*(.+)/.exec(modText)?.[1] ?? "";
   const text = first.replace(/^toolfence:\s*/, "").trim();
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The top folders of deno.json's exports not in {@linkcode libraryDirs}. */
+function exportDirs(config: DenoConfig): string[] {
+  const sources = typeof config.exports === "string" ? [config.exports] : Object.values(config.exports ?? {});
+  const dirs = sources.map((s) => path.normalize(s).split(path.sep)).filter((parts) => parts.length > 1)
+    .map((parts) => parts[0]);
+  return [...new Set(dirs)].filter((d) => !libraryDirs.includes(d));
 }
 
 /** The files `roots` import, directly or not, through relative specifiers; the roots included. */
@@ -219,7 +227,7 @@ async function main(args: string[]): Promise<number> {
   await cleanOutput();
   const libraryTree = [
     ...libraryRootFiles.map((f) => path.join(root, f)).filter((f) => existsSync(f)),
-    ...(await Promise.all(libraryDirs.map((d) => walk(path.join(root, d))))).flat(),
+    ...(await Promise.all([...libraryDirs, ...exportDirs(config)].map((d) => walk(path.join(root, d))))).flat(),
   ];
   const testTree = await walk(testsDir);
   const librarySources = libraryTree.filter((f) => isCompilable(f) && !isTestFile(f));
