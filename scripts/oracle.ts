@@ -1,6 +1,7 @@
 /**
  * The long pass of the differential oracle for the shell-command analysis:
- * generated command lines (and the corpus) run for real in a bubblewrap sandbox
+ * generated command lines (and the corpus, with the command lines of
+ * tests/policy/command_test.ts) run for real in a bubblewrap sandbox
  * under strace, compared with `checkCommand`. Needs Linux with bubblewrap and
  * strace.
  *
@@ -19,6 +20,7 @@ import fc from "fast-check";
 import { ExecTracer } from "../tests/oracle/_exec_trace.ts";
 import { formatBypass, runOracle, summary } from "../tests/oracle/_oracle.ts";
 import { commandLine, CORPUS } from "../tests/oracle/_corpus.ts";
+import { policyTestCommands } from "../tests/oracle/_policy_corpus.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -32,7 +34,8 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
-const commands = [...(values["no-corpus"] ? [] : CORPUS), ...fc.sample(commandLine, { seed, numRuns: runs })];
+const corpus = values["no-corpus"] ? [] : [...CORPUS, ...await policyTestCommands()];
+const commands = [...new Set([...corpus, ...fc.sample(commandLine, { seed, numRuns: runs })])];
 
 if (values.shell !== "bash" && values.shell !== "sh") throw new Error("--shell is bash or sh");
 const tracer = await ExecTracer.create({ shell: values.shell });

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { ExecTracer } from "./_exec_trace.ts";
 import { formatBypass, judgeCommand, runOracle, summary } from "./_oracle.ts";
 import { commandLine, CORPUS } from "./_corpus.ts";
+import { policyTestCommands } from "./_policy_corpus.ts";
 
 const GENERATED = 150;
 // A fixed seed keeps CI reproducible; ORACLE_SEED explores others.
@@ -51,14 +52,15 @@ describe("command oracle", () => {
     assert.ok(outside.unlisted.length === 0 || outside.check.verdict === "ask");
   });
 
-  test(`corpus and ${GENERATED} generated command lines: no program runs that an allowed line did not permit`, async (t) => {
+  test(`corpus, policy tests and ${GENERATED} generated lines: no program runs that an allowed line did not permit`, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
     const generated = fc.sample(commandLine, { seed: SEED, numRuns: GENERATED });
+    const commands = [...new Set([...CORPUS, ...await policyTestCommands(), ...generated])];
     const started = performance.now();
-    const totals = await runOracle(tracer, [...CORPUS, ...generated], { concurrency: 4 });
+    const totals = await runOracle(tracer, commands, { concurrency: 4 });
     console.log(`${summary(totals)} (seed ${SEED}, ${Math.round(performance.now() - started)} ms)`);
     for (const bypass of totals.bypasses) console.log(formatBypass(bypass));
-    assert.equal(totals.cases, CORPUS.length + GENERATED);
+    assert.equal(totals.cases, commands.length);
     assert.ok(totals.allowed > 50, "the corpus must exercise allowed command lines");
     assert.deepEqual(totals.bypasses.map((b) => `${b.command} -> ${b.ran}`), []);
   });
