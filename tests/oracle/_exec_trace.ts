@@ -166,7 +166,7 @@ export class ExecTracer {
    * Runs `command` with `bash -c` (or `sh -c`) in a fresh sandbox and reports what started.
    * Throws when the sandbox or strace could not run at all.
    */
-  async observe(command: string, timeoutMs = 3000): Promise<Observation> {
+  async observe(command: string, timeoutMs = 2000): Promise<Observation> {
     const raw = await this.#observeRaw(command, timeoutMs);
     let changed: string[] | undefined;
     if (raw.manifest !== undefined && this.#baseline !== undefined) {
