@@ -655,7 +655,12 @@ describe("checkCommand: limits", () => {
   });
 });
 
-describe("checkCommand: permissions", () => {
+// Both start deno on the TypeScript sources with the repository's deno.json, which the npm build's Node run has not.
+const needsDeno = typeof (globalThis as { Deno?: unknown }).Deno === "undefined"
+  ? "needs Deno: runs the TypeScript sources with the repository's deno.json"
+  : false;
+
+describe("checkCommand: permissions", { skip: needsDeno }, () => {
   test("runs under deno run with no permission flags", async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
     try {
