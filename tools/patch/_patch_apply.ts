@@ -128,9 +128,9 @@ export function applyHunks(source: string, eol: "\n" | "\r\n", hunks: Hunk[], sh
     cursor = at + replacement.length;
     if (hunk.oldStart !== undefined) drift = cursor - (hunk.oldStart - 1 + old.length);
     if (reachesEnd) {
-      // The hunk reaches the end of the file: its markers decide the final newline.
-      if (hunk.newNoNewline) newFinal = false;
-      else if (hunk.oldNoNewline) newFinal = true;
+      // The hunk reaches the end of the file, so its new side decides: its last
+      // line ends with a newline unless "\ No newline at end of file" says not.
+      newFinal = !hunk.newNoNewline;
     }
   });
   if (lines.length === 0) return "";

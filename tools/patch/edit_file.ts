@@ -76,31 +76,49 @@ function nearMiss(text: string, oldText: string): string | undefined {
   return undefined;
 }
 
+/** An edit worked out in memory. */
 interface Planned {
+  /** The file's new text (its own line endings, no byte-order mark). */
   text: string;
+  /** The text before and after in the view the model reads (\n line breaks), for the diff. */
+  before: string;
+  after: string;
+  /** Where old_text was found. */
   positions: number[];
 }
 
-function plan(file: TextFile, oldText: string, newText: string, replaceAll: boolean, shown: string, real: string) {
-  let positions = occurrences(file.text, oldText);
-  let from = oldText;
-  let to = newText;
-  if (positions.length === 0 && file.hasCrlf && oldText.includes("\n")) {
-    // The model saw the lines joined with \n; the file has \r\n.
+function plan(
+  file: TextFile,
+  oldText: string,
+  newText: string,
+  replaceAll: boolean,
+  shown: string,
+  real: string,
+): Planned {
+  // A CRLF file is edited in the view the model reads (read_file joins lines
+  // with \n), so that old_text never matches half of a CRLF; the result gets
+  // CRLF back, new lines included.
+  const crlf = file.eol === "\r\n";
+  const view = crlf ? file.text.replaceAll("\r\n", "\n") : file.text;
+  let from = crlf ? oldText.replaceAll("\r\n", "\n") : oldText;
+  let to = crlf ? newText.replaceAll("\r\n", "\n") : newText;
+  let positions = occurrences(view, from);
+  if (positions.length === 0 && !crlf && file.hasCrlf && oldText.includes("\n")) {
+    // Mixed line endings: the lines to replace may be among the CRLF ones.
     from = oldText.replace(/\r?\n/g, "\r\n");
     to = newText.replace(/\r?\n/g, "\r\n");
-    positions = occurrences(file.text, from);
+    positions = occurrences(view, from);
   }
   if (positions.length === 0) {
     throw new ToolError(`old_text was not found in ${shown}; the file is unchanged`, {
       code: "no_match",
-      recoveryHint: nearMiss(file.text.replaceAll("\r\n", "\n"), oldText.replaceAll("\r\n", "\n")) ??
+      recoveryHint: nearMiss(view.replaceAll("\r\n", "\n"), oldText.replaceAll("\r\n", "\n")) ??
         "Read the file again and copy the exact text to replace.",
       details: { path: real },
     });
   }
   if (positions.length > 1 && !replaceAll) {
-    const lines = positions.slice(0, 10).map((p) => lineOf(file.text, p));
+    const lines = positions.slice(0, 10).map((p) => lineOf(view, p));
     throw new ToolError(
       `old_text occurs ${positions.length} times in ${shown} (lines ${lines.join(", ")}${
         positions.length > 10 ? ", ..." : ""
@@ -112,14 +130,21 @@ function plan(file: TextFile, oldText: string, newText: string, replaceAll: bool
       },
     );
   }
-  let text = replaceAt(file.text, positions, from.length, to);
-  const endedWithNewline = file.text.endsWith("\n");
-  const touchesEnd = positions.at(-1)! + from.length === file.text.length;
-  if (endedWithNewline && text !== "" && !text.endsWith("\n")) text += file.eol;
-  else if (!endedWithNewline && touchesEnd && text.endsWith(file.eol) && !file.text.endsWith(file.eol)) {
-    text = text.slice(0, -file.eol.length);
+  let after = replaceAt(view, positions, from.length, to);
+  // The presence of a final newline is kept: restored when the edit removed
+  // it, and not added when new_text ends with one at the very end.
+  const endedWithNewline = view.endsWith("\n");
+  const touchesEnd = positions.at(-1)! + from.length === view.length;
+  if (endedWithNewline && after !== "" && !after.endsWith("\n")) after += crlf ? "\n" : file.eol;
+  else if (!endedWithNewline && touchesEnd && after.endsWith("\n")) {
+    after = after.slice(0, after.endsWith("\r\n") && !crlf ? -2 : -1);
   }
-  return { text, positions } satisfies Planned;
+  return {
+    text: crlf ? after.replaceAll("\n", "\r\n") : after,
+    before: view.replaceAll("\r\n", "\n"),
+    after: after.replaceAll("\r\n", "\n"),
+    positions,
+  };
 }
 
 /**
@@ -192,7 +217,7 @@ export const editFileTool = tool({
       path: real,
       replacements: planned.positions.length,
       sha256: sha256Of(bytes),
-      diff: shortDiff(path, file.text.replaceAll("\r\n", "\n"), planned.text.replaceAll("\r\n", "\n")),
+      diff: shortDiff(path, planned.before, planned.after),
     };
   },
 });

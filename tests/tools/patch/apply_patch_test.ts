@@ -115,6 +115,15 @@ describe("unified diffs", () => {
     assert.equal(await text("n.txt"), "a\nd");
   });
 
+  test("lines added where a file ends get their newline unless the patch says otherwise", async () => {
+    await fsp.writeFile(at("empty.txt"), "");
+    ok(await apply("--- a/empty.txt\n+++ b/empty.txt\n@@ -0,0 +1 @@\n+\n"));
+    assert.equal(await text("empty.txt"), "\n");
+    await fsp.writeFile(at("tail.txt"), "a\nb");
+    ok(await apply("--- a/tail.txt\n+++ b/tail.txt\n@@ -1,2 +1 @@\n a\n-b\n\\ No newline at end of file\n"));
+    assert.equal(await text("tail.txt"), "a\n");
+  });
+
   test("CRLF files, a byte-order mark and the mode are kept", async () => {
     await fsp.writeFile(at("w.txt"), "\ufeffone\r\ntwo\r\n");
     await fsp.chmod(at("w.txt"), 0o700);

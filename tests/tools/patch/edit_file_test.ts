@@ -111,6 +111,15 @@ describe("edit_file keeps the file's form", () => {
     assert.equal(await fsp.readFile(at("win.txt"), "utf8"), "uno\r\ndos\r\ntres\r\nthree\r\n");
   });
 
+  test("in a CRLF file old_text never matches half of a CRLF, and new line breaks become CRLF", async () => {
+    await fsp.writeFile(at("crlf-empty.txt"), "\r\n");
+    ok(await edit({ path: "crlf-empty.txt", old_text: "\n", new_text: "" }));
+    assert.equal(await fsp.readFile(at("crlf-empty.txt"), "utf8"), "");
+    await fsp.writeFile(at("crlf-aa.txt"), "aa\r\n");
+    ok(await edit({ path: "crlf-aa.txt", old_text: "aa", new_text: "\n" }));
+    assert.equal(await fsp.readFile(at("crlf-aa.txt"), "utf8"), "\r\n\r\n");
+  });
+
   test("a byte-order mark, the mode, and a symlink inside the workspace", async () => {
     await fsp.writeFile(at("bom.txt"), Buffer.from("\ufeffhello world\n"));
     await fsp.chmod(at("bom.txt"), 0o754);
