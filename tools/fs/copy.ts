@@ -7,12 +7,18 @@
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { requireFence } from "../../policy/fence.ts";
 import { fileOpError, notFound, wrongType } from "./_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "./_open.ts";
 import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+
+/** The arguments of `copy`. */
+export interface CopyArgs {
+  src: string;
+  dst: string;
+}
 
 const input = v.object({
   src: v.pipe(v.string(), v.description("What to copy: a file, folder or symlink, relative to the workspace")),
@@ -46,7 +52,7 @@ const input = v.object({
  * await session.close();
  * ```
  */
-export const copyTool = tool({
+export const copyTool: Tool<CopyArgs> = tool({
   name: "copy",
   description: "Copy a file, folder or symlink.\n" +
     "Folders are copied with everything in them; symlinks are copied as links, not followed. If dst is an existing " +

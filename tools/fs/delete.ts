@@ -9,9 +9,15 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { typeName } from "./_open.ts";
+
+/** The arguments of `delete`, defaults applied. */
+export interface DeleteArgs {
+  path: string;
+  recursive: boolean;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("File, symlink or folder to delete, relative to the workspace or absolute")),
@@ -66,7 +72,7 @@ async function checkTree(dir: string, shown: string, signal: AbortSignal): Promi
  * await session.close();
  * ```
  */
-export const deleteTool = tool({
+export const deleteTool: Tool<DeleteArgs> = tool({
   name: "delete",
   description: "Delete a file, a symlink or a folder.\n" +
     "A symlink is removed as a link; what it points to is untouched. A folder that is not empty is deleted only with " +

@@ -8,13 +8,18 @@ import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { requireFence } from "../../policy/fence.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { sha256OfHandle } from "./_hash.ts";
 import { openRegularFile, readFully, typeName } from "./_open.ts";
 import { FULL_SCAN_BYTES } from "./_read_window.ts";
 import { binaryKind, detectBom, invalidUtf8At, SNIFF_BYTES } from "./_sniff.ts";
+
+/** The arguments of `file_info`. */
+export interface FileInfoArgs {
+  path: string;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("File, folder or link to describe, relative to the workspace or absolute")),
@@ -86,7 +91,7 @@ async function describeLink(linkPath: string, resolve: (p: string) => Promise<{ 
  * await session.close();
  * ```
  */
-export const fileInfoTool = tool({
+export const fileInfoTool: Tool<FileInfoArgs> = tool({
   name: "file_info",
   description: "Describe a file, folder or symlink without reading it whole.\n" +
     "Returns its type, size, permissions and times; for a symlink, what it points to; for a file, whether it is " +

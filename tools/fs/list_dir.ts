@@ -10,9 +10,15 @@ import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { fileOpError, wrongType } from "./_errors.ts";
 import { describeType, typeName } from "./_open.ts";
+
+/** The arguments of `list_dir`, defaults applied. */
+export interface ListDirArgs {
+  path: string;
+  details: boolean;
+}
 
 const input = v.object({
   path: v.optional(
@@ -74,7 +80,7 @@ async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
  * await session.close();
  * ```
  */
-export const listDirTool = tool({
+export const listDirTool: Tool<ListDirArgs> = tool({
   name: "list_dir",
   description: "List the contents of a folder.\n" +
     "Returns the names of its files, folders, symlinks and other entries, sorted. With details, also file sizes " +

@@ -6,9 +6,14 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { fileOpError, wrongType } from "./_errors.ts";
 import { describeType } from "./_open.ts";
+
+/** The arguments of `mkdir`. */
+export interface MkdirArgs {
+  path: string;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("Folder to create, relative to the workspace or absolute inside it")),
@@ -31,7 +36,7 @@ const input = v.object({
  * await session.close();
  * ```
  */
-export const mkdirTool = tool({
+export const mkdirTool: Tool<MkdirArgs> = tool({
   name: "mkdir",
   description: "Create a folder, with any missing parent folders.\n" +
     "Succeeds without change when the folder already exists.",

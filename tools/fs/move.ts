@@ -7,11 +7,17 @@
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { typeName } from "./_open.ts";
 import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+
+/** The arguments of `move`. */
+export interface MoveArgs {
+  src: string;
+  dst: string;
+}
 
 const input = v.object({
   src: v.pipe(v.string(), v.description("What to move: a file, folder or symlink, relative to the workspace")),
@@ -56,7 +62,7 @@ async function moveAcrossDevices(from: string, to: string, signal: AbortSignal):
  * await session.close();
  * ```
  */
-export const moveTool = tool({
+export const moveTool: Tool<MoveArgs> = tool({
   name: "move",
   description: "Move or rename a file, folder or symlink.\n" +
     "If dst is an existing folder, src moves into it. Replacing an existing file at dst, and moving src away, may ask " +

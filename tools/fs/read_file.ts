@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { cachedIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
 import { openRegularFile, sameVersion } from "./_open.ts";
@@ -21,6 +21,14 @@ export const DEFAULT_READ_LIMIT = 2000;
  * window that would be longer stops early and says where to continue.
  */
 export const READ_BUDGET_CHARS = 36_000;
+
+/** The arguments of `read_file`, defaults applied. */
+export interface ReadFileArgs {
+  path: string;
+  offset: number;
+  limit: number;
+  line_numbers: boolean;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("File to read, relative to the workspace or absolute inside it")),
@@ -79,7 +87,7 @@ const input = v.object({
  * await session.close();
  * ```
  */
-export const readFileTool = tool({
+export const readFileTool: Tool<ReadFileArgs> = tool({
   name: "read_file",
   description: "Read lines of a UTF-8 text file.\n" +
     `Returns up to \`limit\` lines (default ${DEFAULT_READ_LIMIT}) starting at the zero-based \`offset\`; ` +

@@ -5,7 +5,10 @@
  */
 
 import * as v from "valibot";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
+
+/** The arguments of `temp_dir`: none. */
+export type TempDirArgs = Record<string, never>;
 
 /**
  * Returns the session's temp dir, creating it on first use. It is part of the
@@ -24,7 +27,7 @@ import { tool } from "../../core/tool.ts";
  * await session.close();
  * ```
  */
-export const tempDirTool = tool({
+export const tempDirTool: Tool<TempDirArgs> = tool({
   name: "temp_dir",
   description: "Get the path of this session's private temporary folder, creating it if needed.\n" +
     "Use it for scratch files: writing there never asks for permission, and it is deleted when the session ends.",

@@ -6,7 +6,7 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
@@ -19,6 +19,13 @@ export const sha256Argument = v.pipe(
   v.string(),
   v.regex(/^[0-9a-fA-F]{64}$/, "Expected 64 hex digits (a SHA-256 as read_file reports it)"),
 );
+
+/** The arguments of `write_file`. */
+export interface WriteFileArgs {
+  path: string;
+  content: string;
+  expected_sha256?: string;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("File to write, relative to the workspace or absolute inside it")),
@@ -93,7 +100,7 @@ async function existingType(real: string, shown: string, ctx: ToolContext): Prom
  * await session.close();
  * ```
  */
-export const writeFileTool = tool({
+export const writeFileTool: Tool<WriteFileArgs> = tool({
   name: "write_file",
   description: "Create a file or replace its whole content.\n" +
     "Writes atomically and creates missing parent folders. Replacing an existing file may ask the user for " +

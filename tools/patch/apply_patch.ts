@@ -10,7 +10,7 @@ import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import type { WriteAction } from "../../policy/policy.ts";
 import { fileOpError, hashConflict } from "../fs/_errors.ts";
@@ -19,6 +19,12 @@ import { makeParents } from "../fs/_write.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+
+/** The arguments of `apply_patch`, defaults applied. */
+export interface ApplyPatchArgs {
+  patch: string;
+  directory: string;
+}
 
 const input = v.object({
   patch: v.pipe(
@@ -212,7 +218,7 @@ async function write(steps: Step[], undo: Undo[]): Promise<void> {
  * await session.close();
  * ```
  */
-export const applyPatchTool = tool({
+export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   name: "apply_patch",
   description: "Apply a patch to one or more files, all or nothing.\n" +
     "Accepts a unified diff (--- a/path, +++ b/path, @@ hunks; /dev/null creates or deletes a file) or a " +

@@ -6,13 +6,22 @@
 
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { fileOpError, hashConflict, notFound } from "../fs/_errors.ts";
 import { sha256Of } from "../fs/_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
 import { shortDiff } from "./_short_diff.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+
+/** The arguments of `edit_file`, defaults applied. */
+export interface EditFileArgs {
+  path: string;
+  old_text: string;
+  new_text: string;
+  replace_all: boolean;
+  expected_sha256?: string;
+}
 
 const input = v.object({
   path: v.pipe(v.string(), v.description("File to edit, relative to the workspace or absolute inside it")),
@@ -171,7 +180,7 @@ function plan(
  * await session.close();
  * ```
  */
-export const editFileTool = tool({
+export const editFileTool: Tool<EditFileArgs> = tool({
   name: "edit_file",
   description: "Replace exact text in a file.\n" +
     "old_text must match the file exactly (including indentation) and occur exactly once, unless replace_all is " +

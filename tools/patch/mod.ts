@@ -5,5 +5,5 @@
  */
 
 export { patchTools } from "./patch_tools.ts";
-export { applyPatchTool } from "./apply_patch.ts";
-export { editFileTool } from "./edit_file.ts";
+export { type ApplyPatchArgs, applyPatchTool } from "./apply_patch.ts";
+export { type EditFileArgs, editFileTool } from "./edit_file.ts";

@@ -7,7 +7,7 @@
 import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { tool } from "../../core/tool.ts";
+import { type Tool, tool } from "../../core/tool.ts";
 import { pathGlob } from "./_globs.ts";
 import { searchRoot } from "./_root.ts";
 import { type WalkEntry, walkTree } from "./_walk.ts";
@@ -20,6 +20,15 @@ export const DEFAULT_MAX_RESULTS = 1000;
  * 40,000-character cap and is never cut in the middle.
  */
 export const GLOB_BUDGET_CHARS = 36_000;
+
+/** The arguments of `glob`, defaults applied. */
+export interface GlobArgs {
+  pattern: string;
+  path: string;
+  type: "file" | "directory" | "any";
+  skip_ignored: boolean;
+  max_results: number;
+}
 
 const input = v.object({
   pattern: v.pipe(
@@ -77,7 +86,7 @@ const input = v.object({
  * await session.close();
  * ```
  */
-export const globTool = tool({
+export const globTool: Tool<GlobArgs> = tool({
   name: "glob",
   description: "Find files or folders whose paths match a glob pattern.\n" +
     'Returns paths relative to `path`, sorted, at most max_results (the result says when it cut). "**/*.ts" finds ' +

@@ -38,6 +38,19 @@ export interface GrepMatch extends LineHit {
   path: string;
 }
 
+/** The arguments of `grep`, defaults applied. */
+export interface GrepArgs {
+  pattern: string;
+  path: string;
+  glob?: string;
+  regex: boolean;
+  case_sensitive: boolean;
+  context: number;
+  include_content: boolean;
+  max_matches: number;
+  skip_ignored: boolean;
+}
+
 const input = v.object({
   pattern: v.pipe(
     v.string(),
@@ -246,7 +259,7 @@ function byPath(a: Candidate, b: Candidate): number {
  * await session.close();
  * ```
  */
-export function grepTool(options: GrepToolOptions = {}): Tool<v.InferOutput<typeof input>> {
+export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
   return tool({
     name: "grep",
     description: "Search file contents for a pattern.\n" +

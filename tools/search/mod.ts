@@ -5,5 +5,12 @@
  */
 
 export { searchTools } from "./search_tools.ts";
-export { DEFAULT_MAX_RESULTS, globTool } from "./glob.ts";
-export { DEFAULT_MAX_MATCHES, type GrepEngine, type GrepMatch, grepTool, type GrepToolOptions } from "./grep.ts";
+export { DEFAULT_MAX_RESULTS, type GlobArgs, globTool } from "./glob.ts";
+export {
+  DEFAULT_MAX_MATCHES,
+  type GrepArgs,
+  type GrepEngine,
+  type GrepMatch,
+  grepTool,
+  type GrepToolOptions,
+} from "./grep.ts";
