@@ -54,6 +54,11 @@ export function storeIndex(owner: object, realPath: string, index: LineIndex): v
   while (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value!);
 }
 
+/** Drops what `owner`'s cache knows about `realPath` (it changed while being read). */
+export function forgetIndex(owner: object, realPath: string): void {
+  bySession.get(owner)?.delete(realPath);
+}
+
 /**
  * The chunk to start from to find the start of line `line` (0-based, > 0):
  * the last checkpoint with fewer newlines before it than `line`.

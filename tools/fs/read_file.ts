@@ -5,9 +5,9 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
+import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
-import { cachedIndex, storeIndex } from "./_line_index.ts";
+import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
 import { openRegularFile, sameVersion } from "./_open.ts";
 import { FULL_SCAN_BYTES, indexFile, MAX_LINE_CHARS, readWindow } from "./_read_window.ts";
@@ -102,66 +102,79 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read"],
-  async run({ path, offset, limit, line_numbers }, ctx) {
-    const real = await ctx.policy.resolveForRead(path);
-    const { handle, stat } = await openRegularFile(real, path, "Use list_dir to see what the directory holds.");
-    const counter = newlineCounter(stat.size);
-    try {
-      let index = cachedIndex(ctx.session, real, stat);
-      if (!index) {
-        index = await indexFile(handle, stat, counter, path, real);
-        storeIndex(ctx.session, real, index);
-      }
-      const window = await readWindow(
-        handle,
-        stat.size,
-        counter,
-        index,
-        {
-          offset,
-          limit,
-          lineNumbers: line_numbers,
-          budgetChars: READ_BUDGET_CHARS,
-          signal: ctx.signal,
-        },
-        path,
-        real,
-      );
-      if (!sameVersion(stat, await handle.stat())) {
-        throw new ToolError(`${path} changed while it was being read`, {
-          code: "file_changed",
-          recoveryHint: "Read it again.",
-          details: { path: real },
-        });
-      }
-      const total = index.totalLines ?? null;
-      const nextOffset = window.more ? offset + window.lines : null;
-      return {
-        path: real,
-        content: window.content,
-        ...noteFor(offset, window.lines, total, nextOffset, window.budgetReached, window.cutLines.length),
-        offset,
-        lines: window.lines,
-        total_lines: total,
-        more: window.more,
-        next_offset: nextOffset,
-        line_ending: index.lineEnding,
-        bom: index.bomLength > 0,
-        size: stat.size,
-        sha256: index.sha256 ?? null,
-        ...(index.sha256 === undefined
-          ? {
-            sha256_skipped: `the file is larger than ${FULL_SCAN_BYTES >> 20} MiB; hashing it means reading all of it`,
-          }
-          : {}),
-        ...(window.cutLines.length ? { cut_lines: window.cutLines } : {}),
-      };
-    } finally {
-      counter.release();
-      await handle.close();
-    }
+  async run(args, ctx) {
+    const real = await ctx.policy.resolveForRead(args.path);
+    const first = await readOnce(ctx, real, args);
+    if (!first.changed) return first.output;
+    // Changed under the read (a file being written): once more, then report what was read.
+    const second = await readOnce(ctx, real, args);
+    if (!second.changed) return second.output;
+    return {
+      ...second.output,
+      note: [second.output.note, "The file changed while it was read (is something writing to it?)."]
+        .filter(Boolean).join(" "),
+      sha256: null,
+      sha256_skipped: "the file changed while it was read",
+    };
   },
 });
+
+async function readOnce(
+  ctx: ToolContext,
+  real: string,
+  { path, offset, limit, line_numbers }: ReadFileArgs,
+): Promise<{ output: Record<string, unknown>; changed: boolean }> {
+  const { handle, stat } = await openRegularFile(real, path, "Use list_dir to see what the directory holds.");
+  const counter = newlineCounter(stat.size);
+  try {
+    let index = cachedIndex(ctx.session, real, stat);
+    if (!index) {
+      index = await indexFile(handle, stat, counter, path, real);
+      storeIndex(ctx.session, real, index);
+    }
+    const window = await readWindow(
+      handle,
+      stat.size,
+      counter,
+      index,
+      {
+        offset,
+        limit,
+        lineNumbers: line_numbers,
+        budgetChars: READ_BUDGET_CHARS,
+        signal: ctx.signal,
+      },
+      path,
+      real,
+    );
+    const changed = !sameVersion(stat, await handle.stat());
+    if (changed) forgetIndex(ctx.session, real);
+    const total = index.totalLines ?? null;
+    const nextOffset = window.more ? offset + window.lines : null;
+    const output = {
+      path: real,
+      content: window.content,
+      ...noteFor(offset, window.lines, total, nextOffset, window.budgetReached, window.cutLines.length),
+      offset,
+      lines: window.lines,
+      total_lines: total,
+      more: window.more,
+      next_offset: nextOffset,
+      line_ending: index.lineEnding,
+      bom: index.bomLength > 0,
+      size: stat.size,
+      sha256: index.sha256 ?? null,
+      ...(index.sha256 === undefined
+        ? { sha256_skipped: `the file is larger than ${FULL_SCAN_BYTES >> 20} MiB; hashing it means reading all of it` }
+        : {}),
+      ...(window.cutLines.length ? { cut_lines: window.cutLines } : {}),
+    };
+    return { output, changed };
+  } finally {
+    counter.release();
+    await handle.close();
+  }
+}
 
 function noteFor(
   offset: number,

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
@@ -205,5 +205,24 @@ describe("read_file on a large file", () => {
     const end = ok(await read({ path: "big.log", offset: total - 5 }));
     assert.equal(end.total_lines, total, "the line count is known once a window reaches the end");
     assert.equal(end.more, false);
+  });
+});
+
+describe("read_file on a file that is being written", () => {
+  test("reads it, and says it changed instead of giving a sha256 of a moving target", async () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) => `entry ${i}`).join("\n") + "\n";
+    await fsp.writeFile(file("growing.log"), lines);
+    const writer = spawn("sh", ["-c", `while :; do echo appended >> '${file("growing.log")}'; done`]);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      let out: Record<string, unknown> | undefined;
+      // Each read takes a few milliseconds; the writer appends many times meanwhile.
+      for (let i = 0; i < 20 && out?.sha256 !== null; i++) out = ok(await read({ path: "growing.log", limit: 3 }));
+      assert.equal(out!.content, "entry 0\nentry 1\nentry 2");
+      assert.equal(out!.sha256, null);
+      assert.match(String(out!.note), /changed while it was read/);
+    } finally {
+      writer.kill("SIGKILL");
+    }
   });
 });
