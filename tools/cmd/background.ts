@@ -14,7 +14,7 @@ import { type Tool, tool } from "../../core/tool.ts";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
 import { peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS } from "./bash.ts";
+import { COMMAND_FIELDS } from "./_command_fields.ts";
 
 const JOB_ID = v.pipe(v.string(), v.description("The job id that bash_background returned, e.g. job-1."));
 const MAX_OUTPUT_CHARS = v.optional(

@@ -11,27 +11,7 @@ import { rm } from "node:fs/promises";
 import { type Tool, tool } from "../../core/tool.ts";
 import { readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-
-/** Arguments shared by `bash` and `bash_background`. */
-export const COMMAND_FIELDS = {
-  command: v.pipe(
-    v.string(),
-    v.minLength(1),
-    v.maxLength(100_000),
-    v.description("The command line, run with bash -c (or /bin/sh when bash is missing)."),
-  ),
-  cwd: v.optional(
-    v.pipe(v.string(), v.description("Folder to run in, relative to the workspace. Default: the workspace folder.")),
-  ),
-  env: v.optional(
-    v.pipe(
-      v.record(v.string(), v.string()),
-      v.description(
-        'Extra environment variables, e.g. {"CI": "1"}. Variables that change which programs or libraries load (PATH, HOME, LD_*, GIT_*, NODE_OPTIONS, ...) are refused.',
-      ),
-    ),
-  ),
-};
+import { COMMAND_FIELDS } from "./_command_fields.ts";
 
 const input = v.object({
   ...COMMAND_FIELDS,
