@@ -18,7 +18,7 @@ import type { BashWord } from "./_bash_tree.ts";
  */
 export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   ...namesFor(
-    "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap",
+    "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect",
     "runs the command it is given",
   ),
   ...namesFor(

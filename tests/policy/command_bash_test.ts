@@ -17,11 +17,14 @@ import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
 const sandboxed = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "/bin/true"]).status === 0;
 const skip = sandboxed ? false : "needs bubblewrap";
 
+/** mulberry32: a small seeded generator, so that failures reproduce. */
 function random(seed: number): () => number {
-  let state = seed;
+  let state = seed >>> 0;
   return () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -78,7 +81,10 @@ describe("allowed commands, run by bash", { skip }, () => {
     const log = join(root, "log");
     await mkdir(bin, { recursive: true });
     for (const name of stubs) {
-      await writeFile(join(bin, name), `#!/bin/bash\necho "${name} $*" >> ${log}\necho out-${name}\n`);
+      await writeFile(
+        join(bin, name),
+        `#!/bin/bash\nargs="$*"\necho "${name} \${args//$'\\n'/\\\\n}" >> ${log}\necho out-${name}\n`,
+      );
       await chmod(join(bin, name), 0o755);
     }
     return { bin, log };
@@ -161,7 +167,7 @@ describe("allowed commands, run by bash", { skip }, () => {
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
     let allowed = 0;
     const violations: string[] = [];
-    for (let n = 0; n < 2500; n++) {
+    for (let n = 0; n < 1500; n++) {
       const parts: string[] = [];
       const count = 1 + Math.floor(next() * 4);
       for (let i = 0; i < count; i++) {
@@ -186,7 +192,7 @@ describe("allowed commands, run by bash", { skip }, () => {
     }
     assert.deepEqual(violations, []);
     // The generator must exercise the allowed side, or the test proves nothing.
-    assert.ok(allowed > 300, `only ${allowed} generated commands were allowed`);
+    assert.ok(allowed > 200, `only ${allowed} generated commands were allowed`);
   });
 });
 
@@ -261,7 +267,7 @@ describe("allowlisted commands with flag rules, run by bash", { skip }, () => {
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
     let allowed = 0;
     const violations: string[] = [];
-    for (let n = 0; n < 600; n++) {
+    for (let n = 0; n < 400; n++) {
       let command = pick(commands);
       for (let i = Math.floor(next() * 3); i > 0; i--) command += ` ${pick(options)}`;
       if ((await checkCommand(command, { allowlist })).verdict !== "allow") continue;
@@ -272,6 +278,6 @@ describe("allowlisted commands with flag rules, run by bash", { skip }, () => {
       }
     }
     assert.deepEqual(violations, []);
-    assert.ok(allowed > 150, `only ${allowed} generated commands were allowed`);
+    assert.ok(allowed > 100, `only ${allowed} generated commands were allowed`);
   });
 });
