@@ -16,13 +16,17 @@ export const MAX_PARALLEL_TASKS = 16;
 
 /** Arguments of `agent_run`. */
 export interface AgentRunArgs {
+  /** Everything the sub-agent needs to know: it does not see this conversation. */
   task: string;
+  /** A short label for the sub-agent, e.g. `tests`. */
   name?: string;
 }
 
 /** Arguments of `agent_run_parallel`. */
 export interface AgentRunParallelArgs {
+  /** The tasks, each self-contained. */
   tasks: string[];
+  /** Labels for the sub-agents, one per task, in the same order. */
   names?: string[];
 }
 

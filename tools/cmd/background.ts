@@ -16,6 +16,8 @@ import { peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS } from "./_command_fields.ts";
 
+export type { JobStatus } from "./_jobs.ts";
+
 const JOB_ID = v.pipe(v.string(), v.description("The job id that bash_background returned, e.g. job-1."));
 const MAX_OUTPUT_CHARS = v.optional(
   v.pipe(
@@ -92,8 +94,11 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
 
 /** Arguments of `bash_background`. */
 export interface BashBackgroundArgs {
+  /** The command line, run with bash -c (or /bin/sh when bash is missing). */
   command: string;
+  /** Folder to run in, relative to the workspace; the workspace folder when absent. */
   cwd?: string;
+  /** Extra environment variables; those that change which programs or libraries load are refused. */
   env?: Record<string, string>;
 }
 
@@ -159,7 +164,9 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
 
 /** Arguments of `bash_read`. */
 export interface BashReadArgs {
+  /** The job id that bash_background returned, e.g. `job-1`. */
   id: string;
+  /** Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. */
   max_output_chars: number;
 }
 
@@ -185,8 +192,11 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
 
 /** Arguments of `bash_wait`. */
 export interface BashWaitArgs {
+  /** The job id that bash_background returned, e.g. `job-1`. */
   id: string;
+  /** Most seconds to wait; 0 returns at once. */
   timeout_s: number;
+  /** Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. */
   max_output_chars: number;
 }
 
@@ -270,6 +280,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
 
 /** Arguments of `bash_stop`. */
 export interface BashStopArgs {
+  /** The job id that bash_background returned, e.g. `job-1`. */
   id: string;
 }
 

@@ -40,10 +40,15 @@ const input = v.object({
 
 /** Arguments of `bash`, after defaults. */
 export interface BashArgs {
+  /** The command line, run with bash -c (or /bin/sh when bash is missing). */
   command: string;
+  /** Folder to run in, relative to the workspace; the workspace folder when absent. */
   cwd?: string;
+  /** Extra environment variables; those that change which programs or libraries load are refused. */
   env?: Record<string, string>;
+  /** Seconds before the command and everything it started are killed. */
   timeout_s: number;
+  /** Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. */
   max_output_chars: number;
 }
 

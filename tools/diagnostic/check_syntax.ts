@@ -22,14 +22,19 @@ export type SyntaxLanguage = typeof SYNTAX_LANGUAGES[number];
 
 /** Arguments of `check_syntax`. */
 export interface CheckSyntaxArgs {
+  /** The file, relative to the workspace. */
   path: string;
+  /** The language; when absent, from the file extension or shebang. */
   language?: SyntaxLanguage;
 }
 
 /** One syntax error; line and column count from 1. */
 export interface SyntaxProblem {
+  /** Line of the error, from 1. */
   line: number;
+  /** Column of the error, from 1. */
   column: number;
+  /** What is wrong, as the checker words it. */
   message: string;
 }
 

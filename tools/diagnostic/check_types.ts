@@ -16,7 +16,9 @@ import { runChecker } from "./_files.ts";
 
 /** Arguments of `check_types`. */
 export interface CheckTypesArgs {
+  /** The file to check, relative to the workspace. */
   path: string;
+  /** Seconds before giving up. */
   timeout_s: number;
 }
 

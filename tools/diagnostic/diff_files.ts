@@ -12,8 +12,11 @@ import { readTextFile } from "./_files.ts";
 
 /** Arguments of `diff_files`. */
 export interface DiffFilesArgs {
+  /** The old file, relative to the workspace. */
   a: string;
+  /** The new file, relative to the workspace. */
   b: string;
+  /** Unchanged lines shown around each change. */
   context: number;
 }
 

@@ -11,9 +11,13 @@ import { type Tool, tool } from "../../core/tool.ts";
 
 /** Arguments of `ask_preference`, after defaults. */
 export interface AskPreferenceArgs {
+  /** The question, in one or two sentences. */
   question: string;
+  /** The options to choose from, each a short phrase; at least one. */
   choices: string[];
+  /** Whether the user may answer with their own text instead. */
   allow_extra: boolean;
+  /** The suggested answer, one of `choices`; the first choice when absent. */
   default_choice?: string;
 }
 

@@ -10,8 +10,11 @@ import { type Tool, tool } from "../../core/tool.ts";
 
 /** Arguments of `read_artifact`, after defaults. */
 export interface ReadArtifactArgs {
+  /** The artifact id, `sha256:` and 64 hex digits, as named in the marker. */
   id: string;
+  /** First character to read, from 0. */
   offset: number;
+  /** How many characters to read, at most {@linkcode MAX_ARTIFACT_WINDOW}. */
   limit: number;
 }
 

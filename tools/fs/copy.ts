@@ -16,7 +16,9 @@ import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts
 
 /** The arguments of `copy`. */
 export interface CopyArgs {
+  /** What to copy: a file, folder or symlink, relative to the workspace. */
   src: string;
+  /** Where the copy goes: the new path, or an existing folder to copy it into (keeping its name). */
   dst: string;
 }
 

@@ -18,6 +18,7 @@ import { binaryKind, detectBom, invalidUtf8At, SNIFF_BYTES } from "./_sniff.ts";
 
 /** The arguments of `file_info`. */
 export interface FileInfoArgs {
+  /** File, folder or link to describe, relative to the workspace or absolute. */
   path: string;
 }
 

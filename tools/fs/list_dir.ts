@@ -16,7 +16,9 @@ import { describeType, typeName } from "./_open.ts";
 
 /** The arguments of `list_dir`, defaults applied. */
 export interface ListDirArgs {
+  /** Folder to list, relative to the workspace or absolute inside it. */
   path: string;
+  /** Whether to also give sizes and modification times, and where symlinks lead. */
   details: boolean;
 }
 

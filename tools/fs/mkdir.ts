@@ -12,6 +12,7 @@ import { describeType } from "./_open.ts";
 
 /** The arguments of `mkdir`. */
 export interface MkdirArgs {
+  /** Folder to create, relative to the workspace or absolute inside it. */
   path: string;
 }
 

@@ -15,7 +15,9 @@ import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts
 
 /** The arguments of `move`. */
 export interface MoveArgs {
+  /** What to move: a file, folder or symlink, relative to the workspace. */
   src: string;
+  /** Where it goes: the new path, or an existing folder to move it into (keeping its name). */
   dst: string;
 }
 

@@ -31,6 +31,7 @@ export const MAX_SOURCE_PIXELS = 100_000_000;
 
 /** Arguments of `request_image`. */
 export interface RequestImageArgs {
+  /** Path of the image, relative to the workspace. */
   src: string;
 }
 

@@ -22,8 +22,11 @@ export const sha256Argument = v.pipe(
 
 /** The arguments of `write_file`. */
 export interface WriteFileArgs {
+  /** File to write, relative to the workspace or absolute inside it. */
   path: string;
+  /** The complete new content, written as UTF-8. */
   content: string;
+  /** Write only if the file's current sha256 is this (from read_file). */
   expected_sha256?: string;
 }
 

@@ -22,7 +22,9 @@ import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
 
 /** The arguments of `apply_patch`, defaults applied. */
 export interface ApplyPatchArgs {
+  /** The patch: a unified diff or a `*** Begin Patch` ... `*** End Patch` block. */
   patch: string;
+  /** Folder the patch's paths are relative to; no path may lead outside it. */
   directory: string;
 }
 

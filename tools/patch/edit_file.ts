@@ -16,10 +16,15 @@ import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
 
 /** The arguments of `edit_file`, defaults applied. */
 export interface EditFileArgs {
+  /** File to edit, relative to the workspace or absolute inside it. */
   path: string;
+  /** The exact text to replace, including indentation; it must occur exactly once unless `replace_all`. */
   old_text: string;
+  /** The text to put in its place, taken literally. */
   new_text: string;
+  /** Whether to replace every occurrence instead of requiring exactly one. */
   replace_all: boolean;
+  /** Edit only if the file's sha256 is still this (from read_file). */
   expected_sha256?: string;
 }
 

@@ -23,10 +23,15 @@ export const GLOB_BUDGET_CHARS = 36_000;
 
 /** The arguments of `glob`, defaults applied. */
 export interface GlobArgs {
+  /** Glob relative to `path`: `*` matches within one folder, `**` across folders. */
   pattern: string;
+  /** Folder to search in, relative to the workspace. */
   path: string;
+  /** What to list: files, folders (ending with `/`), or both. */
   type: "file" | "directory" | "any";
+  /** Whether to leave out what .gitignore files exclude. */
   skip_ignored: boolean;
+  /** Most paths to return. */
   max_results: number;
 }
 

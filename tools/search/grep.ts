@@ -18,6 +18,8 @@ import { findRipgrep, ripgrepMatchingFiles } from "./_ripgrep.ts";
 import { searchRoot } from "./_root.ts";
 import { walkTree } from "./_walk.ts";
 
+export type { LineHit } from "./_file_search.ts";
+
 /** Default cap on the number of matching lines returned. */
 export const DEFAULT_MAX_MATCHES = 100;
 
@@ -40,14 +42,23 @@ export interface GrepMatch extends LineHit {
 
 /** The arguments of `grep`, defaults applied. */
 export interface GrepArgs {
+  /** What to search for: a regular expression, or literal text when `regex` is false. */
   pattern: string;
+  /** Folder or file to search, relative to the workspace. */
   path: string;
+  /** Only search files matching this glob: a file name at any depth without a `/`, else a path relative to `path`. */
   glob?: string;
+  /** Whether `pattern` is a regular expression (true) or literal text. */
   regex: boolean;
+  /** Whether case matters. */
   case_sensitive: boolean;
+  /** Lines of context to show before and after each match. */
   context: number;
+  /** Whether to include the text of matching lines; false gives only paths and line numbers. */
   include_content: boolean;
+  /** Most matching lines to return. */
   max_matches: number;
+  /** Whether to skip files that .gitignore files exclude. */
   skip_ignored: boolean;
 }
 

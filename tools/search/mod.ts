@@ -13,4 +13,5 @@ export {
   type GrepMatch,
   grepTool,
   type GrepToolOptions,
+  type LineHit,
 } from "./grep.ts";

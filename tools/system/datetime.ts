@@ -10,6 +10,7 @@ import { type Tool, tool } from "../../core/tool.ts";
 
 /** Arguments of `datetime`. */
 export interface DatetimeArgs {
+  /** IANA time zone such as `Europe/Berlin`; the machine's time zone when absent. */
   time_zone?: string;
 }
 

@@ -9,6 +9,7 @@ import { type Tool, tool } from "../../core/tool.ts";
 
 /** Arguments of `sleep`. */
 export interface SleepArgs {
+  /** How long to wait, in seconds. */
   seconds: number;
 }
 
