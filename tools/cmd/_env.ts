@@ -115,6 +115,26 @@ const FORBIDDEN_PREFIXES = [
   "JDK_",
 ];
 
+// A repository's own .git/config can make allowlisted read-only git commands
+// start programs (core.fsmonitor on `git status`, hooks, a pager). Command-line
+// level configuration outranks the repository's, so these are switched off for
+// every command. diff.external and textconv drivers cannot be neutralised this
+// way without breaking plain `git diff`; the OS sandbox contains those.
+const GIT_OVERRIDES: readonly [string, string][] = [
+  ["core.fsmonitor", "false"],
+  ["core.hooksPath", "/dev/null"],
+  ["core.pager", "cat"],
+];
+
+function gitOverrides(): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(GIT_OVERRIDES.length) };
+  GIT_OVERRIDES.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Why the model may not set `name`, or undefined when it may. */
@@ -180,5 +200,5 @@ export function commandEnvironment(
   }
   env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
   env.TMPDIR = tempDir;
-  return { ...env, ...extra };
+  return { ...env, ...extra, ...gitOverrides() };
 }

@@ -28,6 +28,22 @@ describe("bash", () => {
     }, { host: denyAllHost() });
   });
 
+  test("a repository's config cannot make an allowlisted git command start a program", async () => {
+    await withSession(async (session, dir) => {
+      const { execFileSync } = await import("node:child_process");
+      const git = (...args: string[]) => execFileSync("git", ["-C", dir, ...args], { stdio: "ignore" });
+      git("init", "-q");
+      await writeFile(path.join(dir, "f.txt"), "x\n");
+      const marker = path.join(dir, "fsmonitor-ran");
+      git("config", "core.fsmonitor", `touch ${marker}`);
+      git("config", "core.pager", `touch ${marker}`);
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "git status --short" }));
+      assert.equal(out.exit_code, 0, out.stderr);
+      assert.match(out.stdout, /f\.txt/);
+      assert.equal(existsSync(marker), false, "core.fsmonitor or core.pager from .git/config ran");
+    }, { host: denyAllHost() });
+  });
+
   test("a non-zero exit is a successful call with that exit code", async () => {
     await withSession(async (session) => {
       const out = okOutput<BashResult>(await box.call(session, "bash", { command: "ls no-such-file" }));
