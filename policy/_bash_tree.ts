@@ -1159,9 +1159,12 @@ class Walker {
           }
           break;
         }
-        case "heredoc_body":
+        case "heredoc_body": {
           this.heredocBodyStarts.add(child.startIndex);
-          if (child.text.split("\n").some((line) => asBashReadsIt(line) === delimiter)) {
+          // With an unquoted delimiter bash joins a line ending in a backslash
+          // with the next before it compares it: `EO\⏎F` ends `<<EOF`.
+          const lines = (quotedDelimiter ? child.text : child.text.replaceAll("\\\n", "")).split("\n");
+          if (lines.some((line) => asBashReadsIt(line) === delimiter)) {
             this.notUnderstood(
               `bash ends the here-document ${quoteSource(child.text)} earlier than the parser, at ${
                 quoteSource(delimiter)
@@ -1170,6 +1173,7 @@ class Walker {
           }
           this.heredocBody(child, quotedDelimiter, depth);
           break;
+        }
         default:
           if (field === "redirect" && REDIRECT_TYPES.has(child.type)) {
             this.redirect(child, finding, depth);
@@ -1239,7 +1243,20 @@ class Walker {
         const char = source[i];
         if (char === " " || char === "\t") continue;
         if (char === "\\" && source[i + 1] === "\n" && i + 1 < end) {
-          i++;
+          // bash removes a line continuation before it splits words: `tr\⏎ap`
+          // is `trap`, while the parser reads two words. Only a continuation
+          // with a blank or an operator on one side separates words.
+          let after = i;
+          while (source[after] === "\\" && source[after + 1] === "\n") after += 2;
+          if (joinsWord(source[i - 1]) && joinsWord(source[after])) {
+            this.notUnderstood(
+              `the line continuation in ${
+                quoteSource(source.slice(Math.max(0, i - 10), after + 10))
+              } joins two words into one for bash, which the parser reads apart`,
+            );
+            return;
+          }
+          i = after - 1;
           continue;
         }
         if (char === "\n") {
@@ -1271,6 +1288,12 @@ class Walker {
     if (!node.hasError) return;
     for (const { child } of children(node)) this.findSyntaxErrors(child);
   }
+}
+
+// Characters that end a word for bash; anything else next to a line
+// continuation is glued to what is on its other side.
+function joinsWord(char: string | undefined): boolean {
+  return char !== undefined && !/[\s;&|()<>]/.test(char);
 }
 
 /**

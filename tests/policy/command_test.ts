@@ -133,7 +133,7 @@ describe("checkCommand: operators joining commands", () => {
   });
 
   test("leading and trailing newlines, comments and line continuations join nothing", async () => {
-    for (const command of ["ls\n", "\nls\n", "ls # note", "# note\nls", "ls\n# note", "ls \\\n  -la", "echo a\\\nb"]) {
+    for (const command of ["ls\n", "\nls\n", "ls # note", "# note\nls", "ls\n# note", "ls \\\n  -la"]) {
       await allows(command);
     }
   });
