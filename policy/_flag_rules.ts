@@ -430,7 +430,9 @@ const FLAG_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   [
     "rg",
     optionRule({
-      long: ["pre", "hostname-bin"],
+      // -z runs gzip, xz, bzip2 and friends on compressed files (found by the oracle).
+      short: "z",
+      long: ["pre", "hostname-bin", "search-zip"],
       effect: "makes ripgrep run a program",
     }),
   ],

@@ -528,6 +528,8 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
       ["sort --compress-program=sh in", "`--compress-program=sh`"],
       ["rg --pre=sh foo", "`--pre=sh` makes ripgrep run a program"],
       ["rg --pre sh foo", "`--pre`"],
+      ["rg -z foo", "`-z` makes ripgrep run a program"],
+      ["rg --search-zip foo", "`--search-zip`"],
       ["rg --hostname-bin=sh foo", "`--hostname-bin=sh`"],
       ["echo x | tee f", "`f` is a file tee writes"],
       ["uniq in out", "`out` is uniq's output file"],
