@@ -1220,10 +1220,29 @@ class Walker {
       if (child.type === "heredoc_content") continue;
       checkLiteral(child.startIndex);
       literalStart = child.endIndex;
+      // The body is covered as a whole, so the coverage check does not see
+      // continuations inside its expansions: `$(ls\⏎blk)` runs lsblk.
+      for (let i = child.startIndex; i < child.endIndex; i++) {
+        if (this.source[i] !== "\\" || this.source[i + 1] !== "\n") continue;
+        const after = continuationEnd(this.source, i);
+        if (joinsWord(this.source[i - 1]) && joinsWord(this.source[after])) {
+          this.continuationJoins(i, after);
+          break;
+        }
+        i = after - 1;
+      }
       if (child.isNamed) this.wordParts(child, depth + 1, true);
       else this.unexpected(child, "a here-document");
     }
     checkLiteral(node.endIndex);
+  }
+
+  private continuationJoins(start: number, end: number): void {
+    this.notUnderstood(
+      `the line continuation in ${
+        quoteSource(this.source.slice(Math.max(0, start - 10), end + 10))
+      } joins two words into one for bash, which the parser reads apart`,
+    );
   }
 
   /** Checks that every byte of the source belongs to a node the walk understood. */
@@ -1246,14 +1265,9 @@ class Walker {
           // bash removes a line continuation before it splits words: `tr\⏎ap`
           // is `trap`, while the parser reads two words. Only a continuation
           // with a blank or an operator on one side separates words.
-          let after = i;
-          while (source[after] === "\\" && source[after + 1] === "\n") after += 2;
+          const after = continuationEnd(source, i);
           if (joinsWord(source[i - 1]) && joinsWord(source[after])) {
-            this.notUnderstood(
-              `the line continuation in ${
-                quoteSource(source.slice(Math.max(0, i - 10), after + 10))
-              } joins two words into one for bash, which the parser reads apart`,
-            );
+            this.continuationJoins(i, after);
             return;
           }
           i = after - 1;
@@ -1294,6 +1308,13 @@ class Walker {
 // continuation is glued to what is on its other side.
 function joinsWord(char: string | undefined): boolean {
   return char !== undefined && !/[\s;&|()<>]/.test(char);
+}
+
+/** Where a run of line continuations starting at `start` ends. */
+function continuationEnd(source: string, start: number): number {
+  let end = start;
+  while (source[end] === "\\" && source[end + 1] === "\n") end += 2;
+  return end;
 }
 
 /**

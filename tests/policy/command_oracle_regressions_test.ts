@@ -24,6 +24,8 @@ describe("checkCommand: bypasses found by the oracle", () => {
         ["find . -name a.txt -de\\\nlete", "find -delete"],
         ["find . -name a.txt -ex\\\nec rm a.txt ';'", "rm, started by find -exec"],
         ["echo a\\\nb", "echo ab (bash reads one word)"],
+        ["cat <<EOF\n$(ls\\\nblk)\nEOF", "lsblk, from inside a here-document"],
+        ["cat <<-EOF\n\techo $(tr\\\n\\\nuncate -s 0 a.txt)\n\tEOF", "truncate, from inside a here-document"],
       ]
     ) {
       const result = await verdict(command);
