@@ -271,6 +271,8 @@ export const CORPUS: readonly string[] = [
   "\"tr\\\nap\" 'rm a.txt' EXIT",
   "tr''\\\nap 'rm a.txt' EXIT",
   "echo $(tr\\\nuncate -s 0 a.txt)",
+  "cat <<EOF\n$(ls\\\nblk)\nEOF",
+  "cat <<-EOF\n\techo $(tr\\\n\\\nuncate -s 0 a.txt)\n\tEOF",
   // Variables, IFS and word splitting as command names.
   "x=rm; $x a.txt",
   "x=rm\n$x a.txt",
