@@ -17,3 +17,4 @@ export * from "./allowlist.ts";
 export * from "./command.ts";
 export * from "./risk.ts";
 export * from "./authorize_command.ts";
+export * from "./path_lock.ts";

@@ -1,8 +1,9 @@
 // Several edits of one file in one parallel batch: edit tools are not
 // concurrency-safe, so callMany runs them one at a time, in declaration order,
 // and every edit lands. A control run forces edit_file to run concurrently
-// (parallelToolNames) and counts how many edits a read-modify-write race loses,
-// which shows what the serialisation prevents.
+// (parallelToolNames): the edits then collide, and the per-path lock around the
+// check-then-write step must turn every collision into a reported hash conflict,
+// never a success whose edit is lost.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
@@ -75,6 +76,8 @@ describe("edits in a parallel batch", () => {
       `parallel edits: ${EDITS + 2} serialised edits all landed; control with edit_file forced concurrent: ` +
         `${reportedOk} reported success, ${landed} landed, ${reportedOk - landed} lost`,
     );
-    assert.ok(landed <= reportedOk);
+    // Forced to run together, the edits collide, but under the path lock a collision is a
+    // hash conflict the model is told about, never a success that is silently lost.
+    assert.equal(reportedOk, landed);
   });
 });

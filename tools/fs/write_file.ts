@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { type Tool, tool } from "../../core/tool.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
+import { withPathLocks } from "../../policy/path_lock.ts";
 import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
 import { sha256Of, sha256OfHandle } from "./_hash.ts";
 import { describeType, openRegularFile } from "./_open.ts";
@@ -118,16 +119,19 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
     const existed = probe.exists && (await existingType(probe.path, path, ctx)) === "file";
     await checkExpectedHash(probe.path, path, expected_sha256);
     const real = await ctx.policy.resolveForWrite(path, existed ? "overwrite" : "create", ctx.signal);
-    // The person may have taken a while to answer; the file must still be what was checked.
-    await checkExpectedHash(real, path, expected_sha256);
-    ctx.signal.throwIfAborted();
-    const created = await makeParents(real, path);
-    try {
-      await atomicWrite(real, content);
-    } catch (error) {
-      await undoParents(created);
-      throw fileOpError(error, path, real, "writing");
-    }
+    await withPathLocks([real], async () => {
+      // The person may have taken a while to answer, and another write of this file
+      // may have landed meanwhile: the file must still be what was checked.
+      await checkExpectedHash(real, path, expected_sha256);
+      ctx.signal.throwIfAborted();
+      const created = await makeParents(real, path);
+      try {
+        await atomicWrite(real, content);
+      } catch (error) {
+        await undoParents(created);
+        throw fileOpError(error, path, real, "writing");
+      }
+    });
     return {
       path: real,
       created: !existed,

@@ -12,6 +12,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
+import { withPathLocks } from "../../policy/path_lock.ts";
 import type { WriteAction } from "../../policy/policy.ts";
 import { fileOpError, hashConflict } from "../fs/_errors.ts";
 import { currentSha256 } from "../fs/write_file.ts";
@@ -261,33 +262,37 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
       }
     }
     await authorize(ctx, steps);
-    // A person may have taken a while to answer: the files must still be what was planned on.
-    for (const step of steps) {
-      if (!step.before) {
-        if (await currentSha256(step.real, step.file.path) !== null) throw exists(step.file.path, step.real);
-        continue;
+    // A person may have taken a while to answer, and another write may have landed
+    // meanwhile: under the locks, the files must still be what was planned on.
+    const locked = steps.flatMap((step) => (step.moveTo === undefined ? [step.real] : [step.real, step.moveTo]));
+    await withPathLocks(locked, async () => {
+      for (const step of steps) {
+        if (!step.before) {
+          if (await currentSha256(step.real, step.file.path) !== null) throw exists(step.file.path, step.real);
+          continue;
+        }
+        const now = await currentSha256(step.real, step.file.path);
+        if (now !== step.before.sha256) throw hashConflict(step.file.path, step.real, step.before.sha256, now);
       }
-      const now = await currentSha256(step.real, step.file.path);
-      if (now !== step.before.sha256) throw hashConflict(step.file.path, step.real, step.before.sha256, now);
-    }
-    const undo: Undo[] = [];
-    try {
-      await write(steps, undo);
-    } catch (error) {
-      const failures: string[] = [];
-      for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));
-      const cause = fileOpError(error, "a patched file", dir, "writing");
-      throw new ToolError(
-        `Writing the patch failed (${cause.message}); ${
-          failures.length ? "rolling back also failed, the files may be partly changed" : "every file was restored"
-        }`,
-        {
-          code: cause.code,
-          recoverable: failures.length === 0,
-          details: { ...cause.details, rollbackFailures: failures },
-        },
-      );
-    }
+      const undo: Undo[] = [];
+      try {
+        await write(steps, undo);
+      } catch (error) {
+        const failures: string[] = [];
+        for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));
+        const cause = fileOpError(error, "a patched file", dir, "writing");
+        throw new ToolError(
+          `Writing the patch failed (${cause.message}); ${
+            failures.length ? "rolling back also failed, the files may be partly changed" : "every file was restored"
+          }`,
+          {
+            code: cause.code,
+            recoverable: failures.length === 0,
+            details: { ...cause.details, rollbackFailures: failures },
+          },
+        );
+      }
+    });
     return {
       directory: dir,
       format,

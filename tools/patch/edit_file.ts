@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
+import { withPathLocks } from "../../policy/path_lock.ts";
 import { fileOpError, hashConflict, notFound } from "../fs/_errors.ts";
 import { sha256Of } from "../fs/_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
@@ -218,15 +219,18 @@ export const editFileTool: Tool<EditFileArgs> = tool({
     }
     const planned = plan(file, old_text, new_text, replace_all, path, probe.path);
     const real = await ctx.policy.resolveForWrite(path, "overwrite", ctx.signal);
-    // The file must still be what was planned on (a prompt may have taken a while).
-    const now = await currentSha256(real, path);
-    if (real !== probe.path || now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
     const bytes = encodeText(planned.text, file.bom);
-    try {
-      await atomicWrite(real, bytes, { mode: file.mode });
-    } catch (error) {
-      throw fileOpError(error, path, real, "writing");
-    }
+    await withPathLocks([real], async () => {
+      // The file must still be what was planned on (a prompt may have taken a while,
+      // and another edit of this file may have landed meanwhile).
+      const now = await currentSha256(real, path);
+      if (real !== probe.path || now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
+      try {
+        await atomicWrite(real, bytes, { mode: file.mode });
+      } catch (error) {
+        throw fileOpError(error, path, real, "writing");
+      }
+    });
     return {
       path: real,
       replacements: planned.positions.length,
