@@ -65,26 +65,14 @@ async function candidates(): Promise<string[]> {
   return found;
 }
 
+// Every sandbox starts from this root: everything read-only, private /dev, /proc and /tmp.
+const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+// And ends with this isolation: its own session, no capabilities, gone with its parent.
+const CONFINEMENT = ["--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
-const PROBE_ARGS = [
-  "--ro-bind",
-  "/",
-  "/",
-  "--dev",
-  "/dev",
-  "--proc",
-  "/proc",
-  "--tmpfs",
-  "/tmp",
-  "--unshare-all",
-  "--die-with-parent",
-  "--new-session",
-  "--cap-drop",
-  "ALL",
-  "--",
-  "true",
-];
+const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, "--", "true"];
 
 /**
  * Whether bubblewrap works here: found and able to start a sandbox like the ones
@@ -208,23 +196,12 @@ export async function sandboxArgv(
   const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p)) ? [] : ["--ro-bind", workdir, workdir];
   const wrapped = [
     status.path,
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
+    ...ROOT_MOUNTS,
     ...readOnlyWorkdir,
     ...writable.flatMap((p) => ["--bind", p, p]),
     "--unshare-all",
     ...(options.allowNet ? ["--share-net"] : []),
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop",
-    "ALL",
+    ...CONFINEMENT,
     "--chdir",
     workdir,
     "--",
