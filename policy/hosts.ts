@@ -40,34 +40,18 @@ function noPerson(title: string, message: string, why: string): ToolError {
  * ```
  */
 export function autoHost(): Host {
-  return {
-    choose<T extends string>(
-      request: ChoiceRequest<T>,
-    ): Promise<ChoiceOutcome<T>> {
-      if (request.requirePerson) {
-        return Promise.reject(
-          noPerson(
-            request.title,
-            request.message,
-            "it needs a person's answer and this session answers automatically",
-          ),
-        );
-      }
-      return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
-    },
-    confirm(request: ConfirmRequest): Promise<ChoiceOutcome<boolean>> {
-      if (request.requirePerson) {
-        return Promise.reject(
-          noPerson(
-            request.title,
-            request.message,
-            "it needs a person's answer and this session answers automatically",
-          ),
-        );
-      }
-      return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
-    },
-  };
+  return { choose: answerAutomatically, confirm: answerAutomatically };
+}
+
+function answerAutomatically<T>(
+  request: { title: string; message: string; defaultChoice: T; requirePerson?: boolean },
+): Promise<ChoiceOutcome<T>> {
+  if (request.requirePerson) {
+    return Promise.reject(
+      noPerson(request.title, request.message, "it needs a person's answer and this session answers automatically"),
+    );
+  }
+  return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
 }
 
 /**
