@@ -3,12 +3,10 @@
 // lines with memory bounded by the window, never by the file.
 
 import { createHash } from "node:crypto";
-import type fs from "node:fs";
-import type fsp from "node:fs/promises";
 import { binaryFile, notUtf8 } from "./_errors.ts";
 import { afterNthNewline, CHUNK_BYTES, type NewlineCounter } from "./_newlines.ts";
 import { chunkStart, type LineIndex, recordChunk, stampOf, startingChunk } from "./_line_index.ts";
-import { readFully } from "./_open.ts";
+import type { ReadableFile } from "./_open.ts";
 import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "./_sniff.ts";
 
 /** Files up to this size are scanned whole on first read: exact line count and sha256. */
@@ -25,8 +23,10 @@ const UTF8_SNIFF_BYTES = 64 << 10;
 
 const decoder = new TextDecoder("utf-8");
 
-// What each counter's buffer holds: the bytes of the file from `position` on.
-const held = new WeakMap<NewlineCounter, { position: number; length: number }>();
+// What a buffer holds of an open file: its bytes from `position` on. Keyed by
+// the open file, not the buffer: counters (and so buffers) are reused by the
+// next read, of any file in any session.
+const held = new WeakMap<ReadableFile, { buffer: Uint8Array; position: number; length: number }>();
 
 /**
  * Puts `length` bytes of the file from `position` at the start of the
@@ -35,20 +35,21 @@ const held = new WeakMap<NewlineCounter, { position: number; length: number }>()
  * window each look at it).
  */
 async function load(
-  handle: fsp.FileHandle,
+  file: ReadableFile,
   counter: NewlineCounter,
   length: number,
   position: number,
 ): Promise<number> {
-  const h = held.get(counter);
-  if (h && position >= h.position && position + length <= h.position + h.length) {
+  const buffer = counter.buffer;
+  const h = held.get(file);
+  if (h && h.buffer === buffer && position >= h.position && position + length <= h.position + h.length) {
     const shift = position - h.position;
-    if (shift > 0) counter.buffer.copyWithin(0, shift, h.length);
-    held.set(counter, { position, length: h.length - shift });
+    if (shift > 0) buffer.copyWithin(0, shift, h.length);
+    held.set(file, { buffer, position, length: h.length - shift });
     return length;
   }
-  const n = await readFully(handle, counter.buffer, length, position);
-  held.set(counter, { position, length: n });
+  const n = await file.read(buffer, length, position);
+  held.set(file, { buffer, position, length: n });
   return n;
 }
 
@@ -58,14 +59,14 @@ async function load(
  * whole. Throws `binary_file`, `unsupported_encoding` or `not_utf8`.
  */
 export async function indexFile(
-  handle: fsp.FileHandle,
-  stat: fs.Stats,
+  file: ReadableFile,
   counter: NewlineCounter,
   shown: string,
   real: string,
 ): Promise<LineIndex> {
+  const stat = file.stat;
   const buffer = counter.buffer;
-  const headLength = await load(handle, counter, Math.min(stat.size, CHUNK_BYTES), 0);
+  const headLength = await load(file, counter, Math.min(stat.size, CHUNK_BYTES), 0);
   const head = buffer.subarray(0, headLength);
   const bom = detectBom(head);
   if (bom && bom.encoding !== "UTF-8") throw notUtf8(shown, real, "byte-order mark", bom.encoding);
@@ -84,7 +85,7 @@ export async function indexFile(
     lineEnding: lineEndingOf(head),
     newlinesBefore: [0],
   };
-  if (stat.size <= FULL_SCAN_BYTES) await fullScan(handle, stat.size, counter, index);
+  if (stat.size <= FULL_SCAN_BYTES) await fullScan(file, stat.size, counter, index);
   return index;
 }
 
@@ -99,13 +100,13 @@ function lineEndingOf(bytes: Uint8Array): LineIndex["lineEnding"] {
   return crlf === 0 ? "lf" : lf === 0 ? "crlf" : "mixed";
 }
 
-async function fullScan(handle: fsp.FileHandle, size: number, counter: NewlineCounter, index: LineIndex) {
+async function fullScan(file: ReadableFile, size: number, counter: NewlineCounter, index: LineIndex) {
   const hash = createHash("sha256");
   const buffer = counter.buffer;
   let newlines = 0;
   let last = -1;
   for (let chunk = 0; chunkStart(chunk) < size; chunk++) {
-    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(file, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     hash.update(buffer.subarray(0, n));
     const c = counter.count(0, n);
@@ -148,7 +149,7 @@ export interface Window {
 
 /** Finds the byte offset where line `line` starts, or -1 when the file has fewer lines. */
 async function lineStart(
-  handle: fsp.FileHandle,
+  file: ReadableFile,
   size: number,
   counter: NewlineCounter,
   index: LineIndex,
@@ -162,7 +163,7 @@ async function lineStart(
   let need = line - index.newlinesBefore[chunk];
   while (chunkStart(chunk) < size) {
     signal.throwIfAborted();
-    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(file, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     const c = counter.count(0, n);
     if (n === CHUNK_BYTES) recordChunk(index, chunk, c);
@@ -183,18 +184,18 @@ async function lineStart(
  * that are not UTF-8 text.
  */
 export async function readWindow(
-  handle: fsp.FileHandle,
-  size: number,
+  file: ReadableFile,
   counter: NewlineCounter,
   index: LineIndex,
   options: WindowOptions,
   shown: string,
   real: string,
 ): Promise<Window> {
+  const size = file.stat.size;
   const window: Window = { content: "", lines: 0, more: false, budgetReached: false, cutLines: [] };
-  const start = await lineStart(handle, size, counter, index, options.offset, options.signal);
+  const start = await lineStart(file, size, counter, index, options.offset, options.signal);
   if (start === -1) {
-    if (index.totalLines === undefined) index.totalLines = await countToEnd(handle, size, counter, index);
+    if (index.totalLines === undefined) index.totalLines = await countToEnd(file, size, counter, index);
     return window;
   }
   const buffer = counter.buffer;
@@ -216,8 +217,9 @@ export async function readWindow(
     if (!whole) end = charBoundary(bytes, end);
     const bad = invalidUtf8At(bytes, 0, end);
     if (bad !== -1) throw notUtf8(shown, real, describeByteAt(bytes, bad, lineNo));
-    if (bytes.subarray(0, end).includes(0)) throw binaryFile(shown, real, size, `NUL bytes on line ${lineNo}`);
-    let text = decoder.decode(bytes.subarray(0, end));
+    const nul = bytes.indexOf(0);
+    if (nul !== -1 && nul < end) throw binaryFile(shown, real, size, `NUL bytes on line ${lineNo}`);
+    let text = decoder.decode(end === bytes.length ? bytes : bytes.subarray(0, end));
     if (!whole || text.length > MAX_LINE_CHARS) {
       text = cutText(text) +
         ` … [line cut: ${
@@ -243,7 +245,7 @@ export async function readWindow(
   let stoppedAt = -1; // byte offset of the first line not taken, when the loop stops early
   outer: while (position < size) {
     options.signal.throwIfAborted();
-    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - position), position);
+    const n = await load(file, counter, Math.min(CHUNK_BYTES, size - position), position);
     if (n === 0) break;
     let j = 0;
     while (j < n) {
@@ -252,13 +254,16 @@ export async function readWindow(
       if (end > j) {
         if (keptBytes < MAX_LINE_BYTES) {
           const take = Math.min(end - j, MAX_LINE_BYTES - keptBytes);
-          kept.push(buffer.slice(j, j + take));
+          kept.push(buffer.subarray(j, j + take));
           keptBytes += take;
         }
         lineBytes += end - j;
         lastByte = buffer[end - 1];
       }
       if (end === n) {
+        // The line goes on in the next chunk, which is read into the same buffer: keep a copy of its start.
+        const last = kept.length - 1;
+        if (last >= 0 && kept[last].buffer === buffer.buffer) kept[last] = kept[last].slice();
         j = n;
         break;
       }
@@ -289,7 +294,7 @@ export async function readWindow(
 }
 
 async function countToEnd(
-  handle: fsp.FileHandle,
+  file: ReadableFile,
   size: number,
   counter: NewlineCounter,
   index: LineIndex,
@@ -299,7 +304,7 @@ async function countToEnd(
   let newlines = index.newlinesBefore[chunk];
   let last = -1;
   for (; chunkStart(chunk) < size; chunk++) {
-    const n = await load(handle, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
+    const n = await load(file, counter, Math.min(CHUNK_BYTES, size - chunkStart(chunk)), chunkStart(chunk));
     if (n === 0) break;
     const c = counter.count(0, n);
     if (n === CHUNK_BYTES) recordChunk(index, chunk, c);

@@ -4,7 +4,7 @@
  * @module
  */
 
-import fs from "node:fs";
+import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
@@ -31,32 +31,53 @@ const input = v.object({
 });
 
 /**
- * Counts the entries under `dir` and checks that every folder in it can be
- * changed, so that a deletion the operating system would stop halfway is
- * refused before anything is removed. Symlinks are counted, never followed.
+ * Counts the entries under `dir`, without following symlinks. Whether the
+ * operating system lets each folder be emptied is not checked beforehand:
+ * access(2) answers for the process's uid, which Deno does not reveal
+ * without --allow-sys (its `access` then ends the process), and the answer
+ * could change before the deletion anyway. A deletion stopped halfway says
+ * how many entries it removed instead.
  */
-async function checkTree(dir: string, shown: string, signal: AbortSignal): Promise<number> {
+async function countEntries(dir: string, shown: string, signal: AbortSignal): Promise<number> {
   signal.throwIfAborted();
+  let entries: fs.Dirent[];
   try {
-    await fsp.access(dir, fs.constants.W_OK | fs.constants.X_OK);
+    entries = await fsp.readdir(dir, { withFileTypes: true });
   } catch (error) {
-    throw fileOpError(error, shown, dir, "deleting the contents of");
+    throw fileOpError(error, shown, dir, "listing");
   }
   let count = 0;
-  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+  for (const entry of entries) {
     count++;
-    if (entry.isDirectory()) count += await checkTree(path.join(dir, entry.name), shown, signal);
+    if (entry.isDirectory()) count += await countEntries(path.join(dir, entry.name), shown, signal);
   }
   return count;
+}
+
+// The error of a recursive deletion that failed, saying how far it got.
+async function partialDeletion(error: unknown, shown: string, real: string, entries: number): Promise<ToolError> {
+  const failed = fileOpError(error, shown, real, "deleting");
+  const left = await countEntries(real, shown, new AbortController().signal).catch(() => undefined);
+  if (left === undefined || left === entries) return failed;
+  return new ToolError(`${failed.message}; ${entries - left} of its ${entries} entries were deleted, ${left} remain`, {
+    code: failed.code,
+    kind: failed.kind,
+    recoverable: failed.recoverable,
+    recoveryHint: failed.recoveryHint ?? "Look at what remains with list_dir; fix its permissions, or leave it.",
+    details: { ...failed.details, entries, remaining: left },
+    cause: error,
+  });
 }
 
 /**
  * Deletes a path. A symlink is deleted as a link: deleting a link to a folder
  * outside the workspace leaves that folder untouched. A folder that is not
  * empty needs `recursive: true`; its symlinks are removed, never followed.
- * Deleting an existing path goes through the write-permission flow (inside
- * the temp dir it never asks). The workspace folder and the temp dir
- * themselves cannot be deleted.
+ * When the operating system stops the deletion of a folder halfway (a
+ * folder in it may not be changed), the error says how many entries went and
+ * how many remain. Deleting an existing path goes through the
+ * write-permission flow (inside the temp dir it never asks). The workspace
+ * folder and the temp dir themselves cannot be deleted.
  *
  * Requires `--allow-read` and `--allow-write` for the path.
  *
@@ -106,12 +127,14 @@ export const deleteTool: Tool<DeleteArgs> = tool({
       }
     }
     const real = await ctx.policy.resolveForWrite(target, "delete", ctx.signal);
-    if (entries > 0) entries = await checkTree(real, target, ctx.signal);
+    if (entries > 0) entries = await countEntries(real, target, ctx.signal);
     try {
       if (stat.isDirectory()) await fsp.rm(real, { recursive: true });
       else await fsp.unlink(real);
     } catch (error) {
-      throw fileOpError(error, target, real, "deleting");
+      throw entries > 0
+        ? await partialDeletion(error, target, real, entries)
+        : fileOpError(error, target, real, "deleting");
     }
     return { path: real, deleted: typeName(stat), ...(stat.isDirectory() ? { entries } : {}) };
   },

@@ -9,7 +9,7 @@ import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
-import { openRegularFile, sameVersion } from "./_open.ts";
+import { openForReading, sameVersion } from "./_open.ts";
 import { FULL_SCAN_BYTES, indexFile, MAX_LINE_CHARS, readWindow } from "./_read_window.ts";
 
 /** Default number of lines in a window. */
@@ -74,6 +74,10 @@ const input = v.object({
  * opening; the open is non-blocking), binary files (with their size and type),
  * UTF-16/32 and other non-UTF-8 text.
  *
+ * Stat, open and close are synchronous calls, and so are the reads of a file
+ * up to 256 KiB: each takes a few µs, less than a round trip through the
+ * thread pool would. Larger files are read asynchronously, chunk by chunk.
+ *
  * Requires `--allow-read` for the file.
  *
  * @example
@@ -124,17 +128,17 @@ async function readOnce(
   real: string,
   { path, offset, limit, line_numbers }: ReadFileArgs,
 ): Promise<{ output: Record<string, unknown>; changed: boolean }> {
-  const { handle, stat } = await openRegularFile(real, path, "Use list_dir to see what the directory holds.");
+  const file = openForReading(real, path, "Use list_dir to see what the directory holds.");
+  const stat = file.stat;
   const counter = newlineCounter(stat.size);
   try {
     let index = cachedIndex(ctx.session, real, stat);
     if (!index) {
-      index = await indexFile(handle, stat, counter, path, real);
+      index = await indexFile(file, counter, path, real);
       storeIndex(ctx.session, real, index);
     }
     const window = await readWindow(
-      handle,
-      stat.size,
+      file,
       counter,
       index,
       {
@@ -147,7 +151,7 @@ async function readOnce(
       path,
       real,
     );
-    const changed = !sameVersion(stat, await handle.stat());
+    const changed = !sameVersion(stat, file.restat());
     if (changed) forgetIndex(ctx.session, real);
     const total = index.totalLines ?? null;
     const nextOffset = window.more ? offset + window.lines : null;
@@ -172,7 +176,7 @@ async function readOnce(
     return { output, changed };
   } finally {
     counter.release();
-    await handle.close();
+    file.close();
   }
 }
 

@@ -1,16 +1,19 @@
 import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ChoiceRequest } from "../../../core/host.ts";
+import type { ToolResult } from "../../../core/result.ts";
 import { Session } from "../../../core/session.ts";
 import { callbackHost, denyAllHost } from "../../../policy/hosts.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { type Layout, makeLayout, ok, unchanged } from "./_helpers.ts";
 
+const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
 let l: Layout;
 const asked: string[] = [];
 const at = (...parts: string[]) => path.join(l.workdir, ...parts);
@@ -142,6 +145,57 @@ describe("delete", () => {
     assert.equal(fs.existsSync(path.join(l.outside, "dir", "s.txt")), true, "links inside are not followed");
     ok(await l.call("mkdir", { path: "empty" }));
     assert.equal(ok(await l.call("delete", { path: "empty" })).deleted, "directory");
+  });
+
+  test(
+    "a real `deno run` with only --allow-read and --allow-write for the workspace deletes a folder and lives",
+    { skip: deno ? false : "needs deno" },
+    async () => {
+      await fsp.mkdir(at("sub", "inner"));
+      await fsp.writeFile(at("sub", "inner", "x.txt"), "x\n");
+      const probe = fileURLToPath(new URL("./_delete_probe.ts", import.meta.url));
+      const flags = [`--allow-read=${l.workdir}`, `--allow-write=${l.workdir}`];
+      const payload = JSON.stringify({ workdir: l.workdir, args: { path: "sub", recursive: true } });
+      const stdout = await new Promise<string>((resolve, reject) => {
+        execFile(
+          "deno",
+          ["run", "--no-prompt", ...flags, probe, payload],
+          { timeout: 60_000 },
+          (error, out, stderr) => error ? reject(new Error(`the probe died: ${stderr}`)) : resolve(out),
+        );
+      });
+      const result = JSON.parse(stdout) as ToolResult;
+      assert.equal(result.status, "success", result.error);
+      assert.deepEqual(result.output, { path: at("sub"), deleted: "directory", entries: 3 });
+      assert.equal(fs.existsSync(at("sub")), false);
+    },
+  );
+
+  test("a deletion the operating system stops halfway says what it deleted and what remains", async (t) => {
+    await fsp.mkdir(at("sub", "locked"));
+    await fsp.writeFile(at("sub", "locked", "kept.txt"), "kept\n");
+    for (let i = 0; i < 20; i++) await fsp.writeFile(at("sub", `f${i}.txt`), `${i}\n`);
+    // An immutable folder: not even root may delete what is in it.
+    try {
+      execFileSync("chattr", ["+i", at("sub", "locked")], { stdio: "ignore" });
+    } catch {
+      t.skip("needs chattr +i (root, and a file system that supports it)");
+      return;
+    }
+    try {
+      const result = await l.call("delete", { path: "sub", recursive: true });
+      assert.equal(result.errorCode, "os_permission_denied");
+      const remaining = fs.readdirSync(at("sub"), { recursive: true }).length;
+      // Entries in readdir order: the locked folder may come first, and then nothing went.
+      if (remaining === 23) assert.doesNotMatch(result.error!, /were deleted/);
+      else {assert.match(
+          result.error!,
+          new RegExp(`; ${23 - remaining} of its 23 entries were deleted, ${remaining} remain`),
+        );}
+      assert.ok(fs.existsSync(at("sub", "locked", "kept.txt")));
+    } finally {
+      execFileSync("chattr", ["-i", at("sub", "locked")]);
+    }
   });
 
   test("the workspace itself and missing paths are refused", async () => {

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { fsTools } from "../../../tools/fs/mod.ts";
+import { SYNC_READ_BYTES } from "../../../tools/fs/_open.ts";
 import { FULL_SCAN_BYTES } from "../../../tools/fs/_read_window.ts";
 import { type Layout, makeLayout, ok } from "./_helpers.ts";
 
@@ -165,6 +166,80 @@ describe("read_file metadata and encodings", () => {
     assert.ok(performance.now() - started < 2000);
     const info = ok(await l.call("file_info", { path: "pipe" }));
     assert.equal(info.type, "fifo");
+  });
+});
+
+describe("read_file on either side of the synchronous-read size", () => {
+  // Lines of 1 to 79 characters, some multi-byte, as many as fit in `bytes` (padded with one last line).
+  const text = (bytes: number) => {
+    let out = "";
+    let length = 0;
+    for (let i = 0; length < bytes - 200; i++) {
+      const line = `${i} ${"é".repeat(i % 7)}${"x".repeat((i * 37) % 70)}\n`;
+      out += line;
+      length += Buffer.byteLength(line);
+    }
+    return out + "y".repeat(bytes - length - 1) + "\n";
+  };
+
+  test("a file read with synchronous calls and one read through the thread pool give the same windows", async () => {
+    for (const size of [SYNC_READ_BYTES, SYNC_READ_BYTES + 1]) {
+      const bytes = Buffer.from(text(size));
+      assert.equal(bytes.length, size);
+      await fsp.writeFile(file(`sized-${size}.txt`), bytes);
+      const lines = bytes.toString("utf8").split("\n").slice(0, -1);
+      const whole = ok(await read({ path: `sized-${size}.txt`, limit: 1_000_000 }));
+      assert.equal(whole.size, size);
+      assert.equal(whole.total_lines, lines.length);
+      assert.equal(whole.sha256, createHash("sha256").update(bytes).digest("hex"));
+      let content = String(whole.content);
+      for (let next = whole.next_offset as number | null; next !== null;) {
+        const more = ok(await read({ path: `sized-${size}.txt`, offset: next, limit: 1_000_000 }));
+        content += "\n" + more.content;
+        next = more.next_offset as number | null;
+      }
+      assert.equal(content, lines.join("\n"));
+      const middle = ok(await read({ path: `sized-${size}.txt`, offset: 1000, limit: 3, line_numbers: true }));
+      assert.equal(middle.content, lines.slice(1000, 1003).map((line, i) => `${1001 + i}\t${line}`).join("\n"));
+    }
+  });
+});
+
+describe("read_file read buffers", () => {
+  test("files read one after the other, in one session or two, each give their own bytes", async () => {
+    // Large enough for the pooled 1 MiB read buffers, which the next read of any file reuses.
+    const a = ("A".repeat(99) + "\n").repeat(4000);
+    const b = ("B".repeat(99) + "\n").repeat(3000);
+    await fsp.writeFile(file("pool-a.txt"), a);
+    await fsp.writeFile(file("pool-b.txt"), b);
+    const other = await makeLayout(fsTools());
+    const readsOwnBytes = async (call: typeof read, name: string, bytes: string) => {
+      const out = ok(await call({ path: name, limit: 2 }));
+      assert.equal(out.content, bytes.slice(0, 199), name);
+      assert.equal(out.sha256, createHash("sha256").update(bytes).digest("hex"), name);
+    };
+    try {
+      await fsp.writeFile(path.join(other.workdir, "pool-b.txt"), b);
+      await readsOwnBytes(read, "pool-a.txt", a);
+      await readsOwnBytes(read, "pool-b.txt", b);
+      await readsOwnBytes((args) => other.call("read_file", args), "pool-b.txt", b);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
+  test("a line longer than a 1 MiB chunk is cut with its own first characters", async () => {
+    // The window reads it in two chunks into the same buffer; the start it keeps must survive the second.
+    const long = "a".repeat(1 << 20) + "b".repeat(1 << 19);
+    await fsp.writeFile(file("across.txt"), `${long}\nnext\n`);
+    const out = ok(await read({ path: "across.txt", limit: 2 }));
+    const [first, second] = String(out.content).split("\n");
+    assert.equal(
+      first,
+      "a".repeat(2000) + ` … [line cut: ${long.length.toLocaleString("en-US")} bytes long; ` +
+        "the first 2000 characters are shown]",
+    );
+    assert.equal(second, "next");
   });
 });
 
