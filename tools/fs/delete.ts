@@ -15,7 +15,9 @@ import { typeName } from "./_open.ts";
 
 /** The arguments of `delete`, defaults applied. */
 export interface DeleteArgs {
+  /** File, symlink or folder to delete, relative to the workspace or absolute inside it. */
   path: string;
+  /** Required to delete a folder that is not empty, with everything in it. */
   recursive: boolean;
 }
 

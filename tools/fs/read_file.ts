@@ -24,9 +24,13 @@ export const READ_BUDGET_CHARS = 36_000;
 
 /** The arguments of `read_file`, defaults applied. */
 export interface ReadFileArgs {
+  /** File to read, relative to the workspace or absolute inside it. */
   path: string;
+  /** Zero-based index of the first line to return. */
   offset: number;
+  /** How many lines to return at most. */
   limit: number;
+  /** Prefix each line with its 1-based line number and a tab. */
   line_numbers: boolean;
 }
 
