@@ -9,8 +9,10 @@ export class NotSerializableError extends Error {
 }
 
 interface Walk {
-  /** Ancestors on the current path, for cycle detection. */
-  ancestors: Set<object>;
+  /** Ancestors on the current path, for cycle detection (an array: paths are short). */
+  ancestors: object[];
+  /** Keys from the root to the current value; turned into a path only for an error. */
+  keys: (string | number)[];
   /** Whether a toJSON method was met (the JSON then differs from the value). */
   converted: boolean;
   /** An upper bound of the JSON text's length. */
@@ -20,7 +22,13 @@ interface Walk {
 // JSON escapes a character as at most 6 ("\u001f"), plus the two quotes.
 const stringBound = (s: string) => 2 + 6 * s.length;
 
-function check(value: unknown, path: string, walk: Walk): void {
+function pathOf(keys: readonly (string | number)[]): string {
+  let path = "";
+  for (const key of keys) path += typeof key === "number" ? `[${key}]` : path ? `.${key}` : key;
+  return path;
+}
+
+function check(value: unknown, walk: Walk): void {
   switch (typeof value) {
     case "string":
       walk.bound += stringBound(value);
@@ -29,18 +37,18 @@ function check(value: unknown, path: string, walk: Walk): void {
       walk.bound += 5;
       return;
     case "number":
-      if (!Number.isFinite(value)) throw new NotSerializableError(path, `${value} (not finite)`);
+      if (!Number.isFinite(value)) throw new NotSerializableError(pathOf(walk.keys), `${value} (not finite)`);
       walk.bound += 24;
       return;
     case "undefined":
       walk.bound += 4;
       return;
     case "bigint":
-      throw new NotSerializableError(path, "a bigint", "return it as a string");
+      throw new NotSerializableError(pathOf(walk.keys), "a bigint", "return it as a string");
     case "function":
-      throw new NotSerializableError(path, "a function");
+      throw new NotSerializableError(pathOf(walk.keys), "a function");
     case "symbol":
-      throw new NotSerializableError(path, "a symbol");
+      throw new NotSerializableError(pathOf(walk.keys), "a symbol");
   }
   if (value === null) {
     walk.bound += 4;
@@ -48,31 +56,43 @@ function check(value: unknown, path: string, walk: Walk): void {
   }
   const object = value as object;
   if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer) {
-    throw new NotSerializableError(path, `binary data (${object.constructor.name})`, "wrap it, e.g. as base64 text");
+    throw new NotSerializableError(
+      pathOf(walk.keys),
+      `binary data (${object.constructor.name})`,
+      "wrap it, e.g. as base64 text",
+    );
   }
   if (object instanceof Map || object instanceof Set) {
-    throw new NotSerializableError(path, `a ${object.constructor.name}`, "convert it to an array or object");
+    throw new NotSerializableError(
+      pathOf(walk.keys),
+      `a ${object.constructor.name}`,
+      "convert it to an array or object",
+    );
   }
   if (typeof (object as { toJSON?: unknown }).toJSON === "function") {
     walk.converted = true;
     return;
   }
-  if (walk.ancestors.has(object)) throw new NotSerializableError(path, "a circular reference");
-  walk.ancestors.add(object);
+  if (walk.ancestors.includes(object)) throw new NotSerializableError(pathOf(walk.keys), "a circular reference");
+  walk.ancestors.push(object);
   walk.bound += 2;
   if (Array.isArray(object)) {
     for (let i = 0; i < object.length; i++) {
       walk.bound += 1;
-      check(object[i], `${path}[${i}]`, walk);
+      walk.keys.push(i);
+      check(object[i], walk);
+      walk.keys.pop();
     }
   } else {
     for (const key in object) {
       if (!Object.hasOwn(object, key)) continue;
       walk.bound += stringBound(key) + 2;
-      check((object as Record<string, unknown>)[key], path ? `${path}.${key}` : key, walk);
+      walk.keys.push(key);
+      check((object as Record<string, unknown>)[key], walk);
+      walk.keys.pop();
     }
   }
-  walk.ancestors.delete(object);
+  walk.ancestors.pop();
 }
 
 /**
@@ -83,8 +103,8 @@ function check(value: unknown, path: string, walk: Walk): void {
 export function toJsonOutput(value: unknown, cap: number): { output: unknown; text: () => string; fits: boolean } {
   if (value === undefined || value === null) return { output: null, text: () => "", fits: true };
   if (typeof value === "string") return { output: value, text: () => value, fits: value.length <= cap };
-  const walk: Walk = { ancestors: new Set(), converted: false, bound: 0 };
-  check(value, "", walk);
+  const walk: Walk = { ancestors: [], keys: [], converted: false, bound: 0 };
+  check(value, walk);
   if (!walk.converted && walk.bound <= cap) {
     return { output: value, text: () => JSON.stringify(value), fits: true };
   }

@@ -101,10 +101,19 @@ class CallContext<T> implements ToolContext<T> {
     readonly callId: string | undefined,
     readonly attempt: number,
     readonly value: T,
-    readonly signal: AbortSignal,
+    signal: AbortSignal | undefined,
     private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
     private readonly produced: ArtifactRef[],
-  ) {}
+  ) {
+    this.#signal = signal;
+  }
+
+  #signal: AbortSignal | undefined;
+
+  /** Made on first use when nothing can abort the attempt (most tools never look). */
+  get signal(): AbortSignal {
+    return this.#signal ??= new AbortController().signal;
+  }
 
   #artifacts?: ArtifactStore;
 
@@ -264,8 +273,7 @@ type AttemptOutcome =
 async function runAttempt(
   tool: AnyTool,
   args: Record<string, unknown>,
-  makeContext: (signal: AbortSignal, attempt: number) => ToolContext,
-  attempt: number,
+  makeContext: (signal: AbortSignal) => ToolContext,
   timeoutMs: number | undefined,
   outer: AbortSignal | undefined,
   graceMs: number,
@@ -278,7 +286,7 @@ async function runAttempt(
   const stop = new Promise<"timeout" | "cancelled">((resolve) => (stopped = resolve));
   controller.signal.addEventListener("abort", () => stopped("cancelled"), { once: true });
   if (timeoutMs !== undefined) timer = setTimeout(() => stopped("timeout"), timeoutMs);
-  const work = (async () => await tool.execute(args, makeContext(controller.signal, attempt)))().then(
+  const work = (async () => await tool.execute(args, makeContext(controller.signal)))().then(
     (value): AttemptOutcome => ({ kind: "value", value }),
     (error): AttemptOutcome => ({ kind: "thrown", error }),
   );
@@ -294,6 +302,100 @@ async function runAttempt(
   }
 }
 
+/** The bookkeeping of one call, with the steps that end it. */
+class CallRun<T> {
+  readonly started = performance.now();
+  attempts = 0;
+  readonly metadata: Record<string, unknown> = {};
+  /** Artifacts the tool stored during the call. */
+  readonly produced: ArtifactRef[] = [];
+  validArgs: Record<string, unknown> | undefined;
+
+  constructor(
+    readonly env: ExecutionEnvironment,
+    readonly session: Session,
+    readonly name: string,
+    readonly options: CallOptions<T>,
+  ) {}
+
+  /** Completes `init` (a fresh object each caller builds) into the call's result. */
+  finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> {
+    init.toolName = this.name;
+    init.callId = this.options.callId;
+    init.attempts = this.attempts;
+    init.metadata = this.metadata;
+    if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
+    init.latencyMs = performance.now() - this.started;
+    const result = makeResult(init as ToolResultInit);
+    const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
+    return hooks.length === 0 ? result : this.runAfterHooks(hooks, result);
+  }
+
+  async runAfterHooks(hooks: readonly AfterCallHook[], first: ToolResult): Promise<ToolResult> {
+    let result = first;
+    for (const hook of hooks) {
+      try {
+        result = (await hook({ session: this.session, result, args: this.validArgs })) ?? result;
+      } catch (error) {
+        this.metadata.afterHookError = (error as Error).message;
+      }
+    }
+    return result;
+  }
+
+  fail(error: ToolError, extra: Partial<ToolResultInit> = {}): ToolResult | Promise<ToolResult> {
+    return this.finish({ ...errorFields(error), ...extra } as ToolResultInit);
+  }
+
+  cancelled(prefix: string, extra: Partial<ToolResultInit> = {}): ToolResult | Promise<ToolResult> {
+    const reason = this.options.signal ? reasonText(this.options.signal) : "the caller cancelled it";
+    return this.fail(new ToolError(`${prefix}: ${reason}`, { code: "cancelled" }), { status: "cancelled", ...extra });
+  }
+
+  context(tool: AnyTool, signal: AbortSignal | undefined, attempt: number): ToolContext<T> {
+    const { options } = this;
+    return new CallContext(
+      this.session,
+      tool.name,
+      options.callId,
+      attempt,
+      options.context as T,
+      signal,
+      options.onProgress,
+      this.produced,
+    );
+  }
+
+  finishOutput(tool: AnyTool, value: unknown): ToolResult | Promise<ToolResult> {
+    const cap = tool.maxOutputChars ?? this.env.maxOutputChars;
+    let json: ReturnType<typeof toJsonOutput>;
+    try {
+      json = toJsonOutput(value, cap);
+    } catch (error) {
+      if (!(error instanceof NotSerializableError)) throw error;
+      return this.fail(
+        new ToolError(`${this.name} returned ${error.message}`, {
+          code: "not_serializable",
+          recoverable: false,
+          details: { path: error.path },
+        }),
+      );
+    }
+    if (json.fits) return this.finish({ status: "success", output: json.output });
+    return this.capOutput(json.text(), typeof json.output === "string", cap);
+  }
+
+  async capOutput(whole: string, isText: boolean, cap: number): Promise<ToolResult> {
+    const { callId } = this.options;
+    const artifact = await this.session.artifacts.put(whole, {
+      mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
+      summary: `whole output of ${this.name}${callId ? ` (call ${callId})` : ""}, ${whole.length} characters`,
+    });
+    const { text, omitted } = capText(whole, cap, artifact);
+    return this.finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+  }
+}
+
 /**
  * Runs one call through the whole pipeline and returns its result. It never
  * throws for a tool's failure; it throws only for programming errors of the
@@ -306,44 +408,13 @@ export async function executeCall<T>(
   rawArgs: unknown,
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
-  const started = performance.now();
+  const run = new CallRun(env, session, name, options);
   const { callId, signal } = options;
-  let attempts = 0;
-  const metadata: Record<string, unknown> = {};
-  const produced: ArtifactRef[] = [];
-  let validArgs: Record<string, unknown> | undefined;
-
-  const finish = (init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> => {
-    const result = makeResult({
-      toolName: name,
-      callId,
-      attempts,
-      metadata,
-      ...init,
-      artifacts: produced.length ? [...produced, ...(init.artifacts ?? [])] : init.artifacts,
-      latencyMs: performance.now() - started,
-    });
-    const hooks = hooksOf(env.hooks.after, session.hooks.after);
-    return hooks.length === 0 ? result : runAfterHooks(hooks, result);
-  };
-  const runAfterHooks = async (hooks: readonly AfterCallHook[], first: ToolResult): Promise<ToolResult> => {
-    let result = first;
-    for (const hook of hooks) {
-      try {
-        result = (await hook({ session, result, args: validArgs })) ?? result;
-      } catch (error) {
-        metadata.afterHookError = (error as Error).message;
-      }
-    }
-    return result;
-  };
-  const fail = (error: ToolError, extra: Partial<ToolResultInit> = {}) =>
-    finish({ ...errorFields(error), ...extra } as ToolResultInit);
 
   const tool = env.lookup(name);
   if (!tool) {
     const suggestions = closestNames(name, env.enabledNames());
-    return fail(
+    return run.fail(
       new ToolError(
         `Unknown tool "${name}"${
           suggestions.length ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : ""
@@ -357,41 +428,39 @@ export async function executeCall<T>(
       ),
     );
   }
-  if (signal?.aborted) {
-    return fail(new ToolError(`Not run: ${reasonText(signal)}`, { code: "cancelled" }), { status: "cancelled" });
-  }
+  if (signal?.aborted) return run.cancelled("Not run");
 
   const parsed = parseArguments(name, rawArgs);
-  if (parsed instanceof ToolError) return fail(parsed);
+  if (parsed instanceof ToolError) return run.fail(parsed);
   let outcome = validate(tool, parsed);
-  if (!outcome.ok) return fail(validationError(tool, outcome));
-  validArgs = outcome.value;
+  if (!outcome.ok) return run.fail(validationError(tool, outcome));
+  run.validArgs = outcome.value;
 
   try {
     for (const hook of hooksOf(env.hooks.before, session.hooks.before)) {
-      const decision = await hook({ session, toolName: name, callId, args: validArgs });
+      const decision = await hook({ session, toolName: name, callId, args: run.validArgs });
       if (!decision) continue;
       if ("output" in decision) {
-        metadata.shortCircuited = true;
-        return finishOutput(decision.output);
+        run.metadata.shortCircuited = true;
+        return run.finishOutput(tool, decision.output);
       }
       outcome = validate(tool, decision.args);
-      if (!outcome.ok) return fail(validationError(tool, outcome));
-      validArgs = outcome.value;
+      if (!outcome.ok) return run.fail(validationError(tool, outcome));
+      run.validArgs = outcome.value;
     }
 
     const needsApproval = typeof tool.needsApproval === "function"
-      ? await tool.needsApproval(validArgs)
+      ? await tool.needsApproval(run.validArgs)
       : tool.needsApproval === true;
     if (needsApproval) {
       const answer = await session.confirm({
         title: "Approve tool call",
-        message: `Allow ${name} with ${JSON.stringify(validArgs)}?`,
+        message: `Allow ${name} with ${JSON.stringify(run.validArgs)}?`,
         defaultChoice: true,
       }, signal);
-      metadata.approval = answer.source;
+      run.metadata.approval = answer.source;
       if (!answer.choice) {
-        return fail(
+        return run.fail(
           new ToolError(`The call to ${name} was not approved`, {
             code: "not_approved",
             kind: "policy",
@@ -402,34 +471,30 @@ export async function executeCall<T>(
       }
     }
   } catch (error) {
-    return fail(thrownToToolError(error));
+    return run.fail(thrownToToolError(error));
   }
 
-  const args = validArgs;
-  const makeContext = (ctxSignal: AbortSignal, attempt: number): ToolContext<T> =>
-    new CallContext(session, name, callId, attempt, options.context as T, ctxSignal, options.onProgress, produced);
+  const args = run.validArgs;
   const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
   const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
 
   for (;;) {
-    attempts++;
+    const attemptNumber = ++run.attempts;
     let attempt: AttemptOutcome;
     if (signal === undefined && timeoutMs === undefined) {
       // Nothing can stop this attempt early, so there is nothing to race against.
       try {
-        attempt = {
-          kind: "value",
-          value: await tool.execute(args, makeContext(new AbortController().signal, attempts)),
-        };
+        attempt = { kind: "value", value: await tool.execute(args, run.context(tool, undefined, attemptNumber)) };
       } catch (error) {
         attempt = { kind: "thrown", error };
       }
     } else {
-      attempt = await runAttempt(tool, args, makeContext, attempts, timeoutMs, signal, env.graceMs);
+      const makeContext = (ctxSignal: AbortSignal) => run.context(tool, ctxSignal, attemptNumber);
+      attempt = await runAttempt(tool, args, makeContext, timeoutMs, signal, env.graceMs);
     }
-    if (attempt.kind === "value") return finishOutput(attempt.value);
+    if (attempt.kind === "value") return run.finishOutput(tool, attempt.value);
     if (attempt.kind === "timeout") {
-      return fail(
+      return run.fail(
         new ToolError(`${name} timed out after ${timeoutMs} ms`, {
           code: "timeout",
           recoveryHint: "Try a smaller task or a longer timeout.",
@@ -438,47 +503,13 @@ export async function executeCall<T>(
       );
     }
     if (attempt.kind === "cancelled") {
-      return fail(new ToolError(`Cancelled: ${reasonText(signal!)}`, { code: "cancelled" }), {
-        status: "cancelled",
-        workerStillRunning: attempt.stillRunning,
-        outcomeUnknown: true,
-      });
+      return run.cancelled("Cancelled", { workerStillRunning: attempt.stillRunning, outcomeUnknown: true });
     }
     const error = thrownToToolError(attempt.error);
-    const retryable = error.code === "tool_error" && attempts < maxAttempts &&
-      (tool.retry?.retryIf?.(attempt.error, attempts) ?? true);
-    if (!retryable) return fail(error);
-    if (!(await sleep(backoffDelay(tool, attempts), signal))) {
-      return fail(new ToolError(`Cancelled: ${reasonText(signal!)}`, { code: "cancelled" }), { status: "cancelled" });
-    }
-  }
-
-  function finishOutput(value: unknown): ToolResult | Promise<ToolResult> {
-    const cap = tool!.maxOutputChars ?? env.maxOutputChars;
-    let json: ReturnType<typeof toJsonOutput>;
-    try {
-      json = toJsonOutput(value, cap);
-    } catch (error) {
-      if (!(error instanceof NotSerializableError)) throw error;
-      return fail(
-        new ToolError(`${name} returned ${error.message}`, {
-          code: "not_serializable",
-          recoverable: false,
-          details: { path: error.path },
-        }),
-      );
-    }
-    if (json.fits) return finish({ status: "success", output: json.output });
-    return capOutput(json.text(), typeof json.output === "string", cap);
-  }
-
-  async function capOutput(whole: string, isText: boolean, cap: number): Promise<ToolResult> {
-    const artifact = await session.artifacts.put(whole, {
-      mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
-      summary: `whole output of ${name}${callId ? ` (call ${callId})` : ""}, ${whole.length} characters`,
-    });
-    const { text, omitted } = capText(whole, cap, artifact);
-    return finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+    const retryable = error.code === "tool_error" && attemptNumber < maxAttempts &&
+      (tool.retry?.retryIf?.(attempt.error, attemptNumber) ?? true);
+    if (!retryable) return run.fail(error);
+    if (!(await sleep(backoffDelay(tool, attemptNumber), signal))) return run.cancelled("Cancelled");
   }
 }
 

@@ -157,22 +157,34 @@ export function makeResult(init: ToolResultInit): ToolResult {
   const result: ToolResult = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     status: init.status,
-    output: null,
+    output: init.output ?? null,
     toolName: init.toolName,
-    attempts: 0,
-    latencyMs: 0,
-    truncated: false,
-    artifacts: [],
-    metadata: {},
+    attempts: init.attempts ?? 0,
+    latencyMs: init.latencyMs ?? 0,
+    truncated: init.truncated ?? false,
+    artifacts: init.artifacts ?? [],
+    metadata: init.metadata ?? {},
   };
-  const fields = result as unknown as Record<string, unknown>;
-  for (const key in init) {
-    const value = (init as Record<string, unknown>)[key];
-    if (value !== undefined) fields[key] = value;
+  for (const key of OPTIONAL_FIELDS) {
+    const value = init[key];
+    if (value !== undefined) (result as unknown as Record<string, unknown>)[key] = value;
   }
   assertInvariants(result);
   return result;
 }
+
+const OPTIONAL_FIELDS = [
+  "error",
+  "errorKind",
+  "errorCode",
+  "recoverable",
+  "recoveryHint",
+  "details",
+  "callId",
+  "omitted",
+  "workerStillRunning",
+  "outcomeUnknown",
+] as const satisfies readonly (keyof ToolResultInit)[];
 
 /**
  * The text a model reads for a result: the output as is when it is a string,
