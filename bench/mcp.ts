@@ -145,8 +145,8 @@ try {
 ${table}
 
 The last row is the same server and transport with a tool that does next to nothing: what serving costs. The rest of
-\`read_file\`'s time is the tool's own work: resolving the path through the workspace policy (real path, component by
-component, and the fence), then open, stat, read, stat again (to catch a concurrent change) and close.
+\`read_file\`'s time is the tool's own work: resolving the path through the workspace policy (one realpath, then the
+fence), then open, stat, read, stat again (to catch a concurrent change) and close.
 `;
   console.log(section);
   if (process.argv.includes("--write")) {
