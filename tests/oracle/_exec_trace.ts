@@ -200,7 +200,10 @@ export class ExecTracer {
       const xtrace = await fsp.readFile(path.join(out, "xtrace"), "utf8").catch(() => "");
       const manifest = timedOut ? undefined : await fsp.readFile(path.join(out, "manifest"), "utf8")
         .then((text) => text.split("\n").filter((line) => line !== ""), () => undefined);
-      return { execs: execsOf(processes, command), traced: parseXtrace(xtrace), timedOut, manifest };
+      // A sandbox killed at its deadline may be cut off before strace saw the shell start
+      // (seen under load in CI); such a run has nothing to judge and counts as a timeout.
+      const execs = timedOut ? execsOrNone(processes, command) : execsOf(processes, command);
+      return { execs, traced: parseXtrace(xtrace), timedOut, manifest };
     } finally {
       await fsp.rm(out, { recursive: true, force: true });
     }
@@ -316,6 +319,14 @@ const STRING = /"((?:\\x[0-9a-f]{2})*)"/g;
 const FORK = /^(?:<\.\.\. )?(?:clone3?|v?fork)\b.*\)\s+=\s+(\d+)/;
 
 /** Builds the exec list from strace's per-process files, with who spawned what. */
+function execsOrNone(processes: Map<number, string>, command: string): ObservedExec[] {
+  try {
+    return execsOf(processes, command);
+  } catch {
+    return [];
+  }
+}
+
 function execsOf(processes: Map<number, string>, command: string): ObservedExec[] {
   const events = new Map<number, Event[]>();
   const parentOf = new Map<number, { parent: number; index: number }>();
