@@ -56,6 +56,23 @@ async function countEntries(dir: string, shown: string, signal: AbortSignal): Pr
   return count;
 }
 
+/**
+ * Removes a folder and everything in it, children first, never following a
+ * symlink. Written out rather than `fs.rm({ recursive })` so that a refusal
+ * reports the operating system's own error on both runtimes (Node's rm turns
+ * an EPERM on a file into a misleading ENOTDIR) and a cancel stops it between
+ * entries.
+ */
+async function removeTree(dir: string, signal: AbortSignal): Promise<void> {
+  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+    signal.throwIfAborted();
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) await removeTree(child, signal);
+    else await fsp.unlink(child);
+  }
+  await fsp.rmdir(dir);
+}
+
 // The error of a recursive deletion that failed, saying how far it got.
 async function partialDeletion(error: unknown, shown: string, real: string, entries: number): Promise<ToolError> {
   const failed = fileOpError(error, shown, real, "deleting");
@@ -131,7 +148,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
     const real = await ctx.policy.resolveForWrite(target, "delete", ctx.signal);
     if (entries > 0) entries = await countEntries(real, target, ctx.signal);
     try {
-      if (stat.isDirectory()) await fsp.rm(real, { recursive: true });
+      if (stat.isDirectory()) await removeTree(real, ctx.signal);
       else await fsp.unlink(real);
     } catch (error) {
       throw entries > 0
