@@ -105,6 +105,11 @@ interface WordParts {
 
 const STATIC_EMPTY: WordParts = { value: "", prefix: "", splits: false };
 
+/** A word part whose value is only known when the command runs, with why. */
+function decidedLater(node: Node, splits: boolean, why: string): WordParts {
+  return { prefix: "", splits, dynamic: `${quoteSource(node.text)} ${why}` };
+}
+
 function joinParts(parts: WordParts[]): WordParts {
   let value: string | undefined = "";
   let prefix = "";
@@ -812,11 +817,7 @@ class Walker {
           else if (child.type === "string") this.doubleQuoted(child, depth + 1);
           else this.unexpected(child, quoteSource(node.text));
         }
-        return {
-          prefix: "",
-          splits: false,
-          dynamic: `${quoteSource(node.text)} is a locale-translated string`,
-        };
+        return decidedLater(node, false, "is a locale-translated string");
       case "concatenation": {
         const parts: WordParts[] = [];
         for (const { child } of children(node)) {
@@ -827,25 +828,13 @@ class Walker {
       }
       case "simple_expansion":
         this.cover(node);
-        return {
-          prefix: "",
-          splits: !quoted,
-          dynamic: `${quoteSource(node.text)} is expanded when the command runs`,
-        };
+        return decidedLater(node, !quoted, "is expanded when the command runs");
       case "expansion":
         this.expansion(node, depth);
-        return {
-          prefix: "",
-          splits: !quoted,
-          dynamic: `${quoteSource(node.text)} is expanded when the command runs`,
-        };
+        return decidedLater(node, !quoted, "is expanded when the command runs");
       case "command_substitution":
         this.commandSubstitution(node, depth);
-        return {
-          prefix: "",
-          splits: !quoted,
-          dynamic: `${quoteSource(node.text)} is replaced by its output when the command runs`,
-        };
+        return decidedLater(node, !quoted, "is replaced by its output when the command runs");
       case "process_substitution":
         this.processSubstitution(node, depth);
         return {
@@ -859,26 +848,14 @@ class Walker {
           else if (["$((", "))", "$[", "]"].includes(child.type)) this.cover(child);
           else this.unexpected(child, quoteSource(node.text));
         }
-        return {
-          prefix: "",
-          splits: !quoted,
-          dynamic: `${quoteSource(node.text)} is computed when the command runs`,
-        };
+        return decidedLater(node, !quoted, "is computed when the command runs");
       case "brace_expression":
         this.cover(node);
-        return {
-          prefix: "",
-          splits: true,
-          dynamic: `${quoteSource(node.text)} uses brace expansion`,
-        };
+        return decidedLater(node, true, "uses brace expansion");
       case "extglob_pattern":
       case "regex":
         this.pattern(node);
-        return {
-          prefix: "",
-          splits: false,
-          dynamic: `${quoteSource(node.text)} is a pattern`,
-        };
+        return decidedLater(node, false, "is a pattern");
       default:
         return this.misread(node);
     }
