@@ -21,3 +21,19 @@ export const COMMAND_FIELDS = {
     ),
   ),
 };
+
+/** The `max_output_chars` argument; `whatIsKept` says what happens to the part that is cut. */
+export function maxOutputCharsField(whatIsKept: string) {
+  return v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(500),
+      v.maxValue(100_000),
+      v.description(
+        `Most characters of stdout, and of stderr, to return; longer output keeps its head and tail${whatIsKept}. Default 16000.`,
+      ),
+    ),
+    16_000,
+  );
+}

@@ -14,23 +14,12 @@ import { type Tool, tool } from "../../core/tool.ts";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
 import { peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS } from "./_command_fields.ts";
+import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
 const JOB_ID = v.pipe(v.string(), v.description("The job id that bash_background returned, e.g. job-1."));
-const MAX_OUTPUT_CHARS = v.optional(
-  v.pipe(
-    v.number(),
-    v.integer(),
-    v.minValue(500),
-    v.maxValue(100_000),
-    v.description(
-      "Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. Default 16000.",
-    ),
-  ),
-  16_000,
-);
+const MAX_OUTPUT_CHARS = maxOutputCharsField("");
 
 /** A job's state and output so far, as `bash_read` and `bash_wait` return it. */
 export interface JobReport {

@@ -11,7 +11,7 @@ import { rm } from "node:fs/promises";
 import { type Tool, tool } from "../../core/tool.ts";
 import { readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS } from "./_command_fields.ts";
+import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
 
 const input = v.object({
   ...COMMAND_FIELDS,
@@ -24,18 +24,7 @@ const input = v.object({
     ),
     300,
   ),
-  max_output_chars: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(500),
-      v.maxValue(100_000),
-      v.description(
-        "Most characters of stdout, and of stderr, to return; longer output keeps its head and tail and the whole is stored as an artifact. Default 16000.",
-      ),
-    ),
-    16_000,
-  ),
+  max_output_chars: maxOutputCharsField(" and the whole is stored as an artifact"),
 });
 
 /** Arguments of `bash`, after defaults. */
