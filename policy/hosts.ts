@@ -155,12 +155,16 @@ function checkChoice<T extends string>(
       `Host answered ${JSON.stringify(outcome.choice)}, which is not an option of "${request.title}"`,
     );
   }
+  return requirePersonIfAsked(request, outcome);
+}
+
+// A question only a person may answer must not take an automatic answer from the host.
+function requirePersonIfAsked<T>(
+  request: { title: string; message: string; requirePerson?: boolean },
+  outcome: ChoiceOutcome<T>,
+): ChoiceOutcome<T> {
   if (request.requirePerson && outcome.source !== "user") {
-    throw noPerson(
-      request.title,
-      request.message,
-      "it needs a person's answer and the host answered automatically",
-    );
+    throw noPerson(request.title, request.message, "it needs a person's answer and the host answered automatically");
   }
   return outcome;
 }
@@ -223,14 +227,7 @@ export function callbackHost(callbacks: HostCallbacks): Host {
           `Host answered ${JSON.stringify(outcome.choice)} to a yes/no question`,
         );
       }
-      if (request.requirePerson && outcome.source !== "user") {
-        throw noPerson(
-          request.title,
-          request.message,
-          "it needs a person's answer and the host answered automatically",
-        );
-      }
-      return outcome;
+      return requirePersonIfAsked(request, outcome);
     },
   };
 }
