@@ -767,6 +767,14 @@ class Walker {
     };
   }
 
+  // Text the parser left as a literal although it holds shell syntax: a misparse, so ask.
+  private literalNotRead(what: "word" | "string", node: Node, unrecognized: string, splits: boolean): WordParts {
+    this.notUnderstood(
+      `the ${what} ${quoteSource(node.text)} contains ${unrecognized}, which the parser did not read as shell syntax`,
+    );
+    return { prefix: "", splits, dynamic: "not understood" };
+  }
+
   private wordParts(node: Node, depth: number, quoted: boolean): WordParts {
     if (this.tooDeep(node, depth)) return { prefix: "", splits: true };
     switch (node.type) {
@@ -774,12 +782,7 @@ class Walker {
         this.cover(node);
         const literal = readLiteral(node.text, "unquoted");
         if (literal.unrecognized !== undefined) {
-          this.notUnderstood(
-            `the word ${
-              quoteSource(node.text)
-            } contains ${literal.unrecognized}, which the parser did not read as shell syntax`,
-          );
-          return { prefix: "", splits: true, dynamic: "not understood" };
+          return this.literalNotRead("word", node, literal.unrecognized, true);
         }
         if (literal.glob !== undefined) {
           const prefix = literal.value.match(/^[^*?[{}~]*/)?.[0] ?? "";
@@ -875,12 +878,7 @@ class Walker {
         this.cover(child);
         const literal = readLiteral(child.text, "double");
         if (literal.unrecognized !== undefined) {
-          this.notUnderstood(
-            `the string ${
-              quoteSource(node.text)
-            } contains ${literal.unrecognized}, which the parser did not read as shell syntax`,
-          );
-          return { prefix: "", splits: false, dynamic: "not understood" };
+          return this.literalNotRead("string", node, literal.unrecognized, false);
         }
         parts.push({ value: literal.value, prefix: literal.value, splits: false });
       } else if (child.isNamed) {
