@@ -18,3 +18,4 @@ export * from "./command.ts";
 export * from "./risk.ts";
 export * from "./authorize_command.ts";
 export * from "./path_lock.ts";
+export * from "./protected_paths.ts";

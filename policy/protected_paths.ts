@@ -1,0 +1,163 @@
+/**
+ * Protected paths: files inside the workspace that change what programs do
+ * later (git's configuration and hooks, package-manager settings, shell
+ * start-up files, editor, agent and MCP configuration, toolfence's own
+ * configuration). Creating, changing, moving or deleting one always asks a
+ * person, even when the file is new, and inside the OS sandbox they are
+ * read-only. The list is data: pass your own patterns to extend it.
+ *
+ * Patterns are globs relative to the workspace root, matched case-insensitively
+ * (a case-insensitive file system reads `.GIT/config` as `.git/config`), with
+ * `**` for any number of folders and `*` within one name.
+ *
+ * @module
+ */
+import picomatchModule from "picomatch";
+
+type Matcher = (candidate: string) => boolean;
+// picomatch ships no types; this is the part used here.
+const picomatch = picomatchModule as unknown as (
+  glob: string | readonly string[],
+  options: { dot: boolean; nocase: boolean },
+) => Matcher;
+
+/**
+ * The built-in protected paths, relative to the workspace root.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
+ * console.log(DEFAULT_PROTECTED_PATHS.includes("**\/.npmrc")); // true
+ * ```
+ */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
+  // git: configuration names programs (diff.external, core.fsmonitor, filters),
+  // hooks run on commit and checkout, attributes pick drivers, a `.git` file
+  // points at another git folder.
+  "**/.git",
+  "**/.git/config",
+  "**/.git/config.worktree",
+  "**/.git/hooks/**",
+  "**/.git/info/**",
+  "**/.git/modules/**/config",
+  "**/.git/modules/**/hooks/**",
+  "**/.git/worktrees/*/config*",
+  "**/.gitmodules",
+  "**/.gitattributes",
+  "**/.husky/**",
+  // package managers: registries, scripts, credentials helpers.
+  "**/.npmrc",
+  "**/.yarnrc",
+  "**/.yarnrc.yml",
+  "**/bunfig.toml",
+  "**/.pypirc",
+  "**/pip.conf",
+  "**/pip.ini",
+  "**/.cargo/config",
+  "**/.cargo/config.toml",
+  // shell start-up files.
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".zlogin",
+  ".zlogout",
+  ".kshrc",
+  ".cshrc",
+  ".tcshrc",
+  ".config/fish/**",
+  ".envrc",
+  // editors, agents and MCP clients.
+  "**/.vscode/**",
+  "**/.idea/**",
+  ".mcp.json",
+  ".claude/**",
+  ".cursor/**",
+  ".gemini/**",
+  ".codex/**",
+  // toolfence itself.
+  "toolfence.json",
+  ".toolfence/**",
+]);
+
+const matcherCache = new Map<readonly string[], Matcher>();
+
+function matcherFor(patterns: readonly string[]): Matcher {
+  let matcher = matcherCache.get(patterns);
+  if (matcher === undefined) {
+    // A folder pattern (`.vscode/**`) also covers the folder itself.
+    const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
+    matcher = picomatch(expanded, { dot: true, nocase: true });
+    if (matcherCache.size > 64) matcherCache.clear();
+    matcherCache.set(patterns, matcher);
+  }
+  return matcher;
+}
+
+/**
+ * Whether `relativePath` (relative to the workspace root, `/`-separated, no
+ * `.` or `..` components) is a protected path.
+ *
+ * Needs no permissions.
+ *
+ * @param relativePath The path relative to the workspace root.
+ * @param patterns The protected-path globs; default {@linkcode DEFAULT_PROTECTED_PATHS}.
+ * @returns Whether the path is protected.
+ *
+ * @example
+ * ```ts
+ * import { isProtectedPath } from "./protected_paths.ts";
+ * console.log(isProtectedPath(".git/hooks/pre-commit")); // true
+ * console.log(isProtectedPath("src/main.ts")); // false
+ * ```
+ */
+export function isProtectedPath(
+  relativePath: string,
+  patterns: readonly string[] = DEFAULT_PROTECTED_PATHS,
+): boolean {
+  if (relativePath === "" || relativePath === ".") return false;
+  return matcherFor(patterns)(relativePath);
+}
+
+/**
+ * Whether an operation on `relativePath` can create, change or remove a
+ * protected path: the path itself is protected, or it is a folder under which
+ * a protected path can lie (the workspace root, `.git`, `.vscode`, any folder
+ * for the `**` patterns, so nearly every folder). Moving, copying or deleting
+ * a folder for which this is true must look at the entries under it.
+ *
+ * Needs no permissions.
+ *
+ * @param relativePath The path relative to the workspace root (`""` for the root).
+ * @param patterns The protected-path globs; default {@linkcode DEFAULT_PROTECTED_PATHS}.
+ * @returns Whether a protected path is or can be at or below `relativePath`.
+ *
+ * @example
+ * ```ts
+ * import { mayContainProtectedPath } from "./protected_paths.ts";
+ * console.log(mayContainProtectedPath(".git")); // true
+ * console.log(mayContainProtectedPath("src")); // true: src/.npmrc would be protected
+ * ```
+ */
+export function mayContainProtectedPath(
+  relativePath: string,
+  patterns: readonly string[] = DEFAULT_PROTECTED_PATHS,
+): boolean {
+  if (relativePath === "" || relativePath === ".") return patterns.length > 0;
+  if (isProtectedPath(relativePath, patterns)) return true;
+  // A descendant that would match: try a probe name under the folder for each
+  // pattern's last component (`.git/hooks/x`, `pkg/.npmrc`).
+  const matcher = matcherFor(patterns);
+  for (const pattern of patterns) {
+    const parts = pattern.split("/");
+    for (let depth = 1; depth <= parts.length; depth++) {
+      const tail = parts.slice(parts.length - depth).map((part) => part.replaceAll("*", "x") || "x").join("/");
+      if (matcher(`${relativePath}/${tail}`)) return true;
+    }
+  }
+  return false;
+}
