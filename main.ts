@@ -71,7 +71,14 @@ Options:
   --auto-confirm    answer every question a rule may answer with its default
   --sandbox MODE    auto | required | off: bubblewrap for shell commands (default: auto)
   --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
-  -h, --help        show this help`,
+  --max-message-mib N
+                    the largest message read, in MiB (default: 64); a larger one
+                    is answered with a JSON-RPC error and the server goes on
+  -h, --help        show this help
+
+The server stops when stdin ends (calls still running get 10 seconds to
+answer) or on SIGTERM/SIGINT (calls in flight are cancelled and answer as
+such); either way its background jobs are killed and its temp dir removed.`,
   call: `Usage: toolfence call NAME [JSON] [options]
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
@@ -181,19 +188,49 @@ function noExtraPositionals(command: string, positionals: string[], expected: nu
   }
 }
 
+function maxMessageBytes(mib: string | undefined): number | undefined {
+  if (mib === undefined) return undefined;
+  const n = Number(mib);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(mib) || !(n >= 1) || n > 4096) {
+    throw new UsageProblem(`--max-message-mib must be a number from 1 to 4096, not ${JSON.stringify(mib)}`, "serve");
+  }
+  return Math.floor(n * 1024 * 1024);
+}
+
 async function serve(args: string[]): Promise<number> {
-  const { values, positionals } = parse("serve", args, SESSION);
+  const { values, positionals } = parse("serve", args, { ...SESSION, "max-message-mib": { type: "string" } });
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
   const sandbox = sandboxMode(values.sandbox);
+  const maxBytes = maxMessageBytes(values["max-message-mib"]);
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("./adapters/mcp/mod.ts");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
-  const running = await serveStdio(box, { workspace, autoConfirm: values["auto-confirm"] ?? false, sandbox });
-  await running.closed;
-  await workspace.dispose();
+  // A fault in one call must not take the server (and every other call) down: it is logged, and serving goes on.
+  const report = (error: unknown) => process.stderr.write(`toolfence: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.on("uncaughtException", report);
+  process.on("unhandledRejection", report);
+  let stop: ((signal: string) => void) | undefined;
+  try {
+    const running = await serveStdio(box, {
+      workspace,
+      autoConfirm: values["auto-confirm"] ?? false,
+      sandbox,
+      maxMessageBytes: maxBytes,
+    });
+    stop = (signal) => void running.shutdown(`the server received ${signal}`);
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    await running.closed;
+  } finally {
+    if (stop) {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+    }
+    await workspace.dispose();
+  }
   return 0;
 }
 

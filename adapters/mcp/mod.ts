@@ -15,5 +15,6 @@
 
 export * from "./server.ts";
 export * from "./stdio.ts";
+export * from "./line_transport.ts";
 export * from "./elicitation_host.ts";
 export * from "./dialect.ts";

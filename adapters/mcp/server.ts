@@ -40,6 +40,8 @@ import { base64, takeImagesOf } from "../_calls.ts";
 import { ExclusiveGate } from "../_exclusive_gate.ts";
 import { mcpTools } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
+import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
+import { answerInvalidParams } from "./_param_errors.ts";
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
@@ -63,6 +65,8 @@ export interface McpToolServer {
   readonly session: Session;
   /** Resolves once no tool call is running. */
   idle(): Promise<void>;
+  /** Cancels every call in flight (each still answers, as cancelled); later calls are cancelled at once. */
+  cancelAll(reason?: string): void;
   /** Closes the server and the session. */
   close(): Promise<void>;
 }
@@ -130,9 +134,13 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     ...sessionOptions,
     host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs }),
   });
+  // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
+  session.hooks.before.push(refuseLoneSurrogates);
   const gate = new ExclusiveGate();
   let listedArtifacts = 0;
   const running = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
+  const cancelAll = (reason = "the server is shutting down") => stopping.abort(new Error(reason));
   const idle = async () => {
     while (running.size > 0) await Promise.allSettled([...running]);
   };
@@ -153,7 +161,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     const call = gate.run(isConcurrencySafe(tool), () =>
       toolbox.call(session, toolName, args ?? {}, {
         callId,
-        signal: extra.signal,
+        signal: AbortSignal.any([extra.signal, stopping.signal]),
         onProgress: progressToken === undefined ? undefined : (event) => {
           // Progress must grow with every notification, with or without a known fraction.
           const next = event.fraction === undefined ? progress + 1 : Math.max(event.fraction * 100, progress + 0.001);
@@ -232,6 +240,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     };
   });
 
+  answerInvalidParams(server);
+
   let closed: Promise<void> | undefined;
   const close = () => {
     closed ??= (async () => {
@@ -244,5 +254,5 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     return closed;
   };
   server.onclose = () => void close();
-  return { server, session, idle, close };
+  return { server, session, idle, cancelAll, close };
 }

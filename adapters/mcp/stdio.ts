@@ -1,24 +1,55 @@
 /**
  * Serving the MCP server on stdin and stdout, the way MCP clients start local
- * servers. The server stops when stdin ends (the client went away).
+ * servers, over {@linkcode LineTransport} (messages up to 64 MiB by default;
+ * every malformed line answered with its JSON-RPC error).
+ *
+ * The session ends when stdin ends (the client went away: calls still running
+ * get up to 10 seconds to answer, then are cancelled) or when `shutdown()` is
+ * called (on SIGTERM or SIGINT, say: calls in flight are cancelled at once and
+ * answer as cancelled). Either way the session is closed afterwards, which
+ * kills its background jobs.
  *
  * @module
  */
 
 import process from "node:process";
-// @ts-types="@modelcontextprotocol/sdk/server/stdio"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Readable, Writable } from "node:stream";
 import type { ToolBox } from "../../core/toolbox.ts";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+import { LineTransport } from "./line_transport.ts";
 
 /** How long calls still running when stdin ends may take to answer. */
-const DRAIN_MS = 10_000;
+export const DRAIN_MS = 10_000;
+/** How long cancelled calls get to settle before the session is closed under them. */
+export const CANCEL_GRACE_MS = 3_000;
+
+/** Options of {@linkcode serveStdio}: the server's, plus the transport's. */
+export interface StdioServeOptions extends McpServerOptions {
+  /** The largest message read, in bytes; default 64 MiB. */
+  maxMessageBytes?: number;
+  /** Where messages come from; default `process.stdin`. */
+  input?: Readable;
+  /** Where messages go; default `process.stdout`. */
+  output?: Writable;
+}
+
+/** A server serving on stdio. */
+export interface StdioServer extends McpToolServer {
+  /** Resolves once the session is over and closed. */
+  closed: Promise<void>;
+  /** Cancels the calls in flight, lets them answer (up to 3 seconds), then closes everything. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((done) => (timer = setTimeout(done, ms)));
+  return Promise.race([work.then(() => {}, () => {}), deadline]).finally(() => clearTimeout(timer));
+}
 
 /**
- * Serves a toolbox over MCP on stdio and resolves once connected; `closed`
- * resolves when the client has gone (stdin ended; calls still running get up
- * to 10 seconds to answer) and the session is closed. Nothing but MCP messages
- * is written to stdout.
+ * Serves a toolbox over MCP on stdio and resolves once connected. Nothing but
+ * MCP messages is written to the output.
  *
  * Requires whatever permissions the tools need.
  *
@@ -28,29 +59,36 @@ const DRAIN_MS = 10_000;
  * import "../../tools/mod.ts";
  * import { serveStdio } from "./stdio.ts";
  * const running = await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
+ * Deno.addSignalListener("SIGTERM", () => void running.shutdown("SIGTERM"));
  * await running.closed;
  * ```
  */
-export async function serveStdio(
-  toolbox: ToolBox,
-  options: McpServerOptions,
-): Promise<McpToolServer & { closed: Promise<void> }> {
-  const served = createMcpServer(toolbox, options);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    const end = () => {
-      process.stdin.off("end", end);
-      process.stdin.off("close", end);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = new Promise<void>((done) => (timer = setTimeout(done, DRAIN_MS)));
-      Promise.race([served.idle(), deadline])
-        .finally(() => clearTimeout(timer))
-        .then(() => served.close())
-        .finally(resolve);
-    };
-    process.stdin.once("end", end);
-    process.stdin.once("close", end);
+export async function serveStdio(toolbox: ToolBox, options: StdioServeOptions): Promise<StdioServer> {
+  const { maxMessageBytes, input, output, ...serverOptions } = options;
+  const served = createMcpServer(toolbox, serverOptions);
+  const transport = new LineTransport({ maxMessageBytes, input, output });
+  // Dropped notifications and the like are for the log, never for stdout.
+  transport.onerror = () => {};
+  let finished: Promise<void> | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  const shutdown = (reason?: string) => {
+    finished ??= (async () => {
+      served.cancelAll(reason);
+      await within(CANCEL_GRACE_MS, served.idle());
+      try {
+        await served.close();
+      } catch (error) {
+        process.stderr.write(`toolfence: closing the session: ${(error as Error).message}\n`);
+      }
+    })().finally(resolveClosed);
+    return finished;
+  };
+  void transport.ended.then(async () => {
+    if (finished) return;
+    await within(DRAIN_MS, served.idle());
+    await shutdown("the client closed the connection");
   });
   await served.server.connect(transport);
-  return { ...served, closed };
+  return { ...served, closed, shutdown };
 }

@@ -1,0 +1,144 @@
+// One line read from the client, judged as JSON-RPC 2.0 before the SDK sees
+// it: either a message the SDK's protocol layer can take, or the error reply
+// the specification names for it (-32700 for what is not JSON, -32600 for JSON
+// that is not a request, notification or response). Messages without a
+// usable id that cannot be answered (a broken notification) are dropped with
+// a reason for the log.
+
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+
+/** The JSON-RPC 2.0 error codes the transport and server answer with. */
+export const JSONRPC_ERRORS = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+} as const;
+
+/** A JSON-RPC error reply. */
+export interface JsonRpcErrorReply {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  error: { code: number; message: string; data?: unknown };
+}
+
+/** What one line is. */
+export type Frame =
+  | { kind: "message"; message: JSONRPCMessage }
+  | { kind: "reply"; reply: JsonRpcErrorReply }
+  | { kind: "drop"; reason: string };
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** An error reply. */
+export function errorReply(
+  id: string | number | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JsonRpcErrorReply {
+  return { jsonrpc: "2.0", id, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a fractional number";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** A usable request id: a string or a safe integer (MCP allows no null and no fractions). */
+function usableId(id: unknown): id is string | number {
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
+}
+
+/** The first problem zod found, as a short sentence ("params._meta: expected object"). */
+function firstIssue(error: unknown): string {
+  const issues = (error as { issues?: { path?: PropertyKey[]; message?: string }[] }).issues;
+  const issue = issues?.[0];
+  if (!issue) return "it does not have the shape of a JSON-RPC message";
+  const where = (issue.path ?? []).map(String).join(".");
+  return `${where || "the message"}: ${String(issue.message ?? "is invalid").slice(0, 200)}`;
+}
+
+/**
+ * Judges one line (without its newline). `text` is the decoded line when the
+ * caller has it already.
+ */
+export function judgeLine(bytes: Uint8Array): Frame {
+  let text: string;
+  try {
+    text = fatalUtf8.decode(bytes);
+  } catch {
+    return {
+      kind: "reply",
+      reply: errorReply(null, JSONRPC_ERRORS.parseError, "Parse error: the line is not valid UTF-8"),
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message.slice(0, 200) : "invalid JSON";
+    return { kind: "reply", reply: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${reason}`) };
+  }
+  return judgeValue(value);
+}
+
+/** Judges a parsed JSON value as a JSON-RPC message. */
+export function judgeValue(value: unknown): Frame {
+  const invalid = (id: string | number | null, why: string) => ({
+    kind: "reply" as const,
+    reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, `Invalid request: ${why}`),
+  });
+  if (Array.isArray(value)) return invalid(null, "batches are not supported; send one message per line");
+  if (!isObject(value)) return invalid(null, `a message is a JSON object, not ${describe(value)}`);
+  const hasId = "id" in value;
+  const id = usableId(value.id) ? value.id : null;
+  if (hasId && !usableId(value.id)) {
+    // A response with a bad id cannot be answered either way.
+    if (!("method" in value)) return { kind: "drop", reason: `a response with an unusable id (${describe(value.id)})` };
+    return invalid(null, `the id must be a string or an integer, not ${describe(value.id)}`);
+  }
+  if (value.jsonrpc !== "2.0") {
+    if (!hasId) return { kind: "drop", reason: 'a notification without jsonrpc: "2.0"' };
+    return invalid(id, 'jsonrpc must be "2.0"');
+  }
+  if ("method" in value) {
+    if (typeof value.method !== "string") {
+      return hasId ? invalid(id, `method must be a string, not ${describe(value.method)}`) : {
+        kind: "drop",
+        reason: "a notification whose method is not a string",
+      };
+    }
+    if ("params" in value && !isObject(value.params) && !Array.isArray(value.params)) {
+      if (!hasId) return { kind: "drop", reason: `a notification whose params are ${describe(value.params)}` };
+      return invalid(id, `params must be an object, not ${describe(value.params)}`);
+    }
+    if (Array.isArray(value.params)) {
+      // Valid JSON-RPC, but no MCP method takes positional parameters.
+      if (!hasId) return { kind: "drop", reason: "a notification with positional params" };
+      return {
+        kind: "reply",
+        reply: errorReply(id, JSONRPC_ERRORS.invalidParams, "Invalid params: MCP methods take params as an object"),
+      };
+    }
+  } else if (!hasId) {
+    return invalid(null, "a message needs a method (a request or notification) or an id (a response)");
+  } else if (!("result" in value) && !("error" in value)) {
+    return invalid(id, "a request needs a method");
+  }
+  const checked = JSONRPCMessageSchema.safeParse(value);
+  if (!checked.success) {
+    if (!hasId) return { kind: "drop", reason: `a malformed notification (${firstIssue(checked.error)})` };
+    if (!("method" in value)) return { kind: "drop", reason: `a malformed response (${firstIssue(checked.error)})` };
+    return invalid(id, firstIssue(checked.error));
+  }
+  return { kind: "message", message: value as JSONRPCMessage };
+}

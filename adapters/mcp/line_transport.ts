@@ -1,0 +1,266 @@
+/**
+ * The stdio transport of the MCP server: newline-delimited JSON-RPC on a
+ * readable and a writable stream (stdin and stdout by default), built to
+ * survive any input.
+ *
+ * - A message may be up to `maxMessageBytes` long (default
+ *   {@linkcode DEFAULT_MAX_MESSAGE_BYTES}, 64 MiB). Its bytes are kept as the
+ *   chunks they arrived in and joined once, so reading costs one copy of the
+ *   message, never a rebuilt buffer per chunk.
+ * - A longer message is not kept: its bytes stream through a small scanner
+ *   that reads its top-level `id`, and the reply is a `-32600` error naming
+ *   the limit (with that id when it could be read, else `null`).
+ * - Every line that is not a JSON-RPC message gets the error reply the
+ *   JSON-RPC 2.0 specification names: `-32700` for what is not JSON (invalid
+ *   UTF-8, a NUL, a cut line), `-32600` for JSON that is not a request
+ *   (a null, fractional or object id, no method, params that are not an
+ *   object). Broken notifications and responses cannot be answered and are
+ *   dropped, with the reason passed to `onerror`.
+ * - A request whose id is still in flight is refused (`-32600`) rather than
+ *   confusing the two calls' answers and cancellations.
+ * - The end of the input does not close the transport: `ended` resolves, so
+ *   that the owner can let calls in flight answer before it calls `close()`.
+ *
+ * @module
+ */
+
+import type { Readable, Writable } from "node:stream";
+import process from "node:process";
+// @ts-types="@modelcontextprotocol/sdk/shared/transport"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { IdScanner } from "./_id_scan.ts";
+import { errorReply, JSONRPC_ERRORS, judgeLine } from "./_jsonrpc_frame.ts";
+
+/** The default largest message, in bytes: 64 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@linkcode LineTransport}. */
+export interface LineTransportOptions {
+  /** Where messages come from; default `process.stdin`. */
+  input?: Readable;
+  /** Where messages go; default `process.stdout`. */
+  output?: Writable;
+  /** The largest message read, in bytes (without its newline); default 64 MiB. */
+  maxMessageBytes?: number;
+}
+
+const NEWLINE = 0x0a;
+
+function mib(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}
+
+/**
+ * A newline-delimited JSON-RPC transport for the MCP SDK's `Server`.
+ *
+ * Requires no permissions beyond the streams it is given.
+ *
+ * @example
+ * ```ts ignore
+ * import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+ * import { LineTransport } from "./line_transport.ts";
+ * const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: {} });
+ * const transport = new LineTransport({ maxMessageBytes: 128 * 1024 * 1024 });
+ * await server.connect(transport);
+ * await transport.ended; // stdin closed
+ * await server.close();
+ * ```
+ */
+export class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  /** The largest message read, in bytes. */
+  readonly maxMessageBytes: number;
+  /** Resolves when the input has ended (the client closed it) or failed. */
+  readonly ended: Promise<void>;
+  readonly #input: Readable;
+  readonly #output: Writable;
+  #pieces: Uint8Array[] = [];
+  #length = 0;
+  #oversize: { scanner: IdScanner; bytes: number } | undefined;
+  #inFlight = new Set<RequestId>();
+  #started = false;
+  #closed = false;
+  #outputBroken = false;
+  #endInput!: () => void;
+  #onData = (chunk: Uint8Array | string) => this.#read(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  #onEnd = () => this.#finishInput();
+  #onOutputError = (error: Error) => {
+    this.#outputBroken = true;
+    this.onerror?.(error);
+    // Nobody can read answers any more: the session is over.
+    this.#endInput();
+  };
+
+  /** Creates the transport; `start()` (called by `Server.connect`) begins reading. */
+  constructor(options: LineTransportOptions = {}) {
+    const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    if (!Number.isSafeInteger(max) || max < 1024) {
+      throw new RangeError(`maxMessageBytes must be an integer of at least 1024, not ${max}`);
+    }
+    this.maxMessageBytes = max;
+    this.#input = options.input ?? process.stdin;
+    this.#output = options.output ?? process.stdout;
+    this.ended = new Promise<void>((resolve) => (this.#endInput = resolve));
+  }
+
+  /** Begins reading the input. */
+  start(): Promise<void> {
+    if (this.#started) throw new Error("LineTransport already started");
+    this.#started = true;
+    this.#input.on("data", this.#onData);
+    this.#input.on("end", this.#onEnd);
+    this.#input.on("close", this.#onEnd);
+    this.#input.on("error", this.#onEnd);
+    this.#output.on("error", this.#onOutputError);
+    this.#input.resume();
+    return Promise.resolve();
+  }
+
+  /** Writes one message as a line; resolves once the stream took it. */
+  send(message: JSONRPCMessage): Promise<void> {
+    if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) {
+      this.#inFlight.delete(message.id);
+    }
+    return this.#write(message);
+  }
+
+  /** Stops reading and tells the protocol layer the connection is closed. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    this.#detach();
+    this.#endInput();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  #detach(): void {
+    this.#input.off("data", this.#onData);
+    this.#input.off("end", this.#onEnd);
+    this.#input.off("close", this.#onEnd);
+    this.#input.off("error", this.#onEnd);
+    this.#input.pause();
+  }
+
+  #write(message: unknown): Promise<void> {
+    if (this.#outputBroken || this.#output.destroyed || this.#output.writableEnded) return Promise.resolve();
+    const line = JSON.stringify(message) + "\n";
+    return new Promise<void>((resolve) => {
+      this.#output.write(line, (error) => {
+        if (error) this.#onOutputError(error);
+        resolve();
+      });
+    });
+  }
+
+  #read(chunk: Uint8Array): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (end > start) this.#take(chunk.subarray(start, end));
+      if (newline === -1) break;
+      this.#lineDone();
+      start = newline + 1;
+    }
+  }
+
+  // Bytes of the current line: kept while it fits, scanned for its id once it does not.
+  #take(bytes: Uint8Array): void {
+    if (this.#oversize) {
+      this.#oversize.scanner.push(bytes);
+      this.#oversize.bytes += bytes.length;
+      return;
+    }
+    if (this.#length + bytes.length > this.maxMessageBytes) {
+      const scanner = new IdScanner();
+      for (const piece of this.#pieces) scanner.push(piece);
+      scanner.push(bytes);
+      this.#oversize = { scanner, bytes: this.#length + bytes.length };
+      this.#pieces = [];
+      this.#length = 0;
+      return;
+    }
+    // The chunk's memory is shared with the stream's buffer; keep a view, not a copy.
+    this.#pieces.push(bytes);
+    this.#length += bytes.length;
+  }
+
+  #lineDone(): void {
+    if (this.#oversize) {
+      const { scanner, bytes } = this.#oversize;
+      this.#oversize = undefined;
+      const id = scanner.id ?? null;
+      void this.#write(errorReply(
+        id,
+        JSONRPC_ERRORS.invalidRequest,
+        `Invalid request: the message is ${mib(bytes)}, above the limit of ${mib(this.maxMessageBytes)} ` +
+          "(send less, e.g. write a large file in parts)",
+        { size: bytes, limit: this.maxMessageBytes },
+      ));
+      return;
+    }
+    const pieces = this.#pieces;
+    const length = this.#length;
+    this.#pieces = [];
+    this.#length = 0;
+    let line = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, length);
+    if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+    // Blank lines between messages are tolerated, as JSON text may be padded with whitespace.
+    if (isBlank(line)) return;
+    this.#dispatch(line);
+  }
+
+  #dispatch(line: Uint8Array): void {
+    const frame = judgeLine(line);
+    if (frame.kind === "reply") {
+      void this.#write(frame.reply);
+      return;
+    }
+    if (frame.kind === "drop") {
+      this.onerror?.(new Error(`Dropped ${frame.reason}`));
+      return;
+    }
+    const message = frame.message;
+    if ("method" in message && "id" in message) {
+      if (this.#inFlight.has(message.id)) {
+        void this.#write(errorReply(
+          message.id,
+          JSONRPC_ERRORS.invalidRequest,
+          `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
+        ));
+        return;
+      }
+      this.#inFlight.add(message.id);
+    } else if ("method" in message && message.method === "notifications/cancelled") {
+      // A cancelled request gets no answer, so its id is free again.
+      const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (cancelled !== undefined) this.#inFlight.delete(cancelled);
+    }
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      if ("method" in message && "id" in message) {
+        this.#inFlight.delete(message.id);
+        void this.#write(errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error"));
+      }
+    }
+  }
+
+  #finishInput(): void {
+    // A last line without its newline is judged like any other: whole JSON is served, a cut one is a parse error.
+    if (this.#oversize || this.#length > 0) this.#lineDone();
+    this.#detach();
+    this.#endInput();
+  }
+}
+
+function isBlank(line: Uint8Array): boolean {
+  for (const b of line) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  return true;
+}
