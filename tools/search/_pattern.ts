@@ -1,22 +1,47 @@
 // One pattern language, two engines. A grep pattern is parsed once and
-// written out twice: as a JavaScript RegExp (the built-in engine) and in
-// ripgrep's Rust regex syntax, with every construct given the same meaning in
-// both: \w \d \b are ASCII, \s is JavaScript's whitespace, `.` stops at line
-// breaks. Constructs only one side has, or that differ silently between them
+// written out in the common syntax of ripgrep's Rust regex crate and RE2 (the
+// two differ only in how an ASCII word boundary is spelled), with every
+// construct given one meaning: \w \d \b are ASCII, \s is JavaScript's
+// whitespace, `.` stops at line breaks. ripgrep finds candidate files; lines
+// are matched in JavaScript by RE2JS. Both are automata that run in time
+// linear in the text, so no pattern can make a search take polynomial or
+// exponential time (a backtracking engine such as RegExp takes cubic time for
+// a*a*c on a long line of a's, and would block the event loop for good).
+// Constructs only one side has, or that differ silently between them
 // (lookaround, backreferences, inline flags, POSIX classes, a `[` inside a
 // class), are refused with a reason. So are nested repetitions such as
-// (a+)+, which can make a backtracking engine take exponential time.
+// (a+)+: not slow here, but refused since before, and rarely meant.
 
+import { RE2JS } from "re2js";
 import { ToolError } from "../../core/errors.ts";
+
+/** Matching within one line of text (no line terminators in the input). */
+export interface LineMatcher {
+  /** Whether the line holds a match. */
+  test(line: string): boolean;
+  /**
+   * A UTF-16 index in the line at the first match, to show the line around
+   * it, or -1 without a match: where the first match starts, or where the
+   * earliest-ending match ends. RE2JS finds a match's start with its NFA,
+   * which is linear but 10 to 100 times slower than the DFA that `test`
+   * runs; a long line is located by bisecting with `test` instead.
+   */
+  locate(line: string): number;
+}
+
+// Lines up to this long are located with the NFA; beyond, by bisection.
+const NFA_LOCATE_CHARS = 1024;
 
 /** A pattern compiled for both engines. */
 export interface CompiledPattern {
-  /** Matches within one line (no line terminators in the input). */
-  line: RegExp;
-  /** Finds candidate files in a whole text: never misses a line `line` would match. */
-  text: RegExp;
+  /** Matches within one line, in linear time. */
+  line: LineMatcher;
+  /** Finds candidate files in a whole text: never misses a line `line` would match. Linear time. */
+  text: { test(text: string): boolean };
   /** The same pattern in ripgrep's syntax, case folding included. */
   rust: string;
+  /** The same pattern in RE2's syntax, as `line` runs it. */
+  re2: string;
 }
 
 /** Options of {@linkcode compilePattern}. */
@@ -30,15 +55,23 @@ export interface PatternOptions {
 const RUST_WHITESPACE =
   "\\t\\n\\x0B\\x0C\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
 
-// Class escapes: [JavaScript, Rust outside a class, Rust inside a class].
-const CLASS_ESCAPES: Record<string, [string, string, string]> = {
-  d: ["\\d", "[0-9]", "0-9"],
-  D: ["\\D", "[^0-9]", "[^0-9]"],
-  w: ["\\w", "[0-9A-Za-z_]", "0-9A-Za-z_"],
-  W: ["\\W", "[^0-9A-Za-z_]", "[^0-9A-Za-z_]"],
+// The complements of those sets as ranges, for use inside a class (RE2 has no nested classes). Surrogates are
+// left out: Rust's classes hold scalar values only, and decoded text holds no lone surrogates.
+const NOT_DIGIT = "\\x{0}-\\x{2F}\\x{3A}-\\x{D7FF}\\x{E000}-\\x{10FFFF}";
+const NOT_WORD = "\\x{0}-\\x{2F}\\x{3A}-\\x{40}\\x{5B}-\\x{5E}\\x{60}\\x{7B}-\\x{D7FF}\\x{E000}-\\x{10FFFF}";
+const NOT_WHITESPACE =
+  "\\x{0}-\\x{8}\\x{E}-\\x{1F}\\x{21}-\\x{9F}\\x{A1}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}" +
+  "\\x{202A}-\\x{202E}\\x{2030}-\\x{205E}\\x{2060}-\\x{2FFF}\\x{3001}-\\x{D7FF}\\x{E000}-\\x{FEFE}\\x{FF00}-\\x{10FFFF}";
+
+// Class escapes: [outside a class, inside a class].
+const CLASS_ESCAPES: Record<string, [string, string]> = {
+  d: ["[0-9]", "0-9"],
+  D: ["[^0-9]", NOT_DIGIT],
+  w: ["[0-9A-Za-z_]", "0-9A-Za-z_"],
+  W: ["[^0-9A-Za-z_]", NOT_WORD],
   // JavaScript's \s is exactly RUST_WHITESPACE.
-  s: ["\\s", `[${RUST_WHITESPACE}]`, RUST_WHITESPACE],
-  S: ["\\S", `[^${RUST_WHITESPACE}]`, `[^${RUST_WHITESPACE}]`],
+  s: [`[${RUST_WHITESPACE}]`, RUST_WHITESPACE],
+  S: [`[^${RUST_WHITESPACE}]`, NOT_WHITESPACE],
 };
 
 const MAX_REPEAT = 1000;
@@ -50,7 +83,6 @@ class PatternError extends Error {
 }
 
 interface Piece {
-  js: string;
   rust: string;
 }
 
@@ -83,8 +115,8 @@ function literal(cp: number): Piece {
     throw new PatternError("patterns match within one line and cannot contain line breaks", -1);
   }
   const ch = String.fromCodePoint(cp);
-  if (/^[A-Za-z0-9_ ]$/.test(ch)) return { js: ch, rust: ch };
-  return { js: `\\u{${hex(cp)}}`, rust: `\\x{${hex(cp)}}` };
+  if (/^[A-Za-z0-9_ ]$/.test(ch)) return { rust: ch };
+  return { rust: `\\x{${hex(cp)}}` };
 }
 
 class Parser {
@@ -119,7 +151,6 @@ class Parser {
     if (branches.length === 1) return branches[0];
     const ambiguous = branches.some((b, i) => b.ambiguous || branches.slice(0, i).some((a) => overlap(a, b)));
     return {
-      js: branches.map((b) => b.js).join("|"),
       rust: branches.map((b) => b.rust).join("|"),
       repeats: branches.some((b) => b.repeats),
       ambiguous,
@@ -127,14 +158,13 @@ class Parser {
   }
 
   sequence(depth: number): Parsed {
-    const out: Parsed = { js: "", rust: "", repeats: false, text: "" };
+    const out: Parsed = { rust: "", repeats: false, text: "" };
     for (let index = 0;; index++) {
       const ch = this.peek();
       if (ch === undefined || ch === "|" || (ch === ")" && depth > 0)) return out;
       const start = this.i;
       const atom = this.atom(depth);
       const quantified = this.quantifier(atom, start);
-      out.js += quantified.js;
       out.rust += quantified.rust;
       out.repeats ||= quantified.repeats;
       out.ambiguous ||= quantified.ambiguous;
@@ -149,10 +179,10 @@ class Parser {
     this.i++;
     switch (ch) {
       case ".":
-        return { js: ".", rust: "[^\\n\\r\\x{2028}\\x{2029}]", repeats: false };
+        return { rust: "[^\\n\\r\\x{2028}\\x{2029}]", repeats: false };
       case "^":
       case "$":
-        return { js: ch, rust: ch, repeats: false, assertion: true };
+        return { rust: ch, repeats: false, assertion: true };
       case "(":
         return this.group(depth);
       case ")":
@@ -194,7 +224,7 @@ class Parser {
     const inner = this.alternation(depth + 1);
     if (this.peek() !== ")") this.fail("unclosed (", open);
     this.i++;
-    return { ...inner, js: `(?:${inner.js})`, rust: `(?:${inner.rust})` };
+    return { ...inner, rust: `(?:${inner.rust})` };
   }
 
   // Index into the UTF-16 source of code point index `cp`.
@@ -206,11 +236,11 @@ class Parser {
 
   quantifier(atom: Parsed & { assertion?: boolean }, start: number): Parsed {
     const ch = this.peek();
-    let js: string;
+    let quantifier: string;
     let unbounded: boolean;
     if (ch === "*" || ch === "+" || ch === "?") {
       this.i++;
-      js = ch;
+      quantifier = ch;
       unbounded = ch !== "?";
     } else if (ch === "{") {
       const text = this.source.slice(this.offsetOf(this.i));
@@ -223,7 +253,7 @@ class Parser {
       }
       if (max < min) this.fail(`the repetition {${m[1]}${m[2]}} has its numbers out of order`);
       this.i += m[0].length;
-      js = m[0];
+      quantifier = m[0];
       unbounded = max === Infinity || max > 1;
     } else return atom;
     if (atom.assertion) this.fail("an anchor or boundary cannot be repeated", start);
@@ -239,11 +269,11 @@ class Parser {
     }
     if (this.peek() === "?") {
       this.i++;
-      js += "?";
+      quantifier += "?";
     } else if (this.peek() === "+") this.fail("possessive quantifiers such as a++ are not supported");
     const next = this.peek();
     if (next === "*" || next === "+" || next === "?" || next === "{") this.fail("a repetition cannot be repeated");
-    return { js: atom.js + js, rust: atom.rust + js, repeats: atom.repeats || unbounded, ambiguous: atom.ambiguous };
+    return { rust: atom.rust + quantifier, repeats: atom.repeats || unbounded, ambiguous: atom.ambiguous };
   }
 
   // After a backslash. Returns the escape's meaning outside a class, or (with
@@ -254,15 +284,15 @@ class Parser {
     if (ch === undefined) this.fail("the pattern ends with a lone backslash", at);
     this.i++;
     if (ch in CLASS_ESCAPES) {
-      const [js, rustOut, rustIn] = CLASS_ESCAPES[ch];
-      return { js, rust: inClass ? rustIn : rustOut, repeats: false };
+      const [rustOut, rustIn] = CLASS_ESCAPES[ch];
+      return { rust: inClass ? rustIn : rustOut, repeats: false };
     }
     const single = (cp: number) => ({ ...this.char(cp), cp });
     switch (ch) {
       case "b":
       case "B":
         if (inClass) this.fail("\\b inside a class is not supported", at);
-        return { js: `\\${ch}`, rust: `(?-u:\\${ch})`, repeats: false, assertion: true };
+        return { rust: `(?-u:\\${ch})`, repeats: false, assertion: true };
       case "t":
         return single(9);
       case "f":
@@ -295,7 +325,7 @@ class Parser {
         const m = this.source.slice(this.offsetOf(this.i)).match(/^\{[A-Za-z0-9_=]+\}/);
         if (!m) this.fail(`\\${ch} needs a property in braces, e.g. \\${ch}{L}`, at);
         this.i += m[0].length;
-        return { js: `\\${ch}${m[0]}`, rust: `\\${ch}${m[0]}`, repeats: false };
+        return { rust: `\\${ch}${m[0]}`, repeats: false };
       }
       case "k":
         return this.fail("backreferences are not supported", at);
@@ -309,11 +339,9 @@ class Parser {
 
   characterClass(): Piece {
     const open = this.i - 1;
-    let js = "[";
     let rust = "[";
     if (this.peek() === "^") {
       this.i++;
-      js += "^";
       rust += "^";
     }
     if (this.peek() === "]") this.fail("a ] right after [ must be escaped as \\]", this.i);
@@ -322,7 +350,7 @@ class Parser {
       if (ch === undefined) this.fail("unclosed [", open);
       if (ch === "]") {
         this.i++;
-        return { js: js + "]", rust: rust + "]" };
+        return { rust: rust + "]" };
       }
       const first = this.classAtom();
       if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== undefined) {
@@ -330,10 +358,8 @@ class Parser {
         const second = this.classAtom();
         if (first.cp === undefined || second.cp === undefined) this.fail("a range needs a character at each end");
         if (second.cp < first.cp) this.fail("a range has its ends out of order");
-        js += `${first.js}-${second.js}`;
         rust += `${first.rust}-${second.rust}`;
       } else {
-        js += first.js;
         rust += first.rust;
       }
     }
@@ -372,21 +398,48 @@ export function compilePattern(pattern: string, options: PatternOptions): Compil
       if (parser.i < parser.cps.length) parser.fail("unmatched )");
     } else {
       const pieces = Array.from(pattern, (c) => literal(c.codePointAt(0)!));
-      piece = { js: pieces.map((p) => p.js).join(""), rust: pieces.map((p) => p.rust).join("") };
+      piece = { rust: pieces.map((p) => p.rust).join("") };
     }
   } catch (error) {
     if (!(error instanceof PatternError)) throw error;
     const where = error.at >= 0 ? ` (at character ${error.at + 1})` : "";
     throw invalid(pattern, error.message + where);
   }
-  const flags = options.caseSensitive ? "u" : "iu";
+  const fold = options.caseSensitive ? "" : "(?i)";
+  // Only the word-boundary escape produces "(?-u:": a literal ( is always written as \x{28}.
+  const re2 = piece.rust.replaceAll("(?-u:\\b)", "\\b").replaceAll("(?-u:\\B)", "\\B");
   try {
+    const line = RE2JS.compile(fold + re2);
+    // Over a whole text, ^ and $ match at line starts and ends, and a line may end with \r (CRLF); the
+    // only $ in the pattern is the assertion (a literal $ is written as \x{24}).
+    const text = RE2JS.compile("(?m)" + fold + re2.replaceAll("$", "\\r?$"));
     return {
-      line: new RegExp(piece.js, flags),
-      text: new RegExp(piece.js, flags + "m"),
-      rust: (options.caseSensitive ? "" : "(?i)") + piece.rust,
+      line: {
+        test: (input) => line.test(input),
+        locate(input) {
+          if (!line.test(input)) return -1;
+          // A cut line ends where $ and \b would not hold in the whole line; such patterns use the NFA.
+          if (input.length <= NFA_LOCATE_CHARS || /\$|\\[bB]/.test(re2)) {
+            const found = line.matcher(input);
+            return found.find() ? found.start() : -1;
+          }
+          // The shortest prefix that holds a match ends where the earliest-ending match does.
+          let low = 0;
+          let high = input.length;
+          while (low < high) {
+            const mid = (low + high) >>> 1;
+            if (line.test(input.slice(0, mid))) high = mid;
+            else low = mid + 1;
+          }
+          return Math.max(0, low - 1);
+        },
+      },
+      text: { test: (input) => text.test(input) },
+      rust: fold + piece.rust,
+      re2: fold + re2,
     };
   } catch (error) {
-    throw invalid(pattern, (error as Error).message);
+    const message = (error as Error).message.replace(/^error parsing regexp: /, "");
+    throw invalid(pattern, `not supported (${message})`);
   }
 }

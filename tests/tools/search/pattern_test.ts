@@ -33,13 +33,39 @@ describe("grep patterns mean the same in both engines", () => {
   test("groups become non-capturing; quantifiers and alternation pass through", () => {
     const p = regex("(?<word>ab)+|c{2,3}?|(?P<x>d)*");
     assert.equal(p.rust, "(?:ab)+|c{2,3}?|(?:d)*");
-    assert.equal(p.line.source, "(?:ab)+|c{2,3}?|(?:d)*");
+    assert.equal(p.re2, "(?:ab)+|c{2,3}?|(?:d)*");
+  });
+
+  test("the word boundary is ASCII in both spellings; negated escapes inside a class become ranges", () => {
+    assert.equal(regex("\\bx\\B").re2, "\\bx\\B");
+    // é is not an ASCII word character, so a boundary lies between it and x.
+    assert.ok(regex("\\bx").line.test("éx") && !regex("\\Bx").line.test("éx"));
+    const notDigitOrA = regex("^[\\Da]+$");
+    assert.ok(notDigitOrA.line.test("xyz a 😀"));
+    assert.ok(!notDigitOrA.line.test("x1"));
+    const notSpace = regex("^[^\\S]+$");
+    assert.ok(notSpace.line.test(" \t\u3000\ufeff"));
+    assert.ok(!notSpace.line.test(" x "));
+    assert.ok(regex("[\\W]").line.test("-") && !regex("[\\W]").line.test("a_9"));
   });
 
   test("the whole-text matcher never misses a line the line matcher finds", () => {
     const p = regex("^b.$");
     assert.ok(p.line.test("bx"));
     assert.ok(p.text.test("a\r\nbx\r\nc"));
+    assert.ok(p.text.test("a\nbx"));
+    assert.ok(!p.text.test("a\nbxy\nc"));
+  });
+
+  test("matching takes linear time: patterns that make a backtracking engine take cubic time are fast", () => {
+    const line = "a".repeat(50_000) + "b";
+    for (const source of ["a*a*c", "a*a*a*a*c", "\\w*\\w*\\w*x", "(?:a|b)*a*c", "[ab]*a*[ab]*c", "a{0,1000}a*c"]) {
+      const p = regex(source);
+      const started = performance.now();
+      assert.equal(p.line.test(line), false);
+      assert.equal(p.text.test(line + "\n" + line), false);
+      assert.ok(performance.now() - started < 2000, `${source} took ${performance.now() - started} ms`);
+    }
   });
 });
 
