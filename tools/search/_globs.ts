@@ -1,26 +1,11 @@
-// Glob patterns for glob and for grep's file filter, on picomatch. Paths are
-// matched relative to the search root, dot files included; a pattern may not
-// climb out of the root or be absolute.
+// Glob patterns for glob and for grep's file filter, matched by RE2JS in
+// linear time (see _glob_syntax.ts). Paths are matched relative to the search
+// root, dot files included; a pattern may not climb out of the root or be
+// absolute.
 
-import picomatchModule from "picomatch";
+import { RE2JS } from "re2js";
 import { ToolError } from "../../core/errors.ts";
-
-interface PicomatchOptions {
-  dot?: boolean;
-  basename?: boolean;
-}
-interface ScanResult {
-  base: string;
-  glob: string;
-  isGlob: boolean;
-}
-interface Picomatch {
-  (glob: string, options?: PicomatchOptions): (path: string) => boolean;
-  scan(glob: string): ScanResult;
-}
-
-// picomatch ships no types; these are the parts used here.
-const picomatch = picomatchModule as unknown as Picomatch;
+import { GlobSyntaxError, globToRe2 } from "./_glob_syntax.ts";
 
 function invalidGlob(glob: string, reason: string, hint: string): ToolError {
   return new ToolError(`Invalid glob ${JSON.stringify(glob)}: ${reason}`, {
@@ -39,6 +24,28 @@ function checkGlob(glob: string): void {
     throw invalidGlob(glob, "it climbs out of the search folder with ..", "Give a higher folder as `path` instead.");
   }
   if (glob.includes("\0")) throw invalidGlob(glob, "it contains a NUL byte", "Remove the NUL byte.");
+}
+
+function compile(glob: string): (rel: string) => boolean {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(globToRe2(glob));
+  } catch (error) {
+    if (error instanceof GlobSyntaxError) throw invalidGlob(glob, error.message, "Fix the pattern.");
+    throw invalidGlob(glob, (error as Error).message.replace(/^error parsing regexp: /, ""), "Simplify the pattern.");
+  }
+  return (rel) => re.test(rel);
+}
+
+// The leading folders of a glob that hold no pattern syntax: only folders on the way to them can hold matches.
+function literalBase(glob: string): string {
+  const segments = glob.split("/");
+  const literal: string[] = [];
+  for (const segment of segments.slice(0, -1)) {
+    if (/[*?[\]{}\\()!@+]/.test(segment)) break;
+    literal.push(segment);
+  }
+  return literal.join("/");
 }
 
 /** A compiled path pattern for the glob tool. */
@@ -60,8 +67,8 @@ function isPrefix(prefix: string, path: string): boolean {
  */
 export function pathGlob(glob: string): PathGlob {
   checkGlob(glob);
-  const matches = picomatch(glob, { dot: true });
-  const { base } = picomatch.scan(glob);
+  const matches = compile(glob);
+  const base = literalBase(glob);
   const segments = glob.split("/").length;
   const unbounded = glob.includes("**");
   return {
@@ -89,7 +96,8 @@ export interface FileFilter {
 export function fileFilter(glob: string): FileFilter {
   checkGlob(glob);
   const nameOnly = !glob.includes("/");
-  const matches = picomatch(glob, { dot: true, basename: nameOnly });
+  const test = compile(glob);
+  const matches = nameOnly ? (rel: string) => test(rel.slice(rel.lastIndexOf("/") + 1)) : test;
   // Simple name globs mean the same in ripgrep's globset and picomatch.
   const simple = nameOnly && /^[A-Za-z0-9_.*?{},-]+$/.test(glob) && !glob.includes("**") &&
     !/\{[^}]*\{/.test(glob);
