@@ -24,6 +24,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import process from "node:process";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"

@@ -83,7 +83,7 @@ function countNewlines(text: string): number {
 
 /**
  * Searches the regular file `abs`. Returns `"binary"` for binary files and
- * `"unreadable"` when the file cannot be opened or read (as ripgrep skips it).
+ * `{ unreadable }` with the error when the file cannot be opened or read.
  *
  * The reads are synchronous: per file, three synchronous calls cost about
  * half of their asynchronous forms, and a search is thousands of small files.
@@ -92,18 +92,21 @@ function countNewlines(text: string): number {
  * event loop gets a turn between chunks of a long file (`pause`), and callers
  * give it one between files (see {@linkcode yieldEvery}).
  */
-export async function searchFile(abs: string, options: FileSearchOptions): Promise<FileHits | "binary" | "unreadable"> {
+export async function searchFile(
+  abs: string,
+  options: FileSearchOptions,
+): Promise<FileHits | "binary" | { unreadable: unknown }> {
   let fd: number;
   try {
     fd = fs.openSync(abs, OPEN_FLAGS);
-  } catch {
-    return "unreadable";
+  } catch (error) {
+    return { unreadable: error };
   }
   try {
     return await searchFd(fd, options);
   } catch (error) {
     if (options.signal.aborted) throw error;
-    return "unreadable";
+    return { unreadable: error };
   } finally {
     fs.closeSync(fd);
   }

@@ -7,6 +7,10 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
 import { type Fence, runtimeFence } from "../../policy/fence.ts";
+import { NOT_UTF8_REASON, PATH_MAX, type Skipped } from "./_walk.ts";
+
+// ripgrep names each path it could not read on stderr; enough is kept to report them.
+const STDERR_CHARS = 64_000;
 
 const FALLBACK_PLACES = ["/usr/bin/rg", "/usr/local/bin/rg", "/opt/homebrew/bin/rg", "/bin/rg"];
 
@@ -71,7 +75,7 @@ function run(file: string, args: string[], cwd: string | undefined, stdin: strin
     signal.addEventListener("abort", onAbort, { once: true });
     child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr!.on("data", (chunk: Buffer) => {
-      if (err.length < 4000) err += chunk.toString();
+      if (err.length < STDERR_CHARS) err += chunk.toString();
     });
     child.on("error", (error) => {
       signal.removeEventListener("abort", onAbort);
@@ -108,13 +112,44 @@ export interface RipgrepQuery {
   signal: AbortSignal;
 }
 
+/** What ripgrep found: the matching files, and what it could not read. */
+export interface RipgrepFiles {
+  /** Paths relative to the root. */
+  files: string[];
+  /** Paths (relative to the root) ripgrep could not read or name, with why. */
+  skipped: Skipped[];
+}
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function relativeTo(prefix: string, p: string): string {
+  return p.startsWith(prefix) ? p.slice(prefix.length) : p === prefix.slice(0, -1) ? "" : p;
+}
+
+// "rg: ./a/b: Permission denied (os error 13)": the path and the reason.
+const PATH_ERROR = /^rg: (.*): ([^:]*?) \(os error (\d+)\)$/;
+
+function stderrSkips(stderr: string, prefix: string, complete: boolean): Skipped[] {
+  const out: Skipped[] = [];
+  for (const line of stderr.split("\n")) {
+    const m = PATH_ERROR.exec(line);
+    if (!m) continue;
+    const reason = m[3] === "36"
+      ? `its path is longer than the system limit of ${PATH_MAX} bytes, so it cannot be opened`
+      : m[2].toLowerCase();
+    out.push({ path: relativeTo(prefix, m[1]), reason });
+  }
+  if (!complete) out.push({ path: "", reason: "ripgrep reported more paths it could not read than are listed" });
+  return out;
+}
+
 /**
  * The files under `root` that ripgrep finds a match in, relative to `root`.
  * Hidden files are searched, `.git` never is, symlinks are not followed, and
  * only .gitignore files inside the workspace count (no global or parent
  * settings, no `.ignore`/`.rgignore`, no git repository required).
  */
-export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Promise<string[]> {
+export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Promise<RipgrepFiles> {
   const rootRel = path.relative(query.base, query.root);
   const args = ["--no-config", "--files-with-matches", "--null", "--hidden", "--crlf", "--glob", "!.git"];
   let stdin: string | undefined;
@@ -128,15 +163,27 @@ export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Pro
   if (query.nameGlob) args.push("--type-add", `toolfence:${query.nameGlob}`, "--type", "toolfence");
   args.push("--regexp", query.rust, "--", rootRel === "" ? "." : rootRel);
   const result = await run(rg, args, query.base, stdin, query.signal);
-  if (result.code === 2 && result.stdout.length === 0) {
-    throw new ToolError(`ripgrep failed: ${result.stderr.trim().split("\n")[0] || "exit status 2"}`, {
+  // Exit status 2 with paths it could not read is a search that went on around them; anything else failed.
+  const otherErrors = result.stderr.split("\n").filter((line) => line.trim() !== "" && !PATH_ERROR.test(line));
+  if (result.code === 2 && result.stdout.length === 0 && otherErrors.length > 0) {
+    throw new ToolError(`ripgrep failed: ${otherErrors[0]}`, {
       code: "search_failed",
       recoveryHint: "Simplify the pattern or the path.",
       details: { args, stderr: result.stderr },
     });
   }
   const prefix = rootRel === "" ? "./" : rootRel + "/";
-  return result.stdout.toString("utf8").split("\0").filter((p) => p !== "").map((p) =>
-    p.startsWith(prefix) ? p.slice(prefix.length) : p
-  );
+  const files: string[] = [];
+  const skipped = stderrSkips(result.stderr, prefix, result.stderr.length < STDERR_CHARS);
+  let start = 0;
+  for (let end = result.stdout.indexOf(0); end !== -1; start = end + 1, end = result.stdout.indexOf(0, start)) {
+    const bytes = result.stdout.subarray(start, end);
+    try {
+      files.push(relativeTo(prefix, fatalUtf8.decode(bytes)));
+    } catch {
+      // A name that is not UTF-8: no string names it for the runtime's file functions.
+      skipped.push({ path: relativeTo(prefix, bytes.toString("utf8")), reason: NOT_UTF8_REASON });
+    }
+  }
+  return { files, skipped };
 }

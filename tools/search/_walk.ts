@@ -3,6 +3,7 @@
 // the .gitignore files say when asked to. Folders are read several at a time;
 // callers sort what they collect.
 
+import { Buffer } from "node:buffer";
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -30,7 +31,34 @@ export interface WalkOptions {
   onEntry(entry: WalkEntry): void;
   /** Whether to look inside folder `rel`; default yes. */
   descend?(rel: string): boolean;
+  /** Called for what the walk could not read, so that callers say so instead of missing it silently. */
+  onSkip?(skip: Skipped): void;
 }
+
+/** Something a search could not look at, and why. */
+export interface Skipped {
+  /** Path relative to the walk's root ("" for the root itself). */
+  path: string;
+  /** Why, for the model. */
+  reason: string;
+}
+
+/** The reason text for a failed read of `rel`. */
+export function skipReason(error: unknown, fullPath: string): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === "ENAMETOOLONG" || Buffer.byteLength(fullPath) > PATH_MAX) {
+    return `its path is longer than the system limit of ${PATH_MAX} bytes, so it cannot be opened`;
+  }
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "ELOOP") return "too many levels of symbolic links";
+  return `it cannot be read (${code ?? (error as Error)?.message ?? "unknown error"})`;
+}
+
+/** The longest path the system opens (Linux's PATH_MAX less the NUL). */
+export const PATH_MAX = 4095;
+
+/** A name decoded from bytes that are not UTF-8 holds U+FFFD and names no file under that spelling. */
+export const NOT_UTF8_REASON = "its name is not valid UTF-8, and this runtime can only open files by UTF-8 names";
 
 // Folders read at once; enough to keep the disk busy without exhausting handles.
 const CONCURRENCY = 16;
@@ -48,9 +76,20 @@ interface Pending {
   level: IgnoreLevel | undefined;
 }
 
+// Whether `abs` names nothing: then the name the runtime gave was decoded with replacement characters.
+async function missing(abs: string): Promise<boolean> {
+  try {
+    await fsp.lstat(abs);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
 /**
  * Walks `root` and reports every entry beneath it. Folders that cannot be read
- * (permissions, vanished) are skipped, as ripgrep skips them.
+ * (permissions, a path over the system's limit) and names that are not UTF-8
+ * are passed to `onSkip`; folders that vanished during the walk are not.
  *
  * Requires `--allow-read` for the root.
  */
@@ -65,7 +104,11 @@ export async function walkTree(options: WalkOptions): Promise<void> {
     let entries: fs.Dirent[];
     try {
       entries = await fsp.readdir(dir.abs, { withFileTypes: true });
-    } catch {
+    } catch (error) {
+      // A folder that vanished during the walk held nothing to miss.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || Buffer.byteLength(dir.abs) > PATH_MAX) {
+        options.onSkip?.({ path: dir.rel, reason: skipReason(error, dir.abs) });
+      }
       return;
     }
     let level = dir.level;
@@ -85,6 +128,10 @@ export async function walkTree(options: WalkOptions): Promise<void> {
         continue;
       }
       const abs = `${dir.abs}/${entry.name}`;
+      if (entry.name.includes("\uFFFD") && await missing(abs)) {
+        options.onSkip?.({ path: rel, reason: NOT_UTF8_REASON });
+        continue;
+      }
       options.onEntry({ rel, abs, kind });
       if (kind === "dir" && (options.descend?.(rel) ?? true)) queue.push({ abs, rel, level });
     }

@@ -10,6 +10,7 @@ import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { pathGlob } from "./_globs.ts";
 import { searchRoot } from "./_root.ts";
+import { SkipList } from "./_skipped.ts";
 import { type WalkEntry, walkTree } from "./_walk.ts";
 
 /** Default cap on the number of paths returned. */
@@ -114,6 +115,7 @@ export const globTool: Tool<GlobArgs> = tool({
     }
     const found: string[] = [];
     const links: WalkEntry[] = [];
+    const skipped = new SkipList();
     const wantFiles = type !== "directory";
     const wantDirs = type !== "file";
     await walkTree({
@@ -122,6 +124,7 @@ export const globTool: Tool<GlobArgs> = tool({
       skipIgnored: skip_ignored,
       signal: ctx.signal,
       descend: (rel) => glob.mayContain(rel),
+      onSkip: (skip) => skipped.add(skip),
       onEntry(entry) {
         if (entry.kind === "symlink") {
           if (glob.matches(entry.rel)) links.push(entry);
@@ -153,13 +156,16 @@ export const globTool: Tool<GlobArgs> = tool({
     }
     const truncated = shown < found.length;
     const why = shown < max_results ? "the output size limit was reached" : `max_results is ${max_results}`;
+    const notes = [
+      truncated ? `Showing the first ${shown} of ${found.length} paths (${why}); narrow the pattern or the path.` : "",
+      skipped.sentence() ?? "",
+    ].filter(Boolean);
     return {
       root: root.path,
       matches: truncated ? found.slice(0, shown) : found,
       truncated,
-      ...(truncated
-        ? { note: `Showing the first ${shown} of ${found.length} paths (${why}); narrow the pattern or the path.` }
-        : {}),
+      ...skipped.fields(),
+      ...(notes.length > 0 ? { note: notes.join(" ") } : {}),
     };
   },
 });

@@ -16,7 +16,8 @@ import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
 import { type CompiledPattern, compilePattern } from "./_pattern.ts";
 import { findRipgrep, ripgrepMatchingFiles } from "./_ripgrep.ts";
 import { searchRoot } from "./_root.ts";
-import { walkTree } from "./_walk.ts";
+import { SkipList } from "./_skipped.ts";
+import { NOT_UTF8_REASON, skipReason, walkTree } from "./_walk.ts";
 
 export type { LineHit } from "./_file_search.ts";
 
@@ -147,6 +148,7 @@ async function collect(
   includeContent: boolean,
   max: number,
   signal: AbortSignal,
+  skipped: SkipList,
 ): Promise<Collected> {
   const matches: GrepMatch[] = [];
   const buffer = new Uint8Array(CHUNK_BYTES);
@@ -156,7 +158,18 @@ async function collect(
   for (const file of files) {
     await pause();
     const result = await searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer, pause });
-    if (typeof result === "string" || result.hits.length === 0) continue;
+    if (result === "binary") continue;
+    if ("unreadable" in result) {
+      // A file that vanished since it was listed held nothing to miss.
+      const code = (result.unreadable as NodeJS.ErrnoException)?.code;
+      if (code === "ENOENT" && !file.rel.includes("\uFFFD")) continue;
+      skipped.add({
+        path: file.rel,
+        reason: code === "ENOENT" ? NOT_UTF8_REASON : skipReason(result.unreadable, file.abs),
+      });
+      continue;
+    }
+    if (result.hits.length === 0) continue;
     const room = max - matches.length;
     if (room === 0) return { matches, truncated: true };
     for (const hit of result.hits.slice(0, room)) {
@@ -178,6 +191,7 @@ async function builtinCandidates(
   skipIgnored: boolean,
   filter: FileFilter | undefined,
   signal: AbortSignal,
+  skipped: SkipList,
 ): Promise<Candidate[]> {
   const files: Candidate[] = [];
   await walkTree({
@@ -185,6 +199,7 @@ async function builtinCandidates(
     base,
     skipIgnored,
     signal,
+    onSkip: (skip) => skipped.add(skip),
     onEntry(entry) {
       if (entry.kind === "file" && (!filter || filter.matches(entry.rel))) {
         files.push({ rel: entry.rel, abs: entry.abs });
@@ -202,9 +217,10 @@ async function ripgrepCandidates(
   filter: FileFilter | undefined,
   pattern: CompiledPattern,
   signal: AbortSignal,
+  skipped: SkipList,
 ): Promise<Candidate[]> {
   const parents = skipIgnored ? await parentLevels(base, root) : undefined;
-  const rels = await ripgrepMatchingFiles(rg, {
+  const found = await ripgrepMatchingFiles(rg, {
     base,
     root,
     rust: pattern.rust,
@@ -213,7 +229,8 @@ async function ripgrepCandidates(
     nameGlob: filter?.nameGlob,
     signal,
   });
-  return rels.filter((rel) => !filter || filter.matches(rel)).map((rel) => ({ rel, abs: path.join(root, rel) }));
+  for (const skip of found.skipped) if (!filter || skip.path === "" || filter.matches(skip.path)) skipped.add(skip);
+  return found.files.filter((rel) => !filter || filter.matches(rel)).map((rel) => ({ rel, abs: path.join(root, rel) }));
 }
 
 async function chooseEngine(ctx: ToolContext, options: GrepToolOptions): Promise<string | undefined> {
@@ -292,6 +309,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       const root = await searchRoot(ctx, args.path);
       let engine: "ripgrep" | "builtin" = "builtin";
       let files: Candidate[];
+      const skipped = new SkipList();
       if (root.stat.isFile()) {
         const name = path.basename(root.path);
         files = !filter || filter.matches(name) ? [{ rel: name, abs: root.path }] : [];
@@ -300,7 +318,16 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         files = [];
         if (rg !== undefined) {
           try {
-            files = await ripgrepCandidates(rg, root.path, root.base, args.skip_ignored, filter, pattern, ctx.signal);
+            files = await ripgrepCandidates(
+              rg,
+              root.path,
+              root.base,
+              args.skip_ignored,
+              filter,
+              pattern,
+              ctx.signal,
+              skipped,
+            );
             engine = "ripgrep";
           } catch (error) {
             // ripgrep would not start (removed, not executable): the built-in engine takes over.
@@ -308,7 +335,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
           }
         }
         if (engine === "builtin") {
-          files = await builtinCandidates(root.path, root.base, args.skip_ignored, filter, ctx.signal);
+          files = await builtinCandidates(root.path, root.base, args.skip_ignored, filter, ctx.signal, skipped);
         }
       } else {
         throw new ToolError(`${args.path} is neither a file nor a folder`, {
@@ -318,7 +345,15 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         });
       }
       files.sort(byPath);
-      const found = await collect(files, pattern, args.context, args.include_content, args.max_matches, ctx.signal);
+      const found = await collect(
+        files,
+        pattern,
+        args.context,
+        args.include_content,
+        args.max_matches,
+        ctx.signal,
+        skipped,
+      );
       const note = found.overBudget
         ? `Showing the first ${found.matches.length} matches in path order; the output size limit was reached and ` +
           "there are more. Narrow the search with path or glob, or set include_content: false."
@@ -328,12 +363,14 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         : found.matches.length === 0
         ? "No matches."
         : undefined;
+      const notes = [note, skipped.sentence()].filter(Boolean).join(" ");
       return {
         root: root.path,
         engine,
         matches: found.matches,
         truncated: found.truncated,
-        ...(note ? { note } : {}),
+        ...skipped.fields(),
+        ...(notes ? { note: notes } : {}),
       };
     },
   });
