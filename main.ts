@@ -212,7 +212,6 @@ async function serve(args: string[]): Promise<number> {
   const report = (error: unknown) => process.stderr.write(`toolfence: ${(error as Error)?.stack ?? String(error)}\n`);
   process.on("uncaughtException", report);
   process.on("unhandledRejection", report);
-  let stop: ((signal: string) => void) | undefined;
   try {
     const running = await serveStdio(box, {
       workspace,
@@ -220,15 +219,13 @@ async function serve(args: string[]): Promise<number> {
       sandbox,
       maxMessageBytes: maxBytes,
     });
-    stop = (signal) => void running.shutdown(`the server received ${signal}`);
+    // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
+    // the process before its temp dir is removed.
+    const stop = (signal: string) => void running.shutdown(`the server received ${signal}`);
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
     await running.closed;
   } finally {
-    if (stop) {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-    }
     await workspace.dispose();
   }
   return 0;

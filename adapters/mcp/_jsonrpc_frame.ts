@@ -6,7 +6,12 @@
 // a reason for the log.
 
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 /** The JSON-RPC 2.0 error codes the transport and server answer with. */
 export const JSONRPC_ERRORS = {
@@ -134,7 +139,9 @@ export function judgeValue(value: unknown): Frame {
   } else if (!("result" in value) && !("error" in value)) {
     return invalid(id, "a request needs a method");
   }
-  const checked = JSONRPCMessageSchema.safeParse(value);
+  // The schema of the kind of message it claims to be names the field at fault; the union would not.
+  const schema = "method" in value ? (hasId ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : JSONRPCMessageSchema;
+  const checked = schema.safeParse(value);
   if (!checked.success) {
     if (!hasId) return { kind: "drop", reason: `a malformed notification (${firstIssue(checked.error)})` };
     if (!("method" in value)) return { kind: "drop", reason: `a malformed response (${firstIssue(checked.error)})` };
