@@ -51,6 +51,15 @@ export interface RawServer {
 
 let nextId = 1_000_000;
 
+/** The narrowest `deno run` flags for serving `workspace` with `groups`, as `main.ts flags` prints them. */
+export async function narrowFlags(workspace: string, groups: string, extra: string[] = []): Promise<string[]> {
+  const args = ["run", "-A", MAIN, "flags", "--workspace", workspace, "--groups", groups, ...extra];
+  const { stdout } = await run(DENO, args, { cwd: ROOT });
+  const flags = stdout.trim().split(/\s+/);
+  assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), "never -A");
+  return flags;
+}
+
 /** Starts `main.ts serve` on `workspace` with the given groups and extra arguments. */
 export async function startRawServer(
   workspace: string,
@@ -58,21 +67,7 @@ export async function startRawServer(
 ): Promise<RawServer> {
   const groups = options.groups ?? "fs,search,patch,system";
   const tempArgs = options.tempDir ? ["--temp-dir", options.tempDir] : [];
-  const { stdout } = await run(DENO, [
-    "run",
-    "-A",
-    MAIN,
-    "flags",
-    "--workspace",
-    workspace,
-    "--groups",
-    groups,
-    ...tempArgs,
-  ], {
-    cwd: ROOT,
-  });
-  const flags = stdout.trim().split(/\s+/);
-  assert.ok(!flags.includes("-A"));
+  const flags = await narrowFlags(workspace, groups, tempArgs);
   const child = spawn(
     DENO,
     [

@@ -14,6 +14,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
+import fc from "fast-check";
 import { callOutput, type RawServer, startRawServer } from "./_raw_server.ts";
 
 const FRAMES = Number(process.env.FUZZ_FRAMES ?? 600);
@@ -22,19 +23,12 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const BATCH = 8;
 const DEADLINE_MS = 5_000;
 
-// mulberry32: small, seeded, good enough to pick mutations.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = rng(SEED);
+// Seeded numbers from fast-check, drawn once and cycled: every choice below replays from the seed. Without
+// noBias, fast-check leans on edge values, which would pick the same mutation over and over.
+const NUMBERS = fc.sample(fc.noBias(fc.integer({ min: 0, max: 2 ** 31 - 1 })), { seed: SEED, numRuns: 50_000 })
+  .map((n) => n / 2 ** 31);
+let drawn = 0;
+const random = () => NUMBERS[drawn++ % NUMBERS.length];
 const int = (n: number) => Math.floor(random() * n);
 const pick = <T>(items: readonly T[]): T => items[int(items.length)];
 

@@ -4,13 +4,12 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { narrowFlags } from "./_raw_server.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -29,7 +28,6 @@ const MAIN = join(ROOT, "main.ts");
 // deno itself, also when the npm build runs this file under Node (process.execPath is node there).
 const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 const GROUPS = "fs,search,patch,cmd,system";
-const run = promisify(execFile);
 
 interface Started {
   client: Client;
@@ -38,29 +36,11 @@ interface Started {
   close(): Promise<void>;
 }
 
-async function narrowFlags(workspace: string): Promise<string[]> {
-  const { stdout } = await run(DENO, [
-    "run",
-    "-A",
-    MAIN,
-    "flags",
-    "--workspace",
-    workspace,
-    "--groups",
-    GROUPS,
-  ], {
-    cwd: ROOT,
-  });
-  const flags = stdout.trim().split(/\s+/);
-  assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), "never -A");
-  return flags;
-}
-
 async function start(
   workspace: string,
   options: { serverArgs?: string[]; elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult> } = {},
 ): Promise<Started> {
-  const flags = await narrowFlags(workspace);
+  const flags = await narrowFlags(workspace, GROUPS);
   const transport = new StdioClientTransport({
     command: DENO,
     args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", GROUPS, ...(options.serverArgs ?? [])],
