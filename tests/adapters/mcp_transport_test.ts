@@ -153,6 +153,35 @@ describe("every malformed line gets the JSON-RPC error the specification names",
   });
 });
 
+describe("deep values are answered like any other", () => {
+  const deep = "[".repeat(200_000) + "]".repeat(200_000);
+  for (
+    const [what, args, code] of [
+      ["a deep array where a string belongs", `{"path":"d.txt","content":${deep}}`, "invalid_arguments"],
+      ["a deep array under an unknown key", `{"path":"d.txt","content":"x","extra":${deep}}`, "invalid_arguments"],
+    ] as const
+  ) {
+    test(`${what}: ${code}`, async () => {
+      const id = `deep-${what}`;
+      await server.write(
+        `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"write_file","arguments":${args}}}\n`,
+      );
+      const reply = await server.reply(id);
+      assert.equal((reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"].errorCode, code);
+      await stillServes();
+    });
+  }
+
+  test("a pattern of 5,000 nested groups is an invalid pattern, not a stack overflow", async () => {
+    const pattern = "(".repeat(5000) + "a" + ")".repeat(5000);
+    const reply = await server.request("tools/call", { name: "grep", arguments: { pattern } });
+    assert.equal(
+      (reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"].errorCode,
+      "invalid_pattern",
+    );
+  });
+});
+
 describe("messages over the limit are answered and do not stop the server", () => {
   test("an oversized request gets -32600 naming the limit, with its id even when the id comes last", async () => {
     const big = "x".repeat(3 * 1024 * 1024);

@@ -75,6 +75,7 @@ const CLASS_ESCAPES: Record<string, [string, string]> = {
 };
 
 const MAX_REPEAT = 1000;
+const MAX_GROUP_DEPTH = 100;
 
 class PatternError extends Error {
   constructor(message: string, readonly at: number) {
@@ -208,6 +209,8 @@ class Parser {
 
   group(depth: number): Parsed {
     const open = this.i - 1;
+    // The parser recurses per group; a bound keeps a hostile pattern from exhausting the stack.
+    if (depth >= MAX_GROUP_DEPTH) this.fail(`groups nest more than ${MAX_GROUP_DEPTH} deep`, open);
     if (this.peek() === "?") {
       const next = this.peek(1);
       const after = this.peek(2);

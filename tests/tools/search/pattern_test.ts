@@ -82,6 +82,7 @@ describe("constructs that differ between engines, or can hang one, are refused w
     ["(a*b?)*", /nested repetition/],
     ["(\\w+\\s*)+$", /nested repetition/],
     ["(a|ab)*c", /alternatives that can match the same text/],
+    ["(".repeat(5000) + "a" + ")".repeat(5000), /groups nest more than 100 deep/],
     ["(x|x)+", /alternatives that can match the same text/],
     ["(A|a){2,}", /alternatives/, false],
     ["a{2000}", /above 1000/],
