@@ -77,8 +77,9 @@ Options:
   -h, --help        show this help
 
 The server stops when stdin ends (calls still running get 10 seconds to
-answer) or on SIGTERM/SIGINT (calls in flight are cancelled and answer as
-such); either way its background jobs are killed and its temp dir removed.`,
+answer) or on SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and
+answer as such); either way its background jobs are killed and its temp dir
+removed.`,
   call: `Usage: toolfence call NAME [JSON] [options]
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
@@ -222,8 +223,7 @@ async function serve(args: string[]): Promise<number> {
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
     // the process before its temp dir is removed.
     const stop = (signal: string) => void running.shutdown(`the server received ${signal}`);
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
     await running.closed;
   } finally {
     await workspace.dispose();

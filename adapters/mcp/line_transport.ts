@@ -20,6 +20,8 @@
  *   confusing the two calls' answers and cancellations.
  * - The end of the input does not close the transport: `ended` resolves, so
  *   that the owner can let calls in flight answer before it calls `close()`.
+ * - While more than 64 MiB of answers wait to be written (the client does not
+ *   read them), no further input is read.
  *
  * @module
  */
@@ -36,6 +38,10 @@ import { errorReply, JSONRPC_ERRORS, judgeLine } from "./_jsonrpc_frame.ts";
 
 /** The default largest message, in bytes: 64 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+// Answers waiting to be written beyond this pause reading, so that a client that sends requests and never reads
+// the answers cannot make the server hold them all.
+const OUTPUT_HIGH_WATER = 64 * 1024 * 1024;
 
 /** Options of {@linkcode LineTransport}. */
 export interface LineTransportOptions {
@@ -86,6 +92,7 @@ export class LineTransport implements Transport {
   #started = false;
   #closed = false;
   #outputBroken = false;
+  #throttled = false;
   #endInput!: () => void;
   #onData = (chunk: Uint8Array | string) => this.#read(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   #onEnd = () => this.#finishInput();
@@ -155,6 +162,14 @@ export class LineTransport implements Transport {
         if (error) this.#onOutputError(error);
         resolve();
       });
+      if (this.#output.writableLength > OUTPUT_HIGH_WATER && !this.#throttled) {
+        this.#throttled = true;
+        this.#input.pause();
+        this.#output.once("drain", () => {
+          this.#throttled = false;
+          if (!this.#closed) this.#input.resume();
+        });
+      }
     });
   }
 
