@@ -1,7 +1,7 @@
 /**
  * The long pass of the differential oracle for the shell-command analysis:
  * generated command lines (and the corpus, with the command lines of
- * tests/policy/command_test.ts) run for real in a bubblewrap sandbox
+ * tests/policy/shell/check_command_test.ts) run for real in a bubblewrap sandbox
  * under strace, compared with `checkCommand`. Needs Linux with bubblewrap and
  * strace.
  *

@@ -15,8 +15,8 @@
  * @module
  */
 import path from "node:path";
-import { checkCommand, type CommandCheck } from "../../policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
+import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 import { type ExecTracer, type ObservedExec, SANDBOX_PATH_DIRS } from "./_exec_trace.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_COMMAND_ALLOWLIST, matchesAllowlist } from "../../policy/allowlist.ts";
-import { checkCommand } from "../../policy/command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST, matchesAllowlist } from "../../../policy/shell/allowlist.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
 
 describe("matchesAllowlist", () => {
   test("matches by whole tokens, not by string prefix", () => {

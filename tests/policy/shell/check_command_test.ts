@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { checkCommand, type CommandCheck } from "../../policy/command.ts";
+import { checkCommand, type CommandCheck } from "../../../policy/shell/check_command.ts";
 
 // The allowlist of issue 4's adversarial cases.
 const ISSUE_ALLOWLIST = ["git status", "ls", "echo", "cat", "head"];
@@ -666,7 +666,7 @@ describe("checkCommand: permissions", { skip: needsDeno }, () => {
   test("runs under deno run with no permission flags", async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
     try {
-      const module = fileURLToPath(new URL("../../policy/command.ts", import.meta.url));
+      const module = fileURLToPath(new URL("../../../policy/shell/check_command.ts", import.meta.url));
       const script = join(dir, "check.ts");
       await writeFile(
         script,
@@ -675,7 +675,7 @@ const a = await checkCommand("git status | head");
 const b = await checkCommand("ls; rm x");
 console.log(JSON.stringify([a.verdict, b.verdict]));`,
       );
-      const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+      const config = fileURLToPath(new URL("../../../deno.json", import.meta.url));
       const result = spawnSync(process.execPath, ["run", "--no-prompt", "--config", config, script], {
         encoding: "utf8",
       });
@@ -691,7 +691,7 @@ console.log(JSON.stringify([a.verdict, b.verdict]));`,
   }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
     try {
-      const module = fileURLToPath(new URL("../../policy/command.ts", import.meta.url));
+      const module = fileURLToPath(new URL("../../../policy/shell/check_command.ts", import.meta.url));
       const entry = join(dir, "entry.ts");
       await writeFile(
         entry,
@@ -701,7 +701,7 @@ const b = await checkCommand("ls; rm x");
 console.log(JSON.stringify([a.verdict, b.verdict, b.reasons]));`,
       );
       const bundle = join(dir, "bundle.mjs");
-      const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+      const config = fileURLToPath(new URL("../../../deno.json", import.meta.url));
       const bundled = spawnSync(
         process.execPath,
         ["bundle", "--quiet", "--platform", "node", "--config", config, "-o", bundle, entry],

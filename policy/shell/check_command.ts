@@ -13,7 +13,7 @@
  * @module
  */
 import { DEFAULT_COMMAND_ALLOWLIST, matchesAllowlist } from "./allowlist.ts";
-import { analyzeBash, type BashSimpleCommand, quoteSource } from "./_bash_tree.ts";
+import { analyzeBash, type BashSimpleCommand, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, flagProblem } from "./_flag_rules.ts";
 
 /**
@@ -125,7 +125,7 @@ function judge(
  *
  * @example
  * ```ts
- * import { checkCommand } from "./command.ts";
+ * import { checkCommand } from "./check_command.ts";
  * const check = await checkCommand("git status && rm x", {
  *   allowlist: ["git status"],
  * });

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Node } from "web-tree-sitter";
-import { parseBash } from "./_bash_parser.ts";
+import { parseBash } from "./_parser.ts";
 
 /** One word of a simple command. */
 export interface BashWord {

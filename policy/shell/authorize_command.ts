@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { ToolError } from "../core/errors.ts";
-import type { ChoiceSource } from "../core/host.ts";
-import { checkCommand, type CommandCheck } from "./command.ts";
-import type { PolicyAsker } from "./policy.ts";
+import { ToolError } from "../../core/errors.ts";
+import type { ChoiceSource } from "../../core/host.ts";
+import { checkCommand, type CommandCheck } from "./check_command.ts";
+import type { PolicyAsker } from "../policy.ts";
 import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
-import type { PolicyState } from "./state.ts";
+import type { PolicyState } from "../state.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
 export interface AuthorizeCommandOptions {
@@ -94,8 +94,8 @@ function denied(
  * @example
  * ```ts
  * import { authorizeCommand } from "./authorize_command.ts";
- * import { autoHost } from "./hosts.ts";
- * import { PolicyState } from "./state.ts";
+ * import { autoHost } from "../hosts.ts";
+ * import { PolicyState } from "../state.ts";
  * const options = { state: new PolicyState(), asker: autoHost() };
  * console.log((await authorizeCommand(options, "git status")).via); // "allowlist"
  * try {

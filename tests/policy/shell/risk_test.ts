@@ -1,7 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { checkCommand } from "../../policy/command.ts";
-import { ALWAYS_ASK_KINDS, promptForAssessment, type RiskAssessment, rulesRiskAssessor } from "../../policy/risk.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import {
+  ALWAYS_ASK_KINDS,
+  promptForAssessment,
+  type RiskAssessment,
+  rulesRiskAssessor,
+} from "../../../policy/shell/risk.ts";
 
 async function assess(command: string): Promise<RiskAssessment> {
   return await rulesRiskAssessor.assess(command, await checkCommand(command));

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { BashWord } from "./_bash_tree.ts";
+import type { BashWord } from "./_tree.ts";
 
 /**
  * Commands that run another command, or change how later commands run: an

@@ -11,8 +11,8 @@ import { spawnSync } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkCommand } from "../../policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 
 const sandboxed = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "/bin/true"]).status === 0;
 const skip = sandboxed ? false : "needs bubblewrap";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { CommandCheck } from "./command.ts";
+import type { CommandCheck } from "./check_command.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -204,7 +204,7 @@ function worst(assessments: RiskAssessment[]): RiskAssessment | undefined {
  *
  * @example
  * ```ts
- * import { checkCommand } from "./command.ts";
+ * import { checkCommand } from "./check_command.ts";
  * import { rulesRiskAssessor } from "./risk.ts";
  * const command = "rm -rf build";
  * const assessment = await rulesRiskAssessor.assess(command, await checkCommand(command));
