@@ -8,7 +8,12 @@
  * started (`find -exec`, `env`, `egrep` running `grep`) must itself be
  * permitted; no builtin that runs code (`eval`, `source`, `exec`, ...) ran;
  * and, since the allowlist holds only commands that read, the workspace is
- * unchanged afterwards. Anything else is a bypass. The oracle keeps its own idea of the allowlist
+ * unchanged afterwards: no process opened a file for writing, created, removed,
+ * renamed or linked one, or connected a socket, beyond the few things that are
+ * not a change (the null device and the terminal, descriptors by number, a
+ * name-service lookup, git refreshing its own index). A test runner runs the
+ * project's code by design: what its processes start is theirs, but they too
+ * write only inside the workspace and their caches. Anything else is a bypass. The oracle keeps its own idea of the allowlist
  * match and of the builtins, so that it shares no logic with the analysis it
  * checks.
  *
@@ -17,7 +22,16 @@
 import path from "node:path";
 import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
-import { type ExecTracer, type ObservedExec, SANDBOX_PATH_DIRS } from "./_exec_trace.ts";
+import {
+  type ExecTracer,
+  type ObservedEffect,
+  type ObservedExec,
+  SANDBOX_CACHE,
+  SANDBOX_PATH_DIRS,
+  SANDBOX_WORKDIR,
+} from "./_exec_trace.ts";
+
+const TEST_RUNNER = /^(deno|npm|pytest|python3?|cargo|go)( |$)/;
 
 /**
  * The allowlist the oracle judges against: the default one without the test
@@ -26,8 +40,51 @@ import { type ExecTracer, type ObservedExec, SANDBOX_PATH_DIRS } from "./_exec_t
  * for them).
  */
 export const ORACLE_ALLOWLIST: readonly string[] = DEFAULT_COMMAND_ALLOWLIST.filter((entry) =>
-  !/^(deno|npm|pytest|python3?|cargo|go)( |$)/.test(entry)
+  !TEST_RUNNER.test(entry)
 );
+
+// Writes that change nothing: devices that discard or are the terminal, descriptors by number.
+const NOT_A_FILE = /^\/dev\/(null|zero|full|tty|stdin|stdout|stderr|fd\/\d+|pts\/\d+)$|^\/proc\/(self|\d+)\/fd\/\d+$/;
+// A name-service lookup (`ls -l`, `whoami`) asks nscd or systemd over a local socket.
+const NAME_SERVICE = /sun_path="\/(var\/)?run\/(nscd\/socket|systemd\/userdb\/[^"]*)"/;
+
+function within(file: string, folder: string): boolean {
+  const resolved = path.resolve(SANDBOX_WORKDIR, file);
+  return resolved === folder || resolved.startsWith(`${folder}/`);
+}
+
+/** Whether an exec, or the exec chain that started it, is a test runner the allowlist permits. */
+function underTestRunner(exec: ObservedExec | "shell", allowlist: readonly string[]): boolean {
+  for (let at = exec; at !== "shell"; at = at.spawnedBy) {
+    const words = [path.basename(at.path), ...at.argv.slice(1)];
+    if (TEST_RUNNER.test(words.join(" ")) && permitted(words, allowlist)) return true;
+  }
+  return false;
+}
+
+/** Why an effect is a change nobody was asked about, or `undefined` when it is none. */
+function unaccountedEffect(effect: ObservedEffect, allowlist: readonly string[]): string | undefined {
+  if (effect.call === "connect") {
+    if (NAME_SERVICE.test(effect.line)) return undefined;
+    // A test runner runs the project's code, network included (the OS sandbox decides that).
+    if (underTestRunner(effect.by, allowlist)) return undefined;
+    return "connected a socket";
+  }
+  if (effect.paths.every((file) => NOT_A_FILE.test(file))) return undefined;
+  const by = effect.by === "shell" ? undefined : path.basename(effect.by.path);
+  // git refreshes its stat cache through index.lock, then renames it over the index.
+  if (by === "git" && effect.paths.every((file) => /(^|\/)\.git\/index(\.lock)?$/.test(file))) return undefined;
+  if (
+    underTestRunner(effect.by, allowlist) &&
+    effect.paths.every((file) => within(file, SANDBOX_WORKDIR) || within(file, SANDBOX_CACHE))
+  ) return undefined;
+  return effect.call.startsWith("open") ? "opened a file for writing" : `changed the file system (${effect.call})`;
+}
+
+function describeEffect(effect: ObservedEffect): string {
+  const by = effect.by === "shell" ? "the shell" : path.basename(effect.by.path);
+  return `${effect.call} ${effect.paths.map((file) => JSON.stringify(file)).join(" ")} (by ${by})`;
+}
 
 /** Builtins that run code given to them, or change what later command names run. */
 export const CODE_RUNNING_BUILTINS: ReadonlySet<string> = new Set([
@@ -115,6 +172,7 @@ export async function judgeCommand(
     const listed = foundNames.has(name) || foundNames.has(exec.argv[0]);
     if (byShell && !listed) unlisted.push(describe(exec));
     if (check.verdict !== "allow") continue;
+    if (!byShell && underTestRunner(exec.spawnedBy, allowlist)) continue;
     if (!permitted(words, allowlist)) flag(describe(exec), "ran, but the allowlist does not permit it");
     else if (byShell && !fromPath) flag(describe(exec), "ran from outside PATH (a file named like an allowed program)");
     else if (byShell && !listed) flag(describe(exec), "ran, but the analysis did not find it");
@@ -122,8 +180,14 @@ export async function judgeCommand(
   const builtins = observed.traced.filter((traced) => CODE_RUNNING_BUILTINS.has(traced.words[0]));
   if (check.verdict === "allow") {
     for (const traced of builtins) flag(`builtin: ${traced.line}`, "a builtin that runs code ran");
-    for (const change of observed.changed ?? []) {
+    // Tests write where they like inside the workspace; the traced effects below judge each write by who made it.
+    const ranTests = observed.execs.some((exec) => underTestRunner(exec, allowlist));
+    for (const change of ranTests ? [] : observed.changed ?? []) {
       flag(`workspace ${change}`, "an allowed command line changed the workspace");
+    }
+    for (const effect of observed.effects) {
+      const why = unaccountedEffect(effect, allowlist);
+      if (why !== undefined) flag(describeEffect(effect), `${why}, which the analysis did not account for`);
     }
   }
   return {
