@@ -1,0 +1,361 @@
+/**
+ * The word layer of the walk: quote removal, every expansion inside a word,
+ * command and process substitutions (whose bodies are walked as statements),
+ * arithmetic, and patterns.
+ *
+ * @module
+ */
+import type { Node } from "web-tree-sitter";
+import type { BashWord } from "./_tree.ts";
+import { decodeAnsiC, joinParts, quoteSource, readLiteral, STATIC_EMPTY, type WordParts } from "./_literals.ts";
+import { children, REDIRECT_TYPES, WalkerBase } from "./_walker_base.ts";
+
+const ARITHMETIC_ASSIGNMENTS = new Set(
+  "= += -= *= /= %= **= <<= >>= &= ^= |= ++ --".split(" "),
+);
+
+// Parameter-expansion operators that only read the variable. Left out on
+// purpose: `=`/`:=` (assign), `!` (indirect, evaluates array subscripts) and
+// the `@` transformations other than these (`@P` runs command substitutions).
+const READING_EXPANSION_OPERATORS = new Set(
+  ":- - :? ? :+ + # ## % %% / // /# /% ^ ^^ , ,,".split(" "),
+);
+const SAFE_TRANSFORMATIONS = new Set(["Q", "E", "U", "u", "L", "a", "K", "k"]);
+
+/** Reads words and everything nested in them. */
+export abstract class WordWalker extends WalkerBase {
+  /** A word part whose value is only known when the command runs, with why. */
+  protected decidedLater(node: Node, splits: boolean, why: string): WordParts {
+    return { prefix: "", splits, dynamic: `${quoteSource(this.text(node))} ${why}` };
+  }
+
+  /** Text bash treats as a pattern, which the tree leaves unparsed. */
+  protected pattern(node: Node): void {
+    this.cover(node);
+    const { unrecognized } = readLiteral(this.text(node), "pattern");
+    if (unrecognized !== undefined) {
+      this.notUnderstood(
+        `the pattern ${
+          quoteSource(this.text(node))
+        } contains ${unrecognized}, which the parser did not read as an expansion`,
+      );
+    }
+  }
+
+  protected arithmetic(node: Node, depth: number, whole: Node): void {
+    if (this.tooDeep(node, depth)) return;
+    switch (node.type) {
+      case "number":
+        this.cover(node);
+        return;
+      case "binary_expression":
+      case "unary_expression":
+      case "parenthesized_expression":
+      case "ternary_expression":
+      case "postfix_expression":
+        for (const { child } of children(node)) {
+          if (child.isNamed) {
+            this.arithmetic(child, depth + 1, whole);
+          } else {
+            this.cover(child);
+            if (ARITHMETIC_ASSIGNMENTS.has(child.type)) {
+              this.problems.push(
+                `${quoteSource(this.text(node))} in ${quoteSource(this.text(whole))} assigns a variable`,
+              );
+            }
+          }
+        }
+        return;
+      case "variable_assignment":
+        this.cover(node.childForFieldName("name") ?? node);
+        this.problems.push(
+          `${quoteSource(this.text(node))} in ${quoteSource(this.text(whole))} assigns a variable`,
+        );
+        for (const { child, field } of children(node)) {
+          if (field === "value") this.arithmetic(child, depth + 1, whole);
+          else this.cover(child);
+        }
+        return;
+      default:
+        // Variables and substitutions inside arithmetic are evaluated as
+        // arithmetic again, and bash runs command substitutions hidden in
+        // array subscripts of that text.
+        this.problems.push(
+          `${quoteSource(this.text(whole))} does arithmetic on ${
+            quoteSource(this.text(node))
+          }, a value computed when the command runs`,
+        );
+        if (node.type === "word" || node.type === "variable_name") this.cover(node);
+        else this.word(node, depth);
+    }
+  }
+
+  /** Reads one word and walks every substitution inside it. */
+  word(node: Node, depth: number): BashWord {
+    const parts = this.wordParts(node, depth, false);
+    const mayBeOption = parts.value !== undefined
+      ? parts.value.startsWith("-")
+      : parts.splits || parts.prefix === "" || parts.prefix.startsWith("-");
+    return {
+      text: this.text(node),
+      value: parts.value,
+      dynamic: parts.value === undefined
+        ? (parts.dynamic ?? `${quoteSource(this.text(node))} is expanded when the command runs`)
+        : undefined,
+      mayBeOption,
+    };
+  }
+
+  // Text the parser left as a literal although it holds shell syntax: a misparse, so ask.
+  protected literalNotRead(what: "word" | "string", node: Node, unrecognized: string, splits: boolean): WordParts {
+    this.notUnderstood(
+      `the ${what} ${
+        quoteSource(this.text(node))
+      } contains ${unrecognized}, which the parser did not read as shell syntax`,
+    );
+    return { prefix: "", splits, dynamic: "not understood" };
+  }
+
+  protected wordParts(node: Node, depth: number, quoted: boolean): WordParts {
+    if (this.tooDeep(node, depth)) return { prefix: "", splits: true };
+    switch (node.type) {
+      case "word": {
+        this.cover(node);
+        const literal = readLiteral(this.text(node), "unquoted");
+        if (literal.unrecognized !== undefined) {
+          return this.literalNotRead("word", node, literal.unrecognized, true);
+        }
+        if (literal.glob !== undefined) {
+          const prefix = literal.value.match(/^[^*?[{}~]*/)?.[0] ?? "";
+          return {
+            // A leading `~` expands to a path or stays `~`, never an option.
+            prefix: literal.value.startsWith("~") ? "~" : prefix,
+            splits: literal.glob === "brace expansion",
+            dynamic: `${quoteSource(this.text(node))} uses ${literal.glob}`,
+          };
+        }
+        return { value: literal.value, prefix: literal.value, splits: false };
+      }
+      case "number":
+        this.cover(node);
+        return /^[-+]?[0-9A-Za-z#_]*$/.test(this.text(node))
+          ? { value: this.text(node), prefix: this.text(node), splits: false }
+          : this.misread(node);
+      case "raw_string":
+        this.cover(node);
+        return {
+          value: this.text(node).slice(1, -1),
+          prefix: this.text(node).slice(1, -1),
+          splits: false,
+        };
+      case "ansi_c_string": {
+        this.cover(node);
+        const value = decodeAnsiC(this.text(node).slice(2, -1));
+        return { value, prefix: value, splits: false };
+      }
+      case "string":
+        return this.doubleQuoted(node, depth);
+      case "translated_string":
+        for (const { child } of children(node)) {
+          if (child.type === "$") this.cover(child);
+          else if (child.type === "string") this.doubleQuoted(child, depth + 1);
+          else this.unexpected(child, quoteSource(this.text(node)));
+        }
+        return this.decidedLater(node, false, "is a locale-translated string");
+      case "concatenation": {
+        const parts: WordParts[] = [];
+        for (const { child } of children(node)) {
+          if (child.isNamed) parts.push(this.wordParts(child, depth + 1, quoted));
+          else parts.push(this.misread(child));
+        }
+        return joinParts(parts);
+      }
+      case "simple_expansion":
+        this.cover(node);
+        return this.decidedLater(node, !quoted, "is expanded when the command runs");
+      case "expansion":
+        this.expansion(node, depth);
+        return this.decidedLater(node, !quoted, "is expanded when the command runs");
+      case "command_substitution":
+        this.commandSubstitution(node, depth);
+        return this.decidedLater(node, !quoted, "is replaced by its output when the command runs");
+      case "process_substitution":
+        this.processSubstitution(node, depth);
+        return {
+          prefix: "/dev/fd/",
+          splits: false,
+          dynamic: `${quoteSource(this.text(node))} is replaced by a file name when the command runs`,
+        };
+      case "arithmetic_expansion":
+        for (const { child } of children(node)) {
+          if (child.isNamed) this.arithmetic(child, depth + 1, node);
+          else if (["$((", "))", "$[", "]"].includes(child.type)) this.cover(child);
+          else this.unexpected(child, quoteSource(this.text(node)));
+        }
+        return this.decidedLater(node, !quoted, "is computed when the command runs");
+      case "brace_expression":
+        this.cover(node);
+        return this.decidedLater(node, true, "uses brace expansion");
+      case "extglob_pattern":
+      case "regex":
+        this.pattern(node);
+        return this.decidedLater(node, false, "is a pattern");
+      default:
+        return this.misread(node);
+    }
+  }
+
+  protected misread(node: Node): WordParts {
+    this.unexpected(node, "a word");
+    return { prefix: "", splits: true, dynamic: "not understood" };
+  }
+
+  protected doubleQuoted(node: Node, depth: number): WordParts {
+    const parts: WordParts[] = [];
+    for (const { child } of children(node)) {
+      if (!child.isNamed && child.type === '"') {
+        this.cover(child);
+      } else if (child.type === "string_content") {
+        this.cover(child);
+        const literal = readLiteral(this.text(child), "double");
+        if (literal.unrecognized !== undefined) {
+          return this.literalNotRead("string", node, literal.unrecognized, false);
+        }
+        parts.push({ value: literal.value, prefix: literal.value, splits: false });
+      } else if (child.isNamed) {
+        parts.push(this.wordParts(child, depth + 1, true));
+      } else {
+        parts.push(this.misread(child));
+      }
+    }
+    return parts.length === 0 ? STATIC_EMPTY : joinParts(parts);
+  }
+
+  protected expansion(node: Node, depth: number): void {
+    const tokens = children(node);
+    for (let index = 0; index < tokens.length; index++) {
+      const { child, field } = tokens[index];
+      if (!child.isNamed) {
+        this.cover(child);
+        if (child.type === "${" || child.type === "}") continue;
+        if (field !== "operator") {
+          this.unexpected(child, quoteSource(this.text(node)));
+          continue;
+        }
+        const op = child.type;
+        if (op === "!" && index === 1) {
+          this.problems.push(
+            `${
+              quoteSource(this.text(node))
+            } is an indirect expansion, which evaluates array subscripts (and can run commands)`,
+          );
+        } else if (op === "=" || op === ":=") {
+          this.problems.push(`${quoteSource(this.text(node))} assigns a default value to the variable`);
+        } else if (op === "@") {
+          const transformation = tokens[index + 1]?.child.type ?? "";
+          if (!SAFE_TRANSFORMATIONS.has(transformation)) {
+            this.problems.push(
+              `${quoteSource(this.text(node))} uses the @${transformation} transformation, which can expand commands`,
+            );
+          }
+          if (tokens[index + 1] !== undefined) this.cover(tokens[++index].child);
+        } else if (op === ":") {
+          // Substring offsets are arithmetic; only literal numbers are safe.
+          const operand = tokens[index + 1]?.child;
+          if (operand?.type !== "number") {
+            this.problems.push(
+              `${quoteSource(this.text(node))} computes a substring offset arithmetically from a run-time value`,
+            );
+          }
+        } else if (op === "#" && index === 1) {
+          continue;
+        } else if (!READING_EXPANSION_OPERATORS.has(op)) {
+          this.unexpected(child, quoteSource(this.text(node)));
+        }
+        continue;
+      }
+      switch (child.type) {
+        case "variable_name":
+        case "special_variable_name":
+          this.cover(child);
+          break;
+        case "subscript":
+          this.subscript(child, depth, node);
+          break;
+        case "regex":
+          this.pattern(child);
+          break;
+        default:
+          this.wordParts(child, depth + 1, true);
+      }
+    }
+  }
+
+  protected subscript(node: Node, depth: number, whole: Node): void {
+    for (const { child, field } of children(node)) {
+      if (field === "index") {
+        const literal = child.type === "number" ||
+          (child.type === "word" && (this.text(child) === "@" || this.text(child) === "*"));
+        if (literal) {
+          this.cover(child);
+        } else {
+          this.problems.push(
+            `${quoteSource(this.text(whole))} evaluates the array subscript ${
+              quoteSource(this.text(child))
+            } when the command runs`,
+          );
+          this.wordParts(child, depth + 1, true);
+        }
+      } else if (field === "name" || child.type === "[" || child.type === "]") {
+        this.cover(child);
+      } else {
+        this.unexpected(child, quoteSource(this.text(whole)));
+      }
+    }
+  }
+
+  protected commandSubstitution(node: Node, depth: number): void {
+    if (this.text(node).startsWith("`")) {
+      this.problems.push(
+        `${quoteSource(this.text(node))} is a backquote substitution; use $(...) instead`,
+      );
+    }
+    for (const { child, field } of children(node)) {
+      if (!child.isNamed && ["$(", ")", "`"].includes(child.type)) {
+        this.cover(child);
+      } else if (field === "redirect" && REDIRECT_TYPES.has(child.type)) {
+        // `$(< file)`: bash reads the file without running a command.
+        this.redirect(child, undefined, depth);
+      } else if (child.isNamed) {
+        this.statement(child, depth + 1);
+      } else if (child.type === "&" || child.type === ";") {
+        this.statementsToken(child, node);
+      } else {
+        this.unexpected(child, quoteSource(this.text(node)));
+      }
+    }
+  }
+
+  protected statementsToken(token: Node, parent: Node): void {
+    this.cover(token);
+    if (token.type === "&") {
+      this.problems.push(
+        `\`&\` in ${quoteSource(this.text(parent))} runs a command in the background`,
+      );
+    }
+  }
+
+  protected processSubstitution(node: Node, depth: number): void {
+    for (const { child } of children(node)) {
+      if (!child.isNamed && ["<(", ">(", ")"].includes(child.type)) {
+        this.cover(child);
+      } else if (child.isNamed) {
+        this.statement(child, depth + 1);
+      } else if (child.type === "&" || child.type === ";") {
+        this.statementsToken(child, node);
+      } else {
+        this.unexpected(child, quoteSource(this.text(node)));
+      }
+    }
+  }
+}
