@@ -18,7 +18,7 @@
  * every allowed one run in the sandbox, each class of disagreement shrunk:
  *
  * ```sh
- * deno run -A scripts/oracle.ts --fuzz 100000 [--seed 42] [--concurrency 4] [--shrink 20]
+ * deno run -A scripts/oracle.ts --fuzz 100000 [--seed 42] [--concurrency 4] [--shrink 30] [--shrink-ms 60000]
  * deno run -A scripts/oracle.ts --fuzz 100000 --seed 42 --path 1234   # replay and shrink run 1234
  * ```
  *
@@ -42,6 +42,7 @@ const { values } = parseArgs({
     fuzz: { type: "string" },
     path: { type: "string" },
     shrink: { type: "string", default: "30" },
+    "shrink-ms": { type: "string", default: "60000" },
     seed: { type: "string" },
     concurrency: { type: "string", default: "4" },
     "no-corpus": { type: "boolean", default: false },
@@ -66,6 +67,7 @@ async function fuzzPass(runs: number): Promise<void> {
     runs,
     concurrency,
     shrinkClasses: Number(values.shrink),
+    shrinkMs: Number(values["shrink-ms"]),
     only: values.path === undefined ? undefined : Number(values.path),
     onCase: (_, done) => {
       if (done % 1000 === 0) console.error(`${done}/${runs}`);

@@ -24,6 +24,7 @@ import { checkCommand, type CommandCheck } from "../../policy/shell/check_comman
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 import {
   type ExecTracer,
+  type Observation,
   type ObservedEffect,
   type ObservedExec,
   SANDBOX_CACHE,
@@ -158,7 +159,16 @@ export async function judgeCommand(
   allowlist: readonly string[] = ORACLE_ALLOWLIST,
 ): Promise<CaseOutcome> {
   const check = await checkCommand(command, { allowlist });
-  const observed = await tracer.observe(command);
+  return compareRun(check, await tracer.observe(command), allowlist);
+}
+
+/**
+ * Compares what a command line did in the sandbox with what the analysis
+ * said about it: the heart of {@linkcode judgeCommand}, separate so that the
+ * comparison itself can be tested against a checker that misreads a line.
+ */
+export function compareRun(check: CommandCheck, observed: Observation, allowlist: readonly string[]): CaseOutcome {
+  const command = check.command;
   const foundNames = new Set(check.commands.map((found) => found.words[0]));
   const found = check.commands.map((found) => found.words.join(" "));
   const bypasses: Bypass[] = [];
