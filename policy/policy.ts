@@ -222,7 +222,13 @@ export class Policy {
     signal?: AbortSignal,
   ): Promise<CommandAuthorization> {
     return authorizeCommand(
-      { state: this.state, asker: this.#asker, assessor: this.#assessor },
+      {
+        state: this.state,
+        asker: this.#asker,
+        assessor: this.#assessor,
+        sandbox: this.sandbox,
+        workspaceRoot: this.workspace.workdir,
+      },
       command,
       signal,
     );

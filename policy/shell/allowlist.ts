@@ -1,13 +1,22 @@
 /**
  * The default shell-command allowlist and token-prefix matching against it.
  *
- * An entry is a sequence of words separated by single spaces. A command matches
- * an entry when its first words are exactly the entry's words, so `git diff`
+ * An entry is a sequence of words separated by spaces. A command matches an
+ * entry when its first words are exactly the entry's words, so `git diff`
  * matches `git diff --cached` but not `git difftool`, and `ls` matches `ls -la`
- * but not `lsblk`.
+ * but not `lsblk`. Two markers change an entry:
+ *
+ * - `=` before the words: the command must have exactly these words
+ *   (`=node --version` allows `node --version` and nothing longer);
+ * - `sandbox:` before the words: the command runs code the project controls,
+ *   so it runs without asking only inside a working OS sandbox
+ *   (`sandbox: make test`). Commands on {@linkcode PROJECT_CODE_COMMANDS} need
+ *   the sandbox whichever entry allowed them.
  *
  * @module
  */
+
+import { gitSubcommandWords } from "./_flag_rules_git.ts";
 
 /**
  * Commands that only read: they run without asking when nothing else in the
@@ -19,8 +28,10 @@
  *
  * Deliberately absent: anything that runs another command (`env`, `xargs`,
  * `nohup`, `time`, `sh`, `bash`, `eval`, `exec`, `sudo`), anything that writes
- * (`sed`, `tee`, `touch`, `mkdir`), pagers (`less` runs `!` commands) and
- * network clients (`curl`, `wget`, `git fetch`).
+ * (`tee`, `touch`, `mkdir`; `sed -i` and `sed 'w f'` are judged), pagers
+ * (`less` runs `!` commands) and network clients (`curl`, `wget`,
+ * `git fetch`). Test runners and git need a working sandbox (see
+ * {@linkcode PROJECT_CODE_COMMANDS}).
  *
  * @example
  * ```ts
@@ -66,7 +77,13 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "uname",
   "date",
   "which",
-  // Git, read-only subcommands, with and without the pager switched off.
+  // Their arguments are only tested (`-v` and `-R` ask: they evaluate subscripts).
+  "test",
+  "[",
+  // Prints, unless its script or options write files or run commands (judged).
+  "sed",
+  // Git, read-only subcommands, with and without the pager switched off. Listing
+  // subcommands accept only their listing options (judged).
   "git status",
   "git log",
   "git diff",
@@ -79,6 +96,24 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git --no-pager diff",
   "git --no-pager show",
   "git --no-pager blame",
+  "git branch",
+  "git tag",
+  "git remote",
+  "git stash list",
+  "git config",
+  "git --no-pager branch",
+  "git --no-pager tag",
+  "git --no-pager stash list",
+  // Version and help queries of common tools, exactly.
+  ...versionQueries(
+    "node deno npm yarn pnpm bun python python3 pip pip3 uv cargo rustc rustup git java javac gcc g++ clang " +
+      "make cmake tsc ruby gem perl php dotnet docker",
+  ),
+  "=go version",
+  "=go help",
+  "=java -version",
+  "=node -v",
+  "=npm -v",
   // Test runners.
   "deno test",
   "npm test",
@@ -90,19 +125,145 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "go test",
 ]);
 
+function versionQueries(programs: string): string[] {
+  return programs.split(" ").flatMap((program) => [`=${program} --version`, `=${program} --help`]);
+}
+
 /**
- * Splits an allowlist entry into its words, ignoring surrounding and repeated
- * whitespace, so that entries typed by a person still match.
+ * Commands that run code the project controls (its tests, scripts, build files,
+ * or programs its repository configuration names), so that without a working
+ * OS sandbox they ask even when allowlisted. Matched like allowlist entries
+ * against the command's words (git's harmless global options such as
+ * `--no-pager` skipped); the first matching entry decides, and an entry that
+ * starts with `!` runs no project code. Commands allowed by an exact (`=`)
+ * entry only print a version or help and run no project code.
+ *
+ * @example
+ * ```ts
+ * import { PROJECT_CODE_COMMANDS } from "./allowlist.ts";
+ * console.log(PROJECT_CODE_COMMANDS.includes("deno test")); // true
+ * ```
  */
-function entryWords(entry: string): string[] {
-  return entry.trim().split(/\s+/).filter((word) => word !== "");
+export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
+  // git runs the programs its configuration and attributes name: core.fsmonitor on
+  // anything that reads the index, diff.external and textconv filters on diffs and
+  // blame, gpg.program with log.showSignature. Listing refs and config does not.
+  "!git branch",
+  "!git tag",
+  "!git remote",
+  "!git stash list",
+  "!git config",
+  "!git rev-parse",
+  "!git --version",
+  "git",
+  "deno test",
+  "deno bench",
+  "deno run",
+  "deno task",
+  "deno eval",
+  "deno serve",
+  "deno repl",
+  "deno check",
+  "deno compile",
+  "deno install",
+  "npm",
+  "yarn",
+  "pnpm",
+  "bun",
+  "node",
+  "tsc",
+  "jest",
+  "vitest",
+  "mocha",
+  "pytest",
+  "py.test",
+  "python",
+  "python3",
+  "pip",
+  "pip3",
+  "uv",
+  "tox",
+  "nox",
+  "cargo",
+  "rustc",
+  "go",
+  "make",
+  "cmake",
+  "ninja",
+  "gradle",
+  "mvn",
+  "bundle",
+  "rake",
+  "ruby",
+  "perl",
+  "php",
+  "composer",
+  "dotnet",
+]);
+
+/** An allowlist entry, read. */
+export interface AllowlistEntry {
+  /** The words the command must start with. */
+  words: string[];
+  /** Whether the command must have exactly these words. */
+  exact: boolean;
+  /** Whether the entry is marked as running project code (`sandbox:`). */
+  sandbox: boolean;
+}
+
+/**
+ * Reads an allowlist entry: its words and its `=` and `sandbox:` markers.
+ * Surrounding and repeated whitespace is ignored, so that entries typed by a
+ * person still match.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { parseAllowlistEntry } from "./allowlist.ts";
+ * parseAllowlistEntry("sandbox: make test"); // { words: ["make", "test"], exact: false, sandbox: true }
+ * parseAllowlistEntry("=node --version"); // { words: ["node", "--version"], exact: true, sandbox: false }
+ * ```
+ */
+export function parseAllowlistEntry(entry: string): AllowlistEntry {
+  let rest = entry.trim();
+  const sandbox = rest.startsWith("sandbox:");
+  if (sandbox) rest = rest.slice("sandbox:".length).trim();
+  const exact = rest.startsWith("=");
+  if (exact) rest = rest.slice(1).trim();
+  return { words: rest.split(/\s+/).filter((word) => word !== ""), exact, sandbox };
+}
+
+/**
+ * Whether a command (its words, command name first) runs code the project
+ * controls, by {@linkcode PROJECT_CODE_COMMANDS}.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { runsProjectCode } from "./allowlist.ts";
+ * runsProjectCode(["npm", "test"]); // true
+ * runsProjectCode(["git", "branch", "-a"]); // false
+ * ```
+ */
+export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {
+  const normalised = words[0] === "git" ? ["git", ...gitSubcommandWords(words.slice(1))] : words;
+  for (const entry of list) {
+    const negated = entry.startsWith("!");
+    const { words: expected } = parseAllowlistEntry(negated ? entry.slice(1) : entry);
+    if (expected.length === 0 || expected.length > normalised.length) continue;
+    if (expected.every((word, index) => normalised[index] === word)) return !negated;
+  }
+  return false;
 }
 
 /**
  * Finds the allowlist entry a command's words start with.
  *
  * Matching is by whole words: every word of the entry must equal the word at
- * the same position of the command. An empty entry never matches.
+ * the same position of the command; an exact (`=`) entry also needs as many
+ * words as the command has. An empty entry never matches.
  *
  * @param words The words of one simple command, command name first, after quote
  *   removal (`"l"s` is `ls`).
@@ -123,8 +284,9 @@ export function matchesAllowlist(
   allowlist: readonly string[],
 ): string | undefined {
   for (const entry of allowlist) {
-    const expected = entryWords(entry);
+    const { words: expected, exact } = parseAllowlistEntry(entry);
     if (expected.length === 0 || expected.length > words.length) continue;
+    if (exact && expected.length !== words.length) continue;
     if (expected.every((word, index) => words[index] === word)) return entry;
   }
   return undefined;

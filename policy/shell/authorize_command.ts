@@ -7,7 +7,8 @@
  */
 import { ToolError } from "../../core/errors.ts";
 import type { ChoiceSource } from "../../core/host.ts";
-import { checkCommand, type CommandCheck } from "./check_command.ts";
+import { checkCommand, type CommandCheck, type SandboxState } from "./check_command.ts";
+import { bubblewrapStatus, type SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
 import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
 import type { PolicyState } from "../state.ts";
@@ -25,6 +26,33 @@ export interface AuthorizeCommandOptions {
    * command that would need confirmation is refused without asking.
    */
   sessionCanAsk?: boolean;
+  /**
+   * The session's sandbox mode (default `auto`): `off` counts as no sandbox,
+   * so commands that run project code ask; `auto` and `required` use the
+   * probe (a runner refuses `required` without a sandbox before asking).
+   */
+  sandbox?: SandboxMode;
+  /** The workspace root, for `cd` and paths in flags (absolute). */
+  workspaceRoot?: string;
+}
+
+/**
+ * The sandbox commands of a session with this mode will run in.
+ *
+ * Requires `--allow-run=bwrap` for `auto` and `required`.
+ *
+ * @example
+ * ```ts
+ * import { sessionSandboxState } from "./authorize_command.ts";
+ * console.log(await sessionSandboxState("off")); // { available: false, reason: "..." }
+ * ```
+ */
+export async function sessionSandboxState(mode: SandboxMode = "auto"): Promise<SandboxState> {
+  if (mode === "off") return { available: false, reason: "the session's sandbox mode is `off`" };
+  const status = await bubblewrapStatus();
+  return status.path === undefined
+    ? { available: false, reason: status.reason ?? "bubblewrap does not work here" }
+    : { available: true };
 }
 
 /** Why a command may run. */
@@ -82,7 +110,9 @@ function denied(
  * status `skipped`) with the reasons in the message and in `details` when it
  * may not.
  *
- * 1. {@linkcode checkCommand} with the state's allowlist: `allow` runs.
+ * 1. {@linkcode checkCommand} with the state's allowlist and the session's
+ *    sandbox: `allow` runs. Without a working sandbox, commands that run
+ *    project code ask, and only a person may answer.
  * 2. Otherwise the risk assessor answers; {@linkcode promptForAssessment} maps
  *    its answer to a confirmation: none (runs), unsure (asks, default yes),
  *    reject ("Dangerous Command Confirmation", default no); the always-ask
@@ -111,7 +141,11 @@ export async function authorizeCommand(
   signal?: AbortSignal,
 ): Promise<CommandAuthorization> {
   signal?.throwIfAborted();
-  const check = await checkCommand(command, { allowlist: options.state.commandAllowlist() });
+  const check = await checkCommand(command, {
+    allowlist: options.state.commandAllowlist(),
+    sandbox: await sessionSandboxState(options.sandbox),
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
   if (check.verdict === "allow") return { command, via: "allowlist", check };
   signal?.throwIfAborted();
   const assessor = options.assessor ?? rulesRiskAssessor;

@@ -8,13 +8,23 @@
  * (`2>&1`), no executable is named by path, there is no backquote, no
  * assignment, no newline or `&` between commands, and every `$(...)` would
  * itself run without asking. Whatever the parser does not fully account for
- * asks.
+ * asks. A command that runs code the project controls (tests, scripts, git
+ * with its configured programs) runs without asking only when the OS sandbox
+ * works.
  *
  * @module
  */
-import { DEFAULT_COMMAND_ALLOWLIST, matchesAllowlist } from "./allowlist.ts";
-import { analyzeBash, type BashSimpleCommand, quoteSource } from "./_tree.ts";
-import { COMMAND_RUNNERS, flagProblem } from "./_flag_rules.ts";
+import {
+  DEFAULT_COMMAND_ALLOWLIST,
+  matchesAllowlist,
+  parseAllowlistEntry,
+  PROJECT_CODE_COMMANDS,
+  runsProjectCode,
+} from "./allowlist.ts";
+import { analyzeBash, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
+import { COMMAND_RUNNERS, type FlagContext, flagProblem } from "./_flag_rules.ts";
+import { outsidePathProblem } from "./_options.ts";
+import { bubblewrapStatus } from "../sandbox.ts";
 
 /**
  * The outcome of judging a command. `refuse` is what a caller makes of `ask`
@@ -35,6 +45,16 @@ export interface SimpleCommandFinding {
   reason: string;
   /** Whether this simple command on its own may run without asking. */
   ok: boolean;
+  /** Whether it runs code the project controls, which needs the OS sandbox. */
+  projectCode: boolean;
+}
+
+/** Whether the OS sandbox works for the commands being judged, and why not. */
+export interface SandboxState {
+  /** True when commands will run inside a working sandbox. */
+  available: boolean;
+  /** Why the sandbox is unavailable (the probe's own error, or the session's mode). */
+  reason?: string;
 }
 
 /** The judgement of a whole command line; plain data, safe to serialise as JSON. */
@@ -49,26 +69,70 @@ export interface CommandCheck {
   commands: SimpleCommandFinding[];
   /** False when the parser did not fully understand the command (which then asks). */
   parsed: boolean;
+  /**
+   * Whether some command in it runs code the project controls, and, when one
+   * does, the sandbox it would run in.
+   */
+  sandbox: { needed: boolean } & Partial<SandboxState>;
 }
 
 /** Options of {@linkcode checkCommand}. */
 export interface CheckCommandOptions {
   /** Allowlist entries; defaults to {@linkcode DEFAULT_COMMAND_ALLOWLIST}. */
   allowlist?: readonly string[];
+  /**
+   * Whether commands will run in a working OS sandbox. Default: the machine's
+   * real state, from {@linkcode bubblewrapStatus} (probed once, cached), asked
+   * only when a command runs project code.
+   */
+  sandbox?: SandboxState;
+  /** The workspace root (absolute): absolute paths inside it count as inside. */
+  workspaceRoot?: string;
+  /** Commands that run project code; defaults to {@linkcode PROJECT_CODE_COMMANDS}. */
+  projectCode?: readonly string[];
+}
+
+function shownWord(word: BashWord): string {
+  return quoteSource(word.text);
+}
+
+/**
+ * `cd DIR` stays inside the workspace when DIR is a relative path without
+ * `..` (CDPATH is scrubbed from the environment), or an absolute path inside
+ * the workspace root when it is known.
+ */
+function cdProblem(args: readonly BashWord[], context: FlagContext): string | undefined {
+  const [dir, ...extra] = args;
+  if (dir === undefined) return "`cd` alone goes to the home folder, outside the workspace";
+  if (extra.length > 0) return `\`cd\` with more than one argument (${shownWord(extra[0])}) is not understood`;
+  if (dir.value === undefined) return `the folder ${shownWord(dir)} is only known when the command runs`;
+  if (dir.value === "-") return "`cd -` goes back to the previous folder, which may lie outside the workspace";
+  if (dir.value.startsWith("-")) return `${shownWord(dir)} is an option of \`cd\`; only \`cd DIR\` runs without asking`;
+  if (dir.value === "") return "`cd ''` names no folder";
+  const problem = outsidePathProblem(dir.value, context);
+  return problem === undefined ? undefined : `the folder ${shownWord(dir)} of \`cd\` ${problem}`;
 }
 
 function judge(
   command: BashSimpleCommand,
   allowlist: readonly string[],
+  projectCodeList: readonly string[],
+  context: FlagContext,
 ): SimpleCommandFinding {
   const words = command.words.map((word) => word.value ?? word.text);
-  const finding = (ok: boolean, reason: string, allowedBy?: string) => ({
-    text: command.text,
-    words,
-    ...(allowedBy === undefined ? {} : { allowedBy }),
-    reason,
-    ok,
-  });
+  const finding = (ok: boolean, reason: string, allowedBy?: string): SimpleCommandFinding => {
+    const entry = allowedBy === undefined ? undefined : parseAllowlistEntry(allowedBy);
+    const projectCode = entry?.sandbox === true ||
+      (entry?.exact !== true && words[0] !== undefined && runsProjectCode(words, projectCodeList));
+    return {
+      text: command.text,
+      words,
+      ...(allowedBy === undefined ? {} : { allowedBy }),
+      reason,
+      ok,
+      projectCode,
+    };
+  };
   if (command.problems.length > 0) return finding(false, command.problems.join("; "));
   const [name, ...args] = command.words;
   if (name === undefined) {
@@ -89,6 +153,10 @@ function judge(
   if (name.value === "") {
     return finding(false, `${quoteSource(name.text)} is an empty command name`);
   }
+  if (name.value === "cd") {
+    const problem = cdProblem(args, context);
+    return problem === undefined ? finding(true, "`cd` into a folder inside the workspace") : finding(false, problem);
+  }
   const runner = COMMAND_RUNNERS.get(name.value);
   if (runner !== undefined) {
     return finding(
@@ -108,7 +176,7 @@ function judge(
     const shown = staticWords.slice(0, hasSubcommands ? 2 : 1).join(" ");
     return finding(false, `${quoteSource(shown)} is not on the allowlist`);
   }
-  const problem = flagProblem(name.value, args);
+  const problem = parseAllowlistEntry(entry).exact ? undefined : flagProblem(name.value, args, context);
   if (problem !== undefined) return finding(false, problem, entry);
   return finding(true, `matches the allowlist entry ${quoteSource(entry)}`, entry);
 }
@@ -119,8 +187,12 @@ function judge(
  *
  * Needs no permissions: the parser's WebAssembly is embedded in the module.
  *
+ * Requires `--allow-run=bwrap` to probe the sandbox when `options.sandbox`
+ * is not given and a command runs project code (without it the sandbox counts
+ * as unavailable, and those commands ask).
+ *
  * @param command The command line, as the model wrote it.
- * @param options The allowlist to judge against.
+ * @param options The allowlist, the sandbox state and the workspace root.
  * @returns The verdict, the reasons for asking, and every simple command found.
  *
  * @example
@@ -139,11 +211,28 @@ export async function checkCommand(
 ): Promise<CommandCheck> {
   const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
   const analysis = await analyzeBash(command);
-  const commands = analysis.commands.map((found) => judge(found, allowlist));
+  const context: FlagContext = options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot };
+  const projectCodeList = options.projectCode ?? PROJECT_CODE_COMMANDS;
+  const commands = analysis.commands.map((found) => judge(found, allowlist, projectCodeList, context));
   const reasons = [
     ...commands.filter((found) => !found.ok).map((found) => `${quoteSource(found.text)}: ${found.reason}`),
     ...analysis.problems,
   ];
+  const projectCode = commands.filter((found) => found.projectCode);
+  let sandbox: CommandCheck["sandbox"] = { needed: false };
+  if (projectCode.length > 0) {
+    const state = options.sandbox ?? await machineSandbox();
+    sandbox = { needed: true, ...state };
+    if (!state.available) {
+      for (const found of projectCode) {
+        reasons.push(
+          `${quoteSource(found.text)}: runs code the project controls, and the OS sandbox is unavailable: ${
+            state.reason ?? "no reason given"
+          }`,
+        );
+      }
+    }
+  }
   if (analysis.empty && analysis.understood) {
     reasons.push("the command line contains no command");
   }
@@ -153,5 +242,13 @@ export async function checkCommand(
     reasons,
     commands,
     parsed: analysis.understood,
+    sandbox,
   };
+}
+
+async function machineSandbox(): Promise<SandboxState> {
+  const status = await bubblewrapStatus();
+  return status.path === undefined
+    ? { available: false, reason: status.reason ?? "bubblewrap does not work here" }
+    : { available: true };
 }

@@ -30,8 +30,9 @@ export interface RiskAssessor {
 
 /**
  * Kinds that always ask a person, whatever the decision and even with
- * `autoConfirm`: installing packages outside the allowed paths and changing
- * the state of the system.
+ * `autoConfirm`: installing packages outside the allowed paths, changing the
+ * state of the system, and running code the project controls without the OS
+ * sandbox.
  *
  * @example
  * ```ts
@@ -42,6 +43,7 @@ export interface RiskAssessor {
 export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "install_package_outside_allowed_paths",
   "change_system_status",
+  "project_code_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -222,6 +224,16 @@ export const rulesRiskAssessor: RiskAssessor = {
       });
     }
     const found: RiskAssessment[] = [];
+    const unsandboxed = check.sandbox?.needed === true && check.sandbox.available === false;
+    if (unsandboxed) {
+      const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
+      found.push({
+        decision: "unsure",
+        kind: "project_code_unsandboxed",
+        reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) without the OS sandbox, ` +
+          `which is unavailable: ${check.sandbox.reason ?? "no reason given"}`,
+      });
+    }
     for (const finding of check.commands) {
       const assessment = assessWords(finding.words);
       if (assessment !== undefined) found.push(assessment);

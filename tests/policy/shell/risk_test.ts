@@ -174,7 +174,11 @@ describe("promptForAssessment", () => {
   });
 
   test("the always-ask kinds need a person, whatever the decision", () => {
-    assert.deepEqual([...ALWAYS_ASK_KINDS], ["install_package_outside_allowed_paths", "change_system_status"]);
+    assert.deepEqual([...ALWAYS_ASK_KINDS], [
+      "install_package_outside_allowed_paths",
+      "change_system_status",
+      "project_code_unsandboxed",
+    ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {
         const prompt = promptForAssessment("x", { decision, kind, reason: "r" });
