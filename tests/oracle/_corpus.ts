@@ -5,7 +5,7 @@
  * composes fragments of them.
  *
  * The fixture workspace (see `_exec_trace.ts`) has `a.txt`, `b.txt`,
- * `sp ace.txt`, `sub/c.txt`, a file named `-rf`, `env.sh` (which runs `rm`),
+ * `sp ace.txt`, `sub/c.txt`, files named `-rf`, `--output=x` and `-delete`, `env.sh` (which runs `rm`),
  * `list.txt`, an executable `run.sh` and `bin/ls` (both run `rm`), and is a
  * git repository with one change.
  *

@@ -162,6 +162,9 @@ export class ExecTracer {
       "sp ace.txt": "space\n",
       "sub/c.txt": "see\n",
       "-rf": "a file named like an option\n",
+      // Named like options that write or delete: a glob hands them to the program as options.
+      "--output=x": "a file named like an option\n",
+      "-delete": "a file named like an option\n",
       "env.sh": "rm -f a.txt\n",
       "list.txt": "a.txt\nb.txt\n",
     };

@@ -64,6 +64,8 @@ export interface FuzzOptions {
   shrinkClasses?: number;
   /** Stop shrinking one class after this long (the best line so far is kept); defaults to 60 s. */
   shrinkMs?: number;
+  /** The sandbox's deadline for one line; defaults to 5 s (npm alone takes one under load). */
+  timeoutMs?: number;
   /** Judge only this run index (a replay of one reported disagreement). */
   only?: number;
   /** Called after each judged line of the first pass. */
@@ -95,7 +97,7 @@ export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<Fu
   const judge = async (line: string) => {
     const known = judged.get(line);
     if (known) return known;
-    const outcome = await judgeCommand(tracer, line, allowlist);
+    const outcome = await judgeCommand(tracer, line, allowlist, options.timeoutMs ?? 5000);
     judged.set(line, outcome);
     return outcome;
   };

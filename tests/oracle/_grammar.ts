@@ -97,9 +97,41 @@ const PARAMETERS = [
   "${x[@]}",
   "$RANDOM",
   "$LINENO",
+  // Expansions that evaluate what a variable holds: prompt expansion runs `$(...)`, subscripts are arithmetic.
+  "${x@P}",
+  "${x@E}",
+  "${x@A}",
+  "${!x}",
+  "${a[x]}",
+  "$((x))",
+  "$(<a.txt)",
 ];
 const ARITHMETIC = ["$((1+2))", "$((x=1))", "$[1]", "$((RANDOM%2))", "$(( 2 > 1 ))", "$((0x10))", "$((x++))"];
-const TEXT = ["hi", "beta", "'a b'", '"a b"', "$'a\\tb'", '$"hi"', "a\\ b", "'a\nb'", '"a\nb"', "x=y", "%s"];
+const TEXT = [
+  "hi",
+  "beta",
+  "'a b'",
+  '"a b"',
+  "$'a\\tb'",
+  "$'a\\nb'",
+  '$"hi"',
+  "a\\ b",
+  "'a\nb'",
+  '"a\nb"',
+  "x=y",
+  "%s",
+  // Reserved words and operators' look-alikes as plain arguments.
+  "}",
+  "{",
+  "]]",
+  "]",
+  "then",
+  "esac",
+  "!",
+  "function",
+  "in",
+  "do",
+];
 
 /** An argument word, mostly a file; `inner` is a whole command line for substitutions. */
 function argWord(inner: Arb): Arb {
@@ -239,6 +271,33 @@ const PROGRAMS: Program[] = [
   { name: "whoami", flags: [], risky: [], files: false },
   { name: "pwd", flags: ["-P", "-L"], risky: [], files: false },
   { name: "true", flags: [], risky: [], files: false },
+  {
+    name: "cd",
+    flags: ["sub", ".", "sub/", "./sub"],
+    risky: ["..", "/", "/tmp", "-", "~", "bin", '"$HOME"', "-P ..", "../.."],
+    files: false,
+  },
+  {
+    name: "node",
+    flags: ["--version", "-v"],
+    risky: ["--help", "-e 1", "-p 1", "env.sh", "--require ./env.sh"],
+    files: false,
+  },
+  { name: "python3", flags: ["--version", "-V"], risky: ["-c 1", "env.sh", "-m http.server"], files: false },
+  { name: "npm", flags: ["--version", "-v"], risky: ["ls", "run", "exec rm", "install"], files: false },
+  { name: "deno", flags: ["--version", "-V"], risky: ["run env.sh", "eval 1", "fmt", "task"], files: false },
+  {
+    name: "git",
+    flags: ["--version", "--help"],
+    risky: ["help diff", "diff --help", "log --help", "-h"],
+    files: false,
+  },
+  {
+    name: "test",
+    flags: ["-f a.txt", "-d sub", "-n x", "a = a", "-e nothere"],
+    risky: ["-v 'x[$(rm a.txt)]'", "a '<' b"],
+    files: false,
+  },
   { name: "false", flags: [], risky: [], files: false },
   gitSub("status", ["-s", "--porcelain", "-uall", "--short", "-b", "--ignored", "-z"]),
   gitSub("log", ["-1", "--oneline", "-p -1", "--stat", "--format=%H", "-n1", "--graph -2", "--all"]),
@@ -382,6 +441,9 @@ function allowlistedCommand(inner: Arb): Arb {
 }
 
 const ASSIGNMENTS = [
+  "x='$(rm a.txt)'",
+  "x='a[$(rm a.txt)]'",
+  "CDPATH=/",
   "x=1",
   "LC_ALL=C",
   "x=a.txt",
@@ -526,13 +588,27 @@ function compound(line: Arb, command: Arb): Arb {
     [2, fc.tuple(joined(word, " ", 0, 2), body).map(([w, b]) => `for f in ${w}; do ${b}; done`)],
     [1, body.map((b) => `for f; do ${b}; done`)],
     [1, body.map((b) => `for ((i=0; i<2; i++)); do ${b}; done`)],
+    [1, fc.tuple(line, body).map(([l, b]) => `for (( i=$(${l}); i<1; i++ )); do ${b}; done`)],
     [
       2,
-      fc.tuple(word, pick("*", "a*|b*", "x", "@(a|b)*", "[ab]*"), body, pick(";;", ";&", ";;&"), body)
+      fc.tuple(
+        word,
+        pick("*", "a*|b*", "x", "@(a|b)*", "[ab]*", "$(rm a.txt)", "(a.txt"),
+        body,
+        pick(";;", ";&", ";;&"),
+        body,
+      )
         .map(([w, p, a, sep, b]) => `case ${w} in ${p}) ${a} ${sep} *) ${b} ;; esac`),
     ],
     [1, body.map((b) => `select f in a b; do ${b}; break; done < /dev/null`)],
     [2, body.map((b) => `f() { ${b}; }; f`)],
+    // A function named like an allowlisted program replaces it for the rest of the line.
+    [
+      2,
+      fc.tuple(pick("ls", "cat", "git", "echo", "test", "[", "grep", "true", "cd"), body, command)
+        .map(([name, b, c]) => `${name}() { ${b}; }; ${c}`),
+    ],
+    [1, fc.tuple(body, command).map(([b, c]) => `function ls { ${b}; }\n${c}`)],
     [1, body.map((b) => `function f { ${b}; }\nf a.txt`)],
     [1, body.map((b) => `function f() ( ${b} ); f`)],
     [1, body.map((b) => `f() { ${b}; } > /dev/null; f`)],

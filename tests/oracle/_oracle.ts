@@ -11,7 +11,8 @@
  * unchanged afterwards: no process opened a file for writing, created, removed,
  * renamed or linked one, or connected a socket, beyond the few things that are
  * not a change (the null device and the terminal, descriptors by number, a
- * name-service lookup, git refreshing its own index). A test runner runs the
+ * name-service lookup, git refreshing its own index, a scratch file created
+ * and removed again in the temporary folder). A test runner runs the
  * project's code by design: what its processes start is theirs, but they too
  * write only inside the workspace and their caches. Anything else is a bypass. The oracle keeps its own idea of the allowlist
  * match and of the builtins, so that it shares no logic with the analysis it
@@ -58,20 +59,47 @@ function within(file: string, folder: string): boolean {
 function underTestRunner(exec: ObservedExec | "shell", allowlist: readonly string[]): boolean {
   for (let at = exec; at !== "shell"; at = at.spawnedBy) {
     const words = [path.basename(at.path), ...at.argv.slice(1)];
-    if (TEST_RUNNER.test(words.join(" ")) && permitted(words, allowlist)) return true;
+    const runsTests = TEST_RUNNER.test(words.join(" ")) ||
+      allowlist.some((entry) => entry.trim().startsWith("sandbox:") && permitted(words, [entry]));
+    if (runsTests && permitted(words, allowlist)) return true;
   }
   return false;
 }
 
+/**
+ * Scratch files: created in the temporary folder and removed again during the
+ * run (sort's spill files, bash's here-document files), which leave nothing
+ * behind.
+ */
+function scratchFiles(effects: readonly ObservedEffect[]): Set<string> {
+  const inTemp = (file: string) =>
+    file.startsWith("/tmp/") && !within(file, SANDBOX_WORKDIR) && !within(file, SANDBOX_CACHE);
+  const created = new Set<string>();
+  const removed = new Set<string>();
+  for (const effect of effects) {
+    const file = effect.paths[0];
+    if (effect.paths.length !== 1 || !inTemp(file)) continue;
+    if (/^(open|creat|mkdir)/.test(effect.call) && /O_CREAT|O_TMPFILE|^(creat|mkdir)/.test(effect.line)) {
+      created.add(file);
+    }
+    if (/^(unlink|rmdir)/.test(effect.call)) removed.add(file);
+  }
+  return new Set([...created].filter((file) => removed.has(file)));
+}
+
 /** Why an effect is a change nobody was asked about, or `undefined` when it is none. */
-function unaccountedEffect(effect: ObservedEffect, allowlist: readonly string[]): string | undefined {
+function unaccountedEffect(
+  effect: ObservedEffect,
+  allowlist: readonly string[],
+  scratch: ReadonlySet<string>,
+): string | undefined {
   if (effect.call === "connect") {
     if (NAME_SERVICE.test(effect.line)) return undefined;
     // A test runner runs the project's code, network included (the OS sandbox decides that).
     if (underTestRunner(effect.by, allowlist)) return undefined;
     return "connected a socket";
   }
-  if (effect.paths.every((file) => NOT_A_FILE.test(file))) return undefined;
+  if (effect.paths.every((file) => NOT_A_FILE.test(file) || scratch.has(file))) return undefined;
   const by = effect.by === "shell" ? undefined : path.basename(effect.by.path);
   // git refreshes its stat cache through index.lock, then renames it over the index.
   if (by === "git" && effect.paths.every((file) => /(^|\/)\.git\/index(\.lock)?$/.test(file))) return undefined;
@@ -140,10 +168,15 @@ export interface OracleTotals {
   bypasses: Bypass[];
 }
 
+// An entry is words matched as a prefix; `=` before them means exactly these
+// words, `sandbox:` marks one that runs project code (the oracle reads both itself).
 function permitted(words: readonly string[], allowlist: readonly string[]): boolean {
   return allowlist.some((entry) => {
-    const expected = entry.trim().split(/\s+/);
-    return expected.every((word, i) => words[i] === word);
+    let text = entry.trim();
+    if (text.startsWith("sandbox:")) text = text.slice("sandbox:".length).trim();
+    const exact = text.startsWith("=");
+    const expected = (exact ? text.slice(1) : text).trim().split(/\s+/);
+    return (!exact || expected.length === words.length) && expected.every((word, i) => words[i] === word);
   });
 }
 
@@ -157,9 +190,10 @@ export async function judgeCommand(
   tracer: ExecTracer,
   command: string,
   allowlist: readonly string[] = ORACLE_ALLOWLIST,
+  timeoutMs?: number,
 ): Promise<CaseOutcome> {
   const check = await checkCommand(command, { allowlist });
-  return compareRun(check, await tracer.observe(command), allowlist);
+  return compareRun(check, await tracer.observe(command, timeoutMs), allowlist);
 }
 
 /**
@@ -195,8 +229,9 @@ export function compareRun(check: CommandCheck, observed: Observation, allowlist
     for (const change of ranTests ? [] : observed.changed ?? []) {
       flag(`workspace ${change}`, "an allowed command line changed the workspace");
     }
+    const scratch = scratchFiles(observed.effects);
     for (const effect of observed.effects) {
-      const why = unaccountedEffect(effect, allowlist);
+      const why = unaccountedEffect(effect, allowlist, scratch);
       if (why !== undefined) flag(describeEffect(effect), `${why}, which the analysis did not account for`);
     }
   }

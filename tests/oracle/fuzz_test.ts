@@ -134,6 +134,8 @@ describe("grammar fuzzer", () => {
     // And what is no change at all is not flagged: the null device, git refreshing its index, name lookups.
     assert.deepEqual(await kinds("git status >/dev/null 2>&1", ["git", "status"]), []);
     assert.deepEqual(await kinds("ls -la", ["ls", "-la"]), []);
+    assert.deepEqual(await kinds("sort -m < a.txt", ["sort", "-m"]), []);
+    assert.ok((await kinds("sort -m -T /tmp < a.txt; : > /tmp/left", ["sort"])).includes("write by the shell"));
   });
 
   test(`${RUNS} generated lines: no allowed line starts, writes or connects what the checker did not account for`, async (t) => {
