@@ -66,7 +66,7 @@ const denoTest: OptionGrammar = {
     ext: { value: "required" },
     location: { value: "required" },
     "watch-exclude": anyValue,
-    permission: anyValue,
+    "permission-set": anyValue,
   },
   longPrefixes: { "unstable-": {} },
   operand: insideWorkspace,
@@ -192,9 +192,11 @@ const goTest: OptionGrammar = {
     ...flags("v short failfast benchmem cover json race msan asan a n x work trimpath c i modcacherw fullpath"),
     ...Object.fromEntries(
       ("run count timeout parallel bench benchtime skip list cpu shuffle covermode coverpkg tags mod vet p " +
-        "fuzz fuzztime fuzzminimizetime buildvcs").split(" ").map((name) => [name, goValued]),
+        "fuzz fuzztime fuzzminimizetime").split(" ").map((name) => [name, goValued]),
     ),
     ...goTestBinaryFlags("test."),
+    // Boolean-like: only `-buildvcs=false`; a following word is a package.
+    buildvcs: anyValue,
     h: {},
     help: {},
   },

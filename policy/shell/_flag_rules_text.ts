@@ -202,10 +202,22 @@ const tarRule: Rule = (args, name, context) => {
   })(args, name, context);
 };
 
-const testRule = optionRule({
+const testOperators = optionRule({
   exact: ["-v", "-R"],
   effect: "tests a variable by name, which evaluates array subscripts that can run commands",
 });
+
+/**
+ * `test` and `[`: `-v` and `-R` ask. A word known only at run time could
+ * become `-v` before another argument; as the last argument, fully double
+ * quoted (one word, whatever it holds), it can only be an operand.
+ */
+const testRule: Rule = (args, name, context) => {
+  const operands = name === "[" && args.at(-1)?.value === "]" ? args.slice(0, -1) : args;
+  const last = operands.at(-1);
+  const quotedLast = last !== undefined && last.value === undefined && /^"(?:[^"\\]|\\.)*"$/s.test(last.text);
+  return testOperators(quotedLast ? args.filter((arg) => arg !== last) : args, name, context);
+};
 
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([

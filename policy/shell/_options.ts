@@ -116,7 +116,7 @@ export function readOptions(
       const equals = body.indexOf("=");
       const name = equals === -1 ? body : body.slice(0, equals);
       const inline = equals === -1 ? undefined : body.slice(equals + 1);
-      const def = grammar.long?.[name] ??
+      const def = own(grammar.long, name) ??
         Object.entries(grammar.longPrefixes ?? {}).find(([prefix]) => name.startsWith(prefix))?.[1];
       const option = `${value.startsWith("--") ? "--" : "-"}${name}`;
       if (def === undefined || name === "") return fail(unknown(word, option, grammar.program));
@@ -126,11 +126,11 @@ export function readOptions(
       seen.add(option);
       let given = inline;
       let valueWord = word;
-      if (def.value === "required" && inline === undefined) {
-        valueWord = args[++i] ?? word;
-        given = args[i] === undefined ? undefined : (args[i].value ?? args[i].text);
-        if (args[i] !== undefined && args[i].value === undefined && def.check !== undefined) {
-          return fail(`the value of \`${option}\`, ${shown(args[i])}, is only known when the command runs`);
+      if (def.value === "required" && inline === undefined && takesNext(args[i + 1])) {
+        valueWord = args[++i];
+        given = valueWord.value ?? valueWord.text;
+        if (valueWord.value === undefined && def.check !== undefined) {
+          return fail(`the value of \`${option}\`, ${shown(valueWord)}, is only known when the command runs`);
         }
       }
       const problem = checkValue(def, option, valueWord, given);
@@ -139,7 +139,7 @@ export function readOptions(
     }
     for (let letter = 1; letter < value.length; letter++) {
       const option = `-${value[letter]}`;
-      const def = grammar.short?.[value[letter]];
+      const def = own(grammar.short, value[letter]);
       if (def === undefined) return fail(unknown(word, option, grammar.program));
       seen.add(option);
       if (def.value === undefined) continue;
@@ -147,11 +147,11 @@ export function readOptions(
       let valueWord = word;
       if (given === "") {
         given = undefined;
-        if (def.value === "required") {
-          valueWord = args[++i] ?? word;
-          given = args[i] === undefined ? undefined : (args[i].value ?? args[i].text);
-          if (args[i] !== undefined && args[i].value === undefined && def.check !== undefined) {
-            return fail(`the value of \`${option}\`, ${shown(args[i])}, is only known when the command runs`);
+        if (def.value === "required" && takesNext(args[i + 1])) {
+          valueWord = args[++i];
+          given = valueWord.value ?? valueWord.text;
+          if (valueWord.value === undefined && def.check !== undefined) {
+            return fail(`the value of \`${option}\`, ${shown(valueWord)}, is only known when the command runs`);
           }
         }
       }
@@ -165,6 +165,23 @@ export function readOptions(
     }
   }
   return { operands, seen };
+}
+
+/** An own entry of a table: `--constructor` is no option. */
+function own(table: Readonly<Record<string, OptionDef>> | undefined, key: string): OptionDef | undefined {
+  return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
+/**
+ * Whether the next word is read as an option's value. A word that is or may
+ * become an option is not: programs differ (clap and optional values leave it
+ * an option, getopt takes it), and judging it as an option is the stricter
+ * reading.
+ */
+function takesNext(word: BashWord | undefined): word is BashWord {
+  if (word === undefined) return false;
+  if (word.value === undefined) return !word.mayBeOption;
+  return !word.value.startsWith("-") || word.value === "-";
 }
 
 /** Judges words after `--` as operands, collecting them. */
@@ -226,7 +243,9 @@ export function passedOnProblem(words: readonly BashWord[], program: string, con
       return `${shown(word)}, passed on to ${program}, is only known when the command runs`;
     }
     const value = word.value;
-    const parts = [value, ...value.split(/[=,]/).slice(1), value.replace(/^-[A-Za-z]/, "")];
+    // `--log=/x`, `-o/x`, `a,/x`, `k:/x`, `@/x`: any piece may be a path.
+    const pieces = value.split(/[=,:@]/);
+    const parts = [value, ...pieces, ...pieces.map((piece) => piece.replace(/^-+[A-Za-z0-9_.]*/, ""))];
     for (const part of parts) {
       const problem = part === "" ? undefined : outsidePathProblem(part, context);
       if (problem === undefined) continue;

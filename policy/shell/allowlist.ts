@@ -105,12 +105,13 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git --no-pager tag",
   "git --no-pager stash list",
   // Version and help queries of common tools, exactly.
+  // Not: yarn and pnpm (a project's .yarnrc.yml or packageManager picks the
+  // program that runs), cargo, rustc and rustup (rust-toolchain.toml can name
+  // a toolchain folder), go (go.mod can switch toolchains, downloading one),
+  // php (reads php.ini from the current folder, which can load extensions).
   ...versionQueries(
-    "node deno npm yarn pnpm bun python python3 pip pip3 uv cargo rustc rustup git java javac gcc g++ clang " +
-      "make cmake tsc ruby gem perl php dotnet docker",
+    "node deno npm bun python python3 pip pip3 uv git java javac gcc g++ clang make cmake tsc ruby gem perl docker",
   ),
-  "=go version",
-  "=go help",
   "=java -version",
   "=node -v",
   "=npm -v",
@@ -147,13 +148,12 @@ function versionQueries(programs: string): string[] {
 export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   // git runs the programs its configuration and attributes name: core.fsmonitor on
   // anything that reads the index, diff.external and textconv filters on diffs and
-  // blame, gpg.program with log.showSignature. Listing refs and config does not.
+  // blame, gpg.program with log.showSignature (also on `git stash list`). Listing
+  // branches, tags, remotes and configuration does not.
   "!git branch",
   "!git tag",
   "!git remote",
-  "!git stash list",
   "!git config",
-  "!git rev-parse",
   "!git --version",
   "git",
   "deno test",

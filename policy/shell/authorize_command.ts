@@ -150,7 +150,16 @@ export async function authorizeCommand(
   signal?.throwIfAborted();
   const assessor = options.assessor ?? rulesRiskAssessor;
   const assessment = await assessor.assess(command, check, signal);
-  const prompt = promptForAssessment(command, assessment);
+  let prompt = promptForAssessment(command, assessment);
+  // Project code without the sandbox needs a person's yes, whatever the assessor said.
+  if (check.sandbox.needed && check.sandbox.available === false) {
+    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
+      "it runs code the project controls without the OS sandbox";
+    prompt = {
+      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
+      requirePerson: true,
+    };
+  }
   if (prompt === undefined) return { command, via: "assessor", check, assessment };
   if (options.sessionCanAsk === false) {
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);

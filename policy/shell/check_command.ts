@@ -104,10 +104,12 @@ function shownWord(word: BashWord): string {
 function cdProblem(args: readonly BashWord[], context: FlagContext): string | undefined {
   const [dir, ...extra] = args;
   if (dir === undefined) return "`cd` alone goes to the home folder, outside the workspace";
+  if (dir.value === "-") return "`cd -` goes back to the previous folder, which may lie outside the workspace";
+  if (dir.value?.startsWith("-")) {
+    return `${shownWord(dir)} is an option of \`cd\`; only \`cd DIR\` runs without asking`;
+  }
   if (extra.length > 0) return `\`cd\` with more than one argument (${shownWord(extra[0])}) is not understood`;
   if (dir.value === undefined) return `the folder ${shownWord(dir)} is only known when the command runs`;
-  if (dir.value === "-") return "`cd -` goes back to the previous folder, which may lie outside the workspace";
-  if (dir.value.startsWith("-")) return `${shownWord(dir)} is an option of \`cd\`; only \`cd DIR\` runs without asking`;
   if (dir.value === "") return "`cd ''` names no folder";
   const problem = outsidePathProblem(dir.value, context);
   return problem === undefined ? undefined : `the folder ${shownWord(dir)} of \`cd\` ${problem}`;
