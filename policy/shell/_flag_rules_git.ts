@@ -139,6 +139,8 @@ const config: OptionGrammar = {
   },
 };
 
+// git 2.46's subcommands that change the configuration (`get` and `list` only read).
+const CONFIG_WRITERS = ["set", "unset", "rename-section", "remove-section", "edit"];
 const READ_MODES = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"];
 
 /** Judges a listing subcommand; `undefined` when it only lists. */
@@ -164,6 +166,9 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     const reading = read(config);
     if (reading.problem !== undefined) return reading.problem;
     const style = reading.operands[0]?.value;
+    if (style !== undefined && CONFIG_WRITERS.includes(style)) {
+      return `\`git config ${style}\` changes the configuration or opens an editor`;
+    }
     if (READ_MODES.some((mode) => reading.seen.has(mode)) || style === "get" || style === "list") return undefined;
     return "`git config` without `--get`, `--list`, `get` or `list` may change the configuration";
   }

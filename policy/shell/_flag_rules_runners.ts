@@ -206,7 +206,8 @@ const goTest: OptionGrammar = {
     if (problem !== undefined) return problem;
     // `example.com/x` is a module from elsewhere; `./x`, `x/y` (standard library) and `.` are not.
     const first = value.split("/")[0];
-    return first.includes(".") && first !== "." ? "names a package of another module" : undefined;
+    const file = value.endsWith(".go");
+    return first.includes(".") && first !== "." && !file ? "names a package of another module" : undefined;
   },
   afterBoundary: (words, context) => {
     for (const word of words) {

@@ -151,7 +151,8 @@ const awkRule: Rule = (args, name) => {
   if (hidden !== undefined) return hidden;
   const fileOption = args.find((arg) =>
     arg.value !== undefined && matchesOption(arg.value, {
-      short: "fiEl",
+      // -W: gawk's and mawk's `-W include=f`, `-W exec f`.
+      short: "fiElW",
       long: ["file", "include", "exec", "load"],
       effect: "",
     })
@@ -165,8 +166,10 @@ const awkRule: Rule = (args, name) => {
     if (arg.value === undefined && !arg.mayBeOption) {
       return `the awk argument ${shown(arg)} is only known when the command runs`;
     }
-    if (arg.value !== undefined && /system|[|>]|@load|getline/.test(arg.value)) {
-      return `the awk program ${shown(arg)} can run commands or write files (system, |, >, getline)`;
+    // `@`: gawk's @include and @load, and indirect calls (`@f()` calls any
+    // function by name, system included).
+    if (arg.value !== undefined && /system|[|>@]|getline/.test(arg.value)) {
+      return `the awk program ${shown(arg)} can run commands or write files (system, |, >, getline, @)`;
     }
   }
   return undefined;

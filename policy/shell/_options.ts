@@ -92,8 +92,10 @@ export function readOptions(
     const value = word.value;
     if (value === undefined) {
       if (word.mayBeOption) return fail(hiddenOptionReason(word, grammar.program));
-      const problem = grammar.operand?.(word, word.text, context);
-      if (problem !== undefined) return fail(`${shown(word)} ${problem}`);
+      // `x$P` may become `x/../../elsewhere`: a judged operand must be known.
+      if (grammar.operand !== undefined) {
+        return fail(`${shown(word)} is only known when the command runs, so where it points cannot be judged`);
+      }
       operands.push(word);
       continue;
     }
@@ -192,9 +194,11 @@ function operandsProblem(
   operands: BashWord[],
 ): string | undefined {
   for (const word of words) {
-    const problem = word.value === undefined && word.mayBeOption
-      ? hiddenOptionReason(word, grammar.program)
-      : grammar.operand?.(word, word.value ?? word.text, context);
+    const problem = word.value === undefined
+      ? (word.mayBeOption
+        ? hiddenOptionReason(word, grammar.program)
+        : grammar.operand && "is only known when the command runs, so where it points cannot be judged")
+      : grammar.operand?.(word, word.value, context);
     if (problem !== undefined) return `${shown(word)} ${problem}`;
     operands.push(word);
   }

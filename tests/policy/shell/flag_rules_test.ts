@@ -170,6 +170,13 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
+  test("operands known only at run time ask where they are judged as paths", async () => {
+    // `x$P` could be `x/../../elsewhere`.
+    for (const command of ['deno test "x$P"', 'pytest "tests$P"', 'go test "./$P"', 'npm test "a$P"']) {
+      await asks(command, "only known when the command runs");
+    }
+  });
+
   test("objects' own property names are not options", async () => {
     for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
       await asks(`npm test --${name}`, `--${name}`);
@@ -315,8 +322,11 @@ describe("flag rules: git's listing subcommands", () => {
       ["git config -e", "`-e`"],
       ["git config --replace-all x y", "`--replace-all`"],
       ["git config --rename-section a b", "`--rename-section`"],
-      ["git config set user.name x", "may change the configuration"],
+      ["git config set user.name x", "`git config set` changes the configuration"],
       ["git config -f /tmp/cfg --list", "`-f`"],
+      ["git config edit --list", "`git config edit`"],
+      ["git config set --list x", "`git config set`"],
+      ["git config unset --get x", "`git config unset`"],
       ["git -c core.pager=sh branch", "`git -c` is not on the allowlist"],
       ["git -C /tmp/other branch", "`git -C` is not on the allowlist"],
     ];
@@ -457,5 +467,25 @@ describe("flag rules: version and help queries", () => {
     ) {
       await asks(command);
     }
+  });
+});
+
+describe("flag rules: awk", () => {
+  test("programs that could run commands ask, indirect calls included", async () => {
+    const judge = (command: string) => checkCommand(command, { allowlist: ["awk", "gawk", "mawk"], sandbox: SANDBOX });
+    for (
+      const command of [
+        'awk \'BEGIN{f="sys" "tem"; @f("id")}\'',
+        "gawk '@include \"x.awk\"' f",
+        "gawk '@load \"x\"' f",
+        "gawk -W include=x.awk f",
+        "mawk -W exec x.awk",
+        "awk -i x.awk f",
+        "awk '{ \"id\" | getline x }'",
+      ]
+    ) {
+      assert.equal((await judge(command)).verdict, "ask", command);
+    }
+    assert.equal((await judge("awk -F: '{print $1}' f")).verdict, "allow");
   });
 });
