@@ -85,6 +85,11 @@ export function readLiteral(
       continue;
     }
     if (char === "`") return { value, unrecognized: "a backquote" };
+    // bash starts a process substitution anywhere a word may hold one,
+    // including a `=~` regular expression the parser keeps as plain text.
+    if ((char === "<" || char === ">") && next === "(" && mode === "pattern") {
+      return { value, unrecognized: `\`${char}(\`` };
+    }
     if (char === "$" && next !== undefined && EXPANSION_START.test(next)) {
       const quotedDollar = mode !== "unquoted" && (next === "'" || next === '"');
       if (!quotedDollar) return { value, unrecognized: `\`$${next}\`` };

@@ -77,6 +77,11 @@ export abstract class WalkerBase {
     this.covered.push([node.startIndex, node.endIndex]);
   }
 
+  /** Accounts for source text that belongs to a node but to none of its children. */
+  protected coverRange(start: number, end: number): void {
+    this.covered.push([start, end]);
+  }
+
   protected unexpected(node: Node, where: string): void {
     if (node.type === "ERROR" || node.isMissing) {
       this.syntaxError(node);

@@ -212,22 +212,43 @@ export abstract class WordWalker extends WalkerBase {
 
   protected doubleQuoted(node: Node, depth: number): WordParts {
     const parts: WordParts[] = [];
+    // Literal text is read in runs, since the parser leaves the newlines of a
+    // string out of its nodes (`"a⏎b"` is one word for bash, holding a
+    // newline) and a backslash before such a newline removes both.
+    let run = "";
+    let position = node.startIndex;
+    const flush = (): boolean => {
+      if (run === "") return true;
+      const literal = readLiteral(run, "double");
+      run = "";
+      if (literal.unrecognized !== undefined) {
+        this.literalNotRead("string", node, literal.unrecognized, false);
+        return false;
+      }
+      parts.push({ value: literal.value, prefix: literal.value, splits: false });
+      return true;
+    };
     for (const { child } of children(node)) {
+      const gap = this.source.slice(position, child.startIndex);
+      position = child.endIndex;
+      if (gap !== "") {
+        if (!/^\n+$/.test(gap)) return this.misread(node);
+        this.coverRange(child.startIndex - gap.length, child.startIndex);
+        run += gap;
+      }
       if (!child.isNamed && child.type === '"') {
         this.cover(child);
       } else if (child.type === "string_content") {
         this.cover(child);
-        const literal = readLiteral(this.text(child), "double");
-        if (literal.unrecognized !== undefined) {
-          return this.literalNotRead("string", node, literal.unrecognized, false);
-        }
-        parts.push({ value: literal.value, prefix: literal.value, splits: false });
+        run += this.text(child);
       } else if (child.isNamed) {
+        if (!flush()) return { prefix: "", splits: false, dynamic: "not understood" };
         parts.push(this.wordParts(child, depth + 1, true));
       } else {
         parts.push(this.misread(child));
       }
     }
+    if (!flush()) return { prefix: "", splits: false, dynamic: "not understood" };
     return parts.length === 0 ? STATIC_EMPTY : joinParts(parts);
   }
 
