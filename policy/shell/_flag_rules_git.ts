@@ -170,7 +170,9 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
       return `\`git config ${style}\` changes the configuration or opens an editor`;
     }
     if (READ_MODES.some((mode) => reading.seen.has(mode)) || style === "get" || style === "list") return undefined;
-    return "`git config` without `--get`, `--list`, `get` or `list` may change the configuration";
+    // `git config NAME` reads; a second operand would be the value it sets.
+    if (reading.operands.length === 1) return undefined;
+    return "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration";
   }
   return remote(args, context);
 }

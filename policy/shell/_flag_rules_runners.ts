@@ -40,7 +40,7 @@ const DENO_PERMISSIONS = "allow-all allow-read allow-write allow-net allow-env a
 const denoTest: OptionGrammar = {
   program: "deno test",
   short: {
-    ...flags("A q h"),
+    ...flags("A q h r"),
     ...Object.fromEntries([..."RWNESIP"].map((letter) => [letter, anyValue])),
   },
   long: {
@@ -67,6 +67,7 @@ const denoTest: OptionGrammar = {
     location: { value: "required" },
     "watch-exclude": anyValue,
     "permission-set": anyValue,
+    reload: anyValue,
   },
   longPrefixes: { "unstable-": {} },
   operand: insideWorkspace,

@@ -104,15 +104,24 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git --no-pager branch",
   "git --no-pager tag",
   "git --no-pager stash list",
+  "git describe",
+  "git grep",
+  "git ls-tree",
+  "git cat-file",
+  "git rev-list",
+  "git merge-base",
+  "git show-ref",
+  "git for-each-ref",
   // Version and help queries of common tools, exactly.
-  // Not: yarn and pnpm (a project's .yarnrc.yml or packageManager picks the
-  // program that runs), cargo, rustc and rustup (rust-toolchain.toml can name
-  // a toolchain folder), go (go.mod can switch toolchains, downloading one),
-  // php (reads php.ini from the current folder, which can load extensions).
   ...versionQueries(
     "node deno npm bun python python3 pip pip3 uv git java javac gcc g++ clang make cmake tsc ruby gem perl docker",
   ),
   "=java -version",
+  // These start a program the project chooses (.yarnrc.yml's yarnPath and
+  // packageManager, rust-toolchain.toml's toolchain, go.mod's toolchain, a
+  // php.ini in the current folder), so they need the sandbox.
+  ...versionQueries("yarn pnpm cargo rustc rustup php").map((entry) => `sandbox: ${entry}`),
+  "sandbox: =go version",
   "=node -v",
   "=npm -v",
   // Test runners.

@@ -112,7 +112,7 @@ describe("flag rules: the gaps of issue 12", () => {
         "pytest -qc/tmp/ini",
         "python -m pytest -x -o addopts=x",
         "deno test -Ac /tmp/deno.json",
-        "deno test -qr",
+        "deno test -qc x",
         "cargo test -Zunstable-options",
         "cargo test -vC /tmp",
         "sort -uo out f",
@@ -267,6 +267,8 @@ describe("flag rules: git's listing subcommands", () => {
         "git config --get-regexp '^alias\\.'",
         "git config get user.email",
         "git config list --local",
+        "git config user.name",
+        "git config --global --type=bool core.bare",
         "git --version",
       ]
     ) {
@@ -315,7 +317,8 @@ describe("flag rules: git's listing subcommands", () => {
       ["git tag -f v1", "`-f`"],
       ["git tag --contains HEAD newtag", "create a tag"],
       ["git config user.name x", "may change the configuration"],
-      ["git config user.name", "may change the configuration"],
+      ["git config user.name x y", "may change the configuration"],
+      ["git config", "may change the configuration"],
       ["git config --unset user.name", "`--unset`"],
       ["git config --add x.y z", "`--add`"],
       ["git config --edit", "`--edit`"],
@@ -459,13 +462,20 @@ describe("flag rules: version and help queries", () => {
         "node -e 1 --version",
         "python --version -c 'import os'",
         "npm --version && npm install",
-        "yarn --version",
-        "cargo --version",
-        "go version",
-        "php --version",
+        "go version x",
+        "cargo --version --list",
       ]
     ) {
       await asks(command);
+    }
+  });
+
+  test("queries of programs the project can choose need the sandbox", async () => {
+    for (const command of ["yarn --version", "pnpm --version", "cargo --version", "go version", "php --version"]) {
+      await allows(command);
+      const asked = await checkCommand(command, { sandbox: { available: false, reason: "no bwrap" } });
+      assert.equal(asked.verdict, "ask", command);
+      assert.ok(asked.reasons.some((reason) => reason.includes("sandbox is unavailable: no bwrap")), command);
     }
   });
 });
