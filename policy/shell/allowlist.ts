@@ -208,6 +208,18 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "php",
   "composer",
   "dotnet",
+  // Runners of packages and interpreters of scripts the project holds.
+  "npx",
+  "pnpx",
+  "bunx",
+  "uvx",
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "fish",
+  "lua",
 ]);
 
 /** An allowlist entry, read. */
@@ -257,6 +269,7 @@ export function parseAllowlistEntry(entry: string): AllowlistEntry {
  * ```
  */
 export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {
+  if (words[0]?.includes("/")) return true;
   const normalised = words[0] === "git" ? ["git", ...gitSubcommandWords(words.slice(1))] : words;
   for (const entry of list) {
     const negated = entry.startsWith("!");

@@ -224,16 +224,6 @@ export const rulesRiskAssessor: RiskAssessor = {
       });
     }
     const found: RiskAssessment[] = [];
-    const unsandboxed = check.sandbox?.needed === true && check.sandbox.available === false;
-    if (unsandboxed) {
-      const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
-      found.push({
-        decision: "unsure",
-        kind: "project_code_unsandboxed",
-        reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) without the OS sandbox, ` +
-          `which is unavailable: ${check.sandbox.reason ?? "no reason given"}`,
-      });
-    }
     for (const finding of check.commands) {
       const assessment = assessWords(finding.words);
       if (assessment !== undefined) found.push(assessment);
@@ -263,6 +253,20 @@ export const rulesRiskAssessor: RiskAssessor = {
       });
     }
     const verdict = worst(found);
+    // Without the sandbox, project code needs a person; a dangerous verdict
+    // keeps its warning (the caller still requires a person for it).
+    if (
+      check.sandbox?.needed === true && check.sandbox.available === false &&
+      !(verdict !== undefined && (verdict.decision === "reject" || ALWAYS_ASK_KINDS.includes(verdict.kind)))
+    ) {
+      const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
+      return Promise.resolve({
+        decision: "unsure",
+        kind: "project_code_unsandboxed",
+        reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) without the OS sandbox, ` +
+          `which is unavailable: ${check.sandbox.reason ?? "no reason given"}`,
+      });
+    }
     if (verdict !== undefined) return Promise.resolve(verdict);
     return Promise.resolve({
       decision: "unsure",

@@ -134,6 +134,17 @@ describe("the sandbox in the verdict", () => {
     if (status.path === undefined) assert.ok(result.reasons.some((reason) => reason.includes(status.reason!)));
   });
 
+  test("commands off the allowlist that run project code carry the sandbox reason too", async () => {
+    for (const command of ["./build.sh", "bash scripts/x.sh", "node index.js", "make", "npx tsc", "src/tool --x"]) {
+      const check = await checkCommand(command, { sandbox: NO_SANDBOX });
+      assert.equal(check.verdict, "ask", command);
+      assert.equal(check.sandbox.needed, true, command);
+      assert.equal((await rulesRiskAssessor.assess(command, check)).kind, "project_code_unsandboxed", command);
+    }
+    const plain = await checkCommand("rm x", { sandbox: NO_SANDBOX });
+    assert.equal(plain.sandbox.needed, false);
+  });
+
   test("the risk assessor makes it a question only a person may answer", async () => {
     const check = await checkCommand("npm test", { sandbox: NO_SANDBOX });
     const assessment = await rulesRiskAssessor.assess("npm test", check);
@@ -143,6 +154,28 @@ describe("the sandbox in the verdict", () => {
     // Also when the line asks for other reasons, which would otherwise default to yes.
     const mixed = await checkCommand("npm test && make", { sandbox: NO_SANDBOX });
     assert.equal((await rulesRiskAssessor.assess("npm test && make", mixed)).kind, "project_code_unsandboxed");
+    // A dangerous line keeps its warning and its default of no.
+    const dangerous = await checkCommand("npm test && rm -rf src", { sandbox: NO_SANDBOX });
+    assert.equal((await rulesRiskAssessor.assess("npm test && rm -rf src", dangerous)).decision, "reject");
+  });
+
+  test("authorizeCommand asks a person for a dangerous unsandboxed line, under the dangerous title", async () => {
+    const asked: ConfirmRequest[] = [];
+    const person = callbackHost({
+      choose: () => {
+        throw new Error("unused");
+      },
+      confirm: (request) => {
+        asked.push(request);
+        return false;
+      },
+    });
+    await assert.rejects(
+      authorizeCommand({ state: new PolicyState(), asker: person, sandbox: "off" }, "npm test && rm -rf src"),
+    );
+    assert.equal(asked[0].title, "Dangerous Command Confirmation");
+    assert.equal(asked[0].defaultChoice, false);
+    assert.equal(asked[0].requirePerson, true);
   });
 });
 
