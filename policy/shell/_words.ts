@@ -22,6 +22,8 @@ const READING_EXPANSION_OPERATORS = new Set(
 );
 const SAFE_TRANSFORMATIONS = new Set(["Q", "E", "U", "u", "L", "a", "K", "k"]);
 
+const QUOTE_TYPES = new Set(["raw_string", "ansi_c_string", "translated_string"]);
+
 /** Reads words and everything nested in them. */
 export abstract class WordWalker extends WalkerBase {
   /** A word part whose value is only known when the command runs, with why. */
@@ -118,6 +120,16 @@ export abstract class WordWalker extends WalkerBase {
 
   protected wordParts(node: Node, depth: number, quoted: boolean): WordParts {
     if (this.tooDeep(node, depth)) return { prefix: "", splits: true };
+    if (quoted && QUOTE_TYPES.has(node.type)) {
+      // Inside double quotes (or a here-document) bash does not read
+      // `'...'` in `${x:-'...'}` as quotes: `"${x:-'$(id)'}"` runs id.
+      this.notUnderstood(
+        `${
+          quoteSource(this.text(node))
+        } sits in \`\${...}\` inside double quotes, where bash does not read it as a quoted string`,
+      );
+      return { prefix: "", splits: false, dynamic: "not understood" };
+    }
     switch (node.type) {
       case "word": {
         this.cover(node);
@@ -174,7 +186,7 @@ export abstract class WordWalker extends WalkerBase {
         this.cover(node);
         return this.decidedLater(node, !quoted, "is expanded when the command runs");
       case "expansion":
-        this.expansion(node, depth);
+        this.expansion(node, depth, quoted);
         return this.decidedLater(node, !quoted, "is expanded when the command runs");
       case "command_substitution":
         this.commandSubstitution(node, depth);
@@ -252,7 +264,7 @@ export abstract class WordWalker extends WalkerBase {
     return parts.length === 0 ? STATIC_EMPTY : joinParts(parts);
   }
 
-  protected expansion(node: Node, depth: number): void {
+  protected expansion(node: Node, depth: number, quoted: boolean): void {
     const tokens = children(node);
     for (let index = 0; index < tokens.length; index++) {
       const { child, field } = tokens[index];
@@ -307,7 +319,7 @@ export abstract class WordWalker extends WalkerBase {
           this.pattern(child);
           break;
         default:
-          this.wordParts(child, depth + 1, true);
+          this.wordParts(child, depth + 1, quoted);
       }
     }
   }
