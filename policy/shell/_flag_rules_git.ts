@@ -63,8 +63,11 @@ const LONG_DANGER = [
   "submodule",
 ];
 
-/** Pretty formats that verify signatures, which runs the configured gpg program. */
-const SIGNATURE_FORMAT = /%G|%\(signature/;
+/**
+ * Pretty formats, ref formats and sort keys that verify signatures, which runs
+ * the configured gpg program (`%G?`, `%(signature)`, `--sort=signature:grade`).
+ */
+const SIGNATURE_FORMAT = /%G|signature/i;
 
 function looseDanger(word: BashWord): string | undefined {
   const value = word.value!;
@@ -87,7 +90,10 @@ const noSignature: ValueCheck = (_word, value) =>
 const anyValue: OptionDef = { value: "optional" };
 const format: OptionDef = { value: "required", check: noSignature };
 
-const LISTING_FILTERS = valued("contains no-contains merged no-merged points-at sort");
+const LISTING_FILTERS = {
+  ...valued("contains no-contains merged no-merged points-at"),
+  sort: { value: "required", check: noSignature } satisfies OptionDef,
+};
 
 const branch: OptionGrammar = {
   program: "git branch",

@@ -66,6 +66,8 @@ describe("flag rules: the gaps of issue 12", () => {
       ["git log --format=%GS", "signatures"],
       ["git log '--pretty=format:%G?'", "signatures"],
       ["git diff -Oorderfile", "`-O`"],
+      ["git for-each-ref --sort=signature:grade", "signatures"],
+      ["git for-each-ref '--format=%(signature:key)'", "signatures"],
     ];
     for (const [command, named] of cases) await asks(command, named);
   });
@@ -295,6 +297,8 @@ describe("flag rules: git's listing subcommands", () => {
       ["git branch -a newbranch", "create a branch"],
       ["git branch --contains HEAD newbranch", "create a branch"],
       ["git branch --format='%(signature)'", "signatures"],
+      ["git branch --sort=signature:grade", "signatures"],
+      ["git tag -l --sort signature", "signatures"],
       ["git branch --li 'x'", "`--li`"],
       ["git remote show origin", "network"],
       ["git remote add evil https://x", "`git remote add`"],
