@@ -68,7 +68,7 @@ export abstract class ConditionalWalker extends RedirectWalker {
     const reader = new ConditionalReader(tokens);
     const terms = reader.read();
     if (terms === undefined) return this.notBashConditional(node, reader.failedAt() ?? close);
-    for (const token of tokens) if (token.operator) this.cover(token.node);
+    for (const token of tokens) if (!token.node.isNamed) this.cover(token.node);
     for (const term of terms) this.conditionalTerm(term, node, depth);
   }
 

@@ -138,6 +138,8 @@ export const MODELLED_NODE_TYPES: ReadonlyMap<string, NodeTypeModel> = new Map([
 export const MODELLED_TOKENS: ReadonlySet<string> = new Set(
   [
     ...'; && || | |& & ( ) { } ! $ " ` $( $(( $[ ${ } (( )) [[ ]] [ ]'.split(" "),
+    // `..` only inside a brace expression such as `{1..3}`, which is read whole.
+    "..",
     ..."if then elif else fi for select in do done while until case esac function".split(" "),
     ..."declare typeset export local readonly unset unsetenv".split(" "),
     ..."> >> >| &> &>> < <& >& <&- >&- << <<- <<< <( >(".split(" "),

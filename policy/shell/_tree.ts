@@ -71,12 +71,22 @@ const BRACKET_PLACEHOLDER = "X";
 // the next parse then shows; each round replaces at least one.
 const MAX_BRACKET_ROUNDS = 8;
 
-/** Offsets of every `[` that the tree reads as the start of a test expression. */
+/**
+ * Offsets of every `[` that the tree reads as the start of a test expression,
+ * or that starts a syntax error (`[ a && b ]` is one for tree-sitter).
+ */
 function singleBracketTests(tree: Tree): number[] {
   const offsets: number[] = [];
   for (const test of tree.rootNode.descendantsOfType("test_command")) {
     const open = test?.child(0);
     if (open?.type === "[") offsets.push(open.startIndex);
+  }
+  if (tree.rootNode.hasError) {
+    for (const error of tree.rootNode.descendantsOfType("ERROR")) {
+      for (const child of error?.children ?? []) {
+        if (child?.type === "[" && !child.isNamed) offsets.push(child.startIndex);
+      }
+    }
   }
   return offsets;
 }
