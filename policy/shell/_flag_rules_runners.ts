@@ -46,11 +46,12 @@ const denoTest: OptionGrammar = {
   long: {
     ...Object.fromEntries(DENO_PERMISSIONS.split(" ").map((name) => [name, anyValue])),
     ...flags(
-      "no-prompt no-check quiet doc parallel trace-leaks trace-ops clean permit-no-files hide-stacktraces " +
-        "no-remote no-npm cached-only no-lock no-config watch no-clear-screen coverage-raw-data-only help " +
-        "unstable",
+      "no-prompt quiet doc parallel trace-leaks trace-ops clean permit-no-files hide-stacktraces " +
+        "no-remote no-npm cached-only no-lock no-config no-clear-screen coverage-raw-data-only help unstable",
     ),
     check: anyValue,
+    "no-check": anyValue,
+    watch: anyValue,
     "fail-fast": anyValue,
     shuffle: anyValue,
     seed: { value: "required" },
@@ -95,24 +96,30 @@ const npmTest: OptionGrammar = {
   afterBoundary: (words, context) => passedOnProblem(words, "the test script", context),
 };
 
+// `-p no:NAME` switches a plugin off; `-p NAME` loads one.
+const pluginOff: OptionDef = {
+  value: "required",
+  check: (_word, value) =>
+    value.startsWith("no:") ? undefined : "loads a plugin (only `-p no:NAME` runs without asking)",
+};
+
 const pytest: OptionGrammar = {
   program: "pytest",
   short: {
     ...flags("v q x s l h V"),
-    k: { value: "required" },
-    m: { value: "required" },
-    r: { value: "required" },
-    n: { value: "required" },
+    ...valued("k m r n W"),
+    p: pluginOff,
   },
   long: {
     ...flags(
       "verbose quiet exitfirst lf last-failed ff failed-first nf new-first sw stepwise stepwise-skip " +
         "co collect-only showlocals full-trace strict-markers strict-config disable-warnings no-header " +
         "no-summary setup-show setup-only setup-plan runxfail cache-show cache-clear doctest-modules " +
-        "markers fixtures fixtures-per-test version help",
+        "markers fixtures fixtures-per-test version help no-cov strict",
     ),
     ...valued(
-      "maxfail durations durations-min tb color capture deselect import-mode last-failed-no-failures lfnf verbosity",
+      "maxfail durations durations-min tb color capture deselect import-mode last-failed-no-failures lfnf " +
+        "verbosity pythonwarnings timeout reruns doctest-glob",
     ),
     ignore: requiredPath,
     "ignore-glob": requiredPath,
@@ -167,6 +174,8 @@ const cargoTest: OptionGrammar = {
         "ignore-rust-version timings help",
     ),
     ...valued("bin test example bench package exclude jobs features profile color message-format"),
+    "target-dir": requiredPath,
+    "manifest-path": requiredPath,
     // A target may be a JSON specification file, which can name the linker to run.
     target: {
       value: "required",
@@ -176,6 +185,8 @@ const cargoTest: OptionGrammar = {
   },
   afterBoundary: (words, context) => readOptions(words, libtest, context).problem,
 };
+
+const GO_OUTPUT_FLAGS = ["coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace"];
 
 const GO_TEST_BINARY_FLAGS = "v run count short timeout failfast parallel bench benchtime benchmem skip list " +
   "cpu shuffle fullpath";
@@ -198,6 +209,11 @@ const goTest: OptionGrammar = {
     ...goTestBinaryFlags("test."),
     // Boolean-like: only `-buildvcs=false`; a following word is a package.
     buildvcs: anyValue,
+    // Files go test writes: inside the workspace only.
+    ...Object.fromEntries(
+      GO_OUTPUT_FLAGS.flatMap((name) => [[name, requiredPath], [`test.${name}`, requiredPath]]),
+    ),
+    o: requiredPath,
     h: {},
     help: {},
   },
@@ -213,7 +229,10 @@ const goTest: OptionGrammar = {
   afterBoundary: (words, context) => {
     for (const word of words) {
       const match = /^--?test\.([^=]+)/.exec(word.value ?? "");
-      if (match !== null && !GO_TEST_BINARY_FLAGS.split(" ").includes(match[1])) {
+      const known = GO_TEST_BINARY_FLAGS.split(" ").includes(match?.[1] ?? "") ||
+        GO_OUTPUT_FLAGS.includes(match?.[1] ?? "");
+      // Output files are judged as paths with the other words below.
+      if (match !== null && !known) {
         return `${shown(word)} is not a test binary flag known to be harmless (it may write a profile or log file)`;
       }
     }

@@ -85,7 +85,9 @@ export function readOptions(
   const checkValue = (def: OptionDef, option: string, word: BashWord, value: string | undefined) => {
     if (value === undefined || def.check === undefined) return undefined;
     const problem = def.check(word, value, context);
-    return problem === undefined ? undefined : `the value \`${value}\` of \`${option}\` (in ${shown(word)}) ${problem}`;
+    if (problem === undefined) return undefined;
+    const within = word.value === value ? "" : ` (in ${shown(word)})`;
+    return `the value \`${value}\` of \`${option}\`${within} ${problem}`;
   };
   for (let i = 0; i < args.length; i++) {
     const word = args[i];
