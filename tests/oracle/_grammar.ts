@@ -149,7 +149,26 @@ function argWord(inner: Arb): Arb {
     [1, pick("a#b", "a.txt#x", "#x", "a#$(rm a.txt)", "'#'", "\\#x")],
     [
       2,
-      fc.tuple(pick("$(%)", '"$(%)"', "`%`", '"`%`"', "${x:-$(%)}", "<(%)", ">(%)", "$(( $(%) ))", "a$(%)b"), inner)
+      fc.tuple(
+        pick(
+          "$(%)",
+          '"$(%)"',
+          "`%`",
+          '"`%`"',
+          "${x:-$(%)}",
+          '${x:-"$(%)"}',
+          "${HOME/$(%)/}",
+          "<(%)",
+          ">(%)",
+          "$(( $(%) ))",
+          "a$(%)b",
+          // `$((` is arithmetic unless it cannot be, then bash reads it as `$( (`.
+          "$((%) )",
+          "$( (%) )",
+          "$(cat <<EOF\n$(%)\nEOF\n)",
+        ),
+        inner,
+      )
         .map(([form, line]) => form.replace("%", line)),
     ],
   );
@@ -493,6 +512,8 @@ function simpleCommand(inner: Arb): Arb {
   const command = weighted([12, allowlistedCommand(inner)], [1, pick(...DENIED)]);
   return fc.tuple(
     weighted([8, fc.constant("")], [1, joined(pick(...ASSIGNMENTS), " ", 1, 2)]),
+    // A redirection may come before the command name too.
+    weighted([10, fc.constant("")], [1, redirection(inner)]),
     command,
     weighted([4, fc.constant("")], [2, joined(redirection(inner), " ", 1, 2)]),
   ).map((parts) => parts.filter((part) => part !== "").join(" "));
@@ -516,7 +537,12 @@ function testCommand(inner: Arb): Arb {
     [1, fc.tuple(primary, pick("-a", "-o"), primary).map(([a, op, b]) => `${a} ${op} ${b}`)],
     [1, primary.map((p) => `\\( ${p} \\)`)],
     // What tree-sitter once read as test operators and bash reads as operators and redirections.
-    [1, fc.tuple(operand, pick(">", "<", ">>", "||", "&&", "|", ";"), inner).map(([a, op, b]) => `${a} ${op} ${b}`)],
+    [
+      4,
+      fc.tuple(operand, pick(">", "<", ">>", "||", "&&", "|", ";", "&", "|&"), inner).map(([a, op, b]) =>
+        `${a} ${op} ${b}`
+      ),
+    ],
   );
   return fc.tuple(pick("[ % ]", "test %", "[ % ] && true", "! [ % ]"), expression)
     .map(([form, e]) => form.replace("%", e));
@@ -614,14 +640,39 @@ function compound(line: Arb, command: Arb): Arb {
     [1, body.map((b) => `f() { ${b}; } > /dev/null; f`)],
     [1, body.map((b) => `coproc ${b}`)],
     [1, body.map((b) => `coproc c { ${b}; }`)],
-    [2, testCommand(line)],
+    [4, testCommand(line)],
     [2, doubleBracket(line)],
     [2, arithmetic(line)],
+    // `((` opens arithmetic unless it cannot be, then bash reads two subshells.
+    [1, body.map((b) => `((${b}) )`)],
+    [1, body.map((b) => `( (${b}) )`)],
     [2, hereDocument(line, command)],
+    // Two here-documents on one line: the bodies follow in order.
+    [1, fc.tuple(command, line).map(([c, l]) => `${c} <<A; cat <<B\na\nA\n$(${l})\nB`)],
+    [1, fc.tuple(command, line).map(([c, l]) => `${c} <<A <<B\nA\n${l}\nB`)],
   );
 }
 
-const SEPARATORS = ["; ", " && ", " || ", " | ", " |& ", " & ", "\n", ";\n", " &\n", " ;; ", "\n\n", " # c\n"];
+const SEPARATORS = [
+  "; ",
+  " && ",
+  " || ",
+  " | ",
+  " |& ",
+  " & ",
+  "\n",
+  ";\n",
+  " &\n",
+  " ;; ",
+  "\n\n",
+  " # c\n",
+  ";#c\n",
+  "\r\n",
+  " \t",
+  "\u00a0; ",
+  " \\\n&& ",
+  "|\\\n",
+];
 
 /** Inserts a line continuation (backslash-newline) at position `at` of `line`, wherever that falls. */
 function continueLineAt(line: string, at: number): string {
@@ -662,6 +713,7 @@ export const bashLine: Arb = fc.letrec<{ line: string; element: string }>((tie) 
         ),
       },
       { weight: 1, arbitrary: fc.tuple(tie("element"), fc.nat()).map(([l, at]) => continueLineAt(l, at)) },
+      { weight: 1, arbitrary: tie("element").map((l) => `${l}\\`) },
     ),
   };
 }).line;
