@@ -524,8 +524,9 @@ const TEST_BINARY = ["=", "==", "!=", "-eq", "-ne", "-lt", "-gt", "-nt", "-ot", 
 const TEST_OPERANDS = ["a.txt", "sub", "x", '"$x"', "1", "2", "''", "-rf", "'x[$(rm a.txt)]'", "x[1]"];
 
 /** `[ ... ]` and `test ...`, with operators, negation, `-a`/`-o`, parentheses, and the odd `<`, `>`, `||` inside. */
-function testCommand(inner: Arb): Arb {
+function testCommand(inner: Arb, command: Arb): Arb {
   const operand = weighted([6, pick(...TEST_OPERANDS)], [1, argWord(inner)]);
+  const after = weighted([3, command], [1, inner]);
   const primary = weighted(
     [3, fc.tuple(pick(...TEST_UNARY), operand).map(([op, x]) => `${op} ${x}`)],
     [3, fc.tuple(operand, pick(...TEST_BINARY), operand).map(([a, op, b]) => `${a} ${op} ${b}`)],
@@ -539,7 +540,7 @@ function testCommand(inner: Arb): Arb {
     // What tree-sitter once read as test operators and bash reads as operators and redirections.
     [
       4,
-      fc.tuple(operand, pick(">", "<", ">>", "||", "&&", "|", ";", "&", "|&"), inner).map(([a, op, b]) =>
+      fc.tuple(operand, pick(">", "<", ">>", "||", "&&", "|", ";", "&", "|&"), after).map(([a, op, b]) =>
         `${a} ${op} ${b}`
       ),
     ],
@@ -640,7 +641,7 @@ function compound(line: Arb, command: Arb): Arb {
     [1, body.map((b) => `f() { ${b}; } > /dev/null; f`)],
     [1, body.map((b) => `coproc ${b}`)],
     [1, body.map((b) => `coproc c { ${b}; }`)],
-    [4, testCommand(line)],
+    [4, testCommand(line, command)],
     [2, doubleBracket(line)],
     [2, arithmetic(line)],
     // `((` opens arithmetic unless it cannot be, then bash reads two subshells.
@@ -692,6 +693,8 @@ export const bashLine: Arb = fc.letrec<{ line: string; element: string }>((tie) 
       { depthSize: "small", withCrossShrink: true },
       { weight: 10, arbitrary: command },
       { weight: 4, arbitrary: compound(line, command) },
+      // `[`/`test` on their own too: the construct tree-sitter and bash read most differently.
+      { weight: 1, arbitrary: testCommand(line, command) },
       { weight: 1, arbitrary: fc.tuple(pick("! ", "time ", "time -p ", "! time "), line).map((p) => p.join("")) },
       { weight: 1, arbitrary: fc.tuple(line, pick(" &", " & wait")).map((p) => p.join("")) },
     ),
