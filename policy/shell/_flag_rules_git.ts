@@ -110,6 +110,7 @@ const branch: OptionGrammar = {
 
 const tag: OptionGrammar = {
   program: "git tag",
+  optionalShortValue: "attached",
   short: { ...flags("l i"), n: anyValue },
   long: {
     ...flags("list ignore-case no-color no-column omit-empty"),

@@ -45,6 +45,12 @@ export interface OptionGrammar {
   afterBoundary?: (words: readonly BashWord[], context: FlagContext) => string | undefined;
   /** Words that end the options like `--` does (Go's `-args`). */
   boundaries?: readonly string[];
+  /**
+   * How a short option's optional value is written: `attached` (getopt, git:
+   * `-n5`); by default both `-Rx` readings are judged, as a value and as
+   * further letters (clap needs `-R=x`).
+   */
+  optionalShortValue?: "attached";
 }
 
 /** What a grammar read: the problem, if any, and the operands before any boundary. */
@@ -165,6 +171,14 @@ export function readOptions(
         problem = checkValue(def, option, valueWord, given.slice(1));
       }
       if (problem !== undefined) return fail(problem);
+      // clap's optional values need `=` (`-R=x`), so `-Rc` is `-R -c`: judge
+      // the rest as letters too, unless the grammar says values attach.
+      const rest = value.slice(letter + 1);
+      if (
+        def.value === "optional" && rest !== "" && !rest.startsWith("=") && grammar.optionalShortValue !== "attached"
+      ) {
+        continue;
+      }
       break;
     }
   }

@@ -120,6 +120,10 @@ describe("flag rules: the gaps of issue 12", () => {
         "pytest -qc/tmp/ini",
         "python -m pytest -x -o addopts=x",
         "deno test -Ac /tmp/deno.json",
+        // clap reads `-Rc/x` as `-R -c/x` (optional values need `=`).
+        "deno test -Rc/tmp/deno.json",
+        "deno test -RWc=/tmp/deno.json",
+        "deno test -R -Ec/tmp/x",
         "deno test -qc x",
         "cargo test -Zunstable-options",
         "cargo test -vC /tmp",
