@@ -428,6 +428,30 @@ export const CORPUS: readonly string[] = [
   "uname -m; whoami; date +%s",
 ];
 
+/**
+ * Lines the grammar fuzzer (`_fuzz.ts`) found disagreeing with bash, shrunk,
+ * kept as regressions. They are judged with the default allowlist (test
+ * runners included), so that the runner flags that write elsewhere count.
+ */
+export const FUZZ_REGRESSIONS: readonly string[] = [
+  // Before the fix (5a812df): `[ ... ]` read as an expression, so what bash runs inside it went unseen.
+  "[ 1 | uname ]",
+  "! [ 1 | uname ]",
+  "[ '' & find ]",
+  "[ a || ls ]",
+  "[ a > out.txt ]",
+  "[ a ] > out.txt",
+  // Test-runner flags that write outside the workspace.
+  "deno test --coverage=/tmp/cov",
+  "deno test --coverage=../cov",
+  "deno test --coverage=../cov --no-check",
+  "npm test --cache=/tmp/c",
+  "npm run test --logs-dir=/tmp/l a.txt",
+  "! ls; npm run test --logs-dir=/tmp/l a.txt",
+  // An oracle false positive once (sort's spill file): must stay allowed and clean.
+  "sort -m",
+];
+
 // Fragments the generator composes. Allowed ones dominate so that a fair part
 // of the generated lines are allowed, which is where bypasses would hide.
 const ALLOWED_COMMANDS = [

@@ -11,7 +11,8 @@ import fc from "fast-check";
 import { ExecTracer } from "./_exec_trace.ts";
 import { formatFuzzReport, fuzz, kindOf } from "./_fuzz.ts";
 import { bashLine } from "./_grammar.ts";
-import { compareRun } from "./_oracle.ts";
+import { compareRun, judgeCommand } from "./_oracle.ts";
+import { FUZZ_REGRESSIONS } from "./_corpus.ts";
 import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 
@@ -136,6 +137,15 @@ describe("grammar fuzzer", () => {
     assert.deepEqual(await kinds("ls -la", ["ls", "-la"]), []);
     assert.deepEqual(await kinds("sort -m < a.txt", ["sort", "-m"]), []);
     assert.ok((await kinds("sort -m -T /tmp < a.txt; : > /tmp/left", ["sort"])).includes("write by the shell"));
+  });
+
+  test("the fuzzer's past findings stay fixed", async (t) => {
+    if (!tracer) return t.skip(skip || "no tracer");
+    const outcomes = await Promise.all(
+      FUZZ_REGRESSIONS.map((line) => judgeCommand(tracer!, line, DEFAULT_COMMAND_ALLOWLIST, 5000)),
+    );
+    const failing = outcomes.filter((outcome) => outcome.check.verdict === "allow" && outcome.bypasses.length > 0);
+    assert.deepEqual(failing.map((outcome) => `${outcome.command} -> ${outcome.bypasses[0].ran}`), []);
   });
 
   test(`${RUNS} generated lines: no allowed line starts, writes or connects what the checker did not account for`, async (t) => {
