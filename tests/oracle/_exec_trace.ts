@@ -1,7 +1,7 @@
 /**
  * Runs a command line for real and records what it started: inside a throwaway
  * bubblewrap sandbox (read-only root, a fresh workspace on a tmpfs, no network,
- * killed with its parent and after a timeout), under `strace -ff -e
+ * killed with its parent and after a timeout), under `strace --seccomp-bpf -ff -e
  * trace=execve,...`, with bash's xtrace on.
  *
  * Why strace rather than a PATH of recording stand-ins: the kernel reports
@@ -240,7 +240,7 @@ export class ExecTracer {
     // The wrapper runs before strace starts, so its own cp and mkdir are not traced.
     const wrapper = [
       `mkdir -p ${SANDBOX_WORKDIR} && cp -a /tmp/oracle/fixture/. ${SANDBOX_WORKDIR}/ && cd ${SANDBOX_WORKDIR} || exit 97`,
-      `strace -ff -qq -xx -s 1000000 -e trace=${TRACED_CALLS} -e signal=none` +
+      `strace --seccomp-bpf -ff -qq -xx -s 1000000 -e trace=${TRACED_CALLS} -e signal=none` +
       " -o /tmp/oracle/out/trace -E SHELLOPTS=xtrace -E BASH_XTRACEFD=9 -E 'PS4=+ '" +
       ` -- ${this.#shell} -c "$1" 9>/tmp/oracle/out/xtrace </dev/null >/dev/null 2>/tmp/oracle/out/wrapper.log`,
       // strace waits for every process it follows, so the workspace is settled
