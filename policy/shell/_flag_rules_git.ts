@@ -163,9 +163,11 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     return undefined;
   }
   if (sub === "stash") {
+    // `git stash show` is a diff: judged like one (and needs the sandbox, as diffs do).
+    if (args[0]?.value === "show") return looseProblem(args.slice(1));
     if (args[0]?.value !== "list") {
       const what = args[0] === undefined ? "`git stash`" : `\`git stash ${args[0].text}\``;
-      return `${what} changes the stash or the working tree, or shows diffs through configured programs (only \`git stash list\` runs without asking)`;
+      return `${what} changes the stash or the working tree (only \`git stash list\` and \`git stash show\` run without asking)`;
     }
     return read(stashList, args.slice(1)).problem;
   }
@@ -227,11 +229,16 @@ export const gitRule: Rule = (args, name, context) => {
   const sub = args[index]?.value;
   const rest = args.slice(index + 1);
   if (sub !== undefined && LISTING.has(sub)) return listing(sub, rest, context);
-  for (const word of rest) {
+  return looseProblem(rest);
+};
+
+/** The options of a reading subcommand (`log`, `diff`, ...) that write files or start programs. */
+function looseProblem(args: readonly BashWord[]): string | undefined {
+  for (const word of args) {
     if (word.value === undefined) continue;
     if (word.value === "--") break;
     const problem = looseDanger(word);
     if (problem !== undefined) return problem;
   }
   return undefined;
-};
+}

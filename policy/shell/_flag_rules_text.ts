@@ -210,16 +210,47 @@ const testOperators = optionRule({
   effect: "tests a variable by name, which evaluates array subscripts that can run commands",
 });
 
+const BINARY_TEST_OPERATORS = new Set([
+  "=",
+  "==",
+  "!=",
+  "<",
+  ">",
+  "-eq",
+  "-ne",
+  "-lt",
+  "-le",
+  "-gt",
+  "-ge",
+  "-nt",
+  "-ot",
+  "-ef",
+  "-a",
+  "-o",
+]);
+
+/** A word known only at run time that stays one word (fully double-quoted). */
+function quotedDynamic(word: BashWord): boolean {
+  return word.value === undefined && /^"(?:[^"\\]|\\.)*"$/s.test(word.text);
+}
+
 /**
  * `test` and `[`: `-v` and `-R` ask. A word known only at run time could
- * become `-v` before another argument; as the last argument, fully double
- * quoted (one word, whatever it holds), it can only be an operand.
+ * become `-v` before another argument, so it asks unless bash's rules by
+ * argument count make it an operand whatever it holds: fully double-quoted
+ * (one word), and last, or around a static binary operator in the
+ * three-argument form (`[ "$(uname)" = Linux ]`, also after `!`).
  */
 const testRule: Rule = (args, name, context) => {
   const operands = name === "[" && args.at(-1)?.value === "]" ? args.slice(0, -1) : args;
+  const safe = new Set<BashWord>();
   const last = operands.at(-1);
-  const quotedLast = last !== undefined && last.value === undefined && /^"(?:[^"\\]|\\.)*"$/s.test(last.text);
-  return testOperators(quotedLast ? args.filter((arg) => arg !== last) : args, name, context);
+  if (last !== undefined && quotedDynamic(last)) safe.add(last);
+  const binary = (at: number) => BINARY_TEST_OPERATORS.has(operands[at]?.value ?? "");
+  const unsplit = operands.every((word) => word.value !== undefined || quotedDynamic(word));
+  if (unsplit && operands.length === 3 && binary(1)) safe.add(operands[0]);
+  if (unsplit && operands.length === 4 && operands[0].value === "!" && binary(2)) safe.add(operands[1]);
+  return testOperators(args.filter((arg) => !safe.has(arg)), name, context);
 };
 
 /** The rules for text and file tools, by program name. */

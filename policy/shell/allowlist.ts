@@ -104,6 +104,7 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git --no-pager branch",
   "git --no-pager tag",
   "git --no-pager stash list",
+  "git stash show",
   "git describe",
   "git grep",
   "git ls-tree",
@@ -117,11 +118,14 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
     "node deno npm bun python python3 pip pip3 uv git java javac gcc g++ clang make cmake tsc ruby gem perl docker",
   ),
   "=java -version",
+  ...["=python -V", "=python3 -V", "=pip -V", "=pip3 -V", "=deno -V", "=uv -V", "=ruby -v", "=perl -v", "=tsc -v"],
+  ...["=make -v", "=docker -v", "=bun -v", "=git version"],
   // These start a program the project chooses (.yarnrc.yml's yarnPath and
   // packageManager, rust-toolchain.toml's toolchain, go.mod's toolchain, a
   // php.ini in the current folder), so they need the sandbox.
   ...versionQueries("yarn pnpm cargo rustc rustup php").map((entry) => `sandbox: ${entry}`),
   "sandbox: =go version",
+  ...["=yarn -v", "=pnpm -v", "=cargo -V", "=rustc -V", "=php -v"].map((entry) => `sandbox: ${entry}`),
   "=node -v",
   "=npm -v",
   // Test runners.

@@ -403,6 +403,8 @@ describe("flag rules: sed, test and cd", () => {
 
   test("sed that writes or runs asks", async () => {
     const cases: [string, string][] = [
+      ["git stash show --ext-diff", "`--ext-diff`"],
+      ["git stash show --output=x", "`--output=x`"],
       ["sed -i s/a/b/ f", "`-i`"],
       ["sed -i.bak s/a/b/ f", "`-i.bak`"],
       ["sed s/a/b/ -i f", "`-i`"],
@@ -424,7 +426,18 @@ describe("flag rules: sed, test and cd", () => {
   });
 
   test("test and [ run with their arguments; -v and -R ask", async () => {
-    for (const command of ["test -f x && echo y", "[ -f x ] && echo y", 'test -n "$X"', "[ a = b ] || ls"]) {
+    for (
+      const command of [
+        "test -f x && echo y",
+        "[ -f x ] && echo y",
+        'test -n "$X"',
+        "[ a = b ] || ls",
+        '[ "$(uname)" = Linux ]',
+        '[ ! "$X" -eq 1 ]',
+        'test -z "$(git status --porcelain)"',
+        '[ "$A" != "$B" ]',
+      ]
+    ) {
       await allows(command);
     }
     for (
@@ -437,6 +450,10 @@ describe("flag rules: sed, test and cd", () => {
         'test "$X" y',
         '[ "$X" "a[$(rm x)]" ]',
         "[ $X ]",
+        // Unquoted, `$X` may split into `-v 'a[$(id)]'` and change the form.
+        "[ $X = y ]",
+        '[ "$X" "$Y" = z ]',
+        '[ ! "$X" "$Y" ]',
       ]
     ) {
       await asks(command);
@@ -472,7 +489,18 @@ describe("flag rules: sed, test and cd", () => {
 
 describe("flag rules: version and help queries", () => {
   test("exact queries of common tools run", async () => {
-    for (const command of ["node --version", "node -v", "python3 --version", "deno --version", "npm --help"]) {
+    for (
+      const command of [
+        "node --version",
+        "node -v",
+        "python3 --version",
+        "python3 -V",
+        "deno --version",
+        "npm --help",
+        "git version",
+        "git stash show -p",
+      ]
+    ) {
       await allows(command);
     }
   });
