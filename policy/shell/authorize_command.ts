@@ -7,8 +7,8 @@
  */
 import { ToolError } from "../../core/errors.ts";
 import type { ChoiceSource } from "../../core/host.ts";
-import { checkCommand, type CommandCheck, type SandboxState } from "./check_command.ts";
-import { bubblewrapStatus, type SandboxMode } from "../sandbox.ts";
+import { checkCommand, type CommandCheck, machineSandboxState, type SandboxState } from "./check_command.ts";
+import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
 import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
 import type { PolicyState } from "../state.ts";
@@ -47,12 +47,9 @@ export interface AuthorizeCommandOptions {
  * console.log(await sessionSandboxState("off")); // { available: false, reason: "..." }
  * ```
  */
-export async function sessionSandboxState(mode: SandboxMode = "auto"): Promise<SandboxState> {
-  if (mode === "off") return { available: false, reason: "the session's sandbox mode is `off`" };
-  const status = await bubblewrapStatus();
-  return status.path === undefined
-    ? { available: false, reason: status.reason ?? "bubblewrap does not work here" }
-    : { available: true };
+export function sessionSandboxState(mode: SandboxMode = "auto"): Promise<SandboxState> {
+  if (mode === "off") return Promise.resolve({ available: false, reason: "the session's sandbox mode is `off`" });
+  return machineSandboxState();
 }
 
 /** Why a command may run. */

@@ -8,9 +8,9 @@
  * (`2>&1`), no executable is named by path, there is no backquote, no
  * assignment, no newline or `&` between commands, and every `$(...)` would
  * itself run without asking. Whatever the parser does not fully account for
- * asks. A command that runs code the project controls (tests, scripts, git
- * with its configured programs) runs without asking only when the OS sandbox
- * works.
+ * asks. `cd DIR` counts as allowed when DIR stays inside the workspace. A
+ * command that runs code the project controls (tests, scripts, git with its
+ * configured programs) runs without asking only when the OS sandbox works.
  *
  * @module
  */
@@ -223,7 +223,7 @@ export async function checkCommand(
   const projectCode = commands.filter((found) => found.projectCode);
   let sandbox: CommandCheck["sandbox"] = { needed: false };
   if (projectCode.length > 0) {
-    const state = options.sandbox ?? await machineSandbox();
+    const state = options.sandbox ?? await machineSandboxState();
     sandbox = { needed: true, ...state };
     if (!state.available) {
       for (const found of projectCode) {
@@ -248,7 +248,21 @@ export async function checkCommand(
   };
 }
 
-async function machineSandbox(): Promise<SandboxState> {
+/**
+ * The sandbox state of this machine: whether bubblewrap works here, from
+ * {@linkcode bubblewrapStatus} (probed once per process, cached), with the
+ * probe's error when it does not.
+ *
+ * Requires `--allow-run=bwrap` (without it the sandbox counts as unavailable).
+ *
+ * @example
+ * ```ts
+ * import { machineSandboxState } from "./check_command.ts";
+ * const state = await machineSandboxState();
+ * console.log(state.available ? "sandboxed" : `no sandbox: ${state.reason}`);
+ * ```
+ */
+export async function machineSandboxState(): Promise<SandboxState> {
   const status = await bubblewrapStatus();
   return status.path === undefined
     ? { available: false, reason: status.reason ?? "bubblewrap does not work here" }
