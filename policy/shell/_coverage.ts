@@ -39,6 +39,18 @@ export function joinsWord(char: string | undefined): boolean {
   return char !== undefined && !/[\s;&|()<>]/.test(char);
 }
 
+/**
+ * Whether the character before a line continuation at `start` glues it to a
+ * word: a word character, or an operator character escaped by a backslash
+ * (`\|\⏎-` is the one word `|-`).
+ */
+export function joinsWordBefore(source: string, start: number): boolean {
+  if (joinsWord(source[start - 1])) return true;
+  let backslashes = 0;
+  while (source[start - 2 - backslashes] === "\\") backslashes++;
+  return start >= 1 && backslashes % 2 === 1;
+}
+
 /** Where a run of line continuations starting at `start` ends. */
 export function continuationEnd(source: string, start: number): number {
   let end = start;
@@ -74,7 +86,7 @@ export function checkCoverage(input: CoverageInput): CoverageResult {
         // is `trap`, while the parser reads two words. Only a continuation
         // with a blank or an operator on one side separates words.
         const after = continuationEnd(source, i);
-        if (joinsWord(source[i - 1]) && joinsWord(source[after])) {
+        if (joinsWordBefore(source, i) && joinsWord(source[after])) {
           return { notUnderstood: continuationJoinsReason(source, i, after), problems: [] };
         }
         i = after - 1;

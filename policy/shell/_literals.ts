@@ -127,8 +127,11 @@ const ANSI_C_SIMPLE: Record<string, string> = {
   "?": "?",
 };
 
-/** Decodes the inside of `$'...'` as bash does; NUL ends the string. */
-export function decodeAnsiC(body: string): string {
+/**
+ * Decodes the inside of `$'...'` as bash does; NUL ends the string.
+ * `undefined` when the result depends on the locale or is not text.
+ */
+export function decodeAnsiC(body: string): string | undefined {
   let out = "";
   for (let i = 0; i < body.length; i++) {
     const char = body[i];
@@ -141,25 +144,58 @@ export function decodeAnsiC(body: string): string {
       out += ANSI_C_SIMPLE[next];
       continue;
     }
+    let unknown = false;
     const numeric = (pattern: RegExp, radix: number, skip: number) => {
       const match = pattern.exec(body.slice(i + skip));
       if (match === null) return false;
-      out += String.fromCodePoint(parseInt(match[0], radix));
+      // Above ASCII, bash makes a raw byte (\x, octal) or a character in
+      // the locale's encoding (\u, \U): what the command gets depends on it.
+      const code = parseInt(match[0], radix);
+      if (code >= 0x80) unknown = true;
+      else out += String.fromCharCode(code);
       i += skip + match[0].length - 1;
       return true;
     };
-    if (/[0-7]/.test(next) && numeric(/^[0-7]{1,3}/, 8, 0)) continue;
-    if (next === "x" && numeric(/^[0-9a-fA-F]{1,2}/, 16, 1)) continue;
-    if (next === "u" && numeric(/^[0-9a-fA-F]{1,4}/, 16, 1)) continue;
-    if (next === "U" && numeric(/^[0-9a-fA-F]{1,8}/, 16, 1)) continue;
+    if (/[0-7]/.test(next) && numeric(/^[0-7]{1,3}/, 8, 0)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "x" && numeric(/^[0-9a-fA-F]{1,2}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "u" && numeric(/^[0-9a-fA-F]{1,4}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "U" && numeric(/^[0-9a-fA-F]{1,8}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
     if (next === "c" && i + 1 < body.length) {
-      out += String.fromCharCode(body.charCodeAt(++i) & 0x1f);
+      const control = body[++i];
+      if (control.charCodeAt(0) >= 0x80) return undefined;
+      // bash reads `\c\\` as control-backslash, and `\c?` as DEL.
+      if (control === "\\" && body[i + 1] === "\\") i++;
+      out += control === "?" ? "\x7f" : String.fromCharCode(control.toUpperCase().charCodeAt(0) & 0x1f);
       continue;
     }
     out += `\\${next}`;
   }
   const nul = out.indexOf("\0");
   return nul === -1 ? out : out.slice(0, nul);
+}
+
+/**
+ * Where bash ends a `$'...'` string that starts `text`: after the first quote
+ * that no backslash escapes (`\\` is an escaped backslash).
+ */
+export function ansiCStringEnd(text: string): number {
+  for (let i = 2; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === "'") return i + 1;
+  }
+  return -1;
 }
 
 /** The delimiter of a here-document as bash compares it: quotes removed. */

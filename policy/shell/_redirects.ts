@@ -9,7 +9,7 @@
 import type { Node } from "web-tree-sitter";
 import type { BashSimpleCommand } from "./_tree.ts";
 import { heredocDelimiter, quoteSource, readLiteral } from "./_literals.ts";
-import { continuationEnd, continuationJoinsReason, joinsWord } from "./_coverage.ts";
+import { continuationEnd, continuationJoinsReason, joinsWord, joinsWordBefore } from "./_coverage.ts";
 import { children, REDIRECT_TYPES, STATEMENT_TOKENS } from "./_walker_base.ts";
 import { WordWalker } from "./_words.ts";
 
@@ -202,7 +202,7 @@ export abstract class RedirectWalker extends WordWalker {
       for (let i = child.startIndex; i < child.endIndex; i++) {
         if (this.source[i] !== "\\" || this.source[i + 1] !== "\n") continue;
         const after = continuationEnd(this.source, i);
-        if (joinsWord(this.source[i - 1]) && joinsWord(this.source[after])) {
+        if (joinsWordBefore(this.source, i) && joinsWord(this.source[after])) {
           this.notUnderstood(continuationJoinsReason(this.source, i, after));
           break;
         }

@@ -205,6 +205,8 @@ export class Walker extends ConditionalWalker {
         this.commandNames.add(inner[0].startIndex);
       } else if (field === "argument" && child.isNamed) {
         words.push(child);
+      } else if (this.literalDollar(child)) {
+        words.push(child);
       } else if (child.type === "$") {
         this.cover(child);
         finding.problems.push(
@@ -214,7 +216,13 @@ export class Walker extends ConditionalWalker {
         this.unexpected(child, quoteSource(this.text(node)));
       }
     }
-    finding.words = words.map((word) => this.word(word, depth));
+    const joined: Node[][] = [];
+    for (const word of words) {
+      const last = joined.at(-1);
+      if (last !== undefined && last[last.length - 1].endIndex === word.startIndex) last.push(word);
+      else joined.push([word]);
+    }
+    finding.words = joined.map((nodes) => this.joinedWord(nodes, depth));
     for (const redirect of redirects) {
       this.redirect(redirect, finding, depth);
       const before = words.find((word) => word.endIndex === redirect.startIndex);

@@ -7,7 +7,15 @@
  */
 import type { Node } from "web-tree-sitter";
 import type { BashWord } from "./_tree.ts";
-import { decodeAnsiC, joinParts, quoteSource, readLiteral, STATIC_EMPTY, type WordParts } from "./_literals.ts";
+import {
+  ansiCStringEnd,
+  decodeAnsiC,
+  joinParts,
+  quoteSource,
+  readLiteral,
+  STATIC_EMPTY,
+  type WordParts,
+} from "./_literals.ts";
 import { children, REDIRECT_TYPES, WalkerBase } from "./_walker_base.ts";
 
 const ARITHMETIC_ASSIGNMENTS = new Set(
@@ -94,15 +102,25 @@ export abstract class WordWalker extends WalkerBase {
 
   /** Reads one word and walks every substitution inside it. */
   word(node: Node, depth: number): BashWord {
-    const parts = this.wordParts(node, depth, false);
+    return this.joinedWord([node], depth);
+  }
+
+  /**
+   * Reads nodes that touch, with no blank between them, as the one word bash
+   * reads there: the parser sometimes gives `$'a'\{` or `"a"\<` as two
+   * arguments.
+   */
+  protected joinedWord(nodes: Node[], depth: number): BashWord {
+    const parts = joinParts(nodes.map((node) => this.wordParts(node, depth, false)));
+    const text = this.source.slice(nodes[0].startIndex, nodes[nodes.length - 1].endIndex);
     const mayBeOption = parts.value !== undefined
       ? parts.value.startsWith("-")
       : parts.splits || parts.prefix === "" || parts.prefix.startsWith("-");
     return {
-      text: this.text(node),
+      text,
       value: parts.value,
       dynamic: parts.value === undefined
-        ? (parts.dynamic ?? `${quoteSource(this.text(node))} is expanded when the command runs`)
+        ? (parts.dynamic ?? `${quoteSource(text)} is expanded when the command runs`)
         : undefined,
       mayBeOption,
     };
@@ -155,6 +173,10 @@ export abstract class WordWalker extends WalkerBase {
           : this.misread(node);
       case "raw_string":
         this.cover(node);
+        if (this.text(node).slice(1, -1).includes("'")) {
+          this.notUnderstood(`bash ends the string ${quoteSource(this.text(node))} at its second quote`);
+          return { prefix: "", splits: false, dynamic: "not understood" };
+        }
         return {
           value: this.text(node).slice(1, -1),
           prefix: this.text(node).slice(1, -1),
@@ -162,7 +184,24 @@ export abstract class WordWalker extends WalkerBase {
         };
       case "ansi_c_string": {
         this.cover(node);
+        // The parser reads `\\'` in `$'a\\' ...'` as an escaped quote and
+        // runs on to a later quote, where bash ends the string.
+        const end = ansiCStringEnd(this.text(node));
+        if (end !== this.text(node).length) {
+          this.notUnderstood(
+            `bash ends the string ${quoteSource(this.text(node))} at offset ${
+              node.startIndex + end
+            }, earlier than the parser`,
+          );
+          return { prefix: "", splits: false, dynamic: "not understood" };
+        }
         const value = decodeAnsiC(this.text(node).slice(2, -1));
+        if (value === undefined) {
+          this.notUnderstood(
+            `${quoteSource(this.text(node))} holds an escape above ASCII, whose bytes depend on the locale`,
+          );
+          return { prefix: "", splits: false, dynamic: "not understood" };
+        }
         return { value, prefix: value, splits: false };
       }
       case "string":
@@ -177,7 +216,7 @@ export abstract class WordWalker extends WalkerBase {
       case "concatenation": {
         const parts: WordParts[] = [];
         for (const { child } of children(node)) {
-          if (child.isNamed) parts.push(this.wordParts(child, depth + 1, quoted));
+          if (child.isNamed || this.literalDollar(child)) parts.push(this.wordParts(child, depth + 1, quoted));
           else parts.push(this.misread(child));
         }
         return joinParts(parts);
@@ -212,9 +251,27 @@ export abstract class WordWalker extends WalkerBase {
       case "regex":
         this.pattern(node);
         return this.decidedLater(node, false, "is a pattern");
+      case "$":
+        if (this.literalDollar(node)) {
+          this.cover(node);
+          return { value: "$", prefix: "$", splits: false };
+        }
+        return this.misread(node);
       default:
         return this.misread(node);
     }
+  }
+
+  /**
+   * Whether an anonymous `$` token is a literal dollar for bash: `\$`, or
+   * `$` with nothing after it that bash expands (`a$`, `$ b`). Followed by a
+   * quote it starts `$"..."` or `$'...'`.
+   */
+  protected literalDollar(node: Node): boolean {
+    if (node.isNamed || node.type !== "$") return false;
+    const text = this.text(node);
+    if (text === "\\$") return true;
+    return text === "$" && !/^[A-Za-z0-9_{(\[@*#?$!\-'"]/.test(this.source.slice(node.endIndex, node.endIndex + 1));
   }
 
   protected misread(node: Node): WordParts {
