@@ -195,3 +195,37 @@ describe("sed scripts: generated", () => {
     );
   });
 });
+
+describe("git listing subcommands: generated", () => {
+  const listing: Record<string, { harmless: string[]; changing: string[] }> = {
+    "git branch": {
+      harmless: ["-a", "-r", "-v", "-vv", "--all", "--list", "--sort=-committerdate", "--no-color", "--merged"],
+      changing: ["-d x", "-D x", "-m x", "-M x y", "-c x", "-C x", "-f", "-u o/x", "--delete x", "--move x", "--track"],
+    },
+    "git tag": {
+      harmless: ["-l", "--list", "-n", "-n3", "--sort=v:refname", "--no-column", "--points-at HEAD"],
+      changing: ["-d x", "-a x", "-s x", "-f", "-m msg", "-F f", "-v x", "-u key", "--delete x", "-e"],
+    },
+    "git config": {
+      harmless: ["--get user.name", "--list", "-l", "--show-origin", "--global", "--local", "-z", "--type=bool"],
+      changing: ["--unset x", "--add x y", "--edit", "-e", "--replace-all x y", "--rename-section a b", "-f /x"],
+    },
+    "git remote": {
+      harmless: ["-v", "--verbose"],
+      changing: ["add x y", "remove x", "rm x", "rename a b", "set-url x y", "prune x", "update", "show x"],
+    },
+  };
+  for (const [base, { harmless, changing }] of Object.entries(listing)) {
+    test(`${base}: a changing option or operand among listing options asks (seed ${SEED})`, async () => {
+      const line = fc.tuple(
+        fc.array(fc.constantFrom(...harmless), { maxLength: 3 }),
+        fc.constantFrom(...changing),
+        fc.array(fc.constantFrom(...harmless), { maxLength: 2 }),
+      ).map(([before, bad, after]) =>
+        // git remote reads its own options only before the subcommand.
+        base === "git remote" ? [base, ...before, bad].join(" ") : [base, ...before, bad, ...after].join(" ")
+      );
+      await fc.assert(fc.asyncProperty(line, assertAsks), { seed: SEED, numRuns: RUNS });
+    });
+  }
+});
