@@ -165,6 +165,29 @@ describe("analyzeBash: quoting", () => {
     await allows('echo "${x:-a}"');
   });
 
+  test("nodes that touch are one word, as bash reads them", async () => {
+    assert.deepEqual(await commandWords("echo $'-'\\-la \"a\"\\< a\\$ \\$"), [["echo", "--la", "a<", "a$", "$"]]);
+    assert.deepEqual(await commandWords('"l"\\s'), [["ls"]]);
+    await allows('"l"\\s');
+    const find = await analyzeBash("find . $'-'\\delete");
+    assert.deepEqual(find.commands[0].words.map((word) => word.value), ["find", ".", "-delete"]);
+  });
+
+  test("$'...' ends where bash ends it", async () => {
+    // The parser reads `\\'` as an escaped quote and runs on to the last quote.
+    await asks("echo $'a\\\\' ; rm x ; #'", "earlier than the parser");
+    await asks("echo $'\\c\\\\' ; rm x ; #'", "earlier than the parser");
+    assert.deepEqual(await commandWords("echo $'a\\\\b' $'\\c\\\\x' $'\\c?' $'\\''"), [[
+      "echo",
+      "a\\b",
+      "\x1cx",
+      "\x7f",
+      "'",
+    ]]);
+    await asks("echo $'\\xe9'", "depend on the locale");
+    await asks("echo $'\\u00e9'", "depend on the locale");
+  });
+
   test("a comment starts only at the start of a word", async () => {
     assert.deepEqual(await commandWords("echo a#b"), [["echo", "a#b"]]);
     await asks("echo a#; rm x", "`rm` is not on the allowlist");
