@@ -63,6 +63,9 @@ const LONG_DANGER = [
   "submodule",
 ];
 
+/** Options whose exact names are prefixes of dangerous ones. */
+const EXACT_HARMLESS = ["text"];
+
 /**
  * Pretty formats, ref formats and sort keys that verify signatures, which runs
  * the configured gpg program (`%G?`, `%(signature)`, `--sort=signature:grade`).
@@ -76,7 +79,8 @@ function looseDanger(word: BashWord): string | undefined {
   }
   if (value.startsWith("--") && value.length > 2) {
     const given = value.slice(2).split("=", 1)[0];
-    if (given !== "" && LONG_DANGER.some((long) => long.startsWith(given))) {
+    // An option's exact name wins over abbreviations: `--text` is not `--textconv`.
+    if (given !== "" && !EXACT_HARMLESS.includes(given) && LONG_DANGER.some((long) => long.startsWith(given))) {
       return `${shown(word)} lets git write a file or start a program the configuration or attributes name`;
     }
   } else if (/^-[^-]/.test(value) && value.includes("O")) {

@@ -66,6 +66,7 @@ describe("flag rules: the gaps of issue 12", () => {
       ["deno test jsr:@evil/x", "scheme"],
       ["git diff --ext-diff", "`--ext-diff`"],
       ["git log -p --textconv", "`--textconv`"],
+      ["git log -p --textc", "`--textc`"],
       ["git show --show-signature", "`--show-signature`"],
       ["git log --format=%GS", "signatures"],
       ["git log '--pretty=format:%G?'", "signatures"],
@@ -291,6 +292,8 @@ describe("flag rules: git's listing subcommands", () => {
         "git config user.name",
         "git config --global --type=bool core.bare",
         "git --version",
+        "git log -p --text",
+        "git diff --text a b",
       ]
     ) {
       await allows(command);
