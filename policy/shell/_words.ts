@@ -410,8 +410,13 @@ export abstract class WordWalker extends WalkerBase {
         `${quoteSource(this.text(node))} is a backquote substitution; use $(...) instead`,
       );
     }
+    this.substitutionBody(node, depth, ["$(", ")", "`"]);
+  }
+
+  /** The statements of `$(...)`, `<(...)` or `>(...)`, between the given delimiters. */
+  private substitutionBody(node: Node, depth: number, delimiters: string[]): void {
     for (const { child, field } of children(node)) {
-      if (!child.isNamed && ["$(", ")", "`"].includes(child.type)) {
+      if (!child.isNamed && delimiters.includes(child.type)) {
         this.cover(child);
       } else if (field === "redirect" && REDIRECT_TYPES.has(child.type)) {
         // `$(< file)`: bash reads the file without running a command.
@@ -436,16 +441,6 @@ export abstract class WordWalker extends WalkerBase {
   }
 
   protected processSubstitution(node: Node, depth: number): void {
-    for (const { child } of children(node)) {
-      if (!child.isNamed && ["<(", ">(", ")"].includes(child.type)) {
-        this.cover(child);
-      } else if (child.isNamed) {
-        this.statement(child, depth + 1);
-      } else if (child.type === "&" || child.type === ";") {
-        this.statementsToken(child, node);
-      } else {
-        this.unexpected(child, quoteSource(this.text(node)));
-      }
-    }
+    this.substitutionBody(node, depth, ["<(", ">(", ")"]);
   }
 }

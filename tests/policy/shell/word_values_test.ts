@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { analyzeBash } from "../../../policy/shell/_tree.ts";
+import { seededRandom } from "./_random.ts";
 
 const sandboxed = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "/bin/true"]).status === 0;
 const skip = sandboxed ? false : "needs bubblewrap";
@@ -84,17 +85,6 @@ const PIECES = [
   "$'\\c'",
 ];
 
-/** mulberry32, so that a failure reproduces. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const MARKER = "<<end of line>>";
 
 /** What bash passes to `printf`, one string per line run. */
@@ -112,7 +102,7 @@ function bashArguments(lines: string[]): string[] {
 describe("word values", { skip }, () => {
   test("every value the analysis knows is the value bash passes", async () => {
     const seed = 20261201;
-    const next = random(seed);
+    const next = seededRandom(seed);
     const lines: string[] = [];
     const expected: string[] = [];
     for (let i = 0; i < 3000; i++) {
