@@ -95,8 +95,17 @@ export function readOptions(
     const within = word.value === value ? "" : ` (in ${shown(word)})`;
     return `the value \`${value}\` of \`${option}\`${within} ${problem}`;
   };
-  for (let i = 0; i < args.length; i++) {
-    const word = args[i];
+  let i = 0;
+  /** The next word as the value of `option`, when the program would read it so; or why it must ask. */
+  const takeNext = (def: OptionDef, option: string): { word?: BashWord; problem?: string } => {
+    if (def.value !== "required" || !takesNext(args[i])) return {};
+    const word = args[i++];
+    return word.value === undefined && def.check !== undefined
+      ? { problem: `the value of \`${option}\`, ${shown(word)}, is only known when the command runs` }
+      : { word };
+  };
+  while (i < args.length) {
+    const word = args[i++];
     const value = word.value;
     if (value === undefined) {
       if (word.mayBeOption) return fail(hiddenOptionReason(word, grammar.program));
@@ -108,7 +117,7 @@ export function readOptions(
       continue;
     }
     if (value === "--" || grammar.boundaries?.includes(value)) {
-      const rest = args.slice(i + 1);
+      const rest = args.slice(i);
       const problem = grammar.afterBoundary
         ? grammar.afterBoundary(rest, context)
         : operandsProblem(rest, grammar, context, operands);
@@ -120,8 +129,7 @@ export function readOptions(
       operands.push(word);
       continue;
     }
-    const long = value.startsWith("--") || grammar.singleDashLong;
-    if (long) {
+    if (value.startsWith("--") || grammar.singleDashLong) {
       const body = value.slice(value.startsWith("--") ? 2 : 1);
       const equals = body.indexOf("=");
       const name = equals === -1 ? body : body.slice(0, equals);
@@ -134,16 +142,10 @@ export function readOptions(
         return fail(`${shown(word)} gives a value to \`${option}\`, which takes none`);
       }
       seen.add(option);
-      let given = inline;
-      let valueWord = word;
-      if (def.value === "required" && inline === undefined && takesNext(args[i + 1])) {
-        valueWord = args[++i];
-        given = valueWord.value ?? valueWord.text;
-        if (valueWord.value === undefined && def.check !== undefined) {
-          return fail(`the value of \`${option}\`, ${shown(valueWord)}, is only known when the command runs`);
-        }
-      }
-      const problem = checkValue(def, option, valueWord, given);
+      const next = inline === undefined ? takeNext(def, option) : {};
+      if (next.problem !== undefined) return fail(next.problem);
+      const given = inline ?? (next.word && (next.word.value ?? next.word.text));
+      const problem = checkValue(def, option, next.word ?? word, given);
       if (problem !== undefined) return fail(problem);
       continue;
     }
@@ -153,27 +155,16 @@ export function readOptions(
       if (def === undefined) return fail(unknown(word, option, grammar.program));
       seen.add(option);
       if (def.value === undefined) continue;
-      let given: string | undefined = value.slice(letter + 1);
-      let valueWord = word;
-      if (given === "") {
-        given = undefined;
-        if (def.value === "required" && takesNext(args[i + 1])) {
-          valueWord = args[++i];
-          given = valueWord.value ?? valueWord.text;
-          if (valueWord.value === undefined && def.check !== undefined) {
-            return fail(`the value of \`${option}\`, ${shown(valueWord)}, is only known when the command runs`);
-          }
-        }
-      }
+      const rest = value.slice(letter + 1);
+      const next = rest === "" ? takeNext(def, option) : {};
+      if (next.problem !== undefined) return fail(next.problem);
+      const given = rest !== "" ? rest : next.word && (next.word.value ?? next.word.text);
       // clap reads `-c=x` as the value `x`, getopt as `=x`: both readings are checked.
-      let problem = checkValue(def, option, valueWord, given);
-      if (problem === undefined && given?.startsWith("=")) {
-        problem = checkValue(def, option, valueWord, given.slice(1));
-      }
+      const problem = checkValue(def, option, next.word ?? word, given) ??
+        (given?.startsWith("=") ? checkValue(def, option, next.word ?? word, given.slice(1)) : undefined);
       if (problem !== undefined) return fail(problem);
       // clap's optional values need `=` (`-R=x`), so `-Rc` is `-R -c`: judge
       // the rest as letters too, unless the grammar says values attach.
-      const rest = value.slice(letter + 1);
       if (
         def.value === "optional" && rest !== "" && !rest.startsWith("=") && grammar.optionalShortValue !== "attached"
       ) {
