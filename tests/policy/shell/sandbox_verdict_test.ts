@@ -14,6 +14,8 @@ import { autoHost, callbackHost } from "../../../policy/hosts.ts";
 import { PolicyState } from "../../../policy/state.ts";
 import { ToolError } from "../../../core/errors.ts";
 import type { ConfirmRequest } from "../../../core/host.ts";
+import { realpath } from "node:fs/promises";
+import { withSession } from "../../core/_helpers.ts";
 
 const NO_SANDBOX = { available: false, reason: "bwrap: setting up uid map: Permission denied" };
 const SANDBOX = { available: true };
@@ -218,5 +220,22 @@ describe("authorizeCommand and the session's sandbox mode", () => {
       const result = await authorizeCommand({ state: new PolicyState(), asker: autoHost() }, "deno test -A");
       assert.equal(result.via, "allowlist");
     }
+  });
+});
+
+describe("a session passes its sandbox mode and workspace to the command check", () => {
+  test("mode off asks a person for project code; the workspace root lets `cd ROOT/sub` run", async () => {
+    await withSession(async (session, dir) => {
+      const root = await realpath(dir);
+      assert.equal((await session.policy.authorizeCommand(`cd ${root}/src && ls`)).via, "allowlist");
+      // Outside the root it asks (here answered automatically).
+      assert.equal((await session.policy.authorizeCommand("cd /etc && ls")).via, "confirmed");
+      const error = await session.policy.authorizeCommand("deno test -A").then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      assert.ok(error instanceof ToolError && error.code === "permission_denied", String(error));
+      assert.match(error.message, /sandbox mode is `off`/);
+    }, { sandbox: "off", autoConfirm: true, host: autoHost() });
   });
 });
