@@ -18,7 +18,8 @@
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import process from "node:process";
 
 /** Folders of the sandbox's PATH, in order; the last one holds the stand-ins. */
 export const SANDBOX_PATH_DIRS: readonly string[] = [
@@ -117,6 +118,23 @@ export interface Observation {
    * `undefined` when that is unknown (the command timed out).
    */
   changed?: string[];
+}
+
+/**
+ * Why the oracle cannot run on this machine (not Linux, or bubblewrap or
+ * strace missing), or `undefined` when it can.
+ */
+export function oracleUnavailable(): string | undefined {
+  const missing = ["bwrap", "strace"].filter((program) => {
+    try {
+      execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (process.platform === "linux" && missing.length === 0) return undefined;
+  return `the oracle needs Linux with bubblewrap and strace (missing: ${missing.join(", ") || "Linux"})`;
 }
 
 /** A reusable sandbox setup: the fixture workspace and the stand-ins on the host. */

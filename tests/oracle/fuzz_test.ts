@@ -5,10 +5,9 @@
 // account for fails the test with the shrunk line and its seed.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import process from "node:process";
 import fc from "fast-check";
-import { ExecTracer } from "./_exec_trace.ts";
+import { ExecTracer, oracleUnavailable } from "./_exec_trace.ts";
 import { formatFuzzReport, fuzz, kindOf } from "./_fuzz.ts";
 import { bashLine } from "./_grammar.ts";
 import { compareRun, judgeCommand } from "./_oracle.ts";
@@ -21,21 +20,9 @@ const SEED = Number(process.env.ORACLE_FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.ORACLE_FUZZ_RUNS ?? 1200);
 
 let tracer: ExecTracer | undefined;
-let skip: string | false = false;
+const skip = oracleUnavailable();
 before(async () => {
-  const missing = ["bwrap", "strace"].filter((program) => {
-    try {
-      execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (process.platform !== "linux" || missing.length > 0) {
-    skip = `the fuzzer needs Linux with bubblewrap and strace (missing: ${missing.join(", ") || "Linux"})`;
-    return;
-  }
-  tracer = await ExecTracer.create();
+  if (skip === undefined) tracer = await ExecTracer.create();
 });
 after(() => tracer?.dispose());
 
