@@ -2,9 +2,9 @@
  * The state every part of the walk shares: the source, the simple commands
  * found, the reasons to ask, and which bytes of the source the walk has
  * accounted for. The walk is one class split over several files, each layer
- * extending the one before: this base, words (`_words.ts`), redirections
- * (`_redirects.ts`), conditionals and arithmetic (`_conditionals.ts`) and
- * statements (`_walker.ts`).
+ * extending the one before: this base, expansions (`_expansions.ts`), words
+ * (`_words.ts`), redirections (`_redirects.ts`), conditionals and arithmetic
+ * commands (`_conditionals.ts`) and statements (`_walker.ts`).
  *
  * @module
  */
