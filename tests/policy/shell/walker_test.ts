@@ -186,6 +186,8 @@ describe("analyzeBash: quoting", () => {
     ]]);
     await asks("echo $'\\xe9'", "depend on the locale");
     await asks("echo $'\\u00e9'", "depend on the locale");
+    // The decoding used to throw a RangeError here.
+    await asks("echo $'\\UFFFFFFFF'", "depend on the locale");
   });
 
   test("a comment starts only at the start of a word", async () => {
