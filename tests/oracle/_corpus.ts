@@ -441,11 +441,18 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "[ a || ls ]",
   "[ a > out.txt ]",
   "[ a ] > out.txt",
+  "[ '' & fg''rep ]",
+  "[ a.txt & file ]",
+  "! [ a.txt & find ]",
+  "[ a.txt > python -m pytest ]",
+  '[ "$x" >> python -m pytest ] && true',
   // Test-runner flags that write outside the workspace.
   "deno test --coverage=/tmp/cov",
   "deno test --coverage=../cov",
   "deno test --coverage=../cov --no-check",
   "npm test --cache=/tmp/c",
+  "npm test --logs-d=/tmp/l",
+  "npm test --logs-d=/tmp/l --silent",
   "npm run test --logs-dir=/tmp/l a.txt",
   "! ls; npm run test --logs-dir=/tmp/l a.txt",
   // An oracle false positive once (sort's spill file): must stay allowed and clean.
