@@ -20,6 +20,21 @@ import { withSession } from "../../core/_helpers.ts";
 const NO_SANDBOX = { available: false, reason: "bwrap: setting up uid map: Permission denied" };
 const SANDBOX = { available: true };
 
+/** A host where a person answers every confirmation with `answer`, recording the questions. */
+function personAnswering(answer: boolean): { person: ReturnType<typeof callbackHost>; asked: ConfirmRequest[] } {
+  const asked: ConfirmRequest[] = [];
+  const person = callbackHost({
+    choose: () => {
+      throw new Error("commands only confirm");
+    },
+    confirm: (request) => {
+      asked.push(request);
+      return answer;
+    },
+  });
+  return { person, asked };
+}
+
 const PROJECT_CODE_LINES = [
   "deno test -A",
   "npm test",
@@ -162,16 +177,7 @@ describe("the sandbox in the verdict", () => {
   });
 
   test("authorizeCommand asks a person for a dangerous unsandboxed line, under the dangerous title", async () => {
-    const asked: ConfirmRequest[] = [];
-    const person = callbackHost({
-      choose: () => {
-        throw new Error("unused");
-      },
-      confirm: (request) => {
-        asked.push(request);
-        return false;
-      },
-    });
+    const { person, asked } = personAnswering(false);
     await assert.rejects(
       authorizeCommand({ state: new PolicyState(), asker: person, sandbox: "off" }, "npm test && rm -rf src"),
     );
@@ -194,16 +200,7 @@ describe("authorizeCommand and the session's sandbox mode", () => {
     );
     const lenient = { assess: () => Promise.resolve({ decision: "allow" as const, reason: "fine", kind: "test" }) };
     await assert.rejects(authorizeCommand({ state, asker: autoHost(), sandbox: "off", assessor: lenient }, "npm test"));
-    const asked: ConfirmRequest[] = [];
-    const person = callbackHost({
-      choose: () => {
-        throw new Error("unused");
-      },
-      confirm: (request) => {
-        asked.push(request);
-        return true;
-      },
-    });
+    const { person, asked } = personAnswering(true);
     const confirmed = await authorizeCommand({ state, asker: person, sandbox: "off" }, "git status");
     assert.equal(confirmed.via, "confirmed");
     assert.equal(asked[0].requirePerson, true);
