@@ -20,6 +20,7 @@
  * ```sh
  * deno run -A scripts/oracle.ts --fuzz 100000 [--seed 42] [--concurrency 4] [--shrink 30] [--shrink-ms 60000]
  * deno run -A scripts/oracle.ts --fuzz 100000 --seed 42 --path 1234   # replay and shrink run 1234
+ * deno run -A scripts/oracle.ts --fuzz 100000 --minutes 15   # as many of the 100,000 as fit in 15 minutes
  * ```
  *
  * Prints the totals and every bypass or disagreement (with its seed); exits 1
@@ -43,6 +44,7 @@ const { values } = parseArgs({
     path: { type: "string" },
     shrink: { type: "string", default: "30" },
     "shrink-ms": { type: "string", default: "60000" },
+    minutes: { type: "string" },
     seed: { type: "string" },
     concurrency: { type: "string", default: "4" },
     "no-corpus": { type: "boolean", default: false },
@@ -68,6 +70,7 @@ async function fuzzPass(runs: number): Promise<void> {
     concurrency,
     shrinkClasses: Number(values.shrink),
     shrinkMs: Number(values["shrink-ms"]),
+    budgetMs: values.minutes === undefined ? undefined : Number(values.minutes) * 60_000,
     only: values.path === undefined ? undefined : Number(values.path),
     onCase: (_, done) => {
       if (done % 1000 === 0) console.error(`${done}/${runs}`);

@@ -66,6 +66,11 @@ export interface FuzzOptions {
   shrinkMs?: number;
   /** The sandbox's deadline for one line; defaults to 5 s (npm alone takes one under load). */
   timeoutMs?: number;
+  /**
+   * Stop taking new lines after this many milliseconds (the lines judged are
+   * still runs 0..k-1 of the seed, so the pass stays reproducible).
+   */
+  budgetMs?: number;
   /** Judge only this run index (a replay of one reported disagreement). */
   only?: number;
   /** Called after each judged line of the first pass. */
@@ -106,8 +111,9 @@ export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<Fu
   const byKind = new Map<string, Disagreement>();
   let next = options.only ?? 0;
   let done = 0;
+  const stopAt = options.budgetMs === undefined ? Infinity : started + options.budgetMs;
   const worker = async () => {
-    while (next < lines.length) {
+    while (next < lines.length && performance.now() < stopAt) {
       const index = next++;
       const outcome = await judge(lines[index]);
       if (outcome.check.verdict === "allow") report.allowed++;
@@ -131,6 +137,7 @@ export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<Fu
     }
   };
   await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
+  report.runs = options.only === undefined ? next : 1;
   report.classes = [...byKind.values()].sort((a, b) => a.index - b.index);
   for (const disagreement of report.classes.slice(0, options.shrinkClasses ?? report.classes.length)) {
     disagreement.shrunk = await shrink(disagreement, seed, runs, judge, options.shrinkMs ?? 60_000);
