@@ -6,6 +6,7 @@
  *
  * The fixture workspace (see `_exec_trace.ts`) has `a.txt`, `b.txt`,
  * `sp ace.txt`, `sub/c.txt`, files named `-rf`, `--output=x` and `-delete`, `env.sh` (which runs `rm`),
+ * `evil.txt` (text that runs `rm` when bash does arithmetic on it),
  * `list.txt`, an executable `run.sh` and `bin/ls` (both run `rm`), and is a
  * git repository with one change.
  *

@@ -183,6 +183,8 @@ export class ExecTracer {
       // Named like options that write or delete: a glob hands them to the program as options.
       "--output=x": "a file named like an option\n",
       "-delete": "a file named like an option\n",
+      // Arithmetic on this file's text runs `rm`: bash evaluates subscripts in arithmetic.
+      "evil.txt": "a[$(rm -f a.txt)]\n",
       "env.sh": "rm -f a.txt\n",
       "list.txt": "a.txt\nb.txt\n",
     };

@@ -28,7 +28,7 @@ const joined = (item: Arb, sep: string, min: number, max: number): Arb =>
   fc.array(item, { minLength: min, maxLength: max }).map((items) => items.join(sep));
 
 // The fixture's files (see _exec_trace.ts), and words that look like options.
-const FILES = ["a.txt", "b.txt", "sub", "sub/c.txt", ".", "list.txt", "env.sh", "packed.txt.gz", "nothere"];
+const FILES = ["a.txt", "b.txt", "sub", "sub/c.txt", ".", "list.txt", "env.sh", "packed.txt.gz", "nothere", "evil.txt"];
 const FLAG_LIKE_FILES = ["-rf", "./-rf", "--output=x", "./--output=x", "-delete", "--", "-"];
 
 /** A file argument written plainly, quoted in one of bash's ways, or produced by an expansion. */
@@ -635,7 +635,20 @@ function simpleCommand(inner: Arb): Arb {
 
 const TEST_UNARY = ["-f", "-d", "-e", "-r", "-s", "-n", "-z", "-x", "-L", "-v", "-t"];
 const TEST_BINARY = ["=", "==", "!=", "-eq", "-ne", "-lt", "-gt", "-nt", "-ot", "-ef", "\\<", "\\>", "'<'", "'>'"];
-const TEST_OPERANDS = ["a.txt", "sub", "x", '"$x"', "1", "2", "''", "-rf", "'x[$(rm a.txt)]'", "x[1]"];
+const TEST_OPERANDS = [
+  "$(cat evil.txt)",
+  '"$(<evil.txt)"',
+  "a.txt",
+  "sub",
+  "x",
+  '"$x"',
+  "1",
+  "2",
+  "''",
+  "-rf",
+  "'x[$(rm a.txt)]'",
+  "x[1]",
+];
 
 /** `[ ... ]` and `test ...`, with operators, negation, `-a`/`-o`, parentheses, and the odd `<`, `>`, `||` inside. */
 function testCommand(inner: Arb, command: Arb): Arb {
@@ -678,7 +691,21 @@ function doubleBracket(inner: Arb): Arb {
   return expression.map((e) => `[[ ${e} ]]`);
 }
 
-const ARITH_EXPRESSIONS = ["1", "x=1", "x++", "1 > 0", "x[1]=2", "2**3", "x ? 1 : 0", "x", "a[$(rm a.txt)]", "x, 1"];
+const ARITH_EXPRESSIONS = [
+  "$(cat evil.txt)",
+  "$(<evil.txt)",
+  "$(head -n1 evil.txt)",
+  "1",
+  "x=1",
+  "x++",
+  "1 > 0",
+  "x[1]=2",
+  "2**3",
+  "x ? 1 : 0",
+  "x",
+  "a[$(rm a.txt)]",
+  "x, 1",
+];
 
 /** `(( ... ))`, `let`, `$[ ]` and arithmetic in `for (( ))`. */
 function arithmetic(inner: Arb): Arb {
