@@ -178,7 +178,20 @@ function judge(
     const shown = staticWords.slice(0, hasSubcommands ? 2 : 1).join(" ");
     return finding(false, `${quoteSource(shown)} is not on the allowlist`);
   }
-  const problem = parseAllowlistEntry(entry).exact ? undefined : flagProblem(name.value, args, context);
+  const exact = parseAllowlistEntry(entry).exact;
+  if (exact && staticWords.length !== command.words.length) {
+    // An exact entry allows those words and no more; a word known only at run
+    // time (a glob, an expansion) may become any number of words, options too.
+    const dynamic = command.words[staticWords.length];
+    return finding(
+      false,
+      `${quoteSource(entry)} allows exactly those words, and ${
+        quoteSource(dynamic.text)
+      } is only known when the command runs`,
+      entry,
+    );
+  }
+  const problem = exact ? undefined : flagProblem(name.value, args, context);
   if (problem !== undefined) return finding(false, problem, entry);
   return finding(true, `matches the allowlist entry ${quoteSource(entry)}`, entry);
 }

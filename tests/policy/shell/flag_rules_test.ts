@@ -524,6 +524,25 @@ describe("flag rules: version and help queries", () => {
     }
   });
 
+  test("words known only at run time never complete an exact entry (fuzzer finding)", async () => {
+    for (
+      const command of [
+        "python3 --version *",
+        "python3 -V $[1]",
+        "python3 -V $x",
+        "node --version $((1))",
+        "node -v $[1]",
+        'node --version "$(echo a)"',
+        "node --version ?",
+        "deno --version {a,b}",
+      ]
+    ) {
+      const check = await checkCommand(command);
+      assert.equal(check.verdict, "ask", command);
+      assert.match(check.reasons.join("; "), /allows exactly those words|only known when the command runs/, command);
+    }
+  });
+
   test("queries of programs the project can choose need the sandbox", async () => {
     for (const command of ["yarn --version", "pnpm --version", "cargo --version", "go version", "php --version"]) {
       await allows(command);
