@@ -20,8 +20,8 @@ import { Session, toModelText, tool, ToolBox, type ToolResult } from "./core/mod
 import "./tools/mod.ts";
 import type { ChoiceRequest } from "./core/host.ts";
 import { callbackHost } from "./policy/hosts.ts";
-import { checkCommand } from "./policy/command.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/risk.ts";
+import { checkCommand } from "./policy/shell/check_command.ts";
+import { promptForAssessment, rulesRiskAssessor } from "./policy/shell/risk.ts";
 import { type OpenAIChatToolCallLike, runOpenAIChatToolCalls } from "./adapters/openai.ts";
 
 const wordCount = tool({

@@ -32,9 +32,9 @@ import { Workspace } from "./policy/workspace.ts";
 import { terminalHost } from "./policy/hosts.ts";
 import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
 import type { SandboxMode } from "./policy/sandbox.ts";
-import { checkCommand } from "./policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/allowlist.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/risk.ts";
+import { checkCommand } from "./policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/shell/allowlist.ts";
+import { promptForAssessment, rulesRiskAssessor } from "./policy/shell/risk.ts";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {

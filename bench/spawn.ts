@@ -17,7 +17,7 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session, ToolBox } from "../core/mod.ts";
-import { authorizeCommand } from "../policy/authorize_command.ts";
+import { authorizeCommand } from "../policy/shell/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { PolicyState } from "../policy/state.ts";
 import { denyAllHost } from "../policy/hosts.ts";

@@ -16,7 +16,7 @@ import { PolicyState, type PolicyStateData } from "../policy/state.ts";
 import { Policy } from "../policy/policy.ts";
 import type { Fence } from "../policy/fence.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";
-import type { RiskAssessor } from "../policy/risk.ts";
+import type { RiskAssessor } from "../policy/shell/risk.ts";
 import { denyAllHost } from "../policy/hosts.ts";
 
 /** Options of a {@linkcode Session}. */

@@ -10,8 +10,8 @@ import { ToolError } from "../core/errors.ts";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
 import type { SandboxMode } from "./sandbox.ts";
-import { authorizeCommand, type CommandAuthorization } from "./authorize_command.ts";
-import type { RiskAssessor } from "./risk.ts";
+import { authorizeCommand, type CommandAuthorization } from "./shell/authorize_command.ts";
+import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -222,7 +222,13 @@ export class Policy {
     signal?: AbortSignal,
   ): Promise<CommandAuthorization> {
     return authorizeCommand(
-      { state: this.state, asker: this.#asker, assessor: this.#assessor },
+      {
+        state: this.state,
+        asker: this.#asker,
+        assessor: this.#assessor,
+        sandbox: this.sandbox,
+        workspaceRoot: this.workspace.workdir,
+      },
       command,
       signal,
     );

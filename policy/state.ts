@@ -6,7 +6,7 @@
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "./shell/allowlist.ts";
 import { atomicWrite } from "./atomic_write.ts";
 import { isWithin } from "./_paths.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Generates `policy/_bash_wasm.ts`: the WebAssembly of web-tree-sitter's runtime
+ * Generates `policy/shell/_wasm.ts`: the WebAssembly of web-tree-sitter's runtime
  * and of the tree-sitter-bash grammar, gzipped and base64-encoded.
  *
  * Embedding the bytes in a module lets the command checker parse shell commands
@@ -103,7 +103,7 @@ for (const file of files) {
     "};",
   );
 }
-const target = fileURLToPath(new URL("../policy/_bash_wasm.ts", import.meta.url));
+const target = fileURLToPath(new URL("../policy/shell/_wasm.ts", import.meta.url));
 await writeFile(target, parts.join("\n") + "\n");
 console.log(
   `wrote ${target}: ${files.map((f) => `${f.packageName}@${f.version}`).join(", ")}`,

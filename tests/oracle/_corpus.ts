@@ -5,7 +5,8 @@
  * composes fragments of them.
  *
  * The fixture workspace (see `_exec_trace.ts`) has `a.txt`, `b.txt`,
- * `sp ace.txt`, `sub/c.txt`, a file named `-rf`, `env.sh` (which runs `rm`),
+ * `sp ace.txt`, `sub/c.txt`, files named `-rf`, `--output=x` and `-delete`, `env.sh` (which runs `rm`),
+ * `evil.txt` (text that runs `rm` when bash does arithmetic on it),
  * `list.txt`, an executable `run.sh` and `bin/ls` (both run `rm`), and is a
  * git repository with one change.
  *
@@ -426,6 +427,37 @@ export const CORPUS: readonly string[] = [
   "file -C -m /dev/null",
   "which -a ls",
   "uname -m; whoami; date +%s",
+];
+
+/**
+ * Lines the grammar fuzzer (`_fuzz.ts`) found disagreeing with bash, shrunk,
+ * kept as regressions. They are judged with the default allowlist (test
+ * runners included), so that the runner flags that write elsewhere count.
+ */
+export const FUZZ_REGRESSIONS: readonly string[] = [
+  // Before the fix (5a812df): `[ ... ]` read as an expression, so what bash runs inside it went unseen.
+  "[ 1 | uname ]",
+  "! [ 1 | uname ]",
+  "[ '' & find ]",
+  "[ a || ls ]",
+  "[ a > out.txt ]",
+  "[ a ] > out.txt",
+  "[ '' & fg''rep ]",
+  "[ a.txt & file ]",
+  "! [ a.txt & find ]",
+  "[ a.txt > python -m pytest ]",
+  '[ "$x" >> python -m pytest ] && true',
+  // Test-runner flags that write outside the workspace.
+  "deno test --coverage=/tmp/cov",
+  "deno test --coverage=../cov",
+  "deno test --coverage=../cov --no-check",
+  "npm test --cache=/tmp/c",
+  "npm test --logs-d=/tmp/l",
+  "npm test --logs-d=/tmp/l --silent",
+  "npm run test --logs-dir=/tmp/l a.txt",
+  "! ls; npm run test --logs-dir=/tmp/l a.txt",
+  // An oracle false positive once (sort's spill file): must stay allowed and clean.
+  "sort -m",
 ];
 
 // Fragments the generator composes. Allowed ones dominate so that a fair part

@@ -1,7 +1,7 @@
 /**
  * Runs a command line for real and records what it started: inside a throwaway
  * bubblewrap sandbox (read-only root, a fresh workspace on a tmpfs, no network,
- * killed with its parent and after a timeout), under `strace -ff -e
+ * killed with its parent and after a timeout), under `strace --seccomp-bpf -ff -e
  * trace=execve,...`, with bash's xtrace on.
  *
  * Why strace rather than a PATH of recording stand-ins: the kernel reports
@@ -18,7 +18,8 @@
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import process from "node:process";
 
 /** Folders of the sandbox's PATH, in order; the last one holds the stand-ins. */
 export const SANDBOX_PATH_DIRS: readonly string[] = [
@@ -38,6 +39,9 @@ const MANIFEST =
 
 /** The workspace the command starts in, inside the sandbox. */
 export const SANDBOX_WORKDIR = "/tmp/ws";
+
+/** Where the test runners keep their caches inside the sandbox (`DENO_DIR`, npm's cache, `XDG_CACHE_HOME`). */
+export const SANDBOX_CACHE = "/tmp/cache";
 
 // Program names an agent's command might run; the ones not installed here get
 // a stand-in that exits 0, so that running them is observable.
@@ -72,6 +76,25 @@ export interface ObservedExec {
   spawnedBy: "shell" | ObservedExec;
 }
 
+/**
+ * One attempt to write the file system or to connect a socket, successful or
+ * not (the sandbox's read-only root makes many fail that would succeed outside
+ * it): an open for writing, a create, remove, rename, link or truncate, or a
+ * `connect`.
+ */
+export interface ObservedEffect {
+  /** Process id (inside the sandbox's pid namespace). */
+  pid: number;
+  /** The system call, e.g. `openat`, `unlinkat`, `connect`. */
+  call: string;
+  /** The paths it names (for `connect`, the socket address as strace prints it). */
+  paths: string[];
+  /** The strace line, its strings decoded. */
+  line: string;
+  /** The program whose process made the call: `shell` for the command line's bash and its subshells. */
+  by: "shell" | ObservedExec;
+}
+
 /** One simple command bash's xtrace reported, after expansion. */
 export interface TracedCommand {
   /** The words of the trace line (assignments before the name dropped). */
@@ -86,6 +109,8 @@ export interface Observation {
   execs: ObservedExec[];
   /** Every simple command xtrace reported (builtins included). */
   traced: TracedCommand[];
+  /** Every write to the file system and every connect, by whichever process made it. */
+  effects: ObservedEffect[];
   /** Whether the timeout killed it. */
   timedOut: boolean;
   /**
@@ -93,6 +118,23 @@ export interface Observation {
    * `undefined` when that is unknown (the command timed out).
    */
   changed?: string[];
+}
+
+/**
+ * Why the oracle cannot run on this machine (not Linux, or bubblewrap or
+ * strace missing), or `undefined` when it can.
+ */
+export function oracleUnavailable(): string | undefined {
+  const missing = ["bwrap", "strace"].filter((program) => {
+    try {
+      execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (process.platform === "linux" && missing.length === 0) return undefined;
+  return `the oracle needs Linux with bubblewrap and strace (missing: ${missing.join(", ") || "Linux"})`;
 }
 
 /** A reusable sandbox setup: the fixture workspace and the stand-ins on the host. */
@@ -138,6 +180,11 @@ export class ExecTracer {
       "sp ace.txt": "space\n",
       "sub/c.txt": "see\n",
       "-rf": "a file named like an option\n",
+      // Named like options that write or delete: a glob hands them to the program as options.
+      "--output=x": "a file named like an option\n",
+      "-delete": "a file named like an option\n",
+      // Arithmetic on this file's text runs `rm`: bash evaluates subscripts in arithmetic.
+      "evil.txt": "a[$(rm -f a.txt)]\n",
       "env.sh": "rm -f a.txt\n",
       "list.txt": "a.txt\nb.txt\n",
     };
@@ -176,7 +223,7 @@ export class ExecTracer {
         ...[...after].filter((line) => !this.#baseline!.has(line)).map((line) => `new: ${line}`),
       ];
     }
-    return { execs: raw.execs, traced: raw.traced, timedOut: raw.timedOut, changed };
+    return { execs: raw.execs, effects: raw.effects, traced: raw.traced, timedOut: raw.timedOut, changed };
   }
 
   async #observeRaw(
@@ -202,8 +249,8 @@ export class ExecTracer {
         .then((text) => text.split("\n").filter((line) => line !== ""), () => undefined);
       // A sandbox killed at its deadline may be cut off before strace saw the shell start
       // (seen under load in CI); such a run has nothing to judge and counts as a timeout.
-      const execs = timedOut ? execsOrNone(processes, command) : execsOf(processes, command);
-      return { execs, traced: parseXtrace(xtrace), timedOut, manifest };
+      const { execs, effects } = timedOut ? eventsOrNone(processes, command) : eventsOf(processes, command);
+      return { execs, effects, traced: parseXtrace(xtrace), timedOut, manifest };
     } finally {
       await fsp.rm(out, { recursive: true, force: true });
     }
@@ -213,7 +260,7 @@ export class ExecTracer {
     // The wrapper runs before strace starts, so its own cp and mkdir are not traced.
     const wrapper = [
       `mkdir -p ${SANDBOX_WORKDIR} && cp -a /tmp/oracle/fixture/. ${SANDBOX_WORKDIR}/ && cd ${SANDBOX_WORKDIR} || exit 97`,
-      "strace -ff -qq -xx -s 1000000 -e trace=execve,execveat,fork,vfork,clone,clone3 -e signal=none" +
+      `strace --seccomp-bpf -ff -qq -xx -s 1000000 -e trace=${TRACED_CALLS} -e signal=none` +
       " -o /tmp/oracle/out/trace -E SHELLOPTS=xtrace -E BASH_XTRACEFD=9 -E 'PS4=+ '" +
       ` -- ${this.#shell} -c "$1" 9>/tmp/oracle/out/xtrace </dev/null >/dev/null 2>/tmp/oracle/out/wrapper.log`,
       // strace waits for every process it follows, so the workspace is settled
@@ -254,6 +301,19 @@ export class ExecTracer {
       "--setenv",
       "LANG",
       "C.UTF-8",
+      // The test runners' caches, outside the workspace (whose changes are judged).
+      "--setenv",
+      "XDG_CACHE_HOME",
+      SANDBOX_CACHE,
+      "--setenv",
+      "DENO_DIR",
+      `${SANDBOX_CACHE}/deno`,
+      "--setenv",
+      "npm_config_cache",
+      `${SANDBOX_CACHE}/npm`,
+      "--setenv",
+      "NO_UPDATE_NOTIFIER",
+      "1",
       "--chdir",
       "/",
       "--",
@@ -316,18 +376,50 @@ function decodeHex(body: string): string {
 }
 
 const STRING = /"((?:\\x[0-9a-f]{2})*)"/g;
+
+// The processes, the execs, and every call that writes the file system or connects a socket.
+const EFFECT_CALLS = [
+  "open",
+  "openat",
+  "openat2",
+  "creat",
+  "truncate",
+  "unlink",
+  "unlinkat",
+  "rename",
+  "renameat",
+  "renameat2",
+  "mkdir",
+  "mkdirat",
+  "rmdir",
+  "link",
+  "linkat",
+  "symlink",
+  "symlinkat",
+  "mknod",
+  "mknodat",
+  "connect",
+];
+const TRACED_CALLS = ["execve", "execveat", "fork", "vfork", "clone", "clone3", ...EFFECT_CALLS].join(",");
+const EFFECT = new RegExp(`^(${EFFECT_CALLS.join("|")})\\(`);
+// An open that can change a file: anything but a plain read.
+const WRITE_FLAGS = /\b(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND|O_TMPFILE)\b/;
+const decodeStrings = (line: string) => line.replace(STRING, (_, body: string) => JSON.stringify(decodeHex(body)));
 const FORK = /^(?:<\.\.\. )?(?:clone3?|v?fork)\b.*\)\s+=\s+(\d+)/;
 
-/** Builds the exec list from strace's per-process files, with who spawned what. */
-function execsOrNone(processes: Map<number, string>, command: string): ObservedExec[] {
+type Events = { execs: ObservedExec[]; effects: ObservedEffect[] };
+
+function eventsOrNone(processes: Map<number, string>, command: string): Events {
   try {
-    return execsOf(processes, command);
+    return eventsOf(processes, command);
   } catch {
-    return [];
+    return { execs: [], effects: [] };
   }
 }
 
-function execsOf(processes: Map<number, string>, command: string): ObservedExec[] {
+/** Builds the exec and effect lists from strace's per-process files, with who spawned and who did what. */
+function eventsOf(processes: Map<number, string>, command: string): Events {
+  const pendingEffects: { pid: number; index: number; effect: Omit<ObservedEffect, "by"> }[] = [];
   const events = new Map<number, Event[]>();
   const parentOf = new Map<number, { parent: number; index: number }>();
   for (const [pid, text] of processes) {
@@ -339,6 +431,20 @@ function execsOf(processes: Map<number, string>, command: string): ObservedExec[
         const child = Number(forked[1]);
         parentOf.set(child, { parent: pid, index: list.length });
         list.push({ kind: "fork", child });
+        continue;
+      }
+      const effect = EFFECT.exec(line);
+      if (effect) {
+        const isOpen = effect[1].startsWith("open");
+        if (!isOpen || WRITE_FLAGS.test(line)) {
+          const paths = [...line.matchAll(STRING)].map((m) => decodeHex(m[1]));
+          const shown = effect[1] === "connect" ? [decodeStrings(line).replace(/^connect\(\d+, /, "")] : paths;
+          pendingEffects.push({
+            pid,
+            index: list.length,
+            effect: { pid, call: effect[1], paths: shown, line: decodeStrings(line) },
+          });
+        }
         continue;
       }
       let call: { path: string; argv: string[] } | undefined;
@@ -387,7 +493,11 @@ function execsOf(processes: Map<number, string>, command: string): ObservedExec[
       execs.push(event.exec);
     });
   }
-  return execs.sort((a, b) => a.pid - b.pid);
+  const effects = pendingEffects.map(({ pid, index, effect }): ObservedEffect => {
+    const image = imageAt(pid, index);
+    return { ...effect, by: image === undefined || image === shell ? "shell" : image };
+  });
+  return { execs: execs.sort((a, b) => a.pid - b.pid), effects };
 }
 
 /** Splits xtrace output into commands; each line is one simple command, quoted by bash. */

@@ -8,16 +8,32 @@
  * started (`find -exec`, `env`, `egrep` running `grep`) must itself be
  * permitted; no builtin that runs code (`eval`, `source`, `exec`, ...) ran;
  * and, since the allowlist holds only commands that read, the workspace is
- * unchanged afterwards. Anything else is a bypass. The oracle keeps its own idea of the allowlist
+ * unchanged afterwards: no process opened a file for writing, created, removed,
+ * renamed or linked one, or connected a socket, beyond the few things that are
+ * not a change (the null device and the terminal, descriptors by number, a
+ * name-service lookup, git refreshing its own index, a scratch file created
+ * and removed again in the temporary folder). A test runner runs the
+ * project's code by design: what its processes start is theirs, but they too
+ * write only inside the workspace and their caches. Anything else is a bypass. The oracle keeps its own idea of the allowlist
  * match and of the builtins, so that it shares no logic with the analysis it
  * checks.
  *
  * @module
  */
 import path from "node:path";
-import { checkCommand, type CommandCheck } from "../../policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
-import { type ExecTracer, type ObservedExec, SANDBOX_PATH_DIRS } from "./_exec_trace.ts";
+import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
+import {
+  type ExecTracer,
+  type Observation,
+  type ObservedEffect,
+  type ObservedExec,
+  SANDBOX_CACHE,
+  SANDBOX_PATH_DIRS,
+  SANDBOX_WORKDIR,
+} from "./_exec_trace.ts";
+
+const TEST_RUNNER = /^(deno|npm|pytest|python3?|cargo|go)( |$)/;
 
 /**
  * The allowlist the oracle judges against: the default one without the test
@@ -26,8 +42,78 @@ import { type ExecTracer, type ObservedExec, SANDBOX_PATH_DIRS } from "./_exec_t
  * for them).
  */
 export const ORACLE_ALLOWLIST: readonly string[] = DEFAULT_COMMAND_ALLOWLIST.filter((entry) =>
-  !/^(deno|npm|pytest|python3?|cargo|go)( |$)/.test(entry)
+  !TEST_RUNNER.test(entry)
 );
+
+// Writes that change nothing: devices that discard or are the terminal, descriptors by number.
+const NOT_A_FILE = /^\/dev\/(null|zero|full|tty|stdin|stdout|stderr|fd\/\d+|pts\/\d+)$|^\/proc\/(self|\d+)\/fd\/\d+$/;
+// A name-service lookup (`ls -l`, `whoami`) asks nscd or systemd over a local socket.
+const NAME_SERVICE = /sun_path="\/(var\/)?run\/(nscd\/socket|systemd\/userdb\/[^"]*)"/;
+
+function within(file: string, folder: string): boolean {
+  const resolved = path.resolve(SANDBOX_WORKDIR, file);
+  return resolved === folder || resolved.startsWith(`${folder}/`);
+}
+
+/** Whether an exec, or the exec chain that started it, is a test runner the allowlist permits. */
+function underTestRunner(exec: ObservedExec | "shell", allowlist: readonly string[]): boolean {
+  for (let at = exec; at !== "shell"; at = at.spawnedBy) {
+    const words = [path.basename(at.path), ...at.argv.slice(1)];
+    const runsTests = TEST_RUNNER.test(words.join(" ")) ||
+      allowlist.some((entry) => entry.trim().startsWith("sandbox:") && permitted(words, [entry]));
+    if (runsTests && permitted(words, allowlist)) return true;
+  }
+  return false;
+}
+
+/**
+ * Scratch files: created in the temporary folder and removed again during the
+ * run (sort's spill files, bash's here-document files), which leave nothing
+ * behind.
+ */
+function scratchFiles(effects: readonly ObservedEffect[]): Set<string> {
+  const inTemp = (file: string) =>
+    file.startsWith("/tmp/") && !within(file, SANDBOX_WORKDIR) && !within(file, SANDBOX_CACHE);
+  const created = new Set<string>();
+  const removed = new Set<string>();
+  for (const effect of effects) {
+    const file = effect.paths[0];
+    if (effect.paths.length !== 1 || !inTemp(file)) continue;
+    if (/^(open|creat|mkdir)/.test(effect.call) && /O_CREAT|O_TMPFILE|^(creat|mkdir)/.test(effect.line)) {
+      created.add(file);
+    }
+    if (/^(unlink|rmdir)/.test(effect.call)) removed.add(file);
+  }
+  return new Set([...created].filter((file) => removed.has(file)));
+}
+
+/** Why an effect is a change nobody was asked about, or `undefined` when it is none. */
+function unaccountedEffect(
+  effect: ObservedEffect,
+  allowlist: readonly string[],
+  scratch: ReadonlySet<string>,
+): string | undefined {
+  if (effect.call === "connect") {
+    if (NAME_SERVICE.test(effect.line)) return undefined;
+    // A test runner runs the project's code, network included (the OS sandbox decides that).
+    if (underTestRunner(effect.by, allowlist)) return undefined;
+    return "connected a socket";
+  }
+  if (effect.paths.every((file) => NOT_A_FILE.test(file) || scratch.has(file))) return undefined;
+  const by = effect.by === "shell" ? undefined : path.basename(effect.by.path);
+  // git refreshes its stat cache through index.lock, then renames it over the index.
+  if (by === "git" && effect.paths.every((file) => /(^|\/)\.git\/index(\.lock)?$/.test(file))) return undefined;
+  if (
+    underTestRunner(effect.by, allowlist) &&
+    effect.paths.every((file) => within(file, SANDBOX_WORKDIR) || within(file, SANDBOX_CACHE))
+  ) return undefined;
+  return effect.call.startsWith("open") ? "opened a file for writing" : `changed the file system (${effect.call})`;
+}
+
+function describeEffect(effect: ObservedEffect): string {
+  const by = effect.by === "shell" ? "the shell" : path.basename(effect.by.path);
+  return `${effect.call} ${effect.paths.map((file) => JSON.stringify(file)).join(" ")} (by ${by})`;
+}
 
 /** Builtins that run code given to them, or change what later command names run. */
 export const CODE_RUNNING_BUILTINS: ReadonlySet<string> = new Set([
@@ -82,10 +168,15 @@ export interface OracleTotals {
   bypasses: Bypass[];
 }
 
+// An entry is words matched as a prefix; `=` before them means exactly these
+// words, `sandbox:` marks one that runs project code (the oracle reads both itself).
 function permitted(words: readonly string[], allowlist: readonly string[]): boolean {
   return allowlist.some((entry) => {
-    const expected = entry.trim().split(/\s+/);
-    return expected.every((word, i) => words[i] === word);
+    let text = entry.trim();
+    if (text.startsWith("sandbox:")) text = text.slice("sandbox:".length).trim();
+    const exact = text.startsWith("=");
+    const expected = (exact ? text.slice(1) : text).trim().split(/\s+/);
+    return (!exact || expected.length === words.length) && expected.every((word, i) => words[i] === word);
   });
 }
 
@@ -99,9 +190,19 @@ export async function judgeCommand(
   tracer: ExecTracer,
   command: string,
   allowlist: readonly string[] = ORACLE_ALLOWLIST,
+  timeoutMs?: number,
 ): Promise<CaseOutcome> {
   const check = await checkCommand(command, { allowlist });
-  const observed = await tracer.observe(command);
+  return compareRun(check, await tracer.observe(command, timeoutMs), allowlist);
+}
+
+/**
+ * Compares what a command line did in the sandbox with what the analysis
+ * said about it: the heart of {@linkcode judgeCommand}, separate so that the
+ * comparison itself can be tested against a checker that misreads a line.
+ */
+export function compareRun(check: CommandCheck, observed: Observation, allowlist: readonly string[]): CaseOutcome {
+  const command = check.command;
   const foundNames = new Set(check.commands.map((found) => found.words[0]));
   const found = check.commands.map((found) => found.words.join(" "));
   const bypasses: Bypass[] = [];
@@ -115,6 +216,7 @@ export async function judgeCommand(
     const listed = foundNames.has(name) || foundNames.has(exec.argv[0]);
     if (byShell && !listed) unlisted.push(describe(exec));
     if (check.verdict !== "allow") continue;
+    if (!byShell && underTestRunner(exec.spawnedBy, allowlist)) continue;
     if (!permitted(words, allowlist)) flag(describe(exec), "ran, but the allowlist does not permit it");
     else if (byShell && !fromPath) flag(describe(exec), "ran from outside PATH (a file named like an allowed program)");
     else if (byShell && !listed) flag(describe(exec), "ran, but the analysis did not find it");
@@ -122,8 +224,15 @@ export async function judgeCommand(
   const builtins = observed.traced.filter((traced) => CODE_RUNNING_BUILTINS.has(traced.words[0]));
   if (check.verdict === "allow") {
     for (const traced of builtins) flag(`builtin: ${traced.line}`, "a builtin that runs code ran");
-    for (const change of observed.changed ?? []) {
+    // Tests write where they like inside the workspace; the traced effects below judge each write by who made it.
+    const ranTests = observed.execs.some((exec) => underTestRunner(exec, allowlist));
+    for (const change of ranTests ? [] : observed.changed ?? []) {
       flag(`workspace ${change}`, "an allowed command line changed the workspace");
+    }
+    const scratch = scratchFiles(observed.effects);
+    for (const effect of observed.effects) {
+      const why = unaccountedEffect(effect, allowlist, scratch);
+      if (why !== undefined) flag(describeEffect(effect), `${why}, which the analysis did not account for`);
     }
   }
   return {

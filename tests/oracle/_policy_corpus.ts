@@ -1,5 +1,5 @@
 /**
- * The command lines of the command-analysis tests (tests/policy/command_test.ts),
+ * The command lines of the command-analysis tests (tests/policy/shell/check_command_test.ts),
  * read from that file's syntax tree so that the oracle runs every case those
  * tests judge, including ones added later: first arguments of `allows`,
  * `asks`, `check` and `checkCommand`, the lists a `for (const command of
@@ -19,7 +19,7 @@ function stringOf(node: ts.Node | undefined): string | undefined {
 
 /** The command lines in `file`; an empty list when the file does not exist. */
 export async function policyTestCommands(
-  file = new URL("../policy/command_test.ts", import.meta.url),
+  file = new URL("../policy/shell/check_command_test.ts", import.meta.url),
 ): Promise<string[]> {
   let source: string;
   try {

@@ -3,10 +3,9 @@
 // real in a sandbox under strace and compared with checkCommand's verdict.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import process from "node:process";
 import fc from "fast-check";
-import { ExecTracer } from "./_exec_trace.ts";
+import { ExecTracer, oracleUnavailable } from "./_exec_trace.ts";
 import { formatBypass, judgeCommand, runOracle, summary } from "./_oracle.ts";
 import { commandLine, CORPUS } from "./_corpus.ts";
 import { policyTestCommands } from "./_policy_corpus.ts";
@@ -16,21 +15,9 @@ const GENERATED = 150;
 const SEED = Number(process.env.ORACLE_SEED ?? 20261129);
 
 let tracer: ExecTracer | undefined;
-let skip: string | false = false;
+const skip = oracleUnavailable();
 before(async () => {
-  const missing = ["bwrap", "strace"].filter((program) => {
-    try {
-      execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (process.platform !== "linux" || missing.length > 0) {
-    skip = `the oracle needs Linux with bubblewrap and strace (missing: ${missing.join(", ") || "Linux"})`;
-    return;
-  }
-  tracer = await ExecTracer.create();
+  if (skip === undefined) tracer = await ExecTracer.create();
 });
 after(() => tracer?.dispose());
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 import { PolicyState } from "../../policy/state.ts";
 import { type Layout, makeLayout } from "./_fixtures.ts";
 

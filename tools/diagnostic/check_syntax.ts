@@ -10,7 +10,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
-import { parseBash } from "../../policy/_bash_parser.ts";
+import { parseBash } from "../../policy/shell/_parser.ts";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
 

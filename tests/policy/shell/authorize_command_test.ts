@@ -1,11 +1,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { authorizeCommand } from "../../policy/authorize_command.ts";
-import { autoHost, callbackHost, denyAllHost } from "../../policy/hosts.ts";
-import { PolicyState } from "../../policy/state.ts";
-import { ToolError } from "../../core/errors.ts";
-import type { ConfirmRequest } from "../../core/host.ts";
-import { withSession } from "../core/_helpers.ts";
+import { authorizeCommand } from "../../../policy/shell/authorize_command.ts";
+import { autoHost, callbackHost, denyAllHost } from "../../../policy/hosts.ts";
+import { PolicyState } from "../../../policy/state.ts";
+import { ToolError } from "../../../core/errors.ts";
+import type { ConfirmRequest } from "../../../core/host.ts";
+import { withSession } from "../../core/_helpers.ts";
 
 function recordingHost(answer: boolean) {
   const asked: ConfirmRequest[] = [];

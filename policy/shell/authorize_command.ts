@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { ToolError } from "../core/errors.ts";
-import type { ChoiceSource } from "../core/host.ts";
-import { checkCommand, type CommandCheck } from "./command.ts";
-import type { PolicyAsker } from "./policy.ts";
+import { ToolError } from "../../core/errors.ts";
+import type { ChoiceSource } from "../../core/host.ts";
+import { checkCommand, type CommandCheck, machineSandboxState, type SandboxState } from "./check_command.ts";
+import type { SandboxMode } from "../sandbox.ts";
+import type { PolicyAsker } from "../policy.ts";
 import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
-import type { PolicyState } from "./state.ts";
+import type { PolicyState } from "../state.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
 export interface AuthorizeCommandOptions {
@@ -25,6 +26,30 @@ export interface AuthorizeCommandOptions {
    * command that would need confirmation is refused without asking.
    */
   sessionCanAsk?: boolean;
+  /**
+   * The session's sandbox mode (default `auto`): `off` counts as no sandbox,
+   * so commands that run project code ask; `auto` and `required` use the
+   * probe (a runner refuses `required` without a sandbox before asking).
+   */
+  sandbox?: SandboxMode;
+  /** The workspace root, for `cd` and paths in flags (absolute). */
+  workspaceRoot?: string;
+}
+
+/**
+ * The sandbox commands of a session with this mode will run in.
+ *
+ * Requires `--allow-run=bwrap` for `auto` and `required`.
+ *
+ * @example
+ * ```ts
+ * import { sessionSandboxState } from "./authorize_command.ts";
+ * console.log(await sessionSandboxState("off")); // { available: false, reason: "..." }
+ * ```
+ */
+export function sessionSandboxState(mode: SandboxMode = "auto"): Promise<SandboxState> {
+  if (mode === "off") return Promise.resolve({ available: false, reason: "the session's sandbox mode is `off`" });
+  return machineSandboxState();
 }
 
 /** Why a command may run. */
@@ -82,7 +107,9 @@ function denied(
  * status `skipped`) with the reasons in the message and in `details` when it
  * may not.
  *
- * 1. {@linkcode checkCommand} with the state's allowlist: `allow` runs.
+ * 1. {@linkcode checkCommand} with the state's allowlist and the session's
+ *    sandbox: `allow` runs. Without a working sandbox, commands that run
+ *    project code ask, and only a person may answer.
  * 2. Otherwise the risk assessor answers; {@linkcode promptForAssessment} maps
  *    its answer to a confirmation: none (runs), unsure (asks, default yes),
  *    reject ("Dangerous Command Confirmation", default no); the always-ask
@@ -94,8 +121,8 @@ function denied(
  * @example
  * ```ts
  * import { authorizeCommand } from "./authorize_command.ts";
- * import { autoHost } from "./hosts.ts";
- * import { PolicyState } from "./state.ts";
+ * import { autoHost } from "../hosts.ts";
+ * import { PolicyState } from "../state.ts";
  * const options = { state: new PolicyState(), asker: autoHost() };
  * console.log((await authorizeCommand(options, "git status")).via); // "allowlist"
  * try {
@@ -111,12 +138,25 @@ export async function authorizeCommand(
   signal?: AbortSignal,
 ): Promise<CommandAuthorization> {
   signal?.throwIfAborted();
-  const check = await checkCommand(command, { allowlist: options.state.commandAllowlist() });
+  const check = await checkCommand(command, {
+    allowlist: options.state.commandAllowlist(),
+    sandbox: await sessionSandboxState(options.sandbox),
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
   if (check.verdict === "allow") return { command, via: "allowlist", check };
   signal?.throwIfAborted();
   const assessor = options.assessor ?? rulesRiskAssessor;
   const assessment = await assessor.assess(command, check, signal);
-  const prompt = promptForAssessment(command, assessment);
+  let prompt = promptForAssessment(command, assessment);
+  // Project code without the sandbox needs a person's yes, whatever the assessor said.
+  if (check.sandbox.needed && check.sandbox.available === false) {
+    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
+      "it runs code the project controls without the OS sandbox";
+    prompt = {
+      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
+      requirePerson: true,
+    };
+  }
   if (prompt === undefined) return { command, via: "assessor", check, assessment };
   if (options.sessionCanAsk === false) {
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);

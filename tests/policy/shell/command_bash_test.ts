@@ -11,22 +11,12 @@ import { spawnSync } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkCommand } from "../../policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
+import { seededRandom } from "./_random.ts";
 
 const sandboxed = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "/bin/true"]).status === 0;
 const skip = sandboxed ? false : "needs bubblewrap";
-
-/** mulberry32: a small seeded generator, so that failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let root = "";
 before(async () => {
@@ -163,7 +153,7 @@ describe("allowed commands, run by bash", { skip }, () => {
 
   test("run no program outside the allowlist and write no file", async () => {
     const { bin, log } = await makeStubs();
-    const next = random(20240601);
+    const next = seededRandom(20240601);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
     let allowed = 0;
     const violations: string[] = [];
@@ -263,7 +253,7 @@ describe("allowlisted commands with flag rules, run by bash", { skip }, () => {
   ];
 
   test("write no file", async () => {
-    const next = random(7);
+    const next = seededRandom(7);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
     let allowed = 0;
     const violations: string[] = [];

@@ -1,11 +1,11 @@
 /**
- * Loads tree-sitter-bash once, from bytes embedded in `_bash_wasm.ts`, and
+ * Loads tree-sitter-bash once, from bytes embedded in `_wasm.ts`, and
  * parses with a time limit.
  *
  * @module
  */
 import { Language, Parser, type Tree } from "web-tree-sitter";
-import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "./_bash_wasm.ts";
+import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "./_wasm.ts";
 
 /** How long one parse may take before the command is judged not understood. */
 export const PARSE_TIME_LIMIT_MS = 500;

@@ -3,8 +3,8 @@
 // allowlist does not permit while checkCommand said "allow".
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { checkCommand } from "../../policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/allowlist.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 
 async function verdict(command: string): Promise<{ verdict: string; reasons: string[] }> {
   const check = await checkCommand(command, { allowlist: DEFAULT_COMMAND_ALLOWLIST });

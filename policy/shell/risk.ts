@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { CommandCheck } from "./command.ts";
+import type { CommandCheck } from "./check_command.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -30,8 +30,9 @@ export interface RiskAssessor {
 
 /**
  * Kinds that always ask a person, whatever the decision and even with
- * `autoConfirm`: installing packages outside the allowed paths and changing
- * the state of the system.
+ * `autoConfirm`: installing packages outside the allowed paths, changing the
+ * state of the system, and running code the project controls without the OS
+ * sandbox.
  *
  * @example
  * ```ts
@@ -42,6 +43,7 @@ export interface RiskAssessor {
 export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "install_package_outside_allowed_paths",
   "change_system_status",
+  "project_code_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -204,7 +206,7 @@ function worst(assessments: RiskAssessment[]): RiskAssessment | undefined {
  *
  * @example
  * ```ts
- * import { checkCommand } from "./command.ts";
+ * import { checkCommand } from "./check_command.ts";
  * import { rulesRiskAssessor } from "./risk.ts";
  * const command = "rm -rf build";
  * const assessment = await rulesRiskAssessor.assess(command, await checkCommand(command));
@@ -251,6 +253,20 @@ export const rulesRiskAssessor: RiskAssessor = {
       });
     }
     const verdict = worst(found);
+    // Without the sandbox, project code needs a person; a dangerous verdict
+    // keeps its warning (the caller still requires a person for it).
+    if (
+      check.sandbox?.needed === true && check.sandbox.available === false &&
+      !(verdict !== undefined && (verdict.decision === "reject" || ALWAYS_ASK_KINDS.includes(verdict.kind)))
+    ) {
+      const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
+      return Promise.resolve({
+        decision: "unsure",
+        kind: "project_code_unsandboxed",
+        reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) without the OS sandbox, ` +
+          `which is unavailable: ${check.sandbox.reason ?? "no reason given"}`,
+      });
+    }
     if (verdict !== undefined) return Promise.resolve(verdict);
     return Promise.resolve({
       decision: "unsure",

@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { parseBash } from "../../policy/_bash_parser.ts";
-import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "../../policy/_bash_wasm.ts";
+import { parseBash } from "../../../policy/shell/_parser.ts";
+import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "../../../policy/shell/_wasm.ts";
 
 describe("parseBash", () => {
   test("parses with the embedded tree-sitter-bash grammar", async () => {
@@ -44,7 +44,7 @@ describe("the embedded WebAssembly", () => {
       assert.equal(createHash("sha256").update(unpacked).digest("hex"), embedded.sha256);
       assert.ok(
         unpacked.equals(bytes),
-        `${specifier} differs from policy/_bash_wasm.ts; run scripts/embed_tree_sitter_wasm.ts`,
+        `${specifier} differs from policy/shell/_wasm.ts; run scripts/embed_tree_sitter_wasm.ts`,
       );
     });
   }

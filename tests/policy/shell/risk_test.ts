@@ -1,7 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { checkCommand } from "../../policy/command.ts";
-import { ALWAYS_ASK_KINDS, promptForAssessment, type RiskAssessment, rulesRiskAssessor } from "../../policy/risk.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import {
+  ALWAYS_ASK_KINDS,
+  promptForAssessment,
+  type RiskAssessment,
+  rulesRiskAssessor,
+} from "../../../policy/shell/risk.ts";
 
 async function assess(command: string): Promise<RiskAssessment> {
   return await rulesRiskAssessor.assess(command, await checkCommand(command));
@@ -169,7 +174,11 @@ describe("promptForAssessment", () => {
   });
 
   test("the always-ask kinds need a person, whatever the decision", () => {
-    assert.deepEqual([...ALWAYS_ASK_KINDS], ["install_package_outside_allowed_paths", "change_system_status"]);
+    assert.deepEqual([...ALWAYS_ASK_KINDS], [
+      "install_package_outside_allowed_paths",
+      "change_system_status",
+      "project_code_unsandboxed",
+    ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {
         const prompt = promptForAssessment("x", { decision, kind, reason: "r" });

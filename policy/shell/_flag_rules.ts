@@ -1,0 +1,48 @@
+/**
+ * Rules for commands that read by default but can write files or run other
+ * programs with some arguments. An allowlist entry says "this command may run";
+ * these rules say "but not like this", whichever entry matched. The rules live
+ * by program family: test runners, git, and text and file tools.
+ *
+ * @module
+ */
+import type { BashWord } from "./_tree.ts";
+import type { FlagContext } from "./_options.ts";
+import { RUNNER_RULES } from "./_flag_rules_runners.ts";
+import { gitRule } from "./_flag_rules_git.ts";
+import { TEXT_RULES } from "./_flag_rules_text.ts";
+
+export type { FlagContext } from "./_options.ts";
+
+/**
+ * Commands that run another command, or change how later commands run: an
+ * allowlist entry for one of them would allow everything, so they always ask.
+ */
+export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
+  ...namesFor(
+    "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect",
+    "runs the command it is given",
+  ),
+  ...namesFor(
+    "alias hash enable export declare typeset local readonly set shopt unset let read mapfile readarray getopts",
+    "changes how the shell runs later commands",
+  ),
+  ...namesFor(
+    "less more most man vi vim nvim view ex ed nano emacs",
+    "can run shell commands from inside it",
+  ),
+]);
+
+function namesFor(names: string, why: string): [string, string][] {
+  return names.split(" ").map((name) => [name, why]);
+}
+
+const FLAG_RULES = new Map([...RUNNER_RULES, ...TEXT_RULES, ["git", gitRule]]);
+
+/**
+ * Judges the arguments of an allowlisted command; returns why it must ask, or
+ * `undefined` when its arguments are harmless.
+ */
+export function flagProblem(name: string, args: readonly BashWord[], context: FlagContext = {}): string | undefined {
+  return FLAG_RULES.get(name)?.(args, name, context);
+}

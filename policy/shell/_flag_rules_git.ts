@@ -1,0 +1,248 @@
+/**
+ * The flag rule for git. Global options before the subcommand must be known
+ * to be harmless. The listing subcommands (`branch`, `tag`, `remote`,
+ * `stash list`, `config --get`) accept only their listing options, since
+ * other options and operands create, delete or change things. The other
+ * subcommands (`log`, `diff`, `show`, ...) ask for the options that write
+ * files or switch on programs from the configuration (`--output`,
+ * `--ext-diff`, `--textconv`, `--show-signature`, `-O`, signature formats),
+ * matched loosely: git accepts any unique prefix of a long option.
+ *
+ * @module
+ */
+import type { BashWord } from "./_tree.ts";
+import {
+  type FlagContext,
+  flags,
+  hiddenOptionReason,
+  type OptionDef,
+  type OptionGrammar,
+  readOptions,
+  shown,
+  type ValueCheck,
+  valued,
+} from "./_options.ts";
+import type { Rule } from "./_flag_rules_runners.ts";
+
+/** Global options that change nothing but output and path matching. */
+export const GIT_HARMLESS_GLOBAL_OPTIONS: readonly string[] = Object.freeze([
+  "-P",
+  "--no-pager",
+  "--literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-optional-locks",
+  "--no-replace-objects",
+  "--no-lazy-fetch",
+  "--no-advice",
+]);
+
+/** The words of a git command after its harmless global options: the subcommand first. */
+export function gitSubcommandWords(args: readonly string[]): readonly string[] {
+  let index = 0;
+  while (index < args.length && GIT_HARMLESS_GLOBAL_OPTIONS.includes(args[index])) index++;
+  return args.slice(index);
+}
+
+const GLOBAL_DANGER = /^(-c|-C|--config-env|--exec-path=|--git-dir|--work-tree)/;
+
+// Loose matching: `--out` is git's abbreviation of `--output`.
+const LONG_DANGER = [
+  "output",
+  "output-directory",
+  "open-files-in-pager",
+  "ext-diff",
+  "textconv",
+  "show-signature",
+  "exec",
+  "upload-pack",
+  "receive-pack",
+  "help",
+  "recurse-submodules",
+  "submodule",
+];
+
+/** Options whose exact names are prefixes of dangerous ones. */
+const EXACT_HARMLESS = ["text"];
+
+/**
+ * Pretty formats, ref formats and sort keys that verify signatures, which runs
+ * the configured gpg program (`%G?`, `%(signature)`, `--sort=signature:grade`).
+ */
+const SIGNATURE_FORMAT = /%G|signature/i;
+
+function looseDanger(word: BashWord): string | undefined {
+  const value = word.value!;
+  if (SIGNATURE_FORMAT.test(value)) {
+    return `${shown(word)} verifies signatures, which runs the program the configuration names (gpg.program)`;
+  }
+  if (value.startsWith("--") && value.length > 2) {
+    const given = value.slice(2).split("=", 1)[0];
+    // An option's exact name wins over abbreviations: `--text` is not `--textconv`.
+    if (given !== "" && !EXACT_HARMLESS.includes(given) && LONG_DANGER.some((long) => long.startsWith(given))) {
+      return `${shown(word)} lets git write a file or start a program the configuration or attributes name`;
+    }
+  } else if (/^-[^-]/.test(value) && value.includes("O")) {
+    return `${shown(word)} (\`-O\`) makes git read an order file or start a pager program`;
+  }
+  return undefined;
+}
+
+const noSignature: ValueCheck = (_word, value) =>
+  SIGNATURE_FORMAT.test(value) ? "verifies signatures, which runs the configured gpg program" : undefined;
+const anyValue: OptionDef = { value: "optional" };
+const format: OptionDef = { value: "required", check: noSignature };
+
+const LISTING_FILTERS = {
+  ...valued("contains no-contains merged no-merged points-at"),
+  sort: { value: "required", check: noSignature } satisfies OptionDef,
+};
+
+const branch: OptionGrammar = {
+  program: "git branch",
+  short: flags("a r v q i l"),
+  long: {
+    ...flags("all remotes verbose quiet ignore-case list show-current no-color no-column no-abbrev omit-empty"),
+    ...LISTING_FILTERS,
+    color: anyValue,
+    column: anyValue,
+    abbrev: anyValue,
+    format,
+  },
+};
+
+const tag: OptionGrammar = {
+  program: "git tag",
+  optionalShortValue: "attached",
+  short: { ...flags("l i"), n: anyValue },
+  long: {
+    ...flags("list ignore-case no-color no-column omit-empty"),
+    ...LISTING_FILTERS,
+    color: anyValue,
+    column: anyValue,
+    format,
+  },
+};
+
+const stashList: OptionGrammar = {
+  program: "git stash list",
+  short: { n: { value: "required" } },
+  long: {
+    ...flags("oneline no-color abbrev-commit no-abbrev-commit reverse"),
+    ...valued("max-count date since until after before grep author"),
+    color: anyValue,
+    format,
+    pretty: format,
+  },
+  operand: () => "is not a `git stash list` option known to be harmless",
+};
+
+const config: OptionGrammar = {
+  program: "git config",
+  short: flags("l z"),
+  long: {
+    ...flags(
+      "get get-all get-regexp get-urlmatch list local global system worktree show-origin show-scope name-only " +
+        "null includes no-includes bool int bool-or-int path expiry-date all regexp fixed-value",
+    ),
+    ...valued("type default value url"),
+  },
+};
+
+// git 2.46's subcommands that change the configuration (`get` and `list` only read).
+const CONFIG_WRITERS = ["set", "unset", "rename-section", "remove-section", "edit"];
+const READ_MODES = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"];
+
+/** Judges a listing subcommand; `undefined` when it only lists. */
+function listing(sub: string, args: readonly BashWord[], context: FlagContext): string | undefined {
+  const read = (grammar: OptionGrammar, words = args) => readOptions(words, grammar, context);
+  if (sub === "branch" || sub === "tag") {
+    const reading = read(sub === "branch" ? branch : tag);
+    if (reading.problem !== undefined) return reading.problem;
+    const operand = reading.operands[0];
+    if (operand !== undefined && !reading.seen.has("--list") && !reading.seen.has("-l")) {
+      return `${shown(operand)} makes \`git ${sub}\` create a ${sub} (only \`git ${sub} --list PATTERN\` lists)`;
+    }
+    return undefined;
+  }
+  if (sub === "stash") {
+    // `git stash show` is a diff: judged like one (and needs the sandbox, as diffs do).
+    if (args[0]?.value === "show") return looseProblem(args.slice(1));
+    if (args[0]?.value !== "list") {
+      const what = args[0] === undefined ? "`git stash`" : `\`git stash ${args[0].text}\``;
+      return `${what} changes the stash or the working tree (only \`git stash list\` and \`git stash show\` run without asking)`;
+    }
+    return read(stashList, args.slice(1)).problem;
+  }
+  if (sub === "config") {
+    const reading = read(config);
+    if (reading.problem !== undefined) return reading.problem;
+    const style = reading.operands[0]?.value;
+    if (style !== undefined && CONFIG_WRITERS.includes(style)) {
+      return `\`git config ${style}\` changes the configuration or opens an editor`;
+    }
+    if (READ_MODES.some((mode) => reading.seen.has(mode)) || style === "get" || style === "list") return undefined;
+    // `git config NAME` reads; a second operand would be the value it sets.
+    if (reading.operands.length === 1) return undefined;
+    return "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration";
+  }
+  return remote(args, context);
+}
+
+const remoteOptions: OptionGrammar = { program: "git remote", short: flags("v"), long: flags("verbose") };
+
+/** `git remote [-v]`, `git remote show -n [NAME...]`, `git remote get-url NAME`. */
+function remote(args: readonly BashWord[], context: FlagContext): string | undefined {
+  // git remote stops reading its own options at the first operand, the subcommand.
+  const sub = args.findIndex((arg) => arg.value === undefined || !arg.value.startsWith("-"));
+  const leading = readOptions(sub === -1 ? args : args.slice(0, sub), remoteOptions, context);
+  if (leading.problem !== undefined || sub === -1) return leading.problem;
+  const name = args[sub];
+  const rest = args.slice(sub + 1);
+  if (name.value === "show") {
+    const reading = readOptions(rest, { program: "git remote show", short: flags("n") }, context);
+    if (reading.problem !== undefined) return reading.problem;
+    if (reading.operands.length > 0 && !reading.seen.has("-n")) {
+      return `\`git remote show ${reading.operands[0].text}\` contacts the remote over the network (\`-n\` does not)`;
+    }
+    return undefined;
+  }
+  if (name.value === "get-url") {
+    return readOptions(rest, { program: "git remote get-url", long: flags("push all") }, context).problem;
+  }
+  return `\`git remote ${name.text}\` changes the remotes or contacts them (only listing runs without asking)`;
+}
+
+const LISTING = new Set(["branch", "tag", "remote", "stash", "config"]);
+
+/** The flag rule for git. */
+export const gitRule: Rule = (args, name, context) => {
+  const hidden = args.find((arg) => arg.value === undefined && arg.mayBeOption);
+  if (hidden !== undefined) return hiddenOptionReason(hidden, name);
+  let index = 0;
+  for (; index < args.length && args[index].value?.startsWith("-"); index++) {
+    const value = args[index].value!;
+    // `--exec-path` alone only prints the path; with a value it moves git's helpers.
+    if (GIT_HARMLESS_GLOBAL_OPTIONS.includes(value) || value === "--exec-path" || value === "--version") continue;
+    if (GLOBAL_DANGER.test(value)) {
+      return `${shown(args[index])} makes git read another configuration or repository, which can run programs`;
+    }
+    return `${shown(args[index])} is not a global option of git known to be harmless`;
+  }
+  const sub = args[index]?.value;
+  const rest = args.slice(index + 1);
+  if (sub !== undefined && LISTING.has(sub)) return listing(sub, rest, context);
+  return looseProblem(rest);
+};
+
+/** The options of a reading subcommand (`log`, `diff`, ...) that write files or start programs. */
+function looseProblem(args: readonly BashWord[]): string | undefined {
+  for (const word of args) {
+    if (word.value === undefined) continue;
+    if (word.value === "--") break;
+    const problem = looseDanger(word);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}

@@ -1,0 +1,224 @@
+/**
+ * Reading literal text as bash does: quote removal for unquoted, double-quoted
+ * and here-document text, `$'...'` decoding, here-document delimiters, and the
+ * expansion syntax bash would see in text the parser left as a literal.
+ *
+ * @module
+ */
+
+/** Reasons quote at most this many characters of the source. */
+const QUOTE_LIMIT = 60;
+
+/** Quotes a piece of source for a human-readable reason. */
+export function quoteSource(text: string): string {
+  const oneLine = text.replaceAll("\n", "\\n");
+  const short = oneLine.length > QUOTE_LIMIT ? `${oneLine.slice(0, QUOTE_LIMIT - 1)}…` : oneLine;
+  return `\`${short}\``;
+}
+/** What is known about a word, or a part of one, before the command runs. */
+export interface WordParts {
+  /** The text after quote removal, when it is static. */
+  value?: string;
+  /** Static text known at the start of the word, before any run-time part. */
+  prefix: string;
+  /** Why the value is only known when the command runs. */
+  dynamic?: string;
+  /** An unquoted expansion may split the word into several words. */
+  splits: boolean;
+}
+
+/** The empty string, `""`. */
+export const STATIC_EMPTY: WordParts = { value: "", prefix: "", splits: false };
+
+/** Joins the parts of a concatenated word. */
+export function joinParts(parts: WordParts[]): WordParts {
+  let value: string | undefined = "";
+  let prefix = "";
+  let prefixOpen = true;
+  let dynamic: string | undefined;
+  let splits = false;
+  for (const part of parts) {
+    if (prefixOpen) {
+      prefix += part.value ?? part.prefix;
+      if (part.value === undefined) prefixOpen = false;
+    }
+    if (part.value === undefined) {
+      value = undefined;
+      dynamic ??= part.dynamic;
+    } else if (value !== undefined) {
+      value += part.value;
+    }
+    splits ||= part.splits;
+  }
+  return { value, prefix, dynamic, splits };
+}
+
+const EXPANSION_START = /[A-Za-z0-9_({[@*#?$!\-'"]/;
+
+/**
+ * Reads unquoted or double-quoted literal text the way bash does; reports
+ * expansion syntax the parser did not turn into nodes, since text it treats as
+ * literal but bash expands is exactly where a command could hide.
+ */
+export function readLiteral(
+  text: string,
+  mode: "unquoted" | "double" | "heredoc" | "pattern",
+): { value: string; unrecognized?: string; glob?: string } {
+  let value = "";
+  let glob: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    const next = text[i + 1];
+    if (char === "\\" && next !== undefined) {
+      if (next === "\n") {
+        i++;
+        continue;
+      }
+      const escapable = mode === "unquoted" || mode === "pattern" ||
+        "$`\\".includes(next) || (mode === "double" && next === '"');
+      if (escapable) {
+        value += next;
+        i++;
+        continue;
+      }
+      value += char;
+      continue;
+    }
+    if (char === "`") return { value, unrecognized: "a backquote" };
+    // bash starts a process substitution anywhere a word may hold one,
+    // including a `=~` regular expression the parser keeps as plain text.
+    if ((char === "<" || char === ">") && next === "(" && mode === "pattern") {
+      return { value, unrecognized: `\`${char}(\`` };
+    }
+    if (char === "$" && next !== undefined && EXPANSION_START.test(next)) {
+      const quotedDollar = mode !== "unquoted" && (next === "'" || next === '"');
+      if (!quotedDollar) return { value, unrecognized: `\`$${next}\`` };
+    }
+    if (mode === "unquoted") {
+      if (char === "\n") return { value, unrecognized: "a newline" };
+      if ("'\"<>|&;()".includes(char)) {
+        return { value, unrecognized: `\`${char}\`` };
+      }
+      // A `[` with no `]` after it is no bracket expression: `[ -f x ]`.
+      if ("*?".includes(char) || (char === "[" && text.includes("]", i + 1))) glob ??= "a glob pattern";
+      if ("{}".includes(char)) glob ??= "brace expansion";
+      if (char === "~" && (i === 0 || "=:".includes(text[i - 1]))) {
+        glob ??= "tilde expansion";
+      }
+    }
+    value += char;
+  }
+  return { value, glob };
+}
+
+const ANSI_C_SIMPLE: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+/**
+ * Decodes the inside of `$'...'` as bash does; NUL ends the string.
+ * `undefined` when the result depends on the locale or is not text.
+ */
+export function decodeAnsiC(body: string): string | undefined {
+  let out = "";
+  for (let i = 0; i < body.length; i++) {
+    const char = body[i];
+    if (char !== "\\" || i + 1 >= body.length) {
+      out += char;
+      continue;
+    }
+    const next = body[++i];
+    if (next in ANSI_C_SIMPLE) {
+      out += ANSI_C_SIMPLE[next];
+      continue;
+    }
+    let unknown = false;
+    const numeric = (pattern: RegExp, radix: number, skip: number) => {
+      const match = pattern.exec(body.slice(i + skip));
+      if (match === null) return false;
+      // Above ASCII, bash makes a raw byte (\x, octal) or a character in
+      // the locale's encoding (\u, \U): what the command gets depends on it.
+      const code = parseInt(match[0], radix);
+      if (code >= 0x80) unknown = true;
+      else out += String.fromCharCode(code);
+      i += skip + match[0].length - 1;
+      return true;
+    };
+    if (/[0-7]/.test(next) && numeric(/^[0-7]{1,3}/, 8, 0)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "x" && numeric(/^[0-9a-fA-F]{1,2}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "u" && numeric(/^[0-9a-fA-F]{1,4}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "U" && numeric(/^[0-9a-fA-F]{1,8}/, 16, 1)) {
+      if (unknown) return undefined;
+      continue;
+    }
+    if (next === "c" && i + 1 < body.length) {
+      const control = body[++i];
+      if (control.charCodeAt(0) >= 0x80) return undefined;
+      // bash reads `\c\\` as control-backslash, and `\c?` as DEL.
+      if (control === "\\" && body[i + 1] === "\\") i++;
+      out += control === "?" ? "\x7f" : String.fromCharCode(control.toUpperCase().charCodeAt(0) & 0x1f);
+      continue;
+    }
+    out += `\\${next}`;
+  }
+  const nul = out.indexOf("\0");
+  return nul === -1 ? out : out.slice(0, nul);
+}
+
+/**
+ * Where bash ends a `$'...'` string that starts `text`: after the first quote
+ * that no backslash escapes (`\\` is an escaped backslash).
+ */
+export function ansiCStringEnd(text: string): number {
+  for (let i = 2; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === "'") return i + 1;
+  }
+  return -1;
+}
+
+/** The delimiter of a here-document as bash compares it: quotes removed. */
+export function heredocDelimiter(word: string): string {
+  let out = "";
+  for (let i = 0; i < word.length; i++) {
+    const char = word[i];
+    if (char === "'") {
+      const end = word.indexOf("'", i + 1);
+      out += word.slice(i + 1, end === -1 ? undefined : end);
+      i = end === -1 ? word.length : end;
+    } else if (char === '"') {
+      let j = i + 1;
+      for (; j < word.length && word[j] !== '"'; j++) {
+        if (word[j] === "\\" && '"\\$`'.includes(word[j + 1] ?? "")) j++;
+        out += word[j];
+      }
+      i = j;
+    } else if (char === "\\" && i + 1 < word.length) {
+      out += word[++i];
+    } else {
+      out += char;
+    }
+  }
+  return out;
+}

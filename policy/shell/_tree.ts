@@ -1,0 +1,169 @@
+/**
+ * Reads a bash command line into the simple commands it would run and the
+ * constructs around them that need a person's approval: the analysis API
+ * ({@linkcode analyzeBash}) the command check is built on.
+ *
+ * The walk accepts only the node types listed in `_node_types.ts`, each with
+ * the bash semantics it implements; anything else, any syntax error, and any
+ * text of the source that no understood node accounts for (`_coverage.ts`)
+ * makes the result "not understood", so that the caller asks instead of
+ * allowing. Where tree-sitter-bash reads the line differently from bash, the
+ * line is read again as bash reads it (the single-bracket test, below) or
+ * asks.
+ *
+ * @module
+ */
+import type { Tree } from "web-tree-sitter";
+import { parseBash } from "./_parser.ts";
+import { Walker } from "./_walker.ts";
+
+export { quoteSource } from "./_literals.ts";
+
+/** One word of a simple command. */
+export interface BashWord {
+  /** The word as written. */
+  text: string;
+  /** The word after quote removal, when it is known before the command runs. */
+  value?: string;
+  /** Why the value is not known before the command runs. */
+  dynamic?: string;
+  /**
+   * Whether the word, once expanded, could be or produce a word that starts
+   * with `-` (and so be read as an option by the command).
+   */
+  mayBeOption: boolean;
+}
+
+/** A simple command, an assignment or a declaration found in the tree. */
+export interface BashSimpleCommand {
+  /** The command as written, with its redirections. */
+  text: string;
+  /** What kind of statement it is. */
+  kind: "command" | "assignment" | "declaration";
+  /** Command name first, then the arguments; redirections excluded. */
+  words: BashWord[];
+  /** Why this command must ask, found while reading it (redirections, assignments). */
+  problems: string[];
+}
+
+/** Everything the walk found in one command line. */
+export interface BashAnalysis {
+  /** Every simple command, in source order of discovery (outer before inner). */
+  commands: BashSimpleCommand[];
+  /** Reasons to ask that are not tied to a single simple command. */
+  problems: string[];
+  /** False when the parser's tree does not fully account for the source. */
+  understood: boolean;
+  /** Whether the source holds no statement at all (only blanks and comments). */
+  empty: boolean;
+}
+
+/** Longer command lines are not parsed at all. */
+export const MAX_COMMAND_LENGTH = 100_000;
+
+// tree-sitter-bash reads `[ ... ]` as a test expression, while bash runs `[`
+// as an ordinary command: `[ a || rm x ]` is two commands for bash, and
+// `[ a > f ]` truncates f. Each such `[` is replaced by an ordinary word
+// character and the line parsed again, so that the tree shows what bash
+// runs; the walk then reads the word from the original text, as `[`.
+const BRACKET_PLACEHOLDER = "X";
+// A `[` can hide another inside its "expression" (`[ a || [ b ] ]`), which
+// the next parse then shows; each round replaces at least one.
+const MAX_BRACKET_ROUNDS = 8;
+
+/**
+ * Offsets of every `[` that the tree reads as the start of a test expression,
+ * or that starts a syntax error (`[ a && b ]` is one for tree-sitter).
+ */
+function singleBracketTests(tree: Tree): number[] {
+  const offsets: number[] = [];
+  for (const test of tree.rootNode.descendantsOfType("test_command")) {
+    const open = test?.child(0);
+    if (open?.type === "[") offsets.push(open.startIndex);
+  }
+  if (tree.rootNode.hasError) {
+    for (const error of tree.rootNode.descendantsOfType("ERROR")) {
+      for (const child of error?.children ?? []) {
+        if (child?.type === "[" && !child.isNamed) offsets.push(child.startIndex);
+      }
+    }
+  }
+  return offsets;
+}
+
+function notUnderstood(reason: string): BashAnalysis {
+  return { commands: [], problems: [reason], understood: false, empty: false };
+}
+
+/**
+ * Parses a command line and reads every simple command in it; fails closed
+ * (`understood: false` with a reason) on anything it does not fully account
+ * for.
+ *
+ * Needs no permissions: the parser's WebAssembly is embedded.
+ *
+ * @param source The command line, as bash would receive it with `bash -c`.
+ * @returns Every simple command, the reasons to ask, and whether the line was understood.
+ *
+ * @example
+ * ```ts
+ * import { analyzeBash } from "./_tree.ts";
+ * const analysis = await analyzeBash("[ -f x ] && ls");
+ * console.log(analysis.commands.map((c) => c.words.map((w) => w.value)));
+ * // [["[", "-f", "x", "]"], ["ls"]]
+ * ```
+ */
+export async function analyzeBash(source: string): Promise<BashAnalysis> {
+  if (source.length > MAX_COMMAND_LENGTH) {
+    return notUnderstood(
+      `the command is ${source.length} characters long; commands over ${MAX_COMMAND_LENGTH} are not analysed`,
+    );
+  }
+  // bash and tree-sitter disagree on NUL and carriage returns (a word
+  // character for bash, whitespace for the parser).
+  // deno-lint-ignore no-control-regex
+  const control = /[\0-\x08\x0b-\x1f\x7f]/.exec(source);
+  if (control !== null) {
+    return notUnderstood(
+      `the command contains the control character U+${
+        control[0].charCodeAt(0).toString(16).padStart(4, "0")
+      } at offset ${control.index}`,
+    );
+  }
+  let parsed = source;
+  const brackets = new Set<number>();
+  for (let round = 0;; round++) {
+    const tree = await parseBash(parsed);
+    if (tree === undefined) return notUnderstood("parsing the command took too long");
+    try {
+      const tests = singleBracketTests(tree);
+      if (tests.length === 0) return walk(source, tree, brackets);
+      if (round === MAX_BRACKET_ROUNDS) {
+        return notUnderstood(`the command nests \`[\` more than ${MAX_BRACKET_ROUNDS} deep`);
+      }
+      for (const offset of tests) {
+        brackets.add(offset);
+        parsed = parsed.slice(0, offset) + BRACKET_PLACEHOLDER + parsed.slice(offset + 1);
+      }
+    } finally {
+      tree.delete();
+    }
+  }
+}
+
+function walk(source: string, tree: Tree, brackets: ReadonlySet<number>): BashAnalysis {
+  const walker = new Walker(source, brackets);
+  const root = tree.rootNode;
+  if (root.hasError) walker.findSyntaxErrors(root);
+  walker.checkModelled(root);
+  if (root.type === "program") walker.statements(root, 0);
+  else walker.statement(root, 0);
+  walker.checkBrackets();
+  walker.checkCoverage();
+  return {
+    commands: walker.commands,
+    problems: walker.problems,
+    understood: walker.understood,
+    empty: walker.statementCount === 0,
+  };
+}

@@ -1,0 +1,319 @@
+/**
+ * The default shell-command allowlist and token-prefix matching against it.
+ *
+ * An entry is a sequence of words separated by spaces. A command matches an
+ * entry when its first words are exactly the entry's words, so `git diff`
+ * matches `git diff --cached` but not `git difftool`, and `ls` matches `ls -la`
+ * but not `lsblk`. Two markers change an entry:
+ *
+ * - `=` before the words: the command must have exactly these words
+ *   (`=node --version` allows `node --version` and nothing longer);
+ * - `sandbox:` before the words: the command runs code the project controls,
+ *   so it runs without asking only inside a working OS sandbox
+ *   (`sandbox: make test`). Commands on {@linkcode PROJECT_CODE_COMMANDS} need
+ *   the sandbox whichever entry allowed them.
+ *
+ * @module
+ */
+
+import { gitSubcommandWords } from "./_flag_rules_git.ts";
+
+/**
+ * Commands that only read: they run without asking when nothing else in the
+ * command line needs asking. Nothing here writes files or reaches the network by
+ * default; the flags with which some of them could write or run other programs
+ * (`git diff --output`, `find -delete`, `rg --pre`, ...) are judged separately by
+ * the command checker. Test runners are included because running the project's
+ * tests is what an agent does most, and they run inside the OS sandbox.
+ *
+ * Deliberately absent: anything that runs another command (`env`, `xargs`,
+ * `nohup`, `time`, `sh`, `bash`, `eval`, `exec`, `sudo`), anything that writes
+ * (`tee`, `touch`, `mkdir`; `sed -i` and `sed 'w f'` are judged), pagers
+ * (`less` runs `!` commands) and network clients (`curl`, `wget`,
+ * `git fetch`). Test runners and git need a working sandbox (see
+ * {@linkcode PROJECT_CODE_COMMANDS}).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
+ * console.log(DEFAULT_COMMAND_ALLOWLIST.includes("git status")); // true
+ * ```
+ */
+export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
+  // Listing and reading files.
+  "ls",
+  "pwd",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "echo",
+  "printf",
+  "grep",
+  "egrep",
+  "fgrep",
+  "rg",
+  "find",
+  "file",
+  "stat",
+  "du",
+  "df",
+  "tree",
+  "basename",
+  "dirname",
+  "realpath",
+  "readlink",
+  "diff",
+  "cmp",
+  "cut",
+  "sort",
+  "uniq",
+  "tr",
+  "nl",
+  "column",
+  "true",
+  "false",
+  "whoami",
+  "uname",
+  "date",
+  "which",
+  // Their arguments are only tested (`-v` and `-R` ask: they evaluate subscripts).
+  "test",
+  "[",
+  // Prints, unless its script or options write files or run commands (judged).
+  "sed",
+  // Git, read-only subcommands, with and without the pager switched off. Listing
+  // subcommands accept only their listing options (judged).
+  "git status",
+  "git log",
+  "git diff",
+  "git show",
+  "git blame",
+  "git rev-parse",
+  "git ls-files",
+  "git --no-pager status",
+  "git --no-pager log",
+  "git --no-pager diff",
+  "git --no-pager show",
+  "git --no-pager blame",
+  "git branch",
+  "git tag",
+  "git remote",
+  "git stash list",
+  "git config",
+  "git --no-pager branch",
+  "git --no-pager tag",
+  "git --no-pager stash list",
+  "git stash show",
+  "git describe",
+  "git grep",
+  "git ls-tree",
+  "git cat-file",
+  "git rev-list",
+  "git merge-base",
+  "git show-ref",
+  "git for-each-ref",
+  // Version and help queries of common tools, exactly.
+  ...versionQueries(
+    "node deno npm bun python python3 pip pip3 uv git java javac gcc g++ clang make cmake tsc ruby gem perl docker",
+  ),
+  "=java -version",
+  ...["=python -V", "=python3 -V", "=pip -V", "=pip3 -V", "=deno -V", "=uv -V", "=ruby -v", "=perl -v", "=tsc -v"],
+  ...["=make -v", "=docker -v", "=bun -v", "=git version"],
+  // These start a program the project chooses (.yarnrc.yml's yarnPath and
+  // packageManager, rust-toolchain.toml's toolchain, go.mod's toolchain, a
+  // php.ini in the current folder), so they need the sandbox.
+  ...versionQueries("yarn pnpm cargo rustc rustup php").map((entry) => `sandbox: ${entry}`),
+  "sandbox: =go version",
+  ...["=yarn -v", "=pnpm -v", "=cargo -V", "=rustc -V", "=php -v"].map((entry) => `sandbox: ${entry}`),
+  "=node -v",
+  "=npm -v",
+  // Test runners.
+  "deno test",
+  "npm test",
+  "npm run test",
+  "pytest",
+  "python -m pytest",
+  "python3 -m pytest",
+  "cargo test",
+  "go test",
+]);
+
+function versionQueries(programs: string): string[] {
+  return programs.split(" ").flatMap((program) => [`=${program} --version`, `=${program} --help`]);
+}
+
+/**
+ * Commands that run code the project controls (its tests, scripts, build files,
+ * or programs its repository configuration names), so that without a working
+ * OS sandbox they ask even when allowlisted. Matched like allowlist entries
+ * against the command's words (git's harmless global options such as
+ * `--no-pager` skipped); the first matching entry decides, and an entry that
+ * starts with `!` runs no project code. Commands allowed by an exact (`=`)
+ * entry only print a version or help and run no project code.
+ *
+ * @example
+ * ```ts
+ * import { PROJECT_CODE_COMMANDS } from "./allowlist.ts";
+ * console.log(PROJECT_CODE_COMMANDS.includes("deno test")); // true
+ * ```
+ */
+export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
+  // git runs the programs its configuration and attributes name: core.fsmonitor on
+  // anything that reads the index, diff.external and textconv filters on diffs and
+  // blame, gpg.program with log.showSignature (also on `git stash list`). Listing
+  // branches, tags, remotes and configuration does not.
+  "!git branch",
+  "!git tag",
+  "!git remote",
+  "!git config",
+  "!git --version",
+  "git",
+  "deno test",
+  "deno bench",
+  "deno run",
+  "deno task",
+  "deno eval",
+  "deno serve",
+  "deno repl",
+  "deno check",
+  "deno compile",
+  "deno install",
+  "npm",
+  "yarn",
+  "pnpm",
+  "bun",
+  "node",
+  "tsc",
+  "jest",
+  "vitest",
+  "mocha",
+  "pytest",
+  "py.test",
+  "python",
+  "python3",
+  "pip",
+  "pip3",
+  "uv",
+  "tox",
+  "nox",
+  "cargo",
+  "rustc",
+  "go",
+  "make",
+  "cmake",
+  "ninja",
+  "gradle",
+  "mvn",
+  "bundle",
+  "rake",
+  "ruby",
+  "perl",
+  "php",
+  "composer",
+  "dotnet",
+  // Runners of packages and interpreters of scripts the project holds.
+  "npx",
+  "pnpx",
+  "bunx",
+  "uvx",
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "fish",
+  "lua",
+]);
+
+/** An allowlist entry, read. */
+export interface AllowlistEntry {
+  /** The words the command must start with. */
+  words: string[];
+  /** Whether the command must have exactly these words. */
+  exact: boolean;
+  /** Whether the entry is marked as running project code (`sandbox:`). */
+  sandbox: boolean;
+}
+
+/**
+ * Reads an allowlist entry: its words and its `=` and `sandbox:` markers.
+ * Surrounding and repeated whitespace is ignored, so that entries typed by a
+ * person still match.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { parseAllowlistEntry } from "./allowlist.ts";
+ * parseAllowlistEntry("sandbox: make test"); // { words: ["make", "test"], exact: false, sandbox: true }
+ * parseAllowlistEntry("=node --version"); // { words: ["node", "--version"], exact: true, sandbox: false }
+ * ```
+ */
+export function parseAllowlistEntry(entry: string): AllowlistEntry {
+  let rest = entry.trim();
+  const sandbox = rest.startsWith("sandbox:");
+  if (sandbox) rest = rest.slice("sandbox:".length).trim();
+  const exact = rest.startsWith("=");
+  if (exact) rest = rest.slice(1).trim();
+  return { words: rest.split(/\s+/).filter((word) => word !== ""), exact, sandbox };
+}
+
+/**
+ * Whether a command (its words, command name first) runs code the project
+ * controls, by {@linkcode PROJECT_CODE_COMMANDS}.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { runsProjectCode } from "./allowlist.ts";
+ * runsProjectCode(["npm", "test"]); // true
+ * runsProjectCode(["git", "branch", "-a"]); // false
+ * ```
+ */
+export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {
+  if (words[0]?.includes("/")) return true;
+  const normalised = words[0] === "git" ? ["git", ...gitSubcommandWords(words.slice(1))] : words;
+  for (const entry of list) {
+    const negated = entry.startsWith("!");
+    const { words: expected } = parseAllowlistEntry(negated ? entry.slice(1) : entry);
+    if (expected.length === 0 || expected.length > normalised.length) continue;
+    if (expected.every((word, index) => normalised[index] === word)) return !negated;
+  }
+  return false;
+}
+
+/**
+ * Finds the allowlist entry a command's words start with.
+ *
+ * Matching is by whole words: every word of the entry must equal the word at
+ * the same position of the command; an exact (`=`) entry also needs as many
+ * words as the command has. An empty entry never matches.
+ *
+ * @param words The words of one simple command, command name first, after quote
+ *   removal (`"l"s` is `ls`).
+ * @param allowlist The entries to match against.
+ * @returns The first matching entry, or `undefined` when none matches.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { matchesAllowlist } from "./allowlist.ts";
+ * matchesAllowlist(["git", "diff", "--cached"], ["git diff"]); // "git diff"
+ * matchesAllowlist(["git", "difftool"], ["git diff"]); // undefined
+ * ```
+ */
+export function matchesAllowlist(
+  words: readonly string[],
+  allowlist: readonly string[],
+): string | undefined {
+  for (const entry of allowlist) {
+    const { words: expected, exact } = parseAllowlistEntry(entry);
+    if (expected.length === 0 || expected.length > words.length) continue;
+    if (exact && expected.length !== words.length) continue;
+    if (expected.every((word, index) => words[index] === word)) return entry;
+  }
+  return undefined;
+}

@@ -1,0 +1,231 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+
+const SEED = 20261201;
+const RUNS = 150;
+const SANDBOX = { available: true };
+
+/** How each runner's line starts, the words that may stand around the probe, and its dangerous options. */
+interface Runner {
+  base: string;
+  context: string[];
+  /** Long options that write outside, read configuration or code from elsewhere, or run programs. */
+  dangerousLong: string[];
+  /** Short letters of the same kind. */
+  dangerousShort: string[];
+}
+
+const RUNNERS: Runner[] = [
+  {
+    base: "deno test",
+    context: ["-A", "--no-check", "--filter=x", "--parallel", "tests/", "a_test.ts", "--reporter=dot", "-q"],
+    dangerousLong: [
+      "--config",
+      "--import-map",
+      "--v8-flags",
+      "--preload",
+      "--inspect",
+      "--unsafely-ignore-certificate-errors",
+    ],
+    dangerousShort: ["c"],
+  },
+  {
+    base: "npm test",
+    context: ["--silent", "-s", "--if-present", "--loglevel=warn"],
+    dangerousLong: [
+      "--prefix",
+      "--script-shell",
+      "--userconfig",
+      "--globalconfig",
+      "--node-options",
+      "--logs-dir",
+      "--cache",
+    ],
+    dangerousShort: ["C", "w"],
+  },
+  {
+    base: "npm run test",
+    context: ["--silent", "--if-present"],
+    dangerousLong: ["--prefix", "--script-shell", "--logs-dir"],
+    dangerousShort: ["C"],
+  },
+  {
+    base: "pytest",
+    context: ["-q", "-x", "-v", "--tb=short", "tests/", "--lf", "-rA", "--maxfail=2"],
+    dangerousLong: ["--rootdir", "--confcutdir", "--basetemp", "--override-ini", "--pastebin", "--debug", "--pyargs"],
+    dangerousShort: ["c", "o"],
+  },
+  {
+    base: "python3 -m pytest",
+    context: ["-q", "-x", "tests/"],
+    dangerousLong: ["--rootdir", "--basetemp", "--override-ini"],
+    dangerousShort: ["c", "o"],
+  },
+  {
+    base: "cargo test",
+    context: ["--release", "-q", "--lib", "--features=serde", "name_filter", "--locked"],
+    dangerousLong: ["--config", "--artifact-dir", "--out-dir", "--lockfile-path"],
+    dangerousShort: ["Z", "C"],
+  },
+];
+
+const OUTSIDE = ["/etc/x", "/tmp/y", "../other", "a/../../b", "'~/x'", "https://example.com/t.ts", "file:///x"];
+
+function lineArbitrary(runner: Runner, probe: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc.tuple(
+    fc.array(fc.constantFrom(...runner.context), { maxLength: 4 }),
+    fc.array(fc.constantFrom(...runner.context), { maxLength: 4 }),
+    probe,
+  ).map(([before, after, word]) => [runner.base, ...before, word, ...after].join(" "));
+}
+
+/** A long option as a program may accept it: whole or a unique-looking prefix, with `=v`, ` v` or no value. */
+function longSpelling(option: string): fc.Arbitrary<string> {
+  return fc.tuple(
+    fc.integer({ min: Math.min(5, option.length), max: option.length }),
+    fc.constantFrom("", "=/tmp/v", " /tmp/v", "=v", " v"),
+  ).map(([end, value]) => `${option.slice(0, end)}${value}`);
+}
+
+/** A short option alone, in a cluster after harmless letters, with an attached or separate value. */
+function shortSpelling(letter: string, harmless: string): fc.Arbitrary<string> {
+  return fc.tuple(fc.constantFrom("", harmless), fc.constantFrom("", "/tmp/v", " /tmp/v", "=/tmp/v"))
+    .map(([cluster, value]) => `-${cluster}${letter}${value}`);
+}
+
+const HARMLESS_SHORT: Record<string, string> = {
+  "deno test": "Aq",
+  "npm test": "s",
+  "npm run test": "s",
+  "pytest": "qx",
+  "python3 -m pytest": "qx",
+  "cargo test": "qr",
+};
+
+async function assertAsks(command: string): Promise<boolean> {
+  const result = await checkCommand(command, { sandbox: SANDBOX });
+  return result.verdict === "ask" && result.reasons.length > 0;
+}
+
+describe("flag rules: generated spellings of dangerous options", () => {
+  for (const runner of RUNNERS) {
+    test(`${runner.base}: every spelling, anywhere among harmless words, asks (seed ${SEED})`, async () => {
+      const probe = fc.oneof(
+        fc.constantFrom(...runner.dangerousLong).chain(longSpelling),
+        fc.constantFrom(...runner.dangerousShort).chain((letter) => shortSpelling(letter, HARMLESS_SHORT[runner.base])),
+      );
+      await fc.assert(fc.asyncProperty(lineArbitrary(runner, probe), assertAsks), { seed: SEED, numRuns: RUNS });
+    });
+
+    // cargo's operands are test-name filters, not paths.
+    if (runner.base === "cargo test") continue;
+    test(`${runner.base}: an operand outside the workspace asks wherever it stands (seed ${SEED})`, async () => {
+      // After `--`, words go to the test script or harness; they are judged too.
+      const probe = fc.tuple(fc.constantFrom("", "-- "), fc.constantFrom(...OUTSIDE)).map(([dash, path]) =>
+        `${dash}${path}`
+      );
+      const lines = fc.tuple(fc.array(fc.constantFrom(...runner.context), { maxLength: 4 }), probe)
+        .map(([before, word]) => [runner.base, ...before, word].join(" "));
+      await fc.assert(fc.asyncProperty(lines, assertAsks), { seed: SEED, numRuns: RUNS });
+    });
+  }
+
+  test(`go test: every spelling of its dangerous flags asks (seed ${SEED})`, async () => {
+    const dangerous = ["exec", "toolexec", "C", "modfile", "overlay", "pkgdir", "ldflags", "gcflags", "pgo"];
+    const probe = fc.tuple(
+      fc.constantFrom("-", "--"),
+      fc.constantFrom(...dangerous),
+      fc.constantFrom("=x", " x", "=/tmp/x"),
+    ).map(([dash, name, value]) => `${dash}${name}${value}`);
+    const line = fc.tuple(
+      fc.array(fc.constantFrom("-v", "-race", "-count=1", "./...", "-run=X", "."), { maxLength: 4 }),
+      fc.array(fc.constantFrom("-v", "./pkg/...", "-short"), { maxLength: 3 }),
+      probe,
+    ).map(([before, after, word]) => ["go test", ...before, word, ...after].join(" "));
+    await fc.assert(fc.asyncProperty(line, assertAsks), { seed: SEED, numRuns: RUNS });
+  });
+});
+
+describe("sed scripts: generated", () => {
+  const safe = ["p", "d", "n", "N", "P", "D", "h", "H", "g", "G", "x", "=", "l", "q", "s/a/b/g", "s|x|y|2", "y/ab/cd/"];
+  const address = fc.constantFrom("", "1", "1,5", "$", "/re/", "\\,re,", "0~2", "2,+3", "/a/,/b/");
+  const safeCommand = fc.tuple(address, fc.constantFrom("", "!"), fc.constantFrom(...safe)).map((parts) =>
+    parts.join("")
+  );
+  const dangerous = fc.constantFrom("w out", "W out", "e id", "s/a/b/w out", "s/a/b/e", "s/a/b/gw out", "e");
+
+  test(`scripts of printing and editing commands run (seed ${SEED})`, async () => {
+    const script = fc.array(safeCommand, { minLength: 1, maxLength: 5 }).map((commands) => commands.join(";"));
+    await fc.assert(
+      fc.asyncProperty(script, async (text) => {
+        const result = await checkCommand(`sed -n '${text}' f`, { sandbox: SANDBOX });
+        assert.equal(result.verdict, "allow", `${text}: ${result.reasons.join(" | ")}`);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  test(`a write or run anywhere in the script asks, however the script is given (seed ${SEED})`, async () => {
+    const parts = fc.tuple(
+      fc.array(safeCommand, { maxLength: 3 }),
+      fc.tuple(address, dangerous).map(([where, command]) => `${where}${command}`),
+      fc.array(safeCommand, { maxLength: 3 }),
+      fc.constantFrom("plain", "-e", "--expression=", "-n -e", "-- "),
+    );
+    await fc.assert(
+      fc.asyncProperty(parts, async ([before, bad, after, form]) => {
+        // `w` and `e` take the rest of the line, so the dangerous command ends the script.
+        const script = [...before, bad].join(";");
+        const quoted = `'${script}'`;
+        // With any -e, a plain operand is an input file, not the script.
+        const given = form === "plain" && after.length === 0
+          ? quoted
+          : form === "plain"
+          ? `-e ${quoted}`
+          : form === "--expression="
+          ? `--expression=${quoted}`
+          : `${form} ${quoted}`;
+        const command = after.length > 0 ? `sed ${given} -e '${after.join(";")}' f` : `sed ${given} f`;
+        const result = await checkCommand(command, { sandbox: SANDBOX });
+        assert.equal(result.verdict, "ask", command);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+});
+
+describe("git listing subcommands: generated", () => {
+  const listing: Record<string, { harmless: string[]; changing: string[] }> = {
+    "git branch": {
+      harmless: ["-a", "-r", "-v", "-vv", "--all", "--list", "--sort=-committerdate", "--no-color", "--merged"],
+      changing: ["-d x", "-D x", "-m x", "-M x y", "-c x", "-C x", "-f", "-u o/x", "--delete x", "--move x", "--track"],
+    },
+    "git tag": {
+      harmless: ["-l", "--list", "-n", "-n3", "--sort=v:refname", "--no-column", "--points-at HEAD"],
+      changing: ["-d x", "-a x", "-s x", "-f", "-m msg", "-F f", "-v x", "-u key", "--delete x", "-e"],
+    },
+    "git config": {
+      harmless: ["--get user.name", "--list", "-l", "--show-origin", "--global", "--local", "-z", "--type=bool"],
+      changing: ["--unset x", "--add x y", "--edit", "-e", "--replace-all x y", "--rename-section a b", "-f /x"],
+    },
+    "git remote": {
+      harmless: ["-v", "--verbose"],
+      changing: ["add x y", "remove x", "rm x", "rename a b", "set-url x y", "prune x", "update", "show x"],
+    },
+  };
+  for (const [base, { harmless, changing }] of Object.entries(listing)) {
+    test(`${base}: a changing option or operand among listing options asks (seed ${SEED})`, async () => {
+      const line = fc.tuple(
+        fc.array(fc.constantFrom(...harmless), { maxLength: 3 }),
+        fc.constantFrom(...changing),
+        fc.array(fc.constantFrom(...harmless), { maxLength: 2 }),
+      ).map(([before, bad, after]) =>
+        // git remote reads its own options only before the subcommand.
+        base === "git remote" ? [base, ...before, bad].join(" ") : [base, ...before, bad, ...after].join(" ")
+      );
+      await fc.assert(fc.asyncProperty(line, assertAsks), { seed: SEED, numRuns: RUNS });
+    });
+  }
+});
