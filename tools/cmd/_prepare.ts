@@ -7,12 +7,13 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { access, constants, mkdir, open, stat } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { requireFence } from "../../policy/fence.ts";
 import { sandboxArgv } from "../../policy/sandbox.ts";
+import { isExecutableFile } from "../../policy/_executable.ts";
 import { commandEnvironment, envAssignments } from "./_env.ts";
 import { type GroupProcess, spawnGroup } from "./_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
@@ -116,8 +117,7 @@ async function searchShell(searchPath: string | undefined): Promise<string> {
   for (const dir of (searchPath ?? "").split(":")) {
     if (!path.isAbsolute(dir)) continue;
     try {
-      await access(path.join(dir, "bash"), constants.X_OK);
-      return "bash";
+      if (await isExecutableFile(path.join(dir, "bash"))) return "bash";
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === undefined) hidden = true;
     }

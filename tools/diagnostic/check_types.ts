@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { access, constants, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { runChecker } from "./_files.ts";
+import { isExecutableFile } from "../../policy/_executable.ts";
 
 /** Arguments of `check_types`. */
 export interface CheckTypesArgs {
@@ -60,8 +61,7 @@ async function denoExecutable(ctx: ToolContext): Promise<string> {
   for (const dir of searchPath.split(path.delimiter)) {
     if (!path.isAbsolute(dir)) continue;
     try {
-      await access(path.join(dir, "deno"), constants.X_OK);
-      return path.join(dir, "deno");
+      if (await isExecutableFile(path.join(dir, "deno"))) return path.join(dir, "deno");
     } catch {
       // not in this folder
     }
