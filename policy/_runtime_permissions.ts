@@ -7,7 +7,7 @@
  */
 
 /** The permissions the fence knows; mirrors `FencePermission` in fence.ts. */
-export type RuntimePermission = "read" | "write" | "run" | "net" | "env";
+export type RuntimePermission = "read" | "write" | "run" | "net" | "env" | "sys";
 
 /** A runtime's answer, with the flag that would open a closed permission. */
 export interface RuntimeAnswer {
@@ -60,6 +60,8 @@ function denoDescriptor(
       return { name: "net", host: target };
     case "env":
       return { name: "env", variable: target };
+    case "sys":
+      return { name: "sys", kind: target };
   }
 }
 
@@ -109,7 +111,7 @@ function nodeScope(permission: RuntimePermission): string | undefined {
     case "run":
       return "child";
     default:
-      // Node 20's permission model has no network or environment scopes.
+      // Node 20's permission model has no network, environment or system scopes.
       return undefined;
   }
 }

@@ -111,6 +111,11 @@ export class Workspace {
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
   }
 
+  /** The folder the session temp dir is made in (absolute). */
+  get tempParent(): string {
+    return this.#tempParent;
+  }
+
   /** Whether the session temp dir has been created (and so is part of the workspace). */
   get tempDirCreated(): boolean {
     return this.#tempDir !== undefined;

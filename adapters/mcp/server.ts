@@ -138,7 +138,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: mcpTools(toolbox.list({ capabilities: session.capabilities })),
+    tools: mcpTools(toolbox.list({ capabilities: session.capabilities, session })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -15,6 +15,7 @@ import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses
 import { peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
@@ -120,6 +121,8 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   destructive: true,
   openWorld: true,
   permissions: ["run", "env", "read", "write"],
+  needs: COMMAND_NEEDS,
+  optionalNeeds: COMMAND_OPTIONAL_NEEDS,
   async run({ command, cwd, env }, ctx) {
     const table = sessionProcesses(ctx.session);
     if (table.runningJobs() >= SessionProcesses.MAX_RUNNING_JOBS) {
@@ -176,6 +179,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
   readOnly: true,
   permissions: ["read"],
+  needs: { run: ["bash"], read: ["temp"] },
   run: ({ id, max_output_chars }, ctx) => report(ctx, findJob(ctx, id), max_output_chars),
 });
 
@@ -220,6 +224,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
   }),
   readOnly: true,
   permissions: ["read"],
+  needs: { run: ["bash"], read: ["temp"] },
   async run({ id, timeout_s, max_output_chars }, ctx): Promise<JobReport & { timed_out: boolean }> {
     const job = findJob(ctx, id);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -255,6 +260,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   input: v.object({}),
   readOnly: true,
   permissions: [],
+  needs: { run: ["bash"] },
   run: (_args, ctx) => ({
     jobs: sessionProcesses(ctx.session).jobs().map((job) => ({
       id: job.id,
@@ -293,6 +299,7 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   destructive: true,
   idempotent: true,
   permissions: ["run", "read"],
+  needs: { run: ["bash"], signal: true, read: ["temp"] },
   async run({ id }, ctx) {
     const job = findJob(ctx, id);
     if (job.process.exit === undefined) job.stopRequested = true;

@@ -12,6 +12,7 @@ import { type Tool, tool } from "../../core/tool.ts";
 import { readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 
 const input = v.object({
   ...COMMAND_FIELDS,
@@ -101,6 +102,8 @@ export const bashTool: Tool<BashArgs> = tool({
   destructive: true,
   openWorld: true,
   permissions: ["run", "env", "read", "write"],
+  needs: COMMAND_NEEDS,
+  optionalNeeds: COMMAND_OPTIONAL_NEEDS,
   async run({ command, cwd, env, timeout_s, max_output_chars }, ctx): Promise<BashResult> {
     const started = performance.now();
     const run = await startCommand(ctx, { command, cwd, env }, "bash");

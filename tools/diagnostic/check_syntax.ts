@@ -13,6 +13,26 @@ import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
 import { parseBash } from "../../policy/_bash_parser.ts";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
+import { SPAWN_ENV } from "../../policy/fence.ts";
+
+// The variables the typescript package reads when it loads (6.0).
+const TYPESCRIPT_ENV = [
+  "TSC_WATCHFILE",
+  "TSC_NONPOLLING_WATCHER",
+  "TSC_WATCHDIRECTORY",
+  "TSC_WATCH_POLLINGINTERVAL_LOW",
+  "TSC_WATCH_POLLINGINTERVAL_MEDIUM",
+  "TSC_WATCH_POLLINGINTERVAL_HIGH",
+  "TSC_WATCH_POLLINGCHUNKSIZE_LOW",
+  "TSC_WATCH_POLLINGCHUNKSIZE_MEDIUM",
+  "TSC_WATCH_POLLINGCHUNKSIZE_HIGH",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_LOW",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_MEDIUM",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_HIGH",
+  "NODE_INSPECTOR_IPC",
+  "VSCODE_INSPECTOR_OPTIONS",
+  "NODE_ENV",
+];
 
 /** The languages `check_syntax` knows. */
 export const SYNTAX_LANGUAGES = ["json", "typescript", "tsx", "javascript", "jsx", "bash"] as const;
@@ -216,6 +236,8 @@ export const checkSyntaxTool: Tool<CheckSyntaxArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: ["read", "env"],
+  needs: { read: ["workspace"], env: TYPESCRIPT_ENV },
+  optionalNeeds: { run: ["bash"], signal: true, read: ["temp"], write: ["temp"], env: SPAWN_ENV },
   async run({ path: input, language }, ctx): Promise<CheckSyntaxResult> {
     const file = await readTextFile(ctx, input);
     const chosen = language ?? languageOf(file.path, file.text);

@@ -13,6 +13,8 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { runChecker } from "./_files.ts";
+import { INHERITED_VARIABLES } from "../cmd/_env.ts";
+import { SPAWN_ENV } from "../../policy/fence.ts";
 import { isExecutableFile } from "../../policy/_executable.ts";
 
 /** Arguments of `check_types`. */
@@ -136,6 +138,8 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
   idempotent: true,
   openWorld: true,
   permissions: ["read", "run", "env"],
+  needs: { run: ["deno"], signal: true, read: ["workspace", "temp"], write: ["temp"], env: SPAWN_ENV },
+  optionalNeeds: { run: ["bwrap"], env: INHERITED_VARIABLES },
   async run({ path: input, timeout_s }, ctx): Promise<CheckTypesResult> {
     const file = await ctx.policy.resolveForRead(input);
     if (!(await stat(file)).isFile()) {

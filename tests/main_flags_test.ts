@@ -1,0 +1,209 @@
+// `main.ts flags` prints exactly what the served tools need: each built-in
+// group (and all of them at once) is served by a real `deno run` under exactly
+// the printed flags, a real MCP client (the official SDK over stdio) lists the
+// tools, and every tool of the group is called. Every tool must be listed,
+// and every call must end in time and never with `fence_denied`.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import "../tools/mod.ts";
+import { toolGroup, toolGroupNames } from "../core/groups.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const MAIN = join(ROOT, "main.ts");
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
+const run = promisify(execFile);
+// No single call may take longer (check_types starts deno check; bash_wait waits for a job).
+const CALL_TIMEOUT_MS = 90_000;
+
+interface ResultMeta {
+  status: string;
+  errorCode?: string;
+  errorKind?: string;
+}
+
+interface Call {
+  name: string;
+  args: Record<string, unknown> | ((previous: Map<string, string>) => Record<string, unknown>);
+  /** Error codes that are the right answer here (anything else must succeed). */
+  accept?: (previous: Map<string, string>) => string[];
+}
+
+/** Every built-in tool, called once (in this order: later calls use what earlier ones made). */
+const CALLS: Call[] = [
+  { name: "temp_dir", args: {} },
+  { name: "list_dir", args: { path: "." } },
+  { name: "file_info", args: { path: "a.txt" } },
+  { name: "read_file", args: { path: "a.txt" } },
+  { name: "write_file", args: { path: "new.txt", content: "new\n" } },
+  { name: "copy", args: { src: "a.txt", dst: "copy.txt" } },
+  { name: "move", args: { src: "new.txt", dst: "moved.txt" } },
+  { name: "mkdir", args: { path: "made/deeper" } },
+  { name: "delete", args: { path: "b-copy.txt" } },
+  { name: "glob", args: { pattern: "**/*.txt" } },
+  { name: "grep", args: { pattern: "hello" } },
+  { name: "edit_file", args: { path: "a.txt", old_text: "world", new_text: "earth" } },
+  { name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n" } },
+  { name: "bash", args: { command: "echo hi && cat a.txt", timeout_s: 60 } },
+  // More than it may show: the whole output becomes an artifact for read_artifact.
+  { name: "bash", args: { command: "cat long.txt", max_output_chars: 500 } },
+  { name: "bash_background", args: { command: "echo background" } },
+  { name: "bash_wait", args: (p) => ({ id: p.get("job")!, timeout_s: 30 }) },
+  { name: "bash_read", args: (p) => ({ id: p.get("job")! }) },
+  { name: "bash_list", args: {} },
+  { name: "bash_stop", args: (p) => ({ id: p.get("job")! }) },
+  { name: "system_info", args: {} },
+  { name: "datetime", args: {} },
+  { name: "sleep", args: { seconds: 0.05 } },
+  { name: "ask_preference", args: { question: "Which one?", choices: ["left", "right"] } },
+  // Served alone, the framework group has nothing that makes an artifact, so the id is unknown.
+  {
+    name: "read_artifact",
+    args: (p) => ({ id: p.get("artifact") ?? `sha256:${"0".repeat(64)}` }),
+    accept: (p) => p.has("artifact") ? [] : ["unknown_artifact"],
+  },
+  { name: "check_syntax", args: { path: "src/x.ts" } },
+  { name: "diff_files", args: { a: "a.txt", b: "b.txt" } },
+  { name: "check_types", args: { path: "src/x.ts", timeout_s: 80 } },
+];
+
+async function makeWorkspace(top: string): Promise<string> {
+  const workspace = join(top, "W");
+  await mkdir(join(workspace, "src"), { recursive: true });
+  await writeFile(join(workspace, "a.txt"), "hello\nworld\n");
+  await writeFile(join(workspace, "b.txt"), "hello\nthere\n");
+  await writeFile(join(workspace, "b-copy.txt"), "to delete\n");
+  await writeFile(join(workspace, "src", "x.ts"), "export const x: number = 1;\n");
+  await writeFile(join(workspace, "s.sh"), "echo hi\n");
+  await writeFile(join(workspace, "long.txt"), "0123456789\n".repeat(300));
+  return workspace;
+}
+
+async function printedFlags(workspace: string, tempDir: string, groups: string): Promise<string[]> {
+  const { stdout } = await run(DENO, [
+    "run",
+    "-A",
+    MAIN,
+    "flags",
+    "--workspace",
+    workspace,
+    "--groups",
+    groups,
+    "--temp-dir",
+    tempDir,
+  ], { cwd: ROOT });
+  const flags = stdout.trim().split(/\s+/);
+  assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), "never -A");
+  assert.ok(flags.includes("--no-prompt"), "a flag the fence did not foresee must fail, not wait for a terminal");
+  return flags;
+}
+
+// The person behind the client says yes to everything, with the suggested answer.
+function answer(request: { params: Record<string, unknown> }): ElicitResult {
+  const schema = request.params.requestedSchema as { properties: { answer: Record<string, unknown> } };
+  const field = schema.properties.answer;
+  if (field.type === "boolean") return { action: "accept", content: { answer: true } };
+  const first = (field.oneOf as { const: string }[] | undefined)?.[0]?.const;
+  return { action: "accept", content: { answer: (field.default as string | undefined) ?? first ?? "yes" } };
+}
+
+function metaOf(result: CallToolResult): ResultMeta {
+  return (result._meta as Record<string, ResultMeta>)["toolfence/result"];
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+async function serveAndCallAll(groups: string): Promise<void> {
+  const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
+  try {
+    const workspace = await makeWorkspace(top);
+    const tempDir = join(top, "tmp");
+    await mkdir(tempDir);
+    const flags = await printedFlags(workspace, tempDir, groups);
+    const transport = new StdioClientTransport({
+      command: DENO,
+      args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
+      cwd: ROOT,
+      stderr: "pipe",
+    });
+    const stderr: string[] = [];
+    transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
+    const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
+      capabilities: { elicitation: {} },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
+    await client.connect(transport);
+    try {
+      // Tools that need a model capability (request_image: vision) are for clients that declare it.
+      const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
+        .map((t) => t.name);
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
+      const previous = new Map<string, string>();
+      for (const call of CALLS.filter((c) => names.includes(c.name))) {
+        const args = typeof call.args === "function" ? call.args(previous) : call.args;
+        const started = performance.now();
+        const result = await client.callTool({ name: call.name, arguments: args }, undefined, {
+          timeout: CALL_TIMEOUT_MS,
+        }) as CallToolResult;
+        const meta = metaOf(result);
+        const text = textOf(result);
+        const context = `${call.name} ${JSON.stringify(args)} under ${flags.join(" ")}: ${text}\n${stderr.join("")}`;
+        assert.notEqual(meta.errorCode, "fence_denied", context);
+        if (meta.status !== "success") {
+          assert.ok(call.accept?.(previous).includes(meta.errorCode ?? "") ?? false, context);
+        }
+        assert.ok(performance.now() - started < CALL_TIMEOUT_MS, context);
+        if (call.name === "bash_background") previous.set("job", /"id":\s*"([^"]+)"/.exec(text)?.[1] ?? "");
+        const artifact = /sha256:[0-9a-f]{64}/.exec(text)?.[0];
+        if (artifact) previous.set("artifact", artifact);
+      }
+      if (names.includes("bash")) assert.ok(previous.has("artifact"), "the long bash output became an artifact");
+    } finally {
+      await client.close();
+    }
+    // The session cleaned up after itself.
+    assert.deepEqual(await readdir(tempDir), []);
+  } finally {
+    await rm(top, { recursive: true, force: true });
+  }
+}
+
+describe("each group served under exactly the flags `main.ts flags` prints", { timeout: 600_000 }, () => {
+  const known = toolGroupNames();
+
+  test("every built-in tool has a call here", () => {
+    const called = new Set(CALLS.map((c) => c.name));
+    for (const group of known) {
+      // request_image needs a vision model, which no MCP client declares to toolfence.
+      for (const t of toolGroup(group).filter((t) => !t.requires?.length)) {
+        assert.ok(called.has(t.name), `no call for ${t.name}`);
+      }
+    }
+  });
+
+  for (const group of ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic"]) {
+    test(`${group}: listed and callable`, async () => {
+      await serveAndCallAll(group);
+    });
+  }
+
+  test("all groups at once", async () => {
+    await serveAndCallAll(toolGroupNames().join(","));
+  });
+});
