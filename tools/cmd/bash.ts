@@ -8,10 +8,11 @@
 
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
+import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 
 const input = v.object({
@@ -26,6 +27,7 @@ const input = v.object({
     300,
   ),
   max_output_chars: maxOutputCharsField(" and the whole is stored as an artifact"),
+  max_output_bytes: MAX_OUTPUT_BYTES_FIELD,
 });
 
 /** Arguments of `bash`, after defaults. */
@@ -40,6 +42,8 @@ export interface BashArgs {
   timeout_s: number;
   /** Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. */
   max_output_chars: number;
+  /** Most bytes of stdout and stderr together to keep before the command is stopped; default 64 MiB. */
+  max_output_bytes?: number;
 }
 
 /** What `bash` returns. */
@@ -56,12 +60,26 @@ export interface BashResult {
   signal?: string;
   /** Present (true) when the command ran out of time and was killed. */
   timed_out?: true;
+  /** Present (true) when the output passed its byte limit: the rest was dropped and the command stopped. */
+  truncated?: true;
+  /** Why the command was stopped: `output_limit` (see truncated) or `timeout`. */
+  stop_reason?: "output_limit" | "timeout";
+  /** The byte limit the output reached, when it did. */
+  output_limit_bytes?: number;
   /** Whether the command ran under the OS sandbox (read-only system, no network). */
   sandboxed: boolean;
+  /** Why it ran without the sandbox, when it did. */
+  sandbox_reason?: string;
+  /**
+   * Protected files the command created (e.g. `.npmrc`, `.vscode/`), moved out
+   * of the workspace: they change what programs do later, so only the file
+   * tools (which ask the user) may create them.
+   */
+  protected_paths_moved?: { path: string; moved_to: string }[];
 }
 
 /**
- * `bash(command, timeout_s = 300, cwd?, env?, max_output_chars = 16000)`.
+ * `bash(command, timeout_s = 300, cwd?, env?, max_output_chars = 16000, max_output_bytes = 64 MiB)`.
  *
  * Before anything starts, the command goes through `ctx.policy.authorizeCommand`
  * (the command analysis: allowed commands run, others ask a person or are
@@ -72,8 +90,12 @@ export interface BashResult {
  * gets SIGTERM, then SIGKILL after 5 s; when the shell exits, whatever it left
  * running is ended the same way. A non-zero exit is a successful call that
  * reports the exit code. Output streams to files in the session temp dir, so
- * memory stays bounded while the command runs; a stream longer than
- * `max_output_chars` is cut to head and tail and stored whole as an artifact.
+ * memory stays bounded while the command runs; once stdout and stderr together
+ * pass `max_output_bytes` (at most the session's maximum) the rest is dropped,
+ * the command is stopped, and the result says `truncated: true`,
+ * `stop_reason: "output_limit"`. A stream longer than `max_output_chars` is
+ * cut to head and tail and stored whole (as kept) as an artifact. Failures
+ * are coded ToolErrors, never raw runtime errors.
  *
  * Requires `--allow-run=bash,bwrap`, `--allow-env` (the inherited variables,
  * and Deno's `node:child_process` reads `NODE_V8_COVERAGE`), and
@@ -96,7 +118,8 @@ export const bashTool: Tool<BashArgs> = tool({
     "Commands on the allowlist (read-only ones such as ls, cat, grep, git status, git diff) run at once; " +
     "anything else may ask the user first or be refused. A non-zero exit code is reported, not an error. " +
     "The command and everything it starts are killed after timeout_s seconds. Long output is cut to its head " +
-    "and tail; the marker names an artifact to page through with read_artifact. " +
+    "and tail; the marker names an artifact to page through with read_artifact. A command that prints more " +
+    "than max_output_bytes (default 64 MiB) is stopped, and the result says truncated. " +
     "For servers and other long-running processes use bash_background.",
   input,
   destructive: true,
@@ -104,9 +127,9 @@ export const bashTool: Tool<BashArgs> = tool({
   permissions: ["run", "env", "read", "write"],
   needs: COMMAND_NEEDS,
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
-  async run({ command, cwd, env, timeout_s, max_output_chars }, ctx): Promise<BashResult> {
+  async run({ command, cwd, env, timeout_s, max_output_chars, max_output_bytes }, ctx): Promise<BashResult> {
     const started = performance.now();
-    const run = await startCommand(ctx, { command, cwd, env }, "bash");
+    const run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "bash");
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -131,15 +154,36 @@ export const bashTool: Tool<BashArgs> = tool({
         ctx.artifacts,
         summary.replace("%s", "stderr"),
       );
+      const limited = run.output.limitReached;
       return {
         exit_code: exit.code,
         stdout: stdout.text,
         stderr: stderr.text,
         duration_ms: Math.round(performance.now() - started),
         ...(exit.signal ? { signal: exit.signal } : {}),
-        ...(timedOut ? { timed_out: true as const } : {}),
+        ...(timedOut && !limited ? { timed_out: true as const } : {}),
+        ...(limited
+          ? {
+            truncated: true as const,
+            stop_reason: "output_limit" as const,
+            output_limit_bytes: run.output.limitBytes,
+          }
+          : timedOut
+          ? { stop_reason: "timeout" as const }
+          : {}),
         sandboxed: run.sandboxed,
+        ...(run.sandboxReason !== undefined ? { sandbox_reason: run.sandboxReason } : {}),
+        ...(run.quarantined.length > 0
+          ? {
+            protected_paths_moved: run.quarantined.map((q) => ({
+              path: ctx.workspace.relative(q.path),
+              moved_to: q.movedTo,
+            })),
+          }
+          : {}),
       };
+    } catch (error) {
+      throw codedFailure(error);
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
@@ -147,3 +191,14 @@ export const bashTool: Tool<BashArgs> = tool({
     }
   },
 });
+
+// A failure after the start is a ToolError or the abort; anything else becomes one.
+function codedFailure(error: unknown): unknown {
+  if (error instanceof ToolError || (error as Error)?.name === "AbortError") return error;
+  return new ToolError(`The command ran, but its result could not be collected: ${(error as Error)?.message}`, {
+    code: "command_result_failed",
+    recoverable: false,
+    details: { cause: String(error) },
+    cause: error,
+  });
+}
