@@ -6,6 +6,8 @@
 
 import * as v from "valibot";
 import path from "node:path";
+import process from "node:process";
+import { realpath, stat } from "node:fs/promises";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
@@ -163,12 +165,20 @@ async function treeSitterBash(text: string): Promise<SyntaxProblem[]> {
 
 async function checkBash(ctx: ToolContext, file: string, text: string): Promise<[SyntaxProblem[], string]> {
   if (!ctx.policy.fence.query("run", "bash").allowed) return [await treeSitterBash(text), "tree-sitter-bash"];
+  const bash = await findProgram(ctx, "bash");
+  if (bash === undefined) return [await treeSitterBash(text), "tree-sitter-bash"];
   let run;
   try {
-    // -n reads the script without running any of it.
-    run = await runChecker(ctx, ["bash", "-n", "--", file], { cwd: path.dirname(file), timeoutMs: 10_000 });
+    // -n reads the script without running any of it; the sandbox keeps it to the file all the same.
+    run = await runChecker(ctx, [bash, "-n", "--", file], {
+      cwd: path.dirname(file),
+      timeoutMs: 10_000,
+      readable: [file],
+      unconfined: "refuse",
+    });
   } catch (error) {
-    if (error instanceof ToolError && error.code === "spawn_failed") {
+    // Without a sandbox (or a startable bash) the embedded parser judges, and no program starts.
+    if (error instanceof ToolError && (error.code === "spawn_failed" || error.code === "sandbox_unavailable")) {
       return [await treeSitterBash(text), "tree-sitter-bash"];
     }
     throw error;
@@ -189,6 +199,22 @@ async function checkBash(ctx: ToolContext, file: string, text: string): Promise<
     column = (lines[line - 1]?.length ?? 0) + 1;
   }
   return [[{ line, column, message: first[2].trim() }], "bash -n"];
+}
+
+// The real path of `name` on the PATH commands get, or undefined.
+async function findProgram(ctx: ToolContext, name: string): Promise<string | undefined> {
+  const searchPath = ctx.policy.fence.query("env", "PATH").allowed ? process.env.PATH : undefined;
+  for (const dir of (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    if (!path.isAbsolute(dir)) continue;
+    try {
+      const candidate = await realpath(path.join(dir, name));
+      const info = await stat(candidate);
+      if (info.isFile() && (info.mode & 0o111) !== 0) return candidate;
+    } catch {
+      // not here, or not visible under the fence
+    }
+  }
+  return undefined;
 }
 
 function languageOf(file: string, text: string): SyntaxLanguage | undefined {
