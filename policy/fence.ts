@@ -140,26 +140,6 @@ export function requireFence(
   );
 }
 
-/** Options of {@linkcode narrowestDenoFlags}. */
-export interface DenoFlagsOptions {
-  /** The workspace folder (absolute, or relative to the current directory). */
-  workspace: string;
-  /** What the chosen tools need. */
-  permissions: readonly FencePermission[];
-  /** Where the session temp dir is created; default the system temp folder. */
-  tempParent?: string;
-  /**
-   * Programs the tools start when `run` is needed; default `["bash", "bwrap"]`
-   * (the shell, and bubblewrap to sandbox it). Programs named here are also
-   * allowed without `run` (e.g. `["rg"]` for the search tools).
-   */
-  runCommands?: readonly string[];
-  /** Hosts for `net`; default any host. */
-  netHosts?: readonly string[];
-  /** Variables for `env`; default any variable. */
-  envVariables?: readonly string[];
-}
-
 function flagList(values: readonly string[], what: string): string {
   for (const v of values) {
     // Deno splits flag values on commas and has no escape for them.
@@ -180,73 +160,6 @@ function realOrResolved(p: string): string {
   } catch {
     return path.resolve(p);
   }
-}
-
-/**
- * The narrowest `deno run` flags under which tools needing `permissions` work
- * on `workspace`: reads confined to the workspace (and the temp folder when
- * writing), writes to the workspace and the temp folder, `--allow-run` only for
- * the programs named, `--allow-net` / `--allow-env` only when asked for. Never
- * `-A`. When the temp folder is not given, the variables Node's `os.tmpdir()`
- * consults are allowed, since the program must find the same folder.
- *
- * Requires `--allow-env=TMPDIR,TMP,TEMP` when `tempParent` is omitted.
- *
- * @example
- * ```ts
- * import { narrowestDenoFlags } from "./fence.ts";
- * const flags = narrowestDenoFlags({
- *   workspace: "/home/me/project",
- *   permissions: ["read", "write", "run"],
- *   tempParent: "/tmp",
- *   runCommands: ["bash", "bwrap"],
- * });
- * // ["--allow-read=/home/me/project,/tmp", "--allow-write=/home/me/project,/tmp", "--allow-run=bash,bwrap"]
- * console.log(flags.join(" "));
- * ```
- */
-export function narrowestDenoFlags(options: DenoFlagsOptions): string[] {
-  const wanted = new Set(options.permissions);
-  const workspace = realOrResolved(options.workspace);
-  const tempParent = realOrResolved(options.tempParent ?? os.tmpdir());
-  const flags: string[] = [];
-  const writes = wanted.has("write");
-  // The workspace cannot even be resolved without reading it, so read is always needed.
-  flags.push(
-    `--allow-read=${flagList(writes ? [workspace, tempParent] : [workspace], "the path")}`,
-  );
-  if (writes) {
-    flags.push(
-      `--allow-write=${flagList([workspace, tempParent], "the path")}`,
-    );
-  }
-  const programs = options.runCommands ??
-    (wanted.has("run") ? ["bash", "bwrap"] : []);
-  if (programs.length > 0) {
-    flags.push(
-      `--allow-run=${flagList(programs, "the command")}`,
-    );
-  }
-  if (wanted.has("net")) {
-    flags.push(
-      options.netHosts?.length ? `--allow-net=${flagList(options.netHosts, "the host")}` : "--allow-net",
-    );
-  }
-  const env = new Set<string>();
-  let anyEnv = false;
-  if (wanted.has("env")) {
-    if (options.envVariables?.length) {
-      options.envVariables.forEach((v) => env.add(v));
-    } else anyEnv = true;
-  }
-  if (writes && options.tempParent === undefined) {
-    ["TMPDIR", "TMP", "TEMP"].forEach((v) => env.add(v));
-  }
-  if (anyEnv) flags.push("--allow-env");
-  else if (env.size > 0) {
-    flags.push(`--allow-env=${flagList([...env], "the variable")}`);
-  }
-  return flags;
 }
 
 /** Where the symbolic places of {@linkcode ToolNeeds} are for one session. */
@@ -471,6 +384,9 @@ export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFla
       }
     }
   }
+  // The workspace first, then the temp folder, then any other place, whichever tool named them first.
+  const rank = (p: string) => p === places.workdir ? 0 : p === places.tempParent ? 1 : 2;
+  for (const p of ["read", "write"] as const) targets.get(p)?.sort((a, b) => rank(a) - rank(b));
   const signals = needs.some((need) => need.signal);
   if (options.tempParent === undefined && targets.has("write")) {
     const env = targets.get("env") ?? [];

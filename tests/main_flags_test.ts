@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -205,5 +205,34 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
 
   test("all groups at once", async () => {
     await serveAndCallAll(toolGroupNames().join(","));
+  });
+});
+
+describe("the deno.json tasks", () => {
+  test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups", async () => {
+    const tasks = JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Record<string, string>;
+    const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-task-")));
+    try {
+      const line = tasks.serve.replaceAll("$INIT_CWD", top).split(/\s+/);
+      assert.deepEqual(line.slice(0, 2), ["deno", "run"]);
+      const flags = line.slice(2, line.indexOf("main.ts"));
+      assert.deepEqual(line.slice(line.indexOf("main.ts")), [
+        "main.ts",
+        "serve",
+        "--workspace",
+        top,
+        "--temp-dir",
+        "/tmp",
+      ]);
+      assert.deepEqual(flags, await printedFlags(top, "/tmp", toolGroupNames().join(",")));
+    } finally {
+      await rm(top, { recursive: true, force: true });
+    }
+  });
+
+  test("`deno task demo` runs to the end, and no call meets the fence", { timeout: 180_000 }, async () => {
+    const { stdout } = await run(DENO, ["task", "demo"], { cwd: ROOT, timeout: 170_000 });
+    assert.match(stdout, /bash: success/);
+    assert.doesNotMatch(stdout, /fence_denied/);
   });
 });
