@@ -201,6 +201,9 @@ async function serve(args: string[]): Promise<number> {
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("./adapters/mcp/mod.ts");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  // The sandbox state, once at start: stderr is the log of a stdio server.
+  const { sandboxState } = await import("./policy/sandbox.ts");
+  console.error(`toolfence: ${(await sandboxState(sandbox ?? "auto")).summary}`);
   const running = await serveStdio(box, { workspace, autoConfirm: values["auto-confirm"] ?? false, sandbox });
   await running.closed;
   await workspace.dispose();

@@ -48,6 +48,7 @@ const KNOWN_LOCATIONS = [
 const PROBE_TIMEOUT_MS = 5000;
 
 let statusPromise: Promise<BubblewrapStatus> | undefined;
+let settledStatus: BubblewrapStatus | undefined;
 
 async function candidates(): Promise<string[]> {
   const found: string[] = [];
@@ -115,7 +116,7 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
       ? "bubblewrap (bwrap) is not installed, or the runtime may not run it (--allow-run=bwrap)"
       : "bubblewrap cannot create a sandbox here";
     return { reason: `${reason}: ${failures.join("; ")}` };
-  })();
+  })().then((status) => settledStatus = status);
   return statusPromise;
 }
 
@@ -164,6 +165,28 @@ export interface SandboxState {
  * ```
  */
 export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
+  return stateOf(mode, mode === "off" ? {} : await bubblewrapStatus());
+}
+
+/**
+ * The sandbox state for `mode` when it is known without waiting (mode `off`,
+ * or bubblewrap already probed in this process), else `undefined`.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { knownSandboxState, sandboxState } from "./sandbox.ts";
+ * await sandboxState("auto");
+ * console.log(knownSandboxState("auto")?.working);
+ * ```
+ */
+export function knownSandboxState(mode: SandboxMode): SandboxState | undefined {
+  if (mode === "off") return stateOf(mode, {});
+  return settledStatus === undefined ? undefined : stateOf(mode, settledStatus);
+}
+
+function stateOf(mode: SandboxMode, status: BubblewrapStatus): SandboxState {
   if (mode === "off") {
     return {
       mode,
@@ -173,7 +196,6 @@ export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
         "with the user's full access to files and network; commands that run project code ask first.",
     };
   }
-  const status = await bubblewrapStatus();
   if (status.path !== undefined) {
     return {
       mode,
@@ -181,7 +203,8 @@ export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
       bwrap: status.path,
       summary: `OS sandbox: on (bubblewrap ${status.path}, sandbox: "${mode}"). Commands run with the system ` +
         "read-only, only the workspace and temp dir writable, the home folder empty, credentials hidden, " +
-        "protected paths read-only, only their own processes visible, and no network.",
+        "protected paths (git configuration and hooks, package-manager and editor settings) read-only, " +
+        "only their own processes visible, and no network.",
     };
   }
   return {
