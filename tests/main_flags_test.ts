@@ -128,13 +128,13 @@ function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 }
 
-async function serveAndCallAll(groups: string): Promise<void> {
+async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
   const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
   try {
     const workspace = await makeWorkspace(top);
     const tempDir = join(top, "tmp");
     await mkdir(tempDir);
-    const flags = await printedFlags(workspace, tempDir, groups);
+    const flags = adjust(await printedFlags(workspace, tempDir, groups));
     const transport = new StdioClientTransport({
       command: DENO,
       args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
@@ -205,6 +205,15 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
 
   test("all groups at once", async () => {
     await serveAndCallAll(toolGroupNames().join(","));
+  });
+
+  // With reads of every path, node:fs's access(X_OK) under Deno asks for the uid and, without
+  // --allow-sys=uid, fails outside its promise: a call that used it would never settle.
+  test("all groups with a broad --allow-read and no --allow-sys=uid: every call settles", async () => {
+    await serveAndCallAll(
+      toolGroupNames().join(","),
+      (flags) => ["--allow-read", ...flags.filter((f) => !f.startsWith("--allow-read="))],
+    );
   });
 });
 
