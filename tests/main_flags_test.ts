@@ -20,6 +20,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import "../tools/mod.ts";
+import { printedFlags } from "./policy/_narrow_run.ts";
 import { toolGroup, toolGroupNames } from "../core/groups.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -92,20 +93,8 @@ async function makeWorkspace(top: string): Promise<string> {
   return workspace;
 }
 
-async function printedFlags(workspace: string, tempDir: string, groups: string): Promise<string[]> {
-  const { stdout } = await run(DENO, [
-    "run",
-    "-A",
-    MAIN,
-    "flags",
-    "--workspace",
-    workspace,
-    "--groups",
-    groups,
-    "--temp-dir",
-    tempDir,
-  ], { cwd: ROOT });
-  const flags = stdout.trim().split(/\s+/);
+async function flagsFor(workspace: string, tempDir: string, groups: string): Promise<string[]> {
+  const flags = await printedFlags(workspace, tempDir, groups.split(","));
   assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), "never -A");
   assert.ok(flags.includes("--no-prompt"), "a flag the fence did not foresee must fail, not wait for a terminal");
   return flags;
@@ -134,7 +123,7 @@ async function serveAndCallAll(groups: string, adjust: (flags: string[]) => stri
     const workspace = await makeWorkspace(top);
     const tempDir = join(top, "tmp");
     await mkdir(tempDir);
-    const flags = adjust(await printedFlags(workspace, tempDir, groups));
+    const flags = adjust(await flagsFor(workspace, tempDir, groups));
     const transport = new StdioClientTransport({
       command: DENO,
       args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
@@ -233,7 +222,7 @@ describe("the deno.json tasks", () => {
         "--temp-dir",
         "/tmp",
       ]);
-      assert.deepEqual(flags, await printedFlags(top, "/tmp", toolGroupNames().join(",")));
+      assert.deepEqual(flags, await flagsFor(top, "/tmp", toolGroupNames().join(",")));
     } finally {
       await rm(top, { recursive: true, force: true });
     }
