@@ -116,6 +116,9 @@ function nodeScope(permission: RuntimePermission): string | undefined {
   }
 }
 
+const grantsSeen = new Set<string>();
+const MAX_GRANTS_SEEN = 4096;
+
 /**
  * Asks the runtime whether `permission` is granted for `target`. Under Deno a
  * state of `prompt` counts as closed: an agent cannot answer a prompt, and a
@@ -127,6 +130,11 @@ export function queryRuntimePermission(
 ): RuntimeAnswer {
   const d = deno();
   if (d) {
+    // A grant, once seen, is remembered: asking Deno costs microseconds per question and
+    // every call asks several. Only the program itself can revoke a grant, and then the
+    // runtime still refuses the operation; a refusal is never remembered.
+    const key = `${permission}\0${target ?? ""}`;
+    if (grantsSeen.has(key)) return { allowed: true };
     let state: string;
     try {
       state = d.permissions.querySync(denoDescriptor(permission, target)).state;
@@ -135,7 +143,10 @@ export function queryRuntimePermission(
       // cannot ask is a door we keep closed.
       state = "denied";
     }
-    return state === "granted" ? { allowed: true } : { allowed: false, flag: denoFlag(permission, target) };
+    if (state !== "granted") return { allowed: false, flag: denoFlag(permission, target) };
+    if (grantsSeen.size >= MAX_GRANTS_SEEN) grantsSeen.clear();
+    grantsSeen.add(key);
+    return { allowed: true };
   }
   const n = nodePermission();
   if (n) {

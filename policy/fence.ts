@@ -233,15 +233,19 @@ export function resolveNeedTarget(
  */
 export function missingGrants(fence: Fence, needs: ToolNeeds, places?: FencePlaces): MissingGrant[] {
   const missing: MissingGrant[] = [];
+  const push = (grant: MissingGrant) => {
+    if (!missing.some((m) => m.permission === grant.permission && m.target === grant.target)) missing.push(grant);
+  };
   for (const permission of NEED_ORDER) {
-    for (const wanted of new Set(needs[permission] ?? [])) {
-      const target = resolveNeedTarget(permission, wanted, places);
+    const wanted = needs[permission] ?? [];
+    for (let i = 0; i < wanted.length; i++) {
+      const target = resolveNeedTarget(permission, wanted[i], places);
       if (target === undefined) {
-        if (fence.closedEntirely(permission)) missing.push({ permission, target: wanted });
+        if (fence.closedEntirely(permission)) push({ permission, target: wanted[i] });
         continue;
       }
       const answer = fence.query(permission, target);
-      if (!answer.allowed) missing.push({ permission, target, flag: answer.flag });
+      if (!answer.allowed) push({ permission, target, flag: answer.flag });
     }
     if (permission === "run" && needs.signal) {
       const answer = fence.query("run");
