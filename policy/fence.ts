@@ -9,6 +9,12 @@
  * (which works on real paths) and the OS sandbox cover those gaps. The fence is
  * therefore always asked about real paths.
  *
+ * Tools declare exactly what they need (`ToolNeeds` in core/tool.ts):
+ * {@linkcode missingGrants} says what the fence does not give, in the order it
+ * is named, {@linkcode requireGrants} refuses before a call with the first
+ * missing flag and all of them in `details`, and {@linkcode denoFlagsForNeeds}
+ * prints the flags that give them (`toolfence flags`).
+ *
  * @module
  */
 import fs from "node:fs";
@@ -195,6 +201,14 @@ interface DenoExecPath {
  * `workspace` and `temp` become the session's folders, the program `deno` the
  * running Deno (which `--allow-run=deno` does not cover when it is a link).
  * Without `places`, the symbolic places stay unresolved (undefined).
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { resolveNeedTarget } from "./fence.ts";
+ * console.log(resolveNeedTarget("write", "temp", { workdir: "/w", tempParent: "/tmp" })); // "/tmp"
+ * ```
  */
 export function resolveNeedTarget(
   permission: FencePermission,
@@ -415,5 +429,12 @@ export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFla
 /**
  * The variables Deno's `node:child_process` reads on every spawn, so every
  * tool that starts a program needs them (Node does not fence variables).
+ *
+ * @example
+ * ```ts
+ * import { SPAWN_ENV } from "./fence.ts";
+ * const needs = { run: ["rg"], env: SPAWN_ENV };
+ * console.log(needs.env); // ["NODE_V8_COVERAGE"]
+ * ```
  */
 export const SPAWN_ENV: readonly string[] = Object.freeze(["NODE_V8_COVERAGE"]);
