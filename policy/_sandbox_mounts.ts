@@ -245,9 +245,14 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
   return isProtectedPath(`${rel}/${PROBE_CHILD}`, patterns);
 }
 
-// Every existing protected path of the workspace, found by a bounded walk.
-async function existingProtected(root: string, patterns: readonly string[]): Promise<ProtectedMount[]> {
+// Every existing protected path of the workspace, found by a bounded walk, and
+// every protected entry seen (links and other entries too, which get no mount).
+async function existingProtected(
+  root: string,
+  patterns: readonly string[],
+): Promise<{ mounts: ProtectedMount[]; seen: Set<string> }> {
   const found: ProtectedMount[] = [];
+  const seenProtected = new Set<string>();
   let seen = 0;
   const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
   while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
@@ -263,6 +268,7 @@ async function existingProtected(root: string, patterns: readonly string[]): Pro
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       const abs = path.join(root, childRel);
       if (isProtectedPath(childRel, patterns)) {
+        seenProtected.add(abs);
         if (entry.isDirectory() && !wholeFolder(childRel, patterns)) {
           found.push({ path: abs, how: "pinned" });
         } else if (entry.isDirectory() || entry.isFile()) {
@@ -278,7 +284,7 @@ async function existingProtected(root: string, patterns: readonly string[]): Pro
       }
     }
   }
-  return found;
+  return { mounts: found, seen: seenProtected };
 }
 
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
@@ -303,6 +309,8 @@ export interface ProtectedPlan {
   mounts: ProtectedMount[];
   /** Absolute protected paths at the workspace root that do not exist yet and cannot be covered by a mount. */
   watched: string[];
+  /** The workspace root and patterns, and every protected entry that existed before the command. */
+  before?: { root: string; patterns: readonly string[]; seen: Set<string> };
 }
 
 /**
@@ -327,7 +335,8 @@ export async function protectedMounts(
   const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
-  for (const mount of await existingProtected(root, patterns)) mounts.set(mount.path, mount);
+  const existing = await existingProtected(root, patterns);
+  for (const mount of existing.mounts) mounts.set(mount.path, mount);
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
   // File placeholders first, so that a folder pattern at the same path wins.
   const candidates = rootCandidates(patterns).sort((a, b) => Number(a.dir) - Number(b.dir));
@@ -356,7 +365,7 @@ export async function protectedMounts(
   for (const [abs, type] of wanted) {
     if (await acquirePlaceholder(abs, type)) mounts.set(abs, { path: abs, how: "read-only", placeholder: type });
   }
-  return { mounts: [...mounts.values()].sort(byDepth), watched };
+  return { mounts: [...mounts.values()].sort(byDepth), watched, before: { root, patterns, seen: existing.seen } };
 }
 
 /** A protected path a sandboxed command created, and where it was moved. */
@@ -368,13 +377,26 @@ export interface QuarantinedPath {
 }
 
 /**
- * Moves every path of `watched` that exists now (the sandboxed command created
- * it) into the folder `quarantine`, so that nothing it wrote there steers a
- * program later; returns what was moved.
+ * Moves every protected path the sandboxed command created into the folder
+ * `quarantine`, so that nothing it wrote there steers a program later: the
+ * watched root paths that exist now, and any protected path a second walk of
+ * the workspace finds that the first did not. Returns what was moved.
  */
-export async function quarantineCreated(watched: readonly string[], quarantine: string): Promise<QuarantinedPath[]> {
+export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
-  for (const file of watched) {
+  const candidates = new Set(plan.watched);
+  if (plan.before !== undefined) {
+    // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
+    const { root, patterns, seen } = plan.before;
+    const now = await existingProtected(root, patterns);
+    for (const entry of now.seen) {
+      if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
+    }
+  }
+  // Outermost first; whatever lies inside a moved folder moves with it.
+  const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
+  for (const file of ordered) {
+    if (moved.some((m) => isWithin(file, m.path))) continue;
     if ((await kind(file)) === undefined) continue;
     await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
     const target = path.join(

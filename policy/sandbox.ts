@@ -396,7 +396,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
     released ??= releasePlaceholders(mounts).then(() =>
-      options.quarantine === undefined ? [] : quarantineCreated(plan.watched, options.quarantine)
+      options.quarantine === undefined ? [] : quarantineCreated(plan, options.quarantine)
     );
   try {
     const root = program

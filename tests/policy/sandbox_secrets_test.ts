@@ -207,11 +207,21 @@ describe("protected paths inside the sandbox", { skip }, () => {
     const listing = (await fsp.readdir(L.workdir)).sort();
     const ran = await sandboxed(
       "ls -A; echo registry=http://127.0.0.1:9/ > .npmrc; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; " +
-        "echo '{}' > .mcp.json; echo keep > kept.txt",
+        "echo '{}' > .mcp.json; echo keep > kept.txt; echo x > sub/.npmrc; mkdir -p sub/deep/.idea; " +
+        "git init -q repo; ln -s /etc/passwd sub/.yarnrc",
       { quarantine },
     );
     assert.deepEqual(ran.stdout.trim().split("\n").sort(), listing, "the command saw placeholders in the workspace");
-    assert.deepEqual(ran.moved.map((m) => path.relative(L.workdir, m.path)).sort(), [".mcp.json", ".npmrc", ".vscode"]);
+    assert.deepEqual(ran.moved.map((m) => path.relative(L.workdir, m.path)).sort(), [
+      ".mcp.json",
+      ".npmrc",
+      ".vscode",
+      "repo/.git",
+      "sub/.npmrc",
+      "sub/.yarnrc",
+      "sub/deep/.idea",
+    ]);
+    assert.equal(await exists(path.join(L.workdir, "sub/a.txt")), true);
     for (const name of [".npmrc", ".vscode", ".mcp.json"]) {
       assert.equal(await exists(path.join(L.workdir, name)), false);
     }

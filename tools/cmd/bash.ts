@@ -155,11 +155,9 @@ export const bashTool: Tool<BashArgs> = tool({
         summary.replace("%s", "stderr"),
       );
       const limited = run.output.limitReached;
+      // Why it stopped comes before the output, so that it survives a cut of the whole result.
       return {
         exit_code: exit.code,
-        stdout: stdout.text,
-        stderr: stderr.text,
-        duration_ms: Math.round(performance.now() - started),
         ...(exit.signal ? { signal: exit.signal } : {}),
         ...(timedOut && !limited ? { timed_out: true as const } : {}),
         ...(limited
@@ -171,6 +169,9 @@ export const bashTool: Tool<BashArgs> = tool({
           : timedOut
           ? { stop_reason: "timeout" as const }
           : {}),
+        stdout: stdout.text,
+        stderr: stderr.text,
+        duration_ms: Math.round(performance.now() - started),
         sandboxed: run.sandboxed,
         ...(run.sandboxReason !== undefined ? { sandbox_reason: run.sandboxReason } : {}),
         ...(run.quarantined.length > 0
