@@ -220,8 +220,10 @@ export function secretMountArgs(masks: SecretMasks): { before: string[]; after: 
 
 const WALK_MAX_ENTRIES = 20_000;
 const WALK_MAX_DEPTH = 8;
-// Folders whose contents are never protected paths and can be huge.
-const WALK_SKIPPED = new Set(["node_modules", "objects", "lfs", "logs", "refs"]);
+// Folders whose contents are never protected paths and can be huge: packages,
+// and git's object store, refs and logs.
+const WALK_SKIPPED = new Set(["node_modules"]);
+const GIT_SKIPPED = new Set(["objects", "lfs", "logs", "refs"]);
 const PROBE_CHILD = "toolfence-probe-child";
 const GLOB_CHARS = /[*?[\]{}!()+@]/;
 
@@ -279,7 +281,8 @@ async function existingProtected(
           continue;
         }
       }
-      if (entry.isDirectory() && depth + 1 < WALK_MAX_DEPTH && !WALK_SKIPPED.has(entry.name)) {
+      const skipped = WALK_SKIPPED.has(entry.name) || (path.basename(rel) === ".git" && GIT_SKIPPED.has(entry.name));
+      if (entry.isDirectory() && depth + 1 < WALK_MAX_DEPTH && !skipped) {
         queue.push({ rel: childRel, depth: depth + 1 });
       }
     }
