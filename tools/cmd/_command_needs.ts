@@ -18,6 +18,13 @@ export const COMMAND_NEEDS: ToolNeeds = Object.freeze({
   env: SPAWN_ENV,
 });
 
+/**
+ * `bash_read`, `bash_wait`, `bash_list` and `bash_stop`: what `bash_background`
+ * needs, so that they are listed exactly when it is (without it there is no
+ * job to follow).
+ */
+export const JOB_NEEDS: ToolNeeds = COMMAND_NEEDS;
+
 /** Bubblewrap to sandbox the shell, and the caller's variables the command inherits. */
 export const COMMAND_OPTIONAL_NEEDS: ToolNeeds = Object.freeze({
   run: ["bwrap"],

@@ -15,7 +15,7 @@ import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses
 import { outputUnavailable, peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
-import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
+import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
@@ -206,7 +206,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
   readOnly: true,
   permissions: ["read"],
-  needs: { run: ["bash"], read: ["temp"] },
+  needs: JOB_NEEDS,
   run: ({ id, max_output_chars }, ctx) => report(ctx, findJob(ctx, id), max_output_chars),
 });
 
@@ -251,7 +251,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
   }),
   readOnly: true,
   permissions: ["read"],
-  needs: { run: ["bash"], read: ["temp"] },
+  needs: JOB_NEEDS,
   async run({ id, timeout_s, max_output_chars }, ctx): Promise<JobReport & { timed_out: boolean }> {
     const job = findJob(ctx, id);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -287,7 +287,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   input: v.object({}),
   readOnly: true,
   permissions: [],
-  needs: { run: ["bash"] },
+  needs: JOB_NEEDS,
   run: (_args, ctx) => ({
     jobs: sessionProcesses(ctx.session).jobs().map((job) => ({
       id: job.id,
@@ -326,7 +326,7 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   destructive: true,
   idempotent: true,
   permissions: ["run", "read"],
-  needs: { run: ["bash"], signal: true, read: ["temp"] },
+  needs: JOB_NEEDS,
   async run({ id }, ctx) {
     const job = findJob(ctx, id);
     if (job.process.exit === undefined) job.stopRequested = true;
