@@ -31,6 +31,8 @@ export interface ProbeResult {
 export interface ProbeReport {
   listed: string[];
   results: ProbeResult[];
+  /** The Deno that ran the probe. */
+  execPath: string;
 }
 
 /** What a fenced run is asked to do. */

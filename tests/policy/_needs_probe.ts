@@ -30,4 +30,5 @@ for (const call of calls) {
 }
 await session.close();
 await workspace.dispose();
-console.log(JSON.stringify({ listed, results }));
+// The running Deno, which a need of `deno` (check_types) names.
+console.log(JSON.stringify({ listed, results, execPath: process.execPath }));
