@@ -7,7 +7,8 @@
  *
  * @module
  */
-import fsp from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { isWithin } from "./_paths.ts";
@@ -239,6 +240,28 @@ export interface ProtectedMount {
   how: "read-only" | "pinned";
   /** A placeholder this process created for a path that did not exist. */
   placeholder?: "file" | "dir";
+  /**
+   * The entry, opened without following a link: bubblewrap binds this open
+   * file, never a path that a racing process could have swapped for a link.
+   */
+  handle?: FileHandle;
+}
+
+const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = fsConstants;
+
+// Opens `mount.path` without following a final link; undefined when it is gone or a link now.
+async function openMount(mount: ProtectedMount, isDir: boolean): Promise<ProtectedMount | undefined> {
+  try {
+    const handle = await fsp.open(mount.path, O_RDONLY | O_NOFOLLOW | (isDir ? O_DIRECTORY : 0));
+    return { ...mount, handle };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Closes the handles of `mounts`. */
+export async function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
+  await Promise.allSettled(mounts.map((m) => m.handle?.close()));
 }
 
 // Whether everything below `rel` is protected (a folder pattern such as
@@ -339,11 +362,15 @@ export async function protectedMounts(
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
   const existing = await existingProtected(root, patterns);
-  for (const mount of existing.mounts) mounts.set(mount.path, mount);
+  for (const mount of existing.mounts) {
+    const opened = await openMount(mount, mount.how === "pinned" || (await kind(mount.path)) === "dir");
+    if (opened !== undefined) mounts.set(mount.path, opened);
+  }
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
   // File placeholders first, so that a folder pattern at the same path wins.
   const candidates = rootCandidates(patterns).sort((a, b) => Number(a.dir) - Number(b.dir));
   const wanted = new Map<string, "file" | "dir">();
+  const parents = new Map<string, FileHandle>();
   const watched: string[] = [];
   for (const { rel, dir } of candidates) {
     const parts = rel.split("/");
@@ -353,9 +380,11 @@ export async function protectedMounts(
       if (found === "dir") continue;
       if (found === undefined && !mounts.has(abs)) {
         const parentRel = parts.slice(0, i).join("/");
-        if (parentRel !== "" && mounts.get(path.join(root, parentRel))?.how === "pinned") {
+        const parent = mounts.get(path.join(root, parentRel));
+        if (parentRel !== "" && parent?.how === "pinned" && parent.handle !== undefined) {
           const asFile = i === parts.length - 1 && !dir;
           wanted.set(abs, asFile && wanted.get(abs) !== "dir" ? "file" : "dir");
+          parents.set(abs, parent.handle);
         } else {
           watched.push(path.join(root, rel));
         }
@@ -366,7 +395,12 @@ export async function protectedMounts(
     }
   }
   for (const [abs, type] of wanted) {
-    if (await acquirePlaceholder(abs, type)) mounts.set(abs, { path: abs, how: "read-only", placeholder: type });
+    // Made through the open parent folder, so that a parent swapped for a link meanwhile is not followed.
+    const made = await acquirePlaceholder(abs, type, parents.get(abs)!);
+    const opened = made && await openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
+    if (opened) mounts.set(abs, opened);
+    else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);
+    // Not made (the runtime may not write there, or something appeared): the walk after the command looks.
   }
   return { mounts: [...mounts.values()].sort(byDepth), watched, before: { root, patterns, seen: existing.seen } };
 }
@@ -418,15 +452,29 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
   return moved;
 }
 
-/** The bubblewrap arguments for protected mounts (parents before children). */
-export function protectedMountArgs(mounts: readonly ProtectedMount[]): string[] {
-  return mounts.flatMap((m) => m.how === "pinned" ? ["--bind", m.path, m.path] : ["--ro-bind", m.path, m.path]);
+/**
+ * The bubblewrap arguments for protected mounts (parents before children),
+ * binding each mount's open handle, and the descriptors to pass to bubblewrap
+ * in that order as its descriptors `firstFd`, `firstFd + 1`, ...
+ */
+export function protectedMountArgs(
+  mounts: readonly ProtectedMount[],
+  firstFd: number,
+): { args: string[]; fds: number[] } {
+  const args: string[] = [];
+  const fds: number[] = [];
+  for (const m of mounts) {
+    if (m.handle === undefined) continue;
+    args.push(m.how === "pinned" ? "--bind-fd" : "--ro-bind-fd", String(firstFd + fds.length), m.path);
+    fds.push(m.handle.fd);
+  }
+  return { args, fds };
 }
 
 // Placeholders shared by sandboxes running at once, with how many use each.
 const placeholders = new Map<string, { count: number; type: "file" | "dir"; ino: number }>();
 
-async function acquirePlaceholder(abs: string, type: "file" | "dir"): Promise<boolean> {
+async function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandle): Promise<boolean> {
   const held = placeholders.get(abs);
   if (held !== undefined) {
     const now = await fsp.lstat(abs).catch(() => undefined);
@@ -438,9 +486,10 @@ async function acquirePlaceholder(abs: string, type: "file" | "dir"): Promise<bo
   }
   try {
     // Never follows a link, never takes over an existing entry: `wx` and mkdir fail on anything there.
-    if (type === "file") await (await fsp.open(abs, "wx", 0o444)).close();
-    else await fsp.mkdir(abs, { mode: 0o555 });
-    const info = await fsp.lstat(abs);
+    const through = `/proc/self/fd/${parent.fd}/${path.basename(abs)}`;
+    if (type === "file") await (await fsp.open(through, "wx", 0o444)).close();
+    else await fsp.mkdir(through, { mode: 0o555 });
+    const info = await fsp.lstat(through);
     placeholders.set(abs, { count: 1, type, ino: info.ino });
     return true;
   } catch {

@@ -17,6 +17,7 @@ import { ToolError } from "../core/errors.ts";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
 import { runProbe } from "./_probe_process.ts";
 import {
+  closeMounts,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
@@ -80,6 +81,9 @@ async function candidates(): Promise<string[]> {
   found.push("bwrap");
   return found;
 }
+
+// The descriptor number the first protected-path handle gets in bubblewrap (after stdin, stdout, stderr).
+const FIRST_MOUNT_FD = 3;
 
 // Every sandbox starts from this root: everything read-only, private /dev, /proc and /tmp.
 const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
@@ -264,6 +268,13 @@ export interface SandboxedCommand {
   /** Why it does not (mode `off`, or the probe's error under `auto`). */
   reason?: string;
   /**
+   * Open descriptors bubblewrap binds (protected paths, opened without
+   * following links): pass them to the child as its descriptors 3, 4, ... in
+   * this order (e.g. `stdio: ["ignore", "pipe", "pipe", ...fds]`). Empty
+   * when nothing is bound that way. `release()` closes them.
+   */
+  fds: number[];
+  /**
    * Removes the placeholders made for protected paths that did not exist, and
    * moves the protected paths the command created into the quarantine folder;
    * call once the command (and every process it started) has ended. Returns
@@ -352,6 +363,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       argv: [...argv],
       sandboxed: false,
       reason: 'the sandbox is switched off (sandbox: "off")',
+      fds: [],
       release: noRelease,
     };
   }
@@ -371,7 +383,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const status = await bubblewrapStatus();
   if (status.path === undefined) {
     if (options.mode === "auto") {
-      return { argv: [...argv], sandboxed: false, reason: status.reason, release: noRelease };
+      return { argv: [...argv], sandboxed: false, reason: status.reason, fds: [], release: noRelease };
     }
     throw sandboxUnavailable(status.reason ?? "bubblewrap does not work here");
   }
@@ -395,9 +407,10 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const mounts = plan.mounts;
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
-    released ??= releasePlaceholders(mounts).then(() =>
+    released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
       options.quarantine === undefined ? [] : quarantineCreated(plan, options.quarantine)
     );
+  const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {
     const root = program
       ? [...await libraryMounts(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -410,7 +423,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...[...new Set(readable.map((p) => path.normalize(p)))].sort(byDepth).flatMap((p) => ["--ro-bind", p, p]),
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
-      ...protectedMountArgs(mounts),
+      ...bound.args,
       ...masks.after,
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),
@@ -420,7 +433,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       "--",
       ...argv,
     ];
-    return { argv: wrapped, sandboxed: true, release };
+    return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {
     await release();
     throw error;

@@ -4,30 +4,16 @@
 
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { bubblewrapStatus, sandboxArgv, sandboxState } from "../../policy/sandbox.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
+import { runSandboxed as run } from "./_sandbox_run.ts";
 
 const status = await bubblewrapStatus();
 const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(argv: string[], env?: Record<string, string>): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(argv[0], argv.slice(1), { timeout: 30_000, env }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
 
 let L: Layout;
 
@@ -39,7 +25,7 @@ async function sandboxed(script: string, extra: { quarantine?: string; protected
     mode: "required",
     ...extra,
   });
-  const ran = await run(command.argv, { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" });
+  const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" });
   const moved = await command.release();
   return { ...ran, moved };
 }
@@ -81,7 +67,7 @@ describe("secrets stay out of the sandbox", { skip }, () => {
       writable: [L.workdir],
       mode: "required",
     });
-    const ran = await run(command.argv, { PATH: "/usr/bin:/bin", HOME: home });
+    const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: home });
     assert.doesNotMatch(ran.stdout, /planted-by-toolfence-test/);
     assert.match(ran.stdout, /No such file or directory/);
     assert.match(ran.stdout, /\n0\ncache\n$/);
@@ -97,7 +83,7 @@ describe("secrets stay out of the sandbox", { skip }, () => {
       writable: [workdir],
       mode: "required",
     });
-    const ran = await run(command.argv, { PATH: "/usr/bin:/bin", HOME: home });
+    const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: home });
     assert.match(ran.stdout, /^in project\n/);
     assert.doesNotMatch(ran.stdout, /planted/);
     assert.equal(await fsp.readFile(path.join(workdir, "b.txt"), "utf8"), "made\n");
@@ -249,5 +235,53 @@ describe("sandbox state", () => {
     assert.match(off.summary, /off/);
     const required = await sandboxState("required");
     if (!required.working) assert.match(required.summary, /no shell command or checker will start/);
+  });
+});
+
+// Whether a sandbox started now can write into `folder` (through any link the racer made).
+async function runSandboxedProbe(folder: string): Promise<string> {
+  const ran = await sandboxed(`touch ${folder}/probe-$$ 2>/dev/null && echo writable; rm -f ${folder}/probe-$$`);
+  return ran.stdout.trim();
+}
+
+describe("protected paths under a racing swap", { skip }, () => {
+  test("a folder swapped for a link out of the workspace never becomes writable, and nothing outside changes", async () => {
+    const outside = await fsp.realpath(await fsp.mkdtemp("/var/tmp/toolfence-race-out-"));
+    await fsp.writeFile(path.join(outside, "a"), "untouched\n");
+    const fingerprint = async () =>
+      JSON.stringify(
+        await Promise.all(
+          (await fsp.readdir(outside, { recursive: true })).sort().map(async (name) => {
+            const info = await fsp.lstat(path.join(outside, name));
+            return [name, info.size, info.mtimeMs];
+          }),
+        ),
+      );
+    const before = await fingerprint();
+    await fsp.mkdir(path.join(L.workdir, ".git"));
+    await fsp.writeFile(path.join(L.workdir, ".git/config"), "[core]\n");
+    const git = path.join(L.workdir, ".git");
+    // A local process swaps .git between the real folder and a link to the outside folder, as fast as it can.
+    const racer = spawn("bash", [
+      "-c",
+      `while :; do mv ${git} ${git}-real 2>/dev/null; ln -sfn ${outside} ${git}; rm -f ${git}; ` +
+      `mv ${git}-real ${git} 2>/dev/null; done`,
+    ], { stdio: "ignore" });
+    const tries = Number(process.env.TOOLFENCE_RACE_TRIES ?? 60);
+    try {
+      for (let i = 0; i < tries; i++) {
+        await sandboxed(
+          "echo evil > .git/hooks/pwned; echo evil > .git/pwned; mkdir .git/hooks; echo evil >> .git/config; " +
+            `echo evil > ${outside}/pwned`,
+        );
+        assert.equal(await fingerprint(), before, `try ${i}: the outside folder changed`);
+        const probe = await runSandboxedProbe(outside);
+        assert.notEqual(probe, "writable", `try ${i}: the outside folder was writable in the sandbox`);
+      }
+    } finally {
+      racer.kill("SIGKILL");
+      await new Promise((resolve) => racer.once("exit", resolve));
+      await fsp.rm(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -8,6 +8,7 @@ import process from "node:process";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
 import { Workspace } from "../../policy/workspace.ts";
 import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
+import { runSandboxed } from "./_sandbox_run.ts";
 
 const status = await bubblewrapStatus();
 const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
@@ -39,7 +40,7 @@ async function sandboxed(script: string, allowNet = false): Promise<Ran> {
     mode: "required",
   });
   assert.equal(wrapped.sandboxed, true);
-  return run(wrapped.argv);
+  return runSandboxed(wrapped);
 }
 
 beforeEach(async () => {

@@ -107,7 +107,7 @@ export async function startCommand(
     const files = await openOutputFiles(stdoutPath, stderrPath);
     let process: GroupProcess;
     try {
-      process = await spawnGroup(wrapped.argv, { cwd, env });
+      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds });
     } catch (error) {
       await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
       throw error;

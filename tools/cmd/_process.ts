@@ -89,6 +89,8 @@ export interface SpawnGroupOptions {
   cwd: string;
   /** The whole environment of the process. */
   env: Record<string, string>;
+  /** Open descriptors the process gets as its descriptors 3, 4, ... (the sandbox's bound handles). */
+  extraFds?: readonly number[];
 }
 
 /**
@@ -105,7 +107,7 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])],
       });
     } catch (error) {
       reject(startError(argv[0], error));

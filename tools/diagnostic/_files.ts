@@ -155,7 +155,7 @@ export async function runChecker(ctx: ToolContext, argv: string[], options: Chec
   const err = await open(`${base}.stderr`, "wx", 0o600);
   let timedOut = false;
   try {
-    const started = await spawnGroup(finalArgv, { cwd: options.cwd, env });
+    const started = await spawnGroup(finalArgv, { cwd: options.cwd, env, extraFds: wrapped.fds });
     const capture = captureOutput(started, { stdout: out, stderr: err }, OUTPUT_LIMIT_BYTES, () => {
       void started.terminate();
     });
