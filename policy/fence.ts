@@ -22,7 +22,12 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
 import type { ToolNeeds } from "../core/tool.ts";
-import { queryRuntimePermission, runtimeFenceKind, runtimePermissionClosedEntirely } from "./_runtime_permissions.ts";
+import {
+  isRuntimePermissionError,
+  queryRuntimePermission,
+  runtimeFenceKind,
+  runtimePermissionClosedEntirely,
+} from "./_runtime_permissions.ts";
 
 /** What a tool may touch: files to read or write, programs to run, the network, the environment, system facts. */
 export type FencePermission = "read" | "write" | "run" | "net" | "env" | "sys";
@@ -136,10 +141,13 @@ export function requireFence(
       recoveryHint: answer.flag
         ? `Work within what the runtime allows, or ask the user to restart with ${answer.flag}.`
         : "Work within what the runtime allows.",
+      // The same shape as a refusal of a tool's needs: the flag, then all of them.
       details: {
         permission,
         target,
         flag: answer.flag,
+        missing: [{ permission, target, flag: answer.flag }],
+        flags: answer.flag ? [answer.flag] : [],
         runtime: runtimeFenceKind(),
       },
     },
@@ -156,6 +164,16 @@ function flagList(values: readonly string[], what: string): string {
     }
   }
   return [...new Set(values)].join(",");
+}
+
+// What os.tmpdir() says, or where it looks when TMPDIR may not be read (as the Workspace does).
+function systemTempFolder(): string {
+  try {
+    return os.tmpdir();
+  } catch (error) {
+    if (isRuntimePermissionError(error)) return "/tmp";
+    throw error;
+  }
 }
 
 // The fence is asked about real paths, so the flags must name real paths too
@@ -376,7 +394,7 @@ export interface NeedsFlagsOptions {
  * workspace is always readable (it is resolved at start). Never a bare flag.
  *
  * Requires `--allow-read` for the workspace (to resolve it), and
- * `--allow-env=TMPDIR,TMP,TEMP` when `tempParent` is omitted.
+ * `--allow-env=TMPDIR,TMP,TEMP` when `tempParent` is omitted (else `/tmp`).
  *
  * @example
  * ```ts
@@ -388,7 +406,7 @@ export interface NeedsFlagsOptions {
 export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFlagsOptions): string[] {
   const places: FencePlaces = {
     workdir: realOrResolved(options.workspace),
-    tempParent: realOrResolved(options.tempParent ?? os.tmpdir()),
+    tempParent: realOrResolved(options.tempParent ?? systemTempFolder()),
   };
   const targets = new Map<FencePermission, string[]>([["read", [places.workdir]]]);
   for (const need of needs) {
