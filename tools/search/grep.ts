@@ -287,7 +287,8 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
     // must stay listed under a fence that closes `run`.
     permissions: ["read"],
     needs: { read: ["workspace"] },
-    optionalNeeds: { run: ["rg"], env: SPAWN_ENV },
+    // ripgrep is looked for on PATH, then in the usual places.
+    optionalNeeds: { run: ["rg"], env: [...SPAWN_ENV, "PATH"] },
     async run(args, ctx) {
       const pattern = compilePattern(args.pattern, { regex: args.regex, caseSensitive: args.case_sensitive });
       const filter = args.glob === undefined ? undefined : fileFilter(args.glob);
