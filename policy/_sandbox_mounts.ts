@@ -159,8 +159,22 @@ export interface SecretMasks {
  * {@linkcode MASKED_FILES} and the ssh host keys. Folders that are symlinks
  * are masked at their target.
  */
-export async function secretMasks(): Promise<SecretMasks> {
+export function secretMasks(): Promise<SecretMasks> {
+  // Looked up again after a few seconds: the folders of a machine rarely change,
+  // and /home and /root are masked whole whatever appears in them.
   const home = homeFolder();
+  const now = Date.now();
+  if (cachedMasks === undefined || cachedMasks.home !== home || now - cachedMasks.at > MASK_CACHE_MS) {
+    cachedMasks = { home, at: now, masks: findSecretMasks(home) };
+    cachedMasks.masks.catch(() => cachedMasks = undefined);
+  }
+  return cachedMasks.masks;
+}
+
+const MASK_CACHE_MS = 10_000;
+let cachedMasks: { home: string | undefined; at: number; masks: Promise<SecretMasks> } | undefined;
+
+async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
   const folders = new Set<string>();
   for (const candidate of [...MASKED_FOLDERS, ...await passwdHomes()]) {
     let real: string;
