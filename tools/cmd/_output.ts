@@ -194,3 +194,18 @@ function decodeEdge(bytes: Uint8Array, cutAt: "start" | "end"): string {
   }
   return decoder.decode(bytes.subarray(start, end));
 }
+
+/**
+ * `error` as a coded ToolError: ToolErrors and aborts pass through, anything
+ * else (a runtime error from the file system or the process API) becomes
+ * `code`, so that no raw runtime error reaches the model.
+ */
+export function codedFailure(error: unknown, code: string, what: string): unknown {
+  if (error instanceof ToolError || (error as Error)?.name === "AbortError") return error;
+  return new ToolError(`${what}: ${(error as Error)?.message ?? String(error)}`, {
+    code,
+    recoverable: false,
+    details: { cause: String(error), errno: (error as NodeJS.ErrnoException)?.code },
+    cause: error,
+  });
+}

@@ -17,7 +17,7 @@ import { isExecutableFile } from "../../policy/_executable.ts";
 import { commandEnvironment, envAssignments } from "./_env.ts";
 import { type GroupProcess, spawnGroup } from "./_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
-import { captureOutput, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "./_output.ts";
+import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "./_output.ts";
 
 /** What the model asked to run. */
 export interface CommandRequest {
@@ -65,7 +65,8 @@ export interface StartedCommand {
  * starts. The output is kept up to its byte limit; past it the command is
  * stopped (see `output.limitReached`). Throws ToolErrors: `forbidden_env`,
  * `outside_workspace`, `not_a_directory`, `permission_denied`,
- * `fence_denied`, `sandbox_unavailable`, `spawn_failed`.
+ * `fence_denied`, `sandbox_unavailable`, `spawn_failed`, and
+ * `command_start_failed` for anything else (never a raw runtime error).
  */
 export async function startCommand(
   ctx: ToolContext,
@@ -73,6 +74,14 @@ export async function startCommand(
   folder: string,
   name: string = randomUUID(),
 ): Promise<StartedCommand> {
+  try {
+    return await start(ctx, request, folder, name);
+  } catch (error) {
+    throw codedFailure(error, "command_start_failed", "The command could not be started");
+  }
+}
+
+async function start(ctx: ToolContext, request: CommandRequest, folder: string, name: string): Promise<StartedCommand> {
   const tempDir = await ctx.workspace.tempDir();
   // The environment is checked first, so that nobody is asked about a command
   // that would be refused anyway.

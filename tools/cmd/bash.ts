@@ -8,9 +8,8 @@
 
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
-import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
-import { readStreamForResult } from "./_output.ts";
+import { codedFailure, readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
@@ -184,7 +183,7 @@ export const bashTool: Tool<BashArgs> = tool({
           : {}),
       };
     } catch (error) {
-      throw codedFailure(error);
+      throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
@@ -192,14 +191,3 @@ export const bashTool: Tool<BashArgs> = tool({
     }
   },
 });
-
-// A failure after the start is a ToolError or the abort; anything else becomes one.
-function codedFailure(error: unknown): unknown {
-  if (error instanceof ToolError || (error as Error)?.name === "AbortError") return error;
-  return new ToolError(`The command ran, but its result could not be collected: ${(error as Error)?.message}`, {
-    code: "command_result_failed",
-    recoverable: false,
-    details: { cause: String(error) },
-    cause: error,
-  });
-}

@@ -13,7 +13,7 @@ import type { ToolContext } from "../../core/context.ts";
 import { requireFence } from "../../policy/fence.ts";
 import { sandboxArgv, sandboxUnavailable } from "../../policy/sandbox.ts";
 import { commandEnvironment } from "../cmd/_env.ts";
-import { captureOutput, outputUnavailable, peekStream } from "../cmd/_output.ts";
+import { captureOutput, codedFailure, outputUnavailable, peekStream } from "../cmd/_output.ts";
 import { type ProcessExit, spawnGroup } from "../cmd/_process.ts";
 
 /** The largest file the diagnostic tools read. */
@@ -114,9 +114,18 @@ const OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
  * `sandbox: "required"` refuses with `sandbox_unavailable`. Output goes
  * through the bounded capture to files in the session temp dir; the checker
  * is killed with its group on timeout or cancel. Throws `fence_denied`,
- * `spawn_failed`, `sandbox_unavailable`, `permission_denied`.
+ * `spawn_failed`, `sandbox_unavailable`, `permission_denied`, and
+ * `checker_failed` for anything else (never a raw runtime error).
  */
 export async function runChecker(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
+  try {
+    return await runConfined(ctx, argv, options);
+  } catch (error) {
+    throw codedFailure(error, "checker_failed", `${path.basename(argv[0])} could not be run`);
+  }
+}
+
+async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
   requireFence(ctx.policy.fence, "run", argv[0]);
   const tempDir = await ctx.workspace.tempDir();
   const base = path.join(tempDir, "checks", randomUUID());
