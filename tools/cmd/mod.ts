@@ -17,6 +17,7 @@ import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitT
 
 export * from "./bash.ts";
 export * from "./background.ts";
+export * from "./output_limit.ts";
 
 /**
  * The tools of the `cmd` group; none on Windows, where there is no bash and

@@ -12,7 +12,7 @@ import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { Session } from "../../../core/session.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
-import { sessionProcesses } from "../../../tools/cmd/_jobs.ts";
+import { setSessionOutputMaximum } from "../../../tools/cmd/output_limit.ts";
 
 const box = cmdBox();
 const auto = { autoConfirm: true, host: autoHost() } as const;
@@ -91,7 +91,7 @@ for (const sandbox of ["off", "auto"] as const) {
         assert.equal(out.truncated, true);
         assert.equal(out.output_limit_bytes, 4 * MiB);
         assert.doesNotMatch(out.stdout, /never/);
-        sessionProcesses(session).maxOutputBytes = MiB;
+        setSessionOutputMaximum(session, MiB);
         const capped = okOutput<BashResult>(
           await box.call(session, "bash", {
             command: "head -c 3000000 /dev/zero",
