@@ -118,6 +118,27 @@ function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 }
 
+/** A real MCP client connected to `main.ts serve` under `flags`; `stderr` collects the server's. */
+async function connect(
+  flags: string[],
+  serveArgs: string[],
+): Promise<{ client: Client; stderr: string[] }> {
+  const transport = new StdioClientTransport({
+    command: DENO,
+    args: ["run", ...flags, MAIN, "serve", ...serveArgs],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  const stderr: string[] = [];
+  transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
+  const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
+    capabilities: { elicitation: {} },
+  });
+  client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
+  await client.connect(transport);
+  return { client, stderr };
+}
+
 async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
   const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
   try {
@@ -125,19 +146,14 @@ async function serveAndCallAll(groups: string, adjust: (flags: string[]) => stri
     const tempDir = join(top, "tmp");
     await mkdir(tempDir);
     const flags = adjust(await flagsFor(workspace, tempDir, groups));
-    const transport = new StdioClientTransport({
-      command: DENO,
-      args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
-      cwd: ROOT,
-      stderr: "pipe",
-    });
-    const stderr: string[] = [];
-    transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
-    const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
-      capabilities: { elicitation: {} },
-    });
-    client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
-    await client.connect(transport);
+    const { client, stderr } = await connect(flags, [
+      "--workspace",
+      workspace,
+      "--groups",
+      groups,
+      "--temp-dir",
+      tempDir,
+    ]);
     try {
       // Tools that need a model capability (request_image: vision) are for clients that declare it.
       const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
@@ -209,6 +225,53 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
 
 // The npm build has no deno.json and no tasks.
 const noTasks = existsSync(join(ROOT, "deno.json")) ? false : "the npm build has no deno.json tasks";
+
+describe("a client calling what the flags do not cover", () => {
+  test("served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag", async () => {
+    const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
+    try {
+      const workspace = await makeWorkspace(top);
+      const tempDir = join(top, "tmp");
+      await mkdir(tempDir);
+      const groups = "fs,cmd,diagnostic";
+      const flags = (await flagsFor(workspace, tempDir, groups)).filter((f) => f !== "--allow-run");
+      const { client, stderr } = await connect(flags, [
+        "--workspace",
+        workspace,
+        "--groups",
+        groups,
+        "--temp-dir",
+        tempDir,
+      ]);
+      try {
+        const listed = (await client.listTools()).tools.map((t) => t.name);
+        for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
+          assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
+        }
+        assert.ok(!listed.includes("check_types"));
+        assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
+        for (
+          const [name, args, flag] of [
+            ["bash", { command: "echo never" }, "--allow-run=bash"],
+            ["bash_list", {}, "--allow-run=bash"],
+            ["check_types", { path: "src/x.ts" }, "--allow-run="],
+          ] as const
+        ) {
+          const result = await client.callTool({ name, arguments: args }, undefined, {
+            timeout: 20_000,
+          }) as CallToolResult;
+          assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
+          assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
+        }
+      } finally {
+        await client.close();
+      }
+      assert.deepEqual(await readdir(tempDir), [], "a refused call made the session temp dir");
+    } finally {
+      await rm(top, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("the deno.json tasks", { skip: noTasks }, () => {
   test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups", async () => {
