@@ -21,7 +21,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import "../tools/mod.ts";
-import { printedFlags } from "./policy/_narrow_run.ts";
+import { printedFlags, runNarrow } from "./policy/_narrow_run.ts";
+import { denoFlagsForNeeds } from "../policy/fence.ts";
+import fc from "fast-check";
 import { toolGroup, toolGroupNames } from "../core/groups.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -225,6 +227,47 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
 
 // The npm build has no deno.json and no tasks.
 const noTasks = existsSync(join(ROOT, "deno.json")) ? false : "the npm build has no deno.json tasks";
+
+describe("the printed flags are exactly enough", () => {
+  // Random sets of groups: under the printed flags every tool is listed; without any one flag
+  // that some tool cannot run without, some tool is hidden; a flag only for what tools use when
+  // granted (bubblewrap, system facts, inherited variables) hides nothing.
+  const combos = [
+    toolGroupNames(),
+    ...fc.sample(fc.subarray(toolGroupNames(), { minLength: 1 }), { numRuns: 4, seed: 13 }),
+  ];
+  for (const groups of combos) {
+    test(`groups ${groups.join(",")}`, async () => {
+      const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-exact-")));
+      try {
+        const workdir = await makeWorkspace(top);
+        const tempParent = join(top, "tmp");
+        await mkdir(tempParent);
+        const tools = groups.flatMap((g) => toolGroup(g)).filter((t) => !t.requires?.length);
+        const all = tools.map((t) => t.name);
+        const flags = await flagsFor(workdir, tempParent, groups.join(","));
+        const probe = (f: string[]) => runNarrow(f, { workdir, tempParent, groups, calls: [] });
+        assert.deepEqual((await probe(flags)).listed, all, flags.join(" "));
+        const required = new Set(
+          denoFlagsForNeeds(tools.map((t) => t.needs ?? {}), { workspace: workdir, tempParent })
+            .map((f) => f.split("=")[0]),
+        );
+        // Without reads of the workspace no session starts at all.
+        for (const flag of flags.filter((f) => f !== "--no-prompt" && !f.startsWith("--allow-read="))) {
+          const name = flag.split("=")[0];
+          const { listed } = await probe(flags.filter((f) => f !== flag));
+          if (required.has(name)) {
+            assert.ok(listed.length < all.length, `without ${flag} everything is still listed`);
+          } else {
+            assert.deepEqual(listed, all, `${flag} serves only optional needs, yet without it some tool is hidden`);
+          }
+        }
+      } finally {
+        await rm(top, { recursive: true, force: true });
+      }
+    });
+  }
+});
 
 describe("a client calling what the flags do not cover", () => {
   test("served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag", async () => {
