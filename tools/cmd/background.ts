@@ -121,8 +121,8 @@ export interface BashBackgroundArgs {
  * session closes. A job whose output passes `max_output_bytes` is stopped,
  * and `bash_read` then says `truncated: true`, `stop_reason: "output_limit"`.
  *
- * Requires `--allow-run=bash,bwrap`, `--allow-env`, and `--allow-read` /
- * `--allow-write` for the workspace and the temp folder.
+ * Requires what `bash` requires: `--allow-run`, `--allow-env=NODE_V8_COVERAGE`,
+ * and `--allow-read` / `--allow-write` for the workspace and the temp folder.
  *
  * @example
  * ```ts

@@ -96,9 +96,11 @@ export interface BashResult {
  * cut to head and tail and stored whole (as kept) as an artifact. Failures
  * are coded ToolErrors, never raw runtime errors.
  *
- * Requires `--allow-run=bash,bwrap`, `--allow-env` (the inherited variables,
- * and Deno's `node:child_process` reads `NODE_V8_COVERAGE`), and
- * `--allow-read` / `--allow-write` for the workspace and the temp folder.
+ * Requires `--allow-run` (bash and bwrap, and stopping the process group at a
+ * timeout, which Deno allows only with `--allow-run` for every program),
+ * `--allow-env=NODE_V8_COVERAGE` (Deno's `node:child_process` reads it; the
+ * inherited variables are passed on when granted), and `--allow-read` /
+ * `--allow-write` for the workspace and the temp folder (see `needs`).
  *
  * @example
  * ```ts
