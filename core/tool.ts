@@ -15,7 +15,8 @@ export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
 
 /**
  * A place a tool reads or writes: the session's workspace folder, the folder
- * the session temp dir is made in (`temp`), or an absolute path.
+ * the session temp dir is made in (`temp`), an absolute path, or a path
+ * relative to the workspace.
  */
 export type ToolPlace = "workspace" | "temp" | (string & Record<never, never>);
 

@@ -216,7 +216,8 @@ interface DenoExecPath {
 
 /**
  * The target the runtime is asked about for one entry of a tool's needs:
- * `workspace` and `temp` become the session's folders, the program `deno` the
+ * `workspace` and `temp` become the session's folders (and a relative path one
+ * inside the workspace), the program `deno` the
  * running Deno (which `--allow-run=deno` does not cover when it is a link).
  * Without `places`, the symbolic places stay unresolved (undefined).
  *
@@ -236,6 +237,8 @@ export function resolveNeedTarget(
   if (permission === "read" || permission === "write") {
     if (target === "workspace") return places?.workdir;
     if (target === "temp") return places?.tempParent;
+    // A relative place lies in the workspace.
+    if (!path.isAbsolute(target)) return places && path.resolve(places.workdir, target);
     return target;
   }
   if (permission === "run" && target === "deno") {

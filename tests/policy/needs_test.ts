@@ -106,6 +106,8 @@ describe("missing grants and their flags", () => {
     assert.equal(resolveNeedTarget("read", "workspace", places), "/w");
     assert.equal(resolveNeedTarget("write", "temp", places), "/t");
     assert.equal(resolveNeedTarget("read", "/etc/hosts", places), "/etc/hosts");
+    assert.equal(resolveNeedTarget("write", "build/out", places), "/w/build/out");
+    assert.equal(resolveNeedTarget("write", "../escape", places), "/escape");
     assert.equal(resolveNeedTarget("read", "workspace"), undefined);
     // Under Node there is no running Deno: the name is looked up on PATH.
     const deno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
