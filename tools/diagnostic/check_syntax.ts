@@ -263,7 +263,7 @@ export const checkSyntaxTool: Tool<CheckSyntaxArgs> = tool({
   idempotent: true,
   permissions: ["read", "env"],
   needs: { read: ["workspace"], env: TYPESCRIPT_ENV },
-  optionalNeeds: { run: ["bash"], signal: true, read: ["temp"], write: ["temp"], env: SPAWN_ENV },
+  optionalNeeds: { run: ["bash", "bwrap"], signal: true, read: ["temp"], write: ["temp"], env: SPAWN_ENV },
   async run({ path: input, language }, ctx): Promise<CheckSyntaxResult> {
     const file = await readTextFile(ctx, input);
     const chosen = language ?? languageOf(file.path, file.text);
