@@ -6,6 +6,8 @@
  * @module
  */
 
+import os from "node:os";
+
 /** The permissions the fence knows; mirrors `FencePermission` in fence.ts. */
 export type RuntimePermission = "read" | "write" | "run" | "net" | "env" | "sys";
 
@@ -206,6 +208,19 @@ export function runtimePermissionClosedEntirely(
     return !nodeFlagsGiven().some((a) => a === flag || a.startsWith(flag + "="));
   }
   return false;
+}
+
+/**
+ * What `os.tmpdir()` says, or `/tmp` (where it looks when the variables are
+ * unset) when the runtime may not read TMPDIR (Deno without `--allow-env`).
+ */
+export function systemTempFolder(): string {
+  try {
+    return os.tmpdir();
+  } catch (error) {
+    if (isRuntimePermissionError(error)) return "/tmp";
+    throw error;
+  }
 }
 
 /**

@@ -18,15 +18,14 @@
  * @module
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
 import type { ToolNeeds } from "../core/tool.ts";
 import {
-  isRuntimePermissionError,
   queryRuntimePermission,
   runtimeFenceKind,
   runtimePermissionClosedEntirely,
+  systemTempFolder,
 } from "./_runtime_permissions.ts";
 
 /** What a tool may touch: files to read or write, programs to run, the network, the environment, system facts. */
@@ -164,16 +163,6 @@ function flagList(values: readonly string[], what: string): string {
     }
   }
   return [...new Set(values)].join(",");
-}
-
-// What os.tmpdir() says, or where it looks when TMPDIR may not be read (as the Workspace does).
-function systemTempFolder(): string {
-  try {
-    return os.tmpdir();
-  } catch (error) {
-    if (isRuntimePermissionError(error)) return "/tmp";
-    throw error;
-  }
 }
 
 // The fence is asked about real paths, so the flags must name real paths too

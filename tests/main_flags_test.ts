@@ -120,76 +120,81 @@ function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 }
 
-/** A real MCP client connected to `main.ts serve` under `flags`; `stderr` collects the server's. */
-async function connect(
-  flags: string[],
-  serveArgs: string[],
-): Promise<{ client: Client; stderr: string[] }> {
-  const transport = new StdioClientTransport({
-    command: DENO,
-    args: ["run", ...flags, MAIN, "serve", ...serveArgs],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
-  const stderr: string[] = [];
-  transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
-  const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
-    capabilities: { elicitation: {} },
-  });
-  client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
-  await client.connect(transport);
-  return { client, stderr };
+/** What a test gets while `main.ts serve` runs under chosen flags in a fresh workspace. */
+interface Served {
+  client: Client;
+  flags: string[];
+  stderr: string[];
 }
 
-async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
+/**
+ * Serves `groups` on a fresh workspace under the printed flags changed by
+ * `adjust`, connects a real MCP client, runs `use`, and checks that the
+ * session left nothing in its temp folder.
+ */
+async function served(
+  groups: string,
+  adjust: (flags: string[]) => string[],
+  use: (served: Served) => Promise<void>,
+): Promise<void> {
   const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
   try {
     const workspace = await makeWorkspace(top);
     const tempDir = join(top, "tmp");
     await mkdir(tempDir);
     const flags = adjust(await flagsFor(workspace, tempDir, groups));
-    const { client, stderr } = await connect(flags, [
-      "--workspace",
-      workspace,
-      "--groups",
-      groups,
-      "--temp-dir",
-      tempDir,
-    ]);
+    const transport = new StdioClientTransport({
+      command: DENO,
+      args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
+      cwd: ROOT,
+      stderr: "pipe",
+    });
+    const stderr: string[] = [];
+    transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
+    const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
+      capabilities: { elicitation: {} },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
+    await client.connect(transport);
     try {
-      // Tools that need a model capability (request_image: vision) are for clients that declare it.
-      const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
-        .map((t) => t.name);
-      const listed = (await client.listTools()).tools.map((t) => t.name);
-      assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
-      const previous = new Map<string, string>();
-      for (const call of CALLS.filter((c) => names.includes(c.name))) {
-        const args = typeof call.args === "function" ? call.args(previous) : call.args;
-        const started = performance.now();
-        const result = await client.callTool({ name: call.name, arguments: args }, undefined, {
-          timeout: CALL_TIMEOUT_MS,
-        }) as CallToolResult;
-        const meta = metaOf(result);
-        const text = textOf(result);
-        const context = `${call.name} ${JSON.stringify(args)} under ${flags.join(" ")}: ${text}\n${stderr.join("")}`;
-        assert.notEqual(meta.errorCode, "fence_denied", context);
-        if (meta.status !== "success") {
-          assert.ok(call.accept?.(previous).includes(meta.errorCode ?? "") ?? false, context);
-        }
-        assert.ok(performance.now() - started < CALL_TIMEOUT_MS, context);
-        if (call.name === "bash_background") previous.set("job", /"id":\s*"([^"]+)"/.exec(text)?.[1] ?? "");
-        const artifact = /sha256:[0-9a-f]{64}/.exec(text)?.[0];
-        if (artifact) previous.set("artifact", artifact);
-      }
-      if (names.includes("bash")) assert.ok(previous.has("artifact"), "the long bash output became an artifact");
+      await use({ client, flags, stderr });
     } finally {
       await client.close();
     }
-    // The session cleaned up after itself.
-    assert.deepEqual(await readdir(tempDir), []);
+    assert.deepEqual(await readdir(tempDir), [], "the session left its temp dir behind, or a refused call made one");
   } finally {
     await rm(top, { recursive: true, force: true });
   }
+}
+
+async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
+  await served(groups, adjust, async ({ client, flags, stderr }) => {
+    // Tools that need a model capability (request_image: vision) are for clients that declare it.
+    const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
+      .map((t) => t.name);
+    const listed = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
+    const previous = new Map<string, string>();
+    for (const call of CALLS.filter((c) => names.includes(c.name))) {
+      const args = typeof call.args === "function" ? call.args(previous) : call.args;
+      const started = performance.now();
+      const result = await client.callTool({ name: call.name, arguments: args }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      }) as CallToolResult;
+      const meta = metaOf(result);
+      const text = textOf(result);
+      const context = `${call.name} ${JSON.stringify(args)} under ${flags.join(" ")}: ${text}\n${stderr.join("")}`;
+      assert.notEqual(meta.errorCode, "fence_denied", context);
+      if (meta.status !== "success") {
+        assert.ok(call.accept?.(previous).includes(meta.errorCode ?? "") ?? false, context);
+      }
+      assert.ok(performance.now() - started < CALL_TIMEOUT_MS, context);
+      if (call.name === "bash_background") previous.set("job", /"id":\s*"([^"]+)"/.exec(text)?.[1] ?? "");
+      const artifact = /sha256:[0-9a-f]{64}/.exec(text)?.[0];
+      if (artifact) previous.set("artifact", artifact);
+    }
+    if (names.includes("bash")) assert.ok(previous.has("artifact"), "the long bash output became an artifact");
+  });
 }
 
 describe("each group served under exactly the flags `main.ts flags` prints", { timeout: 600_000 }, () => {
@@ -271,48 +276,28 @@ describe("the printed flags are exactly enough", () => {
 
 describe("a client calling what the flags do not cover", () => {
   test("served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag", async () => {
-    const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
-    try {
-      const workspace = await makeWorkspace(top);
-      const tempDir = join(top, "tmp");
-      await mkdir(tempDir);
-      const groups = "fs,cmd,diagnostic";
-      const flags = (await flagsFor(workspace, tempDir, groups)).filter((f) => f !== "--allow-run");
-      const { client, stderr } = await connect(flags, [
-        "--workspace",
-        workspace,
-        "--groups",
-        groups,
-        "--temp-dir",
-        tempDir,
-      ]);
-      try {
-        const listed = (await client.listTools()).tools.map((t) => t.name);
-        for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
-          assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
-        }
-        assert.ok(!listed.includes("check_types"));
-        assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
-        for (
-          const [name, args, flag] of [
-            ["bash", { command: "echo never" }, "--allow-run=bash"],
-            ["bash_list", {}, "--allow-run=bash"],
-            ["check_types", { path: "src/x.ts" }, "--allow-run="],
-          ] as const
-        ) {
-          const result = await client.callTool({ name, arguments: args }, undefined, {
-            timeout: 20_000,
-          }) as CallToolResult;
-          assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
-          assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
-        }
-      } finally {
-        await client.close();
+    const withoutRun = (flags: string[]) => flags.filter((f) => f !== "--allow-run");
+    await served("fs,cmd,diagnostic", withoutRun, async ({ client, stderr }) => {
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
+        assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
       }
-      assert.deepEqual(await readdir(tempDir), [], "a refused call made the session temp dir");
-    } finally {
-      await rm(top, { recursive: true, force: true });
-    }
+      assert.ok(!listed.includes("check_types"));
+      assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
+      for (
+        const [name, args, flag] of [
+          ["bash", { command: "echo never" }, "--allow-run=bash"],
+          ["bash_list", {}, "--allow-run=bash"],
+          ["check_types", { path: "src/x.ts" }, "--allow-run="],
+        ] as const
+      ) {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          timeout: 20_000,
+        }) as CallToolResult;
+        assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
+        assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
+      }
+    });
   });
 });
 
