@@ -5,6 +5,7 @@
  * @module
  */
 
+import { writeSync } from "node:fs";
 import { type FileHandle, open, readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { ArtifactStore } from "../../core/artifacts.ts";
@@ -61,7 +62,9 @@ export function captureOutput(
         if (part.byteLength > 0) {
           used += part.byteLength;
           kept[name] += part.byteLength;
-          await files[name].write(part);
+          // Synchronously: a regular file takes it from the page cache at once, and one
+          // thread-pool round trip per 64 KiB chunk would make a flood slower than the command.
+          writeAll(files[name].fd, part);
         }
         if (part.byteLength < chunk.byteLength) {
           reach();
@@ -92,6 +95,11 @@ export function captureOutput(
       await pumps;
     },
   };
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
 }
 
 /** A failure to read back a command's output, as a coded error instead of a raw one. */
