@@ -457,9 +457,13 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
     try {
       await fsp.rename(file, target);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-      await fsp.cp(file, target, { recursive: true, verbatimSymlinks: true });
-      await fsp.rm(file, { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") continue; // gone meanwhile, or cannot move: next
+      try {
+        await fsp.cp(file, target, { recursive: true, verbatimSymlinks: true });
+        await fsp.rm(file, { recursive: true, force: true });
+      } catch {
+        continue;
+      }
     }
     moved.push({ path: file, movedTo: target });
   }
