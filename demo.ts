@@ -7,7 +7,8 @@
  *
  * Requires --allow-read and --allow-write (a temporary workspace),
  * --allow-env (the temp dir location, the shell's scrubbed environment) and
- * --allow-run=bash,bwrap (the shell and its sandbox).
+ * --allow-run (the shell, its sandbox, and stopping them: Deno lets a program
+ * signal processes only with --allow-run for every program).
  *
  * @module
  */

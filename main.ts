@@ -27,10 +27,19 @@ import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import "./tools/mod.ts";
 import "./adapters/dialects.ts";
-import { type AnyTool, dialectRenderer, Session, toModelText, ToolBox, toolGroup, toolGroupNames } from "./core/mod.ts";
+import {
+  type AnyTool,
+  dialectRenderer,
+  Session,
+  toModelText,
+  ToolBox,
+  toolGroup,
+  toolGroupNames,
+  type ToolNeeds,
+} from "./core/mod.ts";
 import { Workspace } from "./policy/workspace.ts";
 import { terminalHost } from "./policy/hosts.ts";
-import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
+import { denoFlagsForNeeds } from "./policy/fence.ts";
 import type { SandboxMode } from "./policy/sandbox.ts";
 import { checkCommand } from "./policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/shell/allowlist.ts";
@@ -114,8 +123,9 @@ Options:
   -h, --help        show this help`,
   flags: `Usage: toolfence flags [options]
 
-Prints the narrowest 'deno run' flags under which the chosen tool groups work
-on the workspace (never -A), on one line.
+Prints the 'deno run' flags under which every tool of the chosen groups works
+on the workspace: exactly what the tools declare they need and use (never -A),
+and --no-prompt, on one line.
 
 Options:
   --workspace DIR   the folder the tools work in (default: the current folder)
@@ -209,6 +219,9 @@ async function serve(args: string[]): Promise<number> {
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("./adapters/mcp/mod.ts");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  // The sandbox state, once at start: stderr is the log of a stdio server.
+  const { sandboxState } = await import("./policy/sandbox.ts");
+  console.error(`toolfence: ${(await sandboxState(sandbox ?? "auto")).summary}`);
   // A fault in one call must not take the server (and every other call) down: it is logged, and serving goes on.
   const report = (error: unknown) => process.stderr.write(`toolfence: ${(error as Error)?.stack ?? String(error)}\n`);
   process.on("uncaughtException", report);
@@ -317,9 +330,26 @@ async function policy(args: string[]): Promise<number> {
   return check.verdict === "allow" ? 0 : 1;
 }
 
-/** Everything the tools touch, from their declared permissions. */
-function permissionsOf(list: readonly AnyTool[]): FencePermission[] {
-  return [...new Set(list.flatMap((t) => t.permissions ?? []))];
+/**
+ * Everything the tools need, what they cannot run without and what they use
+ * when granted; a tool that declares only coarse permissions gets the
+ * workspace for read and write, and the whole of anything else.
+ */
+function needsOf(list: readonly AnyTool[]): ToolNeeds[] {
+  return list.flatMap((t) => {
+    if (t.needs) return t.optionalNeeds ? [t.needs, t.optionalNeeds] : [t.needs];
+    const permissions = t.permissions ?? [];
+    return [{
+      read: permissions.includes("read") ? ["workspace"] : [],
+      write: permissions.includes("write") ? ["workspace", "temp"] : [],
+    }];
+  });
+}
+
+// Permissions that a tool without declared needs asks for as a whole.
+function coarseFlags(list: readonly AnyTool[]): string[] {
+  const whole = new Set(list.filter((t) => !t.needs).flatMap((t) => t.permissions ?? []));
+  return (["run", "sys", "env", "net"] as const).filter((p) => whole.has(p)).map((p) => `--allow-${p}`);
 }
 
 function flags(args: string[]): number {
@@ -328,12 +358,14 @@ function flags(args: string[]): number {
   noExtraPositionals("flags", positionals, 0);
   const groups = selectedGroups(values.groups, "flags");
   const list = groups.flatMap((g) => toolGroup(g));
-  const result = narrowestDenoFlags({
+  const needed = denoFlagsForNeeds(needsOf(list), {
     workspace: workspaceDir(values.workspace, "flags"),
-    permissions: permissionsOf(list),
     tempParent: values["temp-dir"],
   });
-  process.stdout.write(result.join(" ") + "\n");
+  const whole = coarseFlags(list);
+  const result = needed.filter((f) => !whole.some((w) => f.startsWith(w + "="))).concat(whole);
+  // Anything the fence did not foresee then fails at once instead of waiting for an answer on the terminal.
+  process.stdout.write(["--no-prompt", ...result].join(" ") + "\n");
   return 0;
 }
 

@@ -18,6 +18,7 @@ import { formatIssues, validateWithJsonSchema, validateWithValibot, type Validat
 import { closestNames } from "./_closest.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { type DeferredImage, type DeferredImageMessage, deferredImagesMessage } from "./images.ts";
+import { toolFenceRefusal } from "./_tool_needs.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -429,6 +430,9 @@ export async function executeCall<T>(
     );
   }
   if (signal?.aborted) return run.cancelled("Not run");
+  // What the runtime does not grant is refused before anything of the call happens.
+  const fenced = toolFenceRefusal(tool, session);
+  if (fenced) return run.fail(fenced);
 
   const parsed = parseArguments(name, rawArgs);
   if (parsed instanceof ToolError) return run.fail(parsed);

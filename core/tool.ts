@@ -11,7 +11,40 @@ import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
 import { inputJsonSchema, type JsonSchema } from "./schema.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
-export type ToolPermission = "read" | "write" | "run" | "net" | "env";
+export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
+
+/**
+ * A place a tool reads or writes: the session's workspace folder, the folder
+ * the session temp dir is made in (`temp`), an absolute path, or a path
+ * relative to the workspace.
+ */
+export type ToolPlace = "workspace" | "temp" | (string & Record<never, never>);
+
+/**
+ * Exactly what a tool needs from the runtime's own permissions (Deno's
+ * `--allow-*` flags, Node's permission model). The fence checks it before the
+ * tool runs, `ToolBox.list()` leaves out a tool it is not granted, and
+ * `toolfence flags` prints it.
+ */
+export interface ToolNeeds {
+  /** Places it reads. */
+  read?: readonly ToolPlace[];
+  /** Places it writes. */
+  write?: readonly ToolPlace[];
+  /** Programs it starts, by name as found on PATH (`bash`) or absolute path; `deno` is the running Deno. */
+  run?: readonly string[];
+  /** System facts it reads, as Deno's `--allow-sys` kinds (`uid`, `hostname`, `osRelease`, `cpus`, ...). */
+  sys?: readonly string[];
+  /** Environment variables it reads. */
+  env?: readonly string[];
+  /** Hosts it contacts, `host` or `host:port`. */
+  net?: readonly string[];
+  /**
+   * Stops the process groups it starts. Deno lets a program signal processes
+   * only with `--allow-run` for every program; Node with `--allow-child-process`.
+   */
+  signal?: boolean;
+}
 
 /** When and how a tool that threw is run again. */
 export interface RetryPolicy {
@@ -49,8 +82,12 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   requires?: readonly string[];
   /** May replace an already registered tool of the same name (or be replaced). */
   override?: boolean;
-  /** What the tool touches: read, write, run, net, env. */
+  /** What the tool touches: read, write, run, net, env, sys (coarse; {@linkcode ToolMetadata.needs} says exactly). */
   permissions?: readonly ToolPermission[];
+  /** What the tool cannot run without; checked before every call, and a tool missing any of it is not listed. */
+  needs?: ToolNeeds;
+  /** What the tool uses when granted and does without otherwise (bubblewrap for `bash`); printed by `flags`, never required. */
+  optionalNeeds?: ToolNeeds;
   /** Cap on model-facing output characters; defaults to the toolbox's. */
   maxOutputChars?: number;
 }

@@ -33,6 +33,7 @@ import { subagentTools, toolGroup, toolGroupNames } from "./groups.ts";
 import { dialectRenderer } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
 import { type Fence, runtimeFence } from "../policy/fence.ts";
+import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
@@ -49,8 +50,14 @@ export interface ToolBoxOptions {
 export interface ListOptions {
   /** The model's capabilities; tools requiring others are left out. Default: none. */
   capabilities?: readonly string[];
-  /** The fence; tools whose permissions it closes entirely are left out. Default: the runtime's. */
+  /** The fence; tools needing what it does not grant are left out. Default: the session's, else the runtime's. */
   fence?: Fence;
+  /**
+   * The session the tools will be called in: its workspace and temp folder are
+   * where the tools' `workspace` and `temp` needs point. Without it those count
+   * as missing only when the fence closes reads or writes entirely.
+   */
+  session?: Session;
 }
 
 /**
@@ -170,15 +177,17 @@ export class ToolBox {
 
   /**
    * The enabled tools whose required capabilities are met and whose
-   * permissions the fence does not close entirely, in registration order.
+   * declared `needs` the fence grants (a tool that would be
+   * refused with `fence_denied` is not offered), in registration order.
    */
   list(options: ListOptions = {}): AnyTool[] {
     const capabilities = new Set(options.capabilities ?? []);
-    const fence = options.fence ?? runtimeFence;
+    const fence = options.fence ?? options.session?.policy.fence ?? runtimeFence;
+    const places = options.session ? fencePlacesOf(options.session) : undefined;
     return [...this.#tools.values()].filter((t) =>
       !this.#disabled.has(t.name) &&
       (t.requires ?? []).every((c) => capabilities.has(c)) &&
-      (t.permissions ?? []).every((p) => !fence.closedEntirely(p))
+      missingToolGrants(t, fence, places).length === 0
     );
   }
 

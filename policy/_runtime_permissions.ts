@@ -6,8 +6,10 @@
  * @module
  */
 
+import os from "node:os";
+
 /** The permissions the fence knows; mirrors `FencePermission` in fence.ts. */
-export type RuntimePermission = "read" | "write" | "run" | "net" | "env";
+export type RuntimePermission = "read" | "write" | "run" | "net" | "env" | "sys";
 
 /** A runtime's answer, with the flag that would open a closed permission. */
 export interface RuntimeAnswer {
@@ -60,6 +62,8 @@ function denoDescriptor(
       return { name: "net", host: target };
     case "env":
       return { name: "env", variable: target };
+    case "sys":
+      return { name: "sys", kind: target };
   }
 }
 
@@ -109,10 +113,13 @@ function nodeScope(permission: RuntimePermission): string | undefined {
     case "run":
       return "child";
     default:
-      // Node 20's permission model has no network or environment scopes.
+      // Node 20's permission model has no network, environment or system scopes.
       return undefined;
   }
 }
+
+const grantsSeen = new Set<string>();
+const MAX_GRANTS_SEEN = 4096;
 
 /**
  * Asks the runtime whether `permission` is granted for `target`. Under Deno a
@@ -125,6 +132,11 @@ export function queryRuntimePermission(
 ): RuntimeAnswer {
   const d = deno();
   if (d) {
+    // A grant, once seen, is remembered: asking Deno costs microseconds per question and
+    // every call asks several. Only the program itself can revoke a grant, and then the
+    // runtime still refuses the operation; a refusal is never remembered.
+    const key = `${permission}\0${target ?? ""}`;
+    if (grantsSeen.has(key)) return { allowed: true };
     let state: string;
     try {
       state = d.permissions.querySync(denoDescriptor(permission, target)).state;
@@ -133,7 +145,10 @@ export function queryRuntimePermission(
       // cannot ask is a door we keep closed.
       state = "denied";
     }
-    return state === "granted" ? { allowed: true } : { allowed: false, flag: denoFlag(permission, target) };
+    if (state !== "granted") return { allowed: false, flag: denoFlag(permission, target) };
+    if (grantsSeen.size >= MAX_GRANTS_SEEN) grantsSeen.clear();
+    grantsSeen.add(key);
+    return { allowed: true };
   }
   const n = nodePermission();
   if (n) {
@@ -193,6 +208,19 @@ export function runtimePermissionClosedEntirely(
     return !nodeFlagsGiven().some((a) => a === flag || a.startsWith(flag + "="));
   }
   return false;
+}
+
+/**
+ * What `os.tmpdir()` says, or `/tmp` (where it looks when the variables are
+ * unset) when the runtime may not read TMPDIR (Deno without `--allow-env`).
+ */
+export function systemTempFolder(): string {
+  try {
+    return os.tmpdir();
+  } catch (error) {
+    if (isRuntimePermissionError(error)) return "/tmp";
+    throw error;
+  }
 }
 
 /**

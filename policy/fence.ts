@@ -9,16 +9,27 @@
  * (which works on real paths) and the OS sandbox cover those gaps. The fence is
  * therefore always asked about real paths.
  *
+ * Tools declare exactly what they need (`ToolNeeds` in core/tool.ts):
+ * {@linkcode missingGrants} says what the fence does not give, in the order it
+ * is named, {@linkcode requireGrants} refuses before a call with the first
+ * missing flag and all of them in `details`, and {@linkcode denoFlagsForNeeds}
+ * prints the flags that give them (`toolfence flags`).
+ *
  * @module
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
-import { queryRuntimePermission, runtimeFenceKind, runtimePermissionClosedEntirely } from "./_runtime_permissions.ts";
+import type { ToolNeeds } from "../core/tool.ts";
+import {
+  queryRuntimePermission,
+  runtimeFenceKind,
+  runtimePermissionClosedEntirely,
+  systemTempFolder,
+} from "./_runtime_permissions.ts";
 
-/** What a tool may touch: files to read or write, programs to run, the network, the environment. */
-export type FencePermission = "read" | "write" | "run" | "net" | "env";
+/** What a tool may touch: files to read or write, programs to run, the network, the environment, system facts. */
+export type FencePermission = "read" | "write" | "run" | "net" | "env" | "sys";
 
 /** The fence's answer for one permission and target. */
 export interface FenceAnswer {
@@ -94,6 +105,7 @@ function describe(permission: FencePermission, target?: string): string {
     run: "permission to run programs",
     net: "network access",
     env: "access to environment variables",
+    sys: "access to system information",
   }[permission];
   if (target === undefined) return what;
   return permission === "run" ? `permission to run ${target}` : `${what} to ${target}`;
@@ -128,34 +140,17 @@ export function requireFence(
       recoveryHint: answer.flag
         ? `Work within what the runtime allows, or ask the user to restart with ${answer.flag}.`
         : "Work within what the runtime allows.",
+      // The same shape as a refusal of a tool's needs: the flag, then all of them.
       details: {
         permission,
         target,
         flag: answer.flag,
+        missing: [{ permission, target, flag: answer.flag }],
+        flags: answer.flag ? [answer.flag] : [],
         runtime: runtimeFenceKind(),
       },
     },
   );
-}
-
-/** Options of {@linkcode narrowestDenoFlags}. */
-export interface DenoFlagsOptions {
-  /** The workspace folder (absolute, or relative to the current directory). */
-  workspace: string;
-  /** What the chosen tools need. */
-  permissions: readonly FencePermission[];
-  /** Where the session temp dir is created; default the system temp folder. */
-  tempParent?: string;
-  /**
-   * Programs the tools start when `run` is needed; default `["bash", "bwrap"]`
-   * (the shell, and bubblewrap to sandbox it). Programs named here are also
-   * allowed without `run` (e.g. `["rg"]` for the search tools).
-   */
-  runCommands?: readonly string[];
-  /** Hosts for `net`; default any host. */
-  netHosts?: readonly string[];
-  /** Variables for `env`; default any variable. */
-  envVariables?: readonly string[];
 }
 
 function flagList(values: readonly string[], what: string): string {
@@ -180,69 +175,276 @@ function realOrResolved(p: string): string {
   }
 }
 
+/** Where the symbolic places of {@linkcode ToolNeeds} are for one session. */
+export interface FencePlaces {
+  /** The workspace folder (a real path). */
+  workdir: string;
+  /** The folder the session temp dir is made in. */
+  tempParent: string;
+}
+
+/** One grant that a tool needs and the runtime does not give. */
+export interface MissingGrant {
+  /** The permission. */
+  permission: FencePermission;
+  /** What it is needed for: a path, a program, a variable, a system fact, a host; none for every target. */
+  target?: string;
+  /** The flag that grants it, when the runtime has one. */
+  flag?: string;
+  /** Set when the grant is needed to stop the processes the tool starts ({@linkcode ToolNeeds.signal}). */
+  signal?: true;
+}
+
+// The order in which missing grants are named: the program a tool starts
+// first (without it the tool is nothing), then the places, then the rest.
+const NEED_ORDER = ["run", "read", "write", "sys", "env", "net"] as const;
+
+interface DenoExecPath {
+  execPath?(): string;
+}
+
 /**
- * The narrowest `deno run` flags under which tools needing `permissions` work
- * on `workspace`: reads confined to the workspace (and the temp folder when
- * writing), writes to the workspace and the temp folder, `--allow-run` only for
- * the programs named, `--allow-net` / `--allow-env` only when asked for. Never
- * `-A`. When the temp folder is not given, the variables Node's `os.tmpdir()`
- * consults are allowed, since the program must find the same folder.
+ * The target the runtime is asked about for one entry of a tool's needs:
+ * `workspace` and `temp` become the session's folders (and a relative path one
+ * inside the workspace), the program `deno` the
+ * running Deno (which `--allow-run=deno` does not cover when it is a link).
+ * Without `places`, the symbolic places stay unresolved (undefined).
  *
- * Requires `--allow-env=TMPDIR,TMP,TEMP` when `tempParent` is omitted.
+ * Requires no permissions.
  *
  * @example
  * ```ts
- * import { narrowestDenoFlags } from "./fence.ts";
- * const flags = narrowestDenoFlags({
- *   workspace: "/home/me/project",
- *   permissions: ["read", "write", "run"],
- *   tempParent: "/tmp",
- *   runCommands: ["bash", "bwrap"],
- * });
- * // ["--allow-read=/home/me/project,/tmp", "--allow-write=/home/me/project,/tmp", "--allow-run=bash,bwrap"]
- * console.log(flags.join(" "));
+ * import { resolveNeedTarget } from "./fence.ts";
+ * console.log(resolveNeedTarget("write", "temp", { workdir: "/w", tempParent: "/tmp" })); // "/tmp"
  * ```
  */
-export function narrowestDenoFlags(options: DenoFlagsOptions): string[] {
-  const wanted = new Set(options.permissions);
-  const workspace = realOrResolved(options.workspace);
-  const tempParent = realOrResolved(options.tempParent ?? os.tmpdir());
-  const flags: string[] = [];
-  const writes = wanted.has("write");
-  // The workspace cannot even be resolved without reading it, so read is always needed.
-  flags.push(
-    `--allow-read=${flagList(writes ? [workspace, tempParent] : [workspace], "the path")}`,
-  );
-  if (writes) {
-    flags.push(
-      `--allow-write=${flagList([workspace, tempParent], "the path")}`,
-    );
+export function resolveNeedTarget(
+  permission: FencePermission,
+  target: string,
+  places?: FencePlaces,
+): string | undefined {
+  if (permission === "read" || permission === "write") {
+    if (target === "workspace") return places?.workdir;
+    if (target === "temp") return places?.tempParent;
+    // A relative place lies in the workspace.
+    if (!path.isAbsolute(target)) return places && path.resolve(places.workdir, target);
+    return target;
   }
-  const programs = options.runCommands ??
-    (wanted.has("run") ? ["bash", "bwrap"] : []);
-  if (programs.length > 0) {
-    flags.push(
-      `--allow-run=${flagList(programs, "the command")}`,
-    );
+  if (permission === "run" && target === "deno") {
+    const deno = (globalThis as { Deno?: DenoExecPath }).Deno;
+    if (typeof deno?.execPath === "function") return deno.execPath();
   }
-  if (wanted.has("net")) {
-    flags.push(
-      options.netHosts?.length ? `--allow-net=${flagList(options.netHosts, "the host")}` : "--allow-net",
-    );
-  }
-  const env = new Set<string>();
-  let anyEnv = false;
-  if (wanted.has("env")) {
-    if (options.envVariables?.length) {
-      options.envVariables.forEach((v) => env.add(v));
-    } else anyEnv = true;
-  }
-  if (writes && options.tempParent === undefined) {
-    ["TMPDIR", "TMP", "TEMP"].forEach((v) => env.add(v));
-  }
-  if (anyEnv) flags.push("--allow-env");
-  else if (env.size > 0) {
-    flags.push(`--allow-env=${flagList([...env], "the variable")}`);
-  }
-  return flags;
+  return target;
 }
+
+/**
+ * Every grant in `needs` that `fence` does not give, in the order they are
+ * named (programs, reads, writes, system facts, variables, hosts). Without
+ * `places` (a tool list made with no session), the workspace and temp folder
+ * count as missing only when the fence closes reads or writes entirely.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { missingGrants, runtimeFence } from "./fence.ts";
+ * const missing = missingGrants(runtimeFence, { run: ["bash"], write: ["temp"] }, {
+ *   workdir: Deno.cwd(),
+ *   tempParent: "/tmp",
+ * });
+ * console.log(missing.map((m) => m.flag));
+ * ```
+ */
+export function missingGrants(fence: Fence, needs: ToolNeeds, places?: FencePlaces): MissingGrant[] {
+  const missing: MissingGrant[] = [];
+  const push = (grant: MissingGrant) => {
+    if (!missing.some((m) => m.permission === grant.permission && m.target === grant.target)) missing.push(grant);
+  };
+  for (const permission of NEED_ORDER) {
+    const wanted = needs[permission] ?? [];
+    for (let i = 0; i < wanted.length; i++) {
+      const target = resolveNeedTarget(permission, wanted[i], places);
+      if (target === undefined) {
+        if (fence.closedEntirely(permission)) push({ permission, target: wanted[i] });
+        continue;
+      }
+      const answer = fence.query(permission, target);
+      if (!answer.allowed) push({ permission, target, flag: answer.flag });
+    }
+    if (permission === "run" && needs.signal) {
+      const answer = fence.query("run");
+      if (!answer.allowed) missing.push({ permission, flag: answer.flag, signal: true });
+    }
+  }
+  return missing;
+}
+
+/**
+ * The flags that grant every one of `missing`, one per flag name with the
+ * targets joined by commas (`--allow-write=/w,/tmp`), in the order first named.
+ *
+ * @example
+ * ```ts
+ * import { grantFlags } from "./fence.ts";
+ * console.log(grantFlags([
+ *   { permission: "run", target: "bash", flag: "--allow-run=bash" },
+ *   { permission: "write", target: "/w", flag: "--allow-write=/w" },
+ *   { permission: "write", target: "/tmp", flag: "--allow-write=/tmp" },
+ * ])); // ["--allow-run=bash", "--allow-write=/w,/tmp"]
+ * ```
+ */
+export function grantFlags(missing: readonly MissingGrant[]): string[] {
+  const byName = new Map<string, string[] | undefined>();
+  for (const { flag } of missing) {
+    if (flag === undefined) continue;
+    const at = flag.indexOf("=");
+    const name = at < 0 ? flag : flag.slice(0, at);
+    const values = byName.get(name);
+    if (at < 0) byName.set(name, undefined);
+    else if (!byName.has(name)) byName.set(name, [flag.slice(at + 1)]);
+    else if (values && !values.includes(flag.slice(at + 1))) values.push(flag.slice(at + 1));
+  }
+  return [...byName].map(([name, values]) => values ? `${name}=${values.join(",")}` : name);
+}
+
+/**
+ * Throws `fence_denied` (kind `policy`) when `fence` does not give all of
+ * `needs`: the message names the first missing flag and the restart line that
+ * grants them all; `details.missing` lists every missing grant and
+ * `details.flags` the flags. Nothing has been done when it throws, so a call
+ * refused here has no side effect.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { openFence, requireGrants } from "./fence.ts";
+ * requireGrants(openFence(), "bash", { run: ["bash"] }, { workdir: "/w", tempParent: "/tmp" });
+ * ```
+ */
+export function requireGrants(fence: Fence, subject: string, needs: ToolNeeds, places?: FencePlaces): void {
+  const missing = missingGrants(fence, needs, places);
+  if (missing.length > 0) throw fenceDeniedError(subject, missing);
+}
+
+/**
+ * The `fence_denied` error for `subject` lacking the grants `missing` (at
+ * least one): see {@linkcode requireGrants}.
+ *
+ * @example
+ * ```ts
+ * import { fenceDeniedError } from "./fence.ts";
+ * const error = fenceDeniedError("bash", [{ permission: "run", target: "bash", flag: "--allow-run=bash" }]);
+ * console.log(error.message);
+ * ```
+ */
+export function fenceDeniedError(subject: string, missing: readonly MissingGrant[]): ToolError {
+  const [first] = missing;
+  const flags = grantFlags(missing);
+  const all = flags.length > 1 || (flags.length === 1 && flags[0] !== first.flag)
+    ? ` (all it lacks: ${flags.join(" ")})`
+    : "";
+  const fix = first.flag ? `it needs ${first.flag}${all}` : "the runtime's permission settings forbid it";
+  const what = first.signal ? "permission to stop the processes it starts" : describe(first.permission, first.target);
+  return new ToolError(
+    `${subject} cannot run: the runtime does not grant ${what}; ${fix}`,
+    {
+      code: "fence_denied",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: flags.length
+        ? `Do not call ${subject} again; work with the other tools, or ask the user to restart with ${flags.join(" ")}.`
+        : `Do not call ${subject} again; work with the other tools.`,
+      details: {
+        permission: first.permission,
+        target: first.target,
+        flag: first.flag,
+        missing,
+        flags,
+        runtime: runtimeFenceKind(),
+      },
+    },
+  );
+}
+
+/** Options of {@linkcode denoFlagsForNeeds}. */
+export interface NeedsFlagsOptions {
+  /** The workspace folder (absolute, or relative to the current directory). */
+  workspace: string;
+  /**
+   * Where the session temp dir is made. When omitted, the system temp folder,
+   * and the variables Node's `os.tmpdir()` consults are allowed, since the
+   * program must find the same folder.
+   */
+  tempParent?: string;
+}
+
+/**
+ * The `deno run` flags that grant exactly the union of `needs` on a workspace:
+ * `--allow-read`, `--allow-write`, `--allow-run`, `--allow-sys`, `--allow-env`
+ * and `--allow-net`, each with its list of targets and only when needed. The
+ * workspace is always readable (it is resolved at start). Never a bare flag.
+ *
+ * Requires `--allow-read` for the workspace (to resolve it), and
+ * `--allow-env=TMPDIR,TMP,TEMP` when `tempParent` is omitted (else `/tmp`).
+ *
+ * @example
+ * ```ts
+ * import { denoFlagsForNeeds } from "./fence.ts";
+ * const flags = denoFlagsForNeeds([{ read: ["workspace"], run: ["bash"] }], { workspace: ".", tempParent: "/tmp" });
+ * console.log(flags.join(" ")); // --allow-read=/abs/workspace --allow-run=bash
+ * ```
+ */
+export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFlagsOptions): string[] {
+  const places: FencePlaces = {
+    workdir: realOrResolved(options.workspace),
+    tempParent: realOrResolved(options.tempParent ?? systemTempFolder()),
+  };
+  const targets = new Map<FencePermission, string[]>([["read", [places.workdir]]]);
+  for (const need of needs) {
+    for (const permission of NEED_ORDER) {
+      for (const wanted of need[permission] ?? []) {
+        let target = resolveNeedTarget(permission, wanted, places)!;
+        if (permission === "read" || permission === "write") target = realOrResolved(target);
+        const list = targets.get(permission) ?? [];
+        if (!list.includes(target)) list.push(target);
+        targets.set(permission, list);
+      }
+    }
+  }
+  // The workspace first, then the temp folder, then any other place, whichever tool named them first.
+  const rank = (p: string) => p === places.workdir ? 0 : p === places.tempParent ? 1 : 2;
+  for (const p of ["read", "write"] as const) targets.get(p)?.sort((a, b) => rank(a) - rank(b));
+  const signals = needs.some((need) => need.signal);
+  if (options.tempParent === undefined && targets.has("write")) {
+    const env = targets.get("env") ?? [];
+    for (const v of ["TMPDIR", "TMP", "TEMP"]) if (!env.includes(v)) env.push(v);
+    targets.set("env", env);
+  }
+  const what: Record<FencePermission, string> = {
+    read: "the path",
+    write: "the path",
+    run: "the command",
+    sys: "the system fact",
+    env: "the variable",
+    net: "the host",
+  };
+  // Deno lets a program signal processes only under --allow-run for every program.
+  if (signals) targets.set("run", []);
+  return (["read", "write", "run", "sys", "env", "net"] as const)
+    .filter((p) => targets.has(p))
+    .map((p) => targets.get(p)!.length ? `--allow-${p}=${flagList(targets.get(p)!, what[p])}` : `--allow-${p}`);
+}
+
+/**
+ * The variables Deno's `node:child_process` reads on every spawn, so every
+ * tool that starts a program needs them (Node does not fence variables).
+ *
+ * @example
+ * ```ts
+ * import { SPAWN_ENV } from "./fence.ts";
+ * const needs = { run: ["rg"], env: SPAWN_ENV };
+ * console.log(needs.env); // ["NODE_V8_COVERAGE"]
+ * ```
+ */
+export const SPAWN_ENV: readonly string[] = Object.freeze(["NODE_V8_COVERAGE"]);

@@ -1,9 +1,12 @@
 /**
- * The OS sandbox for shell commands. Deno's and Node's permission flags stop at
- * the process boundary: a program started with `--allow-run` may do anything
- * the user may. Where bubblewrap works, commands run with the root file system
- * read-only, only the workspace and temp dir writable, a private `/tmp`, no
- * network unless allowed, and they die with the process that started them.
+ * The OS sandbox for shell commands and the programs built-in tools start.
+ * Deno's and Node's permission flags stop at the process boundary: a program
+ * started with `--allow-run` may do anything the user may. Where bubblewrap
+ * works, commands run with the root file system read-only, only the workspace
+ * and temp dir writable, a private `/tmp`, every home folder and credential
+ * store masked (the caller's home an empty private folder), only their own
+ * processes in `/proc`, the workspace's protected paths read-only, no network
+ * unless allowed, and they die with the process that started them.
  *
  * @module
  */
@@ -13,6 +16,19 @@ import process from "node:process";
 import { ToolError } from "../core/errors.ts";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
 import { runProbe } from "./_probe_process.ts";
+import {
+  closeMounts,
+  protectedMountArgs,
+  protectedMounts,
+  quarantineCreated,
+  type QuarantinedPath,
+  releasePlaceholders,
+  secretMasks,
+  secretMountArgs,
+} from "./_sandbox_mounts.ts";
+import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
+
+export type { QuarantinedPath } from "./_sandbox_mounts.ts";
 
 /** `auto`: sandbox when bubblewrap works here; `required`: refuse to run without it; `off`: never. */
 export type SandboxMode = "auto" | "required" | "off";
@@ -33,6 +49,7 @@ const KNOWN_LOCATIONS = [
 const PROBE_TIMEOUT_MS = 5000;
 
 let statusPromise: Promise<BubblewrapStatus> | undefined;
+let settledStatus: BubblewrapStatus | undefined;
 
 async function candidates(): Promise<string[]> {
   const found: string[] = [];
@@ -64,6 +81,9 @@ async function candidates(): Promise<string[]> {
   found.push("bwrap");
   return found;
 }
+
+// The descriptor number the first protected-path handle gets in bubblewrap (after stdin, stdout, stderr).
+const FIRST_MOUNT_FD = 3;
 
 // Every sandbox starts from this root: everything read-only, private /dev, /proc and /tmp.
 const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
@@ -100,7 +120,7 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
       ? "bubblewrap (bwrap) is not installed, or the runtime may not run it (--allow-run=bwrap)"
       : "bubblewrap cannot create a sandbox here";
     return { reason: `${reason}: ${failures.join("; ")}` };
-  })();
+  })().then((status) => settledStatus = status);
   return statusPromise;
 }
 
@@ -120,6 +140,89 @@ export async function bubblewrapPath(): Promise<string | undefined> {
   return (await bubblewrapStatus()).path;
 }
 
+/** The sandbox a session runs its commands in, as reported once at its start. */
+export interface SandboxState {
+  /** The configured mode. */
+  mode: SandboxMode;
+  /** Whether commands run under bubblewrap. */
+  working: boolean;
+  /** The `bwrap` that runs them, when working. */
+  bwrap?: string;
+  /** Why commands run without the sandbox (mode `off`, or the probe's own error). */
+  reason?: string;
+  /** One line for a log or a model: the state and what it means. */
+  summary: string;
+}
+
+/**
+ * The sandbox state for `mode`: probes bubblewrap (once per process) unless
+ * the mode is `off`. Sessions report it once at their start (`toolfence
+ * serve` logs it, the MCP server's instructions say it).
+ *
+ * Requires `--allow-run=bwrap` (without it the state says so).
+ *
+ * @example
+ * ```ts
+ * import { sandboxState } from "./sandbox.ts";
+ * const state = await sandboxState("auto");
+ * console.error(state.summary);
+ * ```
+ */
+export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
+  return stateOf(mode, mode === "off" ? {} : await bubblewrapStatus());
+}
+
+/**
+ * The sandbox state for `mode` when it is known without waiting (mode `off`,
+ * or bubblewrap already probed in this process), else `undefined`.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { knownSandboxState, sandboxState } from "./sandbox.ts";
+ * await sandboxState("auto");
+ * console.log(knownSandboxState("auto")?.working);
+ * ```
+ */
+export function knownSandboxState(mode: SandboxMode): SandboxState | undefined {
+  if (mode === "off") return stateOf(mode, {});
+  return settledStatus === undefined ? undefined : stateOf(mode, settledStatus);
+}
+
+function stateOf(mode: SandboxMode, status: BubblewrapStatus): SandboxState {
+  if (mode === "off") {
+    return {
+      mode,
+      working: false,
+      reason: 'the sandbox is switched off (sandbox: "off")',
+      summary: 'OS sandbox: off (sandbox: "off"). Shell commands and checkers run without bubblewrap, ' +
+        "with the user's full access to files and network; commands that run project code ask first.",
+    };
+  }
+  if (status.path !== undefined) {
+    return {
+      mode,
+      working: true,
+      bwrap: status.path,
+      summary: `OS sandbox: on (bubblewrap ${status.path}, sandbox: "${mode}"). Commands run with the system ` +
+        "read-only, only the workspace and temp dir writable, the home folder empty, credentials hidden, " +
+        "protected paths (git configuration and hooks, package-manager and editor settings) read-only, " +
+        "only their own processes visible, and no network.",
+    };
+  }
+  return {
+    mode,
+    working: false,
+    reason: status.reason,
+    summary: mode === "required"
+      ? `OS sandbox: unavailable, and required (sandbox: "required"): no shell command or checker will start. ` +
+        `Why: ${status.reason}`
+      : `OS sandbox: unavailable (sandbox: "auto"): commands run without it, and those that run project ` +
+        `code ask first. Why: ${status.reason}`,
+  };
+}
+
 /** Options of {@linkcode sandboxArgv}. */
 export interface SandboxOptions {
   /** The folder the command starts in (absolute). */
@@ -130,44 +233,147 @@ export interface SandboxOptions {
   allowNet?: boolean;
   /** See {@linkcode SandboxMode}. */
   mode: SandboxMode;
+  /**
+   * The folder whose protected paths are read-only inside, including those
+   * that do not exist yet inside an existing protected folder such as `.git`
+   * (placeholders, removed by `release()`). Without it, the existing
+   * protected paths of the first writable path are read-only and nothing is
+   * created.
+   */
+  workspace?: string;
+  /**
+   * A folder (in the session temp dir) where `release()` moves the protected
+   * paths at the workspace root that did not exist and that the command
+   * created (`.npmrc`, `.vscode`, ...). Needs `workspace`.
+   */
+  quarantine?: string;
+  /** Protected-path globs relative to `workspace`; default {@linkcode DEFAULT_PROTECTED_PATHS}. */
+  protectedPaths?: readonly string[];
+  /**
+   * `shell` (default): the whole root file system read-only, minus the masks.
+   * `program`: an empty root with only the system libraries, `readable`
+   * (read-only) and `writable`; for checkers that must see nothing else.
+   */
+  profile?: "shell" | "program";
+  /** Absolute paths bound read-only (the program to run, caches it needs). */
+  readable?: string[];
+}
+
+/** A command ready to start, from {@linkcode sandboxArgv}. */
+export interface SandboxedCommand {
+  /** The argv to start. */
+  argv: string[];
+  /** Whether it runs under bubblewrap. */
+  sandboxed: boolean;
+  /** Why it does not (mode `off`, or the probe's error under `auto`). */
+  reason?: string;
+  /**
+   * Open descriptors bubblewrap binds (protected paths, opened without
+   * following links): pass them to the child as its descriptors 3, 4, ... in
+   * this order (e.g. `stdio: ["ignore", "pipe", "pipe", ...fds]`). Empty
+   * when nothing is bound that way. `release()` closes them.
+   */
+  fds: number[];
+  /**
+   * Removes the placeholders made for protected paths that did not exist, and
+   * moves the protected paths the command created into the quarantine folder;
+   * call once the command (and every process it started) has ended. Returns
+   * what was moved.
+   */
+  release(): Promise<QuarantinedPath[]>;
+}
+
+// Library folders a program needs to start, for the `program` profile: where a
+// folder is a link (merged /usr), the link is recreated instead.
+const LIBRARY_FOLDERS = [
+  "/lib",
+  "/lib64",
+  "/lib32",
+  "/usr/lib/x86_64-linux-gnu",
+  "/usr/lib/aarch64-linux-gnu",
+  "/usr/lib64",
+  "/etc/ld.so.cache",
+];
+
+async function libraryMounts(): Promise<string[]> {
+  const args: string[] = [];
+  for (const folder of LIBRARY_FOLDERS) {
+    let info;
+    try {
+      info = await fsp.lstat(folder);
+    } catch {
+      continue;
+    }
+    if (info.isSymbolicLink()) args.push("--symlink", await fsp.readlink(folder), folder);
+    else args.push("--ro-bind", folder, folder);
+  }
+  return args;
+}
+
+async function resolverUnderMask(masked: readonly string[]): Promise<string[]> {
+  try {
+    const real = await fsp.realpath("/etc/resolv.conf");
+    return masked.some((folder) => isWithin(real, folder)) ? ["--ro-bind", real, real] : [];
+  } catch {
+    return [];
+  }
+}
+
+function noRelease(): Promise<QuarantinedPath[]> {
+  return Promise.resolve([]);
 }
 
 /**
  * Wraps `argv` so that it runs under bubblewrap: `/` bound read-only, `/dev`
- * and `/proc` fresh, a private `/tmp`, then the writable paths bound
- * read-write (after the `/tmp` mount, so a workspace under `/tmp` stays
- * visible), every namespace unshared (the network kept only with `allowNet`),
- * all capabilities dropped, a new session (so the command cannot push input
- * into the caller's terminal with TIOCSTI; the price is no job control), and
- * killed when its parent dies.
+ * and `/proc` fresh (a new PID namespace: only the sandbox's own processes),
+ * a private `/tmp`, every home folder and credential store masked and the
+ * caller's home an empty private folder (see `policy/_sandbox_mounts.ts`),
+ * then the writable paths bound read-write (after the masks, so a workspace
+ * under `/tmp` or the home folder stays visible), the protected paths of the
+ * workspace read-only (placeholders where they do not exist yet), every
+ * namespace unshared (the network kept only with `allowNet`), all
+ * capabilities dropped, a new session (so the command cannot push input into
+ * the caller's terminal with TIOCSTI; the price is no job control), and killed
+ * when its parent dies. The `program` profile starts from an empty root
+ * instead of `/`.
  *
  * With `mode: "off"`, or `"auto"` where bubblewrap does not work, `argv` comes
- * back unchanged with `sandboxed: false`; `"required"` then throws
- * `sandbox_unavailable`.
+ * back unchanged with `sandboxed: false` and the reason; `"required"` then
+ * throws `sandbox_unavailable` with the probe's error.
  *
- * Requires `--allow-run=bwrap` to probe bubblewrap.
+ * Requires `--allow-run=bwrap` to probe bubblewrap, and `--allow-read` /
+ * `--allow-write` for the workspace (to find and place protected paths).
  *
  * @example
  * ```ts
  * import { sandboxArgv } from "./sandbox.ts";
- * const { argv, sandboxed } = await sandboxArgv(["bash", "-c", "ls"], {
+ * const command = await sandboxArgv(["bash", "-c", "ls"], {
  *   workdir: "/home/me/project",
  *   writable: ["/home/me/project"],
  *   mode: "auto",
  * });
- * console.log(sandboxed, argv);
+ * console.log(command.sandboxed, command.argv);
+ * await command.release();
  * ```
  */
-export async function sandboxArgv(
-  argv: string[],
-  options: SandboxOptions,
-): Promise<{ argv: string[]; sandboxed: boolean }> {
+export async function sandboxArgv(argv: string[], options: SandboxOptions): Promise<SandboxedCommand> {
   if (argv.length === 0) throw new TypeError("sandboxArgv needs a command");
-  if (options.mode === "off") return { argv: [...argv], sandboxed: false };
+  if (options.mode === "off") {
+    return {
+      argv: [...argv],
+      sandboxed: false,
+      reason: 'the sandbox is switched off (sandbox: "off")',
+      fds: [],
+      release: noRelease,
+    };
+  }
   if (options.mode !== "auto" && options.mode !== "required") {
     throw new TypeError(`Unknown sandbox mode ${JSON.stringify(options.mode)}`);
   }
-  for (const p of [options.workdir, ...options.writable]) {
+  const readable = options.readable ?? [];
+  for (
+    const p of [options.workdir, ...options.writable, ...readable, ...(options.workspace ? [options.workspace] : [])]
+  ) {
     if (!isAbsoluteClean(p)) {
       throw new TypeError(
         `Sandbox paths must be absolute, got ${JSON.stringify(p)}`,
@@ -176,36 +382,74 @@ export async function sandboxArgv(
   }
   const status = await bubblewrapStatus();
   if (status.path === undefined) {
-    if (options.mode === "auto") return { argv: [...argv], sandboxed: false };
-    throw new ToolError(
-      `The OS sandbox is required but unavailable: ${status.reason}`,
-      {
-        code: "sandbox_unavailable",
-        kind: "policy",
-        recoverable: false,
-        recoveryHint: "Ask the user to install bubblewrap or to allow running without the sandbox.",
-        details: { reason: status.reason },
-      },
-    );
+    if (options.mode === "auto") {
+      return { argv: [...argv], sandboxed: false, reason: status.reason, fds: [], release: noRelease };
+    }
+    throw sandboxUnavailable(status.reason ?? "bubblewrap does not work here");
   }
   // Parents before children, so that a nested bind is not hidden by its parent's.
-  const writable = [...new Set(options.writable.map((p) => path.normalize(p)))]
-    .sort((a, b) => a.split("/").length - b.split("/").length);
+  const byDepth = (a: string, b: string) => a.split("/").length - b.split("/").length;
+  const writable = [...new Set(options.writable.map((p) => path.normalize(p)))].sort(byDepth);
   const workdir = path.normalize(options.workdir);
   // A read-only workdir under /tmp would otherwise vanish under the private /tmp.
   const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p)) ? [] : ["--ro-bind", workdir, workdir];
-  const wrapped = [
-    status.path,
-    ...ROOT_MOUNTS,
-    ...readOnlyWorkdir,
-    ...writable.flatMap((p) => ["--bind", p, p]),
-    "--unshare-all",
-    ...(options.allowNet ? ["--share-net"] : []),
-    ...CONFINEMENT,
-    "--chdir",
-    workdir,
-    "--",
-    ...argv,
-  ];
-  return { argv: wrapped, sandboxed: true };
+  const program = options.profile === "program";
+  const found = program ? { folders: [], files: [] } : await secretMasks();
+  const masks = secretMountArgs(found);
+  // With the network kept, name resolution must still work where resolv.conf lives under /run.
+  const resolver = options.allowNet && !program ? await resolverUnderMask(found.folders) : [];
+  const protectedRoot = options.workspace ?? writable[0];
+  const plan = protectedRoot === undefined
+    ? { mounts: [], watched: [] }
+    : await protectedMounts(path.normalize(protectedRoot), options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, {
+      placeholders: options.workspace !== undefined,
+    });
+  const mounts = plan.mounts;
+  let released: Promise<QuarantinedPath[]> | undefined;
+  const release = () =>
+    released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
+      options.quarantine === undefined ? [] : quarantineCreated(plan, options.quarantine)
+    );
+  const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
+  try {
+    const root = program
+      ? [...await libraryMounts(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+      : ROOT_MOUNTS;
+    const wrapped = [
+      status.path,
+      ...root,
+      ...masks.before,
+      ...resolver,
+      ...[...new Set(readable.map((p) => path.normalize(p)))].sort(byDepth).flatMap((p) => ["--ro-bind", p, p]),
+      ...readOnlyWorkdir,
+      ...writable.flatMap((p) => ["--bind", p, p]),
+      ...bound.args,
+      ...masks.after,
+      "--unshare-all",
+      ...(options.allowNet ? ["--share-net"] : []),
+      ...CONFINEMENT,
+      "--chdir",
+      workdir,
+      "--",
+      ...argv,
+    ];
+    return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/**
+ * The `sandbox_unavailable` refusal: the sandbox is required but cannot run
+ * here, with the probe's own error.
+ */
+export function sandboxUnavailable(reason: string): ToolError {
+  return new ToolError(`The OS sandbox is required but unavailable: ${reason}`, {
+    code: "sandbox_unavailable",
+    kind: "policy",
+    recoverable: false,
+    recoveryHint: "Ask the user to install bubblewrap or to allow running without the sandbox.",
+    details: { reason },
+  });
 }

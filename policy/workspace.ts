@@ -9,11 +9,10 @@
  */
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
-import { isRuntimePermissionError, runtimeFlag } from "./_runtime_permissions.ts";
+import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "./_runtime_permissions.ts";
 
 /** Where a resolved path lies. */
 export interface ResolvedPath {
@@ -52,17 +51,6 @@ const encoder = new TextEncoder();
 interface Walked {
   real: string;
   exists: boolean;
-}
-
-function systemTempFolder(): string {
-  try {
-    return os.tmpdir();
-  } catch (error) {
-    // Deno without --allow-env=TMPDIR cannot read the variable; /tmp is what
-    // os.tmpdir() returns when it is unset.
-    if (isRuntimePermissionError(error)) return "/tmp";
-    throw error;
-  }
 }
 
 /**
@@ -109,6 +97,11 @@ export class Workspace {
     }
     this.workdir = real;
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
+  }
+
+  /** The folder the session temp dir is made in (absolute). */
+  get tempParent(): string {
+    return this.#tempParent;
   }
 
   /** Whether the session temp dir has been created (and so is part of the workspace). */

@@ -25,6 +25,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -42,6 +43,7 @@ import { mcpTools } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
+import { knownSandboxState, type SandboxMode, type SandboxState, sandboxState } from "../../policy/sandbox.ts";
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
@@ -91,6 +93,25 @@ export function artifactUri(ref: Pick<ArtifactRef, "sha256">): string {
   return `artifact://sha256/${ref.sha256}`;
 }
 
+// Before bubblewrap has been probed, `initialize` waits for the probe so that its
+// instructions state the sandbox; the SDK keeps them in a field it reads there.
+function answerInitializeAfterProbe(
+  server: Server,
+  mode: SandboxMode,
+  withSandbox: (state: SandboxState) => string,
+): void {
+  const internals = server as unknown as {
+    _instructions?: string;
+    _oninitialize?: (request: unknown) => Promise<unknown>;
+  };
+  const answer = internals._oninitialize;
+  if (typeof answer !== "function") return;
+  server.setRequestHandler(InitializeRequestSchema, async (request) => {
+    internals._instructions = withSandbox(await sandboxState(mode));
+    return await answer.call(server, request) as never;
+  });
+}
+
 /** What the model-facing part of a result does not say, for clients (`_meta["toolfence/result"]`). */
 function resultMeta(result: ToolResult): Record<string, unknown> {
   return {
@@ -123,13 +144,18 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
  */
 export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): McpToolServer {
   const { name, version, instructions, elicitationTimeoutMs, host, ...sessionOptions } = options;
+  // The instructions say how commands will run: the sandbox state, once per session.
+  const mode = sessionOptions.sandbox ?? "auto";
+  const withSandbox = (state: SandboxState) => [instructions, state.summary].filter(Boolean).join("\n\n");
+  const known = knownSandboxState(mode);
   const server = new Server(
     { name: name ?? "toolfence", version: version ?? TOOLFENCE_VERSION },
     {
       capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
-      ...(instructions ? { instructions } : {}),
+      ...(known ? { instructions: withSandbox(known) } : instructions ? { instructions } : {}),
     },
   );
+  if (known === undefined) answerInitializeAfterProbe(server, mode, withSandbox);
   const session = new Session({
     ...sessionOptions,
     host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs }),
@@ -146,7 +172,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: mcpTools(toolbox.list({ capabilities: session.capabilities })),
+    tools: mcpTools(toolbox.list({ capabilities: session.capabilities, session })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

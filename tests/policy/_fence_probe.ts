@@ -9,7 +9,8 @@
 import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
-import { type FencePermission, requireFence, runtimeFence } from "../../policy/fence.ts";
+import { type FencePermission, requireFence, requireGrants, runtimeFence } from "../../policy/fence.ts";
+import type { ToolNeeds } from "../../core/tool.ts";
 import { autoHost } from "../../policy/hosts.ts";
 import { Policy, type WriteAction } from "../../policy/policy.ts";
 import { sandboxArgv, type SandboxMode } from "../../policy/sandbox.ts";
@@ -23,7 +24,8 @@ type Op =
   | { op: "query"; permission: FencePermission; target?: string }
   | { op: "require"; permission: FencePermission; target?: string }
   | { op: "closedEntirely"; permission: FencePermission; probes?: string[] }
-  | { op: "sandbox"; mode: SandboxMode };
+  | { op: "sandbox"; mode: SandboxMode }
+  | { op: "needs"; needs: ToolNeeds };
 
 const { workdir, tempParent, ops } = JSON.parse(process.argv.at(-1)!) as {
   workdir: string;
@@ -56,6 +58,9 @@ async function perform(op: Op): Promise<unknown> {
       return runtimeFence.closedEntirely(op.permission, op.probes);
     case "sandbox":
       return await sandboxArgv(["true"], { workdir, writable: [workdir], mode: op.mode });
+    case "needs":
+      requireGrants(runtimeFence, "probe", op.needs, { workdir: workspace.workdir, tempParent: workspace.tempParent });
+      return "granted";
   }
 }
 

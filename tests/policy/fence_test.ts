@@ -5,7 +5,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolError } from "../../core/errors.ts";
-import { narrowestDenoFlags, openFence, requireFence, runtimeFence } from "../../policy/fence.ts";
+import { denoFlagsForNeeds, openFence, requireFence, runtimeFence } from "../../policy/fence.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 
 const PROBE = fileURLToPath(new URL("./_fence_probe.ts", import.meta.url));
@@ -112,9 +112,8 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
   });
 
   test("the narrowest flags for read and write are enough, and no more", async () => {
-    const flags = narrowestDenoFlags({
+    const flags = denoFlagsForNeeds([{ read: ["workspace", "temp"], write: ["workspace", "temp"] }], {
       workspace: L.workdir,
-      permissions: ["read", "write"],
       tempParent: L.tempParent,
     });
     assert.deepEqual(flags, [
@@ -173,7 +172,8 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
       { op: "sandbox", mode: "auto" },
       { op: "sandbox", mode: "required" },
     ]);
-    assert.deepEqual(auto.value, { argv: ["true"], sandboxed: false });
+    const { argv, sandboxed } = auto.value as { argv: string[]; sandboxed: boolean };
+    assert.deepEqual({ argv, sandboxed }, { argv: ["true"], sandboxed: false });
     assert.equal(required.code, "sandbox_unavailable");
     assert.match(required.message!, /--allow-run=bwrap/);
     if (!bwrapWorks) return;
@@ -241,6 +241,32 @@ describe("runtime fence under Node's permission model", { skip: nodeSkip }, () =
     assert.equal(writeClosed.value, true);
   });
 
+  test("a tool's needs under Node: the shell and stopping it need --allow-child-process, named first", async () => {
+    const shell = { run: ["bash"], signal: true, read: ["workspace", "temp"], write: ["workspace", "temp"] };
+    const [closed, readOnly] = await nodeProbe([`--allow-fs-read=${L.workdir}`], [
+      { op: "needs", needs: shell },
+      { op: "needs", needs: { read: ["workspace"], env: ["HOME"], sys: ["uid"] } },
+    ]);
+    assert.equal(closed.code, "fence_denied");
+    const details = closed.details as { flag: string; flags: string[] };
+    assert.equal(details.flag, "--allow-child-process");
+    assert.deepEqual(details.flags, [
+      "--allow-child-process",
+      `--allow-fs-read=${L.tempParent}`,
+      `--allow-fs-write=${L.workdir},${L.tempParent}`,
+    ]);
+    // Node 20 fences neither variables nor system facts.
+    assert.deepEqual(readOnly, { ok: true, value: "granted" });
+    const [open] = await nodeProbe([
+      `--allow-fs-read=${L.workdir}`,
+      `--allow-fs-read=${L.tempParent}`,
+      `--allow-fs-write=${L.workdir}`,
+      `--allow-fs-write=${L.tempParent}`,
+      "--allow-child-process",
+    ], [{ op: "needs", needs: shell }]);
+    assert.deepEqual(open, { ok: true, value: "granted" });
+  });
+
   test("with write and child-process grants the same operations go through", async () => {
     const [write, run, writeClosed, net] = await nodeProbe(
       [`--allow-fs-read=${L.workdir}`, `--allow-fs-write=${L.workdir}`, "--allow-child-process"],
@@ -284,36 +310,10 @@ describe("fence helpers in this process", () => {
     assert.equal(runtimeFence.closedEntirely("run"), false);
   });
 
-  test("narrowestDenoFlags: only what is asked for, never -A", () => {
-    const base = { workspace: "/w", tempParent: "/t" };
-    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read"] }), ["--allow-read=/w"]);
-    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read", "run"] }), [
-      "--allow-read=/w",
-      "--allow-run=bash,bwrap",
-    ]);
-    assert.deepEqual(narrowestDenoFlags({ ...base, permissions: ["read"], runCommands: ["rg"] }), [
-      "--allow-read=/w",
-      "--allow-run=rg",
-    ]);
-    assert.deepEqual(
-      narrowestDenoFlags({
-        ...base,
-        permissions: ["net", "env"],
-        netHosts: ["api.example.com"],
-        envVariables: ["HOME"],
-      }),
-      ["--allow-read=/w", "--allow-net=api.example.com", "--allow-env=HOME"],
+  test("denoFlagsForNeeds refuses what a Deno flag cannot say", () => {
+    assert.throws(
+      () => denoFlagsForNeeds([{ read: ["workspace"] }], { workspace: "/w,x", tempParent: "/t" }),
+      /Deno flag/,
     );
-    const withDefaultTemp = narrowestDenoFlags({ workspace: "/w", permissions: ["write"] });
-    assert.equal(withDefaultTemp.at(-1), "--allow-env=TMPDIR,TMP,TEMP");
-    for (
-      const flags of [
-        withDefaultTemp,
-        narrowestDenoFlags({ ...base, permissions: ["read", "write", "run", "net", "env"] }),
-      ]
-    ) {
-      assert.ok(!flags.some((f) => f === "-A" || f === "--allow-all"));
-    }
-    assert.throws(() => narrowestDenoFlags({ workspace: "/w,x", permissions: ["read"] }), /Deno flag/);
   });
 });

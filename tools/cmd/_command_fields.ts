@@ -37,3 +37,17 @@ export function maxOutputCharsField(whatIsKept: string) {
     16_000,
   );
 }
+
+/** The `max_output_bytes` argument: where a command is stopped for printing too much. */
+export const MAX_OUTPUT_BYTES_FIELD = v.optional(
+  v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1024),
+    v.maxValue(1024 * 1024 * 1024),
+    v.description(
+      "Most bytes of stdout and stderr together to keep; past it the command is stopped and the result " +
+        "says truncated. Default 64 MiB (67108864); the session may allow less.",
+    ),
+  ),
+);

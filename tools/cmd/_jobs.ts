@@ -7,6 +7,8 @@
 
 import type { Session } from "../../core/session.ts";
 import type { GroupProcess, ProcessExit } from "./_process.ts";
+import type { OutputCapture } from "./_output.ts";
+import type { QuarantinedPath } from "../../policy/sandbox.ts";
 
 /** A background job. */
 export interface Job {
@@ -22,6 +24,12 @@ export interface Job {
   readonly stderrPath: string;
   /** Whether it runs under the OS sandbox. */
   readonly sandboxed: boolean;
+  /** Its output, copied into the files within its byte limit. */
+  readonly output: OutputCapture;
+  /** Settles when its group is gone and its output is all in the files. */
+  readonly gone: Promise<void>;
+  /** Protected paths it created, moved away once it is gone. */
+  readonly quarantined: readonly QuarantinedPath[];
   /** When it started (ms since the epoch). */
   readonly startedAt: number;
   /** When its leader exited, once it has. */
@@ -37,6 +45,10 @@ export type JobStatus = "running" | "exited" | "killed";
 export class SessionProcesses {
   /** Most background jobs running at once in one session. */
   static readonly MAX_RUNNING_JOBS = 8;
+  /** The default session maximum of a command's output limit: 256 MiB. */
+  static readonly DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+  /** The most output bytes one command may keep in this session (per-call limits are cut to it). */
+  maxOutputBytes: number = SessionProcesses.DEFAULT_MAX_OUTPUT_BYTES;
   readonly #jobs = new Map<string, Job>();
   readonly #live = new Set<GroupProcess>();
   #next = 1;

@@ -1,13 +1,117 @@
 /**
- * Command output kept in files while a command runs, and read back within a
- * cap: head and tail around a marker.
+ * Command output kept in files while a command runs, within a byte limit, and
+ * read back within a character cap: head and tail around a marker.
  *
  * @module
  */
 
-import { open, readFile } from "node:fs/promises";
+import { writeSync } from "node:fs";
+import { type FileHandle, open, readFile } from "node:fs/promises";
+import type { Readable } from "node:stream";
 import type { ArtifactStore } from "../../core/artifacts.ts";
+import { ToolError } from "../../core/errors.ts";
 import { capText } from "../../core/executor.ts";
+
+/** The default byte limit of a command's output (stdout and stderr together): 64 MiB. */
+export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** How long output still in a pipe may take to arrive once the process group is gone. */
+const DRAIN_MS = 1_000;
+
+/** Output being copied from a command's pipes into its files. */
+export interface OutputCapture {
+  /** The byte limit of stdout and stderr together. */
+  readonly limitBytes: number;
+  /** Whether the output passed the limit (the rest was dropped, the command stopped). */
+  readonly limitReached: boolean;
+  /** Bytes kept so far, per stream. */
+  readonly kept: { stdout: number; stderr: number };
+  /**
+   * Settles once both pipes are drained into their files, or `DRAIN_MS` after
+   * `groupGone` (a process that left the group may hold a pipe open forever).
+   */
+  finished(groupGone: Promise<unknown>): Promise<void>;
+}
+
+/**
+ * Copies `stdout` and `stderr` into their files, one chunk at a time (memory
+ * stays at one chunk per stream, however much the command prints), until
+ * together they reach `limitBytes`; then calls `onLimit` (which stops the
+ * command) and drops the rest. Disk use is at most the limit.
+ */
+export function captureOutput(
+  streams: { stdout: Readable; stderr: Readable },
+  files: { stdout: FileHandle; stderr: FileHandle },
+  limitBytes: number,
+  onLimit: () => void,
+): OutputCapture {
+  let used = 0;
+  let limitReached = false;
+  const kept = { stdout: 0, stderr: 0 };
+  const reach = () => {
+    if (limitReached) return;
+    limitReached = true;
+    onLimit();
+  };
+  const pump = async (name: "stdout" | "stderr") => {
+    const stream = streams[name];
+    try {
+      for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+        const room = limitBytes - used;
+        const part = chunk.byteLength > room ? chunk.subarray(0, Math.max(0, room)) : chunk;
+        if (part.byteLength > 0) {
+          used += part.byteLength;
+          kept[name] += part.byteLength;
+          // Synchronously: a regular file takes it from the page cache at once, and one
+          // thread-pool round trip per 64 KiB chunk would make a flood slower than the command.
+          writeAll(files[name].fd, part);
+        }
+        if (part.byteLength < chunk.byteLength) {
+          reach();
+          break;
+        }
+      }
+    } catch {
+      // The pipe broke (the process was killed); what arrived is kept.
+    } finally {
+      stream.destroy();
+    }
+  };
+  const pumps = Promise.all([pump("stdout"), pump("stderr")]);
+  return {
+    limitBytes,
+    get limitReached() {
+      return limitReached;
+    },
+    kept,
+    async finished(groupGone) {
+      await groupGone;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
+      await Promise.race([pumps, late]);
+      clearTimeout(timer);
+      streams.stdout.destroy();
+      streams.stderr.destroy();
+      await pumps;
+    },
+  };
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
+}
+
+/** A failure to read back a command's output, as a coded error instead of a raw one. */
+export function outputUnavailable(file: string, error: unknown): ToolError {
+  return new ToolError(`The command's output could not be read back: ${(error as Error)?.message ?? error}`, {
+    code: "output_unavailable",
+    recoverable: false,
+    recoveryHint: "Run the command again with less output (e.g. pipe it through head).",
+    details: { file, cause: String(error) },
+    cause: error,
+  });
+}
 
 const decoder = new TextDecoder();
 
@@ -32,9 +136,14 @@ export async function readStreamForResult(
   artifacts: ArtifactStore,
   summary: string,
 ): Promise<CappedStream> {
-  // The artifact store takes whole values, so a long stream is read once here;
-  // while the command ran it only ever lived in the file.
-  const content = await readFile(file);
+  // The artifact store takes whole values, so a long stream is read once here
+  // (at most the output limit); while the command ran it only lived in the file.
+  let content: Uint8Array;
+  try {
+    content = await readFile(file);
+  } catch (error) {
+    throw outputUnavailable(file, error);
+  }
   const bytes = content.byteLength;
   const text = decoder.decode(content);
   if (text.length <= cap) return { text, bytes, truncated: false };
@@ -92,4 +201,19 @@ function decodeEdge(bytes: Uint8Array, cutAt: "start" | "end"): string {
     }
   }
   return decoder.decode(bytes.subarray(start, end));
+}
+
+/**
+ * `error` as a coded ToolError: ToolErrors and aborts pass through, anything
+ * else (a runtime error from the file system or the process API) becomes
+ * `code`, so that no raw runtime error reaches the model.
+ */
+export function codedFailure(error: unknown, code: string, what: string): unknown {
+  if (error instanceof ToolError || (error as Error)?.name === "AbortError") return error;
+  return new ToolError(`${what}: ${(error as Error)?.message ?? String(error)}`, {
+    code,
+    recoverable: false,
+    details: { cause: String(error), errno: (error as NodeJS.ErrnoException)?.code },
+    cause: error,
+  });
 }

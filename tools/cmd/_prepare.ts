@@ -7,15 +7,17 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { access, constants, mkdir, open, stat } from "node:fs/promises";
+import { type FileHandle, mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { requireFence } from "../../policy/fence.ts";
-import { sandboxArgv } from "../../policy/sandbox.ts";
+import { type QuarantinedPath, sandboxArgv } from "../../policy/sandbox.ts";
+import { isExecutableFile } from "../../policy/_executable.ts";
 import { commandEnvironment, envAssignments } from "./_env.ts";
 import { type GroupProcess, spawnGroup } from "./_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
+import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "./_output.ts";
 
 /** What the model asked to run. */
 export interface CommandRequest {
@@ -25,20 +27,34 @@ export interface CommandRequest {
   cwd?: string;
   /** Extra environment variables. */
   env?: Record<string, string>;
+  /** Byte limit of stdout and stderr together (default 64 MiB, at most the session's maximum). */
+  maxOutputBytes?: number;
 }
 
 /** A started command. */
 export interface StartedCommand {
   /** Its process group. */
   process: GroupProcess;
-  /** Settles when the group is gone (leader exited, leftovers ended). */
+  /**
+   * Settles when the group is gone (leader exited, leftovers ended), its
+   * output is in the files, and the sandbox's placeholders are removed.
+   */
   gone: Promise<void>;
+  /** The output being copied into the files, within its byte limit. */
+  output: OutputCapture;
+  /**
+   * Protected paths at the workspace root that did not exist and that the
+   * command created, moved into the session temp dir once `gone` settles.
+   */
+  quarantined: QuarantinedPath[];
   /** File with its standard output. */
   stdoutPath: string;
   /** File with its standard error. */
   stderrPath: string;
   /** Whether it runs under bubblewrap. */
   sandboxed: boolean;
+  /** Why it runs without bubblewrap, when it does. */
+  sandboxReason?: string;
   /** The working folder it started in. */
   cwd: string;
 }
@@ -46,9 +62,11 @@ export interface StartedCommand {
 /**
  * Checks and starts `request`; output goes to two new files in
  * `<session temp dir>/<folder>/`. A command that the policy refuses never
- * starts. Throws ToolErrors: `forbidden_env`, `outside_workspace`,
- * `not_a_directory`, `permission_denied`, `fence_denied`,
- * `sandbox_unavailable`, `spawn_failed`.
+ * starts. The output is kept up to its byte limit; past it the command is
+ * stopped (see `output.limitReached`). Throws ToolErrors: `forbidden_env`,
+ * `outside_workspace`, `not_a_directory`, `permission_denied`,
+ * `fence_denied`, `sandbox_unavailable`, `spawn_failed`, and
+ * `command_start_failed` for anything else (never a raw runtime error).
  */
 export async function startCommand(
   ctx: ToolContext,
@@ -56,6 +74,14 @@ export async function startCommand(
   folder: string,
   name: string = randomUUID(),
 ): Promise<StartedCommand> {
+  try {
+    return await start(ctx, request, folder, name);
+  } catch (error) {
+    throw codedFailure(error, "command_start_failed", "The command could not be started");
+  }
+}
+
+async function start(ctx: ToolContext, request: CommandRequest, folder: string, name: string): Promise<StartedCommand> {
   const tempDir = await ctx.workspace.tempDir();
   // The environment is checked first, so that nobody is asked about a command
   // that would be refused anyway.
@@ -75,27 +101,66 @@ export async function startCommand(
   const wrapped = await sandboxArgv([shell, "-c", request.command], {
     workdir: cwd,
     writable: [ctx.workspace.workdir, tempDir],
+    workspace: ctx.workspace.workdir,
+    quarantine: path.join(tempDir, "protected-created"),
     mode: ctx.policy.sandbox,
   });
-  requireFence(ctx.policy.fence, "run", wrapped.argv[0]);
-  ctx.signal.throwIfAborted();
-
-  const dir = path.join(tempDir, folder);
-  await mkdir(dir, { recursive: true });
-  const stdoutPath = path.join(dir, `${name}.stdout`);
-  const stderrPath = path.join(dir, `${name}.stderr`);
-  const stdout = await open(stdoutPath, "wx", 0o600);
-  let stderr;
   try {
-    stderr = await open(stderrPath, "wx", 0o600);
-    const process = await spawnGroup(wrapped.argv, { cwd, env, stdoutFd: stdout.fd, stderrFd: stderr.fd });
-    const gone = sessionProcesses(ctx.session).track(process);
-    return { process, gone, stdoutPath, stderrPath, sandboxed: wrapped.sandboxed, cwd };
-  } finally {
-    // The child has its own copies of the descriptors.
-    await stdout.close();
-    await stderr?.close();
+    requireFence(ctx.policy.fence, "run", wrapped.argv[0]);
+    ctx.signal.throwIfAborted();
+    const limit = outputLimit(ctx, request.maxOutputBytes);
+    const dir = path.join(tempDir, folder);
+    await mkdir(dir, { recursive: true });
+    const stdoutPath = path.join(dir, `${name}.stdout`);
+    const stderrPath = path.join(dir, `${name}.stderr`);
+    const files = await openOutputFiles(stdoutPath, stderrPath);
+    let process: GroupProcess;
+    try {
+      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds });
+    } catch (error) {
+      await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
+      throw error;
+    }
+    const output = captureOutput(process, files, limit, () => void process.terminate());
+    const groupGone = sessionProcesses(ctx.session).track(process);
+    const quarantined: QuarantinedPath[] = [];
+    const gone = output.finished(groupGone)
+      .finally(() => Promise.allSettled([files.stdout.close(), files.stderr.close()]))
+      .then(() => wrapped.release())
+      .then((moved) => void quarantined.push(...moved));
+    return {
+      process,
+      gone,
+      output,
+      stdoutPath,
+      stderrPath,
+      quarantined,
+      sandboxed: wrapped.sandboxed,
+      ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
+      cwd,
+    };
+  } catch (error) {
+    await wrapped.release();
+    throw error;
   }
+}
+
+async function openOutputFiles(
+  stdoutPath: string,
+  stderrPath: string,
+): Promise<{ stdout: FileHandle; stderr: FileHandle }> {
+  const stdout = await open(stdoutPath, "wx", 0o600);
+  try {
+    return { stdout, stderr: await open(stderrPath, "wx", 0o600) };
+  } catch (error) {
+    await stdout.close();
+    throw error;
+  }
+}
+
+// The per-call limit, never above the session's maximum.
+function outputLimit(ctx: ToolContext, requested: number | undefined): number {
+  return Math.min(requested ?? DEFAULT_OUTPUT_LIMIT_BYTES, sessionProcesses(ctx.session).maxOutputBytes);
 }
 
 const shells = new Map<string, string>();
@@ -116,8 +181,7 @@ async function searchShell(searchPath: string | undefined): Promise<string> {
   for (const dir of (searchPath ?? "").split(":")) {
     if (!path.isAbsolute(dir)) continue;
     try {
-      await access(path.join(dir, "bash"), constants.X_OK);
-      return "bash";
+      if (await isExecutableFile(path.join(dir, "bash"))) return "bash";
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === undefined) hidden = true;
     }

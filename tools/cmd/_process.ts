@@ -1,12 +1,13 @@
 /**
- * Starting a command in its own process group with its output going straight
- * to files, and ending the whole group: SIGTERM, then SIGKILL after a grace
- * period. One code path for Deno and Node through `node:child_process`.
+ * Starting a command in its own process group with its output on pipes, and
+ * ending the whole group: SIGTERM, then SIGKILL after a grace period. One code
+ * path for Deno and Node through `node:child_process`.
  *
  * @module
  */
 
 import { spawn } from "node:child_process";
+import type { Readable } from "node:stream";
 import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
 import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
@@ -27,6 +28,10 @@ export interface GroupProcess {
   readonly exited: Promise<ProcessExit>;
   /** The leader's exit once known. */
   readonly exit: ProcessExit | undefined;
+  /** Its standard output (read it, e.g. with `captureOutput`, or it blocks once the pipe is full). */
+  readonly stdout: Readable;
+  /** Its standard error. */
+  readonly stderr: Readable;
   /**
    * Ends every process left in the group: SIGTERM, then SIGKILL after
    * `graceMs` (default 5 s). Resolves once the group is gone.
@@ -84,16 +89,13 @@ export interface SpawnGroupOptions {
   cwd: string;
   /** The whole environment of the process. */
   env: Record<string, string>;
-  /** File descriptor receiving standard output. */
-  stdoutFd: number;
-  /** File descriptor receiving standard error. */
-  stderrFd: number;
+  /** Open descriptors the process gets as its descriptors 3, 4, ... (the sandbox's bound handles). */
+  extraFds?: readonly number[];
 }
 
 /**
  * Starts `argv` as the leader of a new process group (and session), with no
- * input and its output written directly to the given descriptors, so that
- * nothing of it passes through this process's memory. Resolves once the
+ * input and its output on two pipes for the caller to drain. Resolves once the
  * process has started; a program that cannot be started is a `spawn_failed`
  * ToolError, a runtime that forbids it a `fence_denied` one.
  */
@@ -105,7 +107,7 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ["ignore", options.stdoutFd, options.stderrFd],
+        stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])],
       });
     } catch (error) {
       reject(startError(argv[0], error));
@@ -131,6 +133,8 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         get exit() {
           return exit;
         },
+        stdout: child.stdout!,
+        stderr: child.stderr!,
         terminate(graceMs = KILL_GRACE_MS) {
           if (gone) return Promise.resolve();
           ending ??= terminateGroup(pid, graceMs).then((isGone) => {

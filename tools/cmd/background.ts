@@ -12,9 +12,10 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
-import { peekStream } from "./_output.ts";
+import { outputUnavailable, peekStream } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
@@ -33,6 +34,14 @@ export interface JobReport {
   signal?: string;
   /** Whether bash_stop (or the end of the session) ended it. */
   stopped?: true;
+  /** Present (true) when its output passed the byte limit: the rest was dropped and the job stopped. */
+  truncated?: true;
+  /** Why the job was stopped by toolfence: `output_limit`. */
+  stop_reason?: "output_limit";
+  /** The byte limit its output reached, when it did. */
+  output_limit_bytes?: number;
+  /** Protected files it created, moved out of the workspace once it ended (see `bash`). */
+  protected_paths_moved?: { path: string; moved_to: string }[];
   /** Standard output so far, possibly cut around a marker. */
   stdout: string;
   /** Standard error so far, possibly cut around a marker. */
@@ -63,16 +72,28 @@ function findJob(ctx: ToolContext, id: string): Job {
 async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobReport> {
   const exit = job.process.exit;
   const shown = (file: string) => ctx.workspace.relative(file);
-  const [stdout, stderr] = await Promise.all([
-    peekStream(job.stdoutPath, cap, shown(job.stdoutPath)),
-    peekStream(job.stderrPath, cap, shown(job.stderrPath)),
-  ]);
+  const peek = (file: string) =>
+    peekStream(file, cap, shown(file)).catch((error) => {
+      throw outputUnavailable(file, error);
+    });
+  const [stdout, stderr] = await Promise.all([peek(job.stdoutPath), peek(job.stderrPath)]);
   return {
     id: job.id,
     status: jobStatus(exit),
     exit_code: exit?.code ?? null,
     ...(exit?.signal ? { signal: exit.signal } : {}),
     ...(job.stopRequested ? { stopped: true as const } : {}),
+    ...(job.output.limitReached
+      ? { truncated: true as const, stop_reason: "output_limit" as const, output_limit_bytes: job.output.limitBytes }
+      : {}),
+    ...(job.quarantined.length > 0
+      ? {
+        protected_paths_moved: job.quarantined.map((q) => ({
+          path: ctx.workspace.relative(q.path),
+          moved_to: q.movedTo,
+        })),
+      }
+      : {}),
     stdout: stdout.text,
     stderr: stderr.text,
     stdout_path: job.stdoutPath,
@@ -89,16 +110,19 @@ export interface BashBackgroundArgs {
   cwd?: string;
   /** Extra environment variables; those that change which programs or libraries load are refused. */
   env?: Record<string, string>;
+  /** Most bytes of stdout and stderr together to keep before the job is stopped; default 64 MiB. */
+  max_output_bytes?: number;
 }
 
 /**
- * `bash_background(command, cwd?, env?)`: starts a command like `bash` does
+ * `bash_background(command, cwd?, env?, max_output_bytes = 64 MiB)`: starts a command like `bash` does
  * (same command analysis, sandbox and environment) and returns at once with a
  * job id. At most 8 jobs run at once per session; all are killed when the
- * session closes.
+ * session closes. A job whose output passes `max_output_bytes` is stopped,
+ * and `bash_read` then says `truncated: true`, `stop_reason: "output_limit"`.
  *
- * Requires `--allow-run=bash,bwrap`, `--allow-env`, and `--allow-read` /
- * `--allow-write` for the workspace and the temp folder.
+ * Requires what `bash` requires: `--allow-run`, `--allow-env=NODE_V8_COVERAGE`,
+ * and `--allow-read` / `--allow-write` for the workspace and the temp folder.
  *
  * @example
  * ```ts
@@ -116,11 +140,13 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
     "Use it for servers, watchers and long builds. The same rules as bash apply (allowlist, asking the user, " +
     "sandbox). Follow the job with bash_read (output so far), bash_wait (until it ends or a timeout), " +
     "bash_list and bash_stop. Jobs are killed when the session ends.",
-  input: v.object(COMMAND_FIELDS),
+  input: v.object({ ...COMMAND_FIELDS, max_output_bytes: MAX_OUTPUT_BYTES_FIELD }),
   destructive: true,
   openWorld: true,
   permissions: ["run", "env", "read", "write"],
-  async run({ command, cwd, env }, ctx) {
+  needs: COMMAND_NEEDS,
+  optionalNeeds: COMMAND_OPTIONAL_NEEDS,
+  async run({ command, cwd, env, max_output_bytes }, ctx) {
     const table = sessionProcesses(ctx.session);
     if (table.runningJobs() >= SessionProcesses.MAX_RUNNING_JOBS) {
       throw new ToolError(
@@ -131,13 +157,16 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
         },
       );
     }
-    const run = await startCommand(ctx, { command, cwd, env }, "jobs");
+    const run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "jobs");
     const job = table.addJob({
       command,
       process: run.process,
       stdoutPath: run.stdoutPath,
       stderrPath: run.stderrPath,
       sandboxed: run.sandboxed,
+      output: run.output,
+      gone: run.gone,
+      quarantined: run.quarantined,
       startedAt: Date.now(),
     });
     return {
@@ -145,6 +174,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       pid: run.process.pid,
       status: "running",
       sandboxed: run.sandboxed,
+      ...(run.sandboxReason !== undefined ? { sandbox_reason: run.sandboxReason } : {}),
       stdout_path: run.stdoutPath,
       stderr_path: run.stderrPath,
     };
@@ -176,6 +206,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
   readOnly: true,
   permissions: ["read"],
+  needs: JOB_NEEDS,
   run: ({ id, max_output_chars }, ctx) => report(ctx, findJob(ctx, id), max_output_chars),
 });
 
@@ -220,12 +251,13 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
   }),
   readOnly: true,
   permissions: ["read"],
+  needs: JOB_NEEDS,
   async run({ id, timeout_s, max_output_chars }, ctx): Promise<JobReport & { timed_out: boolean }> {
     const job = findJob(ctx, id);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const waited = await Promise.race([
-      job.process.exited.then(() => "exited" as const),
+      job.gone.then(() => "exited" as const),
       new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), timeout_s * 1000)),
       new Promise<"aborted">((resolve) => {
         onAbort = () => resolve("aborted");
@@ -255,6 +287,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   input: v.object({}),
   readOnly: true,
   permissions: [],
+  needs: JOB_NEEDS,
   run: (_args, ctx) => ({
     jobs: sessionProcesses(ctx.session).jobs().map((job) => ({
       id: job.id,
@@ -293,11 +326,12 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   destructive: true,
   idempotent: true,
   permissions: ["run", "read"],
+  needs: JOB_NEEDS,
   async run({ id }, ctx) {
     const job = findJob(ctx, id);
     if (job.process.exit === undefined) job.stopRequested = true;
     await job.process.terminate();
-    await job.process.exited;
+    await job.gone;
     return report(ctx, job, 16_000);
   },
 });

@@ -9,9 +9,10 @@
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
 import { type Tool, tool } from "../../core/tool.ts";
-import { readStreamForResult } from "./_output.ts";
+import { codedFailure, readStreamForResult } from "./_output.ts";
 import { startCommand } from "./_prepare.ts";
-import { COMMAND_FIELDS, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
+import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 
 const input = v.object({
   ...COMMAND_FIELDS,
@@ -25,6 +26,7 @@ const input = v.object({
     300,
   ),
   max_output_chars: maxOutputCharsField(" and the whole is stored as an artifact"),
+  max_output_bytes: MAX_OUTPUT_BYTES_FIELD,
 });
 
 /** Arguments of `bash`, after defaults. */
@@ -39,6 +41,8 @@ export interface BashArgs {
   timeout_s: number;
   /** Most characters of stdout, and of stderr, to return; longer output keeps its head and tail. */
   max_output_chars: number;
+  /** Most bytes of stdout and stderr together to keep before the command is stopped; default 64 MiB. */
+  max_output_bytes?: number;
 }
 
 /** What `bash` returns. */
@@ -55,12 +59,26 @@ export interface BashResult {
   signal?: string;
   /** Present (true) when the command ran out of time and was killed. */
   timed_out?: true;
+  /** Present (true) when the output passed its byte limit: the rest was dropped and the command stopped. */
+  truncated?: true;
+  /** Why the command was stopped: `output_limit` (see truncated) or `timeout`. */
+  stop_reason?: "output_limit" | "timeout";
+  /** The byte limit the output reached, when it did. */
+  output_limit_bytes?: number;
   /** Whether the command ran under the OS sandbox (read-only system, no network). */
   sandboxed: boolean;
+  /** Why it ran without the sandbox, when it did. */
+  sandbox_reason?: string;
+  /**
+   * Protected files the command created (e.g. `.npmrc`, `.vscode/`), moved out
+   * of the workspace: they change what programs do later, so only the file
+   * tools (which ask the user) may create them.
+   */
+  protected_paths_moved?: { path: string; moved_to: string }[];
 }
 
 /**
- * `bash(command, timeout_s = 300, cwd?, env?, max_output_chars = 16000)`.
+ * `bash(command, timeout_s = 300, cwd?, env?, max_output_chars = 16000, max_output_bytes = 64 MiB)`.
  *
  * Before anything starts, the command goes through `ctx.policy.authorizeCommand`
  * (the command analysis: allowed commands run, others ask a person or are
@@ -71,12 +89,18 @@ export interface BashResult {
  * gets SIGTERM, then SIGKILL after 5 s; when the shell exits, whatever it left
  * running is ended the same way. A non-zero exit is a successful call that
  * reports the exit code. Output streams to files in the session temp dir, so
- * memory stays bounded while the command runs; a stream longer than
- * `max_output_chars` is cut to head and tail and stored whole as an artifact.
+ * memory stays bounded while the command runs; once stdout and stderr together
+ * pass `max_output_bytes` (at most the session's maximum) the rest is dropped,
+ * the command is stopped, and the result says `truncated: true`,
+ * `stop_reason: "output_limit"`. A stream longer than `max_output_chars` is
+ * cut to head and tail and stored whole (as kept) as an artifact. Failures
+ * are coded ToolErrors, never raw runtime errors.
  *
- * Requires `--allow-run=bash,bwrap`, `--allow-env` (the inherited variables,
- * and Deno's `node:child_process` reads `NODE_V8_COVERAGE`), and
- * `--allow-read` / `--allow-write` for the workspace and the temp folder.
+ * Requires `--allow-run` (bash and bwrap, and stopping the process group at a
+ * timeout, which Deno allows only with `--allow-run` for every program),
+ * `--allow-env=NODE_V8_COVERAGE` (Deno's `node:child_process` reads it; the
+ * inherited variables are passed on when granted), and `--allow-read` /
+ * `--allow-write` for the workspace and the temp folder (see `needs`).
  *
  * @example
  * ```ts
@@ -95,15 +119,18 @@ export const bashTool: Tool<BashArgs> = tool({
     "Commands on the allowlist (read-only ones such as ls, cat, grep, git status, git diff) run at once; " +
     "anything else may ask the user first or be refused. A non-zero exit code is reported, not an error. " +
     "The command and everything it starts are killed after timeout_s seconds. Long output is cut to its head " +
-    "and tail; the marker names an artifact to page through with read_artifact. " +
+    "and tail; the marker names an artifact to page through with read_artifact. A command that prints more " +
+    "than max_output_bytes (default 64 MiB) is stopped, and the result says truncated. " +
     "For servers and other long-running processes use bash_background.",
   input,
   destructive: true,
   openWorld: true,
   permissions: ["run", "env", "read", "write"],
-  async run({ command, cwd, env, timeout_s, max_output_chars }, ctx): Promise<BashResult> {
+  needs: COMMAND_NEEDS,
+  optionalNeeds: COMMAND_OPTIONAL_NEEDS,
+  async run({ command, cwd, env, timeout_s, max_output_chars, max_output_bytes }, ctx): Promise<BashResult> {
     const started = performance.now();
-    const run = await startCommand(ctx, { command, cwd, env }, "bash");
+    const run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "bash");
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -128,15 +155,37 @@ export const bashTool: Tool<BashArgs> = tool({
         ctx.artifacts,
         summary.replace("%s", "stderr"),
       );
+      const limited = run.output.limitReached;
+      // Why it stopped comes before the output, so that it survives a cut of the whole result.
       return {
         exit_code: exit.code,
+        ...(exit.signal ? { signal: exit.signal } : {}),
+        ...(timedOut && !limited ? { timed_out: true as const } : {}),
+        ...(limited
+          ? {
+            truncated: true as const,
+            stop_reason: "output_limit" as const,
+            output_limit_bytes: run.output.limitBytes,
+          }
+          : timedOut
+          ? { stop_reason: "timeout" as const }
+          : {}),
         stdout: stdout.text,
         stderr: stderr.text,
         duration_ms: Math.round(performance.now() - started),
-        ...(exit.signal ? { signal: exit.signal } : {}),
-        ...(timedOut ? { timed_out: true as const } : {}),
         sandboxed: run.sandboxed,
+        ...(run.sandboxReason !== undefined ? { sandbox_reason: run.sandboxReason } : {}),
+        ...(run.quarantined.length > 0
+          ? {
+            protected_paths_moved: run.quarantined.map((q) => ({
+              path: ctx.workspace.relative(q.path),
+              moved_to: q.movedTo,
+            })),
+          }
+          : {}),
       };
+    } catch (error) {
+      throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);

@@ -1,8 +1,11 @@
 /**
  * The `cmd` group: `bash` and the background-job tools.
  *
- * Requires `--allow-run=bash,bwrap`, `--allow-env`, and `--allow-read` /
- * `--allow-write` for the workspace and the temp folder.
+ * Requires `--allow-run` (the shell and bubblewrap, and stopping their process
+ * groups, which Deno allows only with `--allow-run` for every program),
+ * `--allow-env=NODE_V8_COVERAGE` (and the inherited variables), and
+ * `--allow-read` / `--allow-write` for the workspace and the temp folder;
+ * `toolfence flags --groups cmd` prints them.
  *
  * @module
  */
@@ -14,6 +17,7 @@ import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitT
 
 export * from "./bash.ts";
 export * from "./background.ts";
+export * from "./output_limit.ts";
 
 /**
  * The tools of the `cmd` group; none on Windows, where there is no bash and

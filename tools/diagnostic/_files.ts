@@ -1,6 +1,6 @@
 /**
  * Reading a workspace text file for the diagnostic tools, and running a
- * checker program to completion within a deadline.
+ * checker program to completion within a deadline, confined like a command.
  *
  * @module
  */
@@ -11,8 +11,9 @@ import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { requireFence } from "../../policy/fence.ts";
+import { sandboxArgv, sandboxUnavailable } from "../../policy/sandbox.ts";
 import { commandEnvironment } from "../cmd/_env.ts";
-import { peekStream } from "../cmd/_output.ts";
+import { captureOutput, codedFailure, outputUnavailable, peekStream } from "../cmd/_output.ts";
 import { type ProcessExit, spawnGroup } from "../cmd/_process.ts";
 
 /** The largest file the diagnostic tools read. */
@@ -73,33 +74,100 @@ export interface CheckerRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** Whether it ran under the OS sandbox. */
+  sandboxed: boolean;
+}
+
+/** Options of {@linkcode runChecker}. */
+export interface CheckerOptions {
+  /** The folder it starts in (absolute). */
+  cwd: string;
+  /** Milliseconds before it is killed. */
+  timeoutMs: number;
+  /** Extra variables. */
+  env?: Record<string, string>;
+  /** Absolute paths it may read besides the program and the workspace (bound read-only). */
+  readable?: string[];
+  /**
+   * Where it does not run under the sandbox (sandbox `off`, or unavailable):
+   * `ask` asks a person (never answered automatically) before it starts
+   * unconfined; `refuse` throws `sandbox_unavailable` so that the caller can
+   * judge another way.
+   */
+  unconfined: "ask" | "refuse";
+  /** Called with the private writable folder (inside the sandbox too) to add variables. */
+  privateEnv?: (privateDir: string) => Record<string, string> | Promise<Record<string, string>>;
+  /** Extra read-only mounts `[host path, path inside]`, e.g. caches. */
+  mounts?: (privateDir: string) => Promise<string[]>;
 }
 
 const OUTPUT_CAP = 200_000;
+const OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /**
- * Runs a checker (a fixed argv, no shell) in its own process group with the
- * scrubbed environment, output to files in the session temp dir, killed with
- * its group on timeout or cancel. Throws `fence_denied` when the runtime may
- * not start it and `spawn_failed` when it cannot be started.
+ * Runs a checker (a fixed argv whose first element is the program's absolute
+ * path, no shell) in its own process group, confined like a command: under
+ * bubblewrap's `program` profile it sees only the system libraries, its own
+ * binary, the workspace (read-only) and `readable`, writes only a private
+ * folder in the session temp dir, and has no network. Without a working
+ * sandbox it asks or refuses (see {@linkcode CheckerOptions.unconfined});
+ * `sandbox: "required"` refuses with `sandbox_unavailable`. Output goes
+ * through the bounded capture to files in the session temp dir; the checker
+ * is killed with its group on timeout or cancel. Throws `fence_denied`,
+ * `spawn_failed`, `sandbox_unavailable`, `permission_denied`, and
+ * `checker_failed` for anything else (never a raw runtime error).
  */
-export async function runChecker(
-  ctx: ToolContext,
-  argv: string[],
-  options: { cwd: string; timeoutMs: number; env?: Record<string, string> },
-): Promise<CheckerRun> {
+export async function runChecker(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
+  try {
+    return await runConfined(ctx, argv, options);
+  } catch (error) {
+    throw codedFailure(error, "checker_failed", `${path.basename(argv[0])} could not be run`);
+  }
+}
+
+async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
   requireFence(ctx.policy.fence, "run", argv[0]);
   const tempDir = await ctx.workspace.tempDir();
-  const env = { ...commandEnvironment(ctx.policy.fence, tempDir), NO_COLOR: "1", ...options.env };
-  const dir = path.join(tempDir, "checks");
-  await mkdir(dir, { recursive: true });
-  const base = path.join(dir, randomUUID());
+  const base = path.join(tempDir, "checks", randomUUID());
+  const privateDir = path.join(tempDir, "checks", "private");
+  await mkdir(privateDir, { recursive: true, mode: 0o700 });
+  // The program is bound and started under a spelling of its path that is not
+  // Deno's execPath: Deno's node:child_process rewrites the arguments of any
+  // command line that contains its own executable (adding `run -A`).
+  const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
+  const wrapped = await sandboxArgv([program, ...argv.slice(1)], {
+    workdir: options.cwd,
+    writable: [privateDir],
+    readable: [...new Set([ctx.workspace.workdir, ...(options.readable ?? [])])],
+    protectedPaths: [],
+    profile: "program",
+    mode: ctx.policy.sandbox,
+  });
+  if (!wrapped.sandboxed) await allowUnconfined(ctx, argv, options, wrapped.reason ?? "the sandbox is off");
+  let finalArgv = wrapped.sandboxed ? wrapped.argv : argv;
+  if (wrapped.sandboxed) {
+    // The program and the extra mounts go right before the confinement options at the end.
+    const at = finalArgv.indexOf("--unshare-all");
+    const extra = ["--ro-bind", program, program, ...(options.mounts ? await options.mounts(privateDir) : [])];
+    finalArgv = [...finalArgv.slice(0, at), ...extra, ...finalArgv.slice(at)];
+  }
+  requireFence(ctx.policy.fence, "run", finalArgv[0]);
+  const env = {
+    ...commandEnvironment(ctx.policy.fence, tempDir),
+    NO_COLOR: "1",
+    ...(wrapped.sandboxed ? { HOME: privateDir, TMPDIR: "/tmp" } : {}),
+    ...(options.privateEnv ? await options.privateEnv(privateDir) : {}),
+    ...options.env,
+  };
+  await mkdir(path.dirname(base), { recursive: true });
   const out = await open(`${base}.stdout`, "wx", 0o600);
   const err = await open(`${base}.stderr`, "wx", 0o600);
   let timedOut = false;
   try {
-    const started = await spawnGroup(argv, { cwd: options.cwd, env, stdoutFd: out.fd, stderrFd: err.fd });
-    await Promise.all([out.close(), err.close()]);
+    const started = await spawnGroup(finalArgv, { cwd: options.cwd, env, extraFds: wrapped.fds });
+    const capture = captureOutput(started, { stdout: out, stderr: err }, OUTPUT_LIMIT_BYTES, () => {
+      void started.terminate();
+    });
     const timer = setTimeout(() => {
       timedOut = true;
       void started.terminate();
@@ -109,16 +177,54 @@ export async function runChecker(
     let exit: ProcessExit;
     try {
       exit = await started.exited;
-      await started.terminate();
+      await capture.finished(started.terminate());
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
     }
     ctx.signal.throwIfAborted();
-    const read = async (file: string) => (await peekStream(file, OUTPUT_CAP, file)).text;
-    return { exit, stdout: await read(`${base}.stdout`), stderr: await read(`${base}.stderr`), timedOut };
+    await Promise.all([out.close(), err.close()]);
+    const read = async (file: string) => {
+      try {
+        return (await peekStream(file, OUTPUT_CAP, file)).text;
+      } catch (error) {
+        throw outputUnavailable(file, error);
+      }
+    };
+    return {
+      exit,
+      stdout: await read(`${base}.stdout`),
+      stderr: await read(`${base}.stderr`),
+      timedOut,
+      sandboxed: wrapped.sandboxed,
+    };
   } finally {
     await Promise.allSettled([out.close(), err.close()]);
     await Promise.all([rm(`${base}.stdout`, { force: true }), rm(`${base}.stderr`, { force: true })]);
+    await wrapped.release();
   }
+}
+
+async function allowUnconfined(ctx: ToolContext, argv: string[], options: CheckerOptions, reason: string) {
+  if (options.unconfined === "refuse") throw sandboxUnavailable(reason);
+  const program = path.basename(argv[0]);
+  const outcome = await ctx.session.confirm({
+    title: "Run a checker without the OS sandbox",
+    message: `${program} would run without the OS sandbox (${reason}). It would see every file you can read ` +
+      "and could use the network (registries named in the project's configuration). Run it anyway?",
+    defaultChoice: false,
+    requirePerson: true,
+  }, ctx.signal);
+  if (outcome.choice && outcome.source === "user") return;
+  throw new ToolError(
+    `${program} was not run: it needs the OS sandbox, and the user did not allow running it without`,
+    {
+      code: "permission_denied",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+      recoveryHint: "Do not retry; ask the user to install bubblewrap, or check another way.",
+      details: { program: argv[0], reason },
+    },
+  );
 }

@@ -6,6 +6,8 @@
 
 import * as v from "valibot";
 import path from "node:path";
+import process from "node:process";
+import { realpath, stat } from "node:fs/promises";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
@@ -13,6 +15,26 @@ import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
 import { parseBash } from "../../policy/shell/_parser.ts";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
+import { SPAWN_ENV } from "../../policy/fence.ts";
+
+// The variables the typescript package reads when it loads (6.0).
+const TYPESCRIPT_ENV = [
+  "TSC_WATCHFILE",
+  "TSC_NONPOLLING_WATCHER",
+  "TSC_WATCHDIRECTORY",
+  "TSC_WATCH_POLLINGINTERVAL_LOW",
+  "TSC_WATCH_POLLINGINTERVAL_MEDIUM",
+  "TSC_WATCH_POLLINGINTERVAL_HIGH",
+  "TSC_WATCH_POLLINGCHUNKSIZE_LOW",
+  "TSC_WATCH_POLLINGCHUNKSIZE_MEDIUM",
+  "TSC_WATCH_POLLINGCHUNKSIZE_HIGH",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_LOW",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_MEDIUM",
+  "TSC_WATCH_UNCHANGEDPOLLTHRESHOLDS_HIGH",
+  "NODE_INSPECTOR_IPC",
+  "VSCODE_INSPECTOR_OPTIONS",
+  "NODE_ENV",
+];
 
 /** The languages `check_syntax` knows. */
 export const SYNTAX_LANGUAGES = ["json", "typescript", "tsx", "javascript", "jsx", "bash"] as const;
@@ -143,12 +165,20 @@ async function treeSitterBash(text: string): Promise<SyntaxProblem[]> {
 
 async function checkBash(ctx: ToolContext, file: string, text: string): Promise<[SyntaxProblem[], string]> {
   if (!ctx.policy.fence.query("run", "bash").allowed) return [await treeSitterBash(text), "tree-sitter-bash"];
+  const bash = await findProgram(ctx, "bash");
+  if (bash === undefined) return [await treeSitterBash(text), "tree-sitter-bash"];
   let run;
   try {
-    // -n reads the script without running any of it.
-    run = await runChecker(ctx, ["bash", "-n", "--", file], { cwd: path.dirname(file), timeoutMs: 10_000 });
+    // -n reads the script without running any of it; the sandbox keeps it to the file all the same.
+    run = await runChecker(ctx, [bash, "-n", "--", file], {
+      cwd: path.dirname(file),
+      timeoutMs: 10_000,
+      readable: [file],
+      unconfined: "refuse",
+    });
   } catch (error) {
-    if (error instanceof ToolError && error.code === "spawn_failed") {
+    // Without a sandbox (or a startable bash) the embedded parser judges, and no program starts.
+    if (error instanceof ToolError && (error.code === "spawn_failed" || error.code === "sandbox_unavailable")) {
       return [await treeSitterBash(text), "tree-sitter-bash"];
     }
     throw error;
@@ -169,6 +199,22 @@ async function checkBash(ctx: ToolContext, file: string, text: string): Promise<
     column = (lines[line - 1]?.length ?? 0) + 1;
   }
   return [[{ line, column, message: first[2].trim() }], "bash -n"];
+}
+
+// The real path of `name` on the PATH commands get, or undefined.
+async function findProgram(ctx: ToolContext, name: string): Promise<string | undefined> {
+  const searchPath = ctx.policy.fence.query("env", "PATH").allowed ? process.env.PATH : undefined;
+  for (const dir of (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    if (!path.isAbsolute(dir)) continue;
+    try {
+      const candidate = await realpath(path.join(dir, name));
+      const info = await stat(candidate);
+      if (info.isFile() && (info.mode & 0o111) !== 0) return candidate;
+    } catch {
+      // not here, or not visible under the fence
+    }
+  }
+  return undefined;
 }
 
 function languageOf(file: string, text: string): SyntaxLanguage | undefined {
@@ -216,6 +262,8 @@ export const checkSyntaxTool: Tool<CheckSyntaxArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: ["read", "env"],
+  needs: { read: ["workspace"], env: TYPESCRIPT_ENV },
+  optionalNeeds: { run: ["bash", "bwrap"], signal: true, read: ["temp"], write: ["temp"], env: SPAWN_ENV },
   async run({ path: input, language }, ctx): Promise<CheckSyntaxResult> {
     const file = await readTextFile(ctx, input);
     const chosen = language ?? languageOf(file.path, file.text);

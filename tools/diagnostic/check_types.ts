@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { access, constants, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,9 @@ import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { runChecker } from "./_files.ts";
+import { INHERITED_VARIABLES } from "../cmd/_env.ts";
+import { SPAWN_ENV } from "../../policy/fence.ts";
+import { isExecutableFile } from "../../policy/_executable.ts";
 
 /** Arguments of `check_types`. */
 export interface CheckTypesArgs {
@@ -60,8 +63,7 @@ async function denoExecutable(ctx: ToolContext): Promise<string> {
   for (const dir of searchPath.split(path.delimiter)) {
     if (!path.isAbsolute(dir)) continue;
     try {
-      await access(path.join(dir, "deno"), constants.X_OK);
-      return path.join(dir, "deno");
+      if (await isExecutableFile(path.join(dir, "deno"))) return path.join(dir, "deno");
     } catch {
       // not in this folder
     }
@@ -71,6 +73,47 @@ async function denoExecutable(ctx: ToolContext): Promise<string> {
     recoverable: false,
     recoveryHint: "Check types another way (e.g. run tsc through bash), or ask the user to install Deno.",
   });
+}
+
+// The public downloads of the user's Deno cache (remote modules, npm packages),
+// bound read-only into the checker's private cache; never the rest of it (the
+// emitted code and check caches of the user's other projects).
+async function denoCacheMounts(ctx: ToolContext, privateDenoDir: string): Promise<string[]> {
+  const env = (name: string) => ctx.policy.fence.query("env", name).allowed ? process.env[name] : undefined;
+  const home = env("HOME");
+  const hostDir = env("DENO_DIR") ??
+    (env("XDG_CACHE_HOME") ? path.join(env("XDG_CACHE_HOME")!, "deno") : home ? path.join(home, ".cache", "deno") : "");
+  if (!path.isAbsolute(hostDir)) return [];
+  const args: string[] = [];
+  for (const part of ["remote", "npm"]) {
+    const source = path.join(hostDir, part);
+    try {
+      if (!(await stat(source)).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    args.push("--ro-bind", source, path.join(privateDenoDir, part));
+  }
+  return args;
+}
+
+const FILE_URL = /file:\/\/\/[^\s'"`)]+/g;
+
+// Local modules the output names that lie outside the workspace (and are not the
+// checked file itself): imports the sandbox kept from being read.
+function importsOutside(output: string, ctx: ToolContext, file: string): string[] {
+  const outside = new Set<string>();
+  for (const match of output.matchAll(FILE_URL)) {
+    let local: string;
+    try {
+      local = fileURLToPath(match[0].replace(/:\d+:\d+$/, ""));
+    } catch {
+      continue;
+    }
+    if (local === file || ctx.workspace.areaOf(local) === "workdir") continue;
+    outside.add(local);
+  }
+  return [...outside];
 }
 
 const DIAGNOSTIC = /^(?:error: )?(TS\d+|[A-Za-z]*Error)(?: \[(?:ERROR|WARNING)\])?: (.*)$/;
@@ -105,8 +148,14 @@ export function parseDenoCheckOutput(output: string, shown: (file: string) => st
  * `check_types(path, timeout_s = 120)`: runs `deno check` on a file of the
  * workspace (from the workspace folder, so its deno.json applies) and returns
  * the diagnostics with file, line and column. It type-checks without running
- * the code, but may download the file's remote dependencies into Deno's cache.
- * Under Node it needs a `deno` on PATH and says so clearly when there is none.
+ * the code, confined like a command: under the OS sandbox it sees only its own
+ * binary, the system libraries, the workspace (read-only), and the public
+ * downloads of the Deno cache (read-only); it has no network and runs with
+ * `--cached-only`, so no registry (not even one an `.npmrc` names) is
+ * contacted. An import that leaves the workspace is refused with
+ * `import_outside_workspace`. Without a working sandbox it asks a person
+ * first (`sandbox: "required"`: refused). Under Node it needs a `deno` on
+ * PATH and says so clearly when there is none.
  *
  * Requires `--allow-run` for the deno executable, `--allow-env`, and
  * `--allow-read` / `--allow-write` for the workspace and the temp folder.
@@ -136,16 +185,37 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
   idempotent: true,
   openWorld: true,
   permissions: ["read", "run", "env"],
+  needs: { run: ["deno"], signal: true, read: ["workspace", "temp"], write: ["temp"], env: SPAWN_ENV },
+  optionalNeeds: { run: ["bwrap"], env: INHERITED_VARIABLES },
   async run({ path: input, timeout_s }, ctx): Promise<CheckTypesResult> {
     const file = await ctx.policy.resolveForRead(input);
     if (!(await stat(file)).isFile()) {
       throw new ToolError(`${ctx.workspace.relative(file)} is not a file`, { code: "not_a_file", kind: "semantic" });
     }
-    const deno = await denoExecutable(ctx);
-    const run = await runChecker(ctx, [deno, "check", "--quiet", file], {
+    const deno = await realpath(await denoExecutable(ctx)).catch(() => denoExecutable(ctx));
+    // --cached-only: no registry or server is asked for anything; the sandbox has no network either.
+    const run = await runChecker(ctx, [deno, "check", "--quiet", "--cached-only", file], {
       cwd: ctx.workspace.workdir,
       timeoutMs: timeout_s * 1000,
+      readable: [file],
+      unconfined: "ask",
+      privateEnv: (dir) => ({ DENO_DIR: path.join(dir, "deno"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1" }),
+      mounts: (dir) => denoCacheMounts(ctx, path.join(dir, "deno")),
     });
+    const outside = importsOutside(`${run.stdout}\n${run.stderr}`, ctx, file);
+    if (outside.length > 0) {
+      throw new ToolError(
+        `${ctx.workspace.relative(file)} imports files outside the workspace, which check_types does not read: ` +
+          outside.slice(0, 5).join(", "),
+        {
+          code: "import_outside_workspace",
+          kind: "policy",
+          recoverable: false,
+          recoveryHint: "Check only files whose imports stay inside the workspace.",
+          details: { imports: outside },
+        },
+      );
+    }
     if (run.timedOut) {
       throw new ToolError(`deno check did not finish within ${timeout_s} s`, {
         code: "timeout",

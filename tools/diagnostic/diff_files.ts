@@ -72,6 +72,7 @@ export const diffFilesTool: Tool<DiffFilesArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run({ a, b, context }, ctx): Promise<DiffFilesResult> {
     const [left, right] = await Promise.all([readTextFile(ctx, a), readTextFile(ctx, b)]);
     if (left.text === right.text) return { diff: "", identical: true, added: 0, removed: 0 };

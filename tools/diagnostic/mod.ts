@@ -2,7 +2,9 @@
  * The `diagnostic` group: `check_syntax`, `diff_files`, `check_types`.
  *
  * Requires `--allow-read` for the workspace; `check_syntax` also `--allow-env`
- * (TypeScript) and `--allow-run=bash`; `check_types` `--allow-run` for deno.
+ * for the variables TypeScript reads (and uses bash when it may run it);
+ * `check_types` `--allow-run` (deno, and stopping it) and the temp folder;
+ * `toolfence flags --groups diagnostic` prints them.
  *
  * @module
  */

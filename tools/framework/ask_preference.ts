@@ -84,6 +84,7 @@ export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
   readOnly: true,
   concurrencySafe: false,
   permissions: [],
+  needs: {},
   async run({ question, choices, allow_extra, default_choice }, ctx): Promise<PreferenceAnswer> {
     const duplicates = choices.filter((c, i) => choices.indexOf(c) !== i);
     if (duplicates.length > 0) {

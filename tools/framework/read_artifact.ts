@@ -63,6 +63,7 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: [],
+  needs: {},
   run: ({ id, offset, limit }, ctx): Promise<ArtifactWindow> =>
     readArtifactWindow(ctx.artifacts, id, { offset, limit }),
 });

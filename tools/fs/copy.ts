@@ -64,6 +64,7 @@ export const copyTool: Tool<CopyArgs> = tool({
   destructive: true,
   idempotent: true,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
     const at = await ctx.workspace.resolve(src, { followFinalSymlink: false });
     requireFence(ctx.policy.fence, "read", at.path);

@@ -121,6 +121,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: target, recursive }, ctx) {
     const at = await ctx.workspace.resolve(target, { followFinalSymlink: false });
     if (!at.exists) throw notFound(target, at.path);

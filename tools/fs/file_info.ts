@@ -102,6 +102,7 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run({ path }, ctx) {
     const at = await ctx.workspace.resolve(path, { followFinalSymlink: false });
     requireFence(ctx.policy.fence, "read", at.path);

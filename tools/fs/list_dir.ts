@@ -92,6 +92,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run({ path: dir, details }, ctx) {
     const real = await ctx.policy.resolveForRead(dir);
     let entries: fs.Dirent[];

@@ -45,6 +45,7 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {
     const real = await ctx.policy.resolveForWrite(path, "mkdir", ctx.signal);
     try {

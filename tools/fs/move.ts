@@ -73,6 +73,7 @@ export const moveTool: Tool<MoveArgs> = tool({
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
     const at = await ctx.workspace.resolve(src, { followFinalSymlink: false });
     if (!at.exists) throw notFound(src, at.path);

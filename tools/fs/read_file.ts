@@ -110,6 +110,7 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run(args, ctx) {
     const real = await ctx.policy.resolveForRead(args.path);
     const first = await readOnce(ctx, real, args);

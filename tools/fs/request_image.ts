@@ -124,6 +124,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run({ src }, ctx): Promise<RequestImageResult> {
     const file = await ctx.policy.resolveForRead(src);
     const shown = ctx.workspace.relative(file);

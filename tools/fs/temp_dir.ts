@@ -35,6 +35,7 @@ export const tempDirTool: Tool<TempDirArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read", "write"],
+  needs: { read: ["temp"], write: ["temp"] },
   async run(_args, ctx) {
     return { path: await ctx.workspace.tempDir() };
   },

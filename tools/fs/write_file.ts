@@ -114,6 +114,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   destructive: true,
   idempotent: true,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {
     const probe = await ctx.workspace.resolve(path);
     const existed = probe.exists && (await existingType(probe.path, path, ctx)) === "file";

@@ -233,6 +233,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
     const dir = await ctx.policy.resolveForRead(directory);
     const dirStat = await lstatOrUndefined(dir, directory);

@@ -196,6 +196,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],
+  needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {
     const probe = await ctx.workspace.resolve(path);
     if (!probe.exists) throw notFound(path, probe.path, "To create a new file, use write_file.");

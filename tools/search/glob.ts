@@ -103,6 +103,7 @@ export const globTool: Tool<GlobArgs> = tool({
   destructive: false,
   idempotent: true,
   permissions: ["read"],
+  needs: { read: ["workspace"] },
   async run({ pattern, path, type, skip_ignored, max_results }, ctx) {
     const glob = pathGlob(pattern);
     const root = await searchRoot(ctx, path);

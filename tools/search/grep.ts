@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
-import { requireFence } from "../../policy/fence.ts";
+import { requireFence, SPAWN_ENV } from "../../policy/fence.ts";
 import { CHUNK_BYTES, type LineHit, searchFile, yieldEvery } from "./_file_search.ts";
 import { type FileFilter, fileFilter } from "./_globs.ts";
 import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
@@ -303,6 +303,9 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
     // `run` is optional: without it the built-in engine searches, so the tool
     // must stay listed under a fence that closes `run`.
     permissions: ["read"],
+    needs: { read: ["workspace"] },
+    // ripgrep is looked for on PATH, then in the usual places.
+    optionalNeeds: { run: ["rg"], env: [...SPAWN_ENV, "PATH"] },
     async run(args, ctx) {
       const pattern = compilePattern(args.pattern, { regex: args.regex, caseSensitive: args.case_sensitive });
       const filter = args.glob === undefined ? undefined : fileFilter(args.glob);

@@ -86,6 +86,7 @@ export const datetimeTool: Tool<DatetimeArgs> = tool({
   }),
   readOnly: true,
   permissions: [],
+  needs: {},
   run({ time_zone }): DatetimeResult {
     const now = new Date();
     // The zone is kept as the caller wrote it: ICU would rename some (Asia/Kolkata to Asia/Calcutta).

@@ -37,6 +37,7 @@ export const sleepTool: Tool<SleepArgs> = tool({
   readOnly: true,
   idempotent: true,
   permissions: [],
+  needs: {},
   run({ seconds }, ctx): Promise<{ slept_ms: number }> {
     const started = performance.now();
     return new Promise((resolve, reject) => {

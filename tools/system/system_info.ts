@@ -57,6 +57,8 @@ export const systemInfoTool: Tool<Record<string, never>> = tool({
   readOnly: true,
   idempotent: true,
   permissions: [],
+  needs: {},
+  optionalNeeds: { sys: ["osRelease", "cpus"] },
   run(): SystemInfo {
     const intl = Intl.DateTimeFormat().resolvedOptions();
     const release = sysFact("osRelease", () => os.release());

@@ -1,0 +1,24 @@
+/**
+ * Finding programs on disk without `access(X_OK)`: under Deno, `node:fs`'s
+ * `access` with `X_OK` asks for the process's uid (`--allow-sys=uid`) inside
+ * its promise machinery, and without that grant the error escapes every
+ * `try`/`catch` and the promise never settles ("Top-level await promise never
+ * resolved"). `stat` needs only read access and fails the ordinary way.
+ *
+ * @module
+ */
+
+import { stat } from "node:fs/promises";
+
+/**
+ * Whether `file` is a regular file with an execute bit set. Throws what `stat`
+ * throws (a missing file, or the runtime's own refusal, which the caller tells
+ * apart with `isRuntimePermissionError`), never the uncatchable error of
+ * `access(X_OK)`.
+ *
+ * Requires `--allow-read` for `file`.
+ */
+export async function isExecutableFile(file: string): Promise<boolean> {
+  const info = await stat(file);
+  return info.isFile() && (info.mode & 0o111) !== 0;
+}

@@ -1,0 +1,538 @@
+/**
+ * The bubblewrap mounts that keep secrets out of a sandbox and protected
+ * paths read-only inside it: every home folder masked (the caller's own
+ * replaced by an empty private one), credential files and folders elsewhere
+ * masked, `/run` hidden, and the protected paths of the workspace bound
+ * read-only, with read-only placeholders where they do not exist yet.
+ *
+ * @module
+ */
+import { constants as fsConstants } from "node:fs";
+import fsp, { type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
+import { isWithin } from "./_paths.ts";
+import { isProtectedPath } from "./protected_paths.ts";
+import { isRuntimePermissionError } from "./_runtime_permissions.ts";
+
+// Masked even when the runtime does not let us look (a narrow --allow-read):
+// they exist on every Linux system, and a mask must fail closed.
+const ALWAYS_PRESENT_FOLDERS = new Set(["/home", "/root", "/run"]);
+const ALWAYS_PRESENT_FILES = new Set(["/etc/shadow"]);
+
+/**
+ * Credential files outside the home folders: password hashes, ssh host keys,
+ * Kerberos keytabs, VPN and dial-up secrets. Each that exists is replaced by an
+ * empty read-only file.
+ */
+export const MASKED_FILES: readonly string[] = Object.freeze([
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  "/etc/krb5.keytab",
+  "/etc/ipsec.secrets",
+  "/etc/ppp/chap-secrets",
+  "/etc/ppp/pap-secrets",
+  "/etc/sudoers",
+]);
+
+/**
+ * Credential folders outside the home folders: TLS private keys, network and
+ * VPN secrets, container and orchestration secrets, backups of the password
+ * files. Each that exists is replaced by an empty read-only folder. `/run`
+ * (`/var/run`) is hidden as a whole: it holds the sockets of the container
+ * engine, the session bus, ssh and gpg agents, and mounted secrets.
+ */
+export const MASKED_FOLDERS: readonly string[] = Object.freeze([
+  "/home",
+  "/root",
+  "/run",
+  "/var/run",
+  "/etc/ssl/private",
+  "/etc/NetworkManager/system-connections",
+  "/etc/wireguard",
+  "/etc/docker",
+  "/etc/letsencrypt",
+  "/etc/pki/tls/private",
+  "/var/backups",
+  "/var/lib/docker",
+  "/var/lib/containerd",
+  "/var/lib/kubelet",
+  "/var/lib/sss",
+  "/var/lib/postgresql",
+  "/var/lib/mysql",
+  "/var/mail",
+  "/var/spool/mail",
+  "/var/spool/cron",
+]);
+
+// Folders a command needs to run at all; a home folder at or above one of them
+// (`/`, `/bin`, `/usr/sbin` for system accounts) is left alone.
+const SYSTEM_FOLDERS = [
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib64",
+  "/usr/bin",
+  "/usr/sbin",
+  "/usr/lib",
+  "/usr/lib64",
+  "/usr/share",
+  "/usr/local/bin",
+  "/usr/local/lib",
+  "/etc",
+  "/dev",
+  "/proc",
+  "/sys",
+  "/tmp",
+  "/var/tmp",
+];
+
+async function kind(p: string): Promise<"file" | "dir" | "link" | "other" | undefined> {
+  try {
+    const info = await fsp.lstat(p);
+    if (info.isSymbolicLink()) return "link";
+    if (info.isDirectory()) return "dir";
+    return info.isFile() ? "file" : "other";
+  } catch {
+    return undefined;
+  }
+}
+
+/** The caller's home folder, when the runtime lets us read `HOME`. */
+export function homeFolder(): string | undefined {
+  try {
+    const home = process.env.HOME;
+    return home && path.isAbsolute(home) ? path.normalize(home) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Every home folder of /etc/passwd, except those of system accounts that are
+// system folders themselves.
+async function passwdHomes(): Promise<string[]> {
+  let text = "";
+  try {
+    text = await fsp.readFile("/etc/passwd", "utf8");
+  } catch {
+    return [];
+  }
+  const homes: string[] = [];
+  for (const line of text.split("\n")) {
+    const home = line.split(":")[5];
+    if (!home || !path.isAbsolute(home)) continue;
+    const clean = path.normalize(home);
+    if (SYSTEM_FOLDERS.some((system) => isWithin(system, clean))) continue; // at or above a system folder
+    homes.push(clean);
+  }
+  return homes;
+}
+
+// The ssh host keys (private halves) in /etc/ssh.
+async function sshHostKeys(): Promise<string[]> {
+  try {
+    return (await fsp.readdir("/etc/ssh"))
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => path.join("/etc/ssh", name));
+  } catch {
+    return [];
+  }
+}
+
+/** What the secret masks are, for {@linkcode secretMounts} and the documentation. */
+export interface SecretMasks {
+  /** Folders replaced by an empty read-only folder. */
+  folders: string[];
+  /** Files replaced by an empty read-only file. */
+  files: string[];
+  /** The caller's home folder, replaced by an empty writable private folder. */
+  home?: string;
+}
+
+/**
+ * The masks that apply on this machine: every existing folder of
+ * {@linkcode MASKED_FOLDERS}, every home folder named in `/etc/passwd` (but
+ * not system folders), the caller's home, every existing file of
+ * {@linkcode MASKED_FILES} and the ssh host keys. Folders that are symlinks
+ * are masked at their target.
+ */
+export function secretMasks(): Promise<SecretMasks> {
+  // Looked up again after a few seconds: the folders of a machine rarely change,
+  // and /home and /root are masked whole whatever appears in them.
+  const home = homeFolder();
+  const now = Date.now();
+  if (cachedMasks === undefined || cachedMasks.home !== home || now - cachedMasks.at > MASK_CACHE_MS) {
+    cachedMasks = { home, at: now, masks: findSecretMasks(home) };
+    cachedMasks.masks.catch(() => cachedMasks = undefined);
+  }
+  return cachedMasks.masks;
+}
+
+const MASK_CACHE_MS = 10_000;
+let cachedMasks: { home: string | undefined; at: number; masks: Promise<SecretMasks> } | undefined;
+
+async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
+  const folders = new Set<string>();
+  for (const candidate of [...MASKED_FOLDERS, ...await passwdHomes()]) {
+    let real: string;
+    try {
+      real = await fsp.realpath(candidate);
+    } catch (error) {
+      if (isRuntimePermissionError(error) && ALWAYS_PRESENT_FOLDERS.has(candidate)) folders.add(candidate);
+      continue;
+    }
+    if (real === "/" || SYSTEM_FOLDERS.some((system) => isWithin(system, real))) continue;
+    if ((await kind(real)) === "dir") folders.add(real);
+  }
+  const files: string[] = [];
+  for (const file of [...MASKED_FILES, ...await sshHostKeys()]) {
+    try {
+      if ((await fsp.lstat(file)).isFile()) files.push(file);
+    } catch (error) {
+      if (isRuntimePermissionError(error) && ALWAYS_PRESENT_FILES.has(file)) files.push(file);
+    }
+  }
+  // A mask inside another is redundant: the outer one hides it already.
+  const outermost = [...folders].filter((f) => ![...folders].some((o) => o !== f && isWithin(f, o)));
+  let realHome: string | undefined;
+  if (home !== undefined && home !== "/") {
+    try {
+      realHome = await fsp.realpath(home);
+      if ((await kind(realHome)) !== "dir") realHome = undefined;
+    } catch (error) {
+      // Unreadable under the runtime's fence: mask it as named.
+      realHome = isRuntimePermissionError(error) ? home : undefined;
+    }
+    if (realHome !== undefined && SYSTEM_FOLDERS.some((s) => isWithin(s, realHome!))) realHome = undefined;
+  }
+  return { folders: outermost.sort(), files, home: realHome };
+}
+
+/**
+ * The bubblewrap arguments for `masks`, in two parts: `before` goes right after
+ * the root mounts (the masks, so that binds of the workspace and temp dir below
+ * a mask come after and stay visible), `after` at the end (the masks made
+ * read-only once the binds below them exist).
+ */
+export function secretMountArgs(masks: SecretMasks): { before: string[]; after: string[] } {
+  const before: string[] = [];
+  const after: string[] = [];
+  for (const folder of masks.folders) {
+    // The home folder gets its own writable mask below.
+    if (folder === masks.home) continue;
+    before.push("--perms", "0755", "--tmpfs", folder);
+    after.push("--remount-ro", folder);
+  }
+  for (const file of masks.files) before.push("--ro-bind", "/dev/null", file);
+  if (masks.home !== undefined) before.push("--perms", "0700", "--tmpfs", masks.home);
+  return { before, after };
+}
+
+// Protected-path mounts ------------------------------------------------------
+
+const WALK_MAX_ENTRIES = 20_000;
+const WALK_MAX_DEPTH = 8;
+// Folders whose contents are never protected paths and can be huge: packages,
+// and git's object store, refs and logs.
+const WALK_SKIPPED = new Set(["node_modules"]);
+const GIT_SKIPPED = new Set(["objects", "lfs", "logs", "refs"]);
+const PROBE_CHILD = "toolfence-probe-child";
+const GLOB_CHARS = /[*?[\]{}!()+@]/;
+
+/** One protected-path mount. */
+export interface ProtectedMount {
+  /** Absolute path. */
+  path: string;
+  /**
+   * `read-only`: bound read-only (the path and everything under it);
+   * `pinned`: a folder bound onto itself, so that it cannot be moved, removed
+   * or replaced, while the protected paths below it get their own mounts.
+   */
+  how: "read-only" | "pinned";
+  /** A placeholder this process created for a path that did not exist. */
+  placeholder?: "file" | "dir";
+  /**
+   * The entry, opened without following a link: bubblewrap binds this open
+   * file, never a path that a racing process could have swapped for a link.
+   */
+  handle?: FileHandle;
+}
+
+const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = fsConstants;
+
+// Opens `mount.path` without following a final link; undefined when it is gone or a link now.
+async function openMount(mount: ProtectedMount, isDir: boolean): Promise<ProtectedMount | undefined> {
+  try {
+    const handle = await fsp.open(mount.path, O_RDONLY | O_NOFOLLOW | (isDir ? O_DIRECTORY : 0));
+    return { ...mount, handle };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Closes the handles of `mounts`. */
+export async function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
+  await Promise.allSettled(mounts.map((m) => m.handle?.close()));
+}
+
+// Whether everything below `rel` is protected (a folder pattern such as
+// `.vscode/**`), or only the entry itself (`**/.git`).
+function wholeFolder(rel: string, patterns: readonly string[]): boolean {
+  return isProtectedPath(`${rel}/${PROBE_CHILD}`, patterns);
+}
+
+// Every existing protected path of the workspace, found by a bounded walk, and
+// every protected entry seen (links and other entries too, which get no mount).
+async function existingProtected(
+  root: string,
+  patterns: readonly string[],
+): Promise<{ mounts: ProtectedMount[]; seen: Set<string> }> {
+  const found: ProtectedMount[] = [];
+  const seenProtected = new Set<string>();
+  let seen = 0;
+  const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
+  while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
+    const { rel, depth } = queue.shift()!;
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = await fsp.readdir(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (++seen > WALK_MAX_ENTRIES) break;
+      const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      const abs = path.join(root, childRel);
+      if (isProtectedPath(childRel, patterns)) {
+        seenProtected.add(abs);
+        if (entry.isDirectory() && !wholeFolder(childRel, patterns)) {
+          found.push({ path: abs, how: "pinned" });
+        } else if (entry.isDirectory() || entry.isFile()) {
+          found.push({ path: abs, how: "read-only" });
+          continue;
+        } else {
+          // A symlink (or socket, fifo) cannot be mounted over; its folder stays writable.
+          continue;
+        }
+      }
+      const skipped = WALK_SKIPPED.has(entry.name) || (path.basename(rel) === ".git" && GIT_SKIPPED.has(entry.name));
+      if (entry.isDirectory() && depth + 1 < WALK_MAX_DEPTH && !skipped) {
+        queue.push({ rel: childRel, depth: depth + 1 });
+      }
+    }
+  }
+  return { mounts: found, seen: seenProtected };
+}
+
+// The concrete paths at the workspace root that the patterns name: `**/.npmrc`
+// gives `.npmrc`, `**/.vscode/**` the folder `.vscode`; patterns with other
+// wildcards name no single path.
+function rootCandidates(patterns: readonly string[]): { rel: string; dir: boolean }[] {
+  const out = new Map<string, boolean>();
+  for (const pattern of patterns) {
+    let p = pattern;
+    while (p.startsWith("**/")) p = p.slice(3);
+    const dir = p.endsWith("/**");
+    if (dir) p = p.slice(0, -3);
+    if (p === "" || GLOB_CHARS.test(p) || p.split("/").some((c) => c === "" || c === "." || c === "..")) continue;
+    out.set(p, (out.get(p) ?? false) || dir);
+  }
+  return [...out].map(([rel, dir]) => ({ rel, dir }));
+}
+
+/** The protected-path mounts of a sandbox, and the missing protected paths to watch. */
+export interface ProtectedPlan {
+  /** Mounts, parents before children. */
+  mounts: ProtectedMount[];
+  /** Absolute protected paths at the workspace root that do not exist yet and cannot be covered by a mount. */
+  watched: string[];
+  /** The workspace root and patterns, and every protected entry that existed before the command. */
+  before?: { root: string; patterns: readonly string[]; seen: Set<string> };
+}
+
+/**
+ * The mounts that make the protected paths of `root` read-only: every
+ * existing one (found by a walk of at most 20,000 entries and 8 levels,
+ * skipping `node_modules` and git's object store). A protected path the
+ * patterns name at the root that does not exist yet is covered when it would
+ * lie inside an existing protected folder (`.git/hooks` in `.git`): a
+ * placeholder (an empty file for a file pattern, an empty folder otherwise) is
+ * created there, exclusively, and bound read-only; git and directory listings
+ * of the workspace never show it. Any other missing one (`.npmrc`, `.vscode`
+ * at the root) cannot be covered without leaving visible empty files in the
+ * workspace, so it is returned in `watched`, for {@linkcode quarantineCreated}
+ * to move away if the command creates it. Placeholders must be released with
+ * {@linkcode releasePlaceholders} once the sandbox has ended.
+ */
+export async function protectedMounts(
+  root: string,
+  patterns: readonly string[],
+  options: { placeholders: boolean },
+): Promise<ProtectedPlan> {
+  const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
+  if (patterns.length === 0) return { mounts: [], watched: [] };
+  const mounts = new Map<string, ProtectedMount>();
+  const existing = await existingProtected(root, patterns);
+  for (const mount of existing.mounts) {
+    const opened = await openMount(mount, mount.how === "pinned" || (await kind(mount.path)) === "dir");
+    if (opened !== undefined) mounts.set(mount.path, opened);
+  }
+  if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
+  // File placeholders first, so that a folder pattern at the same path wins.
+  const candidates = rootCandidates(patterns).sort((a, b) => Number(a.dir) - Number(b.dir));
+  const wanted = new Map<string, "file" | "dir">();
+  const parents = new Map<string, FileHandle>();
+  const watched: string[] = [];
+  for (const { rel, dir } of candidates) {
+    const parts = rel.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const abs = path.join(root, ...parts.slice(0, i + 1));
+      const found = await kind(abs);
+      if (found === "dir") continue;
+      if (found === undefined && !mounts.has(abs)) {
+        const parentRel = parts.slice(0, i).join("/");
+        const parent = mounts.get(path.join(root, parentRel));
+        if (parentRel !== "" && parent?.how === "pinned" && parent.handle !== undefined) {
+          const asFile = i === parts.length - 1 && !dir;
+          wanted.set(abs, asFile && wanted.get(abs) !== "dir" ? "file" : "dir");
+          parents.set(abs, parent.handle);
+        } else {
+          watched.push(path.join(root, rel));
+        }
+      }
+      // Found a file, link or other: a missing path below it cannot be created anyway,
+      // or (a link) it is not ours to cover.
+      break;
+    }
+  }
+  for (const [abs, type] of wanted) {
+    // Made through the open parent folder, so that a parent swapped for a link meanwhile is not followed.
+    const made = await acquirePlaceholder(abs, type, parents.get(abs)!);
+    const opened = made && await openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
+    if (opened) mounts.set(abs, opened);
+    else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);
+    // Not made (the runtime may not write there, or something appeared): the walk after the command looks.
+  }
+  return { mounts: [...mounts.values()].sort(byDepth), watched, before: { root, patterns, seen: existing.seen } };
+}
+
+/** A protected path a sandboxed command created, and where it was moved. */
+export interface QuarantinedPath {
+  /** Where the command created it. */
+  path: string;
+  /** Where it is now. */
+  movedTo: string;
+}
+
+/**
+ * Moves every protected path the sandboxed command created into the folder
+ * `quarantine`, so that nothing it wrote there steers a program later: the
+ * watched root paths that exist now, and any protected path a second walk of
+ * the workspace finds that the first did not. Returns what was moved.
+ */
+export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
+  const moved: QuarantinedPath[] = [];
+  const candidates = new Set(plan.watched);
+  if (plan.before !== undefined) {
+    // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
+    const { root, patterns, seen } = plan.before;
+    const now = await existingProtected(root, patterns);
+    for (const entry of now.seen) {
+      if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
+    }
+  }
+  // Outermost first; whatever lies inside a moved folder moves with it.
+  const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
+  for (const file of ordered) {
+    if (moved.some((m) => isWithin(file, m.path))) continue;
+    if ((await kind(file)) === undefined) continue;
+    await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
+    const target = path.join(
+      quarantine,
+      `${Date.now()}-${Math.random().toString(36).slice(2, 8)}-${path.basename(file)}`,
+    );
+    try {
+      await fsp.rename(file, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") continue; // gone meanwhile, or cannot move: next
+      try {
+        await fsp.cp(file, target, { recursive: true, verbatimSymlinks: true });
+        await fsp.rm(file, { recursive: true, force: true });
+      } catch {
+        continue;
+      }
+    }
+    moved.push({ path: file, movedTo: target });
+  }
+  return moved;
+}
+
+/**
+ * The bubblewrap arguments for protected mounts (parents before children),
+ * binding each mount's open handle, and the descriptors to pass to bubblewrap
+ * in that order as its descriptors `firstFd`, `firstFd + 1`, ...
+ */
+export function protectedMountArgs(
+  mounts: readonly ProtectedMount[],
+  firstFd: number,
+): { args: string[]; fds: number[] } {
+  const args: string[] = [];
+  const fds: number[] = [];
+  for (const m of mounts) {
+    if (m.handle === undefined) continue;
+    args.push(m.how === "pinned" ? "--bind-fd" : "--ro-bind-fd", String(firstFd + fds.length), m.path);
+    fds.push(m.handle.fd);
+  }
+  return { args, fds };
+}
+
+// Placeholders shared by sandboxes running at once, with how many use each.
+const placeholders = new Map<string, { count: number; type: "file" | "dir"; ino: number }>();
+
+async function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandle): Promise<boolean> {
+  const held = placeholders.get(abs);
+  if (held !== undefined) {
+    const now = await fsp.lstat(abs).catch(() => undefined);
+    if (now !== undefined && now.ino === held.ino) {
+      held.count++;
+      return true;
+    }
+    placeholders.delete(abs);
+  }
+  try {
+    // Never follows a link, never takes over an existing entry: `wx` and mkdir fail on anything there.
+    const through = `/proc/self/fd/${parent.fd}/${path.basename(abs)}`;
+    if (type === "file") await (await fsp.open(through, "wx", 0o444)).close();
+    else await fsp.mkdir(through, { mode: 0o555 });
+    const info = await fsp.lstat(through);
+    placeholders.set(abs, { count: 1, type, ino: info.ino });
+    return true;
+  } catch {
+    // Appeared meanwhile, or the parent is not writable: nothing to cover, or nothing the sandbox can create.
+    return false;
+  }
+}
+
+/**
+ * Removes the placeholders of `mounts` that no other running sandbox uses,
+ * when they are still the empty entries this process created.
+ */
+export async function releasePlaceholders(mounts: readonly ProtectedMount[]): Promise<void> {
+  for (const mount of mounts) {
+    if (mount.placeholder === undefined) continue;
+    const held = placeholders.get(mount.path);
+    if (held === undefined || --held.count > 0) continue;
+    placeholders.delete(mount.path);
+    try {
+      const info = await fsp.lstat(mount.path);
+      if (info.ino !== held.ino) continue;
+      if (held.type === "file" && info.isFile() && info.size === 0) await fsp.unlink(mount.path);
+      if (held.type === "dir" && info.isDirectory()) await fsp.rmdir(mount.path);
+    } catch {
+      // Gone already, or someone put something in it: it is theirs now.
+    }
+  }
+}

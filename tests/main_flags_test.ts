@@ -1,0 +1,331 @@
+// `main.ts flags` prints exactly what the served tools need: each built-in
+// group (and all of them at once) is served by a real `deno run` under exactly
+// the printed flags, a real MCP client (the official SDK over stdio) lists the
+// tools, and every tool of the group is called. Every tool must be listed,
+// and every call must end in time and never with `fence_denied`.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import "../tools/mod.ts";
+import { printedFlags, runNarrow } from "./policy/_narrow_run.ts";
+import { denoFlagsForNeeds } from "../policy/fence.ts";
+import fc from "fast-check";
+import { toolGroup, toolGroupNames } from "../core/groups.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const MAIN = join(ROOT, "main.ts");
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
+const run = promisify(execFile);
+// No single call may take longer (check_types starts deno check; bash_wait waits for a job).
+const CALL_TIMEOUT_MS = 90_000;
+
+interface ResultMeta {
+  status: string;
+  errorCode?: string;
+  errorKind?: string;
+}
+
+interface Call {
+  name: string;
+  args: Record<string, unknown> | ((previous: Map<string, string>) => Record<string, unknown>);
+  /** Error codes that are the right answer here (anything else must succeed). */
+  accept?: (previous: Map<string, string>) => string[];
+}
+
+/** Every built-in tool, called once (in this order: later calls use what earlier ones made). */
+const CALLS: Call[] = [
+  { name: "temp_dir", args: {} },
+  { name: "list_dir", args: { path: "." } },
+  { name: "file_info", args: { path: "a.txt" } },
+  { name: "read_file", args: { path: "a.txt" } },
+  { name: "write_file", args: { path: "new.txt", content: "new\n" } },
+  { name: "copy", args: { src: "a.txt", dst: "copy.txt" } },
+  { name: "move", args: { src: "new.txt", dst: "moved.txt" } },
+  { name: "mkdir", args: { path: "made/deeper" } },
+  { name: "delete", args: { path: "b-copy.txt" } },
+  { name: "glob", args: { pattern: "**/*.txt" } },
+  { name: "grep", args: { pattern: "hello" } },
+  { name: "edit_file", args: { path: "a.txt", old_text: "world", new_text: "earth" } },
+  { name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: patched.txt\n+patched\n*** End Patch\n" } },
+  { name: "bash", args: { command: "echo hi && cat a.txt", timeout_s: 60 } },
+  // More than it may show: the whole output becomes an artifact for read_artifact.
+  { name: "bash", args: { command: "cat long.txt", max_output_chars: 500 } },
+  { name: "bash_background", args: { command: "echo background" } },
+  { name: "bash_wait", args: (p) => ({ id: p.get("job")!, timeout_s: 30 }) },
+  { name: "bash_read", args: (p) => ({ id: p.get("job")! }) },
+  { name: "bash_list", args: {} },
+  { name: "bash_stop", args: (p) => ({ id: p.get("job")! }) },
+  { name: "system_info", args: {} },
+  { name: "datetime", args: {} },
+  { name: "sleep", args: { seconds: 0.05 } },
+  { name: "ask_preference", args: { question: "Which one?", choices: ["left", "right"] } },
+  // Served alone, the framework group has nothing that makes an artifact, so the id is unknown.
+  {
+    name: "read_artifact",
+    args: (p) => ({ id: p.get("artifact") ?? `sha256:${"0".repeat(64)}` }),
+    accept: (p) => p.has("artifact") ? [] : ["unknown_artifact"],
+  },
+  { name: "check_syntax", args: { path: "src/x.ts" } },
+  { name: "diff_files", args: { a: "a.txt", b: "b.txt" } },
+  { name: "check_types", args: { path: "src/x.ts", timeout_s: 80 } },
+];
+
+async function makeWorkspace(top: string): Promise<string> {
+  const workspace = join(top, "W");
+  await mkdir(join(workspace, "src"), { recursive: true });
+  await writeFile(join(workspace, "a.txt"), "hello\nworld\n");
+  await writeFile(join(workspace, "b.txt"), "hello\nthere\n");
+  await writeFile(join(workspace, "b-copy.txt"), "to delete\n");
+  await writeFile(join(workspace, "src", "x.ts"), "export const x: number = 1;\n");
+  await writeFile(join(workspace, "s.sh"), "echo hi\n");
+  await writeFile(join(workspace, "long.txt"), "0123456789\n".repeat(300));
+  return workspace;
+}
+
+async function flagsFor(workspace: string, tempDir: string, groups: string): Promise<string[]> {
+  const flags = await printedFlags(workspace, tempDir, groups.split(","));
+  assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), "never -A");
+  assert.ok(flags.includes("--no-prompt"), "a flag the fence did not foresee must fail, not wait for a terminal");
+  return flags;
+}
+
+// The person behind the client says yes to everything, with the suggested answer.
+function answer(request: { params: Record<string, unknown> }): ElicitResult {
+  const schema = request.params.requestedSchema as { properties: { answer: Record<string, unknown> } };
+  const field = schema.properties.answer;
+  if (field.type === "boolean") return { action: "accept", content: { answer: true } };
+  const first = (field.oneOf as { const: string }[] | undefined)?.[0]?.const;
+  return { action: "accept", content: { answer: (field.default as string | undefined) ?? first ?? "yes" } };
+}
+
+function metaOf(result: CallToolResult): ResultMeta {
+  return (result._meta as Record<string, ResultMeta>)["toolfence/result"];
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/** What a test gets while `main.ts serve` runs under chosen flags in a fresh workspace. */
+interface Served {
+  client: Client;
+  flags: string[];
+  stderr: string[];
+}
+
+/**
+ * Serves `groups` on a fresh workspace under the printed flags changed by
+ * `adjust`, connects a real MCP client, runs `use`, and checks that the
+ * session left nothing in its temp folder.
+ */
+async function served(
+  groups: string,
+  adjust: (flags: string[]) => string[],
+  use: (served: Served) => Promise<void>,
+): Promise<void> {
+  const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-flags-")));
+  try {
+    const workspace = await makeWorkspace(top);
+    const tempDir = join(top, "tmp");
+    await mkdir(tempDir);
+    const flags = adjust(await flagsFor(workspace, tempDir, groups));
+    const transport = new StdioClientTransport({
+      command: DENO,
+      args: ["run", ...flags, MAIN, "serve", "--workspace", workspace, "--groups", groups, "--temp-dir", tempDir],
+      cwd: ROOT,
+      stderr: "pipe",
+    });
+    const stderr: string[] = [];
+    transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)));
+    const client = new Client({ name: "toolfence-flags-test", version: "1.0.0" }, {
+      capabilities: { elicitation: {} },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
+    await client.connect(transport);
+    try {
+      await use({ client, flags, stderr });
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(await readdir(tempDir), [], "the session left its temp dir behind, or a refused call made one");
+  } finally {
+    await rm(top, { recursive: true, force: true });
+  }
+}
+
+async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
+  await served(groups, adjust, async ({ client, flags, stderr }) => {
+    // Tools that need a model capability (request_image: vision) are for clients that declare it.
+    const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
+      .map((t) => t.name);
+    const listed = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
+    const previous = new Map<string, string>();
+    for (const call of CALLS.filter((c) => names.includes(c.name))) {
+      const args = typeof call.args === "function" ? call.args(previous) : call.args;
+      const started = performance.now();
+      const result = await client.callTool({ name: call.name, arguments: args }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      }) as CallToolResult;
+      const meta = metaOf(result);
+      const text = textOf(result);
+      const context = `${call.name} ${JSON.stringify(args)} under ${flags.join(" ")}: ${text}\n${stderr.join("")}`;
+      assert.notEqual(meta.errorCode, "fence_denied", context);
+      if (meta.status !== "success") {
+        assert.ok(call.accept?.(previous).includes(meta.errorCode ?? "") ?? false, context);
+      }
+      assert.ok(performance.now() - started < CALL_TIMEOUT_MS, context);
+      if (call.name === "bash_background") previous.set("job", /"id":\s*"([^"]+)"/.exec(text)?.[1] ?? "");
+      const artifact = /sha256:[0-9a-f]{64}/.exec(text)?.[0];
+      if (artifact) previous.set("artifact", artifact);
+    }
+    if (names.includes("bash")) assert.ok(previous.has("artifact"), "the long bash output became an artifact");
+  });
+}
+
+describe("each group served under exactly the flags `main.ts flags` prints", { timeout: 600_000 }, () => {
+  const known = toolGroupNames();
+
+  test("every built-in tool has a call here", () => {
+    const called = new Set(CALLS.map((c) => c.name));
+    for (const group of known) {
+      // request_image needs a vision model, which no MCP client declares to toolfence.
+      for (const t of toolGroup(group).filter((t) => !t.requires?.length)) {
+        assert.ok(called.has(t.name), `no call for ${t.name}`);
+      }
+    }
+  });
+
+  for (const group of ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic"]) {
+    test(`${group}: listed and callable`, async () => {
+      await serveAndCallAll(group);
+    });
+  }
+
+  test("all groups at once", async () => {
+    await serveAndCallAll(toolGroupNames().join(","));
+  });
+
+  // With reads of every path, node:fs's access(X_OK) under Deno asks for the uid and, without
+  // --allow-sys=uid, fails outside its promise: a call that used it would never settle.
+  test("all groups with a broad --allow-read and no --allow-sys=uid: every call settles", async () => {
+    await serveAndCallAll(
+      toolGroupNames().join(","),
+      (flags) => ["--allow-read", ...flags.filter((f) => !f.startsWith("--allow-read="))],
+    );
+  });
+});
+
+// The npm build has no deno.json and no tasks.
+const noTasks = existsSync(join(ROOT, "deno.json")) ? false : "the npm build has no deno.json tasks";
+
+describe("the printed flags are exactly enough", () => {
+  // Random sets of groups: under the printed flags every tool is listed; without any one flag
+  // that some tool cannot run without, some tool is hidden; a flag only for what tools use when
+  // granted (bubblewrap, system facts, inherited variables) hides nothing.
+  const combos = [
+    toolGroupNames(),
+    ...fc.sample(fc.subarray(toolGroupNames(), { minLength: 1 }), { numRuns: 4, seed: 13 }),
+  ];
+  for (const groups of combos) {
+    test(`groups ${groups.join(",")}`, async () => {
+      const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-exact-")));
+      try {
+        const workdir = await makeWorkspace(top);
+        const tempParent = join(top, "tmp");
+        await mkdir(tempParent);
+        const tools = groups.flatMap((g) => toolGroup(g)).filter((t) => !t.requires?.length);
+        const all = tools.map((t) => t.name);
+        const flags = await flagsFor(workdir, tempParent, groups.join(","));
+        const probe = (f: string[]) => runNarrow(f, { workdir, tempParent, groups, calls: [] });
+        assert.deepEqual((await probe(flags)).listed, all, flags.join(" "));
+        const required = new Set(
+          denoFlagsForNeeds(tools.map((t) => t.needs ?? {}), { workspace: workdir, tempParent })
+            .map((f) => f.split("=")[0]),
+        );
+        // Without reads of the workspace no session starts at all.
+        for (const flag of flags.filter((f) => f !== "--no-prompt" && !f.startsWith("--allow-read="))) {
+          const name = flag.split("=")[0];
+          const { listed } = await probe(flags.filter((f) => f !== flag));
+          if (required.has(name)) {
+            assert.ok(listed.length < all.length, `without ${flag} everything is still listed`);
+          } else {
+            assert.deepEqual(listed, all, `${flag} serves only optional needs, yet without it some tool is hidden`);
+          }
+        }
+      } finally {
+        await rm(top, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe("a client calling what the flags do not cover", () => {
+  test("served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag", async () => {
+    const withoutRun = (flags: string[]) => flags.filter((f) => f !== "--allow-run");
+    await served("fs,cmd,diagnostic", withoutRun, async ({ client, stderr }) => {
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
+        assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
+      }
+      assert.ok(!listed.includes("check_types"));
+      assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
+      for (
+        const [name, args, flag] of [
+          ["bash", { command: "echo never" }, "--allow-run=bash"],
+          ["bash_list", {}, "--allow-run=bash"],
+          ["check_types", { path: "src/x.ts" }, "--allow-run="],
+        ] as const
+      ) {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          timeout: 20_000,
+        }) as CallToolResult;
+        assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
+        assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
+      }
+    });
+  });
+});
+
+describe("the deno.json tasks", { skip: noTasks }, () => {
+  test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups", async () => {
+    const tasks = JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Record<string, string>;
+    const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-task-")));
+    try {
+      const line = tasks.serve.replaceAll("$INIT_CWD", top).split(/\s+/);
+      assert.deepEqual(line.slice(0, 2), ["deno", "run"]);
+      const flags = line.slice(2, line.indexOf("main.ts"));
+      assert.deepEqual(line.slice(line.indexOf("main.ts")), [
+        "main.ts",
+        "serve",
+        "--workspace",
+        top,
+        "--temp-dir",
+        "/tmp",
+      ]);
+      assert.deepEqual(flags, await flagsFor(top, "/tmp", toolGroupNames().join(",")));
+    } finally {
+      await rm(top, { recursive: true, force: true });
+    }
+  });
+
+  test("`deno task demo` runs to the end, and no call meets the fence", { timeout: 180_000 }, async () => {
+    const { stdout } = await run(DENO, ["task", "demo"], { cwd: ROOT, timeout: 170_000 });
+    assert.match(stdout, /bash: success/);
+    assert.doesNotMatch(stdout, /fence_denied/);
+  });
+});

@@ -1,0 +1,287 @@
+// The sandbox against an attacker inside it, with the real bubblewrap: secrets
+// planted in real files stay invisible, /proc shows only the sandbox, and the
+// workspace's protected paths cannot be changed, created, moved or removed.
+
+import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
+import { bubblewrapStatus, sandboxArgv, sandboxState } from "../../policy/sandbox.ts";
+import { exists, type Layout, makeLayout } from "./_fixtures.ts";
+import { runSandboxed as run } from "./_sandbox_run.ts";
+
+const status = await bubblewrapStatus();
+const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
+
+let L: Layout;
+
+async function sandboxed(script: string, extra: { quarantine?: string; protectedPaths?: string[] } = {}) {
+  const command = await sandboxArgv(["bash", "-c", script], {
+    workdir: L.workdir,
+    writable: [L.workdir],
+    workspace: L.workdir,
+    mode: "required",
+    ...extra,
+  });
+  const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" });
+  const moved = await command.release();
+  return { ...ran, moved };
+}
+
+beforeEach(async () => {
+  L = await makeLayout();
+});
+afterEach(async () => {
+  await L.cleanup();
+});
+
+describe("secrets stay out of the sandbox", { skip }, () => {
+  // A home folder of its own under /var/tmp (visible in the sandbox, unlike /tmp), with planted keys.
+  let home: string;
+  let savedHome: string | undefined;
+  const planted = "-----BEGIN OPENSSH PRIVATE KEY----- planted-by-toolfence-test";
+  before(async () => {
+    await fsp.mkdir("/var/tmp", { recursive: true });
+    home = await fsp.realpath(await fsp.mkdtemp("/var/tmp/toolfence-home-"));
+    for (const [file, text] of [[".ssh/id_rsa", planted], [".aws/credentials", planted], [".netrc", planted]]) {
+      await fsp.mkdir(path.join(home, path.dirname(file)), { recursive: true });
+      await fsp.writeFile(path.join(home, file), text);
+    }
+    savedHome = process.env.HOME;
+    process.env.HOME = home;
+  });
+  after(async () => {
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
+    await fsp.rm(home, { recursive: true, force: true });
+  });
+
+  test("cat ~/.ssh/id_rsa finds nothing: the home folder is empty, private and writable", async () => {
+    assert.equal(await fsp.readFile(path.join(home, ".ssh/id_rsa"), "utf8"), planted, "the planted key is real");
+    const script = `cat ~/.ssh/id_rsa ${home}/.ssh/id_rsa ~/.aws/credentials ~/.netrc 2>&1; ` +
+      `ls -A ~ | wc -l; echo cache > ~/.cache-test && cat ~/.cache-test`;
+    const command = await sandboxArgv(["bash", "-c", script], {
+      workdir: L.workdir,
+      writable: [L.workdir],
+      mode: "required",
+    });
+    const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: home });
+    assert.doesNotMatch(ran.stdout, /planted-by-toolfence-test/);
+    assert.match(ran.stdout, /No such file or directory/);
+    assert.match(ran.stdout, /\n0\ncache\n$/);
+    assert.equal(await exists(path.join(home, ".cache-test")), false, "writes to the home stay private");
+  });
+
+  test("a workspace inside the home folder stays visible and writable", async () => {
+    const workdir = path.join(home, "project");
+    await fsp.mkdir(workdir, { recursive: true });
+    await fsp.writeFile(path.join(workdir, "a.txt"), "in project\n");
+    const command = await sandboxArgv(["bash", "-c", "cat a.txt; echo made > b.txt; cat ../.ssh/id_rsa 2>&1"], {
+      workdir,
+      writable: [workdir],
+      mode: "required",
+    });
+    const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: home });
+    assert.match(ran.stdout, /^in project\n/);
+    assert.doesNotMatch(ran.stdout, /planted/);
+    assert.equal(await fsp.readFile(path.join(workdir, "b.txt"), "utf8"), "made\n");
+  });
+
+  test("every home folder on the machine is masked, found by /etc/passwd and /home, not by a list of names", async () => {
+    const other = await fsp.mkdtemp("/home/toolfence-user-");
+    try {
+      await fsp.mkdir(path.join(other, ".kube"), { recursive: true });
+      await fsp.writeFile(path.join(other, ".kube/config"), planted);
+      const ran = await sandboxed(`cat ${other}/.kube/config /root/.bash_history 2>&1; ls -A /home /root | wc -l`);
+      assert.doesNotMatch(ran.stdout, /planted/);
+      const passwd = await fsp.readFile("/etc/passwd", "utf8");
+      for (const line of passwd.split("\n")) {
+        const dir = line.split(":")[5];
+        if (!dir?.startsWith("/home/") && !dir?.startsWith("/var/lib/") && dir !== "/root") continue;
+        if (!(await exists(dir))) continue;
+        const listed = await sandboxed(`ls -A ${dir} | wc -l`);
+        assert.equal(listed.stdout.trim(), "0", `${dir} is visible in the sandbox`);
+      }
+    } finally {
+      await fsp.rm(other, { recursive: true, force: true });
+    }
+  });
+
+  test("password hashes, ssh host keys and /run are hidden", async () => {
+    const ran = await sandboxed(
+      "cat /etc/shadow /etc/gshadow 2>/dev/null | wc -c; cat /etc/ssh/ssh_host_*_key 2>/dev/null | wc -c; " +
+        "ls -A /run /var/run | grep -vc ':$'",
+    );
+    const lines = ran.stdout.trim().split("\n").map(Number);
+    assert.equal(lines[0], 0, "the password hashes were readable");
+    assert.equal(lines[1], 0, "an ssh host key was readable");
+    assert.equal(lines[2], 1, `/run is visible: ${ran.stdout}`);
+  });
+
+  test("/proc shows only the sandbox's processes; the host's environments are out of reach", async () => {
+    const hostInit = await fsp.readFile("/proc/1/cmdline", "utf8").catch(() => "");
+    const marker = `TOOLFENCE_MARKER_${Date.now()}`;
+    process.env[marker] = "host-secret";
+    try {
+      const ran = await sandboxed(
+        `ls /proc | grep -c '^[0-9]'; test -e /proc/${process.pid} && echo host-visible-$((6*7)); ` +
+          `cat /proc/1/cmdline | tr '\\0' ' '; echo; grep -rah host-sec""ret /proc/[0-9]*/environ 2>/dev/null | wc -l`,
+      );
+      const lines = ran.stdout.split("\n");
+      assert.ok(Number(lines[0]) < 10, `the sandbox sees ${lines[0]} processes`);
+      assert.doesNotMatch(ran.stdout, /host-visible-42/, `pid ${process.pid}: ${ran.stdout}`);
+      if (hostInit !== "") assert.notEqual(lines[1].trim(), hostInit.replaceAll("\0", " ").trim());
+      assert.equal(lines[2].trim(), "0", "the test process's environment was readable");
+    } finally {
+      delete process.env[marker];
+    }
+  });
+});
+
+describe("protected paths inside the sandbox", { skip }, () => {
+  test("existing ones are read-only and cannot be moved, removed or replaced", async () => {
+    await fsp.mkdir(path.join(L.workdir, ".git/hooks"), { recursive: true });
+    await fsp.writeFile(path.join(L.workdir, ".git/config"), "[core]\n");
+    await fsp.writeFile(path.join(L.workdir, ".git/hooks/pre-commit"), "#!/bin/sh\n");
+    await fsp.writeFile(path.join(L.workdir, ".npmrc"), "registry=https://registry.npmjs.org/\n");
+    await fsp.mkdir(path.join(L.workdir, "pkg/.vscode"), { recursive: true });
+    const attacks = [
+      "echo '[diff] external = /tmp/x' >> .git/config",
+      "echo evil > .git/hooks/pre-commit",
+      "echo evil > .git/hooks/post-checkout",
+      "rm -f .git/config",
+      "mv .git/config .git/config.old",
+      "mv .git .git-old",
+      "rm -rf .git",
+      "mv .npmrc npmrc && echo registry=http://evil > .npmrc",
+      "echo registry=http://evil >> .npmrc",
+      "echo '{}' > pkg/.vscode/settings.json",
+      "ln -sf /tmp/x .git/hooks/pre-push",
+    ];
+    for (const attack of attacks) {
+      await sandboxed(attack);
+      assert.equal(await fsp.readFile(path.join(L.workdir, ".git/config"), "utf8"), "[core]\n", attack);
+      assert.deepEqual(await fsp.readdir(path.join(L.workdir, ".git/hooks")), ["pre-commit"], attack);
+      assert.equal(await fsp.readFile(path.join(L.workdir, ".git/hooks/pre-commit"), "utf8"), "#!/bin/sh\n", attack);
+      assert.match(await fsp.readFile(path.join(L.workdir, ".npmrc"), "utf8"), /registry.npmjs.org/, attack);
+      assert.deepEqual(await fsp.readdir(path.join(L.workdir, "pkg/.vscode")), [], attack);
+    }
+    // Ordinary work in the same folders goes on.
+    const ordinary = await sandboxed("echo x > notes.txt && mkdir -p src && echo y > src/a.ts && cat .git/config");
+    assert.equal(ordinary.code, 0, ordinary.stderr);
+    assert.equal(await fsp.readFile(path.join(L.workdir, "src/a.ts"), "utf8"), "y\n");
+  });
+
+  test("missing ones inside .git cannot be created; placeholders leave no trace afterwards", async () => {
+    await fsp.mkdir(path.join(L.workdir, ".git/objects"), { recursive: true });
+    const before = (await fsp.readdir(path.join(L.workdir, ".git"))).sort();
+    const ran = await sandboxed(
+      "mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; echo '[core]' > .git/config; " +
+        "mkdir -p .git/info && echo x > .git/info/attributes; echo ok > .git/objects/o",
+    );
+    assert.match(ran.stderr, /Read-only file system/);
+    assert.equal(await exists(path.join(L.workdir, ".git/hooks/pre-commit")), false);
+    assert.equal(await exists(path.join(L.workdir, ".git/config")), false);
+    assert.deepEqual((await fsp.readdir(path.join(L.workdir, ".git"))).sort(), before, "placeholders were left");
+    assert.equal(await fsp.readFile(path.join(L.workdir, ".git/objects/o"), "utf8"), "ok\n");
+  });
+
+  test("missing ones at the root that a command creates are moved out of the workspace when it ends", async () => {
+    const quarantine = path.join(L.tempParent, "quarantine");
+    const listing = (await fsp.readdir(L.workdir)).sort();
+    const ran = await sandboxed(
+      "ls -A; echo registry=http://127.0.0.1:9/ > .npmrc; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; " +
+        "echo '{}' > .mcp.json; echo keep > kept.txt; echo x > sub/.npmrc; mkdir -p sub/deep/.idea; " +
+        "git init -q repo; ln -s /etc/passwd sub/.yarnrc",
+      { quarantine },
+    );
+    assert.deepEqual(ran.stdout.trim().split("\n").sort(), listing, "the command saw placeholders in the workspace");
+    assert.deepEqual(ran.moved.map((m) => path.relative(L.workdir, m.path)).sort(), [
+      ".mcp.json",
+      ".npmrc",
+      ".vscode",
+      "repo/.git",
+      "sub/.npmrc",
+      "sub/.yarnrc",
+      "sub/deep/.idea",
+    ]);
+    assert.equal(await exists(path.join(L.workdir, "sub/a.txt")), true);
+    for (const name of [".npmrc", ".vscode", ".mcp.json"]) {
+      assert.equal(await exists(path.join(L.workdir, name)), false);
+    }
+    assert.equal(await fsp.readFile(path.join(L.workdir, "kept.txt"), "utf8"), "keep\n");
+    for (const m of ran.moved) assert.ok(await exists(m.movedTo), m.movedTo);
+  });
+
+  test("the list is data: extra patterns are protected too, an empty list protects nothing", async () => {
+    await fsp.writeFile(path.join(L.workdir, "Makefile"), "all:\n");
+    await sandboxed("echo evil > Makefile", { protectedPaths: ["Makefile"] });
+    assert.equal(await fsp.readFile(path.join(L.workdir, "Makefile"), "utf8"), "all:\n");
+    await sandboxed("echo changed > Makefile", { protectedPaths: [] });
+    assert.equal(await fsp.readFile(path.join(L.workdir, "Makefile"), "utf8"), "changed\n");
+  });
+});
+
+describe("sandbox state", () => {
+  test("says whether commands are sandboxed and, if not, the probe's own reason", async () => {
+    const auto = await sandboxState("auto");
+    assert.equal(auto.working, status.path !== undefined);
+    if (auto.working) assert.equal(auto.bwrap, status.path);
+    else assert.ok(auto.reason && auto.summary.includes(auto.reason));
+    const off = await sandboxState("off");
+    assert.equal(off.working, false);
+    assert.match(off.summary, /off/);
+    const required = await sandboxState("required");
+    if (!required.working) assert.match(required.summary, /no shell command or checker will start/);
+  });
+});
+
+// Whether a sandbox started now can write into `folder` (through any link the racer made).
+async function runSandboxedProbe(folder: string): Promise<string> {
+  const ran = await sandboxed(`touch ${folder}/probe-$$ 2>/dev/null && echo writable; rm -f ${folder}/probe-$$`);
+  return ran.stdout.trim();
+}
+
+describe("protected paths under a racing swap", { skip }, () => {
+  test("a folder swapped for a link out of the workspace never becomes writable, and nothing outside changes", async () => {
+    const outside = await fsp.realpath(await fsp.mkdtemp("/var/tmp/toolfence-race-out-"));
+    await fsp.writeFile(path.join(outside, "a"), "untouched\n");
+    const fingerprint = async () =>
+      JSON.stringify(
+        await Promise.all(
+          (await fsp.readdir(outside, { recursive: true })).sort().map(async (name) => {
+            const info = await fsp.lstat(path.join(outside, name));
+            return [name, info.size, info.mtimeMs];
+          }),
+        ),
+      );
+    const before = await fingerprint();
+    await fsp.mkdir(path.join(L.workdir, ".git"));
+    await fsp.writeFile(path.join(L.workdir, ".git/config"), "[core]\n");
+    const git = path.join(L.workdir, ".git");
+    // A local process swaps .git between the real folder and a link to the outside folder, as fast as it can.
+    const racer = spawn("bash", [
+      "-c",
+      `while :; do mv ${git} ${git}-real 2>/dev/null; ln -sfn ${outside} ${git}; rm -f ${git}; ` +
+      `mv ${git}-real ${git} 2>/dev/null; done`,
+    ], { stdio: "ignore" });
+    const tries = Number(process.env.TOOLFENCE_RACE_TRIES ?? 60);
+    try {
+      for (let i = 0; i < tries; i++) {
+        await sandboxed(
+          "echo evil > .git/hooks/pwned; echo evil > .git/pwned; mkdir .git/hooks; echo evil >> .git/config; " +
+            `echo evil > ${outside}/pwned`,
+        );
+        assert.equal(await fingerprint(), before, `try ${i}: the outside folder changed`);
+        const probe = await runSandboxedProbe(outside);
+        assert.notEqual(probe, "writable", `try ${i}: the outside folder was writable in the sandbox`);
+      }
+    } finally {
+      racer.kill("SIGKILL");
+      await new Promise((resolve) => racer.once("exit", resolve));
+      await fsp.rm(outside, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,30 @@
+// Calls tools in a process where bubblewrap cannot run (started with
+// --deny-run=bwrap) and prints each result as one JSON line.
+
+import process from "node:process";
+import { Session } from "../../../core/session.ts";
+import { ToolBox } from "../../../core/toolbox.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { sandboxState } from "../../../policy/sandbox.ts";
+import "../../../tools/mod.ts";
+
+const request = JSON.parse(process.argv.at(-1)!) as {
+  workdir: string;
+  sandbox: "auto" | "required";
+  calls: { name: string; args: Record<string, unknown> }[];
+};
+const box = new ToolBox().withDefaults("cmd", "diagnostic");
+const session = new Session({
+  workspace: request.workdir,
+  sandbox: request.sandbox,
+  autoConfirm: true,
+  host: autoHost(),
+});
+const state = await sandboxState(request.sandbox);
+const results = [];
+for (const call of request.calls) {
+  const result = await box.call(session, call.name, call.args);
+  results.push({ status: result.status, errorCode: result.errorCode, error: result.error, output: result.output });
+}
+await session.close();
+console.log(JSON.stringify({ state, results }));

@@ -1,0 +1,87 @@
+// Where bubblewrap cannot run (here: a runtime that may not start it), the
+// session says so with the probe's own error, `required` starts nothing, and
+// the program-running tools do not run unconfined without a person's yes.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+interface Report {
+  state: { mode: string; working: boolean; reason?: string; summary: string };
+  results: { status: string; errorCode?: string; error?: string; output: Record<string, unknown> }[];
+}
+
+function probe(workdir: string, sandbox: "auto" | "required", calls: unknown[]): Promise<Report> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [
+        "run",
+        "-A",
+        "--deny-run=bwrap",
+        path.join(here, "_no_sandbox_probe.ts"),
+        JSON.stringify({ workdir, sandbox, calls }),
+      ],
+      { timeout: 60_000, killSignal: "SIGKILL" },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${error.message}\n${stderr}`))
+          : resolve(JSON.parse(stdout.trim().split("\n").at(-1)!)),
+    );
+  });
+}
+
+describe("without a working sandbox", { skip: isDeno ? false : "uses deno run --deny-run" }, () => {
+  test("required: the state says why, and no command or checker starts", async () => {
+    const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
+    try {
+      await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");
+      const report = await probe(dir, "required", [
+        { name: "bash", args: { command: "touch started" } },
+        { name: "bash_background", args: { command: "touch started-job" } },
+        { name: "check_types", args: { path: "a.ts" } },
+      ]);
+      assert.equal(report.state.working, false);
+      assert.ok(report.state.reason && report.state.summary.includes(report.state.reason));
+      for (const result of report.results) {
+        assert.equal(result.errorCode, "sandbox_unavailable", JSON.stringify(result));
+        assert.ok(result.error?.includes(report.state.reason!), result.error);
+      }
+      assert.equal(existsSync(path.join(dir, "started")), false);
+      assert.equal(existsSync(path.join(dir, "started-job")), false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("auto: commands say they ran unsandboxed and why; check_types asks a person; bash -n is not started", async () => {
+    const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
+    try {
+      await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");
+      await writeFile(path.join(dir, "s.sh"), "if then\n");
+      const report = await probe(dir, "auto", [
+        { name: "bash", args: { command: "echo hi" } },
+        { name: "check_types", args: { path: "a.ts" } },
+        { name: "check_syntax", args: { path: "s.sh" } },
+      ]);
+      const [bash, types, syntax] = report.results;
+      assert.equal(bash.output.sandboxed, false);
+      assert.equal(bash.output.sandbox_reason, report.state.reason);
+      assert.match(report.state.summary, /unavailable/);
+      assert.equal(types.errorCode, "permission_denied", JSON.stringify(types));
+      assert.equal(syntax.output.checker, "tree-sitter-bash");
+      assert.equal(syntax.output.valid, false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

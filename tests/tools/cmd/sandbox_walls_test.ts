@@ -1,0 +1,90 @@
+// The bash tools inside the real sandbox: the home folder's secrets are out of
+// reach, protected files a command creates do not stay, and the state is said.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import type { JobReport } from "../../../tools/cmd/background.ts";
+import { cmdBox, okOutput } from "./_helpers.ts";
+
+const box = cmdBox();
+const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
+const auto = { autoConfirm: true, host: autoHost() } as const;
+const planted = "planted-private-key-for-toolfence-tests";
+
+describe("bash in the sandbox", { skip }, () => {
+  let home: string;
+  let savedHome: string | undefined;
+  before(async () => {
+    await mkdir("/var/tmp", { recursive: true });
+    home = await realpath(await mkdtemp("/var/tmp/toolfence-bash-home-"));
+    await mkdir(path.join(home, ".ssh"));
+    await writeFile(path.join(home, ".ssh/id_rsa"), planted);
+    savedHome = process.env.HOME;
+    process.env.HOME = home;
+  });
+  after(async () => {
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
+    await rm(home, { recursive: true, force: true });
+  });
+
+  test("cat ~/.ssh/id_rsa finds nothing, under every sandbox mode that sandboxes", async () => {
+    for (const sandbox of ["auto", "required"] as const) {
+      await withSession(async (session) => {
+        const out = okOutput<BashResult>(
+          await box.call(session, "bash", { command: `cat ~/.ssh/id_rsa; cat ${home}/.ssh/id_rsa; echo HOME=$HOME` }),
+        );
+        assert.equal(out.sandboxed, true);
+        assert.doesNotMatch(out.stdout + out.stderr, new RegExp(planted));
+        assert.match(out.stdout, new RegExp(`HOME=${home}`));
+      }, { ...auto, sandbox });
+    }
+    // Without the sandbox the same command reads it: the test plants a real key.
+    await withSession(async (session) => {
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "cat ~/.ssh/id_rsa" }));
+      assert.equal(out.stdout, planted);
+      assert.equal(out.sandboxed, false);
+      assert.match(out.sandbox_reason ?? "", /off/);
+    }, { ...auto, sandbox: "off" });
+  });
+
+  test("protected files a command creates are moved out and listed in the result", async () => {
+    await withSession(async (session, dir) => {
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", { command: "echo registry=http://127.0.0.1:9/ > .npmrc; echo ok > a.txt" }),
+      );
+      assert.deepEqual(out.protected_paths_moved?.map((m) => m.path), [".npmrc"]);
+      assert.equal(existsSync(path.join(dir, ".npmrc")), false);
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "ok\n");
+      const { id } = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "mkdir -p .vscode && echo '{}' > .vscode/tasks.json" }),
+      );
+      const job = okOutput<JobReport>(await box.call(session, "bash_wait", { id, timeout_s: 20 }));
+      assert.deepEqual(job.protected_paths_moved?.map((m) => m.path), [".vscode"]);
+      assert.equal(existsSync(path.join(dir, ".vscode")), false);
+    }, auto);
+  });
+
+  test("existing protected files cannot be changed by an allowed command's redirection or by git", async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
+      await writeFile(path.join(dir, ".git/config"), "[core]\n\tbare = false\n");
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", {
+          command: "git config --file .git/config diff.external /tmp/evil; echo x >> .git/hooks/pre-commit",
+        }),
+      );
+      assert.match(out.stderr, /Read-only file system|could not lock|Permission denied/);
+      assert.equal(await readFile(path.join(dir, ".git/config"), "utf8"), "[core]\n\tbare = false\n");
+      assert.equal(existsSync(path.join(dir, ".git/hooks/pre-commit")), false);
+    }, auto);
+  });
+});

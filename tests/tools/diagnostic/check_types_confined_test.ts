@@ -1,0 +1,97 @@
+// check_types as an attacker would use it: outside files must not come back in
+// diagnostics, and no registry may be contacted, with the real bubblewrap and a
+// real loopback listener.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { ToolBox } from "../../../core/toolbox.ts";
+import { checkTypesTool } from "../../../tools/diagnostic/check_types.ts";
+
+const box = new ToolBox().register(checkTypesTool);
+const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
+const auto = { autoConfirm: true, host: autoHost() } as const;
+
+describe("check_types is confined", { skip }, () => {
+  test("an import of an outside file is refused, and none of its text comes back", async () => {
+    // Outside the workspace, but not under /tmp (which the sandbox hides anyway).
+    const outside = await mkdtemp("/var/tmp/toolfence-outside-");
+    try {
+      await writeFile(path.join(outside, "secret.ts"), 'export const token = "TOPSECRET";\n');
+      await writeFile(path.join(outside, "secret.json"), '{"TOPSECRET_KEY": 1}\n');
+      await withSession(async (session, dir) => {
+        await writeFile(
+          path.join(dir, "leak.ts"),
+          `import { token } from "${outside}/secret.ts";\nconst n: 1 = token;\nexport { n };\n`,
+        );
+        await writeFile(
+          path.join(dir, "leak_json.ts"),
+          `import data from "${outside}/secret.json" with { type: "json" };\nconst n: 1 = data;\nexport { n };\n`,
+        );
+        for (const file of ["leak.ts", "leak_json.ts"]) {
+          const result = await box.call(session, "check_types", { path: file });
+          assert.equal(result.errorCode, "import_outside_workspace", JSON.stringify(result));
+          assert.doesNotMatch(JSON.stringify(result), /TOPSECRET/);
+          assert.match(String(result.error), /outside the workspace/);
+        }
+      }, auto);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  test("an agent-written .npmrc and an npm: import reach no registry", async () => {
+    let requests = 0;
+    const server = http.createServer((_req, res) => {
+      requests++;
+      res.end("{}");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      await withSession(async (session, dir) => {
+        await writeFile(path.join(dir, ".npmrc"), `registry=http://127.0.0.1:${port}/\n`);
+        await writeFile(path.join(dir, "deno.json"), '{ "nodeModulesDir": "auto" }\n');
+        await writeFile(
+          path.join(dir, "fetch.ts"),
+          'import pad from "npm:toolfence-no-such-package-xyz@1.0.0";\nexport const x: string = pad;\n',
+        );
+        await writeFile(path.join(dir, "remote.ts"), `import "http://127.0.0.1:${port}/mod.ts";\n`);
+        for (const file of ["fetch.ts", "remote.ts"]) {
+          const result = await box.call(session, "check_types", { path: file });
+          assert.equal(result.status, "success", JSON.stringify(result));
+          assert.equal((result.output as { ok: boolean }).ok, false);
+        }
+        assert.equal(requests, 0, "check_types contacted the agent-chosen registry");
+      }, auto);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("workspace imports still resolve, and files outside are not readable from inside", async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, "lib"));
+      await writeFile(path.join(dir, "lib/a.ts"), "export const a = 1;\n");
+      await writeFile(path.join(dir, "main.ts"), 'import { a } from "./lib/a.ts";\nexport const b: number = a;\n');
+      const result = await box.call(session, "check_types", { path: "main.ts" });
+      assert.deepEqual([result.status, (result.output as { ok: boolean }).ok], ["success", true]);
+    }, auto);
+  });
+});
+
+describe("check_types without a sandbox", () => {
+  test("asks a person, and an automatic answer does not count", async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");
+      const result = await box.call(session, "check_types", { path: "a.ts" });
+      assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
+    }, { ...auto, sandbox: "off" });
+  });
+});

@@ -1,0 +1,32 @@
+// What the command tools need from the runtime (see ToolNeeds in core/tool.ts).
+
+import type { ToolNeeds } from "../../core/tool.ts";
+import { SPAWN_ENV } from "../../policy/fence.ts";
+import { INHERITED_VARIABLES } from "./_env.ts";
+
+/**
+ * `bash` and `bash_background`: the shell; stopping its process group at a
+ * timeout or cancel (under Deno that takes `--allow-run` for every program,
+ * which gives nothing a shell does not already have); the workspace, where it
+ * runs; the session temp dir, where its output goes.
+ */
+export const COMMAND_NEEDS: ToolNeeds = Object.freeze({
+  run: ["bash"],
+  signal: true,
+  read: ["workspace", "temp"],
+  write: ["workspace", "temp"],
+  env: SPAWN_ENV,
+});
+
+/**
+ * `bash_read`, `bash_wait`, `bash_list` and `bash_stop`: what `bash_background`
+ * needs, so that they are listed exactly when it is (without it there is no
+ * job to follow).
+ */
+export const JOB_NEEDS: ToolNeeds = COMMAND_NEEDS;
+
+/** Bubblewrap to sandbox the shell, and the caller's variables the command inherits. */
+export const COMMAND_OPTIONAL_NEEDS: ToolNeeds = Object.freeze({
+  run: ["bwrap"],
+  env: INHERITED_VARIABLES,
+});
