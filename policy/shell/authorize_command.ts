@@ -7,7 +7,7 @@
  */
 import { ToolError } from "../../core/errors.ts";
 import type { ChoiceSource } from "../../core/host.ts";
-import { checkCommand, type CommandCheck, machineSandboxState, type SandboxState } from "./check_command.ts";
+import { checkCommand, type CommandCheck, commandSandbox } from "./check_command.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
 import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
@@ -34,22 +34,6 @@ export interface AuthorizeCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root, for `cd` and paths in flags (absolute). */
   workspaceRoot?: string;
-}
-
-/**
- * The sandbox commands of a session with this mode will run in.
- *
- * Requires `--allow-run=bwrap` for `auto` and `required`.
- *
- * @example
- * ```ts
- * import { sessionSandboxState } from "./authorize_command.ts";
- * console.log(await sessionSandboxState("off")); // { available: false, reason: "..." }
- * ```
- */
-export function sessionSandboxState(mode: SandboxMode = "auto"): Promise<SandboxState> {
-  if (mode === "off") return Promise.resolve({ available: false, reason: "the session's sandbox mode is `off`" });
-  return machineSandboxState();
 }
 
 /** Why a command may run. */
@@ -140,7 +124,7 @@ export async function authorizeCommand(
   signal?.throwIfAborted();
   const check = await checkCommand(command, {
     allowlist: options.state.commandAllowlist(),
-    sandbox: await sessionSandboxState(options.sandbox),
+    sandbox: await commandSandbox(options.sandbox),
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
   });
   if (check.verdict === "allow") return { command, via: "allowlist", check };

@@ -24,7 +24,7 @@ import {
 import { analyzeBash, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem } from "./_flag_rules.ts";
 import { outsidePathProblem } from "./_options.ts";
-import { bubblewrapStatus } from "../sandbox.ts";
+import { type SandboxMode, sandboxState } from "../sandbox.ts";
 
 /**
  * The outcome of judging a command. `refuse` is what a caller makes of `ask`
@@ -50,7 +50,7 @@ export interface SimpleCommandFinding {
 }
 
 /** Whether the OS sandbox works for the commands being judged, and why not. */
-export interface SandboxState {
+export interface CommandSandbox {
   /** True when commands will run inside a working sandbox. */
   available: boolean;
   /** Why the sandbox is unavailable (the probe's own error, or the session's mode). */
@@ -73,7 +73,7 @@ export interface CommandCheck {
    * Whether some command in it runs code the project controls, and, when one
    * does, the sandbox it would run in.
    */
-  sandbox: { needed: boolean } & Partial<SandboxState>;
+  sandbox: { needed: boolean } & Partial<CommandSandbox>;
 }
 
 /** Options of {@linkcode checkCommand}. */
@@ -82,10 +82,10 @@ export interface CheckCommandOptions {
   allowlist?: readonly string[];
   /**
    * Whether commands will run in a working OS sandbox. Default: the machine's
-   * real state, from {@linkcode bubblewrapStatus} (probed once, cached), asked
+   * real state, from {@linkcode commandSandbox} (probed once, cached), asked
    * only when a command runs project code.
    */
-  sandbox?: SandboxState;
+  sandbox?: CommandSandbox;
   /** The workspace root (absolute): absolute paths inside it count as inside. */
   workspaceRoot?: string;
   /** Commands that run project code; defaults to {@linkcode PROJECT_CODE_COMMANDS}. */
@@ -236,7 +236,7 @@ export async function checkCommand(
   const projectCode = commands.filter((found) => found.projectCode);
   let sandbox: CommandCheck["sandbox"] = { needed: false };
   if (projectCode.length > 0) {
-    const state = options.sandbox ?? await machineSandboxState();
+    const state = options.sandbox ?? await commandSandbox();
     sandbox = { needed: true, ...state };
     if (!state.available) {
       for (const found of projectCode) {
@@ -262,22 +262,22 @@ export async function checkCommand(
 }
 
 /**
- * The sandbox state of this machine: whether bubblewrap works here, from
- * {@linkcode bubblewrapStatus} (probed once per process, cached), with the
- * probe's error when it does not.
+ * The sandbox the commands of a session in `mode` will run in, for
+ * {@linkcode checkCommand}: the session's {@linkcode sandboxState} (bubblewrap
+ * probed once per process and cached; mode `off` never sandboxes), with the
+ * reason when there is none.
  *
- * Requires `--allow-run=bwrap` (without it the sandbox counts as unavailable).
+ * Requires `--allow-run=bwrap` for `auto` and `required` (without it the
+ * sandbox counts as unavailable, and the reason says so).
  *
  * @example
  * ```ts
- * import { machineSandboxState } from "./check_command.ts";
- * const state = await machineSandboxState();
+ * import { commandSandbox } from "./check_command.ts";
+ * const state = await commandSandbox("auto");
  * console.log(state.available ? "sandboxed" : `no sandbox: ${state.reason}`);
  * ```
  */
-export async function machineSandboxState(): Promise<SandboxState> {
-  const status = await bubblewrapStatus();
-  return status.path === undefined
-    ? { available: false, reason: status.reason ?? "bubblewrap does not work here" }
-    : { available: true };
+export async function commandSandbox(mode: SandboxMode = "auto"): Promise<CommandSandbox> {
+  const state = await sandboxState(mode);
+  return state.working ? { available: true } : { available: false, reason: state.reason ?? state.summary };
 }

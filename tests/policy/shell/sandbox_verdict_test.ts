@@ -7,7 +7,8 @@ import {
   PROJECT_CODE_COMMANDS,
   runsProjectCode,
 } from "../../../policy/shell/allowlist.ts";
-import { authorizeCommand, sessionSandboxState } from "../../../policy/shell/authorize_command.ts";
+import { authorizeCommand } from "../../../policy/shell/authorize_command.ts";
+import { commandSandbox } from "../../../policy/shell/check_command.ts";
 import { rulesRiskAssessor } from "../../../policy/shell/risk.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { autoHost, callbackHost } from "../../../policy/hosts.ts";
@@ -189,9 +190,9 @@ describe("the sandbox in the verdict", () => {
 
 describe("authorizeCommand and the session's sandbox mode", () => {
   test("mode off: project code needs a person, even with automatic answers or an assessor that allows", async () => {
-    assert.deepEqual(await sessionSandboxState("off"), {
+    assert.deepEqual(await commandSandbox("off"), {
       available: false,
-      reason: "the session's sandbox mode is `off`",
+      reason: 'the sandbox is switched off (sandbox: "off")',
     });
     const state = new PolicyState();
     await assert.rejects(
@@ -211,7 +212,7 @@ describe("authorizeCommand and the session's sandbox mode", () => {
 
   test("mode auto uses the probe", async () => {
     const status = await bubblewrapStatus();
-    const state = await sessionSandboxState("auto");
+    const state = await commandSandbox("auto");
     assert.equal(state.available, status.path !== undefined);
     if (status.path !== undefined) {
       const result = await authorizeCommand({ state: new PolicyState(), asker: autoHost() }, "deno test -A");
@@ -232,7 +233,7 @@ describe("a session passes its sandbox mode and workspace to the command check",
         (reason: unknown) => reason,
       );
       assert.ok(error instanceof ToolError && error.code === "permission_denied", String(error));
-      assert.match(error.message, /sandbox mode is `off`/);
+      assert.match(error.message, /sandbox is switched off/);
     }, { sandbox: "off", autoConfirm: true, host: autoHost() });
   });
 });
