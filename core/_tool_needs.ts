@@ -37,8 +37,15 @@ function coarseClosed(tool: AnyTool, fence: Fence): MissingGrant[] {
  * the fence closes them entirely.
  */
 export function missingToolGrants(tool: AnyTool, fence: Fence, places?: FencePlaces): MissingGrant[] {
-  return [...missingGrants(fence, tool.needs ?? coarseNeeds(tool), places), ...coarseClosed(tool, fence)];
+  const missing = missingGrants(fence, tool.needs ?? coarseNeeds(tool), places);
+  const closed = coarseClosed(tool, fence);
+  if (closed.length === 0) return missing;
+  // In the order the fence names grants: programs first.
+  const rank = (m: MissingGrant) => ORDER.indexOf(m.permission);
+  return [...missing, ...closed].sort((a, b) => rank(a) - rank(b));
 }
+
+const ORDER: readonly string[] = ["run", "read", "write", "sys", "env", "net"];
 
 /**
  * The `fence_denied` error for a call of `tool` in `session` when the fence

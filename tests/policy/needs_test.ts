@@ -212,12 +212,14 @@ describe("missing grants and their flags", () => {
         name: "coarse",
         description: "Runs something.",
         input: v.object({}),
-        permissions: ["read", "net"],
+        permissions: ["net", "read"],
         run: () => "ran",
       }));
-      const closed = new Session({ workspace: workdir, fence: grantingFence([`read:${workdir}`]) });
+      const closed = new Session({ workspace: workdir, fence: grantingFence([]) });
       assert.deepEqual(box.list({ session: closed }), []);
-      assert.equal((await box.call(closed, "coarse", {})).errorCode, "fence_denied");
+      const refused = await box.call(closed, "coarse", {});
+      assert.equal(refused.errorCode, "fence_denied");
+      assert.deepEqual((refused.details as { flags: string[] }).flags, [`--allow-read=${workdir}`, "--allow-net"]);
       await closed.close();
       const open = new Session({ workspace: workdir, fence: grantingFence([`read:${workdir}`, "net:example.com"]) });
       assert.equal(box.list({ session: open }).length, 1);
