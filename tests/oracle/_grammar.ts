@@ -295,6 +295,10 @@ const PROGRAMS: Program[] = [
       ". -fprint out.txt",
       ". -fls out.txt",
       ". -fprintf out.txt %p",
+      ". -fprint0 out.txt",
+      ". -okdir rm {} \\;",
+      ". -execdir rm {} +",
+      "-files0-from list.txt",
       "-delete",
     ],
     files: false,
@@ -555,6 +559,25 @@ function perturbName(name: string): Arb {
   return weighted([12, fc.constant(head)], [1, pick(...forms)]).map((word) => [word, ...rest].join(" "));
 }
 
+/**
+ * An option word quoted in a way bash removes again (`-de''lete`, `"--output"=x`,
+ * `-\delete`), so that a reader of the raw text sees another word.
+ */
+function perturbOption(option: string): Arb {
+  const [head, ...rest] = option.split(" ");
+  if (!head.startsWith("-") || head.length < 3) return fc.constant(option);
+  const cut = Math.min(head.length - 1, 2 + (head.length >> 2));
+  const forms = [
+    `${head.slice(0, cut)}''${head.slice(cut)}`,
+    `"${head}"`,
+    `'${head}'`,
+    `${head.slice(0, cut)}\\${head.slice(cut)}`,
+    `${head.slice(0, cut)}"${head.slice(cut)}"`,
+    `$'${head}'`,
+  ];
+  return weighted([10, fc.constant(head)], [1, pick(...forms)]).map((word) => [word, ...rest].join(" "));
+}
+
 /** One allowlisted program with options (mostly ones it is normally run with) and arguments. */
 function allowlistedCommand(inner: Arb): Arb {
   return fc.constantFrom(...PROGRAMS).chain((program) => {
@@ -562,7 +585,7 @@ function allowlistedCommand(inner: Arb): Arb {
       ? weighted([6, fc.constant("")], [1, pick(...program.risky, "--help", "--version")])
       : weighted(
         [10, pick(...program.flags)],
-        [program.risky.length > 0 ? 2 : 0, pick(...program.risky, "--help")],
+        [program.risky.length > 0 ? 2 : 0, pick(...program.risky, "--help").chain(perturbOption)],
         [1, pick("--version", "--help")],
       );
     const args = program.files
