@@ -120,6 +120,17 @@ const TEXT = [
   '"a\nb"',
   "x=y",
   "%s",
+  // Quotes inside quotes: where a reader that ends a string too early or too late sees other commands.
+  "$'\\''",
+  "$'a\\'b'",
+  '"a\\"b"',
+  "'a'\\''b'",
+  "$'\\x27'",
+  "$'\\047'",
+  '"\\$(rm a.txt)"',
+  "'\\'",
+  '"$(echo ")")"',
+  "$'a\\\\'",
   // Reserved words and operators' look-alikes as plain arguments.
   "}",
   "{",
