@@ -456,6 +456,12 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "npm test --logs-d=/tmp/l --silent",
   "npm run test --logs-dir=/tmp/l a.txt",
   "! ls; npm run test --logs-dir=/tmp/l a.txt",
+  // On the branch: an exact (`=`) entry matched a command with more words known only at run time.
+  "python3 -V $[1]",
+  "python3 -V $x",
+  "node --version $((1))",
+  'node --version "$(echo a)"',
+  "node -v *",
   // An oracle false positive once (sort's spill file): must stay allowed and clean.
   "sort -m",
 ];

@@ -93,6 +93,19 @@ function disagrees(outcome: CaseOutcome): boolean {
 /**
  * Runs a fuzzing pass: generate, judge, run the allowed lines, shrink each
  * class of disagreement.
+ *
+ * Needs Linux with bubblewrap and strace, and `--allow-run --allow-read
+ * --allow-write --allow-env` (the sandbox and its temp folder).
+ *
+ * @example
+ * ```ts
+ * import { ExecTracer } from "./_exec_trace.ts";
+ * import { formatFuzzReport, fuzz } from "./_fuzz.ts";
+ * const tracer = await ExecTracer.create();
+ * const report = await fuzz(tracer, { seed: 1, runs: 100 });
+ * console.log(formatFuzzReport(report)); // "fuzz: seed 1, 100 generated lines, ..."
+ * await tracer.dispose();
+ * ```
  */
 export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<FuzzReport> {
   const started = performance.now();
@@ -174,7 +187,10 @@ async function shrink(
   return { ...smallest, steps: result.numShrinks };
 }
 
-/** The report as the test run and the long pass print it. */
+/**
+ * The report as the test run and the long pass print it: a summary line, then
+ * per class the shrunk line, what it did and the seed and path that replay it.
+ */
 export function formatFuzzReport(report: FuzzReport): string {
   const lines = [
     `fuzz: seed ${report.seed}, ${report.runs} generated lines, ${report.allowed} allowed and run, ` +

@@ -120,6 +120,17 @@ const TEXT = [
   '"a\nb"',
   "x=y",
   "%s",
+  // Quotes inside quotes: where a reader that ends a string too early or too late sees other commands.
+  "$'\\''",
+  "$'a\\'b'",
+  '"a\\"b"',
+  "'a'\\''b'",
+  "$'\\x27'",
+  "$'\\047'",
+  '"\\$(rm a.txt)"',
+  "'\\'",
+  '"$(echo ")")"',
+  "$'a\\\\'",
   // Reserved words and operators' look-alikes as plain arguments.
   "}",
   "{",
@@ -295,6 +306,10 @@ const PROGRAMS: Program[] = [
       ". -fprint out.txt",
       ". -fls out.txt",
       ". -fprintf out.txt %p",
+      ". -fprint0 out.txt",
+      ". -okdir rm {} \\;",
+      ". -execdir rm {} +",
+      "-files0-from list.txt",
       "-delete",
     ],
     files: false,
@@ -555,6 +570,25 @@ function perturbName(name: string): Arb {
   return weighted([12, fc.constant(head)], [1, pick(...forms)]).map((word) => [word, ...rest].join(" "));
 }
 
+/**
+ * An option word quoted in a way bash removes again (`-de''lete`, `"--output"=x`,
+ * `-\delete`), so that a reader of the raw text sees another word.
+ */
+function perturbOption(option: string): Arb {
+  const [head, ...rest] = option.split(" ");
+  if (!head.startsWith("-") || head.length < 3) return fc.constant(option);
+  const cut = Math.min(head.length - 1, 2 + (head.length >> 2));
+  const forms = [
+    `${head.slice(0, cut)}''${head.slice(cut)}`,
+    `"${head}"`,
+    `'${head}'`,
+    `${head.slice(0, cut)}\\${head.slice(cut)}`,
+    `${head.slice(0, cut)}"${head.slice(cut)}"`,
+    `$'${head}'`,
+  ];
+  return weighted([10, fc.constant(head)], [1, pick(...forms)]).map((word) => [word, ...rest].join(" "));
+}
+
 /** One allowlisted program with options (mostly ones it is normally run with) and arguments. */
 function allowlistedCommand(inner: Arb): Arb {
   return fc.constantFrom(...PROGRAMS).chain((program) => {
@@ -562,7 +596,7 @@ function allowlistedCommand(inner: Arb): Arb {
       ? weighted([6, fc.constant("")], [1, pick(...program.risky, "--help", "--version")])
       : weighted(
         [10, pick(...program.flags)],
-        [program.risky.length > 0 ? 2 : 0, pick(...program.risky, "--help")],
+        [program.risky.length > 0 ? 2 : 0, pick(...program.risky, "--help").chain(perturbOption)],
         [1, pick("--version", "--help")],
       );
     const args = program.files
@@ -824,7 +858,15 @@ function continueLineAt(line: string, at: number): string {
 
 /**
  * Command lines from the grammar. Nesting is bounded by fast-check's depth
- * control, so lines stay a few hundred characters at most.
+ * control, so lines stay a few hundred characters at most. Needs no
+ * permissions.
+ *
+ * @example
+ * ```ts
+ * import fc from "fast-check";
+ * import { bashLine } from "./_grammar.ts";
+ * console.log(fc.sample(bashLine, { seed: 1, numRuns: 3 })); // three command lines
+ * ```
  */
 export const bashLine: Arb = fc.letrec<{ line: string; element: string }>((tie) => {
   const line = tie("line");
