@@ -1,0 +1,199 @@
+// Race test of the confinement of every operation that creates, changes or
+// removes (issue 13, deliverable 5). A real second process (`_swapper`) plays
+// the attacker of the threat model: it can only write inside the workspace,
+// and in a tight loop swaps the folder `W/a` for a symlink to an outside
+// folder and back. Meanwhile each operation is tried many times on paths
+// under `a/`. The outside folder holds bait of the same names (files an
+// overwrite, edit or delete would hit, folders a recursive delete would
+// empty), and is fingerprinted entry by entry (type, mode, size, content hash
+// or link target) before and after: an operation that wrote through the
+// swapped link shows up as a changed entry there.
+//
+// TOOLFENCE_RACE_TRIES sets the tries per operation (default 120; the long
+// mode runs 10,000: `TOOLFENCE_RACE_TRIES=10000 deno test -A tests/reliability/confinement_race_test.ts`).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { Session } from "../../core/session.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { openFence } from "../../policy/fence.ts";
+import { atomicWrite } from "../../policy/atomic_write.ts";
+import { fsTools } from "../../tools/fs/fs_tools.ts";
+import { patchTools } from "../../tools/patch/patch_tools.ts";
+import { scriptArgv } from "./_runtime.ts";
+
+const TRIES = Number(process.env.TOOLFENCE_RACE_TRIES ?? 120);
+
+/** One entry per path under `dir`: its type, mode, size and content hash or link target; links are not followed. */
+async function fingerprint(dir: string): Promise<Map<string, string>> {
+  const entries = new Map<string, string>();
+  const visit = async (p: string, rel: string) => {
+    const stat = await fsp.lstat(p);
+    let what = `${stat.mode.toString(8)} ${stat.size}`;
+    if (stat.isSymbolicLink()) what += ` link:${await fsp.readlink(p)}`;
+    else if (stat.isFile()) what += ` ${createHash("sha256").update(await fsp.readFile(p)).digest("hex")}`;
+    entries.set(rel, what);
+    if (stat.isDirectory()) {
+      for (const name of await fsp.readdir(p)) await visit(path.join(p, name), `${rel}/${name}`);
+    }
+  };
+  await visit(dir, ".");
+  return entries;
+}
+
+/** The paths whose entry differs between two fingerprints (added, removed or changed). */
+function changes(before: Map<string, string>, after: Map<string, string>): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  return [...keys].filter((key) => before.get(key) !== after.get(key)).sort();
+}
+
+interface Operation {
+  name: string;
+  /** Bait to create under both `W/a` and the outside folder, before the swapper starts. */
+  bait(dir: string, i: number): Promise<void>;
+  /** Files needed elsewhere in the workspace. */
+  setup?(workdir: string, i: number): Promise<void>;
+  run(call: (tool: string, args: Record<string, unknown>) => Promise<unknown>, workdir: string, i: number): Promise<unknown>;
+}
+
+const write = (p: string, content = "bait\n") => fsp.mkdir(path.dirname(p), { recursive: true }).then(() => fsp.writeFile(p, content));
+
+const OPERATIONS: Operation[] = [
+  { name: "mkdir", bait: async () => {}, run: (call, _w, i) => call("mkdir", { path: `a/m${i}/x` }) },
+  {
+    name: "write_file (new file)",
+    bait: async () => {},
+    run: (call, _w, i) => call("write_file", { path: `a/n${i}.txt`, content: "agent\n" }),
+  },
+  {
+    name: "write_file (overwrite)",
+    bait: (dir, i) => write(path.join(dir, `w${i}.txt`)),
+    run: (call, _w, i) => call("write_file", { path: `a/w${i}.txt`, content: "agent\n" }),
+  },
+  {
+    name: "edit_file",
+    bait: (dir, i) => write(path.join(dir, `e${i}.txt`)),
+    run: (call, _w, i) => call("edit_file", { path: `a/e${i}.txt`, old_text: "bait", new_text: "agent" }),
+  },
+  {
+    name: "apply_patch",
+    bait: (dir, i) => write(path.join(dir, `p${i}.txt`)),
+    run: (call, _w, i) =>
+      call("apply_patch", {
+        patch: `--- a/a/p${i}.txt\n+++ b/a/p${i}.txt\n@@ -1 +1 @@\n-bait\n+agent\n` +
+          `--- /dev/null\n+++ b/a/q${i}.txt\n@@ -0,0 +1 @@\n+agent\n`,
+      }),
+  },
+  {
+    name: "move (source under a)",
+    bait: (dir, i) => write(path.join(dir, `s${i}.txt`)),
+    run: (call, _w, i) => call("move", { src: `a/s${i}.txt`, dst: `moved/s${i}.txt` }),
+  },
+  {
+    name: "move (destination under a)",
+    bait: async () => {},
+    setup: (workdir, i) => write(path.join(workdir, "from", `t${i}.txt`)),
+    run: (call, _w, i) => call("move", { src: `from/t${i}.txt`, dst: `a/t${i}.txt` }),
+  },
+  {
+    name: "move (folder, both sides)",
+    bait: (dir, i) => write(path.join(dir, `mv${i}`, "f.txt")),
+    run: (call, _w, i) => call("move", { src: `a/mv${i}`, dst: `a/mw${i}` }),
+  },
+  {
+    name: "copy (destination under a)",
+    bait: async () => {},
+    setup: (workdir) => write(path.join(workdir, "c.txt")),
+    run: (call, _w, i) => call("copy", { src: "c.txt", dst: `a/c${i}.txt` }),
+  },
+  {
+    name: "delete (file)",
+    bait: (dir, i) => write(path.join(dir, `d${i}.txt`)),
+    run: (call, _w, i) => call("delete", { path: `a/d${i}.txt` }),
+  },
+  {
+    name: "delete (folder tree)",
+    bait: async (dir, i) => {
+      await write(path.join(dir, `r${i}`, "x.txt"));
+      await write(path.join(dir, `r${i}`, "y", "z.txt"));
+    },
+    run: (call, _w, i) => call("delete", { path: `a/r${i}`, recursive: true }),
+  },
+  {
+    name: "atomicWrite (artifact file store)",
+    bait: (dir, i) => write(path.join(dir, `z${i}.bin`)),
+    run: (_call, workdir, i) => atomicWrite(path.join(workdir, "a", `z${i}.bin`), "agent\n"),
+  },
+];
+
+async function startSwapper(target: string, outside: string): Promise<{ child: ChildProcess; stop(): Promise<string> }> {
+  const [command, ...args] = scriptArgv("_swapper", [target, outside, "600"]);
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on("data", (chunk) => {
+      output += chunk;
+      if (output.includes("ready")) resolve();
+    });
+    child.on("error", reject);
+    exited.then(() => reject(new Error(`swapper exited early: ${output}`)));
+  });
+  return {
+    child,
+    async stop() {
+      child.stdin!.end();
+      await exited;
+      return output.match(/swaps (\d+)/)?.[1] ?? "?";
+    },
+  };
+}
+
+describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per operation)`, () => {
+  let root: string;
+  before(async () => {
+    root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-race-")));
+  });
+  after(() => fsp.rm(root, { recursive: true, force: true }));
+
+  for (const [index, operation] of OPERATIONS.entries()) {
+    test(`${operation.name}: nothing outside the workspace changes`, async () => {
+      const base = path.join(root, String(index));
+      const workdir = path.join(base, "W");
+      const outside = path.join(base, "outside");
+      await fsp.mkdir(path.join(workdir, "a"), { recursive: true });
+      await fsp.mkdir(outside, { recursive: true });
+      for (let i = 0; i < TRIES; i++) {
+        await operation.bait(path.join(workdir, "a"), i);
+        await operation.bait(outside, i);
+        await operation.setup?.(workdir, i);
+      }
+      const session = new Session({ workspace: workdir, autoConfirm: true, fence: openFence() });
+      const box = new ToolBox().register(...fsTools(), ...patchTools());
+      const call = (tool: string, args: Record<string, unknown>) => box.call(session, tool, args);
+      const before = await fingerprint(outside);
+      const swapper = await startSwapper(path.join(workdir, "a"), outside);
+      let failures = 0;
+      try {
+        for (let i = 0; i < TRIES; i++) {
+          // Tools report failures as results; atomicWrite throws.
+          const result = await operation.run(call, workdir, i).catch(() => ({ status: "error" }));
+          if ((result as { status?: string } | undefined)?.status !== "success" && result !== undefined) failures++;
+        }
+      } finally {
+        const swaps = await swapper.stop();
+        await session.close();
+        const changed = changes(before, await fingerprint(outside));
+        console.log(
+          `${operation.name}: ${changed.length} outside changes in ${TRIES} tries (${failures} refused, ${swaps} swaps)`,
+        );
+        assert.deepEqual(changed, [], `${operation.name} changed the outside folder`);
+      }
+    });
+  }
+});
