@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError, UsageError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
+import { requireRoot } from "./confined_fs.ts";
 import { isRuntimePermissionError, runtimeFlag } from "./_runtime_permissions.ts";
 
 /** Where a resolved path lies. */
@@ -84,7 +85,9 @@ export class Workspace {
   /** The workdir's absolute real path. */
   readonly workdir: string;
   readonly #tempParent: string;
+  readonly #workdirId: string;
   #tempDir: string | undefined;
+  #tempDirId: string | undefined;
   #tempDirPromise: Promise<string> | undefined;
 
   /** Creates a workspace over `workdir`, which must be an existing folder. */
@@ -104,10 +107,12 @@ export class Workspace {
         `Workspace folder ${workdir} cannot be opened: ${(error as Error).message}`,
       );
     }
-    if (!fs.statSync(real).isDirectory()) {
+    const stat = fs.statSync(real);
+    if (!stat.isDirectory()) {
       throw new UsageError(`Workspace folder ${workdir} is not a folder`);
     }
     this.workdir = real;
+    this.#workdirId = identity(stat);
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
   }
 
@@ -151,6 +156,7 @@ export class Workspace {
         );
       }
       const real = await fsp.realpath(created);
+      this.#tempDirId = identity(await fsp.lstat(real));
       this.#tempDir = real;
       return real;
     })();
@@ -192,6 +198,7 @@ export class Workspace {
     options: ResolveOptions = {},
   ): Promise<ResolvedPath> {
     checkSyntax(input);
+    this.#requirePresent(this.workdir, this.#workdirId);
     const absolute = path.posix.isAbsolute(input) ? input : this.workdir + "/" + input;
     const followFinal = options.followFinalSymlink ?? true;
     // realpath(3) resolves links and `..` exactly as the walk below does, in one
@@ -201,7 +208,43 @@ export class Workspace {
       await this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
+    if (area === "temp") this.#requirePresent(this.#tempDir!, this.#tempDirId!);
     return { path: walked.real, area, exists: walked.exists };
+  }
+
+  /**
+   * The real paths of the workspace's areas: the workdir, and the temp dir
+   * once created. Confined operations work strictly below them.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace(Deno.cwd());
+   * console.log(ws.roots()); // [the workdir]
+   * ```
+   */
+  roots(): string[] {
+    return this.#tempDir === undefined ? [this.workdir] : [this.workdir, this.#tempDir];
+  }
+
+  // A workspace folder deleted or replaced while the session runs is an error:
+  // nothing may silently re-create it (or write into its replacement).
+  #requirePresent(root: string, id: string): void {
+    requireRoot(root);
+    let now: string | undefined;
+    try {
+      now = identity(fs.lstatSync(root));
+    } catch {
+      // vanished between the two looks; requireRoot says so next time
+    }
+    if (now === id) return;
+    throw new ToolError(`The workspace folder ${root} was replaced by another folder; nothing was changed`, {
+      code: "workspace_missing",
+      kind: "execution",
+      recoverable: false,
+      recoveryHint: "Ask the user to start a new session on the folder.",
+      details: { root, found: "another folder" },
+    });
   }
 
   /**
@@ -406,6 +449,10 @@ export class Workspace {
       },
     );
   }
+}
+
+function identity(stat: fs.Stats): string {
+  return `${stat.dev}:${stat.ino}`;
 }
 
 function tooLong(input: string): ToolError {

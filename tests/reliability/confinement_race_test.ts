@@ -58,10 +58,15 @@ interface Operation {
   bait(dir: string, i: number): Promise<void>;
   /** Files needed elsewhere in the workspace. */
   setup?(workdir: string, i: number): Promise<void>;
-  run(call: (tool: string, args: Record<string, unknown>) => Promise<unknown>, workdir: string, i: number): Promise<unknown>;
+  run(
+    call: (tool: string, args: Record<string, unknown>) => Promise<unknown>,
+    workdir: string,
+    i: number,
+  ): Promise<unknown>;
 }
 
-const write = (p: string, content = "bait\n") => fsp.mkdir(path.dirname(p), { recursive: true }).then(() => fsp.writeFile(p, content));
+const write = (p: string, content = "bait\n") =>
+  fsp.mkdir(path.dirname(p), { recursive: true }).then(() => fsp.writeFile(p, content));
 
 const OPERATIONS: Operation[] = [
   { name: "mkdir", bait: async () => {}, run: (call, _w, i) => call("mkdir", { path: `a/m${i}/x` }) },
@@ -131,7 +136,10 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-async function startSwapper(target: string, outside: string): Promise<{ child: ChildProcess; stop(): Promise<string> }> {
+async function startSwapper(
+  target: string,
+  outside: string,
+): Promise<{ child: ChildProcess; stop(): Promise<string> }> {
   const [command, ...args] = scriptArgv("_swapper", [target, outside, "600"]);
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
   let output = "";
@@ -178,19 +186,25 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
       const call = (tool: string, args: Record<string, unknown>) => box.call(session, tool, args);
       const before = await fingerprint(outside);
       const swapper = await startSwapper(path.join(workdir, "a"), outside);
-      let failures = 0;
+      const outcomes: Record<string, number> = {};
       try {
         for (let i = 0; i < TRIES; i++) {
           // Tools report failures as results; atomicWrite throws.
-          const result = await operation.run(call, workdir, i).catch(() => ({ status: "error" }));
-          if ((result as { status?: string } | undefined)?.status !== "success" && result !== undefined) failures++;
+          const result = await operation.run(call, workdir, i).then(
+            (r) => r as { status?: string; errorCode?: string } | undefined,
+            (error) => ({ status: "error", errorCode: (error as { code?: string }).code }),
+          );
+          const outcome = result === undefined || result.status === "success" ? "ok" : result.errorCode ?? "error";
+          outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
         }
       } finally {
         const swaps = await swapper.stop();
         await session.close();
         const changed = changes(before, await fingerprint(outside));
         console.log(
-          `${operation.name}: ${changed.length} outside changes in ${TRIES} tries (${failures} refused, ${swaps} swaps)`,
+          `${operation.name}: ${changed.length} outside changes in ${TRIES} tries, ${swaps} swaps, ${
+            JSON.stringify(outcomes)
+          }`,
         );
         assert.deepEqual(changed, [], `${operation.name} changed the outside folder`);
       }
