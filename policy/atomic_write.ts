@@ -73,11 +73,10 @@ export async function atomicWrite(
     if (existing?.isFile()) mode = existing.mode & 0o7777;
   }
   const temp = path.join(folder, tempName());
-  const { fd, pin } = createConfined(temp, mode ?? 0o666);
+  // The open mode is masked by the umask; an explicit or inherited mode must be exact.
+  const { fd, pin } = createConfined(temp, mode ?? 0o666, mode !== undefined);
   try {
     try {
-      // The open mode is masked by the umask; an explicit or inherited mode must be exact.
-      if (mode !== undefined) fs.fchmodSync(fd, mode);
       await writeAll(fd, bytes);
       await syncFd(fd);
     } finally {

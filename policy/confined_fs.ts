@@ -258,14 +258,38 @@ export interface CreatedFile {
 
 /**
  * Creates `real` exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`: never over an
- * existing entry, never through a link) in its pinned folder.
+ * existing entry, never through a link) in its pinned folder, with exactly
+ * `mode` when `exact` (not masked by the umask).
  */
-export function createConfined(real: string, mode = 0o666): CreatedFile {
+export function createConfined(real: string, mode = 0o666, exact = false): CreatedFile {
   return inParent(real, (name) => {
     const pin = pinOf(fs.lstatSync("."));
-    const fd = fs.openSync(name, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW, mode);
+    const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW;
+    if (exact && nodePermissionModel()) {
+      // Node's permission model disables fchmod on a descriptor; create with the mode instead.
+      const mask = process.umask(0);
+      try {
+        return { fd: fs.openSync(name, flags, mode), pin };
+      } finally {
+        process.umask(mask);
+      }
+    }
+    const fd = fs.openSync(name, flags, mode);
+    try {
+      if (exact) fs.fchmodSync(fd, mode);
+    } catch (error) {
+      fs.closeSync(fd);
+      fs.unlinkSync(name);
+      throw error;
+    }
     return { fd, pin };
   });
+}
+
+// Node's permission model (--permission, --experimental-permission) refuses
+// fd-level fchmod and fsync.
+function nodePermissionModel(): boolean {
+  return typeof (process as { permission?: unknown }).permission === "object";
 }
 
 /** Opens the file `real` for reading without following a final link, in its pinned folder. */
@@ -318,6 +342,11 @@ export function readdirConfined(dir: string): fs.Dirent[] {
 /** Sets the mode of `real` without following a link: a link is left as it is. */
 export function chmodConfined(real: string, mode: number): void {
   inParent(real, (name) => {
+    if (nodePermissionModel()) {
+      // No fchmod there: chmod by name, right after checking in the same block that it is no link.
+      if (fs.lstatSync(name).isSymbolicLink()) throw pathChanged(real, real, "it is a symlink now");
+      return fs.chmodSync(name, mode);
+    }
     const fd = fs.openSync(name, fs.constants.O_RDONLY | NOFOLLOW);
     try {
       fs.fchmodSync(fd, mode);
@@ -451,8 +480,14 @@ export function writeAll(fd: number, data: Uint8Array): Promise<void> {
   });
 }
 
-/** `fsync` of a descriptor, asynchronously. */
+/**
+ * `fsync` of a descriptor, asynchronously. Under Node's permission model,
+ * which refuses fd-level fsync, it does nothing: the write stays atomic
+ * for readers and across a crash of the process, only not across a power
+ * failure.
+ */
 export function syncFd(fd: number): Promise<void> {
+  if (nodePermissionModel()) return Promise.resolve();
   return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
@@ -481,10 +516,9 @@ export async function copyTreeConfined(
     try {
       const opened = fs.fstatSync(source);
       if (!opened.isFile()) throw pathChanged(path.posix.dirname(from), from, "a file became something else");
-      const { fd } = createConfined(to, 0o600);
+      const { fd } = createConfined(to, stat.mode & 0o7777, true);
       try {
         await copyBytes(source, fd);
-        fs.fchmodSync(fd, stat.mode & 0o7777);
       } finally {
         fs.closeSync(fd);
       }
