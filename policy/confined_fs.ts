@@ -409,6 +409,22 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
   }
 }
 
+// One folder's share of a tree removal: its files and links go, its
+// subfolders are returned for the caller to descend into.
+function emptyFolderStep(dir: string, onRemoved: () => void): string[] {
+  const entries = readdirConfined(dir);
+  const others = entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name).sort();
+  if (others.length > 0) {
+    inFolder(dir, () => {
+      for (const name of others) {
+        fs.unlinkSync(name);
+        onRemoved();
+      }
+    });
+  }
+  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+}
+
 /**
  * Removes the folder `dir` and everything in it, entry by entry, each in its
  * pinned folder and never following a link; a cancel stops it between
@@ -420,21 +436,18 @@ export async function removeTreeConfined(
   onRemoved: () => void = () => {},
 ): Promise<void> {
   signal.throwIfAborted();
-  const entries = readdirConfined(dir);
-  const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  const others = entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name).sort();
-  if (others.length > 0) {
-    inFolder(dir, () => {
-      for (const name of others) {
-        fs.unlinkSync(name);
-        onRemoved();
-      }
-    });
-  }
-  for (const name of folders) {
+  for (const name of emptyFolderStep(dir, onRemoved)) {
+    // Other work runs between folders.
+    await Promise.resolve();
     await removeTreeConfined(dir + "/" + name, signal, onRemoved);
     onRemoved();
   }
+  rmdirConfined(dir);
+}
+
+/** {@linkcode removeTreeConfined} in one synchronous run, for small trees (debris). */
+export function removeTreeConfinedSync(dir: string): void {
+  for (const name of emptyFolderStep(dir, () => {})) removeTreeConfinedSync(dir + "/" + name);
   rmdirConfined(dir);
 }
 
@@ -551,5 +564,18 @@ export async function discardConfined(real: string): Promise<void> {
     else unlinkConfined(real);
   } catch {
     // best effort, see above
+  }
+}
+
+/** The synchronous {@linkcode discardConfined}; whether it removed something. */
+export function discardConfinedSync(real: string): boolean {
+  try {
+    const stat = lstatConfined(real);
+    if (stat === undefined) return false;
+    if (stat.isDirectory()) removeTreeConfinedSync(real);
+    else unlinkConfined(real);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -11,9 +11,11 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import process from "node:process";
 import { ToolError, UsageError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
 import { requireRoot } from "./confined_fs.ts";
+import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
 import { isRuntimePermissionError, runtimeFlag } from "./_runtime_permissions.ts";
 
 /** Where a resolved path lies. */
@@ -40,6 +42,13 @@ export interface ResolveOptions {
 export interface WorkspaceOptions {
   /** Folder in which the session temp dir is created; default the system temp folder. */
   tempParent?: string;
+  /**
+   * Whether opening the workspace removes the temp files that writes of
+   * processes killed mid-way left in it (`.toolfence-<pid>-*.tmp`, see
+   * `atomic_write.ts`); default `true`. The sweep is bounded (50,000 entries,
+   * half a second).
+   */
+  sweepDebris?: boolean;
 }
 
 // Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
@@ -84,6 +93,8 @@ function systemTempFolder(): string {
 export class Workspace {
   /** The workdir's absolute real path. */
   readonly workdir: string;
+  /** What the sweep of debris did when the workspace was opened (undefined when it was not asked for). */
+  readonly swept: SweepReport | undefined;
   readonly #tempParent: string;
   readonly #workdirId: string;
   #tempDir: string | undefined;
@@ -114,6 +125,7 @@ export class Workspace {
     this.workdir = real;
     this.#workdirId = identity(stat);
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
+    this.swept = options.sweepDebris === false ? undefined : sweepDebris(real);
   }
 
   /** Whether the session temp dir has been created (and so is part of the workspace). */
@@ -139,7 +151,7 @@ export class Workspace {
     this.#tempDirPromise ??= (async () => {
       let created: string;
       try {
-        created = await fsp.mkdtemp(path.join(this.#tempParent, "toolfence-"));
+        created = await fsp.mkdtemp(path.join(this.#tempParent, `toolfence-${process.pid}-`));
       } catch (error) {
         if (!isRuntimePermissionError(error)) throw error;
         const flag = runtimeFlag("write", this.#tempParent);
@@ -156,6 +168,8 @@ export class Workspace {
         );
       }
       const real = await fsp.realpath(created);
+      // Session temp dirs of processes that died without cleaning up go now.
+      sweepSessionTempDirs(this.#tempParent);
       this.#tempDirId = identity(await fsp.lstat(real));
       this.#tempDir = real;
       return real;
