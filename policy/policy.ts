@@ -88,7 +88,8 @@ export interface AuthorizeOptions {
    * The real path of a folder whose entries the write puts at (or, for
    * `move` and `delete`, removes from) the target: each entry counts for
    * protection as if it were at the target (a folder holding `config` moved
-   * to `.git`; a folder holding `.npmrc` deleted).
+   * to `.git`; a folder holding `.npmrc` deleted). For `move` and `delete` of
+   * a folder it defaults to the folder itself.
    */
   tree?: string;
 }
@@ -285,7 +286,9 @@ export class Policy {
       throw denied(options.shown ?? shown, action, "it is the root of the workspace");
     }
     const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
-    const guarded = this.#protectedAt(real, area, options.tree);
+    // Removing a folder removes what it holds: judge its entries even when the caller did not say.
+    const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
+    const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined));
     if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
     if (area === "temp") return;
     if (kind === "mkdir") return;
