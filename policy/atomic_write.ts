@@ -62,9 +62,9 @@ export async function atomicWrite(
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   let mode = options.mode;
   if (mode === undefined) {
-    const existing = inFolder(folder, () => {
+    const existing = inFolder(folder, (at) => {
       try {
-        return fs.lstatSync(name);
+        return fs.lstatSync(at(name));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         return undefined;

