@@ -191,6 +191,10 @@ async function serve(args: string[]): Promise<number> {
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("./adapters/mcp/mod.ts");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  // The server works in its workspace: under narrow --allow-read flags that do
+  // not cover where it was started, confined file writes could not pin their
+  // folders otherwise (see policy/confined_fs.ts).
+  process.chdir(workspace.workdir);
   const running = await serveStdio(box, { workspace, autoConfirm: values["auto-confirm"] ?? false, sandbox });
   await running.closed;
   await workspace.dispose();
@@ -206,6 +210,8 @@ async function call(args: string[]): Promise<number> {
   const workdir = workspaceDir(values.workspace, "call");
   const box = toolboxFor(selectedGroups(values.groups, "call"));
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  // As for serve: confined file writes pin their folders from here.
+  process.chdir(workspace.workdir);
   const session = new Session({
     workspace,
     host: terminalHost(),
