@@ -22,10 +22,10 @@ import process from "node:process";
 import { Session } from "../../core/session.ts";
 import { ToolBox } from "../../core/toolbox.ts";
 import { openFence } from "../../policy/fence.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
 import { fsTools } from "../../tools/fs/fs_tools.ts";
 import { patchTools } from "../../tools/patch/patch_tools.ts";
 import { scriptArgv } from "./_runtime.ts";
+import { OPERATIONS } from "./_race_operations.ts";
 
 const TRIES = Number(process.env.TOOLFENCE_RACE_TRIES ?? 120);
 
@@ -52,89 +52,20 @@ function changes(before: Map<string, string>, after: Map<string, string>): strin
   return [...keys].filter((key) => before.get(key) !== after.get(key)).sort();
 }
 
-interface Operation {
-  name: string;
-  /** Bait to create under both `W/a` and the outside folder, before the swapper starts. */
-  bait(dir: string, i: number): Promise<void>;
-  /** Files needed elsewhere in the workspace. */
-  setup?(workdir: string, i: number): Promise<void>;
-  run(
-    call: (tool: string, args: Record<string, unknown>) => Promise<unknown>,
-    workdir: string,
-    i: number,
-  ): Promise<unknown>;
+/** The workspace `W` with the folder `a`, the outside folder, and the bait of `tries` tries of operation `index`. */
+async function prepare(base: string, index: number, tries: number): Promise<{ workdir: string; outside: string }> {
+  const operation = OPERATIONS[index];
+  const workdir = path.join(base, "W");
+  const outside = path.join(base, "outside");
+  await fsp.mkdir(path.join(workdir, "a"), { recursive: true });
+  await fsp.mkdir(outside, { recursive: true });
+  for (let i = 0; i < tries; i++) {
+    await operation.bait(path.join(workdir, "a"), i);
+    await operation.bait(outside, i);
+    await operation.setup?.(workdir, i);
+  }
+  return { workdir, outside };
 }
-
-const write = (p: string, content = "bait\n") =>
-  fsp.mkdir(path.dirname(p), { recursive: true }).then(() => fsp.writeFile(p, content));
-
-const OPERATIONS: Operation[] = [
-  { name: "mkdir", bait: async () => {}, run: (call, _w, i) => call("mkdir", { path: `a/m${i}/x` }) },
-  {
-    name: "write_file (new file)",
-    bait: async () => {},
-    run: (call, _w, i) => call("write_file", { path: `a/n${i}.txt`, content: "agent\n" }),
-  },
-  {
-    name: "write_file (overwrite)",
-    bait: (dir, i) => write(path.join(dir, `w${i}.txt`)),
-    run: (call, _w, i) => call("write_file", { path: `a/w${i}.txt`, content: "agent\n" }),
-  },
-  {
-    name: "edit_file",
-    bait: (dir, i) => write(path.join(dir, `e${i}.txt`)),
-    run: (call, _w, i) => call("edit_file", { path: `a/e${i}.txt`, old_text: "bait", new_text: "agent" }),
-  },
-  {
-    name: "apply_patch",
-    bait: (dir, i) => write(path.join(dir, `p${i}.txt`)),
-    run: (call, _w, i) =>
-      call("apply_patch", {
-        patch: `--- a/a/p${i}.txt\n+++ b/a/p${i}.txt\n@@ -1 +1 @@\n-bait\n+agent\n` +
-          `--- /dev/null\n+++ b/a/q${i}.txt\n@@ -0,0 +1 @@\n+agent\n`,
-      }),
-  },
-  {
-    name: "move (source under a)",
-    bait: (dir, i) => write(path.join(dir, `s${i}.txt`)),
-    run: (call, _w, i) => call("move", { src: `a/s${i}.txt`, dst: `moved/s${i}.txt` }),
-  },
-  {
-    name: "move (destination under a)",
-    bait: async () => {},
-    setup: (workdir, i) => write(path.join(workdir, "from", `t${i}.txt`)),
-    run: (call, _w, i) => call("move", { src: `from/t${i}.txt`, dst: `a/t${i}.txt` }),
-  },
-  {
-    name: "move (folder, both sides)",
-    bait: (dir, i) => write(path.join(dir, `mv${i}`, "f.txt")),
-    run: (call, _w, i) => call("move", { src: `a/mv${i}`, dst: `a/mw${i}` }),
-  },
-  {
-    name: "copy (destination under a)",
-    bait: async () => {},
-    setup: (workdir) => write(path.join(workdir, "c.txt")),
-    run: (call, _w, i) => call("copy", { src: "c.txt", dst: `a/c${i}.txt` }),
-  },
-  {
-    name: "delete (file)",
-    bait: (dir, i) => write(path.join(dir, `d${i}.txt`)),
-    run: (call, _w, i) => call("delete", { path: `a/d${i}.txt` }),
-  },
-  {
-    name: "delete (folder tree)",
-    bait: async (dir, i) => {
-      await write(path.join(dir, `r${i}`, "x.txt"));
-      await write(path.join(dir, `r${i}`, "y", "z.txt"));
-    },
-    run: (call, _w, i) => call("delete", { path: `a/r${i}`, recursive: true }),
-  },
-  {
-    name: "atomicWrite (artifact file store)",
-    bait: (dir, i) => write(path.join(dir, `z${i}.bin`)),
-    run: (_call, workdir, i) => atomicWrite(path.join(workdir, "a", `z${i}.bin`), "agent\n"),
-  },
-];
 
 async function startSwapper(
   target: string,
@@ -171,16 +102,7 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
 
   for (const [index, operation] of OPERATIONS.entries()) {
     test(`${operation.name}: nothing outside the workspace changes`, async () => {
-      const base = path.join(root, String(index));
-      const workdir = path.join(base, "W");
-      const outside = path.join(base, "outside");
-      await fsp.mkdir(path.join(workdir, "a"), { recursive: true });
-      await fsp.mkdir(outside, { recursive: true });
-      for (let i = 0; i < TRIES; i++) {
-        await operation.bait(path.join(workdir, "a"), i);
-        await operation.bait(outside, i);
-        await operation.setup?.(workdir, i);
-      }
+      const { workdir, outside } = await prepare(path.join(root, String(index)), index, TRIES);
       const session = new Session({ workspace: workdir, autoConfirm: true, fence: openFence() });
       const box = new ToolBox().register(...fsTools(), ...patchTools());
       const call = (tool: string, args: Record<string, unknown>) => box.call(session, tool, args);
@@ -208,6 +130,42 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
         );
         assert.deepEqual(changed, [], `${operation.name} changed the outside folder`);
       }
+    });
+  }
+
+  // Deno's own fence checks the path text, so a write to W/a/x is allowed while
+  // the kernel follows a swapped-in link out: only the pinning stops it. The
+  // server works in its workspace (as `toolfence serve` does).
+  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+  const NARROW = ["mkdir", "write_file (new file)", "move (folder, both sides)", "delete (folder tree)", "apply_patch"];
+  for (const name of NARROW) {
+    const index = OPERATIONS.findIndex((operation) => operation.name === name);
+    test(`${name}, under --allow-read=W --allow-write=W: nothing outside changes`, { skip: !isDeno }, async () => {
+      const tries = Math.ceil(TRIES / 2);
+      const { workdir, outside } = await prepare(path.join(root, `narrow-${index}`), index, tries);
+      const before = await fingerprint(outside);
+      const swapper = await startSwapper(path.join(workdir, "a"), outside);
+      let report = "";
+      try {
+        const runner = new URL("./_race_runner.ts", import.meta.url).pathname;
+        const flags = [`--allow-read=${workdir}`, `--allow-write=${workdir}`, "--no-prompt"];
+        const child = spawn(process.execPath, ["run", ...flags, runner, workdir, String(index), String(tries)], {
+          cwd: workdir,
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        child.stdout!.on("data", (chunk) => (report += chunk));
+        await new Promise((resolve) => child.on("close", resolve));
+      } finally {
+        const swaps = await swapper.stop();
+        const changed = changes(before, await fingerprint(outside));
+        console.log(
+          `${name} (narrow flags): ${changed.length} outside changes in ${tries} tries, ${swaps} swaps, ${report.trim()}`,
+        );
+        assert.deepEqual(changed, [], `${name} changed the outside folder`);
+      }
+      const { mode, outcomes } = JSON.parse(report);
+      assert.equal(mode, "pinned");
+      assert.equal(Object.values(outcomes as Record<string, number>).reduce((a, b) => a + b, 0), tries);
     });
   }
 });
