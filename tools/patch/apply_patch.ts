@@ -85,15 +85,14 @@ async function resolveTarget(ctx: ToolContext, directory: string, name: string) 
       details: { path: name, resolved: resolved.path, directory },
     });
   }
-  const stat = resolved.stat;
-  if (stat?.isSymbolicLink()) {
+  if (resolved.stat?.isSymbolicLink()) {
     throw new ToolError(`The patch targets ${name}, which is a symlink; patches do not write through links`, {
       code: "symlink_target",
       recoveryHint: "Patch the file the link points to, by its own path.",
       details: { path: resolved.path },
     });
   }
-  return { real: resolved.path, stat: resolved.existed ? stat ?? "unknown" : undefined, target: resolved };
+  return { real: resolved.path, existed: resolved.existed, target: resolved };
 }
 
 function exists(name: string, real: string): ToolError {
@@ -119,14 +118,14 @@ function addedText(file: FilePatch): string {
 }
 
 async function planStep(ctx: ToolContext, directory: string, file: FilePatch): Promise<Step> {
-  const { real, stat, target } = await resolveTarget(ctx, directory, file.path);
+  const { real, existed, target } = await resolveTarget(ctx, directory, file.path);
   const step: Step = { file, real, target };
   if (file.kind === "add") {
-    if (stat) throw exists(file.path, real);
+    if (existed) throw exists(file.path, real);
     step.after = encodeText(addedText(file), false);
     return step;
   }
-  if (!stat) throw missing(file.path, real);
+  if (!existed) throw missing(file.path, real);
   step.before = await loadTextFile(real, file.path);
   if (file.kind === "delete") {
     checkDeletion(step.before.text, step.before.eol, file, file.path);
@@ -139,7 +138,7 @@ async function planStep(ctx: ToolContext, directory: string, file: FilePatch): P
   if (file.moveTo !== undefined) {
     const to = await resolveTarget(ctx, directory, file.moveTo);
     if (to.real !== real) {
-      if (to.stat) throw exists(file.moveTo, to.real);
+      if (to.existed) throw exists(file.moveTo, to.real);
       step.moveTo = to.real;
       step.moveTarget = to.target;
     }
