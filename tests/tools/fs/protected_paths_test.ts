@@ -167,3 +167,14 @@ describe("protected paths in the file tools", () => {
     await assert.rejects(fsp.lstat(path.join(workdir, "sub")), { code: "ENOENT" });
   });
 });
+
+describe("protected paths from the session", () => {
+  test("a session's own patterns are protected in the tools too", async () => {
+    const s = new Session({ workspace: workdir, autoConfirm: true, fence: openFence(), protectedPaths: ["*.pem"] });
+    const refused = await box.call(s, "write_file", { path: "server.PEM", content: "key" });
+    const allowed = await box.call(s, "write_file", { path: "server.txt", content: "ok" });
+    await s.close();
+    assert.equal(refused.errorCode, "permission_denied");
+    assert.equal(allowed.status, "success", allowed.error);
+  });
+});
