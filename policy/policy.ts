@@ -288,7 +288,8 @@ export class Policy {
     const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
     // Removing a folder removes what it holds: judge its entries even when the caller did not say.
     const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
-    const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined));
+    const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
+      (target.existed ? undefined : await this.#protectedAncestor(real, area));
     if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
     if (area === "temp") return;
     if (kind === "mkdir") return;
@@ -371,6 +372,18 @@ export class Policy {
       return undefined;
     };
     return walk(tree, relative);
+  }
+
+  // A write to a path that does not exist creates its missing folders: the
+  // first of them that is protected (`.git` for `.git/HEAD`), or undefined.
+  async #protectedAncestor(real: string, area: "workdir" | "temp"): Promise<string | undefined> {
+    const root = area === "temp" ? this.workspace.roots()[1] ?? this.workspace.workdir : this.workspace.workdir;
+    for (let folder = path.posix.dirname(real); folder.length > root.length; folder = path.posix.dirname(folder)) {
+      if ((await lstatOf(folder)).existed) return undefined;
+      const relative = folder.slice(root.length + 1);
+      if (isProtectedPath(relative, this.protectedPaths)) return relative;
+    }
+    return undefined;
   }
 
   async #askPerson(
