@@ -25,7 +25,8 @@
  * of one level: from a pinned folder to `../` (its parent, found by the kernel
  * through the folder itself, never through a name) up to the two paths'
  * common folder, then down from each pinned child's `../`, under a temporary
- * name until the last step. A single `..` from a folder strictly inside the
+ * name (`.toolfence-moving-<pid>-<random>.tmp`, never swept as debris: it is
+ * the user's entry) until the last step. A single `..` from a folder strictly inside the
  * workspace always stays inside it, however folders are moved meanwhile.
  *
  * Why not `/proc/self/fd/N/name` paths on folders opened with
@@ -411,7 +412,9 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
   let common = fromDir;
   while (!isWithin(toDir, common)) common = path.posix.dirname(common);
   if (!isWithin(common, root)) throw outsideRoots(common, roots);
-  const hop = tempName();
+  // Not a tempName(): what travels is the user's own entry, and a move cut
+  // short must leave it where the user can find it, not as debris to sweep.
+  const hop = tempName().replace(".toolfence-", ".toolfence-moving-");
   let name = fromName;
   let current = fromDir;
   try {

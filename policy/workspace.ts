@@ -465,8 +465,10 @@ export class Workspace {
   }
 }
 
+// Which folder this is: inode numbers are reused at once on Linux (a folder
+// deleted and made again often gets the same one), its birth time is not.
 function identity(stat: fs.Stats): string {
-  return `${stat.dev}:${stat.ino}`;
+  return `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
 }
 
 function tooLong(input: string): ToolError {

@@ -132,6 +132,8 @@ describe("debris", () => {
     assert.equal(tempNameOwner(tempName()), process.pid);
     assert.equal(tempNameOwner(".toolfence-0123456789abcdef.tmp"), undefined);
     assert.equal(tempNameOwner("notes.tmp"), undefined);
+    // An entry in the middle of a move is the user's, not debris.
+    assert.equal(tempNameOwner(`.toolfence-moving-${process.pid}-0123456789abcdef.tmp`), undefined);
   });
 
   test("the sweep removes files and folders of dead processes only, anywhere in the tree, never through links", async () => {
