@@ -57,6 +57,9 @@ import { isWithin } from "./_paths.ts";
 import { queryRuntimePermission, runtimeFenceKind } from "./_runtime_permissions.ts";
 
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+// Opening something to read never waits: a FIFO swapped in for a file would
+// otherwise block the whole process in a synchronous open.
+const READ_NOW = fs.constants.O_RDONLY | NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0);
 const TEMP_PATTERN = /^\.toolfence-(\d+)-[0-9a-f]{16}\.tmp$/;
 
 /** The identity of a pinned folder, to notice that a later pin reached a different one. */
@@ -141,6 +144,22 @@ export function confinementMode(): "pinned" | "checked" {
 
 const relative: At = (name) => name;
 
+// Deno gates chdir() and realpath() on read access: asked first, so that a
+// refusal is a clear error and not a tried check (which would turn the whole
+// read permission to "denied" for the rest of the process).
+function requireReadable(folder: string): void {
+  if (runtimeFenceKind() !== "deno") return;
+  const answer = queryRuntimePermission("read", folder);
+  if (answer.allowed) return;
+  throw new ToolError(`The runtime does not grant read access to ${folder}: it needs ${answer.flag}`, {
+    code: "fence_denied",
+    kind: "policy",
+    recoverable: false,
+    recoveryHint: `Ask the user to allow reading ${folder}.`,
+    details: { path: folder, permission: "read", flag: answer.flag },
+  });
+}
+
 /**
  * Runs `fn` with the folder `folder` pinned as the process's working folder;
  * `folder` must be an absolute real path, and with `pin` also the same
@@ -151,6 +170,7 @@ const relative: At = (name) => name;
  * or throws. See {@linkcode confinementMode} for when it can only check.
  */
 export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
+  requireReadable(folder);
   const back = home();
   if (back === undefined) return checkedIn(folder, fn, pin);
   try {
@@ -327,7 +347,7 @@ function nodePermissionModel(): boolean {
 
 /** Opens the file `real` for reading without following a final link, in its pinned folder. */
 export function openReadConfined(real: string): number {
-  return inParent(real, (name) => fs.openSync(name, fs.constants.O_RDONLY | NOFOLLOW));
+  return inParent(real, (name) => fs.openSync(name, READ_NOW));
 }
 
 /** Opens the folder `dir` itself for reading (for `fsync`), pinned. */
@@ -380,7 +400,7 @@ export function chmodConfined(real: string, mode: number): void {
       if (fs.lstatSync(name).isSymbolicLink()) throw pathChanged(real, real, "it is a symlink now");
       return fs.chmodSync(name, mode);
     }
-    const fd = fs.openSync(name, fs.constants.O_RDONLY | NOFOLLOW);
+    const fd = fs.openSync(name, READ_NOW);
     try {
       fs.fchmodSync(fd, mode);
     } finally {
@@ -546,7 +566,9 @@ export function syncFd(fd: number): Promise<void> {
  * following any symlink: links are recreated with the same target text, so
  * a link to something outside never brings that content in. Regular files
  * keep their mode; special files are skipped and listed. Every read and
- * every write is done in its pinned folder.
+ * every write is done in its pinned folder. `known` is the lstat of `from`
+ * when the caller has it (the top of a copy may be a workspace root, whose
+ * own folder lies outside).
  */
 export async function copyTreeConfined(
   from: string,
@@ -554,9 +576,10 @@ export async function copyTreeConfined(
   signal: AbortSignal,
   counts: CopyCounts = { files: 0, directories: 0, links: 0, skipped: [] },
   relative = "",
+  known?: fs.Stats,
 ): Promise<CopyCounts> {
   signal.throwIfAborted();
-  const stat = lstatConfined(from);
+  const stat = known ?? lstatConfined(from);
   if (stat === undefined) throw Object.assign(new Error(`ENOENT: ${from}`), { code: "ENOENT", path: from });
   if (stat.isSymbolicLink()) {
     symlinkConfined(readlinkConfined(from), to);

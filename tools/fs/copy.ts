@@ -77,7 +77,7 @@ export const copyTool: Tool<CopyArgs> = tool({
     const created = makeParents(to, dst, destination.roots);
     const temp = path.join(path.dirname(to), tempName());
     try {
-      const counts = await copyTreeConfined(source.path, temp, ctx.signal);
+      const counts = await copyTreeConfined(source.path, temp, ctx.signal, undefined, "", stat);
       renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
       return { from: source.path, to, type: typeName(stat), replaced: destination.existed, ...counts };
     } catch (error) {
