@@ -119,7 +119,14 @@ export type At = (name: string) => string;
 // target); its permission is queried, never tried: a refused check turns the
 // whole permission to "denied" for the rest of the process.
 function home(): string | undefined {
-  const cwd = process.cwd();
+  let cwd: string;
+  try {
+    cwd = process.cwd();
+  } catch {
+    // The working folder was deleted: nothing relative to it can work any
+    // more, so the root will do as the place to return to.
+    cwd = "/";
+  }
   if (runtimeFenceKind() !== "deno" || queryRuntimePermission("read", cwd).allowed) return cwd;
   return undefined;
 }

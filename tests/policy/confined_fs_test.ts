@@ -185,3 +185,19 @@ describe("debris", () => {
     assert.deepEqual((await fsp.readdir(parent)).sort(), [`toolfence-${process.pid}-XyZ789`, "toolfence-other"]);
   });
 });
+
+describe("a deleted working folder", () => {
+  test("confined operations still work when the process's working folder was deleted", async () => {
+    const gone = path.join(root, "cwd-gone");
+    await fsp.mkdir(gone);
+    const home = process.cwd();
+    process.chdir(gone);
+    try {
+      await fsp.rmdir(gone);
+      mkdirsConfined(path.join(W, "after-cwd-gone"), [W]);
+      assert.ok((await fsp.stat(path.join(W, "after-cwd-gone"))).isDirectory());
+    } finally {
+      process.chdir(home);
+    }
+  });
+});
