@@ -198,7 +198,12 @@ export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin):
     if (pin !== undefined) checkPin(folder, fs.lstatSync("."), pin);
     return fn(relative);
   } finally {
-    process.chdir(back);
+    try {
+      process.chdir(back);
+    } catch {
+      // The working folder went away meanwhile; leave the pinned folder anyway.
+      process.chdir("/");
+    }
   }
 }
 
