@@ -226,6 +226,10 @@ async function serve(args: string[]): Promise<number> {
   const report = (error: unknown) => process.stderr.write(`toolfence: ${(error as Error)?.stack ?? String(error)}\n`);
   process.on("uncaughtException", report);
   process.on("unhandledRejection", report);
+  // The server works in its workspace: under narrow --allow-read flags that do
+  // not cover where it was started, confined file writes could not pin their
+  // folders otherwise (see policy/confined_fs.ts).
+  process.chdir(workspace.workdir);
   try {
     const running = await serveStdio(box, {
       workspace,
@@ -253,6 +257,8 @@ async function call(args: string[]): Promise<number> {
   const workdir = workspaceDir(values.workspace, "call");
   const box = toolboxFor(selectedGroups(values.groups, "call"));
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
+  // As for serve: confined file writes pin their folders from here.
+  process.chdir(workspace.workdir);
   const session = new Session({
     workspace,
     host: terminalHost(),

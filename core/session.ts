@@ -41,6 +41,8 @@ export interface SessionOptions {
   depth?: number;
   /** Judges shell commands that are not allowlisted; default the rules-based assessor. */
   assessor?: RiskAssessor;
+  /** Protected-path globs added to the defaults (writes to them always ask a person; see `policy/protected_paths.ts`). */
+  protectedPaths?: readonly string[];
 }
 
 /**
@@ -98,6 +100,7 @@ export class Session {
       fence: options.fence,
       sandbox: options.sandbox,
       assessor: options.assessor,
+      protectedPaths: options.protectedPaths,
     });
   }
 

@@ -1,12 +1,23 @@
 /**
  * Atomic file replacement: readers see the old content or the new, never a
- * half-written file, and a crash leaves no partial file behind.
+ * half-written file, and a crash leaves no partial file under the target's
+ * name.
  *
  * @module
  */
-import fsp from "node:fs/promises";
+import fs from "node:fs";
 import path from "node:path";
-import { ToolError } from "../core/errors.ts";
+import {
+  createConfined,
+  type FolderPin,
+  inFolder,
+  openFolderConfined,
+  renameInFolder,
+  syncFd,
+  tempName,
+  unlinkConfined,
+  writeAll,
+} from "./confined_fs.ts";
 
 /** Options of {@linkcode atomicWrite}. */
 export interface AtomicWriteOptions {
@@ -14,25 +25,22 @@ export interface AtomicWriteOptions {
   mode?: number;
 }
 
-function randomSuffix(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /**
- * Writes `data` to `realPath` by writing a temp file in the same folder
- * (created exclusively, so it never follows a planted symlink), flushing it to
- * disk, giving it the mode of the file it replaces, and renaming it over
- * `realPath`. On failure the temp file is removed and `realPath` is untouched.
+ * Writes `data` to `realPath` by creating a temp file in the same folder
+ * (exclusively, never through a link), writing and flushing it, giving it the
+ * mode of the file it replaces, and renaming it over `realPath`. On failure
+ * the temp file is removed and `realPath` is untouched.
  *
- * `realPath` must be a real path (as the policy's resolution returns): its
- * folder is checked to be its own real path before the temp file is created
- * and again before the rename, and the write fails with `path_changed`
- * (kind `policy`) otherwise. This narrows the window in which a racing process
- * could swap a folder for a symlink after the policy's check; it cannot close
- * it entirely (Node has no `openat2(RESOLVE_BENEATH)`). Rename replaces a
- * symlink at `realPath` itself rather than writing through it. A file with several hard links
- * is replaced by a new file, so the other links keep the old content.
+ * `realPath` must be a real path (as the policy's resolution returns). The
+ * temp file is created and the rename done with the folder pinned (see
+ * `confined_fs.ts`): the folder must still be its own real path, and the
+ * rename must happen in the same folder the temp file was made in, or the
+ * write fails with `path_changed` (kind `policy`). A process racing to swap
+ * the folder for a symlink therefore cannot redirect the write. Rename
+ * replaces a symlink at `realPath` itself rather than writing through it. A
+ * file with several hard links is replaced by a new file, so the other links
+ * keep the old content. The temp file is named `.toolfence-<pid>-<random>.tmp`;
+ * one left by a killed process is removed by `sweepDebris`.
  *
  * Requires `--allow-read` and `--allow-write` for the file's folder.
  *
@@ -50,65 +58,52 @@ export async function atomicWrite(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const folder = path.dirname(realPath);
-  // The folder must be where the policy judged it to be, now and again just
-  // before the rename: a folder swapped for a symlink by a process racing the
-  // policy's check is noticed instead of written through.
-  await requireRealFolder(folder, realPath);
+  const name = path.basename(realPath);
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   let mode = options.mode;
   if (mode === undefined) {
-    try {
-      const existing = await fsp.stat(realPath);
-      mode = existing.mode & 0o7777;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+    const existing = inFolder(folder, (at) => {
+      try {
+        return fs.lstatSync(at(name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        return undefined;
+      }
+    });
+    if (existing?.isFile()) mode = existing.mode & 0o7777;
   }
-  // A short fixed-length name: `.<name>.tmp` would exceed NAME_MAX for long names.
-  const temp = path.join(folder, `.toolfence-${randomSuffix()}.tmp`);
-  const handle = await fsp.open(temp, "wx", mode ?? 0o666);
+  const temp = path.join(folder, tempName());
+  // The open mode is masked by the umask; an explicit or inherited mode must be exact.
+  const { fd, pin } = createConfined(temp, mode ?? 0o666, mode !== undefined);
   try {
     try {
-      // The open mode is masked by the umask; an explicit or inherited mode must be exact.
-      if (mode !== undefined) await handle.chmod(mode);
-      await handle.writeFile(data);
-      await handle.sync();
+      await writeAll(fd, bytes);
+      await syncFd(fd);
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
-    await requireRealFolder(folder, realPath);
-    await fsp.rename(temp, realPath);
+    renameInFolder(folder, path.basename(temp), name, pin);
   } catch (error) {
-    await fsp.rm(temp, { force: true }).catch(() => {});
+    try {
+      unlinkConfined(temp, pin);
+    } catch {
+      // The folder is no longer where it was; the temp file stays as debris for the sweep.
+    }
     throw error;
   }
-  await syncFolder(folder);
-}
-
-async function requireRealFolder(folder: string, realPath: string): Promise<void> {
-  const real = await fsp.realpath(folder);
-  if (real === folder) return;
-  throw new ToolError(
-    `The folder of ${realPath} is not where it was judged to be (it leads to ${real}); nothing was written`,
-    {
-      code: "path_changed",
-      kind: "policy",
-      recoverable: false,
-      recoveryHint: "Resolve the path through the workspace again.",
-      details: { path: realPath, folder, leadsTo: real },
-    },
-  );
+  await syncFolder(folder, pin);
 }
 
 // Makes the rename itself durable. Some platforms cannot fsync a folder; the
 // data is already safe then, only the rename might be lost on power failure.
-async function syncFolder(folder: string): Promise<void> {
-  let handle: fsp.FileHandle | undefined;
+async function syncFolder(folder: string, pin: FolderPin): Promise<void> {
+  let fd: number | undefined;
   try {
-    handle = await fsp.open(folder, "r");
-    await handle.sync();
+    fd = openFolderConfined(folder, pin);
+    await syncFd(fd);
   } catch {
     // best effort, see above
   } finally {
-    await handle?.close().catch(() => {});
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }

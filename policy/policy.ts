@@ -5,7 +5,9 @@
  *
  * @module
  */
+import type fs from "node:fs";
 import fsp from "node:fs/promises";
+import path from "node:path";
 import { ToolError } from "../core/errors.ts";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
@@ -14,6 +16,8 @@ import { authorizeCommand, type CommandAuthorization } from "./shell/authorize_c
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
+import { readdirConfined } from "./confined_fs.ts";
+import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -31,23 +35,64 @@ export interface PolicyAsker {
 
 /**
  * What a write does to its path:
+ * - `write`: create the file or replace its content; the policy decides which
+ *   from what is there (asks only when something is);
  * - `create`: a new file (asks only if something already exists there);
  * - `overwrite`: replace a file's content;
  * - `copy`: the destination of a copy, or of a move;
  * - `move`: the source of a move (it disappears from there);
  * - `delete`: remove a file or folder;
- * - `mkdir`: create a folder (never asks).
+ * - `mkdir`: create a folder (never asks, unless the folder is protected).
  *
  * `move` and `delete` act on a symlink itself, not on its target, so the
  * link's location is what must lie in the workspace.
  */
 export type WriteAction =
+  | "write"
   | "create"
   | "overwrite"
   | "move"
   | "copy"
   | "delete"
   | "mkdir";
+
+/**
+ * A path resolved by the policy, once per call: where it really is, in which
+ * area, and what was there. Tools act on `path` with the confined operations
+ * of `confined_fs.ts`, passing `roots`.
+ */
+export interface FileTarget {
+  /** Absolute real path (a final symlink kept as a link where the action acts on links). */
+  path: string;
+  /** `temp` for the session temp dir, else `workdir`. */
+  area: "workdir" | "temp";
+  /** Whether something was at `path` when it was resolved. */
+  existed: boolean;
+  /** Its lstat then; undefined when nothing was there. */
+  stat?: fs.Stats;
+  /** The real paths of the workspace's areas, for confined operations. */
+  roots: readonly string[];
+}
+
+/** Options of {@linkcode Policy.resolveTarget}. */
+export interface TargetOptions {
+  /** `read` or `write`: which the fence must allow. Default `read`. */
+  access?: "read" | "write";
+  /** Whether a symlink at the last component is followed (default `true`). */
+  followFinalSymlink?: boolean;
+}
+
+/** Options of {@linkcode Policy.authorize}. */
+export interface AuthorizeOptions {
+  /**
+   * The real path of a folder whose entries the write puts at (or, for
+   * `move` and `delete`, removes from) the target: each entry counts for
+   * protection as if it were at the target (a folder holding `config` moved
+   * to `.git`; a folder holding `.npmrc` deleted). For `move` and `delete` of
+   * a folder it defaults to the folder itself.
+   */
+  tree?: string;
+}
 
 /** The answers of the write-permission question. */
 export type WriteChoice = "grant" | "once" | "deny";
@@ -66,9 +111,16 @@ export interface PolicyOptions {
   sandbox?: SandboxMode;
   /** Judges commands that are not allowlisted; default the rules-based {@linkcode rulesRiskAssessor}. */
   assessor?: RiskAssessor;
+  /** Protected-path globs in addition to {@linkcode DEFAULT_PROTECTED_PATHS} (see `protected_paths.ts`). */
+  protectedPaths?: readonly string[];
 }
 
+// A folder with more entries than this is not walked for protected paths: it
+// is taken as holding one, and asks.
+const MAX_TREE_ENTRIES = 20_000;
+
 const VERBS: Record<WriteAction, string> = {
+  write: "overwrite",
   create: "overwrite the existing",
   overwrite: "overwrite",
   copy: "overwrite the existing",
@@ -87,6 +139,15 @@ const VERBS: Record<WriteAction, string> = {
  * grant (the default), allow this time only, deny. Only a person's "grant"
  * (`source: "user"`) adds the path to the session's write grants; an automatic
  * answer allows once and never grants.
+ *
+ * Protected paths (see `protected_paths.ts`, extended by
+ * `PolicyOptions.protectedPaths`): creating, changing, moving (either side),
+ * copying onto or deleting one, or a folder that holds one, always asks a
+ * person, in the temp dir too, new file or not, whatever was granted before.
+ * Only a person's answer counts (the question is marked `requirePerson`, and
+ * an answer with `source: "auto"` is a refusal); where nobody can be asked it
+ * is refused. The paths are judged by where they really lead, relative to the
+ * area's root, case-insensitively.
  *
  * Requires `--allow-read` for the workspace, and `--allow-write` for writes.
  *
@@ -114,6 +175,8 @@ export class Policy {
   readonly fence: Fence;
   /** The OS sandbox mode for shell commands. */
   readonly sandbox: SandboxMode;
+  /** The protected-path globs in force: the defaults and the session's own. */
+  readonly protectedPaths: readonly string[];
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
 
@@ -125,6 +188,7 @@ export class Policy {
     this.#assessor = options.assessor;
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
+    this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
   }
 
   /**
@@ -132,9 +196,39 @@ export class Policy {
    * fence must allow reading it.
    */
   async resolveForRead(path: string): Promise<string> {
-    const resolved = await this.workspace.resolve(path);
-    requireFence(this.fence, "read", resolved.path);
-    return resolved.path;
+    return (await this.resolveTarget(path)).path;
+  }
+
+  /**
+   * The one resolution of a path in a call: `path` (relative to the workdir,
+   * or absolute) is resolved through the workspace, following symlinks (a
+   * final one only with `followFinalSymlink`), must lie in the workspace, and
+   * the fence must allow `access` to where it really leads. Nothing is asked.
+   * Throws what {@linkcode Workspace.resolve} throws, and `fence_denied`.
+   */
+  async resolveTarget(path: string, options: TargetOptions = {}): Promise<FileTarget> {
+    const resolved = await this.workspace.resolve(path, { followFinalSymlink: options.followFinalSymlink ?? true });
+    requireFence(this.fence, options.access ?? "read", resolved.path);
+    return {
+      path: resolved.path,
+      area: resolved.area,
+      ...await lstatOf(resolved.path),
+      roots: this.workspace.roots(),
+    };
+  }
+
+  /**
+   * The entry `name` inside the resolved folder `parent` (a final symlink not
+   * followed), without resolving the folder again; the fence must allow
+   * `access` to it.
+   */
+  async childTarget(parent: FileTarget, name: string, access: "read" | "write" = "write"): Promise<FileTarget> {
+    if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+      throw new ToolError(`${JSON.stringify(name)} is not a file name`, { code: "invalid_path", kind: "semantic" });
+    }
+    const child = path.posix.join(parent.path, name);
+    requireFence(this.fence, access, child);
+    return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots };
   }
 
   /**
@@ -143,57 +237,67 @@ export class Policy {
    * fence must allow writing it, and the write-permission flow must allow it.
    * For `move` and `delete` a final symlink is not followed (they act on the
    * link). The workspace folder and the temp dir themselves cannot be deleted
-   * or moved.
+   * or moved. {@linkcode writeTarget} returns the whole resolved target.
    */
-  async resolveForWrite(
-    path: string,
-    action: WriteAction,
-    signal?: AbortSignal,
-  ): Promise<string> {
-    const actsOnLink = action === "move" || action === "delete";
-    const resolved = await this.workspace.resolve(path, {
-      followFinalSymlink: !actsOnLink,
-    });
-    if (
-      actsOnLink &&
-      (resolved.path === this.workspace.workdir ||
-        await this.#isTempRoot(resolved.path))
-    ) {
-      throw denied(path, action, "it is the root of the workspace");
-    }
-    requireFence(this.fence, "write", resolved.path);
-    await this.authorizeWrite(resolved.path, action, signal);
-    return resolved.path;
+  async resolveForWrite(path: string, action: WriteAction, signal?: AbortSignal): Promise<string> {
+    return (await this.writeTarget(path, action, signal)).path;
   }
 
   /**
-   * The write-permission flow alone, for a path already resolved through the
-   * workspace: returns when the write may go ahead, throws
-   * `permission_denied` (kind `policy`, status `skipped`) when it may not.
+   * {@linkcode resolveTarget} for writing, then {@linkcode authorize}: the
+   * resolved target of a write the policy allows.
    */
-  async authorizeWrite(
-    realPath: string,
+  async writeTarget(
+    path: string,
     action: WriteAction,
     signal?: AbortSignal,
+    options: AuthorizeOptions = {},
+  ): Promise<FileTarget> {
+    const actsOnLink = action === "move" || action === "delete";
+    const target = await this.resolveTarget(path, { access: "write", followFinalSymlink: !actsOnLink });
+    await this.authorize(target, action, signal, { ...options, shown: path });
+    return target;
+  }
+
+  /**
+   * The write-permission flow for a resolved target: returns when the write
+   * may go ahead, throws `permission_denied` (kind `policy`, status `skipped`)
+   * when it may not. Whether `write` creates or overwrites is decided here,
+   * from what was at the target when it was resolved.
+   */
+  async authorize(
+    target: FileTarget,
+    action: WriteAction,
+    signal?: AbortSignal,
+    options: AuthorizeOptions & { shown?: string } = {},
   ): Promise<void> {
     signal?.throwIfAborted();
-    // Defence in depth for callers that resolved the path themselves.
-    const area = this.workspace.areaOf(realPath);
-    if (area === undefined || !realPath.startsWith("/")) {
-      throw new ToolError(`Path ${realPath} is not within the agent's workspace`, {
+    const real = target.path;
+    const area = this.workspace.areaOf(real);
+    if (area === undefined || !real.startsWith("/")) {
+      throw new ToolError(`Path ${real} is not within the agent's workspace`, {
         code: "outside_workspace",
         kind: "policy",
-        details: { path: realPath, workdir: this.workspace.workdir },
+        details: { path: real, workdir: this.workspace.workdir },
       });
     }
+    const shown = this.workspace.relative(real);
+    if ((action === "move" || action === "delete") && (await this.#isRoot(real))) {
+      throw denied(options.shown ?? shown, action, "it is the root of the workspace");
+    }
+    const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
+    // Removing a folder removes what it holds: judge its entries even when the caller did not say.
+    const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
+    const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
+      (target.existed ? undefined : await this.#protectedAncestor(real, area));
+    if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
     if (area === "temp") return;
-    if (action === "mkdir") return;
-    if (this.state.isWriteGranted(realPath)) return;
-    if (!await exists(realPath)) return;
-    const shown = this.workspace.relative(realPath);
+    if (kind === "mkdir") return;
+    if (this.state.isWriteGranted(real)) return;
+    if (!target.existed) return;
     const outcome = await this.#asker.choose<WriteChoice>({
       title: "Write permission",
-      message: `The agent wants to ${VERBS[action]} ${shown} (${realPath}). Allow?`,
+      message: `The agent wants to ${VERBS[kind]} ${shown} (${real}). Allow?`,
       options: [
         {
           value: "grant",
@@ -205,11 +309,22 @@ export class Policy {
       defaultChoice: "grant",
     }, signal);
     if (outcome.choice === "grant") {
-      if (outcome.source === "user") this.state.grantWrite(realPath);
+      if (outcome.source === "user") this.state.grantWrite(real);
       return;
     }
     if (outcome.choice === "once") return;
-    throw denied(shown, action, "the user denied it");
+    throw denied(shown, kind, "the user denied it");
+  }
+
+  /**
+   * The write-permission flow alone, for a path already resolved through the
+   * workspace: returns when the write may go ahead, throws
+   * `permission_denied` (kind `policy`, status `skipped`) when it may not.
+   */
+  async authorizeWrite(realPath: string, action: WriteAction, signal?: AbortSignal): Promise<void> {
+    const area = this.workspace.areaOf(realPath) ?? "workdir";
+    const target: FileTarget = { path: realPath, area, ...await lstatOf(realPath), roots: this.workspace.roots() };
+    await this.authorize(target, action, signal);
   }
 
   /**
@@ -234,21 +349,91 @@ export class Policy {
     );
   }
 
-  async #isTempRoot(realPath: string): Promise<boolean> {
-    return this.workspace.tempDirCreated &&
-      realPath === await this.workspace.tempDir();
+  // The first protected path the write touches (relative to its area's root),
+  // or undefined. With `tree`, each entry under it counts as lying under `real`.
+  #protectedAt(real: string, area: "workdir" | "temp", tree: string | undefined): string | undefined {
+    const root = area === "temp" ? this.workspace.roots()[1] ?? this.workspace.workdir : this.workspace.workdir;
+    const relative = real === root ? "" : real.slice(root.length + 1);
+    const patterns = this.protectedPaths;
+    if (isProtectedPath(relative, patterns)) return relative;
+    if (tree === undefined || !mayContainProtectedPath(relative, patterns)) return undefined;
+    let seen = 0;
+    const walk = (dir: string, under: string): string | undefined => {
+      let entries: fs.Dirent[];
+      try {
+        entries = readdirConfined(dir);
+      } catch {
+        // Cannot look inside: it may hold anything.
+        return under || relative || ".";
+      }
+      for (const entry of entries) {
+        if (++seen > MAX_TREE_ENTRIES) return `${under || relative} (too many entries to check)`;
+        const inner = under === "" ? entry.name : `${under}/${entry.name}`;
+        if (isProtectedPath(inner, patterns)) return inner;
+        if (entry.isDirectory() && mayContainProtectedPath(inner, patterns)) {
+          const found = walk(`${dir}/${entry.name}`, inner);
+          if (found !== undefined) return found;
+        }
+      }
+      return undefined;
+    };
+    return walk(tree, relative);
+  }
+
+  // A write to a path that does not exist creates its missing folders: the
+  // first of them that is protected (`.git` for `.git/HEAD`), or undefined.
+  async #protectedAncestor(real: string, area: "workdir" | "temp"): Promise<string | undefined> {
+    const root = area === "temp" ? this.workspace.roots()[1] ?? this.workspace.workdir : this.workspace.workdir;
+    for (let folder = path.posix.dirname(real); folder.length > root.length; folder = path.posix.dirname(folder)) {
+      if ((await lstatOf(folder)).existed) return undefined;
+      const relative = folder.slice(root.length + 1);
+      if (isProtectedPath(relative, this.protectedPaths)) return relative;
+    }
+    return undefined;
+  }
+
+  async #askPerson(
+    real: string,
+    shown: string,
+    action: Exclude<WriteAction, "write">,
+    guarded: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const what = guarded === this.workspace.relative(real) ? shown : `${shown} (it touches ${guarded})`;
+    const outcome = await this.#asker.choose<"once" | "deny">({
+      title: "Protected path",
+      message: `The agent wants to ${VERBS[action]} ${what}, a file that changes what programs do later ` +
+        `(${real}). Only a person may allow this. Allow this time?`,
+      options: [
+        { value: "once", label: "Allow this time only" },
+        { value: "deny", label: "Deny" },
+      ],
+      defaultChoice: "deny",
+      requirePerson: true,
+    }, signal);
+    // Only a person's yes counts, whatever the asker did with requirePerson.
+    if (outcome.choice === "once" && outcome.source === "user") return;
+    throw denied(
+      what,
+      action,
+      outcome.source === "user" ? "the user denied it" : "it is a protected path and only a person may allow it",
+    );
+  }
+
+  async #isRoot(realPath: string): Promise<boolean> {
+    return realPath === this.workspace.workdir ||
+      (this.workspace.tempDirCreated && realPath === await this.workspace.tempDir());
   }
 }
 
-async function exists(realPath: string): Promise<boolean> {
+async function lstatOf(realPath: string): Promise<{ existed: boolean; stat?: fs.Stats }> {
   try {
-    await fsp.lstat(realPath);
-    return true;
+    return { existed: true, stat: await fsp.lstat(realPath) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return false;
-    // Unsure whether something would be destroyed: ask.
-    return true;
+    if (code === "ENOENT" || code === "ENOTDIR") return { existed: false };
+    // Unsure whether something would be destroyed: count it as there.
+    return { existed: true };
   }
 }
 

@@ -10,8 +10,11 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { ToolError, UsageError } from "../core/errors.ts";
 import { isWithin } from "./_paths.ts";
+import { requireRoot } from "./confined_fs.ts";
+import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
 import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "./_runtime_permissions.ts";
 
 /** Where a resolved path lies. */
@@ -38,6 +41,13 @@ export interface ResolveOptions {
 export interface WorkspaceOptions {
   /** Folder in which the session temp dir is created; default the system temp folder. */
   tempParent?: string;
+  /**
+   * Whether opening the workspace removes the temp files that writes of
+   * processes killed mid-way left in it (`.toolfence-<pid>-*.tmp`, see
+   * `atomic_write.ts`); default `true`. The sweep is bounded (50,000 entries,
+   * half a second).
+   */
+  sweepDebris?: boolean;
 }
 
 // Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
@@ -71,8 +81,12 @@ interface Walked {
 export class Workspace {
   /** The workdir's absolute real path. */
   readonly workdir: string;
+  /** What the sweep of debris did when the workspace was opened (undefined when it was not asked for). */
+  readonly swept: SweepReport | undefined;
   readonly #tempParent: string;
+  readonly #workdirId: string;
   #tempDir: string | undefined;
+  #tempDirId: string | undefined;
   #tempDirPromise: Promise<string> | undefined;
 
   /** Creates a workspace over `workdir`, which must be an existing folder. */
@@ -92,11 +106,14 @@ export class Workspace {
         `Workspace folder ${workdir} cannot be opened: ${(error as Error).message}`,
       );
     }
-    if (!fs.statSync(real).isDirectory()) {
+    const stat = fs.statSync(real);
+    if (!stat.isDirectory()) {
       throw new UsageError(`Workspace folder ${workdir} is not a folder`);
     }
     this.workdir = real;
+    this.#workdirId = identity(stat);
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
+    this.swept = options.sweepDebris === false ? undefined : sweepDebris(real);
   }
 
   /** The folder the session temp dir is made in (absolute). */
@@ -127,7 +144,7 @@ export class Workspace {
     this.#tempDirPromise ??= (async () => {
       let created: string;
       try {
-        created = await fsp.mkdtemp(path.join(this.#tempParent, "toolfence-"));
+        created = await fsp.mkdtemp(path.join(this.#tempParent, `toolfence-${process.pid}-`));
       } catch (error) {
         if (!isRuntimePermissionError(error)) throw error;
         const flag = runtimeFlag("write", this.#tempParent);
@@ -144,6 +161,9 @@ export class Workspace {
         );
       }
       const real = await fsp.realpath(created);
+      // Session temp dirs of processes that died without cleaning up go now.
+      sweepSessionTempDirs(this.#tempParent);
+      this.#tempDirId = identity(await fsp.lstat(real));
       this.#tempDir = real;
       return real;
     })();
@@ -185,6 +205,7 @@ export class Workspace {
     options: ResolveOptions = {},
   ): Promise<ResolvedPath> {
     checkSyntax(input);
+    this.#requirePresent(this.workdir, this.#workdirId);
     const absolute = path.posix.isAbsolute(input) ? input : this.workdir + "/" + input;
     const followFinal = options.followFinalSymlink ?? true;
     // realpath(3) resolves links and `..` exactly as the walk below does, in one
@@ -194,7 +215,43 @@ export class Workspace {
       await this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
+    if (area === "temp") this.#requirePresent(this.#tempDir!, this.#tempDirId!);
     return { path: walked.real, area, exists: walked.exists };
+  }
+
+  /**
+   * The real paths of the workspace's areas: the workdir, and the temp dir
+   * once created. Confined operations work strictly below them.
+   *
+   * @example
+   * ```ts
+   * import { Workspace } from "./workspace.ts";
+   * const ws = new Workspace(Deno.cwd());
+   * console.log(ws.roots()); // [the workdir]
+   * ```
+   */
+  roots(): string[] {
+    return this.#tempDir === undefined ? [this.workdir] : [this.workdir, this.#tempDir];
+  }
+
+  // A workspace folder deleted or replaced while the session runs is an error:
+  // nothing may silently re-create it (or write into its replacement).
+  #requirePresent(root: string, id: string): void {
+    requireRoot(root);
+    let now: string | undefined;
+    try {
+      now = identity(fs.lstatSync(root));
+    } catch {
+      // vanished between the two looks; requireRoot says so next time
+    }
+    if (now === id) return;
+    throw new ToolError(`The workspace folder ${root} was replaced by another folder; nothing was changed`, {
+      code: "workspace_missing",
+      kind: "execution",
+      recoverable: false,
+      recoveryHint: "Ask the user to start a new session on the folder.",
+      details: { root, found: "another folder" },
+    });
   }
 
   /**
@@ -399,6 +456,12 @@ export class Workspace {
       },
     );
   }
+}
+
+// Which folder this is: inode numbers are reused at once on Linux (a folder
+// deleted and made again often gets the same one), its birth time is not.
+function identity(stat: fs.Stats): string {
+  return `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
 }
 
 function tooLong(input: string): ToolError {

@@ -269,3 +269,70 @@ describe("Policy: where writing goes", () => {
     assert.equal(policy.fence.query("write", L.workdir).allowed, true);
   });
 });
+
+describe("Policy: protected paths", () => {
+  const once = { choice: "once", source: "user" } as unknown as ChoiceOutcome<WriteChoice>;
+
+  test("extra patterns from the options are protected too; the defaults stay", async () => {
+    const policy = new Policy({
+      workspace: ws,
+      state: new PolicyState({ commandAllowlist: [] }),
+      asker: autoHost(),
+      fence: openFence(),
+      protectedPaths: ["deploy/*.yml"],
+    });
+    assert.ok(policy.protectedPaths.includes("**/.npmrc"));
+    await rejectsWith(policy.resolveForWrite("deploy/prod.yml", "create"), "permission_denied", "policy");
+    await rejectsWith(policy.resolveForWrite("DEPLOY/Prod.YML", "create"), "permission_denied", "policy");
+    await rejectsWith(policy.resolveForWrite(".npmrc", "create"), "permission_denied", "policy");
+    assert.equal(await policy.resolveForWrite("deploy/notes.md", "create"), path.join(L.workdir, "deploy", "notes.md"));
+  });
+
+  test("a grant of the whole workspace does not cover a protected path; the person is asked every time", async () => {
+    const policy = policyWith();
+    policy.state.grantWrite(L.workdir);
+    answers.push(once, once);
+    await policy.resolveForWrite(".git/hooks/pre-commit", "create");
+    await policy.resolveForWrite(".git/hooks/pre-commit", "create");
+    assert.equal(asked.length, 2);
+    assert.ok(asked.every((q) => q.requirePerson === true && q.title === "Protected path"));
+    assert.equal(policy.state.isWriteGranted(path.join(L.workdir, ".git/hooks/pre-commit")), true);
+  });
+
+  test("an answer marked auto from a custom asker counts as a refusal", async () => {
+    const asker: PolicyAsker = {
+      choose: <T extends string>() => Promise.resolve({ choice: "once" as T, source: "auto" as const }),
+      confirm: () => Promise.resolve({ choice: true, source: "auto" as const }),
+    };
+    await rejectsWith(policyWith(asker).resolveForWrite(".envrc", "create"), "permission_denied", "policy");
+  });
+
+  test("the temp dir is judged too, and a deny-all host refuses", async () => {
+    const temp = await ws.tempDir();
+    await rejectsWith(
+      policyWith(withAutoConfirm(denyAllHost())).resolveForWrite(path.join(temp, ".git", "config"), "create"),
+      "permission_denied",
+      "policy",
+    );
+  });
+
+  test("a folder is judged by what it holds when it is deleted or moved, and writeTarget says what was there", async () => {
+    await fsp.mkdir(path.join(L.workdir, "pkg"));
+    await fsp.writeFile(path.join(L.workdir, "pkg", ".NPMRC"), "x");
+    await fsp.mkdir(path.join(L.workdir, "cfg"));
+    await fsp.writeFile(path.join(L.workdir, "cfg", "config"), "x");
+    const policy = policyWith(autoHost());
+    await rejectsWith(policy.writeTarget("pkg", "delete"), "permission_denied", "policy");
+    await rejectsWith(policy.writeTarget("pkg", "move"), "permission_denied", "policy");
+    const plain = await policy.writeTarget("cfg", "delete");
+    assert.equal(plain.existed, true);
+    assert.ok(plain.stat?.isDirectory());
+    const landing = await policy.resolveTarget(".git/worktrees/x", { access: "write" });
+    assert.equal(landing.existed, false);
+    await rejectsWith(
+      policy.authorize(landing, "copy", undefined, { tree: path.join(L.workdir, "cfg") }),
+      "permission_denied",
+      "policy",
+    );
+  });
+});

@@ -248,9 +248,27 @@ describe("Workspace.resolve: swapped folders", () => {
   test("a workdir replaced by a symlink after the workspace was made is not trusted", async () => {
     await fsp.rename(L.workdir, L.workdir + "-moved");
     await fsp.symlink(L.outside, L.workdir);
-    await rejectsWith(ws.resolve("secret.txt"), "outside_workspace");
+    await rejectsWith(ws.resolve("secret.txt"), "workspace_missing");
     await fsp.rm(L.workdir);
     await fsp.rename(L.workdir + "-moved", L.workdir);
+  });
+
+  test("a session temp dir deleted while in use is workspace_missing too", async () => {
+    const temp = await ws.tempDir();
+    await fsp.rm(temp, { recursive: true });
+    await rejectsWith(ws.resolve(path.join(temp, "x.txt")), "workspace_missing");
+    await fsp.mkdir(temp);
+    await rejectsWith(ws.resolve(path.join(temp, "x.txt")), "workspace_missing");
+  });
+
+  test("a workdir deleted or replaced by another folder is workspace_missing, never re-created", async () => {
+    await fsp.rename(L.workdir, L.workdir + "-moved");
+    await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
+    await fsp.mkdir(L.workdir);
+    await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
+    await fsp.rmdir(L.workdir);
+    await fsp.rename(L.workdir + "-moved", L.workdir);
+    assert.equal((await ws.resolve("new/file.txt")).exists, false);
   });
 });
 

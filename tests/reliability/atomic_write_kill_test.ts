@@ -1,7 +1,8 @@
 // Fault injection: SIGKILL a child process while it replaces a large file
 // through atomicWrite. Whenever it dies, the file must hold the old content or
 // the new, byte for byte, never a mix; the temp file it was writing may remain
-// (nothing can clean up after SIGKILL), but never under the target's name.
+// (nothing can clean up after SIGKILL), but never under the target's name,
+// and opening a workspace on the folder (the next start) removes it.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -9,6 +10,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { scriptArgv } from "./_runtime.ts";
+import { Workspace } from "../../policy/workspace.ts";
 
 const SIZE = 24 * 1024 * 1024;
 const OLD_SIZE = 1024 * 1024;
@@ -81,14 +83,19 @@ describe("atomicWrite killed mid-way", () => {
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       const left = await temps();
       litter += left.length;
-      for (const name of left) await fsp.rm(path.join(dir, name));
+      // The next start: a workspace opened on the folder sweeps the dead writer's temp file away.
+      const next = new Workspace(dir);
+      assert.deepEqual(next.swept?.removed.map((p) => path.basename(p)).sort(), left.sort());
+      assert.deepEqual(await temps(), [], `round ${round}: debris survived the next start`);
+      await next.dispose();
       assert.ok(outcome === "old" || outcome === "new", `round ${round}: ${outcome}`);
     }
     console.log(
       `atomic write kill: ${rounds} SIGKILLs (${midWriteKills} while the temp file was partly written), ` +
-        `outcomes ${JSON.stringify(outcomes)}, 0 mixed, ${litter} temp files left behind (cleaned by the test)`,
+        `outcomes ${JSON.stringify(outcomes)}, 0 mixed, ${litter} temp files left behind, all swept by the next start`,
     );
     assert.ok(midWriteKills >= ROUNDS_MID_WRITE - 1, "most guaranteed mid-write kills must land mid-write");
     assert.ok((outcomes.old ?? 0) > 0, "some kills must land before the rename");
+    assert.ok(litter > 0, "some kills must leave a temp file for the sweep to find");
   });
 });

@@ -1,33 +1,13 @@
 // Where a move or copy lands: `dst` itself, or `dst/<name of src>` when `dst`
 // is an existing folder (as `mv` and `cp` do). Checked before anything is
 // asked or written: no merging into an existing folder, no replacing a
-// symlink, no folder into itself.
+// symlink, no folder into itself. `dst` is resolved once, by the policy.
 
-import type fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../../core/errors.ts";
 import type { ToolContext } from "../../core/context.ts";
-import { fileOpError } from "./_errors.ts";
+import type { FileTarget } from "../../policy/policy.ts";
 import { describeType } from "./_open.ts";
-
-/** The checked destination of a move or copy. */
-export interface Destination {
-  /** Absolute path the source will have afterwards. */
-  path: string;
-  /** Whether a file is there now (and will be replaced). */
-  replaces: boolean;
-}
-
-async function lstatOrUndefined(real: string, shown: string): Promise<fs.Stats | undefined> {
-  try {
-    return await fsp.lstat(real);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
-    throw fileOpError(error, shown, real, "inspecting");
-  }
-}
 
 function refuse(message: string, code: string, hint: string, details: Record<string, unknown>): ToolError {
   return new ToolError(message, { code, recoveryHint: hint, details });
@@ -35,54 +15,55 @@ function refuse(message: string, code: string, hint: string, details: Record<str
 
 /**
  * Resolves and checks the destination for moving or copying `source` (its
- * real location, not followed if it is a link) of type `sourceStat`.
+ * resolved target, a final link not followed), returning the target the
+ * source will have afterwards; `existed` says whether a file there will be
+ * replaced.
  */
 export async function resolveDestination(
   ctx: ToolContext,
   verb: "move" | "copy",
-  source: string,
-  sourceStat: fs.Stats,
+  source: FileTarget,
   dst: string,
-): Promise<Destination> {
-  const own = await ctx.workspace.resolve(dst, { followFinalSymlink: false });
-  const ownStat = own.exists ? await lstatOrUndefined(own.path, dst) : undefined;
-  let target = own.path;
-  if (ownStat?.isSymbolicLink()) {
-    const followed = await ctx.workspace.resolve(dst);
-    const followedStat = followed.exists ? await lstatOrUndefined(followed.path, dst) : undefined;
-    if (!followedStat?.isDirectory()) {
+): Promise<FileTarget> {
+  const sourceIsFolder = source.stat?.isDirectory() ?? false;
+  let target = await ctx.policy.resolveTarget(dst, { access: "write", followFinalSymlink: false });
+  if (target.stat?.isSymbolicLink()) {
+    // Only a link to a folder is gone through, as `mv` and `cp` do; it is then resolved once, following it.
+    const followed = await ctx.policy.resolveTarget(dst, { access: "write" });
+    if (!followed.stat?.isDirectory()) {
       throw refuse(
         `${dst} is a symlink; ${verb} will not replace it or write through it`,
         "invalid_destination",
         "Choose another destination, or delete the link first.",
-        { path: own.path },
+        { path: target.path },
       );
     }
-    target = path.join(followed.path, path.basename(source));
-  } else if (ownStat?.isDirectory()) {
-    target = path.join(own.path, path.basename(source));
+    target = await ctx.policy.childTarget(followed, path.basename(source.path));
+  } else if (target.stat?.isDirectory()) {
+    target = await ctx.policy.childTarget(target, path.basename(source.path));
   }
-  if (target === source) {
+  if (target.path === source.path) {
     throw refuse(`${dst} is where the source already is`, "invalid_destination", "Choose a different destination.", {
-      path: target,
+      path: target.path,
     });
   }
-  if (sourceStat.isDirectory() && (target + "/").startsWith(source + "/")) {
+  if (sourceIsFolder && (target.path + "/").startsWith(source.path + "/")) {
     throw refuse(
-      `Cannot ${verb} the folder ${source} into itself (${target})`,
+      `Cannot ${verb} the folder ${source.path} into itself (${target.path})`,
       "invalid_destination",
       "Choose a destination outside the folder.",
-      { source, target },
+      { source: source.path, target: target.path },
     );
   }
-  const existing = await lstatOrUndefined(target, dst);
-  if (existing && !(existing.isFile() && !sourceStat.isDirectory())) {
+  const existing = target.stat;
+  if (target.existed && !(existing?.isFile() && !sourceIsFolder)) {
+    const found = existing ? describeType(existing) : "something that cannot be inspected";
     throw refuse(
-      `${target} already exists as ${describeType(existing)}; ${verb} only replaces a file with a file or a link`,
+      `${target.path} already exists as ${found}; ${verb} only replaces a file with a file or a link`,
       "already_exists",
       "Choose another destination, or delete what is there first.",
-      { path: target, found: describeType(existing) },
+      { path: target.path, found },
     );
   }
-  return { path: target, replaces: existing !== undefined };
+  return target;
 }

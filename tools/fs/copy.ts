@@ -4,15 +4,14 @@
  * @module
  */
 
-import type fs from "node:fs";
-import fsp from "node:fs/promises";
+import path from "node:path";
 import * as v from "valibot";
 import { type Tool, tool } from "../../core/tool.ts";
-import { requireFence } from "../../policy/fence.ts";
+import { copyTreeConfined, discardConfined, renameInFolder, tempName } from "../../policy/confined_fs.ts";
 import { fileOpError, notFound, wrongType } from "./_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "./_open.ts";
-import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+import { makeParents, undoParents } from "./_write.ts";
 
 /** The arguments of `copy`. */
 export interface CopyArgs {
@@ -66,30 +65,26 @@ export const copyTool: Tool<CopyArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
-    const at = await ctx.workspace.resolve(src, { followFinalSymlink: false });
-    requireFence(ctx.policy.fence, "read", at.path);
-    if (!at.exists) throw notFound(src, at.path);
-    let stat: fs.Stats;
-    try {
-      stat = await fsp.lstat(at.path);
-    } catch (error) {
-      throw fileOpError(error, src, at.path, "inspecting");
-    }
+    const source = await ctx.policy.resolveTarget(src, { followFinalSymlink: false });
+    if (!source.existed) throw notFound(src, source.path);
+    const stat = source.stat;
+    if (stat === undefined) throw fileOpError(new Error("lstat failed"), src, source.path, "inspecting");
     if (!stat.isFile() && !stat.isDirectory() && !stat.isSymbolicLink()) {
-      throw wrongType(src, at.path, describeType(stat), "a file, folder or symlink", "Only those can be copied.");
+      throw wrongType(src, source.path, describeType(stat), "a file, folder or symlink", "Only those can be copied.");
     }
-    const destination = await resolveDestination(ctx, "copy", at.path, stat, dst);
-    const to = await ctx.policy.resolveForWrite(destination.path, "copy", ctx.signal);
-    const created = await makeParents(to, dst);
-    const temp = siblingTempPath(to);
+    const destination = await resolveDestination(ctx, "copy", source, dst);
+    await ctx.policy.authorize(destination, "copy", ctx.signal, stat.isDirectory() ? { tree: source.path } : {});
+    const to = destination.path;
+    const created = makeParents(to, dst, destination.roots);
+    const temp = path.join(path.dirname(to), tempName());
     try {
-      const counts = await copyTree(at.path, temp, ctx.signal);
-      await fsp.rename(temp, to);
-      return { from: at.path, to, type: typeName(stat), replaced: destination.replaces, ...counts };
+      const counts = await copyTreeConfined(source.path, temp, ctx.signal, undefined, "", stat);
+      renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
+      return { from: source.path, to, type: typeName(stat), replaced: destination.existed, ...counts };
     } catch (error) {
-      await fsp.rm(temp, { recursive: true, force: true }).catch(() => {});
+      await discardConfined(temp);
       await undoParents(created);
-      throw fileOpError(error, src, at.path, "copying");
+      throw fileOpError(error, src, source.path, "copying");
     }
   },
 });

@@ -5,11 +5,11 @@
  */
 
 import type fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
+import { readdirConfined, removeTreeConfined, unlinkConfined } from "../../policy/confined_fs.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { typeName } from "./_open.ts";
 
@@ -42,9 +42,10 @@ const input = v.object({
  */
 async function countEntries(dir: string, shown: string, signal: AbortSignal): Promise<number> {
   signal.throwIfAborted();
+  await Promise.resolve();
   let entries: fs.Dirent[];
   try {
-    entries = await fsp.readdir(dir, { withFileTypes: true });
+    entries = readdirConfined(dir);
   } catch (error) {
     throw fileOpError(error, shown, dir, "listing");
   }
@@ -54,23 +55,6 @@ async function countEntries(dir: string, shown: string, signal: AbortSignal): Pr
     if (entry.isDirectory()) count += await countEntries(path.join(dir, entry.name), shown, signal);
   }
   return count;
-}
-
-/**
- * Removes a folder and everything in it, children first, never following a
- * symlink. Written out rather than `fs.rm({ recursive })` so that a refusal
- * reports the operating system's own error on both runtimes (Node's rm turns
- * an EPERM on a file into a misleading ENOTDIR) and a cancel stops it between
- * entries.
- */
-async function removeTree(dir: string, signal: AbortSignal): Promise<void> {
-  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
-    signal.throwIfAborted();
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) await removeTree(child, signal);
-    else await fsp.unlink(child);
-  }
-  await fsp.rmdir(dir);
 }
 
 // The error of a recursive deletion that failed, saying how far it got.
@@ -122,39 +106,36 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   idempotent: false,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
-  async run({ path: target, recursive }, ctx) {
-    const at = await ctx.workspace.resolve(target, { followFinalSymlink: false });
-    if (!at.exists) throw notFound(target, at.path);
-    let stat: fs.Stats;
-    try {
-      stat = await fsp.lstat(at.path);
-    } catch (error) {
-      throw fileOpError(error, target, at.path, "inspecting");
-    }
+  async run({ path: shown, recursive }, ctx) {
+    const target = await ctx.policy.resolveTarget(shown, { access: "write", followFinalSymlink: false });
+    const real = target.path;
+    if (!target.existed) throw notFound(shown, real);
+    const stat = target.stat;
+    if (stat === undefined) throw fileOpError(new Error("lstat failed"), shown, real, "inspecting");
     let entries = 0;
     if (stat.isDirectory()) {
       try {
-        entries = (await fsp.readdir(at.path)).length;
+        entries = readdirConfined(real).length;
       } catch (error) {
-        throw fileOpError(error, target, at.path, "listing");
+        throw fileOpError(error, shown, real, "listing");
       }
       if (entries > 0 && !recursive) {
-        throw new ToolError(`${target} is a folder with ${entries} entries; nothing was deleted`, {
+        throw new ToolError(`${shown} is a folder with ${entries} entries; nothing was deleted`, {
           code: "directory_not_empty",
           recoveryHint: "Pass recursive: true to delete the folder with everything in it.",
-          details: { path: at.path, entries },
+          details: { path: real, entries },
         });
       }
     }
-    const real = await ctx.policy.resolveForWrite(target, "delete", ctx.signal);
-    if (entries > 0) entries = await countEntries(real, target, ctx.signal);
+    await ctx.policy.authorize(target, "delete", ctx.signal, stat.isDirectory() ? { tree: real } : {});
+    if (entries > 0) entries = await countEntries(real, shown, ctx.signal);
     try {
-      if (stat.isDirectory()) await removeTree(real, ctx.signal);
-      else await fsp.unlink(real);
+      if (stat.isDirectory()) await removeTreeConfined(real, ctx.signal);
+      else unlinkConfined(real);
     } catch (error) {
       throw entries > 0
-        ? await partialDeletion(error, target, real, entries)
-        : fileOpError(error, target, real, "deleting");
+        ? await partialDeletion(error, shown, real, entries)
+        : fileOpError(error, shown, real, "deleting");
     }
     return { path: real, deleted: typeName(stat), ...(stat.isDirectory() ? { entries } : {}) };
   },

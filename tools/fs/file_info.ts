@@ -4,12 +4,11 @@
  * @module
  */
 
-import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
 import { type Tool, tool } from "../../core/tool.ts";
-import { requireFence } from "../../policy/fence.ts";
+import type { ToolContext } from "../../core/context.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { sha256OfHandle } from "./_hash.ts";
 import { openRegularFile, readFully, typeName } from "./_open.ts";
@@ -56,11 +55,11 @@ async function describeContent(real: string, shown: string, size: number) {
   }
 }
 
-async function describeLink(linkPath: string, resolve: (p: string) => Promise<{ path: string; exists: boolean }>) {
+async function describeLink(linkPath: string, ctx: ToolContext) {
   try {
-    const target = await resolve(linkPath);
-    if (!target.exists) return { target: target.path, target_type: "missing (broken link)" };
-    return { target: target.path, target_type: typeName(await fsp.stat(target.path)) };
+    const target = await ctx.policy.resolveTarget(linkPath);
+    if (!target.existed) return { target: target.path, target_type: "missing (broken link)" };
+    return { target: target.path, target_type: target.stat ? typeName(target.stat) : "unknown" };
   } catch (error) {
     if (error instanceof ToolError && error.code === "outside_workspace") {
       return { target: null, target_type: "outside the workspace (not followed)" };
@@ -104,15 +103,10 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path }, ctx) {
-    const at = await ctx.workspace.resolve(path, { followFinalSymlink: false });
-    requireFence(ctx.policy.fence, "read", at.path);
-    if (!at.exists) throw notFound(path, at.path);
-    let stat: fs.Stats;
-    try {
-      stat = await fsp.lstat(at.path);
-    } catch (error) {
-      throw fileOpError(error, path, at.path, "inspecting");
-    }
+    const at = await ctx.policy.resolveTarget(path, { followFinalSymlink: false });
+    if (!at.existed) throw notFound(path, at.path);
+    const stat = at.stat;
+    if (stat === undefined) throw fileOpError(new Error("lstat failed"), path, at.path, "inspecting");
     const base = {
       path: at.path,
       type: typeName(stat),
@@ -121,7 +115,7 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
       modified: stat.mtime.toISOString(),
       changed: stat.ctime.toISOString(),
     };
-    if (stat.isSymbolicLink()) return { ...base, ...(await describeLink(path, (p) => ctx.workspace.resolve(p))) };
+    if (stat.isSymbolicLink()) return { ...base, ...(await describeLink(path, ctx)) };
     if (stat.isDirectory()) {
       try {
         return { ...base, entries: (await fsp.readdir(at.path)).length };

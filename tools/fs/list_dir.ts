@@ -54,9 +54,9 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 
 async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
   try {
-    const resolved = await ctx.workspace.resolve(linkPath);
-    if (!resolved.exists) return "missing (broken link)";
-    return typeName(await fsp.stat(resolved.path));
+    const resolved = await ctx.policy.resolveTarget(linkPath);
+    if (!resolved.existed) return "missing (broken link)";
+    return resolved.stat ? typeName(resolved.stat) : "unknown";
   } catch (error) {
     if (error instanceof ToolError && error.code === "outside_workspace") return "outside the workspace";
     if (error instanceof ToolError && error.code === "symlink_loop") return "a symlink loop";

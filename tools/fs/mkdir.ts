@@ -4,11 +4,11 @@
  * @module
  */
 
-import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, wrongType } from "./_errors.ts";
+import { wrongType } from "./_errors.ts";
 import { describeType } from "./_open.ts";
+import { makeFolder } from "./_write.ts";
 
 /** The arguments of `mkdir`. */
 export interface MkdirArgs {
@@ -47,19 +47,15 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {
-    const real = await ctx.policy.resolveForWrite(path, "mkdir", ctx.signal);
-    try {
-      const stat = await fsp.stat(real);
-      if (stat.isDirectory()) return { path: real, created: false };
-      throw wrongType(path, real, describeType(stat), "a directory", "Choose another path, or delete what is there.");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fileOpError(error, path, real, "checking");
+    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    if (target.existed) {
+      // The resolution followed every link, so this is what really is there.
+      if (target.stat?.isDirectory()) return { path: target.path, created: false };
+      const found = target.stat ? describeType(target.stat) : "something that cannot be inspected";
+      throw wrongType(path, target.path, found, "a directory", "Choose another path, or delete what is there.");
     }
-    try {
-      await fsp.mkdir(real, { recursive: true });
-    } catch (error) {
-      throw fileOpError(error, path, real, "creating");
-    }
-    return { path: real, created: true };
+    await ctx.policy.authorize(target, "mkdir", ctx.signal);
+    makeFolder(target.path, path, target.roots);
+    return { path: target.path, created: true };
   },
 });

@@ -4,14 +4,22 @@
  * @module
  */
 
-import type fs from "node:fs";
-import fsp from "node:fs/promises";
+import path from "node:path";
 import * as v from "valibot";
 import { type Tool, tool } from "../../core/tool.ts";
 import { fileOpError, notFound } from "./_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { typeName } from "./_open.ts";
-import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+import { makeParents, undoParents } from "./_write.ts";
+import {
+  copyTreeConfined,
+  discardConfined,
+  moveConfined,
+  removeTreeConfined,
+  renameInFolder,
+  tempName,
+  unlinkConfined,
+} from "../../policy/confined_fs.ts";
 
 /** The arguments of `move`. */
 export interface MoveArgs {
@@ -30,17 +38,19 @@ const input = v.object({
 });
 
 // rename(2) cannot cross file systems (the temp dir often lives on another
-// one): copy beside the destination, rename into place, then remove the source.
-async function moveAcrossDevices(from: string, to: string, signal: AbortSignal): Promise<void> {
-  const temp = siblingTempPath(to);
+// one), nor can a confined move cross from the workdir to the temp dir: copy
+// beside the destination, rename into place, then remove the source.
+async function moveByCopy(from: string, to: string, isFolder: boolean, signal: AbortSignal): Promise<void> {
+  const temp = path.join(path.dirname(to), tempName());
   try {
-    await copyTree(from, temp, signal);
-    await fsp.rename(temp, to);
+    await copyTreeConfined(from, temp, signal);
+    renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
   } catch (error) {
-    await fsp.rm(temp, { recursive: true, force: true }).catch(() => {});
+    await discardConfined(temp);
     throw error;
   }
-  await fsp.rm(from, { recursive: true });
+  if (isFolder) await removeTreeConfined(from, signal);
+  else unlinkConfined(from);
 }
 
 /**
@@ -75,29 +85,28 @@ export const moveTool: Tool<MoveArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
-    const at = await ctx.workspace.resolve(src, { followFinalSymlink: false });
-    if (!at.exists) throw notFound(src, at.path);
-    let stat: fs.Stats;
-    try {
-      stat = await fsp.lstat(at.path);
-    } catch (error) {
-      throw fileOpError(error, src, at.path, "inspecting");
-    }
-    const destination = await resolveDestination(ctx, "move", at.path, stat, dst);
-    const from = await ctx.policy.resolveForWrite(src, "move", ctx.signal);
-    const to = await ctx.policy.resolveForWrite(destination.path, "copy", ctx.signal);
-    const created = await makeParents(to, dst);
+    const source = await ctx.policy.resolveTarget(src, { access: "write", followFinalSymlink: false });
+    if (!source.existed) throw notFound(src, source.path);
+    const stat = source.stat;
+    if (stat === undefined) throw fileOpError(new Error("lstat failed"), src, source.path, "inspecting");
+    const destination = await resolveDestination(ctx, "move", source, dst);
+    const tree = stat.isDirectory() ? { tree: source.path } : {};
+    await ctx.policy.authorize(source, "move", ctx.signal, tree);
+    await ctx.policy.authorize(destination, "copy", ctx.signal, tree);
+    const from = source.path;
+    const to = destination.path;
+    const created = makeParents(to, dst, destination.roots);
     try {
       try {
-        await fsp.rename(from, to);
+        moveConfined(from, to, destination.roots);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-        await moveAcrossDevices(from, to, ctx.signal);
+        await moveByCopy(from, to, stat.isDirectory(), ctx.signal);
       }
     } catch (error) {
       await undoParents(created);
       throw fileOpError(error, src, from, "moving");
     }
-    return { from, to, type: typeName(stat), replaced: destination.replaces };
+    return { from, to, type: typeName(stat), replaced: destination.existed };
   },
 });

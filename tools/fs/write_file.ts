@@ -7,7 +7,6 @@
 import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { type Tool, tool } from "../../core/tool.ts";
-import type { ToolContext } from "../../core/context.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { withPathLocks } from "../../policy/path_lock.ts";
 import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
@@ -71,18 +70,6 @@ export async function checkExpectedHash(real: string, shown: string, expected: s
   if (actual !== expected.toLowerCase()) throw hashConflict(shown, real, expected.toLowerCase(), actual);
 }
 
-async function existingType(real: string, shown: string, ctx: ToolContext): Promise<string | undefined> {
-  ctx.signal.throwIfAborted();
-  try {
-    const stat = await fsp.stat(real);
-    if (stat.isFile()) return "file";
-    throw wrongType(shown, real, describeType(stat), "a regular file", "Choose a path that is a file or free.");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw fileOpError(error, shown, real, "checking");
-  }
-}
-
 /**
  * Writes a whole file: atomically (a temp file in the same folder, flushed,
  * then renamed over the target, keeping the mode of a file it replaces),
@@ -116,16 +103,20 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {
-    const probe = await ctx.workspace.resolve(path);
-    const existed = probe.exists && (await existingType(probe.path, path, ctx)) === "file";
-    await checkExpectedHash(probe.path, path, expected_sha256);
-    const real = await ctx.policy.resolveForWrite(path, existed ? "overwrite" : "create", ctx.signal);
+    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    if (target.existed && !target.stat?.isFile()) {
+      const found = target.stat ? describeType(target.stat) : "something that cannot be inspected";
+      throw wrongType(path, target.path, found, "a regular file", "Choose a path that is a file or free.");
+    }
+    const real = target.path;
+    await checkExpectedHash(real, path, expected_sha256);
+    await ctx.policy.authorize(target, "write", ctx.signal);
     await withPathLocks([real], async () => {
       // The person may have taken a while to answer, and another write of this file
       // may have landed meanwhile: the file must still be what was checked.
       await checkExpectedHash(real, path, expected_sha256);
       ctx.signal.throwIfAborted();
-      const created = await makeParents(real, path);
+      const created = makeParents(real, path, target.roots);
       try {
         await atomicWrite(real, content);
       } catch (error) {
@@ -135,7 +126,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
     });
     return {
       path: real,
-      created: !existed,
+      created: !target.existed,
       bytes: new TextEncoder().encode(content).length,
       sha256: sha256Of(content),
     };

@@ -4,8 +4,6 @@
  * @module
  */
 
-import type fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
@@ -13,7 +11,8 @@ import type { ToolContext } from "../../core/context.ts";
 import { type Tool, tool } from "../../core/tool.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { withPathLocks } from "../../policy/path_lock.ts";
-import type { WriteAction } from "../../policy/policy.ts";
+import type { FileTarget, WriteAction } from "../../policy/policy.ts";
+import { discardConfined, unlinkConfined } from "../../policy/confined_fs.ts";
 import { fileOpError, hashConflict } from "../fs/_errors.ts";
 import { currentSha256 } from "../fs/write_file.ts";
 import { makeParents } from "../fs/_write.ts";
@@ -56,21 +55,16 @@ interface Step {
   file: FilePatch;
   /** Real path of the file the patch names. */
   real: string;
+  /** Its resolved target. */
+  target: FileTarget;
   /** Real path it moves to. */
   moveTo?: string;
+  /** Its resolved target. */
+  moveTarget?: FileTarget;
   /** The file as it is now (updates and deletions). */
   before?: TextFile;
   /** The new content (adds and updates). */
   after?: Uint8Array;
-}
-
-async function lstatOrUndefined(real: string, shown: string): Promise<fs.Stats | undefined> {
-  try {
-    return await fsp.lstat(real);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw fileOpError(error, shown, real, "inspecting");
-  }
 }
 
 async function resolveTarget(ctx: ToolContext, directory: string, name: string) {
@@ -82,7 +76,7 @@ async function resolveTarget(ctx: ToolContext, directory: string, name: string) 
     });
   }
   const absolute = path.posix.isAbsolute(name) ? name : path.posix.join(directory, name);
-  const resolved = await ctx.workspace.resolve(absolute, { followFinalSymlink: false });
+  const resolved = await ctx.policy.resolveTarget(absolute, { access: "write", followFinalSymlink: false });
   if (!isWithin(resolved.path, directory)) {
     throw new ToolError(`The patch path ${name} leads outside ${directory}; nothing was changed`, {
       code: "outside_directory",
@@ -91,15 +85,14 @@ async function resolveTarget(ctx: ToolContext, directory: string, name: string) 
       details: { path: name, resolved: resolved.path, directory },
     });
   }
-  const stat = await lstatOrUndefined(resolved.path, name);
-  if (stat?.isSymbolicLink()) {
+  if (resolved.stat?.isSymbolicLink()) {
     throw new ToolError(`The patch targets ${name}, which is a symlink; patches do not write through links`, {
       code: "symlink_target",
       recoveryHint: "Patch the file the link points to, by its own path.",
       details: { path: resolved.path },
     });
   }
-  return { real: resolved.path, stat };
+  return { real: resolved.path, existed: resolved.existed, target: resolved };
 }
 
 function exists(name: string, real: string): ToolError {
@@ -125,14 +118,14 @@ function addedText(file: FilePatch): string {
 }
 
 async function planStep(ctx: ToolContext, directory: string, file: FilePatch): Promise<Step> {
-  const { real, stat } = await resolveTarget(ctx, directory, file.path);
-  const step: Step = { file, real };
+  const { real, existed, target } = await resolveTarget(ctx, directory, file.path);
+  const step: Step = { file, real, target };
   if (file.kind === "add") {
-    if (stat) throw exists(file.path, real);
+    if (existed) throw exists(file.path, real);
     step.after = encodeText(addedText(file), false);
     return step;
   }
-  if (!stat) throw missing(file.path, real);
+  if (!existed) throw missing(file.path, real);
   step.before = await loadTextFile(real, file.path);
   if (file.kind === "delete") {
     checkDeletion(step.before.text, step.before.eol, file, file.path);
@@ -143,10 +136,11 @@ async function planStep(ctx: ToolContext, directory: string, file: FilePatch): P
     : step.before.text;
   step.after = encodeText(text, step.before.bom);
   if (file.moveTo !== undefined) {
-    const target = await resolveTarget(ctx, directory, file.moveTo);
-    if (target.real !== real) {
-      if (target.stat) throw exists(file.moveTo, target.real);
-      step.moveTo = target.real;
+    const to = await resolveTarget(ctx, directory, file.moveTo);
+    if (to.real !== real) {
+      if (to.existed) throw exists(file.moveTo, to.real);
+      step.moveTo = to.real;
+      step.moveTarget = to.target;
     }
   }
   return step;
@@ -155,35 +149,35 @@ async function planStep(ctx: ToolContext, directory: string, file: FilePatch): P
 type Undo = () => Promise<unknown>;
 
 async function authorize(ctx: ToolContext, steps: Step[]): Promise<void> {
-  const ask = (p: string, action: WriteAction) => ctx.policy.resolveForWrite(p, action, ctx.signal);
+  const ask = (target: FileTarget, action: WriteAction) => ctx.policy.authorize(target, action, ctx.signal);
   for (const step of steps) {
-    if (step.file.kind === "add") await ask(step.real, "create");
-    else if (step.file.kind === "delete") await ask(step.real, "delete");
-    else if (step.moveTo !== undefined) {
-      await ask(step.real, "move");
-      await ask(step.moveTo, "create");
-    } else await ask(step.real, "overwrite");
+    if (step.file.kind === "add") await ask(step.target, "create");
+    else if (step.file.kind === "delete") await ask(step.target, "delete");
+    else if (step.moveTarget !== undefined) {
+      await ask(step.target, "move");
+      await ask(step.moveTarget, "create");
+    } else await ask(step.target, "overwrite");
   }
 }
 
 async function write(steps: Step[], undo: Undo[]): Promise<void> {
   for (const step of steps) {
-    const { file, real, before, after } = step;
+    const { file, real, before, after, target } = step;
     if (file.kind === "add") {
-      const created = await makeParents(real, file.path);
-      if (created !== undefined) undo.push(() => fsp.rm(created, { recursive: true, force: true }));
+      const created = makeParents(real, file.path, target.roots);
+      if (created !== undefined) undo.push(() => discardConfined(created));
       await atomicWrite(real, after!);
-      undo.push(() => fsp.rm(real, { force: true }));
+      undo.push(() => discardConfined(real));
     } else if (file.kind === "delete") {
-      await fsp.unlink(real);
+      unlinkConfined(real);
       undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
     } else if (step.moveTo !== undefined) {
       const moveTo = step.moveTo;
-      const created = await makeParents(moveTo, file.moveTo!);
-      if (created !== undefined) undo.push(() => fsp.rm(created, { recursive: true, force: true }));
+      const created = makeParents(moveTo, file.moveTo!, target.roots);
+      if (created !== undefined) undo.push(() => discardConfined(created));
       await atomicWrite(moveTo, after!, { mode: before!.mode });
-      undo.push(() => fsp.rm(moveTo, { force: true }));
-      await fsp.unlink(real);
+      undo.push(() => discardConfined(moveTo));
+      unlinkConfined(real);
       undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
     } else {
       await atomicWrite(real, after!, { mode: before!.mode });
@@ -235,9 +229,9 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
-    const dir = await ctx.policy.resolveForRead(directory);
-    const dirStat = await lstatOrUndefined(dir, directory);
-    if (!dirStat?.isDirectory()) {
+    const folder = await ctx.policy.resolveTarget(directory);
+    const dir = folder.path;
+    if (!folder.stat?.isDirectory()) {
       throw new ToolError(`${directory} is not a folder`, {
         code: "not_directory",
         recoveryHint: "Give the folder the patch's paths are relative to.",

@@ -198,8 +198,9 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {
-    const probe = await ctx.workspace.resolve(path);
-    if (!probe.exists) throw notFound(path, probe.path, "To create a new file, use write_file.");
+    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    const real = target.path;
+    if (!target.existed) throw notFound(path, real, "To create a new file, use write_file.");
     if (old_text === "") {
       throw new ToolError("old_text is empty; edit_file replaces existing text", {
         code: "empty_old_text",
@@ -214,18 +215,18 @@ export const editFileTool: Tool<EditFileArgs> = tool({
         recoveryHint: "Give the new text that should replace old_text.",
       });
     }
-    const file = await loadTextFile(probe.path, path);
+    const file = await loadTextFile(real, path);
     if (expected_sha256 !== undefined && file.sha256 !== expected_sha256.toLowerCase()) {
-      throw hashConflict(path, probe.path, expected_sha256.toLowerCase(), file.sha256);
+      throw hashConflict(path, real, expected_sha256.toLowerCase(), file.sha256);
     }
-    const planned = plan(file, old_text, new_text, replace_all, path, probe.path);
-    const real = await ctx.policy.resolveForWrite(path, "overwrite", ctx.signal);
+    const planned = plan(file, old_text, new_text, replace_all, path, real);
+    await ctx.policy.authorize(target, "overwrite", ctx.signal);
     const bytes = encodeText(planned.text, file.bom);
     await withPathLocks([real], async () => {
       // The file must still be what was planned on (a prompt may have taken a while,
       // and another edit of this file may have landed meanwhile).
       const now = await currentSha256(real, path);
-      if (real !== probe.path || now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
+      if (now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
       try {
         await atomicWrite(real, bytes, { mode: file.mode });
       } catch (error) {

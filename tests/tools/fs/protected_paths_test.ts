@@ -1,0 +1,191 @@
+// Protected paths in the file tools (issue 13, deliverable 3): creating,
+// changing, moving (either side), copying onto or deleting a protected path,
+// or a folder holding one, asks a person, always; automatic answers do not
+// count, a deny-all host refuses, a grant does not cover it, and it is judged
+// where the path really leads, case-insensitively.
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import type { ChoiceRequest } from "../../../core/host.ts";
+import { Session } from "../../../core/session.ts";
+import { ToolBox } from "../../../core/toolbox.ts";
+import { openFence } from "../../../policy/fence.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { fsTools } from "../../../tools/fs/fs_tools.ts";
+import { patchTools } from "../../../tools/patch/patch_tools.ts";
+import { tempFolder, treeFingerprint } from "./_helpers.ts";
+
+let root: string;
+let workdir: string;
+const box = new ToolBox().register(...fsTools(), ...patchTools());
+
+before(async () => {
+  root = await tempFolder();
+});
+after(() => fsp.rm(root, { recursive: true, force: true }));
+
+let counter = 0;
+beforeEach(async () => {
+  workdir = path.join(root, `W${counter++}`);
+  await fsp.mkdir(path.join(workdir, ".git", "hooks"), { recursive: true });
+  await fsp.writeFile(path.join(workdir, ".git", "config"), "[core]\n");
+  await fsp.mkdir(path.join(workdir, "pkg"));
+  await fsp.writeFile(path.join(workdir, "pkg", ".npmrc"), "registry=x\n");
+  await fsp.writeFile(path.join(workdir, "pkg", "index.js"), "x\n");
+  await fsp.mkdir(path.join(workdir, "hooks"));
+  await fsp.writeFile(path.join(workdir, "hooks", "pre-commit"), "#!/bin/sh\n");
+  await fsp.writeFile(path.join(workdir, "plain.txt"), "plain\n");
+  await fsp.symlink(".git/config", path.join(workdir, "innocent"));
+});
+
+// "nobody": the session has no host (deny-all), as an MCP client without elicitation.
+type Answer = { choice: string; source: "user" | "auto" } | "nobody";
+
+/** A session whose host answers protected-path questions with `answer` and records every question. */
+function session(answer: Answer, extra: { autoConfirm?: boolean; grants?: string[] } = {}) {
+  const asked: ChoiceRequest<string>[] = [];
+  const host = callbackHost({
+    choose: (request) => {
+      asked.push(request as ChoiceRequest<string>);
+      if (request.title !== "Protected path") return request.defaultChoice;
+      return answer as never;
+    },
+  });
+  const s = new Session({
+    workspace: workdir,
+    host: answer === "nobody" ? undefined : host,
+    autoConfirm: extra.autoConfirm,
+    fence: openFence(),
+    state: { writeGrants: extra.grants ?? [] },
+  });
+  return {
+    asked,
+    call: (name: string, args: Record<string, unknown>) => box.call(s, name, args),
+    close: () => s.close(),
+  };
+}
+
+const person = { choice: "once", source: "user" } as const;
+const automatic = { choice: "once", source: "auto" } as const;
+
+interface Case {
+  name: string;
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+const CASES: Case[] = [
+  { name: "write_file creates .npmrc", tool: "write_file", args: { path: ".npmrc", content: "registry=evil\n" } },
+  { name: "write_file changes .git/config", tool: "write_file", args: { path: ".git/config", content: "[x]\n" } },
+  {
+    name: "write_file through a link to .git/config",
+    tool: "write_file",
+    args: { path: "innocent", content: "[diff]\n" },
+  },
+  { name: "write_file to .GIT/Config (case)", tool: "write_file", args: { path: ".GIT/Config", content: "x\n" } },
+  { name: "write_file a hook", tool: "write_file", args: { path: ".git/hooks/pre-commit", content: "x\n" } },
+  {
+    name: "write_file .vscode/settings.json",
+    tool: "write_file",
+    args: { path: ".vscode/settings.json", content: "{}" },
+  },
+  {
+    name: "edit_file .git/config",
+    tool: "edit_file",
+    args: { path: ".git/config", old_text: "[core]", new_text: "[diff]" },
+  },
+  {
+    name: "apply_patch adds .gitattributes",
+    tool: "apply_patch",
+    args: { patch: "--- /dev/null\n+++ b/.gitattributes\n@@ -0,0 +1 @@\n+* diff=evil\n" },
+  },
+  { name: "mkdir .git/hooks/sub", tool: "mkdir", args: { path: ".git/hooks/sub" } },
+  { name: "mkdir .husky", tool: "mkdir", args: { path: ".husky" } },
+  {
+    name: "write_file x/.git/HEAD (creates the folder x/.git)",
+    tool: "write_file",
+    args: { path: "x/.git/HEAD", content: "ref\n" },
+  },
+  { name: "mkdir y/.vscode/sub (creates .vscode)", tool: "mkdir", args: { path: "y/.vscode/sub" } },
+  {
+    name: "copy a file to z/.git/objects/o (creates z/.git)",
+    tool: "copy",
+    args: { src: "plain.txt", dst: "z/.git/objects/o" },
+  },
+  { name: "delete .git/config", tool: "delete", args: { path: ".git/config" } },
+  { name: "delete .git (a folder of protected paths)", tool: "delete", args: { path: ".git", recursive: true } },
+  { name: "delete a folder holding .npmrc", tool: "delete", args: { path: "pkg", recursive: true } },
+  { name: "move .git away", tool: "move", args: { src: ".git", dst: "old-git" } },
+  { name: "move a folder holding .npmrc", tool: "move", args: { src: "pkg", dst: "pkg2" } },
+  { name: "move a file onto .npmrc", tool: "move", args: { src: "plain.txt", dst: ".npmrc" } },
+  {
+    name: "move hooks/ into .git (entries land in .git/hooks)",
+    tool: "move",
+    args: { src: "hooks", dst: ".git/hooks2/../hooks" },
+  },
+  { name: "copy a file onto .envrc", tool: "copy", args: { src: "plain.txt", dst: ".envrc" } },
+  { name: "copy a folder holding .npmrc", tool: "copy", args: { src: "pkg", dst: "pkg-copy" } },
+];
+
+describe("protected paths in the file tools", () => {
+  for (const c of CASES) {
+    test(`${c.name}: asks a person; automatic answers and no answer refuse; a person's yes allows`, async () => {
+      const before = await treeFingerprint(workdir);
+      for (
+        const [answer, options] of [
+          [automatic, { autoConfirm: true }],
+          ["nobody", {}],
+          [{ choice: "deny", source: "user" }, {}],
+          [person, { autoConfirm: true, grants: [workdir] }],
+        ] as [Answer, { autoConfirm?: boolean; grants?: string[] }][]
+      ) {
+        const s = session(answer, options);
+        const result = await s.call(c.tool, c.args);
+        await s.close();
+        const protectedAsked = s.asked.filter((q) => q.title === "Protected path");
+        if (answer !== "nobody") {
+          assert.ok(protectedAsked.length >= 1, `${c.name}: the person was not asked (${result.error})`);
+        }
+        assert.ok(protectedAsked.every((q) => q.requirePerson === true), "the question must require a person");
+        if (answer === person) {
+          assert.equal(result.status, "success", `${c.name}: ${result.error}`);
+        } else {
+          assert.equal(
+            result.errorCode,
+            "permission_denied",
+            `${c.name} with ${JSON.stringify(answer)}: ${result.error}`,
+          );
+          assert.equal(await treeFingerprint(workdir), before, `${c.name}: a refused call changed the workspace`);
+        }
+      }
+    });
+  }
+
+  test("ordinary paths still follow the usual rules (no question for a new file)", async () => {
+    const s = session("nobody");
+    const result = await s.call("write_file", { path: "src/new.ts", content: "x\n" });
+    await s.close();
+    assert.equal(result.status, "success", result.error);
+    assert.deepEqual(s.asked, []);
+  });
+
+  test("a deny-all session refuses protected paths without asking anyone", async () => {
+    const s = new Session({ workspace: workdir, fence: openFence() });
+    const result = await box.call(s, "write_file", { path: "sub/.npmrc", content: "x\n" });
+    await s.close();
+    assert.equal(result.errorCode, "permission_denied");
+    await assert.rejects(fsp.lstat(path.join(workdir, "sub")), { code: "ENOENT" });
+  });
+});
+
+describe("protected paths from the session", () => {
+  test("a session's own patterns are protected in the tools too", async () => {
+    const s = new Session({ workspace: workdir, autoConfirm: true, fence: openFence(), protectedPaths: ["*.pem"] });
+    const refused = await box.call(s, "write_file", { path: "server.PEM", content: "key" });
+    const allowed = await box.call(s, "write_file", { path: "server.txt", content: "ok" });
+    await s.close();
+    assert.equal(refused.errorCode, "permission_denied");
+    assert.equal(allowed.status, "success", allowed.error);
+  });
+});
