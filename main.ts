@@ -25,9 +25,10 @@
 import process from "node:process";
 import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import "./tools/mod.ts";
-import "./adapters/dialects.ts";
-import { type AnyTool, dialectRenderer, Session, toModelText, ToolBox, toolGroup, toolGroupNames } from "./core/mod.ts";
+import { type AnyTool, dialectByName, jsonSchemaDialect, Session, toModelText, toolGroup } from "./core/mod.ts";
+import { ToolBox } from "./toolbox.ts";
+import { BUILTIN_GROUPS } from "./tools/mod.ts";
+import { PROVIDER_DIALECTS } from "./adapters/mod.ts";
 import { Workspace } from "./policy/workspace.ts";
 import { terminalHost } from "./policy/hosts.ts";
 import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
@@ -138,7 +139,7 @@ function parse<O extends NonNullable<ParseArgsConfig["options"]>>(command: strin
 }
 
 function selectedGroups(list: string | undefined, command: string): string[] {
-  const known = toolGroupNames();
+  const known = Object.keys(BUILTIN_GROUPS);
   if (list === undefined) return known;
   const groups = list.split(",").map((g) => g.trim()).filter(Boolean);
   if (groups.length === 0) throw new UsageProblem("--groups needs at least one group", command);
@@ -229,7 +230,7 @@ function tools(args: string[]): number {
   noExtraPositionals("tools", positionals, 0);
   const dialect = values.dialect ?? "json-schema";
   try {
-    dialectRenderer(dialect);
+    dialectByName({ [jsonSchemaDialect.name]: jsonSchemaDialect, ...PROVIDER_DIALECTS }, dialect);
   } catch (error) {
     throw new UsageProblem((error as Error).message, "tools");
   }
@@ -293,7 +294,7 @@ function flags(args: string[]): number {
   if (values.help) return help("flags");
   noExtraPositionals("flags", positionals, 0);
   const groups = selectedGroups(values.groups, "flags");
-  const list = groups.flatMap((g) => toolGroup(g));
+  const list = groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g));
   const result = narrowestDenoFlags({
     workspace: workspaceDir(values.workspace, "flags"),
     permissions: permissionsOf(list),

@@ -12,7 +12,7 @@ import type { AnyTool } from "./tool.ts";
 import { isConcurrencySafe } from "./tool.ts";
 import type { ProgressEvent, ToolContext } from "./context.ts";
 import type { ArtifactStore } from "./artifacts.ts";
-import type { Session } from "./session.ts";
+import type { SessionBase } from "./session.ts";
 import type { AfterCallHook, HookSet } from "./hooks.ts";
 import { formatIssues, validateWithJsonSchema, validateWithValibot, type ValidationOutcome } from "./validation.ts";
 import { closestNames } from "./_closest.ts";
@@ -96,7 +96,7 @@ export interface ExecutionEnvironment {
 /** The context of one attempt; methods live on the prototype so a call allocates one small object. */
 class CallContext<T> implements ToolContext<T> {
   constructor(
-    readonly session: Session,
+    readonly session: SessionBase,
     readonly toolName: string,
     readonly callId: string | undefined,
     readonly attempt: number,
@@ -313,7 +313,7 @@ class CallRun<T> {
 
   constructor(
     readonly env: ExecutionEnvironment,
-    readonly session: Session,
+    readonly session: SessionBase,
     readonly name: string,
     readonly options: CallOptions<T>,
   ) {}
@@ -403,7 +403,7 @@ class CallRun<T> {
  */
 export async function executeCall<T>(
   env: ExecutionEnvironment,
-  session: Session,
+  session: SessionBase,
   name: string,
   rawArgs: unknown,
   options: CallOptions<T> = {},
@@ -567,7 +567,7 @@ export function planSegments(
  */
 export async function executeBatch<T>(
   env: ExecutionEnvironment,
-  session: Session,
+  session: SessionBase,
   calls: readonly BatchCall[],
   options: BatchOptions<T> = {},
 ): Promise<BatchResult> {

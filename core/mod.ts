@@ -5,18 +5,110 @@
  * @module
  */
 
-export * from "./errors.ts";
-export * from "./host.ts";
-export * from "./result.ts";
-export * from "./schema.ts";
-export * from "./validation.ts";
-export * from "./tool.ts";
-export * from "./context.ts";
-export * from "./hooks.ts";
-export * from "./artifacts.ts";
-export * from "./images.ts";
-export * from "./session.ts";
-export * from "./groups.ts";
-export * from "./dialects.ts";
-export * from "./executor.ts";
-export * from "./toolbox.ts";
+export {
+  type ErrorKind,
+  type ThrownStatus,
+  ToolError,
+  type ToolErrorOptions,
+  ToolNameConflictError,
+  UsageError,
+} from "./errors.ts";
+export {
+  type ChoiceOption,
+  type ChoiceOutcome,
+  type ChoiceRequest,
+  type ChoiceSource,
+  type ConfirmRequest,
+  type Host,
+} from "./host.ts";
+export {
+  type CallPolicy,
+  type Fence,
+  type FenceAnswer,
+  type FencePermission,
+  OPEN_FENCE,
+  type PathResolver,
+  type ResolvedLocation,
+  type SandboxSetting,
+  type WriteKind,
+} from "./services.ts";
+export {
+  type ArtifactRef,
+  isToolResult,
+  makeResult,
+  RESULT_SCHEMA_VERSION,
+  toModelText,
+  type ToolResult,
+  ToolResultContractError,
+  type ToolResultInit,
+  type ToolStatus,
+} from "./result.ts";
+export { inputJsonSchema, type JsonSchema } from "./schema.ts";
+export {
+  type ArgumentIssue,
+  closeObjects,
+  formatIssues,
+  MAX_VALIDATION_MESSAGE,
+  validateWithJsonSchema,
+  validateWithValibot,
+  type ValidationOutcome,
+} from "./validation.ts";
+export {
+  type AnyTool,
+  assertToolName,
+  isConcurrencySafe,
+  isTool,
+  type ObjectInputSchema,
+  type RetryPolicy,
+  type Tool,
+  tool,
+  TOOL_NAME_PATTERN,
+  type ToolDefinition,
+  type ToolFunctionOptions,
+  type ToolMetadata,
+  type ToolPermission,
+} from "./tool.ts";
+export { type ProgressEvent, type ToolCallContext, type ToolContext } from "./context.ts";
+export {
+  type AfterBatchHook,
+  type AfterCallHook,
+  type BeforeCallDecision,
+  type BeforeCallEvent,
+  type BeforeCallHook,
+  type HookSet,
+} from "./hooks.ts";
+export {
+  type ArtifactInfo,
+  type ArtifactStore,
+  type ArtifactWindow,
+  FileArtifactStore,
+  MemoryArtifactStore,
+  readArtifactWindow,
+  sha256Hex,
+} from "./artifacts.ts";
+export {
+  checkImage,
+  type DeferredImage,
+  type DeferredImageMessage,
+  deferredImagesMessage,
+  type ImageMediaType,
+  MAX_IMAGE_BYTES,
+  sniffImageType,
+} from "./images.ts";
+export { type ChildSessionOptions, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
+export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
+export {
+  type BatchCall,
+  type BatchOptions,
+  type BatchResult,
+  type CallOptions,
+  capText,
+  DEFAULT_GRACE_MS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  executeBatch,
+  executeCall,
+  type ExecutionEnvironment,
+  planSegments,
+} from "./executor.ts";
+export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";

@@ -13,7 +13,13 @@
  * @module
  */
 
-export * from "./server.ts";
-export * from "./stdio.ts";
-export * from "./elicitation_host.ts";
-export * from "./dialect.ts";
+export {
+  artifactUri,
+  createMcpServer,
+  type McpServerOptions,
+  type McpToolServer,
+  TOOLFENCE_VERSION,
+} from "./server.ts";
+export { serveStdio } from "./stdio.ts";
+export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
+export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./dialect.ts";

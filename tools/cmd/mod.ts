@@ -12,8 +12,20 @@ import type { AnyTool } from "../../core/tool.ts";
 import { bashTool } from "./bash.ts";
 import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitTool } from "./background.ts";
 
-export * from "./bash.ts";
-export * from "./background.ts";
+export { type BashArgs, type BashResult, bashTool } from "./bash.ts";
+export {
+  type BashBackgroundArgs,
+  bashBackgroundTool,
+  bashListTool,
+  type BashReadArgs,
+  bashReadTool,
+  type BashStopArgs,
+  bashStopTool,
+  type BashWaitArgs,
+  bashWaitTool,
+  type JobReport,
+  type JobStatus,
+} from "./background.ts";
 
 /**
  * The tools of the `cmd` group; none on Windows, where there is no bash and

@@ -10,8 +10,8 @@ import type { AnyTool } from "../../core/tool.ts";
 import { askPreferenceTool } from "./ask_preference.ts";
 import { readArtifactTool } from "./read_artifact.ts";
 
-export * from "./ask_preference.ts";
-export * from "./read_artifact.ts";
+export { type AskPreferenceArgs, askPreferenceTool, type PreferenceAnswer } from "./ask_preference.ts";
+export { MAX_ARTIFACT_WINDOW, type ReadArtifactArgs, readArtifactTool } from "./read_artifact.ts";
 
 /**
  * The tools of the `framework` group.

@@ -11,9 +11,9 @@ import { datetimeTool } from "./datetime.ts";
 import { sleepTool } from "./sleep.ts";
 import { systemInfoTool } from "./system_info.ts";
 
-export * from "./system_info.ts";
-export * from "./datetime.ts";
-export * from "./sleep.ts";
+export { type SystemInfo, systemInfoTool } from "./system_info.ts";
+export { type DatetimeArgs, type DatetimeResult, datetimeTool, zonedIso } from "./datetime.ts";
+export { type SleepArgs, sleepTool } from "./sleep.ts";
 
 /**
  * The tools of the `system` group.

@@ -1,0 +1,15 @@
+/**
+ * The MCP server, as `@toolfence/toolfence/mcp`: the same module as
+ * `@toolfence/adapters/mcp`, the only entry point that loads the MCP SDK.
+ *
+ * @example
+ * ```ts ignore
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import { serveStdio } from "@toolfence/toolfence/mcp";
+ * await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
+ * ```
+ *
+ * @module
+ */
+
+export * from "./adapters/mcp/mod.ts";
