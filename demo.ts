@@ -16,13 +16,14 @@ import * as v from "valibot";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session, toModelText, tool, type ToolResult } from "./core/mod.ts";
+import { Session } from "@toolfence/policy";
+import { toModelText, tool, type ToolResult } from "@toolfence/core";
 import { ToolBox } from "./toolbox.ts";
-import type { ChoiceRequest } from "./core/host.ts";
-import { callbackHost } from "./policy/hosts.ts";
-import { checkCommand } from "./policy/command.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/risk.ts";
-import { type OpenAIChatToolCallLike, runOpenAIChatToolCalls } from "./adapters/openai.ts";
+import type { ChoiceRequest } from "@toolfence/core";
+import { callbackHost } from "@toolfence/policy";
+import { checkCommand } from "@toolfence/policy";
+import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
+import { type OpenAIChatToolCallLike, runOpenAIChatToolCalls } from "@toolfence/adapters";
 
 const wordCount = tool({
   name: "word_count",

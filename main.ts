@@ -25,17 +25,18 @@
 import process from "node:process";
 import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { type AnyTool, dialectByName, jsonSchemaDialect, Session, toModelText, toolGroup } from "./core/mod.ts";
+import { type AnyTool, dialectByName, jsonSchemaDialect, toModelText, toolGroup } from "@toolfence/core";
+import { Session } from "@toolfence/policy";
 import { ToolBox } from "./toolbox.ts";
-import { BUILTIN_GROUPS } from "./tools/mod.ts";
-import { PROVIDER_DIALECTS } from "./adapters/mod.ts";
-import { Workspace } from "./policy/workspace.ts";
-import { terminalHost } from "./policy/hosts.ts";
-import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
-import type { SandboxMode } from "./policy/sandbox.ts";
-import { checkCommand } from "./policy/command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/allowlist.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/risk.ts";
+import { BUILTIN_GROUPS } from "@toolfence/tools";
+import { PROVIDER_DIALECTS } from "@toolfence/adapters";
+import { Workspace } from "@toolfence/policy";
+import { terminalHost } from "@toolfence/policy";
+import { type FencePermission, narrowestDenoFlags } from "@toolfence/policy";
+import type { SandboxMode } from "@toolfence/policy";
+import { checkCommand } from "@toolfence/policy";
+import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
+import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
@@ -190,7 +191,7 @@ async function serve(args: string[]): Promise<number> {
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
   const sandbox = sandboxMode(values.sandbox);
   // Loaded here so that no other command loads the MCP SDK.
-  const { serveStdio } = await import("./adapters/mcp/mod.ts");
+  const { serveStdio } = await import("@toolfence/adapters/mcp");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   const running = await serveStdio(box, { workspace, autoConfirm: values["auto-confirm"] ?? false, sandbox });
   await running.closed;

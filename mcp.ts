@@ -12,4 +12,4 @@
  * @module
  */
 
-export * from "./adapters/mcp/mod.ts";
+export * from "@toolfence/adapters/mcp";

@@ -38,6 +38,8 @@ export {
   type ArtifactStore,
   type ArtifactWindow,
   assertToolName,
+  atomicWrite,
+  type AtomicWriteOptions,
   type BatchCall,
   type BatchOptions,
   type BatchResult,
@@ -130,11 +132,9 @@ export {
   validateWithValibot,
   type ValidationOutcome,
   type WriteKind,
-} from "./core/mod.ts";
+} from "@toolfence/core";
 export {
   ALWAYS_ASK_KINDS,
-  atomicWrite,
-  type AtomicWriteOptions,
   authorizeCommand,
   type AuthorizeCommandOptions,
   autoHost,
@@ -188,7 +188,7 @@ export {
   type WorkspaceOptions,
   type WriteAction,
   type WriteChoice,
-} from "./policy/mod.ts";
+} from "@toolfence/policy";
 export {
   type AgentRunArgs,
   type AgentRunParallelArgs,
@@ -287,7 +287,7 @@ export {
   type WriteFileArgs,
   writeFileTool,
   zonedIso,
-} from "./tools/mod.ts";
+} from "@toolfence/tools";
 export {
   anthropic,
   anthropicCalls,
@@ -352,5 +352,5 @@ export {
   SchemaDialectError,
   titleOf,
   toStrictSchema,
-} from "./adapters/mod.ts";
+} from "@toolfence/adapters";
 export { ToolBox } from "./toolbox.ts";

@@ -7,10 +7,10 @@
  * @module
  */
 
-import { ToolBox as CoreToolBox, type ToolBoxOptions } from "./core/mod.ts";
-import { runtimeFence } from "./policy/mod.ts";
-import { BUILTIN_GROUPS, SUBAGENT_TOOLS } from "./tools/mod.ts";
-import { PROVIDER_DIALECTS } from "./adapters/mod.ts";
+import { ToolBox as CoreToolBox, type ToolBoxOptions } from "@toolfence/core";
+import { runtimeFence } from "@toolfence/policy";
+import { BUILTIN_GROUPS, SUBAGENT_TOOLS } from "@toolfence/tools";
+import { PROVIDER_DIALECTS } from "@toolfence/adapters";
 
 /**
  * A set of tools and the one entry point for calling them, with the built-in

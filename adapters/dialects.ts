@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { AnyTool, Dialect, Dialects } from "../core/mod.ts";
+import type { AnyTool, Dialect, Dialects } from "@toolfence/core";
 import { anthropicTools } from "./anthropic.ts";
 import { geminiTools } from "./gemini.ts";
 import { mcpTools } from "./mcp/dialect.ts";

@@ -7,8 +7,8 @@
  *
  * @example
  * ```ts
- * import { ToolBox } from "../core/mod.ts";
- * import "./mod.ts";
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import "@toolfence/adapters";
  * console.log(new ToolBox().schemas("openai-responses")); // []
  * ```
  *

@@ -14,7 +14,7 @@
 
 import { spawn } from "node:child_process";
 import { glob as tinyglobby } from "tinyglobby";
-import { Session } from "../core/session.ts";
+import { Session } from "../policy/session.ts";
 import { ToolBox } from "../core/toolbox.ts";
 import { globTool } from "../tools/search/glob.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";

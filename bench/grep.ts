@@ -10,7 +10,7 @@
  */
 
 import { spawn } from "node:child_process";
-import { Session } from "../core/session.ts";
+import { Session } from "../policy/session.ts";
 import { ToolBox } from "../core/toolbox.ts";
 import { grepTool } from "../tools/search/grep.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";

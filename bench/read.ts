@@ -14,7 +14,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Session } from "../core/session.ts";
+import { Session } from "../policy/session.ts";
 import { ToolBox } from "../core/toolbox.ts";
 import { readFileTool } from "../tools/fs/read_file.ts";
 import { median, printRatios } from "./_measure.ts";

@@ -10,7 +10,7 @@ import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "./errors.ts";
 import type { ArtifactRef } from "./result.ts";
-import { atomicWrite } from "../policy/atomic_write.ts";
+import { atomicWrite } from "./atomic_write.ts";
 
 /** What a caller says about content it stores. */
 export interface ArtifactInfo {
@@ -77,7 +77,7 @@ function hexOf(id: string): string {
  *
  * @example
  * ```ts
- * import { MemoryArtifactStore } from "./artifacts.ts";
+ * import { MemoryArtifactStore } from "@toolfence/core";
  * const store = new MemoryArtifactStore();
  * const ref = await store.put("hello");
  * console.log(ref.id, new TextDecoder().decode(await store.get(ref.id)));
@@ -118,7 +118,7 @@ export class MemoryArtifactStore implements ArtifactStore {
  *
  * @example
  * ```ts
- * import { FileArtifactStore } from "./artifacts.ts";
+ * import { FileArtifactStore } from "@toolfence/core";
  * const dir = await Deno.makeTempDir();
  * const store = new FileArtifactStore(dir);
  * const ref = await store.put(new Uint8Array([1, 2, 3]));
@@ -194,7 +194,7 @@ export interface ArtifactWindow {
  *
  * @example
  * ```ts
- * import { MemoryArtifactStore, readArtifactWindow } from "./artifacts.ts";
+ * import { MemoryArtifactStore, readArtifactWindow } from "@toolfence/core";
  * const store = new MemoryArtifactStore();
  * const { id } = await store.put("abcdef");
  * console.log((await readArtifactWindow(store, id, { offset: 2, limit: 2 })).content); // "cd"

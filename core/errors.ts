@@ -36,7 +36,7 @@ export interface ToolErrorOptions {
  *
  * @example Refusing with a policy outcome
  * ```ts
- * import { ToolError } from "./errors.ts";
+ * import { ToolError } from "@toolfence/core";
  * throw new ToolError("Path /etc/passwd is not within the agent's workspace", {
  *   code: "outside_workspace",
  *   kind: "policy",
@@ -77,7 +77,7 @@ export class ToolError extends Error {
  *
  * @example
  * ```ts
- * import { UsageError } from "./errors.ts";
+ * import { UsageError } from "@toolfence/core";
  * throw new UsageError("toolbox.call needs a Session");
  * ```
  */
@@ -95,7 +95,7 @@ export class UsageError extends Error {
  *
  * @example
  * ```ts
- * import { ToolNameConflictError } from "./errors.ts";
+ * import { ToolNameConflictError } from "@toolfence/core";
  * const error = new ToolNameConflictError("read_file");
  * console.log(error.message);
  * ```

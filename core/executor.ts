@@ -519,7 +519,7 @@ export async function executeCall<T>(
  *
  * @example
  * ```ts
- * import { capText } from "./executor.ts";
+ * import { capText } from "@toolfence/core";
  * const ref = { id: "sha256:" + "0".repeat(64) } as const;
  * console.log(capText("x".repeat(100), 60, ref).omitted > 0);
  * ```

@@ -112,3 +112,4 @@ export {
   planSegments,
 } from "./executor.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";

@@ -208,7 +208,10 @@ export class ToolBox {
    * toolbox's `dialects` option. Default `json-schema`. Throws when a schema
    * cannot be expressed in the dialect.
    */
-  schemas(dialect: Dialect | string = jsonSchemaDialect, options: ListOptions & Record<string, unknown> = {}): unknown[] {
+  schemas(
+    dialect: Dialect | string = jsonSchemaDialect,
+    options: ListOptions & Record<string, unknown> = {},
+  ): unknown[] {
     const chosen = typeof dialect !== "string"
       ? dialect
       : dialect === jsonSchemaDialect.name
@@ -239,7 +242,12 @@ export class ToolBox {
    * Calls one tool and returns its {@linkcode ToolResult}. Never throws for a
    * tool's failure; throws {@linkcode UsageError} without a session.
    */
-  call<T = unknown>(session: SessionBase, name: string, args?: unknown, options: CallOptions<T> = {}): Promise<ToolResult> {
+  call<T = unknown>(
+    session: SessionBase,
+    name: string,
+    args?: unknown,
+    options: CallOptions<T> = {},
+  ): Promise<ToolResult> {
     assertSession(session);
     return executeCall(this.#env, session, name, args, options);
   }

@@ -24,7 +24,7 @@
  *
  * @example
  * ```ts
- * import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
+ * import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
  * console.log(DEFAULT_COMMAND_ALLOWLIST.includes("git status")); // true
  * ```
  */
@@ -113,7 +113,7 @@ function entryWords(entry: string): string[] {
  *
  * @example
  * ```ts
- * import { matchesAllowlist } from "./allowlist.ts";
+ * import { matchesAllowlist } from "@toolfence/policy";
  * matchesAllowlist(["git", "diff", "--cached"], ["git diff"]); // "git diff"
  * matchesAllowlist(["git", "difftool"], ["git diff"]); // undefined
  * ```

@@ -125,7 +125,7 @@ function judge(
  *
  * @example
  * ```ts
- * import { checkCommand } from "./command.ts";
+ * import { checkCommand } from "@toolfence/policy";
  * const check = await checkCommand("git status && rm x", {
  *   allowlist: ["git status"],
  * });

@@ -14,7 +14,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ToolError, UsageError } from "../core/errors.ts";
+import { ToolError, UsageError } from "@toolfence/core";
 import { queryRuntimePermission, runtimeFenceKind, runtimePermissionClosedEntirely } from "./_runtime_permissions.ts";
 
 /** What a tool may touch: files to read or write, programs to run, the network, the environment. */
@@ -57,7 +57,7 @@ export interface Fence {
  *
  * @example
  * ```ts
- * import { runtimeFence } from "./fence.ts";
+ * import { runtimeFence } from "@toolfence/policy";
  * const answer = runtimeFence.query("write", "/tmp/out.txt");
  * if (!answer.allowed) console.log(`restart with ${answer.flag}`);
  * ```
@@ -76,7 +76,7 @@ export const runtimeFence: Fence = Object.freeze({
  *
  * @example
  * ```ts
- * import { openFence } from "./fence.ts";
+ * import { openFence } from "@toolfence/policy";
  * console.log(openFence().query("run", "bash").allowed); // true
  * ```
  */
@@ -107,7 +107,7 @@ function describe(permission: FencePermission, target?: string): string {
  *
  * @example
  * ```ts
- * import { requireFence, runtimeFence } from "./fence.ts";
+ * import { requireFence, runtimeFence } from "@toolfence/policy";
  * requireFence(runtimeFence, "read", "/etc/hostname");
  * ```
  */
@@ -192,7 +192,7 @@ function realOrResolved(p: string): string {
  *
  * @example
  * ```ts
- * import { narrowestDenoFlags } from "./fence.ts";
+ * import { narrowestDenoFlags } from "@toolfence/policy";
  * const flags = narrowestDenoFlags({
  *   workspace: "/home/me/project",
  *   permissions: ["read", "write", "run"],

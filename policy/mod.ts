@@ -30,7 +30,6 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
-export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";
 export {
   bubblewrapPath,
   type BubblewrapStatus,

@@ -6,8 +6,8 @@
  * @module
  */
 import fsp from "node:fs/promises";
-import { ToolError } from "../core/errors.ts";
-import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
+import { ToolError } from "@toolfence/core";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "@toolfence/core";
 import { type Fence, requireFence, runtimeFence } from "./fence.ts";
 import type { SandboxMode } from "./sandbox.ts";
 import { authorizeCommand, type CommandAuthorization } from "./authorize_command.ts";
@@ -92,10 +92,10 @@ const VERBS: Record<WriteAction, string> = {
  *
  * @example
  * ```ts
- * import { Policy } from "./policy.ts";
- * import { PolicyState } from "./state.ts";
- * import { Workspace } from "./workspace.ts";
- * import { autoHost } from "./hosts.ts";
+ * import { Policy } from "@toolfence/policy";
+ * import { PolicyState } from "@toolfence/policy";
+ * import { Workspace } from "@toolfence/policy";
+ * import { autoHost } from "@toolfence/policy";
  * const policy = new Policy({
  *   workspace: new Workspace(Deno.cwd()),
  *   state: new PolicyState(),

@@ -10,7 +10,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
 import { runProbe } from "./_probe_process.ts";
 
@@ -82,7 +82,7 @@ const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, "--", "true
  *
  * @example
  * ```ts
- * import { bubblewrapStatus } from "./sandbox.ts";
+ * import { bubblewrapStatus } from "@toolfence/policy";
  * const status = await bubblewrapStatus();
  * console.log(status.path ?? `no sandbox: ${status.reason}`);
  * ```
@@ -112,7 +112,7 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
  *
  * @example
  * ```ts
- * import { bubblewrapPath } from "./sandbox.ts";
+ * import { bubblewrapPath } from "@toolfence/policy";
  * console.log(await bubblewrapPath());
  * ```
  */
@@ -149,7 +149,7 @@ export interface SandboxOptions {
  *
  * @example
  * ```ts
- * import { sandboxArgv } from "./sandbox.ts";
+ * import { sandboxArgv } from "@toolfence/policy";
  * const { argv, sandboxed } = await sandboxArgv(["bash", "-c", "ls"], {
  *   workdir: "/home/me/project",
  *   writable: ["/home/me/project"],

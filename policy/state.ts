@@ -7,7 +7,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
-import { atomicWrite } from "./atomic_write.ts";
+import { atomicWrite } from "@toolfence/core";
 import { isWithin } from "./_paths.ts";
 
 /** The serialised form of a {@linkcode PolicyState}. */
@@ -48,7 +48,7 @@ function normaliseGrant(realPath: string): string {
  *
  * @example
  * ```ts
- * import { PolicyState } from "./state.ts";
+ * import { PolicyState } from "@toolfence/policy";
  * const state = new PolicyState();
  * state.addCommand("npm test");
  * state.grantWrite("/home/me/project/src");

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ToolError, UsageError } from "../core/errors.ts";
+import { ToolError, UsageError } from "@toolfence/core";
 import { isWithin } from "./_paths.ts";
 import { isRuntimePermissionError, runtimeFlag } from "./_runtime_permissions.ts";
 
@@ -73,7 +73,7 @@ function systemTempFolder(): string {
  *
  * @example
  * ```ts
- * import { Workspace } from "./workspace.ts";
+ * import { Workspace } from "@toolfence/policy";
  * const ws = new Workspace(Deno.cwd());
  * const resolved = await ws.resolve("README.md");
  * console.log(resolved.path, resolved.area, resolved.exists);
@@ -124,7 +124,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * console.log(await ws.tempDir());
    * await ws.dispose();
@@ -178,7 +178,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * try {
    *   await ws.resolve("../../etc/passwd");
@@ -209,7 +209,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace("/tmp");
    * console.log(ws.relative("/tmp/a/b.txt")); // a/b.txt
    * ```
@@ -227,7 +227,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * await ws.tempDir();
    * await ws.dispose();
@@ -254,7 +254,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace("/tmp");
    * console.log(ws.areaOf("/tmp/a"), ws.areaOf("/etc/passwd")); // workdir undefined
    * ```

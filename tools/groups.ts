@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { AnyTool, SubagentToolsFactory, ToolGroups } from "../core/mod.ts";
+import type { AnyTool, SubagentToolsFactory, ToolGroups } from "@toolfence/core";
 import { fsTools } from "./fs/mod.ts";
 import { searchTools } from "./search/mod.ts";
 import { patchTools } from "./patch/mod.ts";

@@ -8,7 +8,7 @@
 import process from "node:process";
 // @ts-types="@modelcontextprotocol/sdk/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { ToolBox } from "../../core/toolbox.ts";
+import type { ToolBox } from "@toolfence/core";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 
 /** How long calls still running when stdin ends may take to answer. */
@@ -24,9 +24,9 @@ const DRAIN_MS = 10_000;
  *
  * @example
  * ```ts ignore
- * import { ToolBox } from "../../core/mod.ts";
- * import "../../tools/mod.ts";
- * import { serveStdio } from "./stdio.ts";
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import "@toolfence/tools";
+ * import { serveStdio } from "@toolfence/adapters/mcp";
  * const running = await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
  * await running.closed;
  * ```

@@ -1,13 +1,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { ToolNameConflictError, UsageError } from "../../core/errors.ts";
 import { registerToolGroup } from "../../core/groups.ts";
 import { openFence } from "../../policy/fence.ts";
 import type { Fence } from "../../policy/fence.ts";
-import type { Session } from "../../core/session.ts";
+import type { Session } from "../../policy/session.ts";
 
 const make = (name: string, extra: Partial<Parameters<typeof tool>[0]> = {}) =>
   tool({ name, description: `The ${name} tool.`, input: v.object({}), run: () => name, ...extra });

@@ -8,7 +8,7 @@
  */
 import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../core/atomic_write.ts";
 import { type FencePermission, requireFence, runtimeFence } from "../../policy/fence.ts";
 import { autoHost } from "../../policy/hosts.ts";
 import { Policy, type WriteAction } from "../../policy/policy.ts";

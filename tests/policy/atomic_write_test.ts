@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../core/atomic_write.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 
 let L: Layout;

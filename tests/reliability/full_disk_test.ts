@@ -8,8 +8,8 @@ import { execFileSync } from "node:child_process";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { Session } from "../../core/session.ts";
+import { atomicWrite } from "../../core/atomic_write.ts";
+import { Session } from "../../policy/session.ts";
 import { ToolBox } from "../../core/toolbox.ts";
 import { writeFileTool } from "../../tools/fs/write_file.ts";
 

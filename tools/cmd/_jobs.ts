@@ -5,8 +5,8 @@
  * @module
  */
 
-import type { Session } from "../../core/session.ts";
-import type { GroupProcess, ProcessExit } from "./_process.ts";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { GroupProcess, ProcessExit } from "../_shared/cmd_process.ts";
 
 /** A background job. */
 export interface Job {

@@ -9,12 +9,12 @@
 import { randomUUID } from "node:crypto";
 import { access, constants, mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { requireFence } from "../../policy/fence.ts";
-import { sandboxArgv } from "../../policy/sandbox.ts";
-import { commandEnvironment, envAssignments } from "./_env.ts";
-import { type GroupProcess, spawnGroup } from "./_process.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { requireFence } from "@toolfence/policy";
+import { sandboxArgv } from "@toolfence/policy";
+import { commandEnvironment, envAssignments } from "../_shared/cmd_env.ts";
+import { type GroupProcess, spawnGroup } from "../_shared/cmd_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
 
 /** What the model asked to run. */

@@ -8,7 +8,7 @@
  */
 
 import process from "node:process";
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { bashTool } from "./bash.ts";
 import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitTool } from "./background.ts";
 
@@ -33,8 +33,8 @@ export {
  *
  * @example
  * ```ts
- * import { ToolBox } from "../../core/toolbox.ts";
- * import { cmdTools } from "./mod.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { cmdTools } from "@toolfence/tools";
  * const box = new ToolBox().register(...cmdTools());
  * console.log(box.list().map((t) => t.name));
  * ```

@@ -6,11 +6,11 @@
 
 import * as v from "valibot";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
-import { parseBash } from "../../policy/_bash_parser.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { isRuntimePermissionError } from "@toolfence/policy";
+import { parseBash } from "@toolfence/policy";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
 
@@ -192,8 +192,8 @@ function languageOf(file: string, text: string): SyntaxLanguage | undefined {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { checkSyntaxTool } from "./check_syntax.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { checkSyntaxTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await new ToolBox().register(checkSyntaxTool).call(session, "check_syntax", { path: "deno.json" });
  * console.log(result.output); // { path, language: "json", valid: true, errors: [], checker: "JSON.parse" }

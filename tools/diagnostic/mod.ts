@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { checkSyntaxTool } from "./check_syntax.ts";
 import { checkTypesTool } from "./check_types.ts";
 import { diffFilesTool } from "./diff_files.ts";
@@ -34,7 +34,7 @@ export {
  *
  * @example
  * ```ts
- * import { diagnosticTools } from "./mod.ts";
+ * import { diagnosticTools } from "@toolfence/tools";
  * console.log(diagnosticTools().map((t) => t.name)); // ["check_syntax", "diff_files", "check_types"]
  * ```
  */

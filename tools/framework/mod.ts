@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { askPreferenceTool } from "./ask_preference.ts";
 import { readArtifactTool } from "./read_artifact.ts";
 
@@ -18,7 +18,7 @@ export { MAX_ARTIFACT_WINDOW, type ReadArtifactArgs, readArtifactTool } from "./
  *
  * @example
  * ```ts
- * import { frameworkTools } from "./mod.ts";
+ * import { frameworkTools } from "@toolfence/tools";
  * console.log(frameworkTools().map((t) => t.name)); // ["ask_preference", "read_artifact"]
  * ```
  */

@@ -6,10 +6,10 @@
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { fileOpError } from "./_errors.ts";
-import { describeType } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { fileOpError } from "../_shared/fs_errors.ts";
+import { describeType } from "../_shared/fs_open.ts";
 
 /** The checked destination of a move or copy. */
 export interface Destination {

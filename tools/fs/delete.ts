@@ -8,10 +8,10 @@ import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, notFound } from "./_errors.ts";
-import { typeName } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { fileOpError, notFound } from "../_shared/fs_errors.ts";
+import { typeName } from "../_shared/fs_open.ts";
 
 /** The arguments of `delete`, defaults applied. */
 export interface DeleteArgs {
@@ -102,8 +102,8 @@ async function partialDeletion(error: unknown, shown: string, real: string, entr
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { deleteTool } from "./delete.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { deleteTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/old.txt`, "x");
  * const box = new ToolBox().register(deleteTool);

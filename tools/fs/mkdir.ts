@@ -6,9 +6,9 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, wrongType } from "./_errors.ts";
-import { describeType } from "./_open.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { fileOpError, wrongType } from "../_shared/fs_errors.ts";
+import { describeType } from "../_shared/fs_open.ts";
 
 /** The arguments of `mkdir`. */
 export interface MkdirArgs {
@@ -29,8 +29,8 @@ const input = v.object({
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { mkdirTool } from "./mkdir.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { mkdirTool } from "@toolfence/tools";
  * const box = new ToolBox().register(mkdirTool);
  * const session = new Session({ workspace: await Deno.makeTempDir() });
  * console.log((await box.call(session, "mkdir", { path: "src/lib" })).output);

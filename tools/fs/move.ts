@@ -7,11 +7,11 @@
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, notFound } from "./_errors.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
-import { typeName } from "./_open.ts";
-import { copyTree, makeParents, siblingTempPath, undoParents } from "./_write.ts";
+import { typeName } from "../_shared/fs_open.ts";
+import { copyTree, makeParents, siblingTempPath, undoParents } from "../_shared/fs_write.ts";
 
 /** The arguments of `move`. */
 export interface MoveArgs {
@@ -54,8 +54,8 @@ async function moveAcrossDevices(from: string, to: string, signal: AbortSignal):
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { moveTool } from "./move.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { moveTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "x");
  * const box = new ToolBox().register(moveTool);

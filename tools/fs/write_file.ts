@@ -6,14 +6,14 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { withPathLocks } from "../../policy/path_lock.ts";
-import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
-import { sha256Of, sha256OfHandle } from "./_hash.ts";
-import { describeType, openRegularFile } from "./_open.ts";
-import { makeParents, undoParents } from "./_write.ts";
+import { type Tool, tool } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { atomicWrite } from "@toolfence/core";
+import { withPathLocks } from "@toolfence/policy";
+import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
+import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
+import { describeType, openRegularFile } from "../_shared/fs_open.ts";
+import { makeParents, undoParents } from "../_shared/fs_write.ts";
 
 /** A hex SHA-256 argument, as read_file and file_info report it. */
 export const sha256Argument = v.pipe(
@@ -95,8 +95,8 @@ async function existingType(real: string, shown: string, ctx: ToolContext): Prom
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { writeFileTool } from "./write_file.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { writeFileTool } from "@toolfence/tools";
  * const box = new ToolBox().register(writeFileTool);
  * const session = new Session({ workspace: await Deno.makeTempDir() });
  * const result = await box.call(session, "write_file", { path: "notes/todo.md", content: "- test\n" });

@@ -3,7 +3,7 @@
 // climb out of the root or be absolute.
 
 import picomatchModule from "picomatch";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 
 interface PicomatchOptions {
   dot?: boolean;

@@ -7,7 +7,7 @@
 // class), are refused with a reason. So are nested repetitions such as
 // (a+)+, which can make a backtracking engine take exponential time.
 
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 
 /** A pattern compiled for both engines. */
 export interface CompiledPattern {

@@ -5,8 +5,8 @@
 
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import { type Fence, runtimeFence } from "../../policy/fence.ts";
+import { ToolError } from "@toolfence/core";
+import { type Fence, runtimeFence } from "@toolfence/policy";
 
 const FALLBACK_PLACES = ["/usr/bin/rg", "/usr/local/bin/rg", "/opt/homebrew/bin/rg", "/bin/rg"];
 

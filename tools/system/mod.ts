@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { datetimeTool } from "./datetime.ts";
 import { sleepTool } from "./sleep.ts";
 import { systemInfoTool } from "./system_info.ts";
@@ -20,7 +20,7 @@ export { type SleepArgs, sleepTool } from "./sleep.ts";
  *
  * @example
  * ```ts
- * import { systemTools } from "./mod.ts";
+ * import { systemTools } from "@toolfence/tools";
  * console.log(systemTools().map((t) => t.name)); // ["system_info", "datetime", "sleep"]
  * ```
  */

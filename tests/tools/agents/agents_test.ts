@@ -1,8 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import "../../../tools/mod.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
-import type { Session } from "../../../core/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import type { Session } from "../../../policy/session.ts";
 import type { SubagentContext, SubagentGetter } from "../../../tools/agents/mod.ts";
 import { delay, withSession } from "../../core/_helpers.ts";
 

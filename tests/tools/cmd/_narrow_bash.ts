@@ -1,6 +1,6 @@
 // Run by narrow_flags_test.ts under `deno run` with only the flags the bash
 // tool documents: calls it once on the workspace given and prints the result.
-import { Session } from "../../../core/session.ts";
+import { Session } from "../../../policy/session.ts";
 import { ToolBox } from "../../../core/toolbox.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 

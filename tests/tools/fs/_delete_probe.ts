@@ -7,7 +7,7 @@
  * @module
  */
 import process from "node:process";
-import { Session } from "../../../core/session.ts";
+import { Session } from "../../../policy/session.ts";
 import { ToolBox } from "../../../core/toolbox.ts";
 import { deleteTool } from "../../../tools/fs/delete.ts";
 

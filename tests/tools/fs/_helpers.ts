@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Session, type SessionOptions } from "../../../core/session.ts";
+import { Session, type SessionOptions } from "../../../policy/session.ts";
 import { ToolBox } from "../../../core/toolbox.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import type { AnyTool } from "../../../core/tool.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import process from "node:process";
-import { Session } from "../../../core/session.ts";
+import { Session } from "../../../policy/session.ts";
 import { ToolBox } from "../../../core/toolbox.ts";
 import { searchTools } from "../../../tools/search/mod.ts";
 

@@ -6,8 +6,8 @@
  */
 
 import { open, readFile } from "node:fs/promises";
-import type { ArtifactStore } from "../../core/artifacts.ts";
-import { capText } from "../../core/executor.ts";
+import type { ArtifactStore } from "@toolfence/core";
+import { capText } from "@toolfence/core";
 
 const decoder = new TextDecoder();
 

@@ -6,7 +6,7 @@
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "./errors.ts";
 
 /** Options of {@linkcode atomicWrite}. */
 export interface AtomicWriteOptions {
@@ -38,7 +38,7 @@ function randomSuffix(): string {
  *
  * @example
  * ```ts
- * import { atomicWrite } from "./atomic_write.ts";
+ * import { atomicWrite } from "@toolfence/core";
  * const file = await Deno.makeTempFile();
  * await atomicWrite(file, "hello\n");
  * console.log(await Deno.readTextFile(file)); // hello

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { fileOpError } from "./_errors.ts";
+import { fileOpError } from "./fs_errors.ts";
 
 /**
  * Creates the missing folders above `realPath` and returns the topmost one it
