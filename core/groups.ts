@@ -38,7 +38,9 @@ export function toolGroup(groups: ToolGroups, name: string): readonly AnyTool[] 
     const known = Object.keys(groups);
     throw new RangeError(
       `Unknown tool group "${name}"; known groups: ${
-        known.length ? known.join(", ") : "none (pass { groups } to the ToolBox, or use the ToolBox of @toolfence/toolfence)"
+        known.length
+          ? known.join(", ")
+          : "none (pass { groups } to the ToolBox, or use the ToolBox of @toolfence/toolfence)"
       }`,
     );
   }
