@@ -103,13 +103,12 @@ export {
   type BatchOptions,
   type BatchResult,
   type CallOptions,
-  capText,
   DEFAULT_GRACE_MS,
   DEFAULT_MAX_OUTPUT_CHARS,
-  executeBatch,
   executeCall,
   type ExecutionEnvironment,
-  planSegments,
 } from "./executor.ts";
+export { executeBatch, planSegments } from "./batch.ts";
+export { capText } from "./_call_output.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
 export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";

@@ -25,10 +25,10 @@ import {
   type CallOptions,
   DEFAULT_GRACE_MS,
   DEFAULT_MAX_OUTPUT_CHARS,
-  executeBatch,
   executeCall,
   type ExecutionEnvironment,
 } from "./executor.ts";
+import { executeBatch } from "./batch.ts";
 import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
 import { type Dialect, dialectByName, type Dialects, jsonSchemaDialect } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
