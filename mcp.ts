@@ -12,4 +12,18 @@
  * @module
  */
 
-export * from "@toolfence/adapters/mcp";
+export {
+  artifactUri,
+  createMcpServer,
+  elicitationHost,
+  type ElicitationHostOptions,
+  mcpAnnotations,
+  type McpServerOptions,
+  type McpToolAnnotations,
+  mcpTools,
+  type McpToolServer,
+  type McpToolSpec,
+  serveStdio,
+  titleOf,
+  TOOLFENCE_VERSION,
+} from "@toolfence/adapters/mcp";

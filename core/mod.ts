@@ -1,6 +1,21 @@
 /**
- * The core of toolfence: defining tools, the toolbox, sessions, the call
- * pipeline, results and artifacts. It knows nothing of MCP or any provider.
+ * The core of toolfence (`@toolfence/core`): defining tools, the toolbox, the
+ * session base, the call pipeline, results, errors and their catalogue,
+ * artifacts, and the interfaces the policy implements. It depends on no other
+ * toolfence package and knows nothing of MCP or any provider.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool, ToolBox } from "@toolfence/core";
+ * const box = new ToolBox().register(tool({
+ *   name: "add",
+ *   description: "Add two numbers.",
+ *   input: v.object({ a: v.number(), b: v.number() }),
+ *   run: ({ a, b }) => a + b,
+ * }));
+ * console.log(box.list().map((t) => t.name)); // ["add"]
+ * ```
  *
  * @module
  */
@@ -13,6 +28,7 @@ export {
   ToolNameConflictError,
   UsageError,
 } from "./errors.ts";
+export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, errorCodeInfo, isCataloguedCode } from "./error_codes.ts";
 export {
   type ChoiceOption,
   type ChoiceOutcome,
