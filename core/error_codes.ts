@@ -21,6 +21,75 @@ export interface ErrorCodeInfo {
   readonly recoverable: boolean;
 }
 
+/** A code in the catalogue. */
+export type ErrorCode =
+  | "unknown_tool"
+  | "invalid_arguments"
+  | "not_approved"
+  | "timeout"
+  | "cancelled"
+  | "not_serializable"
+  | "tool_error"
+  | "outside_workspace"
+  | "outside_directory"
+  | "fence_denied"
+  | "permission_denied"
+  | "path_changed"
+  | "path_unresolvable"
+  | "symlink_loop"
+  | "symlink_target"
+  | "invalid_path"
+  | "forbidden_env"
+  | "sandbox_unavailable"
+  | "depth_limit"
+  | "not_found"
+  | "already_exists"
+  | "not_directory"
+  | "not_a_directory"
+  | "is_directory"
+  | "not_a_file"
+  | "not_regular_file"
+  | "directory_not_empty"
+  | "binary_file"
+  | "not_utf8"
+  | "unsupported_encoding"
+  | "file_too_large"
+  | "too_large"
+  | "hash_conflict"
+  | "os_permission_denied"
+  | "no_space"
+  | "read_only_filesystem"
+  | "io_error"
+  | "invalid_destination"
+  | "invalid_window"
+  | "invalid_image"
+  | "unsupported_image"
+  | "image_too_large"
+  | "invalid_patch"
+  | "patch_conflict"
+  | "no_match"
+  | "ambiguous_match"
+  | "empty_old_text"
+  | "identical_texts"
+  | "invalid_pattern"
+  | "invalid_glob"
+  | "search_failed"
+  | "engine_unavailable"
+  | "invalid_env"
+  | "spawn_failed"
+  | "unknown_job"
+  | "too_many_jobs"
+  | "invalid_artifact_id"
+  | "unknown_artifact"
+  | "artifact_corrupted"
+  | "binary_artifact"
+  | "unknown_language"
+  | "diff_too_large"
+  | "deno_not_found"
+  | "invalid_time_zone"
+  | "invalid_subagent"
+  | "subagent_failed";
+
 /**
  * The catalogue, by code.
  *
@@ -381,9 +450,6 @@ export const ERROR_CODES = Object.freeze(
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
   } as const satisfies Record<string, ErrorCodeInfo>,
 );
-
-/** A code in the catalogue. */
-export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The defaults of a code that is not in the catalogue (a tool's own). */
 const UNCATALOGUED: ErrorCodeInfo = Object.freeze({
