@@ -142,8 +142,9 @@ function isToolUse(block: AnthropicContentBlockLike): block is AnthropicToolUseL
  *
  * @example
  * ```ts
- * import { anthropicCalls } from "@toolfence/adapters";
- * console.log(anthropicCalls({ content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: "hi" } }] }));
+ * import { anthropicCalls, type AnthropicToolUseLike } from "@toolfence/adapters";
+ * const toolUse: AnthropicToolUseLike = { type: "tool_use", id: "t1", name: "echo", input: { text: "hi" } };
+ * console.log(anthropicCalls({ content: [toolUse] }));
  * ```
  */
 export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
@@ -193,13 +194,12 @@ export function anthropicResultMessage(
  * import * as v from "valibot";
  * import { Session } from "@toolfence/policy";
  * import { ToolBox } from "@toolfence/core";
- * import { runAnthropicToolCalls } from "@toolfence/adapters";
+ * import { type AnthropicToolUseLike, runAnthropicToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });
- * const { message } = await runAnthropicToolCalls(box, session, {
- *   content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: 1 } }],
- * });
+ * const toolUse: AnthropicToolUseLike = { type: "tool_use", id: "t1", name: "echo", input: { text: 1 } };
+ * const { message } = await runAnthropicToolCalls(box, session, { content: [toolUse] });
  * console.log(message.content[0]); // { type: "tool_result", ..., is_error: true }
  * await session.close();
  * ```

@@ -340,10 +340,9 @@ function isFunctionCall(item: OpenAIResponsesItemLike): item is OpenAIResponsesF
  *
  * @example
  * ```ts
- * import { openAIResponsesCalls } from "@toolfence/adapters";
- * const calls = openAIResponsesCalls({
- *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: "{}" }],
- * });
+ * import { type OpenAIResponsesFunctionCallLike, openAIResponsesCalls } from "@toolfence/adapters";
+ * const call: OpenAIResponsesFunctionCallLike = { type: "function_call", call_id: "c1", name: "echo", arguments: "{}" };
+ * const calls = openAIResponsesCalls({ output: [call] });
  * console.log(calls); // [{ name: "echo", args: "{}", callId: "c1" }]
  * ```
  */
@@ -399,13 +398,17 @@ export function openAIResponsesResultItems(
  * import * as v from "valibot";
  * import { Session } from "@toolfence/policy";
  * import { ToolBox } from "@toolfence/core";
- * import { runOpenAIResponsesToolCalls } from "@toolfence/adapters";
+ * import { type OpenAIResponsesFunctionCallLike, runOpenAIResponsesToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });
- * const { items } = await runOpenAIResponsesToolCalls(box, session, {
- *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: '{"text":"hi"}' }],
- * });
+ * const call: OpenAIResponsesFunctionCallLike = {
+ *   type: "function_call",
+ *   call_id: "c1",
+ *   name: "echo",
+ *   arguments: '{"text":"hi"}',
+ * };
+ * const { items } = await runOpenAIResponsesToolCalls(box, session, { output: [call] });
  * console.log(items);
  * await session.close();
  * ```

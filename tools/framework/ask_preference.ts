@@ -46,7 +46,7 @@ export interface PreferenceAnswer {
  * import { Session, ToolBox } from "@toolfence/toolfence";
  * import { callbackHost } from "@toolfence/policy";
  * import { askPreferenceTool } from "@toolfence/tools";
- * const session = new Session({ workspace: Deno.cwd(), host: callbackHost({ choose: () => "tabs" }) });
+ * const session = new Session({ workspace: Deno.cwd(), host: callbackHost({ choose: (request) => request.options[0].value }) });
  * const result = await new ToolBox().register(askPreferenceTool).call(session, "ask_preference", {
  *   question: "Tabs or spaces?",
  *   choices: ["tabs", "spaces"],
