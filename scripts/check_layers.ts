@@ -29,6 +29,7 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 /** The layers, lowest first; a member may import only members of lower layers. */
@@ -308,7 +309,7 @@ if (import.meta.main) {
   for (const p of problems) console.error(`${p.rule}: ${p.message} (${p.file}: "${p.specifier}")`);
   if (problems.length > 0) {
     console.error(`layer check: ${problems.length} problem(s)`);
-    Deno.exit(1);
+    process.exit(1);
   }
   console.log("layer check: ok");
 }

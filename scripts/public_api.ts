@@ -15,6 +15,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 /** The repository root. */
@@ -65,7 +66,7 @@ if (import.meta.main) {
     pins[entry] = declaredSurface(await readFile(path.join(ROOT, file), "utf8"));
   }
   const text = JSON.stringify(pins, null, 2) + "\n";
-  if (Deno.args.includes("--update")) {
+  if (process.argv.includes("--update")) {
     await writeFile(path.join(ROOT, "tests/public_api.json"), text);
     console.log(`pinned ${Object.keys(pins).length} entry points in tests/public_api.json`);
   } else {
