@@ -317,7 +317,7 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
  * exit code: 0 success, 1 a failed call or a command that would ask, 2 bad usage.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { main } from "./main.ts";
  * Deno.exit(await main(["tools", "--dialect", "anthropic"]));
  * ```

@@ -3,7 +3,7 @@
  * `@toolfence/adapters/mcp`, the only entry point that loads the MCP SDK.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { ToolBox } from "@toolfence/toolfence";
  * import { serveStdio } from "@toolfence/toolfence/mcp";
  * await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });

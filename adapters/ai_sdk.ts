@@ -12,6 +12,9 @@
  * Calls of one step run as `callMany` would run them: concurrency-safe tools
  * together, any other tool alone, in the order the model made them.
  *
+ * This is its own entry point, `@toolfence/adapters/ai-sdk`, because importing
+ * the AI SDK requires `--allow-sys=hostname`; nothing else of toolfence loads it.
+ *
  * @module
  */
 

@@ -4,7 +4,7 @@
  * only one that loads the MCP SDK.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { ToolBox } from "@toolfence/toolfence";
  * import { serveStdio } from "@toolfence/toolfence/mcp";
  * await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
