@@ -14,33 +14,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ToolError, UsageError } from "@toolfence/core";
+import { type Fence, type FenceAnswer, type FencePermission, ToolError, UsageError } from "@toolfence/core";
 import { queryRuntimePermission, runtimeFenceKind, runtimePermissionClosedEntirely } from "./_runtime_permissions.ts";
 
-/** What a tool may touch: files to read or write, programs to run, the network, the environment. */
-export type FencePermission = "read" | "write" | "run" | "net" | "env";
-
-/** The fence's answer for one permission and target. */
-export interface FenceAnswer {
-  /** Whether the operation may go ahead. */
-  allowed: boolean;
-  /** When closed: the flag that would open it, e.g. `--allow-write=/abs/path` (Deno) or `--allow-fs-write=/abs/path` (Node). */
-  flag?: string;
-}
-
-/** The outer fence around every tool. */
-export interface Fence {
-  /** Whether `permission` is open for `target` (a real path, a command name, a host, a variable); all targets when omitted. */
-  query(permission: FencePermission, target?: string): FenceAnswer;
-  /**
-   * Whether `permission` is closed for every target, so that tools which need it
-   * can be hidden. With `probes`, closed means closed for each of them.
-   */
-  closedEntirely(
-    permission: FencePermission,
-    probes?: readonly string[],
-  ): boolean;
-}
+// The fence's interface is the core's (the core consults a fence without knowing this module).
+export type { Fence, FenceAnswer, FencePermission } from "@toolfence/core";
 
 /**
  * The fence of the running runtime. Under Deno it asks

@@ -32,7 +32,7 @@
  * package (`npx -y node@22`), and the consumers under the first.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
- * --allow-env, --allow-run=npm,node.
+ * --allow-env, --allow-run=npm,npx,node.
  *
  * @example
  * ```sh
