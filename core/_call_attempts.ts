@@ -59,19 +59,6 @@ export type AttemptOutcome =
   | { kind: "timeout"; stillRunning: boolean }
   | { kind: "cancelled"; stillRunning: boolean };
 
-/** Runs an attempt that nothing can stop early: there is nothing to race against. */
-export async function runUnbounded(
-  tool: AnyTool,
-  args: Record<string, unknown>,
-  context: ToolContext,
-): Promise<AttemptOutcome> {
-  try {
-    return { kind: "value", value: await tool.execute(args, context) };
-  } catch (error) {
-    return { kind: "thrown", error };
-  }
-}
-
 /**
  * Runs an attempt against its deadline and the caller's signal; a tool that
  * does not settle within `graceMs` of being stopped is reported as still running.

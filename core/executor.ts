@@ -23,7 +23,7 @@ import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { passGate } from "./_call_gate.ts";
-import { type AttemptOutcome, backoffDelay, runAttempt, runUnbounded, sleep } from "./_call_attempts.ts";
+import { type AttemptOutcome, backoffDelay, runAttempt, sleep } from "./_call_attempts.ts";
 import { finishOutput } from "./_call_output.ts";
 import { CallRun, thrownToToolError } from "./_call_run.ts";
 
@@ -131,7 +131,8 @@ export async function executeCall<T>(
   // 3. Hooks and approval.
   const cap = tool.maxOutputChars ?? env.maxOutputChars;
   try {
-    const gate = await passGate(run, tool);
+    const passed = passGate(run, tool);
+    const gate = passed instanceof Promise ? await passed : passed;
     if (gate.kind === "refused") return run.fail(gate.error);
     if (gate.kind === "answered") return finishOutput(run, gate.output, cap);
   } catch (error) {
@@ -144,9 +145,16 @@ export async function executeCall<T>(
   const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
   for (;;) {
     const attemptNumber = ++run.attempts;
-    const attempt: AttemptOutcome = signal === undefined && timeoutMs === undefined
-      ? await runUnbounded(tool, args, run.context(tool, undefined, attemptNumber))
-      : await runAttempt(
+    let attempt: AttemptOutcome;
+    if (signal === undefined && timeoutMs === undefined) {
+      // Nothing can stop this attempt early, so there is nothing to race against.
+      try {
+        attempt = { kind: "value", value: await tool.execute(args, run.context(tool, undefined, attemptNumber)) };
+      } catch (error) {
+        attempt = { kind: "thrown", error };
+      }
+    } else {
+      attempt = await runAttempt(
         tool,
         args,
         (ctxSignal) => run.context(tool, ctxSignal, attemptNumber),
@@ -154,6 +162,7 @@ export async function executeCall<T>(
         signal,
         env.graceMs,
       );
+    }
 
     // 6. A value becomes the output.
     if (attempt.kind === "value") return finishOutput(run, attempt.value, cap);

@@ -5,11 +5,15 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { declaredSurface, entryPoints, hasStarExport, ROOT } from "../scripts/public_api.ts";
 
-const pins: Record<string, string[]> = JSON.parse(await readFile(path.join(ROOT, "tests/public_api.json"), "utf8"));
+const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+// The pins describe the source repository's deno.json files, which the npm build does not carry.
+const pins: Record<string, string[]> = isDeno
+  ? JSON.parse(await readFile(path.join(ROOT, "tests/public_api.json"), "utf8"))
+  : {};
 
-const entries = await entryPoints();
+const entries = isDeno ? await entryPoints() : new Map<string, string>();
 
-describe("the public surface", () => {
+describe("the public surface", { skip: isDeno ? false : "reads the source repository's deno.json files" }, () => {
   test("every entry point is pinned, and every pin is an entry point", () => {
     assert.deepEqual([...entries.keys()].sort(), Object.keys(pins).sort());
   });

@@ -66,7 +66,9 @@ function rules(problems: LayerProblem[]): string[] {
 }
 
 describe("scripts/check_layers.ts", () => {
-  test("the repository's own layers hold", async () => {
+  test("the repository's own layers hold", {
+    skip: typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "reads the source repository" : false,
+  }, async () => {
     assert.deepEqual(await checkLayers(repoRoot), []);
   });
 
