@@ -13,7 +13,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session } from "../policy/session.ts";
-import { tool, ToolBox } from "../core/mod.ts";
+import { tool } from "../core/mod.ts";
+import { ToolBox } from "../toolbox.ts";
 import { median, printRatios } from "./_measure.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Session } from "../policy/session.ts";
-import { ToolBox } from "../core/toolbox.ts";
+import { ToolBox } from "../toolbox.ts";
 import { readFileTool } from "../tools/fs/read_file.ts";
 import { median, printRatios } from "./_measure.ts";
 import { bigFileFolder } from "./_fixtures.ts";

@@ -17,7 +17,7 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session } from "../policy/session.ts";
-import { ToolBox } from "../core/mod.ts";
+import { ToolBox } from "../toolbox.ts";
 import { authorizeCommand } from "../policy/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { PolicyState } from "../policy/state.ts";

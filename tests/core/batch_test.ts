@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { planSegments } from "../../core/batch.ts";
 import { delay, withSession } from "./_helpers.ts";

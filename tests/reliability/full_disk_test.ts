@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { atomicWrite } from "../../core/atomic_write.ts";
 import { Session } from "../../policy/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { writeFileTool } from "../../tools/fs/write_file.ts";
 
 let dir: string;

@@ -1,7 +1,7 @@
 // Run by narrow_flags_test.ts under `deno run` with only the flags the bash
 // tool documents: calls it once on the workspace given and prints the result.
 import { Session } from "../../../policy/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 
 const session = new Session({ workspace: Deno.args[0] });

@@ -8,7 +8,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Session, type SessionOptions } from "../../../policy/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import type { AnyTool } from "../../../core/tool.ts";
 import { openFence } from "../../../policy/fence.ts";

@@ -7,7 +7,7 @@
  */
 import process from "node:process";
 import { Session } from "../../../policy/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { searchTools } from "../../../tools/search/mod.ts";
 
 const { workdir, args } = JSON.parse(process.argv.at(-1)!) as { workdir: string; args: Record<string, unknown> };

@@ -5,7 +5,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import type { Fence } from "../../../policy/fence.ts";
 import { grepTool } from "../../../tools/search/grep.ts";
