@@ -25,7 +25,7 @@
  * @module
  */
 
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -113,13 +113,14 @@ async function main(args: string[]): Promise<number> {
   }
   const names = await readdir(tarballs);
   const find = (prefix: string) => {
-    const hit = names.find((n) => n.startsWith(prefix) && /^\D*-\d/.test(n.slice(prefix.length - 1)));
+    // `toolfence-` then the version: not `toolfence-core-...`.
+    const hit = names.find((n) => n.startsWith(prefix) && /^\d/.test(n.slice(prefix.length)));
     if (!hit) throw new Error(`no tarball ${prefix}* in ${tarballs}`);
     return hit;
   };
   const core = find("toolfence-core-");
   const all = [
-    find("toolfence-0"),
+    find("toolfence-"),
     core,
     find("toolfence-policy-"),
     find("toolfence-tools-"),
@@ -172,7 +173,9 @@ async function main(args: string[]): Promise<number> {
         );
         nodeTimes.push(Number(out.trim().split("\n").pop()));
       }
-      const probe = path.join(dir, "probe.ts");
+      // Inside the repository, so that the workspace resolves the members' names.
+      await mkdir(path.join(root, "bench", ".data"), { recursive: true });
+      const probe = path.join(root, "bench", ".data", "footprint_probe.ts");
       await writeFile(probe, IMPORT_PROBE(pathToFile(path.join(root, target.denoSource))));
       const denoArgs = ["run", "--no-check", "--allow-read", "--allow-env", "--no-prompt", probe];
       await run("deno", denoArgs, root); // warms the transpile cache: "cold" is a new process, not a new machine
