@@ -90,6 +90,14 @@ async function checkScript(text: string, file: string, language: SyntaxLanguage)
   try {
     ts = (await import("typescript")).default;
   } catch (error) {
+    // On npm, typescript is an optional peer of @toolfence/tools: only this check needs it.
+    if ((error as { code?: unknown })?.code === "ERR_MODULE_NOT_FOUND") {
+      throw new ToolError("Checking TypeScript or JavaScript needs the typescript package, which is not installed", {
+        code: "engine_unavailable",
+        recoveryHint: "Ask the user to install typescript (npm install typescript), or check the file another way.",
+        details: { language },
+      });
+    }
     if (!isRuntimePermissionError(error)) throw error;
     throw new ToolError(
       "Checking TypeScript or JavaScript needs environment access: the typescript package reads TSC_* variables when it loads",
