@@ -17,13 +17,15 @@ import * as v from "valibot";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session, toModelText, tool, ToolBox, type ToolResult } from "./core/mod.ts";
-import "./tools/mod.ts";
-import type { ChoiceRequest } from "./core/host.ts";
-import { callbackHost } from "./policy/hosts.ts";
-import { checkCommand } from "./policy/shell/check_command.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/shell/risk.ts";
-import { type OpenAIChatToolCallLike, runOpenAIChatToolCalls } from "./adapters/openai.ts";
+import { Session } from "@toolfence/policy";
+import { toModelText, tool, type ToolResult } from "@toolfence/core";
+import { ToolBox } from "./toolbox.ts";
+import "@toolfence/tools";
+import type { ChoiceRequest } from "@toolfence/core";
+import { callbackHost } from "@toolfence/policy";
+import { checkCommand } from "@toolfence/policy";
+import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
+import { type OpenAIChatToolCallLike, runOpenAIChatToolCalls } from "@toolfence/adapters";
 
 const wordCount = tool({
   name: "word_count",

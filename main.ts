@@ -25,25 +25,25 @@
 import process from "node:process";
 import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import "./tools/mod.ts";
-import "./adapters/dialects.ts";
 import {
   type AnyTool,
-  dialectRenderer,
-  Session,
+  dialectByName,
+  jsonSchemaDialect,
   toModelText,
-  ToolBox,
   toolGroup,
-  toolGroupNames,
   type ToolNeeds,
-} from "./core/mod.ts";
-import { Workspace } from "./policy/workspace.ts";
-import { terminalHost } from "./policy/hosts.ts";
-import { denoFlagsForNeeds } from "./policy/fence.ts";
-import type { SandboxMode } from "./policy/sandbox.ts";
-import { checkCommand } from "./policy/shell/check_command.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "./policy/shell/allowlist.ts";
-import { promptForAssessment, rulesRiskAssessor } from "./policy/shell/risk.ts";
+} from "@toolfence/core";
+import { Session } from "@toolfence/policy";
+import { ToolBox } from "./toolbox.ts";
+import { BUILTIN_GROUPS } from "@toolfence/tools";
+import { PROVIDER_DIALECTS } from "@toolfence/adapters";
+import { Workspace } from "@toolfence/policy";
+import { terminalHost } from "@toolfence/policy";
+import { denoFlagsForNeeds } from "@toolfence/policy";
+import type { SandboxMode } from "@toolfence/policy";
+import { checkCommand } from "@toolfence/policy";
+import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
+import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
@@ -156,7 +156,7 @@ function parse<O extends NonNullable<ParseArgsConfig["options"]>>(command: strin
 }
 
 function selectedGroups(list: string | undefined, command: string): string[] {
-  const known = toolGroupNames();
+  const known = Object.keys(BUILTIN_GROUPS);
   if (list === undefined) return known;
   const groups = list.split(",").map((g) => g.trim()).filter(Boolean);
   if (groups.length === 0) throw new UsageProblem("--groups needs at least one group", command);
@@ -217,10 +217,10 @@ async function serve(args: string[]): Promise<number> {
   const sandbox = sandboxMode(values.sandbox);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   // Loaded here so that no other command loads the MCP SDK.
-  const { serveStdio } = await import("./adapters/mcp/mod.ts");
+  const { serveStdio } = await import("@toolfence/adapters/mcp");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // The sandbox state, once at start: stderr is the log of a stdio server.
-  const { sandboxState } = await import("./policy/sandbox.ts");
+  const { sandboxState } = await import("@toolfence/policy");
   console.error(`toolfence: ${(await sandboxState(sandbox ?? "auto")).summary}`);
   // A fault in one call must not take the server (and every other call) down: it is logged, and serving goes on.
   const report = (error: unknown) => process.stderr.write(`toolfence: ${(error as Error)?.stack ?? String(error)}\n`);
@@ -282,7 +282,7 @@ function tools(args: string[]): number {
   noExtraPositionals("tools", positionals, 0);
   const dialect = values.dialect ?? "json-schema";
   try {
-    dialectRenderer(dialect);
+    dialectByName({ [jsonSchemaDialect.name]: jsonSchemaDialect, ...PROVIDER_DIALECTS }, dialect);
   } catch (error) {
     throw new UsageProblem((error as Error).message, "tools");
   }
@@ -363,7 +363,7 @@ function flags(args: string[]): number {
   if (values.help) return help("flags");
   noExtraPositionals("flags", positionals, 0);
   const groups = selectedGroups(values.groups, "flags");
-  const list = groups.flatMap((g) => toolGroup(g));
+  const list = groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g));
   const needed = denoFlagsForNeeds(needsOf(list), {
     workspace: workspaceDir(values.workspace, "flags"),
     tempParent: values["temp-dir"],
@@ -387,7 +387,7 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
  * exit code: 0 success, 1 a failed call or a command that would ask, 2 bad usage.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { main } from "./main.ts";
  * Deno.exit(await main(["tools", "--dialect", "anthropic"]));
  * ```

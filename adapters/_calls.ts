@@ -2,10 +2,10 @@
 // validation, and the base64 forms of deferred images.
 
 import { Buffer } from "node:buffer";
-import type { BatchCall } from "../core/executor.ts";
-import type { DeferredImage } from "../core/images.ts";
-import type { Session } from "../core/session.ts";
-import type { ToolBox } from "../core/toolbox.ts";
+import type { BatchCall } from "@toolfence/core";
+import type { DeferredImage } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import { fromStrictArguments } from "./strict_schema.ts";
 
 /**

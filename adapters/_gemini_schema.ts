@@ -4,7 +4,7 @@
 // `additionalProperties` (records become lists of {key, value} entries, the
 // same encoding OpenAI's strict mode uses, so `fromStrictArguments` maps them back).
 
-import type { JsonSchema } from "../core/schema.ts";
+import type { JsonSchema } from "@toolfence/core";
 import {
   acceptsNull,
   fail,

@@ -1,7 +1,7 @@
 // Helpers shared by the dialects that rewrite JSON Schema (OpenAI strict mode,
 // Gemini's OpenAPI subset) and by the inverse mapping of the arguments.
 
-import type { JsonSchema } from "../core/schema.ts";
+import type { JsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "./dialect_error.ts";
 
 /** Where a rewrite is: the dialect and tool for errors, the JSON Pointer, the root for `$ref`. */

@@ -12,15 +12,18 @@
  * Calls of one step run as `callMany` would run them: concurrency-safe tools
  * together, any other tool alone, in the order the model made them.
  *
+ * This is its own entry point, `@toolfence/adapters/ai-sdk`, because importing
+ * the AI SDK requires `--allow-sys=hostname`; nothing else of toolfence loads it.
+ *
  * @module
  */
 
 import { jsonSchema, type Tool as AiTool, tool as aiTool, type ToolSet } from "ai";
-import type { ProgressEvent } from "../core/context.ts";
-import { toModelText, type ToolResult } from "../core/result.ts";
-import type { Session } from "../core/session.ts";
-import { isConcurrencySafe } from "../core/tool.ts";
-import type { ListOptions, ToolBox } from "../core/toolbox.ts";
+import type { ProgressEvent } from "@toolfence/core";
+import { toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import { isConcurrencySafe } from "@toolfence/core";
+import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
 import { ExclusiveGate } from "./_exclusive_gate.ts";
 
@@ -47,8 +50,9 @@ const IMAGES = "aiSdkImages";
  * @example
  * ```ts
  * import { generateText } from "ai";
- * import { Session, ToolBox } from "../core/mod.ts";
- * import { aiSdkTools } from "./ai_sdk.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { ToolBox } from "@toolfence/core";
+ * import { aiSdkTools } from "@toolfence/adapters/ai-sdk";
  * const session = new Session({ workspace: Deno.cwd() });
  * const tools = aiSdkTools(new ToolBox(), session);
  * // await generateText({ model, tools, prompt: "..." });

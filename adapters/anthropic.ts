@@ -7,12 +7,12 @@
  * @module
  */
 
-import type { AnyTool } from "../core/tool.ts";
-import type { BatchCall, BatchOptions } from "../core/executor.ts";
-import type { DeferredImage, ImageMediaType } from "../core/images.ts";
-import { toModelText, type ToolResult } from "../core/result.ts";
-import type { Session } from "../core/session.ts";
-import type { ToolBox } from "../core/toolbox.ts";
+import type { AnyTool } from "@toolfence/core";
+import type { BatchCall, BatchOptions } from "@toolfence/core";
+import type { DeferredImage, ImageMediaType } from "@toolfence/core";
+import { toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote } from "./_calls.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 
@@ -47,8 +47,8 @@ export interface AnthropicTool {
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "../core/tool.ts";
- * import { anthropicTools } from "./anthropic.ts";
+ * import { tool } from "@toolfence/core";
+ * import { anthropicTools } from "@toolfence/adapters";
  * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * console.log(anthropicTools([echo])[0].input_schema.type); // "object"
  * ```
@@ -142,8 +142,9 @@ function isToolUse(block: AnthropicContentBlockLike): block is AnthropicToolUseL
  *
  * @example
  * ```ts
- * import { anthropicCalls } from "./anthropic.ts";
- * console.log(anthropicCalls({ content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: "hi" } }] }));
+ * import { anthropicCalls, type AnthropicToolUseLike } from "@toolfence/adapters";
+ * const toolUse: AnthropicToolUseLike = { type: "tool_use", id: "t1", name: "echo", input: { text: "hi" } };
+ * console.log(anthropicCalls({ content: [toolUse] }));
  * ```
  */
 export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
@@ -159,8 +160,8 @@ export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
  *
  * @example
  * ```ts
- * import { makeResult } from "../core/result.ts";
- * import { anthropicResultMessage } from "./anthropic.ts";
+ * import { makeResult } from "@toolfence/core";
+ * import { anthropicResultMessage } from "@toolfence/adapters";
  * const result = makeResult({ status: "success", toolName: "echo", callId: "t1", output: "hi" });
  * console.log(anthropicResultMessage([result], []).content); // [{ type: "tool_result", tool_use_id: "t1", content: "hi" }]
  * ```
@@ -191,14 +192,14 @@ export function anthropicResultMessage(
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Session, ToolBox } from "../core/mod.ts";
- * import { runAnthropicToolCalls } from "./anthropic.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { ToolBox } from "@toolfence/core";
+ * import { type AnthropicToolUseLike, runAnthropicToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });
- * const { message } = await runAnthropicToolCalls(box, session, {
- *   content: [{ type: "tool_use", id: "t1", name: "echo", input: { text: 1 } }],
- * });
+ * const toolUse: AnthropicToolUseLike = { type: "tool_use", id: "t1", name: "echo", input: { text: 1 } };
+ * const { message } = await runAnthropicToolCalls(box, session, { content: [toolUse] });
  * console.log(message.content[0]); // { type: "tool_result", ..., is_error: true }
  * await session.close();
  * ```

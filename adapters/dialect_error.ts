@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import { SchemaDialectError } from "./dialect_error.ts";
+ * import { SchemaDialectError } from "@toolfence/adapters";
  * const error = new SchemaDialectError("gemini", "lookup", "/properties/code", "Gemini enums hold only strings");
  * console.log(error.message);
  * // Tool "lookup" cannot be expressed in the gemini dialect: at /properties/code: Gemini enums hold only strings

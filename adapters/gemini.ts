@@ -9,12 +9,12 @@
  * @module
  */
 
-import type { AnyTool } from "../core/tool.ts";
-import type { BatchCall, BatchOptions } from "../core/executor.ts";
-import type { DeferredImage } from "../core/images.ts";
-import { toModelText, type ToolResult } from "../core/result.ts";
-import type { Session } from "../core/session.ts";
-import type { ToolBox } from "../core/toolbox.ts";
+import type { AnyTool } from "@toolfence/core";
+import type { BatchCall, BatchOptions } from "@toolfence/core";
+import type { DeferredImage } from "@toolfence/core";
+import { toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote, restoreCall } from "./_calls.ts";
 import { type GeminiSchema, toGeminiParameters } from "./_gemini_schema.ts";
 
@@ -47,8 +47,8 @@ export interface GeminiTool {
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "../core/tool.ts";
- * import { geminiTools } from "./gemini.ts";
+ * import { tool } from "@toolfence/core";
+ * import { geminiTools } from "@toolfence/adapters";
  * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * console.log(JSON.stringify(geminiTools([echo])));
  * // [{"functionDeclarations":[{"name":"echo","description":"Echo.","parameters":{"type":"OBJECT",...}}]}]
@@ -116,7 +116,7 @@ const GENERATED_ID = "gemini-call-";
  *
  * @example
  * ```ts
- * import { geminiCalls } from "./gemini.ts";
+ * import { geminiCalls } from "@toolfence/adapters";
  * console.log(geminiCalls({ parts: [{ functionCall: { name: "echo", args: { text: "hi" } } }] }));
  * // [{ name: "echo", args: { text: "hi" }, callId: "gemini-call-0" }]
  * ```
@@ -139,8 +139,8 @@ export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
  *
  * @example
  * ```ts
- * import { makeResult } from "../core/result.ts";
- * import { geminiResultContent } from "./gemini.ts";
+ * import { makeResult } from "@toolfence/core";
+ * import { geminiResultContent } from "@toolfence/adapters";
  * const result = makeResult({ status: "success", toolName: "echo", callId: "gemini-call-0", output: "hi" });
  * console.log(JSON.stringify(geminiResultContent([result], [])));
  * // {"role":"user","parts":[{"functionResponse":{"name":"echo","response":{"output":"hi"}}}]}
@@ -173,8 +173,9 @@ export function geminiResultContent(
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Session, ToolBox } from "../core/mod.ts";
- * import { runGeminiToolCalls } from "./gemini.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { ToolBox } from "@toolfence/core";
+ * import { runGeminiToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });

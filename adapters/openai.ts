@@ -12,13 +12,13 @@
  * @module
  */
 
-import type { AnyTool } from "../core/tool.ts";
-import type { JsonSchema } from "../core/schema.ts";
-import type { BatchCall, BatchOptions } from "../core/executor.ts";
-import type { DeferredImage } from "../core/images.ts";
-import { toModelText, type ToolResult } from "../core/result.ts";
-import type { Session } from "../core/session.ts";
-import type { ToolBox } from "../core/toolbox.ts";
+import type { AnyTool } from "@toolfence/core";
+import type { JsonSchema } from "@toolfence/core";
+import type { BatchCall, BatchOptions } from "@toolfence/core";
+import type { DeferredImage } from "@toolfence/core";
+import { toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import { dataUrl, imageNote, restoreCall } from "./_calls.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 import { toStrictSchema } from "./strict_schema.ts";
@@ -90,8 +90,8 @@ function parametersFor(
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "../core/tool.ts";
- * import { openAIChatTools } from "./openai.ts";
+ * import { tool } from "@toolfence/core";
+ * import { openAIChatTools } from "@toolfence/adapters";
  * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * console.log(JSON.stringify(openAIChatTools([echo])));
  * ```
@@ -111,8 +111,8 @@ export function openAIChatTools(tools: readonly AnyTool[], options: OpenAIDialec
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "../core/tool.ts";
- * import { openAIResponsesTools } from "./openai.ts";
+ * import { tool } from "@toolfence/core";
+ * import { openAIResponsesTools } from "@toolfence/adapters";
  * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * console.log(openAIResponsesTools([echo])[0].strict); // true
  * ```
@@ -189,7 +189,7 @@ export interface OpenAIChatRun {
  *
  * @example
  * ```ts
- * import { openAIChatCalls } from "./openai.ts";
+ * import { openAIChatCalls } from "@toolfence/adapters";
  * const calls = openAIChatCalls({
  *   tool_calls: [{ id: "c1", type: "function", function: { name: "echo", arguments: '{"text":"hi"}' } }],
  * });
@@ -212,8 +212,8 @@ export function openAIChatCalls(response: OpenAIChatResponseLike): BatchCall[] {
  *
  * @example
  * ```ts
- * import { makeResult } from "../core/result.ts";
- * import { openAIChatResultMessages } from "./openai.ts";
+ * import { makeResult } from "@toolfence/core";
+ * import { openAIChatResultMessages } from "@toolfence/adapters";
  * const result = makeResult({ status: "success", toolName: "echo", callId: "c1", output: "hi" });
  * console.log(openAIChatResultMessages([result], [])); // [{ role: "tool", tool_call_id: "c1", content: "hi" }]
  * ```
@@ -248,8 +248,9 @@ export function openAIChatResultMessages(
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Session, ToolBox } from "../core/mod.ts";
- * import { runOpenAIChatToolCalls } from "./openai.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { ToolBox } from "@toolfence/core";
+ * import { runOpenAIChatToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });
@@ -339,10 +340,9 @@ function isFunctionCall(item: OpenAIResponsesItemLike): item is OpenAIResponsesF
  *
  * @example
  * ```ts
- * import { openAIResponsesCalls } from "./openai.ts";
- * const calls = openAIResponsesCalls({
- *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: "{}" }],
- * });
+ * import { type OpenAIResponsesFunctionCallLike, openAIResponsesCalls } from "@toolfence/adapters";
+ * const call: OpenAIResponsesFunctionCallLike = { type: "function_call", call_id: "c1", name: "echo", arguments: "{}" };
+ * const calls = openAIResponsesCalls({ output: [call] });
  * console.log(calls); // [{ name: "echo", args: "{}", callId: "c1" }]
  * ```
  */
@@ -359,8 +359,8 @@ export function openAIResponsesCalls(response: OpenAIResponsesResponseLike): Bat
  *
  * @example
  * ```ts
- * import { makeResult } from "../core/result.ts";
- * import { openAIResponsesResultItems } from "./openai.ts";
+ * import { makeResult } from "@toolfence/core";
+ * import { openAIResponsesResultItems } from "@toolfence/adapters";
  * const result = makeResult({ status: "success", toolName: "echo", callId: "c1", output: "hi" });
  * console.log(openAIResponsesResultItems([result], [])); // [{ type: "function_call_output", call_id: "c1", output: "hi" }]
  * ```
@@ -396,14 +396,19 @@ export function openAIResponsesResultItems(
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Session, ToolBox } from "../core/mod.ts";
- * import { runOpenAIResponsesToolCalls } from "./openai.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { ToolBox } from "@toolfence/core";
+ * import { type OpenAIResponsesFunctionCallLike, runOpenAIResponsesToolCalls } from "@toolfence/adapters";
  * const box = new ToolBox();
  * box.tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), run: (a) => a.text });
  * const session = new Session({ workspace: Deno.cwd() });
- * const { items } = await runOpenAIResponsesToolCalls(box, session, {
- *   output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: '{"text":"hi"}' }],
- * });
+ * const call: OpenAIResponsesFunctionCallLike = {
+ *   type: "function_call",
+ *   call_id: "c1",
+ *   name: "echo",
+ *   arguments: '{"text":"hi"}',
+ * };
+ * const { items } = await runOpenAIResponsesToolCalls(box, session, { output: [call] });
  * console.log(items);
  * await session.close();
  * ```

@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { JsonSchema } from "../core/schema.ts";
+import type { JsonSchema } from "@toolfence/core";
 import {
   acceptsNull,
   deref,
@@ -75,7 +75,7 @@ const STRUCTURAL = new Set([
  *
  * @example
  * ```ts
- * import { toStrictSchema } from "./strict_schema.ts";
+ * import { toStrictSchema } from "@toolfence/adapters";
  * const strict = toStrictSchema({
  *   type: "object",
  *   properties: { path: { type: "string" }, limit: { type: "integer", default: 10 } },
@@ -237,7 +237,7 @@ function recordAsPairs(ctx: WalkContext, schema: JsonSchema, notes: string[], pa
  *
  * @example
  * ```ts
- * import { fromStrictArguments } from "./strict_schema.ts";
+ * import { fromStrictArguments } from "@toolfence/adapters";
  * const schema = {
  *   type: "object",
  *   properties: { path: { type: "string" }, limit: { type: "integer", default: 10 } },

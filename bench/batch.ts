@@ -12,7 +12,9 @@ import * as v from "valibot";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session, tool, ToolBox } from "../core/mod.ts";
+import { Session } from "../policy/session.ts";
+import { tool } from "../core/mod.ts";
+import { ToolBox } from "../toolbox.ts";
 import { median, printRatios } from "./_measure.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

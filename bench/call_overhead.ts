@@ -12,7 +12,9 @@ import * as v from "valibot";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session, tool, ToolBox } from "../core/mod.ts";
+import { Session } from "../policy/session.ts";
+import { tool } from "../core/mod.ts";
+import { ToolBox } from "../toolbox.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 
 const input = v.object({ a: v.number(), b: v.number(), label: v.optional(v.string(), "sum") });

@@ -14,8 +14,8 @@
 
 import { spawn } from "node:child_process";
 import { glob as tinyglobby } from "tinyglobby";
-import { Session } from "../core/session.ts";
-import { ToolBox } from "../core/toolbox.ts";
+import { Session } from "../policy/session.ts";
+import { ToolBox } from "../toolbox.ts";
 import { globTool } from "../tools/search/glob.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";
 import { median, printRatios } from "./_measure.ts";

@@ -10,8 +10,8 @@
  */
 
 import { spawn } from "node:child_process";
-import { Session } from "../core/session.ts";
-import { ToolBox } from "../core/toolbox.ts";
+import { Session } from "../policy/session.ts";
+import { ToolBox } from "../toolbox.ts";
 import { grepTool } from "../tools/search/grep.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";
 import { median, printRatios } from "./_measure.ts";

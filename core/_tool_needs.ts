@@ -6,9 +6,16 @@
  */
 
 import type { AnyTool, ToolNeeds } from "./tool.ts";
-import type { Session } from "./session.ts";
+import type { SessionBase as Session } from "./session.ts";
 import type { ToolError } from "./errors.ts";
-import { type Fence, fenceDeniedError, type FencePlaces, type MissingGrant, missingGrants } from "../policy/fence.ts";
+import {
+  type Fence,
+  fenceDeniedError,
+  type FencePlaces,
+  type MissingGrant,
+  missingGrants,
+  NEED_ORDER,
+} from "./fence.ts";
 
 /** The session's workspace folder and temp folder, where `workspace` and `temp` needs point. */
 export function fencePlacesOf(session: Session): FencePlaces {
@@ -41,11 +48,9 @@ export function missingToolGrants(tool: AnyTool, fence: Fence, places?: FencePla
   const closed = coarseClosed(tool, fence);
   if (closed.length === 0) return missing;
   // In the order the fence names grants: programs first.
-  const rank = (m: MissingGrant) => ORDER.indexOf(m.permission);
+  const rank = (m: MissingGrant) => NEED_ORDER.indexOf(m.permission);
   return [...missing, ...closed].sort((a, b) => rank(a) - rank(b));
 }
-
-const ORDER: readonly string[] = ["run", "read", "write", "sys", "env", "net"];
 
 /**
  * The `fence_denied` error for a call of `tool` in `session` when the fence

@@ -10,7 +10,6 @@ import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "./errors.ts";
 import type { ArtifactRef } from "./result.ts";
-import { atomicWrite } from "../policy/atomic_write.ts";
 
 /** What a caller says about content it stores. */
 export interface ArtifactInfo {
@@ -77,7 +76,7 @@ function hexOf(id: string): string {
  *
  * @example
  * ```ts
- * import { MemoryArtifactStore } from "./artifacts.ts";
+ * import { MemoryArtifactStore } from "@toolfence/core";
  * const store = new MemoryArtifactStore();
  * const ref = await store.put("hello");
  * console.log(ref.id, new TextDecoder().decode(await store.get(ref.id)));
@@ -112,15 +111,24 @@ export class MemoryArtifactStore implements ArtifactStore {
 }
 
 /**
+ * Replaces the file at `realPath` (a real path) with `bytes` atomically:
+ * readers see the old content or the new, never part of it.
+ * `@toolfence/policy`'s `atomicWrite` is one that no racing symlink swap can
+ * redirect.
+ */
+export type AtomicFileWriter = (realPath: string, bytes: Uint8Array) => Promise<void>;
+
+/**
  * Keeps artifacts as files named by their hash in a folder, written atomically
- * and verified by hash when read back. Requires `--allow-read` and
- * `--allow-write` for the folder.
+ * by the writer it is given and verified by hash when read back. Requires
+ * `--allow-read` and `--allow-write` for the folder.
  *
  * @example
  * ```ts
- * import { FileArtifactStore } from "./artifacts.ts";
+ * import { FileArtifactStore } from "@toolfence/core";
+ * import { atomicWrite } from "@toolfence/policy";
  * const dir = await Deno.makeTempDir();
- * const store = new FileArtifactStore(dir);
+ * const store = new FileArtifactStore(dir, atomicWrite);
  * const ref = await store.put(new Uint8Array([1, 2, 3]));
  * console.log((await store.get(ref.id))?.length); // 3
  * ```
@@ -130,10 +138,12 @@ export class FileArtifactStore implements ArtifactStore {
   readonly dir: string;
   #refs = new Map<string, ArtifactRef>();
   #realDir?: Promise<string>;
+  readonly #write: AtomicFileWriter;
 
-  /** Creates a store in `dir` (created on first write). */
-  constructor(dir: string) {
+  /** Creates a store in `dir` (created on first write) that writes each artifact with `write`. */
+  constructor(dir: string, write: AtomicFileWriter) {
     this.dir = dir;
+    this.#write = write;
   }
 
   /** Stores content. */
@@ -142,9 +152,9 @@ export class FileArtifactStore implements ArtifactStore {
     const ref = makeRef(bytes, typeof content === "string", info);
     const existing = this.#refs.get(ref.id);
     if (existing) return existing;
-    // atomicWrite insists on a folder given by its real path (a swapped-in symlink is refused).
+    // The writer is given a real path (a confined one refuses a folder swapped for a symlink).
     this.#realDir ??= mkdir(this.dir, { recursive: true }).then(() => realpath(this.dir));
-    await atomicWrite(join(await this.#realDir, ref.sha256), bytes);
+    await this.#write(join(await this.#realDir, ref.sha256), bytes);
     this.#refs.set(ref.id, ref);
     return ref;
   }
@@ -194,7 +204,7 @@ export interface ArtifactWindow {
  *
  * @example
  * ```ts
- * import { MemoryArtifactStore, readArtifactWindow } from "./artifacts.ts";
+ * import { MemoryArtifactStore, readArtifactWindow } from "@toolfence/core";
  * const store = new MemoryArtifactStore();
  * const { id } = await store.put("abcdef");
  * console.log((await readArtifactWindow(store, id, { offset: 2, limit: 2 })).content); // "cd"

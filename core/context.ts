@@ -4,10 +4,9 @@
  * @module
  */
 
-import type { Session } from "./session.ts";
+import type { SessionBase } from "./session.ts";
 import type { ArtifactStore } from "./artifacts.ts";
-import type { Workspace } from "../policy/workspace.ts";
-import type { Policy } from "../policy/policy.ts";
+import type { CallPolicy, PathResolver } from "./services.ts";
 
 /** A progress event from `ctx.progress`. */
 export interface ProgressEvent {
@@ -28,7 +27,7 @@ export interface ProgressEvent {
  */
 export interface ToolContext<T = unknown> {
   /** The calling session. */
-  readonly session: Session;
+  readonly session: SessionBase;
   /** The registered name of the tool. */
   readonly toolName: string;
   /** The provider's call id, when given. */
@@ -40,9 +39,9 @@ export interface ToolContext<T = unknown> {
   /** Aborts on timeout, cancellation and fail-fast; pass it to everything that waits. */
   readonly signal: AbortSignal;
   /** Path resolution inside the workspace. */
-  readonly workspace: Workspace;
+  readonly workspace: PathResolver;
   /** Permission checks: the fence, write permission, command analysis. */
-  readonly policy: Policy;
+  readonly policy: CallPolicy;
   /** Content-addressed storage for this session. */
   readonly artifacts: ArtifactStore;
   /** Queues an image (bytes, or a path in the workspace) for after this batch's results. */

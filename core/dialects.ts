@@ -1,6 +1,7 @@
 /**
- * The registry of schema dialects: how the tools array is rendered for one
- * provider's API. The core ships `json-schema`; adapters register the others.
+ * Schema dialects as values: how the tools array is rendered for one
+ * provider's API. The core ships {@linkcode jsonSchemaDialect}; the provider
+ * dialects are values in `@toolfence/adapters`. Nothing registers itself.
  *
  * @module
  */
@@ -8,8 +9,26 @@
 import type { AnyTool } from "./tool.ts";
 import type { JsonSchema } from "./schema.ts";
 
-/** Renders tools for one API; throws when a tool's schema cannot be expressed. */
-export type DialectRenderer = (tools: readonly AnyTool[], options?: Record<string, unknown>) => unknown[];
+/**
+ * One provider's wire format for the tools array; `render` throws when a
+ * tool's schema cannot be expressed in it.
+ *
+ * @example
+ * ```ts
+ * import { type Dialect, ToolBox } from "@toolfence/core";
+ * const namesOnly: Dialect = { name: "names-only", render: (tools) => tools.map((t) => t.name) };
+ * console.log(new ToolBox().schemas(namesOnly)); // []
+ * ```
+ */
+export interface Dialect {
+  /** The dialect's name, e.g. `openai-chat`, for messages and lookups. */
+  readonly name: string;
+  /** Renders the tools; options are the dialect's own (e.g. `strict`). */
+  render(tools: readonly AnyTool[], options?: Record<string, unknown>): unknown[];
+}
+
+/** Named dialects, for callers that pick one by a string (the command line, `schemas("anthropic")`). */
+export type Dialects = Readonly<Record<string, Dialect>>;
 
 /** The plain form: name, description and JSON Schema input. */
 export interface JsonSchemaToolSpec {
@@ -21,41 +40,40 @@ export interface JsonSchemaToolSpec {
   inputSchema: JsonSchema;
 }
 
-const dialects = new Map<string, DialectRenderer>([
-  ["json-schema", (tools) =>
+/**
+ * The core's own dialect: each tool's name, description and JSON Schema.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { jsonSchemaDialect, tool } from "@toolfence/core";
+ * const add = tool({ name: "add", description: "Add.", input: v.object({ a: v.number() }), run: ({ a }) => a });
+ * console.log(jsonSchemaDialect.render([add]));
+ * ```
+ */
+export const jsonSchemaDialect: Dialect = Object.freeze({
+  name: "json-schema",
+  render: (tools: readonly AnyTool[]): JsonSchemaToolSpec[] =>
     tools.map((t): JsonSchemaToolSpec => ({
       name: t.name,
       description: t.description,
       inputSchema: structuredClone(t.inputSchema),
-    }))],
-]);
+    })),
+});
 
 /**
- * Registers (or replaces) a dialect.
+ * The dialect named `name` in `dialects`; throws a `RangeError` naming the known ones.
  *
  * @example
  * ```ts
- * import { registerDialect } from "./dialects.ts";
- * registerDialect("names-only", (tools) => tools.map((t) => t.name));
+ * import { dialectByName, jsonSchemaDialect } from "@toolfence/core";
+ * console.log(dialectByName({ "json-schema": jsonSchemaDialect }, "json-schema").name); // json-schema
  * ```
  */
-export function registerDialect(name: string, renderer: DialectRenderer): void {
-  dialects.set(name, renderer);
-}
-
-/**
- * The renderer of a dialect; throws for an unknown dialect, naming the known ones.
- *
- * @example
- * ```ts
- * import { dialectRenderer } from "./dialects.ts";
- * console.log(typeof dialectRenderer("json-schema"));
- * ```
- */
-export function dialectRenderer(name: string): DialectRenderer {
-  const renderer = dialects.get(name);
-  if (!renderer) {
-    throw new RangeError(`Unknown dialect "${name}"; known: ${[...dialects.keys()].join(", ")}`);
+export function dialectByName(dialects: Dialects, name: string): Dialect {
+  const dialect = Object.hasOwn(dialects, name) ? dialects[name] : undefined;
+  if (!dialect) {
+    throw new RangeError(`Unknown dialect "${name}"; known: ${Object.keys(dialects).join(", ") || "none"}`);
   }
-  return renderer;
+  return dialect;
 }

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { type ErrorCode, errorCodeInfo } from "./error_codes.ts";
+
 /** Which layer an unsuccessful outcome belongs to. */
 export type ErrorKind = "semantic" | "execution" | "policy";
 
@@ -13,13 +15,13 @@ export type ThrownStatus = "error" | "skipped";
 
 /** Options of a {@linkcode ToolError}. */
 export interface ToolErrorOptions {
-  /** Stable machine-readable code, e.g. `outside_workspace`. */
-  code: string;
-  /** Layer of the failure; defaults to `execution`. */
+  /** Stable machine-readable code from {@linkcode ERROR_CODES} (e.g. `outside_workspace`), or a tool's own. */
+  code: ErrorCode | (string & Record<never, never>);
+  /** Layer of the failure; defaults to the code's in {@linkcode ERROR_CODES} (`execution` for a code not there). */
   kind?: ErrorKind;
-  /** `skipped` for policy refusals that did nothing; defaults to `error`. */
+  /** `skipped` for policy refusals that did nothing; defaults to the code's (`error` for a code not there). */
   status?: ThrownStatus;
-  /** Whether the model can fix the call and try again; defaults to `true`. */
+  /** Whether the model can fix the call and try again; defaults to the code's (`true` for a code not there). */
   recoverable?: boolean;
   /** One short sentence telling the model what to do instead. */
   recoveryHint?: string;
@@ -36,7 +38,7 @@ export interface ToolErrorOptions {
  *
  * @example Refusing with a policy outcome
  * ```ts
- * import { ToolError } from "./errors.ts";
+ * import { ToolError } from "@toolfence/core";
  * throw new ToolError("Path /etc/passwd is not within the agent's workspace", {
  *   code: "outside_workspace",
  *   kind: "policy",
@@ -63,9 +65,10 @@ export class ToolError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ToolError";
     this.code = options.code;
-    this.kind = options.kind ?? "execution";
-    this.status = options.status ?? "error";
-    this.recoverable = options.recoverable ?? true;
+    const defaults = errorCodeInfo(options.code);
+    this.kind = options.kind ?? defaults.kind;
+    this.status = options.status ?? defaults.status;
+    this.recoverable = options.recoverable ?? defaults.recoverable;
     this.recoveryHint = options.recoveryHint;
     this.details = options.details;
   }
@@ -77,7 +80,7 @@ export class ToolError extends Error {
  *
  * @example
  * ```ts
- * import { UsageError } from "./errors.ts";
+ * import { UsageError } from "@toolfence/core";
  * throw new UsageError("toolbox.call needs a Session");
  * ```
  */
@@ -95,7 +98,7 @@ export class UsageError extends Error {
  *
  * @example
  * ```ts
- * import { ToolNameConflictError } from "./errors.ts";
+ * import { ToolNameConflictError } from "@toolfence/core";
  * const error = new ToolNameConflictError("read_file");
  * console.log(error.message);
  * ```

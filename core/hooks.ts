@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Session } from "./session.ts";
+import type { SessionBase as Session } from "./session.ts";
 import type { ToolResult } from "./result.ts";
 
 /** What a `beforeToolCall` hook sees. */

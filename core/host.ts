@@ -60,7 +60,7 @@ export interface ConfirmRequest {
  *
  * @example A host that always takes the default
  * ```ts
- * import type { Host } from "./host.ts";
+ * import type { Host } from "@toolfence/core";
  * const host: Host = {
  *   choose: (req) => Promise.resolve({ choice: req.defaultChoice, source: "auto" }),
  *   confirm: (req) => Promise.resolve({ choice: req.defaultChoice, source: "auto" }),

@@ -36,7 +36,7 @@ function startsWith(bytes: Uint8Array, prefix: readonly number[], at = 0): boole
  *
  * @example
  * ```ts
- * import { sniffImageType } from "./images.ts";
+ * import { sniffImageType } from "@toolfence/core";
  * console.log(sniffImageType(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))); // "image/png"
  * ```
  */
@@ -58,7 +58,7 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
  *
  * @example
  * ```ts
- * import { checkImage } from "./images.ts";
+ * import { checkImage } from "@toolfence/core";
  * try { checkImage(new TextEncoder().encode("not an image")); } catch (e) { console.log((e as Error).message); }
  * ```
  */
@@ -96,7 +96,7 @@ export interface DeferredImageMessage {
  *
  * @example
  * ```ts
- * import { deferredImagesMessage } from "./images.ts";
+ * import { deferredImagesMessage } from "@toolfence/core";
  * console.log(deferredImagesMessage([])); // undefined
  * ```
  */

@@ -1,22 +1,145 @@
 /**
- * The core of toolfence: defining tools, the toolbox, sessions, the call
- * pipeline, results and artifacts. It knows nothing of MCP or any provider.
+ * The core of toolfence (`@toolfence/core`): defining tools, the toolbox, the
+ * session base, the call pipeline, results, errors and their catalogue,
+ * artifacts, and the interfaces the policy implements. It depends on no other
+ * toolfence package and knows nothing of MCP or any provider.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool, ToolBox } from "@toolfence/core";
+ * const box = new ToolBox().register(tool({
+ *   name: "add",
+ *   description: "Add two numbers.",
+ *   input: v.object({ a: v.number(), b: v.number() }),
+ *   run: ({ a, b }) => a + b,
+ * }));
+ * console.log(box.list().map((t) => t.name)); // ["add"]
+ * ```
  *
  * @module
  */
 
-export * from "./errors.ts";
-export * from "./host.ts";
-export * from "./result.ts";
-export * from "./schema.ts";
-export * from "./validation.ts";
-export * from "./tool.ts";
-export * from "./context.ts";
-export * from "./hooks.ts";
-export * from "./artifacts.ts";
-export * from "./images.ts";
-export * from "./session.ts";
-export * from "./groups.ts";
-export * from "./dialects.ts";
-export * from "./executor.ts";
-export * from "./toolbox.ts";
+export {
+  type ErrorKind,
+  type ThrownStatus,
+  ToolError,
+  type ToolErrorOptions,
+  ToolNameConflictError,
+  UsageError,
+} from "./errors.ts";
+export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, errorCodeInfo, isCataloguedCode } from "./error_codes.ts";
+export {
+  type ChoiceOption,
+  type ChoiceOutcome,
+  type ChoiceRequest,
+  type ChoiceSource,
+  type ConfirmRequest,
+  type Host,
+} from "./host.ts";
+export {
+  type Fence,
+  type FenceAnswer,
+  fenceDeniedError,
+  type FencePermission,
+  type FencePlaces,
+  grantFlags,
+  type MissingGrant,
+  missingGrants,
+  NEED_ORDER,
+  OPEN_FENCE,
+  requireFence,
+  requireGrants,
+  resolveNeedTarget,
+} from "./fence.ts";
+export {
+  type AuthorizeOptions,
+  type CallPolicy,
+  type FileTarget,
+  type PathResolver,
+  type ResolvedLocation,
+  type SandboxSetting,
+  type TargetOptions,
+  type WriteKind,
+} from "./services.ts";
+export {
+  type ArtifactRef,
+  isToolResult,
+  makeResult,
+  RESULT_SCHEMA_VERSION,
+  toModelText,
+  type ToolResult,
+  ToolResultContractError,
+  type ToolResultInit,
+  type ToolStatus,
+} from "./result.ts";
+export { inputJsonSchema, type JsonSchema } from "./schema.ts";
+export {
+  type ArgumentIssue,
+  closeObjects,
+  formatIssues,
+  MAX_VALIDATION_MESSAGE,
+  validateWithJsonSchema,
+  validateWithValibot,
+  type ValidationOutcome,
+} from "./validation.ts";
+export {
+  type AnyTool,
+  assertToolName,
+  isConcurrencySafe,
+  isTool,
+  type ObjectInputSchema,
+  type RetryPolicy,
+  type Tool,
+  tool,
+  TOOL_NAME_PATTERN,
+  type ToolDefinition,
+  type ToolFunctionOptions,
+  type ToolMetadata,
+  type ToolNeeds,
+  type ToolPermission,
+} from "./tool.ts";
+export { type ProgressEvent, type ToolCallContext, type ToolContext } from "./context.ts";
+export {
+  type AfterBatchHook,
+  type AfterCallHook,
+  type BeforeCallDecision,
+  type BeforeCallEvent,
+  type BeforeCallHook,
+  type HookSet,
+} from "./hooks.ts";
+export {
+  type ArtifactInfo,
+  type ArtifactStore,
+  type ArtifactWindow,
+  type AtomicFileWriter,
+  FileArtifactStore,
+  MemoryArtifactStore,
+  readArtifactWindow,
+  sha256Hex,
+} from "./artifacts.ts";
+export {
+  checkImage,
+  type DeferredImage,
+  type DeferredImageMessage,
+  deferredImagesMessage,
+  type ImageMediaType,
+  MAX_IMAGE_BYTES,
+  sniffImageType,
+} from "./images.ts";
+export { type ChildSessionOptions, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
+export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
+export {
+  type BatchCall,
+  type BatchOptions,
+  type BatchResult,
+  type CallOptions,
+  DEFAULT_GRACE_MS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  executeCall,
+  type ExecutionEnvironment,
+} from "./executor.ts";
+export { executeBatch, planSegments } from "./batch.ts";
+export { capText } from "./_call_output.ts";
+export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";

@@ -89,7 +89,7 @@ export type ToolResultInit =
  *
  * @example
  * ```ts
- * import { makeResult, ToolResultContractError } from "./result.ts";
+ * import { makeResult, ToolResultContractError } from "@toolfence/core";
  * try {
  *   makeResult({ status: "success", toolName: "x", error: "boom" });
  * } catch (e) {
@@ -148,7 +148,7 @@ function assertInvariants(r: ToolResult): void {
  *
  * @example
  * ```ts
- * import { makeResult } from "./result.ts";
+ * import { makeResult } from "@toolfence/core";
  * const result = makeResult({ status: "success", toolName: "add", output: 3 });
  * console.log(result.attempts); // 0 unless given
  * ```
@@ -193,7 +193,7 @@ const OPTIONAL_FIELDS = [
  *
  * @example
  * ```ts
- * import { makeResult, toModelText } from "./result.ts";
+ * import { makeResult, toModelText } from "@toolfence/core";
  * console.log(toModelText(makeResult({ status: "success", toolName: "t", output: { a: 1 } })));
  * // {"a":1}
  * ```
@@ -222,7 +222,7 @@ function capitalise(s: string): string {
  *
  * @example
  * ```ts
- * import { isToolResult, makeResult } from "./result.ts";
+ * import { isToolResult, makeResult } from "@toolfence/core";
  * console.log(isToolResult(makeResult({ status: "success", toolName: "t" }))); // true
  * ```
  */

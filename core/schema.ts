@@ -34,7 +34,7 @@ export type JsonSchema = {
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { inputJsonSchema } from "./schema.ts";
+ * import { inputJsonSchema } from "@toolfence/core";
  * console.log(inputJsonSchema(v.object({ path: v.pipe(v.string(), v.description("A path")) })));
  * ```
  */

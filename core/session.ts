@@ -1,6 +1,9 @@
 /**
- * A session: one agent's run, with its workspace, policy state, host,
- * capabilities, artifacts and deferred images.
+ * The session base: one agent's run, with its host, capabilities, artifacts and
+ * deferred images, and the path resolution and policy it is given. The core
+ * builds neither; `@toolfence/policy`'s `Session` is this base with the default
+ * workspace, policy state, fence and deny-all host wired in (as Hono's `Hono`
+ * is `HonoBase` with a router).
  *
  * @module
  */
@@ -11,100 +14,116 @@ import { type ArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
 import { checkImage, type DeferredImage } from "./images.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { HookSet } from "./hooks.ts";
-import { Workspace } from "../policy/workspace.ts";
-import { PolicyState, type PolicyStateData } from "../policy/state.ts";
-import { Policy } from "../policy/policy.ts";
-import type { Fence } from "../policy/fence.ts";
-import type { SandboxMode } from "../policy/sandbox.ts";
-import type { RiskAssessor } from "../policy/shell/risk.ts";
-import { denyAllHost } from "../policy/hosts.ts";
+import type { CallPolicy, PathResolver } from "./services.ts";
+import { UsageError } from "./errors.ts";
 
-/** Options of a {@linkcode Session}. */
-export interface SessionOptions {
-  /** The workdir (an existing folder) or a ready {@linkcode Workspace}. */
-  workspace: string | Workspace;
-  /** Who answers questions; default: nobody (anything that asks is refused). */
-  host?: Host;
+/** Options of a {@linkcode SessionBase}. */
+export interface SessionBaseOptions {
+  /** Path resolution inside the workspace. */
+  workspace: PathResolver;
+  /** Makes the session's policy; it gets the session to ask questions through. */
+  policy: (session: SessionBase) => CallPolicy;
+  /** Who answers questions. */
+  host: Host;
   /** Take the default answer of every question a rule may answer, marked `auto`. */
   autoConfirm?: boolean;
   /** The model's capabilities, e.g. `["vision"]`. */
   capabilities?: readonly string[];
-  /** Policy state (allowlists and grants), or its JSON. */
-  state?: PolicyState | Partial<PolicyStateData>;
   /** Artifact store; default in memory. */
   artifacts?: ArtifactStore;
-  /** The runtime fence; default the real one. */
-  fence?: Fence;
-  /** OS sandbox for shell commands; default `auto`. */
-  sandbox?: SandboxMode;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
-  /** Judges shell commands that are not allowlisted; default the rules-based assessor. */
-  assessor?: RiskAssessor;
-  /** Protected-path globs added to the defaults (writes to them always ask a person; see `policy/protected_paths.ts`). */
-  protectedPaths?: readonly string[];
+}
+
+/** What a child session may change (see {@linkcode SessionBase.child}). */
+export interface ChildSessionOptions {
+  /** Who answers the child's questions; default the parent's host. */
+  host?: Host;
+  /** The child model's capabilities; default the parent's. */
+  capabilities?: readonly string[];
 }
 
 /**
- * One agent's run. Tools see it as `ctx.session`.
+ * One agent's run, as the core sees it. Tools see it as `ctx.session`. Most
+ * code wants the default-wired `Session` of `@toolfence/policy` (also exported
+ * by `@toolfence/toolfence`); this base is for embedders who bring their own
+ * path resolution and policy.
  *
  * @example
  * ```ts
- * import { Session } from "./session.ts";
- * const session = new Session({ workspace: Deno.cwd(), autoConfirm: true });
- * console.log(session.workspace.workdir);
+ * import { OPEN_FENCE, SessionBase } from "@toolfence/core";
+ * const workdir = Deno.cwd();
+ * const refuse = () => Promise.reject(new Error("not in this example"));
+ * const session = new SessionBase({
+ *   host: {
+ *     choose: () => Promise.reject(new Error("nobody to ask")),
+ *     confirm: () => Promise.reject(new Error("nobody to ask")),
+ *   },
+ *   workspace: {
+ *     workdir,
+ *     resolve: (path) => Promise.resolve({ path: `${workdir}/${path}`, area: "workdir", exists: false }),
+ *     relative: (absPath) => absPath.slice(workdir.length + 1),
+ *     tempDir: () => Promise.resolve("/tmp"),
+ *     tempParent: "/tmp",
+ *     areaOf: () => "workdir",
+ *   },
+ *   policy: () => ({
+ *     fence: OPEN_FENCE,
+ *     sandbox: "off",
+ *     resolveForRead: (path) => Promise.resolve(`${workdir}/${path}`),
+ *     resolveForWrite: (path) => Promise.resolve(`${workdir}/${path}`),
+ *     resolveTarget: refuse,
+ *     childTarget: refuse,
+ *     writeTarget: refuse,
+ *     authorize: refuse,
+ *     authorizeCommand: refuse,
+ *   }),
+ * });
+ * console.log(session.depth); // 0
  * await session.close();
  * ```
  */
-export class Session {
-  /** The workspace that confines paths. */
-  readonly workspace: Workspace;
+export class SessionBase {
+  /** Path resolution inside the workspace. */
+  readonly workspace: PathResolver;
   /** Who answers questions. */
   readonly host: Host;
   /** Whether rule-answerable questions take their default. */
   readonly autoConfirm: boolean;
   /** The model's capabilities. */
   readonly capabilities: readonly string[];
-  /** Allowlists and grants. */
-  readonly state: PolicyState;
   /** The policy tools go through. */
-  readonly policy: Policy;
+  readonly policy: CallPolicy;
   /** Artifacts of this session. */
   readonly artifacts: ArtifactStore;
   /** Sub-agent depth. */
   readonly depth: number;
   /** Hooks that apply to every call of this session. */
   readonly hooks: HookSet = { before: [], after: [], afterBatch: [] };
-  #options: SessionOptions;
+  #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();
   #closers: (() => unknown)[] = [];
   #closed = false;
 
-  /** Creates a session. */
-  constructor(options: SessionOptions) {
+  /** Creates a session from its parts. */
+  constructor(options: SessionBaseOptions) {
+    if (!options?.workspace || typeof options.policy !== "function" || !options.host) {
+      throw new UsageError(
+        "A SessionBase needs a workspace, a policy factory and a host; for the default wiring use Session from @toolfence/policy: new Session({ workspace })",
+      );
+    }
     this.#options = options;
-    this.workspace = typeof options.workspace === "string" ? new Workspace(options.workspace) : options.workspace;
-    this.host = options.host ?? denyAllHost();
+    this.workspace = options.workspace;
+    this.host = options.host;
     this.autoConfirm = options.autoConfirm ?? false;
     this.capabilities = [...(options.capabilities ?? [])];
-    this.state = options.state instanceof PolicyState ? options.state : new PolicyState(options.state);
     this.artifacts = options.artifacts ?? new MemoryArtifactStore();
     this.depth = options.depth ?? 0;
-    // A session that made its workspace removes the workspace's temp dir when it closes.
-    if (typeof options.workspace === "string") this.#closers.push(() => this.workspace.dispose());
-    this.policy = new Policy({
-      workspace: this.workspace,
-      state: this.state,
-      asker: this,
-      fence: options.fence,
-      sandbox: options.sandbox,
-      assessor: options.assessor,
-      protectedPaths: options.protectedPaths,
-    });
+    this.policy = options.policy(this);
   }
 
-  /** Whether {@linkcode Session.close} has run. */
+  /** Whether {@linkcode SessionBase.close} has run. */
   get closed(): boolean {
     return this.#closed;
   }
@@ -120,7 +139,7 @@ export class Session {
     return this.host.choose(request, signal);
   }
 
-  /** Asks a yes/no question, with the same `autoConfirm` rule as {@linkcode Session.choose}. */
+  /** Asks a yes/no question, with the same `autoConfirm` rule as {@linkcode SessionBase.choose}. */
   confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
     if (this.autoConfirm && !request.requirePerson) {
       return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
@@ -172,16 +191,15 @@ export class Session {
   }
 
   /**
-   * A child session for a sub-agent: the same workspace and a copy of the
-   * policy state, depth + 1.
+   * A child session for a sub-agent: the same workspace, artifacts and policy
+   * factory, depth + 1. Subclasses that hold more state (the policy's
+   * `Session` copies its grants) override it.
    */
-  child(options: { host?: Host; capabilities?: readonly string[] } = {}): Session {
-    return new Session({
+  child(options: ChildSessionOptions = {}): SessionBase {
+    return new SessionBase({
       ...this.#options,
-      workspace: this.workspace,
       host: options.host ?? this.host,
       capabilities: options.capabilities ?? this.capabilities,
-      state: this.state.clone(),
       artifacts: this.artifacts,
       depth: this.depth + 1,
     });

@@ -156,7 +156,7 @@ export function assertToolName(name: unknown): asserts name is string {
  * @example Object form
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "./tool.ts";
+ * import { tool } from "@toolfence/core";
  * const add = tool({
  *   name: "add",
  *   description: "Add two numbers.",
@@ -169,7 +169,7 @@ export function assertToolName(name: unknown): asserts name is string {
  * @example Function form: the name is the function's
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "./tool.ts";
+ * import { tool } from "@toolfence/core";
  * const shout = tool(function shout({ text }: { text: string }) {
  *   return text.toUpperCase();
  * }, { description: "Upper-case a text.", input: v.object({ text: v.string() }) });
@@ -221,7 +221,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
  *
  * @example
  * ```ts
- * import { isTool } from "./tool.ts";
+ * import { isTool } from "@toolfence/core";
  * class Echo {
  *   name = "echo";
  *   description = "Echo the text.";

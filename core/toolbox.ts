@@ -15,7 +15,7 @@ import {
   type ToolDefinition,
 } from "./tool.ts";
 import type * as v from "valibot";
-import { Session } from "./session.ts";
+import { SessionBase } from "./session.ts";
 import type { ToolResult } from "./result.ts";
 import type { AfterBatchHook, AfterCallHook, BeforeCallHook, HookSet } from "./hooks.ts";
 import {
@@ -25,14 +25,14 @@ import {
   type CallOptions,
   DEFAULT_GRACE_MS,
   DEFAULT_MAX_OUTPUT_CHARS,
-  executeBatch,
   executeCall,
   type ExecutionEnvironment,
 } from "./executor.ts";
-import { subagentTools, toolGroup, toolGroupNames } from "./groups.ts";
-import { dialectRenderer } from "./dialects.ts";
+import { executeBatch } from "./batch.ts";
+import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
+import { type Dialect, dialectByName, type Dialects, jsonSchemaDialect } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
-import { type Fence, runtimeFence } from "../policy/fence.ts";
+import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
 
 /** Names of the two sub-agent tools. */
@@ -44,20 +44,28 @@ export interface ToolBoxOptions {
   maxOutputChars?: number;
   /** How long a timed-out or cancelled tool gets to settle. Default 100 ms. */
   graceMs?: number;
+  /** The groups {@linkcode ToolBox.withDefaults} knows by name. Default none. */
+  groups?: ToolGroups;
+  /** Makes the sub-agent tools for {@linkcode ToolBox.withSubagents}. Default none. */
+  subagents?: SubagentToolsFactory;
+  /** The dialects {@linkcode ToolBox.schemas} knows by name, besides `json-schema`. Default none. */
+  dialects?: Dialects;
+  /** The fence {@linkcode ToolBox.list} consults when given none. Default: a fence that closes nothing. */
+  fence?: Fence;
 }
 
 /** Which tools {@linkcode ToolBox.list} returns. */
 export interface ListOptions {
   /** The model's capabilities; tools requiring others are left out. Default: none. */
   capabilities?: readonly string[];
-  /** The fence; tools needing what it does not grant are left out. Default: the session's, else the runtime's. */
+  /** The fence; tools needing what it does not grant are left out. Default: the session's, else the toolbox's. */
   fence?: Fence;
   /**
    * The session the tools will be called in: its workspace and temp folder are
    * where the tools' `workspace` and `temp` needs point. Without it those count
    * as missing only when the fence closes reads or writes entirely.
    */
-  session?: Session;
+  session?: SessionBase;
 }
 
 /**
@@ -66,7 +74,8 @@ export interface ListOptions {
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Session, ToolBox } from "../mod.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { Session } from "@toolfence/policy";
  * const box = new ToolBox();
  * box.tool({
  *   name: "add",
@@ -83,12 +92,13 @@ export class ToolBox {
   #tools = new Map<string, AnyTool>();
   #disabled = new Set<string>();
   readonly #hooks: HookSet = { before: [], after: [], afterBatch: [] };
-  readonly #options: Required<ToolBoxOptions>;
+  readonly #options: ToolBoxOptions & Required<Pick<ToolBoxOptions, "maxOutputChars" | "graceMs">>;
   readonly #env: ExecutionEnvironment;
 
   /** Creates an empty toolbox. */
   constructor(options: ToolBoxOptions = {}) {
     this.#options = {
+      ...options,
       maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     };
@@ -128,15 +138,25 @@ export class ToolBox {
     return t;
   }
 
-  /** Registers built-in groups by name (`fs`, `search`, ...); no argument registers all. */
+  /**
+   * Registers groups by name (`fs`, `search`, ...) from the toolbox's `groups`
+   * option; no argument registers all of them.
+   */
   withDefaults(...groups: string[]): this {
-    for (const group of groups.length ? groups : toolGroupNames()) this.register(...toolGroup(group));
+    const known = this.#options.groups ?? {};
+    for (const group of groups.length ? groups : Object.keys(known)) this.register(...toolGroup(known, group));
     return this;
   }
 
-  /** Registers `agent_run` and `agent_run_parallel` with a getter that makes sub-agents. */
+  /** Registers `agent_run` and `agent_run_parallel` (the `subagents` option) with a getter that makes sub-agents. */
   withSubagents(getter: unknown): this {
-    return this.register(...subagentTools(getter));
+    const factory = this.#options.subagents;
+    if (!factory) {
+      throw new UsageError(
+        "This ToolBox has no sub-agent tools; pass { subagents } to it, or use the ToolBox of @toolfence/toolfence",
+      );
+    }
+    return this.register(...factory(getter));
   }
 
   /** Hides the tools whose names match any of the fnmatch patterns (`browser_*`). */
@@ -177,12 +197,12 @@ export class ToolBox {
 
   /**
    * The enabled tools whose required capabilities are met and whose
-   * declared `needs` the fence grants (a tool that would be
-   * refused with `fence_denied` is not offered), in registration order.
+   * declared `needs` the fence grants (a tool that would be refused with
+   * `fence_denied` is not offered), in registration order.
    */
   list(options: ListOptions = {}): AnyTool[] {
     const capabilities = new Set(options.capabilities ?? []);
-    const fence = options.fence ?? options.session?.policy.fence ?? runtimeFence;
+    const fence = options.fence ?? options.session?.policy.fence ?? this.#options.fence ?? OPEN_FENCE;
     const places = options.session ? fencePlacesOf(options.session) : undefined;
     return [...this.#tools.values()].filter((t) =>
       !this.#disabled.has(t.name) &&
@@ -192,12 +212,21 @@ export class ToolBox {
   }
 
   /**
-   * The listed tools in a provider's exact wire format (`json-schema` here;
-   * adapters register `openai-chat`, `anthropic`, ...). Throws when a schema
+   * The listed tools in a provider's exact wire format: a dialect value
+   * (`openAIChat` from `@toolfence/adapters`), or the name of one in the
+   * toolbox's `dialects` option. Default `json-schema`. Throws when a schema
    * cannot be expressed in the dialect.
    */
-  schemas(dialect = "json-schema", options: ListOptions & Record<string, unknown> = {}): unknown[] {
-    return dialectRenderer(dialect)(this.list(options), options);
+  schemas(
+    dialect: Dialect | string = jsonSchemaDialect,
+    options: ListOptions & Record<string, unknown> = {},
+  ): unknown[] {
+    const chosen = typeof dialect !== "string"
+      ? dialect
+      : dialect === jsonSchemaDialect.name
+      ? jsonSchemaDialect
+      : dialectByName(this.#options.dialects ?? {}, dialect);
+    return chosen.render(this.list(options), options);
   }
 
   /** Adds a hook that runs before each call (after validation). */
@@ -222,14 +251,19 @@ export class ToolBox {
    * Calls one tool and returns its {@linkcode ToolResult}. Never throws for a
    * tool's failure; throws {@linkcode UsageError} without a session.
    */
-  call<T = unknown>(session: Session, name: string, args?: unknown, options: CallOptions<T> = {}): Promise<ToolResult> {
+  call<T = unknown>(
+    session: SessionBase,
+    name: string,
+    args?: unknown,
+    options: CallOptions<T> = {},
+  ): Promise<ToolResult> {
     assertSession(session);
     return executeCall(this.#env, session, name, args, options);
   }
 
   /** Runs a batch of calls (see {@linkcode BatchOptions}); results in declaration order. */
   callMany<T = unknown>(
-    session: Session,
+    session: SessionBase,
     calls: readonly BatchCall[],
     options: BatchOptions<T> = {},
   ): Promise<BatchResult> {
@@ -240,7 +274,8 @@ export class ToolBox {
 
   /** A copy of the tool table and the disabled set; the tools themselves are shared. */
   clone(): ToolBox {
-    const copy = new ToolBox(this.#options);
+    // The same class, so a subclass's wiring survives the copy.
+    const copy = new (this.constructor as new (options: ToolBoxOptions) => ToolBox)(this.#options);
     copy.#tools = new Map(this.#tools);
     copy.#disabled = new Set(this.#disabled);
     copy.#hooks.before.push(...this.#hooks.before);
@@ -249,8 +284,8 @@ export class ToolBox {
   }
 }
 
-function assertSession(session: unknown): asserts session is Session {
-  if (!(session instanceof Session)) {
+function assertSession(session: unknown): asserts session is SessionBase {
+  if (!(session instanceof SessionBase)) {
     throw new UsageError("ToolBox calls need a Session as their first argument: new Session({ workspace })");
   }
 }

@@ -33,7 +33,7 @@ export const MAX_VALIDATION_MESSAGE = 1000;
  *
  * @example
  * ```ts
- * import { formatIssues } from "./validation.ts";
+ * import { formatIssues } from "@toolfence/core";
  * console.log(formatIssues("list_dir", [{ path: "extra", message: "unexpected argument" }]));
  * ```
  */
@@ -112,7 +112,7 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { validateWithValibot } from "./validation.ts";
+ * import { validateWithValibot } from "@toolfence/core";
  * const outcome = validateWithValibot(v.object({ n: v.number() }), { n: "3" });
  * console.log(outcome.ok); // false
  * ```
@@ -211,7 +211,7 @@ function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>
  *
  * @example
  * ```ts
- * import { validateWithJsonSchema } from "./validation.ts";
+ * import { validateWithJsonSchema } from "@toolfence/core";
  * const schema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] };
  * console.log(validateWithJsonSchema(schema, { n: 3 }).ok); // true
  * ```

@@ -53,7 +53,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 import { isWithin } from "./_paths.ts";
 import { queryRuntimePermission, runtimeFenceKind } from "./_runtime_permissions.ts";
 
@@ -84,7 +84,7 @@ export function tempName(): string {
  *
  * @example
  * ```ts
- * import { tempName, tempNameOwner } from "./confined_fs.ts";
+ * import { tempName, tempNameOwner } from "@toolfence/policy";
  * console.log(tempNameOwner(tempName()) === Deno.pid); // true
  * ```
  */
@@ -151,7 +151,7 @@ function home(): string | undefined {
  *
  * @example
  * ```ts
- * import { confinementMode } from "./confined_fs.ts";
+ * import { confinementMode } from "@toolfence/policy";
  * console.log(confinementMode()); // "pinned" under deno run -A
  * ```
  */

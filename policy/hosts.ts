@@ -14,8 +14,8 @@
  */
 import process from "node:process";
 import readline from "node:readline";
-import { ToolError } from "../core/errors.ts";
-import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "../core/host.ts";
+import { ToolError } from "@toolfence/core";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
 
 function noPerson(title: string, message: string, why: string): ToolError {
   return new ToolError(`${title}: refused because ${why} (${message})`, {
@@ -34,7 +34,7 @@ function noPerson(title: string, message: string, why: string): ToolError {
  *
  * @example
  * ```ts
- * import { autoHost } from "./hosts.ts";
+ * import { autoHost } from "@toolfence/policy";
  * const outcome = await autoHost().confirm({ title: "Run", message: "Run ls?", defaultChoice: true });
  * console.log(outcome); // { choice: true, source: "auto" }
  * ```
@@ -60,7 +60,7 @@ function answerAutomatically<T>(
  *
  * @example
  * ```ts
- * import { denyAllHost } from "./hosts.ts";
+ * import { denyAllHost } from "@toolfence/policy";
  * await denyAllHost().confirm({ title: "Run", message: "Run rm?", defaultChoice: false })
  *   .catch((error) => console.log(error.code)); // permission_denied
  * ```
@@ -97,7 +97,7 @@ export function denyAllHost(): Host {
  *
  * @example
  * ```ts
- * import { denyAllHost, withAutoConfirm } from "./hosts.ts";
+ * import { denyAllHost, withAutoConfirm } from "@toolfence/policy";
  * const host = withAutoConfirm(denyAllHost());
  * console.log(await host.confirm({ title: "Run", message: "Run ls?", defaultChoice: true }));
  * ```
@@ -176,7 +176,7 @@ function requirePersonIfAsked<T>(
  *
  * @example
  * ```ts
- * import { callbackHost } from "./hosts.ts";
+ * import { callbackHost } from "@toolfence/policy";
  * const asked: string[] = [];
  * const host = callbackHost({
  *   choose: (request) => {
@@ -251,7 +251,7 @@ export interface TerminalHostOptions {
  *
  * @example
  * ```ts
- * import { terminalHost } from "./hosts.ts";
+ * import { terminalHost } from "@toolfence/policy";
  * const host = terminalHost();
  * const outcome = await host.confirm({ title: "Run", message: "Run npm test?", defaultChoice: true });
  * console.log(outcome.choice);

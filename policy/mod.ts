@@ -6,16 +6,100 @@
  * @module
  */
 
-export * from "./workspace.ts";
-export * from "./state.ts";
-export * from "./fence.ts";
-export * from "./hosts.ts";
-export * from "./policy.ts";
-export * from "./atomic_write.ts";
-export * from "./sandbox.ts";
-export * from "./shell/allowlist.ts";
-export * from "./shell/check_command.ts";
-export * from "./shell/risk.ts";
-export * from "./shell/authorize_command.ts";
-export * from "./path_lock.ts";
-export * from "./protected_paths.ts";
+export { type ResolvedPath, type ResolveOptions, Workspace, type WorkspaceOptions } from "./workspace.ts";
+export { PolicyState, type PolicyStateData } from "./state.ts";
+export { denoFlagsForNeeds, type NeedsFlagsOptions, openFence, runtimeFence, SPAWN_ENV } from "./fence.ts";
+export {
+  autoHost,
+  type CallbackAnswer,
+  callbackHost,
+  denyAllHost,
+  type HostCallbacks,
+  terminalHost,
+  type TerminalHostOptions,
+  withAutoConfirm,
+} from "./hosts.ts";
+export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
+export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";
+export {
+  bubblewrapPath,
+  type BubblewrapStatus,
+  bubblewrapStatus,
+  knownSandboxState,
+  type QuarantinedPath,
+  sandboxArgv,
+  type SandboxedCommand,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxState,
+  sandboxState,
+  sandboxUnavailable,
+} from "./sandbox.ts";
+export {
+  type AllowlistEntry,
+  DEFAULT_COMMAND_ALLOWLIST,
+  matchesAllowlist,
+  parseAllowlistEntry,
+  PROJECT_CODE_COMMANDS,
+  runsProjectCode,
+} from "./shell/allowlist.ts";
+export {
+  checkCommand,
+  type CheckCommandOptions,
+  type CommandCheck,
+  type CommandSandbox,
+  commandSandbox,
+  type CommandVerdict,
+  type SimpleCommandFinding,
+} from "./shell/check_command.ts";
+export {
+  ALWAYS_ASK_KINDS,
+  type CommandPrompt,
+  promptForAssessment,
+  type RiskAssessment,
+  type RiskAssessor,
+  rulesRiskAssessor,
+} from "./shell/risk.ts";
+export {
+  authorizeCommand,
+  type AuthorizeCommandOptions,
+  type CommandAuthorization,
+} from "./shell/authorize_command.ts";
+export { withPathLocks } from "./path_lock.ts";
+export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
+export { Session, type SessionOptions } from "./session.ts";
+export { isRuntimePermissionError } from "./_runtime_permissions.ts";
+export { parseBash } from "./shell/parser.ts";
+export {
+  type At,
+  chmodConfined,
+  confinementMode,
+  type CopyCounts,
+  copyTreeConfined,
+  createConfined,
+  type CreatedFile,
+  discardConfined,
+  discardConfinedSync,
+  type FolderPin,
+  inFolder,
+  lstatConfined,
+  mkdirConfined,
+  mkdirsConfined,
+  moveConfined,
+  openFolderConfined,
+  openReadConfined,
+  readdirConfined,
+  readlinkConfined,
+  removeTreeConfined,
+  removeTreeConfinedSync,
+  renameInFolder,
+  requireRoot,
+  rmdirConfined,
+  symlinkConfined,
+  syncFd,
+  tempName,
+  tempNameOwner,
+  unlinkConfined,
+  writeAll,
+} from "./confined_fs.ts";
+export { isExecutableFile } from "./_executable.ts";

@@ -8,9 +8,18 @@
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../core/errors.ts";
-import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest } from "../core/host.ts";
-import { type Fence, requireFence, runtimeFence } from "./fence.ts";
+import { ToolError } from "@toolfence/core";
+import type {
+  AuthorizeOptions,
+  ChoiceOutcome,
+  ChoiceRequest,
+  ConfirmRequest,
+  FileTarget,
+  TargetOptions,
+  WriteKind,
+} from "@toolfence/core";
+import { runtimeFence } from "./fence.ts";
+import { type Fence, requireFence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import { authorizeCommand, type CommandAuthorization } from "./shell/authorize_command.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
@@ -33,66 +42,8 @@ export interface PolicyAsker {
   ): Promise<ChoiceOutcome<boolean>>;
 }
 
-/**
- * What a write does to its path:
- * - `write`: create the file or replace its content; the policy decides which
- *   from what is there (asks only when something is);
- * - `create`: a new file (asks only if something already exists there);
- * - `overwrite`: replace a file's content;
- * - `copy`: the destination of a copy, or of a move;
- * - `move`: the source of a move (it disappears from there);
- * - `delete`: remove a file or folder;
- * - `mkdir`: create a folder (never asks, unless the folder is protected).
- *
- * `move` and `delete` act on a symlink itself, not on its target, so the
- * link's location is what must lie in the workspace.
- */
-export type WriteAction =
-  | "write"
-  | "create"
-  | "overwrite"
-  | "move"
-  | "copy"
-  | "delete"
-  | "mkdir";
-
-/**
- * A path resolved by the policy, once per call: where it really is, in which
- * area, and what was there. Tools act on `path` with the confined operations
- * of `confined_fs.ts`, passing `roots`.
- */
-export interface FileTarget {
-  /** Absolute real path (a final symlink kept as a link where the action acts on links). */
-  path: string;
-  /** `temp` for the session temp dir, else `workdir`. */
-  area: "workdir" | "temp";
-  /** Whether something was at `path` when it was resolved. */
-  existed: boolean;
-  /** Its lstat then; undefined when nothing was there. */
-  stat?: fs.Stats;
-  /** The real paths of the workspace's areas, for confined operations. */
-  roots: readonly string[];
-}
-
-/** Options of {@linkcode Policy.resolveTarget}. */
-export interface TargetOptions {
-  /** `read` or `write`: which the fence must allow. Default `read`. */
-  access?: "read" | "write";
-  /** Whether a symlink at the last component is followed (default `true`). */
-  followFinalSymlink?: boolean;
-}
-
-/** Options of {@linkcode Policy.authorize}. */
-export interface AuthorizeOptions {
-  /**
-   * The real path of a folder whose entries the write puts at (or, for
-   * `move` and `delete`, removes from) the target: each entry counts for
-   * protection as if it were at the target (a folder holding `config` moved
-   * to `.git`; a folder holding `.npmrc` deleted). For `move` and `delete` of
-   * a folder it defaults to the folder itself.
-   */
-  tree?: string;
-}
+/** What a write does to its path: see `WriteKind` in `@toolfence/core`. */
+export type WriteAction = WriteKind;
 
 /** The answers of the write-permission question. */
 export type WriteChoice = "grant" | "once" | "deny";
@@ -153,10 +104,10 @@ const VERBS: Record<WriteAction, string> = {
  *
  * @example
  * ```ts
- * import { Policy } from "./policy.ts";
- * import { PolicyState } from "./state.ts";
- * import { Workspace } from "./workspace.ts";
- * import { autoHost } from "./hosts.ts";
+ * import { Policy } from "@toolfence/policy";
+ * import { PolicyState } from "@toolfence/policy";
+ * import { Workspace } from "@toolfence/policy";
+ * import { autoHost } from "@toolfence/policy";
  * const policy = new Policy({
  *   workspace: new Workspace(Deno.cwd()),
  *   state: new PolicyState(),

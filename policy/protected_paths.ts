@@ -26,7 +26,7 @@ const picomatch = picomatchModule as unknown as (
  *
  * @example
  * ```ts
- * import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
+ * import { DEFAULT_PROTECTED_PATHS } from "@toolfence/policy";
  * console.log(DEFAULT_PROTECTED_PATHS.includes("**\/.npmrc")); // true
  * ```
  */
@@ -110,7 +110,7 @@ function matcherFor(patterns: readonly string[]): Matcher {
  *
  * @example
  * ```ts
- * import { isProtectedPath } from "./protected_paths.ts";
+ * import { isProtectedPath } from "@toolfence/policy";
  * console.log(isProtectedPath(".git/hooks/pre-commit")); // true
  * console.log(isProtectedPath("src/main.ts")); // false
  * ```
@@ -138,7 +138,7 @@ export function isProtectedPath(
  *
  * @example
  * ```ts
- * import { mayContainProtectedPath } from "./protected_paths.ts";
+ * import { mayContainProtectedPath } from "@toolfence/policy";
  * console.log(mayContainProtectedPath(".git")); // true
  * console.log(mayContainProtectedPath("src")); // true: src/.npmrc would be protected
  * ```

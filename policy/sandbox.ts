@@ -13,7 +13,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 import { isAbsoluteClean, isWithin } from "./_paths.ts";
 import { runProbe } from "./_probe_process.ts";
 import {
@@ -102,7 +102,7 @@ const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, "--", "true
  *
  * @example
  * ```ts
- * import { bubblewrapStatus } from "./sandbox.ts";
+ * import { bubblewrapStatus } from "@toolfence/policy";
  * const status = await bubblewrapStatus();
  * console.log(status.path ?? `no sandbox: ${status.reason}`);
  * ```
@@ -132,7 +132,7 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
  *
  * @example
  * ```ts
- * import { bubblewrapPath } from "./sandbox.ts";
+ * import { bubblewrapPath } from "@toolfence/policy";
  * console.log(await bubblewrapPath());
  * ```
  */
@@ -163,7 +163,7 @@ export interface SandboxState {
  *
  * @example
  * ```ts
- * import { sandboxState } from "./sandbox.ts";
+ * import { sandboxState } from "@toolfence/policy";
  * const state = await sandboxState("auto");
  * console.error(state.summary);
  * ```
@@ -180,7 +180,7 @@ export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
  *
  * @example
  * ```ts
- * import { knownSandboxState, sandboxState } from "./sandbox.ts";
+ * import { knownSandboxState, sandboxState } from "@toolfence/policy";
  * await sandboxState("auto");
  * console.log(knownSandboxState("auto")?.working);
  * ```
@@ -346,7 +346,7 @@ function noRelease(): Promise<QuarantinedPath[]> {
  *
  * @example
  * ```ts
- * import { sandboxArgv } from "./sandbox.ts";
+ * import { sandboxArgv } from "@toolfence/policy";
  * const command = await sandboxArgv(["bash", "-c", "ls"], {
  *   workdir: "/home/me/project",
  *   writable: ["/home/me/project"],

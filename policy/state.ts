@@ -48,7 +48,7 @@ function normaliseGrant(realPath: string): string {
  *
  * @example
  * ```ts
- * import { PolicyState } from "./state.ts";
+ * import { PolicyState } from "@toolfence/policy";
  * const state = new PolicyState();
  * state.addCommand("npm test");
  * state.grantWrite("/home/me/project/src");

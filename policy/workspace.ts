@@ -11,7 +11,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { ToolError, UsageError } from "../core/errors.ts";
+import { ToolError, UsageError } from "@toolfence/core";
 import { isWithin } from "./_paths.ts";
 import { requireRoot } from "./confined_fs.ts";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
@@ -71,7 +71,7 @@ interface Walked {
  *
  * @example
  * ```ts
- * import { Workspace } from "./workspace.ts";
+ * import { Workspace } from "@toolfence/policy";
  * const ws = new Workspace(Deno.cwd());
  * const resolved = await ws.resolve("README.md");
  * console.log(resolved.path, resolved.area, resolved.exists);
@@ -134,7 +134,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * console.log(await ws.tempDir());
    * await ws.dispose();
@@ -191,7 +191,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * try {
    *   await ws.resolve("../../etc/passwd");
@@ -225,7 +225,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * console.log(ws.roots()); // [the workdir]
    * ```
@@ -259,7 +259,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace("/tmp");
    * console.log(ws.relative("/tmp/a/b.txt")); // a/b.txt
    * ```
@@ -277,7 +277,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace(Deno.cwd());
    * await ws.tempDir();
    * await ws.dispose();
@@ -304,7 +304,7 @@ export class Workspace {
    *
    * @example
    * ```ts
-   * import { Workspace } from "./workspace.ts";
+   * import { Workspace } from "@toolfence/policy";
    * const ws = new Workspace("/tmp");
    * console.log(ws.areaOf("/tmp/a"), ws.areaOf("/etc/passwd")); // workdir undefined
    * ```

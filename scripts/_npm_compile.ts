@@ -26,6 +26,8 @@ export interface CompileRequest {
   rootNames: readonly string[];
   /** Global declarations for the compilation only (never emitted), e.g. what Deno's types have and Node's lack. */
   ambient?: string;
+  /** Bare specifiers of the workspace's own packages, to the absolute files they name (kept bare in the output). */
+  paths?: Record<string, string[]>;
 }
 
 /** One emitted file. */
@@ -169,7 +171,10 @@ export function compilerOptions(root: string, outDir: string): ts.CompilerOption
  * the caller decides (and can show every error at once).
  */
 export function compile(request: CompileRequest, isBare: (specifier: string) => boolean): CompileResult {
-  const options = compilerOptions(request.root, request.outDir);
+  const options = {
+    ...compilerOptions(request.root, request.outDir),
+    ...(request.paths ? { paths: request.paths } : {}),
+  };
   const host = ts.createCompilerHost(options);
   const virtualManifest = path.join(request.root, "package.json");
   const hasManifest = ts.sys.fileExists(virtualManifest);

@@ -1,18 +1,19 @@
 /**
- * The consumer project the npm build type-checks and runs: what a user writes
- * after `npm install toolfence`, compiled by `tsc` under `nodenext` and
- * `strict` with the package's declarations checked too (no `skipLibCheck`),
- * importing the root, `toolfence/core` and `toolfence/mcp`.
+ * The consumer projects the npm build type-checks and runs: what a user
+ * writes after `npm install toolfence` (or `npm install @toolfence/core`),
+ * compiled by `tsc` under `nodenext` and `strict` with the packages'
+ * declarations checked too (no `skipLibCheck`).
  *
  * @module
  */
 
 /**
- * The consumer's package.json: toolfence from the `npm pack` tarball, and the
- * other packages the consumer imports (`dependencies`, from deno.json's versions).
+ * A consumer's package.json: the workspace's packages from their `npm pack`
+ * tarballs (`local`: name -> `file:` spec), and the other packages the
+ * consumer imports (`dependencies`, from deno.json's versions).
  */
 export function consumerManifest(
-  tarball: string,
+  local: Record<string, string>,
   dependencies: Record<string, string>,
   devDependencies: Record<string, string>,
 ): Record<string, unknown> {
@@ -20,7 +21,7 @@ export function consumerManifest(
     name: "toolfence-consumer-check",
     private: true,
     type: "module",
-    dependencies: { ...dependencies, toolfence: `file:${tarball}` },
+    dependencies: { ...dependencies, ...local },
     devDependencies,
   };
 }
@@ -41,9 +42,9 @@ export const consumerTsconfig: Record<string, unknown> = {
 };
 
 /**
- * The consumer's program. It defines a tool with valibot, calls it through a
+ * The umbrella consumer's program. It defines a tool with valibot, calls it through a
  * session, checks a validation failure is a result (not an exception), uses
- * `ToolError` from `toolfence/core`, serves the toolbox with `toolfence/mcp`
+ * `ToolError`, serves the toolbox with `toolfence/mcp`
  * to an MCP SDK client in memory (list, call), and starts the installed bin
  * with `npx toolfence serve` for an MCP client over stdio. It exits non-zero
  * with a message on any mismatch.
@@ -55,8 +56,7 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { Session, tool, ToolBox } from "toolfence";
-import { ToolError, type ToolResult } from "toolfence/core";
+import { Session, tool, ToolBox, ToolError, type ToolResult } from "toolfence";
 import { createMcpServer, type McpToolServer } from "toolfence/mcp";
 
 function check(condition: boolean, message: string): asserts condition {
@@ -127,3 +127,75 @@ try {
   await rm(workspace, { recursive: true, force: true });
 }
 `;
+
+/**
+ * The core-only consumer: `npm install @toolfence/core valibot` and nothing
+ * else. It defines a tool, calls it through a `SessionBase` wired by hand (the
+ * core has no policy of its own), and checks the results and that neither the
+ * policy, the tools nor any adapter was installed.
+ */
+export const coreConsumerSource: string = `import { existsSync } from "node:fs";
+import * as v from "valibot";
+import { OPEN_FENCE, SessionBase, tool, ToolBox, type ToolResult } from "@toolfence/core";
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    console.error("core consumer check failed: " + message);
+    process.exit(1);
+  }
+}
+
+const nobody = () => Promise.reject(new Error("nobody to ask"));
+const workdir = process.cwd();
+const session = new SessionBase({
+  host: { choose: nobody, confirm: nobody },
+  workspace: {
+    workdir,
+    resolve: (p) => Promise.resolve({ path: workdir + "/" + p, area: "workdir", exists: false }),
+    relative: (p) => p,
+    tempDir: () => Promise.resolve(workdir),
+  },
+  policy: () => ({
+    fence: OPEN_FENCE,
+    sandbox: "off",
+    resolveForRead: (p) => Promise.resolve(p),
+    resolveForWrite: (p) => Promise.resolve(p),
+    authorizeCommand: () => Promise.reject(new Error("no commands")),
+  }),
+});
+const box = new ToolBox().register(tool({
+  name: "shout",
+  description: "Upper-case a text.",
+  input: v.object({ text: v.string() }),
+  run: ({ text }) => text.toUpperCase(),
+}));
+const loud: ToolResult = await box.call(session, "shout", { text: "core only" });
+check(loud.status === "success" && loud.output === "CORE ONLY", "shout gave " + JSON.stringify(loud));
+const bad = await box.call(session, "shout", { text: 1 });
+check(bad.status === "error" && bad.errorCode === "invalid_arguments", "a number was accepted: " + JSON.stringify(bad));
+for (const other of ["@toolfence/policy", "@toolfence/tools", "@toolfence/adapters", "toolfence", "typescript", "ai"]) {
+  check(!existsSync("node_modules/" + other), other + " was installed with the core alone");
+}
+await session.close();
+console.log("core consumer ok: shout = " + String(loud.output) + "; nothing but the core and its dependencies installed");
+`;
+
+/** One consumer check: what it installs from the tarballs and its program. */
+export interface ConsumerCheck {
+  /** Shown in the build's output. */
+  title: string;
+  /** The workspace packages it installs, by npm name. */
+  packages: readonly string[];
+  /** Its main.ts. */
+  source: string;
+}
+
+/** The consumer checks, in the order the build runs them. */
+export const CONSUMERS: readonly ConsumerCheck[] = [
+  {
+    title: "toolfence, the umbrella",
+    packages: ["toolfence", "@toolfence/core", "@toolfence/policy", "@toolfence/tools", "@toolfence/adapters"],
+    source: consumerSource,
+  },
+  { title: "@toolfence/core alone", packages: ["@toolfence/core"], source: coreConsumerSource },
+];

@@ -113,27 +113,58 @@ function sorted(record: Map<string, string>): Record<string, string> {
   return Object.fromEntries([...record].sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/** How some packages are depended on, whatever the code does with them. */
+export interface DependencyRules {
+  /** Packages of the same workspace, by name, with the range to depend on them by (the same version). */
+  workspace?: Readonly<Record<string, string>>;
+  /** Packages users bring themselves (valibot, whose schemas they pass in), with the range they may have. */
+  peers?: Readonly<Record<string, string>>;
+  /** Packages only some entry points or one lazily-loaded tool need (the AI SDK, TypeScript): optional peers. */
+  optionalPeers?: ReadonlySet<string>;
+}
+
 /**
  * Splits the packages the build uses into sections: what the library's
  * JavaScript imports is a dependency; what only its declarations import is an
  * optional peer (a consumer who uses those types has the package already); what
  * only the tests import, and `@types/node` when the import map has it, are dev
  * dependencies. Peers are dev dependencies too, so the tests have them.
+ * `rules` moves packages to the peer sections and pins workspace packages.
  */
-export function planDependencies(usage: BareUsage, imports: Record<string, string>): DependencyPlan {
+export function planDependencies(
+  usage: BareUsage,
+  imports: Record<string, string>,
+  rules: DependencyRules = {},
+): DependencyPlan {
   const collect = (specifiers: Iterable<string>) => {
     const out = new Map<string, string>();
     for (const s of specifiers) {
+      const name = packageNameOf(s);
+      if (rules.workspace && Object.hasOwn(rules.workspace, name)) {
+        out.set(name, rules.workspace[name]);
+        continue;
+      }
       const { importName, target } = resolveBare(s, imports);
       out.set(importName, dependencyVersion(importName, target));
     }
     return out;
   };
-  const runtime = collect(usage.runtime);
+  const used = collect(usage.runtime);
   const types = collect(usage.types);
   const tests = collect(usage.tests);
-  const peers = new Map([...types].filter(([name]) => !runtime.has(name)));
-  const dev = new Map([...tests, ...peers].filter(([name]) => !runtime.has(name)));
+  const isPeer = (name: string) => (rules.peers !== undefined && Object.hasOwn(rules.peers, name));
+  const isOptional = (name: string) => rules.optionalPeers?.has(name) ?? false;
+  const runtime = new Map([...used].filter(([name]) => !isPeer(name) && !isOptional(name)));
+  const peers = new Map([
+    ...[...types].filter(([name]) => !runtime.has(name)),
+    ...[...used].filter(([name]) => isOptional(name)),
+    ...[...used, ...types].filter(([name]) => isPeer(name)).map(([name]) => [name, rules.peers![name]] as const),
+  ]);
+  const dev = new Map(
+    [...tests, ...[...used, ...types].filter(([name]) => peers.has(name))].filter(([name]) =>
+      !runtime.has(name) && !(rules.workspace && Object.hasOwn(rules.workspace, name))
+    ),
+  );
   if (Object.hasOwn(imports, "@types/node")) {
     const target = parseNpmSpecifier(imports["@types/node"]);
     if (target) dev.set("@types/node", dependencyVersion("@types/node", target));
@@ -141,7 +172,9 @@ export function planDependencies(usage: BareUsage, imports: Record<string, strin
   return {
     dependencies: sorted(runtime),
     peerDependencies: sorted(peers),
-    peerDependenciesMeta: Object.fromEntries([...peers.keys()].sort().map((n) => [n, { optional: true as const }])),
+    peerDependenciesMeta: Object.fromEntries(
+      [...peers.keys()].filter((n) => !isPeer(n)).sort().map((n) => [n, { optional: true as const }]),
+    ),
     devDependencies: sorted(dev),
   };
 }
@@ -164,6 +197,10 @@ export function emittedStem(sourcePath: string): string {
 /** What {@linkcode packageJson} needs besides deno.json. */
 export interface PackageInputs {
   config: DenoConfig;
+  /** The npm name; default `toolfence`. */
+  name?: string;
+  /** npm workspaces (the folders of the other packages), for the build's own install only. */
+  workspaces?: readonly string[];
   exports: Record<string, string>;
   /** The `toolfence` bin inside the package (e.g. `bin/toolfence.js`), if there is one. */
   bin?: string;
@@ -184,7 +221,7 @@ export function packageJson(inputs: PackageInputs): Record<string, unknown> {
   }
   const root = inputs.exports["."];
   const manifest: Record<string, unknown> = {
-    name: "toolfence",
+    name: inputs.name ?? "toolfence",
     version: config.version,
     description: inputs.description,
     license: config.license,
@@ -197,7 +234,8 @@ export function packageJson(inputs: PackageInputs): Record<string, unknown> {
   manifest.exports = { ...exportsField, "./package.json": "./package.json" };
   if (inputs.bin !== undefined) manifest.bin = { toolfence: inputs.bin };
   manifest.files = [...inputs.files].sort();
-  manifest.engines = { node: ">=20" };
+  manifest.engines = { node: ">=22" };
+  if (inputs.workspaces !== undefined && inputs.workspaces.length > 0) manifest.workspaces = [...inputs.workspaces];
   for (const section of ["dependencies", "peerDependencies", "peerDependenciesMeta", "devDependencies"] as const) {
     if (Object.keys(plan[section]).length > 0) manifest[section] = plan[section];
   }

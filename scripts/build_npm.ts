@@ -1,29 +1,38 @@
 /**
- * Builds the npm package into `npm/` and proves it on Node, the steps dnt
- * takes without its shims (the code runs on both runtimes through `node:`
- * built-ins and the platform seam):
+ * Builds one npm package per workspace package into `npm/` and proves them on
+ * Node, the steps dnt takes without its shims (the code runs on both runtimes
+ * through `node:` built-ins and the platform seam): `toolfence` (the umbrella:
+ * the root's modules and the bin) in `npm/`, and `@toolfence/core`,
+ * `@toolfence/policy`, `@toolfence/tools`, `@toolfence/adapters` in
+ * `npm/<member>/`, installed together as npm workspaces.
  *
- * 1. compile every module (`mod.ts`, `main.ts`, `core/`, `policy/`, `tools/`,
- *    `adapters/`) and every test under `tests/` to ESM `.js` + `.d.ts` with the
- *    TypeScript compiler API, relative `.ts` imports rewritten to `.js`, bare
- *    specifiers kept; type errors under Node's module rules fail the build;
+ * 1. compile every module (the root's, every member's) and every test under
+ *    `tests/` to ESM `.js` + `.d.ts` with the TypeScript compiler API, relative
+ *    `.ts` imports rewritten to `.js`, bare specifiers (the members' package
+ *    names too) kept; type errors under Node's module rules fail the build;
  * 2. copy the source tree beside the output (assets, fixtures, and the `.ts`
  *    files that tests start with `deno run`), README.md and LICENSE; the
  *    package's `files` globs take only the built kinds and assets;
- * 3. write package.json: version and dependency versions from deno.json,
- *    `exports` with types conditions, the `toolfence` bin, `engines`;
+ * 3. write each package.json: version and dependency ranges from its
+ *    deno.json (caret), the other members at `^` the same version, valibot a
+ *    peer (`^1`), the AI SDK, TypeScript and ripgrep optional peers of the
+ *    package that loads them, `exports` with types conditions, the
+ *    `toolfence` bin, `engines` (node >= 22);
  * 4. `npm install` inside `npm/` (scripts off, as under Deno);
  * 5. run the whole suite with `node --test` against the built files
  *    (`npm/tests/` imports `npm/core/...`): top-level results and skips as
  *    they come, then what failed and node's TAP counts (`# pass N`, which
  *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
- * 6. `npm pack`, install the tarball into a consumer project in a temp
- *    folder, type-check it with `tsc --module nodenext --strict` and run it.
+ * 6. `npm pack` every package into `npm/tarballs/`; install them into consumer
+ *    projects in temp folders (the umbrella with everything; the core alone),
+ *    type-check each with `tsc --module nodenext --strict` and run it.
  *
- * Flags: `--no-tests` skips step 5, `--no-consumer` step 6.
+ * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
+ * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
+ * package (`npx -y node@22`), and the consumers under the first.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
- * --allow-env, --allow-run=npm,node.
+ * --allow-env, --allow-run=npm,npx,node.
  *
  * @example
  * ```sh
@@ -49,15 +58,12 @@ import {
   resolveBare,
   subpathExports,
 } from "./_npm_package.ts";
-import { consumerManifest, consumerSource, consumerTsconfig } from "./_npm_consumer.ts";
+import { consumerManifest, CONSUMERS, consumerTsconfig } from "./_npm_consumer.ts";
 import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
 const testsDir = path.join(root, "tests");
-/** The library's folders (SPEC section 1, and any deno.json exports from); every `.ts` file in them is a module. */
-const libraryDirs = ["core", "policy", "tools", "adapters"];
-const libraryRootFiles = ["mod.ts", "main.ts"];
 /**
  * Deno's `import.meta.main`, which Node 20 lacks: there it is undefined, so a
  * guarded block does not run, and the bin (see {@linkcode binWrapper}) calls the
@@ -128,14 +134,6 @@ function description(modText: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-/** The top folders of deno.json's exports not in {@linkcode libraryDirs}. */
-function exportDirs(config: DenoConfig): string[] {
-  const sources = typeof config.exports === "string" ? [config.exports] : Object.values(config.exports ?? {});
-  const dirs = sources.map((s) => path.normalize(s).split(path.sep)).filter((parts) => parts.length > 1)
-    .map((parts) => parts[0]);
-  return [...new Set(dirs)].filter((d) => !libraryDirs.includes(d));
-}
-
 /** The files `roots` import, directly or not, through relative specifiers; the roots included. */
 function reachable(roots: readonly string[]): Set<string> {
   const seen = new Set<string>();
@@ -151,12 +149,6 @@ function reachable(roots: readonly string[]): Set<string> {
     }
   }
   return seen;
-}
-
-/** The MCP server module: `adapters/mcp/mod.ts`, else `adapters/mcp.ts`. */
-function mcpModule(): string | undefined {
-  return ["adapters/mcp/mod.ts", "adapters/mcp.ts"].find((f) => existsSync(path.join(root, f)))
-    ?.replace(/^/, "./");
 }
 
 /** The whole TAP output of the Node run, in npm/ (outside the package's `files`). */
@@ -206,28 +198,101 @@ function kindOf(file: string): string {
  * library folder by glob, root files by name. The TypeScript sources that
  * npm/ also holds stay out of the package.
  */
-function packageFiles(builtOrAssets: readonly string[]): string[] {
+function packageFiles(builtOrAssets: readonly string[], base: string): string[] {
   const entries = new Set<string>();
   for (const file of builtOrAssets) {
-    const [top, ...rest] = path.relative(outDir, file).split(path.sep);
+    const [top, ...rest] = path.relative(base, file).split(path.sep);
     entries.add(rest.length === 0 ? top : `${top}/**/*${kindOf(file)}`);
   }
   return [...entries];
 }
 
+/** One package of the workspace: the umbrella (folder "") or a member. */
+interface WorkspacePackage {
+  /** Folder relative to the root; "" for the umbrella. */
+  dir: string;
+  /** Its deno.json. */
+  config: DenoConfig;
+  /** The name on npm: the JSR name, except the umbrella's, which is `toolfence`. */
+  npmName: string;
+}
+
+/**
+ * Declarations a package's own `.d.ts` pull in without naming them: web-tree-sitter's
+ * refer to `EmscriptenModule` of `@types/emscripten` (its optional peer), so a
+ * consumer type-checking without `skipLibCheck` needs it.
+ */
+const TYPES_OF: Readonly<Record<string, string>> = { "web-tree-sitter": "@types/emscripten" };
+
+/** valibot: users pass its schemas in, so they bring it (any 1.x). */
+const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
+/**
+ * Needed by one entry point or one tool only, loaded when used: the AI SDK
+ * (`@toolfence/adapters/ai-sdk`), TypeScript (`check_syntax`), ripgrep's
+ * binary (`grep`, which falls back to a `rg` on the PATH or its own engine).
+ */
+const OPTIONAL_PEERS: ReadonlySet<string> = new Set(["ai", "typescript", "@vscode/ripgrep"]);
+
+async function workspacePackages(rootConfig: DenoConfig & { workspace?: string[] }): Promise<WorkspacePackage[]> {
+  const out: WorkspacePackage[] = [{ dir: "", config: rootConfig, npmName: "toolfence" }];
+  for (const member of rootConfig.workspace ?? []) {
+    const dir = path.normalize(member).replace(/\/$/, "");
+    const config = JSON.parse(await readFile(path.join(root, dir, "deno.json"), "utf8")) as DenoConfig;
+    out.push({ dir, config, npmName: config.name! });
+  }
+  return out;
+}
+
+/** `@toolfence/adapters/mcp` -> its file, for every export of every member: how the compiler finds them. */
+function workspacePaths(packages: readonly WorkspacePackage[]): Record<string, string[]> {
+  const paths: Record<string, string[]> = {};
+  for (const pkg of packages) {
+    if (pkg.dir === "") continue;
+    for (const [sub, file] of Object.entries(subpathExports(pkg.config, undefined))) {
+      paths[sub === "." ? pkg.config.name! : `${pkg.config.name}${sub.slice(1)}`] = [path.join(root, pkg.dir, file)];
+    }
+  }
+  return paths;
+}
+
+/** Whether `file` (absolute) belongs to `pkg`: under its folder, or for the umbrella under none of the members'. */
+function belongsTo(file: string, pkg: WorkspacePackage, memberDirs: readonly string[]): boolean {
+  const rel = path.relative(root, file);
+  if (pkg.dir !== "") return rel.startsWith(pkg.dir + path.sep);
+  return !memberDirs.some((d) => rel.startsWith(d + path.sep));
+}
+
+/** The program that runs Node: `node`, or `npx -y node@<version>` (the `node` npm package) for another version. */
+function nodeCommand(version: string | undefined): [string, string[]] {
+  return version === undefined ? ["node", []] : ["npx", ["-y", `node@${version}`]];
+}
+
+/** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
+export const TARBALL_DIR = "tarballs";
+
 async function main(args: string[]): Promise<number> {
   const wantTests = !args.includes("--no-tests");
   const wantConsumer = !args.includes("--no-consumer");
+  const nodeFlag = args.indexOf("--node");
+  const nodeVersions: (string | undefined)[] = nodeFlag >= 0 ? args[nodeFlag + 1].split(",") : [undefined];
   const buildStarted = performance.now();
-  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig;
+  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig & {
+    workspace?: string[];
+  };
   const imports = config.imports ?? {};
+  const packages = await workspacePackages(config);
+  const memberDirs = packages.filter((p) => p.dir !== "").map((p) => p.dir);
   let failures = 0;
 
   let started = step("Compiling with the TypeScript compiler API (nodenext, ES2023)");
   await cleanOutput();
+  const rootEntries = [...Object.values(subpathExports(config, undefined)), "main.ts"].map((f) => path.join(root, f));
+  const rootFiles = [...reachable(rootEntries)].filter((f) =>
+    !memberDirs.some((d) => f.startsWith(path.join(root, d)))
+  );
   const libraryTree = [
-    ...libraryRootFiles.map((f) => path.join(root, f)).filter((f) => existsSync(f)),
-    ...(await Promise.all([...libraryDirs, ...exportDirs(config)].map((d) => walk(path.join(root, d))))).flat(),
+    ...rootFiles,
+    ...(await Promise.all(memberDirs.map((d) => walk(path.join(root, d))))).flat(),
   ];
   const testTree = await walk(testsDir);
   const librarySources = libraryTree.filter((f) => isCompilable(f) && !isTestFile(f));
@@ -236,7 +301,13 @@ async function main(args: string[]): Promise<number> {
   const isFixture = (f: string) => path.relative(testsDir, f).split(path.sep).includes("fixtures");
   const testSources = testTree.filter((f) => isCompilable(f) && !isFixture(f));
   const result = compile(
-    { root, outDir, rootNames: [...librarySources, ...testSources], ambient: DENO_ONLY_TYPES },
+    {
+      root,
+      outDir,
+      rootNames: [...librarySources, ...testSources],
+      ambient: DENO_ONLY_TYPES,
+      paths: workspacePaths(packages),
+    },
     isBareSpecifier,
   );
   // Child scripts that no test imports may be Deno's alone (started with `deno run`): their errors are shown, not fatal.
@@ -253,6 +324,14 @@ async function main(args: string[]): Promise<number> {
   const library = result.emitted.filter((e) => librarySet.has(e.source));
   const tests = result.emitted.filter((e) => !librarySet.has(e.source));
   console.log(`   ${library.length} library files and ${tests.length} test files emitted`);
+  // A declaration file that imports web-tree-sitter's types needs @types/emscripten's globals; web-tree-sitter's own
+  // declarations do not say so, so ours do (a consumer with `"types": ["node"]` would not load them otherwise).
+  for (const emitted of library.filter((e) => e.path.endsWith(".d.ts"))) {
+    const implied = [...new Set(emitted.bare.map(packageNameOf).filter((n) => Object.hasOwn(TYPES_OF, n)))];
+    if (implied.length === 0) continue;
+    const references = implied.map((n) => `/// <reference types="${TYPES_OF[n].replace(/^@types\//, "")}" />\n`);
+    await writeFile(emitted.path, references.join("") + await readFile(emitted.path, "utf8"));
+  }
   if (fatal.length > 0) {
     console.log(`   ${fatal.length} type errors under Node's module rules`);
     failures++;
@@ -267,59 +346,75 @@ async function main(args: string[]): Promise<number> {
     await mkdir(path.dirname(target), { recursive: true });
     await copyFile(file, target);
   }
-  for (const file of ["README.md", "LICENSE"]) {
-    if (existsSync(path.join(root, file))) await copyFile(path.join(root, file), path.join(outDir, file));
-    else console.log(`   warning: ${file} is missing`);
+  for (const pkg of packages) {
+    for (const file of ["README.md", "LICENSE"]) {
+      if (existsSync(path.join(root, file))) await copyFile(path.join(root, file), path.join(outDir, pkg.dir, file));
+      else console.log(`   warning: ${file} is missing`);
+    }
   }
   console.log(`   ${libraryTree.length + testTree.length} files copied`);
   done(started);
 
-  started = step("Writing package.json");
-  const exportsMap = subpathExports(config, mcpModule());
-  const mainSource = path.join(root, "main.ts");
-  // The bin needs main.ts's `main(args)`: Node 20 has no `import.meta.main` to start it by.
-  const binSource =
-    existsSync(mainSource) && /export\s+async\s+function\s+main\s*\(/.test(await readFile(mainSource, "utf8"))
+  started = step("Writing a package.json per package");
+  const workspaceRanges = Object.fromEntries(
+    packages.filter((p) => p.dir !== "").map((p) => [p.config.name!, `^${p.config.version}`]),
+  );
+  for (const pkg of packages) {
+    const pkgOut = path.join(outDir, pkg.dir);
+    const own = library.filter((e) => belongsTo(e.source, pkg, memberDirs));
+    const assets = libraryTree.filter((f) => !isCompilable(f) && belongsTo(f, pkg, memberDirs))
+      .map((f) => path.join(outDir, path.relative(root, f)));
+    const files = packageFiles([...own.map((e) => e.path), ...assets], pkgOut);
+    for (const file of ["README.md", "LICENSE"]) if (existsSync(path.join(pkgOut, file))) files.push(file);
+    const isUmbrella = pkg.dir === "";
+    const mainSource = path.join(root, "main.ts");
+    // The bin needs main.ts's `main(args)`: Node has no `import.meta.main` to start it by.
+    const binSource = isUmbrella && existsSync(mainSource) &&
+        /export\s+async\s+function\s+main\s*\(/.test(await readFile(mainSource, "utf8"))
       ? "./main.ts"
       : undefined;
-  const libraryAssets = libraryTree.filter((f) => !isCompilable(f)).map((f) =>
-    path.join(outDir, path.relative(root, f))
-  );
-  const files = packageFiles([...library.map((e) => e.path), ...libraryAssets]);
-  for (const file of ["README.md", "LICENSE"]) if (existsSync(path.join(outDir, file))) files.push(file);
-  if (binSource !== undefined) files.push(binFile);
-  const plan = planDependencies({
-    runtime: library.filter((e) => e.path.endsWith(".js")).flatMap((e) => e.bare),
-    types: library.filter((e) => e.path.endsWith(".d.ts")).flatMap((e) => e.bare),
-    tests: tests.flatMap((e) => e.bare),
-  }, imports);
-  const manifest = packageJson({
-    config,
-    exports: exportsMap,
-    bin: binSource ? binFile : undefined,
-    files,
-    plan,
-    description: description(await readFile(path.join(root, "mod.ts"), "utf8")),
-  });
-  await writeFile(path.join(outDir, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
-  if (binSource !== undefined) {
-    const bin = path.join(outDir, binFile);
-    await mkdir(path.dirname(bin), { recursive: true });
-    await writeFile(bin, binWrapper(`../${emittedStem(binSource).slice(2)}.js`));
-    await chmod(bin, 0o755);
-  }
-  console.log(
-    `   exports: ${Object.keys(exportsMap).join(", ")}; bin: ${
-      binSource ? binFile : "none (no main.ts exporting main)"
-    }`,
-  );
-  console.log(`   dependencies: ${Object.keys(plan.dependencies).join(", ") || "none"}`);
-  if (Object.keys(plan.peerDependencies).length > 0) {
-    console.log(`   optional peers (types only): ${Object.keys(plan.peerDependencies).join(", ")}`);
+    if (binSource !== undefined) files.push(binFile);
+    // A member resolves through its own import map (caret ranges) first, then the root's.
+    const packageImports = { ...imports, ...(pkg.config.imports ?? {}) };
+    const declarations = own.filter((e) => e.path.endsWith(".d.ts")).flatMap((e) => e.bare);
+    const implied = declarations.map(packageNameOf).filter((n) => Object.hasOwn(TYPES_OF, n)).map((n) => TYPES_OF[n]);
+    const plan = planDependencies(
+      {
+        runtime: [...own.filter((e) => e.path.endsWith(".js")).flatMap((e) => e.bare), ...implied],
+        types: declarations,
+        tests: isUmbrella ? tests.flatMap((e) => e.bare) : [],
+      },
+      packageImports,
+      { workspace: workspaceRanges, peers: PEERS, optionalPeers: OPTIONAL_PEERS },
+    );
+    const exportsMap = subpathExports(pkg.config, undefined);
+    const manifest = packageJson({
+      config: pkg.config,
+      name: pkg.npmName,
+      exports: exportsMap,
+      bin: binSource ? binFile : undefined,
+      files,
+      plan,
+      description: description(await readFile(path.join(root, pkg.dir, "mod.ts"), "utf8")),
+      workspaces: isUmbrella ? memberDirs : undefined,
+    });
+    await writeFile(path.join(pkgOut, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
+    if (binSource !== undefined) {
+      const bin = path.join(pkgOut, binFile);
+      await mkdir(path.dirname(bin), { recursive: true });
+      await writeFile(bin, binWrapper(`../${emittedStem(binSource).slice(2)}.js`));
+      await chmod(bin, 0o755);
+    }
+    const section = (name: string, record: Record<string, string>) =>
+      Object.keys(record).length ? `; ${name}: ${Object.entries(record).map(([k, v]) => `${k}@${v}`).join(", ")}` : "";
+    console.log(
+      `   ${pkg.npmName}: exports ${Object.keys(exportsMap).join(", ")}${binSource ? `; bin ${binFile}` : ""}` +
+        section("dependencies", plan.dependencies) + section("peers", plan.peerDependencies),
+    );
   }
   done(started);
 
-  started = step("npm install (in npm/)");
+  started = step("npm install (in npm/, the members as npm workspaces)");
   const install = await run(
     "npm",
     ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
@@ -332,77 +427,112 @@ async function main(args: string[]): Promise<number> {
   }
 
   if (wantTests) {
-    started = step("Running the test suite under node --test against the build");
-    const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-      .map((e) => path.relative(outDir, e.path)).sort();
-    // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
-    const node = await run(
-      "node",
-      ["--test", "--test-reporter=tap", `--test-concurrency=${Math.max(2, os.availableParallelism())}`, ...testFiles],
-      outDir,
-      (line) => isHeadline(line) && console.log(line),
-    );
-    await writeFile(path.join(outDir, TAP_FILE), node.stdout);
-    const failed = failureDetails(node.stdout);
-    if (failed.length > 0) console.log(`\nFailed under Node:\n${failed.join("\n")}`);
-    const counts = tapCounts(node.stdout);
-    console.log(
-      `   node --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ${counts.tests}; ` +
-        `${skipped(node.stdout).length} tests or suites skipped (whole TAP in npm/${TAP_FILE})`,
-    );
-    if (node.code !== 0) failures++;
-    done(started);
+    for (const version of nodeVersions) {
+      started = step(`Running the test suite under node ${version ?? "(on the PATH)"} --test against the build`);
+      const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+        .map((e) => path.relative(outDir, e.path)).sort();
+      const [program, prefix] = nodeCommand(version);
+      await run(program, [...prefix, "--version"], outDir);
+      // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
+      const node = await run(
+        program,
+        [
+          ...prefix,
+          "--test",
+          "--test-reporter=tap",
+          `--test-concurrency=${Math.max(2, os.availableParallelism())}`,
+          ...testFiles,
+        ],
+        outDir,
+        (line) => isHeadline(line) && console.log(line),
+      );
+      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+      const failed = failureDetails(node.stdout);
+      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+      const counts = tapCounts(node.stdout);
+      console.log(
+        `   node ${
+          version ?? ""
+        } --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ${counts.tests}; ` +
+          `${skipped(node.stdout).length} tests or suites skipped`,
+      );
+      if (node.code !== 0) failures++;
+      done(started);
+    }
   }
 
-  if (wantConsumer) {
-    started = step("Consumer project: npm pack, install, tsc --module nodenext --strict, run");
-    const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
-    try {
-      const pack = await run("npm", ["pack", "--silent", "--pack-destination", consumer], outDir, () => {});
-      const tarball = pack.stdout.trim().split("\n").pop() ?? "";
-      // The consumer depends on what it imports, at deno.json's versions, like a user following the README.
-      const consumerDependencies: Record<string, string> = {};
-      for (const specifier of importedSpecifiers("main.ts", consumerSource).filter(isBareSpecifier)) {
-        if (packageNameOf(specifier) === "toolfence") continue;
-        const { importName, target } = resolveBare(specifier, imports);
-        consumerDependencies[importName] = dependencyVersion(importName, target);
-      }
-      const typesNode = resolveBare("@types/node", imports);
-      await writeFile(
-        path.join(consumer, "package.json"),
-        JSON.stringify(
-          consumerManifest(path.join(consumer, tarball), consumerDependencies, {
-            "@types/node": dependencyVersion("@types/node", typesNode.target),
-          }),
-          null,
-          2,
-        ),
-      );
-      await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2));
-      await writeFile(path.join(consumer, "main.ts"), consumerSource);
-      const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
-      const steps: [string, string[]][] = [
-        ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
-        ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
-        ["node", ["dist/main.js"]],
-      ];
-      if (pack.code !== 0 || !tarball.endsWith(".tgz")) {
-        console.log("   npm pack failed");
-        failures++;
-      } else {
-        for (const [program, programArgs] of steps) {
-          console.log(`   $ ${program} ${programArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
-          if ((await run(program, programArgs, consumer)).code !== 0) {
+  started = step("npm pack: one tarball per package");
+  const tarballDir = path.join(outDir, TARBALL_DIR);
+  await mkdir(tarballDir, { recursive: true });
+  const tarballs = new Map<string, string>();
+  for (const pkg of packages) {
+    const pack = await run(
+      "npm",
+      ["pack", "--silent", "--pack-destination", tarballDir],
+      path.join(outDir, pkg.dir),
+      () => {},
+    );
+    const tarball = pack.stdout.trim().split("\n").pop() ?? "";
+    if (pack.code !== 0 || !tarball.endsWith(".tgz")) {
+      console.log(`   npm pack failed for ${pkg.npmName}`);
+      failures++;
+      continue;
+    }
+    tarballs.set(pkg.npmName, path.join(tarballDir, tarball));
+    console.log(`   ${pkg.npmName}: ${TARBALL_DIR}/${tarball}`);
+  }
+  done(started);
+
+  if (wantConsumer && tarballs.size === packages.length) {
+    const [program, prefix] = nodeCommand(nodeVersions[0]);
+    for (const check of CONSUMERS) {
+      started = step(`Consumer project (${check.title}): install the tarballs, tsc --module nodenext --strict, run`);
+      const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
+      try {
+        // The consumer depends on what it imports, at deno.json's versions, like a user following the README;
+        // the packages of the workspace come from their tarballs (they are on no registry yet).
+        const consumerDependencies: Record<string, string> = {};
+        for (const specifier of importedSpecifiers("main.ts", check.source).filter(isBareSpecifier)) {
+          const name = packageNameOf(specifier);
+          if (tarballs.has(name) || name === "toolfence") continue;
+          const { importName, target } = resolveBare(specifier, imports);
+          consumerDependencies[importName] = dependencyVersion(importName, target);
+        }
+        const local = Object.fromEntries(
+          check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
+        );
+        const typesNode = resolveBare("@types/node", imports);
+        await writeFile(
+          path.join(consumer, "package.json"),
+          JSON.stringify(
+            consumerManifest(local, consumerDependencies, {
+              "@types/node": dependencyVersion("@types/node", typesNode.target),
+            }),
+            null,
+            2,
+          ),
+        );
+        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2));
+        await writeFile(path.join(consumer, "main.ts"), check.source);
+        const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
+        const steps: [string, string[]][] = [
+          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
+          ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
+          [program, [...prefix, "dist/main.js"]],
+        ];
+        for (const [stepProgram, stepArgs] of steps) {
+          console.log(`   $ ${stepProgram} ${stepArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
+          if ((await run(stepProgram, stepArgs, consumer)).code !== 0) {
             console.log("   consumer check failed");
             failures++;
             break;
           }
         }
+      } finally {
+        await rm(consumer, { recursive: true, force: true });
       }
-    } finally {
-      await rm(consumer, { recursive: true, force: true });
+      done(started);
     }
-    done(started);
   }
 
   console.log(

@@ -1,11 +1,14 @@
 /**
- * Checks that the package would publish to JSR cleanly, offline:
+ * Checks that every package of the workspace (the umbrella and each member)
+ * would publish to JSR cleanly, offline:
  *
- * 1. `deno publish --dry-run --allow-dirty`: the slow-types check (explicit
- *    types on everything exported) and that every file can be published;
- * 2. `deno doc --lint` on every module deno.json exports: each exported symbol
+ * 1. `deno publish --dry-run --allow-dirty` in the package's folder: the
+ *    slow-types check (explicit types on everything exported) and that every
+ *    file can be published;
+ * 2. `deno doc --lint` on each module a deno.json exports, on its own: each exported symbol
  *    has JSDoc, functions and methods have explicit return types, and the
- *    public API names no private type of ours. References to the types of npm
+ *    public API names no private type of ours (a type another package of the
+ *    workspace exports counts as public). References to the types of npm
  *    dependencies (valibot's `GenericSchema`, ...) are not ours to make public
  *    and are left out.
  *
@@ -23,13 +26,14 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { declaredSurface, entryPoints } from "./public_api.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-async function deno(args: string[]): Promise<{ code: number; output: string }> {
+async function deno(args: string[], cwd = root): Promise<{ code: number; output: string }> {
   const out = await new Deno.Command("deno", {
     args,
-    cwd: root,
+    cwd,
     env: { NO_COLOR: "1" },
     stdin: "null",
   }).output();
@@ -86,30 +90,43 @@ async function declaredTypeNames(): Promise<Set<string>> {
 
 async function main(): Promise<number> {
   let failed = false;
-  const publish = await deno(["publish", "--dry-run", "--allow-dirty"]);
-  if (publish.code === 0) {
-    console.log("deno publish --dry-run: ok (no slow types)");
-  } else {
-    failed = true;
-    console.log(`deno publish --dry-run failed:\n${publish.output}`);
-  }
-
-  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8"));
-  const entries = typeof config.exports === "string" ? [config.exports] : Object.values(config.exports ?? {});
-  const lint = await deno(["doc", "--lint", ...(entries as string[])]);
+  const rootConfig = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8"));
   const ours = await declaredTypeNames();
-  const problems = parseDocLint(lint.output).filter((p) => {
-    if (p.rule !== "private-type-ref") return true;
-    const referenced = /references private type '([^']+)'/.exec(p.message)?.[1];
-    return referenced !== undefined && ours.has(referenced);
-  });
-  if (problems.length === 0 && (lint.code === 0 || parseDocLint(lint.output).length > 0)) {
-    console.log(`deno doc --lint ${entries.join(" ")}: ok`);
-  } else {
-    failed = true;
-    console.log(`deno doc --lint found ${problems.length || "unparsed"} problems in the exported API:`);
-    for (const p of problems) console.log(`  ${p.location}  [${p.rule}] ${p.message}`);
-    if (problems.length === 0) console.log(lint.output);
+  // A type another package of the workspace exports is public there: JSR links to it.
+  const exportedSomewhere = new Set<string>();
+  for (const file of (await entryPoints()).values()) {
+    for (const name of declaredSurface(await readFile(path.join(root, file), "utf8"))) {
+      exportedSomewhere.add(name.replace(/^type /, ""));
+    }
+  }
+  for (const dir of ["", ...(rootConfig.workspace as string[])]) {
+    const folder = path.join(root, dir);
+    const config = JSON.parse(await readFile(path.join(folder, "deno.json"), "utf8"));
+    const publish = await deno(["publish", "--dry-run", "--allow-dirty"], folder);
+    if (publish.code === 0) {
+      console.log(`${config.name}: deno publish --dry-run: ok (no slow types)`);
+    } else {
+      failed = true;
+      console.log(`${config.name}: deno publish --dry-run failed:\n${publish.output}`);
+    }
+    const entries = typeof config.exports === "string" ? [config.exports] : Object.values(config.exports ?? {});
+    for (const entry of entries as string[]) {
+      const file = path.join(dir, entry);
+      const lint = await deno(["doc", "--lint", file]);
+      const problems = parseDocLint(lint.output).filter((p) => {
+        if (p.rule !== "private-type-ref") return true;
+        const referenced = /references private type '([^']+)'/.exec(p.message)?.[1];
+        return referenced !== undefined && ours.has(referenced) && !exportedSomewhere.has(referenced);
+      });
+      if (problems.length === 0 && (lint.code === 0 || parseDocLint(lint.output).length > 0)) {
+        console.log(`${config.name}: deno doc --lint ${file}: ok`);
+      } else {
+        failed = true;
+        console.log(`${config.name}: deno doc --lint ${file} found ${problems.length || "unparsed"} problems:`);
+        for (const p of problems) console.log(`  ${p.location}  [${p.rule}] ${p.message}`);
+        if (problems.length === 0) console.log(lint.output);
+      }
+    }
   }
   return failed ? 1 : 0;
 }

@@ -20,11 +20,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import "../tools/mod.ts";
 import { printedFlags, runNarrow } from "./policy/_narrow_run.ts";
 import { denoFlagsForNeeds } from "../policy/fence.ts";
 import fc from "fast-check";
-import { toolGroup, toolGroupNames } from "../core/groups.ts";
+import { toolGroup } from "../core/groups.ts";
+import { BUILTIN_GROUPS } from "../tools/mod.ts";
+
+const toolGroupNames = (): string[] => Object.keys(BUILTIN_GROUPS);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
@@ -170,7 +172,7 @@ async function served(
 async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
   await served(groups, adjust, async ({ client, flags, stderr }) => {
     // Tools that need a model capability (request_image: vision) are for clients that declare it.
-    const names = groups.split(",").flatMap((g) => toolGroup(g).filter((t) => !t.requires?.length))
+    const names = groups.split(",").flatMap((g) => toolGroup(BUILTIN_GROUPS, g).filter((t) => !t.requires?.length))
       .map((t) => t.name);
     const listed = (await client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
@@ -204,7 +206,7 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
     const called = new Set(CALLS.map((c) => c.name));
     for (const group of known) {
       // request_image needs a vision model, which no MCP client declares to toolfence.
-      for (const t of toolGroup(group).filter((t) => !t.requires?.length)) {
+      for (const t of toolGroup(BUILTIN_GROUPS, group).filter((t) => !t.requires?.length)) {
         assert.ok(called.has(t.name), `no call for ${t.name}`);
       }
     }
@@ -248,7 +250,7 @@ describe("the printed flags are exactly enough", () => {
         const workdir = await makeWorkspace(top);
         const tempParent = join(top, "tmp");
         await mkdir(tempParent);
-        const tools = groups.flatMap((g) => toolGroup(g)).filter((t) => !t.requires?.length);
+        const tools = groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g)).filter((t) => !t.requires?.length);
         const all = tools.map((t) => t.name);
         const flags = await flagsFor(workdir, tempParent, groups.join(","));
         const probe = (f: string[]) => runNarrow(f, { workdir, tempParent, groups, calls: [] });

@@ -3,8 +3,8 @@
 // reported success. Arguments are checked before any tool runs, keys and
 // values at every depth, without recursion (the value may be deeply nested).
 
-import { ToolError } from "../../core/errors.ts";
-import type { BeforeCallHook } from "../../core/hooks.ts";
+import { ToolError } from "@toolfence/core";
+import type { BeforeCallHook } from "@toolfence/core";
 
 /** The JSON path of the first string (or key) holding a lone surrogate, or undefined. */
 export function loneSurrogateAt(value: unknown): string | undefined {

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
-import type { JsonSchema } from "../../core/schema.ts";
+import type { AnyTool } from "@toolfence/core";
+import type { JsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
@@ -45,7 +45,7 @@ export interface McpToolSpec {
  *
  * @example
  * ```ts
- * import { titleOf } from "./dialect.ts";
+ * import { titleOf } from "@toolfence/adapters/mcp";
  * console.log(titleOf({ name: "read_file" } as never)); // "Read file"
  * ```
  */
@@ -66,7 +66,7 @@ export function titleOf(t: AnyTool): string {
  *
  * @example
  * ```ts
- * import { mcpAnnotations } from "./dialect.ts";
+ * import { mcpAnnotations } from "@toolfence/adapters/mcp";
  * console.log(mcpAnnotations({ name: "read_file", readOnly: true, permissions: ["read"] } as never));
  * // { title: "Read file", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
  * ```
@@ -91,8 +91,8 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { tool } from "../../core/tool.ts";
- * import { mcpTools } from "./dialect.ts";
+ * import { tool } from "@toolfence/core";
+ * import { mcpTools } from "@toolfence/adapters/mcp";
  * const echo = tool({ name: "echo", description: "Echo.", input: v.object({ text: v.string() }), readOnly: true, run: (a) => a.text });
  * console.log(mcpTools([echo])[0].annotations.readOnlyHint); // true
  * ```

@@ -11,8 +11,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError } from "../../core/errors.ts";
-import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "../../core/host.ts";
+import { ToolError } from "@toolfence/core";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
 
 /** Options of {@linkcode elicitationHost}. */
 export interface ElicitationHostOptions {
@@ -45,7 +45,7 @@ function refused(title: string, message: string, why: string, hint: string): Too
  * @example
  * ```ts
  * import { Server } from "@modelcontextprotocol/sdk/server/index.js";
- * import { elicitationHost } from "./elicitation_host.ts";
+ * import { elicitationHost } from "@toolfence/adapters/mcp";
  * const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
  * const host = elicitationHost(server);
  * // Before a client connects there is nobody to ask:

@@ -67,7 +67,7 @@ function mib(bytes: number): string {
  * @example
  * ```ts ignore
  * import { Server } from "@modelcontextprotocol/sdk/server/index.js";
- * import { LineTransport } from "./line_transport.ts";
+ * import { LineTransport } from "@toolfence/adapters/mcp";
  * const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: {} });
  * const transport = new LineTransport({ maxMessageBytes: 128 * 1024 * 1024 });
  * await server.connect(transport);

@@ -13,8 +13,14 @@
  * @module
  */
 
-export * from "./server.ts";
-export * from "./stdio.ts";
-export * from "./line_transport.ts";
-export * from "./elicitation_host.ts";
-export * from "./dialect.ts";
+export {
+  artifactUri,
+  createMcpServer,
+  type McpServerOptions,
+  type McpToolServer,
+  TOOLFENCE_VERSION,
+} from "./server.ts";
+export { CANCEL_GRACE_MS, DRAIN_MS, serveStdio, type StdioServeOptions, type StdioServer } from "./stdio.ts";
+export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
+export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
+export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./dialect.ts";

@@ -31,19 +31,19 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Host } from "../../core/host.ts";
-import type { ArtifactRef, ToolResult } from "../../core/result.ts";
-import { toModelText } from "../../core/result.ts";
-import { Session, type SessionOptions } from "../../core/session.ts";
-import { isConcurrencySafe } from "../../core/tool.ts";
-import type { ToolBox } from "../../core/toolbox.ts";
+import type { Host } from "@toolfence/core";
+import type { ArtifactRef, ToolResult } from "@toolfence/core";
+import { toModelText } from "@toolfence/core";
+import { Session, type SessionOptions } from "@toolfence/policy";
+import { isConcurrencySafe } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import { base64, takeImagesOf } from "../_calls.ts";
 import { ExclusiveGate } from "../_exclusive_gate.ts";
 import { mcpTools } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
-import { knownSandboxState, type SandboxMode, type SandboxState, sandboxState } from "../../policy/sandbox.ts";
+import { knownSandboxState, type SandboxMode, type SandboxState, sandboxState } from "@toolfence/policy";
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
@@ -85,7 +85,7 @@ const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
  *
  * @example
  * ```ts
- * import { artifactUri } from "./server.ts";
+ * import { artifactUri } from "@toolfence/adapters/mcp";
  * console.log(artifactUri({ sha256: "ab".repeat(32) })); // artifact://sha256/abab...
  * ```
  */
@@ -134,8 +134,8 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
  * @example
  * ```ts
  * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
- * import { ToolBox } from "../../core/mod.ts";
- * import { createMcpServer } from "./server.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { createMcpServer } from "@toolfence/adapters/mcp";
  * const { server, close } = createMcpServer(new ToolBox(), { workspace: Deno.cwd() });
  * const [, serverSide] = InMemoryTransport.createLinkedPair();
  * await server.connect(serverSide);

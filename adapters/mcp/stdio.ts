@@ -14,7 +14,7 @@
 
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import type { ToolBox } from "../../core/toolbox.ts";
+import type { ToolBox } from "@toolfence/core";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 import { LineTransport } from "./line_transport.ts";
 
@@ -55,9 +55,9 @@ function within(ms: number, work: Promise<unknown>): Promise<void> {
  *
  * @example
  * ```ts ignore
- * import { ToolBox } from "../../core/mod.ts";
- * import "../../tools/mod.ts";
- * import { serveStdio } from "./stdio.ts";
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import "@toolfence/tools";
+ * import { serveStdio } from "@toolfence/adapters/mcp";
  * const running = await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
  * Deno.addSignalListener("SIGTERM", () => void running.shutdown("SIGTERM"));
  * await running.closed;

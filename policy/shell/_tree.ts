@@ -14,7 +14,7 @@
  * @module
  */
 import type { Tree } from "web-tree-sitter";
-import { parseBash } from "./_parser.ts";
+import { parseBash } from "./parser.ts";
 import { Walker } from "./_walker.ts";
 
 export { quoteSource } from "./_literals.ts";

@@ -35,7 +35,7 @@ import { gitSubcommandWords } from "./_flag_rules_git.ts";
  *
  * @example
  * ```ts
- * import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
+ * import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
  * console.log(DEFAULT_COMMAND_ALLOWLIST.includes("git status")); // true
  * ```
  */
@@ -154,7 +154,7 @@ function versionQueries(programs: string): string[] {
  *
  * @example
  * ```ts
- * import { PROJECT_CODE_COMMANDS } from "./allowlist.ts";
+ * import { PROJECT_CODE_COMMANDS } from "@toolfence/policy";
  * console.log(PROJECT_CODE_COMMANDS.includes("deno test")); // true
  * ```
  */
@@ -245,7 +245,7 @@ export interface AllowlistEntry {
  *
  * @example
  * ```ts
- * import { parseAllowlistEntry } from "./allowlist.ts";
+ * import { parseAllowlistEntry } from "@toolfence/policy";
  * parseAllowlistEntry("sandbox: make test"); // { words: ["make", "test"], exact: false, sandbox: true }
  * parseAllowlistEntry("=node --version"); // { words: ["node", "--version"], exact: true, sandbox: false }
  * ```
@@ -267,7 +267,7 @@ export function parseAllowlistEntry(entry: string): AllowlistEntry {
  *
  * @example
  * ```ts
- * import { runsProjectCode } from "./allowlist.ts";
+ * import { runsProjectCode } from "@toolfence/policy";
  * runsProjectCode(["npm", "test"]); // true
  * runsProjectCode(["git", "branch", "-a"]); // false
  * ```
@@ -300,7 +300,7 @@ export function runsProjectCode(words: readonly string[], list: readonly string[
  *
  * @example
  * ```ts
- * import { matchesAllowlist } from "./allowlist.ts";
+ * import { matchesAllowlist } from "@toolfence/policy";
  * matchesAllowlist(["git", "diff", "--cached"], ["git diff"]); // "git diff"
  * matchesAllowlist(["git", "difftool"], ["git diff"]); // undefined
  * ```

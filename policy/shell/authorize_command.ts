@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { ToolError } from "../../core/errors.ts";
-import type { ChoiceSource } from "../../core/host.ts";
+import { ToolError } from "@toolfence/core";
+import type { ChoiceSource } from "@toolfence/core";
 import { checkCommand, type CommandCheck, commandSandbox } from "./check_command.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
@@ -104,9 +104,9 @@ function denied(
  *
  * @example
  * ```ts
- * import { authorizeCommand } from "./authorize_command.ts";
- * import { autoHost } from "../hosts.ts";
- * import { PolicyState } from "../state.ts";
+ * import { authorizeCommand } from "@toolfence/policy";
+ * import { autoHost } from "@toolfence/policy";
+ * import { PolicyState } from "@toolfence/policy";
  * const options = { state: new PolicyState(), asker: autoHost() };
  * console.log((await authorizeCommand(options, "git status")).via); // "allowlist"
  * try {

@@ -212,7 +212,7 @@ function judge(
  *
  * @example
  * ```ts
- * import { checkCommand } from "./check_command.ts";
+ * import { checkCommand } from "@toolfence/policy";
  * const check = await checkCommand("git status && rm x", {
  *   allowlist: ["git status"],
  * });
@@ -272,7 +272,7 @@ export async function checkCommand(
  *
  * @example
  * ```ts
- * import { commandSandbox } from "./check_command.ts";
+ * import { commandSandbox } from "@toolfence/policy";
  * const state = await commandSandbox("auto");
  * console.log(state.available ? "sandboxed" : `no sandbox: ${state.reason}`);
  * ```

@@ -36,7 +36,7 @@ export interface RiskAssessor {
  *
  * @example
  * ```ts
- * import { ALWAYS_ASK_KINDS } from "./risk.ts";
+ * import { ALWAYS_ASK_KINDS } from "@toolfence/policy";
  * console.log(ALWAYS_ASK_KINDS.includes("change_system_status")); // true
  * ```
  */
@@ -206,8 +206,8 @@ function worst(assessments: RiskAssessment[]): RiskAssessment | undefined {
  *
  * @example
  * ```ts
- * import { checkCommand } from "./check_command.ts";
- * import { rulesRiskAssessor } from "./risk.ts";
+ * import { checkCommand } from "@toolfence/policy";
+ * import { rulesRiskAssessor } from "@toolfence/policy";
  * const command = "rm -rf build";
  * const assessment = await rulesRiskAssessor.assess(command, await checkCommand(command));
  * console.log(assessment.decision, assessment.kind); // "reject" "destroy_data"
@@ -286,7 +286,7 @@ export const rulesRiskAssessor: RiskAssessor = {
  *
  * @example
  * ```ts
- * import { promptForAssessment } from "./risk.ts";
+ * import { promptForAssessment } from "@toolfence/policy";
  * const prompt = promptForAssessment("rm -rf build", {
  *   decision: "reject",
  *   kind: "destroy_data",

@@ -10,7 +10,7 @@ import * as v from "valibot";
 import { generateText, isStepCount } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { tool } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import type { ToolResult } from "../../core/result.ts";
 import { aiSdkTools } from "../../adapters/ai_sdk.ts";
 import { withSession } from "../core/_helpers.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import "../../adapters/dialects.ts";
 import { type AnyTool, tool } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import type { JsonSchema } from "../../core/schema.ts";
 import { openFence } from "../../policy/fence.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";

@@ -20,7 +20,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { tool } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { createMcpServer, type McpServerOptions } from "../../adapters/mcp/mod.ts";
 
 const PNG = Uint8Array.from(

@@ -9,7 +9,7 @@ import type OpenAI from "openai";
 import type Anthropic from "@anthropic-ai/sdk";
 import type * as Genai from "@google/genai";
 import { tool } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { ToolError } from "../../core/errors.ts";
 import { openFence } from "../../policy/fence.ts";
 import {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { Ajv } from "ajv";
 import { tool } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import type { JsonSchema } from "../../core/schema.ts";
 import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schema.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";

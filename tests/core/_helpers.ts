@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session, type SessionOptions } from "../../core/session.ts";
+import { Session, type SessionOptions } from "../../policy/session.ts";
 
 /** Runs `fn` with a session over a fresh temporary workspace, then cleans up. */
 export async function withSession<T>(

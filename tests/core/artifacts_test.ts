@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { FileArtifactStore, MemoryArtifactStore, readArtifactWindow } from "../../core/artifacts.ts";
+import { atomicWrite } from "../../policy/atomic_write.ts";
 import { ToolError } from "../../core/errors.ts";
 
 for (
@@ -13,7 +14,7 @@ for (
     ["file", async () => {
       const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
       return {
-        store: new FileArtifactStore(join(dir, "store")),
+        store: new FileArtifactStore(join(dir, "store"), atomicWrite),
         cleanup: () => rm(dir, { recursive: true, force: true }),
       };
     }],
@@ -76,7 +77,7 @@ for (
 test("file store: written atomically by hash, verified on read", async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
   try {
-    const store = new FileArtifactStore(dir);
+    const store = new FileArtifactStore(dir, atomicWrite);
     const ref = await store.put("original content");
     assert.deepEqual(await readdir(dir), [ref.sha256]);
     await writeFile(join(dir, ref.sha256), "tampered content");
@@ -91,7 +92,7 @@ test("file store: a folder given through a symlink works (writes go to its real 
   try {
     const { symlink } = await import("node:fs/promises");
     await symlink(dir, `${dir}-link`);
-    const store = new FileArtifactStore(`${dir}-link/store`);
+    const store = new FileArtifactStore(`${dir}-link/store`, atomicWrite);
     const ref = await store.put("through a link");
     assert.equal(new TextDecoder().decode(await store.get(ref.id)), "through a link");
     assert.deepEqual(await readdir(join(dir, "store")), [ref.sha256]);

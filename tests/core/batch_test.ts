@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
-import { planSegments } from "../../core/executor.ts";
+import { planSegments } from "../../core/batch.ts";
 import { delay, withSession } from "./_helpers.ts";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);

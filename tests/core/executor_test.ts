@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { ToolError } from "../../core/errors.ts";
 import { readArtifactWindow } from "../../core/artifacts.ts";

@@ -1,13 +1,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { ToolNameConflictError, UsageError } from "../../core/errors.ts";
-import { registerToolGroup } from "../../core/groups.ts";
+import { ToolBox as CoreToolBox } from "../../core/toolbox.ts";
 import { openFence } from "../../policy/fence.ts";
-import type { Fence } from "../../policy/fence.ts";
-import type { Session } from "../../core/session.ts";
+import type { Fence } from "../../core/fence.ts";
+import type { Session } from "../../policy/session.ts";
 
 const make = (name: string, extra: Partial<Parameters<typeof tool>[0]> = {}) =>
   tool({ name, description: `The ${name} tool.`, input: v.object({}), run: () => name, ...extra });
@@ -78,10 +78,32 @@ describe("ToolBox registration", () => {
   });
 
   test("withDefaults registers named groups and explains unknown ones", () => {
-    registerToolGroup("test_group", () => [make("from_group")]);
-    const box = new ToolBox().withDefaults("test_group");
+    const groups = { test_group: () => [make("from_group")] };
+    const box = new CoreToolBox({ groups }).withDefaults("test_group");
     assert.ok(box.get("from_group"));
-    assert.throws(() => new ToolBox().withDefaults("no_such_group"), /Unknown tool group "no_such_group"/);
+    assert.throws(
+      () => new CoreToolBox({ groups }).withDefaults("no_such_group"),
+      /Unknown tool group "no_such_group"/,
+    );
+    assert.throws(() => new CoreToolBox().withDefaults("fs"), /known groups: none/);
+  });
+
+  test("the core's toolbox knows no built-ins; the umbrella's is the same class with them wired in", () => {
+    const core = new CoreToolBox();
+    assert.deepEqual(core.withDefaults().list(), []);
+    assert.throws(() => core.withSubagents(() => undefined), UsageError);
+    assert.throws(() => core.schemas("anthropic"), /Unknown dialect "anthropic"; known: none/);
+    const wired = new ToolBox().withDefaults("system");
+    assert.ok(wired instanceof CoreToolBox);
+    assert.ok(wired.clone() instanceof ToolBox, "a clone keeps the subclass and its wiring");
+    assert.deepEqual(wired.clone().list().map((t) => t.name), ["system_info", "datetime", "sleep"]);
+    assert.equal((wired.schemas("anthropic") as { name: string }[]).length, 3);
+  });
+
+  test("a dialect is a value: schemas(dialect) renders with it, no registration", () => {
+    const box = new CoreToolBox().register(make("a"), make("b"));
+    const namesOnly = { name: "names-only", render: (tools: readonly { name: string }[]) => tools.map((t) => t.name) };
+    assert.deepEqual(box.schemas(namesOnly), ["a", "b"]);
   });
 
   test("schemas('json-schema') renders name, description, inputSchema; unknown dialects are named", () => {

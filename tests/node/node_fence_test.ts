@@ -32,10 +32,10 @@ interface Report {
 
 // Runs inside the fenced Node process: everything it needs is the built package.
 const script = (moduleUrl: string) => `
-import { Session, ToolBox, toolGroup, toolGroupNames, Workspace } from ${JSON.stringify(moduleUrl)};
+import { BUILTIN_GROUPS, Session, ToolBox, toolGroup, Workspace } from ${JSON.stringify(moduleUrl)};
 const { workdir, tempParent, calls } = JSON.parse(process.argv.at(-1));
 const box = new ToolBox().withDefaults();
-const registered = toolGroupNames().flatMap((g) => toolGroup(g))
+const registered = Object.keys(BUILTIN_GROUPS).flatMap((g) => toolGroup(BUILTIN_GROUPS, g))
   .map((t) => ({ name: t.name, permissions: [...(t.permissions ?? [])] }));
 const session = new Session({ workspace: new Workspace(workdir, { tempParent }) });
 const results = [];

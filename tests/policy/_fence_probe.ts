@@ -9,7 +9,8 @@
 import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
-import { type FencePermission, requireFence, requireGrants, runtimeFence } from "../../policy/fence.ts";
+import { runtimeFence } from "../../policy/fence.ts";
+import { type FencePermission, requireFence, requireGrants } from "../../core/fence.ts";
 import type { ToolNeeds } from "../../core/tool.ts";
 import { autoHost } from "../../policy/hosts.ts";
 import { Policy, type WriteAction } from "../../policy/policy.ts";

@@ -8,8 +8,8 @@
  */
 import process from "node:process";
 import "../../tools/mod.ts";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { Workspace } from "../../policy/workspace.ts";
 
 const { workdir, tempParent, groups, calls } = JSON.parse(process.argv.at(-1)!) as {

@@ -5,7 +5,8 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolError } from "../../core/errors.ts";
-import { denoFlagsForNeeds, openFence, requireFence, runtimeFence } from "../../policy/fence.ts";
+import { denoFlagsForNeeds, openFence, runtimeFence } from "../../policy/fence.ts";
+import { requireFence } from "../../core/fence.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 
 const PROBE = fileURLToPath(new URL("./_fence_probe.ts", import.meta.url));

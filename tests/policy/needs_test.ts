@@ -12,18 +12,18 @@ import process from "node:process";
 import * as v from "valibot";
 import fc from "fast-check";
 import { ToolError } from "../../core/errors.ts";
-import { Session } from "../../core/session.ts";
+import { Session } from "../../policy/session.ts";
 import { tool, type ToolNeeds } from "../../core/tool.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { ToolBox } from "../../toolbox.ts";
+import { denoFlagsForNeeds } from "../../policy/fence.ts";
 import {
-  denoFlagsForNeeds,
   type Fence,
   type FencePermission,
   grantFlags,
   missingGrants,
   requireGrants,
   resolveNeedTarget,
-} from "../../policy/fence.ts";
+} from "../../core/fence.ts";
 import { denoFlag } from "../../policy/_runtime_permissions.ts";
 import { printedFlags, runNarrow, without } from "./_narrow_run.ts";
 

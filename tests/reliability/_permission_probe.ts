@@ -4,8 +4,8 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { deleteTool } from "../../tools/fs/delete.ts";
 import { listDirTool } from "../../tools/fs/list_dir.ts";
 import { mkdirTool } from "../../tools/fs/mkdir.ts";

@@ -3,8 +3,8 @@
 // runtime flags it was started with, and prints the outcome counts and the
 // confinement mode as JSON.
 import process from "node:process";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { confinementMode } from "../../policy/confined_fs.ts";
 import { fsTools } from "../../tools/fs/fs_tools.ts";
 import { patchTools } from "../../tools/patch/patch_tools.ts";

@@ -13,8 +13,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { createTwoFilesPatch } from "diff";
 import "../../tools/mod.ts";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 
 const RUNS = 400;
 const SEED = Number(process.env.PROPERTY_SEED ?? 4242);

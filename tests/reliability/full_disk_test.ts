@@ -9,8 +9,8 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { atomicWrite } from "../../policy/atomic_write.ts";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { writeFileTool } from "../../tools/fs/write_file.ts";
 
 let dir: string;

@@ -10,8 +10,8 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import "../../tools/mod.ts";
-import { Session } from "../../core/session.ts";
-import { ToolBox } from "../../core/toolbox.ts";
+import { Session } from "../../policy/session.ts";
+import { ToolBox } from "../../toolbox.ts";
 
 const EDITS = 16;
 

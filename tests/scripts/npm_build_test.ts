@@ -87,6 +87,33 @@ describe("dependency sections", () => {
   });
 });
 
+describe("dependency rules", () => {
+  test("a workspace package is depended on at the workspace's range, valibot is a peer, the AI SDK an optional one", () => {
+    const plan = planDependencies(
+      {
+        runtime: ["valibot", "@toolfence/core", "ai/x.js", "@modelcontextprotocol/sdk/server/index.js"],
+        types: ["valibot", "@toolfence/core"],
+        tests: ["@toolfence/core", "aliased"],
+      },
+      imports,
+      {
+        workspace: { "@toolfence/core": "^0.3.1" },
+        peers: { valibot: "^1" },
+        optionalPeers: new Set(["ai"]),
+      },
+    );
+    assert.deepEqual(plan.dependencies, { "@modelcontextprotocol/sdk": "1.32.2", "@toolfence/core": "^0.3.1" });
+    assert.deepEqual(plan.peerDependencies, { ai: "7.0.173", valibot: "^1" });
+    assert.deepEqual(plan.peerDependenciesMeta, { ai: { optional: true } });
+    assert.deepEqual(plan.devDependencies, {
+      "@types/node": "20.19.43",
+      ai: "7.0.173",
+      aliased: "npm:real-name@2.0.0",
+      valibot: "1.5.0",
+    });
+  });
+});
+
 describe("package.json", () => {
   const plan = planDependencies({ runtime: ["valibot"], types: [], tests: [] }, imports);
   const config = { version: "0.3.1", license: "MIT", exports: { ".": "./mod.ts", "./core": "./core/mod.ts" } };
@@ -112,7 +139,7 @@ describe("package.json", () => {
     });
     assert.equal(manifest.types, "./mod.d.ts");
     assert.deepEqual(manifest.bin, { toolfence: "bin/toolfence.js" });
-    assert.deepEqual(manifest.engines, { node: ">=20" });
+    assert.deepEqual(manifest.engines, { node: ">=22" });
     assert.deepEqual(manifest.files, ["core/**/*.js", "mod.js"]);
     assert.deepEqual(manifest.dependencies, { valibot: "1.5.0" });
     assert.equal("peerDependencies" in manifest, false);

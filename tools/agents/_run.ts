@@ -6,9 +6,9 @@
  * @module
  */
 
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import type { Session } from "../../core/session.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
 import {
   MAX_PARALLEL_SUBAGENTS,
   MAX_SUBAGENT_DEPTH,

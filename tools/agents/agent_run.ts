@@ -6,8 +6,8 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type AnyTool, type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import { type AnyTool, type Tool, tool } from "@toolfence/core";
 import { assertMayDelegate, runSubagent } from "./_run.ts";
 import { MAX_PARALLEL_SUBAGENTS, type SubagentGetter } from "./subagent.ts";
 
@@ -79,8 +79,8 @@ function failed(name: string | undefined, error: unknown): ToolError {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { agentTools } from "./agent_run.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { agentTools } from "@toolfence/tools";
  * const box = new ToolBox();
  * box.register(...agentTools((_parent, task, { session, toolbox }) => ({
  *   // A real sub-agent runs a model loop with toolbox(box) in session.

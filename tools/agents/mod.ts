@@ -6,5 +6,17 @@
  * @module
  */
 
-export * from "./agent_run.ts";
-export * from "./subagent.ts";
+export {
+  type AgentRunArgs,
+  type AgentRunParallelArgs,
+  agentTools,
+  MAX_PARALLEL_TASKS,
+  type SubagentOutcome,
+} from "./agent_run.ts";
+export {
+  MAX_PARALLEL_SUBAGENTS,
+  MAX_SUBAGENT_DEPTH,
+  type Subagent,
+  type SubagentContext,
+  type SubagentGetter,
+} from "./subagent.ts";

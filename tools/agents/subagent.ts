@@ -4,8 +4,8 @@
  * @module
  */
 
-import type { Session } from "../../core/session.ts";
-import type { ToolBox } from "../../core/toolbox.ts";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 
 /** Depth from which sessions may not start sub-agents (top level is 0). */
 export const MAX_SUBAGENT_DEPTH = 3;

@@ -1,8 +1,8 @@
 // What the command tools need from the runtime (see ToolNeeds in core/tool.ts).
 
-import type { ToolNeeds } from "../../core/tool.ts";
-import { SPAWN_ENV } from "../../policy/fence.ts";
-import { INHERITED_VARIABLES } from "./_env.ts";
+import type { ToolNeeds } from "@toolfence/core";
+import { SPAWN_ENV } from "@toolfence/policy";
+import { INHERITED_VARIABLES } from "../_shared/cmd_env.ts";
 
 /**
  * `bash` and `bash_background`: the shell; stopping its process group at a

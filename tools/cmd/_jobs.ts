@@ -5,10 +5,10 @@
  * @module
  */
 
-import type { Session } from "../../core/session.ts";
-import type { GroupProcess, ProcessExit } from "./_process.ts";
-import type { OutputCapture } from "./_output.ts";
-import type { QuarantinedPath } from "../../policy/sandbox.ts";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { GroupProcess, ProcessExit } from "../_shared/cmd_process.ts";
+import type { OutputCapture } from "../_shared/cmd_output.ts";
+import type { QuarantinedPath } from "@toolfence/policy";
 
 /** A background job. */
 export interface Job {

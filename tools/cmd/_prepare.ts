@@ -9,15 +9,15 @@
 import { randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { requireFence } from "../../policy/fence.ts";
-import { type QuarantinedPath, sandboxArgv } from "../../policy/sandbox.ts";
-import { isExecutableFile } from "../../policy/_executable.ts";
-import { commandEnvironment, envAssignments } from "./_env.ts";
-import { type GroupProcess, spawnGroup } from "./_process.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { requireFence } from "@toolfence/core";
+import { type QuarantinedPath, sandboxArgv } from "@toolfence/policy";
+import { isExecutableFile } from "@toolfence/policy";
+import { commandEnvironment, envAssignments } from "../_shared/cmd_env.ts";
+import { type GroupProcess, spawnGroup } from "../_shared/cmd_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
-import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "./_output.ts";
+import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "../_shared/cmd_output.ts";
 
 /** What the model asked to run. */
 export interface CommandRequest {

@@ -8,11 +8,11 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
-import { outputUnavailable, peekStream } from "./_output.ts";
+import { outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
@@ -126,8 +126,8 @@ export interface BashBackgroundArgs {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { bashBackgroundTool } from "./background.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { bashBackgroundTool } from "@toolfence/tools";
  * const box = new ToolBox().register(bashBackgroundTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "bash_background", { command: "ls" })).output);
@@ -195,7 +195,7 @@ export interface BashReadArgs {
  *
  * @example
  * ```ts
- * import { bashReadTool } from "./background.ts";
+ * import { bashReadTool } from "@toolfence/tools";
  * console.log(bashReadTool.name); // "bash_read"
  * ```
  */
@@ -228,7 +228,7 @@ export interface BashWaitArgs {
  *
  * @example
  * ```ts
- * import { bashWaitTool } from "./background.ts";
+ * import { bashWaitTool } from "@toolfence/tools";
  * console.log(bashWaitTool.name); // "bash_wait"
  * ```
  */
@@ -277,7 +277,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
  *
  * @example
  * ```ts
- * import { bashListTool } from "./background.ts";
+ * import { bashListTool } from "@toolfence/tools";
  * console.log(bashListTool.name); // "bash_list"
  * ```
  */
@@ -314,7 +314,7 @@ export interface BashStopArgs {
  *
  * @example
  * ```ts
- * import { bashStopTool } from "./background.ts";
+ * import { bashStopTool } from "@toolfence/tools";
  * console.log(bashStopTool.name); // "bash_stop"
  * ```
  */

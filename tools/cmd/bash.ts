@@ -8,8 +8,8 @@
 
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
-import { type Tool, tool } from "../../core/tool.ts";
-import { codedFailure, readStreamForResult } from "./_output.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
@@ -104,8 +104,8 @@ export interface BashResult {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { bashTool } from "./bash.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { bashTool } from "@toolfence/tools";
  * const box = new ToolBox().register(bashTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await box.call(session, "bash", { command: "ls" });

@@ -11,13 +11,25 @@
  */
 
 import process from "node:process";
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { bashTool } from "./bash.ts";
 import { bashBackgroundTool, bashListTool, bashReadTool, bashStopTool, bashWaitTool } from "./background.ts";
 
-export * from "./bash.ts";
-export * from "./background.ts";
-export * from "./output_limit.ts";
+export { type BashArgs, type BashResult, bashTool } from "./bash.ts";
+export {
+  type BashBackgroundArgs,
+  bashBackgroundTool,
+  bashListTool,
+  type BashReadArgs,
+  bashReadTool,
+  type BashStopArgs,
+  bashStopTool,
+  type BashWaitArgs,
+  bashWaitTool,
+  type JobReport,
+  type JobStatus,
+} from "./background.ts";
+export { DEFAULT_SESSION_OUTPUT_MAXIMUM, sessionOutputMaximum, setSessionOutputMaximum } from "./output_limit.ts";
 
 /**
  * The tools of the `cmd` group; none on Windows, where there is no bash and
@@ -25,8 +37,8 @@ export * from "./output_limit.ts";
  *
  * @example
  * ```ts
- * import { ToolBox } from "../../core/toolbox.ts";
- * import { cmdTools } from "./mod.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { cmdTools } from "@toolfence/tools";
  * const box = new ToolBox().register(...cmdTools());
  * console.log(box.list().map((t) => t.name));
  * ```

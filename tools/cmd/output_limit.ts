@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Session } from "../../core/session.ts";
+import type { SessionBase as Session } from "@toolfence/core";
 import { SessionProcesses, sessionProcesses } from "./_jobs.ts";
 
 /** The session maximum when none is set: 256 MiB. */
@@ -21,8 +21,8 @@ export const DEFAULT_SESSION_OUTPUT_MAXIMUM: number = SessionProcesses.DEFAULT_M
  *
  * @example
  * ```ts
- * import { Session } from "../../core/session.ts";
- * import { setSessionOutputMaximum } from "./output_limit.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { setSessionOutputMaximum } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * setSessionOutputMaximum(session, 16 * 1024 * 1024);
  * await session.close();
@@ -42,8 +42,8 @@ export function setSessionOutputMaximum(session: Session, bytes: number): void {
  *
  * @example
  * ```ts
- * import { Session } from "../../core/session.ts";
- * import { sessionOutputMaximum } from "./output_limit.ts";
+ * import { Session } from "@toolfence/policy";
+ * import { sessionOutputMaximum } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log(sessionOutputMaximum(session)); // 268435456
  * await session.close();

@@ -8,13 +8,13 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, rm } from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { requireFence } from "../../policy/fence.ts";
-import { sandboxArgv, sandboxUnavailable } from "../../policy/sandbox.ts";
-import { commandEnvironment } from "../cmd/_env.ts";
-import { captureOutput, codedFailure, outputUnavailable, peekStream } from "../cmd/_output.ts";
-import { type ProcessExit, spawnGroup } from "../cmd/_process.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { requireFence } from "@toolfence/core";
+import { sandboxArgv, sandboxUnavailable } from "@toolfence/policy";
+import { commandEnvironment } from "../_shared/cmd_env.ts";
+import { captureOutput, codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
+import { type ProcessExit, spawnGroup } from "../_shared/cmd_process.ts";
 
 /** The largest file the diagnostic tools read. */
 export const MAX_TEXT_BYTES = 5 * 1024 * 1024;

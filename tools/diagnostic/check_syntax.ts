@@ -8,14 +8,14 @@ import * as v from "valibot";
 import path from "node:path";
 import process from "node:process";
 import { realpath, stat } from "node:fs/promises";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
-import { parseBash } from "../../policy/shell/_parser.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { isRuntimePermissionError } from "@toolfence/policy";
+import { parseBash } from "@toolfence/policy";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
-import { SPAWN_ENV } from "../../policy/fence.ts";
+import { SPAWN_ENV } from "@toolfence/policy";
 
 // The variables the typescript package reads when it loads (6.0).
 const TYPESCRIPT_ENV = [
@@ -112,6 +112,14 @@ async function checkScript(text: string, file: string, language: SyntaxLanguage)
   try {
     ts = (await import("typescript")).default;
   } catch (error) {
+    // On npm, typescript is an optional peer of @toolfence/tools: only this check needs it.
+    if ((error as { code?: unknown })?.code === "ERR_MODULE_NOT_FOUND") {
+      throw new ToolError("Checking TypeScript or JavaScript needs the typescript package, which is not installed", {
+        code: "engine_unavailable",
+        recoveryHint: "Ask the user to install typescript (npm install typescript), or check the file another way.",
+        details: { language },
+      });
+    }
     if (!isRuntimePermissionError(error)) throw error;
     throw new ToolError(
       "Checking TypeScript or JavaScript needs environment access: the typescript package reads TSC_* variables when it loads",
@@ -238,8 +246,8 @@ function languageOf(file: string, text: string): SyntaxLanguage | undefined {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { checkSyntaxTool } from "./check_syntax.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { checkSyntaxTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await new ToolBox().register(checkSyntaxTool).call(session, "check_syntax", { path: "deno.json" });
  * console.log(result.output); // { path, language: "json", valid: true, errors: [], checker: "JSON.parse" }

@@ -9,13 +9,13 @@ import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import { runChecker } from "./_files.ts";
-import { INHERITED_VARIABLES } from "../cmd/_env.ts";
-import { SPAWN_ENV } from "../../policy/fence.ts";
-import { isExecutableFile } from "../../policy/_executable.ts";
+import { INHERITED_VARIABLES } from "../_shared/cmd_env.ts";
+import { SPAWN_ENV } from "@toolfence/policy";
+import { isExecutableFile } from "@toolfence/policy";
 
 /** Arguments of `check_types`. */
 export interface CheckTypesArgs {
@@ -162,8 +162,8 @@ export function parseDenoCheckOutput(output: string, shown: (file: string) => st
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { checkTypesTool } from "./check_types.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { checkTypesTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await new ToolBox().register(checkTypesTool).call(session, "check_types", { path: "mod.ts" });
  * console.log(result.output);

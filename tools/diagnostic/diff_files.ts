@@ -6,8 +6,8 @@
 
 import * as v from "valibot";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import { readTextFile } from "./_files.ts";
 
 /** Arguments of `diff_files`. */
@@ -43,8 +43,8 @@ const DIFF_TIMEOUT_MS = 10_000;
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { diffFilesTool } from "./diff_files.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { diffFilesTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await new ToolBox().register(diffFilesTool).call(session, "diff_files", { a: "deno.json", b: "deno.json" });
  * console.log(result.output); // { diff: "", identical: true, added: 0, removed: 0 }

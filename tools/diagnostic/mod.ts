@@ -9,21 +9,34 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { checkSyntaxTool } from "./check_syntax.ts";
 import { checkTypesTool } from "./check_types.ts";
 import { diffFilesTool } from "./diff_files.ts";
 
-export * from "./check_syntax.ts";
-export * from "./diff_files.ts";
-export * from "./check_types.ts";
+export {
+  type CheckSyntaxArgs,
+  type CheckSyntaxResult,
+  checkSyntaxTool,
+  SYNTAX_LANGUAGES,
+  type SyntaxLanguage,
+  type SyntaxProblem,
+} from "./check_syntax.ts";
+export { type DiffFilesArgs, type DiffFilesResult, diffFilesTool } from "./diff_files.ts";
+export {
+  type CheckTypesArgs,
+  type CheckTypesResult,
+  checkTypesTool,
+  parseDenoCheckOutput,
+  type TypeDiagnostic,
+} from "./check_types.ts";
 
 /**
  * The tools of the `diagnostic` group.
  *
  * @example
  * ```ts
- * import { diagnosticTools } from "./mod.ts";
+ * import { diagnosticTools } from "@toolfence/tools";
  * console.log(diagnosticTools().map((t) => t.name)); // ["check_syntax", "diff_files", "check_types"]
  * ```
  */

@@ -5,9 +5,9 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import type { ChoiceSource } from "../../core/host.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import type { ChoiceSource } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 
 /** Arguments of `ask_preference`, after defaults. */
 export interface AskPreferenceArgs {
@@ -43,10 +43,10 @@ export interface PreferenceAnswer {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { callbackHost } from "../../policy/hosts.ts";
- * import { askPreferenceTool } from "./ask_preference.ts";
- * const session = new Session({ workspace: Deno.cwd(), host: callbackHost({ choose: () => "tabs" }) });
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { callbackHost } from "@toolfence/policy";
+ * import { askPreferenceTool } from "@toolfence/tools";
+ * const session = new Session({ workspace: Deno.cwd(), host: callbackHost({ choose: (request) => request.options[0].value }) });
  * const result = await new ToolBox().register(askPreferenceTool).call(session, "ask_preference", {
  *   question: "Tabs or spaces?",
  *   choices: ["tabs", "spaces"],

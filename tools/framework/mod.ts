@@ -6,19 +6,19 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { askPreferenceTool } from "./ask_preference.ts";
 import { readArtifactTool } from "./read_artifact.ts";
 
-export * from "./ask_preference.ts";
-export * from "./read_artifact.ts";
+export { type AskPreferenceArgs, askPreferenceTool, type PreferenceAnswer } from "./ask_preference.ts";
+export { MAX_ARTIFACT_WINDOW, type ReadArtifactArgs, readArtifactTool } from "./read_artifact.ts";
 
 /**
  * The tools of the `framework` group.
  *
  * @example
  * ```ts
- * import { frameworkTools } from "./mod.ts";
+ * import { frameworkTools } from "@toolfence/tools";
  * console.log(frameworkTools().map((t) => t.name)); // ["ask_preference", "read_artifact"]
  * ```
  */

@@ -5,8 +5,8 @@
  */
 
 import * as v from "valibot";
-import { type ArtifactWindow, readArtifactWindow } from "../../core/artifacts.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { type ArtifactWindow, readArtifactWindow } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 
 /** Arguments of `read_artifact`, after defaults. */
 export interface ReadArtifactArgs {
@@ -30,8 +30,8 @@ export const MAX_ARTIFACT_WINDOW = 30_000;
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { readArtifactTool } from "./read_artifact.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { readArtifactTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * const { id } = await session.artifacts.put("a long text");
  * const result = await new ToolBox().register(readArtifactTool).call(session, "read_artifact", { id, offset: 2, limit: 4 });

@@ -4,10 +4,10 @@
 // symlink, no folder into itself. `dst` is resolved once, by the policy.
 
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import type { FileTarget } from "../../policy/policy.ts";
-import { describeType } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import type { FileTarget } from "@toolfence/core";
+import { describeType } from "../_shared/fs_open.ts";
 
 function refuse(message: string, code: string, hint: string, details: Record<string, unknown>): ToolError {
   return new ToolError(message, { code, recoveryHint: hint, details });

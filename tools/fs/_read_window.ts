@@ -3,11 +3,11 @@
 // lines with memory bounded by the window, never by the file.
 
 import { createHash } from "node:crypto";
-import { binaryFile, notUtf8 } from "./_errors.ts";
+import { binaryFile, notUtf8 } from "../_shared/fs_errors.ts";
 import { afterNthNewline, CHUNK_BYTES, type NewlineCounter } from "./_newlines.ts";
 import { chunkStart, type LineIndex, recordChunk, stampOf, startingChunk } from "./_line_index.ts";
-import type { ReadableFile } from "./_open.ts";
-import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "./_sniff.ts";
+import type { ReadableFile } from "../_shared/fs_open.ts";
+import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "../_shared/fs_sniff.ts";
 
 /** Files up to this size are scanned whole on first read: exact line count and sha256. */
 export const FULL_SCAN_BYTES = 64 << 20;

@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import { convertIndexedToRgb, decode as decodePng, type DecodedPng, encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
 import { GifReader } from "omggif";
-import type { ImageMediaType } from "../../core/images.ts";
+import type { ImageMediaType } from "@toolfence/core";
 
 /** Width and height in pixels. */
 export interface ImageSize {

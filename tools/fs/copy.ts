@@ -6,12 +6,12 @@
 
 import path from "node:path";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { copyTreeConfined, discardConfined, renameInFolder, tempName } from "../../policy/confined_fs.ts";
-import { fileOpError, notFound, wrongType } from "./_errors.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { copyTreeConfined, discardConfined, renameInFolder, tempName } from "@toolfence/policy";
+import { fileOpError, notFound, wrongType } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
-import { describeType, typeName } from "./_open.ts";
-import { makeParents, undoParents } from "./_write.ts";
+import { describeType, typeName } from "../_shared/fs_open.ts";
+import { makeParents, undoParents } from "../_shared/fs_write.ts";
 
 /** The arguments of `copy`. */
 export interface CopyArgs {
@@ -43,8 +43,8 @@ const input = v.object({
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { copyTool } from "./copy.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { copyTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "x");
  * const box = new ToolBox().register(copyTool);

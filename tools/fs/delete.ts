@@ -7,11 +7,11 @@
 import type fs from "node:fs";
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { readdirConfined, removeTreeConfined, unlinkConfined } from "../../policy/confined_fs.ts";
-import { fileOpError, notFound } from "./_errors.ts";
-import { typeName } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { readdirConfined, removeTreeConfined, unlinkConfined } from "@toolfence/policy";
+import { fileOpError, notFound } from "../_shared/fs_errors.ts";
+import { typeName } from "../_shared/fs_open.ts";
 
 /** The arguments of `delete`, defaults applied. */
 export interface DeleteArgs {
@@ -86,8 +86,8 @@ async function partialDeletion(error: unknown, shown: string, real: string, entr
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { deleteTool } from "./delete.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { deleteTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/old.txt`, "x");
  * const box = new ToolBox().register(deleteTool);

@@ -6,14 +6,14 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { fileOpError, notFound } from "./_errors.ts";
-import { sha256OfHandle } from "./_hash.ts";
-import { openRegularFile, readFully, typeName } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { fileOpError, notFound } from "../_shared/fs_errors.ts";
+import { sha256OfHandle } from "../_shared/fs_hash.ts";
+import { openRegularFile, readFully, typeName } from "../_shared/fs_open.ts";
 import { FULL_SCAN_BYTES } from "./_read_window.ts";
-import { binaryKind, detectBom, invalidUtf8At, SNIFF_BYTES } from "./_sniff.ts";
+import { binaryKind, detectBom, invalidUtf8At, SNIFF_BYTES } from "../_shared/fs_sniff.ts";
 
 /** The arguments of `file_info`. */
 export interface FileInfoArgs {
@@ -83,8 +83,8 @@ async function describeLink(linkPath: string, ctx: ToolContext) {
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { fileInfoTool } from "./file_info.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { fileInfoTool } from "@toolfence/tools";
  * const box = new ToolBox().register(fileInfoTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "file_info", { path: "deno.json" })).output);

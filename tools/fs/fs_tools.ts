@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { copyTool } from "./copy.ts";
 import { deleteTool } from "./delete.ts";
 import { fileInfoTool } from "./file_info.ts";
@@ -25,8 +25,8 @@ import { writeFileTool } from "./write_file.ts";
  *
  * @example
  * ```ts
- * import { ToolBox } from "../../core/toolbox.ts";
- * import { fsTools } from "./fs_tools.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { fsTools } from "@toolfence/tools";
  * const box = new ToolBox().register(...fsTools());
  * console.log(box.list().map((t) => t.name));
  * ```

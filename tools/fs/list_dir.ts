@@ -8,11 +8,11 @@ import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, wrongType } from "./_errors.ts";
-import { describeType, typeName } from "./_open.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { fileOpError, wrongType } from "../_shared/fs_errors.ts";
+import { describeType, typeName } from "../_shared/fs_open.ts";
 
 /** The arguments of `list_dir`, defaults applied. */
 export interface ListDirArgs {
@@ -74,8 +74,8 @@ async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { listDirTool } from "./list_dir.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { listDirTool } from "@toolfence/tools";
  * const box = new ToolBox().register(listDirTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "list_dir", { path: ".", details: true })).output);

@@ -5,10 +5,10 @@
  */
 
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { wrongType } from "./_errors.ts";
-import { describeType } from "./_open.ts";
-import { makeFolder } from "./_write.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { wrongType } from "../_shared/fs_errors.ts";
+import { describeType } from "../_shared/fs_open.ts";
+import { makeFolder } from "../_shared/fs_write.ts";
 
 /** The arguments of `mkdir`. */
 export interface MkdirArgs {
@@ -29,8 +29,8 @@ const input = v.object({
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { mkdirTool } from "./mkdir.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { mkdirTool } from "@toolfence/tools";
  * const box = new ToolBox().register(mkdirTool);
  * const session = new Session({ workspace: await Deno.makeTempDir() });
  * console.log((await box.call(session, "mkdir", { path: "src/lib" })).output);

@@ -6,11 +6,11 @@
 
 import path from "node:path";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { fileOpError, notFound } from "./_errors.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
-import { typeName } from "./_open.ts";
-import { makeParents, undoParents } from "./_write.ts";
+import { typeName } from "../_shared/fs_open.ts";
+import { makeParents, undoParents } from "../_shared/fs_write.ts";
 import {
   copyTreeConfined,
   discardConfined,
@@ -19,7 +19,7 @@ import {
   renameInFolder,
   tempName,
   unlinkConfined,
-} from "../../policy/confined_fs.ts";
+} from "@toolfence/policy";
 
 /** The arguments of `move`. */
 export interface MoveArgs {
@@ -64,8 +64,8 @@ async function moveByCopy(from: string, to: string, isFolder: boolean, signal: A
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { moveTool } from "./move.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { moveTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "x");
  * const box = new ToolBox().register(moveTool);

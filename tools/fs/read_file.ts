@@ -5,11 +5,11 @@
  */
 
 import * as v from "valibot";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
-import { openForReading, sameVersion } from "./_open.ts";
+import { openForReading, sameVersion } from "../_shared/fs_open.ts";
 import { FULL_SCAN_BYTES, indexFile, MAX_LINE_CHARS, readWindow } from "./_read_window.ts";
 
 /** Default number of lines in a window. */
@@ -86,8 +86,8 @@ const input = v.object({
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { readFileTool } from "./read_file.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { readFileTool } from "@toolfence/tools";
  * const box = new ToolBox().register(readFileTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await box.call(session, "read_file", { path: "README.md", offset: 0, limit: 20 });

@@ -7,9 +7,9 @@
 import * as v from "valibot";
 import { open } from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES } from "../../core/images.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import {
   decodeImage,
   encodeImage,
@@ -103,8 +103,8 @@ function fitted(size: ImageSize): ImageSize {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { requestImageTool } from "./request_image.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { requestImageTool } from "@toolfence/tools";
  * const box = new ToolBox().register(requestImageTool);
  * const session = new Session({ workspace: Deno.cwd(), capabilities: ["vision"] });
  * const result = await box.call(session, "request_image", { src: "docs/diagram.png" });

@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
+import { type Tool, tool } from "@toolfence/core";
 
 /** The arguments of `temp_dir`: none. */
 export type TempDirArgs = Record<string, never>;
@@ -19,8 +19,8 @@ export type TempDirArgs = Record<string, never>;
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { tempDirTool } from "./temp_dir.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { tempDirTool } from "@toolfence/tools";
  * const box = new ToolBox().register(tempDirTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "temp_dir", {})).output);

@@ -6,13 +6,13 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { withPathLocks } from "../../policy/path_lock.ts";
-import { fileOpError, hashConflict, wrongType } from "./_errors.ts";
-import { sha256Of, sha256OfHandle } from "./_hash.ts";
-import { describeType, openRegularFile } from "./_open.ts";
-import { makeParents, undoParents } from "./_write.ts";
+import { type Tool, tool } from "@toolfence/core";
+import { atomicWrite } from "@toolfence/policy";
+import { withPathLocks } from "@toolfence/policy";
+import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
+import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
+import { describeType, openRegularFile } from "../_shared/fs_open.ts";
+import { makeParents, undoParents } from "../_shared/fs_write.ts";
 
 /** A hex SHA-256 argument, as read_file and file_info report it. */
 export const sha256Argument = v.pipe(
@@ -82,8 +82,8 @@ export async function checkExpectedHash(real: string, shown: string, expected: s
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { writeFileTool } from "./write_file.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { writeFileTool } from "@toolfence/tools";
  * const box = new ToolBox().register(writeFileTool);
  * const session = new Session({ workspace: await Deno.makeTempDir() });
  * const result = await box.call(session, "write_file", { path: "notes/todo.md", content: "- test\n" });

@@ -5,7 +5,7 @@
 // previous hunk (and after their `@@` anchors). Context lines keep the file's
 // own text. Nothing here touches the disk.
 
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 import type { FilePatch, Hunk } from "./_patch_parse.ts";
 
 const MATCHERS: ((a: string, b: string) => boolean)[] = [

@@ -4,7 +4,7 @@
 // changes. Hunk line counts in unified headers are not trusted (models often
 // get them wrong): a hunk runs until the next header.
 
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 
 /** One line of a hunk. */
 export interface HunkLine {

@@ -1,11 +1,11 @@
 // Loading a text file whole for editing, and writing it back the way it was:
 // the same byte-order mark, line endings and mode.
 
-import { ToolError } from "../../core/errors.ts";
-import { binaryFile, fileOpError, notUtf8 } from "../fs/_errors.ts";
-import { sha256Of } from "../fs/_hash.ts";
-import { openRegularFile } from "../fs/_open.ts";
-import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "../fs/_sniff.ts";
+import { ToolError } from "@toolfence/core";
+import { binaryFile, fileOpError, notUtf8 } from "../_shared/fs_errors.ts";
+import { sha256Of } from "../_shared/fs_hash.ts";
+import { openRegularFile } from "../_shared/fs_open.ts";
+import { binaryKind, describeByteAt, detectBom, invalidUtf8At } from "../_shared/fs_sniff.ts";
 
 /** Files larger than this are not edited in memory. */
 export const MAX_EDIT_BYTES = 64 << 20;

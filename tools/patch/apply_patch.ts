@@ -6,16 +6,17 @@
 
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { withPathLocks } from "../../policy/path_lock.ts";
-import type { FileTarget, WriteAction } from "../../policy/policy.ts";
-import { discardConfined, unlinkConfined } from "../../policy/confined_fs.ts";
-import { fileOpError, hashConflict } from "../fs/_errors.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { atomicWrite } from "@toolfence/policy";
+import { withPathLocks } from "@toolfence/policy";
+import type { FileTarget } from "@toolfence/core";
+import type { WriteAction } from "@toolfence/policy";
+import { discardConfined, unlinkConfined } from "@toolfence/policy";
+import { fileOpError, hashConflict } from "../_shared/fs_errors.ts";
 import { currentSha256 } from "../fs/write_file.ts";
-import { makeParents } from "../fs/_write.ts";
+import { makeParents } from "../_shared/fs_write.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
@@ -204,8 +205,8 @@ async function write(steps: Step[], undo: Undo[]): Promise<void> {
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { applyPatchTool } from "./apply_patch.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { applyPatchTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "one\ntwo\n");
  * const box = new ToolBox().register(applyPatchTool);

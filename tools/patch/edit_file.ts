@@ -5,12 +5,12 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { withPathLocks } from "../../policy/path_lock.ts";
-import { fileOpError, hashConflict, notFound } from "../fs/_errors.ts";
-import { sha256Of } from "../fs/_hash.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { atomicWrite } from "@toolfence/policy";
+import { withPathLocks } from "@toolfence/policy";
+import { fileOpError, hashConflict, notFound } from "../_shared/fs_errors.ts";
+import { sha256Of } from "../_shared/fs_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
 import { shortDiff } from "./_short_diff.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
@@ -175,8 +175,8 @@ function plan(
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { editFileTool } from "./edit_file.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { editFileTool } from "@toolfence/tools";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "hello world\n");
  * const box = new ToolBox().register(editFileTool);

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { applyPatchTool } from "./apply_patch.ts";
 import { editFileTool } from "./edit_file.ts";
 
@@ -15,8 +15,8 @@ import { editFileTool } from "./edit_file.ts";
  *
  * @example
  * ```ts
- * import { ToolBox } from "../../core/toolbox.ts";
- * import { patchTools } from "./patch_tools.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { patchTools } from "@toolfence/tools";
  * const box = new ToolBox().register(...patchTools());
  * console.log(box.list().map((t) => t.name));
  * ```

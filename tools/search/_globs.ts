@@ -4,7 +4,7 @@
 // absolute.
 
 import { RE2JS } from "re2js";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 import { GlobSyntaxError, globToRe2 } from "./_glob_syntax.ts";
 
 function invalidGlob(glob: string, reason: string, hint: string): ToolError {

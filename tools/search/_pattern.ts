@@ -13,7 +13,7 @@
 // (a+)+: not slow here, but refused since before, and rarely meant.
 
 import { RE2JS } from "re2js";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 
 /** Matching within one line of text (no line terminators in the input). */
 export interface LineMatcher {

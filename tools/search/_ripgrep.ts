@@ -5,8 +5,9 @@
 
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { ToolError } from "../../core/errors.ts";
-import { type Fence, runtimeFence } from "../../policy/fence.ts";
+import { ToolError } from "@toolfence/core";
+import { runtimeFence } from "@toolfence/policy";
+import type { Fence } from "@toolfence/core";
 import { NOT_UTF8_REASON, PATH_MAX, type Skipped } from "./_walk.ts";
 
 // ripgrep names each path it could not read on stderr; enough is kept to report them.

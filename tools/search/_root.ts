@@ -4,9 +4,9 @@
 
 import type fs from "node:fs";
 import fsp from "node:fs/promises";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { requireFence } from "../../policy/fence.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { requireFence } from "@toolfence/core";
 
 /** A resolved search root. */
 export interface SearchRoot {

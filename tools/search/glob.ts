@@ -6,8 +6,8 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 import { pathGlob } from "./_globs.ts";
 import { searchRoot } from "./_root.ts";
 import { SkipList } from "./_skipped.ts";
@@ -84,8 +84,8 @@ const input = v.object({
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { globTool } from "./glob.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { globTool } from "@toolfence/tools";
  * const box = new ToolBox().register(globTool);
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await box.call(session, "glob", { pattern: "**\/*.ts", path: "tools" })).output);

@@ -6,10 +6,11 @@
 
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import type { ToolContext } from "../../core/context.ts";
-import { type Tool, tool } from "../../core/tool.ts";
-import { requireFence, SPAWN_ENV } from "../../policy/fence.ts";
+import { ToolError } from "@toolfence/core";
+import type { ToolContext } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import { SPAWN_ENV } from "@toolfence/policy";
+import { requireFence } from "@toolfence/core";
 import { CHUNK_BYTES, type LineHit, searchFile, yieldEvery } from "./_file_search.ts";
 import { type FileFilter, fileFilter } from "./_globs.ts";
 import { parentLevels, rebasedIgnoreText } from "./_ignore.ts";
@@ -278,8 +279,8 @@ function byPath(a: Candidate, b: Candidate): number {
  *
  * @example
  * ```ts
- * import { ToolBox, Session } from "../../mod.ts";
- * import { grepTool } from "./grep.ts";
+ * import { ToolBox, Session } from "@toolfence/toolfence";
+ * import { grepTool } from "@toolfence/tools";
  * const box = new ToolBox().register(grepTool());
  * const session = new Session({ workspace: Deno.cwd() });
  * const result = await box.call(session, "grep", { pattern: "export function", glob: "*.ts" });

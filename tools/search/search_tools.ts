@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { globTool } from "./glob.ts";
 import { grepTool, type GrepToolOptions } from "./grep.ts";
 
@@ -17,8 +17,8 @@ import { grepTool, type GrepToolOptions } from "./grep.ts";
  *
  * @example
  * ```ts
- * import { ToolBox } from "../../core/toolbox.ts";
- * import { searchTools } from "./search_tools.ts";
+ * import { ToolBox } from "@toolfence/core";
+ * import { searchTools } from "@toolfence/tools";
  * const box = new ToolBox().register(...searchTools());
  * console.log(box.list().map((t) => t.name));
  * ```

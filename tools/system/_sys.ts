@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
+import { isRuntimePermissionError } from "@toolfence/policy";
 
 interface DenoSysLike {
   permissions?: { querySync?(descriptor: { name: "sys"; kind: string }): { state: string } };

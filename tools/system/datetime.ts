@@ -5,8 +5,8 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "../../core/errors.ts";
-import { type Tool, tool } from "../../core/tool.ts";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
 
 /** Arguments of `datetime`. */
 export interface DatetimeArgs {
@@ -33,7 +33,7 @@ export interface DatetimeResult {
  *
  * @example
  * ```ts
- * import { zonedIso } from "./datetime.ts";
+ * import { zonedIso } from "@toolfence/tools";
  * console.log(zonedIso(new Date(0), "Asia/Kolkata")); // 1970-01-01T05:30:00.000+05:30
  * ```
  */
@@ -66,8 +66,8 @@ export function zonedIso(date: Date, timeZone: string): string {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { datetimeTool } from "./datetime.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { datetimeTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await new ToolBox().register(datetimeTool).call(session, "datetime", {})).output);
  * await session.close();

@@ -6,21 +6,21 @@
  * @module
  */
 
-import type { AnyTool } from "../../core/tool.ts";
+import type { AnyTool } from "@toolfence/core";
 import { datetimeTool } from "./datetime.ts";
 import { sleepTool } from "./sleep.ts";
 import { systemInfoTool } from "./system_info.ts";
 
-export * from "./system_info.ts";
-export * from "./datetime.ts";
-export * from "./sleep.ts";
+export { type SystemInfo, systemInfoTool } from "./system_info.ts";
+export { type DatetimeArgs, type DatetimeResult, datetimeTool, zonedIso } from "./datetime.ts";
+export { type SleepArgs, sleepTool } from "./sleep.ts";
 
 /**
  * The tools of the `system` group.
  *
  * @example
  * ```ts
- * import { systemTools } from "./mod.ts";
+ * import { systemTools } from "@toolfence/tools";
  * console.log(systemTools().map((t) => t.name)); // ["system_info", "datetime", "sleep"]
  * ```
  */

@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { type Tool, tool } from "../../core/tool.ts";
+import { type Tool, tool } from "@toolfence/core";
 
 /** Arguments of `sleep`. */
 export interface SleepArgs {
@@ -21,8 +21,8 @@ export interface SleepArgs {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { sleepTool } from "./sleep.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { sleepTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await new ToolBox().register(sleepTool).call(session, "sleep", { seconds: 0.1 })).output);
  * await session.close();

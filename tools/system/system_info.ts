@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import os from "node:os";
 import process from "node:process";
-import { type Tool, tool } from "../../core/tool.ts";
+import { type Tool, tool } from "@toolfence/core";
 import { sysFact } from "./_sys.ts";
 
 /** What `system_info` returns; facts the runtime fences are left out. */
@@ -42,8 +42,8 @@ function runtimeName(): string {
  *
  * @example
  * ```ts
- * import { Session, ToolBox } from "../../mod.ts";
- * import { systemInfoTool } from "./system_info.ts";
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { systemInfoTool } from "@toolfence/tools";
  * const session = new Session({ workspace: Deno.cwd() });
  * console.log((await new ToolBox().register(systemInfoTool).call(session, "system_info", {})).output);
  * await session.close();

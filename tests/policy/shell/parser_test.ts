@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { parseBash } from "../../../policy/shell/_parser.ts";
+import { parseBash } from "../../../policy/shell/parser.ts";
 import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "../../../policy/shell/_wasm.ts";
 
 describe("parseBash", () => {

@@ -1,8 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import "../../../tools/mod.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
-import type { Session } from "../../../core/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import type { SessionBase } from "../../../core/session.ts";
+import type { Session } from "../../../policy/session.ts";
 import type { SubagentContext, SubagentGetter } from "../../../tools/agents/mod.ts";
 import { delay, withSession } from "../../core/_helpers.ts";
 
@@ -12,7 +12,7 @@ function boxWith(getter: SubagentGetter): ToolBox {
 
 describe("agent_run", () => {
   test("withSubagents registers both tools; the getter gets the parent, the task and a child session", async () => {
-    const seen: { parent: Session; task: string; context: SubagentContext }[] = [];
+    const seen: { parent: SessionBase; task: string; context: SubagentContext }[] = [];
     const box = boxWith((parent, task, context) => {
       seen.push({ parent, task, context });
       return { run: (t) => ({ answer: t.toUpperCase() }) };
@@ -29,8 +29,10 @@ describe("agent_run", () => {
       assert.equal(context.name, "counter");
       assert.equal(context.session.depth, 1);
       assert.equal(context.session.workspace, session.workspace);
-      assert.notEqual(context.session.state, session.state);
-      assert.deepEqual(context.session.state.commandAllowlist(), session.state.commandAllowlist());
+      // The child is the policy's Session at run time; the getter sees the core's SessionBase.
+      const child = context.session as Session;
+      assert.notEqual(child.state, session.state);
+      assert.deepEqual(child.state.commandAllowlist(), session.state.commandAllowlist());
       assert.equal(context.canDelegate, true);
       assert.equal(context.session.closed, true, "the child session is closed after the run");
     });
@@ -171,7 +173,7 @@ describe("agent_run_parallel", () => {
 
   test("a cancel of the parent cancels every running and waiting sub-agent", async () => {
     const signals: AbortSignal[] = [];
-    const sessions: Session[] = [];
+    const sessions: SessionBase[] = [];
     const box = boxWith((_p, _t, { session }) => {
       sessions.push(session);
       return {

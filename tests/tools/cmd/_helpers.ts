@@ -3,7 +3,7 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import assert from "node:assert/strict";

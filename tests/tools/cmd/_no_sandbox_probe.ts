@@ -2,8 +2,8 @@
 // --deny-run=bwrap) and prints each result as one JSON line.
 
 import process from "node:process";
-import { Session } from "../../../core/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { sandboxState } from "../../../policy/sandbox.ts";
 import "../../../tools/mod.ts";

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
-import { Session } from "../../../core/session.ts";
+import { Session } from "../../../policy/session.ts";
 import { autoHost, denyAllHost } from "../../../policy/hosts.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import { cmdBox, eventually, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";

@@ -10,7 +10,7 @@ import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
-import type { Session } from "../../../core/session.ts";
+import type { Session } from "../../../policy/session.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
 import { setSessionOutputMaximum } from "../../../tools/cmd/output_limit.ts";
 

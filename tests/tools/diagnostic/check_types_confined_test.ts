@@ -11,7 +11,7 @@ import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { checkTypesTool } from "../../../tools/diagnostic/check_types.ts";
 
 const box = new ToolBox().register(checkTypesTool);

@@ -2,8 +2,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { ToolBox } from "../../../core/toolbox.ts";
-import type { Fence } from "../../../policy/fence.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import type { Fence } from "../../../core/fence.ts";
 import {
   type CheckSyntaxResult,
   type CheckTypesResult,

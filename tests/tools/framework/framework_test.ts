@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import type { ChoiceRequest } from "../../../core/host.ts";
 import { autoHost, callbackHost } from "../../../policy/hosts.ts";
 import { frameworkTools } from "../../../tools/framework/mod.ts";

@@ -7,8 +7,8 @@
  * @module
  */
 import process from "node:process";
-import { Session } from "../../../core/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { deleteTool } from "../../../tools/fs/delete.ts";
 
 const { workdir, args } = JSON.parse(process.argv.at(-1)!) as { workdir: string; args: Record<string, unknown> };

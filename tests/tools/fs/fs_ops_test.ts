@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ChoiceRequest } from "../../../core/host.ts";
 import type { ToolResult } from "../../../core/result.ts";
-import { Session } from "../../../core/session.ts";
+import { Session } from "../../../policy/session.ts";
 import { callbackHost, denyAllHost } from "../../../policy/hosts.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { type Layout, makeLayout, ok, unchanged } from "./_helpers.ts";

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { fsTools } from "../../../tools/fs/mod.ts";
-import { SYNC_READ_BYTES } from "../../../tools/fs/_open.ts";
+import { SYNC_READ_BYTES } from "../../../tools/_shared/fs_open.ts";
 import { FULL_SCAN_BYTES } from "../../../tools/fs/_read_window.ts";
 import { type Layout, makeLayout, ok } from "./_helpers.ts";
 

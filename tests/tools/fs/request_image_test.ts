@@ -6,7 +6,7 @@ import path from "node:path";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
 import { GifWriter } from "omggif";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { sniffImageType } from "../../../core/images.ts";
 import { type RequestImageResult, requestImageTool } from "../../../tools/fs/request_image.ts";
 import { withSession } from "../../core/_helpers.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 import process from "node:process";
-import { Session } from "../../../core/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { searchTools } from "../../../tools/search/mod.ts";
 
 const { workdir, args } = JSON.parse(process.argv.at(-1)!) as { workdir: string; args: Record<string, unknown> };

@@ -4,8 +4,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { Session } from "../../../core/session.ts";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { openFence } from "../../../policy/fence.ts";
 import { grepTool } from "../../../tools/search/grep.ts";
 import { findRipgrep } from "../../../tools/search/_ripgrep.ts";

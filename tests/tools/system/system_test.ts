@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { ToolBox } from "../../../core/toolbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
 import { systemTools, zonedIso } from "../../../tools/system/mod.ts";
 import { withSession } from "../../core/_helpers.ts";
 

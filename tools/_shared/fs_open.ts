@@ -5,7 +5,7 @@
 
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import { fileOpError, wrongType } from "./_errors.ts";
+import { fileOpError, wrongType } from "./fs_errors.ts";
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
 

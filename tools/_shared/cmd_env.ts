@@ -8,8 +8,8 @@
  */
 
 import process from "node:process";
-import { ToolError } from "../../core/errors.ts";
-import type { Fence } from "../../policy/fence.ts";
+import { ToolError } from "@toolfence/core";
+import type { Fence } from "@toolfence/core";
 
 /** The caller's variables a command may see; everything else is dropped. */
 export const INHERITED_VARIABLES: readonly string[] = Object.freeze([

@@ -1,7 +1,7 @@
 // The failures the file tools share, each with a stable code, a short message
 // for the model that names the path and the fix, and details for developers.
 
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "@toolfence/core";
 
 // Deno's NotCapable and Node's ERR_ACCESS_DENIED: the runtime's own fence, as
 // opposed to the operating system, refused the operation.

@@ -2,7 +2,7 @@
 
 import { createHash } from "node:crypto";
 import type fsp from "node:fs/promises";
-import { readFully } from "./_open.ts";
+import { readFully } from "./fs_open.ts";
 
 const CHUNK = 1 << 20;
 

@@ -3,8 +3,8 @@
 // way that can be undone.
 
 import path from "node:path";
-import { discardConfined, mkdirsConfined } from "../../policy/confined_fs.ts";
-import { fileOpError } from "./_errors.ts";
+import { discardConfined, mkdirsConfined } from "@toolfence/policy";
+import { fileOpError } from "./fs_errors.ts";
 
 /**
  * Creates the folder `dir` and its missing parents (strictly inside one of

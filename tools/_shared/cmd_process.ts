@@ -9,8 +9,8 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import process from "node:process";
-import { ToolError } from "../../core/errors.ts";
-import { isRuntimePermissionError } from "../../policy/_runtime_permissions.ts";
+import { ToolError } from "@toolfence/core";
+import { isRuntimePermissionError } from "@toolfence/policy";
 
 /** How a process ended. */
 export interface ProcessExit {

@@ -8,9 +8,9 @@
 import { writeSync } from "node:fs";
 import { type FileHandle, open, readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import type { ArtifactStore } from "../../core/artifacts.ts";
-import { ToolError } from "../../core/errors.ts";
-import { capText } from "../../core/executor.ts";
+import type { ArtifactStore } from "@toolfence/core";
+import { ToolError } from "@toolfence/core";
+import { capText } from "@toolfence/core";
 
 /** The default byte limit of a command's output (stdout and stderr together): 64 MiB. */
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;

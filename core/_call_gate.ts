@@ -1,0 +1,66 @@
+/**
+ * Step 3 of a call: the before-call hooks (which may rewrite the arguments or
+ * answer in the tool's place) and the approval a tool may need.
+ *
+ * @module
+ */
+
+import { ToolError } from "./errors.ts";
+import type { AnyTool } from "./tool.ts";
+import type { BeforeCallHook } from "./hooks.ts";
+import { validate, validationError } from "./_call_arguments.ts";
+import { type CallRun, hooksOf } from "./_call_run.ts";
+
+/** How the gate let the call through, or ended it. */
+export type GateOutcome =
+  | { kind: "run" }
+  | { kind: "answered"; output: unknown }
+  | { kind: "refused"; error: ToolError };
+
+const RUN: GateOutcome = Object.freeze({ kind: "run" });
+
+/**
+ * Runs the before-call hooks and asks for approval; `run.validArgs` holds the
+ * arguments to run with. Without hooks or approval it answers at once, without
+ * a promise: most calls have neither.
+ */
+export function passGate<T>(run: CallRun<T>, tool: AnyTool): GateOutcome | Promise<GateOutcome> {
+  const hooks = hooksOf(run.env.hooks.before, run.session.hooks.before);
+  if (hooks.length === 0 && !tool.needsApproval) return RUN;
+  return gate(run, tool, hooks);
+}
+
+async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCallHook[]): Promise<GateOutcome> {
+  const { session, name } = run;
+  const { callId, signal } = run.options;
+  for (const hook of hooks) {
+    const decision = await hook({ session, toolName: name, callId, args: run.validArgs! });
+    if (!decision) continue;
+    if ("output" in decision) {
+      run.metadata.shortCircuited = true;
+      return { kind: "answered", output: decision.output };
+    }
+    const outcome = validate(tool, decision.args);
+    if (!outcome.ok) return { kind: "refused", error: validationError(tool, outcome) };
+    run.validArgs = outcome.value;
+  }
+
+  const needsApproval = typeof tool.needsApproval === "function"
+    ? await tool.needsApproval(run.validArgs!)
+    : tool.needsApproval === true;
+  if (!needsApproval) return RUN;
+  const answer = await session.confirm({
+    title: "Approve tool call",
+    message: `Allow ${name} with ${JSON.stringify(run.validArgs)}?`,
+    defaultChoice: true,
+  }, signal);
+  run.metadata.approval = answer.source;
+  if (answer.choice) return RUN;
+  return {
+    kind: "refused",
+    error: new ToolError(`The call to ${name} was not approved`, {
+      code: "not_approved",
+      recoveryHint: "Do not retry the same call; ask the user or take another approach.",
+    }),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Step 6 of a call: the tool's value as lossless JSON output, cut to the cap
+ * with the whole output kept as an artifact.
+ *
+ * @module
+ */
+
+import { ToolError } from "./errors.ts";
+import type { ArtifactRef, ToolResultInit } from "./result.ts";
+import type { ArtifactStore } from "./artifacts.ts";
+import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+
+/**
+ * Keeps the head and tail of `text` within `cap` characters, with a marker in
+ * between naming how much was cut and the artifact that holds all of it.
+ *
+ * @example
+ * ```ts
+ * import { capText } from "@toolfence/core";
+ * const ref = { id: "sha256:" + "0".repeat(64) } as const;
+ * console.log(capText("x".repeat(100), 60, ref).omitted > 0);
+ * ```
+ */
+export function capText(
+  text: string,
+  cap: number,
+  artifact: Pick<ArtifactRef, "id">,
+): { text: string; omitted: number } {
+  const markerFor = (omitted: number) =>
+    `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
+  const room = Math.max(0, cap - markerFor(text.length).length);
+  const head = Math.ceil(room / 2);
+  const tail = room - head;
+  const omitted = text.length - head - tail;
+  return { text: text.slice(0, head) + markerFor(omitted) + (tail > 0 ? text.slice(-tail) : ""), omitted };
+}
+
+/** What the output step needs of the call. */
+export interface OutputSink<R> {
+  /** The tool's registered name. */
+  readonly name: string;
+  /** The provider's call id. */
+  readonly callId: string | undefined;
+  /** Where the whole output goes when it is cut. */
+  readonly artifacts: ArtifactStore;
+  /** Ends the call with a result. */
+  finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): R;
+  /** Ends the call with an error. */
+  fail(error: ToolError): R;
+}
+
+/** Ends the call with the tool's value: whole when it fits in `cap`, else cut with an artifact. */
+export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number): R | Promise<R> {
+  let json: ReturnType<typeof toJsonOutput>;
+  try {
+    json = toJsonOutput(value, cap);
+  } catch (error) {
+    if (!(error instanceof NotSerializableError)) throw error;
+    return call.fail(
+      new ToolError(`${call.name} returned ${error.message}`, {
+        code: "not_serializable",
+        details: { path: error.path },
+      }),
+    );
+  }
+  if (json.fits) return call.finish({ status: "success", output: json.output });
+  return capOutput(call, json.text(), typeof json.output === "string", cap);
+}
+
+async function capOutput<R>(call: OutputSink<R>, whole: string, isText: boolean, cap: number): Promise<R> {
+  const artifact = await call.artifacts.put(whole, {
+    mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
+    summary: `whole output of ${call.name}${call.callId ? ` (call ${call.callId})` : ""}, ${whole.length} characters`,
+  });
+  const { text, omitted } = capText(whole, cap, artifact);
+  return call.finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+}

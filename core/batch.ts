@@ -1,0 +1,104 @@
+/**
+ * Batches of calls: segments of concurrency-safe calls run together, any other
+ * call runs alone as a barrier, results in declaration order.
+ *
+ * @module
+ */
+
+import type { ToolResult } from "./result.ts";
+import { isConcurrencySafe } from "./tool.ts";
+import type { SessionBase } from "./session.ts";
+import { deferredImagesMessage } from "./images.ts";
+import {
+  type BatchCall,
+  type BatchOptions,
+  type BatchResult,
+  executeCall,
+  type ExecutionEnvironment,
+} from "./executor.ts";
+import { CancelReason, FAIL_FAST } from "./_call_attempts.ts";
+
+/**
+ * Splits calls into segments: runs of concurrency-safe calls, and unsafe calls alone.
+ *
+ * @example
+ * ```ts
+ * import { planSegments } from "@toolfence/core";
+ * console.log(planSegments([true, true, false, true], "parallel")); // [[0, 1], [2], [3]]
+ * ```
+ */
+export function planSegments(
+  safe: readonly boolean[],
+  mode: "serial" | "parallel",
+): number[][] {
+  const segments: number[][] = [];
+  let current: number[] = [];
+  safe.forEach((isSafe, index) => {
+    if (mode === "parallel" && isSafe) {
+      current.push(index);
+      return;
+    }
+    if (current.length) segments.push(current);
+    current = [];
+    segments.push([index]);
+  });
+  if (current.length) segments.push(current);
+  return segments;
+}
+
+/**
+ * Runs a batch: in parallel mode consecutive concurrency-safe calls share a
+ * segment (at most `maxConcurrency` at once) and any other call runs alone as a
+ * barrier. Results come back in declaration order. With `failFast` an error or
+ * timeout cancels everything not yet finished (`cancelled`, `attempts: 0` for
+ * calls that never started). Deferred images are collected after the batch.
+ */
+export async function executeBatch<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  calls: readonly BatchCall[],
+  options: BatchOptions<T> = {},
+): Promise<BatchResult> {
+  const mode = options.mode ?? "parallel";
+  const maxConcurrency = Math.max(1, options.maxConcurrency ?? 4);
+  const batch = new AbortController();
+  const forwardAbort = () => batch.abort(options.signal!.reason);
+  if (options.signal?.aborted) forwardAbort();
+  options.signal?.addEventListener("abort", forwardAbort, { once: true });
+  const parallelNames = options.parallelToolNames ? new Set(options.parallelToolNames) : undefined;
+  const safe = calls.map((call) => {
+    if (parallelNames) return parallelNames.has(call.name);
+    const tool = env.lookup(call.name);
+    return tool ? isConcurrencySafe(tool) : true;
+  });
+  const results: ToolResult[] = new Array(calls.length);
+  const runOne = async (index: number) => {
+    const call = calls[index];
+    const result = await executeCall(env, session, call.name, call.args, {
+      context: options.context,
+      callId: call.callId,
+      signal: batch.signal,
+      timeoutMs: call.timeoutMs,
+      onProgress: options.onProgress,
+    });
+    results[index] = result;
+    if (options.failFast && (result.status === "error" || result.status === "timed_out") && !batch.signal.aborted) {
+      batch.abort(new CancelReason(FAIL_FAST));
+    }
+  };
+  try {
+    for (const segment of planSegments(safe, mode)) {
+      let next = 0;
+      const worker = async () => {
+        while (next < segment.length) await runOne(segment[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(maxConcurrency, segment.length) }, worker));
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", forwardAbort);
+  }
+  const hooks = [...env.hooks.afterBatch.splice(0), ...session.hooks.afterBatch.splice(0)];
+  for (const hook of hooks) await hook({ session, results });
+  const images = session.takeDeferredImages();
+  return { results, images, imageMessage: deferredImagesMessage(images) };
+}

@@ -1,0 +1,488 @@
+/**
+ * The catalogue of error codes: every code a `ToolError` carries, with what it
+ * means and its default kind, status and recoverability. A `ToolError` built
+ * with only a code takes its defaults from here; a thrower may still pass any
+ * field to override them for one case.
+ *
+ * @module
+ */
+
+import type { ErrorKind, ThrownStatus } from "./errors.ts";
+
+/** What one code means, and the outcome it gives unless the thrower says otherwise. */
+export interface ErrorCodeInfo {
+  /** One sentence for the developer: when the code is used. */
+  readonly meaning: string;
+  /** The layer of the failure. */
+  readonly kind: ErrorKind;
+  /** `skipped` for refusals that did nothing, else `error`. */
+  readonly status: ThrownStatus;
+  /** Whether the model can fix the call and try again. */
+  readonly recoverable: boolean;
+}
+
+/** A code in the catalogue. */
+export type ErrorCode =
+  | "unknown_tool"
+  | "invalid_arguments"
+  | "not_approved"
+  | "timeout"
+  | "cancelled"
+  | "not_serializable"
+  | "tool_error"
+  | "outside_workspace"
+  | "outside_directory"
+  | "fence_denied"
+  | "permission_denied"
+  | "path_changed"
+  | "path_unresolvable"
+  | "symlink_loop"
+  | "symlink_target"
+  | "invalid_path"
+  | "forbidden_env"
+  | "sandbox_unavailable"
+  | "depth_limit"
+  | "not_found"
+  | "already_exists"
+  | "not_directory"
+  | "not_a_directory"
+  | "is_directory"
+  | "not_a_file"
+  | "not_regular_file"
+  | "directory_not_empty"
+  | "binary_file"
+  | "not_utf8"
+  | "unsupported_encoding"
+  | "file_too_large"
+  | "too_large"
+  | "hash_conflict"
+  | "os_permission_denied"
+  | "no_space"
+  | "read_only_filesystem"
+  | "io_error"
+  | "invalid_destination"
+  | "invalid_window"
+  | "invalid_image"
+  | "unsupported_image"
+  | "image_too_large"
+  | "invalid_patch"
+  | "patch_conflict"
+  | "no_match"
+  | "ambiguous_match"
+  | "empty_old_text"
+  | "identical_texts"
+  | "invalid_pattern"
+  | "invalid_glob"
+  | "search_failed"
+  | "engine_unavailable"
+  | "invalid_env"
+  | "spawn_failed"
+  | "unknown_job"
+  | "too_many_jobs"
+  | "invalid_artifact_id"
+  | "unknown_artifact"
+  | "artifact_corrupted"
+  | "binary_artifact"
+  | "unknown_language"
+  | "diff_too_large"
+  | "deno_not_found"
+  | "invalid_time_zone"
+  | "invalid_subagent"
+  | "subagent_failed";
+
+/**
+ * The catalogue, by code.
+ *
+ * @example
+ * ```ts
+ * import { ERROR_CODES } from "@toolfence/core";
+ * console.log(ERROR_CODES.permission_denied.status); // "skipped"
+ * ```
+ */
+export const ERROR_CODES = Object.freeze(
+  {
+    unknown_tool: {
+      meaning: "No enabled tool has that name; the message suggests the closest ones.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_arguments: {
+      meaning: "The arguments are not one JSON object, or fail the tool's schema; the message names each issue.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    not_approved: {
+      meaning: "A person (or the host) did not approve a tool that needs approval.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: true,
+    },
+    timeout: {
+      meaning: "An attempt ran past its deadline (the result's status is `timed_out`).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    cancelled: {
+      meaning: "The caller, a fail-fast batch or a timeout cancelled the call (status `cancelled`).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    not_serializable: {
+      meaning: "The tool returned a value that has no lossless JSON form.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    tool_error: {
+      meaning: "The tool threw something that is not a ToolError; the only code that is retried.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    outside_workspace: {
+      meaning: "The path resolves outside the workdir and the session temp dir.",
+      kind: "policy",
+      status: "error",
+      recoverable: true,
+    },
+    outside_directory: {
+      meaning: "The path resolves outside the folder the operation is confined to.",
+      kind: "policy",
+      status: "error",
+      recoverable: true,
+    },
+    fence_denied: {
+      meaning:
+        "The runtime's own permission flags (Deno --allow-*, Node's permission model) close the operation; the message names the flag.",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    permission_denied: {
+      meaning: "The write-permission or command policy refused the operation, or a person denied it.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    path_changed: {
+      meaning: "The path changed between its check and its use (a swapped-in symlink).",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    path_unresolvable: {
+      meaning: "The path could not be resolved (a component cannot be read).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    symlink_loop: {
+      meaning: "Resolving the path met a symlink loop or too many links.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    symlink_target: {
+      meaning: "A symlink points where the operation may not follow it.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_path: {
+      meaning: "The path is malformed (empty, NUL bytes, not a string the platform accepts).",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    forbidden_env: {
+      meaning: "The command sets an environment variable the policy forbids.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: true,
+    },
+    sandbox_unavailable: {
+      meaning: "The OS sandbox is required but cannot run here.",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    depth_limit: {
+      meaning: "Sub-agents may not start more sub-agents at this depth.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    not_found: { meaning: "Nothing exists at the path.", kind: "execution", status: "error", recoverable: true },
+    already_exists: {
+      meaning: "Something already exists where the operation would create it.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    not_directory: {
+      meaning: "A part of the path, or the target, is not a directory.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    not_a_directory: {
+      meaning: "The path names a file where a directory is needed.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    is_directory: {
+      meaning: "The path names a directory where a file is needed.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    not_a_file: { meaning: "The path is not a regular file.", kind: "semantic", status: "error", recoverable: true },
+    not_regular_file: {
+      meaning: "The path is a special file (device, socket, FIFO) or not the kind the tool reads.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    directory_not_empty: {
+      meaning: "The directory has entries and the operation needs it empty.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    binary_file: {
+      meaning: "The file is binary where text is needed.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    not_utf8: { meaning: "The file is not valid UTF-8.", kind: "execution", status: "error", recoverable: true },
+    unsupported_encoding: {
+      meaning: "The file's text encoding is not one the tool reads.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    file_too_large: {
+      meaning: "The file is larger than the tool reads in one call.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
+    },
+    too_large: {
+      meaning: "The content is larger than the operation allows.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    hash_conflict: {
+      meaning: "The file changed since it was read (its hash differs); read it again.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    os_permission_denied: {
+      meaning: "The operating system refused the operation (EACCES, EPERM).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    no_space: { meaning: "The device is full.", kind: "execution", status: "error", recoverable: true },
+    read_only_filesystem: {
+      meaning: "The path is on a read-only file system.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    io_error: {
+      meaning: "Another operating-system error; details carry the errno.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_destination: {
+      meaning: "The destination of a copy or move is not usable (the source itself, inside the source, ...).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_window: {
+      meaning: "The offset and limit of a read do not name lines of the file.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_image: {
+      meaning: "The bytes are not a readable PNG, JPEG, WebP or GIF.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    unsupported_image: {
+      meaning: "The image format is not one the model can be sent.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    image_too_large: {
+      meaning: "The image is larger than 10 MB.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_patch: { meaning: "The patch does not parse.", kind: "semantic", status: "error", recoverable: true },
+    patch_conflict: {
+      meaning: "A hunk of the patch does not match the file.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    no_match: {
+      meaning: "The text to replace does not occur in the file.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    ambiguous_match: {
+      meaning: "The text to replace occurs more than once.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    empty_old_text: { meaning: "The text to replace is empty.", kind: "semantic", status: "error", recoverable: true },
+    identical_texts: {
+      meaning: "The replacement equals the text it replaces.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_pattern: {
+      meaning: "The search pattern is not a valid regular expression.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_glob: { meaning: "The glob pattern is not valid.", kind: "semantic", status: "error", recoverable: true },
+    search_failed: { meaning: "The search engine failed.", kind: "execution", status: "error", recoverable: true },
+    engine_unavailable: {
+      meaning: "The requested search engine is not installed or not allowed.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    invalid_env: {
+      meaning: "An environment variable name or value is malformed.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    spawn_failed: {
+      meaning: "The process could not be started.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    unknown_job: { meaning: "No background job has that id.", kind: "semantic", status: "error", recoverable: true },
+    too_many_jobs: {
+      meaning: "The session runs as many background jobs as it may.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_artifact_id: {
+      meaning: "The artifact id is not `sha256:` and 64 hex digits.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    unknown_artifact: {
+      meaning: "No artifact of this session has that id.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    artifact_corrupted: {
+      meaning: "The artifact's bytes no longer match its hash.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    binary_artifact: {
+      meaning: "The artifact is binary where text is needed.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    unknown_language: {
+      meaning: "The file's language is not one the checker knows.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    diff_too_large: {
+      meaning: "The diff is larger than the tool returns.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    deno_not_found: {
+      meaning: "The deno binary is not on the PATH.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    invalid_time_zone: {
+      meaning: "The time zone is not an IANA name the runtime knows.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_subagent: {
+      meaning: "The sub-agent getter returned something that is not an agent.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
+  } as const satisfies Record<string, ErrorCodeInfo>,
+);
+
+/** The defaults of a code that is not in the catalogue (a tool's own). */
+const UNCATALOGUED: ErrorCodeInfo = Object.freeze({
+  meaning: "A code of the tool's own.",
+  kind: "execution",
+  status: "error",
+  recoverable: true,
+});
+
+/**
+ * The catalogue entry of `code`, or the defaults of an uncatalogued code
+ * (`execution`, `error`, recoverable).
+ *
+ * @example
+ * ```ts
+ * import { errorCodeInfo } from "@toolfence/core";
+ * console.log(errorCodeInfo("outside_workspace").kind); // "policy"
+ * console.log(errorCodeInfo("my_tool_failed").kind); // "execution"
+ * ```
+ */
+export function errorCodeInfo(code: string): ErrorCodeInfo {
+  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : UNCATALOGUED;
+}
+
+/**
+ * Whether `code` is in the catalogue.
+ *
+ * @example
+ * ```ts
+ * import { isCataloguedCode } from "@toolfence/core";
+ * console.log(isCataloguedCode("timeout")); // true
+ * ```
+ */
+export function isCataloguedCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}

@@ -1,0 +1,29 @@
+/**
+ * The MCP server, as `@toolfence/toolfence/mcp`: the same module as
+ * `@toolfence/adapters/mcp`, the only entry point that loads the MCP SDK.
+ *
+ * @example
+ * ```ts
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import { serveStdio } from "@toolfence/toolfence/mcp";
+ * await serveStdio(new ToolBox().withDefaults("fs", "search"), { workspace: Deno.cwd() });
+ * ```
+ *
+ * @module
+ */
+
+export {
+  artifactUri,
+  createMcpServer,
+  elicitationHost,
+  type ElicitationHostOptions,
+  mcpAnnotations,
+  type McpServerOptions,
+  type McpToolAnnotations,
+  mcpTools,
+  type McpToolServer,
+  type McpToolSpec,
+  serveStdio,
+  titleOf,
+  TOOLFENCE_VERSION,
+} from "@toolfence/adapters/mcp";

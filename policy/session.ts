@@ -1,0 +1,109 @@
+/**
+ * The default session: the core's `SessionBase` with the workspace, policy
+ * state, runtime fence, OS sandbox mode, risk assessor and deny-all host of
+ * this package wired in. `@toolfence/toolfence` exports it as `Session`.
+ *
+ * @module
+ */
+
+import { type ArtifactStore, type Host, SessionBase } from "@toolfence/core";
+import { Workspace } from "./workspace.ts";
+import { PolicyState, type PolicyStateData } from "./state.ts";
+import { Policy } from "./policy.ts";
+import type { Fence } from "@toolfence/core";
+import type { SandboxMode } from "./sandbox.ts";
+import type { RiskAssessor } from "./shell/risk.ts";
+import { denyAllHost } from "./hosts.ts";
+
+/** Options of a {@linkcode Session}. */
+export interface SessionOptions {
+  /** The workdir (an existing folder) or a ready {@linkcode Workspace}. */
+  workspace: string | Workspace;
+  /** Who answers questions; default: nobody (anything that asks is refused). */
+  host?: Host;
+  /** Take the default answer of every question a rule may answer, marked `auto`. */
+  autoConfirm?: boolean;
+  /** The model's capabilities, e.g. `["vision"]`. */
+  capabilities?: readonly string[];
+  /** Policy state (allowlists and grants), or its JSON. */
+  state?: PolicyState | Partial<PolicyStateData>;
+  /** Artifact store; default in memory. */
+  artifacts?: ArtifactStore;
+  /** The runtime fence; default the real one. */
+  fence?: Fence;
+  /** OS sandbox for shell commands; default `auto`. */
+  sandbox?: SandboxMode;
+  /** Sub-agent depth; 0 for a top-level agent. */
+  depth?: number;
+  /** Judges shell commands that are not allowlisted; default the rules-based assessor. */
+  assessor?: RiskAssessor;
+  /** Protected-path globs added to the defaults (writes to them always ask a person; see `protected_paths.ts`). */
+  protectedPaths?: readonly string[];
+}
+
+/**
+ * One agent's run with the default policy. Tools see it as `ctx.session`.
+ * Requires `--allow-read` for the workspace (and `--allow-write` once a tool
+ * writes or the temp dir is made).
+ *
+ * @example
+ * ```ts
+ * import { Session } from "@toolfence/policy";
+ * const session = new Session({ workspace: Deno.cwd(), autoConfirm: true });
+ * console.log(session.workspace.workdir);
+ * await session.close();
+ * ```
+ */
+export class Session extends SessionBase {
+  /** The workspace that confines paths. */
+  declare readonly workspace: Workspace;
+  /** The policy tools go through. */
+  declare readonly policy: Policy;
+  /** Allowlists and grants. */
+  readonly state: PolicyState;
+  readonly #options: SessionOptions;
+
+  /** Creates a session. */
+  constructor(options: SessionOptions) {
+    const workspace = typeof options.workspace === "string" ? new Workspace(options.workspace) : options.workspace;
+    const state = options.state instanceof PolicyState ? options.state : new PolicyState(options.state);
+    super({
+      workspace,
+      host: options.host ?? denyAllHost(),
+      autoConfirm: options.autoConfirm,
+      capabilities: options.capabilities,
+      artifacts: options.artifacts,
+      depth: options.depth,
+      policy: (session) =>
+        new Policy({
+          workspace,
+          state,
+          asker: session,
+          fence: options.fence,
+          sandbox: options.sandbox,
+          assessor: options.assessor,
+          protectedPaths: options.protectedPaths,
+        }),
+    });
+    this.state = state;
+    this.#options = options;
+    // A session that made its workspace removes the workspace's temp dir when it closes.
+    if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
+  }
+
+  /**
+   * A child session for a sub-agent: the same workspace and artifacts, a copy
+   * of the policy state, depth + 1.
+   */
+  override child(options: { host?: Host; capabilities?: readonly string[] } = {}): Session {
+    return new Session({
+      ...this.#options,
+      workspace: this.workspace,
+      host: options.host ?? this.host,
+      capabilities: options.capabilities ?? this.capabilities,
+      state: this.state.clone(),
+      artifacts: this.artifacts,
+      depth: this.depth + 1,
+    });
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The built-in groups as a plain record, and the factory of the sub-agent
+ * tools: values a `ToolBox` is given (`new ToolBox({ groups: BUILTIN_GROUPS })`),
+ * never registered on import.
+ *
+ * @module
+ */
+
+import type { AnyTool, SubagentToolsFactory, ToolGroups } from "@toolfence/core";
+import { fsTools } from "./fs/mod.ts";
+import { searchTools } from "./search/mod.ts";
+import { patchTools } from "./patch/mod.ts";
+import { cmdTools } from "./cmd/mod.ts";
+import { systemTools } from "./system/mod.ts";
+import { frameworkTools } from "./framework/mod.ts";
+import { diagnosticTools } from "./diagnostic/mod.ts";
+import { agentTools, type SubagentGetter } from "./agents/mod.ts";
+
+/**
+ * The built-in tool groups by name, in the order `withDefaults()` registers them.
+ *
+ * @example
+ * ```ts
+ * import { BUILTIN_GROUPS } from "@toolfence/tools";
+ * console.log(Object.keys(BUILTIN_GROUPS)); // ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic"]
+ * ```
+ */
+export const BUILTIN_GROUPS: ToolGroups = Object.freeze({
+  fs: fsTools,
+  search: (): readonly AnyTool[] => searchTools(),
+  patch: patchTools,
+  cmd: cmdTools,
+  system: systemTools,
+  framework: frameworkTools,
+  diagnostic: diagnosticTools,
+});
+
+/**
+ * Makes `agent_run` and `agent_run_parallel` for a getter; the `subagents`
+ * option of a `ToolBox`.
+ *
+ * @example
+ * ```ts
+ * import { SUBAGENT_TOOLS } from "@toolfence/tools";
+ * console.log(SUBAGENT_TOOLS(() => undefined).map((t) => t.name)); // ["agent_run", "agent_run_parallel"]
+ * ```
+ */
+export const SUBAGENT_TOOLS: SubagentToolsFactory = (getter: unknown): readonly AnyTool[] =>
+  agentTools(getter as SubagentGetter);
