@@ -99,7 +99,7 @@ export type ErrorCode =
  * console.log(ERROR_CODES.permission_denied.status); // "skipped"
  * ```
  */
-export const ERROR_CODES = Object.freeze(
+export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.freeze(
   {
     unknown_tool: {
       meaning: "No enabled tool has that name; the message suggests the closest ones.",
@@ -448,7 +448,7 @@ export const ERROR_CODES = Object.freeze(
       recoverable: false,
     },
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
-  } as const satisfies Record<string, ErrorCodeInfo>,
+  },
 );
 
 /** The defaults of a code that is not in the catalogue (a tool's own). */
