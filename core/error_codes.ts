@@ -41,6 +41,11 @@ export type ErrorCode =
   | "invalid_path"
   | "forbidden_env"
   | "sandbox_unavailable"
+  | "unsupported_runtime"
+  | "workspace_missing"
+  | "output_unavailable"
+  | "import_outside_workspace"
+  | "invalid_text"
   | "depth_limit"
   | "not_found"
   | "already_exists"
@@ -202,6 +207,38 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       meaning: "The command sets an environment variable the policy forbids.",
       kind: "policy",
       status: "skipped",
+      recoverable: true,
+    },
+    unsupported_runtime: {
+      meaning:
+        "This runtime cannot do the operation safely here (for example a confined write in a Node worker thread).",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    workspace_missing: {
+      meaning:
+        "The workspace folder or the session temp dir was removed or replaced while the session ran; it is never re-created.",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    output_unavailable: {
+      meaning: "A command's captured output could not be read back (its capture file vanished or could not be opened).",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    import_outside_workspace: {
+      meaning: "A checked file imports a module outside the workspace, which the checker may not read.",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    invalid_text: {
+      meaning: "An argument holds a lone UTF-16 surrogate, which no file or protocol can carry unchanged.",
+      kind: "semantic",
+      status: "error",
       recoverable: true,
     },
     sandbox_unavailable: {

@@ -25,6 +25,12 @@ export interface WordParts {
   dynamic?: string;
   /** An unquoted expansion may split the word into several words. */
   splits: boolean;
+  /**
+   * The unquoted `[` and `]` of the part, in order: a bracket expression may
+   * open in one node of a word and close in another (`[!a]*` comes as `[`,
+   * `!a]`, `*`), so only the joined word tells whether it is a pattern.
+   */
+  brackets?: string;
 }
 
 /** The empty string, `""`. */
@@ -37,7 +43,9 @@ export function joinParts(parts: WordParts[]): WordParts {
   let prefixOpen = true;
   let dynamic: string | undefined;
   let splits = false;
+  let brackets = "";
   for (const part of parts) {
+    brackets += part.brackets ?? "";
     if (prefixOpen) {
       prefix += part.value ?? part.prefix;
       if (part.value === undefined) prefixOpen = false;
@@ -50,7 +58,19 @@ export function joinParts(parts: WordParts[]): WordParts {
     }
     splits ||= part.splits;
   }
-  return { value, prefix, dynamic, splits };
+  // A bracket expression split across parts makes the word a pattern.
+  const open = brackets.indexOf("[");
+  if (open >= 0 && brackets.includes("]", open + 1)) {
+    // The static text known at the start ends where the pattern may begin.
+    const at = prefix.indexOf("[");
+    return {
+      prefix: at < 0 ? prefix : prefix.slice(0, at),
+      dynamic: dynamic ?? `${quoteSource(value ?? prefix)} uses a glob pattern`,
+      splits,
+      brackets,
+    };
+  }
+  return { value, prefix, dynamic, splits, brackets };
 }
 
 const EXPANSION_START = /[A-Za-z0-9_({[@*#?$!\-'"]/;
@@ -63,9 +83,10 @@ const EXPANSION_START = /[A-Za-z0-9_({[@*#?$!\-'"]/;
 export function readLiteral(
   text: string,
   mode: "unquoted" | "double" | "heredoc" | "pattern",
-): { value: string; unrecognized?: string; glob?: string } {
+): { value: string; unrecognized?: string; glob?: string; brackets: string } {
   let value = "";
   let glob: string | undefined;
+  let brackets = "";
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
     const next = text[i + 1];
@@ -84,23 +105,25 @@ export function readLiteral(
       value += char;
       continue;
     }
-    if (char === "`") return { value, unrecognized: "a backquote" };
+    if (char === "`") return { value, unrecognized: "a backquote", brackets };
     // bash starts a process substitution anywhere a word may hold one,
     // including a `=~` regular expression the parser keeps as plain text.
     if ((char === "<" || char === ">") && next === "(" && mode === "pattern") {
-      return { value, unrecognized: `\`${char}(\`` };
+      return { value, unrecognized: `\`${char}(\``, brackets };
     }
     if (char === "$" && next !== undefined && EXPANSION_START.test(next)) {
       const quotedDollar = mode !== "unquoted" && (next === "'" || next === '"');
-      if (!quotedDollar) return { value, unrecognized: `\`$${next}\`` };
+      if (!quotedDollar) return { value, unrecognized: `\`$${next}\``, brackets };
     }
     if (mode === "unquoted") {
-      if (char === "\n") return { value, unrecognized: "a newline" };
+      if (char === "\n") return { value, unrecognized: "a newline", brackets };
       if ("'\"<>|&;()".includes(char)) {
-        return { value, unrecognized: `\`${char}\`` };
+        return { value, unrecognized: `\`${char}\``, brackets };
       }
-      // A `[` with no `]` after it is no bracket expression: `[ -f x ]`.
+      // A `[` with no `]` after it is no bracket expression: `[ -f x ]`; but
+      // the `]` may be in the next node of the same word (see joinParts).
       if ("*?".includes(char) || (char === "[" && text.includes("]", i + 1))) glob ??= "a glob pattern";
+      if (char === "[" || char === "]") brackets += char;
       if ("{}".includes(char)) glob ??= "brace expansion";
       if (char === "~" && (i === 0 || "=:".includes(text[i - 1]))) {
         glob ??= "tilde expansion";
@@ -108,7 +131,7 @@ export function readLiteral(
     }
     value += char;
   }
-  return { value, glob };
+  return { value, glob, brackets };
 }
 
 const ANSI_C_SIMPLE: Record<string, string> = {

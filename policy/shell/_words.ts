@@ -89,9 +89,10 @@ export abstract class WordWalker extends ExpansionWalker {
             prefix: literal.value.startsWith("~") ? "~" : prefix,
             splits: literal.glob === "brace expansion",
             dynamic: `${quoteSource(this.text(node))} uses ${literal.glob}`,
+            brackets: literal.brackets,
           };
         }
-        return { value: literal.value, prefix: literal.value, splits: false };
+        return { value: literal.value, prefix: literal.value, splits: false, brackets: literal.brackets };
       }
       case "number":
         this.cover(node);
