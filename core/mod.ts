@@ -98,6 +98,7 @@ export {
   type ToolMetadata,
   type ToolNeeds,
   type ToolPermission,
+  type ToolPlace,
 } from "./tool.ts";
 export { type ProgressEvent, type ToolCallContext, type ToolContext } from "./context.ts";
 export {
