@@ -210,6 +210,9 @@ async function builtinCandidates(
   return files;
 }
 
+// Deno gives a child's stdin a real pipe; Node a socket pair.
+const STDIN_IS_A_PIPE = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
 async function ripgrepCandidates(
   rg: string,
   root: string,
@@ -221,12 +224,19 @@ async function ripgrepCandidates(
   skipped: SkipList,
 ): Promise<Candidate[]> {
   const parents = skipIgnored ? await parentLevels(base, root) : undefined;
+  const parentRules = rebasedIgnoreText(parents);
+  // ripgrep reads the parent folders' rules from /dev/stdin, which cannot be
+  // opened where the child's stdin is a socket (Node's pipes): there the
+  // built-in walk, which gives the same files, applies them instead.
+  if (parentRules.trim() !== "" && !STDIN_IS_A_PIPE) {
+    return builtinCandidates(root, base, skipIgnored, filter, signal, skipped);
+  }
   const found = await ripgrepMatchingFiles(rg, {
     base,
     root,
     rust: pattern.rust,
     skipIgnored,
-    parentRules: rebasedIgnoreText(parents),
+    parentRules,
     nameGlob: filter?.nameGlob,
     signal,
   });
