@@ -73,6 +73,7 @@ export {
   type ToolResultInit,
   type ToolStatus,
 } from "./result.ts";
+export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
 export { inputJsonSchema, type JsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
