@@ -64,7 +64,49 @@ export {
   authorizeCommand,
   type AuthorizeCommandOptions,
   type CommandAuthorization,
+  type CommandDecision,
+  decideCommand,
+  type DecideCommandOptions,
 } from "./shell/authorize_command.ts";
+export { type CommandRuleMatch, type CommandRulesVerdict, judgeCommandRules } from "./shell/command_rules.ts";
+export {
+  commandPatternMatches,
+  type CommandRule,
+  describeRule,
+  type PathOutcome,
+  type PathRule,
+  type PathRuleKind,
+  POLICY_LAYERS,
+  type PolicyLayer,
+  type PolicyLayerName,
+  PolicyRules,
+  type RuleDecision,
+  type RuleOutcome,
+  type RuleSource,
+} from "./config/rules.ts";
+export {
+  type FileProblem,
+  formatProblem,
+  loadPolicy,
+  MANAGED_POLICY_FILE,
+  parsePolicyFile,
+  PolicyFileError,
+  type PolicyFileLocations,
+  policyFileLocations,
+  PROJECT_POLICY_FILE,
+  readPolicyFile,
+  userPolicyFile,
+} from "./config/load.ts";
+export {
+  type CommandRuleInput,
+  CommandRuleSchema,
+  type PathRuleInput,
+  PathRuleSchema,
+  type PolicyExample,
+  PolicyExampleSchema,
+  type PolicyFile,
+  PolicyFileSchema,
+} from "./config/schema.ts";
 export { withPathLocks } from "./path_lock.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";

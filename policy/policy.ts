@@ -27,6 +27,7 @@ import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 import { readdirConfined } from "./confined_fs.ts";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
+import { describeRule, type PathOutcome, PolicyRules } from "./config/rules.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -64,6 +65,8 @@ export interface PolicyOptions {
   assessor?: RiskAssessor;
   /** Protected-path globs in addition to {@linkcode DEFAULT_PROTECTED_PATHS} (see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
+  /** The policy files' rules (commands and paths); default none. */
+  rules?: PolicyRules;
 }
 
 // A folder with more entries than this is not walked for protected paths: it
@@ -128,6 +131,10 @@ export class Policy {
   readonly sandbox: SandboxMode;
   /** The protected-path globs in force: the defaults and the session's own. */
   readonly protectedPaths: readonly string[];
+  /** The policy files' rules. */
+  readonly rules: PolicyRules;
+  /** The deny globs of the rules, relative to the workspace root: hidden from every tool and the sandbox. */
+  readonly hiddenPaths: readonly string[];
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
 
@@ -140,6 +147,50 @@ export class Policy {
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
     this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
+    this.rules = options.rules ?? PolicyRules.empty(this.workspace.workdir);
+    this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
+  }
+
+  /**
+   * What the path rules decide for a path: the path as named (relative to
+   * the workdir, or absolute) and, when given, where it really leads; the
+   * stricter of the two.
+   */
+  pathDecision(named: string, real?: string): PathOutcome {
+    const lexical = this.rules.decidePath(path.posix.resolve(this.workspace.workdir, named));
+    if (real === undefined) return lexical;
+    const resolved = this.rules.decidePath(real);
+    const order = { allow: 0, "read-only": 1, deny: 2 } as const;
+    return order[resolved.decision] >= order[lexical.decision] && resolved.decision !== "allow" ? resolved : lexical;
+  }
+
+  /** Whether the path rules hide `realPath` (a path the tools must neither list, read nor write). */
+  isHidden(realPath: string): boolean {
+    return this.rules.hasPathRules && this.rules.decidePath(realPath).decision === "deny";
+  }
+
+  #requireVisible(named: string, real: string, access: "read" | "write"): void {
+    if (!this.rules.hasPathRules) return;
+    const outcome = this.pathDecision(named, real);
+    if (outcome.decision === "deny" || (outcome.decision === "read-only" && access === "write")) {
+      const rule = outcome.rule!;
+      const hidden = outcome.decision === "deny";
+      throw new ToolError(
+        hidden
+          ? `Path ${named} is denied by the policy (${describeRule(rule)})`
+          : `Path ${named} is read-only by the policy (${describeRule(rule)})`,
+        {
+          code: "permission_denied",
+          kind: "policy",
+          status: "skipped",
+          recoverable: false,
+          recoveryHint: hidden
+            ? "Do not try to reach this path in any other way; work on other files."
+            : "Do not write it; it may be read.",
+          details: { path: named, rule: { pattern: rule.pattern, kind: rule.kind, ...rule.source } },
+        },
+      );
+    }
   }
 
   /**
@@ -159,6 +210,7 @@ export class Policy {
    */
   async resolveTarget(path: string, options: TargetOptions = {}): Promise<FileTarget> {
     const resolved = await this.workspace.resolve(path, { followFinalSymlink: options.followFinalSymlink ?? true });
+    this.#requireVisible(path, resolved.path, options.access ?? "read");
     requireFence(this.fence, options.access ?? "read", resolved.path);
     return {
       path: resolved.path,
@@ -178,6 +230,7 @@ export class Policy {
       throw new ToolError(`${JSON.stringify(name)} is not a file name`, { code: "invalid_path", kind: "semantic" });
     }
     const child = path.posix.join(parent.path, name);
+    this.#requireVisible(child, child, access);
     requireFence(this.fence, access, child);
     return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots };
   }
@@ -233,6 +286,7 @@ export class Policy {
       });
     }
     const shown = this.workspace.relative(real);
+    this.#requireVisible(options.shown ?? real, real, "write");
     if ((action === "move" || action === "delete") && (await this.#isRoot(real))) {
       throw denied(options.shown ?? shown, action, "it is the root of the workspace");
     }
@@ -294,6 +348,7 @@ export class Policy {
         assessor: this.#assessor,
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
+        rules: this.rules,
       },
       command,
       signal,

@@ -14,6 +14,7 @@ import type { Fence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import { denyAllHost } from "./hosts.ts";
+import type { PolicyRules } from "./config/rules.ts";
 
 /** Options of a {@linkcode Session}. */
 export interface SessionOptions {
@@ -39,6 +40,8 @@ export interface SessionOptions {
   assessor?: RiskAssessor;
   /** Protected-path globs added to the defaults (writes to them always ask a person; see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
+  /** The policy files' rules (see {@linkcode loadPolicy}); default none. */
+  rules?: PolicyRules;
 }
 
 /**
@@ -83,6 +86,7 @@ export class Session extends SessionBase {
           sandbox: options.sandbox,
           assessor: options.assessor,
           protectedPaths: options.protectedPaths,
+          rules: options.rules,
         }),
     });
     this.state = state;

@@ -8,10 +8,19 @@
 import { ToolError } from "@toolfence/core";
 import type { ChoiceSource } from "@toolfence/core";
 import { checkCommand, type CommandCheck, commandSandbox } from "./check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
-import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
+import {
+  type CommandPrompt,
+  promptForAssessment,
+  type RiskAssessment,
+  type RiskAssessor,
+  rulesRiskAssessor,
+} from "./risk.ts";
 import type { PolicyState } from "../state.ts";
+import { type CommandRulesVerdict, judgeCommandRules } from "./command_rules.ts";
+import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
 export interface AuthorizeCommandOptions {
@@ -34,20 +43,163 @@ export interface AuthorizeCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root, for `cd` and paths in flags (absolute). */
   workspaceRoot?: string;
+  /** The policy files' command rules; default none. */
+  rules?: PolicyRules;
 }
 
 /** Why a command may run. */
 export interface CommandAuthorization {
   /** The command line. */
   command: string;
-  /** `allowlist`: every part is allowed; `assessor`: the risk assessor allowed it; `confirmed`: someone said yes. */
-  via: "allowlist" | "assessor" | "confirmed";
+  /**
+   * `allowlist`: every part is allowed; `rule`: allowed with the help of an allow rule of a policy file;
+   * `assessor`: the risk assessor allowed it; `confirmed`: someone said yes.
+   */
+  via: "allowlist" | "rule" | "assessor" | "confirmed";
   /** Who confirmed it, when someone did (`auto` with autoConfirm). */
   source?: ChoiceSource;
   /** The allowlist check. */
   check: CommandCheck;
   /** The risk assessment, when the allowlist did not settle it. */
   assessment?: RiskAssessment;
+  /** The policy rule in force for the line, when one matched. */
+  rule?: CommandRule;
+  /** What a shadow-mode rule would have decided instead (not applied). */
+  shadow?: CommandRule;
+}
+
+/** What the policy decides for a command line before anyone is asked, and why. */
+export interface CommandDecision {
+  /** The command line. */
+  command: string;
+  /** `allow`: runs without asking; `ask`: someone must say yes ({@linkcode prompt}); `deny`: never runs. */
+  decision: "allow" | "ask" | "deny";
+  /** What settled it. */
+  decidedBy: "rule" | "allowlist" | "assessor" | "analysis";
+  /** One sentence: why. */
+  reason: string;
+  /** The policy rules' verdict (matches, shadow decisions, uncertainty). */
+  rules: CommandRulesVerdict;
+  /** The allowlist check (absent when a deny rule settled it first). */
+  check?: CommandCheck;
+  /** The risk assessment, when the allowlist did not settle it. */
+  assessment?: RiskAssessment;
+  /** The question asked when the decision is `ask`. */
+  prompt?: CommandPrompt;
+}
+
+/** Options of {@linkcode decideCommand}. */
+export interface DecideCommandOptions {
+  /** Allowlist entries; default {@linkcode DEFAULT_COMMAND_ALLOWLIST}. */
+  allowlist?: readonly string[];
+  /** The policy files' rules; default none. */
+  rules?: PolicyRules;
+  /** The sandbox mode (default `auto`). */
+  sandbox?: SandboxMode;
+  /** The workspace root (absolute). */
+  workspaceRoot?: string;
+  /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
+  assessor?: RiskAssessor;
+}
+
+/**
+ * Decides a command line without asking anyone: the policy files' rules
+ * first (a deny rule refuses, an ask rule and a command that could hide a
+ * denied one ask a person), then the allowlist check (with the allow rules'
+ * entries added), then the risk assessor.
+ *
+ * Requires `--allow-run=bwrap` to probe the sandbox for commands that run project code.
+ *
+ * @example
+ * ```ts
+ * import { decideCommand, PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["git push"] } } }], "/w");
+ * const decision = await decideCommand("sudo git push", { rules });
+ * console.log(decision.decision, decision.reason);
+ * ```
+ */
+export async function decideCommand(
+  command: string,
+  options: DecideCommandOptions = {},
+  signal?: AbortSignal,
+): Promise<CommandDecision> {
+  const rules = await judgeCommandRules(command, options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/"));
+  const rule = rules.rule;
+  if (rule?.decision === "deny") {
+    const match = rules.matches.find((m) => m.rule === rule);
+    return {
+      command,
+      decision: "deny",
+      decidedBy: "rule",
+      reason: `${match ? `${JSON.stringify(match.words.join(" "))} is` : "it is"} denied by the ${describeRule(rule)}${
+        rule.reason ? `: ${rule.reason}` : ""
+      }`,
+      rules,
+    };
+  }
+  const check = await checkCommand(command, {
+    allowlist: [...(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST), ...rules.allowEntries],
+    sandbox: await commandSandbox(options.sandbox),
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
+  if (rule?.decision === "ask" || rules.uncertain.length > 0) {
+    const reason = rule?.decision === "ask"
+      ? `it matches the ${describeRule(rule)}${rule.reason ? `: ${rule.reason}` : ""}`
+      : rules.uncertain[0];
+    return {
+      command,
+      decision: "ask",
+      decidedBy: "rule",
+      reason,
+      rules,
+      check,
+      prompt: {
+        title: "Command Confirmation (policy rule)",
+        message: `The agent wants to run:\n\n  ${command}\n\nThe policy asks a person because ${reason}. Run it?`,
+        defaultChoice: false,
+        requirePerson: true,
+      },
+    };
+  }
+  if (check.verdict === "allow") {
+    const byRule = check.commands.some((found) =>
+      found.allowedBy !== undefined && rules.allowEntries.includes(found.allowedBy) &&
+      !(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST).includes(found.allowedBy)
+    );
+    return {
+      command,
+      decision: "allow",
+      decidedBy: byRule ? "rule" : "allowlist",
+      reason: byRule && rule ? `it is allowed by the ${describeRule(rule)}` : "every command in it is on the allowlist",
+      rules,
+      check,
+    };
+  }
+  const assessor = options.assessor ?? rulesRiskAssessor;
+  const assessment = await assessor.assess(command, check, signal);
+  let prompt = promptForAssessment(command, assessment);
+  // Project code without the sandbox needs a person's yes, whatever the assessor said.
+  if (check.sandbox.needed && check.sandbox.available === false) {
+    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
+      "it runs code the project controls without the OS sandbox";
+    prompt = {
+      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
+      requirePerson: true,
+    };
+  }
+  if (prompt === undefined) {
+    return { command, decision: "allow", decidedBy: "assessor", reason: assessment.reason, rules, check, assessment };
+  }
+  return {
+    command,
+    decision: "ask",
+    decidedBy: "analysis",
+    reason: check.reasons[0] ?? assessment.reason,
+    rules,
+    check,
+    assessment,
+    prompt,
+  };
 }
 
 const MAX_REASONS_SHOWN = 3;
@@ -122,26 +274,27 @@ export async function authorizeCommand(
   signal?: AbortSignal,
 ): Promise<CommandAuthorization> {
   signal?.throwIfAborted();
-  const check = await checkCommand(command, {
+  const decided = await decideCommand(command, {
     allowlist: options.state.commandAllowlist(),
-    sandbox: await commandSandbox(options.sandbox),
+    sandbox: options.sandbox,
+    assessor: options.assessor,
+    rules: options.rules,
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
-  });
-  if (check.verdict === "allow") return { command, via: "allowlist", check };
+  }, signal);
   signal?.throwIfAborted();
-  const assessor = options.assessor ?? rulesRiskAssessor;
-  const assessment = await assessor.assess(command, check, signal);
-  let prompt = promptForAssessment(command, assessment);
-  // Project code without the sandbox needs a person's yes, whatever the assessor said.
-  if (check.sandbox.needed && check.sandbox.available === false) {
-    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
-      "it runs code the project controls without the OS sandbox";
-    prompt = {
-      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
-      requirePerson: true,
-    };
+  const ruleFields = {
+    ...(decided.rules.rule ? { rule: decided.rules.rule } : {}),
+    ...(decided.rules.shadow ? { shadow: decided.rules.shadow } : {}),
+  };
+  if (decided.decision === "deny") throw ruleDenied(command, decided);
+  const check = decided.check!;
+  const assessment = decided.assessment ??
+    { decision: "unsure" as const, kind: "policy_rule", reason: decided.reason };
+  if (decided.decision === "allow") {
+    const via = decided.decidedBy === "assessor" ? "assessor" : decided.decidedBy === "rule" ? "rule" : "allowlist";
+    return { command, via, check, ...(decided.assessment ? { assessment } : {}), ...ruleFields };
   }
-  if (prompt === undefined) return { command, via: "assessor", check, assessment };
+  const prompt = decided.prompt!;
   if (options.sessionCanAsk === false) {
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);
   }
@@ -162,5 +315,28 @@ export async function authorizeCommand(
     const who = answer.source === "user" ? "the user declined it" : "it was declined automatically (the default is no)";
     throw denied(command, who, check, assessment, { prompt, source: answer.source });
   }
-  return { command, via: "confirmed", source: answer.source, check, assessment };
+  if (prompt.requirePerson && answer.source !== "user") {
+    throw denied(command, "only a person may confirm it, and the answer was automatic", check, assessment, {
+      prompt,
+      source: answer.source,
+    });
+  }
+  return { command, via: "confirmed", source: answer.source, check, assessment, ...ruleFields };
+}
+
+function ruleDenied(command: string, decided: CommandDecision): ToolError {
+  const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
+  const rule = decided.rules.rule!;
+  return new ToolError(`The command was not run: ${decided.reason}. Command: ${shown}`, {
+    code: "permission_denied",
+    kind: "policy",
+    status: "skipped",
+    recoverable: false,
+    recoveryHint: "Do not retry it in another form; the policy forbids it. Do something else or ask the user.",
+    details: {
+      command,
+      why: decided.reason,
+      rule: { pattern: rule.pattern, decision: rule.decision, ...rule.source },
+    },
+  });
 }

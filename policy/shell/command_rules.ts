@@ -1,0 +1,211 @@
+/**
+ * The policy file's command rules applied to a command line, through the
+ * analysis: every simple command the parser finds (in lists, pipelines,
+ * substitutions, subshells) is matched, and so is every command a wrapper
+ * the analysis can see inside would run (`env`, `sudo`, `timeout 5`,
+ * `xargs`, `nice -n 1`, `bash -c '...'`, `find -exec`, ...), with `git`'s
+ * global options (`git -C dir push`) and a path in the command name
+ * (`/usr/bin/git`) taken off. A deny rule is never matched by a string
+ * prefix on the raw line.
+ *
+ * Where a deny or ask rule could match a command whose words are only known
+ * when it runs (`$cmd push`, `"$(printf git)" push`), or the line is not
+ * fully understood, the outcome is `uncertain`: the caller asks a person.
+ *
+ * @module
+ */
+import { analyzeBash, type BashSimpleCommand } from "./_tree.ts";
+import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
+
+const STRENGTH = { allow: 0, ask: 1, deny: 2 } as const;
+
+/** One rule that matched, and the command it matched. */
+export interface CommandRuleMatch {
+  /** The rule. */
+  rule: CommandRule;
+  /** The words it matched (after unwrapping). */
+  words: string[];
+  /** The simple command as written. */
+  text: string;
+}
+
+/** What the command rules say about a whole command line. */
+export interface CommandRulesVerdict {
+  /** The rule in force, when one matched: its decision is the line's. */
+  rule?: CommandRule;
+  /** What a shadow-mode rule would have decided instead, when stricter. */
+  shadow?: CommandRule;
+  /** Every match, for explanations. */
+  matches: CommandRuleMatch[];
+  /** Why a deny or ask rule might match commands that cannot be seen before they run. */
+  uncertain: string[];
+  /**
+   * Allowlist entries that the allow rules in force add for this line
+   * (prefix rules as they are; glob rules as exact entries of the commands
+   * they matched).
+   */
+  allowEntries: string[];
+}
+
+const MAX_DEPTH = 4;
+
+// Options of wrappers that take a value in the next word, so that the value
+// is not read as the command (`sudo -u root git push`: `root` is no command,
+// though reading it as one is harmless: every suffix is tried).
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "su", "runuser"]);
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+const GIT_VALUE_OPTIONS = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--super-prefix",
+]);
+
+function basename(word: string): string {
+  const slash = word.lastIndexOf("/");
+  return slash >= 0 && slash < word.length - 1 ? word.slice(slash + 1) : word;
+}
+
+// `git -C x -c a=b --no-pager push` is `git push` to the rules.
+function withoutGitGlobals(words: readonly string[]): string[] {
+  let i = 1;
+  while (i < words.length && words[i].startsWith("-")) {
+    if (GIT_VALUE_OPTIONS.has(words[i])) i += 2;
+    else i += 1;
+  }
+  return ["git", ...words.slice(i)];
+}
+
+interface Candidate {
+  words: string[];
+  /** Whether a word after these is only known at run time. */
+  open: boolean;
+  text: string;
+}
+
+/** The word lists a simple command may run as, unwrapped. */
+async function candidates(command: BashSimpleCommand, depth: number, uncertain: string[]): Promise<Candidate[]> {
+  const known: string[] = [];
+  for (const word of command.words) {
+    if (word.value === undefined) break;
+    known.push(word.value);
+  }
+  const open = known.length < command.words.length;
+  return await expand(known, open, command.text, depth, uncertain);
+}
+
+async function expand(
+  words: string[],
+  open: boolean,
+  text: string,
+  depth: number,
+  uncertain: string[],
+): Promise<Candidate[]> {
+  if (words.length === 0) return [{ words, open, text }];
+  const out: Candidate[] = [];
+  const name = basename(words[0]);
+  const named = name === words[0] ? words : [name, ...words.slice(1)];
+  out.push({ words: named, open, text });
+  if (name === "git") out.push({ words: withoutGitGlobals(named), open, text });
+  if (depth >= MAX_DEPTH) {
+    uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
+    return out;
+  }
+  const runner = COMMAND_RUNNERS.has(name);
+  const finds = name === "find" || name === "fd";
+  if (runner || finds) {
+    for (let i = 1; i < named.length; i++) {
+      if (finds && !FIND_EXEC.has(named[i - 1]) && named[i - 1] !== "-x" && named[i - 1] !== "-X") continue;
+      out.push(...await expand(named.slice(i), open, text, depth + 1, uncertain));
+    }
+  }
+  // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
+  if (runner || SHELLS.has(name) || finds) {
+    for (const word of named.slice(1)) {
+      if (!/[\s;&|()`$<>]/.test(word)) continue;
+      const inner = await analyzeBash(word);
+      if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
+      for (const found of inner.commands) out.push(...await candidates(found, depth + 1, uncertain));
+    }
+  }
+  return out;
+}
+
+/**
+ * Applies the command rules of `rules` to `command`. Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { judgeCommandRules, PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["git push"] } } }], "/w");
+ * const verdict = await judgeCommandRules("timeout 5 env GIT_DIR=x git -C . push", rules);
+ * console.log(verdict.rule?.decision); // "deny"
+ * ```
+ */
+export async function judgeCommandRules(command: string, rules: PolicyRules): Promise<CommandRulesVerdict> {
+  const empty: CommandRulesVerdict = { matches: [], uncertain: [], allowEntries: [] };
+  if (rules.commandRules.length === 0) return empty;
+  const analysis = await analyzeBash(command);
+  const uncertain: string[] = [];
+  const strict = rules.commandRules.some((rule) => rule.decision !== "allow");
+  if (!analysis.understood && strict) {
+    uncertain.push(`the command line is not fully understood (${analysis.problems.join("; ")})`);
+  }
+  const matches: CommandRuleMatch[] = [];
+  const allowEntries = new Set<string>();
+  const decided: CommandRule[] = [];
+  const shadows: CommandRule[] = [];
+  for (const found of analysis.commands) {
+    if (found.kind !== "command") continue;
+    const own: CommandRuleMatch[] = [];
+    for (const candidate of await candidates(found, 0, uncertain)) {
+      for (const rule of rules.matchCommand(candidate.words).matches) {
+        own.push({ rule, words: candidate.words, text: candidate.text });
+      }
+      if (candidate.open && strict) {
+        const could = rules.mayMatchCommand(candidate.words).filter((rule) => rule.enforce);
+        if (could.length > 0) {
+          uncertain.push(
+            `${JSON.stringify(candidate.text)} has words only known when it runs, and could match the ${
+              describeRule(could[0])
+            }`,
+          );
+        }
+      }
+    }
+    matches.push(...own);
+    // Overrides act within one simple command; the line takes the strictest of its commands.
+    const outcome = PolicyRules.resolve(own.map((match) => match.rule));
+    if (outcome.rule) decided.push(outcome.rule);
+    if (outcome.shadow) shadows.push(outcome.shadow);
+    // An allow rule in force extends the allowlist for the command exactly as written.
+    const direct = found.words.length > 0 && found.words.every((word) => word.value !== undefined);
+    if (direct && outcome.rule?.decision === "allow") {
+      const words = found.words.map((word) => word.value!);
+      if (!outcome.rule.glob) allowEntries.add(outcome.rule.pattern);
+      else if (words.every((w) => w !== "" && !/\s/.test(w))) allowEntries.add(`= ${words.join(" ")}`);
+    }
+  }
+  const strongest = (list: CommandRule[]) =>
+    list.reduce<CommandRule | undefined>(
+      (best, rule) => best === undefined || STRENGTH[rule.decision] > STRENGTH[best.decision] ? rule : best,
+      undefined,
+    );
+  const rule = strongest(decided);
+  const shadowAll = strongest([...decided, ...shadows]);
+  const shadow = shadowAll && (rule === undefined || STRENGTH[shadowAll.decision] > STRENGTH[rule.decision])
+    ? shadowAll
+    : undefined;
+  const entries = rule === undefined || rule.decision === "allow" ? [...allowEntries] : [];
+  return {
+    ...(rule ? { rule } : {}),
+    ...(shadow ? { shadow } : {}),
+    matches,
+    uncertain: [...new Set(uncertain)],
+    allowEntries: entries,
+  };
+}
