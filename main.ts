@@ -5,7 +5,9 @@
  * toolfence serve   [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
  * toolfence call    NAME [JSON] [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
  * toolfence tools   [--dialect D] [--groups LIST]
- * toolfence policy  check "COMMAND" [--allow ENTRY]... [--json]
+ * toolfence policy  check|explain|list|add|remove|test|init|schema ... (see cli/policy.ts)
+ * toolfence audit   [FILE] [--follow] [--tool T] [--status S] ...
+ * toolfence --version
  * toolfence flags   [--workspace DIR] [--groups LIST] [--temp-dir DIR]
  * ```
  *
@@ -41,9 +43,11 @@ import { Workspace } from "@toolfence/policy";
 import { terminalHost } from "@toolfence/policy";
 import { denoFlagsForNeeds } from "@toolfence/policy";
 import type { SandboxMode } from "@toolfence/policy";
-import { checkCommand } from "@toolfence/policy";
-import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
-import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
+import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
+import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
+import { CliUsageError } from "./cli/_usage.ts";
+import { VERSION } from "./cli/version.ts";
+import { applyToolSettings, sandboxFor, sessionPolicy } from "./cli/session_policy.ts";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
@@ -63,7 +67,8 @@ Commands:
   serve           serve the tools over MCP on stdin/stdout
   call NAME JSON  run one tool call and print its ToolResult as JSON
   tools           print the tools' schemas in a provider's dialect
-  policy check    explain whether a shell command would run without asking
+  policy          check, explain, list, add, remove, test, init (the policy files)
+  audit           read, follow and filter an audit log
   flags           print the narrowest deno run flags for a workspace and groups
 
 Run 'toolfence <command> --help' for a command's options.`,
@@ -80,6 +85,11 @@ Options:
   --auto-confirm    answer every question a rule may answer with its default
   --sandbox MODE    auto | required | off: bubblewrap for shell commands (default: auto)
   --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  --config FILE     a policy file, the command-line layer (see 'toolfence policy --help')
+  --managed-config FILE
+                    the managed layer (default /etc/toolfence/config.json)
+  --read-only       serve only the tools that neither write nor run
+  --audit FILE      write the audit log (JSON lines) to FILE, rotated by size
   --max-message-mib N
                     the largest message read, in MiB (default: 64); a larger one
                     is answered with a JSON-RPC error and the server goes on
@@ -101,6 +111,11 @@ Options:
   --auto-confirm    answer every question a rule may answer with its default
   --sandbox MODE    auto | required | off (default: auto)
   --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  --config FILE     a policy file, the command-line layer
+  --managed-config FILE
+                    the managed layer (default /etc/toolfence/config.json)
+  --read-only       only the tools that neither write nor run
+  --audit FILE      write the audit log (JSON lines) to FILE
   -h, --help        show this help`,
   tools: `Usage: toolfence tools [options]
 
@@ -110,17 +125,7 @@ Options:
   --dialect D       json-schema | openai-chat | openai-responses | anthropic | gemini | mcp (default: json-schema)
   --groups LIST     comma-separated tool groups (default: all)
   -h, --help        show this help`,
-  policy: `Usage: toolfence policy check "COMMAND" [options]
-
-Explains whether a shell command would run without asking: the verdict of the
-allowlist check with every simple command and its reason, and, when it would
-ask, the risk assessment and the question a person would get.
-Exits 0 when the command runs without asking, 1 when it would ask.
-
-Options:
-  --allow ENTRY     add an allowlist entry (repeatable), e.g. --allow "npm test"
-  --json            print the check as JSON
-  -h, --help        show this help`,
+  policy: POLICY_HELP,
   flags: `Usage: toolfence flags [options]
 
 Prints the 'deno run' flags under which every tool of the chosen groups works
@@ -145,6 +150,10 @@ const SESSION = {
   ...COMMON,
   "auto-confirm": { type: "boolean" },
   sandbox: { type: "string" },
+  config: { type: "string" },
+  "managed-config": { type: "string" },
+  "read-only": { type: "boolean" },
+  audit: { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
 function parse<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, args: string[], options: O) {
@@ -189,6 +198,23 @@ function sandboxMode(mode: string | undefined): SandboxMode | undefined {
   return mode as SandboxMode;
 }
 
+function policyFiles(values: { config?: string; "managed-config"?: string }) {
+  return {
+    ...(values.config === undefined ? {} : { cli: values.config }),
+    ...(values["managed-config"] === undefined ? {} : { managed: values["managed-config"] }),
+  };
+}
+
+function sessionToolbox(
+  list: string | undefined,
+  command: string,
+  settings: Awaited<ReturnType<typeof sessionPolicy>>["settings"],
+  readOnly: boolean | undefined,
+): ToolBox {
+  const groups = selectedGroups(list ?? settings.groups?.join(","), command);
+  return applyToolSettings(groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g)), settings, readOnly ?? false);
+}
+
 function toolboxFor(groups: string[]): ToolBox {
   return new ToolBox().withDefaults(...groups);
 }
@@ -213,8 +239,9 @@ async function serve(args: string[]): Promise<number> {
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
-  const box = toolboxFor(selectedGroups(values.groups, "serve"));
-  const sandbox = sandboxMode(values.sandbox);
+  const files = await sessionPolicy(workdir, policyFiles(values));
+  const box = sessionToolbox(values.groups, "serve", files.settings, values["read-only"]);
+  const sandbox = sandboxFor(sandboxMode(values.sandbox), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("@toolfence/adapters/mcp");
@@ -236,6 +263,7 @@ async function serve(args: string[]): Promise<number> {
       autoConfirm: values["auto-confirm"] ?? false,
       sandbox,
       maxMessageBytes: maxBytes,
+      rules: files.rules,
     });
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
     // the process before its temp dir is removed.
@@ -255,7 +283,8 @@ async function call(args: string[]): Promise<number> {
   if (name === undefined) throw new UsageProblem("call needs the name of a tool", "call");
   noExtraPositionals("call", positionals, 2);
   const workdir = workspaceDir(values.workspace, "call");
-  const box = toolboxFor(selectedGroups(values.groups, "call"));
+  const files = await sessionPolicy(workdir, policyFiles(values));
+  const box = sessionToolbox(values.groups, "call", files.settings, values["read-only"]);
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // As for serve: confined file writes pin their folders from here.
   process.chdir(workspace.workdir);
@@ -263,7 +292,8 @@ async function call(args: string[]): Promise<number> {
     workspace,
     host: terminalHost(),
     autoConfirm: values["auto-confirm"] ?? false,
-    sandbox: sandboxMode(values.sandbox),
+    sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
+    rules: files.rules,
   });
   try {
     const result = await box.call(session, name, json ?? "{}");
@@ -291,49 +321,8 @@ function tools(args: string[]): number {
   return 0;
 }
 
-async function policy(args: string[]): Promise<number> {
-  const { values, positionals } = parse("policy", args, {
-    help: { type: "boolean", short: "h" },
-    allow: { type: "string", multiple: true },
-    json: { type: "boolean" },
-  });
-  if (values.help || positionals.length === 0) {
-    if (!values.help) throw new UsageProblem('policy needs a subcommand: policy check "COMMAND"', "policy");
-    return help("policy");
-  }
-  const [sub, command] = positionals;
-  if (sub !== "check") throw new UsageProblem(`Unknown policy subcommand ${JSON.stringify(sub)}; use: check`, "policy");
-  if (command === undefined) {
-    throw new UsageProblem('policy check needs the command line, e.g. policy check "ls -la"', "policy");
-  }
-  noExtraPositionals("policy", positionals, 2);
-  const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, ...(values.allow ?? [])];
-  const check = await checkCommand(command, { allowlist });
-  const assessment = check.verdict === "allow" ? undefined : await rulesRiskAssessor.assess(command, check);
-  const prompt = assessment ? promptForAssessment(command, assessment) : undefined;
-  if (values.json) {
-    process.stdout.write(JSON.stringify({ ...check, assessment, prompt }, null, 2) + "\n");
-    return check.verdict === "allow" ? 0 : 1;
-  }
-  const lines = [`verdict: ${check.verdict === "allow" ? "allow (runs without asking)" : "ask"}`];
-  if (!check.parsed) lines.push("parsed: no (anything not fully understood asks)");
-  for (const reason of check.reasons) lines.push(`  reason: ${reason}`);
-  lines.push("commands:");
-  for (const found of check.commands) lines.push(`  ${found.ok ? "ok " : "ask"}  ${found.text}  (${found.reason})`);
-  if (assessment) {
-    lines.push(`risk: ${assessment.decision} (${assessment.kind}): ${assessment.reason}`);
-    if (prompt) {
-      lines.push(
-        `then: "${prompt.title}", default ${prompt.defaultChoice ? "yes" : "no"}${
-          prompt.requirePerson ? ", only a person may answer" : ""
-        }; refused where nobody can be asked`,
-      );
-    } else {
-      lines.push("then: runs without asking (the assessor allowed it)");
-    }
-  }
-  process.stdout.write(lines.join("\n") + "\n");
-  return check.verdict === "allow" ? 0 : 1;
+function policy(args: string[]): Promise<number> {
+  return policyCommand(args);
 }
 
 /**
@@ -395,6 +384,10 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
   try {
+    if (command === "--version" || command === "-V" || command === "version") {
+      process.stdout.write(`toolfence ${VERSION}\n`);
+      return 0;
+    }
     if (command === undefined || command === "help" || command === "--help" || command === "-h") {
       if (command === "help" && rest[0] && HELP[rest[0]]) return help(rest[0]);
       return help("main");
@@ -403,7 +396,11 @@ export async function main(args: string[]): Promise<number> {
     if (!run) throw new UsageProblem(`Unknown command ${JSON.stringify(command)}`);
     return await run(rest);
   } catch (error) {
-    if (!(error instanceof UsageProblem)) throw error;
+    if (error instanceof PolicyFileError || error instanceof PolicyExampleError) {
+      process.stderr.write(`toolfence: the policy cannot be used:\n${error.message}\n`);
+      return 1;
+    }
+    if (!(error instanceof UsageProblem || error instanceof CliUsageError)) throw error;
     process.stderr.write(
       `toolfence: ${error.message}\nRun 'toolfence ${error.command ? `${error.command} ` : ""}--help' for usage.\n`,
     );

@@ -95,8 +95,27 @@ export {
   policyFileLocations,
   PROJECT_POLICY_FILE,
   readPolicyFile,
+  unreadablePolicyFiles,
   userPolicyFile,
 } from "./config/load.ts";
+export { type ElicitationAnswers, type PolicySettings, policySettings } from "./config/settings.ts";
+export {
+  checkPolicyExamples,
+  type ExampleResult,
+  formatExampleFailure,
+  PolicyExampleError,
+  type PolicyExampleOptions,
+  runPolicyExamples,
+} from "./config/examples.ts";
+export {
+  addRuleToFile,
+  addRuleToText,
+  removeRuleFromFile,
+  removeRuleFromText,
+  type RuleList,
+  STARTER_POLICY,
+} from "./config/edit.ts";
+export { policyJsonSchema } from "./config/json_schema.ts";
 export {
   type CommandRuleInput,
   CommandRuleSchema,

@@ -14,6 +14,8 @@ import type { Node } from "jsonc-parser";
 import { type FileProblem, issueProblems, keyPath, lineColumn, parseJsonc } from "./_locate.ts";
 import { type PolicyFile, PolicyFileSchema } from "./schema.ts";
 import { type PolicyLayer, type PolicyLayerName, PolicyRules } from "./rules.ts";
+import { checkPolicyExamples } from "./examples.ts";
+import { isRuntimePermissionError } from "../_runtime_permissions.ts";
 
 export type { FileProblem } from "./_locate.ts";
 
@@ -128,7 +130,13 @@ export async function readPolicyFile(file: string, layer: PolicyLayerName): Prom
     text = await fsp.readFile(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    // The managed and user files lie outside the workspace: a process whose
+    // runtime flags do not reach them runs without them, and says so.
+    if ((layer === "managed" || layer === "user") && isRuntimePermissionError(error)) {
+      unreadable.add(file);
+      return undefined;
+    }
     throw new PolicyFileError([{
       file,
       line: 1,
@@ -138,6 +146,17 @@ export async function readPolicyFile(file: string, layer: PolicyLayerName): Prom
     }]);
   }
   return parsePolicyFile(file, text, layer);
+}
+
+const unreadable = new Set<string>();
+
+/**
+ * The managed and user files this process was not allowed to read by its
+ * runtime flags (Deno's `--allow-read`, Node's `--permission`), so that a
+ * command line can say that they were not applied.
+ */
+export function unreadablePolicyFiles(): string[] {
+  return [...unreadable];
 }
 
 /** Where the layers are read from. */
@@ -150,6 +169,11 @@ export interface PolicyFileLocations {
   project?: string;
   /** The user file (default `$XDG_CONFIG_HOME/toolfence/config.json`, else `~/.config/toolfence/config.json`). */
   user?: string;
+  /**
+   * Whether the files' examples run once the layers are merged (default
+   * true): a failing one is a {@linkcode PolicyExampleError}.
+   */
+  examples?: boolean;
 }
 
 /** The default managed file. */
@@ -196,7 +220,8 @@ export function policyFileLocations(workdir: string, given: PolicyFileLocations 
 /**
  * Reads every layer of the policy of the workspace `workdir` and merges
  * them. A `--config` file that does not exist is an error; the other layers
- * are optional. Throws {@linkcode PolicyFileError} for a broken file.
+ * are optional. Throws {@linkcode PolicyFileError} for a broken file, and
+ * `PolicyExampleError` when an example of the files fails.
  *
  * Requires `--allow-read` for the files (and `--allow-env=XDG_CONFIG_HOME,HOME` for the user file).
  *
@@ -219,5 +244,7 @@ export async function loadPolicy(workdir: string, given: PolicyFileLocations = {
     }
     if (layer !== undefined) layers.push(layer);
   }
-  return PolicyRules.fromLayers(layers, workdir);
+  const rules = PolicyRules.fromLayers(layers, workdir);
+  if (given.examples !== false) await checkPolicyExamples(rules);
+  return rules;
 }

@@ -1,0 +1,105 @@
+/**
+ * The policy files of a `serve` or `call` session: the layers read and
+ * checked (a broken file or a failing example stops the command, never a
+ * fallback to the defaults), their settings applied to the toolbox (tools
+ * disabled, tools that need approval, the read-only tier) and the session
+ * options.
+ *
+ * @module
+ */
+import type { AnyTool } from "@toolfence/core";
+import {
+  loadPolicy,
+  type PolicyFileLocations,
+  type PolicyRules,
+  type PolicySettings,
+  policySettings,
+  type SandboxMode,
+  unreadablePolicyFiles,
+} from "@toolfence/policy";
+import process from "node:process";
+import { ToolBox } from "../toolbox.ts";
+
+/** The policy of a session started from the command line. */
+export interface SessionPolicy {
+  /** The merged rules. */
+  rules: PolicyRules;
+  /** The merged settings. */
+  settings: PolicySettings;
+}
+
+/**
+ * Reads the layers for the workspace `workdir`: the managed file (or
+ * `managed`), `--config`, the project's `toolfence.json`, the user file.
+ *
+ * Requires `--allow-read` for the files.
+ *
+ * @example
+ * ```ts
+ * import { sessionPolicy } from "./session_policy.ts";
+ * const { settings } = await sessionPolicy(Deno.cwd(), { managed: "/nonexistent" });
+ * console.log(settings.readOnly);
+ * ```
+ */
+export async function sessionPolicy(workdir: string, files: PolicyFileLocations = {}): Promise<SessionPolicy> {
+  const rules = await loadPolicy(workdir, files);
+  for (const file of unreadablePolicyFiles()) {
+    process.stderr.write(`toolfence: ${file} is not applied: the runtime flags do not allow reading it\n`);
+  }
+  return { rules, settings: policySettings(rules) };
+}
+
+/**
+ * Whether a tool can write or run something: the read-only tier leaves only
+ * the others. A tool counts as writing unless it says it is read-only and
+ * declares no write, run or network permission.
+ */
+export function canWriteOrRun(tool: AnyTool): boolean {
+  const permissions: readonly string[] = tool.permissions ?? [];
+  return tool.readOnly !== true || permissions.some((p) => p === "write" || p === "run" || p === "net");
+}
+
+function namePattern(pattern: string): RegExp {
+  const body = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".");
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * The toolbox a session serves: the tools of `tools` that `settings` keep.
+ * The read-only tier (`--read-only` or `readOnly` in a file) registers only
+ * the tools that neither write nor run, so the others do not exist for the
+ * client at all; disabled tools (names or fnmatch patterns) are not
+ * registered either; tools that need approval get `needsApproval`.
+ *
+ * @example
+ * ```ts
+ * import { applyToolSettings } from "./session_policy.ts";
+ * import { policySettings, PolicyRules } from "@toolfence/policy";
+ * import { toolGroup } from "@toolfence/core";
+ * import { BUILTIN_GROUPS } from "@toolfence/tools";
+ * const settings = policySettings(PolicyRules.empty("/w"));
+ * const box = applyToolSettings(toolGroup(BUILTIN_GROUPS, "fs"), settings, true);
+ * console.log(box.list().map((tool) => tool.name));
+ * ```
+ */
+export function applyToolSettings(tools: readonly AnyTool[], settings: PolicySettings, readOnly = false): ToolBox {
+  const disabled = settings.disabledTools.map(namePattern);
+  const approve = settings.approveTools.map(namePattern);
+  const box = new ToolBox();
+  for (const tool of tools) {
+    if ((readOnly || settings.readOnly) && canWriteOrRun(tool)) continue;
+    if (disabled.some((pattern) => pattern.test(tool.name))) continue;
+    const needs = approve.some((pattern) => pattern.test(tool.name));
+    // A tool object is shared; the approval is a property of this toolbox's view of it.
+    box.register(needs ? Object.create(tool, { needsApproval: { value: true, enumerable: true } }) : tool);
+  }
+  return box;
+}
+
+/** The sandbox mode: a higher layer of the files wins over the flag only when it is stricter. */
+export function sandboxFor(flag: SandboxMode | undefined, settings: PolicySettings): SandboxMode | undefined {
+  const order: SandboxMode[] = ["off", "auto", "required"];
+  if (settings.sandbox === undefined) return flag;
+  if (flag === undefined) return settings.sandbox;
+  return order.indexOf(flag) >= order.indexOf(settings.sandbox) ? flag : settings.sandbox;
+}
