@@ -125,6 +125,16 @@ export async function decideCommand(
 ): Promise<CommandDecision> {
   const rules = await judgeCommandRules(command, options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/"));
   const rule = rules.rule;
+  if (rules.deniedPath && rule?.decision !== "deny") {
+    const { word, rule: pathRule } = rules.deniedPath;
+    return {
+      command,
+      decision: "deny",
+      decidedBy: "rule",
+      reason: `${JSON.stringify(word)} names a path denied by the ${describeRule(pathRule)}`,
+      rules,
+    };
+  }
   if (rule?.decision === "deny") {
     const match = rules.matches.find((m) => m.rule === rule);
     return {
@@ -142,6 +152,15 @@ export async function decideCommand(
     sandbox: await commandSandbox(options.sandbox),
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
   });
+  // Denied paths are hidden from commands by the OS sandbox; without one, a person decides.
+  const hidden = options.rules?.hiddenGlobs() ?? [];
+  const unsandboxed = hidden.length > 0 ? await commandSandbox(options.sandbox) : undefined;
+  if (unsandboxed?.available === false) {
+    rules.uncertain.push(
+      `the policy hides paths (${hidden.slice(0, 3).join(", ")}) and the OS sandbox that hides them from ` +
+        `commands is unavailable (${unsandboxed.reason ?? "no reason given"})`,
+    );
+  }
   if (rule?.decision === "ask" || rules.uncertain.length > 0) {
     const reason = rule?.decision === "ask"
       ? `it matches the ${describeRule(rule)}${rule.reason ? `: ${rule.reason}` : ""}`
@@ -326,7 +345,10 @@ export async function authorizeCommand(
 
 function ruleDenied(command: string, decided: CommandDecision): ToolError {
   const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
-  const rule = decided.rules.rule!;
+  const rule = decided.rules.rule?.decision === "deny" ? decided.rules.rule : decided.rules.deniedPath?.rule;
+  const ruleDetails = rule === undefined ? {} : {
+    rule: { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source },
+  };
   return new ToolError(`The command was not run: ${decided.reason}. Command: ${shown}`, {
     code: "permission_denied",
     kind: "policy",
@@ -336,7 +358,7 @@ function ruleDenied(command: string, decided: CommandDecision): ToolError {
     details: {
       command,
       why: decided.reason,
-      rule: { pattern: rule.pattern, decision: rule.decision, ...rule.source },
+      ...ruleDetails,
     },
   });
 }

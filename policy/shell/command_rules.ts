@@ -16,7 +16,8 @@
  */
 import { analyzeBash, type BashSimpleCommand } from "./_tree.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
-import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
+import path from "node:path";
+import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
 
 const STRENGTH = { allow: 0, ask: 1, deny: 2 } as const;
 
@@ -40,6 +41,8 @@ export interface CommandRulesVerdict {
   matches: CommandRuleMatch[];
   /** Why a deny or ask rule might match commands that cannot be seen before they run. */
   uncertain: string[];
+  /** A word of the line that names a path the policy denies, and the path rule. */
+  deniedPath?: { word: string; rule: PathRule };
   /**
    * Allowlist entries that the allow rules in force add for this line
    * (prefix rules as they are; glob rules as exact entries of the commands
@@ -135,6 +138,21 @@ async function expand(
   return out;
 }
 
+// A word (or the value of `--opt=value`) that names a denied path, judged
+// from the workspace root; the OS sandbox hides the rest.
+function namedDeniedPath(found: BashSimpleCommand, rules: PolicyRules): CommandRulesVerdict["deniedPath"] {
+  for (const word of found.words.slice(1)) {
+    if (word.value === undefined || word.value === "") continue;
+    const eq = word.value.indexOf("=");
+    for (const candidate of eq > 0 ? [word.value, word.value.slice(eq + 1)] : [word.value]) {
+      if (candidate === "" || candidate.includes("\0")) continue;
+      const outcome = rules.decidePath(path.posix.resolve(rules.root, candidate));
+      if (outcome.decision === "deny" && outcome.rule) return { word: word.value, rule: outcome.rule };
+    }
+  }
+  return undefined;
+}
+
 /**
  * Applies the command rules of `rules` to `command`. Needs no permissions.
  *
@@ -148,7 +166,8 @@ async function expand(
  */
 export async function judgeCommandRules(command: string, rules: PolicyRules): Promise<CommandRulesVerdict> {
   const empty: CommandRulesVerdict = { matches: [], uncertain: [], allowEntries: [] };
-  if (rules.commandRules.length === 0) return empty;
+  const pathRules = rules.pathRules.some((rule) => rule.kind === "deny" && rule.enforce);
+  if (rules.commandRules.length === 0 && !pathRules) return empty;
   const analysis = await analyzeBash(command);
   const uncertain: string[] = [];
   const strict = rules.commandRules.some((rule) => rule.decision !== "allow");
@@ -159,8 +178,10 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
   const allowEntries = new Set<string>();
   const decided: CommandRule[] = [];
   const shadows: CommandRule[] = [];
+  let deniedPath: CommandRulesVerdict["deniedPath"];
   for (const found of analysis.commands) {
     if (found.kind !== "command") continue;
+    if (pathRules && deniedPath === undefined) deniedPath = namedDeniedPath(found, rules);
     const own: CommandRuleMatch[] = [];
     for (const candidate of await candidates(found, 0, uncertain)) {
       for (const rule of rules.matchCommand(candidate.words).matches) {
@@ -205,6 +226,7 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
     ...(rule ? { rule } : {}),
     ...(shadow ? { shadow } : {}),
     matches,
+    ...(deniedPath ? { deniedPath } : {}),
     uncertain: [...new Set(uncertain)],
     allowEntries: entries,
   };
