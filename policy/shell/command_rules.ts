@@ -84,51 +84,58 @@ function withoutGitGlobals(words: readonly string[]): string[] {
 }
 
 interface Candidate {
+  /** Every word: its value, or as written when only known at run time (deny and ask rules may over-match). */
   words: string[];
-  /** Whether a word after these is only known at run time. */
+  /** The words before the first one known only at run time. */
+  known: string[];
+  /** Whether a word is only known at run time. */
   open: boolean;
   text: string;
 }
 
 /** The word lists a simple command may run as, unwrapped. */
 async function candidates(command: BashSimpleCommand, depth: number, uncertain: string[]): Promise<Candidate[]> {
-  const known: string[] = [];
-  for (const word of command.words) {
-    if (word.value === undefined) break;
-    known.push(word.value);
-  }
-  const open = known.length < command.words.length;
-  return await expand(known, open, command.text, depth, uncertain);
+  const words = command.words.map((word) => word.value ?? word.text);
+  const firstDynamic = command.words.findIndex((word) => word.value === undefined);
+  return await expand(words, firstDynamic < 0 ? words.length : firstDynamic, command.text, depth, uncertain);
 }
 
 async function expand(
-  words: string[],
-  open: boolean,
+  all: string[],
+  knownCount: number,
   text: string,
   depth: number,
   uncertain: string[],
 ): Promise<Candidate[]> {
-  if (words.length === 0) return [{ words, open, text }];
+  if (all.length === 0) return [{ words: all, known: [], open: false, text }];
   const out: Candidate[] = [];
-  const name = basename(words[0]);
-  const named = name === words[0] ? words : [name, ...words.slice(1)];
-  out.push({ words: named, open, text });
-  if (name === "git") out.push({ words: withoutGitGlobals(named), open, text });
+  const name = knownCount > 0 ? basename(all[0]) : all[0];
+  const named = name === all[0] ? all : [name, ...all.slice(1)];
+  const open = knownCount < all.length;
+  out.push({ words: named, known: named.slice(0, knownCount), open, text });
+  if (name === "git" && knownCount > 0) {
+    const stripped = withoutGitGlobals(named);
+    const dropped = named.length - stripped.length;
+    out.push({ words: stripped, known: stripped.slice(0, Math.max(1, knownCount - dropped)), open, text });
+  }
   if (depth >= MAX_DEPTH) {
     uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
     return out;
   }
-  const runner = COMMAND_RUNNERS.has(name);
-  const finds = name === "find" || name === "fd";
+  const runner = knownCount > 0 && COMMAND_RUNNERS.has(name);
+  const finds = knownCount > 0 && (name === "find" || name === "fd");
+  if (runner && open) {
+    uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs a command with words only known when it runs`);
+  }
   if (runner || finds) {
     for (let i = 1; i < named.length; i++) {
       if (finds && !FIND_EXEC.has(named[i - 1]) && named[i - 1] !== "-x" && named[i - 1] !== "-X") continue;
-      out.push(...await expand(named.slice(i), open, text, depth + 1, uncertain));
+      out.push(...await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, uncertain));
     }
   }
   // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
-  if (runner || SHELLS.has(name) || finds) {
-    for (const word of named.slice(1)) {
+  if (runner || finds || (knownCount > 0 && SHELLS.has(name))) {
+    for (const word of named.slice(1, knownCount)) {
       if (!/[\s;&|()`$<>]/.test(word)) continue;
       const inner = await analyzeBash(word);
       if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
@@ -188,7 +195,7 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
         own.push({ rule, words: candidate.words, text: candidate.text });
       }
       if (candidate.open && strict) {
-        const could = rules.mayMatchCommand(candidate.words).filter((rule) => rule.enforce);
+        const could = rules.mayMatchCommand(candidate.known).filter((rule) => rule.enforce);
         if (could.length > 0) {
           uncertain.push(
             `${JSON.stringify(candidate.text)} has words only known when it runs, and could match the ${
@@ -227,7 +234,7 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
     ...(shadow ? { shadow } : {}),
     matches,
     ...(deniedPath ? { deniedPath } : {}),
-    uncertain: [...new Set(uncertain)],
+    uncertain: strict ? [...new Set(uncertain)] : [],
     allowEntries: entries,
   };
 }
