@@ -47,6 +47,7 @@ const SYNTAX: Record<string, string> = {
 
 /** Parses JSONC (comments and trailing commas allowed); syntax errors become problems. */
 export function parseJsonc(file: string, text: string): { tree?: Node; value?: unknown; problems: FileProblem[] } {
+  if (text.trim() === "") return { problems: [{ file, line: 1, column: 1, key: "", message: "the file is empty" }] };
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const problems = errors.map((error) => ({
@@ -127,7 +128,7 @@ function describe(
   if (issue.type === "union" && issue.expected === "(string | Object)") {
     return `expected a string or an object, received ${issue.received}`;
   }
-  if (issue.expected !== null && issue.kind === "schema") {
+  if (issue.expected !== null && (issue.kind === "schema" || issue.kind === "validation")) {
     return `expected ${issue.expected}, received ${issue.received}`;
   }
   return issue.message.replace(/^Invalid \w+: /, "");
@@ -147,7 +148,10 @@ export function issueProblems(
     let node = findNodeAtLocation(tree, path);
     let at = node?.offset;
     // An unknown key points at the key itself.
-    if (node?.parent?.type === "property" && node.parent.children?.[0]) at = node.parent.children[0].offset;
+    const unknownKey = issue.type === "strict_object" && issue.expected === "never";
+    if (unknownKey && node?.parent?.type === "property" && node.parent.children?.[0]) {
+      at = node.parent.children[0].offset;
+    }
     for (let up = path.length - 1; at === undefined && up >= 0; up--) {
       node = findNodeAtLocation(tree, path.slice(0, up));
       at = node?.offset;
