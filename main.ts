@@ -47,7 +47,8 @@ import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
 import { CliUsageError } from "./cli/_usage.ts";
 import { VERSION } from "./cli/version.ts";
-import { applyToolSettings, sandboxFor, sessionPolicy } from "./cli/session_policy.ts";
+import { applyToolSettings, auditFor, sandboxFor, sessionPolicy } from "./cli/session_policy.ts";
+import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
@@ -126,6 +127,7 @@ Options:
   --groups LIST     comma-separated tool groups (default: all)
   -h, --help        show this help`,
   policy: POLICY_HELP,
+  audit: AUDIT_HELP,
   flags: `Usage: toolfence flags [options]
 
 Prints the 'deno run' flags under which every tool of the chosen groups works
@@ -241,6 +243,7 @@ async function serve(args: string[]): Promise<number> {
   const workdir = workspaceDir(values.workspace, "serve");
   const files = await sessionPolicy(workdir, policyFiles(values));
   const box = sessionToolbox(values.groups, "serve", files.settings, values["read-only"]);
+  const audit = auditFor(box, values.audit, files.settings);
   const sandbox = sandboxFor(sandboxMode(values.sandbox), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   // Loaded here so that no other command loads the MCP SDK.
@@ -264,6 +267,7 @@ async function serve(args: string[]): Promise<number> {
       sandbox,
       maxMessageBytes: maxBytes,
       rules: files.rules,
+      ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
     });
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
     // the process before its temp dir is removed.
@@ -271,6 +275,7 @@ async function serve(args: string[]): Promise<number> {
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
     await running.closed;
   } finally {
+    audit?.close();
     await workspace.dispose();
   }
   return 0;
@@ -285,6 +290,7 @@ async function call(args: string[]): Promise<number> {
   const workdir = workspaceDir(values.workspace, "call");
   const files = await sessionPolicy(workdir, policyFiles(values));
   const box = sessionToolbox(values.groups, "call", files.settings, values["read-only"]);
+  const audit = auditFor(box, values.audit, files.settings);
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // As for serve: confined file writes pin their folders from here.
   process.chdir(workspace.workdir);
@@ -294,6 +300,7 @@ async function call(args: string[]): Promise<number> {
     autoConfirm: values["auto-confirm"] ?? false,
     sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
     rules: files.rules,
+    ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
   });
   try {
     const result = await box.call(session, name, json ?? "{}");
@@ -302,6 +309,7 @@ async function call(args: string[]): Promise<number> {
     return result.status === "success" ? 0 : 1;
   } finally {
     await session.close();
+    audit?.close();
     await workspace.dispose();
   }
 }
@@ -369,7 +377,14 @@ function help(command: string): number {
   return 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = { serve, call, tools, policy, flags };
+const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
+  serve,
+  call,
+  tools,
+  policy,
+  audit: auditCommand,
+  flags,
+};
 
 /**
  * Runs the command line with `args` (without the program name) and returns the

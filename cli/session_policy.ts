@@ -17,7 +17,9 @@ import {
   type SandboxMode,
   unreadablePolicyFiles,
 } from "@toolfence/policy";
+import { AuditLog, Redactor } from "@toolfence/policy";
 import process from "node:process";
+import path from "node:path";
 import { ToolBox } from "../toolbox.ts";
 
 /** The policy of a session started from the command line. */
@@ -94,6 +96,24 @@ export function applyToolSettings(tools: readonly AnyTool[], settings: PolicySet
     box.register(needs ? Object.create(tool, { needsApproval: { value: true, enumerable: true } }) : tool);
   }
   return box;
+}
+
+/**
+ * The audit log of a session: `--audit FILE`, else the files' `audit.file`;
+ * hooked into the toolbox, redacting the start environment's values, token
+ * shapes and the files' `audit.redact` names. Undefined when neither names a file.
+ *
+ * Requires `--allow-write` for the log's folder.
+ */
+export function auditFor(box: ToolBox, flag: string | undefined, settings: PolicySettings): AuditLog | undefined {
+  const file = flag ?? settings.audit.file;
+  if (file === undefined) return undefined;
+  const audit = new AuditLog({
+    file: path.resolve(file),
+    ...(settings.audit.maxBytes ? { maxBytes: settings.audit.maxBytes } : {}),
+    redactor: new Redactor({ names: settings.audit.redact }),
+  });
+  return audit.attach(box);
 }
 
 /** The sandbox mode: a higher layer of the files wins over the flag only when it is stricter. */

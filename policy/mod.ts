@@ -117,6 +117,14 @@ export {
 } from "./config/edit.ts";
 export { policyJsonSchema } from "./config/json_schema.ts";
 export {
+  type AuditedToolBox,
+  AuditLog,
+  type AuditLogOptions,
+  type AuditRecord,
+  type PolicyDecisionEvent,
+} from "./audit/audit_log.ts";
+export { REDACTED, Redactor, type RedactorOptions, TOKEN_PATTERNS } from "./audit/redact.ts";
+export {
   type CommandRuleInput,
   CommandRuleSchema,
   type PathRuleInput,

@@ -27,7 +27,8 @@ import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 import { readdirConfined } from "./confined_fs.ts";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
-import { describeRule, type PathOutcome, PolicyRules } from "./config/rules.ts";
+import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
+import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -67,6 +68,8 @@ export interface PolicyOptions {
   protectedPaths?: readonly string[];
   /** The policy files' rules (commands and paths); default none. */
   rules?: PolicyRules;
+  /** Called with every decision the policy makes (for the audit log); default none. */
+  onDecision?: (event: PolicyDecisionEvent) => void;
 }
 
 // A folder with more entries than this is not walked for protected paths: it
@@ -137,6 +140,7 @@ export class Policy {
   readonly hiddenPaths: readonly string[];
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
+  readonly #onDecision?: (event: PolicyDecisionEvent) => void;
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -148,6 +152,7 @@ export class Policy {
     this.sandbox = options.sandbox ?? "auto";
     this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
     this.rules = options.rules ?? PolicyRules.empty(this.workspace.workdir);
+    this.#onDecision = options.onDecision;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
   }
 
@@ -172,9 +177,28 @@ export class Policy {
   #requireVisible(named: string, real: string, access: "read" | "write"): void {
     if (!this.rules.hasPathRules) return;
     const outcome = this.pathDecision(named, real);
-    if (outcome.decision === "deny" || (outcome.decision === "read-only" && access === "write")) {
+    const refused = outcome.decision === "deny" || (outcome.decision === "read-only" && access === "write");
+    if (outcome.shadow && !refused) {
+      this.#emit({
+        kind: "path",
+        subject: real,
+        decision: "allow",
+        answeredBy: "rule",
+        reason: `shadow mode: ${describeRule(outcome.shadow)}`,
+        shadow: ruleRef(outcome.shadow),
+      });
+    }
+    if (refused) {
       const rule = outcome.rule!;
       const hidden = outcome.decision === "deny";
+      this.#emit({
+        kind: "path",
+        subject: real,
+        decision: "deny",
+        answeredBy: "rule",
+        reason: `${access}: ${describeRule(rule)}`,
+        rule: ruleRef(rule),
+      });
       throw new ToolError(
         hidden
           ? `Path ${named} is denied by the policy (${describeRule(rule)})`
@@ -313,11 +337,13 @@ export class Policy {
       ],
       defaultChoice: "grant",
     }, signal);
-    if (outcome.choice === "grant") {
-      if (outcome.source === "user") this.state.grantWrite(real);
+    const answeredBy = outcome.source === "user" ? "person" : "auto";
+    if (outcome.choice === "grant" || outcome.choice === "once") {
+      if (outcome.choice === "grant" && outcome.source === "user") this.state.grantWrite(real);
+      this.#emit({ kind: "write", subject: real, decision: "allow", answeredBy, reason: `${kind}: ${outcome.choice}` });
       return;
     }
-    if (outcome.choice === "once") return;
+    this.#emit({ kind: "write", subject: real, decision: "deny", answeredBy, reason: `${kind}: denied` });
     throw denied(shown, kind, "the user denied it");
   }
 
@@ -332,15 +358,53 @@ export class Policy {
     await this.authorize(target, action, signal);
   }
 
+  #emit(event: PolicyDecisionEvent): void {
+    try {
+      this.#onDecision?.(event);
+    } catch {
+      // An audit sink that fails must not change the decision.
+    }
+  }
+
   /**
    * Whether a shell command may start, asking this session's host where the
    * command analysis says so (see {@linkcode authorizeCommand}); throws
    * `permission_denied` when it may not.
    */
-  authorizeCommand(
+  async authorizeCommand(
     command: string,
     signal?: AbortSignal,
   ): Promise<CommandAuthorization> {
+    if (this.#onDecision === undefined) return await this.#authorizeCommand(command, signal);
+    try {
+      const allowed = await this.#authorizeCommand(command, signal);
+      this.#emit({
+        kind: "command",
+        subject: command,
+        decision: "allow",
+        answeredBy: allowed.via === "confirmed" ? (allowed.source === "user" ? "person" : "auto") : "rule",
+        reason: `via ${allowed.via}`,
+        ...(allowed.rule ? { rule: ruleRef(allowed.rule) } : {}),
+        ...(allowed.shadow ? { shadow: ruleRef(allowed.shadow) } : {}),
+      });
+      return allowed;
+    } catch (error) {
+      const details = (error as ToolError).details as Record<string, unknown> | undefined;
+      const rule = details?.rule as PolicyDecisionEvent["rule"] | undefined;
+      const source = details?.source;
+      this.#emit({
+        kind: "command",
+        subject: command,
+        decision: "deny",
+        answeredBy: source === "user" ? "person" : source === "auto" ? "auto" : "rule",
+        reason: typeof details?.why === "string" ? details.why : (error as Error).message,
+        ...(rule ? { rule } : {}),
+      });
+      throw error;
+    }
+  }
+
+  #authorizeCommand(command: string, signal?: AbortSignal): Promise<CommandAuthorization> {
     return authorizeCommand(
       {
         state: this.state,
@@ -418,7 +482,15 @@ export class Policy {
       requirePerson: true,
     }, signal);
     // Only a person's yes counts, whatever the asker did with requirePerson.
-    if (outcome.choice === "once" && outcome.source === "user") return;
+    const yes = outcome.choice === "once" && outcome.source === "user";
+    this.#emit({
+      kind: "write",
+      subject: real,
+      decision: yes ? "allow" : "deny",
+      answeredBy: outcome.source === "user" ? "person" : "auto",
+      reason: `${action} of a protected path (${guarded})`,
+    });
+    if (yes) return;
     throw denied(
       what,
       action,
@@ -430,6 +502,10 @@ export class Policy {
     return realPath === this.workspace.workdir ||
       (this.workspace.tempDirCreated && realPath === await this.workspace.tempDir());
   }
+}
+
+function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent["rule"]> {
+  return { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source };
 }
 
 async function lstatOf(realPath: string): Promise<{ existed: boolean; stat?: fs.Stats }> {

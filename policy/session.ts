@@ -15,6 +15,7 @@ import type { SandboxMode } from "./sandbox.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import { denyAllHost } from "./hosts.ts";
 import type { PolicyRules } from "./config/rules.ts";
+import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 
 /** Options of a {@linkcode Session}. */
 export interface SessionOptions {
@@ -42,6 +43,8 @@ export interface SessionOptions {
   protectedPaths?: readonly string[];
   /** The policy files' rules (see {@linkcode loadPolicy}); default none. */
   rules?: PolicyRules;
+  /** Records every policy decision of the session (e.g. `AuditLog.decision`); default none. */
+  onDecision?: (session: Session, event: PolicyDecisionEvent) => void;
 }
 
 /**
@@ -87,6 +90,9 @@ export class Session extends SessionBase {
           assessor: options.assessor,
           protectedPaths: options.protectedPaths,
           rules: options.rules,
+          ...(options.onDecision
+            ? { onDecision: (event: PolicyDecisionEvent) => options.onDecision!(session as Session, event) }
+            : {}),
         }),
     });
     this.state = state;
