@@ -145,3 +145,4 @@ export {
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export { tracedBatch, tracedCall } from "./telemetry.ts";
