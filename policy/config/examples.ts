@@ -13,6 +13,7 @@ import type { RiskAssessor } from "../shell/risk.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import { describeRule, type PolicyLayerName, type PolicyRules } from "./rules.ts";
 import type { PolicyExample } from "./schema.ts";
+import { policySettings } from "./settings.ts";
 
 /** One example and how it fared. */
 export interface ExampleResult {
@@ -40,7 +41,7 @@ export interface ExampleResult {
 export interface PolicyExampleOptions {
   /** The command allowlist (default the built-in one). */
   allowlist?: readonly string[];
-  /** The sandbox mode commands would run in (default `auto`). */
+  /** The sandbox mode commands would run in (default the files' `sandbox.mode`, else `auto`). */
   sandbox?: SandboxMode;
   /** The risk assessor (default the rules-based one). */
   assessor?: RiskAssessor;
@@ -77,7 +78,9 @@ export async function runPolicyExamples(
           rules,
           workspaceRoot: rules.root,
           ...(options.allowlist ? { allowlist: options.allowlist } : {}),
-          ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+          ...(options.sandbox ?? policySettings(rules).sandbox
+            ? { sandbox: options.sandbox ?? policySettings(rules).sandbox }
+            : {}),
           ...(options.assessor ? { assessor: options.assessor } : {}),
         });
         results.push({
