@@ -45,7 +45,7 @@ import { denoFlagsForNeeds } from "@toolfence/policy";
 import type { SandboxMode } from "@toolfence/policy";
 import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
-import { CliUsageError } from "./cli/_usage.ts";
+import { CliUsageError } from "./cli/usage.ts";
 import { VERSION } from "./cli/version.ts";
 import { applyToolSettings, auditFor, sandboxFor, sessionPolicy } from "./cli/session_policy.ts";
 import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";

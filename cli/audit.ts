@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import process from "node:process";
-import { CliUsageError, parseCommand } from "./_usage.ts";
+import { CliUsageError, parseCommand } from "./usage.ts";
 
 /** The help of `toolfence audit`. */
 export const AUDIT_HELP = `Usage: toolfence audit FILE [options]

@@ -30,7 +30,7 @@ import {
   userPolicyFile,
 } from "@toolfence/policy";
 import { atomicWrite } from "@toolfence/policy";
-import { CliUsageError, parseCommand } from "./_usage.ts";
+import { CliUsageError, parseCommand } from "./usage.ts";
 
 /** The help of `toolfence policy`. */
 export const POLICY_HELP = `Usage: toolfence policy <subcommand> [options]
