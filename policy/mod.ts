@@ -133,6 +133,7 @@ export {
   PolicyExampleSchema,
   type PolicyFile,
   PolicyFileSchema,
+  type RuleSpec,
 } from "./config/schema.ts";
 export { withPathLocks } from "./path_lock.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";

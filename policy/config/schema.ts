@@ -40,25 +40,84 @@ const RULE_FLAGS = {
   reason: v.pipe(v.optional(v.string()), v.description("Shown to the model and in explanations.")),
 };
 
-/** A command rule: a pattern, or a pattern with flags. */
-export const CommandRuleSchema = v.union([
+/** A rule written as an object: its pattern and flags. */
+export interface RuleSpec {
+  /** The pattern. */
+  pattern: string;
+  /** false: shadow mode. */
+  enforce?: boolean;
+  /** true: where it matches, the rules of lower layers are not considered. */
+  override?: boolean;
+  /** Shown to the model and in explanations. */
+  reason?: string;
+}
+
+/** A command rule as written. */
+export type CommandRuleInput = string | RuleSpec;
+/** A path rule as written. */
+export type PathRuleInput = string | RuleSpec;
+
+/** An example of a policy file: a command or a path, and the decision the rules must give. */
+export interface PolicyExample {
+  /** Named in the error when the example fails. */
+  name?: string;
+  /** A command line. */
+  command?: string;
+  /** A path relative to the workspace. */
+  path?: string;
+  /** allow, ask or deny for a command; allow, deny or read-only for a path. */
+  expect: "allow" | "ask" | "deny" | "read-only";
+}
+
+/** A parsed policy file (see the README's "Configuring the policy"). */
+export interface PolicyFile {
+  /** The JSON Schema, for editors. */
+  $schema?: string;
+  /** false: the whole file is in shadow mode. */
+  enforce?: boolean;
+  /** true: every rule of this file overrides the rules of lower layers where it matches. */
+  override?: boolean;
+  /** true: every tool that can write or run is unregistered. */
+  readOnly?: boolean;
+  /** Command rules. */
+  commands?: { allow?: CommandRuleInput[]; ask?: CommandRuleInput[]; deny?: CommandRuleInput[] };
+  /** Path rules and extra roots. */
+  paths?: {
+    deny?: PathRuleInput[];
+    readOnly?: PathRuleInput[];
+    roots?: { path: string; access: "read" | "write" }[];
+  };
+  /** Tools and groups. */
+  tools?: { disable?: string[]; enable?: string[]; groups?: string[]; approve?: string[] };
+  /** The sandbox, timeouts and output caps. */
+  sandbox?: { mode?: "auto" | "required" | "off"; timeoutSeconds?: number; maxOutputChars?: number };
+  /** Network destinations. */
+  network?: { allow?: string[]; deny?: string[] };
+  /** Who may answer. */
+  answers?: { elicitation?: "refuse" | "once" | "grant"; save?: "never" | "project" | "user" };
+  /** The audit log. */
+  audit?: { file?: string; maxBytes?: number; redact?: string[] };
+  /** Decisions the rules must give. */
+  examples?: PolicyExample[];
+}
+
+const COMMAND_RULE = v.union([
   RULE_PATTERN,
   v.strictObject({ pattern: RULE_PATTERN, ...RULE_FLAGS }),
 ]);
 
-/** A path rule: a glob, or a glob with flags. */
-export const PathRuleSchema = v.union([
+const PATH_RULE = v.union([
   PATH_PATTERN,
   v.strictObject({ pattern: PATH_PATTERN, ...RULE_FLAGS }),
 ]);
 
 const RULE_LISTS = {
   allow: v.pipe(
-    v.optional(v.array(CommandRuleSchema)),
+    v.optional(v.array(COMMAND_RULE)),
     v.description("Run without asking (the analysis still applies)."),
   ),
-  ask: v.pipe(v.optional(v.array(CommandRuleSchema)), v.description("Always ask a person, even when allowlisted.")),
-  deny: v.pipe(v.optional(v.array(CommandRuleSchema)), v.description("Never run, whatever wraps them.")),
+  ask: v.pipe(v.optional(v.array(COMMAND_RULE)), v.description("Always ask a person, even when allowlisted.")),
+  deny: v.pipe(v.optional(v.array(COMMAND_RULE)), v.description("Never run, whatever wraps them.")),
 };
 
 const TOOL_NAMES = v.array(
@@ -67,8 +126,7 @@ const TOOL_NAMES = v.array(
 
 const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-/** An example that the file's rules must decide as it says: a command, or a path. */
-export const PolicyExampleSchema = v.pipe(
+const EXAMPLE = v.pipe(
   v.strictObject({
     name: v.pipe(v.optional(v.string()), v.description("Named in the error when the example fails.")),
     command: v.pipe(v.optional(v.pipe(v.string(), v.nonEmpty())), v.description("A command line.")),
@@ -85,8 +143,7 @@ export const PolicyExampleSchema = v.pipe(
   ),
 );
 
-/** The whole policy file. */
-export const PolicyFileSchema = v.strictObject({
+const FILE = v.strictObject({
   $schema: v.optional(v.string()),
   enforce: v.pipe(
     v.optional(v.boolean()),
@@ -103,11 +160,11 @@ export const PolicyFileSchema = v.strictObject({
   commands: v.optional(v.strictObject(RULE_LISTS)),
   paths: v.optional(v.strictObject({
     deny: v.pipe(
-      v.optional(v.array(PathRuleSchema)),
+      v.optional(v.array(PATH_RULE)),
       v.description("Hidden from every tool and from the sandbox: not listed, not read, not written."),
     ),
     readOnly: v.pipe(
-      v.optional(v.array(PathRuleSchema)),
+      v.optional(v.array(PATH_RULE)),
       v.description("Globs inside the workspace that tools may read but never write."),
     ),
     roots: v.pipe(
@@ -161,16 +218,31 @@ export const PolicyFileSchema = v.strictObject({
     ),
   })),
   examples: v.pipe(
-    v.optional(v.array(PolicyExampleSchema)),
+    v.optional(v.array(EXAMPLE)),
     v.description("Decisions the rules must give; checked when the file loads and by `toolfence policy test`."),
   ),
 });
 
-/** A parsed policy file. */
-export type PolicyFile = v.InferOutput<typeof PolicyFileSchema>;
-/** A command rule as written. */
-export type CommandRuleInput = v.InferOutput<typeof CommandRuleSchema>;
-/** A path rule as written. */
-export type PathRuleInput = v.InferOutput<typeof PathRuleSchema>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The hand-written types above are exactly what the schemas give.
+true satisfies Same<PolicyFile, v.InferOutput<typeof FILE>>;
+true satisfies Same<PolicyExample, v.InferOutput<typeof EXAMPLE>>;
+true satisfies Same<CommandRuleInput, v.InferOutput<typeof COMMAND_RULE>>;
+
+/**
+ * The policy file's schema: strict at every level (unknown keys are refused).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { PolicyFileSchema } from "@toolfence/policy";
+ * console.log(v.safeParse(PolicyFileSchema, { commands: { deny: ["git push"] } }).success); // true
+ * ```
+ */
+export const PolicyFileSchema: v.GenericSchema<unknown, PolicyFile> = FILE;
+/** A command rule: a pattern, or a pattern with flags. */
+export const CommandRuleSchema: v.GenericSchema<unknown, CommandRuleInput> = COMMAND_RULE;
+/** A path rule: a glob, or a glob with flags. */
+export const PathRuleSchema: v.GenericSchema<unknown, PathRuleInput> = PATH_RULE;
 /** An example of a policy file. */
-export type PolicyExample = v.InferOutput<typeof PolicyExampleSchema>;
+export const PolicyExampleSchema: v.GenericSchema<unknown, PolicyExample> = EXAMPLE;
