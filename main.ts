@@ -267,6 +267,7 @@ async function serve(args: string[]): Promise<number> {
       sandbox,
       maxMessageBytes: maxBytes,
       rules: files.rules,
+      elicitationAnswers: files.settings.elicitation,
       ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
     });
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end

@@ -13,6 +13,7 @@ import type {
   AuthorizeOptions,
   ChoiceOutcome,
   ChoiceRequest,
+  ChoiceSource,
   ConfirmRequest,
   FileTarget,
   TargetOptions,
@@ -337,7 +338,7 @@ export class Policy {
       ],
       defaultChoice: "grant",
     }, signal);
-    const answeredBy = outcome.source === "user" ? "person" : "auto";
+    const answeredBy = answererOf(outcome.source);
     if (outcome.choice === "grant" || outcome.choice === "once") {
       if (outcome.choice === "grant" && outcome.source === "user") this.state.grantWrite(real);
       this.#emit({ kind: "write", subject: real, decision: "allow", answeredBy, reason: `${kind}: ${outcome.choice}` });
@@ -382,7 +383,7 @@ export class Policy {
         kind: "command",
         subject: command,
         decision: "allow",
-        answeredBy: allowed.via === "confirmed" ? (allowed.source === "user" ? "person" : "auto") : "rule",
+        answeredBy: allowed.via === "confirmed" ? answererOf(allowed.source) : "rule",
         reason: `via ${allowed.via}`,
         ...(allowed.rule ? { rule: ruleRef(allowed.rule) } : {}),
         ...(allowed.shadow ? { shadow: ruleRef(allowed.shadow) } : {}),
@@ -396,7 +397,7 @@ export class Policy {
         kind: "command",
         subject: command,
         decision: "deny",
-        answeredBy: source === "user" ? "person" : source === "auto" ? "auto" : "rule",
+        answeredBy: source === "user" || source === "auto" || source === "client" ? answererOf(source) : "rule",
         reason: typeof details?.why === "string" ? details.why : (error as Error).message,
         ...(rule ? { rule } : {}),
       });
@@ -487,14 +488,18 @@ export class Policy {
       kind: "write",
       subject: real,
       decision: yes ? "allow" : "deny",
-      answeredBy: outcome.source === "user" ? "person" : "auto",
+      answeredBy: answererOf(outcome.source),
       reason: `${action} of a protected path (${guarded})`,
     });
     if (yes) return;
     throw denied(
       what,
       action,
-      outcome.source === "user" ? "the user denied it" : "it is a protected path and only a person may allow it",
+      outcome.source === "user"
+        ? "the user denied it"
+        : outcome.source === "client"
+        ? "it is a protected path and only a person may allow it, not the MCP client's answer"
+        : "it is a protected path and only a person may allow it",
     );
   }
 
@@ -502,6 +507,10 @@ export class Policy {
     return realPath === this.workspace.workdir ||
       (this.workspace.tempDirCreated && realPath === await this.workspace.tempDir());
   }
+}
+
+function answererOf(source: ChoiceSource | undefined): PolicyDecisionEvent["answeredBy"] {
+  return source === "user" ? "person" : source === "client" ? "client" : "auto";
 }
 
 function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent["rule"]> {

@@ -8,8 +8,8 @@
  * `filesChanged`, `durationMs`. A decision record: `time`, `type: "decision"`,
  * `session`, `callId` (when one call of the session was running), `kind`
  * (`command`, `path`, `write`), `subject`, `decision`, `answeredBy`
- * (`person`, `auto` for an automatic default, `rule` when nobody was
- * asked), `rule` and `layer` when a policy rule decided, `shadow` for what a
+ * (`person`, `client` for an MCP elicitation answer, `auto` for an automatic
+ * default, `rule` when nobody was asked), `rule` and `layer` when a policy rule decided, `shadow` for what a
  * shadow-mode rule would have decided, `reason`.
  *
  * @module
@@ -28,8 +28,11 @@ export interface PolicyDecisionEvent {
   subject: string;
   /** What happened. */
   decision: "allow" | "ask" | "deny";
-  /** Who answered: a person, an automatic default, or nobody (a rule or the allowlist). */
-  answeredBy: "person" | "auto" | "rule";
+  /**
+   * Who answered: a person, the MCP client (an elicitation answer, not proof
+   * that a person saw it), an automatic default, or nobody (a rule or the allowlist).
+   */
+  answeredBy: "person" | "client" | "auto" | "rule";
   /** Why. */
   reason?: string;
   /** The policy rule that decided, with its layer and file. */

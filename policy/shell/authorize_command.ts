@@ -331,14 +331,26 @@ export async function authorizeCommand(
     throw error;
   }
   if (!answer.choice) {
-    const who = answer.source === "user" ? "the user declined it" : "it was declined automatically (the default is no)";
+    const who = answer.source === "user"
+      ? "the user declined it"
+      : answer.source === "client"
+      ? "the client declined it"
+      : "it was declined automatically (the default is no)";
     throw denied(command, who, check, assessment, { prompt, source: answer.source });
   }
   if (prompt.requirePerson && answer.source !== "user") {
-    throw denied(command, "only a person may confirm it, and the answer was automatic", check, assessment, {
-      prompt,
-      source: answer.source,
-    });
+    throw denied(
+      command,
+      `only a person may confirm it, and the answer was ${
+        answer.source === "client" ? "the MCP client's" : "automatic"
+      }`,
+      check,
+      assessment,
+      {
+        prompt,
+        source: answer.source,
+      },
+    );
   }
   return { command, via: "confirmed", source: answer.source, check, assessment, ...ruleFields };
 }
