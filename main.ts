@@ -47,7 +47,7 @@ import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
 import { CliUsageError } from "./cli/usage.ts";
 import { VERSION } from "./cli/version.ts";
-import { applyToolSettings, auditFor, sandboxFor, sessionPolicy } from "./cli/session_policy.ts";
+import { applyToolSettings, auditFor, sandboxFor, saveRuleFor, sessionPolicy } from "./cli/session_policy.ts";
 import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
@@ -268,6 +268,7 @@ async function serve(args: string[]): Promise<number> {
       maxMessageBytes: maxBytes,
       rules: files.rules,
       elicitationAnswers: files.settings.elicitation,
+      ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
       ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
     });
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
@@ -301,6 +302,7 @@ async function call(args: string[]): Promise<number> {
     autoConfirm: values["auto-confirm"] ?? false,
     sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
     rules: files.rules,
+    ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
     ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
   });
   try {

@@ -17,7 +17,7 @@ import {
   type SandboxMode,
   unreadablePolicyFiles,
 } from "@toolfence/policy";
-import { AuditLog, Redactor } from "@toolfence/policy";
+import { addRuleToFile, AuditLog, PROJECT_POLICY_FILE, Redactor, userPolicyFile } from "@toolfence/policy";
 import process from "node:process";
 import path from "node:path";
 import { ToolBox } from "../toolbox.ts";
@@ -114,6 +114,29 @@ export function auditFor(box: ToolBox, flag: string | undefined, settings: Polic
     redactor: new Redactor({ names: settings.audit.redact }),
   });
   return audit.attach(box);
+}
+
+/**
+ * Where a person's "allow from now on" of a command goes, as the files'
+ * `answers.save` says: an allow rule added to the project's `toolfence.json`
+ * or to the user file, keeping its comments. Undefined for `never` (the default).
+ *
+ * Requires `--allow-read` and `--allow-write` for the file.
+ */
+export function saveRuleFor(
+  workdir: string,
+  settings: PolicySettings,
+): { where: string; save(pattern: string): Promise<void> } | undefined {
+  const file = settings.save === "project"
+    ? path.join(workdir, PROJECT_POLICY_FILE)
+    : settings.save === "user"
+    ? userPolicyFile()
+    : undefined;
+  if (file === undefined) return undefined;
+  return {
+    where: file,
+    save: async (pattern) => void await addRuleToFile(file, { section: "commands", list: "allow" }, pattern),
+  };
 }
 
 /** The sandbox mode: a higher layer of the files wins over the flag only when it is stricter. */

@@ -21,6 +21,14 @@ export class CliUsageError extends Error {
   }
 }
 
+/** The options table of a command. */
+export type CommandOptions = NonNullable<ParseArgsConfig["options"]>;
+
+/** What {@linkcode parseCommand} returns for an options table. */
+export type ParsedCommand<O extends CommandOptions> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
+
 /**
  * `parseArgs`, strict, with its errors as usage errors of `command`.
  *
@@ -31,11 +39,11 @@ export class CliUsageError extends Error {
  * console.log(values.follow); // true
  * ```
  */
-export function parseCommand<O extends NonNullable<ParseArgsConfig["options"]>>(
+export function parseCommand<O extends CommandOptions>(
   command: string,
   args: string[],
   options: O,
-) {
+): ParsedCommand<O> {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {

@@ -22,7 +22,11 @@ import type {
 import { runtimeFence } from "./fence.ts";
 import { type Fence, requireFence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
-import { authorizeCommand, type CommandAuthorization } from "./shell/authorize_command.ts";
+import {
+  authorizeCommand,
+  type AuthorizeCommandOptions,
+  type CommandAuthorization,
+} from "./shell/authorize_command.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
@@ -71,6 +75,8 @@ export interface PolicyOptions {
   rules?: PolicyRules;
   /** Called with every decision the policy makes (for the audit log); default none. */
   onDecision?: (event: PolicyDecisionEvent) => void;
+  /** Where a person's "allow from now on" of a command is saved (see `AuthorizeCommandOptions.saveRule`). */
+  saveRule?: AuthorizeCommandOptions["saveRule"];
 }
 
 // A folder with more entries than this is not walked for protected paths: it
@@ -142,6 +148,7 @@ export class Policy {
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
+  readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -154,6 +161,7 @@ export class Policy {
     this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
     this.rules = options.rules ?? PolicyRules.empty(this.workspace.workdir);
     this.#onDecision = options.onDecision;
+    this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
   }
 
@@ -414,6 +422,7 @@ export class Policy {
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
         rules: this.rules,
+        ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
       },
       command,
       signal,

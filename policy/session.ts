@@ -43,6 +43,12 @@ export interface SessionOptions {
   protectedPaths?: readonly string[];
   /** The policy files' rules (see {@linkcode loadPolicy}); default none. */
   rules?: PolicyRules;
+  /**
+   * Where a person's "allow from now on" of a command is saved, e.g. an
+   * allow rule added to the project file with `addRuleToFile`; default
+   * nowhere (commands are asked yes or no).
+   */
+  saveRule?: { where: string; save(pattern: string): Promise<void> | void };
   /** Records every policy decision of the session (e.g. `AuditLog.decision`); default none. */
   onDecision?: (session: Session, event: PolicyDecisionEvent) => void;
 }
@@ -90,6 +96,7 @@ export class Session extends SessionBase {
           assessor: options.assessor,
           protectedPaths: options.protectedPaths,
           rules: options.rules,
+          ...(options.saveRule ? { saveRule: options.saveRule } : {}),
           ...(options.onDecision
             ? { onDecision: (event: PolicyDecisionEvent) => options.onDecision!(session as Session, event) }
             : {}),

@@ -45,6 +45,14 @@ export interface AuthorizeCommandOptions {
   workspaceRoot?: string;
   /** The policy files' command rules; default none. */
   rules?: PolicyRules;
+  /**
+   * Saves a person's "allow from now on" of a command as an allow rule (in
+   * the project or user file, as the policy's `answers.save` says). When
+   * given, a command that asks and is one simple command of known words is
+   * asked with three answers (allow and save, allow once, deny); only a
+   * person's answer saves.
+   */
+  saveRule?: { where: string; save(pattern: string): Promise<void> | void };
 }
 
 /** Why a command may run. */
@@ -317,9 +325,28 @@ export async function authorizeCommand(
   if (options.sessionCanAsk === false) {
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);
   }
+  const savable = options.saveRule && !prompt.requirePerson ? savablePattern(check) : undefined;
   let answer;
   try {
-    answer = await options.asker.confirm(prompt, signal);
+    if (savable !== undefined) {
+      const chosen = await options.asker.choose<"save" | "once" | "deny">({
+        title: prompt.title,
+        message: prompt.message,
+        options: [
+          { value: "save", label: `Allow, and allow "${savable}" from now on (saved to ${options.saveRule!.where})` },
+          { value: "once", label: "Allow this time only" },
+          { value: "deny", label: "Deny" },
+        ],
+        defaultChoice: prompt.defaultChoice ? "once" : "deny",
+      }, signal);
+      if (chosen.choice === "save" && chosen.source === "user") {
+        await options.saveRule!.save(savable);
+        options.state.addCommand(savable);
+      }
+      answer = { choice: chosen.choice !== "deny", source: chosen.source };
+    } else {
+      answer = await options.asker.confirm(prompt, signal);
+    }
   } catch (error) {
     // A host with nobody to ask refuses; say so with the command's reasons.
     if (error instanceof ToolError && error.code === "permission_denied") {
@@ -353,6 +380,16 @@ export async function authorizeCommand(
     );
   }
   return { command, via: "confirmed", source: answer.source, check, assessment, ...ruleFields };
+}
+
+// The rule a person may save for a command: its words, when it is one simple command whose words are all known.
+function savablePattern(check: CommandCheck): string | undefined {
+  if (!check.parsed || check.commands.length !== 1) return undefined;
+  const [only] = check.commands;
+  if (only.words.length === 0 || only.words.some((word) => word === "" || /[\s*?[]/.test(word))) return undefined;
+  // A word only known at run time is kept as written, with its `$`: not saved.
+  if (only.words.some((word) => /[$`\\'"]/.test(word))) return undefined;
+  return only.words.join(" ");
 }
 
 function ruleDenied(command: string, decided: CommandDecision): ToolError {

@@ -143,3 +143,46 @@ describe("tool settings", () => {
     assert.equal(applyToolSettings(all, tier).get("write_file"), undefined);
   });
 });
+
+describe("saving a person's allow", () => {
+  test("a person's 'allow from now on' adds an allow rule to the file, keeping its comments, and applies at once", async () => {
+    const { callbackHost } = await import("../../../policy/hosts.ts");
+    const { Session } = await import("../../../policy/session.ts");
+    const { addRuleToFile } = await import("../../../policy/config/edit.ts");
+    const file = join(dir, "toolfence.json");
+    await writeFile(file, '{\n  // ours\n  "commands": { "allow": [] }\n}\n');
+    const asked: string[][] = [];
+    let answer: "save" | "once" = "save";
+    const session = new Session({
+      workspace: dir,
+      host: callbackHost({
+        choose: <T extends string>(request: { options: readonly { value: T }[] }) => {
+          asked.push(request.options.map((o) => o.value));
+          return answer as unknown as T;
+        },
+        confirm: () => true,
+      }),
+      saveRule: {
+        where: file,
+        save: async (p) => void await addRuleToFile(file, { section: "commands", list: "allow" }, p),
+      },
+    });
+    const cmd = new ToolBox().withDefaults("cmd");
+    try {
+      const first = await cmd.call(session, "bash", { command: "touch made-by-rule" });
+      assert.equal(first.status, "success", first.error);
+      assert.deepEqual(asked, [["save", "once", "deny"]]);
+      const text = await readFile(file, "utf8");
+      assert.match(text, /\/\/ ours/);
+      assert.match(text, /"touch made-by-rule"/);
+      const again = await cmd.call(session, "bash", { command: "touch made-by-rule" });
+      assert.equal(again.status, "success");
+      assert.equal(asked.length, 1, "the saved rule applies at once");
+      answer = "once";
+      await cmd.call(session, "bash", { command: "touch other" });
+      assert.doesNotMatch(await readFile(file, "utf8"), /"touch other"/, "once saves nothing");
+    } finally {
+      await session.close();
+    }
+  });
+});
