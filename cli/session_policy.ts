@@ -71,7 +71,9 @@ function namePattern(pattern: string): RegExp {
  * The read-only tier (`--read-only` or `readOnly` in a file) registers only
  * the tools that neither write nor run, so the others do not exist for the
  * client at all; disabled tools (names or fnmatch patterns) are not
- * registered either; tools that need approval get `needsApproval`.
+ * registered either; tools that need approval get `needsApproval`; tools
+ * that run programs get `sandbox.timeoutSeconds` as their deadline; the
+ * toolbox's output cap is `sandbox.maxOutputChars`.
  *
  * @example
  * ```ts
@@ -87,13 +89,20 @@ function namePattern(pattern: string): RegExp {
 export function applyToolSettings(tools: readonly AnyTool[], settings: PolicySettings, readOnly = false): ToolBox {
   const disabled = settings.disabledTools.map(namePattern);
   const approve = settings.approveTools.map(namePattern);
-  const box = new ToolBox();
+  const box = new ToolBox(settings.maxOutputChars ? { maxOutputChars: settings.maxOutputChars } : {});
+  const limitMs = settings.timeoutSeconds === undefined ? undefined : settings.timeoutSeconds * 1000;
   for (const tool of tools) {
     if ((readOnly || settings.readOnly) && canWriteOrRun(tool)) continue;
     if (disabled.some((pattern) => pattern.test(tool.name))) continue;
-    const needs = approve.some((pattern) => pattern.test(tool.name));
-    // A tool object is shared; the approval is a property of this toolbox's view of it.
-    box.register(needs ? Object.create(tool, { needsApproval: { value: true, enumerable: true } }) : tool);
+    const changes: PropertyDescriptorMap = {};
+    if (approve.some((pattern) => pattern.test(tool.name))) changes.needsApproval = { value: true, enumerable: true };
+    // A tool that runs programs gets the files' time limit as its deadline, unless its own is shorter.
+    const runs = (tool.permissions ?? []).includes("run");
+    if (limitMs !== undefined && runs && !(tool.timeoutMs !== undefined && tool.timeoutMs <= limitMs)) {
+      changes.timeoutMs = { value: limitMs, enumerable: true };
+    }
+    // A tool object is shared; these are properties of this toolbox's view of it.
+    box.register(Object.keys(changes).length > 0 ? Object.create(tool, changes) : tool);
   }
   return box;
 }

@@ -148,6 +148,7 @@ describe("the audit log of calls", () => {
       await box.call(session, "bash", { command: "env git push" });
       await box.call(session, "read_file", { path: ".env" });
       await box.call(session, "bash", { command: "echo hi" });
+      await box.call(session, "bash", { command: "git commit --allow-empty -m shadow" });
     } finally {
       await session.close();
     }
@@ -165,7 +166,11 @@ describe("the audit log of calls", () => {
     const echo = decisions.find((r) => r.subject === "echo hi")!;
     assert.equal(echo.decision, "allow");
     assert.equal(echo.answeredBy, "rule");
-    const calls = records.filter((r) => r.type === "call");
+    // Shadow mode: the ask rule is not enforced; what it would have done is recorded.
+    const shadowed = decisions.find((r) => String(r.subject).startsWith("git commit"))!;
+    assert.equal((shadowed.shadow as { decision: string; pattern: string }).decision, "ask");
+    assert.equal((shadowed.shadow as { pattern: string }).pattern, "git commit");
+    const calls = records.filter((r) => r.type === "call").slice(0, 3);
     assert.deepEqual(calls.map((r) => [r.tool, r.status]), [["bash", "skipped"], ["read_file", "skipped"], [
       "bash",
       "success",

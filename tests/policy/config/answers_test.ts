@@ -139,6 +139,15 @@ describe("tool settings", () => {
     assert.ok(kept.get("write_file"));
     assert.equal(kept.get("read_file")?.needsApproval, true);
     assert.notEqual(toolGroup(BUILTIN_GROUPS, "fs").find((t) => t.name === "read_file")?.needsApproval, true);
+    const limits = policySettings(PolicyRules.fromLayers([
+      parsePolicyFile("p", '{ "sandbox": { "timeoutSeconds": 2, "maxOutputChars": 500 } }', "project"),
+    ], "/w"));
+    const limited = applyToolSettings(all, limits);
+    assert.equal(limited.get("bash")?.timeoutMs, 2_000);
+    assert.equal(
+      limited.get("read_file")?.timeoutMs,
+      toolGroup(BUILTIN_GROUPS, "fs").find((t) => t.name === "read_file")?.timeoutMs,
+    );
     const tier = policySettings(PolicyRules.fromLayers([parsePolicyFile("u", '{ "readOnly": true }', "user")], "/w"));
     assert.equal(applyToolSettings(all, tier).get("write_file"), undefined);
   });
