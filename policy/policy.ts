@@ -326,6 +326,26 @@ export class Policy {
     const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
     // Removing a folder removes what it holds: judge its entries even when the caller did not say.
     const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
+    // Moving, copying or deleting a folder that holds a hidden path would move it out of its rule's reach
+    // (or destroy it): refused.
+    const tree = options.tree ?? (removes ? real : undefined);
+    if (tree !== undefined && this.hiddenPaths.length > 0) {
+      const hidden = this.#hiddenIn(tree);
+      if (hidden !== undefined) {
+        this.#emit({
+          kind: "path",
+          subject: hidden,
+          decision: "deny",
+          answeredBy: "rule",
+          reason: `${kind} of a folder`,
+        });
+        throw denied(
+          options.shown ?? shown,
+          kind,
+          `it holds ${this.workspace.relative(hidden)}, a path the policy hides`,
+        );
+      }
+    }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
       (target.existed ? undefined : await this.#protectedAncestor(real, area));
     if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
@@ -458,6 +478,32 @@ export class Policy {
       return undefined;
     };
     return walk(tree, relative);
+  }
+
+  // The first hidden path under the folder `tree` (real paths), or undefined; a folder
+  // that cannot be read counts as holding one.
+  #hiddenIn(tree: string): string | undefined {
+    let seen = 0;
+    const walk = (dir: string): string | undefined => {
+      if (this.isHidden(dir)) return dir;
+      let entries: fs.Dirent[];
+      try {
+        entries = readdirConfined(dir);
+      } catch {
+        return dir;
+      }
+      for (const entry of entries) {
+        if (++seen > MAX_TREE_ENTRIES) return dir;
+        const inner = `${dir}/${entry.name}`;
+        if (this.isHidden(inner)) return inner;
+        if (entry.isDirectory()) {
+          const found = walk(inner);
+          if (found !== undefined) return found;
+        }
+      }
+      return undefined;
+    };
+    return walk(tree);
   }
 
   // A write to a path that does not exist creates its missing folders: the

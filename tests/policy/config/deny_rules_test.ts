@@ -253,6 +253,26 @@ describe("path deny rules through the tools", () => {
     }
   });
 
+  test("moving, copying or deleting a folder that holds a hidden path is refused", async () => {
+    const s = session();
+    try {
+      for (
+        const [tool, args] of [
+          ["move", { src: "app", dst: "public" }],
+          ["copy", { src: "app", dst: "public" }],
+          ["delete", { path: "app", recursive: true }],
+        ] as const
+      ) {
+        const result = await box.call(s, tool, args);
+        assert.equal(result.status, "skipped", `${tool}: ${result.error}`);
+        assert.match(result.error ?? "", /a path the policy hides/);
+      }
+      assert.equal(await readFile(join(dir, "app", ".env"), "utf8"), `TOKEN=${SECRET}\n`);
+    } finally {
+      await s.close();
+    }
+  });
+
   test("a command that names a denied path is refused", async () => {
     for (
       const command of [
