@@ -209,6 +209,42 @@ describe("path deny rules through the tools", () => {
     }
   });
 
+  test("generated spellings and symlink chains into a denied path never read it", async () => {
+    const s = session();
+    let links = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom("app/.env", "secrets/key.txt", "innocent.txt", "door/key.txt"),
+          fc.array(fc.constantFrom("./", "x/../", "app/../", "/"), { maxLength: 3 }),
+          fc.boolean(),
+          fc.nat({ max: 2 }),
+          fc.boolean(),
+          async (target, noise, upper, chain, absolute) => {
+            // A chain of links, each to the next, the last to the target (or to its folder).
+            let name: string = target;
+            for (let i = 0; i < chain; i++) {
+              const link = `chain${links++}`;
+              await symlink(join(dir, name), join(dir, link));
+              name = link;
+            }
+            let spelled = noise.join("").replaceAll("//", "/") + name;
+            if (upper) spelled = spelled.toUpperCase();
+            if (absolute) spelled = join(dir, spelled);
+            const result = await box.call(s, "read_file", { path: spelled });
+            assert.ok(!JSON.stringify(result).includes(SECRET), `${spelled}: ${result.status}`);
+            const listed = await box.call(s, "grep", { pattern: "SECRET", path: "." });
+            assert.ok(!JSON.stringify(listed).includes(SECRET), "grep");
+          },
+        ),
+        { numRuns: 60, seed: 1616 },
+      );
+    } finally {
+      await s.close();
+      for (let i = 0; i < links; i++) await rm(join(dir, `chain${i}`), { force: true });
+    }
+  });
+
   test("listings and searches leave denied paths out", async () => {
     const s = session();
     try {
