@@ -122,7 +122,9 @@ function decisionLines(decided: CommandDecision): string[] {
     : "ask";
   lines.push(`verdict: ${verdict}`);
   lines.push(`because: ${decided.reason}`);
-  if (decided.rules.rule) lines.push(`decided by: ${describeRule(decided.rules.rule)}`);
+  if (decided.rules.rule) {
+    lines.push(`${decided.decidedBy === "rule" ? "decided by" : "matching rule"}: ${describeRule(decided.rules.rule)}`);
+  }
   if (decided.rules.shadow) {
     lines.push(`shadow: would be ${decided.rules.shadow.decision} by the ${describeRule(decided.rules.shadow)}`);
   }

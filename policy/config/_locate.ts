@@ -60,6 +60,32 @@ export function parseJsonc(file: string, text: string): { tree?: Node; value?: u
     if (problems.length === 0) problems.push({ file, line: 1, column: 1, key: "", message: "the file is empty" });
     return { problems };
   }
+  // A key given twice would have its first value silently dropped: a rule a reader sees and nothing applies.
+  const duplicates = (node: Node, at: (string | number)[]) => {
+    if (node.type === "object") {
+      const seen = new Map<string, Node>();
+      for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if (key === undefined) continue;
+        const name = key.value as string;
+        const first = seen.get(name);
+        if (first !== undefined) {
+          const was = lineColumn(text, first.offset);
+          problems.push({
+            file,
+            ...lineColumn(text, key.offset),
+            key: keyPath([...at, name]),
+            message: `duplicate key ${JSON.stringify(name)} (first at line ${was.line}, column ${was.column})`,
+          });
+        } else seen.set(name, key);
+        if (value) duplicates(value, [...at, name]);
+      }
+    } else if (node.type === "array") {
+      (node.children ?? []).forEach((child, i) => duplicates(child, [...at, i]));
+    }
+  };
+  duplicates(tree, []);
+  if (problems.length > 0) return { problems };
   return { tree, value: nodeValue(tree), problems };
 }
 

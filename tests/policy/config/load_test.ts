@@ -75,6 +75,12 @@ describe("validation", () => {
     assert.deepEqual(layer.config.commands?.deny, ["x"]);
   });
 
+  test("a key given twice is an error, not a silent overwrite", () => {
+    assert.deepEqual(problems('{\n  "commands": { "deny": ["git push"], "deny": [] }\n}'), [
+      't.json:2:39: commands.deny: duplicate key "deny" (first at line 2, column 17)',
+    ]);
+  });
+
   test("__proto__ is a key like any other, and refused as unknown", () => {
     assert.match(problems('{ "__proto__": { "readOnly": false } }')[0], /unknown key "__proto__"/);
   });
