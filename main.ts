@@ -29,6 +29,7 @@ import "./tools/mod.ts";
 import "./adapters/dialects.ts";
 import { type AnyTool, dialectRenderer, Session, toModelText, ToolBox, toolGroup, toolGroupNames } from "./core/mod.ts";
 import { Workspace } from "./policy/workspace.ts";
+import { HTTP_SERVE_ARGS, HTTP_SERVE_HELP } from "./adapters/mcp/_http_args.ts";
 import { terminalHost } from "./policy/hosts.ts";
 import { type FencePermission, narrowestDenoFlags } from "./policy/fence.ts";
 import type { SandboxMode } from "./policy/sandbox.ts";
@@ -79,7 +80,9 @@ Options:
 The server stops when stdin ends (calls still running get 10 seconds to
 answer) or on SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and
 answer as such); either way its background jobs are killed and its temp dir
-removed.`,
+removed.
+
+${HTTP_SERVE_HELP}`,
   call: `Usage: toolfence call NAME [JSON] [options]
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
@@ -199,13 +202,45 @@ function maxMessageBytes(mib: string | undefined): number | undefined {
 }
 
 async function serve(args: string[]): Promise<number> {
-  const { values, positionals } = parse("serve", args, { ...SESSION, "max-message-mib": { type: "string" } });
+  const { values, positionals } = parse("serve", args, {
+    ...SESSION,
+    "max-message-mib": { type: "string" },
+    ...HTTP_SERVE_ARGS,
+  });
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
   const sandbox = sandboxMode(values.sandbox);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
+  if (values.http !== undefined) {
+    const { runHttpServe, HttpUsageError } = await import("./adapters/mcp/http_cli.ts");
+    try {
+      return await runHttpServe(box, {
+        http: values.http,
+        workspace: workdir,
+        tempDir: values["temp-dir"],
+        autoConfirm: values["auto-confirm"] ?? false,
+        sandbox,
+        maxBodyBytes: maxBytes,
+        stateless: values.stateless,
+        tokenFile: values["token-file"],
+        oauthIssuer: values["oauth-issuer"],
+        oauthJwks: values["oauth-jwks"],
+        resourceUrl: values["resource-url"],
+        tenantRoot: values["tenant-root"],
+        allowedHosts: values["allowed-host"],
+        allowedOrigins: values["allowed-origin"],
+        noAuth: values["no-auth"],
+        maxConcurrentCalls: values["max-concurrent-calls"],
+        callsPerMinute: values["calls-per-minute"],
+        idleMinutes: values["idle-minutes"],
+      });
+    } catch (error) {
+      if (error instanceof HttpUsageError) throw new UsageProblem(error.message, "serve");
+      throw error;
+    }
+  }
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("./adapters/mcp/mod.ts");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });

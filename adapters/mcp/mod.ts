@@ -18,3 +18,4 @@ export * from "./stdio.ts";
 export * from "./line_transport.ts";
 export * from "./elicitation_host.ts";
 export * from "./dialect.ts";
+export * from "./http.ts";

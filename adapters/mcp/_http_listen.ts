@@ -1,0 +1,138 @@
+// The platform seam of the HTTP server: a web-standard handler
+// (Request → Response) served by `Deno.serve` under Deno and by `node:http`
+// under Node (the npm build), so that everything above it is the same code.
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+
+/** A web-standard request handler. */
+export type Handler = (request: Request) => Promise<Response>;
+
+/** A listening server. */
+export interface Listener {
+  /** The address it listens on. */
+  hostname: string;
+  /** The port it listens on (the one picked when 0 was asked for). */
+  port: number;
+  /** Stops accepting, ends open connections, and resolves once it is closed. */
+  close(): Promise<void>;
+}
+
+interface DenoServe {
+  serve(
+    options: { hostname: string; port: number; onListen?: (addr: unknown) => void; signal?: AbortSignal },
+    handler: Handler,
+  ): { addr: { hostname: string; port: number }; shutdown(): Promise<void>; finished: Promise<void> };
+}
+
+/** Whether to use `node:http` even under Deno (for tests of the Node path). */
+export interface ListenOptions {
+  hostname: string;
+  port: number;
+  platform?: "deno" | "node";
+}
+
+/**
+ * Listens on `hostname:port` and serves `handler`.
+ *
+ * Requires `--allow-net` for the address.
+ */
+export function listen(handler: Handler, options: ListenOptions): Promise<Listener> {
+  const deno = (globalThis as { Deno?: DenoServe }).Deno;
+  if (deno && options.platform !== "node") return listenDeno(deno, handler, options);
+  return listenNode(handler, options);
+}
+
+function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): Promise<Listener> {
+  const abort = new AbortController();
+  return new Promise((resolve, reject) => {
+    try {
+      const server = deno.serve({
+        hostname: options.hostname,
+        port: options.port,
+        signal: abort.signal,
+        onListen: () => {},
+      }, handler);
+      resolve({
+        hostname: server.addr.hostname,
+        port: server.addr.port,
+        close: async () => {
+          abort.abort();
+          await server.finished;
+        },
+      });
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+function toRequest(req: IncomingMessage, fallbackHost: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  const url = new URL(req.url ?? "/", `http://${req.headers.host ?? fallbackHost}`);
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  return new Request(url, {
+    method,
+    headers,
+    signal,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    const had = headers[name];
+    headers[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.on("close", () => void reader.cancel().catch(() => {}));
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise((drained) => res.once("drain", drained).once("close", drained));
+    }
+  } catch {
+    // The client went away, or the body failed; the connection ends either way.
+  }
+  res.end();
+}
+
+function listenNode(handler: Handler, options: ListenOptions): Promise<Listener> {
+  const server = createServer((req, res) => {
+    const aborted = new AbortController();
+    res.on("close", () => aborted.abort());
+    handler(toRequest(req, `${options.hostname}:${options.port}`, aborted.signal))
+      .then((response) => writeResponse(response, res))
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end();
+      });
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : options.port;
+      resolve({
+        hostname: options.hostname,
+        port,
+        close: () =>
+          new Promise<void>((closed) => {
+            server.close(() => closed());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
