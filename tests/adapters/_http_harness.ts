@@ -43,7 +43,7 @@ export async function startServer(
     port: 0,
     tenantRoot: join(dir, "tenants"),
     tempParent: join(dir, "tmp"),
-    tokens: await TokenFile.open(tokenFile),
+    tokens: tenants.length > 0 ? await TokenFile.open(tokenFile) : undefined,
     autoConfirm: true,
     sandbox: "off",
     ...options,
