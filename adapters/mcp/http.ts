@@ -117,6 +117,8 @@ interface OpenSession {
   served: McpToolServer;
   workspace: Workspace;
   inflight: Set<string | number>;
+  /** Resolves once every call of the session has been answered (the answer handed to the transport). */
+  answered(): Promise<void>;
   lastActive: number;
   ended?: Promise<void>;
 }
@@ -297,12 +299,31 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       },
       onsessionclosed: () => void endSession(open, "the client ended the session"),
     });
-    Object.assign(open, { identity, transport, served, workspace, inflight: new Set(), lastActive: Date.now() });
+    let waiters: (() => void)[] = [];
+    const answered = () =>
+      open.inflight.size === 0 ? Promise.resolve() : new Promise<void>((done) => waiters.push(done));
+    Object.assign(open, {
+      identity,
+      transport,
+      served,
+      workspace,
+      inflight: new Set(),
+      answered,
+      lastActive: Date.now(),
+    });
     // A response leaving ends that call's slot.
     const send = transport.send.bind(transport);
-    transport.send = (message: JSONRPCMessage, sendOptions) => {
-      if ("id" in message && ("result" in message || "error" in message)) open.inflight.delete(message.id as string);
-      return send(message, sendOptions);
+    transport.send = async (message: JSONRPCMessage, sendOptions) => {
+      const isAnswer = "id" in message && ("result" in message || "error" in message);
+      try {
+        return await send(message, sendOptions);
+      } finally {
+        if (isAnswer && open.inflight.delete(message.id as string) && open.inflight.size === 0) {
+          const ready = waiters;
+          waiters = [];
+          for (const done of ready) done();
+        }
+      }
     };
     transport.onerror = () => {};
     await served.server.connect(transport);
@@ -315,7 +336,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       if (open.id) sessions.delete(open.id);
       transient.delete(open);
       open.served.cancelAll(reason);
-      await within(CANCEL_GRACE_MS, open.served.idle());
+      // Cancelled calls still answer (as cancelled) before their streams close.
+      await within(CANCEL_GRACE_MS, Promise.all([open.served.idle(), open.answered()]));
       try {
         await open.served.close();
       } catch {
@@ -483,7 +505,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       draining = true;
       clearInterval(sweep);
       const all = [...sessions.values(), ...transient];
-      await within(drainMs, Promise.all(all.map((open) => open.served.idle())));
+      await within(drainMs, Promise.all(all.map((open) => open.answered())));
       await Promise.all(all.map((open) => endSession(open, reason)));
       await listener.close();
     })().finally(resolveClosed);

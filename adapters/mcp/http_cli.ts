@@ -131,11 +131,12 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   } catch (error) {
     throw new HttpUsageError((error as Error).message);
   }
-  process.stderr.write(`toolfence: serving MCP on ${server.url.href}\n`);
   const stop = (signal: string) => void server.shutdown(`the server received ${signal}`);
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   process.on("SIGHUP", () => void tokens?.reload());
+  // Said once the signals are handled, so that whoever waits for it may send them.
+  process.stderr.write(`toolfence: serving MCP on ${server.url.href}\n`);
   await server.closed;
   return 0;
 }
