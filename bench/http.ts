@@ -199,7 +199,9 @@ try {
       "",
       `\`deno run -A bench/http.ts ${CLIENTS} ${CALLS} --write\` (${
         new Date().toISOString().slice(0, 10)
-      }, ${os.cpus().length} cores, shared with other work; sandbox off in both, so bash measures the transport and not bubblewrap).`,
+      }, ${os.cpus().length} cores, load average ${
+        os.loadavg()[0].toFixed(1)
+      } at the end, shared with other work; sandbox off in both, so bash measures the transport and not bubblewrap).`,
       "",
       ...lines,
       "",
