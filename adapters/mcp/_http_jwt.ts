@@ -62,9 +62,11 @@ function describe(error: unknown): string {
 
 /** Checks JWT access tokens. */
 export class JwtVerifier {
+  /** What tokens are checked against. */
   readonly options: JwtOptions;
   readonly #keys: ReturnType<typeof createRemoteJWKSet>;
 
+  /** A verifier fetching the issuer's keys from `options.jwksUrl` when first needed. */
   constructor(options: JwtOptions) {
     this.options = options;
     this.#keys = createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });

@@ -95,6 +95,7 @@ export function tokenHash(token: string): string {
 
 /** Tokens read from a file, kept current. */
 export class TokenFile {
+  /** The token file's path. */
   readonly path: string;
   #entries: Entry[] = [];
   #stamp = "";

@@ -40,7 +40,7 @@ import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
 import { RateLimiter } from "./_http_rate.ts";
 
-export { TokenFile, tokenHash } from "./_http_tokens.ts";
+export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
 export { type Scope, SCOPES } from "./_http_scopes.ts";
 
