@@ -120,7 +120,7 @@ test("the rate limiter allows `limit` per window per key, and says how long to w
 });
 
 test("the event store replays one stream after an id, and keeps a bounded number of events", async () => {
-  const store = new BoundedEventStore(5);
+  const store = new BoundedEventStore(5, 1e9);
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) {
     ids.push(await store.storeEvent(i % 2 === 0 ? "s1" : "s2", { jsonrpc: "2.0", method: `m${i}` }));
@@ -134,6 +134,11 @@ test("the event store replays one stream after an id, and keeps a bounded number
   for (let i = 4; i < 10; i++) await store.storeEvent("s1", { jsonrpc: "2.0", method: `m${i}` });
   assert.equal(await store.getStreamIdForEventId(ids[0]), undefined);
   assert.equal(await store.replayEventsAfter(ids[0], { send: () => Promise.resolve() }), "");
+  // Large events push the old ones out by size too.
+  const small = new BoundedEventStore(100, 10_000);
+  const first = await small.storeEvent("s", { jsonrpc: "2.0", method: "first" });
+  await small.storeEvent("s", { jsonrpc: "2.0", method: "big", params: { text: "x".repeat(6_000) } });
+  assert.equal(await small.getStreamIdForEventId(first), undefined);
 });
 
 test("every tool falls under the scope its permissions need", () => {
