@@ -39,6 +39,15 @@ interface Outcome {
   latencies: number[];
   wrong: string[];
   seconds: number;
+  /** CPU seconds the server process spent during the calls (Linux /proc). */
+  serverCpu: number;
+}
+
+/** User + system CPU seconds of a process and its waited-for children (bash, rg) so far. */
+async function cpuSeconds(pid: number | undefined | null): Promise<number> {
+  if (!pid) return NaN;
+  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
 }
 
 function textOf(result: unknown): string {
@@ -93,19 +102,20 @@ function percentile(values: number[], p: number): number {
 
 async function overStdio(dir: string): Promise<Outcome> {
   const client = new Client({ name: "bench-stdio", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: ["run", "-A", MAIN, "serve", "--workspace", dir, ...SERVE],
-      cwd: ROOT,
-      stderr: "ignore",
-    }),
-  );
-  const outcome: Outcome = { latencies: [], wrong: [], seconds: 0 };
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["run", "-A", MAIN, "serve", "--workspace", dir, ...SERVE],
+    cwd: ROOT,
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  const outcome: Outcome = { latencies: [], wrong: [], seconds: 0, serverCpu: 0 };
   for (let i = 0; i < CLIENTS; i++) await mkdir(join(dir, `c${i}`));
+  const cpu = await cpuSeconds(transport.pid);
   const start = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, (_, i) => drive(client, `c${i}/`, i, outcome)));
   outcome.seconds = (performance.now() - start) / 1000;
+  outcome.serverCpu = (await cpuSeconds(transport.pid)) - cpu;
   await client.close();
   return outcome;
 }
@@ -156,10 +166,12 @@ async function overHttp(dir: string): Promise<Outcome> {
       );
       return client;
     }));
-    const outcome: Outcome = { latencies: [], wrong: [], seconds: 0 };
+    const outcome: Outcome = { latencies: [], wrong: [], seconds: 0, serverCpu: 0 };
+    const cpu = await cpuSeconds(server.pid);
     const start = performance.now();
     await Promise.all(clients.map((client, i) => drive(client, "", i, outcome)));
     outcome.seconds = (performance.now() - start) / 1000;
+    outcome.serverCpu = (await cpuSeconds(server.pid)) - cpu;
     await Promise.all(clients.map((c) => c.close()));
     return outcome;
   } finally {
@@ -177,13 +189,13 @@ try {
   const http = await overHttp(join(dir, "http"));
   const rows = [["stdio (one client, 64 workers)", stdio], ["Streamable HTTP (64 tenants)", http]] as const;
   const lines = [
-    "| transport | calls | calls/s | p50 ms | p99 ms | wrong answers |",
-    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    "| transport | calls | calls/s | p50 ms | p99 ms | server CPU ms/call | wrong answers |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows.map(([name, o]) =>
       `| ${name.replace("64", String(CLIENTS))} | ${o.latencies.length} | ${
         (o.latencies.length / o.seconds).toFixed(0)
-      } | ${percentile(o.latencies, 0.5).toFixed(1)} | ${
-        percentile(o.latencies, 0.99).toFixed(1)
+      } | ${percentile(o.latencies, 0.5).toFixed(1)} | ${percentile(o.latencies, 0.99).toFixed(1)} | ${
+        (o.serverCpu * 1000 / o.latencies.length).toFixed(2)
       } | ${o.wrong.length} |`
     ),
   ];
