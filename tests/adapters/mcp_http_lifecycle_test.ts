@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { connect, type Harness, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
 
 const TOKEN = "lifecycle-token-0123456789abcdef";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
