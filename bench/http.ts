@@ -13,7 +13,7 @@
  * @module
  */
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -223,6 +223,8 @@ try {
     const next = start < 0 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, start) + section +
       (end < 0 ? "" : text.slice(end + 1));
     await writeFile(file, next);
+    // The table as deno fmt lays it out, so that `deno fmt --check` stays clean.
+    spawnSync(process.execPath, ["fmt", file], { stdio: "ignore" });
   }
   if (stdio.wrong.length + http.wrong.length > 0) process.exitCode = 1;
 } finally {
