@@ -3,7 +3,6 @@
 // under Node (the npm build), so that everything above it is the same code.
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 
 /** A web-standard request handler. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -67,6 +66,37 @@ function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): 
   });
 }
 
+// Readable.toWeb would do, but under Node 20 a stream cancelled before its end (a body over the limit) later
+// throws ERR_INVALID_STATE from its data listener, outside any handler. Here a cancelled body is read on and dropped,
+// so that the refusal can still be sent on the connection.
+function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Buffer) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once("end", () => {
+        if (!done) controller.close();
+        done = true;
+      });
+      req.once("error", (error) => {
+        if (!done) controller.error(error);
+        done = true;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      done = true;
+      req.resume();
+    },
+  }, { highWaterMark: 4 });
+}
+
 function toRequest(req: IncomingMessage, fallbackHost: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
@@ -77,7 +107,7 @@ function toRequest(req: IncomingMessage, fallbackHost: string, signal: AbortSign
     method,
     headers,
     signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+    ...(hasBody ? { body: bodyOf(req), duplex: "half" } : {}),
   } as RequestInit);
 }
 

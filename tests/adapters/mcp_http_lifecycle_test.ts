@@ -168,7 +168,7 @@ describe("transports", () => {
   });
 
   test("the node:http path serves the same", async () => {
-    const h = await startServer([{ token: TOKEN, tenant: "t" }], { platform: "node" });
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { platform: "node", maxBodyBytes: 64 * 1024 });
     try {
       const client = await connect(h.server.url, TOKEN);
       await client.callTool({ name: "write_file", arguments: { path: "n.txt", content: "node" } });
@@ -177,6 +177,14 @@ describe("transports", () => {
       assert.equal((await raw(h.server.url, { body: INIT })).status, 401);
       const host = await raw(h.server.url, { body: INIT, headers: { host: "evil.example" } });
       assert.equal(host.status, 403);
+      // A body over the limit is cut off, answered 413, and the server goes on.
+      const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping", params: { pad: "x".repeat(512 * 1024) } });
+      const refused = await raw(h.server.url, { body: big, headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(refused.status, 413);
+      assert.equal(refused.json().id, 9);
+      await new Promise((done) => setTimeout(done, 100));
+      const again = await connect(h.server.url, TOKEN);
+      await again.close();
     } finally {
       await h.close();
     }
