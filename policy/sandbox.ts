@@ -88,11 +88,14 @@ const FIRST_MOUNT_FD = 3;
 // Every sandbox starts from this root: everything read-only, private /dev, /proc and /tmp.
 const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
 // And ends with this isolation: its own session, no capabilities, gone with its parent.
-const CONFINEMENT = ["--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+const CONFINEMENT = ["--die-with-parent", "--cap-drop", "ALL"];
+// A session of the sandbox's own, so that nothing in it can push input into
+// the caller's terminal with TIOCSTI.
+const NEW_SESSION = ["--new-session"];
 
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
-const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, "--", "true"];
+const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, ...NEW_SESSION, "--", "true"];
 
 /**
  * Whether bubblewrap works here: found and able to start a sandbox like the ones
@@ -234,6 +237,15 @@ export interface SandboxOptions {
   /** See {@linkcode SandboxMode}. */
   mode: SandboxMode;
   /**
+   * The caller starts the sandbox as the leader of a session of its own with
+   * no terminal (`spawnGroup` does: `setsid`, no input), so bubblewrap need
+   * not make another one. The sandboxed processes then stay in the caller's
+   * process group, where one group signal reaches them all; with a session of
+   * bubblewrap's own, a kill that lands before bubblewrap's child has set its
+   * parent-death signal leaves that child and everything under it running.
+   */
+  callerSession?: boolean;
+  /**
    * The folder whose protected paths are read-only inside, including those
    * that do not exist yet inside an existing protected folder such as `.git`
    * (placeholders, removed by `release()`). Without it, the existing
@@ -332,9 +344,10 @@ function noRelease(): Promise<QuarantinedPath[]> {
  * under `/tmp` or the home folder stays visible), the protected paths of the
  * workspace read-only (placeholders where they do not exist yet), every
  * namespace unshared (the network kept only with `allowNet`), all
- * capabilities dropped, a new session (so the command cannot push input into
- * the caller's terminal with TIOCSTI; the price is no job control), and killed
- * when its parent dies. The `program` profile starts from an empty root
+ * capabilities dropped, a new session unless the caller made one
+ * (`callerSession`; so the command cannot push input into the caller's
+ * terminal with TIOCSTI; the price is no job control), and killed when its
+ * parent dies. The `program` profile starts from an empty root
  * instead of `/`.
  *
  * With `mode: "off"`, or `"auto"` where bubblewrap does not work, `argv` comes
@@ -428,6 +441,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,
+      ...(options.callerSession ? [] : NEW_SESSION),
       "--chdir",
       workdir,
       "--",

@@ -104,6 +104,8 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     workspace: ctx.workspace.workdir,
     quarantine: path.join(tempDir, "protected-created"),
     mode: ctx.policy.sandbox,
+    // spawnGroup starts it in a session of its own, with no terminal.
+    callerSession: true,
   });
   try {
     requireFence(ctx.policy.fence, "run", wrapped.argv[0]);

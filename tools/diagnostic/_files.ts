@@ -142,6 +142,8 @@ async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOpt
     protectedPaths: [],
     profile: "program",
     mode: ctx.policy.sandbox,
+    // spawnGroup starts it in a session of its own, with no terminal.
+    callerSession: true,
   });
   if (!wrapped.sandboxed) await allowUnconfined(ctx, argv, options, wrapped.reason ?? "the sandbox is off");
   let finalArgv = wrapped.sandboxed ? wrapped.argv : argv;
