@@ -73,6 +73,7 @@ export {
   type ToolResultInit,
   type ToolStatus,
 } from "./result.ts";
+export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
 export { inputJsonSchema, type JsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
@@ -98,6 +99,7 @@ export {
   type ToolMetadata,
   type ToolNeeds,
   type ToolPermission,
+  type ToolPlace,
 } from "./tool.ts";
 export { type ProgressEvent, type ToolCallContext, type ToolContext } from "./context.ts";
 export {

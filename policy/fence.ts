@@ -27,6 +27,7 @@ import {
   type FencePermission,
   type FencePlaces,
   NEED_ORDER,
+  OPEN_FENCE,
   resolveNeedTarget,
 } from "@toolfence/core";
 import {
@@ -76,10 +77,7 @@ export const runtimeFence: Fence = Object.freeze({
  * ```
  */
 export function openFence(): Fence {
-  return {
-    query: () => ({ allowed: true }),
-    closedEntirely: () => false,
-  };
+  return OPEN_FENCE;
 }
 
 function flagList(values: readonly string[], what: string): string {

@@ -103,3 +103,4 @@ export {
   writeAll,
 } from "./confined_fs.ts";
 export { isExecutableFile } from "./_executable.ts";
+export type { SweepReport } from "./_debris.ts";

@@ -146,6 +146,7 @@ function check(condition: boolean, message: string): asserts condition {
 }
 
 const nobody = () => Promise.reject(new Error("nobody to ask"));
+const notHere = () => Promise.reject(new Error("no file access in this consumer"));
 const workdir = process.cwd();
 const session = new SessionBase({
   host: { choose: nobody, confirm: nobody },
@@ -154,12 +155,18 @@ const session = new SessionBase({
     resolve: (p) => Promise.resolve({ path: workdir + "/" + p, area: "workdir", exists: false }),
     relative: (p) => p,
     tempDir: () => Promise.resolve(workdir),
+    tempParent: workdir,
+    areaOf: () => "workdir",
   },
   policy: () => ({
     fence: OPEN_FENCE,
     sandbox: "off",
     resolveForRead: (p) => Promise.resolve(p),
     resolveForWrite: (p) => Promise.resolve(p),
+    resolveTarget: notHere,
+    childTarget: notHere,
+    writeTarget: notHere,
+    authorize: notHere,
     authorizeCommand: () => Promise.reject(new Error("no commands")),
   }),
 });

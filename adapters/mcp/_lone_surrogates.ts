@@ -6,19 +6,28 @@
 import { ToolError } from "@toolfence/core";
 import type { BeforeCallHook } from "@toolfence/core";
 
+// A high surrogate not followed by a low one, or a low one not preceded by a
+// high one (what String.prototype.isWellFormed finds; ES2024, beyond the
+// npm build's ES2023 library).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function wellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
 /** The JSON path of the first string (or key) holding a lone surrogate, or undefined. */
 export function loneSurrogateAt(value: unknown): string | undefined {
   const stack: [unknown, string][] = [[value, ""]];
   while (stack.length > 0) {
     const [item, where] = stack.pop()!;
     if (typeof item === "string") {
-      if (!item.isWellFormed()) return where || "(the value)";
+      if (!wellFormed(item)) return where || "(the value)";
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${where}[${i}]`]);
     } else if (item !== null && typeof item === "object") {
       for (const [key, inner] of Object.entries(item)) {
         const at = where ? `${where}.${key}` : key;
-        if (!key.isWellFormed()) return JSON.stringify(at);
+        if (!wellFormed(key)) return JSON.stringify(at);
         stack.push([inner, at]);
       }
     }

@@ -210,6 +210,9 @@ async function builtinCandidates(
   return files;
 }
 
+// Deno gives a child's stdin a real pipe; Node a socket pair.
+const STDIN_IS_A_PIPE = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
 async function ripgrepCandidates(
   rg: string,
   root: string,
@@ -219,14 +222,19 @@ async function ripgrepCandidates(
   pattern: CompiledPattern,
   signal: AbortSignal,
   skipped: SkipList,
-): Promise<Candidate[]> {
+): Promise<Candidate[] | undefined> {
   const parents = skipIgnored ? await parentLevels(base, root) : undefined;
+  const parentRules = rebasedIgnoreText(parents);
+  // ripgrep reads the parent folders' rules from /dev/stdin, which cannot be
+  // opened where the child's stdin is a socket (Node's pipes): there the
+  // built-in engine, which gives the same files, takes the search (undefined).
+  if (parentRules.trim() !== "" && !STDIN_IS_A_PIPE) return undefined;
   const found = await ripgrepMatchingFiles(rg, {
     base,
     root,
     rust: pattern.rust,
     skipIgnored,
-    parentRules: rebasedIgnoreText(parents),
+    parentRules,
     nameGlob: filter?.nameGlob,
     signal,
   });
@@ -322,7 +330,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         files = [];
         if (rg !== undefined) {
           try {
-            files = await ripgrepCandidates(
+            const found = await ripgrepCandidates(
               rg,
               root.path,
               root.base,
@@ -332,7 +340,10 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
               ctx.signal,
               skipped,
             );
-            engine = "ripgrep";
+            if (found !== undefined) {
+              files = found;
+              engine = "ripgrep";
+            }
           } catch (error) {
             // ripgrep would not start (removed, not executable): the built-in engine takes over.
             if (error instanceof ToolError || ctx.signal.aborted || options.engine === "ripgrep") throw error;

@@ -289,10 +289,14 @@ describe("read_file on a file that is being written", () => {
     await fsp.writeFile(file("growing.log"), lines);
     const writer = spawn("sh", ["-c", `while :; do echo appended >> '${file("growing.log")}'; done`]);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Wait until the writer is appending, then read until a read overlaps an append: on a loaded
+      // machine the writer may be starved for a while, so the bound is time, not a count of reads.
+      const deadline = Date.now() + 20_000;
+      while ((await fsp.stat(file("growing.log"))).size === lines.length && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       let out: Record<string, unknown> | undefined;
-      // Each read takes a few milliseconds; the writer appends many times meanwhile.
-      for (let i = 0; i < 20 && out?.sha256 !== null; i++) out = ok(await read({ path: "growing.log", limit: 3 }));
+      while (Date.now() < deadline && out?.sha256 !== null) out = ok(await read({ path: "growing.log", limit: 3 }));
       assert.equal(out!.content, "entry 0\nentry 1\nentry 2");
       assert.equal(out!.sha256, null);
       assert.match(String(out!.note), /changed while it was read/);
