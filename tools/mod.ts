@@ -1,6 +1,6 @@
 /**
  * The built-in tools, by group: `fs`, `search`, `patch`, `cmd`, `system`,
- * `framework`, `diagnostic`, and the sub-agent tools. Importing this module
+ * `framework`, `diagnostic`, `browser`, and the sub-agent tools. Importing this module
  * registers the groups so that `ToolBox.withDefaults()` finds them by name and
  * `ToolBox.withSubagents()` finds the sub-agent tools.
  *
@@ -15,6 +15,7 @@ import { cmdTools } from "./cmd/mod.ts";
 import { systemTools } from "./system/mod.ts";
 import { frameworkTools } from "./framework/mod.ts";
 import { diagnosticTools } from "./diagnostic/mod.ts";
+import { browserTools } from "./browser/mod.ts";
 import { agentTools, type SubagentGetter } from "./agents/mod.ts";
 
 export * from "./fs/mod.ts";
@@ -24,6 +25,7 @@ export * from "./cmd/mod.ts";
 export * from "./system/mod.ts";
 export * from "./framework/mod.ts";
 export * from "./diagnostic/mod.ts";
+export * from "./browser/mod.ts";
 export * from "./agents/mod.ts";
 
 registerToolGroup("fs", fsTools);
@@ -33,4 +35,5 @@ registerToolGroup("cmd", cmdTools);
 registerToolGroup("system", systemTools);
 registerToolGroup("framework", frameworkTools);
 registerToolGroup("diagnostic", diagnosticTools);
+registerToolGroup("browser", () => browserTools());
 registerSubagentTools((getter) => agentTools(getter as SubagentGetter));

@@ -1,0 +1,120 @@
+// Finding the system Chromium and wrapping it in bubblewrap, so that the
+// browser process sees the system's read-only files, its own profile folder
+// and the workspace (read-only, for file: pages and uploads), and nothing else
+// of the file system.
+
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
+import { ToolError } from "../../core/errors.ts";
+
+/** Names of the Chromium builds looked for on PATH, in order. */
+export const BROWSER_NAMES = ["chromium-headless-shell", "chromium", "chromium-browser", "google-chrome", "chrome"];
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The browser to run: the configured one, else the first of {@linkcode BROWSER_NAMES} on PATH. */
+export function findBrowser(configured?: string): string {
+  if (configured) {
+    try {
+      fs.accessSync(configured, fs.constants.X_OK);
+      return configured;
+    } catch {
+      throw notFound(`The configured browser ${configured} is not an executable file`);
+    }
+  }
+  for (const name of BROWSER_NAMES) {
+    const found = onPath(name);
+    if (found) return found;
+  }
+  throw notFound(`No Chromium was found on PATH (looked for ${BROWSER_NAMES.join(", ")})`);
+}
+
+function notFound(message: string): ToolError {
+  return new ToolError(message, {
+    code: "browser_not_found",
+    recoverable: false,
+    recoveryHint: "Tell the user to install Chromium (apt-get install chromium-headless-shell) or configure its path.",
+  });
+}
+
+/** Whether bubblewrap can run here (found on PATH and able to make a namespace). */
+export function bubblewrapPath(): string | undefined {
+  return onPath("bwrap");
+}
+
+// The parts of /etc a browser reads: the loader cache, fonts, certificates, name service, time zone.
+const ETC = [
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "fonts",
+  "ssl",
+  "ca-certificates",
+  "hosts",
+  "resolv.conf",
+  "nsswitch.conf",
+  "localtime",
+  "passwd",
+  "group",
+  "alternatives",
+  "chromium",
+  "chromium.d",
+  "mime.types",
+];
+
+function quote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Writes `dir/browser.sh`, which runs `browser` inside bubblewrap with the
+ * given folders writable and the workspace read-only; returns its path.
+ */
+export async function writeSandboxWrapper(
+  bwrap: string,
+  browser: string,
+  dir: string,
+  readOnly: readonly string[],
+): Promise<string> {
+  const args = ["--die-with-parent", "--unshare-all", "--share-net", "--new-session"];
+  // The empty /tmp comes first: the folders bound below may lie inside it.
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  args.push("--ro-bind", "/usr", "/usr");
+  for (const top of ["/bin", "/sbin", "/lib", "/lib64", "/lib32"]) {
+    let stat;
+    try {
+      stat = fs.lstatSync(top);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push("--symlink", fs.readlinkSync(top), top);
+    else args.push("--ro-bind", top, top);
+  }
+  for (const name of ETC) {
+    const file = path.join("/etc", name);
+    if (fs.existsSync(file)) args.push("--ro-bind", file, file);
+  }
+  const real = fs.realpathSync(browser);
+  const extra = [...new Set([path.dirname(real), path.dirname(browser)])].filter((d) => !d.startsWith("/usr/"));
+  for (const folder of [...extra, ...readOnly]) args.push("--ro-bind", folder, folder);
+  args.push("--bind", dir, dir);
+  args.push("--setenv", "HOME", dir, "--setenv", "TMPDIR", dir);
+  const script = `#!/bin/sh\nexec ${quote(bwrap)} ${args.map(quote).join(" ")} ${quote(browser)} "$@"\n`;
+  const file = path.join(dir, "browser.sh");
+  await fsp.writeFile(file, script, { mode: 0o700 });
+  return file;
+}
