@@ -6,7 +6,7 @@
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import process from "node:process";
 import type { BrowserContext, Page } from "playwright-core";
 import { ToolError } from "../../core/errors.ts";
 import type { Session } from "../../core/session.ts";
@@ -152,6 +152,9 @@ export class SessionBrowser {
       this.sandboxed = bwrap !== undefined;
       this.marker = crypto.randomUUID();
       const viewport = this.options.viewport ?? { width: 1000, height: 700 };
+      // Loaded on first use: importing playwright-core reads the home folder, which
+      // programs that never open a browser must not need permission for.
+      const { chromium } = await importPlaywright();
       const context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
         executablePath: launcher,
         headless: true,
@@ -271,6 +274,20 @@ export class Browsers {
       session.onClose(() => created.close());
     }
     return browser;
+  }
+}
+
+// At load, playwright-core's bundled is-wsl probes /proc/sys/fs/binfmt_misc, which
+// Deno lets only --allow-all read; its own switch defers the probe (to a
+// Windows-only path), so that the browser runs under narrow flags.
+async function importPlaywright(): Promise<typeof import("playwright-core")> {
+  const had = process.env.__IS_WSL_TEST__;
+  process.env.__IS_WSL_TEST__ = "1";
+  try {
+    return await import("playwright-core");
+  } finally {
+    if (had === undefined) delete process.env.__IS_WSL_TEST__;
+    else process.env.__IS_WSL_TEST__ = had;
   }
 }
 

@@ -12,16 +12,21 @@ import { ToolError } from "../../core/errors.ts";
 /** Names of the Chromium builds looked for on PATH, in order. */
 export const BROWSER_NAMES = ["chromium-headless-shell", "chromium", "chromium-browser", "google-chrome", "chrome"];
 
+// By the mode bits, not access(2): Deno's accessSync needs --allow-sys=uid.
+function isExecutable(file: string): boolean {
+  try {
+    const stat = fs.statSync(file);
+    return stat.isFile() && (stat.mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
 function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(":")) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
+    if (isExecutable(candidate)) return candidate;
   }
   return undefined;
 }
@@ -29,12 +34,8 @@ function onPath(name: string): string | undefined {
 /** The browser to run: the configured one, else the first of {@linkcode BROWSER_NAMES} on PATH. */
 export function findBrowser(configured?: string): string {
   if (configured) {
-    try {
-      fs.accessSync(configured, fs.constants.X_OK);
-      return configured;
-    } catch {
-      throw notFound(`The configured browser ${configured} is not an executable file`);
-    }
+    if (isExecutable(configured)) return configured;
+    throw notFound(`The configured browser ${configured} is not an executable file`);
   }
   for (const name of BROWSER_NAMES) {
     const found = onPath(name);
@@ -94,21 +95,24 @@ export async function writeSandboxWrapper(
   // The empty /tmp comes first: the folders bound below may lie inside it.
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
   args.push("--ro-bind", "/usr", "/usr");
+  // bwrap's --ro-bind-try judges existence itself, so that this needs no read permission for /etc or /bin.
   for (const top of ["/bin", "/sbin", "/lib", "/lib64", "/lib32"]) {
-    let stat;
+    let link: string | undefined;
     try {
-      stat = fs.lstatSync(top);
+      if (fs.lstatSync(top).isSymbolicLink()) link = fs.readlinkSync(top);
     } catch {
-      continue;
+      // unknown: bound as it is, if it exists
     }
-    if (stat.isSymbolicLink()) args.push("--symlink", fs.readlinkSync(top), top);
-    else args.push("--ro-bind", top, top);
+    if (link) args.push("--symlink", link, top);
+    else args.push("--ro-bind-try", top, top);
   }
-  for (const name of ETC) {
-    const file = path.join("/etc", name);
-    if (fs.existsSync(file)) args.push("--ro-bind", file, file);
+  for (const name of ETC) args.push("--ro-bind-try", path.join("/etc", name), path.join("/etc", name));
+  let real = browser;
+  try {
+    real = fs.realpathSync(browser);
+  } catch {
+    // the path as given
   }
-  const real = fs.realpathSync(browser);
   const extra = [...new Set([path.dirname(real), path.dirname(browser)])].filter((d) => !d.startsWith("/usr/"));
   for (const folder of [...extra, ...readOnly]) args.push("--ro-bind", folder, folder);
   args.push("--bind", dir, dir);

@@ -6,9 +6,10 @@ import { ToolError } from "../../core/errors.ts";
 import type { SessionBrowser } from "./_browser_session.ts";
 
 /** The Deno flags every browser tool needs, for the descriptions. */
-export const BROWSER_FLAGS =
-  "Needs a system Chromium (never downloaded) and --allow-run, --allow-read, --allow-write, --allow-net, " +
-  "--allow-env and --allow-sys (playwright-core drives the browser; its proxy listens on 127.0.0.1).";
+export const BROWSER_FLAGS = "Needs a system Chromium (found on PATH, never downloaded); Deno flags: --allow-run, " +
+  "--allow-net (the browser's proxy listens on 127.0.0.1 and connects to the destinations), --allow-env, " +
+  "--allow-sys=homedir, --allow-read for the workspace, the temp folder and the browser's folder, --allow-write " +
+  "for the workspace and the temp folder.";
 
 /** What a reference from `browser_snapshot` looks like: `e12`, or `f1e3` inside a frame. */
 const REF = /^(?:f\d{1,6})?e\d{1,7}$/;

@@ -21,7 +21,8 @@ export interface BrowserClickArgs {
  * `browser_click(ref, double?)`: clicks the element with that snapshot
  * reference. A navigation it starts is judged like `browser_navigate`'s.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

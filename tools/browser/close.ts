@@ -13,7 +13,8 @@ import { BROWSER_FLAGS } from "./_page.ts";
  * `browser_close()`: closes the session's browser and every tab; the next
  * browser call starts a new one with a fresh profile.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

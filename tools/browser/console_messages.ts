@@ -20,7 +20,8 @@ export interface BrowserConsoleArgs {
  * failed and blocked requests and downloads of this session's browser (the
  * last 500), framed as untrusted web content.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

@@ -19,7 +19,8 @@ export interface BrowserPressKeyArgs {
 /**
  * `browser_press_key(key)`: presses a key (or chord) in the current tab.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

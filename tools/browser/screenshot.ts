@@ -63,7 +63,8 @@ function fitted(size: ImageSize): ImageSize {
  * after the batch's results exactly like `request_image`, with a note giving
  * its final and original sizes. Requires the model capability `vision`.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

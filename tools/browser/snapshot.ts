@@ -16,7 +16,8 @@ import { BROWSER_FLAGS, untrusted } from "./_page.ts";
  * for the same element while the page lives. The text is framed as untrusted
  * web content and capped like every output (the rest as an artifact).
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

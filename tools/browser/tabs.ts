@@ -24,7 +24,8 @@ export interface BrowserTabsArgs {
  * `browser_tabs(action?, index?, url?)`: lists the tabs (windows a page opened
  * included), opens a new one, makes one current, or closes one.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

@@ -23,7 +23,8 @@ export interface BrowserTypeArgs {
  * `browser_type(ref, text, submit?)`: fills a text field with `text`
  * (replacing its content) and presses Enter when `submit` is true.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts

@@ -26,7 +26,8 @@ export interface BrowserWaitForArgs {
  * `browser_wait_for(text | text_gone | time)`: waits for text to appear or
  * disappear on the current page, or for a number of seconds.
  *
- * Requires `--allow-run`, `--allow-read`, `--allow-write`, `--allow-net`, `--allow-env`, `--allow-sys`.
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
  *
  * @example
  * ```ts
