@@ -134,9 +134,11 @@ export class SessionBrowser {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-"));
     this.#dir = dir;
     try {
+      const credentials = { username: "toolfence", password: crypto.randomUUID() };
       this.#proxy = await startEgressProxy(
         (scheme, host, port) => this.destinations.judgeHost(scheme, host, port),
         (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
+        credentials,
       );
       const mode = this.options.sandbox ?? "auto";
       const bwrap = mode === "none" ? undefined : bubblewrapPath();
@@ -162,12 +164,11 @@ export class SessionBrowser {
         acceptDownloads: true,
         downloadsPath: path.join(dir, "downloads"),
         serviceWorkers: "block",
+        // Loopback goes through the proxy too, so that it is judged.
+        proxy: { server: `http://127.0.0.1:${this.#proxy.port}`, bypass: "<-loopback>", ...credentials },
         // The browser gets no secrets from the environment.
         env: { HOME: dir, TMPDIR: dir, LANG: "C.UTF-8", PATH: "/usr/bin:/bin" },
         args: [
-          `--proxy-server=http://127.0.0.1:${this.#proxy.port}`,
-          // Loopback goes through the proxy too, so that it is judged.
-          "--proxy-bypass-list=<-loopback>",
           "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
           "--disable-features=DnsOverHttps",
           `${BROWSER_MARKER}${this.marker}`,

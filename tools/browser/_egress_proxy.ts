@@ -4,6 +4,8 @@
 // name cannot resolve to a public address when judged and a private one when
 // used (DNS rebinding). Playwright's `route` does not see redirects; this does.
 
+import { Buffer } from "node:buffer";
+import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
@@ -33,17 +35,33 @@ export const BLOCKED_HEADER = "x-toolfence-blocked";
 
 const HOP_HEADERS = ["proxy-connection", "proxy-authorization", "connection", "keep-alive", "upgrade"];
 
-/** Starts the proxy; `onBlocked` hears of every refusal. */
+/**
+ * Starts the proxy; `onBlocked` hears of every refusal. Only a client that
+ * sends `credentials` (Basic proxy authorization) is served, so that other
+ * local processes cannot use the browser's grants through it.
+ */
 export async function startEgressProxy(
   judge: JudgeHost,
   onBlocked: (entry: BlockedRequest) => void,
+  credentials: { username: string; password: string },
 ): Promise<EgressProxy> {
+  const expected = Buffer.from(
+    "Basic " + Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64"),
+  );
+  const authorized = (req: http.IncomingMessage) => {
+    const given = Buffer.from(String(req.headers["proxy-authorization"] ?? ""));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
   const sockets = new Set<Duplex>();
   const track = (socket: Duplex) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   };
   const server = http.createServer(async (req, res) => {
+    if (!authorized(req)) {
+      res.writeHead(407, { "proxy-authenticate": 'Basic realm="toolfence"' }).end();
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? "");
@@ -85,6 +103,11 @@ export async function startEgressProxy(
   server.on("connect", async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     track(client);
     client.on("error", () => client.destroy());
+    if (!authorized(req)) {
+      return void client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="toolfence"\r\n\r\n',
+      );
+    }
     const match = (req.url ?? "").match(/^(\[[^\]]+\]|[^:]+):(\d+)$/);
     if (!match) return void client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
     let target: Destination;

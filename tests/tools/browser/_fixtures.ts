@@ -71,6 +71,16 @@ export function fixtureServer(away: string): Promise<FixtureServer> {
         return res.end();
       case "/iframe":
         return page(`<p>outer</p><iframe src="${away}/framed"></iframe><img src="${away}/img.png">`);
+      case "/sneaky":
+        return page(`<p>sneaky</p><link rel="prefetch" href="${away}/prefetch"><script>
+          fetch("${away}/fetch").catch(() => {});
+          fetch("${away.replace("127.0.0.1", "[::ffff:127.0.0.1]")}/mapped").catch(() => {});
+          navigator.sendBeacon("${away}/beacon", "x");
+          try { new WebSocket("${away.replace("http", "ws")}/ws"); } catch {}
+          new Worker(URL.createObjectURL(new Blob(['fetch("${away}/worker").catch(() => {})'])));
+          const f = document.createElement("iframe"); f.src = "${away}/late-frame"; document.body.append(f);
+          setTimeout(() => { location.href = "${away}/script-navigation"; }, 100);
+        </script>`);
       case "/popup":
         return page(`<button onclick="window.open('/form')">Open</button>`);
       case "/download":

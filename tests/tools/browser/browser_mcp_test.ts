@@ -218,6 +218,8 @@ describe("browser tools through the MCP server", () => {
     await ok("browser_navigate", { url: `${site.base}/iframe` });
     await ok("browser_navigate", { url: `${site.base}/links` });
     await call("browser_click", { ref: ref(await ok("browser_snapshot"), /link "Away"/) });
+    await ok("browser_navigate", { url: `${site.base}/sneaky` });
+    await ok("browser_wait_for", { time: 0.5 });
     const direct = await call("browser_navigate", { url: `${away.base}/direct` });
     assert.equal(code(direct), "url_not_allowed", text(direct));
     assert.ok(asked.some((m) => m.includes(`127.0.0.1:${away.port}`)), "the host was asked");
