@@ -52,7 +52,7 @@ export function browserClickTool(browsers: Browsers): Tool<BrowserClickArgs> {
         const element = await locate(page, ref);
         if (double) await element.dblclick();
         else await element.click();
-        return `Clicked ${ref}. ${await pageLine(browser, page, seen)}`;
+        return `Clicked ${ref}. ${pageLine(browser, page, seen)}`;
       });
     },
   });

@@ -81,7 +81,7 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
           });
         }
         const text = value === undefined ? "undefined" : JSON.stringify(value, null, 2) ?? String(value);
-        return untrusted(current, await current.title(), text);
+        return untrusted(current, text);
       });
     },
   });

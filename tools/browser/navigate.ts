@@ -75,7 +75,7 @@ export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArg
             cause: error,
           });
         }
-        return `${await pageLine(browser, page, seen)}${status ? `, HTTP status ${status}` : ""}. ` +
+        return `${pageLine(browser, page, seen)}${status ? `, HTTP status ${status}` : ""}. ` +
           "Call browser_snapshot to read it.";
       });
     },

@@ -59,7 +59,7 @@ export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArg
           }
           throw error;
         }
-        return `Pressed ${key}. ${await pageLine(browser, page, seen)}`;
+        return `Pressed ${key}. ${pageLine(browser, page, seen)}`;
       });
     },
   });

@@ -51,7 +51,7 @@ export function browserSelectTool(browsers: Browsers): Tool<BrowserSelectArgs> {
       return await browser.withPage(ctx.signal, async (page) => {
         const element = await locate(page, ref);
         const chosen = await element.selectOption(values);
-        return `Selected ${JSON.stringify(chosen)} in ${ref}. ${await pageLine(browser, page, seen)}`;
+        return `Selected ${JSON.stringify(chosen)} in ${ref}. ${pageLine(browser, page, seen)}`;
       });
     },
   });

@@ -44,10 +44,11 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
     async run(_args, ctx): Promise<string> {
       const browser = browsers.of(ctx.session);
       return await browser.withPage(ctx.signal, async (page) => {
-        const [tree, title] = await Promise.all([page.ariaSnapshot({ mode: "ai" }), page.title()]);
+        // No title: it would cost another round trip, and the URL names the page.
+        const tree = await page.ariaSnapshot({ mode: "ai" });
         const events = browser.eventCount;
         const note = events ? `\n(${events} console messages or request events so far: browser_console_messages)` : "";
-        return untrusted(page, title, tree) + note;
+        return untrusted(page, tree) + note;
       });
     },
   });

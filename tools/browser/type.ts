@@ -56,11 +56,13 @@ export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
         const element = await locate(page, ref);
         await element.fill(text);
         if (submit) await element.press("Enter");
-        return `Typed ${text.length} characters into ${ref}${submit ? " and pressed Enter" : ""}. ${await pageLine(
-          browser,
-          page,
-          seen,
-        )}`;
+        return `Typed ${text.length} characters into ${ref}${submit ? " and pressed Enter" : ""}. ${
+          pageLine(
+            browser,
+            page,
+            seen,
+          )
+        }`;
       });
     },
   });

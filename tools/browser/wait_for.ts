@@ -72,7 +72,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
       return await browser.withPage(ctx.signal, async (page) => {
         if (time !== undefined) {
           await page.waitForTimeout(time * 1000);
-          return `Waited ${time} s. ${await pageLine(browser, page, seen)}`;
+          return `Waited ${time} s. ${pageLine(browser, page, seen)}`;
         }
         const wanted = (text ?? text_gone) as string;
         try {
@@ -89,11 +89,13 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
             { code: "wait_timeout", recoveryHint: "Take a browser_snapshot to see what the page shows." },
           );
         }
-        return `${JSON.stringify(wanted)} ${text !== undefined ? "appeared" : "is gone"}. ${await pageLine(
-          browser,
-          page,
-          seen,
-        )}`;
+        return `${JSON.stringify(wanted)} ${text !== undefined ? "appeared" : "is gone"}. ${
+          pageLine(
+            browser,
+            page,
+            seen,
+          )
+        }`;
       });
     },
   });
