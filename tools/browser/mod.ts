@@ -2,7 +2,8 @@
  * The `browser` group: `browser_navigate`, `browser_snapshot`,
  * `browser_click`, `browser_type`, `browser_select`, `browser_press_key`,
  * `browser_wait_for`, `browser_evaluate` (asks), `browser_screenshot` (needs
- * `vision`), `browser_tabs`, `browser_console_messages` and `browser_close`.
+ * `vision`), `browser_tabs`, `browser_console_messages`, `browser_file_upload`
+ * (workspace files only) and `browser_close`.
  *
  * One browser per session, the system Chromium (found on PATH or configured,
  * never downloaded) driven by playwright-core, started on first use inside
@@ -30,6 +31,7 @@ import { browserSnapshotTool } from "./snapshot.ts";
 import { browserTabsTool } from "./tabs.ts";
 import { browserTypeTool } from "./type.ts";
 import { browserWaitForTool } from "./wait_for.ts";
+import { browserFileUploadTool } from "./upload.ts";
 
 export type { BrowserOptions, PageEvent } from "./_browser_session.ts";
 export type { DestinationRules } from "./_destinations.ts";
@@ -44,6 +46,7 @@ export * from "./evaluate.ts";
 export * from "./screenshot.ts";
 export * from "./tabs.ts";
 export * from "./console_messages.ts";
+export * from "./upload.ts";
 export * from "./close.ts";
 
 /**
@@ -71,6 +74,7 @@ export function browserTools(options: BrowserOptions = {}): AnyTool[] {
     browserScreenshotTool(browsers),
     browserTabsTool(browsers),
     browserConsoleMessagesTool(browsers),
+    browserFileUploadTool(browsers),
     browserCloseTool(browsers),
   ];
 }

@@ -81,6 +81,10 @@ export function fixtureServer(away: string): Promise<FixtureServer> {
           const f = document.createElement("iframe"); f.src = "${away}/late-frame"; document.body.append(f);
           setTimeout(() => { location.href = "${away}/script-navigation"; }, 100);
         </script>`);
+      case "/upload":
+        return page(
+          `<label>Attachment <input type="file" id="f" onchange="document.getElementById('o').textContent = [...this.files].map((f) => f.name + ':' + f.size).join(',')"></label><p id="o">none</p>`,
+        );
       case "/popup":
         return page(`<button onclick="window.open('/form')">Open</button>`);
       case "/download":

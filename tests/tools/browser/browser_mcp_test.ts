@@ -104,6 +104,7 @@ describe("browser tools through the MCP server", () => {
         "browser_tabs",
         "browser_close",
         "browser_console_messages",
+        "browser_file_upload",
       ]
     ) assert.ok(names.includes(name), name);
     assert.match(tools.find((t) => t.name === "browser_navigate")!.description!, /--allow-net/);
@@ -210,6 +211,19 @@ describe("browser tools through the MCP server", () => {
     assert.ok(saved, "the download was saved");
     assert.ok(saved.startsWith(await served.session.workspace.tempDir()), saved);
     assert.equal(await fs.readFile(saved, "utf8"), "downloaded content\n");
+  });
+
+  test("uploads come only from the workspace", async () => {
+    await fs.writeFile(join(dir, "upload.txt"), "twelve bytes");
+    await ok("browser_navigate", { url: `${site.base}/upload` });
+    const input = ref(await ok("browser_snapshot"), /button "Attachment"/);
+    await ok("browser_file_upload", { ref: input, paths: ["upload.txt"] });
+    assert.match(await ok("browser_snapshot"), /upload\.txt:12/);
+    assert.equal(code(await call("browser_file_upload", { ref: input, paths: ["/etc/passwd"] })), "outside_workspace");
+    assert.equal(
+      code(await call("browser_file_upload", { ref: input, paths: ["../../etc/passwd"] })),
+      "outside_workspace",
+    );
   });
 
   test("a redirect, a subframe, an image or a link to a destination not allowed never reaches it", async () => {
