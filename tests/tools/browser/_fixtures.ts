@@ -155,3 +155,12 @@ export function descendantsWith(marker: string): number[] {
   }
   return found;
 }
+
+/** Whether a process lives (a zombie does not count). */
+export function alive(pid: number): boolean {
+  try {
+    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}

@@ -18,7 +18,7 @@ import { callbackHost } from "../../../policy/hosts.ts";
 import { createMcpServer, type McpToolServer } from "../../../adapters/mcp/mod.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
-import { descendantsWith, type FixtureServer, fixtureServer, forbiddenServer } from "./_fixtures.ts";
+import { alive, descendantsWith, type FixtureServer, fixtureServer, forbiddenServer } from "./_fixtures.ts";
 
 let site: FixtureServer;
 let away: FixtureServer;
@@ -287,13 +287,15 @@ describe("browser tools through the MCP server", () => {
   });
 
   test("browser_close ends the processes; closing the session leaves none behind", async () => {
-    assert.ok(descendantsWith(BROWSER_MARKER).length > 0);
+    const first = descendantsWith(BROWSER_MARKER);
+    assert.ok(first.length > 0);
     assert.equal(await ok("browser_close"), "Closed the browser.");
-    assert.deepEqual(descendantsWith(BROWSER_MARKER), []);
+    assert.deepEqual(first.filter(alive), []);
     await ok("browser_navigate", { url: `${site.base}/form` });
-    assert.ok(descendantsWith(BROWSER_MARKER).length > 0);
+    const second = descendantsWith(BROWSER_MARKER);
+    assert.ok(second.length > 0);
     await served.close();
-    assert.deepEqual(descendantsWith(BROWSER_MARKER), []);
+    assert.deepEqual(second.filter(alive), []);
     assert.deepEqual(away.log, []);
   });
 });
