@@ -156,6 +156,17 @@ describe("browser tools through the MCP server", () => {
     assert.equal(snapshot.match(/<\/untrusted-web-content>/g)?.length, 1);
   });
 
+  test("a large snapshot is capped like other outputs, the whole of it an artifact", async () => {
+    await ok("browser_navigate", { url: `${site.base}/huge` });
+    const result = await call("browser_snapshot");
+    const meta = result._meta?.["toolfence/result"] as { truncated: boolean; artifacts: string[] };
+    assert.equal(meta.truncated, true);
+    assert.equal(meta.artifacts.length, 1);
+    assert.ok(text(result).length < 25_000, `${text(result).length} characters`);
+    assert.match(text(result), /^Page at .*\n<untrusted-web-content>/);
+    assert.match(text(result), /read_artifact/);
+  });
+
   test("browser_evaluate asks the host, and runs only when allowed", async () => {
     asked.length = 0;
     assert.match(await ok("browser_evaluate", { script: "document.title + ' ' + (1 + 2)" }), /Fixture 3/);
