@@ -6,10 +6,10 @@
 
 import * as v from "valibot";
 import { ToolError } from "../../core/errors.ts";
-import { type ImageMediaType, MAX_IMAGE_BYTES } from "../../core/images.ts";
+import { MAX_IMAGE_BYTES } from "../../core/images.ts";
 import { type Tool, tool } from "../../core/tool.ts";
-import { decodeImage, encodeImage, headerSize, type ImageSize, resizeImage } from "../fs/_request_image_codec.ts";
-import { MAX_IMAGE_SIDE, MAX_SOURCE_PIXELS } from "../fs/request_image.ts";
+import { decodeImage, encodeImage, fittedSize, headerSize, resizeImage } from "../fs/_request_image_codec.ts";
+import { MAX_IMAGE_SIDE, MAX_SOURCE_PIXELS, type RequestImageResult } from "../fs/request_image.ts";
 import type { Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate } from "./_page.ts";
 
@@ -26,34 +26,12 @@ export interface BrowserScreenshotArgs {
   format?: "png" | "jpeg";
 }
 
-/** What `browser_screenshot` returns; the image itself follows the batch's results. */
-export interface BrowserScreenshotResult {
+/** What `browser_screenshot` returns (`request_image`'s fields, with the page's URL for its path). */
+export interface BrowserScreenshotResult extends Omit<RequestImageResult, "path" | "media_type"> {
   /** The page shown. */
   url: string;
   /** Format of the image handed over. */
-  media_type: ImageMediaType;
-  /** Its width in pixels. */
-  width: number;
-  /** Its height in pixels. */
-  height: number;
-  /** The screenshot's width in pixels before scaling. */
-  original_width: number;
-  /** The screenshot's height in pixels before scaling. */
-  original_height: number;
-  /** Whether it was scaled down. */
-  resized: boolean;
-  /** The line that accompanies the image. */
-  note: string;
-}
-
-function fitted(size: ImageSize): ImageSize {
-  const long = Math.max(size.width, size.height);
-  if (long <= MAX_IMAGE_SIDE) return size;
-  const scale = MAX_IMAGE_SIDE / long;
-  return {
-    width: Math.max(1, Math.min(MAX_IMAGE_SIDE, Math.round(size.width * scale))),
-    height: Math.max(1, Math.min(MAX_IMAGE_SIDE, Math.round(size.height * scale))),
-  };
+  media_type: "image/png" | "image/jpeg";
 }
 
 /**
@@ -120,7 +98,7 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
       if (!original) {
         throw new ToolError("The browser returned an unreadable screenshot", { code: "invalid_image" });
       }
-      const target = fitted(original);
+      const target = fittedSize(original, MAX_IMAGE_SIDE);
       let out: Uint8Array = bytes;
       let final = original;
       const resized = target.width !== original.width || target.height !== original.height ||
