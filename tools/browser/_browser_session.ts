@@ -169,8 +169,8 @@ export class SessionBrowser {
         // The browser gets no secrets from the environment.
         env: { HOME: dir, TMPDIR: dir, LANG: "C.UTF-8", PATH: "/usr/bin:/bin" },
         args: [
+          // WebRTC's UDP would bypass the proxy. (No second --disable-features: it would replace playwright's.)
           "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-          "--disable-features=DnsOverHttps",
           `${BROWSER_MARKER}${this.marker}`,
         ],
         timeout: 30_000,

@@ -69,7 +69,15 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
           });
         }
       }
+      const asked = page.url();
       return await browser.withPage(ctx.signal, async (current) => {
+        // The answer was about one page; a script never runs on another one it was not asked about.
+        if (current !== page || current.url() !== asked) {
+          throw new ToolError(`The page changed from ${asked} to ${current.url()} while the user was asked`, {
+            code: "page_changed",
+            recoveryHint: "Call browser_evaluate again for the page now shown.",
+          });
+        }
         let value: unknown;
         try {
           value = await current.evaluate(script);
