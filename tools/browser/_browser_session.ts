@@ -148,8 +148,12 @@ export class SessionBrowser {
           recoverable: false,
         });
       }
+      // The workspace, read-only, for file: pages (its temp dir too, where downloads land).
       const launcher = bwrap
-        ? await writeSandboxWrapper(bwrap, executable, dir, [this.session.workspace.workdir])
+        ? await writeSandboxWrapper(bwrap, executable, dir, [
+          this.session.workspace.workdir,
+          await this.session.workspace.tempDir(),
+        ])
         : executable;
       this.sandboxed = bwrap !== undefined;
       this.marker = crypto.randomUUID();

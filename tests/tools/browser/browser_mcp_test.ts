@@ -222,6 +222,9 @@ describe("browser tools through the MCP server", () => {
     assert.ok(saved, "the download was saved");
     assert.ok(saved.startsWith(await served.session.workspace.tempDir()), saved);
     assert.equal(await fs.readFile(saved, "utf8"), "downloaded content\n");
+    // The session temp dir is part of the workspace, so its files open as file: pages.
+    await ok("browser_navigate", { url: `file://${saved}` });
+    assert.match(await ok("browser_snapshot"), /downloaded content/);
   });
 
   test("uploads come only from the workspace", async () => {
