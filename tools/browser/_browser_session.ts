@@ -12,7 +12,8 @@ import { ToolError } from "../../core/errors.ts";
 import type { Session } from "../../core/session.ts";
 import { type DestinationRules, Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
-import { bubblewrapPath, findBrowser, writeSandboxWrapper } from "./_launch.ts";
+import { findBrowser, writeSandboxWrapper } from "./_launch.ts";
+import { bubblewrapPath, bubblewrapStatus, type SandboxMode } from "../../policy/sandbox.ts";
 
 /** Options of the browser group. */
 export interface BrowserOptions extends DestinationRules {
@@ -20,8 +21,11 @@ export interface BrowserOptions extends DestinationRules {
   executablePath?: string;
   /** `allow`: `browser_evaluate` runs without asking. Default `ask`. */
   evaluate?: "ask" | "allow";
-  /** Run the browser inside bubblewrap: `auto` (when bwrap is found), `bwrap` (required) or `none`. */
-  sandbox?: "auto" | "bwrap" | "none";
+  /**
+   * Run the browser inside bubblewrap: `auto` (where bubblewrap works), `required` or `off`; default the
+   * session's sandbox mode (the one shell commands use).
+   */
+  sandbox?: SandboxMode;
   /** Viewport size in CSS pixels; default 1000×700, so that a screenshot of it needs no scaling. */
   viewport?: { width: number; height: number };
 }
@@ -140,12 +144,13 @@ export class SessionBrowser {
         (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
         credentials,
       );
-      const mode = this.options.sandbox ?? "auto";
-      const bwrap = mode === "none" ? undefined : bubblewrapPath();
-      if (mode === "bwrap" && !bwrap) {
-        throw new ToolError("The browser sandbox needs bubblewrap (bwrap), which is not on PATH", {
+      const mode = this.options.sandbox ?? this.session.policy.sandbox;
+      const bwrap = mode === "off" ? undefined : await bubblewrapPath();
+      if (mode === "required" && !bwrap) {
+        throw new ToolError("The browser must run inside bubblewrap, which does not work here", {
           code: "sandbox_unavailable",
           recoverable: false,
+          details: { reason: (await bubblewrapStatus()).reason },
         });
       }
       // The workspace, read-only, for file: pages (its temp dir too, where downloads land).

@@ -52,11 +52,6 @@ function notFound(message: string): ToolError {
   });
 }
 
-/** Whether bubblewrap can run here (found on PATH and able to make a namespace). */
-export function bubblewrapPath(): string | undefined {
-  return onPath("bwrap");
-}
-
 // The parts of /etc a browser reads: the loader cache, fonts, certificates, name service, time zone.
 const ETC = [
   "ld.so.cache",

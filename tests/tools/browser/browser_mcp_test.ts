@@ -5,6 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
@@ -287,6 +288,16 @@ describe("browser tools through the MCP server", () => {
     await ok("browser_navigate", { url: `${site.base}/form` });
     const pids = descendantsWith(BROWSER_MARKER);
     assert.ok(pids.length > 0, "browser processes found");
+    // Inside bubblewrap the browser sees no secrets of this machine and none of /tmp but its own folders.
+    const browserPid = pids.find((pid) => /chromium/.test(readFileSync(`/proc/${pid}/comm`, "utf8")));
+    assert.ok(browserPid, "the chromium process");
+    const root = `/proc/${browserPid}/root`;
+    assert.equal(existsSync(`${root}/usr/bin`), true);
+    for (const hidden of ["/etc/shadow", "/root", "/home", "/work"]) {
+      assert.equal(existsSync(`${root}${hidden}`), false, hidden);
+    }
+    // Only the browser's own folder, the workspace and its temp dir (all named toolfence-…) are in its /tmp.
+    assert.deepEqual(readdirSync(`${root}/tmp`).filter((name) => !name.startsWith("toolfence-")), []);
     for (const pid of pids) {
       try {
         Deno.kill(pid, "SIGKILL");
