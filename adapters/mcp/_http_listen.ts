@@ -3,6 +3,7 @@
 // under Node (the npm build), so that everything above it is the same code.
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { within } from "./_within.ts";
 
 /** A web-standard request handler. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -20,7 +21,7 @@ export interface Listener {
 interface DenoServe {
   serve(
     options: { hostname: string; port: number; onListen?: (addr: unknown) => void; signal?: AbortSignal },
-    handler: Handler,
+    handler: (request: Request, info: { completed: Promise<void> }) => Promise<Response>,
   ): { addr: { hostname: string; port: number }; shutdown(): Promise<void>; finished: Promise<void> };
 }
 
@@ -42,11 +43,30 @@ export function listen(handler: Handler, options: ListenOptions): Promise<Listen
   return listenNode(handler, options);
 }
 
-// How long a stop waits for open responses after the sessions ended.
+// How long a stop waits for the responses still being sent, and then for the server to finish.
 const STREAM_CLOSE_WAIT_MS = 1000;
+
+/** Responses being sent, each settling once it has been delivered or has failed. */
+class ResponsesInFlight {
+  readonly #sending = new Set<Promise<void>>();
+
+  add(sent: Promise<unknown>): void {
+    const settled = sent.then(() => {}, () => {});
+    this.#sending.add(settled);
+    void settled.then(() => this.#sending.delete(settled));
+  }
+
+  // A stop comes once every session has ended (calls answered or cancelled, jobs killed, temp dirs removed), so a
+  // response still open is a last answer on its way out: stopping now would drop what the connection has not yet
+  // written. A client's idle event stream may stay open as long as it likes, so the wait is bounded.
+  settled(): Promise<void> {
+    return within(STREAM_CLOSE_WAIT_MS, Promise.all(this.#sending));
+  }
+}
 
 function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): Promise<Listener> {
   const abort = new AbortController();
+  const responses = new ResponsesInFlight();
   return new Promise((resolve, reject) => {
     try {
       const server = deno.serve({
@@ -54,23 +74,18 @@ function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): 
         port: options.port,
         signal: abort.signal,
         onListen: () => {},
-      }, handler);
+      }, (request, info) => {
+        responses.add(info.completed);
+        return handler(request);
+      });
       resolve({
         hostname: server.addr.hostname,
         port: server.addr.port,
         close: async () => {
+          await responses.settled();
           abort.abort();
-          // Deno's graceful stop waits for every open response, and a client's
-          // idle event stream can stay open for as long as the client likes:
-          // by now every session is ended (calls answered or cancelled, jobs
-          // killed, temp dirs removed), so a stream left open does not hold
-          // the shutdown past a short wait.
-          let waited: ReturnType<typeof setTimeout> | undefined;
-          await Promise.race([
-            server.finished,
-            new Promise<void>((done) => (waited = setTimeout(done, STREAM_CLOSE_WAIT_MS))),
-          ]);
-          clearTimeout(waited);
+          // Deno's graceful stop waits for every open response, which by now is only an idle event stream.
+          await within(STREAM_CLOSE_WAIT_MS, server.finished);
         },
       });
     } catch (error) {
@@ -151,7 +166,9 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 }
 
 function listenNode(handler: Handler, options: ListenOptions): Promise<Listener> {
+  const responses = new ResponsesInFlight();
   const server = createServer((req, res) => {
+    responses.add(new Promise((sent) => res.once("close", sent)));
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
     handler(toRequest(req, `${options.hostname}:${options.port}`, aborted.signal))
@@ -170,11 +187,13 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
       resolve({
         hostname: options.hostname,
         port,
-        close: () =>
-          new Promise<void>((closed) => {
+        close: async () => {
+          await responses.settled();
+          await new Promise<void>((closed) => {
             server.close(() => closed());
             server.closeAllConnections();
-          }),
+          });
+        },
       });
     });
   });

@@ -39,6 +39,7 @@ import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
 import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
 import { RateLimiter } from "./_http_rate.ts";
+import { within } from "./_within.ts";
 
 export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
@@ -135,12 +136,6 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 
 function refusal(status: number, message: string, id: string | number | null = null, headers = {}): Response {
   return json(status, errorReply(id, -32000, message), headers);
-}
-
-function within(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<void>((done) => (timer = setTimeout(done, ms)));
-  return Promise.race([work.then(() => {}, () => {}), deadline]).finally(() => clearTimeout(timer));
 }
 
 function bearer(request: Request): string | undefined {
