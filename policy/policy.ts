@@ -159,7 +159,8 @@ export class Policy {
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
     this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
-    this.rules = options.rules ?? PolicyRules.empty(this.workspace.workdir);
+    // Path rules are relative to this session's workspace (a tenant's, under HTTP serving).
+    this.rules = (options.rules ?? PolicyRules.empty(this.workspace.workdir)).withRoot(this.workspace.workdir);
     this.#onDecision = options.onDecision;
     this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());

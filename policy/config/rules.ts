@@ -311,6 +311,12 @@ export class PolicyRules {
     return new PolicyRules(layers, root);
   }
 
+  /** The same rules, with path rules relative to another workspace root (one per tenant). */
+  withRoot(root: string): PolicyRules {
+    const normal = path.posix.normalize(root).replace(/(?<=.)\/$/, "");
+    return normal === this.root ? this : new PolicyRules(this.layers, normal);
+  }
+
   /** No rules at all. */
   static empty(root: string): PolicyRules {
     return new PolicyRules([], root);

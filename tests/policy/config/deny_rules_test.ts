@@ -375,3 +375,27 @@ describe("through the MCP server", () => {
     }
   });
 });
+
+describe("through the MCP server over HTTP, per tenant", () => {
+  test("each tenant's workspace gets the rules, relative to its own root", async () => {
+    const { startServer, connect: connectHttp, textOf } = await import("../../adapters/_http_harness.ts");
+    const TOKEN = "tenant-token-0123456789abcdef";
+    const h = await startServer([{ token: TOKEN, tenant: "t1" }], { rules, sandbox: "off" });
+    const client = await connectHttp(h.server.url, TOKEN);
+    try {
+      const wrote = await client.callTool({ name: "write_file", arguments: { path: "app/.env", content: "x\n" } });
+      assert.equal(wrote.isError, true, textOf(wrote));
+      assert.match(textOf(wrote), /denied by the policy/);
+      const pushed = await client.callTool({ name: "bash", arguments: { command: "nohup git push" } });
+      assert.equal(pushed.isError, true);
+      assert.match(textOf(pushed), /denied by the rule "git push\*"/);
+      // Without a sandbox the hidden paths cannot be kept from a command: a person decides, and nobody can here.
+      const listed = await client.callTool({ name: "bash", arguments: { command: "ls" } });
+      assert.equal(listed.isError, true);
+      assert.match(textOf(listed), /OS sandbox that hides them/);
+    } finally {
+      await client.close();
+      await h.close();
+    }
+  });
+});
