@@ -48,7 +48,14 @@ import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
 import { CliUsageError } from "./cli/usage.ts";
 import { VERSION } from "./cli/version.ts";
-import { applyToolSettings, auditFor, sandboxFor, saveRuleFor, sessionPolicy } from "./cli/session_policy.ts";
+import {
+  applyToolSettings,
+  auditFor,
+  groupTools,
+  sandboxFor,
+  saveRuleFor,
+  sessionPolicy,
+} from "./cli/session_policy.ts";
 import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
 
 // The options of `serve --http`, parsed here so that no other command loads the MCP SDK.
@@ -251,7 +258,7 @@ function sessionToolbox(
   readOnly: boolean | undefined,
 ): ToolBox {
   const groups = selectedGroups(list ?? settings.groups?.join(","), command);
-  return applyToolSettings(groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g)), settings, readOnly ?? false);
+  return applyToolSettings(groupTools(groups, settings), settings, readOnly ?? false);
 }
 
 function toolboxFor(groups: string[]): ToolBox {

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { AnyTool } from "@toolfence/core";
+import { type AnyTool, toolGroup } from "@toolfence/core";
+import { browserTools, BUILTIN_GROUPS } from "@toolfence/tools";
 import {
   loadPolicy,
   type PolicyFileLocations,
@@ -49,6 +50,26 @@ export async function sessionPolicy(workdir: string, files: PolicyFileLocations 
     process.stderr.write(`toolfence: ${file} is not applied: the runtime flags do not allow reading it\n`);
   }
   return { rules, settings: policySettings(rules) };
+}
+
+/**
+ * The tools of the built-in `groups`; the browser group's allowlist of
+ * destinations is the files' `network.allow` when they name any (URLs that
+ * match run without asking; others ask, as the browser tools do).
+ *
+ * @example
+ * ```ts
+ * import { groupTools } from "./session_policy.ts";
+ * import { policySettings, PolicyRules } from "@toolfence/policy";
+ * console.log(groupTools(["system"], policySettings(PolicyRules.empty("/w"))).map((t) => t.name));
+ * ```
+ */
+export function groupTools(groups: readonly string[], settings: PolicySettings): AnyTool[] {
+  return groups.flatMap((group) =>
+    group === "browser" && settings.network.allow.length > 0
+      ? browserTools({ allow: settings.network.allow })
+      : toolGroup(BUILTIN_GROUPS, group)
+  );
 }
 
 /**

@@ -154,6 +154,8 @@ function describe(
   if (issue.type === "union" && issue.expected === "(string | Object)") {
     return `expected a string or an object, received ${issue.received}`;
   }
+  // A check with a message of its own says it best.
+  if (issue.kind === "validation" && !issue.message.startsWith("Invalid ")) return issue.message;
   if (issue.expected !== null && (issue.kind === "schema" || issue.kind === "validation")) {
     return `expected ${issue.expected}, received ${issue.received}`;
   }

@@ -124,6 +124,15 @@ const TOOL_NAMES = v.array(
   v.pipe(v.string(), v.nonEmpty(), v.description("A tool name or an fnmatch pattern (`browser_*`).")),
 );
 
+// `example.com`, `*.example.com`, `https://example.com:8443`, `[::1]:*`, as the browser tools read them.
+const DESTINATION = v.pipe(
+  v.string(),
+  v.regex(
+    /^(?:https?:\/\/)?(?:\*\.)?(?:\[[0-9a-f:.]+\]|[^:/\s*]+)(?::(?:\d+|\*))?\/?$/i,
+    "a destination is a host, *.host or scheme://host, with an optional :port",
+  ),
+);
+
 const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
 
 const EXAMPLE = v.pipe(
@@ -191,10 +200,10 @@ const FILE = v.strictObject({
   })),
   network: v.optional(v.strictObject({
     allow: v.pipe(
-      v.optional(v.array(v.pipe(v.string(), v.nonEmpty()))),
+      v.optional(v.array(DESTINATION)),
       v.description("Hosts (`example.com`, `*.example.com`) a tool that uses the network may reach."),
     ),
-    deny: v.optional(v.array(v.pipe(v.string(), v.nonEmpty()))),
+    deny: v.optional(v.array(DESTINATION)),
   })),
   answers: v.optional(v.strictObject({
     elicitation: v.pipe(

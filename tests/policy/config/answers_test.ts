@@ -18,7 +18,7 @@ import { toolGroup } from "../../../core/groups.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { createMcpServer } from "../../../adapters/mcp/mod.ts";
-import { applyToolSettings, canWriteOrRun } from "../../../cli/session_policy.ts";
+import { applyToolSettings, canWriteOrRun, groupTools } from "../../../cli/session_policy.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { policySettings } from "../../../policy/config/settings.ts";
@@ -127,6 +127,17 @@ describe("tool settings", () => {
     for (const tool of all) {
       if (kept.get(tool.name)) assert.equal(canWriteOrRun(tool), false, tool.name);
     }
+  });
+
+  test("network.allow becomes the browser group's allowlist", () => {
+    const withHosts = (allow: string[]) =>
+      policySettings(
+        PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify({ network: { allow } }), "project")], "/w"),
+      );
+    const names = groupTools(["browser"], withHosts(["docs.deno.com", "*.example.com"])).map((t) => t.name);
+    assert.ok(names.includes("browser_navigate"));
+    // A malformed destination is refused when the file loads.
+    assert.throws(() => withHosts(["not a host/"]), /network\.allow\[0\]: a destination is a host/);
   });
 
   test("a file's readOnly, disabled tools and tools that need approval", () => {
