@@ -73,15 +73,37 @@ function basename(word: string): string {
   return slash >= 0 && slash < word.length - 1 ? word.slice(slash + 1) : word;
 }
 
-// `git -C x -c a=b --no-pager push` is `git push` to the rules.
-function withoutGitGlobals(words: readonly string[]): string[] {
+// `git -C x -c a=b --no-pager push` is `git push` to the rules; `-c alias.p=push` given on the line is read too.
+function withoutGitGlobals(words: readonly string[]): { words: string[]; aliases: Map<string, string> } {
+  const aliases = new Map<string, string>();
   let i = 1;
   while (i < words.length && words[i].startsWith("-")) {
-    if (GIT_VALUE_OPTIONS.has(words[i])) i += 2;
+    const option = words[i];
+    const value = option === "-c" ? words[i + 1] : option.startsWith("-c") ? option.slice(2) : undefined;
+    const alias = value === undefined ? undefined : /^alias\.([^=]+)=([\s\S]*)$/i.exec(value);
+    if (alias) aliases.set(alias[1].toLowerCase(), alias[2]);
+    if (GIT_VALUE_OPTIONS.has(option)) i += 2;
     else i += 1;
   }
-  return ["git", ...words.slice(i)];
+  return { words: ["git", ...words.slice(i)], aliases };
 }
+
+// git's own commands; anything else may be an alias from its configuration, which the line does not show.
+const GIT_COMMANDS = new Set(
+  ("add am annotate apply archimport archive backfill bisect blame branch bugreport bundle cat-file check-attr " +
+    "check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column " +
+    "commit commit-graph commit-tree config count-objects credential cvsexportcommit cvsimport daemon describe " +
+    "diagnose diff diff-files diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch " +
+    "fmt-merge-msg for-each-ref for-each-repo format-patch fsck gc get-tar-commit-id grep gui hash-object help " +
+    "http-backend imap-send index-pack init instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo " +
+    "mailsplit maintenance merge merge-base merge-file merge-index merge-tree mergetool mktag mktree " +
+    "multi-pack-index mv name-rev notes p4 pack-objects pack-redundant pack-refs patch-id prune prune-packed pull " +
+    "push quiltimport range-diff read-tree rebase receive-pack reflog refs remote repack replace replay " +
+    "request-pull rerere reset restore rev-list rev-parse revert rm scalar send-email send-pack shortlog show " +
+    "show-branch show-index show-ref sparse-checkout stage stash status stripspace submodule svn switch " +
+    "symbolic-ref tag unpack-file unpack-objects update-index update-ref update-server-info upload-archive " +
+    "upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree").split(" "),
+);
 
 interface Candidate {
   /** Every word: its value, or as written when only known at run time (deny and ask rules may over-match). */
@@ -94,10 +116,16 @@ interface Candidate {
 }
 
 /** The word lists a simple command may run as, unwrapped. */
-async function candidates(command: BashSimpleCommand, depth: number, uncertain: string[]): Promise<Candidate[]> {
+async function candidates(command: BashSimpleCommand, depth: number, findings: Findings): Promise<Candidate[]> {
   const words = command.words.map((word) => word.value ?? word.text);
   const firstDynamic = command.words.findIndex((word) => word.value === undefined);
-  return await expand(words, firstDynamic < 0 ? words.length : firstDynamic, command.text, depth, uncertain);
+  return await expand(words, firstDynamic < 0 ? words.length : firstDynamic, command.text, depth, findings);
+}
+
+// What expanding a command finds besides candidates: reasons for uncertainty, git subcommands that may be aliases.
+interface Findings {
+  uncertain: string[];
+  gitAliases: { sub: string; text: string }[];
 }
 
 async function expand(
@@ -105,8 +133,9 @@ async function expand(
   knownCount: number,
   text: string,
   depth: number,
-  uncertain: string[],
+  findings: Findings,
 ): Promise<Candidate[]> {
+  const uncertain = findings.uncertain;
   if (all.length === 0) return [{ words: all, known: [], open: false, text }];
   const out: Candidate[] = [];
   const name = knownCount > 0 ? basename(all[0]) : all[0];
@@ -114,9 +143,33 @@ async function expand(
   const open = knownCount < all.length;
   out.push({ words: named, known: named.slice(0, knownCount), open, text });
   if (name === "git" && knownCount > 0) {
-    const stripped = withoutGitGlobals(named);
+    const { words: stripped, aliases } = withoutGitGlobals(named);
     const dropped = named.length - stripped.length;
-    out.push({ words: stripped, known: stripped.slice(0, Math.max(1, knownCount - dropped)), open, text });
+    const knownStripped = Math.max(1, knownCount - dropped);
+    out.push({ words: stripped, known: stripped.slice(0, knownStripped), open, text });
+    const sub = stripped[1];
+    const alias = sub === undefined ? undefined : aliases.get(sub.toLowerCase());
+    if (alias !== undefined && depth < MAX_DEPTH) {
+      // `-c alias.x=push`: `git x` is `git push`; `-c alias.x='!sh cmd'` runs a shell command.
+      if (alias.trimStart().startsWith("!")) {
+        const inner = await analyzeBash(alias.trimStart().slice(1));
+        if (!inner.understood) uncertain.push(`the git alias ${JSON.stringify(sub)} is not fully understood`);
+        for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+      } else {
+        const replaced = ["git", ...alias.trim().split(/\s+/), ...stripped.slice(2)];
+        out.push(
+          ...await expand(
+            replaced,
+            open ? Math.min(replaced.length, knownStripped) : replaced.length,
+            text,
+            depth + 1,
+            findings,
+          ),
+        );
+      }
+    } else if (sub !== undefined && knownStripped >= 2 && !sub.startsWith("-") && !GIT_COMMANDS.has(sub)) {
+      findings.gitAliases.push({ sub, text });
+    }
   }
   if (depth >= MAX_DEPTH) {
     uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
@@ -130,7 +183,7 @@ async function expand(
   if (runner || finds) {
     for (let i = 1; i < named.length; i++) {
       if (finds && !FIND_EXEC.has(named[i - 1]) && named[i - 1] !== "-x" && named[i - 1] !== "-X") continue;
-      out.push(...await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, uncertain));
+      out.push(...await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, findings));
     }
   }
   // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
@@ -139,7 +192,7 @@ async function expand(
       if (!/[\s;&|()`$<>]/.test(word)) continue;
       const inner = await analyzeBash(word);
       if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
-      for (const found of inner.commands) out.push(...await candidates(found, depth + 1, uncertain));
+      for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
     }
   }
   return out;
@@ -186,11 +239,15 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
   const decided: CommandRule[] = [];
   const shadows: CommandRule[] = [];
   let deniedPath: CommandRulesVerdict["deniedPath"];
+  const findings: Findings = { uncertain, gitAliases: [] };
+  const gitRules = rules.commandRules.filter((rule) =>
+    rule.decision !== "allow" && rule.enforce && (rule.pattern === "git" || rule.pattern.startsWith("git "))
+  );
   for (const found of analysis.commands) {
     if (found.kind !== "command") continue;
     if (pathRules && deniedPath === undefined) deniedPath = namedDeniedPath(found, rules);
     const own: CommandRuleMatch[] = [];
-    for (const candidate of await candidates(found, 0, uncertain)) {
+    for (const candidate of await candidates(found, 0, findings)) {
       for (const rule of rules.matchCommand(candidate.words).matches) {
         own.push({ rule, words: candidate.words, text: candidate.text });
       }
@@ -216,6 +273,16 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
       const words = found.words.map((word) => word.value!);
       if (!outcome.rule.glob) allowEntries.add(outcome.rule.pattern);
       else if (words.every((w) => w !== "" && !/\s/.test(w))) allowEntries.add(`= ${words.join(" ")}`);
+    }
+  }
+  // An unknown git subcommand may be an alias of a denied one in git's configuration.
+  if (gitRules.length > 0) {
+    for (const { sub, text } of findings.gitAliases) {
+      uncertain.push(
+        `${JSON.stringify(text)}: \`git ${sub}\` is not a git command, so it may be an alias, and could be the ${
+          describeRule(gitRules[0])
+        }`,
+      );
     }
   }
   const strongest = (list: CommandRule[]) =>

@@ -92,6 +92,10 @@ describe("command deny rules", () => {
     "stdbuf -o0 git push",
     "curl http://x",
     "timeout 1 bash -c 'sudo env curl x'",
+    "git -c alias.p=push p",
+    "git -calias.p=push p origin",
+    "git -c alias.p='!git push' p",
+    "git -c 'alias.x=!sh -c \"git push\"' x",
   ];
   for (const command of wrapped) {
     test(`denied: ${command}`, async () => {
@@ -109,7 +113,9 @@ describe("command deny rules", () => {
   }
 
   test("a command name known only at run time that could be a denied one asks a person", async () => {
-    for (const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"']) {
+    for (
+      const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"', "git pu", "git p origin"]
+    ) {
       const decided = await decideCommand(command, { rules, workspaceRoot: dir });
       assert.equal(decided.decision, "ask", command);
       assert.equal(decided.prompt?.requirePerson, true, command);
