@@ -196,10 +196,9 @@ export function commandPatternMayMatch(rule: Pick<CommandRule, "pattern" | "glob
   const tokens = rule.pattern.split(/\s+/);
   for (let i = 0; i < known.length && i < tokens.length; i++) {
     const token = tokens[i];
-    if (GLOB_CHARS.test(token)) {
-      // From the first glob token on, anything may follow.
-      return globRegex(token).test(known[i]) || token.includes("*") || i === tokens.length - 1;
-    }
+    // A glob is matched over the joined words (`?` and `*` match spaces too): from its first glob token on,
+    // anything may match.
+    if (GLOB_CHARS.test(token)) return true;
     if (token !== known[i]) return false;
   }
   return true;
