@@ -368,6 +368,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageResult,
   requestImageTool,
   searchTools,
   sessionOutputMaximum,

@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
 
 /**
@@ -35,7 +35,7 @@ export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>
     idempotent: true,
     permissions: ["run"],
     async run(_args, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const was = browser.running;
       await browser.close();
       return was ? "Closed the browser." : "No browser was open.";

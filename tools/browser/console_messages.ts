@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
 
 /** Arguments of `browser_console_messages`. */
@@ -46,7 +46,7 @@ export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserCons
     concurrencySafe: false,
     permissions: [],
     run({ clear }, ctx): string {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const lines = browser.events.map((e) => `[${e.kind}] ${e.text}`);
       if (clear) browser.events.splice(0);
       if (lines.length === 0) return "No console messages or request events.";

@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, untrusted } from "./_page.ts";
 
@@ -50,7 +50,7 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ script }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const page = await browser.page();
       if (browser.options.evaluate !== "allow") {
         const shown = script.length > 2000 ? script.slice(0, 2000) + "…" : script;

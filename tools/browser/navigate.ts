@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BLOCKED_HEADER } from "./_egress_proxy.ts";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
 
@@ -51,7 +51,7 @@ export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArg
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ url }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       await browser.destinations.judgeUrl(url, ctx.signal);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {

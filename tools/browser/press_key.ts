@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
 
@@ -45,7 +45,7 @@ export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArg
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ key }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         try {

@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, untrusted } from "./_page.ts";
 
 /**
@@ -43,7 +43,7 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run(_args, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       return await browser.withPage(ctx.signal, async (page) => {
         // No title: it would cost another round trip, and the URL names the page.
         const tree = await page.ariaSnapshot({ mode: "ai" });

@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
 
 /** Arguments of `browser_tabs`. */
@@ -52,7 +52,7 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ action = "list", index, url }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       if (url !== undefined) await browser.destinations.judgeUrl(url, ctx.signal);
       const current = await browser.page();
       const pages = await browser.pages();

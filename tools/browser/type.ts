@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
 
 /** Arguments of `browser_type`. */
@@ -51,7 +51,7 @@ export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, text, submit }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         const element = await locate(page, ref);

@@ -9,7 +9,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
 
 /** The most bytes `browser_file_upload` hands to a page in one call. */
@@ -59,7 +59,7 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, paths }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const files: { name: string; mimeType: string; buffer: Uint8Array }[] = [];
       let total = 0;
       for (const given of paths) {

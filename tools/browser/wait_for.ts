@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
 
@@ -68,7 +68,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
           kind: "semantic",
         });
       }
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         if (time !== undefined) {
