@@ -15,9 +15,11 @@
 export {
   artifactUri,
   createMcpServer,
+  CUT_OUTPUT_SCHEMA,
   elicitationHost,
   type ElicitationHostOptions,
   mcpAnnotations,
+  mcpOutputSchema,
   type McpServerOptions,
   type McpToolAnnotations,
   mcpTools,

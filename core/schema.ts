@@ -52,3 +52,43 @@ export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
   delete converted.$schema;
   return converted;
 }
+
+/**
+ * Converts a tool's output schema (valibot) to the JSON Schema of its output,
+ * as MCP's `outputSchema` advertises it. It describes the JSON the tool
+ * returns, exactly as the check on the way out accepts it: a `v.object`
+ * admits unknown keys (the check passes them on), a `v.strictObject` does not.
+ * The output must be an object (MCP's `structuredContent` is one): an object
+ * schema, or a union or variant of object schemas, whose root then says
+ * `type: "object"`. Custom checks (`v.check`) are left out: the JSON Schema
+ * may then admit more than the check, never less. Throws a `TypeError` for
+ * anything else, or for what JSON Schema cannot express.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { outputJsonSchema } from "@toolfence/core";
+ * console.log(outputJsonSchema(v.strictObject({ path: v.string(), created: v.boolean() })));
+ * // { type: "object", properties: { ... }, required: ["path", "created"], additionalProperties: false }
+ * ```
+ */
+export function outputJsonSchema(schema: v.GenericSchema | v.GenericSchemaAsync): JsonSchema {
+  const converted = toJsonSchema(schema as v.GenericSchema, {
+    errorMode: "throw",
+    typeMode: "input",
+    // Custom checks have no JSON Schema form; the schema is then wider than the check, never narrower.
+    ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
+  }) as JsonSchema;
+  delete converted.$schema;
+  if (converted.type === "object") return converted;
+  const members = converted.anyOf ?? converted.oneOf;
+  if (converted.type === undefined && members?.length && members.every((m) => m.type === "object")) {
+    return { type: "object", ...converted };
+  }
+  throw new TypeError(
+    "an output schema describes an object (MCP's structuredContent is one): use v.object, v.strictObject, " +
+      "v.looseObject, or a union or variant of them",
+  );
+}

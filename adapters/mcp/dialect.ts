@@ -8,6 +8,7 @@
 
 import type { AnyTool } from "@toolfence/core";
 import type { JsonSchema } from "@toolfence/core";
+import { outputJsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
@@ -36,6 +37,77 @@ export interface McpToolSpec {
   inputSchema: JsonSchema & { type: "object" };
   /** Hints from the tool's metadata. */
   annotations: McpToolAnnotations;
+  /**
+   * JSON Schema of `structuredContent`, for a tool that declares `output`:
+   * the tool's output, or {@linkcode CUT_OUTPUT_SCHEMA} when it was cut.
+   */
+  outputSchema?: JsonSchema & { type: "object" };
+}
+
+/**
+ * The `structuredContent` of a call whose output was over the cap: what the
+ * model read (head and tail, with the marker), how much was cut, and the
+ * artifact that holds the whole output (checked against the tool's schema
+ * before the cut), readable as an MCP resource or with `read_artifact`.
+ * Every advertised `outputSchema` admits it beside the tool's own schema, so
+ * that the cap holds for clients that read `structuredContent` as well.
+ */
+export const CUT_OUTPUT_SCHEMA: JsonSchema & { type: "object" } = Object.freeze({
+  type: "object",
+  description: "The output was over the size cap: text is its head and tail; the whole output is the artifact.",
+  properties: {
+    truncated: { const: true },
+    text: { type: "string", description: "What the model read: the output's head and tail, with a marker." },
+    omitted: { type: "integer", minimum: 1, description: "How many characters were cut." },
+    artifact: {
+      type: "object",
+      properties: {
+        id: { type: "string", pattern: "^sha256:[0-9a-f]{64}$", description: "For read_artifact." },
+        uri: { type: "string", pattern: "^artifact://sha256/[0-9a-f]{64}$", description: "The MCP resource." },
+      },
+      required: ["id", "uri"],
+      additionalProperties: false,
+    },
+  },
+  required: ["truncated", "text", "omitted", "artifact"],
+  additionalProperties: false,
+}) as JsonSchema & { type: "object" };
+
+// Output schemas are converted once per schema object (tools/list asks often).
+const advertised = new WeakMap<object, JsonSchema & { type: "object" }>();
+
+/**
+ * The `outputSchema` MCP advertises for a tool: `undefined` when it declares
+ * no `output`, else its output's JSON Schema or {@linkcode CUT_OUTPUT_SCHEMA}.
+ * Throws `SchemaDialectError` when the output is not an object schema.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "@toolfence/core";
+ * import { mcpOutputSchema } from "@toolfence/adapters/mcp";
+ * const stat = tool({
+ *   name: "stat", description: "Size.", input: v.object({}), output: v.strictObject({ size: v.number() }),
+ *   run: () => ({ size: 1 }),
+ * });
+ * console.log(mcpOutputSchema(stat)?.anyOf?.length); // 2
+ * ```
+ */
+export function mcpOutputSchema(t: AnyTool): (JsonSchema & { type: "object" }) | undefined {
+  const output = t.output;
+  if (output === undefined) return undefined;
+  let schema = advertised.get(output);
+  if (schema === undefined) {
+    try {
+      schema = { type: "object", anyOf: [outputJsonSchema(output), structuredClone(CUT_OUTPUT_SCHEMA)] };
+    } catch (error) {
+      throw new SchemaDialectError("mcp", t.name, "/outputSchema", (error as Error).message);
+    }
+    advertised.set(output, schema);
+  }
+  return structuredClone(schema);
 }
 
 /**
@@ -83,8 +155,10 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
 }
 
 /**
- * The `tools` array of a `tools/list` result. Throws `SchemaDialectError`
- * when a tool's input schema is not an object schema (MCP requires one).
+ * The `tools` array of a `tools/list` result, with `outputSchema` for the
+ * tools that declare `output` (see {@linkcode mcpOutputSchema}). Throws
+ * `SchemaDialectError` when a tool's input or output schema is not an object
+ * schema (MCP requires both to be).
  *
  * Requires no permissions.
  *
@@ -104,12 +178,14 @@ export function mcpTools(tools: readonly AnyTool[]): McpToolSpec[] {
       throw new SchemaDialectError("mcp", t.name, "/type", 'MCP tools take an object schema (type: "object")');
     }
     delete inputSchema.$schema;
+    const outputSchema = mcpOutputSchema(t);
     return {
       name: t.name,
       title: titleOf(t),
       description: t.description,
       inputSchema: inputSchema as McpToolSpec["inputSchema"],
       annotations: mcpAnnotations(t),
+      ...(outputSchema ? { outputSchema } : {}),
     };
   });
 }
