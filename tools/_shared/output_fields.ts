@@ -20,8 +20,11 @@ export const COUNT = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A 1-based line or column number. */
 export const POSITION = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-/** An instant as an ISO 8601 timestamp (`2025-03-01T13:05:09.123Z`). */
-export const TIMESTAMP = v.pipe(v.string(), v.isoTimestamp());
+/**
+ * An instant in UTC as `Date.prototype.toISOString` writes it (`2025-03-01T13:05:09.123Z`); a pattern
+ * rather than `v.isoTimestamp()`, whose JSON Schema `format` many validators do not check.
+ */
+export const TIMESTAMP = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/));
 
 /** What a path is, as `typeName` in `fs_open.ts` names it. */
 export const FILE_TYPE = v.picklist([
