@@ -12,6 +12,13 @@ export type OutputSchema = v.GenericSchema | v.GenericSchemaAsync;
 /** How many issues the details list; the message names the first. */
 const MAX_ISSUES = 10;
 
+/** valibot quotes the received value whole; an output may be megabytes, so each text is bounded. */
+const MAX_TEXT = 200;
+
+function bounded(text: string): string {
+  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)`;
+}
+
 /** `files[2].size`, as the not_serializable check names paths; empty for the root. */
 function pathOf(issue: v.BaseIssue<unknown>): string {
   let path = "";
@@ -26,9 +33,9 @@ function pathOf(issue: v.BaseIssue<unknown>): string {
 function mismatch(name: string, issues: readonly v.BaseIssue<unknown>[]): ToolError {
   const listed = issues.slice(0, MAX_ISSUES).map((issue) => ({
     path: pathOf(issue),
-    expected: issue.expected,
-    received: issue.received,
-    message: issue.message,
+    expected: issue.expected === null ? null : bounded(issue.expected),
+    received: bounded(issue.received),
+    message: bounded(issue.message),
   }));
   const first = listed[0];
   return new ToolError(

@@ -72,6 +72,16 @@ describe("declared outputs", () => {
     });
   });
 
+  test("the message quotes a bounded piece of a refused value, never the whole of it", async () => {
+    await withSession(async (session) => {
+      const r = await new ToolBox().register(lister({ files: "x".repeat(100_000), truncated: false }))
+        .call(session, "lister", {});
+      assert.equal(r.errorCode, "invalid_output");
+      assert.ok(r.error!.length < 600, `${r.error!.length} characters`);
+      assert.ok(JSON.stringify(r.details).length < 2_000);
+    });
+  });
+
   test("the JSON form is checked: a Date is its ISO string", async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(tool({
