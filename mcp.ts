@@ -25,7 +25,9 @@ export {
   mcpTools,
   type McpToolServer,
   type McpToolSpec,
+  mcpWrapsOutput,
   serveStdio,
   titleOf,
   TOOLFENCE_VERSION,
+  WRAPPED_OUTPUT_KEY,
 } from "@toolfence/adapters/mcp";

@@ -75,7 +75,7 @@ export {
   type ToolStatus,
 } from "./result.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
-export { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
+export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
   closeObjects,

@@ -58,11 +58,10 @@ export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
  * as MCP's `outputSchema` advertises it. It describes the JSON the tool
  * returns, exactly as the check on the way out accepts it: a `v.object`
  * admits unknown keys (the check passes them on), a `v.strictObject` does not.
- * The output must be an object (MCP's `structuredContent` is one): an object
- * schema, or a union or variant of object schemas, whose root then says
- * `type: "object"`. Custom checks (`v.check`) are left out: the JSON Schema
- * may then admit more than the check, never less. Throws a `TypeError` for
- * anything else, or for what JSON Schema cannot express.
+ * A union or variant of object schemas gets `type: "object"` at its root (see
+ * {@linkcode isObjectJsonSchema}). Custom checks (`v.check`) are left out: the
+ * JSON Schema may then admit more than the check, never less. Throws a
+ * `TypeError` for what JSON Schema cannot express.
  *
  * Requires no permissions.
  *
@@ -82,13 +81,29 @@ export function outputJsonSchema(schema: v.GenericSchema | v.GenericSchemaAsync)
     ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
   }) as JsonSchema;
   delete converted.$schema;
-  if (converted.type === "object") return converted;
   const members = converted.anyOf ?? converted.oneOf;
   if (converted.type === undefined && members?.length && members.every((m) => m.type === "object")) {
     return { type: "object", ...converted };
   }
-  throw new TypeError(
-    "an output schema describes an object (MCP's structuredContent is one): use v.object, v.strictObject, " +
-      "v.looseObject, or a union or variant of them",
-  );
+  return converted;
+}
+
+/**
+ * Whether a JSON Schema admits only objects: `type: "object"` at its root
+ * (what {@linkcode outputJsonSchema} gives an object schema, or a union or
+ * variant of them). MCP's `structuredContent` must be an object; an output
+ * whose schema is not is sent wrapped, as `{ result }`.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
+ * console.log(isObjectJsonSchema(outputJsonSchema(v.object({ a: v.string() })))); // true
+ * console.log(isObjectJsonSchema(outputJsonSchema(v.string()))); // false
+ * ```
+ */
+export function isObjectJsonSchema(schema: JsonSchema): boolean {
+  return schema.type === "object";
 }

@@ -92,11 +92,12 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   /** Cap on model-facing output characters; defaults to the toolbox's. */
   maxOutputChars?: number;
   /**
-   * The output's schema (valibot; an object, or a union or variant of objects).
-   * The JSON output is checked against it on the way out, whole, before any
-   * cut: a mismatch ends the call as `invalid_output` and the output is never
-   * passed on. MCP advertises it as `outputSchema` and returns the output as
-   * `structuredContent`.
+   * The output's schema (valibot, one JSON Schema can express). The JSON
+   * output is checked against it on the way out, whole, before any cut: a
+   * mismatch ends the call as `invalid_output` and the output is never passed
+   * on. MCP advertises it as `outputSchema` and returns the output as
+   * `structuredContent` (wrapped as `{ result }` unless the schema admits only
+   * objects).
    */
   output?: v.GenericSchema | v.GenericSchemaAsync;
 }
@@ -225,7 +226,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   });
 }
 
-// A definition's `output` must be a valibot schema of an object that JSON Schema can express.
+// A definition's `output` must be a valibot schema that JSON Schema can express.
 function assertOutputSchema(name: string, output: unknown): void {
   if (typeof output !== "object" || output === null || (output as { kind?: unknown }).kind !== "schema") {
     throw new TypeError(`Tool ${name}: output must be a valibot schema`);

@@ -8,7 +8,7 @@
 
 import type { AnyTool } from "@toolfence/core";
 import type { JsonSchema } from "@toolfence/core";
-import { outputJsonSchema } from "@toolfence/core";
+import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
@@ -73,13 +73,50 @@ export const CUT_OUTPUT_SCHEMA: JsonSchema & { type: "object" } = Object.freeze(
   additionalProperties: false,
 }) as JsonSchema & { type: "object" };
 
+/** The key an output that is not an object is wrapped in, as MCP's `structuredContent` must be an object. */
+export const WRAPPED_OUTPUT_KEY = "result";
+
+interface Advertised {
+  schema: JsonSchema & { type: "object" };
+  wrapped: boolean;
+}
+
 // Output schemas are converted once per schema object (tools/list asks often).
-const advertised = new WeakMap<object, JsonSchema & { type: "object" }>();
+const advertised = new WeakMap<object, Advertised>();
+
+function advertise(t: AnyTool): Advertised | undefined {
+  const output = t.output;
+  if (output === undefined) return undefined;
+  let found = advertised.get(output);
+  if (found === undefined) {
+    let own: JsonSchema;
+    try {
+      own = outputJsonSchema(output);
+    } catch (error) {
+      throw new SchemaDialectError("mcp", t.name, "/outputSchema", (error as Error).message);
+    }
+    const wrapped = !isObjectJsonSchema(own);
+    if (wrapped) {
+      own = {
+        type: "object",
+        properties: { [WRAPPED_OUTPUT_KEY]: own },
+        required: [WRAPPED_OUTPUT_KEY],
+        additionalProperties: false,
+      };
+    }
+    found = { schema: { type: "object", anyOf: [own, structuredClone(CUT_OUTPUT_SCHEMA)] }, wrapped };
+    advertised.set(output, found);
+  }
+  return found;
+}
 
 /**
  * The `outputSchema` MCP advertises for a tool: `undefined` when it declares
  * no `output`, else its output's JSON Schema or {@linkcode CUT_OUTPUT_SCHEMA}.
- * Throws `SchemaDialectError` when the output is not an object schema.
+ * An output whose schema admits more than objects (a string, say) is
+ * advertised, and sent, wrapped as `{ result }` ({@linkcode WRAPPED_OUTPUT_KEY}),
+ * since `structuredContent` must be an object. Throws `SchemaDialectError`
+ * when the output cannot be expressed as JSON Schema.
  *
  * Requires no permissions.
  *
@@ -96,18 +133,30 @@ const advertised = new WeakMap<object, JsonSchema & { type: "object" }>();
  * ```
  */
 export function mcpOutputSchema(t: AnyTool): (JsonSchema & { type: "object" }) | undefined {
-  const output = t.output;
-  if (output === undefined) return undefined;
-  let schema = advertised.get(output);
-  if (schema === undefined) {
-    try {
-      schema = { type: "object", anyOf: [outputJsonSchema(output), structuredClone(CUT_OUTPUT_SCHEMA)] };
-    } catch (error) {
-      throw new SchemaDialectError("mcp", t.name, "/outputSchema", (error as Error).message);
-    }
-    advertised.set(output, schema);
-  }
-  return structuredClone(schema);
+  const found = advertise(t);
+  return found && structuredClone(found.schema);
+}
+
+/**
+ * Whether MCP sends a tool's output wrapped as `{ result }` (its schema admits
+ * more than objects); `undefined` for a tool that declares no `output`.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "@toolfence/core";
+ * import { mcpWrapsOutput } from "@toolfence/adapters/mcp";
+ * const shout = tool({
+ *   name: "shout", description: "Shout.", input: v.object({ text: v.string() }), output: v.string(),
+ *   run: ({ text }) => text.toUpperCase(),
+ * });
+ * console.log(mcpWrapsOutput(shout)); // true
+ * ```
+ */
+export function mcpWrapsOutput(t: AnyTool): boolean | undefined {
+  return advertise(t)?.wrapped;
 }
 
 /**
@@ -157,8 +206,8 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
 /**
  * The `tools` array of a `tools/list` result, with `outputSchema` for the
  * tools that declare `output` (see {@linkcode mcpOutputSchema}). Throws
- * `SchemaDialectError` when a tool's input or output schema is not an object
- * schema (MCP requires both to be).
+ * `SchemaDialectError` when a tool's input schema is not an object schema
+ * (MCP requires one), or its output cannot be expressed as JSON Schema.
  *
  * Requires no permissions.
  *

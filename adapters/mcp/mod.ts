@@ -30,5 +30,7 @@ export {
   type McpToolAnnotations,
   mcpTools,
   type McpToolSpec,
+  mcpWrapsOutput,
   titleOf,
+  WRAPPED_OUTPUT_KEY,
 } from "./dialect.ts";

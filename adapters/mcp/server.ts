@@ -44,7 +44,7 @@ import { isConcurrencySafe } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, takeImagesOf } from "../_calls.ts";
 import { ExclusiveGate } from "../_exclusive_gate.ts";
-import { mcpTools } from "./dialect.ts";
+import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
@@ -132,9 +132,10 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
 /**
  * What `tools/call` answers for a tool that declares `output`: its JSON output
  * as `structuredContent` (checked once more, for an after-call hook may have
- * replaced it), or the cut envelope of {@linkcode CUT_OUTPUT_SCHEMA} when the
- * output was over the cap. A mismatch is answered as an `invalid_output`
- * error, never sent.
+ * replaced it; wrapped as `{ result }` when its schema admits more than
+ * objects), or the cut envelope of `CUT_OUTPUT_SCHEMA` when the output was
+ * over the cap. A mismatch is answered as an `invalid_output` error, never
+ * sent.
  */
 async function structuredOf(
   tool: AnyTool,
@@ -155,10 +156,11 @@ async function structuredOf(
     }
   } else {
     const mismatch = await checkOutput(tool.name, tool.output!, result.output);
-    if (!mismatch && typeof result.output === "object" && result.output !== null && !Array.isArray(result.output)) {
+    if (mismatch) return { error: `Error [${mismatch.code}]: ${mismatch.message}` };
+    if (mcpWrapsOutput(tool)) return { structuredContent: { [WRAPPED_OUTPUT_KEY]: result.output } };
+    if (typeof result.output === "object" && result.output !== null && !Array.isArray(result.output)) {
       return { structuredContent: result.output as Record<string, unknown> };
     }
-    if (mismatch) return { error: `Error [${mismatch.code}]: ${mismatch.message}` };
   }
   return { error: `Error [invalid_output]: ${tool.name} gave an output that is not the object its schema declares` };
 }

@@ -23,7 +23,13 @@ import { outputJsonSchema } from "../../core/schema.ts";
 import { openFence } from "../../policy/fence.ts";
 import { Session } from "../../policy/session.ts";
 import { aiSdkTools } from "../../adapters/ai_sdk.ts";
-import { createMcpServer, CUT_OUTPUT_SCHEMA, mcpOutputSchema, mcpTools } from "../../adapters/mcp/mod.ts";
+import {
+  createMcpServer,
+  CUT_OUTPUT_SCHEMA,
+  mcpTools,
+  mcpWrapsOutput,
+  WRAPPED_OUTPUT_KEY,
+} from "../../adapters/mcp/mod.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 
 const STAT = v.strictObject({ name: v.string(), size: v.pipe(v.number(), v.integer(), v.minValue(0)) });
@@ -149,16 +155,38 @@ describe("MCP outputSchema and structuredContent", () => {
     }
   });
 
-  test("a class tool whose output is not an object schema cannot be listed for MCP", () => {
-    const classTool = {
+  test("an output that is not an object is advertised and sent wrapped as { result }", async () => {
+    const words = {
       name: "words",
       description: "Words.",
-      inputSchema: { type: "object" },
-      output: v.string(),
-      execute: () => "w",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      output: v.pipe(v.string(), v.regex(/^said /)),
+      execute: () => "said hello",
     };
-    assert.throws(() => mcpTools([classTool]), SchemaDialectError);
-    assert.throws(() => mcpOutputSchema(classTool), /words.*object/);
+    assert.equal(mcpWrapsOutput(words), true);
+    assert.equal(mcpWrapsOutput(makeBox().get("stat")!), false);
+    assert.deepEqual(mcpTools([words])[0].outputSchema, {
+      type: "object",
+      anyOf: [
+        {
+          type: "object",
+          properties: { [WRAPPED_OUTPUT_KEY]: { type: "string", pattern: "^said " } },
+          required: [WRAPPED_OUTPUT_KEY],
+          additionalProperties: false,
+        },
+        CUT_OUTPUT_SCHEMA,
+      ],
+    });
+    const server = await connect(new ToolBox().register(words));
+    try {
+      const result = await server.call("words", {});
+      assert.deepEqual(result.structuredContent, { result: "said hello" });
+      assert.deepEqual(result.content[0], { type: "text", text: "said hello" });
+    } finally {
+      await server.close();
+    }
+    const broken = { ...words, name: "broken", output: v.map(v.string(), v.string()) };
+    assert.throws(() => mcpTools([broken]), SchemaDialectError);
   });
 });
 

@@ -10,7 +10,7 @@ import { Ajv } from "ajv";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { checkOutput } from "../../core/_call_output_schema.ts";
-import { outputJsonSchema } from "../../core/schema.ts";
+import { isObjectJsonSchema, outputJsonSchema } from "../../core/schema.ts";
 import { ERROR_CODES } from "../../core/error_codes.ts";
 import { withSession } from "./_helpers.ts";
 
@@ -164,15 +164,24 @@ describe("declared outputs", () => {
     });
   });
 
-  test("tool() refuses an output that is not an object schema or not a schema", () => {
+  test("tool() refuses an output that is not a schema, or that JSON Schema cannot express", () => {
     const define = (output: unknown) =>
       tool({ name: "t", description: "T.", input: v.object({}), output: output as never, run: () => ({}) });
-    assert.throws(() => define(v.string()), /Tool t: its output cannot be advertised.*object/);
-    assert.throws(() => define(v.array(v.object({}))), /object/);
     assert.throws(() => define({ type: "object" }), /Tool t: output must be a valibot schema/);
     assert.throws(() => define(v.strictObject({ f: v.function() })), /Tool t: its output cannot be advertised/);
+    assert.throws(() => define(v.map(v.string(), v.number())), /Tool t: its output cannot be advertised/);
+    define(v.string());
+    define(v.array(v.strictObject({ a: v.string() })));
     define(v.union([v.strictObject({ a: v.string() }), v.strictObject({ b: v.number() })]));
     define(v.variant("kind", [v.strictObject({ kind: v.literal("a") }), v.strictObject({ kind: v.literal("b") })]));
+  });
+
+  test("a union or variant of objects is an object schema at its root; a string is not", () => {
+    const union = outputJsonSchema(v.union([v.strictObject({ a: v.string() }), v.strictObject({ b: v.number() })]));
+    assert.equal(union.type, "object");
+    assert.equal(isObjectJsonSchema(union), true);
+    assert.equal(isObjectJsonSchema(outputJsonSchema(v.string())), false);
+    assert.equal(isObjectJsonSchema(outputJsonSchema(v.union([v.strictObject({}), v.string()]))), false);
   });
 });
 
@@ -187,6 +196,7 @@ describe("outputJsonSchema says what the check accepts", () => {
       tags: v.array(v.string()),
     }),
     plain: v.object({ a: v.number(), b: v.optional(v.boolean()) }),
+    text: v.pipe(v.string(), v.regex(/^Clicked e\d+\./)),
     loose: v.looseObject({ a: v.literal(true) }),
     variant: v.variant("status", [
       v.strictObject({ status: v.literal("ok"), value: v.number() }),
@@ -198,7 +208,7 @@ describe("outputJsonSchema says what the check accepts", () => {
   // JSON values near the schemas: the right keys with values of any JSON type, and others.
   const leaf = fc.oneof(
     fc.string({ maxLength: 4 }),
-    fc.constantFrom("file", "dir", "ok", "failed", "0".repeat(64), "f".repeat(64)),
+    fc.constantFrom("file", "dir", "ok", "failed", "0".repeat(64), "f".repeat(64), "Clicked e12. Now at x"),
     fc.integer({ min: -3, max: 3 }),
     fc.double({ noNaN: true, noDefaultInfinity: true, min: -10, max: 10 }),
     fc.boolean(),
