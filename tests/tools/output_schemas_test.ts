@@ -21,11 +21,20 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, ElicitRequestSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ToolBox } from "../../toolbox.ts";
-import { createMcpServer, CUT_OUTPUT_SCHEMA, type McpToolServer } from "../../adapters/mcp/mod.ts";
+import {
+  createMcpServer,
+  CUT_OUTPUT_SCHEMA,
+  type McpToolServer,
+  mcpWrapsOutput,
+  WRAPPED_OUTPUT_KEY,
+} from "../../adapters/mcp/mod.ts";
 import { checkOutput } from "../../core/_call_output_schema.ts";
 import { outputJsonSchema } from "../../core/schema.ts";
 import type { AnyTool } from "../../core/tool.ts";
 import { SYNTAX_LANGUAGES } from "../../tools/diagnostic/check_syntax.ts";
+import { BUILTIN_GROUPS } from "../../tools/groups.ts";
+import { browserTools } from "../../tools/browser/mod.ts";
+import { type FixtureServer, fixtureServer, forbiddenServer, noBrowser } from "./browser/_fixtures.ts";
 
 const PNG = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
@@ -55,6 +64,8 @@ describe("built-in tools' outputs through MCP", () => {
   let served: McpToolServer;
   let client: Client;
   let box: ToolBox;
+  let site: FixtureServer;
+  let away: FixtureServer;
   const listed = new Map<string, McpTool>();
   const validators = new Map<string, ValidateFunction>();
   const seen: Seen[] = [];
@@ -83,7 +94,11 @@ describe("built-in tools' outputs through MCP", () => {
     await symlink("missing.txt", join(dir, "link_broken"));
     execFileSync("mkfifo", [join(dir, "pipe")]);
 
-    box = new ToolBox().withDefaults().withSubagents(() => ({
+    away = await forbiddenServer();
+    site = await fixtureServer(away.base);
+    box = new ToolBox().withDefaults(...Object.keys(BUILTIN_GROUPS).filter((g) => g !== "browser"));
+    box.register(...browserTools({ allow: [site.base] }));
+    box.withSubagents(() => ({
       run: (task: string) => {
         if (task.startsWith("fail")) throw new Error("the sub-agent gave up");
         return task.startsWith("object") ? { answer: task, items: [1, 2] } : `done: ${task}`;
@@ -104,6 +119,8 @@ describe("built-in tools' outputs through MCP", () => {
   after(async () => {
     await client?.close();
     await served?.close();
+    await site?.close();
+    await away?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -119,11 +136,14 @@ describe("built-in tools' outputs through MCP", () => {
     const cut = structured.truncated === true && typeof structured.text === "string" && "artifact" in structured;
     assert.equal(cut, expectCut, `${tool}: cut ${cut}, expected ${expectCut}`);
     if (!cut) {
-      // The text for older clients is the same JSON.
-      assert.deepEqual(JSON.parse(text), structured);
+      // The text for older clients is the same output; one that is not an object is sent as { result }.
+      const wrapped = mcpWrapsOutput(box.get(tool)!);
+      const output = wrapped ? structured[WRAPPED_OUTPUT_KEY] : structured;
+      if (wrapped) assert.deepEqual(Object.keys(structured), [WRAPPED_OUTPUT_KEY]);
+      assert.deepEqual(typeof output === "string" ? text : JSON.parse(text), output);
       // And the tool's own schema (not only the cut envelope) admits it.
       const own = ajv.compile(outputJsonSchema(box.get(tool)!.output!));
-      assert.ok(own(structured), `${tool}: ${JSON.stringify(own.errors)}`);
+      assert.ok(own(output), `${tool}: ${JSON.stringify(own.errors)}`);
     }
     seen.push({ tool, args, structured, cut });
     return structured;
@@ -233,9 +253,39 @@ describe("built-in tools' outputs through MCP", () => {
     await run("agent_run_parallel", { tasks: ["solo"] });
   });
 
+  test("browser tools", { skip: noBrowser }, async () => {
+    await run("browser_close");
+    await run("browser_console_messages");
+    await run("browser_navigate", { url: `${site.base}/form` });
+    const snapshot = (await run("browser_snapshot")).result as string;
+    const ref = (pattern: RegExp) => snapshot.split("\n").find((l) => pattern.test(l))!.match(/\[ref=(\S+?)\]/)![1];
+    await run("browser_type", { ref: ref(/textbox "Name"/), text: "Ada" });
+    await run("browser_type", { ref: ref(/textbox "Name"/), text: "Ada", submit: false });
+    await run("browser_select", { ref: ref(/combobox "Colour"/), values: ["Blue"] });
+    await run("browser_press_key", { key: "Tab" });
+    await run("browser_click", { ref: ref(/button "Send"/) });
+    await run("browser_wait_for", { text: "Hello Ada, blue" });
+    await run("browser_wait_for", { text_gone: "never there" });
+    await run("browser_wait_for", { time: 0.05 });
+    await run("browser_evaluate", { script: "({ title: document.title, n: 1 + 2 })" });
+    await run("browser_evaluate", { script: "undefined" });
+    await run("browser_screenshot");
+    await run("browser_screenshot", { format: "jpeg", full_page: true });
+    await run("browser_tabs");
+    await run("browser_tabs", { action: "new", url: `${site.base}/upload` });
+    const upload = (await run("browser_snapshot")).result as string;
+    const input = upload.split("\n").find((l) => /button "Attachment"/.test(l))!.match(/\[ref=(\S+?)\]/)![1];
+    await run("browser_file_upload", { ref: input, paths: ["a.txt"] });
+    await run("browser_tabs", { action: "close", index: 1 });
+    await run("browser_navigate", { url: `${site.base}/throws` });
+    await run("browser_console_messages", { clear: true });
+    await run("browser_close");
+  });
+
   test("every listed tool ran at least once, and the schema's own language list is the tool's", () => {
     const ran = new Set(seen.map((s) => s.tool));
-    assert.deepEqual([...listed.keys()].filter((name) => !ran.has(name)), []);
+    const skipped = (name: string) => noBrowser !== false && name.startsWith("browser_");
+    assert.deepEqual([...listed.keys()].filter((name) => !ran.has(name) && !skipped(name)), []);
     const language = box.get("check_syntax")!.output!;
     const jsonLanguages = (outputJsonSchema(language).properties!.language as { enum: string[] }).enum;
     assert.deepEqual(jsonLanguages, [...SYNTAX_LANGUAGES]);
@@ -261,7 +311,8 @@ describe("built-in tools' outputs through MCP", () => {
     let accepted = 0;
     fc.assert(
       fc.property(fc.constantFrom(...outputs), fc.array(mutation, { minLength: 1, maxLength: 3 }), (s, changes) => {
-        const value = structuredClone(s.structured) as unknown;
+        const own = mcpWrapsOutput(box.get(s.tool)!) ? s.structured[WRAPPED_OUTPUT_KEY] : s.structured;
+        const value = structuredClone(own) as unknown;
         let mutant = value;
         for (const change of changes) mutant = mutate(mutant, change);
         const { tool, validate } = schemas.get(s.tool)!;
