@@ -58,3 +58,15 @@ export const SKIPPED_FIELDS = {
 export const PROTECTED_PATHS_MOVED = v.optional(
   v.array(v.strictObject({ path: v.string(), moved_to: v.string() })),
 );
+
+const PIXELS = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+/** An image handed to the model (shown after the results): its size, the source's, and the line beside it. */
+export const IMAGE_FIELDS = {
+  width: PIXELS,
+  height: PIXELS,
+  original_width: PIXELS,
+  original_height: PIXELS,
+  resized: v.boolean(),
+  note: v.string(),
+};

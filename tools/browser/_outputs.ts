@@ -5,6 +5,7 @@
 // untrusted frame.
 
 import * as v from "valibot";
+import { IMAGE_FIELDS } from "../_shared/output_fields.ts";
 
 const sentence = (pattern: RegExp) => v.pipe(v.string(), v.regex(pattern));
 
@@ -59,16 +60,9 @@ export const FILE_UPLOAD_OUTPUT = sentence(
 /** `browser_close`. */
 export const CLOSE_OUTPUT = v.picklist(["Closed the browser.", "No browser was open."]);
 
-const PIXELS = v.pipe(v.number(), v.integer(), v.minValue(1));
-
 /** `browser_screenshot`: the image handed over (shown after the results), its size and the page's. */
 export const SCREENSHOT_OUTPUT = v.strictObject({
   url: v.string(),
   media_type: v.picklist(["image/png", "image/jpeg"]),
-  width: PIXELS,
-  height: PIXELS,
-  original_width: PIXELS,
-  original_height: PIXELS,
-  resized: v.boolean(),
-  note: v.string(),
+  ...IMAGE_FIELDS,
 });

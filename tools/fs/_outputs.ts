@@ -6,6 +6,7 @@ import {
   ABSOLUTE_PATH,
   COUNT,
   FILE_TYPE,
+  IMAGE_FIELDS,
   POSITION,
   RELATIVE_PATH,
   SHA256_HEX,
@@ -147,16 +148,9 @@ export const FILE_INFO_OUTPUT = v.union([
   v.strictObject({ ...INFO_BASE, type: v.picklist(["fifo", "socket", "char_device", "block_device", "other"]) }),
 ]);
 
-const PIXELS = v.pipe(v.number(), v.integer(), v.minValue(1));
-
 /** `request_image`: the image handed over (shown after the results), its size and the file's. */
 export const REQUEST_IMAGE_OUTPUT = v.strictObject({
   path: ABSOLUTE_PATH,
   media_type: v.picklist(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-  width: PIXELS,
-  height: PIXELS,
-  original_width: PIXELS,
-  original_height: PIXELS,
-  resized: v.boolean(),
-  note: v.string(),
+  ...IMAGE_FIELDS,
 });
