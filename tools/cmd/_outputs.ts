@@ -51,7 +51,8 @@ const JOB_REPORT = {
   stderr: v.string(),
   stdout_path: ABSOLUTE_PATH,
   stderr_path: ABSOLUTE_PATH,
-  duration_ms: COUNT,
+  // Wall-clock milliseconds (Date.now), which a clock set back can make negative.
+  duration_ms: v.pipe(v.number(), v.integer()),
 };
 
 /** `bash_read` and `bash_stop`: a job's status and its output so far (head and tail when long). */

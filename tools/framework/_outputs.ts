@@ -6,7 +6,8 @@ import { COUNT } from "../_shared/output_fields.ts";
 
 /** `read_artifact`: a window of an artifact's text and where the next one starts. */
 export const READ_ARTIFACT_OUTPUT = v.strictObject({
-  id: v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/)),
+  // The id as it was asked for: `sha256:<hex>`, or the MCP resource URI `artifact://sha256/<hex>`.
+  id: v.pipe(v.string(), v.regex(/^(?:sha256:|artifact:\/\/sha256\/)[0-9a-f]{64}$/)),
   content: v.string(),
   offset: COUNT,
   totalChars: COUNT,
