@@ -34,3 +34,17 @@ export {
   titleOf,
   WRAPPED_OUTPUT_KEY,
 } from "./dialect.ts";
+export {
+  type HttpServeOptions,
+  type HttpServer,
+  type Identity,
+  type JwtOptions,
+  JwtVerifier,
+  type Scope,
+  SCOPES,
+  serveHttp,
+  tenantName,
+  TokenFile,
+  tokenHash,
+} from "./http.ts";
+export { type HttpCliValues, HttpUsageError, runHttpServe } from "./http_cli.ts";
