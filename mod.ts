@@ -46,6 +46,7 @@ export {
   type BeforeCallDecision,
   type BeforeCallEvent,
   type BeforeCallHook,
+  CallGate,
   type CallOptions,
   type CallPolicy,
   capText,
