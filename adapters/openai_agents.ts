@@ -70,7 +70,7 @@ type Parameters = {
  * const agent = new Agent({
  *   name: "coder",
  *   instructions: "Fix the failing test.",
- *   tools: openAIAgentsTools(new ToolBox().withDefaults("files"), session),
+ *   tools: openAIAgentsTools(new ToolBox().withDefaults("fs"), session),
  * });
  * // let result = await run(agent, "..."); approve or reject result.interruptions,
  * // then: result = await run(agent, result.state);
