@@ -29,6 +29,8 @@ import type { ToolBox } from "@toolfence/core";
 import { type FrameworkToolsOptions, listedTools } from "./_framework.ts";
 import { ApprovalOrder, FenceTool, type GatedContent } from "./_langchain_tool.ts";
 
+export type { FrameworkToolsOptions } from "./_framework.ts";
+
 /** Options of {@linkcode langChainTools}. */
 export type LangChainToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 

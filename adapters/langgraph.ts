@@ -27,6 +27,8 @@ import type { ToolBox } from "@toolfence/core";
 import { frameworkApproval, type FrameworkToolsOptions, listedTools, needsApprovalOf } from "./_framework.ts";
 import { ApprovalOrder, type ApprovalStep, FenceTool } from "./_langchain_tool.ts";
 
+export type { FrameworkToolsOptions } from "./_framework.ts";
+
 /** Options of {@linkcode langGraphTools}. */
 export type LangGraphToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 

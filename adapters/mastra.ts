@@ -39,6 +39,8 @@ import {
   needsApprovalOf,
 } from "./_framework.ts";
 
+export type { FrameworkToolsOptions } from "./_framework.ts";
+
 /** Options of {@linkcode mastraTools}. */
 export type MastraToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 

@@ -38,6 +38,8 @@ import {
   needsApprovalOf,
 } from "./_framework.ts";
 
+export type { FrameworkToolsOptions } from "./_framework.ts";
+
 /** Options of {@linkcode openAIAgentsTools}. */
 export type OpenAIAgentsToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 
@@ -46,8 +48,8 @@ export type OpenAIAgentsToolOutput =
   | string
   | ({ type: "text"; text: string } | { type: "image"; image: { data: string; mediaType: string } })[];
 
-/** The JSON schema type of the SDK's non-strict tools. */
-type Parameters = {
+/** The parameters of the tools: the tool's JSON Schema, typed as the SDK types a non-strict tool's. */
+export type OpenAIAgentsParameters = {
   type: "object";
   properties: Record<string, Record<string, unknown>>;
   required: string[];
@@ -82,14 +84,14 @@ export function openAIAgentsTools<T = unknown>(
   toolbox: ToolBox,
   session: Session,
   options: OpenAIAgentsToolsOptions<T> = {},
-): FunctionTool<unknown, Parameters, OpenAIAgentsToolOutput>[] {
+): FunctionTool<unknown, OpenAIAgentsParameters, OpenAIAgentsToolOutput>[] {
   // Full results wait here, by call id, until the SDK asks for the output item's custom data.
   const results = new Map<string, ToolResult>();
   return listedTools(toolbox, session, options).map((t) =>
     agentTool({
       name: t.name,
       description: t.description,
-      parameters: structuredClone(t.inputSchema) as unknown as Parameters,
+      parameters: structuredClone(t.inputSchema) as unknown as OpenAIAgentsParameters,
       strict: false,
       needsApproval: t.needsApproval ? (_context, input) => needsApprovalOf(t, input) : false,
       execute: async (input, runContext, details): Promise<OpenAIAgentsToolOutput> => {
