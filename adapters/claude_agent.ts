@@ -22,7 +22,9 @@
  *
  * Its own entry point, `@toolfence/adapters/claude-agent`;
  * `@anthropic-ai/claude-agent-sdk` and `zod` (its peer) are optional peer
- * dependencies that nothing else of toolfence loads.
+ * dependencies that nothing else of toolfence loads. Importing it needs
+ * `--allow-env --allow-sys=homedir` (the SDK reads them on load); running
+ * `query()` starts the Claude Code binary the SDK ships (`--allow-run`).
  *
  * @module
  */

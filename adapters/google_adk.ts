@@ -20,7 +20,9 @@
  *   questions go to the session's host.
  *
  * Its own entry point, `@toolfence/adapters/google-adk`; `@google/adk` is an
- * optional peer dependency that nothing else of toolfence loads.
+ * optional peer dependency that nothing else of toolfence loads. Importing it
+ * needs `--allow-env --allow-sys=cpus` (ADK and its dependencies read them on
+ * load).
  *
  * @module
  */

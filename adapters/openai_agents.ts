@@ -19,7 +19,8 @@
  *   `customData.toolResult` (`result.newItems`).
  *
  * Its own entry point, `@toolfence/adapters/openai-agents`; `@openai/agents`
- * is an optional peer dependency that nothing else of toolfence loads.
+ * is an optional peer dependency that nothing else of toolfence loads. Importing
+ * it needs `--allow-env` (the SDK reads its settings on load).
  *
  * @module
  */
