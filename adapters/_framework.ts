@@ -31,6 +31,19 @@ export interface CallImage {
   data: string;
 }
 
+/**
+ * The parts the model reads for a call with deferred images, in a framework's
+ * own shapes: the call's text, then each image's note and the image.
+ */
+export function textAndImages<P>(
+  text: string,
+  images: readonly CallImage[],
+  textPart: (text: string) => P,
+  imagePart: (image: CallImage) => P,
+): P[] {
+  return [textPart(text), ...images.flatMap((image) => [textPart(image.note), imagePart(image)])];
+}
+
 /** A call's lossless result and the images it deferred. */
 export interface GatedResult {
   result: ToolResult;

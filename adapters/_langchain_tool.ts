@@ -10,7 +10,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import { type AnyTool, type ChoiceOutcome, toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult } from "./_framework.ts";
+import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult, textAndImages } from "./_framework.ts";
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
 export type ApprovalStep = (
@@ -163,11 +163,10 @@ function remember(finished: Map<string, Promise<GatedResult>>, callId: string, p
 function contentOf(result: ToolResult, images: GatedResult["images"]): GatedContent {
   const text = toModelText(result);
   if (images.length === 0) return text;
-  return [
-    { type: "text", text },
-    ...images.flatMap((image) => [
-      { type: "text" as const, text: image.note },
-      { type: "image" as const, mimeType: image.mediaType, data: image.data },
-    ]),
-  ];
+  return textAndImages<Exclude<GatedContent, string>[number]>(
+    text,
+    images,
+    (text) => ({ type: "text", text }),
+    (image) => ({ type: "image", mimeType: image.mediaType, data: image.data }),
+  );
 }

@@ -47,6 +47,7 @@ import {
   gatedCall,
   listedTools,
   needsApprovalOf,
+  textAndImages,
 } from "./_framework.ts";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
@@ -153,13 +154,14 @@ export function claudeAgentOptions<T = unknown>(
             approval: await takeApproval(t, args),
           }, options);
           return {
-            content: [
-              { type: "text" as const, text: toModelText(result) },
-              ...images.flatMap((image) => [
-                { type: "text" as const, text: image.note },
-                { type: "image" as const, data: image.data, mimeType: image.mediaType },
-              ]),
-            ],
+            content: textAndImages<
+              { type: "text"; text: string } | { type: "image"; data: string; mimeType: string }
+            >(
+              toModelText(result),
+              images,
+              (text) => ({ type: "text", text }),
+              (image) => ({ type: "image", data: image.data, mimeType: image.mediaType }),
+            ),
             _meta: { [RESULT_META]: result },
             ...(result.status === "success" ? {} : { isError: true }),
           };

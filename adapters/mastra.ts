@@ -37,6 +37,7 @@ import {
   gatedCall,
   listedTools,
   needsApprovalOf,
+  textAndImages,
 } from "./_framework.ts";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
@@ -129,12 +130,11 @@ function modelOutput(result: ToolResult): MastraModelOutput {
   if (!images) return { type: "text", value: text };
   return {
     type: "content",
-    value: [
-      { type: "text", text },
-      ...images.flatMap((image) => [
-        { type: "text" as const, text: image.note },
-        { type: "file" as const, data: image.data, mediaType: image.mediaType },
-      ]),
-    ],
+    value: textAndImages<Extract<MastraModelOutput, { type: "content" }>["value"][number]>(
+      text,
+      images,
+      (text) => ({ type: "text", text }),
+      (image) => ({ type: "file", data: image.data, mediaType: image.mediaType }),
+    ),
   };
 }

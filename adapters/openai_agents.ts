@@ -37,6 +37,7 @@ import {
   gatedCall,
   listedTools,
   needsApprovalOf,
+  textAndImages,
 } from "./_framework.ts";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
@@ -118,11 +119,10 @@ export function openAIAgentsTools<T = unknown>(
 function modelOutput(result: ToolResult, images: CallImage[]): OpenAIAgentsToolOutput {
   const text = toModelText(result);
   if (images.length === 0) return text;
-  return [
-    { type: "text", text },
-    ...images.flatMap((image) => [
-      { type: "text" as const, text: image.note },
-      { type: "image" as const, image: { data: image.data, mediaType: image.mediaType } },
-    ]),
-  ];
+  return textAndImages<Exclude<OpenAIAgentsToolOutput, string>[number]>(
+    text,
+    images,
+    (text) => ({ type: "text", text }),
+    (image) => ({ type: "image", image: { data: image.data, mediaType: image.mediaType } }),
+  );
 }
