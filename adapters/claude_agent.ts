@@ -76,6 +76,9 @@ export interface ClaudeAgentToolOptions {
 export const CLAUDE_AGENT_RESULT_META = "toolfence/result";
 const RESULT_META = CLAUDE_AGENT_RESULT_META;
 
+/** How long an approval given in `canUseTool` waits for its call; Claude Code makes the call right after. */
+const APPROVAL_TTL_MS = 60_000;
+
 /** The key an approval is remembered by until its call arrives: the tool and its arguments. */
 function approvalKey(name: string, args: unknown): string {
   return `${name}\u0000${stableJson(args)}`;
@@ -124,18 +127,20 @@ export function claudeAgentOptions<T = unknown>(
   const prefix = `mcp__${serverName}__`;
   const listed = listedTools(toolbox, session, options);
   const byName = new Map(listed.map((t) => [t.name, t]));
-  // Approvals given in canUseTool, counted by tool and arguments, each taken by one call.
-  const approved = new Map<string, number>();
+  // Approvals given in canUseTool, by tool and arguments: when each was given; each is taken by one call.
+  const approved = new Map<string, number[]>();
 
   const takeApproval = async (t: AnyTool, args: unknown): Promise<ChoiceOutcome<boolean> | undefined> => {
     if (!(await needsApprovalOf(t, args))) return undefined;
     const key = approvalKey(t.name, args);
-    const count = approved.get(key) ?? 0;
-    // Not approved through Claude Code (bypassPermissions, a call nobody asked about): the session asks.
-    if (count === 0) return undefined;
-    if (count === 1) approved.delete(key);
-    else approved.set(key, count - 1);
-    return frameworkApproval(true);
+    const now = Date.now();
+    const fresh = (approved.get(key) ?? []).filter((at) => now - at <= APPROVAL_TTL_MS);
+    const taken = fresh.shift();
+    if (fresh.length > 0) approved.set(key, fresh);
+    else approved.delete(key);
+    // Not approved through Claude Code (bypassPermissions, a call nobody asked about, an approval gone
+    // stale): the session asks.
+    return taken === undefined ? undefined : frameworkApproval(true);
   };
 
   const server = createSdkMcpServer({
@@ -192,7 +197,7 @@ export function claudeAgentOptions<T = unknown>(
     if (decision.behavior === "allow") {
       const args = decision.updatedInput ?? input;
       const key = approvalKey(t.name, args);
-      approved.set(key, (approved.get(key) ?? 0) + 1);
+      approved.set(key, [...(approved.get(key) ?? []), Date.now()]);
       return { ...decision, updatedInput: args };
     }
     // The model reads what toolfence says of a declined call.

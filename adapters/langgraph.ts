@@ -67,7 +67,7 @@ export type LangGraphApprovalAnswer = boolean | { approved: boolean };
  * const session = new Session({ workspace: Deno.cwd() });
  * const tools = new ToolNode(langGraphTools(new ToolBox().withDefaults("fs"), session));
  * // graph.addNode("tools", tools); compile({ checkpointer }); resume with new Command({ resume: true })
- * console.log(tools.name); // "tools"
+ * console.log(tools.tools.some((t) => t.name === "read_file")); // true
  * await session.close();
  * ```
  */

@@ -107,8 +107,11 @@ export function mastraTools<T = unknown>(
       requireApproval: t.needsApproval ? (input: unknown) => needsApprovalOf(t, input) : false,
       execute: async (input, context): Promise<ToolResult> => {
         const callId = context?.agent?.toolCallId ?? freshCallId("mastra");
-        // Mastra runs a call that needs approval only once it was approved.
-        const approval = t.needsApproval && (await needsApprovalOf(t, input)) ? frameworkApproval(true) : undefined;
+        // An agent runs a call that needs approval only once it was approved (requireApproval decides, and
+        // Mastra keeps it authoritative). Run any other way (tool.execute, a workflow step) the session asks.
+        const approval = t.needsApproval && context?.agent && (await needsApprovalOf(t, input))
+          ? frameworkApproval(true)
+          : undefined;
         const { result, images } = await gatedCall(toolbox, session, t, input, {
           callId,
           signal: context?.abortSignal,

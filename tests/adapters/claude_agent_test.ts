@@ -132,6 +132,18 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
       assert.ok(!asked.includes("Approve tool call"), "approval went through canUseTool, not the session's host");
     });
   });
+
+  test("without a canUseTool of yours, the session's host is asked once and the call runs", async () => {
+    await withFixture(async ({ dir, session, box, asked, deployed }) => {
+      const { api } = await runAgent(box, session, dir, [
+        [{ name: "deploy", callId: "d-web", args: { service: "web" } }],
+        "done",
+      ]);
+      assert.deepEqual(asked, ["Approve tool call"]);
+      assert.deepEqual(deployed, ["web"]);
+      assert.match(JSON.stringify(toolResultsIn(api.requests[1]).get("d-web")?.content), /deployed web/);
+    });
+  });
 });
 
 /** The lossless results, by tool_use id, from the SDK's user messages. */

@@ -109,6 +109,18 @@ function agentOf(box: ToolBox, session: SessionBase, model: MockLanguageModelV4)
 }
 
 describe("mastraTools with a Mastra Agent", () => {
+  test("run outside an agent, a call that needs approval is asked of the session's host", async () => {
+    await withFixture(async ({ session, box, asked, deployed }) => {
+      const deploy = mastraTools(box, session).deploy as {
+        execute: (input: unknown, context: unknown) => Promise<unknown>;
+      };
+      const result = await deploy.execute({ service: "web" }, {}) as ToolResult;
+      assert.equal(result.status, "success");
+      assert.deepEqual(asked, ["Approve tool call"]);
+      assert.deepEqual(deployed, ["web"]);
+    });
+  });
+
   test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
     await withFixture(async ({ session, box, expectedTexts }) => {
       const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
