@@ -40,6 +40,7 @@ import { z } from "zod";
 import { type AnyTool, type ChoiceOutcome, toModelText } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
+import { mcpAnnotations } from "./mcp/dialect.ts";
 import {
   frameworkApproval,
   type FrameworkToolsOptions,
@@ -171,6 +172,8 @@ export function claudeAgentOptions<T = unknown>(
             ...(result.status === "success" ? {} : { isError: true }),
           };
         },
+        // Claude Code may run the calls of read-only tools together; the call gate orders the rest.
+        { annotations: mcpAnnotations(t) },
       )
     ),
   });

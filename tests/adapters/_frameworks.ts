@@ -47,6 +47,29 @@ export const snapshotTool = tool({
   },
 });
 
+/** How many calls of a probe tool ran at once, at most. */
+export interface Overlap {
+  active: number;
+  most: number;
+}
+
+/** A tool that takes a while and counts how many of its calls run at once; `safe` makes it concurrency-safe. */
+export function probeTool(name: string, safe: boolean, overlap: Overlap) {
+  return tool({
+    name,
+    description: "Wait a moment.",
+    input: v.object({ n: v.number() }),
+    ...(safe ? { readOnly: true } : {}),
+    run: async ({ n }) => {
+      overlap.active++;
+      overlap.most = Math.max(overlap.most, overlap.active);
+      await new Promise((done) => setTimeout(done, 30));
+      overlap.active--;
+      return `waited ${n}`;
+    },
+  });
+}
+
 export interface Fixture {
   dir: string;
   session: Session;
@@ -55,6 +78,8 @@ export interface Fixture {
   asked: string[];
   /** Services `deploy` really deployed. */
   deployed: string[];
+  /** How many `probe_safe` (concurrency-safe) and `probe_unsafe` calls ran at once. */
+  overlap: { safe: Overlap; unsafe: Overlap };
   /** The model-facing text `callMany` gives for these calls, one by one in a fresh copy of the workspace state. */
   expectedTexts(calls: BatchCall[]): Promise<string[]>;
 }
@@ -73,13 +98,19 @@ export async function withFixture(body: (fixture: Fixture) => Promise<void>): Pr
   });
   const session = new Session({ workspace: dir, host });
   const deployed: string[] = [];
-  const box = new ToolBox().withDefaults("fs", "patch").register(deployTool(deployed), snapshotTool);
+  const overlap = { safe: { active: 0, most: 0 }, unsafe: { active: 0, most: 0 } };
+  const box = new ToolBox().withDefaults("fs", "patch").register(
+    deployTool(deployed),
+    snapshotTool,
+    probeTool("probe_safe", true, overlap.safe),
+    probeTool("probe_unsafe", false, overlap.unsafe),
+  );
   const expectedTexts = async (calls: BatchCall[]) => {
     const { results } = await box.callMany(session, calls);
     return results.map(toModelText);
   };
   try {
-    await body({ dir, session, box, asked, deployed, expectedTexts });
+    await body({ dir, session, box, asked, deployed, overlap, expectedTexts });
   } finally {
     await session.close();
     await fsp.rm(dir, { recursive: true, force: true });
@@ -101,3 +132,9 @@ export const GOOD_AND_BAD = [
 
 /** The fix of the bad call, as the model makes it after reading the error. */
 export const FIXED = { name: "read_file", callId: "fixed", args: { path: "notes.txt", offset: 1 } };
+
+/** 4 calls of the concurrency-safe probe, then 4 of the other. */
+export const PROBES = [
+  ...Array.from({ length: 4 }, (_, n) => ({ name: "probe_safe", callId: `safe-${n}`, args: { n } })),
+  ...Array.from({ length: 4 }, (_, n) => ({ name: "probe_unsafe", callId: `unsafe-${n}`, args: { n } })),
+];

@@ -14,7 +14,7 @@ import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
 
 async function runAgent(
@@ -97,6 +97,18 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
       const results = resultsOf(messages);
       assert.deepEqual(CHAIN.map((c) => results.get(c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("Claude Code runs read-only calls together (annotations), the others never overlap", async () => {
+    await withFixture(async ({ dir, session, box, overlap }) => {
+      await runAgent(box, session, dir, [PROBES, "done"]);
+      console.log(`claude-agent: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(
+        overlap.safe.most > 1,
+        "the read-only calls ran one at a time: the annotations did not reach Claude Code",
+      );
+      assert.equal(overlap.unsafe.most, 1);
     });
   });
 

@@ -15,7 +15,7 @@ import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 
 /** A model that answers each request with the next scripted turn: function calls, or a final text. */
 class ScriptedLlm extends BaseLlm {
@@ -114,6 +114,16 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
       const { events } = await runAgent(box, session, model);
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
       assert.deepEqual(CHAIN.map((c) => resultOf(events, c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("the calls of a turn: concurrency-safe ones may overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      await runAgent(box, session, new ScriptedLlm([PROBES, "done"]));
+      console.log(`google-adk: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      // ADK (JS, 2.0) runs the function calls of a response one after the other.
+      assert.ok(overlap.safe.most >= 1);
+      assert.equal(overlap.unsafe.most, 1);
     });
   });
 

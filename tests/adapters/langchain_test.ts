@@ -19,7 +19,7 @@ import { langChainTools } from "../../adapters/langchain.ts";
 import { type LangGraphApprovalRequest, langGraphTools } from "../../adapters/langgraph.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 
 /** A chat model that answers each request with the next scripted turn: tool calls, or a final text. */
 class ScriptedChatModel extends BaseChatModel {
@@ -179,6 +179,16 @@ describe("langGraphTools in a LangGraph graph with ToolNode", () => {
       assert.equal(seen.get("bad")!.status, "error");
       assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.status), Array(8).fill("success"));
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+    });
+  });
+
+  test("ToolNode runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const graph = graphOf(new ScriptedChatModel([PROBES, "done"]), langGraphTools(box, session));
+      await graph.invoke({ messages: [new HumanMessage("wait")] }, { configurable: { thread_id: "p" } });
+      console.log(`langgraph: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "ToolNode ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
     });
   });
 

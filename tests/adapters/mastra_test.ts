@@ -17,7 +17,7 @@ import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -148,6 +148,16 @@ describe("mastraTools with a Mastra Agent", () => {
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
       const seen = resultsSeen(prompts[1]);
       assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.type), Array(8).fill("text"));
+    });
+  });
+
+  test("Mastra runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const { model } = scriptedModel([PROBES, "done"]);
+      await agentOf(box, session, model).generate("Wait", { maxSteps: 3 });
+      console.log(`mastra: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "Mastra ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
     });
   });
 

@@ -20,7 +20,7 @@ import {
 import { openAIAgentsTools } from "../../adapters/openai_agents.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 
 setTracingDisabled(true);
 
@@ -124,6 +124,16 @@ describe("openAIAgentsTools with run()", () => {
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
       const results = toolResultsOf(result.newItems as never);
       assert.deepEqual(CHAIN.map((c) => results.get(c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("the SDK runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const model = new ScriptedModel([PROBES, "done"]);
+      await run(new Agent({ name: "p", model, tools: openAIAgentsTools(box, session) }), "Wait");
+      console.log(`openai-agents: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "the SDK ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
     });
   });
 
