@@ -231,7 +231,8 @@ const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
  * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
  * `@toolfence/adapters/<framework>` entry point), TypeScript (`check_syntax`),
  * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
- * engine).
+ * engine), playwright-core (the `browser` group, which drives the system
+ * Chromium).
  */
 const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
   "ai",
@@ -244,6 +245,7 @@ const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
   "zod",
   "typescript",
   "@vscode/ripgrep",
+  "playwright-core",
 ]);
 
 async function workspacePackages(rootConfig: DenoConfig & { workspace?: string[] }): Promise<WorkspacePackage[]> {
