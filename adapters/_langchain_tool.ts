@@ -27,21 +27,29 @@ export type ApprovalStep = (
  */
 export class ApprovalOrder {
   #last: Promise<void> = Promise.resolve();
-  #turns = new WeakMap<object, { before: Promise<void>; done: () => void }>();
+  #turns = new Map<string, { before: Promise<void>; done: () => void }>();
 
-  /** Takes the next turn for the call whose input is `key`; returns its release. */
-  enter(key: unknown): () => void {
+  /** Takes the next turn for the call with this tool call id; returns its release (idempotent). */
+  enter(callId: string | undefined): () => void {
     const before = this.#last;
     let done!: () => void;
     this.#last = new Promise<void>((resolve) => done = resolve);
-    if (typeof key === "object" && key !== null) this.#turns.set(key, { before, done });
-    else before.then(done);
-    return done;
+    if (callId === undefined) {
+      // A call without an id has no approval step to order; it only keeps its place.
+      void before.then(done);
+      return done;
+    }
+    const turn = { before, done };
+    this.#turns.set(callId, turn);
+    return () => {
+      if (this.#turns.get(callId) === turn) this.#turns.delete(callId);
+      done();
+    };
   }
 
   /** Runs `step` after the approval steps of the calls that entered earlier. */
-  async inTurn<R>(key: unknown, step: () => Promise<R>): Promise<R> {
-    const turn = typeof key === "object" && key !== null ? this.#turns.get(key) : undefined;
+  async inTurn<R>(callId: string | undefined, step: () => Promise<R>): Promise<R> {
+    const turn = callId === undefined ? undefined : this.#turns.get(callId);
     if (!turn) return await step();
     await turn.before;
     try {
@@ -103,7 +111,14 @@ export class FenceTool extends StructuredTool {
    */
   // deno-lint-ignore no-explicit-any
   override call(arg: any, configArg?: any, tags?: string[]): Promise<any> {
-    const release = this.#approve ? this.#order.enter(arg) : undefined;
+    // A tool call given to `call` itself is passed on as `invoke` passes it: the arguments, and the call in
+    // the config, so that `_call` sees the call's id.
+    if (isToolCall(arg) && (configArg === undefined || isPlainObject(configArg))) {
+      configArg = { ...configArg, toolCall: arg };
+      arg = arg.args;
+    }
+    const callId: string | undefined = isPlainObject(configArg) ? configArg.toolCall?.id : undefined;
+    const release = this.#approve ? this.#order.enter(callId) : undefined;
     const schema = this.schema;
     // A fresh empty schema, which accepts anything (the validator marks the schema object it is given).
     this.schema = {};
@@ -130,9 +145,7 @@ export class FenceTool extends StructuredTool {
     // run. It is asked on every run of the node, also for a call that already finished, so that the
     // interrupts keep their order.
     const approve = this.#approve;
-    const approval = approve
-      ? await this.#order.inTurn(config?.toolCall ?? arg, () => approve(this.#tool, arg, callId))
-      : undefined;
+    const approval = approve ? await this.#order.inTurn(toolCallId, () => approve(this.#tool, arg, callId)) : undefined;
     let pending = toolCallId === undefined ? undefined : this.#finished.get(toolCallId);
     if (!pending) {
       pending = gatedCall(this.#toolbox, this.#session, this.#tool, arg, {
@@ -153,6 +166,16 @@ export class FenceTool extends StructuredTool {
       status: result.status === "success" ? "success" : "error",
     });
   }
+}
+
+// deno-lint-ignore no-explicit-any
+function isPlainObject(value: unknown): value is Record<string, any> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.getPrototypeOf(value) === Object.prototype;
+}
+
+function isToolCall(value: unknown): value is { type: "tool_call"; id?: string; args: unknown } {
+  return isPlainObject(value) && value.type === "tool_call" && "args" in value;
 }
 
 function remember(finished: Map<string, Promise<GatedResult>>, callId: string, pending: Promise<GatedResult>): void {

@@ -19,6 +19,9 @@ import { langChainTools } from "../../adapters/langchain.ts";
 import { type LangGraphApprovalRequest, langGraphTools } from "../../adapters/langgraph.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 
 /** A chat model that answers each request with the next scripted turn: tool calls, or a final text. */
@@ -189,6 +192,46 @@ describe("langGraphTools in a LangGraph graph with ToolNode", () => {
       console.log(`langgraph: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
       assert.ok(overlap.safe.most > 1, "ToolNode ran the safe calls one at a time: nothing was tested");
       assert.equal(overlap.unsafe.most, 1);
+    });
+  });
+
+  test("an approval answer reaches the call it was asked for, even when a later call's check finishes first", async () => {
+    await withFixture(async ({ session }) => {
+      const ran: string[] = [];
+      // The first call's approval check is slow, the second's immediate: unordered, the second would ask first.
+      const slowCheck = tool({
+        name: "launch",
+        description: "Launch a rocket.",
+        input: v.object({ rocket: v.string() }),
+        needsApproval: async ({ rocket }) => {
+          if (rocket === "slow") await new Promise((done) => setTimeout(done, 30));
+          return true;
+        },
+        run: ({ rocket }) => {
+          ran.push(rocket);
+          return `launched ${rocket}`;
+        },
+      });
+      const box = new ToolBox().register(slowCheck);
+      const model = new ScriptedChatModel([
+        [
+          { name: "launch", callId: "l-slow", args: { rocket: "slow" } },
+          { name: "launch", callId: "l-fast", args: { rocket: "fast" } },
+        ],
+        "done",
+      ]);
+      const graph = graphOf(model, langGraphTools(box, session));
+      const config = { configurable: { thread_id: "order" } };
+      let state = await graph.invoke({ messages: [new HumanMessage("go")] }, config);
+      const asked = () => (state as { __interrupt__?: { value: LangGraphApprovalRequest }[] }).__interrupt__?.[0].value;
+      assert.equal(asked()?.callId, "l-slow");
+      state = await graph.invoke(new Command({ resume: true }), config);
+      assert.equal(asked()?.callId, "l-fast");
+      state = await graph.invoke(new Command({ resume: false }), config);
+      assert.deepEqual(ran, ["slow"], "the yes went to the call it was asked about, the no to the other");
+      const seen = toolMessages(state.messages);
+      assert.equal(seen.get("l-slow")!.content, "launched slow");
+      assert.equal(seen.get("l-fast")!.status, "error");
     });
   });
 
