@@ -7,7 +7,9 @@
  * `__interrupt__`, and resuming with `new Command({ resume: true })` runs the
  * call (the session is not asked again), `false` ends it `not_approved` with
  * toolfence's message. Calls of one turn that need approval are asked one at
- * a time, in the order of the calls. Calls that finished before an interrupt
+ * a time, in the order of the calls (LangGraph matches resume values to the
+ * interrupts of a node by their order, so a tool's `needsApproval` must give
+ * the same answer for the same arguments each time the node runs). Calls that finished before an interrupt
  * are not run again when LangGraph re-runs the node on resume.
  *
  * Needs a checkpointer (as every LangGraph interrupt does). The policy's own
