@@ -42,6 +42,9 @@ import {
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 
+/** How many full results wait for their output items at most. */
+const KEPT_RESULTS = 512;
+
 /** Options of {@linkcode openAIAgentsTools}. */
 export type OpenAIAgentsToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 
@@ -105,6 +108,8 @@ export function openAIAgentsTools<T = unknown>(
           approval: approved === undefined ? undefined : frameworkApproval(approved),
         }, options);
         results.set(callId, result);
+        // A result whose output item never asks for it (a run that failed after the call) is not kept forever.
+        if (results.size > KEPT_RESULTS) results.delete(results.keys().next().value!);
         return modelOutput(result, images);
       },
       customDataExtractor: ({ toolCall }) => {
