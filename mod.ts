@@ -369,6 +369,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageResult,
   requestImageTool,
   searchTools,
   sessionOutputMaximum,
