@@ -47,6 +47,7 @@ export {
   type BeforeCallDecision,
   type BeforeCallEvent,
   type BeforeCallHook,
+  CallGate,
   type CallOptions,
   type CallPolicy,
   capText,
