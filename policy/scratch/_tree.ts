@@ -1,0 +1,190 @@
+// The file trees of a scratch copy: reading the state of an entry, walking a
+// tree and copying it, every look-up in its pinned folder and never through a
+// link (see ../confined_fs.ts), so that a link to something outside never
+// brings that content in.
+
+import fs from "node:fs";
+import path from "node:path";
+import { createHash } from "node:crypto";
+import type { FileState } from "@toolfence/core";
+import {
+  chmodConfined,
+  createConfined,
+  inFolder,
+  lstatConfined,
+  mkdirConfined,
+  openReadConfined,
+  readdirConfined,
+  readlinkConfined,
+  symlinkConfined,
+  writeAll,
+} from "../confined_fs.ts";
+
+const CHUNK = 1 << 20;
+
+/** The entries of a tree by path relative to its root (`/`-separated). */
+export type Tree = Map<string, FileState>;
+
+/** What a walk or copy met that it does not carry: FIFOs, sockets, devices. */
+export interface TreeReport {
+  /** Relative paths of the special files left out. */
+  skipped: string[];
+}
+
+function readChunk(fd: number, buffer: Uint8Array): Promise<number> {
+  return new Promise((resolve, reject) =>
+    fs.read(fd, buffer, 0, buffer.length, null, (error, n) => (error ? reject(error) : resolve(n)))
+  );
+}
+
+function changedUnderUs(real: string): Error {
+  return Object.assign(new Error(`${real} changed while it was read`), { code: "ECHANGED", path: real });
+}
+
+/** The hex SHA-256 of a string. */
+export function sha256Text(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/**
+ * Streams the regular file `real` (opened without following a link, and
+ * checked to be the entry `stat` described) through `sink`; returns its
+ * SHA-256 and size.
+ */
+export async function readRegular(
+  real: string,
+  stat: fs.Stats,
+  sink?: (chunk: Uint8Array) => Promise<void>,
+): Promise<{ sha256: string; size: number }> {
+  const fd = openReadConfined(real);
+  try {
+    const opened = fs.fstatSync(fd);
+    if (!opened.isFile() || opened.ino !== stat.ino || opened.dev !== stat.dev) throw changedUnderUs(real);
+    const hash = createHash("sha256");
+    const buffer = new Uint8Array(CHUNK);
+    let size = 0;
+    for (;;) {
+      const n = await readChunk(fd, buffer);
+      if (n === 0) break;
+      const chunk = buffer.subarray(0, n);
+      hash.update(chunk);
+      if (sink) await sink(chunk);
+      size += n;
+    }
+    return { sha256: hash.digest("hex"), size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The state of the entry at the real path `real`, never following a final
+ * link; undefined when nothing is there, `special` for a FIFO, socket or device.
+ */
+export async function stateAt(real: string): Promise<FileState | "special" | undefined> {
+  const stat = lstatConfined(real);
+  if (stat === undefined) return undefined;
+  return await stateOf(real, stat);
+}
+
+async function stateOf(real: string, stat: fs.Stats): Promise<FileState | "special"> {
+  const mode = stat.mode & 0o7777;
+  if (stat.isSymbolicLink()) {
+    const target = readlinkConfined(real);
+    return { type: "symlink", size: Buffer.byteLength(target), sha256: sha256Text(target), mode };
+  }
+  if (stat.isDirectory()) return { type: "directory", size: 0, sha256: null, mode };
+  if (!stat.isFile()) return "special";
+  const { sha256, size } = await readRegular(real, stat);
+  return { type: "file", size, sha256, mode };
+}
+
+// The lstat of every entry of a folder, in one pinned block.
+function entriesOf(dir: string): [string, fs.Stats][] {
+  const names = readdirConfined(dir).map((entry) => entry.name).sort();
+  return inFolder(dir, (at) => {
+    const found: [string, fs.Stats][] = [];
+    for (const name of names) {
+      try {
+        found.push([name, fs.lstatSync(at(name))]);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    }
+    return found;
+  });
+}
+
+/** What a walk does with each entry. */
+export interface WalkOptions {
+  /** Leaves an entry out (and, for a folder, all below it). */
+  skip?: (relative: string, real: string) => boolean;
+  /** Copies every entry into this folder, which must exist (its subtree is made as the walk goes). */
+  copyTo?: string;
+  /** Stops between entries. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Walks the entry `real` (relative path `relative`) and everything below it
+ * into `tree`, copying as it goes when `options.copyTo` is set. `stat` is the
+ * entry's lstat. Special files are left out and listed in `report`. A
+ * folder's mode is set on its copy once its entries are in, so that a
+ * read-only folder can be filled.
+ */
+export async function walkEntry(
+  real: string,
+  relative: string,
+  stat: fs.Stats,
+  tree: Tree,
+  report: TreeReport,
+  options: WalkOptions,
+): Promise<void> {
+  options.signal?.throwIfAborted();
+  if (options.skip?.(relative, real)) return;
+  const mode = stat.mode & 0o7777;
+  const copy = options.copyTo === undefined ? undefined : path.posix.join(options.copyTo, relative);
+  if (stat.isSymbolicLink()) {
+    const target = readlinkConfined(real);
+    if (copy !== undefined) symlinkConfined(target, copy);
+    tree.set(relative, { type: "symlink", size: Buffer.byteLength(target), sha256: sha256Text(target), mode });
+  } else if (stat.isFile()) {
+    if (copy === undefined) {
+      const { sha256, size } = await readRegular(real, stat);
+      tree.set(relative, { type: "file", size, sha256, mode });
+      return;
+    }
+    const { fd } = createConfined(copy, mode, true);
+    try {
+      const { sha256, size } = await readRegular(real, stat, (chunk) => writeAll(fd, chunk));
+      tree.set(relative, { type: "file", size, sha256, mode });
+    } finally {
+      fs.closeSync(fd);
+    }
+  } else if (stat.isDirectory()) {
+    if (copy !== undefined) mkdirConfined(copy, 0o700);
+    tree.set(relative, { type: "directory", size: 0, sha256: null, mode });
+    for (const [name, child] of entriesOf(real)) {
+      await walkEntry(real + "/" + name, relative + "/" + name, child, tree, report, options);
+    }
+    if (copy !== undefined) chmodConfined(copy, mode);
+  } else {
+    report.skipped.push(relative);
+  }
+}
+
+/**
+ * Walks the whole tree under the folder `root` (not the root itself) into a
+ * {@linkcode Tree}, copying it below `options.copyTo` when set.
+ */
+export async function walkTree(root: string, options: WalkOptions = {}): Promise<{ tree: Tree; report: TreeReport }> {
+  const tree: Tree = new Map();
+  const report: TreeReport = { skipped: [] };
+  for (const [name, stat] of entriesOf(root)) {
+    await walkEntry(root + "/" + name, name, stat, tree, report, options);
+  }
+  return { tree, report };
+}
+
+/** The lstat of `real` in its pinned folder (undefined when absent). */
+export { lstatConfined };

@@ -1,0 +1,74 @@
+// The diff a publication shows the person before it applies anything.
+
+import { createTwoFilesPatch } from "diff";
+import type { FileChange, FileState } from "@toolfence/core";
+import type { Scratch } from "@toolfence/policy";
+
+/** The most characters of diff shown; the rest is summarised. */
+export const MAX_DIFF_CHARS = 40_000;
+const MAX_TEXT_BYTES = 512 * 1024;
+
+function describe(state: FileState | null): string {
+  if (state === null) return "absent";
+  const mode = state.mode.toString(8).padStart(4, "0");
+  if (state.type === "directory") return `folder, mode ${mode}`;
+  return `${state.type}, mode ${mode}, ${state.size} bytes, sha256 ${state.sha256}`;
+}
+
+function asText(bytes: Uint8Array | undefined): string | undefined {
+  if (bytes === undefined || bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One line per change: what happens to which path. */
+export function summaryLine(change: FileChange, protectedPath: boolean): string {
+  const mark = protectedPath ? " [protected path]" : "";
+  if (change.change === "moved") return `moved    ${change.from} -> ${change.path}${mark}`;
+  return `${change.change.padEnd(8)} ${change.path}${mark} (${describe(change.before)} -> ${describe(change.after)})`;
+}
+
+/**
+ * The unified diff of the text files among `changes` (old: the workspace, new:
+ * the scratch copy), and a line for every other change, cut to
+ * {@linkcode MAX_DIFF_CHARS}.
+ */
+export async function publicationDiff(
+  scratch: Scratch,
+  changes: readonly FileChange[],
+  isProtected: (relative: string) => boolean,
+): Promise<{ text: string; cut: boolean }> {
+  const parts: string[] = [];
+  let size = 0;
+  let cut = false;
+  for (const change of changes) {
+    const protectedPath = isProtected(change.path) || (change.from !== undefined && isProtected(change.from));
+    const header = summaryLine(change, protectedPath);
+    let body = "";
+    const files = change.before?.type !== "directory" && change.after?.type !== "directory";
+    if (files && change.change !== "moved" && (change.before?.type === "file" || change.after?.type === "file")) {
+      const old = change.before?.type === "file" ? asText(await scratch.read(change.path, "host", MAX_TEXT_BYTES)) : "";
+      const now = change.after?.type === "file"
+        ? asText(await scratch.read(change.path, "scratch", MAX_TEXT_BYTES))
+        : "";
+      if (old !== undefined && now !== undefined) {
+        body = createTwoFilesPatch(`a/${change.path}`, `b/${change.path}`, old, now, undefined, undefined, {
+          context: 3,
+        });
+      } else body = "(binary or large content: compare the hashes)\n";
+    }
+    const part = `${header}\n${body}`;
+    if (size + part.length > MAX_DIFF_CHARS) {
+      cut = true;
+      parts.push(`${header}\n(diff cut: ${MAX_DIFF_CHARS} characters shown at most)\n`);
+      size += header.length;
+      continue;
+    }
+    parts.push(part);
+    size += part.length;
+  }
+  return { text: parts.join("\n"), cut };
+}
