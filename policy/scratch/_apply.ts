@@ -12,7 +12,9 @@ import {
   createConfined,
   inFolder,
   mkdirConfined,
+  readdirConfined,
   readlinkConfined,
+  removeTreeConfinedSync,
   rmdirConfined,
   syncFd,
   tempName,
@@ -172,7 +174,15 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
     if (!same(expected, found)) throw hostChanged([{ path: relative, expected, found }]);
   };
   try {
-    // 1. Files and links that go (deletions, sources of moves), then folders that go, deepest first.
+    // 1. Files and links that go (deletions, sources of moves), then folders that go, deepest first. Each is
+    // renamed to a backup name in its own folder; a folder that goes holds only such backups by then, and goes
+    // whole, under a backup name in its parent.
+    const backups = new Map<string, Set<string>>();
+    const keep = (dir: string, name: string) => {
+      const set = backups.get(dir) ?? new Set<string>();
+      set.add(name);
+      backups.set(dir, set);
+    };
     for (const { relative, state } of removals.filter((r) => r.state.type !== "directory")) {
       context.signal?.throwIfAborted();
       await expectNow(relative, state);
@@ -180,6 +190,7 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
       const name = path.posix.basename(relative);
       const backup = tempName();
       renameIn(dir, name, backup);
+      keep(dir, backup);
       record({
         what: `removed ${relative}`,
         undo: () => {
@@ -195,24 +206,31 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
     for (const { relative, state } of folders) {
       context.signal?.throwIfAborted();
       await expectNow(relative, state);
-      try {
-        rmdirConfined(host(relative));
-      } catch (error) {
-        if (
-          (error as NodeJS.ErrnoException).code !== "ENOTEMPTY" && (error as NodeJS.ErrnoException).code !== "EEXIST"
-        ) {
-          throw error;
-        }
+      const real = host(relative);
+      const ours = backups.get(real) ?? new Set<string>();
+      const strangers = readdirConfined(real).map((e) => e.name).filter((n) => !ours.has(n));
+      if (strangers.length > 0) {
         throw new ToolError(
-          `Nothing was published: the folder ${relative} has entries in the workspace that the scratch copy does not know`,
+          `Nothing was published: the folder ${relative} holds entries in the workspace that the scratch copy does not know (${
+            strangers.slice(0, 5).join(", ")
+          })`,
           {
             code: "host_changed",
             recoveryHint: "Someone added files there meanwhile; ask the user how to reconcile them.",
-            details: { changed: [{ path: relative, expected: state, found: "a folder with new entries" }] },
+            details: { changed: [{ path: relative, expected: state, found: "a folder with other entries", strangers }] },
           },
         );
       }
-      record({ what: `removed folder ${relative}`, undo: () => mkdirWithMode(host(relative), state.mode) });
+      const dir = path.posix.dirname(real);
+      const name = path.posix.basename(real);
+      const backup = tempName();
+      renameIn(dir, name, backup);
+      keep(dir, backup);
+      record({
+        what: `removed folder ${relative}`,
+        undo: () => renameNoReplace(dir, backup, name),
+        done: () => removeTreeConfinedSync(dir + "/" + backup),
+      });
     }
     // 2. Folders that come, shallowest first.
     const newFolders = puts.filter((p) => p.state.type === "directory").sort((a, b) =>
