@@ -217,7 +217,9 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
           {
             code: "host_changed",
             recoveryHint: "Someone added files there meanwhile; ask the user how to reconcile them.",
-            details: { changed: [{ path: relative, expected: state, found: "a folder with other entries", strangers }] },
+            details: {
+              changed: [{ path: relative, expected: state, found: "a folder with other entries", strangers }],
+            },
           },
         );
       }

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fsp from "node:fs/promises";
 import os from "node:os";
-import process from "node:process";
 import path from "node:path";
 import { createScratch } from "../../../policy/scratch/scratch.ts";
 import { inputDigest } from "../../../policy/scratch/digest.ts";
@@ -210,7 +209,8 @@ describe("Scratch: work in the copy, then publish", () => {
       await ok("write_file", { path: "new.txt", content: "new\n" });
       await ok("edit_file", { path: "a.txt", old_text: "alpha", new_text: "ALPHA" });
       await ok("apply_patch", {
-        patch: "*** Begin Patch\n*** Update File: src/main.ts\n@@\n-export const x = 1;\n+export const x = 2;\n*** End Patch\n",
+        patch:
+          "*** Begin Patch\n*** Update File: src/main.ts\n@@\n-export const x = 1;\n+export const x = 2;\n*** End Patch\n",
       });
       await ok("move", { src: "run.sh", dst: "bin/run.sh" });
       await ok("delete", { path: "src/deep", recursive: true });
@@ -306,18 +306,23 @@ describe("Scratch: work in the copy, then publish", () => {
     try {
       await fsp.writeFile(path.join(scratch.root, "a.txt"), "one\n");
       await fsp.unlink(path.join(scratch.root, "run.sh"));
-      await fsp.writeFile(path.join(scratch.root, "src", "deep", "new.txt"), "two\n");
+      await fsp.rm(path.join(scratch.root, "src", "deep"), { recursive: true });
+      await fsp.mkdir(path.join(scratch.root, "made"));
+      await fsp.writeFile(path.join(scratch.root, "made", "new.txt"), "two\n");
       await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "three\n");
       const before = await fingerprint(workdir);
-      // The workspace's src/deep cannot take new files: the creation there fails after other steps were done.
-      await fsp.chmod(path.join(workdir, "src", "deep"), 0o550);
       const { changes } = await scratch.changes();
       const steps: string[] = [];
-      const error = await scratch.publish(changes, { onStep: (s) => steps.push(s) }).then(() => undefined, (e) => e);
-      await fsp.chmod(path.join(workdir, "src", "deep"), 0o750);
-      if (process.getuid?.() === 0) return; // root writes anyway
+      // Something writes to the copy while it is published: the last file is no longer what was shown.
+      const error = await scratch.publish(changes, {
+        onStep: (s) => {
+          steps.push(s);
+          if (steps.length === 4) void fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "sneaked in\n");
+        },
+      }).then(() => undefined, (e) => e);
       assert.equal(error?.code, "publish_failed", String(error));
-      assert.ok(steps.length >= 1, "some steps ran before the failure");
+      assert.match(error.message, /src\/main\.ts/);
+      assert.ok(steps.length >= 4, steps.join(", "));
       assert.deepEqual(await fingerprint(workdir), before);
       const leftovers = execFileSync("find", [workdir, "-name", ".toolfence-*"], { encoding: "utf8" }).trim();
       assert.equal(leftovers, "");
