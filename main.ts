@@ -85,7 +85,8 @@ Options:
                     is answered with a JSON-RPC error and the server goes on
   --scratch         work in a scratch copy of the workspace (in the temp dir) and
                     offer the publish tool, which applies the changes to the
-                    workspace only after showing the diff; the digest is logged
+                    workspace only after showing the diff; the digest is logged;
+                    the sandbox is then required unless --sandbox says otherwise
   --publish-paths LIST
                     with --scratch: comma-separated paths publish may apply (default: all)
   --expect-digest HEX
@@ -227,7 +228,8 @@ async function serve(args: string[]): Promise<number> {
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
-  const sandbox = sandboxMode(values.sandbox);
+  // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
+  const sandbox = sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("@toolfence/adapters/mcp");
