@@ -230,7 +230,10 @@ export class Scratch {
    *
    * Requires `--allow-read` and `--allow-write` for the workspace.
    */
-  publish(changes: readonly FileChange[], options: { signal?: AbortSignal; onStep?: (what: string) => void } = {}) {
+  publish(
+    changes: readonly FileChange[],
+    options: { signal?: AbortSignal; onStep?: (what: string) => void } = {},
+  ): Promise<FileChange[]> {
     this.#requireLive();
     const run = this.#publishing.then(async () => {
       this.#requireLive();
