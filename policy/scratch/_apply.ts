@@ -114,19 +114,44 @@ export async function findConflicts(
       if (seen.has(relative)) continue;
       seen.add(relative);
       const expected = context.before(relative);
-      let found: FileState | "special" | null;
-      try {
-        found = (await stateAt(context.hostRoot + "/" + relative)) ?? null;
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        // A parent that is now a file, or a folder swapped for a link, is a change too.
-        if (code !== "ENOTDIR" && !(error instanceof ToolError && error.code === "path_changed")) throw error;
-        found = "special";
-      }
+      const found = await hostState(context, relative);
       if (!same(expected, found)) conflicts.push({ path: relative, expected, found });
     }
   }
   return conflicts;
+}
+
+/**
+ * The state of `relative` in the workspace now. Its folders are looked at from
+ * the top: below an entry that is not a folder (a link, a file) nothing can
+ * exist, so the path is absent, and the entry above is judged on its own
+ * path; a parent that cannot be looked at counts as changed (`special`).
+ */
+export async function hostState(
+  context: Pick<ApplyContext, "hostRoot">,
+  relative: string,
+): Promise<FileState | "special" | null> {
+  const parts = relative.split("/");
+  for (let i = 1; i < parts.length; i++) {
+    const ancestor = context.hostRoot + "/" + parts.slice(0, i).join("/");
+    let stat;
+    try {
+      stat = lstatConfined(ancestor);
+    } catch {
+      return "special";
+    }
+    if (stat === undefined || !stat.isDirectory()) return null;
+  }
+  try {
+    return (await stateAt(context.hostRoot + "/" + relative)) ?? null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A folder swapped for a link meanwhile is a change too.
+    if (code !== "ENOTDIR" && code !== "ELOOP" && !(error instanceof ToolError && error.code === "path_changed")) {
+      throw error;
+    }
+    return "special";
+  }
 }
 
 function depth(relative: string): number {
@@ -167,7 +192,7 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
   const expectNow = async (relative: string, expected: FileState | null) => {
     let found: FileState | "special" | null;
     try {
-      found = (await stateAt(host(relative))) ?? null;
+      found = await hostState(context, relative);
     } catch {
       found = "special";
     }
@@ -340,8 +365,10 @@ async function putEntry(
     if (replaces === null) {
       // link(2) never replaces: something made at the target meanwhile fails here.
       if (state.type === "symlink") renameNoReplace(dir, temp, name);
-      else linkIn(dir, temp, name);
-      unlinkConfined(dir + "/" + temp);
+      else {
+        linkIn(dir, temp, name);
+        unlinkConfined(dir + "/" + temp);
+      }
       record({ what: `created ${relative}`, undo: () => unlinkConfined(target) });
       return;
     }

@@ -23,7 +23,7 @@ import { type FileChange, type FileState, type Host, ToolError, UsageError } fro
 import { Workspace } from "../workspace.ts";
 import { Session, type SessionOptions } from "../session.ts";
 import { isWithin } from "../_paths.ts";
-import { lstatConfined, tempNameOwner } from "../confined_fs.ts";
+import { lstatConfined, readlinkConfined, tempNameOwner } from "../confined_fs.ts";
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
 import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
 import { inputDigest } from "./digest.ts";
@@ -218,6 +218,30 @@ export class Scratch {
     return Buffer.concat(chunks);
   }
 
+  /** The target text of a symlink of the workspace (`host`) or of the copy (`scratch`); undefined when it is none. */
+  readLink(relative: string, side: "host" | "scratch"): string | undefined {
+    const real = (side === "host" ? this.host.workdir : this.root) + "/" + relative;
+    try {
+      return lstatConfined(real)?.isSymbolicLink() ? readlinkConfined(real) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether a symlink at `relative` with the target text `target` would lead
+   * out of the workspace once published, judged by its text alone: an
+   * absolute target outside the workspace, a `..` climb above its root, or a
+   * `..` after a name (`a/../..`), which a link at `a` could send anywhere.
+   */
+  leadsOutside(relative: string, target: string): boolean {
+    if (path.posix.isAbsolute(target)) return !isWithin(path.posix.normalize(target), this.host.workdir);
+    const parts = target.split("/").filter((p) => p !== "" && p !== ".");
+    if (parts.some((p, i) => p === ".." && parts.slice(0, i).some((q) => q !== ".."))) return true;
+    const joined = path.posix.normalize(path.posix.join(path.posix.dirname(relative), target));
+    return joined === ".." || joined.startsWith("../");
+  }
+
   /**
    * Applies `changes` (a subset of {@linkcode Scratch.changes}) to the
    * workspace, every one or none: refuses with `host_changed`, changing
@@ -245,11 +269,12 @@ export class Scratch {
         signal: options.signal,
         onStep: options.onStep,
       }, changes);
+      // What went first, then what came: a path whose type changed is both.
       for (const change of changes) {
         if (change.change === "moved" && change.from !== undefined) this.#baseline.delete(change.from);
         if (change.after === null) this.#baseline.delete(change.path);
-        else this.#baseline.set(change.path, change.after);
       }
+      for (const change of changes) if (change.after !== null) this.#baseline.set(change.path, change.after);
       return [...changes];
     });
     this.#publishing = run.catch(() => {});
@@ -316,7 +341,9 @@ export function diffTrees(before: Tree, after: Tree): FileChange[] {
     changes.push({ path: c.path, change: "moved", from: from.path, before: from.before, after: c.after });
   }
   for (const c of [...deleted, ...created]) if (!paired.has(c)) changes.push(c);
-  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.change < b.change ? -1 : 1));
+  // By path; on one path (a type change) the deletion first.
+  const rank = (c: FileChange) => (c.change === "deleted" ? 0 : 1);
+  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : rank(a) - rank(b)));
 }
 
 /**

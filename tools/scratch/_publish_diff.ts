@@ -24,11 +24,29 @@ function asText(bytes: Uint8Array | undefined): string | undefined {
   }
 }
 
-/** One line per change: what happens to which path. */
-export function summaryLine(change: FileChange, protectedPath: boolean): string {
-  const mark = protectedPath ? " [protected path]" : "";
-  if (change.change === "moved") return `moved    ${change.from} -> ${change.path}${mark}`;
-  return `${change.change.padEnd(8)} ${change.path}${mark} (${describe(change.before)} -> ${describe(change.after)})`;
+/** One line per change: what happens to which path (and, for a link, where the new link leads). */
+export function summaryLine(change: FileChange, marks: readonly string[], linkTarget?: string): string {
+  const mark = marks.map((m) => ` [${m}]`).join("");
+  const link = linkTarget === undefined ? "" : `, link to ${JSON.stringify(linkTarget)}`;
+  if (change.change === "moved") return `moved    ${change.from} -> ${change.path}${mark}${link}`;
+  return `${change.change.padEnd(8)} ${change.path}${mark} (${describe(change.before)} -> ${
+    describe(change.after)
+  }${link})`;
+}
+
+/** What a person must look at in a change: protected paths, and links that lead out of the workspace. */
+export function marksOf(
+  scratch: Scratch,
+  change: FileChange,
+  isProtected: (relative: string) => boolean,
+): { marks: string[]; linkTarget?: string } {
+  const marks: string[] = [];
+  if (isProtected(change.path) || (change.from !== undefined && isProtected(change.from))) marks.push("protected path");
+  const linkTarget = change.after?.type === "symlink" ? scratch.readLink(change.path, "scratch") : undefined;
+  if (linkTarget !== undefined && scratch.leadsOutside(change.path, linkTarget)) {
+    marks.push("link leads outside the workspace");
+  }
+  return { marks, linkTarget };
 }
 
 /**
@@ -45,8 +63,8 @@ export async function publicationDiff(
   let size = 0;
   let cut = false;
   for (const change of changes) {
-    const protectedPath = isProtected(change.path) || (change.from !== undefined && isProtected(change.from));
-    const header = summaryLine(change, protectedPath);
+    const { marks, linkTarget } = marksOf(scratch, change, isProtected);
+    const header = summaryLine(change, marks, linkTarget);
     let body = "";
     const files = change.before?.type !== "directory" && change.after?.type !== "directory";
     if (files && change.change !== "moved" && (change.before?.type === "file" || change.after?.type === "file")) {

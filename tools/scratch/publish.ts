@@ -9,7 +9,7 @@ import path from "node:path";
 import * as v from "valibot";
 import { type AfterCallHook, type FileChange, type SessionBase, type Tool, tool, ToolError } from "@toolfence/core";
 import { isProtectedPath, type Scratch } from "@toolfence/policy";
-import { publicationDiff } from "./_publish_diff.ts";
+import { marksOf, publicationDiff } from "./_publish_diff.ts";
 
 /** Options of {@linkcode publishTool}: what the caller approved. */
 export interface PublishToolOptions {
@@ -220,11 +220,13 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
       const isProtected = (p: string) => isProtectedPath(p, patterns);
       const diff = await publicationDiff(scratch, selected, isProtected);
       if (args.preview) return result(false, selected, diff.text);
-      const touchesProtected = selected.some((c) => isProtected(c.path) || (c.from ? isProtected(c.from) : false));
+      // A protected path, or a link that would lead out of the workspace, is never answered automatically.
+      const touchesProtected = selected.some((c) => marksOf(scratch, c, isProtected).marks.length > 0);
       const answer = await ctx.session.confirm({
         title: "Publish the scratch copy",
         message: `Apply ${selected.length} change(s) from the scratch copy to ${scratch.host.workdir}?` +
-          (touchesProtected ? " Some touch protected paths." : "") + `\n\n${diff.text}`,
+          (touchesProtected ? " Some touch protected paths or make links that lead outside it." : "") +
+          `\n\n${diff.text}`,
         defaultChoice: true,
         requirePerson: touchesProtected,
       }, ctx.signal);

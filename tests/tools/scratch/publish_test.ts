@@ -222,6 +222,36 @@ describe("publish", () => {
     }
   });
 
+  test("a link that would lead out of the workspace is shown with its target and needs a person", async () => {
+    for (const target of ["/etc/passwd", "../../outside", "src/../../x"]) {
+      const c = await setup({ autoConfirm: true, answer: false });
+      try {
+        await fsp.symlink(target, path.join(c.scratch.root, "docs", "link"));
+        const before = await fingerprint(c.workdir);
+        const result = await c.box.call(c.scratch.session, "publish", {});
+        assert.equal(c.asked.length, 1, target);
+        assert.equal(c.asked[0].requirePerson, true, target);
+        assert.ok(c.asked[0].message.includes(JSON.stringify(target)), c.asked[0].message);
+        assert.match(c.asked[0].message, /\[link leads outside the workspace\]/);
+        assert.equal(result.errorCode, "not_approved");
+        assert.deepEqual(await fingerprint(c.workdir), before);
+      } finally {
+        await c.scratch.dispose();
+      }
+    }
+    // A link that stays inside is an ordinary change.
+    const c = await setup({ autoConfirm: true });
+    try {
+      await fsp.symlink("../src/a.ts", path.join(c.scratch.root, "docs", "link"));
+      const result = await c.box.call(c.scratch.session, "publish", {});
+      assert.equal(result.status, "success", result.error);
+      assert.equal(c.asked.length, 0);
+      assert.equal(await fsp.readlink(path.join(c.workdir, "docs", "link")), "../src/a.ts");
+    } finally {
+      await c.scratch.dispose();
+    }
+  });
+
   test("the tool refuses to be built without a valid approved digest", async () => {
     const scratch = await createScratch(await fsp.mkdtemp(path.join(root, "x")));
     try {
