@@ -183,7 +183,10 @@ export class Scratch {
         if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip });
       }
     }
-    return { changes: diffTrees(this.#baseline, now), unpublishable: report.skipped.sort() };
+    // A path that is now a special file is neither deleted nor changed as far as a publication goes: it is left alone.
+    const special = new Set(report.skipped);
+    const changes = diffTrees(this.#baseline, now).filter((c) => !special.has(c.path));
+    return { changes, unpublishable: report.skipped.sort() };
   }
 
   /** The paths among `changes` whose workspace copy changed since the scratch was made. */

@@ -186,6 +186,25 @@ describe("toolfence serve --scratch", () => {
     assert.equal(await fsp.readFile(path.join(w, "docs", "guide.md"), "utf8"), "# Guide\n");
   });
 
+  test("bad usage: --expect-digest that is no digest, or --publish-paths without --scratch, exits 2", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const w = await workspace();
+    for (
+      const args of [
+        ["--scratch", "--expect-digest", "not-a-digest"],
+        ["--publish-paths", "src"],
+        ["--expect-digest", "ab".repeat(32)],
+      ]
+    ) {
+      const run = spawnSync(DENO, ["run", "-A", MAIN, "serve", "--workspace", w, ...args], {
+        cwd: ROOT,
+        input: "",
+        encoding: "utf8",
+      });
+      assert.equal(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
+    }
+  });
+
   test("an approved digest that is not the copy's (--expect-digest) refuses every publication", async () => {
     const w = await workspace();
     const original = await fingerprint(w);

@@ -270,6 +270,21 @@ describe("Scratch: work in the copy, then publish", () => {
     }
   });
 
+  test("a file replaced by a FIFO in the copy is listed as unpublishable and left alone", async () => {
+    const { workdir } = await layout();
+    const scratch = await createScratch(workdir);
+    try {
+      await fsp.unlink(path.join(scratch.root, "a.txt"));
+      execFileSync("mkfifo", [path.join(scratch.root, "a.txt")]);
+      execFileSync("mkfifo", [path.join(scratch.root, "new-pipe")]);
+      const { changes, unpublishable } = await scratch.changes();
+      assert.deepEqual(changes, []);
+      assert.deepEqual(unpublishable, ["a.txt", "new-pipe"]);
+    } finally {
+      await scratch.dispose();
+    }
+  });
+
   test("a workspace file changed meanwhile refuses, naming each file and its hashes, and changes nothing", async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
