@@ -1,7 +1,8 @@
 // The diff a publication shows the person before it applies anything.
 
+import { createHash } from "node:crypto";
 import { createTwoFilesPatch } from "diff";
-import type { FileChange, FileState } from "@toolfence/core";
+import { type FileChange, type FileState, ToolError } from "@toolfence/core";
 import type { Scratch } from "@toolfence/policy";
 
 /** The most characters of diff shown; the rest is summarised. */
@@ -22,6 +23,18 @@ function asText(bytes: Uint8Array | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function sha256(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+function changedWhileShown(relative: string): ToolError {
+  return new ToolError(`Nothing was published: ${relative} changed in the scratch copy while its diff was being made`, {
+    code: "publish_failed",
+    recoveryHint: "Wait until nothing writes to the scratch copy, then publish again.",
+    details: { path: relative },
+  });
 }
 
 /** One line per change: what happens to which path (and, for a link, where the new link leads). */
@@ -64,14 +77,20 @@ export async function publicationDiff(
   let cut = false;
   for (const change of changes) {
     const { marks, linkTarget } = marksOf(scratch, change, isProtected);
+    if (linkTarget !== undefined && sha256(linkTarget) !== change.after!.sha256) throw changedWhileShown(change.path);
     const header = summaryLine(change, marks, linkTarget);
     let body = "";
     const files = change.before?.type !== "directory" && change.after?.type !== "directory";
     if (files && change.change !== "moved" && (change.before?.type === "file" || change.after?.type === "file")) {
       const old = change.before?.type === "file" ? asText(await scratch.read(change.path, "host", MAX_TEXT_BYTES)) : "";
-      const now = change.after?.type === "file"
-        ? asText(await scratch.read(change.path, "scratch", MAX_TEXT_BYTES))
-        : "";
+      // What is shown must be what will be applied: the publication checks the same hash as it copies.
+      const nowBytes = change.after?.type === "file"
+        ? await scratch.read(change.path, "scratch", MAX_TEXT_BYTES)
+        : new Uint8Array();
+      if (change.after?.type === "file" && nowBytes !== undefined && sha256(nowBytes) !== change.after.sha256) {
+        throw changedWhileShown(change.path);
+      }
+      const now = asText(nowBytes);
       if (old !== undefined && now !== undefined) {
         body = createTwoFilesPatch(`a/${change.path}`, `b/${change.path}`, old, now, undefined, undefined, {
           context: 3,

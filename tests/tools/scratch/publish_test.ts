@@ -12,6 +12,7 @@ import { createScratch, type Scratch } from "../../../policy/scratch/scratch.ts"
 import { callbackHost } from "../../../policy/hosts.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { publishTool } from "../../../tools/scratch/publish.ts";
+import { publicationDiff } from "../../../tools/scratch/_publish_diff.ts";
 import type { ConfirmRequest } from "../../../core/host.ts";
 import type { FileChange } from "../../../core/effects.ts";
 import { fingerprint } from "../../policy/scratch/_tree_fingerprint.ts";
@@ -249,6 +250,53 @@ describe("publish", () => {
       assert.equal(await fsp.readlink(path.join(c.workdir, "docs", "link")), "../src/a.ts");
     } finally {
       await c.scratch.dispose();
+    }
+  });
+
+  test("what is applied is what was shown: the copy changed after the diff was made refuses and changes nothing", async () => {
+    const workdir = path.join(root, `w${n++}`);
+    await fsp.mkdir(workdir);
+    await fsp.writeFile(path.join(workdir, "a.txt"), "old\n");
+    let scratchRoot = "";
+    const host = callbackHost({
+      choose: () => Promise.reject(new Error("no choices expected")),
+      confirm: async (request) => {
+        assert.match(request.message, /\+benign/);
+        // The agent swaps the content once the person has seen the diff.
+        await fsp.writeFile(path.join(scratchRoot, "a.txt"), "malicious\n");
+        return true;
+      },
+    });
+    const scratch = await createScratch(workdir, { session: { host, sandbox: "off" } });
+    scratchRoot = scratch.root;
+    try {
+      const box = new ToolBox().register(publishTool(scratch, { digest: scratch.digest }));
+      await fsp.writeFile(path.join(scratch.root, "a.txt"), "benign\n");
+      const result = await box.call(scratch.session, "publish", {});
+      assert.equal(result.errorCode, "publish_failed", result.error);
+      assert.equal(await fsp.readFile(path.join(workdir, "a.txt"), "utf8"), "old\n");
+    } finally {
+      await scratch.dispose();
+    }
+  });
+
+  test("the diff is checked against the hashes of the changes it shows", async () => {
+    const workdir = path.join(root, `w${n++}`);
+    await fsp.mkdir(workdir);
+    const scratch = await createScratch(workdir);
+    try {
+      await fsp.writeFile(path.join(scratch.root, "a.txt"), "malicious\n");
+      await fsp.symlink("inside", path.join(scratch.root, "link"));
+      const { changes } = await scratch.changes();
+      // Between the changes and the diff, the copy shows something else.
+      await fsp.writeFile(path.join(scratch.root, "a.txt"), "benign\n");
+      await assert.rejects(publicationDiff(scratch, changes, () => false), { code: "publish_failed" });
+      await fsp.writeFile(path.join(scratch.root, "a.txt"), "malicious\n");
+      await fsp.unlink(path.join(scratch.root, "link"));
+      await fsp.symlink("/etc/passwd", path.join(scratch.root, "link"));
+      await assert.rejects(publicationDiff(scratch, changes, () => false), { code: "publish_failed" });
+    } finally {
+      await scratch.dispose();
     }
   });
 
