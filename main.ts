@@ -26,6 +26,7 @@ import process from "node:process";
 import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
+  ANY_TARGET,
   type AnyTool,
   dialectByName,
   jsonSchemaDialect,
@@ -371,21 +372,21 @@ async function policy(args: string[]): Promise<number> {
  * when granted; a tool that declares only coarse permissions gets the
  * workspace for read and write, and the whole of anything else.
  */
+// A tool without declared needs asks for the workspace and for the rest of its permissions as a whole.
 function needsOf(list: readonly AnyTool[]): ToolNeeds[] {
   return list.flatMap((t) => {
     if (t.needs) return t.optionalNeeds ? [t.needs, t.optionalNeeds] : [t.needs];
     const permissions = t.permissions ?? [];
+    const whole = (p: "run" | "sys" | "env" | "net") => permissions.includes(p) ? [ANY_TARGET] : [];
     return [{
       read: permissions.includes("read") ? ["workspace"] : [],
       write: permissions.includes("write") ? ["workspace", "temp"] : [],
+      run: whole("run"),
+      sys: whole("sys"),
+      env: whole("env"),
+      net: whole("net"),
     }];
   });
-}
-
-// Permissions that a tool without declared needs asks for as a whole.
-function coarseFlags(list: readonly AnyTool[]): string[] {
-  const whole = new Set(list.filter((t) => !t.needs).flatMap((t) => t.permissions ?? []));
-  return (["run", "sys", "env", "net"] as const).filter((p) => whole.has(p)).map((p) => `--allow-${p}`);
 }
 
 function flags(args: string[]): number {
@@ -398,10 +399,8 @@ function flags(args: string[]): number {
     workspace: workspaceDir(values.workspace, "flags"),
     tempParent: values["temp-dir"],
   });
-  const whole = coarseFlags(list);
-  const result = needed.filter((f) => !whole.some((w) => f.startsWith(w + "="))).concat(whole);
   // Anything the fence did not foresee then fails at once instead of waiting for an answer on the terminal.
-  process.stdout.write(["--no-prompt", ...result].join(" ") + "\n");
+  process.stdout.write(["--no-prompt", ...needed].join(" ") + "\n");
   return 0;
 }
 
