@@ -32,7 +32,7 @@ async function makeWorkspace(): Promise<{ files: number; bytes: number }> {
   for (let i = 0; i < pool.length; i += 65536) crypto.getRandomValues(pool.subarray(i, i + 65536));
   let files = 0;
   let bytes = 0;
-  for (let d = 0; d < 100; d++) {
+  for (let d = 0; d < Number(Deno.env.get("SCRATCH_BENCH_FOLDERS") ?? 100); d++) {
     const folder = path.join(workdir, `pkg${d}`, "src");
     await fsp.mkdir(folder, { recursive: true });
     for (let f = 0; f < 100; f++) {

@@ -21,6 +21,8 @@ import {
 } from "../confined_fs.ts";
 
 const CHUNK = 1 << 20;
+// Files below this size are read synchronously.
+const SMALL = 64 * 1024;
 
 /** The entries of a tree by path relative to its root (`/`-separated). */
 export type Tree = Map<string, FileState>;
@@ -39,6 +41,13 @@ function readChunk(fd: number, buffer: Uint8Array): Promise<number> {
 
 function changedUnderUs(real: string): Error {
   return Object.assign(new Error(`${real} changed while it was read`), { code: "ECHANGED", path: real });
+}
+
+// Small chunks are written synchronously, like they are read.
+function writeFully(fd: number, chunk: Uint8Array, sync: boolean): Promise<void> {
+  if (!sync) return writeAll(fd, chunk);
+  for (let offset = 0; offset < chunk.length;) offset += fs.writeSync(fd, chunk, offset, chunk.length - offset);
+  return Promise.resolve();
 }
 
 /** The hex SHA-256 of a string. */
@@ -61,8 +70,19 @@ export async function readRegular(
     const opened = fs.fstatSync(fd);
     if (!opened.isFile() || opened.ino !== stat.ino || opened.dev !== stat.dev) throw changedUnderUs(real);
     const hash = createHash("sha256");
-    const buffer = new Uint8Array(CHUNK);
     let size = 0;
+    if (opened.size < SMALL) {
+      // A small file in one synchronous read or two: no round trips through the thread pool.
+      const buffer = new Uint8Array(SMALL);
+      for (let n = fs.readSync(fd, buffer, 0, SMALL, null); n > 0; n = fs.readSync(fd, buffer, 0, SMALL, null)) {
+        const chunk = buffer.subarray(0, n);
+        hash.update(chunk);
+        if (sink) await sink(chunk);
+        size += n;
+      }
+      return { sha256: hash.digest("hex"), size };
+    }
+    const buffer = new Uint8Array(CHUNK);
     for (;;) {
       const n = await readChunk(fd, buffer);
       if (n === 0) break;
@@ -156,7 +176,7 @@ export async function walkEntry(
     }
     const { fd } = createConfined(copy, mode, true);
     try {
-      const { sha256, size } = await readRegular(real, stat, (chunk) => writeAll(fd, chunk));
+      const { sha256, size } = await readRegular(real, stat, (chunk) => writeFully(fd, chunk, stat.size < SMALL));
       tree.set(relative, { type: "file", size, sha256, mode });
     } finally {
       fs.closeSync(fd);
