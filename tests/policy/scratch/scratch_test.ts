@@ -16,8 +16,12 @@ import { createHash } from "node:crypto";
 import { Session } from "../../../policy/session.ts";
 import { Workspace } from "../../../policy/workspace.ts";
 import { ToolBox } from "../../../toolbox.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
 import { ToolError } from "../../../core/errors.ts";
 import { fingerprint } from "./_tree_fingerprint.ts";
+
+const noBwrap = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
 
 let root: string;
 before(async () => {
@@ -199,7 +203,7 @@ describe("Scratch: work in the copy, then publish", () => {
     const { workdir } = await layout();
     const before = await fingerprint(workdir);
     const scratch = await createScratch(workdir, { session: { autoConfirm: true, sandbox: "off" } });
-    const box = new ToolBox().withDefaults("fs", "patch", "cmd");
+    const box = new ToolBox().withDefaults("fs", "patch", "cmd", "search");
     const ok = async (name: string, args: Record<string, unknown>) => {
       const result = await box.call(scratch.session, name, args);
       assert.equal(result.status, "success", `${name}: ${result.error}`);
@@ -214,6 +218,12 @@ describe("Scratch: work in the copy, then publish", () => {
       });
       await ok("move", { src: "run.sh", dst: "bin/run.sh" });
       await ok("delete", { path: "src/deep", recursive: true });
+      const grep = await ok("grep", { pattern: "ALPHA" });
+      assert.match(JSON.stringify(grep.output), /a\.txt/);
+      const glob = await ok("glob", { pattern: "**/*.ts" });
+      assert.match(JSON.stringify(glob.output), /src\/main\.ts/);
+      const read = await ok("read_file", { path: "link-in" });
+      assert.match(JSON.stringify(read.output), /ALPHA/);
       const bash = await ok("bash", { command: "pwd && echo made > by-bash.txt" });
       assert.ok(JSON.stringify(bash.output).includes(scratch.root), JSON.stringify(bash.output));
       assert.equal(await fsp.readFile(path.join(scratch.root, "by-bash.txt"), "utf8"), "made\n");
@@ -235,6 +245,29 @@ describe("Scratch: work in the copy, then publish", () => {
     }
     assert.deepEqual(await fingerprint(workdir), before, "dispose published something");
     await assert.rejects(fsp.access(scratch.root));
+  });
+
+  test("bash in the sandbox works in the copy and cannot write to the workspace", { skip: noBwrap }, async () => {
+    const { workdir } = await layout();
+    const before = await fingerprint(workdir);
+    // A person who says yes to every command: only the sandbox stands between them and the workspace.
+    const host = callbackHost({
+      choose: <T extends string>(request: { defaultChoice: T }) => Promise.resolve(request.defaultChoice),
+      confirm: () => Promise.resolve(true),
+    });
+    const scratch = await createScratch(workdir, { session: { host, sandbox: "required" } });
+    try {
+      const box = new ToolBox().withDefaults("cmd");
+      const result = await box.call(scratch.session, "bash", {
+        command: `pwd; echo copy > in-copy.txt; echo host > '${workdir}/pwned.txt'; rm -f '${workdir}/a.txt'; true`,
+      });
+      assert.equal(result.status, "success", result.error);
+      assert.ok(JSON.stringify(result.output).includes(scratch.root));
+      assert.equal(await fsp.readFile(path.join(scratch.root, "in-copy.txt"), "utf8"), "copy\n");
+      assert.deepEqual(await fingerprint(workdir), before);
+    } finally {
+      await scratch.dispose();
+    }
   });
 
   test("publish applies exactly the given changes, with modes, moves and deletions, and they become the baseline", async () => {
