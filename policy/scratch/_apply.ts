@@ -128,19 +128,22 @@ export async function findConflicts(
  * path; a parent that cannot be looked at counts as changed (`special`).
  */
 export async function hostState(
-  context: Pick<ApplyContext, "hostRoot">,
+  context: Pick<ApplyContext, "hostRoot" | "before">,
   relative: string,
 ): Promise<FileState | "special" | null> {
   const parts = relative.split("/");
   for (let i = 1; i < parts.length; i++) {
-    const ancestor = context.hostRoot + "/" + parts.slice(0, i).join("/");
+    const ancestor = parts.slice(0, i).join("/");
     let stat;
     try {
-      stat = lstatConfined(ancestor);
+      stat = lstatConfined(context.hostRoot + "/" + ancestor);
     } catch {
       return "special";
     }
-    if (stat === undefined || !stat.isDirectory()) return null;
+    if (stat === undefined || !stat.isDirectory()) {
+      // A folder of the copy's baseline that is no folder now: the path changed with it.
+      return context.before(ancestor)?.type === "directory" ? "special" : null;
+    }
   }
   try {
     return (await stateAt(context.hostRoot + "/" + relative)) ?? null;
@@ -324,7 +327,8 @@ async function undo(steps: Step[]): Promise<string[]> {
 }
 
 function mkdirWithMode(real: string, mode: number): void {
-  mkdirConfined(real, 0o700);
+  // Made with the mode (less the umask), then given it exactly.
+  mkdirConfined(real, mode & 0o777);
   chmodConfined(real, mode);
 }
 
@@ -344,6 +348,18 @@ async function putEntry(
   if (state.type === "symlink") {
     const linkTarget = readlinkConfined(source);
     if (sha256Text(linkTarget) !== state.sha256) throw scratchChanged(relative);
+    if (replaces === null) {
+      // symlink(2) never replaces: a new link is made at its name in one step.
+      await expectNow(relative, null);
+      try {
+        inFolder(dir, (at) => fs.symlinkSync(linkTarget, at(name)));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        throw hostChanged([{ path: relative, expected: null, found: (await stateAt(target)) ?? null }]);
+      }
+      record({ what: `created ${relative}`, undo: () => unlinkConfined(target) });
+      return;
+    }
     inFolder(dir, (at) => fs.symlinkSync(linkTarget, at(temp)));
   } else {
     const stat = lstatConfined(source);
@@ -364,11 +380,8 @@ async function putEntry(
     await expectNow(relative, replaces);
     if (replaces === null) {
       // link(2) never replaces: something made at the target meanwhile fails here.
-      if (state.type === "symlink") renameNoReplace(dir, temp, name);
-      else {
-        linkIn(dir, temp, name);
-        unlinkConfined(dir + "/" + temp);
-      }
+      linkIn(dir, temp, name);
+      unlinkConfined(dir + "/" + temp);
       record({ what: `created ${relative}`, undo: () => unlinkConfined(target) });
       return;
     }
@@ -393,8 +406,7 @@ async function putEntry(
   }
 }
 
-// A symlink cannot be hard-linked portably (macOS follows it): it is moved in
-// with a check that nothing is at the name, in one pinned block.
+// A folder put back by an undo: moved in with a check that nothing took its name meanwhile, in one pinned block.
 function renameNoReplace(dir: string, from: string, to: string): void {
   inFolder(dir, (at) => {
     try {

@@ -348,6 +348,27 @@ describe("Scratch: work in the copy, then publish", () => {
     }
   });
 
+  test("a workspace folder replaced by a link out meanwhile refuses, and nothing lands outside", async () => {
+    const { workdir, outside } = await layout();
+    const scratch = await createScratch(workdir);
+    try {
+      await fsp.writeFile(path.join(scratch.root, "src", "deep", "new.txt"), "new\n");
+      await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "changed\n");
+      await fsp.rename(path.join(workdir, "src", "deep"), path.join(workdir, "deep-moved"));
+      await fsp.symlink(outside, path.join(workdir, "src", "deep"));
+      const outsideBefore = await fingerprint(outside);
+      const before = await fingerprint(workdir);
+      const { changes } = await scratch.changes();
+      const error = await scratch.publish(changes).then(() => undefined, (e) => e);
+      assert.equal(error?.code, "host_changed", String(error));
+      assert.match(error.message, /src\/deep/);
+      assert.deepEqual(await fingerprint(outside), outsideBefore);
+      assert.deepEqual(await fingerprint(workdir), before);
+    } finally {
+      await scratch.dispose();
+    }
+  });
+
   test("a failure part-way undoes every change already made (publish_failed), leaving no debris", async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
