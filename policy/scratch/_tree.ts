@@ -19,6 +19,7 @@ import {
   symlinkConfined,
   writeAll,
 } from "../confined_fs.ts";
+import { cloneInto, type CloneJob, type CloneState, openForClone } from "./_clone.ts";
 
 const CHUNK = 1 << 20;
 // Files below this size are read synchronously.
@@ -143,6 +144,8 @@ export interface WalkOptions {
   copyTo?: string;
   /** Stops between entries. */
   signal?: AbortSignal;
+  /** Clone regular files into the copy where possible (see `_clone.ts`). */
+  clone?: CloneState;
 }
 
 /**
@@ -184,9 +187,7 @@ export async function walkEntry(
   } else if (stat.isDirectory()) {
     if (copy !== undefined) mkdirConfined(copy, 0o700);
     tree.set(relative, { type: "directory", size: 0, sha256: null, mode });
-    for (const [name, child] of entriesOf(real)) {
-      await walkEntry(real + "/" + name, relative + "/" + name, child, tree, report, options);
-    }
+    await walkChildren(real, relative, copy, tree, report, options);
     if (copy !== undefined) chmodConfined(copy, mode);
   } else {
     report.skipped.push(relative);
@@ -200,10 +201,50 @@ export async function walkEntry(
 export async function walkTree(root: string, options: WalkOptions = {}): Promise<{ tree: Tree; report: TreeReport }> {
   const tree: Tree = new Map();
   const report: TreeReport = { skipped: [] };
-  for (const [name, stat] of entriesOf(root)) {
-    await walkEntry(root + "/" + name, name, stat, tree, report, options);
-  }
+  await walkChildren(root, "", options.copyTo, tree, report, options);
   return { tree, report };
+}
+
+// The entries of the folder `real` (relative path `relative`, "" for a root), copied into `copy` when set: the
+// regular files cloned in batches where cloning works, everything else one by one.
+async function walkChildren(
+  real: string,
+  relative: string,
+  copy: string | undefined,
+  tree: Tree,
+  report: TreeReport,
+  options: WalkOptions,
+): Promise<void> {
+  const children = entriesOf(real);
+  const cloned = new Set<string>();
+  if (copy !== undefined && options.clone?.usable) {
+    const jobs: (CloneJob & { name: string })[] = [];
+    try {
+      for (const [name, child] of children) {
+        const childRelative = relative === "" ? name : relative + "/" + name;
+        if (!child.isFile() || options.skip?.(childRelative, real + "/" + name)) continue;
+        const fd = openForClone(real + "/" + name, child);
+        if (fd !== undefined) jobs.push({ fd, stat: child, to: copy + "/" + name, name });
+      }
+      const left = new Set(cloneInto(copy, jobs, options.clone));
+      for (const job of jobs) if (!left.has(job)) cloned.add(job.name);
+    } finally {
+      for (const job of jobs) fs.closeSync(job.fd);
+    }
+  }
+  for (const [name, child] of children) {
+    options.signal?.throwIfAborted();
+    const childRelative = relative === "" ? name : relative + "/" + name;
+    if (!cloned.has(name)) {
+      await walkEntry(real + "/" + name, childRelative, child, tree, report, options);
+      continue;
+    }
+    // The digest is of what the copy holds: the clone is read back.
+    const made = copy + "/" + name;
+    const stat = lstatConfined(made)!;
+    const { sha256, size } = await readRegular(made, stat);
+    tree.set(childRelative, { type: "file", size, sha256, mode: child.mode & 0o7777 });
+  }
 }
 
 /** The lstat of `real` in its pinned folder (undefined when absent). */

@@ -27,8 +27,10 @@ import { lstatConfined, readlinkConfined, tempNameOwner } from "../confined_fs.t
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
 import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
 import { inputDigest } from "./digest.ts";
+import { cloneState, type CopyMethod } from "./_clone.ts";
 
 export type { HostConflict } from "./_apply.ts";
+export type { CopyMethod } from "./_clone.ts";
 
 /** Options of {@linkcode createScratch}. */
 export interface ScratchOptions {
@@ -40,6 +42,14 @@ export interface ScratchOptions {
   paths?: readonly string[];
   /** Options of the scratch session (its workspace is always the copy); default those of the given session. */
   session?: Omit<SessionOptions, "workspace">;
+  /**
+   * How regular files are copied: `auto` (the default) clones them
+   * (copy-on-write, `cp --reflink=always` from descriptors opened without
+   * following links) where the file system can and the runtime may run `sh`,
+   * and streams them otherwise; `cp` always goes through `cp --reflink=auto`;
+   * `stream` never starts a process.
+   */
+  copy?: CopyMethod;
   /** Stops the copy. */
   signal?: AbortSignal;
 }
@@ -108,6 +118,8 @@ export class Scratch {
   readonly paths: readonly string[];
   /** Special files of the workspace that were not copied. */
   readonly skipped: readonly string[];
+  /** How many files were cloned (copy-on-write, or by `cp` for the `cp` method) rather than streamed. */
+  readonly cloned: number;
   readonly #baseline: Tree;
   readonly #folder: string;
   readonly #disposeHost: boolean;
@@ -124,7 +136,9 @@ export class Scratch {
     paths: readonly string[];
     skipped: readonly string[];
     disposeHost: boolean;
+    cloned: number;
   }) {
+    this.cloned = parts.cloned;
     this.host = parts.host;
     this.root = parts.root;
     this.#folder = parts.folder;
@@ -398,8 +412,9 @@ export async function createScratch(
     const report: TreeReport = { skipped: [] };
     // The copy itself lies in the temp dir, which may lie inside the workdir: it is never copied into itself.
     const skip = (relative: string, real: string) => isDebris(relative) || host.areaOf(real) === "temp";
+    const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
     if (covered.includes(".")) {
-      const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal });
+      const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });
       for (const [k, v] of walked.tree) baseline.set(k, v);
       report.skipped.push(...walked.report.skipped);
     } else {
@@ -408,7 +423,7 @@ export async function createScratch(
         const stat = lstatConfined(real);
         if (stat === undefined) continue;
         await fsp.mkdir(path.posix.dirname(root + "/" + relative), { recursive: true, mode: 0o700 });
-        await walkEntry(real, relative, stat, baseline, report, { skip, copyTo: root, signal: options.signal });
+        await walkEntry(real, relative, stat, baseline, report, { skip, copyTo: root, signal: options.signal, clone });
       }
     }
     const workspace = new Workspace(root, { tempParent: folder, sweepDebris: false });
@@ -422,6 +437,7 @@ export async function createScratch(
       paths: covered,
       skipped: report.skipped.sort(),
       disposeHost,
+      cloned: clone?.cloned ?? 0,
     });
   } catch (error) {
     await fsp.rm(folder, { recursive: true, force: true });

@@ -58,13 +58,16 @@ describe("scratch copy and publication under a racing folder swap", () => {
     }
     const outsideBefore = await fingerprint(outside);
     const swapper = await startSwapper(path.join(workdir, "sub"), outside);
-    const counts = { copies: 0, copyRefusals: 0, published: 0, publishRefusals: 0 };
+    const counts = { copies: 0, copyRefusals: 0, cloned: 0, published: 0, publishRefusals: 0 };
     try {
       const deadline = Date.now() + SECONDS * 1000;
       while (Date.now() < deadline) {
         let scratch;
         try {
-          scratch = await createScratch(workdir, { session: { sandbox: "off" } });
+          // Both ways of copying files: streamed, and cloned by cp from descriptors.
+          const copy = counts.copies % 2 === 0 ? "stream" : "cp";
+          scratch = await createScratch(workdir, { session: { sandbox: "off" }, copy });
+          counts.cloned += scratch.cloned;
           counts.copies++;
         } catch {
           counts.copyRefusals++;
@@ -103,5 +106,6 @@ describe("scratch copy and publication under a racing folder swap", () => {
     }
     assert.deepEqual(await fingerprint(outside), outsideBefore);
     assert.ok(counts.copies > 0, "some copies must be made");
+    assert.ok(counts.cloned > 0, "some files must be cloned by cp");
   });
 });

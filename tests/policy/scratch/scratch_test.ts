@@ -143,6 +143,26 @@ describe("createScratch: the copy", () => {
     }
   });
 
+  test("every copy method gives the same copy and digest; cp and auto clone where they can", async () => {
+    const { workdir } = await layout();
+    const made = [];
+    for (const copy of ["stream", "cp", "auto"] as const) made.push(await createScratch(workdir, { copy }));
+    try {
+      const [stream, cp, auto] = made;
+      assert.equal(stream.cloned, 0);
+      assert.equal(cp.cloned, 4, "cp copies every regular file");
+      assert.ok(auto.cloned === 0 || auto.cloned === 4);
+      for (const other of [cp, auto]) {
+        assert.equal(other.digest, stream.digest);
+        assert.deepEqual(await fingerprint(other.root), await fingerprint(stream.root));
+      }
+      // No staging folders are left in the copies.
+      for (const s of made) assert.ok(!Object.keys(await fingerprint(s.root)).some((k) => k.includes(".toolfence-")));
+    } finally {
+      for (const s of made) await s.dispose();
+    }
+  });
+
   test("inputDigest is exported and independent of insertion order", () => {
     assert.equal(exported, inputDigest);
     const s = (sha: string) => ({ type: "file" as const, size: 1, mode: 0o644, sha256: sha.repeat(64) });
