@@ -372,10 +372,9 @@ export function diffTrees(before: Tree, after: Tree): FileChange[] {
  * the copied content: the same files give the same digest wherever the
  * workspace lies and whatever their times.
  *
- * Copy-on-write is not used: Deno's `copyFile` ignores the clone flags, and a
- * clone by path could be redirected through a link swapped in meanwhile, so
- * each file is streamed from a descriptor opened without following links
- * (see BENCHMARKS.md for the cost).
+ * Regular files are cloned (copy-on-write) where the file system offers it
+ * and the runtime may run `sh`, and streamed otherwise (see
+ * {@linkcode ScratchOptions.copy} and BENCHMARKS.md for the cost).
  *
  * Requires `--allow-read` for the workspace and `--allow-read`,
  * `--allow-write` for the temp folder.
