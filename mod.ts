@@ -182,6 +182,7 @@ export {
   type CommandVerdict,
   confinementMode,
   type CopyCounts,
+  type CopyMethod,
   copyTreeConfined,
   createConfined,
   type CreatedFile,

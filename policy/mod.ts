@@ -69,6 +69,7 @@ export { withPathLocks } from "./path_lock.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export {
+  type CopyMethod,
   createScratch,
   diffTrees,
   type HostConflict,
