@@ -42,6 +42,10 @@ const SCRIPT = '[ "$(pwd -P)" = "$1" ] || exit 97; shift; mode="$1"; shift; exec
 export function cloneState(method: CopyMethod, root: string): CloneState | undefined {
   if (method === "stream") return undefined;
   if (!queryRuntimePermission("run", "sh").allowed) return undefined;
+  // Deno's node:child_process reads the whole environment for every spawn (and Deno.Command cannot hand descriptors on).
+  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" && !queryRuntimePermission("env").allowed) {
+    return undefined;
+  }
   return { method, usable: true, cloned: 0, root };
 }
 
@@ -77,12 +81,21 @@ function cloneBatch(dir: string, batch: readonly CloneJob[], state: CloneState):
   try {
     const mode = state.method === "cp" ? "auto" : "always";
     const fdArgs = batch.map((_, i) => `/dev/fd/${i + 3}`);
-    const run = spawnSync("sh", ["-c", SCRIPT, "sh", stage, mode, ...fdArgs], {
-      cwd: stage,
-      stdio: ["ignore", "ignore", "pipe", ...batch.map((job) => job.fd)],
-      timeout: 120_000,
-    });
-    if (run.error !== undefined || run.status !== 0) {
+    let ok: boolean;
+    try {
+      const run = spawnSync("sh", ["-c", SCRIPT, "sh", stage, mode, ...fdArgs], {
+        cwd: stage,
+        env: { PATH: "/usr/bin:/bin:/usr/local/bin", LC_ALL: "C" },
+        stdio: ["ignore", "ignore", "pipe", ...batch.map((job) => job.fd)],
+        timeout: 120_000,
+      });
+      ok = run.error === undefined && run.status === 0;
+    } catch {
+      // The runtime refused the spawn: no cloning in this process.
+      state.usable = false;
+      return [...batch];
+    }
+    if (!ok) {
       // No clones on this file system (or no cp): stream from now on.
       if (state.method === "auto") state.usable = false;
       return [...batch];

@@ -377,7 +377,7 @@ export function diffTrees(before: Tree, after: Tree): FileChange[] {
  * {@linkcode ScratchOptions.copy} and BENCHMARKS.md for the cost).
  *
  * Requires `--allow-read` for the workspace and `--allow-read`,
- * `--allow-write` for the temp folder (and `--allow-run=sh` to clone).
+ * `--allow-write` for the temp folder (and, to clone, `--allow-run=sh` and under Deno `--allow-env`).
  *
  * @example
  * ```ts
