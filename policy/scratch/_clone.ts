@@ -35,7 +35,8 @@ export interface CloneState {
   root: string;
 }
 
-const BATCH = 200;
+/** Files per `cp` run (and descriptors open at once). */
+export const CLONE_BATCH = 200;
 const SCRIPT = '[ "$(pwd -P)" = "$1" ] || exit 97; shift; mode="$1"; shift; exec cp "--reflink=$mode" -L -t . -- "$@"';
 
 /** A clone state for a copy into `root`, or undefined when cloning cannot be used here. */
@@ -64,8 +65,8 @@ export interface CloneJob {
 export function cloneInto(dir: string, jobs: readonly CloneJob[], state: CloneState): CloneJob[] {
   if (!state.usable || jobs.length === 0) return [...jobs];
   const left: CloneJob[] = [];
-  for (let start = 0; start < jobs.length; start += BATCH) {
-    const batch = jobs.slice(start, start + BATCH);
+  for (let start = 0; start < jobs.length; start += CLONE_BATCH) {
+    const batch = jobs.slice(start, start + CLONE_BATCH);
     if (!state.usable) {
       left.push(...batch);
       continue;

@@ -19,7 +19,7 @@ import {
   symlinkConfined,
   writeAll,
 } from "../confined_fs.ts";
-import { cloneInto, type CloneJob, type CloneState, openForClone } from "./_clone.ts";
+import { CLONE_BATCH, cloneInto, type CloneJob, type CloneState, openForClone } from "./_clone.ts";
 
 const CHUNK = 1 << 20;
 // Files below this size are read synchronously.
@@ -217,12 +217,14 @@ async function walkChildren(
 ): Promise<void> {
   const children = entriesOf(real);
   const cloned = new Set<string>();
-  if (copy !== undefined && options.clone?.usable) {
+  const files = children.filter(([name, child]) =>
+    child.isFile() && !options.skip?.(relative === "" ? name : relative + "/" + name, real + "/" + name)
+  );
+  // In batches, so that a folder of many files never holds more than one batch of descriptors open.
+  for (let start = 0; copy !== undefined && options.clone?.usable && start < files.length; start += CLONE_BATCH) {
     const jobs: (CloneJob & { name: string })[] = [];
     try {
-      for (const [name, child] of children) {
-        const childRelative = relative === "" ? name : relative + "/" + name;
-        if (!child.isFile() || options.skip?.(childRelative, real + "/" + name)) continue;
+      for (const [name, child] of files.slice(start, start + CLONE_BATCH)) {
         const fd = openForClone(real + "/" + name, child);
         if (fd !== undefined) jobs.push({ fd, stat: child, to: copy + "/" + name, name });
       }

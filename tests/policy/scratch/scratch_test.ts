@@ -163,6 +163,23 @@ describe("createScratch: the copy", () => {
     }
   });
 
+  test("a folder of more files than one clone batch is copied whole by cp, never holding them all open", async () => {
+    const workdir = path.join(root, `many-${counter++}`);
+    await fsp.mkdir(workdir, { recursive: true });
+    for (let i = 0; i < 450; i++) await fsp.writeFile(path.join(workdir, `f${i}.txt`), `${i}\n`);
+    const [cp, stream] = [
+      await createScratch(workdir, { copy: "cp" }),
+      await createScratch(workdir, { copy: "stream" }),
+    ];
+    try {
+      assert.equal(cp.cloned, 450);
+      assert.equal(cp.digest, stream.digest);
+    } finally {
+      await cp.dispose();
+      await stream.dispose();
+    }
+  });
+
   test("inputDigest is exported and independent of insertion order", () => {
     assert.equal(exported, inputDigest);
     const s = (sha: string) => ({ type: "file" as const, size: 1, mode: 0o644, sha256: sha.repeat(64) });
