@@ -65,9 +65,12 @@ function digestMismatch(expected: string, actual: string, whose: string): ToolEr
 // A model-given path as a clean relative path: absolute paths inside the copy or the workspace are taken as relative.
 function relativePath(p: string, scratch: Scratch): string {
   let relative = p;
+  // The copy first: it may lie inside the workspace (a temp dir there).
   for (const root of [scratch.root, scratch.host.workdir]) {
-    if (p === root) relative = ".";
-    else if (p.startsWith(root + "/")) relative = p.slice(root.length + 1);
+    if (p === root || p.startsWith(root + "/")) {
+      relative = p === root ? "." : p.slice(root.length + 1);
+      break;
+    }
   }
   if (relative.includes("\0") || path.posix.isAbsolute(relative)) throw notApproved(p, []);
   const normal = path.posix.normalize(relative).replace(/\/+$/, "");

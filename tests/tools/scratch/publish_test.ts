@@ -139,7 +139,10 @@ describe("publish", () => {
         assert.equal(refused.errorCode, "path_not_approved", outside);
         assert.deepEqual(await fingerprint(c.workdir), before, outside);
       }
-      const result = await c.box.call(c.scratch.session, "publish", {});
+      // Absolute paths in the copy or the workspace name the same relative path.
+      const result = await c.box.call(c.scratch.session, "publish", {
+        paths: [path.join(c.scratch.root, "src", "a.ts"), path.join(c.workdir, "src")],
+      });
       assert.equal(result.status, "success", result.error);
       const output = result.output as { filesystemChanges: FileChange[]; notPublished: string[] };
       assert.deepEqual(output.filesystemChanges.map((x) => x.path), ["src/a.ts"]);
