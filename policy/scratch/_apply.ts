@@ -185,6 +185,15 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
       puts.push({ relative: change.path, state: change.after!, replaces: change.before });
     }
   }
+  // The source of a move goes after its new place is made, so that a publication killed in between leaves the file
+  // in both places rather than in neither; unless a folder that goes holds it, or something comes at its path.
+  const under = (p: string, folder: string) => p === folder || p.startsWith(folder + "/");
+  const goneFolders = removals.filter((r) => r.state.type === "directory").map((r) => r.relative);
+  const late = new Set(
+    changes.filter((c) => c.change === "moved" && c.from !== undefined).map((c) => c.from!).filter((from) =>
+      !goneFolders.some((folder) => under(from, folder)) && !puts.some((put) => under(put.relative, from))
+    ),
+  );
   const steps: Step[] = [];
   const host = (relative: string) => context.hostRoot + "/" + relative;
   const record = (step: Step) => {
@@ -211,7 +220,7 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
       set.add(name);
       backups.set(dir, set);
     };
-    for (const { relative, state } of removals.filter((r) => r.state.type !== "directory")) {
+    const removeEntry = async (relative: string, state: FileState) => {
       context.signal?.throwIfAborted();
       await expectNow(relative, state);
       const dir = path.posix.dirname(host(relative));
@@ -227,6 +236,9 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
         },
         done: () => unlinkConfined(dir + "/" + backup),
       });
+    };
+    for (const { relative, state } of removals.filter((r) => r.state.type !== "directory" && !late.has(r.relative))) {
+      await removeEntry(relative, state);
     }
     const folders = removals.filter((r) => r.state.type === "directory").sort((a, b) =>
       depth(b.relative) - depth(a.relative)
@@ -277,7 +289,9 @@ export async function applyChanges(context: ApplyContext, changes: readonly File
       context.signal?.throwIfAborted();
       await putEntry(context, put, expectNow, record);
     }
-    // 4. Folders whose mode changed.
+    // 4. The sources of moves, now that their new places exist.
+    for (const { relative, state } of removals.filter((r) => late.has(r.relative))) await removeEntry(relative, state);
+    // 5. Folders whose mode changed.
     for (const { relative, from, to } of chmods) {
       context.signal?.throwIfAborted();
       await expectNow(relative, from);

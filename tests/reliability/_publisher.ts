@@ -16,6 +16,7 @@ for (let i = 0; i < count; i++) {
   await fsp.writeFile(path.join(scratch.root, `f${i}.bin`), Buffer.alloc(size, 0x4e));
 }
 await fsp.unlink(path.join(scratch.root, "doomed.txt"));
+await fsp.rename(path.join(scratch.root, "mover.txt"), path.join(scratch.root, "moved.txt"));
 await fsp.writeFile(path.join(scratch.root, "born.bin"), Buffer.alloc(size, 0x4e));
 const { changes } = await scratch.changes();
 process.stdout.write("ready\n");

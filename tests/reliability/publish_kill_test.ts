@@ -1,7 +1,8 @@
 // Fault injection: SIGKILL a process while it publishes a scratch copy (12
-// files rewritten, one deleted, one created). Whenever it dies, each file must
+// files rewritten, one deleted, one created, one moved). Whenever it dies, each file must
 // hold its old content or its new one, byte for byte, never a mix; a deleted
-// file is there whole or gone, a created one gone or whole. The temp files and
+// file is there whole or gone, a created one gone or whole, and a moved one
+// is never in neither place. The temp files and
 // backups it leaves are swept by the next start (a workspace opened on the folder).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +30,7 @@ async function fill(workdir: string): Promise<void> {
   await fsp.mkdir(workdir, { recursive: true });
   for (let i = 0; i < COUNT; i++) await fsp.writeFile(path.join(workdir, `f${i}.bin`), Buffer.alloc(OLD_SIZE, 0x4f));
   await fsp.writeFile(path.join(workdir, "doomed.txt"), "doomed\n");
+  await fsp.writeFile(path.join(workdir, "mover.txt"), "moving\n");
 }
 
 async function judge(file: string, old: Buffer | null, now: Buffer | null): Promise<string> {
@@ -72,6 +74,12 @@ describe("publication killed mid-way", () => {
       for (let i = 0; i < COUNT; i++) seen.push(await judge(path.join(workdir, `f${i}.bin`), oldBytes, newBytes));
       seen.push(await judge(path.join(workdir, "doomed.txt"), Buffer.from("doomed\n"), null));
       seen.push(await judge(path.join(workdir, "born.bin"), null, newBytes));
+      // A moved file is never lost: it is at its old place, its new one, or (for a moment) both.
+      const mover = await fsp.readFile(path.join(workdir, "mover.txt"), "utf8").catch(() => null);
+      const moved = await fsp.readFile(path.join(workdir, "moved.txt"), "utf8").catch(() => null);
+      assert.ok(mover === "moving\n" || moved === "moving\n", `round ${round}: the moved file is gone`);
+      assert.ok(mover === null || mover === "moving\n");
+      assert.ok(moved === null || moved === "moving\n");
       for (const s of seen) outcomes[s] = (outcomes[s] ?? 0) + 1;
       assert.ok(seen.every((s) => s === "old" || s === "new"), `round ${round}: ${seen.join(", ")}`);
       // The next start sweeps the temp files and backups the killed process left.
