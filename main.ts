@@ -46,6 +46,40 @@ import { checkCommand } from "@toolfence/policy";
 import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
 import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
 
+// The options of `serve --http`, parsed here so that no other command loads the MCP SDK.
+const HTTP_SERVE_ARGS = {
+  http: { type: "string" },
+  stateless: { type: "boolean" },
+  "token-file": { type: "string" },
+  "oauth-issuer": { type: "string" },
+  "oauth-jwks": { type: "string" },
+  "resource-url": { type: "string" },
+  "tenant-root": { type: "string" },
+  "allowed-host": { type: "string", multiple: true },
+  "allowed-origin": { type: "string", multiple: true },
+  "no-auth": { type: "boolean" },
+  "max-concurrent-calls": { type: "string" },
+  "calls-per-minute": { type: "string" },
+  "idle-minutes": { type: "string" },
+} as const;
+
+const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of stdio):
+  --http HOST:PORT         listen there (HOST defaults to 127.0.0.1; PORT 0 picks one)
+  --token-file FILE        bearer tokens: {"tokens":[{"sha256":HEX,"tenant":NAME,"scopes":[...],"workspace":DIR}]}
+                           (read again when it changes or on SIGHUP)
+  --oauth-issuer URL       accept JWT access tokens of this OAuth authorization server
+  --oauth-jwks URL         its JWKS (default: URL/.well-known/jwks.json)
+  --resource-url URL       this endpoint's public URL, the audience tokens must name
+  --tenant-root DIR        one workspace folder per tenant, DIR/<tenant> (default: --workspace for all)
+  --stateless              no sessions: a fresh server per request (no elicitation, no jobs across calls)
+  --allowed-host NAME      also answer to this Host (repeatable; e.g. a reverse proxy's name)
+  --allowed-origin ORIGIN  also allow this Origin (repeatable)
+  --no-auth                serve without authentication (loopback addresses only)
+  --max-concurrent-calls N calls one session may have in flight (default 16)
+  --calls-per-minute N     calls one token may start a minute (default 600)
+  --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
+Scopes: tools:read (tools that only read), tools:write (tools that change files), tools:commands (run programs).`;
+
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
   constructor(message: string, readonly command?: string) {
@@ -97,7 +131,9 @@ Options:
 The server stops when stdin ends (calls still running get 10 seconds to
 answer) or on SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and
 answer as such); either way its background jobs are killed and its temp dir
-removed.`,
+removed.
+
+${HTTP_SERVE_HELP}`,
   call: `Usage: toolfence call NAME [JSON] [options]
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
@@ -221,6 +257,7 @@ async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parse("serve", args, {
     ...SESSION,
     "max-message-mib": { type: "string" },
+    ...HTTP_SERVE_ARGS,
     scratch: { type: "boolean" },
     "publish-paths": { type: "string" },
     "expect-digest": { type: "string" },
@@ -232,6 +269,35 @@ async function serve(args: string[]): Promise<number> {
   // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
   const sandbox = sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
+  if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
+  if (values.http !== undefined) {
+    const { runHttpServe, HttpUsageError } = await import("@toolfence/adapters/mcp");
+    try {
+      return await runHttpServe(box, {
+        http: values.http,
+        workspace: workdir,
+        tempDir: values["temp-dir"],
+        autoConfirm: values["auto-confirm"] ?? false,
+        sandbox,
+        maxBodyBytes: maxBytes,
+        stateless: values.stateless,
+        tokenFile: values["token-file"],
+        oauthIssuer: values["oauth-issuer"],
+        oauthJwks: values["oauth-jwks"],
+        resourceUrl: values["resource-url"],
+        tenantRoot: values["tenant-root"],
+        allowedHosts: values["allowed-host"],
+        allowedOrigins: values["allowed-origin"],
+        noAuth: values["no-auth"],
+        maxConcurrentCalls: values["max-concurrent-calls"],
+        callsPerMinute: values["calls-per-minute"],
+        idleMinutes: values["idle-minutes"],
+      });
+    } catch (error) {
+      if (error instanceof HttpUsageError) throw new UsageProblem(error.message, "serve");
+      throw error;
+    }
+  }
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("@toolfence/adapters/mcp");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });

@@ -380,6 +380,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageResult,
   requestImageTool,
   searchTools,
   sessionOutputMaximum,

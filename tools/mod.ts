@@ -36,6 +36,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageResult,
   requestImageTool,
   type TempDirArgs,
   tempDirTool,
