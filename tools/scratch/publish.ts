@@ -10,6 +10,7 @@ import * as v from "valibot";
 import { type AfterCallHook, type FileChange, type SessionBase, type Tool, tool, ToolError } from "@toolfence/core";
 import { isProtectedPath, type Scratch } from "@toolfence/policy";
 import { marksOf, publicationDiff } from "./_publish_diff.ts";
+import { PUBLISH_OUTPUT } from "./_outputs.ts";
 
 /** Options of {@linkcode publishTool}: what the caller approved. */
 export interface PublishToolOptions {
@@ -184,6 +185,7 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
       ),
       preview: v.optional(v.pipe(v.boolean(), v.description("Only show the diff; publish nothing"))),
     }),
+    output: PUBLISH_OUTPUT,
     destructive: true,
     permissions: ["read", "write"],
     needs: { read: ["workspace", scratch.host.workdir], write: ["workspace", scratch.host.workdir] },
