@@ -322,8 +322,26 @@ export class Scratch {
   }
 }
 
-/** The changes from tree `before` to tree `after`, sorted by path; moves of files and links paired. */
-export function diffTrees(before: Tree, after: Tree): FileChange[] {
+/**
+ * The changes from tree `before` to tree `after` (relative path to state),
+ * sorted by path; a file or link gone from one place and come with the same
+ * content and mode at another is a move; a path whose type changed is a
+ * deletion and a creation.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { diffTrees } from "@toolfence/policy";
+ * const file = { type: "file", size: 3, mode: 0o644, sha256: "ab".repeat(32) } as const;
+ * const changes = diffTrees(new Map([["a.txt", file]]), new Map([["b.txt", file]]));
+ * console.log(changes.map((c) => `${c.change} ${c.from} -> ${c.path}`)); // ["moved a.txt -> b.txt"]
+ * ```
+ */
+export function diffTrees(
+  before: ReadonlyMap<string, FileState>,
+  after: ReadonlyMap<string, FileState>,
+): FileChange[] {
   const changes: FileChange[] = [];
   const deleted: FileChange[] = [];
   const created: FileChange[] = [];
