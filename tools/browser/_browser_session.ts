@@ -9,34 +9,12 @@ import path from "node:path";
 import process from "node:process";
 import type { BrowserContext, Page } from "playwright-core";
 import { ToolError } from "@toolfence/core";
-import type { SessionBase as Session, ToolNeeds } from "@toolfence/core";
-import { type DestinationRules, Destinations } from "./_destinations.ts";
+import type { SessionBase as Session } from "@toolfence/core";
+import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
-import { browserNeeds, findBrowser, writeSandboxWrapper } from "./_launch.ts";
-import { bubblewrapPath, bubblewrapStatus, type SandboxMode } from "@toolfence/policy";
-
-/** Options of the browser group. */
-export interface BrowserOptions extends DestinationRules {
-  /** The Chromium to run; default the first Chromium found on PATH. Never downloaded. */
-  executablePath?: string;
-  /** `allow`: `browser_evaluate` runs without asking. Default `ask`. */
-  evaluate?: "ask" | "allow";
-  /**
-   * Run the browser inside bubblewrap: `auto` (where bubblewrap works), `required` or `off`; default the
-   * session's sandbox mode (the one shell commands use).
-   */
-  sandbox?: SandboxMode;
-  /** Viewport size in CSS pixels; default 1000×700, so that a screenshot of it needs no scaling. */
-  viewport?: { width: number; height: number };
-}
-
-/** A console message, page error or failed request, kept for `browser_console_messages`. */
-export interface PageEvent {
-  /** `console.<type>`, `pageerror`, `requestfailed`, `blocked` or `download`. */
-  kind: string;
-  /** The message, URL or path. */
-  text: string;
-}
+import { findBrowser, writeSandboxWrapper } from "./_launch.ts";
+import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
+import { bubblewrapPath, bubblewrapStatus } from "@toolfence/policy";
 
 const MAX_EVENTS = 500;
 
@@ -265,29 +243,20 @@ export class SessionBrowser {
   }
 }
 
-/** The browsers of every session for one set of options. */
-export class Browsers {
-  readonly options: BrowserOptions;
-  /** What the tools that start or drive this browser need of the runtime's permissions. */
-  readonly needs: ToolNeeds;
-  readonly #sessions = new WeakMap<Session, SessionBrowser>();
+const bySession = new WeakMap<Browsers, WeakMap<Session, SessionBrowser>>();
 
-  constructor(options: BrowserOptions = {}) {
-    this.options = options;
-    this.needs = browserNeeds(options.executablePath);
+/** The session's browser state under `browsers`, created (without starting a browser) on first use. */
+export function browserOf(browsers: Browsers, session: Session): SessionBrowser {
+  let sessions = bySession.get(browsers);
+  if (!sessions) bySession.set(browsers, sessions = new WeakMap());
+  let browser = sessions.get(session);
+  if (!browser) {
+    const created = new SessionBrowser(session, browsers.options);
+    browser = created;
+    sessions.set(session, created);
+    session.onClose(() => created.close());
   }
-
-  /** The session's browser state, created (without starting a browser) on first use. */
-  of(session: Session): SessionBrowser {
-    let browser = this.#sessions.get(session);
-    if (!browser) {
-      const created = new SessionBrowser(session, this.options);
-      browser = created;
-      this.#sessions.set(session, created);
-      session.onClose(() => created.close());
-    }
-    return browser;
-  }
+  return browser;
 }
 
 // At load, playwright-core's bundled is-wsl probes /proc/sys/fs/binfmt_misc, which
