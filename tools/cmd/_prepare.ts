@@ -118,7 +118,7 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     const files = await openOutputFiles(stdoutPath, stderrPath);
     let process: GroupProcess;
     try {
-      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds });
+      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds, diesWithLeader: wrapped.sandboxed });
     } catch (error) {
       await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
       throw error;

@@ -166,7 +166,12 @@ async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOpt
   const err = await open(`${base}.stderr`, "wx", 0o600);
   let timedOut = false;
   try {
-    const started = await spawnGroup(finalArgv, { cwd: options.cwd, env, extraFds: wrapped.fds });
+    const started = await spawnGroup(finalArgv, {
+      cwd: options.cwd,
+      env,
+      extraFds: wrapped.fds,
+      diesWithLeader: wrapped.sandboxed,
+    });
     const capture = captureOutput(started, { stdout: out, stderr: err }, OUTPUT_LIMIT_BYTES, () => {
       void started.terminate();
     });
