@@ -93,7 +93,10 @@ export type ErrorCode =
   | "deno_not_found"
   | "invalid_time_zone"
   | "invalid_subagent"
-  | "subagent_failed";
+  | "subagent_failed"
+  | "undo_conflict"
+  | "undo_unavailable"
+  | "unknown_checkpoint";
 
 /**
  * The catalogue, by code.
@@ -485,6 +488,24 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       recoverable: false,
     },
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
+    undo_conflict: {
+      meaning: "An undo or checkpoint restore was refused: a file it would restore was changed since by something else.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    undo_unavailable: {
+      meaning: "An undo or checkpoint restore was refused: a change has no before-image or names no known call.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    unknown_checkpoint: {
+      meaning: "No checkpoint with that id in the session's file history.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
+    },
   },
 );
 

@@ -8,83 +8,17 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { createHash } from "node:crypto";
 import type { FileChange, FileState, ToolContext } from "@toolfence/core";
-import { lstatConfined, openReadConfined, readdirConfined, readlinkConfined } from "@toolfence/policy";
+import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined } from "@toolfence/policy";
 
-/** A file larger than this has no before-image kept (its change is reported, but cannot be undone). */
-export const IMAGE_FILE_LIMIT = 16 << 20;
 /** Before-images one snapshot keeps, in bytes all together. */
 export const IMAGE_TOTAL_LIMIT = 128 << 20;
 
 /** One entry of a snapshot. */
-export interface SnapshotEntry {
-  /** Its state. */
-  state: FileState;
-  /** Its exact content (a link's target text), when kept. */
-  image?: Uint8Array;
-}
+export type SnapshotEntry = FileEntry;
 
 /** Entries by real path. */
 export type Snapshot = Map<string, SnapshotEntry>;
-
-const CHUNK = 1 << 20;
-
-/** The state of a stat result, or undefined for what is not a file, link or folder. */
-function kindOf(stat: fs.Stats): FileState["type"] | undefined {
-  if (stat.isFile()) return "file";
-  if (stat.isSymbolicLink()) return "symlink";
-  if (stat.isDirectory()) return "directory";
-  return undefined;
-}
-
-// Reads the whole regular file `real` (confined, never through a link): its
-// sha256, and its bytes while within `room`.
-function readFile(real: string, size: number, room: number): { sha256: string; bytes?: Uint8Array } {
-  const fd = openReadConfined(real);
-  try {
-    const hash = createHash("sha256");
-    const keep = size <= Math.min(room, IMAGE_FILE_LIMIT);
-    const parts: Uint8Array[] = [];
-    const buffer = new Uint8Array(CHUNK);
-    for (;;) {
-      const n = fs.readSync(fd, buffer, 0, CHUNK, null);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-      if (keep) parts.push(buffer.slice(0, n));
-    }
-    if (!keep) return { sha256: hash.digest("hex") };
-    const bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-    return { sha256: hash.digest("hex"), bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The exact state of the path `real` (its content hashed), or null when nothing is there. */
-export function fileState(real: string): FileState | null {
-  return entryOf(real, 0)?.state ?? null;
-}
-
-function entryOf(real: string, room: number): SnapshotEntry | undefined {
-  const stat = lstatConfined(real);
-  if (stat === undefined) return undefined;
-  const type = kindOf(stat);
-  if (type === undefined) return undefined;
-  const mode = stat.mode & 0o7777;
-  if (type === "directory") return { state: { type, size: 0, sha256: null, mode } };
-  if (type === "symlink") {
-    const bytes = new Uint8Array(Buffer.from(readlinkConfined(real)));
-    return { state: { type, size: bytes.byteLength, sha256: sha256(bytes), mode }, image: bytes };
-  }
-  const { sha256: digest, bytes } = readFile(real, stat.size, room);
-  // The size read is the size reported: a file growing meanwhile is reported as read.
-  return { state: { type, size: bytes?.byteLength ?? stat.size, sha256: digest, mode }, image: bytes };
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /**
  * Snapshots `paths` (real paths the policy resolved): each path, and
@@ -98,7 +32,7 @@ export function snapshot(paths: readonly string[], images: boolean): Snapshot {
     if (taken.has(real)) return;
     let entry: SnapshotEntry | undefined;
     try {
-      entry = entryOf(real, room);
+      entry = fileEntryConfined(real, room);
     } catch {
       // Unreadable (or gone meanwhile): not part of what the snapshot can speak for.
       return;
