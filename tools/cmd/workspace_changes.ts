@@ -154,10 +154,11 @@ export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> 
     const watch = await live.watch();
     if (watch !== undefined) return watch;
   }
-  return await scanningWatch(ctx);
+  return await watchWorkspaceByScan(ctx);
 }
 
-async function scanningWatch(ctx: ToolContext): Promise<WorkspaceWatch> {
+/** {@linkcode watchWorkspace} by two full stat scans, without a watcher (where none is available). */
+export async function watchWorkspaceByScan(ctx: ToolContext): Promise<WorkspaceWatch> {
   const root = ctx.workspace.workdir;
   const skip = await skippedFolders(ctx);
   const cache = cacheOf(ctx.session);
