@@ -193,6 +193,11 @@ export class FileHistory {
     if (this.#journal !== undefined) fs.appendFileSync(this.#journal, JSON.stringify(line) + "\n", { mode: 0o600 });
   }
 
+  /** Resolves once every before-image recorded so far is stored. */
+  async flush(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
   /** Every change recorded, oldest first. */
   entries(): readonly JournalEntry[] {
     return this.#entries.map((entry) => ({ ...entry }));
@@ -318,7 +323,7 @@ export class FileHistory {
   }
 
   async #revert(entries: JournalEntry[]): Promise<UndoReport> {
-    await Promise.allSettled([...this.#pending]);
+    await this.flush();
     const reals = [...new Set(entries.flatMap((e) => touches(e).map((p) => this.#real(p))))];
     return await withPathLocks(reals, async () => {
       // 1. Every file must be what the last change left there; every image must be at hand.
@@ -369,7 +374,9 @@ export class FileHistory {
       const images = new Map<number, Uint8Array>();
       for (const entry of entries) {
         const before = entry.change.before;
-        if (entry.change.change === "moved" || before === null || before.type === "directory") continue;
+        if (before === null || before.type === "directory") continue;
+        // A move brings its entry back by renaming it, unless it changed on the way (apply_patch's move with edits).
+        if (entry.change.change === "moved" && sameState(before, entry.change.after)) continue;
         const bytes = entry.beforeImage ? await this.#image(entry.beforeImage) : undefined;
         if (bytes === undefined || sha256Hex(bytes) !== before.sha256) {
           throw new ToolError(
@@ -446,7 +453,11 @@ export class FileHistory {
           rmdirConfined(real);
           return;
         }
-        moveConfined(real, from, roots);
+        if (sameState(change.before, change.after)) moveConfined(real, from, roots);
+        else {
+          await this.#put(from, change.before!, image, roots);
+          unlinkConfined(real);
+        }
         return;
       }
     }

@@ -100,6 +100,7 @@ export class Session extends SessionBase {
       ? options.history
       : new FileHistory(workspace.workdir, () => workspace.roots(), options.history);
     this.onFileChange((event) => this.history.record(event));
+    this.onClose(() => this.history.flush());
     // A session that made its workspace removes the workspace's temp dir when it closes.
     if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
   }
