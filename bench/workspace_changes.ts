@@ -22,7 +22,7 @@ import { ToolBox } from "../toolbox.ts";
 import { autoHost } from "../policy/hosts.ts";
 import { bubblewrapStatus } from "../policy/sandbox.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
-import { watchWorkspace, watchWorkspaceByScan } from "../tools/cmd/workspace_changes.ts";
+import { scanWorkspace, watchWorkspace } from "../tools/cmd/workspace_changes.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 
 const FOLDERS = 100;
@@ -37,13 +37,13 @@ for (let d = 0; d < FOLDERS; d++) {
 }
 
 let counter = 0;
-const compare = (byScan: boolean, change: boolean) =>
+const compare = (change: boolean) =>
   tool({
-    name: `compare_${byScan ? "scan" : "live"}${change ? "_change" : ""}`,
+    name: `compare${change ? "_change" : ""}`,
     description: "the comparison alone",
     input: v.object({}),
     async run(_args, ctx) {
-      const watch = byScan ? await watchWorkspaceByScan(ctx) : await watchWorkspace(ctx);
+      const watch = await watchWorkspace(ctx);
       if (change) await writeFile(join(dir, "src", "d000", "f000.ts"), `export const v0 = ${++counter};\n`);
       const changes = await watch.finish(ctx);
       if (change && changes.length !== 1) throw new Error(`expected one change, got ${JSON.stringify(changes)}`);
@@ -51,13 +51,7 @@ const compare = (byScan: boolean, change: boolean) =>
     },
   });
 
-const box = new ToolBox().register(
-  ...cmdTools(),
-  compare(false, false),
-  compare(false, true),
-  compare(true, false),
-  compare(true, true),
-);
+const box = new ToolBox().register(...cmdTools(), compare(false), compare(true));
 const sandboxed = new Session({ workspace: dir, sandbox: "auto", host: autoHost(), autoConfirm: true });
 const plain = new Session({ workspace: dir, sandbox: "off", host: autoHost(), autoConfirm: true });
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
@@ -70,10 +64,9 @@ async function call(session: Session, name: string, args: Record<string, unknown
 const candidates: [string, () => unknown][] = [
   ["bash `true`, sandbox off", () => call(plain, "bash", { command: "true" })],
   ["bash `ls`, sandbox off", () => call(plain, "bash", { command: "ls" })],
-  ["comparison, live index, no change", () => call(plain, "compare_live")],
-  ["comparison, live index, one file changed", () => call(plain, "compare_live_change")],
-  ["comparison, two full scans, no change", () => call(plain, "compare_scan")],
-  ["comparison, two full scans, one file changed", () => call(plain, "compare_scan_change")],
+  ["comparison alone, nothing changed", () => call(plain, "compare")],
+  ["comparison alone, one file changed", () => call(plain, "compare_change")],
+  ["one stat scan alone", () => scanWorkspace(dir)],
 ];
 if (hasBwrap) {
   candidates.unshift(["bash `ls`, bubblewrap", () => call(sandboxed, "bash", { command: "ls" })]);

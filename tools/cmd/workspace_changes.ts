@@ -12,6 +12,19 @@
  * A rename is recognised by its inode. The session temp dir is not compared
  * (the command's output files live there).
  *
+ * Why two full scans and not a folder watcher (inotify through
+ * `Deno.watchFs`): a watcher was built and dropped, because its events are
+ * not the whole truth, and a command that knows that could hide a change.
+ * Events are lost for a symlink that points at itself (the watcher follows
+ * it to classify it), including one renamed over an existing file, whose
+ * deletion then goes unseen; a folder moved keeps its watch under its old
+ * name; and a write through a hard link made in the temp dir is reported
+ * there, not in the workspace. A stat scan sees each of these. It costs about
+ * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md). Mtime and
+ * ctime come from the kernel's coarse clock: a same-size rewrite in place
+ * within one clock tick of the previous write, before the command started,
+ * is not seen.
+ *
  * @module
  */
 
@@ -51,6 +64,8 @@ const caches = new WeakMap<object, Map<string, string>>();
 function cacheOf(session: SessionBase): Map<string, string> {
   let cache = caches.get(session.workspace);
   if (cache === undefined) caches.set(session.workspace, cache = new Map());
+  // Keys of files long gone are dropped all at once, past a bound.
+  if (cache.size > MAX_SCAN_ENTRIES) cache.clear();
   return cache;
 }
 
@@ -59,6 +74,51 @@ function typeOf(stat: fs.Stats): FileState["type"] | undefined {
   if (stat.isDirectory()) return "directory";
   if (stat.isSymbolicLink()) return "symlink";
   return undefined;
+}
+
+interface DenoStat {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  size: number;
+  mode: number | null;
+  ino: number | null;
+  dev: number;
+  mtime: Date | null;
+  ctime: Date | null;
+}
+
+// Deno's own lstat costs about half of node:fs's through Deno's compatibility layer (measured in
+// bench/workspace_changes.ts); Node has only node:fs.
+const denoLstat = (globalThis as { Deno?: { lstatSync?: (path: string) => DenoStat } }).Deno?.lstatSync;
+
+function lstatEntry(full: string): StatEntry | undefined {
+  try {
+    if (denoLstat !== undefined) {
+      const stat = denoLstat(full);
+      const type = stat.isFile ? "file" : stat.isDirectory ? "directory" : stat.isSymlink ? "symlink" : undefined;
+      if (type === undefined) return undefined;
+      return {
+        type,
+        mode: (stat.mode ?? 0) & 0o7777,
+        size: type === "directory" ? 0 : stat.size,
+        ino: stat.ino ?? 0,
+        key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtime?.getTime()}:${stat.ctime?.getTime()}`,
+      };
+    }
+    const stat = fs.lstatSync(full);
+    const type = typeOf(stat);
+    if (type === undefined) return undefined;
+    return {
+      type,
+      mode: stat.mode & 0o7777,
+      size: type === "directory" ? 0 : stat.size,
+      ino: stat.ino,
+      key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -82,22 +142,11 @@ export function scanWorkspace(root: string, skip: readonly string[] = []): Works
         return;
       }
       const full = dir + "/" + name;
-      let stat: fs.Stats;
-      try {
-        stat = fs.lstatSync(full);
-      } catch {
-        continue;
-      }
-      const type = typeOf(stat);
-      if (type === undefined) continue;
+      const entry = lstatEntry(full);
+      if (entry === undefined) continue;
       const rel = prefix + name;
-      entries.set(rel, {
-        type,
-        mode: stat.mode & 0o7777,
-        size: type === "directory" ? 0 : stat.size,
-        ino: stat.ino,
-        key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
-      });
+      entries.set(rel, entry);
+      const type = entry.type;
       if (type === "directory" && !skip.includes(full)) walk(full, rel + "/");
     }
   };
@@ -141,24 +190,20 @@ function unknownState(entry: StatEntry, cache: Map<string, string>): FileState {
 
 /**
  * Starts watching the workspace of `ctx` for one command: the before
- * snapshot, now. Where the runtime can watch folders (`Deno.watchFs`), the
- * session keeps a live index of the workspace and only the paths the kernel
- * reports as touched are looked at; elsewhere (or when the watcher lost
- * events) both snapshots are full stat scans. New or changed files (not in
+ * snapshot, now, a stat scan of every entry. New or changed files (not in
  * the hash cache) are hashed within {@linkcode BEFORE_HASH_BUDGET} so that
- * their before state is known.
+ * their before state is known. `finish` scans again and compares.
+ *
+ * Requires `--allow-read` for the workspace.
+ *
+ * @example
+ * ```ts ignore
+ * const watch = await watchWorkspace(ctx);
+ * // ... the command runs and ends ...
+ * const changes = await watch.finish(ctx);
+ * ```
  */
 export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> {
-  const live = await liveIndexOf(ctx);
-  if (live !== undefined) {
-    const watch = await live.watch();
-    if (watch !== undefined) return watch;
-  }
-  return await watchWorkspaceByScan(ctx);
-}
-
-/** {@linkcode watchWorkspace} by two full stat scans, without a watcher (where none is available). */
-export async function watchWorkspaceByScan(ctx: ToolContext): Promise<WorkspaceWatch> {
   const root = ctx.workspace.workdir;
   const skip = await skippedFolders(ctx);
   const cache = cacheOf(ctx.session);
@@ -180,239 +225,6 @@ function hashWithinBudget(root: string, entries: Iterable<[string, StatEntry]>, 
     if (entry.type !== "file" || cache.has(entry.key) || entry.size > budget) continue;
     budget -= entry.size;
     hashed(cache, path.join(root, rel), entry);
-  }
-}
-
-function statEntry(full: string): StatEntry | undefined {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(full);
-  } catch {
-    return undefined;
-  }
-  const type = typeOf(stat);
-  if (type === undefined) return undefined;
-  return {
-    type,
-    mode: stat.mode & 0o7777,
-    size: type === "directory" ? 0 : stat.size,
-    ino: stat.ino,
-    key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
-  };
-}
-
-const indexes = new WeakMap<object, Promise<LiveIndex | undefined>>();
-
-function liveIndexOf(ctx: ToolContext): Promise<LiveIndex | undefined> {
-  const key = ctx.session.workspace;
-  let index = indexes.get(key);
-  if (index === undefined) {
-    index = LiveIndex.open(ctx).catch(() => undefined);
-    indexes.set(key, index);
-  }
-  return index;
-}
-
-type DenoWatch = {
-  watchFs?: (paths: string[], options: { recursive: boolean }) => AsyncIterable<WatchEvent> & { close(): void };
-};
-interface WatchEvent {
-  kind: string;
-  paths: string[];
-  flag?: string | null;
-}
-
-/**
- * The workspace as the kernel reports it changing: a stat index built once by
- * a full scan, and a recursive watcher whose events name the paths to look at
- * again. A barrier (a file touched in a folder of the session temp dir that
- * the same watcher covers, whose event comes after every earlier one) makes
- * sure every event of a command has arrived before its changes are read.
- */
-class LiveIndex {
-  readonly entries: Map<string, StatEntry>;
-  /** Paths touched since the index was last brought up to date, and the sets of the commands being watched. */
-  readonly #dirty = new Set<string>();
-  readonly #watches = new Set<Set<string>>([this.#dirty]);
-  #broken = false;
-  #barrier = 0;
-  readonly #waiting = new Map<string, () => void>();
-
-  private constructor(
-    readonly key: object,
-    readonly root: string,
-    readonly skip: readonly string[],
-    readonly syncDir: string,
-    readonly cache: Map<string, string>,
-    readonly watcher: AsyncIterable<WatchEvent> & { close(): void },
-    scan: WorkspaceScan,
-  ) {
-    this.entries = scan.entries;
-    void this.#listen();
-  }
-
-  static async open(ctx: ToolContext): Promise<LiveIndex | undefined> {
-    const deno = (globalThis as { Deno?: DenoWatch }).Deno;
-    if (typeof deno?.watchFs !== "function") return undefined;
-    const root = ctx.workspace.workdir;
-    const skip = await skippedFolders(ctx);
-    const temp = await ctx.workspace.tempDir();
-    const syncDir = path.join(temp, "watch-sync");
-    fs.mkdirSync(syncDir, { recursive: true, mode: 0o700 });
-    const watcher = deno.watchFs([root, syncDir], { recursive: true });
-    const scan = scanWorkspace(root, skip);
-    if (scan.incomplete) {
-      watcher.close();
-      return undefined;
-    }
-    const index = new LiveIndex(ctx.session.workspace, root, skip, syncDir, cacheOf(ctx.session), watcher, scan);
-    hashWithinBudget(root, scan.entries, index.cache);
-    ctx.session.onClose(() => index.close());
-    // Events of the scan's own reads are not changes; the first barrier also proves the watcher delivers.
-    if (!(await index.sync())) return undefined;
-    return index;
-  }
-
-  close(): void {
-    this.#broken = true;
-    try {
-      this.watcher.close();
-    } catch {
-      // already closed
-    }
-  }
-
-  async #listen(): Promise<void> {
-    try {
-      for await (const event of this.watcher) {
-        if (event.flag === "rescan") this.#broken = true;
-        for (const full of event.paths) {
-          if (full.startsWith(this.syncDir + "/")) {
-            this.#waiting.get(full)?.();
-            continue;
-          }
-          if (full !== this.root && !full.startsWith(this.root + "/")) continue;
-          if (this.skip.some((s) => full === s || full.startsWith(s + "/"))) continue;
-          if (event.kind === "access") continue;
-          const rel = full.slice(this.root.length + 1);
-          if (rel === "") continue;
-          for (const watch of this.#watches) watch.add(rel);
-        }
-      }
-    } catch {
-      // the watcher failed
-    }
-    this.#broken = true;
-  }
-
-  /** Waits until every event before now has arrived; false when the watcher does not answer. */
-  async sync(): Promise<boolean> {
-    if (this.#broken) return false;
-    const marker = path.join(this.syncDir, `sync-${++this.#barrier}`);
-    const arrived = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 2_000);
-      this.#waiting.set(marker, () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-    try {
-      fs.writeFileSync(marker, "");
-    } catch {
-      this.#waiting.delete(marker);
-      return false;
-    }
-    const ok = await arrived;
-    this.#waiting.delete(marker);
-    fs.rmSync(marker, { force: true });
-    if (!ok) this.#broken = true;
-    return ok && !this.#broken;
-  }
-
-  /** Brings the index up to date with the paths in `touched` (and what is under new folders); returns their old entries. */
-  #update(touched: Iterable<string>): Map<string, StatEntry | undefined> {
-    const old = new Map<string, StatEntry | undefined>();
-    const note = (rel: string) => {
-      if (!old.has(rel)) old.set(rel, this.entries.get(rel));
-    };
-    const visit = (rel: string) => {
-      note(rel);
-      const was = this.entries.get(rel);
-      const full = path.join(this.root, rel);
-      const now = this.skip.includes(full) ? undefined : statEntry(full);
-      if (now === undefined) this.entries.delete(rel);
-      else this.entries.set(rel, now);
-      if (was?.type === "directory" && now?.type !== "directory") {
-        for (const key of [...this.entries.keys()]) if (key.startsWith(rel + "/")) visit(key);
-      }
-      if (now?.type === "directory" && (was?.type !== "directory" || was.ino !== now.ino)) {
-        // A folder new here (made, or moved in): what is inside came with it, without events of its own.
-        for (const key of [...this.entries.keys()]) if (key.startsWith(rel + "/")) visit(key);
-        let names: string[] = [];
-        try {
-          names = fs.readdirSync(full);
-        } catch {
-          // gone again
-        }
-        for (const name of names) visit(rel + "/" + name);
-      }
-    };
-    for (const rel of touched) visit(rel);
-    return old;
-  }
-
-  /** A watch for one command, or undefined when the index cannot be trusted (use a full scan then). */
-  async watch(): Promise<WorkspaceWatch | undefined> {
-    // What changed since the last command (other tools, other processes) is taken in first.
-    if (!(await this.sync())) {
-      this.close();
-      indexes.delete(this.key);
-      return undefined;
-    }
-    const since = [...this.#dirty];
-    this.#dirty.clear();
-    this.#update(since);
-    const changed: [string, StatEntry][] = [];
-    for (const rel of since) {
-      const entry = this.entries.get(rel);
-      if (entry !== undefined) changed.push([rel, entry]);
-    }
-    hashWithinBudget(this.root, changed, this.cache);
-    const touched = new Set<string>();
-    this.#watches.add(touched);
-    const started = performance.now();
-    return {
-      before: { root: this.root, entries: this.entries, incomplete: false, ms: performance.now() - started },
-      finish: async (reporter) => {
-        // Every event of the command must have arrived before its changes are read.
-        const complete = await this.sync();
-        this.#watches.delete(touched);
-        if (!complete) {
-          // Events were lost: what the command did cannot be known; the next command starts a new index.
-          this.close();
-          indexes.delete(this.key);
-          return [];
-        }
-        return this.#finish(reporter, touched);
-      },
-    };
-  }
-
-  #finish(reporter: ToolContext, touched: Set<string>): FileChange[] {
-    const old = this.#update(touched);
-    const before = new Map<string, StatEntry>();
-    const after = new Map<string, StatEntry>();
-    for (const [rel, entry] of old) {
-      if (entry !== undefined) before.set(rel, entry);
-      const now = this.entries.get(rel);
-      if (now !== undefined) after.set(rel, now);
-    }
-    return reportScanChanges(
-      reporter,
-      { root: this.root, entries: before, incomplete: false, ms: 0 },
-      { root: this.root, entries: after, incomplete: false, ms: 0 },
-      this.cache,
-    );
   }
 }
 
