@@ -489,7 +489,8 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
     undo_conflict: {
-      meaning: "An undo or checkpoint restore was refused: a file it would restore was changed since by something else.",
+      meaning:
+        "An undo or checkpoint restore was refused: a file it would restore was changed since by something else.",
       kind: "execution",
       status: "error",
       recoverable: false,

@@ -6,7 +6,7 @@
 // Reads go through the confined operations, so a folder swapped for a link
 // meanwhile cannot make a snapshot read (and later restore) a file from outside.
 
-import fs from "node:fs";
+import type fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileState, ToolContext } from "@toolfence/core";
 import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined } from "@toolfence/policy";

@@ -140,7 +140,7 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
 describe("what a watcher would miss is seen", { concurrency: false }, () => {
   const scripts = [
     // a symlink to itself renamed over a file (a folder watcher loses both events)
-    "echo 1 > victim && ln -s victim loop && python3 -c 'import os; os.rename(\"loop\", \"victim\")'",
+    'echo 1 > victim && ln -s victim loop && python3 -c \'import os; os.rename("loop", "victim")\'',
     // a folder moved, then written into under its new name
     "mkdir -p m/n && echo 2 > m/n/f && mv m mm && echo 3 > mm/n/g",
     // a write through a hard link made outside the workspace's folders (in the temp dir)
