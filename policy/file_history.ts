@@ -38,7 +38,7 @@ import {
   symlinkConfined,
   unlinkConfined,
 } from "./confined_fs.ts";
-import { fileStateConfined } from "./file_state.ts";
+import { fileStateConfined, sameFileState } from "./file_state.ts";
 import { withPathLocks } from "./path_lock.ts";
 import { isWithin } from "./_paths.ts";
 
@@ -335,7 +335,7 @@ export class FileHistory {
       }
       for (const [shown, state] of expected) {
         const now = fileStateConfined(this.#real(shown));
-        if (!sameState(now, state)) {
+        if (!sameFileState(now, state)) {
           throw new ToolError(
             `Cannot undo: ${shown} was changed since by something else (it is ${describe(now)}, the journal says ${
               describe(state)
@@ -376,7 +376,7 @@ export class FileHistory {
         const before = entry.change.before;
         if (before === null || before.type === "directory") continue;
         // A move brings its entry back by renaming it, unless it changed on the way (apply_patch's move with edits).
-        if (entry.change.change === "moved" && sameState(before, entry.change.after)) continue;
+        if (entry.change.change === "moved" && sameFileState(before, entry.change.after)) continue;
         const bytes = entry.beforeImage ? await this.#image(entry.beforeImage) : undefined;
         if (bytes === undefined || sha256Hex(bytes) !== before.sha256) {
           throw new ToolError(
@@ -453,7 +453,7 @@ export class FileHistory {
           rmdirConfined(real);
           return;
         }
-        if (sameState(change.before, change.after)) moveConfined(real, from, roots);
+        if (sameFileState(change.before, change.after)) moveConfined(real, from, roots);
         else {
           await this.#put(from, change.before!, image, roots);
           unlinkConfined(real);
@@ -482,12 +482,6 @@ export class FileHistory {
 function touches(entry: JournalEntry): string[] {
   const { change } = entry;
   return change.from !== undefined ? [change.path, change.from] : [change.path];
-}
-
-function sameState(a: FileState | null, b: FileState | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.type === b.type && a.size === b.size && a.sha256 === b.sha256 &&
-    (a.type === "symlink" || a.mode === b.mode);
 }
 
 function describe(state: FileState | null): string {

@@ -111,5 +111,5 @@ export {
   type JournalEntry,
   type UndoReport,
 } from "./file_history.ts";
-export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT } from "./file_state.ts";
+export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT, sameFileState } from "./file_state.ts";
 export type { SweepReport } from "./_debris.ts";

@@ -9,7 +9,7 @@
 import type fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileState, ToolContext } from "@toolfence/core";
-import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined } from "@toolfence/policy";
+import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined, sameFileState } from "@toolfence/policy";
 
 /** Before-images one snapshot keeps, in bytes all together. */
 export const IMAGE_TOTAL_LIMIT = 128 << 20;
@@ -52,12 +52,6 @@ export function snapshot(paths: readonly string[], images: boolean): Snapshot {
   };
   for (const real of paths) visit(real);
   return taken;
-}
-
-/** Whether two states are the same (type, size, content and mode). */
-export function sameState(a: FileState | null, b: FileState | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.type === b.type && a.size === b.size && a.sha256 === b.sha256 && a.mode === b.mode;
 }
 
 /** A path as a {@linkcode FileChange} names it: relative to the workdir with `/`, else absolute. */
@@ -105,7 +99,7 @@ export function reportChanges(
       const destination = move.to + real.slice(move.from.length);
       const now = after.get(destination);
       if (now === undefined || movedTo.has(destination)) continue;
-      if (!(move.edited && real === move.from) && !sameState(entry.state, now.state)) continue;
+      if (!(move.edited && real === move.from) && !sameFileState(entry.state, now.state)) continue;
       movedTo.add(destination);
       const replaced = before.get(destination);
       if (replaced !== undefined) {
@@ -132,7 +126,7 @@ export function reportChanges(
     const was = before.get(real);
     if (was === undefined) {
       changes.push({ change: { path: changePath(ctx, real), change: "created", before: null, after: now.state } });
-    } else if (!sameState(was.state, now.state)) {
+    } else if (!sameFileState(was.state, now.state)) {
       changes.push({
         change: { path: changePath(ctx, real), change: "modified", before: was.state, after: now.state },
         image: was.image,
@@ -149,8 +143,8 @@ export function reportChanges(
   // Replaced destinations go first of all, so that undoing the move (last) frees their place before they return.
   const replacedFirst = deleted.filter((d) => movedTo.has(pathBack(ctx, d.change.path)));
   const otherDeleted = deleted.filter((d) => !movedTo.has(pathBack(ctx, d.change.path)));
-  changes.sort((a, b) => compare(a.change.path, b.change.path));
-  otherDeleted.sort((a, b) => compare(b.change.path, a.change.path));
+  changes.sort((a, b) => comparePaths(a.change.path, b.change.path));
+  otherDeleted.sort((a, b) => comparePaths(b.change.path, a.change.path));
   const ordered = [...replacedFirst, ...changes, ...otherDeleted];
   for (const { change, image } of ordered) ctx.recordFileChange(change, image);
   return ordered.map((o) => o.change);
@@ -160,8 +154,8 @@ function pathBack(ctx: ToolContext, shown: string): string {
   return path.isAbsolute(shown) ? shown : path.join(ctx.workspace.workdir, shown);
 }
 
-// Path order in which a folder comes right before what is in it.
-function compare(a: string, b: string): number {
+/** Path order (`/` separators) in which a folder comes right before what is in it. */
+export function comparePaths(a: string, b: string): number {
   const x = a.split("/");
   const y = b.split("/");
   for (let i = 0; i < Math.min(x.length, y.length); i++) {

@@ -32,6 +32,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { fileEntryConfined } from "@toolfence/policy";
+import { comparePaths } from "../_shared/fs_changes.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -289,19 +290,10 @@ function reportScanChanges(
     }
     changes.push({ path: rel, change: "created", before: null, after: afterState });
   }
-  const ordered = changes.sort((a, b) => compare(a.path, b.path));
-  const removals = gone.filter(([rel]) => !movedFrom.has(rel)).sort((a, b) => compare(b[0], a[0]))
+  const ordered = changes.sort((a, b) => comparePaths(a.path, b.path));
+  const removals = gone.filter(([rel]) => !movedFrom.has(rel)).sort((a, b) => comparePaths(b[0], a[0]))
     .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: unknownState(was, cache), after: null }));
   const all = [...ordered, ...removals];
   for (const change of all) ctx.recordFileChange(change);
   return all;
-}
-
-function compare(a: string, b: string): number {
-  const x = a.split("/");
-  const y = b.split("/");
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
-  }
-  return x.length - y.length;
 }
