@@ -8,7 +8,7 @@
 
 import type fs from "node:fs";
 import path from "node:path";
-import type { FileChange, FileState, ToolContext } from "@toolfence/core";
+import type { FileChange, ToolContext } from "@toolfence/core";
 import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined, sameFileState } from "@toolfence/policy";
 
 /** Before-images one snapshot keeps, in bytes all together. */
