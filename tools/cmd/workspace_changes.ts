@@ -19,7 +19,8 @@
  * it to classify it), including one renamed over an existing file, whose
  * deletion then goes unseen; a folder moved keeps its watch under its old
  * name; and a write through a hard link made in the temp dir is reported
- * there, not in the workspace. A stat scan sees each of these. It costs about
+ * there, not in the workspace; and writes through a shared memory mapping
+ * raise no inotify event at all. A stat scan sees each of these. It costs about
  * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md). Mtime and
  * ctime come from the kernel's coarse clock: a same-size rewrite in place
  * within one clock tick of the previous write, before the command started,
