@@ -9,6 +9,7 @@ import { ToolError } from "./errors.ts";
 import type { ArtifactRef, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -49,8 +50,16 @@ export interface OutputSink<R> {
   fail(error: ToolError): R;
 }
 
-/** Ends the call with the tool's value: whole when it fits in `cap`, else cut with an artifact. */
-export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number): R | Promise<R> {
+/**
+ * Ends the call with the tool's value: whole when it fits in `cap`, else cut
+ * with an artifact. A declared `schema` checks the whole JSON output first.
+ */
+export function finishOutput<R>(
+  call: OutputSink<R>,
+  value: unknown,
+  cap: number,
+  schema?: OutputSchema,
+): R | Promise<R> {
   let json: ReturnType<typeof toJsonOutput>;
   try {
     json = toJsonOutput(value, cap);
@@ -63,6 +72,17 @@ export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number
       }),
     );
   }
+  if (schema !== undefined) {
+    const mismatch = checkOutput(call.name, schema, json.output);
+    if (mismatch instanceof Promise) {
+      return mismatch.then((error) => error ? call.fail(error) : passOutput(call, json, cap));
+    }
+    if (mismatch) return call.fail(mismatch);
+  }
+  return passOutput(call, json, cap);
+}
+
+function passOutput<R>(call: OutputSink<R>, json: ReturnType<typeof toJsonOutput>, cap: number): R | Promise<R> {
   if (json.fits) return call.finish({ status: "success", output: json.output });
   return capOutput(call, json.text(), typeof json.output === "string", cap);
 }

@@ -29,6 +29,7 @@ export type ErrorCode =
   | "timeout"
   | "cancelled"
   | "not_serializable"
+  | "invalid_output"
   | "tool_error"
   | "outside_workspace"
   | "outside_directory"
@@ -110,6 +111,10 @@ export type ErrorCode =
   | "tab_not_found"
   | "upload_too_large"
   | "wait_timeout"
+  | "digest_mismatch"
+  | "path_not_approved"
+  | "host_changed"
+  | "publish_failed"
   | "undo_conflict"
   | "undo_unavailable"
   | "unknown_checkpoint";
@@ -157,6 +162,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     not_serializable: {
       meaning: "The tool returned a value that has no lossless JSON form.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    invalid_output: {
+      meaning:
+        "The tool's output does not match the output schema it declares; `details.path` names where. A fault of the tool, never passed on.",
       kind: "execution",
       status: "error",
       recoverable: false,
@@ -596,6 +608,32 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     wait_timeout: {
       meaning: "What browser_wait_for waited for did not happen in time.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    digest_mismatch: {
+      meaning:
+        "A publication was refused: the scratch copy's input digest is not the one its caller approved; nothing was changed.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    path_not_approved: {
+      meaning: "A publication was refused: a path to publish lies outside the approved set; nothing was changed.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: true,
+    },
+    host_changed: {
+      meaning:
+        "A publication was refused: a workspace file changed since the scratch copy was made (each is named with its hashes); nothing was changed.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    publish_failed: {
+      meaning: "A publication failed part-way; every change already made was undone unless the details say otherwise.",
       kind: "execution",
       status: "error",
       recoverable: true,

@@ -19,6 +19,7 @@ import type { ToolResult } from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { SessionBase } from "./session.ts";
+import type { ChoiceOutcome } from "./host.ts";
 import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
@@ -46,6 +47,14 @@ export interface CallOptions<T = unknown> {
   timeoutMs?: number;
   /** Receives the call's progress events. */
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * The answer a framework's own approval flow (OpenAI Agents interruptions,
+   * LangGraph interrupts, Mastra's approval) already gave for this call. A tool
+   * that needs approval is then not asked about again through the session:
+   * `choice: true` runs it, `choice: false` ends it `not_approved`. Set it only
+   * from a person's (or your rule's) answer, never from the model's input.
+   */
+  approval?: ChoiceOutcome<boolean>;
 }
 
 /** One call of a batch. */
@@ -138,7 +147,7 @@ export async function executeCall<T>(
     const passed = passGate(run, tool);
     const gate = passed instanceof Promise ? await passed : passed;
     if (gate.kind === "refused") return run.fail(gate.error);
-    if (gate.kind === "answered") return finishOutput(run, gate.output, cap);
+    if (gate.kind === "answered") return finishOutput(run, gate.output, cap, tool.output);
   } catch (error) {
     return run.fail(thrownToToolError(error));
   }
@@ -169,7 +178,7 @@ export async function executeCall<T>(
     }
 
     // 6. A value becomes the output.
-    if (attempt.kind === "value") return finishOutput(run, attempt.value, cap);
+    if (attempt.kind === "value") return finishOutput(run, attempt.value, cap, tool.output);
 
     // 7. Anything else ends the call with its reason, unless a retry is due.
     if (attempt.kind === "timeout") {

@@ -75,7 +75,7 @@ export {
   type ToolStatus,
 } from "./result.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
-export { inputJsonSchema, type JsonSchema } from "./schema.ts";
+export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
   closeObjects,
@@ -131,6 +131,7 @@ export {
   sniffImageType,
 } from "./images.ts";
 export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { CallGate } from "./call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
 export {
@@ -145,4 +146,5 @@ export {
 } from "./executor.ts";
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
+export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";

@@ -17,6 +17,7 @@ import type { FileChange } from "./effects.ts";
 import type { HookSet } from "./hooks.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
+import { CallGate } from "./call_gate.ts";
 
 /** Options of a {@linkcode SessionBase}. */
 export interface SessionBaseOptions {
@@ -113,6 +114,16 @@ export class SessionBase {
   readonly depth: number;
   /** Hooks that apply to every call of this session. */
   readonly hooks: HookSet = { before: [], after: [], afterBatch: [] };
+  /**
+   * The gate that gives calls arriving one by one the order of a batch:
+   * concurrency-safe calls together, any other call alone, first come first
+   * served. The framework adapters, the AI SDK adapter and the MCP server pass
+   * every call of this session through it; code that runs a framework's
+   * parallel tool calls itself should too:
+   * `session.callGate.run(isConcurrencySafe(tool), () => toolbox.call(session, ...))`.
+   * `callMany` orders its own batch and does not use it.
+   */
+  readonly callGate: CallGate = new CallGate();
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();

@@ -6,8 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { CLICK_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_click`. */
 export interface BrowserClickArgs {
@@ -43,6 +45,7 @@ export function browserClickTool(browsers: Browsers): Tool<BrowserClickArgs> {
       ref: v.pipe(v.string(), v.description("Element reference from browser_snapshot, e.g. e12.")),
       double: v.optional(v.pipe(v.boolean(), v.description("Double-click instead of a single click."))),
     }),
+    output: CLICK_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

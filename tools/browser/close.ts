@@ -6,8 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { CLOSE_OUTPUT } from "./_outputs.ts";
 
 /**
  * `browser_close()`: closes the session's browser and every tab; the next
@@ -32,6 +34,7 @@ export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>
     name: "browser_close",
     description: "Close the browser and all its tabs (cookies and storage are discarded). " + BROWSER_FLAGS,
     input: v.object({}),
+    output: CLOSE_OUTPUT,
     idempotent: true,
     permissions: ["run"],
     async run(_args, ctx): Promise<string> {

@@ -6,8 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { CONSOLE_MESSAGES_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_console_messages`. */
 export interface BrowserConsoleArgs {
@@ -42,6 +44,7 @@ export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserCons
     input: v.object({
       clear: v.optional(v.pipe(v.boolean(), v.description("Forget the messages returned."))),
     }),
+    output: CONSOLE_MESSAGES_OUTPUT,
     readOnly: true,
     concurrencySafe: false,
     permissions: [],

@@ -6,9 +6,11 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, untrusted } from "./_page.ts";
+import { EVALUATE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_evaluate`. */
 export interface BrowserEvaluateArgs {
@@ -46,6 +48,7 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
     input: v.object({
       script: v.pipe(v.string(), v.minLength(1), v.maxLength(100_000), v.description("Expression or function.")),
     }),
+    output: EVALUATE_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

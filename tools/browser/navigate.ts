@@ -7,9 +7,11 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BLOCKED_HEADER } from "./_egress_proxy.ts";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { NAVIGATE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_navigate`. */
 export interface BrowserNavigateArgs {
@@ -47,6 +49,7 @@ export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArg
     input: v.object({
       url: v.pipe(v.string(), v.maxLength(8192), v.description("Absolute URL, e.g. https://example.com/docs.")),
     }),
+    output: NAVIGATE_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

@@ -6,9 +6,11 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { PRESS_KEY_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_press_key`. */
 export interface BrowserPressKeyArgs {
@@ -41,6 +43,7 @@ export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArg
     input: v.object({
       key: v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description("Key name or chord.")),
     }),
+    output: PRESS_KEY_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

@@ -6,8 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { SELECT_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_select`. */
 export interface BrowserSelectArgs {
@@ -43,6 +45,7 @@ export function browserSelectTool(browsers: Browsers): Tool<BrowserSelectArgs> {
       ref: v.pipe(v.string(), v.description("Element reference from browser_snapshot, e.g. e12.")),
       values: v.pipe(v.array(v.string()), v.maxLength(1000), v.description("Values or labels of the options.")),
     }),
+    output: SELECT_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

@@ -7,8 +7,10 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { TABS_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_tabs`. */
 export interface BrowserTabsArgs {
@@ -48,6 +50,7 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
       index: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Tab index from list."))),
       url: v.optional(v.pipe(v.string(), v.maxLength(8192), v.description("URL for a new tab."))),
     }),
+    output: TABS_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

@@ -6,8 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { TYPE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_type`. */
 export interface BrowserTypeArgs {
@@ -47,6 +49,7 @@ export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
       text: v.pipe(v.string(), v.maxLength(100_000), v.description("The text to enter.")),
       submit: v.optional(v.pipe(v.boolean(), v.description("Press Enter after typing."))),
     }),
+    output: TYPE_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

@@ -9,8 +9,10 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { FILE_UPLOAD_OUTPUT } from "./_outputs.ts";
 
 /** The most bytes `browser_file_upload` hands to a page in one call. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
@@ -55,6 +57,7 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
         v.description("Paths of files in the workspace; an empty list clears the input."),
       ),
     }),
+    output: FILE_UPLOAD_OUTPUT,
     openWorld: true,
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,

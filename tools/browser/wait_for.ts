@@ -6,9 +6,11 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { WAIT_FOR_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_wait_for`: one of `text`, `text_gone` or `time`. */
 export interface BrowserWaitForArgs {
@@ -55,6 +57,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
         v.pipe(v.number(), v.minValue(0.1), v.maxValue(60), v.description("Seconds to wait for the text (10).")),
       ),
     }),
+    output: WAIT_FOR_OUTPUT,
     readOnly: true,
     concurrencySafe: false,
     openWorld: true,

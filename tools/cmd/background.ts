@@ -16,6 +16,7 @@ import { outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
+import { BASH_BACKGROUND_OUTPUT, BASH_LIST_OUTPUT, BASH_WAIT_OUTPUT, JOB_REPORT_OUTPUT } from "./_outputs.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
@@ -148,6 +149,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
     "sandbox). Follow the job with bash_read (output so far), bash_wait (until it ends or a timeout), " +
     "bash_list and bash_stop. Jobs are killed when the session ends.",
   input: v.object({ ...COMMAND_FIELDS, max_output_bytes: MAX_OUTPUT_BYTES_FIELD }),
+  output: BASH_BACKGROUND_OUTPUT,
   destructive: true,
   openWorld: true,
   permissions: ["run", "env", "read", "write"],
@@ -212,6 +214,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
   description: "Show a background job's status and its output so far (head and tail when long).\n" +
     "Reading does not consume the output: every call shows everything from the start.",
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
+  output: JOB_REPORT_OUTPUT,
   readOnly: true,
   permissions: ["read"],
   needs: JOB_NEEDS,
@@ -257,6 +260,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
     ),
     max_output_chars: MAX_OUTPUT_CHARS,
   }),
+  output: BASH_WAIT_OUTPUT,
   readOnly: true,
   permissions: ["read"],
   needs: JOB_NEEDS,
@@ -293,6 +297,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   name: "bash_list",
   description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
   input: v.object({}),
+  output: BASH_LIST_OUTPUT,
   readOnly: true,
   permissions: [],
   needs: JOB_NEEDS,
@@ -331,6 +336,7 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   description: "Stop a background job and everything it started (SIGTERM, then SIGKILL after 5 seconds).\n" +
     "Returns its final status and output.",
   input: v.object({ id: JOB_ID }),
+  output: JOB_REPORT_OUTPUT,
   destructive: true,
   idempotent: true,
   permissions: ["run", "read"],

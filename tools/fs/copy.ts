@@ -13,6 +13,7 @@ import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
 import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
+import { COPY_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `copy`. */
 export interface CopyArgs {
@@ -61,6 +62,7 @@ export const copyTool: Tool<CopyArgs> = tool({
     "folder, the copy goes into it. Replacing an existing file at dst may ask the user for permission; folders are " +
     "never merged. Missing parent folders of dst are created.",
   input,
+  output: COPY_OUTPUT,
   destructive: true,
   idempotent: true,
   permissions: ["read", "write"],

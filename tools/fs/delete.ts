@@ -13,6 +13,7 @@ import { readdirConfined, removeTreeConfined, unlinkConfined } from "@toolfence/
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { typeName } from "../_shared/fs_open.ts";
 import { withChangeReport } from "../_shared/fs_changes.ts";
+import { DELETE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `delete`, defaults applied. */
 export interface DeleteArgs {
@@ -103,6 +104,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
     "A symlink is removed as a link; what it points to is untouched. A folder that is not empty is deleted only with " +
     "recursive: true. May ask the user for permission.",
   input,
+  output: DELETE_OUTPUT,
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],

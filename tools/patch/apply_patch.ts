@@ -21,6 +21,7 @@ import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+import { APPLY_PATCH_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `apply_patch`, defaults applied. */
 export interface ApplyPatchArgs {
@@ -226,6 +227,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
     "checked first; if any does not fit, no file is changed and the error names the hunk. May ask the user for " +
     "permission to change existing files.",
   input,
+  output: APPLY_PATCH_OUTPUT,
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],

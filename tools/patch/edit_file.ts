@@ -15,6 +15,7 @@ import { currentSha256, sha256Argument } from "../fs/write_file.ts";
 import { shortDiff } from "./_short_diff.ts";
 import { withChangeReport } from "../_shared/fs_changes.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+import { EDIT_FILE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `edit_file`, defaults applied. */
 export interface EditFileArgs {
@@ -194,6 +195,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
     "true. new_text is inserted literally. Line endings, a byte-order mark and the final newline are kept. Returns " +
     "the number of replacements, the new sha256 and a short diff. On any failure the file is left unchanged.",
   input,
+  output: EDIT_FILE_OUTPUT,
   destructive: true,
   idempotent: false,
   permissions: ["read", "write"],
