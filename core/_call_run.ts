@@ -13,6 +13,7 @@ import type { SessionBase } from "./session.ts";
 import type { AfterCallHook } from "./hooks.ts";
 import type { CallOptions, ExecutionEnvironment } from "./executor.ts";
 import type { ArtifactStore } from "./artifacts.ts";
+import type { FileChange } from "./effects.ts";
 import { CallContext } from "./_call_context.ts";
 import { reasonText } from "./_call_attempts.ts";
 
@@ -56,6 +57,8 @@ export class CallRun<T> {
   /** Artifacts the tool stored during the call. */
   readonly produced: ArtifactRef[] = [];
   validArgs: Record<string, unknown> | undefined;
+  /** Files the tool reported changing (`ctx.recordFileChange`), in every attempt. */
+  readonly filesystemChanges: FileChange[] = [];
 
   constructor(
     readonly env: ExecutionEnvironment,
@@ -78,6 +81,7 @@ export class CallRun<T> {
     init.callId = this.options.callId;
     init.attempts = this.attempts;
     init.metadata = this.metadata;
+    init.filesystemChanges = [...this.filesystemChanges];
     if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
     init.latencyMs = performance.now() - this.started;
     const result = makeResult(init as ToolResultInit);
@@ -117,6 +121,7 @@ export class CallRun<T> {
       signal,
       options.onProgress,
       this.produced,
+      this.filesystemChanges,
     );
   }
 }

@@ -114,7 +114,10 @@ export type ErrorCode =
   | "digest_mismatch"
   | "path_not_approved"
   | "host_changed"
-  | "publish_failed";
+  | "publish_failed"
+  | "undo_conflict"
+  | "undo_unavailable"
+  | "unknown_checkpoint";
 
 /**
  * The catalogue, by code.
@@ -634,6 +637,25 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       kind: "execution",
       status: "error",
       recoverable: true,
+    },
+    undo_conflict: {
+      meaning:
+        "An undo or checkpoint restore was refused: a file it would restore was changed since by something else.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    undo_unavailable: {
+      meaning: "An undo or checkpoint restore was refused: a change has no before-image or names no known call.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    unknown_checkpoint: {
+      meaning: "No checkpoint with that id in the session's file history.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
     },
   },
 );

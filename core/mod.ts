@@ -130,7 +130,7 @@ export {
   MAX_IMAGE_BYTES,
   sniffImageType,
 } from "./images.ts";
-export { type ChildSessionOptions, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type SessionBaseOptions } from "./session.ts";
 export { CallGate } from "./call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";

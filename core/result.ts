@@ -6,6 +6,7 @@
  */
 
 import type { ErrorKind } from "./errors.ts";
+import type { FileChange } from "./effects.ts";
 
 /** How a call ended. */
 export type ToolStatus = "success" | "error" | "skipped" | "timed_out" | "cancelled";
@@ -76,6 +77,8 @@ export interface ToolResult {
   workerStillRunning?: boolean;
   /** The tool may have had side effects whose outcome is unknown (timeout, cancel mid-run). */
   outcomeUnknown?: boolean;
+  /** Every file the call created, modified, moved or deleted, as the tool reported it; `[]` when none. */
+  filesystemChanges: FileChange[];
 }
 
 /** The fields of a {@linkcode ToolResult} that {@linkcode makeResult} does not default. */
@@ -164,6 +167,7 @@ export function makeResult(init: ToolResultInit): ToolResult {
     truncated: init.truncated ?? false,
     artifacts: init.artifacts ?? [],
     metadata: init.metadata ?? {},
+    filesystemChanges: init.filesystemChanges ?? [],
   };
   for (const key of OPTIONAL_FIELDS) {
     const value = init[key];

@@ -13,6 +13,7 @@ import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "./host.
 import { type ArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
 import { checkImage, type DeferredImage } from "./images.ts";
 import type { ProgressEvent } from "./context.ts";
+import type { FileChange } from "./effects.ts";
 import type { HookSet } from "./hooks.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
@@ -34,6 +35,18 @@ export interface SessionBaseOptions {
   artifacts?: ArtifactStore;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
+}
+
+/** One file change a call reported, as {@linkcode SessionBase.onFileChange} listeners get it. */
+export interface FileChangeEvent {
+  /** The change, as the call's result lists it. */
+  change: FileChange;
+  /** The tool that made it. */
+  toolName: string;
+  /** The provider's call id, when given. */
+  callId?: string;
+  /** The exact content before the change (a symlink's target), when the tool kept it. */
+  beforeImage?: Uint8Array;
 }
 
 /** What a child session may change (see {@linkcode SessionBase.child}). */
@@ -114,6 +127,7 @@ export class SessionBase {
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();
+  #fileChangeListeners = new Set<(event: FileChangeEvent) => void>();
   #closers: (() => unknown)[] = [];
   #closed = false;
 
@@ -192,6 +206,26 @@ export class SessionBase {
         listener(event);
       } catch {
         // A failing listener must not fail the tool that reported progress.
+      }
+    }
+  }
+
+  /**
+   * Subscribes to the file changes this session's calls report (a checkpoint
+   * journal keeps them with their before-images); returns the unsubscribe function.
+   */
+  onFileChange(listener: (event: FileChangeEvent) => void): () => void {
+    this.#fileChangeListeners.add(listener);
+    return () => this.#fileChangeListeners.delete(listener);
+  }
+
+  /** Delivers a file change a call reported (`ctx.recordFileChange`) to the listeners. */
+  emitFileChange(event: FileChangeEvent): void {
+    for (const listener of this.#fileChangeListeners) {
+      try {
+        listener(event);
+      } catch {
+        // A failing listener must not fail the tool that changed the file.
       }
     }
   }

@@ -14,6 +14,7 @@ import type { Fence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import { denyAllHost } from "./hosts.ts";
+import { type Checkpoint, FileHistory, type FileHistoryOptions, type UndoReport } from "./file_history.ts";
 
 /** Options of a {@linkcode Session}. */
 export interface SessionOptions {
@@ -39,6 +40,12 @@ export interface SessionOptions {
   assessor?: RiskAssessor;
   /** Protected-path globs added to the defaults (writes to them always ask a person; see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
+  /**
+   * The file history behind checkpoints and undo: a ready {@linkcode FileHistory}
+   * (a child session shares its parent's), or its options (`dir` keeps it on
+   * disk). Default: in memory.
+   */
+  history?: FileHistory | FileHistoryOptions;
 }
 
 /**
@@ -61,6 +68,8 @@ export class Session extends SessionBase {
   declare readonly policy: Policy;
   /** Allowlists and grants. */
   readonly state: PolicyState;
+  /** Every file change this session's calls reported, with before-images: checkpoints and undo. */
+  readonly history: FileHistory;
   readonly #options: SessionOptions;
 
   /** Creates a session. */
@@ -87,6 +96,11 @@ export class Session extends SessionBase {
     });
     this.state = state;
     this.#options = options;
+    this.history = options.history instanceof FileHistory
+      ? options.history
+      : new FileHistory(workspace.workdir, () => workspace.roots(), options.history);
+    this.onFileChange((event) => this.history.record(event));
+    this.onClose(() => this.history.flush());
     // A session that made its workspace removes the workspace's temp dir when it closes.
     if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
   }
@@ -104,6 +118,39 @@ export class Session extends SessionBase {
       state: this.state.clone(),
       artifacts: this.artifacts,
       depth: this.depth + 1,
+      history: this.history,
     });
+  }
+
+  /**
+   * Takes a checkpoint of the workspace: {@linkcode Session.restoreCheckpoint}
+   * later reverts every file change reported after it (by this session and its
+   * sub-agents).
+   */
+  createCheckpoint(label?: string): Checkpoint {
+    return this.history.checkpoint(label);
+  }
+
+  /**
+   * Restores the checkpoint `id`: the exact bytes and modes of every file
+   * changed since, newest change first. Throws a `ToolError` and changes
+   * nothing when a file was changed since by something that did not report it
+   * (`undo_conflict`, naming the file), or a change cannot be undone
+   * (`undo_unavailable`: its before-image was not kept), or the id is unknown
+   * (`unknown_checkpoint`).
+   */
+  restoreCheckpoint(id: string): Promise<UndoReport> {
+    return this.history.restore(id);
+  }
+
+  /**
+   * Undoes the file changes of the calls `callIds` (the call ids given to
+   * `box.call`), newest first. Throws a `ToolError` and changes nothing when a
+   * later call or anything else changed one of their files since
+   * (`undo_conflict`, naming the file and the later call), or a call id is
+   * unknown or a change has no before-image (`undo_unavailable`).
+   */
+  undoCalls(callIds: readonly string[]): Promise<UndoReport> {
+    return this.history.undo(callIds);
   }
 }

@@ -72,6 +72,13 @@ function findJob(ctx: ToolContext, id: string): Job {
 
 async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobReport> {
   const exit = job.process.exit;
+  // The first report after the job's end gives what it changed in the workspace.
+  if (exit !== undefined && job.watch !== undefined) {
+    const { watch } = job;
+    job.watch = undefined;
+    await job.gone;
+    await watch.finish(ctx);
+  }
   const shown = (file: string) => ctx.workspace.relative(file);
   const peek = (file: string) =>
     peekStream(file, cap, shown(file)).catch((error) => {
@@ -170,6 +177,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       gone: run.gone,
       quarantined: run.quarantined,
       startedAt: Date.now(),
+      watch: run.watch,
     });
     return {
       id: job.id,
