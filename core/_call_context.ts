@@ -22,6 +22,8 @@ export class CallContext<T> implements ToolContext<T> {
     signal: AbortSignal | undefined,
     private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
     private readonly produced: ArtifactRef[],
+    readonly metadata: Record<string, unknown>,
+    readonly idempotencyKey: string | undefined,
   ) {
     this.#signal = signal;
   }

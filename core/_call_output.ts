@@ -9,6 +9,7 @@ import { ToolError } from "./errors.ts";
 import type { ArtifactRef, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { readReturned, type ToolFailure } from "./failure.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -46,11 +47,36 @@ export interface OutputSink<R> {
   /** Ends the call with a result. */
   finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): R;
   /** Ends the call with an error. */
-  fail(error: ToolError): R;
+  fail(error: ToolError, extra?: Partial<ToolResultInit>): R;
+  /** The result's metadata, which a returned outcome's metadata joins. */
+  readonly metadata: Record<string, unknown>;
+  /** What the tool said of its effects. */
+  claimedEffect: ToolResultInit["effectState"];
 }
 
-/** Ends the call with the tool's value: whole when it fits in `cap`, else cut with an artifact. */
+/**
+ * Ends the call with the tool's value: whole when it fits in `cap`, else cut
+ * with an artifact. A returned outcome ({@linkcode readReturned}: `fail()`,
+ * Flux's shape, a `ToolResult`) ends it as that outcome, its output kept the same way.
+ */
 export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number): R | Promise<R> {
+  const returned = readReturned(value);
+  if (returned === undefined) return finishValue(call, value, cap, undefined);
+  const { metadata } = returned.kind === "output" ? returned : returned.failure;
+  if (metadata) Object.assign(call.metadata, metadata);
+  const artifacts = returned.result?.artifacts;
+  if (returned.kind === "output") return finishValue(call, returned.output, cap, undefined, artifacts);
+  call.claimedEffect = returned.failure.effectState;
+  return finishValue(call, returned.failure.output, cap, returned.failure, artifacts);
+}
+
+function finishValue<R>(
+  call: OutputSink<R>,
+  value: unknown,
+  cap: number,
+  failure: ToolFailure | undefined,
+  artifacts?: ArtifactRef[],
+): R | Promise<R> {
   let json: ReturnType<typeof toJsonOutput>;
   try {
     json = toJsonOutput(value, cap);
@@ -63,15 +89,29 @@ export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number
       }),
     );
   }
-  if (json.fits) return call.finish({ status: "success", output: json.output });
-  return capOutput(call, json.text(), typeof json.output === "string", cap);
+  if (json.fits) {
+    if (failure === undefined) return call.finish({ status: "success", output: json.output, artifacts });
+    return call.fail(failure.error, { status: failure.status, output: json.output, artifacts });
+  }
+  return capOutput(call, json.text(), typeof json.output === "string", cap, failure, artifacts);
 }
 
-async function capOutput<R>(call: OutputSink<R>, whole: string, isText: boolean, cap: number): Promise<R> {
+async function capOutput<R>(
+  call: OutputSink<R>,
+  whole: string,
+  isText: boolean,
+  cap: number,
+  failure: ToolFailure | undefined,
+  given: ArtifactRef[] = [],
+): Promise<R> {
   const artifact = await call.artifacts.put(whole, {
     mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
     summary: `whole output of ${call.name}${call.callId ? ` (call ${call.callId})` : ""}, ${whole.length} characters`,
   });
   const { text, omitted } = capText(whole, cap, artifact);
-  return call.finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+  const artifacts = [artifact, ...given];
+  if (failure === undefined) {
+    return call.finish({ status: "success", output: text, truncated: true, omitted, artifacts });
+  }
+  return call.fail(failure.error, { status: failure.status, output: text, truncated: true, omitted, artifacts });
 }

@@ -5,8 +5,17 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { ToolError } from "./errors.ts";
-import { type ArtifactRef, makeResult, type ToolResult, type ToolResultInit } from "./result.ts";
+import {
+  type ArtifactRef,
+  type AttemptId,
+  makeResult,
+  type Provenance,
+  type RetryDisposition,
+  type ToolResult,
+  type ToolResultInit,
+} from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ToolContext } from "./context.ts";
 import type { SessionBase } from "./session.ts";
@@ -21,6 +30,37 @@ export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H
   if (session.length === 0) return box;
   if (box.length === 0) return session;
   return [...box, ...session];
+}
+
+const DEFINITION_HASHES = new WeakMap<AnyTool, string>();
+
+/** Hex SHA-256 of what defines a tool for the model and the pipeline; computed once per tool. */
+export function definitionSha256(tool: AnyTool): string {
+  let hash = DEFINITION_HASHES.get(tool);
+  if (hash === undefined) {
+    const { name, description, inputSchema, effects, readOnly, destructive, idempotent, openWorld, needs, requires } =
+      tool;
+    const definition = {
+      name,
+      description,
+      inputSchema,
+      effects,
+      readOnly,
+      destructive,
+      idempotent,
+      openWorld,
+      needs,
+      requires,
+    };
+    hash = createHash("sha256").update(JSON.stringify(definition)).digest("hex");
+    DEFINITION_HASHES.set(tool, hash);
+  }
+  return hash;
+}
+
+/** Whether a thrown value is a cancellation (`AbortError`, as `fetch` and `signal.throwIfAborted()` throw). */
+export function isAbortError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
 }
 
 /** Anything a tool throws, as a `ToolError` (`tool_error` unless it already is one). */
@@ -56,16 +96,45 @@ export class CallRun<T> {
   /** Artifacts the tool stored during the call. */
   readonly produced: ArtifactRef[] = [];
   validArgs: Record<string, unknown> | undefined;
+  /** The tool, once it was found. */
+  tool: AnyTool | undefined;
+  /** Why the call was or was not run again. */
+  retryDisposition: RetryDisposition = "not_needed";
+  /** What the tool said of its effects when it returned a failure. */
+  claimedEffect: ToolResultInit["effectState"];
+  readonly ownerGeneration: number;
+  #attemptCallId: string | undefined;
 
   constructor(
     readonly env: ExecutionEnvironment,
     readonly session: SessionBase,
     readonly name: string,
     readonly options: CallOptions<T>,
-  ) {}
+  ) {
+    this.ownerGeneration = session.generation;
+  }
 
   get callId(): string | undefined {
     return this.options.callId;
+  }
+
+  /** The id of this call's attempts: the provider's call id, else one the session makes. */
+  attemptId(attempt = this.attempts): AttemptId {
+    this.#attemptCallId ??= this.options.callId ?? this.session.nextCallId();
+    return { callId: this.#attemptCallId, attempt, ownerGeneration: this.ownerGeneration };
+  }
+
+  #provenance(tool: AnyTool): Provenance {
+    const approval = this.metadata.approval;
+    return {
+      definitionSha256: definitionSha256(tool),
+      sessionId: this.session.id,
+      authorization: this.metadata.shortCircuited === true
+        ? "hook"
+        : approval === "user" || approval === "auto"
+        ? approval
+        : "none_needed",
+    };
   }
 
   get artifacts(): ArtifactStore {
@@ -80,8 +149,29 @@ export class CallRun<T> {
     init.metadata = this.metadata;
     if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
     init.latencyMs = performance.now() - this.started;
+    const { tool } = this;
+    init.retryDisposition = this.retryDisposition;
+    init.attemptId = this.attemptId();
+    if (this.options.idempotencyKey !== undefined) init.idempotencyKey = this.options.idempotencyKey;
+    if (tool) {
+      init.declaredEffects = tool.effects ?? null;
+      init.provenance = this.#provenance(tool);
+      if (this.validArgs) init.normalizedRequest = this.validArgs;
+      if (this.claimedEffect !== undefined && init.effectState === undefined) init.effectState = this.claimedEffect;
+    }
     const result = makeResult(init as ToolResultInit);
     const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
+    if (tool?.onFailure && result.status !== "success") return this.#runOnFailure(tool, result, hooks);
+    return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
+  }
+
+  async #runOnFailure(tool: AnyTool, failed: ToolResult, hooks: readonly AfterCallHook[]): Promise<ToolResult> {
+    let result = failed;
+    try {
+      result = (await tool.onFailure!({ session: this.session, result, args: this.validArgs })) ?? result;
+    } catch (error) {
+      this.metadata.onFailureError = (error as Error)?.message ?? String(error);
+    }
     return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
   }
 
@@ -117,6 +207,8 @@ export class CallRun<T> {
       signal,
       options.onProgress,
       this.produced,
+      this.metadata,
+      options.idempotencyKey,
     );
   }
 }

@@ -64,15 +64,30 @@ export {
 } from "./services.ts";
 export {
   type ArtifactRef,
+  type AttemptId,
+  effectStateOf,
   isToolResult,
   makeResult,
+  type Provenance,
   RESULT_SCHEMA_VERSION,
+  type RetryDisposition,
   toModelText,
   type ToolResult,
   ToolResultContractError,
   type ToolResultInit,
   type ToolStatus,
 } from "./result.ts";
+export {
+  fail,
+  type FailOptions,
+  type FluxResult,
+  isFluxResult,
+  readReturned,
+  type Returned,
+  type ReturnedFailureStatus,
+  ToolFailure,
+} from "./failure.ts";
+export { type LateResult, LateResults } from "./late_results.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
 export { inputJsonSchema, type JsonSchema } from "./schema.ts";
 export {
@@ -86,15 +101,18 @@ export {
 } from "./validation.ts";
 export {
   type AnyTool,
+  assertEffects,
   assertToolName,
   isConcurrencySafe,
   isTool,
   type ObjectInputSchema,
+  type OnFailureHook,
   type RetryPolicy,
   type Tool,
   tool,
   TOOL_NAME_PATTERN,
   type ToolDefinition,
+  type ToolFailureEvent,
   type ToolFunctionOptions,
   type ToolMetadata,
   type ToolNeeds,
@@ -134,6 +152,7 @@ export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolG
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
 export {
   type BatchCall,
+  type BatchClosure,
   type BatchOptions,
   type BatchResult,
   type CallOptions,

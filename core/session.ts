@@ -16,6 +16,7 @@ import type { ProgressEvent } from "./context.ts";
 import type { HookSet } from "./hooks.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
+import { LateResults } from "./late_results.ts";
 
 /** Options of a {@linkcode SessionBase}. */
 export interface SessionBaseOptions {
@@ -100,6 +101,12 @@ export class SessionBase {
   readonly depth: number;
   /** Hooks that apply to every call of this session. */
   readonly hooks: HookSet = { before: [], after: [], afterBatch: [] };
+  /** This session's id, in every result's `provenance` and in the call ids it makes. */
+  readonly id: string = crypto.randomUUID();
+  /** What timed-out and cancelled tools settled with after their calls ended (list and event). */
+  readonly lateResults: LateResults = new LateResults();
+  #generation = 0;
+  #calls = 0;
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();
@@ -121,6 +128,28 @@ export class SessionBase {
     this.artifacts = options.artifacts ?? new MemoryArtifactStore();
     this.depth = options.depth ?? 0;
     this.policy = options.policy(this);
+  }
+
+  /**
+   * The owner generation: 0 at first, one more at each {@linkcode SessionBase.takeOver}.
+   * Each result's `attemptId` names the generation its call started in.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Marks a new owner of the session (e.g. a runner that restarted and resumes
+   * it): calls started before are from a stale owner, and their late results
+   * say so. Returns the new generation.
+   */
+  takeOver(): number {
+    return ++this.#generation;
+  }
+
+  /** A call id for a call the provider gave none: `<session id>:<n>`. */
+  nextCallId(): string {
+    return `${this.id}:${++this.#calls}`;
   }
 
   /** Whether {@linkcode SessionBase.close} has run. */

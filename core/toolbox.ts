@@ -105,6 +105,7 @@ export class ToolBox {
     this.#env = {
       lookup: (name) => (this.#disabled.has(name) ? undefined : this.#tools.get(name)),
       enabledNames: () => [...this.#tools.keys()].filter((n) => !this.#disabled.has(n)),
+      isDisabled: (name) => this.#disabled.has(name) && this.#tools.has(name),
       hooks: this.#hooks,
       maxOutputChars: this.#options.maxOutputChars,
       graceMs: this.#options.graceMs,
