@@ -353,7 +353,9 @@ export function toModelText(result: ToolResult): string {
   let text = `${head} [${result.errorCode}]: ${result.error}`;
   if (result.recoveryHint) text += `\nHint: ${result.recoveryHint}`;
   if (result.output !== null && result.output !== undefined && result.output !== "") {
-    text += `\nPartial output: ${typeof result.output === "string" ? result.output : JSON.stringify(result.output)}`;
+    // A failure the tool returned keeps its whole output (a failed command's); a stopped call, what it had.
+    const label = result.status === "error" ? "Output" : "Partial output";
+    text += `\n${label}: ${typeof result.output === "string" ? result.output : JSON.stringify(result.output)}`;
   }
   return text;
 }

@@ -107,6 +107,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
       name: v.optional(v.pipe(NAME, v.description("A short label for the sub-agent, e.g. 'tests'."))),
     }),
     openWorld: true,
+    effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],
     async run({ task, name }, ctx) {
       assertMayDelegate(ctx.session);
@@ -137,6 +138,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
       ),
     }),
     openWorld: true,
+    effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],
     async run({ tasks, names }, ctx): Promise<{ results: SubagentOutcome[] }> {
       if (names !== undefined && names.length !== tasks.length) {

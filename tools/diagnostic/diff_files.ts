@@ -71,6 +71,7 @@ export const diffFilesTool: Tool<DiffFilesArgs> = tool({
   }),
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ a, b, context }, ctx): Promise<DiffFilesResult> {

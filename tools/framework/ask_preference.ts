@@ -83,6 +83,7 @@ export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
   }),
   readOnly: true,
   concurrencySafe: false,
+  effects: [],
   permissions: [],
   needs: {},
   async run({ question, choices, allow_extra, default_choice }, ctx): Promise<PreferenceAnswer> {

@@ -62,6 +62,7 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   }),
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: [],
   needs: {},
   run: ({ id, offset, limit }, ctx): Promise<ArtifactWindow> =>

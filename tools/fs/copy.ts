@@ -62,6 +62,7 @@ export const copyTool: Tool<CopyArgs> = tool({
   input,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {

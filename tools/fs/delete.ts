@@ -104,6 +104,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   input,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: shown, recursive }, ctx) {

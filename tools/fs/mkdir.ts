@@ -44,6 +44,7 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   input,
   destructive: false,
   idempotent: true,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {

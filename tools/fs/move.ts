@@ -82,6 +82,7 @@ export const moveTool: Tool<MoveArgs> = tool({
   input,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {

@@ -34,6 +34,7 @@ export const tempDirTool: Tool<TempDirArgs> = tool({
   input: v.object({}),
   destructive: false,
   idempotent: true,
+  effects: ["writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["temp"], write: ["temp"] },
   async run(_args, ctx) {

@@ -100,6 +100,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   input,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {

@@ -227,6 +227,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   input,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {

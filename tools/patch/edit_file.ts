@@ -195,6 +195,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   input,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {

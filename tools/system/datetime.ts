@@ -85,6 +85,7 @@ export const datetimeTool: Tool<DatetimeArgs> = tool({
     ),
   }),
   readOnly: true,
+  effects: [],
   permissions: [],
   needs: {},
   run({ time_zone }): DatetimeResult {

@@ -36,6 +36,7 @@ export const sleepTool: Tool<SleepArgs> = tool({
   }),
   readOnly: true,
   idempotent: true,
+  effects: [],
   permissions: [],
   needs: {},
   run({ seconds }, ctx): Promise<{ slept_ms: number }> {

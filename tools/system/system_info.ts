@@ -56,6 +56,7 @@ export const systemInfoTool: Tool<Record<string, never>> = tool({
   input: v.object({}),
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: [],
   needs: {},
   optionalNeeds: { sys: ["osRelease", "cpus"] },
