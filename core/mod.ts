@@ -63,6 +63,7 @@ export {
   type WriteKind,
 } from "./services.ts";
 export {
+  ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
   type AttemptId,
   effectStateOf,
@@ -129,12 +130,14 @@ export {
   type HookSet,
 } from "./hooks.ts";
 export {
+  artifactIdOf,
   type ArtifactInfo,
   type ArtifactStore,
   type ArtifactWindow,
   type AtomicFileWriter,
   FileArtifactStore,
   MemoryArtifactStore,
+  parseArtifactRef,
   readArtifactWindow,
   sha256Hex,
 } from "./artifacts.ts";

@@ -14,8 +14,12 @@ export type ToolStatus = "success" | "error" | "skipped" | "timed_out" | "cancel
 /** The version of the {@linkcode ToolResult} shape. */
 export const RESULT_SCHEMA_VERSION = 2;
 
+/** The version of the {@linkcode ArtifactRef} shape. */
+export const ARTIFACT_REF_SCHEMA_VERSION = 1;
+
 /**
- * A reference to stored content, e.g. the whole of an output that was cut.
+ * A reference to stored content, e.g. the whole of an output that was cut:
+ * a portable content-addressed pointer, never the content or a host path.
  * Only `id`, `sha256`, `mediaType`, `byteLength` and `summary` reach the model.
  */
 export interface ArtifactRef {
@@ -35,6 +39,12 @@ export interface ArtifactRef {
   summary: string;
   /** Whether the model needs the content to make sense of the result. */
   required: boolean;
+  /** Which resolver can fetch the content: the store that holds it (`memory`, `file`, or a store's own key). */
+  resolverKey: string;
+  /** Hex SHA-256 of what produced the content (e.g. the producing call's provenance), when known. */
+  provenanceDigest: string | null;
+  /** Shape version, {@linkcode ARTIFACT_REF_SCHEMA_VERSION}. */
+  schemaVersion: number;
 }
 
 /** Plain-JSON record of one tool call. Build it with {@linkcode makeResult}. */
