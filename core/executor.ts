@@ -24,7 +24,14 @@ import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { toolFenceRefusal } from "./_tool_needs.ts";
 import { passGate } from "./_call_gate.ts";
-import { type AttemptOutcome, backoffDelay, runAttempt, type SettledOutcome, sleep } from "./_call_attempts.ts";
+import {
+  type AttemptOutcome,
+  backoffDelay,
+  CancelReason,
+  runAttempt,
+  type SettledOutcome,
+  sleep,
+} from "./_call_attempts.ts";
 import { finishOutput } from "./_call_output.ts";
 import { CallRun, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
@@ -283,6 +290,8 @@ function capabilityRefusal(tool: AnyTool, session: SessionBase): ToolError | und
 function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedStatus: "timed_out" | "cancelled"): void {
   const attemptId = run.attemptId();
   void work.then((settled) => {
+    // A tool that stopped because it was told to (it threw the abort) has nothing more to say.
+    if (settled.kind === "thrown" && (isAbortError(settled.error) || settled.error instanceof CancelReason)) return;
     let output: unknown = null;
     let error: string | undefined;
     if (settled.kind === "thrown") {

@@ -397,3 +397,28 @@ describe("batch closure", () => {
     });
   });
 });
+
+test("a tool that honours its signal leaves no late result", async () => {
+  await withSession(async (session) => {
+    const box = new ToolBox({ graceMs: 200 }).register(
+      tool({ name: "polite", description: "d", input: empty, run: (_a, ctx) => delay(5_000, ctx.signal) }),
+      tool({
+        name: "checks",
+        description: "d",
+        input: empty,
+        run: async (_a, ctx) => {
+          await delay(30);
+          ctx.signal.throwIfAborted();
+        },
+      }),
+    );
+    const controller = new AbortController();
+    const pending = box.call(session, "polite", {}, { signal: controller.signal });
+    await delay(5);
+    controller.abort();
+    assert.equal((await pending).status, "cancelled");
+    assert.equal((await box.call(session, "checks", {}, { timeoutMs: 5 })).status, "timed_out");
+    await delay(50);
+    assert.deepEqual(session.lateResults.list(), []);
+  });
+});
