@@ -108,7 +108,7 @@ export class CallRun<T> {
   constructor(
     readonly env: ExecutionEnvironment,
     readonly session: SessionBase,
-    readonly name: string,
+    public name: string,
     readonly options: CallOptions<T>,
   ) {
     this.ownerGeneration = session.generation;

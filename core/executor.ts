@@ -155,6 +155,11 @@ export async function executeCall<T>(
     return run.fail(env.isDisabled?.(name) ? disabledToolError(name) : unknownToolError(name, env.enabledNames()));
   }
   run.tool = tool;
+  if (tool.name !== name) {
+    // Called by an alias: the result names the tool that ran.
+    run.metadata.calledAs = name;
+    run.name = tool.name;
+  }
   if (signal?.aborted) return run.cancelled("Not run");
   // What the runtime does not grant, or the model cannot use, is refused before anything of the call happens.
   const fenced = toolFenceRefusal(tool, session) ?? capabilityRefusal(tool, session);
