@@ -49,7 +49,7 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     ? await tool.needsApproval(run.validArgs!)
     : tool.needsApproval === true;
   if (!needsApproval) return RUN;
-  const answer = await session.confirm({
+  const answer = await session.confirmOutcome({
     title: "Approve tool call",
     message: `Allow ${name} with ${JSON.stringify(run.validArgs)}?`,
     defaultChoice: true,

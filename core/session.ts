@@ -168,8 +168,29 @@ export class SessionBase {
     return this.host.choose(request, signal);
   }
 
-  /** Asks a yes/no question, with the same `autoConfirm` rule as {@linkcode SessionBase.choose}. */
-  confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
+  /**
+   * Asks a yes/no question and resolves to the answer itself, so that
+   * `if (await session.confirm(...))` means what it says (an answer object
+   * would always be truthy). Same `autoConfirm` rule as
+   * {@linkcode SessionBase.choose}. To know who answered, use
+   * {@linkcode SessionBase.confirmOutcome}.
+   *
+   * @example
+   * ```ts
+   * import { Session } from "@toolfence/policy";
+   * const session = new Session({ workspace: Deno.cwd(), autoConfirm: true });
+   * if (await session.confirm({ title: "Go", message: "Go on?", defaultChoice: false })) console.log("yes");
+   * await session.close();
+   * ```
+   */
+  async confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<boolean> {
+    const { choice } = await this.confirmOutcome(request, signal);
+    if (typeof choice !== "boolean") throw new TypeError("The host answered a yes/no question with a non-boolean");
+    return choice;
+  }
+
+  /** Asks a yes/no question; the answer and who gave it (`user`, or `auto` for a rule). Read `.choice`. */
+  confirmOutcome(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
     if (this.autoConfirm && !request.requirePerson) {
       return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
     }
