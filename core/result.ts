@@ -259,31 +259,25 @@ export function makeResult(init: ToolResultInit): ToolResult {
     reconciliationRequired: false,
     retryDisposition: init.retryDisposition ?? "not_needed",
   };
-  for (const key of OPTIONAL_FIELDS) {
-    const value = init[key];
-    if (value !== undefined) (result as unknown as Record<string, unknown>)[key] = value;
-  }
+  // Named stores, not a loop over key names: a keyed store per field is megamorphic and was a tenth of a call.
+  if (init.error !== undefined) result.error = init.error;
+  if (init.errorKind !== undefined) result.errorKind = init.errorKind;
+  if (init.errorCode !== undefined) result.errorCode = init.errorCode;
+  if (init.recoverable !== undefined) result.recoverable = init.recoverable;
+  if (init.recoveryHint !== undefined) result.recoveryHint = init.recoveryHint;
+  if (init.details !== undefined) result.details = init.details;
+  if (init.callId !== undefined) result.callId = init.callId;
+  if (init.omitted !== undefined) result.omitted = init.omitted;
+  if (init.workerStillRunning !== undefined) result.workerStillRunning = init.workerStillRunning;
+  if (init.attemptId !== undefined) result.attemptId = init.attemptId;
+  if (init.idempotencyKey !== undefined) result.idempotencyKey = init.idempotencyKey;
+  if (init.normalizedRequest !== undefined) result.normalizedRequest = init.normalizedRequest;
+  if (init.provenance !== undefined) result.provenance = init.provenance;
   result.effectState = effectStateOf(init);
   result.reconciliationRequired = reconciliationRequired(result);
   assertInvariants(result);
   return result;
 }
-
-const OPTIONAL_FIELDS = [
-  "error",
-  "errorKind",
-  "errorCode",
-  "recoverable",
-  "recoveryHint",
-  "details",
-  "callId",
-  "omitted",
-  "workerStillRunning",
-  "attemptId",
-  "idempotencyKey",
-  "normalizedRequest",
-  "provenance",
-] as const satisfies readonly (keyof ToolResultInit)[];
 
 function reconciliationRequired(r: Pick<ToolResult, "effectState" | "status" | "attempts">): boolean {
   if (r.effectState === "unknown") return true;
