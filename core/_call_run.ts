@@ -20,6 +20,7 @@ import type { AnyTool } from "./tool.ts";
 import type { ToolContext } from "./context.ts";
 import type { SessionBase } from "./session.ts";
 import type { AfterCallHook } from "./hooks.ts";
+import type { LateResult } from "./late_results.ts";
 import type { CallOptions, ExecutionEnvironment } from "./executor.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { CallContext } from "./_call_context.ts";
@@ -143,15 +144,28 @@ export class CallRun<T> {
 
   /** Completes `init` (a fresh object each caller builds) into the call's result. */
   finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> {
+    const result = makeResult(this.#complete(init, this.attempts, this.metadata));
+    const { tool } = this;
+    const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
+    if (tool?.onFailure && result.status !== "success") return this.#runOnFailure(tool, result, hooks);
+    return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
+  }
+
+  /** The pipeline's fields of a result: who, which attempt, how long, what was declared and what let it run. */
+  #complete(
+    init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">,
+    attempt: number,
+    metadata: Record<string, unknown>,
+  ): ToolResultInit {
     init.toolName = this.name;
     init.callId = this.options.callId;
-    init.attempts = this.attempts;
-    init.metadata = this.metadata;
+    init.attempts = attempt;
+    init.metadata = metadata;
     if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
     init.latencyMs = performance.now() - this.started;
     const { tool } = this;
     init.retryDisposition = this.retryDisposition;
-    init.attemptId = this.attemptId();
+    init.attemptId = this.attemptId(attempt);
     if (this.options.idempotencyKey !== undefined) init.idempotencyKey = this.options.idempotencyKey;
     if (tool) {
       init.declaredEffects = tool.effects ?? null;
@@ -159,10 +173,27 @@ export class CallRun<T> {
       if (this.validArgs) init.normalizedRequest = this.validArgs;
       if (this.claimedEffect !== undefined && init.effectState === undefined) init.effectState = this.claimedEffect;
     }
-    const result = makeResult(init as ToolResultInit);
-    const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
-    if (tool?.onFailure && result.status !== "success") return this.#runOnFailure(tool, result, hooks);
-    return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
+    return init as ToolResultInit;
+  }
+
+  /**
+   * The result attempt `attempt` settled with after the call had been
+   * reported `reportedStatus` (no hooks run: the call has ended). `init` holds
+   * how it settled; `latencyMs` is the time to the settling.
+   */
+  late(
+    init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">,
+    attempt: number,
+    reportedStatus: "timed_out" | "cancelled",
+  ): LateResult {
+    const result = makeResult(this.#complete(init, attempt, { ...this.metadata }));
+    return {
+      ...result,
+      attemptId: result.attemptId!,
+      lateResult: true,
+      reportedStatus,
+      staleOwner: this.session.generation !== this.ownerGeneration,
+    };
   }
 
   async #runOnFailure(tool: AnyTool, failed: ToolResult, hooks: readonly AfterCallHook[]): Promise<ToolResult> {

@@ -15,7 +15,7 @@
  */
 
 import { ToolError } from "./errors.ts";
-import type { RetryDisposition, ToolResult } from "./result.ts";
+import type { RetryDisposition, ToolResult, ToolResultInit } from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { SessionBase } from "./session.ts";
@@ -35,7 +35,7 @@ import {
 import { finishOutput } from "./_call_output.ts";
 import { CallRun, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
-import { toJsonOutput } from "./_serialize.ts";
+import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -293,37 +293,43 @@ function capabilityRefusal(tool: AnyTool, session: SessionBase): ToolError | und
 
 /** Keeps what a stopped tool settles with, whenever it does, in the session's late results. */
 function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedStatus: "timed_out" | "cancelled"): void {
-  const attemptId = run.attemptId();
+  const attempt = run.attempts;
   void work.then((settled) => {
     // A tool that stopped because it was told to (it threw the abort) has nothing more to say.
     if (settled.kind === "thrown" && (isAbortError(settled.error) || settled.error instanceof CancelReason)) return;
-    let output: unknown = null;
-    let error: string | undefined;
+    let init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">;
     if (settled.kind === "thrown") {
-      error = (settled.error as Error)?.message ?? String(settled.error);
+      init = errorInit(thrownToToolError(settled.error));
     } else {
       const returned = readReturned(settled.value);
+      const failure = returned?.kind === "failure" ? returned.failure : undefined;
       const value = returned === undefined
         ? settled.value
         : returned.kind === "output"
         ? returned.output
-        : returned.failure.output;
-      if (returned?.kind === "failure") error = returned.failure.error.message;
+        : failure!.output;
+      init = failure ? { ...errorInit(failure.error), status: failure.status } : { status: "success" };
       try {
-        output = toJsonOutput(value, Number.MAX_SAFE_INTEGER).output;
-      } catch (e) {
-        error ??= `returned ${(e as Error).message}`;
+        // Lossless and uncut: this is for the developer, not the model.
+        init.output = toJsonOutput(value, Number.MAX_SAFE_INTEGER).output;
+      } catch (error) {
+        if (!(error instanceof NotSerializableError)) throw error;
+        init = errorInit(new ToolError(`${run.name} returned ${error.message}`, { code: "not_serializable" }));
       }
+      if (failure?.effectState !== undefined) init.effectState = failure.effectState;
     }
-    run.session.lateResults.record({
-      toolName: run.name,
-      attemptId,
-      reportedStatus,
-      settled: settled.kind === "thrown" ? "threw" : "returned",
-      output,
-      ...(error !== undefined ? { error } : {}),
-      settledAfterMs: performance.now() - run.started,
-      staleOwner: run.session.generation !== attemptId.ownerGeneration,
-    });
+    run.session.lateResults.record(run.late(init, attempt, reportedStatus));
   });
+}
+
+function errorInit(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
+  return {
+    status: error.status,
+    error: error.message,
+    errorKind: error.kind,
+    errorCode: error.code,
+    recoverable: error.recoverable,
+    recoveryHint: error.recoveryHint,
+    details: error.details,
+  };
 }

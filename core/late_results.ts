@@ -5,24 +5,23 @@
  * @module
  */
 
-import type { AttemptId } from "./result.ts";
+import type { AttemptId, ToolResult } from "./result.ts";
 
-/** What a tool that had been timed out or cancelled settled with, after its call had ended. */
-export interface LateResult {
-  /** The tool's registered name. */
-  toolName: string;
-  /** The attempt that settled late. */
+/**
+ * What a tool that had been timed out or cancelled settled with, after its
+ * call had ended: a whole {@linkcode ToolResult} of that settling (`status`
+ * `success` when it returned a value, else the failure it threw or returned;
+ * `latencyMs` up to the settling; the same `attemptId` as the reported result),
+ * marked `lateResult`. Its `output` is whole (never cut): it is for the
+ * developer, not the model.
+ */
+export interface LateResult extends ToolResult {
+  /** The attempt that settled late: the same as the reported result's. */
   attemptId: AttemptId;
+  /** Always true: this result came after the call had been reported. */
+  lateResult: true;
   /** How the call had been reported. */
   reportedStatus: "timed_out" | "cancelled";
-  /** How the tool settled: it returned (`returned`) or threw (`threw`). */
-  settled: "returned" | "threw";
-  /** What it returned, as JSON (`null` when it threw or returned nothing JSON can carry). */
-  output: unknown;
-  /** What it threw (or the returned failure's message), when it did. */
-  error?: string;
-  /** Milliseconds from the start of the call to the settling. */
-  settledAfterMs: number;
   /** Whether the session had been taken over (its generation moved on) before the tool settled. */
   staleOwner: boolean;
 }

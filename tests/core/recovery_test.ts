@@ -142,13 +142,15 @@ describe("late results", () => {
       assert.equal(late.length, 1);
       assert.deepEqual(heard, late);
       assert.equal(late[0].toolName, "slow_write");
+      assert.equal(late[0].lateResult, true);
       assert.deepEqual(late[0].attemptId, { callId: "call-7", attempt: 1, ownerGeneration: 0 });
       assert.deepEqual(late[0].attemptId, r.attemptId);
       assert.equal(late[0].reportedStatus, "timed_out");
-      assert.equal(late[0].settled, "returned");
+      assert.equal(late[0].status, "success");
       assert.deepEqual(late[0].output, { wrote: "a.txt" });
+      assert.deepEqual([late[0].effectState, late[0].reconciliationRequired], ["applied", false], "now we know");
       assert.equal(late[0].staleOwner, false);
-      assert.ok(late[0].settledAfterMs >= 140, `${late[0].settledAfterMs}`);
+      assert.ok(late[0].latencyMs >= 140, `${late[0].latencyMs}`);
     });
   });
 
@@ -190,10 +192,10 @@ describe("late results", () => {
       await delay(120);
       const late = session.lateResults.list();
       assert.deepEqual(
-        late.map((l) => [l.toolName, l.reportedStatus, l.settled, l.error, l.output, l.staleOwner]).sort(),
+        late.map((l) => [l.toolName, l.reportedStatus, l.status, l.errorCode, l.error, l.output, l.staleOwner]).sort(),
         [
-          ["failer", "cancelled", "returned", "nothing to do", "log", true],
-          ["thrower", "cancelled", "threw", "disk full", null, true],
+          ["failer", "cancelled", "error", "tool_failed", "nothing to do", "log", true],
+          ["thrower", "cancelled", "error", "tool_error", "disk full", null, true],
         ],
       );
       assert.ok(late.every((l) => l.attemptId.ownerGeneration === 0));
