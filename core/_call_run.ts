@@ -37,6 +37,8 @@ const DEFINITION_HASHES = new WeakMap<AnyTool, string>();
 
 /** Hex SHA-256 of what defines a tool for the model and the pipeline; computed once per tool. */
 export function definitionSha256(tool: AnyTool): string {
+  // Most calls in a row are of the same tool: a one-entry cache in front of the WeakMap.
+  if (tool === lastHashed) return lastHash;
   let hash = DEFINITION_HASHES.get(tool);
   if (hash === undefined) {
     const { name, description, inputSchema, effects, readOnly, destructive, idempotent, openWorld, needs, requires } =
@@ -56,8 +58,12 @@ export function definitionSha256(tool: AnyTool): string {
     hash = createHash("sha256").update(JSON.stringify(definition)).digest("hex");
     DEFINITION_HASHES.set(tool, hash);
   }
+  lastHashed = tool;
+  lastHash = hash;
   return hash;
 }
+let lastHashed: AnyTool | undefined;
+let lastHash = "";
 
 /** Whether a thrown value is a cancellation (`AbortError`, as `fetch` and `signal.throwIfAborted()` throw). */
 export function isAbortError(error: unknown): boolean {

@@ -107,6 +107,7 @@ export class SessionBase {
   readonly lateResults: LateResults = new LateResults();
   #generation = 0;
   #calls = 0;
+  readonly #callIdPrefix = `${this.id}:`;
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();
@@ -149,7 +150,7 @@ export class SessionBase {
 
   /** A call id for a call the provider gave none: `<session id>:<n>`. */
   nextCallId(): string {
-    return `${this.id}:${++this.#calls}`;
+    return this.#callIdPrefix + ++this.#calls;
   }
 
   /** Whether {@linkcode SessionBase.close} has run. */
