@@ -285,11 +285,6 @@ function reconciliationRequired(r: Pick<ToolResult, "effectState" | "status" | "
     (r.status === "timed_out" || r.status === "cancelled");
 }
 
-/** The effects that change the world (everything but `reads`). */
-function worldEffects(declared: readonly Effect[]): Effect[] {
-  return declared.filter((e) => e !== "reads");
-}
-
 /**
  * The effect state of a call, from its status, its declared effects, the file
  * changes it recorded (`filesystemChanges`, when the call records them) and
@@ -320,8 +315,13 @@ export function effectStateOf(
 ): EffectState {
   const declared = init.declaredEffects;
   if (!declared) return "no_effect_declared";
-  const world = worldEffects(declared);
-  if (world.length === 0) return "none";
+  let writes = false;
+  let unobservable = false;
+  for (const effect of declared) {
+    if (effect === "writes_files") writes = true;
+    else if (effect === "runs_processes" || effect === "network") unobservable = true;
+  }
+  if (!writes && !unobservable) return "none";
   if (!init.attempts) return "not_applied";
   const { status } = init;
   if (status === "timed_out" || status === "cancelled") return "unknown";
@@ -329,7 +329,6 @@ export function effectStateOf(
   if (changes !== undefined && changes.length > 0) return "applied";
   const claimed = init.effectState;
   if (claimed === "applied" || claimed === "not_applied" || claimed === "none") return claimed;
-  const unobservable = world.includes("runs_processes") || world.includes("network");
   if (status === "success") return unobservable || changes === undefined ? "applied" : "none";
   if (init.errorKind === "policy" || init.errorKind === "semantic") return "not_applied";
   return !unobservable && changes !== undefined ? "not_applied" : "unknown";
