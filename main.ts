@@ -26,6 +26,7 @@ import process from "node:process";
 import { realpathSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
+  ANY_TARGET,
   type AnyTool,
   dialectByName,
   jsonSchemaDialect,
@@ -44,6 +45,40 @@ import type { SandboxMode } from "@toolfence/policy";
 import { checkCommand } from "@toolfence/policy";
 import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
 import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
+
+// The options of `serve --http`, parsed here so that no other command loads the MCP SDK.
+const HTTP_SERVE_ARGS = {
+  http: { type: "string" },
+  stateless: { type: "boolean" },
+  "token-file": { type: "string" },
+  "oauth-issuer": { type: "string" },
+  "oauth-jwks": { type: "string" },
+  "resource-url": { type: "string" },
+  "tenant-root": { type: "string" },
+  "allowed-host": { type: "string", multiple: true },
+  "allowed-origin": { type: "string", multiple: true },
+  "no-auth": { type: "boolean" },
+  "max-concurrent-calls": { type: "string" },
+  "calls-per-minute": { type: "string" },
+  "idle-minutes": { type: "string" },
+} as const;
+
+const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of stdio):
+  --http HOST:PORT         listen there (HOST defaults to 127.0.0.1; PORT 0 picks one)
+  --token-file FILE        bearer tokens: {"tokens":[{"sha256":HEX,"tenant":NAME,"scopes":[...],"workspace":DIR}]}
+                           (read again when it changes or on SIGHUP)
+  --oauth-issuer URL       accept JWT access tokens of this OAuth authorization server
+  --oauth-jwks URL         its JWKS (default: URL/.well-known/jwks.json)
+  --resource-url URL       this endpoint's public URL, the audience tokens must name
+  --tenant-root DIR        one workspace folder per tenant, DIR/<tenant> (default: --workspace for all)
+  --stateless              no sessions: a fresh server per request (no elicitation, no jobs across calls)
+  --allowed-host NAME      also answer to this Host (repeatable; e.g. a reverse proxy's name)
+  --allowed-origin ORIGIN  also allow this Origin (repeatable)
+  --no-auth                serve without authentication (loopback addresses only)
+  --max-concurrent-calls N calls one session may have in flight (default 16)
+  --calls-per-minute N     calls one token may start a minute (default 600)
+  --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
+Scopes: tools:read (tools that only read), tools:write (tools that change files), tools:commands (run programs).`;
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
 class UsageProblem extends Error {
@@ -88,7 +123,9 @@ Options:
 The server stops when stdin ends (calls still running get 10 seconds to
 answer) or on SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and
 answer as such); either way its background jobs are killed and its temp dir
-removed.`,
+removed.
+
+${HTTP_SERVE_HELP}`,
   call: `Usage: toolfence call NAME [JSON] [options]
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
@@ -209,13 +246,45 @@ function maxMessageBytes(mib: string | undefined): number | undefined {
 }
 
 async function serve(args: string[]): Promise<number> {
-  const { values, positionals } = parse("serve", args, { ...SESSION, "max-message-mib": { type: "string" } });
+  const { values, positionals } = parse("serve", args, {
+    ...SESSION,
+    "max-message-mib": { type: "string" },
+    ...HTTP_SERVE_ARGS,
+  });
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
   const sandbox = sandboxMode(values.sandbox);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
+  if (values.http !== undefined) {
+    const { runHttpServe, HttpUsageError } = await import("@toolfence/adapters/mcp");
+    try {
+      return await runHttpServe(box, {
+        http: values.http,
+        workspace: workdir,
+        tempDir: values["temp-dir"],
+        autoConfirm: values["auto-confirm"] ?? false,
+        sandbox,
+        maxBodyBytes: maxBytes,
+        stateless: values.stateless,
+        tokenFile: values["token-file"],
+        oauthIssuer: values["oauth-issuer"],
+        oauthJwks: values["oauth-jwks"],
+        resourceUrl: values["resource-url"],
+        tenantRoot: values["tenant-root"],
+        allowedHosts: values["allowed-host"],
+        allowedOrigins: values["allowed-origin"],
+        noAuth: values["no-auth"],
+        maxConcurrentCalls: values["max-concurrent-calls"],
+        callsPerMinute: values["calls-per-minute"],
+        idleMinutes: values["idle-minutes"],
+      });
+    } catch (error) {
+      if (error instanceof HttpUsageError) throw new UsageProblem(error.message, "serve");
+      throw error;
+    }
+  }
   // Loaded here so that no other command loads the MCP SDK.
   const { serveStdio } = await import("@toolfence/adapters/mcp");
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
@@ -341,21 +410,21 @@ async function policy(args: string[]): Promise<number> {
  * when granted; a tool that declares only coarse permissions gets the
  * workspace for read and write, and the whole of anything else.
  */
+// A tool without declared needs asks for the workspace and for the rest of its permissions as a whole.
 function needsOf(list: readonly AnyTool[]): ToolNeeds[] {
   return list.flatMap((t) => {
     if (t.needs) return t.optionalNeeds ? [t.needs, t.optionalNeeds] : [t.needs];
     const permissions = t.permissions ?? [];
+    const whole = (p: "run" | "sys" | "env" | "net") => permissions.includes(p) ? [ANY_TARGET] : [];
     return [{
       read: permissions.includes("read") ? ["workspace"] : [],
       write: permissions.includes("write") ? ["workspace", "temp"] : [],
+      run: whole("run"),
+      sys: whole("sys"),
+      env: whole("env"),
+      net: whole("net"),
     }];
   });
-}
-
-// Permissions that a tool without declared needs asks for as a whole.
-function coarseFlags(list: readonly AnyTool[]): string[] {
-  const whole = new Set(list.filter((t) => !t.needs).flatMap((t) => t.permissions ?? []));
-  return (["run", "sys", "env", "net"] as const).filter((p) => whole.has(p)).map((p) => `--allow-${p}`);
 }
 
 function flags(args: string[]): number {
@@ -368,10 +437,8 @@ function flags(args: string[]): number {
     workspace: workspaceDir(values.workspace, "flags"),
     tempParent: values["temp-dir"],
   });
-  const whole = coarseFlags(list);
-  const result = needed.filter((f) => !whole.some((w) => f.startsWith(w + "="))).concat(whole);
   // Anything the fence did not foresee then fails at once instead of waiting for an answer on the terminal.
-  process.stdout.write(["--no-prompt", ...result].join(" ") + "\n");
+  process.stdout.write(["--no-prompt", ...needed].join(" ") + "\n");
   return 0;
 }
 

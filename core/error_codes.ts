@@ -94,6 +94,22 @@ export type ErrorCode =
   | "invalid_time_zone"
   | "invalid_subagent"
   | "subagent_failed"
+  | "session_closed"
+  | "browser_not_found"
+  | "browser_launch_failed"
+  | "browser_crashed"
+  | "invalid_url"
+  | "url_not_allowed"
+  | "dns_failed"
+  | "navigation_failed"
+  | "invalid_ref"
+  | "ref_not_found"
+  | "page_changed"
+  | "script_error"
+  | "invalid_key"
+  | "tab_not_found"
+  | "upload_too_large"
+  | "wait_timeout"
   | "tool_failed"
   | "tool_disabled"
   | "capability_missing"
@@ -491,6 +507,102 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       recoverable: false,
     },
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
+    session_closed: {
+      meaning: "The session was closed; no further calls run in it.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    browser_not_found: {
+      meaning: "No Chromium was found on PATH or at the configured path.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    browser_launch_failed: {
+      meaning: "The browser could not be started; the message says why.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    browser_crashed: {
+      meaning: "The browser crashed or was killed; the next browser call starts a new one.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_url: {
+      meaning: "The URL cannot be parsed, or its scheme is not http, https or a workspace file.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    url_not_allowed: {
+      meaning: "The browser policy does not allow the destination, or the person declined it.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    dns_failed: {
+      meaning: "The host name of the destination does not resolve.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    navigation_failed: {
+      meaning: "The page could not be loaded (network error, refusal or timeout).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_ref: {
+      meaning: "The element reference is not of the form a browser snapshot gives (e12).",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    ref_not_found: {
+      meaning: "No element of the current page has that reference; take a new snapshot.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    page_changed: {
+      meaning: "The page navigated elsewhere while the call was being judged or run.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    script_error: {
+      meaning: "The script given to browser_evaluate threw; the message has its error.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_key: {
+      meaning: "The key name is not one the browser knows (e.g. Enter, Control+A).",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    tab_not_found: {
+      meaning: "No browser tab has that index.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    upload_too_large: {
+      meaning: "The files to upload are larger than the browser upload allows.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    wait_timeout: {
+      meaning: "What browser_wait_for waited for did not happen in time.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
     tool_failed: {
       meaning:
         "The tool ended the call as a failure by returning one (`fail()`, a failed result, or `success: false`).",

@@ -124,6 +124,13 @@ export interface MissingGrant {
 
 // The order in which missing grants are named: the program a tool starts
 // first (without it the tool is nothing), then the places, then the rest.
+/**
+ * The entry of a tool's needs that stands for every target of its kind: a tool
+ * whose `net` is `["*"]` needs the whole `--allow-net`, e.g. a browser whose
+ * destinations are chosen at run time.
+ */
+export const ANY_TARGET = "*";
+
 /** The order in which missing grants are named (and flags printed). */
 export const NEED_ORDER = ["run", "read", "write", "sys", "env", "net"] as const;
 
@@ -195,6 +202,11 @@ export function missingGrants(fence: Fence, needs: ToolNeeds, places?: FencePlac
   for (const permission of NEED_ORDER) {
     const wanted = needs[permission] ?? [];
     for (let i = 0; i < wanted.length; i++) {
+      if (wanted[i] === ANY_TARGET) {
+        const answer = fence.query(permission);
+        if (!answer.allowed) push({ permission, target: ANY_TARGET, flag: answer.flag });
+        continue;
+      }
       const target = resolveNeedTarget(permission, wanted[i], places);
       if (target === undefined) {
         if (fence.closedEntirely(permission)) push({ permission, target: wanted[i] });

@@ -38,6 +38,7 @@ export {
   type Host,
 } from "./host.ts";
 export {
+  ANY_TARGET,
   type Fence,
   type FenceAnswer,
   fenceDeniedError,

@@ -27,7 +27,8 @@ export type ToolPlace = "workspace" | "temp" | (string & Record<never, never>);
  * Exactly what a tool needs from the runtime's own permissions (Deno's
  * `--allow-*` flags, Node's permission model). The fence checks it before the
  * tool runs, `ToolBox.list()` leaves out a tool it is not granted, and
- * `toolfence flags` prints it.
+ * `toolfence flags` prints it. Every list may hold `"*"` (`ANY_TARGET`): the
+ * whole permission, e.g. `net: ["*"]` for `--allow-net`.
  */
 export interface ToolNeeds {
   /** Places it reads. */

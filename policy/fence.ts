@@ -22,6 +22,7 @@ import path from "node:path";
 import { UsageError } from "@toolfence/core";
 import type { ToolNeeds } from "@toolfence/core";
 import {
+  ANY_TARGET,
   type Fence,
   type FenceAnswer,
   type FencePermission,
@@ -136,9 +137,14 @@ export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFla
     tempParent: realOrResolved(options.tempParent ?? systemTempFolder()),
   };
   const targets = new Map<FencePermission, string[]>([["read", [places.workdir]]]);
+  const whole = new Set<FencePermission>();
   for (const need of needs) {
     for (const permission of NEED_ORDER) {
       for (const wanted of need[permission] ?? []) {
+        if (wanted === ANY_TARGET) {
+          whole.add(permission);
+          continue;
+        }
         let target = resolveNeedTarget(permission, wanted, places)!;
         if (permission === "read" || permission === "write") target = realOrResolved(target);
         const list = targets.get(permission) ?? [];
@@ -165,7 +171,8 @@ export function denoFlagsForNeeds(needs: readonly ToolNeeds[], options: NeedsFla
     net: "the host",
   };
   // Deno lets a program signal processes only under --allow-run for every program.
-  if (signals) targets.set("run", []);
+  if (signals) whole.add("run");
+  for (const permission of whole) targets.set(permission, []);
   return (["read", "write", "run", "sys", "env", "net"] as const)
     .filter((p) => targets.has(p))
     .map((p) => targets.get(p)!.length ? `--allow-${p}=${flagList(targets.get(p)!, what[p])}` : `--allow-${p}`);

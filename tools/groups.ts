@@ -14,6 +14,7 @@ import { cmdTools } from "./cmd/mod.ts";
 import { systemTools } from "./system/mod.ts";
 import { frameworkTools } from "./framework/mod.ts";
 import { diagnosticTools } from "./diagnostic/mod.ts";
+import { browserTools } from "./browser/mod.ts";
 import { agentTools, type SubagentGetter } from "./agents/mod.ts";
 
 /**
@@ -22,7 +23,7 @@ import { agentTools, type SubagentGetter } from "./agents/mod.ts";
  * @example
  * ```ts
  * import { BUILTIN_GROUPS } from "@toolfence/tools";
- * console.log(Object.keys(BUILTIN_GROUPS)); // ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic"]
+ * console.log(Object.keys(BUILTIN_GROUPS)); // ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic", "browser"]
  * ```
  */
 export const BUILTIN_GROUPS: ToolGroups = Object.freeze({
@@ -33,6 +34,7 @@ export const BUILTIN_GROUPS: ToolGroups = Object.freeze({
   system: systemTools,
   framework: frameworkTools,
   diagnostic: diagnosticTools,
+  browser: (): readonly AnyTool[] => browserTools(),
 });
 
 /**

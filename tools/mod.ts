@@ -1,6 +1,6 @@
 /**
  * The built-in tools, by group: `fs`, `search`, `patch`, `cmd`, `system`,
- * `framework`, `diagnostic`, and the sub-agent tools. {@linkcode BUILTIN_GROUPS}
+ * `framework`, `diagnostic`, `browser`, and the sub-agent tools. {@linkcode BUILTIN_GROUPS}
  * is the plain record of the groups by name, for a `ToolBox`'s `groups` option;
  * importing this module registers nothing.
  *
@@ -111,6 +111,40 @@ export {
   type SyntaxProblem,
   type TypeDiagnostic,
 } from "./diagnostic/mod.ts";
+export {
+  type BrowserClickArgs,
+  browserClickTool,
+  browserCloseTool,
+  type BrowserConsoleArgs,
+  browserConsoleMessagesTool,
+  type BrowserEvaluateArgs,
+  browserEvaluateTool,
+  type BrowserFileUploadArgs,
+  browserFileUploadTool,
+  type BrowserNavigateArgs,
+  browserNavigateTool,
+  type BrowserOptions,
+  type BrowserPressKeyArgs,
+  browserPressKeyTool,
+  Browsers,
+  type BrowserScreenshotArgs,
+  type BrowserScreenshotResult,
+  browserScreenshotTool,
+  type BrowserSelectArgs,
+  browserSelectTool,
+  browserSnapshotTool,
+  type BrowserTabsArgs,
+  browserTabsTool,
+  browserTools,
+  type BrowserTypeArgs,
+  browserTypeTool,
+  type BrowserWaitForArgs,
+  browserWaitForTool,
+  type DestinationRules,
+  MAX_FULL_PAGE_HEIGHT,
+  MAX_UPLOAD_BYTES,
+  type PageEvent,
+} from "./browser/mod.ts";
 export {
   type AgentRunArgs,
   type AgentRunParallelArgs,

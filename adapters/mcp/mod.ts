@@ -24,3 +24,17 @@ export { CANCEL_GRACE_MS, DRAIN_MS, serveStdio, type StdioServeOptions, type Std
 export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
 export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
 export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./dialect.ts";
+export {
+  type HttpServeOptions,
+  type HttpServer,
+  type Identity,
+  type JwtOptions,
+  JwtVerifier,
+  type Scope,
+  SCOPES,
+  serveHttp,
+  tenantName,
+  TokenFile,
+  tokenHash,
+} from "./http.ts";
+export { type HttpCliValues, HttpUsageError, runHttpServe } from "./http_cli.ts";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolError } from "../../core/errors.ts";
 import { denoFlagsForNeeds, openFence, runtimeFence } from "../../policy/fence.ts";
-import { requireFence } from "../../core/fence.ts";
+import { ANY_TARGET, missingGrants, requireFence } from "../../core/fence.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 
 const PROBE = fileURLToPath(new URL("./_fence_probe.ts", import.meta.url));
@@ -309,6 +309,25 @@ describe("fence helpers in this process", () => {
   test("under -A the runtime fence is open", () => {
     assert.equal(runtimeFence.query("write", "/").allowed, true);
     assert.equal(runtimeFence.closedEntirely("run"), false);
+  });
+
+  test('a need of "*" is the whole permission, for the fence and for the printed flags', () => {
+    const needs = { run: [ANY_TARGET], env: [ANY_TARGET], net: [ANY_TARGET], read: ["workspace"] };
+    const asked: [string, string | undefined][] = [];
+    const closed = {
+      query: (permission: string, target?: string) => {
+        asked.push([permission, target]);
+        return { allowed: permission === "read", flag: `--allow-${permission}${target ? `=${target}` : ""}` };
+      },
+      closedEntirely: () => false,
+    };
+    const missing = missingGrants(closed, needs, { workdir: "/w", tempParent: "/t" });
+    assert.deepEqual(missing.map((m) => m.flag), ["--allow-run", "--allow-env", "--allow-net"]);
+    assert.ok(asked.every(([permission, target]) => permission === "read" ? target === "/w" : target === undefined));
+    assert.deepEqual(
+      denoFlagsForNeeds([needs, { env: ["PATH"], net: ["example.com"] }], { workspace: "/", tempParent: "/" }),
+      ["--allow-read=/", "--allow-run", "--allow-env", "--allow-net"],
+    );
   });
 
   test("denoFlagsForNeeds refuses what a Deno flag cannot say", () => {

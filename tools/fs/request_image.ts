@@ -13,12 +13,13 @@ import { type Tool, tool } from "@toolfence/core";
 import {
   decodeImage,
   encodeImage,
+  fittedSize,
   headerSize,
   type ImageSize,
   jpegOrientation,
   orientImage,
   resizeImage,
-} from "./_request_image_codec.ts";
+} from "../_shared/fs_request_image_codec.ts";
 
 /** The longest side, in pixels, of an image handed to the model. */
 export const MAX_IMAGE_SIDE = 1000;
@@ -79,16 +80,6 @@ async function readLimited(file: string, shown: string): Promise<Uint8Array> {
   }
 }
 
-function fitted(size: ImageSize): ImageSize {
-  const long = Math.max(size.width, size.height);
-  if (long <= MAX_IMAGE_SIDE) return size;
-  const scale = MAX_IMAGE_SIDE / long;
-  return {
-    width: Math.max(1, Math.min(MAX_IMAGE_SIDE, Math.round(size.width * scale))),
-    height: Math.max(1, Math.min(MAX_IMAGE_SIDE, Math.round(size.height * scale))),
-  };
-}
-
 /**
  * `request_image(src)`: shows an image file of the workspace to the model. The
  * format is judged by the file's bytes (PNG, JPEG, GIF, WebP), never its name.
@@ -136,7 +127,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
       throw invalid(`${shown} looks like ${type} but its header is unreadable`, "invalid_image");
     }
     const orientation = type === "image/jpeg" ? jpegOrientation(bytes) : 1;
-    const target = fitted(original);
+    const target = fittedSize(original, MAX_IMAGE_SIDE);
     let media: ImageMediaType = type;
     let out = bytes;
     let final: ImageSize = original;

@@ -255,3 +255,14 @@ export function encodeImage(image: RgbaImage, type: "image/png" | "image/jpeg"):
   }, 85);
   return new Uint8Array(encoded.data);
 }
+
+/** `size` scaled down, keeping its proportions, so that its long side is at most `maxSide`. */
+export function fittedSize(size: ImageSize, maxSide: number): ImageSize {
+  const long = Math.max(size.width, size.height);
+  if (long <= maxSide) return size;
+  const scale = maxSide / long;
+  return {
+    width: Math.max(1, Math.min(maxSide, Math.round(size.width * scale))),
+    height: Math.max(1, Math.min(maxSide, Math.round(size.height * scale))),
+  };
+}

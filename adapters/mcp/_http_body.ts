@@ -1,0 +1,125 @@
+// One POST body read and judged as JSON-RPC before the SDK's transport sees
+// it, with the same judgement the stdio transport makes of a line
+// (_jsonrpc_frame.ts): a body larger than the limit stops being read and is
+// answered 413 (naming the request's id when it came before the cut), what is
+// not UTF-8 JSON is -32700, what is not a message is -32600, and so on. A
+// broken notification, which JSON-RPC cannot answer, still gets an HTTP 400
+// with its reason: over HTTP every request has someone waiting.
+
+import { IdScanner } from "./_id_scan.ts";
+import { errorReply, type Frame, JSONRPC_ERRORS, judgeValue } from "./_jsonrpc_frame.ts";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+/** A body judged: the message, or the HTTP status and JSON-RPC error body to answer. */
+export type JudgedBody =
+  | { kind: "message"; message: JSONRPCMessage }
+  | { kind: "refuse"; status: number; body: ReturnType<typeof errorReply> };
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function tooLarge(limit: number, id: string | number | undefined): JudgedBody {
+  const mib = Math.round(limit / 1024 / 1024 * 100) / 100;
+  return {
+    kind: "refuse",
+    status: 413,
+    body: errorReply(
+      id ?? null,
+      JSONRPC_ERRORS.invalidRequest,
+      `Request too large: the body is over the server's limit of ${limit} bytes (${mib} MiB)`,
+      { limitBytes: limit },
+    ),
+  };
+}
+
+async function readCapped(
+  request: Request,
+  limit: number,
+): Promise<Uint8Array | { over: string | number | undefined }> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > limit) {
+    await request.body?.cancel().catch(() => {});
+    return { over: undefined };
+  }
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const scanner = new IdScanner();
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    scanner.push(value);
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return { over: scanner.id };
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function fromFrame(frame: Frame): JudgedBody {
+  if (frame.kind === "message") return frame;
+  if (frame.kind === "reply") return { kind: "refuse", status: 400, body: frame.reply };
+  return {
+    kind: "refuse",
+    status: 400,
+    body: errorReply(null, JSONRPC_ERRORS.invalidRequest, `Invalid request: ${frame.reason}`),
+  };
+}
+
+/** Reads and judges the body of `request`, reading at most `limit` bytes. */
+export async function judgeBody(request: Request, limit: number): Promise<JudgedBody> {
+  let bytes: Uint8Array | { over: string | number | undefined };
+  try {
+    bytes = await readCapped(request, limit);
+  } catch {
+    return {
+      kind: "refuse",
+      status: 400,
+      body: errorReply(null, JSONRPC_ERRORS.parseError, "Parse error: the request body could not be read"),
+    };
+  }
+  if (!(bytes instanceof Uint8Array)) return tooLarge(limit, bytes.over);
+  let text: string;
+  try {
+    text = fatalUtf8.decode(bytes);
+  } catch {
+    return {
+      kind: "refuse",
+      status: 400,
+      body: errorReply(null, JSONRPC_ERRORS.parseError, "Parse error: the body is not valid UTF-8"),
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message.slice(0, 200) : "invalid JSON";
+    return {
+      kind: "refuse",
+      status: 400,
+      body: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${reason}`),
+    };
+  }
+  if (Array.isArray(value)) {
+    return {
+      kind: "refuse",
+      status: 400,
+      body: errorReply(
+        null,
+        JSONRPC_ERRORS.invalidRequest,
+        "Invalid request: batches are not supported; send one message per request",
+      ),
+    };
+  }
+  return fromFrame(judgeValue(value));
+}

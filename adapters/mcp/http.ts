@@ -1,0 +1,539 @@
+/**
+ * Serving the MCP server over Streamable HTTP, for agents on other machines:
+ * the SDK's web-standard transport on `Deno.serve` (or `node:http` under
+ * Node), one toolfence session per MCP session, each owned by the tenant whose
+ * token opened it.
+ *
+ * Every request passes, in order: the Host and Origin checks (DNS
+ * rebinding), authentication (bearer tokens from a file, or JWTs of an OAuth
+ * authorization server), the per-token rate limit, the body limit and the
+ * JSON-RPC judgement of the stdio transport, the session's owner check (a
+ * session id of another tenant is "not found", exactly as a guessed one), the
+ * token's scopes for the tool called, and the per-session limit on calls in
+ * flight. Each refusal is an HTTP status with a JSON-RPC error body that says
+ * why.
+ *
+ * A session owns its toolfence session (grants, allowlist additions,
+ * artifacts, background jobs) and its temp dir; `DELETE`, idle expiry and
+ * shutdown end all of it.
+ *
+ * @module
+ */
+
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolBox } from "@toolfence/core";
+import { Workspace } from "@toolfence/policy";
+import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
+import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
+import { judgeBody } from "./_http_body.ts";
+import { BoundedEventStore } from "./_http_event_store.ts";
+import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
+import { type Handler, listen, type Listener } from "./_http_listen.ts";
+import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
+import { type Scope, scopeOf } from "./_http_scopes.ts";
+import type { Identity, TokenFile } from "./_http_tokens.ts";
+import { RateLimiter } from "./_http_rate.ts";
+import { within } from "./_within.ts";
+
+export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
+export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
+export { type Scope, SCOPES } from "./_http_scopes.ts";
+
+/** Options of {@linkcode serveHttp}. */
+export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
+  /** The address to listen on; default `127.0.0.1`. */
+  hostname?: string;
+  /** The port; 0 picks a free one. */
+  port: number;
+  /** The path of the MCP endpoint; default `/mcp`. */
+  path?: string;
+  /** The workspace folder of tenants that have none of their own. */
+  workspace?: string;
+  /** A folder holding one workspace folder per tenant (`<root>/<tenant>`, made on first use). */
+  tenantRoot?: string;
+  /** Where session temp dirs are made; default the system temp folder. */
+  tempParent?: string;
+  /** Bearer tokens from a file. */
+  tokens?: TokenFile;
+  /** OAuth resource-server mode: JWT access tokens. */
+  jwt?: JwtVerifier;
+  /** The issuer(s) named in the Protected Resource Metadata; default the verifier's issuer. */
+  authorizationServers?: string[];
+  /** This endpoint's public URL, for the Protected Resource Metadata; default `http://host:port/mcp`. */
+  resourceUrl?: string;
+  /** Allow serving with no authentication (loopback addresses only). */
+  allowNoAuth?: boolean;
+  /** A fresh server per request, no sessions (for plain load balancers). */
+  stateless?: boolean;
+  /** Extra Host values (`name` or `name:port`) to answer to, e.g. a reverse proxy's public name. */
+  allowedHosts?: string[];
+  /** Extra Origins allowed (`https://app.example.com`). */
+  allowedOrigins?: string[];
+  /** Host and Origin checks; default on. */
+  dnsRebindingProtection?: boolean;
+  /** The largest request body in bytes; default 64 MiB. */
+  maxBodyBytes?: number;
+  /** Tool calls one session may have in flight; default 16. */
+  maxConcurrentCalls?: number;
+  /** Tool calls one token may start per minute; default 600. */
+  callsPerMinute?: number;
+  /** Sessions one tenant may hold open; default 32. */
+  maxSessionsPerTenant?: number;
+  /** A session with no request for this long is ended (its jobs killed); default 30 minutes. */
+  idleTimeoutMs?: number;
+  /** How long calls in flight may take to finish on shutdown before they are cancelled; default 10 s. */
+  drainMs?: number;
+  /** Serve with `node:http` even under Deno. */
+  platform?: "deno" | "node";
+}
+
+/** A server serving over HTTP. */
+export interface HttpServer {
+  /** The MCP endpoint's URL on the address listened on. */
+  readonly url: URL;
+  /** The port listened on. */
+  readonly port: number;
+  /** Open sessions (for tests and /healthz). */
+  readonly sessionCount: () => number;
+  /** Resolves once the server has shut down. */
+  readonly closed: Promise<void>;
+  /**
+   * Stops accepting requests, lets calls in flight finish (up to `drainMs`),
+   * cancels the rest, ends every session (killing jobs, removing temp dirs)
+   * and closes the listener.
+   */
+  shutdown(reason?: string): Promise<void>;
+}
+
+interface OpenSession {
+  id?: string;
+  identity: Identity;
+  transport: WebStandardStreamableHTTPServerTransport;
+  served: McpToolServer;
+  workspace: Workspace;
+  inflight: Set<string | number>;
+  /** Resolves once every call of the session has been answered (the answer handed to the transport). */
+  answered(): Promise<void>;
+  lastActive: number;
+  ended?: Promise<void>;
+}
+
+const CANCEL_GRACE_MS = 3_000;
+const DEFAULT_PATH = "/mcp";
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+function refusal(status: number, message: string, id: string | number | null = null, headers = {}): Response {
+  return json(status, errorReply(id, -32000, message), headers);
+}
+
+function bearer(request: Request): string | undefined {
+  const header = request.headers.get("authorization");
+  const match = header ? /^Bearer[ ]+([^\s]+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/**
+ * Serves a toolbox over MCP Streamable HTTP and resolves once listening.
+ * Refuses to start on a non-loopback address without authentication.
+ *
+ * Requires `--allow-net` for the address, plus whatever the tools need.
+ *
+ * @example
+ * ```ts ignore
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import "@toolfence/tools";
+ * import { serveHttp, TokenFile } from "@toolfence/adapters/mcp";
+ * const server = await serveHttp(new ToolBox().withDefaults("fs", "search"), {
+ *   port: 8765,
+ *   workspace: Deno.cwd(),
+ *   tokens: await TokenFile.open("tokens.json"),
+ * });
+ * Deno.addSignalListener("SIGTERM", () => void server.shutdown("SIGTERM"));
+ * await server.closed;
+ * ```
+ */
+export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Promise<HttpServer> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const authenticated = options.tokens !== undefined || options.jwt !== undefined;
+  if (!authenticated && !isLoopbackHost(hostname)) {
+    throw new Error(
+      `Refusing to serve on ${hostname} without authentication: give --token-file or --oauth-issuer (or listen on 127.0.0.1)`,
+    );
+  }
+  if (!authenticated && !options.allowNoAuth) {
+    throw new Error(
+      "Serving over HTTP needs authentication (--token-file or --oauth-issuer), or --no-auth on loopback",
+    );
+  }
+  if (options.tokens && options.jwt) throw new Error("Give either a token file or an OAuth issuer, not both");
+  if (options.workspace === undefined && options.tenantRoot === undefined) {
+    throw new Error("Serving over HTTP needs a workspace or a tenant root");
+  }
+  const path = options.path ?? DEFAULT_PATH;
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxInflight = options.maxConcurrentCalls ?? 16;
+  const maxSessions = options.maxSessionsPerTenant ?? 32;
+  const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
+  const drainMs = options.drainMs ?? 10_000;
+  const rate = new RateLimiter(options.callsPerMinute ?? 600, 60_000);
+  const {
+    hostname: _h,
+    port: _p,
+    path: _path,
+    workspace: defaultWorkspace,
+    tenantRoot,
+    tempParent,
+    tokens,
+    jwt,
+    authorizationServers,
+    resourceUrl: _r,
+    allowNoAuth: _a,
+    stateless,
+    allowedHosts,
+    allowedOrigins,
+    dnsRebindingProtection,
+    maxBodyBytes: _m,
+    maxConcurrentCalls: _c,
+    callsPerMinute: _cpm,
+    maxSessionsPerTenant: _s,
+    idleTimeoutMs: _i,
+    drainMs: _d,
+    platform,
+    ...serverOptions
+  } = options;
+
+  const sessions = new Map<string, OpenSession>();
+  const transient = new Set<OpenSession>();
+  let draining = false;
+  let resourceUrl = options.resourceUrl ?? "";
+  let policy = originPolicy(hostname, options.port, allowedHosts, allowedOrigins);
+  const metadataUrl = () =>
+    new URL("/.well-known/oauth-protected-resource" + new URL(resourceUrl).pathname, resourceUrl);
+
+  const anonymous: Identity = {
+    tenant: "local",
+    scopes: ["tools:read", "tools:write", "tools:commands"],
+    key: "local",
+  };
+
+  async function workspaceOf(identity: Identity): Promise<string> {
+    if (identity.workspace !== undefined) return identity.workspace;
+    if (tenantRoot !== undefined) {
+      const dir = join(tenantRoot, identity.tenant);
+      await mkdir(dir, { recursive: false }).catch((error) => {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      });
+      return dir;
+    }
+    return defaultWorkspace!;
+  }
+
+  function challenge(status: 401 | 403, message: string, error?: string, scope?: string): Response {
+    const parts = [`Bearer resource_metadata="${metadataUrl()}"`];
+    if (error) parts.push(`error="${error}"`, `error_description="${message.replace(/["\\]/g, "")}"`);
+    if (scope) parts.push(`scope="${scope}"`);
+    return refusal(status, `${status === 401 ? "Unauthorized" : "Forbidden"}: ${message}`, null, {
+      "www-authenticate": parts.join(", "),
+    });
+  }
+
+  async function authenticate(request: Request): Promise<Identity | Response> {
+    if (!tokens && !jwt) return anonymous;
+    const token = bearer(request);
+    if (token === undefined) {
+      return challenge(401, "this server needs a bearer token (Authorization: Bearer <token>)");
+    }
+    if (tokens) {
+      const identity = await tokens.identify(token);
+      return identity ?? challenge(401, "the token is not valid", "invalid_token");
+    }
+    try {
+      return await jwt!.identify(token);
+    } catch (error) {
+      if (error instanceof TokenRefused) {
+        return error.oauthError === "insufficient_scope"
+          ? challenge(403, error.message, "insufficient_scope", "tools:read tools:write tools:commands")
+          : challenge(401, error.message, "invalid_token");
+      }
+      throw error;
+    }
+  }
+
+  function toolboxFor(scopes: readonly Scope[]): ToolBox {
+    const box = toolbox.clone();
+    const hidden = box.list().filter((tool) => !scopes.includes(scopeOf(tool))).map((tool) => tool.name);
+    if (hidden.length > 0) box.disable(...hidden);
+    return box;
+  }
+
+  async function openSession(identity: Identity, request: Request): Promise<OpenSession> {
+    const workspace = new Workspace(await workspaceOf(identity), { tempParent });
+    const served = createMcpServer(toolboxFor(identity.scopes), { ...serverOptions, workspace });
+    const open = {} as OpenSession;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: stateless ? undefined : () => crypto.randomUUID(),
+      eventStore: stateless ? undefined : new BoundedEventStore(),
+      // The checks run before the transport; its own would only repeat them.
+      enableDnsRebindingProtection: false,
+      maxRequestBodySize: maxBody,
+      onsessioninitialized: (id) => {
+        open.id = id;
+        sessions.set(id, open);
+      },
+      onsessionclosed: () => void endSession(open, "the client ended the session"),
+    });
+    let waiters: (() => void)[] = [];
+    const answered = () =>
+      open.inflight.size === 0 ? Promise.resolve() : new Promise<void>((done) => waiters.push(done));
+    Object.assign(open, {
+      identity,
+      transport,
+      served,
+      workspace,
+      inflight: new Set(),
+      answered,
+      lastActive: Date.now(),
+    });
+    // A response leaving ends that call's slot.
+    const send = transport.send.bind(transport);
+    transport.send = async (message: JSONRPCMessage, sendOptions) => {
+      const isAnswer = "id" in message && ("result" in message || "error" in message);
+      try {
+        return await send(message, sendOptions);
+      } finally {
+        if (isAnswer && open.inflight.delete(message.id as string) && open.inflight.size === 0) {
+          const ready = waiters;
+          waiters = [];
+          for (const done of ready) done();
+        }
+      }
+    };
+    transport.onerror = () => {};
+    await served.server.connect(transport);
+    void request;
+    return open;
+  }
+
+  function endSession(open: OpenSession, reason: string): Promise<void> {
+    open.ended ??= (async () => {
+      if (open.id) sessions.delete(open.id);
+      transient.delete(open);
+      open.served.cancelAll(reason);
+      // Cancelled calls still answer (as cancelled) before their streams close.
+      await within(CANCEL_GRACE_MS, Promise.all([open.served.idle(), open.answered()]));
+      try {
+        await open.served.close();
+      } catch {
+        // closing a transport whose streams are gone
+      }
+      await open.workspace.dispose().catch(() => {});
+    })();
+    return open.ended;
+  }
+
+  function ownedSession(request: Request, identity: Identity): OpenSession | Response {
+    const id = request.headers.get("mcp-session-id");
+    if (!id) return refusal(400, "Bad Request: Mcp-Session-Id header is required");
+    const open = sessions.get(id);
+    // Another tenant's session is exactly as unknown as a guessed id.
+    if (!open || open.identity.tenant !== identity.tenant || open.ended) {
+      return refusal(404, "Session not found: it ended, expired, or never existed");
+    }
+    open.lastActive = Date.now();
+    return open;
+  }
+
+  function checkCall(open: OpenSession | undefined, identity: Identity, message: JSONRPCMessage): Response | undefined {
+    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return undefined;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    const tool = typeof name === "string" && toolbox.isEnabled(name) ? toolbox.get(name) : undefined;
+    if (tool && !identity.scopes.includes(scopeOf(tool))) {
+      const needed = scopeOf(tool);
+      return json(
+        403,
+        errorReply(message.id, JSONRPC_ERRORS.invalidParams, `Forbidden: ${name} needs the scope ${needed}`, {
+          scope: needed,
+        }),
+        {
+          "www-authenticate":
+            `Bearer resource_metadata="${metadataUrl()}", error="insufficient_scope", scope="${needed}"`,
+        },
+      );
+    }
+    const wait = rate.take(identity.key);
+    if (wait > 0) {
+      return json(
+        429,
+        errorReply(message.id, -32000, `Too many calls: this token may start ${rate.limit} calls a minute`, {
+          retryAfterSec: Math.ceil(wait / 1000),
+        }),
+        { "retry-after": String(Math.ceil(wait / 1000)) },
+      );
+    }
+    if (open && open.inflight.size >= maxInflight) {
+      return json(
+        429,
+        errorReply(message.id, -32000, `Too many calls in flight: a session may run ${maxInflight} at once`),
+        { "retry-after": "1" },
+      );
+    }
+    open?.inflight.add(message.id);
+    return undefined;
+  }
+
+  async function handlePost(request: Request, identity: Identity): Promise<Response> {
+    const judged = await judgeBody(request, maxBody);
+    if (judged.kind === "refuse") return json(judged.status, judged.body);
+    const message = judged.message;
+    if (stateless) {
+      const refused = checkCall(undefined, identity, message);
+      if (refused) return refused;
+      const open = await openSession(identity, request);
+      transient.add(open);
+      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      if (!isJSONRPCRequest(message)) {
+        void endSession(open, "the request was answered");
+        return response;
+      }
+      return closingWhenDone(response, () => void endSession(open, "the request was answered"));
+    }
+    if (isInitializeRequest(message)) {
+      if (request.headers.get("mcp-session-id")) {
+        return refusal(400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
+      }
+      const held = [...sessions.values()].filter((s) => s.identity.tenant === identity.tenant).length;
+      if (held >= maxSessions) {
+        return refusal(
+          429,
+          `Too many sessions: a tenant may hold ${maxSessions} open; DELETE the ones it no longer uses`,
+        );
+      }
+      const open = await openSession(identity, request);
+      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      if (!open.id) void endSession(open, "the session did not open");
+      return response;
+    }
+    const open = ownedSession(request, identity);
+    if (open instanceof Response) return open;
+    const refused = checkCall(open, identity, message);
+    if (refused) return refused;
+    return await open.transport.handleRequest(request, { parsedBody: message });
+  }
+
+  const handler: Handler = async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname === "/healthz") {
+      return json(draining ? 503 : 200, { status: draining ? "draining" : "ok" });
+    }
+    if (dnsRebindingProtection !== false) {
+      const reason = refusedOrigin(request.headers, policy);
+      if (reason) return refusal(403, `Forbidden: ${reason}`);
+    }
+    if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) {
+      if (!jwt) return refusal(404, "Not found: this server does not use OAuth");
+      return json(200, {
+        resource: resourceUrl,
+        authorization_servers: authorizationServers ?? [jwt.options.issuer],
+        scopes_supported: ["tools:read", "tools:write", "tools:commands"],
+        bearer_methods_supported: ["header"],
+        resource_name: "toolfence",
+      });
+    }
+    if (url.pathname !== path) return refusal(404, `Not found: the MCP endpoint is ${path}`);
+    if (draining) return refusal(503, "Service Unavailable: the server is shutting down", null, { "retry-after": "5" });
+    const identity = await authenticate(request);
+    if (identity instanceof Response) return identity;
+    try {
+      if (request.method === "POST") return await handlePost(request, identity);
+      if (request.method === "GET" || request.method === "DELETE") {
+        if (stateless) {
+          return refusal(405, `Method Not Allowed: a stateless server has no sessions to ${request.method}`, null, {
+            allow: "POST",
+          });
+        }
+        const open = ownedSession(request, identity);
+        if (open instanceof Response) return open;
+        return await open.transport.handleRequest(request);
+      }
+      return refusal(405, `Method Not Allowed: ${request.method}`, null, {
+        allow: stateless ? "POST" : "GET, POST, DELETE",
+      });
+    } catch (error) {
+      return json(500, errorReply(null, JSONRPC_ERRORS.internalError, `Internal error: ${(error as Error).message}`));
+    }
+  };
+
+  const listener: Listener = await listen(handler, { hostname, port: options.port, platform });
+  policy = originPolicy(hostname, listener.port, allowedHosts, allowedOrigins);
+  const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
+  const url = new URL(`http://${shownHost}:${listener.port}${path}`);
+  resourceUrl ||= url.href;
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const open of sessions.values()) {
+      if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, "the session expired");
+    }
+  }, Math.max(50, Math.min(idleMs / 4, 30_000)));
+  (sweep as unknown as { unref?: () => void }).unref?.();
+  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
+    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(sweep as unknown as number);
+  }
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason = "the server is shutting down") => {
+    stopping ??= (async () => {
+      draining = true;
+      clearInterval(sweep);
+      const all = [...sessions.values(), ...transient];
+      await within(drainMs, Promise.all(all.map((open) => open.answered())));
+      await Promise.all(all.map((open) => endSession(open, reason)));
+      await listener.close();
+    })().finally(resolveClosed);
+    return stopping;
+  };
+
+  return { url, port: listener.port, sessionCount: () => sessions.size, closed, shutdown };
+}
+
+/** `response` with `done` called once its body has been sent or dropped. */
+function closingWhenDone(response: Response, done: () => void): Response {
+  if (!response.body) {
+    done();
+    return response;
+  }
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: finished, value } = await reader.read();
+        if (finished) {
+          controller.close();
+          done();
+        } else controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+        done();
+      }
+    },
+    cancel(reason) {
+      void reader.cancel(reason).catch(() => {});
+      done();
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}

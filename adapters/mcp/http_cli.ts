@@ -1,0 +1,142 @@
+/**
+ * `toolfence serve --http`: the command-line options turned into a running
+ * {@linkcode serveHttp} server, with its signals (SIGTERM and SIGINT shut it
+ * down gracefully, SIGHUP reloads the token file).
+ *
+ * @module
+ */
+
+import process from "node:process";
+import type { ToolBox } from "@toolfence/core";
+import type { SandboxMode } from "@toolfence/policy";
+import { parseHttpAddress } from "./_http_args.ts";
+import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
+
+/** A problem with the command line; main.ts reports it as a usage error. */
+export class HttpUsageError extends Error {
+  override name = "HttpUsageError";
+}
+
+/** The parsed values main.ts hands over. */
+export interface HttpCliValues {
+  http: string;
+  workspace: string;
+  tempDir?: string;
+  autoConfirm: boolean;
+  sandbox?: SandboxMode;
+  maxBodyBytes?: number;
+  stateless?: boolean;
+  tokenFile?: string;
+  oauthIssuer?: string;
+  oauthJwks?: string;
+  resourceUrl?: string;
+  tenantRoot?: string;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  noAuth?: boolean;
+  maxConcurrentCalls?: string;
+  callsPerMinute?: string;
+  idleMinutes?: string;
+}
+
+function positive(name: string, text: string | undefined, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(n > 0) || n > max) {
+    throw new HttpUsageError(`--${name} must be a number from 1 to ${max}, not ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/**
+ * Starts the HTTP server from the command line's values, reports its URL on
+ * stderr and resolves with exit code 0 once it has shut down.
+ *
+ * Requires `--allow-net` for the address, plus whatever the tools need.
+ *
+ * @example
+ * ```ts ignore
+ * import { ToolBox } from "@toolfence/toolfence";
+ * import "@toolfence/tools";
+ * import { runHttpServe } from "@toolfence/adapters/mcp";
+ * await runHttpServe(new ToolBox().withDefaults("fs"), {
+ *   http: "127.0.0.1:8765", workspace: Deno.cwd(), autoConfirm: false, noAuth: true,
+ * });
+ * ```
+ */
+export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Promise<number> {
+  let address: { hostname: string; port: number };
+  try {
+    address = parseHttpAddress(values.http);
+  } catch (error) {
+    throw new HttpUsageError((error as Error).message);
+  }
+  if (values.tokenFile && values.oauthIssuer) {
+    throw new HttpUsageError("give either --token-file or --oauth-issuer, not both");
+  }
+  if (values.noAuth && (values.tokenFile || values.oauthIssuer)) {
+    throw new HttpUsageError("--no-auth cannot be given with --token-file or --oauth-issuer");
+  }
+  let tokens: TokenFile | undefined;
+  if (values.tokenFile) {
+    try {
+      tokens = await TokenFile.open(values.tokenFile);
+    } catch (error) {
+      throw new HttpUsageError(`--token-file: ${(error as Error).message}`);
+    }
+    tokens.onerror = (error) => process.stderr.write(`toolfence: the token file did not reload: ${error.message}\n`);
+  }
+  const shownHost = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
+  if (values.oauthIssuer && !values.resourceUrl && address.port === 0) {
+    throw new HttpUsageError("--oauth-issuer with port 0 needs --resource-url (the audience tokens must name)");
+  }
+  const resourceUrl = values.resourceUrl ?? `http://${shownHost}:${address.port}/mcp`;
+  let jwt: JwtVerifier | undefined;
+  if (values.oauthIssuer) {
+    try {
+      jwt = new JwtVerifier({
+        issuer: values.oauthIssuer,
+        jwksUrl: values.oauthJwks ?? new URL(".well-known/jwks.json", values.oauthIssuer.replace(/\/?$/, "/")).href,
+        resource: resourceUrl,
+      });
+    } catch (error) {
+      throw new HttpUsageError(`--oauth-issuer: ${(error as Error).message}`);
+    }
+  }
+  const options: HttpServeOptions = {
+    ...address,
+    workspace: values.workspace,
+    tenantRoot: values.tenantRoot,
+    tempParent: values.tempDir,
+    autoConfirm: values.autoConfirm,
+    sandbox: values.sandbox,
+    maxBodyBytes: values.maxBodyBytes,
+    stateless: values.stateless,
+    tokens,
+    jwt,
+    resourceUrl: values.resourceUrl ?? (jwt ? resourceUrl : undefined),
+    allowNoAuth: values.noAuth,
+    allowedHosts: values.allowedHosts,
+    allowedOrigins: values.allowedOrigins,
+    maxConcurrentCalls: positive("max-concurrent-calls", values.maxConcurrentCalls, 10_000),
+    callsPerMinute: positive("calls-per-minute", values.callsPerMinute, 10_000_000),
+    idleTimeoutMs: (positive("idle-minutes", values.idleMinutes, 100_000) ?? 30) * 60_000,
+  };
+  if (!tokens && !jwt && !values.noAuth) {
+    throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");
+  }
+  let server;
+  try {
+    server = await serveHttp(toolbox, options);
+  } catch (error) {
+    throw new HttpUsageError((error as Error).message);
+  }
+  const stop = (signal: string) => void server.shutdown(`the server received ${signal}`);
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("SIGHUP", () => void tokens?.reload());
+  // Said once the signals are handled, so that whoever waits for it may send them.
+  process.stderr.write(`toolfence: serving MCP on ${server.url.href}\n`);
+  await server.closed;
+  return 0;
+}

@@ -1,0 +1,279 @@
+// Limits and lifecycle of the HTTP server: what a session owns ends with it
+// (DELETE, idle expiry, shutdown), per-token and per-session limits answer
+// 429 with a reason, stateless mode, the node:http path, and the CLI.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+
+const TOKEN = "lifecycle-token-0123456789abcdef";
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((done) => setTimeout(done, 25));
+  }
+}
+
+/** Starts a job and makes the session temp dir; returns the job's pid. */
+async function ownSomething(client: Client): Promise<number> {
+  const temp = await client.callTool({ name: "temp_dir", arguments: {} });
+  assert.equal(temp.isError, undefined, textOf(temp));
+  const job = await client.callTool({ name: "bash_background", arguments: { command: "sleep 60" } });
+  assert.equal(job.isError, undefined, textOf(job));
+  const meta = job.structuredContent as { pid?: number } | undefined;
+  const pid = meta?.pid ?? Number(/"pid":\s*(\d+)|pid:? (\d+)/.exec(textOf(job))?.slice(1).find(Boolean));
+  assert.ok(pid > 0 && alive(pid), `a running job: ${textOf(job)}`);
+  return pid;
+}
+
+describe("what a session owns ends with it", () => {
+  test("DELETE kills its jobs and removes its temp dir", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }]);
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      const pid = await ownSomething(client);
+      assert.equal((await readdir(join(h.dir, "tmp"))).length, 1);
+      await (client.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
+      await until(() => !alive(pid));
+      await until(async () => (await readdir(join(h.dir, "tmp"))).length === 0);
+      assert.equal(h.server.sessionCount(), 0);
+      await client.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("an idle session expires, with its jobs", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { idleTimeoutMs: 300 });
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      const pid = await ownSomething(client);
+      await until(() => !alive(pid));
+      await until(async () => (await readdir(join(h.dir, "tmp"))).length === 0);
+      await assert.rejects(client.listTools(), /404|not found/i);
+      await client.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("shutdown lets a running call finish within the deadline, cancels the rest, ends every session", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { drainMs: 300 });
+    const client = await connect(h.server.url, TOKEN);
+    const pid = await ownSomething(client);
+    const quick = client.callTool({ name: "sleep", arguments: { seconds: 0.1 } });
+    const slow = client.callTool({ name: "sleep", arguments: { seconds: 30 } });
+    await new Promise((done) => setTimeout(done, 50));
+    const started = Date.now();
+    const stopping = h.server.shutdown("test shutdown");
+    const draining = await raw(new URL("/healthz", h.server.url), { method: "GET" }).catch(() => undefined);
+    if (draining) assert.equal(draining.status, 503);
+    assert.equal((await quick).isError, undefined);
+    const cancelled = await slow.catch((error) => error);
+    assert.ok(cancelled instanceof Error || (cancelled as { isError?: boolean }).isError, String(cancelled));
+    await stopping;
+    assert.ok(Date.now() - started < 5000);
+    await until(() => !alive(pid));
+    assert.deepEqual(await readdir(join(h.dir, "tmp")), []);
+    await client.close().catch(() => {});
+    await rm(h.dir, { recursive: true, force: true });
+  });
+});
+
+describe("limits", () => {
+  test("calls per minute per token answer 429 with Retry-After", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { callsPerMinute: 3 });
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      for (let i = 0; i < 3; i++) await client.callTool({ name: "datetime", arguments: {} });
+      await assert.rejects(client.callTool({ name: "datetime", arguments: {} }), /429|Too many calls/);
+      // A second session of the same token shares the budget.
+      const second = await connect(h.server.url, TOKEN);
+      await assert.rejects(second.callTool({ name: "datetime", arguments: {} }), /429|Too many calls/);
+      await client.close();
+      await second.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("calls in flight per session are capped", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConcurrentCalls: 2 });
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      const slow = [1, 2].map(() => client.callTool({ name: "sleep", arguments: { seconds: 0.5 } }));
+      await new Promise((done) => setTimeout(done, 100));
+      await assert.rejects(client.callTool({ name: "datetime", arguments: {} }), /429|in flight/);
+      for (const call of await Promise.all(slow)) assert.equal(call.isError, undefined, textOf(call));
+      // The slots come back once the calls have answered.
+      assert.equal((await client.callTool({ name: "datetime", arguments: {} })).isError, undefined);
+      await client.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("sessions per tenant are capped", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxSessionsPerTenant: 2 });
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      assert.equal((await raw(h.server.url, { body: INIT, headers: auth })).status, 200);
+      assert.equal((await raw(h.server.url, { body: INIT, headers: auth })).status, 200);
+      const third = await raw(h.server.url, { body: INIT, headers: auth });
+      assert.equal(third.status, 429);
+      assert.match(third.json().error!.message, /Too many sessions/);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("transports", () => {
+  test("stateless mode answers each request with a fresh server and refuses GET", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { stateless: true });
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      await client.callTool({ name: "write_file", arguments: { path: "s.txt", content: "stateless" } });
+      assert.match(textOf(await client.callTool({ name: "read_file", arguments: { path: "s.txt" } })), /stateless/);
+      const get = await raw(h.server.url, { method: "GET", headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(get.status, 405);
+      await client.close();
+      await until(async () => (await readdir(join(h.dir, "tmp"))).length === 0);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("the node:http path serves the same", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { platform: "node", maxBodyBytes: 64 * 1024 });
+    try {
+      const client = await connect(h.server.url, TOKEN);
+      await client.callTool({ name: "write_file", arguments: { path: "n.txt", content: "node" } });
+      assert.match(textOf(await client.callTool({ name: "read_file", arguments: { path: "n.txt" } })), /node/);
+      await client.close();
+      assert.equal((await raw(h.server.url, { body: INIT })).status, 401);
+      const host = await raw(h.server.url, { body: INIT, headers: { host: "evil.example" } });
+      assert.equal(host.status, 403);
+      // A body over the limit is cut off, answered 413, and the server goes on.
+      const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping", params: { pad: "x".repeat(512 * 1024) } });
+      const refused = await raw(h.server.url, { body: big, headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(refused.status, 413);
+      assert.equal(refused.json().id, 9);
+      await new Promise((done) => setTimeout(done, 100));
+      const again = await connect(h.server.url, TOKEN);
+      await again.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("policy questions reach the client's user through elicitation over HTTP", async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { autoConfirm: false });
+    try {
+      const client = await connect(h.server.url, TOKEN, { elicit: true });
+      const asked: string[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: "decline" };
+      });
+      const result = await client.callTool({ name: "bash", arguments: { command: "rm -rf build" } });
+      assert.ok(asked.length >= 1, "the server asked");
+      assert.equal(result.isError, true);
+      await client.close();
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, () => {
+  test("serve --http refuses a public address without authentication", async () => {
+    const child = spawn(process.execPath, [
+      "run",
+      "-A",
+      join(ROOT, "main.ts"),
+      "serve",
+      "--http",
+      "0.0.0.0:0",
+      "--no-auth",
+    ], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const code = await new Promise((done) => child.on("close", done));
+    assert.equal(code, 2);
+    assert.match(stderr, /Refusing to serve on 0\.0\.0\.0 without authentication/);
+  });
+
+  test("serve --http serves, and stops on SIGTERM", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-http-cli-"));
+    await mkdir(join(dir, "ws"));
+    await mkdir(join(dir, "tmp"));
+    const child = spawn(
+      process.execPath,
+      [
+        "run",
+        "-A",
+        join(ROOT, "main.ts"),
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--no-auth",
+        "--workspace",
+        join(dir, "ws"),
+        "--temp-dir",
+        join(dir, "tmp"),
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      const url = await new Promise<URL>((resolve, reject) => {
+        let stderr = "";
+        child.stderr.on("data", (chunk) => {
+          stderr += chunk;
+          const found = /serving MCP on (\S+)/.exec(stderr);
+          if (found) resolve(new URL(found[1]));
+        });
+        child.on("close", () => reject(new Error(stderr)));
+      });
+      const client = await connect(url);
+      assert.ok((await client.listTools()).tools.length > 10);
+      assert.equal((await client.callTool({ name: "temp_dir", arguments: {} })).isError, undefined);
+      assert.equal((await readdir(join(dir, "tmp"))).length, 1);
+      const closed = new Promise<[number | null, string | null]>((done) => child.on("close", (c, s) => done([c, s])));
+      child.kill("SIGTERM");
+      const [code, signal] = await closed;
+      // Deno's child_process reports the signal sent even when the child handled it and exited 0.
+      assert.ok(code === 0 || (IS_DENO && signal === "SIGTERM"), `${code} ${signal}`);
+      // The graceful path ran: the session's temp dir is gone.
+      assert.deepEqual(await readdir(join(dir, "tmp")), []);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,126 @@
+// OAuth resource-server mode with real JWTs: a local RSA key signs them, and a
+// JWKS server on loopback publishes the public half, as an authorization
+// server would.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { JwtVerifier, tenantName } from "../../adapters/mcp/http.ts";
+import { connect, type Harness, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+
+const ISSUER = "https://auth.example.test";
+
+describe("OAuth resource server", () => {
+  let h: Harness;
+  let jwks: Server;
+  let sign: (claims: Record<string, unknown>, options?: { exp?: string | number; aud?: string }) => Promise<string>;
+  let foreignSign: typeof sign;
+  let resource: string;
+
+  before(async () => {
+    const { publicKey, privateKey } = await generateKeyPair("RS256");
+    const other = await generateKeyPair("RS256");
+    const jwk = { ...await exportJWK(publicKey), kid: "k1", alg: "RS256", use: "sig" };
+    jwks = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((done) => jwks.listen(0, "127.0.0.1", done));
+    const jwksPort = (jwks.address() as { port: number }).port;
+    // The audience must be known before the port is, so the resource URL is given.
+    resource = "http://127.0.0.1/mcp-resource";
+    const make = (key: CryptoKey, kid: string): typeof sign => (claims, options = {}) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "RS256", kid })
+        .setIssuer(String(claims.iss ?? ISSUER))
+        .setAudience(options.aud ?? resource)
+        .setIssuedAt()
+        .setExpirationTime(options.exp ?? "5m")
+        .sign(key);
+    sign = make(privateKey, "k1");
+    foreignSign = make(other.privateKey, "k1");
+    h = await startServer([], {
+      tokens: undefined,
+      jwt: new JwtVerifier({ issuer: ISSUER, jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`, resource }),
+      resourceUrl: resource,
+    });
+  });
+  after(async () => {
+    await h.close();
+    await new Promise((done) => jwks.close(done));
+  });
+
+  test("Protected Resource Metadata names the issuer and the scopes", async () => {
+    const meta = await raw(new URL("/.well-known/oauth-protected-resource/mcp-resource", h.server.url), {
+      method: "GET",
+    });
+    assert.equal(meta.status, 200);
+    const body = JSON.parse(meta.text);
+    assert.equal(body.resource, resource);
+    assert.deepEqual(body.authorization_servers, [ISSUER]);
+    assert.deepEqual(body.scopes_supported, ["tools:read", "tools:write", "tools:commands"]);
+    const none = await raw(h.server.url, { body: INIT });
+    assert.equal(none.status, 401);
+    assert.equal(
+      none.headers["www-authenticate"],
+      `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp-resource"`,
+    );
+  });
+
+  test("a valid JWT gets its scopes' tools", async () => {
+    const token = await sign({ sub: "alice", scope: "tools:read tools:write" });
+    const client = await connect(h.server.url, token);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes("write_file") && names.includes("read_file"));
+      assert.ok(!names.includes("bash"));
+      const wrote = await client.callTool({ name: "write_file", arguments: { path: "j.txt", content: "jwt\n" } });
+      assert.equal(wrote.isError, undefined, textOf(wrote));
+    } finally {
+      await client.close();
+    }
+  });
+
+  const refused: [string, () => Promise<string>, RegExp][] = [
+    [
+      "expired",
+      () => sign({ sub: "alice", scope: "tools:read" }, { exp: Math.floor(Date.now() / 1000) - 120 }),
+      /expired/,
+    ],
+    [
+      "wrong audience",
+      () => sign({ sub: "alice", scope: "tools:read" }, { aud: "http://other/mcp" }),
+      /not for this server/,
+    ],
+    ["wrong issuer", () => sign({ sub: "alice", scope: "tools:read", iss: "https://evil.test" }), /not issued by/],
+    ["foreign key", () => foreignSign({ sub: "alice", scope: "tools:read" }), /signature does not verify/],
+    ["no subject", () => sign({ scope: "tools:read" }), /no sub claim/],
+    ["not a JWT", () => Promise.resolve("abc.def.ghi"), /not a valid JWT|could not be verified/],
+  ];
+  for (const [name, make, reason] of refused) {
+    test(`a JWT with ${name} gets 401 invalid_token with the reason`, async () => {
+      const answer = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${await make()}` } });
+      assert.equal(answer.status, 401, answer.text);
+      assert.match(String(answer.headers["www-authenticate"]), /error="invalid_token"/);
+      assert.match(answer.json().error!.message, reason);
+    });
+  }
+
+  test("a JWT without any toolfence scope gets 403 insufficient_scope", async () => {
+    const answer = await raw(h.server.url, {
+      body: INIT,
+      headers: { authorization: `Bearer ${await sign({ sub: "alice", scope: "openid email" })}` },
+    });
+    assert.equal(answer.status, 403);
+    assert.match(String(answer.headers["www-authenticate"]), /error="insufficient_scope"/);
+  });
+
+  test("subjects become folder-safe tenant names that cannot collide", () => {
+    assert.equal(tenantName("alice"), "alice");
+    assert.match(tenantName("../etc"), /^h-[0-9a-f]{32}$/);
+    assert.match(tenantName("user@example.com"), /^h-[0-9a-f]{32}$/);
+    const hashed = tenantName("a/b");
+    assert.notEqual(tenantName(hashed), hashed);
+  });
+});

@@ -1,0 +1,280 @@
+// The HTTP server as remote agents use it: the official SDK client over real
+// HTTP on 127.0.0.1 (random ports), tokens from a real file, and raw requests
+// for what no well-behaved client sends.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ToolBox } from "../../toolbox.ts";
+import { serveHttp } from "../../adapters/mcp/http.ts";
+import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "./_http_harness.ts";
+
+const ALICE = "alice-token-0123456789abcdef";
+const BOB = "bob-token-0123456789abcdef00";
+const READER = "reader-token-0123456789abcdef";
+
+describe("serve over HTTP with a token file", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startServer([
+      { token: ALICE, tenant: "alice" },
+      { token: BOB, tenant: "bob" },
+      { token: READER, tenant: "reader", scopes: ["tools:read"] },
+    ]);
+  });
+  after(() => h.close());
+
+  test("no token and a wrong token get 401 with WWW-Authenticate", async () => {
+    const none = await raw(h.server.url, { body: INIT });
+    assert.equal(none.status, 401);
+    assert.match(String(none.headers["www-authenticate"]), /^Bearer resource_metadata="/);
+    assert.match(none.json().error!.message, /bearer token/);
+    const wrong = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${ALICE}x` } });
+    assert.equal(wrong.status, 401);
+    assert.match(String(wrong.headers["www-authenticate"]), /error="invalid_token"/);
+    await assert.rejects(connect(h.server.url, "not-a-token-at-all-0000"), /401|Unauthorized|invalid/i);
+  });
+
+  test("the right token gets every tool and working calls", async () => {
+    const client = await connect(h.server.url, ALICE);
+    try {
+      const { tools } = await client.listTools();
+      for (const name of ["read_file", "write_file", "bash", "grep"]) assert.ok(tools.some((t) => t.name === name));
+      const wrote = await client.callTool({ name: "write_file", arguments: { path: "a.txt", content: "hello\n" } });
+      assert.equal(wrote.isError, undefined, textOf(wrote));
+      const read = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
+      assert.match(textOf(read), /hello/);
+      assert.equal(await readFile(join(h.dir, "tenants", "alice", "a.txt"), "utf8"), "hello\n");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a foreign Host or Origin is refused before authentication", async () => {
+    const port = h.server.port;
+    const host = await raw(h.server.url, { body: INIT, headers: { host: `evil.example:${port}` } });
+    assert.equal(host.status, 403);
+    assert.match(host.json().error!.message, /Host "evil\.example:\d+" is not one this server answers to/);
+    const origin = await raw(h.server.url, {
+      body: INIT,
+      headers: { origin: "http://evil.example", authorization: `Bearer ${ALICE}` },
+    });
+    assert.equal(origin.status, 403);
+    assert.match(origin.json().error!.message, /Origin "http:\/\/evil\.example" is not allowed/);
+    const nullOrigin = await raw(h.server.url, { body: INIT, headers: { origin: "null" } });
+    assert.equal(nullOrigin.status, 403);
+    const same = await raw(h.server.url, {
+      body: INIT,
+      headers: { origin: `http://localhost:${port}`, host: `localhost:${port}`, authorization: `Bearer ${ALICE}` },
+    });
+    assert.equal(same.status, 200);
+  });
+
+  test("a read-only token sees only reading tools and is refused the others with 403", async () => {
+    const client = await connect(h.server.url, READER);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes("read_file"));
+      for (const hidden of ["write_file", "bash", "bash_background", "delete"]) assert.ok(!names.includes(hidden));
+      await assert.rejects(
+        client.callTool({ name: "write_file", arguments: { path: "x.txt", content: "x" } }),
+        /403|scope tools:write/,
+      );
+      await assert.rejects(client.callTool({ name: "bash", arguments: { command: "true" } }), /403|tools:commands/);
+    } finally {
+      await client.close();
+    }
+    const entries = await readdir(join(h.dir, "tenants", "reader")).catch(() => []);
+    assert.deepEqual(entries, []);
+  });
+
+  test("one tenant cannot read, list, signal or page through another's, guessing ids too", async () => {
+    const alice = await connect(h.server.url, ALICE);
+    const bob = await connect(h.server.url, BOB);
+    try {
+      await alice.callTool({ name: "write_file", arguments: { path: "secret.txt", content: "alice's secret\n" } });
+      const job = await alice.callTool({ name: "bash_background", arguments: { command: "sleep 30" } });
+      assert.equal(job.isError, undefined, textOf(job));
+      const jobId = /job-\d+/.exec(textOf(job))![0];
+      // A large output leaves an artifact in alice's session.
+      const big = await alice.callTool({ name: "bash", arguments: { command: "seq 1 200000" } });
+      const links = (big.content as { type: string; uri?: string }[]).filter((c) => c.type === "resource_link");
+      const aliceResources = await alice.listResources();
+      assert.ok(links.length > 0 && aliceResources.resources.length > 0, "alice's session holds an artifact");
+
+      // Bob's workspace is his own folder: alice's file is not there, by name or by climbing out.
+      const read = await bob.callTool({ name: "read_file", arguments: { path: "secret.txt" } });
+      assert.equal(read.isError, true);
+      const climb = await bob.callTool({ name: "read_file", arguments: { path: "../alice/secret.txt" } });
+      assert.equal(climb.isError, true);
+      assert.doesNotMatch(textOf(climb), /alice's secret/);
+      const listed = await bob.callTool({ name: "list_dir", arguments: { path: "." } });
+      assert.doesNotMatch(textOf(listed), /secret/);
+      // Bob's jobs are his own: alice's id (and every id near it) is unknown to him.
+      const jobs = await bob.callTool({ name: "bash_list", arguments: {} });
+      assert.doesNotMatch(textOf(jobs), /sleep 30/);
+      for (const guess of [jobId, "job-1", "job-2", "job-0"]) {
+        for (const name of ["bash_read", "bash_stop"]) {
+          const tried = await bob.callTool({ name, arguments: { id: guess } });
+          assert.equal(tried.isError, true, `${name} ${guess}: ${textOf(tried)}`);
+        }
+      }
+      // Alice's artifacts are not listed to bob, nor readable by uri.
+      assert.deepEqual((await bob.listResources()).resources, []);
+      for (const link of [...links.map((l) => l.uri!), ...aliceResources.resources.map((r) => r.uri)]) {
+        await assert.rejects(bob.readResource({ uri: link }), /not found/i);
+      }
+      for (const link of links) {
+        const id = `sha256:${link.uri!.slice("artifact://sha256/".length)}`;
+        for (const offset of [0, 1000, 100_000]) {
+          const paged = await bob.callTool({ name: "read_artifact", arguments: { id, offset } });
+          assert.equal(paged.isError, true);
+          assert.doesNotMatch(textOf(paged), /199999/);
+        }
+        const own = await alice.callTool({ name: "read_artifact", arguments: { id, offset: 0 } });
+        assert.equal(own.isError, undefined, textOf(own));
+      }
+      // Alice's job is still running: nothing bob did reached it.
+      const still = await alice.callTool({ name: "bash_list", arguments: {} });
+      assert.match(textOf(still), /sleep 30/);
+      assert.match(textOf(still), /running/);
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  test("another tenant's session id is as unknown as a guessed one", async () => {
+    const opened = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${ALICE}` } });
+    assert.equal(opened.status, 200);
+    const sessionId = String(opened.headers["mcp-session-id"]);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
+    const headers = (token: string, id: string) => ({
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": id,
+      "mcp-protocol-version": "2025-06-18",
+    });
+    const own = await raw(h.server.url, { body: ping, headers: headers(ALICE, sessionId) });
+    assert.equal(own.status, 200);
+    for (const method of ["POST", "GET", "DELETE"]) {
+      const foreign = await raw(h.server.url, {
+        method,
+        body: method === "POST" ? ping : undefined,
+        headers: headers(BOB, sessionId),
+      });
+      assert.equal(foreign.status, 404, method);
+      const guessed = await raw(h.server.url, {
+        method,
+        body: method === "POST" ? ping : undefined,
+        headers: headers(BOB, crypto.randomUUID()),
+      });
+      assert.equal(guessed.status, 404, method);
+      assert.equal(foreign.text, guessed.text);
+    }
+    // Bob's DELETE did not end it.
+    assert.equal((await raw(h.server.url, { body: ping, headers: headers(ALICE, sessionId) })).status, 200);
+    const ended = await raw(h.server.url, { method: "DELETE", headers: headers(ALICE, sessionId) });
+    assert.equal(ended.status, 200);
+    assert.equal((await raw(h.server.url, { body: ping, headers: headers(ALICE, sessionId) })).status, 404);
+  });
+
+  test("malformed requests get the JSON-RPC error the specification names", async () => {
+    const auth = { authorization: `Bearer ${ALICE}` };
+    const cases: [string | Uint8Array, number, number, unknown][] = [
+      ["{not json", 400, -32700, null],
+      [new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), 400, -32700, null],
+      ["[]", 400, -32600, null],
+      ['[{"jsonrpc":"2.0","id":1,"method":"ping"}]', 400, -32600, null],
+      ['"a string"', 400, -32600, null],
+      ['{"jsonrpc":"2.0","id":7,"method":"tools/list","params":5}', 400, -32600, 7],
+      ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', 400, -32600, null],
+      ['{"jsonrpc":"1.0","id":8,"method":"ping"}', 400, -32600, 8],
+      ['{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}', 400, -32602, 9],
+      ['{"jsonrpc":"2.0","method":5}', 400, -32600, null],
+    ];
+    for (const [body, status, code, id] of cases) {
+      const answer = await raw(h.server.url, { body, headers: auth });
+      assert.equal(answer.status, status, String(body));
+      const reply = answer.json();
+      assert.equal(reply.error?.code, code, String(body));
+      assert.equal(reply.id, id, String(body));
+      assert.ok(
+        reply.error!.message.length < 300 && !/ZodError|"code":/.test(reply.error!.message),
+        reply.error!.message,
+      );
+    }
+  });
+
+  test("wrong methods and paths are refused with a reason; /healthz answers", async () => {
+    const put = await raw(h.server.url, { method: "PUT", headers: { authorization: `Bearer ${ALICE}` } });
+    assert.equal(put.status, 405);
+    assert.match(put.json().error!.message, /Method Not Allowed/);
+    const other = await raw(new URL("/elsewhere", h.server.url), { body: INIT });
+    assert.equal(other.status, 404);
+    const health = await raw(new URL("/healthz", h.server.url), { method: "GET" });
+    assert.equal(health.status, 200);
+    assert.deepEqual(JSON.parse(health.text), { status: "ok" });
+  });
+
+  test("the token file is read again when it changes", async () => {
+    const NEW = "carol-token-0123456789abcdef";
+    await assert.rejects(connect(h.server.url, NEW), /401|Unauthorized/i);
+    await writeTokens(h.tokenFile, [
+      { token: ALICE, tenant: "alice" },
+      { token: BOB, tenant: "bob" },
+      { token: READER, tenant: "reader", scopes: ["tools:read"] },
+      { token: NEW, tenant: "carol" },
+    ]);
+    await new Promise((done) => setTimeout(done, 1100));
+    const carol = await connect(h.server.url, NEW);
+    await carol.close();
+    // A broken file keeps the tokens that were loaded.
+    await writeFile(h.tokenFile, "{broken");
+    await new Promise((done) => setTimeout(done, 1100));
+    const still = await connect(h.server.url, NEW);
+    await still.close();
+  });
+});
+
+describe("oversized bodies", () => {
+  let h: Harness;
+  before(async () => (h = await startServer([{ token: ALICE, tenant: "alice" }], { maxBodyBytes: 64 * 1024 })));
+  after(() => h.close());
+
+  test("a body over the limit is answered 413 naming its id, and the server goes on", async () => {
+    const client = await connect(h.server.url, ALICE);
+    try {
+      const big = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 42,
+        method: "tools/call",
+        params: { name: "write_file", arguments: { path: "big.txt", content: "x".repeat(200 * 1024) } },
+      });
+      const answer = await raw(h.server.url, { body: big, headers: { authorization: `Bearer ${ALICE}` } });
+      assert.equal(answer.status, 413);
+      assert.equal(answer.json().id, 42);
+      assert.match(answer.json().error!.message, /over the server's limit of 65536 bytes/);
+      await assert.rejects(
+        client.callTool({ name: "write_file", arguments: { path: "b.txt", content: "y".repeat(100 * 1024) } }),
+        /413|limit/,
+      );
+      const fine = await client.callTool({ name: "write_file", arguments: { path: "c.txt", content: "ok" } });
+      assert.equal(fine.isError, undefined, textOf(fine));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("starting", () => {
+  test("a non-loopback address without authentication refuses to start", async () => {
+    for (const hostname of ["0.0.0.0", "192.0.2.1", "::"]) {
+      await assert.rejects(
+        serveHttp(new ToolBox(), { hostname, port: 0, workspace: "/tmp", allowNoAuth: true }),
+        /without authentication/,
+      );
+    }
+    await assert.rejects(serveHttp(new ToolBox(), { port: 0, workspace: "/tmp" }), /needs authentication/);
+  });
+});

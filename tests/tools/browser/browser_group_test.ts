@@ -1,0 +1,52 @@
+// The browser group in the library: `withDefaults()` registers it with the
+// other seven, the screenshot tool is listed only for a model with vision, and
+// listing the tools starts no browser.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { browserTools } from "../../../tools/browser/mod.ts";
+import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
+import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
+import { alive, descendantsWith, noBrowser } from "./_fixtures.ts";
+
+test("withDefaults() registers all eight groups, the browser among them", () => {
+  assert.deepEqual(
+    Object.keys(BUILTIN_GROUPS),
+    ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic", "browser"],
+  );
+  const box = new ToolBox().withDefaults();
+  const names = box.list({ capabilities: ["vision"] }).map((t) => t.name);
+  assert.ok(names.includes("browser_navigate") && names.includes("browser_screenshot"));
+  assert.ok(!box.list().map((t) => t.name).includes("browser_screenshot"), "no vision, no screenshot tool");
+  for (const tool of box.list({ capabilities: ["vision"] }).filter((t) => t.name.startsWith("browser_"))) {
+    assert.match(tool.description, /--allow-run.*--allow-net/s, tool.name);
+  }
+  assert.deepEqual(descendantsWith(BROWSER_MARKER), [], "listing tools starts no browser");
+});
+
+test("through the library, without the sandbox (sandbox: off), the browser works and ends with the session", {
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    const opened = await box.call(session, "browser_navigate", { url: "data:text/html,<h1>Inline</h1>" });
+    assert.equal(opened.status, "success", String(opened.error));
+    assert.match(String((await box.call(session, "browser_snapshot", {})).output), /heading "Inline"/);
+    const pids = descendantsWith(BROWSER_MARKER);
+    assert.ok(pids.length > 0);
+    assert.ok(pids.every((pid) => !readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0].endsWith("bwrap")));
+    await session.close();
+    assert.deepEqual(pids.filter(alive), []);
+  } finally {
+    await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,202 @@
+// The browser's destination policy: every spelling of an address lands in its
+// class, the allowlist matches whole origins, names that resolve to private
+// addresses are judged by the address, and questions are asked once per origin.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import dns from "node:dns/promises";
+import fc from "fast-check";
+import { Session } from "../../../policy/session.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { classifyAddress } from "../../../tools/browser/_addresses.ts";
+import { type DestinationRules, Destinations } from "../../../tools/browser/_destinations.ts";
+
+function v4Class(n: number): string {
+  const a = n >>> 24, b = (n >>> 16) & 255, c = (n >>> 8) & 255;
+  if (a === 0) return "unspecified";
+  if (a === 127) return "loopback";
+  if (a === 169 && b === 254) return "link-local";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
+  if (a === 100 && b >= 64 && b <= 127) return "private";
+  if (a === 198 && (b === 18 || b === 19)) return "private";
+  if (a === 192 && b === 0 && c === 0) return "reserved";
+  if (a >= 224) return "reserved";
+  return "public";
+}
+
+const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+
+// Addresses near the edges of every range, plus uniform ones.
+const interesting = fc.oneof(
+  fc.integer({ min: 0, max: 0xffffffff }),
+  fc.constantFrom(0x7f000000, 0x0a000000, 0xac100000, 0xc0a80000, 0xa9fe0000, 0x64400000, 0xc6120000, 0)
+    .chain((base) => fc.integer({ min: 0, max: 0xffffff }).map((low) => (base + low) >>> 0)),
+);
+
+describe("address classes", () => {
+  test("every URL spelling of an IPv4 address (decimal, hex, octal, short) has the address's class", () => {
+    fc.assert(
+      fc.property(
+        interesting,
+        fc.constantFrom("dotted", "decimal", "hex", "octal", "short", "mapped", "mappedHex"),
+        (n, form) => {
+          const spelled = {
+            dotted: dotted(n),
+            decimal: String(n),
+            hex: `0x${n.toString(16)}`,
+            octal: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].map((b) => `0${b.toString(8)}`).join("."),
+            short: `${n >>> 24}.${n & 0xffffff}`,
+            mapped: `[::ffff:${dotted(n)}]`,
+            mappedHex: `[::ffff:${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}]`,
+          }[form];
+          const host = new URL(`http://${spelled}/`).hostname;
+          assert.equal(classifyAddress(host), v4Class(n), `${spelled} -> ${host}`);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("IPv6 forms", () => {
+    const cases: [string, string][] = [
+      ["::1", "loopback"],
+      ["0:0:0:0:0:0:0:1", "loopback"],
+      ["[::1]", "loopback"],
+      ["::", "unspecified"],
+      ["fe80::1%eth0", "link-local"],
+      ["fd00::5", "private"],
+      ["fc12:3456::1", "private"],
+      ["::ffff:10.0.0.1", "private"],
+      ["::ffff:a9fe:a9fe", "link-local"],
+      ["::127.0.0.1", "loopback"],
+      ["64:ff9b::7f00:1", "loopback"],
+      ["2002:7f00:1::", "loopback"],
+      ["2002:0808:0808::", "public"],
+      ["ff02::1", "reserved"],
+      ["2606:4700::1111", "public"],
+    ];
+    for (const [ip, want] of cases) assert.equal(classifyAddress(ip), want, ip);
+    assert.equal(classifyAddress("example.com"), undefined);
+    assert.equal(classifyAddress("1.2.3"), undefined);
+  });
+});
+
+async function judge(rules: DestinationRules, answer: "allow" | "deny" = "deny") {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-dest-"));
+  const asked: string[] = [];
+  const session = new Session({
+    workspace: dir,
+    host: callbackHost({
+      choose: async (request) => {
+        asked.push(request.message);
+        await new Promise((r) => setTimeout(r, 20));
+        return answer as never;
+      },
+    }),
+  });
+  return {
+    destinations: new Destinations(session, rules),
+    asked,
+    session,
+    async close() {
+      await session.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function outcome(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return "allowed";
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error);
+  }
+}
+
+describe("destinations", () => {
+  test("allowlist entries match scheme, host and port exactly; wildcards only subdomains", async () => {
+    const { destinations, asked, close } = await judge({
+      allow: ["https://93.184.215.14", "8.8.8.8:53", "http://127.0.0.1:8080", "*.1.1.1.1"],
+    });
+    try {
+      const j = (s: string, h: string, p: string) => outcome(destinations.judgeHost(s, h, p));
+      assert.equal(await j("https:", "93.184.215.14", "443"), "allowed");
+      assert.equal(await j("http:", "93.184.215.14", "80"), "url_not_allowed");
+      assert.equal(await j("http:", "8.8.8.8", "53"), "allowed");
+      assert.equal(await j("http:", "8.8.8.8", "80"), "url_not_allowed");
+      assert.equal(await j("http:", "127.0.0.1", "8080"), "allowed");
+      assert.equal(await j("http:", "127.0.0.1", "8081"), "url_not_allowed");
+      assert.equal(await j("http:", "127.0.0.2", "8080"), "url_not_allowed");
+      assert.equal(await j("ws:", "127.0.0.1", "8080"), "allowed");
+      assert.ok(asked.length >= 4);
+    } finally {
+      await close();
+    }
+  });
+
+  test("a host name on the allowlist that resolves to a private address still asks", async () => {
+    const name = os.hostname();
+    const addresses = (await dns.lookup(name, { all: true }).catch(() => [])).map((a) => a.address);
+    const inside = addresses.some((a) => classifyAddress(a) !== "public");
+    if (!inside) return; // this machine's name is public here; nothing to rebind to
+    const { destinations, asked, close } = await judge({ allow: [name] });
+    try {
+      assert.equal(await outcome(destinations.judgeHost("http:", name, "80")), "url_not_allowed");
+      assert.equal(asked.length, 1);
+      assert.match(asked[0], /loopback|private/);
+    } finally {
+      await close();
+    }
+  });
+
+  test("concurrent requests to one origin ask once; the answer is remembered", async () => {
+    const { destinations, asked, close } = await judge({}, "allow");
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => outcome(destinations.judgeHost("http:", "127.0.0.1", "9"))),
+      );
+      assert.deepEqual(new Set(results), new Set(["allowed"]));
+      assert.equal(await outcome(destinations.judgeHost("http:", "127.0.0.1", "9")), "allowed");
+      assert.equal(asked.length, 1);
+      // Another port is another origin.
+      await destinations.judgeHost("http:", "127.0.0.1", "10");
+      assert.equal(asked.length, 2);
+    } finally {
+      await close();
+    }
+  });
+
+  test("schemes other than http(s), ws(s) and workspace file: are refused without asking", async () => {
+    const { destinations, asked, close } = await judge({ privateNetworks: "allow" });
+    try {
+      for (
+        const url of ["javascript:alert(1)", "ftp://127.0.0.1/", "chrome://settings", "view-source:http://a/", "blob:x"]
+      ) {
+        assert.equal(await outcome(destinations.judgeUrl(url)), "url_not_allowed", url);
+      }
+      assert.equal(await outcome(destinations.judgeUrl("not a url")), "invalid_url");
+      assert.equal(await outcome(destinations.judgeUrl("about:blank")), "allowed");
+      assert.equal(await outcome(destinations.judgeUrl("file:///etc/passwd")), "outside_workspace");
+      assert.equal(await outcome(destinations.judgeUrl("file://evil/share/x")), "url_not_allowed");
+      assert.equal(asked.length, 0);
+    } finally {
+      await close();
+    }
+  });
+
+  test("a host that does not resolve is a dns_failed error, never an unjudged connection", async () => {
+    const { destinations, close } = await judge({ privateNetworks: "allow" });
+    try {
+      assert.equal(await outcome(destinations.judgeHost("https:", "no-such-host.invalid", "443")), "dns_failed");
+      // A numeric host the URL parser did not turn into an address is never handed to a resolver.
+      assert.equal(await outcome(destinations.judgeHost("https:", "0x7f.1", "443")), "dns_failed");
+      assert.equal(await outcome(destinations.judgeHost("https:", "2130706433", "443")), "dns_failed");
+    } finally {
+      await close();
+    }
+  });
+});

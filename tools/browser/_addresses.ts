@@ -1,0 +1,80 @@
+// Classifies IP addresses: which ones reach this machine or a private network.
+// Every textual form is reduced to bytes first (WHATWG URL parsing already turns
+// decimal, octal and hex IPv4 hosts into dotted quads; IPv6 forms are expanded
+// here), so that no spelling of an address escapes its class.
+
+import net from "node:net";
+
+/** Where an address leads: the public internet, or somewhere a request could forge its way into. */
+export type AddressClass = "public" | "loopback" | "link-local" | "private" | "unspecified" | "reserved";
+
+function v4Bytes(ip: string): number[] | undefined {
+  const parts = ip.split(".");
+  if (parts.length !== 4) return undefined;
+  const bytes = parts.map((p) => (/^\d{1,3}$/.test(p) ? Number(p) : NaN));
+  return bytes.every((b) => b >= 0 && b <= 255) ? bytes : undefined;
+}
+
+function v6Groups(ip: string): number[] | undefined {
+  let text = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  // A trailing dotted quad stands for the last two groups.
+  const quad = text.match(/(\d+\.\d+\.\d+\.\d+)$/);
+  if (quad) {
+    const b = v4Bytes(quad[1]);
+    if (!b) return undefined;
+    text = text.slice(0, -quad[1].length) + `${((b[0] << 8) | b[1]).toString(16)}:${((b[2] << 8) | b[3]).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const parse = (
+    s: string,
+  ) => (s === "" ? [] : s.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
+  const head = parse(halves[0]);
+  const tail = halves.length === 2 ? parse(halves[1]) : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  if (fill < 0 || (halves.length === 1 && head.length !== 8)) return undefined;
+  const groups = [...head, ...new Array(fill).fill(0), ...tail];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : undefined;
+}
+
+function classifyV4(b: number[]): AddressClass {
+  const [a, c] = [b[0], b[1]];
+  if (a === 0) return "unspecified";
+  if (a === 127) return "loopback";
+  if (a === 169 && c === 254) return "link-local";
+  if (a === 10 || (a === 172 && c >= 16 && c <= 31) || (a === 192 && c === 168)) return "private";
+  if (a === 100 && c >= 64 && c <= 127) return "private"; // carrier-grade NAT
+  if (a === 198 && (c === 18 || c === 19)) return "private"; // benchmarking networks
+  if (a === 192 && c === 0 && b[2] === 0) return "reserved";
+  if (a >= 224) return "reserved"; // multicast, class E, broadcast
+  return "public";
+}
+
+/**
+ * The class of an IP address in any form `node:net` accepts; `undefined` when
+ * `ip` is not an address.
+ */
+export function classifyAddress(ip: string): AddressClass | undefined {
+  const bare = ip.replace(/^\[|\]$/g, "");
+  const kind = net.isIP(bare.replace(/%.*$/, ""));
+  if (kind === 4) {
+    const b = v4Bytes(bare);
+    return b ? classifyV4(b) : undefined;
+  }
+  if (kind !== 6) return undefined;
+  const g = v6Groups(bare);
+  if (!g) return undefined;
+  const embedded = (hi: number, lo: number) => classifyV4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  if (g.every((x) => x === 0)) return "unspecified";
+  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return "loopback";
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and
+  // 6to4 (2002:AABB:CCDD::) addresses carry an IPv4 address that decides where they lead.
+  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return embedded(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b) return embedded(g[6], g[7]);
+  if (g[0] === 0x2002) return embedded(g[1], g[2]);
+  if ((g[0] & 0xfe00) === 0xfc00) return "private";
+  if ((g[0] & 0xffc0) === 0xfe80) return "link-local";
+  if ((g[0] & 0xffc0) === 0xfec0) return "private"; // deprecated site-local
+  if ((g[0] & 0xff00) === 0xff00) return "reserved"; // multicast
+  return "public";
+}

@@ -1,0 +1,325 @@
+// One browser per session: started on first use behind the egress proxy (and
+// inside bubblewrap where it can run), one persistent context in a fresh
+// profile folder, closed with the session. A browser that died is noticed, the
+// call that saw it gets `browser_crashed`, and the next call starts a new one.
+
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import process from "node:process";
+import type { BrowserContext, Page } from "playwright-core";
+import { ToolError } from "@toolfence/core";
+import type { SessionBase as Session, ToolNeeds } from "@toolfence/core";
+import { type DestinationRules, Destinations } from "./_destinations.ts";
+import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
+import { browserNeeds, findBrowser, writeSandboxWrapper } from "./_launch.ts";
+import { bubblewrapPath, bubblewrapStatus, type SandboxMode } from "@toolfence/policy";
+
+/** Options of the browser group. */
+export interface BrowserOptions extends DestinationRules {
+  /** The Chromium to run; default the first Chromium found on PATH. Never downloaded. */
+  executablePath?: string;
+  /** `allow`: `browser_evaluate` runs without asking. Default `ask`. */
+  evaluate?: "ask" | "allow";
+  /**
+   * Run the browser inside bubblewrap: `auto` (where bubblewrap works), `required` or `off`; default the
+   * session's sandbox mode (the one shell commands use).
+   */
+  sandbox?: SandboxMode;
+  /** Viewport size in CSS pixels; default 1000×700, so that a screenshot of it needs no scaling. */
+  viewport?: { width: number; height: number };
+}
+
+/** A console message, page error or failed request, kept for `browser_console_messages`. */
+export interface PageEvent {
+  /** `console.<type>`, `pageerror`, `requestfailed`, `blocked` or `download`. */
+  kind: string;
+  /** The message, URL or path. */
+  text: string;
+}
+
+const MAX_EVENTS = 500;
+
+/** The marker argument that names a session's browser processes (tests find them by it). */
+export const BROWSER_MARKER = "--toolfence-browser=";
+
+/** The browser of one session. */
+export class SessionBrowser {
+  readonly session: Session;
+  readonly options: BrowserOptions;
+  readonly destinations: Destinations;
+  /** The events seen so far, oldest first, at most 500. */
+  readonly events: PageEvent[] = [];
+  /** How many events were ever recorded. */
+  eventCount = 0;
+  /** Whether bubblewrap wraps the current browser. */
+  sandboxed = false;
+  /** The marker of the current browser's processes. */
+  marker = "";
+  #context?: BrowserContext;
+  #starting?: Promise<BrowserContext>;
+  #proxy?: EgressProxy;
+  #dir?: string;
+  #current?: Page;
+  #crashed = false;
+  #closing = false;
+
+  constructor(session: Session, options: BrowserOptions) {
+    this.session = session;
+    this.options = options;
+    this.destinations = new Destinations(session, options);
+  }
+
+  /** Records an event, dropping the oldest beyond the limit. */
+  record(kind: string, text: string): void {
+    this.eventCount++;
+    this.events.push({ kind, text: text.length > 2000 ? text.slice(0, 2000) + "…" : text });
+    if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
+  }
+
+  /** Whether a browser is running. */
+  get running(): boolean {
+    return this.#context !== undefined;
+  }
+
+  /** The context, starting the browser if none runs. */
+  context(): Promise<BrowserContext> {
+    if (this.session.closed) {
+      return Promise.reject(new ToolError("The session is closed", { code: "session_closed", recoverable: false }));
+    }
+    if (this.#context) return Promise.resolve(this.#context);
+    if (this.#crashed) {
+      // The browser died between calls: say so once, so that the model knows its pages are gone.
+      this.#crashed = false;
+      return Promise.reject(crashed());
+    }
+    this.#starting ??= this.#start().finally(() => (this.#starting = undefined));
+    return this.#starting;
+  }
+
+  /** The current tab, opening one if there is none. */
+  async page(): Promise<Page> {
+    const context = await this.context();
+    if (this.#current && !this.#current.isClosed()) return this.#current;
+    this.#current = context.pages().at(-1) ?? await context.newPage();
+    return this.#current;
+  }
+
+  /** The open tabs, in order. */
+  async pages(): Promise<Page[]> {
+    return (await this.context()).pages();
+  }
+
+  /** Makes `page` the current tab. */
+  select(page: Page): void {
+    this.#current = page;
+  }
+
+  /**
+   * Runs `action` with the current tab; a browser that dies meanwhile ends the
+   * call with `browser_crashed` (the next call starts a new browser), and the
+   * call's signal ends it with the abort reason.
+   */
+  async withPage<T>(signal: AbortSignal, action: (page: Page) => Promise<T>): Promise<T> {
+    const page = await this.page();
+    try {
+      return await abortable(action(page), signal);
+    } catch (error) {
+      if (this.#crashed || (!this.#context && !this.#closing)) {
+        this.#crashed = false;
+        throw crashed(error);
+      }
+      throw error;
+    }
+  }
+
+  async #start(): Promise<BrowserContext> {
+    const executable = findBrowser(this.options.executablePath);
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-"));
+    this.#dir = dir;
+    try {
+      const credentials = { username: "toolfence", password: crypto.randomUUID() };
+      this.#proxy = await startEgressProxy(
+        (scheme, host, port) => this.destinations.judgeHost(scheme, host, port),
+        (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
+        credentials,
+      );
+      const mode = this.options.sandbox ?? this.session.policy.sandbox;
+      const bwrap = mode === "off" ? undefined : await bubblewrapPath();
+      if (mode === "required" && !bwrap) {
+        throw new ToolError("The browser must run inside bubblewrap, which does not work here", {
+          code: "sandbox_unavailable",
+          recoverable: false,
+          details: { reason: (await bubblewrapStatus()).reason },
+        });
+      }
+      // The workspace, read-only, for file: pages (its temp dir too, where downloads land).
+      const launcher = bwrap
+        ? await writeSandboxWrapper(bwrap, executable, dir, [
+          this.session.workspace.workdir,
+          await this.session.workspace.tempDir(),
+        ])
+        : executable;
+      this.sandboxed = bwrap !== undefined;
+      this.marker = crypto.randomUUID();
+      const viewport = this.options.viewport ?? { width: 1000, height: 700 };
+      // Loaded on first use: importing playwright-core reads the home folder, which
+      // programs that never open a browser must not need permission for.
+      const { chromium } = await importPlaywright();
+      const context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
+        executablePath: launcher,
+        headless: true,
+        viewport,
+        acceptDownloads: true,
+        downloadsPath: path.join(dir, "downloads"),
+        serviceWorkers: "block",
+        // Loopback goes through the proxy too, so that it is judged.
+        proxy: { server: `http://127.0.0.1:${this.#proxy.port}`, bypass: "<-loopback>", ...credentials },
+        // The browser gets no secrets from the environment.
+        env: { HOME: dir, TMPDIR: dir, LANG: "C.UTF-8", PATH: "/usr/bin:/bin" },
+        args: [
+          // WebRTC's UDP would bypass the proxy. (No second --disable-features: it would replace playwright's.)
+          "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+          `${BROWSER_MARKER}${this.marker}`,
+        ],
+        timeout: 30_000,
+      });
+      context.setDefaultTimeout(10_000);
+      context.setDefaultNavigationTimeout(30_000);
+      await context.route(() => true, async (route) => {
+        const url = new URL(route.request().url());
+        if (url.protocol !== "file:") return route.fallback();
+        try {
+          await this.destinations.judgeFile(url);
+          return route.fallback();
+        } catch (error) {
+          this.record("blocked", `${url.href}: ${(error as Error).message}`);
+          return route.abort("blockedbyclient");
+        }
+      });
+      context.on("page", (page) => this.#watch(page));
+      for (const page of context.pages()) this.#watch(page);
+      context.on("close", () => {
+        if (this.#context !== context) return;
+        this.#context = undefined;
+        this.#current = undefined;
+        if (!this.#closing) this.#crashed = true;
+        void this.#cleanUp();
+      });
+      this.#context = context;
+      return context;
+    } catch (error) {
+      await this.#cleanUp();
+      if (error instanceof ToolError) throw error;
+      throw new ToolError(`The browser ${executable} did not start: ${(error as Error).message.split("\n")[0]}`, {
+        code: "browser_launch_failed",
+        recoverable: false,
+        details: { executable, error: (error as Error).message },
+        cause: error,
+      });
+    }
+  }
+
+  #watch(page: Page): void {
+    page.on("console", (m) => this.record(`console.${m.type()}`, m.text()));
+    page.on("pageerror", (e) => this.record("pageerror", e.message));
+    page.on("requestfailed", (r) => this.record("requestfailed", `${r.url()}: ${r.failure()?.errorText ?? "failed"}`));
+    page.on("crash", () => this.record("crash", page.url()));
+    page.on("download", async (download) => {
+      try {
+        const folder = path.join(await this.session.workspace.tempDir(), "downloads");
+        await fsp.mkdir(folder, { recursive: true });
+        const name = path.basename(download.suggestedFilename()).replace(/^\.+/, "_") || "download";
+        const target = path.join(folder, `${Date.now()}-${name}`);
+        await download.saveAs(target);
+        this.record("download", `${download.url()} saved to ${target}`);
+      } catch (error) {
+        this.record("download", `${download.url()} failed: ${(error as Error).message}`);
+      }
+    });
+  }
+
+  /** Closes the browser (if it runs) and frees its files; the next call starts a new one. */
+  async close(): Promise<void> {
+    const context = this.#context;
+    this.#closing = true;
+    try {
+      if (this.#starting) await this.#starting.catch(() => {});
+      const current = this.#context ?? context;
+      this.#context = undefined;
+      this.#current = undefined;
+      await current?.close().catch(() => {});
+    } finally {
+      await this.#cleanUp();
+      this.#closing = false;
+    }
+  }
+
+  async #cleanUp(): Promise<void> {
+    const proxy = this.#proxy;
+    const dir = this.#dir;
+    this.#proxy = undefined;
+    this.#dir = undefined;
+    await proxy?.close();
+    if (dir) await fsp.rm(dir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** The browsers of every session for one set of options. */
+export class Browsers {
+  readonly options: BrowserOptions;
+  /** What the tools that start or drive this browser need of the runtime's permissions. */
+  readonly needs: ToolNeeds;
+  readonly #sessions = new WeakMap<Session, SessionBrowser>();
+
+  constructor(options: BrowserOptions = {}) {
+    this.options = options;
+    this.needs = browserNeeds(options.executablePath);
+  }
+
+  /** The session's browser state, created (without starting a browser) on first use. */
+  of(session: Session): SessionBrowser {
+    let browser = this.#sessions.get(session);
+    if (!browser) {
+      const created = new SessionBrowser(session, this.options);
+      browser = created;
+      this.#sessions.set(session, created);
+      session.onClose(() => created.close());
+    }
+    return browser;
+  }
+}
+
+// At load, playwright-core's bundled is-wsl probes /proc/sys/fs/binfmt_misc, which
+// Deno lets only --allow-all read; its own switch defers the probe (to a
+// Windows-only path), so that the browser runs under narrow flags.
+async function importPlaywright(): Promise<typeof import("playwright-core")> {
+  const had = process.env.__IS_WSL_TEST__;
+  process.env.__IS_WSL_TEST__ = "1";
+  try {
+    return await import("playwright-core");
+  } finally {
+    if (had === undefined) delete process.env.__IS_WSL_TEST__;
+    else process.env.__IS_WSL_TEST__ = had;
+  }
+}
+
+function crashed(cause?: unknown): ToolError {
+  return new ToolError(
+    "The browser crashed (or was killed); its pages are lost and the next browser call starts a new one",
+    {
+      code: "browser_crashed",
+      recoveryHint: "Navigate again with browser_navigate.",
+      cause,
+    },
+  );
+}
+
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * The `browser_file_upload` tool.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { ToolError } from "@toolfence/core";
+import { type Tool, tool } from "@toolfence/core";
+import type { Browsers } from "./_browser_session.ts";
+import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+
+/** The most bytes `browser_file_upload` hands to a page in one call. */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
+/** Arguments of `browser_file_upload`. */
+export interface BrowserFileUploadArgs {
+  /** The file input's reference from `browser_snapshot`. */
+  ref: string;
+  /** Files of the workspace to choose, relative to it. */
+  paths: string[];
+}
+
+/**
+ * `browser_file_upload(ref, paths)`: chooses files of the workspace in a file
+ * input. Each path is resolved through the workspace policy (files outside it
+ * are refused) and read here, so the browser itself never needs to see them.
+ *
+ * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
+ * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { Browsers } from "@toolfence/tools";
+ * import { browserFileUploadTool } from "@toolfence/tools";
+ * const box = new ToolBox().register(browserFileUploadTool(new Browsers()));
+ * const session = new Session({ workspace: Deno.cwd() });
+ * console.log((await box.call(session, "browser_file_upload", { ref: "e5", paths: ["report.pdf"] })).output);
+ * await session.close();
+ * ```
+ */
+export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploadArgs> {
+  return tool({
+    name: "browser_file_upload",
+    description: "Choose files of the workspace in the file input with the given ref from browser_snapshot " +
+      "(at most 50 MB in all). " + BROWSER_FLAGS,
+    input: v.object({
+      ref: v.pipe(v.string(), v.description("Element reference of the file input, e.g. e12.")),
+      paths: v.pipe(
+        v.array(v.string()),
+        v.maxLength(100),
+        v.description("Paths of files in the workspace; an empty list clears the input."),
+      ),
+    }),
+    openWorld: true,
+    effects: ["reads", "runs_processes", "network"],
+    permissions: ["run", "net", "read", "write", "env"],
+    needs: browsers.needs,
+    async run({ ref, paths }, ctx): Promise<string> {
+      const browser = browsers.of(ctx.session);
+      const files: { name: string; mimeType: string; buffer: Uint8Array }[] = [];
+      let total = 0;
+      for (const given of paths) {
+        const file = await ctx.policy.resolveForRead(given);
+        const stat = await fsp.stat(file);
+        if (!stat.isFile()) {
+          throw new ToolError(`${given} is not a regular file`, { code: "not_a_file", kind: "semantic" });
+        }
+        total += stat.size;
+        if (total > MAX_UPLOAD_BYTES) {
+          throw new ToolError(`The files come to more than ${MAX_UPLOAD_BYTES} bytes`, {
+            code: "upload_too_large",
+            kind: "semantic",
+          });
+        }
+        files.push({
+          name: path.basename(file),
+          mimeType: "application/octet-stream",
+          buffer: await fsp.readFile(file),
+        });
+      }
+      const seen = browser.eventCount;
+      return await browser.withPage(ctx.signal, async (page) => {
+        const element = await locate(page, ref);
+        // deno-lint-ignore no-explicit-any
+        await element.setInputFiles(files as any);
+        return `Chose ${files.length} file(s) in ${ref}. ${pageLine(browser, page, seen)}`;
+      });
+    },
+  });
+}
