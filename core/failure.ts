@@ -42,6 +42,13 @@ export interface FailOptions {
  * A failure a tool returned; build it with {@linkcode fail}. The pipeline turns
  * it into a result with the error's status, kind and code, keeping `output`.
  * Returned failures are never retried (only thrown `tool_error`s are).
+ *
+ * @example
+ * ```ts
+ * import { fail, ToolFailure } from "@toolfence/core";
+ * const failure = fail("No such key", { code: "no_such_key" });
+ * console.log(failure instanceof ToolFailure, failure.error.code, failure.status); // true no_such_key error
+ * ```
  */
 export class ToolFailure {
   /** The error, with its code, kind and message. */
@@ -152,6 +159,13 @@ export type Returned =
  * canonical {@linkcode ToolResult} are outcomes; anything else is the output.
  * A returned `ToolResult`'s pipeline fields (name, attempts, timing) are
  * ignored: the call's own are used.
+ *
+ * @example
+ * ```ts
+ * import { readReturned } from "@toolfence/core";
+ * console.log(readReturned({ output: "gone", success: false })?.kind); // failure
+ * console.log(readReturned({ rows: 3 })); // undefined: plain output
+ * ```
  */
 export function readReturned(value: unknown): Returned | undefined {
   if (typeof value !== "object" || value === null) return undefined;

@@ -250,7 +250,20 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   });
 }
 
-/** Throws unless `effects` is an array of known {@linkcode Effect}s. */
+/**
+ * Throws a `TypeError` unless `effects` is an array of known {@linkcode Effect}s.
+ *
+ * @example
+ * ```ts
+ * import { assertEffects } from "@toolfence/core";
+ * assertEffects("write_file", ["reads", "writes_files"]); // fine
+ * try {
+ *   assertEffects("write_file", ["write"]);
+ * } catch (e) {
+ *   console.log((e as Error).message);
+ * }
+ * ```
+ */
 export function assertEffects(name: string, effects: unknown): asserts effects is readonly Effect[] {
   if (!Array.isArray(effects) || effects.some((e) => !EFFECTS.includes(e))) {
     throw new TypeError(`Tool ${name}: effects must be an array of ${EFFECTS.map((e) => `"${e}"`).join(", ")}`);
