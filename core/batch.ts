@@ -113,6 +113,7 @@ export async function executeBatch<T>(
   if (closure.kind === "completed" && options.signal?.aborted && results.some((r) => r.status === "cancelled")) {
     closure = { kind: "cancelled", reason: reasonText(options.signal) };
   }
+  for (const result of results) result.batchClosure = closure;
   const hooks = [...env.hooks.afterBatch.splice(0), ...session.hooks.afterBatch.splice(0)];
   for (const hook of hooks) await hook({ session, results });
   const images = session.takeDeferredImages();

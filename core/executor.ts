@@ -15,7 +15,7 @@
  */
 
 import { ToolError } from "./errors.ts";
-import type { RetryDisposition, ToolResult, ToolResultInit } from "./result.ts";
+import type { BatchClosure, RetryDisposition, ToolResult, ToolResultInit } from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { SessionBase } from "./session.ts";
@@ -96,15 +96,7 @@ export interface BatchOptions<T = unknown> {
   onProgress?: (event: ProgressEvent) => void;
 }
 
-/**
- * How a batch ended: every call ran to its end (`completed`), a failure
- * stopped the rest (`fail_fast`, naming the call), or the caller's signal did
- * (`cancelled`).
- */
-export type BatchClosure =
-  | { kind: "completed" }
-  | { kind: "fail_fast"; causedBy: { index: number; toolName: string; callId?: string; status: ToolResult["status"] } }
-  | { kind: "cancelled"; reason: string };
+export type { BatchClosure } from "./result.ts";
 
 /** The outcome of a batch. */
 export interface BatchResult {

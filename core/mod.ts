@@ -67,6 +67,7 @@ export {
   ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
   type AttemptId,
+  type BatchClosure,
   effectStateOf,
   isToolResult,
   makeResult,
@@ -156,7 +157,6 @@ export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolG
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
 export {
   type BatchCall,
-  type BatchClosure,
   type BatchOptions,
   type BatchResult,
   type CallOptions,

@@ -107,7 +107,19 @@ export interface ToolResult {
   normalizedRequest?: Record<string, unknown>;
   /** Which definition ran, in which session, and what let it run. */
   provenance?: Provenance;
+  /** For a call of a batch, how the batch ended (the same as the batch's `batchClosure`). */
+  batchClosure?: BatchClosure;
 }
+
+/**
+ * How a batch ended: every call ran to its end (`completed`), a failure
+ * stopped the rest (`fail_fast`, naming the call), or the caller's signal did
+ * (`cancelled`).
+ */
+export type BatchClosure =
+  | { kind: "completed" }
+  | { kind: "fail_fast"; causedBy: { index: number; toolName: string; callId?: string; status: ToolStatus } }
+  | { kind: "cancelled"; reason: string };
 
 /** Which attempt of which call a result (or a late result) belongs to. */
 export interface AttemptId {
@@ -273,6 +285,7 @@ export function makeResult(init: ToolResultInit): ToolResult {
   if (init.idempotencyKey !== undefined) result.idempotencyKey = init.idempotencyKey;
   if (init.normalizedRequest !== undefined) result.normalizedRequest = init.normalizedRequest;
   if (init.provenance !== undefined) result.provenance = init.provenance;
+  if (init.batchClosure !== undefined) result.batchClosure = init.batchClosure;
   result.effectState = effectStateOf(init);
   result.reconciliationRequired = reconciliationRequired(result);
   assertInvariants(result);

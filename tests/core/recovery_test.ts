@@ -390,6 +390,8 @@ describe("batch closure", () => {
         causedBy: { index: 1, toolName: "bad", callId: "b1", status: "error" },
       });
       assert.deepEqual(ff.results.map((r: ToolResult) => r.status), ["cancelled", "error", "cancelled"]);
+      assert.ok(ff.results.every((r) => r.batchClosure === ff.batchClosure), "each result says how its batch ended");
+      assert.equal((await box.call(session, "ok", {})).batchClosure, undefined, "a lone call has none");
       const controller = new AbortController();
       const pending = box.callMany(session, [{ name: "slow" }, { name: "ok" }], { signal: controller.signal });
       await delay(20);
