@@ -38,6 +38,7 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     if (!decision) continue;
     if ("output" in decision) {
       run.metadata.shortCircuited = true;
+      run.authorization = "hook";
       return { kind: "answered", output: decision.output };
     }
     const outcome = validate(tool, decision.args);
@@ -55,6 +56,7 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     defaultChoice: true,
   }, signal);
   run.metadata.approval = answer.source;
+  if (answer.source === "user" || answer.source === "auto") run.authorization = answer.source;
   if (answer.choice) return RUN;
   return {
     kind: "refused",

@@ -63,11 +63,39 @@ export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number
   const returned = readReturned(value);
   if (returned === undefined) return finishValue(call, value, cap, undefined);
   const { metadata } = returned.kind === "output" ? returned : returned.failure;
-  if (metadata) Object.assign(call.metadata, metadata);
-  const artifacts = returned.result?.artifacts;
+  // A returned outcome may carry data the tool did not make (a page, a remote server): it adds to the
+  // metadata but never overwrites what the pipeline or the tool recorded, and names only artifacts this
+  // session holds, as the store describes them.
+  if (metadata) {
+    for (const key of Object.keys(metadata)) {
+      if (Object.hasOwn(call.metadata, key) || PIPELINE_KEYS.has(key)) continue;
+      // Defined, not assigned: a "__proto__" key stays a plain key.
+      Object.defineProperty(call.metadata, key, {
+        value: metadata[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  const artifacts = knownArtifacts(call.artifacts, returned.result?.artifacts);
   if (returned.kind === "output") return finishValue(call, returned.output, cap, undefined, artifacts);
   call.claimedEffect = returned.failure.effectState;
   return finishValue(call, returned.failure.output, cap, returned.failure, artifacts);
+}
+
+/** The metadata keys the pipeline writes; what a tool returns never sets them. */
+const PIPELINE_KEYS = new Set(["approval", "shortCircuited", "calledAs", "afterHookError", "onFailureError"]);
+
+function knownArtifacts(store: ArtifactStore, given: unknown): ArtifactRef[] | undefined {
+  if (!Array.isArray(given) || given.length === 0) return undefined;
+  const known: ArtifactRef[] = [];
+  for (const ref of given) {
+    const id = (ref as { id?: unknown })?.id;
+    const stored = typeof id === "string" ? store.ref(id) : undefined;
+    if (stored && !known.includes(stored)) known.push(stored);
+  }
+  return known.length ? known : undefined;
 }
 
 function finishValue<R>(

@@ -107,6 +107,8 @@ export class CallRun<T> {
   tool: AnyTool | undefined;
   /** Why the call was or was not run again. */
   retryDisposition: RetryDisposition = "not_needed";
+  /** What let the call run, as the gate recorded it. */
+  authorization: Provenance["authorization"] = "none_needed";
   /** What the tool said of its effects when it returned a failure. */
   claimedEffect: ToolResultInit["effectState"];
   readonly ownerGeneration: number;
@@ -132,16 +134,8 @@ export class CallRun<T> {
   }
 
   #provenance(tool: AnyTool): Provenance {
-    const approval = this.metadata.approval;
-    return {
-      definitionSha256: definitionSha256(tool),
-      sessionId: this.session.id,
-      authorization: this.metadata.shortCircuited === true
-        ? "hook"
-        : approval === "user" || approval === "auto"
-        ? approval
-        : "none_needed",
-    };
+    // From the gate's own record, never from metadata (which a tool's output may add to).
+    return { definitionSha256: definitionSha256(tool), sessionId: this.session.id, authorization: this.authorization };
   }
 
   get artifacts(): ArtifactStore {
