@@ -10,6 +10,7 @@ import type { ArtifactRef, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
+import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -57,11 +58,18 @@ export interface OutputSink<R> {
 /**
  * Ends the call with the tool's value: whole when it fits in `cap`, else cut
  * with an artifact. A returned outcome ({@linkcode readReturned}: `fail()`,
- * Flux's shape, a `ToolResult`) ends it as that outcome, its output kept the same way.
+ * Flux's shape, a `ToolResult`) ends it as that outcome, its output kept the
+ * same way. A declared `schema` checks the whole JSON output of a success
+ * first (a failure's output is what the tool had, not what it promises).
  */
-export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number): R | Promise<R> {
+export function finishOutput<R>(
+  call: OutputSink<R>,
+  value: unknown,
+  cap: number,
+  schema?: OutputSchema,
+): R | Promise<R> {
   const returned = readReturned(value);
-  if (returned === undefined) return finishValue(call, value, cap, undefined);
+  if (returned === undefined) return finishValue(call, value, cap, undefined, undefined, schema);
   const { metadata } = returned.kind === "output" ? returned : returned.failure;
   // A returned outcome may carry data the tool did not make (a page, a remote server): it adds to the
   // metadata but never overwrites what the pipeline or the tool recorded, and names only artifacts this
@@ -79,7 +87,7 @@ export function finishOutput<R>(call: OutputSink<R>, value: unknown, cap: number
     }
   }
   const artifacts = knownArtifacts(call.artifacts, returned.result?.artifacts);
-  if (returned.kind === "output") return finishValue(call, returned.output, cap, undefined, artifacts);
+  if (returned.kind === "output") return finishValue(call, returned.output, cap, undefined, artifacts, schema);
   call.claimedEffect = returned.failure.effectState;
   return finishValue(call, returned.failure.output, cap, returned.failure, artifacts);
 }
@@ -104,6 +112,7 @@ function finishValue<R>(
   cap: number,
   failure: ToolFailure | undefined,
   artifacts?: ArtifactRef[],
+  schema?: OutputSchema,
 ): R | Promise<R> {
   let json: ReturnType<typeof toJsonOutput>;
   try {
@@ -117,6 +126,23 @@ function finishValue<R>(
       }),
     );
   }
+  if (failure === undefined && schema !== undefined) {
+    const mismatch = checkOutput(call.name, schema, json.output);
+    if (mismatch instanceof Promise) {
+      return mismatch.then((error) => error ? call.fail(error) : passOutput(call, json, cap, failure, artifacts));
+    }
+    if (mismatch) return call.fail(mismatch);
+  }
+  return passOutput(call, json, cap, failure, artifacts);
+}
+
+function passOutput<R>(
+  call: OutputSink<R>,
+  json: ReturnType<typeof toJsonOutput>,
+  cap: number,
+  failure: ToolFailure | undefined,
+  artifacts: ArtifactRef[] | undefined,
+): R | Promise<R> {
   if (json.fits) {
     if (failure === undefined) return call.finish({ status: "success", output: json.output, artifacts });
     return call.fail(failure.error, { status: failure.status, output: json.output, artifacts });

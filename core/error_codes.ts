@@ -29,6 +29,7 @@ export type ErrorCode =
   | "timeout"
   | "cancelled"
   | "not_serializable"
+  | "invalid_output"
   | "tool_error"
   | "outside_workspace"
   | "outside_directory"
@@ -160,6 +161,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     not_serializable: {
       meaning: "The tool returned a value that has no lossless JSON form.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    invalid_output: {
+      meaning:
+        "The tool's output does not match the output schema it declares; `details.path` names where. A fault of the tool, never passed on.",
       kind: "execution",
       status: "error",
       recoverable: false,

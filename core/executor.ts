@@ -170,7 +170,7 @@ export async function executeCall<T>(
     const passed = passGate(run, tool);
     const gate = passed instanceof Promise ? await passed : passed;
     if (gate.kind === "refused") return run.fail(gate.error);
-    if (gate.kind === "answered") return finishOutput(run, gate.output, cap);
+    if (gate.kind === "answered") return finishOutput(run, gate.output, cap, tool.output);
   } catch (error) {
     if (signal?.aborted || isAbortError(error)) return run.cancelled("Cancelled before it ran");
     return run.fail(thrownToToolError(error));
@@ -206,7 +206,7 @@ export async function executeCall<T>(
     }
 
     // 6. A value becomes the output (or the failure the tool returned).
-    if (attempt.kind === "value") return finishOutput(run, attempt.value, cap);
+    if (attempt.kind === "value") return finishOutput(run, attempt.value, cap, tool.output);
 
     // 7. Anything else ends the call with its reason, unless a retry is due.
     if (attempt.kind === "timeout") {

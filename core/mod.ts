@@ -92,7 +92,7 @@ export {
 } from "./failure.ts";
 export { type LateResult, LateResults } from "./late_results.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
-export { inputJsonSchema, type JsonSchema } from "./schema.ts";
+export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
   closeObjects,
@@ -167,4 +167,5 @@ export {
 } from "./executor.ts";
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
+export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";

@@ -52,3 +52,58 @@ export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
   delete converted.$schema;
   return converted;
 }
+
+/**
+ * Converts a tool's output schema (valibot) to the JSON Schema of its output,
+ * as MCP's `outputSchema` advertises it. It describes the JSON the tool
+ * returns, exactly as the check on the way out accepts it: a `v.object`
+ * admits unknown keys (the check passes them on), a `v.strictObject` does not.
+ * A union or variant of object schemas gets `type: "object"` at its root (see
+ * {@linkcode isObjectJsonSchema}). Custom checks (`v.check`) are left out: the
+ * JSON Schema may then admit more than the check, never less. Throws a
+ * `TypeError` for what JSON Schema cannot express.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { outputJsonSchema } from "@toolfence/core";
+ * console.log(outputJsonSchema(v.strictObject({ path: v.string(), created: v.boolean() })));
+ * // { type: "object", properties: { ... }, required: ["path", "created"], additionalProperties: false }
+ * ```
+ */
+export function outputJsonSchema(schema: v.GenericSchema | v.GenericSchemaAsync): JsonSchema {
+  const converted = toJsonSchema(schema as v.GenericSchema, {
+    errorMode: "throw",
+    typeMode: "input",
+    // Custom checks have no JSON Schema form; the schema is then wider than the check, never narrower.
+    ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
+  }) as JsonSchema;
+  delete converted.$schema;
+  const members = converted.anyOf ?? converted.oneOf;
+  if (converted.type === undefined && members?.length && members.every((m) => m.type === "object")) {
+    return { type: "object", ...converted };
+  }
+  return converted;
+}
+
+/**
+ * Whether a JSON Schema admits only objects: `type: "object"` at its root
+ * (what {@linkcode outputJsonSchema} gives an object schema, or a union or
+ * variant of them). MCP's `structuredContent` must be an object; an output
+ * whose schema is not is sent wrapped, as `{ result }`.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
+ * console.log(isObjectJsonSchema(outputJsonSchema(v.object({ a: v.string() })))); // true
+ * console.log(isObjectJsonSchema(outputJsonSchema(v.string()))); // false
+ * ```
+ */
+export function isObjectJsonSchema(schema: JsonSchema): boolean {
+  return schema.type === "object";
+}

@@ -11,7 +11,7 @@ import { type Effect, EFFECTS } from "./effects.ts";
 import type { ToolResult } from "./result.ts";
 import type { SessionBase } from "./session.ts";
 import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
-import { inputJsonSchema, type JsonSchema } from "./schema.ts";
+import { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
 export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
@@ -124,6 +124,15 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   effects?: readonly Effect[];
   /** Runs when a call of this tool fails (see {@linkcode OnFailureHook}). */
   onFailure?: OnFailureHook<A>;
+  /**
+   * The output's schema (valibot, one JSON Schema can express). The JSON
+   * output is checked against it on the way out, whole, before any cut: a
+   * mismatch ends the call as `invalid_output` and the output is never passed
+   * on. MCP advertises it as `outputSchema` and returns the output as
+   * `structuredContent` (wrapped as `{ result }` unless the schema admits only
+   * objects).
+   */
+  output?: v.GenericSchema | v.GenericSchemaAsync;
 }
 
 /**
@@ -240,6 +249,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   } catch (error) {
     throw new TypeError(`Tool ${name}: its input cannot be expressed as JSON Schema: ${(error as Error).message}`);
   }
+  if (metadata.output !== undefined) assertOutputSchema(name, metadata.output);
   return Object.freeze({
     ...metadata,
     name,
@@ -248,6 +258,18 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
     inputSchema,
     execute: run as (args: v.InferOutput<S>, ctx: ToolContext) => unknown,
   });
+}
+
+// A definition's `output` must be a valibot schema that JSON Schema can express.
+function assertOutputSchema(name: string, output: unknown): void {
+  if (typeof output !== "object" || output === null || (output as { kind?: unknown }).kind !== "schema") {
+    throw new TypeError(`Tool ${name}: output must be a valibot schema`);
+  }
+  try {
+    outputJsonSchema(output as v.GenericSchema);
+  } catch (error) {
+    throw new TypeError(`Tool ${name}: its output cannot be advertised as JSON Schema: ${(error as Error).message}`);
+  }
 }
 
 /**

@@ -35,6 +35,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageResult,
   requestImageTool,
   type TempDirArgs,
   tempDirTool,

@@ -8,6 +8,7 @@
 
 import type { AnyTool } from "@toolfence/core";
 import type { JsonSchema } from "@toolfence/core";
+import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
@@ -36,6 +37,126 @@ export interface McpToolSpec {
   inputSchema: JsonSchema & { type: "object" };
   /** Hints from the tool's metadata. */
   annotations: McpToolAnnotations;
+  /**
+   * JSON Schema of `structuredContent`, for a tool that declares `output`:
+   * the tool's output, or {@linkcode CUT_OUTPUT_SCHEMA} when it was cut.
+   */
+  outputSchema?: JsonSchema & { type: "object" };
+}
+
+/**
+ * The `structuredContent` of a call whose output was over the cap: what the
+ * model read (head and tail, with the marker), how much was cut, and the
+ * artifact that holds the whole output (checked against the tool's schema
+ * before the cut), readable as an MCP resource or with `read_artifact`.
+ * Every advertised `outputSchema` admits it beside the tool's own schema, so
+ * that the cap holds for clients that read `structuredContent` as well.
+ */
+export const CUT_OUTPUT_SCHEMA: JsonSchema & { type: "object" } = Object.freeze({
+  type: "object",
+  description: "The output was over the size cap: text is its head and tail; the whole output is the artifact.",
+  properties: {
+    truncated: { const: true },
+    text: { type: "string", description: "What the model read: the output's head and tail, with a marker." },
+    omitted: { type: "integer", minimum: 1, description: "How many characters were cut." },
+    artifact: {
+      type: "object",
+      properties: {
+        id: { type: "string", pattern: "^sha256:[0-9a-f]{64}$", description: "For read_artifact." },
+        uri: { type: "string", pattern: "^artifact://sha256/[0-9a-f]{64}$", description: "The MCP resource." },
+      },
+      required: ["id", "uri"],
+      additionalProperties: false,
+    },
+  },
+  required: ["truncated", "text", "omitted", "artifact"],
+  additionalProperties: false,
+}) as JsonSchema & { type: "object" };
+
+/** The key an output that is not an object is wrapped in, as MCP's `structuredContent` must be an object. */
+export const WRAPPED_OUTPUT_KEY = "result";
+
+interface Advertised {
+  schema: JsonSchema & { type: "object" };
+  wrapped: boolean;
+}
+
+// Output schemas are converted once per schema object (tools/list asks often).
+const advertised = new WeakMap<object, Advertised>();
+
+function advertise(t: AnyTool): Advertised | undefined {
+  const output = t.output;
+  if (output === undefined) return undefined;
+  let found = advertised.get(output);
+  if (found === undefined) {
+    let own: JsonSchema;
+    try {
+      own = outputJsonSchema(output);
+    } catch (error) {
+      throw new SchemaDialectError("mcp", t.name, "/outputSchema", (error as Error).message);
+    }
+    const wrapped = !isObjectJsonSchema(own);
+    if (wrapped) {
+      own = {
+        type: "object",
+        properties: { [WRAPPED_OUTPUT_KEY]: own },
+        required: [WRAPPED_OUTPUT_KEY],
+        additionalProperties: false,
+      };
+    }
+    found = { schema: { type: "object", anyOf: [own, structuredClone(CUT_OUTPUT_SCHEMA)] }, wrapped };
+    advertised.set(output, found);
+  }
+  return found;
+}
+
+/**
+ * The `outputSchema` MCP advertises for a tool: `undefined` when it declares
+ * no `output`, else its output's JSON Schema or {@linkcode CUT_OUTPUT_SCHEMA}.
+ * An output whose schema admits more than objects (a string, say) is
+ * advertised, and sent, wrapped as `{ result }` ({@linkcode WRAPPED_OUTPUT_KEY}),
+ * since `structuredContent` must be an object. Throws `SchemaDialectError`
+ * when the output cannot be expressed as JSON Schema.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "@toolfence/core";
+ * import { mcpOutputSchema } from "@toolfence/adapters/mcp";
+ * const stat = tool({
+ *   name: "stat", description: "Size.", input: v.object({}), output: v.strictObject({ size: v.number() }),
+ *   run: () => ({ size: 1 }),
+ * });
+ * console.log(mcpOutputSchema(stat)?.anyOf?.length); // 2
+ * ```
+ */
+export function mcpOutputSchema(t: AnyTool): (JsonSchema & { type: "object" }) | undefined {
+  const found = advertise(t);
+  return found && structuredClone(found.schema);
+}
+
+/**
+ * Whether MCP sends a tool's output wrapped as `{ result }` (its schema admits
+ * more than objects); `undefined` for a tool that declares no `output`.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { tool } from "@toolfence/core";
+ * import { mcpWrapsOutput } from "@toolfence/adapters/mcp";
+ * const shout = tool({
+ *   name: "shout", description: "Shout.", input: v.object({ text: v.string() }), output: v.string(),
+ *   run: ({ text }) => text.toUpperCase(),
+ * });
+ * console.log(mcpWrapsOutput(shout)); // true
+ * ```
+ */
+export function mcpWrapsOutput(t: AnyTool): boolean | undefined {
+  return advertise(t)?.wrapped;
 }
 
 /**
@@ -83,8 +204,10 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
 }
 
 /**
- * The `tools` array of a `tools/list` result. Throws `SchemaDialectError`
- * when a tool's input schema is not an object schema (MCP requires one).
+ * The `tools` array of a `tools/list` result, with `outputSchema` for the
+ * tools that declare `output` (see {@linkcode mcpOutputSchema}). Throws
+ * `SchemaDialectError` when a tool's input schema is not an object schema
+ * (MCP requires one), or its output cannot be expressed as JSON Schema.
  *
  * Requires no permissions.
  *
@@ -104,12 +227,14 @@ export function mcpTools(tools: readonly AnyTool[]): McpToolSpec[] {
       throw new SchemaDialectError("mcp", t.name, "/type", 'MCP tools take an object schema (type: "object")');
     }
     delete inputSchema.$schema;
+    const outputSchema = mcpOutputSchema(t);
     return {
       name: t.name,
       title: titleOf(t),
       description: t.description,
       inputSchema: inputSchema as McpToolSpec["inputSchema"],
       annotations: mcpAnnotations(t),
+      ...(outputSchema ? { outputSchema } : {}),
     };
   });
 }

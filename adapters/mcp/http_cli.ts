@@ -14,28 +14,47 @@ import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http
 
 /** A problem with the command line; main.ts reports it as a usage error. */
 export class HttpUsageError extends Error {
+  /** Always `HttpUsageError`. */
   override name = "HttpUsageError";
 }
 
 /** The parsed values main.ts hands over. */
 export interface HttpCliValues {
+  /** `--http HOST:PORT`: where to listen. */
   http: string;
+  /** `--workspace DIR`: the folder the tools work in (or, with tenants, under which theirs are made). */
   workspace: string;
+  /** `--temp-dir DIR`: where session temp dirs are made. */
   tempDir?: string;
+  /** `--auto-confirm`: answer every question with its default instead of asking. */
   autoConfirm: boolean;
+  /** `--sandbox MODE`: the OS sandbox mode. */
   sandbox?: SandboxMode;
+  /** `--max-message-mib N` in bytes: the largest request body accepted. */
   maxBodyBytes?: number;
+  /** `--stateless`: one session per request, for a plain load balancer. */
   stateless?: boolean;
+  /** `--token-file FILE`: the bearer tokens (hashed), reloaded on SIGHUP. */
   tokenFile?: string;
+  /** `--oauth-issuer URL`: the authorization server whose JWT access tokens are accepted. */
   oauthIssuer?: string;
+  /** `--oauth-jwks URL`: where the issuer's signing keys are published. */
   oauthJwks?: string;
+  /** `--resource-url URL`: this server's public URL, the audience tokens must name. */
   resourceUrl?: string;
+  /** `--tenant-root DIR`: where each tenant's workspace is made. */
   tenantRoot?: string;
+  /** `--allowed-host NAME`: Host headers accepted besides the listening address. */
   allowedHosts?: string[];
+  /** `--allowed-origin ORIGIN`: Origin headers accepted. */
   allowedOrigins?: string[];
+  /** `--no-auth`: serve without authentication (loopback only). */
   noAuth?: boolean;
+  /** `--max-concurrent-calls N`: calls in flight per session. */
   maxConcurrentCalls?: string;
+  /** `--calls-per-minute N`: calls per minute per token. */
   callsPerMinute?: string;
+  /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
 }
 

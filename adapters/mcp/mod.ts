@@ -23,7 +23,17 @@ export {
 export { CANCEL_GRACE_MS, DRAIN_MS, serveStdio, type StdioServeOptions, type StdioServer } from "./stdio.ts";
 export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
 export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
-export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./dialect.ts";
+export {
+  CUT_OUTPUT_SCHEMA,
+  mcpAnnotations,
+  mcpOutputSchema,
+  type McpToolAnnotations,
+  mcpTools,
+  type McpToolSpec,
+  mcpWrapsOutput,
+  titleOf,
+  WRAPPED_OUTPUT_KEY,
+} from "./dialect.ts";
 export {
   type HttpServeOptions,
   type HttpServer,

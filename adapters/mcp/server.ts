@@ -9,6 +9,10 @@
  *   Progress from `ctx.progress` becomes `notifications/progress` when the
  *   request carries a progress token; `notifications/cancelled` aborts the
  *   call's `ctx.signal`; deferred images follow the text as image content.
+ * - A tool that declares `output` has it advertised as `outputSchema`, and a
+ *   successful call answers its output as `structuredContent` beside the text
+ *   (for older clients); a cut output answers the cut envelope
+ *   (`CUT_OUTPUT_SCHEMA`: the text the model read and the artifact).
  * - Artifacts (e.g. the whole of a cut output) are resources,
  *   `artifact://sha256/<hex>`, listed (except sensitive ones) and readable;
  *   results link to theirs.
@@ -33,13 +37,14 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
 import type { ArtifactRef, ToolResult } from "@toolfence/core";
-import { toModelText } from "@toolfence/core";
+import { checkOutput, toModelText } from "@toolfence/core";
+import type { AnyTool } from "@toolfence/core";
 import { Session, type SessionOptions } from "@toolfence/policy";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, takeImagesOf } from "../_calls.ts";
 import { ExclusiveGate } from "../_exclusive_gate.ts";
-import { mcpTools } from "./dialect.ts";
+import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
@@ -125,6 +130,42 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
 }
 
 /**
+ * What `tools/call` answers for a tool that declares `output`: its JSON output
+ * as `structuredContent` (checked once more, for an after-call hook may have
+ * replaced it; wrapped as `{ result }` when its schema admits more than
+ * objects), or the cut envelope of `CUT_OUTPUT_SCHEMA` when the output was
+ * over the cap. A mismatch is answered as an `invalid_output` error, never
+ * sent.
+ */
+async function structuredOf(
+  tool: AnyTool,
+  result: ToolResult,
+): Promise<{ structuredContent: Record<string, unknown> } | { error: string }> {
+  if (result.truncated) {
+    const text = typeof result.output === "string" ? result.output : JSON.stringify(result.output);
+    const whole = result.artifacts.findLast((ref) => text.includes(ref.id));
+    if (whole) {
+      return {
+        structuredContent: {
+          truncated: true,
+          text,
+          omitted: result.omitted,
+          artifact: { id: whole.id, uri: artifactUri(whole) },
+        },
+      };
+    }
+  } else {
+    const mismatch = await checkOutput(tool.name, tool.output!, result.output);
+    if (mismatch) return { error: `Error [${mismatch.code}]: ${mismatch.message}` };
+    if (mcpWrapsOutput(tool)) return { structuredContent: { [WRAPPED_OUTPUT_KEY]: result.output } };
+    if (typeof result.output === "object" && result.output !== null && !Array.isArray(result.output)) {
+      return { structuredContent: result.output as Record<string, unknown> };
+    }
+  }
+  return { error: `Error [invalid_output]: ${tool.name} gave an output that is not the object its schema declares` };
+}
+
+/**
  * Creates an MCP server over a toolbox, with one session (made from
  * `options`) for every call. Connect `server` to a transport (see
  * {@linkcode serveStdio} for stdio).
@@ -205,7 +246,13 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       }));
     running.add(call);
     const result = await call.finally(() => running.delete(call));
-    const content: CallToolResult["content"] = [{ type: "text", text: toModelText(result) }];
+    const structured = tool.output !== undefined && result.status === "success"
+      ? await structuredOf(tool, result)
+      : undefined;
+    const content: CallToolResult["content"] = [{
+      type: "text",
+      text: structured && "error" in structured ? structured.error : toModelText(result),
+    }];
     for (const ref of result.artifacts) {
       if (ref.sensitivity === "sensitive") continue;
       content.push({
@@ -234,7 +281,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     }
     return {
       content,
-      ...(result.status === "success" ? {} : { isError: true }),
+      ...(structured && "structuredContent" in structured ? { structuredContent: structured.structuredContent } : {}),
+      ...(result.status === "success" && !(structured && "error" in structured) ? {} : { isError: true }),
       _meta: { "toolfence/result": resultMeta(result) },
     };
   });

@@ -10,6 +10,7 @@ import { ToolError } from "@toolfence/core";
 import { type AnyTool, type Tool, tool } from "@toolfence/core";
 import { assertMayDelegate, runSubagent } from "./_run.ts";
 import { MAX_PARALLEL_SUBAGENTS, type SubagentGetter } from "./subagent.ts";
+import { AGENT_RUN_OUTPUT, AGENT_RUN_PARALLEL_OUTPUT } from "./_outputs.ts";
 
 /** Most tasks one `agent_run_parallel` call takes. */
 export const MAX_PARALLEL_TASKS = 16;
@@ -106,6 +107,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
       task: TASK,
       name: v.optional(v.pipe(NAME, v.description("A short label for the sub-agent, e.g. 'tests'."))),
     }),
+    output: AGENT_RUN_OUTPUT,
     openWorld: true,
     effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],
@@ -137,6 +139,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
         v.pipe(v.array(NAME), v.description("Labels for the sub-agents, one per task, in the same order.")),
       ),
     }),
+    output: AGENT_RUN_PARALLEL_OUTPUT,
     openWorld: true,
     effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],

@@ -265,29 +265,45 @@ export class SessionBrowser {
   }
 }
 
-/** The browsers of every session for one set of options. */
+/**
+ * The browsers of every session for one set of options: what the tools of one
+ * `browserTools()` call share. Each session gets its own browser, started on
+ * first use and closed with the session.
+ *
+ * @example
+ * ```ts
+ * import { Browsers, browserSnapshotTool } from "@toolfence/tools";
+ * const snapshot = browserSnapshotTool(new Browsers({ allow: ["https://docs.deno.com"] }));
+ * console.log(snapshot.name); // "browser_snapshot"
+ * ```
+ */
 export class Browsers {
+  /** The options every session's browser is started with. */
   readonly options: BrowserOptions;
   /** What the tools that start or drive this browser need of the runtime's permissions. */
   readonly needs: ToolNeeds;
-  readonly #sessions = new WeakMap<Session, SessionBrowser>();
 
+  /** Browsers for `options`; nothing is started until a tool needs a page. */
   constructor(options: BrowserOptions = {}) {
     this.options = options;
     this.needs = browserNeeds(options.executablePath);
   }
+}
 
-  /** The session's browser state, created (without starting a browser) on first use. */
-  of(session: Session): SessionBrowser {
-    let browser = this.#sessions.get(session);
-    if (!browser) {
-      const created = new SessionBrowser(session, this.options);
-      browser = created;
-      this.#sessions.set(session, created);
-      session.onClose(() => created.close());
-    }
-    return browser;
+const bySession = new WeakMap<Browsers, WeakMap<Session, SessionBrowser>>();
+
+/** The session's browser state under `browsers`, created (without starting a browser) on first use. */
+export function browserOf(browsers: Browsers, session: Session): SessionBrowser {
+  let sessions = bySession.get(browsers);
+  if (!sessions) bySession.set(browsers, sessions = new WeakMap());
+  let browser = sessions.get(session);
+  if (!browser) {
+    const created = new SessionBrowser(session, browsers.options);
+    browser = created;
+    sessions.set(session, created);
+    session.onClose(() => created.close());
   }
+  return browser;
 }
 
 // At load, playwright-core's bundled is-wsl probes /proc/sys/fs/binfmt_misc, which

@@ -6,8 +6,9 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { CLOSE_OUTPUT } from "./_outputs.ts";
 
 /**
  * `browser_close()`: closes the session's browser and every tab; the next
@@ -32,11 +33,12 @@ export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>
     name: "browser_close",
     description: "Close the browser and all its tabs (cookies and storage are discarded). " + BROWSER_FLAGS,
     input: v.object({}),
+    output: CLOSE_OUTPUT,
     idempotent: true,
     effects: ["runs_processes"],
     permissions: ["run"],
     async run(_args, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const was = browser.running;
       await browser.close();
       return was ? "Closed the browser." : "No browser was open.";

@@ -6,8 +6,9 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { CONSOLE_MESSAGES_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_console_messages`. */
 export interface BrowserConsoleArgs {
@@ -42,12 +43,13 @@ export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserCons
     input: v.object({
       clear: v.optional(v.pipe(v.boolean(), v.description("Forget the messages returned."))),
     }),
+    output: CONSOLE_MESSAGES_OUTPUT,
     readOnly: true,
     concurrencySafe: false,
     effects: ["reads"],
     permissions: [],
     run({ clear }, ctx): string {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const lines = browser.events.map((e) => `[${e.kind}] ${e.text}`);
       if (clear) browser.events.splice(0);
       if (lines.length === 0) return "No console messages or request events.";

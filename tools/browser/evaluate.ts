@@ -6,9 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, untrusted } from "./_page.ts";
+import { EVALUATE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_evaluate`. */
 export interface BrowserEvaluateArgs {
@@ -46,12 +47,13 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
     input: v.object({
       script: v.pipe(v.string(), v.minLength(1), v.maxLength(100_000), v.description("Expression or function.")),
     }),
+    output: EVALUATE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ script }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const page = await browser.page();
       if (browser.options.evaluate !== "allow") {
         const shown = script.length > 2000 ? script.slice(0, 2000) + "…" : script;

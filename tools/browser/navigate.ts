@@ -7,9 +7,10 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BLOCKED_HEADER } from "./_egress_proxy.ts";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { NAVIGATE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_navigate`. */
 export interface BrowserNavigateArgs {
@@ -47,12 +48,13 @@ export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArg
     input: v.object({
       url: v.pipe(v.string(), v.maxLength(8192), v.description("Absolute URL, e.g. https://example.com/docs.")),
     }),
+    output: NAVIGATE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ url }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       await browser.destinations.judgeUrl(url, ctx.signal);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {

@@ -6,9 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { PRESS_KEY_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_press_key`. */
 export interface BrowserPressKeyArgs {
@@ -41,12 +42,13 @@ export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArg
     input: v.object({
       key: v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description("Key name or chord.")),
     }),
+    output: PRESS_KEY_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ key }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         try {

@@ -10,8 +10,9 @@ import { MAX_IMAGE_BYTES } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { decodeImage, encodeImage, fittedSize, headerSize, resizeImage } from "../_shared/fs_request_image_codec.ts";
 import { MAX_IMAGE_SIDE, MAX_SOURCE_PIXELS, type RequestImageResult } from "../fs/request_image.ts";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate } from "./_page.ts";
+import { SCREENSHOT_OUTPUT } from "./_outputs.ts";
 
 /** The tallest full-page screenshot, in CSS pixels; a longer page is cut there. */
 export const MAX_FULL_PAGE_HEIGHT = 10_000;
@@ -66,6 +67,7 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
       full_page: v.optional(v.pipe(v.boolean(), v.description("The whole scrollable page."))),
       format: v.optional(v.pipe(v.picklist(["png", "jpeg"]), v.description("Image format (png)."))),
     }),
+    output: SCREENSHOT_OUTPUT,
     requires: ["vision"],
     readOnly: true,
     concurrencySafe: false,
@@ -74,7 +76,7 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, full_page, format = "png" }, ctx): Promise<BrowserScreenshotResult> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const media: "image/png" | "image/jpeg" = format === "jpeg" ? "image/jpeg" : "image/png";
       const { bytes, url, cut } = await browser.withPage(ctx.signal, async (page) => {
         const type = format;

@@ -6,8 +6,9 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { SELECT_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_select`. */
 export interface BrowserSelectArgs {
@@ -43,12 +44,13 @@ export function browserSelectTool(browsers: Browsers): Tool<BrowserSelectArgs> {
       ref: v.pipe(v.string(), v.description("Element reference from browser_snapshot, e.g. e12.")),
       values: v.pipe(v.array(v.string()), v.maxLength(1000), v.description("Values or labels of the options.")),
     }),
+    output: SELECT_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, values }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         const element = await locate(page, ref);

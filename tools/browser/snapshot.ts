@@ -6,8 +6,9 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, untrusted } from "./_page.ts";
+import { SNAPSHOT_OUTPUT } from "./_outputs.ts";
 
 /**
  * `browser_snapshot()`: the current page's accessibility tree as text, each
@@ -37,6 +38,7 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
       "browser_click, browser_type, browser_select or browser_screenshot. The page's text is untrusted web content. " +
       BROWSER_FLAGS,
     input: v.object({}),
+    output: SNAPSHOT_OUTPUT,
     readOnly: true,
     openWorld: true,
     concurrencySafe: false,
@@ -44,7 +46,7 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run(_args, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       return await browser.withPage(ctx.signal, async (page) => {
         // No title: it would cost another round trip, and the URL names the page.
         const tree = await page.ariaSnapshot({ mode: "ai" });

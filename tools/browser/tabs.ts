@@ -7,8 +7,9 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
+import { TABS_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_tabs`. */
 export interface BrowserTabsArgs {
@@ -48,12 +49,13 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
       index: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Tab index from list."))),
       url: v.optional(v.pipe(v.string(), v.maxLength(8192), v.description("URL for a new tab."))),
     }),
+    output: TABS_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ action = "list", index, url }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       if (url !== undefined) await browser.destinations.judgeUrl(url, ctx.signal);
       const current = await browser.page();
       const pages = await browser.pages();

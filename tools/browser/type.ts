@@ -6,8 +6,9 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { TYPE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_type`. */
 export interface BrowserTypeArgs {
@@ -47,12 +48,13 @@ export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
       text: v.pipe(v.string(), v.maxLength(100_000), v.description("The text to enter.")),
       submit: v.optional(v.pipe(v.boolean(), v.description("Press Enter after typing."))),
     }),
+    output: TYPE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, text, submit }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         const element = await locate(page, ref);

@@ -9,8 +9,9 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
+import { FILE_UPLOAD_OUTPUT } from "./_outputs.ts";
 
 /** The most bytes `browser_file_upload` hands to a page in one call. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
@@ -55,12 +56,13 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
         v.description("Paths of files in the workspace; an empty list clears the input."),
       ),
     }),
+    output: FILE_UPLOAD_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, paths }, ctx): Promise<string> {
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const files: { name: string; mimeType: string; buffer: Uint8Array }[] = [];
       let total = 0;
       for (const given of paths) {

@@ -6,9 +6,10 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import type { Browsers } from "./_browser_session.ts";
+import { browserOf, type Browsers } from "./_browser_session.ts";
 import { ToolError } from "@toolfence/core";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
+import { WAIT_FOR_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_wait_for`: one of `text`, `text_gone` or `time`. */
 export interface BrowserWaitForArgs {
@@ -55,6 +56,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
         v.pipe(v.number(), v.minValue(0.1), v.maxValue(60), v.description("Seconds to wait for the text (10).")),
       ),
     }),
+    output: WAIT_FOR_OUTPUT,
     readOnly: true,
     concurrencySafe: false,
     openWorld: true,
@@ -69,7 +71,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
           kind: "semantic",
         });
       }
-      const browser = browsers.of(ctx.session);
+      const browser = browserOf(browsers, ctx.session);
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {
         if (time !== undefined) {

@@ -16,6 +16,7 @@ import { outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
+import { BASH_BACKGROUND_OUTPUT, BASH_LIST_OUTPUT, BASH_WAIT_OUTPUT, JOB_REPORT_OUTPUT } from "./_outputs.ts";
 
 export type { JobStatus } from "./_jobs.ts";
 
@@ -167,6 +168,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
     "sandbox). Follow the job with bash_read (output so far), bash_wait (until it ends or a timeout), " +
     "bash_list and bash_stop. Jobs are killed when the session ends.",
   input: v.object({ ...COMMAND_FIELDS, max_output_bytes: MAX_OUTPUT_BYTES_FIELD }),
+  output: BASH_BACKGROUND_OUTPUT,
   destructive: true,
   openWorld: true,
   effects: ["reads", "writes_files", "runs_processes", "network"],
@@ -234,6 +236,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
     "Reading does not consume the output: every call shows everything from the start. " +
     "A job that exited non-zero or was killed makes the call fail, with the same report.",
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
+  output: JOB_REPORT_OUTPUT,
   readOnly: true,
   effects: ["reads"],
   permissions: ["read"],
@@ -280,6 +283,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
     ),
     max_output_chars: MAX_OUTPUT_CHARS,
   }),
+  output: BASH_WAIT_OUTPUT,
   readOnly: true,
   effects: ["reads"],
   permissions: ["read"],
@@ -317,6 +321,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   name: "bash_list",
   description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
   input: v.object({}),
+  output: BASH_LIST_OUTPUT,
   readOnly: true,
   effects: ["reads"],
   permissions: [],
@@ -356,6 +361,7 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   description: "Stop a background job and everything it started (SIGTERM, then SIGKILL after 5 seconds).\n" +
     "Returns its final status and output.",
   input: v.object({ id: JOB_ID }),
+  output: JOB_REPORT_OUTPUT,
   destructive: true,
   idempotent: true,
   effects: ["reads", "runs_processes"],

@@ -13,6 +13,7 @@ import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
+import { BASH_OUTPUT } from "./_outputs.ts";
 
 const input = v.object({
   ...COMMAND_FIELDS,
@@ -126,6 +127,7 @@ export const bashTool: Tool<BashArgs> = tool({
     "than max_output_bytes (default 64 MiB) is stopped, and the result says truncated. " +
     "For servers and other long-running processes use bash_background.",
   input,
+  output: BASH_OUTPUT,
   destructive: true,
   openWorld: true,
   effects: ["reads", "writes_files", "runs_processes", "network"],

@@ -16,6 +16,7 @@ import { parseBash } from "@toolfence/policy";
 import { readTextFile, runChecker } from "./_files.ts";
 import { locateJsonError } from "./_json_locate.ts";
 import { SPAWN_ENV } from "@toolfence/policy";
+import { CHECK_SYNTAX_OUTPUT } from "./_outputs.ts";
 
 // The variables the typescript package reads when it loads (6.0).
 const TYPESCRIPT_ENV = [
@@ -267,6 +268,7 @@ export const checkSyntaxTool: Tool<CheckSyntaxArgs> = tool({
       ),
     ),
   }),
+  output: CHECK_SYNTAX_OUTPUT,
   readOnly: true,
   idempotent: true,
   effects: ["reads"],

@@ -16,6 +16,7 @@ import { runChecker } from "./_files.ts";
 import { INHERITED_VARIABLES } from "../_shared/cmd_env.ts";
 import { SPAWN_ENV } from "@toolfence/policy";
 import { isExecutableFile } from "@toolfence/policy";
+import { CHECK_TYPES_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `check_types`. */
 export interface CheckTypesArgs {
@@ -181,6 +182,7 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
       120,
     ),
   }),
+  output: CHECK_TYPES_OUTPUT,
   readOnly: true,
   idempotent: true,
   openWorld: true,

@@ -9,6 +9,7 @@ import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { readTextFile } from "./_files.ts";
+import { DIFF_FILES_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `diff_files`. */
 export interface DiffFilesArgs {
@@ -69,6 +70,7 @@ export const diffFilesTool: Tool<DiffFilesArgs> = tool({
       3,
     ),
   }),
+  output: DIFF_FILES_OUTPUT,
   readOnly: true,
   idempotent: true,
   effects: ["reads"],

@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import type { ChoiceSource } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
+import { ASK_PREFERENCE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `ask_preference`, after defaults. */
 export interface AskPreferenceArgs {
@@ -81,6 +82,7 @@ export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
       v.pipe(v.string(), v.description("The suggested answer; must be one of choices. Default: the first choice.")),
     ),
   }),
+  output: ASK_PREFERENCE_OUTPUT,
   readOnly: true,
   concurrencySafe: false,
   effects: [],

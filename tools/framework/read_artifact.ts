@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { type ArtifactWindow, readArtifactWindow } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
+import { READ_ARTIFACT_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `read_artifact`, after defaults. */
 export interface ReadArtifactArgs {
@@ -65,6 +66,7 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
       20_000,
     ),
   }),
+  output: READ_ARTIFACT_OUTPUT,
   readOnly: true,
   idempotent: true,
   effects: ["reads"],

@@ -12,6 +12,7 @@ import { fileOpError, notFound, wrongType } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
+import { COPY_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `copy`. */
 export interface CopyArgs {
@@ -60,6 +61,7 @@ export const copyTool: Tool<CopyArgs> = tool({
     "folder, the copy goes into it. Replacing an existing file at dst may ask the user for permission; folders are " +
     "never merged. Missing parent folders of dst are created.",
   input,
+  output: COPY_OUTPUT,
   destructive: true,
   idempotent: true,
   effects: ["reads", "writes_files"],

@@ -12,6 +12,7 @@ import { type Tool, tool } from "@toolfence/core";
 import { readdirConfined, removeTreeConfined, unlinkConfined } from "@toolfence/policy";
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { typeName } from "../_shared/fs_open.ts";
+import { DELETE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `delete`, defaults applied. */
 export interface DeleteArgs {
@@ -102,6 +103,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
     "A symlink is removed as a link; what it points to is untouched. A folder that is not empty is deleted only with " +
     "recursive: true. May ask the user for permission.",
   input,
+  output: DELETE_OUTPUT,
   destructive: true,
   idempotent: false,
   effects: ["reads", "writes_files"],

@@ -14,6 +14,7 @@ import { sha256OfHandle } from "../_shared/fs_hash.ts";
 import { openRegularFile, readFully, typeName } from "../_shared/fs_open.ts";
 import { FULL_SCAN_BYTES } from "./_read_window.ts";
 import { binaryKind, detectBom, invalidUtf8At, SNIFF_BYTES } from "../_shared/fs_sniff.ts";
+import { FILE_INFO_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `file_info`. */
 export interface FileInfoArgs {
@@ -97,6 +98,7 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
     "Returns its type, size, permissions and times; for a symlink, what it points to; for a file, whether it is " +
     "text (and its encoding) or binary (and what kind), and its sha256 when it is at most 64 MiB.",
   input,
+  output: FILE_INFO_OUTPUT,
   readOnly: true,
   destructive: false,
   idempotent: true,

@@ -13,6 +13,7 @@ import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { fileOpError, wrongType } from "../_shared/fs_errors.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
+import { LIST_DIR_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `list_dir`, defaults applied. */
 export interface ListDirArgs {
@@ -88,6 +89,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
     "Returns the names of its files, folders, symlinks and other entries, sorted. With details, also file sizes " +
     "and modification times, and what each symlink points to. To find files by pattern across folders, use glob.",
   input,
+  output: LIST_DIR_OUTPUT,
   readOnly: true,
   destructive: false,
   idempotent: true,

@@ -9,6 +9,7 @@ import { type Tool, tool } from "@toolfence/core";
 import { wrongType } from "../_shared/fs_errors.ts";
 import { describeType } from "../_shared/fs_open.ts";
 import { makeFolder } from "../_shared/fs_write.ts";
+import { MKDIR_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `mkdir`. */
 export interface MkdirArgs {
@@ -42,6 +43,7 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   description: "Create a folder, with any missing parent folders.\n" +
     "Succeeds without change when the folder already exists.",
   input,
+  output: MKDIR_OUTPUT,
   destructive: false,
   idempotent: true,
   effects: ["reads", "writes_files"],

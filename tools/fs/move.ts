@@ -20,6 +20,7 @@ import {
   tempName,
   unlinkConfined,
 } from "@toolfence/policy";
+import { MOVE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `move`. */
 export interface MoveArgs {
@@ -80,6 +81,7 @@ export const moveTool: Tool<MoveArgs> = tool({
     "If dst is an existing folder, src moves into it. Replacing an existing file at dst, and moving src away, may ask " +
     "the user for permission. Folders are never merged. Missing parent folders of dst are created.",
   input,
+  output: MOVE_OUTPUT,
   destructive: true,
   idempotent: false,
   effects: ["reads", "writes_files"],

@@ -11,6 +11,7 @@ import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
 import { openForReading, sameVersion } from "../_shared/fs_open.ts";
 import { FULL_SCAN_BYTES, indexFile, MAX_LINE_CHARS, readWindow } from "./_read_window.ts";
+import { READ_FILE_OUTPUT } from "./_outputs.ts";
 
 /** Default number of lines in a window. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -106,6 +107,7 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
     "to edit_file or write_file to make sure nobody changed the file meanwhile). Binary files, special files and " +
     "text in encodings other than UTF-8 are refused.",
   input,
+  output: READ_FILE_OUTPUT,
   readOnly: true,
   destructive: false,
   idempotent: true,

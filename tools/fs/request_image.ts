@@ -20,6 +20,7 @@ import {
   orientImage,
   resizeImage,
 } from "../_shared/fs_request_image_codec.ts";
+import { REQUEST_IMAGE_OUTPUT } from "./_outputs.ts";
 
 /** The longest side, in pixels, of an image handed to the model. */
 export const MAX_IMAGE_SIDE = 1000;
@@ -111,6 +112,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   input: v.object({
     src: v.pipe(v.string(), v.description("Path of the image, relative to the workspace.")),
   }),
+  output: REQUEST_IMAGE_OUTPUT,
   requires: ["vision"],
   readOnly: true,
   idempotent: true,

@@ -6,6 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
+import { TEMP_DIR_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `temp_dir`: none. */
 export type TempDirArgs = Record<string, never>;
@@ -32,6 +33,7 @@ export const tempDirTool: Tool<TempDirArgs> = tool({
   description: "Get the path of this session's private temporary folder, creating it if needed.\n" +
     "Use it for scratch files: writing there never asks for permission, and it is deleted when the session ends.",
   input: v.object({}),
+  output: TEMP_DIR_OUTPUT,
   destructive: false,
   idempotent: true,
   effects: ["writes_files"],

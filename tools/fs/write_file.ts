@@ -13,6 +13,7 @@ import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
 import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
 import { describeType, openRegularFile } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
+import { WRITE_FILE_OUTPUT } from "./_outputs.ts";
 
 /** A hex SHA-256 argument, as read_file and file_info report it. */
 export const sha256Argument = v.pipe(
@@ -98,6 +99,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
     "permission. Pass expected_sha256 (from read_file) to write only if the file has not changed since you read it. " +
     "To change part of a file, prefer edit_file.",
   input,
+  output: WRITE_FILE_OUTPUT,
   destructive: true,
   idempotent: true,
   effects: ["reads", "writes_files"],

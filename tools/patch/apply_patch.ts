@@ -20,6 +20,7 @@ import { makeParents } from "../_shared/fs_write.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+import { APPLY_PATCH_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `apply_patch`, defaults applied. */
 export interface ApplyPatchArgs {
@@ -225,6 +226,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
     "checked first; if any does not fit, no file is changed and the error names the hunk. May ask the user for " +
     "permission to change existing files.",
   input,
+  output: APPLY_PATCH_OUTPUT,
   destructive: true,
   idempotent: false,
   effects: ["reads", "writes_files"],

@@ -14,6 +14,7 @@ import { sha256Of } from "../_shared/fs_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
 import { shortDiff } from "./_short_diff.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
+import { EDIT_FILE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `edit_file`, defaults applied. */
 export interface EditFileArgs {
@@ -193,6 +194,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
     "true. new_text is inserted literally. Line endings, a byte-order mark and the final newline are kept. Returns " +
     "the number of replacements, the new sha256 and a short diff. On any failure the file is left unchanged.",
   input,
+  output: EDIT_FILE_OUTPUT,
   destructive: true,
   idempotent: false,
   effects: ["reads", "writes_files"],

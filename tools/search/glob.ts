@@ -12,6 +12,7 @@ import { pathGlob } from "./_globs.ts";
 import { searchRoot } from "./_root.ts";
 import { SkipList } from "./_skipped.ts";
 import { type WalkEntry, walkTree } from "./_walk.ts";
+import { GLOB_OUTPUT } from "./_outputs.ts";
 
 /** Default cap on the number of paths returned. */
 export const DEFAULT_MAX_RESULTS = 1000;
@@ -99,6 +100,7 @@ export const globTool: Tool<GlobArgs> = tool({
     "TypeScript files at any depth. Skips .git and, by default, what .gitignore excludes. To search file " +
     "contents, use grep.",
   input,
+  output: GLOB_OUTPUT,
   readOnly: true,
   destructive: false,
   idempotent: true,

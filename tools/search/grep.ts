@@ -19,6 +19,7 @@ import { findRipgrep, ripgrepMatchingFiles } from "./_ripgrep.ts";
 import { searchRoot } from "./_root.ts";
 import { SkipList } from "./_skipped.ts";
 import { NOT_UTF8_REASON, skipReason, walkTree } from "./_walk.ts";
+import { GREP_OUTPUT } from "./_outputs.ts";
 
 export type { LineHit } from "./_file_search.ts";
 
@@ -306,6 +307,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       "(\\w \\d \\b are ASCII; no lookaround or backreferences) unless regex is false. To find files by name, " +
       "use glob.",
     input,
+    output: GREP_OUTPUT,
     readOnly: true,
     destructive: false,
     idempotent: true,

@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
+import { DATETIME_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `datetime`. */
 export interface DatetimeArgs {
@@ -84,6 +85,7 @@ export const datetimeTool: Tool<DatetimeArgs> = tool({
       ),
     ),
   }),
+  output: DATETIME_OUTPUT,
   readOnly: true,
   effects: [],
   permissions: [],

@@ -6,6 +6,7 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
+import { SLEEP_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `sleep`. */
 export interface SleepArgs {
@@ -34,6 +35,7 @@ export const sleepTool: Tool<SleepArgs> = tool({
   input: v.object({
     seconds: v.pipe(v.number(), v.minValue(0), v.maxValue(600), v.description("How long to wait, in seconds.")),
   }),
+  output: SLEEP_OUTPUT,
   readOnly: true,
   idempotent: true,
   effects: [],

@@ -9,6 +9,7 @@ import os from "node:os";
 import process from "node:process";
 import { type Tool, tool } from "@toolfence/core";
 import { sysFact } from "./_sys.ts";
+import { SYSTEM_INFO_OUTPUT } from "./_outputs.ts";
 
 /** What `system_info` returns; facts the runtime fences are left out. */
 export interface SystemInfo {
@@ -54,6 +55,7 @@ export const systemInfoTool: Tool<Record<string, never>> = tool({
   description:
     "Describe the machine the tools run on: operating system and release, CPU architecture, time zone, locale, runtime.",
   input: v.object({}),
+  output: SYSTEM_INFO_OUTPUT,
   readOnly: true,
   idempotent: true,
   effects: ["reads"],

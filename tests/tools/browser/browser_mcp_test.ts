@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
@@ -300,11 +301,13 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.deepEqual(readdirSync(`${root}/tmp`).filter((name) => !name.startsWith("toolfence-")), []);
     for (const pid of pids) {
       try {
-        Deno.kill(pid, "SIGKILL");
+        process.kill(pid, "SIGKILL");
       } catch {
         // already gone
       }
     }
+    // The browser is gone once none of its processes is left; its context's close event follows.
+    for (let i = 0; i < 200 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 25));
     await new Promise((r) => setTimeout(r, 300));
     const crashed = await call("browser_snapshot");
     assert.equal(code(crashed), "browser_crashed", text(crashed));

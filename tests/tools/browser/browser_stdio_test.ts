@@ -62,7 +62,10 @@ async function text(client: Client, name: string, args: Record<string, unknown>)
   return body;
 }
 
-describe("browser over main.ts serve", { skip: noBrowser }, () => {
+// Under Node (the npm build) there is no `deno run` to serve main.ts under its flags.
+const notDeno = !("Deno" in globalThis) && "needs Deno: serves main.ts under the flags it prints";
+
+describe("browser over main.ts serve", { skip: noBrowser || notDeno }, () => {
   for (const ending of ["the client closes", "SIGTERM"] as const) {
     test(`a workspace page opens under narrow flags; after ${ending} no browser is left`, async () => {
       const workspace = await fs.realpath(await fs.mkdtemp(join(tmpdir(), "toolfence-browser-stdio-")));

@@ -1,0 +1,98 @@
+// Step 6 of a call, for a tool that declares `output`: its JSON output is
+// checked against that schema before it is passed on (or cut). A mismatch is
+// the tool's fault, `invalid_output`, naming the path where it sits; the output
+// itself is never passed on.
+
+import * as v from "valibot";
+import { ToolError } from "./errors.ts";
+
+/** A tool's declared output schema (valibot, sync or async). */
+export type OutputSchema = v.GenericSchema | v.GenericSchemaAsync;
+
+/** How many issues the details list; the message names the first. */
+const MAX_ISSUES = 10;
+
+/** valibot quotes the received value whole; an output may be megabytes, so each text is bounded. */
+const MAX_TEXT = 200;
+
+function bounded(text: string): string {
+  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)`;
+}
+
+/** `files[2].size`, as the not_serializable check names paths; empty for the root. */
+function pathOf(issue: v.BaseIssue<unknown>): string {
+  let path = "";
+  for (const item of issue.path ?? []) {
+    const key = item.key;
+    if (typeof key === "number") path += `[${key}]`;
+    else path += path ? `.${String(key)}` : String(key);
+  }
+  return path;
+}
+
+function mismatch(name: string, issues: readonly v.BaseIssue<unknown>[]): ToolError {
+  const listed = issues.slice(0, MAX_ISSUES).map((issue) => ({
+    path: pathOf(issue),
+    expected: issue.expected === null ? null : bounded(issue.expected),
+    received: bounded(issue.received),
+    message: bounded(issue.message),
+  }));
+  const first = listed[0];
+  return new ToolError(
+    `${name} returned an output that does not match its declared output schema at ${
+      first.path || "(root)"
+    }: ${first.message}. This is a fault of the tool, not of the call`,
+    {
+      code: "invalid_output",
+      recoveryHint: "Do not retry the same call; report the fault, or reach the goal another way.",
+      details: { path: first.path, issues: listed, issueCount: issues.length },
+    },
+  );
+}
+
+function broken(name: string, error: unknown): ToolError {
+  return new ToolError(`${name} declares an output schema that cannot check its output: ${String(error)}`, {
+    code: "invalid_output",
+    details: { path: "", schemaError: String(error) },
+  });
+}
+
+/**
+ * Checks `output` (a tool's JSON output) against its declared schema, as the
+ * pipeline does on the way out: `undefined` when it matches, else the
+ * `invalid_output` error naming the path of the first mismatch
+ * (`details.path`, and every issue in `details.issues`). A schema that is not
+ * a valibot schema, or that throws, fails closed the same way. A promise only
+ * for an async schema.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { checkOutput } from "@toolfence/core";
+ * const error = checkOutput("stat", v.strictObject({ size: v.number() }), { size: "3" });
+ * console.log(error instanceof Error && error.details); // { path: "size", ... }
+ * ```
+ */
+export function checkOutput(
+  name: string,
+  schema: OutputSchema,
+  output: unknown,
+): ToolError | undefined | Promise<ToolError | undefined> {
+  if (typeof schema !== "object" || schema === null || (schema as { kind?: unknown }).kind !== "schema") {
+    return broken(name, "it is not a valibot schema");
+  }
+  try {
+    if (schema.async) {
+      return v.safeParseAsync(schema, output).then(
+        (parsed) => parsed.success ? undefined : mismatch(name, parsed.issues),
+        (error) => broken(name, error),
+      );
+    }
+    const parsed = v.safeParse(schema, output);
+    return parsed.success ? undefined : mismatch(name, parsed.issues);
+  } catch (error) {
+    return broken(name, error);
+  }
+}
