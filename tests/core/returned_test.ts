@@ -470,3 +470,28 @@ describe("returned outcomes carrying data the tool did not make", () => {
     });
   });
 });
+
+test("a declared output schema checks a success's output, never a returned failure's", async () => {
+  await withSession(async (session) => {
+    const box = new ToolBox().register(tool({
+      name: "count",
+      description: "d",
+      input: v.object({ mode: v.picklist(["ok", "bad", "fail"]) }),
+      output: v.strictObject({ n: v.number() }),
+      run: ({ mode }) => mode === "ok" ? { n: 1 } : mode === "bad" ? { n: "one" } : fail("no count", { output: "log" }),
+    }));
+    assert.deepEqual((await box.call(session, "count", { mode: "ok" })).output, { n: 1 });
+    assert.equal((await box.call(session, "count", { mode: "bad" })).errorCode, "invalid_output");
+    const failed = await box.call(session, "count", { mode: "fail" });
+    assert.deepEqual([failed.status, failed.errorCode, failed.output], ["error", "tool_failed", "log"]);
+    // Flux's success shape is unwrapped before the check.
+    const flux = new ToolBox().register(tool({
+      name: "f",
+      description: "d",
+      input: empty,
+      output: v.strictObject({ n: v.number() }),
+      run: () => ({ output: { n: 2 }, success: true }),
+    }));
+    assert.deepEqual((await flux.call(session, "f", {})).output, { n: 2 });
+  });
+});
