@@ -2,7 +2,7 @@
  * The `toolfence` command line.
  *
  * ```
- * toolfence serve   [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
+ * toolfence serve   [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR] [--scratch]
  * toolfence call    NAME [JSON] [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
  * toolfence tools   [--dialect D] [--groups LIST]
  * toolfence policy  check "COMMAND" [--allow ENTRY]... [--json]
@@ -36,9 +36,9 @@ import {
 } from "@toolfence/core";
 import { Session } from "@toolfence/policy";
 import { ToolBox } from "./toolbox.ts";
-import { BUILTIN_GROUPS } from "@toolfence/tools";
+import { BUILTIN_GROUPS, publishTool } from "@toolfence/tools";
 import { PROVIDER_DIALECTS } from "@toolfence/adapters";
-import { Workspace } from "@toolfence/policy";
+import { createScratch, Workspace } from "@toolfence/policy";
 import { terminalHost } from "@toolfence/policy";
 import { denoFlagsForNeeds } from "@toolfence/policy";
 import type { SandboxMode } from "@toolfence/policy";
@@ -118,6 +118,14 @@ Options:
   --max-message-mib N
                     the largest message read, in MiB (default: 64); a larger one
                     is answered with a JSON-RPC error and the server goes on
+  --scratch         work in a scratch copy of the workspace (in the temp dir) and
+                    offer the publish tool, which applies the changes to the
+                    workspace only after showing the diff; the digest is logged;
+                    the sandbox is then required unless --sandbox says otherwise
+  --publish-paths LIST
+                    with --scratch: comma-separated paths publish may apply (default: all)
+  --expect-digest HEX
+                    with --scratch: the input digest approved; publish refuses another
   -h, --help        show this help
 
 The server stops when stdin ends (calls still running get 10 seconds to
@@ -250,13 +258,18 @@ async function serve(args: string[]): Promise<number> {
     ...SESSION,
     "max-message-mib": { type: "string" },
     ...HTTP_SERVE_ARGS,
+    scratch: { type: "boolean" },
+    "publish-paths": { type: "string" },
+    "expect-digest": { type: "string" },
   });
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
   const box = toolboxFor(selectedGroups(values.groups, "serve"));
-  const sandbox = sandboxMode(values.sandbox);
+  // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
+  const sandbox = sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
+  if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
   if (values.http !== undefined) {
     const { runHttpServe, HttpUsageError } = await import("@toolfence/adapters/mcp");
     try {
@@ -299,9 +312,23 @@ async function serve(args: string[]): Promise<number> {
   // not cover where it was started, confined file writes could not pin their
   // folders otherwise (see policy/confined_fs.ts).
   process.chdir(workspace.workdir);
+  // --scratch: the agent works in a copy; only the publish tool brings approved changes back.
+  const digest = values["expect-digest"]?.toLowerCase();
+  if (!values.scratch && (digest !== undefined || values["publish-paths"] !== undefined)) {
+    throw new UsageProblem("--publish-paths and --expect-digest go with --scratch", "serve");
+  }
+  if (digest !== undefined && !/^[0-9a-f]{64}$/.test(digest)) {
+    throw new UsageProblem(`--expect-digest must be 64 hex digits, not ${JSON.stringify(digest)}`, "serve");
+  }
+  const scratch = values.scratch ? await createScratch(workspace) : undefined;
+  if (scratch) {
+    const paths = values["publish-paths"]?.split(",").map((p) => p.trim()).filter(Boolean);
+    box.register(publishTool(scratch, { digest: digest ?? scratch.digest, paths }));
+    console.error(`toolfence: scratch copy ${scratch.root}, input digest ${scratch.digest}`);
+  }
   try {
     const running = await serveStdio(box, {
-      workspace,
+      workspace: scratch?.workspace ?? workspace,
       autoConfirm: values["auto-confirm"] ?? false,
       sandbox,
       maxMessageBytes: maxBytes,
@@ -312,6 +339,7 @@ async function serve(args: string[]): Promise<number> {
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
     await running.closed;
   } finally {
+    await scratch?.dispose();
     await workspace.dispose();
   }
   return 0;

@@ -25,7 +25,6 @@ import type { SessionBase as Session } from "@toolfence/core";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
-import { ExclusiveGate } from "./_exclusive_gate.ts";
 
 /** Options of {@linkcode aiSdkTools}. */
 export interface AiSdkToolsOptions<T = unknown> extends ListOptions {
@@ -65,7 +64,7 @@ export function aiSdkTools<T = unknown>(
   session: Session,
   options: AiSdkToolsOptions<T> = {},
 ): ToolSet {
-  const gate = new ExclusiveGate();
+  const gate = session.callGate;
   const set: ToolSet = {};
   for (const t of toolbox.list(options)) {
     const shared = isConcurrencySafe(t);

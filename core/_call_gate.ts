@@ -50,7 +50,7 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     ? await tool.needsApproval(run.validArgs!)
     : tool.needsApproval === true;
   if (!needsApproval) return RUN;
-  const answer = await session.confirmOutcome({
+  const answer = run.options.approval ?? await session.confirmOutcome({
     title: "Approve tool call",
     message: `Allow ${name} with ${JSON.stringify(run.validArgs)}?`,
     defaultChoice: true,

@@ -111,6 +111,10 @@ export type ErrorCode =
   | "tab_not_found"
   | "upload_too_large"
   | "wait_timeout"
+  | "digest_mismatch"
+  | "path_not_approved"
+  | "host_changed"
+  | "publish_failed"
   | "tool_failed"
   | "tool_disabled"
   | "capability_missing"
@@ -607,6 +611,32 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     wait_timeout: {
       meaning: "What browser_wait_for waited for did not happen in time.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    digest_mismatch: {
+      meaning:
+        "A publication was refused: the scratch copy's input digest is not the one its caller approved; nothing was changed.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    path_not_approved: {
+      meaning: "A publication was refused: a path to publish lies outside the approved set; nothing was changed.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: true,
+    },
+    host_changed: {
+      meaning:
+        "A publication was refused: a workspace file changed since the scratch copy was made (each is named with its hashes); nothing was changed.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    publish_failed: {
+      meaning: "A publication failed part-way; every change already made was undone unless the details say otherwise.",
       kind: "execution",
       status: "error",
       recoverable: true,

@@ -19,6 +19,7 @@ import type { BatchClosure, RetryDisposition, ToolResult, ToolResultInit } from 
 import type { AnyTool } from "./tool.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { SessionBase } from "./session.ts";
+import type { ChoiceOutcome } from "./host.ts";
 import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
@@ -62,6 +63,14 @@ export interface CallOptions<T = unknown> {
    * effects on the world (and is not `idempotent`) be retried.
    */
   idempotencyKey?: string;
+  /**
+   * The answer a framework's own approval flow (OpenAI Agents interruptions,
+   * LangGraph interrupts, Mastra's approval) already gave for this call. A tool
+   * that needs approval is then not asked about again through the session:
+   * `choice: true` runs it, `choice: false` ends it `not_approved`. Set it only
+   * from a person's (or your rule's) answer, never from the model's input.
+   */
+  approval?: ChoiceOutcome<boolean>;
 }
 
 /** One call of a batch. */

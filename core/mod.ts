@@ -153,6 +153,7 @@ export {
   sniffImageType,
 } from "./images.ts";
 export { type ChildSessionOptions, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { CallGate } from "./call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
 export {

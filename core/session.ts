@@ -17,6 +17,7 @@ import type { HookSet } from "./hooks.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
 import { LateResults } from "./late_results.ts";
+import { CallGate } from "./call_gate.ts";
 
 /** Options of a {@linkcode SessionBase}. */
 export interface SessionBaseOptions {
@@ -108,6 +109,16 @@ export class SessionBase {
   #generation = 0;
   #calls = 0;
   readonly #callIdPrefix = `${this.id}:`;
+  /**
+   * The gate that gives calls arriving one by one the order of a batch:
+   * concurrency-safe calls together, any other call alone, first come first
+   * served. The framework adapters, the AI SDK adapter and the MCP server pass
+   * every call of this session through it; code that runs a framework's
+   * parallel tool calls itself should too:
+   * `session.callGate.run(isConcurrencySafe(tool), () => toolbox.call(session, ...))`.
+   * `callMany` orders its own batch and does not use it.
+   */
+  readonly callGate: CallGate = new CallGate();
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();

@@ -68,6 +68,16 @@ export {
 export { withPathLocks } from "./path_lock.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";
+export {
+  type CopyMethod,
+  createScratch,
+  diffTrees,
+  type HostConflict,
+  Scratch,
+  type ScratchChanges,
+  type ScratchOptions,
+} from "./scratch/scratch.ts";
+export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "./_runtime_permissions.ts";
 export { parseBash } from "./shell/parser.ts";
 export {

@@ -228,11 +228,25 @@ const TYPES_OF: Readonly<Record<string, string>> = { "web-tree-sitter": "@types/
 const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
 /**
  * Needed by one entry point or one tool only, loaded when used: the AI SDK
- * (`@toolfence/adapters/ai-sdk`), TypeScript (`check_syntax`), ripgrep's
- * binary (`grep`, which falls back to a `rg` on the PATH or its own engine),
- * playwright-core (the `browser` group, which drives the system Chromium).
+ * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
+ * `@toolfence/adapters/<framework>` entry point), TypeScript (`check_syntax`),
+ * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
+ * engine), playwright-core (the `browser` group, which drives the system
+ * Chromium).
  */
-const OPTIONAL_PEERS: ReadonlySet<string> = new Set(["ai", "typescript", "@vscode/ripgrep", "playwright-core"]);
+const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
+  "ai",
+  "@openai/agents",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "@mastra/core",
+  "@anthropic-ai/claude-agent-sdk",
+  "@google/adk",
+  "zod",
+  "typescript",
+  "@vscode/ripgrep",
+  "playwright-core",
+]);
 
 async function workspacePackages(rootConfig: DenoConfig & { workspace?: string[] }): Promise<WorkspacePackage[]> {
   const out: WorkspacePackage[] = [{ dir: "", config: rootConfig, npmName: "toolfence" }];

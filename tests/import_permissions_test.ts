@@ -12,6 +12,10 @@ const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 const NEEDS: Record<string, string[]> = {
   // The AI SDK reads the host name when it loads.
   "@toolfence/adapters/ai-sdk": ["--allow-sys=hostname"],
+  // The frameworks read their settings from the environment when they load.
+  "@toolfence/adapters/openai-agents": ["--allow-env"],
+  "@toolfence/adapters/google-adk": ["--allow-env", "--allow-sys=cpus"],
+  "@toolfence/adapters/claude-agent": ["--allow-env", "--allow-sys=homedir"],
 };
 
 function importWith(file: string, flags: string[]): { status: number | null; stderr: string } {

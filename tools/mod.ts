@@ -16,6 +16,7 @@
  */
 
 export { BUILTIN_GROUPS, SUBAGENT_TOOLS } from "./groups.ts";
+export { type PublishArgs, type PublishResult, publishTool, type PublishToolOptions } from "./scratch/mod.ts";
 export {
   type CopyArgs,
   copyTool,

@@ -43,7 +43,6 @@ import { Session, type SessionOptions } from "@toolfence/policy";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, takeImagesOf } from "../_calls.ts";
-import { ExclusiveGate } from "../_exclusive_gate.ts";
 import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
@@ -203,7 +202,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
   session.hooks.before.push(refuseLoneSurrogates);
-  const gate = new ExclusiveGate();
+  const gate = session.callGate;
   let listedArtifacts = 0;
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();

@@ -6,7 +6,8 @@
 
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS } from "./_page.ts";
 import { CLOSE_OUTPUT } from "./_outputs.ts";
 

@@ -18,7 +18,7 @@
  */
 
 import type { AnyTool } from "@toolfence/core";
-import { type BrowserOptions, Browsers } from "./_browser_session.ts";
+import { type BrowserOptions, Browsers } from "./browsers.ts";
 import { browserClickTool } from "./click.ts";
 import { browserCloseTool } from "./close.ts";
 import { browserConsoleMessagesTool } from "./console_messages.ts";
@@ -33,7 +33,7 @@ import { browserTypeTool } from "./type.ts";
 import { browserWaitForTool } from "./wait_for.ts";
 import { browserFileUploadTool } from "./upload.ts";
 
-export { type BrowserOptions, Browsers, type PageEvent } from "./_browser_session.ts";
+export { type BrowserOptions, Browsers, type PageEvent } from "./browsers.ts";
 export type { DestinationRules } from "./_destinations.ts";
 export { type BrowserNavigateArgs, browserNavigateTool } from "./navigate.ts";
 export { browserSnapshotTool } from "./snapshot.ts";

@@ -7,7 +7,8 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BLOCKED_HEADER } from "./_egress_proxy.ts";
 import { BROWSER_FLAGS, pageLine } from "./_page.ts";
 import { NAVIGATE_OUTPUT } from "./_outputs.ts";

@@ -10,7 +10,8 @@ import { MAX_IMAGE_BYTES } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { decodeImage, encodeImage, fittedSize, headerSize, resizeImage } from "../_shared/fs_request_image_codec.ts";
 import { MAX_IMAGE_SIDE, MAX_SOURCE_PIXELS, type RequestImageResult } from "../fs/request_image.ts";
-import { browserOf, type Browsers } from "./_browser_session.ts";
+import { browserOf } from "./_browser_session.ts";
+import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate } from "./_page.ts";
 import { SCREENSHOT_OUTPUT } from "./_outputs.ts";
 

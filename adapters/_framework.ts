@@ -1,0 +1,125 @@
+// What the agent-framework adapters share: the options every adapter takes,
+// whether a call needs approval (decided before the framework's approval flow
+// runs), and one call through the session's call gate with its own deferred
+// images.
+
+import type { ChoiceOutcome, ProgressEvent } from "@toolfence/core";
+import type { ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import { type AnyTool, isConcurrencySafe } from "@toolfence/core";
+import type { ListOptions, ToolBox } from "@toolfence/core";
+import { validateWithJsonSchema, validateWithValibot } from "@toolfence/core";
+import { base64, imageNote, takeImagesOf } from "./_calls.ts";
+
+/** Options every framework adapter takes. */
+export interface FrameworkToolsOptions<T = unknown> extends ListOptions {
+  /** A value handed to every tool as `ctx.value`. */
+  context?: T;
+  /** Deadline of each call; overrides the tools' own. */
+  timeoutMs?: number;
+  /** Receives progress events. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** A deferred image of one call, ready for a framework's image content. */
+export interface CallImage {
+  /** The line that introduces the image to the model. */
+  note: string;
+  /** `image/png`, `image/jpeg`, `image/webp` or `image/gif`. */
+  mediaType: string;
+  /** The bytes, base64. */
+  data: string;
+}
+
+/**
+ * The parts the model reads for a call with deferred images, in a framework's
+ * own shapes: the call's text, then each image's note and the image.
+ */
+export function textAndImages<P>(
+  text: string,
+  images: readonly CallImage[],
+  textPart: (text: string) => P,
+  imagePart: (image: CallImage) => P,
+): P[] {
+  return [textPart(text), ...images.flatMap((image) => [textPart(image.note), imagePart(image)])];
+}
+
+/** A call's lossless result and the images it deferred. */
+export interface GatedResult {
+  result: ToolResult;
+  images: CallImage[];
+}
+
+/** The tools an adapter offers: what `toolbox.list` gives for the options, with the session. */
+export function listedTools(toolbox: ToolBox, session: Session, options: ListOptions): AnyTool[] {
+  return toolbox.list({ capabilities: session.capabilities, session, ...options });
+}
+
+/**
+ * Whether the framework should ask for approval of a call with these
+ * arguments: the tool's `needsApproval`, evaluated on the validated arguments.
+ * Arguments that do not validate need no approval: the pipeline refuses them
+ * with its own message before anything would be approved.
+ */
+export async function needsApprovalOf(tool: AnyTool, args: unknown): Promise<boolean> {
+  const needs = tool.needsApproval;
+  if (needs === undefined || needs === false) return false;
+  if (needs === true) return true;
+  let value = args;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return false;
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  const outcome = tool.input
+    ? validateWithValibot(tool.input, record)
+    : validateWithJsonSchema(tool.inputSchema, record);
+  if (!outcome.ok) return false;
+  return await needs(outcome.value as never);
+}
+
+/** An approval the framework's flow gave, as the pipeline takes it. */
+export function frameworkApproval(choice: boolean): ChoiceOutcome<boolean> {
+  return { choice, source: "user" };
+}
+
+let counter = 0;
+
+/** A call id for frameworks that give none. */
+export function freshCallId(prefix: string): string {
+  return `${prefix}-${++counter}`;
+}
+
+/**
+ * Runs one call through the session's call gate (concurrency-safe tools
+ * together, any other alone, first come first served) and the toolbox's
+ * pipeline, and takes the images it deferred.
+ */
+export async function gatedCall<T>(
+  toolbox: ToolBox,
+  session: Session,
+  tool: AnyTool,
+  args: unknown,
+  call: { callId: string; signal?: AbortSignal; approval?: ChoiceOutcome<boolean> },
+  options: FrameworkToolsOptions<T>,
+): Promise<GatedResult> {
+  const result = await session.callGate.run(isConcurrencySafe(tool), () =>
+    toolbox.call(session, tool.name, args, {
+      callId: call.callId,
+      signal: call.signal,
+      approval: call.approval,
+      context: options.context,
+      timeoutMs: options.timeoutMs,
+      onProgress: options.onProgress,
+    }));
+  const images = takeImagesOf(session, new Set([call.callId])).map((image) => ({
+    note: imageNote(image),
+    mediaType: image.mediaType,
+    data: base64(image.data),
+  }));
+  return { result, images };
+}

@@ -1,0 +1,195 @@
+// The LangChain tool class behind `langChainTools` and `langGraphTools`: a
+// StructuredTool whose schema is the tool's JSON Schema for the model, whose
+// input validation is toolfence's, and whose output is a ToolMessage with the
+// model's text (and images) as content and the lossless ToolResult as its
+// artifact.
+
+import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
+import { ToolMessage } from "@langchain/core/messages";
+import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
+import { type AnyTool, type ChoiceOutcome, toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
+import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult, textAndImages } from "./_framework.ts";
+
+/** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
+export type ApprovalStep = (
+  tool: AnyTool,
+  args: unknown,
+  callId: string,
+) => Promise<ChoiceOutcome<boolean> | undefined>;
+
+/**
+ * Orders the approval steps of calls by when they entered `call`: the calls of
+ * one turn enter in the order the model made them, so LangGraph's interrupts
+ * (which it matches to resume values by their order within the node) are
+ * raised in the same order on every re-run of the node.
+ */
+export class ApprovalOrder {
+  #last: Promise<void> = Promise.resolve();
+  #turns = new Map<string, { before: Promise<void>; done: () => void }>();
+
+  /** Takes the next turn for the call with this tool call id; returns its release (idempotent). */
+  enter(callId: string | undefined): () => void {
+    const before = this.#last;
+    let done!: () => void;
+    this.#last = new Promise<void>((resolve) => done = resolve);
+    if (callId === undefined) {
+      // A call without an id has no approval step to order; it only keeps its place.
+      void before.then(done);
+      return done;
+    }
+    const turn = { before, done };
+    this.#turns.set(callId, turn);
+    return () => {
+      if (this.#turns.get(callId) === turn) this.#turns.delete(callId);
+      done();
+    };
+  }
+
+  /** Runs `step` after the approval steps of the calls that entered earlier. */
+  async inTurn<R>(callId: string | undefined, step: () => Promise<R>): Promise<R> {
+    const turn = callId === undefined ? undefined : this.#turns.get(callId);
+    if (!turn) return await step();
+    await turn.before;
+    try {
+      return await step();
+    } finally {
+      turn.done();
+    }
+  }
+}
+
+/** How many finished calls are remembered, so that a node LangGraph re-runs after an interrupt does not run them twice. */
+const REMEMBERED = 512;
+
+/** The content of a ToolMessage: text, or text and images as LangChain's standard content blocks. */
+export type GatedContent =
+  | string
+  | ({ type: "text"; text: string } | { type: "image"; mimeType: string; data: string })[];
+
+/** A toolfence tool as a LangChain structured tool. */
+export class FenceTool extends StructuredTool {
+  name: string;
+  description: string;
+  schema: Record<string, unknown>;
+  #tool: AnyTool;
+  #toolbox: ToolBox;
+  #session: Session;
+  #options: FrameworkToolsOptions;
+  #approve: ApprovalStep | undefined;
+  #finished: Map<string, Promise<GatedResult>>;
+  #order: ApprovalOrder;
+
+  constructor(
+    tool: AnyTool,
+    toolbox: ToolBox,
+    session: Session,
+    options: FrameworkToolsOptions,
+    approve: ApprovalStep | undefined,
+    finished: Map<string, Promise<GatedResult>>,
+    order: ApprovalOrder,
+  ) {
+    super();
+    this.name = tool.name;
+    this.description = tool.description;
+    this.schema = structuredClone(tool.inputSchema) as Record<string, unknown>;
+    this.#tool = tool;
+    this.#toolbox = toolbox;
+    this.#session = session;
+    this.#options = options;
+    this.#approve = approve;
+    this.#finished = finished;
+    this.#order = order;
+  }
+
+  /**
+   * LangChain validates the input against `schema` at the start of `call`,
+   * before its first `await`; during that synchronous part the schema accepts
+   * anything, so every input reaches toolfence's validation and the model reads
+   * toolfence's message. The model is shown the real schema.
+   */
+  // deno-lint-ignore no-explicit-any
+  override call(arg: any, configArg?: any, tags?: string[]): Promise<any> {
+    // A tool call given to `call` itself is passed on as `invoke` passes it: the arguments, and the call in
+    // the config, so that `_call` sees the call's id.
+    if (isToolCall(arg) && (configArg === undefined || isPlainObject(configArg))) {
+      configArg = { ...configArg, toolCall: arg };
+      arg = arg.args;
+    }
+    const callId: string | undefined = isPlainObject(configArg) ? configArg.toolCall?.id : undefined;
+    const release = this.#approve ? this.#order.enter(callId) : undefined;
+    const schema = this.schema;
+    // A fresh empty schema, which accepts anything (the validator marks the schema object it is given).
+    this.schema = {};
+    try {
+      const called = super.call(arg, configArg, tags);
+      if (release) called.then(release, release);
+      return called;
+    } catch (error) {
+      release?.();
+      throw error;
+    } finally {
+      this.schema = schema;
+    }
+  }
+
+  protected override async _call(
+    arg: unknown,
+    _runManager?: CallbackManagerForToolRun,
+    config?: ToolRunnableConfig,
+  ): Promise<ToolMessage | GatedContent> {
+    const toolCallId = config?.toolCall?.id;
+    const callId = toolCallId ?? freshCallId("langchain");
+    // The approval (a LangGraph interrupt) comes first: when it stops the node, nothing of the call has
+    // run. It is asked on every run of the node, also for a call that already finished, so that the
+    // interrupts keep their order.
+    const approve = this.#approve;
+    const approval = approve ? await this.#order.inTurn(toolCallId, () => approve(this.#tool, arg, callId)) : undefined;
+    let pending = toolCallId === undefined ? undefined : this.#finished.get(toolCallId);
+    if (!pending) {
+      pending = gatedCall(this.#toolbox, this.#session, this.#tool, arg, {
+        callId,
+        signal: config?.signal,
+        approval,
+      }, this.#options);
+      if (toolCallId !== undefined) remember(this.#finished, toolCallId, pending);
+    }
+    const { result, images } = await pending;
+    const content = contentOf(result, images);
+    if (toolCallId === undefined) return content;
+    return new ToolMessage({
+      content,
+      artifact: result,
+      tool_call_id: toolCallId,
+      name: this.name,
+      status: result.status === "success" ? "success" : "error",
+    });
+  }
+}
+
+// deno-lint-ignore no-explicit-any
+function isPlainObject(value: unknown): value is Record<string, any> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.getPrototypeOf(value) === Object.prototype;
+}
+
+function isToolCall(value: unknown): value is { type: "tool_call"; id?: string; args: unknown } {
+  return isPlainObject(value) && value.type === "tool_call" && "args" in value;
+}
+
+function remember(finished: Map<string, Promise<GatedResult>>, callId: string, pending: Promise<GatedResult>): void {
+  finished.set(callId, pending);
+  if (finished.size > REMEMBERED) finished.delete(finished.keys().next().value!);
+}
+
+function contentOf(result: ToolResult, images: GatedResult["images"]): GatedContent {
+  const text = toModelText(result);
+  if (images.length === 0) return text;
+  return textAndImages<Exclude<GatedContent, string>[number]>(
+    text,
+    images,
+    (text) => ({ type: "text", text }),
+    (image) => ({ type: "image", mimeType: image.mediaType, data: image.data }),
+  );
+}

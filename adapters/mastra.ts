@@ -1,0 +1,143 @@
+/**
+ * Mastra (`@mastra/core`): the toolbox's tools as Mastra tools, for
+ * `new Agent({ tools })`. Every call goes through the toolbox's pipeline:
+ *
+ * - the model is shown the tool's JSON Schema, while Mastra's own validation
+ *   accepts any input (the input schema is a Standard Schema that passes
+ *   everything through), so a bad call's result is toolfence's message with
+ *   the fix;
+ * - `execute` returns the lossless `ToolResult` (the step's tool result), and
+ *   `toModelOutput` what the model reads: `toModelText(result)` as text, as
+ *   `error-text` for anything but success, with the call's deferred images as
+ *   file parts;
+ * - parallel calls go through the session's call gate: concurrency-safe tools
+ *   together, any other alone, in the order the model made them;
+ * - a tool with `needsApproval` gets Mastra's `requireApproval` (evaluated on
+ *   the validated arguments): the run suspends, `agent.approveToolCallGenerate`
+ *   runs the call without asking the session again and
+ *   `agent.declineToolCallGenerate` keeps it from running. The policy's own
+ *   questions go to the session's host.
+ *
+ * Its own entry point, `@toolfence/adapters/mastra`; `@mastra/core` is an
+ * optional peer dependency that nothing else of toolfence loads.
+ *
+ * @module
+ */
+
+import { createTool } from "@mastra/core/tools";
+import type { ToolsInput } from "@mastra/core/agent";
+import { type JsonSchema, toModelText, type ToolResult } from "@toolfence/core";
+import type { SessionBase as Session } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
+import {
+  type CallImage,
+  frameworkApproval,
+  type FrameworkToolsOptions,
+  freshCallId,
+  gatedCall,
+  listedTools,
+  needsApprovalOf,
+  textAndImages,
+} from "./_framework.ts";
+
+export type { FrameworkToolsOptions } from "./_framework.ts";
+
+/** Options of {@linkcode mastraTools}. */
+export type MastraToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
+
+/** The deferred images of a call, kept on its result for `toModelOutput`. */
+const IMAGES = "mastraImages";
+
+/** What the model reads of a result, in the AI SDK's tool-output shape Mastra hands on. */
+export type MastraModelOutput =
+  | { type: "text"; value: string }
+  | { type: "error-text"; value: string }
+  | {
+    type: "content";
+    value: ({ type: "text"; text: string } | { type: "file"; data: string; mediaType: string })[];
+  };
+
+/**
+ * A Standard Schema that accepts every input unchanged and describes itself
+ * with the tool's JSON Schema: Mastra shows the model the schema and leaves the
+ * validating to toolfence.
+ */
+function passThrough(schema: JsonSchema) {
+  const describe = () => structuredClone(schema) as Record<string, unknown>;
+  return {
+    "~standard": {
+      version: 1 as const,
+      vendor: "toolfence",
+      validate: (value: unknown): { value: Record<string, unknown> } => ({
+        value: value as Record<string, unknown>,
+      }),
+      jsonSchema: { input: describe, output: describe },
+    },
+  };
+}
+
+/**
+ * The toolbox's listed tools (by the session's capabilities and fence, as
+ * `toolbox.list` decides) as Mastra tools, by name.
+ *
+ * Requires whatever permissions the called tools need.
+ *
+ * @example
+ * ```ts
+ * import { Session, ToolBox } from "@toolfence/toolfence";
+ * import { mastraTools } from "@toolfence/adapters/mastra";
+ * const session = new Session({ workspace: Deno.cwd() });
+ * const tools = mastraTools(new ToolBox().withDefaults("fs"), session);
+ * // new Agent({ id: "coder", name: "coder", instructions: "...", model, tools })
+ * console.log("read_file" in tools); // true
+ * await session.close();
+ * ```
+ */
+export function mastraTools<T = unknown>(
+  toolbox: ToolBox,
+  session: Session,
+  options: MastraToolsOptions<T> = {},
+): ToolsInput {
+  const tools: ToolsInput = {};
+  for (const t of listedTools(toolbox, session, options)) {
+    tools[t.name] = createTool({
+      id: t.name,
+      description: t.description,
+      inputSchema: passThrough(t.inputSchema),
+      requireApproval: t.needsApproval ? (input: unknown) => needsApprovalOf(t, input) : false,
+      execute: async (input, context): Promise<ToolResult> => {
+        const callId = context?.agent?.toolCallId ?? freshCallId("mastra");
+        // An agent runs a call that needs approval only once it was approved (requireApproval decides, and
+        // Mastra keeps it authoritative). Run any other way (tool.execute, a workflow step) the session asks.
+        const approval = t.needsApproval && context?.agent && (await needsApprovalOf(t, input))
+          ? frameworkApproval(true)
+          : undefined;
+        const { result, images } = await gatedCall(toolbox, session, t, input, {
+          callId,
+          signal: context?.abortSignal,
+          approval,
+        }, options);
+        if (images.length === 0) return result;
+        return { ...result, metadata: { ...result.metadata, [IMAGES]: images } };
+      },
+      toModelOutput: (result) => modelOutput(result as ToolResult),
+    });
+  }
+  return tools;
+}
+
+function modelOutput(result: ToolResult): MastraModelOutput {
+  const text = toModelText(result);
+  if (result.status !== "success") return { type: "error-text", value: text };
+  const images = result.metadata[IMAGES] as CallImage[] | undefined;
+  if (!images) return { type: "text", value: text };
+  return {
+    type: "content",
+    value: textAndImages<Extract<MastraModelOutput, { type: "content" }>["value"][number]>(
+      text,
+      images,
+      (text) => ({ type: "text", text }),
+      (image) => ({ type: "file", data: image.data, mediaType: image.mediaType }),
+    ),
+  };
+}

@@ -1,0 +1,487 @@
+/**
+ * A scratch copy of the workspace: the agent works in a copy made in the
+ * session's temp dir, and nothing reaches the real workspace until a
+ * publication applies the changes a person approved (see the `publish` tool
+ * of `@toolfence/tools`). Disposing of the copy never publishes.
+ *
+ * The copy is made entry by entry, each looked up in its pinned folder and
+ * never through a link (see `confined_fs.ts`): a symlink is copied as a
+ * symlink with the same target text, so a link that leads out of the
+ * workspace never brings what it points at into the copy, and it stays
+ * outside the scratch session's workspace. FIFOs, sockets and devices are
+ * left out and listed in {@linkcode Scratch.skipped}. Protected paths are
+ * copied like any file; writing them in the copy asks as it does in the
+ * workspace, and publishing a change to one always asks a person.
+ *
+ * @module
+ */
+
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { type FileChange, type FileState, type Host, ToolError, UsageError } from "@toolfence/core";
+import { Workspace } from "../workspace.ts";
+import { Session, type SessionOptions } from "../session.ts";
+import { isWithin } from "../_paths.ts";
+import { lstatConfined, readlinkConfined, tempNameOwner } from "../confined_fs.ts";
+import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
+import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
+import { inputDigest } from "./digest.ts";
+import { cloneState, type CopyMethod } from "./_clone.ts";
+
+export type { HostConflict } from "./_apply.ts";
+export type { CopyMethod } from "./_clone.ts";
+
+/** Options of {@linkcode createScratch}. */
+export interface ScratchOptions {
+  /**
+   * Copy only these paths (files or folders, relative to the workspace);
+   * default the whole workspace. A path that does not exist yet is covered
+   * all the same: the agent may create it, and a publication may bring it over.
+   */
+  paths?: readonly string[];
+  /** Options of the scratch session (its workspace is always the copy); default those of the given session. */
+  session?: Omit<SessionOptions, "workspace">;
+  /**
+   * How regular files are copied: `auto` (the default) clones them
+   * (copy-on-write, `cp --reflink=always` from descriptors opened without
+   * following links) where the file system can and the runtime may run `sh`,
+   * and streams them otherwise; `cp` always goes through `cp --reflink=auto`;
+   * `stream` never starts a process.
+   */
+  copy?: CopyMethod;
+  /** Stops the copy. */
+  signal?: AbortSignal;
+}
+
+/** The changes found in a scratch copy (see {@linkcode Scratch.changes}). */
+export interface ScratchChanges {
+  /** What changed against the workspace as it was copied, sorted by path. */
+  changes: FileChange[];
+  /** Special files (FIFOs, sockets, devices) in the copy, which cannot be published. */
+  unpublishable: string[];
+}
+
+/** Session options taken over from a session a scratch copy is made from. */
+function optionsOf(session: Session): Omit<SessionOptions, "workspace"> {
+  return {
+    host: session.host,
+    autoConfirm: session.autoConfirm,
+    capabilities: session.capabilities,
+    state: session.state.clone(),
+    artifacts: session.artifacts,
+    fence: session.policy.fence,
+    sandbox: session.policy.sandbox,
+    protectedPaths: session.policy.protectedPaths,
+  };
+}
+
+function normalRelative(relative: string): string {
+  return relative === "" ? "." : relative;
+}
+
+// Temp files of atomic writes in flight (and backups of a publication) are no part of either tree.
+function isDebris(relative: string): boolean {
+  return tempNameOwner(path.posix.basename(relative)) !== undefined;
+}
+
+/**
+ * A scratch copy and the session that works in it. Made by
+ * {@linkcode createScratch}.
+ *
+ * Requires `--allow-read` and `--allow-write` for the workspace and the temp folder.
+ *
+ * @example
+ * ```ts
+ * import { createScratch } from "@toolfence/policy";
+ * const workdir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${workdir}/a.txt`, "one\n");
+ * const scratch = await createScratch(workdir);
+ * await Deno.writeTextFile(`${scratch.root}/a.txt`, "two\n");
+ * console.log((await scratch.changes()).changes.map((c) => `${c.change} ${c.path}`)); // ["modified a.txt"]
+ * console.log(await Deno.readTextFile(`${workdir}/a.txt`)); // one
+ * await scratch.dispose();
+ * ```
+ */
+export class Scratch {
+  /** The workspace the copy was made from (the host's). */
+  readonly host: Workspace;
+  /** The copy's real path. */
+  readonly root: string;
+  /** The workspace over the copy. */
+  readonly workspace: Workspace;
+  /** The session whose workspace is the copy; every built-in tool works in it unchanged. */
+  readonly session: Session;
+  /** The input digest: SHA-256 over the relative path, type, mode and content hash of every copied entry. */
+  readonly digest: string;
+  /** The covered paths, relative to the workspace (`.` for all of it). */
+  readonly paths: readonly string[];
+  /** Special files of the workspace that were not copied. */
+  readonly skipped: readonly string[];
+  /** How many files were cloned (copy-on-write, or by `cp` for the `cp` method) rather than streamed. */
+  readonly cloned: number;
+  readonly #baseline: Tree;
+  readonly #folder: string;
+  readonly #disposeHost: boolean;
+  #publishing: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+
+  /** Use {@linkcode createScratch}. */
+  constructor(parts: {
+    host: Workspace;
+    root: string;
+    folder: string;
+    session: Session;
+    baseline: Tree;
+    paths: readonly string[];
+    skipped: readonly string[];
+    disposeHost: boolean;
+    cloned: number;
+  }) {
+    this.cloned = parts.cloned;
+    this.host = parts.host;
+    this.root = parts.root;
+    this.#folder = parts.folder;
+    this.session = parts.session;
+    this.workspace = parts.session.workspace;
+    this.#baseline = parts.baseline;
+    this.paths = Object.freeze([...parts.paths]);
+    this.skipped = Object.freeze([...parts.skipped]);
+    this.#disposeHost = parts.disposeHost;
+    this.digest = inputDigest(parts.baseline);
+  }
+
+  /** Whether {@linkcode Scratch.dispose} has run. */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** Whether the relative path `relative` lies in what the copy covers. */
+  covers(relative: string): boolean {
+    return this.paths.some((p) => p === "." || relative === p || relative.startsWith(p + "/"));
+  }
+
+  /** The state of `relative` in the workspace when the copy was made (or last published); undefined when absent. */
+  baseline(relative: string): FileState | undefined {
+    return this.#baseline.get(relative);
+  }
+
+  /**
+   * What changed in the copy against the workspace as it was copied: files,
+   * links and folders created, modified (content, link target or mode) or
+   * deleted, and files moved (a deletion and a creation of the same content).
+   * A path whose type changed is a deletion and a creation.
+   *
+   * @example
+   * ```ts
+   * import { createScratch } from "@toolfence/policy";
+   * const scratch = await createScratch(await Deno.makeTempDir());
+   * await Deno.writeTextFile(`${scratch.root}/new.txt`, "hi\n");
+   * console.log((await scratch.changes()).changes[0].change); // created
+   * await scratch.dispose();
+   * ```
+   */
+  async changes(): Promise<ScratchChanges> {
+    this.#requireLive();
+    const now: Tree = new Map();
+    const report: TreeReport = { skipped: [] };
+    const skip = (relative: string) => isDebris(relative);
+    if (this.paths.includes(".")) {
+      const walked = await walkTree(this.root, { skip });
+      for (const [k, v] of walked.tree) now.set(k, v);
+      report.skipped.push(...walked.report.skipped);
+    } else {
+      for (const relative of this.paths) {
+        const real = this.root + "/" + relative;
+        const stat = lstatConfined(real);
+        if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip });
+      }
+    }
+    // A path that is now a special file is neither deleted nor changed as far as a publication goes: it is left alone.
+    const special = new Set(report.skipped);
+    const changes = diffTrees(this.#baseline, now).filter((c) => !special.has(c.path));
+    return { changes, unpublishable: report.skipped.sort() };
+  }
+
+  /** The paths among `changes` whose workspace copy changed since the scratch was made. */
+  conflicts(changes: readonly FileChange[]): Promise<HostConflict[]> {
+    return findConflicts({ hostRoot: this.host.workdir, before: (r) => this.#baseline.get(r) ?? null }, changes);
+  }
+
+  /** Throws `host_changed`, naming each path and its hashes, when a workspace path of `changes` changed since the copy. */
+  async requireUnchanged(changes: readonly FileChange[]): Promise<void> {
+    const conflicts = await this.conflicts(changes);
+    if (conflicts.length > 0) throw hostChanged(conflicts);
+  }
+
+  /**
+   * The content of a regular file of the workspace (`host`) or of the copy
+   * (`scratch`), when it is at most `maxBytes`; undefined otherwise.
+   */
+  async read(relative: string, side: "host" | "scratch", maxBytes = 1 << 20): Promise<Uint8Array | undefined> {
+    const real = (side === "host" ? this.host.workdir : this.root) + "/" + relative;
+    let stat: fs.Stats | undefined;
+    try {
+      stat = lstatConfined(real);
+    } catch {
+      return undefined;
+    }
+    if (!stat?.isFile() || stat.size > maxBytes) return undefined;
+    const chunks: Uint8Array[] = [];
+    await readRegular(real, stat, (chunk) => {
+      chunks.push(chunk.slice());
+      return Promise.resolve();
+    });
+    return Buffer.concat(chunks);
+  }
+
+  /** The target text of a symlink of the workspace (`host`) or of the copy (`scratch`); undefined when it is none. */
+  readLink(relative: string, side: "host" | "scratch"): string | undefined {
+    const real = (side === "host" ? this.host.workdir : this.root) + "/" + relative;
+    try {
+      return lstatConfined(real)?.isSymbolicLink() ? readlinkConfined(real) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether a symlink at `relative` with the target text `target` would lead
+   * out of the workspace once published, judged by its text alone: an
+   * absolute target outside the workspace, a `..` climb above its root, or a
+   * `..` after a name (`a/../..`), which a link at `a` could send anywhere.
+   */
+  leadsOutside(relative: string, target: string): boolean {
+    if (path.posix.isAbsolute(target)) return !isWithin(path.posix.normalize(target), this.host.workdir);
+    const parts = target.split("/").filter((p) => p !== "" && p !== ".");
+    if (parts.some((p, i) => p === ".." && parts.slice(0, i).some((q) => q !== ".."))) return true;
+    const joined = path.posix.normalize(path.posix.join(path.posix.dirname(relative), target));
+    return joined === ".." || joined.startsWith("../");
+  }
+
+  /**
+   * Applies `changes` (a subset of {@linkcode Scratch.changes}) to the
+   * workspace, every one or none: refuses with `host_changed`, changing
+   * nothing, when a workspace path is no longer as it was copied; undoes
+   * what it did and throws `publish_failed` on any other failure. Each file
+   * is replaced in one rename, so an interrupted publication leaves each
+   * file old or new. Afterwards the published state is the new baseline.
+   * This applies without asking anyone: the `publish` tool is what shows
+   * the person the diff and checks the approved paths and digest.
+   *
+   * Requires `--allow-read` and `--allow-write` for the workspace.
+   */
+  publish(
+    changes: readonly FileChange[],
+    options: { signal?: AbortSignal; onStep?: (what: string) => void } = {},
+  ): Promise<FileChange[]> {
+    this.#requireLive();
+    const run = this.#publishing.then(async () => {
+      this.#requireLive();
+      await this.requireUnchanged(changes);
+      await applyChanges({
+        hostRoot: this.host.workdir,
+        scratchRoot: this.root,
+        before: (r) => this.#baseline.get(r) ?? null,
+        signal: options.signal,
+        onStep: options.onStep,
+      }, changes);
+      // What went first, then what came: a path whose type changed is both.
+      for (const change of changes) {
+        if (change.change === "moved" && change.from !== undefined) this.#baseline.delete(change.from);
+        if (change.after === null) this.#baseline.delete(change.path);
+      }
+      for (const change of changes) if (change.after !== null) this.#baseline.set(change.path, change.after);
+      return [...changes];
+    });
+    this.#publishing = run.catch(() => {});
+    return run;
+  }
+
+  /** Closes the scratch session and removes the copy; never publishes. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await this.#publishing;
+    try {
+      await this.session.close();
+    } finally {
+      await this.workspace.dispose();
+      await fsp.rm(this.#folder, { recursive: true, force: true });
+      if (this.#disposeHost) await this.host.dispose();
+    }
+  }
+
+  #requireLive(): void {
+    if (!this.#disposed) return;
+    throw new ToolError("The scratch copy was disposed of", {
+      code: "workspace_missing",
+      recoverable: false,
+      details: { root: this.root },
+    });
+  }
+}
+
+/**
+ * The changes from tree `before` to tree `after` (relative path to state),
+ * sorted by path; a file or link gone from one place and come with the same
+ * content and mode at another is a move; a path whose type changed is a
+ * deletion and a creation.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { diffTrees } from "@toolfence/policy";
+ * const file = { type: "file", size: 3, mode: 0o644, sha256: "ab".repeat(32) } as const;
+ * const changes = diffTrees(new Map([["a.txt", file]]), new Map([["b.txt", file]]));
+ * console.log(changes.map((c) => `${c.change} ${c.from} -> ${c.path}`)); // ["moved a.txt -> b.txt"]
+ * ```
+ */
+export function diffTrees(
+  before: ReadonlyMap<string, FileState>,
+  after: ReadonlyMap<string, FileState>,
+): FileChange[] {
+  const changes: FileChange[] = [];
+  const deleted: FileChange[] = [];
+  const created: FileChange[] = [];
+  for (const [relative, old] of before) {
+    const now = after.get(relative);
+    if (now === undefined) deleted.push({ path: relative, change: "deleted", before: old, after: null });
+    else if (now.type !== old.type) {
+      deleted.push({ path: relative, change: "deleted", before: old, after: null });
+      created.push({ path: relative, change: "created", before: null, after: now });
+    } else if (now.sha256 !== old.sha256 || now.mode !== old.mode) {
+      changes.push({ path: relative, change: "modified", before: old, after: now });
+    }
+  }
+  for (const [relative, now] of after) {
+    if (!before.has(relative)) created.push({ path: relative, change: "created", before: null, after: now });
+  }
+  // A file or link that vanished in one place and appeared with the same content and mode in another moved.
+  const key = (s: FileState) => `${s.type}:${s.mode}:${s.sha256}`;
+  const gone = new Map<string, FileChange[]>();
+  for (const d of deleted) {
+    if (d.before!.type === "directory" || after.has(d.path)) continue;
+    const list = gone.get(key(d.before!)) ?? [];
+    list.push(d);
+    gone.set(key(d.before!), list);
+  }
+  const paired = new Set<FileChange>();
+  for (const c of created.sort((a, b) => a.path < b.path ? -1 : 1)) {
+    if (c.after!.type === "directory" || before.has(c.path)) continue;
+    const from = gone.get(key(c.after!))?.shift();
+    if (from === undefined) continue;
+    paired.add(from).add(c);
+    changes.push({ path: c.path, change: "moved", from: from.path, before: from.before, after: c.after });
+  }
+  for (const c of [...deleted, ...created]) if (!paired.has(c)) changes.push(c);
+  // By path; on one path (a type change) the deletion first.
+  const rank = (c: FileChange) => (c.change === "deleted" ? 0 : 1);
+  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : rank(a) - rank(b)));
+}
+
+/**
+ * Makes a scratch copy of a workspace (or of the named paths) in the
+ * session's temp dir and a session whose workspace is the copy. `source` is
+ * a session (the copy is made in its temp dir and the scratch session takes
+ * its host, grants, sandbox mode and protected paths), a workspace, or a
+ * folder path. The input digest ({@linkcode Scratch.digest}) depends only on
+ * the copied content: the same files give the same digest wherever the
+ * workspace lies and whatever their times.
+ *
+ * Regular files are cloned (copy-on-write) where the file system offers it
+ * and the runtime may run `sh`, and streamed otherwise (see
+ * {@linkcode ScratchOptions.copy} and BENCHMARKS.md for the cost).
+ *
+ * Requires `--allow-read` for the workspace and `--allow-read`,
+ * `--allow-write` for the temp folder (and, to clone, `--allow-run=sh` and under Deno `--allow-env`).
+ *
+ * @example
+ * ```ts
+ * import { createScratch, Session } from "@toolfence/policy";
+ * const session = new Session({ workspace: await Deno.makeTempDir() });
+ * const scratch = await createScratch(session);
+ * console.log(scratch.session.workspace.workdir === scratch.root, scratch.digest.length); // true 64
+ * await scratch.dispose();
+ * await session.close();
+ * ```
+ */
+export async function createScratch(
+  source: Session | Workspace | string,
+  options: ScratchOptions = {},
+): Promise<Scratch> {
+  const host = source instanceof Session
+    ? source.workspace
+    : source instanceof Workspace
+    ? source
+    : new Workspace(source);
+  const disposeHost = typeof source === "string";
+  const sessionOptions: Omit<SessionOptions, "workspace"> = options.session ??
+    (source instanceof Session ? optionsOf(source) : {});
+  const covered = await coveredPaths(host, options.paths);
+  const temp = await host.tempDir();
+  const folder = await fsp.mkdtemp(path.join(temp, "scratch-"));
+  const root = folder + "/workspace";
+  try {
+    await fsp.mkdir(root, { mode: 0o700 });
+    const baseline: Tree = new Map();
+    const report: TreeReport = { skipped: [] };
+    // The copy itself lies in the temp dir, which may lie inside the workdir: it is never copied into itself.
+    const skip = (relative: string, real: string) => isDebris(relative) || host.areaOf(real) === "temp";
+    const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
+    if (covered.includes(".")) {
+      const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });
+      for (const [k, v] of walked.tree) baseline.set(k, v);
+      report.skipped.push(...walked.report.skipped);
+    } else {
+      for (const relative of covered) {
+        const real = host.workdir + "/" + relative;
+        const stat = lstatConfined(real);
+        if (stat === undefined) continue;
+        await fsp.mkdir(path.posix.dirname(root + "/" + relative), { recursive: true, mode: 0o700 });
+        await walkEntry(real, relative, stat, baseline, report, { skip, copyTo: root, signal: options.signal, clone });
+      }
+    }
+    const workspace = new Workspace(root, { tempParent: folder, sweepDebris: false });
+    const session = new Session({ ...sessionOptions, host: sessionOptions.host as Host | undefined, workspace });
+    return new Scratch({
+      host,
+      root: fs.realpathSync(root),
+      folder,
+      session,
+      baseline,
+      paths: covered,
+      skipped: report.skipped.sort(),
+      disposeHost,
+      cloned: clone?.cloned ?? 0,
+    });
+  } catch (error) {
+    await fsp.rm(folder, { recursive: true, force: true });
+    if (disposeHost) await host.dispose();
+    throw error;
+  }
+}
+
+// The named paths as real paths relative to the workdir, nested ones dropped; ["."] for the whole workspace.
+async function coveredPaths(host: Workspace, paths: readonly string[] | undefined): Promise<string[]> {
+  if (paths === undefined) return ["."];
+  if (!Array.isArray(paths) || paths.length === 0) {
+    throw new UsageError("createScratch: paths must be a non-empty list of paths inside the workspace");
+  }
+  const found: string[] = [];
+  for (const p of paths) {
+    const resolved = await host.resolve(p, { followFinalSymlink: false });
+    if (resolved.area !== "workdir" || !isWithin(resolved.path, host.workdir)) {
+      throw new ToolError(`Path ${p} is not within the workspace folder`, {
+        code: "outside_workspace",
+        kind: "policy",
+        details: { path: p, resolved: resolved.path },
+      });
+    }
+    found.push(normalRelative(path.posix.relative(host.workdir, resolved.path)));
+  }
+  if (found.includes(".")) return ["."];
+  const sorted = [...new Set(found)].sort();
+  return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(q + "/")));
+}

@@ -1,0 +1,173 @@
+// The Claude Agent SDK adapter under the real `query()`, which runs the Claude
+// Code binary the SDK ships; the model is a scripted Anthropic Messages API on
+// loopback (ANTHROPIC_BASE_URL), and what the model read is taken from the
+// requests the binary sends it.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type CanUseTool, query, type SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import { CLAUDE_AGENT_RESULT_META, claudeAgentOptions } from "../../adapters/claude_agent.ts";
+import type { ToolResult } from "../../core/result.ts";
+import type { BatchCall } from "../../core/executor.ts";
+import type { SessionBase } from "../../core/session.ts";
+import type { ToolBox } from "../../core/toolbox.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
+
+async function runAgent(
+  box: ToolBox,
+  session: SessionBase,
+  dir: string,
+  turns: (BatchCall[] | string)[],
+  canUseTool?: CanUseTool,
+): Promise<{ api: FakeAnthropic; messages: SDKMessage[] }> {
+  const api = await fakeAnthropic(turns);
+  const home = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-claude-home-"));
+  const messages: SDKMessage[] = [];
+  try {
+    const options = claudeAgentOptions(box, session, { canUseTool });
+    for await (
+      const message of query({
+        prompt: "Use the tools.",
+        options: {
+          ...options,
+          tools: [],
+          cwd: dir,
+          maxTurns: 6,
+          model: "claude-sonnet-4-5",
+          settingSources: [],
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            CLAUDE_CONFIG_DIR: home,
+            ANTHROPIC_BASE_URL: api.url,
+            ANTHROPIC_API_KEY: "sk-ant-test",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+            DISABLE_TELEMETRY: "1",
+            DISABLE_AUTOUPDATER: "1",
+            DISABLE_ERROR_REPORTING: "1",
+          },
+        },
+      })
+    ) messages.push(message);
+  } finally {
+    await api.close();
+    await fsp.rm(home, { recursive: true, force: true });
+  }
+  return { api, messages };
+}
+
+const process = globalThis.process;
+
+describe("claudeAgentOptions with query() and the Claude Code binary", { timeout: 240_000 }, () => {
+  test("a good call, a bad call whose fix the model reads", async () => {
+    await withFixture(async ({ dir, session, box, expectedTexts }) => {
+      const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
+      const { api, messages } = await runAgent(box, session, dir, [GOOD_AND_BAD, [FIXED], "done"]);
+      const result = messages.find((m) => m.type === "result");
+      assert.equal(result && "result" in result ? result.result : undefined, "done", JSON.stringify(api.paths));
+      const tools = api.requests[0].tools!.map((t) => t.name);
+      assert.ok(tools.includes("mcp__toolfence__read_file"));
+      const seen = new Map([...toolResultsIn(api.requests[1]), ...toolResultsIn(api.requests[2])]);
+      const text = (id: string) => {
+        const content = seen.get(id)?.content;
+        const joined = Array.isArray(content) ? content.map((b: { text?: string }) => b.text).join("\n") : content;
+        // Claude Code appends its own reminders to the last tool result of a turn.
+        return String(joined).replace(/\n*<system-reminder>[^]*?<\/system-reminder>/g, "");
+      };
+      assert.equal(text("good"), expected[0]);
+      assert.equal(text("bad"), expected[1]);
+      assert.equal(seen.get("bad")?.is_error, true);
+      assert.equal(text("fixed"), expected[2]);
+      const results = resultsOf(messages);
+      assert.deepEqual(["good", "bad", "fixed"].map((id) => [results.get(id)?.status, results.get(id)?.errorCode]), [
+        ["success", undefined],
+        ["error", "invalid_arguments"],
+        ["success", undefined],
+      ]);
+    });
+  });
+
+  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const { messages } = await runAgent(box, session, dir, [CHAIN, "done"]);
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+      const results = resultsOf(messages);
+      assert.deepEqual(CHAIN.map((c) => results.get(c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("Claude Code runs read-only calls together (annotations), the others never overlap", async () => {
+    await withFixture(async ({ dir, session, box, overlap }) => {
+      await runAgent(box, session, dir, [PROBES, "done"]);
+      console.log(`claude-agent: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(
+        overlap.safe.most > 1,
+        "the read-only calls ran one at a time: the annotations did not reach Claude Code",
+      );
+      assert.equal(overlap.unsafe.most, 1);
+    });
+  });
+
+  test("approval is Claude Code's canUseTool: one granted runs once, one declined never runs", async () => {
+    await withFixture(async ({ dir, session, box, asked, deployed }) => {
+      const decided: string[] = [];
+      const canUseTool: CanUseTool = (toolName, input) => {
+        decided.push(`${toolName} ${JSON.stringify(input)}`);
+        return Promise.resolve(
+          input.service === "web"
+            ? { behavior: "allow" as const, updatedInput: input }
+            : { behavior: "deny" as const, message: "no" },
+        );
+      };
+      const { api, messages } = await runAgent(box, session, dir, [
+        [
+          { name: "deploy", callId: "d-web", args: { service: "web" } },
+          { name: "deploy", callId: "d-db", args: { service: "db" } },
+          { name: "deploy", callId: "d-staging", args: { service: "staging" } },
+        ],
+        "done",
+      ], canUseTool);
+      assert.deepEqual(decided.sort(), [
+        'mcp__toolfence__deploy {"service":"db"}',
+        'mcp__toolfence__deploy {"service":"web"}',
+      ], "only the calls that need approval are asked about");
+      assert.deepEqual(deployed.sort(), ["staging", "web"]);
+      const seen = toolResultsIn(api.requests[1]);
+      const text = (id: string) => JSON.stringify(seen.get(id)?.content);
+      assert.match(text("d-web"), /deployed web/);
+      assert.match(text("d-db"), /not_approved\]: The call to deploy was not approved/);
+      assert.equal(resultsOf(messages).get("d-web")?.metadata.approval, "user");
+      assert.ok(!asked.includes("Approve tool call"), "approval went through canUseTool, not the session's host");
+    });
+  });
+
+  test("without a canUseTool of yours, the session's host is asked once and the call runs", async () => {
+    await withFixture(async ({ dir, session, box, asked, deployed }) => {
+      const { api } = await runAgent(box, session, dir, [
+        [{ name: "deploy", callId: "d-web", args: { service: "web" } }],
+        "done",
+      ]);
+      assert.deepEqual(asked, ["Approve tool call"]);
+      assert.deepEqual(deployed, ["web"]);
+      assert.match(JSON.stringify(toolResultsIn(api.requests[1]).get("d-web")?.content), /deployed web/);
+    });
+  });
+});
+
+/** The lossless results, by tool_use id, from the SDK's user messages. */
+function resultsOf(messages: SDKMessage[]): Map<string, ToolResult> {
+  const results = new Map<string, ToolResult>();
+  for (const message of messages) {
+    if (message.type !== "user") continue;
+    const meta = (message.tool_use_result as { _meta?: Record<string, unknown> } | undefined)?._meta;
+    const result = meta?.[CLAUDE_AGENT_RESULT_META] as ToolResult | undefined;
+    const content = message.message.content;
+    const block = Array.isArray(content) ? content.find((b) => b.type === "tool_result") : undefined;
+    if (result && block && "tool_use_id" in block) results.set(block.tool_use_id, result);
+  }
+  return results;
+}

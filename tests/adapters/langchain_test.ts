@@ -1,0 +1,273 @@
+// The LangChain and LangGraph adapters under the real packages: LangChain's own
+// tool loop (a chat model bound to the tools, the turn's calls invoked
+// together), and a LangGraph graph with the prebuilt ToolNode and a
+// checkpointer, whose approval interrupts are resumed with Command. The model
+// is a minimal BaseChatModel that answers with scripted tool calls.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import type { StructuredTool } from "@langchain/core/tools";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { langChainTools } from "../../adapters/langchain.ts";
+import { type LangGraphApprovalRequest, langGraphTools } from "../../adapters/langgraph.ts";
+import type { ToolResult } from "../../core/result.ts";
+import type { BatchCall } from "../../core/executor.ts";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../toolbox.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+
+/** A chat model that answers each request with the next scripted turn: tool calls, or a final text. */
+class ScriptedChatModel extends BaseChatModel {
+  readonly seen: BaseMessage[][] = [];
+  boundTools: unknown[] = [];
+  #turns: (BatchCall[] | string)[];
+  constructor(turns: (BatchCall[] | string)[]) {
+    super({});
+    this.#turns = turns;
+  }
+  _llmType(): string {
+    return "scripted";
+  }
+  override bindTools(tools: StructuredTool[]) {
+    this.boundTools = tools.map((t) => convertToOpenAITool(t));
+    return this;
+  }
+  _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    this.seen.push(messages);
+    const turn = this.#turns.shift() ?? "done";
+    const message = typeof turn === "string" ? new AIMessage(turn) : new AIMessage({
+      content: "",
+      tool_calls: turn.map((call) => ({
+        type: "tool_call" as const,
+        id: call.callId!,
+        name: call.name,
+        args: call.args as Record<string, unknown>,
+      })),
+    });
+    return Promise.resolve({ generations: [{ text: typeof turn === "string" ? turn : "", message }] });
+  }
+}
+
+/** LangChain's tool loop: the model's calls of a turn run together, until it answers with text. */
+async function toolLoop(model: ScriptedChatModel, tools: StructuredTool[], prompt: string): Promise<BaseMessage[]> {
+  const bound = model.bindTools(tools);
+  const messages: BaseMessage[] = [new HumanMessage(prompt)];
+  for (;;) {
+    const ai = await bound.invoke(messages) as AIMessage;
+    messages.push(ai);
+    if (!ai.tool_calls?.length) return messages;
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const outputs = await Promise.all(ai.tool_calls.map((call) => byName.get(call.name)!.invoke(call)));
+    messages.push(...outputs as ToolMessage[]);
+  }
+}
+
+function toolMessages(messages: BaseMessage[]): Map<string, ToolMessage> {
+  return new Map(
+    messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m)).map((m) => [m.tool_call_id, m]),
+  );
+}
+
+function graphOf(model: ScriptedChatModel, tools: StructuredTool[]) {
+  const bound = model.bindTools(tools);
+  return new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
+    .addNode("tools", new ToolNode(tools))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: new MemorySaver() });
+}
+
+describe("langChainTools in LangChain's tool loop", () => {
+  test("a good call, a bad call whose fix the model reads (no ToolInputParsingException), lossless artifacts", async () => {
+    await withFixture(async ({ session, box, expectedTexts }) => {
+      const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
+      const model = new ScriptedChatModel([GOOD_AND_BAD, [FIXED], "done"]);
+      const tools = langChainTools(box, session);
+      const messages = await toolLoop(model, tools, "Read notes.txt");
+      assert.equal(messages.at(-1)!.content, "done");
+
+      const sent = model.boundTools.find((t) => (t as { function: { name: string } }).function.name === "read_file");
+      assert.deepEqual(
+        (sent as { function: { parameters: unknown } }).function.parameters,
+        box.get("read_file")!.inputSchema,
+      );
+
+      const seen = toolMessages(model.seen[1]);
+      assert.equal(seen.get("good")!.content, expected[0]);
+      assert.equal(seen.get("good")!.status, "success");
+      assert.equal(seen.get("bad")!.content, expected[1]);
+      assert.equal(seen.get("bad")!.status, "error");
+      assert.match(String(seen.get("bad")!.content), /^Error \[invalid_arguments\]: .*path: expected string/);
+      assert.equal(toolMessages(messages).get("fixed")!.content, expected[2]);
+      const artifacts = [...toolMessages(messages).values()].map((m) => m.artifact as ToolResult);
+      assert.deepEqual(artifacts.map((r) => [r.callId, r.status, r.errorCode]), [
+        ["good", "success", undefined],
+        ["bad", "error", "invalid_arguments"],
+        ["fixed", "success", undefined],
+      ]);
+    });
+  });
+
+  test("a string where the schema says integer is toolfence's to judge, not LangChain's", async () => {
+    await withFixture(async ({ session, box }) => {
+      const call = { name: "read_file", callId: "r", args: { path: "notes.txt" } };
+      const expected = await box.call(session, call.name, call.args);
+      const tools = langChainTools(box, session);
+      const message = await tools.find((t) => t.name === "read_file")!.invoke({
+        type: "tool_call",
+        id: "r",
+        name: "read_file",
+        args: { path: "notes.txt", offset: "1" },
+      }) as ToolMessage;
+      // Whatever toolfence decides about a string offset, LangChain did not decide it.
+      const direct = await box.call(session, "read_file", { path: "notes.txt", offset: "1" });
+      assert.equal(message.content, (await import("../../core/result.ts")).toModelText(direct));
+      assert.equal(expected.status, "success");
+    });
+  });
+
+  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const model = new ScriptedChatModel([CHAIN, "done"]);
+      const messages = await toolLoop(model, langChainTools(box, session), "Edit chain.txt");
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+      const seen = toolMessages(messages);
+      assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("a deferred image follows the call's text as an image content block", async () => {
+    await withFixture(async ({ session, box }) => {
+      const model = new ScriptedChatModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
+      const messages = await toolLoop(model, langChainTools(box, session), "Look");
+      const content = toolMessages(messages).get("s1")!.content as Record<string, unknown>[];
+      assert.deepEqual(content.map((block) => block.type), ["text", "text", "image"]);
+      assert.equal(content[1].text, "Image from snapshot: the screen");
+      assert.equal(content[2].mimeType, "image/png");
+      assert.match(String(content[2].data), /^iVBOR/);
+    });
+  });
+
+  test("without LangGraph, approval is asked of the session's host", async () => {
+    await withFixture(async ({ session, box, asked, deployed }) => {
+      const model = new ScriptedChatModel([[{ name: "deploy", callId: "d", args: { service: "web" } }], "done"]);
+      const messages = await toolLoop(model, langChainTools(box, session), "Deploy");
+      assert.deepEqual(asked, ["Approve tool call"]);
+      assert.deepEqual(deployed, ["web"]);
+      assert.equal(toolMessages(messages).get("d")!.content, "deployed web");
+    });
+  });
+});
+
+describe("langGraphTools in a LangGraph graph with ToolNode", () => {
+  test("a good call, a bad call whose fix the model reads, and 8 parallel edits in order", async () => {
+    await withFixture(async ({ dir, session, box, expectedTexts }) => {
+      const expected = await expectedTexts(GOOD_AND_BAD);
+      const model = new ScriptedChatModel([GOOD_AND_BAD, CHAIN, "done"]);
+      const graph = graphOf(model, langGraphTools(box, session));
+      const state = await graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "t" } });
+      const seen = toolMessages(state.messages);
+      assert.equal(seen.get("good")!.content, expected[0]);
+      assert.equal(seen.get("bad")!.content, expected[1]);
+      assert.equal(seen.get("bad")!.status, "error");
+      assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.status), Array(8).fill("success"));
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+    });
+  });
+
+  test("ToolNode runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const graph = graphOf(new ScriptedChatModel([PROBES, "done"]), langGraphTools(box, session));
+      await graph.invoke({ messages: [new HumanMessage("wait")] }, { configurable: { thread_id: "p" } });
+      console.log(`langgraph: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "ToolNode ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
+    });
+  });
+
+  test("an approval answer reaches the call it was asked for, even when a later call's check finishes first", async () => {
+    await withFixture(async ({ session }) => {
+      const ran: string[] = [];
+      // The first call's approval check is slow, the second's immediate: unordered, the second would ask first.
+      const slowCheck = tool({
+        name: "launch",
+        description: "Launch a rocket.",
+        input: v.object({ rocket: v.string() }),
+        needsApproval: async ({ rocket }) => {
+          if (rocket === "slow") await new Promise((done) => setTimeout(done, 30));
+          return true;
+        },
+        run: ({ rocket }) => {
+          ran.push(rocket);
+          return `launched ${rocket}`;
+        },
+      });
+      const box = new ToolBox().register(slowCheck);
+      const model = new ScriptedChatModel([
+        [
+          { name: "launch", callId: "l-slow", args: { rocket: "slow" } },
+          { name: "launch", callId: "l-fast", args: { rocket: "fast" } },
+        ],
+        "done",
+      ]);
+      const graph = graphOf(model, langGraphTools(box, session));
+      const config = { configurable: { thread_id: "order" } };
+      let state = await graph.invoke({ messages: [new HumanMessage("go")] }, config);
+      const asked = () => (state as { __interrupt__?: { value: LangGraphApprovalRequest }[] }).__interrupt__?.[0].value;
+      assert.equal(asked()?.callId, "l-slow");
+      state = await graph.invoke(new Command({ resume: true }), config);
+      assert.equal(asked()?.callId, "l-fast");
+      state = await graph.invoke(new Command({ resume: false }), config);
+      assert.deepEqual(ran, ["slow"], "the yes went to the call it was asked about, the no to the other");
+      const seen = toolMessages(state.messages);
+      assert.equal(seen.get("l-slow")!.content, "launched slow");
+      assert.equal(seen.get("l-fast")!.status, "error");
+    });
+  });
+
+  test("approvals are interrupts: one granted runs once, one declined never runs, siblings do not run twice", async () => {
+    await withFixture(async ({ dir, session, box, asked, deployed }) => {
+      const model = new ScriptedChatModel([
+        [
+          { name: "edit_file", callId: "e", args: { path: "chain.txt", old_text: "step 0\n", new_text: "step 1\n" } },
+          { name: "deploy", callId: "d-web", args: { service: "web" } },
+          { name: "deploy", callId: "d-db", args: { service: "db" } },
+        ],
+        "done",
+      ]);
+      const graph = graphOf(model, langGraphTools(box, session));
+      const config = { configurable: { thread_id: "approvals" } };
+      let state = await graph.invoke({ messages: [new HumanMessage("go")] }, config);
+      const first = (state as { __interrupt__?: { value: LangGraphApprovalRequest }[] }).__interrupt__;
+      assert.equal(first?.[0].value.callId, "d-web");
+      assert.equal(first?.[0].value.type, "toolfence_approval");
+      assert.deepEqual(deployed, []);
+
+      state = await graph.invoke(new Command({ resume: true }), config);
+      const second = (state as { __interrupt__?: { value: LangGraphApprovalRequest }[] }).__interrupt__;
+      assert.equal(second?.[0].value.callId, "d-db");
+
+      state = await graph.invoke(new Command({ resume: false }), config);
+      assert.equal(state.messages.at(-1)!.content, "done");
+      assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
+      const seen = toolMessages(state.messages);
+      assert.equal(seen.get("e")!.status, "success", "the edit ran once although the node ran three times");
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 1\n");
+      assert.equal(seen.get("d-web")!.content, "deployed web");
+      assert.equal((seen.get("d-web")!.artifact as ToolResult).metadata.approval, "user");
+      assert.equal(seen.get("d-db")!.status, "error");
+      assert.match(String(seen.get("d-db")!.content), /^Skipped \[not_approved\]: The call to deploy was not approved/);
+      assert.ok(!asked.includes("Approve tool call"), "approval went through interrupts, not the session's host");
+    });
+  });
+});

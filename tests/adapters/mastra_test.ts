@@ -1,0 +1,200 @@
+// The Mastra adapter under the real Agent of `@mastra/core`, driven by the AI
+// SDK's MockLanguageModelV4 (Mastra's models are AI SDK language models) that
+// streams scripted tool calls; what the model reads on its next turn is taken
+// from the prompt it receives. Approvals go through Mastra's own suspension,
+// with an in-memory store.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { Agent } from "@mastra/core/agent";
+import { Mastra } from "@mastra/core/mastra";
+import { InMemoryStore } from "@mastra/core/storage";
+import { MockLanguageModelV4, simulateReadableStream } from "ai/test";
+import { mastraTools } from "../../adapters/mastra.ts";
+import type { ToolResult } from "../../core/result.ts";
+import type { BatchCall } from "../../core/executor.ts";
+import type { SessionBase } from "../../core/session.ts";
+import type { ToolBox } from "../../core/toolbox.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+
+type Prompt = Parameters<MockLanguageModelV4["doStream"]>[0]["prompt"];
+
+/** A model that answers each request with the next scripted turn: tool calls, or a final text. */
+function scriptedModel(turns: (BatchCall[] | string)[]) {
+  const prompts: Prompt[] = [];
+  const next = (prompt: Prompt) => {
+    prompts.push(prompt);
+    return turns.shift() ?? "done";
+  };
+  const model = new MockLanguageModelV4({
+    doGenerate: (options) => {
+      const turn = next(options.prompt);
+      return Promise.resolve(
+        typeof turn === "string"
+          ? {
+            content: [{ type: "text" as const, text: turn }],
+            finishReason: { unified: "stop" as const, raw: "stop" },
+            usage,
+            warnings: [],
+          }
+          : {
+            content: turn.map((call) => ({
+              type: "tool-call" as const,
+              toolCallId: call.callId!,
+              toolName: call.name,
+              input: JSON.stringify(call.args),
+            })),
+            finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
+            usage,
+            warnings: [],
+          },
+      );
+    },
+    doStream: (options) => {
+      const turn = next(options.prompt);
+      const chunks: Record<string, unknown>[] = typeof turn === "string"
+        ? [
+          { type: "text-start", id: "t" },
+          { type: "text-delta", id: "t", delta: turn },
+          { type: "text-end", id: "t" },
+          { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage },
+        ]
+        : [
+          ...turn.map((call) => ({
+            type: "tool-call",
+            toolCallId: call.callId!,
+            toolName: call.name,
+            input: JSON.stringify(call.args),
+          })),
+          { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage },
+        ];
+      // The stream parts, as the mock's type wants them (the union is wider than TypeScript infers here).
+      const stream = simulateReadableStream({ chunks, chunkDelayInMs: null }) as never;
+      return Promise.resolve({ stream });
+    },
+  });
+  return { model, prompts };
+}
+
+/** The tool results in a prompt, by call id: what the model read. */
+function resultsSeen(prompt: Prompt): Map<string, { type: string; value: unknown }> {
+  const seen = new Map<string, { type: string; value: unknown }>();
+  for (const message of prompt) {
+    if (message.role !== "tool") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-result") seen.set(part.toolCallId, part.output as { type: string; value: unknown });
+    }
+  }
+  return seen;
+}
+
+function agentOf(box: ToolBox, session: SessionBase, model: MockLanguageModelV4) {
+  const agent = new Agent({
+    id: "coder",
+    name: "coder",
+    instructions: "Use the tools.",
+    // ai/test's mock implements LanguageModelV4; Mastra names that type from its own copy of the provider package.
+    model: model as never,
+    tools: mastraTools(box, session),
+  });
+  new Mastra({ agents: { coder: agent }, storage: new InMemoryStore(), logger: false });
+  return agent;
+}
+
+describe("mastraTools with a Mastra Agent", () => {
+  test("run outside an agent, a call that needs approval is asked of the session's host", async () => {
+    await withFixture(async ({ session, box, asked, deployed }) => {
+      const deploy = mastraTools(box, session).deploy as {
+        execute: (input: unknown, context: unknown) => Promise<unknown>;
+      };
+      const result = await deploy.execute({ service: "web" }, {}) as ToolResult;
+      assert.equal(result.status, "success");
+      assert.deepEqual(asked, ["Approve tool call"]);
+      assert.deepEqual(deployed, ["web"]);
+    });
+  });
+
+  test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
+    await withFixture(async ({ session, box, expectedTexts }) => {
+      const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
+      const { model, prompts } = scriptedModel([GOOD_AND_BAD, [FIXED], "done"]);
+      const output = await agentOf(box, session, model).generate("Read notes.txt", { maxSteps: 5 });
+      assert.equal(output.text, "done");
+      const seen = new Map([...resultsSeen(prompts[1]), ...resultsSeen(prompts[2])]);
+      assert.deepEqual(seen.get("good"), { type: "text", value: expected[0] });
+      assert.deepEqual(seen.get("bad"), { type: "error-text", value: expected[1] });
+      assert.match(String(seen.get("bad")!.value), /^Error \[invalid_arguments\]: .*path: expected string/);
+      assert.deepEqual(seen.get("fixed"), { type: "text", value: expected[2] });
+      const results = output.steps.flatMap((step) => step.toolResults).map((r) => r.payload.result as ToolResult);
+      assert.deepEqual(results.map((r) => [r.callId, r.status, r.errorCode]), [
+        ["good", "success", undefined],
+        ["bad", "error", "invalid_arguments"],
+        ["fixed", "success", undefined],
+      ]);
+    });
+  });
+
+  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const { model, prompts } = scriptedModel([CHAIN, "done"]);
+      await agentOf(box, session, model).generate("Edit chain.txt", { maxSteps: 3 });
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+      const seen = resultsSeen(prompts[1]);
+      assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.type), Array(8).fill("text"));
+    });
+  });
+
+  test("Mastra runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const { model } = scriptedModel([PROBES, "done"]);
+      await agentOf(box, session, model).generate("Wait", { maxSteps: 3 });
+      console.log(`mastra: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "Mastra ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
+    });
+  });
+
+  test("a deferred image follows the call's text as a file part", async () => {
+    await withFixture(async ({ session, box }) => {
+      const { model, prompts } = scriptedModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
+      await agentOf(box, session, model).generate("Look", { maxSteps: 3 });
+      const output = resultsSeen(prompts[1]).get("s1")!;
+      assert.equal(output.type, "content");
+      const parts = output.value as Record<string, unknown>[];
+      assert.deepEqual(parts.map((p) => p.type), ["text", "text", "file"]);
+      assert.equal(parts[1].text, "Image from snapshot: the screen");
+      assert.equal(parts[2].mediaType, "image/png");
+    });
+  });
+
+  test("approval is Mastra's: one call granted runs once, one declined never runs", async () => {
+    await withFixture(async ({ session, box, asked, deployed }) => {
+      const { model, prompts } = scriptedModel([
+        [{ name: "deploy", callId: "d-web", args: { service: "web" } }],
+        [{ name: "deploy", callId: "d-db", args: { service: "db" } }],
+        "done",
+      ]);
+      const agent = agentOf(box, session, model);
+      let output = await agent.generate("Deploy web, then db", { maxSteps: 5 });
+      assert.equal(output.finishReason, "suspended");
+      assert.deepEqual(deployed, []);
+      output = await agent.approveToolCallGenerate({ runId: output.runId!, toolCallId: "d-web" });
+      assert.deepEqual(deployed, ["web"]);
+      assert.equal(output.finishReason, "suspended");
+      output = await agent.declineToolCallGenerate({ runId: output.runId!, toolCallId: "d-db" });
+      assert.equal(output.text, "done");
+      assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
+      const seen = new Map(prompts.flatMap((prompt) => [...resultsSeen(prompt)]));
+      assert.deepEqual(seen.get("d-web"), { type: "text", value: "deployed web" });
+      assert.deepEqual(seen.get("d-db"), { type: "text", value: "Tool call was not approved by the user" });
+      assert.ok(!asked.includes("Approve tool call"), "approval went through Mastra, not the session's host");
+    });
+  });
+});

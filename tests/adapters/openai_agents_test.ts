@@ -1,0 +1,202 @@
+// The OpenAI Agents adapter under the real `run` of `@openai/agents`, driven by
+// a minimal model that implements the SDK's public `Model` interface and emits
+// scripted function calls; what the model reads on its next turn is taken from
+// the input the SDK sends it.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import {
+  Agent,
+  type AgentInputItem,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  run,
+  setTracingDisabled,
+  Usage,
+} from "@openai/agents";
+import { openAIAgentsTools } from "../../adapters/openai_agents.ts";
+import type { ToolResult } from "../../core/result.ts";
+import type { BatchCall } from "../../core/executor.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+
+setTracingDisabled(true);
+
+/** A model that answers each request with the next scripted turn: function calls, or a final text. */
+class ScriptedModel implements Model {
+  readonly requests: ModelRequest[] = [];
+  #turns: (BatchCall[] | string)[];
+  constructor(turns: (BatchCall[] | string)[]) {
+    this.#turns = turns;
+  }
+  getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(request);
+    const turn = this.#turns.shift() ?? "done";
+    const output: ModelResponse["output"] = typeof turn === "string"
+      ? [{
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: turn }],
+      }]
+      : turn.map((call) => ({
+        type: "function_call",
+        callId: call.callId!,
+        name: call.name,
+        arguments: JSON.stringify(call.args),
+        status: "completed",
+      }));
+    return Promise.resolve({ usage: new Usage(), output });
+  }
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error("this scripted model does not stream");
+  }
+}
+
+/** What the model read for each call, by call id, from the input of its last request. */
+function outputsSeen(model: ScriptedModel): Map<string, unknown> {
+  const seen = new Map<string, unknown>();
+  const input = model.requests.at(-1)!.input as AgentInputItem[];
+  for (const item of input) {
+    if (item.type === "function_call_result") {
+      const output = item.output as { type: string; text?: string } | unknown[];
+      seen.set(item.callId, !Array.isArray(output) && output.type === "text" ? output.text : output);
+    }
+  }
+  return seen;
+}
+
+/** The lossless results on the run's output items, by call id. */
+function toolResultsOf(items: readonly { type: string; customData?: Record<string, unknown> }[]) {
+  return new Map(
+    items.filter((item) => item.type === "tool_call_output_item" && item.customData)
+      .map((item) => {
+        const result = item.customData!.toolResult as ToolResult;
+        return [result.callId!, result];
+      }),
+  );
+}
+
+describe("openAIAgentsTools with run()", () => {
+  test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
+    await withFixture(async ({ session, box, expectedTexts }) => {
+      const expected = await expectedTexts(GOOD_AND_BAD);
+      const [fixedText] = await expectedTexts([FIXED]);
+      const model = new ScriptedModel([GOOD_AND_BAD, [FIXED], "done"]);
+      const agent = new Agent({ name: "reader", model, tools: openAIAgentsTools(box, session) });
+      const result = await run(agent, "Read notes.txt");
+      assert.equal(result.finalOutput, "done");
+
+      // The model gets our JSON Schema, non-strict, so the SDK does not validate.
+      const sent = model.requests[0].tools.find((t) => t.type === "function" && t.name === "read_file") as
+        | { parameters: unknown; strict: boolean }
+        | undefined;
+      assert.deepEqual(sent?.parameters, box.get("read_file")!.inputSchema);
+      assert.equal(sent?.strict, false);
+
+      const afterFirst = new Map<string, unknown>();
+      for (const item of model.requests[1].input as AgentInputItem[]) {
+        if (item.type === "function_call_result") afterFirst.set(item.callId, (item.output as { text: string }).text);
+      }
+      assert.equal(afterFirst.get("good"), expected[0]);
+      assert.equal(afterFirst.get("bad"), expected[1]);
+      assert.match(String(afterFirst.get("bad")), /^Error \[invalid_arguments\]: .*path: expected string, received 5/);
+      assert.equal(outputsSeen(model).get("fixed"), fixedText);
+
+      const results = toolResultsOf(result.newItems as never);
+      assert.deepEqual([...results.values()].map((r) => [r.callId, r.status, r.errorCode]), [
+        ["good", "success", undefined],
+        ["bad", "error", "invalid_arguments"],
+        ["fixed", "success", undefined],
+      ]);
+    });
+  });
+
+  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const model = new ScriptedModel([CHAIN, "done"]);
+      const agent = new Agent({ name: "editor", model, tools: openAIAgentsTools(box, session) });
+      const result = await run(agent, "Edit chain.txt");
+      assert.equal(result.finalOutput, "done");
+      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+      const results = toolResultsOf(result.newItems as never);
+      assert.deepEqual(CHAIN.map((c) => results.get(c.callId)?.status), Array(8).fill("success"));
+    });
+  });
+
+  test("the SDK runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
+    await withFixture(async ({ session, box, overlap }) => {
+      const model = new ScriptedModel([PROBES, "done"]);
+      await run(new Agent({ name: "p", model, tools: openAIAgentsTools(box, session) }), "Wait");
+      console.log(`openai-agents: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+      assert.ok(overlap.safe.most > 1, "the SDK ran the safe calls one at a time: nothing was tested");
+      assert.equal(overlap.unsafe.most, 1);
+    });
+  });
+
+  test("a deferred image follows the call's text as the SDK's image output", async () => {
+    await withFixture(async ({ session, box }) => {
+      const model = new ScriptedModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
+      await run(new Agent({ name: "eye", model, tools: openAIAgentsTools(box, session) }), "Look");
+      const output = outputsSeen(model).get("s1") as Record<string, unknown>[];
+      assert.deepEqual(output.map((part) => part.type), ["input_text", "input_text", "input_image"]);
+      assert.equal(output[0].text, "taken");
+      assert.equal(output[1].text, "Image from snapshot: the screen");
+      assert.match(String(output[2].image), /^data:image\/png;base64,iVBOR/);
+    });
+  });
+
+  test("a call that needs approval interrupts the run; approved it runs once, declined it never runs", async () => {
+    await withFixture(async ({ session, box, asked, deployed }) => {
+      const [approvedText] = await withApproval(box, session, () => [{ name: "deploy", args: { service: "staging" } }]);
+      assert.equal(approvedText, "deployed staging"); // needsApproval is false for staging: no interruption
+      deployed.length = 0;
+
+      const model = new ScriptedModel([
+        [
+          { name: "deploy", callId: "d-web", args: { service: "web" } },
+          { name: "deploy", callId: "d-db", args: { service: "db" } },
+        ],
+        "done",
+      ]);
+      const agent = new Agent({ name: "ops", model, tools: openAIAgentsTools(box, session) });
+      let result = await run(agent, "Deploy web and db");
+      assert.deepEqual(result.interruptions.map((i) => i.rawItem.type === "function_call" && i.rawItem.callId), [
+        "d-web",
+        "d-db",
+      ]);
+      assert.deepEqual(deployed, [], "nothing runs before the decision");
+      for (const item of result.interruptions) {
+        const callId = item.rawItem.type === "function_call" ? item.rawItem.callId : "";
+        if (callId === "d-web") result.state.approve(item);
+        else result.state.reject(item);
+      }
+      result = await run(agent, result.state);
+      assert.equal(result.finalOutput, "done");
+      assert.deepEqual(deployed, ["web"], "the approved call ran once, without asking the session's host");
+      const seen = outputsSeen(model);
+      assert.equal(seen.get("d-web"), "deployed web");
+      assert.equal(seen.get("d-db"), "Tool execution was not approved.");
+      const results = toolResultsOf(result.newItems as never);
+      assert.equal(results.get("d-web")?.metadata.approval, "user");
+      assert.deepEqual(asked, [], "approval went through the SDK, not the session's host");
+    });
+  });
+});
+
+/** Runs one scripted turn of calls and returns what the model read for each. */
+async function withApproval(
+  box: Parameters<typeof openAIAgentsTools>[0],
+  session: Parameters<typeof openAIAgentsTools>[1],
+  calls: () => BatchCall[],
+): Promise<unknown[]> {
+  const turn = calls().map((call, i) => ({ ...call, callId: `c${i}` }));
+  const model = new ScriptedModel([turn, "done"]);
+  const result = await run(new Agent({ name: "a", model, tools: openAIAgentsTools(box, session) }), "go");
+  assert.deepEqual(result.interruptions, []);
+  const seen = outputsSeen(model);
+  return turn.map((call) => seen.get(call.callId));
+}
