@@ -83,7 +83,8 @@ export function thrownToToolError(error: unknown): ToolError {
   return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
 }
 
-function errorFields(error: ToolError): Partial<ToolResultInit> {
+/** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */
+export function errorFields(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
   return {
     status: error.status,
     error: error.message,

@@ -34,7 +34,7 @@ import {
   sleep,
 } from "./_call_attempts.ts";
 import { finishOutput } from "./_call_output.ts";
-import { CallRun, isAbortError, thrownToToolError } from "./_call_run.ts";
+import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 
@@ -308,7 +308,7 @@ function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedSt
     if (settled.kind === "thrown" && (isAbortError(settled.error) || settled.error instanceof CancelReason)) return;
     let init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">;
     if (settled.kind === "thrown") {
-      init = errorInit(thrownToToolError(settled.error));
+      init = errorFields(thrownToToolError(settled.error));
     } else {
       const returned = readReturned(settled.value);
       const failure = returned?.kind === "failure" ? returned.failure : undefined;
@@ -317,28 +317,16 @@ function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedSt
         : returned.kind === "output"
         ? returned.output
         : failure!.output;
-      init = failure ? { ...errorInit(failure.error), status: failure.status } : { status: "success" };
+      init = failure ? { ...errorFields(failure.error), status: failure.status } : { status: "success" };
       try {
         // Lossless and uncut: this is for the developer, not the model.
         init.output = toJsonOutput(value, Number.MAX_SAFE_INTEGER).output;
       } catch (error) {
         if (!(error instanceof NotSerializableError)) throw error;
-        init = errorInit(new ToolError(`${run.name} returned ${error.message}`, { code: "not_serializable" }));
+        init = errorFields(new ToolError(`${run.name} returned ${error.message}`, { code: "not_serializable" }));
       }
       if (failure?.effectState !== undefined) init.effectState = failure.effectState;
     }
     run.session.lateResults.record(run.late(init, attempt, reportedStatus));
   });
-}
-
-function errorInit(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
-  return {
-    status: error.status,
-    error: error.message,
-    errorKind: error.kind,
-    errorCode: error.code,
-    recoverable: error.recoverable,
-    recoveryHint: error.recoveryHint,
-    details: error.details,
-  };
 }
