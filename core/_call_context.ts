@@ -23,7 +23,9 @@ export class CallContext<T> implements ToolContext<T> {
     signal: AbortSignal | undefined,
     private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
     private readonly produced: ArtifactRef[],
-    private readonly changes: FileChange[] = [],
+    readonly metadata: Record<string, unknown>,
+    readonly idempotencyKey: string | undefined,
+    private readonly changes: FileChange[],
   ) {
     this.#signal = signal;
   }

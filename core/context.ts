@@ -45,6 +45,10 @@ export interface ToolContext<T = unknown> {
   readonly policy: CallPolicy;
   /** Content-addressed storage for this session. */
   readonly artifacts: ArtifactStore;
+  /** The result's `metadata`: write to it for runners and middleware; never sent to the model. */
+  readonly metadata: Record<string, unknown>;
+  /** The caller's idempotency key for this call, when given: use it to make a repeated write harmless. */
+  readonly idempotencyKey?: string;
   /** Queues an image (bytes, or a path in the workspace) for after this batch's results. */
   deferImage(image: Uint8Array | string, note?: string): Promise<void>;
   /** Reports progress to whoever listens (MCP progress notifications, CLI). */

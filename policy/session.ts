@@ -87,7 +87,11 @@ export class Session extends SessionBase {
         new Policy({
           workspace,
           state,
-          asker: session,
+          // The policy reads who answered, so it asks for the whole outcome.
+          asker: {
+            choose: (r, signal) => session.choose(r, signal),
+            confirm: (r, signal) => session.confirmOutcome(r, signal),
+          },
           fence: options.fence,
           sandbox: options.sandbox,
           assessor: options.assessor,

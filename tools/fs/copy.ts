@@ -65,6 +65,8 @@ export const copyTool: Tool<CopyArgs> = tool({
   output: COPY_OUTPUT,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {

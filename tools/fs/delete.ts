@@ -107,6 +107,8 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   output: DELETE_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: shown, recursive }, ctx) {

@@ -85,6 +85,8 @@ export const moveTool: Tool<MoveArgs> = tool({
   output: MOVE_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {

@@ -230,6 +230,8 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   output: APPLY_PATCH_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
