@@ -74,10 +74,12 @@ describe("background jobs", () => {
       const { id } = okOutput<{ id: string }>(
         await box.call(session, "bash_background", { command: "echo first; echo warn >&2; exec sleep 30" }),
       );
+      // stdout and stderr are two pipes, read as they come: wait for both.
       assert.ok(
-        await eventually(async () =>
-          (okOutput<JobReport>(await box.call(session, "bash_read", { id }))).stdout === "first\n"
-        ),
+        await eventually(async () => {
+          const report = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
+          return report.stdout === "first\n" && report.stderr === "warn\n";
+        }),
       );
       const again = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
       assert.equal(again.stdout, "first\n");
