@@ -4,6 +4,7 @@
  * ```
  * toolfence serve   [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR] [--scratch]
  * toolfence call    NAME [JSON] [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
+ *                   [--history DIR [--checkpoint] [--restore ID]]
  * toolfence tools   [--dialect D] [--groups LIST]
  * toolfence policy  check|explain|list|add|remove|test|init|schema ... (see cli/policy.ts)
  * toolfence audit   [FILE] [--follow] [--tool T] [--status S] ...
@@ -26,6 +27,7 @@
 
 import process from "node:process";
 import { realpathSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
   ANY_TARGET,
@@ -153,10 +155,18 @@ removed.
 
 ${HTTP_SERVE_HELP}`,
   call: `Usage: toolfence call NAME [JSON] [options]
+       toolfence call --history DIR --restore ID
 
 Runs one call of the tool NAME with the JSON arguments (default {}) and prints
 the ToolResult as JSON. Questions are asked on the terminal (stdin/stderr).
 Exits 0 on success and 1 when the call did not succeed.
+
+With --history, the file changes of the call are kept in DIR (a folder outside
+the workspace) with the content they replaced; --checkpoint takes a checkpoint
+first and prints its id on stderr ("toolfence: checkpoint cp-..."); --restore ID
+first restores the workspace to that checkpoint (every file changed since back
+to its exact bytes and mode, or nothing when a file was changed since by
+something else) and prints what it restored; without NAME it only restores.
 
 Options:
   --workspace DIR   the folder the tools work in (default: the current folder)
@@ -169,6 +179,9 @@ Options:
                     the managed layer (default /etc/toolfence/config.json)
   --read-only       only the tools that neither write nor run
   --audit FILE      write the audit log (JSON lines) to FILE
+  --history DIR     keep the file history (checkpoints, before-images) in DIR
+  --checkpoint      take a checkpoint before the call (needs --history)
+  --restore ID      restore the checkpoint ID first (needs --history)
   -h, --help        show this help`,
   tools: `Usage: toolfence tools [options]
 
@@ -208,6 +221,13 @@ const SESSION = {
   "managed-config": { type: "string" },
   "read-only": { type: "boolean" },
   audit: { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+// The file history of `call`: checkpoints kept on disk, restored by a later call.
+const HISTORY = {
+  history: { type: "string" },
+  checkpoint: { type: "boolean" },
+  restore: { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
 function parse<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, args: string[], options: O) {
@@ -397,10 +417,15 @@ async function serve(args: string[]): Promise<number> {
 }
 
 async function call(args: string[]): Promise<number> {
-  const { values, positionals } = parse("call", args, SESSION);
+  const { values, positionals } = parse("call", args, { ...SESSION, ...HISTORY });
   if (values.help) return help("call");
   const [name, json] = positionals;
-  if (name === undefined) throw new UsageProblem("call needs the name of a tool", "call");
+  if (name === undefined && values.restore === undefined) {
+    throw new UsageProblem("call needs the name of a tool", "call");
+  }
+  if ((values.checkpoint || values.restore !== undefined) && values.history === undefined) {
+    throw new UsageProblem("--checkpoint and --restore need --history DIR", "call");
+  }
   noExtraPositionals("call", positionals, 2);
   const workdir = workspaceDir(values.workspace, "call");
   const files = await sessionPolicy(workdir, policyFiles(values));
@@ -409,17 +434,36 @@ async function call(args: string[]): Promise<number> {
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // As for serve: confined file writes pin their folders from here.
   process.chdir(workspace.workdir);
-  const session = new Session({
-    workspace,
-    host: terminalHost(),
-    autoConfirm: values["auto-confirm"] ?? false,
-    sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
-    rules: files.rules,
-    ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
-    ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
-  });
+  let session: Session;
   try {
-    const result = await box.call(session, name, json ?? "{}");
+    session = new Session({
+      workspace,
+      host: terminalHost(),
+      autoConfirm: values["auto-confirm"] ?? false,
+      sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
+      ...(values.history !== undefined ? { history: { dir: values.history } } : {}),
+      rules: files.rules,
+      ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
+      ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
+    });
+  } catch (error) {
+    await workspace.dispose();
+    throw new UsageProblem((error as Error).message, "call");
+  }
+  try {
+    if (values.restore !== undefined) {
+      try {
+        const restored = await session.restoreCheckpoint(values.restore);
+        process.stderr.write(`toolfence: restored checkpoint ${values.restore}\n`);
+        if (name === undefined) process.stdout.write(JSON.stringify(restored, null, 2) + "\n");
+      } catch (error) {
+        process.stderr.write(`toolfence: ${(error as Error).message}\n`);
+        return 1;
+      }
+    }
+    if (name === undefined) return 0;
+    if (values.checkpoint) process.stderr.write(`toolfence: checkpoint ${session.createCheckpoint(name).id}\n`);
+    const result = await box.call(session, name, json ?? "{}", { callId: `cli-${randomUUID()}` });
     process.stdout.write(JSON.stringify(result, null, 2) + "\n");
     if (result.status !== "success") process.stderr.write(toModelText(result) + "\n");
     return result.status === "success" ? 0 : 1;

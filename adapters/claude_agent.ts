@@ -190,7 +190,7 @@ export function claudeAgentOptions<T = unknown>(
       // No decision is no approval.
       decision = (await options.canUseTool(toolName, input, context)) ?? { behavior: "deny", message: "" };
     } else {
-      const answer = await session.confirm({
+      const answer = await session.confirmOutcome({
         title: "Approve tool call",
         message: `Allow ${t.name} with ${JSON.stringify(input)}?`,
         defaultChoice: true,

@@ -52,12 +52,14 @@ export function backoffDelay(tool: AnyTool, attempt: number): number {
   return Math.max(0, delay * (1 + (Math.random() * 2 - 1) * jitter));
 }
 
-/** How one attempt ended. */
+/** How a tool's `execute` settled. */
+export type SettledOutcome = { kind: "value"; value: unknown } | { kind: "thrown"; error: unknown };
+
+/** How one attempt ended; a stopped one carries the tool's work, which settles when the tool does. */
 export type AttemptOutcome =
-  | { kind: "value"; value: unknown }
-  | { kind: "thrown"; error: unknown }
-  | { kind: "timeout"; stillRunning: boolean }
-  | { kind: "cancelled"; stillRunning: boolean };
+  | SettledOutcome
+  | { kind: "timeout"; stillRunning: boolean; work: Promise<SettledOutcome> }
+  | { kind: "cancelled"; stillRunning: boolean; work: Promise<SettledOutcome> };
 
 /**
  * Runs an attempt against its deadline and the caller's signal; a tool that
@@ -80,15 +82,15 @@ export async function runAttempt(
   controller.signal.addEventListener("abort", () => stopped("cancelled"), { once: true });
   if (timeoutMs !== undefined) timer = setTimeout(() => stopped("timeout"), timeoutMs);
   const work = (async () => await tool.execute(args, makeContext(controller.signal)))().then(
-    (value): AttemptOutcome => ({ kind: "value", value }),
-    (error): AttemptOutcome => ({ kind: "thrown", error }),
+    (value): SettledOutcome => ({ kind: "value", value }),
+    (error): SettledOutcome => ({ kind: "thrown", error }),
   );
   try {
     const first = await Promise.race([work, stop]);
     if (typeof first !== "string") return first;
     if (first === "timeout") controller.abort(new CancelReason(`timed out after ${timeoutMs} ms`));
     const settled = await Promise.race([work.then(() => true), sleep(graceMs).then(() => false)]);
-    return { kind: first, stillRunning: !settled };
+    return { kind: first, stillRunning: !settled, work };
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener("abort", forwardAbort);

@@ -10,6 +10,7 @@ import type { ProgressEvent, ToolContext } from "./context.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import type { SessionBase } from "./session.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
+import type { FileChange } from "./effects.ts";
 
 /** The context of one attempt. */
 export class CallContext<T> implements ToolContext<T> {
@@ -22,6 +23,9 @@ export class CallContext<T> implements ToolContext<T> {
     signal: AbortSignal | undefined,
     private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
     private readonly produced: ArtifactRef[],
+    readonly metadata: Record<string, unknown>,
+    readonly idempotencyKey: string | undefined,
+    private readonly changes: FileChange[],
   ) {
     this.#signal = signal;
   }
@@ -56,6 +60,11 @@ export class CallContext<T> implements ToolContext<T> {
     const event: ProgressEvent = { toolName: this.toolName, callId: this.callId, message, fraction };
     this.onProgress?.(event);
     this.session.emitProgress(event);
+  }
+
+  recordFileChange(change: FileChange, beforeImage?: Uint8Array): void {
+    this.changes.push(change);
+    this.session.emitFileChange({ change, toolName: this.toolName, callId: this.callId, beforeImage });
   }
 }
 

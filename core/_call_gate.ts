@@ -38,6 +38,7 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     if (!decision) continue;
     if ("output" in decision) {
       run.metadata.shortCircuited = true;
+      run.authorization = "hook";
       return { kind: "answered", output: decision.output };
     }
     const outcome = validate(tool, decision.args);
@@ -49,12 +50,13 @@ async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCal
     ? await tool.needsApproval(run.validArgs!)
     : tool.needsApproval === true;
   if (!needsApproval) return RUN;
-  const answer = run.options.approval ?? await session.confirm({
+  const answer = run.options.approval ?? await session.confirmOutcome({
     title: "Approve tool call",
     message: `Allow ${name} with ${JSON.stringify(run.validArgs)}?`,
     defaultChoice: true,
   }, signal);
   run.metadata.approval = answer.source;
+  if (answer.source === "user" || answer.source === "auto") run.authorization = answer.source;
   if (answer.choice) return RUN;
   return {
     kind: "refused",

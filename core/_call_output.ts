@@ -9,6 +9,7 @@ import { ToolError } from "./errors.ts";
 import type { ArtifactRef, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 
 /**
@@ -47,17 +48,70 @@ export interface OutputSink<R> {
   /** Ends the call with a result. */
   finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): R;
   /** Ends the call with an error. */
-  fail(error: ToolError): R;
+  fail(error: ToolError, extra?: Partial<ToolResultInit>): R;
+  /** The result's metadata, which a returned outcome's metadata joins. */
+  readonly metadata: Record<string, unknown>;
+  /** What the tool said of its effects. */
+  claimedEffect: ToolResultInit["effectState"];
 }
 
 /**
  * Ends the call with the tool's value: whole when it fits in `cap`, else cut
- * with an artifact. A declared `schema` checks the whole JSON output first.
+ * with an artifact. A returned outcome ({@linkcode readReturned}: `fail()`,
+ * Flux's shape, a `ToolResult`) ends it as that outcome, its output kept the
+ * same way. A declared `schema` checks the whole JSON output of a success
+ * first (a failure's output is what the tool had, not what it promises).
  */
 export function finishOutput<R>(
   call: OutputSink<R>,
   value: unknown,
   cap: number,
+  schema?: OutputSchema,
+): R | Promise<R> {
+  const returned = readReturned(value);
+  if (returned === undefined) return finishValue(call, value, cap, undefined, undefined, schema);
+  const { metadata } = returned.kind === "output" ? returned : returned.failure;
+  // A returned outcome may carry data the tool did not make (a page, a remote server): it adds to the
+  // metadata but never overwrites what the pipeline or the tool recorded, and names only artifacts this
+  // session holds, as the store describes them.
+  if (metadata) {
+    for (const key of Object.keys(metadata)) {
+      if (Object.hasOwn(call.metadata, key) || PIPELINE_KEYS.has(key)) continue;
+      // Defined, not assigned: a "__proto__" key stays a plain key.
+      Object.defineProperty(call.metadata, key, {
+        value: metadata[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  const artifacts = knownArtifacts(call.artifacts, returned.result?.artifacts);
+  if (returned.kind === "output") return finishValue(call, returned.output, cap, undefined, artifacts, schema);
+  call.claimedEffect = returned.failure.effectState;
+  return finishValue(call, returned.failure.output, cap, returned.failure, artifacts);
+}
+
+/** The metadata keys the pipeline writes; what a tool returns never sets them. */
+const PIPELINE_KEYS = new Set(["approval", "shortCircuited", "calledAs", "afterHookError", "onFailureError"]);
+
+function knownArtifacts(store: ArtifactStore, given: unknown): ArtifactRef[] | undefined {
+  if (!Array.isArray(given) || given.length === 0) return undefined;
+  const known: ArtifactRef[] = [];
+  for (const ref of given) {
+    const id = (ref as { id?: unknown })?.id;
+    const stored = typeof id === "string" ? store.ref(id) : undefined;
+    if (stored && !known.includes(stored)) known.push(stored);
+  }
+  return known.length ? known : undefined;
+}
+
+function finishValue<R>(
+  call: OutputSink<R>,
+  value: unknown,
+  cap: number,
+  failure: ToolFailure | undefined,
+  artifacts?: ArtifactRef[],
   schema?: OutputSchema,
 ): R | Promise<R> {
   let json: ReturnType<typeof toJsonOutput>;
@@ -72,26 +126,46 @@ export function finishOutput<R>(
       }),
     );
   }
-  if (schema !== undefined) {
+  if (failure === undefined && schema !== undefined) {
     const mismatch = checkOutput(call.name, schema, json.output);
     if (mismatch instanceof Promise) {
-      return mismatch.then((error) => error ? call.fail(error) : passOutput(call, json, cap));
+      return mismatch.then((error) => error ? call.fail(error) : passOutput(call, json, cap, failure, artifacts));
     }
     if (mismatch) return call.fail(mismatch);
   }
-  return passOutput(call, json, cap);
+  return passOutput(call, json, cap, failure, artifacts);
 }
 
-function passOutput<R>(call: OutputSink<R>, json: ReturnType<typeof toJsonOutput>, cap: number): R | Promise<R> {
-  if (json.fits) return call.finish({ status: "success", output: json.output });
-  return capOutput(call, json.text(), typeof json.output === "string", cap);
+function passOutput<R>(
+  call: OutputSink<R>,
+  json: ReturnType<typeof toJsonOutput>,
+  cap: number,
+  failure: ToolFailure | undefined,
+  artifacts: ArtifactRef[] | undefined,
+): R | Promise<R> {
+  if (json.fits) {
+    if (failure === undefined) return call.finish({ status: "success", output: json.output, artifacts });
+    return call.fail(failure.error, { status: failure.status, output: json.output, artifacts });
+  }
+  return capOutput(call, json.text(), typeof json.output === "string", cap, failure, artifacts);
 }
 
-async function capOutput<R>(call: OutputSink<R>, whole: string, isText: boolean, cap: number): Promise<R> {
+async function capOutput<R>(
+  call: OutputSink<R>,
+  whole: string,
+  isText: boolean,
+  cap: number,
+  failure: ToolFailure | undefined,
+  given: ArtifactRef[] = [],
+): Promise<R> {
   const artifact = await call.artifacts.put(whole, {
     mediaType: isText ? "text/plain; charset=utf-8" : "application/json",
     summary: `whole output of ${call.name}${call.callId ? ` (call ${call.callId})` : ""}, ${whole.length} characters`,
   });
   const { text, omitted } = capText(whole, cap, artifact);
-  return call.finish({ status: "success", output: text, truncated: true, omitted, artifacts: [artifact] });
+  const artifacts = [artifact, ...given];
+  if (failure === undefined) {
+    return call.finish({ status: "success", output: text, truncated: true, omitted, artifacts });
+  }
+  return call.fail(failure.error, { status: failure.status, output: text, truncated: true, omitted, artifacts });
 }

@@ -5,14 +5,25 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { ToolError } from "./errors.ts";
-import { type ArtifactRef, makeResult, type ToolResult, type ToolResultInit } from "./result.ts";
+import {
+  type ArtifactRef,
+  type AttemptId,
+  makeResult,
+  type Provenance,
+  type RetryDisposition,
+  type ToolResult,
+  type ToolResultInit,
+} from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ToolContext } from "./context.ts";
 import type { SessionBase } from "./session.ts";
 import type { AfterCallHook } from "./hooks.ts";
+import type { LateResult } from "./late_results.ts";
 import type { CallOptions, ExecutionEnvironment } from "./executor.ts";
 import type { ArtifactStore } from "./artifacts.ts";
+import type { FileChange } from "./effects.ts";
 import { CallContext } from "./_call_context.ts";
 import { reasonText } from "./_call_attempts.ts";
 
@@ -21,6 +32,43 @@ export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H
   if (session.length === 0) return box;
   if (box.length === 0) return session;
   return [...box, ...session];
+}
+
+const DEFINITION_HASHES = new WeakMap<AnyTool, string>();
+
+/** Hex SHA-256 of what defines a tool for the model and the pipeline; computed once per tool. */
+export function definitionSha256(tool: AnyTool): string {
+  // Most calls in a row are of the same tool: a one-entry cache in front of the WeakMap.
+  if (tool === lastHashed) return lastHash;
+  let hash = DEFINITION_HASHES.get(tool);
+  if (hash === undefined) {
+    const { name, description, inputSchema, effects, readOnly, destructive, idempotent, openWorld, needs, requires } =
+      tool;
+    const definition = {
+      name,
+      description,
+      inputSchema,
+      effects,
+      readOnly,
+      destructive,
+      idempotent,
+      openWorld,
+      needs,
+      requires,
+    };
+    hash = createHash("sha256").update(JSON.stringify(definition)).digest("hex");
+    DEFINITION_HASHES.set(tool, hash);
+  }
+  lastHashed = tool;
+  lastHash = hash;
+  return hash;
+}
+let lastHashed: AnyTool | undefined;
+let lastHash = "";
+
+/** Whether a thrown value is a cancellation (`AbortError`, as `fetch` and `signal.throwIfAborted()` throw). */
+export function isAbortError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
 }
 
 /** Anything a tool throws, as a `ToolError` (`tool_error` unless it already is one). */
@@ -36,7 +84,8 @@ export function thrownToToolError(error: unknown): ToolError {
   return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
 }
 
-function errorFields(error: ToolError): Partial<ToolResultInit> {
+/** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */
+export function errorFields(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
   return {
     status: error.status,
     error: error.message,
@@ -56,16 +105,41 @@ export class CallRun<T> {
   /** Artifacts the tool stored during the call. */
   readonly produced: ArtifactRef[] = [];
   validArgs: Record<string, unknown> | undefined;
+  /** Files the tool reported changing (`ctx.recordFileChange`), in every attempt. */
+  readonly filesystemChanges: FileChange[] = [];
+  /** The tool, once it was found. */
+  tool: AnyTool | undefined;
+  /** Why the call was or was not run again. */
+  retryDisposition: RetryDisposition = "not_needed";
+  /** What let the call run, as the gate recorded it. */
+  authorization: Provenance["authorization"] = "none_needed";
+  /** What the tool said of its effects when it returned a failure. */
+  claimedEffect: ToolResultInit["effectState"];
+  readonly ownerGeneration: number;
+  #attemptCallId: string | undefined;
 
   constructor(
     readonly env: ExecutionEnvironment,
     readonly session: SessionBase,
-    readonly name: string,
+    public name: string,
     readonly options: CallOptions<T>,
-  ) {}
+  ) {
+    this.ownerGeneration = session.generation;
+  }
 
   get callId(): string | undefined {
     return this.options.callId;
+  }
+
+  /** The id of this call's attempts: the provider's call id, else one the session makes. */
+  attemptId(attempt = this.attempts): AttemptId {
+    this.#attemptCallId ??= this.options.callId ?? this.session.nextCallId();
+    return { callId: this.#attemptCallId, attempt, ownerGeneration: this.ownerGeneration };
+  }
+
+  #provenance(tool: AnyTool): Provenance {
+    // From the gate's own record, never from metadata (which a tool's output may add to).
+    return { definitionSha256: definitionSha256(tool), sessionId: this.session.id, authorization: this.authorization };
   }
 
   get artifacts(): ArtifactStore {
@@ -74,14 +148,69 @@ export class CallRun<T> {
 
   /** Completes `init` (a fresh object each caller builds) into the call's result. */
   finish(init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">): ToolResult | Promise<ToolResult> {
+    const result = makeResult(this.#complete(init, this.attempts, this.metadata));
+    const { tool } = this;
+    const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
+    if (tool?.onFailure && result.status !== "success") return this.#runOnFailure(tool, result, hooks);
+    return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
+  }
+
+  /** The pipeline's fields of a result: who, which attempt, how long, what was declared and what let it run. */
+  #complete(
+    init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">,
+    attempt: number,
+    metadata: Record<string, unknown>,
+  ): ToolResultInit {
     init.toolName = this.name;
     init.callId = this.options.callId;
-    init.attempts = this.attempts;
-    init.metadata = this.metadata;
+    init.attempts = attempt;
+    init.metadata = metadata;
     if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
     init.latencyMs = performance.now() - this.started;
-    const result = makeResult(init as ToolResultInit);
-    const hooks = hooksOf(this.env.hooks.after, this.session.hooks.after);
+    const { tool } = this;
+    init.retryDisposition = this.retryDisposition;
+    init.attemptId = this.attemptId(attempt);
+    if (this.options.idempotencyKey !== undefined) init.idempotencyKey = this.options.idempotencyKey;
+    if (tool) {
+      // An empty list counts as "changed nothing" only from a tool that reports every change.
+      if (this.filesystemChanges.length > 0 || tool.recordsFileChanges) {
+        init.filesystemChanges = [...this.filesystemChanges];
+      }
+      init.declaredEffects = tool.effects ?? null;
+      init.provenance = this.#provenance(tool);
+      if (this.validArgs) init.normalizedRequest = this.validArgs;
+      if (this.claimedEffect !== undefined && init.effectState === undefined) init.effectState = this.claimedEffect;
+    }
+    return init as ToolResultInit;
+  }
+
+  /**
+   * The result attempt `attempt` settled with after the call had been
+   * reported `reportedStatus` (no hooks run: the call has ended). `init` holds
+   * how it settled; `latencyMs` is the time to the settling.
+   */
+  late(
+    init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">,
+    attempt: number,
+    reportedStatus: "timed_out" | "cancelled",
+  ): LateResult {
+    const result = makeResult(this.#complete(init, attempt, { ...this.metadata }));
+    return {
+      ...result,
+      attemptId: result.attemptId!,
+      lateResult: true,
+      reportedStatus,
+      staleOwner: this.session.generation !== this.ownerGeneration,
+    };
+  }
+
+  async #runOnFailure(tool: AnyTool, failed: ToolResult, hooks: readonly AfterCallHook[]): Promise<ToolResult> {
+    let result = failed;
+    try {
+      result = (await tool.onFailure!({ session: this.session, result, args: this.validArgs })) ?? result;
+    } catch (error) {
+      this.metadata.onFailureError = (error as Error)?.message ?? String(error);
+    }
     return hooks.length === 0 ? result : this.#runAfterHooks(hooks, result);
   }
 
@@ -117,6 +246,9 @@ export class CallRun<T> {
       signal,
       options.onProgress,
       this.produced,
+      this.metadata,
+      options.idempotencyKey,
+      this.filesystemChanges,
     );
   }
 }

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "./errors.ts";
-import type { ArtifactRef } from "./result.ts";
+import { ARTIFACT_REF_SCHEMA_VERSION, type ArtifactRef } from "./result.ts";
 
 /** What a caller says about content it stores. */
 export interface ArtifactInfo {
@@ -21,6 +21,8 @@ export interface ArtifactInfo {
   sensitivity?: "normal" | "sensitive";
   /** Whether the model needs it to make sense of a result. Default false. */
   required?: boolean;
+  /** Hex SHA-256 of what produced it, when known. Default null. */
+  provenanceDigest?: string | null;
 }
 
 /** Where artifacts live. */
@@ -42,7 +44,7 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function makeRef(bytes: Uint8Array, isText: boolean, info: ArtifactInfo): ArtifactRef {
+function makeRef(bytes: Uint8Array, isText: boolean, info: ArtifactInfo, resolverKey: string): ArtifactRef {
   const sha256 = sha256Hex(bytes);
   return {
     id: `sha256:${sha256}`,
@@ -53,6 +55,9 @@ function makeRef(bytes: Uint8Array, isText: boolean, info: ArtifactInfo): Artifa
     sensitivity: info.sensitivity ?? "normal",
     summary: info.summary ?? "",
     required: info.required ?? false,
+    resolverKey,
+    provenanceDigest: info.provenanceDigest ?? null,
+    schemaVersion: ARTIFACT_REF_SCHEMA_VERSION,
   };
 }
 
@@ -69,6 +74,124 @@ function hexOf(id: string): string {
     });
   }
   return match[1];
+}
+
+const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
+
+/**
+ * The artifact id that `idOrUri` names: an id (`sha256:<hex>`) as is, or the
+ * MCP resource URI clients are shown (`artifact://sha256/<hex>`) as its id.
+ * Anything else is an `invalid_artifact_id` error.
+ *
+ * @example
+ * ```ts
+ * import { artifactIdOf } from "@toolfence/core";
+ * console.log(artifactIdOf(`artifact://sha256/${"ab".repeat(32)}`)); // sha256:abab...
+ * ```
+ */
+export function artifactIdOf(idOrUri: string): string {
+  const uri = ARTIFACT_URI.exec(idOrUri);
+  if (uri) return `sha256:${uri[1]}`;
+  if (typeof idOrUri !== "string" || !/^sha256:[0-9a-f]{64}$/.test(idOrUri)) {
+    throw new ToolError(
+      `Invalid artifact id ${
+        JSON.stringify(idOrUri)
+      }: expected "sha256:" and 64 hex digits, or the URI artifact://sha256/<64 hex digits>`,
+      { code: "invalid_artifact_id", kind: "semantic" },
+    );
+  }
+  return idOrUri;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const CAMEL_OF: Readonly<Record<string, keyof ArtifactRef>> = {
+  artifact_id: "id",
+  media_type: "mediaType",
+  byte_length: "byteLength",
+  model_summary: "summary",
+  resolver_key: "resolverKey",
+  provenance_digest: "provenanceDigest",
+  schema_version: "schemaVersion",
+};
+
+/**
+ * Reads an {@linkcode ArtifactRef} from plain data (qitos's
+ * `ArtifactRef.from_dict`): camelCase or the seed's snake_case keys. `id`
+ * (or `sha256`), `mediaType`, `byteLength` and `resolverKey` are required;
+ * the rest default as in the seed (`encoding` `binary`, `required` true,
+ * `provenanceDigest` null), except `sensitivity`, whose values here are
+ * `normal` and `sensitive` (the seed's `internal` is read as `normal`). Every
+ * field is checked; a wrong one is an `invalid_artifact_ref` error naming it.
+ *
+ * @example
+ * ```ts
+ * import { parseArtifactRef } from "@toolfence/core";
+ * const ref = parseArtifactRef({
+ *   artifact_id: `sha256:${"0".repeat(64)}`,
+ *   resolver_key: "memory",
+ *   media_type: "text/plain",
+ *   byte_length: 0,
+ * });
+ * console.log(ref.encoding, ref.required); // binary true
+ * ```
+ */
+export function parseArtifactRef(value: unknown): ArtifactRef {
+  const bad = (field: string, why: string): never => {
+    throw new ToolError(`Invalid artifact reference: ${field} ${why}`, {
+      code: "invalid_artifact_ref",
+      details: { field },
+    });
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) bad("(the value)", "is not an object");
+  const raw: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    raw[Object.hasOwn(CAMEL_OF, key) ? CAMEL_OF[key] : key] = field;
+  }
+  const text = (field: string, optional = false): string | undefined => {
+    const v = raw[field];
+    if (v === undefined && optional) return undefined;
+    if (typeof v !== "string" || (!optional && v === "")) bad(field, "must be a non-empty string");
+    return v as string;
+  };
+  let sha256 = text("sha256", true);
+  const id = text("id", true) ?? (sha256 !== undefined ? `sha256:${sha256}` : bad("id", "is missing"));
+  if (!/^sha256:[0-9a-f]{64}$/.test(id)) bad("id", 'must be "sha256:" and 64 lowercase hex digits');
+  sha256 ??= id.slice("sha256:".length);
+  if (!HEX64.test(sha256)) bad("sha256", "must be 64 lowercase hex digits");
+  if (id !== `sha256:${sha256}`) bad("sha256", "does not match id");
+  const byteLength = raw.byteLength;
+  if (typeof byteLength !== "number" || !Number.isSafeInteger(byteLength) || byteLength < 0) {
+    bad("byteLength", "must be a non-negative integer");
+  }
+  const encoding = raw.encoding ?? "binary";
+  if (encoding !== "utf-8" && encoding !== "binary") bad("encoding", 'must be "utf-8" or "binary"');
+  const sensitivity = raw.sensitivity === "internal" ? "normal" : raw.sensitivity ?? "normal";
+  if (sensitivity !== "normal" && sensitivity !== "sensitive") bad("sensitivity", 'must be "normal" or "sensitive"');
+  const required = raw.required ?? true;
+  if (typeof required !== "boolean") bad("required", "must be a boolean");
+  const provenanceDigest = raw.provenanceDigest ?? null;
+  if (provenanceDigest !== null && (typeof provenanceDigest !== "string" || !HEX64.test(provenanceDigest))) {
+    bad("provenanceDigest", "must be null or 64 lowercase hex digits");
+  }
+  const schemaVersion = raw.schemaVersion ?? ARTIFACT_REF_SCHEMA_VERSION;
+  if (typeof schemaVersion !== "number" && typeof schemaVersion !== "string") bad("schemaVersion", "must be a number");
+  const version = Number(schemaVersion);
+  if (!Number.isInteger(version) || version < 1 || version > ARTIFACT_REF_SCHEMA_VERSION) {
+    bad("schemaVersion", `must be an integer from 1 to ${ARTIFACT_REF_SCHEMA_VERSION}`);
+  }
+  return {
+    id,
+    sha256,
+    mediaType: text("mediaType")!,
+    byteLength: byteLength as number,
+    encoding: encoding as ArtifactRef["encoding"],
+    sensitivity: sensitivity as ArtifactRef["sensitivity"],
+    summary: text("summary", true) ?? "",
+    required: required as boolean,
+    resolverKey: text("resolverKey")!,
+    provenanceDigest: provenanceDigest as string | null,
+    schemaVersion: version,
+  };
 }
 
 /**
@@ -88,7 +211,7 @@ export class MemoryArtifactStore implements ArtifactStore {
   /** Stores content. */
   put(content: Uint8Array | string, info: ArtifactInfo = {}): Promise<ArtifactRef> {
     const bytes = toBytes(content).slice();
-    const ref = makeRef(bytes, typeof content === "string", info);
+    const ref = makeRef(bytes, typeof content === "string", info, "memory");
     if (!this.#items.has(ref.id)) this.#items.set(ref.id, { ref, bytes });
     return Promise.resolve(this.#items.get(ref.id)!.ref);
   }
@@ -149,7 +272,7 @@ export class FileArtifactStore implements ArtifactStore {
   /** Stores content. */
   async put(content: Uint8Array | string, info: ArtifactInfo = {}): Promise<ArtifactRef> {
     const bytes = toBytes(content);
-    const ref = makeRef(bytes, typeof content === "string", info);
+    const ref = makeRef(bytes, typeof content === "string", info, "file");
     const existing = this.#refs.get(ref.id);
     if (existing) return existing;
     // The writer is given a real path (a confined one refuses a folder swapped for a symlink).
@@ -200,7 +323,8 @@ export interface ArtifactWindow {
 
 /**
  * Reads `limit` characters of a text artifact from `offset`, for paging through
- * output that was cut. Unknown ids and binary artifacts are clear errors.
+ * output that was cut. `id` may also be the artifact's MCP URI
+ * (`artifact://sha256/<hex>`). Unknown ids and binary artifacts are clear errors.
  *
  * @example
  * ```ts
@@ -215,6 +339,7 @@ export async function readArtifactWindow(
   id: string,
   window: { offset?: number; limit?: number } = {},
 ): Promise<ArtifactWindow> {
+  id = artifactIdOf(id);
   const offset = window.offset ?? 0;
   const limit = window.limit ?? 20_000;
   if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(limit) || limit <= 0) {

@@ -11,12 +11,13 @@ import type { SessionBase } from "./session.ts";
 import { deferredImagesMessage } from "./images.ts";
 import {
   type BatchCall,
+  type BatchClosure,
   type BatchOptions,
   type BatchResult,
   executeCall,
   type ExecutionEnvironment,
 } from "./executor.ts";
-import { CancelReason, FAIL_FAST } from "./_call_attempts.ts";
+import { CancelReason, FAIL_FAST, reasonText } from "./_call_attempts.ts";
 import { tracedBatch } from "./telemetry.ts";
 
 /**
@@ -83,6 +84,7 @@ async function executeBatchSteps<T>(
     return tool ? isConcurrencySafe(tool) : true;
   });
   const results: ToolResult[] = new Array(calls.length);
+  let closure: BatchClosure = { kind: "completed" };
   const runOne = async (index: number) => {
     const call = calls[index];
     const result = await executeCall(env, session, call.name, call.args, {
@@ -91,9 +93,19 @@ async function executeBatchSteps<T>(
       signal: batch.signal,
       timeoutMs: call.timeoutMs,
       onProgress: options.onProgress,
+      idempotencyKey: call.idempotencyKey,
     });
     results[index] = result;
     if (options.failFast && (result.status === "error" || result.status === "timed_out") && !batch.signal.aborted) {
+      closure = {
+        kind: "fail_fast",
+        causedBy: {
+          index,
+          toolName: call.name,
+          ...(call.callId !== undefined ? { callId: call.callId } : {}),
+          status: result.status,
+        },
+      };
       batch.abort(new CancelReason(FAIL_FAST));
     }
   };
@@ -108,8 +120,13 @@ async function executeBatchSteps<T>(
   } finally {
     options.signal?.removeEventListener("abort", forwardAbort);
   }
+  // Cancelled by the caller only when its cancel stopped a call (not when it came after the last).
+  if (closure.kind === "completed" && options.signal?.aborted && results.some((r) => r.status === "cancelled")) {
+    closure = { kind: "cancelled", reason: reasonText(options.signal) };
+  }
+  for (const result of results) result.batchClosure = closure;
   const hooks = [...env.hooks.afterBatch.splice(0), ...session.hooks.afterBatch.splice(0)];
   for (const hook of hooks) await hook({ session, results });
   const images = session.takeDeferredImages();
-  return { results, images, imageMessage: deferredImagesMessage(images) };
+  return { results, batchClosure: closure, images, imageMessage: deferredImagesMessage(images) };
 }

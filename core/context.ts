@@ -7,6 +7,7 @@
 import type { SessionBase } from "./session.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
+import type { FileChange } from "./effects.ts";
 
 /** A progress event from `ctx.progress`. */
 export interface ProgressEvent {
@@ -44,10 +45,22 @@ export interface ToolContext<T = unknown> {
   readonly policy: CallPolicy;
   /** Content-addressed storage for this session. */
   readonly artifacts: ArtifactStore;
+  /** The result's `metadata`: write to it for runners and middleware; never sent to the model. */
+  readonly metadata: Record<string, unknown>;
+  /** The caller's idempotency key for this call, when given: use it to make a repeated write harmless. */
+  readonly idempotencyKey?: string;
   /** Queues an image (bytes, or a path in the workspace) for after this batch's results. */
   deferImage(image: Uint8Array | string, note?: string): Promise<void>;
   /** Reports progress to whoever listens (MCP progress notifications, CLI). */
   progress(message: string, fraction?: number): void;
+  /**
+   * Reports one change the call made to a file; the call's result lists them
+   * all as `filesystemChanges` (also when it fails, times out or is
+   * cancelled). `beforeImage`, the exact content the path held before (for a
+   * symlink, its target), lets the session undo the change; see
+   * {@linkcode SessionBase.emitFileChange}.
+   */
+  recordFileChange(change: FileChange, beforeImage?: Uint8Array): void;
 }
 
 /** xun's name for {@linkcode ToolContext}. */

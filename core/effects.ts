@@ -34,7 +34,11 @@ export interface FileState {
   type: "file" | "symlink" | "directory";
   /** Size in bytes (for a symlink, the length of its target). */
   size: number;
-  /** Hex SHA-256 of the content (of the target string for a symlink); `null` for a directory. */
+  /**
+   * Hex SHA-256 of the content (of the target string for a symlink); `null` for a directory, and for
+   * content that is not known (the before state of a file a shell command changed, when no earlier
+   * snapshot had hashed it).
+   */
   sha256: string | null;
   /** Permission bits, e.g. `0o644`. */
   mode: number;

@@ -114,7 +114,16 @@ export type ErrorCode =
   | "digest_mismatch"
   | "path_not_approved"
   | "host_changed"
-  | "publish_failed";
+  | "publish_failed"
+  | "tool_failed"
+  | "tool_disabled"
+  | "capability_missing"
+  | "command_failed"
+  | "command_killed"
+  | "invalid_artifact_ref"
+  | "undo_conflict"
+  | "undo_unavailable"
+  | "unknown_checkpoint";
 
 /**
  * The catalogue, by code.
@@ -634,6 +643,62 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       kind: "execution",
       status: "error",
       recoverable: true,
+    },
+    tool_failed: {
+      meaning:
+        "The tool ended the call as a failure by returning one (`fail()`, a failed result, or `success: false`).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    tool_disabled: {
+      meaning: "The tool is registered but disabled in this toolbox; it cannot be called until it is enabled.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
+    },
+    capability_missing: {
+      meaning: "The tool requires a model capability (e.g. `vision`) the session does not have, so it is not offered.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
+    },
+    command_failed: {
+      meaning: "The command ran and exited with a non-zero code; its stdout, stderr and exit code are in the output.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    command_killed: {
+      meaning: "A signal ended the command (the message names it); its output so far is in the output.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    invalid_artifact_ref: {
+      meaning: "A value given as an artifact reference is missing a field or has one of the wrong type or form.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    undo_conflict: {
+      meaning:
+        "An undo or checkpoint restore was refused: a file it would restore was changed since by something else.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    undo_unavailable: {
+      meaning: "An undo or checkpoint restore was refused: a change has no before-image or names no known call.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    unknown_checkpoint: {
+      meaning: "No checkpoint with that id in the session's file history.",
+      kind: "semantic",
+      status: "error",
+      recoverable: false,
     },
   },
 );

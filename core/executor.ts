@@ -15,7 +15,7 @@
  */
 
 import { ToolError } from "./errors.ts";
-import type { ToolResult } from "./result.ts";
+import type { BatchClosure, RetryDisposition, ToolResult, ToolResultInit } from "./result.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ProgressEvent } from "./context.ts";
 import type { SessionBase } from "./session.ts";
@@ -25,9 +25,18 @@ import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { toolFenceRefusal } from "./_tool_needs.ts";
 import { passGate } from "./_call_gate.ts";
-import { type AttemptOutcome, backoffDelay, runAttempt, sleep } from "./_call_attempts.ts";
+import {
+  type AttemptOutcome,
+  backoffDelay,
+  CancelReason,
+  runAttempt,
+  type SettledOutcome,
+  sleep,
+} from "./_call_attempts.ts";
 import { finishOutput } from "./_call_output.ts";
-import { CallRun, thrownToToolError } from "./_call_run.ts";
+import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_run.ts";
+import { readReturned } from "./failure.ts";
+import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { tracedCall } from "./telemetry.ts";
 
 /** The default cap on model-facing output, in characters. */
@@ -49,6 +58,13 @@ export interface CallOptions<T = unknown> {
   /** Receives the call's progress events. */
   onProgress?: (event: ProgressEvent) => void;
   /**
+   * The caller's key for this request: the same key means the same request,
+   * so running it again is harmless. It is handed to the tool as
+   * `ctx.idempotencyKey`, kept in the result, and lets a tool that declares
+   * effects on the world (and is not `idempotent`) be retried.
+   */
+  idempotencyKey?: string;
+  /**
    * The answer a framework's own approval flow (OpenAI Agents interruptions,
    * LangGraph interrupts, Mastra's approval) already gave for this call. A tool
    * that needs approval is then not asked about again through the session:
@@ -68,6 +84,8 @@ export interface BatchCall {
   callId?: string;
   /** Deadline of each attempt of this call. */
   timeoutMs?: number;
+  /** The caller's idempotency key for this call (see {@linkcode CallOptions.idempotencyKey}). */
+  idempotencyKey?: string;
 }
 
 /** Options of a batch. */
@@ -88,10 +106,14 @@ export interface BatchOptions<T = unknown> {
   onProgress?: (event: ProgressEvent) => void;
 }
 
+export type { BatchClosure } from "./result.ts";
+
 /** The outcome of a batch. */
 export interface BatchResult {
   /** One result per call, in the order the calls were declared. */
   results: ToolResult[];
+  /** How the batch ended. */
+  batchClosure: BatchClosure;
   /** Images the tools deferred during the batch. */
   images: DeferredImage[];
   /** The images as one provider-neutral user message, when there are any. */
@@ -104,6 +126,8 @@ export interface ExecutionEnvironment {
   lookup(name: string): AnyTool | undefined;
   /** Names of the enabled tools, for suggestions. */
   enabledNames(): string[];
+  /** Whether a tool of this name is registered but disabled (so not "unknown"). */
+  isDisabled?(name: string): boolean;
   /** The toolbox's hooks. */
   hooks: HookSet;
   /** Output cap, in characters. */
@@ -140,10 +164,18 @@ async function executeCallSteps<T>(
 
   // 1. The tool.
   const tool = env.lookup(name);
-  if (!tool) return run.fail(unknownToolError(name, env.enabledNames()));
+  if (!tool) {
+    return run.fail(env.isDisabled?.(name) ? disabledToolError(name) : unknownToolError(name, env.enabledNames()));
+  }
+  run.tool = tool;
+  if (tool.name !== name) {
+    // Called by an alias: the result names the tool that ran.
+    run.metadata.calledAs = name;
+    run.name = tool.name;
+  }
   if (signal?.aborted) return run.cancelled("Not run");
-  // What the runtime does not grant is refused before anything of the call happens.
-  const fenced = toolFenceRefusal(tool, session);
+  // What the runtime does not grant, or the model cannot use, is refused before anything of the call happens.
+  const fenced = toolFenceRefusal(tool, session) ?? capabilityRefusal(tool, session);
   if (fenced) return run.fail(fenced);
 
   // 2. The arguments.
@@ -161,6 +193,7 @@ async function executeCallSteps<T>(
     if (gate.kind === "refused") return run.fail(gate.error);
     if (gate.kind === "answered") return finishOutput(run, gate.output, cap, tool.output);
   } catch (error) {
+    if (signal?.aborted || isAbortError(error)) return run.cancelled("Cancelled before it ran");
     return run.fail(thrownToToolError(error));
   }
 
@@ -170,14 +203,18 @@ async function executeCallSteps<T>(
   const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
   for (;;) {
     const attemptNumber = ++run.attempts;
-    let attempt: AttemptOutcome;
+    let attempt: AttemptOutcome | undefined;
     if (signal === undefined && timeoutMs === undefined) {
-      // Nothing can stop this attempt early, so there is nothing to race against.
+      // Nothing can stop this attempt early, so there is nothing to race against; a tool that answers
+      // at once is not awaited (a promise tick is a tenth of a call).
+      let value: unknown;
       try {
-        attempt = { kind: "value", value: await tool.execute(args, run.context(tool, undefined, attemptNumber)) };
+        value = tool.execute(args, run.context(tool, undefined, attemptNumber));
+        if (isThenable(value)) value = await value;
       } catch (error) {
         attempt = { kind: "thrown", error };
       }
+      attempt ??= { kind: "value", value };
     } else {
       attempt = await runAttempt(
         tool,
@@ -189,29 +226,119 @@ async function executeCallSteps<T>(
       );
     }
 
-    // 6. A value becomes the output.
+    // 6. A value becomes the output (or the failure the tool returned).
     if (attempt.kind === "value") return finishOutput(run, attempt.value, cap, tool.output);
 
     // 7. Anything else ends the call with its reason, unless a retry is due.
     if (attempt.kind === "timeout") {
+      run.retryDisposition = "stopped";
+      watchLate(run, attempt.work, "timed_out");
       return run.fail(
         new ToolError(`${name} timed out after ${timeoutMs} ms`, {
           code: "timeout",
           recoveryHint: "Try a smaller task or a longer timeout.",
         }),
-        { status: "timed_out", workerStillRunning: attempt.stillRunning, outcomeUnknown: true },
+        { status: "timed_out", workerStillRunning: attempt.stillRunning },
       );
     }
     if (attempt.kind === "cancelled") {
-      return run.cancelled("Cancelled", { workerStillRunning: attempt.stillRunning, outcomeUnknown: true });
+      run.retryDisposition = "stopped";
+      watchLate(run, attempt.work, "cancelled");
+      return run.cancelled("Cancelled", { workerStillRunning: attempt.stillRunning });
+    }
+    // A tool that threw because its call was cancelled reports the cancel, and is never retried.
+    if (signal?.aborted || isAbortError(attempt.error)) {
+      run.retryDisposition = "stopped";
+      return run.cancelled("Cancelled");
     }
     const error = thrownToToolError(attempt.error);
-    if (!retryable(tool, error, attempt.error, attemptNumber, maxAttempts)) return run.fail(error);
-    if (!(await sleep(backoffDelay(tool, attemptNumber), signal))) return run.cancelled("Cancelled");
+    run.retryDisposition = retryDisposition(tool, error, attempt.error, attemptNumber, maxAttempts, options);
+    if (run.retryDisposition !== "not_needed") return run.fail(error);
+    if (!(await sleep(backoffDelay(tool, attemptNumber), signal))) {
+      run.retryDisposition = "stopped";
+      return run.cancelled("Cancelled");
+    }
   }
 }
 
-/** Only unexpected failures (`tool_error`) are retried, within the tool's attempts and its `retryIf`. */
-function retryable(tool: AnyTool, error: ToolError, thrown: unknown, attempt: number, maxAttempts: number): boolean {
-  return error.code === "tool_error" && attempt < maxAttempts && (tool.retry?.retryIf?.(thrown, attempt) ?? true);
+/**
+ * Whether a failed attempt is run again: `not_needed` means yes (the next
+ * attempt decides); anything else is why not. Only unexpected failures
+ * (`tool_error`) are retried, within the tool's attempts and its `retryIf`,
+ * and a tool with effects on the world only when it is `idempotent` or the
+ * caller gave an idempotency key.
+ */
+function retryDisposition(
+  tool: AnyTool,
+  error: ToolError,
+  thrown: unknown,
+  attempt: number,
+  maxAttempts: number,
+  options: CallOptions<unknown>,
+): RetryDisposition {
+  if (!tool.retry) return "no_retry_policy";
+  if (error.code !== "tool_error") return "not_retryable";
+  if (attempt >= maxAttempts) return "exhausted";
+  if (tool.effects?.some((e) => e !== "reads") && !tool.idempotent && options.idempotencyKey === undefined) {
+    return "unsafe_effects";
+  }
+  if (tool.retry.retryIf && !tool.retry.retryIf(thrown, attempt)) return "declined";
+  return "not_needed";
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/** The refusal for a registered tool that is disabled. */
+function disabledToolError(name: string): ToolError {
+  return new ToolError(`Tool "${name}" is disabled in this toolbox`, {
+    code: "tool_disabled",
+    recoveryHint: "Use another of the tools you were given.",
+  });
+}
+
+/** The refusal for a tool that needs a model capability the session does not have (it is not listed either). */
+function capabilityRefusal(tool: AnyTool, session: SessionBase): ToolError | undefined {
+  const requires = tool.requires;
+  if (requires === undefined || requires.length === 0) return undefined;
+  const missing = requires.filter((c) => !session.capabilities.includes(c));
+  if (missing.length === 0) return undefined;
+  return new ToolError(
+    `Tool "${tool.name}" needs the model capability ${
+      missing.map((c) => `"${c}"`).join(", ")
+    }, which this session does not have`,
+    { code: "capability_missing", recoveryHint: "Use another of the tools you were given.", details: { missing } },
+  );
+}
+
+/** Keeps what a stopped tool settles with, whenever it does, in the session's late results. */
+function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedStatus: "timed_out" | "cancelled"): void {
+  const attempt = run.attempts;
+  void work.then((settled) => {
+    // A tool that stopped because it was told to (it threw the abort) has nothing more to say.
+    if (settled.kind === "thrown" && (isAbortError(settled.error) || settled.error instanceof CancelReason)) return;
+    let init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">;
+    if (settled.kind === "thrown") {
+      init = errorFields(thrownToToolError(settled.error));
+    } else {
+      const returned = readReturned(settled.value);
+      const failure = returned?.kind === "failure" ? returned.failure : undefined;
+      const value = returned === undefined
+        ? settled.value
+        : returned.kind === "output"
+        ? returned.output
+        : failure!.output;
+      init = failure ? { ...errorFields(failure.error), status: failure.status } : { status: "success" };
+      try {
+        // Lossless and uncut: this is for the developer, not the model.
+        init.output = toJsonOutput(value, Number.MAX_SAFE_INTEGER).output;
+      } catch (error) {
+        if (!(error instanceof NotSerializableError)) throw error;
+        init = errorFields(new ToolError(`${run.name} returned ${error.message}`, { code: "not_serializable" }));
+      }
+      if (failure?.effectState !== undefined) init.effectState = failure.effectState;
+    }
+    run.session.lateResults.record(run.late(init, attempt, reportedStatus));
+  });
 }

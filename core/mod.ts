@@ -64,16 +64,33 @@ export {
   type WriteKind,
 } from "./services.ts";
 export {
+  ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
+  type AttemptId,
+  type BatchClosure,
+  effectStateOf,
   isToolResult,
   makeResult,
+  type Provenance,
   RESULT_SCHEMA_VERSION,
+  type RetryDisposition,
   toModelText,
   type ToolResult,
   ToolResultContractError,
   type ToolResultInit,
   type ToolStatus,
 } from "./result.ts";
+export {
+  fail,
+  type FailOptions,
+  type FluxResult,
+  isFluxResult,
+  readReturned,
+  type Returned,
+  type ReturnedFailureStatus,
+  ToolFailure,
+} from "./failure.ts";
+export { type LateResult, LateResults } from "./late_results.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
@@ -87,15 +104,18 @@ export {
 } from "./validation.ts";
 export {
   type AnyTool,
+  assertEffects,
   assertToolName,
   isConcurrencySafe,
   isTool,
   type ObjectInputSchema,
+  type OnFailureHook,
   type RetryPolicy,
   type Tool,
   tool,
   TOOL_NAME_PATTERN,
   type ToolDefinition,
+  type ToolFailureEvent,
   type ToolFunctionOptions,
   type ToolMetadata,
   type ToolNeeds,
@@ -112,12 +132,14 @@ export {
   type HookSet,
 } from "./hooks.ts";
 export {
+  artifactIdOf,
   type ArtifactInfo,
   type ArtifactStore,
   type ArtifactWindow,
   type AtomicFileWriter,
   FileArtifactStore,
   MemoryArtifactStore,
+  parseArtifactRef,
   readArtifactWindow,
   sha256Hex,
 } from "./artifacts.ts";
@@ -130,7 +152,7 @@ export {
   MAX_IMAGE_BYTES,
   sniffImageType,
 } from "./images.ts";
-export { type ChildSessionOptions, SessionBase, type SessionBaseOptions } from "./session.ts";
+export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type SessionBaseOptions } from "./session.ts";
 export { CallGate } from "./call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";

@@ -6,15 +6,20 @@
  */
 
 import type { ErrorKind } from "./errors.ts";
+import type { Effect, EffectState, FileChange } from "./effects.ts";
 
 /** How a call ended. */
 export type ToolStatus = "success" | "error" | "skipped" | "timed_out" | "cancelled";
 
 /** The version of the {@linkcode ToolResult} shape. */
-export const RESULT_SCHEMA_VERSION = 1;
+export const RESULT_SCHEMA_VERSION = 2;
+
+/** The version of the {@linkcode ArtifactRef} shape. */
+export const ARTIFACT_REF_SCHEMA_VERSION = 1;
 
 /**
- * A reference to stored content, e.g. the whole of an output that was cut.
+ * A reference to stored content, e.g. the whole of an output that was cut:
+ * a portable content-addressed pointer, never the content or a host path.
  * Only `id`, `sha256`, `mediaType`, `byteLength` and `summary` reach the model.
  */
 export interface ArtifactRef {
@@ -34,6 +39,12 @@ export interface ArtifactRef {
   summary: string;
   /** Whether the model needs the content to make sense of the result. */
   required: boolean;
+  /** Which resolver can fetch the content: the store that holds it (`memory`, `file`, or a store's own key). */
+  resolverKey: string;
+  /** Hex SHA-256 of what produced the content (e.g. the producing call's provenance), when known. */
+  provenanceDigest: string | null;
+  /** Shape version, {@linkcode ARTIFACT_REF_SCHEMA_VERSION}. */
+  schemaVersion: number;
 }
 
 /** Plain-JSON record of one tool call. Build it with {@linkcode makeResult}. */
@@ -74,14 +85,93 @@ export interface ToolResult {
   metadata: Record<string, unknown>;
   /** A timed-out or cancelled tool that had not settled after the grace period. */
   workerStillRunning?: boolean;
-  /** The tool may have had side effects whose outcome is unknown (timeout, cancel mid-run). */
-  outcomeUnknown?: boolean;
+  /** Every file the call created, modified, moved or deleted, as the tool reported it; `[]` when none. */
+  filesystemChanges: FileChange[];
+  /** The tool's declared effects; `null` when it declares none (or no tool was found). */
+  declaredEffects: readonly Effect[] | null;
+  /** What is known of the call's effects (see the README's result table for the rule). */
+  effectState: EffectState;
+  /**
+   * Whether someone must look at the world before going on: when `effectState`
+   * is `unknown` (an effectful call timed out or was cancelled mid-run, or
+   * failed in a way that cannot say what it did), and when a tool that
+   * declares no effects timed out or was cancelled once it had started (it
+   * may have done anything). This replaces version 1's `outcomeUnknown`.
+   */
+  reconciliationRequired: boolean;
+  /** Which attempt of which call this is, and the session generation that owned it. */
+  attemptId?: AttemptId;
+  /** Why the call was, or was not, run again. */
+  retryDisposition: RetryDisposition;
+  /** The caller's idempotency key, when given. */
+  idempotencyKey?: string;
+  /** The arguments the tool ran with, after defaults and array-string parsing; absent when they were refused. */
+  normalizedRequest?: Record<string, unknown>;
+  /** Which definition ran, in which session, and what let it run. */
+  provenance?: Provenance;
+  /** For a call of a batch, how the batch ended (the same as the batch's `batchClosure`). */
+  batchClosure?: BatchClosure;
+}
+
+/**
+ * How a batch ended: every call ran to its end (`completed`), a failure
+ * stopped the rest (`fail_fast`, naming the call), or the caller's signal did
+ * (`cancelled`).
+ */
+export type BatchClosure =
+  | { kind: "completed" }
+  | { kind: "fail_fast"; causedBy: { index: number; toolName: string; callId?: string; status: ToolStatus } }
+  | { kind: "cancelled"; reason: string };
+
+/** Which attempt of which call a result (or a late result) belongs to. */
+export interface AttemptId {
+  /** The provider's call id, or one the session made (`<session>:<n>`). */
+  callId: string;
+  /** 1-based attempt number; 0 when the tool never ran. */
+  attempt: number;
+  /** The session's owner generation when the call started (see `SessionBase.generation`). */
+  ownerGeneration: number;
+}
+
+/**
+ * Why a call was, or was not, run again after its last attempt:
+ * - `not_needed`: the last attempt succeeded (or returned its own failure), or the tool never ran;
+ * - `no_retry_policy`: the tool has no `retry`;
+ * - `not_retryable`: the failure is not an unexpected one (only `tool_error` is retried);
+ * - `declined`: the tool's `retryIf` said no;
+ * - `exhausted`: every allowed attempt was used;
+ * - `unsafe_effects`: the tool declares effects on the world, is not `idempotent`, and the caller gave no `idempotencyKey`;
+ * - `stopped`: a timeout or a cancel ended the call (never retried).
+ */
+export type RetryDisposition =
+  | "not_needed"
+  | "no_retry_policy"
+  | "not_retryable"
+  | "declined"
+  | "exhausted"
+  | "unsafe_effects"
+  | "stopped";
+
+/** Which definition ran, in which session, and what let it run. */
+export interface Provenance {
+  /** Hex SHA-256 of the tool's definition (name, description, input schema, effects, annotations). */
+  definitionSha256: string;
+  /** The session's id. */
+  sessionId: string;
+  /**
+   * What let the call run: `none_needed` (no approval asked), `user` or `auto`
+   * (who approved), `hook` (a before-call hook answered in the tool's place).
+   * Policy checks inside the tool (paths, commands) are in `metadata`.
+   */
+  authorization: "none_needed" | "user" | "auto" | "hook";
 }
 
 /** The fields of a {@linkcode ToolResult} that {@linkcode makeResult} does not default. */
 export type ToolResultInit =
   & Pick<ToolResult, "status" | "toolName">
   & Partial<Omit<ToolResult, "status" | "toolName" | "schemaVersion">>;
+
+const EFFECT_STATES: readonly EffectState[] = ["no_effect_declared", "none", "applied", "not_applied", "unknown"];
 
 /**
  * Thrown when a {@linkcode ToolResult} would break one of its invariants; the
@@ -138,6 +228,20 @@ function assertInvariants(r: ToolResult): void {
   if (r.truncated !== (r.omitted !== undefined && r.omitted > 0)) {
     throw new ToolResultContractError("truncated exactly when omitted > 0");
   }
+  if (!EFFECT_STATES.includes(r.effectState)) {
+    throw new ToolResultContractError(`unknown effectState "${r.effectState}"`);
+  }
+  if (r.reconciliationRequired !== reconciliationRequired(r)) {
+    throw new ToolResultContractError(
+      "reconciliationRequired exactly when effectState is unknown, or no effects are declared and the call was stopped mid-run",
+    );
+  }
+  if (r.declaredEffects === null && r.effectState !== "no_effect_declared") {
+    throw new ToolResultContractError("effectState is no_effect_declared when no effects are declared");
+  }
+  if (r.effectState === "applied" && r.status === "skipped") {
+    throw new ToolResultContractError("a skipped call applied no effect");
+  }
 }
 
 /**
@@ -164,27 +268,87 @@ export function makeResult(init: ToolResultInit): ToolResult {
     truncated: init.truncated ?? false,
     artifacts: init.artifacts ?? [],
     metadata: init.metadata ?? {},
+    filesystemChanges: init.filesystemChanges ?? [],
+    declaredEffects: init.declaredEffects ?? null,
+    effectState: "no_effect_declared",
+    reconciliationRequired: false,
+    retryDisposition: init.retryDisposition ?? "not_needed",
   };
-  for (const key of OPTIONAL_FIELDS) {
-    const value = init[key];
-    if (value !== undefined) (result as unknown as Record<string, unknown>)[key] = value;
-  }
+  // Named stores, not a loop over key names: a keyed store per field is megamorphic and was a tenth of a call.
+  if (init.error !== undefined) result.error = init.error;
+  if (init.errorKind !== undefined) result.errorKind = init.errorKind;
+  if (init.errorCode !== undefined) result.errorCode = init.errorCode;
+  if (init.recoverable !== undefined) result.recoverable = init.recoverable;
+  if (init.recoveryHint !== undefined) result.recoveryHint = init.recoveryHint;
+  if (init.details !== undefined) result.details = init.details;
+  if (init.callId !== undefined) result.callId = init.callId;
+  if (init.omitted !== undefined) result.omitted = init.omitted;
+  if (init.workerStillRunning !== undefined) result.workerStillRunning = init.workerStillRunning;
+  if (init.attemptId !== undefined) result.attemptId = init.attemptId;
+  if (init.idempotencyKey !== undefined) result.idempotencyKey = init.idempotencyKey;
+  if (init.normalizedRequest !== undefined) result.normalizedRequest = init.normalizedRequest;
+  if (init.provenance !== undefined) result.provenance = init.provenance;
+  if (init.batchClosure !== undefined) result.batchClosure = init.batchClosure;
+  result.effectState = effectStateOf(init);
+  result.reconciliationRequired = reconciliationRequired(result);
   assertInvariants(result);
   return result;
 }
 
-const OPTIONAL_FIELDS = [
-  "error",
-  "errorKind",
-  "errorCode",
-  "recoverable",
-  "recoveryHint",
-  "details",
-  "callId",
-  "omitted",
-  "workerStillRunning",
-  "outcomeUnknown",
-] as const satisfies readonly (keyof ToolResultInit)[];
+function reconciliationRequired(r: Pick<ToolResult, "effectState" | "status" | "attempts">): boolean {
+  if (r.effectState === "unknown") return true;
+  return r.effectState === "no_effect_declared" && r.attempts > 0 &&
+    (r.status === "timed_out" || r.status === "cancelled");
+}
+
+/**
+ * The effect state of a call, from its status, its declared effects, the file
+ * changes it recorded (`filesystemChanges`, when the call records them) and
+ * what the tool itself said (`effectState` in `init`, e.g. `bash` saying its
+ * command ran). The first rule that applies wins:
+ *
+ * 1. no effects declared: `no_effect_declared`;
+ * 2. only `reads` (or `[]`) declared: `none`;
+ * 3. the tool never ran (`attempts` 0: refused, invalid, not approved, cancelled before it started): `not_applied`;
+ * 4. timed out or cancelled once it had started: `unknown` (so `reconciliationRequired`);
+ * 5. a file change was recorded: `applied`;
+ * 6. the tool said what happened: that (`applied`, `not_applied` or `none`);
+ * 7. success: `applied` when it declares `runs_processes` or `network` (they ran) or records no file
+ *    changes at all; else `none` (it wrote nothing);
+ * 8. a failure: `not_applied` for a refusal (`policy` or `semantic`) or when only `writes_files` is
+ *    declared and the recorded changes are empty; else `unknown`.
+ *
+ * @example
+ * ```ts
+ * import { effectStateOf } from "@toolfence/core";
+ * console.log(effectStateOf({ status: "timed_out", declaredEffects: ["writes_files"], attempts: 1 })); // unknown
+ * ```
+ */
+export function effectStateOf(
+  init: Pick<ToolResultInit, "status" | "declaredEffects" | "attempts" | "errorKind" | "effectState"> & {
+    filesystemChanges?: readonly unknown[];
+  },
+): EffectState {
+  const declared = init.declaredEffects;
+  if (!declared) return "no_effect_declared";
+  let writes = false;
+  let unobservable = false;
+  for (const effect of declared) {
+    if (effect === "writes_files") writes = true;
+    else if (effect === "runs_processes" || effect === "network") unobservable = true;
+  }
+  if (!writes && !unobservable) return "none";
+  if (!init.attempts) return "not_applied";
+  const { status } = init;
+  if (status === "timed_out" || status === "cancelled") return "unknown";
+  const changes = init.filesystemChanges;
+  if (changes !== undefined && changes.length > 0) return "applied";
+  const claimed = init.effectState;
+  if (claimed === "applied" || claimed === "not_applied" || claimed === "none") return claimed;
+  if (status === "success") return unobservable || changes === undefined ? "applied" : "none";
+  if (init.errorKind === "policy" || init.errorKind === "semantic") return "not_applied";
+  return !unobservable && changes !== undefined ? "not_applied" : "unknown";
+}
 
 /**
  * The text a model reads for a result: the output as is when it is a string,
@@ -208,7 +372,9 @@ export function toModelText(result: ToolResult): string {
   let text = `${head} [${result.errorCode}]: ${result.error}`;
   if (result.recoveryHint) text += `\nHint: ${result.recoveryHint}`;
   if (result.output !== null && result.output !== undefined && result.output !== "") {
-    text += `\nPartial output: ${typeof result.output === "string" ? result.output : JSON.stringify(result.output)}`;
+    // A failure the tool returned keeps its whole output (a failed command's); a stopped call, what it had.
+    const label = result.status === "error" ? "Output" : "Partial output";
+    text += `\n${label}: ${typeof result.output === "string" ? result.output : JSON.stringify(result.output)}`;
   }
   return text;
 }

@@ -13,9 +13,11 @@ import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "./host.
 import { type ArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
 import { checkImage, type DeferredImage } from "./images.ts";
 import type { ProgressEvent } from "./context.ts";
+import type { FileChange } from "./effects.ts";
 import type { HookSet } from "./hooks.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
+import { LateResults } from "./late_results.ts";
 import { CallGate } from "./call_gate.ts";
 
 /** Options of a {@linkcode SessionBase}. */
@@ -34,6 +36,18 @@ export interface SessionBaseOptions {
   artifacts?: ArtifactStore;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
+}
+
+/** One file change a call reported, as {@linkcode SessionBase.onFileChange} listeners get it. */
+export interface FileChangeEvent {
+  /** The change, as the call's result lists it. */
+  change: FileChange;
+  /** The tool that made it. */
+  toolName: string;
+  /** The provider's call id, when given. */
+  callId?: string;
+  /** The exact content before the change (a symlink's target), when the tool kept it. */
+  beforeImage?: Uint8Array;
 }
 
 /** What a child session may change (see {@linkcode SessionBase.child}). */
@@ -101,6 +115,13 @@ export class SessionBase {
   readonly depth: number;
   /** Hooks that apply to every call of this session. */
   readonly hooks: HookSet = { before: [], after: [], afterBatch: [] };
+  /** This session's id, in every result's `provenance` and in the call ids it makes. */
+  readonly id: string = crypto.randomUUID();
+  /** What timed-out and cancelled tools settled with after their calls ended (list and event). */
+  readonly lateResults: LateResults = new LateResults();
+  #generation = 0;
+  #calls = 0;
+  readonly #callIdPrefix = `${this.id}:`;
   /**
    * The gate that gives calls arriving one by one the order of a batch:
    * concurrency-safe calls together, any other call alone, first come first
@@ -114,6 +135,7 @@ export class SessionBase {
   #options: SessionBaseOptions;
   #images: DeferredImage[] = [];
   #progressListeners = new Set<(event: ProgressEvent) => void>();
+  #fileChangeListeners = new Set<(event: FileChangeEvent) => void>();
   #closers: (() => unknown)[] = [];
   #closed = false;
 
@@ -134,6 +156,28 @@ export class SessionBase {
     this.policy = options.policy(this);
   }
 
+  /**
+   * The owner generation: 0 at first, one more at each {@linkcode SessionBase.takeOver}.
+   * Each result's `attemptId` names the generation its call started in.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Marks a new owner of the session (e.g. a runner that restarted and resumes
+   * it): calls started before are from a stale owner, and their late results
+   * say so. Returns the new generation.
+   */
+  takeOver(): number {
+    return ++this.#generation;
+  }
+
+  /** A call id for a call the provider gave none: `<session id>:<n>`. */
+  nextCallId(): string {
+    return this.#callIdPrefix + ++this.#calls;
+  }
+
   /** Whether {@linkcode SessionBase.close} has run. */
   get closed(): boolean {
     return this.#closed;
@@ -150,8 +194,29 @@ export class SessionBase {
     return this.host.choose(request, signal);
   }
 
-  /** Asks a yes/no question, with the same `autoConfirm` rule as {@linkcode SessionBase.choose}. */
-  confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
+  /**
+   * Asks a yes/no question and resolves to the answer itself, so that
+   * `if (await session.confirm(...))` means what it says (an answer object
+   * would always be truthy). Same `autoConfirm` rule as
+   * {@linkcode SessionBase.choose}. To know who answered, use
+   * {@linkcode SessionBase.confirmOutcome}.
+   *
+   * @example
+   * ```ts
+   * import { Session } from "@toolfence/policy";
+   * const session = new Session({ workspace: Deno.cwd(), autoConfirm: true });
+   * if (await session.confirm({ title: "Go", message: "Go on?", defaultChoice: false })) console.log("yes");
+   * await session.close();
+   * ```
+   */
+  async confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<boolean> {
+    const { choice } = await this.confirmOutcome(request, signal);
+    if (typeof choice !== "boolean") throw new TypeError("The host answered a yes/no question with a non-boolean");
+    return choice;
+  }
+
+  /** Asks a yes/no question; the answer and who gave it (`user`, or `auto` for a rule). Read `.choice`. */
+  confirmOutcome(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
     if (this.autoConfirm && !request.requirePerson) {
       return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
     }
@@ -192,6 +257,26 @@ export class SessionBase {
         listener(event);
       } catch {
         // A failing listener must not fail the tool that reported progress.
+      }
+    }
+  }
+
+  /**
+   * Subscribes to the file changes this session's calls report (a checkpoint
+   * journal keeps them with their before-images); returns the unsubscribe function.
+   */
+  onFileChange(listener: (event: FileChangeEvent) => void): () => void {
+    this.#fileChangeListeners.add(listener);
+    return () => this.#fileChangeListeners.delete(listener);
+  }
+
+  /** Delivers a file change a call reported (`ctx.recordFileChange`) to the listeners. */
+  emitFileChange(event: FileChangeEvent): void {
+    for (const listener of this.#fileChangeListeners) {
+      try {
+        listener(event);
+      } catch {
+        // A failing listener must not fail the tool that changed the file.
       }
     }
   }

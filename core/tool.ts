@@ -7,6 +7,9 @@
 
 import type * as v from "valibot";
 import type { ToolContext } from "./context.ts";
+import { type Effect, EFFECTS } from "./effects.ts";
+import type { ToolResult } from "./result.ts";
+import type { SessionBase } from "./session.ts";
 import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 
@@ -61,6 +64,26 @@ export interface RetryPolicy {
   retryIf?: (error: unknown, attempt: number) => boolean;
 }
 
+/** What a tool's `onFailure` hook sees: the failed result and the arguments it ran with. */
+export interface ToolFailureEvent<A = Record<string, unknown>> {
+  /** The calling session. */
+  session: SessionBase;
+  /** The result that ended the call (any status but `success`). */
+  result: ToolResult;
+  /** The validated arguments; absent when validation refused them. */
+  args?: A;
+}
+
+/**
+ * A tool's own failure hook: runs once when a call of the tool ends with any
+ * status but `success`, before the toolbox's and session's after-call hooks.
+ * It may return a replacement result; what it throws is kept in
+ * `metadata.onFailureError` and the result stands.
+ */
+export type OnFailureHook<A = Record<string, unknown>> = (
+  event: ToolFailureEvent<A>,
+) => void | ToolResult | Promise<void | ToolResult>;
+
 /** Metadata every tool may carry. */
 export interface ToolMetadata<A = Record<string, unknown>> {
   /** Has no side effects (MCP readOnlyHint); concurrency-safe unless said otherwise. */
@@ -91,6 +114,23 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   optionalNeeds?: ToolNeeds;
   /** Cap on model-facing output characters; defaults to the toolbox's. */
   maxOutputChars?: number;
+  /**
+   * What the tool may do to the world: `[]` (nothing), `reads`, `writes_files`,
+   * `runs_processes`, `network`. Every result carries it as `declaredEffects`
+   * and derives `effectState` from it; a tool that declares any but `reads` is
+   * retried only when it is `idempotent` or the caller gives an `idempotencyKey`.
+   * Undeclared is `no_effect_declared`, not "no effect".
+   */
+  effects?: readonly Effect[];
+  /**
+   * The tool reports every file it changes through `ctx.recordFileChange`
+   * (every built-in writer does), so that a call that recorded none changed
+   * none. Without it an empty `filesystemChanges` says nothing of what the
+   * tool did, and a successful call that declares `writes_files` is `applied`.
+   */
+  recordsFileChanges?: boolean;
+  /** Runs when a call of this tool fails (see {@linkcode OnFailureHook}). */
+  onFailure?: OnFailureHook<A>;
   /**
    * The output's schema (valibot, one JSON Schema can express). The JSON
    * output is checked against it on the way out, whole, before any cut: a
@@ -204,11 +244,12 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   assertToolName(name);
   if (typeof description !== "string") throw new TypeError(`Tool ${name}: description must be a string`);
   if (typeof run !== "function") throw new TypeError(`Tool ${name}: run must be a function`);
-  if (!input || !isObjectSchema(input as unknown as AnySchema)) {
+  if (!isValibotSchema(input) || !isObjectSchema(input as unknown as AnySchema)) {
     throw new TypeError(
       `Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`,
     );
   }
+  if (metadata.effects !== undefined) assertEffects(name, metadata.effects);
   let inputSchema: JsonSchema;
   try {
     inputSchema = inputJsonSchema(input);
@@ -236,6 +277,33 @@ function assertOutputSchema(name: string, output: unknown): void {
   } catch (error) {
     throw new TypeError(`Tool ${name}: its output cannot be advertised as JSON Schema: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Throws a `TypeError` unless `effects` is an array of known {@linkcode Effect}s.
+ *
+ * @example
+ * ```ts
+ * import { assertEffects } from "@toolfence/core";
+ * assertEffects("write_file", ["reads", "writes_files"]); // fine
+ * try {
+ *   assertEffects("write_file", ["write"]);
+ * } catch (e) {
+ *   console.log((e as Error).message);
+ * }
+ * ```
+ */
+export function assertEffects(name: string, effects: unknown): asserts effects is readonly Effect[] {
+  if (!Array.isArray(effects) || effects.some((e) => !EFFECTS.includes(e))) {
+    throw new TypeError(`Tool ${name}: effects must be an array of ${EFFECTS.map((e) => `"${e}"`).join(", ")}`);
+  }
+}
+
+/** Whether a value is a valibot schema (a plain JSON Schema also has `type: "object"`, but no `~run`). */
+function isValibotSchema(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const s = value as { kind?: unknown; "~run"?: unknown };
+  return s.kind === "schema" && typeof s["~run"] === "function";
 }
 
 /**

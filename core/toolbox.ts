@@ -8,11 +8,14 @@
 import { ToolNameConflictError, UsageError } from "./errors.ts";
 import {
   type AnyTool,
+  assertEffects,
+  assertToolName,
   isTool,
   type ObjectInputSchema,
   type Tool,
   tool as defineTool,
   type ToolDefinition,
+  type ToolMetadata,
 } from "./tool.ts";
 import type * as v from "valibot";
 import { SessionBase } from "./session.ts";
@@ -52,6 +55,13 @@ export interface ToolBoxOptions {
   dialects?: Dialects;
   /** The fence {@linkcode ToolBox.list} consults when given none. Default: a fence that closes nothing. */
   fence?: Fence;
+  /**
+   * Give each namespaced tool (`server__read_file`) its short name
+   * (`read_file`) as an alias while no tool or other alias has it (qitos's
+   * `auto_short_aliases`). Default false, unlike qitos: in a security library
+   * a model's `delete` should not quietly reach some server's `x__delete`.
+   */
+  autoShortAliases?: boolean;
 }
 
 /** Which tools {@linkcode ToolBox.list} returns. */
@@ -91,6 +101,8 @@ export interface ListOptions {
 export class ToolBox {
   #tools = new Map<string, AnyTool>();
   #disabled = new Set<string>();
+  /** Alias -> registered name; an alias is never also a registered name. */
+  #aliases = new Map<string, string>();
   readonly #hooks: HookSet = { before: [], after: [], afterBatch: [] };
   readonly #options: ToolBoxOptions & Required<Pick<ToolBoxOptions, "maxOutputChars" | "graceMs">>;
   readonly #env: ExecutionEnvironment;
@@ -103,8 +115,14 @@ export class ToolBox {
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     };
     this.#env = {
-      lookup: (name) => (this.#disabled.has(name) ? undefined : this.#tools.get(name)),
+      lookup: (name) => {
+        const found = this.#tools.get(name);
+        if (found !== undefined) return this.#disabled.has(name) ? undefined : found;
+        const target = this.#aliases.get(name);
+        return target === undefined || this.#disabled.has(target) ? undefined : this.#tools.get(target);
+      },
       enabledNames: () => [...this.#tools.keys()].filter((n) => !this.#disabled.has(n)),
+      isDisabled: (name) => this.#disabled.has(this.#aliases.get(name) ?? name) && this.has(name),
       hooks: this.#hooks,
       maxOutputChars: this.#options.maxOutputChars,
       graceMs: this.#options.graceMs,
@@ -112,22 +130,112 @@ export class ToolBox {
   }
 
   /**
-   * Adds tools. A second tool with a taken name throws
-   * {@linkcode ToolNameConflictError} unless one of the two has `override`.
+   * Adds tools, given one by one or in arrays. A second tool with a taken
+   * name throws {@linkcode ToolNameConflictError} unless one of the two has
+   * `override`. `register(tool, name, meta?)` (qitos's form) registers the
+   * tool under another name, with metadata overridden by `meta`; the tool
+   * itself is unchanged.
    */
-  register(...tools: AnyTool[]): this {
-    for (const t of tools) {
-      if (!isTool(t)) {
-        throw new TypeError(
-          `Not a tool: ${
-            JSON.stringify((t as { name?: unknown })?.name ?? t)
-          }; a tool has a valid name, a description, an inputSchema and execute()`,
-        );
-      }
-      const existing = this.#tools.get(t.name);
-      if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
-      this.#tools.set(t.name, t);
+  register(tool: AnyTool, name: string, meta?: Partial<ToolMetadata>): this;
+  /** Adds tools, one by one or in arrays. */
+  register(...tools: (AnyTool | readonly AnyTool[])[]): this;
+  register(...items: unknown[]): this {
+    if (typeof items[1] === "string") {
+      this.#add(renamed(items[0], items[1], items[2]));
+      return this;
     }
+    for (const item of items) {
+      if (Array.isArray(item)) { for (const t of item) this.#add(t); }
+      else this.#add(item);
+    }
+    return this;
+  }
+
+  /** Adds every tool of an iterable (Flux's `register_many`). */
+  registerMany(tools: Iterable<AnyTool>): this {
+    for (const t of tools) this.#add(t);
+    return this;
+  }
+
+  #add(t: unknown): void {
+    if (!isTool(t)) {
+      throw new TypeError(
+        `Not a tool: ${
+          JSON.stringify((t as { name?: unknown })?.name ?? t)
+        }; a tool has a valid name, a description, an inputSchema and execute()`,
+      );
+    }
+    if (t.effects !== undefined) assertEffects(t.name, t.effects);
+    const existing = this.#tools.get(t.name);
+    if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
+    // A registered name wins over an alias of the same name.
+    this.#aliases.delete(t.name);
+    this.#tools.set(t.name, t);
+    if (this.#options.autoShortAliases) this.#refreshShortAliases();
+  }
+
+  /**
+   * Makes `alias` call the tool registered as `target`. The alias is never
+   * listed: every dialect shows the tool once, under its own name, and a call
+   * by either name runs the same tool (the result's `toolName` is the tool's
+   * name, `metadata.calledAs` the alias).
+   */
+  alias(alias: string, target: string): this {
+    assertToolName(alias);
+    if (!this.#tools.has(target)) throw new UsageError(`Cannot alias "${alias}" to "${target}": no such tool`);
+    if (this.#tools.has(alias)) throw new ToolNameConflictError(alias);
+    const taken = this.#aliases.get(alias);
+    if (taken !== undefined && taken !== target) throw new ToolNameConflictError(alias);
+    this.#aliases.set(alias, target);
+    return this;
+  }
+
+  /** The aliases, alias to tool name. */
+  aliases(): Record<string, string> {
+    return Object.fromEntries(this.#aliases);
+  }
+
+  #autoAliases = new Set<string>();
+
+  #refreshShortAliases(): void {
+    for (const alias of this.#autoAliases) this.#aliases.delete(alias);
+    this.#autoAliases.clear();
+    const byShort = new Map<string, string[]>();
+    for (const name of this.#tools.keys()) {
+      const at = name.lastIndexOf("__");
+      if (at <= 0 || at + 2 >= name.length) continue;
+      const short = name.slice(at + 2);
+      byShort.set(short, [...(byShort.get(short) ?? []), name]);
+    }
+    for (const [short, names] of byShort) {
+      if (names.length !== 1 || this.#tools.has(short) || this.#aliases.has(short)) continue;
+      this.#aliases.set(short, names[0]);
+      this.#autoAliases.add(short);
+    }
+  }
+
+  /** Whether a tool (or alias) of this name is registered, enabled or not. */
+  has(name: string): boolean {
+    return this.#tools.has(name) || this.#aliases.has(name);
+  }
+
+  /** Removes a tool (by its name or an alias) and its aliases; whether there was one. */
+  remove(name: string): boolean {
+    const target = this.#tools.has(name) ? name : this.#aliases.get(name);
+    if (target === undefined) return false;
+    this.#tools.delete(target);
+    this.#disabled.delete(target);
+    for (const [alias, to] of this.#aliases) if (to === target) this.#aliases.delete(alias);
+    if (this.#options.autoShortAliases) this.#refreshShortAliases();
+    return true;
+  }
+
+  /** Removes every tool and alias (hooks stay). */
+  clear(): this {
+    this.#tools.clear();
+    this.#disabled.clear();
+    this.#aliases.clear();
+    this.#autoAliases.clear();
     return this;
   }
 
@@ -185,14 +293,15 @@ export class ToolBox {
     return this.enable(...SUBAGENT_TOOL_NAMES);
   }
 
-  /** A registered tool by name, enabled or not. */
+  /** A registered tool by name or alias, enabled or not. */
   get(name: string): AnyTool | undefined {
-    return this.#tools.get(name);
+    return this.#tools.get(name) ?? this.#tools.get(this.#aliases.get(name) ?? "");
   }
 
-  /** Whether a tool is registered and enabled. */
+  /** Whether a tool is registered and enabled (by name or alias). */
   isEnabled(name: string): boolean {
-    return this.#tools.has(name) && !this.#disabled.has(name);
+    const target = this.#tools.has(name) ? name : this.#aliases.get(name);
+    return target !== undefined && this.#tools.has(target) && !this.#disabled.has(target);
   }
 
   /**
@@ -278,6 +387,8 @@ export class ToolBox {
     const copy = new (this.constructor as new (options: ToolBoxOptions) => ToolBox)(this.#options);
     copy.#tools = new Map(this.#tools);
     copy.#disabled = new Set(this.#disabled);
+    copy.#aliases = new Map(this.#aliases);
+    copy.#autoAliases = new Set(this.#autoAliases);
     copy.#hooks.before.push(...this.#hooks.before);
     copy.#hooks.after.push(...this.#hooks.after);
     return copy;
@@ -288,4 +399,27 @@ function assertSession(session: unknown): asserts session is SessionBase {
   if (!(session instanceof SessionBase)) {
     throw new UsageError("ToolBox calls need a Session as their first argument: new Session({ workspace })");
   }
+}
+
+/** The tool `tool` under `name`, with `meta` over its metadata; the original is untouched. */
+function renamed(tool: unknown, name: string, meta: unknown): AnyTool {
+  if (!isTool(tool)) throw new TypeError(`Not a tool: ${JSON.stringify((tool as { name?: unknown })?.name ?? tool)}`);
+  assertToolName(name);
+  if (meta !== undefined && (typeof meta !== "object" || meta === null || Array.isArray(meta))) {
+    throw new TypeError(
+      `register(${JSON.stringify(tool.name)}, ${JSON.stringify(name)}, meta): meta must be an object`,
+    );
+  }
+  const overrides = { ...(meta as Record<string, unknown> | undefined) };
+  for (const key of ["name", "description", "inputSchema", "input", "execute"]) {
+    if (key in overrides) throw new TypeError(`register(..., meta): meta cannot set ${key}`);
+  }
+  // The copy inherits everything else; `execute` runs on the original, so a class tool keeps one state.
+  const original = tool;
+  const descriptors: PropertyDescriptorMap = {
+    name: { value: name, enumerable: true },
+    execute: { value: (args: unknown, ctx: unknown) => original.execute(args, ctx as never), enumerable: true },
+  };
+  for (const [key, value] of Object.entries(overrides)) descriptors[key] = { value, enumerable: true };
+  return Object.freeze(Object.create(tool, descriptors));
 }

@@ -183,4 +183,13 @@ export {
   writeAll,
 } from "./confined_fs.ts";
 export { isExecutableFile } from "./_executable.ts";
+export {
+  type Checkpoint,
+  DEFAULT_MAX_IMAGE_BYTES,
+  FileHistory,
+  type FileHistoryOptions,
+  type JournalEntry,
+  type UndoReport,
+} from "./file_history.ts";
+export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT, sameFileState } from "./file_state.ts";
 export type { SweepReport } from "./_debris.ts";

@@ -16,6 +16,7 @@ import type { RiskAssessor } from "./shell/risk.ts";
 import { denyAllHost } from "./hosts.ts";
 import type { PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
+import { type Checkpoint, FileHistory, type FileHistoryOptions, type UndoReport } from "./file_history.ts";
 
 /** Options of a {@linkcode Session}. */
 export interface SessionOptions {
@@ -51,6 +52,12 @@ export interface SessionOptions {
   saveRule?: { where: string; save(pattern: string): Promise<void> | void };
   /** Records every policy decision of the session (e.g. `AuditLog.decision`); default none. */
   onDecision?: (session: Session, event: PolicyDecisionEvent) => void;
+  /**
+   * The file history behind checkpoints and undo: a ready {@linkcode FileHistory}
+   * (a child session shares its parent's), or its options (`dir` keeps it on
+   * disk). Default: in memory.
+   */
+  history?: FileHistory | FileHistoryOptions;
 }
 
 /**
@@ -73,6 +80,8 @@ export class Session extends SessionBase {
   declare readonly policy: Policy;
   /** Allowlists and grants. */
   readonly state: PolicyState;
+  /** Every file change this session's calls reported, with before-images: checkpoints and undo. */
+  readonly history: FileHistory;
   readonly #options: SessionOptions;
 
   /** Creates a session. */
@@ -90,7 +99,11 @@ export class Session extends SessionBase {
         new Policy({
           workspace,
           state,
-          asker: session,
+          // The policy reads who answered, so it asks for the whole outcome.
+          asker: {
+            choose: (r, signal) => session.choose(r, signal),
+            confirm: (r, signal) => session.confirmOutcome(r, signal),
+          },
           fence: options.fence,
           sandbox: options.sandbox,
           assessor: options.assessor,
@@ -104,6 +117,11 @@ export class Session extends SessionBase {
     });
     this.state = state;
     this.#options = options;
+    this.history = options.history instanceof FileHistory
+      ? options.history
+      : new FileHistory(workspace.workdir, () => workspace.roots(), options.history);
+    this.onFileChange((event) => this.history.record(event));
+    this.onClose(() => this.history.flush());
     // A session that made its workspace removes the workspace's temp dir when it closes.
     if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
   }
@@ -121,6 +139,39 @@ export class Session extends SessionBase {
       state: this.state.clone(),
       artifacts: this.artifacts,
       depth: this.depth + 1,
+      history: this.history,
     });
+  }
+
+  /**
+   * Takes a checkpoint of the workspace: {@linkcode Session.restoreCheckpoint}
+   * later reverts every file change reported after it (by this session and its
+   * sub-agents).
+   */
+  createCheckpoint(label?: string): Checkpoint {
+    return this.history.checkpoint(label);
+  }
+
+  /**
+   * Restores the checkpoint `id`: the exact bytes and modes of every file
+   * changed since, newest change first. Throws a `ToolError` and changes
+   * nothing when a file was changed since by something that did not report it
+   * (`undo_conflict`, naming the file), or a change cannot be undone
+   * (`undo_unavailable`: its before-image was not kept), or the id is unknown
+   * (`unknown_checkpoint`).
+   */
+  restoreCheckpoint(id: string): Promise<UndoReport> {
+    return this.history.restore(id);
+  }
+
+  /**
+   * Undoes the file changes of the calls `callIds` (the call ids given to
+   * `box.call`), newest first. Throws a `ToolError` and changes nothing when a
+   * later call or anything else changed one of their files since
+   * (`undo_conflict`, naming the file and the later call), or a call id is
+   * unknown or a change has no before-image (`undo_unavailable`).
+   */
+  undoCalls(callIds: readonly string[]): Promise<UndoReport> {
+    return this.history.undo(callIds);
   }
 }

@@ -127,6 +127,7 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
     attempts: result.attempts,
     latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     artifacts: result.artifacts.map((a) => a.id),
+    filesystemChanges: result.filesystemChanges,
   };
 }
 

@@ -4,7 +4,8 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { FileArtifactStore, MemoryArtifactStore, readArtifactWindow } from "../../core/artifacts.ts";
+import { FileArtifactStore, MemoryArtifactStore, parseArtifactRef, readArtifactWindow } from "../../core/artifacts.ts";
+import { ARTIFACT_REF_SCHEMA_VERSION } from "../../core/result.ts";
 import { atomicWrite } from "../../policy/atomic_write.ts";
 import { ToolError } from "../../core/errors.ts";
 
@@ -36,6 +37,9 @@ for (
           sensitivity: "normal",
           summary: "greeting",
           required: false,
+          resolverKey: label,
+          provenanceDigest: null,
+          schemaVersion: ARTIFACT_REF_SCHEMA_VERSION,
         });
         assert.equal((await store.put(text)).id, ref.id);
         assert.equal(store.list().length, 1);
@@ -100,4 +104,92 @@ test("file store: a folder given through a symlink works (writes go to its real 
     await rm(`${dir}-link`, { force: true });
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+describe("ArtifactRef fields and parseArtifactRef", () => {
+  const hex = "ab".repeat(32);
+  const minimal = { artifact_id: `sha256:${hex}`, resolver_key: "memory", media_type: "text/plain", byte_length: 3 };
+
+  test("stores fill resolverKey, provenanceDigest and schemaVersion", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+    try {
+      const memory = await new MemoryArtifactStore().put("abc", { provenanceDigest: hex });
+      assert.deepEqual([memory.resolverKey, memory.provenanceDigest, memory.schemaVersion], ["memory", hex, 1]);
+      const file = await new FileArtifactStore(dir, atomicWrite).put("abc");
+      assert.deepEqual([file.resolverKey, file.provenanceDigest, file.schemaVersion], ["file", null, 1]);
+      // A stored ref reads back as itself.
+      assert.deepEqual(parseArtifactRef(JSON.parse(JSON.stringify(file))), file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("reads the seed's snake_case form with its defaults", () => {
+    assert.deepEqual(parseArtifactRef(minimal), {
+      id: `sha256:${hex}`,
+      sha256: hex,
+      mediaType: "text/plain",
+      byteLength: 3,
+      encoding: "binary",
+      sensitivity: "normal",
+      summary: "",
+      required: true,
+      resolverKey: "memory",
+      provenanceDigest: null,
+      schemaVersion: ARTIFACT_REF_SCHEMA_VERSION,
+    });
+    const full = parseArtifactRef({
+      ...minimal,
+      sha256: hex,
+      encoding: "utf-8",
+      sensitivity: "internal",
+      model_summary: "three bytes",
+      required: false,
+      provenance_digest: "cd".repeat(32),
+      schema_version: "1",
+    });
+    assert.deepEqual(
+      [full.encoding, full.sensitivity, full.summary, full.required, full.provenanceDigest, full.schemaVersion],
+      ["utf-8", "normal", "three bytes", false, "cd".repeat(32), 1],
+    );
+    // The id may be given as sha256 alone.
+    const { artifact_id: _id, ...bySha } = minimal;
+    assert.equal(parseArtifactRef({ ...bySha, sha256: hex }).id, `sha256:${hex}`);
+  });
+
+  test("refuses every malformed field with invalid_artifact_ref, naming it", () => {
+    const cases: [unknown, string][] = [
+      [null, "(the value)"],
+      [[minimal], "(the value)"],
+      ["sha256:x", "(the value)"],
+      [{ ...minimal, artifact_id: undefined }, "id"],
+      [{ ...minimal, artifact_id: `sha256:${hex.toUpperCase()}` }, "id"],
+      [{ ...minimal, artifact_id: `md5:${hex}` }, "id"],
+      [{ ...minimal, artifact_id: `sha256:${hex}`, sha256: "cd".repeat(32) }, "sha256"],
+      [{ ...minimal, sha256: 5 }, "sha256"],
+      [{ ...minimal, byte_length: -1 }, "byteLength"],
+      [{ ...minimal, byte_length: 1.5 }, "byteLength"],
+      [{ ...minimal, byte_length: "3" }, "byteLength"],
+      [{ ...minimal, media_type: "" }, "mediaType"],
+      [{ ...minimal, media_type: undefined }, "mediaType"],
+      [{ ...minimal, resolver_key: undefined }, "resolverKey"],
+      [{ ...minimal, resolver_key: 7 }, "resolverKey"],
+      [{ ...minimal, encoding: "utf8" }, "encoding"],
+      [{ ...minimal, sensitivity: "secret" }, "sensitivity"],
+      [{ ...minimal, required: "yes" }, "required"],
+      [{ ...minimal, provenance_digest: "abc" }, "provenanceDigest"],
+      [{ ...minimal, schema_version: 2 }, "schemaVersion"],
+      [{ ...minimal, schema_version: "one" }, "schemaVersion"],
+      [{ ...minimal, model_summary: 3 }, "summary"],
+    ];
+    for (const [value, field] of cases) {
+      assert.throws(
+        () => parseArtifactRef(value),
+        (e: unknown) =>
+          e instanceof ToolError && e.code === "invalid_artifact_ref" && e.details?.field === field &&
+          e.message.includes(field),
+        `${JSON.stringify(value)} should be refused for ${field}`,
+      );
+    }
+  });
 });

@@ -30,7 +30,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("unknown and disabled tools list the closest names", async () => {
+  test("an unknown tool lists the closest names; a disabled one says it is disabled", async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         listDir,
@@ -44,8 +44,13 @@ describe("toolbox.call outcomes", () => {
       assert.equal(r.attempts, 0);
       box.disable("read_file");
       const disabled = await box.call(session, "read_file", {});
-      assert.equal(disabled.errorCode, "unknown_tool");
-      assert.doesNotMatch(disabled.error!, /"read_file"\?/);
+      assert.equal(disabled.status, "error");
+      assert.equal(disabled.errorCode, "tool_disabled");
+      assert.equal(disabled.error, 'Tool "read_file" is disabled in this toolbox');
+      assert.doesNotMatch(disabled.error!, /did you mean/);
+      assert.equal(disabled.attempts, 0);
+      box.enable("read_file");
+      assert.equal((await box.call(session, "read_file", {})).status, "success");
     });
   });
 

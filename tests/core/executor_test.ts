@@ -54,7 +54,7 @@ describe("timeouts", () => {
       const r = await box.call(session, "stubborn", {}, { timeoutMs: 30 });
       assert.equal(r.status, "timed_out");
       assert.equal(r.workerStillRunning, true);
-      assert.equal(r.outcomeUnknown, true);
+      assert.equal(r.reconciliationRequired, true);
       assert.ok(performance.now() - started < 250, "the result did not wait for the tool");
       assert.equal(finished, false);
       await delay(350);

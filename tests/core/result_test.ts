@@ -6,7 +6,11 @@ describe("ToolResult", () => {
   test("defaults and plain JSON", () => {
     const r = makeResult({ status: "success", toolName: "t", output: { a: 1 } });
     assert.deepEqual(JSON.parse(JSON.stringify(r)), r);
-    assert.equal(r.schemaVersion, 1);
+    assert.equal(r.schemaVersion, 2);
+    assert.equal(r.effectState, "no_effect_declared");
+    assert.equal(r.declaredEffects, null);
+    assert.equal(r.reconciliationRequired, false);
+    assert.equal(r.retryDisposition, "not_needed");
     assert.equal(r.attempts, 0);
     assert.equal(r.truncated, false);
     assert.deepEqual(r.artifacts, []);

@@ -33,3 +33,48 @@ test("run's arguments are inferred from the valibot schema", () => {
   });
   assert.equal(t.name, "typed");
 });
+
+test("session.confirm resolves to the answer itself, so `if (await session.confirm(...))` means yes", async () => {
+  const { Session } = await import("../../policy/session.ts");
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { callbackHost } = await import("../../policy/hosts.ts");
+  const dir = await mkdtemp(join(tmpdir(), "toolfence-types-"));
+  try {
+    for (const answer of [true, false]) {
+      const session = new Session({
+        workspace: dir,
+        host: callbackHost({ choose: (r) => r.defaultChoice, confirm: () => answer }),
+      });
+      const asked = session.confirm({ title: "t", message: "m", defaultChoice: !answer });
+      expectType<Equal<typeof asked, Promise<boolean>>>(true);
+      let taken = false;
+      // The mistake ChoiceOutcome allowed (an object is always truthy) is here the right code.
+      if (await session.confirm({ title: "t", message: "m", defaultChoice: !answer })) taken = true;
+      assert.equal(taken, answer);
+      const outcome = await session.confirmOutcome({ title: "t", message: "m", defaultChoice: !answer });
+      assert.deepEqual(outcome, { choice: answer, source: "user" });
+      await session.close();
+    }
+    const auto = new Session({ workspace: dir, autoConfirm: true });
+    assert.equal(await auto.confirm({ title: "t", message: "m", defaultChoice: false }), false);
+    assert.deepEqual(await auto.confirmOutcome({ title: "t", message: "m", defaultChoice: true }), {
+      choice: true,
+      source: "auto",
+    });
+    await auto.close();
+    // A host that answers a yes/no question with anything but a boolean is refused, never read as truthy.
+    const odd = new Session({
+      workspace: dir,
+      host: {
+        choose: () => Promise.reject(new Error("unused")),
+        confirm: () => Promise.resolve({ choice: "yes" as unknown as boolean, source: "user" }),
+      },
+    });
+    await assert.rejects(odd.confirm({ title: "t", message: "m", defaultChoice: false }), TypeError);
+    await odd.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -149,6 +149,25 @@ describe("built-in tools' outputs through MCP", () => {
     return structured;
   }
 
+  /**
+   * One call that fails but keeps its output for the model (a command that exits non-zero or times out):
+   * an error with the code and the output in its text, and no structuredContent (the schema is a success's).
+   */
+  async function runFailing(tool: string, args: Record<string, unknown>, code: string) {
+    const result = await client.callTool({ name: tool, arguments: args }) as CallToolResult;
+    const text = (result.content[0] as { text: string }).text;
+    assert.equal(result.isError, true, `${tool} ${JSON.stringify(args)} did not fail: ${text}`);
+    assert.match(text, new RegExp(`\\[${code}\\]`));
+    assert.equal(result.structuredContent, undefined);
+    const kept = /\n(?:Output|Partial output): ([\s\S]*)$/.exec(text);
+    assert.ok(kept, `${tool}: no output in ${text}`);
+    const output = JSON.parse(kept[1]);
+    // What the model reads is still the tool's declared output shape.
+    const own = ajv.compile(outputJsonSchema(box.get(tool)!.output!));
+    assert.ok(own(output), `${tool}: ${JSON.stringify(own.errors)} for ${JSON.stringify(output)}`);
+    return output as Record<string, unknown>;
+  }
+
   test("every listed tool advertises an outputSchema that admits the cut envelope", () => {
     assert.ok(listed.size >= 29, `only ${listed.size} tools listed`);
     for (const [name, t] of listed) {
@@ -212,8 +231,8 @@ describe("built-in tools' outputs through MCP", () => {
 
   test("command tools", async () => {
     await run("bash", { command: "echo out; echo err >&2" });
-    await run("bash", { command: "exit 3" });
-    assert.equal((await run("bash", { command: "sleep 5", timeout_s: 0.2 })).stop_reason, "timeout");
+    assert.equal((await runFailing("bash", { command: "exit 3" }, "command_failed")).exit_code, 3);
+    assert.equal((await runFailing("bash", { command: "sleep 5", timeout_s: 0.2 }, "timeout")).stop_reason, "timeout");
     assert.equal((await run("bash", { command: "yes x | head -c 200000", max_output_bytes: 2048 })).truncated, true);
     await run("bash", { command: "seq 1 3000", max_output_chars: 500 });
     await run("bash", { command: "seq 1 12000", max_output_chars: 100_000 }, true);

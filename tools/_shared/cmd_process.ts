@@ -83,6 +83,30 @@ export async function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_
   return false;
 }
 
+// Whether `work` settles within `ms`.
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((done) => (timer = setTimeout(() => done(false), ms)));
+  return Promise.race([work.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * SIGTERM to a group whose every process dies with its leader, SIGKILL after
+ * `graceMs` if the leader is still there, and gone once the leader has exited.
+ * Members left in the group then are dead, waiting for a reaper (in a container
+ * its init may take seconds), and a zombie answers signal 0 like the living.
+ */
+async function terminateWithLeader(pgid: number, exited: Promise<unknown>, graceMs: number): Promise<boolean> {
+  if (!signalGroup(pgid, "SIGTERM")) return true;
+  if (!await settlesWithin(exited, graceMs)) {
+    signalGroup(pgid, "SIGKILL");
+    if (!await settlesWithin(exited, 2_000)) return false;
+  }
+  // Nothing of it runs now; the dead need no second look.
+  signalGroup(pgid, "SIGKILL");
+  return true;
+}
+
 /** Options of {@linkcode spawnGroup}. */
 export interface SpawnGroupOptions {
   /** Working directory (absolute). */
@@ -91,6 +115,11 @@ export interface SpawnGroupOptions {
   env: Record<string, string>;
   /** Open descriptors the process gets as its descriptors 3, 4, ... (the sandbox's bound handles). */
   extraFds?: readonly number[];
+  /**
+   * Everything the leader starts dies with it: bubblewrap's own PID namespace,
+   * with `--die-with-parent`. The group is then gone once the leader has exited.
+   */
+  diesWithLeader?: boolean;
 }
 
 /**
@@ -137,10 +166,11 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         stderr: child.stderr!,
         terminate(graceMs = KILL_GRACE_MS) {
           if (gone) return Promise.resolve();
-          ending ??= terminateGroup(pid, graceMs).then((isGone) => {
-            gone = isGone;
-            ending = undefined;
-          });
+          ending ??= (options.diesWithLeader ? terminateWithLeader(pid, exited, graceMs) : terminateGroup(pid, graceMs))
+            .then((isGone) => {
+              gone = isGone;
+              ending = undefined;
+            });
           return ending;
         },
       });

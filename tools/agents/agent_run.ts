@@ -109,6 +109,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
     }),
     output: AGENT_RUN_OUTPUT,
     openWorld: true,
+    effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],
     async run({ task, name }, ctx) {
       assertMayDelegate(ctx.session);
@@ -140,6 +141,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
     }),
     output: AGENT_RUN_PARALLEL_OUTPUT,
     openWorld: true,
+    effects: ["reads", "writes_files", "runs_processes", "network"],
     permissions: [],
     async run({ tasks, names }, ctx): Promise<{ results: SubagentOutcome[] }> {
       if (names !== undefined && names.length !== tasks.length) {

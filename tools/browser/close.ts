@@ -36,6 +36,7 @@ export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>
     input: v.object({}),
     output: CLOSE_OUTPUT,
     idempotent: true,
+    effects: ["runs_processes"],
     permissions: ["run"],
     async run(_args, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

@@ -47,6 +47,7 @@ export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserCons
     output: CONSOLE_MESSAGES_OUTPUT,
     readOnly: true,
     concurrencySafe: false,
+    effects: ["reads"],
     permissions: [],
     run({ clear }, ctx): string {
       const browser = browserOf(browsers, ctx.session);

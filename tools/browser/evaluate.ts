@@ -50,6 +50,7 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
     }),
     output: EVALUATE_OUTPUT,
     openWorld: true,
+    effects: ["reads", "runs_processes", "network"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ script }, ctx): Promise<string> {
@@ -57,13 +58,13 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
       const page = await browser.page();
       if (browser.options.evaluate !== "allow") {
         const shown = script.length > 2000 ? script.slice(0, 2000) + "…" : script;
-        const outcome = await ctx.session.confirm({
+        const allowed = await ctx.session.confirm({
           title: "Run a script in the browser",
           message:
             `The agent wants to run this script in ${page.url()}, with the page's cookies and storage:\n${shown}`,
           defaultChoice: false,
         }, ctx.signal);
-        if (!outcome.choice) {
+        if (!allowed) {
           throw new ToolError(`Running the script in ${page.url()} was denied`, {
             code: "permission_denied",
             kind: "policy",

@@ -73,6 +73,7 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
     readOnly: true,
     concurrencySafe: false,
     openWorld: true,
+    effects: ["reads"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, full_page, format = "png" }, ctx): Promise<BrowserScreenshotResult> {

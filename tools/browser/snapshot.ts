@@ -43,6 +43,7 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
     readOnly: true,
     openWorld: true,
     concurrencySafe: false,
+    effects: ["reads"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run(_args, ctx): Promise<string> {

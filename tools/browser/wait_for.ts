@@ -61,6 +61,7 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
     readOnly: true,
     concurrencySafe: false,
     openWorld: true,
+    effects: ["reads"],
     permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ text, text_gone, time, timeout }, ctx): Promise<string> {

@@ -9,6 +9,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import type { GroupProcess, ProcessExit } from "../_shared/cmd_process.ts";
 import type { OutputCapture } from "../_shared/cmd_output.ts";
 import type { QuarantinedPath } from "@toolfence/policy";
+import type { WorkspaceWatch } from "./workspace_changes.ts";
 
 /** A background job. */
 export interface Job {
@@ -36,6 +37,8 @@ export interface Job {
   finishedAt?: number;
   /** Whether bash_stop (or the session's end) stopped it. */
   stopRequested: boolean;
+  /** The workspace comparison of its run, until the first report after its end gives its file changes. */
+  watch?: WorkspaceWatch;
 }
 
 /** A job's state for the model. */

@@ -17,6 +17,7 @@ import { isExecutableFile } from "@toolfence/policy";
 import { commandEnvironment, envAssignments } from "../_shared/cmd_env.ts";
 import { type GroupProcess, spawnGroup } from "../_shared/cmd_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
+import { watchWorkspace, type WorkspaceWatch } from "./workspace_changes.ts";
 import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "../_shared/cmd_output.ts";
 
 /** What the model asked to run. */
@@ -57,6 +58,8 @@ export interface StartedCommand {
   sandboxReason?: string;
   /** The working folder it started in. */
   cwd: string;
+  /** The workspace as it was right before the start; `finish()` once it is gone reports what it changed. */
+  watch: WorkspaceWatch;
 }
 
 /**
@@ -117,9 +120,11 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     const stdoutPath = path.join(dir, `${name}.stdout`);
     const stderrPath = path.join(dir, `${name}.stderr`);
     const files = await openOutputFiles(stdoutPath, stderrPath);
+    // The last thing before the start, so that every change after it is the command's.
+    const watch = await watchWorkspace(ctx);
     let process: GroupProcess;
     try {
-      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds });
+      process = await spawnGroup(wrapped.argv, { cwd, env, extraFds: wrapped.fds, diesWithLeader: wrapped.sandboxed });
     } catch (error) {
       await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
       throw error;
@@ -141,6 +146,7 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
       sandboxed: wrapped.sandboxed,
       ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
       cwd,
+      watch,
     };
   } catch (error) {
     await wrapped.release();

@@ -8,7 +8,7 @@
  */
 
 import * as v from "valibot";
-import { ToolError } from "@toolfence/core";
+import { fail, ToolError, type ToolFailure } from "@toolfence/core";
 import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
@@ -72,6 +72,13 @@ function findJob(ctx: ToolContext, id: string): Job {
 
 async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobReport> {
   const exit = job.process.exit;
+  // The first report after the job's end gives what it changed in the workspace.
+  if (exit !== undefined && job.watch !== undefined) {
+    const { watch } = job;
+    job.watch = undefined;
+    await job.gone;
+    await watch.finish(ctx);
+  }
   const shown = (file: string) => ctx.workspace.relative(file);
   const peek = (file: string) =>
     peekStream(file, cap, shown(file)).catch((error) => {
@@ -101,6 +108,32 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
     stderr_path: job.stderrPath,
     duration_ms: (job.finishedAt ?? Date.now()) - job.startedAt,
   };
+}
+
+/**
+ * A report of a job that failed on its own (a non-zero exit, or a signal it
+ * was not sent by bash_stop or the output limit) as a `command_failed` or
+ * `command_killed` failure that keeps the whole report; anything else as is.
+ */
+export function jobOutcome<R extends JobReport>(report: R): R | ToolFailure {
+  if (report.status === "running" || report.stopped || report.truncated) return report;
+  if (report.signal) {
+    return fail(`Background job ${report.id} was killed by ${report.signal}`, {
+      code: "command_killed",
+      output: report,
+      effectState: "none",
+      details: { signal: report.signal },
+    });
+  }
+  if (report.exit_code !== 0) {
+    return fail(`Background job ${report.id} exited with code ${report.exit_code}`, {
+      code: "command_failed",
+      output: report,
+      effectState: "none",
+      details: { exitCode: report.exit_code },
+    });
+  }
+  return report;
 }
 
 /** Arguments of `bash_background`. */
@@ -145,6 +178,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   output: BASH_BACKGROUND_OUTPUT,
   destructive: true,
   openWorld: true,
+  effects: ["reads", "writes_files", "runs_processes", "network"],
   permissions: ["run", "env", "read", "write"],
   needs: COMMAND_NEEDS,
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
@@ -170,6 +204,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       gone: run.gone,
       quarantined: run.quarantined,
       startedAt: Date.now(),
+      watch: run.watch,
     });
     return {
       id: job.id,
@@ -193,7 +228,9 @@ export interface BashReadArgs {
 
 /**
  * `bash_read(id, max_output_chars = 16000)`: a job's status and its output so
- * far; reading does not consume anything. Requires `--allow-read` for the temp folder.
+ * far; reading does not consume anything. A job that ended with a non-zero
+ * exit or a signal makes the call fail (`command_failed`, `command_killed`)
+ * with the whole report as its output; so do `bash_wait` and `bash_stop`. Requires `--allow-read` for the temp folder.
  *
  * @example
  * ```ts
@@ -204,13 +241,15 @@ export interface BashReadArgs {
 export const bashReadTool: Tool<BashReadArgs> = tool({
   name: "bash_read",
   description: "Show a background job's status and its output so far (head and tail when long).\n" +
-    "Reading does not consume the output: every call shows everything from the start.",
+    "Reading does not consume the output: every call shows everything from the start. " +
+    "A job that exited non-zero or was killed makes the call fail, with the same report.",
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
   output: JOB_REPORT_OUTPUT,
   readOnly: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: JOB_NEEDS,
-  run: ({ id, max_output_chars }, ctx) => report(ctx, findJob(ctx, id), max_output_chars),
+  run: async ({ id, max_output_chars }, ctx) => jobOutcome(await report(ctx, findJob(ctx, id), max_output_chars)),
 });
 
 /** Arguments of `bash_wait`. */
@@ -254,9 +293,10 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
   }),
   output: BASH_WAIT_OUTPUT,
   readOnly: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: JOB_NEEDS,
-  async run({ id, timeout_s, max_output_chars }, ctx): Promise<JobReport & { timed_out: boolean }> {
+  async run({ id, timeout_s, max_output_chars }, ctx): Promise<(JobReport & { timed_out: boolean }) | ToolFailure> {
     const job = findJob(ctx, id);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
@@ -271,7 +311,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort!);
     ctx.signal.throwIfAborted();
-    return { ...await report(ctx, job, max_output_chars), timed_out: waited === "timeout" };
+    return jobOutcome({ ...await report(ctx, job, max_output_chars), timed_out: waited === "timeout" });
   },
 });
 
@@ -291,6 +331,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   input: v.object({}),
   output: BASH_LIST_OUTPUT,
   readOnly: true,
+  effects: ["reads"],
   permissions: [],
   needs: JOB_NEEDS,
   run: (_args, ctx) => ({
@@ -331,6 +372,7 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   output: JOB_REPORT_OUTPUT,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "runs_processes"],
   permissions: ["run", "read"],
   needs: JOB_NEEDS,
   async run({ id }, ctx) {
@@ -338,6 +380,6 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
     if (job.process.exit === undefined) job.stopRequested = true;
     await job.process.terminate();
     await job.gone;
-    return report(ctx, job, 16_000);
+    return jobOutcome(await report(ctx, job, 16_000));
   },
 });

@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
-import { type Tool, tool } from "@toolfence/core";
+import { fail, type Tool, tool, type ToolFailure } from "@toolfence/core";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
@@ -88,8 +88,10 @@ export interface BashResult {
  * session temp dir writable, the rest read-only, no network), with a scrubbed
  * environment (see `tools/cmd/_env.ts`). On timeout or cancel the whole group
  * gets SIGTERM, then SIGKILL after 5 s; when the shell exits, whatever it left
- * running is ended the same way. A non-zero exit is a successful call that
- * reports the exit code. Output streams to files in the session temp dir, so
+ * running is ended the same way. A non-zero exit ends the call as an `error`
+ * (`command_failed`), a signal as `command_killed` (the message names it), the
+ * timeout as `timed_out`: each keeps the whole {@linkcode BashResult} (exit
+ * code, stdout, stderr) as the output the model reads. Output streams to files in the session temp dir, so
  * memory stays bounded while the command runs; once stdout and stderr together
  * pass `max_output_bytes` (at most the session's maximum) the rest is dropped,
  * the command is stopped, and the result says `truncated: true`,
@@ -118,7 +120,8 @@ export const bashTool: Tool<BashArgs> = tool({
   name: "bash",
   description: "Run a shell command in the workspace and return its exit code, stdout and stderr.\n" +
     "Commands on the allowlist (read-only ones such as ls, cat, grep, git status, git diff) run at once; " +
-    "anything else may ask the user first or be refused. A non-zero exit code is reported, not an error. " +
+    "anything else may ask the user first or be refused. A non-zero exit code, a signal or the timeout makes " +
+    "the call fail; stdout, stderr and the exit code still come back. " +
     "The command and everything it starts are killed after timeout_s seconds. Long output is cut to its head " +
     "and tail; the marker names an artifact to page through with read_artifact. A command that prints more " +
     "than max_output_bytes (default 64 MiB) is stopped, and the result says truncated. " +
@@ -127,10 +130,15 @@ export const bashTool: Tool<BashArgs> = tool({
   output: BASH_OUTPUT,
   destructive: true,
   openWorld: true,
+  effects: ["reads", "writes_files", "runs_processes", "network"],
+  recordsFileChanges: true,
   permissions: ["run", "env", "read", "write"],
   needs: COMMAND_NEEDS,
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
-  async run({ command, cwd, env, timeout_s, max_output_chars, max_output_bytes }, ctx): Promise<BashResult> {
+  async run(
+    { command, cwd, env, timeout_s, max_output_chars, max_output_bytes },
+    ctx,
+  ): Promise<BashResult | ToolFailure> {
     const started = performance.now();
     const run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "bash");
     let timedOut = false;
@@ -143,6 +151,7 @@ export const bashTool: Tool<BashArgs> = tool({
     try {
       const exit = await run.process.exited;
       await run.gone;
+      await run.watch.finish(ctx);
       ctx.signal.throwIfAborted();
       const summary = `whole %s of bash ${JSON.stringify(command.slice(0, 200))}`;
       const stdout = await readStreamForResult(
@@ -159,7 +168,7 @@ export const bashTool: Tool<BashArgs> = tool({
       );
       const limited = run.output.limitReached;
       // Why it stopped comes before the output, so that it survives a cut of the whole result.
-      return {
+      return commandOutcome(command, timeout_s, {
         exit_code: exit.code,
         ...(exit.signal ? { signal: exit.signal } : {}),
         ...(timedOut && !limited ? { timed_out: true as const } : {}),
@@ -185,7 +194,7 @@ export const bashTool: Tool<BashArgs> = tool({
             })),
           }
           : {}),
-      };
+      });
     } catch (error) {
       throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");
     } finally {
@@ -195,3 +204,39 @@ export const bashTool: Tool<BashArgs> = tool({
     }
   },
 });
+
+/**
+ * How a finished command ends the call: success when it exited 0 (or
+ * toolfence stopped it at the output limit, which the result says);
+ * `timed_out`, `command_killed` (naming the signal) or `command_failed`
+ * otherwise, each with the whole result as its output.
+ */
+function commandOutcome(command: string, timeoutS: number, result: BashResult): BashResult | ToolFailure {
+  if (result.truncated) return result;
+  const shown = JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}...` : command);
+  if (result.timed_out) {
+    return fail(`bash ${shown} ran out of time after ${timeoutS} s and was killed`, {
+      status: "timed_out",
+      code: "timeout",
+      output: result,
+      recoveryHint: "Give a longer timeout_s, or run it with bash_background.",
+    });
+  }
+  if (result.signal) {
+    return fail(`bash ${shown} was killed by ${result.signal}`, {
+      code: "command_killed",
+      output: result,
+      effectState: "applied",
+      details: { signal: result.signal },
+    });
+  }
+  if (result.exit_code !== 0) {
+    return fail(`bash ${shown} exited with code ${result.exit_code}`, {
+      code: "command_failed",
+      output: result,
+      effectState: "applied",
+      details: { exitCode: result.exit_code },
+    });
+  }
+  return result;
+}

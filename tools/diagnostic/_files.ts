@@ -166,7 +166,12 @@ async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOpt
   const err = await open(`${base}.stderr`, "wx", 0o600);
   let timedOut = false;
   try {
-    const started = await spawnGroup(finalArgv, { cwd: options.cwd, env, extraFds: wrapped.fds });
+    const started = await spawnGroup(finalArgv, {
+      cwd: options.cwd,
+      env,
+      extraFds: wrapped.fds,
+      diesWithLeader: wrapped.sandboxed,
+    });
     const capture = captureOutput(started, { stdout: out, stderr: err }, OUTPUT_LIMIT_BYTES, () => {
       void started.terminate();
     });
@@ -210,7 +215,7 @@ async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOpt
 async function allowUnconfined(ctx: ToolContext, argv: string[], options: CheckerOptions, reason: string) {
   if (options.unconfined === "refuse") throw sandboxUnavailable(reason);
   const program = path.basename(argv[0]);
-  const outcome = await ctx.session.confirm({
+  const outcome = await ctx.session.confirmOutcome({
     title: "Run a checker without the OS sandbox",
     message: `${program} would run without the OS sandbox (${reason}). It would see every file you can read ` +
       "and could use the network (registries named in the project's configuration). Run it anyway?",

@@ -186,6 +186,7 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
   readOnly: true,
   idempotent: true,
   openWorld: true,
+  effects: ["reads", "runs_processes"],
   permissions: ["read", "run", "env"],
   needs: { run: ["deno"], signal: true, read: ["workspace", "temp"], write: ["temp"], env: SPAWN_ENV },
   optionalNeeds: { run: ["bwrap"], env: INHERITED_VARIABLES },

@@ -11,7 +11,7 @@ import { READ_ARTIFACT_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `read_artifact`, after defaults. */
 export interface ReadArtifactArgs {
-  /** The artifact id, `sha256:` and 64 hex digits, as named in the marker. */
+  /** The artifact id, `sha256:` and 64 hex digits, as named in the marker (or its URI `artifact://sha256/<hex>`). */
   id: string;
   /** First character to read, from 0. */
   offset: number;
@@ -45,7 +45,12 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   description: "Read part of an artifact: the whole output of an earlier call that was cut (its marker names " +
     "the artifact id). offset and limit count characters; nextOffset in the result is where to continue.",
   input: v.object({
-    id: v.pipe(v.string(), v.description('The artifact id, "sha256:" and 64 hex digits, as named in the marker.')),
+    id: v.pipe(
+      v.string(),
+      v.description(
+        'The artifact id, "sha256:" and 64 hex digits, as named in the marker, or its URI artifact://sha256/<hex>.',
+      ),
+    ),
     offset: v.optional(
       v.pipe(v.number(), v.integer(), v.minValue(0), v.description("First character to read, from 0. Default 0.")),
       0,
@@ -64,6 +69,7 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   output: READ_ARTIFACT_OUTPUT,
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: [],
   needs: {},
   run: ({ id, offset, limit }, ctx): Promise<ArtifactWindow> =>

@@ -12,6 +12,7 @@ import { fileOpError, notFound, wrongType } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
+import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { COPY_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `copy`. */
@@ -64,6 +65,8 @@ export const copyTool: Tool<CopyArgs> = tool({
   output: COPY_OUTPUT,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
@@ -77,16 +80,18 @@ export const copyTool: Tool<CopyArgs> = tool({
     const destination = await resolveDestination(ctx, "copy", source, dst);
     await ctx.policy.authorize(destination, "copy", ctx.signal, stat.isDirectory() ? { tree: source.path } : {});
     const to = destination.path;
-    const created = makeParents(to, dst, destination.roots);
-    const temp = path.join(path.dirname(to), tempName());
-    try {
-      const counts = await copyTreeConfined(source.path, temp, ctx.signal, undefined, "", stat);
-      renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
-      return { from: source.path, to, type: typeName(stat), replaced: destination.existed, ...counts };
-    } catch (error) {
-      await discardConfined(temp);
-      await undoParents(created);
-      throw fileOpError(error, src, source.path, "copying");
-    }
+    return await withChangeReport(ctx, [affectedPath(to)], async () => {
+      const created = makeParents(to, dst, destination.roots);
+      const temp = path.join(path.dirname(to), tempName());
+      try {
+        const counts = await copyTreeConfined(source.path, temp, ctx.signal, undefined, "", stat);
+        renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
+        return { from: source.path, to, type: typeName(stat), replaced: destination.existed, ...counts };
+      } catch (error) {
+        await discardConfined(temp);
+        await undoParents(created);
+        throw fileOpError(error, src, source.path, "copying");
+      }
+    });
   },
 });

@@ -12,6 +12,7 @@ import { type Tool, tool } from "@toolfence/core";
 import { readdirConfined, removeTreeConfined, unlinkConfined } from "@toolfence/policy";
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { typeName } from "../_shared/fs_open.ts";
+import { withChangeReport } from "../_shared/fs_changes.ts";
 import { DELETE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `delete`, defaults applied. */
@@ -106,6 +107,8 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   output: DELETE_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: shown, recursive }, ctx) {
@@ -131,14 +134,16 @@ export const deleteTool: Tool<DeleteArgs> = tool({
     }
     await ctx.policy.authorize(target, "delete", ctx.signal, stat.isDirectory() ? { tree: real } : {});
     if (entries > 0) entries = await countEntries(real, shown, ctx.signal);
-    try {
-      if (stat.isDirectory()) await removeTreeConfined(real, ctx.signal);
-      else unlinkConfined(real);
-    } catch (error) {
-      throw entries > 0
-        ? await partialDeletion(error, shown, real, entries)
-        : fileOpError(error, shown, real, "deleting");
-    }
+    await withChangeReport(ctx, [real], async () => {
+      try {
+        if (stat.isDirectory()) await removeTreeConfined(real, ctx.signal);
+        else unlinkConfined(real);
+      } catch (error) {
+        throw entries > 0
+          ? await partialDeletion(error, shown, real, entries)
+          : fileOpError(error, shown, real, "deleting");
+      }
+    });
     return { path: real, deleted: typeName(stat), ...(stat.isDirectory() ? { entries } : {}) };
   },
 });

@@ -102,6 +102,7 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
   readOnly: true,
   destructive: false,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path }, ctx) {

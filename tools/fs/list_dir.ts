@@ -93,6 +93,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
   readOnly: true,
   destructive: false,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path: dir, details }, ctx) {

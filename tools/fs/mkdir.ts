@@ -9,6 +9,7 @@ import { type Tool, tool } from "@toolfence/core";
 import { wrongType } from "../_shared/fs_errors.ts";
 import { describeType } from "../_shared/fs_open.ts";
 import { makeFolder } from "../_shared/fs_write.ts";
+import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { MKDIR_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `mkdir`. */
@@ -46,6 +47,8 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   output: MKDIR_OUTPUT,
   destructive: false,
   idempotent: true,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {
@@ -57,7 +60,7 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
       throw wrongType(path, target.path, found, "a directory", "Choose another path, or delete what is there.");
     }
     await ctx.policy.authorize(target, "mkdir", ctx.signal);
-    makeFolder(target.path, path, target.roots);
+    await withChangeReport(ctx, [affectedPath(target.path)], () => makeFolder(target.path, path, target.roots));
     return { path: target.path, created: true };
   },
 });

@@ -11,6 +11,7 @@ import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { typeName } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
+import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import {
   copyTreeConfined,
   discardConfined,
@@ -84,6 +85,8 @@ export const moveTool: Tool<MoveArgs> = tool({
   output: MOVE_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
@@ -97,18 +100,20 @@ export const moveTool: Tool<MoveArgs> = tool({
     await ctx.policy.authorize(destination, "copy", ctx.signal, tree);
     const from = source.path;
     const to = destination.path;
-    const created = makeParents(to, dst, destination.roots);
-    try {
+    await withChangeReport(ctx, [from, affectedPath(to)], async () => {
+      const created = makeParents(to, dst, destination.roots);
       try {
-        moveConfined(from, to, destination.roots);
+        try {
+          moveConfined(from, to, destination.roots);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+          await moveByCopy(from, to, stat.isDirectory(), ctx.signal);
+        }
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-        await moveByCopy(from, to, stat.isDirectory(), ctx.signal);
+        await undoParents(created);
+        throw fileOpError(error, src, from, "moving");
       }
-    } catch (error) {
-      await undoParents(created);
-      throw fileOpError(error, src, from, "moving");
-    }
+    }, { moves: [{ from, to }] });
     return { from, to, type: typeName(stat), replaced: destination.existed };
   },
 });

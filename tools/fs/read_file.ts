@@ -111,6 +111,7 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
   readOnly: true,
   destructive: false,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run(args, ctx) {

@@ -116,6 +116,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   requires: ["vision"],
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ src }, ctx): Promise<RequestImageResult> {

@@ -36,6 +36,7 @@ export const tempDirTool: Tool<TempDirArgs> = tool({
   output: TEMP_DIR_OUTPUT,
   destructive: false,
   idempotent: true,
+  effects: ["writes_files"],
   permissions: ["read", "write"],
   needs: { read: ["temp"], write: ["temp"] },
   async run(_args, ctx) {

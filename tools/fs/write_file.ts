@@ -13,6 +13,7 @@ import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
 import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
 import { describeType, openRegularFile } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
+import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { WRITE_FILE_OUTPUT } from "./_outputs.ts";
 
 /** A hex SHA-256 argument, as read_file and file_info report it. */
@@ -102,6 +103,8 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   output: WRITE_FILE_OUTPUT,
   destructive: true,
   idempotent: true,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {
@@ -118,13 +121,15 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
       // may have landed meanwhile: the file must still be what was checked.
       await checkExpectedHash(real, path, expected_sha256);
       ctx.signal.throwIfAborted();
-      const created = makeParents(real, path, target.roots);
-      try {
-        await atomicWrite(real, content);
-      } catch (error) {
-        await undoParents(created);
-        throw fileOpError(error, path, real, "writing");
-      }
+      await withChangeReport(ctx, [affectedPath(real)], async () => {
+        const created = makeParents(real, path, target.roots);
+        try {
+          await atomicWrite(real, content);
+        } catch (error) {
+          await undoParents(created);
+          throw fileOpError(error, path, real, "writing");
+        }
+      });
     });
     return {
       path: real,

@@ -17,6 +17,7 @@ import { discardConfined, unlinkConfined } from "@toolfence/policy";
 import { fileOpError, hashConflict } from "../_shared/fs_errors.ts";
 import { currentSha256 } from "../fs/write_file.ts";
 import { makeParents } from "../_shared/fs_write.ts";
+import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
@@ -229,6 +230,8 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   output: APPLY_PATCH_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
@@ -272,24 +275,29 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
         const now = await currentSha256(step.real, step.file.path);
         if (now !== step.before.sha256) throw hashConflict(step.file.path, step.real, step.before.sha256, now);
       }
-      const undo: Undo[] = [];
-      try {
-        await write(steps, undo);
-      } catch (error) {
-        const failures: string[] = [];
-        for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));
-        const cause = fileOpError(error, "a patched file", dir, "writing");
-        throw new ToolError(
-          `Writing the patch failed (${cause.message}); ${
-            failures.length ? "rolling back also failed, the files may be partly changed" : "every file was restored"
-          }`,
-          {
-            code: cause.code,
-            recoverable: failures.length === 0,
-            details: { ...cause.details, rollbackFailures: failures },
-          },
-        );
-      }
+      const moves = steps.filter((step) => step.moveTo !== undefined)
+        .map((step) => ({ from: step.real, to: step.moveTo!, edited: true }));
+      // What the patch did is reported after any rollback: a patch rolled back whole reports nothing.
+      await withChangeReport(ctx, locked.map(affectedPath), async () => {
+        const undo: Undo[] = [];
+        try {
+          await write(steps, undo);
+        } catch (error) {
+          const failures: string[] = [];
+          for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));
+          const cause = fileOpError(error, "a patched file", dir, "writing");
+          throw new ToolError(
+            `Writing the patch failed (${cause.message}); ${
+              failures.length ? "rolling back also failed, the files may be partly changed" : "every file was restored"
+            }`,
+            {
+              code: cause.code,
+              recoverable: failures.length === 0,
+              details: { ...cause.details, rollbackFailures: failures },
+            },
+          );
+        }
+      }, { moves });
     });
     return {
       directory: dir,

@@ -13,6 +13,7 @@ import { fileOpError, hashConflict, notFound } from "../_shared/fs_errors.ts";
 import { sha256Of } from "../_shared/fs_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
 import { shortDiff } from "./_short_diff.ts";
+import { withChangeReport } from "../_shared/fs_changes.ts";
 import { encodeText, loadTextFile, type TextFile } from "./_text.ts";
 import { EDIT_FILE_OUTPUT } from "./_outputs.ts";
 
@@ -197,6 +198,8 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   output: EDIT_FILE_OUTPUT,
   destructive: true,
   idempotent: false,
+  effects: ["reads", "writes_files"],
+  recordsFileChanges: true,
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {
@@ -229,11 +232,13 @@ export const editFileTool: Tool<EditFileArgs> = tool({
       // and another edit of this file may have landed meanwhile).
       const now = await currentSha256(real, path);
       if (now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
-      try {
-        await atomicWrite(real, bytes, { mode: file.mode });
-      } catch (error) {
-        throw fileOpError(error, path, real, "writing");
-      }
+      await withChangeReport(ctx, [real], async () => {
+        try {
+          await atomicWrite(real, bytes, { mode: file.mode });
+        } catch (error) {
+          throw fileOpError(error, path, real, "writing");
+        }
+      });
     });
     return {
       path: real,

@@ -187,6 +187,8 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
     }),
     output: PUBLISH_OUTPUT,
     destructive: true,
+    effects: ["reads", "writes_files"],
+    recordsFileChanges: true,
     permissions: ["read", "write"],
     needs: { read: ["workspace", scratch.host.workdir], write: ["workspace", scratch.host.workdir] },
     async run(args, ctx): Promise<PublishResult> {
@@ -227,7 +229,7 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
       if (args.preview) return result(false, selected, diff.text);
       // A protected path, or a link that would lead out of the workspace, is never answered automatically.
       const touchesProtected = selected.some((c) => marksOf(scratch, c, isProtected).marks.length > 0);
-      const answer = await ctx.session.confirm({
+      const answer = await ctx.session.confirmOutcome({
         title: "Publish the scratch copy",
         message: `Apply ${selected.length} change(s) from the scratch copy to ${scratch.host.workdir}?` +
           (touchesProtected ? " Some touch protected paths or make links that lead outside it." : "") +

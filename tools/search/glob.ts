@@ -104,6 +104,7 @@ export const globTool: Tool<GlobArgs> = tool({
   readOnly: true,
   destructive: false,
   idempotent: true,
+  effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ pattern, path, type, skip_ignored, max_results }, ctx) {

@@ -87,6 +87,7 @@ export const datetimeTool: Tool<DatetimeArgs> = tool({
   }),
   output: DATETIME_OUTPUT,
   readOnly: true,
+  effects: [],
   permissions: [],
   needs: {},
   run({ time_zone }): DatetimeResult {

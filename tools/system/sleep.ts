@@ -38,6 +38,7 @@ export const sleepTool: Tool<SleepArgs> = tool({
   output: SLEEP_OUTPUT,
   readOnly: true,
   idempotent: true,
+  effects: [],
   permissions: [],
   needs: {},
   run({ seconds }, ctx): Promise<{ slept_ms: number }> {

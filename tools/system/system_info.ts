@@ -58,6 +58,7 @@ export const systemInfoTool: Tool<Record<string, never>> = tool({
   output: SYSTEM_INFO_OUTPUT,
   readOnly: true,
   idempotent: true,
+  effects: ["reads"],
   permissions: [],
   needs: {},
   optionalNeeds: { sys: ["osRelease", "cpus"] },

@@ -74,7 +74,7 @@ describe("agent_run", () => {
       assert.deepEqual(depths, [1, 2, 3]);
       assert.deepEqual(enabledAt, [true, true, false]);
       const innermost = JSON.stringify(result.output);
-      assert.match(innermost, /"depth":3,"deeper":"unknown_tool"/);
+      assert.match(innermost, /"depth":3,"deeper":"tool_disabled"/);
       // Even through a toolbox that still has the tools, a depth-3 session may not delegate.
       const deep = session.child().child().child();
       const refused = await box.call(deep, "agent_run_parallel", { tasks: ["x"] });

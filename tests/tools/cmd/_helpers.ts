@@ -63,3 +63,15 @@ export function okOutput<T = Record<string, unknown>>(result: ToolResult): T {
   assert.equal(result.status, "success", `${result.errorCode}: ${result.error}`);
   return result.output as T;
 }
+
+/** The output of a call that failed with `status` and `code` (a failed command keeps its whole result). */
+export function failedOutput<T = Record<string, unknown>>(
+  result: ToolResult,
+  status: ToolResult["status"],
+  code: string,
+): T {
+  assert.equal(result.status, status, `${result.status} ${result.errorCode}: ${result.error}`);
+  assert.equal(result.errorCode, code, result.error);
+  assert.notEqual(result.output, null, "the failure kept no output");
+  return result.output as T;
+}

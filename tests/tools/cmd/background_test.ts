@@ -7,7 +7,8 @@ import { withSession } from "../../core/_helpers.ts";
 import { Session } from "../../../policy/session.ts";
 import { autoHost, denyAllHost } from "../../../policy/hosts.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
-import { cmdBox, eventually, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { cmdBox, eventually, failedOutput, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
 
 const box = cmdBox();
 const auto = { autoConfirm: true, host: autoHost() } as const;
@@ -32,15 +33,53 @@ describe("background jobs", () => {
     }, auto);
   });
 
+  test("a job that exits non-zero or dies of a signal makes bash_wait and bash_read fail, keeping the report", async () => {
+    await withSession(async (session) => {
+      const { id } = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "echo out; echo err >&2; exit 3" }),
+      );
+      const waited = await box.call(session, "bash_wait", { id, timeout_s: 20 });
+      const report = failedOutput<Wait>(waited, "error", "command_failed");
+      assert.deepEqual([report.exit_code, report.stdout, report.stderr, report.timed_out], [
+        3,
+        "out\n",
+        "err\n",
+        false,
+      ]);
+      assert.match(waited.error!, new RegExp(`Background job ${id} exited with code 3`));
+      assert.equal(
+        failedOutput<JobReport>(await box.call(session, "bash_read", { id }), "error", "command_failed").exit_code,
+        3,
+      );
+      const killed = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "echo bye; kill -KILL $$" }),
+      );
+      const dead = await box.call(session, "bash_wait", { id: killed.id, timeout_s: 20 });
+      assert.equal(failedOutput<Wait>(dead, "error", "command_killed").signal, "SIGKILL");
+      assert.match(dead.error!, /killed by SIGKILL/);
+      // One the model stopped is what it asked for: a success.
+      const stopped = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "exec sleep 30" }),
+      );
+      const stop = await box.call(session, "bash_stop", { id: stopped.id });
+      assert.equal(stop.status, "success", stop.error);
+      assert.equal((stop.output as JobReport).stopped, true);
+      const ok = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "true" }));
+      assert.equal((await box.call(session, "bash_wait", { id: ok.id, timeout_s: 20 })).status, "success");
+    }, { host: callbackHost({ choose: (request) => request.defaultChoice, confirm: () => true }), sandbox: "off" });
+  });
+
   test("bash_read shows everything so far and does not consume it", async () => {
     await withSession(async (session) => {
       const { id } = okOutput<{ id: string }>(
         await box.call(session, "bash_background", { command: "echo first; echo warn >&2; exec sleep 30" }),
       );
+      // stdout and stderr are two pipes, read as they come: wait for both.
       assert.ok(
-        await eventually(async () =>
-          (okOutput<JobReport>(await box.call(session, "bash_read", { id }))).stdout === "first\n"
-        ),
+        await eventually(async () => {
+          const report = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
+          return report.stdout === "first\n" && report.stderr === "warn\n";
+        }),
       );
       const again = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
       assert.equal(again.stdout, "first\n");

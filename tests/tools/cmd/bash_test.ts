@@ -10,7 +10,8 @@ import { autoHost, callbackHost, denyAllHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { readArtifactWindow } from "../../../core/artifacts.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
-import { cmdBox, eventually, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
+import { toModelText } from "../../../core/result.ts";
+import { cmdBox, eventually, failedOutput, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
 
 const box = cmdBox();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
@@ -44,12 +45,48 @@ describe("bash", () => {
     }, { host: denyAllHost() });
   });
 
-  test("a non-zero exit is a successful call with that exit code", async () => {
+  test("a non-zero exit fails the call with command_failed, keeping exit code, stdout and stderr", async () => {
     await withSession(async (session) => {
-      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "ls no-such-file" }));
+      const result = await box.call(session, "bash", { command: "echo before; ls no-such-file" });
+      const out = failedOutput<BashResult>(result, "error", "command_failed");
+      assert.equal(result.errorKind, "execution");
       assert.notEqual(out.exit_code, 0);
+      assert.equal(out.stdout, "before\n");
       assert.match(out.stderr, /no-such-file/);
-    });
+      assert.match(result.error!, new RegExp(`exited with code ${out.exit_code}`));
+      assert.equal(result.details?.exitCode, out.exit_code);
+      assert.equal(result.effectState, "applied", "the command ran");
+      assert.equal(result.reconciliationRequired, false);
+      assert.equal(result.retryDisposition, "not_needed", "a returned failure is never retried");
+      // The model still reads the whole output after the error line.
+      const text = toModelText(result);
+      assert.match(text, /^Error \[command_failed\]: bash "echo before; ls no-such-file" exited with code \d+/);
+      assert.match(text, /no-such-file/);
+      assert.match(text, /before/);
+      for (const code of [1, 2, 42, 255]) {
+        const r = await box.call(session, "bash", { command: `exit ${code}` }, { callId: `exit-${code}` });
+        assert.equal(failedOutput<BashResult>(r, "error", "command_failed").exit_code, code);
+      }
+      const ok = await box.call(session, "bash", { command: "true" });
+      assert.equal(ok.status, "success");
+      assert.deepEqual([ok.declaredEffects, ok.effectState], [
+        ["reads", "writes_files", "runs_processes", "network"],
+        "applied",
+      ]);
+    }, { ...auto, sandbox: "off" });
+  });
+
+  test("a command killed by a signal fails with command_killed, naming the signal", async () => {
+    await withSession(async (session) => {
+      for (const [signal, number] of [["SIGKILL", 9], ["SIGTERM", 15], ["SIGSEGV", 11]] as const) {
+        const result = await box.call(session, "bash", { command: `echo dying; kill -${number} $$` });
+        const out = failedOutput<BashResult>(result, "error", "command_killed");
+        assert.equal(out.signal, signal);
+        assert.equal(out.exit_code, null);
+        assert.equal(out.stdout, "dying\n");
+        assert.match(result.error!, new RegExp(`killed by ${signal}`));
+      }
+    }, { host: callbackHost({ choose: (request) => request.defaultChoice, confirm: () => true }), sandbox: "off" });
   });
 
   test("a denied command never starts: the file it would write does not exist", async () => {
@@ -149,12 +186,15 @@ describe("bash", () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const started = Date.now();
-      const out = okOutput<BashResult>(
-        await box.call(session, "bash", {
-          command: `echo $$; sleep ${mark} & echo $!; sleep ${mark}`,
-          timeout_s: 1,
-        }),
-      );
+      const result = await box.call(session, "bash", {
+        command: `echo $$; sleep ${mark} & echo $!; sleep ${mark}`,
+        timeout_s: 1,
+      });
+      const out = failedOutput<BashResult>(result, "timed_out", "timeout");
+      assert.equal(result.errorKind, "execution");
+      assert.match(result.error!, /ran out of time after 1 s/);
+      assert.equal(result.effectState, "unknown");
+      assert.equal(result.reconciliationRequired, true);
       assert.equal(out.timed_out, true);
       assert.equal(out.exit_code, null);
       assert.equal(out.signal, "SIGTERM");
@@ -171,8 +211,10 @@ describe("bash", () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const started = Date.now();
-      const out = okOutput<BashResult>(
+      const out = failedOutput<BashResult>(
         await box.call(session, "bash", { command: `trap '' TERM; sleep ${mark} & echo $!; wait`, timeout_s: 0.5 }),
+        "timed_out",
+        "timeout",
       );
       const elapsed = Date.now() - started;
       assert.equal(out.timed_out, true);
@@ -188,7 +230,7 @@ describe("bash", () => {
       const mark = markerSeconds();
       const call = box.call(session, "bash", { command: `sleep ${mark} & sleep ${mark}`, timeout_s: 1 });
       assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 2, 5000));
-      const out = okOutput<BashResult>(await call);
+      const out = failedOutput<BashResult>(await call, "timed_out", "timeout");
       assert.equal(out.sandboxed, true);
       assert.equal(out.timed_out, true);
       assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 0, 2000));

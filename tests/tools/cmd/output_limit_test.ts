@@ -11,7 +11,7 @@ import { autoHost } from "../../../policy/hosts.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { Session } from "../../../policy/session.ts";
-import { cmdBox, okOutput } from "./_helpers.ts";
+import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
 import { setSessionOutputMaximum } from "../../../tools/cmd/output_limit.ts";
 
 const box = cmdBox();
@@ -79,9 +79,14 @@ for (const sandbox of ["off", "auto"] as const) {
         // With a 4 s timeout, whichever comes first (the limit, or on a loaded machine the timeout)
         // ends it with a coded result, and the disk stays bounded all the same.
         const short = await peakDiskUse(session, async () => {
-          result = okOutput<BashResult>(
-            await box.call(session, "bash", { command: "cat /dev/zero", timeout_s: 4, max_output_chars: 1000 }),
-          );
+          const ended = await box.call(session, "bash", {
+            command: "cat /dev/zero",
+            timeout_s: 4,
+            max_output_chars: 1000,
+          });
+          // The limit is a success that says so; the timeout is timed_out, with the same output.
+          assert.ok(["success", "timed_out"].includes(ended.status), ended.status);
+          result = ended.output as BashResult;
         });
         assert.ok(["output_limit", "timeout"].includes(result!.stop_reason ?? ""), JSON.stringify(result!.stop_reason));
         assert.ok(short <= 64 * MiB + MiB, `the temp dir held ${short} bytes`);
@@ -120,7 +125,11 @@ for (const sandbox of ["off", "auto"] as const) {
         await writeFile(path.join(dir, "log.txt"), "line\n");
         for (const command of ["cat pipe", "tail -f log.txt"]) {
           const started = Date.now();
-          const out = okOutput<BashResult>(await box.call(session, "bash", { command, timeout_s: 1 }));
+          const out = failedOutput<BashResult>(
+            await box.call(session, "bash", { command, timeout_s: 1 }),
+            "timed_out",
+            "timeout",
+          );
           assert.equal(out.timed_out, true, command);
           assert.equal(out.stop_reason, "timeout", command);
           assert.ok(Date.now() - started < 8000, `${command} took ${Date.now() - started} ms`);

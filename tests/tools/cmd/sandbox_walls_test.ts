@@ -12,7 +12,7 @@ import { autoHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
-import { cmdBox, okOutput } from "./_helpers.ts";
+import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
 
 const box = cmdBox();
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -77,10 +77,13 @@ describe("bash in the sandbox", { skip }, () => {
     await withSession(async (session, dir) => {
       await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
       await writeFile(path.join(dir, ".git/config"), "[core]\n\tbare = false\n");
-      const out = okOutput<BashResult>(
+      // The refused write makes the command exit non-zero: a failed call that still carries stderr.
+      const out = failedOutput<BashResult>(
         await box.call(session, "bash", {
           command: "git config --file .git/config diff.external /tmp/evil; echo x >> .git/hooks/pre-commit",
         }),
+        "error",
+        "command_failed",
       );
       assert.match(out.stderr, /Read-only file system|could not lock|Permission denied/);
       assert.equal(await readFile(path.join(dir, ".git/config"), "utf8"), "[core]\n\tbare = false\n");

@@ -1,4 +1,5 @@
 import { describe, test } from "node:test";
+import { artifactUri } from "../../../adapters/mcp/server.ts";
 import assert from "node:assert/strict";
 import { ToolBox } from "../../../toolbox.ts";
 import type { ChoiceRequest } from "../../../core/host.ts";
@@ -100,6 +101,32 @@ describe("read_artifact", () => {
       });
       const last = await box.call(session, "read_artifact", { id, offset: 40, limit: 20 });
       assert.deepEqual(last.output, { id, content: "0123456789", offset: 40, totalChars: 50 });
+    });
+  });
+
+  test("reads the artifact:// URI that MCP clients are shown, as its id", async () => {
+    await withSession(async (session) => {
+      const ref = await session.artifacts.put("0123456789");
+      const uri = artifactUri(ref);
+      assert.equal(uri, `artifact://sha256/${ref.sha256}`);
+      const r = await box.call(session, "read_artifact", { id: uri, offset: 2, limit: 3 });
+      assert.deepEqual(r.output, { id: ref.id, content: "234", offset: 2, totalChars: 10, nextOffset: 5 });
+      for (
+        const bad of [
+          `artifact://sha256/${ref.sha256.toUpperCase()}`,
+          `artifact://sha256/${ref.sha256}/`,
+          `artifact://sha256/${ref.sha256.slice(1)}`,
+          `artifact://sha512/${ref.sha256}`,
+          `file:///sha256/${ref.sha256}`,
+          ` artifact://sha256/${ref.sha256}`,
+          `artifact://sha256/../${ref.sha256}`,
+          ref.sha256,
+        ]
+      ) {
+        const refused = await box.call(session, "read_artifact", { id: bad });
+        assert.equal(refused.errorCode, "invalid_artifact_id", bad);
+        assert.match(refused.error!, /artifact:\/\/sha256\/<64 hex digits>/);
+      }
     });
   });
 

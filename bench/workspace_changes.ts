@@ -1,0 +1,86 @@
+/**
+ * What the `bash` tool's workspace comparison (tools/cmd/workspace_changes.ts)
+ * costs on a workspace of 10,000 files in 100 folders, against the cost of a
+ * typical command through the tool: `true` and `ls` under bubblewrap (and
+ * with the sandbox off), in interleaved rounds of one run. The comparison is
+ * timed alone (before and after, nothing changed; and one file changed), with
+ * the live index the tool uses and with two full stat scans (the fallback
+ * where no folder watcher is available).
+ *
+ * Run: deno run -A bench/workspace_changes.ts
+ *
+ * @module
+ */
+
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { tool } from "../core/tool.ts";
+import { Session } from "../policy/session.ts";
+import { ToolBox } from "../toolbox.ts";
+import { autoHost } from "../policy/hosts.ts";
+import { bubblewrapStatus } from "../policy/sandbox.ts";
+import { cmdTools } from "../tools/cmd/mod.ts";
+import { scanWorkspace, watchWorkspace } from "../tools/cmd/workspace_changes.ts";
+import { comparePerCall, printRatios } from "./_measure.ts";
+
+const FOLDERS = 100;
+const FILES = 100;
+const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-ws-")));
+for (let d = 0; d < FOLDERS; d++) {
+  const folder = join(dir, "src", `d${String(d).padStart(3, "0")}`);
+  await mkdir(folder, { recursive: true });
+  for (let f = 0; f < FILES; f++) {
+    await writeFile(join(folder, `f${String(f).padStart(3, "0")}.ts`), `export const v${f} = ${d * FILES + f};\n`);
+  }
+}
+
+let counter = 0;
+const compare = (change: boolean) =>
+  tool({
+    name: `compare${change ? "_change" : ""}`,
+    description: "the comparison alone",
+    input: v.object({}),
+    async run(_args, ctx) {
+      const watch = await watchWorkspace(ctx);
+      if (change) await writeFile(join(dir, "src", "d000", "f000.ts"), `export const v0 = ${++counter};\n`);
+      const changes = await watch.finish(ctx);
+      if (change && changes.length !== 1) throw new Error(`expected one change, got ${JSON.stringify(changes)}`);
+      return changes.length;
+    },
+  });
+
+const box = new ToolBox().register(...cmdTools(), compare(false), compare(true));
+const sandboxed = new Session({ workspace: dir, sandbox: "auto", host: autoHost(), autoConfirm: true });
+const plain = new Session({ workspace: dir, sandbox: "off", host: autoHost(), autoConfirm: true });
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+
+async function call(session: Session, name: string, args: Record<string, unknown> = {}): Promise<void> {
+  const result = await box.call(session, name, args);
+  if (result.status !== "success") throw new Error(JSON.stringify(result));
+}
+
+const candidates: [string, () => unknown][] = [
+  ["bash `true`, sandbox off", () => call(plain, "bash", { command: "true" })],
+  ["bash `ls`, sandbox off", () => call(plain, "bash", { command: "ls" })],
+  ["comparison alone, nothing changed", () => call(plain, "compare")],
+  ["comparison alone, one file changed", () => call(plain, "compare_change")],
+  ["one stat scan alone", () => scanWorkspace(dir)],
+];
+if (hasBwrap) {
+  candidates.unshift(["bash `ls`, bubblewrap", () => call(sandboxed, "bash", { command: "ls" })]);
+  candidates.unshift(["bash `true`, bubblewrap", () => call(sandboxed, "bash", { command: "true" })]);
+}
+
+const rows = await comparePerCall(candidates, { rounds: 7, iterations: 5 });
+const ms = rows.map(([name, micros]) => [name, micros / 1000] as [string, number]);
+printRatios(
+  `workspace comparison on ${FOLDERS * FILES} files (median ms per call, bash rows include it)`,
+  ms,
+  "ms",
+  hasBwrap ? "bash `true`, bubblewrap" : "bash `true`, sandbox off",
+);
+await sandboxed.close();
+await plain.close();
+await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,189 @@
+// filesystemChanges of `bash` and the background jobs in the sandbox, from
+// the before/after comparison of the workspace (tools/cmd/workspace_changes.ts),
+// compared with the disk read independently with node:fs; the full-scan
+// fallback gives the same answer; seeded random scripts.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import * as v from "valibot";
+import { Session } from "../../../policy/session.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { tool } from "../../../core/tool.ts";
+import type { ToolResult } from "../../../core/result.ts";
+import { cmdTools } from "../../../tools/cmd/mod.ts";
+import { fsTools } from "../../../tools/fs/mod.ts";
+import { watchWorkspace } from "../../../tools/cmd/workspace_changes.ts";
+import { assertChangesMatch, diskState } from "../_file_changes.ts";
+
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const sandbox = hasBwrap ? "required" : "off";
+if (!hasBwrap) console.log("bubblewrap is unavailable: the workspace comparison is tested with the sandbox off");
+
+// A person who allows every command and write once.
+const host = callbackHost({
+  choose: (request) => (request.options.find((o) => o.value === "once")?.value ?? request.defaultChoice) as never,
+  confirm: () => true,
+});
+
+/** A tool that runs `script` (with plain bash, outside the sandbox) between the two snapshots of a watch. */
+const between = () =>
+  tool({
+    name: "between",
+    description: "test",
+    input: v.object({ script: v.string() }),
+    async run({ script }, ctx) {
+      const watch = await watchWorkspace(ctx);
+      execFileSync("bash", ["-c", script], { cwd: ctx.workspace.workdir });
+      return (await watch.finish(ctx)).length;
+    },
+  });
+
+const box = new ToolBox().register(...cmdTools(), ...fsTools(), between());
+let root: string;
+let workdir: string;
+let session: Session;
+
+before(async () => {
+  root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-bash-changes-")));
+  workdir = path.join(root, "W");
+  await fsp.mkdir(path.join(workdir, "src", "deep"), { recursive: true });
+  await fsp.writeFile(path.join(workdir, "src", "a.txt"), "a\n");
+  await fsp.writeFile(path.join(workdir, "src", "deep", "b.txt"), "b\n");
+  await fsp.writeFile(path.join(workdir, "keep.txt"), "keep\n");
+  session = new Session({ workspace: workdir, host, sandbox });
+});
+
+after(async () => {
+  await session.close();
+  await fsp.rm(root, { recursive: true, force: true });
+});
+
+async function checked(name: string, args: Record<string, unknown>, status = "success"): Promise<ToolResult> {
+  const disk = diskState(workdir);
+  const result = await box.call(session, name, args);
+  assert.equal(result.status, status, `${name} ${JSON.stringify(args)}: ${result.error}`);
+  assertChangesMatch(result.filesystemChanges, disk, diskState(workdir), { unknownBefore: true });
+  return result;
+}
+
+function kinds(result: ToolResult): string[] {
+  return result.filesystemChanges.map((c) => `${c.change} ${c.path}${c.from ? ` <- ${c.from}` : ""}`).sort();
+}
+
+describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: false }, () => {
+  test("a command that changes nothing reports nothing", async () => {
+    assert.deepEqual((await checked("bash", { command: "ls -la src" })).filesystemChanges, []);
+  });
+
+  test("created, modified, deleted, moved, mode and links; before-hashes known", async () => {
+    const result = await checked("bash", {
+      command: "echo new > new.txt && echo more >> keep.txt && mv src/a.txt src/moved.txt && rm src/deep/b.txt && " +
+        "chmod 700 new.txt && ln -s keep.txt link && mkdir -p out/x && echo o > out/x/o.txt && rmdir src/deep",
+    });
+    assert.deepEqual(kinds(result), [
+      "created link",
+      "created new.txt",
+      "created out",
+      "created out/x",
+      "created out/x/o.txt",
+      "deleted src/deep",
+      "deleted src/deep/b.txt",
+      "modified keep.txt",
+      "moved src/moved.txt <- src/a.txt",
+    ]);
+    for (const change of result.filesystemChanges) {
+      if (change.before?.type === "file") assert.notEqual(change.before.sha256, null, `${change.path}: before known`);
+    }
+  });
+
+  test("a folder made and moved within one command, with what is in it", async () => {
+    const result = await checked("bash", { command: "mkdir -p t/u && echo 1 > t/u/f && mv t tt && rm -r out" });
+    assert.ok(kinds(result).includes("created tt/u/f"), kinds(result).join(", "));
+  });
+
+  test("a change by another tool between two commands belongs to neither", async () => {
+    await checked("write_file", { path: "keep.txt", content: "by the tool\n" });
+    const result = await checked("bash", { command: "echo again >> keep.txt" });
+    assert.deepEqual(kinds(result), ["modified keep.txt"]);
+    assert.equal(result.filesystemChanges[0].before?.size, "by the tool\n".length);
+  });
+
+  test("a failing command and a timed-out one still report what they did", async () => {
+    const failed = await box.call(session, "bash", { command: "echo x > failed.txt; exit 3" });
+    assert.ok(failed.filesystemChanges.some((c) => c.path === "failed.txt" && c.change === "created"));
+    const slow = await box.call(session, "bash", { command: "echo y > slow.txt; sleep 30", timeout_s: 1 });
+    assert.ok(
+      slow.filesystemChanges.some((c) => c.path === "slow.txt" && c.change === "created"),
+      JSON.stringify(slow),
+    );
+  });
+
+  test("a background job's changes come with the first report after its end", async () => {
+    const started = await box.call(session, "bash_background", { command: "sleep 0.3; echo job > job.txt" });
+    assert.equal(started.status, "success", started.error);
+    assert.deepEqual(started.filesystemChanges, []);
+    const disk = diskState(workdir);
+    const waited = await box.call(session, "bash_wait", { id: (started.output as { id: string }).id });
+    assert.deepEqual(kinds(waited), ["created job.txt"]);
+    assertChangesMatch(waited.filesystemChanges, disk, diskState(workdir), { unknownBefore: true });
+    const again = await box.call(session, "bash_read", { id: (started.output as { id: string }).id });
+    assert.deepEqual(again.filesystemChanges, [], "reported once");
+  });
+});
+
+describe("what a watcher would miss is seen", { concurrency: false }, () => {
+  const scripts = [
+    // a symlink to itself renamed over a file (a folder watcher loses both events)
+    'echo 1 > victim && ln -s victim loop && python3 -c \'import os; os.rename("loop", "victim")\'',
+    // a folder moved, then written into under its new name
+    "mkdir -p m/n && echo 2 > m/n/f && mv m mm && echo 3 > mm/n/g",
+    // a write through a hard link made outside the workspace's folders (in the temp dir)
+    `ln mm/n/f "$TMPDIR/hard" 2>/dev/null || ln mm/n/f "$(mktemp -u)"; echo changed > mm/n/f`,
+    "rm -rf victim mm",
+  ];
+  for (const script of scripts) {
+    test(script, async () => {
+      const disk = diskState(workdir);
+      const result = await box.call(session, "between", { script });
+      assert.equal(result.status, "success", result.error);
+      assertChangesMatch(result.filesystemChanges, disk, diskState(workdir), { unknownBefore: true });
+      assert.ok(result.filesystemChanges.length > 0, script);
+    });
+  }
+});
+
+describe("generative: seeded random scripts through bash", { concurrency: false }, () => {
+  test("15 scripts of 6 random operations each; every report matches the disk", async () => {
+    let seed = 0xbee5;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const names = ["r/a", "r/b", "r/c/d", "r/e", "q"];
+    const pick = () => names[next(names.length)];
+    for (let round = 0; round < 15; round++) {
+      const ops: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const [x, y] = [pick(), pick()];
+        ops.push(
+          [
+            `mkdir -p $(dirname ${x}) && echo ${round}${i} > ${x}`,
+            `echo more >> ${x}`,
+            `rm -rf ${x}`,
+            `mkdir -p $(dirname ${y}) && mv ${x} ${y}`,
+            `chmod ${["600", "755", "640"][next(3)]} ${x}`,
+            `mkdir -p ${x}`,
+            `ln -sfn ${y} ${x}`,
+          ][next(7)],
+        );
+      }
+      await checked("bash", { command: ops.map((op) => `{ ${op}; } 2>/dev/null`).join("; ") + "; true" });
+    }
+  });
+});

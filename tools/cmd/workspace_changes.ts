@@ -1,0 +1,300 @@
+/**
+ * What a shell command changed in the workspace, from a comparison of the
+ * workspace before it started and after it ended: a stat snapshot of every
+ * entry (links not followed), compared by inode, size, mtime, ctime, mode and
+ * type; content hashed only where that comparison says something changed, with
+ * a per-session hash cache keyed by device, inode, size, mtime and ctime.
+ *
+ * Before-hashes are known when the cache has the file's key from an earlier
+ * snapshot (or the before snapshot hashed it: new or changed files within a
+ * small budget are hashed then); otherwise the before state of a modified or
+ * deleted file says `sha256: null` (unknown) and the change cannot be undone.
+ * A rename is recognised by its inode. The session temp dir is not compared
+ * (the command's output files live there).
+ *
+ * Why two full scans and not a folder watcher (inotify through
+ * `Deno.watchFs`): a watcher was built and dropped, because its events are
+ * not the whole truth, and a command that knows that could hide a change.
+ * Events are lost for a symlink that points at itself (the watcher follows
+ * it to classify it), including one renamed over an existing file, whose
+ * deletion then goes unseen; a folder moved keeps its watch under its old
+ * name; and a write through a hard link made in the temp dir is reported
+ * there, not in the workspace; and writes through a shared memory mapping
+ * raise no inotify event at all. A stat scan sees each of these. It costs about
+ * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md). Mtime and
+ * ctime come from the kernel's coarse clock: a same-size rewrite in place
+ * within one clock tick of the previous write, before the command started,
+ * is not seen.
+ *
+ * @module
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import type { FileChange, FileState, SessionBase, ToolContext } from "@toolfence/core";
+import { fileEntryConfined } from "@toolfence/policy";
+import { comparePaths } from "../_shared/fs_changes.ts";
+
+/** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
+export const MAX_SCAN_ENTRIES = 200_000;
+/** Bytes of new or changed files the before snapshot may hash, so that their before-hashes are known. */
+export const BEFORE_HASH_BUDGET = 8 << 20;
+
+interface StatEntry {
+  type: FileState["type"];
+  mode: number;
+  size: number;
+  ino: number;
+  /** dev:ino:size:mtime:ctime, the key of the hash cache. */
+  key: string;
+}
+
+/** A stat snapshot of a workspace: entries by path relative to its root. */
+export interface WorkspaceScan {
+  /** The real path of the root. */
+  root: string;
+  /** Entries by relative path (`/` separators). */
+  entries: Map<string, StatEntry>;
+  /** Whether the scan stopped at {@linkcode MAX_SCAN_ENTRIES}. */
+  incomplete: boolean;
+  /** How long the scan took, in milliseconds. */
+  ms: number;
+}
+
+const caches = new WeakMap<object, Map<string, string>>();
+
+function cacheOf(session: SessionBase): Map<string, string> {
+  let cache = caches.get(session.workspace);
+  if (cache === undefined) caches.set(session.workspace, cache = new Map());
+  // Keys of files long gone are dropped all at once, past a bound.
+  if (cache.size > MAX_SCAN_ENTRIES) cache.clear();
+  return cache;
+}
+
+function typeOf(stat: fs.Stats): FileState["type"] | undefined {
+  if (stat.isFile()) return "file";
+  if (stat.isDirectory()) return "directory";
+  if (stat.isSymbolicLink()) return "symlink";
+  return undefined;
+}
+
+interface DenoStat {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  size: number;
+  mode: number | null;
+  ino: number | null;
+  dev: number;
+  mtime: Date | null;
+  ctime: Date | null;
+}
+
+// Deno's own lstat costs about half of node:fs's through Deno's compatibility layer (measured in
+// bench/workspace_changes.ts); Node has only node:fs.
+const denoLstat = (globalThis as { Deno?: { lstatSync?: (path: string) => DenoStat } }).Deno?.lstatSync;
+
+function lstatEntry(full: string): StatEntry | undefined {
+  try {
+    if (denoLstat !== undefined) {
+      const stat = denoLstat(full);
+      const type = stat.isFile ? "file" : stat.isDirectory ? "directory" : stat.isSymlink ? "symlink" : undefined;
+      if (type === undefined) return undefined;
+      return {
+        type,
+        mode: (stat.mode ?? 0) & 0o7777,
+        size: type === "directory" ? 0 : stat.size,
+        ino: stat.ino ?? 0,
+        key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtime?.getTime()}:${stat.ctime?.getTime()}`,
+      };
+    }
+    const stat = fs.lstatSync(full);
+    const type = typeOf(stat);
+    if (type === undefined) return undefined;
+    return {
+      type,
+      mode: stat.mode & 0o7777,
+      size: type === "directory" ? 0 : stat.size,
+      ino: stat.ino,
+      key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Stats every entry under `root` (never following a link), skipping the
+ * folders in `skip` (real paths), up to {@linkcode MAX_SCAN_ENTRIES}.
+ */
+export function scanWorkspace(root: string, skip: readonly string[] = []): WorkspaceScan {
+  const started = performance.now();
+  const entries = new Map<string, StatEntry>();
+  let incomplete = false;
+  const walk = (dir: string, prefix: string): void => {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (entries.size >= MAX_SCAN_ENTRIES) {
+        incomplete = true;
+        return;
+      }
+      const full = dir + "/" + name;
+      const entry = lstatEntry(full);
+      if (entry === undefined) continue;
+      const rel = prefix + name;
+      entries.set(rel, entry);
+      const type = entry.type;
+      if (type === "directory" && !skip.includes(full)) walk(full, rel + "/");
+    }
+  };
+  walk(root, "");
+  return { root, entries, incomplete, ms: performance.now() - started };
+}
+
+/** A comparison in progress: the before snapshot of one command. */
+export interface WorkspaceWatch {
+  /** The before snapshot. */
+  before: WorkspaceScan;
+  /**
+   * Takes the after snapshot, compares, and reports every change to
+   * `ctx.recordFileChange` (the context of the call that reports them: the
+   * command's, or for a job the first that sees it ended); returns them. Call
+   * it once the command and everything it started are gone.
+   */
+  finish(ctx: ToolContext): Promise<FileChange[]>;
+}
+
+// The sha256 of `real` by its stat key: from the cache, else hashed (confined) and cached.
+function hashed(cache: Map<string, string>, real: string, entry: StatEntry): FileState | null {
+  if (entry.type === "directory") return { type: "directory", size: 0, sha256: null, mode: entry.mode };
+  const known = cache.get(entry.key);
+  if (known !== undefined) return { type: entry.type, size: entry.size, sha256: known, mode: entry.mode };
+  let read;
+  try {
+    read = fileEntryConfined(real, 0);
+  } catch {
+    return null;
+  }
+  if (read === undefined || read.state.type !== entry.type) return null;
+  if (read.state.sha256 !== null && read.state.size === entry.size) cache.set(entry.key, read.state.sha256);
+  return read.state;
+}
+
+function unknownState(entry: StatEntry, cache: Map<string, string>): FileState {
+  if (entry.type === "directory") return { type: "directory", size: 0, sha256: null, mode: entry.mode };
+  return { type: entry.type, size: entry.size, sha256: cache.get(entry.key) ?? null, mode: entry.mode };
+}
+
+/**
+ * Starts watching the workspace of `ctx` for one command: the before
+ * snapshot, now, a stat scan of every entry. New or changed files (not in
+ * the hash cache) are hashed within {@linkcode BEFORE_HASH_BUDGET} so that
+ * their before state is known. `finish` scans again and compares.
+ *
+ * Requires `--allow-read` for the workspace.
+ *
+ * @example
+ * ```ts ignore
+ * const watch = await watchWorkspace(ctx);
+ * // ... the command runs and ends ...
+ * const changes = await watch.finish(ctx);
+ * ```
+ */
+export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> {
+  const root = ctx.workspace.workdir;
+  const skip = await skippedFolders(ctx);
+  const cache = cacheOf(ctx.session);
+  const before = scanWorkspace(root, skip);
+  hashWithinBudget(root, before.entries, cache);
+  return {
+    before,
+    finish: (reporter) => {
+      const after = scanWorkspace(root, skip);
+      if (before.incomplete || after.incomplete) return Promise.resolve([]);
+      return Promise.resolve(reportScanChanges(reporter, before, after, cache));
+    },
+  };
+}
+
+function hashWithinBudget(root: string, entries: Iterable<[string, StatEntry]>, cache: Map<string, string>): void {
+  let budget = BEFORE_HASH_BUDGET;
+  for (const [rel, entry] of entries) {
+    if (entry.type !== "file" || cache.has(entry.key) || entry.size > budget) continue;
+    budget -= entry.size;
+    hashed(cache, path.join(root, rel), entry);
+  }
+}
+
+async function skippedFolders(ctx: ToolContext): Promise<string[]> {
+  // The temp dir lives elsewhere unless the session was told to put it in the workspace.
+  try {
+    return [await ctx.workspace.tempDir()];
+  } catch {
+    return [];
+  }
+}
+
+function reportScanChanges(
+  ctx: ToolContext,
+  before: WorkspaceScan,
+  after: WorkspaceScan,
+  cache: Map<string, string>,
+): FileChange[] {
+  const root = before.root;
+  const changes: FileChange[] = [];
+  const created: [string, StatEntry][] = [];
+  const deleted = new Map<number, [string, StatEntry]>();
+  const gone: [string, StatEntry][] = [];
+  for (const [rel, now] of after.entries) {
+    const was = before.entries.get(rel);
+    if (was === undefined) {
+      created.push([rel, now]);
+      continue;
+    }
+    if (was.key === now.key && was.mode === now.mode && was.type === now.type) continue;
+    const beforeState = unknownState(was, cache);
+    const afterState = hashed(cache, path.join(root, rel), now);
+    if (afterState === null) continue;
+    if (
+      beforeState.type === afterState.type && beforeState.mode === afterState.mode &&
+      beforeState.size === afterState.size && beforeState.sha256 !== null &&
+      beforeState.sha256 === afterState.sha256
+    ) continue; // touched, not changed
+    if (was.type === "directory" && now.type === "directory" && was.mode === now.mode) continue; // entries changed
+    changes.push({ path: rel, change: "modified", before: beforeState, after: afterState });
+  }
+  for (const [rel, was] of before.entries) {
+    if (after.entries.has(rel)) continue;
+    if (was.type !== "directory") deleted.set(was.ino, [rel, was]);
+    gone.push([rel, was]);
+  }
+  const movedFrom = new Set<string>();
+  for (const [rel, now] of created) {
+    const afterState = hashed(cache, path.join(root, rel), now);
+    if (afterState === null) continue;
+    const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
+    if (source !== undefined && source[1].size === now.size && source[1].type === now.type) {
+      movedFrom.add(source[0]);
+      changes.push({
+        path: rel,
+        change: "moved",
+        from: source[0],
+        before: unknownState(source[1], cache),
+        after: afterState,
+      });
+      continue;
+    }
+    changes.push({ path: rel, change: "created", before: null, after: afterState });
+  }
+  const ordered = changes.sort((a, b) => comparePaths(a.path, b.path));
+  const removals = gone.filter(([rel]) => !movedFrom.has(rel)).sort((a, b) => comparePaths(b[0], a[0]))
+    .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: unknownState(was, cache), after: null }));
+  const all = [...ordered, ...removals];
+  for (const change of all) ctx.recordFileChange(change);
+  return all;
+}
