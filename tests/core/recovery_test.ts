@@ -255,9 +255,12 @@ describe("retries", () => {
         "unsafe_effects",
         [1],
       ]);
-      // A write-only tool's recorded changes are the truth when the call records them; without a record it may have written.
-      const recorded = (r1 as { filesystemChanges?: unknown[] }).filesystemChanges;
-      assert.equal(r1.effectState, recorded === undefined ? "unknown" : recorded.length ? "applied" : "not_applied");
+      // It records no file changes, so an empty list says nothing: it may have written before it failed.
+      assert.deepEqual([r1.filesystemChanges, r1.effectState, r1.reconciliationRequired], [[], "unknown", true]);
+      // A tool that reports every change it makes, and reported none, changed nothing.
+      const reporting = flaky("reporting", { effects: ["writes_files"], recordsFileChanges: true }, 1);
+      const r5 = await new ToolBox().register(reporting).call(session, "reporting", {});
+      assert.deepEqual([r5.status, r5.effectState, r5.reconciliationRequired], ["error", "not_applied", false]);
       const r2 = await box.call(session, "idem", {});
       assert.deepEqual([r2.status, r2.attempts, r2.retryDisposition], ["success", 2, "not_needed"]);
       const r3 = await box.call(session, "keyed", {}, { idempotencyKey: "order-42" });
