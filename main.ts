@@ -6,7 +6,9 @@
  * toolfence call    NAME [JSON] [--workspace DIR] [--groups LIST] [--auto-confirm] [--sandbox MODE] [--temp-dir DIR]
  *                   [--history DIR [--checkpoint] [--restore ID]]
  * toolfence tools   [--dialect D] [--groups LIST]
- * toolfence policy  check "COMMAND" [--allow ENTRY]... [--json]
+ * toolfence policy  check|explain|list|add|remove|test|init|schema ... (see cli/policy.ts)
+ * toolfence audit   [FILE] [--follow] [--tool T] [--status S] ...
+ * toolfence --version
  * toolfence flags   [--workspace DIR] [--groups LIST] [--temp-dir DIR]
  * ```
  *
@@ -44,9 +46,19 @@ import { createScratch, Workspace } from "@toolfence/policy";
 import { terminalHost } from "@toolfence/policy";
 import { denoFlagsForNeeds } from "@toolfence/policy";
 import type { SandboxMode } from "@toolfence/policy";
-import { checkCommand } from "@toolfence/policy";
-import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
-import { promptForAssessment, rulesRiskAssessor } from "@toolfence/policy";
+import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
+import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
+import { CliUsageError } from "./cli/usage.ts";
+import { VERSION } from "./cli/version.ts";
+import {
+  applyToolSettings,
+  auditFor,
+  groupTools,
+  sandboxFor,
+  saveRuleFor,
+  sessionPolicy,
+} from "./cli/session_policy.ts";
+import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
 
 // The options of `serve --http`, parsed here so that no other command loads the MCP SDK.
 const HTTP_SERVE_ARGS = {
@@ -100,7 +112,8 @@ Commands:
   serve           serve the tools over MCP on stdin/stdout
   call NAME JSON  run one tool call and print its ToolResult as JSON
   tools           print the tools' schemas in a provider's dialect
-  policy check    explain whether a shell command would run without asking
+  policy          check, explain, list, add, remove, test, init (the policy files)
+  audit           read, follow and filter an audit log
   flags           print the narrowest deno run flags for a workspace and groups
 
 Run 'toolfence <command> --help' for a command's options.`,
@@ -117,6 +130,11 @@ Options:
   --auto-confirm    answer every question a rule may answer with its default
   --sandbox MODE    auto | required | off: bubblewrap for shell commands (default: auto)
   --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  --config FILE     a policy file, the command-line layer (see 'toolfence policy --help')
+  --managed-config FILE
+                    the managed layer (default /etc/toolfence/config.json)
+  --read-only       serve only the tools that neither write nor run
+  --audit FILE      write the audit log (JSON lines) to FILE, rotated by size
   --max-message-mib N
                     the largest message read, in MiB (default: 64); a larger one
                     is answered with a JSON-RPC error and the server goes on
@@ -156,6 +174,11 @@ Options:
   --auto-confirm    answer every question a rule may answer with its default
   --sandbox MODE    auto | required | off (default: auto)
   --temp-dir DIR    where the session temp dir is made (default: the system temp folder)
+  --config FILE     a policy file, the command-line layer
+  --managed-config FILE
+                    the managed layer (default /etc/toolfence/config.json)
+  --read-only       only the tools that neither write nor run
+  --audit FILE      write the audit log (JSON lines) to FILE
   --history DIR     keep the file history (checkpoints, before-images) in DIR
   --checkpoint      take a checkpoint before the call (needs --history)
   --restore ID      restore the checkpoint ID first (needs --history)
@@ -168,17 +191,8 @@ Options:
   --dialect D       json-schema | openai-chat | openai-responses | anthropic | gemini | mcp (default: json-schema)
   --groups LIST     comma-separated tool groups (default: all)
   -h, --help        show this help`,
-  policy: `Usage: toolfence policy check "COMMAND" [options]
-
-Explains whether a shell command would run without asking: the verdict of the
-allowlist check with every simple command and its reason, and, when it would
-ask, the risk assessment and the question a person would get.
-Exits 0 when the command runs without asking, 1 when it would ask.
-
-Options:
-  --allow ENTRY     add an allowlist entry (repeatable), e.g. --allow "npm test"
-  --json            print the check as JSON
-  -h, --help        show this help`,
+  policy: POLICY_HELP,
+  audit: AUDIT_HELP,
   flags: `Usage: toolfence flags [options]
 
 Prints the 'deno run' flags under which every tool of the chosen groups works
@@ -203,6 +217,10 @@ const SESSION = {
   ...COMMON,
   "auto-confirm": { type: "boolean" },
   sandbox: { type: "string" },
+  config: { type: "string" },
+  "managed-config": { type: "string" },
+  "read-only": { type: "boolean" },
+  audit: { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
 // The file history of `call`: checkpoints kept on disk, restored by a later call.
@@ -254,6 +272,23 @@ function sandboxMode(mode: string | undefined): SandboxMode | undefined {
   return mode as SandboxMode;
 }
 
+function policyFiles(values: { config?: string; "managed-config"?: string }) {
+  return {
+    ...(values.config === undefined ? {} : { cli: values.config }),
+    ...(values["managed-config"] === undefined ? {} : { managed: values["managed-config"] }),
+  };
+}
+
+function sessionToolbox(
+  list: string | undefined,
+  command: string,
+  settings: Awaited<ReturnType<typeof sessionPolicy>>["settings"],
+  readOnly: boolean | undefined,
+): ToolBox {
+  const groups = selectedGroups(list ?? settings.groups?.join(","), command);
+  return applyToolSettings(groupTools(groups, settings), settings, readOnly ?? false);
+}
+
 function toolboxFor(groups: string[]): ToolBox {
   return new ToolBox().withDefaults(...groups);
 }
@@ -285,9 +320,11 @@ async function serve(args: string[]): Promise<number> {
   if (values.help) return help("serve");
   noExtraPositionals("serve", positionals, 0);
   const workdir = workspaceDir(values.workspace, "serve");
-  const box = toolboxFor(selectedGroups(values.groups, "serve"));
+  const files = await sessionPolicy(workdir, policyFiles(values));
+  const box = sessionToolbox(values.groups, "serve", files.settings, values["read-only"]);
+  const audit = auditFor(box, values.audit, files.settings);
   // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
-  const sandbox = sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined);
+  const sandbox = sandboxFor(sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
   if (values.http !== undefined) {
@@ -312,6 +349,12 @@ async function serve(args: string[]): Promise<number> {
         maxConcurrentCalls: values["max-concurrent-calls"],
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],
+        policy: {
+          rules: files.rules,
+          elicitationAnswers: files.settings.elicitation,
+          ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
+          ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
+        },
       });
     } catch (error) {
       if (error instanceof HttpUsageError) throw new UsageProblem(error.message, "serve");
@@ -343,7 +386,10 @@ async function serve(args: string[]): Promise<number> {
   const scratch = values.scratch ? await createScratch(workspace) : undefined;
   if (scratch) {
     const paths = values["publish-paths"]?.split(",").map((p) => p.trim()).filter(Boolean);
-    box.register(publishTool(scratch, { digest: digest ?? scratch.digest, paths }));
+    // The publish tool writes the real workspace: the read-only tier and the files' disabled tools apply to it too.
+    const built = publishTool(scratch, { digest: digest ?? scratch.digest, paths });
+    const publish = applyToolSettings([built], files.settings, values["read-only"] ?? false).get(built.name);
+    if (publish) box.register(publish);
     console.error(`toolfence: scratch copy ${scratch.root}, input digest ${scratch.digest}`);
   }
   try {
@@ -352,6 +398,10 @@ async function serve(args: string[]): Promise<number> {
       autoConfirm: values["auto-confirm"] ?? false,
       sandbox,
       maxMessageBytes: maxBytes,
+      rules: files.rules,
+      elicitationAnswers: files.settings.elicitation,
+      ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
+      ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
     });
     // The listeners stay until the process exits, so that a second signal during the cleanup below cannot end
     // the process before its temp dir is removed.
@@ -359,6 +409,7 @@ async function serve(args: string[]): Promise<number> {
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
     await running.closed;
   } finally {
+    audit?.close();
     await scratch?.dispose();
     await workspace.dispose();
   }
@@ -377,7 +428,9 @@ async function call(args: string[]): Promise<number> {
   }
   noExtraPositionals("call", positionals, 2);
   const workdir = workspaceDir(values.workspace, "call");
-  const box = toolboxFor(selectedGroups(values.groups, "call"));
+  const files = await sessionPolicy(workdir, policyFiles(values));
+  const box = sessionToolbox(values.groups, "call", files.settings, values["read-only"]);
+  const audit = auditFor(box, values.audit, files.settings);
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // As for serve: confined file writes pin their folders from here.
   process.chdir(workspace.workdir);
@@ -387,8 +440,11 @@ async function call(args: string[]): Promise<number> {
       workspace,
       host: terminalHost(),
       autoConfirm: values["auto-confirm"] ?? false,
-      sandbox: sandboxMode(values.sandbox),
+      sandbox: sandboxFor(sandboxMode(values.sandbox), files.settings),
       ...(values.history !== undefined ? { history: { dir: values.history } } : {}),
+      rules: files.rules,
+      ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
+      ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),
     });
   } catch (error) {
     await workspace.dispose();
@@ -413,6 +469,7 @@ async function call(args: string[]): Promise<number> {
     return result.status === "success" ? 0 : 1;
   } finally {
     await session.close();
+    audit?.close();
     await workspace.dispose();
   }
 }
@@ -432,49 +489,8 @@ function tools(args: string[]): number {
   return 0;
 }
 
-async function policy(args: string[]): Promise<number> {
-  const { values, positionals } = parse("policy", args, {
-    help: { type: "boolean", short: "h" },
-    allow: { type: "string", multiple: true },
-    json: { type: "boolean" },
-  });
-  if (values.help || positionals.length === 0) {
-    if (!values.help) throw new UsageProblem('policy needs a subcommand: policy check "COMMAND"', "policy");
-    return help("policy");
-  }
-  const [sub, command] = positionals;
-  if (sub !== "check") throw new UsageProblem(`Unknown policy subcommand ${JSON.stringify(sub)}; use: check`, "policy");
-  if (command === undefined) {
-    throw new UsageProblem('policy check needs the command line, e.g. policy check "ls -la"', "policy");
-  }
-  noExtraPositionals("policy", positionals, 2);
-  const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, ...(values.allow ?? [])];
-  const check = await checkCommand(command, { allowlist });
-  const assessment = check.verdict === "allow" ? undefined : await rulesRiskAssessor.assess(command, check);
-  const prompt = assessment ? promptForAssessment(command, assessment) : undefined;
-  if (values.json) {
-    process.stdout.write(JSON.stringify({ ...check, assessment, prompt }, null, 2) + "\n");
-    return check.verdict === "allow" ? 0 : 1;
-  }
-  const lines = [`verdict: ${check.verdict === "allow" ? "allow (runs without asking)" : "ask"}`];
-  if (!check.parsed) lines.push("parsed: no (anything not fully understood asks)");
-  for (const reason of check.reasons) lines.push(`  reason: ${reason}`);
-  lines.push("commands:");
-  for (const found of check.commands) lines.push(`  ${found.ok ? "ok " : "ask"}  ${found.text}  (${found.reason})`);
-  if (assessment) {
-    lines.push(`risk: ${assessment.decision} (${assessment.kind}): ${assessment.reason}`);
-    if (prompt) {
-      lines.push(
-        `then: "${prompt.title}", default ${prompt.defaultChoice ? "yes" : "no"}${
-          prompt.requirePerson ? ", only a person may answer" : ""
-        }; refused where nobody can be asked`,
-      );
-    } else {
-      lines.push("then: runs without asking (the assessor allowed it)");
-    }
-  }
-  process.stdout.write(lines.join("\n") + "\n");
-  return check.verdict === "allow" ? 0 : 1;
+function policy(args: string[]): Promise<number> {
+  return policyCommand(args);
 }
 
 /**
@@ -519,7 +535,14 @@ function help(command: string): number {
   return 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = { serve, call, tools, policy, flags };
+const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
+  serve,
+  call,
+  tools,
+  policy,
+  audit: auditCommand,
+  flags,
+};
 
 /**
  * Runs the command line with `args` (without the program name) and returns the
@@ -534,6 +557,10 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
   try {
+    if (command === "--version" || command === "-V" || command === "version") {
+      process.stdout.write(`toolfence ${VERSION}\n`);
+      return 0;
+    }
     if (command === undefined || command === "help" || command === "--help" || command === "-h") {
       if (command === "help" && rest[0] && HELP[rest[0]]) return help(rest[0]);
       return help("main");
@@ -542,7 +569,11 @@ export async function main(args: string[]): Promise<number> {
     if (!run) throw new UsageProblem(`Unknown command ${JSON.stringify(command)}`);
     return await run(rest);
   } catch (error) {
-    if (!(error instanceof UsageProblem)) throw error;
+    if (error instanceof PolicyFileError || error instanceof PolicyExampleError) {
+      process.stderr.write(`toolfence: the policy cannot be used:\n${error.message}\n`);
+      return 1;
+    }
+    if (!(error instanceof UsageProblem || error instanceof CliUsageError)) throw error;
     process.stderr.write(
       `toolfence: ${error.message}\nRun 'toolfence ${error.command ? `${error.command} ` : ""}--help' for usage.\n`,
     );

@@ -18,6 +18,7 @@ import {
   type ExecutionEnvironment,
 } from "./executor.ts";
 import { CancelReason, FAIL_FAST, reasonText } from "./_call_attempts.ts";
+import { tracedBatch } from "./telemetry.ts";
 
 /**
  * Splits calls into segments: runs of concurrency-safe calls, and unsafe calls alone.
@@ -54,11 +55,21 @@ export function planSegments(
  * timeout cancels everything not yet finished (`cancelled`, `attempts: 0` for
  * calls that never started). Deferred images are collected after the batch.
  */
-export async function executeBatch<T>(
+export function executeBatch<T>(
   env: ExecutionEnvironment,
   session: SessionBase,
   calls: readonly BatchCall[],
   options: BatchOptions<T> = {},
+): Promise<BatchResult> {
+  // An OpenTelemetry span around the batch, the calls' spans inside it (a no-op without an SDK).
+  return tracedBatch(calls.length, options.mode ?? "parallel", () => executeBatchSteps(env, session, calls, options));
+}
+
+async function executeBatchSteps<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  calls: readonly BatchCall[],
+  options: BatchOptions<T>,
 ): Promise<BatchResult> {
   const mode = options.mode ?? "parallel";
   const maxConcurrency = Math.max(1, options.maxConcurrency ?? 4);

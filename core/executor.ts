@@ -37,6 +37,7 @@ import { finishOutput } from "./_call_output.ts";
 import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { tracedCall } from "./telemetry.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -140,12 +141,23 @@ export interface ExecutionEnvironment {
  * throws for a tool's failure; it throws only for programming errors of the
  * caller (no session).
  */
-export async function executeCall<T>(
+export function executeCall<T>(
   env: ExecutionEnvironment,
   session: SessionBase,
   name: string,
   rawArgs: unknown,
   options: CallOptions<T> = {},
+): Promise<ToolResult> {
+  // An OpenTelemetry span around the whole call (a no-op without an SDK).
+  return tracedCall(name, options.callId, () => executeCallSteps(env, session, name, rawArgs, options));
+}
+
+async function executeCallSteps<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  name: string,
+  rawArgs: unknown,
+  options: CallOptions<T>,
 ): Promise<ToolResult> {
   const run = new CallRun(env, session, name, options);
   const { signal } = options;

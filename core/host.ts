@@ -4,8 +4,13 @@
  * @module
  */
 
-/** Who made a choice: a person, or an automatic rule such as `autoConfirm`. */
-export type ChoiceSource = "user" | "auto";
+/**
+ * Who made a choice: a person (`user`), an automatic rule such as
+ * `autoConfirm` (`auto`), or a client that answered for its user (`client`,
+ * an MCP elicitation answer: not proof that a person saw the question; it
+ * never grants and never answers what only a person may).
+ */
+export type ChoiceSource = "user" | "auto" | "client";
 
 /**
  * The answer to a question. It deliberately has no truth value of its own:

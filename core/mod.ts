@@ -170,3 +170,4 @@ export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export { tracedBatch, tracedCall } from "./telemetry.ts";

@@ -130,4 +130,11 @@ export interface CallPolicy {
   ): Promise<void>;
   /** Resolves when a shell command may start; throws `permission_denied` when it may not. */
   authorizeCommand(command: string, signal?: AbortSignal): Promise<unknown>;
+  /**
+   * Whether the policy hides a real path from every tool (a deny rule of a
+   * policy file): listings and searches leave it out. Absent: nothing is hidden.
+   */
+  isHidden?(realPath: string): boolean;
+  /** The hidden globs, relative to the workspace root, for the OS sandbox to mask. Absent: none. */
+  readonly hiddenPaths?: readonly string[];
 }

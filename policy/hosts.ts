@@ -133,7 +133,7 @@ function asOutcome<T>(answer: CallbackAnswer<T>): ChoiceOutcome<T> {
     "source" in answer
   ) {
     const outcome = answer as ChoiceOutcome<T>;
-    if (outcome.source !== "user" && outcome.source !== "auto") {
+    if (outcome.source !== "user" && outcome.source !== "auto" && outcome.source !== "client") {
       throw new TypeError(
         `Host answer has an unknown source ${JSON.stringify(outcome.source)}`,
       );

@@ -64,7 +64,77 @@ export {
   authorizeCommand,
   type AuthorizeCommandOptions,
   type CommandAuthorization,
+  type CommandDecision,
+  decideCommand,
+  type DecideCommandOptions,
 } from "./shell/authorize_command.ts";
+export { type CommandRuleMatch, type CommandRulesVerdict, judgeCommandRules } from "./shell/command_rules.ts";
+export {
+  commandPatternMatches,
+  type CommandRule,
+  describeRule,
+  type PathOutcome,
+  type PathRule,
+  type PathRuleKind,
+  POLICY_LAYERS,
+  type PolicyLayer,
+  type PolicyLayerName,
+  PolicyRules,
+  type RuleDecision,
+  type RuleOutcome,
+  type RuleSource,
+} from "./config/rules.ts";
+export {
+  type FileProblem,
+  formatProblem,
+  loadPolicy,
+  MANAGED_POLICY_FILE,
+  parsePolicyFile,
+  PolicyFileError,
+  type PolicyFileLocations,
+  policyFileLocations,
+  PROJECT_POLICY_FILE,
+  readPolicyFile,
+  unreadablePolicyFiles,
+  userPolicyFile,
+} from "./config/load.ts";
+export { type ElicitationAnswers, type PolicySettings, policySettings } from "./config/settings.ts";
+export {
+  checkPolicyExamples,
+  type ExampleResult,
+  formatExampleFailure,
+  PolicyExampleError,
+  type PolicyExampleOptions,
+  runPolicyExamples,
+} from "./config/examples.ts";
+export {
+  addRuleToFile,
+  addRuleToText,
+  removeRuleFromFile,
+  removeRuleFromText,
+  type RuleList,
+  STARTER_POLICY,
+} from "./config/edit.ts";
+export { policyJsonSchema } from "./config/json_schema.ts";
+export {
+  type AuditedToolBox,
+  AuditLog,
+  type AuditLogOptions,
+  type AuditRecord,
+  type PolicyDecisionEvent,
+} from "./audit/audit_log.ts";
+export { REDACTED, Redactor, type RedactorOptions, TOKEN_PATTERNS } from "./audit/redact.ts";
+export {
+  type CommandRuleInput,
+  CommandRuleSchema,
+  type PathRuleInput,
+  PathRuleSchema,
+  type PolicyExample,
+  PolicyExampleSchema,
+  type PolicyFile,
+  PolicyFileSchema,
+  type RuleSpec,
+} from "./config/schema.ts";
 export { withPathLocks } from "./path_lock.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";

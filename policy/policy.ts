@@ -13,6 +13,7 @@ import type {
   AuthorizeOptions,
   ChoiceOutcome,
   ChoiceRequest,
+  ChoiceSource,
   ConfirmRequest,
   FileTarget,
   TargetOptions,
@@ -21,12 +22,18 @@ import type {
 import { runtimeFence } from "./fence.ts";
 import { type Fence, requireFence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
-import { authorizeCommand, type CommandAuthorization } from "./shell/authorize_command.ts";
+import {
+  authorizeCommand,
+  type AuthorizeCommandOptions,
+  type CommandAuthorization,
+} from "./shell/authorize_command.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
 import { readdirConfined } from "./confined_fs.ts";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
+import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
+import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -64,6 +71,12 @@ export interface PolicyOptions {
   assessor?: RiskAssessor;
   /** Protected-path globs in addition to {@linkcode DEFAULT_PROTECTED_PATHS} (see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
+  /** The policy files' rules (commands and paths); default none. */
+  rules?: PolicyRules;
+  /** Called with every decision the policy makes (for the audit log); default none. */
+  onDecision?: (event: PolicyDecisionEvent) => void;
+  /** Where a person's "allow from now on" of a command is saved (see `AuthorizeCommandOptions.saveRule`). */
+  saveRule?: AuthorizeCommandOptions["saveRule"];
 }
 
 // A folder with more entries than this is not walked for protected paths: it
@@ -128,8 +141,14 @@ export class Policy {
   readonly sandbox: SandboxMode;
   /** The protected-path globs in force: the defaults and the session's own. */
   readonly protectedPaths: readonly string[];
+  /** The policy files' rules. */
+  readonly rules: PolicyRules;
+  /** The deny globs of the rules, relative to the workspace root: hidden from every tool and the sandbox. */
+  readonly hiddenPaths: readonly string[];
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
+  readonly #onDecision?: (event: PolicyDecisionEvent) => void;
+  readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -140,6 +159,72 @@ export class Policy {
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
     this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
+    // Path rules are relative to this session's workspace (a tenant's, under HTTP serving).
+    this.rules = (options.rules ?? PolicyRules.empty(this.workspace.workdir)).withRoot(this.workspace.workdir);
+    this.#onDecision = options.onDecision;
+    this.#saveRule = options.saveRule;
+    this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
+  }
+
+  /**
+   * What the path rules decide for a path: the path as named (relative to
+   * the workdir, or absolute) and, when given, where it really leads; the
+   * stricter of the two.
+   */
+  pathDecision(named: string, real?: string): PathOutcome {
+    const lexical = this.rules.decidePath(path.posix.resolve(this.workspace.workdir, named));
+    if (real === undefined) return lexical;
+    const resolved = this.rules.decidePath(real);
+    const order = { allow: 0, "read-only": 1, deny: 2 } as const;
+    return order[resolved.decision] >= order[lexical.decision] && resolved.decision !== "allow" ? resolved : lexical;
+  }
+
+  /** Whether the path rules hide `realPath` (a path the tools must neither list, read nor write). */
+  isHidden(realPath: string): boolean {
+    return this.rules.hasPathRules && this.rules.decidePath(realPath).decision === "deny";
+  }
+
+  #requireVisible(named: string, real: string, access: "read" | "write"): void {
+    if (!this.rules.hasPathRules) return;
+    const outcome = this.pathDecision(named, real);
+    const refused = outcome.decision === "deny" || (outcome.decision === "read-only" && access === "write");
+    if (outcome.shadow && !refused) {
+      this.#emit({
+        kind: "path",
+        subject: real,
+        decision: "allow",
+        answeredBy: "rule",
+        reason: `shadow mode: ${describeRule(outcome.shadow)}`,
+        shadow: ruleRef(outcome.shadow),
+      });
+    }
+    if (refused) {
+      const rule = outcome.rule!;
+      const hidden = outcome.decision === "deny";
+      this.#emit({
+        kind: "path",
+        subject: real,
+        decision: "deny",
+        answeredBy: "rule",
+        reason: `${access}: ${describeRule(rule)}`,
+        rule: ruleRef(rule),
+      });
+      throw new ToolError(
+        hidden
+          ? `Path ${named} is denied by the policy (${describeRule(rule)})`
+          : `Path ${named} is read-only by the policy (${describeRule(rule)})`,
+        {
+          code: "permission_denied",
+          kind: "policy",
+          status: "skipped",
+          recoverable: false,
+          recoveryHint: hidden
+            ? "Do not try to reach this path in any other way; work on other files."
+            : "Do not write it; it may be read.",
+          details: { path: named, rule: { pattern: rule.pattern, kind: rule.kind, ...rule.source } },
+        },
+      );
+    }
   }
 
   /**
@@ -159,6 +244,7 @@ export class Policy {
    */
   async resolveTarget(path: string, options: TargetOptions = {}): Promise<FileTarget> {
     const resolved = await this.workspace.resolve(path, { followFinalSymlink: options.followFinalSymlink ?? true });
+    this.#requireVisible(path, resolved.path, options.access ?? "read");
     requireFence(this.fence, options.access ?? "read", resolved.path);
     return {
       path: resolved.path,
@@ -178,6 +264,7 @@ export class Policy {
       throw new ToolError(`${JSON.stringify(name)} is not a file name`, { code: "invalid_path", kind: "semantic" });
     }
     const child = path.posix.join(parent.path, name);
+    this.#requireVisible(child, child, access);
     requireFence(this.fence, access, child);
     return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots };
   }
@@ -233,12 +320,33 @@ export class Policy {
       });
     }
     const shown = this.workspace.relative(real);
+    this.#requireVisible(options.shown ?? real, real, "write");
     if ((action === "move" || action === "delete") && (await this.#isRoot(real))) {
       throw denied(options.shown ?? shown, action, "it is the root of the workspace");
     }
     const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
     // Removing a folder removes what it holds: judge its entries even when the caller did not say.
     const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
+    // Moving, copying or deleting a folder that holds a hidden path would move it out of its rule's reach
+    // (or destroy it): refused.
+    const tree = options.tree ?? (removes ? real : undefined);
+    if (tree !== undefined && this.hiddenPaths.length > 0) {
+      const hidden = this.#hiddenIn(tree);
+      if (hidden !== undefined) {
+        this.#emit({
+          kind: "path",
+          subject: hidden,
+          decision: "deny",
+          answeredBy: "rule",
+          reason: `${kind} of a folder`,
+        });
+        throw denied(
+          options.shown ?? shown,
+          kind,
+          `it holds ${this.workspace.relative(hidden)}, a path the policy hides`,
+        );
+      }
+    }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
       (target.existed ? undefined : await this.#protectedAncestor(real, area));
     if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
@@ -259,11 +367,13 @@ export class Policy {
       ],
       defaultChoice: "grant",
     }, signal);
-    if (outcome.choice === "grant") {
-      if (outcome.source === "user") this.state.grantWrite(real);
+    const answeredBy = answererOf(outcome.source);
+    if (outcome.choice === "grant" || outcome.choice === "once") {
+      if (outcome.choice === "grant" && outcome.source === "user") this.state.grantWrite(real);
+      this.#emit({ kind: "write", subject: real, decision: "allow", answeredBy, reason: `${kind}: ${outcome.choice}` });
       return;
     }
-    if (outcome.choice === "once") return;
+    this.#emit({ kind: "write", subject: real, decision: "deny", answeredBy, reason: `${kind}: denied` });
     throw denied(shown, kind, "the user denied it");
   }
 
@@ -278,15 +388,53 @@ export class Policy {
     await this.authorize(target, action, signal);
   }
 
+  #emit(event: PolicyDecisionEvent): void {
+    try {
+      this.#onDecision?.(event);
+    } catch {
+      // An audit sink that fails must not change the decision.
+    }
+  }
+
   /**
    * Whether a shell command may start, asking this session's host where the
    * command analysis says so (see {@linkcode authorizeCommand}); throws
    * `permission_denied` when it may not.
    */
-  authorizeCommand(
+  async authorizeCommand(
     command: string,
     signal?: AbortSignal,
   ): Promise<CommandAuthorization> {
+    if (this.#onDecision === undefined) return await this.#authorizeCommand(command, signal);
+    try {
+      const allowed = await this.#authorizeCommand(command, signal);
+      this.#emit({
+        kind: "command",
+        subject: command,
+        decision: "allow",
+        answeredBy: allowed.via === "confirmed" ? answererOf(allowed.source) : "rule",
+        reason: `via ${allowed.via}`,
+        ...(allowed.rule ? { rule: ruleRef(allowed.rule) } : {}),
+        ...(allowed.shadow ? { shadow: ruleRef(allowed.shadow) } : {}),
+      });
+      return allowed;
+    } catch (error) {
+      const details = (error as ToolError).details as Record<string, unknown> | undefined;
+      const rule = details?.rule as PolicyDecisionEvent["rule"] | undefined;
+      const source = details?.source;
+      this.#emit({
+        kind: "command",
+        subject: command,
+        decision: "deny",
+        answeredBy: source === "user" || source === "auto" || source === "client" ? answererOf(source) : "rule",
+        reason: typeof details?.why === "string" ? details.why : (error as Error).message,
+        ...(rule ? { rule } : {}),
+      });
+      throw error;
+    }
+  }
+
+  #authorizeCommand(command: string, signal?: AbortSignal): Promise<CommandAuthorization> {
     return authorizeCommand(
       {
         state: this.state,
@@ -294,6 +442,8 @@ export class Policy {
         assessor: this.#assessor,
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
+        rules: this.rules,
+        ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
       },
       command,
       signal,
@@ -331,6 +481,32 @@ export class Policy {
     return walk(tree, relative);
   }
 
+  // The first hidden path under the folder `tree` (real paths), or undefined; a folder
+  // that cannot be read counts as holding one.
+  #hiddenIn(tree: string): string | undefined {
+    let seen = 0;
+    const walk = (dir: string): string | undefined => {
+      if (this.isHidden(dir)) return dir;
+      let entries: fs.Dirent[];
+      try {
+        entries = readdirConfined(dir);
+      } catch {
+        return dir;
+      }
+      for (const entry of entries) {
+        if (++seen > MAX_TREE_ENTRIES) return dir;
+        const inner = `${dir}/${entry.name}`;
+        if (this.isHidden(inner)) return inner;
+        if (entry.isDirectory()) {
+          const found = walk(inner);
+          if (found !== undefined) return found;
+        }
+      }
+      return undefined;
+    };
+    return walk(tree);
+  }
+
   // A write to a path that does not exist creates its missing folders: the
   // first of them that is protected (`.git` for `.git/HEAD`), or undefined.
   async #protectedAncestor(real: string, area: "workdir" | "temp"): Promise<string | undefined> {
@@ -363,11 +539,23 @@ export class Policy {
       requirePerson: true,
     }, signal);
     // Only a person's yes counts, whatever the asker did with requirePerson.
-    if (outcome.choice === "once" && outcome.source === "user") return;
+    const yes = outcome.choice === "once" && outcome.source === "user";
+    this.#emit({
+      kind: "write",
+      subject: real,
+      decision: yes ? "allow" : "deny",
+      answeredBy: answererOf(outcome.source),
+      reason: `${action} of a protected path (${guarded})`,
+    });
+    if (yes) return;
     throw denied(
       what,
       action,
-      outcome.source === "user" ? "the user denied it" : "it is a protected path and only a person may allow it",
+      outcome.source === "user"
+        ? "the user denied it"
+        : outcome.source === "client"
+        ? "it is a protected path and only a person may allow it, not the MCP client's answer"
+        : "it is a protected path and only a person may allow it",
     );
   }
 
@@ -375,6 +563,14 @@ export class Policy {
     return realPath === this.workspace.workdir ||
       (this.workspace.tempDirCreated && realPath === await this.workspace.tempDir());
   }
+}
+
+function answererOf(source: ChoiceSource | undefined): PolicyDecisionEvent["answeredBy"] {
+  return source === "user" ? "person" : source === "client" ? "client" : "auto";
+}
+
+function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent["rule"]> {
+  return { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source };
 }
 
 async function lstatOf(realPath: string): Promise<{ existed: boolean; stat?: fs.Stats }> {

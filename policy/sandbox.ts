@@ -27,6 +27,7 @@ import {
   secretMountArgs,
 } from "./_sandbox_mounts.ts";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
+import { hiddenMountArgs } from "./_hidden_mounts.ts";
 
 export type { QuarantinedPath } from "./_sandbox_mounts.ts";
 
@@ -262,6 +263,12 @@ export interface SandboxOptions {
   /** Protected-path globs relative to `workspace`; default {@linkcode DEFAULT_PROTECTED_PATHS}. */
   protectedPaths?: readonly string[];
   /**
+   * The policy's denied-path globs, relative to `workspace` (or absolute):
+   * every existing entry they match is hidden inside (a file reads as empty,
+   * a folder as an empty read-only one). Needs `workspace`.
+   */
+  hiddenPaths?: readonly string[];
+  /**
    * `shell` (default): the whole root file system read-only, minus the masks.
    * `program`: an empty root with only the system libraries, `readable`
    * (read-only) and `writable`; for checkers that must see nothing else.
@@ -425,6 +432,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     );
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {
+    const hidden = options.workspace !== undefined && options.hiddenPaths?.length
+      ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths)
+      : [];
     const root = program
       ? [...await libraryMounts(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
       : ROOT_MOUNTS;
@@ -437,6 +447,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
       ...bound.args,
+      ...hidden,
       ...masks.after,
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),

@@ -14,6 +14,8 @@ import type { Fence } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import { denyAllHost } from "./hosts.ts";
+import type { PolicyRules } from "./config/rules.ts";
+import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 import { type Checkpoint, FileHistory, type FileHistoryOptions, type UndoReport } from "./file_history.ts";
 
 /** Options of a {@linkcode Session}. */
@@ -40,6 +42,16 @@ export interface SessionOptions {
   assessor?: RiskAssessor;
   /** Protected-path globs added to the defaults (writes to them always ask a person; see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
+  /** The policy files' rules (see {@linkcode loadPolicy}); default none. */
+  rules?: PolicyRules;
+  /**
+   * Where a person's "allow from now on" of a command is saved, e.g. an
+   * allow rule added to the project file with `addRuleToFile`; default
+   * nowhere (commands are asked yes or no).
+   */
+  saveRule?: { where: string; save(pattern: string): Promise<void> | void };
+  /** Records every policy decision of the session (e.g. `AuditLog.decision`); default none. */
+  onDecision?: (session: Session, event: PolicyDecisionEvent) => void;
   /**
    * The file history behind checkpoints and undo: a ready {@linkcode FileHistory}
    * (a child session shares its parent's), or its options (`dir` keeps it on
@@ -96,6 +108,11 @@ export class Session extends SessionBase {
           sandbox: options.sandbox,
           assessor: options.assessor,
           protectedPaths: options.protectedPaths,
+          rules: options.rules,
+          ...(options.saveRule ? { saveRule: options.saveRule } : {}),
+          ...(options.onDecision
+            ? { onDecision: (event: PolicyDecisionEvent) => options.onDecision!(session as Session, event) }
+            : {}),
         }),
     });
     this.state = state;

@@ -18,6 +18,15 @@ import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfe
 export interface ElicitationHostOptions {
   /** How long a person may take to answer. Default 10 minutes. */
   timeoutMs?: number;
+  /**
+   * What the client's answers count as (the policy files' `answers.elicitation`).
+   * A client can answer its own prompts, so by default (`once`) an answer is
+   * recorded as the client's (`source: "client"`): it may allow one action,
+   * never grant, and never answer a question only a person may answer.
+   * `grant` counts answers as a person's (`source: "user"`); `refuse` asks
+   * nothing and refuses, as a client without elicitation.
+   */
+  answers?: "refuse" | "once" | "grant";
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -54,6 +63,8 @@ function refused(title: string, message: string, why: string, hint: string): Too
  */
 export function elicitationHost(server: Server, options: ElicitationHostOptions = {}): Host {
   const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const answers = options.answers ?? "once";
+  const source = answers === "grant" ? "user" as const : "client" as const;
 
   async function elicit(
     title: string,
@@ -62,6 +73,14 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
     signal?: AbortSignal,
   ): Promise<ElicitResult> {
     signal?.throwIfAborted();
+    if (answers === "refuse") {
+      throw refused(
+        title,
+        message,
+        "the policy does not take answers from the MCP client (answers.elicitation is refuse)",
+        "Do something that needs no approval, or ask the user to change the policy.",
+      );
+    }
     if (!server.getClientCapabilities()?.elicitation?.form) {
       throw refused(
         title,
@@ -117,13 +136,13 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
           "Ask again or take another approach.",
         );
       }
-      return { choice: answer as T, source: "user" };
+      return { choice: answer as T, source };
     },
 
     async confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
       const field = { type: "boolean", title: "Allow", default: request.defaultChoice };
       const result = await elicit(request.title, request.message, field, signal);
-      if (result.action === "decline") return { choice: false, source: "user" };
+      if (result.action === "decline") return { choice: false, source };
       if (result.action !== "accept") {
         throw refused(
           request.title,
@@ -141,7 +160,7 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
           "Ask again or take another approach.",
         );
       }
-      return { choice: answer, source: "user" };
+      return { choice: answer, source };
     },
   };
 }

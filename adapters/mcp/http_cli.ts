@@ -11,6 +11,7 @@ import type { ToolBox } from "@toolfence/core";
 import type { SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
+import type { McpServerOptions } from "./server.ts";
 
 /** A problem with the command line; main.ts reports it as a usage error. */
 export class HttpUsageError extends Error {
@@ -56,6 +57,8 @@ export interface HttpCliValues {
   callsPerMinute?: string;
   /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
+  /** The policy files' rules and settings for every session (see `McpServerOptions`). */
+  policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision">;
 }
 
 function positive(name: string, text: string | undefined, max: number): number | undefined {
@@ -140,6 +143,7 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
     maxConcurrentCalls: positive("max-concurrent-calls", values.maxConcurrentCalls, 10_000),
     callsPerMinute: positive("calls-per-minute", values.callsPerMinute, 10_000_000),
     idleTimeoutMs: (positive("idle-minutes", values.idleMinutes, 100_000) ?? 30) * 60_000,
+    ...values.policy,
   };
   if (!tokens && !jwt && !values.noAuth) {
     throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");

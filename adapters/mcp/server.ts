@@ -61,6 +61,8 @@ export interface McpServerOptions extends Omit<SessionOptions, "host"> {
   instructions?: string;
   /** How long a person may take to answer an elicitation. Default 10 minutes. */
   elicitationTimeoutMs?: number;
+  /** What the client's elicitation answers count as (see `ElicitationHostOptions.answers`); default `once`. */
+  elicitationAnswers?: "refuse" | "once" | "grant";
 }
 
 /** A server with its session. */
@@ -184,7 +186,7 @@ async function structuredOf(
  * ```
  */
 export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): McpToolServer {
-  const { name, version, instructions, elicitationTimeoutMs, host, ...sessionOptions } = options;
+  const { name, version, instructions, elicitationTimeoutMs, elicitationAnswers, host, ...sessionOptions } = options;
   // The instructions say how commands will run: the sandbox state, once per session.
   const mode = sessionOptions.sandbox ?? "auto";
   const withSandbox = (state: SandboxState) => [instructions, state.summary].filter(Boolean).join("\n\n");
@@ -199,7 +201,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   if (known === undefined) answerInitializeAfterProbe(server, mode, withSandbox);
   const session = new Session({
     ...sessionOptions,
-    host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs }),
+    host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs, answers: elicitationAnswers }),
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
   session.hooks.before.push(refuseLoneSurrogates);

@@ -235,6 +235,10 @@ export abstract class WordWalker extends ExpansionWalker {
       }
       if (!child.isNamed && child.type === '"') {
         this.cover(child);
+        // tree-sitter-bash folds blanks before the closing quote into its token (`" "` is one token after `"`):
+        // they are part of the string's content.
+        const token = this.text(child);
+        if (token.length > 1 && token.endsWith('"')) run += token.slice(0, -1);
       } else if (child.type === "string_content") {
         this.cover(child);
         run += this.text(child);

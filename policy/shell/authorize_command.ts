@@ -8,10 +8,19 @@
 import { ToolError } from "@toolfence/core";
 import type { ChoiceSource } from "@toolfence/core";
 import { checkCommand, type CommandCheck, commandSandbox } from "./check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
-import { promptForAssessment, type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./risk.ts";
+import {
+  type CommandPrompt,
+  promptForAssessment,
+  type RiskAssessment,
+  type RiskAssessor,
+  rulesRiskAssessor,
+} from "./risk.ts";
 import type { PolicyState } from "../state.ts";
+import { type CommandRulesVerdict, judgeCommandRules } from "./command_rules.ts";
+import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
 export interface AuthorizeCommandOptions {
@@ -34,20 +43,190 @@ export interface AuthorizeCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root, for `cd` and paths in flags (absolute). */
   workspaceRoot?: string;
+  /** The policy files' command rules; default none. */
+  rules?: PolicyRules;
+  /**
+   * Saves a person's "allow from now on" of a command as an allow rule (in
+   * the project or user file, as the policy's `answers.save` says). When
+   * given, a command that asks and is one simple command of known words is
+   * asked with three answers (allow and save, allow once, deny); only a
+   * person's answer saves.
+   */
+  saveRule?: { where: string; save(pattern: string): Promise<void> | void };
 }
 
 /** Why a command may run. */
 export interface CommandAuthorization {
   /** The command line. */
   command: string;
-  /** `allowlist`: every part is allowed; `assessor`: the risk assessor allowed it; `confirmed`: someone said yes. */
-  via: "allowlist" | "assessor" | "confirmed";
+  /**
+   * `allowlist`: every part is allowed; `rule`: allowed with the help of an allow rule of a policy file;
+   * `assessor`: the risk assessor allowed it; `confirmed`: someone said yes.
+   */
+  via: "allowlist" | "rule" | "assessor" | "confirmed";
   /** Who confirmed it, when someone did (`auto` with autoConfirm). */
   source?: ChoiceSource;
   /** The allowlist check. */
   check: CommandCheck;
   /** The risk assessment, when the allowlist did not settle it. */
   assessment?: RiskAssessment;
+  /** The policy rule in force for the line, when one matched. */
+  rule?: CommandRule;
+  /** What a shadow-mode rule would have decided instead (not applied). */
+  shadow?: CommandRule;
+}
+
+/** What the policy decides for a command line before anyone is asked, and why. */
+export interface CommandDecision {
+  /** The command line. */
+  command: string;
+  /** `allow`: runs without asking; `ask`: someone must say yes ({@linkcode prompt}); `deny`: never runs. */
+  decision: "allow" | "ask" | "deny";
+  /** What settled it. */
+  decidedBy: "rule" | "allowlist" | "assessor" | "analysis";
+  /** One sentence: why. */
+  reason: string;
+  /** The policy rules' verdict (matches, shadow decisions, uncertainty). */
+  rules: CommandRulesVerdict;
+  /** The allowlist check (absent when a deny rule settled it first). */
+  check?: CommandCheck;
+  /** The risk assessment, when the allowlist did not settle it. */
+  assessment?: RiskAssessment;
+  /** The question asked when the decision is `ask`. */
+  prompt?: CommandPrompt;
+}
+
+/** Options of {@linkcode decideCommand}. */
+export interface DecideCommandOptions {
+  /** Allowlist entries; default {@linkcode DEFAULT_COMMAND_ALLOWLIST}. */
+  allowlist?: readonly string[];
+  /** The policy files' rules; default none. */
+  rules?: PolicyRules;
+  /** The sandbox mode (default `auto`). */
+  sandbox?: SandboxMode;
+  /** The workspace root (absolute). */
+  workspaceRoot?: string;
+  /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
+  assessor?: RiskAssessor;
+}
+
+/**
+ * Decides a command line without asking anyone: the policy files' rules
+ * first (a deny rule refuses, an ask rule and a command that could hide a
+ * denied one ask a person), then the allowlist check (with the allow rules'
+ * entries added), then the risk assessor.
+ *
+ * Requires `--allow-run=bwrap` to probe the sandbox for commands that run project code.
+ *
+ * @example
+ * ```ts
+ * import { decideCommand, PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["git push"] } } }], "/w");
+ * const decision = await decideCommand("sudo git push", { rules });
+ * console.log(decision.decision, decision.reason);
+ * ```
+ */
+export async function decideCommand(
+  command: string,
+  options: DecideCommandOptions = {},
+  signal?: AbortSignal,
+): Promise<CommandDecision> {
+  const rules = await judgeCommandRules(command, options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/"));
+  const rule = rules.rule;
+  if (rules.deniedPath && rule?.decision !== "deny") {
+    const { word, rule: pathRule } = rules.deniedPath;
+    return {
+      command,
+      decision: "deny",
+      decidedBy: "rule",
+      reason: `${JSON.stringify(word)} names a path denied by the ${describeRule(pathRule)}`,
+      rules,
+    };
+  }
+  if (rule?.decision === "deny") {
+    const match = rules.matches.find((m) => m.rule === rule);
+    return {
+      command,
+      decision: "deny",
+      decidedBy: "rule",
+      reason: `${match ? `${JSON.stringify(match.words.join(" "))} is` : "it is"} denied by the ${describeRule(rule)}${
+        rule.reason ? `: ${rule.reason}` : ""
+      }`,
+      rules,
+    };
+  }
+  const check = await checkCommand(command, {
+    allowlist: [...(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST), ...rules.allowEntries],
+    sandbox: await commandSandbox(options.sandbox),
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
+  // Denied paths are hidden from commands by the OS sandbox; without one, a person decides.
+  const hidden = options.rules?.hiddenGlobs() ?? [];
+  const unsandboxed = hidden.length > 0 ? await commandSandbox(options.sandbox) : undefined;
+  if (unsandboxed?.available === false) {
+    rules.uncertain.push(
+      `the policy hides paths (${hidden.slice(0, 3).join(", ")}) and the OS sandbox that hides them from ` +
+        `commands is unavailable (${unsandboxed.reason ?? "no reason given"})`,
+    );
+  }
+  if (rule?.decision === "ask" || rules.uncertain.length > 0) {
+    const reason = rule?.decision === "ask"
+      ? `it matches the ${describeRule(rule)}${rule.reason ? `: ${rule.reason}` : ""}`
+      : rules.uncertain[0];
+    return {
+      command,
+      decision: "ask",
+      decidedBy: "rule",
+      reason,
+      rules,
+      check,
+      prompt: {
+        title: "Command Confirmation (policy rule)",
+        message: `The agent wants to run:\n\n  ${command}\n\nThe policy asks a person because ${reason}. Run it?`,
+        defaultChoice: false,
+        requirePerson: true,
+      },
+    };
+  }
+  if (check.verdict === "allow") {
+    const byRule = check.commands.some((found) =>
+      found.allowedBy !== undefined && rules.allowEntries.includes(found.allowedBy) &&
+      !(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST).includes(found.allowedBy)
+    );
+    return {
+      command,
+      decision: "allow",
+      decidedBy: byRule ? "rule" : "allowlist",
+      reason: byRule && rule ? `it is allowed by the ${describeRule(rule)}` : "every command in it is on the allowlist",
+      rules,
+      check,
+    };
+  }
+  const assessor = options.assessor ?? rulesRiskAssessor;
+  const assessment = await assessor.assess(command, check, signal);
+  let prompt = promptForAssessment(command, assessment);
+  // Project code without the sandbox needs a person's yes, whatever the assessor said.
+  if (check.sandbox.needed && check.sandbox.available === false) {
+    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
+      "it runs code the project controls without the OS sandbox";
+    prompt = {
+      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
+      requirePerson: true,
+    };
+  }
+  if (prompt === undefined) {
+    return { command, decision: "allow", decidedBy: "assessor", reason: assessment.reason, rules, check, assessment };
+  }
+  return {
+    command,
+    decision: "ask",
+    decidedBy: "analysis",
+    reason: check.reasons[0] ?? assessment.reason,
+    rules,
+    check,
+    assessment,
+    prompt,
+  };
 }
 
 const MAX_REASONS_SHOWN = 3;
@@ -122,32 +301,52 @@ export async function authorizeCommand(
   signal?: AbortSignal,
 ): Promise<CommandAuthorization> {
   signal?.throwIfAborted();
-  const check = await checkCommand(command, {
+  const decided = await decideCommand(command, {
     allowlist: options.state.commandAllowlist(),
-    sandbox: await commandSandbox(options.sandbox),
+    sandbox: options.sandbox,
+    assessor: options.assessor,
+    rules: options.rules,
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
-  });
-  if (check.verdict === "allow") return { command, via: "allowlist", check };
+  }, signal);
   signal?.throwIfAborted();
-  const assessor = options.assessor ?? rulesRiskAssessor;
-  const assessment = await assessor.assess(command, check, signal);
-  let prompt = promptForAssessment(command, assessment);
-  // Project code without the sandbox needs a person's yes, whatever the assessor said.
-  if (check.sandbox.needed && check.sandbox.available === false) {
-    const reason = check.reasons.find((text) => text.includes("the OS sandbox is unavailable")) ??
-      "it runs code the project controls without the OS sandbox";
-    prompt = {
-      ...(prompt ?? promptForAssessment(command, { decision: "unsure", kind: "project_code_unsandboxed", reason })!),
-      requirePerson: true,
-    };
+  const ruleFields = {
+    ...(decided.rules.rule ? { rule: decided.rules.rule } : {}),
+    ...(decided.rules.shadow ? { shadow: decided.rules.shadow } : {}),
+  };
+  if (decided.decision === "deny") throw ruleDenied(command, decided);
+  const check = decided.check!;
+  const assessment = decided.assessment ??
+    { decision: "unsure" as const, kind: "policy_rule", reason: decided.reason };
+  if (decided.decision === "allow") {
+    const via = decided.decidedBy === "assessor" ? "assessor" : decided.decidedBy === "rule" ? "rule" : "allowlist";
+    return { command, via, check, ...(decided.assessment ? { assessment } : {}), ...ruleFields };
   }
-  if (prompt === undefined) return { command, via: "assessor", check, assessment };
+  const prompt = decided.prompt!;
   if (options.sessionCanAsk === false) {
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);
   }
+  const savable = options.saveRule && !prompt.requirePerson ? savablePattern(check) : undefined;
   let answer;
   try {
-    answer = await options.asker.confirm(prompt, signal);
+    if (savable !== undefined) {
+      const chosen = await options.asker.choose<"save" | "once" | "deny">({
+        title: prompt.title,
+        message: prompt.message,
+        options: [
+          { value: "save", label: `Allow, and allow "${savable}" from now on (saved to ${options.saveRule!.where})` },
+          { value: "once", label: "Allow this time only" },
+          { value: "deny", label: "Deny" },
+        ],
+        defaultChoice: prompt.defaultChoice ? "once" : "deny",
+      }, signal);
+      if (chosen.choice === "save" && chosen.source === "user") {
+        await options.saveRule!.save(savable);
+        options.state.addCommand(savable);
+      }
+      answer = { choice: chosen.choice !== "deny", source: chosen.source };
+    } else {
+      answer = await options.asker.confirm(prompt, signal);
+    }
   } catch (error) {
     // A host with nobody to ask refuses; say so with the command's reasons.
     if (error instanceof ToolError && error.code === "permission_denied") {
@@ -159,8 +358,56 @@ export async function authorizeCommand(
     throw error;
   }
   if (!answer.choice) {
-    const who = answer.source === "user" ? "the user declined it" : "it was declined automatically (the default is no)";
+    const who = answer.source === "user"
+      ? "the user declined it"
+      : answer.source === "client"
+      ? "the client declined it"
+      : "it was declined automatically (the default is no)";
     throw denied(command, who, check, assessment, { prompt, source: answer.source });
   }
-  return { command, via: "confirmed", source: answer.source, check, assessment };
+  if (prompt.requirePerson && answer.source !== "user") {
+    throw denied(
+      command,
+      `only a person may confirm it, and the answer was ${
+        answer.source === "client" ? "the MCP client's" : "automatic"
+      }`,
+      check,
+      assessment,
+      {
+        prompt,
+        source: answer.source,
+      },
+    );
+  }
+  return { command, via: "confirmed", source: answer.source, check, assessment, ...ruleFields };
+}
+
+// The rule a person may save for a command: its words, when it is one simple command whose words are all known.
+function savablePattern(check: CommandCheck): string | undefined {
+  if (!check.parsed || check.commands.length !== 1) return undefined;
+  const [only] = check.commands;
+  if (only.words.length === 0 || only.words.some((word) => word === "" || /[\s*?[]/.test(word))) return undefined;
+  // A word only known at run time is kept as written, with its `$`: not saved.
+  if (only.words.some((word) => /[$`\\'"]/.test(word))) return undefined;
+  return only.words.join(" ");
+}
+
+function ruleDenied(command: string, decided: CommandDecision): ToolError {
+  const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
+  const rule = decided.rules.rule?.decision === "deny" ? decided.rules.rule : decided.rules.deniedPath?.rule;
+  const ruleDetails = rule === undefined ? {} : {
+    rule: { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source },
+  };
+  return new ToolError(`The command was not run: ${decided.reason}. Command: ${shown}`, {
+    code: "permission_denied",
+    kind: "policy",
+    status: "skipped",
+    recoverable: false,
+    recoveryHint: "Do not retry it in another form; the policy forbids it. Do something else or ask the user.",
+    details: {
+      command,
+      why: decided.reason,
+      ...ruleDetails,
+    },
+  });
 }

@@ -217,7 +217,8 @@ describe("MCP over stdio, a client with elicitation", () => {
 
       const rmCall = await call(server.client, "bash", { command: "rm victim.txt" });
       assert.equal(rmCall.isError, true, text(rmCall));
-      assert.match(text(rmCall), /the user declined it/);
+      // An elicitation answer is the client's, not proof that a person saw the question.
+      assert.match(text(rmCall), /the client declined it/);
       assert.equal(asked.length, 2);
       assert.match(asked[1].message, /rm victim\.txt/);
       assert.equal(await readFile(join(workspace, "victim.txt"), "utf8"), "keep me\n");

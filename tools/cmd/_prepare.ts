@@ -107,6 +107,7 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     workspace: ctx.workspace.workdir,
     quarantine: path.join(tempDir, "protected-created"),
     mode: ctx.policy.sandbox,
+    ...(ctx.policy.hiddenPaths?.length ? { hiddenPaths: ctx.policy.hiddenPaths } : {}),
     // spawnGroup starts it in a session of its own, with no terminal.
     callerSession: true,
   });

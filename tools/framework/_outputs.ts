@@ -14,9 +14,9 @@ export const READ_ARTIFACT_OUTPUT = v.strictObject({
   nextOffset: v.optional(COUNT),
 });
 
-/** `ask_preference`: the person's answer (never an automatic one). */
+/** `ask_preference`: the person's answer, or the MCP client's for its user (never an automatic one). */
 export const ASK_PREFERENCE_OUTPUT = v.strictObject({
   choice: v.string(),
   extra: v.boolean(),
-  source: v.literal("user"),
+  source: v.picklist(["user", "client"]),
 });

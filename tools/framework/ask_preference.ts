@@ -115,8 +115,9 @@ export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
       requirePerson: true,
       allowExtra: allow_extra,
     }, ctx.signal);
-    if (outcome.source !== "user") {
-      // A host must not answer a person's question by itself; never pass such an answer on.
+    if (outcome.source === "auto") {
+      // A host must not answer a person's question by itself; never pass such an answer on. (A client's
+      // answer is its user's as far as a preference goes: it authorises nothing.)
       throw new ToolError("The question was answered automatically, but it needs a person's answer", {
         code: "permission_denied",
         kind: "policy",

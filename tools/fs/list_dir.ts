@@ -108,6 +108,9 @@ export const listDirTool: Tool<ListDirArgs> = tool({
     } catch (error) {
       throw fileOpError(error, dir, real, "listing");
     }
+    // What the policy hides is not listed.
+    const hidden = ctx.policy.isHidden?.bind(ctx.policy);
+    if (hidden) entries = entries.filter((entry) => !hidden(`${real}/${entry.name}`));
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const kinds = { directories: [] as fs.Dirent[], files: [] as fs.Dirent[], links: [] as fs.Dirent[] };
     const others: fs.Dirent[] = [];

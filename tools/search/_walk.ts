@@ -31,6 +31,8 @@ export interface WalkOptions {
   onEntry(entry: WalkEntry): void;
   /** Whether to look inside folder `rel`; default yes. */
   descend?(rel: string): boolean;
+  /** Whether the policy hides the entry at `abs` (not reported, not entered); default none. */
+  hidden?(abs: string): boolean;
   /** Called for what the walk could not read, so that callers say so instead of missing it silently. */
   onSkip?(skip: Skipped): void;
 }
@@ -132,6 +134,7 @@ export async function walkTree(options: WalkOptions): Promise<void> {
         options.onSkip?.({ path: rel, reason: NOT_UTF8_REASON });
         continue;
       }
+      if (options.hidden?.(abs)) continue;
       options.onEntry({ rel, abs, kind });
       if (kind === "dir" && (options.descend?.(rel) ?? true)) queue.push({ abs, rel, level });
     }

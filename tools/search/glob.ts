@@ -128,6 +128,7 @@ export const globTool: Tool<GlobArgs> = tool({
       skipIgnored: skip_ignored,
       signal: ctx.signal,
       descend: (rel) => glob.mayContain(rel),
+      hidden: ctx.policy.isHidden?.bind(ctx.policy),
       onSkip: (skip) => skipped.add(skip),
       onEntry(entry) {
         if (entry.kind === "symlink") {
@@ -142,7 +143,7 @@ export const globTool: Tool<GlobArgs> = tool({
       let isDir: boolean;
       try {
         const target = await ctx.workspace.resolve(link.abs);
-        if (!target.exists) continue;
+        if (!target.exists || ctx.policy.isHidden?.(target.path)) continue;
         isDir = (await fsp.stat(target.path)).isDirectory();
       } catch {
         continue; // outside the workspace, a loop, or unreadable: not listed

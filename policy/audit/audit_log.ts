@@ -1,0 +1,226 @@
+/**
+ * The audit log: one JSON line per call and per policy decision, with the
+ * secrets redacted, to a file (appended line by line, each with one write,
+ * rotated by size) and/or a callback.
+ *
+ * A call record: `time`, `type: "call"`, `session`, `callId`, `tool`,
+ * `arguments`, `status`, `errorCode`, `error`, `output` (cut to a length),
+ * `filesChanged`, `durationMs`. A decision record: `time`, `type: "decision"`,
+ * `session`, `callId` (when one call of the session was running), `kind`
+ * (`command`, `path`, `write`), `subject`, `decision`, `answeredBy`
+ * (`person`, `client` for an MCP elicitation answer, `auto` for an automatic
+ * default, `rule` when nobody was asked), `rule` and `layer` when a policy rule decided, `shadow` for what a
+ * shadow-mode rule would have decided, `reason`.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import fs from "node:fs";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { Redactor } from "./redact.ts";
+
+/** A policy decision, as the policy reports it. */
+export interface PolicyDecisionEvent {
+  /** What was decided about. */
+  kind: "command" | "path" | "write";
+  /** The command line or the path. */
+  subject: string;
+  /** What happened. */
+  decision: "allow" | "ask" | "deny";
+  /**
+   * Who answered: a person, the MCP client (an elicitation answer, not proof
+   * that a person saw it), an automatic default, or nobody (a rule or the allowlist).
+   */
+  answeredBy: "person" | "client" | "auto" | "rule";
+  /** Why. */
+  reason?: string;
+  /** The policy rule that decided, with its layer and file. */
+  rule?: { pattern: string; decision: string; layer: string; file?: string; line?: number; column?: number };
+  /** What a shadow-mode rule would have decided instead (not applied). */
+  shadow?: { pattern: string; decision: string; layer: string; file?: string };
+}
+
+/** One line of the audit log. */
+export type AuditRecord = Record<string, unknown> & { time: string; type: "call" | "decision" };
+
+/** Options of an {@linkcode AuditLog}. */
+export interface AuditLogOptions {
+  /** The file to append to (made with mode 0600). */
+  file?: string;
+  /** Rotate when the file would grow past this many bytes (default 10 MiB). */
+  maxBytes?: number;
+  /** How many rotated files to keep (`FILE.1` newest; default 3). */
+  keep?: number;
+  /** Called with each record, redacted. */
+  onRecord?: (record: AuditRecord) => void;
+  /** The redactor (default: the process environment, token shapes). */
+  redactor?: Redactor;
+  /** The longest output kept in a call record, in characters (default 2,000). */
+  maxOutputChars?: number;
+}
+
+/** What the audit log needs of a toolbox: its call hooks. */
+export interface AuditedToolBox {
+  /** Adds a hook that runs before each call. */
+  beforeToolCall(hook: (event: { session: object; toolName: string; callId?: string }) => void): unknown;
+  /** Adds a hook that runs after each call. */
+  afterToolCall(
+    hook: (event: { session: object; result: unknown; args?: Record<string, unknown> }) => void,
+  ): unknown;
+}
+
+const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+// A line longer than this is cut (its strings shortened), so that one write stays one line.
+const MAX_LINE_BYTES = 256 * 1024;
+
+/**
+ * Records calls and decisions as JSON lines.
+ *
+ * Requires `--allow-write` and `--allow-read` for the log's folder when a file is given.
+ *
+ * @example
+ * ```ts
+ * import { AuditLog } from "@toolfence/policy";
+ * const records: unknown[] = [];
+ * const audit = new AuditLog({ onRecord: (record) => records.push(record) });
+ * audit.decision({}, { kind: "command", subject: "git push", decision: "deny", answeredBy: "rule" });
+ * console.log(records.length); // 1
+ * audit.close();
+ * ```
+ */
+export class AuditLog {
+  readonly #options: AuditLogOptions;
+  readonly #redactor: Redactor;
+  readonly #sessions = new WeakMap<object, string>();
+  readonly #inFlight = new WeakMap<object, Map<string, { tool: string; started: number }>>();
+  #fd: number | undefined;
+  #size = 0;
+
+  /** Opens the log (the file is created when missing). */
+  constructor(options: AuditLogOptions = {}) {
+    this.#options = options;
+    this.#redactor = options.redactor ?? new Redactor();
+    if (options.file !== undefined) this.#open();
+  }
+
+  #open(): void {
+    const file = this.#options.file!;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.#fd = fs.openSync(file, "a", 0o600);
+    this.#size = fs.fstatSync(this.#fd).size;
+  }
+
+  #rotate(): void {
+    const file = this.#options.file!;
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    const keep = Math.max(1, this.#options.keep ?? 3);
+    for (let i = keep - 1; i >= 1; i--) {
+      try {
+        fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`);
+      } catch {
+        // Not there yet.
+      }
+    }
+    try {
+      fs.renameSync(file, `${file}.1`);
+    } catch {
+      // Removed under us: a new one starts.
+    }
+    try {
+      fs.rmSync(`${file}.${keep + 1}`, { force: true });
+    } catch {
+      // Nothing to drop.
+    }
+    this.#open();
+  }
+
+  /** The session's id in the log. */
+  sessionId(session: object): string {
+    let id = this.#sessions.get(session);
+    if (id === undefined) {
+      id = randomUUID();
+      this.#sessions.set(session, id);
+    }
+    return id;
+  }
+
+  /** Writes one record (redacted) to the file and the callback. */
+  record(record: Record<string, unknown> & { type: "call" | "decision" }): void {
+    const redacted = this.#redactor.redactValue({ time: new Date().toISOString(), ...record }) as AuditRecord;
+    let line = JSON.stringify(redacted);
+    if (Buffer.byteLength(line) > MAX_LINE_BYTES) line = JSON.stringify(shorten(redacted, 1_000));
+    this.#options.onRecord?.(redacted);
+    if (this.#options.file === undefined || this.#fd === undefined) return;
+    const bytes = Buffer.from(`${line}\n`);
+    const max = this.#options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (this.#size > 0 && this.#size + bytes.length > max) this.#rotate();
+    // One write per line, appended: a killed process leaves whole lines behind it.
+    let written = 0;
+    while (written < bytes.length) written += fs.writeSync(this.#fd!, bytes, written);
+    this.#size += bytes.length;
+  }
+
+  /** Records a policy decision of `session`. */
+  decision(session: object, event: PolicyDecisionEvent): void {
+    const running = this.#inFlight.get(session);
+    const callId = running?.size === 1 ? [...running.keys()][0] : undefined;
+    this.record({ type: "decision", session: this.sessionId(session), ...(callId ? { callId } : {}), ...event });
+  }
+
+  /** Hooks the log into a toolbox: every call is recorded when it ends. */
+  attach(box: AuditedToolBox): this {
+    box.beforeToolCall(({ session, toolName, callId }) => {
+      let running = this.#inFlight.get(session);
+      if (running === undefined) this.#inFlight.set(session, running = new Map());
+      running.set(callId ?? `${toolName}:${randomUUID()}`, { tool: toolName, started: Date.now() });
+    });
+    box.afterToolCall(({ session, result, args }) => {
+      const r = result as Record<string, unknown>;
+      const running = this.#inFlight.get(session);
+      if (running) {
+        const key = typeof r.callId === "string" && running.has(r.callId)
+          ? r.callId
+          : [...running.entries()].find(([, call]) => call.tool === r.toolName)?.[0];
+        if (key !== undefined) running.delete(key);
+      }
+      const max = this.#options.maxOutputChars ?? 2_000;
+      // Redacted whole, then cut: a cut must not leave part of a secret behind.
+      const output = r.output === undefined ? undefined : this.#redactor.redactValue(r.output);
+      const shown = output === undefined ? undefined : cut(JSON.stringify(output) ?? "", max);
+      this.record({
+        type: "call",
+        session: this.sessionId(session),
+        ...(typeof r.callId === "string" ? { callId: r.callId } : {}),
+        tool: r.toolName,
+        arguments: args ?? {},
+        status: r.status,
+        ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+        ...(typeof r.error === "string" ? { error: cut(this.#redactor.redact(r.error), max) } : {}),
+        ...(shown === undefined ? {} : { output: shown }),
+        filesChanged: Array.isArray(r.filesystemChanges) ? r.filesystemChanges : [],
+        durationMs: typeof r.latencyMs === "number" ? Math.round(r.latencyMs * 1000) / 1000 : undefined,
+      });
+    });
+    return this;
+  }
+
+  /** Closes the file. */
+  close(): void {
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+}
+
+function shorten(value: unknown, max: number): unknown {
+  if (typeof value === "string") return cut(value, max);
+  if (Array.isArray(value)) return value.slice(0, 100).map((item) => shorten(item, max));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v, max)]));
+  }
+  return value;
+}

@@ -1,0 +1,390 @@
+/**
+ * The rules of the policy files, merged over their layers: which rule of
+ * which layer decides a command's words or a path, and why.
+ *
+ * Layers, highest first: `managed` (`/etc/toolfence/config.json`), `cli`
+ * (`--config FILE`), `project` (`toolfence.json` at the workspace root),
+ * `user` (`~/.config/toolfence/config.json`), `default` (built in, empty).
+ * Where rules of several layers match, deny beats ask beats allow, unless a
+ * matching rule (or its whole layer) is marked `override`: then the layers
+ * below it are not considered, though the layers above it still are, so no
+ * layer can loosen what a higher one forbids. A rule (or layer) with
+ * `enforce: false` is in shadow mode: its decision is recorded as what would
+ * have happened, and not applied.
+ *
+ * @module
+ */
+import path from "node:path";
+import picomatchModule from "picomatch";
+import type { PolicyFile } from "./schema.ts";
+
+type Matcher = (candidate: string) => boolean;
+const picomatch = picomatchModule as unknown as (
+  glob: string | readonly string[],
+  options: { dot: boolean; nocase: boolean },
+) => Matcher;
+
+/** The layers of a policy, highest first. */
+export const POLICY_LAYERS = ["managed", "cli", "project", "user", "default"] as const;
+
+/** One layer's name. */
+export type PolicyLayerName = typeof POLICY_LAYERS[number];
+
+/** What a command rule says. */
+export type RuleDecision = "allow" | "ask" | "deny";
+
+/** Where a rule was written. */
+export interface RuleSource {
+  /** Its layer. */
+  layer: PolicyLayerName;
+  /** Its file, when it came from one. */
+  file?: string;
+  /** 1-based line and column of the rule in the file. */
+  line?: number;
+  /** 1-based column. */
+  column?: number;
+}
+
+/** A command rule, ready to match. */
+export interface CommandRule {
+  /** allow, ask or deny. */
+  decision: RuleDecision;
+  /** The pattern as written (trimmed). */
+  pattern: string;
+  /** Whether the pattern is a glob over the joined words (else a token prefix). */
+  glob: boolean;
+  /** false: shadow mode. */
+  enforce: boolean;
+  /** true: lower layers are not considered where it matches. */
+  override: boolean;
+  /** Why, as the file says. */
+  reason?: string;
+  /** Where it was written. */
+  source: RuleSource;
+}
+
+/** What a path rule does to what it matches. */
+export type PathRuleKind = "deny" | "read-only";
+
+/** A path rule, ready to match. */
+export interface PathRule {
+  /** deny (hidden) or read-only. */
+  kind: PathRuleKind;
+  /** The glob as written. */
+  pattern: string;
+  /** false: shadow mode. */
+  enforce: boolean;
+  /** true: lower layers are not considered where it matches. */
+  override: boolean;
+  /** Why, as the file says. */
+  reason?: string;
+  /** Where it was written. */
+  source: RuleSource;
+}
+
+/** One layer: a parsed file (or the built-in defaults). */
+export interface PolicyLayer {
+  /** Its name. */
+  name: PolicyLayerName;
+  /** The file it was read from. */
+  file?: string;
+  /** The file's content. */
+  config: PolicyFile;
+  /** Its text, for positions. */
+  text?: string;
+  /** Positions of values by key path (`commands.deny[0]`). */
+  positions?: ReadonlyMap<string, { line: number; column: number }>;
+}
+
+/** A decision and the rule behind it. */
+export interface RuleOutcome<R> {
+  /** The decision in force, when a rule decided. */
+  rule?: R;
+  /** What shadow-mode rules would have decided instead, when stricter. */
+  shadow?: R;
+  /** Every matching rule, highest layer first. */
+  matches: R[];
+}
+
+const STRENGTH: Record<string, number> = { allow: 0, "read-only": 1, ask: 1, deny: 2 };
+
+function strength(rule: CommandRule | PathRule): number {
+  return STRENGTH[(rule as CommandRule).decision ?? (rule as PathRule).kind];
+}
+
+function rank(layer: PolicyLayerName): number {
+  return POLICY_LAYERS.indexOf(layer);
+}
+
+/**
+ * The rule in force among `matches`: walking the layers top-down, the first
+ * layer with an overriding match closes the walk; the strictest match among
+ * the layers walked wins (the highest layer on a tie).
+ */
+function resolve<R extends CommandRule | PathRule>(matches: readonly R[]): R | undefined {
+  const sorted = [...matches].sort((a, b) => rank(a.source.layer) - rank(b.source.layer));
+  let considered: R[] = sorted;
+  const closer = sorted.find((rule) => rule.override);
+  if (closer !== undefined) considered = sorted.filter((rule) => rank(rule.source.layer) <= rank(closer.source.layer));
+  let best: R | undefined;
+  for (const rule of considered) {
+    if (best === undefined || strength(rule) > strength(best)) best = rule;
+  }
+  return best;
+}
+
+function outcome<R extends CommandRule | PathRule>(matches: R[]): RuleOutcome<R> {
+  const sorted = [...matches].sort((a, b) => rank(a.source.layer) - rank(b.source.layer));
+  const rule = resolve(sorted.filter((r) => r.enforce));
+  const all = resolve(sorted);
+  const shadow = all !== undefined && all !== rule && (rule === undefined || strength(all) > strength(rule))
+    ? all
+    : undefined;
+  return { ...(rule ? { rule } : {}), ...(shadow ? { shadow } : {}), matches: sorted };
+}
+
+const GLOB_CHARS = /[*?[]/;
+
+function globRegex(pattern: string): RegExp {
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "*") out += "[^]*";
+    else if (c === "?") out += "[^]";
+    else if (c === "[") {
+      const end = pattern.indexOf("]", i + 2);
+      if (end < 0) {
+        out += "\\[";
+        continue;
+      }
+      let body = pattern.slice(i + 1, end);
+      const negated = body.startsWith("!") || body.startsWith("^");
+      if (negated) body = body.slice(1);
+      out += `[${negated ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]`;
+      i = end;
+    } else out += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`, "u");
+}
+
+const regexCache = new Map<string, RegExp>();
+
+/**
+ * Whether a command rule's pattern matches a simple command's words: a prefix
+ * by whole words, or a glob over the words joined by single spaces.
+ */
+export function commandPatternMatches(rule: Pick<CommandRule, "pattern" | "glob">, words: readonly string[]): boolean {
+  if (words.length === 0) return false;
+  if (rule.glob) {
+    let regex = regexCache.get(rule.pattern);
+    if (regex === undefined) {
+      regex = globRegex(rule.pattern.split(/\s+/).join(" "));
+      if (regexCache.size > 512) regexCache.clear();
+      regexCache.set(rule.pattern, regex);
+    }
+    return regex.test(words.join(" "));
+  }
+  const tokens = rule.pattern.split(/\s+/);
+  return tokens.length <= words.length && tokens.every((token, i) => token === words[i]);
+}
+
+/**
+ * Whether a command whose first words are `known` and whose next word is only
+ * known at run time could match the rule.
+ */
+export function commandPatternMayMatch(rule: Pick<CommandRule, "pattern" | "glob">, known: readonly string[]): boolean {
+  const tokens = rule.pattern.split(/\s+/);
+  for (let i = 0; i < known.length && i < tokens.length; i++) {
+    const token = tokens[i];
+    // A glob is matched over the joined words (`?` and `*` match spaces too): from its first glob token on,
+    // anything may match.
+    if (GLOB_CHARS.test(token)) return true;
+    if (token !== known[i]) return false;
+  }
+  return true;
+}
+
+function commandRule(
+  decision: RuleDecision,
+  input: string | { pattern: string; enforce?: boolean; override?: boolean; reason?: string },
+  layer: PolicyLayer,
+  index: number,
+): CommandRule {
+  const spec = typeof input === "string" ? { pattern: input } : input;
+  const pattern = spec.pattern.trim().split(/\s+/).join(" ");
+  const at = layer.positions?.get(`commands.${decision}[${index}]`);
+  return {
+    decision,
+    pattern,
+    glob: GLOB_CHARS.test(pattern),
+    enforce: spec.enforce ?? layer.config.enforce ?? true,
+    override: spec.override ?? layer.config.override ?? false,
+    ...(spec.reason === undefined ? {} : { reason: spec.reason }),
+    source: { layer: layer.name, ...(layer.file ? { file: layer.file } : {}), ...(at ?? {}) },
+  };
+}
+
+function pathRule(
+  kind: PathRuleKind,
+  input: string | { pattern: string; enforce?: boolean; override?: boolean; reason?: string },
+  layer: PolicyLayer,
+  index: number,
+): PathRule {
+  const spec = typeof input === "string" ? { pattern: input } : input;
+  const key = kind === "deny" ? "deny" : "readOnly";
+  const at = layer.positions?.get(`paths.${key}[${index}]`);
+  return {
+    kind,
+    pattern: spec.pattern.trim().replace(/^\.\//, ""),
+    enforce: spec.enforce ?? layer.config.enforce ?? true,
+    override: spec.override ?? layer.config.override ?? false,
+    ...(spec.reason === undefined ? {} : { reason: spec.reason }),
+    source: { layer: layer.name, ...(layer.file ? { file: layer.file } : {}), ...(at ?? {}) },
+  };
+}
+
+/** `rule "git push*" (deny) in the project file /w/toolfence.json:4:7`. */
+export function describeRule(rule: CommandRule | PathRule): string {
+  const what = "decision" in rule ? rule.decision : rule.kind;
+  const where = rule.source.file
+    ? `${rule.source.layer} file ${rule.source.file}${
+      rule.source.line ? `:${rule.source.line}:${rule.source.column}` : ""
+    }`
+    : `${rule.source.layer} layer`;
+  return `rule ${JSON.stringify(rule.pattern)} (${what}${rule.enforce ? "" : ", shadow mode"}) in the ${where}`;
+}
+
+/** What the path rules decide for a path. */
+export interface PathOutcome extends RuleOutcome<PathRule> {
+  /** `deny`: hidden; `read-only`: no writes; `allow`: no rule applies. */
+  decision: "allow" | "deny" | "read-only";
+}
+
+/**
+ * The rules of every layer of a policy, merged. Immutable once built.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{
+ *   name: "project",
+ *   config: { commands: { deny: ["git push"] }, paths: { deny: ["**\/.env"] } },
+ * }], "/work/project");
+ * console.log(rules.matchCommand(["git", "push", "origin"]).rule?.decision); // "deny"
+ * console.log(rules.decidePath("/work/project/app/.env").decision); // "deny"
+ * ```
+ */
+export class PolicyRules {
+  /** The layers, highest first. */
+  readonly layers: readonly PolicyLayer[];
+  /** The workspace root the path rules are relative to. */
+  readonly root: string;
+  /** Every command rule, highest layer first. */
+  readonly commandRules: readonly CommandRule[];
+  /** Every path rule, highest layer first. */
+  readonly pathRules: readonly PathRule[];
+  readonly #matchers = new Map<PathRule, Matcher>();
+
+  private constructor(layers: readonly PolicyLayer[], root: string) {
+    this.layers = Object.freeze([...layers].sort((a, b) => rank(a.name) - rank(b.name)));
+    this.root = path.posix.normalize(root).replace(/(?<=.)\/$/, "");
+    const commands: CommandRule[] = [];
+    const paths: PathRule[] = [];
+    for (const layer of this.layers) {
+      for (const decision of ["deny", "ask", "allow"] as const) {
+        (layer.config.commands?.[decision] ?? []).forEach((rule, i) =>
+          commands.push(commandRule(decision, rule, layer, i))
+        );
+      }
+      (layer.config.paths?.deny ?? []).forEach((rule, i) => paths.push(pathRule("deny", rule, layer, i)));
+      (layer.config.paths?.readOnly ?? []).forEach((rule, i) => paths.push(pathRule("read-only", rule, layer, i)));
+    }
+    this.commandRules = Object.freeze(commands);
+    this.pathRules = Object.freeze(paths);
+  }
+
+  /** Rules from layers (any order), with path rules relative to `root`. */
+  static fromLayers(layers: readonly PolicyLayer[], root: string): PolicyRules {
+    return new PolicyRules(layers, root);
+  }
+
+  /** The same rules, with path rules relative to another workspace root (one per tenant). */
+  withRoot(root: string): PolicyRules {
+    const normal = path.posix.normalize(root).replace(/(?<=.)\/$/, "");
+    return normal === this.root ? this : new PolicyRules(this.layers, normal);
+  }
+
+  /** No rules at all. */
+  static empty(root: string): PolicyRules {
+    return new PolicyRules([], root);
+  }
+
+  /** Whether any command rule of `decision` exists (shadow ones included). */
+  hasCommandRules(decision?: RuleDecision): boolean {
+    return this.commandRules.some((rule) => decision === undefined || rule.decision === decision);
+  }
+
+  /** The command rules matching one simple command's words. */
+  matchCommand(words: readonly string[]): RuleOutcome<CommandRule> {
+    return outcome(this.commandRules.filter((rule) => commandPatternMatches(rule, words)));
+  }
+
+  /** The command rules (deny or ask) that a command starting with `known` and going on unknown could match. */
+  mayMatchCommand(known: readonly string[]): CommandRule[] {
+    return this.commandRules.filter((rule) => rule.decision !== "allow" && commandPatternMayMatch(rule, known));
+  }
+
+  /** The rule in force (and the shadow one) among matches gathered elsewhere. */
+  static resolve(matches: CommandRule[]): RuleOutcome<CommandRule> {
+    return outcome(matches);
+  }
+
+  /** Whether any path rule exists (shadow ones included). */
+  get hasPathRules(): boolean {
+    return this.pathRules.length > 0;
+  }
+
+  /** The deny globs in force, relative to the root, for the OS sandbox. */
+  hiddenGlobs(): string[] {
+    return this.pathRules.filter((rule) => rule.kind === "deny" && rule.enforce).map((rule) => rule.pattern);
+  }
+
+  #matcher(rule: PathRule): Matcher {
+    let matcher = this.#matchers.get(rule);
+    if (matcher === undefined) {
+      const glob = rule.pattern;
+      const expanded = glob.endsWith("/**") ? [glob, glob.slice(0, -3)] : [glob];
+      matcher = picomatch(expanded, { dot: true, nocase: true });
+      this.#matchers.set(rule, matcher);
+    }
+    return matcher;
+  }
+
+  /**
+   * What the path rules decide for a path (absolute, or relative to the
+   * root): a rule matches the path or any folder above it, by the path
+   * relative to the root (relative globs) or the absolute path (absolute
+   * globs), case-insensitively. The path is taken as given: pass the real
+   * path, and the path as named, to judge both.
+   */
+  decidePath(given: string): PathOutcome {
+    if (this.pathRules.length === 0) return { decision: "allow", matches: [] };
+    const absolute = path.posix.resolve(this.root, given);
+    const inside = absolute === this.root || absolute.startsWith(`${this.root}/`);
+    const relative = inside ? absolute.slice(this.root.length + 1) : undefined;
+    const candidates = (full: string) => {
+      const parts = full.split("/").filter(Boolean);
+      return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+    };
+    const relatives = relative === undefined || relative === "" ? [] : candidates(relative);
+    const absolutes = candidates(absolute).map((p) => `/${p}`);
+    const matches = this.pathRules.filter((rule) => {
+      const matcher = this.#matcher(rule);
+      return rule.pattern.startsWith("/") ? absolutes.some(matcher) : relatives.some(matcher);
+    });
+    const result = outcome(matches);
+    return { ...result, decision: result.rule?.kind ?? "allow" };
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The policy file's command rules applied to a command line, through the
+ * analysis: every simple command the parser finds (in lists, pipelines,
+ * substitutions, subshells) is matched, and so is every command a wrapper
+ * the analysis can see inside would run (`env`, `sudo`, `timeout 5`,
+ * `xargs`, `nice -n 1`, `bash -c '...'`, `find -exec`, ...), with `git`'s
+ * global options (`git -C dir push`) and a path in the command name
+ * (`/usr/bin/git`) taken off. A deny rule is never matched by a string
+ * prefix on the raw line.
+ *
+ * Where a deny or ask rule could match a command whose words are only known
+ * when it runs (`$cmd push`, `"$(printf git)" push`), or the line is not
+ * fully understood, the outcome is `uncertain`: the caller asks a person.
+ *
+ * @module
+ */
+import { analyzeBash, type BashSimpleCommand } from "./_tree.ts";
+import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import path from "node:path";
+import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
+
+const STRENGTH = { allow: 0, ask: 1, deny: 2 } as const;
+
+/** One rule that matched, and the command it matched. */
+export interface CommandRuleMatch {
+  /** The rule. */
+  rule: CommandRule;
+  /** The words it matched (after unwrapping). */
+  words: string[];
+  /** The simple command as written. */
+  text: string;
+}
+
+/** What the command rules say about a whole command line. */
+export interface CommandRulesVerdict {
+  /** The rule in force, when one matched: its decision is the line's. */
+  rule?: CommandRule;
+  /** What a shadow-mode rule would have decided instead, when stricter. */
+  shadow?: CommandRule;
+  /** Every match, for explanations. */
+  matches: CommandRuleMatch[];
+  /** Why a deny or ask rule might match commands that cannot be seen before they run. */
+  uncertain: string[];
+  /** A word of the line that names a path the policy denies, and the path rule. */
+  deniedPath?: { word: string; rule: PathRule };
+  /**
+   * Allowlist entries that the allow rules in force add for this line
+   * (prefix rules as they are; glob rules as exact entries of the commands
+   * they matched).
+   */
+  allowEntries: string[];
+}
+
+const MAX_DEPTH = 4;
+
+// Options of wrappers that take a value in the next word, so that the value
+// is not read as the command (`sudo -u root git push`: `root` is no command,
+// though reading it as one is harmless: every suffix is tried).
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "su", "runuser"]);
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+const GIT_VALUE_OPTIONS = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--super-prefix",
+]);
+
+function basename(word: string): string {
+  const slash = word.lastIndexOf("/");
+  return slash >= 0 && slash < word.length - 1 ? word.slice(slash + 1) : word;
+}
+
+// `git -C x -c a=b --no-pager push` is `git push` to the rules; `-c alias.p=push` given on the line is read too.
+function withoutGitGlobals(words: readonly string[]): { words: string[]; aliases: Map<string, string> } {
+  const aliases = new Map<string, string>();
+  let i = 1;
+  while (i < words.length && words[i].startsWith("-")) {
+    const option = words[i];
+    const value = option === "-c" ? words[i + 1] : option.startsWith("-c") ? option.slice(2) : undefined;
+    const alias = value === undefined ? undefined : /^alias\.([^=]+)=([\s\S]*)$/i.exec(value);
+    if (alias) aliases.set(alias[1].toLowerCase(), alias[2]);
+    if (GIT_VALUE_OPTIONS.has(option)) i += 2;
+    else i += 1;
+  }
+  return { words: ["git", ...words.slice(i)], aliases };
+}
+
+// git's own commands; anything else may be an alias from its configuration, which the line does not show.
+const GIT_COMMANDS = new Set(
+  ("add am annotate apply archimport archive backfill bisect blame branch bugreport bundle cat-file check-attr " +
+    "check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column " +
+    "commit commit-graph commit-tree config count-objects credential cvsexportcommit cvsimport daemon describe " +
+    "diagnose diff diff-files diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch " +
+    "fmt-merge-msg for-each-ref for-each-repo format-patch fsck gc get-tar-commit-id grep gui hash-object help " +
+    "http-backend imap-send index-pack init instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo " +
+    "mailsplit maintenance merge merge-base merge-file merge-index merge-tree mergetool mktag mktree " +
+    "multi-pack-index mv name-rev notes p4 pack-objects pack-redundant pack-refs patch-id prune prune-packed pull " +
+    "push quiltimport range-diff read-tree rebase receive-pack reflog refs remote repack replace replay " +
+    "request-pull rerere reset restore rev-list rev-parse revert rm scalar send-email send-pack shortlog show " +
+    "show-branch show-index show-ref sparse-checkout stage stash status stripspace submodule svn switch " +
+    "symbolic-ref tag unpack-file unpack-objects update-index update-ref update-server-info upload-archive " +
+    "upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree").split(" "),
+);
+
+interface Candidate {
+  /** Every word: its value, or as written when only known at run time (deny and ask rules may over-match). */
+  words: string[];
+  /** The words before the first one known only at run time. */
+  known: string[];
+  /** Whether a word is only known at run time. */
+  open: boolean;
+  text: string;
+}
+
+/** The word lists a simple command may run as, unwrapped. */
+async function candidates(command: BashSimpleCommand, depth: number, findings: Findings): Promise<Candidate[]> {
+  const words = command.words.map((word) => word.value ?? word.text);
+  const firstDynamic = command.words.findIndex((word) => word.value === undefined);
+  return await expand(words, firstDynamic < 0 ? words.length : firstDynamic, command.text, depth, findings);
+}
+
+// What expanding a command finds besides candidates: reasons for uncertainty, git subcommands that may be aliases.
+interface Findings {
+  uncertain: string[];
+  gitAliases: { sub: string; text: string }[];
+}
+
+async function expand(
+  all: string[],
+  knownCount: number,
+  text: string,
+  depth: number,
+  findings: Findings,
+): Promise<Candidate[]> {
+  const uncertain = findings.uncertain;
+  if (all.length === 0) return [{ words: all, known: [], open: false, text }];
+  const out: Candidate[] = [];
+  const name = knownCount > 0 ? basename(all[0]) : all[0];
+  const named = name === all[0] ? all : [name, ...all.slice(1)];
+  const open = knownCount < all.length;
+  out.push({ words: named, known: named.slice(0, knownCount), open, text });
+  if (name === "git" && knownCount > 0) {
+    const { words: stripped, aliases } = withoutGitGlobals(named);
+    const dropped = named.length - stripped.length;
+    const knownStripped = Math.max(1, knownCount - dropped);
+    out.push({ words: stripped, known: stripped.slice(0, knownStripped), open, text });
+    const sub = stripped[1];
+    const alias = sub === undefined ? undefined : aliases.get(sub.toLowerCase());
+    if (alias !== undefined && depth < MAX_DEPTH) {
+      // `-c alias.x=push`: `git x` is `git push`; `-c alias.x='!sh cmd'` runs a shell command.
+      if (alias.trimStart().startsWith("!")) {
+        const inner = await analyzeBash(alias.trimStart().slice(1));
+        if (!inner.understood) uncertain.push(`the git alias ${JSON.stringify(sub)} is not fully understood`);
+        for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+      } else {
+        const replaced = ["git", ...alias.trim().split(/\s+/), ...stripped.slice(2)];
+        out.push(
+          ...await expand(
+            replaced,
+            open ? Math.min(replaced.length, knownStripped) : replaced.length,
+            text,
+            depth + 1,
+            findings,
+          ),
+        );
+      }
+    } else if (sub !== undefined && knownStripped >= 2 && !sub.startsWith("-") && !GIT_COMMANDS.has(sub)) {
+      findings.gitAliases.push({ sub, text });
+    }
+  }
+  if (depth >= MAX_DEPTH) {
+    uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
+    return out;
+  }
+  const runner = knownCount > 0 && COMMAND_RUNNERS.has(name);
+  const finds = knownCount > 0 && (name === "find" || name === "fd");
+  if (runner && open) {
+    uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs a command with words only known when it runs`);
+  }
+  if (runner || finds) {
+    for (let i = 1; i < named.length; i++) {
+      if (finds && !FIND_EXEC.has(named[i - 1]) && named[i - 1] !== "-x" && named[i - 1] !== "-X") continue;
+      out.push(...await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, findings));
+    }
+  }
+  // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
+  if (runner || finds || (knownCount > 0 && SHELLS.has(name))) {
+    for (const word of named.slice(1, knownCount)) {
+      if (!/[\s;&|()`$<>]/.test(word)) continue;
+      const inner = await analyzeBash(word);
+      if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
+      for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+    }
+  }
+  return out;
+}
+
+// A word (or the value of `--opt=value`) that names a denied path, judged
+// from the workspace root; the OS sandbox hides the rest.
+function namedDeniedPath(found: BashSimpleCommand, rules: PolicyRules): CommandRulesVerdict["deniedPath"] {
+  for (const word of found.words.slice(1)) {
+    if (word.value === undefined || word.value === "") continue;
+    const eq = word.value.indexOf("=");
+    for (const candidate of eq > 0 ? [word.value, word.value.slice(eq + 1)] : [word.value]) {
+      if (candidate === "" || candidate.includes("\0")) continue;
+      const outcome = rules.decidePath(path.posix.resolve(rules.root, candidate));
+      if (outcome.decision === "deny" && outcome.rule) return { word: word.value, rule: outcome.rule };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Applies the command rules of `rules` to `command`. Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { judgeCommandRules, PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["git push"] } } }], "/w");
+ * const verdict = await judgeCommandRules("timeout 5 env GIT_DIR=x git -C . push", rules);
+ * console.log(verdict.rule?.decision); // "deny"
+ * ```
+ */
+export async function judgeCommandRules(command: string, rules: PolicyRules): Promise<CommandRulesVerdict> {
+  const empty: CommandRulesVerdict = { matches: [], uncertain: [], allowEntries: [] };
+  const pathRules = rules.pathRules.some((rule) => rule.kind === "deny" && rule.enforce);
+  if (rules.commandRules.length === 0 && !pathRules) return empty;
+  const analysis = await analyzeBash(command);
+  const uncertain: string[] = [];
+  const strict = rules.commandRules.some((rule) => rule.decision !== "allow");
+  if (!analysis.understood && strict) {
+    uncertain.push(`the command line is not fully understood (${analysis.problems.join("; ")})`);
+  }
+  const matches: CommandRuleMatch[] = [];
+  const allowEntries = new Set<string>();
+  const decided: CommandRule[] = [];
+  const shadows: CommandRule[] = [];
+  let deniedPath: CommandRulesVerdict["deniedPath"];
+  const findings: Findings = { uncertain, gitAliases: [] };
+  const gitRules = rules.commandRules.filter((rule) =>
+    rule.decision !== "allow" && rule.enforce && (rule.pattern === "git" || rule.pattern.startsWith("git "))
+  );
+  for (const found of analysis.commands) {
+    if (found.kind !== "command") continue;
+    if (pathRules && deniedPath === undefined) deniedPath = namedDeniedPath(found, rules);
+    const own: CommandRuleMatch[] = [];
+    for (const candidate of await candidates(found, 0, findings)) {
+      for (const rule of rules.matchCommand(candidate.words).matches) {
+        own.push({ rule, words: candidate.words, text: candidate.text });
+      }
+      if (candidate.open && strict) {
+        const could = rules.mayMatchCommand(candidate.known).filter((rule) => rule.enforce);
+        if (could.length > 0) {
+          uncertain.push(
+            `${JSON.stringify(candidate.text)} has words only known when it runs, and could match the ${
+              describeRule(could[0])
+            }`,
+          );
+        }
+      }
+    }
+    matches.push(...own);
+    // Overrides act within one simple command; the line takes the strictest of its commands.
+    const outcome = PolicyRules.resolve(own.map((match) => match.rule));
+    if (outcome.rule) decided.push(outcome.rule);
+    if (outcome.shadow) shadows.push(outcome.shadow);
+    // An allow rule in force extends the allowlist for the command exactly as written.
+    const direct = found.words.length > 0 && found.words.every((word) => word.value !== undefined);
+    if (direct && outcome.rule?.decision === "allow") {
+      const words = found.words.map((word) => word.value!);
+      if (!outcome.rule.glob) allowEntries.add(outcome.rule.pattern);
+      else if (words.every((w) => w !== "" && !/\s/.test(w))) allowEntries.add(`= ${words.join(" ")}`);
+    }
+  }
+  // An unknown git subcommand may be an alias of a denied one in git's configuration.
+  if (gitRules.length > 0) {
+    for (const { sub, text } of findings.gitAliases) {
+      uncertain.push(
+        `${JSON.stringify(text)}: \`git ${sub}\` is not a git command, so it may be an alias, and could be the ${
+          describeRule(gitRules[0])
+        }`,
+      );
+    }
+  }
+  const strongest = (list: CommandRule[]) =>
+    list.reduce<CommandRule | undefined>(
+      (best, rule) => best === undefined || STRENGTH[rule.decision] > STRENGTH[best.decision] ? rule : best,
+      undefined,
+    );
+  const rule = strongest(decided);
+  const shadowAll = strongest([...decided, ...shadows]);
+  const shadow = shadowAll && (rule === undefined || STRENGTH[shadowAll.decision] > STRENGTH[rule.decision])
+    ? shadowAll
+    : undefined;
+  const entries = rule === undefined || rule.decision === "allow" ? [...allowEntries] : [];
+  return {
+    ...(rule ? { rule } : {}),
+    ...(shadow ? { shadow } : {}),
+    matches,
+    ...(deniedPath ? { deniedPath } : {}),
+    uncertain: strict ? [...new Set(uncertain)] : [],
+    allowEntries: entries,
+  };
+}

@@ -1,0 +1,260 @@
+// The audit log: a record per call and per decision, secrets redacted in
+// arguments and outputs (1,000 calls full of them), rotation by size, and a
+// killed server's log readable up to its last complete line.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import * as v from "valibot";
+import { tool } from "../../../core/tool.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { AuditLog, type AuditRecord } from "../../../policy/audit/audit_log.ts";
+import { REDACTED, Redactor } from "../../../policy/audit/redact.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { seededRandom } from "../shell/_random.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
+
+let dir: string;
+before(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-audit-")));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const next = seededRandom(1616);
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+function chars(n: number, from = ALNUM): string {
+  let out = "";
+  for (let i = 0; i < n; i++) out += from[Math.floor(next() * from.length)];
+  return out;
+}
+
+// One fresh secret of each shape.
+function secrets(envValue: string, named: string): string[] {
+  return [
+    `AKIA${chars(16, UPPER)}`,
+    `ghp_${chars(36)}`,
+    `github_pat_${chars(40)}`,
+    `sk-ant-${chars(40)}`,
+    `sk-proj-${chars(32)}`,
+    `xoxb-${chars(12)}-${chars(12)}`,
+    `AIza${chars(35)}`,
+    `sk_live_${chars(24)}`,
+    `npm_${chars(36)}`,
+    `glpat-${chars(20)}`,
+    `eyJ${chars(20)}.eyJ${chars(30)}.${chars(40)}`,
+    `-----BEGIN RSA PRIVATE KEY-----\n${chars(64)}\n${chars(64)}\n-----END RSA PRIVATE KEY-----`,
+    envValue,
+    named,
+  ];
+}
+
+describe("redaction", () => {
+  test("each shape, an environment value and a configured name are replaced", () => {
+    const env = { DEPLOY_KEY: "plain-looking-deploy-value-42", PATH: "/usr/bin:/bin", HOME: "/home/me" };
+    const redactor = new Redactor({ env, names: ["internal-codename-zebra"] });
+    for (const secret of secrets(env.DEPLOY_KEY, "internal-codename-zebra")) {
+      const text = redactor.redact(`before ${secret} after`);
+      assert.ok(!text.includes(secret), text);
+      assert.ok(text.startsWith("before ") && text.includes(REDACTED), text);
+    }
+    assert.equal(redactor.redact("ls /home/me/project"), "ls /home/me/project", "harmless variables stay");
+    assert.deepEqual(redactor.redactValue({ [`k${env.DEPLOY_KEY}`]: [env.DEPLOY_KEY] }), {
+      [`k${REDACTED}`]: [REDACTED],
+    });
+  });
+});
+
+describe("the audit log of calls", () => {
+  test("1,000 calls with secrets in their arguments and outputs leave none in the log", async () => {
+    const envValue = `env-secret-${chars(24)}`;
+    process.env.TOOLFENCE_TEST_PLANTED = envValue;
+    const named = `codename-${chars(16)}`;
+    const file = join(dir, "calls.jsonl");
+    const redactor = new Redactor({ names: [named] }); // the real process environment
+    const audit = new AuditLog({ file, redactor, maxBytes: 64 * 1024 * 1024 });
+    const planted: string[] = [];
+    const box = new ToolBox().register(
+      tool({
+        name: "echo_secret",
+        description: "Echoes its text and adds a secret of its own.",
+        input: v.object({ text: v.string(), n: v.number() }),
+        readOnly: true,
+        run: ({ text, n }) => {
+          const own = secrets(envValue, named)[n % 14];
+          planted.push(own);
+          return { echoed: text, own, nested: [{ deep: `x ${own} y` }] };
+        },
+      }),
+    );
+    audit.attach(box);
+    const session = new Session({ workspace: dir, onDecision: (s, e) => audit.decision(s, e) });
+    try {
+      for (let i = 0; i < 1_000; i++) {
+        const all = secrets(envValue, named);
+        const secret = all[i % all.length];
+        planted.push(secret);
+        const result = await box.call(session, "echo_secret", { text: `call ${i}: ${secret} end`, n: i });
+        assert.equal(result.status, "success");
+      }
+    } finally {
+      await session.close();
+      audit.close();
+      delete process.env.TOOLFENCE_TEST_PLANTED;
+    }
+    const text = await readFile(file, "utf8");
+    const lines = text.trimEnd().split("\n");
+    assert.equal(lines.length, 1_000);
+    const records = lines.map((line) => JSON.parse(line) as AuditRecord);
+    assert.ok(records.every((r) => r.type === "call" && r.tool === "echo_secret" && r.status === "success"));
+    assert.match(String((records[7].arguments as { text: string }).text), /^call 7: \[REDACTED\] end$/);
+    const found = planted.filter((secret) =>
+      text.includes(secret) || secret.split("\n").some((part) => part.length > 12 && text.includes(part))
+    );
+    assert.deepEqual(found, [], "secrets in the log");
+  });
+
+  test("policy decisions are recorded with their rule, layer and who answered", async () => {
+    const layer = parsePolicyFile(
+      join(dir, "toolfence.json"),
+      '{ "commands": { "deny": ["git push"], "ask": [{ "pattern": "git commit", "enforce": false }] }, ' +
+        '"paths": { "deny": ["**/.env"] } }',
+      "project",
+    );
+    const rules = PolicyRules.fromLayers([layer], dir);
+    const records: AuditRecord[] = [];
+    const audit = new AuditLog({ onRecord: (r) => records.push(r), redactor: new Redactor({ env: {} }) });
+    const box = new ToolBox().withDefaults("fs", "cmd");
+    audit.attach(box);
+    await writeFile(join(dir, ".env"), "A=1\n");
+    const session = new Session({
+      workspace: dir,
+      rules,
+      autoConfirm: true,
+      onDecision: (s, e) => audit.decision(s, e),
+    });
+    try {
+      await box.call(session, "bash", { command: "env git push" });
+      await box.call(session, "read_file", { path: ".env" });
+      await box.call(session, "bash", { command: "echo hi" });
+      await box.call(session, "bash", { command: "git commit --allow-empty -m shadow" });
+    } finally {
+      await session.close();
+    }
+    const decisions = records.filter((r) => r.type === "decision");
+    const push = decisions.find((r) => r.subject === "env git push")!;
+    assert.equal(push.decision, "deny");
+    assert.equal(push.answeredBy, "rule");
+    assert.deepEqual(
+      { pattern: (push.rule as { pattern: string }).pattern, layer: (push.rule as { layer: string }).layer },
+      { pattern: "git push", layer: "project" },
+    );
+    assert.equal(typeof push.callId === "string" || push.callId === undefined, true);
+    const env = decisions.find((r) => r.kind === "path")!;
+    assert.equal(env.decision, "deny");
+    const echo = decisions.find((r) => r.subject === "echo hi")!;
+    assert.equal(echo.decision, "allow");
+    assert.equal(echo.answeredBy, "rule");
+    // Shadow mode: the ask rule is not enforced; what it would have done is recorded.
+    const shadowed = decisions.find((r) => String(r.subject).startsWith("git commit"))!;
+    assert.equal((shadowed.shadow as { decision: string; pattern: string }).decision, "ask");
+    assert.equal((shadowed.shadow as { pattern: string }).pattern, "git commit");
+    const calls = records.filter((r) => r.type === "call").slice(0, 3);
+    assert.deepEqual(calls.map((r) => [r.tool, r.status]), [["bash", "skipped"], ["read_file", "skipped"], [
+      "bash",
+      "success",
+    ]]);
+    assert.equal(calls[0].errorCode, "permission_denied");
+  });
+
+  test("the log rotates by size and keeps the newest files", async () => {
+    const file = join(dir, "rotating.jsonl");
+    const audit = new AuditLog({ file, maxBytes: 2_000, keep: 2, redactor: new Redactor({ env: {} }) });
+    for (let i = 0; i < 200; i++) audit.record({ type: "decision", n: i, padding: "x".repeat(50) });
+    audit.close();
+    const names = (await readdir(dir)).filter((n) => n.startsWith("rotating.jsonl")).sort();
+    assert.deepEqual(names, ["rotating.jsonl", "rotating.jsonl.1", "rotating.jsonl.2"]);
+    for (const name of names) {
+      const text = await readFile(join(dir, name), "utf8");
+      assert.ok(Buffer.byteLength(text) <= 2_000, name);
+      for (const line of text.trimEnd().split("\n")) JSON.parse(line);
+    }
+    const last = (await readFile(file, "utf8")).trimEnd().split("\n").at(-1)!;
+    assert.equal(JSON.parse(last).n, 199);
+  });
+});
+
+function run(args: string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DENO, ["run", "-A", join(ROOT, "main.ts"), ...args], { cwd: dir });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+test("a killed server's log is readable up to its last complete line, by toolfence audit", async () => {
+  const file = join(dir, "killed.jsonl");
+  const child = spawn(DENO, [
+    "run",
+    "-A",
+    join(ROOT, "main.ts"),
+    "serve",
+    "--workspace",
+    dir,
+    "--groups",
+    "system",
+    "--audit",
+    file,
+    "--managed-config",
+    join(dir, "none.json"),
+  ], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  let answered = 0;
+  child.stdout.on(
+    "data",
+    (d: Buffer) => (answered += d.toString().split("\n").filter((l) => l.includes('"result"')).length),
+  );
+  send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  for (let i = 1; i <= 400; i++) {
+    send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "datetime", arguments: {} } });
+  }
+  const deadline = Date.now() + 60_000;
+  while (answered < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.kill("SIGKILL");
+  await new Promise((r) => child.on("close", r));
+  const text = await readFile(file, "utf8");
+  const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+  assert.ok(complete.length >= 40, `only ${complete.length} records`);
+  for (const line of complete) assert.equal(JSON.parse(line).type, "call");
+  const read = await run(["audit", file, "--type", "call", "--tool", "datetime"]);
+  assert.equal(read.code, 0, read.stderr);
+  assert.equal(read.stdout.trimEnd().split("\n").length, complete.length);
+  // A torn last line (as a kill mid-write would leave) is skipped and counted, the rest still read.
+  await writeFile(file, `${complete.join("\n")}\n{"time":"2026`);
+  const torn = await run(["audit", file]);
+  assert.equal(torn.code, 0);
+  assert.equal(torn.stdout.trimEnd().split("\n").length, complete.length);
+  assert.match(torn.stderr, /1 incomplete or unreadable line\(s\) skipped/);
+});

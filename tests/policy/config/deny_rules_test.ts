@@ -1,0 +1,407 @@
+// Deny rules of a policy file through the library (a Session and the built-in
+// tools) and through the MCP server: commands behind every wrapper the
+// analysis sees, paths behind symlinks, globs and listings, and the sandbox.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/inMemory"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ToolBox } from "../../../toolbox.ts";
+import { Session } from "../../../policy/session.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { createMcpServer } from "../../../adapters/mcp/mod.ts";
+
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const SECRET = "sk-live-0123456789abcdef-SECRET";
+
+let dir: string;
+let rules: PolicyRules;
+
+before(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-")));
+  await mkdir(join(dir, "secrets"), { recursive: true });
+  await mkdir(join(dir, "app"), { recursive: true });
+  await mkdir(join(dir, "vendor"), { recursive: true });
+  await writeFile(join(dir, "secrets", "key.txt"), SECRET);
+  await writeFile(join(dir, "app", ".env"), `TOKEN=${SECRET}\n`);
+  await writeFile(join(dir, "app", "main.ts"), "console.log('hi');\n");
+  await writeFile(join(dir, "vendor", "lib.js"), "export {};\n");
+  await symlink(join(dir, "app", ".env"), join(dir, "innocent.txt"));
+  await symlink(join(dir, "secrets"), join(dir, "door"));
+  const text = `{
+    // the project's rules
+    "commands": { "deny": ["git push*", "curl"], "ask": ["git commit"] },
+    "paths": { "deny": ["**/.env", "secrets/**"], "readOnly": ["vendor/**"] },
+  }`;
+  await writeFile(join(dir, "toolfence.json"), text);
+  rules = PolicyRules.fromLayers([parsePolicyFile(join(dir, "toolfence.json"), text, "project")], dir);
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function session(options: { autoConfirm?: boolean } = {}) {
+  return new Session({ workspace: dir, rules, autoConfirm: options.autoConfirm ?? true });
+}
+
+const box = new ToolBox().withDefaults("fs", "search", "cmd");
+
+describe("command deny rules", () => {
+  const wrapped = [
+    "git push",
+    "git push origin main",
+    "env git push",
+    "env -i GIT_DIR=.git git push",
+    "sudo -u root git push",
+    "timeout 5 git push",
+    "nice -n 5 git push",
+    "nohup git push",
+    "command git push",
+    "exec git push",
+    "xargs git push < /dev/null",
+    "xargs -n1 -I{} git push {}",
+    "bash -c 'git push'",
+    'sh -c "ls; git push --force"',
+    "bash -lc 'env git push'",
+    "eval 'git push'",
+    "find . -maxdepth 0 -exec git push \\;",
+    "git -C . push",
+    "git -c core.pager=cat --no-pager push",
+    "/usr/bin/git push",
+    "g\\it push",
+    "'git' \"push\"",
+    "ls && git push",
+    "ls | git push",
+    "(git push)",
+    "echo $(git push)",
+    "cat <(git push)",
+    "true || git push &",
+    "time git push",
+    "stdbuf -o0 git push",
+    "curl http://x",
+    "timeout 1 bash -c 'sudo env curl x'",
+    "git -c alias.p=push p",
+    "git -calias.p=push p origin",
+    "git -c alias.p='!git push' p",
+    "git -c 'alias.x=!sh -c \"git push\"' x",
+  ];
+  for (const command of wrapped) {
+    test(`denied: ${command}`, async () => {
+      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+      assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+    });
+  }
+
+  const allowed = ["git status", "echo git push", "grep -r 'git push' .", "ls curl-docs"];
+  for (const command of allowed) {
+    test(`not denied: ${command}`, async () => {
+      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+      assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
+    });
+  }
+
+  test("a command name known only at run time that could be a denied one asks a person", async () => {
+    for (
+      const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"', "git pu", "git p origin"]
+    ) {
+      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+      assert.equal(decided.decision, "ask", command);
+      assert.equal(decided.prompt?.requirePerson, true, command);
+    }
+  });
+
+  test("generated wrapper chains around git push are always denied", async () => {
+    const wrapper = fc.constantFrom(
+      "env",
+      "env A=1",
+      "sudo",
+      "sudo -u x",
+      "timeout 3",
+      "nice -n 2",
+      "nohup",
+      "command",
+      "time",
+      "xargs",
+      "stdbuf -o0",
+      "setsid",
+      "ionice -c3",
+    );
+    const quote = fc.constantFrom(
+      (w: string) => w,
+      (w: string) => `'${w}'`,
+      (w: string) => `"${w}"`,
+      (w: string) => w.length > 1 ? `${w[0]}\\${w.slice(1)}` : w,
+    );
+    const shell = fc.constantFrom((c: string) => c, (c: string) => `bash -c '${c}'`, (c: string) => `sh -c "${c}"`);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(wrapper, { maxLength: 4 }),
+        quote,
+        quote,
+        shell,
+        fc.boolean(),
+        async (ws, q1, q2, sh, globals) => {
+          const inner = [...ws, q1("git"), ...(globals ? ["-C", "."] : []), q2("push"), "origin"].join(" ");
+          const command = sh(inner);
+          const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+          assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+        },
+      ),
+      { numRuns: 150, seed: 16 },
+    );
+  });
+
+  test("through the library the bash tool refuses it with the rule, and never asks", async () => {
+    const s = session();
+    try {
+      for (const command of ["git push", "env git push", "bash -c 'git push'"]) {
+        const result = await box.call(s, "bash", { command });
+        assert.equal(result.status, "skipped", command);
+        assert.equal(result.errorCode, "permission_denied");
+        assert.match(result.error ?? "", /denied by the rule "git push\*"/);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("an ask rule needs a person: the automatic answer does not run it", async () => {
+    const s = session({ autoConfirm: true });
+    try {
+      const result = await box.call(s, "bash", { command: "git commit -m x" });
+      assert.equal(result.status, "skipped");
+      assert.match(result.error ?? "", /only a person may confirm it|was declined|nobody could be asked/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("path deny rules through the tools", () => {
+  test("reading a denied file, through a symlink, a symlinked folder or an absolute path, is refused", async () => {
+    const s = session();
+    try {
+      for (
+        const path of [
+          "app/.env",
+          "innocent.txt",
+          "door/key.txt",
+          "secrets/key.txt",
+          join(dir, "app/.env"),
+          "app/../app/.env",
+          "APP/.ENV",
+        ]
+      ) {
+        const result = await box.call(s, "read_file", { path });
+        assert.notEqual(result.status, "success", path);
+        assert.ok(!JSON.stringify(result).includes(SECRET), path);
+      }
+      const ok = await box.call(s, "read_file", { path: "app/main.ts" });
+      assert.equal(ok.status, "success");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("generated spellings and symlink chains into a denied path never read it", async () => {
+    const s = session();
+    let links = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom("app/.env", "secrets/key.txt", "innocent.txt", "door/key.txt"),
+          fc.array(fc.constantFrom("./", "x/../", "app/../", "/"), { maxLength: 3 }),
+          fc.boolean(),
+          fc.nat({ max: 2 }),
+          fc.boolean(),
+          async (target, noise, upper, chain, absolute) => {
+            // A chain of links, each to the next, the last to the target (or to its folder).
+            let name: string = target;
+            for (let i = 0; i < chain; i++) {
+              const link = `chain${links++}`;
+              await symlink(join(dir, name), join(dir, link));
+              name = link;
+            }
+            let spelled = noise.join("").replaceAll("//", "/") + name;
+            if (upper) spelled = spelled.toUpperCase();
+            if (absolute) spelled = join(dir, spelled);
+            const result = await box.call(s, "read_file", { path: spelled });
+            assert.ok(!JSON.stringify(result).includes(SECRET), `${spelled}: ${result.status}`);
+            const listed = await box.call(s, "grep", { pattern: "SECRET", path: "." });
+            assert.ok(!JSON.stringify(listed).includes(SECRET), "grep");
+          },
+        ),
+        { numRuns: 60, seed: 1616 },
+      );
+    } finally {
+      await s.close();
+      for (let i = 0; i < links; i++) await rm(join(dir, `chain${i}`), { force: true });
+    }
+  });
+
+  test("listings and searches leave denied paths out", async () => {
+    const s = session();
+    try {
+      const listed = await box.call(s, "list_dir", { path: "app" });
+      assert.equal(listed.status, "success");
+      assert.deepEqual((listed.output as { files: string[] }).files, ["main.ts"]);
+      const root = await box.call(s, "list_dir", { path: "." });
+      assert.ok(!(root.output as { directories: string[] }).directories.includes("secrets"));
+      const globbed = await box.call(s, "glob", { pattern: "**/*" });
+      assert.equal(globbed.status, "success");
+      const text = JSON.stringify(globbed.output);
+      assert.ok(!text.includes(".env") && !text.includes("key.txt") && !text.includes("innocent"), text);
+      for (const engine of [undefined]) {
+        const grepped = await box.call(s, "grep", { pattern: "SECRET", ...(engine ? { engine } : {}) });
+        assert.ok(!JSON.stringify(grepped).includes(SECRET), JSON.stringify(grepped));
+      }
+      const denied = await box.call(s, "list_dir", { path: "secrets" });
+      assert.notEqual(denied.status, "success");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("writes to denied and read-only paths are refused; the file is unchanged", async () => {
+    const s = session();
+    try {
+      for (
+        const [path, content] of [["app/.env", "x"], ["vendor/lib.js", "y"], ["secrets/new.txt", "z"], [
+          "door/new.txt",
+          "w",
+        ]]
+      ) {
+        const result = await box.call(s, "write_file", { path, content });
+        assert.equal(result.status, "skipped", `${path}: ${result.error}`);
+        assert.equal(result.errorCode, "permission_denied");
+      }
+      assert.equal(await readFile(join(dir, "vendor", "lib.js"), "utf8"), "export {};\n");
+      const read = await box.call(s, "read_file", { path: "vendor/lib.js" });
+      assert.equal(read.status, "success", "read-only is still readable");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("moving, copying or deleting a folder that holds a hidden path is refused", async () => {
+    const s = session();
+    try {
+      for (
+        const [tool, args] of [
+          ["move", { src: "app", dst: "public" }],
+          ["copy", { src: "app", dst: "public" }],
+          ["delete", { path: "app", recursive: true }],
+        ] as const
+      ) {
+        const result = await box.call(s, tool, args);
+        assert.equal(result.status, "skipped", `${tool}: ${result.error}`);
+        assert.match(result.error ?? "", /a path the policy hides/);
+      }
+      assert.equal(await readFile(join(dir, "app", ".env"), "utf8"), `TOKEN=${SECRET}\n`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a command that names a denied path is refused", async () => {
+    for (
+      const command of [
+        "cat app/.env",
+        "cat ./secrets/key.txt",
+        "grep -r x --file=app/.env",
+        "cp secrets/key.txt /tmp/x",
+      ]
+    ) {
+      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+      assert.equal(decided.decision, "deny", command);
+    }
+  });
+
+  test("inside the sandbox denied paths are hidden, by glob and through symlinks", { skip: !hasBwrap }, async () => {
+    const s = session();
+    try {
+      for (
+        const command of ["cat app/.e*", "cat innocent.txt", "cat door/*", "cat $(echo app/.env)", "ls secrets | wc -l"]
+      ) {
+        const result = await box.call(s, "bash", { command });
+        assert.ok(!JSON.stringify(result).includes(SECRET), `${command}: ${JSON.stringify(result.output)}`);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("through the MCP server", () => {
+  async function connect() {
+    const served = createMcpServer(box, { workspace: dir, rules, autoConfirm: true });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" }, { capabilities: {} });
+    await served.server.connect(serverSide);
+    await client.connect(clientSide);
+    return {
+      call: (name: string, args: Record<string, unknown>) =>
+        client.callTool({ name, arguments: args }) as Promise<CallToolResult>,
+      async close() {
+        await client.close();
+        await served.close();
+      },
+    };
+  }
+
+  test("denied commands and paths stay denied for a client", async () => {
+    const { call, close } = await connect();
+    try {
+      for (const command of ["git push", "sudo env git -C . push", "sh -c 'curl x'"]) {
+        const result = await call("bash", { command });
+        assert.equal(result.isError, true, command);
+        assert.match(JSON.stringify(result.content), /denied by the rule/);
+      }
+      for (const path of ["app/.env", "innocent.txt", "door/key.txt"]) {
+        const result = await call("read_file", { path });
+        assert.equal(result.isError, true, path);
+        assert.ok(!JSON.stringify(result).includes(SECRET));
+      }
+      const listed = await call("glob", { pattern: "**" });
+      assert.ok(!JSON.stringify(listed).includes("key.txt"));
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe("through the MCP server over HTTP, per tenant", () => {
+  test("each tenant's workspace gets the rules, relative to its own root", async () => {
+    const { startServer, connect: connectHttp, textOf } = await import("../../adapters/_http_harness.ts");
+    const TOKEN = "tenant-token-0123456789abcdef";
+    const h = await startServer([{ token: TOKEN, tenant: "t1" }], { rules, sandbox: "off" });
+    const client = await connectHttp(h.server.url, TOKEN);
+    try {
+      const wrote = await client.callTool({ name: "write_file", arguments: { path: "app/.env", content: "x\n" } });
+      assert.equal(wrote.isError, true, textOf(wrote));
+      assert.match(textOf(wrote), /denied by the policy/);
+      const pushed = await client.callTool({ name: "bash", arguments: { command: "nohup git push" } });
+      assert.equal(pushed.isError, true);
+      assert.match(textOf(pushed), /denied by the rule "git push\*"/);
+      // Without a sandbox the hidden paths cannot be kept from a command: a person decides, and nobody can here.
+      const listed = await client.callTool({ name: "bash", arguments: { command: "ls" } });
+      assert.equal(listed.isError, true);
+      assert.match(textOf(listed), /OS sandbox that hides them/);
+    } finally {
+      await client.close();
+      await h.close();
+    }
+  });
+});
