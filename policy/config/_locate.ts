@@ -5,11 +5,15 @@ import type * as v from "valibot";
 
 /** One thing wrong with a policy file. */
 export interface FileProblem {
+  /** The policy file. */
   file: string;
+  /** 1-based line of the problem. */
   line: number;
+  /** 1-based column of the problem. */
   column: number;
   /** The key path (`commands.deny[0]`), "" for the whole file. */
   key: string;
+  /** What is wrong and what was expected. */
   message: string;
 }
 
