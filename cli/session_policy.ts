@@ -53,9 +53,10 @@ export async function sessionPolicy(workdir: string, files: PolicyFileLocations 
 }
 
 /**
- * The tools of the built-in `groups`; the browser group's allowlist of
- * destinations is the files' `network.allow` when they name any (URLs that
- * match run without asking; others ask, as the browser tools do).
+ * The tools of the built-in `groups`; the browser group's destinations are
+ * judged by the files' `network.allow` (URLs that match run without asking;
+ * others ask, as the browser tools do) and `network.deny` (refused, whatever
+ * the allowlist says).
  *
  * @example
  * ```ts
@@ -65,9 +66,10 @@ export async function sessionPolicy(workdir: string, files: PolicyFileLocations 
  * ```
  */
 export function groupTools(groups: readonly string[], settings: PolicySettings): AnyTool[] {
+  const { allow, deny } = settings.network;
   return groups.flatMap((group) =>
-    group === "browser" && settings.network.allow.length > 0
-      ? browserTools({ allow: settings.network.allow })
+    group === "browser" && (allow.length > 0 || deny.length > 0)
+      ? browserTools({ allow, deny })
       : toolGroup(BUILTIN_GROUPS, group)
   );
 }

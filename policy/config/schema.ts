@@ -203,7 +203,10 @@ const FILE = v.strictObject({
       v.optional(v.array(DESTINATION)),
       v.description("Hosts (`example.com`, `*.example.com`) a tool that uses the network may reach."),
     ),
-    deny: v.optional(v.array(DESTINATION)),
+    deny: v.pipe(
+      v.optional(v.array(DESTINATION)),
+      v.description("Hosts a tool that uses the network may never reach, whatever the allow lists say."),
+    ),
   })),
   answers: v.optional(v.strictObject({
     elicitation: v.pipe(

@@ -20,11 +20,19 @@ export interface DestinationRules {
    * that names it as an IP address or `localhost`.
    */
   allow?: readonly string[];
+  /**
+   * Origins refused without asking, whatever the allowlist says, in the same
+   * forms as `allow`; an entry that names an IP address also refuses every host
+   * name that resolves to it.
+   */
+  deny?: readonly string[];
   /** `allow`: loopback, link-local and private addresses run like public ones. Default `ask`. */
   privateNetworks?: "ask" | "allow";
 }
 
 interface Pattern {
+  /** The entry as written. */
+  entry: string;
   schemes?: string[];
   host: string;
   wildcard: boolean;
@@ -40,6 +48,7 @@ function parsePattern(entry: string): Pattern {
   if (!m) throw new TypeError(`Invalid browser allowlist entry ${JSON.stringify(entry)}`);
   const host = m[3];
   return {
+    entry,
     schemes: m[1] ? [`${m[1]}:`] : undefined,
     host,
     wildcard: m[2] !== undefined,
@@ -71,12 +80,14 @@ function refused(message: string, code: string, details: Record<string, unknown>
 export class Destinations {
   readonly #session: Session;
   readonly #patterns: Pattern[];
+  readonly #denied: Pattern[];
   readonly #privateAllowed: boolean;
   readonly #answers = new Map<string, Promise<boolean>>();
 
   constructor(session: Session, rules: DestinationRules) {
     this.#session = session;
     this.#patterns = (rules.allow ?? []).map(parsePattern);
+    this.#denied = (rules.deny ?? []).map(parsePattern);
     this.#privateAllowed = rules.privateNetworks === "allow";
   }
 
@@ -139,6 +150,16 @@ export class Destinations {
         code: "dns_failed",
         details: { host },
         recoveryHint: "Check the host name.",
+      });
+    }
+    const denied = this.#denied.find((p) =>
+      matches(p, web, host, port) || (p.namesAddress && addresses.some((a) => matches(p, web, a, port)))
+    );
+    if (denied) {
+      throw refused(`The browser may not connect to ${origin}: the policy denies it`, "url_not_allowed", {
+        origin,
+        addresses,
+        deniedBy: denied.entry,
       });
     }
     const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");

@@ -138,6 +138,39 @@ describe("destinations", () => {
     }
   });
 
+  test("a denied destination is refused before the allowlist and before anyone is asked", async () => {
+    // Answers "allow" to every question, so that only the deny list can refuse.
+    const { destinations, asked, close } = await judge({
+      allow: ["127.0.0.1", "*.example.com", "93.184.215.14"],
+      deny: ["127.0.0.1:8080", "https://93.184.215.14", "localhost"],
+      privateNetworks: "allow",
+    }, "allow");
+    try {
+      const j = (s: string, h: string, p: string) => outcome(destinations.judgeHost(s, h, p));
+      assert.equal(await j("http:", "127.0.0.1", "8080"), "url_not_allowed");
+      assert.equal(await j("ws:", "127.0.0.1", "8080"), "url_not_allowed", "ws is judged as http");
+      assert.equal(await j("http:", "127.0.0.1", "8081"), "allowed", "another port is not denied");
+      assert.equal(await j("https:", "93.184.215.14", "443"), "url_not_allowed");
+      assert.equal(await j("http:", "93.184.215.14", "80"), "allowed", "the deny names https only");
+      assert.equal(await j("http:", "localhost", "9"), "url_not_allowed");
+      assert.equal(await j("http:", "LOCALHOST.", "9"), "url_not_allowed", "case and a trailing dot");
+      assert.deepEqual(asked, [], "a denied destination is never asked about");
+    } finally {
+      await close();
+    }
+    // A name that resolves to a denied address is refused by the address.
+    const byAddress = await judge(
+      { allow: ["localhost"], deny: ["127.0.0.1", "[::1]"], privateNetworks: "allow" },
+      "allow",
+    );
+    try {
+      assert.equal(await outcome(byAddress.destinations.judgeHost("http:", "localhost", "8080")), "url_not_allowed");
+      assert.deepEqual(byAddress.asked, []);
+    } finally {
+      await byAddress.close();
+    }
+  });
+
   test("a host name on the allowlist that resolves to a private address still asks", async () => {
     const name = os.hostname();
     const addresses = (await dns.lookup(name, { all: true }).catch(() => [])).map((a) => a.address);
