@@ -115,25 +115,34 @@ test("flags prints narrow deno flags for the workspace and groups, never -A", as
   const ran = await cli(["flags", "--workspace", workspace, "--groups", "cmd,system", "--temp-dir", "/tmp"]);
   assert.equal(ran.code, 0, ran.stderr);
   const flags = ran.stdout.trim().split(" ");
-  assert.ok(flags.includes(`--allow-read=${workspace},/tmp`), ran.stdout);
+  assert.ok(flags.includes(`--allow-read=${workspace},/tmp,/etc/toolfence/config.json`), ran.stdout);
   assert.ok(flags.includes(`--allow-write=${workspace},/tmp`), ran.stdout);
   // bash stops its process group at a timeout: Deno allows signals only with --allow-run for every program.
   assert.ok(flags.includes("--allow-run"), ran.stdout);
   assert.ok(flags.includes("--allow-sys=osRelease,cpus"), ran.stdout);
   assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"));
   const readOnly = await cli(["flags", "--workspace", workspace, "--groups", "framework"]);
-  assert.equal(readOnly.stdout.trim(), `--no-prompt --allow-read=${workspace}`);
+  assert.equal(readOnly.stdout.trim(), `--no-prompt --allow-read=${workspace},/etc/toolfence/config.json`);
 });
 
 describe("call", () => {
   test("prints the ToolResult as JSON and exits 0 on success", async () => {
     const ran = await cli(["call", "sleep", '{"seconds":0}', "--groups", "system", "--workspace", workspace], {
-      flags: [`--allow-read=${workspace}`],
+      flags: [`--allow-read=${workspace},/etc/toolfence/config.json`],
     });
     assert.equal(ran.code, 0, ran.stderr);
     const result = JSON.parse(ran.stdout);
     assert.equal(result.status, "success");
     assert.equal(result.toolName, "sleep");
+  });
+
+  test("flags that keep it from reading the managed policy file stop it, naming the flag", async () => {
+    const ran = await cli(["call", "sleep", '{"seconds":0}', "--groups", "system", "--workspace", workspace], {
+      flags: [`--allow-read=${workspace}`],
+    });
+    assert.notEqual(ran.code, 0);
+    assert.equal(ran.stdout, "");
+    assert.match(ran.stderr, /\/etc\/toolfence\/config\.json.*--allow-read=\/etc\/toolfence\/config\.json/s);
   });
 
   test("a failed call prints its result, the model's text on stderr, and exits 1", async () => {

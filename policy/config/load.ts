@@ -131,9 +131,21 @@ export async function readPolicyFile(file: string, layer: PolicyLayerName): Prom
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    // The managed and user files lie outside the workspace: a process whose
-    // runtime flags do not reach them runs without them, and says so.
-    if ((layer === "managed" || layer === "user") && isRuntimePermissionError(error)) {
+    // The managed file is the administrator's: a process that cannot tell
+    // whether it exists must not run as if it did not. The user file is the
+    // user's own, outside the workspace: a process whose runtime flags do not
+    // reach it runs without it, and says so.
+    if (layer === "managed" && isRuntimePermissionError(error)) {
+      throw new PolicyFileError([{
+        file,
+        line: 1,
+        column: 1,
+        key: "",
+        message: `the runtime flags do not allow reading the managed policy file, so it may not be skipped: ` +
+          `add --allow-read=${file} (main.ts flags prints it), or name another with --managed-config`,
+      }]);
+    }
+    if (layer === "user" && isRuntimePermissionError(error)) {
       unreadable.add(file);
       return undefined;
     }
@@ -151,7 +163,7 @@ export async function readPolicyFile(file: string, layer: PolicyLayerName): Prom
 const unreadable = new Set<string>();
 
 /**
- * The managed and user files this process was not allowed to read by its
+ * The user files this process was not allowed to read by its
  * runtime flags (Deno's `--allow-read`, Node's `--permission`), so that a
  * command line can say that they were not applied.
  */
