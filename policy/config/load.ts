@@ -142,7 +142,8 @@ export async function readPolicyFile(file: string, layer: PolicyLayerName): Prom
         column: 1,
         key: "",
         message: `the runtime flags do not allow reading the managed policy file, so it may not be skipped: ` +
-          `add --allow-read=${file} (main.ts flags prints it), or name another with --managed-config`,
+          `add --allow-read=${file} under Deno (main.ts flags prints it) or --allow-fs-read=${file} under Node, ` +
+          `or name another with --managed-config`,
       }]);
     }
     if (layer === "user" && isRuntimePermissionError(error)) {

@@ -86,6 +86,8 @@ describe("toolfence serve from the npm build, over stdio", { skip: skipUnlessBui
       nodePermissionFlag(),
       `--allow-fs-read=${packageRoot()}`,
       `--allow-fs-read=${workspace}`,
+      // The server will not start when it may not look at the managed policy file.
+      "--allow-fs-read=/etc/toolfence/config.json",
       `--allow-fs-write=${workspace}`,
     ];
     const { client, stderr } = await connect(flags, []);
