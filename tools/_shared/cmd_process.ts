@@ -44,6 +44,9 @@ export const KILL_GRACE_MS = 5_000;
 
 const POLL_MS = 20;
 
+// How long a killed group is given to be reaped by its parent.
+const REAP_WAIT_MS = 2_000;
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -76,7 +79,7 @@ export async function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_
   }
   signalGroup(pgid, "SIGKILL");
   // A killed process lingers until its parent reaps it; wait a little for that.
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < REAP_WAIT_MS / POLL_MS; i++) {
     if (!groupAlive(pgid)) return true;
     await delay(POLL_MS);
   }
@@ -100,7 +103,7 @@ async function terminateWithLeader(pgid: number, exited: Promise<unknown>, grace
   if (!signalGroup(pgid, "SIGTERM")) return true;
   if (!await settlesWithin(exited, graceMs)) {
     signalGroup(pgid, "SIGKILL");
-    if (!await settlesWithin(exited, 2_000)) return false;
+    if (!await settlesWithin(exited, REAP_WAIT_MS)) return false;
   }
   // Nothing of it runs now; the dead need no second look.
   signalGroup(pgid, "SIGKILL");
