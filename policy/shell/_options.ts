@@ -9,11 +9,17 @@
  */
 import path from "node:path";
 import type { BashWord } from "./_tree.ts";
+import type { PathOperand } from "./_path_operands.ts";
 
 /** What a flag rule knows about where the command runs. */
 export interface FlagContext {
   /** The workspace root (absolute), when the caller knows it. */
   workspaceRoot?: string;
+  /**
+   * Where a rule records the files its program will open (script file
+   * commands, option values that name files), for the path rules to judge.
+   */
+  pathOperands?: PathOperand[];
 }
 
 /** Judges a value or an operand; returns why it must ask. */
