@@ -7,7 +7,7 @@
 
 import fs from "node:fs";
 import process from "node:process";
-import { discardConfinedSync, readdirConfined, tempNameOwner } from "./confined_fs.ts";
+import { discardConfinedSync, readdirConfined, tempNameOwner } from "@toolfence/internal";
 
 /** Bounds of a sweep, so that opening a huge workspace stays quick. */
 export interface SweepLimits {

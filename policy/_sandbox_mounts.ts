@@ -11,9 +11,9 @@ import { constants as fsConstants } from "node:fs";
 import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { isWithin } from "./_paths.ts";
+import { isWithin } from "@toolfence/internal";
 import { isProtectedPath } from "./protected_paths.ts";
-import { isRuntimePermissionError } from "./_runtime_permissions.ts";
+import { isRuntimePermissionError } from "@toolfence/internal";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.

@@ -36,7 +36,7 @@ import {
   runtimeFenceKind,
   runtimePermissionClosedEntirely,
   systemTempFolder,
-} from "./_runtime_permissions.ts";
+} from "@toolfence/internal";
 
 /**
  * The fence of the running runtime. Under Deno it asks

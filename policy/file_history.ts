@@ -26,7 +26,7 @@ import {
   sha256Hex,
   ToolError,
 } from "@toolfence/core";
-import { atomicWrite } from "./atomic_write.ts";
+import { atomicWrite } from "@toolfence/internal";
 import {
   chmodConfined,
   lstatConfined,
@@ -37,10 +37,10 @@ import {
   rmdirConfined,
   symlinkConfined,
   unlinkConfined,
-} from "./confined_fs.ts";
-import { fileStateConfined, sameFileState } from "./file_state.ts";
-import { withPathLocks } from "./path_lock.ts";
-import { isWithin } from "./_paths.ts";
+} from "@toolfence/internal";
+import { fileStateConfined, sameFileState } from "@toolfence/internal";
+import { withPathLocks } from "@toolfence/internal";
+import { isWithin } from "@toolfence/internal";
 
 /** One change in the journal. */
 export interface JournalEntry {

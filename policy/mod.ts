@@ -20,7 +20,7 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
-export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";
+export { atomicWrite, type AtomicWriteOptions } from "@toolfence/internal";
 export {
   bubblewrapPath,
   type BubblewrapStatus,
@@ -135,7 +135,7 @@ export {
   PolicyFileSchema,
   type RuleSpec,
 } from "./config/schema.ts";
-export { withPathLocks } from "./path_lock.ts";
+export { withPathLocks } from "@toolfence/internal";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export {
@@ -148,7 +148,7 @@ export {
   type ScratchOptions,
 } from "./scratch/scratch.ts";
 export { inputDigest } from "./scratch/digest.ts";
-export { isRuntimePermissionError } from "./_runtime_permissions.ts";
+export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
 export {
   type At,
@@ -181,7 +181,7 @@ export {
   tempNameOwner,
   unlinkConfined,
   writeAll,
-} from "./confined_fs.ts";
+} from "@toolfence/internal";
 export { isExecutableFile } from "./_executable.ts";
 export {
   type Checkpoint,
@@ -191,5 +191,11 @@ export {
   type JournalEntry,
   type UndoReport,
 } from "./file_history.ts";
-export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT, sameFileState } from "./file_state.ts";
+export {
+  type FileEntry,
+  fileEntryConfined,
+  fileStateConfined,
+  IMAGE_FILE_LIMIT,
+  sameFileState,
+} from "@toolfence/internal";
 export type { SweepReport } from "./_debris.ts";

@@ -30,7 +30,7 @@ import {
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import type { Workspace } from "./workspace.ts";
-import { readdirConfined } from "./confined_fs.ts";
+import { readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";

@@ -14,7 +14,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
-import { isAbsoluteClean, isWithin } from "./_paths.ts";
+import { isAbsoluteClean, isWithin } from "@toolfence/internal";
 import { runProbe } from "./_probe_process.ts";
 import {
   closeMounts,

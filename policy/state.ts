@@ -7,8 +7,8 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST } from "./shell/allowlist.ts";
-import { atomicWrite } from "./atomic_write.ts";
-import { isWithin } from "./_paths.ts";
+import { atomicWrite } from "@toolfence/internal";
+import { isWithin } from "@toolfence/internal";
 
 /** The serialised form of a {@linkcode PolicyState}. */
 export interface PolicyStateData {

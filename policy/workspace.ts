@@ -12,10 +12,10 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ToolError, UsageError } from "@toolfence/core";
-import { isWithin } from "./_paths.ts";
-import { requireRoot } from "./confined_fs.ts";
+import { isWithin } from "@toolfence/internal";
+import { requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
-import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "./_runtime_permissions.ts";
+import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "@toolfence/internal";
 
 /** Where a resolved path lies. */
 export interface ResolvedPath {

@@ -13,7 +13,10 @@
  * - `private`: a `_` file (or anything under a `_` folder) imported from
  *   outside the folder that contains it;
  * - `cycle`: a cycle of runtime imports (type-only imports and dynamic
- *   `import()` do not count).
+ *   `import()` do not count);
+ * - `internal`: an import of a member that is not public API
+ *   ({@linkcode INTERNAL_MEMBERS}: `@toolfence/internal`, the file mechanisms)
+ *   from a package other than the ones it serves (only the policy).
  *
  * Tests, benches and scripts are outside the layers and not checked.
  *
@@ -35,15 +38,25 @@ import { fileURLToPath } from "node:url";
 /** The layers, lowest first; a member may import only members of lower layers. */
 export const LAYERS: readonly (readonly string[])[] = [
   ["@toolfence/core"],
+  ["@toolfence/internal"],
   ["@toolfence/policy"],
   ["@toolfence/tools", "@toolfence/adapters"],
   ["@toolfence/toolfence"],
 ];
 
+/**
+ * The members that are not public API, each with the only packages that may
+ * import it: the tools, the adapters and the umbrella reach the mechanisms
+ * through the policy's doors, never directly.
+ */
+export const INTERNAL_MEMBERS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["@toolfence/internal", ["@toolfence/policy"]],
+]);
+
 /** One broken rule. */
 export interface LayerProblem {
   /** Which rule. */
-  rule: "upward" | "undeclared" | "relative-crossing" | "private" | "cycle" | "unknown-member";
+  rule: "upward" | "undeclared" | "relative-crossing" | "private" | "cycle" | "unknown-member" | "internal";
   /** The importing file (relative to the root), or the files of a cycle joined by ` -> `. */
   file: string;
   /** What was imported. */
@@ -247,6 +260,15 @@ export async function checkLayers(root: string): Promise<LayerProblem[]> {
               file,
               specifier,
               message: `${pkg.name} (layer ${layerOf(pkg.name)}) may not import ${name} (layer ${layerOf(name)})`,
+            });
+          }
+          const importers = INTERNAL_MEMBERS.get(name);
+          if (importers !== undefined && !importers.includes(pkg.name)) {
+            problems.push({
+              rule: "internal",
+              file,
+              specifier,
+              message: `${name} is not public API: only ${importers.join(", ")} may import it, not ${pkg.name}`,
             });
           }
           const sub = specifier.replace(/^(?:jsr:)?@toolfence\/[^/]+(?:@[^/]+)?/, ".") || ".";

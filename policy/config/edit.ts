@@ -9,7 +9,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser";
-import { atomicWrite } from "../atomic_write.ts";
+import { atomicWrite } from "@toolfence/internal";
 import { parsePolicyFile } from "./load.ts";
 
 /** Where a rule goes: a command list or a path list. */

@@ -15,7 +15,7 @@ import { type FileProblem, issueProblems, keyPath, lineColumn, parseJsonc } from
 import { type PolicyFile, PolicyFileSchema } from "./schema.ts";
 import { type PolicyLayer, type PolicyLayerName, PolicyRules } from "./rules.ts";
 import { checkPolicyExamples } from "./examples.ts";
-import { isRuntimePermissionError } from "../_runtime_permissions.ts";
+import { isRuntimePermissionError } from "@toolfence/internal";
 
 export type { FileProblem } from "./_locate.ts";
 

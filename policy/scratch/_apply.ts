@@ -20,7 +20,7 @@ import {
   tempName,
   unlinkConfined,
   writeAll,
-} from "../confined_fs.ts";
+} from "@toolfence/internal";
 import { lstatConfined, readRegular, sha256Text, stateAt } from "./_tree.ts";
 
 /** One path whose host copy is not what the scratch was made from. */

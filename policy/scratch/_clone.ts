@@ -18,8 +18,8 @@ import {
   openReadConfined,
   removeTreeConfinedSync,
   tempName,
-} from "../confined_fs.ts";
-import { queryRuntimePermission } from "../_runtime_permissions.ts";
+} from "@toolfence/internal";
+import { queryRuntimePermission } from "@toolfence/internal";
 
 /** How regular files are copied: `auto` clones where the file system can, `cp` always goes through `cp --reflink=auto`. */
 export type CopyMethod = "auto" | "cp" | "stream";

@@ -18,7 +18,7 @@ import {
   readlinkConfined,
   symlinkConfined,
   writeAll,
-} from "../confined_fs.ts";
+} from "@toolfence/internal";
 import { CLONE_BATCH, cloneInto, type CloneJob, type CloneState, openForClone } from "./_clone.ts";
 
 const CHUNK = 1 << 20;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { FileArtifactStore, MemoryArtifactStore, parseArtifactRef, readArtifactWindow } from "../../core/artifacts.ts";
 import { ARTIFACT_REF_SCHEMA_VERSION } from "../../core/result.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
 import { ToolError } from "../../core/errors.ts";
 
 for (

@@ -8,7 +8,7 @@
  */
 import process from "node:process";
 import { ToolError } from "../../core/errors.ts";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
 import { runtimeFence } from "../../policy/fence.ts";
 import { type FencePermission, requireFence, requireGrants } from "../../core/fence.ts";
 import type { ToolNeeds } from "../../core/tool.ts";

@@ -24,7 +24,7 @@ import {
   requireGrants,
   resolveNeedTarget,
 } from "../../core/fence.ts";
-import { denoFlag } from "../../policy/_runtime_permissions.ts";
+import { denoFlag } from "../../internal/runtime_permissions.ts";
 import { printedFlags, runNarrow, without } from "./_narrow_run.ts";
 
 const PERMISSIONS: FencePermission[] = ["run", "read", "write", "sys", "env", "net"];

@@ -1,7 +1,7 @@
 // Child process for the kill test: writes `bytes` bytes of `fill` to the
 // target through atomicWrite, saying "ready" before it starts and "done" after.
 import process from "node:process";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
 
 const [target, bytes, fill] = process.argv.slice(-3);
 const data = new Uint8Array(Number(bytes)).fill(fill.charCodeAt(0));

@@ -4,7 +4,7 @@
 // the swapped folder `a/`; bait of the same names lies in the outside folder.
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
 
 export interface Operation {
   name: string;

@@ -5,7 +5,7 @@
 import process from "node:process";
 import { Session } from "../../policy/session.ts";
 import { ToolBox } from "../../toolbox.ts";
-import { confinementMode } from "../../policy/confined_fs.ts";
+import { confinementMode } from "../../internal/confined_fs.ts";
 import { fsTools } from "../../tools/fs/fs_tools.ts";
 import { patchTools } from "../../tools/patch/patch_tools.ts";
 import { OPERATIONS } from "./_race_operations.ts";

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { atomicWrite } from "../../policy/atomic_write.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
 import { Session } from "../../policy/session.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { writeFileTool } from "../../tools/fs/write_file.ts";

@@ -148,6 +148,42 @@ describe("scripts/check_layers.ts", () => {
     assert.deepEqual(rules(selfByName), ["cycle"]);
   });
 
+  test("@toolfence/internal is for the policy only: the tools importing it fail, even declared", async () => {
+    const internal = {
+      "deno.json": JSON.stringify({
+        name: "@toolfence/toolfence",
+        exports: { ".": "./mod.ts" },
+        workspace: ["./core", "./internal", "./policy", "./tools"],
+        imports: {
+          "@toolfence/core": "jsr:@toolfence/core@^0.1.0",
+          "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0",
+          "@toolfence/policy": "jsr:@toolfence/policy@^0.1.0",
+        },
+      }),
+      "internal/deno.json": JSON.stringify({ name: "@toolfence/internal", exports: { ".": "./mod.ts" }, imports: {} }),
+      "internal/mod.ts": "export const m = 1;\n",
+      "policy/deno.json": JSON.stringify({
+        name: "@toolfence/policy",
+        exports: { ".": "./mod.ts" },
+        imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
+      }),
+      "policy/mod.ts": 'import { m } from "@toolfence/internal";\nexport const p = m;\n',
+    };
+    assert.deepEqual(await workspaceWith(internal), []);
+    const fromTools = await workspaceWith({
+      ...internal,
+      "tools/deno.json": JSON.stringify({
+        name: "@toolfence/tools",
+        exports: { ".": "./mod.ts" },
+        imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
+      }),
+      "tools/mod.ts": 'import { m } from "@toolfence/internal";\nexport const t = m;\n',
+    });
+    assert.deepEqual(fromTools.map((p) => [p.rule, p.file]), [["internal", "tools/mod.ts"]]);
+    const fromUmbrella = await workspaceWith({ ...internal, "mod.ts": 'export { m } from "@toolfence/internal";\n' });
+    assert.ok(rules(fromUmbrella).includes("internal"), JSON.stringify(fromUmbrella));
+  });
+
   test("a member missing from the layer table fails", async () => {
     const problems = await workspaceWith({
       "deno.json": JSON.stringify({ name: "@toolfence/toolfence", workspace: ["./core", "./extra"], imports: {} }),

@@ -29,7 +29,7 @@ async function acquire(path: string): Promise<() => void> {
  *
  * @example
  * ```ts
- * import { withPathLocks } from "@toolfence/policy";
+ * import { withPathLocks } from "@toolfence/internal";
  * const result = await withPathLocks(["/w/a.txt"], async () => {
  *   // check the file's hash, then write it
  *   return "written";

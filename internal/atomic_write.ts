@@ -46,7 +46,7 @@ export interface AtomicWriteOptions {
  *
  * @example
  * ```ts
- * import { atomicWrite } from "@toolfence/policy";
+ * import { atomicWrite } from "@toolfence/internal";
  * const file = await Deno.makeTempFile();
  * await atomicWrite(file, "hello\n");
  * console.log(await Deno.readTextFile(file)); // hello

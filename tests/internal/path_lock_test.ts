@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { withPathLocks } from "../../policy/path_lock.ts";
+import { withPathLocks } from "../../internal/path_lock.ts";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

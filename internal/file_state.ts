@@ -67,7 +67,7 @@ function readFile(real: string, size: number, room: number): { sha256: string; s
  *
  * @example
  * ```ts
- * import { fileStateConfined } from "@toolfence/policy";
+ * import { fileStateConfined } from "@toolfence/internal";
  * console.log(fileStateConfined(await Deno.realPath(await Deno.makeTempDir()))?.type); // "directory"
  * ```
  */
@@ -86,7 +86,7 @@ export function fileStateConfined(real: string): FileState | null {
  *
  * @example
  * ```ts
- * import { fileEntryConfined } from "@toolfence/policy";
+ * import { fileEntryConfined } from "@toolfence/internal";
  * const file = await Deno.makeTempFile();
  * await Deno.writeTextFile(file, "hi");
  * console.log(fileEntryConfined(await Deno.realPath(file), 1024)?.state.size); // 2
@@ -115,7 +115,7 @@ export function fileEntryConfined(real: string, room = 0): FileEntry | undefined
  *
  * @example
  * ```ts
- * import { sameFileState } from "@toolfence/policy";
+ * import { sameFileState } from "@toolfence/internal";
  * const a = { type: "file", size: 1, sha256: "ab", mode: 0o644 } as const;
  * console.log(sameFileState(a, { ...a, mode: 0o600 })); // false
  * ```

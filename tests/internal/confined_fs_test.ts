@@ -21,7 +21,7 @@ import {
   tempName,
   tempNameOwner,
   unlinkConfined,
-} from "../../policy/confined_fs.ts";
+} from "../../internal/confined_fs.ts";
 import { sweepDebris, sweepSessionTempDirs } from "../../policy/_debris.ts";
 import { Workspace } from "../../policy/workspace.ts";
 

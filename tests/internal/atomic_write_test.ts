@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { atomicWrite } from "../../policy/atomic_write.ts";
-import { exists, type Layout, makeLayout } from "./_fixtures.ts";
+import { atomicWrite } from "../../internal/atomic_write.ts";
+import { exists, type Layout, makeLayout } from "../policy/_fixtures.ts";
 
 let L: Layout;
 beforeEach(async () => {

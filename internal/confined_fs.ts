@@ -54,8 +54,8 @@ import fs from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
-import { isWithin } from "./_paths.ts";
-import { queryRuntimePermission, runtimeFenceKind } from "./_runtime_permissions.ts";
+import { isWithin } from "./paths.ts";
+import { queryRuntimePermission, runtimeFenceKind } from "./runtime_permissions.ts";
 
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 // Opening something to read never waits: a FIFO swapped in for a file would
@@ -84,7 +84,7 @@ export function tempName(): string {
  *
  * @example
  * ```ts
- * import { tempName, tempNameOwner } from "@toolfence/policy";
+ * import { tempName, tempNameOwner } from "@toolfence/internal";
  * console.log(tempNameOwner(tempName()) === Deno.pid); // true
  * ```
  */
@@ -151,7 +151,7 @@ function home(): string | undefined {
  *
  * @example
  * ```ts
- * import { confinementMode } from "@toolfence/policy";
+ * import { confinementMode } from "@toolfence/internal";
  * console.log(confinementMode()); // "pinned" under deno run -A
  * ```
  */
