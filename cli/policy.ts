@@ -28,8 +28,8 @@ import {
   runPolicyExamples,
   STARTER_POLICY,
   userPolicyFile,
+  writePolicyFile,
 } from "@toolfence/policy";
-import { atomicWrite } from "@toolfence/policy";
 import { CliUsageError, parseCommand } from "./usage.ts";
 
 /** The help of `toolfence policy`. */
@@ -355,9 +355,7 @@ async function init(values: Values): Promise<number> {
       if (error instanceof CliUsageError) throw error;
     }
   }
-  const { mkdir } = await import("node:fs/promises");
-  await mkdir(path.dirname(file), { recursive: true });
-  await atomicWrite(file, STARTER_POLICY);
+  await writePolicyFile(file, STARTER_POLICY);
   out(`wrote ${file}`);
   return 0;
 }

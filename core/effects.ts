@@ -45,6 +45,24 @@ export interface FileState {
 }
 
 /**
+ * Whether two states are the same: type, size, content and mode (a
+ * symlink's mode is not compared: Linux gives every link 0o777 and cannot
+ * change it).
+ *
+ * @example
+ * ```ts
+ * import { sameFileState } from "@toolfence/core";
+ * const a = { type: "file", size: 1, sha256: "ab", mode: 0o644 } as const;
+ * console.log(sameFileState(a, { ...a, mode: 0o600 })); // false
+ * ```
+ */
+export function sameFileState(a: FileState | null, b: FileState | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.type === b.type && a.size === b.size && a.sha256 === b.sha256 &&
+    (a.type === "symlink" || a.mode === b.mode);
+}
+
+/**
  * One file a call created, modified, moved or deleted. `path` is relative to
  * the workspace, with `/` separators.
  */

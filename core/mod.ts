@@ -63,6 +63,7 @@ export {
   type TargetOptions,
   type WriteKind,
 } from "./services.ts";
+export type { CopiedCounts, FileDoor, FileSnapshot } from "./file_door.ts";
 export {
   ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
@@ -91,7 +92,7 @@ export {
   ToolFailure,
 } from "./failure.ts";
 export { type LateResult, LateResults } from "./late_results.ts";
-export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
+export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState, sameFileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,

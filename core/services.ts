@@ -8,6 +8,7 @@
  */
 import type { Stats } from "node:fs";
 import type { Fence } from "./fence.ts";
+import type { FileDoor } from "./file_door.ts";
 
 /** Where a resolved path lies. */
 export interface ResolvedLocation {
@@ -62,9 +63,9 @@ export type WriteKind =
   | "mkdir";
 
 /**
- * A path resolved by the policy, once per call: where it really is, in which
- * area, and what was there. Tools act on `path` with the confined operations
- * of `confined_fs.ts`, passing `roots`.
+ * A path resolved by the policy's file door, once per call: where it really
+ * is, in which area, and what was there. Tools act on it through the door's
+ * operations ({@linkcode FileDoor}), which re-check it when they act.
  */
 export interface FileTarget {
   /** Absolute real path (a final symlink kept as a link where the action acts on links). */
@@ -77,9 +78,11 @@ export interface FileTarget {
   stat?: Stats;
   /** The real paths of the workspace's areas, for confined operations. */
   roots: readonly string[];
+  /** What the target was resolved for (default `read`): what a re-check at the moment of an operation checks. */
+  access?: "read" | "write";
 }
 
-/** Options of {@linkcode Policy.resolveTarget}. */
+/** Options of {@linkcode FileDoor.resolve}. */
 export interface TargetOptions {
   /** `read` or `write`: which the fence must allow. Default `read`. */
   access?: "read" | "write";
@@ -87,7 +90,7 @@ export interface TargetOptions {
   followFinalSymlink?: boolean;
 }
 
-/** Options of {@linkcode Policy.authorize}. */
+/** Options of {@linkcode FileDoor.authorize}. */
 export interface AuthorizeOptions {
   /**
    * The real path of a folder whose entries the write puts at (or, for
@@ -111,30 +114,20 @@ export interface CallPolicy {
   readonly fence: Fence;
   /** The OS sandbox mode for shell commands. */
   readonly sandbox: SandboxSetting;
-  /** The real path of `path` for reading, after the workspace and fence checks. */
+  /**
+   * The file door: every file effect of a tool (resolve, judge, read a
+   * folder, write, move, copy, remove) passes through it.
+   */
+  readonly files: FileDoor;
+  /**
+   * The real path of `path` for reading, after the workspace, path-rule and
+   * fence checks (`files.resolve(path).path`): for the tools that hand a
+   * folder or file to a process (a command's working folder, a browser
+   * upload); file tools use {@linkcode CallPolicy.files}.
+   */
   resolveForRead(path: string): Promise<string>;
-  /** The real path to write for `path`, after the workspace, fence and write-permission checks. */
-  resolveForWrite(path: string, action: WriteKind, signal?: AbortSignal): Promise<string>;
-  /** The one resolution of a path in a call, checked against the workspace and the fence; nothing is asked. */
-  resolveTarget(path: string, options?: TargetOptions): Promise<FileTarget>;
-  /** The entry `name` inside the resolved folder `parent`, without resolving the folder again. */
-  childTarget(parent: FileTarget, name: string, access?: "read" | "write"): Promise<FileTarget>;
-  /** {@linkcode CallPolicy.resolveTarget} for writing, then {@linkcode CallPolicy.authorize}. */
-  writeTarget(path: string, action: WriteKind, signal?: AbortSignal, options?: AuthorizeOptions): Promise<FileTarget>;
-  /** The write-permission flow for a resolved target; throws `permission_denied` when the write may not go ahead. */
-  authorize(
-    target: FileTarget,
-    action: WriteKind,
-    signal?: AbortSignal,
-    options?: AuthorizeOptions & { shown?: string },
-  ): Promise<void>;
   /** Resolves when a shell command may start; throws `permission_denied` when it may not. */
   authorizeCommand(command: string, signal?: AbortSignal): Promise<unknown>;
-  /**
-   * Whether the policy hides a real path from every tool (a deny rule of a
-   * policy file): listings and searches leave it out. Absent: nothing is hidden.
-   */
-  isHidden?(realPath: string): boolean;
   /** The hidden globs, relative to the workspace root, for the OS sandbox to mask. Absent: none. */
   readonly hiddenPaths?: readonly string[];
 }

@@ -108,24 +108,6 @@ export function fileEntryConfined(real: string, room = 0): FileEntry | undefined
   return { state: { type, size, sha256: digest, mode }, image: bytes };
 }
 
-/**
- * Whether two states are the same: type, size, content and mode (a
- * symlink's mode is not compared: Linux gives every link 0o777 and cannot
- * change it).
- *
- * @example
- * ```ts
- * import { sameFileState } from "@toolfence/internal";
- * const a = { type: "file", size: 1, sha256: "ab", mode: 0o644 } as const;
- * console.log(sameFileState(a, { ...a, mode: 0o600 })); // false
- * ```
- */
-export function sameFileState(a: FileState | null, b: FileState | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.type === b.type && a.size === b.size && a.sha256 === b.sha256 &&
-    (a.type === "symlink" || a.mode === b.mode);
-}
-
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }

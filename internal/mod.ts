@@ -52,7 +52,7 @@ export {
   unlinkConfined,
   writeAll,
 } from "./confined_fs.ts";
-export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT, sameFileState } from "./file_state.ts";
+export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT } from "./file_state.ts";
 export { withPathLocks } from "./path_lock.ts";
 export { isAbsoluteClean, isWithin } from "./paths.ts";
 export {

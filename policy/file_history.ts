@@ -38,7 +38,8 @@ import {
   symlinkConfined,
   unlinkConfined,
 } from "@toolfence/internal";
-import { fileStateConfined, sameFileState } from "@toolfence/internal";
+import { fileStateConfined } from "@toolfence/internal";
+import { sameFileState } from "@toolfence/core";
 import { withPathLocks } from "@toolfence/internal";
 import { isWithin } from "@toolfence/internal";
 

@@ -19,8 +19,8 @@ export {
   type TerminalHostOptions,
   withAutoConfirm,
 } from "./hosts.ts";
+export { PolicyFileDoor } from "./file_door.ts";
 export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
-export { atomicWrite, type AtomicWriteOptions } from "@toolfence/internal";
 export {
   bubblewrapPath,
   type BubblewrapStatus,
@@ -114,6 +114,7 @@ export {
   removeRuleFromText,
   type RuleList,
   STARTER_POLICY,
+  writePolicyFile,
 } from "./config/edit.ts";
 export { policyJsonSchema } from "./config/json_schema.ts";
 export {
@@ -135,7 +136,6 @@ export {
   PolicyFileSchema,
   type RuleSpec,
 } from "./config/schema.ts";
-export { withPathLocks } from "@toolfence/internal";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export {
@@ -150,38 +150,6 @@ export {
 export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
-export {
-  type At,
-  chmodConfined,
-  confinementMode,
-  type CopyCounts,
-  copyTreeConfined,
-  createConfined,
-  type CreatedFile,
-  discardConfined,
-  discardConfinedSync,
-  type FolderPin,
-  inFolder,
-  lstatConfined,
-  mkdirConfined,
-  mkdirsConfined,
-  moveConfined,
-  openFolderConfined,
-  openReadConfined,
-  readdirConfined,
-  readlinkConfined,
-  removeTreeConfined,
-  removeTreeConfinedSync,
-  renameInFolder,
-  requireRoot,
-  rmdirConfined,
-  symlinkConfined,
-  syncFd,
-  tempName,
-  tempNameOwner,
-  unlinkConfined,
-  writeAll,
-} from "@toolfence/internal";
 export { isExecutableFile } from "./_executable.ts";
 export {
   type Checkpoint,
@@ -191,11 +159,4 @@ export {
   type JournalEntry,
   type UndoReport,
 } from "./file_history.ts";
-export {
-  type FileEntry,
-  fileEntryConfined,
-  fileStateConfined,
-  IMAGE_FILE_LIMIT,
-  sameFileState,
-} from "@toolfence/internal";
 export type { SweepReport } from "./_debris.ts";

@@ -34,6 +34,7 @@ import { readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
+import { PolicyFileDoor } from "./file_door.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -145,6 +146,8 @@ export class Policy {
   readonly rules: PolicyRules;
   /** The deny globs of the rules, relative to the workspace root: hidden from every tool and the sandbox. */
   readonly hiddenPaths: readonly string[];
+  /** The file door of the session: what the tools reach files through (see {@linkcode PolicyFileDoor}). */
+  readonly files: PolicyFileDoor;
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
@@ -164,6 +167,7 @@ export class Policy {
     this.#onDecision = options.onDecision;
     this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
+    this.files = new PolicyFileDoor(this);
   }
 
   /**
@@ -251,6 +255,7 @@ export class Policy {
       area: resolved.area,
       ...await lstatOf(resolved.path),
       roots: this.workspace.roots(),
+      access: options.access ?? "read",
     };
   }
 
@@ -266,7 +271,7 @@ export class Policy {
     const child = path.posix.join(parent.path, name);
     this.#requireVisible(child, child, access);
     requireFence(this.fence, access, child);
-    return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots };
+    return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots, access };
   }
 
   /**

@@ -147,6 +147,23 @@ export async function removeRuleFromFile(file: string, where: RuleList, pattern:
 }
 
 /**
+ * Writes the policy file `file` whole (atomically, creating its folder): for
+ * `toolfence policy init`, which writes {@linkcode STARTER_POLICY}.
+ *
+ * Requires `--allow-read` and `--allow-write` for the file's folder.
+ *
+ * @example
+ * ```ts
+ * import { STARTER_POLICY, writePolicyFile } from "@toolfence/policy";
+ * await writePolicyFile(`${await Deno.makeTempDir()}/.toolfence/config.json`, STARTER_POLICY);
+ * ```
+ */
+export async function writePolicyFile(file: string, text: string): Promise<void> {
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await atomicWrite(file, text);
+}
+
+/**
  * The commented starter file written by `toolfence policy init`.
  *
  * @example

@@ -39,7 +39,8 @@ function fixture() {
       input: v.object({}),
       needsApproval: true,
       run: async (_args, ctx) => {
-        await ctx.policy.resolveForWrite("note.txt", "overwrite");
+        const note = await ctx.policy.files.resolve("note.txt", { access: "write" });
+        await ctx.policy.files.authorize(note, "overwrite", ctx.signal);
         ran.push("note");
         return "written";
       },

@@ -8,14 +8,14 @@
 
 import type fs from "node:fs";
 import path from "node:path";
-import type { FileChange, ToolContext } from "@toolfence/core";
-import { type FileEntry, fileEntryConfined, lstatConfined, readdirConfined, sameFileState } from "@toolfence/policy";
+import type { FileChange, FileSnapshot, ToolContext } from "@toolfence/core";
+import { sameFileState } from "@toolfence/core";
 
 /** Before-images one snapshot keeps, in bytes all together. */
 export const IMAGE_TOTAL_LIMIT = 128 << 20;
 
 /** One entry of a snapshot. */
-export type SnapshotEntry = FileEntry;
+export type SnapshotEntry = FileSnapshot;
 
 /** Entries by real path. */
 export type Snapshot = Map<string, SnapshotEntry>;
@@ -25,14 +25,14 @@ export type Snapshot = Map<string, SnapshotEntry>;
  * everything under it when it is a folder. With `images`, the content of
  * files and links is kept within {@linkcode IMAGE_TOTAL_LIMIT}.
  */
-export function snapshot(paths: readonly string[], images: boolean): Snapshot {
+export function snapshot(ctx: ToolContext, paths: readonly string[], images: boolean): Snapshot {
   const taken: Snapshot = new Map();
   let room = images ? IMAGE_TOTAL_LIMIT : 0;
   const visit = (real: string) => {
     if (taken.has(real)) return;
     let entry: SnapshotEntry | undefined;
     try {
-      entry = fileEntryConfined(real, room);
+      entry = ctx.policy.files.snapshot(real, room);
     } catch {
       // Unreadable (or gone meanwhile): not part of what the snapshot can speak for.
       return;
@@ -44,7 +44,7 @@ export function snapshot(paths: readonly string[], images: boolean): Snapshot {
     if (entry.state.type !== "directory") return;
     let names: fs.Dirent[];
     try {
-      names = readdirConfined(real);
+      names = ctx.policy.files.entries(real);
     } catch {
       return;
     }
@@ -175,11 +175,11 @@ export async function withChangeReport<T>(
   act: () => Promise<T> | T,
   options: { moves?: readonly MoveMapping[]; after?: () => readonly string[] } = {},
 ): Promise<T> {
-  const before = snapshot(paths, true);
+  const before = snapshot(ctx, paths, true);
   try {
     return await act();
   } finally {
-    const after = snapshot([...paths, ...(options.after?.() ?? [])], false);
+    const after = snapshot(ctx, [...paths, ...(options.after?.() ?? [])], false);
     reportChanges(ctx, before, after, options.moves);
   }
 }
@@ -189,14 +189,14 @@ export async function withChangeReport<T>(
  * first folder a write there would create), so that a snapshot of it sees
  * the folders the write makes as well.
  */
-export function affectedPath(real: string): string {
+export function affectedPath(ctx: ToolContext, real: string): string {
   let current = real;
   for (;;) {
     const parent = path.dirname(current);
     if (parent === current) return current;
     let exists: boolean;
     try {
-      exists = lstatConfined(parent) !== undefined;
+      exists = ctx.policy.files.lstat(parent) !== undefined;
     } catch {
       return current;
     }

@@ -1,35 +1,35 @@
-// Write helpers shared by the fs and patch tools, on top of the confined
-// operations of policy/confined_fs.ts: creating missing parent folders in a
-// way that can be undone.
+// Write helpers shared by the fs and patch tools, on top of the policy's file
+// door: creating missing folders in a way that can be undone, with the errors
+// the tools report.
 
-import path from "node:path";
-import { discardConfined, mkdirsConfined } from "@toolfence/policy";
+import type { FileTarget, ToolContext } from "@toolfence/core";
 import { fileOpError } from "./fs_errors.ts";
 
 /**
- * Creates the folder `dir` and its missing parents (strictly inside one of
- * `roots`, each in its pinned parent) and returns the topmost one it created
- * (remove it to undo), or undefined when all existed.
+ * Creates the folder `target` (or, with `parentsOnly`, the folder that will
+ * hold it) and its missing parents through the file door, and returns the
+ * topmost one it created (undo with {@linkcode undoParents}), or undefined
+ * when all existed.
  */
-export function makeFolder(
-  dir: string,
+export async function makeFolder(
+  ctx: ToolContext,
+  target: FileTarget,
   shown: string,
-  roots: readonly string[],
-  doing = "creating",
-): string | undefined {
+  parentsOnly = false,
+): Promise<string | undefined> {
   try {
-    return mkdirsConfined(dir, roots);
+    return await ctx.policy.files.mkdir(target, { parentsOnly });
   } catch (error) {
-    throw fileOpError(error, shown, dir, doing);
+    throw fileOpError(error, shown, target.path, parentsOnly ? "creating the folders of" : "creating");
   }
 }
 
-/** {@linkcode makeFolder} for the folder that will hold `realPath`. */
-export function makeParents(realPath: string, shown: string, roots: readonly string[]): string | undefined {
-  return makeFolder(path.dirname(realPath), shown, roots, "creating the folders of");
+/** {@linkcode makeFolder} for the folder that will hold `target`. */
+export function makeParents(ctx: ToolContext, target: FileTarget, shown: string): Promise<string | undefined> {
+  return makeFolder(ctx, target, shown, true);
 }
 
 /** Removes what {@linkcode makeParents} created; quietly, since it runs while handling another failure. */
-export async function undoParents(created: string | undefined): Promise<void> {
-  if (created !== undefined) await discardConfined(created);
+export async function undoParents(ctx: ToolContext, created: string | undefined): Promise<void> {
+  if (created !== undefined) await ctx.policy.files.discard(created).catch(() => {});
 }

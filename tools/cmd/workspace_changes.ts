@@ -31,8 +31,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import type { FileChange, FileState, SessionBase, ToolContext } from "@toolfence/core";
-import { fileEntryConfined } from "@toolfence/policy";
+import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { comparePaths } from "../_shared/fs_changes.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
@@ -170,13 +169,13 @@ export interface WorkspaceWatch {
 }
 
 // The sha256 of `real` by its stat key: from the cache, else hashed (confined) and cached.
-function hashed(cache: Map<string, string>, real: string, entry: StatEntry): FileState | null {
+function hashed(files: FileDoor, cache: Map<string, string>, real: string, entry: StatEntry): FileState | null {
   if (entry.type === "directory") return { type: "directory", size: 0, sha256: null, mode: entry.mode };
   const known = cache.get(entry.key);
   if (known !== undefined) return { type: entry.type, size: entry.size, sha256: known, mode: entry.mode };
   let read;
   try {
-    read = fileEntryConfined(real, 0);
+    read = files.snapshot(real, 0);
   } catch {
     return null;
   }
@@ -210,7 +209,7 @@ export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> 
   const skip = await skippedFolders(ctx);
   const cache = cacheOf(ctx.session);
   const before = scanWorkspace(root, skip);
-  hashWithinBudget(root, before.entries, cache);
+  hashWithinBudget(ctx.policy.files, root, before.entries, cache);
   return {
     before,
     finish: (reporter) => {
@@ -221,12 +220,17 @@ export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> 
   };
 }
 
-function hashWithinBudget(root: string, entries: Iterable<[string, StatEntry]>, cache: Map<string, string>): void {
+function hashWithinBudget(
+  files: FileDoor,
+  root: string,
+  entries: Iterable<[string, StatEntry]>,
+  cache: Map<string, string>,
+): void {
   let budget = BEFORE_HASH_BUDGET;
   for (const [rel, entry] of entries) {
     if (entry.type !== "file" || cache.has(entry.key) || entry.size > budget) continue;
     budget -= entry.size;
-    hashed(cache, path.join(root, rel), entry);
+    hashed(files, cache, path.join(root, rel), entry);
   }
 }
 
@@ -258,7 +262,7 @@ function reportScanChanges(
     }
     if (was.key === now.key && was.mode === now.mode && was.type === now.type) continue;
     const beforeState = unknownState(was, cache);
-    const afterState = hashed(cache, path.join(root, rel), now);
+    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
     if (afterState === null) continue;
     if (
       beforeState.type === afterState.type && beforeState.mode === afterState.mode &&
@@ -275,7 +279,7 @@ function reportScanChanges(
   }
   const movedFrom = new Set<string>();
   for (const [rel, now] of created) {
-    const afterState = hashed(cache, path.join(root, rel), now);
+    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
     if (afterState === null) continue;
     const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
     if (source !== undefined && source[1].size === now.size && source[1].type === now.type) {

@@ -34,7 +34,7 @@ export interface TextFile {
  * NUL bytes); throws `not_a_file`, `file_too_large`, `binary_file`.
  */
 export async function readTextFile(ctx: ToolContext, input: string): Promise<TextFile> {
-  const file = await ctx.policy.resolveForRead(input);
+  const file = (await ctx.policy.files.resolve(input)).path;
   const shown = ctx.workspace.relative(file);
   const handle = await open(file, "r");
   let bytes: Uint8Array;

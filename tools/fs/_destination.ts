@@ -26,10 +26,10 @@ export async function resolveDestination(
   dst: string,
 ): Promise<FileTarget> {
   const sourceIsFolder = source.stat?.isDirectory() ?? false;
-  let target = await ctx.policy.resolveTarget(dst, { access: "write", followFinalSymlink: false });
+  let target = await ctx.policy.files.resolve(dst, { access: "write", followFinalSymlink: false });
   if (target.stat?.isSymbolicLink()) {
     // Only a link to a folder is gone through, as `mv` and `cp` do; it is then resolved once, following it.
-    const followed = await ctx.policy.resolveTarget(dst, { access: "write" });
+    const followed = await ctx.policy.files.resolve(dst, { access: "write" });
     if (!followed.stat?.isDirectory()) {
       throw refuse(
         `${dst} is a symlink; ${verb} will not replace it or write through it`,
@@ -38,9 +38,9 @@ export async function resolveDestination(
         { path: target.path },
       );
     }
-    target = await ctx.policy.childTarget(followed, path.basename(source.path));
+    target = await ctx.policy.files.child(followed, path.basename(source.path));
   } else if (target.stat?.isDirectory()) {
-    target = await ctx.policy.childTarget(target, path.basename(source.path));
+    target = await ctx.policy.files.child(target, path.basename(source.path));
   }
   if (target.path === source.path) {
     throw refuse(`${dst} is where the source already is`, "invalid_destination", "Choose a different destination.", {

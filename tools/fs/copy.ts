@@ -4,10 +4,8 @@
  * @module
  */
 
-import path from "node:path";
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { copyTreeConfined, discardConfined, renameInFolder, tempName } from "@toolfence/policy";
 import { fileOpError, notFound, wrongType } from "../_shared/fs_errors.ts";
 import { resolveDestination } from "./_destination.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
@@ -70,7 +68,7 @@ export const copyTool: Tool<CopyArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
-    const source = await ctx.policy.resolveTarget(src, { followFinalSymlink: false });
+    const source = await ctx.policy.files.resolve(src, { followFinalSymlink: false });
     if (!source.existed) throw notFound(src, source.path);
     const stat = source.stat;
     if (stat === undefined) throw fileOpError(new Error("lstat failed"), src, source.path, "inspecting");
@@ -78,18 +76,15 @@ export const copyTool: Tool<CopyArgs> = tool({
       throw wrongType(src, source.path, describeType(stat), "a file, folder or symlink", "Only those can be copied.");
     }
     const destination = await resolveDestination(ctx, "copy", source, dst);
-    await ctx.policy.authorize(destination, "copy", ctx.signal, stat.isDirectory() ? { tree: source.path } : {});
+    await ctx.policy.files.authorize(destination, "copy", ctx.signal, stat.isDirectory() ? { tree: source.path } : {});
     const to = destination.path;
-    return await withChangeReport(ctx, [affectedPath(to)], async () => {
-      const created = makeParents(to, dst, destination.roots);
-      const temp = path.join(path.dirname(to), tempName());
+    return await withChangeReport(ctx, [affectedPath(ctx, to)], async () => {
+      const created = await makeParents(ctx, destination, dst);
       try {
-        const counts = await copyTreeConfined(source.path, temp, ctx.signal, undefined, "", stat);
-        renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
+        const counts = await ctx.policy.files.copy(source, destination, ctx.signal);
         return { from: source.path, to, type: typeName(stat), replaced: destination.existed, ...counts };
       } catch (error) {
-        await discardConfined(temp);
-        await undoParents(created);
+        await undoParents(ctx, created);
         throw fileOpError(error, src, source.path, "copying");
       }
     });

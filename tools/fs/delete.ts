@@ -7,9 +7,8 @@
 import type fs from "node:fs";
 import path from "node:path";
 import * as v from "valibot";
-import { ToolError } from "@toolfence/core";
+import { type FileDoor, ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { readdirConfined, removeTreeConfined, unlinkConfined } from "@toolfence/policy";
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { typeName } from "../_shared/fs_open.ts";
 import { withChangeReport } from "../_shared/fs_changes.ts";
@@ -42,27 +41,33 @@ const input = v.object({
  * could change before the deletion anyway. A deletion stopped halfway says
  * how many entries it removed instead.
  */
-async function countEntries(dir: string, shown: string, signal: AbortSignal): Promise<number> {
+async function countEntries(files: FileDoor, dir: string, shown: string, signal: AbortSignal): Promise<number> {
   signal.throwIfAborted();
   await Promise.resolve();
   let entries: fs.Dirent[];
   try {
-    entries = readdirConfined(dir);
+    entries = files.entries(dir);
   } catch (error) {
     throw fileOpError(error, shown, dir, "listing");
   }
   let count = 0;
   for (const entry of entries) {
     count++;
-    if (entry.isDirectory()) count += await countEntries(path.join(dir, entry.name), shown, signal);
+    if (entry.isDirectory()) count += await countEntries(files, path.join(dir, entry.name), shown, signal);
   }
   return count;
 }
 
 // The error of a recursive deletion that failed, saying how far it got.
-async function partialDeletion(error: unknown, shown: string, real: string, entries: number): Promise<ToolError> {
+async function partialDeletion(
+  files: FileDoor,
+  error: unknown,
+  shown: string,
+  real: string,
+  entries: number,
+): Promise<ToolError> {
   const failed = fileOpError(error, shown, real, "deleting");
-  const left = await countEntries(real, shown, new AbortController().signal).catch(() => undefined);
+  const left = await countEntries(files, real, shown, new AbortController().signal).catch(() => undefined);
   if (left === undefined || left === entries) return failed;
   return new ToolError(`${failed.message}; ${entries - left} of its ${entries} entries were deleted, ${left} remain`, {
     code: failed.code,
@@ -112,7 +117,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: shown, recursive }, ctx) {
-    const target = await ctx.policy.resolveTarget(shown, { access: "write", followFinalSymlink: false });
+    const target = await ctx.policy.files.resolve(shown, { access: "write", followFinalSymlink: false });
     const real = target.path;
     if (!target.existed) throw notFound(shown, real);
     const stat = target.stat;
@@ -120,7 +125,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
     let entries = 0;
     if (stat.isDirectory()) {
       try {
-        entries = readdirConfined(real).length;
+        entries = ctx.policy.files.entries(target).length;
       } catch (error) {
         throw fileOpError(error, shown, real, "listing");
       }
@@ -132,15 +137,14 @@ export const deleteTool: Tool<DeleteArgs> = tool({
         });
       }
     }
-    await ctx.policy.authorize(target, "delete", ctx.signal, stat.isDirectory() ? { tree: real } : {});
-    if (entries > 0) entries = await countEntries(real, shown, ctx.signal);
+    await ctx.policy.files.authorize(target, "delete", ctx.signal, stat.isDirectory() ? { tree: real } : {});
+    if (entries > 0) entries = await countEntries(ctx.policy.files, real, shown, ctx.signal);
     await withChangeReport(ctx, [real], async () => {
       try {
-        if (stat.isDirectory()) await removeTreeConfined(real, ctx.signal);
-        else unlinkConfined(real);
+        await ctx.policy.files.remove(target, ctx.signal);
       } catch (error) {
         throw entries > 0
-          ? await partialDeletion(error, shown, real, entries)
+          ? await partialDeletion(ctx.policy.files, error, shown, real, entries)
           : fileOpError(error, shown, real, "deleting");
       }
     });

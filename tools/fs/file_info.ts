@@ -58,7 +58,7 @@ async function describeContent(real: string, shown: string, size: number) {
 
 async function describeLink(linkPath: string, ctx: ToolContext) {
   try {
-    const target = await ctx.policy.resolveTarget(linkPath);
+    const target = await ctx.policy.files.resolve(linkPath);
     if (!target.existed) return { target: target.path, target_type: "missing (broken link)" };
     return { target: target.path, target_type: target.stat ? typeName(target.stat) : "unknown" };
   } catch (error) {
@@ -106,7 +106,7 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path }, ctx) {
-    const at = await ctx.policy.resolveTarget(path, { followFinalSymlink: false });
+    const at = await ctx.policy.files.resolve(path, { followFinalSymlink: false });
     if (!at.existed) throw notFound(path, at.path);
     const stat = at.stat;
     if (stat === undefined) throw fileOpError(new Error("lstat failed"), path, at.path, "inspecting");

@@ -55,7 +55,7 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 
 async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
   try {
-    const resolved = await ctx.policy.resolveTarget(linkPath);
+    const resolved = await ctx.policy.files.resolve(linkPath);
     if (!resolved.existed) return "missing (broken link)";
     return resolved.stat ? typeName(resolved.stat) : "unknown";
   } catch (error) {
@@ -97,7 +97,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path: dir, details }, ctx) {
-    const real = await ctx.policy.resolveForRead(dir);
+    const real = (await ctx.policy.files.resolve(dir)).path;
     let entries: fs.Dirent[];
     try {
       const stat = await fsp.stat(real);
@@ -109,7 +109,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
       throw fileOpError(error, dir, real, "listing");
     }
     // What the policy hides is not listed.
-    const hidden = ctx.policy.isHidden?.bind(ctx.policy);
+    const hidden = ctx.policy.files.isHidden.bind(ctx.policy.files);
     if (hidden) entries = entries.filter((entry) => !hidden(`${real}/${entry.name}`));
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const kinds = { directories: [] as fs.Dirent[], files: [] as fs.Dirent[], links: [] as fs.Dirent[] };

@@ -52,15 +52,15 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {
-    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    const target = await ctx.policy.files.resolve(path, { access: "write" });
     if (target.existed) {
       // The resolution followed every link, so this is what really is there.
       if (target.stat?.isDirectory()) return { path: target.path, created: false };
       const found = target.stat ? describeType(target.stat) : "something that cannot be inspected";
       throw wrongType(path, target.path, found, "a directory", "Choose another path, or delete what is there.");
     }
-    await ctx.policy.authorize(target, "mkdir", ctx.signal);
-    await withChangeReport(ctx, [affectedPath(target.path)], () => makeFolder(target.path, path, target.roots));
+    await ctx.policy.files.authorize(target, "mkdir", ctx.signal);
+    await withChangeReport(ctx, [affectedPath(ctx, target.path)], () => makeFolder(ctx, target, path));
     return { path: target.path, created: true };
   },
 });

@@ -4,7 +4,6 @@
  * @module
  */
 
-import path from "node:path";
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
@@ -12,15 +11,6 @@ import { resolveDestination } from "./_destination.ts";
 import { typeName } from "../_shared/fs_open.ts";
 import { makeParents, undoParents } from "../_shared/fs_write.ts";
 import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
-import {
-  copyTreeConfined,
-  discardConfined,
-  moveConfined,
-  removeTreeConfined,
-  renameInFolder,
-  tempName,
-  unlinkConfined,
-} from "@toolfence/policy";
 import { MOVE_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `move`. */
@@ -38,22 +28,6 @@ const input = v.object({
     v.description("Where it goes: the new path, or an existing folder to move it into (keeping its name)"),
   ),
 });
-
-// rename(2) cannot cross file systems (the temp dir often lives on another
-// one), nor can a confined move cross from the workdir to the temp dir: copy
-// beside the destination, rename into place, then remove the source.
-async function moveByCopy(from: string, to: string, isFolder: boolean, signal: AbortSignal): Promise<void> {
-  const temp = path.join(path.dirname(to), tempName());
-  try {
-    await copyTreeConfined(from, temp, signal);
-    renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
-  } catch (error) {
-    await discardConfined(temp);
-    throw error;
-  }
-  if (isFolder) await removeTreeConfined(from, signal);
-  else unlinkConfined(from);
-}
 
 /**
  * Moves (renames) a file, folder or symlink. A symlink is moved as a link, never
@@ -90,27 +64,22 @@ export const moveTool: Tool<MoveArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
-    const source = await ctx.policy.resolveTarget(src, { access: "write", followFinalSymlink: false });
+    const source = await ctx.policy.files.resolve(src, { access: "write", followFinalSymlink: false });
     if (!source.existed) throw notFound(src, source.path);
     const stat = source.stat;
     if (stat === undefined) throw fileOpError(new Error("lstat failed"), src, source.path, "inspecting");
     const destination = await resolveDestination(ctx, "move", source, dst);
     const tree = stat.isDirectory() ? { tree: source.path } : {};
-    await ctx.policy.authorize(source, "move", ctx.signal, tree);
-    await ctx.policy.authorize(destination, "copy", ctx.signal, tree);
+    await ctx.policy.files.authorize(source, "move", ctx.signal, tree);
+    await ctx.policy.files.authorize(destination, "copy", ctx.signal, tree);
     const from = source.path;
     const to = destination.path;
-    await withChangeReport(ctx, [from, affectedPath(to)], async () => {
-      const created = makeParents(to, dst, destination.roots);
+    await withChangeReport(ctx, [from, affectedPath(ctx, to)], async () => {
+      const created = await makeParents(ctx, destination, dst);
       try {
-        try {
-          moveConfined(from, to, destination.roots);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-          await moveByCopy(from, to, stat.isDirectory(), ctx.signal);
-        }
+        await ctx.policy.files.move(source, destination, ctx.signal);
       } catch (error) {
-        await undoParents(created);
+        await undoParents(ctx, created);
         throw fileOpError(error, src, from, "moving");
       }
     }, { moves: [{ from, to }] });

@@ -115,7 +115,7 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run(args, ctx) {
-    const real = await ctx.policy.resolveForRead(args.path);
+    const real = (await ctx.policy.files.resolve(args.path)).path;
     const first = await readOnce(ctx, real, args);
     if (!first.changed) return first.output;
     // Changed under the read (a file being written): once more, then report what was read.

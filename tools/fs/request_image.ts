@@ -120,7 +120,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ src }, ctx): Promise<RequestImageResult> {
-    const file = await ctx.policy.resolveForRead(src);
+    const file = (await ctx.policy.files.resolve(src)).path;
     const shown = ctx.workspace.relative(file);
     const bytes = await readLimited(file, shown);
     const type = checkTypeOnly(bytes, shown);

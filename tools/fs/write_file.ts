@@ -7,12 +7,9 @@
 import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
-import { atomicWrite } from "@toolfence/policy";
-import { withPathLocks } from "@toolfence/policy";
 import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
 import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
 import { describeType, openRegularFile } from "../_shared/fs_open.ts";
-import { makeParents, undoParents } from "../_shared/fs_write.ts";
 import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { WRITE_FILE_OUTPUT } from "./_outputs.ts";
 
@@ -108,25 +105,23 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {
-    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    const target = await ctx.policy.files.resolve(path, { access: "write" });
     if (target.existed && !target.stat?.isFile()) {
       const found = target.stat ? describeType(target.stat) : "something that cannot be inspected";
       throw wrongType(path, target.path, found, "a regular file", "Choose a path that is a file or free.");
     }
     const real = target.path;
     await checkExpectedHash(real, path, expected_sha256);
-    await ctx.policy.authorize(target, "write", ctx.signal);
-    await withPathLocks([real], async () => {
+    await ctx.policy.files.authorize(target, "write", ctx.signal);
+    await ctx.policy.files.locked([target], async () => {
       // The person may have taken a while to answer, and another write of this file
       // may have landed meanwhile: the file must still be what was checked.
       await checkExpectedHash(real, path, expected_sha256);
       ctx.signal.throwIfAborted();
-      await withChangeReport(ctx, [affectedPath(real)], async () => {
-        const created = makeParents(real, path, target.roots);
+      await withChangeReport(ctx, [affectedPath(ctx, real)], async () => {
         try {
-          await atomicWrite(real, content);
+          await ctx.policy.files.write(target, content);
         } catch (error) {
-          await undoParents(created);
           throw fileOpError(error, path, real, "writing");
         }
       });

@@ -9,14 +9,9 @@ import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { atomicWrite } from "@toolfence/policy";
-import { withPathLocks } from "@toolfence/policy";
-import type { FileTarget } from "@toolfence/core";
-import type { WriteAction } from "@toolfence/policy";
-import { discardConfined, unlinkConfined } from "@toolfence/policy";
+import type { FileDoor, FileTarget, WriteKind } from "@toolfence/core";
 import { fileOpError, hashConflict } from "../_shared/fs_errors.ts";
 import { currentSha256 } from "../fs/write_file.ts";
-import { makeParents } from "../_shared/fs_write.ts";
 import { affectedPath, withChangeReport } from "../_shared/fs_changes.ts";
 import { applyHunks, checkDeletion, lineCounts } from "./_patch_apply.ts";
 import { type FilePatch, parsePatch } from "./_patch_parse.ts";
@@ -79,7 +74,7 @@ async function resolveTarget(ctx: ToolContext, directory: string, name: string) 
     });
   }
   const absolute = path.posix.isAbsolute(name) ? name : path.posix.join(directory, name);
-  const resolved = await ctx.policy.resolveTarget(absolute, { access: "write", followFinalSymlink: false });
+  const resolved = await ctx.policy.files.resolve(absolute, { access: "write", followFinalSymlink: false });
   if (!isWithin(resolved.path, directory)) {
     throw new ToolError(`The patch path ${name} leads outside ${directory}; nothing was changed`, {
       code: "outside_directory",
@@ -152,7 +147,7 @@ async function planStep(ctx: ToolContext, directory: string, file: FilePatch): P
 type Undo = () => Promise<unknown>;
 
 async function authorize(ctx: ToolContext, steps: Step[]): Promise<void> {
-  const ask = (target: FileTarget, action: WriteAction) => ctx.policy.authorize(target, action, ctx.signal);
+  const ask = (target: FileTarget, action: WriteKind) => ctx.policy.files.authorize(target, action, ctx.signal);
   for (const step of steps) {
     if (step.file.kind === "add") await ask(step.target, "create");
     else if (step.file.kind === "delete") await ask(step.target, "delete");
@@ -163,28 +158,25 @@ async function authorize(ctx: ToolContext, steps: Step[]): Promise<void> {
   }
 }
 
-async function write(steps: Step[], undo: Undo[]): Promise<void> {
+async function write(files: FileDoor, steps: Step[], undo: Undo[]): Promise<void> {
+  const created = (folder: string | undefined) => folder !== undefined && undo.push(() => files.discard(folder));
   for (const step of steps) {
     const { file, real, before, after, target } = step;
     if (file.kind === "add") {
-      const created = makeParents(real, file.path, target.roots);
-      if (created !== undefined) undo.push(() => discardConfined(created));
-      await atomicWrite(real, after!);
-      undo.push(() => discardConfined(real));
+      created(await files.write(target, after!));
+      undo.push(() => files.discard(real));
     } else if (file.kind === "delete") {
-      unlinkConfined(real);
-      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
-    } else if (step.moveTo !== undefined) {
-      const moveTo = step.moveTo;
-      const created = makeParents(moveTo, file.moveTo!, target.roots);
-      if (created !== undefined) undo.push(() => discardConfined(created));
-      await atomicWrite(moveTo, after!, { mode: before!.mode });
-      undo.push(() => discardConfined(moveTo));
-      unlinkConfined(real);
-      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
+      await files.remove(target);
+      undo.push(() => files.write(target, before!.bytes, { mode: before!.mode }));
+    } else if (step.moveTarget !== undefined) {
+      const moveTarget = step.moveTarget;
+      created(await files.write(moveTarget, after!, { mode: before!.mode }));
+      undo.push(() => files.discard(moveTarget.path));
+      await files.remove(target);
+      undo.push(() => files.write(target, before!.bytes, { mode: before!.mode }));
     } else {
-      await atomicWrite(real, after!, { mode: before!.mode });
-      undo.push(() => atomicWrite(real, before!.bytes, { mode: before!.mode }));
+      await files.write(target, after!, { mode: before!.mode });
+      undo.push(() => files.write(target, before!.bytes, { mode: before!.mode }));
     }
   }
 }
@@ -235,7 +227,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
-    const folder = await ctx.policy.resolveTarget(directory);
+    const folder = await ctx.policy.files.resolve(directory);
     const dir = folder.path;
     if (!folder.stat?.isDirectory()) {
       throw new ToolError(`${directory} is not a folder`, {
@@ -265,8 +257,11 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
     await authorize(ctx, steps);
     // A person may have taken a while to answer, and another write may have landed
     // meanwhile: under the locks, the files must still be what was planned on.
-    const locked = steps.flatMap((step) => (step.moveTo === undefined ? [step.real] : [step.real, step.moveTo]));
-    await withPathLocks(locked, async () => {
+    const targets = steps.flatMap((step) =>
+      step.moveTarget === undefined ? [step.target] : [step.target, step.moveTarget]
+    );
+    const locked = targets.map((target) => target.path);
+    await ctx.policy.files.locked(targets, async () => {
       for (const step of steps) {
         if (!step.before) {
           if (await currentSha256(step.real, step.file.path) !== null) throw exists(step.file.path, step.real);
@@ -278,10 +273,10 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
       const moves = steps.filter((step) => step.moveTo !== undefined)
         .map((step) => ({ from: step.real, to: step.moveTo!, edited: true }));
       // What the patch did is reported after any rollback: a patch rolled back whole reports nothing.
-      await withChangeReport(ctx, locked.map(affectedPath), async () => {
+      await withChangeReport(ctx, locked.map((real) => affectedPath(ctx, real)), async () => {
         const undo: Undo[] = [];
         try {
-          await write(steps, undo);
+          await write(ctx.policy.files, steps, undo);
         } catch (error) {
           const failures: string[] = [];
           for (const step of undo.reverse()) await step().catch((e: Error) => failures.push(e.message));

@@ -7,8 +7,6 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { atomicWrite } from "@toolfence/policy";
-import { withPathLocks } from "@toolfence/policy";
 import { fileOpError, hashConflict, notFound } from "../_shared/fs_errors.ts";
 import { sha256Of } from "../_shared/fs_hash.ts";
 import { currentSha256, sha256Argument } from "../fs/write_file.ts";
@@ -203,7 +201,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {
-    const target = await ctx.policy.resolveTarget(path, { access: "write" });
+    const target = await ctx.policy.files.resolve(path, { access: "write" });
     const real = target.path;
     if (!target.existed) throw notFound(path, real, "To create a new file, use write_file.");
     if (old_text === "") {
@@ -225,16 +223,16 @@ export const editFileTool: Tool<EditFileArgs> = tool({
       throw hashConflict(path, real, expected_sha256.toLowerCase(), file.sha256);
     }
     const planned = plan(file, old_text, new_text, replace_all, path, real);
-    await ctx.policy.authorize(target, "overwrite", ctx.signal);
+    await ctx.policy.files.authorize(target, "overwrite", ctx.signal);
     const bytes = encodeText(planned.text, file.bom);
-    await withPathLocks([real], async () => {
+    await ctx.policy.files.locked([target], async () => {
       // The file must still be what was planned on (a prompt may have taken a while,
       // and another edit of this file may have landed meanwhile).
       const now = await currentSha256(real, path);
       if (now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
       await withChangeReport(ctx, [real], async () => {
         try {
-          await atomicWrite(real, bytes, { mode: file.mode });
+          await ctx.policy.files.write(target, bytes, { mode: file.mode });
         } catch (error) {
           throw fileOpError(error, path, real, "writing");
         }

@@ -4,7 +4,6 @@
  * @module
  */
 
-import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
@@ -128,7 +127,7 @@ export const globTool: Tool<GlobArgs> = tool({
       skipIgnored: skip_ignored,
       signal: ctx.signal,
       descend: (rel) => glob.mayContain(rel),
-      hidden: ctx.policy.isHidden?.bind(ctx.policy),
+      hidden: ctx.policy.files.isHidden.bind(ctx.policy.files),
       onSkip: (skip) => skipped.add(skip),
       onEntry(entry) {
         if (entry.kind === "symlink") {
@@ -142,9 +141,10 @@ export const globTool: Tool<GlobArgs> = tool({
       ctx.signal.throwIfAborted();
       let isDir: boolean;
       try {
-        const target = await ctx.workspace.resolve(link.abs);
-        if (!target.exists || ctx.policy.isHidden?.(target.path)) continue;
-        isDir = (await fsp.stat(target.path)).isDirectory();
+        // Through the door, as any path: a link to something hidden or outside is refused there.
+        const target = await ctx.policy.files.resolve(link.abs);
+        if (!target.existed || target.stat === undefined) continue;
+        isDir = target.stat.isDirectory();
       } catch {
         continue; // outside the workspace, a loop, or unreadable: not listed
       }

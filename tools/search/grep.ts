@@ -356,7 +356,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
           files = await builtinCandidates(root.path, root.base, args.skip_ignored, filter, ctx.signal, skipped);
         }
         // What the policy hides is not searched, whichever engine listed it.
-        const hidden = ctx.policy.isHidden?.bind(ctx.policy);
+        const hidden = ctx.policy.files.isHidden.bind(ctx.policy.files);
         if (hidden) files = files.filter((file) => !hidden(file.abs));
       } else {
         throw new ToolError(`${args.path} is neither a file nor a folder`, {

@@ -1,0 +1,228 @@
+/**
+ * The policy's file door (`ctx.policy.files`): every file effect of a tool
+ * passes here. Resolution and judgement are the {@linkcode Policy}'s own
+ * (one place for every rule); the operations call the confined mechanisms of
+ * `@toolfence/internal` only on targets this door resolved, after re-checking
+ * that each still leads where it was judged to lead.
+ *
+ * @module
+ */
+import type fs from "node:fs";
+import path from "node:path";
+import { ToolError } from "@toolfence/core";
+import type {
+  AuthorizeOptions,
+  CopiedCounts,
+  FileDoor,
+  FileSnapshot,
+  FileTarget,
+  TargetOptions,
+  WriteKind,
+} from "@toolfence/core";
+import {
+  atomicWrite,
+  copyTreeConfined,
+  discardConfined,
+  fileEntryConfined,
+  lstatConfined,
+  mkdirsConfined,
+  moveConfined,
+  readdirConfined,
+  removeTreeConfined,
+  renameInFolder,
+  tempName,
+  unlinkConfined,
+  withPathLocks,
+} from "@toolfence/internal";
+import type { Policy } from "./policy.ts";
+
+/**
+ * The {@linkcode FileDoor} of a {@linkcode Policy}; made by the policy itself
+ * (`policy.files`), one per session.
+ *
+ * Requires `--allow-read` for the workspace, and `--allow-write` for writes.
+ *
+ * @example
+ * ```ts
+ * import { autoHost, Policy, PolicyState, Workspace } from "@toolfence/policy";
+ * const policy = new Policy({ workspace: new Workspace(Deno.cwd()), state: new PolicyState(), asker: autoHost() });
+ * const target = await policy.files.resolve("README.md");
+ * console.log(target.path, policy.files.entries(await policy.files.resolve(".")).length);
+ * ```
+ */
+export class PolicyFileDoor implements FileDoor {
+  readonly #policy: Policy;
+
+  /** The door of `policy`. */
+  constructor(policy: Policy) {
+    this.#policy = policy;
+  }
+
+  /** The hidden globs, relative to the workspace root. */
+  get hiddenPaths(): readonly string[] {
+    return this.#policy.hiddenPaths;
+  }
+
+  /** See {@linkcode FileDoor.resolve}. */
+  resolve(named: string, options?: TargetOptions): Promise<FileTarget> {
+    return this.#policy.resolveTarget(named, options);
+  }
+
+  /** See {@linkcode FileDoor.child}. */
+  child(parent: FileTarget, name: string, access?: "read" | "write"): Promise<FileTarget> {
+    return this.#policy.childTarget(parent, name, access);
+  }
+
+  /** See {@linkcode FileDoor.authorize}. */
+  authorize(
+    target: FileTarget,
+    action: WriteKind,
+    signal?: AbortSignal,
+    options?: AuthorizeOptions & { shown?: string },
+  ): Promise<void> {
+    return this.#policy.authorize(target, action, signal, options);
+  }
+
+  /** See {@linkcode FileDoor.isHidden}. */
+  isHidden(realPath: string): boolean {
+    return this.#policy.isHidden(realPath);
+  }
+
+  /** See {@linkcode FileDoor.entries}. */
+  entries(folder: FileTarget | string): fs.Dirent[] {
+    const real = typeof folder === "string" ? this.#inside(folder) : folder.path;
+    const entries = readdirConfined(real);
+    if (this.#policy.hiddenPaths.length === 0) return entries;
+    return entries.filter((entry) => !this.#policy.isHidden(path.posix.join(real, entry.name)));
+  }
+
+  /** See {@linkcode FileDoor.locked}. */
+  async locked<T>(targets: readonly FileTarget[], fn: () => Promise<T>): Promise<T> {
+    return await withPathLocks(targets.map((t) => t.path), async () => {
+      for (const target of targets) await this.#recheck(target);
+      return await fn();
+    });
+  }
+
+  /** See {@linkcode FileDoor.write}. */
+  async write(target: FileTarget, data: string | Uint8Array, options?: { mode?: number }): Promise<string | undefined> {
+    await this.#recheck(target);
+    const created = mkdirsConfined(path.dirname(target.path), target.roots);
+    try {
+      await atomicWrite(target.path, data, options);
+    } catch (error) {
+      if (created !== undefined) await discardConfined(created);
+      throw error;
+    }
+    return created;
+  }
+
+  /** See {@linkcode FileDoor.mkdir}. */
+  async mkdir(target: FileTarget, options: { parentsOnly?: boolean } = {}): Promise<string | undefined> {
+    await this.#recheck(target);
+    return mkdirsConfined(options.parentsOnly ? path.dirname(target.path) : target.path, target.roots);
+  }
+
+  /** See {@linkcode FileDoor.copy}. */
+  async copy(source: FileTarget, destination: FileTarget, signal?: AbortSignal): Promise<CopiedCounts> {
+    await this.#recheck(source);
+    await this.#recheck(destination);
+    return await this.#copyInto(source, destination.path, signal ?? new AbortController().signal);
+  }
+
+  /** See {@linkcode FileDoor.move}. */
+  async move(source: FileTarget, destination: FileTarget, signal?: AbortSignal): Promise<void> {
+    await this.#recheck(source);
+    await this.#recheck(destination);
+    try {
+      moveConfined(source.path, destination.path, destination.roots);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+    }
+    // rename(2) cannot cross file systems (the temp dir often lives on another one), nor can a
+    // confined move cross from the workdir to the temp dir: copy beside the destination, rename
+    // into place, then remove the source.
+    const stop = signal ?? new AbortController().signal;
+    await this.#copyInto(source, destination.path, stop);
+    await this.#removeAt(source, stop);
+  }
+
+  /** See {@linkcode FileDoor.remove}. */
+  async remove(target: FileTarget, signal?: AbortSignal): Promise<void> {
+    await this.#recheck(target);
+    await this.#removeAt(target, signal ?? new AbortController().signal);
+  }
+
+  /** See {@linkcode FileDoor.discard}. */
+  async discard(realPath: string): Promise<void> {
+    await discardConfined(this.#inside(realPath));
+  }
+
+  /** See {@linkcode FileDoor.lstat}. */
+  lstat(realPath: string): fs.Stats | undefined {
+    return lstatConfined(this.#inside(realPath));
+  }
+
+  /** See {@linkcode FileDoor.snapshot}. */
+  snapshot(realPath: string, room = 0): FileSnapshot | undefined {
+    return fileEntryConfined(this.#inside(realPath), room);
+  }
+
+  async #copyInto(source: FileTarget, to: string, signal: AbortSignal): Promise<CopiedCounts> {
+    const temp = path.join(path.dirname(to), tempName());
+    try {
+      const counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat);
+      renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
+      return counts;
+    } catch (error) {
+      await discardConfined(temp);
+      throw error;
+    }
+  }
+
+  async #removeAt(target: FileTarget, signal: AbortSignal): Promise<void> {
+    if (lstatConfined(target.path)?.isDirectory()) await removeTreeConfined(target.path, signal);
+    else unlinkConfined(target.path);
+  }
+
+  // A target must still lead where it was judged to lead: resolved again without following a
+  // final link, it is the same real path (no link swapped in above it), still visible and
+  // allowed by the fence.
+  async #recheck(target: FileTarget): Promise<void> {
+    const access = target.access ?? "read";
+    const again = await this.#policy.resolveTarget(target.path, { access, followFinalSymlink: false });
+    if (again.path !== target.path) {
+      throw new ToolError(`${this.#policy.workspace.relative(target.path)} changed during the call`, {
+        code: "path_changed",
+        kind: "policy",
+        recoverable: false,
+        recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
+        details: { path: target.path, now: again.path },
+      });
+    }
+  }
+
+  // A real path given back to the door must lie in the workspace's areas and not be hidden.
+  #inside(realPath: string): string {
+    const normal = path.posix.normalize(realPath);
+    if (this.#policy.workspace.areaOf(normal) === undefined || normal !== realPath) {
+      throw new ToolError(`Path ${realPath} is not within the agent's workspace`, {
+        code: "outside_workspace",
+        kind: "policy",
+        details: { path: realPath, workdir: this.#policy.workspace.workdir },
+      });
+    }
+    if (this.#policy.isHidden(normal)) {
+      throw new ToolError(`Path ${this.#policy.workspace.relative(normal)} is denied by the policy`, {
+        code: "permission_denied",
+        kind: "policy",
+        status: "skipped",
+        recoverable: false,
+        recoveryHint: "Do not try to reach this path in any other way; work on other files.",
+        details: { path: normal },
+      });
+    }
+    return normal;
+  }
+}
