@@ -189,18 +189,28 @@ export class PolicyFileDoor implements FileDoor {
   // A target must still lead where it was judged to lead: resolved again without following a
   // final link, it is the same real path (no link swapped in above it), still visible and
   // allowed by the fence.
+  // A refusal here is a change under the call (the path was allowed when it was resolved), not a
+  // refusal of the call: it is reported as `path_changed`, whatever else the call recorded.
   async #recheck(target: FileTarget): Promise<void> {
     const access = target.access ?? "read";
-    const again = await this.#policy.resolveTarget(target.path, { access, followFinalSymlink: false });
-    if (again.path !== target.path) {
-      throw new ToolError(`${this.#policy.workspace.relative(target.path)} changed during the call`, {
-        code: "path_changed",
-        kind: "policy",
-        recoverable: false,
-        recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
-        details: { path: target.path, now: again.path },
-      });
+    let now: string;
+    try {
+      now = (await this.#policy.resolveTarget(target.path, { access, followFinalSymlink: false })).path;
+    } catch (error) {
+      throw this.#changed(target, error instanceof ToolError ? error.code : "unresolvable", error);
     }
+    if (now !== target.path) throw this.#changed(target, now);
+  }
+
+  #changed(target: FileTarget, now: string, cause?: unknown): ToolError {
+    return new ToolError(`${this.#policy.workspace.relative(target.path)} changed during the call`, {
+      code: "path_changed",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
+      details: { path: target.path, now },
+      ...(cause === undefined ? {} : { cause }),
+    });
   }
 
   // A real path given back to the door must lie in the workspace's areas and not be hidden.

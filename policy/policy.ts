@@ -345,11 +345,8 @@ export class Policy {
           answeredBy: "rule",
           reason: `${kind} of a folder`,
         });
-        throw denied(
-          options.shown ?? shown,
-          kind,
-          `it holds ${this.workspace.relative(hidden)}, a path the policy hides`,
-        );
+        // The refusal does not name what it found: the hidden path is not the model's to learn.
+        throw denied(options.shown ?? shown, kind, "it holds a path the policy hides");
       }
     }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
