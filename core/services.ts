@@ -21,14 +21,15 @@ export interface ResolvedLocation {
 }
 
 /**
- * Path resolution inside the folders an agent may use (`ctx.workspace`).
+ * The folders an agent may use (`ctx.workspace`): where they are, and how a
+ * real path is shown. A tool resolves a model-given path only through the
+ * file door (`ctx.policy.files.resolve`), which applies every rule; the
+ * workspace's own resolution (containment alone) is the policy's.
  * `@toolfence/policy`'s `Workspace` implements it.
  */
 export interface PathResolver {
   /** The real path of the working folder. */
   readonly workdir: string;
-  /** Resolves a model-given path; throws a `ToolError` (`outside_workspace`, ...) when it leads out. */
-  resolve(path: string, options?: { followFinalSymlink?: boolean }): Promise<ResolvedLocation>;
   /** A real path as the model should see it (relative to the workdir where possible). */
   relative(absPath: string): string;
   /** The session's temp dir, created on first use. */

@@ -97,20 +97,20 @@ export const listDirTool: Tool<ListDirArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path: dir, details }, ctx) {
-    const real = (await ctx.policy.files.resolve(dir)).path;
+    const target = await ctx.policy.files.resolve(dir);
+    const real = target.path;
     let entries: fs.Dirent[];
     try {
-      const stat = await fsp.stat(real);
-      if (!stat.isDirectory()) {
-        throw wrongType(dir, real, describeType(stat), "a directory", "Use read_file or file_info for a single file.");
+      if (!target.existed || target.stat === undefined) await fsp.stat(real);
+      if (target.stat !== undefined && !target.stat.isDirectory()) {
+        const found = describeType(target.stat);
+        throw wrongType(dir, real, found, "a directory", "Use read_file or file_info for a single file.");
       }
-      entries = await fsp.readdir(real, { withFileTypes: true });
+      // Through the door: what the policy hides is not listed.
+      entries = ctx.policy.files.entries(target);
     } catch (error) {
       throw fileOpError(error, dir, real, "listing");
     }
-    // What the policy hides is not listed.
-    const hidden = ctx.policy.files.isHidden.bind(ctx.policy.files);
-    if (hidden) entries = entries.filter((entry) => !hidden(`${real}/${entry.name}`));
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const kinds = { directories: [] as fs.Dirent[], files: [] as fs.Dirent[], links: [] as fs.Dirent[] };
     const others: fs.Dirent[] = [];
