@@ -63,6 +63,13 @@ export interface FileDoor {
   isHidden(realPath: string): boolean;
   /** The hidden globs, relative to the workspace root (for a walker's pruning and the OS sandbox). */
   readonly hiddenPaths: readonly string[];
+  /**
+   * Opens a resolved file for reading, re-checked, in its pinned folder and
+   * without following a link anywhere on its path (a folder swapped for a link
+   * since it was resolved is refused); non-blocking, so a FIFO cannot hang it.
+   * Returns the descriptor; the caller closes it.
+   */
+  openRead(target: FileTarget): Promise<number>;
   /** Runs `fn` holding the path locks of `targets`, after re-checking each. */
   locked<T>(targets: readonly FileTarget[], fn: () => Promise<T>): Promise<T>;
   /**

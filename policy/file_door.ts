@@ -27,6 +27,7 @@ import {
   lstatConfined,
   mkdirsConfined,
   moveConfined,
+  openReadConfined,
   readdirConfined,
   removeTreeConfined,
   renameInFolder,
@@ -94,6 +95,12 @@ export class PolicyFileDoor implements FileDoor {
     const entries = readdirConfined(real);
     if (this.#policy.hiddenPaths.length === 0) return entries;
     return entries.filter((entry) => !this.#policy.isHidden(path.posix.join(real, entry.name)));
+  }
+
+  /** See {@linkcode FileDoor.openRead}. */
+  async openRead(target: FileTarget): Promise<number> {
+    await this.#recheck(target);
+    return openReadConfined(target.path);
   }
 
   /** See {@linkcode FileDoor.locked}. */

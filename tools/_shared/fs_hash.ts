@@ -1,8 +1,7 @@
 // SHA-256 of files, streamed in chunks so that memory stays bounded.
 
 import { createHash } from "node:crypto";
-import type fsp from "node:fs/promises";
-import { readFully } from "./fs_open.ts";
+import { readFully, type ReadHandle } from "./fs_open.ts";
 
 const CHUNK = 1 << 20;
 
@@ -12,7 +11,7 @@ export function sha256Of(data: Uint8Array | string): string {
 }
 
 /** Hex SHA-256 of the whole content of an open file, read in 1 MiB chunks. */
-export async function sha256OfHandle(handle: fsp.FileHandle): Promise<string> {
+export async function sha256OfHandle(handle: ReadHandle): Promise<string> {
   const hash = createHash("sha256");
   const buffer = new Uint8Array(CHUNK);
   for (let position = 0;;) {

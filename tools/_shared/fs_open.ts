@@ -1,13 +1,12 @@
 // Opening a file for reading without ever blocking on it: the type is checked
-// with stat before opening (FIFOs, sockets and devices are refused unopened),
-// and the open itself is non-blocking and refuses a symlink swapped in since,
+// from the stat the file door's resolution took (FIFOs, sockets and devices
+// are refused unopened), and the open itself is the door's: re-checked,
+// non-blocking, and refusing a symlink swapped in anywhere on the path since,
 // so a race cannot turn the read into a hang or a read outside the workspace.
 
 import fs from "node:fs";
-import fsp from "node:fs/promises";
+import type { FileDoor, FileTarget } from "@toolfence/core";
 import { fileOpError, wrongType } from "./fs_errors.ts";
-
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
 
 /**
  * Files up to this size are read by {@linkcode openForReading} with
@@ -57,38 +56,90 @@ function requireSameFile(before: fs.Stats, opened: fs.Stats, shown: string, real
   }
 }
 
+/** An open file's reads, by descriptor. */
+export interface ReadHandle {
+  /** Reads up to `length` bytes at `position` into `buffer` at `offset`. */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  /** Reads the whole file from its start. */
+  readFile(): Promise<Uint8Array>;
+  /** Closes the file; it must not be used afterwards. */
+  close(): Promise<void>;
+}
+
 /** An open regular file and its stat. */
 export interface OpenFile {
-  handle: fsp.FileHandle;
+  handle: ReadHandle;
   stat: fs.Stats;
 }
 
-/**
- * Opens `real` (a path the policy resolved) for reading, refusing anything but
- * a regular file. `directoryHint` is the fix offered when it is a directory.
- */
-export async function openRegularFile(real: string, shown: string, directoryHint: string): Promise<OpenFile> {
-  let before: fs.Stats;
+// The type before opening: stat (not the resolution's, which may be older) must see a regular file.
+function statOf(target: FileTarget, shown: string): fs.Stats {
   try {
-    before = await fsp.stat(real);
+    return fs.statSync(target.path);
   } catch (error) {
-    throw fileOpError(error, shown, real, "reading");
+    throw fileOpError(error, shown, target.path, "reading");
   }
+}
+
+// Opens the regular file `target` through the door and checks it is the one its stat saw.
+async function openChecked(files: FileDoor, target: FileTarget, shown: string, directoryHint: string) {
+  const real = target.path;
+  const before = statOf(target, shown);
   requireRegular(before, shown, real, directoryHint);
-  let handle: fsp.FileHandle;
+  let fd: number;
   try {
-    handle = await fsp.open(real, OPEN_FLAGS);
+    fd = await files.openRead(target);
   } catch (error) {
     throw fileOpError(error, shown, real, "opening");
   }
   try {
-    const stat = await handle.stat();
+    const stat = fs.fstatSync(fd);
     requireSameFile(before, stat, shown, real);
-    return { handle, stat };
+    return { fd, stat };
   } catch (error) {
-    await handle.close();
+    fs.closeSync(fd);
     throw fileOpError(error, shown, real, "reading");
   }
+}
+
+/**
+ * Opens `target` (a path the file door resolved) for reading, refusing
+ * anything but a regular file. `directoryHint` is the fix offered when it is
+ * a directory.
+ */
+export async function openRegularFile(
+  files: FileDoor,
+  target: FileTarget,
+  shown: string,
+  directoryHint: string,
+): Promise<OpenFile> {
+  const { fd, stat } = await openChecked(files, target, shown, directoryHint);
+  const read = (buffer: Uint8Array, offset: number, length: number, position: number) =>
+    readSomeAsync(fd, buffer, offset, length, position).then((bytesRead) => ({ bytesRead }));
+  return {
+    stat,
+    handle: {
+      read,
+      readFile: async () => {
+        const chunks: Uint8Array[] = [];
+        for (let position = 0;;) {
+          const chunk = new Uint8Array(1 << 20);
+          const n = await fill((at, len, from) => readSomeAsync(fd, chunk, at, len, from), chunk.length, position);
+          if (n === 0) break;
+          chunks.push(chunk.subarray(0, n));
+          position += n;
+        }
+        const whole = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+        let at = 0;
+        for (const c of chunks) {
+          whole.set(c, at);
+          at += c.length;
+        }
+        return whole;
+      },
+      close: () => Promise.resolve(fs.closeSync(fd)),
+    },
+  };
 }
 
 /**
@@ -109,41 +160,25 @@ export interface ReadableFile {
 }
 
 /**
- * Opens `real` (a path the policy resolved) for reading, refusing anything but
- * a regular file, with the checks of {@linkcode openRegularFile}: stat before
- * opening, a non-blocking open that refuses a symlink, and fstat to make sure
- * the file opened is the one stat saw. These are synchronous calls (nothing
- * else runs between them), so a small file is read without any round trip
- * to the thread pool.
+ * Opens `target` (a path the file door resolved) for reading, refusing
+ * anything but a regular file, with the checks of {@linkcode openRegularFile}:
+ * the type from the resolution's stat before opening, the door's open, and
+ * fstat to make sure the file opened is the one stat saw.
  */
-export function openForReading(real: string, shown: string, directoryHint: string): ReadableFile {
-  let before: fs.Stats;
-  try {
-    before = fs.statSync(real);
-  } catch (error) {
-    throw fileOpError(error, shown, real, "reading");
-  }
-  requireRegular(before, shown, real, directoryHint);
-  let fd: number;
-  try {
-    fd = fs.openSync(real, OPEN_FLAGS);
-  } catch (error) {
-    throw fileOpError(error, shown, real, "opening");
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    requireSameFile(before, stat, shown, real);
-    const readSome = stat.size <= SYNC_READ_BYTES ? readSomeSync : readSomeAsync;
-    return {
-      stat,
-      read: (buffer, length, position) => fill((at, n, from) => readSome(fd, buffer, at, n, from), length, position),
-      restat: () => fs.fstatSync(fd),
-      close: () => fs.closeSync(fd),
-    };
-  } catch (error) {
-    fs.closeSync(fd);
-    throw fileOpError(error, shown, real, "reading");
-  }
+export async function openForReading(
+  files: FileDoor,
+  target: FileTarget,
+  shown: string,
+  directoryHint: string,
+): Promise<ReadableFile> {
+  const { fd, stat } = await openChecked(files, target, shown, directoryHint);
+  const readSome = stat.size <= SYNC_READ_BYTES ? readSomeSync : readSomeAsync;
+  return {
+    stat,
+    read: (buffer, length, position) => fill((at, n, from) => readSome(fd, buffer, at, n, from), length, position),
+    restat: () => fs.fstatSync(fd),
+    close: () => fs.closeSync(fd),
+  };
 }
 
 function readSomeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number {
@@ -180,7 +215,7 @@ async function fill(
 
 /** Reads up to `length` bytes at `position` into `buffer`, retrying short reads until EOF. */
 export function readFully(
-  handle: fsp.FileHandle,
+  handle: ReadHandle,
   buffer: Uint8Array,
   length: number,
   position: number,

@@ -4,11 +4,10 @@
  * @module
  */
 
-import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import type { ToolContext } from "@toolfence/core";
+import type { FileDoor, FileTarget, ToolContext } from "@toolfence/core";
 import { fileOpError, notFound } from "../_shared/fs_errors.ts";
 import { sha256OfHandle } from "../_shared/fs_hash.ts";
 import { openRegularFile, readFully, typeName } from "../_shared/fs_open.ts";
@@ -30,8 +29,8 @@ function octal(mode: number): string {
   return "0" + (mode & 0o7777).toString(8).padStart(3, "0");
 }
 
-async function describeContent(real: string, shown: string, size: number) {
-  const { handle } = await openRegularFile(real, shown, "");
+async function describeContent(files: FileDoor, target: FileTarget, shown: string, size: number) {
+  const { handle } = await openRegularFile(files, target, shown, "");
   try {
     const head = new Uint8Array(Math.min(size, SNIFF_BYTES));
     const n = await readFully(handle, head, head.length, 0);
@@ -121,12 +120,12 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
     if (stat.isSymbolicLink()) return { ...base, ...(await describeLink(path, ctx)) };
     if (stat.isDirectory()) {
       try {
-        return { ...base, entries: (await fsp.readdir(at.path)).length };
+        return { ...base, entries: ctx.policy.files.entries(at).length };
       } catch (error) {
         throw fileOpError(error, path, at.path, "listing");
       }
     }
-    if (stat.isFile()) return { ...base, ...(await describeContent(at.path, path, stat.size)) };
+    if (stat.isFile()) return { ...base, ...(await describeContent(ctx.policy.files, at, path, stat.size)) };
     return base;
   },
 });

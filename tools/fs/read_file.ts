@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import type { ToolContext } from "@toolfence/core";
+import type { FileTarget, ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
@@ -115,11 +115,11 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
   permissions: ["read"],
   needs: { read: ["workspace"] },
   async run(args, ctx) {
-    const real = (await ctx.policy.files.resolve(args.path)).path;
-    const first = await readOnce(ctx, real, args);
+    const target = await ctx.policy.files.resolve(args.path);
+    const first = await readOnce(ctx, target, args);
     if (!first.changed) return first.output;
     // Changed under the read (a file being written): once more, then report what was read.
-    const second = await readOnce(ctx, real, args);
+    const second = await readOnce(ctx, target, args);
     if (!second.changed) return second.output;
     return {
       ...second.output,
@@ -133,10 +133,11 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
 
 async function readOnce(
   ctx: ToolContext,
-  real: string,
+  target: FileTarget,
   { path, offset, limit, line_numbers }: ReadFileArgs,
 ): Promise<{ output: Record<string, unknown>; changed: boolean }> {
-  const file = openForReading(real, path, "Use list_dir to see what the directory holds.");
+  const real = target.path;
+  const file = await openForReading(ctx.policy.files, target, path, "Use list_dir to see what the directory holds.");
   const stat = file.stat;
   const counter = newlineCounter(stat.size);
   try {

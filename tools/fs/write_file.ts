@@ -6,7 +6,7 @@
 
 import fsp from "node:fs/promises";
 import * as v from "valibot";
-import { type Tool, tool } from "@toolfence/core";
+import { type FileDoor, type FileTarget, type Tool, tool } from "@toolfence/core";
 import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
 import { sha256Of, sha256OfHandle } from "../_shared/fs_hash.ts";
 import { describeType, openRegularFile } from "../_shared/fs_open.ts";
@@ -46,15 +46,13 @@ const input = v.object({
  * The current sha256 of `real`, or null when nothing is there; refuses
  * anything but a regular file.
  */
-export async function currentSha256(real: string, shown: string): Promise<string | null> {
+export async function currentSha256(files: FileDoor, target: FileTarget, shown: string): Promise<string | null> {
   try {
-    await fsp.lstat(real);
+    if (files.lstat(target.path) === undefined) return null;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw fileOpError(error, shown, real, "reading");
+    throw fileOpError(error, shown, target.path, "reading");
   }
-  const { handle } = await openRegularFile(real, shown, "Give the path of a file, not a directory.");
+  const { handle } = await openRegularFile(files, target, shown, "Give the path of a file, not a directory.");
   try {
     return await sha256OfHandle(handle);
   } finally {
@@ -62,11 +60,16 @@ export async function currentSha256(real: string, shown: string): Promise<string
   }
 }
 
-/** Throws `hash_conflict` unless the file at `real` has the expected hash. */
-export async function checkExpectedHash(real: string, shown: string, expected: string | undefined): Promise<void> {
+/** Throws `hash_conflict` unless the file at `target` has the expected hash. */
+export async function checkExpectedHash(
+  files: FileDoor,
+  target: FileTarget,
+  shown: string,
+  expected: string | undefined,
+): Promise<void> {
   if (expected === undefined) return;
-  const actual = await currentSha256(real, shown);
-  if (actual !== expected.toLowerCase()) throw hashConflict(shown, real, expected.toLowerCase(), actual);
+  const actual = await currentSha256(files, target, shown);
+  if (actual !== expected.toLowerCase()) throw hashConflict(shown, target.path, expected.toLowerCase(), actual);
 }
 
 /**
@@ -111,12 +114,12 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
       throw wrongType(path, target.path, found, "a regular file", "Choose a path that is a file or free.");
     }
     const real = target.path;
-    await checkExpectedHash(real, path, expected_sha256);
+    await checkExpectedHash(ctx.policy.files, target, path, expected_sha256);
     await ctx.policy.files.authorize(target, "write", ctx.signal);
     await ctx.policy.files.locked([target], async () => {
       // The person may have taken a while to answer, and another write of this file
       // may have landed meanwhile: the file must still be what was checked.
-      await checkExpectedHash(real, path, expected_sha256);
+      await checkExpectedHash(ctx.policy.files, target, path, expected_sha256);
       ctx.signal.throwIfAborted();
       await withChangeReport(ctx, [affectedPath(ctx, real)], async () => {
         try {

@@ -1,7 +1,7 @@
 // Loading a text file whole for editing, and writing it back the way it was:
 // the same byte-order mark, line endings and mode.
 
-import { ToolError } from "@toolfence/core";
+import { type FileDoor, type FileTarget, ToolError } from "@toolfence/core";
 import { binaryFile, fileOpError, notUtf8 } from "../_shared/fs_errors.ts";
 import { sha256Of } from "../_shared/fs_hash.ts";
 import { openRegularFile } from "../_shared/fs_open.ts";
@@ -36,8 +36,9 @@ export interface TextFile {
  * Loads the regular file `real` as UTF-8 text. Throws `binary_file`,
  * `not_utf8`, `unsupported_encoding`, `too_large`, or the open errors.
  */
-export async function loadTextFile(real: string, shown: string): Promise<TextFile> {
-  const { handle, stat } = await openRegularFile(real, shown, "Edit a file, not a directory.");
+export async function loadTextFile(files: FileDoor, target: FileTarget, shown: string): Promise<TextFile> {
+  const real = target.path;
+  const { handle, stat } = await openRegularFile(files, target, shown, "Edit a file, not a directory.");
   let bytes: Uint8Array;
   try {
     if (stat.size > MAX_EDIT_BYTES) {

@@ -124,7 +124,7 @@ async function planStep(ctx: ToolContext, directory: string, file: FilePatch): P
     return step;
   }
   if (!existed) throw missing(file.path, real);
-  step.before = await loadTextFile(real, file.path);
+  step.before = await loadTextFile(ctx.policy.files, target, file.path);
   if (file.kind === "delete") {
     checkDeletion(step.before.text, step.before.eol, file, file.path);
     return step;
@@ -264,10 +264,12 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
     await ctx.policy.files.locked(targets, async () => {
       for (const step of steps) {
         if (!step.before) {
-          if (await currentSha256(step.real, step.file.path) !== null) throw exists(step.file.path, step.real);
+          if (await currentSha256(ctx.policy.files, step.target, step.file.path) !== null) {
+            throw exists(step.file.path, step.real);
+          }
           continue;
         }
-        const now = await currentSha256(step.real, step.file.path);
+        const now = await currentSha256(ctx.policy.files, step.target, step.file.path);
         if (now !== step.before.sha256) throw hashConflict(step.file.path, step.real, step.before.sha256, now);
       }
       const moves = steps.filter((step) => step.moveTo !== undefined)

@@ -218,7 +218,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
         recoveryHint: "Give the new text that should replace old_text.",
       });
     }
-    const file = await loadTextFile(real, path);
+    const file = await loadTextFile(ctx.policy.files, target, path);
     if (expected_sha256 !== undefined && file.sha256 !== expected_sha256.toLowerCase()) {
       throw hashConflict(path, real, expected_sha256.toLowerCase(), file.sha256);
     }
@@ -228,7 +228,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
     await ctx.policy.files.locked([target], async () => {
       // The file must still be what was planned on (a prompt may have taken a while,
       // and another edit of this file may have landed meanwhile).
-      const now = await currentSha256(real, path);
+      const now = await currentSha256(ctx.policy.files, target, path);
       if (now !== file.sha256) throw hashConflict(path, real, file.sha256, now);
       await withChangeReport(ctx, [real], async () => {
         try {
