@@ -249,9 +249,10 @@ export type AtomicFileWriter = (realPath: string, bytes: Uint8Array) => Promise<
  * @example
  * ```ts
  * import { FileArtifactStore } from "@toolfence/core";
- * import { atomicWrite } from "@toolfence/policy";
+ * import { writeFile } from "node:fs/promises";
  * const dir = await Deno.makeTempDir();
- * const store = new FileArtifactStore(dir, atomicWrite);
+ * // A session's store writes through an atomic writer; a plain one does for the example.
+ * const store = new FileArtifactStore(dir, (file, bytes) => writeFile(file, bytes));
  * const ref = await store.put(new Uint8Array([1, 2, 3]));
  * console.log((await store.get(ref.id))?.length); // 3
  * ```

@@ -66,33 +66,13 @@ export interface ChildSessionOptions {
  *
  * @example
  * ```ts
- * import { OPEN_FENCE, SessionBase } from "@toolfence/core";
- * const workdir = Deno.cwd();
- * const refuse = () => Promise.reject(new Error("not in this example"));
+ * import { SessionBase } from "@toolfence/core";
+ * import { autoHost, Policy, PolicyState, Workspace } from "@toolfence/policy";
+ * const workspace = new Workspace(Deno.cwd());
  * const session = new SessionBase({
- *   host: {
- *     choose: () => Promise.reject(new Error("nobody to ask")),
- *     confirm: () => Promise.reject(new Error("nobody to ask")),
- *   },
- *   workspace: {
- *     workdir,
- *     resolve: (path) => Promise.resolve({ path: `${workdir}/${path}`, area: "workdir", exists: false }),
- *     relative: (absPath) => absPath.slice(workdir.length + 1),
- *     tempDir: () => Promise.resolve("/tmp"),
- *     tempParent: "/tmp",
- *     areaOf: () => "workdir",
- *   },
- *   policy: () => ({
- *     fence: OPEN_FENCE,
- *     sandbox: "off",
- *     resolveForRead: (path) => Promise.resolve(`${workdir}/${path}`),
- *     resolveForWrite: (path) => Promise.resolve(`${workdir}/${path}`),
- *     resolveTarget: refuse,
- *     childTarget: refuse,
- *     writeTarget: refuse,
- *     authorize: refuse,
- *     authorizeCommand: refuse,
- *   }),
+ *   host: autoHost(),
+ *   workspace,
+ *   policy: () => new Policy({ workspace, state: new PolicyState(), asker: autoHost() }),
  * });
  * console.log(session.depth); // 0
  * await session.close();
