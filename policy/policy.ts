@@ -442,6 +442,7 @@ export class Policy {
         assessor: this.#assessor,
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
+        ...(this.workspace.roots()[1] === undefined ? {} : { tempDir: this.workspace.roots()[1] }),
         rules: this.rules,
         ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
       },

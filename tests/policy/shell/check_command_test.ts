@@ -208,7 +208,7 @@ describe("checkCommand: quoting and the command word", () => {
         "echo ${x:-a}",
         'echo "${@}" $1 $? $$',
         "echo {a,b} *.ts ~",
-        "ls $IFS -la",
+        "echo $IFS -la",
         "echo ${#x} ${x%.*} ${x,,}",
       ]
     ) {
@@ -230,7 +230,7 @@ describe("checkCommand: quoting and the command word", () => {
 
 describe("checkCommand: substitutions and expansions", () => {
   test("every command substitution is judged, however deep", async () => {
-    await allows("echo $(ls $(echo $(cat f)))");
+    await allows("echo $(echo $(echo $(cat f)))");
     await asks("echo $(ls $(echo $(rm x)))", ["`rm` is not on the allowlist"]);
     await asks("ls $(rm x 2>/dev/null)", ["`rm` is not on the allowlist"]);
     await asks("echo $(cat <<< x; rm y)", ["`rm` is not on the allowlist"]);
@@ -320,13 +320,16 @@ describe("checkCommand: redirections", () => {
     await asks("(ls) 2>f", ["`2>f` writes to a file"]);
   });
 
-  test("input redirection from a file asks", async () => {
-    // Reading through the shell also opens /dev/tcp/host/port connections;
-    // passing the file as an argument is the allowed way to read it.
-    await asks("cat < f", ["`< f` reads a file through the shell"]);
-    await asks("cat < /dev/tcp/10.0.0.1/80", ["`< /dev/tcp/10.0.0.1/80`"]);
-    await asks("echo $(<f)", ["`<f` reads a file"]);
-    await asks("cat < <(ls)", ["reads a file"]);
+  test("input redirection from a workspace file runs; from elsewhere it asks", async () => {
+    // The file is judged like every path of the line; bash's /dev/tcp/host/port connections ask.
+    await allows("cat < f");
+    await allows("echo $(<f)");
+    await asks("cat < /dev/tcp/10.0.0.1/80", ["`< /dev/tcp/10.0.0.1/80`", "network connection"]);
+    await asks("cat < /etc/passwd", ["`< /etc/passwd`", "outside the workspace"]);
+    await asks("echo $(</etc/passwd)", ["`< /etc/passwd`"]);
+    // A process substitution is a pipe from a command judged on its own.
+    await allows("cat < <(ls)");
+    await asks("cat < <(cat /etc/passwd)", ["`/etc/passwd`"]);
   });
 
   test("a read-write redirection is not parsed", async () => {
@@ -591,9 +594,12 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     await asks("find . -name *.ts", ["`*.ts`"], allowlist);
     await asks("sort {-o,x}", ["could expand into an option of sort"], allowlist);
     await asks("uniq -c src/*.txt", ["may expand to several files"], allowlist);
-    await allows("git diff src/*.ts ~/x", allowlist);
-    // Commands without flag rules may take any argument.
-    await allows("cat * $X $(ls)");
+    await allows("git diff src/*.ts", allowlist);
+    await asks("git diff src/*.ts ~/x", ["`~/x`", "home folder"], allowlist);
+    // Every argument of a command that opens files is judged as a path.
+    await allows("cat *");
+    await asks("cat * $X", ["`$X`", "only known when the command runs"]);
+    await asks("cat $(ls)", ["`$(ls)`"]);
   });
 });
 

@@ -146,7 +146,7 @@ describe("flag rules: the gaps of issue 12", () => {
       }
     }
     // A boolean-like flag does not take the next word: that word is a package and judged.
-    await asks("go test -buildvcs /tmp/other", "absolute path");
+    await asks("go test -buildvcs /tmp/other", "outside the workspace");
     await asks("go test ../other/...", "`..`");
     await asks("go test example.com/evil/pkg", "another module");
   });
@@ -476,7 +476,7 @@ describe("flag rules: sed, test and cd", () => {
       ["cd ~/x", "`~/x`"],
       ["cd ..", "`..`"],
       ["cd a/../..", "`..`"],
-      ["cd /etc && ls", "absolute path"],
+      ["cd /etc && ls", "outside the workspace"],
       ["cd $HOME", "`$HOME`"],
       ["cd $(echo /)", "`$(echo /)`"],
       ["cd -P /", "option of `cd`"],

@@ -65,7 +65,7 @@ describe("analyzeBash: [ is the ordinary command bash runs", () => {
   test("redirections inside it are redirections", async () => {
     await asks("[ a > keep.txt ]", "writes to a file");
     await asks("[ a >> keep.txt ]", "writes to a file");
-    await asks("[ a < /dev/tcp/127.0.0.1/9 ]", "reads a file through the shell");
+    await asks("[ a < /dev/tcp/127.0.0.1/9 ]", "network connection");
     await asks("[ a \\< b ] > out", "writes to a file");
     await asks("[>x ]", "writes to a file");
   });
