@@ -161,7 +161,10 @@ const WEIGHT = { allow: 0, ask: 1, deny: 2 } as const;
 type Judged = Omit<CommandPath, "command" | "written" | "origin" | "access">;
 
 function worst(list: readonly Judged[]): Judged {
-  return list.reduce((a, b) => WEIGHT[b.decision] > WEIGHT[a.decision] ? b : a, { decision: "allow" });
+  return list.reduce<Judged>(
+    (a, b) => WEIGHT[b.decision] > WEIGHT[a.decision] ? b : a,
+    list[0] ?? { decision: "allow" },
+  );
 }
 
 /** Bash's folders the line may run in: the workspace root, and every folder `cd` may have changed into. */
