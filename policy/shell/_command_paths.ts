@@ -175,11 +175,15 @@ const MAX_FOLDERS = 16;
 
 function tildeReason(text: string): string {
   if (/^~[+]/.test(text)) {
-    return "starts with `~+`, the folder the shell is in when it runs ($PWD), which the line can change";
+    return `starts with \`~+\`, the folder the shell is in when it runs ($PWD), which the line can change (${AREA_RULE})`;
   }
-  if (/^~-/.test(text)) return "starts with `~-`, the previous folder ($OLDPWD), which may lie outside the workspace";
-  if (/^~[^/]/.test(text)) return "starts with `~user`, another user's home folder, outside the workspace";
-  return "is in the home folder (`~`), outside the workspace";
+  if (/^~-/.test(text)) {
+    return `starts with \`~-\`, the previous folder ($OLDPWD), which may lie outside the workspace (${AREA_RULE})`;
+  }
+  if (/^~[^/]/.test(text)) {
+    return `starts with \`~user\`, another user's home folder, outside the workspace (${AREA_RULE})`;
+  }
+  return `is in the home folder (\`~\`), outside the workspace (${AREA_RULE})`;
 }
 
 /** A static path, judged from every folder the command may run in. */
