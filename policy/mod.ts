@@ -47,6 +47,7 @@ export {
   checkCommand,
   type CheckCommandOptions,
   type CommandCheck,
+  type CommandPath,
   type CommandSandbox,
   commandSandbox,
   type CommandVerdict,
@@ -65,6 +66,7 @@ export {
   type AuthorizeCommandOptions,
   type CommandAuthorization,
   type CommandDecision,
+  type CommandTouches,
   decideCommand,
   type DecideCommandOptions,
 } from "./shell/authorize_command.ts";
