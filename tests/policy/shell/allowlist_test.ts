@@ -58,7 +58,6 @@ describe("DEFAULT_COMMAND_ALLOWLIST", () => {
         "rm",
         "mv",
         "cp",
-        "awk",
         "tee",
         "touch",
         "curl",
