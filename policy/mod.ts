@@ -20,6 +20,27 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
+export { type AddressClass, classifyAddress } from "./egress/addresses.ts";
+export {
+  type AskDestination,
+  defaultPort,
+  type Destination,
+  type DestinationAnswer,
+  DestinationJudge,
+  type DestinationJudgeOptions,
+  type DestinationQuestion,
+  type EgressRules,
+} from "./egress/judge.ts";
+export {
+  BLOCKED_HEADER,
+  type EgressConnection,
+  type EgressListen,
+  type EgressProxy,
+  type EgressProxyOptions,
+  type JudgedTarget,
+  type JudgeTarget,
+  startEgressProxy,
+} from "./egress/proxy.ts";
 export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";
 export {
   bubblewrapPath,

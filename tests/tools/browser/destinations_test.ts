@@ -11,7 +11,7 @@ import dns from "node:dns/promises";
 import fc from "fast-check";
 import { Session } from "../../../policy/session.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
-import { classifyAddress } from "../../../tools/browser/_addresses.ts";
+import { classifyAddress } from "../../../policy/egress/addresses.ts";
 import { type DestinationRules, Destinations } from "../../../tools/browser/_destinations.ts";
 
 function v4Class(n: number): string {
