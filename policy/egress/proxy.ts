@@ -87,7 +87,7 @@ function refusal(error: unknown): Pick<EgressConnection, "reason" | "code" | "de
 
 // A status line's reason phrase holds no control characters; many clients print it.
 function phrase(reason: string): string {
-  return reason.replace(/[\x00-\x1f\x7f]+/g, " ").slice(0, 300);
+  return [...reason].map((c) => (c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? " " : c)).join("").slice(0, 300);
 }
 
 /**
