@@ -19,7 +19,14 @@ export {
   type TerminalHostOptions,
   withAutoConfirm,
 } from "./hosts.ts";
-export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
+export {
+  type CommandNetwork,
+  Policy,
+  type PolicyAsker,
+  type PolicyOptions,
+  type WriteAction,
+  type WriteChoice,
+} from "./policy.ts";
 export { type AddressClass, classifyAddress } from "./egress/addresses.ts";
 export {
   type AskDestination,
@@ -41,6 +48,7 @@ export {
   type JudgeTarget,
   startEgressProxy,
 } from "./egress/proxy.ts";
+export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
 export { atomicWrite, type AtomicWriteOptions } from "./atomic_write.ts";
 export {
   bubblewrapPath,

@@ -34,6 +34,9 @@ import { readdirConfined } from "./confined_fs.ts";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
+import { policySettings } from "./config/settings.ts";
+import { type Destination, type DestinationAnswer, DestinationJudge } from "./egress/judge.ts";
+import type { EgressConnection } from "./egress/proxy.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -54,6 +57,16 @@ export type WriteAction = WriteKind;
 
 /** The answers of the write-permission question. */
 export type WriteChoice = "grant" | "once" | "deny";
+
+/** The network of a session's sandboxed commands, from the policy files. */
+export interface CommandNetwork {
+  /** `proxy`: through the egress proxy, judged by `allow` and `deny`; `none`: only a private loopback. */
+  mode: "none" | "proxy";
+  /** The `network.allow` entries. */
+  allow: readonly string[];
+  /** The `network.deny` entries. */
+  deny: readonly string[];
+}
 
 /** Options of the {@linkcode Policy} constructor. */
 export interface PolicyOptions {
@@ -149,6 +162,7 @@ export class Policy {
   readonly #assessor?: RiskAssessor;
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
   readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
+  #commandJudge?: DestinationJudge;
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -394,6 +408,73 @@ export class Policy {
     } catch {
       // An audit sink that fails must not change the decision.
     }
+  }
+
+  /**
+   * The network of this session's sandboxed commands: the policy files'
+   * `sandbox.network` and `network` section (see `PolicySettings.sandboxNetwork`).
+   */
+  get commandNetwork(): CommandNetwork {
+    const settings = policySettings(this.rules);
+    return { mode: settings.sandboxNetwork, allow: settings.network.allow, deny: settings.network.deny };
+  }
+
+  /**
+   * Judges a connection a sandboxed command makes through the egress proxy
+   * (`http:` for a request, `https:` for a CONNECT tunnel) by
+   * {@linkcode Policy.commandNetwork} with the session's one
+   * {@linkcode DestinationJudge}: a destination no rule decides is asked
+   * about (a person's or, unless `answers.elicitation` is `refuse`, the MCP
+   * client's "allow" holds for the session; an automatic answer refuses).
+   * Throws `url_not_allowed` or `dns_failed`.
+   */
+  judgeConnection(
+    scheme: string,
+    hostname: string,
+    port: string,
+    context: { command: string; signal?: AbortSignal },
+  ): Promise<Destination> {
+    this.#commandJudge ??= this.#newCommandJudge();
+    return this.#commandJudge.judge(scheme, hostname, port, context.signal);
+  }
+
+  #newCommandJudge(): DestinationJudge {
+    const { allow, deny } = this.commandNetwork;
+    const clientMayAnswer = policySettings(this.rules).elicitation !== "refuse";
+    return new DestinationJudge({ allow, deny }, {
+      who: "The command",
+      ask: async ({ origin, addresses, inside }, signal): Promise<DestinationAnswer> => {
+        const outcome = await this.#asker.choose<"allow" | "deny">({
+          title: "Network destination",
+          message: `A sandboxed command wants to connect to ${origin}` +
+            (inside ? ` (${addresses[0]}, a ${inside} address: this machine or its network)` : "") +
+            ", which is not on the policy's network.allow. Allow it for the rest of this session?",
+          options: [{ value: "allow", label: "Allow for this session" }, { value: "deny", label: "Deny" }],
+          defaultChoice: "deny",
+        }, signal);
+        const answeredBy = outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto";
+        const counts = outcome.source === "user" || (outcome.source === "client" && clientMayAnswer);
+        return { allowed: outcome.choice === "allow" && counts, answeredBy };
+      },
+    });
+  }
+
+  /** Records a request or tunnel of a sandboxed command through the egress proxy, allowed or refused, for the audit log. */
+  recordConnection(connection: EgressConnection, command: string): void {
+    const details = connection.details ?? {};
+    const resolved = Array.isArray(details.addresses) ? details.addresses.join(",") : undefined;
+    const answered = details.answeredBy;
+    this.#emit({
+      kind: "connection",
+      subject: connection.target,
+      decision: connection.allowed ? "allow" : "deny",
+      answeredBy: answered === "person" || answered === "client" || answered === "auto" ? answered : "rule",
+      method: connection.method,
+      command,
+      ...(connection.address ?? resolved ? { address: connection.address ?? resolved } : {}),
+      ...(connection.rule ?? details.deniedBy ? { networkRule: String(connection.rule ?? details.deniedBy) } : {}),
+      ...(connection.reason ? { reason: connection.reason } : {}),
+    });
   }
 
   /**

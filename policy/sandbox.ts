@@ -28,6 +28,7 @@ import {
 } from "./_sandbox_mounts.ts";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { hiddenMountArgs } from "./_hidden_mounts.ts";
+import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 
 export type { QuarantinedPath } from "./_sandbox_mounts.ts";
 
@@ -235,6 +236,13 @@ export interface SandboxOptions {
   writable: string[];
   /** Keep the network (default: only a private loopback). */
   allowNet?: boolean;
+  /**
+   * The network through the egress proxy alone (`shell` profile, without
+   * `allowNet`): the namespace keeps only its private loopback, the proxy's
+   * socket is bound inside, and a forwarder on 127.0.0.1:`proxy.port` relays
+   * to it before the command starts (see `policy/egress/forwarder.ts`).
+   */
+  network?: { proxy: SandboxProxy };
   /** See {@linkcode SandboxMode}. */
   mode: SandboxMode;
   /**
@@ -414,6 +422,8 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   // A read-only workdir under /tmp would otherwise vanish under the private /tmp.
   const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p)) ? [] : ["--ro-bind", workdir, workdir];
   const program = options.profile === "program";
+  const proxy = options.allowNet ? undefined : options.network?.proxy;
+  if (proxy && program) throw new TypeError("The egress proxy is for the shell profile only");
   const found = program ? { folders: [], files: [] } : await secretMasks();
   const masks = secretMountArgs(found);
   // With the network kept, name resolution must still work where resolv.conf lives under /run.
@@ -449,6 +459,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...bound.args,
       ...hidden,
       ...masks.after,
+      ...(proxy ? proxyMountArgs(proxy) : []),
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,
@@ -456,7 +467,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       "--chdir",
       workdir,
       "--",
-      ...argv,
+      ...(proxy ? forwarderArgv(proxy, argv) : argv),
     ];
     return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {

@@ -90,7 +90,12 @@ export interface PolicyFile {
   /** Tools and groups. */
   tools?: { disable?: string[]; enable?: string[]; groups?: string[]; approve?: string[] };
   /** The sandbox, timeouts and output caps. */
-  sandbox?: { mode?: "auto" | "required" | "off"; timeoutSeconds?: number; maxOutputChars?: number };
+  sandbox?: {
+    mode?: "auto" | "required" | "off";
+    timeoutSeconds?: number;
+    maxOutputChars?: number;
+    network?: "none" | "proxy";
+  };
   /** Network destinations. */
   network?: { allow?: string[]; deny?: string[] };
   /** Who may answer. */
@@ -197,6 +202,13 @@ const FILE = v.strictObject({
     mode: v.optional(v.picklist(["auto", "required", "off"])),
     timeoutSeconds: v.pipe(v.optional(POSITIVE_INT), v.description("The longest a shell command may run.")),
     maxOutputChars: v.pipe(v.optional(POSITIVE_INT), v.description("The output cap of a call's result.")),
+    network: v.pipe(
+      v.optional(v.picklist(["none", "proxy"])),
+      v.description(
+        "The network of sandboxed commands: `none` (only a private loopback), or `proxy` (the egress proxy, " +
+          "judging every connection by `network`). Default `proxy` when `network.allow` names a host, else `none`.",
+      ),
+    ),
   })),
   network: v.optional(v.strictObject({
     allow: v.pipe(

@@ -31,6 +31,12 @@ export interface PolicySettings {
   approveTools: string[];
   /** Network destinations. */
   network: { allow: string[]; deny: string[] };
+  /**
+   * The network of sandboxed commands: `proxy` (the egress proxy, the only
+   * way out of their network namespace) when a layer says so or, unless one
+   * says `none`, when `network.allow` names a host; else `none`.
+   */
+  sandboxNetwork: "none" | "proxy";
   /** What the client's elicitation answers may do (default `once`). */
   elicitation: ElicitationAnswers;
   /** Where a person's "allow and grant" of a command is saved. */
@@ -80,6 +86,7 @@ export function policySettings(rules: PolicyRules): PolicySettings {
   const maxOutputChars = first((layer) => layer.config.sandbox?.maxOutputChars);
   const groups = first((layer) => layer.config.tools?.groups);
   const maxBytes = first((layer) => layer.config.audit?.maxBytes);
+  const allow = first((layer) => layer.config.network?.allow) ?? [];
   return {
     ...(sandbox ? { sandbox } : {}),
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
@@ -88,10 +95,8 @@ export function policySettings(rules: PolicyRules): PolicySettings {
     readOnly: top.some((layer) => layer.config.readOnly === true),
     disabledTools: disabled,
     approveTools: union((layer) => layer.config.tools?.approve),
-    network: {
-      allow: first((layer) => layer.config.network?.allow) ?? [],
-      deny: union((layer) => layer.config.network?.deny),
-    },
+    network: { allow, deny: union((layer) => layer.config.network?.deny) },
+    sandboxNetwork: first((layer) => layer.config.sandbox?.network) ?? (allow.length > 0 ? "proxy" : "none"),
     elicitation: first((layer) => layer.config.answers?.elicitation) ?? "once",
     save: first((layer) => layer.config.answers?.save) ?? "never",
     audit: {

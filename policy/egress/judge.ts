@@ -53,11 +53,15 @@ export interface Destination {
   answeredBy: "rule" | "person" | "client" | "auto";
 }
 
-/** What a person is asked about: a destination that no rule decided. */
+/**
+ * What a person is asked about: a destination that no rule decided. A host
+ * name no rule allows is asked about before it is looked up (no addresses
+ * yet); when it then resolves to an address inside, that is asked too.
+ */
 export interface DestinationQuestion {
   /** `scheme://host:port`. */
   origin: string;
-  /** The addresses it resolves to. */
+  /** The addresses it resolves to; empty when not looked up yet. */
   addresses: string[];
   /** The class of an address that reaches this machine or its network, when one does. */
   inside?: AddressClass;
@@ -211,38 +215,37 @@ export class DestinationJudge {
     const host = canonicalHost(hostname);
     const shownHost = host ?? hostname.toLowerCase();
     const origin = `${web}//${shownHost.includes(":") ? `[${shownHost}]` : shownHost}:${port}`;
-    const addresses = host === undefined
-      ? []
-      : net.isIP(host)
-      ? [host]
-      : await (this.#options.resolve ?? systemResolve)(host);
-    if (host === undefined || addresses.length === 0 || addresses.some((a) => !net.isIP(a))) {
-      throw new ToolError(`${shownHost} does not resolve to an address`, {
-        code: "dns_failed",
-        details: { host: shownHost, origin },
-        recoveryHint: "Check the host name.",
-      });
-    }
-    const denied = this.#denied.find((p) =>
-      matches(p, web, host, port) || (p.namesAddress && addresses.some((a) => matches(p, web, a, port)))
-    );
-    if (denied) {
-      throw refused(`${who} may not connect to ${origin}: the policy denies it (network.deny ${denied.entry})`, {
+    if (host === undefined) throw unresolved(shownHost, origin);
+    // Judged by name before any lookup: a name refused anyway is never sent to a resolver,
+    // where a command could spell data into it (DNS exfiltration).
+    const deniedByName = this.#denied.find((p) => matches(p, web, host, port));
+    if (deniedByName) throw deniedBy(who, origin, [], deniedByName);
+    const pattern = this.#allowed.find((p) => matches(p, web, host, port));
+    const literal = net.isIP(host) !== 0;
+    const ask = this.#options.ask;
+    if (!pattern && !literal && ask === undefined) {
+      throw refused(`${who} may not connect to ${origin}: it is not on the policy's network.allow`, {
         origin,
-        addresses,
-        deniedBy: denied.entry,
+        addresses: [],
         answeredBy: "rule",
       });
     }
+    // A name no rule allows is asked about before it is looked up, for the same reason.
+    const first = !pattern && !literal
+      ? await this.#answer(who, origin, origin, { origin, addresses: [] }, signal)
+      : undefined;
+    const addresses = literal ? [host] : await (this.#options.resolve ?? systemResolve)(host);
+    if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
+    const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port)));
+    if (denied) throw deniedBy(who, origin, addresses, denied);
     const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");
     const found = classes.find((c) => c !== "public");
     const inside = this.#privateAllowed && found !== "reserved" ? undefined : found;
     const addressClass = found ?? "public";
-    const pattern = this.#allowed.find((p) => matches(p, web, host, port));
     if (pattern && (!inside || pattern.namesAddress)) {
       return { origin, host, port, addresses, addressClass, rule: pattern.entry, answeredBy: "rule" };
     }
-    const ask = this.#options.ask;
+    if (first && !inside) return { origin, host, port, addresses, addressClass, answeredBy: first.answeredBy };
     const what = `${origin}${inside ? ` (a ${inside} address, ${addresses[classes.indexOf(inside)]})` : ""}`;
     if (ask === undefined) {
       throw refused(`${who} may not connect to ${what}: it is not on the policy's network.allow`, {
@@ -252,34 +255,60 @@ export class DestinationJudge {
         answeredBy: "rule",
       });
     }
-    const key = inside ? `${origin} (${inside})` : origin;
+    const question = { origin, addresses, ...(inside ? { inside } : {}) };
+    const outcome = await this.#answer(who, what, inside ? `${origin} (${inside})` : origin, question, signal);
+    return { origin, host, port, addresses, addressClass, answeredBy: outcome.answeredBy };
+  }
+
+  // The answer about `key`, asked once (concurrent and later questions share it); throws a refusal unless allowed.
+  async #answer(
+    who: string,
+    what: string,
+    key: string,
+    question: DestinationQuestion,
+    signal?: AbortSignal,
+  ): Promise<DestinationAnswer> {
     let answer = this.#answers.get(key);
     if (!answer) {
-      answer = ask({ origin, addresses, ...(inside ? { inside } : {}) }, signal);
+      answer = this.#options.ask!(question, signal);
       this.#answers.set(key, answer);
       // A question that failed (no one to ask, cancelled) is asked again next time.
       answer.catch(() => this.#answers.delete(key));
     }
+    const details = { origin: question.origin, addresses: question.addresses, class: question.inside ?? "public" };
     let outcome: DestinationAnswer;
     try {
       outcome = await answer;
     } catch (error) {
       throw refused(`${who} may not connect to ${what}: it is not on the allowlist and nobody could be asked`, {
-        origin,
-        addresses,
-        class: addressClass,
+        ...details,
         answeredBy: "auto",
         why: (error as Error).message,
       });
     }
     if (!outcome.allowed) {
       throw refused(`${who} may not connect to ${what}: it is not on the allowlist and was denied`, {
-        origin,
-        addresses,
-        class: addressClass,
+        ...details,
         answeredBy: outcome.answeredBy,
       });
     }
-    return { origin, host, port, addresses, addressClass, answeredBy: outcome.answeredBy };
+    return outcome;
   }
+}
+
+function unresolved(host: string, origin: string): ToolError {
+  return new ToolError(`${host} does not resolve to an address`, {
+    code: "dns_failed",
+    details: { host, origin },
+    recoveryHint: "Check the host name.",
+  });
+}
+
+function deniedBy(who: string, origin: string, addresses: string[], pattern: Pattern): ToolError {
+  return refused(`${who} may not connect to ${origin}: the policy denies it (network.deny ${pattern.entry})`, {
+    origin,
+    addresses,
+    deniedBy: pattern.entry,
+    answeredBy: "rule",
+  });
 }

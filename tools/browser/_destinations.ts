@@ -97,7 +97,9 @@ export class Destinations {
       message: inside
         ? `The browser wants to connect to ${origin}, which resolves to the ${inside} address ${addresses[0]}` +
           " (this machine or its network). Allow for this session?"
-        : `The browser wants to connect to ${origin} (${addresses[0]}). Allow for this session?`,
+        : `The browser wants to connect to ${origin}${
+          addresses[0] ? ` (${addresses[0]})` : ""
+        }. Allow for this session?`,
       options: [{ value: "allow", label: "Allow this origin for this session" }, { value: "deny", label: "Deny" }],
       defaultChoice: inside ? "deny" : "allow",
     }, signal);

@@ -17,6 +17,7 @@ import { isExecutableFile } from "@toolfence/policy";
 import { commandEnvironment, envAssignments } from "../_shared/cmd_env.ts";
 import { type GroupProcess, spawnGroup } from "../_shared/cmd_process.ts";
 import { sessionProcesses } from "./_jobs.ts";
+import { commandEgress } from "./_egress.ts";
 import { watchWorkspace, type WorkspaceWatch } from "./workspace_changes.ts";
 import { captureOutput, codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES, type OutputCapture } from "../_shared/cmd_output.ts";
 
@@ -60,6 +61,8 @@ export interface StartedCommand {
   cwd: string;
   /** The workspace as it was right before the start; `finish()` once it is gone reports what it changed. */
   watch: WorkspaceWatch;
+  /** The network requests and tunnels the egress proxy refused (filled while it runs). */
+  networkRefused: string[];
 }
 
 /**
@@ -101,7 +104,10 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
   // Variables from the model are judged as assignments before the command.
   await ctx.policy.authorizeCommand(envAssignments(request.env) + request.command, ctx.signal);
   const shell = await findShell(env.PATH);
+  const egress = await commandEgress(ctx, request.command);
+  if (egress) Object.assign(env, egress.env);
   const wrapped = await sandboxArgv([shell, "-c", request.command], {
+    ...(egress ? { network: egress.network } : {}),
     workdir: cwd,
     writable: [ctx.workspace.workdir, tempDir],
     workspace: ctx.workspace.workdir,
@@ -110,7 +116,11 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     ...(ctx.policy.hiddenPaths?.length ? { hiddenPaths: ctx.policy.hiddenPaths } : {}),
     // spawnGroup starts it in a session of its own, with no terminal.
     callerSession: true,
+  }).catch(async (error) => {
+    await egress?.close();
+    throw error;
   });
+  const release = () => wrapped.release().finally(() => egress?.close());
   try {
     requireFence(ctx.policy.fence, "run", wrapped.argv[0]);
     ctx.signal.throwIfAborted();
@@ -134,7 +144,7 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
     const quarantined: QuarantinedPath[] = [];
     const gone = output.finished(groupGone)
       .finally(() => Promise.allSettled([files.stdout.close(), files.stderr.close()]))
-      .then(() => wrapped.release())
+      .then(release)
       .then((moved) => void quarantined.push(...moved));
     return {
       process,
@@ -147,9 +157,10 @@ async function start(ctx: ToolContext, request: CommandRequest, folder: string, 
       ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
       cwd,
       watch,
+      networkRefused: egress?.refusals ?? [],
     };
   } catch (error) {
-    await wrapped.release();
+    await release();
     throw error;
   }
 }

@@ -222,7 +222,8 @@ describe("destinations", () => {
   });
 
   test("a host that does not resolve is a dns_failed error, never an unjudged connection", async () => {
-    const { destinations, close } = await judge({ privateNetworks: "allow" });
+    // Answers "allow": a name no rule allows is asked about before it is looked up.
+    const { destinations, close } = await judge({ privateNetworks: "allow" }, "allow");
     try {
       assert.equal(await outcome(destinations.judgeHost("https:", "no-such-host.invalid", "443")), "dns_failed");
       // A numeric host the URL parser did not turn into an address is never handed to a resolver.
