@@ -73,7 +73,7 @@ export function findSocat(): Promise<string | undefined> {
 // $1 the port, $2 the socket, then the command. A forwarder that dies or
 // does not listen within ~3000 looks ends the sandbox with 125 and a reason.
 const LAUNCHER = [
-  `"$0" TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:"$2" </dev/null >/dev/null 2>&1 &`,
+  `"$0" -b 262144 TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:"$2" </dev/null >/dev/null 2>&1 &`,
   "f=$!",
   `p=$(printf %04X "$1")`,
   "i=0",
