@@ -29,6 +29,7 @@ export {
 } from "./policy.ts";
 export { type AddressClass, classifyAddress } from "./egress/addresses.ts";
 export {
+  allowedByName,
   type AskDestination,
   defaultPort,
   type Destination,

@@ -526,6 +526,7 @@ export class Policy {
         ...(this.workspace.roots()[1] === undefined ? {} : { tempDir: this.workspace.roots()[1] }),
         rules: this.rules,
         ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
+        ...(this.commandNetwork.mode === "proxy" ? { network: this.commandNetwork } : {}),
       },
       command,
       signal,

@@ -155,6 +155,28 @@ async function systemResolve(host: string): Promise<string[]> {
   }
 }
 
+/**
+ * Whether `rules` allow `hostname:port` for `scheme` by name alone: an
+ * `allow` entry matches and no `deny` entry does. For the command analysis
+ * (a `curl` to a host on the list runs without asking); the proxy still
+ * judges the connection, addresses and all.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { allowedByName } from "@toolfence/policy";
+ * console.log(allowedByName({ allow: ["*.example.com"] }, "https:", "docs.example.com", "443")); // true
+ * ```
+ */
+export function allowedByName(rules: EgressRules, scheme: string, hostname: string, port: string): boolean {
+  const web = SECURE[scheme] ?? scheme;
+  const host = canonicalHost(hostname);
+  if (host === undefined || !(web in DEFAULT_PORTS)) return false;
+  const denied = (rules.deny ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
+  return !denied && (rules.allow ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
+}
+
 function refused(message: string, details: Record<string, unknown>): ToolError {
   return new ToolError(message, {
     code: "url_not_allowed",

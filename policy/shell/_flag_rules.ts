@@ -12,6 +12,7 @@ import { RUNNER_RULES } from "./_flag_rules_runners.ts";
 import { gitRule } from "./_flag_rules_git.ts";
 import { TEXT_RULES } from "./_flag_rules_text.ts";
 import { DATA_RULES } from "./_flag_rules_data.ts";
+import { NET_RULES } from "./_flag_rules_net.ts";
 
 export type { FlagContext } from "./_options.ts";
 
@@ -38,7 +39,7 @@ function namesFor(names: string, why: string): [string, string][] {
   return names.split(" ").map((name) => [name, why]);
 }
 
-const FLAG_RULES = new Map([...RUNNER_RULES, ...TEXT_RULES, ...DATA_RULES, ["git", gitRule]]);
+const FLAG_RULES = new Map([...RUNNER_RULES, ...TEXT_RULES, ...DATA_RULES, ["git", gitRule], ...NET_RULES]);
 
 /**
  * Judges the arguments of an allowlisted command; returns why it must ask, or

@@ -20,6 +20,12 @@ export interface FlagContext {
    * commands, option values that name files), for the path rules to judge.
    */
   pathOperands?: PathOperand[];
+  /**
+   * The policy's network lists, set only where commands run sandboxed behind
+   * the egress proxy (`sandbox.network: "proxy"`): the network readers judge
+   * their URLs by it (see `_flag_rules_net.ts`).
+   */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 /** Judges a value or an operand; returns why it must ask. */

@@ -36,6 +36,8 @@ export interface AuthorizeCommandOptions {
    * command that would need confirmation is refused without asking.
    */
   sessionCanAsk?: boolean;
+  /** The policy's network lists where commands have the egress proxy (see `CheckCommandOptions.network`). */
+  network?: { allow: readonly string[]; deny: readonly string[] };
   /**
    * The session's sandbox mode (default `auto`): `off` counts as no sandbox,
    * so commands that run project code ask; `auto` and `required` use the
@@ -134,6 +136,8 @@ export interface DecideCommandOptions {
   tempDir?: string;
   /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
   assessor?: RiskAssessor;
+  /** The policy's network lists where commands have the egress proxy (see `CheckCommandOptions.network`). */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 /**
@@ -173,6 +177,7 @@ export async function decideCommand(
       ? { workspaceRoot: policyRules.root }
       : {}),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.network ? { network: options.network } : {}),
   });
   const deniedPath = check.paths.find((found) => found.decision === "deny" && found.rule !== undefined);
   if (deniedPath !== undefined && rule?.decision !== "deny") {
@@ -349,6 +354,7 @@ export async function authorizeCommand(
     rules: options.rules,
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.network ? { network: options.network } : {}),
   }, signal);
   signal?.throwIfAborted();
   const ruleFields = {

@@ -38,6 +38,7 @@ import {
   scopeJudge,
 } from "./_command_paths.ts";
 import process from "node:process";
+import { NETWORK_READERS } from "./_flag_rules_net.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
 
@@ -128,6 +129,12 @@ export interface CheckCommandOptions {
   rules?: PolicyRules;
   /** Commands that run project code; defaults to {@linkcode PROJECT_CODE_COMMANDS}. */
   projectCode?: readonly string[];
+  /**
+   * The policy's network lists where commands reach the network through the
+   * egress proxy: with a working sandbox, `curl` and `wget` join the allowlist,
+   * judged by `_flag_rules_net.ts`.
+   */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 function shownWord(word: BashWord): string {
@@ -160,6 +167,7 @@ interface Judging {
   allowlist: readonly string[];
   projectCode: readonly string[];
   workspaceRoot?: string;
+  network?: { allow: readonly string[]; deny: readonly string[] };
   folders: Folders;
   judgePath: PathJudge;
 }
@@ -169,6 +177,7 @@ function judge(command: BashSimpleCommand, judging: Judging): SimpleCommandFindi
   const recorded: PathOperand[] = [];
   const context: FlagContext = {
     ...(judging.workspaceRoot === undefined ? {} : { workspaceRoot: judging.workspaceRoot }),
+    ...(judging.network ? { network: judging.network } : {}),
     pathOperands: recorded,
   };
   const found = judgeWords(command, judging.allowlist, judging.projectCode, context);
@@ -312,13 +321,15 @@ export async function checkAnalysis(
   analysis: BashAnalysis,
   options: CheckCommandOptions = {},
 ): Promise<CommandCheck> {
-  const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
+  const network = options.network && options.sandbox?.available ? options.network : undefined;
+  const allowlist = [...options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST, ...(network ? NETWORK_READERS : [])];
   const workspaceRoot = options.workspaceRoot ?? currentFolder();
   const folders = lineFolders(analysis, workspaceRoot);
   const judging: Judging = {
     allowlist,
     projectCode: options.projectCode ?? PROJECT_CODE_COMMANDS,
     ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
+    ...(network ? { network } : {}),
     folders,
     judgePath: scopeJudge({
       ...(workspaceRoot === undefined ? {} : { workspaceRoot }),

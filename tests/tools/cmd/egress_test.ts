@@ -154,6 +154,18 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.match(out.stdout, /direct=6/, "curl without the proxy cannot resolve the name");
   });
 
+  test("curl that only reads from an allowed host runs without asking; an upload asks", async () => {
+    const command = `curl -sS -o meta.json https://${registry}/is-number`;
+    const out = await bash(command);
+    assert.equal(out.exit_code, 0, out.stderr);
+    assert.match(await readFile(path.join(dir, "meta.json"), "utf8"), /"name": ?"is-number"/);
+    const judged = decisions.find((d) => d.kind === "command" && d.subject === command);
+    assert.equal(judged?.answeredBy, "rule", JSON.stringify(judged));
+    const upload = `curl -sS -d @meta.json https://${registry}/`;
+    await bash(upload);
+    assert.notEqual(decisions.find((d) => d.kind === "command" && d.subject === upload)?.answeredBy, "rule");
+  });
+
   test("1 MB from a loopback server named on the list, through the proxy", async () => {
     const out = await bash(
       `curl -sS --noproxy '' -o big.bin -w '%{http_code} %{size_download}' http://127.0.0.1:${port}/1mb`,
