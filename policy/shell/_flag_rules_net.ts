@@ -58,15 +58,19 @@ const outputFile: ValueCheck = (word, value, context) => {
   return problem;
 };
 
-// curl's `-w` can write to a file of its own choosing (`%output{file}`).
+// curl's `-w` can write to a file of its own choosing (`%output{file}`), and `-w @file` reads its format from a file.
 const writeOut: ValueCheck = (_word, value) =>
-  /%output\{/i.test(value) ? "writes to a file (`%output{...}`)" : undefined;
+  /%output\{/i.test(value) ? "writes to a file (`%output{...}`)" : value.startsWith("@") ? "reads a file" : undefined;
+
+// `-H @file` sends a file's lines as headers: an upload.
+const header: ValueCheck = (_word, value) => value.startsWith("@") ? "sends a file's content as headers" : undefined;
 
 const CURL: OptionGrammar = {
   program: "curl",
   short: {
     ...flags("s S f L I i v k g 4 6 q # O J Z"),
-    ...valued("H A e m r C Y y"),
+    ...valued("A e m r C Y y"),
+    H: { value: "required", check: header },
     o: { value: "required", check: outputFile },
     w: { value: "required", check: writeOut },
   },
@@ -78,9 +82,10 @@ const CURL: OptionGrammar = {
         "ssl-reqd tlsv1.2 tlsv1.3 raw styled-output no-styled-output retry-all-errors retry-connrefused",
     ),
     ...valued(
-      "header user-agent referer max-time connect-timeout retry retry-delay retry-max-time range limit-rate " +
+      "user-agent referer max-time connect-timeout retry retry-delay retry-max-time range limit-rate " +
         "max-filesize max-redirs continue-at speed-limit speed-time parallel-max expect100-timeout",
     ),
+    header: { value: "required", check: header },
     output: { value: "required", check: outputFile },
     "output-dir": { value: "required", check: insideWorkspace },
     "write-out": { value: "required", check: writeOut },
