@@ -11,9 +11,10 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
-import { hiddenOptionReason, shown } from "./_options.ts";
+import { type GetoptSpec, hiddenOptionReason, readGetopt, shown } from "./_options.ts";
+import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
-import { sedScriptEffect } from "./_sed_script.ts";
+import { readSedScript } from "./_sed_script.ts";
 
 /** The first argument that could expand into an option nobody can see yet. */
 function hiddenOption(args: readonly BashWord[], name: string): string | undefined {
@@ -85,65 +86,110 @@ const teeRule: Rule = (args, name) => {
   return file === undefined ? undefined : `${shown(file)} is a file tee writes`;
 };
 
-const sedRule: Rule = (args, name) => {
-  const hidden = hiddenOption(args, name);
-  if (hidden !== undefined) return hidden;
+const SED_OPTIONS: GetoptSpec = {
+  program: "sed",
+  short: {
+    n: "none",
+    e: "required",
+    f: "required",
+    i: "optional",
+    l: "required",
+    E: "none",
+    r: "none",
+    s: "none",
+    u: "none",
+    z: "none",
+    b: "none",
+  },
+  long: {
+    quiet: "none",
+    silent: "none",
+    debug: "none",
+    expression: "required",
+    file: "required",
+    "follow-symlinks": "none",
+    "in-place": "optional",
+    "line-length": "required",
+    posix: "none",
+    "regexp-extended": "none",
+    separate: "none",
+    sandbox: "none",
+    unbuffered: "none",
+    "null-data": "none",
+    "zero-terminated": "none",
+    binary: "none",
+    help: "none",
+    version: "none",
+  },
+};
+
+/** A sed command as reasons name it. */
+function sedCommandNamed(command: string): string {
+  return command.startsWith("s///") ? `an s command with the e or w flag (\`${command}\`)` : `the ${command} command`;
+}
+
+/** Where sed writes without changing a file. */
+const SED_STANDARD_STREAMS = ["/dev/stdout", "/dev/stderr"];
+
+/**
+ * sed as GNU sed reads its arguments: the scripts of `-e` (or the first
+ * operand), read by {@linkcode readSedScript}; `-f` script files (recorded,
+ * and asking since their content is not seen); `-i` (writes its operands);
+ * the input files (recorded as reads). A script that runs programs (`e`,
+ * `s///e`) or writes files (`w`, `W`, `s///w`, except to standard output or
+ * error) asks; the files `r` and `R` read are recorded for the path rules.
+ * With `--sandbox` sed refuses every such command before running any.
+ */
+const sedRule: Rule = (args, _name, context) => {
+  const reading = readGetopt(args, SED_OPTIONS);
+  if (reading.problem !== undefined) return reading.problem;
+  const record = (value: string | undefined, access: PathOperand["access"], origin: string) =>
+    context.pathOperands?.push({ value, access, origin });
   const scripts: BashWord[] = [];
-  const operandWords: BashWord[] = [];
-  let explicitScript = false;
-  for (let i = 0; i < args.length; i++) {
-    const value = args[i].value;
-    if (value === undefined || !value.startsWith("-") || value === "-") {
-      operandWords.push(args[i]);
+  let problem: string | undefined;
+  let inPlace: BashWord | undefined;
+  let sandboxed = false;
+  let scriptFile = false;
+  for (const item of reading.items) {
+    if (item.kind !== "option") continue;
+    if (item.name === "e" || item.name === "expression") scripts.push(item.valueWord!);
+    if (item.name === "f" || item.name === "file") {
+      scriptFile = true;
+      record(item.value, "read", "sed -f");
+      problem ??= `${shown(item.word)} reads a sed script from a file, whose commands cannot be checked`;
+    }
+    if (item.name === "i" || item.name === "in-place") inPlace = item.word;
+    if (item.name === "sandbox") sandboxed = true;
+  }
+  const operands = reading.items.filter((item) => item.kind === "operand").map((item) => item.word);
+  if (scripts.length === 0 && !scriptFile) {
+    const script = operands.shift();
+    if (script === undefined) return undefined;
+    scripts.push(script);
+  }
+  for (const operand of operands) record(operand.value, inPlace ? "write" : "read", "sed input file");
+  if (inPlace !== undefined) problem ??= `${shown(inPlace)} makes sed edit files in place`;
+  const unknownScript = scripts.find((script) => script.value === undefined);
+  if (unknownScript !== undefined) return `the sed script ${shown(unknownScript)} is only known when the command runs`;
+  const script = readSedScript(scripts.map((word) => word.value!));
+  const shownScript = scripts.map(shown).join(" ");
+  if (script.problem !== undefined) return `the sed script ${shownScript} ${script.problem}`;
+  // sed --sandbox refuses the whole script when it has any of these commands.
+  if (sandboxed) return problem;
+  for (const effect of script.effects) {
+    if (effect.access === "run") {
+      problem ??= `the sed script ${shownScript} uses ${sedCommandNamed(effect.command)}, which runs a command`;
       continue;
     }
-    if (value === "--") {
-      operandWords.push(...args.slice(i + 1));
-      break;
-    }
-    if (value.startsWith("--")) {
-      const [option, inline] = value.slice(2).split(/=(.*)/s, 2);
-      if (option === "" || "in-place".startsWith(option)) {
-        return `${shown(args[i])} makes sed edit files in place`;
-      }
-      if ("file".startsWith(option)) {
-        return `${shown(args[i])} reads a sed script from a file, which cannot be checked`;
-      }
-      if ("expression".startsWith(option)) {
-        explicitScript = true;
-        const script = inline !== undefined ? { ...args[i], value: inline } : args[++i];
-        if (script !== undefined) scripts.push(script);
-      } else if ("line-length".startsWith(option) && inline === undefined) {
-        i++;
-      }
-      continue;
-    }
-    for (let letter = 1; letter < value.length; letter++) {
-      const option = value[letter];
-      if (option === "i") return `${shown(args[i])} makes sed edit files in place`;
-      if (option === "f") {
-        return `${shown(args[i])} reads a sed script from a file, which cannot be checked`;
-      }
-      if (option === "e" || option === "l") {
-        const inline = value.slice(letter + 1);
-        const argument = inline !== "" ? { ...args[i], value: inline } : args[++i];
-        if (option === "e" && argument !== undefined) {
-          explicitScript = true;
-          scripts.push(argument);
-        }
-        break;
-      }
+    if (effect.access === "read" && effect.file === "/dev/stdin") continue;
+    record(effect.file, effect.access, `sed script \`${effect.command}\``);
+    if (effect.access === "write" && !SED_STANDARD_STREAMS.includes(effect.file)) {
+      problem ??= `the sed script ${shownScript} uses ${
+        sedCommandNamed(effect.command)
+      }, which writes \`${effect.file}\``;
     }
   }
-  if (!explicitScript && operandWords.length > 0) scripts.push(operandWords[0]);
-  for (const script of scripts) {
-    if (script.value === undefined) {
-      return `the sed script ${shown(script)} is only known when the command runs`;
-    }
-    const effect = sedScriptEffect(script.value);
-    if (effect !== undefined) return `the sed script ${shown(script)} ${effect}`;
-  }
-  return undefined;
+  return problem;
 };
 
 const awkRule: Rule = (args, name) => {

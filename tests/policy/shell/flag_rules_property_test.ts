@@ -149,7 +149,7 @@ describe("flag rules: generated spellings of dangerous options", () => {
 });
 
 describe("sed scripts: generated", () => {
-  const safe = ["p", "d", "n", "N", "P", "D", "h", "H", "g", "G", "x", "=", "l", "q", "s/a/b/g", "s|x|y|2", "y/ab/cd/"];
+  const safe = ["p", "d", "n", "N", "P", "D", "h", "H", "g", "G", "x", "=", "l", "s/a/b/g", "s|x|y|2", "y/ab/cd/"];
   const address = fc.constantFrom("", "1", "1,5", "$", "/re/", "\\,re,", "0~2", "2,+3", "/a/,/b/");
   const safeCommand = fc.tuple(address, fc.constantFrom("", "!"), fc.constantFrom(...safe)).map((parts) =>
     parts.join("")

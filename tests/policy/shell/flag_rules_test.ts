@@ -423,7 +423,7 @@ describe("flag rules: sed, test and cd", () => {
       ["sed -n -- 'w out' f", "w command"],
       ["sed -f prog.sed f", "`-f`"],
       ["sed --file=prog.sed f", "`--file=prog.sed`"],
-      ["sed -s -n 's/x/y/w /dev/stdout' f", "e or w flag"],
+      ["sed -i -n 's/x/y/w /dev/stdout' f", "`-i`"],
     ];
     for (const [command, named] of cases) await asks(command, named);
   });
