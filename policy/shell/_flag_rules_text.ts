@@ -15,6 +15,7 @@ import { type GetoptSpec, hiddenOptionReason, readGetopt, shown } from "./_optio
 import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { readSedScript } from "./_sed_script.ts";
+import { readFindExpression } from "./_find_expression.ts";
 
 /** The first argument that could expand into an option nobody can see yet. */
 function hiddenOption(args: readonly BashWord[], name: string): string | undefined {
@@ -299,15 +300,16 @@ const testRule: Rule = (args, name, context) => {
   return testOperators(args.filter((arg) => !safe.has(arg)), name, context);
 };
 
+/** find, read by {@linkcode readFindExpression}: its files recorded, its commands, deletes and writes asking. */
+const findRule: Rule = (args, _name, context) => {
+  const reading = readFindExpression(args);
+  context.pathOperands?.push(...reading.files);
+  return reading.problem;
+};
+
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
-  [
-    "find",
-    optionRule({
-      exact: ["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"],
-      effect: "makes find run commands, delete or write files",
-    }),
-  ],
+  ["find", findRule],
   [
     "sort",
     optionRule({
