@@ -319,10 +319,11 @@ export type GetoptItem =
  * Reads `args` as glibc's `getopt_long` does: options and operands permuted
  * (unless `stopAtOperand`), `--` ends the options, a required value is the
  * rest of the cluster or the next word whatever it looks like, an optional
- * value only attached, and a long option may be abbreviated to any unique
- * prefix (the exact name wins). Long option names come back in full. A word
- * known only at run time that may become an option, an ambiguous or unknown
- * option, or a value given to a flag is a problem.
+ * value only attached. getopt also takes any unique prefix of a long
+ * option; here, as in {@linkcode readOptions}, an abbreviation is an unknown
+ * option (another version of the program may resolve it elsewhere). A word
+ * known only at run time that may become an option, an unknown option, or a
+ * value given to a flag is a problem.
  */
 export function readGetopt(
   args: readonly BashWord[],
@@ -355,13 +356,9 @@ export function readGetopt(
       const body = value.slice(2);
       const equals = body.indexOf("=");
       const given = equals === -1 ? body : body.slice(0, equals);
-      const names = Object.keys(spec.long);
-      const name = Object.hasOwn(spec.long, given) ? given : (() => {
-        const matching = names.filter((candidate) => candidate.startsWith(given));
-        return matching.length === 1 ? matching[0] : matching.length > 1 ? "" : undefined;
-      })();
-      if (name === "") return fail(`${shown(word)} is an ambiguous abbreviation of ${spec.program}'s options`);
-      if (name === undefined) return fail(unknown(word, `--${given}`, spec.program));
+      // getopt would resolve a unique prefix, and another version of the program may resolve it elsewhere.
+      if (!Object.hasOwn(spec.long, given)) return fail(unknown(word, `--${given}`, spec.program));
+      const name = given;
       const argument = spec.long[name];
       if (equals !== -1) {
         if (argument === "none") return fail(`${shown(word)} gives a value to \`--${name}\`, which takes none`);

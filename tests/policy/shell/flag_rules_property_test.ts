@@ -199,7 +199,7 @@ describe("sed scripts: generated", () => {
 describe("git listing subcommands: generated", () => {
   const listing: Record<string, { harmless: string[]; changing: string[] }> = {
     "git branch": {
-      harmless: ["-a", "-r", "-v", "-vv", "--all", "--list", "--sort=-committerdate", "--no-color", "--merged"],
+      harmless: ["-a", "-r", "-v", "-vv", "--all", "--list", "--sort=-committerdate", "--no-color", "--merged HEAD"],
       changing: ["-d x", "-D x", "-m x", "-M x y", "-c x", "-C x", "-f", "-u o/x", "--delete x", "--move x", "--track"],
     },
     "git tag": {
