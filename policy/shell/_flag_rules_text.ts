@@ -1,7 +1,7 @@
 /**
  * Flag rules for the commands that read by default but can write files or run
  * other programs with some options: sed, awk, sort, uniq, tee, tar, find,
- * ripgrep, tree, file, date, printf and test.
+ * ripgrep, tree, file, date, printf, test and jq.
  *
  * Option matching is deliberately loose: a long option matches when it is any
  * prefix of a dangerous one (GNU getopt accepts `sort --out=f`), and a short
@@ -16,6 +16,8 @@ import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { readSedScript } from "./_sed_script.ts";
 import { readFindExpression } from "./_find_expression.ts";
+import { awkCommandProblem } from "./_awk_program.ts";
+import { jqCommandProblem } from "./_jq_filter.ts";
 
 /** The first argument that could expand into an option nobody can see yet. */
 function hiddenOption(args: readonly BashWord[], name: string): string | undefined {
@@ -193,35 +195,6 @@ const sedRule: Rule = (args, _name, context) => {
   return problem;
 };
 
-const awkRule: Rule = (args, name) => {
-  const hidden = hiddenOption(args, name);
-  if (hidden !== undefined) return hidden;
-  const fileOption = args.find((arg) =>
-    arg.value !== undefined && matchesOption(arg.value, {
-      // -W: gawk's and mawk's `-W include=f`, `-W exec f`.
-      short: "fiElW",
-      long: ["file", "include", "exec", "load"],
-      effect: "",
-    })
-  );
-  if (fileOption !== undefined) {
-    return `${shown(fileOption)} loads awk code from a file, which cannot be checked`;
-  }
-  // Which word is the program depends on options with values; every word is
-  // checked instead, so that none is missed.
-  for (const arg of args) {
-    if (arg.value === undefined && !arg.mayBeOption) {
-      return `the awk argument ${shown(arg)} is only known when the command runs`;
-    }
-    // `@`: gawk's @include and @load, and indirect calls (`@f()` calls any
-    // function by name, system included).
-    if (arg.value !== undefined && /system|[|>@]|getline/.test(arg.value)) {
-      return `the awk program ${shown(arg)} can run commands or write files (system, |, >, getline, @)`;
-    }
-  }
-  return undefined;
-};
-
 const tarRule: Rule = (args, name, context) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
@@ -307,6 +280,12 @@ const findRule: Rule = (args, _name, context) => {
   return reading.problem;
 };
 
+/** awk, gawk, mawk and nawk, read by {@linkcode awkCommandProblem}. */
+export const awkRule: Rule = (args, name, context) => awkCommandProblem(args, name, context.pathOperands);
+
+/** jq, read by {@linkcode jqCommandProblem}. */
+export const jqRule: Rule = (args, _name, context) => jqCommandProblem(args, context.pathOperands);
+
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["find", findRule],
@@ -343,9 +322,10 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["test", testRule],
   ["[", testRule],
   ["sed", sedRule],
+  ["tar", tarRule],
   ["awk", awkRule],
   ["gawk", awkRule],
   ["mawk", awkRule],
   ["nawk", awkRule],
-  ["tar", tarRule],
+  ["jq", jqRule],
 ]);
