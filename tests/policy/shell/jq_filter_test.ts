@@ -17,7 +17,6 @@ describe("jq filters", { timeout: 30_000 }, () => {
         ".name",
         ".[] | {a: .b}",
         ".env",
-        '."env"',
         "input_filename",
         "$__loc__",
         "[inputs]",
