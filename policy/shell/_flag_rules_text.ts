@@ -11,7 +11,7 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
-import { type GetoptSpec, hiddenOptionReason, readGetopt, shown } from "./_options.ts";
+import { type GetoptSpec, hiddenOptionReason, readGetopt, recordPaths, shown } from "./_options.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { readSedScript } from "./_sed_script.ts";
@@ -131,8 +131,8 @@ function sedCommandNamed(command: string): string {
   return command.startsWith("s///") ? `an s command with the e or w flag (\`${command}\`)` : `the ${command} command`;
 }
 
-/** Where sed writes without changing a file. */
-const SED_STANDARD_STREAMS = ["/dev/stdout", "/dev/stderr"];
+/** The names GNU sed gives its standard streams in `r`, `R`, `w` and `W`. */
+const SED_STANDARD_STREAMS = ["/dev/stdin", "/dev/stdout", "/dev/stderr"];
 
 /**
  * sed as GNU sed reads its arguments: the scripts of `-e` (or the first
@@ -146,8 +146,9 @@ const SED_STANDARD_STREAMS = ["/dev/stdout", "/dev/stderr"];
 const sedRule: Rule = (args, _name, context) => {
   const reading = readGetopt(args, SED_OPTIONS);
   if (reading.problem !== undefined) return reading.problem;
+  const files: PathOperand[] = [];
   const record = (value: string | undefined, access: PathOperand["access"], origin: string) =>
-    context.pathOperands?.push({ value, access, origin });
+    files.push({ value, access, origin });
   const scripts: BashWord[] = [];
   let problem: string | undefined;
   let inPlace: BashWord | undefined;
@@ -178,21 +179,26 @@ const sedRule: Rule = (args, _name, context) => {
   const shownScript = scripts.map(shown).join(" ");
   if (script.problem !== undefined) return `the sed script ${shownScript} ${script.problem}`;
   // sed --sandbox refuses the whole script when it has any of these commands.
-  if (sandboxed) return problem;
+  if (sandboxed) {
+    const outside = recordPaths(files, context);
+    return problem ?? outside;
+  }
   for (const effect of script.effects) {
     if (effect.access === "run") {
       problem ??= `the sed script ${shownScript} uses ${sedCommandNamed(effect.command)}, which runs a command`;
       continue;
     }
-    if (effect.access === "read" && effect.file === "/dev/stdin") continue;
+    // The standard streams are no files: sed reads or writes the ones it was given.
+    if (SED_STANDARD_STREAMS.includes(effect.file)) continue;
     record(effect.file, effect.access, `sed script \`${effect.command}\``);
-    if (effect.access === "write" && !SED_STANDARD_STREAMS.includes(effect.file)) {
+    if (effect.access === "write") {
       problem ??= `the sed script ${shownScript} uses ${
         sedCommandNamed(effect.command)
       }, which writes \`${effect.file}\``;
     }
   }
-  return problem;
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
 };
 
 const tarRule: Rule = (args, name, context) => {
@@ -276,15 +282,25 @@ const testRule: Rule = (args, name, context) => {
 /** find, read by {@linkcode readFindExpression}: its files recorded, its commands, deletes and writes asking. */
 const findRule: Rule = (args, _name, context) => {
   const reading = readFindExpression(args);
-  context.pathOperands?.push(...reading.files);
-  return reading.problem;
+  const outside = recordPaths(reading.files, context);
+  return reading.problem ?? outside;
 };
 
 /** awk, gawk, mawk and nawk, read by {@linkcode awkCommandProblem}. */
-export const awkRule: Rule = (args, name, context) => awkCommandProblem(args, name, context.pathOperands);
+export const awkRule: Rule = (args, name, context) => {
+  const files: PathOperand[] = [];
+  const problem = awkCommandProblem(args, name, files);
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
+};
 
 /** jq, read by {@linkcode jqCommandProblem}. */
-export const jqRule: Rule = (args, _name, context) => jqCommandProblem(args, context.pathOperands);
+export const jqRule: Rule = (args, _name, context) => {
+  const files: PathOperand[] = [];
+  const problem = jqCommandProblem(args, files);
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
+};
 
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([

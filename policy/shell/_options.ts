@@ -395,3 +395,23 @@ export function readGetopt(
   }
   return { items };
 }
+
+/**
+ * Hands the files a reader found to the path rules: onto
+ * `context.pathOperands` when the caller collects them (the path rules then
+ * judge each, as the file tools would). A caller that collects none gets the
+ * reader's own judgement instead, so that no file goes unjudged: why the
+ * first file whose path is known may lie outside the workspace
+ * ({@linkcode outsidePathProblem}), or `undefined`.
+ */
+export function recordPaths(files: readonly PathOperand[], context: FlagContext): string | undefined {
+  if (context.pathOperands !== undefined) {
+    context.pathOperands.push(...files);
+    return undefined;
+  }
+  for (const file of files) {
+    const problem = file.value === undefined ? undefined : outsidePathProblem(file.value, context);
+    if (problem !== undefined) return `\`${file.value}\` (${file.origin}) ${problem}`;
+  }
+  return undefined;
+}

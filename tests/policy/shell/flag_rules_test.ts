@@ -1,6 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { checkCommand, type CommandCheck } from "../../../policy/shell/check_command.ts";
+import { flagProblem } from "../../../policy/shell/_flag_rules.ts";
+import type { PathOperand } from "../../../policy/shell/_path_operands.ts";
+import type { BashWord } from "../../../policy/shell/_tree.ts";
 
 // The sandbox is taken as working here: these tests are about flags.
 const SANDBOX = { available: true };
@@ -570,5 +573,28 @@ describe("flag rules: awk", () => {
       assert.equal((await judge(command)).verdict, "ask", command);
     }
     assert.equal((await judge("awk -F: '{print $1}' f")).verdict, "allow");
+  });
+});
+
+describe("flag rules: the files the argument languages open", { timeout: 30_000 }, () => {
+  const word = (value: string): BashWord => ({ text: `'${value}'`, value, mayBeOption: value.startsWith("-") });
+  test("readers record every file on the context's pathOperands, for the path rules", () => {
+    const cases: [string, string[], [string | undefined, string][]][] = [
+      ["sed", ["-n", "r /srv/x", "a.txt"], [["a.txt", "read"], ["/srv/x", "read"]]],
+      ["jq", ["--rawfile", "t", "/srv/x", ".", "a.json"], [["/srv/x", "read"], ["a.json", "read"]]],
+      ["awk", ["{print}", "a.txt", "n=1"], [["a.txt", "read"]]],
+      ["find", ["src", "-newer", "/srv/x"], [["src", "read"], ["/srv/x", "read"]]],
+    ];
+    for (const [name, args, expected] of cases) {
+      const pathOperands: PathOperand[] = [];
+      assert.equal(flagProblem(name, args.map(word), { pathOperands }), undefined, `${name} ${args.join(" ")}`);
+      assert.deepEqual(pathOperands.map((file) => [file.value, file.access]), expected, `${name} ${args.join(" ")}`);
+    }
+  });
+  test("without a collector, a file outside the workspace asks in the reader itself", () => {
+    assert.match(flagProblem("sed", ["-n", "r /srv/x"].map(word)) ?? "", /\/srv\/x/);
+    assert.match(flagProblem("jq", [".", "../x.json"].map(word)) ?? "", /`\.\.`/);
+    assert.equal(flagProblem("jq", [".name", "package.json"].map(word)), undefined);
+    assert.equal(flagProblem("awk", ["{print $1}", "f"].map(word)), undefined);
   });
 });
