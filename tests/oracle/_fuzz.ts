@@ -2,8 +2,9 @@
  * The grammar-based differential fuzzer: lines from `_grammar.ts` are judged
  * by `checkCommand` (default options), every allowed one runs for real in the
  * oracle's sandbox (`_oracle.ts`), and any allowed line that started a
- * program, wrote or removed a file, or connected a socket that the checker's
- * findings did not account for is a disagreement.
+ * program, wrote or removed a file, connected a socket, or read a file
+ * outside the workspace that the checker's findings did not account for is a
+ * disagreement.
  *
  * Two passes. The first generates `runs` lines from the seed (fast-check's
  * `sample`, which draws exactly the values `check` would for the same seed)
@@ -62,6 +63,8 @@ export interface FuzzOptions {
   concurrency?: number;
   /** How many classes to shrink (the first ones found); defaults to all. */
   shrinkClasses?: number;
+  /** Which classes to shrink, by kind; defaults to all. */
+  shrinkKinds?: (kind: string) => boolean;
   /** Stop shrinking one class after this long (the best line so far is kept); defaults to 60 s. */
   shrinkMs?: number;
   /** The sandbox's deadline for one line; defaults to 5 s (npm alone takes one under load). */
@@ -81,6 +84,7 @@ export interface FuzzOptions {
 export function kindOf(bypass: Bypass): string {
   if (bypass.ran.startsWith("builtin: ")) return `builtin ${bypass.ran.slice(9).replace(/^\++ /, "").split(" ")[0]}`;
   if (bypass.ran.startsWith("workspace ")) return "workspace changed";
+  if (bypass.ran.startsWith("read ")) return `read ${/\(by (.+)\)$/.exec(bypass.ran)?.[1] ?? ""}: ${bypass.why}`;
   const effect = /^(\w+) .*\(by (.+)\)$/.exec(bypass.ran);
   if (effect && !bypass.ran.startsWith("/")) return `${effect[1] === "connect" ? "connect" : "write"} by ${effect[2]}`;
   return `ran ${path.basename(bypass.ran.split(" ")[0])}: ${bypass.why.replace(/^ran, but /, "")}`;
@@ -152,7 +156,8 @@ export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<Fu
   await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
   report.runs = options.only === undefined ? next : 1;
   report.classes = [...byKind.values()].sort((a, b) => a.index - b.index);
-  for (const disagreement of report.classes.slice(0, options.shrinkClasses ?? report.classes.length)) {
+  const shrinkable = report.classes.filter((c) => options.shrinkKinds?.(c.kind) ?? true);
+  for (const disagreement of shrinkable.slice(0, options.shrinkClasses ?? shrinkable.length)) {
     disagreement.shrunk = await shrink(disagreement, seed, runs, judge, options.shrinkMs ?? 60_000);
   }
   report.ms = Math.round(performance.now() - started);

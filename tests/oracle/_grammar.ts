@@ -17,6 +17,7 @@
  * @module
  */
 import fc from "fast-check";
+import { languageCommand } from "./_languages.ts";
 
 type Arb = fc.Arbitrary<string>;
 
@@ -875,6 +876,8 @@ export const bashLine: Arb = fc.letrec<{ line: string; element: string }>((tie) 
     element: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       { weight: 10, arbitrary: command },
+      // The languages inside arguments: sed scripts, awk programs, jq filters, find expressions, git.
+      { weight: 3, arbitrary: languageCommand },
       { weight: 4, arbitrary: compound(line, command) },
       // `[`/`test` on their own too: the construct tree-sitter and bash read most differently.
       { weight: 1, arbitrary: testCommand(line, command) },

@@ -11,6 +11,7 @@ import path from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { readSedScript } from "../../../policy/shell/_sed_script.ts";
+import { sedScript } from "../../oracle/_languages.ts";
 
 const SEED = Number(process.env.TEST_SEED ?? 20261201);
 const RUNS = Number(process.env.SED_SCRIPT_RUNS ?? 600);
@@ -26,58 +27,7 @@ function compiles(pieces: readonly string[], sandbox: boolean, cwd: string): boo
   return spawnSync("sed", args, { cwd, input: "", encoding: "utf8", timeout: 5000 }).status === 0;
 }
 
-const address = fc.constantFrom(
-  "",
-  "",
-  "1",
-  "$",
-  "/a/",
-  "/a/I",
-  "\\,a,",
-  "\\;x;",
-  "/[/]/",
-  "0~3",
-  "2,+3",
-  "1,~4",
-  "0,/b/",
-  "/a/,/b/",
-  "3,$",
-  "/x/ M",
-);
-const bang = fc.constantFrom("", "", "!", " ! ");
-const label = fc.constantFrom("a", "end", "x1", "a;b", "a}", "a#c");
-const file = fc.constantFrom("out", "in.txt", "/dev/stdout", "f;p", "f}", "x e y");
-const command = fc.oneof(
-  fc.constantFrom("p", "d", "D", "n", "N", "P", "h", "H", "g", "G", "x", "=", "F", "z", "l", "l 5", "q", "q 3", "Q"),
-  fc.constantFrom("L 2", "s/a/b/", "s|a|b|g", "s/a/b/ 2 p", "s/a/b/I", "s,[,],x,", "y/ab/cd/", "y,a\\,,b;,"),
-  fc.constantFrom("s/a/b/e", "s/a/b/gw out", "s/a/b/ w x;p", "s/x/y/pe", "e", "e touch x"),
-  fc.tuple(fc.constantFrom("b", "t", "T"), fc.constantFrom("", " "), label).map((parts) => parts.join("")),
-  fc.tuple(fc.constantFrom("r", "R", "w", "W"), fc.constantFrom("", " "), file).map((parts) => parts.join("")),
-  fc.tuple(fc.constantFrom("a", "i", "c"), fc.constantFrom(" ", "\\\n", "\\", "  "), fc.constantFrom("t e x", "t\\"))
-    .map(
-      (parts) => parts.join(""),
-    ),
-);
-// Labels, comments and `v` take no address.
-const bare = fc.oneof(
-  fc.constantFrom("v", "v 4.2", "#c", "#"),
-  label.map((name) => `:${name}`),
-  label.map((name) => `: ${name}`),
-);
-const separator = fc.constantFrom(";", "\n", ";", "\n", " ; ", " ", "\t", "");
-const addressed = fc.tuple(address, bang, command).map((parts) => parts.join(""));
-const commands = fc.array(
-  fc.tuple(fc.oneof({ weight: 5, arbitrary: addressed }, bare), separator).map((parts) => parts.join("")),
-  {
-    minLength: 1,
-    maxLength: 4,
-  },
-);
-// A block around some commands; the labels every generated jump may name (a jump to a missing one is refused).
-const piece = fc.tuple(commands, fc.option(fc.tuple(address, commands, separator), { freq: 3 })).map(
-  ([head, block]) => head.join("") + (block === null ? "" : `${block[0]}{${block[1].join("")}}${block[2]}`),
-);
-const script = fc.array(piece, { minLength: 1, maxLength: 2 }).map((pieces) => [":a\n:end\n:x1", ...pieces]);
+const script = sedScript(["out", "in.txt", "/dev/stdout", "f;p", "f}", "x e y"]);
 
 describe("sed scripts as GNU sed reads them", { timeout: 120_000 }, () => {
   const unavailable = gnuSed();
