@@ -21,12 +21,14 @@ import {
   type OptionReading,
   readGetopt,
   readOptions,
+  recordPaths,
   shown,
   type ValueCheck,
   valued,
 } from "./_options.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { GIT_OPTIONS } from "./_git_options.ts";
+import type { PathOperand } from "./_path_operands.ts";
 
 /** Global options that change nothing but output and path matching. */
 export const GIT_HARMLESS_GLOBAL_OPTIONS: readonly string[] = Object.freeze([
@@ -284,8 +286,57 @@ export const gitRule: Rule = (args, name, context) => {
   const sub = args[index]?.value;
   const rest = args.slice(index + 1);
   if (sub !== undefined && LISTING.has(sub)) return listing(sub, rest, context);
-  return looseProblem(rest);
+  const problem = looseProblem(rest);
+  const outside = recordPaths(filesRead(sub, rest), context);
+  return problem ?? outside;
 };
+
+/** Options of the reading subcommands whose value is a file git opens (`git blame --contents FILE`). */
+const FILE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  blame: ["--contents", "--ignore-revs-file", "-S"],
+  grep: ["-f"],
+  "ls-files": ["--exclude-from", "-X"],
+};
+
+/**
+ * The files a reading subcommand opens beyond the repository: the values of
+ * {@linkcode FILE_OPTIONS}, and with `diff --no-index` every operand (two
+ * files anywhere, compared).
+ */
+function filesRead(sub: string | undefined, args: readonly BashWord[]): PathOperand[] {
+  const files: PathOperand[] = [];
+  const options = sub === undefined ? [] : FILE_OPTIONS[sub] ?? [];
+  const noIndex = sub === "diff" && args.some((word) => word.value === "--no-index");
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === "--") {
+      if (noIndex) {
+        for (const word of args.slice(i + 1)) {
+          files.push({ value: word.value, access: "read", origin: "git diff --no-index" });
+        }
+      }
+      break;
+    }
+    if (value !== undefined && !value.startsWith("-")) {
+      if (noIndex) files.push({ value, access: "read", origin: "git diff --no-index" });
+      continue;
+    }
+    if (value === undefined) {
+      if (noIndex) files.push({ value, access: "read", origin: "git diff --no-index" });
+      continue;
+    }
+    for (const option of options) {
+      const origin = `git ${sub} ${option}`;
+      if (value === option) files.push({ value: args[++i]?.value, access: "read", origin });
+      else if (option.startsWith("--") && value.startsWith(`${option}=`)) {
+        files.push({ value: value.slice(option.length + 1), access: "read", origin });
+      } else if (!option.startsWith("--") && !value.startsWith("--") && value.startsWith(option)) {
+        files.push({ value: value.slice(2), access: "read", origin });
+      }
+    }
+  }
+  return files;
+}
 
 /** The options of a reading subcommand (`log`, `diff`, ...) that write files or start programs. */
 function looseProblem(args: readonly BashWord[]): string | undefined {

@@ -401,8 +401,8 @@ export function readGetopt(
  * `context.pathOperands` when the caller collects them (the path rules then
  * judge each, as the file tools would). A caller that collects none gets the
  * reader's own judgement instead, so that no file goes unjudged: why the
- * first file whose path is known may lie outside the workspace
- * ({@linkcode outsidePathProblem}), or `undefined`.
+ * first file may lie outside the workspace ({@linkcode outsidePathProblem};
+ * a file only known at run time asks), or `undefined`.
  */
 export function recordPaths(files: readonly PathOperand[], context: FlagContext): string | undefined {
   if (context.pathOperands !== undefined) {
@@ -410,7 +410,9 @@ export function recordPaths(files: readonly PathOperand[], context: FlagContext)
     return undefined;
   }
   for (const file of files) {
-    const problem = file.value === undefined ? undefined : outsidePathProblem(file.value, context);
+    // `~/x`, `$HOME/../x`: only the run time knows where it points.
+    if (file.value === undefined) return `a file of ${file.origin} is only known when the command runs`;
+    const problem = outsidePathProblem(file.value, context);
     if (problem !== undefined) return `\`${file.value}\` (${file.origin}) ${problem}`;
   }
   return undefined;
