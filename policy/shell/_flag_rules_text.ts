@@ -1,7 +1,7 @@
 /**
  * Flag rules for the commands that read by default but can write files or run
  * other programs with some options: sed, awk, sort, uniq, tee, tar, find,
- * ripgrep, tree, file, date, printf, test and jq.
+ * ripgrep, tree, file, date, printf and test; and jq (registered in `_flag_rules.ts`).
  *
  * Option matching is deliberately loose: a long option matches when it is any
  * prefix of a dangerous one (GNU getopt accepts `sort --out=f`), and a short
@@ -343,5 +343,4 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["gawk", awkRule],
   ["mawk", awkRule],
   ["nawk", awkRule],
-  ["jq", jqRule],
 ]);

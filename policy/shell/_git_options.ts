@@ -431,6 +431,22 @@ export const GIT_OPTIONS: Readonly<
     "short": {},
     "long": {},
   },
+  "shortlog": {
+    "short": {
+      "c": "none",
+      "n": "none",
+      "s": "none",
+      "e": "none",
+      "w": "optional",
+    },
+    "long": {
+      "committer": "none",
+      "numbered": "none",
+      "summary": "none",
+      "email": "none",
+      "group": "required",
+    },
+  },
   "show": {
     "short": {
       "q": "none",

@@ -7,8 +7,10 @@
  * environment (`env`, `$ENV`, which may hold secrets), modules (`import`,
  * `include`, `modulemeta`, `-L DIR`), a filter from a file (`-f`, whose
  * content is not seen), `--args`/`--jsonargs` (the operands stop being files)
- * and `--run-tests`. `input_filename`, `$__loc__`, `input` and `inputs` only
- * see the inputs already named.
+ * and `--run-tests`; so do `input_filename`, `get_search_list` and
+ * `$__prog_args`, which put file names into the output (harmless names of
+ * files already given, but asked for like the other file-naming builtins).
+ * `$__loc__`, `input` and `inputs` only see the inputs already named.
  *
  * @module
  */
@@ -25,6 +27,8 @@ export function jqFilterProblem(filter: string): string | undefined {
   }
   const module = /(?<![.\w$])(import|include|modulemeta)\b/.exec(filter);
   if (module !== null) return `loads modules from jq's search path (\`${module[1]}\`)`;
+  const names = /(?<![.\w$])(input_filename|get_search_list)\b|\$__prog_args\b/.exec(filter);
+  if (names !== null) return `names its input files or search paths (\`${names[0]}\`)`;
   return undefined;
 }
 

@@ -11,13 +11,12 @@ import type { BashWord } from "../../../policy/shell/_tree.ts";
 const word = (value: string): BashWord => ({ text: `'${value}'`, value, mayBeOption: value.startsWith("-") });
 
 describe("jq filters", { timeout: 30_000 }, () => {
-  test("filters that transform their input run; the environment and modules ask", () => {
+  test("filters that transform their input run; the environment, modules and file names ask", () => {
     for (
       const filter of [
         ".name",
         ".[] | {a: .b}",
         ".env",
-        "input_filename",
         "$__loc__",
         "[inputs]",
         "map(select(.x > 1))",
@@ -30,6 +29,7 @@ describe("jq filters", { timeout: 30_000 }, () => {
         "env",
         "$ENV.HOME",
         "env | keys",
+        "input_filename",
         '"\\(env)"',
         'import "x" as x; .',
         'include "x"; .',
