@@ -63,8 +63,6 @@ export interface FuzzOptions {
   concurrency?: number;
   /** How many classes to shrink (the first ones found); defaults to all. */
   shrinkClasses?: number;
-  /** Which classes to shrink, by kind; defaults to all. */
-  shrinkKinds?: (kind: string) => boolean;
   /** Stop shrinking one class after this long (the best line so far is kept); defaults to 60 s. */
   shrinkMs?: number;
   /** The sandbox's deadline for one line; defaults to 5 s (npm alone takes one under load). */
@@ -156,8 +154,7 @@ export async function fuzz(tracer: ExecTracer, options: FuzzOptions): Promise<Fu
   await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
   report.runs = options.only === undefined ? next : 1;
   report.classes = [...byKind.values()].sort((a, b) => a.index - b.index);
-  const shrinkable = report.classes.filter((c) => options.shrinkKinds?.(c.kind) ?? true);
-  for (const disagreement of shrinkable.slice(0, options.shrinkClasses ?? shrinkable.length)) {
+  for (const disagreement of report.classes.slice(0, options.shrinkClasses ?? report.classes.length)) {
     disagreement.shrunk = await shrink(disagreement, seed, runs, judge, options.shrinkMs ?? 60_000);
   }
   report.ms = Math.round(performance.now() - started);

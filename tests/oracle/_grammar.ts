@@ -29,7 +29,21 @@ const joined = (item: Arb, sep: string, min: number, max: number): Arb =>
   fc.array(item, { minLength: min, maxLength: max }).map((items) => items.join(sep));
 
 // The fixture's files (see _exec_trace.ts), and words that look like options.
-const FILES = ["a.txt", "b.txt", "sub", "sub/c.txt", ".", "list.txt", "env.sh", "packed.txt.gz", "nothere", "evil.txt"];
+// The last two reach the secret planted outside the workspace (`_exec_trace.ts`).
+const FILES = [
+  "a.txt",
+  "b.txt",
+  "sub",
+  "sub/c.txt",
+  ".",
+  "list.txt",
+  "env.sh",
+  "packed.txt.gz",
+  "nothere",
+  "evil.txt",
+  "/srv/outside/secret",
+  "../../srv/outside/secret",
+];
 const FLAG_LIKE_FILES = ["-rf", "./-rf", "--output=x", "./--output=x", "-delete", "--", "-"];
 
 /** A file argument written plainly, quoted in one of bash's ways, or produced by an expansion. */
