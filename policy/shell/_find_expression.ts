@@ -54,7 +54,9 @@ function startsExpression(value: string): boolean {
  *
  * @example
  * ```ts
- * readFindExpression(words).problem; // "`-delete` makes find delete files" for `find . -delete`
+ * import { readFindExpression } from "./_find_expression.ts";
+ * const word = (value: string) => ({ text: value, value, mayBeOption: value.startsWith("-") });
+ * readFindExpression([".", "-delete"].map(word)).problem; // "`-delete` makes find run commands, delete or write files"
  * ```
  */
 export function readFindExpression(args: readonly BashWord[]): FindReading {

@@ -42,6 +42,7 @@ class ScriptError extends Error {}
  *
  * @example
  * ```ts
+ * import { readSedScript } from "./_sed_script.ts";
  * readSedScript([":a e touch x"]).effects; // [{ command: "e", access: "run", file: "touch x" }]
  * ```
  */
