@@ -123,7 +123,8 @@ function unaccountedEffect(
  * listing names no secret), name-service
  * files a user lookup reads (`ls -l`, `whoami`, git: `/etc/nsswitch.conf`,
  * `/etc/passwd`, `/etc/group`), the time zone (`/etc/localtime`), git's
- * system configuration (`/etc/gitconfig`, absent here), file's magic
+ * system configuration (`/etc/gitconfig`, absent here), OpenSSL's
+ * configuration (`/etc/ssl/openssl.cnf`, which node reads at start), file's magic
  * database (`/etc/magic`), and the devices (`/dev`). None of these is a file
  * a line named; a read anywhere else outside the workspace and the temporary
  * folder (which the file tools allow) is one nobody was asked about.
@@ -134,7 +135,7 @@ const SYSTEM_READS = new RegExp(
     "^/(usr|lib|lib64|sys|dev)(/|$)",
     "^/proc/(self|thread-self|\\d+|sys)(/|$)",
     "^/proc/(filesystems|meminfo|cpuinfo|stat)$",
-    "^/etc/(ld\\.so\\.(cache|preload)|locale\\.alias|nsswitch\\.conf|passwd|group|localtime|gitconfig|magic)$",
+    "^/etc/(ld\\.so\\.(cache|preload)|locale\\.alias|nsswitch\\.conf|passwd|group|localtime|gitconfig|magic|ssl/openssl\\.cnf)$",
   ].join("|"),
 );
 
