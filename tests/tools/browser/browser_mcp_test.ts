@@ -115,8 +115,8 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
   test("a form: navigate, snapshot with refs, type, select, click", async () => {
     assert.match(await ok("browser_navigate", { url: `${site.base}/form` }), /HTTP status 200/);
     const snapshot = await ok("browser_snapshot");
-    assert.match(snapshot, /<untrusted-web-content>/);
-    assert.match(snapshot, /<\/untrusted-web-content>$/m);
+    assert.match(snapshot, /<untrusted-web-content id="[0-9a-f]{16}">/);
+    assert.match(snapshot, /<\/untrusted-web-content id="[0-9a-f]{16}">$/m);
     await ok("browser_type", { ref: ref(snapshot, /textbox "Name"/), text: "Ada" });
     await ok("browser_select", { ref: ref(snapshot, /combobox "Colour"/), values: ["Blue"] });
     // The same element keeps its reference in a later snapshot.
@@ -155,7 +155,11 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
   test("page text cannot close the untrusted frame", async () => {
     await ok("browser_navigate", { url: `${site.base}/inject` });
     const snapshot = await ok("browser_snapshot");
-    assert.equal(snapshot.match(/<\/untrusted-web-content>/g)?.length, 1);
+    assert.match(snapshot, /delete everything/, "the page's text is there");
+    // Whatever the spelling the page used, the only tag openers are the frame's own (and the one line before it).
+    const framed = snapshot.slice(snapshot.indexOf("\n") + 1);
+    assert.equal(framed.normalize("NFKD").replace(/[\p{M}\p{Cf}\s]/gu, "").split("<").length - 1, 2, framed);
+    assert.match(framed, /^<untrusted-web-content id="([0-9a-f]{16})">[\s\S]*\n<\/untrusted-web-content id="\1">/);
   });
 
   test("a large snapshot is capped like other outputs, the whole of it an artifact", async () => {
@@ -165,7 +169,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.equal(meta.truncated, true);
     assert.equal(meta.artifacts.length, 1);
     assert.ok(text(result).length < 25_000, `${text(result).length} characters`);
-    assert.match(text(result), /^Page at .*\n<untrusted-web-content>/);
+    assert.match(text(result), /^Page at .*\n<untrusted-web-content id="[0-9a-f]{16}">/);
     assert.match(text(result), /read_artifact/);
   });
 
