@@ -67,3 +67,22 @@ test("usage: --restore without --history, and a history inside the workspace", a
   assert.equal(inside.code, 2);
   assert.match(inside.stderr, /inside/);
 });
+
+test("a refused history folder leaves no debris: nested, through a link, or already there", async () => {
+  const workspace = join(root, "debris");
+  await import("node:fs/promises").then((fs) => fs.mkdir(join(workspace, "kept"), { recursive: true }));
+  await import("node:fs/promises").then((fs) => fs.symlink(workspace, join(root, "link-to-debris")));
+  const before = await readdir(workspace, { recursive: true });
+  for (
+    const history of [join(workspace, "h"), join(workspace, "a", "b", "c"), join(root, "link-to-debris", "x", "y")]
+  ) {
+    const refused = await run(["call", "--workspace", workspace, "--history", history, "datetime"]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /inside/);
+    assert.deepEqual(await readdir(workspace, { recursive: true }), before, history);
+  }
+  // A folder that was there already stays, refused.
+  const kept = await run(["call", "--workspace", workspace, "--history", join(workspace, "kept"), "datetime"]);
+  assert.equal(kept.code, 2);
+  assert.deepEqual(await readdir(workspace, { recursive: true }), before);
+});

@@ -25,9 +25,9 @@
  *   (`notifications/message`, `data.event` its status).
  * - A late result (a timed-out or cancelled tool that settled after it was
  *   reported) is sent twice, outside any request: as a `notifications/message`
- *   log (level `notice`, `data.event: "late_result"`), which every client
- *   shows, and as {@linkcode LATE_RESULT_NOTIFICATION} with the same params,
- *   for clients that handle it. Both carry `lateResult: true`, the
+ *   log (level `notice`, `data: { event: "late_result", callId, lateResult }`),
+ *   which every client shows, and as {@linkcode LATE_RESULT_NOTIFICATION}
+ *   whose params are that `lateResult`, for clients that handle it. Both carry `lateResult: true`, the
  *   `attemptId` of the reported result, `reportedStatus`, the late `status`,
  *   `effectState` and `reconciliationRequired` as now known, and the output
  *   when it is at most 64 KiB of JSON (else `outputOmitted`, its length).
@@ -269,7 +269,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     void server.sendLoggingMessage({
       level: "notice",
       logger: "toolfence",
-      data: { event: "late_result", ...params },
+      data: { event: "late_result", callId: params.callId, lateResult: params },
     }).catch(() => {});
     void server.notification({ method: LATE_RESULT_NOTIFICATION, params }).catch(() => {});
   });
