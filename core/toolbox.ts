@@ -132,7 +132,9 @@ export class ToolBox {
   /**
    * Adds tools, given one by one or in arrays. A second tool with a taken
    * name throws {@linkcode ToolNameConflictError} unless one of the two has
-   * `override`. `register(tool, name, meta?)` (qitos's form) registers the
+   * `override`; the one with `override` is kept, whichever came first (a
+   * later `withDefaults()` does not replace an override; of two overrides,
+   * the later). `register(tool, name, meta?)` (qitos's form) registers the
    * tool under another name, with metadata overridden by `meta`; the tool
    * itself is unchanged.
    */
@@ -168,6 +170,8 @@ export class ToolBox {
     if (t.effects !== undefined) assertEffects(t.name, t.effects);
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
+    // An override wins whichever came first: a built-in group registered after it does not replace it.
+    if (existing?.override && !t.override) return;
     // A registered name wins over an alias of the same name.
     this.#aliases.delete(t.name);
     this.#tools.set(t.name, t);

@@ -18,9 +18,20 @@ describe("ToolBox registration", () => {
     assert.throws(() => box.register(make("a")), ToolNameConflictError);
     box.register(make("a", { override: true, description: "replacement" }));
     assert.equal(box.get("a")!.description, "replacement");
-    const box2 = new ToolBox().register(make("b", { override: true }));
+    // The override wins whichever came first (xun: an override registered before the built-ins stays).
+    const box2 = new ToolBox().register(make("b", { override: true, description: "mine" }));
     box2.register(make("b", { description: "newer" }));
-    assert.equal(box2.get("b")!.description, "newer");
+    assert.equal(box2.get("b")!.description, "mine");
+    box2.register(make("b", { override: true, description: "my second" }));
+    assert.equal(box2.get("b")!.description, "my second", "of two overrides, the later");
+  });
+
+  test("an override registered before withDefaults() is not replaced by the built-in", async () => {
+    await import("../../tools/mod.ts");
+    const box = new ToolBox().register(make("read_file", { override: true, description: "my read_file" }));
+    box.withDefaults("fs");
+    assert.equal(box.get("read_file")!.description, "my read_file");
+    assert.ok(box.get("write_file"), "the rest of the group is there");
   });
 
   test("register refuses things that are not tools", () => {
