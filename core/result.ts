@@ -166,10 +166,11 @@ export interface Provenance {
   authorization: "none_needed" | "user" | "auto" | "hook";
 }
 
-/** The fields of a {@linkcode ToolResult} that {@linkcode makeResult} does not default. */
-export type ToolResultInit =
-  & Pick<ToolResult, "status" | "toolName">
-  & Partial<Omit<ToolResult, "status" | "toolName" | "schemaVersion">>;
+/**
+ * What {@linkcode makeResult} builds a {@linkcode ToolResult} from: any of its
+ * fields; the rest take the seed's defaults (`status` success, one attempt).
+ */
+export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion">>;
 
 const EFFECT_STATES: readonly EffectState[] = ["no_effect_declared", "none", "applied", "not_applied", "unknown"];
 
@@ -248,22 +249,25 @@ function assertInvariants(r: ToolResult): void {
  * Builds a {@linkcode ToolResult}, filling defaults and checking its invariants:
  * success has no error fields; any other status has `errorKind` and `errorCode`;
  * `skipped` is a policy outcome; `timed_out` and `cancelled` are execution
- * outcomes; `workerStillRunning` only with `timed_out` or `cancelled`.
+ * outcomes; `workerStillRunning` only with `timed_out` or `cancelled`. As in
+ * qitos's `ToolResult(output=...)`, `status` defaults to `success` and
+ * `attempts` to 1; `toolName` to `""` (the pipeline names the tool of a
+ * result a tool returns).
  *
  * @example
  * ```ts
  * import { makeResult } from "@toolfence/core";
- * const result = makeResult({ status: "success", toolName: "add", output: 3 });
- * console.log(result.attempts); // 0 unless given
+ * const result = makeResult({ output: 3 });
+ * console.log(result.status, result.attempts); // success 1
  * ```
  */
 export function makeResult(init: ToolResultInit): ToolResult {
   const result: ToolResult = {
     schemaVersion: RESULT_SCHEMA_VERSION,
-    status: init.status,
+    status: init.status ?? "success",
     output: init.output ?? null,
-    toolName: init.toolName,
-    attempts: init.attempts ?? 0,
+    toolName: init.toolName ?? "",
+    attempts: init.attempts ?? 1,
     latencyMs: init.latencyMs ?? 0,
     truncated: init.truncated ?? false,
     artifacts: init.artifacts ?? [],

@@ -11,7 +11,7 @@ describe("ToolResult", () => {
     assert.equal(r.declaredEffects, null);
     assert.equal(r.reconciliationRequired, false);
     assert.equal(r.retryDisposition, "not_needed");
-    assert.equal(r.attempts, 0);
+    assert.equal(r.attempts, 1, "the seed's default: one attempt");
     assert.equal(r.truncated, false);
     assert.deepEqual(r.artifacts, []);
     assert.equal(isToolResult(r), true);

@@ -185,6 +185,51 @@ describe("returned results", () => {
     });
   });
 
+  test("a result as the seed writes it: makeResult({ output }) is a success of one attempt", async () => {
+    assert.deepEqual([makeResult({ output: 3 }).status, makeResult({ output: 3 }).attempts], ["success", 1]);
+    await withSession(async (session) => {
+      // qitos's class tool: execute() returns ToolResult(output=args).
+      class EchoTool {
+        name = "echo";
+        description = "Return a trusted input";
+        inputSchema = { type: "object", properties: { text: { type: "string" } } };
+        execute(args: Record<string, unknown>) {
+          return makeResult({ output: args });
+        }
+      }
+      const box = new ToolBox().register(new EchoTool() as never);
+      const r = await box.call(session, "echo", { text: "hi" });
+      assert.deepEqual([r.status, r.output, r.attempts, r.toolName], ["success", { text: "hi" }, 1, "echo"]);
+      assertWellFormed(r);
+    });
+  });
+
+  test("a returned result without toolName ends the call with its own status, an error one too", async () => {
+    await withSession(async (session) => {
+      const failed = { schemaVersion: 2, status: "error", error: "it broke", errorCode: "broke", output: "log" };
+      const box = new ToolBox().register(
+        tool({ name: "unnamed", description: "d", input: empty, run: () => failed }),
+        tool({
+          name: "made",
+          description: "d",
+          input: empty,
+          run: () => makeResult({ status: "error", error: "no", errorKind: "semantic", errorCode: "nope" }),
+        }),
+      );
+      const r = await box.call(session, "unnamed", {});
+      assert.deepEqual([r.status, r.error, r.errorCode, r.output, r.toolName], [
+        "error",
+        "it broke",
+        "broke",
+        "log",
+        "unnamed",
+      ]);
+      assertWellFormed(r);
+      const m = await box.call(session, "made", {});
+      assert.deepEqual([m.status, m.errorKind, m.errorCode, m.toolName], ["error", "semantic", "nope", "made"]);
+    });
+  });
+
   test("a hand-made failed result missing fields still ends as a well-formed failure", async () => {
     await withSession(async (session) => {
       // A result a tool assembled by hand from another library: no errorKind, no code.
