@@ -99,6 +99,24 @@ export interface ToolResult {
    * may have done anything). This replaces version 1's `outcomeUnknown`.
    */
   reconciliationRequired: boolean;
+  /**
+   * qitos's `outcome_unknown` (and version 1's `outcomeUnknown`), kept for
+   * compatibility: exactly when `effectState` is `unknown`. Read
+   * `reconciliationRequired` to know whether to look before going on.
+   */
+  outcomeUnknown: boolean;
+  /** Whether the call ran to its end (qitos's `complete`): false when it timed out or was cancelled, its output partial. */
+  complete: boolean;
+  /**
+   * What the model reads instead of `output`, when the tool returned one
+   * (qitos's `model_output`, e.g. a summary of a large structured output);
+   * kept only when its text fits the output cap.
+   */
+  modelOutput?: unknown;
+  /** A next action the tool proposes to the runner (qitos's `next_action`); never sent to the model. */
+  nextAction?: Record<string, unknown>;
+  /** Where the call's effect is recorded outside the result (qitos's `effect_ref`, e.g. a transaction id). */
+  effectRef?: string;
   /** Which attempt of which call this is, and the session generation that owned it. */
   attemptId?: AttemptId;
   /** Why the call was, or was not, run again. */
@@ -170,7 +188,7 @@ export interface Provenance {
  * What {@linkcode makeResult} builds a {@linkcode ToolResult} from: any of its
  * fields; the rest take the seed's defaults (`status` success, one attempt).
  */
-export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion">>;
+export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion" | "outcomeUnknown" | "complete">>;
 
 const EFFECT_STATES: readonly EffectState[] = ["no_effect_declared", "none", "applied", "not_applied", "unknown"];
 
@@ -237,6 +255,12 @@ function assertInvariants(r: ToolResult): void {
       "reconciliationRequired exactly when effectState is unknown, or no effects are declared and the call was stopped mid-run",
     );
   }
+  if (r.outcomeUnknown !== (r.effectState === "unknown")) {
+    throw new ToolResultContractError("outcomeUnknown exactly when effectState is unknown");
+  }
+  if (r.complete !== (r.status !== "timed_out" && r.status !== "cancelled")) {
+    throw new ToolResultContractError("complete unless the call timed out or was cancelled");
+  }
   if (r.declaredEffects === null && r.effectState !== "no_effect_declared") {
     throw new ToolResultContractError("effectState is no_effect_declared when no effects are declared");
   }
@@ -276,6 +300,8 @@ export function makeResult(init: ToolResultInit): ToolResult {
     declaredEffects: init.declaredEffects ?? null,
     effectState: "no_effect_declared",
     reconciliationRequired: false,
+    outcomeUnknown: false,
+    complete: true,
     retryDisposition: init.retryDisposition ?? "not_needed",
   };
   // Named stores, not a loop over key names: a keyed store per field is megamorphic and was a tenth of a call.
@@ -293,8 +319,13 @@ export function makeResult(init: ToolResultInit): ToolResult {
   if (init.normalizedRequest !== undefined) result.normalizedRequest = init.normalizedRequest;
   if (init.provenance !== undefined) result.provenance = init.provenance;
   if (init.batchClosure !== undefined) result.batchClosure = init.batchClosure;
+  if (init.modelOutput !== undefined) result.modelOutput = init.modelOutput;
+  if (init.nextAction !== undefined) result.nextAction = init.nextAction;
+  if (init.effectRef !== undefined) result.effectRef = init.effectRef;
   result.effectState = effectStateOf(init);
   result.reconciliationRequired = reconciliationRequired(result);
+  result.outcomeUnknown = result.effectState === "unknown";
+  result.complete = result.status !== "timed_out" && result.status !== "cancelled";
   assertInvariants(result);
   return result;
 }
@@ -357,7 +388,8 @@ export function effectStateOf(
 /**
  * The text a model reads for a result: the output as is when it is a string,
  * else its JSON; for failures, the status, code and message with the recovery
- * hint. `metadata` and `details` never appear.
+ * hint; a success that carries `modelOutput` reads that instead of its
+ * output. `metadata` and `details` never appear.
  *
  * @example
  * ```ts
@@ -367,6 +399,9 @@ export function effectStateOf(
  * ```
  */
 export function toModelText(result: ToolResult): string {
+  if (result.status === "success" && result.modelOutput !== undefined) {
+    return typeof result.modelOutput === "string" ? result.modelOutput : JSON.stringify(result.modelOutput);
+  }
   if (result.status === "success") {
     if (typeof result.output === "string") return result.output;
     if (result.output === null || result.output === undefined) return "";

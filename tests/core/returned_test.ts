@@ -23,7 +23,8 @@ function boxed<S extends ObjectInputSchema>(options: ToolBoxOptions, definition:
 
 /** Every invariant makeResult checks holds for `r` (rebuilding it must not throw and must give it back). */
 function assertWellFormed(r: ToolResult): void {
-  const { schemaVersion: _v, effectState: _e, reconciliationRequired: _r, ...init } = r;
+  const { schemaVersion: _v, effectState: _e, reconciliationRequired: _r, outcomeUnknown: _o, complete: _c, ...init } =
+    r;
   assert.deepEqual(makeResult(init), r);
   assert.deepEqual(JSON.parse(JSON.stringify(r)), r, "plain JSON");
 }
@@ -201,6 +202,55 @@ describe("returned results", () => {
       const r = await box.call(session, "echo", { text: "hi" });
       assert.deepEqual([r.status, r.output, r.attempts, r.toolName], ["success", { text: "hi" }, 1, "echo"]);
       assertWellFormed(r);
+    });
+  });
+
+  test("qitos's modelOutput, nextAction and effectRef come through; a modelOutput over the cap does not", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox({ maxOutputChars: 1000 }).register(
+        tool({
+          name: "rows",
+          description: "d",
+          input: v.object({ big: v.boolean() }),
+          run: ({ big }) =>
+            makeResult({
+              output: { rows: [1, 2, 3] },
+              modelOutput: big ? "x".repeat(5000) : "3 rows",
+              nextAction: { name: "read_file", args: { path: "a" } },
+              effectRef: "tx-42",
+            }),
+        }),
+      );
+      const r = await box.call(session, "rows", { big: false });
+      assert.deepEqual([r.output, r.modelOutput, r.nextAction, r.effectRef], [
+        { rows: [1, 2, 3] },
+        "3 rows",
+        { name: "read_file", args: { path: "a" } },
+        "tx-42",
+      ]);
+      assert.equal(toModelText(r), "3 rows");
+      assertWellFormed(r);
+      const big = await box.call(session, "rows", { big: true });
+      assert.equal(big.modelOutput, undefined, "never past the cap");
+      assert.equal(toModelText(big), JSON.stringify({ rows: [1, 2, 3] }));
+    });
+  });
+
+  test("outcomeUnknown (qitos's outcome_unknown) follows effectState; complete is false for a stopped call", async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox({ graceMs: 10 }).register(
+        tool({
+          name: "slow",
+          description: "d",
+          input: empty,
+          effects: ["writes_files"],
+          run: () => delay(200),
+        }),
+      );
+      const r = await box.call(session, "slow", {}, { timeoutMs: 20 });
+      assert.deepEqual([r.status, r.effectState, r.outcomeUnknown, r.complete], ["timed_out", "unknown", true, false]);
+      const ok = makeResult({ output: 1 });
+      assert.deepEqual([ok.outcomeUnknown, ok.complete], [false, true]);
     });
   });
 
