@@ -46,7 +46,7 @@ describe("callMany", () => {
     await withSession(async (session) => {
       const log: string[] = [];
       const calls = [80, 10, 40].map((ms, i) => ({ name: "read", args: { id: `r${i}`, ms }, callId: `c${i}` }));
-      const { results } = await recordingBox(log).callMany(session, calls);
+      const { results } = await recordingBox(log).callMany(session, calls, { mode: "parallel" });
       assert.deepEqual(results.map((r) => r.output), ["r0", "r1", "r2"]);
       assert.deepEqual(results.map((r) => r.callId), ["c0", "c1", "c2"]);
       assert.deepEqual(log.filter((l) => l.startsWith("end")), ["end r1", "end r2", "end r0"]);
@@ -61,8 +61,19 @@ describe("callMany", () => {
         { name: "read", args: { id: "b", ms: 10 } },
         { name: "write", args: { id: "w", ms: 10 } },
         { name: "read", args: { id: "c", ms: 10 } },
-      ]);
+      ], { mode: "parallel" });
       assert.deepEqual(log, ["start a", "start b", "end b", "end a", "start w", "end w", "start c", "end c"]);
+    });
+  });
+
+  test("the default is serial, as qitos's ActionExecutionPolicy: safe calls too run one by one", async () => {
+    await withSession(async (session) => {
+      const log: string[] = [];
+      await recordingBox(log).callMany(session, [
+        { name: "read", args: { id: "a", ms: 30 } },
+        { name: "read", args: { id: "b", ms: 10 } },
+      ]);
+      assert.deepEqual(log, ["start a", "end a", "start b", "end b"]);
     });
   });
 
@@ -73,13 +84,13 @@ describe("callMany", () => {
       await box.callMany(session, [
         { name: "write", args: { id: "w1", ms: 20 } },
         { name: "write", args: { id: "w2", ms: 5 } },
-      ], { parallelToolNames: ["write"] });
+      ], { mode: "parallel", parallelToolNames: ["write"] });
       assert.deepEqual(log.slice(0, 2), ["start w1", "start w2"], "listed tools run together");
       log.length = 0;
       await box.callMany(session, [
         { name: "read", args: { id: "r1", ms: 20 } },
         { name: "read", args: { id: "r2", ms: 5 } },
-      ], { parallelToolNames: [] });
+      ], { mode: "parallel", parallelToolNames: [] });
       assert.deepEqual(log, ["start r1", "end r1", "start r2", "end r2"], "unlisted tools run alone");
       const approval = new ToolBox().register(
         tool({
@@ -116,6 +127,7 @@ describe("callMany", () => {
         },
       }));
       await box.callMany(session, Array.from({ length: 12 }, () => ({ name: "count", args: {} })), {
+        mode: "parallel",
         maxConcurrency: 3,
       });
       assert.equal(peak, 3);
@@ -130,7 +142,7 @@ describe("callMany", () => {
         { name: "read", args: { id: "bad", ms: 20, fail: true } },
         { name: "read", args: { id: "queued", ms: 10 } },
         { name: "write", args: { id: "later", ms: 10 } },
-      ], { failFast: true, maxConcurrency: 2 });
+      ], { mode: "parallel", failFast: true, maxConcurrency: 2 });
       assert.deepEqual(results.map((r) => r.status), ["cancelled", "error", "cancelled", "cancelled"]);
       assert.equal(results[1].error, "bad failed");
       assert.equal(results[0].attempts, 1);

@@ -166,6 +166,29 @@ describe("retries", () => {
     });
   });
 
+  test("maxRetries (qitos's max_retries) counts the runs after the first; with maxAttempts, the smaller", async () => {
+    await withSession(async (session) => {
+      const counted = (name: string, retry: { maxAttempts?: number; maxRetries?: number }) =>
+        tool({
+          name,
+          description: "d",
+          input: empty,
+          retry: { ...retry, backoffMs: 1 },
+          run: () => {
+            throw new Error("again");
+          },
+        });
+      const box = new ToolBox().register(
+        counted("two_retries", { maxRetries: 2 }),
+        counted("no_retry", { maxRetries: 0 }),
+        counted("both", { maxAttempts: 5, maxRetries: 1 }),
+      );
+      assert.equal((await box.call(session, "two_retries", {})).attempts, 3);
+      assert.equal((await box.call(session, "no_retry", {})).attempts, 1);
+      assert.equal((await box.call(session, "both", {})).attempts, 2);
+    });
+  });
+
   test("validation and policy outcomes are never retried", async () => {
     await withSession(async (session) => {
       let runs = 0;

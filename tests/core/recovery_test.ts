@@ -386,6 +386,7 @@ describe("batch closure", () => {
       const done = await box.callMany(session, [{ name: "ok" }, { name: "bad" }]);
       assert.deepEqual(done.batchClosure, { kind: "completed" });
       const ff = await box.callMany(session, [{ name: "slow" }, { name: "bad", callId: "b1" }, { name: "slow" }], {
+        mode: "parallel",
         failFast: true,
       });
       assert.deepEqual(ff.batchClosure, {
