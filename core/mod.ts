@@ -91,6 +91,7 @@ export {
   ToolFailure,
 } from "./failure.ts";
 export { type LateResult, LateResults } from "./late_results.ts";
+export { type FluxTool, fromFluxTool, isFluxTool } from "./flux_tool.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
@@ -169,5 +170,5 @@ export {
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
-export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export { FLUX_ALIASES, type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

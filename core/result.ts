@@ -107,6 +107,8 @@ export interface ToolResult {
   outcomeUnknown: boolean;
   /** Whether the call ran to its end (qitos's `complete`): false when it timed out or was cancelled, its output partial. */
   complete: boolean;
+  /** Flux's `success`, kept for compatibility: exactly when `status` is `success`. */
+  success: boolean;
   /**
    * What the model reads instead of `output`, when the tool returned one
    * (qitos's `model_output`, e.g. a summary of a large structured output);
@@ -188,7 +190,7 @@ export interface Provenance {
  * What {@linkcode makeResult} builds a {@linkcode ToolResult} from: any of its
  * fields; the rest take the seed's defaults (`status` success, one attempt).
  */
-export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion" | "outcomeUnknown" | "complete">>;
+export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion" | "outcomeUnknown" | "complete" | "success">>;
 
 const EFFECT_STATES: readonly EffectState[] = ["no_effect_declared", "none", "applied", "not_applied", "unknown"];
 
@@ -258,6 +260,9 @@ function assertInvariants(r: ToolResult): void {
   if (r.outcomeUnknown !== (r.effectState === "unknown")) {
     throw new ToolResultContractError("outcomeUnknown exactly when effectState is unknown");
   }
+  if (r.success !== (r.status === "success")) {
+    throw new ToolResultContractError("success exactly when status is success");
+  }
   if (r.complete !== (r.status !== "timed_out" && r.status !== "cancelled")) {
     throw new ToolResultContractError("complete unless the call timed out or was cancelled");
   }
@@ -302,6 +307,7 @@ export function makeResult(init: ToolResultInit): ToolResult {
     reconciliationRequired: false,
     outcomeUnknown: false,
     complete: true,
+    success: true,
     retryDisposition: init.retryDisposition ?? "not_needed",
   };
   // Named stores, not a loop over key names: a keyed store per field is megamorphic and was a tenth of a call.
@@ -326,6 +332,7 @@ export function makeResult(init: ToolResultInit): ToolResult {
   result.reconciliationRequired = reconciliationRequired(result);
   result.outcomeUnknown = result.effectState === "unknown";
   result.complete = result.status !== "timed_out" && result.status !== "cancelled";
+  result.success = result.status === "success";
   assertInvariants(result);
   return result;
 }

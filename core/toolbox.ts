@@ -35,11 +35,19 @@ import { executeBatch } from "./batch.ts";
 import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
 import { type Dialect, dialectByName, type Dialects, jsonSchemaDialect } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
+import { fromFluxTool, isFluxTool } from "./flux_tool.ts";
 import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
+
+/** Flux's built-in tools and the tools of ours they answer as, after `withDefaults()`: alias to tool name. */
+export const FLUX_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  shell: "bash",
+  file_read: "read_file",
+  file_write: "write_file",
+});
 
 /** Options of a {@linkcode ToolBox}. */
 export interface ToolBoxOptions {
@@ -159,7 +167,9 @@ export class ToolBox {
     return this;
   }
 
-  #add(t: unknown): void {
+  #add(given: unknown): void {
+    // A Flux class (name, description, parameters, execute(ctx, args)) registers as it is.
+    const t = isFluxTool(given) ? fromFluxTool(given) : given;
     if (!isTool(t)) {
       throw new TypeError(
         `Not a tool: ${
@@ -252,11 +262,18 @@ export class ToolBox {
 
   /**
    * Registers groups by name (`fs`, `search`, ...) from the toolbox's `groups`
-   * option; no argument registers all of them.
+   * option; no argument registers all of them. Flux's `shell`, `file_read`
+   * and `file_write` then answer as aliases of `bash`, `read_file` and
+   * `write_file` ({@linkcode FLUX_ALIASES}), where those are registered and
+   * the names are free.
    */
   withDefaults(...groups: string[]): this {
     const known = this.#options.groups ?? {};
     for (const group of groups.length ? groups : Object.keys(known)) this.register(...toolGroup(known, group));
+    // Flux's built-in tools answer as aliases of ours, where ours are here and the names are free.
+    for (const [alias, target] of Object.entries(FLUX_ALIASES)) {
+      if (this.#tools.has(target) && !this.#tools.has(alias) && !this.#aliases.has(alias)) this.alias(alias, target);
+    }
     return this;
   }
 
@@ -406,7 +423,8 @@ function assertSession(session: unknown): asserts session is SessionBase {
 }
 
 /** The tool `tool` under `name`, with `meta` over its metadata; the original is untouched. */
-function renamed(tool: unknown, name: string, meta: unknown): AnyTool {
+function renamed(given: unknown, name: string, meta: unknown): AnyTool {
+  const tool = isFluxTool(given) ? fromFluxTool(given) : given;
   if (!isTool(tool)) throw new TypeError(`Not a tool: ${JSON.stringify((tool as { name?: unknown })?.name ?? tool)}`);
   assertToolName(name);
   if (meta !== undefined && (typeof meta !== "object" || meta === null || Array.isArray(meta))) {
