@@ -186,6 +186,32 @@ describe("returned results", () => {
     });
   });
 
+  test("the context's fields are read-only at run time (xun); its metadata stays the tool's to fill", async () => {
+    await withSession(async (session) => {
+      const tried: string[] = [];
+      const box = new ToolBox().register(tool({
+        name: "meddler",
+        description: "d",
+        input: empty,
+        run: (_a, ctx) => {
+          for (const field of ["session", "value", "callId", "toolName", "attempt", "metadata", "signal"]) {
+            try {
+              (ctx as unknown as Record<string, unknown>)[field] = "changed";
+              tried.push(`${field} changed`);
+            } catch (error) {
+              assert.ok(error instanceof TypeError);
+            }
+          }
+          ctx.metadata.note = "kept";
+          return ctx.value;
+        },
+      }));
+      const r = await box.call(session, "meddler", {}, { context: "the value" });
+      assert.deepEqual(tried, []);
+      assert.deepEqual([r.status, r.output, r.metadata.note], ["success", "the value", "kept"]);
+    });
+  });
+
   test("a result as the seed writes it: makeResult({ output }) is a success of one attempt", async () => {
     assert.deepEqual([makeResult({ output: 3 }).status, makeResult({ output: 3 }).attempts], ["success", 1]);
     await withSession(async (session) => {

@@ -38,6 +38,22 @@ describe("agent_run", () => {
     });
   });
 
+  test("the caller's ctx.value reaches the getter (xun)", async () => {
+    const values: unknown[] = [];
+    const box = boxWith((_parent, _task, context) => {
+      values.push(context.value);
+      return { run: () => "ok" };
+    });
+    await withSession(async (session) => {
+      assert.equal(
+        (await box.call(session, "agent_run", { task: "t" }, { context: { user: "ada" } })).status,
+        "success",
+      );
+      assert.equal((await box.call(session, "agent_run", { task: "t" })).status, "success");
+      assert.deepEqual(values, [{ user: "ada" }, undefined]);
+    });
+  });
+
   test("a failing sub-agent is a clear error", async () => {
     const box = boxWith(() => ({
       run: () => {
