@@ -170,5 +170,12 @@ export {
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
-export { FLUX_ALIASES, type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export {
+  FLUX_ALIASES,
+  type ListOptions,
+  SUBAGENT_TOOL_NAMES,
+  TOOL_OVERRIDE_INFO_ENV,
+  ToolBox,
+  type ToolBoxOptions,
+} from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

@@ -5,6 +5,7 @@
  * @module
  */
 
+import process from "node:process";
 import { ToolNameConflictError, UsageError } from "./errors.ts";
 import {
   type AnyTool,
@@ -181,7 +182,11 @@ export class ToolBox {
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
     // An override wins whichever came first: a built-in group registered after it does not replace it.
-    if (existing?.override && !t.override) return;
+    if (existing?.override && !t.override) {
+      tellOverride(`kept the override of "${t.name}" over a later tool of that name`);
+      return;
+    }
+    if (existing) tellOverride(`"${t.name}" was replaced by ${t.override ? "an override" : "a later tool"}`);
     // A registered name wins over an alias of the same name.
     this.#aliases.delete(t.name);
     this.#tools.set(t.name, t);
@@ -414,6 +419,21 @@ export class ToolBox {
     copy.#hooks.after.push(...this.#hooks.after);
     return copy;
   }
+}
+
+/** The environment switch that prints which tools were overridden (xun's). */
+export const TOOL_OVERRIDE_INFO_ENV = "_XUN_INFO_TOOL_OVERRIDE";
+
+// With the switch set (not empty, not 0), one line on stderr per override decided; a process that may not read the
+// variable does not print.
+function tellOverride(line: string): void {
+  let flag: string | undefined;
+  try {
+    flag = process.env[TOOL_OVERRIDE_INFO_ENV];
+  } catch {
+    return;
+  }
+  if (flag && flag !== "0") process.stderr.write(`toolfence: tool override: ${line}\n`);
 }
 
 function assertSession(session: unknown): asserts session is SessionBase {

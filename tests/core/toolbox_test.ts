@@ -1,5 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import * as v from "valibot";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
@@ -24,6 +25,27 @@ describe("ToolBox registration", () => {
     assert.equal(box2.get("b")!.description, "mine");
     box2.register(make("b", { override: true, description: "my second" }));
     assert.equal(box2.get("b")!.description, "my second", "of two overrides, the later");
+  });
+
+  test("_XUN_INFO_TOOL_OVERRIDE=1 prints each override decided; unset, nothing", () => {
+    const lines: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => lines.push(String(chunk)) > 0) as unknown as typeof write;
+    try {
+      process.env._XUN_INFO_TOOL_OVERRIDE = "1";
+      new ToolBox().register(make("c", { override: true })).register(make("c")).register(
+        make("c", { override: true }),
+      );
+      delete process.env._XUN_INFO_TOOL_OVERRIDE;
+      new ToolBox().register(make("d", { override: true })).register(make("d"));
+    } finally {
+      process.stderr.write = write;
+      delete process.env._XUN_INFO_TOOL_OVERRIDE;
+    }
+    assert.deepEqual(lines, [
+      'toolfence: tool override: kept the override of "c" over a later tool of that name\n',
+      'toolfence: tool override: "c" was replaced by an override\n',
+    ]);
   });
 
   test("an override registered before withDefaults() is not replaced by the built-in", async () => {
