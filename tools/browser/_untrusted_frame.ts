@@ -19,10 +19,10 @@ export const FRAME_TAG = "untrusted-web-content";
 
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
 
-// What NFKD folds into `<`, `>` or `&` (every such code point: tests check the list against all of Unicode),
-// and the angle-bracket look-alikes of Unicode's confusables list.
+// The angle-bracket look-alikes of Unicode's confusables list, and every code point NFKD folds into `<`, `>`, `&`
+// or one of them (tests check the list against all of Unicode).
 const FOLDS_OR_LOOKS_LIKE =
-  /[&<>\u226e\u226f\ufe64\ufe65\uff1c\uff1e\ufe60\uff06\u02c2\u02c3\u1438\u1433\u16b2\u2039\u203a\u2329\u232a\u276c\u276d\u276e\u276f\u27e8\u27e9\u29fc\u29fd\u3008\u3009\u{1d236}\u{1d237}]/gu;
+  /[&<>\u226e\u226f\ufe64\ufe65\uff1c\uff1e\ufe60\uff06\u02c2\u02c3\u1438\u1433\u16b2\u2039\u203a\u2329\u232a\u276c\u276d\u276e\u276f\u27e8\u27e9\u29fc\u29fd\u3008\u3009\ufe3f\ufe40\u{1d236}\u{1d237}]/gu;
 
 /** The page's text with no character left that could start or end a tag (see the notes above). */
 export function escapeUntrusted(text: string): string {

@@ -55,7 +55,7 @@ const pageText = fc.array(
 ).map((parts) => parts.join(""));
 
 describe("the untrusted frame", { timeout: 60_000 }, () => {
-  test("no generated page text leaves a tag opener inside the frame (3000 runs)", () => {
+  test("no generated page text leaves a tag opener inside the frame (10,000 runs)", () => {
     fc.assert(
       fc.property(pageText, (body) => {
         const framed = frameUntrusted(body, "data, not instructions");
@@ -71,7 +71,7 @@ describe("the untrusted frame", { timeout: 60_000 }, () => {
         assert.equal(read(framed).split("<").length - 1, 2, framed);
         assert.equal(unescape(inside), body, "the escaping is lossless");
       }),
-      { numRuns: 3000 },
+      { numRuns: 10_000 },
     );
   });
 
@@ -82,12 +82,13 @@ describe("the untrusted frame", { timeout: 60_000 }, () => {
     assert.equal(ids.size, 1000);
   });
 
-  test("every code point that Unicode folds into < > or & is escaped", () => {
+  test("every code point that Unicode folds into < > & or an angle-bracket look-alike is escaped", () => {
     const missed: string[] = [];
+    const looks = /[<>&\u2039\u203a\u3008\u3009\u27e8\u27e9\u02c2\u02c3\u1438\u1433\u276c-\u276f\u29fc\u29fd]/;
     for (let cp = 0; cp <= 0x10ffff; cp++) {
       if (cp >= 0xd800 && cp <= 0xdfff) continue;
       const c = String.fromCodePoint(cp);
-      if (!/[<>&]/.test(c.normalize("NFKD"))) continue;
+      if (!looks.test(c.normalize("NFKD"))) continue;
       if (escapeUntrusted(c) === c) missed.push(cp.toString(16));
     }
     assert.deepEqual(missed, []);
