@@ -64,6 +64,19 @@ export {
   type WriteKind,
 } from "./services.ts";
 export {
+  type BoundedOutput,
+  type Launcher,
+  type LauncherRequest,
+  type MovedPath,
+  type ProcessDoor,
+  type ProcessExit,
+  type ProcessRequest,
+  type ProgramRequest,
+  type RunningProcess,
+  type ShellRequest,
+  type StartedProcess,
+} from "./process_door.ts";
+export {
   ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
   type AttemptId,

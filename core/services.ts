@@ -8,6 +8,7 @@
  */
 import type { Stats } from "node:fs";
 import type { Fence } from "./fence.ts";
+import type { ProcessDoor } from "./process_door.ts";
 
 /** Where a resolved path lies. */
 export interface ResolvedLocation {
@@ -111,6 +112,8 @@ export interface CallPolicy {
   readonly fence: Fence;
   /** The OS sandbox mode for shell commands. */
   readonly sandbox: SandboxSetting;
+  /** The one door every process of a tool goes through. */
+  readonly processes: ProcessDoor;
   /** The real path of `path` for reading, after the workspace and fence checks. */
   resolveForRead(path: string): Promise<string>;
   /** The real path to write for `path`, after the workspace, fence and write-permission checks. */

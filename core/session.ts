@@ -92,6 +92,7 @@ export interface ChildSessionOptions {
  *     writeTarget: refuse,
  *     authorize: refuse,
  *     authorizeCommand: refuse,
+ *     processes: { start: refuse, launcher: refuse },
  *   }),
  * });
  * console.log(session.depth); // 0

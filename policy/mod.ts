@@ -56,15 +56,12 @@ export {
   type BubblewrapStatus,
   bubblewrapStatus,
   knownSandboxState,
-  type QuarantinedPath,
-  sandboxArgv,
-  type SandboxedCommand,
   type SandboxMode,
-  type SandboxOptions,
   type SandboxState,
   sandboxState,
-  sandboxUnavailable,
+  SYSTEM_READ_VIEW,
 } from "./sandbox.ts";
+export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   type AllowlistEntry,
   DEFAULT_COMMAND_ALLOWLIST,

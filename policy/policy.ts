@@ -21,6 +21,8 @@ import type {
 } from "@toolfence/core";
 import { runtimeFence } from "./fence.ts";
 import { type Fence, requireFence } from "@toolfence/core";
+import { PolicyProcessDoor } from "./_process_door.ts";
+import type { ProcessDoor } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import {
   authorizeCommand,
@@ -158,6 +160,8 @@ export class Policy {
   readonly rules: PolicyRules;
   /** The deny globs of the rules, relative to the workspace root: hidden from every tool and the sandbox. */
   readonly hiddenPaths: readonly string[];
+  /** The one door every process of a tool goes through (see `_process_door.ts`). */
+  readonly processes: ProcessDoor;
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
@@ -178,6 +182,18 @@ export class Policy {
     this.#onDecision = options.onDecision;
     this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
+    const sandboxRead = Object.freeze(policySettings(this.rules).sandboxRead);
+    this.processes = new PolicyProcessDoor({
+      workspace: this.workspace,
+      fence: this.fence,
+      sandbox: this.sandbox,
+      hiddenPaths: this.hiddenPaths,
+      protectedPaths: this.protectedPaths,
+      sandboxRead: () => sandboxRead,
+      resolveForRead: (p) => this.resolveForRead(p),
+      authorizeCommand: (command, signal) => this.authorizeCommand(command, signal),
+      confirm: (req, signal) => this.#asker.confirm(req, signal),
+    });
   }
 
   /**

@@ -43,6 +43,13 @@ export interface PolicySettings {
   save: "never" | "project" | "user";
   /** The audit log. */
   audit: { file?: string; maxBytes?: number; redact: string[] };
+  /**
+   * Host folders the OS sandbox shows read-only besides the system folders,
+   * the workspace and the temp dir: every layer's `sandbox.read` and
+   * `paths.roots` (absolute paths only; a root's `write` access is not served
+   * inside the sandbox, where it is read-only too).
+   */
+  sandboxRead: string[];
 }
 
 /**
@@ -106,5 +113,9 @@ export function policySettings(rules: PolicyRules): PolicySettings {
       ...(maxBytes ? { maxBytes } : {}),
       redact: union((layer) => layer.config.audit?.redact),
     },
+    sandboxRead: union((layer) => [
+      ...(layer.config.sandbox?.read ?? []),
+      ...(layer.config.paths?.roots ?? []).map((root) => root.path),
+    ]).filter((p) => path.isAbsolute(p)).map((p) => path.normalize(p)),
   };
 }

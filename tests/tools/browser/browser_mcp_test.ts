@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -298,9 +298,12 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.ok(browserPid, "the chromium process");
     const root = `/proc/${browserPid}/root`;
     assert.equal(existsSync(`${root}/usr/bin`), true);
-    for (const hidden of ["/etc/shadow", "/root", "/home", "/work"]) {
+    for (const hidden of ["/root", "/home", "/work", "/srv", "/opt", "/var", "/mnt", "/media"]) {
       assert.equal(existsSync(`${root}${hidden}`), false, hidden);
     }
+    // The system configuration is there, its credential files masked (an empty, unreadable node).
+    assert.equal(existsSync(`${root}/etc/passwd`), true);
+    assert.equal(statSync(`${root}/etc/shadow`).size, 0, "/etc/shadow is masked");
     // Only the browser's own folder, the workspace and its temp dir (all named toolfence-…) are in its /tmp.
     assert.deepEqual(readdirSync(`${root}/tmp`).filter((name) => !name.startsWith("toolfence-")), []);
     for (const pid of pids) {
