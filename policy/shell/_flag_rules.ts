@@ -39,7 +39,6 @@ function namesFor(names: string, why: string): [string, string][] {
   return names.split(" ").map((name) => [name, why]);
 }
 
-// jq's reader comes after the placeholder of `_flag_rules_data.ts`, which it replaces.
 const FLAG_RULES = new Map([
   ...RUNNER_RULES,
   ...TEXT_RULES,
