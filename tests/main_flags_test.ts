@@ -54,6 +54,7 @@ const CALLS: Call[] = [
   { name: "list_dir", args: { path: "." } },
   { name: "file_info", args: { path: "a.txt" } },
   { name: "read_file", args: { path: "a.txt" } },
+  { name: "request_image", args: { src: "dot.png" } },
   { name: "write_file", args: { path: "new.txt", content: "new\n" } },
   { name: "copy", args: { src: "a.txt", dst: "copy.txt" } },
   { name: "move", args: { src: "new.txt", dst: "moved.txt" } },
@@ -86,10 +87,15 @@ const CALLS: Call[] = [
   { name: "check_types", args: { path: "src/x.ts", timeout_s: 80 } },
 ];
 
+// A 1x1 PNG, for request_image.
+const ONE_PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 async function makeWorkspace(top: string): Promise<string> {
   const workspace = join(top, "W");
   await mkdir(join(workspace, "src"), { recursive: true });
   await writeFile(join(workspace, "a.txt"), "hello\nworld\n");
+  await writeFile(join(workspace, "dot.png"), Buffer.from(ONE_PIXEL_PNG, "base64"));
   await writeFile(join(workspace, "b.txt"), "hello\nthere\n");
   await writeFile(join(workspace, "b-copy.txt"), "to delete\n");
   await writeFile(join(workspace, "src", "x.ts"), "export const x: number = 1;\n");
@@ -171,9 +177,10 @@ async function served(
 
 async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
   await served(groups, adjust, async ({ client, flags, stderr }) => {
-    // Tools that need a model capability (request_image: vision) are for clients that declare it.
-    const names = groups.split(",").flatMap((g) => toolGroup(BUILTIN_GROUPS, g).filter((t) => !t.requires?.length))
-      .map((t) => t.name);
+    // A served session has the vision capability by default (serve --capabilities), so the image tools are listed.
+    const names = groups.split(",").flatMap((g) =>
+      toolGroup(BUILTIN_GROUPS, g).filter((t) => (t.requires ?? []).every((c) => c === "vision"))
+    ).map((t) => t.name);
     const listed = (await client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
     const previous = new Map<string, string>();
@@ -206,8 +213,7 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
     const called = new Set(CALLS.map((c) => c.name));
     // The browser group is served under its printed flags in tests/tools/browser/browser_stdio_test.ts.
     for (const group of known.filter((g) => g !== "browser")) {
-      // request_image needs a vision model, which no MCP client declares to toolfence.
-      for (const t of toolGroup(BUILTIN_GROUPS, group).filter((t) => !t.requires?.length)) {
+      for (const t of toolGroup(BUILTIN_GROUPS, group)) {
         assert.ok(called.has(t.name), `no call for ${t.name}`);
       }
     }
