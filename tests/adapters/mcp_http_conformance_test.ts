@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { exited } from "../_exited.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
@@ -66,7 +67,7 @@ test("the conformance suite passes every scenario that applies", { skip: !IS_DEN
     assert.match(summary, /✓ dns-rebinding-protection/);
   } finally {
     server.kill("SIGTERM");
-    await new Promise((done) => server.once("close", done));
+    await exited(server);
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -15,6 +15,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+import { exited } from "../_exited.ts";
 
 const TOKEN = "lifecycle-token-0123456789abcdef";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -264,9 +265,8 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
       assert.ok((await client.listTools()).tools.length > 10);
       assert.equal((await client.callTool({ name: "temp_dir", arguments: {} })).isError, undefined);
       assert.equal((await readdir(join(dir, "tmp"))).length, 1);
-      const closed = new Promise<[number | null, string | null]>((done) => child.on("close", (c, s) => done([c, s])));
       child.kill("SIGTERM");
-      const [code, signal] = await closed;
+      const { code, signal } = await exited(child);
       // Deno's child_process reports the signal sent even when the child handled it and exited 0.
       assert.ok(code === 0 || (IS_DENO && signal === "SIGTERM"), `${code} ${signal}`);
       // The graceful path ran: the session's temp dir is gone.

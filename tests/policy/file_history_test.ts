@@ -17,6 +17,7 @@ import { ToolBox } from "../../toolbox.ts";
 import { openFence } from "../../policy/fence.ts";
 import { ToolError } from "../../core/errors.ts";
 import { diskState } from "../tools/_file_changes.ts";
+import { exited } from "../_exited.ts";
 
 let root: string;
 let workdir: string;
@@ -279,7 +280,7 @@ describe("a writer racing an undo", () => {
         `require("node:fs").writeFileSync(${JSON.stringify(file)}, "racer ${round}\\n")`,
       ], { stdio: "ignore" });
       const outcome = await session.undoCalls([callId]).then(() => "undone", (e: ToolError) => e.code);
-      await new Promise((resolve) => racer.once("exit", resolve));
+      await exited(racer);
       const content = await fsp.readFile(file, "utf8");
       assert.ok(
         content === `racer ${round}\n` || content === original.toString(),

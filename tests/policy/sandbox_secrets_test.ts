@@ -11,6 +11,7 @@ import process from "node:process";
 import { bubblewrapStatus, sandboxArgv, sandboxState } from "../../policy/sandbox.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 import { runSandboxed as run } from "./_sandbox_run.ts";
+import { exited } from "../_exited.ts";
 
 const status = await bubblewrapStatus();
 const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
@@ -281,7 +282,7 @@ describe("protected paths under a racing swap", { skip }, () => {
       }
     } finally {
       racer.kill("SIGKILL");
-      await new Promise((resolve) => racer.once("exit", resolve));
+      await exited(racer);
       await fsp.rm(outside, { recursive: true, force: true });
     }
   });

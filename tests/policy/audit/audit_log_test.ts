@@ -19,6 +19,7 @@ import { REDACTED, Redactor } from "../../../policy/audit/redact.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { seededRandom } from "../shell/_random.ts";
+import { exited } from "../../_exited.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
@@ -243,7 +244,7 @@ test("a killed server's log is readable up to its last complete line, by toolfen
   const deadline = Date.now() + 60_000;
   while (answered < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   child.kill("SIGKILL");
-  await new Promise((r) => child.on("close", r));
+  await exited(child);
   const text = await readFile(file, "utf8");
   const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
   assert.ok(complete.length >= 40, `only ${complete.length} records`);
