@@ -103,7 +103,7 @@ export interface McpToolServer {
   close(): Promise<void>;
 }
 
-/** The package version reported to clients when none is given. */
+/** The package version reported to clients when none is given: the root deno.json's, written by `scripts/version.ts --set`. */
 export const TOOLFENCE_VERSION = "0.1.0";
 
 const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
