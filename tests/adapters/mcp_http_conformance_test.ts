@@ -37,6 +37,7 @@ test("the conformance suite passes every scenario that applies", { skip: !IS_DEN
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const serverExit = exited(server);
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
@@ -67,7 +68,7 @@ test("the conformance suite passes every scenario that applies", { skip: !IS_DEN
     assert.match(summary, /✓ dns-rebinding-protection/);
   } finally {
     server.kill("SIGTERM");
-    await exited(server);
+    await serverExit;
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -251,6 +251,7 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
+    const childExit = exited(child);
     try {
       const url = await new Promise<URL>((resolve, reject) => {
         let stderr = "";
@@ -266,7 +267,7 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
       assert.equal((await client.callTool({ name: "temp_dir", arguments: {} })).isError, undefined);
       assert.equal((await readdir(join(dir, "tmp"))).length, 1);
       child.kill("SIGTERM");
-      const { code, signal } = await exited(child);
+      const { code, signal } = await childExit;
       // Deno's child_process reports the signal sent even when the child handled it and exited 0.
       assert.ok(code === 0 || (IS_DENO && signal === "SIGTERM"), `${code} ${signal}`);
       // The graceful path ran: the session's temp dir is gone.

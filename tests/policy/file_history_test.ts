@@ -279,8 +279,9 @@ describe("a writer racing an undo", () => {
         ...(typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? ["eval"] : ["-e"]),
         `require("node:fs").writeFileSync(${JSON.stringify(file)}, "racer ${round}\\n")`,
       ], { stdio: "ignore" });
+      const racerExit = exited(racer);
       const outcome = await session.undoCalls([callId]).then(() => "undone", (e: ToolError) => e.code);
-      await exited(racer);
+      await racerExit;
       const content = await fsp.readFile(file, "utf8");
       assert.ok(
         content === `racer ${round}\n` || content === original.toString(),

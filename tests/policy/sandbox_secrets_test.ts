@@ -269,6 +269,7 @@ describe("protected paths under a racing swap", { skip }, () => {
       `while :; do mv ${git} ${git}-real 2>/dev/null; ln -sfn ${outside} ${git}; rm -f ${git}; ` +
       `mv ${git}-real ${git} 2>/dev/null; done`,
     ], { stdio: "ignore" });
+    const racerExit = exited(racer);
     const tries = Number(process.env.TOOLFENCE_RACE_TRIES ?? 60);
     try {
       for (let i = 0; i < tries; i++) {
@@ -282,7 +283,7 @@ describe("protected paths under a racing swap", { skip }, () => {
       }
     } finally {
       racer.kill("SIGKILL");
-      await exited(racer);
+      await racerExit;
       await fsp.rm(outside, { recursive: true, force: true });
     }
   });

@@ -225,6 +225,7 @@ test("a killed server's log is readable up to its last complete line, by toolfen
     "--managed-config",
     join(dir, "none.json"),
   ], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+  const childExit = exited(child);
   const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
   let answered = 0;
   child.stdout.on(
@@ -244,7 +245,7 @@ test("a killed server's log is readable up to its last complete line, by toolfen
   const deadline = Date.now() + 60_000;
   while (answered < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   child.kill("SIGKILL");
-  await exited(child);
+  await childExit;
   const text = await readFile(file, "utf8");
   const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
   assert.ok(complete.length >= 40, `only ${complete.length} records`);
