@@ -28,8 +28,8 @@
  *    type-check each with `tsc --module nodenext --strict` and run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
- * `--node 22,24` runs step 5 once per Node version, side by side, each from
- * the `node` npm package (`npx -y node@22`), and the consumers under the first.
+ * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
+ * package (`npx -y node@22`), and the consumers under the first.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
  * --allow-env, --allow-run=npm,npx,node.
@@ -443,17 +443,10 @@ async function main(args: string[]): Promise<number> {
   }
 
   if (wantTests) {
-    const several = nodeVersions.length > 1;
-    started = step(
-      `Running the test suite under node ${nodeVersions.map((v) => v ?? "(on the PATH)").join(" and ")} --test ` +
-        `against the build${several ? ", side by side" : ""}`,
-    );
-    const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-      .map((e) => path.relative(outDir, e.path)).sort();
-    // Side by side, since much of a test's time is spent waiting on the processes and timers it starts. The live
-    // lines are then marked with their Node version, and each version's counts come once, unmarked, when it ends.
-    const isCount = (line: string) => line.startsWith("# ");
-    const runs = await Promise.all(nodeVersions.map(async (version) => {
+    for (const version of nodeVersions) {
+      started = step(`Running the test suite under node ${version ?? "(on the PATH)"} --test against the build`);
+      const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+        .map((e) => path.relative(outDir, e.path)).sort();
       const [program, prefix] = nodeCommand(version);
       await run(program, [...prefix, "--version"], outDir);
       // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
@@ -468,20 +461,11 @@ async function main(args: string[]): Promise<number> {
           ...testFiles,
         ],
         outDir,
-        (line) => {
-          if (!isHeadline(line) || (several && isCount(line))) return;
-          console.log(several ? `[node ${version}] ${line}` : line);
-        },
+        (line) => isHeadline(line) && console.log(line),
       );
-      return { version, node };
-    }));
-    for (const { version, node } of runs) {
       await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
       const failed = failureDetails(node.stdout);
       if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-      if (several) {
-        for (const line of node.stdout.split("\n").filter((l) => isHeadline(l) && isCount(l))) console.log(line);
-      }
       const counts = tapCounts(node.stdout);
       console.log(
         `   node ${
@@ -490,8 +474,8 @@ async function main(args: string[]): Promise<number> {
           `${skipped(node.stdout).length} tests or suites skipped`,
       );
       if (node.code !== 0) failures++;
+      done(started);
     }
-    done(started);
   }
 
   started = step("npm pack: one tarball per package");
