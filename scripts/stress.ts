@@ -106,7 +106,7 @@ if (import.meta.main) {
   const load = Number(option(own, "--load") ?? process.env.TOOLFENCE_STRESS ?? 2);
   const seconds = Number(option(own, "--seconds") ?? 600);
   const command = own.includes("--racing")
-    ? [process.execPath, "test", "-A", "--no-check", "--parallel", ...RACING_TESTS]
+    ? [process.execPath, "test", "-A", "--no-check", ...RACING_TESTS]
     : dashes >= 0
     ? args.slice(dashes + 1)
     : [];
