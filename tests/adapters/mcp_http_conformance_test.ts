@@ -31,7 +31,10 @@ function run(args: string[], cwd: string, timeoutMs: number): Promise<{ code: nu
   });
 }
 
-test("the conformance suite passes every scenario that applies", { skip: !IS_DENO && "runs under Deno" }, async () => {
+test("the conformance suite passes every scenario that applies", {
+  timeout: 60_000,
+  skip: !IS_DENO && "runs under Deno",
+}, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-conformance-"));
   const server = spawn(process.execPath, ["run", "-A", join(ROOT, "tests/fixtures/conformance_server.ts"), dir], {
     cwd: ROOT,

@@ -52,7 +52,7 @@ describe("tenants' commands under --tenant-root and the OS sandbox", { skip: noS
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  test("alice's bash reads her own files, and nothing of bob's or of the root", async () => {
+  test("alice's bash reads her own files, and nothing of bob's or of the root", { timeout: 120_000 }, async () => {
     const alice = await connect(h.server.url, ALICE);
     try {
       const own = await alice.callTool({ name: "bash", arguments: { command: "echo mine > a.txt; cat a.txt" } });

@@ -44,42 +44,52 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
 
   const post = (body: string) => raw(h.server.url, { body, headers });
 
-  test("an id in flight cannot be used again, as a number or a string, by any method", async () => {
-    const first = post(call(5, "sleep", { seconds: 0.6 }));
-    await new Promise((done) => setTimeout(done, 150));
-    for (
-      const body of [
-        call(5, "datetime"),
-        call("5", "datetime"),
-        JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }),
-      ]
-    ) {
-      const refused = await post(body);
-      assert.equal(refused.status, 400, refused.text);
-      const [reply] = sse(refused);
-      assert.equal(reply.error?.code, -32600);
-      assert.match(reply.error!.message, /still in flight/);
-    }
-    const [answer] = sse(await first);
-    assert.equal(answer.id, 5);
-    assert.ok(answer.result, JSON.stringify(answer));
-    // Once answered, the id is free again.
-    const [again] = sse(await post(call(5, "datetime")));
-    assert.ok(again.result, JSON.stringify(again));
-  });
+  test(
+    "an id in flight cannot be used again, as a number or a string, by any method",
+    { timeout: 60_000 },
+    async () => {
+      const first = post(call(5, "sleep", { seconds: 0.6 }));
+      await new Promise((done) => setTimeout(done, 150));
+      for (
+        const body of [
+          call(5, "datetime"),
+          call("5", "datetime"),
+          JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }),
+        ]
+      ) {
+        const refused = await post(body);
+        assert.equal(refused.status, 400, refused.text);
+        const [reply] = sse(refused);
+        assert.equal(reply.error?.code, -32600);
+        assert.match(reply.error!.message, /still in flight/);
+      }
+      const [answer] = sse(await first);
+      assert.equal(answer.id, 5);
+      assert.ok(answer.result, JSON.stringify(answer));
+      // Once answered, the id is free again.
+      const [again] = sse(await post(call(5, "datetime")));
+      assert.ok(again.result, JSON.stringify(again));
+    },
+  );
 
-  test("racing: 20 calls sharing one id, sent at once, run one at a time; the cap counts calls", async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, () => post(call("same", "sleep", { seconds: 0.3 }))));
-    const ran = answers.filter((a) => a.status === 200 && sse(a).some((r) => r.result !== undefined));
-    assert.equal(ran.length, 1, answers.map((a) => `${a.status} ${a.text.slice(0, 120)}`).join("\n"));
-    assert.ok(answers.filter((a) => a.status === 400).length === 19);
-    // Two distinct calls fill the cap of 2; a third is refused until they answer.
-    const slow = [post(call("a", "sleep", { seconds: 0.5 })), post(call("b", "sleep", { seconds: 0.5 }))];
-    await new Promise((done) => setTimeout(done, 150));
-    assert.equal((await post(call("c", "datetime"))).status, 429);
-    for (const answer of await Promise.all(slow)) assert.ok(sse(answer)[0].result);
-    assert.ok(sse(await post(call("c", "datetime")))[0].result);
-  });
+  test(
+    "racing: 20 calls sharing one id, sent at once, run one at a time; the cap counts calls",
+    { timeout: 60_000 },
+    async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => post(call("same", "sleep", { seconds: 0.3 }))),
+      );
+      const ran = answers.filter((a) => a.status === 200 && sse(a).some((r) => r.result !== undefined));
+      assert.equal(ran.length, 1, answers.map((a) => `${a.status} ${a.text.slice(0, 120)}`).join("\n"));
+      assert.ok(answers.filter((a) => a.status === 400).length === 19);
+      // Two distinct calls fill the cap of 2; a third is refused until they answer.
+      const slow = [post(call("a", "sleep", { seconds: 0.5 })), post(call("b", "sleep", { seconds: 0.5 }))];
+      await new Promise((done) => setTimeout(done, 150));
+      assert.equal((await post(call("c", "datetime"))).status, 429);
+      for (const answer of await Promise.all(slow)) assert.ok(sse(answer)[0].result);
+      assert.ok(sse(await post(call("c", "datetime")))[0].result);
+    },
+  );
 });
 
 describe("over stdio", { timeout: 60_000, skip: !("Deno" in globalThis) && "needs Deno: serves main.ts" }, () => {
@@ -94,7 +104,7 @@ describe("over stdio", { timeout: 60_000, skip: !("Deno" in globalThis) && "need
     await rm(workspace, { recursive: true, force: true });
   });
 
-  test('1 and "1" are one id while the call is in flight', async () => {
+  test('1 and "1" are one id while the call is in flight', { timeout: 60_000 }, async () => {
     await server.write(call(1, "sleep", { seconds: 0.5 }) + "\n");
     await new Promise((done) => setTimeout(done, 150));
     await server.write(call("1", "datetime") + "\n");

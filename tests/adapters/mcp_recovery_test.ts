@@ -95,7 +95,7 @@ after(async () => {
 });
 
 describe("recovery fields and late results over MCP", { timeout: 60_000 }, () => {
-  test("stdio", { skip: notDeno }, async () => {
+  test("stdio", { timeout: 60_000, skip: notDeno }, async () => {
     await rm(join(workspace, "late.txt"), { force: true });
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -112,7 +112,7 @@ describe("recovery fields and late results over MCP", { timeout: 60_000 }, () =>
     }
   });
 
-  test("Streamable HTTP (the late result on the session's GET stream)", async () => {
+  test("Streamable HTTP (the late result on the session's GET stream)", { timeout: 60_000 }, async () => {
     await rm(join(workspace, "late.txt"), { force: true });
     const server = await serveHttp(lateToolBox(workspace), { port: 0, workspace, allowNoAuth: true, sandbox: "off" });
     const client = new Client({ name: "recovery-test", version: "1" });

@@ -76,32 +76,36 @@ async function overStdio(extra: string[], run: (client: Client) => Promise<void>
 }
 
 describe("image tools over MCP", { timeout: 60_000 }, () => {
-  test("stdio: offered by default", { skip: notDeno }, async () => {
+  test("stdio: offered by default", { timeout: 60_000, skip: notDeno }, async () => {
     await overStdio([], (client) => check(client, true));
   });
 
-  test("stdio: --capabilities none leaves them out", { skip: notDeno }, async () => {
+  test("stdio: --capabilities none leaves them out", { timeout: 60_000, skip: notDeno }, async () => {
     await overStdio(["--capabilities", "none"], (client) => check(client, false));
   });
 
   for (const vision of [true, false]) {
-    test(`Streamable HTTP: ${vision ? "offered by default" : "capabilities [] leaves them out"}`, async () => {
-      const box = new ToolBox().withDefaults("fs", "browser");
-      const server = await serveHttp(box, {
-        port: 0,
-        workspace,
-        allowNoAuth: true,
-        sandbox: "off",
-        ...(vision ? {} : { capabilities: [] }),
-      });
-      const client = new Client({ name: "vision-test", version: "1" });
-      try {
-        await client.connect(new StreamableHTTPClientTransport(server.url));
-        await check(client, vision);
-      } finally {
-        await client.close();
-        await server.shutdown();
-      }
-    });
+    test(
+      `Streamable HTTP: ${vision ? "offered by default" : "capabilities [] leaves them out"}`,
+      { timeout: 60_000 },
+      async () => {
+        const box = new ToolBox().withDefaults("fs", "browser");
+        const server = await serveHttp(box, {
+          port: 0,
+          workspace,
+          allowNoAuth: true,
+          sandbox: "off",
+          ...(vision ? {} : { capabilities: [] }),
+        });
+        const client = new Client({ name: "vision-test", version: "1" });
+        try {
+          await client.connect(new StreamableHTTPClientTransport(server.url));
+          await check(client, vision);
+        } finally {
+          await client.close();
+          await server.shutdown();
+        }
+      },
+    );
   }
 });

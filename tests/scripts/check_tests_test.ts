@@ -17,7 +17,7 @@ import {
 const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 describe("the test-timeout check", () => {
-  test("finds each test and it without a timeout, and --fix writes the file's default in", () => {
+  test("finds each test and it without a timeout, and --fix writes the file's default in", { timeout: 60_000 }, () => {
     const source = [
       'import { describe, it, test as check } from "node:test";',
       'check("bare", async () => {});',
@@ -44,23 +44,27 @@ describe("the test-timeout check", () => {
     assert.deepEqual(missingTimeouts("x_test.ts", fixed, 45_000), []);
   });
 
-  test("a describe's own timeout is given to its tests, which Deno would otherwise run unbounded", () => {
-    const source = [
-      'import { describe, test } from "node:test";',
-      'describe("slow", { timeout: 600_000 }, () => {',
-      '  test("a", () => {});',
-      '  describe("inner", () => { test("b", () => {}); });',
-      "});",
-      'test("c", () => {});',
-    ].join("\n");
-    assert.deepEqual(missingTimeouts("y_test.ts", source, 60_000).map((m) => [m.name, m.timeoutMs]), [
-      ['"a"', 600_000],
-      ['"b"', 600_000],
-      ['"c"', 60_000],
-    ]);
-  });
+  test(
+    "a describe's own timeout is given to its tests, which Deno would otherwise run unbounded",
+    { timeout: 60_000 },
+    () => {
+      const source = [
+        'import { describe, test } from "node:test";',
+        'describe("slow", { timeout: 600_000 }, () => {',
+        '  test("a", () => {});',
+        '  describe("inner", () => { test("b", () => {}); });',
+        "});",
+        'test("c", () => {});',
+      ].join("\n");
+      assert.deepEqual(missingTimeouts("y_test.ts", source, 60_000).map((m) => [m.name, m.timeoutMs]), [
+        ['"a"', 600_000],
+        ['"b"', 600_000],
+        ['"c"', 60_000],
+      ]);
+    },
+  );
 
-  test("a test whose options are not an object literal is reported, not rewritten", () => {
+  test("a test whose options are not an object literal is reported, not rewritten", { timeout: 60_000 }, () => {
     const source =
       'import { test } from "node:test";\nconst options = { skip: true };\ntest("t", options, () => {});\n';
     const [missing] = missingTimeouts("z_test.ts", source, 60_000);
@@ -68,12 +72,12 @@ describe("the test-timeout check", () => {
     assert.equal(withTimeouts(source, [missing]), source);
   });
 
-  test("only calls of node:test's own functions count", () => {
+  test("only calls of node:test's own functions count", { timeout: 60_000 }, () => {
     const source = 'import { test } from "./my_runner.ts";\ntest("t", () => {});\n';
     assert.deepEqual(missingTimeouts("w_test.ts", source, 60_000), []);
   });
 
-  test("slow files get their own default", () => {
+  test("slow files get their own default", { timeout: 60_000 }, () => {
     const [slow, value] = Object.entries(SLOW_FILES)[0];
     assert.equal(fileTimeout(slow), value);
     assert.ok(value > DEFAULT_TIMEOUT_MS);

@@ -130,7 +130,7 @@ describe("the sandbox's read view, through every tool that starts a process", {
     assert.ok(!output.includes(MARK), `${probe} read the file planted in ${place.name} (${place.file}): ${output}`);
   }
 
-  test("bash: cat, ls, find and rg neither read nor list the planted files", async () => {
+  test("bash: cat, ls, find and rg neither read nor list the planted files", { timeout: 480_000 }, async () => {
     assert.ok(places.length >= 5, `planted in ${places.length} places`);
     const control = await call("bash", { command: "cat own.txt; rg -uuu OWNCONTENT ." });
     assert.match(control, /OWNCONTENT/, "the workspace's own file is readable");
@@ -154,7 +154,7 @@ describe("the sandbox's read view, through every tool that starts a process", {
     }
   });
 
-  test("jobs: a background job's output, through every job tool, holds none of it", async () => {
+  test("jobs: a background job's output, through every job tool, holds none of it", { timeout: 480_000 }, async () => {
     const start = async (command: string) => {
       const result = await box.call(session, "bash_background", { command });
       return { started: JSON.stringify(result), id: String((result.output as { id?: string }).id) };
@@ -175,7 +175,7 @@ describe("the sandbox's read view, through every tool that starts a process", {
     }
   });
 
-  test("check_types: a file importing the planted module gets nothing of it", async () => {
+  test("check_types: a file importing the planted module gets nothing of it", { timeout: 480_000 }, async () => {
     await fsp.writeFile(path.join(workspace, "control.ts"), `import { mine } from "./own.ts";\nconsole.log(mine);\n`);
     assert.match(await call("check_types", { path: "control.ts" }), /OWNCONTENT/, "a workspace import is read");
     for (const place of places) {
@@ -189,15 +189,19 @@ describe("the sandbox's read view, through every tool that starts a process", {
     }
   });
 
-  test("check_syntax: a script naming the planted file, and the file itself, give nothing of it", async () => {
-    for (const place of places) {
-      await fsp.writeFile(path.join(workspace, "probe.sh"), `source ${place.file}\ncat ${place.file}\n`);
-      assertSealed(await call("check_syntax", { path: "probe.sh" }), place, "check_syntax");
-      assertSealed(await call("check_syntax", { path: place.file }), place, "check_syntax (the path itself)");
-    }
-  });
+  test(
+    "check_syntax: a script naming the planted file, and the file itself, give nothing of it",
+    { timeout: 480_000 },
+    async () => {
+      for (const place of places) {
+        await fsp.writeFile(path.join(workspace, "probe.sh"), `source ${place.file}\ncat ${place.file}\n`);
+        assertSealed(await call("check_syntax", { path: "probe.sh" }), place, "check_syntax");
+        assertSealed(await call("check_syntax", { path: place.file }), place, "check_syntax (the path itself)");
+      }
+    },
+  );
 
-  test("grep: the planted file and its folder are out of reach", async () => {
+  test("grep: the planted file and its folder are out of reach", { timeout: 480_000 }, async () => {
     assert.match(await call("grep", { pattern: "OWNCONTENT", path: "." }), /OWNCONTENT/);
     for (const place of places) {
       assertSealed(await call("grep", { pattern: MARK_PATTERN, path: place.file }), place, "grep");
@@ -206,6 +210,7 @@ describe("the sandbox's read view, through every tool that starts a process", {
   });
 
   test("browser: file: URLs and a page that frames and fetches them get nothing; the browser's root lacks them", {
+    timeout: 480_000,
     skip: noBrowser,
   }, async () => {
     for (const place of places) {
@@ -260,7 +265,7 @@ describe("the policy's hidden paths are masked in every process, checkers' and t
     await fsp.rm(workspace, { recursive: true, force: true });
   });
 
-  test("bash and check_types read nothing of a hidden file", async () => {
+  test("bash and check_types read nothing of a hidden file", { timeout: 120_000 }, async () => {
     const outputs = [
       JSON.stringify(await box.call(session, "bash", { command: "cat secrets/key.ts; ls -A secrets; true" })),
       JSON.stringify(await box.call(session, "check_types", { path: "uses.ts" })),
@@ -268,7 +273,7 @@ describe("the policy's hidden paths are masked in every process, checkers' and t
     for (const out of outputs) assert.ok(!out.includes(MARK), `a hidden file was read: ${out}`);
   });
 
-  test("inside the browser's sandbox the hidden folder is empty", { skip: noBrowser }, async () => {
+  test("inside the browser's sandbox the hidden folder is empty", { timeout: 120_000, skip: noBrowser }, async () => {
     await fsp.writeFile(path.join(workspace, "page.html"), "<p>page</p>");
     await box.call(session, "browser_navigate", { url: `file://${workspace}/page.html` });
     const chromium = descendantsWith(BROWSER_MARKER).find((pid) =>

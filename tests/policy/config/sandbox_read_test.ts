@@ -83,24 +83,28 @@ describe("a folder the policy names is in the read view, read-only", {
   });
   after(async () => await fsp.rm(root, { recursive: true, force: true }));
 
-  test("bash reads the named folder, cannot write it, and does not see the folder beside it", async () => {
-    const rules = PolicyRules.fromLayers([
-      { name: "project", config: { sandbox: { read: [path.join(root, "named")] } } },
-    ], path.join(root, "ws"));
-    const session = new Session({ workspace: path.join(root, "ws"), autoConfirm: true, sandbox: "required", rules });
-    try {
-      const box = new ToolBox().withDefaults("cmd");
-      const result = await box.call(session, "bash", {
-        command: `cat ${root}/named/data.txt; echo x > ${root}/named/new.txt; cat ${root}/beside/data.txt; true`,
-      });
-      const output = result.output as { stdout: string; stderr: string; sandboxed: boolean };
-      assert.equal(output.sandboxed, true);
-      assert.match(output.stdout, /NAMEDDATA/);
-      assert.doesNotMatch(JSON.stringify(result), /BESIDEDATA/);
-      assert.match(output.stderr, /Read-only file system/);
-      await assert.rejects(fsp.stat(path.join(root, "named", "new.txt")));
-    } finally {
-      await session.close();
-    }
-  });
+  test(
+    "bash reads the named folder, cannot write it, and does not see the folder beside it",
+    { timeout: 60_000 },
+    async () => {
+      const rules = PolicyRules.fromLayers([
+        { name: "project", config: { sandbox: { read: [path.join(root, "named")] } } },
+      ], path.join(root, "ws"));
+      const session = new Session({ workspace: path.join(root, "ws"), autoConfirm: true, sandbox: "required", rules });
+      try {
+        const box = new ToolBox().withDefaults("cmd");
+        const result = await box.call(session, "bash", {
+          command: `cat ${root}/named/data.txt; echo x > ${root}/named/new.txt; cat ${root}/beside/data.txt; true`,
+        });
+        const output = result.output as { stdout: string; stderr: string; sandboxed: boolean };
+        assert.equal(output.sandboxed, true);
+        assert.match(output.stdout, /NAMEDDATA/);
+        assert.doesNotMatch(JSON.stringify(result), /BESIDEDATA/);
+        assert.match(output.stderr, /Read-only file system/);
+        await assert.rejects(fsp.stat(path.join(root, "named", "new.txt")));
+      } finally {
+        await session.close();
+      }
+    },
+  );
 });

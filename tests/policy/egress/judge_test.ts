@@ -38,7 +38,7 @@ function judgeWith(rules: EgressRules, names: Record<string, string[]> = {}, ans
 }
 
 describe("destination judge", { timeout: 30_000 }, () => {
-  test("every address class is refused unless an entry names the address", async () => {
+  test("every address class is refused unless an entry names the address", { timeout: 30_000 }, async () => {
     const inside = [
       "127.0.0.1",
       "127.255.0.9",
@@ -75,39 +75,49 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.deepEqual(asking.asked, ["http://169.254.169.254:80 link-local"]);
   });
 
-  test("an allowed name that resolves inside is judged by the address (no rebinding to loopback)", async () => {
-    const names = { "rebind.example.com": ["127.0.0.1"], "meta.example.com": ["8.8.8.8", "169.254.169.254"] };
-    const { outcome } = judgeWith({ allow: ["*.example.com"] }, names);
-    assert.equal(await outcome("https:", "rebind.example.com", "443"), "url_not_allowed");
-    assert.equal(await outcome("https:", "meta.example.com", "443"), "url_not_allowed", "any address inside");
-    const ok = judgeWith({ allow: ["*.example.com"] }, { "pub.example.com": ["93.184.215.14"] });
-    assert.equal(await ok.outcome("https:", "pub.example.com", "443"), "allowed 93.184.215.14");
-    // localhost named on the list covers what it resolves to.
-    const local = judgeWith({ allow: ["localhost:8080"] }, { localhost: ["127.0.0.1"] });
-    assert.equal(await local.outcome("http:", "localhost", "8080"), "allowed 127.0.0.1");
-    assert.equal(await local.outcome("http:", "LocalHost.", "8080"), "allowed 127.0.0.1");
-  });
+  test(
+    "an allowed name that resolves inside is judged by the address (no rebinding to loopback)",
+    { timeout: 30_000 },
+    async () => {
+      const names = { "rebind.example.com": ["127.0.0.1"], "meta.example.com": ["8.8.8.8", "169.254.169.254"] };
+      const { outcome } = judgeWith({ allow: ["*.example.com"] }, names);
+      assert.equal(await outcome("https:", "rebind.example.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "meta.example.com", "443"), "url_not_allowed", "any address inside");
+      const ok = judgeWith({ allow: ["*.example.com"] }, { "pub.example.com": ["93.184.215.14"] });
+      assert.equal(await ok.outcome("https:", "pub.example.com", "443"), "allowed 93.184.215.14");
+      // localhost named on the list covers what it resolves to.
+      const local = judgeWith({ allow: ["localhost:8080"] }, { localhost: ["127.0.0.1"] });
+      assert.equal(await local.outcome("http:", "localhost", "8080"), "allowed 127.0.0.1");
+      assert.equal(await local.outcome("http:", "LocalHost.", "8080"), "allowed 127.0.0.1");
+    },
+  );
 
-  test("wildcards cover subdomains only; case, trailing dots and IDN spellings are one name", async () => {
-    const names = {
-      "a.example.com": ["93.184.215.14"],
-      "example.com": ["93.184.215.14"],
-      "xn--bcher-kva.example": ["93.184.215.15"],
-      "evilexample.com": ["93.184.215.16"],
-    };
-    const { outcome } = judgeWith({ allow: ["*.example.com", "bücher.example"] }, names);
-    assert.equal(await outcome("https:", "a.example.com", "443"), "allowed 93.184.215.14");
-    assert.equal(await outcome("https:", "A.EXAMPLE.COM.", "443"), "allowed 93.184.215.14");
-    assert.equal(await outcome("https:", "example.com", "443"), "url_not_allowed", "the wildcard is subdomains");
-    assert.equal(await outcome("https:", "evilexample.com", "443"), "url_not_allowed");
-    assert.equal(await outcome("https:", "BÜCHER.example", "443"), "allowed 93.184.215.15");
-    assert.equal(await outcome("https:", "xn--bcher-kva.example.", "443"), "allowed 93.184.215.15");
-    assert.equal(await outcome("https:", "a.example.com", "0"), "url_not_allowed", "port 0");
-    assert.equal(await outcome("https:", "a.example.com", "70000"), "url_not_allowed");
-    assert.equal(await outcome("ftp:", "a.example.com", "21"), "url_not_allowed");
-  });
+  test(
+    "wildcards cover subdomains only; case, trailing dots and IDN spellings are one name",
+    { timeout: 30_000 },
+    async () => {
+      const names = {
+        "a.example.com": ["93.184.215.14"],
+        "example.com": ["93.184.215.14"],
+        "xn--bcher-kva.example": ["93.184.215.15"],
+        "evilexample.com": ["93.184.215.16"],
+      };
+      const { outcome } = judgeWith({ allow: ["*.example.com", "bücher.example"] }, names);
+      assert.equal(await outcome("https:", "a.example.com", "443"), "allowed 93.184.215.14");
+      assert.equal(await outcome("https:", "A.EXAMPLE.COM.", "443"), "allowed 93.184.215.14");
+      assert.equal(await outcome("https:", "example.com", "443"), "url_not_allowed", "the wildcard is subdomains");
+      assert.equal(await outcome("https:", "evilexample.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "BÜCHER.example", "443"), "allowed 93.184.215.15");
+      assert.equal(await outcome("https:", "xn--bcher-kva.example.", "443"), "allowed 93.184.215.15");
+      assert.equal(await outcome("https:", "a.example.com", "0"), "url_not_allowed", "port 0");
+      assert.equal(await outcome("https:", "a.example.com", "70000"), "url_not_allowed");
+      assert.equal(await outcome("ftp:", "a.example.com", "21"), "url_not_allowed");
+    },
+  );
 
-  test("numeric spellings of an address are never looked up, and refused unless they are the address", async () => {
+  test("numeric spellings of an address are never looked up, and refused unless they are the address", {
+    timeout: 30_000,
+  }, async () => {
     const { outcome, lookups } = judgeWith({ allow: ["*.example.com"] }, {}, true);
     for (const spelled of ["2130706433", "0x7f.1", "017700000001", "0x7f000001", "127.1", "0177.0.0.1", "1.0x1"]) {
       assert.notEqual((await outcome("https:", spelled, "443")).slice(0, 7), "allowed", spelled);
@@ -121,7 +131,7 @@ describe("destination judge", { timeout: 30_000 }, () => {
     }
   });
 
-  test("IPv6 literals in brackets, any spelling, match their entry", async () => {
+  test("IPv6 literals in brackets, any spelling, match their entry", { timeout: 30_000 }, async () => {
     const { outcome } = judgeWith({ allow: ["[::1]:8080", "[2606:4700::1111]"] });
     assert.equal(await outcome("http:", "[::1]", "8080"), "allowed ::1");
     assert.equal(await outcome("http:", "0:0:0:0:0:0:0:1", "8080"), "allowed 0:0:0:0:0:0:0:1");
@@ -129,49 +139,57 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await outcome("https:", "[2606:4700:0::1111]", "443"), "allowed 2606:4700:0::1111");
   });
 
-  test("a name refused by name, or on no list with nobody to ask, is never looked up", async () => {
-    const { outcome, lookups } = judgeWith({ allow: ["ok.example.com"], deny: ["*.evil.test", "bad.example.com"] }, {
-      "ok.example.com": ["93.184.215.14"],
-    });
-    assert.equal(await outcome("https:", "secret-data.evil.test", "443"), "url_not_allowed");
-    assert.equal(await outcome("https:", "bad.example.com", "443"), "url_not_allowed");
-    assert.equal(await outcome("https:", "c2VjcmV0.unknown.test", "443"), "url_not_allowed");
-    assert.deepEqual(lookups, []);
-    assert.equal(await outcome("https:", "ok.example.com", "443"), "allowed 93.184.215.14");
-    assert.deepEqual(lookups, ["ok.example.com"]);
-    // With someone to ask, the question comes before the lookup, and a "no" looks nothing up.
-    const asking = judgeWith({}, { "x.test": ["93.184.215.14"] }, false);
-    assert.equal(await asking.outcome("https:", "x.test", "443"), "url_not_allowed");
-    assert.deepEqual(asking.lookups, []);
-    assert.deepEqual(asking.asked, ["https://x.test:443"]);
-    // A "yes" about a name that then resolves inside is asked again about the address.
-    const yes = judgeWith({}, { "inside.test": ["10.0.0.1"] }, true);
-    assert.equal(await yes.outcome("https:", "inside.test", "443"), "allowed 10.0.0.1");
-    assert.deepEqual(yes.asked, ["https://inside.test:443", "https://inside.test:443 private"]);
-  });
+  test(
+    "a name refused by name, or on no list with nobody to ask, is never looked up",
+    { timeout: 30_000 },
+    async () => {
+      const { outcome, lookups } = judgeWith({ allow: ["ok.example.com"], deny: ["*.evil.test", "bad.example.com"] }, {
+        "ok.example.com": ["93.184.215.14"],
+      });
+      assert.equal(await outcome("https:", "secret-data.evil.test", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "bad.example.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "c2VjcmV0.unknown.test", "443"), "url_not_allowed");
+      assert.deepEqual(lookups, []);
+      assert.equal(await outcome("https:", "ok.example.com", "443"), "allowed 93.184.215.14");
+      assert.deepEqual(lookups, ["ok.example.com"]);
+      // With someone to ask, the question comes before the lookup, and a "no" looks nothing up.
+      const asking = judgeWith({}, { "x.test": ["93.184.215.14"] }, false);
+      assert.equal(await asking.outcome("https:", "x.test", "443"), "url_not_allowed");
+      assert.deepEqual(asking.lookups, []);
+      assert.deepEqual(asking.asked, ["https://x.test:443"]);
+      // A "yes" about a name that then resolves inside is asked again about the address.
+      const yes = judgeWith({}, { "inside.test": ["10.0.0.1"] }, true);
+      assert.equal(await yes.outcome("https:", "inside.test", "443"), "allowed 10.0.0.1");
+      assert.deepEqual(yes.asked, ["https://inside.test:443", "https://inside.test:443 private"]);
+    },
+  );
 
-  test("a deny entry naming an address refuses every name that resolves to it", async () => {
+  test("a deny entry naming an address refuses every name that resolves to it", { timeout: 30_000 }, async () => {
     const { outcome } = judgeWith({ allow: ["*.example.com"], deny: ["93.184.215.14"] }, {
       "a.example.com": ["93.184.215.14"],
     });
     assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
   });
 
-  test("generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 0, max: 0xffffffff }),
-        fc.constantFrom("dotted", "mapped", "compatible"),
-        async (n, form) => {
-          const dotted = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
-          const host = { dotted, mapped: `::ffff:${dotted}`, compatible: `::${dotted}` }[form];
-          const { outcome } = judgeWith({ allow: ["*.example.com", "*"] }, { "x.example.com": [host] });
-          const result = await outcome("https:", "x.example.com", "443");
-          const publicAddress = classifyAddress(dotted) === "public";
-          assert.equal(result.startsWith("allowed"), publicAddress, `${host}: ${result}`);
-        },
-      ),
-      { numRuns: 500 },
-    );
-  });
+  test(
+    "generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry",
+    { timeout: 30_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 0xffffffff }),
+          fc.constantFrom("dotted", "mapped", "compatible"),
+          async (n, form) => {
+            const dotted = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+            const host = { dotted, mapped: `::ffff:${dotted}`, compatible: `::${dotted}` }[form];
+            const { outcome } = judgeWith({ allow: ["*.example.com", "*"] }, { "x.example.com": [host] });
+            const result = await outcome("https:", "x.example.com", "443");
+            const publicAddress = classifyAddress(dotted) === "public";
+            assert.equal(result.startsWith("allowed"), publicAddress, `${host}: ${result}`);
+          },
+        ),
+        { numRuns: 500 },
+      );
+    },
+  );
 });

@@ -29,7 +29,7 @@ function raw(socketPath: string, text: string, until?: RegExp): Promise<string> 
 }
 
 describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
-  test("refusals come before any connection; the judged address is the one used", async () => {
+  test("refusals come before any connection; the judged address is the one used", { timeout: 30_000 }, async () => {
     const hits: string[] = [];
     const target = http.createServer((req, res) => {
       hits.push(req.url ?? "");
@@ -99,7 +99,7 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
     }
   });
 
-  test("many concurrent tunnels, allowed and refused, each judged on its own", async () => {
+  test("many concurrent tunnels, allowed and refused, each judged on its own", { timeout: 30_000 }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
     const echo = net.createServer((s) => s.pipe(s));
     await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));

@@ -19,7 +19,7 @@ const RUNS = Number(process.env.AWK_PROGRAM_RUNS ?? 300);
 const word = (value: string): BashWord => ({ text: `'${value}'`, value, mayBeOption: value.startsWith("-") });
 
 describe("awk programs", { timeout: 120_000 }, () => {
-  test("everyday programs run; commands, pipes, other files and redirections ask", () => {
+  test("everyday programs run; commands, pipes, other files and redirections ask", { timeout: 120_000 }, () => {
     for (
       const program of [
         "{print $1}",
@@ -58,7 +58,7 @@ describe("awk programs", { timeout: 120_000 }, () => {
     }
   });
 
-  test("operands are input files, except assignments; -f records its file", () => {
+  test("operands are input files, except assignments; -f records its file", { timeout: 120_000 }, () => {
     const files: PathOperand[] = [];
     assert.equal(
       awkCommandProblem(["-F:", "{print $1}", "a.txt", "n=1", "/etc/passwd"].map(word), "awk", files),
@@ -73,7 +73,9 @@ describe("awk programs", { timeout: 120_000 }, () => {
     }
   });
 
-  test(`${RUNS} generated programs: each one read as harmless runs under gawk --sandbox (seed ${SEED})`, (t) => {
+  test(`${RUNS} generated programs: each one read as harmless runs under gawk --sandbox (seed ${SEED})`, {
+    timeout: 120_000,
+  }, (t) => {
     if (spawnSync("gawk", ["--version"]).status !== 0) return t.skip("gawk is not installed");
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "awk-program-"));
     const statement = fc.constantFrom(

@@ -154,7 +154,7 @@ function corpus(): string[] {
 }
 
 describe("paths in command lines", { timeout: 300_000 }, () => {
-  test("every line that reaches outside asks, with the sandbox and without it", async () => {
+  test("every line that reaches outside asks, with the sandbox and without it", { timeout: 300_000 }, async () => {
     const lines = corpus();
     assert.ok(lines.length >= 150, `the corpus has ${lines.length} lines`);
     const allowed: string[] = [];
@@ -167,7 +167,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.deepEqual(allowed, []);
   });
 
-  test("the same lines ask with the workspace taken from the current folder", async () => {
+  test("the same lines ask with the workspace taken from the current folder", { timeout: 300_000 }, async () => {
     const saved = process.cwd();
     process.chdir(workspace);
     try {
@@ -180,7 +180,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
-  test("the reason names the path and the rule", async () => {
+  test("the reason names the path and the rule", { timeout: 300_000 }, async () => {
     const check = await checkCommand("cat ~/.ssh/id_rsa", { sandbox: { available: false }, workspaceRoot: workspace });
     assert.equal(check.verdict, "ask");
     assert.match(check.reasons[0], /`~\/\.ssh\/id_rsa`.*home folder/);
@@ -190,7 +190,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(link.reasons.join(" "), new RegExp(`leads through a link to ${outside}/secret.txt`));
   });
 
-  test("a sample of the lines really reads the planted file under bash", () => {
+  test("a sample of the lines really reads the planted file under bash", { timeout: 300_000 }, () => {
     const sample = [
       "cat ~/secret.txt",
       "cat ${HOME}/secret.txt",
@@ -222,7 +222,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
-  test("paths inside the workspace and harmless devices run", async () => {
+  test("paths inside the workspace and harmless devices run", { timeout: 300_000 }, async () => {
     for (
       const line of [
         "cat f.txt",
@@ -244,7 +244,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
-  test("the session temp dir counts as inside", async () => {
+  test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
       workspaceRoot: workspace,
@@ -253,7 +253,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.equal(check.verdict, "allow", check.reasons.join(" | "));
   });
 
-  test("a path a policy file denies is denied, a read-only one denies writes", async () => {
+  test("a path a policy file denies is denied, a read-only one denies writes", { timeout: 300_000 }, async () => {
     const rules = PolicyRules.fromLayers([{
       name: "project",
       config: { paths: { deny: ["**/.env"], readOnly: ["ro/**"] } },
@@ -279,7 +279,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match((await decide("cat ro/f")).reason, /OS sandbox that hides them/);
   });
 
-  test("what the line was judged to touch travels with the authorization", async () => {
+  test("what the line was judged to touch travels with the authorization", { timeout: 300_000 }, async () => {
     const state = new PolicyState();
     const runs = await authorizeCommand(
       { state, asker: autoHost(), sandbox: "off", workspaceRoot: workspace },

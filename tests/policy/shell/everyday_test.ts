@@ -99,7 +99,7 @@ const TWINS = [
 ];
 
 describe("everyday lines", { timeout: 120_000 }, () => {
-  test("run without asking, with the sandbox and without it", async () => {
+  test("run without asking, with the sandbox and without it", { timeout: 120_000 }, async () => {
     for (const line of EVERYDAY) {
       for (const sandbox of [{ available: true }, { available: false }]) {
         const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
@@ -108,7 +108,7 @@ describe("everyday lines", { timeout: 120_000 }, () => {
     }
   });
 
-  test("that run project code run inside the sandbox, and ask without it", async () => {
+  test("that run project code run inside the sandbox, and ask without it", { timeout: 120_000 }, async () => {
     for (const line of EVERYDAY_PROJECT) {
       const sandboxed = await checkCommand(line, { sandbox: { available: true }, workspaceRoot: workspace });
       assert.equal(sandboxed.verdict, "allow", `${line}: ${sandboxed.reasons.join(" | ")}`);
@@ -117,7 +117,7 @@ describe("everyday lines", { timeout: 120_000 }, () => {
     }
   });
 
-  test("their adversarial twins ask, with the sandbox and without it", async () => {
+  test("their adversarial twins ask, with the sandbox and without it", { timeout: 120_000 }, async () => {
     for (const line of TWINS) {
       for (const sandbox of [{ available: true }, { available: false }]) {
         const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });

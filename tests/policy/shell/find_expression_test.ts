@@ -24,7 +24,7 @@ function manifest(folder: string): string[] {
 }
 
 describe("find expressions as GNU find reads them", { timeout: 120_000 }, () => {
-  test("primaries that run, delete or write ask; the files others read are recorded", () => {
+  test("primaries that run, delete or write ask; the files others read are recorded", { timeout: 120_000 }, () => {
     for (
       const line of [
         ". -exec rm {} ;",
@@ -62,47 +62,51 @@ describe("find expressions as GNU find reads them", { timeout: 120_000 }, () => 
     assert.match(readFindExpression([word("."), word("-name"), glob]).problem ?? "", /several words/);
   });
 
-  test(`${RUNS} generated expressions: every one read as harmless changes nothing (seed ${SEED})`, (t) => {
-    if (spawnSync("find", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU") !== true) {
-      return t.skip("GNU find is not installed");
-    }
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "find-expression-"));
-    const value = fc.constantFrom("a.txt", "-delete", "-exec", "*.txt", ";", "-fprint", "1", "f");
-    const primary = fc.oneof(
-      fc.constantFrom("-print", "-true", "-false", "-prune", "-empty", "!", "-o", "-a", "-not", "-quit", "-ls"),
-      fc.tuple(fc.constantFrom("-name", "-path", "-iname", "-regex", "-printf", "-type", "-lname"), value).map((
-        [name, argument],
-      ) => `${name} ${argument}`),
-      fc.constantFrom("-newer a.txt", "-samefile b.txt", "-newermt 2020-01-01", "-cnewer a.txt"),
-      fc.constantFrom("-delete", "-exec touch made ;", "-execdir touch made {} +", "-fprint out", "-fls out"),
-      fc.constantFrom("-fprintf out %p", "-fprint0 out"),
-    );
-    const expression = fc.array(primary, { minLength: 1, maxLength: 5 }).map((parts) => `. ${parts.join(" ")}`);
-    let harmless = 0;
-    let flagged = 0;
-    try {
-      fc.assert(
-        fc.property(expression, (line) => {
-          const folder = fs.mkdtempSync(path.join(root, "case-"));
-          for (const name of ["a.txt", "b.txt", "f"]) fs.writeFileSync(path.join(folder, name), name);
-          const before = manifest(folder);
-          spawnSync("find", line.split(" "), { cwd: folder, encoding: "utf8", timeout: 5000 });
-          const after = manifest(folder);
-          fs.rmSync(folder, { recursive: true, force: true });
-          const reading = readFindExpression(words(line));
-          if (reading.problem !== undefined) {
-            flagged++;
-            return;
-          }
-          harmless++;
-          assert.deepEqual(after, before, `find ${line} was read as harmless but changed the folder`);
-        }),
-        { seed: SEED, numRuns: RUNS },
+  test(
+    `${RUNS} generated expressions: every one read as harmless changes nothing (seed ${SEED})`,
+    { timeout: 120_000 },
+    (t) => {
+      if (spawnSync("find", ["--version"], { encoding: "utf8" }).stdout?.includes("GNU") !== true) {
+        return t.skip("GNU find is not installed");
+      }
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), "find-expression-"));
+      const value = fc.constantFrom("a.txt", "-delete", "-exec", "*.txt", ";", "-fprint", "1", "f");
+      const primary = fc.oneof(
+        fc.constantFrom("-print", "-true", "-false", "-prune", "-empty", "!", "-o", "-a", "-not", "-quit", "-ls"),
+        fc.tuple(fc.constantFrom("-name", "-path", "-iname", "-regex", "-printf", "-type", "-lname"), value).map((
+          [name, argument],
+        ) => `${name} ${argument}`),
+        fc.constantFrom("-newer a.txt", "-samefile b.txt", "-newermt 2020-01-01", "-cnewer a.txt"),
+        fc.constantFrom("-delete", "-exec touch made ;", "-execdir touch made {} +", "-fprint out", "-fls out"),
+        fc.constantFrom("-fprintf out %p", "-fprint0 out"),
       );
-    } finally {
-      fs.rmSync(root, { recursive: true, force: true });
-    }
-    console.log(`find expressions: ${RUNS} generated, ${harmless} read as harmless, ${flagged} asking`);
-    assert.ok(harmless >= RUNS / 10 && flagged >= RUNS / 10, `${harmless} harmless, ${flagged} asking`);
-  });
+      const expression = fc.array(primary, { minLength: 1, maxLength: 5 }).map((parts) => `. ${parts.join(" ")}`);
+      let harmless = 0;
+      let flagged = 0;
+      try {
+        fc.assert(
+          fc.property(expression, (line) => {
+            const folder = fs.mkdtempSync(path.join(root, "case-"));
+            for (const name of ["a.txt", "b.txt", "f"]) fs.writeFileSync(path.join(folder, name), name);
+            const before = manifest(folder);
+            spawnSync("find", line.split(" "), { cwd: folder, encoding: "utf8", timeout: 5000 });
+            const after = manifest(folder);
+            fs.rmSync(folder, { recursive: true, force: true });
+            const reading = readFindExpression(words(line));
+            if (reading.problem !== undefined) {
+              flagged++;
+              return;
+            }
+            harmless++;
+            assert.deepEqual(after, before, `find ${line} was read as harmless but changed the folder`);
+          }),
+          { seed: SEED, numRuns: RUNS },
+        );
+      } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+      }
+      console.log(`find expressions: ${RUNS} generated, ${harmless} read as harmless, ${flagged} asking`);
+      assert.ok(harmless >= RUNS / 10 && flagged >= RUNS / 10, `${harmless} harmless, ${flagged} asking`);
+    },
+  );
 });

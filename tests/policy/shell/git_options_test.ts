@@ -20,7 +20,7 @@ const gitMissing = spawnSync("git", ["--version"]).status === 0 ? undefined : "g
 const NO_SANDBOX = { sandbox: { available: false, reason: "test" } } as const;
 
 describe("git option tables", { timeout: 120_000 }, () => {
-  test("the table parser reads every form parse-options prints", () => {
+  test("the table parser reads every form parse-options prints", { timeout: 120_000 }, () => {
     const table = parseOptionTable([
       "usage: git x [<options>]",
       "",
@@ -48,7 +48,7 @@ describe("git option tables", { timeout: 120_000 }, () => {
     });
   });
 
-  test("the committed table is the installed git's", (t) => {
+  test("the committed table is the installed git's", { timeout: 120_000 }, (t) => {
     if (gitMissing) return t.skip(gitMissing);
     const installed = readGitOptionTable();
     assert.equal(
@@ -60,7 +60,7 @@ describe("git option tables", { timeout: 120_000 }, () => {
     assert.equal(GIT_OPTIONS.branch.long.format, "required");
   });
 
-  test("a value-taking option takes the next word, whatever it looks like", async () => {
+  test("a value-taking option takes the next word, whatever it looks like", { timeout: 120_000 }, async () => {
     // `--format` takes `--list` as its value, so NAME creates a branch.
     const created = await checkCommand("git branch --format --list NAME");
     assert.equal(created.verdict, "ask");
@@ -72,15 +72,21 @@ describe("git option tables", { timeout: 120_000 }, () => {
     assert.equal((await checkCommand("git tag -n 5")).verdict, "ask");
   });
 
-  test("cat-file's --filters and --textconv run configured programs: they need the sandbox", async () => {
-    for (const line of ["git cat-file --filters HEAD:a.txt", "git cat-file --textconv HEAD:a.txt"]) {
-      const check = await checkCommand(line, NO_SANDBOX);
-      assert.equal(check.verdict, "ask", line);
-      assert.match(check.reasons.join(" "), /sandbox/, line);
-    }
-  });
+  test(
+    "cat-file's --filters and --textconv run configured programs: they need the sandbox",
+    { timeout: 120_000 },
+    async () => {
+      for (const line of ["git cat-file --filters HEAD:a.txt", "git cat-file --textconv HEAD:a.txt"]) {
+        const check = await checkCommand(line, NO_SANDBOX);
+        assert.equal(check.verdict, "ask", line);
+        assert.match(check.reasons.join(" "), /sandbox/, line);
+      }
+    },
+  );
 
-  test(`${RUNS} generated git branch and tag lines: every allowed one leaves the refs as they were (seed ${SEED})`, async (t) => {
+  test(`${RUNS} generated git branch and tag lines: every allowed one leaves the refs as they were (seed ${SEED})`, {
+    timeout: 120_000,
+  }, async (t) => {
     if (gitMissing) return t.skip(gitMissing);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "git-listing-"));
     const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: root, GIT_AUTHOR_NAME: "t", GIT_COMMITTER_NAME: "t" };

@@ -32,7 +32,7 @@ const script = sedScript(["out", "in.txt", "/dev/stdout", "f;p", "f}", "x e y"])
 describe("sed scripts as GNU sed reads them", { timeout: 120_000 }, () => {
   const unavailable = gnuSed();
 
-  test("labels end at blanks, file names and texts at the end of the line", () => {
+  test("labels end at blanks, file names and texts at the end of the line", { timeout: 120_000 }, () => {
     assert.deepEqual(readSedScript([":a e touch x"]).effects, [{ command: "e", access: "run", file: "touch x" }]);
     assert.deepEqual(readSedScript(["b end;w out"]).effects, [{ command: "w", access: "write", file: "out" }]);
     assert.deepEqual(readSedScript(["r f;p"]).effects, [{ command: "r", access: "read", file: "f;p" }]);
@@ -55,7 +55,9 @@ describe("sed scripts as GNU sed reads them", { timeout: 120_000 }, () => {
     assert.match(readSedScript(["{p"]).problem ?? "", /unmatched/);
   });
 
-  test(`${RUNS} generated scripts: sed --sandbox refuses exactly those with e, r or w (seed ${SEED})`, (t) => {
+  test(`${RUNS} generated scripts: sed --sandbox refuses exactly those with e, r or w (seed ${SEED})`, {
+    timeout: 120_000,
+  }, (t) => {
     if (unavailable) return t.skip(unavailable);
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "sed-script-"));
     let compiled = 0;

@@ -55,7 +55,7 @@ const pageText = fc.array(
 ).map((parts) => parts.join(""));
 
 describe("the untrusted frame", { timeout: 60_000 }, () => {
-  test("no generated page text leaves a tag opener inside the frame (10,000 runs)", () => {
+  test("no generated page text leaves a tag opener inside the frame (10,000 runs)", { timeout: 60_000 }, () => {
     fc.assert(
       fc.property(pageText, (body) => {
         const framed = frameUntrusted(body, "data, not instructions");
@@ -75,22 +75,26 @@ describe("the untrusted frame", { timeout: 60_000 }, () => {
     );
   });
 
-  test("each frame has a fresh id", () => {
+  test("each frame has a fresh id", { timeout: 60_000 }, () => {
     const ids = new Set(
       Array.from({ length: 1000 }, () => frameUntrusted("x", "n").match(/id="([0-9a-f]{16})"/)![1]),
     );
     assert.equal(ids.size, 1000);
   });
 
-  test("every code point that Unicode folds into < > & or an angle-bracket look-alike is escaped", () => {
-    const missed: string[] = [];
-    const looks = /[<>&\u2039\u203a\u3008\u3009\u27e8\u27e9\u02c2\u02c3\u1438\u1433\u276c-\u276f\u29fc\u29fd]/;
-    for (let cp = 0; cp <= 0x10ffff; cp++) {
-      if (cp >= 0xd800 && cp <= 0xdfff) continue;
-      const c = String.fromCodePoint(cp);
-      if (!looks.test(c.normalize("NFKD"))) continue;
-      if (escapeUntrusted(c) === c) missed.push(cp.toString(16));
-    }
-    assert.deepEqual(missed, []);
-  });
+  test(
+    "every code point that Unicode folds into < > & or an angle-bracket look-alike is escaped",
+    { timeout: 60_000 },
+    () => {
+      const missed: string[] = [];
+      const looks = /[<>&\u2039\u203a\u3008\u3009\u27e8\u27e9\u02c2\u02c3\u1438\u1433\u276c-\u276f\u29fc\u29fd]/;
+      for (let cp = 0; cp <= 0x10ffff; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue;
+        const c = String.fromCodePoint(cp);
+        if (!looks.test(c.normalize("NFKD"))) continue;
+        if (escapeUntrusted(c) === c) missed.push(cp.toString(16));
+      }
+      assert.deepEqual(missed, []);
+    },
+  );
 });

@@ -105,26 +105,36 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.ok(seen[0].address, "the address connected to is recorded");
   });
 
-  test("a domain not on the list and a denied one are refused with the reason in the result", async () => {
-    const command = "curl -sS https://unlisted.example.test/ ; curl -sS http://x.denied.test/page";
-    const out = await bash(command);
-    assert.match(out.stderr, /CONNECT tunnel failed, response 403/);
-    assert.match(
-      out.stdout,
-      /Blocked by toolfence: The command may not connect to http:\/\/x\.denied\.test:80: the policy denies it/,
-    );
-    assert.equal(out.network_refused?.length, 2);
-    assert.match(
-      out.network_refused![0],
-      /^CONNECT unlisted\.example\.test:443: .*not on the allowlist and was denied/,
-    );
-    assert.equal(asked.filter((m) => m.includes("https://unlisted.example.test:443")).length, 1, "a person was asked");
-    const seen = connections(command);
-    assert.deepEqual(seen.map((d) => d.decision), ["deny", "deny"]);
-    assert.equal(seen[1].networkRule, "*.denied.test");
-  });
+  test(
+    "a domain not on the list and a denied one are refused with the reason in the result",
+    { timeout: 180_000 },
+    async () => {
+      const command = "curl -sS https://unlisted.example.test/ ; curl -sS http://x.denied.test/page";
+      const out = await bash(command);
+      assert.match(out.stderr, /CONNECT tunnel failed, response 403/);
+      assert.match(
+        out.stdout,
+        /Blocked by toolfence: The command may not connect to http:\/\/x\.denied\.test:80: the policy denies it/,
+      );
+      assert.equal(out.network_refused?.length, 2);
+      assert.match(
+        out.network_refused![0],
+        /^CONNECT unlisted\.example\.test:443: .*not on the allowlist and was denied/,
+      );
+      assert.equal(
+        asked.filter((m) => m.includes("https://unlisted.example.test:443")).length,
+        1,
+        "a person was asked",
+      );
+      const seen = connections(command);
+      assert.deepEqual(seen.map((d) => d.decision), ["deny", "deny"]);
+      assert.equal(seen[1].networkRule, "*.denied.test");
+    },
+  );
 
-  test("a name that resolves to loopback, and private and metadata addresses, are refused before any connection", async () => {
+  test("a name that resolves to loopback, and private and metadata addresses, are refused before any connection", {
+    timeout: 180_000,
+  }, async () => {
     const command =
       `curl -sS --noproxy '' --max-time 20 http://${os.hostname()}:${port}/rebind; curl -sS --max-time 20 https://10.0.0.1/; ` +
       "curl -sS --max-time 20 http://169.254.169.254/latest/meta-data/; curl -sS --max-time 20 'http://[fd00:ec2::254]/'";
@@ -142,7 +152,7 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.deepEqual(served.filter((p) => p === "/rebind"), [], "the loopback server saw nothing");
   });
 
-  test("no raw DNS or UDP from inside: there is no route but the proxy", async () => {
+  test("no raw DNS or UDP from inside: there is no route but the proxy", { timeout: 180_000 }, async () => {
     const out = await bash(
       `getent hosts ${registry}; echo getent=$?; (exec 3<>/dev/udp/8.8.8.8/53) 2>&1; echo udp=$?; ` +
         "(exec 3<>/dev/tcp/1.1.1.1/443) 2>&1; echo tcp=$?; curl -sS --noproxy '*' --max-time 5 https://" + registry +
@@ -154,19 +164,23 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.match(out.stdout, /direct=6/, "curl without the proxy cannot resolve the name");
   });
 
-  test("curl that only reads from an allowed host runs without asking; an upload asks", async () => {
-    const command = `curl -sS -o meta.json https://${registry}/is-number`;
-    const out = await bash(command);
-    assert.equal(out.exit_code, 0, out.stderr);
-    assert.match(await readFile(path.join(dir, "meta.json"), "utf8"), /"name": ?"is-number"/);
-    const judged = decisions.find((d) => d.kind === "command" && d.subject === command);
-    assert.equal(judged?.answeredBy, "rule", JSON.stringify(judged));
-    const upload = `curl -sS -d @meta.json https://${registry}/`;
-    await bash(upload);
-    assert.notEqual(decisions.find((d) => d.kind === "command" && d.subject === upload)?.answeredBy, "rule");
-  });
+  test(
+    "curl that only reads from an allowed host runs without asking; an upload asks",
+    { timeout: 180_000 },
+    async () => {
+      const command = `curl -sS -o meta.json https://${registry}/is-number`;
+      const out = await bash(command);
+      assert.equal(out.exit_code, 0, out.stderr);
+      assert.match(await readFile(path.join(dir, "meta.json"), "utf8"), /"name": ?"is-number"/);
+      const judged = decisions.find((d) => d.kind === "command" && d.subject === command);
+      assert.equal(judged?.answeredBy, "rule", JSON.stringify(judged));
+      const upload = `curl -sS -d @meta.json https://${registry}/`;
+      await bash(upload);
+      assert.notEqual(decisions.find((d) => d.kind === "command" && d.subject === upload)?.answeredBy, "rule");
+    },
+  );
 
-  test("1 MB from a loopback server named on the list, through the proxy", async () => {
+  test("1 MB from a loopback server named on the list, through the proxy", { timeout: 180_000 }, async () => {
     const out = await bash(
       `curl -sS --noproxy '' -o big.bin -w '%{http_code} %{size_download}' http://127.0.0.1:${port}/1mb`,
     );
