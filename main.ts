@@ -135,6 +135,10 @@ Options:
                     the managed layer (default /etc/toolfence/config.json)
   --read-only       serve only the tools that neither write nor run
   --audit FILE      write the audit log (JSON lines) to FILE, rotated by size
+  --capabilities LIST
+                    comma-separated model capabilities (default: vision, since MCP
+                    clients take image content; 'none' for a client that drops
+                    images: browser_screenshot and request_image are then not offered)
   --max-message-mib N
                     the largest message read, in MiB (default: 64); a larger one
                     is answered with a JSON-RPC error and the server goes on
@@ -308,10 +312,26 @@ function maxMessageBytes(mib: string | undefined): number | undefined {
   return Math.floor(n * 1024 * 1024);
 }
 
+// `--capabilities LIST` of serve: undefined (the MCP default, vision) when not given; `none` is no capability.
+function capabilitiesOf(list: string | undefined): string[] | undefined {
+  if (list === undefined) return undefined;
+  const names = list.split(",").map((name) => name.trim()).filter(Boolean);
+  if (names.length === 1 && names[0] === "none") return [];
+  const odd = names.find((name) => !/^[a-z][a-z0-9_-]*$/.test(name));
+  if (names.length === 0 || odd !== undefined) {
+    throw new UsageProblem(
+      `--capabilities takes comma-separated names (e.g. vision) or none, not ${JSON.stringify(list)}`,
+      "serve",
+    );
+  }
+  return names;
+}
+
 async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parse("serve", args, {
     ...SESSION,
     "max-message-mib": { type: "string" },
+    capabilities: { type: "string" },
     ...HTTP_SERVE_ARGS,
     scratch: { type: "boolean" },
     "publish-paths": { type: "string" },
@@ -326,6 +346,7 @@ async function serve(args: string[]): Promise<number> {
   // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
   const sandbox = sandboxFor(sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
+  const capabilities = capabilitiesOf(values.capabilities);
   if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
   if (values.http !== undefined) {
     const { runHttpServe, HttpUsageError } = await import("@toolfence/adapters/mcp");
@@ -350,6 +371,7 @@ async function serve(args: string[]): Promise<number> {
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],
         policy: {
+          ...(capabilities ? { capabilities } : {}),
           rules: files.rules,
           elicitationAnswers: files.settings.elicitation,
           ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
@@ -398,6 +420,7 @@ async function serve(args: string[]): Promise<number> {
       autoConfirm: values["auto-confirm"] ?? false,
       sandbox,
       maxMessageBytes: maxBytes,
+      ...(capabilities ? { capabilities } : {}),
       rules: files.rules,
       elicitationAnswers: files.settings.elicitation,
       ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),

@@ -135,6 +135,16 @@ function decisionLines(decided: CommandDecision): string[] {
     for (const reason of check.reasons) lines.push(`  reason: ${reason}`);
     lines.push("commands:");
     for (const found of check.commands) lines.push(`  ${found.ok ? "ok " : "ask"}  ${found.text}  (${found.reason})`);
+    // Every path the line was judged to touch, and the rule behind each that asks or denies.
+    if (check.paths.length > 0) lines.push("paths:");
+    for (const found of check.paths) {
+      const where = found.real ?? found.path;
+      lines.push(
+        `  ${found.decision.padEnd(5)}  ${found.access} ${JSON.stringify(found.written)}${
+          where !== undefined && where !== found.written ? ` (${where})` : ""
+        } from ${found.origin}${found.reason ? `: ${found.reason}` : ""}`,
+      );
+    }
   }
   if (decided.assessment) {
     lines.push(`risk: ${decided.assessment.decision} (${decided.assessment.kind}): ${decided.assessment.reason}`);

@@ -5,7 +5,8 @@
  */
 
 /**
- * The package version; a test keeps it equal to the root deno.json's.
+ * The package version: a copy of the root deno.json's, written there by
+ * `scripts/version.ts --set` and checked by its test.
  *
  * @example
  * ```ts

@@ -28,6 +28,8 @@ export class CallContext<T> implements ToolContext<T> {
     private readonly changes: FileChange[],
   ) {
     this.#signal = signal;
+    // Read-only at run time, not only in the types (as xun's context): a tool cannot repoint its session or value.
+    Object.freeze(this);
   }
 
   #signal: AbortSignal | undefined;

@@ -6,7 +6,7 @@
  */
 
 import { ToolError } from "./errors.ts";
-import type { ArtifactRef, ToolResultInit } from "./result.ts";
+import type { ArtifactRef, ToolResult, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
@@ -53,6 +53,37 @@ export interface OutputSink<R> {
   readonly metadata: Record<string, unknown>;
   /** What the tool said of its effects. */
   claimedEffect: ToolResultInit["effectState"];
+  /** The qitos fields a returned result carried to the call's result. */
+  carried: Carried | undefined;
+}
+
+/** The fields of a returned result that the call's result keeps as the tool gave them. */
+export type Carried = Pick<ToolResultInit, "modelOutput" | "nextAction" | "effectRef">;
+
+// A returned result's modelOutput, nextAction and effectRef, when well-formed: a modelOutput reaches the model in
+// place of the output, so it is kept only when it is JSON whose text fits the cap.
+function carriedOf(result: ToolResult | undefined, cap: number): Carried | undefined {
+  if (result === undefined) return undefined;
+  const carried: Carried = {};
+  const { modelOutput, nextAction, effectRef } = result as Partial<ToolResult>;
+  if (modelOutput !== undefined && modelOutput !== null) {
+    let text: string | undefined;
+    try {
+      text = typeof modelOutput === "string" ? modelOutput : JSON.stringify(modelOutput);
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined && text.length <= cap) carried.modelOutput = JSON.parse(JSON.stringify(modelOutput));
+  }
+  if (typeof nextAction === "object" && nextAction !== null && !Array.isArray(nextAction)) {
+    try {
+      carried.nextAction = JSON.parse(JSON.stringify(nextAction));
+    } catch {
+      // not JSON: left out
+    }
+  }
+  if (typeof effectRef === "string") carried.effectRef = effectRef;
+  return Object.keys(carried).length > 0 ? carried : undefined;
 }
 
 /**
@@ -69,6 +100,7 @@ export function finishOutput<R>(
   schema?: OutputSchema,
 ): R | Promise<R> {
   const returned = readReturned(value);
+  call.carried = carriedOf(returned?.result, cap);
   if (returned === undefined) return finishValue(call, value, cap, undefined, undefined, schema);
   const { metadata } = returned.kind === "output" ? returned : returned.failure;
   // A returned outcome may carry data the tool did not make (a page, a remote server): it adds to the

@@ -25,6 +25,7 @@ import type { CallOptions, ExecutionEnvironment } from "./executor.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import type { FileChange } from "./effects.ts";
 import { CallContext } from "./_call_context.ts";
+import type { Carried } from "./_call_output.ts";
 import { reasonText } from "./_call_attempts.ts";
 
 /** The toolbox's hooks then the session's, without a copy when one side has none. */
@@ -115,6 +116,8 @@ export class CallRun<T> {
   authorization: Provenance["authorization"] = "none_needed";
   /** What the tool said of its effects when it returned a failure. */
   claimedEffect: ToolResultInit["effectState"];
+  /** The qitos fields a returned result carried (see `finishOutput`). */
+  carried: Carried | undefined;
   readonly ownerGeneration: number;
   #attemptCallId: string | undefined;
 
@@ -180,6 +183,7 @@ export class CallRun<T> {
       init.provenance = this.#provenance(tool);
       if (this.validArgs) init.normalizedRequest = this.validArgs;
       if (this.claimedEffect !== undefined && init.effectState === undefined) init.effectState = this.claimedEffect;
+      if (this.carried) Object.assign(init, this.carried);
     }
     return init as ToolResultInit;
   }

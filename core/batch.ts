@@ -48,6 +48,9 @@ export function planSegments(
   return segments;
 }
 
+// As qitos's ActionExecutionPolicy: one call after another unless parallel is asked for.
+const BATCH_MODE = "serial";
+
 /**
  * Runs a batch: in parallel mode consecutive concurrency-safe calls share a
  * segment (at most `maxConcurrency` at once) and any other call runs alone as a
@@ -62,7 +65,7 @@ export function executeBatch<T>(
   options: BatchOptions<T> = {},
 ): Promise<BatchResult> {
   // An OpenTelemetry span around the batch, the calls' spans inside it (a no-op without an SDK).
-  return tracedBatch(calls.length, options.mode ?? "parallel", () => executeBatchSteps(env, session, calls, options));
+  return tracedBatch(calls.length, options.mode ?? BATCH_MODE, () => executeBatchSteps(env, session, calls, options));
 }
 
 async function executeBatchSteps<T>(
@@ -71,7 +74,7 @@ async function executeBatchSteps<T>(
   calls: readonly BatchCall[],
   options: BatchOptions<T>,
 ): Promise<BatchResult> {
-  const mode = options.mode ?? "parallel";
+  const mode = options.mode ?? BATCH_MODE;
   const maxConcurrency = Math.max(1, options.maxConcurrency ?? 4);
   const batch = new AbortController();
   const forwardAbort = () => batch.abort(options.signal!.reason);

@@ -553,7 +553,8 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       recoverable: true,
     },
     url_not_allowed: {
-      meaning: "The browser policy does not allow the destination, or the person declined it.",
+      meaning:
+        "The network policy (network.allow, network.deny, the address classes) does not allow the destination, or the person declined it.",
       kind: "policy",
       status: "skipped",
       recoverable: false,

@@ -90,7 +90,11 @@ export interface BatchCall {
 
 /** Options of a batch. */
 export interface BatchOptions<T = unknown> {
-  /** `parallel` runs consecutive concurrency-safe calls together; `serial` one by one. Default `parallel`. */
+  /**
+   * `serial` runs the calls one by one; `parallel` runs consecutive
+   * concurrency-safe calls together. Default `serial`, as qitos's
+   * `ActionExecutionPolicy`: parallel is asked for.
+   */
   mode?: "serial" | "parallel";
   /** Most calls running at once. Default 4. */
   maxConcurrency?: number;
@@ -200,7 +204,7 @@ async function executeCallSteps<T>(
   // 4-5. Attempts, each with its own context, until one ends the call.
   const args = run.validArgs;
   const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
-  const maxAttempts = Math.max(1, tool.retry?.maxAttempts ?? 1);
+  const maxAttempts = attemptsAllowed(tool.retry);
   for (;;) {
     const attemptNumber = ++run.attempts;
     let attempt: AttemptOutcome | undefined;
@@ -341,4 +345,11 @@ function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedSt
     }
     run.session.lateResults.record(run.late(init, attempt, reportedStatus));
   });
+}
+
+// The total attempts a retry policy allows: `maxAttempts`, or `maxRetries` after the first; the smaller when both.
+function attemptsAllowed(retry: AnyTool["retry"]): number {
+  const byRetries = retry?.maxRetries === undefined ? Infinity : retry.maxRetries + 1;
+  const total = Math.min(retry?.maxAttempts ?? Infinity, byRetries);
+  return Math.max(1, Number.isFinite(total) ? Math.floor(total) : 1);
 }

@@ -149,6 +149,14 @@ export function isFluxResult(value: unknown): value is FluxResult {
   return r.metadata === undefined || (typeof r.metadata === "object" && r.metadata !== null);
 }
 
+// A result a tool returns: a ToolResult, or one without `toolName` (the pipeline names the tool); so that a failed
+// result without a name ends the call as that failure, not as a success whose output is the whole result.
+function isReturnedResult(value: object): value is ToolResult {
+  if (isToolResult(value)) return true;
+  const r = value as Partial<ToolResult>;
+  return typeof r.schemaVersion === "number" && r.toolName === undefined && isToolResult({ ...r, toolName: "" });
+}
+
 /** How a tool's returned value ends the call. */
 export type Returned =
   | { kind: "output"; output: unknown; metadata?: Record<string, unknown>; result?: ToolResult }
@@ -170,11 +178,11 @@ export type Returned =
 export function readReturned(value: unknown): Returned | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   if (value instanceof ToolFailure) return { kind: "failure", failure: value };
-  if (isToolResult(value)) {
+  if (isReturnedResult(value)) {
     if (value.status === "success") {
       return { kind: "output", output: value.output, metadata: value.metadata, result: value };
     }
-    const failure = new ToolFailure(value.error ?? `${value.toolName} failed`, {
+    const failure = new ToolFailure(value.error ?? `${value.toolName || "The tool"} failed`, {
       code: value.errorCode,
       status: value.status,
       kind: value.errorKind,

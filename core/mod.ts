@@ -65,6 +65,19 @@ export {
 } from "./services.ts";
 export type { CopiedCounts, FileDoor, FileSnapshot } from "./file_door.ts";
 export {
+  type BoundedOutput,
+  type Launcher,
+  type LauncherRequest,
+  type MovedPath,
+  type ProcessDoor,
+  type ProcessExit,
+  type ProcessRequest,
+  type ProgramRequest,
+  type RunningProcess,
+  type ShellRequest,
+  type StartedProcess,
+} from "./process_door.ts";
+export {
   ARTIFACT_REF_SCHEMA_VERSION,
   type ArtifactRef,
   type AttemptId,
@@ -92,6 +105,7 @@ export {
   ToolFailure,
 } from "./failure.ts";
 export { type LateResult, LateResults } from "./late_results.ts";
+export { type FluxTool, fromFluxTool, isFluxTool } from "./flux_tool.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState, sameFileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
@@ -170,5 +184,12 @@ export {
 export { executeBatch, planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
-export { type ListOptions, SUBAGENT_TOOL_NAMES, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export {
+  FLUX_ALIASES,
+  type ListOptions,
+  SUBAGENT_TOOL_NAMES,
+  TOOL_OVERRIDE_INFO_ENV,
+  ToolBox,
+  type ToolBoxOptions,
+} from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

@@ -99,6 +99,26 @@ export interface ToolResult {
    * may have done anything). This replaces version 1's `outcomeUnknown`.
    */
   reconciliationRequired: boolean;
+  /**
+   * qitos's `outcome_unknown` (and version 1's `outcomeUnknown`), kept for
+   * compatibility: exactly when `effectState` is `unknown`. Read
+   * `reconciliationRequired` to know whether to look before going on.
+   */
+  outcomeUnknown: boolean;
+  /** Whether the call ran to its end (qitos's `complete`): false when it timed out or was cancelled, its output partial. */
+  complete: boolean;
+  /** Flux's `success`, kept for compatibility: exactly when `status` is `success`. */
+  success: boolean;
+  /**
+   * What the model reads instead of `output`, when the tool returned one
+   * (qitos's `model_output`, e.g. a summary of a large structured output);
+   * kept only when its text fits the output cap.
+   */
+  modelOutput?: unknown;
+  /** A next action the tool proposes to the runner (qitos's `next_action`); never sent to the model. */
+  nextAction?: Record<string, unknown>;
+  /** Where the call's effect is recorded outside the result (qitos's `effect_ref`, e.g. a transaction id). */
+  effectRef?: string;
   /** Which attempt of which call this is, and the session generation that owned it. */
   attemptId?: AttemptId;
   /** Why the call was, or was not, run again. */
@@ -166,10 +186,11 @@ export interface Provenance {
   authorization: "none_needed" | "user" | "auto" | "hook";
 }
 
-/** The fields of a {@linkcode ToolResult} that {@linkcode makeResult} does not default. */
-export type ToolResultInit =
-  & Pick<ToolResult, "status" | "toolName">
-  & Partial<Omit<ToolResult, "status" | "toolName" | "schemaVersion">>;
+/**
+ * What {@linkcode makeResult} builds a {@linkcode ToolResult} from: any of its
+ * fields; the rest take the seed's defaults (`status` success, one attempt).
+ */
+export type ToolResultInit = Partial<Omit<ToolResult, "schemaVersion" | "outcomeUnknown" | "complete" | "success">>;
 
 const EFFECT_STATES: readonly EffectState[] = ["no_effect_declared", "none", "applied", "not_applied", "unknown"];
 
@@ -236,6 +257,15 @@ function assertInvariants(r: ToolResult): void {
       "reconciliationRequired exactly when effectState is unknown, or no effects are declared and the call was stopped mid-run",
     );
   }
+  if (r.outcomeUnknown !== (r.effectState === "unknown")) {
+    throw new ToolResultContractError("outcomeUnknown exactly when effectState is unknown");
+  }
+  if (r.success !== (r.status === "success")) {
+    throw new ToolResultContractError("success exactly when status is success");
+  }
+  if (r.complete !== (r.status !== "timed_out" && r.status !== "cancelled")) {
+    throw new ToolResultContractError("complete unless the call timed out or was cancelled");
+  }
   if (r.declaredEffects === null && r.effectState !== "no_effect_declared") {
     throw new ToolResultContractError("effectState is no_effect_declared when no effects are declared");
   }
@@ -248,22 +278,25 @@ function assertInvariants(r: ToolResult): void {
  * Builds a {@linkcode ToolResult}, filling defaults and checking its invariants:
  * success has no error fields; any other status has `errorKind` and `errorCode`;
  * `skipped` is a policy outcome; `timed_out` and `cancelled` are execution
- * outcomes; `workerStillRunning` only with `timed_out` or `cancelled`.
+ * outcomes; `workerStillRunning` only with `timed_out` or `cancelled`. As in
+ * qitos's `ToolResult(output=...)`, `status` defaults to `success` and
+ * `attempts` to 1; `toolName` to `""` (the pipeline names the tool of a
+ * result a tool returns).
  *
  * @example
  * ```ts
  * import { makeResult } from "@toolfence/core";
- * const result = makeResult({ status: "success", toolName: "add", output: 3 });
- * console.log(result.attempts); // 0 unless given
+ * const result = makeResult({ output: 3 });
+ * console.log(result.status, result.attempts); // success 1
  * ```
  */
 export function makeResult(init: ToolResultInit): ToolResult {
   const result: ToolResult = {
     schemaVersion: RESULT_SCHEMA_VERSION,
-    status: init.status,
+    status: init.status ?? "success",
     output: init.output ?? null,
-    toolName: init.toolName,
-    attempts: init.attempts ?? 0,
+    toolName: init.toolName ?? "",
+    attempts: init.attempts ?? 1,
     latencyMs: init.latencyMs ?? 0,
     truncated: init.truncated ?? false,
     artifacts: init.artifacts ?? [],
@@ -272,6 +305,9 @@ export function makeResult(init: ToolResultInit): ToolResult {
     declaredEffects: init.declaredEffects ?? null,
     effectState: "no_effect_declared",
     reconciliationRequired: false,
+    outcomeUnknown: false,
+    complete: true,
+    success: true,
     retryDisposition: init.retryDisposition ?? "not_needed",
   };
   // Named stores, not a loop over key names: a keyed store per field is megamorphic and was a tenth of a call.
@@ -289,8 +325,14 @@ export function makeResult(init: ToolResultInit): ToolResult {
   if (init.normalizedRequest !== undefined) result.normalizedRequest = init.normalizedRequest;
   if (init.provenance !== undefined) result.provenance = init.provenance;
   if (init.batchClosure !== undefined) result.batchClosure = init.batchClosure;
+  if (init.modelOutput !== undefined) result.modelOutput = init.modelOutput;
+  if (init.nextAction !== undefined) result.nextAction = init.nextAction;
+  if (init.effectRef !== undefined) result.effectRef = init.effectRef;
   result.effectState = effectStateOf(init);
   result.reconciliationRequired = reconciliationRequired(result);
+  result.outcomeUnknown = result.effectState === "unknown";
+  result.complete = result.status !== "timed_out" && result.status !== "cancelled";
+  result.success = result.status === "success";
   assertInvariants(result);
   return result;
 }
@@ -353,7 +395,8 @@ export function effectStateOf(
 /**
  * The text a model reads for a result: the output as is when it is a string,
  * else its JSON; for failures, the status, code and message with the recovery
- * hint. `metadata` and `details` never appear.
+ * hint; a success that carries `modelOutput` reads that instead of its
+ * output. `metadata` and `details` never appear.
  *
  * @example
  * ```ts
@@ -363,6 +406,9 @@ export function effectStateOf(
  * ```
  */
 export function toModelText(result: ToolResult): string {
+  if (result.status === "success" && result.modelOutput !== undefined) {
+    return typeof result.modelOutput === "string" ? result.modelOutput : JSON.stringify(result.modelOutput);
+  }
   if (result.status === "success") {
     if (typeof result.output === "string") return result.output;
     if (result.output === null || result.output === undefined) return "";

@@ -9,6 +9,7 @@
 import type { Stats } from "node:fs";
 import type { Fence } from "./fence.ts";
 import type { FileDoor } from "./file_door.ts";
+import type { ProcessDoor } from "./process_door.ts";
 
 /** Where a resolved path lies. */
 export interface ResolvedLocation {
@@ -120,6 +121,8 @@ export interface CallPolicy {
    * folder, write, move, copy, remove) passes through it.
    */
   readonly files: FileDoor;
+  /** The one door every process of a tool goes through. */
+  readonly processes: ProcessDoor;
   /**
    * The real path of `path` for reading, after the workspace, path-rule and
    * fence checks (`files.resolve(path).path`): for the tools that hand a

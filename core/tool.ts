@@ -52,8 +52,13 @@ export interface ToolNeeds {
 
 /** When and how a tool that threw is run again. */
 export interface RetryPolicy {
-  /** Total attempts including the first; at least 1. */
-  maxAttempts: number;
+  /** Total attempts including the first; at least 1. Default `maxRetries + 1`. */
+  maxAttempts?: number;
+  /**
+   * Runs after the first (qitos's `max_retries`): `maxRetries: 2` is
+   * `maxAttempts: 3`. When both are given, the total is the smaller.
+   */
+  maxRetries?: number;
   /** Delay before the second attempt; doubled each time. Default 100. */
   backoffMs?: number;
   /** Upper bound of the delay. Default 5000. */

@@ -5,6 +5,7 @@
  * @module
  */
 
+import process from "node:process";
 import { ToolNameConflictError, UsageError } from "./errors.ts";
 import {
   type AnyTool,
@@ -35,11 +36,19 @@ import { executeBatch } from "./batch.ts";
 import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
 import { type Dialect, dialectByName, type Dialects, jsonSchemaDialect } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
+import { fromFluxTool, isFluxTool } from "./flux_tool.ts";
 import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
+
+/** Flux's built-in tools and the tools of ours they answer as, after `withDefaults()`: alias to tool name. */
+export const FLUX_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  shell: "bash",
+  file_read: "read_file",
+  file_write: "write_file",
+});
 
 /** Options of a {@linkcode ToolBox}. */
 export interface ToolBoxOptions {
@@ -132,7 +141,9 @@ export class ToolBox {
   /**
    * Adds tools, given one by one or in arrays. A second tool with a taken
    * name throws {@linkcode ToolNameConflictError} unless one of the two has
-   * `override`. `register(tool, name, meta?)` (qitos's form) registers the
+   * `override`; the one with `override` is kept, whichever came first (a
+   * later `withDefaults()` does not replace an override; of two overrides,
+   * the later). `register(tool, name, meta?)` (qitos's form) registers the
    * tool under another name, with metadata overridden by `meta`; the tool
    * itself is unchanged.
    */
@@ -157,7 +168,9 @@ export class ToolBox {
     return this;
   }
 
-  #add(t: unknown): void {
+  #add(given: unknown): void {
+    // A Flux class (name, description, parameters, execute(ctx, args)) registers as it is.
+    const t = isFluxTool(given) ? fromFluxTool(given) : given;
     if (!isTool(t)) {
       throw new TypeError(
         `Not a tool: ${
@@ -168,6 +181,12 @@ export class ToolBox {
     if (t.effects !== undefined) assertEffects(t.name, t.effects);
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
+    // An override wins whichever came first: a built-in group registered after it does not replace it.
+    if (existing?.override && !t.override) {
+      tellOverride(`kept the override of "${t.name}" over a later tool of that name`);
+      return;
+    }
+    if (existing) tellOverride(`"${t.name}" was replaced by ${t.override ? "an override" : "a later tool"}`);
     // A registered name wins over an alias of the same name.
     this.#aliases.delete(t.name);
     this.#tools.set(t.name, t);
@@ -248,11 +267,18 @@ export class ToolBox {
 
   /**
    * Registers groups by name (`fs`, `search`, ...) from the toolbox's `groups`
-   * option; no argument registers all of them.
+   * option; no argument registers all of them. Flux's `shell`, `file_read`
+   * and `file_write` then answer as aliases of `bash`, `read_file` and
+   * `write_file` ({@linkcode FLUX_ALIASES}), where those are registered and
+   * the names are free.
    */
   withDefaults(...groups: string[]): this {
     const known = this.#options.groups ?? {};
     for (const group of groups.length ? groups : Object.keys(known)) this.register(...toolGroup(known, group));
+    // Flux's built-in tools answer as aliases of ours, where ours are here and the names are free.
+    for (const [alias, target] of Object.entries(FLUX_ALIASES)) {
+      if (this.#tools.has(target) && !this.#tools.has(alias) && !this.#aliases.has(alias)) this.alias(alias, target);
+    }
     return this;
   }
 
@@ -395,6 +421,21 @@ export class ToolBox {
   }
 }
 
+/** The environment switch that prints which tools were overridden (xun's). */
+export const TOOL_OVERRIDE_INFO_ENV = "_XUN_INFO_TOOL_OVERRIDE";
+
+// With the switch set (not empty, not 0), one line on stderr per override decided; a process that may not read the
+// variable does not print.
+function tellOverride(line: string): void {
+  let flag: string | undefined;
+  try {
+    flag = process.env[TOOL_OVERRIDE_INFO_ENV];
+  } catch {
+    return;
+  }
+  if (flag && flag !== "0") process.stderr.write(`toolfence: tool override: ${line}\n`);
+}
+
 function assertSession(session: unknown): asserts session is SessionBase {
   if (!(session instanceof SessionBase)) {
     throw new UsageError("ToolBox calls need a Session as their first argument: new Session({ workspace })");
@@ -402,7 +443,8 @@ function assertSession(session: unknown): asserts session is SessionBase {
 }
 
 /** The tool `tool` under `name`, with `meta` over its metadata; the original is untouched. */
-function renamed(tool: unknown, name: string, meta: unknown): AnyTool {
+function renamed(given: unknown, name: string, meta: unknown): AnyTool {
+  const tool = isFluxTool(given) ? fromFluxTool(given) : given;
   if (!isTool(tool)) throw new TypeError(`Not a tool: ${JSON.stringify((tool as { name?: unknown })?.name ?? tool)}`);
   assertToolName(name);
   if (meta !== undefined && (typeof meta !== "object" || meta === null || Array.isArray(meta))) {

@@ -100,6 +100,31 @@ type Line =
   | { checkpoint: Checkpoint }
   | { undone: number[] };
 
+// Where `dir` will be once made: the real path of its deepest existing folder and the names still missing under it;
+// `missing` lists the folders mkdir will make, deepest first.
+function plannedFolder(dir: string): { real: string; missing: string[] } {
+  const missing: string[] = [];
+  let existing = path.resolve(dir);
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
+    missing.push(existing);
+    existing = path.dirname(existing);
+  }
+  return { real: path.join(fs.realpathSync(existing), path.relative(existing, path.resolve(dir))), missing };
+}
+
+function refuseInside(dir: string, roots: readonly string[]): void {
+  for (const root of roots) {
+    if (isWithin(dir, root)) {
+      throw new ToolError(`The history folder ${dir} lies inside ${root}, where the agent could change it`, {
+        code: "invalid_path",
+        kind: "semantic",
+        recoveryHint: "Keep the history outside the workspace and the session temp dir.",
+        details: { dir, root },
+      });
+    }
+  }
+}
+
 /**
  * The file history of a workspace: what the calls of a session (and its
  * sub-agents) changed, with before-images, checkpoints, restore and undo.
@@ -145,17 +170,23 @@ export class FileHistory {
       this.#images = new MemoryArtifactStore();
       return;
     }
+    // Judged before anything is made, so that a refused folder leaves nothing behind; and again once made (a
+    // folder on the way may have been swapped for a link meanwhile), taking back the folders made here.
+    const { real, missing } = plannedFolder(options.dir);
+    refuseInside(real, [workdir, ...roots()]);
     fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     const dir = fs.realpathSync(options.dir);
-    for (const root of [workdir, ...roots()]) {
-      if (isWithin(dir, root)) {
-        throw new ToolError(`The history folder ${dir} lies inside ${root}, where the agent could change it`, {
-          code: "invalid_path",
-          kind: "semantic",
-          recoveryHint: "Keep the history outside the workspace and the session temp dir.",
-          details: { dir, root },
-        });
+    try {
+      refuseInside(dir, [workdir, ...roots()]);
+    } catch (error) {
+      for (const made of missing) {
+        try {
+          fs.rmdirSync(made);
+        } catch {
+          // not empty, or not ours: left as it is
+        }
       }
+      throw error;
     }
     this.#dir = dir;
     this.#journal = path.join(dir, "journal.jsonl");

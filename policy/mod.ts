@@ -20,21 +20,48 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { PolicyFileDoor } from "./file_door.ts";
-export { Policy, type PolicyAsker, type PolicyOptions, type WriteAction, type WriteChoice } from "./policy.ts";
+export {
+  type CommandNetwork,
+  Policy,
+  type PolicyAsker,
+  type PolicyOptions,
+  type WriteAction,
+  type WriteChoice,
+} from "./policy.ts";
+export { type AddressClass, classifyAddress } from "./egress/addresses.ts";
+export {
+  allowedByName,
+  type AskDestination,
+  defaultPort,
+  type Destination,
+  type DestinationAnswer,
+  DestinationJudge,
+  type DestinationJudgeOptions,
+  type DestinationQuestion,
+  type EgressRules,
+} from "./egress/judge.ts";
+export {
+  BLOCKED_HEADER,
+  type EgressConnection,
+  type EgressListen,
+  type EgressProxy,
+  type EgressProxyOptions,
+  type JudgedTarget,
+  type JudgeTarget,
+  startEgressProxy,
+} from "./egress/proxy.ts";
+export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
 export {
   bubblewrapPath,
   type BubblewrapStatus,
   bubblewrapStatus,
   knownSandboxState,
-  type QuarantinedPath,
-  sandboxArgv,
-  type SandboxedCommand,
   type SandboxMode,
-  type SandboxOptions,
   type SandboxState,
   sandboxState,
-  sandboxUnavailable,
+  SYSTEM_READ_VIEW,
 } from "./sandbox.ts";
+export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   type AllowlistEntry,
   DEFAULT_COMMAND_ALLOWLIST,
@@ -47,6 +74,7 @@ export {
   checkCommand,
   type CheckCommandOptions,
   type CommandCheck,
+  type CommandPath,
   type CommandSandbox,
   commandSandbox,
   type CommandVerdict,
@@ -65,6 +93,7 @@ export {
   type AuthorizeCommandOptions,
   type CommandAuthorization,
   type CommandDecision,
+  type CommandTouches,
   decideCommand,
   type DecideCommandOptions,
 } from "./shell/authorize_command.ts";

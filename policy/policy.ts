@@ -21,6 +21,8 @@ import type {
 } from "@toolfence/core";
 import { runtimeFence } from "./fence.ts";
 import { type Fence, requireFence } from "@toolfence/core";
+import { PolicyProcessDoor } from "./_process_door.ts";
+import type { ProcessDoor } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import {
   authorizeCommand,
@@ -35,6 +37,9 @@ import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } fro
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 import { PolicyFileDoor } from "./file_door.ts";
+import { policySettings } from "./config/settings.ts";
+import { type Destination, type DestinationAnswer, DestinationJudge } from "./egress/judge.ts";
+import type { EgressConnection } from "./egress/proxy.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
 export interface PolicyAsker {
@@ -55,6 +60,16 @@ export type WriteAction = WriteKind;
 
 /** The answers of the write-permission question. */
 export type WriteChoice = "grant" | "once" | "deny";
+
+/** The network of a session's sandboxed commands, from the policy files. */
+export interface CommandNetwork {
+  /** `proxy`: through the egress proxy, judged by `allow` and `deny`; `none`: only a private loopback. */
+  mode: "none" | "proxy";
+  /** The `network.allow` entries. */
+  allow: readonly string[];
+  /** The `network.deny` entries. */
+  deny: readonly string[];
+}
 
 /** Options of the {@linkcode Policy} constructor. */
 export interface PolicyOptions {
@@ -148,10 +163,13 @@ export class Policy {
   readonly hiddenPaths: readonly string[];
   /** The file door of the session: what the tools reach files through (see {@linkcode PolicyFileDoor}). */
   readonly files: PolicyFileDoor;
+  /** The one door every process of a tool goes through (see `_process_door.ts`). */
+  readonly processes: ProcessDoor;
   readonly #asker: PolicyAsker;
   readonly #assessor?: RiskAssessor;
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
   readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
+  #commandJudge?: DestinationJudge;
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -168,6 +186,18 @@ export class Policy {
     this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
     this.files = new PolicyFileDoor(this);
+    const sandboxRead = Object.freeze(policySettings(this.rules).sandboxRead);
+    this.processes = new PolicyProcessDoor({
+      workspace: this.workspace,
+      fence: this.fence,
+      sandbox: this.sandbox,
+      hiddenPaths: this.hiddenPaths,
+      protectedPaths: this.protectedPaths,
+      sandboxRead: () => sandboxRead,
+      resolveForRead: (p) => this.resolveForRead(p),
+      authorizeCommand: (command, signal) => this.authorizeCommand(command, signal),
+      confirm: (req, signal) => this.#asker.confirm(req, signal),
+    });
   }
 
   /**
@@ -399,6 +429,73 @@ export class Policy {
   }
 
   /**
+   * The network of this session's sandboxed commands: the policy files'
+   * `sandbox.network` and `network` section (see `PolicySettings.sandboxNetwork`).
+   */
+  get commandNetwork(): CommandNetwork {
+    const settings = policySettings(this.rules);
+    return { mode: settings.sandboxNetwork, allow: settings.network.allow, deny: settings.network.deny };
+  }
+
+  /**
+   * Judges a connection a sandboxed command makes through the egress proxy
+   * (`http:` for a request, `https:` for a CONNECT tunnel) by
+   * {@linkcode Policy.commandNetwork} with the session's one
+   * {@linkcode DestinationJudge}: a destination no rule decides is asked
+   * about (a person's or, unless `answers.elicitation` is `refuse`, the MCP
+   * client's "allow" holds for the session; an automatic answer refuses).
+   * Throws `url_not_allowed` or `dns_failed`.
+   */
+  judgeConnection(
+    scheme: string,
+    hostname: string,
+    port: string,
+    context: { command: string; signal?: AbortSignal },
+  ): Promise<Destination> {
+    this.#commandJudge ??= this.#newCommandJudge();
+    return this.#commandJudge.judge(scheme, hostname, port, context.signal);
+  }
+
+  #newCommandJudge(): DestinationJudge {
+    const { allow, deny } = this.commandNetwork;
+    const clientMayAnswer = policySettings(this.rules).elicitation !== "refuse";
+    return new DestinationJudge({ allow, deny }, {
+      who: "The command",
+      ask: async ({ origin, addresses, inside }, signal): Promise<DestinationAnswer> => {
+        const outcome = await this.#asker.choose<"allow" | "deny">({
+          title: "Network destination",
+          message: `A sandboxed command wants to connect to ${origin}` +
+            (inside ? ` (${addresses[0]}, a ${inside} address: this machine or its network)` : "") +
+            ", which is not on the policy's network.allow. Allow it for the rest of this session?",
+          options: [{ value: "allow", label: "Allow for this session" }, { value: "deny", label: "Deny" }],
+          defaultChoice: "deny",
+        }, signal);
+        const answeredBy = outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto";
+        const counts = outcome.source === "user" || (outcome.source === "client" && clientMayAnswer);
+        return { allowed: outcome.choice === "allow" && counts, answeredBy };
+      },
+    });
+  }
+
+  /** Records a request or tunnel of a sandboxed command through the egress proxy, allowed or refused, for the audit log. */
+  recordConnection(connection: EgressConnection, command: string): void {
+    const details = connection.details ?? {};
+    const resolved = Array.isArray(details.addresses) ? details.addresses.join(",") : undefined;
+    const answered = details.answeredBy;
+    this.#emit({
+      kind: "connection",
+      subject: connection.target,
+      decision: connection.allowed ? "allow" : "deny",
+      answeredBy: answered === "person" || answered === "client" || answered === "auto" ? answered : "rule",
+      method: connection.method,
+      command,
+      ...(connection.address ?? resolved ? { address: connection.address ?? resolved } : {}),
+      ...(connection.rule ?? details.deniedBy ? { networkRule: String(connection.rule ?? details.deniedBy) } : {}),
+      ...(connection.reason ? { reason: connection.reason } : {}),
+    });
+  }
+
+  /**
    * Whether a shell command may start, asking this session's host where the
    * command analysis says so (see {@linkcode authorizeCommand}); throws
    * `permission_denied` when it may not.
@@ -444,8 +541,10 @@ export class Policy {
         assessor: this.#assessor,
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
+        ...(this.workspace.roots()[1] === undefined ? {} : { tempDir: this.workspace.roots()[1] }),
         rules: this.rules,
         ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
+        ...(this.commandNetwork.mode === "proxy" ? { network: this.commandNetwork } : {}),
       },
       command,
       signal,

@@ -2,11 +2,14 @@
  * The OS sandbox for shell commands and the programs built-in tools start.
  * Deno's and Node's permission flags stop at the process boundary: a program
  * started with `--allow-run` may do anything the user may. Where bubblewrap
- * works, commands run with the root file system read-only, only the workspace
- * and temp dir writable, a private `/tmp`, every home folder and credential
- * store masked (the caller's home an empty private folder), only their own
- * processes in `/proc`, the workspace's protected paths read-only, no network
- * unless allowed, and they die with the process that started them.
+ * works, every process sees one read view, deny by default: the system
+ * folders read-only (credential files masked), the workspace and temp dir
+ * writable, a private `/tmp`, the caller's home an empty private folder, and
+ * nothing else of the host unless the policy file names it; only their own
+ * processes in `/proc`, the workspace's protected and hidden paths read-only
+ * or masked, no network unless allowed, and they die with the process that
+ * started them. New options of the profile (resource limits, a network
+ * namespace with a proxy) are fields of {@linkcode SandboxOptions}.
  *
  * @module
  */
@@ -28,6 +31,8 @@ import {
 } from "./_sandbox_mounts.ts";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { hiddenMountArgs } from "./_hidden_mounts.ts";
+import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
+import { isRuntimePermissionError } from "@toolfence/internal";
 
 export type { QuarantinedPath } from "./_sandbox_mounts.ts";
 
@@ -86,8 +91,32 @@ async function candidates(): Promise<string[]> {
 // The descriptor number the first protected-path handle gets in bubblewrap (after stdin, stdout, stderr).
 const FIRST_MOUNT_FD = 3;
 
-// Every sandbox starts from this root: everything read-only, private /dev, /proc and /tmp.
-const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+/**
+ * The host folders every sandbox sees, read-only: the programs, their
+ * libraries and the system configuration (its credential files masked). Nothing
+ * else of the host is there unless named: not /home, /root, /srv, /opt, /var,
+ * /mnt, /media, tenant roots, other workspaces or the server's own folder.
+ * Measured with bash, git, rg, node, deno and chromium-headless-shell.
+ *
+ * @example
+ * ```ts
+ * import { SYSTEM_READ_VIEW } from "@toolfence/policy";
+ * console.log(SYSTEM_READ_VIEW.includes("/srv")); // false
+ * ```
+ */
+export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+]);
+
+// Fresh kernel views and a private /tmp, in every sandbox.
+const PRIVATE_MOUNTS = ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
 // And ends with this isolation: its own session, no capabilities, gone with its parent.
 const CONFINEMENT = ["--die-with-parent", "--cap-drop", "ALL"];
 // A session of the sandbox's own, so that nothing in it can push input into
@@ -96,11 +125,19 @@ const NEW_SESSION = ["--new-session"];
 
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
-const PROBE_ARGS = [...ROOT_MOUNTS, "--unshare-all", ...CONFINEMENT, ...NEW_SESSION, "--", "true"];
+const PROBE_ARGS = [
+  ...SYSTEM_READ_VIEW.flatMap((folder) => ["--ro-bind-try", folder, folder]),
+  ...PRIVATE_MOUNTS,
+  "--unshare-all",
+  ...CONFINEMENT,
+  ...NEW_SESSION,
+  "--",
+  "true",
+];
 
 /**
  * Whether bubblewrap works here: found and able to start a sandbox like the ones
- * {@linkcode sandboxArgv} builds. Probed once per process and cached.
+ * the policy's process door starts. Probed once per process and cached.
  *
  * Requires `--allow-run=bwrap`.
  *
@@ -209,8 +246,8 @@ function stateOf(mode: SandboxMode, status: BubblewrapStatus): SandboxState {
       mode,
       working: true,
       bwrap: status.path,
-      summary: `OS sandbox: on (bubblewrap ${status.path}, sandbox: "${mode}"). Commands run with the system ` +
-        "read-only, only the workspace and temp dir writable, the home folder empty, credentials hidden, " +
+      summary: `OS sandbox: on (bubblewrap ${status.path}, sandbox: "${mode}"). Commands see only the system ` +
+        "folders (read-only) and the workspace and temp dir (writable), the home folder empty, credentials hidden, " +
         "protected paths (git configuration and hooks, package-manager and editor settings) read-only, " +
         "only their own processes visible, and no network.",
     };
@@ -235,6 +272,13 @@ export interface SandboxOptions {
   writable: string[];
   /** Keep the network (default: only a private loopback). */
   allowNet?: boolean;
+  /**
+   * The network through the egress proxy alone (`shell` profile, without
+   * `allowNet`): the namespace keeps only its private loopback, the proxy's
+   * socket is bound inside, and a forwarder on 127.0.0.1:`proxy.port` relays
+   * to it before the command starts (see `policy/egress/forwarder.ts`).
+   */
+  network?: { proxy: SandboxProxy };
   /** See {@linkcode SandboxMode}. */
   mode: SandboxMode;
   /**
@@ -269,13 +313,20 @@ export interface SandboxOptions {
    */
   hiddenPaths?: readonly string[];
   /**
-   * `shell` (default): the whole root file system read-only, minus the masks.
-   * `program`: an empty root with only the system libraries, `readable`
-   * (read-only) and `writable`; for checkers that must see nothing else.
+   * Absolute host paths bound read-only at the same place, besides
+   * {@linkcode SYSTEM_READ_VIEW}: the program to run when it lies elsewhere,
+   * the workspace for a program that only reads it, the policy file's
+   * `paths.roots` and `sandbox.read`. One that does not exist is left out.
    */
-  profile?: "shell" | "program";
-  /** Absolute paths bound read-only (the program to run, caches it needs). */
   readable?: string[];
+  /** Host folders bound read-only at another place inside (a cache under the program's private folder). */
+  readOnlyBinds?: readonly { from: string; to: string }[];
+  /**
+   * The caller's home folder as an empty writable private folder, so that
+   * programs that keep settings there start (default `true`); `false`: no
+   * home folder at all.
+   */
+  privateHome?: boolean;
 }
 
 /** A command ready to start, from {@linkcode sandboxArgv}. */
@@ -302,37 +353,35 @@ export interface SandboxedCommand {
   release(): Promise<QuarantinedPath[]>;
 }
 
-// Library folders a program needs to start, for the `program` profile: where a
-// folder is a link (merged /usr), the link is recreated instead.
-const LIBRARY_FOLDERS = [
-  "/lib",
-  "/lib64",
-  "/lib32",
-  "/usr/lib/x86_64-linux-gnu",
-  "/usr/lib/aarch64-linux-gnu",
-  "/usr/lib64",
-  "/etc/ld.so.cache",
-];
-
-async function libraryMounts(): Promise<string[]> {
+// The system view: each folder that exists bound read-only, each that is a
+// link (merged /usr) recreated as the link. One the runtime may not look at is
+// bound if it exists (bubblewrap judges), so a narrow fence does not empty it.
+async function systemViewMounts(): Promise<string[]> {
   const args: string[] = [];
-  for (const folder of LIBRARY_FOLDERS) {
+  for (const folder of SYSTEM_READ_VIEW) {
     let info;
     try {
       info = await fsp.lstat(folder);
-    } catch {
+    } catch (error) {
+      if (isRuntimePermissionError(error)) args.push("--ro-bind-try", folder, folder);
       continue;
     }
     if (info.isSymbolicLink()) args.push("--symlink", await fsp.readlink(folder), folder);
-    else args.push("--ro-bind", folder, folder);
+    else if (info.isDirectory()) args.push("--ro-bind", folder, folder);
   }
   return args;
 }
 
-async function resolverUnderMask(masked: readonly string[]): Promise<string[]> {
+// Whether `p` lies in the system view or in one of `readable`.
+function inReadView(p: string, readable: readonly string[]): boolean {
+  return [...SYSTEM_READ_VIEW, ...readable].some((root) => isWithin(p, root));
+}
+
+// With the network kept, name resolution must still work where resolv.conf leads out of the view (into /run).
+async function resolverOutsideView(readable: readonly string[]): Promise<string[]> {
   try {
     const real = await fsp.realpath("/etc/resolv.conf");
-    return masked.some((folder) => isWithin(real, folder)) ? ["--ro-bind", real, real] : [];
+    return inReadView(real, readable) ? [] : ["--ro-bind", real, real];
   } catch {
     return [];
   }
@@ -343,19 +392,22 @@ function noRelease(): Promise<QuarantinedPath[]> {
 }
 
 /**
- * Wraps `argv` so that it runs under bubblewrap: `/` bound read-only, `/dev`
- * and `/proc` fresh (a new PID namespace: only the sandbox's own processes),
- * a private `/tmp`, every home folder and credential store masked and the
- * caller's home an empty private folder (see `policy/_sandbox_mounts.ts`),
- * then the writable paths bound read-write (after the masks, so a workspace
- * under `/tmp` or the home folder stays visible), the protected paths of the
- * workspace read-only (placeholders where they do not exist yet), every
- * namespace unshared (the network kept only with `allowNet`), all
- * capabilities dropped, a new session unless the caller made one
+ * Wraps `argv` so that it runs under bubblewrap, in one read view for every
+ * process a tool starts (shell commands, jobs, checkers, the browser), deny by
+ * default: an empty root with only {@linkcode SYSTEM_READ_VIEW} (read-only,
+ * credential files and folders under it masked), `/dev` and `/proc` fresh (a
+ * new PID namespace: only the sandbox's own processes), a private `/tmp`, the
+ * caller's home an empty private folder, the `readable` paths read-only
+ * (credential folders and other users' homes inside them masked), then the
+ * writable paths bound read-write (so a workspace under `/tmp` or the home
+ * folder stays visible), the protected paths of the workspace read-only
+ * (placeholders where they do not exist yet), the policy's hidden paths
+ * masked, every namespace unshared (the network kept only with `allowNet`),
+ * all capabilities dropped, a new session unless the caller made one
  * (`callerSession`; so the command cannot push input into the caller's
  * terminal with TIOCSTI; the price is no job control), and killed when its
- * parent dies. The `program` profile starts from an empty root
- * instead of `/`.
+ * parent dies. Nothing else of the host is there: other homes, /root, /srv,
+ * /opt, /var, /mnt, /media, tenant roots, other workspaces.
  *
  * With `mode: "off"`, or `"auto"` where bubblewrap does not work, `argv` comes
  * back unchanged with `sandboxed: false` and the reason; `"required"` then
@@ -363,18 +415,7 @@ function noRelease(): Promise<QuarantinedPath[]> {
  *
  * Requires `--allow-run=bwrap` to probe bubblewrap, and `--allow-read` /
  * `--allow-write` for the workspace (to find and place protected paths).
- *
- * @example
- * ```ts
- * import { sandboxArgv } from "@toolfence/policy";
- * const command = await sandboxArgv(["bash", "-c", "ls"], {
- *   workdir: "/home/me/project",
- *   writable: ["/home/me/project"],
- *   mode: "auto",
- * });
- * console.log(command.sandboxed, command.argv);
- * await command.release();
- * ```
+ * Not public: tools start processes through the policy's process door.
  */
 export async function sandboxArgv(argv: string[], options: SandboxOptions): Promise<SandboxedCommand> {
   if (argv.length === 0) throw new TypeError("sandboxArgv needs a command");
@@ -390,9 +431,15 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   if (options.mode !== "auto" && options.mode !== "required") {
     throw new TypeError(`Unknown sandbox mode ${JSON.stringify(options.mode)}`);
   }
-  const readable = options.readable ?? [];
+  const binds = options.readOnlyBinds ?? [];
   for (
-    const p of [options.workdir, ...options.writable, ...readable, ...(options.workspace ? [options.workspace] : [])]
+    const p of [
+      options.workdir,
+      ...options.writable,
+      ...(options.readable ?? []),
+      ...binds.flatMap((b) => [b.from, b.to]),
+      ...(options.workspace ? [options.workspace] : []),
+    ]
   ) {
     if (!isAbsoluteClean(p)) {
       throw new TypeError(
@@ -410,14 +457,26 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   // Parents before children, so that a nested bind is not hidden by its parent's.
   const byDepth = (a: string, b: string) => a.split("/").length - b.split("/").length;
   const writable = [...new Set(options.writable.map((p) => path.normalize(p)))].sort(byDepth);
+  const readable = [...new Set((options.readable ?? []).map((p) => path.normalize(p)))]
+    .filter((p) => !writable.some((w) => isWithin(p, w)))
+    .sort(byDepth);
   const workdir = path.normalize(options.workdir);
-  // A read-only workdir under /tmp would otherwise vanish under the private /tmp.
-  const readOnlyWorkdir = writable.some((p) => isWithin(workdir, p)) ? [] : ["--ro-bind", workdir, workdir];
-  const program = options.profile === "program";
-  const found = program ? { folders: [], files: [] } : await secretMasks();
-  const masks = secretMountArgs(found);
-  // With the network kept, name resolution must still work where resolv.conf lives under /run.
-  const resolver = options.allowNet && !program ? await resolverUnderMask(found.folders) : [];
+  // A workdir outside every bound path would not exist inside.
+  const readOnlyWorkdir = [...writable, ...readable].some((p) => isWithin(workdir, p))
+    ? []
+    : ["--ro-bind", workdir, workdir];
+  const found = await secretMasks();
+  // Only the masks inside what is bound read-only matter: nothing else of the host is there.
+  const masks = secretMountArgs({
+    folders: found.folders.filter((folder) => inReadView(folder, readable)),
+    files: found.files.filter((file) => inReadView(file, readable)),
+  });
+  // The home folder first, so that a readable or writable path inside it stays visible.
+  const home = found.home !== undefined && options.privateHome !== false
+    ? ["--perms", "0700", "--tmpfs", found.home]
+    : [];
+  const resolver = options.allowNet ? await resolverOutsideView(readable) : [];
+  const proxy = options.allowNet ? undefined : options.network?.proxy;
   const protectedRoot = options.workspace ?? writable[0];
   const plan = protectedRoot === undefined
     ? { mounts: [], watched: [] }
@@ -435,20 +494,22 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
       ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths)
       : [];
-    const root = program
-      ? [...await libraryMounts(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-      : ROOT_MOUNTS;
     const wrapped = [
       status.path,
-      ...root,
+      ...await systemViewMounts(),
+      ...PRIVATE_MOUNTS,
+      ...home,
+      ...readable.flatMap((p) => ["--ro-bind-try", p, p]),
       ...masks.before,
       ...resolver,
-      ...[...new Set(readable.map((p) => path.normalize(p)))].sort(byDepth).flatMap((p) => ["--ro-bind", p, p]),
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
+      // After the writable binds: they may lie inside one (a cache inside a private folder).
+      ...binds.flatMap((b) => ["--ro-bind-try", path.normalize(b.from), path.normalize(b.to)]),
       ...bound.args,
       ...hidden,
       ...masks.after,
+      ...(proxy ? proxyMountArgs(proxy) : []),
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,
@@ -456,7 +517,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       "--chdir",
       workdir,
       "--",
-      ...argv,
+      ...(proxy ? forwarderArgv(proxy, argv) : argv),
     ];
     return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {

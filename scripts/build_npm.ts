@@ -47,6 +47,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, importedSpecifiers } from "./_npm_compile.ts";
+import { NODE_TEST_FLAGS } from "./check_tests.ts";
 import {
   type DenoConfig,
   dependencyVersion,
@@ -455,6 +456,7 @@ async function main(args: string[]): Promise<number> {
           ...prefix,
           "--test",
           "--test-reporter=tap",
+          ...NODE_TEST_FLAGS,
           `--test-concurrency=${Math.max(2, os.availableParallelism())}`,
           ...testFiles,
         ],

@@ -38,12 +38,12 @@ describe("importing an entry point needs no permission its documentation does no
 }, () => {
   for (const [entry, file] of entries) {
     const flags = NEEDS[entry] ?? [];
-    test(`${entry} imports with ${flags.length ? flags.join(" ") : "no permission"}`, () => {
+    test(`${entry} imports with ${flags.length ? flags.join(" ") : "no permission"}`, { timeout: 60_000 }, () => {
       const out = importWith(file, ["--no-prompt", ...flags]);
       assert.equal(out.status, 0, out.stderr);
     });
   }
-  test("the AI SDK adapter does need what its documentation names", () => {
+  test("the AI SDK adapter does need what its documentation names", { timeout: 60_000 }, () => {
     const out = importWith("adapters/ai_sdk.ts", ["--no-prompt"]);
     assert.notEqual(out.status, 0, "imported without --allow-sys=hostname: drop it from NEEDS and the JSDoc");
   });

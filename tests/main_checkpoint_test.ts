@@ -31,7 +31,7 @@ before(async () => {
 });
 after(async () => await rm(root, { recursive: true, force: true }));
 
-test("a checkpoint taken by one call is restored by a later process", async () => {
+test("a checkpoint taken by one call is restored by a later process", { timeout: 60_000 }, async () => {
   const workspace = join(root, "W");
   const history = join(root, "history");
   await rm(workspace, { recursive: true, force: true });
@@ -61,9 +61,32 @@ test("a checkpoint taken by one call is restored by a later process", async () =
   assert.equal(await readFile(join(workspace, "a.txt"), "utf8"), "by hand\n");
 });
 
-test("usage: --restore without --history, and a history inside the workspace", async () => {
+test("usage: --restore without --history, and a history inside the workspace", { timeout: 60_000 }, async () => {
   assert.equal((await run(["call", "--restore", "cp-x"])).code, 2);
   const inside = await run(["call", "--workspace", root, "--history", join(root, "h"), "--restore", "cp-x"]);
   assert.equal(inside.code, 2);
   assert.match(inside.stderr, /inside/);
 });
+
+test(
+  "a refused history folder leaves no debris: nested, through a link, or already there",
+  { timeout: 60_000 },
+  async () => {
+    const workspace = join(root, "debris");
+    await import("node:fs/promises").then((fs) => fs.mkdir(join(workspace, "kept"), { recursive: true }));
+    await import("node:fs/promises").then((fs) => fs.symlink(workspace, join(root, "link-to-debris")));
+    const before = await readdir(workspace, { recursive: true });
+    for (
+      const history of [join(workspace, "h"), join(workspace, "a", "b", "c"), join(root, "link-to-debris", "x", "y")]
+    ) {
+      const refused = await run(["call", "--workspace", workspace, "--history", history, "datetime"]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /inside/);
+      assert.deepEqual(await readdir(workspace, { recursive: true }), before, history);
+    }
+    // A folder that was there already stays, refused.
+    const kept = await run(["call", "--workspace", workspace, "--history", join(workspace, "kept"), "datetime"]);
+    assert.equal(kept.code, 2);
+    assert.deepEqual(await readdir(workspace, { recursive: true }), before);
+  },
+);

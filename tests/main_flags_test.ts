@@ -54,6 +54,7 @@ const CALLS: Call[] = [
   { name: "list_dir", args: { path: "." } },
   { name: "file_info", args: { path: "a.txt" } },
   { name: "read_file", args: { path: "a.txt" } },
+  { name: "request_image", args: { src: "dot.png" } },
   { name: "write_file", args: { path: "new.txt", content: "new\n" } },
   { name: "copy", args: { src: "a.txt", dst: "copy.txt" } },
   { name: "move", args: { src: "new.txt", dst: "moved.txt" } },
@@ -86,10 +87,15 @@ const CALLS: Call[] = [
   { name: "check_types", args: { path: "src/x.ts", timeout_s: 80 } },
 ];
 
+// A 1x1 PNG, for request_image.
+const ONE_PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 async function makeWorkspace(top: string): Promise<string> {
   const workspace = join(top, "W");
   await mkdir(join(workspace, "src"), { recursive: true });
   await writeFile(join(workspace, "a.txt"), "hello\nworld\n");
+  await writeFile(join(workspace, "dot.png"), Buffer.from(ONE_PIXEL_PNG, "base64"));
   await writeFile(join(workspace, "b.txt"), "hello\nthere\n");
   await writeFile(join(workspace, "b-copy.txt"), "to delete\n");
   await writeFile(join(workspace, "src", "x.ts"), "export const x: number = 1;\n");
@@ -171,9 +177,10 @@ async function served(
 
 async function serveAndCallAll(groups: string, adjust: (flags: string[]) => string[] = (f) => f): Promise<void> {
   await served(groups, adjust, async ({ client, flags, stderr }) => {
-    // Tools that need a model capability (request_image: vision) are for clients that declare it.
-    const names = groups.split(",").flatMap((g) => toolGroup(BUILTIN_GROUPS, g).filter((t) => !t.requires?.length))
-      .map((t) => t.name);
+    // A served session has the vision capability by default (serve --capabilities), so the image tools are listed.
+    const names = groups.split(",").flatMap((g) =>
+      toolGroup(BUILTIN_GROUPS, g).filter((t) => (t.requires ?? []).every((c) => c === "vision"))
+    ).map((t) => t.name);
     const listed = (await client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(listed.toSorted(), names.toSorted(), `served under ${flags.join(" ")}: ${stderr.join("")}`);
     const previous = new Map<string, string>();
@@ -202,35 +209,38 @@ async function serveAndCallAll(groups: string, adjust: (flags: string[]) => stri
 describe("each group served under exactly the flags `main.ts flags` prints", { timeout: 600_000 }, () => {
   const known = toolGroupNames();
 
-  test("every built-in tool has a call here", () => {
+  test("every built-in tool has a call here", { timeout: 600_000 }, () => {
     const called = new Set(CALLS.map((c) => c.name));
     // The browser group is served under its printed flags in tests/tools/browser/browser_stdio_test.ts.
     for (const group of known.filter((g) => g !== "browser")) {
-      // request_image needs a vision model, which no MCP client declares to toolfence.
-      for (const t of toolGroup(BUILTIN_GROUPS, group).filter((t) => !t.requires?.length)) {
+      for (const t of toolGroup(BUILTIN_GROUPS, group)) {
         assert.ok(called.has(t.name), `no call for ${t.name}`);
       }
     }
   });
 
   for (const group of ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic"]) {
-    test(`${group}: listed and callable`, async () => {
+    test(`${group}: listed and callable`, { timeout: 600_000 }, async () => {
       await serveAndCallAll(group);
     });
   }
 
-  test("all groups at once", async () => {
+  test("all groups at once", { timeout: 600_000 }, async () => {
     await serveAndCallAll(toolGroupNames().join(","));
   });
 
   // With reads of every path, node:fs's access(X_OK) under Deno asks for the uid and, without
   // --allow-sys=uid, fails outside its promise: a call that used it would never settle.
-  test("all groups with a broad --allow-read and no --allow-sys=uid: every call settles", async () => {
-    await serveAndCallAll(
-      toolGroupNames().join(","),
-      (flags) => ["--allow-read", ...flags.filter((f) => !f.startsWith("--allow-read="))],
-    );
-  });
+  test(
+    "all groups with a broad --allow-read and no --allow-sys=uid: every call settles",
+    { timeout: 600_000 },
+    async () => {
+      await serveAndCallAll(
+        toolGroupNames().join(","),
+        (flags) => ["--allow-read", ...flags.filter((f) => !f.startsWith("--allow-read="))],
+      );
+    },
+  );
 });
 
 // The npm build has no deno.json and no tasks.
@@ -245,7 +255,7 @@ describe("the printed flags are exactly enough", () => {
     ...fc.sample(fc.subarray(toolGroupNames(), { minLength: 1 }), { numRuns: 4, seed: 13 }),
   ];
   for (const groups of combos) {
-    test(`groups ${groups.join(",")}`, async () => {
+    test(`groups ${groups.join(",")}`, { timeout: 60_000 }, async () => {
       const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-exact-")));
       try {
         const workdir = await makeWorkspace(top);
@@ -278,36 +288,42 @@ describe("the printed flags are exactly enough", () => {
 });
 
 describe("a client calling what the flags do not cover", () => {
-  test("served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag", async () => {
-    const withoutRun = (flags: string[]) => flags.filter((f) => f !== "--allow-run");
-    await served("fs,cmd,diagnostic", withoutRun, async ({ client, stderr }) => {
-      const listed = (await client.listTools()).tools.map((t) => t.name);
-      for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
-        assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
-      }
-      assert.ok(!listed.includes("check_types"));
-      assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
-      for (
-        const [name, args, flag] of [
-          ["bash", { command: "echo never" }, "--allow-run=bash"],
-          ["bash_list", {}, "--allow-run=bash"],
-          ["check_types", { path: "src/x.ts" }, "--allow-run="],
-        ] as const
-      ) {
-        const result = await client.callTool({ name, arguments: args }, undefined, {
-          timeout: 20_000,
-        }) as CallToolResult;
-        assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
-        assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
-      }
-    });
-  });
+  test(
+    "served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag",
+    { timeout: 60_000 },
+    async () => {
+      const withoutRun = (flags: string[]) => flags.filter((f) => f !== "--allow-run");
+      await served("fs,cmd,diagnostic", withoutRun, async ({ client, stderr }) => {
+        const listed = (await client.listTools()).tools.map((t) => t.name);
+        for (const hidden of ["bash", "bash_background", "bash_read", "bash_wait", "bash_list", "bash_stop"]) {
+          assert.ok(!listed.includes(hidden), `${hidden} is listed: ${listed.join(", ")}`);
+        }
+        assert.ok(!listed.includes("check_types"));
+        assert.ok(listed.includes("read_file") && listed.includes("check_syntax"), listed.join(", "));
+        for (
+          const [name, args, flag] of [
+            ["bash", { command: "echo never" }, "--allow-run=bash"],
+            ["bash_list", {}, "--allow-run=bash"],
+            ["check_types", { path: "src/x.ts" }, "--allow-run="],
+          ] as const
+        ) {
+          const result = await client.callTool({ name, arguments: args }, undefined, {
+            timeout: 20_000,
+          }) as CallToolResult;
+          assert.equal(metaOf(result).errorCode, "fence_denied", `${name}: ${textOf(result)}\n${stderr.join("")}`);
+          assert.match(textOf(result), new RegExp(`needs ${flag}`), textOf(result));
+        }
+      });
+    },
+  );
 });
 
 describe("the deno.json tasks", { skip: noTasks }, () => {
   // The quick-start task grants no network: it serves every group but the browser, which is listed only under the
   // flags `flags --groups browser` prints.
-  test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups but the browser", async () => {
+  test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups but the browser", {
+    timeout: 60_000,
+  }, async () => {
     const tasks = JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Record<string, string>;
     const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-task-")));
     try {

@@ -46,7 +46,7 @@ describe("--help everywhere", () => {
   for (
     const args of [["--help"], ["help"], [], ...["serve", "call", "tools", "policy", "flags"].map((c) => [c, "--help"])]
   ) {
-    test(args.join(" ") || "(no arguments)", async () => {
+    test(args.join(" ") || "(no arguments)", { timeout: 60_000 }, async () => {
       const ran = await cli(args);
       assert.equal(ran.code, 0, ran.stderr);
       assert.match(ran.stdout, /^(toolfence: |Usage: toolfence)/);
@@ -68,7 +68,7 @@ describe("bad usage exits 2 with the reason", () => {
     [["flags", "--workspace", "/no/such/folder"], /The workspace \/no\/such\/folder cannot be used/],
   ];
   for (const [args, message] of cases) {
-    test(args.join(" "), async () => {
+    test(args.join(" "), { timeout: 60_000 }, async () => {
       const ran = await cli(args);
       assert.equal(ran.code, 2, ran.stdout + ran.stderr);
       assert.match(ran.stderr, message);
@@ -77,7 +77,7 @@ describe("bad usage exits 2 with the reason", () => {
   }
 });
 
-test("tools --dialect prints the provider's wire format", async () => {
+test("tools --dialect prints the provider's wire format", { timeout: 60_000 }, async () => {
   const ran = await cli(["tools", "--dialect", "anthropic", "--groups", "system"]);
   assert.equal(ran.code, 0, ran.stderr);
   const tools = JSON.parse(ran.stdout) as { name: string; input_schema: { type: string } }[];
@@ -86,23 +86,27 @@ test("tools --dialect prints the provider's wire format", async () => {
 });
 
 describe("policy check", () => {
-  test("an allowlisted pipeline runs without asking (exit 0)", async () => {
+  test("an allowlisted pipeline runs without asking (exit 0)", { timeout: 60_000 }, async () => {
     const ran = await cli(["policy", "check", "git status && ls | wc -l"]);
     assert.equal(ran.code, 0, ran.stderr);
     assert.match(ran.stdout, /^verdict: allow/);
     assert.match(ran.stdout, /ok +git status +\(matches the allowlist entry `git status`\)/);
   });
 
-  test("a destructive command asks, with the reasons and what a person would be asked (exit 1)", async () => {
-    const ran = await cli(["policy", "check", "ls && rm -rf build"]);
-    assert.equal(ran.code, 1, ran.stderr);
-    assert.match(ran.stdout, /^verdict: ask/);
-    assert.match(ran.stdout, /reason: `rm -rf build`: `rm` is not on the allowlist/);
-    assert.match(ran.stdout, /risk: reject \(destroy_data\)/);
-    assert.match(ran.stdout, /"Dangerous Command Confirmation", default no/);
-  });
+  test(
+    "a destructive command asks, with the reasons and what a person would be asked (exit 1)",
+    { timeout: 60_000 },
+    async () => {
+      const ran = await cli(["policy", "check", "ls && rm -rf build"]);
+      assert.equal(ran.code, 1, ran.stderr);
+      assert.match(ran.stdout, /^verdict: ask/);
+      assert.match(ran.stdout, /reason: `rm -rf build`: `rm` is not on the allowlist/);
+      assert.match(ran.stdout, /risk: reject \(destroy_data\)/);
+      assert.match(ran.stdout, /"Dangerous Command Confirmation", default no/);
+    },
+  );
 
-  test("--allow adds entries; --json prints the whole check", async () => {
+  test("--allow adds entries; --json prints the whole check", { timeout: 60_000 }, async () => {
     const ran = await cli(["policy", "check", "npm test", "--allow", "npm test", "--json"]);
     assert.equal(ran.code, 0, ran.stderr);
     const check = JSON.parse(ran.stdout);
@@ -111,7 +115,7 @@ describe("policy check", () => {
   });
 });
 
-test("flags prints narrow deno flags for the workspace and groups, never -A", async () => {
+test("flags prints narrow deno flags for the workspace and groups, never -A", { timeout: 60_000 }, async () => {
   const ran = await cli(["flags", "--workspace", workspace, "--groups", "cmd,system", "--temp-dir", "/tmp"]);
   assert.equal(ran.code, 0, ran.stderr);
   const flags = ran.stdout.trim().split(" ");
@@ -126,7 +130,7 @@ test("flags prints narrow deno flags for the workspace and groups, never -A", as
 });
 
 describe("call", () => {
-  test("prints the ToolResult as JSON and exits 0 on success", async () => {
+  test("prints the ToolResult as JSON and exits 0 on success", { timeout: 60_000 }, async () => {
     const ran = await cli(["call", "sleep", '{"seconds":0}', "--groups", "system", "--workspace", workspace], {
       flags: [`--allow-read=${workspace},/etc/toolfence/config.json`],
     });
@@ -136,23 +140,27 @@ describe("call", () => {
     assert.equal(result.toolName, "sleep");
   });
 
-  test("flags that keep it from reading the managed policy file stop it, naming the flag", async () => {
-    const ran = await cli(["call", "sleep", '{"seconds":0}', "--groups", "system", "--workspace", workspace], {
-      flags: [`--allow-read=${workspace}`],
-    });
-    assert.notEqual(ran.code, 0);
-    assert.equal(ran.stdout, "");
-    assert.match(ran.stderr, /\/etc\/toolfence\/config\.json.*--allow-read=\/etc\/toolfence\/config\.json/s);
-  });
+  test(
+    "flags that keep it from reading the managed policy file stop it, naming the flag",
+    { timeout: 60_000 },
+    async () => {
+      const ran = await cli(["call", "sleep", '{"seconds":0}', "--groups", "system", "--workspace", workspace], {
+        flags: [`--allow-read=${workspace}`],
+      });
+      assert.notEqual(ran.code, 0);
+      assert.equal(ran.stdout, "");
+      assert.match(ran.stderr, /\/etc\/toolfence\/config\.json.*--allow-read=\/etc\/toolfence\/config\.json/s);
+    },
+  );
 
-  test("a failed call prints its result, the model's text on stderr, and exits 1", async () => {
+  test("a failed call prints its result, the model's text on stderr, and exits 1", { timeout: 60_000 }, async () => {
     const ran = await cli(["call", "sleep", '{"seconds":"soon"}', "--groups", "system"]);
     assert.equal(ran.code, 1);
     assert.equal(JSON.parse(ran.stdout).errorCode, "invalid_arguments");
     assert.match(ran.stderr, /Invalid arguments for sleep: seconds: expected number/);
   });
 
-  test("the terminal host asks on stdin: 'n' keeps the command from running", async () => {
+  test("the terminal host asks on stdin: 'n' keeps the command from running", { timeout: 60_000 }, async () => {
     await writeFile(join(workspace, "victim.txt"), "keep\n");
     const flags = (await cli(["flags", "--workspace", workspace, "--groups", "cmd"])).stdout.trim().split(" ");
     const ran = await cli(
@@ -169,7 +177,7 @@ describe("call", () => {
     assert.equal(await readFile(join(workspace, "victim.txt"), "utf8"), "keep\n");
   });
 
-  test("... and 'y' lets it run", async () => {
+  test("... and 'y' lets it run", { timeout: 60_000 }, async () => {
     await writeFile(join(workspace, "gone.txt"), "bye\n");
     const flags = (await cli(["flags", "--workspace", workspace, "--groups", "cmd"])).stdout.trim().split(" ");
     const ran = await cli(["call", "bash", '{"command":"rm gone.txt"}', "--workspace", workspace, "--groups", "cmd"], {

@@ -11,7 +11,7 @@ import { parsePolicyFile, PolicyRules, runPolicyExamples } from "../policy/mod.t
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-test("the README's example policy file validates and its examples pass", async () => {
+test("the README's example policy file validates and its examples pass", { timeout: 60_000 }, async () => {
   const readme = await readFile(join(ROOT, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## Configuring the policy"));
   const match = /```jsonc\n([\s\S]*?)\n```/.exec(section);

@@ -6,6 +6,7 @@
  * @module
  */
 
+import process from "node:process";
 import type { AnyTool, SubagentToolsFactory, ToolGroups } from "@toolfence/core";
 import { fsTools } from "./fs/mod.ts";
 import { searchTools } from "./search/mod.ts";
@@ -16,6 +17,17 @@ import { frameworkTools } from "./framework/mod.ts";
 import { diagnosticTools } from "./diagnostic/mod.ts";
 import { browserTools } from "./browser/mod.ts";
 import { agentTools, type SubagentGetter } from "./agents/mod.ts";
+
+/** The `cmd` group; on Windows it has no tools, and says so on stderr rather than be silently empty (as xun). */
+function cmdGroup(): readonly AnyTool[] {
+  const tools = cmdTools();
+  if (tools.length === 0) {
+    process.stderr.write(
+      "toolfence: the cmd group has no tools on Windows (no bash, no POSIX process groups to stop a command with)\n",
+    );
+  }
+  return tools;
+}
 
 /**
  * The built-in tool groups by name, in the order `withDefaults()` registers them.
@@ -30,7 +42,7 @@ export const BUILTIN_GROUPS: ToolGroups = Object.freeze({
   fs: fsTools,
   search: (): readonly AnyTool[] => searchTools(),
   patch: patchTools,
-  cmd: cmdTools,
+  cmd: cmdGroup,
   system: systemTools,
   framework: frameworkTools,
   diagnostic: diagnosticTools,

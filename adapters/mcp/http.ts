@@ -25,7 +25,13 @@ import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ToolBox } from "@toolfence/core";
 import { Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
@@ -117,7 +123,14 @@ interface OpenSession {
   transport: WebStandardStreamableHTTPServerTransport;
   served: McpToolServer;
   workspace: Workspace;
-  inflight: Set<string | number>;
+  /**
+   * The requests in flight, by id (as a string: `1` and `"1"` are one id here,
+   * since the call ids made of them would be), each marked whether it is a tool
+   * call: the limit counts calls, and an id in flight cannot be used again.
+   */
+  inflight: Map<string, "call" | "other">;
+  /** Frees the slot of a request that was answered or cancelled. */
+  release(id: RequestId): void;
   /** Resolves once every call of the session has been answered (the answer handed to the transport). */
   answered(): Promise<void>;
   lastActive: number;
@@ -302,22 +315,25 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       transport,
       served,
       workspace,
-      inflight: new Set(),
+      inflight: new Map(),
       answered,
       lastActive: Date.now(),
     });
-    // A response leaving ends that call's slot.
+    // A response leaving ends that request's slot; so does its cancellation (a cancelled request gets no answer).
+    open.release = (id) => {
+      if (open.inflight.delete(String(id)) && open.inflight.size === 0) {
+        const ready = waiters;
+        waiters = [];
+        for (const done of ready) done();
+      }
+    };
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, sendOptions) => {
       const isAnswer = "id" in message && ("result" in message || "error" in message);
       try {
         return await send(message, sendOptions);
       } finally {
-        if (isAnswer && open.inflight.delete(message.id as string) && open.inflight.size === 0) {
-          const ready = waiters;
-          waiters = [];
-          for (const done of ready) done();
-        }
+        if (isAnswer) open.release(message.id as RequestId);
       }
     };
     transport.onerror = () => {};
@@ -355,6 +371,37 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return open;
   }
 
+  // A request whose id is still in flight is refused: the SDK routes answers and cancellations by id, so a second
+  // request of that id would take the first one's answer and slot (and each would escape the limit on calls).
+  function checkRequest(open: OpenSession, identity: Identity, message: JSONRPCMessage): Response | undefined {
+    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const cancelled = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof cancelled === "string" || typeof cancelled === "number") open.release(cancelled);
+      return undefined;
+    }
+    if (!isJSONRPCRequest(message)) return undefined;
+    if (open.inflight.has(String(message.id))) {
+      return json(
+        400,
+        errorReply(
+          message.id,
+          JSONRPC_ERRORS.invalidRequest,
+          `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
+        ),
+      );
+    }
+    const refused = checkCall(open, identity, message);
+    if (refused) return refused;
+    open.inflight.set(String(message.id), message.method === "tools/call" ? "call" : "other");
+    return undefined;
+  }
+
+  function callsInFlight(open: OpenSession): number {
+    let calls = 0;
+    for (const kind of open.inflight.values()) if (kind === "call") calls++;
+    return calls;
+  }
+
   function checkCall(open: OpenSession | undefined, identity: Identity, message: JSONRPCMessage): Response | undefined {
     if (!isJSONRPCRequest(message) || message.method !== "tools/call") return undefined;
     const name = (message.params as { name?: unknown } | undefined)?.name;
@@ -382,14 +429,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         { "retry-after": String(Math.ceil(wait / 1000)) },
       );
     }
-    if (open && open.inflight.size >= maxInflight) {
+    if (open && callsInFlight(open) >= maxInflight) {
       return json(
         429,
         errorReply(message.id, -32000, `Too many calls in flight: a session may run ${maxInflight} at once`),
         { "retry-after": "1" },
       );
     }
-    open?.inflight.add(message.id);
     return undefined;
   }
 
@@ -427,7 +473,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     const open = ownedSession(request, identity);
     if (open instanceof Response) return open;
-    const refused = checkCall(open, identity, message);
+    const refused = checkRequest(open, identity, message);
     if (refused) return refused;
     return await open.transport.handleRequest(request, { parsedBody: message });
   }

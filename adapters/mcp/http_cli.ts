@@ -57,8 +57,8 @@ export interface HttpCliValues {
   callsPerMinute?: string;
   /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
-  /** The policy files' rules and settings for every session (see `McpServerOptions`). */
-  policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision">;
+  /** The policy files' rules and settings, and the model's capabilities, for every session (see `McpServerOptions`). */
+  policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision" | "capabilities">;
 }
 
 function positive(name: string, text: string | undefined, max: number): number | undefined {

@@ -88,7 +88,8 @@ export class LineTransport implements Transport {
   #pieces: Uint8Array[] = [];
   #length = 0;
   #oversize: { scanner: IdScanner; bytes: number } | undefined;
-  #inFlight = new Set<RequestId>();
+  // By id as a string: `1` and `"1"` are one id here, since the call ids made of them would be.
+  #inFlight = new Set<string>();
   #started = false;
   #closed = false;
   #outputBroken = false;
@@ -131,7 +132,7 @@ export class LineTransport implements Transport {
   /** Writes one message as a line; resolves once the stream took it. */
   send(message: JSONRPCMessage): Promise<void> {
     if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) {
-      this.#inFlight.delete(message.id);
+      this.#inFlight.delete(String(message.id));
     }
     return this.#write(message);
   }
@@ -243,7 +244,7 @@ export class LineTransport implements Transport {
     }
     const message = frame.message;
     if ("method" in message && "id" in message) {
-      if (this.#inFlight.has(message.id)) {
+      if (this.#inFlight.has(String(message.id))) {
         void this.#write(errorReply(
           message.id,
           JSONRPC_ERRORS.invalidRequest,
@@ -251,18 +252,18 @@ export class LineTransport implements Transport {
         ));
         return;
       }
-      this.#inFlight.add(message.id);
+      this.#inFlight.add(String(message.id));
     } else if ("method" in message && message.method === "notifications/cancelled") {
       // A cancelled request gets no answer, so its id is free again.
       const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-      if (cancelled !== undefined) this.#inFlight.delete(cancelled);
+      if (cancelled !== undefined) this.#inFlight.delete(String(cancelled));
     }
     try {
       this.onmessage?.(message);
     } catch (error) {
       this.onerror?.(error as Error);
       if ("method" in message && "id" in message) {
-        this.#inFlight.delete(message.id);
+        this.#inFlight.delete(String(message.id));
         void this.#write(errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error"));
       }
     }

@@ -16,6 +16,8 @@
 export {
   artifactUri,
   createMcpServer,
+  LATE_RESULT_NOTIFICATION,
+  MCP_CAPABILITIES,
   type McpServerOptions,
   type McpToolServer,
   TOOLFENCE_VERSION,

@@ -18,6 +18,20 @@
  *   results link to theirs.
  * - Questions of the policy go to the client's user through elicitation
  *   (see {@linkcode elicitationHost}) unless another host is given.
+ * - Every result's `_meta["toolfence/result"]` says how the call ended and
+ *   what a client needs to recover: `effectState`, `reconciliationRequired`,
+ *   `declaredEffects`, `filesystemChanges`, `attemptId`, `retryDisposition`,
+ *   `workerStillRunning`. A timed-out or cancelled call is also logged
+ *   (`notifications/message`, `data.event` its status).
+ * - A late result (a timed-out or cancelled tool that settled after it was
+ *   reported) is sent twice, outside any request: as a `notifications/message`
+ *   log (level `notice`, `data: { event: "late_result", callId, lateResult }`),
+ *   which every client shows, and as {@linkcode LATE_RESULT_NOTIFICATION}
+ *   whose params are that `lateResult`, for clients that handle it. Both carry `lateResult: true`, the
+ *   `attemptId` of the reported result, `reportedStatus`, the late `status`,
+ *   `effectState` and `reconciliationRequired` as now known, and the output
+ *   when it is at most 64 KiB of JSON (else `outputOmitted`, its length).
+ *   Over HTTP they go on the session's GET stream.
  *
  * @module
  */
@@ -36,7 +50,7 @@ import {
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
-import type { ArtifactRef, ToolResult } from "@toolfence/core";
+import type { ArtifactRef, LateResult, ToolResult } from "@toolfence/core";
 import { checkOutput, toModelText } from "@toolfence/core";
 import type { AnyTool } from "@toolfence/core";
 import { Session, type SessionOptions } from "@toolfence/policy";
@@ -63,7 +77,17 @@ export interface McpServerOptions extends Omit<SessionOptions, "host"> {
   elicitationTimeoutMs?: number;
   /** What the client's elicitation answers count as (see `ElicitationHostOptions.answers`); default `once`. */
   elicitationAnswers?: "refuse" | "once" | "grant";
+  /**
+   * The model's capabilities; default {@linkcode MCP_CAPABILITIES} (`vision`):
+   * image content is part of every MCP tool result, so an MCP client can show
+   * it, and the tools that answer images (`browser_screenshot`,
+   * `request_image`) are offered. Give `[]` for a client that drops images.
+   */
+  capabilities?: readonly string[];
 }
+
+/** The capabilities an MCP session has unless told otherwise: `vision` (MCP results carry image content). */
+export const MCP_CAPABILITIES: readonly string[] = Object.freeze(["vision"]);
 
 /** A server with its session. */
 export interface McpToolServer {
@@ -79,7 +103,7 @@ export interface McpToolServer {
   close(): Promise<void>;
 }
 
-/** The package version reported to clients when none is given. */
+/** The package version reported to clients when none is given: the root deno.json's, written by `scripts/version.ts --set`. */
 export const TOOLFENCE_VERSION = "0.1.0";
 
 const ARTIFACT_URI = /^artifact:\/\/sha256\/([0-9a-f]{64})$/;
@@ -118,7 +142,13 @@ function answerInitializeAfterProbe(
   });
 }
 
-/** What the model-facing part of a result does not say, for clients (`_meta["toolfence/result"]`). */
+/**
+ * What the model-facing part of a result does not say, for clients
+ * (`_meta["toolfence/result"]`): how it ended, and what a client needs to
+ * recover after a timeout or a cancel (the declared effects, the effect
+ * state, whether someone must look at the workspace before going on, which
+ * attempt it was, whether the tool was still running when it was reported).
+ */
 function resultMeta(result: ToolResult): Record<string, unknown> {
   return {
     status: result.status,
@@ -128,6 +158,33 @@ function resultMeta(result: ToolResult): Record<string, unknown> {
     latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     artifacts: result.artifacts.map((a) => a.id),
     filesystemChanges: result.filesystemChanges,
+    declaredEffects: result.declaredEffects,
+    effectState: result.effectState,
+    reconciliationRequired: result.reconciliationRequired,
+    retryDisposition: result.retryDisposition,
+    ...(result.attemptId ? { attemptId: result.attemptId } : {}),
+    ...(result.workerStillRunning ? { workerStillRunning: true } : {}),
+  };
+}
+
+/** The method of the notification that carries a late result (see {@linkcode createMcpServer}). */
+export const LATE_RESULT_NOTIFICATION = "notifications/toolfence/late_result";
+
+/** The largest late output (as JSON, in characters) sent whole in a late-result notification. */
+const LATE_OUTPUT_CHARS = 64 * 1024;
+
+/** What a client is told of a late result: its meta, the late fields, and its output when small. */
+function lateResultParams(late: LateResult): Record<string, unknown> {
+  const output = JSON.stringify(late.output ?? null);
+  return {
+    tool: late.toolName,
+    callId: late.attemptId.callId,
+    lateResult: true,
+    reportedStatus: late.reportedStatus,
+    staleOwner: late.staleOwner,
+    ...resultMeta(late),
+    ...(late.error === undefined ? {} : { error: late.error }),
+    ...(output.length <= LATE_OUTPUT_CHARS ? { output: late.output ?? null } : { outputOmitted: output.length }),
   };
 }
 
@@ -201,13 +258,25 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   if (known === undefined) answerInitializeAfterProbe(server, mode, withSandbox);
   const session = new Session({
     ...sessionOptions,
+    capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,
     host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs, answers: elicitationAnswers }),
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
   session.hooks.before.push(refuseLoneSurrogates);
+  // A timed-out or cancelled tool that settles later: the client hears how (see the module's notes).
+  session.lateResults.onLateResult((late) => {
+    const params = lateResultParams(late);
+    void server.sendLoggingMessage({
+      level: "notice",
+      logger: "toolfence",
+      data: { event: "late_result", callId: params.callId, lateResult: params },
+    }).catch(() => {});
+    void server.notification({ method: LATE_RESULT_NOTIFICATION, params }).catch(() => {});
+  });
   const gate = session.callGate;
   let listedArtifacts = 0;
   const running = new Set<Promise<unknown>>();
+  const callIds = new Set<string>();
   const stopping = new AbortController();
   const cancelAll = (reason = "the server is shutting down") => stopping.abort(new Error(reason));
   const idle = async () => {
@@ -224,7 +293,10 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${toolName}`);
     }
-    const callId = `mcp-${extra.requestId}`;
+    // One call id per call: a cancelled request's id may be used again while its tool still runs.
+    let callId = `mcp-${extra.requestId}`;
+    for (let n = 2; callIds.has(callId); n++) callId = `mcp-${extra.requestId}#${n}`;
+    callIds.add(callId);
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
     const call = gate.run(isConcurrencySafe(tool), () =>
@@ -247,7 +319,10 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
         },
       }));
     running.add(call);
-    const result = await call.finally(() => running.delete(call));
+    const result = await call.finally(() => {
+      running.delete(call);
+      callIds.delete(callId);
+    });
     const structured = tool.output !== undefined && result.status === "success"
       ? await structuredOf(tool, result)
       : undefined;

@@ -7,10 +7,12 @@
  * `arguments`, `status`, `errorCode`, `error`, `output` (cut to a length),
  * `filesChanged`, `durationMs`. A decision record: `time`, `type: "decision"`,
  * `session`, `callId` (when one call of the session was running), `kind`
- * (`command`, `path`, `write`), `subject`, `decision`, `answeredBy`
+ * (`command`, `path`, `write`, `connection`), `subject`, `decision`, `answeredBy`
  * (`person`, `client` for an MCP elicitation answer, `auto` for an automatic
  * default, `rule` when nobody was asked), `rule` and `layer` when a policy rule decided, `shadow` for what a
- * shadow-mode rule would have decided, `reason`.
+ * shadow-mode rule would have decided, `reason`; a connection also has `method`,
+ * `address` (the one connected to, or those its host resolved to), `networkRule`
+ * and `command`.
  *
  * @module
  */
@@ -22,9 +24,9 @@ import { Redactor } from "./redact.ts";
 
 /** A policy decision, as the policy reports it. */
 export interface PolicyDecisionEvent {
-  /** What was decided about. */
-  kind: "command" | "path" | "write";
-  /** The command line or the path. */
+  /** What was decided about (`connection`: a request or tunnel of a sandboxed command through the egress proxy). */
+  kind: "command" | "path" | "write" | "connection";
+  /** The command line, the path, or the URL or `host:port` of a connection. */
   subject: string;
   /** What happened. */
   decision: "allow" | "ask" | "deny";
@@ -39,6 +41,14 @@ export interface PolicyDecisionEvent {
   rule?: { pattern: string; decision: string; layer: string; file?: string; line?: number; column?: number };
   /** What a shadow-mode rule would have decided instead (not applied). */
   shadow?: { pattern: string; decision: string; layer: string; file?: string };
+  /** A connection's method (`CONNECT` for a tunnel). */
+  method?: string;
+  /** The address a connection went to, or the addresses its host resolved to when refused. */
+  address?: string;
+  /** The `network.allow` or `network.deny` entry that decided a connection. */
+  networkRule?: string;
+  /** The command line that made a connection. */
+  command?: string;
 }
 
 /** One line of the audit log. */

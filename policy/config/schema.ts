@@ -90,7 +90,13 @@ export interface PolicyFile {
   /** Tools and groups. */
   tools?: { disable?: string[]; enable?: string[]; groups?: string[]; approve?: string[] };
   /** The sandbox, timeouts and output caps. */
-  sandbox?: { mode?: "auto" | "required" | "off"; timeoutSeconds?: number; maxOutputChars?: number };
+  sandbox?: {
+    mode?: "auto" | "required" | "off";
+    timeoutSeconds?: number;
+    maxOutputChars?: number;
+    network?: "none" | "proxy";
+    read?: string[];
+  };
   /** Network destinations. */
   network?: { allow?: string[]; deny?: string[] };
   /** Who may answer. */
@@ -131,6 +137,12 @@ const DESTINATION = v.pipe(
     /^(?:https?:\/\/)?(?:\*\.)?(?:\[[0-9a-f:.]+\]|[^:/\s*]+)(?::(?:\d+|\*))?\/?$/i,
     "a destination is a host, *.host or scheme://host, with an optional :port",
   ),
+);
+
+// An absolute, clean folder: no `.` or `..` steps, no empty ones, not the root itself.
+const SANDBOX_FOLDER = v.pipe(
+  v.string(),
+  v.regex(/^(?:\/(?!\.\.?(?:\/|$))[^/\0]+)+$/, "an absolute folder without . or .. steps, not /"),
 );
 
 const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
@@ -181,7 +193,9 @@ const FILE = v.strictObject({
         path: v.pipe(v.string(), v.nonEmpty(), v.description("An absolute folder.")),
         access: v.picklist(["read", "write"]),
       }))),
-      v.description("Extra folders outside the workspace (kept in the schema; not yet served by the tools)."),
+      v.description(
+        "Extra folders outside the workspace: the OS sandbox shows them read-only (the file tools do not serve them yet).",
+      ),
     ),
   })),
   tools: v.optional(v.strictObject({
@@ -197,6 +211,20 @@ const FILE = v.strictObject({
     mode: v.optional(v.picklist(["auto", "required", "off"])),
     timeoutSeconds: v.pipe(v.optional(POSITIVE_INT), v.description("The longest a shell command may run.")),
     maxOutputChars: v.pipe(v.optional(POSITIVE_INT), v.description("The output cap of a call's result.")),
+    network: v.pipe(
+      v.optional(v.picklist(["none", "proxy"])),
+      v.description(
+        "The network of sandboxed commands: `none` (only a private loopback), or `proxy` (the egress proxy, " +
+          "judging every connection by `network`). Default `proxy` when `network.allow` names a host, else `none`.",
+      ),
+    ),
+    read: v.pipe(
+      v.optional(v.array(SANDBOX_FOLDER)),
+      v.description(
+        "Absolute host folders the OS sandbox shows read-only to commands, checkers and the browser, besides " +
+          "the system folders, the workspace and the temp dir (nothing else of the host is there).",
+      ),
+    ),
   })),
   network: v.optional(v.strictObject({
     allow: v.pipe(

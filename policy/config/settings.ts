@@ -31,12 +31,25 @@ export interface PolicySettings {
   approveTools: string[];
   /** Network destinations. */
   network: { allow: string[]; deny: string[] };
+  /**
+   * The network of sandboxed commands: `proxy` (the egress proxy, the only
+   * way out of their network namespace) when a layer says so or, unless one
+   * says `none`, when `network.allow` names a host; else `none`.
+   */
+  sandboxNetwork: "none" | "proxy";
   /** What the client's elicitation answers may do (default `once`). */
   elicitation: ElicitationAnswers;
   /** Where a person's "allow and grant" of a command is saved. */
   save: "never" | "project" | "user";
   /** The audit log. */
   audit: { file?: string; maxBytes?: number; redact: string[] };
+  /**
+   * Host folders the OS sandbox shows read-only besides the system folders,
+   * the workspace and the temp dir: every layer's `sandbox.read` and
+   * `paths.roots` (absolute paths only; a root's `write` access is not served
+   * inside the sandbox, where it is read-only too).
+   */
+  sandboxRead: string[];
 }
 
 /**
@@ -80,6 +93,7 @@ export function policySettings(rules: PolicyRules): PolicySettings {
   const maxOutputChars = first((layer) => layer.config.sandbox?.maxOutputChars);
   const groups = first((layer) => layer.config.tools?.groups);
   const maxBytes = first((layer) => layer.config.audit?.maxBytes);
+  const allow = first((layer) => layer.config.network?.allow) ?? [];
   return {
     ...(sandbox ? { sandbox } : {}),
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
@@ -88,10 +102,8 @@ export function policySettings(rules: PolicyRules): PolicySettings {
     readOnly: top.some((layer) => layer.config.readOnly === true),
     disabledTools: disabled,
     approveTools: union((layer) => layer.config.tools?.approve),
-    network: {
-      allow: first((layer) => layer.config.network?.allow) ?? [],
-      deny: union((layer) => layer.config.network?.deny),
-    },
+    network: { allow, deny: union((layer) => layer.config.network?.deny) },
+    sandboxNetwork: first((layer) => layer.config.sandbox?.network) ?? (allow.length > 0 ? "proxy" : "none"),
     elicitation: first((layer) => layer.config.answers?.elicitation) ?? "once",
     save: first((layer) => layer.config.answers?.save) ?? "never",
     audit: {
@@ -101,5 +113,9 @@ export function policySettings(rules: PolicyRules): PolicySettings {
       ...(maxBytes ? { maxBytes } : {}),
       redact: union((layer) => layer.config.audit?.redact),
     },
+    sandboxRead: union((layer) => [
+      ...(layer.config.sandbox?.read ?? []),
+      ...(layer.config.paths?.roots ?? []).map((root) => root.path),
+    ]).filter((p) => path.isAbsolute(p)).map((p) => path.normalize(p)),
   };
 }

@@ -14,15 +14,21 @@ import type { BashWord } from "./_tree.ts";
 import {
   type FlagContext,
   flags,
+  type GetoptArgument,
   hiddenOptionReason,
   type OptionDef,
   type OptionGrammar,
+  type OptionReading,
+  readGetopt,
   readOptions,
+  recordPaths,
   shown,
   type ValueCheck,
   valued,
 } from "./_options.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
+import { GIT_OPTIONS } from "./_git_options.ts";
+import type { PathOperand } from "./_path_operands.ts";
 
 /** Global options that change nothing but output and path matching. */
 export const GIT_HARMLESS_GLOBAL_OPTIONS: readonly string[] = Object.freeze([
@@ -158,7 +164,7 @@ const READ_MODES = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--l
 function listing(sub: string, args: readonly BashWord[], context: FlagContext): string | undefined {
   const read = (grammar: OptionGrammar, words = args) => readOptions(words, grammar, context);
   if (sub === "branch" || sub === "tag") {
-    const reading = read(sub === "branch" ? branch : tag);
+    const reading = readAsGit(sub, args, sub === "branch" ? branch : tag, context);
     if (reading.problem !== undefined) return reading.problem;
     const operand = reading.operands[0];
     if (operand !== undefined && !reading.seen.has("--list") && !reading.seen.has("-l")) {
@@ -214,6 +220,53 @@ function remote(args: readonly BashWord[], context: FlagContext): string | undef
   return `\`git remote ${name.text}\` changes the remotes or contacts them (only listing runs without asking)`;
 }
 
+/**
+ * Reads a subcommand's arguments as git's parse-options does, with the
+ * installed git's table of which options take a value (`_git_options.ts`,
+ * generated from `git <subcommand> -h`): a required value is the next word
+ * whatever it looks like (`--format --list` gives `--format` the value
+ * `--list`), a unique prefix names a long option, `--no-NAME` negates one.
+ * Then every option must be one `harmless` names, its value passing its check.
+ */
+function readAsGit(
+  sub: string,
+  args: readonly BashWord[],
+  harmless: OptionGrammar,
+  context: FlagContext,
+): OptionReading {
+  const table = GIT_OPTIONS[sub];
+  const long: Record<string, GetoptArgument> = { ...table.long };
+  for (const name of Object.keys(table.long)) {
+    if (!name.startsWith("no-") && !Object.hasOwn(long, `no-${name}`)) long[`no-${name}`] = "none";
+  }
+  const reading = readGetopt(args, { program: harmless.program, short: table.short, long });
+  const operands: BashWord[] = [];
+  const seen = new Set<string>();
+  if (reading.problem !== undefined) return { problem: reading.problem, operands, seen };
+  for (const item of reading.items) {
+    if (item.kind === "operand") {
+      operands.push(item.word);
+      continue;
+    }
+    const option = item.name.length === 1 ? `-${item.name}` : `--${item.name}`;
+    const table = item.name.length === 1 ? harmless.short : harmless.long;
+    const def = table !== undefined && Object.hasOwn(table, item.name) ? table[item.name] : undefined;
+    const named = option === item.word.value ? shown(item.word) : `\`${option}\` in ${shown(item.word)}`;
+    if (def === undefined) {
+      return { problem: `${named} is not an option of ${harmless.program} known to be harmless`, operands, seen };
+    }
+    seen.add(option);
+    if (item.valueWord === undefined || def.check === undefined) continue;
+    const problem = item.unknownValue
+      ? "is only known when the command runs"
+      : def.check(item.valueWord, item.value!, context);
+    if (problem !== undefined) {
+      return { problem: `the value ${shown(item.valueWord)} of \`${option}\` ${problem}`, operands, seen };
+    }
+  }
+  return { operands, seen };
+}
+
 const LISTING = new Set(["branch", "tag", "remote", "stash", "config"]);
 
 /** The flag rule for git. */
@@ -233,8 +286,57 @@ export const gitRule: Rule = (args, name, context) => {
   const sub = args[index]?.value;
   const rest = args.slice(index + 1);
   if (sub !== undefined && LISTING.has(sub)) return listing(sub, rest, context);
-  return looseProblem(rest);
+  const problem = looseProblem(rest);
+  const outside = recordPaths(filesRead(sub, rest), context);
+  return problem ?? outside;
 };
+
+/** Options of the reading subcommands whose value is a file git opens (`git blame --contents FILE`). */
+const FILE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  blame: ["--contents", "--ignore-revs-file", "-S"],
+  grep: ["-f"],
+  "ls-files": ["--exclude-from", "-X"],
+};
+
+/**
+ * The files a reading subcommand opens beyond the repository: the values of
+ * {@linkcode FILE_OPTIONS}, and with `diff --no-index` every operand (two
+ * files anywhere, compared).
+ */
+function filesRead(sub: string | undefined, args: readonly BashWord[]): PathOperand[] {
+  const files: PathOperand[] = [];
+  const options = sub === undefined ? [] : FILE_OPTIONS[sub] ?? [];
+  const noIndex = sub === "diff" && args.some((word) => word.value === "--no-index");
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === "--") {
+      if (noIndex) {
+        for (const word of args.slice(i + 1)) {
+          files.push({ value: word.value, access: "read", origin: "git diff --no-index" });
+        }
+      }
+      break;
+    }
+    if (value !== undefined && !value.startsWith("-")) {
+      if (noIndex) files.push({ value, access: "read", origin: "git diff --no-index" });
+      continue;
+    }
+    if (value === undefined) {
+      if (noIndex) files.push({ value, access: "read", origin: "git diff --no-index" });
+      continue;
+    }
+    for (const option of options) {
+      const origin = `git ${sub} ${option}`;
+      if (value === option) files.push({ value: args[++i]?.value, access: "read", origin });
+      else if (option.startsWith("--") && value.startsWith(`${option}=`)) {
+        files.push({ value: value.slice(option.length + 1), access: "read", origin });
+      } else if (!option.startsWith("--") && !value.startsWith("--") && value.startsWith(option)) {
+        files.push({ value: value.slice(2), access: "read", origin });
+      }
+    }
+  }
+  return files;
+}
 
 /** The options of a reading subcommand (`log`, `diff`, ...) that write files or start programs. */
 function looseProblem(args: readonly BashWord[]): string | undefined {

@@ -1,7 +1,7 @@
 /**
  * Flag rules for the commands that read by default but can write files or run
  * other programs with some options: sed, awk, sort, uniq, tee, tar, find,
- * ripgrep, tree, file, date, printf and test.
+ * ripgrep, tree, file, date, printf and test; and jq (registered in `_flag_rules.ts`).
  *
  * Option matching is deliberately loose: a long option matches when it is any
  * prefix of a dangerous one (GNU getopt accepts `sort --out=f`), and a short
@@ -11,9 +11,13 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
-import { hiddenOptionReason, shown } from "./_options.ts";
+import { type GetoptSpec, hiddenOptionReason, readGetopt, recordPaths, shown } from "./_options.ts";
+import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
-import { sedScriptEffect } from "./_sed_script.ts";
+import { readSedScript } from "./_sed_script.ts";
+import { readFindExpression } from "./_find_expression.ts";
+import { awkCommandProblem } from "./_awk_program.ts";
+import { jqCommandProblem } from "./_jq_filter.ts";
 
 /** The first argument that could expand into an option nobody can see yet. */
 function hiddenOption(args: readonly BashWord[], name: string): string | undefined {
@@ -85,94 +89,116 @@ const teeRule: Rule = (args, name) => {
   return file === undefined ? undefined : `${shown(file)} is a file tee writes`;
 };
 
-const sedRule: Rule = (args, name) => {
-  const hidden = hiddenOption(args, name);
-  if (hidden !== undefined) return hidden;
-  const scripts: BashWord[] = [];
-  const operandWords: BashWord[] = [];
-  let explicitScript = false;
-  for (let i = 0; i < args.length; i++) {
-    const value = args[i].value;
-    if (value === undefined || !value.startsWith("-") || value === "-") {
-      operandWords.push(args[i]);
-      continue;
-    }
-    if (value === "--") {
-      operandWords.push(...args.slice(i + 1));
-      break;
-    }
-    if (value.startsWith("--")) {
-      const [option, inline] = value.slice(2).split(/=(.*)/s, 2);
-      if (option === "" || "in-place".startsWith(option)) {
-        return `${shown(args[i])} makes sed edit files in place`;
-      }
-      if ("file".startsWith(option)) {
-        return `${shown(args[i])} reads a sed script from a file, which cannot be checked`;
-      }
-      if ("expression".startsWith(option)) {
-        explicitScript = true;
-        const script = inline !== undefined ? { ...args[i], value: inline } : args[++i];
-        if (script !== undefined) scripts.push(script);
-      } else if ("line-length".startsWith(option) && inline === undefined) {
-        i++;
-      }
-      continue;
-    }
-    for (let letter = 1; letter < value.length; letter++) {
-      const option = value[letter];
-      if (option === "i") return `${shown(args[i])} makes sed edit files in place`;
-      if (option === "f") {
-        return `${shown(args[i])} reads a sed script from a file, which cannot be checked`;
-      }
-      if (option === "e" || option === "l") {
-        const inline = value.slice(letter + 1);
-        const argument = inline !== "" ? { ...args[i], value: inline } : args[++i];
-        if (option === "e" && argument !== undefined) {
-          explicitScript = true;
-          scripts.push(argument);
-        }
-        break;
-      }
-    }
-  }
-  if (!explicitScript && operandWords.length > 0) scripts.push(operandWords[0]);
-  for (const script of scripts) {
-    if (script.value === undefined) {
-      return `the sed script ${shown(script)} is only known when the command runs`;
-    }
-    const effect = sedScriptEffect(script.value);
-    if (effect !== undefined) return `the sed script ${shown(script)} ${effect}`;
-  }
-  return undefined;
+const SED_OPTIONS: GetoptSpec = {
+  program: "sed",
+  short: {
+    n: "none",
+    e: "required",
+    f: "required",
+    i: "optional",
+    l: "required",
+    E: "none",
+    r: "none",
+    s: "none",
+    u: "none",
+    z: "none",
+    b: "none",
+  },
+  long: {
+    quiet: "none",
+    silent: "none",
+    debug: "none",
+    expression: "required",
+    file: "required",
+    "follow-symlinks": "none",
+    "in-place": "optional",
+    "line-length": "required",
+    posix: "none",
+    "regexp-extended": "none",
+    separate: "none",
+    sandbox: "none",
+    unbuffered: "none",
+    "null-data": "none",
+    "zero-terminated": "none",
+    binary: "none",
+    help: "none",
+    version: "none",
+  },
 };
 
-const awkRule: Rule = (args, name) => {
-  const hidden = hiddenOption(args, name);
-  if (hidden !== undefined) return hidden;
-  const fileOption = args.find((arg) =>
-    arg.value !== undefined && matchesOption(arg.value, {
-      // -W: gawk's and mawk's `-W include=f`, `-W exec f`.
-      short: "fiElW",
-      long: ["file", "include", "exec", "load"],
-      effect: "",
-    })
-  );
-  if (fileOption !== undefined) {
-    return `${shown(fileOption)} loads awk code from a file, which cannot be checked`;
-  }
-  // Which word is the program depends on options with values; every word is
-  // checked instead, so that none is missed.
-  for (const arg of args) {
-    if (arg.value === undefined && !arg.mayBeOption) {
-      return `the awk argument ${shown(arg)} is only known when the command runs`;
+/** A sed command as reasons name it. */
+function sedCommandNamed(command: string): string {
+  return command.startsWith("s///") ? `an s command with the e or w flag (\`${command}\`)` : `the ${command} command`;
+}
+
+/** The names GNU sed gives its standard streams in `r`, `R`, `w` and `W`. */
+const SED_STANDARD_STREAMS = ["/dev/stdin", "/dev/stdout", "/dev/stderr"];
+
+/**
+ * sed as GNU sed reads its arguments: the scripts of `-e` (or the first
+ * operand), read by {@linkcode readSedScript}; `-f` script files (recorded,
+ * and asking since their content is not seen); `-i` (writes its operands);
+ * the input files (recorded as reads). A script that runs programs (`e`,
+ * `s///e`) or writes files (`w`, `W`, `s///w`, except to standard output or
+ * error) asks; the files `r` and `R` read are recorded for the path rules.
+ * With `--sandbox` sed refuses every such command before running any.
+ */
+const sedRule: Rule = (args, _name, context) => {
+  const reading = readGetopt(args, SED_OPTIONS);
+  if (reading.problem !== undefined) return reading.problem;
+  const files: PathOperand[] = [];
+  const record = (value: string | undefined, access: PathOperand["access"], origin: string) =>
+    files.push({ value, access, origin });
+  const scripts: BashWord[] = [];
+  let problem: string | undefined;
+  let inPlace: BashWord | undefined;
+  let sandboxed = false;
+  let scriptFile = false;
+  for (const item of reading.items) {
+    if (item.kind !== "option") continue;
+    if (item.name === "e" || item.name === "expression") scripts.push(item.valueWord!);
+    if (item.name === "f" || item.name === "file") {
+      scriptFile = true;
+      record(item.value, "read", "sed -f");
+      problem ??= `${shown(item.word)} reads a sed script from a file, whose commands cannot be checked`;
     }
-    // `@`: gawk's @include and @load, and indirect calls (`@f()` calls any
-    // function by name, system included).
-    if (arg.value !== undefined && /system|[|>@]|getline/.test(arg.value)) {
-      return `the awk program ${shown(arg)} can run commands or write files (system, |, >, getline, @)`;
+    if (item.name === "i" || item.name === "in-place") inPlace = item.word;
+    if (item.name === "sandbox") sandboxed = true;
+  }
+  const operands = reading.items.filter((item) => item.kind === "operand").map((item) => item.word);
+  if (scripts.length === 0 && !scriptFile) {
+    const script = operands.shift();
+    if (script === undefined) return undefined;
+    scripts.push(script);
+  }
+  for (const operand of operands) record(operand.value, inPlace ? "write" : "read", "sed input file");
+  if (inPlace !== undefined) problem ??= `${shown(inPlace)} makes sed edit files in place`;
+  const unknownScript = scripts.find((script) => script.value === undefined);
+  if (unknownScript !== undefined) return `the sed script ${shown(unknownScript)} is only known when the command runs`;
+  const script = readSedScript(scripts.map((word) => word.value!));
+  const shownScript = scripts.map(shown).join(" ");
+  if (script.problem !== undefined) return `the sed script ${shownScript} ${script.problem}`;
+  // sed --sandbox refuses the whole script when it has any of these commands.
+  if (sandboxed) {
+    const outside = recordPaths(files, context);
+    return problem ?? outside;
+  }
+  for (const effect of script.effects) {
+    if (effect.access === "run") {
+      problem ??= `the sed script ${shownScript} uses ${sedCommandNamed(effect.command)}, which runs a command`;
+      continue;
+    }
+    // The standard streams are no files: sed reads or writes the ones it was given.
+    if (SED_STANDARD_STREAMS.includes(effect.file)) continue;
+    record(effect.file, effect.access, `sed script \`${effect.command}\``);
+    if (effect.access === "write") {
+      problem ??= `the sed script ${shownScript} uses ${
+        sedCommandNamed(effect.command)
+      }, which writes \`${effect.file}\``;
     }
   }
-  return undefined;
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
 };
 
 const tarRule: Rule = (args, name, context) => {
@@ -253,15 +279,32 @@ const testRule: Rule = (args, name, context) => {
   return testOperators(args.filter((arg) => !safe.has(arg)), name, context);
 };
 
+/** find, read by {@linkcode readFindExpression}: its files recorded, its commands, deletes and writes asking. */
+const findRule: Rule = (args, _name, context) => {
+  const reading = readFindExpression(args);
+  const outside = recordPaths(reading.files, context);
+  return reading.problem ?? outside;
+};
+
+/** awk, gawk, mawk and nawk, read by {@linkcode awkCommandProblem}. */
+export const awkRule: Rule = (args, name, context) => {
+  const files: PathOperand[] = [];
+  const problem = awkCommandProblem(args, name, files);
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
+};
+
+/** jq, read by {@linkcode jqCommandProblem}. */
+export const jqRule: Rule = (args, _name, context) => {
+  const files: PathOperand[] = [];
+  const problem = jqCommandProblem(args, files);
+  const outside = recordPaths(files, context);
+  return problem ?? outside;
+};
+
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
-  [
-    "find",
-    optionRule({
-      exact: ["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"],
-      effect: "makes find run commands, delete or write files",
-    }),
-  ],
+  ["find", findRule],
   [
     "sort",
     optionRule({
@@ -295,9 +338,9 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["test", testRule],
   ["[", testRule],
   ["sed", sedRule],
+  ["tar", tarRule],
   ["awk", awkRule],
   ["gawk", awkRule],
   ["mawk", awkRule],
   ["nawk", awkRule],
-  ["tar", tarRule],
 ]);

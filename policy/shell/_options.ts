@@ -20,6 +20,12 @@ export interface FlagContext {
    * commands, option values that name files), for the path rules to judge.
    */
   pathOperands?: PathOperand[];
+  /**
+   * The policy's network lists, set only where commands run sandboxed behind
+   * the egress proxy (`sandbox.network: "proxy"`): the network readers judge
+   * their URLs by it (see `_flag_rules_net.ts`).
+   */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 /** Judges a value or an operand; returns why it must ask. */
@@ -283,4 +289,131 @@ export function valued(names: string, check?: ValueCheck): Record<string, Option
   return Object.fromEntries(
     names.split(/\s+/).filter((name) => name !== "").map((name) => [name, { value: "required", check }]),
   );
+}
+
+/** How a GNU `getopt_long` option takes its value. */
+export type GetoptArgument = "none" | "required" | "optional";
+
+/** A program's options as it hands them to `getopt_long`. */
+export interface GetoptSpec {
+  /** How the program is named in reasons. */
+  program: string;
+  /** Single-letter options and how each takes a value. */
+  short: Readonly<Record<string, GetoptArgument>>;
+  /** Long options (without dashes) and how each takes a value. */
+  long: Readonly<Record<string, GetoptArgument>>;
+  /** `+` in the optstring (or POSIXLY_CORRECT): the first operand ends the options. */
+  stopAtOperand?: boolean;
+}
+
+/**
+ * One option or operand as getopt hands it to the program. An attached value
+ * (`-ex`, `--expression=x`) comes as a copy of its word whose value is the
+ * value alone.
+ */
+export type GetoptItem =
+  | { kind: "option"; name: string; word: BashWord; value?: string; valueWord?: BashWord; unknownValue?: boolean }
+  | { kind: "operand"; word: BashWord };
+
+/**
+ * Reads `args` as glibc's `getopt_long` does: options and operands permuted
+ * (unless `stopAtOperand`), `--` ends the options, a required value is the
+ * rest of the cluster or the next word whatever it looks like, an optional
+ * value only attached. getopt also takes any unique prefix of a long
+ * option; here, as in {@linkcode readOptions}, an abbreviation is an unknown
+ * option (another version of the program may resolve it elsewhere). A word
+ * known only at run time that may become an option, an unknown option, or a
+ * value given to a flag is a problem.
+ */
+export function readGetopt(
+  args: readonly BashWord[],
+  spec: GetoptSpec,
+): { items: GetoptItem[]; problem?: string } {
+  const items: GetoptItem[] = [];
+  const fail = (problem: string) => ({ items, problem });
+  let i = 0;
+  const nextValue = (option: string): { value?: string; valueWord?: BashWord; unknownValue?: boolean } | string => {
+    const word = args[i++];
+    if (word === undefined) return `\`${option}\` needs a value`;
+    return word.value === undefined ? { valueWord: word, unknownValue: true } : { value: word.value, valueWord: word };
+  };
+  while (i < args.length) {
+    const word = args[i++];
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return fail(hiddenOptionReason(word, spec.program));
+      items.push({ kind: "operand", word });
+      if (spec.stopAtOperand) break;
+      continue;
+    }
+    if (value === "--") break;
+    if (!value.startsWith("-") || value === "-") {
+      items.push({ kind: "operand", word });
+      if (spec.stopAtOperand) break;
+      continue;
+    }
+    if (value.startsWith("--")) {
+      const body = value.slice(2);
+      const equals = body.indexOf("=");
+      const given = equals === -1 ? body : body.slice(0, equals);
+      // getopt would resolve a unique prefix, and another version of the program may resolve it elsewhere.
+      if (!Object.hasOwn(spec.long, given)) return fail(unknown(word, `--${given}`, spec.program));
+      const name = given;
+      const argument = spec.long[name];
+      if (equals !== -1) {
+        if (argument === "none") return fail(`${shown(word)} gives a value to \`--${name}\`, which takes none`);
+        const inline = body.slice(equals + 1);
+        items.push({ kind: "option", name, word, value: inline, valueWord: { ...word, value: inline } });
+      } else if (argument === "required") {
+        const next = nextValue(`--${name}`);
+        if (typeof next === "string") return fail(next);
+        items.push({ kind: "option", name, word, ...next });
+      } else items.push({ kind: "option", name, word });
+      continue;
+    }
+    for (let letter = 1; letter < value.length; letter++) {
+      const name = value[letter];
+      if (!Object.hasOwn(spec.short, name)) return fail(unknown(word, `-${name}`, spec.program));
+      const argument = spec.short[name];
+      const rest = value.slice(letter + 1);
+      if (argument === "none") {
+        items.push({ kind: "option", name, word });
+        continue;
+      }
+      if (rest !== "") items.push({ kind: "option", name, word, value: rest, valueWord: { ...word, value: rest } });
+      else if (argument === "required") {
+        const next = nextValue(`-${name}`);
+        if (typeof next === "string") return fail(next);
+        items.push({ kind: "option", name, word, ...next });
+      } else items.push({ kind: "option", name, word });
+      break;
+    }
+  }
+  for (; i < args.length; i++) {
+    const word = args[i];
+    items.push({ kind: "operand", word });
+  }
+  return { items };
+}
+
+/**
+ * Hands the files a reader found to the path rules: onto
+ * `context.pathOperands` when the caller collects them (the path rules then
+ * judge each, as the file tools would). A caller that collects none gets the
+ * reader's own judgement instead, so that no file goes unjudged: why the
+ * first file may lie outside the workspace ({@linkcode outsidePathProblem};
+ * a file only known at run time asks), or `undefined`.
+ */
+export function recordPaths(files: readonly PathOperand[], context: FlagContext): string | undefined {
+  if (context.pathOperands !== undefined) {
+    context.pathOperands.push(...files);
+    return undefined;
+  }
+  for (const file of files) {
+    // `~/x`, `$HOME/../x`: only the run time knows where it points.
+    if (file.value === undefined) return `a file of ${file.origin} is only known when the command runs`;
+    const problem = outsidePathProblem(file.value, context);
+    if (problem !== undefined) return `\`${file.value}\` (${file.origin}) ${problem}`;
+  }
+  return undefined;
 }

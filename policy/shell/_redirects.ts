@@ -7,7 +7,7 @@
  * @module
  */
 import type { Node } from "web-tree-sitter";
-import type { BashSimpleCommand } from "./_tree.ts";
+import type { BashRedirect, BashSimpleCommand } from "./_tree.ts";
 import { heredocDelimiter, quoteSource, readLiteral } from "./_literals.ts";
 import { continuationEnd, continuationJoinsReason, joinsWord, joinsWordBefore } from "./_coverage.ts";
 import { children, REDIRECT_TYPES, STATEMENT_TOKENS } from "./_walker_base.ts";
@@ -17,6 +17,8 @@ import { WordWalker } from "./_words.ts";
 export abstract class RedirectWalker extends WordWalker {
   /** Where here-document bodies start, for the coverage check. */
   protected readonly heredocBodyStarts = new Set<number>();
+  /** File redirections that belong to no simple command (`done < f`, `$(< f)`). */
+  readonly redirects: BashRedirect[] = [];
 
   protected redirect(
     node: Node,
@@ -26,7 +28,7 @@ export abstract class RedirectWalker extends WordWalker {
     const sink = finding?.problems ?? this.problems;
     switch (node.type) {
       case "file_redirect":
-        this.fileRedirect(node, sink, depth);
+        this.fileRedirect(node, sink, finding?.redirects ?? this.redirects, depth);
         return;
       case "herestring_redirect":
         for (const { child } of children(node)) {
@@ -43,7 +45,7 @@ export abstract class RedirectWalker extends WordWalker {
     }
   }
 
-  protected fileRedirect(node: Node, sink: string[], depth: number): void {
+  protected fileRedirect(node: Node, sink: string[], files: BashRedirect[], depth: number): void {
     let operator = "";
     const destinations: Node[] = [];
     for (const { child, field } of children(node)) {
@@ -65,6 +67,7 @@ export abstract class RedirectWalker extends WordWalker {
     const destination = destinations[0];
     const target = destination === undefined ? undefined : this.word(destination, depth);
     const described = quoteSource(this.text(node));
+    files.push({ text: this.text(node), operator, ...(target === undefined ? {} : { target }) });
     switch (operator) {
       case ">&-":
       case "<&-":
@@ -88,10 +91,7 @@ export abstract class RedirectWalker extends WordWalker {
         );
         return;
       case "<":
-        if (target?.value === "/dev/null") return;
-        sink.push(
-          `${described} reads a file through the shell (which also opens /dev/tcp network paths); pass the file to the command instead`,
-        );
+        // The file it reads is judged by the path rules, like every other path of the line.
         return;
       default:
         this.notUnderstood(`the checker does not handle the redirection ${described}`);

@@ -32,6 +32,22 @@ export interface BashWord {
    * with `-` (and so be read as an option by the command).
    */
   mayBeOption: boolean;
+  /**
+   * For an unquoted word whose only expansions are globs, braces or a tilde
+   * (`src/*.ts`, `{a,b}.md`, `~/x`): its text after quote removal, the
+   * pattern bash expands, for the path rules to judge where it may reach.
+   */
+  pattern?: string;
+}
+
+/** A redirection of a file: the operator and the word it names. */
+export interface BashRedirect {
+  /** The redirection as written (`2> log`). */
+  text: string;
+  /** The operator: `<`, `>`, `>>`, `>|`, `&>`, `&>>`, `>&`, `<&`. */
+  operator: string;
+  /** The file it names, when there is one. */
+  target?: BashWord;
 }
 
 /** A simple command, an assignment or a declaration found in the tree. */
@@ -44,6 +60,8 @@ export interface BashSimpleCommand {
   words: BashWord[];
   /** Why this command must ask, found while reading it (redirections, assignments). */
   problems: string[];
+  /** Its file redirections, for the path rules. */
+  redirects: BashRedirect[];
 }
 
 /** Everything the walk found in one command line. */
@@ -56,6 +74,11 @@ export interface BashAnalysis {
   understood: boolean;
   /** Whether the source holds no statement at all (only blanks and comments). */
   empty: boolean;
+  /**
+   * File redirections that belong to no simple command (`done < f`,
+   * `$(< f)`, `{ ...; } > out`), for the path rules.
+   */
+  redirects: BashRedirect[];
 }
 
 /** Longer command lines are not parsed at all. */
@@ -92,7 +115,7 @@ function singleBracketTests(tree: Tree): number[] {
 }
 
 function notUnderstood(reason: string): BashAnalysis {
-  return { commands: [], problems: [reason], understood: false, empty: false };
+  return { commands: [], problems: [reason], understood: false, empty: false, redirects: [] };
 }
 
 /**
@@ -165,5 +188,6 @@ function walk(source: string, tree: Tree, brackets: ReadonlySet<number>): BashAn
     problems: walker.problems,
     understood: walker.understood,
     empty: walker.statementCount === 0,
+    redirects: walker.redirects,
   };
 }

@@ -182,6 +182,7 @@ export class Walker extends ConditionalWalker {
       kind: "command",
       words: [],
       problems: [],
+      redirects: [],
     };
     this.commands.push(finding);
     const redirects = [...outerRedirects];
@@ -240,6 +241,7 @@ export class Walker extends ConditionalWalker {
       kind: "assignment",
       words: [],
       problems: [],
+      redirects: [],
     };
     this.commands.push(finding);
     const assignments = node.type === "variable_assignments" ? node.namedChildren.filter((n) => n !== null) : [node];
@@ -282,6 +284,7 @@ export class Walker extends ConditionalWalker {
       kind: "declaration",
       words: [],
       problems: [],
+      redirects: [],
     };
     this.commands.push(finding);
     for (const { child } of children(node)) {

@@ -43,6 +43,8 @@ export abstract class WordWalker extends ExpansionWalker {
     const mayBeOption = parts.value !== undefined
       ? parts.value.startsWith("-")
       : parts.splits || parts.prefix === "" || parts.prefix.startsWith("-");
+    // Unquoted text with no expansion but globs, braces and tildes: the pattern bash expands.
+    const pattern = parts.value === undefined && !/['"$`\\]/.test(text) ? readLiteral(text, "unquoted") : undefined;
     return {
       text,
       value: parts.value,
@@ -50,6 +52,7 @@ export abstract class WordWalker extends ExpansionWalker {
         ? (parts.dynamic ?? `${quoteSource(text)} is expanded when the command runs`)
         : undefined,
       mayBeOption,
+      ...(pattern?.glob !== undefined && pattern.unrecognized === undefined ? { pattern: pattern.value } : {}),
     };
   }
 

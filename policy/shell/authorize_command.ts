@@ -7,7 +7,8 @@
  */
 import { ToolError } from "@toolfence/core";
 import type { ChoiceSource } from "@toolfence/core";
-import { checkCommand, type CommandCheck, commandSandbox } from "./check_command.ts";
+import { checkAnalysis, type CommandCheck, type CommandPath, commandSandbox } from "./check_command.ts";
+import { analyzeBash } from "./_tree.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
 import type { SandboxMode } from "../sandbox.ts";
 import type { PolicyAsker } from "../policy.ts";
@@ -35,6 +36,8 @@ export interface AuthorizeCommandOptions {
    * command that would need confirmation is refused without asking.
    */
   sessionCanAsk?: boolean;
+  /** The policy's network lists where commands have the egress proxy (see `CheckCommandOptions.network`). */
+  network?: { allow: readonly string[]; deny: readonly string[] };
   /**
    * The session's sandbox mode (default `auto`): `off` counts as no sandbox,
    * so commands that run project code ask; `auto` and `required` use the
@@ -43,6 +46,8 @@ export interface AuthorizeCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root, for `cd` and paths in flags (absolute). */
   workspaceRoot?: string;
+  /** The session's temp dir (absolute), which commands may reach like the workspace. */
+  tempDir?: string;
   /** The policy files' command rules; default none. */
   rules?: PolicyRules;
   /**
@@ -74,6 +79,27 @@ export interface CommandAuthorization {
   rule?: CommandRule;
   /** What a shadow-mode rule would have decided instead (not applied). */
   shadow?: CommandRule;
+  /** What the line was judged to touch: the absolute paths it reads, writes and runs, for the sandbox. */
+  touches: CommandTouches;
+}
+
+/** The absolute paths a command line was judged to read, write and run (known before it runs). */
+export interface CommandTouches {
+  /** Paths it reads. */
+  read: string[];
+  /** Paths it writes. */
+  write: string[];
+  /** Paths it runs. */
+  run: string[];
+}
+
+function touchesOf(paths: readonly CommandPath[]): CommandTouches {
+  const touches: CommandTouches = { read: [], write: [], run: [] };
+  for (const found of paths) {
+    const where = found.real ?? found.path;
+    if (where !== undefined && !touches[found.access].includes(where)) touches[found.access].push(where);
+  }
+  return touches;
 }
 
 /** What the policy decides for a command line before anyone is asked, and why. */
@@ -106,15 +132,21 @@ export interface DecideCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root (absolute). */
   workspaceRoot?: string;
+  /** The session's temp dir (absolute). */
+  tempDir?: string;
   /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
   assessor?: RiskAssessor;
+  /** The policy's network lists where commands have the egress proxy (see `CheckCommandOptions.network`). */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 /**
- * Decides a command line without asking anyone: the policy files' rules
- * first (a deny rule refuses, an ask rule and a command that could hide a
- * denied one ask a person), then the allowlist check (with the allow rules'
- * entries added), then the risk assessor.
+ * Decides a command line without asking anyone, from one analysis of it:
+ * deny before ask before allow. A deny rule, or a path of the line that the
+ * policy denies (or makes read-only and the line writes), refuses; an ask
+ * rule and a command that could hide a denied one ask a person; then the
+ * allowlist check (with the allow rules' entries added, every path of the
+ * line judged by the file tools' rules), then the risk assessor.
  *
  * Requires `--allow-run=bwrap` to probe the sandbox for commands that run project code.
  *
@@ -131,16 +163,34 @@ export async function decideCommand(
   options: DecideCommandOptions = {},
   signal?: AbortSignal,
 ): Promise<CommandDecision> {
-  const rules = await judgeCommandRules(command, options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/"));
+  const analysis = await analyzeBash(command);
+  const policyRules = options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/");
+  const rules = await judgeCommandRules(command, policyRules, analysis);
   const rule = rules.rule;
-  if (rules.deniedPath && rule?.decision !== "deny") {
-    const { word, rule: pathRule } = rules.deniedPath;
+  const check = await checkAnalysis(command, analysis, {
+    allowlist: [...(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST), ...rules.allowEntries],
+    sandbox: await commandSandbox(options.sandbox),
+    rules: policyRules,
+    ...(options.workspaceRoot !== undefined
+      ? { workspaceRoot: options.workspaceRoot }
+      : options.rules !== undefined
+      ? { workspaceRoot: policyRules.root }
+      : {}),
+    ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.network ? { network: options.network } : {}),
+  });
+  const deniedPath = check.paths.find((found) => found.decision === "deny" && found.rule !== undefined);
+  if (deniedPath !== undefined && rule?.decision !== "deny") {
+    rules.deniedPath = { word: deniedPath.written, rule: deniedPath.rule! };
     return {
       command,
       decision: "deny",
       decidedBy: "rule",
-      reason: `${JSON.stringify(word)} names a path denied by the ${describeRule(pathRule)}`,
+      reason: `${JSON.stringify(deniedPath.written)} names a path ${
+        deniedPath.reason?.startsWith("is read-only") ? "the line writes, read-only" : "denied"
+      } by the ${describeRule(deniedPath.rule!)}`,
       rules,
+      check,
     };
   }
   if (rule?.decision === "deny") {
@@ -153,13 +203,9 @@ export async function decideCommand(
         rule.reason ? `: ${rule.reason}` : ""
       }`,
       rules,
+      check,
     };
   }
-  const check = await checkCommand(command, {
-    allowlist: [...(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST), ...rules.allowEntries],
-    sandbox: await commandSandbox(options.sandbox),
-    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
-  });
   // Denied paths are hidden from commands by the OS sandbox; without one, a person decides.
   const hidden = options.rules?.hiddenGlobs() ?? [];
   const unsandboxed = hidden.length > 0 ? await commandSandbox(options.sandbox) : undefined;
@@ -307,6 +353,8 @@ export async function authorizeCommand(
     assessor: options.assessor,
     rules: options.rules,
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+    ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.network ? { network: options.network } : {}),
   }, signal);
   signal?.throwIfAborted();
   const ruleFields = {
@@ -315,11 +363,12 @@ export async function authorizeCommand(
   };
   if (decided.decision === "deny") throw ruleDenied(command, decided);
   const check = decided.check!;
+  const touches = touchesOf(check.paths);
   const assessment = decided.assessment ??
     { decision: "unsure" as const, kind: "policy_rule", reason: decided.reason };
   if (decided.decision === "allow") {
     const via = decided.decidedBy === "assessor" ? "assessor" : decided.decidedBy === "rule" ? "rule" : "allowlist";
-    return { command, via, check, ...(decided.assessment ? { assessment } : {}), ...ruleFields };
+    return { command, via, check, touches, ...(decided.assessment ? { assessment } : {}), ...ruleFields };
   }
   const prompt = decided.prompt!;
   if (options.sessionCanAsk === false) {
@@ -379,7 +428,7 @@ export async function authorizeCommand(
       },
     );
   }
-  return { command, via: "confirmed", source: answer.source, check, assessment, ...ruleFields };
+  return { command, via: "confirmed", source: answer.source, check, touches, assessment, ...ruleFields };
 }
 
 // The rule a person may save for a command: its words, when it is one simple command whose words are all known.

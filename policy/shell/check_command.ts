@@ -8,7 +8,10 @@
  * (`2>&1`), no executable is named by path, there is no backquote, no
  * assignment, no newline or `&` between commands, and every `$(...)` would
  * itself run without asking. Whatever the parser does not fully account for
- * asks. `cd DIR` counts as allowed when DIR stays inside the workspace. A
+ * asks. `cd DIR` counts as allowed when DIR stays inside the workspace. Every path the line may read, write or run (operands, option values,
+ * redirections, the files its argument readers see) is judged by the file
+ * tools' rules (`_command_paths.ts`): outside the workspace or known only at
+ * run time asks, denied by a policy file denies. A
  * command that runs code the project controls (tests, scripts, git with its
  * configured programs) runs without asking only when the OS sandbox works.
  *
@@ -21,10 +24,25 @@ import {
   PROJECT_CODE_COMMANDS,
   runsProjectCode,
 } from "./allowlist.ts";
-import { analyzeBash, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
+import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem } from "./_flag_rules.ts";
-import { outsidePathProblem } from "./_options.ts";
+import type { PathOperand } from "./_path_operands.ts";
+import {
+  type CommandPath,
+  type Folders,
+  judgeCommandPaths,
+  judgeLinePaths,
+  lineFolders,
+  type PathJudge,
+  pathReason,
+  scopeJudge,
+} from "./_command_paths.ts";
+import process from "node:process";
+import { NETWORK_READERS } from "./_flag_rules_net.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
+import type { PolicyRules } from "../config/rules.ts";
+
+export type { CommandPath } from "./_command_paths.ts";
 
 /**
  * The outcome of judging a command. `refuse` is what a caller makes of `ask`
@@ -32,6 +50,9 @@ import { type SandboxMode, sandboxState } from "../sandbox.ts";
  * `allow` or `ask`.
  */
 export type CommandVerdict = "allow" | "ask" | "refuse";
+
+/** The ordered verdicts of a line: deny before ask before allow. */
+const VERDICT_WEIGHT = { allow: 0, ask: 1, deny: 2 } as const;
 
 /** One simple command found in a command line, and how it was judged. */
 export interface SimpleCommandFinding {
@@ -47,6 +68,8 @@ export interface SimpleCommandFinding {
   ok: boolean;
   /** Whether it runs code the project controls, which needs the OS sandbox. */
   projectCode: boolean;
+  /** The paths it may read, write or run, each judged by the file tools' rules. */
+  paths: CommandPath[];
 }
 
 /** Whether the OS sandbox works for the commands being judged, and why not. */
@@ -61,12 +84,21 @@ export interface CommandSandbox {
 export interface CommandCheck {
   /** The command line that was judged. */
   command: string;
-  /** `allow`: runs without asking; `ask`: a person (or the risk assessor) decides. */
-  verdict: "allow" | "ask";
+  /**
+   * `allow`: runs without asking; `ask`: a person (or the risk assessor)
+   * decides; `deny`: it names a path a policy file denies (or makes read-only
+   * and writes it), so it never runs.
+   */
+  verdict: "allow" | "ask" | "deny";
   /** Why it must ask, each naming the offending part; empty when allowed. */
   reasons: string[];
   /** Every simple command found, outer before inner. */
   commands: SimpleCommandFinding[];
+  /**
+   * Every path the line was judged to touch (read, written or run), from its
+   * commands and its redirections: what the sandbox is later given.
+   */
+  paths: CommandPath[];
   /** False when the parser did not fully understand the command (which then asks). */
   parsed: boolean;
   /**
@@ -86,10 +118,23 @@ export interface CheckCommandOptions {
    * only when a command runs project code.
    */
   sandbox?: CommandSandbox;
-  /** The workspace root (absolute): absolute paths inside it count as inside. */
+  /**
+   * The workspace root (absolute), where the commands run: paths inside it
+   * (or in `tempDir`) count as inside. Default: the process's current folder.
+   */
   workspaceRoot?: string;
+  /** The session's temp dir (absolute), which commands may reach like the workspace. */
+  tempDir?: string;
+  /** The policy files' rules: a path they deny denies the line, a read-only one denies writes. */
+  rules?: PolicyRules;
   /** Commands that run project code; defaults to {@linkcode PROJECT_CODE_COMMANDS}. */
   projectCode?: readonly string[];
+  /**
+   * The policy's network lists where commands reach the network through the
+   * egress proxy: with a working sandbox, `curl` and `wget` join the allowlist,
+   * judged by `_flag_rules_net.ts`.
+   */
+  network?: { allow: readonly string[]; deny: readonly string[] };
 }
 
 function shownWord(word: BashWord): string {
@@ -111,18 +156,48 @@ function cdProblem(args: readonly BashWord[], context: FlagContext): string | un
   if (extra.length > 0) return `\`cd\` with more than one argument (${shownWord(extra[0])}) is not understood`;
   if (dir.value === undefined) return `the folder ${shownWord(dir)} is only known when the command runs`;
   if (dir.value === "") return "`cd ''` names no folder";
-  const problem = outsidePathProblem(dir.value, context);
-  return problem === undefined ? undefined : `the folder ${shownWord(dir)} of \`cd\` ${problem}`;
+  // Where the folder leads is judged with every other path of the line.
+  return context.workspaceRoot === undefined && dir.value.startsWith("/")
+    ? `the folder ${shownWord(dir)} of \`cd\` is absolute, and the workspace is not known`
+    : undefined;
 }
 
-function judge(
+/** What judging one simple command needs besides the command. */
+interface Judging {
+  allowlist: readonly string[];
+  projectCode: readonly string[];
+  workspaceRoot?: string;
+  network?: { allow: readonly string[]; deny: readonly string[] };
+  folders: Folders;
+  judgePath: PathJudge;
+}
+
+/** One simple command: the allowlist and flag rules, then every path it names. */
+function judge(command: BashSimpleCommand, judging: Judging): SimpleCommandFinding {
+  const recorded: PathOperand[] = [];
+  const context: FlagContext = {
+    ...(judging.workspaceRoot === undefined ? {} : { workspaceRoot: judging.workspaceRoot }),
+    ...(judging.network ? { network: judging.network } : {}),
+    pathOperands: recorded,
+  };
+  const found = judgeWords(command, judging.allowlist, judging.projectCode, context);
+  const paths = judgeCommandPaths(command, recorded, judging.folders, judging.judgePath);
+  const worst = paths.reduce<CommandPath | undefined>(
+    (a, b) => VERDICT_WEIGHT[b.decision] > VERDICT_WEIGHT[a?.decision ?? "allow"] ? b : a,
+    undefined,
+  );
+  if (found.ok && worst !== undefined) return { ...found, ok: false, reason: pathReason(worst), paths };
+  return { ...found, paths };
+}
+
+function judgeWords(
   command: BashSimpleCommand,
   allowlist: readonly string[],
   projectCodeList: readonly string[],
   context: FlagContext,
-): SimpleCommandFinding {
+): Omit<SimpleCommandFinding, "paths"> {
   const words = command.words.map((word) => word.value ?? word.text);
-  const finding = (ok: boolean, reason: string, allowedBy?: string): SimpleCommandFinding => {
+  const finding = (ok: boolean, reason: string, allowedBy?: string): Omit<SimpleCommandFinding, "paths"> => {
     const entry = allowedBy === undefined ? undefined : parseAllowlistEntry(allowedBy);
     const projectCode = entry?.sandbox === true ||
       (entry?.exact !== true && words[0] !== undefined && runsProjectCode(words, projectCodeList));
@@ -224,13 +299,56 @@ export async function checkCommand(
   command: string,
   options: CheckCommandOptions = {},
 ): Promise<CommandCheck> {
-  const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
-  const analysis = await analyzeBash(command);
-  const context: FlagContext = options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot };
-  const projectCodeList = options.projectCode ?? PROJECT_CODE_COMMANDS;
-  const commands = analysis.commands.map((found) => judge(found, allowlist, projectCodeList, context));
+  return await checkAnalysis(command, await analyzeBash(command), options);
+}
+
+/** The process's current folder, where commands run when no workspace is given; undefined when it cannot be read. */
+function currentFolder(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * {@linkcode checkCommand} of a line already analysed, so that the command
+ * rules, the allowlist, the path rules and the risk assessor judge one
+ * reading of it.
+ */
+export async function checkAnalysis(
+  command: string,
+  analysis: BashAnalysis,
+  options: CheckCommandOptions = {},
+): Promise<CommandCheck> {
+  const network = options.network && options.sandbox?.available ? options.network : undefined;
+  const allowlist = [...options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST, ...(network ? NETWORK_READERS : [])];
+  const workspaceRoot = options.workspaceRoot ?? currentFolder();
+  const folders = lineFolders(analysis, workspaceRoot);
+  const judging: Judging = {
+    allowlist,
+    projectCode: options.projectCode ?? PROJECT_CODE_COMMANDS,
+    ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
+    ...(network ? { network } : {}),
+    folders,
+    judgePath: scopeJudge({
+      ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
+      ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+      ...(options.rules === undefined ? {} : { rules: options.rules }),
+    }),
+  };
+  const commands = analysis.commands.map((found) => judge(found, judging));
+  const linePaths = judgeLinePaths(analysis, folders, judging.judgePath);
+  const paths = [...commands.flatMap((found) => found.paths), ...linePaths];
   const reasons = [
     ...commands.filter((found) => !found.ok).map((found) => `${quoteSource(found.text)}: ${found.reason}`),
+    // Paths that ask beside another reason of their command, and those of redirections of no command.
+    ...commands.flatMap((found) =>
+      found.paths.filter((p) => p.decision !== "allow" && pathReason(p) !== found.reason).map((p) =>
+        `${quoteSource(found.text)}: ${pathReason(p)}`
+      )
+    ),
+    ...linePaths.filter((p) => p.decision !== "allow").map((p) => pathReason(p)),
     ...analysis.problems,
   ];
   const projectCode = commands.filter((found) => found.projectCode);
@@ -251,11 +369,13 @@ export async function checkCommand(
   if (analysis.empty && analysis.understood) {
     reasons.push("the command line contains no command");
   }
+  const denied = paths.some((p) => p.decision === "deny");
   return {
     command,
-    verdict: reasons.length === 0 && analysis.understood ? "allow" : "ask",
+    verdict: denied ? "deny" : reasons.length === 0 && analysis.understood ? "allow" : "ask",
     reasons,
     commands,
+    paths,
     parsed: analysis.understood,
     sandbox,
   };

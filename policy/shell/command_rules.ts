@@ -14,9 +14,8 @@
  *
  * @module
  */
-import { analyzeBash, type BashSimpleCommand } from "./_tree.ts";
+import { analyzeBash, type BashAnalysis, type BashSimpleCommand } from "./_tree.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
-import path from "node:path";
 import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
 
 const STRENGTH = { allow: 0, ask: 1, deny: 2 } as const;
@@ -41,7 +40,11 @@ export interface CommandRulesVerdict {
   matches: CommandRuleMatch[];
   /** Why a deny or ask rule might match commands that cannot be seen before they run. */
   uncertain: string[];
-  /** A word of the line that names a path the policy denies, and the path rule. */
+  /**
+   * A word of the line that names a path the policy denies, and the path
+   * rule: set by `decideCommand` from the path rules' judgement of every path
+   * of the line (see `CommandCheck.paths`).
+   */
   deniedPath?: { word: string; rule: PathRule };
   /**
    * Allowlist entries that the allow rules in force add for this line
@@ -198,23 +201,10 @@ async function expand(
   return out;
 }
 
-// A word (or the value of `--opt=value`) that names a denied path, judged
-// from the workspace root; the OS sandbox hides the rest.
-function namedDeniedPath(found: BashSimpleCommand, rules: PolicyRules): CommandRulesVerdict["deniedPath"] {
-  for (const word of found.words.slice(1)) {
-    if (word.value === undefined || word.value === "") continue;
-    const eq = word.value.indexOf("=");
-    for (const candidate of eq > 0 ? [word.value, word.value.slice(eq + 1)] : [word.value]) {
-      if (candidate === "" || candidate.includes("\0")) continue;
-      const outcome = rules.decidePath(path.posix.resolve(rules.root, candidate));
-      if (outcome.decision === "deny" && outcome.rule) return { word: word.value, rule: outcome.rule };
-    }
-  }
-  return undefined;
-}
-
 /**
- * Applies the command rules of `rules` to `command`. Needs no permissions.
+ * Applies the command rules of `rules` to `command`, read from `analysis`
+ * when the caller has analysed it already (the line is parsed once for all
+ * judges). Needs no permissions.
  *
  * @example
  * ```ts
@@ -224,11 +214,14 @@ function namedDeniedPath(found: BashSimpleCommand, rules: PolicyRules): CommandR
  * console.log(verdict.rule?.decision); // "deny"
  * ```
  */
-export async function judgeCommandRules(command: string, rules: PolicyRules): Promise<CommandRulesVerdict> {
+export async function judgeCommandRules(
+  command: string,
+  rules: PolicyRules,
+  analysis?: BashAnalysis,
+): Promise<CommandRulesVerdict> {
   const empty: CommandRulesVerdict = { matches: [], uncertain: [], allowEntries: [] };
-  const pathRules = rules.pathRules.some((rule) => rule.kind === "deny" && rule.enforce);
-  if (rules.commandRules.length === 0 && !pathRules) return empty;
-  const analysis = await analyzeBash(command);
+  if (rules.commandRules.length === 0) return empty;
+  analysis ??= await analyzeBash(command);
   const uncertain: string[] = [];
   const strict = rules.commandRules.some((rule) => rule.decision !== "allow");
   if (!analysis.understood && strict) {
@@ -238,14 +231,12 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
   const allowEntries = new Set<string>();
   const decided: CommandRule[] = [];
   const shadows: CommandRule[] = [];
-  let deniedPath: CommandRulesVerdict["deniedPath"];
   const findings: Findings = { uncertain, gitAliases: [] };
   const gitRules = rules.commandRules.filter((rule) =>
     rule.decision !== "allow" && rule.enforce && (rule.pattern === "git" || rule.pattern.startsWith("git "))
   );
   for (const found of analysis.commands) {
     if (found.kind !== "command") continue;
-    if (pathRules && deniedPath === undefined) deniedPath = namedDeniedPath(found, rules);
     const own: CommandRuleMatch[] = [];
     for (const candidate of await candidates(found, 0, findings)) {
       for (const rule of rules.matchCommand(candidate.words).matches) {
@@ -300,7 +291,6 @@ export async function judgeCommandRules(command: string, rules: PolicyRules): Pr
     ...(rule ? { rule } : {}),
     ...(shadow ? { shadow } : {}),
     matches,
-    ...(deniedPath ? { deniedPath } : {}),
     uncertain: strict ? [...new Set(uncertain)] : [],
     allowEntries: entries,
   };

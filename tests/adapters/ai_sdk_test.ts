@@ -84,7 +84,9 @@ function toolResultsSeen(model: MockLanguageModelV4): Map<string, unknown> {
 }
 
 describe("aiSdkTools with generateText", () => {
-  test("a bad call's validation error, a policy refusal and a good result reach the model's next turn", async () => {
+  test("a bad call's validation error, a policy refusal and a good result reach the model's next turn", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(join(dir, "notes.txt"), "the fence holds the fence\n");
       const box = new ToolBox().register(countWords);
@@ -132,7 +134,7 @@ describe("aiSdkTools with generateText", () => {
     });
   });
 
-  test("deferred images follow the call's text as file parts", async () => {
+  test("deferred images follow the call's text as file parts", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(snapshot);
       const model = new MockLanguageModelV4({ doGenerate: [toolCalls(["s1", "snapshot", {}]), finalText] });
@@ -149,7 +151,7 @@ describe("aiSdkTools with generateText", () => {
     });
   });
 
-  test("only tools whose capabilities are met are offered", async () => {
+  test("only tools whose capabilities are met are offered", { timeout: 60_000 }, async () => {
     await withSession((session) => {
       const vision = tool({ name: "look", description: "x", input: v.object({}), requires: ["vision"], run: () => 0 });
       const box = new ToolBox().register(countWords, vision);

@@ -63,7 +63,7 @@ async function runAgent(
 const process = globalThis.process;
 
 describe("claudeAgentOptions with query() and the Claude Code binary", { timeout: 240_000 }, () => {
-  test("a good call, a bad call whose fix the model reads", async () => {
+  test("a good call, a bad call whose fix the model reads", { timeout: 240_000 }, async () => {
     await withFixture(async ({ dir, session, box, expectedTexts }) => {
       const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
       const { api, messages } = await runAgent(box, session, dir, [GOOD_AND_BAD, [FIXED], "done"]);
@@ -91,7 +91,7 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
     });
   });
 
-  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+  test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 240_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
       const { messages } = await runAgent(box, session, dir, [CHAIN, "done"]);
       assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
@@ -100,62 +100,74 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
     });
   });
 
-  test("Claude Code runs read-only calls together (annotations), the others never overlap", async () => {
-    await withFixture(async ({ dir, session, box, overlap }) => {
-      await runAgent(box, session, dir, [PROBES, "done"]);
-      console.log(`claude-agent: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
-      assert.ok(
-        overlap.safe.most > 1,
-        "the read-only calls ran one at a time: the annotations did not reach Claude Code",
-      );
-      assert.equal(overlap.unsafe.most, 1);
-    });
-  });
-
-  test("approval is Claude Code's canUseTool: one granted runs once, one declined never runs", async () => {
-    await withFixture(async ({ dir, session, box, asked, deployed }) => {
-      const decided: string[] = [];
-      const canUseTool: CanUseTool = (toolName, input) => {
-        decided.push(`${toolName} ${JSON.stringify(input)}`);
-        return Promise.resolve(
-          input.service === "web"
-            ? { behavior: "allow" as const, updatedInput: input }
-            : { behavior: "deny" as const, message: "no" },
+  test(
+    "Claude Code runs read-only calls together (annotations), the others never overlap",
+    { timeout: 240_000 },
+    async () => {
+      await withFixture(async ({ dir, session, box, overlap }) => {
+        await runAgent(box, session, dir, [PROBES, "done"]);
+        console.log(`claude-agent: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+        assert.ok(
+          overlap.safe.most > 1,
+          "the read-only calls ran one at a time: the annotations did not reach Claude Code",
         );
-      };
-      const { api, messages } = await runAgent(box, session, dir, [
-        [
-          { name: "deploy", callId: "d-web", args: { service: "web" } },
-          { name: "deploy", callId: "d-db", args: { service: "db" } },
-          { name: "deploy", callId: "d-staging", args: { service: "staging" } },
-        ],
-        "done",
-      ], canUseTool);
-      assert.deepEqual(decided.sort(), [
-        'mcp__toolfence__deploy {"service":"db"}',
-        'mcp__toolfence__deploy {"service":"web"}',
-      ], "only the calls that need approval are asked about");
-      assert.deepEqual(deployed.sort(), ["staging", "web"]);
-      const seen = toolResultsIn(api.requests[1]);
-      const text = (id: string) => JSON.stringify(seen.get(id)?.content);
-      assert.match(text("d-web"), /deployed web/);
-      assert.match(text("d-db"), /not_approved\]: The call to deploy was not approved/);
-      assert.equal(resultsOf(messages).get("d-web")?.metadata.approval, "user");
-      assert.ok(!asked.includes("Approve tool call"), "approval went through canUseTool, not the session's host");
-    });
-  });
+        assert.equal(overlap.unsafe.most, 1);
+      });
+    },
+  );
 
-  test("without a canUseTool of yours, the session's host is asked once and the call runs", async () => {
-    await withFixture(async ({ dir, session, box, asked, deployed }) => {
-      const { api } = await runAgent(box, session, dir, [
-        [{ name: "deploy", callId: "d-web", args: { service: "web" } }],
-        "done",
-      ]);
-      assert.deepEqual(asked, ["Approve tool call"]);
-      assert.deepEqual(deployed, ["web"]);
-      assert.match(JSON.stringify(toolResultsIn(api.requests[1]).get("d-web")?.content), /deployed web/);
-    });
-  });
+  test(
+    "approval is Claude Code's canUseTool: one granted runs once, one declined never runs",
+    { timeout: 240_000 },
+    async () => {
+      await withFixture(async ({ dir, session, box, asked, deployed }) => {
+        const decided: string[] = [];
+        const canUseTool: CanUseTool = (toolName, input) => {
+          decided.push(`${toolName} ${JSON.stringify(input)}`);
+          return Promise.resolve(
+            input.service === "web"
+              ? { behavior: "allow" as const, updatedInput: input }
+              : { behavior: "deny" as const, message: "no" },
+          );
+        };
+        const { api, messages } = await runAgent(box, session, dir, [
+          [
+            { name: "deploy", callId: "d-web", args: { service: "web" } },
+            { name: "deploy", callId: "d-db", args: { service: "db" } },
+            { name: "deploy", callId: "d-staging", args: { service: "staging" } },
+          ],
+          "done",
+        ], canUseTool);
+        assert.deepEqual(decided.sort(), [
+          'mcp__toolfence__deploy {"service":"db"}',
+          'mcp__toolfence__deploy {"service":"web"}',
+        ], "only the calls that need approval are asked about");
+        assert.deepEqual(deployed.sort(), ["staging", "web"]);
+        const seen = toolResultsIn(api.requests[1]);
+        const text = (id: string) => JSON.stringify(seen.get(id)?.content);
+        assert.match(text("d-web"), /deployed web/);
+        assert.match(text("d-db"), /not_approved\]: The call to deploy was not approved/);
+        assert.equal(resultsOf(messages).get("d-web")?.metadata.approval, "user");
+        assert.ok(!asked.includes("Approve tool call"), "approval went through canUseTool, not the session's host");
+      });
+    },
+  );
+
+  test(
+    "without a canUseTool of yours, the session's host is asked once and the call runs",
+    { timeout: 240_000 },
+    async () => {
+      await withFixture(async ({ dir, session, box, asked, deployed }) => {
+        const { api } = await runAgent(box, session, dir, [
+          [{ name: "deploy", callId: "d-web", args: { service: "web" } }],
+          "done",
+        ]);
+        assert.deepEqual(asked, ["Approve tool call"]);
+        assert.deepEqual(deployed, ["web"]);
+        assert.match(JSON.stringify(toolResultsIn(api.requests[1]).get("d-web")?.content), /deployed web/);
+      });
+    },
+  );
 });
 
 /** The lossless results, by tool_use id, from the SDK's user messages. */

@@ -69,7 +69,7 @@ function dialectError(fn: () => unknown, dialect: string, toolName: string, path
 }
 
 describe("openai-chat and openai-responses", () => {
-  test("function tools in strict mode, in each API's shape", () => {
+  test("function tools in strict mode, in each API's shape", { timeout: 60_000 }, () => {
     const chat = box.schemas("openai-chat", { fence }) as OpenAIChatTool[];
     assert.deepEqual(chat.map((t) => [t.type, t.function.name, t.function.strict]), [
       ["function", "read_file", true],
@@ -88,7 +88,7 @@ describe("openai-chat and openai-responses", () => {
     assert.deepEqual(responses[0].parameters, chat[0].function.parameters);
   });
 
-  test("strict: false sends the JSON Schema as it is; auto falls back per tool", () => {
+  test("strict: false sends the JSON Schema as it is; auto falls back per tool", { timeout: 60_000 }, () => {
     const plain = box.schemas("openai-chat", { fence, strict: false }) as OpenAIChatTool[];
     assert.deepEqual(plain[0].function.parameters, readFile.inputSchema);
     assert.equal(plain[0].function.strict, false);
@@ -107,7 +107,7 @@ describe("openai-chat and openai-responses", () => {
 });
 
 describe("anthropic", () => {
-  test("input_schema, no root combinators", () => {
+  test("input_schema, no root combinators", { timeout: 60_000 }, () => {
     const tools = box.schemas("anthropic", { fence }) as AnthropicTool[];
     assert.deepEqual(tools[0], { name: "read_file", description: "Read a file.", input_schema: readFile.inputSchema });
     const union = classTool("either", { anyOf: [{ type: "object" }, { type: "object" }] });
@@ -118,7 +118,7 @@ describe("anthropic", () => {
 });
 
 describe("gemini", () => {
-  test("one tools entry with every declaration, the OpenAPI subset only", () => {
+  test("one tools entry with every declaration, the OpenAPI subset only", { timeout: 60_000 }, () => {
     const [entry, ...rest] = box.schemas("gemini", { fence }) as GeminiTool[];
     assert.equal(rest.length, 0);
     const [read, run, now] = entry.functionDeclarations;
@@ -148,7 +148,7 @@ describe("gemini", () => {
     });
   });
 
-  test("local references are inlined; recursion and non-string enums fail with the path", () => {
+  test("local references are inlined; recursion and non-string enums fail with the path", { timeout: 60_000 }, () => {
     const withRef = classTool("ref", {
       type: "object",
       properties: { point: { $ref: "#/$defs/point" } },
@@ -184,7 +184,7 @@ describe("gemini", () => {
 });
 
 describe("mcp", () => {
-  test("inputSchema and annotations from the metadata", () => {
+  test("inputSchema and annotations from the metadata", { timeout: 60_000 }, () => {
     const tools = box.schemas("mcp", { fence }) as McpToolSpec[];
     assert.deepEqual(tools[0], {
       name: "read_file",
@@ -209,7 +209,7 @@ describe("mcp", () => {
   });
 });
 
-test("schemas() fails when a tool cannot be expressed, before any request", () => {
+test("schemas() fails when a tool cannot be expressed, before any request", { timeout: 60_000 }, () => {
   const anything = classTool("anything", { type: "object", properties: { data: { type: "object" } } });
   const mixed = new ToolBox().register(readFile, anything);
   dialectError(

@@ -36,7 +36,7 @@ function npmImportsOf(file: string): Set<string> {
 describe("the agent frameworks are loaded only by their own entry points", {
   skip: isDeno ? false : "reads the source repository's module graph with deno info",
 }, () => {
-  test("@toolfence/adapters (main) and the umbrella import no framework", () => {
+  test("@toolfence/adapters (main) and the umbrella import no framework", { timeout: 60_000 }, () => {
     for (const file of ["adapters/mod.ts", "mod.ts"]) {
       const imported = npmImportsOf(file);
       assert.deepEqual(FRAMEWORKS.filter((name) => imported.has(name)), [], file);
@@ -52,7 +52,7 @@ describe("the agent frameworks are loaded only by their own entry points", {
     ["adapters/google_adk.ts", ["@google/adk"]],
   ];
   for (const [file, own] of entries) {
-    test(`${file} imports ${own.join(" and ")} and no other framework`, () => {
+    test(`${file} imports ${own.join(" and ")} and no other framework`, { timeout: 60_000 }, () => {
       const imported = npmImportsOf(file);
       assert.deepEqual(FRAMEWORKS.filter((name) => imported.has(name)).sort(), [...own].sort());
     });

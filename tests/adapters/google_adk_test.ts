@@ -87,7 +87,7 @@ async function runAgent(
 }
 
 describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
-  test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
+  test("a good call, a bad call whose fix the model reads, and the lossless results", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, expectedTexts }) => {
       const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
       const model = new ScriptedLlm([GOOD_AND_BAD, [FIXED], "done"]);
@@ -108,7 +108,7 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
     });
   });
 
-  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+  test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 60_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
       const model = new ScriptedLlm([CHAIN, "done"]);
       const { events } = await runAgent(box, session, model);
@@ -117,7 +117,7 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
     });
   });
 
-  test("the calls of a turn: concurrency-safe ones may overlap, the others never", async () => {
+  test("the calls of a turn: concurrency-safe ones may overlap, the others never", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, overlap }) => {
       await runAgent(box, session, new ScriptedLlm([PROBES, "done"]));
       console.log(`google-adk: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
@@ -127,7 +127,7 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
     });
   });
 
-  test("a deferred image is saved as an artifact and named in the text", async () => {
+  test("a deferred image is saved as an artifact and named in the text", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box }) => {
       const model = new ScriptedLlm([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
       const { runner, sessionId } = await runAgent(box, session, model);
@@ -145,37 +145,41 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
     });
   });
 
-  test("approval is ADK's tool confirmation: one granted runs once, one declined never runs", async () => {
-    await withFixture(async ({ session, box, asked, deployed }) => {
-      const model = new ScriptedLlm([
-        [
-          { name: "deploy", callId: "d-web", args: { service: "web" } },
-          { name: "deploy", callId: "d-db", args: { service: "db" } },
-        ],
-        "done",
-      ]);
-      const { runner, events, sessionId } = await runAgent(box, session, model);
-      const requests = events.flatMap((e) => e.content?.parts ?? []).map((p) => p.functionCall)
-        .filter((call) => call?.name === "adk_request_confirmation");
-      assert.equal(requests.length, 2);
-      assert.deepEqual(deployed, []);
-      const original = (call: (typeof requests)[number]) =>
-        (call!.args as { originalFunctionCall: { id: string } }).originalFunctionCall.id;
-      const answers = requests.map((call) => ({
-        functionResponse: {
-          id: call!.id,
-          name: "adk_request_confirmation",
-          response: { confirmed: original(call) === "d-web" },
-        },
-      }));
-      for await (
-        const _ of runner.runAsync({ userId: "u", sessionId, newMessage: { role: "user", parts: answers } })
-      ) { /* drain */ }
-      assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
-      const seen = responsesSeen(model);
-      assert.equal(seen.get("d-web")!.result, "deployed web");
-      assert.match(String(seen.get("d-db")!.error), /^Skipped \[not_approved\]: The call to deploy was not approved/);
-      assert.ok(!asked.includes("Approve tool call"), "approval went through ADK, not the session's host");
-    });
-  });
+  test(
+    "approval is ADK's tool confirmation: one granted runs once, one declined never runs",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box, asked, deployed }) => {
+        const model = new ScriptedLlm([
+          [
+            { name: "deploy", callId: "d-web", args: { service: "web" } },
+            { name: "deploy", callId: "d-db", args: { service: "db" } },
+          ],
+          "done",
+        ]);
+        const { runner, events, sessionId } = await runAgent(box, session, model);
+        const requests = events.flatMap((e) => e.content?.parts ?? []).map((p) => p.functionCall)
+          .filter((call) => call?.name === "adk_request_confirmation");
+        assert.equal(requests.length, 2);
+        assert.deepEqual(deployed, []);
+        const original = (call: (typeof requests)[number]) =>
+          (call!.args as { originalFunctionCall: { id: string } }).originalFunctionCall.id;
+        const answers = requests.map((call) => ({
+          functionResponse: {
+            id: call!.id,
+            name: "adk_request_confirmation",
+            response: { confirmed: original(call) === "d-web" },
+          },
+        }));
+        for await (
+          const _ of runner.runAsync({ userId: "u", sessionId, newMessage: { role: "user", parts: answers } })
+        ) { /* drain */ }
+        assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
+        const seen = responsesSeen(model);
+        assert.equal(seen.get("d-web")!.result, "deployed web");
+        assert.match(String(seen.get("d-db")!.error), /^Skipped \[not_approved\]: The call to deploy was not approved/);
+        assert.ok(!asked.includes("Approve tool call"), "approval went through ADK, not the session's host");
+      });
+    },
+  );
 });

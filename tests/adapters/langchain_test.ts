@@ -88,7 +88,9 @@ function graphOf(model: ScriptedChatModel, tools: StructuredTool[]) {
 }
 
 describe("langChainTools in LangChain's tool loop", () => {
-  test("a good call, a bad call whose fix the model reads (no ToolInputParsingException), lossless artifacts", async () => {
+  test("a good call, a bad call whose fix the model reads (no ToolInputParsingException), lossless artifacts", {
+    timeout: 60_000,
+  }, async () => {
     await withFixture(async ({ session, box, expectedTexts }) => {
       const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
       const model = new ScriptedChatModel([GOOD_AND_BAD, [FIXED], "done"]);
@@ -118,25 +120,29 @@ describe("langChainTools in LangChain's tool loop", () => {
     });
   });
 
-  test("a string where the schema says integer is toolfence's to judge, not LangChain's", async () => {
-    await withFixture(async ({ session, box }) => {
-      const call = { name: "read_file", callId: "r", args: { path: "notes.txt" } };
-      const expected = await box.call(session, call.name, call.args);
-      const tools = langChainTools(box, session);
-      const message = await tools.find((t) => t.name === "read_file")!.invoke({
-        type: "tool_call",
-        id: "r",
-        name: "read_file",
-        args: { path: "notes.txt", offset: "1" },
-      }) as ToolMessage;
-      // Whatever toolfence decides about a string offset, LangChain did not decide it.
-      const direct = await box.call(session, "read_file", { path: "notes.txt", offset: "1" });
-      assert.equal(message.content, (await import("../../core/result.ts")).toModelText(direct));
-      assert.equal(expected.status, "success");
-    });
-  });
+  test(
+    "a string where the schema says integer is toolfence's to judge, not LangChain's",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box }) => {
+        const call = { name: "read_file", callId: "r", args: { path: "notes.txt" } };
+        const expected = await box.call(session, call.name, call.args);
+        const tools = langChainTools(box, session);
+        const message = await tools.find((t) => t.name === "read_file")!.invoke({
+          type: "tool_call",
+          id: "r",
+          name: "read_file",
+          args: { path: "notes.txt", offset: "1" },
+        }) as ToolMessage;
+        // Whatever toolfence decides about a string offset, LangChain did not decide it.
+        const direct = await box.call(session, "read_file", { path: "notes.txt", offset: "1" });
+        assert.equal(message.content, (await import("../../core/result.ts")).toModelText(direct));
+        assert.equal(expected.status, "success");
+      });
+    },
+  );
 
-  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+  test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 60_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
       const model = new ScriptedChatModel([CHAIN, "done"]);
       const messages = await toolLoop(model, langChainTools(box, session), "Edit chain.txt");
@@ -146,7 +152,7 @@ describe("langChainTools in LangChain's tool loop", () => {
     });
   });
 
-  test("a deferred image follows the call's text as an image content block", async () => {
+  test("a deferred image follows the call's text as an image content block", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box }) => {
       const model = new ScriptedChatModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
       const messages = await toolLoop(model, langChainTools(box, session), "Look");
@@ -158,7 +164,7 @@ describe("langChainTools in LangChain's tool loop", () => {
     });
   });
 
-  test("without LangGraph, approval is asked of the session's host", async () => {
+  test("without LangGraph, approval is asked of the session's host", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, asked, deployed }) => {
       const model = new ScriptedChatModel([[{ name: "deploy", callId: "d", args: { service: "web" } }], "done"]);
       const messages = await toolLoop(model, langChainTools(box, session), "Deploy");
@@ -170,32 +176,42 @@ describe("langChainTools in LangChain's tool loop", () => {
 });
 
 describe("langGraphTools in a LangGraph graph with ToolNode", () => {
-  test("a good call, a bad call whose fix the model reads, and 8 parallel edits in order", async () => {
-    await withFixture(async ({ dir, session, box, expectedTexts }) => {
-      const expected = await expectedTexts(GOOD_AND_BAD);
-      const model = new ScriptedChatModel([GOOD_AND_BAD, CHAIN, "done"]);
-      const graph = graphOf(model, langGraphTools(box, session));
-      const state = await graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "t" } });
-      const seen = toolMessages(state.messages);
-      assert.equal(seen.get("good")!.content, expected[0]);
-      assert.equal(seen.get("bad")!.content, expected[1]);
-      assert.equal(seen.get("bad")!.status, "error");
-      assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.status), Array(8).fill("success"));
-      assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
-    });
-  });
+  test(
+    "a good call, a bad call whose fix the model reads, and 8 parallel edits in order",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ dir, session, box, expectedTexts }) => {
+        const expected = await expectedTexts(GOOD_AND_BAD);
+        const model = new ScriptedChatModel([GOOD_AND_BAD, CHAIN, "done"]);
+        const graph = graphOf(model, langGraphTools(box, session));
+        const state = await graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "t" } });
+        const seen = toolMessages(state.messages);
+        assert.equal(seen.get("good")!.content, expected[0]);
+        assert.equal(seen.get("bad")!.content, expected[1]);
+        assert.equal(seen.get("bad")!.status, "error");
+        assert.deepEqual(CHAIN.map((c) => seen.get(c.callId)?.status), Array(8).fill("success"));
+        assert.equal(await fsp.readFile(path.join(dir, "chain.txt"), "utf8"), "step 8\n");
+      });
+    },
+  );
 
-  test("ToolNode runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
-    await withFixture(async ({ session, box, overlap }) => {
-      const graph = graphOf(new ScriptedChatModel([PROBES, "done"]), langGraphTools(box, session));
-      await graph.invoke({ messages: [new HumanMessage("wait")] }, { configurable: { thread_id: "p" } });
-      console.log(`langgraph: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
-      assert.ok(overlap.safe.most > 1, "ToolNode ran the safe calls one at a time: nothing was tested");
-      assert.equal(overlap.unsafe.most, 1);
-    });
-  });
+  test(
+    "ToolNode runs a turn's calls in parallel: concurrency-safe ones overlap, the others never",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box, overlap }) => {
+        const graph = graphOf(new ScriptedChatModel([PROBES, "done"]), langGraphTools(box, session));
+        await graph.invoke({ messages: [new HumanMessage("wait")] }, { configurable: { thread_id: "p" } });
+        console.log(`langgraph: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+        assert.ok(overlap.safe.most > 1, "ToolNode ran the safe calls one at a time: nothing was tested");
+        assert.equal(overlap.unsafe.most, 1);
+      });
+    },
+  );
 
-  test("an approval answer reaches the call it was asked for, even when a later call's check finishes first", async () => {
+  test("an approval answer reaches the call it was asked for, even when a later call's check finishes first", {
+    timeout: 60_000,
+  }, async () => {
     await withFixture(async ({ session }) => {
       const ran: string[] = [];
       // The first call's approval check is slow, the second's immediate: unordered, the second would ask first.
@@ -235,7 +251,9 @@ describe("langGraphTools in a LangGraph graph with ToolNode", () => {
     });
   });
 
-  test("approvals are interrupts: one granted runs once, one declined never runs, siblings do not run twice", async () => {
+  test("approvals are interrupts: one granted runs once, one declined never runs, siblings do not run twice", {
+    timeout: 60_000,
+  }, async () => {
     await withFixture(async ({ dir, session, box, asked, deployed }) => {
       const model = new ScriptedChatModel([
         [

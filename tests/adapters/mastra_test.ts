@@ -109,19 +109,23 @@ function agentOf(box: ToolBox, session: SessionBase, model: MockLanguageModelV4)
 }
 
 describe("mastraTools with a Mastra Agent", () => {
-  test("run outside an agent, a call that needs approval is asked of the session's host", async () => {
-    await withFixture(async ({ session, box, asked, deployed }) => {
-      const deploy = mastraTools(box, session).deploy as {
-        execute: (input: unknown, context: unknown) => Promise<unknown>;
-      };
-      const result = await deploy.execute({ service: "web" }, {}) as ToolResult;
-      assert.equal(result.status, "success");
-      assert.deepEqual(asked, ["Approve tool call"]);
-      assert.deepEqual(deployed, ["web"]);
-    });
-  });
+  test(
+    "run outside an agent, a call that needs approval is asked of the session's host",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box, asked, deployed }) => {
+        const deploy = mastraTools(box, session).deploy as {
+          execute: (input: unknown, context: unknown) => Promise<unknown>;
+        };
+        const result = await deploy.execute({ service: "web" }, {}) as ToolResult;
+        assert.equal(result.status, "success");
+        assert.deepEqual(asked, ["Approve tool call"]);
+        assert.deepEqual(deployed, ["web"]);
+      });
+    },
+  );
 
-  test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
+  test("a good call, a bad call whose fix the model reads, and the lossless results", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, expectedTexts }) => {
       const expected = await expectedTexts([...GOOD_AND_BAD, FIXED]);
       const { model, prompts } = scriptedModel([GOOD_AND_BAD, [FIXED], "done"]);
@@ -141,7 +145,7 @@ describe("mastraTools with a Mastra Agent", () => {
     });
   });
 
-  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+  test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 60_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
       const { model, prompts } = scriptedModel([CHAIN, "done"]);
       await agentOf(box, session, model).generate("Edit chain.txt", { maxSteps: 3 });
@@ -151,17 +155,21 @@ describe("mastraTools with a Mastra Agent", () => {
     });
   });
 
-  test("Mastra runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
-    await withFixture(async ({ session, box, overlap }) => {
-      const { model } = scriptedModel([PROBES, "done"]);
-      await agentOf(box, session, model).generate("Wait", { maxSteps: 3 });
-      console.log(`mastra: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
-      assert.ok(overlap.safe.most > 1, "Mastra ran the safe calls one at a time: nothing was tested");
-      assert.equal(overlap.unsafe.most, 1);
-    });
-  });
+  test(
+    "Mastra runs a turn's calls in parallel: concurrency-safe ones overlap, the others never",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box, overlap }) => {
+        const { model } = scriptedModel([PROBES, "done"]);
+        await agentOf(box, session, model).generate("Wait", { maxSteps: 3 });
+        console.log(`mastra: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+        assert.ok(overlap.safe.most > 1, "Mastra ran the safe calls one at a time: nothing was tested");
+        assert.equal(overlap.unsafe.most, 1);
+      });
+    },
+  );
 
-  test("a deferred image follows the call's text as a file part", async () => {
+  test("a deferred image follows the call's text as a file part", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box }) => {
       const { model, prompts } = scriptedModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
       await agentOf(box, session, model).generate("Look", { maxSteps: 3 });
@@ -174,7 +182,7 @@ describe("mastraTools with a Mastra Agent", () => {
     });
   });
 
-  test("approval is Mastra's: one call granted runs once, one declined never runs", async () => {
+  test("approval is Mastra's: one call granted runs once, one declined never runs", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, asked, deployed }) => {
       const { model, prompts } = scriptedModel([
         [{ name: "deploy", callId: "d-web", args: { service: "web" } }],

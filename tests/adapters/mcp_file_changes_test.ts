@@ -70,7 +70,7 @@ async function checked(name: string, args: Record<string, unknown>): Promise<Fil
 }
 
 describe("MCP: filesystemChanges match the disk", { concurrency: false }, () => {
-  test("write_file, edit_file, apply_patch, move, copy, mkdir, delete", async () => {
+  test("write_file, edit_file, apply_patch, move, copy, mkdir, delete", { timeout: 60_000 }, async () => {
     assert.equal((await checked("write_file", { path: "docs/a.md", content: "a\n" })).length, 2);
     assert.equal((await checked("edit_file", { path: "notes.md", old_text: "beta", new_text: "BETA" })).length, 1);
     const patch = "*** Begin Patch\n*** Add File: p.txt\n+p\n*** Update File: notes.md\n*** Move to: moved.md\n" +
@@ -83,7 +83,7 @@ describe("MCP: filesystemChanges match the disk", { concurrency: false }, () => 
     assert.equal((await checked("delete", { path: "docs2", recursive: true })).length, 2);
   });
 
-  test("bash in the sandbox", async () => {
+  test("bash in the sandbox", { timeout: 60_000 }, async () => {
     const changes = await checked("bash", {
       command: "echo new > made.txt && echo more >> moved.md && mv p.txt q.txt && rm docs/a.md && chmod 600 made.txt",
     });
@@ -95,7 +95,7 @@ describe("MCP: filesystemChanges match the disk", { concurrency: false }, () => 
     ]);
   });
 
-  test("a call that changes nothing reports []", async () => {
+  test("a call that changes nothing reports []", { timeout: 60_000 }, async () => {
     assert.deepEqual(await checked("read_file", { path: "moved.md" }), []);
     assert.deepEqual(await checked("bash", { command: "ls" }), []);
   });

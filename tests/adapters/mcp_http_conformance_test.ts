@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { exited } from "../_exited.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
@@ -30,12 +31,16 @@ function run(args: string[], cwd: string, timeoutMs: number): Promise<{ code: nu
   });
 }
 
-test("the conformance suite passes every scenario that applies", { skip: !IS_DENO && "runs under Deno" }, async () => {
+test("the conformance suite passes every scenario that applies", {
+  timeout: 60_000,
+  skip: !IS_DENO && "runs under Deno",
+}, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-conformance-"));
   const server = spawn(process.execPath, ["run", "-A", join(ROOT, "tests/fixtures/conformance_server.ts"), dir], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const serverExit = exited(server);
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
@@ -66,7 +71,7 @@ test("the conformance suite passes every scenario that applies", { skip: !IS_DEN
     assert.match(summary, /✓ dns-rebinding-protection/);
   } finally {
     server.kill("SIGTERM");
-    await new Promise((done) => server.once("close", done));
+    await serverExit;
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -76,7 +76,7 @@ describe("HTTP protocol fuzz", () => {
   );
   const contentType = fc.constantFrom("application/json", "text/plain", "application/json; charset=utf-8", "");
 
-  test("every body gets an answer with a reason, and the session goes on", async () => {
+  test("every body gets an answer with a reason, and the session goes on", { timeout: 60_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(body, contentType, async (sent, type) => {
         const answer = await raw(h.server.url, {
@@ -97,7 +97,7 @@ describe("HTTP protocol fuzz", () => {
     );
   });
 
-  test("no generated Host gets past the Host check", async () => {
+  test("no generated Host gets past the Host check", { timeout: 60_000 }, async () => {
     const own = new Set([`127.0.0.1:${h.server.port}`, `localhost:${h.server.port}`, `[::1]:${h.server.port}`]);
     await fc.assert(
       fc.asyncProperty(

@@ -15,6 +15,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+import { exited } from "../_exited.ts";
 
 const TOKEN = "lifecycle-token-0123456789abcdef";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -50,7 +51,7 @@ async function ownSomething(client: Client): Promise<number> {
 }
 
 describe("what a session owns ends with it", () => {
-  test("DELETE kills its jobs and removes its temp dir", async () => {
+  test("DELETE kills its jobs and removes its temp dir", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }]);
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -66,7 +67,7 @@ describe("what a session owns ends with it", () => {
     }
   });
 
-  test("an idle session expires, with its jobs", async () => {
+  test("an idle session expires, with its jobs", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { idleTimeoutMs: 300 });
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -80,7 +81,9 @@ describe("what a session owns ends with it", () => {
     }
   });
 
-  test("shutdown lets a running call finish within the deadline, cancels the rest, ends every session", async () => {
+  test("shutdown lets a running call finish within the deadline, cancels the rest, ends every session", {
+    timeout: 60_000,
+  }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { drainMs: 300 });
     const client = await connect(h.server.url, TOKEN);
     const pid = await ownSomething(client);
@@ -104,7 +107,7 @@ describe("what a session owns ends with it", () => {
 });
 
 describe("limits", () => {
-  test("calls per minute per token answer 429 with Retry-After", async () => {
+  test("calls per minute per token answer 429 with Retry-After", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { callsPerMinute: 3 });
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -120,7 +123,7 @@ describe("limits", () => {
     }
   });
 
-  test("calls in flight per session are capped", async () => {
+  test("calls in flight per session are capped", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConcurrentCalls: 2 });
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -136,7 +139,7 @@ describe("limits", () => {
     }
   });
 
-  test("sessions per tenant are capped", async () => {
+  test("sessions per tenant are capped", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxSessionsPerTenant: 2 });
     try {
       const auth = { authorization: `Bearer ${TOKEN}` };
@@ -152,7 +155,7 @@ describe("limits", () => {
 });
 
 describe("transports", () => {
-  test("stateless mode answers each request with a fresh server and refuses GET", async () => {
+  test("stateless mode answers each request with a fresh server and refuses GET", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { stateless: true });
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -167,7 +170,7 @@ describe("transports", () => {
     }
   });
 
-  test("the node:http path serves the same", async () => {
+  test("the node:http path serves the same", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { platform: "node", maxBodyBytes: 64 * 1024 });
     try {
       const client = await connect(h.server.url, TOKEN);
@@ -190,7 +193,7 @@ describe("transports", () => {
     }
   });
 
-  test("policy questions reach the client's user through elicitation over HTTP", async () => {
+  test("policy questions reach the client's user through elicitation over HTTP", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { autoConfirm: false });
     try {
       const client = await connect(h.server.url, TOKEN, { elicit: true });
@@ -210,7 +213,7 @@ describe("transports", () => {
 });
 
 describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, () => {
-  test("serve --http refuses a public address without authentication", async () => {
+  test("serve --http refuses a public address without authentication", { timeout: 60_000 }, async () => {
     const child = spawn(process.execPath, [
       "run",
       "-A",
@@ -229,7 +232,7 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
     assert.match(stderr, /Refusing to serve on 0\.0\.0\.0 without authentication/);
   });
 
-  test("serve --http serves, and stops on SIGTERM", async () => {
+  test("serve --http serves, and stops on SIGTERM", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-http-cli-"));
     await mkdir(join(dir, "ws"));
     await mkdir(join(dir, "tmp"));
@@ -250,6 +253,7 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
+    const childExit = exited(child);
     try {
       const url = await new Promise<URL>((resolve, reject) => {
         let stderr = "";
@@ -264,9 +268,8 @@ describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, ()
       assert.ok((await client.listTools()).tools.length > 10);
       assert.equal((await client.callTool({ name: "temp_dir", arguments: {} })).isError, undefined);
       assert.equal((await readdir(join(dir, "tmp"))).length, 1);
-      const closed = new Promise<[number | null, string | null]>((done) => child.on("close", (c, s) => done([c, s])));
       child.kill("SIGTERM");
-      const [code, signal] = await closed;
+      const { code, signal } = await childExit;
       // Deno's child_process reports the signal sent even when the child handled it and exited 0.
       assert.ok(code === 0 || (IS_DENO && signal === "SIGTERM"), `${code} ${signal}`);
       // The graceful path ran: the session's temp dir is gone.

@@ -51,7 +51,7 @@ describe("OAuth resource server", () => {
     await new Promise((done) => jwks.close(done));
   });
 
-  test("Protected Resource Metadata names the issuer and the scopes", async () => {
+  test("Protected Resource Metadata names the issuer and the scopes", { timeout: 60_000 }, async () => {
     const meta = await raw(new URL("/.well-known/oauth-protected-resource/mcp-resource", h.server.url), {
       method: "GET",
     });
@@ -68,7 +68,7 @@ describe("OAuth resource server", () => {
     );
   });
 
-  test("a valid JWT gets its scopes' tools", async () => {
+  test("a valid JWT gets its scopes' tools", { timeout: 60_000 }, async () => {
     const token = await sign({ sub: "alice", scope: "tools:read tools:write" });
     const client = await connect(h.server.url, token);
     try {
@@ -99,7 +99,7 @@ describe("OAuth resource server", () => {
     ["not a JWT", () => Promise.resolve("abc.def.ghi"), /not a valid JWT|could not be verified/],
   ];
   for (const [name, make, reason] of refused) {
-    test(`a JWT with ${name} gets 401 invalid_token with the reason`, async () => {
+    test(`a JWT with ${name} gets 401 invalid_token with the reason`, { timeout: 60_000 }, async () => {
       const answer = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${await make()}` } });
       assert.equal(answer.status, 401, answer.text);
       assert.match(String(answer.headers["www-authenticate"]), /error="invalid_token"/);
@@ -107,7 +107,7 @@ describe("OAuth resource server", () => {
     });
   }
 
-  test("a JWT without any toolfence scope gets 403 insufficient_scope", async () => {
+  test("a JWT without any toolfence scope gets 403 insufficient_scope", { timeout: 60_000 }, async () => {
     const answer = await raw(h.server.url, {
       body: INIT,
       headers: { authorization: `Bearer ${await sign({ sub: "alice", scope: "openid email" })}` },
@@ -116,7 +116,7 @@ describe("OAuth resource server", () => {
     assert.match(String(answer.headers["www-authenticate"]), /error="insufficient_scope"/);
   });
 
-  test("subjects become folder-safe tenant names that cannot collide", () => {
+  test("subjects become folder-safe tenant names that cannot collide", { timeout: 60_000 }, () => {
     assert.equal(tenantName("alice"), "alice");
     assert.match(tenantName("../etc"), /^h-[0-9a-f]{32}$/);
     assert.match(tenantName("user@example.com"), /^h-[0-9a-f]{32}$/);

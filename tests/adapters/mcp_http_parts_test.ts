@@ -26,7 +26,7 @@ describe("token file", () => {
     }
   }
 
-  test("hashes and plain tokens identify their tenant; anything else does not", async () => {
+  test("hashes and plain tokens identify their tenant; anything else does not", { timeout: 60_000 }, async () => {
     const file = JSON.stringify({
       tokens: [
         { sha256: tokenHash("first-token-0123456789"), tenant: "one", scopes: ["tools:read"] },
@@ -64,7 +64,7 @@ describe("token file", () => {
     ['{"tokens":[{"token":"aaaaaaaaaaaaaaaa","scopes":["admin"]}]}', /scopes must be/],
   ];
   for (const [content, reason] of broken) {
-    test(`a token file ${content.slice(0, 40)} is refused with its reason`, async () => {
+    test(`a token file ${content.slice(0, 40)} is refused with its reason`, { timeout: 60_000 }, async () => {
       await withFile(content, async (path) => {
         await assert.rejects(TokenFile.open(path), reason);
       });
@@ -73,14 +73,14 @@ describe("token file", () => {
 });
 
 describe("Host and Origin policy", () => {
-  test("loopback names are recognised", () => {
+  test("loopback names are recognised", { timeout: 60_000 }, () => {
     for (const name of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"]) assert.ok(isLoopbackHost(name), name);
     for (const name of ["0.0.0.0", "::", "10.0.0.1", "localhost.evil", "128.0.0.1"]) {
       assert.ok(!isLoopbackHost(name), name);
     }
   });
 
-  test("an allowlisted name without a port allows any port; with a port only that one", () => {
+  test("an allowlisted name without a port allows any port; with a port only that one", { timeout: 60_000 }, () => {
     const policy = originPolicy("0.0.0.0", 8765, ["tools.example.com", "proxy.example:443"], ["https://app.example"]);
     const check = (host: string, origin?: string) =>
       refusedOrigin(new Headers({ host, ...(origin ? { origin } : {}) }), policy);
@@ -95,14 +95,14 @@ describe("Host and Origin policy", () => {
     assert.match(refusedOrigin(new Headers(), policy)!, /no Host header/);
   });
 
-  test("an IPv6 loopback listener answers to its bracketed name", () => {
+  test("an IPv6 loopback listener answers to its bracketed name", { timeout: 60_000 }, () => {
     const policy = originPolicy("::1", 9000);
     assert.equal(refusedOrigin(new Headers({ host: "[::1]:9000" }), policy), undefined);
     assert.equal(refusedOrigin(new Headers({ host: "localhost:9000" }), policy), undefined);
   });
 });
 
-test("--http takes HOST:PORT, PORT and [v6]:PORT", () => {
+test("--http takes HOST:PORT, PORT and [v6]:PORT", { timeout: 60_000 }, () => {
   assert.deepEqual(parseHttpAddress("8765"), { hostname: "127.0.0.1", port: 8765 });
   assert.deepEqual(parseHttpAddress("0.0.0.0:80"), { hostname: "0.0.0.0", port: 80 });
   assert.deepEqual(parseHttpAddress("[::1]:0"), { hostname: "::1", port: 0 });
@@ -111,7 +111,7 @@ test("--http takes HOST:PORT, PORT and [v6]:PORT", () => {
   }
 });
 
-test("the rate limiter allows `limit` per window per key, and says how long to wait", () => {
+test("the rate limiter allows `limit` per window per key, and says how long to wait", { timeout: 60_000 }, () => {
   const limiter = new RateLimiter(3, 60_000);
   for (let i = 0; i < 3; i++) assert.equal(limiter.take("a", 1000 + i), 0);
   assert.equal(limiter.take("a", 2000), 60_000 - 1000);
@@ -119,29 +119,33 @@ test("the rate limiter allows `limit` per window per key, and says how long to w
   assert.equal(limiter.take("a", 61_001), 0);
 });
 
-test("the event store replays one stream after an id, and keeps a bounded number of events", async () => {
-  const store = new BoundedEventStore(5, 1e9);
-  const ids: string[] = [];
-  for (let i = 0; i < 4; i++) {
-    ids.push(await store.storeEvent(i % 2 === 0 ? "s1" : "s2", { jsonrpc: "2.0", method: `m${i}` }));
-  }
-  const replayed: string[] = [];
-  const stream = await store.replayEventsAfter(ids[0], {
-    send: (_id, message) => Promise.resolve(void replayed.push((message as { method: string }).method)),
-  });
-  assert.equal(stream, "s1");
-  assert.deepEqual(replayed, ["m2"]);
-  for (let i = 4; i < 10; i++) await store.storeEvent("s1", { jsonrpc: "2.0", method: `m${i}` });
-  assert.equal(await store.getStreamIdForEventId(ids[0]), undefined);
-  assert.equal(await store.replayEventsAfter(ids[0], { send: () => Promise.resolve() }), "");
-  // Large events push the old ones out by size too.
-  const small = new BoundedEventStore(100, 10_000);
-  const first = await small.storeEvent("s", { jsonrpc: "2.0", method: "first" });
-  await small.storeEvent("s", { jsonrpc: "2.0", method: "big", params: { text: "x".repeat(6_000) } });
-  assert.equal(await small.getStreamIdForEventId(first), undefined);
-});
+test(
+  "the event store replays one stream after an id, and keeps a bounded number of events",
+  { timeout: 60_000 },
+  async () => {
+    const store = new BoundedEventStore(5, 1e9);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(await store.storeEvent(i % 2 === 0 ? "s1" : "s2", { jsonrpc: "2.0", method: `m${i}` }));
+    }
+    const replayed: string[] = [];
+    const stream = await store.replayEventsAfter(ids[0], {
+      send: (_id, message) => Promise.resolve(void replayed.push((message as { method: string }).method)),
+    });
+    assert.equal(stream, "s1");
+    assert.deepEqual(replayed, ["m2"]);
+    for (let i = 4; i < 10; i++) await store.storeEvent("s1", { jsonrpc: "2.0", method: `m${i}` });
+    assert.equal(await store.getStreamIdForEventId(ids[0]), undefined);
+    assert.equal(await store.replayEventsAfter(ids[0], { send: () => Promise.resolve() }), "");
+    // Large events push the old ones out by size too.
+    const small = new BoundedEventStore(100, 10_000);
+    const first = await small.storeEvent("s", { jsonrpc: "2.0", method: "first" });
+    await small.storeEvent("s", { jsonrpc: "2.0", method: "big", params: { text: "x".repeat(6_000) } });
+    assert.equal(await small.getStreamIdForEventId(first), undefined);
+  },
+);
 
-test("every tool falls under the scope its permissions need", () => {
+test("every tool falls under the scope its permissions need", { timeout: 60_000 }, () => {
   const box = new ToolBox().withDefaults("fs", "search", "cmd", "patch", "system");
   const scopes = Object.fromEntries(box.list().map((tool) => [tool.name, scopeOf(tool)]));
   for (const name of ["read_file", "grep", "glob", "list_dir", "datetime"]) {

@@ -25,7 +25,7 @@ describe("serve over HTTP with a token file", () => {
   });
   after(() => h.close());
 
-  test("no token and a wrong token get 401 with WWW-Authenticate", async () => {
+  test("no token and a wrong token get 401 with WWW-Authenticate", { timeout: 60_000 }, async () => {
     const none = await raw(h.server.url, { body: INIT });
     assert.equal(none.status, 401);
     assert.match(String(none.headers["www-authenticate"]), /^Bearer resource_metadata="/);
@@ -36,7 +36,7 @@ describe("serve over HTTP with a token file", () => {
     await assert.rejects(connect(h.server.url, "not-a-token-at-all-0000"), /401|Unauthorized|invalid/i);
   });
 
-  test("the right token gets every tool and working calls", async () => {
+  test("the right token gets every tool and working calls", { timeout: 60_000 }, async () => {
     const client = await connect(h.server.url, ALICE);
     try {
       const { tools } = await client.listTools();
@@ -51,7 +51,7 @@ describe("serve over HTTP with a token file", () => {
     }
   });
 
-  test("a foreign Host or Origin is refused before authentication", async () => {
+  test("a foreign Host or Origin is refused before authentication", { timeout: 60_000 }, async () => {
     const port = h.server.port;
     const host = await raw(h.server.url, { body: INIT, headers: { host: `evil.example:${port}` } });
     assert.equal(host.status, 403);
@@ -71,81 +71,89 @@ describe("serve over HTTP with a token file", () => {
     assert.equal(same.status, 200);
   });
 
-  test("a read-only token sees only reading tools and is refused the others with 403", async () => {
-    const client = await connect(h.server.url, READER);
-    try {
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      assert.ok(names.includes("read_file"));
-      for (const hidden of ["write_file", "bash", "bash_background", "delete"]) assert.ok(!names.includes(hidden));
-      await assert.rejects(
-        client.callTool({ name: "write_file", arguments: { path: "x.txt", content: "x" } }),
-        /403|scope tools:write/,
-      );
-      await assert.rejects(client.callTool({ name: "bash", arguments: { command: "true" } }), /403|tools:commands/);
-    } finally {
-      await client.close();
-    }
-    const entries = await readdir(join(h.dir, "tenants", "reader")).catch(() => []);
-    assert.deepEqual(entries, []);
-  });
+  test(
+    "a read-only token sees only reading tools and is refused the others with 403",
+    { timeout: 60_000 },
+    async () => {
+      const client = await connect(h.server.url, READER);
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        assert.ok(names.includes("read_file"));
+        for (const hidden of ["write_file", "bash", "bash_background", "delete"]) assert.ok(!names.includes(hidden));
+        await assert.rejects(
+          client.callTool({ name: "write_file", arguments: { path: "x.txt", content: "x" } }),
+          /403|scope tools:write/,
+        );
+        await assert.rejects(client.callTool({ name: "bash", arguments: { command: "true" } }), /403|tools:commands/);
+      } finally {
+        await client.close();
+      }
+      const entries = await readdir(join(h.dir, "tenants", "reader")).catch(() => []);
+      assert.deepEqual(entries, []);
+    },
+  );
 
-  test("one tenant cannot read, list, signal or page through another's, guessing ids too", async () => {
-    const alice = await connect(h.server.url, ALICE);
-    const bob = await connect(h.server.url, BOB);
-    try {
-      await alice.callTool({ name: "write_file", arguments: { path: "secret.txt", content: "alice's secret\n" } });
-      const job = await alice.callTool({ name: "bash_background", arguments: { command: "sleep 30" } });
-      assert.equal(job.isError, undefined, textOf(job));
-      const jobId = /job-\d+/.exec(textOf(job))![0];
-      // A large output leaves an artifact in alice's session.
-      const big = await alice.callTool({ name: "bash", arguments: { command: "seq 1 200000" } });
-      const links = (big.content as { type: string; uri?: string }[]).filter((c) => c.type === "resource_link");
-      const aliceResources = await alice.listResources();
-      assert.ok(links.length > 0 && aliceResources.resources.length > 0, "alice's session holds an artifact");
+  test(
+    "one tenant cannot read, list, signal or page through another's, guessing ids too",
+    { timeout: 60_000 },
+    async () => {
+      const alice = await connect(h.server.url, ALICE);
+      const bob = await connect(h.server.url, BOB);
+      try {
+        await alice.callTool({ name: "write_file", arguments: { path: "secret.txt", content: "alice's secret\n" } });
+        const job = await alice.callTool({ name: "bash_background", arguments: { command: "sleep 30" } });
+        assert.equal(job.isError, undefined, textOf(job));
+        const jobId = /job-\d+/.exec(textOf(job))![0];
+        // A large output leaves an artifact in alice's session.
+        const big = await alice.callTool({ name: "bash", arguments: { command: "seq 1 200000" } });
+        const links = (big.content as { type: string; uri?: string }[]).filter((c) => c.type === "resource_link");
+        const aliceResources = await alice.listResources();
+        assert.ok(links.length > 0 && aliceResources.resources.length > 0, "alice's session holds an artifact");
 
-      // Bob's workspace is his own folder: alice's file is not there, by name or by climbing out.
-      const read = await bob.callTool({ name: "read_file", arguments: { path: "secret.txt" } });
-      assert.equal(read.isError, true);
-      const climb = await bob.callTool({ name: "read_file", arguments: { path: "../alice/secret.txt" } });
-      assert.equal(climb.isError, true);
-      assert.doesNotMatch(textOf(climb), /alice's secret/);
-      const listed = await bob.callTool({ name: "list_dir", arguments: { path: "." } });
-      assert.doesNotMatch(textOf(listed), /secret/);
-      // Bob's jobs are his own: alice's id (and every id near it) is unknown to him.
-      const jobs = await bob.callTool({ name: "bash_list", arguments: {} });
-      assert.doesNotMatch(textOf(jobs), /sleep 30/);
-      for (const guess of [jobId, "job-1", "job-2", "job-0"]) {
-        for (const name of ["bash_read", "bash_stop"]) {
-          const tried = await bob.callTool({ name, arguments: { id: guess } });
-          assert.equal(tried.isError, true, `${name} ${guess}: ${textOf(tried)}`);
+        // Bob's workspace is his own folder: alice's file is not there, by name or by climbing out.
+        const read = await bob.callTool({ name: "read_file", arguments: { path: "secret.txt" } });
+        assert.equal(read.isError, true);
+        const climb = await bob.callTool({ name: "read_file", arguments: { path: "../alice/secret.txt" } });
+        assert.equal(climb.isError, true);
+        assert.doesNotMatch(textOf(climb), /alice's secret/);
+        const listed = await bob.callTool({ name: "list_dir", arguments: { path: "." } });
+        assert.doesNotMatch(textOf(listed), /secret/);
+        // Bob's jobs are his own: alice's id (and every id near it) is unknown to him.
+        const jobs = await bob.callTool({ name: "bash_list", arguments: {} });
+        assert.doesNotMatch(textOf(jobs), /sleep 30/);
+        for (const guess of [jobId, "job-1", "job-2", "job-0"]) {
+          for (const name of ["bash_read", "bash_stop"]) {
+            const tried = await bob.callTool({ name, arguments: { id: guess } });
+            assert.equal(tried.isError, true, `${name} ${guess}: ${textOf(tried)}`);
+          }
         }
-      }
-      // Alice's artifacts are not listed to bob, nor readable by uri.
-      assert.deepEqual((await bob.listResources()).resources, []);
-      for (const link of [...links.map((l) => l.uri!), ...aliceResources.resources.map((r) => r.uri)]) {
-        await assert.rejects(bob.readResource({ uri: link }), /not found/i);
-      }
-      for (const link of links) {
-        const id = `sha256:${link.uri!.slice("artifact://sha256/".length)}`;
-        for (const offset of [0, 1000, 100_000]) {
-          const paged = await bob.callTool({ name: "read_artifact", arguments: { id, offset } });
-          assert.equal(paged.isError, true);
-          assert.doesNotMatch(textOf(paged), /199999/);
+        // Alice's artifacts are not listed to bob, nor readable by uri.
+        assert.deepEqual((await bob.listResources()).resources, []);
+        for (const link of [...links.map((l) => l.uri!), ...aliceResources.resources.map((r) => r.uri)]) {
+          await assert.rejects(bob.readResource({ uri: link }), /not found/i);
         }
-        const own = await alice.callTool({ name: "read_artifact", arguments: { id, offset: 0 } });
-        assert.equal(own.isError, undefined, textOf(own));
+        for (const link of links) {
+          const id = `sha256:${link.uri!.slice("artifact://sha256/".length)}`;
+          for (const offset of [0, 1000, 100_000]) {
+            const paged = await bob.callTool({ name: "read_artifact", arguments: { id, offset } });
+            assert.equal(paged.isError, true);
+            assert.doesNotMatch(textOf(paged), /199999/);
+          }
+          const own = await alice.callTool({ name: "read_artifact", arguments: { id, offset: 0 } });
+          assert.equal(own.isError, undefined, textOf(own));
+        }
+        // Alice's job is still running: nothing bob did reached it.
+        const still = await alice.callTool({ name: "bash_list", arguments: {} });
+        assert.match(textOf(still), /sleep 30/);
+        assert.match(textOf(still), /running/);
+      } finally {
+        await alice.close();
+        await bob.close();
       }
-      // Alice's job is still running: nothing bob did reached it.
-      const still = await alice.callTool({ name: "bash_list", arguments: {} });
-      assert.match(textOf(still), /sleep 30/);
-      assert.match(textOf(still), /running/);
-    } finally {
-      await alice.close();
-      await bob.close();
-    }
-  });
+    },
+  );
 
-  test("another tenant's session id is as unknown as a guessed one", async () => {
+  test("another tenant's session id is as unknown as a guessed one", { timeout: 60_000 }, async () => {
     const opened = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${ALICE}` } });
     assert.equal(opened.status, 200);
     const sessionId = String(opened.headers["mcp-session-id"]);
@@ -179,7 +187,7 @@ describe("serve over HTTP with a token file", () => {
     assert.equal((await raw(h.server.url, { body: ping, headers: headers(ALICE, sessionId) })).status, 404);
   });
 
-  test("malformed requests get the JSON-RPC error the specification names", async () => {
+  test("malformed requests get the JSON-RPC error the specification names", { timeout: 60_000 }, async () => {
     const auth = { authorization: `Bearer ${ALICE}` };
     const cases: [string | Uint8Array, number, number, unknown][] = [
       ["{not json", 400, -32700, null],
@@ -206,7 +214,7 @@ describe("serve over HTTP with a token file", () => {
     }
   });
 
-  test("wrong methods and paths are refused with a reason; /healthz answers", async () => {
+  test("wrong methods and paths are refused with a reason; /healthz answers", { timeout: 60_000 }, async () => {
     const put = await raw(h.server.url, { method: "PUT", headers: { authorization: `Bearer ${ALICE}` } });
     assert.equal(put.status, 405);
     assert.match(put.json().error!.message, /Method Not Allowed/);
@@ -217,7 +225,7 @@ describe("serve over HTTP with a token file", () => {
     assert.deepEqual(JSON.parse(health.text), { status: "ok" });
   });
 
-  test("the token file is read again when it changes", async () => {
+  test("the token file is read again when it changes", { timeout: 60_000 }, async () => {
     const NEW = "carol-token-0123456789abcdef";
     await assert.rejects(connect(h.server.url, NEW), /401|Unauthorized/i);
     await writeTokens(h.tokenFile, [
@@ -242,7 +250,7 @@ describe("oversized bodies", () => {
   before(async () => (h = await startServer([{ token: ALICE, tenant: "alice" }], { maxBodyBytes: 64 * 1024 })));
   after(() => h.close());
 
-  test("a body over the limit is answered 413 naming its id, and the server goes on", async () => {
+  test("a body over the limit is answered 413 naming its id, and the server goes on", { timeout: 60_000 }, async () => {
     const client = await connect(h.server.url, ALICE);
     try {
       const big = JSON.stringify({
@@ -268,7 +276,7 @@ describe("oversized bodies", () => {
 });
 
 describe("starting", () => {
-  test("a non-loopback address without authentication refuses to start", async () => {
+  test("a non-loopback address without authentication refuses to start", { timeout: 60_000 }, async () => {
     for (const hostname of ["0.0.0.0", "192.0.2.1", "::"]) {
       await assert.rejects(
         serveHttp(new ToolBox(), { hostname, port: 0, workspace: "/tmp", allowNoAuth: true }),

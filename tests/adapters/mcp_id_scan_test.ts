@@ -30,7 +30,7 @@ const member = fc.oneof(
 );
 
 describe("the id of an oversized message is read from its bytes", () => {
-  test("the top-level id, wherever it stands and however the bytes are cut", () => {
+  test("the top-level id, wherever it stands and however the bytes are cut", { timeout: 60_000 }, () => {
     fc.assert(
       fc.property(
         id,
@@ -48,7 +48,7 @@ describe("the id of an oversized message is read from its bytes", () => {
     );
   });
 
-  test("no id, an unusable id, or an id only deeper down: unknown", () => {
+  test("no id, an unusable id, or an id only deeper down: unknown", { timeout: 60_000 }, () => {
     for (
       const text of [
         '{"jsonrpc":"2.0","method":"x","params":{"id":5}}',
@@ -66,7 +66,7 @@ describe("the id of an oversized message is read from its bytes", () => {
     }
   });
 
-  test("a message cut right after its numeric id still names it", () => {
+  test("a message cut right after its numeric id still names it", { timeout: 60_000 }, () => {
     assert.equal(scan('{"method":"x","id":42'), 42);
     assert.equal(scan('{"id":"a\\"b\\\\c","method":"x"'), 'a"b\\c');
   });

@@ -64,7 +64,7 @@ function report(what: string, contentBytes: number): void {
 
 describe("large content over MCP, up to the message limit", () => {
   for (const size of [20 * MB, 50 * MB]) {
-    test(`write_file with ${size / MB} MB of content succeeds and writes exactly it`, async () => {
+    test(`write_file with ${size / MB} MB of content succeeds and writes exactly it`, { timeout: 60_000 }, async () => {
       const text = content(size, `w${size}`);
       const reply = await server.request("tools/call", {
         name: "write_file",
@@ -79,23 +79,27 @@ describe("large content over MCP, up to the message limit", () => {
     });
   }
 
-  test("edit_file replacing 10 MB with another 10 MB succeeds and changes exactly that", async () => {
-    const head = content(5 * MB, "head");
-    const old = content(10 * MB, "old");
-    const replacement = content(10 * MB, "new");
-    await fsp.writeFile(path.join(workspace, "edit.txt"), head + old);
-    const reply = await server.request("tools/call", {
-      name: "edit_file",
-      arguments: { path: "edit.txt", old_text: old, new_text: replacement },
-    }, 120_000);
-    assert.equal(reply.result?.isError, undefined, JSON.stringify(callOutput(reply)).slice(0, 500));
-    const after = await fsp.readFile(path.join(workspace, "edit.txt"), "utf8");
-    assert.equal(after.length, head.length + replacement.length);
-    assert.equal(sha256(after), sha256(head + replacement));
-    report("edit_file 10 MB → 10 MB in a 15 MB file", 20 * MB);
-  });
+  test(
+    "edit_file replacing 10 MB with another 10 MB succeeds and changes exactly that",
+    { timeout: 60_000 },
+    async () => {
+      const head = content(5 * MB, "head");
+      const old = content(10 * MB, "old");
+      const replacement = content(10 * MB, "new");
+      await fsp.writeFile(path.join(workspace, "edit.txt"), head + old);
+      const reply = await server.request("tools/call", {
+        name: "edit_file",
+        arguments: { path: "edit.txt", old_text: old, new_text: replacement },
+      }, 120_000);
+      assert.equal(reply.result?.isError, undefined, JSON.stringify(callOutput(reply)).slice(0, 500));
+      const after = await fsp.readFile(path.join(workspace, "edit.txt"), "utf8");
+      assert.equal(after.length, head.length + replacement.length);
+      assert.equal(sha256(after), sha256(head + replacement));
+      report("edit_file 10 MB → 10 MB in a 15 MB file", 20 * MB);
+    },
+  );
 
-  test("a message over 64 MiB is answered with its id and the server goes on", async () => {
+  test("a message over 64 MiB is answered with its id and the server goes on", { timeout: 60_000 }, async () => {
     const text = "y".repeat(70 * 1024 * 1024);
     const reply = await (async () => {
       await server.write(

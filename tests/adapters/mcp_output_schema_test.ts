@@ -79,7 +79,7 @@ async function connect(box: ToolBox) {
 }
 
 describe("MCP outputSchema and structuredContent", () => {
-  test("listed for the tools that declare output: their schema or the cut envelope", async () => {
+  test("listed for the tools that declare output: their schema or the cut envelope", { timeout: 60_000 }, async () => {
     const server = await connect(makeBox());
     try {
       const byName = new Map(server.tools.map((t) => [t.name, t]));
@@ -93,28 +93,34 @@ describe("MCP outputSchema and structuredContent", () => {
     }
   });
 
-  test("a success answers structuredContent beside the same JSON as text; a failure answers none", async () => {
-    const server = await connect(makeBox());
-    try {
-      const ok = await server.call("stat", { size: 3 });
-      assert.deepEqual(ok.structuredContent, { name: "f", size: 3 });
-      assert.deepEqual(JSON.parse((ok.content[0] as { text: string }).text), { name: "f", size: 3 });
-      // The tool breaks its own schema: the pipeline refuses the output, nothing structured is sent.
-      const bad = await server.call("stat", { size: -1 });
-      assert.equal(bad.isError, true);
-      assert.equal(bad.structuredContent, undefined);
-      assert.match((bad.content[0] as { text: string }).text, /invalid_output.*at size/);
-      const invalidArgs = await server.call("stat", { size: "x" });
-      assert.equal(invalidArgs.isError, true);
-      assert.equal(invalidArgs.structuredContent, undefined);
-      const plain = await server.call("plain", {});
-      assert.equal(plain.structuredContent, undefined);
-    } finally {
-      await server.close();
-    }
-  });
+  test(
+    "a success answers structuredContent beside the same JSON as text; a failure answers none",
+    { timeout: 60_000 },
+    async () => {
+      const server = await connect(makeBox());
+      try {
+        const ok = await server.call("stat", { size: 3 });
+        assert.deepEqual(ok.structuredContent, { name: "f", size: 3 });
+        assert.deepEqual(JSON.parse((ok.content[0] as { text: string }).text), { name: "f", size: 3 });
+        // The tool breaks its own schema: the pipeline refuses the output, nothing structured is sent.
+        const bad = await server.call("stat", { size: -1 });
+        assert.equal(bad.isError, true);
+        assert.equal(bad.structuredContent, undefined);
+        assert.match((bad.content[0] as { text: string }).text, /invalid_output.*at size/);
+        const invalidArgs = await server.call("stat", { size: "x" });
+        assert.equal(invalidArgs.isError, true);
+        assert.equal(invalidArgs.structuredContent, undefined);
+        const plain = await server.call("plain", {});
+        assert.equal(plain.structuredContent, undefined);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
-  test("a cut output answers the envelope: the text the model read and the artifact, whose whole output matches", async () => {
+  test("a cut output answers the envelope: the text the model read and the artifact, whose whole output matches", {
+    timeout: 60_000,
+  }, async () => {
     const server = await connect(makeBox());
     try {
       const cut = await server.call("many", { n: 500 });
@@ -138,7 +144,9 @@ describe("MCP outputSchema and structuredContent", () => {
     }
   });
 
-  test("an after-call hook that replaces the output with one the schema refuses is answered as an error", async () => {
+  test("an after-call hook that replaces the output with one the schema refuses is answered as an error", {
+    timeout: 60_000,
+  }, async () => {
     const box = makeBox();
     box.afterToolCall(({ result }) => ({ ...result, output: { name: "f", size: "huge".repeat(10_000) } }));
     const server = await connect(box);
@@ -155,39 +163,43 @@ describe("MCP outputSchema and structuredContent", () => {
     }
   });
 
-  test("an output that is not an object is advertised and sent wrapped as { result }", async () => {
-    const words = {
-      name: "words",
-      description: "Words.",
-      inputSchema: { type: "object", properties: {}, additionalProperties: false },
-      output: v.pipe(v.string(), v.regex(/^said /)),
-      execute: () => "said hello",
-    };
-    assert.equal(mcpWrapsOutput(words), true);
-    assert.equal(mcpWrapsOutput(makeBox().get("stat")!), false);
-    assert.deepEqual(mcpTools([words])[0].outputSchema, {
-      type: "object",
-      anyOf: [
-        {
-          type: "object",
-          properties: { [WRAPPED_OUTPUT_KEY]: { type: "string", pattern: "^said " } },
-          required: [WRAPPED_OUTPUT_KEY],
-          additionalProperties: false,
-        },
-        CUT_OUTPUT_SCHEMA,
-      ],
-    });
-    const server = await connect(new ToolBox().register(words));
-    try {
-      const result = await server.call("words", {});
-      assert.deepEqual(result.structuredContent, { result: "said hello" });
-      assert.deepEqual(result.content[0], { type: "text", text: "said hello" });
-    } finally {
-      await server.close();
-    }
-    const broken = { ...words, name: "broken", output: v.map(v.string(), v.string()) };
-    assert.throws(() => mcpTools([broken]), SchemaDialectError);
-  });
+  test(
+    "an output that is not an object is advertised and sent wrapped as { result }",
+    { timeout: 60_000 },
+    async () => {
+      const words = {
+        name: "words",
+        description: "Words.",
+        inputSchema: { type: "object", properties: {}, additionalProperties: false },
+        output: v.pipe(v.string(), v.regex(/^said /)),
+        execute: () => "said hello",
+      };
+      assert.equal(mcpWrapsOutput(words), true);
+      assert.equal(mcpWrapsOutput(makeBox().get("stat")!), false);
+      assert.deepEqual(mcpTools([words])[0].outputSchema, {
+        type: "object",
+        anyOf: [
+          {
+            type: "object",
+            properties: { [WRAPPED_OUTPUT_KEY]: { type: "string", pattern: "^said " } },
+            required: [WRAPPED_OUTPUT_KEY],
+            additionalProperties: false,
+          },
+          CUT_OUTPUT_SCHEMA,
+        ],
+      });
+      const server = await connect(new ToolBox().register(words));
+      try {
+        const result = await server.call("words", {});
+        assert.deepEqual(result.structuredContent, { result: "said hello" });
+        assert.deepEqual(result.content[0], { type: "text", text: "said hello" });
+      } finally {
+        await server.close();
+      }
+      const broken = { ...words, name: "broken", output: v.map(v.string(), v.string()) };
+      assert.throws(() => mcpTools([broken]), SchemaDialectError);
+    },
+  );
 });
 
 describe("provider dialects send no output schema", () => {
@@ -203,7 +215,7 @@ describe("provider dialects send no output schema", () => {
   const withoutOutput = Object.freeze({ ...rest });
 
   for (const dialect of ["openai-chat", "openai-responses", "anthropic", "gemini", "json-schema"]) {
-    test(`${dialect}: the same tool with and without output renders alike`, () => {
+    test(`${dialect}: the same tool with and without output renders alike`, { timeout: 60_000 }, () => {
       const fence = openFence();
       const a = new ToolBox().register(withOutput).schemas(dialect, { fence });
       const b = new ToolBox().register(withoutOutput).schemas(dialect, { fence });
@@ -212,7 +224,9 @@ describe("provider dialects send no output schema", () => {
     });
   }
 
-  test("the AI SDK tool has no outputSchema: its execute answers the lossless ToolResult, not the output", async () => {
+  test("the AI SDK tool has no outputSchema: its execute answers the lossless ToolResult, not the output", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-aisdk-out-"));
     const session = new Session({ workspace: dir });
     try {

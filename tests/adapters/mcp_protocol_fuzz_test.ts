@@ -192,7 +192,7 @@ after(async () => {
 });
 
 describe("protocol fuzzing of the stdio server", () => {
-  test(`random and mutated frames never stop it from answering (seed ${SEED})`, async () => {
+  test(`random and mutated frames never stop it from answering (seed ${SEED})`, { timeout: 120_000 }, async () => {
     console.log(`fuzz seed ${SEED} (replay with FUZZ_SEED=${SEED})`);
     const started = performance.now();
     const expected = new Map<string | number, string>();

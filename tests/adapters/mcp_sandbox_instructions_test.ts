@@ -33,7 +33,7 @@ async function instructionsOf(options: { sandbox?: "auto" | "off" | "required"; 
   }
 }
 
-test("the instructions state the sandbox, after the caller's own", async () => {
+test("the instructions state the sandbox, after the caller's own", { timeout: 60_000 }, async () => {
   const auto = await sandboxState("auto");
   const text = await instructionsOf({ instructions: "Be brief." });
   assert.ok(text.startsWith("Be brief.\n\n"), text);
@@ -46,6 +46,7 @@ test("the instructions state the sandbox, after the caller's own", async () => {
 const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 test("a server made before bubblewrap was probed still states it at initialize", {
+  timeout: 60_000,
   skip: isDeno ? false : "starts a fresh Deno process",
 }, async () => {
   const extension = path.extname(new URL(import.meta.url).pathname);

@@ -118,7 +118,9 @@ async function work(client: Client): Promise<void> {
 }
 
 describe("toolfence serve --scratch", () => {
-  test("every change stays in the copy; refusals change nothing; the right digest applies exactly the approved paths", async () => {
+  test("every change stays in the copy; refusals change nothing; the right digest applies exactly the approved paths", {
+    timeout: 60_000,
+  }, async () => {
     const w = await workspace();
     const original = await fingerprint(w);
     const server = await start(w, ["--publish-paths", "src"]);
@@ -186,7 +188,9 @@ describe("toolfence serve --scratch", () => {
     assert.equal(await fsp.readFile(path.join(w, "docs", "guide.md"), "utf8"), "# Guide\n");
   });
 
-  test("bad usage: --expect-digest that is no digest, or --publish-paths without --scratch, exits 2", async () => {
+  test("bad usage: --expect-digest that is no digest, or --publish-paths without --scratch, exits 2", {
+    timeout: 60_000,
+  }, async () => {
     const { spawnSync } = await import("node:child_process");
     const w = await workspace();
     for (
@@ -205,17 +209,21 @@ describe("toolfence serve --scratch", () => {
     }
   });
 
-  test("an approved digest that is not the copy's (--expect-digest) refuses every publication", async () => {
-    const w = await workspace();
-    const original = await fingerprint(w);
-    const server = await start(w, ["--expect-digest", "ab".repeat(32)]);
-    try {
-      await work(server.client);
-      const result = await call(server.client, "publish", { digest: server.digest });
-      assert.equal(code(result), "digest_mismatch", text(result));
-      assert.deepEqual(await fingerprint(w), original);
-    } finally {
-      await server.close();
-    }
-  });
+  test(
+    "an approved digest that is not the copy's (--expect-digest) refuses every publication",
+    { timeout: 60_000 },
+    async () => {
+      const w = await workspace();
+      const original = await fingerprint(w);
+      const server = await start(w, ["--expect-digest", "ab".repeat(32)]);
+      try {
+        await work(server.client);
+        const result = await call(server.client, "publish", { digest: server.digest });
+        assert.equal(code(result), "digest_mismatch", text(result));
+        assert.deepEqual(await fingerprint(w), original);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

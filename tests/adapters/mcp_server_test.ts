@@ -118,24 +118,28 @@ function call(client: Client, name: string, args: Record<string, unknown> = {}) 
 }
 
 describe("MCP server in process", () => {
-  test("progress notifications carry ctx.progress when the request has a progress token", async () => {
-    const { client, close } = await connect();
-    try {
-      const seen: { progress: number; total?: number; message?: string }[] = [];
-      const result = await client.callTool({ name: "steps", arguments: {} }, undefined, {
-        onprogress: (p) => void seen.push(p),
-      }) as CallToolResult;
-      assert.deepEqual(result.content, [{ type: "text", text: "finished" }]);
-      await new Promise((r) => setTimeout(r, 10));
-      assert.deepEqual(seen.map((p) => p.message), ["starting", "half way", "done"]);
-      assert.deepEqual(seen.slice(1).map((p) => [p.progress, p.total]), [[50, 100], [100, 100]]);
-      assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), "progress only grows");
-    } finally {
-      await close();
-    }
-  });
+  test(
+    "progress notifications carry ctx.progress when the request has a progress token",
+    { timeout: 60_000 },
+    async () => {
+      const { client, close } = await connect();
+      try {
+        const seen: { progress: number; total?: number; message?: string }[] = [];
+        const result = await client.callTool({ name: "steps", arguments: {} }, undefined, {
+          onprogress: (p) => void seen.push(p),
+        }) as CallToolResult;
+        assert.deepEqual(result.content, [{ type: "text", text: "finished" }]);
+        await new Promise((r) => setTimeout(r, 10));
+        assert.deepEqual(seen.map((p) => p.message), ["starting", "half way", "done"]);
+        assert.deepEqual(seen.slice(1).map((p) => [p.progress, p.total]), [[50, 100], [100, 100]]);
+        assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), "progress only grows");
+      } finally {
+        await close();
+      }
+    },
+  );
 
-  test("deferred images come back as image content after the text", async () => {
+  test("deferred images come back as image content after the text", { timeout: 60_000 }, async () => {
     const { client, close } = await connect();
     try {
       const result = await call(client, "picture");
@@ -150,80 +154,92 @@ describe("MCP server in process", () => {
     }
   });
 
-  test("a cut output links to its artifact, which is listed and readable as a resource", async () => {
-    const { client, close } = await connect();
-    try {
-      let changed = 0;
-      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changed++);
-      const result = await call(client, "big");
-      assert.match(
-        (result.content[0] as { text: string }).text,
-        /characters omitted; the whole output is artifact sha256:/,
-      );
-      const link = result.content[1] as { type: string; uri: string; mimeType: string };
-      assert.equal(link.type, "resource_link");
-      assert.match(link.uri, /^artifact:\/\/sha256\/[0-9a-f]{64}$/);
-      const { resources } = await client.listResources();
-      assert.deepEqual(resources.map((r) => r.uri), [link.uri]);
-      const read = await client.readResource({ uri: link.uri });
-      assert.equal((read.contents[0] as { text: string }).text, "line\n".repeat(1_000));
-      await assert.rejects(client.readResource({ uri: `artifact://sha256/${"0".repeat(64)}` }), /Resource not found/);
-      await new Promise((r) => setTimeout(r, 10));
-      assert.equal(changed, 1);
-    } finally {
-      await close();
-    }
-  });
+  test(
+    "a cut output links to its artifact, which is listed and readable as a resource",
+    { timeout: 60_000 },
+    async () => {
+      const { client, close } = await connect();
+      try {
+        let changed = 0;
+        client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void changed++);
+        const result = await call(client, "big");
+        assert.match(
+          (result.content[0] as { text: string }).text,
+          /characters omitted; the whole output is artifact sha256:/,
+        );
+        const link = result.content[1] as { type: string; uri: string; mimeType: string };
+        assert.equal(link.type, "resource_link");
+        assert.match(link.uri, /^artifact:\/\/sha256\/[0-9a-f]{64}$/);
+        const { resources } = await client.listResources();
+        assert.deepEqual(resources.map((r) => r.uri), [link.uri]);
+        const read = await client.readResource({ uri: link.uri });
+        assert.equal((read.contents[0] as { text: string }).text, "line\n".repeat(1_000));
+        await assert.rejects(client.readResource({ uri: `artifact://sha256/${"0".repeat(64)}` }), /Resource not found/);
+        await new Promise((r) => setTimeout(r, 10));
+        assert.equal(changed, 1);
+      } finally {
+        await close();
+      }
+    },
+  );
 
-  test("calls that are not concurrency-safe run one at a time, even when requests overlap", async () => {
-    const { client, close } = await connect();
-    try {
-      order.length = 0;
-      const results = await Promise.all(["a", "b"].map((id) => call(client, "slow_write", { id })));
-      assert.deepEqual(results.map((r) => (r.content[0] as { text: string }).text), ["a", "b"]);
-      assert.deepEqual(order, ["start a", "end a", "start b", "end b"]);
-    } finally {
-      await close();
-    }
-  });
+  test(
+    "calls that are not concurrency-safe run one at a time, even when requests overlap",
+    { timeout: 60_000 },
+    async () => {
+      const { client, close } = await connect();
+      try {
+        order.length = 0;
+        const results = await Promise.all(["a", "b"].map((id) => call(client, "slow_write", { id })));
+        assert.deepEqual(results.map((r) => (r.content[0] as { text: string }).text), ["a", "b"]);
+        assert.deepEqual(order, ["start a", "end a", "start b", "end b"]);
+      } finally {
+        await close();
+      }
+    },
+  );
 
-  test("approvals: refused without elicitation, asked through it, auto with autoConfirm", async () => {
-    let server = await connect();
-    try {
-      const refused = await call(server.client, "approve_me");
-      assert.equal(refused.isError, true);
-      assert.match((refused.content[0] as { text: string }).text, /does not support elicitation/);
-    } finally {
-      await server.close();
-    }
-    const asked: unknown[] = [];
-    server = await connect({
-      elicit: (params) => {
-        asked.push(params);
-        return { action: "accept", content: { answer: true } };
-      },
-    });
-    try {
-      const approved = await call(server.client, "approve_me");
-      assert.equal(approved.isError, undefined);
-      assert.equal(asked.length, 1);
-      const declinedServer = await connect({ elicit: () => ({ action: "decline" }) });
-      const declined = await call(declinedServer.client, "approve_me");
-      await declinedServer.close();
-      assert.equal(declined.isError, true);
-      assert.match((declined.content[0] as { text: string }).text, /not_approved/);
-    } finally {
-      await server.close();
-    }
-    server = await connect({ autoConfirm: true });
-    try {
-      assert.equal((await call(server.client, "approve_me")).isError, undefined);
-    } finally {
-      await server.close();
-    }
-  });
+  test(
+    "approvals: refused without elicitation, asked through it, auto with autoConfirm",
+    { timeout: 60_000 },
+    async () => {
+      let server = await connect();
+      try {
+        const refused = await call(server.client, "approve_me");
+        assert.equal(refused.isError, true);
+        assert.match((refused.content[0] as { text: string }).text, /does not support elicitation/);
+      } finally {
+        await server.close();
+      }
+      const asked: unknown[] = [];
+      server = await connect({
+        elicit: (params) => {
+          asked.push(params);
+          return { action: "accept", content: { answer: true } };
+        },
+      });
+      try {
+        const approved = await call(server.client, "approve_me");
+        assert.equal(approved.isError, undefined);
+        assert.equal(asked.length, 1);
+        const declinedServer = await connect({ elicit: () => ({ action: "decline" }) });
+        const declined = await call(declinedServer.client, "approve_me");
+        await declinedServer.close();
+        assert.equal(declined.isError, true);
+        assert.match((declined.content[0] as { text: string }).text, /not_approved/);
+      } finally {
+        await server.close();
+      }
+      server = await connect({ autoConfirm: true });
+      try {
+        assert.equal((await call(server.client, "approve_me")).isError, undefined);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
-  test("choices: the answer must be one of the options; dismissing refuses", async () => {
+  test("choices: the answer must be one of the options; dismissing refuses", { timeout: 60_000 }, async () => {
     let server = await connect({ elicit: () => ({ action: "accept", content: { answer: "blue" } }) });
     try {
       assert.deepEqual((await call(server.client, "pick")).content, [{ type: "text", text: "blue" }]);

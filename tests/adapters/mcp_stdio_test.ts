@@ -95,7 +95,7 @@ describe("MCP over stdio, a client without elicitation", () => {
   });
   after(async () => await server.close());
 
-  test("lists the tools with annotations", async () => {
+  test("lists the tools with annotations", { timeout: 60_000 }, async () => {
     const { tools } = await server.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const name of ["read_file", "edit_file", "grep", "bash", "sleep"]) assert.ok(byName.has(name), name);
@@ -110,7 +110,7 @@ describe("MCP over stdio, a client without elicitation", () => {
     assert.equal(byName.get("read_file")!.inputSchema.type, "object");
   });
 
-  test("reads and greps", async () => {
+  test("reads and greps", { timeout: 60_000 }, async () => {
     const read = await call(server.client, "read_file", { path: "notes.md", offset: 1, limit: 1 });
     assert.equal(read.isError, undefined, text(read));
     assert.match(text(read), /beta fence/);
@@ -120,21 +120,25 @@ describe("MCP over stdio, a client without elicitation", () => {
     assert.match(text(grep), /notes\.md/);
   });
 
-  test("a path outside the workspace is a tool error, not a protocol error", async () => {
+  test("a path outside the workspace is a tool error, not a protocol error", { timeout: 60_000 }, async () => {
     const result = await call(server.client, "read_file", { path: "/etc/passwd" });
     assert.equal(result.isError, true);
     assert.equal(meta(result).errorCode, "outside_workspace");
     assert.match(text(result), /not within the agent's workspace/);
   });
 
-  test("invalid arguments are a tool error the model can act on; an unknown tool is a protocol error", async () => {
+  test("invalid arguments are a tool error the model can act on; an unknown tool is a protocol error", {
+    timeout: 60_000,
+  }, async () => {
     const result = await call(server.client, "read_file", { path: 3 });
     assert.equal(result.isError, true);
     assert.match(text(result), /Invalid arguments for read_file: path: expected string/);
     await assert.rejects(call(server.client, "no_such_tool", {}), /Unknown tool: no_such_tool/);
   });
 
-  test("with nobody to ask, an overwrite and a command that needs confirmation are refused and do nothing", async () => {
+  test("with nobody to ask, an overwrite and a command that needs confirmation are refused and do nothing", {
+    timeout: 60_000,
+  }, async () => {
     const edit = await call(server.client, "edit_file", { path: "notes.md", old_text: "beta", new_text: "BETA" });
     assert.equal(edit.isError, true, text(edit));
     assert.equal(meta(edit).errorCode, "permission_denied");
@@ -151,7 +155,7 @@ describe("MCP over stdio, a client without elicitation", () => {
     assert.match(text(allowed), /victim\.txt/);
   });
 
-  test("cancelling a long sleep reaches the tool's signal", async () => {
+  test("cancelling a long sleep reaches the tool's signal", { timeout: 60_000 }, async () => {
     const controller = new AbortController();
     const started = performance.now();
     const pending = server.client.callTool({ name: "sleep", arguments: { seconds: 60 } }, undefined, {
@@ -173,24 +177,28 @@ describe("MCP over stdio, a client without elicitation", () => {
 });
 
 describe("MCP over stdio, --auto-confirm", () => {
-  test("an overwrite takes the default answer; a dangerous command is declined by its default", async () => {
-    await freshFiles();
-    const server = await start(workspace, { serverArgs: ["--auto-confirm"] });
-    try {
-      const edit = await call(server.client, "edit_file", { path: "notes.md", old_text: "beta", new_text: "BETA" });
-      assert.equal(edit.isError, undefined, text(edit));
-      assert.equal(await readFile(join(workspace, "notes.md"), "utf8"), "alpha\nBETA fence\ngamma\n");
-      const wipe = await call(server.client, "bash", { command: "rm -rf victim.txt" });
-      assert.equal(wipe.isError, true, text(wipe));
-      assert.equal(await readFile(join(workspace, "victim.txt"), "utf8"), "keep me\n");
-    } finally {
-      await server.close();
-    }
-  });
+  test(
+    "an overwrite takes the default answer; a dangerous command is declined by its default",
+    { timeout: 60_000 },
+    async () => {
+      await freshFiles();
+      const server = await start(workspace, { serverArgs: ["--auto-confirm"] });
+      try {
+        const edit = await call(server.client, "edit_file", { path: "notes.md", old_text: "beta", new_text: "BETA" });
+        assert.equal(edit.isError, undefined, text(edit));
+        assert.equal(await readFile(join(workspace, "notes.md"), "utf8"), "alpha\nBETA fence\ngamma\n");
+        const wipe = await call(server.client, "bash", { command: "rm -rf victim.txt" });
+        assert.equal(wipe.isError, true, text(wipe));
+        assert.equal(await readFile(join(workspace, "victim.txt"), "utf8"), "keep me\n");
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
 
 describe("MCP over stdio, a client with elicitation", () => {
-  test("permission prompts reach the client's user and their answers are followed", async () => {
+  test("permission prompts reach the client's user and their answers are followed", { timeout: 60_000 }, async () => {
     await freshFiles();
     const asked: ElicitRequest["params"][] = [];
     const server = await start(workspace, {

@@ -62,7 +62,7 @@ describe("every malformed line gets the JSON-RPC error the specification names",
     ["neither method nor id", '{"jsonrpc":"2.0"}\n', -32600],
   ];
   for (const [what, line, code] of nullId) {
-    test(`${what}: ${code}, id null, and the server goes on`, async () => {
+    test(`${what}: ${code}, id null, and the server goes on`, { timeout: 60_000 }, async () => {
       const from = server.replies.length;
       await server.write(line);
       const [reply] = await server.nullReplies(from, 1);
@@ -114,7 +114,7 @@ describe("every malformed line gets the JSON-RPC error the specification names",
   ];
   let id = 500;
   for (const [what, frame, code, message] of withId) {
-    test(`${what}: ${code} with the request's id and a short message`, async () => {
+    test(`${what}: ${code} with the request's id and a short message`, { timeout: 60_000 }, async () => {
       const n = id++;
       await server.write(JSON.stringify(frame(n)) + "\n");
       const reply = await server.reply(n);
@@ -126,31 +126,35 @@ describe("every malformed line gets the JSON-RPC error the specification names",
     });
   }
 
-  test("a request reusing the id of one still in flight is refused; the first still answers", async () => {
-    await server.write(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: "dup",
-        method: "tools/call",
-        params: { name: "sleep", arguments: { seconds: 0.5 } },
-      }) + "\n",
-    );
-    await new Promise((r) => setTimeout(r, 100));
-    const from = server.replies.length;
-    await server.write(JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "ping" }) + "\n");
-    const first = await server.reply("dup");
-    assert.equal(first.error?.code, -32600);
-    assert.match(first.error!.message, /still in flight/);
-    const later = await new Promise<unknown>((resolve) => {
-      const wait = () => {
-        const found = server.replies.slice(from).filter((r) => r.id === "dup");
-        if (found.length >= 2) resolve(found[1]);
-        else setTimeout(wait, 50);
-      };
-      wait();
-    });
-    assert.ok((later as { result?: unknown }).result, JSON.stringify(later));
-  });
+  test(
+    "a request reusing the id of one still in flight is refused; the first still answers",
+    { timeout: 60_000 },
+    async () => {
+      await server.write(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: "dup",
+          method: "tools/call",
+          params: { name: "sleep", arguments: { seconds: 0.5 } },
+        }) + "\n",
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      const from = server.replies.length;
+      await server.write(JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "ping" }) + "\n");
+      const first = await server.reply("dup");
+      assert.equal(first.error?.code, -32600);
+      assert.match(first.error!.message, /still in flight/);
+      const later = await new Promise<unknown>((resolve) => {
+        const wait = () => {
+          const found = server.replies.slice(from).filter((r) => r.id === "dup");
+          if (found.length >= 2) resolve(found[1]);
+          else setTimeout(wait, 50);
+        };
+        wait();
+      });
+      assert.ok((later as { result?: unknown }).result, JSON.stringify(later));
+    },
+  );
 });
 
 describe("deep values are answered like any other", () => {
@@ -161,7 +165,7 @@ describe("deep values are answered like any other", () => {
       ["a deep array under an unknown key", `{"path":"d.txt","content":"x","extra":${deep}}`, "invalid_arguments"],
     ] as const
   ) {
-    test(`${what}: ${code}`, async () => {
+    test(`${what}: ${code}`, { timeout: 60_000 }, async () => {
       const id = `deep-${what}`;
       await server.write(
         `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"write_file","arguments":${args}}}\n`,
@@ -172,18 +176,24 @@ describe("deep values are answered like any other", () => {
     });
   }
 
-  test("a pattern of 5,000 nested groups is an invalid pattern, not a stack overflow", async () => {
-    const pattern = "(".repeat(5000) + "a" + ")".repeat(5000);
-    const reply = await server.request("tools/call", { name: "grep", arguments: { pattern } });
-    assert.equal(
-      (reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"].errorCode,
-      "invalid_pattern",
-    );
-  });
+  test(
+    "a pattern of 5,000 nested groups is an invalid pattern, not a stack overflow",
+    { timeout: 60_000 },
+    async () => {
+      const pattern = "(".repeat(5000) + "a" + ")".repeat(5000);
+      const reply = await server.request("tools/call", { name: "grep", arguments: { pattern } });
+      assert.equal(
+        (reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"].errorCode,
+        "invalid_pattern",
+      );
+    },
+  );
 });
 
 describe("messages over the limit are answered and do not stop the server", () => {
-  test("an oversized request gets -32600 naming the limit, with its id even when the id comes last", async () => {
+  test("an oversized request gets -32600 naming the limit, with its id even when the id comes last", {
+    timeout: 60_000,
+  }, async () => {
     const big = "x".repeat(3 * 1024 * 1024);
     await server.write(
       `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"${big}"}},"id":"last"}\n`,
@@ -195,7 +205,7 @@ describe("messages over the limit are answered and do not stop the server", () =
     await stillServes();
   });
 
-  test("an oversized line of garbage gets -32600 with id null", async () => {
+  test("an oversized line of garbage gets -32600 with id null", { timeout: 60_000 }, async () => {
     const from = server.replies.length;
     await server.write(Buffer.alloc(2 * 1024 * 1024, 0xff));
     await server.write("\n");
@@ -214,20 +224,26 @@ describe("text the client cannot have meant is refused, never rewritten", () => 
       ["edit_file", { path: "hello.txt", old_text: "hel\ud83d", new_text: "x" }],
     ] as const
   ) {
-    test(`${tool} with a lone surrogate in ${Object.keys(args).find((k) => /[\ud800-\udfff]/.test(String((args as Record<string, string>)[k])))}`, async () => {
-      const reply = await server.request("tools/call", { name: tool, arguments: args });
-      assert.equal(reply.result?.isError, true);
-      const meta = (reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"];
-      assert.equal(meta.errorCode, "invalid_text");
-      assert.match(JSON.stringify(callOutput(reply)), /lone UTF-16 surrogate/);
-      assert.equal(readFileSync(path.join(workspace, "hello.txt"), "utf8"), "hello world\n");
-      assert.equal((await fsp.readdir(workspace)).some((n) => n.startsWith("s")), false);
-    });
+    test(
+      `${tool} with a lone surrogate in ${
+        Object.keys(args).find((k) => /[\ud800-\udfff]/.test(String((args as Record<string, string>)[k])))
+      }`,
+      { timeout: 60_000 },
+      async () => {
+        const reply = await server.request("tools/call", { name: tool, arguments: args });
+        assert.equal(reply.result?.isError, true);
+        const meta = (reply.result?._meta as Record<string, { errorCode?: string }>)["toolfence/result"];
+        assert.equal(meta.errorCode, "invalid_text");
+        assert.match(JSON.stringify(callOutput(reply)), /lone UTF-16 surrogate/);
+        assert.equal(readFileSync(path.join(workspace, "hello.txt"), "utf8"), "hello world\n");
+        assert.equal((await fsp.readdir(workspace)).some((n) => n.startsWith("s")), false);
+      },
+    );
   }
 });
 
 describe("no tool keeps the server from answering", () => {
-  test("ping answers within 100 ms while grep runs a*a*c on a line of 50,000 a's", async () => {
+  test("ping answers within 100 ms while grep runs a*a*c on a line of 50,000 a's", { timeout: 60_000 }, async () => {
     for (const pattern of ["a*a*c", "a*a*a*a*[^ab]x", "\\w*\\w*\\w*c"]) {
       const call = server.request("tools/call", { name: "grep", arguments: { pattern, path: "r.txt" } }, 30_000);
       let done = false;
@@ -244,21 +260,28 @@ describe("no tool keeps the server from answering", () => {
     }
   });
 
-  test("ping answers at once while glob matches a many-star pattern against long names", async () => {
-    await fsp.mkdir(path.join(workspace, "names"));
-    for (let i = 0; i < 20; i++) await fsp.writeFile(path.join(workspace, "names", "a".repeat(240) + i), "");
-    // picomatch took seconds for four stars on one such name, and forever for ten.
-    const pings: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      const call = server.request("tools/call", { name: "glob", arguments: { pattern: "**/*a*a*a*a*a*a*a*a*a*a*c" } });
-      pings.push((await server.request("ping", undefined, 5_000)).ms);
-      const result = await call;
-      assert.deepEqual((callOutput(result) as { matches: unknown[] }).matches, []);
-      assert.ok(result.ms < 2_000, `glob took ${result.ms} ms`);
-    }
-    // The first round also loads and compiles the matcher (tens of milliseconds on a busy machine).
-    assert.ok(Math.min(...pings) < 100, `pings ${pings.map(Math.round)}`);
-  });
+  test(
+    "ping answers at once while glob matches a many-star pattern against long names",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.mkdir(path.join(workspace, "names"));
+      for (let i = 0; i < 20; i++) await fsp.writeFile(path.join(workspace, "names", "a".repeat(240) + i), "");
+      // picomatch took seconds for four stars on one such name, and forever for ten.
+      const pings: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const call = server.request("tools/call", {
+          name: "glob",
+          arguments: { pattern: "**/*a*a*a*a*a*a*a*a*a*a*c" },
+        });
+        pings.push((await server.request("ping", undefined, 5_000)).ms);
+        const result = await call;
+        assert.deepEqual((callOutput(result) as { matches: unknown[] }).matches, []);
+        assert.ok(result.ms < 2_000, `glob took ${result.ms} ms`);
+      }
+      // The first round also loads and compiles the matcher (tens of milliseconds on a busy machine).
+      assert.ok(Math.min(...pings) < 100, `pings ${pings.map(Math.round)}`);
+    },
+  );
 });
 
 function cpuTicks(pid: number): number {
@@ -267,7 +290,7 @@ function cpuTicks(pid: number): number {
 }
 
 describe("every way out answers or cancels the calls in flight and removes the temp dir", () => {
-  test("a cancelled grep stops using CPU within a second", async () => {
+  test("a cancelled grep stops using CPU within a second", { timeout: 60_000 }, async () => {
     const big = path.join(workspace, "big-a.txt");
     await fsp.writeFile(big, ("a".repeat(50_000) + "b\n").repeat(600));
     const id = 9001;
@@ -294,36 +317,40 @@ describe("every way out answers or cancels the calls in flight and removes the t
   });
 
   for (const how of ["stdin closed", "SIGTERM", "SIGINT"] as const) {
-    test(`${how}: the call in flight answers, the process exits, the temp dir is gone`, async () => {
-      const s = await startRawServer(workspace, { tempDir: tempParent });
-      const temp = await s.request("tools/call", { name: "temp_dir", arguments: {} });
-      assert.equal(temp.result?.isError, undefined, JSON.stringify(temp));
-      assert.equal((await fsp.readdir(tempParent)).length, 1);
-      const id = `sleep-${how}`;
-      await s.write(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          method: "tools/call",
-          params: { name: "sleep", arguments: { seconds: how === "stdin closed" ? 1 : 30 } },
-        }) + "\n",
-      );
-      await new Promise((r) => setTimeout(r, 300));
-      const started = performance.now();
-      if (how === "stdin closed") s.child.stdin!.end();
-      // process.kill, not child.kill: after child.kill, Deno's child_process reports the signal as the cause of any exit.
-      else process.kill(s.child.pid!, how);
-      const code = await s.close(15_000);
-      assert.equal(code, 0, s.stderr());
-      assert.ok(performance.now() - started < 10_000);
-      const answer = s.replies.find((r) => r.id === id);
-      assert.ok(answer?.result, `the call was answered: ${JSON.stringify(answer)}`);
-      if (how !== "stdin closed") {
-        assert.equal(answer.result.isError, true);
-        assert.match(JSON.stringify(answer.result._meta), /cancelled/);
-      }
-      assert.deepEqual(await fsp.readdir(tempParent), []);
-      assert.deepEqual(s.junk, []);
-    });
+    test(
+      `${how}: the call in flight answers, the process exits, the temp dir is gone`,
+      { timeout: 60_000 },
+      async () => {
+        const s = await startRawServer(workspace, { tempDir: tempParent });
+        const temp = await s.request("tools/call", { name: "temp_dir", arguments: {} });
+        assert.equal(temp.result?.isError, undefined, JSON.stringify(temp));
+        assert.equal((await fsp.readdir(tempParent)).length, 1);
+        const id = `sleep-${how}`;
+        await s.write(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: { name: "sleep", arguments: { seconds: how === "stdin closed" ? 1 : 30 } },
+          }) + "\n",
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        const started = performance.now();
+        if (how === "stdin closed") s.child.stdin!.end();
+        // process.kill, not child.kill: after child.kill, Deno's child_process reports the signal as the cause of any exit.
+        else process.kill(s.child.pid!, how);
+        const code = await s.close(15_000);
+        assert.equal(code, 0, s.stderr());
+        assert.ok(performance.now() - started < 10_000);
+        const answer = s.replies.find((r) => r.id === id);
+        assert.ok(answer?.result, `the call was answered: ${JSON.stringify(answer)}`);
+        if (how !== "stdin closed") {
+          assert.equal(answer.result.isError, true);
+          assert.match(JSON.stringify(answer.result._meta), /cancelled/);
+        }
+        assert.deepEqual(await fsp.readdir(tempParent), []);
+        assert.deepEqual(s.junk, []);
+      },
+    );
   }
 });

@@ -81,7 +81,7 @@ function toolResultsOf(items: readonly { type: string; customData?: Record<strin
 }
 
 describe("openAIAgentsTools with run()", () => {
-  test("a good call, a bad call whose fix the model reads, and the lossless results", async () => {
+  test("a good call, a bad call whose fix the model reads, and the lossless results", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, expectedTexts }) => {
       const expected = await expectedTexts(GOOD_AND_BAD);
       const [fixedText] = await expectedTexts([FIXED]);
@@ -115,7 +115,7 @@ describe("openAIAgentsTools with run()", () => {
     });
   });
 
-  test("8 parallel edits of one file all succeed, in the order the model made them", async () => {
+  test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 60_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
       const model = new ScriptedModel([CHAIN, "done"]);
       const agent = new Agent({ name: "editor", model, tools: openAIAgentsTools(box, session) });
@@ -127,17 +127,21 @@ describe("openAIAgentsTools with run()", () => {
     });
   });
 
-  test("the SDK runs a turn's calls in parallel: concurrency-safe ones overlap, the others never", async () => {
-    await withFixture(async ({ session, box, overlap }) => {
-      const model = new ScriptedModel([PROBES, "done"]);
-      await run(new Agent({ name: "p", model, tools: openAIAgentsTools(box, session) }), "Wait");
-      console.log(`openai-agents: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
-      assert.ok(overlap.safe.most > 1, "the SDK ran the safe calls one at a time: nothing was tested");
-      assert.equal(overlap.unsafe.most, 1);
-    });
-  });
+  test(
+    "the SDK runs a turn's calls in parallel: concurrency-safe ones overlap, the others never",
+    { timeout: 60_000 },
+    async () => {
+      await withFixture(async ({ session, box, overlap }) => {
+        const model = new ScriptedModel([PROBES, "done"]);
+        await run(new Agent({ name: "p", model, tools: openAIAgentsTools(box, session) }), "Wait");
+        console.log(`openai-agents: at most ${overlap.safe.most} safe and ${overlap.unsafe.most} unsafe calls at once`);
+        assert.ok(overlap.safe.most > 1, "the SDK ran the safe calls one at a time: nothing was tested");
+        assert.equal(overlap.unsafe.most, 1);
+      });
+    },
+  );
 
-  test("a deferred image follows the call's text as the SDK's image output", async () => {
+  test("a deferred image follows the call's text as the SDK's image output", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box }) => {
       const model = new ScriptedModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
       await run(new Agent({ name: "eye", model, tools: openAIAgentsTools(box, session) }), "Look");
@@ -149,7 +153,9 @@ describe("openAIAgentsTools with run()", () => {
     });
   });
 
-  test("a call that needs approval interrupts the run; approved it runs once, declined it never runs", async () => {
+  test("a call that needs approval interrupts the run; approved it runs once, declined it never runs", {
+    timeout: 60_000,
+  }, async () => {
     await withFixture(async ({ session, box, asked, deployed }) => {
       const [approvedText] = await withApproval(box, session, () => [{ name: "deploy", args: { service: "staging" } }]);
       assert.equal(approvedText, "deployed staging"); // needsApproval is false for staging: no interruption

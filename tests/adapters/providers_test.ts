@@ -86,7 +86,7 @@ type Denominal<T> = T extends Genai.Type ? `${Genai.Type}` : T extends (infer U)
 : T;
 
 describe("OpenAI chat completions", () => {
-  test("tools, calls from a ChatCompletion, tool messages then the image message", async () => {
+  test("tools, calls from a ChatCompletion, tool messages then the image message", { timeout: 60_000 }, async () => {
     const wire: OpenAI.Chat.Completions.ChatCompletionTool[] = openAIChatTools(tools);
     assert.equal(wire.length, 3);
     const completion: OpenAI.Chat.Completions.ChatCompletion = {
@@ -142,34 +142,38 @@ describe("OpenAI chat completions", () => {
 });
 
 describe("OpenAI responses", () => {
-  test("tools, function_call items, function_call_output items then the image message", async () => {
-    const wire: OpenAI.Responses.FunctionTool[] = openAIResponsesTools(tools);
-    assert.equal(wire[0].strict, true);
-    const output: OpenAI.Responses.ResponseOutputItem[] = [
-      { type: "reasoning", id: "r1", summary: [] },
-      { type: "function_call", call_id: "f1", name: "lookup", arguments: '{"word":"x","limit":2,"tags":null}' },
-      { type: "function_call", call_id: "f2", name: "snapshot", arguments: "{}" },
-    ];
-    assertType<Fits<OpenAI.Responses.Response, OpenAIResponsesResponseLike>>();
-    assertType<Fits<OpenAI.Responses.ResponseOutputItem[], OpenAIResponsesResponseLike>>();
-    assert.deepEqual(openAIResponsesCalls(output).map((c) => c.name), ["lookup", "snapshot"]);
-    await withSession(async (session) => {
-      seen.length = 0;
-      const run = await runOpenAIResponsesToolCalls(box, session, { output });
-      const items: OpenAI.Responses.ResponseInputItem[] = run.items;
-      assert.deepEqual(seen, [{ word: "x", limit: 2 }]);
-      assert.deepEqual(items.slice(0, 2), [
-        { type: "function_call_output", call_id: "f1", output: '{"word":"x","limit":2}' },
-        { type: "function_call_output", call_id: "f2", output: "taken" },
-      ]);
-      assert.deepEqual(run.items[2].type, "message");
-      assert.match(JSON.stringify(run.items[2]), /"type":"input_image","image_url":"data:image\/png;base64,/);
-    });
-  });
+  test(
+    "tools, function_call items, function_call_output items then the image message",
+    { timeout: 60_000 },
+    async () => {
+      const wire: OpenAI.Responses.FunctionTool[] = openAIResponsesTools(tools);
+      assert.equal(wire[0].strict, true);
+      const output: OpenAI.Responses.ResponseOutputItem[] = [
+        { type: "reasoning", id: "r1", summary: [] },
+        { type: "function_call", call_id: "f1", name: "lookup", arguments: '{"word":"x","limit":2,"tags":null}' },
+        { type: "function_call", call_id: "f2", name: "snapshot", arguments: "{}" },
+      ];
+      assertType<Fits<OpenAI.Responses.Response, OpenAIResponsesResponseLike>>();
+      assertType<Fits<OpenAI.Responses.ResponseOutputItem[], OpenAIResponsesResponseLike>>();
+      assert.deepEqual(openAIResponsesCalls(output).map((c) => c.name), ["lookup", "snapshot"]);
+      await withSession(async (session) => {
+        seen.length = 0;
+        const run = await runOpenAIResponsesToolCalls(box, session, { output });
+        const items: OpenAI.Responses.ResponseInputItem[] = run.items;
+        assert.deepEqual(seen, [{ word: "x", limit: 2 }]);
+        assert.deepEqual(items.slice(0, 2), [
+          { type: "function_call_output", call_id: "f1", output: '{"word":"x","limit":2}' },
+          { type: "function_call_output", call_id: "f2", output: "taken" },
+        ]);
+        assert.deepEqual(run.items[2].type, "message");
+        assert.match(JSON.stringify(run.items[2]), /"type":"input_image","image_url":"data:image\/png;base64,/);
+      });
+    },
+  );
 });
 
 describe("Anthropic messages", () => {
-  test("tools, tool_use blocks, tool_result blocks with is_error, then image blocks", async () => {
+  test("tools, tool_use blocks, tool_result blocks with is_error, then image blocks", { timeout: 60_000 }, async () => {
     const wire: Anthropic.Messages.ToolUnion[] = anthropicTools(tools);
     assert.equal(wire.length, 3);
     const message: Anthropic.Messages.Message = {
@@ -212,42 +216,46 @@ describe("Anthropic messages", () => {
 });
 
 describe("Gemini", () => {
-  test("tools, functionCall parts, functionResponse parts ({output} / {error}), then inlineData", async () => {
-    const wire: Denominal<Genai.Tool>[] = geminiTools(tools);
-    assert.equal(wire[0].functionDeclarations!.length, 3);
-    const response = {
-      candidates: [{
-        content: {
-          role: "model",
-          parts: [
-            { functionCall: { id: "g1", name: "lookup", args: { word: "w", tags: [{ key: "k", value: "v" }] } } },
-            { functionCall: { name: "broken", args: {} } },
-            { functionCall: { name: "snapshot", args: {} } },
-          ],
-        },
-      }],
-    } satisfies Pick<Genai.GenerateContentResponse, "candidates">;
-    assertType<Fits<Genai.GenerateContentResponse, GeminiResponseLike>>();
-    assertType<Fits<Genai.Content, GeminiResponseLike>>();
-    assert.deepEqual(geminiCalls(response).map((c) => c.callId), ["g1", "gemini-call-1", "gemini-call-2"]);
-    await withSession(async (session) => {
-      seen.length = 0;
-      const run = await runGeminiToolCalls(box, session, response);
-      const content: Genai.Content = run.content;
-      assert.equal(content.role, "user");
-      assert.deepEqual(seen, [{ word: "w", limit: 3, tags: { k: "v" } }]);
-      assert.deepEqual(run.content.parts.slice(0, 3), [
-        { functionResponse: { id: "g1", name: "lookup", response: { output: { word: "w", limit: 3 } } } },
-        {
-          functionResponse: {
-            name: "broken",
-            response: { error: "Error [outside_workspace]: Path /etc/passwd is not within the agent's workspace" },
+  test(
+    "tools, functionCall parts, functionResponse parts ({output} / {error}), then inlineData",
+    { timeout: 60_000 },
+    async () => {
+      const wire: Denominal<Genai.Tool>[] = geminiTools(tools);
+      assert.equal(wire[0].functionDeclarations!.length, 3);
+      const response = {
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [
+              { functionCall: { id: "g1", name: "lookup", args: { word: "w", tags: [{ key: "k", value: "v" }] } } },
+              { functionCall: { name: "broken", args: {} } },
+              { functionCall: { name: "snapshot", args: {} } },
+            ],
           },
-        },
-        { functionResponse: { name: "snapshot", response: { output: "taken" } } },
-      ]);
-      assert.deepEqual(run.content.parts[3], { text: "Image from snapshot: the screen" });
-      assert.equal((run.content.parts[4] as { inlineData: { mimeType: string } }).inlineData.mimeType, "image/png");
-    });
-  });
+        }],
+      } satisfies Pick<Genai.GenerateContentResponse, "candidates">;
+      assertType<Fits<Genai.GenerateContentResponse, GeminiResponseLike>>();
+      assertType<Fits<Genai.Content, GeminiResponseLike>>();
+      assert.deepEqual(geminiCalls(response).map((c) => c.callId), ["g1", "gemini-call-1", "gemini-call-2"]);
+      await withSession(async (session) => {
+        seen.length = 0;
+        const run = await runGeminiToolCalls(box, session, response);
+        const content: Genai.Content = run.content;
+        assert.equal(content.role, "user");
+        assert.deepEqual(seen, [{ word: "w", limit: 3, tags: { k: "v" } }]);
+        assert.deepEqual(run.content.parts.slice(0, 3), [
+          { functionResponse: { id: "g1", name: "lookup", response: { output: { word: "w", limit: 3 } } } },
+          {
+            functionResponse: {
+              name: "broken",
+              response: { error: "Error [outside_workspace]: Path /etc/passwd is not within the agent's workspace" },
+            },
+          },
+          { functionResponse: { name: "snapshot", response: { output: "taken" } } },
+        ]);
+        assert.deepEqual(run.content.parts[3], { text: "Image from snapshot: the screen" });
+        assert.equal((run.content.parts[4] as { inlineData: { mimeType: string } }).inlineData.mimeType, "image/png");
+      });
+    },
+  );
 });

@@ -12,7 +12,9 @@ import { anthropicResultMessage } from "../../adapters/anthropic.ts";
 import { geminiResultContent } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
 
-test("effects, recovery fields, provenance and metadata stay out of every provider's result message", async () => {
+test("effects, recovery fields, provenance and metadata stay out of every provider's result message", {
+  timeout: 60_000,
+}, async () => {
   await withSession(async (session) => {
     const box = new ToolBox().register(tool({
       name: "writer",

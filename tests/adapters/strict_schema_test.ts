@@ -57,7 +57,7 @@ function objects(schema: JsonSchema, path = ""): [string, JsonSchema][] {
 }
 
 describe("toStrictSchema", () => {
-  test("closes every object and requires every property", () => {
+  test("closes every object and requires every property", { timeout: 60_000 }, () => {
     const nodes = objects(strict);
     assert.ok(nodes.length >= 4, "root, options, items[] and the env pairs are objects");
     for (const [path, node] of nodes) {
@@ -66,7 +66,7 @@ describe("toStrictSchema", () => {
     }
   });
 
-  test("turns optional properties into nullable ones and keeps required ones as they are", () => {
+  test("turns optional properties into nullable ones and keeps required ones as they are", { timeout: 60_000 }, () => {
     const p = strict.properties!;
     assert.deepEqual(p.path, { type: "string", description: "File to read" });
     assert.deepEqual(p.limit.type, ["integer", "null"]);
@@ -78,7 +78,7 @@ describe("toStrictSchema", () => {
     assert.equal(p.env.type!.includes("array"), true, "a record is sent as a list of entries");
   });
 
-  test("is a valid schema that accepts what a model sends and refuses unknown keys", () => {
+  test("is a valid schema that accepts what a model sends and refuses unknown keys", { timeout: 60_000 }, () => {
     const validate = ajv.compile(strict);
     const sent = {
       path: "a.txt",
@@ -96,7 +96,7 @@ describe("toStrictSchema", () => {
     assert.equal(validate(missing), false, "every property is required");
   });
 
-  test("fails at build time with the tool, the path and the reason", () => {
+  test("fails at build time with the tool, the path and the reason", { timeout: 60_000 }, () => {
     const cases: [v.ObjectSchema<v.ObjectEntries, undefined>, string, RegExp][] = [
       [v.object({ anything: v.unknown() }), "/properties/anything", /any type/],
       [v.object({ pair: v.tuple([v.string(), v.number()]) }), "/properties/pair/items", /tuples/],
@@ -122,7 +122,7 @@ describe("toStrictSchema", () => {
 });
 
 describe("fromStrictArguments", () => {
-  test("maps nulls of optional fields to absent at every depth and pairs back to records", () => {
+  test("maps nulls of optional fields to absent at every depth and pairs back to records", { timeout: 60_000 }, () => {
     const restored = fromStrictArguments(probe.inputSchema, {
       path: "a.txt",
       limit: null,
@@ -144,12 +144,14 @@ describe("fromStrictArguments", () => {
     });
   });
 
-  test("leaves what it does not recognise for validation to judge", () => {
+  test("leaves what it does not recognise for validation to judge", { timeout: 60_000 }, () => {
     assert.deepEqual(fromStrictArguments(probe.inputSchema, { path: null, extra: null }), { path: null, extra: null });
     assert.equal(fromStrictArguments(probe.inputSchema, "text"), "text");
   });
 
-  test("round trip through the pipeline: the tool sees what it would have seen without strict mode", async () => {
+  test("round trip through the pipeline: the tool sees what it would have seen without strict mode", {
+    timeout: 60_000,
+  }, async () => {
     const box = new ToolBox().register(probe);
     await withSession(async (session) => {
       received.length = 0;
@@ -190,7 +192,7 @@ describe("fromStrictArguments", () => {
     });
   });
 
-  test("an invalid strict answer still fails validation with the path", async () => {
+  test("an invalid strict answer still fails validation with the path", { timeout: 60_000 }, async () => {
     const box = new ToolBox().register(probe);
     await withSession(async (session) => {
       const args = restoreCall(box, { name: "probe", args: '{"path":"a","note":null,"items":[{"name":3}]}' }).args;

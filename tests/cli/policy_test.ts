@@ -52,7 +52,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test("--version prints the package version, which is deno.json's", async () => {
+test("--version prints the package version, which is deno.json's", { timeout: 60_000 }, async () => {
   // deno.json here; the package.json made from it in the npm build.
   const manifest = await readFile(join(ROOT, "deno.json"), "utf8").catch(() =>
     readFile(join(ROOT, "package.json"), "utf8")
@@ -65,7 +65,7 @@ test("--version prints the package version, which is deno.json's", async () => {
 });
 
 describe("policy subcommands", () => {
-  test("init writes a commented starter file, and refuses to overwrite it", async () => {
+  test("init writes a commented starter file, and refuses to overwrite it", { timeout: 60_000 }, async () => {
     const ran = await cli(["policy", "init", ...managed()]);
     assert.equal(ran.code, 0, ran.stderr);
     const text = await readFile(join(ws, "toolfence.json"), "utf8");
@@ -75,14 +75,14 @@ describe("policy subcommands", () => {
     assert.match(again.stderr, /exists already; use --force/);
   });
 
-  test("test runs the examples of every layer", async () => {
+  test("test runs the examples of every layer", { timeout: 60_000 }, async () => {
     const ran = await cli(["policy", "test", ...managed()]);
     assert.equal(ran.code, 0, ran.stdout + ran.stderr);
     assert.match(ran.stdout, /ok {4}git push origin main \(deny\)/);
     assert.match(ran.stdout, /4 passed, 0 failed/);
   });
 
-  test("check gives allow, ask or deny with the rule and its layer", async () => {
+  test("check gives allow, ask or deny with the rule and its layer", { timeout: 60_000 }, async () => {
     const deny = await cli(["policy", "check", "sudo env git push origin", ...managed()]);
     assert.equal(deny.code, 1);
     assert.match(deny.stdout, /^verdict: deny \(never runs\)/);
@@ -99,7 +99,7 @@ describe("policy subcommands", () => {
     assert.equal(parsed.rules.rule.pattern, "git push*");
   });
 
-  test("explain names the rule and layer for a path and for a command", async () => {
+  test("explain names the rule and layer for a path and for a command", { timeout: 60_000 }, async () => {
     const path = await cli(["policy", "explain", "app/.env", ...managed()]);
     assert.equal(path.code, 0, path.stderr);
     assert.match(path.stdout, /decision: deny \(hidden from every tool and the sandbox\)/);
@@ -111,7 +111,7 @@ describe("policy subcommands", () => {
     );
   });
 
-  test("the managed layer wins over the project's override", async () => {
+  test("the managed layer wins over the project's override", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "managed.json"), '{ "commands": { "deny": ["npm publish"] } }');
     await writeFile(join(dir, "cli.json"), '{ "override": true, "commands": { "allow": ["npm publish"] } }');
     const ran = await cli(["policy", "check", "npm publish", "--config", join(dir, "cli.json"), ...managed()]);
@@ -120,32 +120,36 @@ describe("policy subcommands", () => {
     await rm(join(dir, "managed.json"));
   });
 
-  test("add and remove edit the project file keeping its comments; --user edits the user file", async () => {
-    const add = await cli(["policy", "add", "deny", "curl *", ...managed()]);
-    assert.equal(add.code, 0, add.stderr);
-    const addPath = await cli(["policy", "add", "--path", "deny", "*.pem", ...managed()]);
-    assert.equal(addPath.code, 0, addPath.stderr);
-    const text = await readFile(join(ws, "toolfence.json"), "utf8");
-    assert.match(text, /"curl \*"/);
-    assert.match(text, /"\*\.pem"/);
-    assert.match(text, /\/\/ Never run, whatever wraps them/);
-    const check = await cli(["policy", "check", "curl https://example.com", ...managed()]);
-    assert.match(check.stdout, /^verdict: deny/);
-    const remove = await cli(["policy", "remove", "deny", "curl *", ...managed()]);
-    assert.equal(remove.code, 0, remove.stderr);
-    assert.doesNotMatch(await readFile(join(ws, "toolfence.json"), "utf8"), /"curl \*"/);
-    const user = await cli(["policy", "add", "--user", "ask", "docker", ...managed()]);
-    assert.equal(user.code, 0, user.stderr);
-    assert.match(await readFile(join(dir, "xdg", "toolfence", "config.json"), "utf8"), /"docker"/);
-    const list = await cli(["policy", "list", ...managed()]);
-    assert.match(list.stdout, /user: .*xdg\/toolfence\/config\.json\n/);
-    assert.match(list.stdout, /ask {3}docker {2}\[user\]/);
-    const bad = await cli(["policy", "add", "maybe", "x"]);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /policy add needs allow, ask or deny, not "maybe"/);
-  });
+  test(
+    "add and remove edit the project file keeping its comments; --user edits the user file",
+    { timeout: 60_000 },
+    async () => {
+      const add = await cli(["policy", "add", "deny", "curl *", ...managed()]);
+      assert.equal(add.code, 0, add.stderr);
+      const addPath = await cli(["policy", "add", "--path", "deny", "*.pem", ...managed()]);
+      assert.equal(addPath.code, 0, addPath.stderr);
+      const text = await readFile(join(ws, "toolfence.json"), "utf8");
+      assert.match(text, /"curl \*"/);
+      assert.match(text, /"\*\.pem"/);
+      assert.match(text, /\/\/ Never run, whatever wraps them/);
+      const check = await cli(["policy", "check", "curl https://example.com", ...managed()]);
+      assert.match(check.stdout, /^verdict: deny/);
+      const remove = await cli(["policy", "remove", "deny", "curl *", ...managed()]);
+      assert.equal(remove.code, 0, remove.stderr);
+      assert.doesNotMatch(await readFile(join(ws, "toolfence.json"), "utf8"), /"curl \*"/);
+      const user = await cli(["policy", "add", "--user", "ask", "docker", ...managed()]);
+      assert.equal(user.code, 0, user.stderr);
+      assert.match(await readFile(join(dir, "xdg", "toolfence", "config.json"), "utf8"), /"docker"/);
+      const list = await cli(["policy", "list", ...managed()]);
+      assert.match(list.stdout, /user: .*xdg\/toolfence\/config\.json\n/);
+      assert.match(list.stdout, /ask {3}docker {2}\[user\]/);
+      const bad = await cli(["policy", "add", "maybe", "x"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /policy add needs allow, ask or deny, not "maybe"/);
+    },
+  );
 
-  test("a broken file is an error with its position, for policy and for serve", async () => {
+  test("a broken file is an error with its position, for policy and for serve", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "broken.json"), '{\n  "paths": { "deny": "secrets" }\n}');
     const ran = await cli(["policy", "check", "ls", "--config", join(dir, "broken.json"), ...managed()]);
     assert.equal(ran.code, 1);
@@ -155,7 +159,7 @@ describe("policy subcommands", () => {
     assert.match(serve.stderr, /the policy cannot be used:\n.*broken\.json:2:22: paths\.deny: expected Array/);
   });
 
-  test("a failing example fails policy test and names it", async () => {
+  test("a failing example fails policy test and names it", { timeout: 60_000 }, async () => {
     await writeFile(
       join(dir, "examples.json"),
       '{ "examples": [{ "name": "ls is denied", "command": "ls", "expect": "deny" }] }',

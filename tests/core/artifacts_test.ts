@@ -22,7 +22,7 @@ for (
   ] as const
 ) {
   describe(`${label} artifact store`, () => {
-    test("content-addressed refs with the right fields; same content, same id", async () => {
+    test("content-addressed refs with the right fields; same content, same id", { timeout: 60_000 }, async () => {
       const { store, cleanup } = await makeStore();
       try {
         const text = "héllo\n".repeat(10);
@@ -52,7 +52,7 @@ for (
       }
     });
 
-    test("paging windows by character; errors for unknown, binary and bad windows", async () => {
+    test("paging windows by character; errors for unknown, binary and bad windows", { timeout: 60_000 }, async () => {
       const { store, cleanup } = await makeStore();
       try {
         const { id } = await store.put("0123456789");
@@ -78,7 +78,7 @@ for (
   });
 }
 
-test("file store: written atomically by hash, verified on read", async () => {
+test("file store: written atomically by hash, verified on read", { timeout: 60_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
   try {
     const store = new FileArtifactStore(dir, atomicWrite);
@@ -91,26 +91,30 @@ test("file store: written atomically by hash, verified on read", async () => {
   }
 });
 
-test("file store: a folder given through a symlink works (writes go to its real path)", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
-  try {
-    const { symlink } = await import("node:fs/promises");
-    await symlink(dir, `${dir}-link`);
-    const store = new FileArtifactStore(`${dir}-link/store`, atomicWrite);
-    const ref = await store.put("through a link");
-    assert.equal(new TextDecoder().decode(await store.get(ref.id)), "through a link");
-    assert.deepEqual(await readdir(join(dir, "store")), [ref.sha256]);
-  } finally {
-    await rm(`${dir}-link`, { force: true });
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+test(
+  "file store: a folder given through a symlink works (writes go to its real path)",
+  { timeout: 60_000 },
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
+    try {
+      const { symlink } = await import("node:fs/promises");
+      await symlink(dir, `${dir}-link`);
+      const store = new FileArtifactStore(`${dir}-link/store`, atomicWrite);
+      const ref = await store.put("through a link");
+      assert.equal(new TextDecoder().decode(await store.get(ref.id)), "through a link");
+      assert.deepEqual(await readdir(join(dir, "store")), [ref.sha256]);
+    } finally {
+      await rm(`${dir}-link`, { force: true });
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 describe("ArtifactRef fields and parseArtifactRef", () => {
   const hex = "ab".repeat(32);
   const minimal = { artifact_id: `sha256:${hex}`, resolver_key: "memory", media_type: "text/plain", byte_length: 3 };
 
-  test("stores fill resolverKey, provenanceDigest and schemaVersion", async () => {
+  test("stores fill resolverKey, provenanceDigest and schemaVersion", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
     try {
       const memory = await new MemoryArtifactStore().put("abc", { provenanceDigest: hex });
@@ -124,7 +128,7 @@ describe("ArtifactRef fields and parseArtifactRef", () => {
     }
   });
 
-  test("reads the seed's snake_case form with its defaults", () => {
+  test("reads the seed's snake_case form with its defaults", { timeout: 60_000 }, () => {
     assert.deepEqual(parseArtifactRef(minimal), {
       id: `sha256:${hex}`,
       sha256: hex,
@@ -157,7 +161,7 @@ describe("ArtifactRef fields and parseArtifactRef", () => {
     assert.equal(parseArtifactRef({ ...bySha, sha256: hex }).id, `sha256:${hex}`);
   });
 
-  test("refuses every malformed field with invalid_artifact_ref, naming it", () => {
+  test("refuses every malformed field with invalid_artifact_ref, naming it", { timeout: 60_000 }, () => {
     const cases: [unknown, string][] = [
       [null, "(the value)"],
       [[minimal], "(the value)"],

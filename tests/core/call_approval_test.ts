@@ -50,7 +50,9 @@ function fixture() {
 }
 
 describe("the approval call option", () => {
-  test("an approval given runs the call without asking the session, and is recorded as the person's", async () => {
+  test("an approval given runs the call without asking the session, and is recorded as the person's", {
+    timeout: 60_000,
+  }, async () => {
     const { ran, asked, host, box } = fixture();
     await withSession(async (session) => {
       const result = await box.call(session, "deploy", { service: "web" }, {
@@ -63,7 +65,7 @@ describe("the approval call option", () => {
     }, { host });
   });
 
-  test("a refusal given ends the call not_approved without running it or asking", async () => {
+  test("a refusal given ends the call not_approved without running it or asking", { timeout: 60_000 }, async () => {
     const { ran, asked, host, box } = fixture();
     await withSession(async (session) => {
       const result = await box.call(session, "deploy", { service: "db" }, {
@@ -75,7 +77,7 @@ describe("the approval call option", () => {
     }, { host });
   });
 
-  test("without it the session is asked, as before", async () => {
+  test("without it the session is asked, as before", { timeout: 60_000 }, async () => {
     const { ran, asked, host, box } = fixture();
     await withSession(async (session) => {
       const result = await box.call(session, "deploy", { service: "web" });
@@ -85,7 +87,7 @@ describe("the approval call option", () => {
     }, { host });
   });
 
-  test("it never answers the policy's own questions", async () => {
+  test("it never answers the policy's own questions", { timeout: 60_000 }, async () => {
     const { asked, host, box } = fixture();
     await withSession(async (session, dir) => {
       await writeFile(join(dir, "note.txt"), "old\n");
@@ -97,7 +99,7 @@ describe("the approval call option", () => {
     }, { host });
   });
 
-  test("invalid arguments are refused before any approval is used", async () => {
+  test("invalid arguments are refused before any approval is used", { timeout: 60_000 }, async () => {
     const { ran, host, box } = fixture();
     await withSession(async (session) => {
       const result = await box.call(session, "deploy", { service: 5 }, { approval: { choice: true, source: "user" } });

@@ -36,31 +36,35 @@ async function runThrough(gate: CallGate, plan: { shared: boolean; ms: number; a
 }
 
 describe("CallGate", () => {
-  test("an exclusive task runs alone, tasks start in arrival order (generated timings)", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.record({ shared: fc.boolean(), ms: fc.integer({ min: 0, max: 3 }), arriveMs: fc.constant(0) }), {
-          minLength: 1,
-          maxLength: 12,
-        }),
-        async (plan) => {
-          const spans = await runThrough(new CallGate(), plan);
-          // All arrive in one turn, in index order: they start in index order.
-          assert.deepEqual(spans.map((s) => s.index), plan.map((_, i) => i));
-          for (const a of spans) {
-            for (const b of spans) {
-              if (a === b || (a.shared && b.shared)) continue;
-              const overlap = a.start < b.end && b.start < a.end;
-              assert.equal(overlap, false, `task ${a.index} and ${b.index} overlapped`);
+  test(
+    "an exclusive task runs alone, tasks start in arrival order (generated timings)",
+    { timeout: 60_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ shared: fc.boolean(), ms: fc.integer({ min: 0, max: 3 }), arriveMs: fc.constant(0) }), {
+            minLength: 1,
+            maxLength: 12,
+          }),
+          async (plan) => {
+            const spans = await runThrough(new CallGate(), plan);
+            // All arrive in one turn, in index order: they start in index order.
+            assert.deepEqual(spans.map((s) => s.index), plan.map((_, i) => i));
+            for (const a of spans) {
+              for (const b of spans) {
+                if (a === b || (a.shared && b.shared)) continue;
+                const overlap = a.start < b.end && b.start < a.end;
+                assert.equal(overlap, false, `task ${a.index} and ${b.index} overlapped`);
+              }
             }
-          }
-        },
-      ),
-      { numRuns: 60 },
-    );
-  });
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+  );
 
-  test("arrivals spread over time still never overlap an exclusive task", async () => {
+  test("arrivals spread over time still never overlap an exclusive task", { timeout: 60_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -86,7 +90,9 @@ describe("CallGate", () => {
     );
   });
 
-  test("shared tasks that arrive together run together; an exclusive one between them is a barrier", async () => {
+  test("shared tasks that arrive together run together; an exclusive one between them is a barrier", {
+    timeout: 60_000,
+  }, async () => {
     const spans = await runThrough(new CallGate(), [
       { shared: true, ms: 5, arriveMs: 0 },
       { shared: true, ms: 5, arriveMs: 0 },
@@ -99,7 +105,7 @@ describe("CallGate", () => {
     assert.ok(d.start > c.end, "the shared task after it waits for it");
   });
 
-  test("a task that throws releases the gate", async () => {
+  test("a task that throws releases the gate", { timeout: 60_000 }, async () => {
     const gate = new CallGate();
     const failed = gate.run(false, () => Promise.reject(new Error("boom")));
     const next = gate.run(false, () => Promise.resolve("ran"));
@@ -107,7 +113,7 @@ describe("CallGate", () => {
     assert.equal(await next, "ran");
   });
 
-  test("every session has its own gate, and a child session another", async () => {
+  test("every session has its own gate, and a child session another", { timeout: 60_000 }, async () => {
     const { Session } = await import("../../policy/session.ts");
     const session = new Session({ workspace: os.tmpdir() });
     try {

@@ -17,7 +17,7 @@ const listDir = tool({
 });
 
 describe("toolbox.call outcomes", () => {
-  test("success returns the output with exact bookkeeping", async () => {
+  test("success returns the output with exact bookkeeping", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(listDir);
       const r = await box.call(session, "list_dir", { path: "." }, { callId: "call_1" });
@@ -30,7 +30,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("an unknown tool lists the closest names; a disabled one says it is disabled", async () => {
+  test("an unknown tool lists the closest names; a disabled one says it is disabled", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         listDir,
@@ -54,7 +54,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("arguments: JSON text, empty string as {}, bad JSON and non-objects", async () => {
+  test("arguments: JSON text, empty string as {}, bad JSON and non-objects", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         listDir,
@@ -72,7 +72,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("invalid arguments name the tool, path, expected and received", async () => {
+  test("invalid arguments name the tool, path, expected and received", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(listDir);
       const r = await box.call(session, "list_dir", { path: ".", details: "yes", extra: 1 });
@@ -88,7 +88,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("a thrown error becomes tool_error with the message and developer details", async () => {
+  test("a thrown error becomes tool_error with the message and developer details", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         tool({
@@ -119,7 +119,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("a ToolError keeps its status, kind and code", async () => {
+  test("a ToolError keeps its status, kind and code", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         tool({
@@ -142,7 +142,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("sync and async tools; strings, objects, arrays, undefined", async () => {
+  test("sync and async tools; strings, objects, arrays, undefined", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const cases: [unknown, unknown][] = [
         ["text", "text"],
@@ -170,7 +170,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("values that cannot be serialised losslessly are refused", async () => {
+  test("values that cannot be serialised losslessly are refused", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
@@ -199,7 +199,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("the context carries session, names, value, signal, workspace and policy", async () => {
+  test("the context carries session, names, value, signal, workspace and policy", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let seen: ToolContext<{ user: string }> | undefined;
       const box = new ToolBox().register(
@@ -227,7 +227,7 @@ describe("toolbox.call outcomes", () => {
     });
   });
 
-  test("class tools are validated against their JSON Schema before they run", async () => {
+  test("class tools are validated against their JSON Schema before they run", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let runs = 0;
       class Echo {

@@ -34,7 +34,7 @@ function thrownCodes(source: string): string[] {
 }
 
 describe("the error-code catalogue", () => {
-  test("every code thrown in core, policy, tools and adapters is in the catalogue", async () => {
+  test("every code thrown in core, policy, tools and adapters is in the catalogue", { timeout: 60_000 }, async () => {
     const missing: string[] = [];
     let seen = 0;
     for (const member of ["core", "policy", "tools", "adapters"]) {
@@ -49,7 +49,7 @@ describe("the error-code catalogue", () => {
     assert.deepEqual(missing, [], "add these codes to core/error_codes.ts");
   });
 
-  test("every entry has a meaning and a consistent outcome", () => {
+  test("every entry has a meaning and a consistent outcome", { timeout: 60_000 }, () => {
     for (const [code, info] of Object.entries(ERROR_CODES)) {
       assert.match(code, /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
       assert.ok(info.meaning.length > 10, code);
@@ -60,16 +60,20 @@ describe("the error-code catalogue", () => {
     }
   });
 
-  test("a ToolError takes its defaults from the catalogue, and the thrower may override each", () => {
-    const denied = new ToolError("no", { code: "permission_denied" });
-    assert.deepEqual([denied.kind, denied.status, denied.recoverable], ["policy", "skipped", false]);
-    const args = new ToolError("bad", { code: "invalid_arguments" });
-    assert.deepEqual([args.kind, args.status, args.recoverable], ["semantic", "error", true]);
-    const overridden = new ToolError("no", { code: "permission_denied", status: "error", recoverable: true });
-    assert.deepEqual([overridden.kind, overridden.status, overridden.recoverable], ["policy", "error", true]);
-    const own = new ToolError("mine", { code: "my_tool_failed" });
-    assert.deepEqual([own.kind, own.status, own.recoverable], ["execution", "error", true]);
-    assert.equal(errorCodeInfo("my_tool_failed").kind, "execution");
-    assert.equal(errorCodeInfo("__proto__").kind, "execution", "the catalogue is not a prototype lookup");
-  });
+  test(
+    "a ToolError takes its defaults from the catalogue, and the thrower may override each",
+    { timeout: 60_000 },
+    () => {
+      const denied = new ToolError("no", { code: "permission_denied" });
+      assert.deepEqual([denied.kind, denied.status, denied.recoverable], ["policy", "skipped", false]);
+      const args = new ToolError("bad", { code: "invalid_arguments" });
+      assert.deepEqual([args.kind, args.status, args.recoverable], ["semantic", "error", true]);
+      const overridden = new ToolError("no", { code: "permission_denied", status: "error", recoverable: true });
+      assert.deepEqual([overridden.kind, overridden.status, overridden.recoverable], ["policy", "error", true]);
+      const own = new ToolError("mine", { code: "my_tool_failed" });
+      assert.deepEqual([own.kind, own.status, own.recoverable], ["execution", "error", true]);
+      assert.equal(errorCodeInfo("my_tool_failed").kind, "execution");
+      assert.equal(errorCodeInfo("__proto__").kind, "execution", "the catalogue is not a prototype lookup");
+    },
+  );
 });

@@ -11,34 +11,38 @@ import { delay, withSession } from "./_helpers.ts";
 const empty = v.object({});
 
 describe("timeouts", () => {
-  test("the signal aborts at the deadline and the result is timed_out, never retried", async () => {
-    await withSession(async (session) => {
-      let runs = 0;
-      let abortedAt = 0;
-      const started = performance.now();
-      const box = new ToolBox().register(tool({
-        name: "slow",
-        description: "d",
-        input: empty,
-        timeoutMs: 50,
-        retry: { maxAttempts: 3, backoffMs: 1 },
-        run: async (_a, ctx) => {
-          runs++;
-          await delay(5_000, ctx.signal).catch(() => (abortedAt = performance.now()));
-        },
-      }));
-      const r = await box.call(session, "slow", {});
-      assert.equal(r.status, "timed_out");
-      assert.equal(r.errorKind, "execution");
-      assert.equal(r.errorCode, "timeout");
-      assert.equal(r.workerStillRunning, false, "the tool honoured its signal");
-      assert.equal(r.attempts, 1);
-      assert.equal(runs, 1);
-      assert.ok(abortedAt - started >= 45 && abortedAt - started < 1_000, `aborted after ${abortedAt - started} ms`);
-    });
-  });
+  test(
+    "the signal aborts at the deadline and the result is timed_out, never retried",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        let runs = 0;
+        let abortedAt = 0;
+        const started = performance.now();
+        const box = new ToolBox().register(tool({
+          name: "slow",
+          description: "d",
+          input: empty,
+          timeoutMs: 50,
+          retry: { maxAttempts: 3, backoffMs: 1 },
+          run: async (_a, ctx) => {
+            runs++;
+            await delay(5_000, ctx.signal).catch(() => (abortedAt = performance.now()));
+          },
+        }));
+        const r = await box.call(session, "slow", {});
+        assert.equal(r.status, "timed_out");
+        assert.equal(r.errorKind, "execution");
+        assert.equal(r.errorCode, "timeout");
+        assert.equal(r.workerStillRunning, false, "the tool honoured its signal");
+        assert.equal(r.attempts, 1);
+        assert.equal(runs, 1);
+        assert.ok(abortedAt - started >= 45 && abortedAt - started < 1_000, `aborted after ${abortedAt - started} ms`);
+      });
+    },
+  );
 
-  test("a tool that ignores its signal is reported as still running", async () => {
+  test("a tool that ignores its signal is reported as still running", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let finished = false;
       const box = new ToolBox({ graceMs: 20 }).register(tool({
@@ -61,7 +65,7 @@ describe("timeouts", () => {
     });
   });
 
-  test("a per-call timeout overrides the tool's", async () => {
+  test("a per-call timeout overrides the tool's", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(tool({
         name: "t",
@@ -77,7 +81,7 @@ describe("timeouts", () => {
 });
 
 describe("cancellation", () => {
-  test("the caller's signal reaches the running tool and the result is cancelled", async () => {
+  test("the caller's signal reaches the running tool and the result is cancelled", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let sawAbort = false;
       const box = new ToolBox().register(tool({
@@ -100,7 +104,7 @@ describe("cancellation", () => {
     });
   });
 
-  test("an already aborted signal runs nothing", async () => {
+  test("an already aborted signal runs nothing", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let runs = 0;
       const box = new ToolBox().register(tool({ name: "t", description: "d", input: empty, run: () => runs++ }));
@@ -113,7 +117,7 @@ describe("cancellation", () => {
 });
 
 describe("retries", () => {
-  test("a flaky tool succeeds on the third attempt with exact bookkeeping", async () => {
+  test("a flaky tool succeeds on the third attempt with exact bookkeeping", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const attemptsSeen: number[] = [];
       const box = new ToolBox().register(tool({
@@ -136,37 +140,66 @@ describe("retries", () => {
     });
   });
 
-  test("gives up after maxAttempts with the last error; the predicate can stop retries", async () => {
+  test(
+    "gives up after maxAttempts with the last error; the predicate can stop retries",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        let runs = 0;
+        const box = new ToolBox().register(
+          tool({
+            name: "always",
+            description: "d",
+            input: empty,
+            retry: { maxAttempts: 3, backoffMs: 1 },
+            run: () => {
+              throw new Error(`fail ${++runs}`);
+            },
+          }),
+          tool({
+            name: "picky",
+            description: "d",
+            input: empty,
+            retry: { maxAttempts: 3, backoffMs: 1, retryIf: (e) => (e as Error).message !== "fatal" },
+            run: () => {
+              throw new Error("fatal");
+            },
+          }),
+        );
+        const r = await box.call(session, "always", {});
+        assert.equal(r.attempts, 3);
+        assert.equal(r.error, "fail 3");
+        assert.equal((await box.call(session, "picky", {})).attempts, 1);
+      });
+    },
+  );
+
+  test("maxRetries (qitos's max_retries) counts the runs after the first; with maxAttempts, the smaller", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
-      let runs = 0;
+      const counted = (name: string, retry: { maxAttempts?: number; maxRetries?: number }) =>
+        tool({
+          name,
+          description: "d",
+          input: empty,
+          retry: { ...retry, backoffMs: 1 },
+          run: () => {
+            throw new Error("again");
+          },
+        });
       const box = new ToolBox().register(
-        tool({
-          name: "always",
-          description: "d",
-          input: empty,
-          retry: { maxAttempts: 3, backoffMs: 1 },
-          run: () => {
-            throw new Error(`fail ${++runs}`);
-          },
-        }),
-        tool({
-          name: "picky",
-          description: "d",
-          input: empty,
-          retry: { maxAttempts: 3, backoffMs: 1, retryIf: (e) => (e as Error).message !== "fatal" },
-          run: () => {
-            throw new Error("fatal");
-          },
-        }),
+        counted("two_retries", { maxRetries: 2 }),
+        counted("no_retry", { maxRetries: 0 }),
+        counted("both", { maxAttempts: 5, maxRetries: 1 }),
       );
-      const r = await box.call(session, "always", {});
-      assert.equal(r.attempts, 3);
-      assert.equal(r.error, "fail 3");
-      assert.equal((await box.call(session, "picky", {})).attempts, 1);
+      assert.equal((await box.call(session, "two_retries", {})).attempts, 3);
+      assert.equal((await box.call(session, "no_retry", {})).attempts, 1);
+      assert.equal((await box.call(session, "both", {})).attempts, 2);
     });
   });
 
-  test("validation and policy outcomes are never retried", async () => {
+  test("validation and policy outcomes are never retried", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       let runs = 0;
       const box = new ToolBox().register(tool({
@@ -192,7 +225,7 @@ describe("approvals", () => {
   const guarded = (needsApproval: boolean | ((a: { n: number }) => boolean)) =>
     tool({ name: "guarded", description: "d", input: v.object({ n: v.number() }), needsApproval, run: ({ n }) => n });
 
-  test("a person's no skips the call; yes runs it and the source is recorded", async () => {
+  test("a person's no skips the call; yes runs it and the source is recorded", { timeout: 60_000 }, async () => {
     const asked: string[] = [];
     const answers = [false, true];
     const host = callbackHost({
@@ -216,7 +249,7 @@ describe("approvals", () => {
     }, { host });
   });
 
-  test("autoConfirm approves and marks it auto; a function decides per call", async () => {
+  test("autoConfirm approves and marks it auto; a function decides per call", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(guarded((a) => a.n > 10));
       const small = await box.call(session, "guarded", { n: 1 });
@@ -227,7 +260,7 @@ describe("approvals", () => {
     }, { autoConfirm: true });
   });
 
-  test("without a host, a call that needs approval is refused, not run", async () => {
+  test("without a host, a call that needs approval is refused, not run", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const r = await new ToolBox().register(guarded(true)).call(session, "guarded", { n: 1 });
       assert.equal(r.status, "skipped");
@@ -237,49 +270,59 @@ describe("approvals", () => {
 });
 
 describe("output cap", () => {
-  test("a 1 MB output comes back capped with an artifact that holds all of it byte for byte", async () => {
-    await withSession(async (session) => {
-      const big = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${"é".repeat(40)}`).join("\n");
-      assert.ok(big.length > 1_000_000);
-      const box = new ToolBox().register(tool({ name: "big", description: "d", input: empty, run: () => big }));
-      const r = await box.call(session, "big", {});
-      assert.equal(r.status, "success");
-      assert.equal(r.truncated, true);
-      const text = r.output as string;
-      assert.ok(text.length <= 40_000, `capped to ${text.length}`);
-      assert.ok(text.startsWith("line 0 "));
-      assert.ok(text.endsWith(big.slice(-100)));
-      assert.equal(r.omitted, big.length - (text.length - text.match(/\n\[\.\.\. .*? \.\.\.\]\n/)![0].length));
-      assert.equal(r.artifacts.length, 1);
-      assert.match(
-        text,
-        new RegExp(`${r.omitted} characters omitted; the whole output is artifact ${r.artifacts[0].id}`),
-      );
-      const stored = await session.artifacts.get(r.artifacts[0].id);
-      assert.deepEqual(stored, new TextEncoder().encode(big));
-      const window = await readArtifactWindow(session.artifacts, r.artifacts[0].id, { offset: 500_000, limit: 10 });
-      assert.equal(window.content, big.slice(500_000, 500_010));
-    });
-  });
+  test(
+    "a 1 MB output comes back capped with an artifact that holds all of it byte for byte",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const big = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${"é".repeat(40)}`).join("\n");
+        assert.ok(big.length > 1_000_000);
+        const box = new ToolBox().register(tool({ name: "big", description: "d", input: empty, run: () => big }));
+        const r = await box.call(session, "big", {});
+        assert.equal(r.status, "success");
+        assert.equal(r.truncated, true);
+        const text = r.output as string;
+        assert.ok(text.length <= 40_000, `capped to ${text.length}`);
+        assert.ok(text.startsWith("line 0 "));
+        assert.ok(text.endsWith(big.slice(-100)));
+        assert.equal(r.omitted, big.length - (text.length - text.match(/\n\[\.\.\. .*? \.\.\.\]\n/)![0].length));
+        assert.equal(r.artifacts.length, 1);
+        assert.match(
+          text,
+          new RegExp(`${r.omitted} characters omitted; the whole output is artifact ${r.artifacts[0].id}`),
+        );
+        const stored = await session.artifacts.get(r.artifacts[0].id);
+        assert.deepEqual(stored, new TextEncoder().encode(big));
+        const window = await readArtifactWindow(session.artifacts, r.artifacts[0].id, { offset: 500_000, limit: 10 });
+        assert.equal(window.content, big.slice(500_000, 500_010));
+      });
+    },
+  );
 
-  test("the cap is configurable per toolbox and per tool; JSON outputs are capped as text", async () => {
-    await withSession(async (session) => {
-      const box = new ToolBox({ maxOutputChars: 500 }).register(
-        tool({ name: "obj", description: "d", input: empty, run: () => ({ items: Array(200).fill("xxxx") }) }),
-        tool({ name: "roomy", description: "d", input: empty, maxOutputChars: 5_000, run: () => "y".repeat(2_000) }),
-      );
-      const obj = await box.call(session, "obj", {});
-      assert.equal(obj.truncated, true);
-      assert.ok((obj.output as string).length <= 500);
-      assert.equal(obj.artifacts[0].mediaType, "application/json");
-      const roomy = await box.call(session, "roomy", {});
-      assert.equal(roomy.truncated, false);
-    });
-  });
+  test(
+    "the cap is configurable per toolbox and per tool; JSON outputs are capped as text",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const box = new ToolBox({ maxOutputChars: 500 }).register(
+          tool({ name: "obj", description: "d", input: empty, run: () => ({ items: Array(200).fill("xxxx") }) }),
+          tool({ name: "roomy", description: "d", input: empty, maxOutputChars: 5_000, run: () => "y".repeat(2_000) }),
+        );
+        const obj = await box.call(session, "obj", {});
+        assert.equal(obj.truncated, true);
+        assert.ok((obj.output as string).length <= 500);
+        assert.equal(obj.artifacts[0].mediaType, "application/json");
+        const roomy = await box.call(session, "roomy", {});
+        assert.equal(roomy.truncated, false);
+      });
+    },
+  );
 });
 
 describe("hooks and progress", () => {
-  test("before hooks may rewrite arguments (validated again) or short-circuit; after hooks may replace", async () => {
+  test("before hooks may rewrite arguments (validated again) or short-circuit; after hooks may replace", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         tool({ name: "echo", description: "d", input: v.object({ n: v.number() }), run: ({ n }) => n }),
@@ -301,7 +344,7 @@ describe("hooks and progress", () => {
     });
   });
 
-  test("progress events reach the call's listener and the session's subscribers", async () => {
+  test("progress events reach the call's listener and the session's subscribers", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const seen: string[] = [];
       session.onProgress((e) => seen.push(`session:${e.message}:${e.fraction}`));
@@ -320,7 +363,7 @@ describe("hooks and progress", () => {
   });
 });
 
-test("artifacts a tool stores during a call are listed in its result", async () => {
+test("artifacts a tool stores during a call are listed in its result", { timeout: 60_000 }, async () => {
   await withSession(async (session) => {
     const box = new ToolBox().register(tool({
       name: "report",

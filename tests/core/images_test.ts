@@ -7,7 +7,7 @@ const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16]);
 const GIF = new TextEncoder().encode("GIF89a\x01\x00");
 const WEBP = new Uint8Array([...new TextEncoder().encode("RIFF"), 0, 0, 0, 0, ...new TextEncoder().encode("WEBPVP8 ")]);
 
-test("images are recognised by their magic bytes", () => {
+test("images are recognised by their magic bytes", { timeout: 60_000 }, () => {
   assert.equal(sniffImageType(PNG), "image/png");
   assert.equal(sniffImageType(JPEG), "image/jpeg");
   assert.equal(sniffImageType(GIF), "image/gif");
@@ -17,7 +17,7 @@ test("images are recognised by their magic bytes", () => {
   assert.equal(sniffImageType(new Uint8Array()), undefined);
 });
 
-test("checkImage refuses non-images and images over 10 MB", () => {
+test("checkImage refuses non-images and images over 10 MB", { timeout: 60_000 }, () => {
   assert.throws(
     () => checkImage(new TextEncoder().encode("%PDF-1.7"), "doc.png"),
     /doc.png is not a PNG, JPEG, WebP or GIF/,
@@ -27,7 +27,7 @@ test("checkImage refuses non-images and images over 10 MB", () => {
   assert.throws(() => checkImage(big), /limited to 10485760 bytes/);
 });
 
-test("deferred images become one user message, notes before images", () => {
+test("deferred images become one user message, notes before images", { timeout: 60_000 }, () => {
   assert.equal(deferredImagesMessage([]), undefined);
   const message = deferredImagesMessage([
     { mediaType: "image/png", data: PNG, toolName: "shot", note: "the page" },

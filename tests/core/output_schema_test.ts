@@ -29,7 +29,7 @@ const lister = (output: unknown) =>
   });
 
 describe("declared outputs", () => {
-  test("a matching output passes unchanged", async () => {
+  test("a matching output passes unchanged", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const output = { files: [{ name: "a", size: 1 }], truncated: false };
       const r = await new ToolBox().register(lister(output)).call(session, "lister", {});
@@ -38,7 +38,9 @@ describe("declared outputs", () => {
     });
   });
 
-  test("a mismatch is invalid_output, the tool's fault, naming the path; never retried, never passed on", async () => {
+  test("a mismatch is invalid_output, the tool's fault, naming the path; never retried, never passed on", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
       const bad = { files: [{ name: "a", size: 1 }, { name: "b", size: "2" }], truncated: false };
       const r = await new ToolBox().register(lister(bad)).call(session, "lister", {});
@@ -55,34 +57,42 @@ describe("declared outputs", () => {
     });
   });
 
-  test("unknown keys of a strict object, a missing key and a wrong root are mismatches", async () => {
-    await withSession(async (session) => {
-      for (
-        const [bad, path] of [
-          [{ files: [], truncated: false, extra: 1 }, "extra"],
-          [{ files: [] }, "truncated"],
-          ["text", ""],
-          [undefined, ""],
-        ] as const
-      ) {
-        const r = await new ToolBox().register(lister(bad)).call(session, "lister", {});
-        assert.equal(r.errorCode, "invalid_output", JSON.stringify(bad));
-        assert.equal((r.details as { path: string }).path, path, JSON.stringify(bad));
-      }
-    });
-  });
+  test(
+    "unknown keys of a strict object, a missing key and a wrong root are mismatches",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        for (
+          const [bad, path] of [
+            [{ files: [], truncated: false, extra: 1 }, "extra"],
+            [{ files: [] }, "truncated"],
+            ["text", ""],
+            [undefined, ""],
+          ] as const
+        ) {
+          const r = await new ToolBox().register(lister(bad)).call(session, "lister", {});
+          assert.equal(r.errorCode, "invalid_output", JSON.stringify(bad));
+          assert.equal((r.details as { path: string }).path, path, JSON.stringify(bad));
+        }
+      });
+    },
+  );
 
-  test("the message quotes a bounded piece of a refused value, never the whole of it", async () => {
-    await withSession(async (session) => {
-      const r = await new ToolBox().register(lister({ files: "x".repeat(100_000), truncated: false }))
-        .call(session, "lister", {});
-      assert.equal(r.errorCode, "invalid_output");
-      assert.ok(r.error!.length < 600, `${r.error!.length} characters`);
-      assert.ok(JSON.stringify(r.details).length < 2_000);
-    });
-  });
+  test(
+    "the message quotes a bounded piece of a refused value, never the whole of it",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const r = await new ToolBox().register(lister({ files: "x".repeat(100_000), truncated: false }))
+          .call(session, "lister", {});
+        assert.equal(r.errorCode, "invalid_output");
+        assert.ok(r.error!.length < 600, `${r.error!.length} characters`);
+        assert.ok(JSON.stringify(r.details).length < 2_000);
+      });
+    },
+  );
 
-  test("the JSON form is checked: a Date is its ISO string", async () => {
+  test("the JSON form is checked: a Date is its ISO string", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(tool({
         name: "when",
@@ -97,26 +107,30 @@ describe("declared outputs", () => {
     });
   });
 
-  test("the whole output is checked before the cut: a mismatch past the cap is not hidden by it", async () => {
-    await withSession(async (session) => {
-      const files = Array.from({ length: 500 }, (_, i) => ({ name: `file-${i}`, size: i }));
-      const box = new ToolBox({ maxOutputChars: 1_000 });
-      box.register(lister({ files: [...files, { name: "last", size: -1 }], truncated: false }));
-      const bad = await box.call(session, "lister", {});
-      assert.equal(bad.errorCode, "invalid_output");
-      assert.equal((bad.details as { path: string }).path, "files[500].size");
-      assert.equal(session.artifacts.list().length, 0, "nothing of a refused output is stored");
+  test(
+    "the whole output is checked before the cut: a mismatch past the cap is not hidden by it",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const files = Array.from({ length: 500 }, (_, i) => ({ name: `file-${i}`, size: i }));
+        const box = new ToolBox({ maxOutputChars: 1_000 });
+        box.register(lister({ files: [...files, { name: "last", size: -1 }], truncated: false }));
+        const bad = await box.call(session, "lister", {});
+        assert.equal(bad.errorCode, "invalid_output");
+        assert.equal((bad.details as { path: string }).path, "files[500].size");
+        assert.equal(session.artifacts.list().length, 0, "nothing of a refused output is stored");
 
-      const good = await new ToolBox({ maxOutputChars: 1_000 }).register(lister({ files, truncated: false }))
-        .call(session, "lister", {});
-      assert.equal(good.status, "success");
-      assert.equal(good.truncated, true);
-      const whole = JSON.parse(new TextDecoder().decode(await session.artifacts.get(good.artifacts[0].id)));
-      assert.equal(checkOutput("lister", listing, whole), undefined);
-    });
-  });
+        const good = await new ToolBox({ maxOutputChars: 1_000 }).register(lister({ files, truncated: false }))
+          .call(session, "lister", {});
+        assert.equal(good.status, "success");
+        assert.equal(good.truncated, true);
+        const whole = JSON.parse(new TextDecoder().decode(await session.artifacts.get(good.artifacts[0].id)));
+        assert.equal(checkOutput("lister", listing, whole), undefined);
+      });
+    },
+  );
 
-  test("an output given by a before-call hook is checked too", async () => {
+  test("an output given by a before-call hook is checked too", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(lister({ files: [], truncated: false }));
       box.beforeToolCall(() => ({ output: { files: "cached" } }));
@@ -126,7 +140,7 @@ describe("declared outputs", () => {
     });
   });
 
-  test("an async schema is awaited", async () => {
+  test("an async schema is awaited", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const output = v.pipeAsync(
         v.strictObject({ n: v.number() }),
@@ -141,30 +155,34 @@ describe("declared outputs", () => {
     });
   });
 
-  test("class tools declare output the same way; one that is not a valibot schema fails closed", async () => {
-    await withSession(async (session) => {
-      class Stat {
-        name = "stat";
-        description = "Stat.";
-        inputSchema = { type: "object", properties: {}, additionalProperties: false };
-        constructor(readonly output: unknown, readonly value: unknown) {}
-        execute() {
-          return this.value;
+  test(
+    "class tools declare output the same way; one that is not a valibot schema fails closed",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        class Stat {
+          name = "stat";
+          description = "Stat.";
+          inputSchema = { type: "object", properties: {}, additionalProperties: false };
+          constructor(readonly output: unknown, readonly value: unknown) {}
+          execute() {
+            return this.value;
+          }
         }
-      }
-      const schema = v.strictObject({ size: v.number() });
-      const box = new ToolBox().register(new Stat(schema, { size: 1 }) as never);
-      assert.equal((await box.call(session, "stat", {})).status, "success");
-      box.register(Object.assign(new Stat(schema, { size: "1" }), { override: true }) as never);
-      assert.equal((await box.call(session, "stat", {})).errorCode, "invalid_output");
-      box.register(Object.assign(new Stat({ type: "object" }, { size: 1 }), { override: true }) as never);
-      const r = await box.call(session, "stat", {});
-      assert.equal(r.errorCode, "invalid_output");
-      assert.match(r.error!, /not a valibot schema/);
-    });
-  });
+        const schema = v.strictObject({ size: v.number() });
+        const box = new ToolBox().register(new Stat(schema, { size: 1 }) as never);
+        assert.equal((await box.call(session, "stat", {})).status, "success");
+        box.register(Object.assign(new Stat(schema, { size: "1" }), { override: true }) as never);
+        assert.equal((await box.call(session, "stat", {})).errorCode, "invalid_output");
+        box.register(Object.assign(new Stat({ type: "object" }, { size: 1 }), { override: true }) as never);
+        const r = await box.call(session, "stat", {});
+        assert.equal(r.errorCode, "invalid_output");
+        assert.match(r.error!, /not a valibot schema/);
+      });
+    },
+  );
 
-  test("tool() refuses an output that is not a schema, or that JSON Schema cannot express", () => {
+  test("tool() refuses an output that is not a schema, or that JSON Schema cannot express", { timeout: 60_000 }, () => {
     const define = (output: unknown) =>
       tool({ name: "t", description: "T.", input: v.object({}), output: output as never, run: () => ({}) });
     assert.throws(() => define({ type: "object" }), /Tool t: output must be a valibot schema/);
@@ -176,7 +194,7 @@ describe("declared outputs", () => {
     define(v.variant("kind", [v.strictObject({ kind: v.literal("a") }), v.strictObject({ kind: v.literal("b") })]));
   });
 
-  test("a union or variant of objects is an object schema at its root; a string is not", () => {
+  test("a union or variant of objects is an object schema at its root; a string is not", { timeout: 60_000 }, () => {
     const union = outputJsonSchema(v.union([v.strictObject({ a: v.string() }), v.strictObject({ b: v.number() })]));
     assert.equal(union.type, "object");
     assert.equal(isObjectJsonSchema(union), true);
@@ -221,7 +239,7 @@ describe("outputJsonSchema says what the check accepts", () => {
   })).json;
 
   for (const [name, schema] of Object.entries(schemas)) {
-    test(`${name}: valibot and ajv agree on generated JSON`, () => {
+    test(`${name}: valibot and ajv agree on generated JSON`, { timeout: 60_000 }, () => {
       const validate = ajv.compile(outputJsonSchema(schema));
       fc.assert(
         fc.property(value, (candidate) => {

@@ -17,7 +17,7 @@ import { delay, withSession } from "./_helpers.ts";
 const empty = v.object({});
 
 describe("effect state", () => {
-  test("follows the rule for every declaration, status and recorded change (generative)", () => {
+  test("follows the rule for every declaration, status and recorded change (generative)", { timeout: 60_000 }, () => {
     const declarations: (readonly Effect[] | null)[] = [null, [], ["reads"]];
     // Every non-empty subset of the effects.
     for (let mask = 1; mask < 1 << EFFECTS.length; mask++) declarations.push(EFFECTS.filter((_, i) => mask & (1 << i)));
@@ -78,42 +78,48 @@ describe("effect state", () => {
     assert.ok(checked > 3_000, `${checked}`);
   });
 
-  test("every result carries declaredEffects, effectState and reconciliationRequired", async () => {
-    await withSession(async (session) => {
-      const box = new ToolBox().register(
-        tool({ name: "plain", description: "d", input: empty, run: () => 1 }),
-        tool({ name: "reader", description: "d", input: empty, effects: ["reads"], run: () => 1 }),
-        tool({ name: "pure", description: "d", input: empty, effects: [], run: () => 1 }),
-        tool({ name: "runner", description: "d", input: empty, effects: ["runs_processes"], run: () => 1 }),
-        tool({
-          name: "writer",
-          description: "d",
-          input: v.object({ refuse: v.optional(v.boolean(), false) }),
-          effects: ["writes_files"],
-          run: ({ refuse }) => {
-            if (refuse) throw new ToolError("outside", { code: "outside_workspace", kind: "policy" });
-            return 1;
-          },
-        }),
-      );
-      const states = async (name: string, args: unknown = {}) => {
-        const r = await box.call(session, name, args);
-        return [r.declaredEffects, r.effectState, r.reconciliationRequired];
-      };
-      assert.deepEqual(await states("plain"), [null, "no_effect_declared", false]);
-      assert.deepEqual(await states("reader"), [["reads"], "none", false]);
-      assert.deepEqual(await states("pure"), [[], "none", false]);
-      assert.deepEqual(await states("runner"), [["runs_processes"], "applied", false]);
-      assert.deepEqual(await states("writer"), [["writes_files"], "applied", false]);
-      assert.deepEqual(await states("writer", { refuse: true }), [["writes_files"], "not_applied", false]);
-      assert.deepEqual(await states("writer", { refuse: "no" }), [["writes_files"], "not_applied", false]);
-      assert.deepEqual(await states("nope"), [null, "no_effect_declared", false]);
-    });
-  });
+  test(
+    "every result carries declaredEffects, effectState and reconciliationRequired",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const box = new ToolBox().register(
+          tool({ name: "plain", description: "d", input: empty, run: () => 1 }),
+          tool({ name: "reader", description: "d", input: empty, effects: ["reads"], run: () => 1 }),
+          tool({ name: "pure", description: "d", input: empty, effects: [], run: () => 1 }),
+          tool({ name: "runner", description: "d", input: empty, effects: ["runs_processes"], run: () => 1 }),
+          tool({
+            name: "writer",
+            description: "d",
+            input: v.object({ refuse: v.optional(v.boolean(), false) }),
+            effects: ["writes_files"],
+            run: ({ refuse }) => {
+              if (refuse) throw new ToolError("outside", { code: "outside_workspace", kind: "policy" });
+              return 1;
+            },
+          }),
+        );
+        const states = async (name: string, args: unknown = {}) => {
+          const r = await box.call(session, name, args);
+          return [r.declaredEffects, r.effectState, r.reconciliationRequired];
+        };
+        assert.deepEqual(await states("plain"), [null, "no_effect_declared", false]);
+        assert.deepEqual(await states("reader"), [["reads"], "none", false]);
+        assert.deepEqual(await states("pure"), [[], "none", false]);
+        assert.deepEqual(await states("runner"), [["runs_processes"], "applied", false]);
+        assert.deepEqual(await states("writer"), [["writes_files"], "applied", false]);
+        assert.deepEqual(await states("writer", { refuse: true }), [["writes_files"], "not_applied", false]);
+        assert.deepEqual(await states("writer", { refuse: "no" }), [["writes_files"], "not_applied", false]);
+        assert.deepEqual(await states("nope"), [null, "no_effect_declared", false]);
+      });
+    },
+  );
 });
 
 describe("late results", () => {
-  test("an effectful tool killed by its timeout needs reconciliation, and its late settling is reported", async () => {
+  test("an effectful tool killed by its timeout needs reconciliation, and its late settling is reported", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
       const heard: LateResult[] = [];
       session.lateResults.onLateResult((late) => heard.push(late));
@@ -154,7 +160,9 @@ describe("late results", () => {
     });
   });
 
-  test("a cancelled tool that throws later, or returns a failure, is reported; a stale owner is marked", async () => {
+  test("a cancelled tool that throws later, or returns a failure, is reported; a stale owner is marked", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox({ graceMs: 5 }).register(
         tool({
@@ -204,23 +212,27 @@ describe("late results", () => {
     });
   });
 
-  test("a tool that settles within the grace period is reported too, never silently dropped", async () => {
-    await withSession(async (session) => {
-      const box = new ToolBox({ graceMs: 200 }).register(tool({
-        name: "t",
-        description: "d",
-        input: empty,
-        run: async () => {
-          await delay(40);
-          return "done anyway";
-        },
-      }));
-      const r = await box.call(session, "t", {}, { timeoutMs: 10 });
-      assert.equal(r.workerStillRunning, false);
-      await delay(1);
-      assert.deepEqual(session.lateResults.list().map((l) => l.output), ["done anyway"]);
-    });
-  });
+  test(
+    "a tool that settles within the grace period is reported too, never silently dropped",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const box = new ToolBox({ graceMs: 200 }).register(tool({
+          name: "t",
+          description: "d",
+          input: empty,
+          run: async () => {
+            await delay(40);
+            return "done anyway";
+          },
+        }));
+        const r = await box.call(session, "t", {}, { timeoutMs: 10 });
+        assert.equal(r.workerStillRunning, false);
+        await delay(1);
+        assert.deepEqual(session.lateResults.list().map((l) => l.output), ["done anyway"]);
+      });
+    },
+  );
 });
 
 describe("retries", () => {
@@ -241,7 +253,7 @@ describe("retries", () => {
     return Object.assign(Object.create(t), { runs });
   }
 
-  test("a tool that declares writes is retried only when idempotent or given a key", async () => {
+  test("a tool that declares writes is retried only when idempotent or given a key", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const unsafe = flaky("unsafe", { effects: ["writes_files"] }, 1);
       const idempotent = flaky("idem", { effects: ["writes_files"], idempotent: true }, 1);
@@ -275,7 +287,7 @@ describe("retries", () => {
     });
   });
 
-  test("retryDisposition names why a failed call was not run again", async () => {
+  test("retryDisposition names why a failed call was not run again", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(
         tool({
@@ -312,45 +324,49 @@ describe("retries", () => {
 });
 
 describe("attempt ids, normalized requests and provenance", () => {
-  test("every result names its attempt, the arguments it ran with, and what let it run", async () => {
-    await withSession(async (session) => {
-      const add = tool({
-        name: "add",
-        description: "Add.",
-        input: v.object({ a: v.number(), tags: v.optional(v.array(v.string()), []) }),
-        needsApproval: ({ a }) => a > 100,
-        run: ({ a, tags }) => a + tags.length,
-      });
-      const box = new ToolBox().register(add);
-      const r = await box.call(session, "add", '{"a": 1, "tags": "x, y"}');
-      assert.equal(r.output, 3);
-      assert.deepEqual(r.normalizedRequest, { a: 1, tags: ["x", "y"] }, "after array-string parsing");
-      assert.match(r.attemptId!.callId, new RegExp(`^${session.id}:\\d+$`));
-      assert.deepEqual([r.attemptId!.attempt, r.attemptId!.ownerGeneration], [1, 0]);
-      assert.equal(r.provenance!.sessionId, session.id);
-      assert.match(r.provenance!.definitionSha256, /^[0-9a-f]{64}$/);
-      assert.equal(r.provenance!.authorization, "none_needed");
-      const again = await box.call(session, "add", { a: 2 }, { callId: "c-1" });
-      assert.deepEqual(again.normalizedRequest, { a: 2, tags: [] }, "after defaults");
-      assert.equal(again.attemptId!.callId, "c-1");
-      assert.notEqual(r.attemptId!.callId, (await box.call(session, "add", { a: 1 })).attemptId!.callId);
-      assert.equal(again.provenance!.definitionSha256, r.provenance!.definitionSha256);
-      const approved = await box.call(session, "add", { a: 101 });
-      assert.equal(approved.provenance!.authorization, "auto");
-      const refused = await box.call(session, "add", { a: "x" });
-      assert.equal(refused.normalizedRequest, undefined);
-      assert.deepEqual(refused.attemptId!.attempt, 0);
-      // Another definition of the same name hashes differently.
-      const other = new ToolBox().register(tool({ ...add, description: "Add two.", run: () => 0 } as never));
-      const o = await other.call(session, "add", { a: 1 });
-      assert.notEqual(o.provenance!.definitionSha256, r.provenance!.definitionSha256);
-      // None of it reaches the model.
-      const { toModelText } = await import("../../core/result.ts");
-      assert.equal(toModelText(r), "3");
-    }, { autoConfirm: true });
-  });
+  test(
+    "every result names its attempt, the arguments it ran with, and what let it run",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const add = tool({
+          name: "add",
+          description: "Add.",
+          input: v.object({ a: v.number(), tags: v.optional(v.array(v.string()), []) }),
+          needsApproval: ({ a }) => a > 100,
+          run: ({ a, tags }) => a + tags.length,
+        });
+        const box = new ToolBox().register(add);
+        const r = await box.call(session, "add", '{"a": 1, "tags": "x, y"}');
+        assert.equal(r.output, 3);
+        assert.deepEqual(r.normalizedRequest, { a: 1, tags: ["x", "y"] }, "after array-string parsing");
+        assert.match(r.attemptId!.callId, new RegExp(`^${session.id}:\\d+$`));
+        assert.deepEqual([r.attemptId!.attempt, r.attemptId!.ownerGeneration], [1, 0]);
+        assert.equal(r.provenance!.sessionId, session.id);
+        assert.match(r.provenance!.definitionSha256, /^[0-9a-f]{64}$/);
+        assert.equal(r.provenance!.authorization, "none_needed");
+        const again = await box.call(session, "add", { a: 2 }, { callId: "c-1" });
+        assert.deepEqual(again.normalizedRequest, { a: 2, tags: [] }, "after defaults");
+        assert.equal(again.attemptId!.callId, "c-1");
+        assert.notEqual(r.attemptId!.callId, (await box.call(session, "add", { a: 1 })).attemptId!.callId);
+        assert.equal(again.provenance!.definitionSha256, r.provenance!.definitionSha256);
+        const approved = await box.call(session, "add", { a: 101 });
+        assert.equal(approved.provenance!.authorization, "auto");
+        const refused = await box.call(session, "add", { a: "x" });
+        assert.equal(refused.normalizedRequest, undefined);
+        assert.deepEqual(refused.attemptId!.attempt, 0);
+        // Another definition of the same name hashes differently.
+        const other = new ToolBox().register(tool({ ...add, description: "Add two.", run: () => 0 } as never));
+        const o = await other.call(session, "add", { a: 1 });
+        assert.notEqual(o.provenance!.definitionSha256, r.provenance!.definitionSha256);
+        // None of it reaches the model.
+        const { toModelText } = await import("../../core/result.ts");
+        assert.equal(toModelText(r), "3");
+      }, { autoConfirm: true });
+    },
+  );
 
-  test("a before-call hook that answers is the authorization", async () => {
+  test("a before-call hook that answers is the authorization", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const box = new ToolBox().register(tool({ name: "t", description: "d", input: empty, run: () => 1 }))
         .beforeToolCall(() => ({ output: "cached" }));
@@ -381,11 +397,12 @@ describe("batch closure", () => {
     }),
   );
 
-  test("completed, fail-fast naming the call that caused it, and cancelled", async () => {
+  test("completed, fail-fast naming the call that caused it, and cancelled", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const done = await box.callMany(session, [{ name: "ok" }, { name: "bad" }]);
       assert.deepEqual(done.batchClosure, { kind: "completed" });
       const ff = await box.callMany(session, [{ name: "slow" }, { name: "bad", callId: "b1" }, { name: "slow" }], {
+        mode: "parallel",
         failFast: true,
       });
       assert.deepEqual(ff.batchClosure, {
@@ -405,7 +422,7 @@ describe("batch closure", () => {
   });
 });
 
-test("a tool that honours its signal leaves no late result", async () => {
+test("a tool that honours its signal leaves no late result", { timeout: 60_000 }, async () => {
   await withSession(async (session) => {
     const box = new ToolBox({ graceMs: 200 }).register(
       tool({ name: "polite", description: "d", input: empty, run: (_a, ctx) => delay(5_000, ctx.signal) }),

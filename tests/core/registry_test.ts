@@ -42,7 +42,7 @@ function renderedNames(rendered: unknown[]): string[] {
 }
 
 describe("registry operations", () => {
-  test("has, get, remove, clear, registerMany and register([...])", async () => {
+  test("has, get, remove, clear, registerMany and register([...])", { timeout: 60_000 }, async () => {
     const box = new ToolBox().register([echo, shout]);
     assert.deepEqual(box.list().map((t) => t.name), ["echo", "shout"]);
     assert.equal(box.has("echo"), true);
@@ -66,32 +66,36 @@ describe("registry operations", () => {
     assert.throws(() => new ToolBox().register(echo, [echo]), ToolNameConflictError);
   });
 
-  test("register(tool, name, meta) registers a copy under another name; the original is unchanged", async () => {
-    const counter = new Counter();
-    const box = new ToolBox().register(counter as unknown as AnyTool)
-      .register(counter as unknown as AnyTool, "tally", { readOnly: true, timeoutMs: 500 })
-      .register(echo, "say");
-    const tally = box.get("tally")!;
-    assert.deepEqual([tally.name, tally.readOnly, tally.timeoutMs, tally.description], [
-      "tally",
-      true,
-      500,
-      "Count calls.",
-    ]);
-    assert.deepEqual([counter.name, (counter as Partial<AnyTool>).readOnly], ["counter", undefined]);
-    await withSession(async (session) => {
-      assert.equal((await box.call(session, "counter", {})).output, 1);
-      const r = await box.call(session, "tally", {});
-      assert.deepEqual([r.output, r.toolName], [2, "tally"], "the class tool's own state, through the copy");
-      assert.equal((await box.call(session, "say", { text: "hi" })).output, "say:hi");
-    });
-    assert.throws(() => box.register(echo, "bad name"), TypeError);
-    assert.throws(() => box.register(echo, "x", { execute: () => 1 } as never), /meta cannot set execute/);
-    assert.throws(() => box.register(echo, "say"), ToolNameConflictError);
-    assert.throws(() => box.register(echo, "y", { effects: ["everything"] } as never), /effects must be/);
-  });
+  test(
+    "register(tool, name, meta) registers a copy under another name; the original is unchanged",
+    { timeout: 60_000 },
+    async () => {
+      const counter = new Counter();
+      const box = new ToolBox().register(counter as unknown as AnyTool)
+        .register(counter as unknown as AnyTool, "tally", { readOnly: true, timeoutMs: 500 })
+        .register(echo, "say");
+      const tally = box.get("tally")!;
+      assert.deepEqual([tally.name, tally.readOnly, tally.timeoutMs, tally.description], [
+        "tally",
+        true,
+        500,
+        "Count calls.",
+      ]);
+      assert.deepEqual([counter.name, (counter as Partial<AnyTool>).readOnly], ["counter", undefined]);
+      await withSession(async (session) => {
+        assert.equal((await box.call(session, "counter", {})).output, 1);
+        const r = await box.call(session, "tally", {});
+        assert.deepEqual([r.output, r.toolName], [2, "tally"], "the class tool's own state, through the copy");
+        assert.equal((await box.call(session, "say", { text: "hi" })).output, "say:hi");
+      });
+      assert.throws(() => box.register(echo, "bad name"), TypeError);
+      assert.throws(() => box.register(echo, "x", { execute: () => 1 } as never), /meta cannot set execute/);
+      assert.throws(() => box.register(echo, "say"), ToolNameConflictError);
+      assert.throws(() => box.register(echo, "y", { effects: ["everything"] } as never), /effects must be/);
+    },
+  );
 
-  test("an alias resolves to the same tool and appears in no dialect", async () => {
+  test("an alias resolves to the same tool and appears in no dialect", { timeout: 60_000 }, async () => {
     const box = new ToolBox().register(echo, shout).alias("repeat", "echo");
     assert.equal(box.get("repeat"), echo);
     assert.equal(box.has("repeat"), true);
@@ -125,7 +129,7 @@ describe("registry operations", () => {
     );
   });
 
-  test("a registered name wins over an alias of the same name", async () => {
+  test("a registered name wins over an alias of the same name", { timeout: 60_000 }, async () => {
     const box = new ToolBox().register(echo).alias("shout", "echo").register(shout);
     assert.deepEqual(box.aliases(), {});
     await withSession(async (session) => {
@@ -133,29 +137,33 @@ describe("registry operations", () => {
     });
   });
 
-  test("autoShortAliases gives namespaced tools their short name while it is unambiguous", async () => {
-    const named = (name: string) =>
-      tool({ name, description: name, input: v.object({}), run: (_a, ctx) => ctx.toolName });
-    const box = new ToolBox({ autoShortAliases: true }).register(
-      named("github__create_issue"),
-      named("fs__read"),
-      named("git__read"),
-      named("local__list"),
-      named("list"),
-    );
-    assert.deepEqual(box.aliases(), { create_issue: "github__create_issue" });
-    for (const dialect of [jsonSchemaDialect, ...Object.values(PROVIDER_DIALECTS)]) {
-      const names = renderedNames(box.schemas(dialect));
-      assert.ok(!names.includes("create_issue"), dialect.name);
-      assert.equal(names.filter((n) => n === "github__create_issue").length, 1, dialect.name);
-    }
-    await withSession(async (session) => {
-      assert.equal((await box.call(session, "create_issue", {})).output, "github__create_issue");
-      assert.equal((await box.call(session, "list", {})).output, "list", "a real tool wins");
-      assert.equal((await box.call(session, "read", {})).errorCode, "unknown_tool", "ambiguous: no alias");
-      box.remove("git__read");
-      assert.equal((await box.call(session, "read", {})).output, "fs__read", "unambiguous once the other is gone");
-    });
-    assert.deepEqual(new ToolBox().register(named("github__create_issue")).aliases(), {}, "off by default");
-  });
+  test(
+    "autoShortAliases gives namespaced tools their short name while it is unambiguous",
+    { timeout: 60_000 },
+    async () => {
+      const named = (name: string) =>
+        tool({ name, description: name, input: v.object({}), run: (_a, ctx) => ctx.toolName });
+      const box = new ToolBox({ autoShortAliases: true }).register(
+        named("github__create_issue"),
+        named("fs__read"),
+        named("git__read"),
+        named("local__list"),
+        named("list"),
+      );
+      assert.deepEqual(box.aliases(), { create_issue: "github__create_issue" });
+      for (const dialect of [jsonSchemaDialect, ...Object.values(PROVIDER_DIALECTS)]) {
+        const names = renderedNames(box.schemas(dialect));
+        assert.ok(!names.includes("create_issue"), dialect.name);
+        assert.equal(names.filter((n) => n === "github__create_issue").length, 1, dialect.name);
+      }
+      await withSession(async (session) => {
+        assert.equal((await box.call(session, "create_issue", {})).output, "github__create_issue");
+        assert.equal((await box.call(session, "list", {})).output, "list", "a real tool wins");
+        assert.equal((await box.call(session, "read", {})).errorCode, "unknown_tool", "ambiguous: no alias");
+        box.remove("git__read");
+        assert.equal((await box.call(session, "read", {})).output, "fs__read", "unambiguous once the other is gone");
+      });
+      assert.deepEqual(new ToolBox().register(named("github__create_issue")).aliases(), {}, "off by default");
+    },
+  );
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { isToolResult, makeResult, toModelText, ToolResultContractError } from "../../core/result.ts";
 
 describe("ToolResult", () => {
-  test("defaults and plain JSON", () => {
+  test("defaults and plain JSON", { timeout: 60_000 }, () => {
     const r = makeResult({ status: "success", toolName: "t", output: { a: 1 } });
     assert.deepEqual(JSON.parse(JSON.stringify(r)), r);
     assert.equal(r.schemaVersion, 2);
@@ -11,7 +11,7 @@ describe("ToolResult", () => {
     assert.equal(r.declaredEffects, null);
     assert.equal(r.reconciliationRequired, false);
     assert.equal(r.retryDisposition, "not_needed");
-    assert.equal(r.attempts, 0);
+    assert.equal(r.attempts, 1, "the seed's default: one attempt");
     assert.equal(r.truncated, false);
     assert.deepEqual(r.artifacts, []);
     assert.equal(isToolResult(r), true);
@@ -54,7 +54,7 @@ describe("ToolResult", () => {
     ["unknown status", { status: "weird" as any, toolName: "t" }, /unknown status/],
   ];
   for (const [name, init, rule] of broken) {
-    test(`contract: ${name}`, () => {
+    test(`contract: ${name}`, { timeout: 60_000 }, () => {
       assert.throws(
         () => makeResult(init),
         (e: unknown) => e instanceof ToolResultContractError && rule.test(e.message),
@@ -62,24 +62,28 @@ describe("ToolResult", () => {
     });
   }
 
-  test("toModelText: strings as is, JSON otherwise, empty for no output", () => {
+  test("toModelText: strings as is, JSON otherwise, empty for no output", { timeout: 60_000 }, () => {
     assert.equal(toModelText(makeResult({ status: "success", toolName: "t", output: "hi" })), "hi");
     assert.equal(toModelText(makeResult({ status: "success", toolName: "t", output: [1, 2] })), "[1,2]");
     assert.equal(toModelText(makeResult({ status: "success", toolName: "t" })), "");
   });
 
-  test("toModelText: failures carry status, code, message and hint but never details or metadata", () => {
-    const r = makeResult({
-      status: "skipped",
-      toolName: "t",
-      error: "Write to a.txt was denied",
-      errorKind: "policy",
-      errorCode: "permission_denied",
-      recoveryHint: "Ask the user.",
-      details: { secret: "developer-only" },
-      metadata: { internal: "also hidden" },
-    });
-    const text = toModelText(r);
-    assert.equal(text, "Skipped [permission_denied]: Write to a.txt was denied\nHint: Ask the user.");
-  });
+  test(
+    "toModelText: failures carry status, code, message and hint but never details or metadata",
+    { timeout: 60_000 },
+    () => {
+      const r = makeResult({
+        status: "skipped",
+        toolName: "t",
+        error: "Write to a.txt was denied",
+        errorKind: "policy",
+        errorCode: "permission_denied",
+        recoveryHint: "Ask the user.",
+        details: { secret: "developer-only" },
+        metadata: { internal: "also hidden" },
+      });
+      const text = toModelText(r);
+      assert.equal(text, "Skipped [permission_denied]: Write to a.txt was denied\nHint: Ask the user.");
+    },
+  );
 });

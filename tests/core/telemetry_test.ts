@@ -70,34 +70,38 @@ const box = new ToolBox().register(
   }),
 );
 
-test("each call is an ai.toolCall span with the AI SDK's and GenAI attributes and its status", async () => {
-  exporter.reset();
-  const session = new Session({ workspace: dir });
-  try {
-    await box.call(session, "ok", {}, { callId: "call_1" });
-    await box.call(session, "broken", {}, { callId: "call_2" });
-    await box.call(session, "nope", {});
-  } finally {
-    await session.close();
-  }
-  const spans = exporter.getFinishedSpans();
-  assert.deepEqual(spans.map((s) => s.name), ["ai.toolCall", "ai.toolCall", "ai.toolCall"]);
-  const [ok, broken, unknown] = spans;
-  assert.equal(ok.attributes["ai.toolCall.name"], "ok");
-  assert.equal(ok.attributes["ai.toolCall.id"], "call_1");
-  assert.equal(ok.attributes["operation.name"], "ai.toolCall");
-  assert.equal(ok.attributes["gen_ai.operation.name"], "execute_tool");
-  assert.equal(ok.attributes["gen_ai.tool.name"], "ok");
-  assert.equal(ok.attributes["toolfence.status"], "success");
-  assert.equal(ok.status.code, 1); // OK
-  assert.equal(broken.attributes["toolfence.status"], "error");
-  assert.equal(broken.attributes["toolfence.error_code"], "tool_error");
-  assert.equal(broken.status.code, 2); // ERROR
-  assert.equal(unknown.attributes["toolfence.error_code"], "unknown_tool");
-  assert.ok(!JSON.stringify(spans.map((s) => s.attributes)).includes("fine"), "outputs are not recorded");
-});
+test(
+  "each call is an ai.toolCall span with the AI SDK's and GenAI attributes and its status",
+  { timeout: 60_000 },
+  async () => {
+    exporter.reset();
+    const session = new Session({ workspace: dir });
+    try {
+      await box.call(session, "ok", {}, { callId: "call_1" });
+      await box.call(session, "broken", {}, { callId: "call_2" });
+      await box.call(session, "nope", {});
+    } finally {
+      await session.close();
+    }
+    const spans = exporter.getFinishedSpans();
+    assert.deepEqual(spans.map((s) => s.name), ["ai.toolCall", "ai.toolCall", "ai.toolCall"]);
+    const [ok, broken, unknown] = spans;
+    assert.equal(ok.attributes["ai.toolCall.name"], "ok");
+    assert.equal(ok.attributes["ai.toolCall.id"], "call_1");
+    assert.equal(ok.attributes["operation.name"], "ai.toolCall");
+    assert.equal(ok.attributes["gen_ai.operation.name"], "execute_tool");
+    assert.equal(ok.attributes["gen_ai.tool.name"], "ok");
+    assert.equal(ok.attributes["toolfence.status"], "success");
+    assert.equal(ok.status.code, 1); // OK
+    assert.equal(broken.attributes["toolfence.status"], "error");
+    assert.equal(broken.attributes["toolfence.error_code"], "tool_error");
+    assert.equal(broken.status.code, 2); // ERROR
+    assert.equal(unknown.attributes["toolfence.error_code"], "unknown_tool");
+    assert.ok(!JSON.stringify(spans.map((s) => s.attributes)).includes("fine"), "outputs are not recorded");
+  },
+);
 
-test("a batch is a toolfence.batch span, the parent of its calls", async () => {
+test("a batch is a toolfence.batch span, the parent of its calls", { timeout: 60_000 }, async () => {
   exporter.reset();
   const session = new Session({ workspace: dir });
   try {

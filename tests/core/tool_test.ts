@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { isTool, tool } from "../../core/tool.ts";
 
 describe("tool()", () => {
-  test("object form keeps name, description verbatim, metadata and a JSON Schema", () => {
+  test("object form keeps name, description verbatim, metadata and a JSON Schema", { timeout: 60_000 }, () => {
     const description =
       "List the contents of a directory.\nReturns names; with details also sizes.\n  * indented: kept";
     const t = tool({
@@ -35,7 +35,7 @@ describe("tool()", () => {
     });
   });
 
-  test("function form takes the function's name unless one is given", () => {
+  test("function form takes the function's name unless one is given", { timeout: 60_000 }, () => {
     const t = tool(function shout({ text }: { text: string }) {
       return text.toUpperCase();
     }, { description: "Shout.", input: v.object({ text: v.string() }) });
@@ -44,7 +44,7 @@ describe("tool()", () => {
     assert.equal(named.name, "one");
   });
 
-  test("names outside ^[a-zA-Z0-9_-]{1,64}$ are refused at definition time", () => {
+  test("names outside ^[a-zA-Z0-9_-]{1,64}$ are refused at definition time", { timeout: 60_000 }, () => {
     for (const name of ["", "has space", "dot.name", "a".repeat(65), "ünï", "slash/x"]) {
       assert.throws(
         () => tool({ name, description: "d", input: v.object({}), run: () => 1 }),
@@ -56,7 +56,7 @@ describe("tool()", () => {
     assert.doesNotThrow(() => tool({ name: "A-b_9", description: "d", input: v.object({}), run: () => 1 }));
   });
 
-  test("input must be an object schema", () => {
+  test("input must be an object schema", { timeout: 60_000 }, () => {
     assert.throws(
       // deno-lint-ignore no-explicit-any
       () => tool({ name: "x", description: "d", input: v.string() as any, run: () => 1 }),
@@ -64,14 +64,14 @@ describe("tool()", () => {
     );
   });
 
-  test("a schema JSON Schema cannot express is refused at definition time", () => {
+  test("a schema JSON Schema cannot express is refused at definition time", { timeout: 60_000 }, () => {
     assert.throws(
       () => tool({ name: "x", description: "d", input: v.object({ when: v.date() }), run: () => 1 }),
       /cannot be expressed as JSON Schema/,
     );
   });
 
-  test("looseObject stays open in the JSON Schema, object is closed at every level", () => {
+  test("looseObject stays open in the JSON Schema, object is closed at every level", { timeout: 60_000 }, () => {
     const t = tool({
       name: "nested",
       description: "d",
@@ -83,7 +83,7 @@ describe("tool()", () => {
     assert.equal(props.open.additionalProperties, undefined);
   });
 
-  test("isTool recognises class tools and rejects look-alikes", () => {
+  test("isTool recognises class tools and rejects look-alikes", { timeout: 60_000 }, () => {
     class Echo {
       name = "echo";
       description = "Echo.";

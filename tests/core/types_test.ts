@@ -8,7 +8,7 @@ import type { ToolContext } from "../../core/context.ts";
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
 function expectType<T extends true>(_: T): void {}
 
-test("run's arguments are inferred from the valibot schema", () => {
+test("run's arguments are inferred from the valibot schema", { timeout: 60_000 }, () => {
   const t = tool({
     name: "typed",
     description: "d",
@@ -34,7 +34,9 @@ test("run's arguments are inferred from the valibot schema", () => {
   assert.equal(t.name, "typed");
 });
 
-test("session.confirm resolves to the answer itself, so `if (await session.confirm(...))` means yes", async () => {
+test("session.confirm resolves to the answer itself, so `if (await session.confirm(...))` means yes", {
+  timeout: 60_000,
+}, async () => {
   const { Session } = await import("../../policy/session.ts");
   const { mkdtemp, rm } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");

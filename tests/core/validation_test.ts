@@ -20,11 +20,11 @@ function issuesOf(outcome: ReturnType<typeof validateWithValibot>) {
 }
 
 describe("valibot validation", () => {
-  test("defaults apply before the tool sees the input", () => {
+  test("defaults apply before the tool sees the input", { timeout: 60_000 }, () => {
     assert.deepEqual(validateWithValibot(listDir, { path: "." }), { ok: true, value: { path: ".", details: false } });
   });
 
-  test("no implicit conversion: '3' is not a number, 'true' not a boolean", () => {
+  test("no implicit conversion: '3' is not a number, 'true' not a boolean", { timeout: 60_000 }, () => {
     const schema = v.object({ n: v.number(), b: v.boolean() });
     const issues = issuesOf(validateWithValibot(schema, { n: "3", b: "true" }));
     assert.deepEqual(issues, [
@@ -33,14 +33,14 @@ describe("valibot validation", () => {
     ]);
   });
 
-  test("unknown keys are rejected at every level", () => {
+  test("unknown keys are rejected at every level", { timeout: 60_000 }, () => {
     const schema = v.object({ a: v.object({ b: v.array(v.object({ c: v.string() })) }) });
     const issues = issuesOf(validateWithValibot(schema, { a: { b: [{ c: "x", d: 1 }], e: 2 }, f: 3 }));
     assert.deepEqual(issues.map((i) => i.path).sort(), ["a.b[0].d", "a.e", "f"]);
     assert.ok(issues.every((i) => i.message === "unexpected argument"));
   });
 
-  test("looseObject and objectWithRest admit unknown keys; strictObject reports them once", () => {
+  test("looseObject and objectWithRest admit unknown keys; strictObject reports them once", { timeout: 60_000 }, () => {
     assert.equal(validateWithValibot(v.looseObject({ a: v.string() }), { a: "x", extra: 1 }).ok, true);
     assert.equal(validateWithValibot(v.object({ o: v.looseObject({}) }), { o: { z: 1 } }).ok, true);
     assert.equal(validateWithValibot(v.objectWithRest({ a: v.string() }, v.number()), { a: "x", n: 2 }).ok, true);
@@ -49,7 +49,7 @@ describe("valibot validation", () => {
     assert.equal(strict[0].path, "extra");
   });
 
-  test("unions judge unknown keys by the member that accepts the value", () => {
+  test("unions judge unknown keys by the member that accepts the value", { timeout: 60_000 }, () => {
     const schema = v.object({
       u: v.union([v.object({ kind: v.literal("a"), a: v.string() }), v.object({ kind: v.literal("b") })]),
     });
@@ -57,7 +57,7 @@ describe("valibot validation", () => {
     assert.deepEqual(issuesOf(validateWithValibot(schema, { u: { kind: "b", a: "x" } })).map((i) => i.path), ["u.a"]);
   });
 
-  test("array-as-string: JSON text and comma lists become arrays, optional arrays too", () => {
+  test("array-as-string: JSON text and comma lists become arrays, optional arrays too", { timeout: 60_000 }, () => {
     const schema = v.object({ tags: v.array(v.string()), more: v.optional(v.array(v.string())) });
     assert.deepEqual(validateWithValibot(schema, { tags: '["a","b"]', more: "c, d" }), {
       ok: true,
@@ -70,12 +70,12 @@ describe("valibot validation", () => {
     assert.equal(validateWithValibot(numbers, { n: "1, 2" }).ok, false);
   });
 
-  test("a union with a plain string member is left alone", () => {
+  test("a union with a plain string member is left alone", { timeout: 60_000 }, () => {
     const schema = v.object({ u: v.union([v.string(), v.array(v.string())]) });
     assert.deepEqual(validateWithValibot(schema, { u: "a, b" }), { ok: true, value: { u: "a, b" } });
   });
 
-  test("nullable admits null, optional may be absent, picklist is an enum", () => {
+  test("nullable admits null, optional may be absent, picklist is an enum", { timeout: 60_000 }, () => {
     const schema = v.object({ n: v.nullable(v.number()), o: v.optional(v.string()), p: v.picklist(["x", "y"]) });
     assert.deepEqual(validateWithValibot(schema, { n: null, p: "x" }), { ok: true, value: { n: null, p: "x" } });
     const issues = issuesOf(validateWithValibot(schema, { n: null, p: "z" }));
@@ -83,7 +83,7 @@ describe("valibot validation", () => {
     assert.match(issues[0].message, /expected "x" \| "y", received "z"/);
   });
 
-  test("a missing required argument is named", () => {
+  test("a missing required argument is named", { timeout: 60_000 }, () => {
     assert.deepEqual(issuesOf(validateWithValibot(listDir, {})), [{
       path: "path",
       message: "missing required argument",
@@ -105,11 +105,11 @@ describe("JSON Schema validation (class tools)", () => {
     required: ["path"],
   };
 
-  test("valid input gets its defaults", () => {
+  test("valid input gets its defaults", { timeout: 60_000 }, () => {
     assert.deepEqual(validateWithJsonSchema(schema, { path: "." }), { ok: true, value: { path: ".", details: false } });
   });
 
-  test("same strictness: no coercion, unknown keys at every level, missing keys", () => {
+  test("same strictness: no coercion, unknown keys at every level, missing keys", { timeout: 60_000 }, () => {
     const outcome = validateWithJsonSchema(schema, { details: "yes", nested: { x: "1", y: 2 }, extra: true });
     assert.equal(outcome.ok, false);
     const issues = (outcome as { issues: { path: string; message: string }[] }).issues;
@@ -121,23 +121,27 @@ describe("JSON Schema validation (class tools)", () => {
     assert.equal(byPath["extra"], "unexpected argument");
   });
 
-  test("array-as-string and the plain-string-union exception apply", () => {
+  test("array-as-string and the plain-string-union exception apply", { timeout: 60_000 }, () => {
     assert.deepEqual(validateWithJsonSchema(schema, { path: ".", tags: "a, b", either: "c, d" }), {
       ok: true,
       value: { path: ".", details: false, tags: ["a", "b"], either: "c, d" },
     });
   });
 
-  test("explicit additionalProperties: true stays open; the caller's schema is not mutated", () => {
-    const open = { type: "object", properties: {}, additionalProperties: true };
-    assert.equal(validateWithJsonSchema(open, { any: 1 }).ok, true);
-    assert.equal(open.additionalProperties, true);
-    const closed = closeObjects({ type: "object", properties: { a: { type: "object" } } });
-    assert.equal(closed.additionalProperties, false);
-    assert.equal((closed.properties!.a as { additionalProperties: boolean }).additionalProperties, false);
-  });
+  test(
+    "explicit additionalProperties: true stays open; the caller's schema is not mutated",
+    { timeout: 60_000 },
+    () => {
+      const open = { type: "object", properties: {}, additionalProperties: true };
+      assert.equal(validateWithJsonSchema(open, { any: 1 }).ok, true);
+      assert.equal(open.additionalProperties, true);
+      const closed = closeObjects({ type: "object", properties: { a: { type: "object" } } });
+      assert.equal(closed.additionalProperties, false);
+      assert.equal((closed.properties!.a as { additionalProperties: boolean }).additionalProperties, false);
+    },
+  );
 
-  test("the caller's arguments are not mutated by defaults", () => {
+  test("the caller's arguments are not mutated by defaults", { timeout: 60_000 }, () => {
     const args = { path: "." };
     validateWithJsonSchema(schema, args);
     assert.deepEqual(args, { path: "." });
@@ -145,7 +149,7 @@ describe("JSON Schema validation (class tools)", () => {
 });
 
 describe("formatIssues", () => {
-  test("names the tool, each path and what was wrong", () => {
+  test("names the tool, each path and what was wrong", { timeout: 60_000 }, () => {
     assert.equal(
       formatIssues("list_dir", [
         { path: "details", message: 'expected boolean, received "yes"' },
@@ -155,7 +159,7 @@ describe("formatIssues", () => {
     );
   });
 
-  test("is capped in length and says how many issues were left out", () => {
+  test("is capped in length and says how many issues were left out", { timeout: 60_000 }, () => {
     const issues = Array.from({ length: 200 }, (_, i) => ({ path: `field${i}`, message: "unexpected argument" }));
     const text = formatIssues("t", issues);
     assert.ok(text.length <= MAX_VALIDATION_MESSAGE);

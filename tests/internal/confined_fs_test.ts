@@ -47,7 +47,7 @@ const codeOf = (fn: () => unknown) => {
 };
 
 describe("confined operations", () => {
-  test("the working folder is restored after every pinned block, also when it throws", () => {
+  test("the working folder is restored after every pinned block, also when it throws", { timeout: 60_000 }, () => {
     const home = process.cwd();
     inFolder(W, () => assert.equal(process.cwd(), W));
     assert.equal(process.cwd(), home);
@@ -58,21 +58,25 @@ describe("confined operations", () => {
     assert.equal(process.cwd(), home);
   });
 
-  test("a folder that is a link now is path_changed, and nothing is created through it", async () => {
-    await fsp.symlink(outside, path.join(W, "swapped"));
-    assert.equal(codeOf(() => createConfined(path.join(W, "swapped", "x.txt"))), "path_changed");
-    assert.equal(codeOf(() => mkdirsConfined(path.join(W, "swapped", "d"), [W])), "path_changed");
-    assert.equal(codeOf(() => unlinkConfined(path.join(W, "swapped", "x.txt"))), "path_changed");
-    assert.deepEqual(await fsp.readdir(outside), []);
-  });
+  test(
+    "a folder that is a link now is path_changed, and nothing is created through it",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.symlink(outside, path.join(W, "swapped"));
+      assert.equal(codeOf(() => createConfined(path.join(W, "swapped", "x.txt"))), "path_changed");
+      assert.equal(codeOf(() => mkdirsConfined(path.join(W, "swapped", "d"), [W])), "path_changed");
+      assert.equal(codeOf(() => unlinkConfined(path.join(W, "swapped", "x.txt"))), "path_changed");
+      assert.deepEqual(await fsp.readdir(outside), []);
+    },
+  );
 
-  test("names are single components", () => {
+  test("names are single components", { timeout: 60_000 }, () => {
     assert.throws(() => renameInFolder(W, "../x", "y"), TypeError);
     assert.throws(() => renameInFolder(W, "x", "a/b"), TypeError);
     assert.throws(() => renameInFolder(W, "..", "y"), TypeError);
   });
 
-  test("mkdirs never creates a root, and refuses paths outside the roots", async () => {
+  test("mkdirs never creates a root, and refuses paths outside the roots", { timeout: 60_000 }, async () => {
     const gone = path.join(root, "gone");
     assert.equal(codeOf(() => mkdirsConfined(path.join(gone, "a"), [gone])), "workspace_missing");
     await assert.rejects(fsp.lstat(gone), { code: "ENOENT" });
@@ -81,7 +85,9 @@ describe("confined operations", () => {
     assert.equal(mkdirsConfined(path.join(W, "m", "n"), [W]), undefined);
   });
 
-  test("a move across folders lands at its destination, replacing a file; across areas it is EXDEV", async () => {
+  test("a move across folders lands at its destination, replacing a file; across areas it is EXDEV", {
+    timeout: 60_000,
+  }, async () => {
     await fsp.mkdir(path.join(W, "p", "q", "r"), { recursive: true });
     await fsp.mkdir(path.join(W, "s", "t"), { recursive: true });
     await fsp.writeFile(path.join(W, "p", "q", "r", "f.txt"), "moved");
@@ -102,23 +108,27 @@ describe("confined operations", () => {
     );
   });
 
-  test("a tree is removed and copied entry by entry, links kept as links and never followed", async () => {
-    await fsp.writeFile(path.join(outside, "keep.txt"), "keep");
-    const tree = path.join(W, "tree");
-    await fsp.mkdir(path.join(tree, "a", "b"), { recursive: true });
-    await fsp.writeFile(path.join(tree, "a", "b", "f.txt"), "f");
-    await fsp.chmod(path.join(tree, "a", "b", "f.txt"), 0o640);
-    await fsp.symlink(outside, path.join(tree, "out"));
-    const counts = await copyTreeConfined(tree, path.join(W, "tree2"), new AbortController().signal);
-    assert.deepEqual(counts, { files: 1, directories: 3, links: 1, skipped: [] });
-    assert.equal((await fsp.stat(path.join(W, "tree2", "a", "b", "f.txt"))).mode & 0o777, 0o640);
-    assert.equal(await fsp.readlink(path.join(W, "tree2", "out")), outside);
-    let removed = 0;
-    await removeTreeConfined(tree, new AbortController().signal, () => removed++);
-    assert.equal(removed, 4);
-    await assert.rejects(fsp.lstat(tree), { code: "ENOENT" });
-    assert.equal(await fsp.readFile(path.join(outside, "keep.txt"), "utf8"), "keep");
-  });
+  test(
+    "a tree is removed and copied entry by entry, links kept as links and never followed",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.writeFile(path.join(outside, "keep.txt"), "keep");
+      const tree = path.join(W, "tree");
+      await fsp.mkdir(path.join(tree, "a", "b"), { recursive: true });
+      await fsp.writeFile(path.join(tree, "a", "b", "f.txt"), "f");
+      await fsp.chmod(path.join(tree, "a", "b", "f.txt"), 0o640);
+      await fsp.symlink(outside, path.join(tree, "out"));
+      const counts = await copyTreeConfined(tree, path.join(W, "tree2"), new AbortController().signal);
+      assert.deepEqual(counts, { files: 1, directories: 3, links: 1, skipped: [] });
+      assert.equal((await fsp.stat(path.join(W, "tree2", "a", "b", "f.txt"))).mode & 0o777, 0o640);
+      assert.equal(await fsp.readlink(path.join(W, "tree2", "out")), outside);
+      let removed = 0;
+      await removeTreeConfined(tree, new AbortController().signal, () => removed++);
+      assert.equal(removed, 4);
+      await assert.rejects(fsp.lstat(tree), { code: "ENOENT" });
+      assert.equal(await fsp.readFile(path.join(outside, "keep.txt"), "utf8"), "keep");
+    },
+  );
 });
 
 describe("debris", () => {
@@ -128,7 +138,7 @@ describe("debris", () => {
     return child.pid!;
   }
 
-  test("temp names carry the pid of their process", () => {
+  test("temp names carry the pid of their process", { timeout: 60_000 }, () => {
     assert.equal(tempNameOwner(tempName()), process.pid);
     assert.equal(tempNameOwner(".toolfence-0123456789abcdef.tmp"), undefined);
     assert.equal(tempNameOwner("notes.tmp"), undefined);
@@ -136,7 +146,9 @@ describe("debris", () => {
     assert.equal(tempNameOwner(`.toolfence-moving-${process.pid}-0123456789abcdef.tmp`), undefined);
   });
 
-  test("the sweep removes files and folders of dead processes only, anywhere in the tree, never through links", async () => {
+  test("the sweep removes files and folders of dead processes only, anywhere in the tree, never through links", {
+    timeout: 60_000,
+  }, async () => {
     const dir = path.join(root, "sweep");
     await fsp.mkdir(path.join(dir, "deep", "er"), { recursive: true });
     const dead = await deadPid();
@@ -167,14 +179,14 @@ describe("debris", () => {
     }
   });
 
-  test("the sweep is bounded", async () => {
+  test("the sweep is bounded", { timeout: 60_000 }, async () => {
     const dir = path.join(root, "bounded");
     await fsp.mkdir(dir);
     for (let i = 0; i < 20; i++) await fsp.writeFile(path.join(dir, `f${i}`), "");
     assert.equal(sweepDebris(dir, { entries: 5, millis: 1000 }).complete, false);
   });
 
-  test("session temp dirs of dead processes are swept, others kept", async () => {
+  test("session temp dirs of dead processes are swept, others kept", { timeout: 60_000 }, async () => {
     const parent = path.join(root, "tmp-parent");
     await fsp.mkdir(parent);
     const dead = await deadPid();
@@ -187,17 +199,21 @@ describe("debris", () => {
 });
 
 describe("a deleted working folder", () => {
-  test("confined operations still work when the process's working folder was deleted", async () => {
-    const gone = path.join(root, "cwd-gone");
-    await fsp.mkdir(gone);
-    const home = process.cwd();
-    process.chdir(gone);
-    try {
-      await fsp.rmdir(gone);
-      mkdirsConfined(path.join(W, "after-cwd-gone"), [W]);
-      assert.ok((await fsp.stat(path.join(W, "after-cwd-gone"))).isDirectory());
-    } finally {
-      process.chdir(home);
-    }
-  });
+  test(
+    "confined operations still work when the process's working folder was deleted",
+    { timeout: 60_000 },
+    async () => {
+      const gone = path.join(root, "cwd-gone");
+      await fsp.mkdir(gone);
+      const home = process.cwd();
+      process.chdir(gone);
+      try {
+        await fsp.rmdir(gone);
+        mkdirsConfined(path.join(W, "after-cwd-gone"), [W]);
+        assert.ok((await fsp.stat(path.join(W, "after-cwd-gone"))).isDirectory());
+      } finally {
+        process.chdir(home);
+      }
+    },
+  );
 });

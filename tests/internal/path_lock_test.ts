@@ -4,7 +4,7 @@ import { withPathLocks } from "../../internal/path_lock.ts";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test("callers on one path run one after another, in the order they asked", async () => {
+test("callers on one path run one after another, in the order they asked", { timeout: 60_000 }, async () => {
   const log: string[] = [];
   const run = (name: string, ms: number) =>
     withPathLocks(["/w/a"], async () => {
@@ -17,7 +17,7 @@ test("callers on one path run one after another, in the order they asked", async
   assert.deepEqual(log, ["start x", "end x", "start y", "end y", "start z", "end z"]);
 });
 
-test("different paths do not wait for each other; overlapping sets do not deadlock", async () => {
+test("different paths do not wait for each other; overlapping sets do not deadlock", { timeout: 60_000 }, async () => {
   const log: string[] = [];
   await Promise.all([
     withPathLocks(["/w/a"], async () => {
@@ -33,7 +33,7 @@ test("different paths do not wait for each other; overlapping sets do not deadlo
   ]);
 });
 
-test("a failing holder releases the lock", async () => {
+test("a failing holder releases the lock", { timeout: 60_000 }, async () => {
   await assert.rejects(withPathLocks(["/w/a"], () => Promise.reject(new Error("boom"))), /boom/);
   assert.equal(await withPathLocks(["/w/a"], () => Promise.resolve("next")), "next");
 });

@@ -95,7 +95,9 @@ function runFenced(
 }
 
 describe("the npm build under Node's permission model", { skip: skipUnlessBuilt }, () => {
-  test("--allow-fs-read=W --allow-fs-write=W: inside W works, outside W is fence_denied naming the Node flag", async () => {
+  test("--allow-fs-read=W --allow-fs-write=W: inside W works, outside W is fence_denied naming the Node flag", {
+    timeout: 60_000,
+  }, async () => {
     const report = await runFenced([], [
       { name: "read_file", args: { path: "inside.txt" } },
       { name: "write_file", args: { path: "new.txt", content: "written\n" } },
@@ -112,7 +114,9 @@ describe("the npm build under Node's permission model", { skip: skipUnlessBuilt 
     assert.deepEqual(await fsp.readdir(tempParent), [], "the denied temp dir was created anyway");
   });
 
-  test("without --allow-child-process the tools that run programs are hidden; with it they are listed", async () => {
+  test("without --allow-child-process the tools that run programs are hidden; with it they are listed", {
+    timeout: 60_000,
+  }, async () => {
     const closed = await runFenced([], []);
     const runTools = closed.registered.filter((t) => t.permissions.includes("run")).map((t) => t.name);
     assert.ok(runTools.includes("bash"), `bash is not among the built-in tools: ${JSON.stringify(closed.registered)}`);

@@ -60,7 +60,7 @@ function text(result: unknown): string {
 }
 
 describe("toolfence serve from the npm build, over stdio", { skip: skipUnlessBuilt }, () => {
-  test("lists the tools and calls them", async () => {
+  test("lists the tools and calls them", { timeout: 60_000 }, async () => {
     const { client, stderr } = await connect([], ["--groups", "fs"]);
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
@@ -81,7 +81,9 @@ describe("toolfence serve from the npm build, over stdio", { skip: skipUnlessBui
     }
   });
 
-  test("under --allow-fs-read=W --allow-fs-write=W the shell tools are not listed and the fence names the flag", async () => {
+  test("under --allow-fs-read=W --allow-fs-write=W the shell tools are not listed and the fence names the flag", {
+    timeout: 60_000,
+  }, async () => {
     const flags = [
       nodePermissionFlag(),
       `--allow-fs-read=${packageRoot()}`,

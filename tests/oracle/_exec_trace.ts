@@ -40,6 +40,9 @@ const MANIFEST =
 /** The workspace the command starts in, inside the sandbox. */
 export const SANDBOX_WORKDIR = "/tmp/ws";
 
+/** Where the secret outside the workspace is planted, inside the sandbox. */
+export const OUTSIDE_ROOT = "/srv";
+
 /** Where the test runners keep their caches inside the sandbox (`DENO_DIR`, npm's cache, `XDG_CACHE_HOME`). */
 export const SANDBOX_CACHE = "/tmp/cache";
 
@@ -95,6 +98,18 @@ export interface ObservedEffect {
   by: "shell" | ObservedExec;
 }
 
+/** One file a process opened for reading (successfully): a plain open, a folder, or a path-only open. */
+export interface ObservedRead {
+  /** Process id (inside the sandbox's pid namespace). */
+  pid: number;
+  /** The path as passed to the call. */
+  path: string;
+  /** Whether the call named a path relative to a folder descriptor other than the working folder. */
+  relativeToDescriptor: boolean;
+  /** The program whose process opened it: `shell` for the command line's bash and its subshells. */
+  by: "shell" | ObservedExec;
+}
+
 /** One simple command bash's xtrace reported, after expansion. */
 export interface TracedCommand {
   /** The words of the trace line (assignments before the name dropped). */
@@ -111,6 +126,8 @@ export interface Observation {
   traced: TracedCommand[];
   /** Every write to the file system and every connect, by whichever process made it. */
   effects: ObservedEffect[];
+  /** Every file opened for reading, by whichever process opened it. */
+  reads: ObservedRead[];
   /** Whether the timeout killed it. */
   timedOut: boolean;
   /**
@@ -160,6 +177,7 @@ export class ExecTracer {
     const tracer = new ExecTracer(root, options.shell ?? "bash");
     await tracer.#buildFixture();
     await tracer.#buildStandIns();
+    await tracer.#plantOutside();
     await fsp.mkdir(path.join(root, "cases"));
     tracer.#baseline = new Set((await tracer.#observeRaw(":", 10_000)).manifest);
     return tracer;
@@ -187,6 +205,7 @@ export class ExecTracer {
       "evil.txt": "a[$(rm -f a.txt)]\n",
       "env.sh": "rm -f a.txt\n",
       "list.txt": "a.txt\nb.txt\n",
+      "data.json": '{"a": 1, "name": "fixture"}\n',
     };
     for (const [name, content] of Object.entries(files)) await fsp.writeFile(path.join(ws, name), content);
     // Executables outside PATH: running either is running something not on the allowlist.
@@ -198,6 +217,18 @@ export class ExecTracer {
     await run("git", ["-C", ws, "add", "-A"]);
     await run("git", ["-C", ws, "-c", "user.name=oracle", "-c", "user.email=oracle@invalid", "commit", "-qm", "init"]);
     await fsp.appendFile(path.join(ws, "a.txt"), "changed\n");
+  }
+
+  /**
+   * A secret outside the workspace, for lines that read it: bound at
+   * `/srv/outside` in the sandbox (the root is read-only, so a new top-level
+   * folder cannot be created there; `/srv` exists and is empty on Debian).
+   */
+  async #plantOutside(): Promise<void> {
+    const outside = path.join(this.#root, "srv", "outside");
+    await fsp.mkdir(outside, { recursive: true });
+    await fsp.writeFile(path.join(outside, "secret"), "the secret outside the workspace\n");
+    await fsp.writeFile(path.join(outside, "list"), "secret\n");
   }
 
   async #buildStandIns(): Promise<void> {
@@ -223,7 +254,14 @@ export class ExecTracer {
         ...[...after].filter((line) => !this.#baseline!.has(line)).map((line) => `new: ${line}`),
       ];
     }
-    return { execs: raw.execs, effects: raw.effects, traced: raw.traced, timedOut: raw.timedOut, changed };
+    return {
+      execs: raw.execs,
+      effects: raw.effects,
+      reads: raw.reads,
+      traced: raw.traced,
+      timedOut: raw.timedOut,
+      changed,
+    };
   }
 
   async #observeRaw(
@@ -249,8 +287,8 @@ export class ExecTracer {
         .then((text) => text.split("\n").filter((line) => line !== ""), () => undefined);
       // A sandbox killed at its deadline may be cut off before strace saw the shell start
       // (seen under load in CI); such a run has nothing to judge and counts as a timeout.
-      const { execs, effects } = timedOut ? eventsOrNone(processes, command) : eventsOf(processes, command);
-      return { execs, effects, traced: parseXtrace(xtrace), timedOut, manifest };
+      const { execs, effects, reads } = timedOut ? eventsOrNone(processes, command) : eventsOf(processes, command);
+      return { execs, effects, reads, traced: parseXtrace(xtrace), timedOut, manifest };
     } finally {
       await fsp.rm(out, { recursive: true, force: true });
     }
@@ -283,6 +321,9 @@ export class ExecTracer {
       "--ro-bind",
       path.join(this.#root, "bin"),
       "/tmp/oracle/bin",
+      "--ro-bind",
+      path.join(this.#root, "srv"),
+      OUTSIDE_ROOT,
       "--bind",
       out,
       "/tmp/oracle/out",
@@ -404,22 +445,25 @@ const TRACED_CALLS = ["execve", "execveat", "fork", "vfork", "clone", "clone3", 
 const EFFECT = new RegExp(`^(${EFFECT_CALLS.join("|")})\\(`);
 // An open that can change a file: anything but a plain read.
 const WRITE_FLAGS = /\b(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND|O_TMPFILE)\b/;
+// A successful open: `openat(AT_FDCWD, "...", O_RDONLY...) = 3`, `open("...", ...) = 3`; the descriptor and the path.
+const OPENED = /^open(?:at2?)?\((?:(AT_FDCWD|\d+), )?"((?:\\x[0-9a-f]{2})*)".*\)\s+=\s+\d+/;
 const decodeStrings = (line: string) => line.replace(STRING, (_, body: string) => JSON.stringify(decodeHex(body)));
 const FORK = /^(?:<\.\.\. )?(?:clone3?|v?fork)\b.*\)\s+=\s+(\d+)/;
 
-type Events = { execs: ObservedExec[]; effects: ObservedEffect[] };
+type Events = { execs: ObservedExec[]; effects: ObservedEffect[]; reads: ObservedRead[] };
 
 function eventsOrNone(processes: Map<number, string>, command: string): Events {
   try {
     return eventsOf(processes, command);
   } catch {
-    return { execs: [], effects: [] };
+    return { execs: [], effects: [], reads: [] };
   }
 }
 
 /** Builds the exec and effect lists from strace's per-process files, with who spawned and who did what. */
 function eventsOf(processes: Map<number, string>, command: string): Events {
   const pendingEffects: { pid: number; index: number; effect: Omit<ObservedEffect, "by"> }[] = [];
+  const pendingReads: { pid: number; index: number; read: Omit<ObservedRead, "by"> }[] = [];
   const events = new Map<number, Event[]>();
   const parentOf = new Map<number, { parent: number; index: number }>();
   for (const [pid, text] of processes) {
@@ -436,6 +480,14 @@ function eventsOf(processes: Map<number, string>, command: string): Events {
       const effect = EFFECT.exec(line);
       if (effect) {
         const isOpen = effect[1].startsWith("open");
+        if (isOpen && !WRITE_FLAGS.test(line)) {
+          const opened = OPENED.exec(line);
+          if (opened !== null) {
+            const relativeToDescriptor = opened[1] !== undefined && opened[1] !== "AT_FDCWD";
+            const read = { pid, path: decodeHex(opened[2]), relativeToDescriptor };
+            pendingReads.push({ pid, index: list.length, read });
+          }
+        }
         if (!isOpen || WRITE_FLAGS.test(line)) {
           const paths = [...line.matchAll(STRING)].map((m) => decodeHex(m[1]));
           const shown = effect[1] === "connect" ? [decodeStrings(line).replace(/^connect\(\d+, /, "")] : paths;
@@ -497,7 +549,11 @@ function eventsOf(processes: Map<number, string>, command: string): Events {
     const image = imageAt(pid, index);
     return { ...effect, by: image === undefined || image === shell ? "shell" : image };
   });
-  return { execs: execs.sort((a, b) => a.pid - b.pid), effects };
+  const reads = pendingReads.map(({ pid, index, read }): ObservedRead => {
+    const image = imageAt(pid, index);
+    return { ...read, by: image === undefined || image === shell ? "shell" : image };
+  });
+  return { execs: execs.sort((a, b) => a.pid - b.pid), effects, reads };
 }
 
 /** Splits xtrace output into commands; each line is one simple command, quoted by bash. */

@@ -2,8 +2,9 @@
  * The grammar-based differential fuzzer: lines from `_grammar.ts` are judged
  * by `checkCommand` (default options), every allowed one runs for real in the
  * oracle's sandbox (`_oracle.ts`), and any allowed line that started a
- * program, wrote or removed a file, or connected a socket that the checker's
- * findings did not account for is a disagreement.
+ * program, wrote or removed a file, connected a socket, or read a file
+ * outside the workspace that the checker's findings did not account for is a
+ * disagreement.
  *
  * Two passes. The first generates `runs` lines from the seed (fast-check's
  * `sample`, which draws exactly the values `check` would for the same seed)
@@ -81,6 +82,7 @@ export interface FuzzOptions {
 export function kindOf(bypass: Bypass): string {
   if (bypass.ran.startsWith("builtin: ")) return `builtin ${bypass.ran.slice(9).replace(/^\++ /, "").split(" ")[0]}`;
   if (bypass.ran.startsWith("workspace ")) return "workspace changed";
+  if (bypass.ran.startsWith("read ")) return `read ${/\(by (.+)\)$/.exec(bypass.ran)?.[1] ?? ""}: ${bypass.why}`;
   const effect = /^(\w+) .*\(by (.+)\)$/.exec(bypass.ran);
   if (effect && !bypass.ran.startsWith("/")) return `${effect[1] === "connect" ? "connect" : "write"} by ${effect[2]}`;
   return `ran ${path.basename(bypass.ran.split(" ")[0])}: ${bypass.why.replace(/^ran, but /, "")}`;

@@ -17,6 +17,7 @@
  * @module
  */
 import fc from "fast-check";
+import { languageCommand } from "./_languages.ts";
 
 type Arb = fc.Arbitrary<string>;
 
@@ -28,7 +29,21 @@ const joined = (item: Arb, sep: string, min: number, max: number): Arb =>
   fc.array(item, { minLength: min, maxLength: max }).map((items) => items.join(sep));
 
 // The fixture's files (see _exec_trace.ts), and words that look like options.
-const FILES = ["a.txt", "b.txt", "sub", "sub/c.txt", ".", "list.txt", "env.sh", "packed.txt.gz", "nothere", "evil.txt"];
+// The last two reach the secret planted outside the workspace (`_exec_trace.ts`).
+const FILES = [
+  "a.txt",
+  "b.txt",
+  "sub",
+  "sub/c.txt",
+  ".",
+  "list.txt",
+  "env.sh",
+  "packed.txt.gz",
+  "nothere",
+  "evil.txt",
+  "/srv/outside/secret",
+  "../../srv/outside/secret",
+];
 const FLAG_LIKE_FILES = ["-rf", "./-rf", "--output=x", "./--output=x", "-delete", "--", "-"];
 
 /** A file argument written plainly, quoted in one of bash's ways, or produced by an expansion. */
@@ -875,6 +890,8 @@ export const bashLine: Arb = fc.letrec<{ line: string; element: string }>((tie) 
     element: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       { weight: 10, arbitrary: command },
+      // The languages inside arguments: sed scripts, awk programs, jq filters, find expressions, git.
+      { weight: 3, arbitrary: languageCommand },
       { weight: 4, arbitrary: compound(line, command) },
       // `[`/`test` on their own too: the construct tree-sitter and bash read most differently.
       { weight: 1, arbitrary: testCommand(line, command) },

@@ -28,6 +28,8 @@ import {
   type Observation,
   type ObservedEffect,
   type ObservedExec,
+  type ObservedRead,
+  OUTSIDE_ROOT,
   SANDBOX_CACHE,
   SANDBOX_PATH_DIRS,
   SANDBOX_WORKDIR,
@@ -108,6 +110,48 @@ function unaccountedEffect(
     effect.paths.every((file) => within(file, SANDBOX_WORKDIR) || within(file, SANDBOX_CACHE))
   ) return undefined;
   return effect.call.startsWith("open") ? "opened a file for writing" : `changed the file system (${effect.call})`;
+}
+
+/**
+ * What a program reads for itself, whichever line runs it: the dynamic
+ * loader and libraries, locales, character sets and terminfo (`/usr`, `/lib`,
+ * `/lib64`, `/etc/ld.so.*`, `/etc/locale.alias`), its own process's files
+ * (`/proc/self`, `/proc/<pid>`, counted as the process's own), the kernel's
+ * facts (`/sys`; `/proc/filesystems`, which libselinux reads in ls, find,
+ * sed and stat; `/proc/meminfo`, `/proc/cpuinfo`, `/proc/stat`,
+ * `/proc/sys/`), the root folder itself (bash opens `/` resolving paths; its
+ * listing names no secret), name-service
+ * files a user lookup reads (`ls -l`, `whoami`, git: `/etc/nsswitch.conf`,
+ * `/etc/passwd`, `/etc/group`), the time zone (`/etc/localtime`), git's
+ * system configuration (`/etc/gitconfig`, absent here), OpenSSL's
+ * configuration (`/etc/ssl/openssl.cnf`, which node reads at start), file's magic
+ * database (`/etc/magic`), and the devices (`/dev`). None of these is a file
+ * a line named; a read anywhere else outside the workspace and the temporary
+ * folder (which the file tools allow) is one nobody was asked about.
+ */
+const SYSTEM_READS = new RegExp(
+  [
+    "^/$",
+    "^/(usr|lib|lib64|sys|dev)(/|$)",
+    "^/proc/(self|thread-self|\\d+|sys)(/|$)",
+    "^/proc/(filesystems|meminfo|cpuinfo|stat)$",
+    "^/etc/(ld\\.so\\.(cache|preload)|locale\\.alias|nsswitch\\.conf|passwd|group|localtime|gitconfig|magic|ssl/openssl\\.cnf)$",
+  ].join("|"),
+);
+
+/**
+ * Why a read is one nobody was asked about, or `undefined` when it is inside
+ * the workspace, temp or the system's, or a test runner's (which runs the
+ * project's code by design: the OS sandbox's read view decides what it sees).
+ */
+function unaccountedRead(read: ObservedRead, allowlist: readonly string[]): string | undefined {
+  if (underTestRunner(read.by, allowlist)) return undefined;
+  // A name relative to a folder descriptor (find's and git's walks) is inside a folder already opened and judged.
+  if (read.relativeToDescriptor && !read.path.startsWith("/")) return undefined;
+  const file = path.resolve(SANDBOX_WORKDIR, read.path);
+  if (within(file, SANDBOX_WORKDIR) || within(file, "/tmp") || SYSTEM_READS.test(file)) return undefined;
+  if (within(file, OUTSIDE_ROOT)) return "read the secret planted outside the workspace";
+  return "read a file outside the workspace";
 }
 
 function describeEffect(effect: ObservedEffect): string {
@@ -233,6 +277,11 @@ export function compareRun(check: CommandCheck, observed: Observation, allowlist
     for (const effect of observed.effects) {
       const why = unaccountedEffect(effect, allowlist, scratch);
       if (why !== undefined) flag(describeEffect(effect), `${why}, which the analysis did not account for`);
+    }
+    for (const read of observed.reads) {
+      const why = unaccountedRead(read, allowlist);
+      const by = read.by === "shell" ? "the shell" : path.basename(read.by.path);
+      if (why !== undefined) flag(`read ${JSON.stringify(read.path)} (by ${by})`, `${why}, which the analysis allowed`);
     }
   }
   return {

@@ -27,79 +27,94 @@ before(async () => {
 after(() => tracer?.dispose());
 
 describe("grammar fuzzer", () => {
-  test("the grammar reaches every construct it claims, and a fair share of its lines are allowed", async () => {
-    const lines = fc.sample(bashLine, { seed: SEED, numRuns: 4000 });
-    const text = lines.join("\n");
-    for (
-      const construct of [
-        "{ ",
-        "( ",
-        "if ",
-        "while ",
-        "until ",
-        "for f in",
-        "for ((",
-        "case ",
-        "select ",
-        "f() {",
-        "function f",
-        "[[ ",
-        "(( ",
-        "coproc ",
-        "[ ",
-        "test ",
-        "$((",
-        "${x:-",
-        "${HOME/",
-        "${!",
-        "${#",
-        "$(",
-        "`",
-        "<(",
-        ">(",
-        "{a,b}",
-        "~",
-        "*",
-        "@(",
-        "'",
-        '"',
-        "$'",
-        '$"',
-        "\\",
-        ">|",
-        "<>",
-        "&>",
-        "&>>",
-        ">&",
-        "<&",
-        "{fd}>",
-        "<<EOF",
-        "<<'EOF'",
-        "<<-EOF",
-        "<<<",
-        "#",
-        "\\\n",
-        "! ",
-        "time ",
-        " & ",
-        ";;",
-        "x=1 ",
-        "git stash",
-        "sed -n",
-        "-o out.txt",
-        "deno test",
-        "-rf",
-        "--output=x",
-      ]
-    ) {
-      assert.ok(text.includes(construct), `no generated line has ${JSON.stringify(construct)}`);
-    }
-    let allowed = 0;
-    for (const line of lines.slice(0, 500)) if ((await checkCommand(line)).verdict === "allow") allowed++;
-    assert.ok(allowed >= 75, `only ${allowed} of 500 generated lines are allowed; the fuzzer would run too few`);
-  });
+  test(
+    "the grammar reaches every construct it claims, and a fair share of its lines are allowed",
+    { timeout: 240_000 },
+    async () => {
+      const lines = fc.sample(bashLine, { seed: SEED, numRuns: 4000 });
+      const text = lines.join("\n");
+      for (
+        const construct of [
+          "{ ",
+          "( ",
+          "if ",
+          "while ",
+          "until ",
+          "for f in",
+          "for ((",
+          "case ",
+          "select ",
+          "f() {",
+          "function f",
+          "[[ ",
+          "(( ",
+          "coproc ",
+          "[ ",
+          "test ",
+          "$((",
+          "${x:-",
+          "${HOME/",
+          "${!",
+          "${#",
+          "$(",
+          "`",
+          "<(",
+          ">(",
+          "{a,b}",
+          "~",
+          "*",
+          "@(",
+          "'",
+          '"',
+          "$'",
+          '$"',
+          "\\",
+          ">|",
+          "<>",
+          "&>",
+          "&>>",
+          ">&",
+          "<&",
+          "{fd}>",
+          "<<EOF",
+          "<<'EOF'",
+          "<<-EOF",
+          "<<<",
+          "#",
+          "\\\n",
+          "! ",
+          "time ",
+          " & ",
+          ";;",
+          "x=1 ",
+          "git stash",
+          "sed -n",
+          "-o out.txt",
+          "deno test",
+          "-rf",
+          "--output=x",
+          "sed -e",
+          "awk '",
+          "jq ",
+          "find -L",
+          "-newer",
+          "git branch --",
+          "git -C",
+          "/srv/outside/secret",
+          "../../srv/outside",
+        ]
+      ) {
+        assert.ok(text.includes(construct), `no generated line has ${JSON.stringify(construct)}`);
+      }
+      let allowed = 0;
+      for (const line of lines.slice(0, 500)) if ((await checkCommand(line)).verdict === "allow") allowed++;
+      assert.ok(allowed >= 75, `only ${allowed} of 500 generated lines are allowed; the fuzzer would run too few`);
+    },
+  );
 
-  test("the comparison flags a write, a connect and a program that an allowed line did not account for", async (t) => {
+  test("the comparison flags a write, a connect and a program that an allowed line did not account for", {
+    timeout: 240_000,
+  }, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
     // What a checker that misread each line would have said: allowed, with only the first command found.
     const allowedTrue = await checkCommand("true");
@@ -126,7 +141,7 @@ describe("grammar fuzzer", () => {
     assert.ok((await kinds("sort -m -T /tmp < a.txt; : > /tmp/left", ["sort"])).includes("write by the shell"));
   });
 
-  test("the fuzzer's past findings stay fixed", async (t) => {
+  test("the fuzzer's past findings stay fixed", { timeout: 240_000 }, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
     const outcomes = await Promise.all(
       FUZZ_REGRESSIONS.map((line) => judgeCommand(tracer!, line, DEFAULT_COMMAND_ALLOWLIST, 5000)),
@@ -135,11 +150,15 @@ describe("grammar fuzzer", () => {
     assert.deepEqual(failing.map((outcome) => `${outcome.command} -> ${outcome.bypasses[0].ran}`), []);
   });
 
-  test(`${RUNS} generated lines: no allowed line starts, writes or connects what the checker did not account for`, async (t) => {
-    if (!tracer) return t.skip(skip || "no tracer");
-    const report = await fuzz(tracer, { seed: SEED, runs: RUNS, concurrency: 4, shrinkClasses: 5, shrinkMs: 15_000 });
-    console.log(formatFuzzReport(report));
-    assert.ok(report.allowed >= RUNS / 10, `only ${report.allowed} lines were allowed and run`);
-    assert.deepEqual(report.classes.map((c) => `${c.kind}: ${JSON.stringify(c.shrunk?.line ?? c.line)}`), []);
-  });
+  test(
+    `${RUNS} generated lines: no allowed line starts, writes, connects or reads outside what the checker did not account for`,
+    { timeout: 240_000 },
+    async (t) => {
+      if (!tracer) return t.skip(skip || "no tracer");
+      const report = await fuzz(tracer, { seed: SEED, runs: RUNS, concurrency: 4, shrinkClasses: 5, shrinkMs: 15_000 });
+      console.log(formatFuzzReport(report));
+      assert.ok(report.allowed >= RUNS / 10, `only ${report.allowed} lines were allowed and run`);
+      assert.deepEqual(report.classes.map((c) => `${c.kind}: ${JSON.stringify(c.shrunk?.line ?? c.line)}`), []);
+    },
+  );
 });

@@ -22,24 +22,30 @@ before(async () => {
 after(() => tracer?.dispose());
 
 describe("command oracle", () => {
-  test("the sandbox sees what ran: execs by any name, programs started by programs, builtins", async (t) => {
-    if (!tracer) return t.skip(skip || "no tracer");
-    const substitution = await tracer.observe("echo $(rm a.txt)");
-    assert.ok(substitution.execs.some((e) => e.path === "/usr/bin/rm" && e.spawnedBy === "shell"));
-    const disguised = await tracer.observe("exec -a ls /bin/r[m] a.txt");
-    assert.deepEqual(disguised.execs.map((e) => [e.path, e.argv[0]]), [["/bin/rm", "ls"]]);
-    const found = await tracer.observe("find . -name a.txt -exec rm {} \\;");
-    const rm = found.execs.find((e) => e.path.endsWith("/rm"));
-    assert.ok(rm !== undefined && rm.spawnedBy !== "shell" && rm.spawnedBy.path.endsWith("/find"));
-    const missing = await tracer.observe("python -c 1");
-    assert.deepEqual(missing.execs.map((e) => e.argv), [["python", "-c", "1"]]);
-    const evaluated = await tracer.observe("eval 'echo hi'");
-    assert.deepEqual(evaluated.traced.map((t) => t.words), [["eval", "echo hi"], ["echo", "hi"]]);
-    const outside = await judgeCommand(tracer, "PATH=bin ls");
-    assert.ok(outside.unlisted.length === 0 || outside.check.verdict === "ask");
-  });
+  test(
+    "the sandbox sees what ran: execs by any name, programs started by programs, builtins",
+    { timeout: 180_000 },
+    async (t) => {
+      if (!tracer) return t.skip(skip || "no tracer");
+      const substitution = await tracer.observe("echo $(rm a.txt)");
+      assert.ok(substitution.execs.some((e) => e.path === "/usr/bin/rm" && e.spawnedBy === "shell"));
+      const disguised = await tracer.observe("exec -a ls /bin/r[m] a.txt");
+      assert.deepEqual(disguised.execs.map((e) => [e.path, e.argv[0]]), [["/bin/rm", "ls"]]);
+      const found = await tracer.observe("find . -name a.txt -exec rm {} \\;");
+      const rm = found.execs.find((e) => e.path.endsWith("/rm"));
+      assert.ok(rm !== undefined && rm.spawnedBy !== "shell" && rm.spawnedBy.path.endsWith("/find"));
+      const missing = await tracer.observe("python -c 1");
+      assert.deepEqual(missing.execs.map((e) => e.argv), [["python", "-c", "1"]]);
+      const evaluated = await tracer.observe("eval 'echo hi'");
+      assert.deepEqual(evaluated.traced.map((t) => t.words), [["eval", "echo hi"], ["echo", "hi"]]);
+      const outside = await judgeCommand(tracer, "PATH=bin ls");
+      assert.ok(outside.unlisted.length === 0 || outside.check.verdict === "ask");
+    },
+  );
 
-  test(`corpus, policy tests and ${GENERATED} generated lines: no program runs that an allowed line did not permit`, async (t) => {
+  test(`corpus, policy tests and ${GENERATED} generated lines: no program runs that an allowed line did not permit`, {
+    timeout: 180_000,
+  }, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
     const generated = fc.sample(commandLine, { seed: SEED, numRuns: GENERATED });
     const commands = [...new Set([...CORPUS, ...await policyTestCommands(), ...generated])];

@@ -50,32 +50,36 @@ beforeEach(async () => {
 afterEach(() => L.cleanup());
 
 describe("runtime fence under real `deno run` with narrow flags", { skip }, () => {
-  test("--allow-read=W: reads inside work, a write names --allow-write, outside stays outside", async () => {
-    const [read, write, etc, link, query, require, temp] = await probe([`--allow-read=${L.workdir}`], [
-      { op: "read", path: "file.txt" },
-      { op: "write", path: "new.txt", action: "create", content: "x" },
-      { op: "read", path: "/etc/passwd" },
-      { op: "read", path: "link-out" },
-      { op: "query", permission: "read", target: "/etc/hostname" },
-      { op: "require", permission: "read", target: path.join(L.outside, "secret.txt") },
-      { op: "tempWrite", name: "x" },
-    ]);
-    assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
-    assert.equal(write.code, "fence_denied");
-    assert.equal(write.kind, "policy");
-    assert.match(write.message!, new RegExp(`--allow-write=${path.join(L.workdir, "new.txt")}`));
-    assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
-    // The workspace refuses before the fence is consulted, with the workspace message.
-    assert.equal(etc.code, "outside_workspace");
-    assert.equal(link.code, "outside_workspace");
-    assert.deepEqual(query.value, { allowed: false, flag: "--allow-read=/etc/hostname" });
-    assert.equal(require.code, "fence_denied");
-    assert.match(require.message!, new RegExp(`--allow-read=${path.join(L.outside, "secret.txt")}`));
-    assert.equal(temp.code, "fence_denied");
-    assert.match(temp.message!, new RegExp(`--allow-write=${L.tempParent}`));
-  });
+  test(
+    "--allow-read=W: reads inside work, a write names --allow-write, outside stays outside",
+    { timeout: 60_000 },
+    async () => {
+      const [read, write, etc, link, query, require, temp] = await probe([`--allow-read=${L.workdir}`], [
+        { op: "read", path: "file.txt" },
+        { op: "write", path: "new.txt", action: "create", content: "x" },
+        { op: "read", path: "/etc/passwd" },
+        { op: "read", path: "link-out" },
+        { op: "query", permission: "read", target: "/etc/hostname" },
+        { op: "require", permission: "read", target: path.join(L.outside, "secret.txt") },
+        { op: "tempWrite", name: "x" },
+      ]);
+      assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
+      assert.equal(write.code, "fence_denied");
+      assert.equal(write.kind, "policy");
+      assert.match(write.message!, new RegExp(`--allow-write=${path.join(L.workdir, "new.txt")}`));
+      assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
+      // The workspace refuses before the fence is consulted, with the workspace message.
+      assert.equal(etc.code, "outside_workspace");
+      assert.equal(link.code, "outside_workspace");
+      assert.deepEqual(query.value, { allowed: false, flag: "--allow-read=/etc/hostname" });
+      assert.equal(require.code, "fence_denied");
+      assert.match(require.message!, new RegExp(`--allow-read=${path.join(L.outside, "secret.txt")}`));
+      assert.equal(temp.code, "fence_denied");
+      assert.match(temp.message!, new RegExp(`--allow-write=${L.tempParent}`));
+    },
+  );
 
-  test("a denied path inside the workspace gives fence_denied naming --allow-read", async () => {
+  test("a denied path inside the workspace gives fence_denied naming --allow-read", { timeout: 60_000 }, async () => {
     await fsp.mkdir(path.join(L.workdir, "private"));
     await fsp.writeFile(path.join(L.workdir, "private", "key"), "k");
     const [inside, denied, file] = await probe(
@@ -93,7 +97,7 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     }
   });
 
-  test("Deno checks a symlink's location; the fence is asked about the real path", async () => {
+  test("Deno checks a symlink's location; the fence is asked about the real path", { timeout: 60_000 }, async () => {
     // Writing is allowed to W/sub only; W/alias is a link into W/sub, W/sub/out a link to W.
     await fsp.symlink("sub", path.join(L.workdir, "alias"));
     await fsp.symlink("..", path.join(L.workdir, "sub", "up"));
@@ -112,7 +116,7 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.equal(await exists(path.join(L.workdir, "escaped.txt")), false);
   });
 
-  test("the narrowest flags for read and write are enough, and no more", async () => {
+  test("the narrowest flags for read and write are enough, and no more", { timeout: 60_000 }, async () => {
     const flags = denoFlagsForNeeds([{ read: ["workspace", "temp"], write: ["workspace", "temp"] }], {
       workspace: L.workdir,
       tempParent: L.tempParent,
@@ -140,7 +144,9 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.equal(run.value, true);
   });
 
-  test("closedEntirely: run is closed without a grant for the shell; write only for explicit probes", async () => {
+  test("closedEntirely: run is closed without a grant for the shell; write only for explicit probes", {
+    timeout: 60_000,
+  }, async () => {
     const none = await probe([`--allow-read=${L.workdir}`], [
       { op: "closedEntirely", permission: "run" },
       { op: "closedEntirely", permission: "write", probes: [L.workdir] },
@@ -165,7 +171,9 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.deepEqual(denied.map((o) => o.value), [true, true]);
   });
 
-  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap, else unavailable", async () => {
+  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap, else unavailable", {
+    timeout: 60_000,
+  }, async () => {
     const bwrapWorks = await new Promise<boolean>((resolve) =>
       execFile("bwrap", ["--ro-bind", "/", "/", "true"], (error) => resolve(error === null))
     );
@@ -225,24 +233,30 @@ describe("runtime fence under Node's permission model", { skip: nodeSkip }, () =
     });
   }
 
-  test("--allow-fs-read=W: reads work, a write names --allow-fs-write, run is closed", async () => {
-    const [read, write, query, run, writeClosed] = await nodeProbe([`--allow-fs-read=${L.workdir}`], [
-      { op: "read", path: "file.txt" },
-      { op: "write", path: "new.txt", action: "create", content: "x" },
-      { op: "query", permission: "read", target: "/etc/hostname" },
-      { op: "closedEntirely", permission: "run" },
-      { op: "closedEntirely", permission: "write" },
-    ]);
-    assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
-    assert.equal(write.code, "fence_denied");
-    assert.match(write.message!, new RegExp(`--allow-fs-write=${path.join(L.workdir, "new.txt")}`));
-    assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
-    assert.deepEqual(query.value, { allowed: false, flag: "--allow-fs-read=/etc/hostname" });
-    assert.equal(run.value, true);
-    assert.equal(writeClosed.value, true);
-  });
+  test(
+    "--allow-fs-read=W: reads work, a write names --allow-fs-write, run is closed",
+    { timeout: 60_000 },
+    async () => {
+      const [read, write, query, run, writeClosed] = await nodeProbe([`--allow-fs-read=${L.workdir}`], [
+        { op: "read", path: "file.txt" },
+        { op: "write", path: "new.txt", action: "create", content: "x" },
+        { op: "query", permission: "read", target: "/etc/hostname" },
+        { op: "closedEntirely", permission: "run" },
+        { op: "closedEntirely", permission: "write" },
+      ]);
+      assert.deepEqual(read, { ok: true, value: path.join(L.workdir, "file.txt") });
+      assert.equal(write.code, "fence_denied");
+      assert.match(write.message!, new RegExp(`--allow-fs-write=${path.join(L.workdir, "new.txt")}`));
+      assert.equal(await exists(path.join(L.workdir, "new.txt")), false);
+      assert.deepEqual(query.value, { allowed: false, flag: "--allow-fs-read=/etc/hostname" });
+      assert.equal(run.value, true);
+      assert.equal(writeClosed.value, true);
+    },
+  );
 
-  test("a tool's needs under Node: the shell and stopping it need --allow-child-process, named first", async () => {
+  test("a tool's needs under Node: the shell and stopping it need --allow-child-process, named first", {
+    timeout: 60_000,
+  }, async () => {
     const shell = { run: ["bash"], signal: true, read: ["workspace", "temp"], write: ["workspace", "temp"] };
     const [closed, readOnly] = await nodeProbe([`--allow-fs-read=${L.workdir}`], [
       { op: "needs", needs: shell },
@@ -268,7 +282,7 @@ describe("runtime fence under Node's permission model", { skip: nodeSkip }, () =
     assert.deepEqual(open, { ok: true, value: "granted" });
   });
 
-  test("with write and child-process grants the same operations go through", async () => {
+  test("with write and child-process grants the same operations go through", { timeout: 60_000 }, async () => {
     const [write, run, writeClosed, net] = await nodeProbe(
       [`--allow-fs-read=${L.workdir}`, `--allow-fs-write=${L.workdir}`, "--allow-child-process"],
       [
@@ -287,7 +301,7 @@ describe("runtime fence under Node's permission model", { skip: nodeSkip }, () =
 });
 
 describe("fence helpers in this process", () => {
-  test("requireFence passes an open fence and names the flag of a closed one", () => {
+  test("requireFence passes an open fence and names the flag of a closed one", { timeout: 60_000 }, () => {
     requireFence(openFence(), "write", "/anywhere");
     const closed = {
       query: () => ({ allowed: false, flag: "--allow-net=example.com:443" }),
@@ -306,12 +320,12 @@ describe("fence helpers in this process", () => {
     });
   });
 
-  test("under -A the runtime fence is open", () => {
+  test("under -A the runtime fence is open", { timeout: 60_000 }, () => {
     assert.equal(runtimeFence.query("write", "/").allowed, true);
     assert.equal(runtimeFence.closedEntirely("run"), false);
   });
 
-  test('a need of "*" is the whole permission, for the fence and for the printed flags', () => {
+  test('a need of "*" is the whole permission, for the fence and for the printed flags', { timeout: 60_000 }, () => {
     const needs = { run: [ANY_TARGET], env: [ANY_TARGET], net: [ANY_TARGET], read: ["workspace"] };
     const asked: [string, string | undefined][] = [];
     const closed = {
@@ -330,7 +344,7 @@ describe("fence helpers in this process", () => {
     );
   });
 
-  test("denoFlagsForNeeds refuses what a Deno flag cannot say", () => {
+  test("denoFlagsForNeeds refuses what a Deno flag cannot say", { timeout: 60_000 }, () => {
     assert.throws(
       () => denoFlagsForNeeds([{ read: ["workspace"] }], { workspace: "/w,x", tempParent: "/t" }),
       /Deno flag/,

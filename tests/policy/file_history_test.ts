@@ -17,6 +17,7 @@ import { ToolBox } from "../../toolbox.ts";
 import { openFence } from "../../policy/fence.ts";
 import { ToolError } from "../../core/errors.ts";
 import { diskState } from "../tools/_file_changes.ts";
+import { exited } from "../_exited.ts";
 
 let root: string;
 let workdir: string;
@@ -83,7 +84,7 @@ describe("undo restores exact bytes and modes", { concurrency: false }, () => {
     ["mkdir", "mkdir", { path: "a/b" }],
   ];
   for (const [title, name, args] of cases) {
-    test(`${title}: undoCalls puts every byte and mode back`, async () => {
+    test(`${title}: undoCalls puts every byte and mode back`, { timeout: 60_000 }, async () => {
       const { session, call } = await fresh();
       const initial = snapshot();
       const id = await call(name, args);
@@ -98,7 +99,7 @@ describe("undo restores exact bytes and modes", { concurrency: false }, () => {
     });
   }
 
-  test("a checkpoint restores a whole sequence of calls", async () => {
+  test("a checkpoint restores a whole sequence of calls", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     const initial = snapshot();
     const checkpoint = session.createCheckpoint("before the edits");
@@ -120,7 +121,7 @@ describe("undo restores exact bytes and modes", { concurrency: false }, () => {
 });
 
 describe("undo refuses, naming the file, and changes nothing", { concurrency: false }, () => {
-  test("a file changed since by another process", async () => {
+  test("a file changed since by another process", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     const id = await call("edit_file", { path: "src/main.ts", old_text: "a = 1", new_text: "a = 2" });
     await fsp.appendFile(path.join(workdir, "src", "main.ts"), "// by hand\n");
@@ -130,7 +131,7 @@ describe("undo refuses, naming the file, and changes nothing", { concurrency: fa
     await session.close();
   });
 
-  test("only the mode changed since", async () => {
+  test("only the mode changed since", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     const id = await call("write_file", { path: "tool.sh", content: "#!/bin/sh\n" });
     await fsp.chmod(path.join(workdir, "tool.sh"), 0o700);
@@ -138,7 +139,7 @@ describe("undo refuses, naming the file, and changes nothing", { concurrency: fa
     await session.close();
   });
 
-  test("a file changed since by a later call: that call is named", async () => {
+  test("a file changed since by a later call: that call is named", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     const first = await call("edit_file", { path: "src/main.ts", old_text: "a = 1", new_text: "a = 2" });
     const second = await call("edit_file", { path: "src/main.ts", old_text: "a = 2", new_text: "a = 3" });
@@ -156,18 +157,22 @@ describe("undo refuses, naming the file, and changes nothing", { concurrency: fa
     await session.close();
   });
 
-  test("a deleted file put back by another process; a moved file's source taken again", async () => {
-    const { session, call } = await fresh();
-    const deleted = await call("delete", { path: "data.bin" });
-    await fsp.writeFile(path.join(workdir, "data.bin"), "someone else's\n");
-    await refusal(session.undoCalls([deleted]), "undo_conflict", "data.bin");
-    const moved = await call("move", { src: "tool.sh", dst: "t.sh" });
-    await fsp.writeFile(path.join(workdir, "tool.sh"), "new one\n");
-    await refusal(session.undoCalls([moved]), "undo_conflict", "tool.sh");
-    await session.close();
-  });
+  test(
+    "a deleted file put back by another process; a moved file's source taken again",
+    { timeout: 60_000 },
+    async () => {
+      const { session, call } = await fresh();
+      const deleted = await call("delete", { path: "data.bin" });
+      await fsp.writeFile(path.join(workdir, "data.bin"), "someone else's\n");
+      await refusal(session.undoCalls([deleted]), "undo_conflict", "data.bin");
+      const moved = await call("move", { src: "tool.sh", dst: "t.sh" });
+      await fsp.writeFile(path.join(workdir, "tool.sh"), "new one\n");
+      await refusal(session.undoCalls([moved]), "undo_conflict", "tool.sh");
+      await session.close();
+    },
+  );
 
-  test("a file created since inside a folder the call created", async () => {
+  test("a file created since inside a folder the call created", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     const id = await call("write_file", { path: "gen/out.txt", content: "x\n" });
     await fsp.writeFile(path.join(workdir, "gen", "other.txt"), "not the call's\n");
@@ -177,7 +182,7 @@ describe("undo refuses, naming the file, and changes nothing", { concurrency: fa
     await session.close();
   });
 
-  test("an unknown call id; an unknown checkpoint; a change without a before-image", async () => {
+  test("an unknown call id; an unknown checkpoint; a change without a before-image", { timeout: 60_000 }, async () => {
     const { session, call } = await fresh();
     await refusal(session.undoCalls(["never-made"]), "undo_unavailable", "never-made");
     await refusal(session.restoreCheckpoint("cp-nope"), "unknown_checkpoint", "cp-nope");
@@ -197,7 +202,7 @@ describe("undo refuses, naming the file, and changes nothing", { concurrency: fa
 });
 
 describe("a history on disk", { concurrency: false }, () => {
-  test("another session (a later process) restores a checkpoint from it", async () => {
+  test("another session (a later process) restores a checkpoint from it", { timeout: 60_000 }, async () => {
     const { session } = await fresh();
     await session.close();
     const dir = path.join(root, `history-${counter}`);
@@ -220,7 +225,7 @@ describe("a history on disk", { concurrency: false }, () => {
     await second.close();
   });
 
-  test("refused inside the workspace, where the agent could forge it", async () => {
+  test("refused inside the workspace, where the agent could forge it", { timeout: 60_000 }, async () => {
     const { session } = await fresh();
     await session.close();
     assert.throws(
@@ -229,7 +234,7 @@ describe("a history on disk", { concurrency: false }, () => {
     );
   });
 
-  test("a forged journal naming a path outside the workspace is refused", async () => {
+  test("a forged journal naming a path outside the workspace is refused", { timeout: 60_000 }, async () => {
     const { session } = await fresh();
     await session.close();
     const dir = path.join(root, `forged-${counter}`);
@@ -256,42 +261,47 @@ describe("a history on disk", { concurrency: false }, () => {
 });
 
 describe("a writer racing an undo", () => {
-  test("each round the file ends as the writer left it or exactly as before the edit, never torn", async () => {
-    const { session } = await fresh();
-    const file = path.join(workdir, "src", "main.ts");
-    const original = await fsp.readFile(file);
-    let refused = 0;
-    let undone = 0;
-    for (let round = 0; round < 12; round++) {
-      await fsp.writeFile(file, original);
-      await fsp.chmod(file, 0o640);
-      const callId = `race-${round}`;
-      const edited = await box.call(session, "edit_file", {
-        path: "src/main.ts",
-        old_text: "a = 1",
-        new_text: `a = ${round}0`,
-      }, {
-        callId,
-      });
-      assert.equal(edited.status, "success");
-      const racer = spawn(process.execPath, [
-        ...(typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? ["eval"] : ["-e"]),
-        `require("node:fs").writeFileSync(${JSON.stringify(file)}, "racer ${round}\\n")`,
-      ], { stdio: "ignore" });
-      const outcome = await session.undoCalls([callId]).then(() => "undone", (e: ToolError) => e.code);
-      await new Promise((resolve) => racer.once("exit", resolve));
-      const content = await fsp.readFile(file, "utf8");
-      assert.ok(
-        content === `racer ${round}\n` || content === original.toString(),
-        `round ${round}: ${JSON.stringify(content)} (${outcome})`,
-      );
-      if (outcome === "undone") undone++;
-      else {
-        assert.equal(outcome, "undo_conflict");
-        refused++;
+  test(
+    "each round the file ends as the writer left it or exactly as before the edit, never torn",
+    { timeout: 60_000 },
+    async () => {
+      const { session } = await fresh();
+      const file = path.join(workdir, "src", "main.ts");
+      const original = await fsp.readFile(file);
+      let refused = 0;
+      let undone = 0;
+      for (let round = 0; round < 12; round++) {
+        await fsp.writeFile(file, original);
+        await fsp.chmod(file, 0o640);
+        const callId = `race-${round}`;
+        const edited = await box.call(session, "edit_file", {
+          path: "src/main.ts",
+          old_text: "a = 1",
+          new_text: `a = ${round}0`,
+        }, {
+          callId,
+        });
+        assert.equal(edited.status, "success");
+        const racer = spawn(process.execPath, [
+          ...(typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? ["eval"] : ["-e"]),
+          `require("node:fs").writeFileSync(${JSON.stringify(file)}, "racer ${round}\\n")`,
+        ], { stdio: "ignore" });
+        const racerExit = exited(racer);
+        const outcome = await session.undoCalls([callId]).then(() => "undone", (e: ToolError) => e.code);
+        await racerExit;
+        const content = await fsp.readFile(file, "utf8");
+        assert.ok(
+          content === `racer ${round}\n` || content === original.toString(),
+          `round ${round}: ${JSON.stringify(content)} (${outcome})`,
+        );
+        if (outcome === "undone") undone++;
+        else {
+          assert.equal(outcome, "undo_conflict");
+          refused++;
+        }
       }
-    }
-    assert.equal(undone + refused, 12);
-    await session.close();
-  });
+      assert.equal(undone + refused, 12);
+      await session.close();
+    },
+  );
 });

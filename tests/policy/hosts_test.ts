@@ -33,7 +33,7 @@ function terminal(answers: string[], options: { closeAfter?: boolean } = {}) {
 }
 
 describe("terminalHost", () => {
-  test("shows numbered options with the default and reads a number", async () => {
+  test("shows numbered options with the default and reads a number", { timeout: 60_000 }, async () => {
     const t = terminal(["2"]);
     assert.deepEqual(await t.host.choose(writeQuestion), { choice: "once", source: "user" });
     assert.match(t.shown(), /\[Write permission\] Overwrite a\.txt\?/);
@@ -41,31 +41,31 @@ describe("terminalHost", () => {
     assert.match(t.shown(), /Choose 1-3 \[1\]: $/);
   });
 
-  test("an empty line takes the default; values and labels are accepted", async () => {
+  test("an empty line takes the default; values and labels are accepted", { timeout: 60_000 }, async () => {
     assert.equal((await terminal([""]).host.choose(writeQuestion)).choice, "grant");
     assert.equal((await terminal(["DENY"]).host.choose(writeQuestion)).choice, "deny");
     assert.equal((await terminal(["allow this time only"]).host.choose(writeQuestion)).choice, "once");
   });
 
-  test("an unreadable answer is asked again", async () => {
+  test("an unreadable answer is asked again", { timeout: 60_000 }, async () => {
     const t = terminal(["7", "maybe", "3"]);
     assert.equal((await t.host.choose(writeQuestion)).choice, "deny");
     assert.equal(t.shown().match(/Not an answer/g)?.length, 2);
   });
 
-  test("free text only when allowExtra", async () => {
+  test("free text only when allowExtra", { timeout: 60_000 }, async () => {
     const t = terminal(["blue"]);
     const request = { ...writeQuestion, allowExtra: true } as unknown as ChoiceRequest<string>;
     assert.deepEqual(await t.host.choose(request), { choice: "blue", source: "user" });
   });
 
-  test("the end of input refuses instead of answering", async () => {
+  test("the end of input refuses instead of answering", { timeout: 60_000 }, async () => {
     const t = terminal([], { closeAfter: true });
     const error = await rejectsWith(t.host.choose(writeQuestion), "permission_denied", "policy");
     assert.equal(error.status, "skipped");
   });
 
-  test("confirm reads y, n and the default", async () => {
+  test("confirm reads y, n and the default", { timeout: 60_000 }, async () => {
     const t = terminal(["", "n", "YES"]);
     const yes = { title: "Run", message: "Run ls?", defaultChoice: true };
     assert.deepEqual(await t.host.confirm(yes), { choice: true, source: "user" });
@@ -75,14 +75,14 @@ describe("terminalHost", () => {
     assert.match(t.shown(), /\[y\/N\]: /);
   });
 
-  test("questions asked together are answered one after the other", async () => {
+  test("questions asked together are answered one after the other", { timeout: 60_000 }, async () => {
     const t = terminal(["1", "3"]);
     const [first, second] = await Promise.all([t.host.choose(writeQuestion), t.host.choose(writeQuestion)]);
     assert.equal(first.choice, "grant");
     assert.equal(second.choice, "deny");
   });
 
-  test("an abort ends the question", async () => {
+  test("an abort ends the question", { timeout: 60_000 }, async () => {
     const t = terminal([]);
     const controller = new AbortController();
     const pending = t.host.choose(writeQuestion, controller.signal);
@@ -92,7 +92,7 @@ describe("terminalHost", () => {
 });
 
 describe("autoHost, denyAllHost, withAutoConfirm", () => {
-  test("autoHost takes the default and marks it auto", async () => {
+  test("autoHost takes the default and marks it auto", { timeout: 60_000 }, async () => {
     assert.deepEqual(await autoHost().choose(writeQuestion), { choice: "grant", source: "auto" });
     assert.deepEqual(await autoHost().confirm({ title: "t", message: "m", defaultChoice: false }), {
       choice: false,
@@ -100,7 +100,7 @@ describe("autoHost, denyAllHost, withAutoConfirm", () => {
     });
   });
 
-  test("autoHost refuses questions that need a person", async () => {
+  test("autoHost refuses questions that need a person", { timeout: 60_000 }, async () => {
     await rejectsWith(autoHost().choose({ ...writeQuestion, requirePerson: true }), "permission_denied");
     await rejectsWith(
       autoHost().confirm({ title: "t", message: "m", defaultChoice: true, requirePerson: true }),
@@ -108,13 +108,13 @@ describe("autoHost, denyAllHost, withAutoConfirm", () => {
     );
   });
 
-  test("denyAllHost refuses everything, saying nobody can be asked", async () => {
+  test("denyAllHost refuses everything, saying nobody can be asked", { timeout: 60_000 }, async () => {
     const error = await rejectsWith(denyAllHost().choose(writeQuestion), "permission_denied", "policy");
     assert.match(error.message, /no person can be asked/);
     await rejectsWith(denyAllHost().confirm({ title: "t", message: "m", defaultChoice: true }), "permission_denied");
   });
 
-  test("withAutoConfirm answers automatically except where a person is required", async () => {
+  test("withAutoConfirm answers automatically except where a person is required", { timeout: 60_000 }, async () => {
     const asked: string[] = [];
     const person = callbackHost({
       choose: (request) => {
@@ -130,26 +130,26 @@ describe("autoHost, denyAllHost, withAutoConfirm", () => {
 });
 
 describe("callbackHost", () => {
-  test("a bare answer is a person's; a full outcome keeps its source", async () => {
+  test("a bare answer is a person's; a full outcome keeps its source", { timeout: 60_000 }, async () => {
     const host = callbackHost({ choose: () => "deny" as never });
     assert.deepEqual(await host.choose(writeQuestion), { choice: "deny", source: "user" });
     const automatic = callbackHost({ choose: (r) => ({ choice: r.defaultChoice, source: "auto" }) });
     assert.deepEqual(await automatic.choose(writeQuestion), { choice: "grant", source: "auto" });
   });
 
-  test("an answer that is not an option is an error, never consent", async () => {
+  test("an answer that is not an option is an error, never consent", { timeout: 60_000 }, async () => {
     const host = callbackHost({ choose: () => "yes please" as never });
     await assert.rejects(host.choose(writeQuestion), /not an option/);
     const bad = callbackHost({ choose: () => "x" as never, confirm: () => "yes" as never });
     await assert.rejects(bad.confirm({ title: "t", message: "m", defaultChoice: true }), /yes\/no/);
   });
 
-  test("an automatic answer to a question that needs a person is refused", async () => {
+  test("an automatic answer to a question that needs a person is refused", { timeout: 60_000 }, async () => {
     const host = callbackHost({ choose: (r) => ({ choice: r.defaultChoice, source: "auto" }) });
     await rejectsWith(host.choose({ ...writeQuestion, requirePerson: true }), "permission_denied");
   });
 
-  test("without confirm, yes/no questions go to choose", async () => {
+  test("without confirm, yes/no questions go to choose", { timeout: 60_000 }, async () => {
     const seen: string[][] = [];
     const host = callbackHost({
       choose: (request) => {

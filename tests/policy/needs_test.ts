@@ -43,7 +43,7 @@ function grantingFence(granted: Iterable<string>): Fence {
 }
 
 describe("missing grants and their flags", () => {
-  test("named in a fixed order: programs, reads, writes, system facts, variables, hosts", () => {
+  test("named in a fixed order: programs, reads, writes, system facts, variables, hosts", { timeout: 60_000 }, () => {
     const needs: ToolNeeds = {
       net: ["example.com"],
       env: ["HOME"],
@@ -74,7 +74,7 @@ describe("missing grants and their flags", () => {
     ]);
   });
 
-  test("requireGrants names the first missing flag and lists all in details", () => {
+  test("requireGrants names the first missing flag and lists all in details", { timeout: 60_000 }, () => {
     const fence = grantingFence(["read:/w"]);
     assert.throws(
       () => requireGrants(fence, "bash", { run: ["bash"], read: ["workspace"], write: ["temp"] }, places),
@@ -102,7 +102,7 @@ describe("missing grants and their flags", () => {
     );
   });
 
-  test("workspace and temp point at the session's folders; deno at the running executable", () => {
+  test("workspace and temp point at the session's folders; deno at the running executable", { timeout: 60_000 }, () => {
     assert.equal(resolveNeedTarget("read", "workspace", places), "/w");
     assert.equal(resolveNeedTarget("write", "temp", places), "/t");
     assert.equal(resolveNeedTarget("read", "/etc/hosts", places), "/etc/hosts");
@@ -115,12 +115,18 @@ describe("missing grants and their flags", () => {
     assert.equal(resolveNeedTarget("run", "bash", places), "bash");
   });
 
-  test("without a session, the workspace counts as missing only when reads are closed entirely", () => {
-    assert.deepEqual(missingGrants(grantingFence(["read:/elsewhere"]), { read: ["workspace"] }), []);
-    assert.deepEqual(missingGrants(grantingFence([]), { read: ["workspace"] }).map((m) => m.permission), ["read"]);
-  });
+  test(
+    "without a session, the workspace counts as missing only when reads are closed entirely",
+    { timeout: 60_000 },
+    () => {
+      assert.deepEqual(missingGrants(grantingFence(["read:/elsewhere"]), { read: ["workspace"] }), []);
+      assert.deepEqual(missingGrants(grantingFence([]), { read: ["workspace"] }).map((m) => m.permission), ["read"]);
+    },
+  );
 
-  test("generated needs and grants: list() hides exactly what a call refuses, naming the first missing flag", async () => {
+  test("generated needs and grants: list() hides exactly what a call refuses, naming the first missing flag", {
+    timeout: 60_000,
+  }, async () => {
     const workdir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-needs-")));
     try {
       const targets: Record<FencePermission, string[]> = {
@@ -183,7 +189,9 @@ describe("missing grants and their flags", () => {
     }
   });
 
-  test("the refusal comes before validation, hooks and approval: a hidden tool is not even asked about", async () => {
+  test("the refusal comes before validation, hooks and approval: a hidden tool is not even asked about", {
+    timeout: 60_000,
+  }, async () => {
     const workdir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-needs-")));
     try {
       let hooked = 0;
@@ -205,33 +213,39 @@ describe("missing grants and their flags", () => {
     }
   });
 
-  test("a tool with only coarse permissions is hidden when the fence closes them entirely", async () => {
-    const workdir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-needs-")));
-    try {
-      const box = new ToolBox().register(tool({
-        name: "coarse",
-        description: "Runs something.",
-        input: v.object({}),
-        permissions: ["net", "read"],
-        run: () => "ran",
-      }));
-      const closed = new Session({ workspace: workdir, fence: grantingFence([]) });
-      assert.deepEqual(box.list({ session: closed }), []);
-      const refused = await box.call(closed, "coarse", {});
-      assert.equal(refused.errorCode, "fence_denied");
-      assert.deepEqual((refused.details as { flags: string[] }).flags, [`--allow-read=${workdir}`, "--allow-net"]);
-      await closed.close();
-      const open = new Session({ workspace: workdir, fence: grantingFence([`read:${workdir}`, "net:example.com"]) });
-      assert.equal(box.list({ session: open }).length, 1);
-      await open.close();
-    } finally {
-      await rm(workdir, { recursive: true, force: true });
-    }
-  });
+  test(
+    "a tool with only coarse permissions is hidden when the fence closes them entirely",
+    { timeout: 60_000 },
+    async () => {
+      const workdir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-needs-")));
+      try {
+        const box = new ToolBox().register(tool({
+          name: "coarse",
+          description: "Runs something.",
+          input: v.object({}),
+          permissions: ["net", "read"],
+          run: () => "ran",
+        }));
+        const closed = new Session({ workspace: workdir, fence: grantingFence([]) });
+        assert.deepEqual(box.list({ session: closed }), []);
+        const refused = await box.call(closed, "coarse", {});
+        assert.equal(refused.errorCode, "fence_denied");
+        assert.deepEqual((refused.details as { flags: string[] }).flags, [`--allow-read=${workdir}`, "--allow-net"]);
+        await closed.close();
+        const open = new Session({ workspace: workdir, fence: grantingFence([`read:${workdir}`, "net:example.com"]) });
+        assert.equal(box.list({ session: open }).length, 1);
+        await open.close();
+      } finally {
+        await rm(workdir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("denoFlagsForNeeds", () => {
-  test("the union, workspace first, one flag per permission, never a bare flag but --allow-run for signals", async () => {
+  test("the union, workspace first, one flag per permission, never a bare flag but --allow-run for signals", {
+    timeout: 60_000,
+  }, async () => {
     const workdir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-needs-")));
     try {
       const needs: ToolNeeds[] = [
@@ -283,7 +297,9 @@ describe("groups under too few deno flags", () => {
     await rm(top, { recursive: true, force: true });
   });
 
-  test("flags --groups diagnostic includes what check_types runs; without it check_types is hidden and names it", async () => {
+  test("flags --groups diagnostic includes what check_types runs; without it check_types is hidden and names it", {
+    timeout: 60_000,
+  }, async () => {
     const exact = await printedFlags(workdir, tempParent, ["diagnostic"]);
     assert.ok(exact.includes("--allow-run"), exact.join(" "));
     const report = await runNarrow(without(exact, "--allow-run"), {
@@ -303,7 +319,9 @@ describe("groups under too few deno flags", () => {
     assert.deepEqual(await readdir(tempParent), []);
   });
 
-  test("without the variables typescript reads, check_syntax is hidden and names the first of them", async () => {
+  test("without the variables typescript reads, check_syntax is hidden and names the first of them", {
+    timeout: 60_000,
+  }, async () => {
     const exact = await printedFlags(workdir, tempParent, ["diagnostic"]);
     const report = await runNarrow(without(exact, "--allow-env"), {
       workdir,
@@ -315,7 +333,9 @@ describe("groups under too few deno flags", () => {
     assert.equal(report.results[0].details?.flag, "--allow-env=TSC_WATCHFILE", JSON.stringify(report.results[0]));
   });
 
-  test("fs with writes to the workspace only: temp_dir is hidden and names the temp folder, the rest works", async () => {
+  test("fs with writes to the workspace only: temp_dir is hidden and names the temp folder, the rest works", {
+    timeout: 60_000,
+  }, async () => {
     const exact = await printedFlags(workdir, tempParent, ["fs"]);
     const report = await runNarrow([...without(exact, "--allow-write"), `--allow-write=${workdir}`], {
       workdir,
@@ -334,18 +354,22 @@ describe("groups under too few deno flags", () => {
     assert.deepEqual(await readdir(tempParent), []);
   });
 
-  test("system without --allow-sys: system_info is listed and answers without the fenced facts", async () => {
-    const exact = await printedFlags(workdir, tempParent, ["system"]);
-    assert.ok(exact.includes("--allow-sys=osRelease,cpus"), exact.join(" "));
-    const report = await runNarrow(without(exact, "--allow-sys"), {
-      workdir,
-      tempParent,
-      groups: ["system"],
-      calls: [{ name: "system_info", args: {} }],
-    });
-    assert.ok(report.listed.includes("system_info"));
-    const [info] = report.results;
-    assert.equal(info.status, "success", JSON.stringify(info));
-    assert.equal((info.output as { release?: string }).release, undefined);
-  });
+  test(
+    "system without --allow-sys: system_info is listed and answers without the fenced facts",
+    { timeout: 60_000 },
+    async () => {
+      const exact = await printedFlags(workdir, tempParent, ["system"]);
+      assert.ok(exact.includes("--allow-sys=osRelease,cpus"), exact.join(" "));
+      const report = await runNarrow(without(exact, "--allow-sys"), {
+        workdir,
+        tempParent,
+        groups: ["system"],
+        calls: [{ name: "system_info", args: {} }],
+      });
+      assert.ok(report.listed.includes("system_info"));
+      const [info] = report.results;
+      assert.equal(info.status, "success", JSON.stringify(info));
+      assert.equal((info.output as { release?: string }).release, undefined);
+    },
+  );
 });

@@ -47,7 +47,7 @@ afterEach(async () => {
 });
 
 describe("Policy: when writing asks", () => {
-  test("creating a new file inside the workspace does not ask", async () => {
+  test("creating a new file inside the workspace does not ask", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     assert.equal(await policy.resolveForWrite("sub/new.txt", "create"), path.join(L.workdir, "sub", "new.txt"));
     assert.equal(
@@ -58,7 +58,7 @@ describe("Policy: when writing asks", () => {
     assert.equal(asked.length, 0);
   });
 
-  test("overwriting asks with three options, grant being the default", async () => {
+  test("overwriting asks with three options, grant being the default", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(user("once"));
     await policy.resolveForWrite("file.txt", "overwrite");
@@ -69,22 +69,26 @@ describe("Policy: when writing asks", () => {
     assert.equal(asked[0].defaultChoice, "grant");
   });
 
-  test("create, copy and move onto something existing ask; so do moving away and deleting", async () => {
-    const policy = policyWith();
-    for (const action of ["create", "copy", "move", "delete"] as const) {
-      answers.push(user("once"));
-      await policy.resolveForWrite("file.txt", action);
-    }
-    assert.equal(asked.length, 4);
-  });
+  test(
+    "create, copy and move onto something existing ask; so do moving away and deleting",
+    { timeout: 60_000 },
+    async () => {
+      const policy = policyWith();
+      for (const action of ["create", "copy", "move", "delete"] as const) {
+        answers.push(user("once"));
+        await policy.resolveForWrite("file.txt", action);
+      }
+      assert.equal(asked.length, 4);
+    },
+  );
 
-  test("mkdir never asks, even where something exists", async () => {
+  test("mkdir never asks, even where something exists", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     await policy.resolveForWrite("sub", "mkdir");
     assert.equal(asked.length, 0);
   });
 
-  test("writes inside the temp dir never ask", async () => {
+  test("writes inside the temp dir never ask", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     const temp = await ws.tempDir();
     await fsp.writeFile(path.join(temp, "scratch.txt"), "x");
@@ -94,7 +98,7 @@ describe("Policy: when writing asks", () => {
     assert.equal(asked.length, 0);
   });
 
-  test("a person's grant is remembered: the same file is not asked about again", async () => {
+  test("a person's grant is remembered: the same file is not asked about again", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(user("grant"));
     await policy.resolveForWrite("file.txt", "overwrite");
@@ -108,7 +112,7 @@ describe("Policy: when writing asks", () => {
     assert.equal(asked.length, 2);
   });
 
-  test("an automatic grant allows this once and never grants", async () => {
+  test("an automatic grant allows this once and never grants", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(auto("grant"), auto("grant"));
     await policy.resolveForWrite("file.txt", "overwrite");
@@ -117,7 +121,7 @@ describe("Policy: when writing asks", () => {
     assert.deepEqual(policy.state.writeGrants(), []);
   });
 
-  test("autoHost and withAutoConfirm allow by default and grant nothing", async () => {
+  test("autoHost and withAutoConfirm allow by default and grant nothing", { timeout: 60_000 }, async () => {
     for (const asker of [autoHost(), withAutoConfirm(denyAllHost())]) {
       const policy = policyWith(asker);
       await policy.resolveForWrite("file.txt", "overwrite");
@@ -125,7 +129,7 @@ describe("Policy: when writing asks", () => {
     }
   });
 
-  test("once allows without granting", async () => {
+  test("once allows without granting", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(user("once"), user("once"));
     await policy.resolveForWrite("file.txt", "overwrite");
@@ -134,7 +138,7 @@ describe("Policy: when writing asks", () => {
     assert.deepEqual(policy.state.writeGrants(), []);
   });
 
-  test("deny refuses with permission_denied, skipped, and the file is untouched", async () => {
+  test("deny refuses with permission_denied, skipped, and the file is untouched", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(user("deny"));
     const error = await rejectsWith(policy.resolveForWrite("file.txt", "overwrite"), "permission_denied", "policy");
@@ -143,30 +147,38 @@ describe("Policy: when writing asks", () => {
     assert.equal(await fsp.readFile(path.join(L.workdir, "file.txt"), "utf8"), "inside\n");
   });
 
-  test("the deny-all host refuses anything that would ask, and nothing that would not", async () => {
-    const policy = policyWith(denyAllHost());
-    const error = await rejectsWith(policy.resolveForWrite("file.txt", "overwrite"), "permission_denied", "policy");
-    assert.equal(error.status, "skipped");
-    assert.match(error.message, /no person can be asked/);
-    await policy.resolveForWrite("brand-new.txt", "create");
-  });
+  test(
+    "the deny-all host refuses anything that would ask, and nothing that would not",
+    { timeout: 60_000 },
+    async () => {
+      const policy = policyWith(denyAllHost());
+      const error = await rejectsWith(policy.resolveForWrite("file.txt", "overwrite"), "permission_denied", "policy");
+      assert.equal(error.status, "skipped");
+      assert.match(error.message, /no person can be asked/);
+      await policy.resolveForWrite("brand-new.txt", "create");
+    },
+  );
 
-  test("deleting a folder with a person's grant grants the folder and everything under it", async () => {
-    const policy = policyWith();
-    await fsp.mkdir(path.join(L.workdir, "sub-other"));
-    await fsp.writeFile(path.join(L.workdir, "sub-other", "a.txt"), "x");
-    answers.push(user("grant"));
-    await policy.resolveForWrite("sub", "delete");
-    assert.deepEqual(policy.state.writeGrants(), [path.join(L.workdir, "sub")]);
-    await policy.resolveForWrite("sub/a.txt", "overwrite");
-    assert.equal(asked.length, 1);
-    // By path components: sub does not cover sub-other.
-    answers.push(user("once"));
-    await policy.resolveForWrite("sub-other/a.txt", "overwrite");
-    assert.equal(asked.length, 2);
-  });
+  test(
+    "deleting a folder with a person's grant grants the folder and everything under it",
+    { timeout: 60_000 },
+    async () => {
+      const policy = policyWith();
+      await fsp.mkdir(path.join(L.workdir, "sub-other"));
+      await fsp.writeFile(path.join(L.workdir, "sub-other", "a.txt"), "x");
+      answers.push(user("grant"));
+      await policy.resolveForWrite("sub", "delete");
+      assert.deepEqual(policy.state.writeGrants(), [path.join(L.workdir, "sub")]);
+      await policy.resolveForWrite("sub/a.txt", "overwrite");
+      assert.equal(asked.length, 1);
+      // By path components: sub does not cover sub-other.
+      answers.push(user("once"));
+      await policy.resolveForWrite("sub-other/a.txt", "overwrite");
+      assert.equal(asked.length, 2);
+    },
+  );
 
-  test("an aborted signal ends the question with the abort reason", async () => {
+  test("an aborted signal ends the question with the abort reason", { timeout: 60_000 }, async () => {
     const policy = policyWith(callbackHost({
       choose: (_request, signal) =>
         new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason))),
@@ -177,7 +189,7 @@ describe("Policy: when writing asks", () => {
     await assert.rejects(pending, /cancelled by test/);
   });
 
-  test("authorizeWrite is the ask flow alone, for paths resolved already", async () => {
+  test("authorizeWrite is the ask flow alone, for paths resolved already", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     answers.push(user("deny"));
     await rejectsWith(policy.authorizeWrite(path.join(L.workdir, "file.txt"), "overwrite"), "permission_denied");
@@ -191,7 +203,7 @@ describe("Policy: when writing asks", () => {
 });
 
 describe("Policy: where writing goes", () => {
-  test("writing through a symlink that leads out is refused without asking", async () => {
+  test("writing through a symlink that leads out is refused without asking", { timeout: 60_000 }, async () => {
     await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
     const policy = policyWith();
     for (const action of ["overwrite", "create", "copy"] as const) {
@@ -201,36 +213,48 @@ describe("Policy: where writing goes", () => {
     assert.equal(await fsp.readFile(path.join(L.outside, "secret.txt"), "utf8"), "secret outside\n");
   });
 
-  test("writing to a dangling symlink that points outside is refused and creates nothing outside", async () => {
-    const target = path.join(L.outside, "planted.txt");
-    await fsp.symlink(target, path.join(L.workdir, "dangling"));
-    await fsp.symlink(path.join(L.outside, "newdir", "x"), path.join(L.workdir, "dangling2"));
-    const policy = policyWith();
-    await rejectsWith(policy.resolveForWrite("dangling", "create"), "outside_workspace");
-    await rejectsWith(policy.resolveForWrite("dangling2", "mkdir"), "outside_workspace");
-    assert.equal(await exists(target), false);
-    assert.equal(await exists(path.join(L.outside, "newdir")), false);
-  });
+  test(
+    "writing to a dangling symlink that points outside is refused and creates nothing outside",
+    { timeout: 60_000 },
+    async () => {
+      const target = path.join(L.outside, "planted.txt");
+      await fsp.symlink(target, path.join(L.workdir, "dangling"));
+      await fsp.symlink(path.join(L.outside, "newdir", "x"), path.join(L.workdir, "dangling2"));
+      const policy = policyWith();
+      await rejectsWith(policy.resolveForWrite("dangling", "create"), "outside_workspace");
+      await rejectsWith(policy.resolveForWrite("dangling2", "mkdir"), "outside_workspace");
+      assert.equal(await exists(target), false);
+      assert.equal(await exists(path.join(L.outside, "newdir")), false);
+    },
+  );
 
-  test("a dangling symlink pointing inside resolves to its target, which a write then creates", async () => {
-    await fsp.symlink("sub/made.txt", path.join(L.workdir, "pending"));
-    const policy = policyWith();
-    assert.equal(await policy.resolveForWrite("pending", "create"), path.join(L.workdir, "sub", "made.txt"));
-    assert.equal(asked.length, 0);
-  });
+  test(
+    "a dangling symlink pointing inside resolves to its target, which a write then creates",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.symlink("sub/made.txt", path.join(L.workdir, "pending"));
+      const policy = policyWith();
+      assert.equal(await policy.resolveForWrite("pending", "create"), path.join(L.workdir, "sub", "made.txt"));
+      assert.equal(asked.length, 0);
+    },
+  );
 
-  test("deleting or moving a link acts on the link, so a link leading out may be removed", async () => {
-    await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
-    const policy = policyWith();
-    answers.push(user("once"));
-    const target = await policy.resolveForWrite("link", "delete");
-    assert.equal(target, path.join(L.workdir, "link"));
-    await fsp.rm(target);
-    assert.equal(await exists(path.join(L.workdir, "link")), false);
-    assert.equal(await exists(path.join(L.outside, "secret.txt")), true);
-  });
+  test(
+    "deleting or moving a link acts on the link, so a link leading out may be removed",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
+      const policy = policyWith();
+      answers.push(user("once"));
+      const target = await policy.resolveForWrite("link", "delete");
+      assert.equal(target, path.join(L.workdir, "link"));
+      await fsp.rm(target);
+      assert.equal(await exists(path.join(L.workdir, "link")), false);
+      assert.equal(await exists(path.join(L.outside, "secret.txt")), true);
+    },
+  );
 
-  test("the workspace root and the temp dir root cannot be deleted or moved", async () => {
+  test("the workspace root and the temp dir root cannot be deleted or moved", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     await rejectsWith(policy.resolveForWrite(".", "delete"), "permission_denied");
     await rejectsWith(policy.resolveForWrite(L.workdir + "/", "move"), "permission_denied");
@@ -238,33 +262,39 @@ describe("Policy: where writing goes", () => {
     assert.equal(asked.length, 0);
   });
 
-  test("outside paths are refused for reading and writing alike", async () => {
+  test("outside paths are refused for reading and writing alike", { timeout: 60_000 }, async () => {
     const policy = policyWith();
     await rejectsWith(policy.resolveForRead("../outside/secret.txt"), "outside_workspace");
     await rejectsWith(policy.resolveForWrite("../outside/new.txt", "create"), "outside_workspace");
     assert.equal(await policy.resolveForRead("sub/a.txt"), path.join(L.workdir, "sub", "a.txt"));
   });
 
-  test("a closed fence refuses before anyone is asked, naming the flag, on the real path", async () => {
-    const queries: string[] = [];
-    const readOnly: Fence = {
-      query: (permission, target) => {
-        queries.push(`${permission} ${target}`);
-        return permission === "read" ? { allowed: true } : { allowed: false, flag: `--allow-${permission}=${target}` };
-      },
-      closedEntirely: () => false,
-    };
-    await fsp.symlink("file.txt", path.join(L.workdir, "alias"));
-    const policy = policyWith(recordingHost(), readOnly);
-    const error = await rejectsWith(policy.resolveForWrite("alias", "overwrite"), "fence_denied", "policy");
-    const real = path.join(L.workdir, "file.txt");
-    assert.match(error.message, new RegExp(`--allow-write=${real}`));
-    assert.deepEqual(queries, [`write ${real}`]);
-    assert.equal(asked.length, 0);
-    assert.equal(await policy.resolveForRead("alias"), real);
-  });
+  test(
+    "a closed fence refuses before anyone is asked, naming the flag, on the real path",
+    { timeout: 60_000 },
+    async () => {
+      const queries: string[] = [];
+      const readOnly: Fence = {
+        query: (permission, target) => {
+          queries.push(`${permission} ${target}`);
+          return permission === "read"
+            ? { allowed: true }
+            : { allowed: false, flag: `--allow-${permission}=${target}` };
+        },
+        closedEntirely: () => false,
+      };
+      await fsp.symlink("file.txt", path.join(L.workdir, "alias"));
+      const policy = policyWith(recordingHost(), readOnly);
+      const error = await rejectsWith(policy.resolveForWrite("alias", "overwrite"), "fence_denied", "policy");
+      const real = path.join(L.workdir, "file.txt");
+      assert.match(error.message, new RegExp(`--allow-write=${real}`));
+      assert.deepEqual(queries, [`write ${real}`]);
+      assert.equal(asked.length, 0);
+      assert.equal(await policy.resolveForRead("alias"), real);
+    },
+  );
 
-  test("defaults: the runtime fence and the auto sandbox", () => {
+  test("defaults: the runtime fence and the auto sandbox", { timeout: 60_000 }, () => {
     const policy = new Policy({ workspace: ws, state: new PolicyState(), asker: autoHost() });
     assert.equal(policy.sandbox, "auto");
     assert.equal(policy.fence.query("write", L.workdir).allowed, true);
@@ -274,7 +304,7 @@ describe("Policy: where writing goes", () => {
 describe("Policy: protected paths", () => {
   const once = { choice: "once", source: "user" } as unknown as ChoiceOutcome<WriteChoice>;
 
-  test("extra patterns from the options are protected too; the defaults stay", async () => {
+  test("extra patterns from the options are protected too; the defaults stay", { timeout: 60_000 }, async () => {
     const policy = new Policy({
       workspace: ws,
       state: new PolicyState({ commandAllowlist: [] }),
@@ -289,7 +319,9 @@ describe("Policy: protected paths", () => {
     assert.equal(await policy.resolveForWrite("deploy/notes.md", "create"), path.join(L.workdir, "deploy", "notes.md"));
   });
 
-  test("a grant of the whole workspace does not cover a protected path; the person is asked every time", async () => {
+  test("a grant of the whole workspace does not cover a protected path; the person is asked every time", {
+    timeout: 60_000,
+  }, async () => {
     const policy = policyWith();
     policy.state.grantWrite(L.workdir);
     answers.push(once, once);
@@ -300,7 +332,7 @@ describe("Policy: protected paths", () => {
     assert.equal(policy.state.isWriteGranted(path.join(L.workdir, ".git/hooks/pre-commit")), true);
   });
 
-  test("an answer marked auto from a custom asker counts as a refusal", async () => {
+  test("an answer marked auto from a custom asker counts as a refusal", { timeout: 60_000 }, async () => {
     const asker: PolicyAsker = {
       choose: <T extends string>() => Promise.resolve({ choice: "once" as T, source: "auto" as const }),
       confirm: () => Promise.resolve({ choice: true, source: "auto" as const }),
@@ -308,7 +340,7 @@ describe("Policy: protected paths", () => {
     await rejectsWith(policyWith(asker).resolveForWrite(".envrc", "create"), "permission_denied", "policy");
   });
 
-  test("the temp dir is judged too, and a deny-all host refuses", async () => {
+  test("the temp dir is judged too, and a deny-all host refuses", { timeout: 60_000 }, async () => {
     const temp = await ws.tempDir();
     await rejectsWith(
       policyWith(withAutoConfirm(denyAllHost())).resolveForWrite(path.join(temp, ".git", "config"), "create"),
@@ -317,7 +349,9 @@ describe("Policy: protected paths", () => {
     );
   });
 
-  test("a folder is judged by what it holds when it is deleted or moved, and writeTarget says what was there", async () => {
+  test("a folder is judged by what it holds when it is deleted or moved, and writeTarget says what was there", {
+    timeout: 60_000,
+  }, async () => {
     await fsp.mkdir(path.join(L.workdir, "pkg"));
     await fsp.writeFile(path.join(L.workdir, "pkg", ".NPMRC"), "x");
     await fsp.mkdir(path.join(L.workdir, "cfg"));

@@ -13,22 +13,26 @@ beforeEach(async () => {
 afterEach(() => L.cleanup());
 
 describe("PolicyState: command allowlist", () => {
-  test("defaults to the default allowlist; an explicit list replaces it", () => {
+  test("defaults to the default allowlist; an explicit list replaces it", { timeout: 60_000 }, () => {
     assert.deepEqual(new PolicyState().commandAllowlist(), DEFAULT_COMMAND_ALLOWLIST);
     assert.deepEqual(new PolicyState({ commandAllowlist: ["ls"] }).commandAllowlist(), ["ls"]);
   });
 
-  test("add normalises whitespace and ignores duplicates; remove reports whether it removed", () => {
-    const state = new PolicyState({ commandAllowlist: [] });
-    state.addCommand("  npm   run\ttest ");
-    state.addCommand("npm run test");
-    assert.deepEqual(state.commandAllowlist(), ["npm run test"]);
-    assert.equal(state.removeCommand("npm  run test"), true);
-    assert.equal(state.removeCommand("npm run test"), false);
-    assert.throws(() => state.addCommand("   "), TypeError);
-  });
+  test(
+    "add normalises whitespace and ignores duplicates; remove reports whether it removed",
+    { timeout: 60_000 },
+    () => {
+      const state = new PolicyState({ commandAllowlist: [] });
+      state.addCommand("  npm   run\ttest ");
+      state.addCommand("npm run test");
+      assert.deepEqual(state.commandAllowlist(), ["npm run test"]);
+      assert.equal(state.removeCommand("npm  run test"), true);
+      assert.equal(state.removeCommand("npm run test"), false);
+      assert.throws(() => state.addCommand("   "), TypeError);
+    },
+  );
 
-  test("the returned lists are snapshots, not handles on the state", () => {
+  test("the returned lists are snapshots, not handles on the state", { timeout: 60_000 }, () => {
     const state = new PolicyState({ commandAllowlist: ["ls"] });
     const list = state.commandAllowlist();
     assert.throws(() => (list as string[]).push("rm"));
@@ -38,7 +42,7 @@ describe("PolicyState: command allowlist", () => {
 });
 
 describe("PolicyState: write grants", () => {
-  test("a folder grant covers everything beneath it, by path components", () => {
+  test("a folder grant covers everything beneath it, by path components", { timeout: 60_000 }, () => {
     const state = new PolicyState();
     state.grantWrite("/w/src/");
     assert.equal(state.isWriteGranted("/w/src"), true);
@@ -49,7 +53,7 @@ describe("PolicyState: write grants", () => {
     assert.equal(state.isWriteGranted("src/a.ts"), false);
   });
 
-  test("grants must be absolute; revoke removes exactly one entry", () => {
+  test("grants must be absolute; revoke removes exactly one entry", { timeout: 60_000 }, () => {
     const state = new PolicyState();
     assert.throws(() => state.grantWrite("relative/path"), TypeError);
     assert.throws(() => state.grantWrite("/w/\0x"), TypeError);
@@ -64,7 +68,7 @@ describe("PolicyState: write grants", () => {
 });
 
 describe("PolicyState: JSON", () => {
-  test("round-trips through JSON and a file, saved readable only by its owner", async () => {
+  test("round-trips through JSON and a file, saved readable only by its owner", { timeout: 60_000 }, async () => {
     const state = new PolicyState({ commandAllowlist: ["ls", "git status"], writeGrants: ["/w/a"] });
     assert.deepEqual(PolicyState.fromJSON(JSON.parse(JSON.stringify(state))).toJSON(), state.toJSON());
     const file = path.join(L.workdir, "policy.json");
@@ -76,13 +80,13 @@ describe("PolicyState: JSON", () => {
     });
   });
 
-  test("save works through a symlinked folder", async () => {
+  test("save works through a symlinked folder", { timeout: 60_000 }, async () => {
     await fsp.symlink(L.workdir, path.join(L.root, "alias"));
     await new PolicyState({ commandAllowlist: ["ls"] }).save(path.join(L.root, "alias", "p.json"));
     assert.deepEqual((await PolicyState.load(path.join(L.workdir, "p.json"))).commandAllowlist(), ["ls"]);
   });
 
-  test("fromJSON refuses anything it does not fully understand", () => {
+  test("fromJSON refuses anything it does not fully understand", { timeout: 60_000 }, () => {
     for (
       const bad of [
         null,
@@ -100,7 +104,7 @@ describe("PolicyState: JSON", () => {
     }
   });
 
-  test("load names the file when it is not valid", async () => {
+  test("load names the file when it is not valid", { timeout: 60_000 }, async () => {
     const file = path.join(L.workdir, "broken.json");
     await fsp.writeFile(file, "{ not json");
     await assert.rejects(PolicyState.load(file), new RegExp(`${file} is not valid JSON`));
@@ -108,7 +112,7 @@ describe("PolicyState: JSON", () => {
     await assert.rejects(PolicyState.load(file), /unknown key "sandbox"/);
   });
 
-  test("clone is independent", () => {
+  test("clone is independent", { timeout: 60_000 }, () => {
     const state = new PolicyState({ commandAllowlist: ["ls"] });
     const copy = state.clone();
     copy.addCommand("cat");

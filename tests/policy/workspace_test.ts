@@ -24,23 +24,23 @@ async function refused(input: string): Promise<void> {
 }
 
 describe("Workspace.resolve: the adversarial path cases", () => {
-  test("../../etc/passwd and /etc/passwd are refused", async () => {
+  test("../../etc/passwd and /etc/passwd are refused", { timeout: 60_000 }, async () => {
     await refused("../../etc/passwd");
     await refused("/etc/passwd");
   });
 
-  test("a sibling folder sharing the workdir's name as a prefix is refused", async () => {
+  test("a sibling folder sharing the workdir's name as a prefix is refused", { timeout: 60_000 }, async () => {
     await refused("../W-secrets/x");
     await refused(path.join(L.secrets, "x"));
     await refused(L.workdir + "-secrets");
   });
 
-  test("a symlink in W to a file outside is refused", async () => {
+  test("a symlink in W to a file outside is refused", { timeout: 60_000 }, async () => {
     await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
     await refused("link");
   });
 
-  test("a symlinked folder leading outside is refused, and so is any file under it", async () => {
+  test("a symlinked folder leading outside is refused, and so is any file under it", { timeout: 60_000 }, async () => {
     await fsp.symlink(L.outside, path.join(L.workdir, "dirlink"));
     await refused("dirlink");
     await refused("dirlink/secret.txt");
@@ -48,14 +48,18 @@ describe("Workspace.resolve: the adversarial path cases", () => {
     await refused("dirlink/./deeper/../secret.txt");
   });
 
-  test("a dangling symlink pointing outside is refused, and nothing is created outside", async () => {
-    const target = path.join(L.outside, "created-through-link.txt");
-    await fsp.symlink(target, path.join(L.workdir, "dangling"));
-    await refused("dangling");
-    assert.equal(await exists(target), false);
-  });
+  test(
+    "a dangling symlink pointing outside is refused, and nothing is created outside",
+    { timeout: 60_000 },
+    async () => {
+      const target = path.join(L.outside, "created-through-link.txt");
+      await fsp.symlink(target, path.join(L.workdir, "dangling"));
+      await refused("dangling");
+      assert.equal(await exists(target), false);
+    },
+  );
 
-  test("the temp dir is refused before it exists and accepted once created", async () => {
+  test("the temp dir is refused before it exists and accepted once created", { timeout: 60_000 }, async () => {
     await refused(path.join(L.tempParent, "x"));
     assert.equal(ws.tempDirCreated, false);
     const temp = await ws.tempDir();
@@ -75,12 +79,12 @@ describe("Workspace.resolve: the adversarial path cases", () => {
     await other.dispose();
   });
 
-  test("a NUL byte is a clear error", async () => {
+  test("a NUL byte is a clear error", { timeout: 60_000 }, async () => {
     const error = await rejectsWith(ws.resolve("file.txt\0.png"), "invalid_path", "semantic");
     assert.match(error.message, /NUL byte/);
   });
 
-  test("a symlink loop is a clear error, quickly", async () => {
+  test("a symlink loop is a clear error, quickly", { timeout: 60_000 }, async () => {
     await fsp.symlink("loop2", path.join(L.workdir, "loop1"));
     await fsp.symlink("loop1", path.join(L.workdir, "loop2"));
     await fsp.symlink("self", path.join(L.workdir, "self"));
@@ -92,39 +96,43 @@ describe("Workspace.resolve: the adversarial path cases", () => {
     assert.ok(performance.now() - started < 2000);
   });
 
-  test("over-long paths are clear errors (ENAMETOOLONG), checked before and after following links", async () => {
-    const longName = "n".repeat(256);
-    let error = await rejectsWith(ws.resolve(longName), "invalid_path");
-    assert.match(error.message, /too long/);
-    error = await rejectsWith(ws.resolve(Array(20).fill("d".repeat(250)).join("/")), "invalid_path");
-    assert.match(error.message, /too long/);
-    // Each link is short, but what it expands to is not.
-    const deep = path.join(L.workdir, Array(16).fill("d".repeat(250)).join("/"));
-    await fsp.mkdir(deep, { recursive: true });
-    await fsp.symlink(deep, path.join(L.workdir, "deep"));
-    error = await rejectsWith(ws.resolve(`deep/${"e".repeat(250)}/f`), "invalid_path");
-    assert.match(error.message, /too long/);
-    // The longest legal name is fine.
-    assert.equal((await ws.resolve("m".repeat(255))).exists, false);
-  });
+  test(
+    "over-long paths are clear errors (ENAMETOOLONG), checked before and after following links",
+    { timeout: 60_000 },
+    async () => {
+      const longName = "n".repeat(256);
+      let error = await rejectsWith(ws.resolve(longName), "invalid_path");
+      assert.match(error.message, /too long/);
+      error = await rejectsWith(ws.resolve(Array(20).fill("d".repeat(250)).join("/")), "invalid_path");
+      assert.match(error.message, /too long/);
+      // Each link is short, but what it expands to is not.
+      const deep = path.join(L.workdir, Array(16).fill("d".repeat(250)).join("/"));
+      await fsp.mkdir(deep, { recursive: true });
+      await fsp.symlink(deep, path.join(L.workdir, "deep"));
+      error = await rejectsWith(ws.resolve(`deep/${"e".repeat(250)}/f`), "invalid_path");
+      assert.match(error.message, /too long/);
+      // The longest legal name is fine.
+      assert.equal((await ws.resolve("m".repeat(255))).exists, false);
+    },
+  );
 });
 
 describe("Workspace.resolve: kin of the adversarial cases", () => {
-  test("W/../W/x is inside; W/./a/../../x is not", async () => {
+  test("W/../W/x is inside; W/./a/../../x is not", { timeout: 60_000 }, async () => {
     assert.equal((await ws.resolve(`${L.workdir}/../W/x`)).path, path.join(L.workdir, "x"));
     assert.equal((await ws.resolve("../W/x")).path, path.join(L.workdir, "x"));
     await refused(`${L.workdir}/./a/../../x`);
     await refused("./a/../../x");
   });
 
-  test("case matters and trailing slashes are harmless", async () => {
+  test("case matters and trailing slashes are harmless", { timeout: 60_000 }, async () => {
     await refused(L.workdir.replace(/W$/, "w") + "/file.txt");
     assert.equal((await ws.resolve("sub/")).path, path.join(L.workdir, "sub"));
     assert.equal((await ws.resolve(L.workdir + "/")).path, L.workdir);
     assert.equal((await ws.resolve("sub//a.txt")).path, path.join(L.workdir, "sub", "a.txt"));
   });
 
-  test("symlinks inside pointing inside are followed to their real path", async () => {
+  test("symlinks inside pointing inside are followed to their real path", { timeout: 60_000 }, async () => {
     await fsp.symlink("sub", path.join(L.workdir, "rel"));
     await fsp.symlink(path.join(L.workdir, "file.txt"), path.join(L.workdir, "abs"));
     assert.deepEqual(await ws.resolve("rel/a.txt"), {
@@ -135,7 +143,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     assert.equal((await ws.resolve("abs")).path, path.join(L.workdir, "file.txt"));
   });
 
-  test("a chain of links that leaves and comes back is judged by where it ends", async () => {
+  test("a chain of links that leaves and comes back is judged by where it ends", { timeout: 60_000 }, async () => {
     await fsp.symlink(path.join(L.workdir, "sub"), path.join(L.outside, "back"));
     await fsp.symlink(path.join(L.outside, "back"), path.join(L.workdir, "away"));
     assert.equal((await ws.resolve("away/a.txt")).path, path.join(L.workdir, "sub", "a.txt"));
@@ -146,7 +154,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     await refused("via");
   });
 
-  test(".. after a symlink goes to the parent of the target, as the kernel does", async () => {
+  test(".. after a symlink goes to the parent of the target, as the kernel does", { timeout: 60_000 }, async () => {
     await fsp.symlink(L.outside, path.join(L.workdir, "dirlink"));
     // Lexically this is W/file.txt; really it is R/file.txt.
     await refused("dirlink/../file.txt");
@@ -155,7 +163,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     assert.equal((await ws.resolve("sub/self/../file.txt")).path, path.join(L.workdir, "file.txt"));
   });
 
-  test("missing folders followed by .. are judged as they will be once created", async () => {
+  test("missing folders followed by .. are judged as they will be once created", { timeout: 60_000 }, async () => {
     assert.deepEqual(await ws.resolve("new/deeper/../x.txt"), {
       path: path.join(L.workdir, "new", "x.txt"),
       area: "workdir",
@@ -166,18 +174,18 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     await refused("new/../../outside/x");
   });
 
-  test("~ is not expanded: ~/x is a folder named ~ in the workdir", async () => {
+  test("~ is not expanded: ~/x is a folder named ~ in the workdir", { timeout: 60_000 }, async () => {
     assert.equal((await ws.resolve("~/x")).path, path.join(L.workdir, "~", "x"));
     assert.equal((await ws.resolve("~")).path, path.join(L.workdir, "~"));
   });
 
-  test("the empty string is refused; . is the workdir", async () => {
+  test("the empty string is refused; . is the workdir", { timeout: 60_000 }, async () => {
     const error = await rejectsWith(ws.resolve(""), "invalid_path");
     assert.match(error.message, /use "\."/);
     assert.deepEqual(await ws.resolve("."), { path: L.workdir, area: "workdir", exists: true });
   });
 
-  test("a file used as a folder resolves inside, as not existing", async () => {
+  test("a file used as a folder resolves inside, as not existing", { timeout: 60_000 }, async () => {
     assert.deepEqual(await ws.resolve("file.txt/x"), {
       path: path.join(L.workdir, "file.txt", "x"),
       area: "workdir",
@@ -185,7 +193,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     });
   });
 
-  test("a workdir given through a symlink is stored as its real path", async () => {
+  test("a workdir given through a symlink is stored as its real path", { timeout: 60_000 }, async () => {
     const alias = path.join(L.root, "alias");
     await fsp.symlink(L.workdir, alias);
     const aliased = new Workspace(alias);
@@ -194,12 +202,16 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     await rejectsWith(aliased.resolve(path.join(alias, "..", "outside")), "outside_workspace");
   });
 
-  test("a symlink into the workspace from outside is accepted (the real path is inside)", async () => {
-    await fsp.symlink(path.join(L.workdir, "file.txt"), path.join(L.outside, "to-inside"));
-    assert.equal((await ws.resolve(path.join(L.outside, "to-inside"))).path, path.join(L.workdir, "file.txt"));
-  });
+  test(
+    "a symlink into the workspace from outside is accepted (the real path is inside)",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.symlink(path.join(L.workdir, "file.txt"), path.join(L.outside, "to-inside"));
+      assert.equal((await ws.resolve(path.join(L.outside, "to-inside"))).path, path.join(L.workdir, "file.txt"));
+    },
+  );
 
-  test("long chains: 40 links resolve, 41 are a loop", async () => {
+  test("long chains: 40 links resolve, 41 are a loop", { timeout: 60_000 }, async () => {
     for (let i = 0; i < 41; i++) {
       await fsp.symlink(i === 0 ? "file.txt" : `c${i - 1}`, path.join(L.workdir, `c${i}`));
     }
@@ -207,7 +219,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
     await rejectsWith(ws.resolve("c40"), "symlink_loop");
   });
 
-  test("followFinalSymlink: false judges a final link by its own location", async () => {
+  test("followFinalSymlink: false judges a final link by its own location", { timeout: 60_000 }, async () => {
     await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
     assert.deepEqual(await ws.resolve("link", { followFinalSymlink: false }), {
       path: path.join(L.workdir, "link"),
@@ -223,7 +235,7 @@ describe("Workspace.resolve: kin of the adversarial cases", () => {
 });
 
 describe("Workspace.resolve: swapped folders", () => {
-  test("a temp dir replaced by a symlink is not trusted", async () => {
+  test("a temp dir replaced by a symlink is not trusted", { timeout: 60_000 }, async () => {
     const temp = await ws.tempDir();
     await fsp.rm(temp, { recursive: true });
     await fsp.symlink(L.outside, temp);
@@ -232,20 +244,24 @@ describe("Workspace.resolve: swapped folders", () => {
     await fsp.rm(temp);
   });
 
-  test("a temp dir inside the workdir: swapping it or its parent for a symlink is noticed", async () => {
-    const inner = new Workspace(L.workdir, { tempParent: path.join(L.workdir, "sub") });
-    const temp = await inner.tempDir();
-    assert.equal((await inner.resolve(path.join(temp, "x"))).area, "temp");
-    await fsp.rename(path.join(L.workdir, "sub"), path.join(L.workdir, "sub-moved"));
-    await fsp.symlink(L.outside, path.join(L.workdir, "sub"));
-    await rejectsWith(inner.resolve(path.join(temp, "x")), "outside_workspace");
-    await rejectsWith(inner.resolve("sub/secret.txt"), "outside_workspace");
-    await fsp.rm(path.join(L.workdir, "sub"));
-    await fsp.rename(path.join(L.workdir, "sub-moved"), path.join(L.workdir, "sub"));
-    await inner.dispose();
-  });
+  test(
+    "a temp dir inside the workdir: swapping it or its parent for a symlink is noticed",
+    { timeout: 60_000 },
+    async () => {
+      const inner = new Workspace(L.workdir, { tempParent: path.join(L.workdir, "sub") });
+      const temp = await inner.tempDir();
+      assert.equal((await inner.resolve(path.join(temp, "x"))).area, "temp");
+      await fsp.rename(path.join(L.workdir, "sub"), path.join(L.workdir, "sub-moved"));
+      await fsp.symlink(L.outside, path.join(L.workdir, "sub"));
+      await rejectsWith(inner.resolve(path.join(temp, "x")), "outside_workspace");
+      await rejectsWith(inner.resolve("sub/secret.txt"), "outside_workspace");
+      await fsp.rm(path.join(L.workdir, "sub"));
+      await fsp.rename(path.join(L.workdir, "sub-moved"), path.join(L.workdir, "sub"));
+      await inner.dispose();
+    },
+  );
 
-  test("a workdir replaced by a symlink after the workspace was made is not trusted", async () => {
+  test("a workdir replaced by a symlink after the workspace was made is not trusted", { timeout: 60_000 }, async () => {
     await fsp.rename(L.workdir, L.workdir + "-moved");
     await fsp.symlink(L.outside, L.workdir);
     await rejectsWith(ws.resolve("secret.txt"), "workspace_missing");
@@ -253,7 +269,7 @@ describe("Workspace.resolve: swapped folders", () => {
     await fsp.rename(L.workdir + "-moved", L.workdir);
   });
 
-  test("a session temp dir deleted while in use is workspace_missing too", async () => {
+  test("a session temp dir deleted while in use is workspace_missing too", { timeout: 60_000 }, async () => {
     const temp = await ws.tempDir();
     await fsp.rm(temp, { recursive: true });
     await rejectsWith(ws.resolve(path.join(temp, "x.txt")), "workspace_missing");
@@ -261,36 +277,44 @@ describe("Workspace.resolve: swapped folders", () => {
     await rejectsWith(ws.resolve(path.join(temp, "x.txt")), "workspace_missing");
   });
 
-  test("a workdir deleted or replaced by another folder is workspace_missing, never re-created", async () => {
-    await fsp.rename(L.workdir, L.workdir + "-moved");
-    await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
-    await fsp.mkdir(L.workdir);
-    await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
-    await fsp.rmdir(L.workdir);
-    await fsp.rename(L.workdir + "-moved", L.workdir);
-    assert.equal((await ws.resolve("new/file.txt")).exists, false);
-  });
+  test(
+    "a workdir deleted or replaced by another folder is workspace_missing, never re-created",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.rename(L.workdir, L.workdir + "-moved");
+      await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
+      await fsp.mkdir(L.workdir);
+      await rejectsWith(ws.resolve("new/file.txt"), "workspace_missing");
+      await fsp.rmdir(L.workdir);
+      await fsp.rename(L.workdir + "-moved", L.workdir);
+      assert.equal((await ws.resolve("new/file.txt")).exists, false);
+    },
+  );
 });
 
 describe("Workspace lifecycle", () => {
-  test("the workdir must exist and be a folder", () => {
+  test("the workdir must exist and be a folder", { timeout: 60_000 }, () => {
     assert.throws(() => new Workspace(path.join(L.root, "missing")), UsageError);
     assert.throws(() => new Workspace(path.join(L.workdir, "file.txt")), UsageError);
     assert.throws(() => new Workspace(""), UsageError);
   });
 
-  test("concurrent tempDir calls share one folder; dispose removes it and it leaves the workspace", async () => {
-    const [a, b] = await Promise.all([ws.tempDir(), ws.tempDir()]);
-    assert.equal(a, b);
-    assert.deepEqual(await fsp.readdir(L.tempParent), [path.basename(a)]);
-    await fsp.writeFile(path.join(a, "x"), "x");
-    await ws.dispose();
-    assert.equal(ws.tempDirCreated, false);
-    assert.equal(await exists(a), false);
-    await rejectsWith(ws.resolve(path.join(a, "x")), "outside_workspace");
-  });
+  test(
+    "concurrent tempDir calls share one folder; dispose removes it and it leaves the workspace",
+    { timeout: 60_000 },
+    async () => {
+      const [a, b] = await Promise.all([ws.tempDir(), ws.tempDir()]);
+      assert.equal(a, b);
+      assert.deepEqual(await fsp.readdir(L.tempParent), [path.basename(a)]);
+      await fsp.writeFile(path.join(a, "x"), "x");
+      await ws.dispose();
+      assert.equal(ws.tempDirCreated, false);
+      assert.equal(await exists(a), false);
+      await rejectsWith(ws.resolve(path.join(a, "x")), "outside_workspace");
+    },
+  );
 
-  test("a failed temp dir creation can be retried", async () => {
+  test("a failed temp dir creation can be retried", { timeout: 60_000 }, async () => {
     const broken = new Workspace(L.workdir, { tempParent: path.join(L.root, "no-such-parent") });
     await assert.rejects(broken.tempDir(), { code: "ENOENT" });
     await fsp.mkdir(path.join(L.root, "no-such-parent"));
@@ -298,7 +322,7 @@ describe("Workspace lifecycle", () => {
     await broken.dispose();
   });
 
-  test("relative() shows workdir paths relative and others absolute", () => {
+  test("relative() shows workdir paths relative and others absolute", { timeout: 60_000 }, () => {
     assert.equal(ws.relative(path.join(L.workdir, "sub", "a.txt")), "sub/a.txt");
     assert.equal(ws.relative(L.workdir), ".");
     assert.equal(ws.relative(path.join(L.secrets, "x")), path.join(L.secrets, "x"));

@@ -53,7 +53,7 @@ async function judge(target: string): Promise<string> {
 }
 
 describe("atomicWrite killed mid-way", () => {
-  test("SIGKILL at any moment leaves the old file or the new one, never a mix", async () => {
+  test("SIGKILL at any moment leaves the old file or the new one, never a mix", { timeout: 60_000 }, async () => {
     const target = path.join(dir, "big.bin");
     const outcomes: Record<string, number> = {};
     let litter = 0;

@@ -101,7 +101,7 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
   after(() => fsp.rm(root, { recursive: true, force: true }));
 
   for (const [index, operation] of OPERATIONS.entries()) {
-    test(`${operation.name}: nothing outside the workspace changes`, async () => {
+    test(`${operation.name}: nothing outside the workspace changes`, { timeout: 60_000 }, async () => {
       const { workdir, outside } = await prepare(path.join(root, String(index)), index, TRIES);
       const session = new Session({ workspace: workdir, autoConfirm: true, fence: openFence() });
       const box = new ToolBox().register(...fsTools(), ...patchTools());
@@ -146,7 +146,7 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
     const index = OPERATIONS.findIndex((operation) => operation.name === name);
     test(
       `${name}, under --allow-read=W --allow-write=W: at most 5% of tries reach outside`,
-      { skip: !isDeno },
+      { timeout: 60_000, skip: !isDeno },
       async () => {
         const tries = Math.ceil(TRIES / 2);
         const { workdir, outside } = await prepare(path.join(root, `narrow-${index}`), index, tries);
@@ -168,8 +168,11 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
           console.log(
             `${name} (narrow flags): ${changed.length} outside changes in ${tries} tries, ${swaps} swaps, ${report.trim()}`,
           );
+          // One try can change several entries (a move's source and destination, a folder and its file): the
+          // bait's names end in the try's number, so count the tries by it.
+          const triesThatReached = new Set(changed.map((entry) => /\d+/.exec(entry.split("/")[1] ?? "")?.[0] ?? entry));
           assert.ok(
-            changed.length <= Math.max(3, tries / 20),
+            triesThatReached.size <= Math.max(3, tries / 20),
             `${name} changed the outside folder too often: ${changed.join(", ")}`,
           );
         }

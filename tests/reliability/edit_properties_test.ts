@@ -110,123 +110,137 @@ function expectedEdit(shape: FileShape, oldText: string, newText: string, replac
 const counts = { editOk: 0, editRefused: 0, patchOk: 0, patchRefused: 0 };
 
 describe("edit_file properties", () => {
-  test(`${RUNS} generated edits: failures change nothing, successes change exactly what they say`, async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fileShape,
-        fc.nat(),
-        fc.nat(12),
-        fc.boolean(),
-        insertText,
-        fc.boolean(),
-        async (shape, start, length, fromFile, newText, replaceAll) => {
-          const text = logical(shape);
-          // Mostly a piece of the file (so it matches), sometimes something that is not there.
-          const from = start % (text.length + 1);
-          const oldText = fromFile ? text.slice(from, from + length) : `zz${newText}`;
-          const { name, bytes } = await freshFile(shape);
-          const result = await box.call(session, "edit_file", {
-            path: name,
-            old_text: oldText,
-            new_text: newText,
-            replace_all: replaceAll,
-          });
-          const after = await fsp.readFile(path.join(dir, name));
-          const expected = expectedEdit(shape, oldText, newText, replaceAll);
-          const shown = JSON.stringify({ shape, oldText, newText, replaceAll, result: result.error ?? result.output });
-          if (expected.code !== undefined) {
-            assert.equal(result.status, "error", shown);
-            assert.equal(result.errorCode, expected.code, shown);
-            assert.ok(after.equals(bytes), `a failed edit changed the file: ${shown}`);
-            counts.editRefused++;
-            return;
-          }
-          assert.equal(result.status, "success", shown);
-          assert.equal((result.output as { replacements: number }).replacements, expected.replacements, shown);
-          const want = bytesOf(expected.text!, shape);
-          assert.equal(after.toString("utf8"), want.toString("utf8"), shown);
-          counts.editOk++;
+  test(
+    `${RUNS} generated edits: failures change nothing, successes change exactly what they say`,
+    { timeout: 90_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fileShape,
+          fc.nat(),
+          fc.nat(12),
+          fc.boolean(),
+          insertText,
+          fc.boolean(),
+          async (shape, start, length, fromFile, newText, replaceAll) => {
+            const text = logical(shape);
+            // Mostly a piece of the file (so it matches), sometimes something that is not there.
+            const from = start % (text.length + 1);
+            const oldText = fromFile ? text.slice(from, from + length) : `zz${newText}`;
+            const { name, bytes } = await freshFile(shape);
+            const result = await box.call(session, "edit_file", {
+              path: name,
+              old_text: oldText,
+              new_text: newText,
+              replace_all: replaceAll,
+            });
+            const after = await fsp.readFile(path.join(dir, name));
+            const expected = expectedEdit(shape, oldText, newText, replaceAll);
+            const shown = JSON.stringify({
+              shape,
+              oldText,
+              newText,
+              replaceAll,
+              result: result.error ?? result.output,
+            });
+            if (expected.code !== undefined) {
+              assert.equal(result.status, "error", shown);
+              assert.equal(result.errorCode, expected.code, shown);
+              assert.ok(after.equals(bytes), `a failed edit changed the file: ${shown}`);
+              counts.editRefused++;
+              return;
+            }
+            assert.equal(result.status, "success", shown);
+            assert.equal((result.output as { replacements: number }).replacements, expected.replacements, shown);
+            const want = bytesOf(expected.text!, shape);
+            assert.equal(after.toString("utf8"), want.toString("utf8"), shown);
+            counts.editOk++;
+          },
+        ),
+        {
+          numRuns: RUNS,
+          seed: SEED,
+          // Found by this property before: old_text matching the LF of a CRLF,
+          // and multi-line new_text put into a CRLF file.
+          examples: [
+            [{ lines: [""], crlf: true, bom: false, finalNewline: true }, 0, 1, true, "", false],
+            [{ lines: ["aa"], crlf: true, bom: false, finalNewline: true }, 0, 2, true, "\n", false],
+            [{ lines: ["a"], crlf: true, bom: true, finalNewline: false }, 0, 1, true, "\nx", false],
+          ],
         },
-      ),
-      {
-        numRuns: RUNS,
-        seed: SEED,
-        // Found by this property before: old_text matching the LF of a CRLF,
-        // and multi-line new_text put into a CRLF file.
-        examples: [
-          [{ lines: [""], crlf: true, bom: false, finalNewline: true }, 0, 1, true, "", false],
-          [{ lines: ["aa"], crlf: true, bom: false, finalNewline: true }, 0, 2, true, "\n", false],
-          [{ lines: ["a"], crlf: true, bom: true, finalNewline: false }, 0, 1, true, "\nx", false],
-        ],
-      },
-    );
-    console.log(
-      `edit_file properties: ${RUNS} edits, ${counts.editOk} applied exactly, ${counts.editRefused} refused unchanged`,
-    );
-    assert.ok(counts.editOk > RUNS / 4 && counts.editRefused > RUNS / 10, "both sides must be exercised");
-  });
+      );
+      console.log(
+        `edit_file properties: ${RUNS} edits, ${counts.editOk} applied exactly, ${counts.editRefused} refused unchanged`,
+      );
+      assert.ok(counts.editOk > RUNS / 4 && counts.editRefused > RUNS / 10, "both sides must be exercised");
+    },
+  );
 });
 
 describe("apply_patch properties", () => {
-  test(`${RUNS} generated unified diffs: applied exactly, or refused with every file unchanged`, async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fileShape,
-        fc.nat(),
-        fc.nat(3),
-        fc.array(lineText, { maxLength: 3 }),
-        fc.boolean(),
-        async (shape, start, removeCount, added, stale) => {
-          const at = start % shape.lines.length;
-          const newLines = [...shape.lines];
-          newLines.splice(at, removeCount, ...added);
-          if (newLines.length === 0) newLines.push("");
-          const before = logical(shape);
-          const changed = newLines.join("\n") + (shape.finalNewline ? "\n" : "");
-          if (changed === before) return;
-          const { name, bytes } = await freshFile(shape);
-          // A second file the patch also touches: all or nothing.
-          const other = await freshFile({ lines: ["keep", "me"], crlf: false, bom: false, finalNewline: true });
-          const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, changed, "", "", { context: 2 }) +
-            createTwoFilesPatch(`a/${other.name}`, `b/${other.name}`, "keep\nme\n", "kept\nme\n", "", "");
-          let staleBytes: Buffer | undefined;
-          if (stale) {
-            // Someone changed every line since the patch was made, so the lines the
-            // patch removes or keeps as context differ (an empty file has none).
-            if (before === "") return;
-            const edited = { ...shape, lines: shape.lines.map((l) => `${l}#changed`) };
-            staleBytes = bytesOf(logical(edited), edited);
-            await fsp.writeFile(path.join(dir, name), staleBytes);
-          }
-          const result = await box.call(session, "apply_patch", { patch });
-          const after = await fsp.readFile(path.join(dir, name));
-          const otherAfter = await fsp.readFile(path.join(dir, other.name), "utf8");
-          const shown = JSON.stringify({ shape, newLines, stale, patch, result: result.error ?? result.output });
-          if (stale) {
-            assert.equal(result.status, "error", shown);
-            assert.ok(after.equals(staleBytes!), `a refused patch changed the file: ${shown}`);
-            assert.equal(otherAfter, "keep\nme\n", `a refused patch changed another file: ${shown}`);
-            counts.patchRefused++;
-            return;
-          }
-          assert.equal(result.status, "success", shown);
-          assert.equal(after.toString("utf8"), bytesOf(changed, shape).toString("utf8"), shown);
-          assert.equal(otherAfter, "kept\nme\n", shown);
-          assert.ok(!bytes.equals(after));
-          counts.patchOk++;
+  test(
+    `${RUNS} generated unified diffs: applied exactly, or refused with every file unchanged`,
+    { timeout: 90_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fileShape,
+          fc.nat(),
+          fc.nat(3),
+          fc.array(lineText, { maxLength: 3 }),
+          fc.boolean(),
+          async (shape, start, removeCount, added, stale) => {
+            const at = start % shape.lines.length;
+            const newLines = [...shape.lines];
+            newLines.splice(at, removeCount, ...added);
+            if (newLines.length === 0) newLines.push("");
+            const before = logical(shape);
+            const changed = newLines.join("\n") + (shape.finalNewline ? "\n" : "");
+            if (changed === before) return;
+            const { name, bytes } = await freshFile(shape);
+            // A second file the patch also touches: all or nothing.
+            const other = await freshFile({ lines: ["keep", "me"], crlf: false, bom: false, finalNewline: true });
+            const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, changed, "", "", { context: 2 }) +
+              createTwoFilesPatch(`a/${other.name}`, `b/${other.name}`, "keep\nme\n", "kept\nme\n", "", "");
+            let staleBytes: Buffer | undefined;
+            if (stale) {
+              // Someone changed every line since the patch was made, so the lines the
+              // patch removes or keeps as context differ (an empty file has none).
+              if (before === "") return;
+              const edited = { ...shape, lines: shape.lines.map((l) => `${l}#changed`) };
+              staleBytes = bytesOf(logical(edited), edited);
+              await fsp.writeFile(path.join(dir, name), staleBytes);
+            }
+            const result = await box.call(session, "apply_patch", { patch });
+            const after = await fsp.readFile(path.join(dir, name));
+            const otherAfter = await fsp.readFile(path.join(dir, other.name), "utf8");
+            const shown = JSON.stringify({ shape, newLines, stale, patch, result: result.error ?? result.output });
+            if (stale) {
+              assert.equal(result.status, "error", shown);
+              assert.ok(after.equals(staleBytes!), `a refused patch changed the file: ${shown}`);
+              assert.equal(otherAfter, "keep\nme\n", `a refused patch changed another file: ${shown}`);
+              counts.patchRefused++;
+              return;
+            }
+            assert.equal(result.status, "success", shown);
+            assert.equal(after.toString("utf8"), bytesOf(changed, shape).toString("utf8"), shown);
+            assert.equal(otherAfter, "kept\nme\n", shown);
+            assert.ok(!bytes.equals(after));
+            counts.patchOk++;
+          },
+        ),
+        {
+          numRuns: RUNS,
+          seed: SEED,
+          // Found by this property before: lines added to an empty file lost their final newline.
+          examples: [[{ lines: [""], crlf: false, bom: false, finalNewline: false }, 0, 0, [""], false]],
         },
-      ),
-      {
-        numRuns: RUNS,
-        seed: SEED,
-        // Found by this property before: lines added to an empty file lost their final newline.
-        examples: [[{ lines: [""], crlf: false, bom: false, finalNewline: false }, 0, 0, [""], false]],
-      },
-    );
-    console.log(
-      `apply_patch properties: ${counts.patchOk + counts.patchRefused} patches, ${counts.patchOk} applied exactly, ` +
-        `${counts.patchRefused} stale ones refused with both files unchanged`,
-    );
-    assert.ok(counts.patchOk > RUNS / 4 && counts.patchRefused > RUNS / 10, "both sides must be exercised");
-  });
+      );
+      console.log(
+        `apply_patch properties: ${counts.patchOk + counts.patchRefused} patches, ${counts.patchOk} applied exactly, ` +
+          `${counts.patchRefused} stale ones refused with both files unchanged`,
+      );
+      assert.ok(counts.patchOk > RUNS / 4 && counts.patchRefused > RUNS / 10, "both sides must be exercised");
+    },
+  );
 });

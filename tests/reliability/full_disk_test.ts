@@ -31,7 +31,7 @@ after(async () => {
 const leftovers = async () => (await fsp.readdir(dir)).filter((name) => name.startsWith(".toolfence-"));
 
 describe("a full disk", () => {
-  test("atomicWrite: ENOSPC, the original intact, no temp file", async (t) => {
+  test("atomicWrite: ENOSPC, the original intact, no temp file", { timeout: 60_000 }, async (t) => {
     if (skip) return t.skip(skip);
     const file = path.join(dir, "notes.txt");
     const original = "original content\n".repeat(1000);
@@ -44,27 +44,36 @@ describe("a full disk", () => {
     assert.equal(await fsp.readFile(file, "utf8"), "small\n");
   });
 
-  test("write_file: error no_space naming the file, the original intact, no temp file", async (t) => {
-    if (skip) return t.skip(skip);
-    const session = new Session({ workspace: dir, autoConfirm: true });
-    const box = new ToolBox().register(writeFileTool);
-    try {
-      const original = "keep me\n".repeat(5000);
-      await fsp.writeFile(path.join(dir, "keep.txt"), original);
-      const overwrite = await box.call(session, "write_file", { path: "keep.txt", content: "y".repeat(3 << 20) });
-      assert.equal(overwrite.status, "error");
-      assert.equal(overwrite.errorCode, "no_space");
-      assert.match(overwrite.error!, /no space left on the device while writing keep\.txt/);
-      assert.equal(await fsp.readFile(path.join(dir, "keep.txt"), "utf8"), original);
-      // A new file in a new folder: neither the file nor the folders remain.
-      const created = await box.call(session, "write_file", { path: "new/dir/big.txt", content: "z".repeat(3 << 20) });
-      assert.equal(created.errorCode, "no_space");
-      const names = await fsp.readdir(dir);
-      assert.ok(!names.includes("new"), `the folders made for the failed write remain: ${names}`);
-      assert.deepEqual(await leftovers(), []);
-      console.log(`full disk: 3 writes into a 1 MiB tmpfs refused with ENOSPC / no_space, originals intact, no litter`);
-    } finally {
-      await session.close();
-    }
-  });
+  test(
+    "write_file: error no_space naming the file, the original intact, no temp file",
+    { timeout: 60_000 },
+    async (t) => {
+      if (skip) return t.skip(skip);
+      const session = new Session({ workspace: dir, autoConfirm: true });
+      const box = new ToolBox().register(writeFileTool);
+      try {
+        const original = "keep me\n".repeat(5000);
+        await fsp.writeFile(path.join(dir, "keep.txt"), original);
+        const overwrite = await box.call(session, "write_file", { path: "keep.txt", content: "y".repeat(3 << 20) });
+        assert.equal(overwrite.status, "error");
+        assert.equal(overwrite.errorCode, "no_space");
+        assert.match(overwrite.error!, /no space left on the device while writing keep\.txt/);
+        assert.equal(await fsp.readFile(path.join(dir, "keep.txt"), "utf8"), original);
+        // A new file in a new folder: neither the file nor the folders remain.
+        const created = await box.call(session, "write_file", {
+          path: "new/dir/big.txt",
+          content: "z".repeat(3 << 20),
+        });
+        assert.equal(created.errorCode, "no_space");
+        const names = await fsp.readdir(dir);
+        assert.ok(!names.includes("new"), `the folders made for the failed write remain: ${names}`);
+        assert.deepEqual(await leftovers(), []);
+        console.log(
+          `full disk: 3 writes into a 1 MiB tmpfs refused with ENOSPC / no_space, originals intact, no litter`,
+        );
+      } finally {
+        await session.close();
+      }
+    },
+  );
 });

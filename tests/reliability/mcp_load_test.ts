@@ -182,7 +182,9 @@ async function runClient(client: number, flags: string[]): Promise<ClientRun> {
 }
 
 describe("MCP server under load", () => {
-  test(`${CLIENTS * CALLS_PER_CLIENT} calls from ${CLIENTS} stdio clients: all correct, no lost edit, memory flat`, async (t) => {
+  test(`${CLIENTS * CALLS_PER_CLIENT} calls from ${CLIENTS} stdio clients: all correct, no lost edit, memory flat`, {
+    timeout: 90_000,
+  }, async (t) => {
     if (process.platform !== "linux") return t.skip("reads server memory from /proc");
     const { stdout } = await run(
       DENO,

@@ -51,45 +51,49 @@ function runProbe(argv: string[]): Promise<string> {
 }
 
 describe("permission errors from the operating system", () => {
-  test("read-only and unreadable files and folders give clear errors and change nothing", async (t) => {
-    const argv = withoutDacOverride(scriptArgv("_permission_probe", [root]));
-    if (typeof argv === "string") return t.skip(argv);
-    const { enforced, results } = JSON.parse(await runProbe(argv));
-    assert.equal(enforced, "EACCES", "the child must be subject to file modes, or this test proves nothing");
-    const refused = (name: string, code: string, mentions: string) => {
-      const result = results[name];
-      assert.equal(result.status, "error", `${name}: ${JSON.stringify(result)}`);
-      assert.equal(result.errorCode, code, `${name}: ${JSON.stringify(result)}`);
-      assert.ok(result.error.includes(mentions), `${name}: the message must name ${mentions}: ${result.error}`);
-    };
-    refused("overwrite in read-only folder", "os_permission_denied", "rodir/f.txt");
-    refused("create in read-only folder", "os_permission_denied", "rodir/new.txt");
-    refused("create folder in read-only folder", "os_permission_denied", "rodir/sub");
-    refused("delete from read-only folder", "os_permission_denied", "rodir/f.txt");
-    refused("read unreadable file", "os_permission_denied", "secret.txt");
-    refused("list unreadable folder", "os_permission_denied", "locked");
-    for (const name of ["read file in unreadable folder", "write file in unreadable folder"]) {
-      const result = results[name];
-      assert.equal(result.status, "error", `${name}: ${JSON.stringify(result)}`);
-      assert.ok(["os_permission_denied", "path_unresolvable"].includes(result.errorCode), JSON.stringify(result));
-      assert.ok(result.error.includes("locked/inner.txt"), result.error);
-    }
-    // A read-only file in a writable folder: replace-by-rename needs only the
-    // folder's permission, so whatever the tool does it must say so plainly.
-    const readOnlyFile = results["overwrite read-only file"];
-    console.log(
-      `os permissions: 8 refusals checked as an unprivileged writer; read-only file: ${JSON.stringify(readOnlyFile)}`,
-    );
-    // Nothing changed on disk.
-    await fsp.chmod(path.join(root, "locked"), 0o755);
-    assert.equal(await fsp.readFile(path.join(root, "rodir", "f.txt"), "utf8"), "original\n");
-    assert.deepEqual((await fsp.readdir(path.join(root, "rodir"))).sort(), ["f.txt"]);
-    assert.equal(await fsp.readFile(path.join(root, "secret.txt"), "utf8"), "secret\n");
-    assert.equal(await fsp.readFile(path.join(root, "locked", "inner.txt"), "utf8"), "inner\n");
-    const roFile = await fsp.readFile(path.join(root, "ro.txt"), "utf8");
-    assert.ok(
-      readOnlyFile.status === "success" ? roFile === "changed\n" : roFile === "read-only\n",
-      `read-only file: ${readOnlyFile.status} but content ${JSON.stringify(roFile)}`,
-    );
-  });
+  test(
+    "read-only and unreadable files and folders give clear errors and change nothing",
+    { timeout: 60_000 },
+    async (t) => {
+      const argv = withoutDacOverride(scriptArgv("_permission_probe", [root]));
+      if (typeof argv === "string") return t.skip(argv);
+      const { enforced, results } = JSON.parse(await runProbe(argv));
+      assert.equal(enforced, "EACCES", "the child must be subject to file modes, or this test proves nothing");
+      const refused = (name: string, code: string, mentions: string) => {
+        const result = results[name];
+        assert.equal(result.status, "error", `${name}: ${JSON.stringify(result)}`);
+        assert.equal(result.errorCode, code, `${name}: ${JSON.stringify(result)}`);
+        assert.ok(result.error.includes(mentions), `${name}: the message must name ${mentions}: ${result.error}`);
+      };
+      refused("overwrite in read-only folder", "os_permission_denied", "rodir/f.txt");
+      refused("create in read-only folder", "os_permission_denied", "rodir/new.txt");
+      refused("create folder in read-only folder", "os_permission_denied", "rodir/sub");
+      refused("delete from read-only folder", "os_permission_denied", "rodir/f.txt");
+      refused("read unreadable file", "os_permission_denied", "secret.txt");
+      refused("list unreadable folder", "os_permission_denied", "locked");
+      for (const name of ["read file in unreadable folder", "write file in unreadable folder"]) {
+        const result = results[name];
+        assert.equal(result.status, "error", `${name}: ${JSON.stringify(result)}`);
+        assert.ok(["os_permission_denied", "path_unresolvable"].includes(result.errorCode), JSON.stringify(result));
+        assert.ok(result.error.includes("locked/inner.txt"), result.error);
+      }
+      // A read-only file in a writable folder: replace-by-rename needs only the
+      // folder's permission, so whatever the tool does it must say so plainly.
+      const readOnlyFile = results["overwrite read-only file"];
+      console.log(
+        `os permissions: 8 refusals checked as an unprivileged writer; read-only file: ${JSON.stringify(readOnlyFile)}`,
+      );
+      // Nothing changed on disk.
+      await fsp.chmod(path.join(root, "locked"), 0o755);
+      assert.equal(await fsp.readFile(path.join(root, "rodir", "f.txt"), "utf8"), "original\n");
+      assert.deepEqual((await fsp.readdir(path.join(root, "rodir"))).sort(), ["f.txt"]);
+      assert.equal(await fsp.readFile(path.join(root, "secret.txt"), "utf8"), "secret\n");
+      assert.equal(await fsp.readFile(path.join(root, "locked", "inner.txt"), "utf8"), "inner\n");
+      const roFile = await fsp.readFile(path.join(root, "ro.txt"), "utf8");
+      assert.ok(
+        readOnlyFile.status === "success" ? roFile === "changed\n" : roFile === "read-only\n",
+        `read-only file: ${readOnlyFile.status} but content ${JSON.stringify(roFile)}`,
+      );
+    },
+  );
 });

@@ -31,7 +31,7 @@ after(async () => {
 const lines = (tag: string) => Array.from({ length: EDITS }, (_, i) => `${tag} line ${i}`).join("\n") + "\n";
 
 describe("edits in a parallel batch", () => {
-  test("two edits of one file in one parallel batch both apply", async () => {
+  test("two edits of one file in one parallel batch both apply", { timeout: 60_000 }, async () => {
     await fsp.writeFile(path.join(dir, "two.txt"), "alpha\nbeta\ngamma\n");
     const { results } = await box.callMany(session, [
       { name: "read_file", args: { path: "two.txt" } },
@@ -46,38 +46,43 @@ describe("edits in a parallel batch", () => {
     assert.match(JSON.stringify(results[3].output), /ALPHA[^]*GAMMA/);
   });
 
-  test(`${EDITS} edits of one file, interleaved with reads, all land in declaration order`, async () => {
-    const file = path.join(dir, "many.txt");
-    await fsp.writeFile(file, lines("old"));
-    const calls = Array.from({ length: EDITS }, (_, i) => [
-      { name: "edit_file", args: { path: "many.txt", old_text: `old line ${i}\n`, new_text: `new line ${i}\n` } },
-      { name: "read_file", args: { path: "many.txt", offset: i, limit: 1 } },
-    ]).flat();
-    // A chain: the second edit only matches once the first has run.
-    calls.push(
-      { name: "edit_file", args: { path: "many.txt", old_text: "new line 0\n", new_text: "first\n" } },
-      { name: "edit_file", args: { path: "many.txt", old_text: "first\n", new_text: "second\n" } },
-    );
-    const { results } = await box.callMany(session, calls, { mode: "parallel", maxConcurrency: 8 });
-    assert.deepEqual(results.filter((r) => r.status !== "success").map((r) => r.error), []);
-    assert.equal(await fsp.readFile(file, "utf8"), lines("new").replace("new line 0\n", "second\n"));
+  test(
+    `${EDITS} edits of one file, interleaved with reads, all land in declaration order`,
+    { timeout: 60_000 },
+    async () => {
+      const file = path.join(dir, "many.txt");
+      await fsp.writeFile(file, lines("old"));
+      const calls = Array.from({ length: EDITS }, (_, i) => [
+        { name: "edit_file", args: { path: "many.txt", old_text: `old line ${i}\n`, new_text: `new line ${i}\n` } },
+        { name: "read_file", args: { path: "many.txt", offset: i, limit: 1 } },
+      ]).flat();
+      // A chain: the second edit only matches once the first has run.
+      calls.push(
+        { name: "edit_file", args: { path: "many.txt", old_text: "new line 0\n", new_text: "first\n" } },
+        { name: "edit_file", args: { path: "many.txt", old_text: "first\n", new_text: "second\n" } },
+      );
+      const { results } = await box.callMany(session, calls, { mode: "parallel", maxConcurrency: 8 });
+      assert.deepEqual(results.filter((r) => r.status !== "success").map((r) => r.error), []);
+      assert.equal(await fsp.readFile(file, "utf8"), lines("new").replace("new line 0\n", "second\n"));
 
-    // Control: edit_file forced concurrency-safe.
-    await fsp.writeFile(file, lines("old"));
-    const forced = await box.callMany(
-      session,
-      calls.slice(0, EDITS * 2).filter((c) => c.name === "edit_file"),
-      { mode: "parallel", maxConcurrency: EDITS, parallelToolNames: ["edit_file"] },
-    );
-    const content = await fsp.readFile(file, "utf8");
-    const landed = Array.from({ length: EDITS }, (_, i) => content.includes(`new line ${i}\n`)).filter(Boolean).length;
-    const reportedOk = forced.results.filter((r) => r.status === "success").length;
-    console.log(
-      `parallel edits: ${EDITS + 2} serialised edits all landed; control with edit_file forced concurrent: ` +
-        `${reportedOk} reported success, ${landed} landed, ${reportedOk - landed} lost`,
-    );
-    // Forced to run together, the edits collide, but under the path lock a collision is a
-    // hash conflict the model is told about, never a success that is silently lost.
-    assert.equal(reportedOk, landed);
-  });
+      // Control: edit_file forced concurrency-safe.
+      await fsp.writeFile(file, lines("old"));
+      const forced = await box.callMany(
+        session,
+        calls.slice(0, EDITS * 2).filter((c) => c.name === "edit_file"),
+        { mode: "parallel", maxConcurrency: EDITS, parallelToolNames: ["edit_file"] },
+      );
+      const content = await fsp.readFile(file, "utf8");
+      const landed =
+        Array.from({ length: EDITS }, (_, i) => content.includes(`new line ${i}\n`)).filter(Boolean).length;
+      const reportedOk = forced.results.filter((r) => r.status === "success").length;
+      console.log(
+        `parallel edits: ${EDITS + 2} serialised edits all landed; control with edit_file forced concurrent: ` +
+          `${reportedOk} reported success, ${landed} landed, ${reportedOk - landed} lost`,
+      );
+      // Forced to run together, the edits collide, but under the path lock a collision is a
+      // hash conflict the model is told about, never a success that is silently lost.
+      assert.equal(reportedOk, landed);
+    },
+  );
 });

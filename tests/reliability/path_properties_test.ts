@@ -116,89 +116,93 @@ async function osStat(p: string) {
 }
 
 describe("Workspace.resolve properties", () => {
-  test(`${RUNS} generated paths: never outside, and inside means the file the OS opens`, async () => {
-    const counts = { inside: 0, comparedByInode: 0, createdThroughOs: 0, refused: 0, otherErrors: 0, lenient: 0 };
-    const withTemp = new Workspace(workdir, { tempParent });
-    const temp = await withTemp.tempDir();
-    await fsp.mkdir(path.join(temp, "d1"));
-    await fsp.writeFile(path.join(temp, "f"), "temp f");
-    await fsp.writeFile(path.join(temp, "d1", "f"), "temp d1/f");
-    const plain = new Workspace(workdir, { tempParent });
-    try {
-      await fc.assert(
-        fc.asyncProperty(
-          prefix,
-          fc.tuple(fc.array(component, { maxLength: 6 }), fc.boolean())
-            .map(([parts, toFile]) => toFile ? [...parts, "f"] : parts),
-          fc.boolean(),
-          async (kind, parts, useTemp) => {
-            const ws = useTemp ? withTemp : plain;
-            const tempDir = useTemp ? temp : undefined;
-            const input = prefixPath(kind, temp) + parts.join("/");
-            if (input === "") return;
-            // What the kernel sees: the string as given, joined to the workdir without normalising.
-            const osPath = input.startsWith("/") ? input : workdir + "/" + input;
-            let resolved;
-            try {
-              resolved = await ws.resolve(input);
-            } catch (error) {
-              assert.ok(error instanceof ToolError, `resolve(${input}) threw ${error}`);
-              if (error.code === "outside_workspace") {
-                counts.refused++;
-                // No false refusal: what the OS opens for it lies outside too.
-                const real = await fsp.realpath(osPath).catch(() => undefined);
-                assert.ok(real === undefined || !inside(real, tempDir), `${input} refused but opens ${real}`);
-              } else {
-                counts.otherErrors++;
-                assert.ok(["symlink_loop", "invalid_path"].includes(error.code), `${input}: ${error.code}`);
-              }
-              return;
-            }
-            counts.inside++;
-            assert.ok(inside(resolved.path, tempDir), `${input} resolved outside: ${resolved.path}`);
-            assert.ok(path.isAbsolute(resolved.path) && path.normalize(resolved.path) === resolved.path);
-            const viaOs = await osStat(osPath);
-            if (typeof viaOs !== "string") {
-              assert.equal(resolved.exists, true, `${input}: the OS opens it, resolve says it does not exist`);
-              const direct = await fsp.stat(resolved.path);
-              assert.equal(direct.ino, viaOs.ino, `${input}: resolve names another file than the OS opens`);
-              assert.equal(await fsp.realpath(osPath), resolved.path);
-              counts.comparedByInode++;
-            } else if (resolved.exists) {
-              // Resolve reads `x/..` as the parent and `x/.`, `x/` as x even where
-              // x is missing or a file (the kernel says ENOENT/ENOTDIR); the
-              // result is still inside, and names what the text means.
-              const tolerated = parts.some((p) => p === ".." || p === "." || p === "");
-              assert.ok(tolerated, `${input}: resolve says it exists, the OS says ${viaOs}`);
-              counts.lenient++;
-            } else if (viaOs === "ENOENT") {
-              // Creating it through the OS must create exactly the file resolve named.
-              let created = false;
+  test(
+    `${RUNS} generated paths: never outside, and inside means the file the OS opens`,
+    { timeout: 60_000 },
+    async () => {
+      const counts = { inside: 0, comparedByInode: 0, createdThroughOs: 0, refused: 0, otherErrors: 0, lenient: 0 };
+      const withTemp = new Workspace(workdir, { tempParent });
+      const temp = await withTemp.tempDir();
+      await fsp.mkdir(path.join(temp, "d1"));
+      await fsp.writeFile(path.join(temp, "f"), "temp f");
+      await fsp.writeFile(path.join(temp, "d1", "f"), "temp d1/f");
+      const plain = new Workspace(workdir, { tempParent });
+      try {
+        await fc.assert(
+          fc.asyncProperty(
+            prefix,
+            fc.tuple(fc.array(component, { maxLength: 6 }), fc.boolean())
+              .map(([parts, toFile]) => toFile ? [...parts, "f"] : parts),
+            fc.boolean(),
+            async (kind, parts, useTemp) => {
+              const ws = useTemp ? withTemp : plain;
+              const tempDir = useTemp ? temp : undefined;
+              const input = prefixPath(kind, temp) + parts.join("/");
+              if (input === "") return;
+              // What the kernel sees: the string as given, joined to the workdir without normalising.
+              const osPath = input.startsWith("/") ? input : workdir + "/" + input;
+              let resolved;
               try {
-                await fsp.writeFile(osPath, "", { flag: "wx" });
-                created = true;
-              } catch {
-                // a missing folder on the way: the OS cannot create it either
+                resolved = await ws.resolve(input);
+              } catch (error) {
+                assert.ok(error instanceof ToolError, `resolve(${input}) threw ${error}`);
+                if (error.code === "outside_workspace") {
+                  counts.refused++;
+                  // No false refusal: what the OS opens for it lies outside too.
+                  const real = await fsp.realpath(osPath).catch(() => undefined);
+                  assert.ok(real === undefined || !inside(real, tempDir), `${input} refused but opens ${real}`);
+                } else {
+                  counts.otherErrors++;
+                  assert.ok(["symlink_loop", "invalid_path"].includes(error.code), `${input}: ${error.code}`);
+                }
+                return;
               }
-              if (created) {
-                const real = await fsp.realpath(osPath);
-                await fsp.unlink(real);
-                assert.equal(real, resolved.path, `${input}: the OS created ${real}, resolve named ${resolved.path}`);
-                counts.createdThroughOs++;
+              counts.inside++;
+              assert.ok(inside(resolved.path, tempDir), `${input} resolved outside: ${resolved.path}`);
+              assert.ok(path.isAbsolute(resolved.path) && path.normalize(resolved.path) === resolved.path);
+              const viaOs = await osStat(osPath);
+              if (typeof viaOs !== "string") {
+                assert.equal(resolved.exists, true, `${input}: the OS opens it, resolve says it does not exist`);
+                const direct = await fsp.stat(resolved.path);
+                assert.equal(direct.ino, viaOs.ino, `${input}: resolve names another file than the OS opens`);
+                assert.equal(await fsp.realpath(osPath), resolved.path);
+                counts.comparedByInode++;
+              } else if (resolved.exists) {
+                // Resolve reads `x/..` as the parent and `x/.`, `x/` as x even where
+                // x is missing or a file (the kernel says ENOENT/ENOTDIR); the
+                // result is still inside, and names what the text means.
+                const tolerated = parts.some((p) => p === ".." || p === "." || p === "");
+                assert.ok(tolerated, `${input}: resolve says it exists, the OS says ${viaOs}`);
+                counts.lenient++;
+              } else if (viaOs === "ENOENT") {
+                // Creating it through the OS must create exactly the file resolve named.
+                let created = false;
+                try {
+                  await fsp.writeFile(osPath, "", { flag: "wx" });
+                  created = true;
+                } catch {
+                  // a missing folder on the way: the OS cannot create it either
+                }
+                if (created) {
+                  const real = await fsp.realpath(osPath);
+                  await fsp.unlink(real);
+                  assert.equal(real, resolved.path, `${input}: the OS created ${real}, resolve named ${resolved.path}`);
+                  counts.createdThroughOs++;
+                }
               }
-            }
-          },
-        ),
-        { numRuns: RUNS, seed: SEED },
+            },
+          ),
+          { numRuns: RUNS, seed: SEED },
+        );
+      } finally {
+        await withTemp.dispose();
+      }
+      console.log(
+        `path properties: ${RUNS} paths, ${counts.inside} inside (${counts.comparedByInode} compared with the OS by inode, ` +
+          `${counts.createdThroughOs} created through the OS, ${counts.lenient} lenient on file/. and missing/..), ` +
+          `${counts.refused} refused as outside, ${counts.otherErrors} other refusals`,
       );
-    } finally {
-      await withTemp.dispose();
-    }
-    console.log(
-      `path properties: ${RUNS} paths, ${counts.inside} inside (${counts.comparedByInode} compared with the OS by inode, ` +
-        `${counts.createdThroughOs} created through the OS, ${counts.lenient} lenient on file/. and missing/..), ` +
-        `${counts.refused} refused as outside, ${counts.otherErrors} other refusals`,
-    );
-    assert.ok(counts.comparedByInode > 100 && counts.refused > 100, "the generator must reach both sides");
-  });
+      assert.ok(counts.comparedByInode > 100 && counts.refused > 100, "the generator must reach both sides");
+    },
+  );
 });

@@ -43,69 +43,73 @@ async function startSwapper(target: string, outside: string) {
 }
 
 describe("scratch copy and publication under a racing folder swap", () => {
-  test("a copy never holds outside content; a publication never touches the outside folder", async () => {
-    const workdir = path.join(dir, "W");
-    const outside = path.join(dir, "outside");
-    await fsp.mkdir(path.join(workdir, "sub"), { recursive: true });
-    await fsp.mkdir(outside);
-    for (let i = 0; i < 20; i++) {
-      await fsp.writeFile(path.join(workdir, "sub", `f${i}.txt`), `inside ${i}\n`);
-      await fsp.writeFile(path.join(outside, `f${i}.txt`), `OUTSIDE SECRET ${i}\n`);
-    }
-    const secrets = new Set<string>();
-    for (let i = 0; i < 20; i++) {
-      secrets.add(createHash("sha256").update(`OUTSIDE SECRET ${i}\n`).digest("hex"));
-    }
-    const outsideBefore = await fingerprint(outside);
-    const swapper = await startSwapper(path.join(workdir, "sub"), outside);
-    const counts = { copies: 0, copyRefusals: 0, cloned: 0, published: 0, publishRefusals: 0 };
-    try {
-      const deadline = Date.now() + SECONDS * 1000;
-      while (Date.now() < deadline) {
-        let scratch;
-        try {
-          // Both ways of copying files: streamed, and cloned by cp from descriptors.
-          const copy = counts.copies % 2 === 0 ? "stream" : "cp";
-          scratch = await createScratch(workdir, { session: { sandbox: "off" }, copy });
-          counts.cloned += scratch.cloned;
-          counts.copies++;
-        } catch {
-          counts.copyRefusals++;
-          continue;
-        }
-        try {
-          const copied = await fingerprint(scratch.root);
-          for (const [rel, what] of Object.entries(copied)) {
-            assert.ok(![...secrets].some((s) => what.includes(s)), `outside content copied at ${rel}`);
-          }
-          // Rewrite, create and delete files under sub/ in the copy, then publish while the swaps go on.
-          const sub = path.join(scratch.root, "sub");
-          const isFolder = await fsp.lstat(sub).then((s) => s.isDirectory(), () => false);
-          if (isFolder) {
-            for (const name of await fsp.readdir(sub)) {
-              if (name.endsWith("0.txt")) await fsp.unlink(path.join(sub, name));
-              else await fsp.writeFile(path.join(sub, name), "overwritten\n");
-            }
-            await fsp.writeFile(path.join(sub, `new-${counts.copies}.txt`), "new\n");
-          }
-          const { changes } = await scratch.changes();
-          try {
-            await scratch.publish(changes);
-            counts.published++;
-          } catch {
-            counts.publishRefusals++;
-          }
-          assert.deepEqual(await fingerprint(outside), outsideBefore, "the outside folder changed");
-        } finally {
-          await scratch.dispose();
-        }
+  test(
+    "a copy never holds outside content; a publication never touches the outside folder",
+    { timeout: 60_000 },
+    async () => {
+      const workdir = path.join(dir, "W");
+      const outside = path.join(dir, "outside");
+      await fsp.mkdir(path.join(workdir, "sub"), { recursive: true });
+      await fsp.mkdir(outside);
+      for (let i = 0; i < 20; i++) {
+        await fsp.writeFile(path.join(workdir, "sub", `f${i}.txt`), `inside ${i}\n`);
+        await fsp.writeFile(path.join(outside, `f${i}.txt`), `OUTSIDE SECRET ${i}\n`);
       }
-    } finally {
-      const swaps = await swapper.stop();
-      console.log(`scratch race: ${JSON.stringify(counts)}; swapper: ${swaps.trim().split("\n").at(-1)}`);
-    }
-    assert.deepEqual(await fingerprint(outside), outsideBefore);
-    assert.ok(counts.copies > 0, "some copies must be made");
-    assert.ok(counts.cloned > 0, "some files must be cloned by cp");
-  });
+      const secrets = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        secrets.add(createHash("sha256").update(`OUTSIDE SECRET ${i}\n`).digest("hex"));
+      }
+      const outsideBefore = await fingerprint(outside);
+      const swapper = await startSwapper(path.join(workdir, "sub"), outside);
+      const counts = { copies: 0, copyRefusals: 0, cloned: 0, published: 0, publishRefusals: 0 };
+      try {
+        const deadline = Date.now() + SECONDS * 1000;
+        while (Date.now() < deadline) {
+          let scratch;
+          try {
+            // Both ways of copying files: streamed, and cloned by cp from descriptors.
+            const copy = counts.copies % 2 === 0 ? "stream" : "cp";
+            scratch = await createScratch(workdir, { session: { sandbox: "off" }, copy });
+            counts.cloned += scratch.cloned;
+            counts.copies++;
+          } catch {
+            counts.copyRefusals++;
+            continue;
+          }
+          try {
+            const copied = await fingerprint(scratch.root);
+            for (const [rel, what] of Object.entries(copied)) {
+              assert.ok(![...secrets].some((s) => what.includes(s)), `outside content copied at ${rel}`);
+            }
+            // Rewrite, create and delete files under sub/ in the copy, then publish while the swaps go on.
+            const sub = path.join(scratch.root, "sub");
+            const isFolder = await fsp.lstat(sub).then((s) => s.isDirectory(), () => false);
+            if (isFolder) {
+              for (const name of await fsp.readdir(sub)) {
+                if (name.endsWith("0.txt")) await fsp.unlink(path.join(sub, name));
+                else await fsp.writeFile(path.join(sub, name), "overwritten\n");
+              }
+              await fsp.writeFile(path.join(sub, `new-${counts.copies}.txt`), "new\n");
+            }
+            const { changes } = await scratch.changes();
+            try {
+              await scratch.publish(changes);
+              counts.published++;
+            } catch {
+              counts.publishRefusals++;
+            }
+            assert.deepEqual(await fingerprint(outside), outsideBefore, "the outside folder changed");
+          } finally {
+            await scratch.dispose();
+          }
+        }
+      } finally {
+        const swaps = await swapper.stop();
+        console.log(`scratch race: ${JSON.stringify(counts)}; swapper: ${swaps.trim().split("\n").at(-1)}`);
+      }
+      assert.deepEqual(await fingerprint(outside), outsideBefore);
+      assert.ok(counts.copies > 0, "some copies must be made");
+      assert.ok(counts.cloned > 0, "some files must be cloned by cp");
+    },
+  );
 });

@@ -67,16 +67,21 @@ function rules(problems: LayerProblem[]): string[] {
 
 describe("scripts/check_layers.ts", () => {
   test("the repository's own layers hold", {
+    timeout: 60_000,
     skip: typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "reads the source repository" : false,
   }, async () => {
     assert.deepEqual(await checkLayers(repoRoot), []);
   });
 
-  test("a clean workspace passes: type-only cycles, dynamic imports, imports in JSDoc and a folder's own _ files are fine", async () => {
-    assert.deepEqual(await workspaceWith({}), []);
-  });
+  test(
+    "a clean workspace passes: type-only cycles, dynamic imports, imports in JSDoc and a folder's own _ files are fine",
+    { timeout: 60_000 },
+    async () => {
+      assert.deepEqual(await workspaceWith({}), []);
+    },
+  );
 
-  test("an upward import fails", async () => {
+  test("an upward import fails", { timeout: 60_000 }, async () => {
     const problems = await workspaceWith({
       "core/a.ts": 'import { p } from "@toolfence/policy";\nexport const a = p;\n',
     });
@@ -87,7 +92,7 @@ describe("scripts/check_layers.ts", () => {
     );
   });
 
-  test("an import of a member of the same layer fails", async () => {
+  test("an import of a member of the same layer fails", { timeout: 60_000 }, async () => {
     const problems = await workspaceWith({
       "deno.json": JSON.stringify({
         name: "@toolfence/toolfence",
@@ -104,7 +109,7 @@ describe("scripts/check_layers.ts", () => {
     assert.deepEqual(problems.filter((p) => p.file === "adapters/mod.ts").map((p) => p.rule), ["upward"]);
   });
 
-  test("an undeclared member import fails, even downward", async () => {
+  test("an undeclared member import fails, even downward", { timeout: 60_000 }, async () => {
     const problems = await workspaceWith({
       "tools/mod.ts": 'import { p } from "@toolfence/policy";\nexport const t = p;\n',
     });
@@ -112,32 +117,40 @@ describe("scripts/check_layers.ts", () => {
     assert.equal(problems[0].file, "tools/mod.ts");
   });
 
-  test("a _ file imported from outside its folder fails; a _ folder is private to its parent", async () => {
-    const sibling = await workspaceWith({ "core/b.ts": 'import { h } from "./sub/_h.ts";\nexport const b = h;\n' });
-    assert.deepEqual(rules(sibling), ["private"]);
-    const underFolder = await workspaceWith({
-      "tools/_shared/helper.ts": "export const s = 1;\n",
-      "tools/mod.ts": 'import { s } from "./_shared/helper.ts";\nexport const t = s;\n',
-    });
-    assert.deepEqual(underFolder, [], "a _ folder is private to its parent, and tools/mod.ts is inside tools/");
-    const outsideFolder = await workspaceWith({
-      "tools/_shared/helper.ts": "export const s = 1;\n",
-      "tools/deeper/_shared/x.ts": "export const x = 1;\n",
-      "tools/mod.ts": 'import { x } from "./deeper/_shared/x.ts";\nexport const t = x;\n',
-    });
-    assert.deepEqual(rules(outsideFolder), ["private"]);
-  });
+  test(
+    "a _ file imported from outside its folder fails; a _ folder is private to its parent",
+    { timeout: 60_000 },
+    async () => {
+      const sibling = await workspaceWith({ "core/b.ts": 'import { h } from "./sub/_h.ts";\nexport const b = h;\n' });
+      assert.deepEqual(rules(sibling), ["private"]);
+      const underFolder = await workspaceWith({
+        "tools/_shared/helper.ts": "export const s = 1;\n",
+        "tools/mod.ts": 'import { s } from "./_shared/helper.ts";\nexport const t = s;\n',
+      });
+      assert.deepEqual(underFolder, [], "a _ folder is private to its parent, and tools/mod.ts is inside tools/");
+      const outsideFolder = await workspaceWith({
+        "tools/_shared/helper.ts": "export const s = 1;\n",
+        "tools/deeper/_shared/x.ts": "export const x = 1;\n",
+        "tools/mod.ts": 'import { x } from "./deeper/_shared/x.ts";\nexport const t = x;\n',
+      });
+      assert.deepEqual(rules(outsideFolder), ["private"]);
+    },
+  );
 
-  test("a relative import into another member fails, as does the root reaching into a member", async () => {
-    const fromMember = await workspaceWith({
-      "tools/mod.ts": 'import { a } from "../core/a.ts";\nexport const t = a;\n',
-    });
-    assert.deepEqual(rules(fromMember), ["relative-crossing"]);
-    const fromRoot = await workspaceWith({ "mod.ts": 'export { a } from "./core/a.ts";\n' });
-    assert.deepEqual(rules(fromRoot), ["relative-crossing"]);
-  });
+  test(
+    "a relative import into another member fails, as does the root reaching into a member",
+    { timeout: 60_000 },
+    async () => {
+      const fromMember = await workspaceWith({
+        "tools/mod.ts": 'import { a } from "../core/a.ts";\nexport const t = a;\n',
+      });
+      assert.deepEqual(rules(fromMember), ["relative-crossing"]);
+      const fromRoot = await workspaceWith({ "mod.ts": 'export { a } from "./core/a.ts";\n' });
+      assert.deepEqual(rules(fromRoot), ["relative-crossing"]);
+    },
+  );
 
-  test("a runtime cycle fails, and so does a module importing itself", async () => {
+  test("a runtime cycle fails, and so does a module importing itself", { timeout: 60_000 }, async () => {
     const local = await workspaceWith({
       "core/a.ts": 'import { b } from "./b.ts";\nexport const a = 1;\nexport const c = b;\n',
       "core/b.ts": 'import { a } from "./a.ts";\nexport const b = a;\n',
@@ -148,43 +161,51 @@ describe("scripts/check_layers.ts", () => {
     assert.deepEqual(rules(selfByName), ["cycle"]);
   });
 
-  test("@toolfence/internal is for the policy only: the tools importing it fail, even declared", async () => {
-    const internal = {
-      "deno.json": JSON.stringify({
-        name: "@toolfence/toolfence",
-        exports: { ".": "./mod.ts" },
-        workspace: ["./core", "./internal", "./policy", "./tools"],
-        imports: {
-          "@toolfence/core": "jsr:@toolfence/core@^0.1.0",
-          "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0",
-          "@toolfence/policy": "jsr:@toolfence/policy@^0.1.0",
-        },
-      }),
-      "internal/deno.json": JSON.stringify({ name: "@toolfence/internal", exports: { ".": "./mod.ts" }, imports: {} }),
-      "internal/mod.ts": "export const m = 1;\n",
-      "policy/deno.json": JSON.stringify({
-        name: "@toolfence/policy",
-        exports: { ".": "./mod.ts" },
-        imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
-      }),
-      "policy/mod.ts": 'import { m } from "@toolfence/internal";\nexport const p = m;\n',
-    };
-    assert.deepEqual(await workspaceWith(internal), []);
-    const fromTools = await workspaceWith({
-      ...internal,
-      "tools/deno.json": JSON.stringify({
-        name: "@toolfence/tools",
-        exports: { ".": "./mod.ts" },
-        imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
-      }),
-      "tools/mod.ts": 'import { m } from "@toolfence/internal";\nexport const t = m;\n',
-    });
-    assert.deepEqual(fromTools.map((p) => [p.rule, p.file]), [["internal", "tools/mod.ts"]]);
-    const fromUmbrella = await workspaceWith({ ...internal, "mod.ts": 'export { m } from "@toolfence/internal";\n' });
-    assert.ok(rules(fromUmbrella).includes("internal"), JSON.stringify(fromUmbrella));
-  });
+  test(
+    "@toolfence/internal is for the policy only: the tools importing it fail, even declared",
+    { timeout: 60_000 },
+    async () => {
+      const internal = {
+        "deno.json": JSON.stringify({
+          name: "@toolfence/toolfence",
+          exports: { ".": "./mod.ts" },
+          workspace: ["./core", "./internal", "./policy", "./tools"],
+          imports: {
+            "@toolfence/core": "jsr:@toolfence/core@^0.1.0",
+            "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0",
+            "@toolfence/policy": "jsr:@toolfence/policy@^0.1.0",
+          },
+        }),
+        "internal/deno.json": JSON.stringify({
+          name: "@toolfence/internal",
+          exports: { ".": "./mod.ts" },
+          imports: {},
+        }),
+        "internal/mod.ts": "export const m = 1;\n",
+        "policy/deno.json": JSON.stringify({
+          name: "@toolfence/policy",
+          exports: { ".": "./mod.ts" },
+          imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
+        }),
+        "policy/mod.ts": 'import { m } from "@toolfence/internal";\nexport const p = m;\n',
+      };
+      assert.deepEqual(await workspaceWith(internal), []);
+      const fromTools = await workspaceWith({
+        ...internal,
+        "tools/deno.json": JSON.stringify({
+          name: "@toolfence/tools",
+          exports: { ".": "./mod.ts" },
+          imports: { "@toolfence/internal": "jsr:@toolfence/internal@^0.1.0" },
+        }),
+        "tools/mod.ts": 'import { m } from "@toolfence/internal";\nexport const t = m;\n',
+      });
+      assert.deepEqual(fromTools.map((p) => [p.rule, p.file]), [["internal", "tools/mod.ts"]]);
+      const fromUmbrella = await workspaceWith({ ...internal, "mod.ts": 'export { m } from "@toolfence/internal";\n' });
+      assert.ok(rules(fromUmbrella).includes("internal"), JSON.stringify(fromUmbrella));
+    },
+  );
 
-  test("a member missing from the layer table fails", async () => {
+  test("a member missing from the layer table fails", { timeout: 60_000 }, async () => {
     const problems = await workspaceWith({
       "deno.json": JSON.stringify({ name: "@toolfence/toolfence", workspace: ["./core", "./extra"], imports: {} }),
       "extra/deno.json": JSON.stringify({ name: "@toolfence/extra", exports: { ".": "./mod.ts" }, imports: {} }),
@@ -193,30 +214,36 @@ describe("scripts/check_layers.ts", () => {
     assert.ok(rules(problems).includes("unknown-member"));
   });
 
-  test("importsOf: type-only lists do not count at run time; comments and strings hold no imports", () => {
-    const found = importsOf([
-      'import type { A } from "./a.ts";',
-      'import { type B, type C } from "./b.ts";',
-      'import { type D, e } from "./d.ts";',
-      'export { f } from "./f.ts";',
-      'export type { G } from "./g.ts";',
-      '// import { h } from "./h.ts";',
-      "const s = \"import { i } from './i.ts'\";",
-      'import "./side.ts";',
-      'const lazy = () => import("./lazy.ts");',
-    ].join("\n"));
-    assert.deepEqual(found, [
-      { specifier: "./a.ts", runtime: false },
-      { specifier: "./b.ts", runtime: false },
-      { specifier: "./d.ts", runtime: true },
-      { specifier: "./f.ts", runtime: true },
-      { specifier: "./g.ts", runtime: false },
-      { specifier: "./side.ts", runtime: true },
-      { specifier: "./lazy.ts", runtime: false },
-    ]);
-  });
+  test(
+    "importsOf: type-only lists do not count at run time; comments and strings hold no imports",
+    { timeout: 60_000 },
+    () => {
+      const found = importsOf([
+        'import type { A } from "./a.ts";',
+        'import { type B, type C } from "./b.ts";',
+        'import { type D, e } from "./d.ts";',
+        'export { f } from "./f.ts";',
+        'export type { G } from "./g.ts";',
+        '// import { h } from "./h.ts";',
+        "const s = \"import { i } from './i.ts'\";",
+        'import "./side.ts";',
+        'const lazy = () => import("./lazy.ts");',
+      ].join("\n"));
+      assert.deepEqual(found, [
+        { specifier: "./a.ts", runtime: false },
+        { specifier: "./b.ts", runtime: false },
+        { specifier: "./d.ts", runtime: true },
+        { specifier: "./f.ts", runtime: true },
+        { specifier: "./g.ts", runtime: false },
+        { specifier: "./side.ts", runtime: true },
+        { specifier: "./lazy.ts", runtime: false },
+      ]);
+    },
+  );
 
-  test("generated graphs: every planted upward or undeclared import is found, and none is invented", async () => {
+  test("generated graphs: every planted upward or undeclared import is found, and none is invented", {
+    timeout: 60_000,
+  }, async () => {
     // A deterministic generator (LCG) over the three members: each member's file imports a random
     // subset of the others; the expected problems follow from the layer order and the declarations.
     let seed = 7;

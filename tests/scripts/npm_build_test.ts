@@ -29,7 +29,7 @@ const imports = {
 };
 
 describe("bare specifiers and the import map", () => {
-  test("what is bare: not relative, absolute, a URL or a Node built-in", () => {
+  test("what is bare: not relative, absolute, a URL or a Node built-in", { timeout: 60_000 }, () => {
     assert.deepEqual(
       ["valibot", "@a/b/c.js", "./x.ts", "../x.ts", "/abs", "node:fs", "fs", "fs/promises", "npm:x@1", "https://x"]
         .map(isBareSpecifier),
@@ -39,14 +39,14 @@ describe("bare specifiers and the import map", () => {
     assert.equal(packageNameOf("ai/rsc"), "ai");
   });
 
-  test("npm: entries, plain and prefix forms; an unversioned entry is not accepted", () => {
+  test("npm: entries, plain and prefix forms; an unversioned entry is not accepted", { timeout: 60_000 }, () => {
     assert.deepEqual(parseNpmSpecifier("npm:@scope/pkg@1.2.3/sub/path.js"), { name: "@scope/pkg", version: "1.2.3" });
     assert.deepEqual(parseNpmSpecifier("npm:/ai@7.0.173/"), { name: "ai", version: "7.0.173" });
     assert.equal(parseNpmSpecifier("npm:left-open"), undefined);
     assert.equal(parseNpmSpecifier("jsr:@std/path@1"), undefined);
   });
 
-  test("an exact key first, then the longest prefix key", () => {
+  test("an exact key first, then the longest prefix key", { timeout: 60_000 }, () => {
     assert.deepEqual(resolveBare("@modelcontextprotocol/sdk", imports).target.version, "1.32.2");
     assert.deepEqual(resolveBare("@modelcontextprotocol/sdk/client/index.js", imports), {
       importName: "@modelcontextprotocol/sdk",
@@ -56,13 +56,13 @@ describe("bare specifiers and the import map", () => {
     assert.equal(resolveBare("ai/other.js", imports).target.version, "7.0.173");
   });
 
-  test("what Node could not resolve from package.json is an error naming the specifier", () => {
+  test("what Node could not resolve from package.json is an error naming the specifier", { timeout: 60_000 }, () => {
     assert.throws(() => resolveBare("missing", imports), /"missing" is not in deno.json's import map/);
     assert.throws(() => resolveBare("unversioned", imports), /only depend on versioned npm: packages/);
     assert.throws(() => resolveBare("jsrOnly", imports), /maps to jsr:@std\/path@1/);
   });
 
-  test("an entry whose key differs from the package becomes an npm alias", () => {
+  test("an entry whose key differs from the package becomes an npm alias", { timeout: 60_000 }, () => {
     const { importName, target } = resolveBare("aliased", imports);
     assert.equal(dependencyVersion(importName, target), "npm:real-name@2.0.0");
     assert.equal(dependencyVersion("valibot", { name: "valibot", version: "1.5.0" }), "1.5.0");
@@ -70,7 +70,9 @@ describe("bare specifiers and the import map", () => {
 });
 
 describe("dependency sections", () => {
-  test("run time: dependencies; declarations only: optional peers; tests only and @types/node: dev", () => {
+  test("run time: dependencies; declarations only: optional peers; tests only and @types/node: dev", {
+    timeout: 60_000,
+  }, () => {
     const plan = planDependencies({
       runtime: ["valibot", "@modelcontextprotocol/sdk/server/index.js"],
       types: ["valibot", "ai/x.js"],
@@ -88,7 +90,9 @@ describe("dependency sections", () => {
 });
 
 describe("dependency rules", () => {
-  test("a workspace package is depended on at the workspace's range, valibot is a peer, the AI SDK an optional one", () => {
+  test("a workspace package is depended on at the workspace's range, valibot is a peer, the AI SDK an optional one", {
+    timeout: 60_000,
+  }, () => {
     const plan = planDependencies(
       {
         runtime: ["valibot", "@toolfence/core", "ai/x.js", "@modelcontextprotocol/sdk/server/index.js"],
@@ -118,34 +122,38 @@ describe("package.json", () => {
   const plan = planDependencies({ runtime: ["valibot"], types: [], tests: [] }, imports);
   const config = { version: "0.3.1", license: "MIT", exports: { ".": "./mod.ts", "./core": "./core/mod.ts" } };
 
-  test("exports with types conditions, ./mcp added when the module exists, bin, engines, files", () => {
-    const exports = subpathExports(config, "./adapters/mcp/mod.ts");
-    const manifest = packageJson({
-      config,
-      exports,
-      bin: "bin/toolfence.js",
-      files: ["mod.js", "core/**/*.js"],
-      plan,
-      description: "Tools.",
-    });
-    assert.equal(manifest.name, "toolfence");
-    assert.equal(manifest.version, "0.3.1");
-    assert.equal(manifest.type, "module");
-    assert.deepEqual(manifest.exports, {
-      ".": { types: "./mod.d.ts", default: "./mod.js" },
-      "./core": { types: "./core/mod.d.ts", default: "./core/mod.js" },
-      "./mcp": { types: "./adapters/mcp/mod.d.ts", default: "./adapters/mcp/mod.js" },
-      "./package.json": "./package.json",
-    });
-    assert.equal(manifest.types, "./mod.d.ts");
-    assert.deepEqual(manifest.bin, { toolfence: "bin/toolfence.js" });
-    assert.deepEqual(manifest.engines, { node: ">=22" });
-    assert.deepEqual(manifest.files, ["core/**/*.js", "mod.js"]);
-    assert.deepEqual(manifest.dependencies, { valibot: "1.5.0" });
-    assert.equal("peerDependencies" in manifest, false);
-  });
+  test(
+    "exports with types conditions, ./mcp added when the module exists, bin, engines, files",
+    { timeout: 60_000 },
+    () => {
+      const exports = subpathExports(config, "./adapters/mcp/mod.ts");
+      const manifest = packageJson({
+        config,
+        exports,
+        bin: "bin/toolfence.js",
+        files: ["mod.js", "core/**/*.js"],
+        plan,
+        description: "Tools.",
+      });
+      assert.equal(manifest.name, "toolfence");
+      assert.equal(manifest.version, "0.3.1");
+      assert.equal(manifest.type, "module");
+      assert.deepEqual(manifest.exports, {
+        ".": { types: "./mod.d.ts", default: "./mod.js" },
+        "./core": { types: "./core/mod.d.ts", default: "./core/mod.js" },
+        "./mcp": { types: "./adapters/mcp/mod.d.ts", default: "./adapters/mcp/mod.js" },
+        "./package.json": "./package.json",
+      });
+      assert.equal(manifest.types, "./mod.d.ts");
+      assert.deepEqual(manifest.bin, { toolfence: "bin/toolfence.js" });
+      assert.deepEqual(manifest.engines, { node: ">=22" });
+      assert.deepEqual(manifest.files, ["core/**/*.js", "mod.js"]);
+      assert.deepEqual(manifest.dependencies, { valibot: "1.5.0" });
+      assert.equal("peerDependencies" in manifest, false);
+    },
+  );
 
-  test("deno.json's own ./mcp wins, and a missing version is an error", () => {
+  test("deno.json's own ./mcp wins, and a missing version is an error", { timeout: 60_000 }, () => {
     assert.equal(subpathExports({ exports: { "./mcp": "./x.ts" } }, "./adapters/mcp/mod.ts")["./mcp"], "./x.ts");
     assert.deepEqual(subpathExports({ exports: "./mod.ts" }, undefined), { ".": "./mod.ts" });
     assert.throws(
@@ -156,7 +164,7 @@ describe("package.json", () => {
 });
 
 describe("import rewriting", () => {
-  test("relative TypeScript specifiers become JavaScript ones; the rest stay", () => {
+  test("relative TypeScript specifiers become JavaScript ones; the rest stay", { timeout: 60_000 }, () => {
     assert.deepEqual(
       ["./a.ts", "../b/c.mts", "./d.cts", "./e.tsx", "./types.d.ts", "valibot", "./data.json", "./f.js", "node:fs"]
         .map(rewriteRelativeSpecifier),
@@ -164,7 +172,7 @@ describe("import rewriting", () => {
     );
   });
 
-  test("every kind of import is found: static, re-export, dynamic, import types", () => {
+  test("every kind of import is found: static, re-export, dynamic, import types", { timeout: 60_000 }, () => {
     const text = `import a from "pkg-a";
 import type { B } from "pkg-b/sub";
 export * from "./local.js";
@@ -220,23 +228,27 @@ not ok 1 - suite
 # todo 0
 # duration_ms 5`;
 
-  test("the counts, the failing test (not its suite) with its error, and the lines shown live", () => {
-    assert.deepEqual(tapCounts(tap), { tests: 3, pass: 1, fail: 1, skipped: 1, todo: 0, cancelled: 0 });
-    assert.deepEqual(skipped(tap), ["ok 3 - skipped # SKIP needs Deno: spawns deno"]);
-    const failures = failureDetails(tap);
-    assert.equal(failures.length, 1);
-    assert.match(failures[0], /not ok 2 - fails[\s\S]*error: 'boom'/);
-    assert.deepEqual(tap.split("\n").filter(isHeadline), [
-      "    ok 3 - skipped # SKIP needs Deno: spawns deno",
-      "not ok 1 - suite",
-      "# tests 3",
-      "# suites 1",
-      "# pass 1",
-      "# fail 1",
-      "# cancelled 0",
-      "# skipped 1",
-      "# todo 0",
-      "# duration_ms 5",
-    ]);
-  });
+  test(
+    "the counts, the failing test (not its suite) with its error, and the lines shown live",
+    { timeout: 60_000 },
+    () => {
+      assert.deepEqual(tapCounts(tap), { tests: 3, pass: 1, fail: 1, skipped: 1, todo: 0, cancelled: 0 });
+      assert.deepEqual(skipped(tap), ["ok 3 - skipped # SKIP needs Deno: spawns deno"]);
+      const failures = failureDetails(tap);
+      assert.equal(failures.length, 1);
+      assert.match(failures[0], /not ok 2 - fails[\s\S]*error: 'boom'/);
+      assert.deepEqual(tap.split("\n").filter(isHeadline), [
+        "    ok 3 - skipped # SKIP needs Deno: spawns deno",
+        "not ok 1 - suite",
+        "# tests 3",
+        "# suites 1",
+        "# pass 1",
+        "# fail 1",
+        "# cancelled 0",
+        "# skipped 1",
+        "# todo 0",
+        "# duration_ms 5",
+      ]);
+    },
+  );
 });

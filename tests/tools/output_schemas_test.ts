@@ -168,7 +168,7 @@ describe("built-in tools' outputs through MCP", () => {
     return output as Record<string, unknown>;
   }
 
-  test("every listed tool advertises an outputSchema that admits the cut envelope", () => {
+  test("every listed tool advertises an outputSchema that admits the cut envelope", { timeout: 90_000 }, () => {
     assert.ok(listed.size >= 29, `only ${listed.size} tools listed`);
     for (const [name, t] of listed) {
       assert.ok(t.outputSchema, `${name} has no outputSchema`);
@@ -177,7 +177,7 @@ describe("built-in tools' outputs through MCP", () => {
     }
   });
 
-  test("fs tools", async () => {
+  test("fs tools", { timeout: 90_000 }, async () => {
     await run("temp_dir");
     await run("mkdir", { path: "made/inner" });
     await run("mkdir", { path: "made/inner" });
@@ -205,7 +205,7 @@ describe("built-in tools' outputs through MCP", () => {
     await run("request_image", { src: "dot.png" });
   });
 
-  test("search tools", async () => {
+  test("search tools", { timeout: 90_000 }, async () => {
     await run("glob", { pattern: "**/*.ts" });
     await run("glob", { pattern: "**", max_results: 2 });
     await run("glob", { pattern: "src/*", type: "directory" });
@@ -216,7 +216,7 @@ describe("built-in tools' outputs through MCP", () => {
     await run("grep", { pattern: "beta", path: "a.txt", regex: false, case_sensitive: false });
   });
 
-  test("patch tools", async () => {
+  test("patch tools", { timeout: 90_000 }, async () => {
     await writeFile(join(dir, "p.txt"), "one\ntwo\nthree\n");
     await run("edit_file", { path: "p.txt", old_text: "two", new_text: "TWO" });
     await run("edit_file", { path: "p.txt", old_text: "e", new_text: "E", replace_all: true });
@@ -229,7 +229,7 @@ describe("built-in tools' outputs through MCP", () => {
     });
   });
 
-  test("command tools", async () => {
+  test("command tools", { timeout: 90_000 }, async () => {
     await run("bash", { command: "echo out; echo err >&2" });
     assert.equal((await runFailing("bash", { command: "exit 3" }, "command_failed")).exit_code, 3);
     assert.equal((await runFailing("bash", { command: "sleep 5", timeout_s: 0.2 }, "timeout")).stop_reason, "timeout");
@@ -246,7 +246,7 @@ describe("built-in tools' outputs through MCP", () => {
     await run("bash_read", { id: started.id, max_output_chars: 500 });
   });
 
-  test("system, framework and diagnostic tools", async () => {
+  test("system, framework and diagnostic tools", { timeout: 90_000 }, async () => {
     await run("sleep", { seconds: 0.01 });
     await run("datetime");
     await run("datetime", { time_zone: "Asia/Kolkata" });
@@ -265,14 +265,14 @@ describe("built-in tools' outputs through MCP", () => {
     await run("diff_files", { a: "a.txt", b: "a.txt" });
   });
 
-  test("sub-agent tools", async () => {
+  test("sub-agent tools", { timeout: 90_000 }, async () => {
     await run("agent_run", { task: "count the files" });
     await run("agent_run", { task: "object please", name: "obj" });
     await run("agent_run_parallel", { tasks: ["one", "fail now", "object two"], names: ["a", "b", "c"] });
     await run("agent_run_parallel", { tasks: ["solo"] });
   });
 
-  test("browser tools", { skip: noBrowser }, async () => {
+  test("browser tools", { timeout: 90_000, skip: noBrowser }, async () => {
     await run("browser_close");
     await run("browser_console_messages");
     await run("browser_navigate", { url: `${site.base}/form` });
@@ -301,54 +301,62 @@ describe("built-in tools' outputs through MCP", () => {
     await run("browser_close");
   });
 
-  test("every listed tool ran at least once, and the schema's own language list is the tool's", () => {
-    const ran = new Set(seen.map((s) => s.tool));
-    const skipped = (name: string) => noBrowser !== false && name.startsWith("browser_");
-    assert.deepEqual([...listed.keys()].filter((name) => !ran.has(name) && !skipped(name)), []);
-    const language = box.get("check_syntax")!.output!;
-    const jsonLanguages = (outputJsonSchema(language).properties!.language as { enum: string[] }).enum;
-    assert.deepEqual(jsonLanguages, [...SYNTAX_LANGUAGES]);
-  });
+  test(
+    "every listed tool ran at least once, and the schema's own language list is the tool's",
+    { timeout: 90_000 },
+    () => {
+      const ran = new Set(seen.map((s) => s.tool));
+      const skipped = (name: string) => noBrowser !== false && name.startsWith("browser_");
+      assert.deepEqual([...listed.keys()].filter((name) => !ran.has(name) && !skipped(name)), []);
+      const language = box.get("check_syntax")!.output!;
+      const jsonLanguages = (outputJsonSchema(language).properties!.language as { enum: string[] }).enum;
+      assert.deepEqual(jsonLanguages, [...SYNTAX_LANGUAGES]);
+    },
+  );
 
-  test("mutants of the real outputs: the check and the advertised JSON Schema agree on each", () => {
-    const outputs = seen.filter((s) => !s.cut);
-    assert.ok(outputs.length > 60);
-    const schemas = new Map<string, { tool: AnyTool; validate: ValidateFunction }>();
-    for (const { tool } of outputs) {
-      const t = box.get(tool)!;
-      schemas.set(tool, { tool: t, validate: ajv.compile(outputJsonSchema(t.output!)) });
-    }
-    const leaves = [null, true, 0, -1, 1.5, "", "x", "sha256", "0".repeat(64), [], {}, [1], { a: 1 }];
-    // A mutation: where (a path chosen by index), and what (drop, replace, add a key, wrap in an array).
-    const mutation = fc.record({
-      at: fc.nat(),
-      kind: fc.constantFrom("drop", "replace", "add", "wrap"),
-      leaf: fc.constantFrom(...leaves),
-      key: fc.constantFrom("extra", "path", "status", "note", "truncated"),
-    });
-    let rejected = 0;
-    let accepted = 0;
-    fc.assert(
-      fc.property(fc.constantFrom(...outputs), fc.array(mutation, { minLength: 1, maxLength: 3 }), (s, changes) => {
-        const own = mcpWrapsOutput(box.get(s.tool)!) ? s.structured[WRAPPED_OUTPUT_KEY] : s.structured;
-        const value = structuredClone(own) as unknown;
-        let mutant = value;
-        for (const change of changes) mutant = mutate(mutant, change);
-        const { tool, validate } = schemas.get(s.tool)!;
-        const byCheck = checkOutput(tool.name, tool.output!, mutant) === undefined;
-        const bySchema = validate(mutant);
-        assert.equal(
-          byCheck,
-          bySchema,
-          `${s.tool}: check ${byCheck}, JSON Schema ${bySchema}: ${JSON.stringify(mutant)}`,
-        );
-        if (byCheck) accepted++;
-        else rejected++;
-      }),
-      { numRuns: 3_000 },
-    );
-    assert.ok(rejected > 500 && accepted > 50, `accepted ${accepted}, rejected ${rejected}`);
-  });
+  test(
+    "mutants of the real outputs: the check and the advertised JSON Schema agree on each",
+    { timeout: 90_000 },
+    () => {
+      const outputs = seen.filter((s) => !s.cut);
+      assert.ok(outputs.length > 60);
+      const schemas = new Map<string, { tool: AnyTool; validate: ValidateFunction }>();
+      for (const { tool } of outputs) {
+        const t = box.get(tool)!;
+        schemas.set(tool, { tool: t, validate: ajv.compile(outputJsonSchema(t.output!)) });
+      }
+      const leaves = [null, true, 0, -1, 1.5, "", "x", "sha256", "0".repeat(64), [], {}, [1], { a: 1 }];
+      // A mutation: where (a path chosen by index), and what (drop, replace, add a key, wrap in an array).
+      const mutation = fc.record({
+        at: fc.nat(),
+        kind: fc.constantFrom("drop", "replace", "add", "wrap"),
+        leaf: fc.constantFrom(...leaves),
+        key: fc.constantFrom("extra", "path", "status", "note", "truncated"),
+      });
+      let rejected = 0;
+      let accepted = 0;
+      fc.assert(
+        fc.property(fc.constantFrom(...outputs), fc.array(mutation, { minLength: 1, maxLength: 3 }), (s, changes) => {
+          const own = mcpWrapsOutput(box.get(s.tool)!) ? s.structured[WRAPPED_OUTPUT_KEY] : s.structured;
+          const value = structuredClone(own) as unknown;
+          let mutant = value;
+          for (const change of changes) mutant = mutate(mutant, change);
+          const { tool, validate } = schemas.get(s.tool)!;
+          const byCheck = checkOutput(tool.name, tool.output!, mutant) === undefined;
+          const bySchema = validate(mutant);
+          assert.equal(
+            byCheck,
+            bySchema,
+            `${s.tool}: check ${byCheck}, JSON Schema ${bySchema}: ${JSON.stringify(mutant)}`,
+          );
+          if (byCheck) accepted++;
+          else rejected++;
+        }),
+        { numRuns: 3_000 },
+      );
+      assert.ok(rejected > 500 && accepted > 50, `accepted ${accepted}, rejected ${rejected}`);
+    },
+  );
 });
 
 type Mutation = { at: number; kind: "drop" | "replace" | "add" | "wrap"; leaf: unknown; key: string };

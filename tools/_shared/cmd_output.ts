@@ -5,102 +5,13 @@
  * @module
  */
 
-import { writeSync } from "node:fs";
-import { type FileHandle, open, readFile } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { open, readFile } from "node:fs/promises";
 import type { ArtifactStore } from "@toolfence/core";
 import { ToolError } from "@toolfence/core";
 import { capText } from "@toolfence/core";
 
 /** The default byte limit of a command's output (stdout and stderr together): 64 MiB. */
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
-
-/** How long output still in a pipe may take to arrive once the process group is gone. */
-const DRAIN_MS = 1_000;
-
-/** Output being copied from a command's pipes into its files. */
-export interface OutputCapture {
-  /** The byte limit of stdout and stderr together. */
-  readonly limitBytes: number;
-  /** Whether the output passed the limit (the rest was dropped, the command stopped). */
-  readonly limitReached: boolean;
-  /** Bytes kept so far, per stream. */
-  readonly kept: { stdout: number; stderr: number };
-  /**
-   * Settles once both pipes are drained into their files, or `DRAIN_MS` after
-   * `groupGone` (a process that left the group may hold a pipe open forever).
-   */
-  finished(groupGone: Promise<unknown>): Promise<void>;
-}
-
-/**
- * Copies `stdout` and `stderr` into their files, one chunk at a time (memory
- * stays at one chunk per stream, however much the command prints), until
- * together they reach `limitBytes`; then calls `onLimit` (which stops the
- * command) and drops the rest. Disk use is at most the limit.
- */
-export function captureOutput(
-  streams: { stdout: Readable; stderr: Readable },
-  files: { stdout: FileHandle; stderr: FileHandle },
-  limitBytes: number,
-  onLimit: () => void,
-): OutputCapture {
-  let used = 0;
-  let limitReached = false;
-  const kept = { stdout: 0, stderr: 0 };
-  const reach = () => {
-    if (limitReached) return;
-    limitReached = true;
-    onLimit();
-  };
-  const pump = async (name: "stdout" | "stderr") => {
-    const stream = streams[name];
-    try {
-      for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-        const room = limitBytes - used;
-        const part = chunk.byteLength > room ? chunk.subarray(0, Math.max(0, room)) : chunk;
-        if (part.byteLength > 0) {
-          used += part.byteLength;
-          kept[name] += part.byteLength;
-          // Synchronously: a regular file takes it from the page cache at once, and one
-          // thread-pool round trip per 64 KiB chunk would make a flood slower than the command.
-          writeAll(files[name].fd, part);
-        }
-        if (part.byteLength < chunk.byteLength) {
-          reach();
-          break;
-        }
-      }
-    } catch {
-      // The pipe broke (the process was killed); what arrived is kept.
-    } finally {
-      stream.destroy();
-    }
-  };
-  const pumps = Promise.all([pump("stdout"), pump("stderr")]);
-  return {
-    limitBytes,
-    get limitReached() {
-      return limitReached;
-    },
-    kept,
-    async finished(groupGone) {
-      await groupGone;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
-      await Promise.race([pumps, late]);
-      clearTimeout(timer);
-      streams.stdout.destroy();
-      streams.stderr.destroy();
-      await pumps;
-    },
-  };
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  let done = 0;
-  while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
-}
 
 /** A failure to read back a command's output, as a coded error instead of a raw one. */
 export function outputUnavailable(file: string, error: unknown): ToolError {

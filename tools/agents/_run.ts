@@ -113,6 +113,7 @@ export async function runSubagent(
       const context: SubagentContext = {
         session: child,
         ...(name !== undefined ? { name } : {}),
+        ...(ctx.value !== undefined ? { value: ctx.value } : {}),
         signal: controller.signal,
         canDelegate,
         toolbox: (base) => canDelegate ? base.clone() : base.clone().disableSubagents(),

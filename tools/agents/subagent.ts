@@ -29,6 +29,8 @@ export interface SubagentContext {
   session: Session;
   /** The name the model gave the sub-agent, if any. */
   name?: string;
+  /** The parent call's `ctx.value` (the value the caller handed to its tools), as xun's getter receives it. */
+  value?: unknown;
   /** Aborts when the parent's call is cancelled or times out; the same signal `run` gets. */
   signal: AbortSignal;
   /** Whether the sub-agent may start sub-agents itself (its depth is below {@linkcode MAX_SUBAGENT_DEPTH}). */

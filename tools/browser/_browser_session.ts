@@ -12,9 +12,8 @@ import { ToolError } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
-import { findBrowser, writeSandboxWrapper } from "./_launch.ts";
+import { findBrowser } from "./_launch.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
-import { bubblewrapPath, bubblewrapStatus } from "@toolfence/policy";
 
 const MAX_EVENTS = 500;
 
@@ -122,30 +121,23 @@ export class SessionBrowser {
         (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
         credentials,
       );
-      const mode = this.options.sandbox ?? this.session.policy.sandbox;
-      const bwrap = mode === "off" ? undefined : await bubblewrapPath();
-      if (mode === "required" && !bwrap) {
-        throw new ToolError("The browser must run inside bubblewrap, which does not work here", {
-          code: "sandbox_unavailable",
-          recoverable: false,
-          details: { reason: (await bubblewrapStatus()).reason },
-        });
-      }
-      // The workspace, read-only, for file: pages (its temp dir too, where downloads land).
-      const launcher = bwrap
-        ? await writeSandboxWrapper(bwrap, executable, dir, [
-          this.session.workspace.workdir,
-          await this.session.workspace.tempDir(),
-        ])
-        : executable;
-      this.sandboxed = bwrap !== undefined;
+      // Through the policy's process door: the one read view, hidden paths masked, its own folder writable,
+      // the workspace read-only for file: pages (its temp dir too, where downloads land).
+      const launcher = await this.session.policy.processes.launcher({
+        executable,
+        privateDir: dir,
+        readable: [this.session.workspace.workdir, await this.session.workspace.tempDir()],
+        network: true,
+        ...(this.options.sandbox !== undefined ? { sandbox: this.options.sandbox } : {}),
+      });
+      this.sandboxed = launcher.sandboxed;
       this.marker = crypto.randomUUID();
       const viewport = this.options.viewport ?? { width: 1000, height: 700 };
       // Loaded on first use: importing playwright-core reads the home folder, which
       // programs that never open a browser must not need permission for.
       const { chromium } = await importPlaywright();
       const context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-        executablePath: launcher,
+        executablePath: launcher.path,
         headless: true,
         viewport,
         acceptDownloads: true,

@@ -1,10 +1,7 @@
-// Finding the system Chromium and wrapping it in bubblewrap, so that the
-// browser process sees the system's read-only files, its own profile folder
-// and the workspace (read-only, for file: pages and uploads), and nothing else
-// of the file system.
+// Finding the system Chromium. It is started through the policy's process
+// door (`ctx.policy.processes.launcher`), in the sandbox's one read view.
 
 import fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ANY_TARGET, ToolError, type ToolNeeds } from "@toolfence/core";
@@ -75,70 +72,4 @@ function notFound(message: string): ToolError {
     recoverable: false,
     recoveryHint: "Tell the user to install Chromium (apt-get install chromium-headless-shell) or configure its path.",
   });
-}
-
-// The parts of /etc a browser reads: the loader cache, fonts, certificates, name service, time zone.
-const ETC = [
-  "ld.so.cache",
-  "ld.so.conf",
-  "ld.so.conf.d",
-  "fonts",
-  "ssl",
-  "ca-certificates",
-  "hosts",
-  "resolv.conf",
-  "nsswitch.conf",
-  "localtime",
-  "passwd",
-  "group",
-  "alternatives",
-  "chromium",
-  "chromium.d",
-  "mime.types",
-];
-
-function quote(s: string): string {
-  return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
-/**
- * Writes `dir/browser.sh`, which runs `browser` inside bubblewrap with the
- * given folders writable and the workspace read-only; returns its path.
- */
-export async function writeSandboxWrapper(
-  bwrap: string,
-  browser: string,
-  dir: string,
-  readOnly: readonly string[],
-): Promise<string> {
-  const args = ["--die-with-parent", "--unshare-all", "--share-net", "--new-session"];
-  // The empty /tmp comes first: the folders bound below may lie inside it.
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-  args.push("--ro-bind", "/usr", "/usr");
-  // bwrap's --ro-bind-try judges existence itself, so that this needs no read permission for /etc or /bin.
-  for (const top of ["/bin", "/sbin", "/lib", "/lib64", "/lib32"]) {
-    let link: string | undefined;
-    try {
-      if (fs.lstatSync(top).isSymbolicLink()) link = fs.readlinkSync(top);
-    } catch {
-      // unknown: bound as it is, if it exists
-    }
-    if (link) args.push("--symlink", link, top);
-    else args.push("--ro-bind-try", top, top);
-  }
-  for (const name of ETC) args.push("--ro-bind-try", path.join("/etc", name), path.join("/etc", name));
-  let real = browser;
-  try {
-    real = fs.realpathSync(browser);
-  } catch {
-    // the path as given
-  }
-  const extra = [...new Set([path.dirname(real), path.dirname(browser)])].filter((d) => !d.startsWith("/usr/"));
-  for (const folder of [...extra, ...readOnly]) args.push("--ro-bind", folder, folder);
-  args.push("--bind", dir, dir);
-  args.push("--setenv", "HOME", dir, "--setenv", "TMPDIR", dir);
-  const script = `#!/bin/sh\nexec ${quote(bwrap)} ${args.map(quote).join(" ")} ${quote(browser)} "$@"\n`;
-  const file = path.join(dir, "browser.sh");
-  await fsp.writeFile(file, script, { mode: 0o700 });
-  return file;
 }

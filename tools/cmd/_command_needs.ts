@@ -2,7 +2,7 @@
 
 import type { ToolNeeds } from "@toolfence/core";
 import { SPAWN_ENV } from "@toolfence/policy";
-import { INHERITED_VARIABLES } from "../_shared/cmd_env.ts";
+import { INHERITED_VARIABLES } from "@toolfence/policy";
 
 /**
  * `bash` and `bash_background`: the shell; stopping its process group at a

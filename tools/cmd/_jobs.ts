@@ -5,10 +5,13 @@
  * @module
  */
 
-import type { SessionBase as Session } from "@toolfence/core";
-import type { GroupProcess, ProcessExit } from "../_shared/cmd_process.ts";
-import type { OutputCapture } from "../_shared/cmd_output.ts";
-import type { QuarantinedPath } from "@toolfence/policy";
+import type {
+  BoundedOutput,
+  MovedPath,
+  ProcessExit,
+  RunningProcess as GroupProcess,
+  SessionBase as Session,
+} from "@toolfence/core";
 import type { WorkspaceWatch } from "./workspace_changes.ts";
 
 /** A background job. */
@@ -26,11 +29,11 @@ export interface Job {
   /** Whether it runs under the OS sandbox. */
   readonly sandboxed: boolean;
   /** Its output, copied into the files within its byte limit. */
-  readonly output: OutputCapture;
+  readonly output: BoundedOutput;
   /** Settles when its group is gone and its output is all in the files. */
   readonly gone: Promise<void>;
   /** Protected paths it created, moved away once it is gone. */
-  readonly quarantined: readonly QuarantinedPath[];
+  readonly quarantined: readonly MovedPath[];
   /** When it started (ms since the epoch). */
   readonly startedAt: number;
   /** When its leader exited, once it has. */

@@ -24,6 +24,7 @@ export const BASH_OUTPUT = v.strictObject({
   sandboxed: v.boolean(),
   sandbox_reason: v.optional(v.string()),
   protected_paths_moved: PROTECTED_PATHS_MOVED,
+  network_refused: v.optional(v.array(v.string())),
 });
 
 /** `bash_background`: the job started. */

@@ -76,6 +76,8 @@ export interface BashResult {
    * tools (which ask the user) may create them.
    */
   protected_paths_moved?: { path: string; moved_to: string }[];
+  /** The network requests and tunnels the egress proxy refused, with why (`CONNECT host:443: ...`). */
+  network_refused?: string[];
 }
 
 /**
@@ -194,6 +196,7 @@ export const bashTool: Tool<BashArgs> = tool({
             })),
           }
           : {}),
+        ...(run.networkRefused.length > 0 ? { network_refused: [...run.networkRefused] } : {}),
       });
     } catch (error) {
       throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");

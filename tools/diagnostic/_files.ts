@@ -1,20 +1,15 @@
 /**
  * Reading a workspace text file for the diagnostic tools, and running a
- * checker program to completion within a deadline, confined like a command.
+ * checker program to completion within a deadline through the process door.
  *
  * @module
  */
 
-import { randomUUID } from "node:crypto";
-import { mkdir, open, rm } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
-import type { ToolContext } from "@toolfence/core";
-import { requireFence } from "@toolfence/core";
-import { sandboxArgv, sandboxUnavailable } from "@toolfence/policy";
-import { commandEnvironment } from "../_shared/cmd_env.ts";
-import { captureOutput, codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
-import { type ProcessExit, spawnGroup } from "../_shared/cmd_process.ts";
+import type { ProcessExit, ToolContext } from "@toolfence/core";
+import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 
 /** The largest file the diagnostic tools read. */
 export const MAX_TEXT_BYTES = 5 * 1024 * 1024;
@@ -96,9 +91,9 @@ export interface CheckerOptions {
    */
   unconfined: "ask" | "refuse";
   /** Called with the private writable folder (inside the sandbox too) to add variables. */
-  privateEnv?: (privateDir: string) => Record<string, string> | Promise<Record<string, string>>;
-  /** Extra read-only mounts `[host path, path inside]`, e.g. caches. */
-  mounts?: (privateDir: string) => Promise<string[]>;
+  privateEnv?: (privateDir: string) => Record<string, string>;
+  /** Host folders bound read-only at another place inside, e.g. caches under the private folder. */
+  readOnlyBinds?: (privateDir: string) => Promise<readonly { from: string; to: string }[]>;
 }
 
 const OUTPUT_CAP = 200_000;
@@ -106,91 +101,56 @@ const OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /**
  * Runs a checker (a fixed argv whose first element is the program's absolute
- * path, no shell) in its own process group, confined like a command: under
- * bubblewrap's `program` profile it sees only the system libraries, its own
- * binary, the workspace (read-only) and `readable`, writes only a private
- * folder in the session temp dir, and has no network. Without a working
- * sandbox it asks or refuses (see {@linkcode CheckerOptions.unconfined});
+ * path, no shell) to completion through the policy's process door
+ * (`ctx.policy.processes`, a `program` request): in the sandbox's one read
+ * view it sees the system folders, its own binary, the workspace (read-only,
+ * hidden paths masked) and `readable`, writes only a private folder in the
+ * session temp dir, and has no network. Without a working sandbox the door
+ * asks or refuses (see {@linkcode CheckerOptions.unconfined});
  * `sandbox: "required"` refuses with `sandbox_unavailable`. Output goes
- * through the bounded capture to files in the session temp dir; the checker
- * is killed with its group on timeout or cancel. Throws `fence_denied`,
- * `spawn_failed`, `sandbox_unavailable`, `permission_denied`, and
- * `checker_failed` for anything else (never a raw runtime error).
+ * through the door's bounded capture to files in the session temp dir; the
+ * checker is killed with its group on timeout or cancel. Throws
+ * `fence_denied`, `spawn_failed`, `sandbox_unavailable`, `permission_denied`,
+ * and `checker_failed` for anything else (never a raw runtime error).
  */
 export async function runChecker(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
   try {
-    return await runConfined(ctx, argv, options);
+    return await runToEnd(ctx, argv, options);
   } catch (error) {
     throw codedFailure(error, "checker_failed", `${path.basename(argv[0])} could not be run`);
   }
 }
 
-async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
-  requireFence(ctx.policy.fence, "run", argv[0]);
-  const tempDir = await ctx.workspace.tempDir();
-  const base = path.join(tempDir, "checks", randomUUID());
-  const privateDir = path.join(tempDir, "checks", "private");
-  await mkdir(privateDir, { recursive: true, mode: 0o700 });
-  // The program is bound and started under a spelling of its path that is not
-  // Deno's execPath: Deno's node:child_process rewrites the arguments of any
-  // command line that contains its own executable (adding `run -A`).
-  const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
-  const wrapped = await sandboxArgv([program, ...argv.slice(1)], {
-    workdir: options.cwd,
-    writable: [privateDir],
-    readable: [...new Set([ctx.workspace.workdir, ...(options.readable ?? [])])],
-    protectedPaths: [],
-    profile: "program",
-    mode: ctx.policy.sandbox,
-    // spawnGroup starts it in a session of its own, with no terminal.
-    callerSession: true,
-  });
-  if (!wrapped.sandboxed) await allowUnconfined(ctx, argv, options, wrapped.reason ?? "the sandbox is off");
-  let finalArgv = wrapped.sandboxed ? wrapped.argv : argv;
-  if (wrapped.sandboxed) {
-    // The program and the extra mounts go right before the confinement options at the end.
-    const at = finalArgv.indexOf("--unshare-all");
-    const extra = ["--ro-bind", program, program, ...(options.mounts ? await options.mounts(privateDir) : [])];
-    finalArgv = [...finalArgv.slice(0, at), ...extra, ...finalArgv.slice(at)];
-  }
-  requireFence(ctx.policy.fence, "run", finalArgv[0]);
-  const env = {
-    ...commandEnvironment(ctx.policy.fence, tempDir),
-    NO_COLOR: "1",
-    ...(wrapped.sandboxed ? { HOME: privateDir, TMPDIR: "/tmp" } : {}),
-    ...(options.privateEnv ? await options.privateEnv(privateDir) : {}),
-    ...options.env,
-  };
-  await mkdir(path.dirname(base), { recursive: true });
-  const out = await open(`${base}.stdout`, "wx", 0o600);
-  const err = await open(`${base}.stderr`, "wx", 0o600);
+async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
+  const started = await ctx.policy.processes.start({
+    kind: "program",
+    argv,
+    cwd: options.cwd,
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.readable !== undefined ? { readable: options.readable } : {}),
+    ...(options.privateEnv !== undefined ? { privateEnv: options.privateEnv } : {}),
+    ...(options.readOnlyBinds !== undefined ? { readOnlyBinds: options.readOnlyBinds } : {}),
+    unconfined: options.unconfined,
+    maxOutputBytes: OUTPUT_LIMIT_BYTES,
+    outputFolder: "checks",
+  }, ctx.signal);
   let timedOut = false;
   try {
-    const started = await spawnGroup(finalArgv, {
-      cwd: options.cwd,
-      env,
-      extraFds: wrapped.fds,
-      diesWithLeader: wrapped.sandboxed,
-    });
-    const capture = captureOutput(started, { stdout: out, stderr: err }, OUTPUT_LIMIT_BYTES, () => {
-      void started.terminate();
-    });
     const timer = setTimeout(() => {
       timedOut = true;
-      void started.terminate();
+      void started.process.terminate();
     }, options.timeoutMs);
-    const onAbort = () => void started.terminate();
+    const onAbort = () => void started.process.terminate();
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     let exit: ProcessExit;
     try {
-      exit = await started.exited;
-      await capture.finished(started.terminate());
+      exit = await started.process.exited;
+      await started.gone;
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
     }
     ctx.signal.throwIfAborted();
-    await Promise.all([out.close(), err.close()]);
     const read = async (file: string) => {
       try {
         return (await peekStream(file, OUTPUT_CAP, file)).text;
@@ -200,38 +160,14 @@ async function runConfined(ctx: ToolContext, argv: string[], options: CheckerOpt
     };
     return {
       exit,
-      stdout: await read(`${base}.stdout`),
-      stderr: await read(`${base}.stderr`),
+      stdout: await read(started.stdoutPath),
+      stderr: await read(started.stderrPath),
       timedOut,
-      sandboxed: wrapped.sandboxed,
+      sandboxed: started.sandboxed,
     };
   } finally {
-    await Promise.allSettled([out.close(), err.close()]);
-    await Promise.all([rm(`${base}.stdout`, { force: true }), rm(`${base}.stderr`, { force: true })]);
-    await wrapped.release();
+    void started.process.terminate();
+    await started.gone.catch(() => {});
+    await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
   }
-}
-
-async function allowUnconfined(ctx: ToolContext, argv: string[], options: CheckerOptions, reason: string) {
-  if (options.unconfined === "refuse") throw sandboxUnavailable(reason);
-  const program = path.basename(argv[0]);
-  const outcome = await ctx.session.confirmOutcome({
-    title: "Run a checker without the OS sandbox",
-    message: `${program} would run without the OS sandbox (${reason}). It would see every file you can read ` +
-      "and could use the network (registries named in the project's configuration). Run it anyway?",
-    defaultChoice: false,
-    requirePerson: true,
-  }, ctx.signal);
-  if (outcome.choice && outcome.source === "user") return;
-  throw new ToolError(
-    `${program} was not run: it needs the OS sandbox, and the user did not allow running it without`,
-    {
-      code: "permission_denied",
-      kind: "policy",
-      status: "skipped",
-      recoverable: false,
-      recoveryHint: "Do not retry; ask the user to install bubblewrap, or check another way.",
-      details: { program: argv[0], reason },
-    },
-  );
 }

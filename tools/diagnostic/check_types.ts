@@ -13,7 +13,7 @@ import { ToolError } from "@toolfence/core";
 import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { runChecker } from "./_files.ts";
-import { INHERITED_VARIABLES } from "../_shared/cmd_env.ts";
+import { INHERITED_VARIABLES } from "@toolfence/policy";
 import { SPAWN_ENV } from "@toolfence/policy";
 import { isExecutableFile } from "@toolfence/policy";
 import { CHECK_TYPES_OUTPUT } from "./_outputs.ts";
@@ -79,13 +79,13 @@ async function denoExecutable(ctx: ToolContext): Promise<string> {
 // The public downloads of the user's Deno cache (remote modules, npm packages),
 // bound read-only into the checker's private cache; never the rest of it (the
 // emitted code and check caches of the user's other projects).
-async function denoCacheMounts(ctx: ToolContext, privateDenoDir: string): Promise<string[]> {
+async function denoCacheMounts(ctx: ToolContext, privateDenoDir: string): Promise<{ from: string; to: string }[]> {
   const env = (name: string) => ctx.policy.fence.query("env", name).allowed ? process.env[name] : undefined;
   const home = env("HOME");
   const hostDir = env("DENO_DIR") ??
     (env("XDG_CACHE_HOME") ? path.join(env("XDG_CACHE_HOME")!, "deno") : home ? path.join(home, ".cache", "deno") : "");
   if (!path.isAbsolute(hostDir)) return [];
-  const args: string[] = [];
+  const binds: { from: string; to: string }[] = [];
   for (const part of ["remote", "npm"]) {
     const source = path.join(hostDir, part);
     try {
@@ -93,9 +93,9 @@ async function denoCacheMounts(ctx: ToolContext, privateDenoDir: string): Promis
     } catch {
       continue;
     }
-    args.push("--ro-bind", source, path.join(privateDenoDir, part));
+    binds.push({ from: source, to: path.join(privateDenoDir, part) });
   }
-  return args;
+  return binds;
 }
 
 const FILE_URL = /file:\/\/\/[^\s'"`)]+/g;
@@ -203,7 +203,7 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
       readable: [file],
       unconfined: "ask",
       privateEnv: (dir) => ({ DENO_DIR: path.join(dir, "deno"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1" }),
-      mounts: (dir) => denoCacheMounts(ctx, path.join(dir, "deno")),
+      readOnlyBinds: (dir) => denoCacheMounts(ctx, path.join(dir, "deno")),
     });
     const outside = importsOutside(`${run.stdout}\n${run.stderr}`, ctx, file);
     if (outside.length > 0) {

@@ -19,6 +19,7 @@ import { REDACTED, Redactor } from "../../../policy/audit/redact.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { seededRandom } from "../shell/_random.ts";
+import { exited } from "../../_exited.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
@@ -61,7 +62,7 @@ function secrets(envValue: string, named: string): string[] {
 }
 
 describe("redaction", () => {
-  test("each shape, an environment value and a configured name are replaced", () => {
+  test("each shape, an environment value and a configured name are replaced", { timeout: 60_000 }, () => {
     const env = { DEPLOY_KEY: "plain-looking-deploy-value-42", PATH: "/usr/bin:/bin", HOME: "/home/me" };
     const redactor = new Redactor({ env, names: ["internal-codename-zebra"] });
     for (const secret of secrets(env.DEPLOY_KEY, "internal-codename-zebra")) {
@@ -77,55 +78,59 @@ describe("redaction", () => {
 });
 
 describe("the audit log of calls", () => {
-  test("1,000 calls with secrets in their arguments and outputs leave none in the log", async () => {
-    const envValue = `env-secret-${chars(24)}`;
-    process.env.TOOLFENCE_TEST_PLANTED = envValue;
-    const named = `codename-${chars(16)}`;
-    const file = join(dir, "calls.jsonl");
-    const redactor = new Redactor({ names: [named] }); // the real process environment
-    const audit = new AuditLog({ file, redactor, maxBytes: 64 * 1024 * 1024 });
-    const planted: string[] = [];
-    const box = new ToolBox().register(
-      tool({
-        name: "echo_secret",
-        description: "Echoes its text and adds a secret of its own.",
-        input: v.object({ text: v.string(), n: v.number() }),
-        readOnly: true,
-        run: ({ text, n }) => {
-          const own = secrets(envValue, named)[n % 14];
-          planted.push(own);
-          return { echoed: text, own, nested: [{ deep: `x ${own} y` }] };
-        },
-      }),
-    );
-    audit.attach(box);
-    const session = new Session({ workspace: dir, onDecision: (s, e) => audit.decision(s, e) });
-    try {
-      for (let i = 0; i < 1_000; i++) {
-        const all = secrets(envValue, named);
-        const secret = all[i % all.length];
-        planted.push(secret);
-        const result = await box.call(session, "echo_secret", { text: `call ${i}: ${secret} end`, n: i });
-        assert.equal(result.status, "success");
+  test(
+    "1,000 calls with secrets in their arguments and outputs leave none in the log",
+    { timeout: 60_000 },
+    async () => {
+      const envValue = `env-secret-${chars(24)}`;
+      process.env.TOOLFENCE_TEST_PLANTED = envValue;
+      const named = `codename-${chars(16)}`;
+      const file = join(dir, "calls.jsonl");
+      const redactor = new Redactor({ names: [named] }); // the real process environment
+      const audit = new AuditLog({ file, redactor, maxBytes: 64 * 1024 * 1024 });
+      const planted: string[] = [];
+      const box = new ToolBox().register(
+        tool({
+          name: "echo_secret",
+          description: "Echoes its text and adds a secret of its own.",
+          input: v.object({ text: v.string(), n: v.number() }),
+          readOnly: true,
+          run: ({ text, n }) => {
+            const own = secrets(envValue, named)[n % 14];
+            planted.push(own);
+            return { echoed: text, own, nested: [{ deep: `x ${own} y` }] };
+          },
+        }),
+      );
+      audit.attach(box);
+      const session = new Session({ workspace: dir, onDecision: (s, e) => audit.decision(s, e) });
+      try {
+        for (let i = 0; i < 1_000; i++) {
+          const all = secrets(envValue, named);
+          const secret = all[i % all.length];
+          planted.push(secret);
+          const result = await box.call(session, "echo_secret", { text: `call ${i}: ${secret} end`, n: i });
+          assert.equal(result.status, "success");
+        }
+      } finally {
+        await session.close();
+        audit.close();
+        delete process.env.TOOLFENCE_TEST_PLANTED;
       }
-    } finally {
-      await session.close();
-      audit.close();
-      delete process.env.TOOLFENCE_TEST_PLANTED;
-    }
-    const text = await readFile(file, "utf8");
-    const lines = text.trimEnd().split("\n");
-    assert.equal(lines.length, 1_000);
-    const records = lines.map((line) => JSON.parse(line) as AuditRecord);
-    assert.ok(records.every((r) => r.type === "call" && r.tool === "echo_secret" && r.status === "success"));
-    assert.match(String((records[7].arguments as { text: string }).text), /^call 7: \[REDACTED\] end$/);
-    const found = planted.filter((secret) =>
-      text.includes(secret) || secret.split("\n").some((part) => part.length > 12 && text.includes(part))
-    );
-    assert.deepEqual(found, [], "secrets in the log");
-  });
+      const text = await readFile(file, "utf8");
+      const lines = text.trimEnd().split("\n");
+      assert.equal(lines.length, 1_000);
+      const records = lines.map((line) => JSON.parse(line) as AuditRecord);
+      assert.ok(records.every((r) => r.type === "call" && r.tool === "echo_secret" && r.status === "success"));
+      assert.match(String((records[7].arguments as { text: string }).text), /^call 7: \[REDACTED\] end$/);
+      const found = planted.filter((secret) =>
+        text.includes(secret) || secret.split("\n").some((part) => part.length > 12 && text.includes(part))
+      );
+      assert.deepEqual(found, [], "secrets in the log");
+    },
+  );
 
-  test("policy decisions are recorded with their rule, layer and who answered", async () => {
+  test("policy decisions are recorded with their rule, layer and who answered", { timeout: 60_000 }, async () => {
     const layer = parsePolicyFile(
       join(dir, "toolfence.json"),
       '{ "commands": { "deny": ["git push"], "ask": [{ "pattern": "git commit", "enforce": false }] }, ' +
@@ -178,7 +183,7 @@ describe("the audit log of calls", () => {
     assert.equal(calls[0].errorCode, "permission_denied");
   });
 
-  test("the log rotates by size and keeps the newest files", async () => {
+  test("the log rotates by size and keeps the newest files", { timeout: 60_000 }, async () => {
     const file = join(dir, "rotating.jsonl");
     const audit = new AuditLog({ file, maxBytes: 2_000, keep: 2, redactor: new Redactor({ env: {} }) });
     for (let i = 0; i < 200; i++) audit.record({ type: "decision", n: i, padding: "x".repeat(50) });
@@ -208,53 +213,58 @@ function run(args: string[], stdin = ""): Promise<{ code: number | null; stdout:
   });
 }
 
-test("a killed server's log is readable up to its last complete line, by toolfence audit", async () => {
-  const file = join(dir, "killed.jsonl");
-  const child = spawn(DENO, [
-    "run",
-    "-A",
-    join(ROOT, "main.ts"),
-    "serve",
-    "--workspace",
-    dir,
-    "--groups",
-    "system",
-    "--audit",
-    file,
-    "--managed-config",
-    join(dir, "none.json"),
-  ], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
-  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-  let answered = 0;
-  child.stdout.on(
-    "data",
-    (d: Buffer) => (answered += d.toString().split("\n").filter((l) => l.includes('"result"')).length),
-  );
-  send({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-  });
-  send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  for (let i = 1; i <= 400; i++) {
-    send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "datetime", arguments: {} } });
-  }
-  const deadline = Date.now() + 60_000;
-  while (answered < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  child.kill("SIGKILL");
-  await new Promise((r) => child.on("close", r));
-  const text = await readFile(file, "utf8");
-  const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
-  assert.ok(complete.length >= 40, `only ${complete.length} records`);
-  for (const line of complete) assert.equal(JSON.parse(line).type, "call");
-  const read = await run(["audit", file, "--type", "call", "--tool", "datetime"]);
-  assert.equal(read.code, 0, read.stderr);
-  assert.equal(read.stdout.trimEnd().split("\n").length, complete.length);
-  // A torn last line (as a kill mid-write would leave) is skipped and counted, the rest still read.
-  await writeFile(file, `${complete.join("\n")}\n{"time":"2026`);
-  const torn = await run(["audit", file]);
-  assert.equal(torn.code, 0);
-  assert.equal(torn.stdout.trimEnd().split("\n").length, complete.length);
-  assert.match(torn.stderr, /1 incomplete or unreadable line\(s\) skipped/);
-});
+test(
+  "a killed server's log is readable up to its last complete line, by toolfence audit",
+  { timeout: 60_000 },
+  async () => {
+    const file = join(dir, "killed.jsonl");
+    const child = spawn(DENO, [
+      "run",
+      "-A",
+      join(ROOT, "main.ts"),
+      "serve",
+      "--workspace",
+      dir,
+      "--groups",
+      "system",
+      "--audit",
+      file,
+      "--managed-config",
+      join(dir, "none.json"),
+    ], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const childExit = exited(child);
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    let answered = 0;
+    child.stdout.on(
+      "data",
+      (d: Buffer) => (answered += d.toString().split("\n").filter((l) => l.includes('"result"')).length),
+    );
+    send({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    for (let i = 1; i <= 400; i++) {
+      send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "datetime", arguments: {} } });
+    }
+    const deadline = Date.now() + 60_000;
+    while (answered < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGKILL");
+    await childExit;
+    const text = await readFile(file, "utf8");
+    const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    assert.ok(complete.length >= 40, `only ${complete.length} records`);
+    for (const line of complete) assert.equal(JSON.parse(line).type, "call");
+    const read = await run(["audit", file, "--type", "call", "--tool", "datetime"]);
+    assert.equal(read.code, 0, read.stderr);
+    assert.equal(read.stdout.trimEnd().split("\n").length, complete.length);
+    // A torn last line (as a kill mid-write would leave) is skipped and counted, the rest still read.
+    await writeFile(file, `${complete.join("\n")}\n{"time":"2026`);
+    const torn = await run(["audit", file]);
+    assert.equal(torn.code, 0);
+    assert.equal(torn.stdout.trimEnd().split("\n").length, complete.length);
+    assert.match(torn.stderr, /1 incomplete or unreadable line\(s\) skipped/);
+  },
+);

@@ -61,7 +61,7 @@ async function connect(answers: "refuse" | "once" | "grant" | undefined, answer:
 }
 
 describe("elicitation answers", () => {
-  test("by default a client's 'grant' allows once and grants nothing", async () => {
+  test("by default a client's 'grant' allows once and grants nothing", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "a.txt"), "one\n");
     const server = await connect(undefined, "grant");
     try {
@@ -76,7 +76,7 @@ describe("elicitation answers", () => {
     }
   });
 
-  test("a client's yes does not open a protected path", async () => {
+  test("a client's yes does not open a protected path", { timeout: 60_000 }, async () => {
     const server = await connect(undefined, "once");
     try {
       const result = await server.call("write_file", { path: ".npmrc", content: "registry=http://evil\n" });
@@ -87,7 +87,7 @@ describe("elicitation answers", () => {
     }
   });
 
-  test("answers: grant counts the client's answers as a person's", async () => {
+  test("answers: grant counts the client's answers as a person's", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "b.txt"), "one\n");
     const server = await connect("grant", "grant");
     try {
@@ -98,7 +98,7 @@ describe("elicitation answers", () => {
     }
   });
 
-  test("answers: refuse asks nothing and refuses", async () => {
+  test("answers: refuse asks nothing and refuses", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "c.txt"), "one\n");
     const server = await connect("refuse", "grant");
     try {
@@ -116,7 +116,7 @@ describe("tool settings", () => {
   const all = Object.keys(BUILTIN_GROUPS).flatMap((group) => toolGroup(BUILTIN_GROUPS, group));
   const empty = policySettings(PolicyRules.empty("/w"));
 
-  test("--read-only registers no tool that can write or run", () => {
+  test("--read-only registers no tool that can write or run", { timeout: 60_000 }, () => {
     const kept = applyToolSettings(all, empty, true);
     const names = kept.list({ capabilities: ["vision"] }).map((t) => t.name);
     for (const name of ["write_file", "edit_file", "apply_patch", "delete", "move", "copy", "mkdir", "bash"]) {
@@ -129,7 +129,7 @@ describe("tool settings", () => {
     }
   });
 
-  test("network.allow becomes the browser group's allowlist", () => {
+  test("network.allow becomes the browser group's allowlist", { timeout: 60_000 }, () => {
     const withHosts = (allow: string[]) =>
       policySettings(
         PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify({ network: { allow } }), "project")], "/w"),
@@ -140,7 +140,7 @@ describe("tool settings", () => {
     assert.throws(() => withHosts(["not a host/"]), /network\.allow\[0\]: a destination is a host/);
   });
 
-  test("a file's readOnly, disabled tools and tools that need approval", () => {
+  test("a file's readOnly, disabled tools and tools that need approval", { timeout: 60_000 }, () => {
     const settings = policySettings(PolicyRules.fromLayers([
       parsePolicyFile("m", '{ "tools": { "disable": ["browser_*", "bash"] } }', "managed"),
       parsePolicyFile("p", '{ "tools": { "enable": ["bash"], "approve": ["read_*"] }, "readOnly": false }', "project"),
@@ -165,7 +165,9 @@ describe("tool settings", () => {
 });
 
 describe("saving a person's allow", () => {
-  test("a person's 'allow from now on' adds an allow rule to the file, keeping its comments, and applies at once", async () => {
+  test("a person's 'allow from now on' adds an allow rule to the file, keeping its comments, and applies at once", {
+    timeout: 60_000,
+  }, async () => {
     const { callbackHost } = await import("../../../policy/hosts.ts");
     const { Session } = await import("../../../policy/session.ts");
     const { addRuleToFile } = await import("../../../policy/config/edit.ts");

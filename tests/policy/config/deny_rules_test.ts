@@ -98,7 +98,7 @@ describe("command deny rules", () => {
     "git -c 'alias.x=!sh -c \"git push\"' x",
   ];
   for (const command of wrapped) {
-    test(`denied: ${command}`, async () => {
+    test(`denied: ${command}`, { timeout: 60_000 }, async () => {
       const decided = await decideCommand(command, { rules, workspaceRoot: dir });
       assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
     });
@@ -106,23 +106,27 @@ describe("command deny rules", () => {
 
   const allowed = ["git status", "echo git push", "grep -r 'git push' .", "ls curl-docs"];
   for (const command of allowed) {
-    test(`not denied: ${command}`, async () => {
+    test(`not denied: ${command}`, { timeout: 60_000 }, async () => {
       const decided = await decideCommand(command, { rules, workspaceRoot: dir });
       assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
     });
   }
 
-  test("a command name known only at run time that could be a denied one asks a person", async () => {
-    for (
-      const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"', "git pu", "git p origin"]
-    ) {
-      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
-      assert.equal(decided.decision, "ask", command);
-      assert.equal(decided.prompt?.requirePerson, true, command);
-    }
-  });
+  test(
+    "a command name known only at run time that could be a denied one asks a person",
+    { timeout: 60_000 },
+    async () => {
+      for (
+        const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"', "git pu", "git p origin"]
+      ) {
+        const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+        assert.equal(decided.decision, "ask", command);
+        assert.equal(decided.prompt?.requirePerson, true, command);
+      }
+    },
+  );
 
-  test("generated wrapper chains around git push are always denied", async () => {
+  test("generated wrapper chains around git push are always denied", { timeout: 60_000 }, async () => {
     const wrapper = fc.constantFrom(
       "env",
       "env A=1",
@@ -163,7 +167,7 @@ describe("command deny rules", () => {
     );
   });
 
-  test("through the library the bash tool refuses it with the rule, and never asks", async () => {
+  test("through the library the bash tool refuses it with the rule, and never asks", { timeout: 60_000 }, async () => {
     const s = session();
     try {
       for (const command of ["git push", "env git push", "bash -c 'git push'"]) {
@@ -177,7 +181,7 @@ describe("command deny rules", () => {
     }
   });
 
-  test("an ask rule needs a person: the automatic answer does not run it", async () => {
+  test("an ask rule needs a person: the automatic answer does not run it", { timeout: 60_000 }, async () => {
     const s = session({ autoConfirm: true });
     try {
       const result = await box.call(s, "bash", { command: "git commit -m x" });
@@ -190,7 +194,9 @@ describe("command deny rules", () => {
 });
 
 describe("path deny rules through the tools", () => {
-  test("reading a denied file, through a symlink, a symlinked folder or an absolute path, is refused", async () => {
+  test("reading a denied file, through a symlink, a symlinked folder or an absolute path, is refused", {
+    timeout: 60_000,
+  }, async () => {
     const s = session();
     try {
       for (
@@ -215,7 +221,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("generated spellings and symlink chains into a denied path never read it", async () => {
+  test("generated spellings and symlink chains into a denied path never read it", { timeout: 60_000 }, async () => {
     const s = session();
     let links = 0;
     try {
@@ -251,7 +257,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("listings and searches leave denied paths out", async () => {
+  test("listings and searches leave denied paths out", { timeout: 60_000 }, async () => {
     const s = session();
     try {
       const listed = await box.call(s, "list_dir", { path: "app" });
@@ -274,7 +280,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("writes to denied and read-only paths are refused; the file is unchanged", async () => {
+  test("writes to denied and read-only paths are refused; the file is unchanged", { timeout: 60_000 }, async () => {
     const s = session();
     try {
       for (
@@ -295,7 +301,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("moving, copying or deleting a folder that holds a hidden path is refused", async () => {
+  test("moving, copying or deleting a folder that holds a hidden path is refused", { timeout: 60_000 }, async () => {
     const s = session();
     try {
       for (
@@ -315,7 +321,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("a command that names a denied path is refused", async () => {
+  test("a command that names a denied path is refused", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "cat app/.env",
@@ -329,19 +335,29 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("inside the sandbox denied paths are hidden, by glob and through symlinks", { skip: !hasBwrap }, async () => {
-    const s = session();
-    try {
-      for (
-        const command of ["cat app/.e*", "cat innocent.txt", "cat door/*", "cat $(echo app/.env)", "ls secrets | wc -l"]
-      ) {
-        const result = await box.call(s, "bash", { command });
-        assert.ok(!JSON.stringify(result).includes(SECRET), `${command}: ${JSON.stringify(result.output)}`);
+  test(
+    "inside the sandbox denied paths are hidden, by glob and through symlinks",
+    { timeout: 60_000, skip: !hasBwrap },
+    async () => {
+      const s = session();
+      try {
+        for (
+          const command of [
+            "cat app/.e*",
+            "cat innocent.txt",
+            "cat door/*",
+            "cat $(echo app/.env)",
+            "ls secrets | wc -l",
+          ]
+        ) {
+          const result = await box.call(s, "bash", { command });
+          assert.ok(!JSON.stringify(result).includes(SECRET), `${command}: ${JSON.stringify(result.output)}`);
+        }
+      } finally {
+        await s.close();
       }
-    } finally {
-      await s.close();
-    }
-  });
+    },
+  );
 });
 
 describe("through the MCP server", () => {
@@ -361,7 +377,7 @@ describe("through the MCP server", () => {
     };
   }
 
-  test("denied commands and paths stay denied for a client", async () => {
+  test("denied commands and paths stay denied for a client", { timeout: 60_000 }, async () => {
     const { call, close } = await connect();
     try {
       for (const command of ["git push", "sudo env git -C . push", "sh -c 'curl x'"]) {
@@ -383,7 +399,7 @@ describe("through the MCP server", () => {
 });
 
 describe("through the MCP server over HTTP, per tenant", () => {
-  test("each tenant's workspace gets the rules, relative to its own root", async () => {
+  test("each tenant's workspace gets the rules, relative to its own root", { timeout: 60_000 }, async () => {
     const { startServer, connect: connectHttp, textOf } = await import("../../adapters/_http_harness.ts");
     const TOKEN = "tenant-token-0123456789abcdef";
     const h = await startServer([{ token: TOKEN, tenant: "t1" }], { rules, sandbox: "off" });

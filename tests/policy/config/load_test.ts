@@ -37,7 +37,7 @@ function problems(text: string): string[] {
 }
 
 describe("validation", () => {
-  test("every problem has the file, line, column, key and what was expected", () => {
+  test("every problem has the file, line, column, key and what was expected", { timeout: 60_000 }, () => {
     assert.deepEqual(problems('{\n  "commands": {\n    "deny": [3]\n  }\n}'), [
       "t.json:3:14: commands.deny[0]: expected a string or an object, received 3",
     ]);
@@ -62,7 +62,7 @@ describe("validation", () => {
     ]);
   });
 
-  test("syntax errors are positioned; comments and trailing commas are fine", () => {
+  test("syntax errors are positioned; comments and trailing commas are fine", { timeout: 60_000 }, () => {
     assert.deepEqual(problems('{\n  "commands": {\n    "deny": ["x",\n'), [
       "t.json:4:1: not valid JSON: a value was expected",
       "t.json:4:1: not valid JSON: `]` was expected",
@@ -75,17 +75,17 @@ describe("validation", () => {
     assert.deepEqual(layer.config.commands?.deny, ["x"]);
   });
 
-  test("a key given twice is an error, not a silent overwrite", () => {
+  test("a key given twice is an error, not a silent overwrite", { timeout: 60_000 }, () => {
     assert.deepEqual(problems('{\n  "commands": { "deny": ["git push"], "deny": [] }\n}'), [
       't.json:2:39: commands.deny: duplicate key "deny" (first at line 2, column 17)',
     ]);
   });
 
-  test("__proto__ is a key like any other, and refused as unknown", () => {
+  test("__proto__ is a key like any other, and refused as unknown", { timeout: 60_000 }, () => {
     assert.match(problems('{ "__proto__": { "readOnly": false } }')[0], /unknown key "__proto__"/);
   });
 
-  test("the starter file is valid and its examples pass", async () => {
+  test("the starter file is valid and its examples pass", { timeout: 60_000 }, async () => {
     const layer = parsePolicyFile("toolfence.json", STARTER_POLICY, "project");
     const results = await runPolicyExamples(PolicyRules.fromLayers([layer], "/w"));
     assert.ok(results.length >= 4);
@@ -108,7 +108,7 @@ describe("layers", () => {
   const layer = (name: "managed" | "cli" | "project" | "user", config: object) =>
     parsePolicyFile(`${name}.json`, JSON.stringify(config), name);
 
-  test("deny beats ask beats allow across layers, whatever their order", async () => {
+  test("deny beats ask beats allow across layers, whatever their order", { timeout: 60_000 }, async () => {
     const rules = PolicyRules.fromLayers([
       layer("user", { commands: { deny: ["npm publish"] } }),
       layer("project", { commands: { allow: ["npm publish"] } }),
@@ -121,7 +121,7 @@ describe("layers", () => {
     assert.equal((await decideCommand("rm -rf build", { rules: asks })).decision, "ask");
   });
 
-  test("a higher layer's override loosens lower layers, never a higher one", async () => {
+  test("a higher layer's override loosens lower layers, never a higher one", { timeout: 60_000 }, async () => {
     const loosened = PolicyRules.fromLayers([
       layer("user", { commands: { deny: ["rm -rf build"] } }),
       layer("project", { commands: { allow: [{ pattern: "rm -rf build", override: true }] } }),
@@ -142,7 +142,7 @@ describe("layers", () => {
     assert.equal((await decideCommand("git status && git push", { rules: mixed })).decision, "deny");
   });
 
-  test("the project file cannot loosen the managed file's paths or tools", () => {
+  test("the project file cannot loosen the managed file's paths or tools", { timeout: 60_000 }, () => {
     const rules = PolicyRules.fromLayers([
       layer("managed", {
         paths: { deny: ["secrets/**"] },
@@ -162,7 +162,7 @@ describe("layers", () => {
     assert.equal(settings.sandbox, "required");
   });
 
-  test("shadow mode records what a rule would do without applying it", async () => {
+  test("shadow mode records what a rule would do without applying it", { timeout: 60_000 }, async () => {
     const rules = PolicyRules.fromLayers([
       layer("project", { commands: { deny: [{ pattern: "git push", enforce: false }] } }),
       layer("user", { enforce: false, paths: { deny: ["**/.env"] } }),
@@ -176,7 +176,9 @@ describe("layers", () => {
     assert.deepEqual(rules.hiddenGlobs(), []);
   });
 
-  test("loadPolicy reads managed, --config, project and XDG user files; a missing --config is an error", async () => {
+  test("loadPolicy reads managed, --config, project and XDG user files; a missing --config is an error", {
+    timeout: 60_000,
+  }, async () => {
     await writeFile(join(dir, "etc", "config.json"), '{ "commands": { "deny": ["curl"] } }');
     await writeFile(join(dir, "ws", "toolfence.json"), '{ // project\n "commands": { "allow": ["curl localhost"] } }');
     await writeFile(join(dir, "xdg", "toolfence", "config.json"), '{ "paths": { "deny": ["**/.env"] } }');
@@ -198,7 +200,7 @@ describe("layers", () => {
     );
   });
 
-  test("a broken file stops loading with its message, never a fallback", async () => {
+  test("a broken file stops loading with its message, never a fallback", { timeout: 60_000 }, async () => {
     await writeFile(join(dir, "ws", "toolfence.json"), '{\n  "commands": { "deny": "git push" }\n}');
     await assert.rejects(
       loadPolicy(join(dir, "ws"), { managed: "/nonexistent", user: "/nonexistent" }),
@@ -209,7 +211,7 @@ describe("layers", () => {
     );
   });
 
-  test("a failing example stops loading and names itself", async () => {
+  test("a failing example stops loading and names itself", { timeout: 60_000 }, async () => {
     await writeFile(
       join(dir, "ws", "toolfence.json"),
       '{\n  "commands": { "deny": ["git push"] },\n  "examples": [\n    { "name": "push is fine", "command": "git push", "expect": "allow" }\n  ]\n}',
@@ -228,7 +230,7 @@ describe("layers", () => {
 });
 
 describe("editing", () => {
-  test("add and remove keep comments and layout", () => {
+  test("add and remove keep comments and layout", { timeout: 60_000 }, () => {
     const text = '{\n  // why we deny\n  "commands": {\n    "deny": ["git push"] // no pushing\n  }\n}\n';
     const added = addRuleToText(text, { section: "commands", list: "deny" }, "curl");
     assert.match(added, /\/\/ why we deny/);
@@ -249,7 +251,7 @@ describe("editing", () => {
   });
 });
 
-test("the published JSON Schema is the one made from the valibot schema", async () => {
+test("the published JSON Schema is the one made from the valibot schema", { timeout: 60_000 }, async () => {
   const published = JSON.parse(await readFile(join(ROOT, "policy", "toolfence.schema.json"), "utf8"));
   assert.deepEqual(published, policyJsonSchema());
   assert.equal(published.additionalProperties, false);

@@ -111,57 +111,65 @@ async function work(copy: string, r: ReturnType<typeof random>): Promise<void> {
 }
 
 describe("publication, generated", () => {
-  test(`${CASES} random cases: publishing everything makes the workspace equal the copy`, async () => {
-    for (let seed = 1; seed <= CASES; seed++) {
-      const r = random(seed);
-      const workdir = path.join(root, `all-${seed}`);
-      await fsp.mkdir(workdir);
-      await populate(workdir, r, 0);
-      const scratch = await createScratch(workdir, { session: { sandbox: "off" } });
-      try {
-        await work(scratch.root, r);
-        const { changes } = await scratch.changes();
-        await scratch.publish(changes);
-        assert.deepEqual(await fingerprint(workdir), await fingerprint(scratch.root), `seed ${seed}`);
-        assert.deepEqual((await scratch.changes()).changes, [], `seed ${seed}: changes left`);
-      } finally {
-        await scratch.dispose();
-      }
-    }
-  });
-
-  test(`${CASES} random cases: a failure at a random step leaves the workspace exactly as it was`, async () => {
-    let failedMidway = 0;
-    for (let seed = 1; seed <= CASES; seed++) {
-      const r = random(1000 + seed);
-      const workdir = path.join(root, `fail-${seed}`);
-      await fsp.mkdir(workdir);
-      await populate(workdir, r, 0);
-      const before = await fingerprint(workdir);
-      const scratch = await createScratch(workdir, { session: { sandbox: "off" } });
-      try {
-        await work(scratch.root, r);
-        const { changes } = await scratch.changes();
-        if (changes.length === 0) continue;
-        const failAt = 1 + r.int(changes.length + 1);
-        let steps = 0;
-        const error = await scratch.publish(changes, {
-          onStep: () => {
-            if (++steps === failAt) throw new Error("injected failure");
-          },
-        }).then(() => undefined, (e) => e);
-        if (error === undefined) {
-          // Fewer steps than the failure point: everything was applied.
+  test(
+    `${CASES} random cases: publishing everything makes the workspace equal the copy`,
+    { timeout: 60_000 },
+    async () => {
+      for (let seed = 1; seed <= CASES; seed++) {
+        const r = random(seed);
+        const workdir = path.join(root, `all-${seed}`);
+        await fsp.mkdir(workdir);
+        await populate(workdir, r, 0);
+        const scratch = await createScratch(workdir, { session: { sandbox: "off" } });
+        try {
+          await work(scratch.root, r);
+          const { changes } = await scratch.changes();
+          await scratch.publish(changes);
           assert.deepEqual(await fingerprint(workdir), await fingerprint(scratch.root), `seed ${seed}`);
-          continue;
+          assert.deepEqual((await scratch.changes()).changes, [], `seed ${seed}: changes left`);
+        } finally {
+          await scratch.dispose();
         }
-        failedMidway++;
-        assert.equal(error.code, "publish_failed", `seed ${seed}: ${error}`);
-        assert.deepEqual(await fingerprint(workdir), before, `seed ${seed}: not undone`);
-      } finally {
-        await scratch.dispose();
       }
-    }
-    assert.ok(failedMidway > CASES / 2, `only ${failedMidway} failures were injected mid-way`);
-  });
+    },
+  );
+
+  test(
+    `${CASES} random cases: a failure at a random step leaves the workspace exactly as it was`,
+    { timeout: 60_000 },
+    async () => {
+      let failedMidway = 0;
+      for (let seed = 1; seed <= CASES; seed++) {
+        const r = random(1000 + seed);
+        const workdir = path.join(root, `fail-${seed}`);
+        await fsp.mkdir(workdir);
+        await populate(workdir, r, 0);
+        const before = await fingerprint(workdir);
+        const scratch = await createScratch(workdir, { session: { sandbox: "off" } });
+        try {
+          await work(scratch.root, r);
+          const { changes } = await scratch.changes();
+          if (changes.length === 0) continue;
+          const failAt = 1 + r.int(changes.length + 1);
+          let steps = 0;
+          const error = await scratch.publish(changes, {
+            onStep: () => {
+              if (++steps === failAt) throw new Error("injected failure");
+            },
+          }).then(() => undefined, (e) => e);
+          if (error === undefined) {
+            // Fewer steps than the failure point: everything was applied.
+            assert.deepEqual(await fingerprint(workdir), await fingerprint(scratch.root), `seed ${seed}`);
+            continue;
+          }
+          failedMidway++;
+          assert.equal(error.code, "publish_failed", `seed ${seed}: ${error}`);
+          assert.deepEqual(await fingerprint(workdir), before, `seed ${seed}: not undone`);
+        } finally {
+          await scratch.dispose();
+        }
+      }
+      assert.ok(failedMidway > CASES / 2, `only ${failedMidway} failures were injected mid-way`);
+    },
+  );
 });

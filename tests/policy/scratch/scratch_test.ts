@@ -52,7 +52,9 @@ async function layout() {
 }
 
 describe("createScratch: the copy", () => {
-  test("copies files, modes, folders and links as they are, never following a link out, and leaves out a FIFO", async () => {
+  test("copies files, modes, folders and links as they are, never following a link out, and leaves out a FIFO", {
+    timeout: 60_000,
+  }, async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
     try {
@@ -80,7 +82,9 @@ describe("createScratch: the copy", () => {
     }
   });
 
-  test("the scratch session's workspace is the copy: an outward link there is refused, the host is not reachable", async () => {
+  test("the scratch session's workspace is the copy: an outward link there is refused, the host is not reachable", {
+    timeout: 60_000,
+  }, async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
     try {
@@ -96,7 +100,9 @@ describe("createScratch: the copy", () => {
     }
   });
 
-  test("the input digest depends only on paths, types, modes and content: not on location or times", async () => {
+  test("the input digest depends only on paths, types, modes and content: not on location or times", {
+    timeout: 60_000,
+  }, async () => {
     const one = await layout();
     const two = await layout();
     // Different times, same content.
@@ -143,27 +149,33 @@ describe("createScratch: the copy", () => {
     }
   });
 
-  test("every copy method gives the same copy and digest; cp and auto clone where they can", async () => {
-    const { workdir } = await layout();
-    const made = [];
-    for (const copy of ["stream", "cp", "auto"] as const) made.push(await createScratch(workdir, { copy }));
-    try {
-      const [stream, cp, auto] = made;
-      assert.equal(stream.cloned, 0);
-      assert.equal(cp.cloned, 4, "cp copies every regular file");
-      assert.ok(auto.cloned === 0 || auto.cloned === 4);
-      for (const other of [cp, auto]) {
-        assert.equal(other.digest, stream.digest);
-        assert.deepEqual(await fingerprint(other.root), await fingerprint(stream.root));
+  test(
+    "every copy method gives the same copy and digest; cp and auto clone where they can",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir } = await layout();
+      const made = [];
+      for (const copy of ["stream", "cp", "auto"] as const) made.push(await createScratch(workdir, { copy }));
+      try {
+        const [stream, cp, auto] = made;
+        assert.equal(stream.cloned, 0);
+        assert.equal(cp.cloned, 4, "cp copies every regular file");
+        assert.ok(auto.cloned === 0 || auto.cloned === 4);
+        for (const other of [cp, auto]) {
+          assert.equal(other.digest, stream.digest);
+          assert.deepEqual(await fingerprint(other.root), await fingerprint(stream.root));
+        }
+        // No staging folders are left in the copies.
+        for (const s of made) assert.ok(!Object.keys(await fingerprint(s.root)).some((k) => k.includes(".toolfence-")));
+      } finally {
+        for (const s of made) await s.dispose();
       }
-      // No staging folders are left in the copies.
-      for (const s of made) assert.ok(!Object.keys(await fingerprint(s.root)).some((k) => k.includes(".toolfence-")));
-    } finally {
-      for (const s of made) await s.dispose();
-    }
-  });
+    },
+  );
 
-  test("a folder of more files than one clone batch is copied whole by cp, never holding them all open", async () => {
+  test("a folder of more files than one clone batch is copied whole by cp, never holding them all open", {
+    timeout: 60_000,
+  }, async () => {
     const workdir = path.join(root, `many-${counter++}`);
     await fsp.mkdir(workdir, { recursive: true });
     for (let i = 0; i < 450; i++) await fsp.writeFile(path.join(workdir, `f${i}.txt`), `${i}\n`);
@@ -180,7 +192,7 @@ describe("createScratch: the copy", () => {
     }
   });
 
-  test("inputDigest is exported and independent of insertion order", () => {
+  test("inputDigest is exported and independent of insertion order", { timeout: 60_000 }, () => {
     assert.equal(exported, inputDigest);
     const s = (sha: string) => ({ type: "file" as const, size: 1, mode: 0o644, sha256: sha.repeat(64) });
     const x = new Map([["b", s("1")], ["a", s("2")]]);
@@ -191,24 +203,32 @@ describe("createScratch: the copy", () => {
     assert.notEqual(inputDigest(tricky), inputDigest(y));
   });
 
-  test("named paths: only those are copied and covered; a path outside the workspace is refused", async () => {
-    const { workdir } = await layout();
-    const scratch = await createScratch(workdir, { paths: ["src/deep", "./a.txt", "src/deep/b.bin", "new/file.txt"] });
-    try {
-      assert.deepEqual([...scratch.paths], ["a.txt", "new/file.txt", "src/deep"]);
-      assert.ok(scratch.covers("src/deep/b.bin") && scratch.covers("new/file.txt") && !scratch.covers("src/main.ts"));
-      await fsp.access(path.join(scratch.root, "src", "deep", "b.bin"));
-      await assert.rejects(fsp.access(path.join(scratch.root, "src", "main.ts")));
-      await assert.rejects(fsp.access(path.join(scratch.root, "run.sh")));
-    } finally {
-      await scratch.dispose();
-    }
-    for (const bad of ["../outside", "/etc", "dir-out/secret.txt"]) {
-      await assert.rejects(createScratch(workdir, { paths: [bad] }), { code: "outside_workspace" }, bad);
-    }
-  });
+  test(
+    "named paths: only those are copied and covered; a path outside the workspace is refused",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir } = await layout();
+      const scratch = await createScratch(workdir, {
+        paths: ["src/deep", "./a.txt", "src/deep/b.bin", "new/file.txt"],
+      });
+      try {
+        assert.deepEqual([...scratch.paths], ["a.txt", "new/file.txt", "src/deep"]);
+        assert.ok(scratch.covers("src/deep/b.bin") && scratch.covers("new/file.txt") && !scratch.covers("src/main.ts"));
+        await fsp.access(path.join(scratch.root, "src", "deep", "b.bin"));
+        await assert.rejects(fsp.access(path.join(scratch.root, "src", "main.ts")));
+        await assert.rejects(fsp.access(path.join(scratch.root, "run.sh")));
+      } finally {
+        await scratch.dispose();
+      }
+      for (const bad of ["../outside", "/etc", "dir-out/secret.txt"]) {
+        await assert.rejects(createScratch(workdir, { paths: [bad] }), { code: "outside_workspace" }, bad);
+      }
+    },
+  );
 
-  test("made from a session: in its temp dir, with its host and settings; the copy is never copied into itself", async () => {
+  test("made from a session: in its temp dir, with its host and settings; the copy is never copied into itself", {
+    timeout: 60_000,
+  }, async () => {
     const { workdir } = await layout();
     // The session temp dir inside the workdir: the walk must skip it.
     const session = new Session({
@@ -236,78 +256,88 @@ describe("createScratch: the copy", () => {
 });
 
 describe("Scratch: work in the copy, then publish", () => {
-  test("every built-in file tool works in the copy and leaves the workspace byte for byte unchanged; dispose never publishes", async () => {
-    const { workdir } = await layout();
-    const before = await fingerprint(workdir);
-    const scratch = await createScratch(workdir, { session: { autoConfirm: true, sandbox: "off" } });
-    const box = new ToolBox().withDefaults("fs", "patch", "cmd", "search");
-    const ok = async (name: string, args: Record<string, unknown>) => {
-      const result = await box.call(scratch.session, name, args);
-      assert.equal(result.status, "success", `${name}: ${result.error}`);
-      return result;
-    };
-    try {
-      await ok("write_file", { path: "new.txt", content: "new\n" });
-      await ok("edit_file", { path: "a.txt", old_text: "alpha", new_text: "ALPHA" });
-      await ok("apply_patch", {
-        patch:
-          "*** Begin Patch\n*** Update File: src/main.ts\n@@\n-export const x = 1;\n+export const x = 2;\n*** End Patch\n",
-      });
-      await ok("move", { src: "run.sh", dst: "bin/run.sh" });
-      await ok("delete", { path: "src/deep", recursive: true });
-      const grep = await ok("grep", { pattern: "ALPHA" });
-      assert.match(JSON.stringify(grep.output), /a\.txt/);
-      const glob = await ok("glob", { pattern: "**/*.ts" });
-      assert.match(JSON.stringify(glob.output), /src\/main\.ts/);
-      const read = await ok("read_file", { path: "link-in" });
-      assert.match(JSON.stringify(read.output), /ALPHA/);
-      const bash = await ok("bash", { command: "pwd && echo made > by-bash.txt" });
-      assert.ok(JSON.stringify(bash.output).includes(scratch.root), JSON.stringify(bash.output));
-      assert.equal(await fsp.readFile(path.join(scratch.root, "by-bash.txt"), "utf8"), "made\n");
-      const { changes } = await scratch.changes();
-      const summary = changes.map((c) => `${c.change} ${c.path}${c.from ? ` <- ${c.from}` : ""}`);
-      assert.deepEqual(summary, [
-        "modified a.txt",
-        "created bin",
-        "moved bin/run.sh <- run.sh",
-        "created by-bash.txt",
-        "created new.txt",
-        "deleted src/deep",
-        "deleted src/deep/b.bin",
-        "modified src/main.ts",
-      ]);
-      assert.deepEqual(await fingerprint(workdir), before);
-    } finally {
-      await scratch.dispose();
-    }
-    assert.deepEqual(await fingerprint(workdir), before, "dispose published something");
-    await assert.rejects(fsp.access(scratch.root));
-  });
+  test(
+    "every built-in file tool works in the copy and leaves the workspace byte for byte unchanged; dispose never publishes",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir } = await layout();
+      const before = await fingerprint(workdir);
+      const scratch = await createScratch(workdir, { session: { autoConfirm: true, sandbox: "off" } });
+      const box = new ToolBox().withDefaults("fs", "patch", "cmd", "search");
+      const ok = async (name: string, args: Record<string, unknown>) => {
+        const result = await box.call(scratch.session, name, args);
+        assert.equal(result.status, "success", `${name}: ${result.error}`);
+        return result;
+      };
+      try {
+        await ok("write_file", { path: "new.txt", content: "new\n" });
+        await ok("edit_file", { path: "a.txt", old_text: "alpha", new_text: "ALPHA" });
+        await ok("apply_patch", {
+          patch:
+            "*** Begin Patch\n*** Update File: src/main.ts\n@@\n-export const x = 1;\n+export const x = 2;\n*** End Patch\n",
+        });
+        await ok("move", { src: "run.sh", dst: "bin/run.sh" });
+        await ok("delete", { path: "src/deep", recursive: true });
+        const grep = await ok("grep", { pattern: "ALPHA" });
+        assert.match(JSON.stringify(grep.output), /a\.txt/);
+        const glob = await ok("glob", { pattern: "**/*.ts" });
+        assert.match(JSON.stringify(glob.output), /src\/main\.ts/);
+        const read = await ok("read_file", { path: "link-in" });
+        assert.match(JSON.stringify(read.output), /ALPHA/);
+        const bash = await ok("bash", { command: "pwd && echo made > by-bash.txt" });
+        assert.ok(JSON.stringify(bash.output).includes(scratch.root), JSON.stringify(bash.output));
+        assert.equal(await fsp.readFile(path.join(scratch.root, "by-bash.txt"), "utf8"), "made\n");
+        const { changes } = await scratch.changes();
+        const summary = changes.map((c) => `${c.change} ${c.path}${c.from ? ` <- ${c.from}` : ""}`);
+        assert.deepEqual(summary, [
+          "modified a.txt",
+          "created bin",
+          "moved bin/run.sh <- run.sh",
+          "created by-bash.txt",
+          "created new.txt",
+          "deleted src/deep",
+          "deleted src/deep/b.bin",
+          "modified src/main.ts",
+        ]);
+        assert.deepEqual(await fingerprint(workdir), before);
+      } finally {
+        await scratch.dispose();
+      }
+      assert.deepEqual(await fingerprint(workdir), before, "dispose published something");
+      await assert.rejects(fsp.access(scratch.root));
+    },
+  );
 
-  test("bash in the sandbox works in the copy and cannot write to the workspace", { skip: noBwrap }, async () => {
-    const { workdir } = await layout();
-    const before = await fingerprint(workdir);
-    // A person who says yes to every command: only the sandbox stands between them and the workspace.
-    const host = callbackHost({
-      choose: <T extends string>(request: { defaultChoice: T }) => Promise.resolve(request.defaultChoice),
-      confirm: () => Promise.resolve(true),
-    });
-    const scratch = await createScratch(workdir, { session: { host, sandbox: "required" } });
-    try {
-      const box = new ToolBox().withDefaults("cmd");
-      const result = await box.call(scratch.session, "bash", {
-        command: `pwd; echo copy > in-copy.txt; echo host > '${workdir}/pwned.txt'; rm -f '${workdir}/a.txt'; true`,
+  test(
+    "bash in the sandbox works in the copy and cannot write to the workspace",
+    { timeout: 60_000, skip: noBwrap },
+    async () => {
+      const { workdir } = await layout();
+      const before = await fingerprint(workdir);
+      // A person who says yes to every command: only the sandbox stands between them and the workspace.
+      const host = callbackHost({
+        choose: <T extends string>(request: { defaultChoice: T }) => Promise.resolve(request.defaultChoice),
+        confirm: () => Promise.resolve(true),
       });
-      assert.equal(result.status, "success", result.error);
-      assert.ok(JSON.stringify(result.output).includes(scratch.root));
-      assert.equal(await fsp.readFile(path.join(scratch.root, "in-copy.txt"), "utf8"), "copy\n");
-      assert.deepEqual(await fingerprint(workdir), before);
-    } finally {
-      await scratch.dispose();
-    }
-  });
+      const scratch = await createScratch(workdir, { session: { host, sandbox: "required" } });
+      try {
+        const box = new ToolBox().withDefaults("cmd");
+        const result = await box.call(scratch.session, "bash", {
+          command: `pwd; echo copy > in-copy.txt; echo host > '${workdir}/pwned.txt'; rm -f '${workdir}/a.txt'; true`,
+        });
+        assert.equal(result.status, "success", result.error);
+        assert.ok(JSON.stringify(result.output).includes(scratch.root));
+        assert.equal(await fsp.readFile(path.join(scratch.root, "in-copy.txt"), "utf8"), "copy\n");
+        assert.deepEqual(await fingerprint(workdir), before);
+      } finally {
+        await scratch.dispose();
+      }
+    },
+  );
 
-  test("publish applies exactly the given changes, with modes, moves and deletions, and they become the baseline", async () => {
+  test("publish applies exactly the given changes, with modes, moves and deletions, and they become the baseline", {
+    timeout: 60_000,
+  }, async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
     try {
@@ -340,22 +370,28 @@ describe("Scratch: work in the copy, then publish", () => {
     }
   });
 
-  test("a file replaced by a FIFO in the copy is listed as unpublishable and left alone", async () => {
-    const { workdir } = await layout();
-    const scratch = await createScratch(workdir);
-    try {
-      await fsp.unlink(path.join(scratch.root, "a.txt"));
-      execFileSync("mkfifo", [path.join(scratch.root, "a.txt")]);
-      execFileSync("mkfifo", [path.join(scratch.root, "new-pipe")]);
-      const { changes, unpublishable } = await scratch.changes();
-      assert.deepEqual(changes, []);
-      assert.deepEqual(unpublishable, ["a.txt", "new-pipe"]);
-    } finally {
-      await scratch.dispose();
-    }
-  });
+  test(
+    "a file replaced by a FIFO in the copy is listed as unpublishable and left alone",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir } = await layout();
+      const scratch = await createScratch(workdir);
+      try {
+        await fsp.unlink(path.join(scratch.root, "a.txt"));
+        execFileSync("mkfifo", [path.join(scratch.root, "a.txt")]);
+        execFileSync("mkfifo", [path.join(scratch.root, "new-pipe")]);
+        const { changes, unpublishable } = await scratch.changes();
+        assert.deepEqual(changes, []);
+        assert.deepEqual(unpublishable, ["a.txt", "new-pipe"]);
+      } finally {
+        await scratch.dispose();
+      }
+    },
+  );
 
-  test("a workspace file changed meanwhile refuses, naming each file and its hashes, and changes nothing", async () => {
+  test("a workspace file changed meanwhile refuses, naming each file and its hashes, and changes nothing", {
+    timeout: 60_000,
+  }, async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
     try {
@@ -385,59 +421,67 @@ describe("Scratch: work in the copy, then publish", () => {
     }
   });
 
-  test("a workspace folder replaced by a link out meanwhile refuses, and nothing lands outside", async () => {
-    const { workdir, outside } = await layout();
-    const scratch = await createScratch(workdir);
-    try {
-      await fsp.writeFile(path.join(scratch.root, "src", "deep", "new.txt"), "new\n");
-      await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "changed\n");
-      await fsp.rename(path.join(workdir, "src", "deep"), path.join(workdir, "deep-moved"));
-      await fsp.symlink(outside, path.join(workdir, "src", "deep"));
-      const outsideBefore = await fingerprint(outside);
-      const before = await fingerprint(workdir);
-      const { changes } = await scratch.changes();
-      const error = await scratch.publish(changes).then(() => undefined, (e) => e);
-      assert.equal(error?.code, "host_changed", String(error));
-      assert.match(error.message, /src\/deep/);
-      assert.deepEqual(await fingerprint(outside), outsideBefore);
-      assert.deepEqual(await fingerprint(workdir), before);
-    } finally {
-      await scratch.dispose();
-    }
-  });
+  test(
+    "a workspace folder replaced by a link out meanwhile refuses, and nothing lands outside",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir, outside } = await layout();
+      const scratch = await createScratch(workdir);
+      try {
+        await fsp.writeFile(path.join(scratch.root, "src", "deep", "new.txt"), "new\n");
+        await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "changed\n");
+        await fsp.rename(path.join(workdir, "src", "deep"), path.join(workdir, "deep-moved"));
+        await fsp.symlink(outside, path.join(workdir, "src", "deep"));
+        const outsideBefore = await fingerprint(outside);
+        const before = await fingerprint(workdir);
+        const { changes } = await scratch.changes();
+        const error = await scratch.publish(changes).then(() => undefined, (e) => e);
+        assert.equal(error?.code, "host_changed", String(error));
+        assert.match(error.message, /src\/deep/);
+        assert.deepEqual(await fingerprint(outside), outsideBefore);
+        assert.deepEqual(await fingerprint(workdir), before);
+      } finally {
+        await scratch.dispose();
+      }
+    },
+  );
 
-  test("a failure part-way undoes every change already made (publish_failed), leaving no debris", async () => {
-    const { workdir } = await layout();
-    const scratch = await createScratch(workdir);
-    try {
-      await fsp.writeFile(path.join(scratch.root, "a.txt"), "one\n");
-      await fsp.unlink(path.join(scratch.root, "run.sh"));
-      await fsp.rm(path.join(scratch.root, "src", "deep"), { recursive: true });
-      await fsp.mkdir(path.join(scratch.root, "made"));
-      await fsp.writeFile(path.join(scratch.root, "made", "new.txt"), "two\n");
-      await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "three\n");
-      const before = await fingerprint(workdir);
-      const { changes } = await scratch.changes();
-      const steps: string[] = [];
-      // Something writes to the copy while it is published: the last file is no longer what was shown.
-      const error = await scratch.publish(changes, {
-        onStep: (s) => {
-          steps.push(s);
-          if (steps.length === 4) void fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "sneaked in\n");
-        },
-      }).then(() => undefined, (e) => e);
-      assert.equal(error?.code, "publish_failed", String(error));
-      assert.match(error.message, /src\/main\.ts/);
-      assert.ok(steps.length >= 4, steps.join(", "));
-      assert.deepEqual(await fingerprint(workdir), before);
-      const leftovers = execFileSync("find", [workdir, "-name", ".toolfence-*"], { encoding: "utf8" }).trim();
-      assert.equal(leftovers, "");
-    } finally {
-      await scratch.dispose();
-    }
-  });
+  test(
+    "a failure part-way undoes every change already made (publish_failed), leaving no debris",
+    { timeout: 60_000 },
+    async () => {
+      const { workdir } = await layout();
+      const scratch = await createScratch(workdir);
+      try {
+        await fsp.writeFile(path.join(scratch.root, "a.txt"), "one\n");
+        await fsp.unlink(path.join(scratch.root, "run.sh"));
+        await fsp.rm(path.join(scratch.root, "src", "deep"), { recursive: true });
+        await fsp.mkdir(path.join(scratch.root, "made"));
+        await fsp.writeFile(path.join(scratch.root, "made", "new.txt"), "two\n");
+        await fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "three\n");
+        const before = await fingerprint(workdir);
+        const { changes } = await scratch.changes();
+        const steps: string[] = [];
+        // Something writes to the copy while it is published: the last file is no longer what was shown.
+        const error = await scratch.publish(changes, {
+          onStep: (s) => {
+            steps.push(s);
+            if (steps.length === 4) void fsp.writeFile(path.join(scratch.root, "src", "main.ts"), "sneaked in\n");
+          },
+        }).then(() => undefined, (e) => e);
+        assert.equal(error?.code, "publish_failed", String(error));
+        assert.match(error.message, /src\/main\.ts/);
+        assert.ok(steps.length >= 4, steps.join(", "));
+        assert.deepEqual(await fingerprint(workdir), before);
+        const leftovers = execFileSync("find", [workdir, "-name", ".toolfence-*"], { encoding: "utf8" }).trim();
+        assert.equal(leftovers, "");
+      } finally {
+        await scratch.dispose();
+      }
+    },
+  );
 
-  test("a cancel between steps undoes what was done", async () => {
+  test("a cancel between steps undoes what was done", { timeout: 60_000 }, async () => {
     const { workdir } = await layout();
     const scratch = await createScratch(workdir);
     try {

@@ -35,7 +35,7 @@ async function deniedError(promise: Promise<unknown>): Promise<ToolError> {
 }
 
 describe("authorizeCommand", () => {
-  test("an allowlisted command runs without asking", async () => {
+  test("an allowlisted command runs without asking", { timeout: 60_000 }, async () => {
     const { host, asked } = recordingHost(false);
     const result = await authorizeCommand({ state: new PolicyState(), asker: host }, "git status 2>&1 | head -5");
     assert.equal(result.via, "allowlist");
@@ -43,18 +43,22 @@ describe("authorizeCommand", () => {
     assert.equal(asked.length, 0);
   });
 
-  test("a dangerous command asks under Dangerous Command Confirmation with no as default", async () => {
-    const { host, asked } = recordingHost(true);
-    const result = await authorizeCommand({ state: new PolicyState(), asker: host }, "rm -rf build");
-    assert.equal(result.via, "confirmed");
-    assert.equal(result.source, "user");
-    assert.equal(asked.length, 1);
-    assert.equal(asked[0].title, "Dangerous Command Confirmation");
-    assert.equal(asked[0].defaultChoice, false);
-    assert.match(asked[0].message, /rm -rf build/);
-  });
+  test(
+    "a dangerous command asks under Dangerous Command Confirmation with no as default",
+    { timeout: 60_000 },
+    async () => {
+      const { host, asked } = recordingHost(true);
+      const result = await authorizeCommand({ state: new PolicyState(), asker: host }, "rm -rf build");
+      assert.equal(result.via, "confirmed");
+      assert.equal(result.source, "user");
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].title, "Dangerous Command Confirmation");
+      assert.equal(asked[0].defaultChoice, false);
+      assert.match(asked[0].message, /rm -rf build/);
+    },
+  );
 
-  test("an unknown command asks with yes as default, so autoConfirm runs it", async () => {
+  test("an unknown command asks with yes as default, so autoConfirm runs it", { timeout: 60_000 }, async () => {
     const { host, asked } = recordingHost(false);
     await assert.rejects(authorizeCommand({ state: new PolicyState(), asker: host }, "make build"));
     assert.equal(asked[0].title, "Command Confirmation");
@@ -64,7 +68,7 @@ describe("authorizeCommand", () => {
     assert.equal(auto.source, "auto");
   });
 
-  test("a refusal carries the reasons in the message and the details", async () => {
+  test("a refusal carries the reasons in the message and the details", { timeout: 60_000 }, async () => {
     const { host } = recordingHost(false);
     const error = await deniedError(
       authorizeCommand({ state: new PolicyState({ commandAllowlist: ["ls"] }), asker: host }, "ls && rm -rf x"),
@@ -77,14 +81,14 @@ describe("authorizeCommand", () => {
     assert.equal(details.assessment.kind, "destroy_data");
   });
 
-  test("autoConfirm takes no for a dangerous command", async () => {
+  test("autoConfirm takes no for a dangerous command", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const error = await deniedError(session.policy.authorizeCommand("rm -rf build"));
       assert.match(error.message, /declined automatically/);
     }, { autoConfirm: true, host: autoHost() });
   });
 
-  test("the always-ask kinds need a person even with autoConfirm", async () => {
+  test("the always-ask kinds need a person even with autoConfirm", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const error = await deniedError(session.policy.authorizeCommand("apt-get install -y cowsay"));
       assert.match(error.message, /nobody could be asked/);
@@ -98,26 +102,26 @@ describe("authorizeCommand", () => {
     assert.equal(asked[0].requirePerson, true);
   });
 
-  test("a host with nobody to ask refuses, with the reasons", async () => {
+  test("a host with nobody to ask refuses, with the reasons", { timeout: 60_000 }, async () => {
     const error = await deniedError(
       authorizeCommand({ state: new PolicyState(), asker: denyAllHost() }, "make build"),
     );
     assert.match(error.message, /make build/);
   });
 
-  test("sessionCanAsk: false refuses without asking", async () => {
+  test("sessionCanAsk: false refuses without asking", { timeout: 60_000 }, async () => {
     const { host, asked } = recordingHost(true);
     await deniedError(authorizeCommand({ state: new PolicyState(), asker: host, sessionCanAsk: false }, "make"));
     assert.equal(asked.length, 0);
   });
 
-  test("the allowlist of the state is used", async () => {
+  test("the allowlist of the state is used", { timeout: 60_000 }, async () => {
     const state = new PolicyState({ commandAllowlist: ["make build"] });
     const result = await authorizeCommand({ state, asker: denyAllHost() }, "make build");
     assert.equal(result.via, "allowlist");
   });
 
-  test("an aborted signal stops before anything is judged", async () => {
+  test("an aborted signal stops before anything is judged", { timeout: 60_000 }, async () => {
     const controller = new AbortController();
     controller.abort(new Error("stop"));
     await assert.rejects(
@@ -127,7 +131,7 @@ describe("authorizeCommand", () => {
   });
 });
 
-test("a session's own risk assessor decides for commands off the allowlist", async () => {
+test("a session's own risk assessor decides for commands off the allowlist", { timeout: 60_000 }, async () => {
   const seen: string[] = [];
   await withSession(async (session) => {
     const allowed = await session.policy.authorizeCommand("make build");

@@ -43,7 +43,7 @@ async function asks(
 }
 
 describe("checkCommand: the adversarial cases of issue 4", () => {
-  test("runs without asking", async () => {
+  test("runs without asking", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "git status",
@@ -57,7 +57,7 @@ describe("checkCommand: the adversarial cases of issue 4", () => {
     }
   });
 
-  test("asks, naming the offending part", async () => {
+  test("asks, naming the offending part", { timeout: 60_000 }, async () => {
     const cases: [string, string[]][] = [
       ["git status && rm x", ["`rm` is not on the allowlist"]],
       ["git status; rm x", ["`rm` is not on the allowlist"]],
@@ -88,7 +88,7 @@ describe("checkCommand: the adversarial cases of issue 4", () => {
     for (const [command, named] of cases) await asks(command, named);
   });
 
-  test("an unbalanced quote is reported as not parsed", async () => {
+  test("an unbalanced quote is reported as not parsed", { timeout: 60_000 }, async () => {
     for (const command of ["echo 'x", 'ls "', "echo $(ls", "echo ${x"]) {
       const result = await asks(command, []);
       assert.equal(result.parsed, false, command);
@@ -97,7 +97,7 @@ describe("checkCommand: the adversarial cases of issue 4", () => {
 });
 
 describe("checkCommand: operators joining commands", () => {
-  test("; && || | |& ( ) join allowed commands", async () => {
+  test("; && || | |& ( ) join allowed commands", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "ls; echo a",
@@ -114,7 +114,7 @@ describe("checkCommand: operators joining commands", () => {
     }
   });
 
-  test("forbidden commands are found behind every operator", async () => {
+  test("forbidden commands are found behind every operator", { timeout: 60_000 }, async () => {
     for (
       const command of ["ls;rm x", "ls|rm x", "ls||rm x", "ls&&rm x", "ls |& rm x", "(rm x)", "{ rm x; }", "! rm x"]
     ) {
@@ -122,7 +122,7 @@ describe("checkCommand: operators joining commands", () => {
     }
   });
 
-  test("& and newlines between commands ask, even between allowed ones", async () => {
+  test("& and newlines between commands ask, even between allowed ones", { timeout: 60_000 }, async () => {
     await asks("ls &", ["`&` runs `ls` in the background"]);
     await asks("ls & ls", ["`&` runs `ls` in the background"]);
     await asks("(ls) &", ["`&` runs `(ls)` in the background"]);
@@ -132,25 +132,25 @@ describe("checkCommand: operators joining commands", () => {
     await asks("echo $(ls\nls)", ["a newline joins commands"]);
   });
 
-  test("leading and trailing newlines, comments and line continuations join nothing", async () => {
+  test("leading and trailing newlines, comments and line continuations join nothing", { timeout: 60_000 }, async () => {
     for (const command of ["ls\n", "\nls\n", "ls # note", "# note\nls", "ls\n# note", "ls \\\n  -la"]) {
       await allows(command);
     }
   });
 
-  test("a comment ends at its line even after a backslash", async () => {
+  test("a comment ends at its line even after a backslash", { timeout: 60_000 }, async () => {
     await asks("ls # a \\\nrm x", ["`rm` is not on the allowlist"]);
     await allows("ls # $(rm x) `rm x`");
   });
 
-  test("syntax bash rejects is not allowed", async () => {
+  test("syntax bash rejects is not allowed", { timeout: 60_000 }, async () => {
     for (const command of ["ls ;; ls", "ls | ! ls", ";ls", "ls &&", "| ls", "{ ls }", "ls )"]) {
       const result = await asks(command, []);
       assert.equal(result.parsed, false, command);
     }
   });
 
-  test("an empty command line or one with only comments asks", async () => {
+  test("an empty command line or one with only comments asks", { timeout: 60_000 }, async () => {
     for (const command of ["", "   ", "# only a comment"]) {
       await asks(command, ["contains no command"]);
     }
@@ -158,7 +158,7 @@ describe("checkCommand: operators joining commands", () => {
 });
 
 describe("checkCommand: quoting and the command word", () => {
-  test("quote removal shows the command bash runs", async () => {
+  test("quote removal shows the command bash runs", { timeout: 60_000 }, async () => {
     for (const command of ["l\\s", '"l"s', "'ls'", "\\ls", "$'ls'", "e'ch'o hi"]) await allows(command);
     await asks("r\\m x", ["`rm` is not on the allowlist"]);
     await asks('"r"m x', ["`rm` is not on the allowlist"]);
@@ -166,7 +166,7 @@ describe("checkCommand: quoting and the command word", () => {
     await asks("$'\\162m' x", ["`rm` is not on the allowlist"]);
   });
 
-  test("single quotes and escapes keep substitutions literal", async () => {
+  test("single quotes and escapes keep substitutions literal", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "echo '$(rm x)'",
@@ -181,13 +181,13 @@ describe("checkCommand: quoting and the command word", () => {
     }
   });
 
-  test("double quotes do not stop substitution", async () => {
+  test("double quotes do not stop substitution", { timeout: 60_000 }, async () => {
     await asks('echo "$(rm x)"', ["`rm` is not on the allowlist"]);
     await asks('echo "`rm x`"', ["backquote substitution", "`rm`"]);
     await asks('echo "a$(rm x)b"', ["`rm` is not on the allowlist"]);
   });
 
-  test("a command word computed at run time asks", async () => {
+  test("a command word computed at run time asks", { timeout: 60_000 }, async () => {
     await asks("$CMD x", ["the command name `$CMD` is only known when the command runs"]);
     await asks("${CMD} x", ["the command name `${CMD}`"]);
     await asks("$(echo rm) x", ["the command name `$(echo rm)`"]);
@@ -201,14 +201,14 @@ describe("checkCommand: quoting and the command word", () => {
     await asks('$"ls"', ["locale-translated"]);
   });
 
-  test("expansions in arguments of commands without flag rules are fine", async () => {
+  test("expansions in arguments of commands without flag rules are fine", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "echo $HOME",
         "echo ${x:-a}",
         'echo "${@}" $1 $? $$',
         "echo {a,b} *.ts ~",
-        "ls $IFS -la",
+        "echo $IFS -la",
         "echo ${#x} ${x%.*} ${x,,}",
       ]
     ) {
@@ -216,34 +216,34 @@ describe("checkCommand: quoting and the command word", () => {
     }
   });
 
-  test("executables named by path ask", async () => {
+  test("executables named by path ask", { timeout: 60_000 }, async () => {
     for (const command of ["./ls", "/bin/ls", "../ls", "bin/ls", "/usr/bin/git status"]) {
       await asks(command, ["names an executable by path"]);
     }
   });
 
-  test("control characters ask", async () => {
+  test("control characters ask", { timeout: 60_000 }, async () => {
     await asks("ls\rrm x", ["control character U+000d"]);
     await asks("ls\0rm", ["control character U+0000"]);
   });
 });
 
 describe("checkCommand: substitutions and expansions", () => {
-  test("every command substitution is judged, however deep", async () => {
-    await allows("echo $(ls $(echo $(cat f)))");
+  test("every command substitution is judged, however deep", { timeout: 60_000 }, async () => {
+    await allows("echo $(echo $(echo $(cat f)))");
     await asks("echo $(ls $(echo $(rm x)))", ["`rm` is not on the allowlist"]);
     await asks("ls $(rm x 2>/dev/null)", ["`rm` is not on the allowlist"]);
     await asks("echo $(cat <<< x; rm y)", ["`rm` is not on the allowlist"]);
   });
 
-  test("parameter expansions with substitutions inside are judged", async () => {
+  test("parameter expansions with substitutions inside are judged", { timeout: 60_000 }, async () => {
     await asks("echo ${x:-$(rm a)}", ["`rm` is not on the allowlist"]);
     await asks('echo "${x:-"a$(rm b)"}"', ["`rm` is not on the allowlist"]);
     await asks("echo ${x/$(rm y)/z}", ["`rm` is not on the allowlist"]);
     await allows("echo ${x:-$(ls)}");
   });
 
-  test("expansions that assign, redirect or evaluate code ask", async () => {
+  test("expansions that assign, redirect or evaluate code ask", { timeout: 60_000 }, async () => {
     await asks("echo ${x:=a}", ["`${x:=a}` assigns a default value"]);
     await asks("echo ${!x}", ["`${!x}` is an indirect expansion"]);
     await asks("echo ${x@P}", ["@P transformation"]);
@@ -253,7 +253,7 @@ describe("checkCommand: substitutions and expansions", () => {
     await allows("echo ${x@Q} ${a[1]} ${a[@]} ${x:1:2}");
   });
 
-  test("arithmetic asks unless it is numbers only", async () => {
+  test("arithmetic asks unless it is numbers only", { timeout: 60_000 }, async () => {
     await allows("echo $((1+2*3))");
     await asks("echo $((1+$(rm a)))", ["`rm` is not on the allowlist", "does arithmetic on `$(rm a)`"]);
     await asks("echo $((x))", ["does arithmetic on `x`"]);
@@ -262,14 +262,14 @@ describe("checkCommand: substitutions and expansions", () => {
     await asks("echo $((x=5))", ["assigns a variable"]);
   });
 
-  test("process substitution is judged like a command substitution", async () => {
+  test("process substitution is judged like a command substitution", { timeout: 60_000 }, async () => {
     await allows("cat <(ls) <(echo a)");
     await asks("cat <(rm x)", ["`rm` is not on the allowlist"]);
     await asks("echo >(rm x)", ["`rm` is not on the allowlist"]);
     await asks("ls > >(cat)", ["`> >(cat)` writes to a file"]);
   });
 
-  test("the [[ ]] test command is judged", async () => {
+  test("the [[ ]] test command is judged", { timeout: 60_000 }, async () => {
     await allows("[[ -f x ]] && ls");
     await allows('[[ $x == a* && "a" =~ ^a(b|c)$ ]]');
     await asks("[[ $(rm a) ]]", ["`rm` is not on the allowlist"]);
@@ -284,7 +284,7 @@ describe("checkCommand: substitutions and expansions", () => {
 });
 
 describe("checkCommand: redirections", () => {
-  test("/dev/null and descriptor copies are fine", async () => {
+  test("/dev/null and descriptor copies are fine", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "ls >/dev/null",
@@ -308,7 +308,7 @@ describe("checkCommand: redirections", () => {
     }
   });
 
-  test("any other target asks", async () => {
+  test("any other target asks", { timeout: 60_000 }, async () => {
     await asks("ls >/dev/nul", ["`>/dev/nul` writes to a file"]);
     await asks("ls > /dev/null/../../tmp/x", ["writes to a file"]);
     await asks("ls 3>f", ["`3>f` writes to a file"]);
@@ -320,31 +320,34 @@ describe("checkCommand: redirections", () => {
     await asks("(ls) 2>f", ["`2>f` writes to a file"]);
   });
 
-  test("input redirection from a file asks", async () => {
-    // Reading through the shell also opens /dev/tcp/host/port connections;
-    // passing the file as an argument is the allowed way to read it.
-    await asks("cat < f", ["`< f` reads a file through the shell"]);
-    await asks("cat < /dev/tcp/10.0.0.1/80", ["`< /dev/tcp/10.0.0.1/80`"]);
-    await asks("echo $(<f)", ["`<f` reads a file"]);
-    await asks("cat < <(ls)", ["reads a file"]);
+  test("input redirection from a workspace file runs; from elsewhere it asks", { timeout: 60_000 }, async () => {
+    // The file is judged like every path of the line; bash's /dev/tcp/host/port connections ask.
+    await allows("cat < f");
+    await allows("echo $(<f)");
+    await asks("cat < /dev/tcp/10.0.0.1/80", ["`< /dev/tcp/10.0.0.1/80`", "network connection"]);
+    await asks("cat < /etc/passwd", ["`< /etc/passwd`", "outside the workspace"]);
+    await asks("echo $(</etc/passwd)", ["`< /etc/passwd`"]);
+    // A process substitution is a pipe from a command judged on its own.
+    await allows("cat < <(ls)");
+    await asks("cat < <(cat /etc/passwd)", ["`/etc/passwd`"]);
   });
 
-  test("a read-write redirection is not parsed", async () => {
+  test("a read-write redirection is not parsed", { timeout: 60_000 }, async () => {
     const result = await asks("ls <>g", []);
     assert.equal(result.parsed, false);
   });
 
-  test("a redirection in the middle of the arguments is a known misparse and asks", async () => {
+  test("a redirection in the middle of the arguments is a known misparse and asks", { timeout: 60_000 }, async () => {
     const result = await asks("echo a 2>/dev/null b", ["the parser read `b` as part of the redirection"]);
     assert.equal(result.parsed, false);
     await asks("echo a > /dev/null b c", ["`b c`"]);
   });
 
-  test("{var}> stores a descriptor in a variable", async () => {
+  test("{var}> stores a descriptor in a variable", { timeout: 60_000 }, async () => {
     await asks("ls {fd}>/dev/null", ["`{fd}>/dev/null` stores a file descriptor"]);
   });
 
-  test("here-strings and here-documents feed allowed commands", async () => {
+  test("here-strings and here-documents feed allowed commands", { timeout: 60_000 }, async () => {
     await allows("cat <<< hi");
     await allows("cat <<EOF\nhello\nEOF\n");
     await allows("cat <<EOF | head -1\nhello $(ls) ${x:-a}\nEOF");
@@ -361,7 +364,7 @@ describe("checkCommand: redirections", () => {
     await asks("cat <<'EOF' > f\nhi\nEOF", ["`> f` writes to a file"]);
   });
 
-  test("here-documents whose end the parser misplaces are not parsed", async () => {
+  test("here-documents whose end the parser misplaces are not parsed", { timeout: 60_000 }, async () => {
     let result = await asks("cat <<EOF\nhi $(ls)\nEO`rm x` F\n;echo {a,b}", ["the parser ends a here-document at"]);
     assert.equal(result.parsed, false);
     result = await asks("cat <<EOF\nEOF \n`id`\nEOF", ["but bash ends it only at `EOF`"]);
@@ -374,7 +377,7 @@ describe("checkCommand: redirections", () => {
 });
 
 describe("checkCommand: compound commands, assignments and functions", () => {
-  test("commands inside compound commands are judged", async () => {
+  test("commands inside compound commands are judged", { timeout: 60_000 }, async () => {
     await allows("if ls; then echo a; elif cat f; then ls; else echo b; fi");
     await allows("while ls; do echo a; done");
     await allows("until ls; do echo a; done");
@@ -386,14 +389,14 @@ describe("checkCommand: compound commands, assignments and functions", () => {
     await asks("case $(rm x) in a) ls;; esac", ["`rm` is not on the allowlist"]);
   });
 
-  test("loops that assign a variable ask", async () => {
+  test("loops that assign a variable ask", { timeout: 60_000 }, async () => {
     await asks("for i in 1; do rm x; done", ["`rm` is not on the allowlist", "assigns the shell variable i"]);
     await asks("for PATH in /tmp; do ls; done", ["assigns the shell variable PATH"]);
     await asks("for ((i=0;i<3;i++)); do ls; done", ["evaluates arithmetic and assigns variables"]);
     await asks("select x in a; do ls; done", ["the select loop"]);
   });
 
-  test("function definitions ask and their bodies are judged", async () => {
+  test("function definitions ask and their bodies are judged", { timeout: 60_000 }, async () => {
     await asks("f() { rm x; }; f", [
       "defines the function f",
       "`rm` is not on the allowlist",
@@ -402,7 +405,7 @@ describe("checkCommand: compound commands, assignments and functions", () => {
     await asks("function ls { echo hi; }", ["defines the function ls"]);
   });
 
-  test("assignments and declarations ask", async () => {
+  test("assignments and declarations ask", { timeout: 60_000 }, async () => {
     await asks("x=1", ["`x=1` assigns the shell variable x"]);
     await asks("PATH=/tmp; ls", ["assigns the shell variable PATH"]);
     await asks("x=$(rm y)", ["`rm` is not on the allowlist", "assigns the shell variable x"]);
@@ -413,7 +416,7 @@ describe("checkCommand: compound commands, assignments and functions", () => {
     await asks("FOO=1 BAR=2 ls", ["`FOO=1` sets FOO", "`BAR=2` sets BAR"]);
   });
 
-  test("wrappers that run other commands ask even when allowlisted", async () => {
+  test("wrappers that run other commands ask even when allowlisted", { timeout: 60_000 }, async () => {
     const allowlist = [
       ...ISSUE_ALLOWLIST,
       "env",
@@ -455,7 +458,7 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     "test",
   ];
 
-  test("harmless uses stay allowed", async () => {
+  test("harmless uses stay allowed", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "git diff --cached",
@@ -485,7 +488,7 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     }
   });
 
-  test("options that write files or run programs ask", async () => {
+  test("options that write files or run programs ask", { timeout: 60_000 }, async () => {
     const cases: [string, string][] = [
       ["git diff --output=f", "`--output=f` lets git write a file"],
       ["git diff --output f", "`--output` lets git write a file"],
@@ -549,7 +552,7 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     for (const [command, named] of cases) await asks(command, [named], allowlist);
   });
 
-  test("test runners of the default allowlist run tests, not other programs", async () => {
+  test("test runners of the default allowlist run tests, not other programs", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "deno test -A",
@@ -580,7 +583,7 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     }
   });
 
-  test("arguments that could expand into options ask for commands with flag rules", async () => {
+  test("arguments that could expand into options ask for commands with flag rules", { timeout: 60_000 }, async () => {
     // An agent can create a file named `--output=x` or `-delete` without asking.
     await asks("git diff *", ["`*` could expand into an option of git"], allowlist);
     await asks("git diff $X", ["`$X` could expand into an option of git"], allowlist);
@@ -591,14 +594,17 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     await asks("find . -name *.ts", ["`*.ts`"], allowlist);
     await asks("sort {-o,x}", ["could expand into an option of sort"], allowlist);
     await asks("uniq -c src/*.txt", ["may expand to several files"], allowlist);
-    await allows("git diff src/*.ts ~/x", allowlist);
-    // Commands without flag rules may take any argument.
-    await allows("cat * $X $(ls)");
+    await allows("git diff src/*.ts", allowlist);
+    await asks("git diff src/*.ts ~/x", ["`~/x`", "home folder"], allowlist);
+    // Every argument of a command that opens files is judged as a path.
+    await allows("cat *");
+    await asks("cat * $X", ["`$X`", "only known when the command runs"]);
+    await asks("cat $(ls)", ["`$(ls)`"]);
   });
 });
 
 describe("checkCommand: the explanation", () => {
-  test("lists every simple command, outer before inner, with its judgement", async () => {
+  test("lists every simple command, outer before inner, with its judgement", { timeout: 60_000 }, async () => {
     const result = await allows("git status 2>&1 | head -5 && echo $(ls -la)");
     assert.deepEqual(
       result.commands.map(({ words, allowedBy, ok }) => ({ words, allowedBy, ok })),
@@ -613,7 +619,7 @@ describe("checkCommand: the explanation", () => {
     assert.equal(result.commands[0].reason, "matches the allowlist entry `git status`");
   });
 
-  test("each refused simple command carries its own reason", async () => {
+  test("each refused simple command carries its own reason", { timeout: 60_000 }, async () => {
     const result = await asks("ls; rm -rf x; echo `id`", []);
     const byName = Object.fromEntries(result.commands.map((found) => [found.words[0], found]));
     assert.equal(byName.ls.ok, true);
@@ -625,18 +631,18 @@ describe("checkCommand: the explanation", () => {
     assert.ok(result.reasons.includes("``id`` is a backquote substitution; use $(...) instead"));
   });
 
-  test("words show quote removal; run-time words show as written", async () => {
+  test("words show quote removal; run-time words show as written", { timeout: 60_000 }, async () => {
     const result = await allows("echo \"a b\" 'c' $'d\\te' $HOME");
     assert.deepEqual(result.commands[0].words, ["echo", "a b", "c", "d\te", "$HOME"]);
   });
 
-  test("is plain data that survives JSON", async () => {
+  test("is plain data that survives JSON", { timeout: 60_000 }, async () => {
     const result = await check("ls | rm x && echo $(cat <(ls)) > f");
     assert.deepEqual(JSON.parse(JSON.stringify(result)), result);
     assert.equal(result.command, "ls | rm x && echo $(cat <(ls)) > f");
   });
 
-  test("uses the default allowlist when none is given", async () => {
+  test("uses the default allowlist when none is given", { timeout: 60_000 }, async () => {
     const allowed = await checkCommand("git --no-pager log -5 | grep fix | wc -l");
     assert.equal(allowed.verdict, "allow");
     const asked = await checkCommand("curl https://example.com");
@@ -646,12 +652,12 @@ describe("checkCommand: the explanation", () => {
 });
 
 describe("checkCommand: limits", () => {
-  test("very long commands ask without being parsed", async () => {
+  test("very long commands ask without being parsed", { timeout: 60_000 }, async () => {
     const result = await asks(`echo ${"a".repeat(100_001)}`, ["commands over 100000 are not analysed"]);
     assert.equal(result.parsed, false);
   });
 
-  test("deep nesting asks instead of overflowing the stack", async () => {
+  test("deep nesting asks instead of overflowing the stack", { timeout: 60_000 }, async () => {
     await asks(`echo ${"$(".repeat(400)}ls${")".repeat(400)}`, ["nests too deeply"]);
     await asks(`${"ls && ".repeat(5000)}ls`, ["nests too deeply"]);
   });
@@ -663,7 +669,7 @@ const needsDeno = typeof (globalThis as { Deno?: unknown }).Deno === "undefined"
   : false;
 
 describe("checkCommand: permissions", { skip: needsDeno }, () => {
-  test("runs under deno run with no permission flags", async () => {
+  test("runs under deno run with no permission flags", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
     try {
       const module = fileURLToPath(new URL("../../../policy/shell/check_command.ts", import.meta.url));
@@ -687,6 +693,7 @@ console.log(JSON.stringify([a.verdict, b.verdict]));`,
   });
 
   test("runs under Node (bundled), with Node's permission model closing the file system", {
+    timeout: 60_000,
     skip: spawnSync("node", ["--version"]).status === 0 ? false : "needs node",
   }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));

@@ -12,7 +12,7 @@ async function verdict(command: string): Promise<{ verdict: string; reasons: str
 }
 
 describe("checkCommand: bypasses found by the oracle", () => {
-  test("a line continuation inside a word joins it for bash, so it asks", async () => {
+  test("a line continuation inside a word joins it for bash, so it asks", { timeout: 60_000 }, async () => {
     for (
       const [command, ran] of [
         ["tr\\\nap 'rm a.txt' EXIT", "trap, then rm at exit"],
@@ -34,28 +34,32 @@ describe("checkCommand: bypasses found by the oracle", () => {
     }
   });
 
-  test("a continuation next to a blank or an operator still separates words", async () => {
+  test("a continuation next to a blank or an operator still separates words", { timeout: 60_000 }, async () => {
     for (const command of ["ls \\\n-la", "ls \\\n  -la", "echo hi \\\n&& ls", "ls |\\\nhead", "ls \\\n\\\n -la"]) {
       assert.equal((await verdict(command)).verdict, "allow", JSON.stringify(command));
     }
   });
 
-  test("a here-document delimiter written across a continuation ends the document for bash", async () => {
-    for (
-      const command of [
-        "cat <<EOF\nEO\\\nF\nxargs rm\nEOF",
-        "cat <<EOF\nhi\nE\\\nO\\\nF\nrm a.txt\nEOF",
-        "cat <<-EOF\n\tEO\\\nF\nrm a.txt\n\tEOF",
-      ]
-    ) {
-      const result = await verdict(command);
-      assert.equal(result.verdict, "ask", JSON.stringify(command));
-      assert.ok(
-        result.reasons.some((reason) => reason.includes("earlier than the parser")),
-        result.reasons.join(" | "),
-      );
-    }
-    // With a quoted delimiter bash keeps the backslash, and the line is not the delimiter.
-    assert.equal((await verdict("cat <<'EOF'\nEO\\\nF\nEOF")).verdict, "allow");
-  });
+  test(
+    "a here-document delimiter written across a continuation ends the document for bash",
+    { timeout: 60_000 },
+    async () => {
+      for (
+        const command of [
+          "cat <<EOF\nEO\\\nF\nxargs rm\nEOF",
+          "cat <<EOF\nhi\nE\\\nO\\\nF\nrm a.txt\nEOF",
+          "cat <<-EOF\n\tEO\\\nF\nrm a.txt\n\tEOF",
+        ]
+      ) {
+        const result = await verdict(command);
+        assert.equal(result.verdict, "ask", JSON.stringify(command));
+        assert.ok(
+          result.reasons.some((reason) => reason.includes("earlier than the parser")),
+          result.reasons.join(" | "),
+        );
+      }
+      // With a quoted delimiter bash keeps the backslash, and the line is not the delimiter.
+      assert.equal((await verdict("cat <<'EOF'\nEO\\\nF\nEOF")).verdict, "allow");
+    },
+  );
 });

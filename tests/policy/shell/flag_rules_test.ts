@@ -1,6 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { checkCommand, type CommandCheck } from "../../../policy/shell/check_command.ts";
+import { flagProblem } from "../../../policy/shell/_flag_rules.ts";
+import type { PathOperand } from "../../../policy/shell/_path_operands.ts";
+import type { BashWord } from "../../../policy/shell/_tree.ts";
 
 // The sandbox is taken as working here: these tests are about flags.
 const SANDBOX = { available: true };
@@ -35,7 +38,7 @@ function spellings(option: string, value: string): string[] {
 }
 
 describe("flag rules: the gaps of issue 12", () => {
-  test("each listed gap asks, naming the flag", async () => {
+  test("each listed gap asks, naming the flag", { timeout: 60_000 }, async () => {
     const cases: [string, string][] = [
       ["npm test -C /tmp/other", "`-C`"],
       ["npm test -C../other", "`-C`"],
@@ -77,7 +80,7 @@ describe("flag rules: the gaps of issue 12", () => {
     for (const [command, named] of cases) await asks(command, named);
   });
 
-  test("abbreviations and both value spellings of dangerous long options ask", async () => {
+  test("abbreviations and both value spellings of dangerous long options ask", { timeout: 60_000 }, async () => {
     const cases: [string, string, string][] = [
       ["git diff", "--output", "f"],
       ["git log", "--ext-diff", ""],
@@ -111,7 +114,7 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
-  test("short options ask in clusters and with attached values", async () => {
+  test("short options ask in clusters and with attached values", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "npm test -sC /tmp",
@@ -138,7 +141,7 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
-  test("go's flags ask with one dash or two, and with their values in either place", async () => {
+  test("go's flags ask with one dash or two, and with their values in either place", { timeout: 60_000 }, async () => {
     for (const flag of ["exec", "toolexec", "o", "C", "coverprofile", "modfile", "overlay", "ldflags", "gcflags"]) {
       for (const form of [`-${flag}=/tmp/x`, `-${flag} /tmp/x`, `--${flag}=/tmp/x`, `--${flag} /tmp/x`]) {
         await asks(`go test ${form} ./...`, `-${flag}`);
@@ -146,12 +149,12 @@ describe("flag rules: the gaps of issue 12", () => {
       }
     }
     // A boolean-like flag does not take the next word: that word is a package and judged.
-    await asks("go test -buildvcs /tmp/other", "absolute path");
+    await asks("go test -buildvcs /tmp/other", "outside the workspace");
     await asks("go test ../other/...", "`..`");
     await asks("go test example.com/evil/pkg", "another module");
   });
 
-  test("words after the boundaries are judged for the program that receives them", async () => {
+  test("words after the boundaries are judged for the program that receives them", { timeout: 60_000 }, async () => {
     await asks("npm test -- --outputFile=/tmp/x", "passed on to the test script");
     await asks("npm run test -- --config ../other.js", "`..`");
     await asks("npm test -- -o/tmp/x");
@@ -164,7 +167,7 @@ describe("flag rules: the gaps of issue 12", () => {
     await asks("npm test -- $(ls)");
   });
 
-  test("words that may expand into options ask", async () => {
+  test("words that may expand into options ask", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "deno test $FLAGS",
@@ -183,14 +186,14 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
-  test("operands known only at run time ask where they are judged as paths", async () => {
+  test("operands known only at run time ask where they are judged as paths", { timeout: 60_000 }, async () => {
     // `x$P` could be `x/../../elsewhere`.
     for (const command of ['deno test "x$P"', 'pytest "tests$P"', 'go test "./$P"', 'npm test "a$P"']) {
       await asks(command, "only known when the command runs");
     }
   });
 
-  test("objects' own property names are not options", async () => {
+  test("objects' own property names are not options", { timeout: 60_000 }, async () => {
     for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
       await asks(`npm test --${name}`, `--${name}`);
       await asks(`deno test --${name}=x`, `--${name}`);
@@ -198,7 +201,7 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
-  test("everyday test-runner lines run", async () => {
+  test("everyday test-runner lines run", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "deno test",
@@ -244,7 +247,7 @@ describe("flag rules: the gaps of issue 12", () => {
     }
   });
 
-  test("paths inside the workspace root count as inside when it is known", async () => {
+  test("paths inside the workspace root count as inside when it is known", { timeout: 60_000 }, async () => {
     await allows("deno test --coverage=/work/proj/cov", "/work/proj");
     await asks("deno test --coverage=/work/projother", "outside the workspace", "/work/proj");
     await asks("deno test --coverage=/work/proj/../x", "`..`", "/work/proj");
@@ -254,7 +257,7 @@ describe("flag rules: the gaps of issue 12", () => {
 });
 
 describe("flag rules: git's listing subcommands", () => {
-  test("listing runs", async () => {
+  test("listing runs", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "git branch",
@@ -300,7 +303,7 @@ describe("flag rules: git's listing subcommands", () => {
     }
   });
 
-  test("their adversarial twins ask", async () => {
+  test("their adversarial twins ask", { timeout: 60_000 }, async () => {
     const cases: [string, string][] = [
       ["git branch foo", "create a branch"],
       ["git branch -d foo", "`-d`"],
@@ -362,7 +365,7 @@ describe("flag rules: git's listing subcommands", () => {
     for (const [command, named] of cases) await asks(command, named);
   });
 
-  test("with `git` itself allowlisted, global options must be known to be harmless", async () => {
+  test("with `git` itself allowlisted, global options must be known to be harmless", { timeout: 60_000 }, async () => {
     const judge = (command: string) => checkCommand(command, { allowlist: ["git"], sandbox: SANDBOX });
     for (const command of ["git --no-pager branch", "git -P log", "git --literal-pathspecs tag -l", "git --version"]) {
       assert.equal((await judge(command)).verdict, "allow", command);
@@ -387,7 +390,7 @@ describe("flag rules: git's listing subcommands", () => {
 });
 
 describe("flag rules: sed, test and cd", () => {
-  test("sed with only printing scripts runs", async () => {
+  test("sed with only printing scripts runs", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "sed -n '1,20p' f",
@@ -404,7 +407,7 @@ describe("flag rules: sed, test and cd", () => {
     }
   });
 
-  test("sed that writes or runs asks", async () => {
+  test("sed that writes or runs asks", { timeout: 60_000 }, async () => {
     const cases: [string, string][] = [
       ["git stash show --ext-diff", "`--ext-diff`"],
       ["git stash show --output=x", "`--output=x`"],
@@ -423,12 +426,12 @@ describe("flag rules: sed, test and cd", () => {
       ["sed -n -- 'w out' f", "w command"],
       ["sed -f prog.sed f", "`-f`"],
       ["sed --file=prog.sed f", "`--file=prog.sed`"],
-      ["sed -s -n 's/x/y/w /dev/stdout' f", "e or w flag"],
+      ["sed -i -n 's/x/y/w /dev/stdout' f", "`-i`"],
     ];
     for (const [command, named] of cases) await asks(command, named);
   });
 
-  test("test and [ run with their arguments; -v and -R ask", async () => {
+  test("test and [ run with their arguments; -v and -R ask", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "test -f x && echo y",
@@ -463,7 +466,7 @@ describe("flag rules: sed, test and cd", () => {
     }
   });
 
-  test("cd into a relative folder runs; outside, home and dynamic ask", async () => {
+  test("cd into a relative folder runs; outside, home and dynamic ask", { timeout: 60_000 }, async () => {
     for (const command of ["cd src && ls", "cd src/lib && git status", "cd ./a && cd b && cat f", "(cd a; ls)"]) {
       await allows(command);
     }
@@ -476,7 +479,7 @@ describe("flag rules: sed, test and cd", () => {
       ["cd ~/x", "`~/x`"],
       ["cd ..", "`..`"],
       ["cd a/../..", "`..`"],
-      ["cd /etc && ls", "absolute path"],
+      ["cd /etc && ls", "outside the workspace"],
       ["cd $HOME", "`$HOME`"],
       ["cd $(echo /)", "`$(echo /)`"],
       ["cd -P /", "option of `cd`"],
@@ -491,7 +494,7 @@ describe("flag rules: sed, test and cd", () => {
 });
 
 describe("flag rules: version and help queries", () => {
-  test("exact queries of common tools run", async () => {
+  test("exact queries of common tools run", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "node --version",
@@ -508,7 +511,7 @@ describe("flag rules: version and help queries", () => {
     }
   });
 
-  test("anything longer asks", async () => {
+  test("anything longer asks", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "node --version x.js",
@@ -524,7 +527,7 @@ describe("flag rules: version and help queries", () => {
     }
   });
 
-  test("words known only at run time never complete an exact entry (fuzzer finding)", async () => {
+  test("words known only at run time never complete an exact entry (fuzzer finding)", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "python3 --version *",
@@ -543,7 +546,7 @@ describe("flag rules: version and help queries", () => {
     }
   });
 
-  test("queries of programs the project can choose need the sandbox", async () => {
+  test("queries of programs the project can choose need the sandbox", { timeout: 60_000 }, async () => {
     for (const command of ["yarn --version", "pnpm --version", "cargo --version", "go version", "php --version"]) {
       await allows(command);
       const asked = await checkCommand(command, { sandbox: { available: false, reason: "no bwrap" } });
@@ -554,7 +557,7 @@ describe("flag rules: version and help queries", () => {
 });
 
 describe("flag rules: awk", () => {
-  test("programs that could run commands ask, indirect calls included", async () => {
+  test("programs that could run commands ask, indirect calls included", { timeout: 60_000 }, async () => {
     const judge = (command: string) => checkCommand(command, { allowlist: ["awk", "gawk", "mawk"], sandbox: SANDBOX });
     for (
       const command of [
@@ -570,5 +573,28 @@ describe("flag rules: awk", () => {
       assert.equal((await judge(command)).verdict, "ask", command);
     }
     assert.equal((await judge("awk -F: '{print $1}' f")).verdict, "allow");
+  });
+});
+
+describe("flag rules: the files the argument languages open", { timeout: 30_000 }, () => {
+  const word = (value: string): BashWord => ({ text: `'${value}'`, value, mayBeOption: value.startsWith("-") });
+  test("readers record every file on the context's pathOperands, for the path rules", { timeout: 30_000 }, () => {
+    const cases: [string, string[], [string | undefined, string][]][] = [
+      ["sed", ["-n", "r /srv/x", "a.txt"], [["a.txt", "read"], ["/srv/x", "read"]]],
+      ["jq", ["--rawfile", "t", "/srv/x", ".", "a.json"], [["/srv/x", "read"], ["a.json", "read"]]],
+      ["awk", ["{print}", "a.txt", "n=1"], [["a.txt", "read"]]],
+      ["find", ["src", "-newer", "/srv/x"], [["src", "read"], ["/srv/x", "read"]]],
+    ];
+    for (const [name, args, expected] of cases) {
+      const pathOperands: PathOperand[] = [];
+      assert.equal(flagProblem(name, args.map(word), { pathOperands }), undefined, `${name} ${args.join(" ")}`);
+      assert.deepEqual(pathOperands.map((file) => [file.value, file.access]), expected, `${name} ${args.join(" ")}`);
+    }
+  });
+  test("without a collector, a file outside the workspace asks in the reader itself", { timeout: 30_000 }, () => {
+    assert.match(flagProblem("sed", ["-n", "r /srv/x"].map(word)) ?? "", /\/srv\/x/);
+    assert.match(flagProblem("jq", [".", "../x.json"].map(word)) ?? "", /`\.\.`/);
+    assert.equal(flagProblem("jq", [".name", "package.json"].map(word)), undefined);
+    assert.equal(flagProblem("awk", ["{print $1}", "f"].map(word)), undefined);
   });
 });

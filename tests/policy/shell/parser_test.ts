@@ -9,7 +9,7 @@ import { parseBash } from "../../../policy/shell/parser.ts";
 import { type EmbeddedWasm, TREE_SITTER_BASH_WASM, TREE_SITTER_RUNTIME_WASM } from "../../../policy/shell/_wasm.ts";
 
 describe("parseBash", () => {
-  test("parses with the embedded tree-sitter-bash grammar", async () => {
+  test("parses with the embedded tree-sitter-bash grammar", { timeout: 60_000 }, async () => {
     const tree = await parseBash("ls -la | head");
     assert.ok(tree);
     assert.equal(
@@ -19,7 +19,7 @@ describe("parseBash", () => {
     tree.delete();
   });
 
-  test("gives up when the time limit passes, and parses normally afterwards", async () => {
+  test("gives up when the time limit passes, and parses normally afterwards", { timeout: 60_000 }, async () => {
     const source = `echo ${"a ".repeat(40_000)}`;
     assert.equal(await parseBash(source, 0), undefined);
     const tree = await parseBash("ls");
@@ -37,7 +37,7 @@ describe("the embedded WebAssembly", () => {
     [TREE_SITTER_BASH_WASM, "tree-sitter-bash/tree-sitter-bash.wasm"],
   ];
   for (const [embedded, specifier] of installed) {
-    test(`matches the installed ${specifier}`, async () => {
+    test(`matches the installed ${specifier}`, { timeout: 60_000 }, async () => {
       const bytes = await readFile(fileURLToPath(import.meta.resolve(specifier)));
       const unpacked = gunzipSync(Buffer.from(embedded.gzipBase64, "base64"));
       assert.equal(unpacked.length, embedded.size);

@@ -21,7 +21,7 @@ const CASES = [
   `'x'" "'y'`,
 ];
 
-test("blanks before a closing quote are part of the word, as bash reads it", async () => {
+test("blanks before a closing quote are part of the word, as bash reads it", { timeout: 60_000 }, async () => {
   for (const words of CASES) {
     const line = `printf '%s\\0' ${words}`;
     const analysis = await analyzeBash(line);

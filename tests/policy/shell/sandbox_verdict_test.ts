@@ -56,7 +56,9 @@ const PROJECT_CODE_LINES = [
 ];
 
 describe("the sandbox in the verdict", () => {
-  test("allowlisted commands that run project code ask without a sandbox, naming it and the probe's error", async () => {
+  test("allowlisted commands that run project code ask without a sandbox, naming it and the probe's error", {
+    timeout: 60_000,
+  }, async () => {
     for (const command of PROJECT_CODE_LINES) {
       const allowed = await checkCommand(command, { sandbox: SANDBOX });
       assert.equal(allowed.verdict, "allow", `${command}: ${allowed.reasons.join(" | ")}`);
@@ -73,7 +75,7 @@ describe("the sandbox in the verdict", () => {
     }
   });
 
-  test("in a longer line, the project-code part is found wherever it sits", async () => {
+  test("in a longer line, the project-code part is found wherever it sits", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "ls && deno test -A",
@@ -91,7 +93,7 @@ describe("the sandbox in the verdict", () => {
     }
   });
 
-  test("commands that run no project code are allowed without a sandbox", async () => {
+  test("commands that run no project code are allowed without a sandbox", { timeout: 60_000 }, async () => {
     for (
       const command of [
         "ls -la",
@@ -113,7 +115,9 @@ describe("the sandbox in the verdict", () => {
     }
   });
 
-  test("every default entry either runs project code by the list or is one of the known read-only ones", () => {
+  test("every default entry either runs project code by the list or is one of the known read-only ones", {
+    timeout: 60_000,
+  }, () => {
     const projectCode = DEFAULT_COMMAND_ALLOWLIST.filter((entry) => {
       const { words, exact } = parseAllowlistEntry(entry);
       return !exact && runsProjectCode(words);
@@ -127,23 +131,27 @@ describe("the sandbox in the verdict", () => {
     assert.ok(!projectCode.includes("ls"));
   });
 
-  test("a user entry marked `sandbox:` needs the sandbox; the mark does not change what matches", async () => {
-    const allowlist = ["sandbox: make test", "ls"];
-    assert.equal((await checkCommand("make test", { allowlist, sandbox: SANDBOX })).verdict, "allow");
-    const asked = await checkCommand("make test", { allowlist, sandbox: NO_SANDBOX });
-    assert.equal(asked.verdict, "ask");
-    assert.equal(asked.commands[0].allowedBy, "sandbox: make test");
-    assert.equal((await checkCommand("make install", { allowlist, sandbox: SANDBOX })).verdict, "ask");
-    // Commands on the list need the sandbox even when the user's entry carries no mark.
-    const unmarked = await checkCommand("make test", { allowlist: ["make test"], sandbox: NO_SANDBOX });
-    assert.equal(unmarked.verdict, "ask");
-    // A caller's own list replaces the default one.
-    const own = await checkCommand("make test", { allowlist: ["make test"], sandbox: NO_SANDBOX, projectCode: [] });
-    assert.equal(own.verdict, "allow");
-    assert.ok(PROJECT_CODE_COMMANDS.includes("make"));
-  });
+  test(
+    "a user entry marked `sandbox:` needs the sandbox; the mark does not change what matches",
+    { timeout: 60_000 },
+    async () => {
+      const allowlist = ["sandbox: make test", "ls"];
+      assert.equal((await checkCommand("make test", { allowlist, sandbox: SANDBOX })).verdict, "allow");
+      const asked = await checkCommand("make test", { allowlist, sandbox: NO_SANDBOX });
+      assert.equal(asked.verdict, "ask");
+      assert.equal(asked.commands[0].allowedBy, "sandbox: make test");
+      assert.equal((await checkCommand("make install", { allowlist, sandbox: SANDBOX })).verdict, "ask");
+      // Commands on the list need the sandbox even when the user's entry carries no mark.
+      const unmarked = await checkCommand("make test", { allowlist: ["make test"], sandbox: NO_SANDBOX });
+      assert.equal(unmarked.verdict, "ask");
+      // A caller's own list replaces the default one.
+      const own = await checkCommand("make test", { allowlist: ["make test"], sandbox: NO_SANDBOX, projectCode: [] });
+      assert.equal(own.verdict, "allow");
+      assert.ok(PROJECT_CODE_COMMANDS.includes("make"));
+    },
+  );
 
-  test("without a sandbox option, the machine's real state decides", async () => {
+  test("without a sandbox option, the machine's real state decides", { timeout: 60_000 }, async () => {
     const status = await bubblewrapStatus();
     const result = await checkCommand("deno test -A");
     assert.equal(result.sandbox.needed, true);
@@ -152,18 +160,22 @@ describe("the sandbox in the verdict", () => {
     if (status.path === undefined) assert.ok(result.reasons.some((reason) => reason.includes(status.reason!)));
   });
 
-  test("commands off the allowlist that run project code carry the sandbox reason too", async () => {
-    for (const command of ["./build.sh", "bash scripts/x.sh", "node index.js", "make", "npx tsc", "src/tool --x"]) {
-      const check = await checkCommand(command, { sandbox: NO_SANDBOX });
-      assert.equal(check.verdict, "ask", command);
-      assert.equal(check.sandbox.needed, true, command);
-      assert.equal((await rulesRiskAssessor.assess(command, check)).kind, "project_code_unsandboxed", command);
-    }
-    const plain = await checkCommand("rm x", { sandbox: NO_SANDBOX });
-    assert.equal(plain.sandbox.needed, false);
-  });
+  test(
+    "commands off the allowlist that run project code carry the sandbox reason too",
+    { timeout: 60_000 },
+    async () => {
+      for (const command of ["./build.sh", "bash scripts/x.sh", "node index.js", "make", "npx tsc", "src/tool --x"]) {
+        const check = await checkCommand(command, { sandbox: NO_SANDBOX });
+        assert.equal(check.verdict, "ask", command);
+        assert.equal(check.sandbox.needed, true, command);
+        assert.equal((await rulesRiskAssessor.assess(command, check)).kind, "project_code_unsandboxed", command);
+      }
+      const plain = await checkCommand("rm x", { sandbox: NO_SANDBOX });
+      assert.equal(plain.sandbox.needed, false);
+    },
+  );
 
-  test("the risk assessor makes it a question only a person may answer", async () => {
+  test("the risk assessor makes it a question only a person may answer", { timeout: 60_000 }, async () => {
     const check = await checkCommand("npm test", { sandbox: NO_SANDBOX });
     const assessment = await rulesRiskAssessor.assess("npm test", check);
     assert.equal(assessment.kind, "project_code_unsandboxed");
@@ -177,7 +189,9 @@ describe("the sandbox in the verdict", () => {
     assert.equal((await rulesRiskAssessor.assess("npm test && rm -rf src", dangerous)).decision, "reject");
   });
 
-  test("authorizeCommand asks a person for a dangerous unsandboxed line, under the dangerous title", async () => {
+  test("authorizeCommand asks a person for a dangerous unsandboxed line, under the dangerous title", {
+    timeout: 60_000,
+  }, async () => {
     const { person, asked } = personAnswering(false);
     await assert.rejects(
       authorizeCommand({ state: new PolicyState(), asker: person, sandbox: "off" }, "npm test && rm -rf src"),
@@ -189,7 +203,9 @@ describe("the sandbox in the verdict", () => {
 });
 
 describe("authorizeCommand and the session's sandbox mode", () => {
-  test("mode off: project code needs a person, even with automatic answers or an assessor that allows", async () => {
+  test("mode off: project code needs a person, even with automatic answers or an assessor that allows", {
+    timeout: 60_000,
+  }, async () => {
     assert.deepEqual(await commandSandbox("off"), {
       available: false,
       reason: 'the sandbox is switched off (sandbox: "off")',
@@ -210,7 +226,7 @@ describe("authorizeCommand and the session's sandbox mode", () => {
     assert.equal((await authorizeCommand({ state, asker: autoHost(), sandbox: "off" }, "git branch")).via, "allowlist");
   });
 
-  test("mode auto uses the probe", async () => {
+  test("mode auto uses the probe", { timeout: 60_000 }, async () => {
     const status = await bubblewrapStatus();
     const state = await commandSandbox("auto");
     assert.equal(state.available, status.path !== undefined);
@@ -222,18 +238,22 @@ describe("authorizeCommand and the session's sandbox mode", () => {
 });
 
 describe("a session passes its sandbox mode and workspace to the command check", () => {
-  test("mode off asks a person for project code; the workspace root lets `cd ROOT/sub` run", async () => {
-    await withSession(async (session, dir) => {
-      const root = await realpath(dir);
-      assert.equal((await session.policy.authorizeCommand(`cd ${root}/src && ls`)).via, "allowlist");
-      // Outside the root it asks (here answered automatically).
-      assert.equal((await session.policy.authorizeCommand("cd /etc && ls")).via, "confirmed");
-      const error = await session.policy.authorizeCommand("deno test -A").then(
-        () => undefined,
-        (reason: unknown) => reason,
-      );
-      assert.ok(error instanceof ToolError && error.code === "permission_denied", String(error));
-      assert.match(error.message, /sandbox is switched off/);
-    }, { sandbox: "off", autoConfirm: true, host: autoHost() });
-  });
+  test(
+    "mode off asks a person for project code; the workspace root lets `cd ROOT/sub` run",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        const root = await realpath(dir);
+        assert.equal((await session.policy.authorizeCommand(`cd ${root}/src && ls`)).via, "allowlist");
+        // Outside the root it asks (here answered automatically).
+        assert.equal((await session.policy.authorizeCommand("cd /etc && ls")).via, "confirmed");
+        const error = await session.policy.authorizeCommand("deno test -A").then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+        assert.ok(error instanceof ToolError && error.code === "permission_denied", String(error));
+        assert.match(error.message, /sandbox is switched off/);
+      }, { sandbox: "off", autoConfirm: true, host: autoHost() });
+    },
+  );
 });

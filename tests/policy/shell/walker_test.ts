@@ -41,7 +41,7 @@ async function commandWords(command: string): Promise<(string | undefined)[][]> 
 }
 
 describe("analyzeBash: [ is the ordinary command bash runs", () => {
-  test("its words are arguments of one simple command", async () => {
+  test("its words are arguments of one simple command", { timeout: 60_000 }, async () => {
     assert.deepEqual(await commandWords("[ -f x ] && echo y"), [["[", "-f", "x", "]"], ["echo", "y"]]);
     assert.deepEqual(await commandWords("test -f x && echo y"), [["test", "-f", "x"], ["echo", "y"]]);
     assert.deepEqual(await commandWords("[ a = b ] || [ ! -d c ]"), [["[", "a", "=", "b", "]"], [
@@ -53,7 +53,7 @@ describe("analyzeBash: [ is the ordinary command bash runs", () => {
     ]]);
   });
 
-  test("operators inside it are the operators bash applies", async () => {
+  test("operators inside it are the operators bash applies", { timeout: 60_000 }, async () => {
     await asks("[ a || sh -c 'id > p; rm keep.txt' ]", "`sh -c 'id > p; rm keep.txt' ]`");
     await asks("[ a && rm keep.txt ]", "`rm` is not on the allowlist");
     await asks("[ a | rm keep.txt ]", "`rm` is not on the allowlist");
@@ -62,21 +62,21 @@ describe("analyzeBash: [ is the ordinary command bash runs", () => {
     await asks("[ a || [ b ] || rm x ]", "`rm` is not on the allowlist");
   });
 
-  test("redirections inside it are redirections", async () => {
+  test("redirections inside it are redirections", { timeout: 60_000 }, async () => {
     await asks("[ a > keep.txt ]", "writes to a file");
     await asks("[ a >> keep.txt ]", "writes to a file");
-    await asks("[ a < /dev/tcp/127.0.0.1/9 ]", "reads a file through the shell");
+    await asks("[ a < /dev/tcp/127.0.0.1/9 ]", "network connection");
     await asks("[ a \\< b ] > out", "writes to a file");
     await asks("[>x ]", "writes to a file");
   });
 
-  test("words glued to [ are another command name, or not understood", async () => {
+  test("words glued to [ are another command name, or not understood", { timeout: 60_000 }, async () => {
     await asks("[-f x ]", "`[-f` is not on the allowlist");
     await asks("[=x ]", "`[`");
     await asks("[[a ]]");
   });
 
-  test("allowed tests run; their twins ask", async () => {
+  test("allowed tests run; their twins ask", { timeout: 60_000 }, async () => {
     await allows("[ -f x ] && echo y");
     await allows("test -f x && echo y");
     await allows("[ a \\< b ]");
@@ -88,7 +88,7 @@ describe("analyzeBash: [ is the ordinary command bash runs", () => {
     await asks("[ -f x ] &", "in the background");
   });
 
-  test("cd is an ordinary simple command for the judge", async () => {
+  test("cd is an ordinary simple command for the judge", { timeout: 60_000 }, async () => {
     assert.deepEqual(await commandWords("cd src && ls"), [["cd", "src"], ["ls"]]);
     await allows("cd src && ls");
     await asks("cd src && rm x", "`rm` is not on the allowlist");
@@ -96,7 +96,7 @@ describe("analyzeBash: [ is the ordinary command bash runs", () => {
 });
 
 describe("analyzeBash: [[ ]] read with bash's conditional grammar", () => {
-  test("an operator word in an operand position is an operand, as in bash", async () => {
+  test("an operator word in an operand position is an operand, as in bash", { timeout: 60_000 }, async () => {
     // tree-sitter reads two unary tests; bash compares `-eq` arithmetically
     // with a string whose array subscript runs a command.
     await asks("[[ -eq -eq 'a[$(id)]' ]]", "compares arithmetically");
@@ -106,32 +106,32 @@ describe("analyzeBash: [[ ]] read with bash's conditional grammar", () => {
     await asks("[[ ( -lt -lt 'a[$(id)]' ) ]]", "compares arithmetically");
   });
 
-  test("variable tests and computed arithmetic operands ask", async () => {
+  test("variable tests and computed arithmetic operands ask", { timeout: 60_000 }, async () => {
     await asks("[[ -v x ]]", "tests a variable by name");
     await asks("[[ ! -R x ]]", "tests a variable by name");
     await asks("[[ $x -eq 1 ]]", "compares arithmetically");
     await asks("[[ 1 -eq 1 && a -lt b ]]", "compares arithmetically");
   });
 
-  test("a word that only looks like an operator is one word, as in bash", async () => {
+  test("a word that only looks like an operator is one word, as in bash", { timeout: 60_000 }, async () => {
     await allows("[[ !a ]]");
     await allows("[[ a==b ]]");
     await asks("[[ !a -eq 'b[$(id)]' ]]", "compares arithmetically");
   });
 
-  test("what bash rejects asks", async () => {
+  test("what bash rejects asks", { timeout: 60_000 }, async () => {
     await asks("[[ a b ]]");
     await asks("[[ -f ]]");
     await asks("[[ a -a b ]]");
   });
 
-  test("substitutions inside a regular expression are walked or ask", async () => {
+  test("substitutions inside a regular expression are walked or ask", { timeout: 60_000 }, async () => {
     await asks("[[ a =~ <(rm x) ]]", "`<(`");
     await asks("[[ a =~ x$(rm x) ]]");
     await asks("[[ a =~ (x|`rm x`) ]]");
   });
 
-  test("everyday conditionals run", async () => {
+  test("everyday conditionals run", { timeout: 60_000 }, async () => {
     await allows("[[ -f x ]] && ls");
     await allows("[[ a == b* || ! -d c ]]");
     await allows("[[ ( -n a ) && a < b ]]");
@@ -141,7 +141,7 @@ describe("analyzeBash: [[ ]] read with bash's conditional grammar", () => {
 });
 
 describe("analyzeBash: quoting", () => {
-  test("a newline inside quotes is part of the word", async () => {
+  test("a newline inside quotes is part of the word", { timeout: 60_000 }, async () => {
     assert.deepEqual(await commandWords('echo "a\nb"'), [["echo", "a\nb"]]);
     assert.deepEqual(await commandWords('echo "a\\\nb"'), [["echo", "ab"]]);
     assert.deepEqual(await commandWords('echo "\n\n$HOME\nb\n"'), [["echo", undefined]]);
@@ -150,22 +150,26 @@ describe("analyzeBash: quoting", () => {
     await allows('echo "first line\nsecond line" | cat');
   });
 
-  test("a newline outside quotes still joins commands", async () => {
+  test("a newline outside quotes still joins commands", { timeout: 60_000 }, async () => {
     await asks('echo "a\nb"\nrm x', "a newline joins commands");
     await asks('echo "a\nb" ; rm x', "`rm` is not on the allowlist");
     await asks('echo "$(ls\nrm x)"', "a newline joins commands");
     await asks('echo "a\n"b\nrm x', "a newline joins commands");
   });
 
-  test("quotes inside ${...} inside double quotes ask, since bash does not read them as quotes", async () => {
-    await asks(`echo "\${x:-'$(rm x)'}"`, "inside double quotes");
-    await asks(`echo "\${x:-\${y:-'a'}}"`, "inside double quotes");
-    await asks(`cat <<EOF\n\${x:-'$(rm x)'}\nEOF`, "inside double quotes");
-    await allows("echo ${x:-'a'}");
-    await allows('echo "${x:-a}"');
-  });
+  test(
+    "quotes inside ${...} inside double quotes ask, since bash does not read them as quotes",
+    { timeout: 60_000 },
+    async () => {
+      await asks(`echo "\${x:-'$(rm x)'}"`, "inside double quotes");
+      await asks(`echo "\${x:-\${y:-'a'}}"`, "inside double quotes");
+      await asks(`cat <<EOF\n\${x:-'$(rm x)'}\nEOF`, "inside double quotes");
+      await allows("echo ${x:-'a'}");
+      await allows('echo "${x:-a}"');
+    },
+  );
 
-  test("nodes that touch are one word, as bash reads them", async () => {
+  test("nodes that touch are one word, as bash reads them", { timeout: 60_000 }, async () => {
     assert.deepEqual(await commandWords("echo $'-'\\-la \"a\"\\< a\\$ \\$"), [["echo", "--la", "a<", "a$", "$"]]);
     assert.deepEqual(await commandWords('"l"\\s'), [["ls"]]);
     await allows('"l"\\s');
@@ -173,7 +177,7 @@ describe("analyzeBash: quoting", () => {
     assert.deepEqual(find.commands[0].words.map((word) => word.value), ["find", ".", "-delete"]);
   });
 
-  test("$'...' ends where bash ends it", async () => {
+  test("$'...' ends where bash ends it", { timeout: 60_000 }, async () => {
     // The parser reads `\\'` as an escaped quote and runs on to the last quote.
     await asks("echo $'a\\\\' ; rm x ; #'", "earlier than the parser");
     await asks("echo $'\\c\\\\' ; rm x ; #'", "earlier than the parser");
@@ -190,7 +194,7 @@ describe("analyzeBash: quoting", () => {
     await asks("echo $'\\UFFFFFFFF'", "depend on the locale");
   });
 
-  test("a comment starts only at the start of a word", async () => {
+  test("a comment starts only at the start of a word", { timeout: 60_000 }, async () => {
     assert.deepEqual(await commandWords("echo a#b"), [["echo", "a#b"]]);
     await asks("echo a#; rm x", "`rm` is not on the allowlist");
     await asks('echo "a"#; rm x', "`rm` is not on the allowlist");
@@ -199,7 +203,7 @@ describe("analyzeBash: quoting", () => {
 });
 
 describe("the modelled node types", () => {
-  test("every node type of the grammar is listed, apart from supertypes", async () => {
+  test("every node type of the grammar is listed, apart from supertypes", { timeout: 60_000 }, async () => {
     const path = fileURLToPath(import.meta.resolve("tree-sitter-bash/src/node-types.json"));
     const types: { type: string; named: boolean }[] = JSON.parse(await readFile(path, "utf8"));
     const named = types.filter((type) => type.named && !type.type.startsWith("_")).map((type) => type.type);
@@ -213,7 +217,7 @@ describe("the modelled node types", () => {
     assert.deepEqual(tokens.filter((token) => !MODELLED_TOKENS.has(token)).sort(), ["$`", "``"]);
   });
 
-  test("a token that is not modelled asks, naming it", async () => {
+  test("a token that is not modelled asks, naming it", { timeout: 60_000 }, async () => {
     await asks("echo $`ls`", "does not model the token `$``");
   });
 });

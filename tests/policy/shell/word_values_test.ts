@@ -100,7 +100,7 @@ function bashArguments(lines: string[]): string[] {
 }
 
 describe("word values", { skip }, () => {
-  test("every value the analysis knows is the value bash passes", async () => {
+  test("every value the analysis knows is the value bash passes", { timeout: 60_000 }, async () => {
     const seed = 20261201;
     const next = seededRandom(seed);
     const lines: string[] = [];

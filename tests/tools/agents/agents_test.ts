@@ -11,7 +11,9 @@ function boxWith(getter: SubagentGetter): ToolBox {
 }
 
 describe("agent_run", () => {
-  test("withSubagents registers both tools; the getter gets the parent, the task and a child session", async () => {
+  test("withSubagents registers both tools; the getter gets the parent, the task and a child session", {
+    timeout: 60_000,
+  }, async () => {
     const seen: { parent: SessionBase; task: string; context: SubagentContext }[] = [];
     const box = boxWith((parent, task, context) => {
       seen.push({ parent, task, context });
@@ -38,7 +40,23 @@ describe("agent_run", () => {
     });
   });
 
-  test("a failing sub-agent is a clear error", async () => {
+  test("the caller's ctx.value reaches the getter (xun)", { timeout: 60_000 }, async () => {
+    const values: unknown[] = [];
+    const box = boxWith((_parent, _task, context) => {
+      values.push(context.value);
+      return { run: () => "ok" };
+    });
+    await withSession(async (session) => {
+      assert.equal(
+        (await box.call(session, "agent_run", { task: "t" }, { context: { user: "ada" } })).status,
+        "success",
+      );
+      assert.equal((await box.call(session, "agent_run", { task: "t" })).status, "success");
+      assert.deepEqual(values, [{ user: "ada" }, undefined]);
+    });
+  });
+
+  test("a failing sub-agent is a clear error", { timeout: 60_000 }, async () => {
     const box = boxWith(() => ({
       run: () => {
         throw new Error("out of ideas");
@@ -55,36 +73,40 @@ describe("agent_run", () => {
     });
   });
 
-  test("the depth limit: at depth 3 the tools are disabled for the child and refuse to run", async () => {
-    const depths: number[] = [];
-    const enabledAt: boolean[] = [];
-    const box: ToolBox = boxWith((_parent, task, { session, toolbox, canDelegate }) => ({
-      async run(_task, signal) {
-        depths.push(session.depth);
-        const childBox = toolbox(box);
-        enabledAt.push(childBox.isEnabled("agent_run") && childBox.isEnabled("agent_run_parallel"));
-        assert.equal(canDelegate, session.depth < 3);
-        const deeper = await childBox.call(session, "agent_run", { task }, { signal });
-        return { depth: session.depth, deeper: deeper.status === "success" ? deeper.output : deeper.errorCode };
-      },
-    }));
-    await withSession(async (session) => {
-      const result = await box.call(session, "agent_run", { task: "recurse" });
-      assert.equal(result.status, "success", result.error);
-      assert.deepEqual(depths, [1, 2, 3]);
-      assert.deepEqual(enabledAt, [true, true, false]);
-      const innermost = JSON.stringify(result.output);
-      assert.match(innermost, /"depth":3,"deeper":"tool_disabled"/);
-      // Even through a toolbox that still has the tools, a depth-3 session may not delegate.
-      const deep = session.child().child().child();
-      const refused = await box.call(deep, "agent_run_parallel", { tasks: ["x"] });
-      assert.equal(refused.status, "skipped");
-      assert.equal(refused.errorCode, "depth_limit");
-      await deep.close();
-    });
-  });
+  test(
+    "the depth limit: at depth 3 the tools are disabled for the child and refuse to run",
+    { timeout: 60_000 },
+    async () => {
+      const depths: number[] = [];
+      const enabledAt: boolean[] = [];
+      const box: ToolBox = boxWith((_parent, task, { session, toolbox, canDelegate }) => ({
+        async run(_task, signal) {
+          depths.push(session.depth);
+          const childBox = toolbox(box);
+          enabledAt.push(childBox.isEnabled("agent_run") && childBox.isEnabled("agent_run_parallel"));
+          assert.equal(canDelegate, session.depth < 3);
+          const deeper = await childBox.call(session, "agent_run", { task }, { signal });
+          return { depth: session.depth, deeper: deeper.status === "success" ? deeper.output : deeper.errorCode };
+        },
+      }));
+      await withSession(async (session) => {
+        const result = await box.call(session, "agent_run", { task: "recurse" });
+        assert.equal(result.status, "success", result.error);
+        assert.deepEqual(depths, [1, 2, 3]);
+        assert.deepEqual(enabledAt, [true, true, false]);
+        const innermost = JSON.stringify(result.output);
+        assert.match(innermost, /"depth":3,"deeper":"tool_disabled"/);
+        // Even through a toolbox that still has the tools, a depth-3 session may not delegate.
+        const deep = session.child().child().child();
+        const refused = await box.call(deep, "agent_run_parallel", { tasks: ["x"] });
+        assert.equal(refused.status, "skipped");
+        assert.equal(refused.errorCode, "depth_limit");
+        await deep.close();
+      });
+    },
+  );
 
-  test("a cancel of the parent reaches the sub-agent", async () => {
+  test("a cancel of the parent reaches the sub-agent", { timeout: 60_000 }, async () => {
     const signals: AbortSignal[] = [];
     const box = boxWith((_p, _t, context) => ({
       run: (_task, signal) => {
@@ -107,39 +129,43 @@ describe("agent_run", () => {
 });
 
 describe("agent_run_parallel", () => {
-  test("fake sub-agents of different durations: results in input order, at most 4 at once", async () => {
-    let running = 0;
-    let most = 0;
-    const durations = [300, 20, 200, 0, 120, 60, 10];
-    const box = boxWith((_p, task) => ({
-      async run(_task, signal) {
-        running++;
-        most = Math.max(most, running);
-        try {
-          await delay(durations[Number(task)], signal);
-          return `result ${task}`;
-        } finally {
-          running--;
-        }
-      },
-    }));
-    await withSession(async (session) => {
-      const tasks = durations.map((_, i) => String(i));
-      const names = durations.map((_, i) => `agent-${i}`);
-      const result = await box.call(session, "agent_run_parallel", { tasks, names });
-      assert.equal(result.status, "success", result.error);
-      const { results } = result.output as {
-        results: { task: string; name: string; status: string; output: string }[];
-      };
-      assert.deepEqual(
-        results.map((r) => [r.task, r.name, r.status, r.output]),
-        tasks.map((t, i) => [t, `agent-${i}`, "success", `result ${t}`]),
-      );
-      assert.equal(most, 4);
-    });
-  });
+  test(
+    "fake sub-agents of different durations: results in input order, at most 4 at once",
+    { timeout: 60_000 },
+    async () => {
+      let running = 0;
+      let most = 0;
+      const durations = [300, 20, 200, 0, 120, 60, 10];
+      const box = boxWith((_p, task) => ({
+        async run(_task, signal) {
+          running++;
+          most = Math.max(most, running);
+          try {
+            await delay(durations[Number(task)], signal);
+            return `result ${task}`;
+          } finally {
+            running--;
+          }
+        },
+      }));
+      await withSession(async (session) => {
+        const tasks = durations.map((_, i) => String(i));
+        const names = durations.map((_, i) => `agent-${i}`);
+        const result = await box.call(session, "agent_run_parallel", { tasks, names });
+        assert.equal(result.status, "success", result.error);
+        const { results } = result.output as {
+          results: { task: string; name: string; status: string; output: string }[];
+        };
+        assert.deepEqual(
+          results.map((r) => [r.task, r.name, r.status, r.output]),
+          tasks.map((t, i) => [t, `agent-${i}`, "success", `result ${t}`]),
+        );
+        assert.equal(most, 4);
+      });
+    },
+  );
 
-  test("one failing sub-agent is reported in its place; the others go on", async () => {
+  test("one failing sub-agent is reported in its place; the others go on", { timeout: 60_000 }, async () => {
     const box = boxWith((_p, task) => ({
       run: async () => {
         await delay(10);
@@ -157,7 +183,7 @@ describe("agent_run_parallel", () => {
     });
   });
 
-  test("tasks and names of different lengths are one clear error, and nothing runs", async () => {
+  test("tasks and names of different lengths are one clear error, and nothing runs", { timeout: 60_000 }, async () => {
     let made = 0;
     const box = boxWith(() => {
       made++;
@@ -171,7 +197,7 @@ describe("agent_run_parallel", () => {
     });
   });
 
-  test("a cancel of the parent cancels every running and waiting sub-agent", async () => {
+  test("a cancel of the parent cancels every running and waiting sub-agent", { timeout: 60_000 }, async () => {
     const signals: AbortSignal[] = [];
     const sessions: SessionBase[] = [];
     const box = boxWith((_p, _t, { session }) => {

@@ -15,7 +15,7 @@ import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, noBrowser } from "./_fixtures.ts";
 
-test("withDefaults() registers all eight groups, the browser among them", () => {
+test("withDefaults() registers all eight groups, the browser among them", { timeout: 60_000 }, () => {
   assert.deepEqual(
     Object.keys(BUILTIN_GROUPS),
     ["fs", "search", "patch", "cmd", "system", "framework", "diagnostic", "browser"],
@@ -31,6 +31,7 @@ test("withDefaults() registers all eight groups, the browser among them", () => 
 });
 
 test("through the library, without the sandbox (sandbox: off), the browser works and ends with the session", {
+  timeout: 60_000,
   skip: noBrowser,
 }, async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));

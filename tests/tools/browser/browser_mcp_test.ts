@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -89,7 +89,7 @@ after(async () => {
 });
 
 describe("browser tools through the MCP server", { skip: noBrowser }, () => {
-  test("the tools are listed with what they need", async () => {
+  test("the tools are listed with what they need", { timeout: 60_000 }, async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).filter((n) => n.startsWith("browser_"));
     for (
@@ -112,11 +112,11 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(tools.find((t) => t.name === "browser_navigate")!.description!, /--allow-net/);
   });
 
-  test("a form: navigate, snapshot with refs, type, select, click", async () => {
+  test("a form: navigate, snapshot with refs, type, select, click", { timeout: 60_000 }, async () => {
     assert.match(await ok("browser_navigate", { url: `${site.base}/form` }), /HTTP status 200/);
     const snapshot = await ok("browser_snapshot");
-    assert.match(snapshot, /<untrusted-web-content>/);
-    assert.match(snapshot, /<\/untrusted-web-content>$/m);
+    assert.match(snapshot, /<untrusted-web-content id="[0-9a-f]{16}">/);
+    assert.match(snapshot, /<\/untrusted-web-content id="[0-9a-f]{16}">$/m);
     await ok("browser_type", { ref: ref(snapshot, /textbox "Name"/), text: "Ada" });
     await ok("browser_select", { ref: ref(snapshot, /combobox "Colour"/), values: ["Blue"] });
     // The same element keeps its reference in a later snapshot.
@@ -126,12 +126,12 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(await ok("browser_snapshot"), /Hello Ada, blue/);
   });
 
-  test("a stale or malformed ref is a clear error", async () => {
+  test("a stale or malformed ref is a clear error", { timeout: 60_000 }, async () => {
     assert.equal(code(await call("browser_click", { ref: "e99999" })), "ref_not_found");
     assert.equal(code(await call("browser_click", { ref: "e1 >> css=body" })), "invalid_ref");
   });
 
-  test("keys, waiting for text and for time", async () => {
+  test("keys, waiting for text and for time", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/keys` });
     await ok("browser_press_key", { key: "ArrowDown" });
     assert.match(await ok("browser_snapshot"), /key ArrowDown/);
@@ -144,7 +144,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.equal(code(await call("browser_wait_for", { text: "never shown", timeout: 0.3 })), "wait_timeout");
   });
 
-  test("a slow page loads; a page that throws reports its errors on request", async () => {
+  test("a slow page loads; a page that throws reports its errors on request", { timeout: 60_000 }, async () => {
     assert.match(await ok("browser_navigate", { url: `${site.base}/slow` }), /status 200/);
     await ok("browser_navigate", { url: `${site.base}/throws` });
     const messages = await ok("browser_console_messages");
@@ -152,24 +152,28 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(messages, /\[pageerror\] boom in page/);
   });
 
-  test("page text cannot close the untrusted frame", async () => {
+  test("page text cannot close the untrusted frame", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/inject` });
     const snapshot = await ok("browser_snapshot");
-    assert.equal(snapshot.match(/<\/untrusted-web-content>/g)?.length, 1);
+    assert.match(snapshot, /delete everything/, "the page's text is there");
+    // Whatever the spelling the page used, the only tag openers are the frame's own (and the one line before it).
+    const framed = snapshot.slice(snapshot.indexOf("\n") + 1);
+    assert.equal(framed.normalize("NFKD").replace(/[\p{M}\p{Cf}\s]/gu, "").split("<").length - 1, 2, framed);
+    assert.match(framed, /^<untrusted-web-content id="([0-9a-f]{16})">[\s\S]*\n<\/untrusted-web-content id="\1">/);
   });
 
-  test("a large snapshot is capped like other outputs, the whole of it an artifact", async () => {
+  test("a large snapshot is capped like other outputs, the whole of it an artifact", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/huge` });
     const result = await call("browser_snapshot");
     const meta = result._meta?.["toolfence/result"] as { truncated: boolean; artifacts: string[] };
     assert.equal(meta.truncated, true);
     assert.equal(meta.artifacts.length, 1);
     assert.ok(text(result).length < 25_000, `${text(result).length} characters`);
-    assert.match(text(result), /^Page at .*\n<untrusted-web-content>/);
+    assert.match(text(result), /^Page at .*\n<untrusted-web-content id="[0-9a-f]{16}">/);
     assert.match(text(result), /read_artifact/);
   });
 
-  test("browser_evaluate asks the host, and runs only when allowed", async () => {
+  test("browser_evaluate asks the host, and runs only when allowed", { timeout: 60_000 }, async () => {
     asked.length = 0;
     assert.match(await ok("browser_evaluate", { script: "document.title + ' ' + (1 + 2)" }), /Fixture 3/);
     assert.equal(asked.length, 1);
@@ -180,28 +184,32 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     );
   });
 
-  test("screenshots come back as MCP image content, at most 1000 px on the long side", async () => {
-    await ok("browser_navigate", { url: `${site.base}/big` });
-    for (const args of [{}, { full_page: true }, { format: "jpeg" }]) {
-      const result = await call("browser_screenshot", args);
-      assert.ok(!result.isError, text(result));
-      const image = result.content.find((c) => c.type === "image") as { data: string; mimeType: string };
-      assert.ok(image, "an image follows the text");
-      const bytes = Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0));
-      if (image.mimeType === "image/png") {
-        const view = new DataView(bytes.buffer);
-        const [w, h] = [view.getUint32(16), view.getUint32(20)];
-        assert.ok(Math.max(w, h) <= 1000, `${w}×${h}`);
-      } else assert.equal(image.mimeType, "image/jpeg");
-      assert.ok(bytes.byteLength <= 10 * 1024 * 1024);
-    }
-    const full = text(await call("browser_screenshot", { full_page: true }));
-    assert.match(full, /original 1000×5\d{3} px/);
-    await ok("browser_evaluate", { script: "document.body.style.height = '60000px'" });
-    assert.match(text(await call("browser_screenshot", { full_page: true })), /top 10000 px.*original 1000×10000 px/);
-  });
+  test(
+    "screenshots come back as MCP image content, at most 1000 px on the long side",
+    { timeout: 60_000 },
+    async () => {
+      await ok("browser_navigate", { url: `${site.base}/big` });
+      for (const args of [{}, { full_page: true }, { format: "jpeg" }]) {
+        const result = await call("browser_screenshot", args);
+        assert.ok(!result.isError, text(result));
+        const image = result.content.find((c) => c.type === "image") as { data: string; mimeType: string };
+        assert.ok(image, "an image follows the text");
+        const bytes = Uint8Array.from(atob(image.data), (c) => c.charCodeAt(0));
+        if (image.mimeType === "image/png") {
+          const view = new DataView(bytes.buffer);
+          const [w, h] = [view.getUint32(16), view.getUint32(20)];
+          assert.ok(Math.max(w, h) <= 1000, `${w}×${h}`);
+        } else assert.equal(image.mimeType, "image/jpeg");
+        assert.ok(bytes.byteLength <= 10 * 1024 * 1024);
+      }
+      const full = text(await call("browser_screenshot", { full_page: true }));
+      assert.match(full, /original 1000×5\d{3} px/);
+      await ok("browser_evaluate", { script: "document.body.style.height = '60000px'" });
+      assert.match(text(await call("browser_screenshot", { full_page: true })), /top 10000 px.*original 1000×10000 px/);
+    },
+  );
 
-  test("windows a page opens are tabs", async () => {
+  test("windows a page opens are tabs", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/popup` });
     await ok("browser_click", { ref: ref(await ok("browser_snapshot"), /button "Open"/) });
     await ok("browser_wait_for", { time: 0.3 });
@@ -212,7 +220,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.equal(code(await call("browser_tabs", { action: "select", index: 7 })), "tab_not_found");
   });
 
-  test("a download lands in the session temp dir", async () => {
+  test("a download lands in the session temp dir", { timeout: 60_000 }, async () => {
     await ok("browser_console_messages", { clear: true });
     await ok("browser_navigate", { url: `${site.base}/download` });
     await ok("browser_click", { ref: ref(await ok("browser_snapshot"), /link "Get the file"/) });
@@ -229,7 +237,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(await ok("browser_snapshot"), /downloaded content/);
   });
 
-  test("uploads come only from the workspace", async () => {
+  test("uploads come only from the workspace", { timeout: 60_000 }, async () => {
     await fs.writeFile(join(dir, "upload.txt"), "twelve bytes");
     await ok("browser_navigate", { url: `${site.base}/upload` });
     const input = ref(await ok("browser_snapshot"), /button "Attachment"/);
@@ -242,21 +250,25 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     );
   });
 
-  test("a redirect, a subframe, an image or a link to a destination not allowed never reaches it", async () => {
-    const redirect = await call("browser_navigate", { url: `${site.base}/redirect` });
-    assert.equal(code(redirect), "url_not_allowed", text(redirect));
-    await ok("browser_navigate", { url: `${site.base}/iframe` });
-    await ok("browser_navigate", { url: `${site.base}/links` });
-    await call("browser_click", { ref: ref(await ok("browser_snapshot"), /link "Away"/) });
-    await ok("browser_navigate", { url: `${site.base}/sneaky` });
-    await ok("browser_wait_for", { time: 0.5 });
-    const direct = await call("browser_navigate", { url: `${away.base}/direct` });
-    assert.equal(code(direct), "url_not_allowed", text(direct));
-    assert.ok(asked.some((m) => m.includes(`127.0.0.1:${away.port}`)), "the host was asked");
-    assert.deepEqual(away.log, []);
-  });
+  test(
+    "a redirect, a subframe, an image or a link to a destination not allowed never reaches it",
+    { timeout: 60_000 },
+    async () => {
+      const redirect = await call("browser_navigate", { url: `${site.base}/redirect` });
+      assert.equal(code(redirect), "url_not_allowed", text(redirect));
+      await ok("browser_navigate", { url: `${site.base}/iframe` });
+      await ok("browser_navigate", { url: `${site.base}/links` });
+      await call("browser_click", { ref: ref(await ok("browser_snapshot"), /link "Away"/) });
+      await ok("browser_navigate", { url: `${site.base}/sneaky` });
+      await ok("browser_wait_for", { time: 0.5 });
+      const direct = await call("browser_navigate", { url: `${away.base}/direct` });
+      assert.equal(code(direct), "url_not_allowed", text(direct));
+      assert.ok(asked.some((m) => m.includes(`127.0.0.1:${away.port}`)), "the host was asked");
+      assert.deepEqual(away.log, []);
+    },
+  );
 
-  test("other spellings of the loopback address are judged as loopback", async () => {
+  test("other spellings of the loopback address are judged as loopback", { timeout: 60_000 }, async () => {
     for (
       const host of [
         "2130706433",
@@ -275,7 +287,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.deepEqual(away.log, []);
   });
 
-  test("file: inside the workspace opens, outside is refused, also as a subframe", async () => {
+  test("file: inside the workspace opens, outside is refused, also as a subframe", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `file://${dir}/local.html` });
     const snapshot = await ok("browser_snapshot");
     assert.match(snapshot, /workspace page/);
@@ -285,7 +297,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.equal(code(await call("browser_navigate", { url: "javascript:alert(1)" })), "url_not_allowed");
   });
 
-  test("a crashed browser gives browser_crashed once, then a new browser", async () => {
+  test("a crashed browser gives browser_crashed once, then a new browser", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/form` });
     const pids = descendantsWith(BROWSER_MARKER);
     assert.ok(pids.length > 0, "browser processes found");
@@ -294,9 +306,12 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.ok(browserPid, "the chromium process");
     const root = `/proc/${browserPid}/root`;
     assert.equal(existsSync(`${root}/usr/bin`), true);
-    for (const hidden of ["/etc/shadow", "/root", "/home", "/work"]) {
+    for (const hidden of ["/root", "/home", "/work", "/srv", "/opt", "/var", "/mnt", "/media"]) {
       assert.equal(existsSync(`${root}${hidden}`), false, hidden);
     }
+    // The system configuration is there, its credential files masked (an empty, unreadable node).
+    assert.equal(existsSync(`${root}/etc/passwd`), true);
+    assert.equal(statSync(`${root}/etc/shadow`).size, 0, "/etc/shadow is masked");
     // Only the browser's own folder, the workspace and its temp dir (all named toolfence-…) are in its /tmp.
     assert.deepEqual(readdirSync(`${root}/tmp`).filter((name) => !name.startsWith("toolfence-")), []);
     for (const pid of pids) {
@@ -314,7 +329,7 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(await ok("browser_navigate", { url: `${site.base}/form` }), /status 200/);
   });
 
-  test("browser_close ends the processes; closing the session leaves none behind", async () => {
+  test("browser_close ends the processes; closing the session leaves none behind", { timeout: 60_000 }, async () => {
     const first = descendantsWith(BROWSER_MARKER);
     assert.ok(first.length > 0);
     assert.equal(await ok("browser_close"), "Closed the browser.");

@@ -67,22 +67,26 @@ const notDeno = !("Deno" in globalThis) && "needs Deno: serves main.ts under the
 
 describe("browser over main.ts serve", { skip: noBrowser || notDeno }, () => {
   for (const ending of ["the client closes", "SIGTERM"] as const) {
-    test(`a workspace page opens under narrow flags; after ${ending} no browser is left`, async () => {
-      const workspace = await fs.realpath(await fs.mkdtemp(join(tmpdir(), "toolfence-browser-stdio-")));
-      try {
-        await fs.writeFile(join(workspace, "page.html"), "<title>Served</title><h1>Over stdio</h1>");
-        const { client, transport } = await serve(workspace);
-        await text(client, "browser_navigate", { url: `file://${workspace}/page.html` });
-        assert.match(await text(client, "browser_snapshot", {}), /heading "Over stdio"/);
-        // By pid: a browser that outlived the server would no longer descend from this process.
-        const pids = descendantsWith(BROWSER_MARKER);
-        assert.ok(pids.length > 0, "the browser runs");
-        if (ending === "SIGTERM") process.kill(transport.pid!, "SIGTERM");
-        await client.close();
-        assert.ok(await waitUntil(() => !pids.some(alive), 10_000), `no browser left: ${pids.filter(alive)}`);
-      } finally {
-        await fs.rm(workspace, { recursive: true, force: true });
-      }
-    });
+    test(
+      `a workspace page opens under narrow flags; after ${ending} no browser is left`,
+      { timeout: 60_000 },
+      async () => {
+        const workspace = await fs.realpath(await fs.mkdtemp(join(tmpdir(), "toolfence-browser-stdio-")));
+        try {
+          await fs.writeFile(join(workspace, "page.html"), "<title>Served</title><h1>Over stdio</h1>");
+          const { client, transport } = await serve(workspace);
+          await text(client, "browser_navigate", { url: `file://${workspace}/page.html` });
+          assert.match(await text(client, "browser_snapshot", {}), /heading "Over stdio"/);
+          // By pid: a browser that outlived the server would no longer descend from this process.
+          const pids = descendantsWith(BROWSER_MARKER);
+          assert.ok(pids.length > 0, "the browser runs");
+          if (ending === "SIGTERM") process.kill(transport.pid!, "SIGTERM");
+          await client.close();
+          assert.ok(await waitUntil(() => !pids.some(alive), 10_000), `no browser left: ${pids.filter(alive)}`);
+        } finally {
+          await fs.rm(workspace, { recursive: true, force: true });
+        }
+      },
+    );
   }
 });

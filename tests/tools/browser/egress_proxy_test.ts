@@ -38,7 +38,7 @@ function connectVia(port: number, target: string, headers = ""): Promise<string>
 }
 
 describe("egress proxy", () => {
-  test("requests and tunnels without the credentials get 407 and reach nothing", async () => {
+  test("requests and tunnels without the credentials get 407 and reach nothing", { timeout: 60_000 }, async () => {
     const target = await forbiddenServer();
     const judged: string[] = [];
     const proxy = await startEgressProxy(
@@ -70,27 +70,31 @@ describe("egress proxy", () => {
     }
   });
 
-  test("it connects to the judged address, so a name cannot resolve differently when used", async () => {
-    const target = await forbiddenServer();
-    const proxy = await startEgressProxy(
-      (_s, host, port) => Promise.resolve({ origin: `http://${host}:${port}`, addresses: ["127.0.0.1"] }),
-      () => {},
-      credentials,
-    );
-    try {
-      // The name does not resolve at all: only the judged address can have been used.
-      assert.equal(
-        await viaProxy(proxy.port, `http://pinned.invalid:${target.port}/pinned`, { "proxy-authorization": auth }),
-        200,
+  test(
+    "it connects to the judged address, so a name cannot resolve differently when used",
+    { timeout: 60_000 },
+    async () => {
+      const target = await forbiddenServer();
+      const proxy = await startEgressProxy(
+        (_s, host, port) => Promise.resolve({ origin: `http://${host}:${port}`, addresses: ["127.0.0.1"] }),
+        () => {},
+        credentials,
       );
-      assert.deepEqual(target.log, ["/pinned"]);
-    } finally {
-      await proxy.close();
-      await target.close();
-    }
-  });
+      try {
+        // The name does not resolve at all: only the judged address can have been used.
+        assert.equal(
+          await viaProxy(proxy.port, `http://pinned.invalid:${target.port}/pinned`, { "proxy-authorization": auth }),
+          200,
+        );
+        assert.deepEqual(target.log, ["/pinned"]);
+      } finally {
+        await proxy.close();
+        await target.close();
+      }
+    },
+  );
 
-  test("a refusal is a 403 marked as the proxy's own, and is reported", async () => {
+  test("a refusal is a 403 marked as the proxy's own, and is reported", { timeout: 60_000 }, async () => {
     const target = await forbiddenServer();
     const blocked: string[] = [];
     const proxy = await startEgressProxy(

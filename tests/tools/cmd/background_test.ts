@@ -15,25 +15,31 @@ const auto = { autoConfirm: true, host: autoHost() } as const;
 type Wait = JobReport & { timed_out: boolean };
 
 describe("background jobs", () => {
-  test("a job runs in the background; bash_wait with 0 polls, then waits for the end", async () => {
-    await withSession(async (session) => {
-      const started = okOutput<{ id: string; status: string }>(
-        await box.call(session, "bash_background", { command: "for i in 1 2 3; do echo $i; sleep 0.3; done" }),
-      );
-      assert.equal(started.id, "job-1");
-      assert.equal(started.status, "running");
-      const polled = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 0 }));
-      assert.equal(polled.timed_out, true);
-      assert.equal(polled.status, "running");
-      const done = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 }));
-      assert.equal(done.timed_out, false);
-      assert.equal(done.status, "exited");
-      assert.equal(done.exit_code, 0);
-      assert.equal(done.stdout, "1\n2\n3\n");
-    }, auto);
-  });
+  test(
+    "a job runs in the background; bash_wait with 0 polls, then waits for the end",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const started = okOutput<{ id: string; status: string }>(
+          await box.call(session, "bash_background", { command: "for i in 1 2 3; do echo $i; sleep 0.3; done" }),
+        );
+        assert.equal(started.id, "job-1");
+        assert.equal(started.status, "running");
+        const polled = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 0 }));
+        assert.equal(polled.timed_out, true);
+        assert.equal(polled.status, "running");
+        const done = okOutput<Wait>(await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 }));
+        assert.equal(done.timed_out, false);
+        assert.equal(done.status, "exited");
+        assert.equal(done.exit_code, 0);
+        assert.equal(done.stdout, "1\n2\n3\n");
+      }, auto);
+    },
+  );
 
-  test("a job that exits non-zero or dies of a signal makes bash_wait and bash_read fail, keeping the report", async () => {
+  test("a job that exits non-zero or dies of a signal makes bash_wait and bash_read fail, keeping the report", {
+    timeout: 60_000,
+  }, async () => {
     await withSession(async (session) => {
       const { id } = okOutput<{ id: string }>(
         await box.call(session, "bash_background", { command: "echo out; echo err >&2; exit 3" }),
@@ -69,7 +75,7 @@ describe("background jobs", () => {
     }, { host: callbackHost({ choose: (request) => request.defaultChoice, confirm: () => true }), sandbox: "off" });
   });
 
-  test("bash_read shows everything so far and does not consume it", async () => {
+  test("bash_read shows everything so far and does not consume it", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const { id } = okOutput<{ id: string }>(
         await box.call(session, "bash_background", { command: "echo first; echo warn >&2; exec sleep 30" }),
@@ -88,7 +94,7 @@ describe("background jobs", () => {
     }, auto);
   });
 
-  test("a job survives bash_wait timeouts and is killed when the session closes", async () => {
+  test("a job survives bash_wait timeouts and is killed when the session closes", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "toolfence-jobs-"));
     const session = new Session({ workspace: dir, ...auto, sandbox: "off" });
     const mark = markerSeconds();
@@ -114,7 +120,7 @@ describe("background jobs", () => {
     }
   });
 
-  test("bash_stop ends the job and its children; bash_list shows every job", async () => {
+  test("bash_stop ends the job and its children; bash_list shows every job", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const first = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "echo done" }));
@@ -139,7 +145,7 @@ describe("background jobs", () => {
     }, auto);
   });
 
-  test("long output is read as head and tail, naming the file that holds it all", async () => {
+  test("long output is read as head and tail, naming the file that holds it all", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const { id } = okOutput<{ id: string }>(
         await box.call(session, "bash_background", { command: "seq 1 200000" }),
@@ -152,7 +158,7 @@ describe("background jobs", () => {
     }, auto);
   });
 
-  test("unknown ids and denied commands are clear errors", async () => {
+  test("unknown ids and denied commands are clear errors", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const unknown = await box.call(session, "bash_read", { id: "job-9" });
       assert.equal(unknown.errorCode, "unknown_job");

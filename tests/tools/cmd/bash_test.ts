@@ -18,65 +18,77 @@ const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 const auto = { autoConfirm: true, host: autoHost() } as const;
 
 describe("bash", () => {
-  test("runs an allowlisted command without asking and reports exit code, output and time", async () => {
-    await withSession(async (session) => {
-      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hello; echo oops >&2" }));
-      assert.equal(out.exit_code, 0);
-      assert.equal(out.stdout, "hello\n");
-      assert.equal(out.stderr, "oops\n");
-      assert.equal(typeof out.duration_ms, "number");
-      assert.equal(out.sandboxed, hasBwrap);
-    }, { host: denyAllHost() });
-  });
+  test(
+    "runs an allowlisted command without asking and reports exit code, output and time",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const out = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hello; echo oops >&2" }));
+        assert.equal(out.exit_code, 0);
+        assert.equal(out.stdout, "hello\n");
+        assert.equal(out.stderr, "oops\n");
+        assert.equal(typeof out.duration_ms, "number");
+        assert.equal(out.sandboxed, hasBwrap);
+      }, { host: denyAllHost() });
+    },
+  );
 
-  test("a repository's config cannot make an allowlisted git command start a program", async () => {
-    await withSession(async (session, dir) => {
-      const { execFileSync } = await import("node:child_process");
-      const git = (...args: string[]) => execFileSync("git", ["-C", dir, ...args], { stdio: "ignore" });
-      git("init", "-q");
-      await writeFile(path.join(dir, "f.txt"), "x\n");
-      const marker = path.join(dir, "fsmonitor-ran");
-      git("config", "core.fsmonitor", `touch ${marker}`);
-      git("config", "core.pager", `touch ${marker}`);
-      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "git status --short" }));
-      assert.equal(out.exit_code, 0, out.stderr);
-      assert.match(out.stdout, /f\.txt/);
-      assert.equal(existsSync(marker), false, "core.fsmonitor or core.pager from .git/config ran");
-    }, { host: denyAllHost() });
-  });
+  test(
+    "a repository's config cannot make an allowlisted git command start a program",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        const { execFileSync } = await import("node:child_process");
+        const git = (...args: string[]) => execFileSync("git", ["-C", dir, ...args], { stdio: "ignore" });
+        git("init", "-q");
+        await writeFile(path.join(dir, "f.txt"), "x\n");
+        const marker = path.join(dir, "fsmonitor-ran");
+        git("config", "core.fsmonitor", `touch ${marker}`);
+        git("config", "core.pager", `touch ${marker}`);
+        const out = okOutput<BashResult>(await box.call(session, "bash", { command: "git status --short" }));
+        assert.equal(out.exit_code, 0, out.stderr);
+        assert.match(out.stdout, /f\.txt/);
+        assert.equal(existsSync(marker), false, "core.fsmonitor or core.pager from .git/config ran");
+      }, { host: denyAllHost() });
+    },
+  );
 
-  test("a non-zero exit fails the call with command_failed, keeping exit code, stdout and stderr", async () => {
-    await withSession(async (session) => {
-      const result = await box.call(session, "bash", { command: "echo before; ls no-such-file" });
-      const out = failedOutput<BashResult>(result, "error", "command_failed");
-      assert.equal(result.errorKind, "execution");
-      assert.notEqual(out.exit_code, 0);
-      assert.equal(out.stdout, "before\n");
-      assert.match(out.stderr, /no-such-file/);
-      assert.match(result.error!, new RegExp(`exited with code ${out.exit_code}`));
-      assert.equal(result.details?.exitCode, out.exit_code);
-      assert.equal(result.effectState, "applied", "the command ran");
-      assert.equal(result.reconciliationRequired, false);
-      assert.equal(result.retryDisposition, "not_needed", "a returned failure is never retried");
-      // The model still reads the whole output after the error line.
-      const text = toModelText(result);
-      assert.match(text, /^Error \[command_failed\]: bash "echo before; ls no-such-file" exited with code \d+/);
-      assert.match(text, /no-such-file/);
-      assert.match(text, /before/);
-      for (const code of [1, 2, 42, 255]) {
-        const r = await box.call(session, "bash", { command: `exit ${code}` }, { callId: `exit-${code}` });
-        assert.equal(failedOutput<BashResult>(r, "error", "command_failed").exit_code, code);
-      }
-      const ok = await box.call(session, "bash", { command: "true" });
-      assert.equal(ok.status, "success");
-      assert.deepEqual([ok.declaredEffects, ok.effectState], [
-        ["reads", "writes_files", "runs_processes", "network"],
-        "applied",
-      ]);
-    }, { ...auto, sandbox: "off" });
-  });
+  test(
+    "a non-zero exit fails the call with command_failed, keeping exit code, stdout and stderr",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const result = await box.call(session, "bash", { command: "echo before; ls no-such-file" });
+        const out = failedOutput<BashResult>(result, "error", "command_failed");
+        assert.equal(result.errorKind, "execution");
+        assert.notEqual(out.exit_code, 0);
+        assert.equal(out.stdout, "before\n");
+        assert.match(out.stderr, /no-such-file/);
+        assert.match(result.error!, new RegExp(`exited with code ${out.exit_code}`));
+        assert.equal(result.details?.exitCode, out.exit_code);
+        assert.equal(result.effectState, "applied", "the command ran");
+        assert.equal(result.reconciliationRequired, false);
+        assert.equal(result.retryDisposition, "not_needed", "a returned failure is never retried");
+        // The model still reads the whole output after the error line.
+        const text = toModelText(result);
+        assert.match(text, /^Error \[command_failed\]: bash "echo before; ls no-such-file" exited with code \d+/);
+        assert.match(text, /no-such-file/);
+        assert.match(text, /before/);
+        for (const code of [1, 2, 42, 255]) {
+          const r = await box.call(session, "bash", { command: `exit ${code}` }, { callId: `exit-${code}` });
+          assert.equal(failedOutput<BashResult>(r, "error", "command_failed").exit_code, code);
+        }
+        const ok = await box.call(session, "bash", { command: "true" });
+        assert.equal(ok.status, "success");
+        assert.deepEqual([ok.declaredEffects, ok.effectState], [
+          ["reads", "writes_files", "runs_processes", "network"],
+          "applied",
+        ]);
+      }, { ...auto, sandbox: "off" });
+    },
+  );
 
-  test("a command killed by a signal fails with command_killed, naming the signal", async () => {
+  test("a command killed by a signal fails with command_killed, naming the signal", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       for (const [signal, number] of [["SIGKILL", 9], ["SIGTERM", 15], ["SIGSEGV", 11]] as const) {
         const result = await box.call(session, "bash", { command: `echo dying; kill -${number} $$` });
@@ -89,7 +101,7 @@ describe("bash", () => {
     }, { host: callbackHost({ choose: (request) => request.defaultChoice, confirm: () => true }), sandbox: "off" });
   });
 
-  test("a denied command never starts: the file it would write does not exist", async () => {
+  test("a denied command never starts: the file it would write does not exist", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const result = await box.call(session, "bash", { command: "touch made-by-denied.txt" });
       assert.equal(result.status, "skipped");
@@ -114,7 +126,7 @@ describe("bash", () => {
     }, { host });
   });
 
-  test("a confirmed command runs", async () => {
+  test("a confirmed command runs", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const out = okOutput<BashResult>(await box.call(session, "bash", { command: "touch made.txt" }));
       assert.equal(out.exit_code, 0);
@@ -122,7 +134,7 @@ describe("bash", () => {
     }, auto);
   });
 
-  test("cwd is resolved inside the workspace", async () => {
+  test("cwd is resolved inside the workspace", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       await mkdir(path.join(dir, "sub"));
       const out = okOutput<BashResult>(await box.call(session, "bash", { command: "pwd", cwd: "sub" }));
@@ -134,7 +146,9 @@ describe("bash", () => {
     });
   });
 
-  test("the environment is scrubbed; env adds variables; loader and search-path variables are refused", async () => {
+  test("the environment is scrubbed; env adds variables; loader and search-path variables are refused", {
+    timeout: 60_000,
+  }, async () => {
     process.env.TOOLFENCE_TEST_SECRET = "hunter2";
     process.env.LD_LIBRARY_PATH = "/nowhere";
     try {
@@ -172,7 +186,7 @@ describe("bash", () => {
     }
   });
 
-  test("variables passed in env are judged like assignments before the command", async () => {
+  test("variables passed in env are judged like assignments before the command", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const allowed = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hi" }));
       assert.equal(allowed.stdout, "hi\n");
@@ -182,7 +196,7 @@ describe("bash", () => {
     }, { host: denyAllHost() });
   });
 
-  test("a command that outlives its timeout is killed with its children (by pid)", async () => {
+  test("a command that outlives its timeout is killed with its children (by pid)", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const started = Date.now();
@@ -207,7 +221,7 @@ describe("bash", () => {
     }, { ...auto, sandbox: "off" });
   });
 
-  test("a group that ignores SIGTERM gets SIGKILL after 5 seconds", async () => {
+  test("a group that ignores SIGTERM gets SIGKILL after 5 seconds", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const started = Date.now();
@@ -225,7 +239,7 @@ describe("bash", () => {
     }, { ...auto, sandbox: "off" });
   });
 
-  test("a sandboxed command's children die with it on timeout", { skip: !hasBwrap }, async () => {
+  test("a sandboxed command's children die with it on timeout", { timeout: 60_000, skip: !hasBwrap }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const call = box.call(session, "bash", { command: `sleep ${mark} & sleep ${mark}`, timeout_s: 1 });
@@ -237,7 +251,7 @@ describe("bash", () => {
     }, auto);
   });
 
-  test("what the shell leaves running is ended when it exits", async () => {
+  test("what the shell leaves running is ended when it exits", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const out = okOutput<BashResult>(await box.call(session, "bash", { command: `sleep ${mark} & echo $!` }));
@@ -246,7 +260,7 @@ describe("bash", () => {
     }, { ...auto, sandbox: "off" });
   });
 
-  test("cancelling the call kills the command", async () => {
+  test("cancelling the call kills the command", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const mark = markerSeconds();
       const controller = new AbortController();
@@ -259,7 +273,7 @@ describe("bash", () => {
     }, auto);
   });
 
-  test("a sandboxed command cannot write outside the workspace", { skip: !hasBwrap }, async () => {
+  test("a sandboxed command cannot write outside the workspace", { timeout: 60_000, skip: !hasBwrap }, async () => {
     const outside = await mkdtemp(path.join(tmpdir(), "toolfence-outside-"));
     try {
       await withSession(async (session, dir) => {
@@ -282,7 +296,7 @@ describe("bash", () => {
     }
   });
 
-  test("a 50 MB output comes back capped, with the whole stream in an artifact", async () => {
+  test("a 50 MB output comes back capped, with the whole stream in an artifact", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const size = 50 * 1024 * 1024;
       const out = okOutput<BashResult>(

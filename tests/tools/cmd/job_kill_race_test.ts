@@ -20,7 +20,7 @@ describe("jobs end with their session, however early it closes", () => {
       ["a job that calls setsid", (marker: string) => `setsid sleep ${marker} & sleep ${marker}`],
     ] as const
   ) {
-    test(`${name}: ${ROUNDS} sessions closed at once leave no process`, async () => {
+    test(`${name}: ${ROUNDS} sessions closed at once leave no process`, { timeout: 60_000 }, async () => {
       const box = cmdBox();
       const marker = markerSeconds();
       const dir = await mkdtemp(path.join(tmpdir(), "tf-jobkill-"));

@@ -37,7 +37,9 @@ function run(flags: string[], calls: { name: string; args: Record<string, unknow
 }
 
 describe("the command tools under narrow deno flags", () => {
-  test("exactly the printed flags: every command tool listed, bash runs (sandboxed when bwrap works)", async () => {
+  test("exactly the printed flags: every command tool listed, bash runs (sandboxed when bwrap works)", {
+    timeout: 60_000,
+  }, async () => {
     const report = await run(exact, [{ name: "bash", args: { command: "echo narrow" } }]);
     assert.deepEqual(report.listed, CMD_TOOLS);
     const [ran] = report.results;
@@ -47,7 +49,9 @@ describe("the command tools under narrow deno flags", () => {
     assert.equal(output.sandboxed, (await bubblewrapStatus()).path !== undefined);
   });
 
-  test("a broad --allow-read without --allow-sys=uid: the call settles (no access(X_OK) escaping its promise)", async () => {
+  test("a broad --allow-read without --allow-sys=uid: the call settles (no access(X_OK) escaping its promise)", {
+    timeout: 60_000,
+  }, async () => {
     const flags = ["--allow-read", `--allow-write=${workdir},${tempParent}`, "--allow-run", "--allow-env"];
     const report = await run(flags, [{ name: "bash", args: { command: "echo settled" } }]);
     const [ran] = report.results;
@@ -55,30 +59,38 @@ describe("the command tools under narrow deno flags", () => {
     assert.equal((ran.output as { stdout: string }).stdout, "settled\n");
   });
 
-  test("at its timeout a command is stopped (stopping a process group needs the whole --allow-run)", async () => {
+  test("at its timeout a command is stopped (stopping a process group needs the whole --allow-run)", {
+    timeout: 60_000,
+  }, async () => {
     const report = await run(exact, [{ name: "bash", args: { command: "tail -f a.txt", timeout_s: 1 } }]);
     const [ran] = report.results;
     assert.ok(ran.ms < 15_000, `tail -f ran ${ran.ms} ms past a 1 s timeout`);
     assert.match(JSON.stringify(ran), /timed_out|timeout/, JSON.stringify(ran));
   });
 
-  test("without --allow-run: no command tool is listed, and bash names --allow-run=bash first", async () => {
-    const flags = without(exact, "--allow-run");
-    const report = await run(flags, [
-      { name: "bash", args: { command: "echo never" } },
-      { name: "bash_list", args: {} },
-    ]);
-    assert.deepEqual(report.listed, [], "bash_read, bash_wait and bash_list must go with bash");
-    const [bash, list] = report.results;
-    assert.equal(bash.errorCode, "fence_denied", JSON.stringify(bash));
-    assert.match(bash.error!, /needs --allow-run=bash\b/);
-    assert.equal(bash.details?.flag, "--allow-run=bash");
-    assert.deepEqual(bash.details?.flags, ["--allow-run"]);
-    assert.equal(list.errorCode, "fence_denied", JSON.stringify(list));
-    assert.deepEqual(await readdir(tempParent), [], "a refused call made the session temp dir");
-  });
+  test(
+    "without --allow-run: no command tool is listed, and bash names --allow-run=bash first",
+    { timeout: 60_000 },
+    async () => {
+      const flags = without(exact, "--allow-run");
+      const report = await run(flags, [
+        { name: "bash", args: { command: "echo never" } },
+        { name: "bash_list", args: {} },
+      ]);
+      assert.deepEqual(report.listed, [], "bash_read, bash_wait and bash_list must go with bash");
+      const [bash, list] = report.results;
+      assert.equal(bash.errorCode, "fence_denied", JSON.stringify(bash));
+      assert.match(bash.error!, /needs --allow-run=bash\b/);
+      assert.equal(bash.details?.flag, "--allow-run=bash");
+      assert.deepEqual(bash.details?.flags, ["--allow-run"]);
+      assert.equal(list.errorCode, "fence_denied", JSON.stringify(list));
+      assert.deepEqual(await readdir(tempParent), [], "a refused call made the session temp dir");
+    },
+  );
 
-  test("without --allow-run nor writes: --allow-run=bash is named first, and every missing flag at once", async () => {
+  test("without --allow-run nor writes: --allow-run=bash is named first, and every missing flag at once", {
+    timeout: 60_000,
+  }, async () => {
     const flags = ["--allow-read", ...without(without(without(exact, "--allow-run"), "--allow-write"), "--allow-read")];
     const report = await run(flags, [{ name: "bash", args: { command: "echo never" } }]);
     const [bash] = report.results;
@@ -89,7 +101,9 @@ describe("the command tools under narrow deno flags", () => {
     assert.deepEqual(await readdir(tempParent), []);
   });
 
-  test("--allow-run=bash,bwrap alone cannot stop a command: bash is hidden and says it needs --allow-run", async () => {
+  test("--allow-run=bash,bwrap alone cannot stop a command: bash is hidden and says it needs --allow-run", {
+    timeout: 60_000,
+  }, async () => {
     const flags = [...without(exact, "--allow-run"), "--allow-run=bash,bwrap"];
     const report = await run(flags, [{ name: "bash", args: { command: "echo never" } }]);
     assert.deepEqual(report.listed, [], "the job tools go with bash_background");
@@ -98,7 +112,7 @@ describe("the command tools under narrow deno flags", () => {
     assert.match(bash.error!, /stop the processes it starts; it needs --allow-run$/);
   });
 
-  test("without the temp folder: bash is hidden and names --allow-write for it", async () => {
+  test("without the temp folder: bash is hidden and names --allow-write for it", { timeout: 60_000 }, async () => {
     const flags = [...without(exact, "--allow-write"), `--allow-write=${workdir}`];
     const report = await run(flags, [{ name: "bash", args: { command: "echo never" } }]);
     assert.ok(!report.listed.includes("bash"));

@@ -41,7 +41,7 @@ function probe(workdir: string, sandbox: "auto" | "required", calls: unknown[]):
 }
 
 describe("without a working sandbox", { skip: isDeno ? false : "uses deno run --deny-run" }, () => {
-  test("required: the state says why, and no command or checker starts", async () => {
+  test("required: the state says why, and no command or checker starts", { timeout: 60_000 }, async () => {
     const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
     try {
       await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");
@@ -63,7 +63,9 @@ describe("without a working sandbox", { skip: isDeno ? false : "uses deno run --
     }
   });
 
-  test("auto: commands say they ran unsandboxed and why; check_types asks a person; bash -n is not started", async () => {
+  test("auto: commands say they ran unsandboxed and why; check_types asks a person; bash -n is not started", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
     try {
       await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");

@@ -59,85 +59,100 @@ async function peakDiskUse(session: Session, work: () => Promise<unknown>): Prom
 
 for (const sandbox of ["off", "auto"] as const) {
   describe(`bounded output (sandbox ${sandbox})`, () => {
-    test("cat /dev/zero stops at the default 64 MiB limit: coded truncated result, disk bounded", async () => {
-      await withSession(async (session) => {
-        let result: BashResult | undefined;
-        const peak = await peakDiskUse(session, async () => {
-          result = okOutput<BashResult>(
-            await box.call(session, "bash", { command: "cat /dev/zero", timeout_s: 60, max_output_chars: 1000 }),
-          );
-        });
-        const out = result!;
-        assert.equal(out.truncated, true);
-        assert.equal(out.stop_reason, "output_limit");
-        assert.equal(out.output_limit_bytes, 64 * MiB);
-        assert.equal(out.timed_out, undefined);
-        assert.ok(out.duration_ms < 60_000, `it ran ${out.duration_ms} ms: stopped by the timeout, not the limit`);
-        assert.match(out.stdout, /omitted/);
-        assert.ok(out.stdout.length <= 1000);
-        assert.ok(peak <= 64 * MiB + MiB, `the temp dir held ${peak} bytes`);
-        // With a 4 s timeout, whichever comes first (the limit, or on a loaded machine the timeout)
-        // ends it with a coded result, and the disk stays bounded all the same.
-        const short = await peakDiskUse(session, async () => {
-          const ended = await box.call(session, "bash", {
-            command: "cat /dev/zero",
-            timeout_s: 4,
-            max_output_chars: 1000,
+    test(
+      "cat /dev/zero stops at the default 64 MiB limit: coded truncated result, disk bounded",
+      { timeout: 60_000 },
+      async () => {
+        await withSession(async (session) => {
+          let result: BashResult | undefined;
+          const peak = await peakDiskUse(session, async () => {
+            result = okOutput<BashResult>(
+              await box.call(session, "bash", { command: "cat /dev/zero", timeout_s: 60, max_output_chars: 1000 }),
+            );
           });
-          // The limit is a success that says so; the timeout is timed_out, with the same output.
-          assert.ok(["success", "timed_out"].includes(ended.status), ended.status);
-          result = ended.output as BashResult;
-        });
-        assert.ok(["output_limit", "timeout"].includes(result!.stop_reason ?? ""), JSON.stringify(result!.stop_reason));
-        assert.ok(short <= 64 * MiB + MiB, `the temp dir held ${short} bytes`);
-      }, { ...auto, sandbox });
-    });
-
-    test("a per-call limit applies to stdout and stderr together; the session maximum caps it", async () => {
-      await withSession(async (session) => {
-        const out = okOutput<BashResult>(
-          await box.call(session, "bash", {
-            command: "head -c 3000000 /dev/zero >&2; head -c 3000000 /dev/zero; echo never",
-            max_output_bytes: 4 * MiB,
-            max_output_chars: 1000,
-          }),
-        );
-        assert.equal(out.truncated, true);
-        assert.equal(out.output_limit_bytes, 4 * MiB);
-        assert.doesNotMatch(out.stdout, /never/);
-        setSessionOutputMaximum(session, MiB);
-        const capped = okOutput<BashResult>(
-          await box.call(session, "bash", {
-            command: "head -c 3000000 /dev/zero",
-            max_output_bytes: 4 * MiB,
-            max_output_chars: 1000,
-          }),
-        );
-        assert.equal(capped.output_limit_bytes, MiB, "the session maximum did not cap the per-call limit");
-        const small = okOutput<BashResult>(await box.call(session, "bash", { command: "echo small" }));
-        assert.deepEqual([small.stdout, small.truncated, small.stop_reason], ["small\n", undefined, undefined]);
-      }, { ...auto, sandbox });
-    });
-
-    test("a command blocked on a FIFO, or on tail -f, ends at its timeout with a clear result", async () => {
-      await withSession(async (session, dir) => {
-        execFileSync("mkfifo", [path.join(dir, "pipe")]);
-        await writeFile(path.join(dir, "log.txt"), "line\n");
-        for (const command of ["cat pipe", "tail -f log.txt"]) {
-          const started = Date.now();
-          const out = failedOutput<BashResult>(
-            await box.call(session, "bash", { command, timeout_s: 1 }),
-            "timed_out",
-            "timeout",
+          const out = result!;
+          assert.equal(out.truncated, true);
+          assert.equal(out.stop_reason, "output_limit");
+          assert.equal(out.output_limit_bytes, 64 * MiB);
+          assert.equal(out.timed_out, undefined);
+          assert.ok(out.duration_ms < 60_000, `it ran ${out.duration_ms} ms: stopped by the timeout, not the limit`);
+          assert.match(out.stdout, /omitted/);
+          assert.ok(out.stdout.length <= 1000);
+          assert.ok(peak <= 64 * MiB + MiB, `the temp dir held ${peak} bytes`);
+          // With a 4 s timeout, whichever comes first (the limit, or on a loaded machine the timeout)
+          // ends it with a coded result, and the disk stays bounded all the same.
+          const short = await peakDiskUse(session, async () => {
+            const ended = await box.call(session, "bash", {
+              command: "cat /dev/zero",
+              timeout_s: 4,
+              max_output_chars: 1000,
+            });
+            // The limit is a success that says so; the timeout is timed_out, with the same output.
+            assert.ok(["success", "timed_out"].includes(ended.status), ended.status);
+            result = ended.output as BashResult;
+          });
+          assert.ok(
+            ["output_limit", "timeout"].includes(result!.stop_reason ?? ""),
+            JSON.stringify(result!.stop_reason),
           );
-          assert.equal(out.timed_out, true, command);
-          assert.equal(out.stop_reason, "timeout", command);
-          assert.ok(Date.now() - started < 8000, `${command} took ${Date.now() - started} ms`);
-        }
-      }, { ...auto, sandbox });
-    });
+          assert.ok(short <= 64 * MiB + MiB, `the temp dir held ${short} bytes`);
+        }, { ...auto, sandbox });
+      },
+    );
 
-    test("a background job that floods is stopped at its limit; bash_read says why", async () => {
+    test(
+      "a per-call limit applies to stdout and stderr together; the session maximum caps it",
+      { timeout: 60_000 },
+      async () => {
+        await withSession(async (session) => {
+          const out = okOutput<BashResult>(
+            await box.call(session, "bash", {
+              command: "head -c 3000000 /dev/zero >&2; head -c 3000000 /dev/zero; echo never",
+              max_output_bytes: 4 * MiB,
+              max_output_chars: 1000,
+            }),
+          );
+          assert.equal(out.truncated, true);
+          assert.equal(out.output_limit_bytes, 4 * MiB);
+          assert.doesNotMatch(out.stdout, /never/);
+          setSessionOutputMaximum(session, MiB);
+          const capped = okOutput<BashResult>(
+            await box.call(session, "bash", {
+              command: "head -c 3000000 /dev/zero",
+              max_output_bytes: 4 * MiB,
+              max_output_chars: 1000,
+            }),
+          );
+          assert.equal(capped.output_limit_bytes, MiB, "the session maximum did not cap the per-call limit");
+          const small = okOutput<BashResult>(await box.call(session, "bash", { command: "echo small" }));
+          assert.deepEqual([small.stdout, small.truncated, small.stop_reason], ["small\n", undefined, undefined]);
+        }, { ...auto, sandbox });
+      },
+    );
+
+    test(
+      "a command blocked on a FIFO, or on tail -f, ends at its timeout with a clear result",
+      { timeout: 60_000 },
+      async () => {
+        await withSession(async (session, dir) => {
+          execFileSync("mkfifo", [path.join(dir, "pipe")]);
+          await writeFile(path.join(dir, "log.txt"), "line\n");
+          for (const command of ["cat pipe", "tail -f log.txt"]) {
+            const started = Date.now();
+            const out = failedOutput<BashResult>(
+              await box.call(session, "bash", { command, timeout_s: 1 }),
+              "timed_out",
+              "timeout",
+            );
+            assert.equal(out.timed_out, true, command);
+            assert.equal(out.stop_reason, "timeout", command);
+            assert.ok(Date.now() - started < 8000, `${command} took ${Date.now() - started} ms`);
+          }
+        }, { ...auto, sandbox });
+      },
+    );
+
+    test("a background job that floods is stopped at its limit; bash_read says why", { timeout: 60_000 }, async () => {
       await withSession(async (session) => {
         const { id } = okOutput<{ id: string }>(
           await box.call(session, "bash_background", { command: "cat /dev/zero", max_output_bytes: 2 * MiB }),

@@ -36,7 +36,7 @@ describe("bash in the sandbox", { skip }, () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  test("cat ~/.ssh/id_rsa finds nothing, under every sandbox mode that sandboxes", async () => {
+  test("cat ~/.ssh/id_rsa finds nothing, under every sandbox mode that sandboxes", { timeout: 60_000 }, async () => {
     for (const sandbox of ["auto", "required"] as const) {
       await withSession(async (session) => {
         const out = okOutput<BashResult>(
@@ -56,7 +56,7 @@ describe("bash in the sandbox", { skip }, () => {
     }, { ...auto, sandbox: "off" });
   });
 
-  test("protected files a command creates are moved out and listed in the result", async () => {
+  test("protected files a command creates are moved out and listed in the result", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const out = okOutput<BashResult>(
         await box.call(session, "bash", { command: "echo registry=http://127.0.0.1:9/ > .npmrc; echo ok > a.txt" }),
@@ -73,21 +73,25 @@ describe("bash in the sandbox", { skip }, () => {
     }, auto);
   });
 
-  test("existing protected files cannot be changed by an allowed command's redirection or by git", async () => {
-    await withSession(async (session, dir) => {
-      await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
-      await writeFile(path.join(dir, ".git/config"), "[core]\n\tbare = false\n");
-      // The refused write makes the command exit non-zero: a failed call that still carries stderr.
-      const out = failedOutput<BashResult>(
-        await box.call(session, "bash", {
-          command: "git config --file .git/config diff.external /tmp/evil; echo x >> .git/hooks/pre-commit",
-        }),
-        "error",
-        "command_failed",
-      );
-      assert.match(out.stderr, /Read-only file system|could not lock|Permission denied/);
-      assert.equal(await readFile(path.join(dir, ".git/config"), "utf8"), "[core]\n\tbare = false\n");
-      assert.equal(existsSync(path.join(dir, ".git/hooks/pre-commit")), false);
-    }, auto);
-  });
+  test(
+    "existing protected files cannot be changed by an allowed command's redirection or by git",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
+        await writeFile(path.join(dir, ".git/config"), "[core]\n\tbare = false\n");
+        // The refused write makes the command exit non-zero: a failed call that still carries stderr.
+        const out = failedOutput<BashResult>(
+          await box.call(session, "bash", {
+            command: "git config --file .git/config diff.external /tmp/evil; echo x >> .git/hooks/pre-commit",
+          }),
+          "error",
+          "command_failed",
+        );
+        assert.match(out.stderr, /Read-only file system|could not lock|Permission denied/);
+        assert.equal(await readFile(path.join(dir, ".git/config"), "utf8"), "[core]\n\tbare = false\n");
+        assert.equal(existsSync(path.join(dir, ".git/hooks/pre-commit")), false);
+      }, auto);
+    },
+  );
 });

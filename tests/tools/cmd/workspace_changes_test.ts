@@ -77,11 +77,11 @@ function kinds(result: ToolResult): string[] {
 }
 
 describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: false }, () => {
-  test("a command that changes nothing reports nothing", async () => {
+  test("a command that changes nothing reports nothing", { timeout: 60_000 }, async () => {
     assert.deepEqual((await checked("bash", { command: "ls -la src" })).filesystemChanges, []);
   });
 
-  test("created, modified, deleted, moved, mode and links; before-hashes known", async () => {
+  test("created, modified, deleted, moved, mode and links; before-hashes known", { timeout: 60_000 }, async () => {
     const result = await checked("bash", {
       command: "echo new > new.txt && echo more >> keep.txt && mv src/a.txt src/moved.txt && rm src/deep/b.txt && " +
         "chmod 700 new.txt && ln -s keep.txt link && mkdir -p out/x && echo o > out/x/o.txt && rmdir src/deep",
@@ -102,19 +102,19 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
     }
   });
 
-  test("a folder made and moved within one command, with what is in it", async () => {
+  test("a folder made and moved within one command, with what is in it", { timeout: 60_000 }, async () => {
     const result = await checked("bash", { command: "mkdir -p t/u && echo 1 > t/u/f && mv t tt && rm -r out" });
     assert.ok(kinds(result).includes("created tt/u/f"), kinds(result).join(", "));
   });
 
-  test("a change by another tool between two commands belongs to neither", async () => {
+  test("a change by another tool between two commands belongs to neither", { timeout: 60_000 }, async () => {
     await checked("write_file", { path: "keep.txt", content: "by the tool\n" });
     const result = await checked("bash", { command: "echo again >> keep.txt" });
     assert.deepEqual(kinds(result), ["modified keep.txt"]);
     assert.equal(result.filesystemChanges[0].before?.size, "by the tool\n".length);
   });
 
-  test("a failing command and a timed-out one still report what they did", async () => {
+  test("a failing command and a timed-out one still report what they did", { timeout: 60_000 }, async () => {
     const failed = await box.call(session, "bash", { command: "echo x > failed.txt; exit 3" });
     assert.ok(failed.filesystemChanges.some((c) => c.path === "failed.txt" && c.change === "created"));
     const slow = await box.call(session, "bash", { command: "echo y > slow.txt; sleep 30", timeout_s: 1 });
@@ -124,7 +124,7 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
     );
   });
 
-  test("a background job's changes come with the first report after its end", async () => {
+  test("a background job's changes come with the first report after its end", { timeout: 60_000 }, async () => {
     const started = await box.call(session, "bash_background", { command: "sleep 0.3; echo job > job.txt" });
     assert.equal(started.status, "success", started.error);
     assert.deepEqual(started.filesystemChanges, []);
@@ -148,7 +148,7 @@ describe("what a watcher would miss is seen", { concurrency: false }, () => {
     "rm -rf victim mm",
   ];
   for (const script of scripts) {
-    test(script, async () => {
+    test(script, { timeout: 60_000 }, async () => {
       const disk = diskState(workdir);
       const result = await box.call(session, "between", { script });
       assert.equal(result.status, "success", result.error);
@@ -159,7 +159,7 @@ describe("what a watcher would miss is seen", { concurrency: false }, () => {
 });
 
 describe("generative: seeded random scripts through bash", { concurrency: false }, () => {
-  test("15 scripts of 6 random operations each; every report matches the disk", async () => {
+  test("15 scripts of 6 random operations each; every report matches the disk", { timeout: 60_000 }, async () => {
     let seed = 0xbee5;
     const next = (n: number) => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;

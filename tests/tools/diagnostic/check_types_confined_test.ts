@@ -19,7 +19,7 @@ const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unav
 const auto = { autoConfirm: true, host: autoHost() } as const;
 
 describe("check_types is confined", { skip }, () => {
-  test("an import of an outside file is refused, and none of its text comes back", async () => {
+  test("an import of an outside file is refused, and none of its text comes back", { timeout: 120_000 }, async () => {
     // Outside the workspace, but not under /tmp (which the sandbox hides anyway).
     const outside = await mkdtemp("/var/tmp/toolfence-outside-");
     try {
@@ -46,7 +46,7 @@ describe("check_types is confined", { skip }, () => {
     }
   });
 
-  test("an agent-written .npmrc and an npm: import reach no registry", async () => {
+  test("an agent-written .npmrc and an npm: import reach no registry", { timeout: 120_000 }, async () => {
     let requests = 0;
     const server = http.createServer((_req, res) => {
       requests++;
@@ -75,19 +75,23 @@ describe("check_types is confined", { skip }, () => {
     }
   });
 
-  test("workspace imports still resolve, and files outside are not readable from inside", async () => {
-    await withSession(async (session, dir) => {
-      await mkdir(path.join(dir, "lib"));
-      await writeFile(path.join(dir, "lib/a.ts"), "export const a = 1;\n");
-      await writeFile(path.join(dir, "main.ts"), 'import { a } from "./lib/a.ts";\nexport const b: number = a;\n');
-      const result = await box.call(session, "check_types", { path: "main.ts" });
-      assert.deepEqual([result.status, (result.output as { ok: boolean }).ok], ["success", true]);
-    }, auto);
-  });
+  test(
+    "workspace imports still resolve, and files outside are not readable from inside",
+    { timeout: 120_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        await mkdir(path.join(dir, "lib"));
+        await writeFile(path.join(dir, "lib/a.ts"), "export const a = 1;\n");
+        await writeFile(path.join(dir, "main.ts"), 'import { a } from "./lib/a.ts";\nexport const b: number = a;\n');
+        const result = await box.call(session, "check_types", { path: "main.ts" });
+        assert.deepEqual([result.status, (result.output as { ok: boolean }).ok], ["success", true]);
+      }, auto);
+    },
+  );
 });
 
 describe("check_types without a sandbox", () => {
-  test("asks a person, and an automatic answer does not count", async () => {
+  test("asks a person, and an automatic answer does not count", { timeout: 120_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "a.ts"), "export const a = 1;\n");
       const result = await box.call(session, "check_types", { path: "a.ts" });

@@ -21,7 +21,7 @@ async function syntax(session: Parameters<typeof box.call>[0], args: Record<stri
 }
 
 describe("check_syntax", () => {
-  test("JSON: valid, and the error's line and column", async () => {
+  test("JSON: valid, and the error's line and column", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "ok.json"), '{"a": [1, 2]}');
       assert.deepEqual(await syntax(session, { path: "ok.json" }), {
@@ -47,26 +47,30 @@ describe("check_syntax", () => {
     });
   });
 
-  test("TypeScript, TSX and JavaScript through the TypeScript parser, every error located", async () => {
-    await withSession(async (session, dir) => {
-      await writeFile(path.join(dir, "a.ts"), "const x: number = ;\nlet y: = 2;\nexport {};\n");
-      const ts = await syntax(session, { path: "a.ts" });
-      assert.equal(ts.language, "typescript");
-      assert.deepEqual(ts.errors.map((e) => [e.line, e.column, e.message]), [
-        [1, 19, "Expression expected."],
-        [2, 8, "Type expected."],
-      ]);
-      await writeFile(path.join(dir, "view.tsx"), "export const v = <div className='x'>{1}</div>;\n");
-      assert.equal((await syntax(session, { path: "view.tsx" })).valid, true);
-      assert.equal((await syntax(session, { path: "view.tsx", language: "typescript" })).valid, false);
-      await writeFile(path.join(dir, "a.mjs"), "export function f() {\n  return 1;\n");
-      const js = await syntax(session, { path: "a.mjs" });
-      assert.equal(js.language, "javascript");
-      assert.equal(js.errors[0].line, 3);
-    });
-  });
+  test(
+    "TypeScript, TSX and JavaScript through the TypeScript parser, every error located",
+    { timeout: 90_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        await writeFile(path.join(dir, "a.ts"), "const x: number = ;\nlet y: = 2;\nexport {};\n");
+        const ts = await syntax(session, { path: "a.ts" });
+        assert.equal(ts.language, "typescript");
+        assert.deepEqual(ts.errors.map((e) => [e.line, e.column, e.message]), [
+          [1, 19, "Expression expected."],
+          [2, 8, "Type expected."],
+        ]);
+        await writeFile(path.join(dir, "view.tsx"), "export const v = <div className='x'>{1}</div>;\n");
+        assert.equal((await syntax(session, { path: "view.tsx" })).valid, true);
+        assert.equal((await syntax(session, { path: "view.tsx", language: "typescript" })).valid, false);
+        await writeFile(path.join(dir, "a.mjs"), "export function f() {\n  return 1;\n");
+        const js = await syntax(session, { path: "a.mjs" });
+        assert.equal(js.language, "javascript");
+        assert.equal(js.errors[0].line, 3);
+      });
+    },
+  );
 
-  test("bash through bash -n, which does not run the script", async () => {
+  test("bash through bash -n, which does not run the script", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "ok.sh"), `touch ${path.join(dir, "ran")}\nif true; then echo y; fi\n`);
       const ok = await syntax(session, { path: "ok.sh" });
@@ -85,7 +89,7 @@ describe("check_syntax", () => {
     });
   });
 
-  test("without permission to run bash, tree-sitter-bash locates the error", async () => {
+  test("without permission to run bash, tree-sitter-bash locates the error", { timeout: 90_000 }, async () => {
     const noRun: Fence = {
       query: (permission) => ({ allowed: permission !== "run" }),
       closedEntirely: (permission) => permission === "run",
@@ -101,7 +105,7 @@ describe("check_syntax", () => {
     }, { fence: noRun });
   });
 
-  test("unknown languages, binary files and paths outside are clear errors", async () => {
+  test("unknown languages, binary files and paths outside are clear errors", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "notes.txt"), "hello");
       assert.equal((await box.call(session, "check_syntax", { path: "notes.txt" })).errorCode, "unknown_language");
@@ -113,7 +117,7 @@ describe("check_syntax", () => {
 });
 
 describe("diff_files", () => {
-  test("a unified diff, empty when equal", async () => {
+  test("a unified diff, empty when equal", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
       await mkdir(path.join(dir, "v"));
       await writeFile(path.join(dir, "v", "a.txt"), "one\ntwo\nthree\n");
@@ -138,7 +142,7 @@ describe("diff_files", () => {
 });
 
 describe("check_types", () => {
-  test("runs deno check and reports each diagnostic with file, line and column", async () => {
+  test("runs deno check and reports each diagnostic with file, line and column", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "good.ts"), "export const n: number = 1;\n");
       const good = (await box.call(session, "check_types", { path: "good.ts" })).output as CheckTypesResult;

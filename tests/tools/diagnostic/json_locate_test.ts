@@ -12,7 +12,7 @@ function parses(text: string): boolean {
   }
 }
 
-test("locateJsonError agrees with JSON.parse on what is valid", () => {
+test("locateJsonError agrees with JSON.parse on what is valid", { timeout: 60_000 }, () => {
   const pieces = fc.constantFrom(
     "{",
     "}",

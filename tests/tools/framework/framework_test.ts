@@ -21,7 +21,7 @@ function personAnswering(answer: string | ((request: ChoiceRequest) => string)) 
 }
 
 describe("ask_preference", () => {
-  test("asks a person with the choices and the default, and returns the answer", async () => {
+  test("asks a person with the choices and the default, and returns the answer", { timeout: 60_000 }, async () => {
     const { host, asked } = personAnswering("spaces");
     await withSession(async (session) => {
       const result = await box.call(session, "ask_preference", {
@@ -39,7 +39,7 @@ describe("ask_preference", () => {
     }, { host });
   });
 
-  test("autoConfirm never answers it: the person is still asked", async () => {
+  test("autoConfirm never answers it: the person is still asked", { timeout: 60_000 }, async () => {
     const { host, asked } = personAnswering((request) => request.options[1].value);
     await withSession(async (session) => {
       const result = await box.call(session, "ask_preference", { question: "Which?", choices: ["a", "b"] });
@@ -49,7 +49,7 @@ describe("ask_preference", () => {
     }, { host, autoConfirm: true });
   });
 
-  test("with nobody to ask it is refused, not answered by default", async () => {
+  test("with nobody to ask it is refused, not answered by default", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const result = await box.call(session, "ask_preference", { question: "Which?", choices: ["a", "b"] });
       assert.equal(result.status, "skipped");
@@ -57,7 +57,7 @@ describe("ask_preference", () => {
     }, { host: autoHost(), autoConfirm: true });
   });
 
-  test("a default outside the choices is an error and nobody is asked", async () => {
+  test("a default outside the choices is an error and nobody is asked", { timeout: 60_000 }, async () => {
     const { host, asked } = personAnswering("a");
     await withSession(async (session) => {
       const result = await box.call(session, "ask_preference", {
@@ -73,7 +73,7 @@ describe("ask_preference", () => {
     }, { host });
   });
 
-  test("allow_extra lets the person answer in their own words", async () => {
+  test("allow_extra lets the person answer in their own words", { timeout: 60_000 }, async () => {
     const { host, asked } = personAnswering("call it toolfence");
     await withSession(async (session) => {
       const result = await box.call(session, "ask_preference", {
@@ -88,7 +88,7 @@ describe("ask_preference", () => {
 });
 
 describe("read_artifact", () => {
-  test("pages through a text artifact", async () => {
+  test("pages through a text artifact", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const { id } = await session.artifacts.put("0123456789".repeat(5));
       const first = await box.call(session, "read_artifact", { id, limit: 20 });
@@ -104,7 +104,7 @@ describe("read_artifact", () => {
     });
   });
 
-  test("reads the artifact:// URI that MCP clients are shown, as its id", async () => {
+  test("reads the artifact:// URI that MCP clients are shown, as its id", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const ref = await session.artifacts.put("0123456789");
       const uri = artifactUri(ref);
@@ -130,7 +130,7 @@ describe("read_artifact", () => {
     });
   });
 
-  test("unknown and malformed ids, and oversized windows, are clear errors", async () => {
+  test("unknown and malformed ids, and oversized windows, are clear errors", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const unknown = await box.call(session, "read_artifact", { id: `sha256:${"0".repeat(64)}` });
       assert.equal(unknown.errorCode, "unknown_artifact");

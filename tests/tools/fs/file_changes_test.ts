@@ -61,23 +61,27 @@ function kinds(result: ToolResult): string[] {
 }
 
 describe("filesystemChanges of the write tools match the disk", { concurrency: false }, () => {
-  test("write_file: a new file in new folders, a replacement keeping its mode, a refused write", async () => {
-    await reset();
-    const created = await checked("write_file", { path: "docs/guide/intro.md", content: "hello\n" });
-    assert.deepEqual(kinds(created), ["created docs", "created docs/guide", "created docs/guide/intro.md"]);
-    const replaced = await checked("write_file", { path: "run.sh", content: "#!/bin/sh\necho bye\n" });
-    assert.deepEqual(kinds(replaced), ["modified run.sh"]);
-    assert.equal(replaced.filesystemChanges[0].before?.mode, 0o751);
-    assert.equal(replaced.filesystemChanges[0].after?.mode, 0o751);
-    const refused = await checked(
-      "write_file",
-      { path: "README.md", content: "x", expected_sha256: "0".repeat(64) },
-      "error",
-    );
-    assert.deepEqual(refused.filesystemChanges, []);
-  });
+  test(
+    "write_file: a new file in new folders, a replacement keeping its mode, a refused write",
+    { timeout: 60_000 },
+    async () => {
+      await reset();
+      const created = await checked("write_file", { path: "docs/guide/intro.md", content: "hello\n" });
+      assert.deepEqual(kinds(created), ["created docs", "created docs/guide", "created docs/guide/intro.md"]);
+      const replaced = await checked("write_file", { path: "run.sh", content: "#!/bin/sh\necho bye\n" });
+      assert.deepEqual(kinds(replaced), ["modified run.sh"]);
+      assert.equal(replaced.filesystemChanges[0].before?.mode, 0o751);
+      assert.equal(replaced.filesystemChanges[0].after?.mode, 0o751);
+      const refused = await checked(
+        "write_file",
+        { path: "README.md", content: "x", expected_sha256: "0".repeat(64) },
+        "error",
+      );
+      assert.deepEqual(refused.filesystemChanges, []);
+    },
+  );
 
-  test("edit_file: one modification; a failed edit reports nothing", async () => {
+  test("edit_file: one modification; a failed edit reports nothing", { timeout: 60_000 }, async () => {
     await reset();
     const edit = await checked("edit_file", { path: "src/main.ts", old_text: "a = 1", new_text: "a = 10" });
     assert.deepEqual(kinds(edit), ["modified src/main.ts"]);
@@ -85,7 +89,7 @@ describe("filesystemChanges of the write tools match the disk", { concurrency: f
     assert.deepEqual(none.filesystemChanges, []);
   });
 
-  test("apply_patch: every file of a patch, created, modified, deleted and moved", async () => {
+  test("apply_patch: every file of a patch, created, modified, deleted and moved", { timeout: 60_000 }, async () => {
     await reset();
     const patch = [
       "*** Begin Patch",
@@ -120,26 +124,30 @@ describe("filesystemChanges of the write tools match the disk", { concurrency: f
     assert.deepEqual((await checked("apply_patch", { patch: misfit }, "error")).filesystemChanges, []);
   });
 
-  test("move: a file, a folder with everything in it, onto an existing file, into a folder", async () => {
-    await reset();
-    assert.deepEqual(kinds(await checked("move", { src: "README.md", dst: "docs/README.md" })), [
-      "created docs",
-      "moved docs/README.md <- README.md",
-    ]);
-    assert.deepEqual(kinds(await checked("move", { src: "src", dst: "code" })), [
-      "moved code <- src",
-      "moved code/lib <- src/lib",
-      "moved code/lib/util.ts <- src/lib/util.ts",
-      "moved code/main.ts <- src/main.ts",
-    ]);
-    assert.deepEqual(kinds(await checked("move", { src: "run.sh", dst: "bin.dat" })), [
-      "deleted bin.dat",
-      "moved bin.dat <- run.sh",
-    ]);
-    assert.deepEqual(kinds(await checked("move", { src: "link", dst: "docs" })), ["moved docs/link <- link"]);
-  });
+  test(
+    "move: a file, a folder with everything in it, onto an existing file, into a folder",
+    { timeout: 60_000 },
+    async () => {
+      await reset();
+      assert.deepEqual(kinds(await checked("move", { src: "README.md", dst: "docs/README.md" })), [
+        "created docs",
+        "moved docs/README.md <- README.md",
+      ]);
+      assert.deepEqual(kinds(await checked("move", { src: "src", dst: "code" })), [
+        "moved code <- src",
+        "moved code/lib <- src/lib",
+        "moved code/lib/util.ts <- src/lib/util.ts",
+        "moved code/main.ts <- src/main.ts",
+      ]);
+      assert.deepEqual(kinds(await checked("move", { src: "run.sh", dst: "bin.dat" })), [
+        "deleted bin.dat",
+        "moved bin.dat <- run.sh",
+      ]);
+      assert.deepEqual(kinds(await checked("move", { src: "link", dst: "docs" })), ["moved docs/link <- link"]);
+    },
+  );
 
-  test("copy: a file, a folder, onto an existing file", async () => {
+  test("copy: a file, a folder, onto an existing file", { timeout: 60_000 }, async () => {
     await reset();
     assert.deepEqual(kinds(await checked("copy", { src: "run.sh", dst: "run2.sh" })), ["created run2.sh"]);
     assert.deepEqual(kinds(await checked("copy", { src: "src", dst: "backup/src" })), [
@@ -152,7 +160,7 @@ describe("filesystemChanges of the write tools match the disk", { concurrency: f
     assert.deepEqual(kinds(await checked("copy", { src: "bin.dat", dst: "README.md" })), ["modified README.md"]);
   });
 
-  test("delete: a file, a symlink as a link, a folder with every file under it", async () => {
+  test("delete: a file, a symlink as a link, a folder with every file under it", { timeout: 60_000 }, async () => {
     await reset();
     assert.deepEqual(kinds(await checked("delete", { path: "README.md" })), ["deleted README.md"]);
     assert.deepEqual(kinds(await checked("delete", { path: "link" })), ["deleted link"]);
@@ -166,20 +174,22 @@ describe("filesystemChanges of the write tools match the disk", { concurrency: f
     assert.deepEqual(refused.filesystemChanges, []);
   });
 
-  test("mkdir: every folder it made; an existing folder reports nothing", async () => {
+  test("mkdir: every folder it made; an existing folder reports nothing", { timeout: 60_000 }, async () => {
     await reset();
     assert.deepEqual(kinds(await checked("mkdir", { path: "a/b/c" })), ["created a", "created a/b", "created a/b/c"]);
     assert.deepEqual((await checked("mkdir", { path: "a/b" })).filesystemChanges, []);
   });
 
-  test("read-only tools report no changes", async () => {
+  test("read-only tools report no changes", { timeout: 60_000 }, async () => {
     await reset();
     for (const [name, args] of [["read_file", { path: "README.md" }], ["list_dir", { path: "." }]] as const) {
       assert.deepEqual((await checked(name, args)).filesystemChanges, []);
     }
   });
 
-  test("generative: 100 seeded random calls, each one's changes match the disk; the checkpoint restores all", async () => {
+  test("generative: 100 seeded random calls, each one's changes match the disk; the checkpoint restores all", {
+    timeout: 60_000,
+  }, async () => {
     await reset();
     const initial = diskState(workdir);
     const checkpoint = session.createCheckpoint("generative");

@@ -41,35 +41,39 @@ beforeEach(async () => {
 afterEach(() => l.cleanup());
 
 describe("write_file", () => {
-  test("creates a file and its parent folders without asking", async () => {
+  test("creates a file and its parent folders without asking", { timeout: 60_000 }, async () => {
     await withHost(denyAllHost());
     const out = ok(await l.call("write_file", { path: "a/b/c.txt", content: "héllo\n" }));
     assert.deepEqual(out, { path: at("a/b/c.txt"), created: true, bytes: 7, sha256: sha("héllo\n") });
     assert.equal(await fsp.readFile(at("a/b/c.txt"), "utf8"), "héllo\n");
   });
 
-  test("overwriting asks; a denial changes nothing, a person's grant covers later writes", async () => {
-    await withHost(denyAllHost());
-    const denied = await unchanged(l.root, () => l.call("write_file", { path: "inside.txt", content: "new" }));
-    assert.equal(denied.status, "skipped");
-    assert.equal(denied.errorCode, "permission_denied");
-    await withHost(person("grant"));
-    ok(await l.call("write_file", { path: "inside.txt", content: "one" }));
-    ok(await l.call("write_file", { path: "inside.txt", content: "two" }));
-    assert.equal(asked.length, 1, "the grant answered the second write");
-    assert.equal(await fsp.readFile(at("inside.txt"), "utf8"), "two");
-    await withHost(person("deny"));
-    const no = await unchanged(l.root, () => l.call("write_file", { path: "inside.txt", content: "x" }));
-    assert.equal(no.errorCode, "permission_denied");
-  });
+  test(
+    "overwriting asks; a denial changes nothing, a person's grant covers later writes",
+    { timeout: 60_000 },
+    async () => {
+      await withHost(denyAllHost());
+      const denied = await unchanged(l.root, () => l.call("write_file", { path: "inside.txt", content: "new" }));
+      assert.equal(denied.status, "skipped");
+      assert.equal(denied.errorCode, "permission_denied");
+      await withHost(person("grant"));
+      ok(await l.call("write_file", { path: "inside.txt", content: "one" }));
+      ok(await l.call("write_file", { path: "inside.txt", content: "two" }));
+      assert.equal(asked.length, 1, "the grant answered the second write");
+      assert.equal(await fsp.readFile(at("inside.txt"), "utf8"), "two");
+      await withHost(person("deny"));
+      const no = await unchanged(l.root, () => l.call("write_file", { path: "inside.txt", content: "x" }));
+      assert.equal(no.errorCode, "permission_denied");
+    },
+  );
 
-  test("keeps the mode of the file it replaces", async () => {
+  test("keeps the mode of the file it replaces", { timeout: 60_000 }, async () => {
     await fsp.chmod(at("inside.txt"), 0o751);
     ok(await l.call("write_file", { path: "inside.txt", content: "x" }));
     assert.equal((await fsp.stat(at("inside.txt"))).mode & 0o777, 0o751);
   });
 
-  test("expected_sha256: a stale hash changes nothing, the current one writes", async () => {
+  test("expected_sha256: a stale hash changes nothing, the current one writes", { timeout: 60_000 }, async () => {
     const stale = await unchanged(
       l.root,
       () => l.call("write_file", { path: "inside.txt", content: "x", expected_sha256: sha("other") }),
@@ -87,7 +91,7 @@ describe("write_file", () => {
     assert.equal(await fsp.readFile(at("inside.txt"), "utf8"), "x");
   });
 
-  test("a folder or a FIFO at the path is refused and left alone", async () => {
+  test("a folder or a FIFO at the path is refused and left alone", { timeout: 60_000 }, async () => {
     const dir = await unchanged(l.root, () => l.call("write_file", { path: "sub", content: "x" }));
     assert.equal(dir.errorCode, "is_directory");
     execFileSync("mkfifo", [at("pipe")]);
@@ -97,7 +101,7 @@ describe("write_file", () => {
     assert.notEqual(under.status, "success");
   });
 
-  test("writes through a symlink inside the workspace land on its target", async () => {
+  test("writes through a symlink inside the workspace land on its target", { timeout: 60_000 }, async () => {
     ok(await l.call("write_file", { path: "link-in", content: "via link\n" }));
     assert.ok((await fsp.lstat(at("link-in"))).isSymbolicLink());
     assert.equal(await fsp.readFile(at("inside.txt"), "utf8"), "via link\n");
@@ -105,7 +109,7 @@ describe("write_file", () => {
 });
 
 describe("temp_dir", () => {
-  test("is created on first use, and writes in it never ask", async () => {
+  test("is created on first use, and writes in it never ask", { timeout: 60_000 }, async () => {
     await withHost(denyAllHost());
     const { path: temp } = ok(await l.call("temp_dir", {})) as { path: string };
     assert.ok(fs.statSync(temp).isDirectory());
@@ -118,7 +122,7 @@ describe("temp_dir", () => {
 });
 
 describe("mkdir", () => {
-  test("creates nested folders; an existing folder is fine; a file is not", async () => {
+  test("creates nested folders; an existing folder is fine; a file is not", { timeout: 60_000 }, async () => {
     assert.deepEqual(ok(await l.call("mkdir", { path: "x/y/z" })), { path: at("x/y/z"), created: true });
     assert.deepEqual(ok(await l.call("mkdir", { path: "x/y" })), { path: at("x/y"), created: false });
     const file = await unchanged(l.root, () => l.call("mkdir", { path: "inside.txt" }));
@@ -127,13 +131,13 @@ describe("mkdir", () => {
 });
 
 describe("delete", () => {
-  test("a file asks; denial leaves it", async () => {
+  test("a file asks; denial leaves it", { timeout: 60_000 }, async () => {
     await withHost(denyAllHost());
     const result = await unchanged(l.root, () => l.call("delete", { path: "inside.txt" }));
     assert.equal(result.errorCode, "permission_denied");
   });
 
-  test("a folder that is not empty needs recursive, then goes with all its entries", async () => {
+  test("a folder that is not empty needs recursive, then goes with all its entries", { timeout: 60_000 }, async () => {
     const refused = await unchanged(l.root, () => l.call("delete", { path: "sub" }));
     assert.equal(refused.errorCode, "directory_not_empty");
     await fsp.mkdir(at("sub", "inner"));
@@ -149,7 +153,7 @@ describe("delete", () => {
 
   test(
     "a real `deno run` with only --allow-read and --allow-write for the workspace deletes a folder and lives",
-    { skip: deno ? false : "needs deno" },
+    { timeout: 60_000, skip: deno ? false : "needs deno" },
     async () => {
       await fsp.mkdir(at("sub", "inner"));
       await fsp.writeFile(at("sub", "inner", "x.txt"), "x\n");
@@ -171,34 +175,38 @@ describe("delete", () => {
     },
   );
 
-  test("a deletion the operating system stops halfway says what it deleted and what remains", async (t) => {
-    await fsp.mkdir(at("sub", "locked"));
-    await fsp.writeFile(at("sub", "locked", "kept.txt"), "kept\n");
-    for (let i = 0; i < 20; i++) await fsp.writeFile(at("sub", `f${i}.txt`), `${i}\n`);
-    // An immutable folder: not even root may delete what is in it.
-    try {
-      execFileSync("chattr", ["+i", at("sub", "locked")], { stdio: "ignore" });
-    } catch {
-      t.skip("needs chattr +i (root, and a file system that supports it)");
-      return;
-    }
-    try {
-      const result = await l.call("delete", { path: "sub", recursive: true });
-      assert.equal(result.errorCode, "os_permission_denied");
-      const remaining = fs.readdirSync(at("sub"), { recursive: true }).length;
-      // Entries in readdir order: the locked folder may come first, and then nothing went.
-      if (remaining === 23) assert.doesNotMatch(result.error!, /were deleted/);
-      else {assert.match(
-          result.error!,
-          new RegExp(`; ${23 - remaining} of its 23 entries were deleted, ${remaining} remain`),
-        );}
-      assert.ok(fs.existsSync(at("sub", "locked", "kept.txt")));
-    } finally {
-      execFileSync("chattr", ["-i", at("sub", "locked")]);
-    }
-  });
+  test(
+    "a deletion the operating system stops halfway says what it deleted and what remains",
+    { timeout: 60_000 },
+    async (t) => {
+      await fsp.mkdir(at("sub", "locked"));
+      await fsp.writeFile(at("sub", "locked", "kept.txt"), "kept\n");
+      for (let i = 0; i < 20; i++) await fsp.writeFile(at("sub", `f${i}.txt`), `${i}\n`);
+      // An immutable folder: not even root may delete what is in it.
+      try {
+        execFileSync("chattr", ["+i", at("sub", "locked")], { stdio: "ignore" });
+      } catch {
+        t.skip("needs chattr +i (root, and a file system that supports it)");
+        return;
+      }
+      try {
+        const result = await l.call("delete", { path: "sub", recursive: true });
+        assert.equal(result.errorCode, "os_permission_denied");
+        const remaining = fs.readdirSync(at("sub"), { recursive: true }).length;
+        // Entries in readdir order: the locked folder may come first, and then nothing went.
+        if (remaining === 23) assert.doesNotMatch(result.error!, /were deleted/);
+        else {assert.match(
+            result.error!,
+            new RegExp(`; ${23 - remaining} of its 23 entries were deleted, ${remaining} remain`),
+          );}
+        assert.ok(fs.existsSync(at("sub", "locked", "kept.txt")));
+      } finally {
+        execFileSync("chattr", ["-i", at("sub", "locked")]);
+      }
+    },
+  );
 
-  test("the workspace itself and missing paths are refused", async () => {
+  test("the workspace itself and missing paths are refused", { timeout: 60_000 }, async () => {
     const root = await unchanged(l.root, () => l.call("delete", { path: ".", recursive: true }));
     assert.equal(root.errorCode, "permission_denied");
     assert.match(root.error!, /root of the workspace/);
@@ -207,7 +215,7 @@ describe("delete", () => {
 });
 
 describe("move", () => {
-  test("renames, moves into an existing folder, and creates missing parents", async () => {
+  test("renames, moves into an existing folder, and creates missing parents", { timeout: 60_000 }, async () => {
     const renamed = ok(await l.call("move", { src: "inside.txt", dst: "renamed.txt" }));
     assert.deepEqual(renamed, { from: at("inside.txt"), to: at("renamed.txt"), type: "file", replaced: false });
     ok(await l.call("move", { src: "renamed.txt", dst: "sub" }));
@@ -216,7 +224,7 @@ describe("move", () => {
     assert.ok(fs.existsSync(at("deeper/still/sub2/deep.txt")));
   });
 
-  test("replacing a file asks; refusals and impossible moves change nothing", async () => {
+  test("replacing a file asks; refusals and impossible moves change nothing", { timeout: 60_000 }, async () => {
     await fsp.writeFile(at("other.txt"), "other\n");
     await withHost(person("deny"));
     await fsp.writeFile(at("other.txt"), "other\n");
@@ -235,7 +243,7 @@ describe("move", () => {
     assert.equal(ontoLink.errorCode, "invalid_destination");
   });
 
-  test("a person's 'once' replaces the file", async () => {
+  test("a person's 'once' replaces the file", { timeout: 60_000 }, async () => {
     await withHost(person("once"));
     await fsp.writeFile(at("other.txt"), "other\n");
     const out = ok(await l.call("move", { src: "inside.txt", dst: "other.txt" }));
@@ -244,7 +252,7 @@ describe("move", () => {
     assert.equal(asked.length, 2, "moving the source away and replacing the target both ask");
   });
 
-  test("moves across file systems (the temp dir on another device)", async (t) => {
+  test("moves across file systems (the temp dir on another device)", { timeout: 60_000 }, async (t) => {
     const shm = "/dev/shm";
     if (!fs.existsSync(shm) || fs.statSync(shm).dev === fs.statSync(l.workdir).dev) {
       t.skip("needs /dev/shm on a different device than the temp folder");
@@ -269,7 +277,7 @@ describe("move", () => {
 });
 
 describe("copy", () => {
-  test("copies a file with its mode, and a folder with its files, links and folders", async () => {
+  test("copies a file with its mode, and a folder with its files, links and folders", { timeout: 60_000 }, async () => {
     await fsp.chmod(at("inside.txt"), 0o640);
     const file = ok(await l.call("copy", { src: "inside.txt", dst: "copy.txt" }));
     assert.equal(file.files, 1);
@@ -286,7 +294,7 @@ describe("copy", () => {
     assert.ok(fs.existsSync(at("sub", "inside.txt")), "an existing folder receives the copy");
   });
 
-  test("replacing asks; impossible copies change nothing", async () => {
+  test("replacing asks; impossible copies change nothing", { timeout: 60_000 }, async () => {
     await fsp.writeFile(at("other.txt"), "other\n");
     await withHost(denyAllHost());
     await fsp.writeFile(at("other.txt"), "other\n");
@@ -303,7 +311,7 @@ describe("copy", () => {
 });
 
 describe("list_dir and file_info", () => {
-  test("list_dir sorts names by kind; details add sizes and times", async () => {
+  test("list_dir sorts names by kind; details add sizes and times", { timeout: 60_000 }, async () => {
     const plain = ok(await l.call("list_dir", { path: "." }));
     assert.deepEqual(plain.directories, ["sub"]);
     assert.deepEqual(plain.files, ["inside.txt"]);
@@ -316,7 +324,7 @@ describe("list_dir and file_info", () => {
     assert.equal((await l.call("list_dir", { path: "inside.txt" })).errorCode, "not_directory");
   });
 
-  test("file_info describes files, folders and binary content", async () => {
+  test("file_info describes files, folders and binary content", { timeout: 60_000 }, async () => {
     const info = ok(await l.call("file_info", { path: "inside.txt" }));
     assert.equal(info.type, "file");
     assert.equal(info.content, "text");

@@ -83,7 +83,7 @@ describe("fs tools refuse every path case of the policy issue", () => {
   for (const [tool, call] of Object.entries(CALLS)) {
     for (const c of CASES) {
       const linkOp = LINK_OPERATIONS[tool]?.includes(c.name) ?? false;
-      test(`${tool}: ${c.name}${linkOp ? " (acts on the link)" : ""}`, async () => {
+      test(`${tool}: ${c.name}${linkOp ? " (acts on the link)" : ""}`, { timeout: 60_000 }, async () => {
         const l = await makeLayout(fsTools());
         try {
           const [name, args] = call(c.path(l));
@@ -107,7 +107,7 @@ describe("fs tools refuse every path case of the policy issue", () => {
 });
 
 describe("symlinks are acted on as links", () => {
-  test("deleting a link to a folder outside leaves that folder untouched", async () => {
+  test("deleting a link to a folder outside leaves that folder untouched", { timeout: 60_000 }, async () => {
     const l = await makeLayout(fsTools());
     try {
       const out = ok(await l.call("delete", { path: "dir-out" }));
@@ -119,27 +119,31 @@ describe("symlinks are acted on as links", () => {
     }
   });
 
-  test("copying a folder that holds a link to a file outside does not copy that file's content in", async () => {
-    const l = await makeLayout(fsTools());
-    try {
-      await fsp.mkdir(path.join(l.workdir, "pack"));
-      await fsp.writeFile(path.join(l.workdir, "pack", "own.txt"), "own\n");
-      await fsp.symlink(path.join(l.outside, "secret.txt"), path.join(l.workdir, "pack", "leak"));
-      const out = ok(await l.call("copy", { src: "pack", dst: "pack2" }));
-      assert.equal(out.files, 1);
-      assert.equal(out.links, 1);
-      const copied = await fsp.lstat(path.join(l.workdir, "pack2", "leak"));
-      assert.ok(copied.isSymbolicLink(), "the link is copied as a link");
-      const read = await l.call("read_file", { path: "pack2/leak" });
-      assert.equal(read.errorCode, "outside_workspace");
-      const grepless = JSON.stringify(await l.call("list_dir", { path: "pack2", details: true }));
-      assert.doesNotMatch(grepless, /outside secret/);
-    } finally {
-      await l.cleanup();
-    }
-  });
+  test(
+    "copying a folder that holds a link to a file outside does not copy that file's content in",
+    { timeout: 60_000 },
+    async () => {
+      const l = await makeLayout(fsTools());
+      try {
+        await fsp.mkdir(path.join(l.workdir, "pack"));
+        await fsp.writeFile(path.join(l.workdir, "pack", "own.txt"), "own\n");
+        await fsp.symlink(path.join(l.outside, "secret.txt"), path.join(l.workdir, "pack", "leak"));
+        const out = ok(await l.call("copy", { src: "pack", dst: "pack2" }));
+        assert.equal(out.files, 1);
+        assert.equal(out.links, 1);
+        const copied = await fsp.lstat(path.join(l.workdir, "pack2", "leak"));
+        assert.ok(copied.isSymbolicLink(), "the link is copied as a link");
+        const read = await l.call("read_file", { path: "pack2/leak" });
+        assert.equal(read.errorCode, "outside_workspace");
+        const grepless = JSON.stringify(await l.call("list_dir", { path: "pack2", details: true }));
+        assert.doesNotMatch(grepless, /outside secret/);
+      } finally {
+        await l.cleanup();
+      }
+    },
+  );
 
-  test("moving a link to a file outside moves the link and not the file", async () => {
+  test("moving a link to a file outside moves the link and not the file", { timeout: 60_000 }, async () => {
     const l = await makeLayout(fsTools());
     try {
       ok(await l.call("move", { src: "link-out", dst: "sub/moved-link" }));
@@ -150,7 +154,7 @@ describe("symlinks are acted on as links", () => {
     }
   });
 
-  test("file_info and list_dir say where a link leads without following it out", async () => {
+  test("file_info and list_dir say where a link leads without following it out", { timeout: 60_000 }, async () => {
     const l = await makeLayout(fsTools());
     try {
       const info = ok(await l.call("file_info", { path: "link-out" }));
@@ -177,7 +181,7 @@ describe("symlinks are acted on as links", () => {
     }
   });
 
-  test("a write to a dangling link pointing outside creates nothing outside", async () => {
+  test("a write to a dangling link pointing outside creates nothing outside", { timeout: 60_000 }, async () => {
     const l = await makeLayout(fsTools());
     try {
       for (const args of [{ path: "dangling", content: "x" }]) {

@@ -130,39 +130,43 @@ const CASES: Case[] = [
 
 describe("protected paths in the file tools", () => {
   for (const c of CASES) {
-    test(`${c.name}: asks a person; automatic answers and no answer refuse; a person's yes allows`, async () => {
-      const before = await treeFingerprint(workdir);
-      for (
-        const [answer, options] of [
-          [automatic, { autoConfirm: true }],
-          ["nobody", {}],
-          [{ choice: "deny", source: "user" }, {}],
-          [person, { autoConfirm: true, grants: [workdir] }],
-        ] as [Answer, { autoConfirm?: boolean; grants?: string[] }][]
-      ) {
-        const s = session(answer, options);
-        const result = await s.call(c.tool, c.args);
-        await s.close();
-        const protectedAsked = s.asked.filter((q) => q.title === "Protected path");
-        if (answer !== "nobody") {
-          assert.ok(protectedAsked.length >= 1, `${c.name}: the person was not asked (${result.error})`);
+    test(
+      `${c.name}: asks a person; automatic answers and no answer refuse; a person's yes allows`,
+      { timeout: 60_000 },
+      async () => {
+        const before = await treeFingerprint(workdir);
+        for (
+          const [answer, options] of [
+            [automatic, { autoConfirm: true }],
+            ["nobody", {}],
+            [{ choice: "deny", source: "user" }, {}],
+            [person, { autoConfirm: true, grants: [workdir] }],
+          ] as [Answer, { autoConfirm?: boolean; grants?: string[] }][]
+        ) {
+          const s = session(answer, options);
+          const result = await s.call(c.tool, c.args);
+          await s.close();
+          const protectedAsked = s.asked.filter((q) => q.title === "Protected path");
+          if (answer !== "nobody") {
+            assert.ok(protectedAsked.length >= 1, `${c.name}: the person was not asked (${result.error})`);
+          }
+          assert.ok(protectedAsked.every((q) => q.requirePerson === true), "the question must require a person");
+          if (answer === person) {
+            assert.equal(result.status, "success", `${c.name}: ${result.error}`);
+          } else {
+            assert.equal(
+              result.errorCode,
+              "permission_denied",
+              `${c.name} with ${JSON.stringify(answer)}: ${result.error}`,
+            );
+            assert.equal(await treeFingerprint(workdir), before, `${c.name}: a refused call changed the workspace`);
+          }
         }
-        assert.ok(protectedAsked.every((q) => q.requirePerson === true), "the question must require a person");
-        if (answer === person) {
-          assert.equal(result.status, "success", `${c.name}: ${result.error}`);
-        } else {
-          assert.equal(
-            result.errorCode,
-            "permission_denied",
-            `${c.name} with ${JSON.stringify(answer)}: ${result.error}`,
-          );
-          assert.equal(await treeFingerprint(workdir), before, `${c.name}: a refused call changed the workspace`);
-        }
-      }
-    });
+      },
+    );
   }
 
-  test("ordinary paths still follow the usual rules (no question for a new file)", async () => {
+  test("ordinary paths still follow the usual rules (no question for a new file)", { timeout: 60_000 }, async () => {
     const s = session("nobody");
     const result = await s.call("write_file", { path: "src/new.ts", content: "x\n" });
     await s.close();
@@ -170,7 +174,7 @@ describe("protected paths in the file tools", () => {
     assert.deepEqual(s.asked, []);
   });
 
-  test("a deny-all session refuses protected paths without asking anyone", async () => {
+  test("a deny-all session refuses protected paths without asking anyone", { timeout: 60_000 }, async () => {
     const s = new Session({ workspace: workdir, fence: openFence() });
     const result = await box.call(s, "write_file", { path: "sub/.npmrc", content: "x\n" });
     await s.close();
@@ -180,7 +184,7 @@ describe("protected paths in the file tools", () => {
 });
 
 describe("protected paths from the session", () => {
-  test("a session's own patterns are protected in the tools too", async () => {
+  test("a session's own patterns are protected in the tools too", { timeout: 60_000 }, async () => {
     const s = new Session({ workspace: workdir, autoConfirm: true, fence: openFence(), protectedPaths: ["*.pem"] });
     const refused = await box.call(s, "write_file", { path: "server.PEM", content: "key" });
     const allowed = await box.call(s, "write_file", { path: "server.txt", content: "ok" });

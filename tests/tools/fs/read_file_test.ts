@@ -21,7 +21,7 @@ before(async () => {
 after(() => l.cleanup());
 
 describe("read_file windows", () => {
-  test("offset is zero-based: offset 2 limit 2 gives lines 3 and 4", async () => {
+  test("offset is zero-based: offset 2 limit 2 gives lines 3 and 4", { timeout: 60_000 }, async () => {
     const out = ok(await read({ path: "ten.txt", offset: 2, limit: 2 }));
     assert.equal(out.content, "line 3\nline 4");
     assert.equal(out.lines, 2);
@@ -31,28 +31,32 @@ describe("read_file windows", () => {
     assert.match(String(out.note), /offset 4/);
   });
 
-  test("the default window is 2,000 lines and the whole of a short file, without a note", async () => {
-    const out = ok(await read({ path: "ten.txt" }));
-    assert.equal(out.lines, 10);
-    assert.equal(out.more, false);
-    assert.equal(out.next_offset, null);
-    assert.equal(out.note, undefined);
-    assert.equal(out.path, file("ten.txt"), "paths in results are absolute");
-    await fsp.writeFile(file("many.txt"), Array.from({ length: 2500 }, (_, i) => `${i}`).join("\n"));
-    const many = ok(await read({ path: "many.txt" }));
-    assert.equal(many.lines, 2000);
-    assert.equal(many.next_offset, 2000);
-    const rest = ok(await read({ path: "many.txt", offset: 2000 }));
-    assert.equal(rest.lines, 500);
-    assert.equal(String(rest.content).split("\n").at(-1), "2499");
-  });
+  test(
+    "the default window is 2,000 lines and the whole of a short file, without a note",
+    { timeout: 60_000 },
+    async () => {
+      const out = ok(await read({ path: "ten.txt" }));
+      assert.equal(out.lines, 10);
+      assert.equal(out.more, false);
+      assert.equal(out.next_offset, null);
+      assert.equal(out.note, undefined);
+      assert.equal(out.path, file("ten.txt"), "paths in results are absolute");
+      await fsp.writeFile(file("many.txt"), Array.from({ length: 2500 }, (_, i) => `${i}`).join("\n"));
+      const many = ok(await read({ path: "many.txt" }));
+      assert.equal(many.lines, 2000);
+      assert.equal(many.next_offset, 2000);
+      const rest = ok(await read({ path: "many.txt", offset: 2000 }));
+      assert.equal(rest.lines, 500);
+      assert.equal(String(rest.content).split("\n").at(-1), "2499");
+    },
+  );
 
-  test("line numbers are the file's own, as N<TAB>text", async () => {
+  test("line numbers are the file's own, as N<TAB>text", { timeout: 60_000 }, async () => {
     const out = ok(await read({ path: "ten.txt", offset: 7, limit: 5, line_numbers: true }));
     assert.equal(out.content, "8\tline 8\n9\tline 9\n10\tline 10");
   });
 
-  test("an empty file, and an offset at or past the end, give empty content", async () => {
+  test("an empty file, and an offset at or past the end, give empty content", { timeout: 60_000 }, async () => {
     await fsp.writeFile(file("empty.txt"), "");
     const empty = ok(await read({ path: "empty.txt" }));
     assert.equal(empty.content, "");
@@ -65,7 +69,7 @@ describe("read_file windows", () => {
     }
   });
 
-  test("negative and non-integer windows are refused", async () => {
+  test("negative and non-integer windows are refused", { timeout: 60_000 }, async () => {
     for (
       const args of [{ offset: -1 }, { offset: 1.5 }, { limit: 0 }, { limit: -3 }, { limit: 2.5 }, { offset: "2" }]
     ) {
@@ -74,7 +78,7 @@ describe("read_file windows", () => {
     }
   });
 
-  test("long lines are cut at 2,000 characters and say so", async () => {
+  test("long lines are cut at 2,000 characters and say so", { timeout: 60_000 }, async () => {
     await fsp.writeFile(file("long.txt"), "é".repeat(3000) + "\nshort\n");
     const out = ok(await read({ path: "long.txt", line_numbers: true }));
     const [first, second] = String(out.content).split("\n");
@@ -84,7 +88,7 @@ describe("read_file windows", () => {
     assert.match(String(out.note), /1 long line was cut/);
   });
 
-  test("a file without a final newline has its last line", async () => {
+  test("a file without a final newline has its last line", { timeout: 60_000 }, async () => {
     await fsp.writeFile(file("nofinal.txt"), "a\nb");
     const out = ok(await read({ path: "nofinal.txt" }));
     assert.equal(out.content, "a\nb");
@@ -93,7 +97,7 @@ describe("read_file windows", () => {
 });
 
 describe("read_file metadata and encodings", () => {
-  test("metadata: total lines, line ending, size and the file's sha256", async () => {
+  test("metadata: total lines, line ending, size and the file's sha256", { timeout: 60_000 }, async () => {
     const bytes = "one\r\ntwo\r\n";
     await fsp.writeFile(file("crlf.txt"), bytes);
     const out = ok(await read({ path: "crlf.txt" }));
@@ -106,7 +110,7 @@ describe("read_file metadata and encodings", () => {
     assert.equal(ok(await read({ path: "ten.txt" })).line_ending, "lf");
   });
 
-  test("a UTF-8 byte-order mark is dropped from the text and reported", async () => {
+  test("a UTF-8 byte-order mark is dropped from the text and reported", { timeout: 60_000 }, async () => {
     await fsp.writeFile(file("bom.txt"), Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from("first\nsecond\n")]));
     const out = ok(await read({ path: "bom.txt" }));
     assert.equal(out.content, "first\nsecond");
@@ -116,7 +120,7 @@ describe("read_file metadata and encodings", () => {
     assert.equal(ok(await read({ path: "bomonly.txt" })).total_lines, 0);
   });
 
-  test("other encodings are refused clearly", async () => {
+  test("other encodings are refused clearly", { timeout: 60_000 }, async () => {
     await fsp.writeFile(file("latin1.txt"), Buffer.from("caf\xe9\n", "latin1"));
     const latin = await read({ path: "latin1.txt" });
     assert.equal(latin.errorCode, "not_utf8");
@@ -127,7 +131,7 @@ describe("read_file metadata and encodings", () => {
     assert.match(utf16.error!, /UTF-16LE/);
   });
 
-  test("non-UTF-8 bytes inside a later window are refused too", async () => {
+  test("non-UTF-8 bytes inside a later window are refused too", { timeout: 60_000 }, async () => {
     // Past the 64 KiB checked up front.
     const lines = Array.from({ length: 20_000 }, (_, i) => `row ${i}`);
     const bytes = Buffer.concat([Buffer.from(lines.join("\n") + "\n"), Buffer.from([0xff, 0x0a])]);
@@ -138,7 +142,7 @@ describe("read_file metadata and encodings", () => {
     assert.match(result.error!, /line 20001/);
   });
 
-  test("binary files are refused with their size and type", async () => {
+  test("binary files are refused with their size and type", { timeout: 60_000 }, async () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
     await fsp.writeFile(file("pic.png"), png);
     const image = await read({ path: "pic.png" });
@@ -151,22 +155,26 @@ describe("read_file metadata and encodings", () => {
     assert.match(blob.error!, /binary data, 7 bytes/);
   });
 
-  test("directories are refused with a pointer to list_dir", async () => {
+  test("directories are refused with a pointer to list_dir", { timeout: 60_000 }, async () => {
     const result = await read({ path: "sub" });
     assert.equal(result.errorCode, "is_directory");
     assert.match(result.recoveryHint!, /list_dir/);
   });
 
-  test("a FIFO is refused without opening it (no hang)", { skip: process.platform === "win32" }, async () => {
-    execFileSync("mkfifo", [file("pipe")]);
-    const started = performance.now();
-    const result = await read({ path: "pipe" });
-    assert.equal(result.errorCode, "not_regular_file");
-    assert.match(result.error!, /FIFO/);
-    assert.ok(performance.now() - started < 2000);
-    const info = ok(await l.call("file_info", { path: "pipe" }));
-    assert.equal(info.type, "fifo");
-  });
+  test(
+    "a FIFO is refused without opening it (no hang)",
+    { timeout: 60_000, skip: process.platform === "win32" },
+    async () => {
+      execFileSync("mkfifo", [file("pipe")]);
+      const started = performance.now();
+      const result = await read({ path: "pipe" });
+      assert.equal(result.errorCode, "not_regular_file");
+      assert.match(result.error!, /FIFO/);
+      assert.ok(performance.now() - started < 2000);
+      const info = ok(await l.call("file_info", { path: "pipe" }));
+      assert.equal(info.type, "fifo");
+    },
+  );
 });
 
 describe("read_file on either side of the synchronous-read size", () => {
@@ -182,7 +190,9 @@ describe("read_file on either side of the synchronous-read size", () => {
     return out + "y".repeat(bytes - length - 1) + "\n";
   };
 
-  test("a file read with synchronous calls and one read through the thread pool give the same windows", async () => {
+  test("a file read with synchronous calls and one read through the thread pool give the same windows", {
+    timeout: 60_000,
+  }, async () => {
     for (const size of [SYNC_READ_BYTES, SYNC_READ_BYTES + 1]) {
       const bytes = Buffer.from(text(size));
       assert.equal(bytes.length, size);
@@ -206,29 +216,33 @@ describe("read_file on either side of the synchronous-read size", () => {
 });
 
 describe("read_file read buffers", () => {
-  test("files read one after the other, in one session or two, each give their own bytes", async () => {
-    // Large enough for the pooled 1 MiB read buffers, which the next read of any file reuses.
-    const a = ("A".repeat(99) + "\n").repeat(4000);
-    const b = ("B".repeat(99) + "\n").repeat(3000);
-    await fsp.writeFile(file("pool-a.txt"), a);
-    await fsp.writeFile(file("pool-b.txt"), b);
-    const other = await makeLayout(fsTools());
-    const readsOwnBytes = async (call: typeof read, name: string, bytes: string) => {
-      const out = ok(await call({ path: name, limit: 2 }));
-      assert.equal(out.content, bytes.slice(0, 199), name);
-      assert.equal(out.sha256, createHash("sha256").update(bytes).digest("hex"), name);
-    };
-    try {
-      await fsp.writeFile(path.join(other.workdir, "pool-b.txt"), b);
-      await readsOwnBytes(read, "pool-a.txt", a);
-      await readsOwnBytes(read, "pool-b.txt", b);
-      await readsOwnBytes((args) => other.call("read_file", args), "pool-b.txt", b);
-    } finally {
-      await other.cleanup();
-    }
-  });
+  test(
+    "files read one after the other, in one session or two, each give their own bytes",
+    { timeout: 60_000 },
+    async () => {
+      // Large enough for the pooled 1 MiB read buffers, which the next read of any file reuses.
+      const a = ("A".repeat(99) + "\n").repeat(4000);
+      const b = ("B".repeat(99) + "\n").repeat(3000);
+      await fsp.writeFile(file("pool-a.txt"), a);
+      await fsp.writeFile(file("pool-b.txt"), b);
+      const other = await makeLayout(fsTools());
+      const readsOwnBytes = async (call: typeof read, name: string, bytes: string) => {
+        const out = ok(await call({ path: name, limit: 2 }));
+        assert.equal(out.content, bytes.slice(0, 199), name);
+        assert.equal(out.sha256, createHash("sha256").update(bytes).digest("hex"), name);
+      };
+      try {
+        await fsp.writeFile(path.join(other.workdir, "pool-b.txt"), b);
+        await readsOwnBytes(read, "pool-a.txt", a);
+        await readsOwnBytes(read, "pool-b.txt", b);
+        await readsOwnBytes((args) => other.call("read_file", args), "pool-b.txt", b);
+      } finally {
+        await other.cleanup();
+      }
+    },
+  );
 
-  test("a line longer than a 1 MiB chunk is cut with its own first characters", async () => {
+  test("a line longer than a 1 MiB chunk is cut with its own first characters", { timeout: 60_000 }, async () => {
     // The window reads it in two chunks into the same buffer; the start it keeps must survive the second.
     const long = "a".repeat(1 << 20) + "b".repeat(1 << 19);
     await fsp.writeFile(file("across.txt"), `${long}\nnext\n`);
@@ -254,37 +268,41 @@ function bytesRead(): number | undefined {
 
 describe("read_file on a large file", () => {
   const skip = bytesRead() === undefined ? "needs /proc/self/io to count the bytes read" : false;
-  test("streams, skips sha256 above the full-scan size, and reuses the line index", { skip }, async () => {
-    const line = "0123456789".repeat(9) + "\n"; // 91 bytes
-    const count = Math.ceil((FULL_SCAN_BYTES + (8 << 20)) / line.length);
-    const handle = await fsp.open(file("big.log"), "w");
-    const block = line.repeat(10_000);
-    for (let i = 0; i < count; i += 10_000) await handle.write(block);
-    await handle.close();
-    const total = Math.ceil(count / 10_000) * 10_000;
+  test(
+    "streams, skips sha256 above the full-scan size, and reuses the line index",
+    { timeout: 60_000, skip },
+    async () => {
+      const line = "0123456789".repeat(9) + "\n"; // 91 bytes
+      const count = Math.ceil((FULL_SCAN_BYTES + (8 << 20)) / line.length);
+      const handle = await fsp.open(file("big.log"), "w");
+      const block = line.repeat(10_000);
+      for (let i = 0; i < count; i += 10_000) await handle.write(block);
+      await handle.close();
+      const total = Math.ceil(count / 10_000) * 10_000;
 
-    let start = bytesRead()!;
-    const first = ok(await read({ path: "big.log", offset: total - 50, limit: 10, line_numbers: true }));
-    const firstBytes = bytesRead()! - start;
-    assert.equal(String(first.content).split("\n")[0], `${total - 49}\t${line.trimEnd()}`);
-    assert.equal(first.sha256, null);
-    assert.match(String(first.sha256_skipped), /larger than 64 MiB/);
-    assert.ok(firstBytes > FULL_SCAN_BYTES, `the first read scans up to the window (${firstBytes} bytes)`);
+      let start = bytesRead()!;
+      const first = ok(await read({ path: "big.log", offset: total - 50, limit: 10, line_numbers: true }));
+      const firstBytes = bytesRead()! - start;
+      assert.equal(String(first.content).split("\n")[0], `${total - 49}\t${line.trimEnd()}`);
+      assert.equal(first.sha256, null);
+      assert.match(String(first.sha256_skipped), /larger than 64 MiB/);
+      assert.ok(firstBytes > FULL_SCAN_BYTES, `the first read scans up to the window (${firstBytes} bytes)`);
 
-    start = bytesRead()!;
-    const second = ok(await read({ path: "big.log", offset: total - 100, limit: 10 }));
-    const secondBytes = bytesRead()! - start;
-    assert.equal(second.lines, 10);
-    assert.ok(secondBytes < 4 << 20, `the second read starts at a checkpoint (${secondBytes} bytes)`);
+      start = bytesRead()!;
+      const second = ok(await read({ path: "big.log", offset: total - 100, limit: 10 }));
+      const secondBytes = bytesRead()! - start;
+      assert.equal(second.lines, 10);
+      assert.ok(secondBytes < 4 << 20, `the second read starts at a checkpoint (${secondBytes} bytes)`);
 
-    const end = ok(await read({ path: "big.log", offset: total - 5 }));
-    assert.equal(end.total_lines, total, "the line count is known once a window reaches the end");
-    assert.equal(end.more, false);
-  });
+      const end = ok(await read({ path: "big.log", offset: total - 5 }));
+      assert.equal(end.total_lines, total, "the line count is known once a window reaches the end");
+      assert.equal(end.more, false);
+    },
+  );
 });
 
 describe("read_file on a file that is being written", () => {
-  test("reads it, and says it changed instead of giving a sha256 of a moving target", async () => {
+  test("reads it, and says it changed instead of giving a sha256 of a moving target", { timeout: 60_000 }, async () => {
     const lines = Array.from({ length: 200_000 }, (_, i) => `entry ${i}`).join("\n") + "\n";
     await fsp.writeFile(file("growing.log"), lines);
     const writer = spawn("sh", ["-c", `while :; do echo appended >> '${file("growing.log")}'; done`]);

@@ -60,26 +60,30 @@ function near(actual: number[], expected: number[], tolerance = 40): boolean {
 }
 
 describe("request_image", () => {
-  test("a large PNG is scaled to 1000 px on its long side; the note gives both sizes", async () => {
-    await withSession(async (session, dir) => {
-      await writeFile(path.join(dir, "wide.png"), png(3000, 1500));
-      const result = await box.call(session, "request_image", { src: "wide.png" });
-      assert.equal(result.status, "success", result.error);
-      const out = result.output as RequestImageResult;
-      assert.deepEqual([out.width, out.height, out.original_width, out.original_height], [1000, 500, 3000, 1500]);
-      assert.equal(out.media_type, "image/png");
-      assert.equal(out.note, "wide.png: 1000×500 px (original 3000×1500 px)");
-      const [image] = session.takeDeferredImages();
-      assert.equal(image.note, out.note);
-      assert.equal(image.mediaType, "image/png");
-      const decoded = decodePng(image.data);
-      assert.deepEqual([decoded.width, decoded.height], [1000, 500]);
-      assert.deepEqual(pixel(decoded, 10, 10, decoded.channels), [255, 0, 0]);
-      assert.deepEqual(pixel(decoded, 990, 490, decoded.channels), [0, 0, 255]);
-    }, vision);
-  });
+  test(
+    "a large PNG is scaled to 1000 px on its long side; the note gives both sizes",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        await writeFile(path.join(dir, "wide.png"), png(3000, 1500));
+        const result = await box.call(session, "request_image", { src: "wide.png" });
+        assert.equal(result.status, "success", result.error);
+        const out = result.output as RequestImageResult;
+        assert.deepEqual([out.width, out.height, out.original_width, out.original_height], [1000, 500, 3000, 1500]);
+        assert.equal(out.media_type, "image/png");
+        assert.equal(out.note, "wide.png: 1000×500 px (original 3000×1500 px)");
+        const [image] = session.takeDeferredImages();
+        assert.equal(image.note, out.note);
+        assert.equal(image.mediaType, "image/png");
+        const decoded = decodePng(image.data);
+        assert.deepEqual([decoded.width, decoded.height], [1000, 500]);
+        assert.deepEqual(pixel(decoded, 10, 10, decoded.channels), [255, 0, 0]);
+        assert.deepEqual(pixel(decoded, 990, 490, decoded.channels), [0, 0, 255]);
+      }, vision);
+    },
+  );
 
-  test("an image within 1000 px is handed over unchanged", async () => {
+  test("an image within 1000 px is handed over unchanged", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const bytes = png(200, 100);
       await writeFile(path.join(dir, "small.png"), bytes);
@@ -90,7 +94,7 @@ describe("request_image", () => {
     }, vision);
   });
 
-  test("a JPEG stays JPEG, and is turned upright per its EXIF orientation", async () => {
+  test("a JPEG stays JPEG, and is turned upright per its EXIF orientation", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "photo.jpg"), jpg(2400, 1200));
       const big = (await box.call(session, "request_image", { src: "photo.jpg" })).output as RequestImageResult;
@@ -114,7 +118,7 @@ describe("request_image", () => {
     }, vision);
   });
 
-  test("a large GIF becomes a PNG of its first frame", async () => {
+  test("a large GIF becomes a PNG of its first frame", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "anim.gif"), gif(1200, 600));
       const out = (await box.call(session, "request_image", { src: "anim.gif" })).output as RequestImageResult;
@@ -124,7 +128,7 @@ describe("request_image", () => {
     }, vision);
   });
 
-  test("WebP: small ones pass unchanged, larger ones are refused with the fix", async () => {
+  test("WebP: small ones pass unchanged, larger ones are refused with the fix", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const tiny = Uint8Array.from(atob("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="), (c) => c.charCodeAt(0));
       await writeFile(path.join(dir, "tiny.webp"), tiny);
@@ -141,7 +145,7 @@ describe("request_image", () => {
     }, vision);
   });
 
-  test("content decides, not the name; paths outside the workspace are refused", async () => {
+  test("content decides, not the name; paths outside the workspace are refused", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "fake.png"), "not an image at all");
       const fake = await box.call(session, "request_image", { src: "fake.png" });
@@ -155,7 +159,7 @@ describe("request_image", () => {
     }, vision);
   });
 
-  test("it is listed only for models with vision", () => {
+  test("it is listed only for models with vision", { timeout: 60_000 }, () => {
     assert.deepEqual(box.list({ capabilities: [] }).map((t) => t.name), []);
     assert.deepEqual(box.list({ capabilities: ["vision"] }).map((t) => t.name), ["request_image"]);
   });

@@ -34,7 +34,7 @@ const CALLS: [string, Record<string, unknown>][] = [
 
 describe("a vanished workspace", () => {
   for (const how of ["deleted", "replaced by a new folder", "replaced by a file"]) {
-    test(`${how}: every file tool says workspace_missing and nothing is re-created`, async () => {
+    test(`${how}: every file tool says workspace_missing and nothing is re-created`, { timeout: 60_000 }, async () => {
       const workdir = path.join(root, how.replaceAll(" ", "-"));
       await fsp.mkdir(workdir);
       await fsp.writeFile(path.join(workdir, "f.txt"), "f");

@@ -29,7 +29,7 @@ beforeEach(async () => {
 afterEach(() => l.cleanup());
 
 describe("unified diffs", () => {
-  test("several files with a/ b/ prefixes, creating and deleting through /dev/null", async () => {
+  test("several files with a/ b/ prefixes, creating and deleting through /dev/null", { timeout: 60_000 }, async () => {
     const out = ok(
       await apply(
         [
@@ -73,12 +73,12 @@ describe("unified diffs", () => {
     assert.equal(out.format, "unified");
   });
 
-  test("wrong line numbers and wrong hunk counts still apply where the lines are", async () => {
+  test("wrong line numbers and wrong hunk counts still apply where the lines are", { timeout: 60_000 }, async () => {
     ok(await apply("--- src/b.ts\n+++ src/b.ts\n@@ -40,7 +40,9 @@\n beta\n-gamma\n+GAMMA\n"));
     assert.equal(await text("src/b.ts"), "alpha\nbeta\nGAMMA\n");
   });
 
-  test("git headers: renames, new and deleted files, quoted names", async () => {
+  test("git headers: renames, new and deleted files, quoted names", { timeout: 60_000 }, async () => {
     const patch = [
       "diff --git a/src/b.ts b/lib/b2.ts",
       "similarity index 80%",
@@ -107,7 +107,7 @@ describe("unified diffs", () => {
     assert.deepEqual((out.files as { action: string }[]).map((f) => f.action), ["moved", "added"]);
   });
 
-  test("\\ No newline at end of file on either side", async () => {
+  test("\\ No newline at end of file on either side", { timeout: 60_000 }, async () => {
     await fsp.writeFile(at("n.txt"), "a\nb");
     ok(await apply("--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n"));
     assert.equal(await text("n.txt"), "a\nc\n");
@@ -115,16 +115,20 @@ describe("unified diffs", () => {
     assert.equal(await text("n.txt"), "a\nd");
   });
 
-  test("lines added where a file ends get their newline unless the patch says otherwise", async () => {
-    await fsp.writeFile(at("empty.txt"), "");
-    ok(await apply("--- a/empty.txt\n+++ b/empty.txt\n@@ -0,0 +1 @@\n+\n"));
-    assert.equal(await text("empty.txt"), "\n");
-    await fsp.writeFile(at("tail.txt"), "a\nb");
-    ok(await apply("--- a/tail.txt\n+++ b/tail.txt\n@@ -1,2 +1 @@\n a\n-b\n\\ No newline at end of file\n"));
-    assert.equal(await text("tail.txt"), "a\n");
-  });
+  test(
+    "lines added where a file ends get their newline unless the patch says otherwise",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.writeFile(at("empty.txt"), "");
+      ok(await apply("--- a/empty.txt\n+++ b/empty.txt\n@@ -0,0 +1 @@\n+\n"));
+      assert.equal(await text("empty.txt"), "\n");
+      await fsp.writeFile(at("tail.txt"), "a\nb");
+      ok(await apply("--- a/tail.txt\n+++ b/tail.txt\n@@ -1,2 +1 @@\n a\n-b\n\\ No newline at end of file\n"));
+      assert.equal(await text("tail.txt"), "a\n");
+    },
+  );
 
-  test("CRLF files, a byte-order mark and the mode are kept", async () => {
+  test("CRLF files, a byte-order mark and the mode are kept", { timeout: 60_000 }, async () => {
     await fsp.writeFile(at("w.txt"), "\ufeffone\r\ntwo\r\n");
     await fsp.chmod(at("w.txt"), 0o700);
     ok(await apply("--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,3 @@\n one\n-two\n+TWO\n+three\n"));
@@ -134,7 +138,7 @@ describe("unified diffs", () => {
 });
 
 describe("*** Begin Patch", () => {
-  test("add, update with @@ anchors and a move, delete", async () => {
+  test("add, update with @@ anchors and a move, delete", { timeout: 60_000 }, async () => {
     await fsp.writeFile(
       at("src", "c.py"),
       "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 1\n",
@@ -176,15 +180,19 @@ describe("*** Begin Patch", () => {
     assert.match(await text("src/a.ts"), /line 7\nline eight\n$/);
   });
 
-  test("context with different trailing whitespace still fits, and keeps the file's own text", async () => {
-    await fsp.writeFile(at("t.txt"), "keep me  \nchange\n");
-    ok(await apply("*** Begin Patch\n*** Update File: t.txt\n@@\n keep me\n-change\n+changed\n*** End Patch"));
-    assert.equal(await text("t.txt"), "keep me  \nchanged\n");
-  });
+  test(
+    "context with different trailing whitespace still fits, and keeps the file's own text",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.writeFile(at("t.txt"), "keep me  \nchange\n");
+      ok(await apply("*** Begin Patch\n*** Update File: t.txt\n@@\n keep me\n-change\n+changed\n*** End Patch"));
+      assert.equal(await text("t.txt"), "keep me  \nchanged\n");
+    },
+  );
 });
 
 describe("a patch applies whole or changes nothing", () => {
-  test("a hunk that does not fit in a later file stops every file", async () => {
+  test("a hunk that does not fit in a later file stops every file", { timeout: 60_000 }, async () => {
     const result = await refused(
       "--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-line 1\n+LINE 1\n--- a/src/b.ts\n+++ b/src/b.ts\n@@ -1 +1 @@\n-delta\n+x\n",
       "patch_conflict",
@@ -192,7 +200,7 @@ describe("a patch applies whole or changes nothing", () => {
     assert.match(result.error!, /Hunk 1 for src\/b\.ts does not apply: these lines were not found: "delta"/);
   });
 
-  test("a permission denied for a later file stops every file", async () => {
+  test("a permission denied for a later file stops every file", { timeout: 60_000 }, async () => {
     await l.cleanup();
     l = await makeLayout(patchTools(), { host: denyAllHost(), autoConfirm: false });
     await fsp.mkdir(at("src"));
@@ -204,7 +212,7 @@ describe("a patch applies whole or changes nothing", () => {
     assert.equal(result.status, "skipped");
   });
 
-  test("a write that fails midway rolls back the files written before it", async () => {
+  test("a write that fails midway rolls back the files written before it", { timeout: 60_000 }, async () => {
     await l.cleanup();
     // While the person is asked about a.ts, something puts a file where the new folder must go.
     l = await makeLayout(patchTools(), {
@@ -227,7 +235,7 @@ describe("a patch applies whole or changes nothing", () => {
     assert.deepEqual(await fsp.readFile(at("src", "a.ts")), before);
   });
 
-  test("malformed patches, duplicate files, binary patches", async () => {
+  test("malformed patches, duplicate files, binary patches", { timeout: 60_000 }, async () => {
     await refused("just some text", "invalid_patch");
     await refused("*** Begin Patch\n*** Update File: src/b.ts\n-alpha\n", "invalid_patch");
     await refused("*** Begin Patch\n*** Frobnicate: x\n*** End Patch", "invalid_patch");
@@ -238,13 +246,13 @@ describe("a patch applies whole or changes nothing", () => {
     await refused("diff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n", "invalid_patch");
   });
 
-  test("adding an existing file, updating a missing one, deleting changed content", async () => {
+  test("adding an existing file, updating a missing one, deleting changed content", { timeout: 60_000 }, async () => {
     await refused("--- /dev/null\n+++ b/src/b.ts\n@@ -0,0 +1 @@\n+x\n", "already_exists");
     await refused("--- a/src/zz.ts\n+++ b/src/zz.ts\n@@ -1 +1 @@\n-a\n+b\n", "not_found");
     await refused("--- a/src/b.ts\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-alpha\n-beta\n", "patch_conflict");
   });
 
-  test("binary and symlink targets are refused", async () => {
+  test("binary and symlink targets are refused", { timeout: 60_000 }, async () => {
     await fsp.writeFile(at("bin.dat"), Buffer.from([1, 2, 0, 3]));
     await refused("--- a/bin.dat\n+++ b/bin.dat\n@@ -1 +1 @@\n-x\n+y\n", "binary_file");
     await refused("--- a/link-in\n+++ b/link-in\n@@ -1 +1 @@\n-inside\n+x\n", "symlink_target");
@@ -255,7 +263,7 @@ describe("patch paths are confined to the directory and the workspace", () => {
   const update = (p: string) => `--- a/${p}\n+++ b/${p}\n@@ -1 +1 @@\n-secret\n+pwned\n`;
   const add = (p: string) => `--- /dev/null\n+++ b/${p}\n@@ -0,0 +1 @@\n+pwned\n`;
 
-  test("paths leading out of the directory", async () => {
+  test("paths leading out of the directory", { timeout: 60_000 }, async () => {
     await refused(update("../inside.txt"), "outside_directory", "sub");
     await refused(add("../escape.txt"), "outside_directory", "sub");
     await refused(`*** Begin Patch\n*** Add File: ${at("escape.txt")}\n+x\n*** End Patch`, "outside_directory", "sub");
@@ -273,14 +281,14 @@ describe("patch paths are confined to the directory and the workspace", () => {
     ["loop-a/x", "add", ["symlink_loop"]],
   ];
   for (const [p, kind, codes] of cases) {
-    test(`${kind} ${p}`, async () => {
+    test(`${kind} ${p}`, { timeout: 60_000 }, async () => {
       const result = await unchanged(l.root, () => apply(kind === "add" ? add(p) : update(p)));
       assert.ok(codes.includes(result.errorCode!), `${result.errorCode}: ${result.error}`);
       assert.equal(fs.existsSync(path.join(l.outside, "new.txt")), false);
     });
   }
 
-  test("the directory itself must lie in the workspace", async () => {
+  test("the directory itself must lie in the workspace", { timeout: 60_000 }, async () => {
     for (const directory of ["..", "/etc", "dir-out", "../W-secrets"]) {
       await refused(add("x.txt"), "outside_workspace", directory);
     }

@@ -74,12 +74,14 @@ async function edit(c: Case) {
 }
 
 describe("publish", () => {
-  test("is in no default group", () => {
+  test("is in no default group", { timeout: 60_000 }, () => {
     const box = new ToolBox().withDefaults();
     assert.ok(!box.list().some((t) => t.name === "publish"));
   });
 
-  test("the right digest: shows the diff, applies every approved change, reports filesystemChanges", async () => {
+  test("the right digest: shows the diff, applies every approved change, reports filesystemChanges", {
+    timeout: 60_000,
+  }, async () => {
     const c = await setup();
     try {
       await edit(c);
@@ -108,7 +110,7 @@ describe("publish", () => {
     }
   });
 
-  test("a wrong digest (approved or named in the call) refuses and changes nothing", async () => {
+  test("a wrong digest (approved or named in the call) refuses and changes nothing", { timeout: 60_000 }, async () => {
     for (const wrong of ["approved", "call"] as const) {
       const c = await setup({ digest: wrong === "approved" ? "0".repeat(64) : undefined });
       try {
@@ -129,7 +131,9 @@ describe("publish", () => {
     }
   });
 
-  test("approved paths: only they are published; a requested path outside them refuses and changes nothing", async () => {
+  test("approved paths: only they are published; a requested path outside them refuses and changes nothing", {
+    timeout: 60_000,
+  }, async () => {
     const c = await setup({ paths: ["src"] });
     try {
       await edit(c);
@@ -154,22 +158,28 @@ describe("publish", () => {
     }
   });
 
-  test("a move with one end outside the approved paths publishes only the approved end", async () => {
-    const c = await setup({ paths: ["docs"] });
-    try {
-      const moved = await c.box.call(c.scratch.session, "move", { src: "src/a.ts", dst: "docs/a.ts" });
-      assert.equal(moved.status, "success", moved.error);
-      const result = await c.box.call(c.scratch.session, "publish", {});
-      const output = result.output as { filesystemChanges: FileChange[]; notPublished: string[] };
-      assert.deepEqual(output.filesystemChanges.map((x) => `${x.change} ${x.path}`), ["created docs/a.ts"]);
-      assert.deepEqual(output.notPublished, ["src/a.ts"]);
-      assert.equal(await fsp.readFile(path.join(c.workdir, "src", "a.ts"), "utf8"), "export const a = 1;\n");
-    } finally {
-      await c.scratch.dispose();
-    }
-  });
+  test(
+    "a move with one end outside the approved paths publishes only the approved end",
+    { timeout: 60_000 },
+    async () => {
+      const c = await setup({ paths: ["docs"] });
+      try {
+        const moved = await c.box.call(c.scratch.session, "move", { src: "src/a.ts", dst: "docs/a.ts" });
+        assert.equal(moved.status, "success", moved.error);
+        const result = await c.box.call(c.scratch.session, "publish", {});
+        const output = result.output as { filesystemChanges: FileChange[]; notPublished: string[] };
+        assert.deepEqual(output.filesystemChanges.map((x) => `${x.change} ${x.path}`), ["created docs/a.ts"]);
+        assert.deepEqual(output.notPublished, ["src/a.ts"]);
+        assert.equal(await fsp.readFile(path.join(c.workdir, "src", "a.ts"), "utf8"), "export const a = 1;\n");
+      } finally {
+        await c.scratch.dispose();
+      }
+    },
+  );
 
-  test("a workspace file changed meanwhile refuses before anyone is asked, naming it and its hashes", async () => {
+  test("a workspace file changed meanwhile refuses before anyone is asked, naming it and its hashes", {
+    timeout: 60_000,
+  }, async () => {
     const c = await setup();
     try {
       await edit(c);
@@ -187,7 +197,9 @@ describe("publish", () => {
     }
   });
 
-  test("declined by the person: not_approved, nothing changed; a preview asks nobody and changes nothing", async () => {
+  test("declined by the person: not_approved, nothing changed; a preview asks nobody and changes nothing", {
+    timeout: 60_000,
+  }, async () => {
     const c = await setup({ answer: false });
     try {
       await edit(c);
@@ -205,7 +217,7 @@ describe("publish", () => {
     }
   });
 
-  test("autoConfirm publishes ordinary changes, but a protected path needs a person", async () => {
+  test("autoConfirm publishes ordinary changes, but a protected path needs a person", { timeout: 60_000 }, async () => {
     const c = await setup({ autoConfirm: true, answer: false });
     try {
       await fsp.writeFile(path.join(c.scratch.root, "plain.txt"), "plain\n");
@@ -226,37 +238,43 @@ describe("publish", () => {
     }
   });
 
-  test("a link that would lead out of the workspace is shown with its target and needs a person", async () => {
-    for (const target of ["/etc/passwd", "../../outside", "src/../../x"]) {
-      const c = await setup({ autoConfirm: true, answer: false });
+  test(
+    "a link that would lead out of the workspace is shown with its target and needs a person",
+    { timeout: 60_000 },
+    async () => {
+      for (const target of ["/etc/passwd", "../../outside", "src/../../x"]) {
+        const c = await setup({ autoConfirm: true, answer: false });
+        try {
+          await fsp.symlink(target, path.join(c.scratch.root, "docs", "link"));
+          const before = await fingerprint(c.workdir);
+          const result = await c.box.call(c.scratch.session, "publish", {});
+          assert.equal(c.asked.length, 1, target);
+          assert.equal(c.asked[0].requirePerson, true, target);
+          assert.ok(c.asked[0].message.includes(JSON.stringify(target)), c.asked[0].message);
+          assert.match(c.asked[0].message, /\[link leads outside the workspace\]/);
+          assert.equal(result.errorCode, "not_approved");
+          assert.deepEqual(await fingerprint(c.workdir), before);
+        } finally {
+          await c.scratch.dispose();
+        }
+      }
+      // A link that stays inside is an ordinary change.
+      const c = await setup({ autoConfirm: true });
       try {
-        await fsp.symlink(target, path.join(c.scratch.root, "docs", "link"));
-        const before = await fingerprint(c.workdir);
+        await fsp.symlink("../src/a.ts", path.join(c.scratch.root, "docs", "link"));
         const result = await c.box.call(c.scratch.session, "publish", {});
-        assert.equal(c.asked.length, 1, target);
-        assert.equal(c.asked[0].requirePerson, true, target);
-        assert.ok(c.asked[0].message.includes(JSON.stringify(target)), c.asked[0].message);
-        assert.match(c.asked[0].message, /\[link leads outside the workspace\]/);
-        assert.equal(result.errorCode, "not_approved");
-        assert.deepEqual(await fingerprint(c.workdir), before);
+        assert.equal(result.status, "success", result.error);
+        assert.equal(c.asked.length, 0);
+        assert.equal(await fsp.readlink(path.join(c.workdir, "docs", "link")), "../src/a.ts");
       } finally {
         await c.scratch.dispose();
       }
-    }
-    // A link that stays inside is an ordinary change.
-    const c = await setup({ autoConfirm: true });
-    try {
-      await fsp.symlink("../src/a.ts", path.join(c.scratch.root, "docs", "link"));
-      const result = await c.box.call(c.scratch.session, "publish", {});
-      assert.equal(result.status, "success", result.error);
-      assert.equal(c.asked.length, 0);
-      assert.equal(await fsp.readlink(path.join(c.workdir, "docs", "link")), "../src/a.ts");
-    } finally {
-      await c.scratch.dispose();
-    }
-  });
+    },
+  );
 
-  test("what is applied is what was shown: the copy changed after the diff was made refuses and changes nothing", async () => {
+  test("what is applied is what was shown: the copy changed after the diff was made refuses and changes nothing", {
+    timeout: 60_000,
+  }, async () => {
     const workdir = path.join(root, `w${n++}`);
     await fsp.mkdir(workdir);
     await fsp.writeFile(path.join(workdir, "a.txt"), "old\n");
@@ -283,7 +301,7 @@ describe("publish", () => {
     }
   });
 
-  test("the diff is checked against the hashes of the changes it shows", async () => {
+  test("the diff is checked against the hashes of the changes it shows", { timeout: 60_000 }, async () => {
     const workdir = path.join(root, `w${n++}`);
     await fsp.mkdir(workdir);
     const scratch = await createScratch(workdir);
@@ -303,7 +321,7 @@ describe("publish", () => {
     }
   });
 
-  test("the tool refuses to be built without a valid approved digest", async () => {
+  test("the tool refuses to be built without a valid approved digest", { timeout: 60_000 }, async () => {
     const scratch = await createScratch(await fsp.mkdtemp(path.join(root, "x")));
     try {
       assert.throws(() => publishTool(scratch, { digest: "" }), TypeError);

@@ -85,7 +85,7 @@ const QUERIES: Record<string, unknown>[] = [
 
 describe("ripgrep and the built-in engine agree", { skip }, () => {
   for (const query of QUERIES) {
-    test(JSON.stringify(query), async () => {
+    test(JSON.stringify(query), { timeout: 60_000 }, async () => {
       const [a, b] = await Promise.all([ripgrep.call(session, "grep", query), builtin.call(session, "grep", query)]);
       assert.equal(a.status, "success", a.error);
       assert.equal(b.status, "success", b.error);
@@ -102,7 +102,7 @@ describe("ripgrep and the built-in engine agree", { skip }, () => {
     });
   }
 
-  test("the fixture exercises what it should", async () => {
+  test("the fixture exercises what it should", { timeout: 60_000 }, async () => {
     const result = await ripgrep.call(session, "grep", { pattern: "needle", max_matches: 1000 });
     const files = new Set((result.output as { matches: { path: string }[] }).matches.map((m) => m.path));
     for (

@@ -30,7 +30,7 @@ before(async () => {
 after(() => l.cleanup());
 
 describe("glob", () => {
-  test("** crosses folders, * does not; results are sorted and relative to the root", async () => {
+  test("** crosses folders, * does not; results are sorted and relative to the root", { timeout: 60_000 }, async () => {
     const all = await glob({ pattern: "**/*.ts" });
     assert.equal(all.root, l.workdir);
     assert.deepEqual(all.matches, ["src/.hidden/d.ts", "src/a.ts", "src/lib/c.ts", "top-link.ts", "top.ts"]);
@@ -40,7 +40,7 @@ describe("glob", () => {
     assert.deepEqual((await glob({ pattern: "lib/*", path: "src" })).matches, ["lib/c.ts"]);
   });
 
-  test(".gitignore is honoured unless skip_ignored is false; .git is never listed", async () => {
+  test(".gitignore is honoured unless skip_ignored is false; .git is never listed", { timeout: 60_000 }, async () => {
     assert.deepEqual((await glob({ pattern: "**/*.tmp" })).matches, []);
     const everything = await glob({ pattern: "**", skip_ignored: false });
     const listed = everything.matches as string[];
@@ -50,13 +50,15 @@ describe("glob", () => {
     assert.doesNotMatch(JSON.stringify(await glob({ pattern: "**", type: "any" })), /"\.git\//);
   });
 
-  test("type picks files, folders (ending in / for any), or both", async () => {
+  test("type picks files, folders (ending in / for any), or both", { timeout: 60_000 }, async () => {
     assert.deepEqual((await glob({ pattern: "src/**", type: "directory" })).matches, ["src", "src/.hidden", "src/lib"]);
     const any = (await glob({ pattern: "src/*", type: "any" })).matches as string[];
     assert.deepEqual(any, ["src/.hidden/", "src/a.ts", "src/b.tsx", "src/lib/"]);
   });
 
-  test("symlinks are never followed: inside targets count as what they point to, others are left out", async () => {
+  test("symlinks are never followed: inside targets count as what they point to, others are left out", {
+    timeout: 60_000,
+  }, async () => {
     const any = (await glob({ pattern: "*", type: "any" })).matches as string[];
     assert.ok(any.includes("src-link/"), "a link to a folder inside is a folder");
     assert.ok(any.includes("top-link.ts"));
@@ -66,14 +68,14 @@ describe("glob", () => {
     assert.doesNotMatch(JSON.stringify(await glob({ pattern: "**", skip_ignored: false })), /s\.txt|secret/);
   });
 
-  test("the cap says when it cut", async () => {
+  test("the cap says when it cut", { timeout: 60_000 }, async () => {
     const out = await glob({ pattern: "**/*.ts", max_results: 2 });
     assert.deepEqual(out.matches, ["src/.hidden/d.ts", "src/a.ts"]);
     assert.equal(out.truncated, true);
     assert.match(String(out.note), /first 2 of 5/);
   });
 
-  test("patterns that leave the root, and roots that are not folders, are refused", async () => {
+  test("patterns that leave the root, and roots that are not folders, are refused", { timeout: 60_000 }, async () => {
     for (const pattern of ["/etc/*", "../*", "src/../../x"]) {
       assert.equal((await l.call("glob", { pattern })).errorCode, "invalid_glob", pattern);
     }

@@ -34,15 +34,19 @@ before(async () => {
 after(() => l.cleanup());
 
 describe("grep results", () => {
-  test("matches are {path, line, content}, paths relative to the root, lines 1-based", async () => {
-    const out = ok(await grep({ pattern: "Target", path: "src" }));
-    assert.equal(out.root, path.join(l.workdir, "src"));
-    assert.deepEqual(matches(out), [{ path: "ctx.txt", line: 3, content: "Target here" }]);
-    const file = ok(await grep({ pattern: "Target", path: "src/ctx.txt" }));
-    assert.deepEqual(matches(file), [{ path: "ctx.txt", line: 3, content: "Target here" }]);
-  });
+  test(
+    "matches are {path, line, content}, paths relative to the root, lines 1-based",
+    { timeout: 60_000 },
+    async () => {
+      const out = ok(await grep({ pattern: "Target", path: "src" }));
+      assert.equal(out.root, path.join(l.workdir, "src"));
+      assert.deepEqual(matches(out), [{ path: "ctx.txt", line: 3, content: "Target here" }]);
+      const file = ok(await grep({ pattern: "Target", path: "src/ctx.txt" }));
+      assert.deepEqual(matches(file), [{ path: "ctx.txt", line: 3, content: "Target here" }]);
+    },
+  );
 
-  test("the total cap is 100 by default and says when it cut", async () => {
+  test("the total cap is 100 by default and says when it cut", { timeout: 60_000 }, async () => {
     const out = ok(await grep({ pattern: "^hit" }));
     assert.equal(matches(out).length, 100);
     assert.equal(out.truncated, true);
@@ -52,7 +56,7 @@ describe("grep results", () => {
     assert.equal(exact.truncated, false, "exactly max_matches matches is not a cut");
   });
 
-  test("context lines, case folding, and paths only", async () => {
+  test("context lines, case folding, and paths only", { timeout: 60_000 }, async () => {
     const out = ok(await grep({ pattern: "target", case_sensitive: false, context: 2, path: "src" }));
     assert.deepEqual(matches(out), [{
       path: "ctx.txt",
@@ -66,7 +70,7 @@ describe("grep results", () => {
     assert.deepEqual(matches(bare), [{ path: "src/ctx.txt", line: 3 }]);
   });
 
-  test("patterns that start with - are patterns, not options", async () => {
+  test("patterns that start with - are patterns, not options", { timeout: 60_000 }, async () => {
     for (const regex of [true, false]) {
       const out = ok(await grep({ pattern: "-e", regex, path: "src" }));
       assert.deepEqual(matches(out).map((m) => m.line), [2], `regex: ${regex}`);
@@ -74,7 +78,7 @@ describe("grep results", () => {
     }
   });
 
-  test("the glob filter matches names without a slash and paths with one", async () => {
+  test("the glob filter matches names without a slash and paths with one", { timeout: 60_000 }, async () => {
     assert.equal(matches(ok(await grep({ pattern: "run", glob: "*.sh" }))).length, 2);
     assert.equal(matches(ok(await grep({ pattern: "run", glob: "src/*.sh" }))).length, 2);
     assert.equal(matches(ok(await grep({ pattern: "run", glob: "*.txt" }))).length, 0);
@@ -82,14 +86,14 @@ describe("grep results", () => {
     assert.equal((await grep({ pattern: "run", glob: "../*.sh" })).errorCode, "invalid_glob");
   });
 
-  test("bad patterns and missing paths are clear errors", async () => {
+  test("bad patterns and missing paths are clear errors", { timeout: 60_000 }, async () => {
     const bad = await grep({ pattern: "(?<=x)y" });
     assert.equal(bad.errorCode, "invalid_pattern");
     assert.match(bad.recoveryHint!, /regex: false/);
     assert.equal((await grep({ pattern: "x", path: "nope" })).errorCode, "not_found");
   });
 
-  test("symlinks are not followed: nothing from outside the workspace is searched", async () => {
+  test("symlinks are not followed: nothing from outside the workspace is searched", { timeout: 60_000 }, async () => {
     const out = ok(await grep({ pattern: "secret", max_matches: 1000 }));
     assert.deepEqual(matches(out), []);
   });
@@ -112,7 +116,7 @@ const PATH_CASES: [string, (l: Layout) => string, string][] = [
 describe("grep and glob refuse every path case of the policy issue", () => {
   for (const [name, p, code] of PATH_CASES) {
     for (const tool of ["grep", "glob"]) {
-      test(`${tool}: ${name}`, async () => {
+      test(`${tool}: ${name}`, { timeout: 60_000 }, async () => {
         const args = tool === "grep" ? { pattern: "secret", path: p(l) } : { pattern: "**", path: p(l) };
         const result: ToolResult = await l.call(tool, args);
         assert.equal(result.errorCode, code, result.error);
@@ -128,25 +132,29 @@ describe("engine choice", () => {
     closedEntirely: (permission) => permission === "run",
   };
 
-  test("without permission to run programs, grep uses the built-in engine and stays listed", async () => {
-    const fenced = await makeLayout(searchTools(), { fence: noRun });
-    try {
-      await fsp.writeFile(path.join(fenced.workdir, "a.txt"), "findme\n");
-      const out = ok(await fenced.call("grep", { pattern: "findme" }));
-      assert.equal(out.engine, "builtin");
-      assert.deepEqual(matches(out), [{ path: "a.txt", line: 1, content: "findme" }]);
-      assert.ok(fenced.box.list({ fence: noRun }).some((t) => t.name === "grep"));
-      const forced = new ToolBox().register(grepTool({ engine: "ripgrep" }));
-      const refused = await forced.call(fenced.session, "grep", { pattern: "findme" });
-      assert.ok(["engine_unavailable", "fence_denied"].includes(refused.errorCode!), refused.errorCode);
-    } finally {
-      await fenced.cleanup();
-    }
-  });
+  test(
+    "without permission to run programs, grep uses the built-in engine and stays listed",
+    { timeout: 60_000 },
+    async () => {
+      const fenced = await makeLayout(searchTools(), { fence: noRun });
+      try {
+        await fsp.writeFile(path.join(fenced.workdir, "a.txt"), "findme\n");
+        const out = ok(await fenced.call("grep", { pattern: "findme" }));
+        assert.equal(out.engine, "builtin");
+        assert.deepEqual(matches(out), [{ path: "a.txt", line: 1, content: "findme" }]);
+        assert.ok(fenced.box.list({ fence: noRun }).some((t) => t.name === "grep"));
+        const forced = new ToolBox().register(grepTool({ engine: "ripgrep" }));
+        const refused = await forced.call(fenced.session, "grep", { pattern: "findme" });
+        assert.ok(["engine_unavailable", "fence_denied"].includes(refused.errorCode!), refused.errorCode);
+      } finally {
+        await fenced.cleanup();
+      }
+    },
+  );
 
   test(
     "a real `deno run` with only --allow-read falls back to the built-in engine with the same matches",
-    { skip: !deno || rg === undefined ? "needs deno and a ripgrep" : false },
+    { timeout: 60_000, skip: !deno || rg === undefined ? "needs deno and a ripgrep" : false },
     async () => {
       await fsp.writeFile(path.join(l.workdir, "src", "probe.txt"), "alpha needle\nbeta\nneedle gamma\n");
       const args = { pattern: "needle", max_matches: 10 };

@@ -6,7 +6,7 @@ import { compilePattern } from "../../../tools/search/_pattern.ts";
 const regex = (pattern: string, caseSensitive = true) => compilePattern(pattern, { regex: true, caseSensitive });
 
 describe("grep patterns mean the same in both engines", () => {
-  test("\\w, \\d and \\b are ASCII; \\s is JavaScript's whitespace set", () => {
+  test("\\w, \\d and \\b are ASCII; \\s is JavaScript's whitespace set", { timeout: 60_000 }, () => {
     assert.equal(regex("\\w+").rust, "[0-9A-Za-z_]+");
     assert.equal(regex("[\\w-]").rust, "[0-9A-Za-z_\\x{2D}]");
     assert.equal(regex("\\D").rust, "[^0-9]");
@@ -16,7 +16,7 @@ describe("grep patterns mean the same in both engines", () => {
     assert.ok(!regex("\\w").line.test("é"));
   });
 
-  test("literals are escaped so that neither engine reads them as syntax", () => {
+  test("literals are escaped so that neither engine reads them as syntax", { timeout: 60_000 }, () => {
     const fixed = compilePattern("a&&b--c~~[d]", { regex: false, caseSensitive: true });
     assert.equal(fixed.rust, "a\\x{26}\\x{26}b\\x{2D}\\x{2D}c\\x{7E}\\x{7E}\\x{5B}d\\x{5D}");
     assert.ok(fixed.line.test("xa&&b--c~~[d]y"));
@@ -24,19 +24,21 @@ describe("grep patterns mean the same in both engines", () => {
     assert.equal(regex(".").rust, "[^\\n\\r\\x{2028}\\x{2029}]");
   });
 
-  test("case folding is the same flag on both sides", () => {
+  test("case folding is the same flag on both sides", { timeout: 60_000 }, () => {
     const p = regex("Straße", false);
     assert.equal(p.rust, "(?i)Stra\\x{DF}e");
     assert.ok(p.line.test("STRAßE"));
   });
 
-  test("groups become non-capturing; quantifiers and alternation pass through", () => {
+  test("groups become non-capturing; quantifiers and alternation pass through", { timeout: 60_000 }, () => {
     const p = regex("(?<word>ab)+|c{2,3}?|(?P<x>d)*");
     assert.equal(p.rust, "(?:ab)+|c{2,3}?|(?:d)*");
     assert.equal(p.re2, "(?:ab)+|c{2,3}?|(?:d)*");
   });
 
-  test("the word boundary is ASCII in both spellings; negated escapes inside a class become ranges", () => {
+  test("the word boundary is ASCII in both spellings; negated escapes inside a class become ranges", {
+    timeout: 60_000,
+  }, () => {
     assert.equal(regex("\\bx\\B").re2, "\\bx\\B");
     // é is not an ASCII word character, so a boundary lies between it and x.
     assert.ok(regex("\\bx").line.test("éx") && !regex("\\Bx").line.test("éx"));
@@ -49,7 +51,7 @@ describe("grep patterns mean the same in both engines", () => {
     assert.ok(regex("[\\W]").line.test("-") && !regex("[\\W]").line.test("a_9"));
   });
 
-  test("the whole-text matcher never misses a line the line matcher finds", () => {
+  test("the whole-text matcher never misses a line the line matcher finds", { timeout: 60_000 }, () => {
     const p = regex("^b.$");
     assert.ok(p.line.test("bx"));
     assert.ok(p.text.test("a\r\nbx\r\nc"));
@@ -57,7 +59,9 @@ describe("grep patterns mean the same in both engines", () => {
     assert.ok(!p.text.test("a\nbxy\nc"));
   });
 
-  test("matching takes linear time: patterns that make a backtracking engine take cubic time are fast", () => {
+  test("matching takes linear time: patterns that make a backtracking engine take cubic time are fast", {
+    timeout: 60_000,
+  }, () => {
     const line = "a".repeat(50_000) + "b";
     for (const source of ["a*a*c", "a*a*a*a*c", "\\w*\\w*\\w*x", "(?:a|b)*a*c", "[ab]*a*[ab]*c", "a{0,1000}a*c"]) {
       const p = regex(source);
@@ -105,7 +109,7 @@ describe("constructs that differ between engines, or can hang one, are refused w
     ["\\p{NoSuchProperty}", /Invalid/],
   ];
   for (const [pattern, reason, caseSensitive = true] of refused) {
-    test(`${pattern}${caseSensitive ? "" : " (ignoring case)"}`, () => {
+    test(`${pattern}${caseSensitive ? "" : " (ignoring case)"}`, { timeout: 60_000 }, () => {
       assert.throws(() => regex(pattern, caseSensitive), (error: unknown) => {
         assert.ok(error instanceof ToolError);
         assert.equal(error.code, "invalid_pattern");
@@ -116,7 +120,7 @@ describe("constructs that differ between engines, or can hang one, are refused w
     });
   }
 
-  test("bounded repetition inside repetition, and distinct alternatives, are allowed", () => {
+  test("bounded repetition inside repetition, and distinct alternatives, are allowed", { timeout: 60_000 }, () => {
     assert.doesNotThrow(() => regex("(ab?)+"));
     assert.doesNotThrow(() => regex("(\\d{1}x)*"));
     assert.doesNotThrow(() => regex("(foo|bar)+"));
@@ -124,7 +128,7 @@ describe("constructs that differ between engines, or can hang one, are refused w
     assert.doesNotThrow(() => regex("(a|ab)c"), "an alternation that is not repeated cannot blow up");
   });
 
-  test("a line break cannot be searched for literally either", () => {
+  test("a line break cannot be searched for literally either", { timeout: 60_000 }, () => {
     assert.throws(() => compilePattern("a\nb", { regex: false, caseSensitive: true }), /line breaks/);
   });
 });

@@ -52,7 +52,7 @@ after(async () => {
 type Skipped = { path: string; reason: string };
 
 describe("what a search cannot read is reported, never missed in silence", () => {
-  test("glob names the folder past the path limit, with the reason", async () => {
+  test("glob names the folder past the path limit, with the reason", { timeout: 60_000 }, async () => {
     const out = ok(await l.call("glob", { pattern: "**/bottom.txt" }));
     assert.deepEqual(out.matches, []);
     const tooLong = (out.skipped as Skipped[]).find((s) => /longer than the system limit of 4095 bytes/.test(s.reason));
@@ -62,14 +62,19 @@ describe("what a search cannot read is reported, never missed in silence", () =>
     assert.match(String(out.note), /not searched/);
   });
 
-  test("glob names a file whose name is not UTF-8 (Deno cannot open it by any name)", { skip: !deno }, async () => {
-    const out = ok(await l.call("glob", { pattern: "odd/*" }));
-    assert.deepEqual(out.matches, []);
-    assert.match(JSON.stringify(out.skipped), /not valid UTF-8/);
-  });
+  test(
+    "glob names a file whose name is not UTF-8 (Deno cannot open it by any name)",
+    { timeout: 60_000, skip: !deno },
+    async () => {
+      const out = ok(await l.call("glob", { pattern: "odd/*" }));
+      assert.deepEqual(out.matches, []);
+      assert.match(JSON.stringify(out.skipped), /not valid UTF-8/);
+    },
+  );
 
   for (const tool of ["grep", "rg_grep"]) {
     test(`${tool} reports both instead of "No matches" for what it could not search`, {
+      timeout: 60_000,
       skip: tool === "rg_grep" && !rg,
     }, async () => {
       const out = ok(await l.call(tool, { pattern: "needle" }));
@@ -81,7 +86,7 @@ describe("what a search cannot read is reported, never missed in silence", () =>
     });
   }
 
-  test("a search with nothing skipped says nothing about skipping", async () => {
+  test("a search with nothing skipped says nothing about skipping", { timeout: 60_000 }, async () => {
     const out = ok(await l.call("grep", { pattern: "needle", path: "top.txt" }));
     assert.equal(out.skipped, undefined);
     assert.equal(out.skipped_count, undefined);

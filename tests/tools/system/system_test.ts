@@ -12,7 +12,7 @@ const box = new ToolBox().register(...systemTools());
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 describe("system_info", () => {
-  test("reports os, release, arch, time zone, locale and runtime", async () => {
+  test("reports os, release, arch, time zone, locale and runtime", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const result = await box.call(session, "system_info", {});
       assert.equal(result.status, "success");
@@ -26,24 +26,28 @@ describe("system_info", () => {
     });
   });
 
-  test("under a Deno fence without --allow-sys the release is left out, without failing", async () => {
-    const repo = path.resolve(here, "../../..");
-    const output = await new Promise<string>((resolve, reject) => {
-      execFile(
-        "deno",
-        ["run", "--no-prompt", `--allow-read=${repo}`, path.join(here, "_narrow_probe.ts")],
-        { cwd: repo },
-        (error, stdout, stderr) => error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
-      );
-    });
-    const info = JSON.parse(output);
-    assert.equal(info.release, undefined);
-    assert.equal(info.os, process.platform);
-  });
+  test(
+    "under a Deno fence without --allow-sys the release is left out, without failing",
+    { timeout: 60_000 },
+    async () => {
+      const repo = path.resolve(here, "../../..");
+      const output = await new Promise<string>((resolve, reject) => {
+        execFile(
+          "deno",
+          ["run", "--no-prompt", `--allow-read=${repo}`, path.join(here, "_narrow_probe.ts")],
+          { cwd: repo },
+          (error, stdout, stderr) => error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        );
+      });
+      const info = JSON.parse(output);
+      assert.equal(info.release, undefined);
+      assert.equal(info.os, process.platform);
+    },
+  );
 });
 
 describe("datetime", () => {
-  test("gives ISO 8601 with the offset of the zone", async () => {
+  test("gives ISO 8601 with the offset of the zone", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const before = Date.now();
       const result = await box.call(session, "datetime", { time_zone: "Asia/Kolkata" });
@@ -59,7 +63,7 @@ describe("datetime", () => {
     });
   });
 
-  test("zonedIso handles zero, negative and half-hour offsets", () => {
+  test("zonedIso handles zero, negative and half-hour offsets", { timeout: 60_000 }, () => {
     assert.equal(zonedIso(new Date(0), "UTC"), "1970-01-01T00:00:00.000+00:00");
     assert.equal(zonedIso(new Date(Date.UTC(2024, 6, 1, 12)), "America/New_York"), "2024-07-01T08:00:00.000-04:00");
     assert.equal(
@@ -68,7 +72,7 @@ describe("datetime", () => {
     );
   });
 
-  test("an unknown zone is a clear error", async () => {
+  test("an unknown zone is a clear error", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const result = await box.call(session, "datetime", { time_zone: "Mars/Olympus" });
       assert.equal(result.errorCode, "invalid_time_zone");
@@ -78,7 +82,7 @@ describe("datetime", () => {
 });
 
 describe("sleep", () => {
-  test("waits the given time", async () => {
+  test("waits the given time", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const started = Date.now();
       const result = await box.call(session, "sleep", { seconds: 0.2 });
@@ -87,7 +91,7 @@ describe("sleep", () => {
     });
   });
 
-  test("a cancel ends it at once", async () => {
+  test("a cancel ends it at once", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const controller = new AbortController();
       const started = Date.now();
@@ -99,7 +103,7 @@ describe("sleep", () => {
     });
   });
 
-  test("a call timeout ends it at once, and nothing keeps running", async () => {
+  test("a call timeout ends it at once, and nothing keeps running", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const result = await box.call(session, "sleep", { seconds: 60 }, { timeoutMs: 100 });
       assert.equal(result.status, "timed_out");
@@ -107,7 +111,7 @@ describe("sleep", () => {
     });
   });
 
-  test("more than ten minutes is refused", async () => {
+  test("more than ten minutes is refused", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       assert.equal((await box.call(session, "sleep", { seconds: 601 })).errorCode, "invalid_arguments");
     });

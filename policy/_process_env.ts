@@ -11,7 +11,16 @@ import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import type { Fence } from "@toolfence/core";
 
-/** The caller's variables a command may see; everything else is dropped. */
+/**
+ * The caller's variables a command may see; everything else is dropped.
+ * Tools name them in their declared needs (`env`).
+ *
+ * @example
+ * ```ts
+ * import { INHERITED_VARIABLES } from "@toolfence/policy";
+ * console.log(INHERITED_VARIABLES.includes("PATH")); // true
+ * ```
+ */
 export const INHERITED_VARIABLES: readonly string[] = Object.freeze([
   "PATH",
   "HOME",

@@ -1,7 +1,11 @@
-// Classifies IP addresses: which ones reach this machine or a private network.
-// Every textual form is reduced to bytes first (WHATWG URL parsing already turns
-// decimal, octal and hex IPv4 hosts into dotted quads; IPv6 forms are expanded
-// here), so that no spelling of an address escapes its class.
+/**
+ * Classifies IP addresses: which ones reach this machine or a private network.
+ * Every textual form is reduced to bytes first (WHATWG URL parsing already turns
+ * decimal, octal and hex IPv4 hosts into dotted quads; IPv6 forms are expanded
+ * here), so that no spelling of an address escapes its class.
+ *
+ * @module
+ */
 
 import net from "node:net";
 
@@ -51,8 +55,21 @@ function classifyV4(b: number[]): AddressClass {
 }
 
 /**
- * The class of an IP address in any form `node:net` accepts; `undefined` when
- * `ip` is not an address.
+ * The class of an IP address in any form `node:net` accepts (brackets and a
+ * zone allowed); `undefined` when `ip` is not an address. IPv4 addresses
+ * carried in IPv6 ones (mapped, compatible, NAT64, 6to4) take the class of
+ * the IPv4 address; carrier-grade NAT (100.64/10) and unique-local IPv6
+ * (fc00::/7, where the cloud metadata service fd00:ec2::254 lives) are
+ * private; 169.254/16 (the cloud metadata service 169.254.169.254) and
+ * fe80::/10 link-local; multicast and broadcast reserved.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { classifyAddress } from "@toolfence/policy";
+ * console.log(classifyAddress("::ffff:169.254.169.254")); // "link-local"
+ * ```
  */
 export function classifyAddress(ip: string): AddressClass | undefined {
   const bare = ip.replace(/^\[|\]$/g, "");

@@ -10,24 +10,11 @@ import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
-import { isRuntimePermissionError } from "@toolfence/policy";
+import type { ProcessExit, RunningProcess } from "@toolfence/core";
+import { isRuntimePermissionError } from "@toolfence/internal";
 
-/** How a process ended. */
-export interface ProcessExit {
-  /** The exit code, or null when a signal ended it. */
-  code: number | null;
-  /** The signal that ended it, or null. */
-  signal: string | null;
-}
-
-/** A started process group. */
-export interface GroupProcess {
-  /** The leader's pid, which is also the group id. */
-  readonly pid: number;
-  /** Settles when the leader has exited. */
-  readonly exited: Promise<ProcessExit>;
-  /** The leader's exit once known. */
-  readonly exit: ProcessExit | undefined;
+/** A started process group, with its pipes. */
+export interface GroupProcess extends RunningProcess {
   /** Its standard output (read it, e.g. with `captureOutput`, or it blocks once the pipe is full). */
   readonly stdout: Readable;
   /** Its standard error. */

@@ -1,0 +1,177 @@
+/**
+ * The one door every process of a tool goes through (`ctx.policy.processes`):
+ * a tool says what it wants to run, and the policy judges it, chooses the OS
+ * sandbox's read view, spawns it in a process group of its own, bounds its
+ * output and reports what it left behind. Two kinds of request, judged
+ * differently: a shell line the model wrote (the command analysis, which may
+ * ask a person), and a program the tool chose with its argv declared (no
+ * shell analysis; the same read view, hidden-path masks, limits and output
+ * bounds). No tool builds a sandbox or spawns by itself.
+ *
+ * @module
+ */
+import type { SandboxSetting } from "./services.ts";
+/** How a process ended. */
+export interface ProcessExit {
+  /** The exit code, or null when a signal ended it. */
+  code: number | null;
+  /** The signal that ended it, or null. */
+  signal: string | null;
+}
+
+/** A started process group. */
+export interface RunningProcess {
+  /** The leader's pid, which is also the group id. */
+  readonly pid: number;
+  /** Settles when the leader has exited. */
+  readonly exited: Promise<ProcessExit>;
+  /** The leader's exit once known. */
+  readonly exit: ProcessExit | undefined;
+  /** Ends every process left in the group: SIGTERM, then SIGKILL after `graceMs`. Resolves once it is gone. */
+  terminate(graceMs?: number): Promise<void>;
+}
+
+/** Output being copied from a process's pipes into its files, within a byte limit. */
+export interface BoundedOutput {
+  /** The byte limit of stdout and stderr together. */
+  readonly limitBytes: number;
+  /** Whether the output passed the limit (the rest was dropped, the process stopped). */
+  readonly limitReached: boolean;
+  /** Bytes kept so far, per stream. */
+  readonly kept: { stdout: number; stderr: number };
+}
+
+/** A protected path a sandboxed command created, and where it was moved. */
+export interface MovedPath {
+  /** Where the command created it. */
+  path: string;
+  /** Where it is now. */
+  movedTo: string;
+}
+
+/** What every request says about the process's output and start. */
+interface RequestCommon {
+  /** Extra environment variables (judged: a variable that steers programs is refused). */
+  env?: Record<string, string>;
+  /** Byte limit of stdout and stderr together. */
+  maxOutputBytes: number;
+  /** Folder inside the session temp dir where the output files go. */
+  outputFolder: string;
+  /** Base name of the output files; default a random one. */
+  name?: string;
+  /**
+   * Called right before the spawn, after every check: the last moment before
+   * the process can change anything (a tool takes its "before" image here).
+   */
+  beforeSpawn?: () => Promise<void>;
+}
+
+/** A shell line the model wrote: judged by the command analysis (which may ask a person), run with `bash -c`. */
+export interface ShellRequest extends RequestCommon {
+  /** Which kind. */
+  kind: "shell";
+  /** The command line. */
+  command: string;
+  /** Working folder, as the model gave it (relative to the workspace); default the workdir. */
+  cwd?: string;
+  /**
+   * The command's egress proxy, when the policy gives commands one: the
+   * sandbox's network option (the policy's own `SandboxProxy`) and the proxy
+   * variables of its environment.
+   */
+  egress?: { readonly network: { readonly proxy: unknown }; readonly env: Readonly<Record<string, string>> };
+}
+
+/**
+ * A program the tool chose, with its argv declared: no shell analysis, the
+ * workspace read-only, a private writable folder, no network.
+ */
+export interface ProgramRequest extends RequestCommon {
+  /** Which kind. */
+  kind: "program";
+  /** The argv; the first element is the program's absolute path. */
+  argv: readonly string[];
+  /** The folder it starts in (absolute, inside the workspace). */
+  cwd: string;
+  /** Absolute paths it reads besides the system folders and the workspace (bound read-only). */
+  readable?: readonly string[];
+  /** Host folders bound read-only at another place, e.g. a cache inside the private folder. */
+  readOnlyBinds?: (privateDir: string) => Promise<readonly { from: string; to: string }[]>;
+  /** Variables that name the private writable folder (inside the sandbox too). */
+  privateEnv?: (privateDir: string) => Record<string, string>;
+  /**
+   * Where the sandbox does not run (`off`, or unavailable): `ask` asks a
+   * person (never answered automatically); `refuse` throws
+   * `sandbox_unavailable`.
+   */
+  unconfined: "ask" | "refuse";
+}
+
+/** What one request to run is. */
+export type ProcessRequest = ShellRequest | ProgramRequest;
+
+/** A started process, from {@linkcode ProcessDoor.start}. */
+export interface StartedProcess {
+  /** Its process group. */
+  readonly process: RunningProcess;
+  /** The output being kept, within its byte limit. */
+  readonly output: BoundedOutput;
+  /** Settles when the group is gone, its output is in the files and the sandbox is released. */
+  readonly gone: Promise<void>;
+  /** Protected paths the command created, moved into the session temp dir once `gone` settles. */
+  readonly quarantined: MovedPath[];
+  /** File with its standard output. */
+  readonly stdoutPath: string;
+  /** File with its standard error. */
+  readonly stderrPath: string;
+  /** Whether it runs under the OS sandbox. */
+  readonly sandboxed: boolean;
+  /** Why it runs without the sandbox, when it does. */
+  readonly sandboxReason?: string;
+  /** The working folder it started in (a real path). */
+  readonly cwd: string;
+}
+
+/** A long-lived program another library starts (the browser): the launcher to give it. */
+export interface LauncherRequest {
+  /** The program's absolute path. */
+  executable: string;
+  /** Its own private folder (writable; its profile and downloads). */
+  privateDir: string;
+  /** Paths it reads besides the system folders (the workspace and the temp dir, read-only). */
+  readable: readonly string[];
+  /** Keep the network (the browser reaches it through its judging proxy). */
+  network: boolean;
+  /** The sandbox mode for this program (the developer's option); never weaker than a policy's `required`. */
+  sandbox?: SandboxSetting;
+}
+
+/** A launcher from {@linkcode ProcessDoor.launcher}. */
+export interface Launcher {
+  /** The file to start instead of the program (the program itself when unconfined). */
+  path: string;
+  /** Whether the program runs under the OS sandbox. */
+  sandboxed: boolean;
+}
+
+/**
+ * The process door of a session's policy (`ctx.policy.processes`).
+ * `@toolfence/policy`'s `Policy` implements it.
+ */
+export interface ProcessDoor {
+  /**
+   * Judges `request`, then starts it in the sandbox's one read view, in a
+   * process group of its own, output to two files in the session temp dir
+   * within the byte limit. Throws a `ToolError` (`permission_denied`,
+   * `forbidden_env`, `sandbox_unavailable`, `fence_denied`, `spawn_failed`, ...)
+   * and starts nothing when it may not run.
+   */
+  start(request: ProcessRequest, signal?: AbortSignal): Promise<StartedProcess>;
+  /**
+   * A launcher for a long-lived program another library starts (the
+   * browser): the same read view (hidden paths masked), the program's own
+   * folder added. Throws `sandbox_unavailable` under `sandbox: "required"`
+   * where the sandbox cannot run.
+   */
+  launcher(request: LauncherRequest): Promise<Launcher>;
+}

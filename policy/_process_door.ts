@@ -1,0 +1,320 @@
+/**
+ * The policy's process door (`ctx.policy.processes`): every process a
+ * built-in tool starts is judged, sandboxed, spawned, bounded and released
+ * here, in one order. A shell line goes through the command analysis; a
+ * program the tool chose goes through the fence and, where it would run
+ * unconfined, a person. Both get the sandbox's one read view (see
+ * `sandbox.ts`) with the policy's hidden paths masked and the policy file's
+ * extra read folders (`sandbox.read`, `paths.roots`).
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import { type FileHandle, mkdir, open, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import {
+  type ChoiceOutcome,
+  type ConfirmRequest,
+  type Fence,
+  type Launcher,
+  type LauncherRequest,
+  type ProcessDoor,
+  type ProcessRequest,
+  type ProgramRequest,
+  requireFence,
+  type SandboxSetting,
+  type StartedProcess,
+  ToolError,
+} from "@toolfence/core";
+import type { Workspace } from "./workspace.ts";
+import { commandEnvironment, envAssignments } from "./_process_env.ts";
+import { type GroupProcess, spawnGroup } from "./_process_group.ts";
+import { captureOutput } from "./_process_output.ts";
+import { isExecutableFile } from "./_executable.ts";
+import type { SandboxProxy } from "./egress/forwarder.ts";
+import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";
+
+/** What the door needs of its policy. */
+export interface ProcessDoorDeps {
+  /** The session's workspace. */
+  workspace: Workspace;
+  /** The runtime fence. */
+  fence: Fence;
+  /** The sandbox mode. */
+  sandbox: SandboxSetting;
+  /** The hidden globs, masked in every sandbox. */
+  hiddenPaths: readonly string[];
+  /** The protected-path globs, read-only inside a shell command's sandbox. */
+  protectedPaths: readonly string[];
+  /** Host folders the policy file names for the sandbox to show read-only. */
+  sandboxRead: () => readonly string[];
+  /** The real path of a model-given path for reading. */
+  resolveForRead(path: string): Promise<string>;
+  /** The command analysis; throws when the line may not run. */
+  authorizeCommand(command: string, signal?: AbortSignal): Promise<unknown>;
+  /** Asks a person a yes/no question. */
+  confirm(req: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
+}
+
+// What the start needs once the request is judged.
+interface Judged {
+  wrapped: SandboxedCommand;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** The door; see the module. */
+export class PolicyProcessDoor implements ProcessDoor {
+  readonly #deps: ProcessDoorDeps;
+
+  /** A door for a policy's `deps`. */
+  constructor(deps: ProcessDoorDeps) {
+    this.#deps = deps;
+  }
+
+  async start(request: ProcessRequest, signal?: AbortSignal): Promise<StartedProcess> {
+    const tempDir = await this.#deps.workspace.tempDir();
+    const judged = request.kind === "shell"
+      ? await this.#judgeShell(request, tempDir, signal)
+      : await this.#judgeProgram(request, tempDir, signal);
+    const { wrapped, cwd, env } = judged;
+    try {
+      requireFence(this.#deps.fence, "run", wrapped.argv[0]);
+      signal?.throwIfAborted();
+      const dir = path.join(tempDir, request.outputFolder);
+      await mkdir(dir, { recursive: true });
+      const name = request.name ?? randomUUID();
+      const stdoutPath = path.join(dir, `${name}.stdout`);
+      const stderrPath = path.join(dir, `${name}.stderr`);
+      const files = await openOutputFiles(stdoutPath, stderrPath);
+      let process: GroupProcess;
+      try {
+        await request.beforeSpawn?.();
+        process = await spawnGroup(wrapped.argv, {
+          cwd,
+          env,
+          extraFds: wrapped.fds,
+          diesWithLeader: wrapped.sandboxed,
+        });
+      } catch (error) {
+        await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
+        throw error;
+      }
+      const output = captureOutput(process, files, request.maxOutputBytes, () => void process.terminate());
+      // A process's group never outlives its leader: whatever it left running is ended.
+      const groupGone = process.exited.then(() => process.terminate());
+      const quarantined: QuarantinedPath[] = [];
+      const gone = output.finished(groupGone)
+        .finally(() => Promise.allSettled([files.stdout.close(), files.stderr.close()]))
+        .then(() => wrapped.release())
+        .then((moved) => void quarantined.push(...moved));
+      return {
+        process,
+        output,
+        gone,
+        quarantined,
+        stdoutPath,
+        stderrPath,
+        sandboxed: wrapped.sandboxed,
+        ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
+        cwd,
+      };
+    } catch (error) {
+      await wrapped.release();
+      throw error;
+    }
+  }
+
+  async launcher(request: LauncherRequest): Promise<Launcher> {
+    const { workspace } = this.#deps;
+    const mode = this.#deps.sandbox === "required" ? "required" : request.sandbox ?? this.#deps.sandbox;
+    let real = request.executable;
+    try {
+      real = fs.realpathSync(request.executable);
+    } catch {
+      // the path as given
+    }
+    const wrapped = await sandboxArgv([request.executable], {
+      workdir: request.privateDir,
+      writable: [request.privateDir],
+      // The program's own folders, when they lie outside the system folders (a downloaded build).
+      readable: [
+        ...new Set([path.dirname(real), path.dirname(request.executable)]),
+        ...request.readable,
+        ...this.#deps.sandboxRead(),
+      ],
+      workspace: workspace.workdir,
+      hiddenPaths: this.#deps.hiddenPaths,
+      protectedPaths: [],
+      privateHome: false,
+      allowNet: request.network,
+      mode,
+    });
+    // Nothing is bound by descriptor (no protected paths), so the argv can live in a script.
+    await wrapped.release();
+    if (!wrapped.sandboxed) {
+      if (mode === "required") throw sandboxUnavailable(wrapped.reason ?? "bubblewrap does not work");
+      return { path: request.executable, sandboxed: false };
+    }
+    const argv = wrapped.argv.slice(0, -1);
+    const script = `#!/bin/sh\nexec ${argv.map(quote).join(" ")} ${quote(request.executable)} "$@"\n`;
+    const file = path.join(request.privateDir, "launcher.sh");
+    await writeFile(file, script, { mode: 0o700 });
+    return { path: file, sandboxed: true };
+  }
+
+  async #judgeShell(request: ProcessRequest & { kind: "shell" }, tempDir: string, signal?: AbortSignal) {
+    const { workspace } = this.#deps;
+    // The environment is checked first, so that nobody is asked about a command
+    // that would be refused anyway.
+    const env = commandEnvironment(this.#deps.fence, tempDir, request.env);
+    const cwd = await this.#deps.resolveForRead(request.cwd ?? ".");
+    if (!(await stat(cwd)).isDirectory()) {
+      throw new ToolError(`cwd ${request.cwd} is not a folder`, {
+        code: "not_a_directory",
+        kind: "semantic",
+        recoveryHint: "Pass a folder inside the workspace as cwd, or leave it out.",
+        details: { cwd },
+      });
+    }
+    // Variables from the model are judged as assignments before the command.
+    await this.#deps.authorizeCommand(envAssignments(request.env) + request.command, signal);
+    const shell = await findShell(env.PATH);
+    if (request.egress) Object.assign(env, request.egress.env);
+    const wrapped = await sandboxArgv([shell, "-c", request.command], {
+      ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
+      workdir: cwd,
+      writable: [workspace.workdir, tempDir],
+      readable: [...this.#deps.sandboxRead()],
+      workspace: workspace.workdir,
+      quarantine: path.join(tempDir, "protected-created"),
+      mode: this.#deps.sandbox,
+      protectedPaths: this.#deps.protectedPaths,
+      hiddenPaths: this.#deps.hiddenPaths,
+      // spawnGroup starts it in a session of its own, with no terminal.
+      callerSession: true,
+    });
+    return { wrapped, cwd, env } satisfies Judged;
+  }
+
+  async #judgeProgram(request: ProgramRequest, tempDir: string, signal?: AbortSignal): Promise<Judged> {
+    const { workspace } = this.#deps;
+    const argv = request.argv;
+    if (argv.length === 0 || !path.isAbsolute(argv[0])) {
+      throw new TypeError(`A program request needs the program's absolute path, got ${JSON.stringify(argv[0])}`);
+    }
+    requireFence(this.#deps.fence, "run", argv[0]);
+    if (workspace.areaOf(request.cwd) === undefined) {
+      throw new ToolError(`A program may start only inside the workspace, not in ${request.cwd}`, {
+        code: "outside_workspace",
+        kind: "policy",
+        recoverable: false,
+        details: { cwd: request.cwd },
+      });
+    }
+    const privateDir = path.join(tempDir, "checks", "private");
+    await mkdir(privateDir, { recursive: true, mode: 0o700 });
+    // The program is bound and started under a spelling of its path that is not
+    // Deno's execPath: Deno's node:child_process rewrites the arguments of any
+    // command line that contains its own executable (adding `run -A`).
+    const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
+    const wrapped = await sandboxArgv([program, ...argv.slice(1)], {
+      workdir: request.cwd,
+      writable: [privateDir],
+      readable: [
+        workspace.workdir,
+        // Its folder, not the file: an argument that is Deno's own execPath would be rewritten (see above).
+        path.dirname(argv[0]),
+        ...(request.readable ?? []),
+        ...this.#deps.sandboxRead(),
+      ],
+      readOnlyBinds: request.readOnlyBinds ? await request.readOnlyBinds(privateDir) : [],
+      workspace: workspace.workdir,
+      hiddenPaths: this.#deps.hiddenPaths,
+      protectedPaths: [],
+      privateHome: false,
+      mode: this.#deps.sandbox,
+      // spawnGroup starts it in a session of its own, with no terminal.
+      callerSession: true,
+    });
+    if (!wrapped.sandboxed) {
+      await this.#allowUnconfined(request, wrapped.reason ?? "the sandbox is off", signal);
+    }
+    const env = {
+      ...commandEnvironment(this.#deps.fence, tempDir),
+      NO_COLOR: "1",
+      ...(wrapped.sandboxed ? { HOME: privateDir, TMPDIR: "/tmp" } : {}),
+      ...(request.privateEnv ? request.privateEnv(privateDir) : {}),
+      ...request.env,
+    };
+    return { wrapped: wrapped.sandboxed ? wrapped : { ...wrapped, argv: [...argv] }, cwd: request.cwd, env };
+  }
+
+  async #allowUnconfined(request: ProgramRequest, reason: string, signal?: AbortSignal): Promise<void> {
+    if (request.unconfined === "refuse") throw sandboxUnavailable(reason);
+    const program = path.basename(request.argv[0]);
+    const outcome = await this.#deps.confirm({
+      title: "Run a checker without the OS sandbox",
+      message: `${program} would run without the OS sandbox (${reason}). It would see every file you can read ` +
+        "and could use the network (registries named in the project's configuration). Run it anyway?",
+      defaultChoice: false,
+      requirePerson: true,
+    }, signal);
+    if (outcome.choice && outcome.source === "user") return;
+    throw new ToolError(
+      `${program} was not run: it needs the OS sandbox, and the user did not allow running it without`,
+      {
+        code: "permission_denied",
+        kind: "policy",
+        status: "skipped",
+        recoverable: false,
+        recoveryHint: "Do not retry; ask the user to install bubblewrap, or check another way.",
+        details: { program: request.argv[0], reason },
+      },
+    );
+  }
+}
+
+function quote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+async function openOutputFiles(
+  stdoutPath: string,
+  stderrPath: string,
+): Promise<{ stdout: FileHandle; stderr: FileHandle }> {
+  const stdout = await open(stdoutPath, "wx", 0o600);
+  try {
+    return { stdout, stderr: await open(stderrPath, "wx", 0o600) };
+  } catch (error) {
+    await stdout.close();
+    throw error;
+  }
+}
+
+const shells = new Map<string, string>();
+
+// bash when it is on the PATH the command gets, else the POSIX shell. Under a
+// fence that hides the folders, the name is left for the runtime to find.
+async function findShell(searchPath: string | undefined): Promise<string> {
+  const key = searchPath ?? "";
+  const known = shells.get(key);
+  if (known) return known;
+  const found = await searchShell(searchPath);
+  shells.set(key, found);
+  return found;
+}
+
+async function searchShell(searchPath: string | undefined): Promise<string> {
+  let hidden = false;
+  for (const dir of (searchPath ?? "").split(":")) {
+    if (!path.isAbsolute(dir)) continue;
+    try {
+      if (await isExecutableFile(path.join(dir, "bash"))) return "bash";
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === undefined) hidden = true;
+    }
+  }
+  return hidden ? "bash" : "/bin/sh";
+}

@@ -1,0 +1,336 @@
+/**
+ * The one judge of network destinations, for the browser's proxy and the
+ * sandboxed commands' proxy alike: the scheme, the host against the policy's
+ * `network.allow` and `network.deny` (hosts, `*.` wildcards, optional scheme
+ * and port), and the addresses the host resolves to, resolved here, so that
+ * a name on the allowlist that resolves to a private address is still judged
+ * as private, and the caller connects to the very address judged (no DNS
+ * rebinding between judging and connecting). Answers are remembered per
+ * origin; concurrent questions about one origin are asked once.
+ *
+ * @module
+ */
+import dns from "node:dns/promises";
+import net from "node:net";
+import { domainToASCII } from "node:url";
+import { ToolError } from "@toolfence/core";
+import { type AddressClass, classifyAddress } from "./addresses.ts";
+
+/** The destination rules (the policy file's `network` section). */
+export interface EgressRules {
+  /**
+   * Origins that run without asking: `https://example.com`, `example.com` (http
+   * and https), `*.example.com` (subdomains), with `:port` or `:*`; no port
+   * means any port. A private or loopback address is covered only by an entry
+   * that names it as an IP address or `localhost`.
+   */
+  allow?: readonly string[];
+  /**
+   * Origins refused without asking, whatever the allowlist says, in the same
+   * forms as `allow`; an entry that names an IP address also refuses every host
+   * name that resolves to it.
+   */
+  deny?: readonly string[];
+  /** `allow`: loopback, link-local and private addresses run like public ones. Default `ask`. */
+  privateNetworks?: "ask" | "allow";
+}
+
+/** A destination the judge let through. */
+export interface Destination {
+  /** `scheme://host:port` (ws and wss judged as http and https). */
+  origin: string;
+  /** The host as judged: lower case, no trailing dot, IDN in punycode. */
+  host: string;
+  /** The port. */
+  port: string;
+  /** The addresses judged; the first is the one to connect to. */
+  addresses: string[];
+  /** The class of the first address that is not public, or `public`. */
+  addressClass: AddressClass;
+  /** The `network.allow` entry that allowed it, when one did. */
+  rule?: string;
+  /** Who allowed it: a rule, a person, the MCP client, an automatic default (each answer once, then remembered). */
+  answeredBy: "rule" | "person" | "client" | "auto";
+}
+
+/**
+ * What a person is asked about: a destination that no rule decided. A host
+ * name no rule allows is asked about before it is looked up (no addresses
+ * yet); when it then resolves to an address inside, that is asked too.
+ */
+export interface DestinationQuestion {
+  /** `scheme://host:port`. */
+  origin: string;
+  /** The addresses it resolves to; empty when not looked up yet. */
+  addresses: string[];
+  /** The class of an address that reaches this machine or its network, when one does. */
+  inside?: AddressClass;
+}
+
+/** An answer to a {@linkcode DestinationQuestion}. */
+export interface DestinationAnswer {
+  /** Whether the destination may be reached (for the rest of the session). */
+  allowed: boolean;
+  /** Who answered. */
+  answeredBy: "person" | "client" | "auto";
+}
+
+/** Asks whoever may be asked about a destination; throws when nobody can answer. */
+export type AskDestination = (question: DestinationQuestion, signal?: AbortSignal) => Promise<DestinationAnswer>;
+
+/** Options of a {@linkcode DestinationJudge}. */
+export interface DestinationJudgeOptions {
+  /** Asks about destinations no rule decides; without it they are refused. */
+  ask?: AskDestination;
+  /** Resolves a host name to its addresses; default the system resolver (`dns.lookup`, with /etc/hosts). */
+  resolve?: (host: string) => Promise<string[]>;
+  /** Who connects, in messages: default `The browser`. */
+  who?: string;
+}
+
+interface Pattern {
+  entry: string;
+  schemes?: string[];
+  host: string;
+  wildcard: boolean;
+  port?: string;
+  namesAddress: boolean;
+}
+
+const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
+const SECURE: Record<string, string> = { "ws:": "http:", "wss:": "https:" };
+
+/** The default port of a scheme the judge knows (`http:`, `https:`, `ws:`, `wss:`), else `undefined`. */
+export function defaultPort(scheme: string): string | undefined {
+  return DEFAULT_PORTS[scheme];
+}
+
+// Lower case, no trailing dot, IDN in punycode; IPv6 without brackets. Undefined when it is no host name.
+function canonicalHost(hostname: string): string | undefined {
+  const bare = hostname.trim().replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  if (bare === "") return undefined;
+  if (net.isIP(bare)) return bare;
+  // Numeric forms the WHATWG parser would turn into an address (2130706433, 0x7f.1, 017700000001)
+  // are not names a resolver should be trusted with; the URL parser already gave every client the address.
+  if (/^[\d.]+$/.test(bare) || /^0x/i.test(bare) || /(^|\.)0x[0-9a-f]*$/i.test(bare)) return undefined;
+  const ascii = domainToASCII(bare);
+  return ascii === "" ? undefined : ascii;
+}
+
+function parsePattern(entry: string): Pattern {
+  const m = entry.trim().toLowerCase().match(/^(?:(https?):\/\/)?(\*\.)?(\[[0-9a-f:.]+\]|[^:/\s]+)(?::(\d+|\*))?\/?$/);
+  const host = m ? canonicalHost(m[3]) ?? m[3] : undefined;
+  if (!m || host === undefined) throw new TypeError(`Invalid network allowlist entry ${JSON.stringify(entry)}`);
+  return {
+    entry,
+    schemes: m[1] ? [`${m[1]}:`] : undefined,
+    host,
+    wildcard: m[2] !== undefined,
+    port: m[4] === "*" ? undefined : m[4] ?? undefined,
+    namesAddress: host === "localhost" || classifyAddress(host) !== undefined,
+  };
+}
+
+function matches(p: Pattern, scheme: string, host: string, port: string): boolean {
+  if (p.schemes && !p.schemes.includes(scheme)) return false;
+  if (p.port !== undefined && p.port !== port) return false;
+  if (p.wildcard) return host.endsWith(`.${p.host}`);
+  if (net.isIP(host) === 6 && net.isIP(p.host) === 6) return sameV6(host, p.host);
+  return host === p.host;
+}
+
+function sameV6(a: string, b: string): boolean {
+  try {
+    return new URL(`http://[${a}]/`).hostname === new URL(`http://[${b}]/`).hostname;
+  } catch {
+    return false;
+  }
+}
+
+async function systemResolve(host: string): Promise<string[]> {
+  try {
+    return (await dns.lookup(host, { all: true, verbatim: true })).map((r) => r.address);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether `rules` allow `hostname:port` for `scheme` by name alone: an
+ * `allow` entry matches and no `deny` entry does. For the command analysis
+ * (a `curl` to a host on the list runs without asking); the proxy still
+ * judges the connection, addresses and all.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { allowedByName } from "@toolfence/policy";
+ * console.log(allowedByName({ allow: ["*.example.com"] }, "https:", "docs.example.com", "443")); // true
+ * ```
+ */
+export function allowedByName(rules: EgressRules, scheme: string, hostname: string, port: string): boolean {
+  const web = SECURE[scheme] ?? scheme;
+  const host = canonicalHost(hostname);
+  if (host === undefined || !(web in DEFAULT_PORTS)) return false;
+  const denied = (rules.deny ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
+  return !denied && (rules.allow ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
+}
+
+function refused(message: string, details: Record<string, unknown>): ToolError {
+  return new ToolError(message, {
+    code: "url_not_allowed",
+    kind: "policy",
+    status: "skipped",
+    recoverable: false,
+    recoveryHint: "Use an allowed destination, or ask the user to add it to network.allow.",
+    details,
+  });
+}
+
+/**
+ * Judges destinations by {@linkcode EgressRules}: denied entries first (by
+ * name, and by address for entries that name one), then the address classes
+ * (loopback, private, link-local, unspecified, reserved are allowed only by
+ * an entry that names the address or `localhost`, or by a person), then the
+ * allowlist, then a question. Throws `url_not_allowed` (details: `origin`,
+ * `addresses`, `deniedBy` or `class`, `answeredBy`) or `dns_failed`.
+ *
+ * Requires `--allow-net` for name resolution (`--allow-sys` on Deno for the
+ * system resolver).
+ *
+ * @example
+ * ```ts
+ * import { DestinationJudge } from "@toolfence/policy";
+ * const judge = new DestinationJudge({ allow: ["127.0.0.1:8080"] });
+ * const target = await judge.judge("http:", "127.0.0.1", "8080");
+ * console.log(target.addresses[0], target.rule); // 127.0.0.1 127.0.0.1:8080
+ * ```
+ */
+export class DestinationJudge {
+  readonly #allowed: Pattern[];
+  readonly #denied: Pattern[];
+  readonly #privateAllowed: boolean;
+  readonly #options: DestinationJudgeOptions;
+  readonly #answers = new Map<string, Promise<DestinationAnswer>>();
+
+  /** A judge of `rules`; throws `TypeError` on an entry it cannot read. */
+  constructor(rules: EgressRules, options: DestinationJudgeOptions = {}) {
+    this.#allowed = (rules.allow ?? []).map(parsePattern);
+    this.#denied = (rules.deny ?? []).map(parsePattern);
+    this.#privateAllowed = rules.privateNetworks === "allow";
+    this.#options = options;
+  }
+
+  /**
+   * Judges `hostname:port` for `scheme` (`http:`, `https:`, `ws:`, `wss:`;
+   * a CONNECT tunnel is `https:`): resolves it, classifies every address,
+   * and allows it by the allowlist, a remembered answer, or the asker's.
+   */
+  async judge(scheme: string, hostname: string, port: string, signal?: AbortSignal): Promise<Destination> {
+    const who = this.#options.who ?? "The browser";
+    const web = SECURE[scheme] ?? scheme;
+    if (!(web in DEFAULT_PORTS)) throw refused(`${who} may not use ${scheme}`, { scheme, hostname });
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      throw refused(`${who} may not connect to port ${JSON.stringify(port)}`, { hostname, port });
+    }
+    const host = canonicalHost(hostname);
+    const shownHost = host ?? hostname.toLowerCase();
+    const origin = `${web}//${shownHost.includes(":") ? `[${shownHost}]` : shownHost}:${port}`;
+    if (host === undefined) throw unresolved(shownHost, origin);
+    // Judged by name before any lookup: a name refused anyway is never sent to a resolver,
+    // where a command could spell data into it (DNS exfiltration).
+    const deniedByName = this.#denied.find((p) => matches(p, web, host, port));
+    if (deniedByName) throw deniedBy(who, origin, [], deniedByName);
+    const pattern = this.#allowed.find((p) => matches(p, web, host, port));
+    const literal = net.isIP(host) !== 0;
+    const ask = this.#options.ask;
+    if (!pattern && !literal && ask === undefined) {
+      throw refused(`${who} may not connect to ${origin}: it is not on the policy's network.allow`, {
+        origin,
+        addresses: [],
+        answeredBy: "rule",
+      });
+    }
+    // A name no rule allows is asked about before it is looked up, for the same reason.
+    const first = !pattern && !literal
+      ? await this.#answer(who, origin, origin, { origin, addresses: [] }, signal)
+      : undefined;
+    const addresses = literal ? [host] : await (this.#options.resolve ?? systemResolve)(host);
+    if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
+    const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port)));
+    if (denied) throw deniedBy(who, origin, addresses, denied);
+    const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");
+    const found = classes.find((c) => c !== "public");
+    const inside = this.#privateAllowed && found !== "reserved" ? undefined : found;
+    const addressClass = found ?? "public";
+    if (pattern && (!inside || pattern.namesAddress)) {
+      return { origin, host, port, addresses, addressClass, rule: pattern.entry, answeredBy: "rule" };
+    }
+    if (first && !inside) return { origin, host, port, addresses, addressClass, answeredBy: first.answeredBy };
+    const what = `${origin}${inside ? ` (a ${inside} address, ${addresses[classes.indexOf(inside)]})` : ""}`;
+    if (ask === undefined) {
+      throw refused(`${who} may not connect to ${what}: it is not on the policy's network.allow`, {
+        origin,
+        addresses,
+        class: addressClass,
+        answeredBy: "rule",
+      });
+    }
+    const question = { origin, addresses, ...(inside ? { inside } : {}) };
+    const outcome = await this.#answer(who, what, inside ? `${origin} (${inside})` : origin, question, signal);
+    return { origin, host, port, addresses, addressClass, answeredBy: outcome.answeredBy };
+  }
+
+  // The answer about `key`, asked once (concurrent and later questions share it); throws a refusal unless allowed.
+  async #answer(
+    who: string,
+    what: string,
+    key: string,
+    question: DestinationQuestion,
+    signal?: AbortSignal,
+  ): Promise<DestinationAnswer> {
+    let answer = this.#answers.get(key);
+    if (!answer) {
+      answer = this.#options.ask!(question, signal);
+      this.#answers.set(key, answer);
+      // A question that failed (no one to ask, cancelled) is asked again next time.
+      answer.catch(() => this.#answers.delete(key));
+    }
+    const details = { origin: question.origin, addresses: question.addresses, class: question.inside ?? "public" };
+    let outcome: DestinationAnswer;
+    try {
+      outcome = await answer;
+    } catch (error) {
+      throw refused(`${who} may not connect to ${what}: it is not on the allowlist and nobody could be asked`, {
+        ...details,
+        answeredBy: "auto",
+        why: (error as Error).message,
+      });
+    }
+    if (!outcome.allowed) {
+      throw refused(`${who} may not connect to ${what}: it is not on the allowlist and was denied`, {
+        ...details,
+        answeredBy: outcome.answeredBy,
+      });
+    }
+    return outcome;
+  }
+}
+
+function unresolved(host: string, origin: string): ToolError {
+  return new ToolError(`${host} does not resolve to an address`, {
+    code: "dns_failed",
+    details: { host, origin },
+    recoveryHint: "Check the host name.",
+  });
+}
+
+function deniedBy(who: string, origin: string, addresses: string[], pattern: Pattern): ToolError {
+  return refused(`${who} may not connect to ${origin}: the policy denies it (network.deny ${pattern.entry})`, {
+    origin,
+    addresses,
+    deniedBy: pattern.entry,
+    answeredBy: "rule",
+  });
+}

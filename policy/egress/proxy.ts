@@ -1,0 +1,248 @@
+/**
+ * The egress proxy: an HTTP proxy (absolute-form requests, and CONNECT
+ * tunnels for HTTPS, git over HTTPS, WebSockets) that judges every request
+ * and every tunnel before it connects anywhere, and then connects to the very
+ * address it judged, so that a name cannot resolve to a public address when
+ * judged and a private one when used (DNS rebinding). It listens on loopback
+ * (the browser's, with proxy credentials) or on a unix socket (the sandboxed
+ * commands', bound into a network namespace whose only way out it is).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import net from "node:net";
+import type { Duplex } from "node:stream";
+
+/** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
+export interface JudgedTarget {
+  /** The addresses judged; the proxy connects to the first. */
+  addresses: string[];
+  /** The rule that allowed it, for the connection record. */
+  rule?: string;
+}
+
+/** Judges a destination (`scheme` is `http:` for a request, `https:` for a tunnel); throws to refuse it. */
+export type JudgeTarget = (scheme: string, hostname: string, port: string) => Promise<JudgedTarget>;
+
+/** One request or tunnel the proxy judged. */
+export interface EgressConnection {
+  /** The URL of a request, or `host:port` of a tunnel. */
+  target: string;
+  /** `CONNECT` for a tunnel, else the request's method. */
+  method: string;
+  /** Whether it went through. */
+  allowed: boolean;
+  /** The address connected to, when allowed. */
+  address?: string;
+  /** The rule that allowed it, when one did. */
+  rule?: string;
+  /** Why it was refused. */
+  reason?: string;
+  /** The refusal's error code (`url_not_allowed`, `dns_failed`), when refused. */
+  code?: string;
+  /** The refusal's error details (what the judge knew: origin, addresses, the rule that denied). */
+  details?: Record<string, unknown>;
+}
+
+/** Where the proxy listens. */
+export type EgressListen = { port: number; host?: string } | { path: string };
+
+/** Options of {@linkcode startEgressProxy}. */
+export interface EgressProxyOptions {
+  /** Judges each request and tunnel. */
+  judge: JudgeTarget;
+  /** Hears of every judged request and tunnel, allowed or refused. */
+  onConnection?: (connection: EgressConnection) => void;
+  /** Only a client that sends these (Basic proxy authorization) is served; default any client. */
+  credentials?: { username: string; password: string };
+  /** Default `{ port: 0, host: "127.0.0.1" }`. */
+  listen?: EgressListen;
+}
+
+/** A running proxy. */
+export interface EgressProxy {
+  /** Its port on loopback, when it listens on one. */
+  readonly port?: number;
+  /** Its unix socket, when it listens on one. */
+  readonly path?: string;
+  /** Stops it and drops every connection. */
+  close(): Promise<void>;
+}
+
+/** The header of the proxy's own refusals. */
+export const BLOCKED_HEADER = "x-toolfence-blocked";
+
+const HOP_HEADERS = ["proxy-connection", "proxy-authorization", "connection", "keep-alive", "upgrade"];
+
+function refusal(error: unknown): Pick<EgressConnection, "reason" | "code" | "details"> {
+  const e = error as { message?: string; code?: unknown; details?: unknown };
+  return {
+    reason: e.message ?? String(error),
+    ...(typeof e.code === "string" ? { code: e.code } : {}),
+    ...(e.details && typeof e.details === "object" ? { details: e.details as Record<string, unknown> } : {}),
+  };
+}
+
+// A status line's reason phrase holds no control characters; many clients print it.
+function phrase(reason: string): string {
+  return [...reason].map((c) => (c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? " " : c)).join("").slice(0, 300);
+}
+
+/**
+ * Starts the proxy. Absolute-form `http:` requests are judged as `http:`,
+ * `CONNECT host:port` tunnels as `https:`; a refusal answers 403 with
+ * `Blocked by toolfence: <reason>` (the reason in the status line too, and
+ * the {@linkcode BLOCKED_HEADER}) without connecting anywhere.
+ *
+ * Requires `--allow-net` (and `--allow-read`/`--allow-write` for a unix socket).
+ *
+ * @example
+ * ```ts
+ * import { DestinationJudge, startEgressProxy } from "@toolfence/policy";
+ * const judge = new DestinationJudge({ allow: ["registry.npmjs.org"] }, { who: "The command" });
+ * const proxy = await startEgressProxy({ judge: (s, h, p) => judge.judge(s, h, p) });
+ * console.log(`HTTPS_PROXY=http://127.0.0.1:${proxy.port}`);
+ * await proxy.close();
+ * ```
+ */
+export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+  const { judge, onConnection, credentials } = options;
+  const expected = credentials
+    ? Buffer.from("Basic " + Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64"))
+    : undefined;
+  const authorized = (req: http.IncomingMessage) => {
+    if (expected === undefined) return true;
+    const given = Buffer.from(String(req.headers["proxy-authorization"] ?? ""));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  const report = (connection: EgressConnection) => {
+    try {
+      onConnection?.(connection);
+    } catch {
+      // A listener that fails must not change what the proxy does.
+    }
+  };
+  const sockets = new Set<Duplex>();
+  const track = (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  };
+  const server = http.createServer(async (req, res) => {
+    if (!authorized(req)) {
+      res.writeHead(407, { "proxy-authenticate": 'Basic realm="toolfence"' }).end();
+      return;
+    }
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "");
+    } catch {
+      res.writeHead(400).end("toolfence: the proxy takes absolute URLs only (and CONNECT for https)\n");
+      return;
+    }
+    const method = req.method ?? "GET";
+    let target: JudgedTarget;
+    try {
+      // https: in absolute form would have the proxy speak plain HTTP to a TLS port: only CONNECT tunnels it.
+      if (url.protocol !== "http:") throw new Error(`${url.protocol} requests go through CONNECT, not absolute form`);
+      target = await judge(url.protocol, url.hostname, url.port || "80");
+    } catch (error) {
+      const refused = refusal(error);
+      report({ target: url.href, method, allowed: false, ...refused });
+      const body = `Blocked by toolfence: ${refused.reason}\n`;
+      res.writeHead(403, phrase(`Blocked by toolfence: ${refused.reason}`), {
+        "content-type": "text/plain; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        [BLOCKED_HEADER]: "1",
+      }).end(body);
+      return;
+    }
+    report({
+      target: url.href,
+      method,
+      allowed: true,
+      address: target.addresses[0],
+      ...(target.rule ? { rule: target.rule } : {}),
+    });
+    const headers = { ...req.headers };
+    for (const name of HOP_HEADERS) delete headers[name];
+    const upstream = http.request({
+      host: target.addresses[0],
+      port: Number(url.port || 80),
+      method,
+      path: url.pathname + url.search,
+      headers,
+      setHost: false,
+    }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+      answer.pipe(res);
+    });
+    upstream.on("error", (error) => {
+      if (!res.headersSent) res.writeHead(502).end(`toolfence proxy: ${error.message}\n`);
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  });
+  server.on("connection", track);
+  server.on("connect", async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    track(client);
+    client.on("error", () => client.destroy());
+    if (!authorized(req)) {
+      return void client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="toolfence"\r\n\r\n',
+      );
+    }
+    const asked = req.url ?? "";
+    const match = asked.match(/^(\[[^\]]+\]|[^:]+):(\d+)$/);
+    let target: JudgedTarget;
+    try {
+      if (!match) throw new Error(`CONNECT takes host:port, not ${JSON.stringify(asked.slice(0, 200))}`);
+      target = await judge("https:", match[1].replace(/^\[|\]$/g, ""), match[2]);
+    } catch (error) {
+      const refused = refusal(error);
+      report({ target: asked, method: "CONNECT", allowed: false, ...refused });
+      const body = `Blocked by toolfence: ${refused.reason}\n`;
+      return void client.end(
+        `HTTP/1.1 403 ${phrase(`Blocked by toolfence: ${refused.reason}`)}\r\n` +
+          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    report({
+      target: asked,
+      method: "CONNECT",
+      allowed: true,
+      address: target.addresses[0],
+      ...(target.rule ? { rule: target.rule } : {}),
+    });
+    const upstream = net.connect(Number(match[2]), target.addresses[0], () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    track(upstream);
+    upstream.on("error", (error) => {
+      if (client.writable && upstream.connecting) {
+        client.end(`HTTP/1.1 502 ${phrase(`toolfence proxy: ${error.message}`)}\r\nConnection: close\r\n\r\n`);
+      } else client.destroy();
+    });
+  });
+  const listen = options.listen ?? { port: 0, host: "127.0.0.1" };
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    if ("path" in listen) server.listen(listen.path, () => resolve());
+    else server.listen(listen.port, listen.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  return {
+    ...(typeof address === "object" && address !== null ? { port: address.port } : {}),
+    ...("path" in listen ? { path: listen.path } : {}),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

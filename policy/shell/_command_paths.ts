@@ -1,0 +1,667 @@
+/**
+ * Every path a command line may read, write or run, judged by the rules the
+ * file tools follow: inside the workspace or the session's temp dir, not
+ * denied (hidden) by a policy file, not read-only for writes. The operands of
+ * programs (every operand of a program not known to take none), option
+ * values, redirections, the files the argument readers record
+ * (`FlagContext.pathOperands`), and `cd`'s folder, from every folder the line
+ * may have changed into.
+ *
+ * A path known only when the command runs (a variable, a command
+ * substitution, a glob or brace that may reach outside, any tilde) asks. A
+ * link inside the workspace that leads out is judged by its target, where the
+ * file exists; the OS sandbox's read view covers what the analysis cannot see.
+ *
+ * The judging itself sits behind one function, {@linkcode PathJudge}, so that
+ * it can be pointed at the policy's file door.
+ *
+ * @module
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
+import type { PathAccess, PathOperand } from "./_path_operands.ts";
+import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
+
+/** What the path rules decide for one path. */
+export interface PathJudgement {
+  decision: "allow" | "ask" | "deny";
+  /** Why, as a predicate after the path ("lies outside the workspace /w ..."); absent when allowed. */
+  reason?: string;
+  /** The policy file's path rule that decided, when one did. */
+  rule?: PathRule;
+  /** Where the path really leads, when the analysis could see it. */
+  real?: string;
+}
+
+/** Judges one absolute path, lexically normal and free of `..`, for an access. */
+export type PathJudge = (absolute: string, access: PathAccess) => PathJudgement;
+
+/** One path of the line and how it was judged; plain data. */
+export interface CommandPath {
+  /** The simple command (or redirection) it belongs to, as written. */
+  command: string;
+  /** The path as written on the line. */
+  written: string;
+  /** The absolute path it names, when known before the command runs. */
+  path?: string;
+  /** Where it really leads, when the analysis could see it. */
+  real?: string;
+  /** What the program does with it. */
+  access: PathAccess;
+  /** Where it came from: `operand`, `--files0-from`, `<`, `sed script 'r'`. */
+  origin: string;
+  /** `allow`: within the rules; `ask`: outside or unknown; `deny`: a policy file forbids it. */
+  decision: "allow" | "ask" | "deny";
+  /** Why it asks or is denied, naming the path and the rule. */
+  reason?: string;
+  /** The policy file's rule, when one decided. */
+  rule?: PathRule;
+}
+
+/** Where commands may reach: the places the file tools may reach. */
+export interface PathScope {
+  /** The workspace root (absolute); commands run there. */
+  workspaceRoot?: string;
+  /** The session's temp dir (absolute), when it exists. */
+  tempDir?: string;
+  /** The policy files' path rules. */
+  rules?: PolicyRules;
+}
+
+/** The file tools' rule, named in every reason for a path outside. */
+const AREA_RULE = "paths must lie inside the workspace or the session's temp dir, as for the file tools";
+
+/** Devices that hold nothing of anybody's: reading or writing them is harmless. */
+const HARMLESS_DEVICES = new Set([
+  "/dev/null",
+  "/dev/zero",
+  "/dev/full",
+  "/dev/random",
+  "/dev/urandom",
+  "/dev/stdin",
+  "/dev/stdout",
+  "/dev/stderr",
+]);
+
+const ORDER = { allow: 0, "read-only": 1, deny: 2 } as const;
+
+function within(absolute: string, root: string | undefined): boolean {
+  return root !== undefined && (absolute === root || absolute.startsWith(root === "/" ? "/" : `${root}/`));
+}
+
+/**
+ * Where `absolute` really leads: the real path of its deepest existing
+ * folder, with the rest appended; `undefined` when it cannot be looked at.
+ */
+function realOf(absolute: string): string | undefined {
+  const rest: string[] = [];
+  for (let at = absolute;;) {
+    try {
+      const real = fs.realpathSync(at);
+      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if ((code !== "ENOENT" && code !== "ENOTDIR") || at === "/") return undefined;
+      rest.push(path.basename(at));
+      at = path.dirname(at);
+    }
+  }
+}
+
+/**
+ * The judge of the file tools' rules for a scope: the area (workspace or
+ * temp dir, by the path as named and where it leads), then the policy files'
+ * path rules (the stricter of the path as named and where it leads).
+ */
+export function scopeJudge(scope: PathScope): PathJudge {
+  const root = scope.workspaceRoot === undefined ? undefined : path.resolve(scope.workspaceRoot);
+  const temp = scope.tempDir === undefined ? undefined : path.resolve(scope.tempDir);
+  const inArea = (p: string) => within(p, root) || within(p, temp);
+  return (absolute, access) => {
+    if (HARMLESS_DEVICES.has(absolute)) return { decision: "allow" };
+    if (!inArea(absolute)) {
+      return {
+        decision: "ask",
+        reason: root === undefined
+          ? `is an absolute path and the workspace is not known (${AREA_RULE})`
+          : `lies outside the workspace ${root} (${AREA_RULE})`,
+      };
+    }
+    const real = realOf(absolute);
+    if (real === undefined) {
+      return { decision: "ask", reason: `cannot be looked at to see where it leads (${AREA_RULE})` };
+    }
+    if (!inArea(real)) {
+      return { decision: "ask", real, reason: `leads through a link to ${real}, outside the workspace (${AREA_RULE})` };
+    }
+    const rules = scope.rules;
+    if (rules === undefined || !rules.hasPathRules) return { decision: "allow", real };
+    const lexical = rules.decidePath(absolute);
+    const resolved = rules.decidePath(real);
+    const outcome: PathOutcome = ORDER[resolved.decision] > ORDER[lexical.decision] ? resolved : lexical;
+    if (outcome.decision === "deny" && outcome.rule) {
+      return { decision: "deny", real, rule: outcome.rule, reason: `is denied by the ${describeRule(outcome.rule)}` };
+    }
+    if (outcome.decision === "read-only" && outcome.rule && access === "write") {
+      return {
+        decision: "deny",
+        real,
+        rule: outcome.rule,
+        reason: `is read-only by the ${describeRule(outcome.rule)}`,
+      };
+    }
+    return { decision: "allow", real };
+  };
+}
+
+/** How much the judgements weigh, the worst first: deny before ask before allow. */
+const WEIGHT = { allow: 0, ask: 1, deny: 2 } as const;
+
+type Judged = Omit<CommandPath, "command" | "written" | "origin" | "access">;
+
+function worst(list: readonly Judged[]): Judged {
+  return list.reduce<Judged>(
+    (a, b) => WEIGHT[b.decision] > WEIGHT[a.decision] ? b : a,
+    list[0] ?? { decision: "allow" },
+  );
+}
+
+/** Bash's folders the line may run in: the workspace root, and every folder `cd` may have changed into. */
+export type Folders = readonly string[];
+
+const MAX_EXPANSIONS = 64;
+const MAX_FOLDERS = 16;
+
+function tildeReason(text: string): string {
+  if (/^~[+]/.test(text)) {
+    return `starts with \`~+\`, the folder the shell is in when it runs ($PWD), which the line can change (${AREA_RULE})`;
+  }
+  if (/^~-/.test(text)) {
+    return `starts with \`~-\`, the previous folder ($OLDPWD), which may lie outside the workspace (${AREA_RULE})`;
+  }
+  if (/^~[^/]/.test(text)) {
+    return `starts with \`~user\`, another user's home folder, outside the workspace (${AREA_RULE})`;
+  }
+  return `is in the home folder (\`~\`), outside the workspace (${AREA_RULE})`;
+}
+
+/** A static path, judged from every folder the command may run in. */
+function judgeValue(value: string, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
+  if (value === "" || value === "-") return { decision: "allow" };
+  // Some programs expand `~` themselves (git, rg's config paths): taken as the home folder.
+  if (value.startsWith("~")) return { decision: "ask", reason: tildeReason(value) };
+  if (/^\/dev\/(tcp|udp)\//.test(value)) {
+    return { decision: "ask", reason: "is a network connection bash opens in a redirection, not a file" };
+  }
+  if (value.split("/").includes("..")) {
+    return { decision: "ask", reason: `steps out of the folder with \`..\` (${AREA_RULE})` };
+  }
+  const results: Judged[] = [];
+  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) {
+      results.push({ decision: "ask", reason: `is relative, and the folder the command runs in is not known` });
+      continue;
+    }
+    const absolute = path.resolve(folder, value);
+    const judged = judge(absolute, access);
+    results.push({ path: absolute, ...judged });
+  }
+  return worst(results);
+}
+
+/** `{a,b}` and `{1..3}` expanded as bash does, when simple enough; `undefined` when not. */
+export function expandBraces(text: string, budget = MAX_EXPANSIONS): string[] | undefined {
+  for (let open = text.indexOf("{"); open >= 0; open = text.indexOf("{", open + 1)) {
+    let depth = 0;
+    const commas: number[] = [];
+    let close = -1;
+    for (let i = open; i < text.length; i++) {
+      if (text[i] === "{") depth++;
+      else if (text[i] === "}" && --depth === 0) {
+        close = i;
+        break;
+      } else if (text[i] === "," && depth === 1) commas.push(i);
+    }
+    if (close < 0) return [text];
+    const body = text.slice(open + 1, close);
+    let alternatives: string[] | undefined;
+    if (commas.length > 0) {
+      alternatives = [];
+      let start = open + 1;
+      for (const comma of [...commas, close]) {
+        alternatives.push(text.slice(start, comma));
+        start = comma + 1;
+      }
+    } else {
+      const sequence = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(\.\.-?[0-9]+)?$/.exec(body);
+      if (sequence === null) continue;
+      const [, from, to] = sequence;
+      // A sequence of letters of one case or of numbers holds no `/` or `.`: one stands for all.
+      if (/[0-9]/.test(from) !== /[0-9]/.test(to)) return undefined;
+      if (/[A-Za-z]/.test(from) && (from.toLowerCase() === from) !== (to.toLowerCase() === to)) return undefined;
+      alternatives = [from];
+    }
+    const out: string[] = [];
+    for (const alternative of alternatives) {
+      const expanded = expandBraces(text.slice(0, open) + alternative + text.slice(close + 1), budget);
+      if (expanded === undefined) return undefined;
+      out.push(...expanded);
+      if (out.length > budget) return undefined;
+    }
+    return out;
+  }
+  return [text];
+}
+
+const GLOB_CHARS = /[*?[]/;
+
+/** A glob, brace or tilde pattern: judged by the folder it starts in; asks where it may reach out. */
+function judgePattern(pattern: string, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
+  // bash expands `~` at the start and after `=` or `:` in words like `--opt=~/x`.
+  if (/(^|[=:])~/.test(pattern)) return { decision: "ask", reason: tildeReason(pattern.replace(/^.*[=:](?=~)/, "")) };
+  const expansions = expandBraces(pattern);
+  if (expansions === undefined) {
+    return { decision: "ask", reason: "uses a brace expansion the checker does not follow, which may reach outside" };
+  }
+  const results: Judged[] = [];
+  for (const expansion of expansions) {
+    const parts = expansion.split("/");
+    if (parts.includes("..")) {
+      results.push({ decision: "ask", reason: `steps out of the folder with \`..\` (${AREA_RULE})` });
+      continue;
+    }
+    const firstGlob = parts.findIndex((part) => GLOB_CHARS.test(part));
+    if (firstGlob < 0) {
+      results.push(judgeValue(expansion, access, folders, judge));
+      continue;
+    }
+    // `.*` and `[.]*` may match `..` (bash before 5.2, or without globskipdots).
+    if (parts.slice(firstGlob).some((part) => GLOB_CHARS.test(part) && /^[.[]/.test(part))) {
+      results.push({ decision: "ask", reason: `is a pattern that may match \`..\`, the folder above (${AREA_RULE})` });
+      continue;
+    }
+    const prefix = parts.slice(0, firstGlob).join("/") || (expansion.startsWith("/") ? "/" : ".");
+    const judged = judgeValue(prefix, "read", folders, judge);
+    if (judged.decision !== "allow") {
+      results.push({ ...judged, reason: `is a pattern that matches in ${prefix}, which ${judged.reason}` });
+      continue;
+    }
+    // Bash opens what the pattern matches; a match that is a link leading out is seen by the sandbox only.
+    results.push(
+      judged.decision === "allow" && access === "write"
+        ? { decision: "ask", reason: "is a pattern, so what it writes is only known when the command runs" }
+        : judged,
+    );
+  }
+  return worst(results);
+}
+
+/** Judges one word used as a path. */
+export function judgeWord(word: BashWord, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
+  if (word.value !== undefined) return judgeValue(word.value, access, folders, judge);
+  if (word.pattern !== undefined) return judgePattern(word.pattern, access, folders, judge);
+  // `<(sort a)` is a pipe to a command judged on its own.
+  if (/^[<>]\(/.test(word.text) && word.text.endsWith(")")) return { decision: "allow" };
+  return {
+    decision: "ask",
+    reason: `is only known when the command runs (${
+      word.dynamic ?? "an expansion"
+    }), so where it points cannot be judged`,
+  };
+}
+
+/** Programs whose operands are never opened as files. */
+const NO_PATHS = new Set(["echo", "printf", "true", "false", "whoami", "uname", "basename", "dirname", "pwd", "which"]);
+
+/**
+ * What an option does with its value: `text` (a pattern, a separator, a
+ * number, never opened), `path` (a file it opens), `script-text` and
+ * `script-path` (the program's script given by option: the first operand is
+ * then a file), `text-text`/`text-path` (two words: jq's `--arg NAME VALUE`,
+ * `--rawfile NAME FILE`), `flag` (no value), `optional` (a text value only
+ * when attached: deno's `--allow-read=/x`, which widens what the sandboxed
+ * code may do and opens nothing), `no-pattern` (`rg --files`: every operand
+ * is a path).
+ */
+type OptionKind =
+  | "flag"
+  | "optional"
+  | "text"
+  | "path"
+  | "script-text"
+  | "script-path"
+  | "text-text"
+  | "text-path"
+  | "no-pattern";
+
+/** How a program reads its options, for the programs whose first operand is not a file. */
+interface ProgramShape {
+  short: Readonly<Record<string, OptionKind>>;
+  long: Readonly<Record<string, OptionKind>>;
+  /** Whether the first operand is a pattern, script or filter (unless a script option gives it). */
+  first?: "text";
+}
+
+function kinds(spec: string): Record<string, OptionKind> {
+  const out: Record<string, OptionKind> = {};
+  for (const group of spec.trim().split(/\s*;\s*/)) {
+    const [kind, names] = group.split(":");
+    for (const name of names.trim().split(/\s+/)) if (name !== "") out[name] = kind.trim() as OptionKind;
+  }
+  return out;
+}
+
+function letters(spec: string): Record<string, OptionKind> {
+  const out: Record<string, OptionKind> = {};
+  for (const group of spec.trim().split(/\s*;\s*/)) {
+    const [kind, names] = group.split(":");
+    for (const letter of names.trim()) out[letter] = kind.trim() as OptionKind;
+  }
+  return out;
+}
+
+const GREP: ProgramShape = {
+  first: "text",
+  short: letters("flag: rRniElwvcoHhFxsqLPzUaIbTZGy; text: ABCmdD; script-text: e; script-path: f"),
+  long: kinds(
+    "flag: recursive dereference-recursive line-number ignore-case no-ignore-case extended-regexp files-with-matches " +
+      "files-without-match invert-match count word-regexp line-regexp fixed-strings basic-regexp perl-regexp " +
+      "only-matching with-filename no-filename no-messages quiet silent null null-data byte-offset initial-tab text " +
+      "color colour; text: after-context before-context context max-count label binary-files devices directories " +
+      "include exclude exclude-dir group-separator; script-text: regexp; script-path: file exclude-from",
+  ),
+};
+
+const RG: ProgramShape = {
+  first: "text",
+  short: letters("flag: inwlvcoFHSsuUxLPzNpIqb0a.; text: gtTABCmMjErd; script-text: e; script-path: f"),
+  long: kinds(
+    "flag: hidden no-ignore no-ignore-vcs files-with-matches files-without-match count count-matches fixed-strings " +
+      "ignore-case smart-case case-sensitive line-number no-line-number no-heading heading vimgrep json follow " +
+      "multiline multiline-dotall word-regexp line-regexp invert-match only-matching stats null no-messages quiet " +
+      "pcre2 text binary no-filename with-filename trim column byte-offset; " +
+      "text: glob iglob type type-not type-add max-count context after-context before-context replace sort sortr " +
+      "max-depth max-filesize threads color colors encoding engine context-separator field-match-separator " +
+      "path-separator; script-text: regexp; script-path: file ignore-file; no-pattern: files type-list",
+  ),
+};
+
+const SED: ProgramShape = {
+  first: "text",
+  short: letters("flag: nEsrzui; text: l; script-text: e; script-path: f"),
+  long: kinds(
+    "flag: quiet silent regexp-extended separate unbuffered null-data posix debug sandbox follow-symlinks; " +
+      "text: line-length; script-text: expression; script-path: file",
+  ),
+};
+
+const AWK: ProgramShape = { first: "text", short: letters("text: Fv; script-path: f"), long: {} };
+
+const JQ: ProgramShape = {
+  first: "text",
+  short: letters("flag: nrcsjaSCMeRh; path: L; script-path: f"),
+  long: kinds(
+    "flag: raw-output raw-output0 compact-output slurp null-input join-output ascii-output sort-keys color-output " +
+      "monochrome-output tab exit-status raw-input seq stream stream-errors args jsonargs; text: indent; " +
+      "text-text: arg argjson; text-path: slurpfile rawfile; script-path: from-file",
+  ),
+};
+
+// Permission flags only widen what the code run may do inside the sandbox; the runner rules judge the rest.
+const DENO: ProgramShape = {
+  short: letters("flag: Aqhr; optional: RWNESIP"),
+  long: kinds(
+    "optional: allow-all allow-read allow-write allow-net allow-env allow-run allow-sys allow-ffi allow-hrtime " +
+      "allow-import deny-read deny-write deny-net deny-env deny-run deny-sys deny-ffi deny-import",
+  ),
+};
+
+const SHAPES: ReadonlyMap<string, ProgramShape> = new Map([
+  ["deno", DENO],
+  ...["grep", "egrep", "fgrep"].map((name) => [name, GREP] as const),
+  ["rg", RG],
+  ["sed", SED],
+  ...["awk", "gawk", "mawk", "nawk"].map((name) => [name, AWK] as const),
+  ["jq", JQ],
+  ["cut", { short: letters("text: dfcb"), long: kinds("text: delimiter fields characters bytes") }],
+  ["sort", { short: letters("text: tkS"), long: kinds("text: field-separator key buffer-size") }],
+  ["paste", { short: letters("text: d"), long: kinds("text: delimiters") }],
+  ["column", { short: letters("text: sotcNW"), long: {} }],
+  ["join", { short: letters("text: tjo12ae"), long: {} }],
+  ["date", { short: letters("text: d"), long: kinds("text: date") }],
+]);
+
+/** A word used as a path by a command, with where it came from. */
+interface PathWord {
+  word: BashWord;
+  access: PathAccess;
+  origin: string;
+}
+
+/** The suffixes of an option word (`-f/etc/x`, `--file=/etc/x`) that may be its value. */
+function attachedValues(word: BashWord): PathWord[] {
+  const value = word.value!;
+  const equals = value.indexOf("=");
+  // `--file=x`, Go's `-name=x`, clap's `-f=x`: the value follows the `=`.
+  if (value.startsWith("--") || equals >= 0) {
+    if (equals < 0) return [];
+    return [{
+      word: { text: value, value: value.slice(equals + 1), mayBeOption: false },
+      access: "read",
+      origin: value.slice(0, equals),
+    }];
+  }
+  const out: PathWord[] = [];
+  for (let i = 2; i < value.length; i++) {
+    out.push({
+      word: { text: value, value: value.slice(i), mayBeOption: false },
+      access: "read",
+      origin: value.slice(0, i),
+    });
+  }
+  return out;
+}
+
+/** The words of a simple command that may name files, by how its program reads its arguments. */
+export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
+  if (NO_PATHS.has(name)) return [];
+  if (name === "test" || name === "[") {
+    // Only tested for existence and kind; a value known only at run time is a string as often as a path.
+    return args.filter((word) => word.value !== undefined && !word.value.startsWith("-")).map((word) => ({
+      word,
+      access: "read",
+      origin: "operand",
+    }));
+  }
+  const shape = SHAPES.get(name);
+  const out: PathWord[] = [];
+  const operands: BashWord[] = [];
+  let scripted = false;
+  let unknownBeforeFirst = false;
+  const kindOf = (table: Readonly<Record<string, OptionKind>>, key: string) =>
+    Object.hasOwn(table, key) ? table[key] : undefined;
+  const takeValue = (kind: OptionKind, option: string, i: number): number => {
+    if (kind === "flag" || kind === "optional" || kind === "no-pattern") return i;
+    const words = kind === "text-text" || kind === "text-path" ? 2 : 1;
+    for (let n = 0; n < words && i + 1 < args.length; n++) {
+      i++;
+      const pathValue = kind === "path" || kind === "script-path" || (kind === "text-path" && n === 1);
+      if (pathValue) out.push({ word: args[i], access: "read", origin: option });
+    }
+    return i;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption && operands.length === 0) unknownBeforeFirst = true;
+      operands.push(word);
+      continue;
+    }
+    if (value === "--") {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
+    if (!value.startsWith("-") || value === "-") {
+      operands.push(word);
+      continue;
+    }
+    if (shape === undefined) {
+      out.push(...attachedValues(word));
+      continue;
+    }
+    if (value.startsWith("--")) {
+      const equals = value.indexOf("=");
+      const long = value.slice(2, equals < 0 ? undefined : equals);
+      const kind = kindOf(shape.long, long);
+      if (kind === undefined) {
+        if (operands.length === 0) unknownBeforeFirst = true;
+        out.push(...attachedValues(word));
+        continue;
+      }
+      if (kind.startsWith("script") || kind === "no-pattern") scripted = true;
+      if (equals >= 0) {
+        const pathValue = kind === "path" || kind === "script-path" || kind === "flag";
+        if (pathValue) out.push(...attachedValues(word));
+        continue;
+      }
+      i = takeValue(kind, `--${long}`, i);
+      continue;
+    }
+    for (let letter = 1; letter < value.length; letter++) {
+      const kind = kindOf(shape.short, value[letter]);
+      if (kind === undefined) {
+        if (operands.length === 0) unknownBeforeFirst = true;
+        out.push(...attachedValues({ text: value, value: `-${value.slice(letter)}`, mayBeOption: true }));
+        break;
+      }
+      if (kind.startsWith("script")) scripted = true;
+      if (kind === "flag") continue;
+      const rest = value.slice(letter + 1);
+      if (rest === "") i = takeValue(kind, `-${value[letter]}`, i);
+      else if (kind === "path" || kind === "script-path") {
+        out.push({
+          word: { text: value, value: rest, mayBeOption: false },
+          access: "read",
+          origin: `-${value[letter]}`,
+        });
+      }
+      break;
+    }
+  }
+  const skipFirst = shape?.first === "text" && !scripted && !unknownBeforeFirst;
+  for (const [index, word] of operands.entries()) {
+    if (skipFirst && index === 0) continue;
+    out.push({ word, access: "read", origin: "operand" });
+  }
+  return out;
+}
+
+const REDIRECT_ACCESS: Readonly<Record<string, PathAccess>> = {
+  "<": "read",
+  ">": "write",
+  ">>": "write",
+  ">|": "write",
+  "&>": "write",
+  "&>>": "write",
+  ">&": "write",
+  "<&": "read",
+};
+
+function redirectWords(redirects: readonly BashRedirect[]): PathWord[] {
+  const out: PathWord[] = [];
+  for (const redirect of redirects) {
+    const access = REDIRECT_ACCESS[redirect.operator];
+    const target = redirect.target;
+    if (access === undefined || target === undefined) continue;
+    // `2>&1`, `>&-`: descriptors, not files.
+    if ((redirect.operator === ">&" || redirect.operator === "<&") && /^[0-9]+-?$|^-$/.test(target.value ?? "")) {
+      continue;
+    }
+    out.push({ word: target, access, origin: redirect.operator });
+  }
+  return out;
+}
+
+/** The folders the commands of the line may run in: the root, and every `cd` of the line applied in order. */
+export function lineFolders(analysis: BashAnalysis, root: string | undefined): string[] {
+  const start = root ?? ".";
+  let folders = [start];
+  for (const command of analysis.commands) {
+    const [name, dir] = command.words;
+    if (command.kind !== "command" || name?.value !== "cd" || dir?.value === undefined) continue;
+    if (dir.value.startsWith("-") || dir.value.startsWith("~") || dir.value.split("/").includes("..")) continue;
+    const next = folders.map((folder) => path.resolve(folder, dir.value!));
+    folders = [...new Set([...folders, ...next])];
+    if (folders.length > MAX_FOLDERS) return [...folders.slice(0, 1), "?"];
+  }
+  return folders;
+}
+
+/**
+ * Judges every path one simple command names: its operands and option
+ * values by how its program reads them, its redirections, and the files its
+ * argument readers recorded.
+ */
+export function judgeCommandPaths(
+  command: BashSimpleCommand,
+  recorded: readonly PathOperand[],
+  folders: Folders,
+  judge: PathJudge,
+): CommandPath[] {
+  const [name, ...args] = command.words;
+  const words: PathWord[] = [];
+  if (command.kind === "command" && name?.value !== undefined) {
+    words.push(
+      ...(name.value === "cd"
+        ? args.slice(0, 1).map((word) => ({ word, access: "read" as const, origin: "cd" }))
+        : pathWords(name.value, args)),
+    );
+  }
+  words.push(...redirectWords(command.redirects));
+  const paths = words.map(({ word, access, origin }) => ({
+    command: command.text,
+    written: word.value !== undefined && word.text !== word.value && origin !== "operand" ? word.value : word.text,
+    access,
+    origin,
+    ...judgeWord(word, access, folders, judge),
+  }));
+  for (const operand of recorded) {
+    const judged = operand.value === undefined
+      ? { decision: "ask" as const, reason: "is only known when the command runs, so where it points cannot be judged" }
+      : judgeValue(operand.value, operand.access, folders, judge);
+    paths.push({
+      command: command.text,
+      written: operand.value ?? "?",
+      access: operand.access,
+      origin: operand.origin,
+      ...judged,
+    });
+  }
+  return paths;
+}
+
+/** Judges the redirections that belong to no simple command (`done < f`, `$(< f)`). */
+export function judgeLinePaths(analysis: BashAnalysis, folders: Folders, judge: PathJudge): CommandPath[] {
+  return redirectWords(analysis.redirects).map(({ word, access, origin }) => ({
+    command: `${origin} ${word.text}`,
+    written: word.text,
+    access,
+    origin,
+    ...judgeWord(word, access, folders, judge),
+  }));
+}
+
+/** The reason a person reads for a path that asks or is denied. */
+export function pathReason(found: CommandPath): string {
+  const what = found.origin === "operand" || found.origin === "cd"
+    ? `\`${found.written}\``
+    : found.origin.startsWith("-")
+    ? `the value \`${found.written}\` of \`${found.origin}\``
+    : /^[<>&]/.test(found.origin)
+    ? `the redirection \`${found.origin} ${found.written}\``
+    : `\`${found.written}\` (${found.origin})`;
+  const verb = found.access === "write" ? "written" : found.access === "run" ? "run" : "read";
+  return `${what}, ${verb} by the command, ${found.reason ?? "is judged by the path rules"}`;
+}

@@ -1,0 +1,144 @@
+/**
+ * Generates `policy/shell/_git_options.ts`: for every git subcommand the
+ * default allowlist permits, which options take a value, read from the
+ * installed git's own option tables (`git <subcommand> -h`, printed by
+ * parse-options with a `<value>` placeholder after the options that take
+ * one). The flag rule for git reads arguments with it, so that `git branch
+ * --format --list NAME` is read as git reads it: `--list` is the value of
+ * `--format`. `tests/policy/shell/git_options_test.ts` regenerates the table
+ * from the installed git and compares, so that a git upgrade is noticed.
+ *
+ * Requires `--allow-run=git --allow-read --allow-write --allow-env`.
+ *
+ * @example
+ * ```sh
+ * deno run --allow-run=git --allow-read --allow-write --allow-env scripts/git_options.ts
+ * ```
+ *
+ * @module
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../policy/shell/allowlist.ts";
+
+/** How an option takes its value: `required` (`--x v`, `--x=v`, `-xv`), `optional` (attached only), `none`. */
+export type GitOptionArgument = "none" | "required" | "optional";
+
+/** One subcommand's options, as its `-h` table lists them. */
+export interface GitSubcommandOptions {
+  short: Record<string, GitOptionArgument>;
+  long: Record<string, GitOptionArgument>;
+}
+
+/** The generated table: the git version it was read from, and the options by subcommand. */
+export interface GitOptionTable {
+  version: string;
+  subcommands: Record<string, GitSubcommandOptions>;
+}
+
+/** The subcommands the default allowlist permits (`git --no-pager log` counts as `log`). */
+export function allowedGitSubcommands(allowlist: readonly string[] = DEFAULT_COMMAND_ALLOWLIST): string[] {
+  const names = new Set<string>();
+  for (const entry of allowlist) {
+    const words = entry.replace(/^sandbox:\s*/, "").replace(/^=/, "").trim().split(/\s+/);
+    if (words[0] !== "git") continue;
+    const sub = words.slice(1).find((word) => !word.startsWith("-"));
+    if (sub !== undefined) names.add(sub);
+  }
+  return [...names].sort();
+}
+
+/**
+ * Reads one parse-options table. An option line is indented four spaces and
+ * starts with `-`: `-v, --verbose`, `--format <format>`, `--abbrev[=<n>]`,
+ * `-n[<n>]`, `--path blob|tree`, `--[no-]x`. The names end where the value
+ * placeholder starts; the description follows after two spaces or on the
+ * next line.
+ */
+export function parseOptionTable(help: string): GitSubcommandOptions {
+  const table: GitSubcommandOptions = { short: {}, long: {} };
+  for (const line of help.split("\n")) {
+    const match = /^ {4}(-\S.*?)(?: {2,}.*)?$/.exec(line);
+    if (match === null) continue;
+    const spec = match[1];
+    const names = /^(?:-([A-Za-z0-9#@]))?(?:, )?(?:--((?:\[no-\])?[A-Za-z0-9][A-Za-z0-9-]*))?(.*)$/.exec(spec);
+    if (names === null || (names[1] === undefined && names[2] === undefined)) continue;
+    const rest = names[3];
+    const argument: GitOptionArgument = rest === "" ? "none" : rest.startsWith("[") ? "optional" : "required";
+    if (names[1] !== undefined) table.short[names[1]] = argument;
+    if (names[2] !== undefined) {
+      const long = names[2];
+      if (long.startsWith("[no-]")) {
+        table.long[long.slice(5)] = argument;
+        table.long[`no-${long.slice(5)}`] = "none";
+      } else table.long[long] = argument;
+    }
+  }
+  return table;
+}
+
+/** Reads the installed git's tables, inside a scratch repository (some tables differ outside one). */
+export function readGitOptionTable(subcommands: readonly string[] = allowedGitSubcommands()): GitOptionTable {
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), "git-options-"));
+  const env = { ...process.env, LC_ALL: "C", LANG: "C", GIT_CONFIG_NOSYSTEM: "1", HOME: repo };
+  try {
+    execFileSync("git", ["init", "-q", repo], { env });
+    const version = execFileSync("git", ["--version"], { env, encoding: "utf8" }).trim();
+    const table: GitOptionTable = { version, subcommands: {} };
+    for (const sub of subcommands) {
+      // `-h` exits 129 after printing its table on standard output.
+      let help: string;
+      try {
+        help = execFileSync("git", [sub, "-h"], {
+          cwd: repo,
+          env,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+      } catch (error) {
+        const failed = error as { stdout?: string; stderr?: string };
+        help = `${failed.stdout ?? ""}${failed.stderr ?? ""}`;
+      }
+      table.subcommands[sub] = parseOptionTable(help);
+    }
+    return table;
+  } finally {
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+}
+
+/** The generated module's text. */
+export function renderGitOptionTable(table: GitOptionTable): string {
+  return [
+    "// Generated by scripts/git_options.ts from the installed git's option tables; do not edit.",
+    "// tests/policy/shell/git_options_test.ts checks it against the installed git.",
+    "",
+    "/** How a git option takes its value. */",
+    'export type GitOptionArgument = "none" | "required" | "optional";',
+    "",
+    "/** The git version the table was read from. */",
+    `export const GIT_OPTIONS_VERSION = ${JSON.stringify(table.version)};`,
+    "",
+    "/** Every option of each allowlisted subcommand, with how it takes its value. */",
+    "export const GIT_OPTIONS: Readonly<",
+    "  Record<string, { short: Record<string, GitOptionArgument>; long: Record<string, GitOptionArgument> }>",
+    `> = ${JSON.stringify(table.subcommands, null, 2)};`,
+    "",
+  ].join("\n");
+}
+
+/** Where the generated table lives. */
+export const GIT_OPTIONS_FILE: string = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "../policy/shell/_git_options.ts",
+);
+
+if (import.meta.main) {
+  fs.writeFileSync(GIT_OPTIONS_FILE, renderGitOptionTable(readGitOptionTable()));
+  execFileSync("deno", ["fmt", "--quiet", GIT_OPTIONS_FILE], { stdio: "inherit" });
+  console.log(`wrote ${GIT_OPTIONS_FILE}`);
+}

@@ -1,0 +1,116 @@
+// The limit on calls in flight counts calls, not ids: a request whose id
+// belongs to one still in flight is refused (`-32600`), whatever its method,
+// and `1` and `"1"` count as one id; over Streamable HTTP (raw requests, so
+// that the ids are ours) and over stdio (main.ts serve, raw lines). Racing:
+// many calls sharing an id, sent at once, never run more than one at a time.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Harness, INIT, raw, type RawAnswer, startServer } from "./_http_harness.ts";
+import { type RawServer, startRawServer } from "./_raw_server.ts";
+
+const TOKEN = "inflight-token-0123456789abcdef";
+
+function sse(answer: RawAnswer): { id?: unknown; result?: unknown; error?: { code: number; message: string } }[] {
+  if (!String(answer.headers["content-type"]).includes("text/event-stream")) return [answer.json()];
+  return answer.text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
+}
+
+const call = (id: unknown, name: string, args: Record<string, unknown> = {}) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+describe("over Streamable HTTP", { timeout: 60_000 }, () => {
+  let h: Harness;
+  let headers: Record<string, string>;
+  before(async () => {
+    h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConcurrentCalls: 2 });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const opened = await raw(h.server.url, { body: INIT, headers: auth });
+    assert.equal(opened.status, 200);
+    headers = {
+      ...auth,
+      "mcp-session-id": String(opened.headers["mcp-session-id"]),
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const ready = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
+    assert.equal((await raw(h.server.url, { body: ready, headers })).status, 202);
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  const post = (body: string) => raw(h.server.url, { body, headers });
+
+  test(
+    "an id in flight cannot be used again, as a number or a string, by any method",
+    { timeout: 60_000 },
+    async () => {
+      const first = post(call(5, "sleep", { seconds: 0.6 }));
+      await new Promise((done) => setTimeout(done, 150));
+      for (
+        const body of [
+          call(5, "datetime"),
+          call("5", "datetime"),
+          JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }),
+        ]
+      ) {
+        const refused = await post(body);
+        assert.equal(refused.status, 400, refused.text);
+        const [reply] = sse(refused);
+        assert.equal(reply.error?.code, -32600);
+        assert.match(reply.error!.message, /still in flight/);
+      }
+      const [answer] = sse(await first);
+      assert.equal(answer.id, 5);
+      assert.ok(answer.result, JSON.stringify(answer));
+      // Once answered, the id is free again.
+      const [again] = sse(await post(call(5, "datetime")));
+      assert.ok(again.result, JSON.stringify(again));
+    },
+  );
+
+  test(
+    "racing: 20 calls sharing one id, sent at once, run one at a time; the cap counts calls",
+    { timeout: 60_000 },
+    async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => post(call("same", "sleep", { seconds: 0.3 }))),
+      );
+      const ran = answers.filter((a) => a.status === 200 && sse(a).some((r) => r.result !== undefined));
+      assert.equal(ran.length, 1, answers.map((a) => `${a.status} ${a.text.slice(0, 120)}`).join("\n"));
+      assert.ok(answers.filter((a) => a.status === 400).length === 19);
+      // Two distinct calls fill the cap of 2; a third is refused until they answer.
+      const slow = [post(call("a", "sleep", { seconds: 0.5 })), post(call("b", "sleep", { seconds: 0.5 }))];
+      await new Promise((done) => setTimeout(done, 150));
+      assert.equal((await post(call("c", "datetime"))).status, 429);
+      for (const answer of await Promise.all(slow)) assert.ok(sse(answer)[0].result);
+      assert.ok(sse(await post(call("c", "datetime")))[0].result);
+    },
+  );
+});
+
+describe("over stdio", { timeout: 60_000, skip: !("Deno" in globalThis) && "needs Deno: serves main.ts" }, () => {
+  let workspace: string;
+  let server: RawServer;
+  before(async () => {
+    workspace = await realpath(await mkdtemp(join(tmpdir(), "toolfence-inflight-")));
+    server = await startRawServer(workspace);
+  });
+  after(async () => {
+    await server?.close();
+    await rm(workspace, { recursive: true, force: true });
+  });
+
+  test('1 and "1" are one id while the call is in flight', { timeout: 60_000 }, async () => {
+    await server.write(call(1, "sleep", { seconds: 0.5 }) + "\n");
+    await new Promise((done) => setTimeout(done, 150));
+    await server.write(call("1", "datetime") + "\n");
+    const refused = await server.reply("1");
+    assert.equal(refused.error?.code, -32600, JSON.stringify(refused));
+    const answered = await server.reply(1);
+    assert.ok(answered.result, JSON.stringify(answered));
+  });
+});

@@ -1,0 +1,128 @@
+// What a client needs to recover after a timeout, over a real MCP client on
+// stdio (a server process) and on Streamable HTTP: the effect fields in
+// `_meta`, and the late result of a tool that settled after it was reported,
+// as a log message and as `notifications/toolfence/late_result`.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { type CallToolResult, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LATE_RESULT_NOTIFICATION, serveHttp } from "../../adapters/mcp/mod.ts";
+import { lateToolBox } from "./_late_server.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const notDeno = !("Deno" in globalThis) && "needs Deno: runs the fixture server as a deno process";
+
+interface Heard {
+  logs: Record<string, unknown>[];
+  late: Record<string, unknown>[];
+}
+
+function listen(client: Client): Heard {
+  const heard: Heard = { logs: [], late: [] };
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n) => void heard.logs.push(n.params.data as Record<string, unknown>),
+  );
+  client.fallbackNotificationHandler = (n) => {
+    if (n.method === LATE_RESULT_NOTIFICATION) heard.late.push(n.params as Record<string, unknown>);
+    return Promise.resolve();
+  };
+  return heard;
+}
+
+function meta(result: CallToolResult): Record<string, unknown> {
+  return (result._meta as Record<string, Record<string, unknown>>)["toolfence/result"];
+}
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((done) => setTimeout(done, 20));
+}
+
+async function checkRecovery(client: Client, heard: Heard, workspace: string): Promise<void> {
+  const result = await client.callTool({ name: "slow_write", arguments: {} }) as CallToolResult;
+  assert.equal(result.isError, true);
+  const reported = meta(result);
+  assert.equal(reported.status, "timed_out");
+  assert.equal(reported.effectState, "unknown");
+  assert.equal(reported.reconciliationRequired, true);
+  assert.deepEqual(reported.declaredEffects, ["writes_files"]);
+  assert.equal(reported.retryDisposition, "stopped");
+  assert.equal(reported.workerStillRunning, true);
+  const attemptId = reported.attemptId as { callId: string; attempt: number };
+  assert.equal(attemptId.attempt, 1);
+  // The tool settles at 400 ms, having written its file: the client hears of it twice.
+  await until(() => heard.late.length > 0 && heard.logs.some((l) => l.event === "late_result"), 5_000);
+  assert.equal(heard.late.length, 1, JSON.stringify(heard));
+  const late = heard.late[0];
+  assert.deepEqual(late.attemptId, attemptId);
+  assert.equal(late.callId, attemptId.callId);
+  assert.equal(late.lateResult, true);
+  assert.equal(late.reportedStatus, "timed_out");
+  assert.equal(late.status, "success");
+  assert.deepEqual(late.output, { wrote: "late.txt" });
+  assert.deepEqual([late.effectState, late.reconciliationRequired], ["applied", false]);
+  const logged = heard.logs.find((l) => l.event === "late_result")!;
+  assert.deepEqual(logged, { event: "late_result", callId: attemptId.callId, lateResult: late });
+  assert.equal(await readFile(join(workspace, "late.txt"), "utf8"), "written late\n");
+  // A plain success says as much.
+  const echoed = meta(await client.callTool({ name: "echo", arguments: { text: "hi" } }) as CallToolResult);
+  assert.deepEqual([echoed.effectState, echoed.reconciliationRequired, echoed.declaredEffects], [
+    "no_effect_declared",
+    false,
+    null,
+  ]);
+}
+
+let workspace: string;
+before(async () => {
+  workspace = await realpath(await mkdtemp(join(tmpdir(), "toolfence-recovery-")));
+});
+after(async () => {
+  await rm(workspace, { recursive: true, force: true });
+});
+
+describe("recovery fields and late results over MCP", { timeout: 60_000 }, () => {
+  test("stdio", { timeout: 60_000, skip: notDeno }, async () => {
+    await rm(join(workspace, "late.txt"), { force: true });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["run", "-A", join(HERE, "_late_server.ts"), workspace],
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "recovery-test", version: "1" });
+    const heard = listen(client);
+    await client.connect(transport);
+    try {
+      await checkRecovery(client, heard, workspace);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("Streamable HTTP (the late result on the session's GET stream)", { timeout: 60_000 }, async () => {
+    await rm(join(workspace, "late.txt"), { force: true });
+    const server = await serveHttp(lateToolBox(workspace), { port: 0, workspace, allowNoAuth: true, sandbox: "off" });
+    const client = new Client({ name: "recovery-test", version: "1" });
+    const heard = listen(client);
+    try {
+      await client.connect(new StreamableHTTPClientTransport(server.url));
+      await checkRecovery(client, heard, workspace);
+    } finally {
+      await client.close();
+      await server.shutdown();
+    }
+  });
+});

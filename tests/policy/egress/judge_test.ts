@@ -1,0 +1,195 @@
+// The one judge of network destinations: every spelling of a host lands on
+// one canonical name or address, every address class is refused unless an
+// entry names it, a name that resolves inside is judged by its address, and
+// a name refused by name is never handed to a resolver.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { classifyAddress } from "../../../policy/egress/addresses.ts";
+import { type DestinationAnswer, DestinationJudge, type EgressRules } from "../../../policy/egress/judge.ts";
+
+// A judge whose resolver is a table (and counts its lookups), and whose asker answers `answer`.
+function judgeWith(rules: EgressRules, names: Record<string, string[]> = {}, answer?: boolean) {
+  const lookups: string[] = [];
+  const asked: string[] = [];
+  const judge = new DestinationJudge(rules, {
+    who: "The command",
+    resolve: (host) => {
+      lookups.push(host);
+      return Promise.resolve(names[host] ?? []);
+    },
+    ...(answer === undefined ? {} : {
+      ask: (q): Promise<DestinationAnswer> => {
+        asked.push(`${q.origin} ${q.inside ?? ""}`.trim());
+        return Promise.resolve({ allowed: answer, answeredBy: "person" });
+      },
+    }),
+  });
+  const outcome = async (scheme: string, host: string, port: string) => {
+    try {
+      const d = await judge.judge(scheme, host, port);
+      return `allowed ${d.addresses[0]}`;
+    } catch (error) {
+      return (error as { code?: string }).code ?? String(error);
+    }
+  };
+  return { judge, outcome, lookups, asked };
+}
+
+describe("destination judge", { timeout: 30_000 }, () => {
+  test("every address class is refused unless an entry names the address", { timeout: 30_000 }, async () => {
+    const inside = [
+      "127.0.0.1",
+      "127.255.0.9",
+      "10.0.0.1",
+      "172.16.5.5",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::1",
+      "::",
+      "fe80::1",
+      "fd00:ec2::254",
+      "fc00::1",
+      "::ffff:127.0.0.1",
+      "::ffff:169.254.169.254",
+      "::ffff:a00:1",
+      "ff02::1",
+    ];
+    for (const ip of inside) {
+      assert.notEqual(classifyAddress(ip), "public", ip);
+      const open = judgeWith({ allow: ["*.example.com"] });
+      assert.equal(await open.outcome("https:", ip, "443"), "url_not_allowed", ip);
+      const bracketed = ip.includes(":") ? `[${ip}]` : ip;
+      const named = judgeWith({ allow: [`${bracketed}:443`] });
+      assert.equal(await named.outcome("https:", bracketed, "443"), `allowed ${ip}`, `${ip} named`);
+      assert.equal(await named.outcome("https:", ip, "444"), "url_not_allowed", `${ip} other port`);
+    }
+    // A person is asked about an address inside, and the question says so.
+    const asking = judgeWith({}, {}, false);
+    assert.equal(await asking.outcome("http:", "169.254.169.254", "80"), "url_not_allowed");
+    assert.deepEqual(asking.asked, ["http://169.254.169.254:80 link-local"]);
+  });
+
+  test(
+    "an allowed name that resolves inside is judged by the address (no rebinding to loopback)",
+    { timeout: 30_000 },
+    async () => {
+      const names = { "rebind.example.com": ["127.0.0.1"], "meta.example.com": ["8.8.8.8", "169.254.169.254"] };
+      const { outcome } = judgeWith({ allow: ["*.example.com"] }, names);
+      assert.equal(await outcome("https:", "rebind.example.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "meta.example.com", "443"), "url_not_allowed", "any address inside");
+      const ok = judgeWith({ allow: ["*.example.com"] }, { "pub.example.com": ["93.184.215.14"] });
+      assert.equal(await ok.outcome("https:", "pub.example.com", "443"), "allowed 93.184.215.14");
+      // localhost named on the list covers what it resolves to.
+      const local = judgeWith({ allow: ["localhost:8080"] }, { localhost: ["127.0.0.1"] });
+      assert.equal(await local.outcome("http:", "localhost", "8080"), "allowed 127.0.0.1");
+      assert.equal(await local.outcome("http:", "LocalHost.", "8080"), "allowed 127.0.0.1");
+    },
+  );
+
+  test(
+    "wildcards cover subdomains only; case, trailing dots and IDN spellings are one name",
+    { timeout: 30_000 },
+    async () => {
+      const names = {
+        "a.example.com": ["93.184.215.14"],
+        "example.com": ["93.184.215.14"],
+        "xn--bcher-kva.example": ["93.184.215.15"],
+        "evilexample.com": ["93.184.215.16"],
+      };
+      const { outcome } = judgeWith({ allow: ["*.example.com", "bücher.example"] }, names);
+      assert.equal(await outcome("https:", "a.example.com", "443"), "allowed 93.184.215.14");
+      assert.equal(await outcome("https:", "A.EXAMPLE.COM.", "443"), "allowed 93.184.215.14");
+      assert.equal(await outcome("https:", "example.com", "443"), "url_not_allowed", "the wildcard is subdomains");
+      assert.equal(await outcome("https:", "evilexample.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "BÜCHER.example", "443"), "allowed 93.184.215.15");
+      assert.equal(await outcome("https:", "xn--bcher-kva.example.", "443"), "allowed 93.184.215.15");
+      assert.equal(await outcome("https:", "a.example.com", "0"), "url_not_allowed", "port 0");
+      assert.equal(await outcome("https:", "a.example.com", "70000"), "url_not_allowed");
+      assert.equal(await outcome("ftp:", "a.example.com", "21"), "url_not_allowed");
+    },
+  );
+
+  test("numeric spellings of an address are never looked up, and refused unless they are the address", {
+    timeout: 30_000,
+  }, async () => {
+    const { outcome, lookups } = judgeWith({ allow: ["*.example.com"] }, {}, true);
+    for (const spelled of ["2130706433", "0x7f.1", "017700000001", "0x7f000001", "127.1", "0177.0.0.1", "1.0x1"]) {
+      assert.notEqual((await outcome("https:", spelled, "443")).slice(0, 7), "allowed", spelled);
+    }
+    assert.deepEqual(lookups, []);
+    // The same spellings in a URL are the canonical address, which is judged as such.
+    for (const spelled of ["2130706433", "0x7f.1", "017700000001"]) {
+      const host = new URL(`http://${spelled}/`).hostname;
+      assert.equal(host, "127.0.0.1");
+      assert.equal(await judgeWith({}).outcome("http:", host, "80"), "url_not_allowed");
+    }
+  });
+
+  test("IPv6 literals in brackets, any spelling, match their entry", { timeout: 30_000 }, async () => {
+    const { outcome } = judgeWith({ allow: ["[::1]:8080", "[2606:4700::1111]"] });
+    assert.equal(await outcome("http:", "[::1]", "8080"), "allowed ::1");
+    assert.equal(await outcome("http:", "0:0:0:0:0:0:0:1", "8080"), "allowed 0:0:0:0:0:0:0:1");
+    assert.equal(await outcome("http:", "[::ffff:127.0.0.1]", "8080"), "url_not_allowed", "mapped is another entry");
+    assert.equal(await outcome("https:", "[2606:4700:0::1111]", "443"), "allowed 2606:4700:0::1111");
+  });
+
+  test(
+    "a name refused by name, or on no list with nobody to ask, is never looked up",
+    { timeout: 30_000 },
+    async () => {
+      const { outcome, lookups } = judgeWith({ allow: ["ok.example.com"], deny: ["*.evil.test", "bad.example.com"] }, {
+        "ok.example.com": ["93.184.215.14"],
+      });
+      assert.equal(await outcome("https:", "secret-data.evil.test", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "bad.example.com", "443"), "url_not_allowed");
+      assert.equal(await outcome("https:", "c2VjcmV0.unknown.test", "443"), "url_not_allowed");
+      assert.deepEqual(lookups, []);
+      assert.equal(await outcome("https:", "ok.example.com", "443"), "allowed 93.184.215.14");
+      assert.deepEqual(lookups, ["ok.example.com"]);
+      // With someone to ask, the question comes before the lookup, and a "no" looks nothing up.
+      const asking = judgeWith({}, { "x.test": ["93.184.215.14"] }, false);
+      assert.equal(await asking.outcome("https:", "x.test", "443"), "url_not_allowed");
+      assert.deepEqual(asking.lookups, []);
+      assert.deepEqual(asking.asked, ["https://x.test:443"]);
+      // A "yes" about a name that then resolves inside is asked again about the address.
+      const yes = judgeWith({}, { "inside.test": ["10.0.0.1"] }, true);
+      assert.equal(await yes.outcome("https:", "inside.test", "443"), "allowed 10.0.0.1");
+      assert.deepEqual(yes.asked, ["https://inside.test:443", "https://inside.test:443 private"]);
+    },
+  );
+
+  test("a deny entry naming an address refuses every name that resolves to it", { timeout: 30_000 }, async () => {
+    const { outcome } = judgeWith({ allow: ["*.example.com"], deny: ["93.184.215.14"] }, {
+      "a.example.com": ["93.184.215.14"],
+    });
+    assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
+  });
+
+  test(
+    "generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry",
+    { timeout: 30_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 0xffffffff }),
+          fc.constantFrom("dotted", "mapped", "compatible"),
+          async (n, form) => {
+            const dotted = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+            const host = { dotted, mapped: `::ffff:${dotted}`, compatible: `::${dotted}` }[form];
+            const { outcome } = judgeWith({ allow: ["*.example.com", "*"] }, { "x.example.com": [host] });
+            const result = await outcome("https:", "x.example.com", "443");
+            const publicAddress = classifyAddress(dotted) === "public";
+            assert.equal(result.startsWith("allowed"), publicAddress, `${host}: ${result}`);
+          },
+        ),
+        { numRuns: 500 },
+      );
+    },
+  );
+});

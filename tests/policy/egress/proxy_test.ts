@@ -1,0 +1,128 @@
+// The egress proxy on a unix socket (the sandboxed commands' listener): every
+// request and tunnel judged before any connection, refusals explained, the
+// judged address used, every connection reported.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { DestinationJudge } from "../../../policy/egress/judge.ts";
+import { type EgressConnection, startEgressProxy } from "../../../policy/egress/proxy.ts";
+
+// Sends `text`, and reads until a head that is not a 200, or until `until` shows up.
+function raw(socketPath: string, text: string, until?: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath, () => socket.write(text));
+    let got = "";
+    socket.on("data", (d) => {
+      got += d;
+      if ((/\r\n\r\n/.test(got) && !/^HTTP\/1\.1 200/.test(got)) || until?.test(got)) socket.end();
+    });
+    socket.on("close", () => resolve(got));
+    socket.on("error", () => resolve(got));
+    setTimeout(() => socket.destroy(), 5_000);
+  });
+}
+
+describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
+  test("refusals come before any connection; the judged address is the one used", { timeout: 30_000 }, async () => {
+    const hits: string[] = [];
+    const target = http.createServer((req, res) => {
+      hits.push(req.url ?? "");
+      res.end("ok");
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const port = (target.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const judge = new DestinationJudge({ allow: [`127.0.0.1:${port}`] }, { who: "The command" });
+    // pinned.test resolves nowhere: only a proxy that connects to the address it was handed reaches the server.
+    let pinned = 0;
+    const judgeTarget = (s: string, h: string, p: string) =>
+      h === "pinned.test"
+        ? (pinned++, Promise.resolve({ addresses: ["127.0.0.1"], rule: `pinned.test:${port}` }))
+        : judge.judge(s, h, p);
+    const seen: EgressConnection[] = [];
+    const proxy = await startEgressProxy({
+      judge: judgeTarget,
+      listen: { path: path.join(dir, "p.sock") },
+      onConnection: (c) => seen.push(c),
+    });
+    try {
+      assert.equal(proxy.path, path.join(dir, "p.sock"));
+      let answer = await raw(proxy.path!, "CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\n\r\n");
+      assert.match(
+        answer,
+        /^HTTP\/1\.1 403 Blocked by toolfence: The command may not connect to https:\/\/10\.0\.0\.1:443/,
+      );
+      assert.match(answer, /x-toolfence-blocked: 1/i);
+      answer = await raw(proxy.path!, "CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n");
+      assert.match(answer, /403 .*link-local/);
+      answer = await raw(proxy.path!, "GET http://[::ffff:a9fe:a9fe]/latest HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.match(answer, /403 .*link-local/);
+      answer = await raw(proxy.path!, "GET https://pinned.test/ HTTP/1.1\r\nHost: pinned.test\r\n\r\n");
+      assert.match(answer, /403 .*CONNECT/, "https in absolute form is refused");
+      assert.equal(pinned, 0, "refused before it was judged");
+      answer = await raw(proxy.path!, "CONNECT nonsense HTTP/1.1\r\n\r\n");
+      assert.match(answer, /403 .*host:port/);
+      answer = await raw(proxy.path!, "GET /relative HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.match(answer, /^HTTP\/1\.1 400/);
+      assert.deepEqual(hits, [], "nothing reached the server");
+      answer = await raw(proxy.path!, `GET http://pinned.test:${port}/a HTTP/1.1\r\nHost: pinned.test\r\n\r\n`, /ok/);
+      assert.match(answer, /^HTTP\/1\.1 200[\s\S]*ok/);
+      answer = await raw(
+        proxy.path!,
+        `CONNECT pinned.test:${port} HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n`,
+        /ok/,
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 Connection Established[\s\S]*ok/);
+      assert.deepEqual(hits, ["/a", "/b"]);
+      assert.equal(pinned, 2, "judged once per connection");
+      assert.deepEqual(seen.map((c) => [c.method, c.allowed]), [
+        ["CONNECT", false],
+        ["CONNECT", false],
+        ["GET", false],
+        ["GET", false],
+        ["CONNECT", false],
+        ["GET", true],
+        ["CONNECT", true],
+      ]);
+      assert.equal(seen[5].address, "127.0.0.1");
+      assert.equal(seen[5].rule, `pinned.test:${port}`);
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => target.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("many concurrent tunnels, allowed and refused, each judged on its own", { timeout: 30_000 }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const echo = net.createServer((s) => s.pipe(s));
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    const port = (echo.address() as AddressInfo).port;
+    const judge = new DestinationJudge({ allow: [`127.0.0.1:${port}`] }, { who: "The command" });
+    const proxy = await startEgressProxy({
+      judge: (s, h, p) => judge.judge(s, h, p),
+      listen: { path: path.join(dir, "p.sock") },
+    });
+    try {
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => {
+        const host = i % 2 === 0 ? `127.0.0.1:${port}` : `127.0.0.${2 + (i % 5)}:${port}`;
+        return raw(proxy.path!, `CONNECT ${host} HTTP/1.1\r\n\r\nping${i}|`, new RegExp(`ping${i}\\|$`))
+          .then((r) => [i, r] as const);
+      }));
+      for (const [i, r] of results) {
+        if (i % 2 === 0) assert.match(r, new RegExp(`^HTTP/1\\.1 200[\\s\\S]*ping${i}\\|$`));
+        else assert.match(r, /^HTTP\/1\.1 403/);
+      }
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => echo.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

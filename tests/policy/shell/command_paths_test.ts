@@ -1,0 +1,291 @@
+// Paths in command lines are judged like the file tools judge them: every way
+// bash and the programs have of naming a file outside the workspace asks,
+// with the sandbox and without it; a sample is confirmed to really read the
+// planted file under real bash; denied paths deny.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { authorizeCommand, decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { PolicyState } from "../../../policy/state.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+
+const PLANTED = "PLANTED-SECRET-7c1f";
+const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
+
+let base = "";
+let workspace = "";
+let outside = "";
+
+before(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-paths-")));
+  workspace = join(base, "ws");
+  outside = join(base, "outside");
+  await mkdir(join(workspace, "src"), { recursive: true });
+  await mkdir(outside);
+  await writeFile(join(outside, "secret.txt"), `${PLANTED}\n`);
+  await writeFile(join(workspace, "f.txt"), "alpha beta\ngamma delta\n");
+  await writeFile(join(workspace, "a"), "a\n");
+  await writeFile(join(workspace, "package.json"), '{"name":"demo"}\n');
+  await writeFile(join(workspace, ".env"), "TOKEN=1\n");
+  await mkdir(join(workspace, "ro"));
+  await writeFile(join(workspace, "ro", "f"), "x\n");
+  await symlink(outside, join(workspace, "link"));
+  await symlink(join(outside, "secret.txt"), join(workspace, "linkfile"));
+});
+
+after(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+/** Spellings of the planted file (or another file outside), each reaching outside the workspace. */
+function spellings(): string[] {
+  return [
+    `${outside}/secret.txt`,
+    "/etc/passwd",
+    "~/secret.txt",
+    "~",
+    "~root/.bashrc",
+    "~+/../outside/secret.txt",
+    "~-/secret.txt",
+    "$HOME/secret.txt",
+    "${HOME}/secret.txt",
+    '"$HOME"/secret.txt',
+    "$PWD/../outside/secret.txt",
+    "$OLDPWD/secret.txt",
+    "$X",
+    "$(echo /etc/passwd)",
+    "../outside/secret.txt",
+    "./../outside/secret.txt",
+    "src/../../outside/secret.txt",
+    "/proc/self/root/etc/passwd",
+    "/proc/1/environ",
+    "/proc/self/environ",
+    "/proc/self/cwd/../outside/secret.txt",
+    "/dev/fd/3",
+    "/e*/passwd",
+    `${outside}/secr*`,
+    "{/etc,x}/passwd",
+    "/etc/{passwd,group}",
+    "../*/secret.txt",
+    ".*/outside/secret.txt",
+    "link/secret.txt",
+    "linkfile",
+  ];
+}
+
+/** Programs that read their operand, with where the path goes. */
+const READERS = [
+  "cat P",
+  "head -n 3 P",
+  "tail P",
+  "wc -l P",
+  "sort P",
+  "nl P",
+  "grep -h x P",
+  "diff a P",
+  "cmp a P",
+  "od -c P",
+  "xxd P",
+  "cut -c1-40 P",
+  "awk '{print}' P",
+  "sed -n p P",
+  "jq . P",
+  "tac P",
+  "uniq P",
+  "ls P",
+  "stat P",
+  "file P",
+  "rg x P",
+  "cat < P",
+  "wc -l < P",
+  "tr a b < P",
+];
+
+/** Option values and other places a path hides, each naming one path spelling P. */
+const OPTION_FORMS = [
+  "grep -f P a",
+  "grep --file=P a",
+  "grep -fP a",
+  "sort --files0-from=P",
+  "wc --files0-from=P",
+  "rg --ignore-file P x .",
+  "rg --ignore-file=P x .",
+  "sed -f P a",
+  "awk -f P a",
+  "jq --rawfile v P -n .",
+  "jq --slurpfile v P -n .",
+  "git -C P status",
+  "git --git-dir=P log",
+  "git diff --no-index a P",
+  "tar -tf P",
+  "cp P a",
+  "date -r P",
+  "find P -name x",
+  "du -s P",
+  "echo $(< P)",
+  "cat a 0< P",
+  "echo x > P",
+  "echo x 2> P",
+  "cat a >> P",
+  "head -c 10 -- P",
+  "diff -r a P",
+  "sort -m a P",
+  "cd P && cat secret.txt",
+];
+
+function corpus(): string[] {
+  const lines = new Set<string>();
+  const all = spellings();
+  for (const reader of READERS) for (const spelling of all) lines.add(reader.replace("P", spelling));
+  for (const form of OPTION_FORMS) {
+    for (
+      const spelling of [`${outside}/secret.txt`, "~/secret.txt", "../outside/secret.txt", "$HOME/x", "link/secret.txt"]
+    ) {
+      lines.add(form.replace("P", spelling));
+    }
+  }
+  return [...lines];
+}
+
+describe("paths in command lines", { timeout: 300_000 }, () => {
+  test("every line that reaches outside asks, with the sandbox and without it", { timeout: 300_000 }, async () => {
+    const lines = corpus();
+    assert.ok(lines.length >= 150, `the corpus has ${lines.length} lines`);
+    const allowed: string[] = [];
+    for (const line of lines) {
+      for (const sandbox of SANDBOXES) {
+        const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+        if (check.verdict === "allow") allowed.push(`${line} (sandbox ${sandbox.available})`);
+      }
+    }
+    assert.deepEqual(allowed, []);
+  });
+
+  test("the same lines ask with the workspace taken from the current folder", { timeout: 300_000 }, async () => {
+    const saved = process.cwd();
+    process.chdir(workspace);
+    try {
+      for (const line of corpus().slice(0, 120)) {
+        const check = await checkCommand(line, { sandbox: { available: false } });
+        assert.notEqual(check.verdict, "allow", line);
+      }
+    } finally {
+      process.chdir(saved);
+    }
+  });
+
+  test("the reason names the path and the rule", { timeout: 300_000 }, async () => {
+    const check = await checkCommand("cat ~/.ssh/id_rsa", { sandbox: { available: false }, workspaceRoot: workspace });
+    assert.equal(check.verdict, "ask");
+    assert.match(check.reasons[0], /`~\/\.ssh\/id_rsa`.*home folder/);
+    const absolute = await checkCommand(`sort --files0-from=${outside}/secret.txt`, { workspaceRoot: workspace });
+    assert.match(absolute.reasons.join(" "), /--files0-from.*outside the workspace.*as for the file tools/);
+    const link = await checkCommand("cat link/secret.txt", { workspaceRoot: workspace });
+    assert.match(link.reasons.join(" "), new RegExp(`leads through a link to ${outside}/secret.txt`));
+  });
+
+  test("a sample of the lines really reads the planted file under bash", { timeout: 300_000 }, () => {
+    const sample = [
+      "cat ~/secret.txt",
+      "cat ${HOME}/secret.txt",
+      "cat ~+/../outside/secret.txt",
+      "cat ~-/secret.txt",
+      "head $PWD/../outside/secret.txt",
+      "cat ../outside/secret.txt",
+      "cat /proc/self/cwd/../outside/secret.txt",
+      "sort link/secret.txt",
+      "cat linkfile",
+      `cat ${outside}/secr*`,
+      "cat ../*/secret.txt",
+      `cat {${outside},x}/secret.txt`,
+      "wc --files0-from=../outside/secret.txt",
+      "wc -l < ~/secret.txt; cat < ~/secret.txt",
+      "grep -h -f ../outside/secret.txt ../outside/secret.txt",
+      "awk '{print}' link/secret.txt",
+      "sed -n p ~/secret.txt",
+      "echo $(< ../outside/secret.txt)",
+    ];
+    for (const line of sample) {
+      const run = spawnSync("bash", ["-c", line], {
+        cwd: workspace,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: outside, OLDPWD: outside },
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      assert.ok(`${run.stdout}${run.stderr}`.includes(PLANTED), `${line} did not read the planted file: ${run.stderr}`);
+    }
+  });
+
+  test("paths inside the workspace and harmless devices run", { timeout: 300_000 }, async () => {
+    for (
+      const line of [
+        "cat f.txt",
+        "cat f.txt | head -n 1 || cat a",
+        "wc -l < f.txt",
+        "sort f.txt > /dev/null",
+        "cat /dev/null",
+        "head -c 4 /dev/urandom",
+        "cat src/*.ts",
+        `cat ${workspace}/f.txt`,
+        "diff <(sort a) <(sort f.txt)",
+        "grep -rn /api/ src",
+        "cut -d / -f1 f.txt",
+        "cd src && ls",
+      ]
+    ) {
+      const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+    }
+  });
+
+  test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
+    const check = await checkCommand(`cat ${outside}/secret.txt`, {
+      sandbox: { available: false },
+      workspaceRoot: workspace,
+      tempDir: outside,
+    });
+    assert.equal(check.verdict, "allow", check.reasons.join(" | "));
+  });
+
+  test("a path a policy file denies is denied, a read-only one denies writes", { timeout: 300_000 }, async () => {
+    const rules = PolicyRules.fromLayers([{
+      name: "project",
+      config: { paths: { deny: ["**/.env"], readOnly: ["ro/**"] } },
+    }], workspace);
+    const decide = (line: string) => decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+    for (
+      const line of [
+        "cat .env",
+        "wc -l < .env",
+        "grep -f .env a",
+        "sort --files0-from=.env",
+        "rm .env",
+        "cat ./src/../.env",
+      ]
+    ) {
+      const decided = await decide(line);
+      if (line.includes("..")) assert.notEqual(decided.decision, "allow", line);
+      else assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+    }
+    assert.match((await decide("cat .env")).reason, /"\.env" names a path denied by the rule "\*\*\/\.env"/);
+    assert.equal((await decide("echo x > ro/f")).decision, "deny");
+    // Reading a read-only file is no write; it asks here only because the policy hides paths and there is no sandbox.
+    assert.match((await decide("cat ro/f")).reason, /OS sandbox that hides them/);
+  });
+
+  test("what the line was judged to touch travels with the authorization", { timeout: 300_000 }, async () => {
+    const state = new PolicyState();
+    const runs = await authorizeCommand(
+      { state, asker: autoHost(), sandbox: "off", workspaceRoot: workspace },
+      "wc -l < f.txt && head a",
+    );
+    assert.deepEqual(runs.touches.read.sort(), [join(workspace, "a"), join(workspace, "f.txt")].sort());
+    assert.deepEqual(runs.touches.write, []);
+  });
+});

@@ -1,0 +1,193 @@
+// Egress of sandboxed commands through the judged proxy, with real processes:
+// bash under bubblewrap in a network namespace with only its loopback, socat
+// relaying to the proxy on the host, npm and curl through the standard proxy
+// variables, every connection judged and recorded.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import dns from "node:dns/promises";
+import { classifyAddress } from "../../../policy/egress/addresses.ts";
+import path from "node:path";
+import { Session } from "../../../policy/session.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { findSocat } from "../../../policy/egress/forwarder.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
+import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox } from "./_helpers.ts";
+
+const skip = (await bubblewrapStatus()).path === undefined
+  ? "bubblewrap is unavailable here"
+  : await findSocat() === undefined
+  ? "socat is not installed"
+  : false;
+const box = cmdBox();
+const MB = 1024 * 1024;
+
+function registryHost(): string {
+  try {
+    return new URL(execFileSync("npm", ["config", "get", "registry"], { encoding: "utf8" }).trim()).hostname;
+  } catch {
+    return "registry.npmjs.org";
+  }
+}
+
+describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
+  let dir: string;
+  let session: Session;
+  let server: http.Server;
+  let port: number;
+  const served: string[] = [];
+  const decisions: PolicyDecisionEvent[] = [];
+  const asked: string[] = [];
+  const registry = registryHost();
+  const payload = Buffer.alloc(MB, "x");
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      served.push(req.url ?? "");
+      res.writeHead(200, { "content-length": payload.length }).end(payload);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+    dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-egress-test-"));
+    // This machine's own name is on the list: where it resolves to loopback, it must be judged by its address.
+    const file = { network: { allow: [registry, `127.0.0.1:${port}`, os.hostname()], deny: ["*.denied.test"] } };
+    const rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
+    session = new Session({
+      workspace: dir,
+      // A person who lets every command run and says no to every network destination not on the list.
+      host: callbackHost({
+        choose: (request) => {
+          if (request.title !== "Network destination") return request.options[0].value as never;
+          asked.push(request.message);
+          return "deny" as never;
+        },
+        confirm: () => true,
+      }),
+      rules,
+      onDecision: (_s, event) => decisions.push(event),
+    });
+  });
+  after(async () => {
+    await session.close();
+    await new Promise((resolve) => server.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function bash(command: string): Promise<BashResult> {
+    const result = await box.call(session, "bash", { command });
+    assert.notEqual(result.output, null, `${result.errorCode}: ${result.error}`);
+    const output = result.output as BashResult;
+    assert.equal(output.sandboxed, true);
+    return output;
+  }
+  const connections = (command: string) => decisions.filter((d) => d.kind === "connection" && d.command === command);
+
+  test("npm install of a small package from the registry, through the proxy", { timeout: 150_000 }, async () => {
+    const command =
+      "npm install --no-audit --no-fund --loglevel=error is-number && node -p \"require('is-number')(5)\"";
+    const out = await bash(command);
+    assert.equal(out.exit_code, 0, out.stderr + out.stdout);
+    assert.match(out.stdout, /true/);
+    assert.ok((await stat(path.join(dir, "node_modules/is-number/package.json"))).isFile());
+    const seen = connections(command);
+    assert.ok(seen.length > 0 && seen.every((d) => d.decision === "allow"), JSON.stringify(seen));
+    assert.equal(seen[0].subject, `${registry}:443`);
+    assert.equal(seen[0].networkRule, registry);
+    assert.ok(seen[0].address, "the address connected to is recorded");
+  });
+
+  test(
+    "a domain not on the list and a denied one are refused with the reason in the result",
+    { timeout: 180_000 },
+    async () => {
+      const command = "curl -sS https://unlisted.example.test/ ; curl -sS http://x.denied.test/page";
+      const out = await bash(command);
+      assert.match(out.stderr, /CONNECT tunnel failed, response 403/);
+      assert.match(
+        out.stdout,
+        /Blocked by toolfence: The command may not connect to http:\/\/x\.denied\.test:80: the policy denies it/,
+      );
+      assert.equal(out.network_refused?.length, 2);
+      assert.match(
+        out.network_refused![0],
+        /^CONNECT unlisted\.example\.test:443: .*not on the allowlist and was denied/,
+      );
+      assert.equal(
+        asked.filter((m) => m.includes("https://unlisted.example.test:443")).length,
+        1,
+        "a person was asked",
+      );
+      const seen = connections(command);
+      assert.deepEqual(seen.map((d) => d.decision), ["deny", "deny"]);
+      assert.equal(seen[1].networkRule, "*.denied.test");
+    },
+  );
+
+  test("a name that resolves to loopback, and private and metadata addresses, are refused before any connection", {
+    timeout: 180_000,
+  }, async () => {
+    const command =
+      `curl -sS --noproxy '' --max-time 20 http://${os.hostname()}:${port}/rebind; curl -sS --max-time 20 https://10.0.0.1/; ` +
+      "curl -sS --max-time 20 http://169.254.169.254/latest/meta-data/; curl -sS --max-time 20 'http://[fd00:ec2::254]/'";
+    const started = Date.now();
+    const out = await bash(command);
+    assert.equal(out.network_refused?.length, 4, JSON.stringify(out));
+    const own = (await dns.lookup(os.hostname(), { all: true })).map((a) => a.address);
+    if (own.some((a) => classifyAddress(a) !== "public")) {
+      assert.match(out.network_refused![0], / \(a (loopback|private|link-local) address, [0-9a-f:.]+\)/);
+    } else assert.match(out.network_refused![0], /was denied/);
+    assert.match(out.network_refused![1], /^CONNECT 10\.0\.0\.1:443: .*a private address/);
+    assert.match(out.network_refused![2], /169\.254\.169\.254.*a link-local address/);
+    assert.match(out.network_refused![3], /fd00:ec2::254.*a private address/);
+    assert.ok(Date.now() - started < 15_000, "refused at once, not after a connection attempt");
+    assert.deepEqual(served.filter((p) => p === "/rebind"), [], "the loopback server saw nothing");
+  });
+
+  test("no raw DNS or UDP from inside: there is no route but the proxy", { timeout: 180_000 }, async () => {
+    const out = await bash(
+      `getent hosts ${registry}; echo getent=$?; (exec 3<>/dev/udp/8.8.8.8/53) 2>&1; echo udp=$?; ` +
+        "(exec 3<>/dev/tcp/1.1.1.1/443) 2>&1; echo tcp=$?; curl -sS --noproxy '*' --max-time 5 https://" + registry +
+        "/ 2>&1; echo direct=$?",
+    );
+    assert.match(out.stdout, /getent=2/);
+    assert.match(out.stdout, /Network is unreachable[\s\S]*udp=1/);
+    assert.match(out.stdout, /tcp=1/);
+    assert.match(out.stdout, /direct=6/, "curl without the proxy cannot resolve the name");
+  });
+
+  test(
+    "curl that only reads from an allowed host runs without asking; an upload asks",
+    { timeout: 180_000 },
+    async () => {
+      const command = `curl -sS -o meta.json https://${registry}/is-number`;
+      const out = await bash(command);
+      assert.equal(out.exit_code, 0, out.stderr);
+      assert.match(await readFile(path.join(dir, "meta.json"), "utf8"), /"name": ?"is-number"/);
+      const judged = decisions.find((d) => d.kind === "command" && d.subject === command);
+      assert.equal(judged?.answeredBy, "rule", JSON.stringify(judged));
+      const upload = `curl -sS -d @meta.json https://${registry}/`;
+      await bash(upload);
+      assert.notEqual(decisions.find((d) => d.kind === "command" && d.subject === upload)?.answeredBy, "rule");
+    },
+  );
+
+  test("1 MB from a loopback server named on the list, through the proxy", { timeout: 180_000 }, async () => {
+    const out = await bash(
+      `curl -sS --noproxy '' -o big.bin -w '%{http_code} %{size_download}' http://127.0.0.1:${port}/1mb`,
+    );
+    assert.equal(out.stdout, `200 ${MB}`, out.stderr);
+    assert.deepEqual(await readFile(path.join(dir, "big.bin")), payload);
+    // Another port of loopback is not named, and is refused.
+    const other = await bash(`curl -sS --noproxy '' http://127.0.0.1:${port + 1}/`);
+    assert.match(other.network_refused?.[0] ?? "", /127\.0\.0\.1:\d+ \(a loopback address/);
+  });
+});
