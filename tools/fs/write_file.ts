@@ -4,7 +4,6 @@
  * @module
  */
 
-import fsp from "node:fs/promises";
 import * as v from "valibot";
 import { type FileDoor, type FileTarget, type Tool, tool } from "@toolfence/core";
 import { fileOpError, hashConflict, wrongType } from "../_shared/fs_errors.ts";
