@@ -120,6 +120,7 @@ export type ErrorCode =
   | "capability_missing"
   | "command_failed"
   | "command_killed"
+  | "resource_limit"
   | "invalid_artifact_ref"
   | "undo_conflict"
   | "undo_unavailable"
@@ -672,6 +673,14 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     command_killed: {
       meaning: "A signal ended the command (the message names it); its output so far is in the output.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    resource_limit: {
+      meaning:
+        "The command hit one of the sandbox's resource limits (memory, CPU time, file size, processes, open files, " +
+        "the private /tmp); the message names the limit and its value, and its output so far is in the output.",
       kind: "execution",
       status: "error",
       recoverable: true,

@@ -41,6 +41,16 @@ export interface BoundedOutput {
   readonly kept: { stdout: number; stderr: number };
 }
 
+/** A resource limit (the policy file's `sandbox.limits`) a process hit, and what showed it. */
+export interface ResourceLimitHit {
+  /** Which limit: `memory`, `cpuSeconds`, `fileSize`, `processes`, `openFiles` or `tmpSize`. */
+  limit: "memory" | "cpuSeconds" | "fileSize" | "processes" | "openFiles" | "tmpSize";
+  /** Its value, as the message says it (`4GiB`, `120 s`). */
+  value: string;
+  /** What showed it: the signal, the exit code, the cgroup's counter, or the error line. */
+  evidence: string;
+}
+
 /** A protected path a sandboxed command created, and where it was moved. */
 export interface MovedPath {
   /** Where the command created it. */
@@ -130,6 +140,11 @@ export interface StartedProcess {
   readonly sandboxReason?: string;
   /** The working folder it started in (a real path). */
   readonly cwd: string;
+  /**
+   * The resource limit it hit, if any: settles once `gone` has (the door
+   * applies the limits to every process it starts, and reads what ended it).
+   */
+  resourceLimit(): Promise<ResourceLimitHit | undefined>;
 }
 
 /** A long-lived program another library starts (the browser): the launcher to give it. */

@@ -33,6 +33,7 @@ import { type GroupProcess, spawnGroup } from "./_process_group.ts";
 import { captureOutput } from "./_process_output.ts";
 import { isExecutableFile } from "./_executable.ts";
 import type { SandboxProxy } from "./egress/forwarder.ts";
+import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
 import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";
 
 /** What the door needs of its policy. */
@@ -47,6 +48,8 @@ export interface ProcessDoorDeps {
   hiddenPaths: readonly string[];
   /** The protected-path globs, read-only inside a shell command's sandbox. */
   protectedPaths: readonly string[];
+  /** The resource limits of every process the door starts (`sandbox.limits`). */
+  limits: ResourceLimits;
   /** Host folders the policy file names for the sandbox to show read-only. */
   sandboxRead: () => readonly string[];
   /** The real path of a model-given path for reading. */
@@ -79,8 +82,13 @@ export class PolicyProcessDoor implements ProcessDoor {
       ? await this.#judgeShell(request, tempDir, signal)
       : await this.#judgeProgram(request, tempDir, signal);
     const { wrapped, cwd, env } = judged;
+    let limited: LimitedCommand | undefined;
+    // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders.
+    const release = () => Promise.resolve(limited?.release()).then(() => wrapped.release());
     try {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
+      limited = await limitCommand(wrapped.argv, this.#deps.limits, { privateTmp: wrapped.sandboxed });
+      requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
       await mkdir(dir, { recursive: true });
@@ -91,7 +99,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       let process: GroupProcess;
       try {
         await request.beforeSpawn?.();
-        process = await spawnGroup(wrapped.argv, {
+        process = await spawnGroup(limited.argv, {
           cwd,
           env,
           extraFds: wrapped.fds,
@@ -107,8 +115,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       const quarantined: QuarantinedPath[] = [];
       const gone = output.finished(groupGone)
         .finally(() => Promise.allSettled([files.stdout.close(), files.stderr.close()]))
-        .then(() => wrapped.release())
+        .then(release)
         .then((moved) => void quarantined.push(...moved));
+      const hit = limited.hit;
       return {
         process,
         output,
@@ -119,9 +128,10 @@ export class PolicyProcessDoor implements ProcessDoor {
         sandboxed: wrapped.sandboxed,
         ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
         cwd,
+        resourceLimit: () => gone.then(() => hit(process.exit ?? { code: null, signal: null }, stderrPath)),
       };
     } catch (error) {
-      await wrapped.release();
+      await release();
       throw error;
     }
   }
@@ -150,6 +160,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       privateHome: false,
       allowNet: request.network,
       mode,
+      tmpSize: this.#deps.limits.tmpBytes,
     });
     // Nothing is bound by descriptor (no protected paths), so the argv can live in a script.
     await wrapped.release();
@@ -157,7 +168,15 @@ export class PolicyProcessDoor implements ProcessDoor {
       if (mode === "required") throw sandboxUnavailable(wrapped.reason ?? "bubblewrap does not work");
       return { path: request.executable, sandboxed: false };
     }
-    const argv = wrapped.argv.slice(0, -1);
+    // The rlimits a browser tolerates (file size, open files, processes), and no
+    // cgroup: it outlives every call, so nobody would remove its group.
+    const limited = await limitCommand(wrapped.argv.slice(0, -1), this.#deps.limits, {
+      privateTmp: true,
+      profile: "browser",
+      cgroup: false,
+    });
+    requireFence(this.#deps.fence, "run", limited.argv[0]);
+    const argv = limited.argv;
     const script = `#!/bin/sh\nexec ${argv.map(quote).join(" ")} ${quote(request.executable)} "$@"\n`;
     const file = path.join(request.privateDir, "launcher.sh");
     await writeFile(file, script, { mode: 0o700 });
@@ -194,6 +213,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       hiddenPaths: this.#deps.hiddenPaths,
       // spawnGroup starts it in a session of its own, with no terminal.
       callerSession: true,
+      tmpSize: this.#deps.limits.tmpBytes,
     });
     return { wrapped, cwd, env } satisfies Judged;
   }
@@ -237,6 +257,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       mode: this.#deps.sandbox,
       // spawnGroup starts it in a session of its own, with no terminal.
       callerSession: true,
+      tmpSize: this.#deps.limits.tmpBytes,
     });
     if (!wrapped.sandboxed) {
       await this.#allowUnconfined(request, wrapped.reason ?? "the sandbox is off", signal);

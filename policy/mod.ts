@@ -63,6 +63,24 @@ export {
 } from "./sandbox.ts";
 export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
+  DEFAULT_RESOURCE_LIMITS,
+  formatBytes,
+  knownLimitsState,
+  limitCommand,
+  type LimitCommandOptions,
+  type LimitedCommand,
+  type LimitHit,
+  limitMessage,
+  type LimitName,
+  limitsOfPolicy,
+  type LimitsState,
+  limitsState,
+  limitValue,
+  type ResourceLimits,
+  resourceLimits,
+  tmpfsSizeArgs,
+} from "./limits.ts";
+export {
   type AllowlistEntry,
   DEFAULT_COMMAND_ALLOWLIST,
   matchesAllowlist,
@@ -163,7 +181,9 @@ export {
   PolicyExampleSchema,
   type PolicyFile,
   PolicyFileSchema,
+  type ResourceLimitsInput,
   type RuleSpec,
+  type SizeInput,
 } from "./config/schema.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { Session, type SessionOptions } from "./session.ts";

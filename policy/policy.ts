@@ -22,6 +22,7 @@ import type {
 import { runtimeFence } from "./fence.ts";
 import { type Fence, requireFence } from "@toolfence/core";
 import { PolicyProcessDoor } from "./_process_door.ts";
+import { limitsOfPolicy } from "./limits.ts";
 import type { ProcessDoor } from "@toolfence/core";
 import type { SandboxMode } from "./sandbox.ts";
 import {
@@ -193,6 +194,7 @@ export class Policy {
       sandbox: this.sandbox,
       hiddenPaths: this.hiddenPaths,
       protectedPaths: this.protectedPaths,
+      limits: limitsOfPolicy(this),
       sandboxRead: () => sandboxRead,
       resolveForRead: (p) => this.resolveForRead(p),
       authorizeCommand: (command, signal) => this.authorizeCommand(command, signal),

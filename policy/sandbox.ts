@@ -33,6 +33,14 @@ import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { hiddenMountArgs } from "./_hidden_mounts.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError } from "@toolfence/internal";
+import {
+  DEFAULT_RESOURCE_LIMITS,
+  knownLimitsState,
+  type LimitsState,
+  limitsState,
+  type ResourceLimits,
+  tmpfsSizeArgs,
+} from "./limits.ts";
 
 export type { QuarantinedPath } from "./_sandbox_mounts.ts";
 
@@ -191,6 +199,8 @@ export interface SandboxState {
   bwrap?: string;
   /** Why commands run without the sandbox (mode `off`, or the probe's own error). */
   reason?: string;
+  /** How the resource limits hold (cgroup or rlimits), and their values. */
+  limits: LimitsState;
   /** One line for a log or a model: the state and what it means. */
   summary: string;
 }
@@ -209,8 +219,12 @@ export interface SandboxState {
  * console.error(state.summary);
  * ```
  */
-export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
-  return stateOf(mode, mode === "off" ? {} : await bubblewrapStatus());
+export async function sandboxState(
+  mode: SandboxMode,
+  limits: ResourceLimits = DEFAULT_RESOURCE_LIMITS,
+): Promise<SandboxState> {
+  const status = mode === "off" ? {} : await bubblewrapStatus();
+  return stateOf(mode, status, await limitsState(limits, status.path !== undefined));
 }
 
 /**
@@ -226,12 +240,21 @@ export async function sandboxState(mode: SandboxMode): Promise<SandboxState> {
  * console.log(knownSandboxState("auto")?.working);
  * ```
  */
-export function knownSandboxState(mode: SandboxMode): SandboxState | undefined {
-  if (mode === "off") return stateOf(mode, {});
-  return settledStatus === undefined ? undefined : stateOf(mode, settledStatus);
+export function knownSandboxState(
+  mode: SandboxMode,
+  limits: ResourceLimits = DEFAULT_RESOURCE_LIMITS,
+): SandboxState | undefined {
+  const status = mode === "off" ? {} : settledStatus;
+  const state = status && knownLimitsState(limits, status.path !== undefined);
+  return status && state && stateOf(mode, status, state);
 }
 
-function stateOf(mode: SandboxMode, status: BubblewrapStatus): SandboxState {
+function stateOf(mode: SandboxMode, status: BubblewrapStatus, limits: LimitsState): SandboxState {
+  const state = sandboxOnly(mode, status);
+  return { ...state, limits, summary: `${state.summary} ${limits.summary}` };
+}
+
+function sandboxOnly(mode: SandboxMode, status: BubblewrapStatus): Omit<SandboxState, "limits"> {
   if (mode === "off") {
     return {
       mode,
@@ -327,6 +350,8 @@ export interface SandboxOptions {
    * home folder at all.
    */
   privateHome?: boolean;
+  /** Bytes of the private `/tmp` (a size-capped tmpfs where bubblewrap takes `--size`); default uncapped. */
+  tmpSize?: number;
 }
 
 /** A command ready to start, from {@linkcode sandboxArgv}. */
@@ -494,10 +519,13 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
       ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths)
       : [];
+    const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
     const wrapped = [
       status.path,
       ...await systemViewMounts(),
-      ...PRIVATE_MOUNTS,
+      ...PRIVATE_MOUNTS.slice(0, -2),
+      ...tmpSize,
+      ...PRIVATE_MOUNTS.slice(-2),
       ...home,
       ...readable.flatMap((p) => ["--ro-bind-try", p, p]),
       ...masks.before,

@@ -61,7 +61,14 @@ import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
-import { knownSandboxState, type SandboxMode, type SandboxState, sandboxState } from "@toolfence/policy";
+import {
+  knownSandboxState,
+  limitsOfPolicy,
+  type ResourceLimits,
+  type SandboxMode,
+  type SandboxState,
+  sandboxState,
+} from "@toolfence/policy";
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
@@ -128,6 +135,7 @@ export function artifactUri(ref: Pick<ArtifactRef, "sha256">): string {
 function answerInitializeAfterProbe(
   server: Server,
   mode: SandboxMode,
+  limits: ResourceLimits,
   withSandbox: (state: SandboxState) => string,
 ): void {
   const internals = server as unknown as {
@@ -137,7 +145,7 @@ function answerInitializeAfterProbe(
   const answer = internals._oninitialize;
   if (typeof answer !== "function") return;
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    internals._instructions = withSandbox(await sandboxState(mode));
+    internals._instructions = withSandbox(await sandboxState(mode, limits));
     return await answer.call(server, request) as never;
   });
 }
@@ -247,7 +255,9 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   // The instructions say how commands will run: the sandbox state, once per session.
   const mode = sessionOptions.sandbox ?? "auto";
   const withSandbox = (state: SandboxState) => [instructions, state.summary].filter(Boolean).join("\n\n");
-  const known = knownSandboxState(mode);
+  // ... and the resource limits of its policy files.
+  const limits = limitsOfPolicy({ rules: sessionOptions.rules });
+  const known = knownSandboxState(mode, limits);
   const server = new Server(
     { name: name ?? "toolfence", version: version ?? TOOLFENCE_VERSION },
     {
@@ -255,7 +265,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       ...(known ? { instructions: withSandbox(known) } : instructions ? { instructions } : {}),
     },
   );
-  if (known === undefined) answerInitializeAfterProbe(server, mode, withSandbox);
+  if (known === undefined) answerInitializeAfterProbe(server, mode, limits, withSandbox);
   const session = new Session({
     ...sessionOptions,
     capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,

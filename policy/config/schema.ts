@@ -7,6 +7,7 @@
  * @module
  */
 import * as v from "valibot";
+import { SIZE_PATTERN, sizeBytes } from "../_size.ts";
 
 const RULE_PATTERN = v.pipe(
   v.string(),
@@ -57,6 +58,25 @@ export type CommandRuleInput = string | RuleSpec;
 /** A path rule as written. */
 export type PathRuleInput = string | RuleSpec;
 
+/** A size as written: bytes, or a whole number with a binary unit (`512MiB`, `2GiB`). */
+export type SizeInput = number | string;
+
+/** The resource limits of the processes the tools start, as written (`sandbox.limits`). */
+export interface ResourceLimitsInput {
+  /** Memory of the command (per process, and of its whole tree where a cgroup applies). */
+  memory?: SizeInput;
+  /** CPU seconds of each process. */
+  cpuSeconds?: number;
+  /** The largest file a process may write. */
+  fileSize?: SizeInput;
+  /** Processes (and threads) of the command. */
+  processes?: number;
+  /** Open files of each process. */
+  openFiles?: number;
+  /** The size of the sandbox's private /tmp. */
+  tmpSize?: SizeInput;
+}
+
 /** An example of a policy file: a command or a path, and the decision the rules must give. */
 export interface PolicyExample {
   /** Named in the error when the example fails. */
@@ -96,6 +116,7 @@ export interface PolicyFile {
     maxOutputChars?: number;
     network?: "none" | "proxy";
     read?: string[];
+    limits?: ResourceLimitsInput;
   };
   /** Network destinations. */
   network?: { allow?: string[]; deny?: string[] };
@@ -146,6 +167,19 @@ const SANDBOX_FOLDER = v.pipe(
 );
 
 const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+const SIZE = v.pipe(
+  v.union([
+    v.pipe(POSITIVE_INT, v.maxValue(Number.MAX_SAFE_INTEGER, "the size is too large")),
+    v.pipe(
+      v.string(),
+      v.regex(SIZE_PATTERN, "a size is a whole number with a unit: 512MiB, 2GiB (or bytes)"),
+      // Only a size of the right form can be too large; the regex speaks for the others.
+      v.check((size) => !SIZE_PATTERN.test(size) || sizeBytes(size) !== undefined, "the size is too large"),
+    ),
+  ]),
+  v.description("Bytes, or a whole number with a binary unit: 512MiB, 2GiB."),
+);
 
 const EXAMPLE = v.pipe(
   v.strictObject({
@@ -224,6 +258,20 @@ const FILE = v.strictObject({
         "Absolute host folders the OS sandbox shows read-only to commands, checkers and the browser, besides " +
           "the system folders, the workspace and the temp dir (nothing else of the host is there).",
       ),
+    ),
+    limits: v.pipe(
+      v.optional(v.strictObject({
+        memory: v.pipe(v.optional(SIZE), v.description("Memory of a command (default 4GiB).")),
+        cpuSeconds: v.pipe(v.optional(POSITIVE_INT), v.description("CPU seconds of each process (default 120).")),
+        fileSize: v.pipe(v.optional(SIZE), v.description("The largest file a process may write (default 1GiB).")),
+        processes: v.pipe(
+          v.optional(POSITIVE_INT),
+          v.description("Processes and threads of a command (default 1024)."),
+        ),
+        openFiles: v.pipe(v.optional(POSITIVE_INT), v.description("Open files of each process (default 8192).")),
+        tmpSize: v.pipe(v.optional(SIZE), v.description("The size of the sandbox's private /tmp (default 1GiB).")),
+      })),
+      v.description("Resource limits of every process the tools start; a command past one fails with resource_limit."),
     ),
   })),
   network: v.optional(v.strictObject({

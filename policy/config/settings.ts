@@ -9,6 +9,7 @@
  */
 import path from "node:path";
 import type { PolicyRules } from "./rules.ts";
+import type { ResourceLimitsInput } from "./schema.ts";
 
 /** What an answer that comes through MCP elicitation (the client's, not provably a person's) may do. */
 export type ElicitationAnswers = "refuse" | "once" | "grant";
@@ -21,6 +22,8 @@ export interface PolicySettings {
   timeoutSeconds?: number;
   /** The output cap of a call's result, in characters. */
   maxOutputChars?: number;
+  /** The resource limits the layers set, key by key (see `policy/limits.ts` for the defaults). */
+  limits: ResourceLimitsInput;
   /** Whether every tool that can write or run is unregistered. */
   readOnly: boolean;
   /** The tool groups to serve, when a layer names them. */
@@ -51,6 +54,15 @@ export interface PolicySettings {
    */
   sandboxRead: string[];
 }
+
+const LIMIT_KEYS = [
+  "memory",
+  "cpuSeconds",
+  "fileSize",
+  "processes",
+  "openFiles",
+  "tmpSize",
+] as const satisfies readonly (keyof ResourceLimitsInput)[];
 
 /**
  * The settings of `rules`' layers, merged.
@@ -92,6 +104,11 @@ export function policySettings(rules: PolicyRules): PolicySettings {
   const timeoutSeconds = first((layer) => layer.config.sandbox?.timeoutSeconds);
   const maxOutputChars = first((layer) => layer.config.sandbox?.maxOutputChars);
   const groups = first((layer) => layer.config.tools?.groups);
+  const limits: ResourceLimitsInput = {};
+  for (const key of LIMIT_KEYS) {
+    const value = first((layer) => layer.config.sandbox?.limits?.[key]);
+    if (value !== undefined) Object.assign(limits, { [key]: value });
+  }
   const maxBytes = first((layer) => layer.config.audit?.maxBytes);
   const allow = first((layer) => layer.config.network?.allow) ?? [];
   return {
@@ -99,6 +116,7 @@ export function policySettings(rules: PolicyRules): PolicySettings {
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
     ...(maxOutputChars ? { maxOutputChars } : {}),
     ...(groups ? { groups } : {}),
+    limits,
     readOnly: top.some((layer) => layer.config.readOnly === true),
     disabledTools: disabled,
     approveTools: union((layer) => layer.config.tools?.approve),

@@ -9,6 +9,7 @@ import type {
   BoundedOutput,
   MovedPath,
   ProcessExit,
+  ResourceLimitHit,
   RunningProcess as GroupProcess,
   SessionBase as Session,
 } from "@toolfence/core";
@@ -34,6 +35,8 @@ export interface Job {
   readonly gone: Promise<void>;
   /** Protected paths it created, moved away once it is gone. */
   readonly quarantined: readonly MovedPath[];
+  /** The resource limit it hit, once it is gone (from the process door). */
+  readonly resourceLimit: () => Promise<ResourceLimitHit | undefined>;
   /** When it started (ms since the epoch). */
   readonly startedAt: number;
   /** When its leader exited, once it has. */

@@ -9,6 +9,9 @@ const SIGNAL = v.optional(v.pipe(v.string(), v.regex(/^SIG[A-Z0-9]+$/)));
 const JOB_ID = v.string();
 const PID = v.pipe(v.number(), v.integer(), v.minValue(1));
 const JOB_STATUS = v.picklist(["running", "exited", "killed"]);
+const RESOURCE_LIMIT = v.optional(
+  v.strictObject({ limit: v.string(), value: v.string(), evidence: v.optional(v.string()) }),
+);
 
 /** `bash`: the exit code (or signal), stdout and stderr (cut to their head and tail), and how it ran. */
 export const BASH_OUTPUT = v.strictObject({
@@ -18,6 +21,7 @@ export const BASH_OUTPUT = v.strictObject({
   truncated: v.optional(v.literal(true)),
   stop_reason: v.optional(v.picklist(["output_limit", "timeout"])),
   output_limit_bytes: v.optional(COUNT),
+  resource_limit: RESOURCE_LIMIT,
   stdout: v.string(),
   stderr: v.string(),
   duration_ms: COUNT,
@@ -47,6 +51,7 @@ const JOB_REPORT = {
   truncated: v.optional(v.literal(true)),
   stop_reason: v.optional(v.literal("output_limit")),
   output_limit_bytes: v.optional(COUNT),
+  resource_limit: RESOURCE_LIMIT,
   protected_paths_moved: PROTECTED_PATHS_MOVED,
   stdout: v.string(),
   stderr: v.string(),

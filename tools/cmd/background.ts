@@ -8,7 +8,8 @@
  */
 
 import * as v from "valibot";
-import { fail, ToolError, type ToolFailure } from "@toolfence/core";
+import { fail, type ResourceLimitHit, ToolError, type ToolFailure } from "@toolfence/core";
+import { limitMessage } from "@toolfence/policy";
 import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
@@ -41,6 +42,8 @@ export interface JobReport {
   stop_reason?: "output_limit";
   /** The byte limit its output reached, when it did. */
   output_limit_bytes?: number;
+  /** The resource limit it hit (`memory`, `cpuSeconds`, ...) and its value, when it hit one. */
+  resource_limit?: ResourceLimitHit;
   /** Protected files it created, moved out of the workspace once it ended (see `bash`). */
   protected_paths_moved?: { path: string; moved_to: string }[];
   /** Standard output so far, possibly cut around a marker. */
@@ -85,6 +88,8 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
       throw outputUnavailable(file, error);
     });
   const [stdout, stderr] = await Promise.all([peek(job.stdoutPath), peek(job.stderrPath)]);
+  // The limit it hit is known once it is gone.
+  const hit = exit === undefined || job.output.limitReached ? undefined : await job.resourceLimit();
   return {
     id: job.id,
     status: jobStatus(exit),
@@ -94,6 +99,7 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
     ...(job.output.limitReached
       ? { truncated: true as const, stop_reason: "output_limit" as const, output_limit_bytes: job.output.limitBytes }
       : {}),
+    ...(hit ? { resource_limit: hit } : {}),
     ...(job.quarantined.length > 0
       ? {
         protected_paths_moved: job.quarantined.map((q) => ({
@@ -117,6 +123,14 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
  */
 export function jobOutcome<R extends JobReport>(report: R): R | ToolFailure {
   if (report.status === "running" || report.stopped || report.truncated) return report;
+  if (report.resource_limit) {
+    return fail(limitMessage(`Background job ${report.id}`, report.resource_limit), {
+      code: "resource_limit",
+      output: report,
+      effectState: "none",
+      details: { ...report.resource_limit },
+    });
+  }
   if (report.signal) {
     return fail(`Background job ${report.id} was killed by ${report.signal}`, {
       code: "command_killed",
@@ -203,6 +217,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       output: run.output,
       gone: run.gone,
       quarantined: run.quarantined,
+      resourceLimit: run.resourceLimit,
       startedAt: Date.now(),
       watch: run.watch,
     });

@@ -8,7 +8,8 @@
 
 import * as v from "valibot";
 import { rm } from "node:fs/promises";
-import { fail, type Tool, tool, type ToolFailure } from "@toolfence/core";
+import { fail, type ResourceLimitHit, type Tool, tool, type ToolFailure } from "@toolfence/core";
+import { limitMessage } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
@@ -66,6 +67,8 @@ export interface BashResult {
   stop_reason?: "output_limit" | "timeout";
   /** The byte limit the output reached, when it did. */
   output_limit_bytes?: number;
+  /** The resource limit the command hit (`memory`, `cpuSeconds`, ...) and its value, when it hit one. */
+  resource_limit?: { limit: string; value: string };
   /** Whether the command ran under the OS sandbox (read-only system, no network). */
   sandboxed: boolean;
   /** Why it ran without the sandbox, when it did. */
@@ -92,7 +95,8 @@ export interface BashResult {
  * gets SIGTERM, then SIGKILL after 5 s; when the shell exits, whatever it left
  * running is ended the same way. A non-zero exit ends the call as an `error`
  * (`command_failed`), a signal as `command_killed` (the message names it), the
- * timeout as `timed_out`: each keeps the whole {@linkcode BashResult} (exit
+ * timeout as `timed_out`, a resource limit it hit (see `policy/limits.ts`) as
+ * `resource_limit` (the message names the limit and its value): each keeps the whole {@linkcode BashResult} (exit
  * code, stdout, stderr) as the output the model reads. Output streams to files in the session temp dir, so
  * memory stays bounded while the command runs; once stdout and stderr together
  * pass `max_output_bytes` (at most the session's maximum) the rest is dropped,
@@ -169,8 +173,9 @@ export const bashTool: Tool<BashArgs> = tool({
         summary.replace("%s", "stderr"),
       );
       const limited = run.output.limitReached;
+      const hit = limited ? undefined : await run.resourceLimit();
       // Why it stopped comes before the output, so that it survives a cut of the whole result.
-      return commandOutcome(command, timeout_s, {
+      return commandOutcome(command, timeout_s, hit, {
         exit_code: exit.code,
         ...(exit.signal ? { signal: exit.signal } : {}),
         ...(timedOut && !limited ? { timed_out: true as const } : {}),
@@ -183,6 +188,7 @@ export const bashTool: Tool<BashArgs> = tool({
           : timedOut
           ? { stop_reason: "timeout" as const }
           : {}),
+        ...(hit ? { resource_limit: { limit: hit.limit, value: hit.value } } : {}),
         stdout: stdout.text,
         stderr: stderr.text,
         duration_ms: Math.round(performance.now() - started),
@@ -214,9 +220,24 @@ export const bashTool: Tool<BashArgs> = tool({
  * `timed_out`, `command_killed` (naming the signal) or `command_failed`
  * otherwise, each with the whole result as its output.
  */
-function commandOutcome(command: string, timeoutS: number, result: BashResult): BashResult | ToolFailure {
+function commandOutcome(
+  command: string,
+  timeoutS: number,
+  hit: ResourceLimitHit | undefined,
+  result: BashResult,
+): BashResult | ToolFailure {
   if (result.truncated) return result;
   const shown = JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}...` : command);
+  if (hit) {
+    return fail(limitMessage(`bash ${shown}`, hit), {
+      code: "resource_limit",
+      output: result,
+      effectState: "applied",
+      recoveryHint: "Do the work in smaller steps, or ask the user to raise sandbox.limits." + hit.limit +
+        " in the policy file.",
+      details: { ...hit },
+    });
+  }
   if (result.timed_out) {
     return fail(`bash ${shown} ran out of time after ${timeoutS} s and was killed`, {
       status: "timed_out",

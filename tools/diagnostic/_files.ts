@@ -10,6 +10,7 @@ import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
+import { limitMessage } from "@toolfence/policy";
 
 /** The largest file the diagnostic tools read. */
 export const MAX_TEXT_BYTES = 5 * 1024 * 1024;
@@ -111,7 +112,7 @@ const OUTPUT_LIMIT_BYTES = 4 * 1024 * 1024;
  * through the door's bounded capture to files in the session temp dir; the
  * checker is killed with its group on timeout or cancel. Throws
  * `fence_denied`, `spawn_failed`, `sandbox_unavailable`, `permission_denied`,
- * and `checker_failed` for anything else (never a raw runtime error).
+ * `resource_limit` (naming the limit it hit), and `checker_failed` for anything else (never a raw runtime error).
  */
 export async function runChecker(ctx: ToolContext, argv: string[], options: CheckerOptions): Promise<CheckerRun> {
   try {
@@ -151,6 +152,14 @@ async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOption
       ctx.signal.removeEventListener("abort", onAbort);
     }
     ctx.signal.throwIfAborted();
+    const hit = timedOut || started.output.limitReached ? undefined : await started.resourceLimit();
+    if (hit) {
+      throw new ToolError(limitMessage(path.basename(argv[0]), hit), {
+        code: "resource_limit",
+        recoveryHint: `Check fewer files at once, or ask the user to raise sandbox.limits.${hit.limit}.`,
+        details: { ...hit, exit },
+      });
+    }
     const read = async (file: string) => {
       try {
         return (await peekStream(file, OUTPUT_CAP, file)).text;

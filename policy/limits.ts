@@ -1,0 +1,457 @@
+/**
+ * Resource limits of every process the tools start (shell commands, jobs,
+ * checkers, the browser): memory, CPU time, file size, processes, open files,
+ * and the size of the sandbox's private `/tmp`. Where the server may make a
+ * child cgroup (v2, else the v1 `pids` and `memory` hierarchies) the process
+ * and memory limits hold for the command's whole tree; the per-process
+ * limits are rlimits set with `prlimit`, with or without bubblewrap. A
+ * command that hits one ends with `resource_limit`, naming the limit.
+ *
+ * @module
+ */
+import fsp from "node:fs/promises";
+import process from "node:process";
+import { sizeBytes } from "./_size.ts";
+import { PolicyRules } from "./config/rules.ts";
+import type { ResourceLimitsInput } from "./config/schema.ts";
+import { policySettings } from "./config/settings.ts";
+import {
+  type CgroupFinding,
+  type CommandGroup,
+  commandGroup,
+  findCgroup,
+  findPrlimit,
+  limitPrefix,
+  tmpfsSizeSupported,
+} from "./_limits.ts";
+
+/** The name of a limit, as the policy file writes it under `sandbox.limits`. */
+export type LimitName = "memory" | "cpuSeconds" | "fileSize" | "processes" | "openFiles" | "tmpSize";
+
+/** The resource limits in force, resolved to numbers. */
+export interface ResourceLimits {
+  /** Memory of the command: RLIMIT_DATA of each process, and the cgroup's memory of the tree. */
+  memoryBytes: number;
+  /** CPU seconds of each process (SIGXCPU). */
+  cpuSeconds: number;
+  /** The largest file a process may write (SIGXFSZ). */
+  fileSizeBytes: number;
+  /** Processes and threads of the command (the cgroup's pids.max; RLIMIT_NPROC beside it). */
+  processes: number;
+  /** Open files of each process (RLIMIT_NOFILE). */
+  openFiles: number;
+  /** The size of the sandbox's private `/tmp` (a tmpfs). */
+  tmpBytes: number;
+}
+
+const GiB = 1024 ** 3;
+
+/**
+ * The defaults: 4 GiB of memory, 120 CPU seconds a process, files up to
+ * 1 GiB, 1024 processes and threads, 8192 open files, a 1 GiB `/tmp` (see
+ * docs/sandbox.md for why).
+ */
+export const DEFAULT_RESOURCE_LIMITS: Readonly<ResourceLimits> = Object.freeze({
+  memoryBytes: 4 * GiB,
+  cpuSeconds: 120,
+  fileSizeBytes: GiB,
+  processes: 1024,
+  openFiles: 8192,
+  tmpBytes: GiB,
+});
+
+function bytesOf(name: LimitName, size: number | string | undefined, fallback: number): number {
+  if (size === undefined) return fallback;
+  const bytes = sizeBytes(size);
+  if (bytes === undefined) throw new TypeError(`sandbox.limits.${name}: ${JSON.stringify(size)} is not a size`);
+  return bytes;
+}
+
+function countOf(name: LimitName, count: number | undefined, fallback: number): number {
+  if (count === undefined) return fallback;
+  if (!Number.isSafeInteger(count) || count < 1) {
+    throw new TypeError(`sandbox.limits.${name}: ${count} is not a positive whole number`);
+  }
+  return count;
+}
+
+/**
+ * The limits for `input` (the policy file's `sandbox.limits`), the defaults
+ * where it says nothing. Throws a TypeError for a value that is not a size
+ * or a positive whole number.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { resourceLimits } from "@toolfence/policy";
+ * console.log(resourceLimits({ memory: "2GiB", cpuSeconds: 30 }).memoryBytes); // 2147483648
+ * ```
+ */
+export function resourceLimits(input: ResourceLimitsInput = {}): ResourceLimits {
+  const d = DEFAULT_RESOURCE_LIMITS;
+  return {
+    memoryBytes: bytesOf("memory", input.memory, d.memoryBytes),
+    cpuSeconds: countOf("cpuSeconds", input.cpuSeconds, d.cpuSeconds),
+    fileSizeBytes: bytesOf("fileSize", input.fileSize, d.fileSizeBytes),
+    processes: countOf("processes", input.processes, d.processes),
+    openFiles: countOf("openFiles", input.openFiles, d.openFiles),
+    tmpBytes: bytesOf("tmpSize", input.tmpSize, d.tmpBytes),
+  };
+}
+
+const byRules = new WeakMap<PolicyRules, ResourceLimits>();
+
+/**
+ * The limits of a session's policy: its policy files' `sandbox.limits` over
+ * the defaults; the defaults for a policy without rules.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { limitsOfPolicy, PolicyRules } from "@toolfence/policy";
+ * const rules = PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits: { processes: 64 } } } }], "/w");
+ * console.log(limitsOfPolicy({ rules }).processes); // 64
+ * ```
+ */
+export function limitsOfPolicy(policy: object): ResourceLimits {
+  const rules = (policy as { rules?: unknown }).rules;
+  if (!(rules instanceof PolicyRules)) return { ...DEFAULT_RESOURCE_LIMITS };
+  let limits = byRules.get(rules);
+  if (limits === undefined) {
+    limits = resourceLimits(policySettings(rules).limits);
+    byRules.set(rules, limits);
+  }
+  return limits;
+}
+
+/** How a size reads in a message: the largest binary unit it is a whole number of. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [["TiB", 1024 ** 4], ["GiB", GiB], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
+/** The value of one limit as the messages say it (`2GiB`, `30 s`, `512`). */
+export function limitValue(limits: ResourceLimits, name: LimitName): string {
+  switch (name) {
+    case "memory":
+      return formatBytes(limits.memoryBytes);
+    case "cpuSeconds":
+      return `${limits.cpuSeconds} s`;
+    case "fileSize":
+      return formatBytes(limits.fileSizeBytes);
+    case "processes":
+      return String(limits.processes);
+    case "openFiles":
+      return String(limits.openFiles);
+    case "tmpSize":
+      return formatBytes(limits.tmpBytes);
+  }
+}
+
+/** How the limits are enforced here. */
+export interface LimitsState {
+  /**
+   * `cgroup2` or `cgroup1`: a child cgroup per command holds its processes
+   * and memory, and rlimits the rest; `rlimits`: only `prlimit`; `none`:
+   * neither works here.
+   */
+  mechanism: "cgroup2" | "cgroup1" | "rlimits" | "none";
+  /** The limits in force. */
+  limits: ResourceLimits;
+  /** The limits that do not hold here, each with why. */
+  gaps: { limit: LimitName; reason: string }[];
+  /** Why no cgroup is used, when none is. */
+  cgroupReason?: string;
+  /** One line for a log or a model. */
+  summary: string;
+}
+
+function isRoot(): boolean {
+  try {
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How `limits` hold on this machine: detects (once per process) a cgroup the
+ * server may make child groups in, and `prlimit`.
+ *
+ * Requires `--allow-read=/proc,/sys/fs/cgroup,/usr/bin` and
+ * `--allow-write=/sys/fs/cgroup` for the cgroup (without them the state says
+ * rlimits only).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_RESOURCE_LIMITS, limitsState } from "@toolfence/policy";
+ * console.log((await limitsState(DEFAULT_RESOURCE_LIMITS)).summary);
+ * ```
+ */
+export async function limitsState(limits: ResourceLimits, sandboxed = true): Promise<LimitsState> {
+  return describe(limits, sandboxed, await mechanism());
+}
+
+/**
+ * {@linkcode limitsState} when the mechanism is already known in this
+ * process (after a first `limitsState` or command), else `undefined`.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_RESOURCE_LIMITS, knownLimitsState, limitsState } from "@toolfence/policy";
+ * await limitsState(DEFAULT_RESOURCE_LIMITS);
+ * console.log(knownLimitsState(DEFAULT_RESOURCE_LIMITS)?.mechanism);
+ * ```
+ */
+export function knownLimitsState(limits: ResourceLimits, sandboxed = true): LimitsState | undefined {
+  return settledMechanism && describe(limits, sandboxed, settledMechanism);
+}
+
+interface Mechanism {
+  cgroup: CgroupFinding;
+  prlimit: string | undefined;
+}
+
+let settledMechanism: Mechanism | undefined;
+
+async function mechanism(): Promise<Mechanism> {
+  const [cgroup, prlimit] = await Promise.all([findCgroup(), findPrlimit()]);
+  settledMechanism = { cgroup, prlimit };
+  return settledMechanism;
+}
+
+function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, prlimit }: Mechanism): LimitsState {
+  const root = "root" in cgroup ? cgroup.root : undefined;
+  const gaps: LimitsState["gaps"] = [];
+  if (prlimit === undefined) {
+    for (const limit of ["cpuSeconds", "fileSize", "openFiles"] as const) {
+      gaps.push({ limit, reason: "prlimit (util-linux) is not installed" });
+    }
+  }
+  if (root === undefined) {
+    if (prlimit === undefined) gaps.push({ limit: "memory", reason: "neither a cgroup nor prlimit" });
+    if (prlimit === undefined || isRoot()) {
+      gaps.push({
+        limit: "processes",
+        reason: prlimit === undefined ? "neither a cgroup nor prlimit" : "root is exempt from RLIMIT_NPROC",
+      });
+    }
+  } else if (root.version === 1 && root.memory === undefined && prlimit === undefined) {
+    gaps.push({ limit: "memory", reason: "no memory cgroup and no prlimit" });
+  }
+  if (!sandboxed) gaps.push({ limit: "tmpSize", reason: "commands run without bubblewrap, so /tmp is shared" });
+  const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : prlimit ? "rlimits" : "none";
+  const how = root
+    ? `a cgroup ${root.version === 2 ? "v2" : "v1"} group per command (processes${
+      root.version === 2 || root.memory ? " and memory" : ""
+    } of the whole tree) and rlimits`
+    : prlimit
+    ? "rlimits (prlimit)"
+    : "nothing";
+  const values = (["memory", "cpuSeconds", "fileSize", "processes", "openFiles", "tmpSize"] as const)
+    .map((name) => `${name} ${limitValue(limits, name)}`).join(", ");
+  const summary = `Resource limits (${how}): ${values}; a command past one fails with resource_limit.` +
+    (gaps.length ? ` Not enforced here: ${gaps.map((g) => `${g.limit} (${g.reason})`).join(", ")}.` : "");
+  return {
+    mechanism,
+    limits,
+    gaps,
+    ...("reason" in cgroup ? { cgroupReason: cgroup.reason } : {}),
+    summary,
+  };
+}
+
+/** A limit a command hit, and what showed it. */
+export interface LimitHit {
+  /** Which limit. */
+  limit: LimitName;
+  /** Its value, as the message says it. */
+  value: string;
+  /** What showed it: the signal, the exit code, the cgroup's counter, or the error line. */
+  evidence: string;
+}
+
+/** A command under its limits, from {@linkcode limitCommand}. */
+export interface LimitedCommand {
+  /**
+   * The argv to start: a shell that makes the command's cgroup and moves
+   * itself in (its watcher kills the whole group once the kernel refuses a
+   * fork for the process limit: a fork bomb never ends by itself), then
+   * `prlimit`, then the command.
+   */
+  argv: string[];
+  /**
+   * The limit the ended command hit, judged from its end, its cgroup's
+   * counters (read by `release()`: call it first) and its error output.
+   */
+  hit(exit: { code: number | null; signal: string | null }, stderrFile?: string): Promise<LimitHit | undefined>;
+  /** Reads the cgroup's counters, kills what is left in it and removes it; call once the command is gone. */
+  release(): Promise<void>;
+}
+
+/** Options of {@linkcode limitCommand}. */
+export interface LimitCommandOptions {
+  /** Whether the command runs with the sandbox's private, size-capped `/tmp`. */
+  privateTmp: boolean;
+  /**
+   * `browser`: leave out the per-process memory and CPU rlimits (Chromium
+   * reserves far more address space than it uses, and lives for a session).
+   */
+  profile?: "command" | "browser";
+  /**
+   * false: no cgroup, rlimits only (for a process that outlives any one call,
+   * like the browser of a session, whose group nobody would remove).
+   */
+  cgroup?: boolean;
+}
+
+const STDERR_TAIL_BYTES = 64 * 1024;
+
+// Error lines that show a limit: the kernel's refusals as programs print them
+// (ENOMEM, EAGAIN on fork, EMFILE, ENOSPC) and the shell's words for the
+// signals. They count even when the command went on and exited 0
+// (`echo $(yes) | wc -c`): its output is not what it would have been.
+const HINTS: { limit: LimitName; pattern: RegExp }[] = [
+  { limit: "fileSize", pattern: /File size limit exceeded/ },
+  { limit: "cpuSeconds", pattern: /CPU time limit exceeded/ },
+  {
+    limit: "memory",
+    pattern:
+      /x(?:re)?malloc: cannot allocate|Cannot allocate memory|memory exhausted|Fatal process out of memory|std::bad_alloc|MemoryError/,
+  },
+  { limit: "processes", pattern: /(?:fork|clone|thread|spawn)[^\n]*Resource temporarily unavailable|Cannot fork/i },
+  { limit: "openFiles", pattern: /Too many open files/ },
+  { limit: "tmpSize", pattern: /No space left on device/ },
+];
+
+const SIGNALS: Record<string, LimitName> = { SIGXCPU: "cpuSeconds", SIGXFSZ: "fileSize" };
+// A shell (and bubblewrap) reports a child killed by signal N as exit 128 + N.
+const SIGNAL_EXITS: Record<number, [LimitName, string]> = {
+  152: ["cpuSeconds", "SIGXCPU"],
+  153: ["fileSize", "SIGXFSZ"],
+};
+
+async function stderrTail(file: string): Promise<string> {
+  try {
+    const handle = await fsp.open(file, "r");
+    try {
+      const { size } = await handle.stat();
+      const start = Math.max(0, size - STDERR_TAIL_BYTES);
+      const buffer = new Uint8Array(size - start);
+      await handle.read(buffer, 0, buffer.length, start);
+      return new TextDecoder().decode(buffer);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Puts `argv` under `limits`: a cgroup of its own where one can be made (see
+ * {@linkcode limitsState}), and `prlimit`'s rlimits. With neither, `argv`
+ * comes back as is (the state says so). The cgroup's folders are made now:
+ * call `release()` once the command is gone, or if it never starts.
+ *
+ * Requires `--allow-run=prlimit,sh`, and for the cgroup
+ * `--allow-read=/proc,/sys/fs/cgroup` and `--allow-write=/sys/fs/cgroup`.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_RESOURCE_LIMITS, limitCommand } from "@toolfence/policy";
+ * const limited = await limitCommand(["bash", "-c", "ls"], DEFAULT_RESOURCE_LIMITS, { privateTmp: false });
+ * console.log(limited.argv);
+ * await limited.release();
+ * ```
+ */
+export async function limitCommand(
+  argv: readonly string[],
+  limits: ResourceLimits,
+  options: LimitCommandOptions,
+): Promise<LimitedCommand> {
+  const { cgroup, prlimit } = await mechanism();
+  const kernel = { ...limits };
+  const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
+    ? await commandGroup(cgroup.root, kernel)
+    : undefined;
+  const browser = options.profile === "browser";
+  const prefix = limitPrefix(prlimit, group, kernel, { withMemory: !browser, withCpu: !browser });
+  let released: Promise<void> | undefined;
+  // What the cgroup counted, read right before its folders go.
+  let counted = { processes: false, memory: false };
+  return {
+    argv: [...prefix, ...argv],
+    async hit(exit, stderrFile) {
+      const found = (limit: LimitName, evidence: string): LimitHit => ({
+        limit,
+        value: limitValue(limits, limit),
+        evidence,
+      });
+      if (counted.processes) return found("processes", "the cgroup refused a fork (pids.max)");
+      if (counted.memory) return found("memory", "the cgroup's out-of-memory killer ended a process");
+      if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
+      if (exit.code !== null && SIGNAL_EXITS[exit.code]) {
+        const [limit, signal] = SIGNAL_EXITS[exit.code];
+        return found(limit, `exit code ${exit.code} (${signal})`);
+      }
+      if (stderrFile === undefined) return undefined;
+      const tail = await stderrTail(stderrFile);
+      for (const hint of HINTS) {
+        if (hint.limit === "tmpSize" && !options.privateTmp) continue;
+        const match = hint.pattern.exec(tail);
+        if (match) return found(hint.limit, lineAround(tail, match.index));
+      }
+      return undefined;
+    },
+    release() {
+      released ??= group === undefined ? Promise.resolve() : group.close().then((events) => void (counted = events));
+      return released;
+    },
+  };
+}
+
+/**
+ * The model's message for a hit limit: which one, its value, and what to do.
+ */
+export function limitMessage(what: string, hit: LimitHit): string {
+  const names: Record<LimitName, string> = {
+    memory: "memory limit",
+    cpuSeconds: "CPU time limit",
+    fileSize: "file size limit",
+    processes: "process limit",
+    openFiles: "open files limit",
+    tmpSize: "size of the private /tmp",
+  };
+  return `${what} hit the ${names[hit.limit]} (sandbox.limits.${hit.limit} = ${hit.value}): ${hit.evidence}`;
+}
+
+// The line of `text` around `at`, trimmed and cut to a sane length.
+function lineAround(text: string, at: number): string {
+  const start = text.lastIndexOf("\n", at) + 1;
+  const end = text.indexOf("\n", at);
+  return text.slice(start, end === -1 ? undefined : end).trim().slice(0, 300);
+}
+
+/**
+ * The bubblewrap options that cap the next `--tmpfs` at `bytes`: `--size`
+ * where this bubblewrap takes it (0.7 and later, probed once), else none.
+ *
+ * Requires `--allow-run=bwrap`.
+ *
+ * @example
+ * ```ts
+ * import { bubblewrapPath, tmpfsSizeArgs } from "@toolfence/policy";
+ * const bwrap = await bubblewrapPath();
+ * if (bwrap) console.log(await tmpfsSizeArgs(bwrap, 1024 ** 3)); // ["--size", "1073741824"]
+ * ```
+ */
+export async function tmpfsSizeArgs(bwrap: string, bytes: number): Promise<string[]> {
+  return await tmpfsSizeSupported(bwrap) ? ["--size", String(bytes)] : [];
+}

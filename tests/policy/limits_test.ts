@@ -1,0 +1,221 @@
+// Resource limits: the policy file's `sandbox.limits` (validation, layering,
+// defaults), and the mechanism with real processes: the rlimits a command
+// really gets, the cgroup it really runs in (and that it is gone after), and
+// the size of the sandbox's /tmp.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  DEFAULT_RESOURCE_LIMITS,
+  formatBytes,
+  limitCommand,
+  limitsOfPolicy,
+  limitsState,
+  parsePolicyFile,
+  PolicyFileError,
+  PolicyRules,
+  policySettings,
+  resourceLimits,
+  sandboxArgv,
+  sandboxState,
+} from "../../policy/mod.ts";
+import { bubblewrapStatus } from "../../policy/sandbox.ts";
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const TIMEOUT = { timeout: 30_000 };
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+
+function problems(text: string): string[] {
+  try {
+    parsePolicyFile("t.json", text, "project");
+  } catch (error) {
+    assert.ok(error instanceof PolicyFileError);
+    return error.message.split("\n");
+  }
+  assert.fail(`no error for ${text}`);
+}
+
+function run(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(argv[0], argv.slice(1), { timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+// The soft and hard values of one line of /proc/self/limits.
+function limitLine(limits: string, name: string): [string, string] {
+  const line = limits.split("\n").find((l) => l.startsWith(name));
+  assert.ok(line, `no ${name} in\n${limits}`);
+  const [soft, hard] = line.slice(name.length).trim().split(/\s+/);
+  return [soft, hard];
+}
+
+describe("sandbox.limits in the policy file", TIMEOUT, () => {
+  test("sizes with binary units and whole numbers pass; anything else names the key", () => {
+    const file = parsePolicyFile(
+      "t.json",
+      JSON.stringify({
+        sandbox: {
+          limits: {
+            memory: "2GiB",
+            cpuSeconds: 30,
+            fileSize: 1048576,
+            processes: 64,
+            openFiles: 256,
+            tmpSize: "512MiB",
+          },
+        },
+      }),
+      "project",
+    );
+    assert.deepEqual(resourceLimits(file.config.sandbox?.limits), {
+      memoryBytes: 2 * GiB,
+      cpuSeconds: 30,
+      fileSizeBytes: MiB,
+      processes: 64,
+      openFiles: 256,
+      tmpBytes: 512 * MiB,
+    });
+    for (const bad of ['"2GB"', '"1.5GiB"', '"0MiB"', '"2 GiB"', "0", "-1", "1.5", '"GiB"', '"99999999999TiB"']) {
+      const found = problems(`{ "sandbox": { "limits": { "memory": ${bad} } } }`);
+      assert.equal(found.length, 1, `${bad}: ${found.join("; ")}`);
+      assert.match(found[0], /sandbox\.limits\.memory/, bad);
+    }
+    assert.match(problems('{ "sandbox": { "limits": { "cpuSeconds": 0 } } }')[0], /sandbox\.limits\.cpuSeconds/);
+    assert.match(problems('{ "sandbox": { "limits": { "processes": 2.5 } } }')[0], /sandbox\.limits\.processes/);
+    assert.match(problems('{ "sandbox": { "limits": { "memroy": "1GiB" } } }')[0], /unknown key "memroy"/);
+  });
+
+  test("each key is taken from the highest layer that sets it; the rest are the defaults", () => {
+    const rules = PolicyRules.fromLayers([
+      { name: "managed", config: { sandbox: { limits: { processes: 100 } } } },
+      { name: "project", config: { sandbox: { limits: { processes: 5000, memory: "1GiB" } } } },
+    ], "/w");
+    assert.deepEqual(policySettings(rules).limits, { processes: 100, memory: "1GiB" });
+    assert.deepEqual(limitsOfPolicy({ rules }), {
+      ...DEFAULT_RESOURCE_LIMITS,
+      processes: 100,
+      memoryBytes: GiB,
+    });
+    assert.deepEqual(limitsOfPolicy({}), DEFAULT_RESOURCE_LIMITS);
+    assert.throws(() => resourceLimits({ fileSize: "1 GiB" }), /sandbox\.limits\.fileSize/);
+    assert.throws(() => resourceLimits({ openFiles: 0 }), /sandbox\.limits\.openFiles/);
+  });
+
+  test("sizes read back in the largest whole unit", () => {
+    assert.equal(formatBytes(4 * GiB), "4GiB");
+    assert.equal(formatBytes(1536 * MiB), "1536MiB");
+    assert.equal(formatBytes(1000), "1000B");
+  });
+});
+
+describe("the mechanism with real processes", TIMEOUT, () => {
+  const limits = resourceLimits({
+    memory: "300MiB",
+    cpuSeconds: 7,
+    fileSize: "5MiB",
+    processes: 40,
+    openFiles: 77,
+    tmpSize: "3MiB",
+  });
+
+  test("a command gets the rlimits: data, CPU (soft, hard 2 s later), file size, open files, no core", async () => {
+    const state = await limitsState(limits, false);
+    if (state.mechanism === "none") return;
+    const limited = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false });
+    try {
+      const out = await run(limited.argv);
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(limitLine(out.stdout, "Max data size"), [String(300 * MiB), String(300 * MiB)]);
+      assert.deepEqual(limitLine(out.stdout, "Max cpu time"), ["7", "9"]);
+      assert.deepEqual(limitLine(out.stdout, "Max file size"), [String(5 * MiB), String(5 * MiB)]);
+      assert.deepEqual(limitLine(out.stdout, "Max open files"), ["77", "77"]);
+      assert.deepEqual(limitLine(out.stdout, "Max core file size"), ["0", "0"]);
+      // RLIMIT_NPROC counts all the user's tasks: the machine's count plus the limit.
+      const [nproc] = limitLine(out.stdout, "Max processes");
+      assert.ok(Number(nproc) > 40, nproc);
+    } finally {
+      await limited.release();
+    }
+  });
+
+  test("the browser profile leaves out memory and CPU time", async () => {
+    const state = await limitsState(limits, false);
+    if (state.mechanism === "none") return;
+    const limited = await limitCommand(["cat", "/proc/self/limits"], limits, {
+      privateTmp: true,
+      profile: "browser",
+      cgroup: false,
+    });
+    const out = await run(limited.argv);
+    await limited.release();
+    assert.equal(limitLine(out.stdout, "Max data size")[0], "unlimited");
+    assert.equal(limitLine(out.stdout, "Max cpu time")[0], "unlimited");
+    assert.deepEqual(limitLine(out.stdout, "Max open files"), ["77", "77"]);
+  });
+
+  test("with a cgroup, the command runs in a group of its own with pids.max, gone once released", async () => {
+    const state = await limitsState(limits, false);
+    if (!state.mechanism.startsWith("cgroup")) {
+      assert.ok(state.cgroupReason, "without a cgroup the state says why");
+      return;
+    }
+    const limited = await limitCommand(
+      [
+        "sh",
+        "-c",
+        "cat /proc/self/cgroup; cat /sys/fs/cgroup/pids/$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup)/pids.max 2>/dev/null || cat /sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/pids.max",
+      ],
+      limits,
+      { privateTmp: false },
+    );
+    const out = await run(limited.argv);
+    const group = /toolfence-\d+-\d+/.exec(out.stdout)?.[0];
+    assert.ok(group, out.stdout + out.stderr);
+    assert.match(out.stdout, /^40$/m);
+    await limited.release();
+    assert.equal(await limited.hit({ code: 0, signal: null }), undefined);
+    const left = [];
+    for (const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"]) {
+      left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
+    }
+    assert.deepEqual(left, []);
+  });
+
+  test(
+    "the sandbox's /tmp is a tmpfs of tmpSize",
+    { skip: !hasBwrap },
+    async () => {
+      const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+      const command = await sandboxArgv(["df", "-B1", "--output=size", "/tmp"], {
+        workdir: dir,
+        writable: [dir],
+        mode: "required",
+        tmpSize: limits.tmpBytes,
+      });
+      try {
+        const out = await run(command.argv);
+        assert.equal(out.code, 0, out.stderr);
+        assert.equal(Number(out.stdout.trim().split("\n").at(-1)), 3 * MiB);
+      } finally {
+        await command.release();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test("the sandbox state says the mechanism and the limits", async () => {
+    const state = await sandboxState("auto", limits);
+    assert.equal(state.limits.limits, limits);
+    assert.match(state.summary, /Resource limits \(.+\): memory 300MiB, cpuSeconds 7 s, fileSize 5MiB, processes 40/);
+    const off = await sandboxState("off", limits);
+    assert.ok(off.limits.gaps.some((gap) => gap.limit === "tmpSize"), "without bubblewrap /tmp is shared");
+    assert.match(off.summary, /Not enforced here: .*tmpSize/);
+  });
+});

@@ -1,0 +1,211 @@
+// Resource limits through the command tools, with real processes: each limit
+// hit by a real command (memory, CPU time, file size, a fork bomb, open files,
+// the private /tmp) ends with `resource_limit` naming the limit, quickly, with
+// its output kept, while the same session answers other calls; a deno, node
+// and tsc run works under the defaults; the limits hold without bubblewrap; a
+// real MCP stdio server answers a ping while a command runs into a limit.
+//
+// The limits here are small, so that the hogs are cheap on a shared machine:
+// a fork bomb only ever runs under a process limit of a few dozen.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
+import { limitsState, resourceLimits } from "../../../policy/limits.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import type { JobReport } from "../../../tools/cmd/background.ts";
+import type { ToolResult } from "../../../core/result.ts";
+import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
+import { callOutput, startRawServer } from "../../adapters/_raw_server.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const box = cmdBox();
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const SMALL: ResourceLimitsInput = {
+  memory: "256MiB",
+  cpuSeconds: 1,
+  fileSize: "8MiB",
+  processes: 48,
+  openFiles: 64,
+  tmpSize: "4MiB",
+};
+// Whether the process limit holds here (a cgroup, or rlimits for a user other than root).
+const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
+
+function options(limits: ResourceLimitsInput, sandbox: "auto" | "off" = "auto") {
+  return {
+    autoConfirm: true,
+    host: autoHost(),
+    sandbox,
+    rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits } } }], "/"),
+  } as const;
+}
+
+interface LimitedRun {
+  result: ToolResult;
+  output: BashResult;
+  ms: number;
+}
+
+async function bash(session: Parameters<typeof box.call>[0], command: string, timeout_s = 60): Promise<LimitedRun> {
+  const started = performance.now();
+  const result = await box.call(session, "bash", { command, timeout_s });
+  return { result, output: result.output as BashResult, ms: performance.now() - started };
+}
+
+function assertLimit(run: LimitedRun, limit: string, value: string): BashResult {
+  const output = failedOutput<BashResult>(run.result, "error", "resource_limit");
+  assert.deepEqual(output.resource_limit, { limit, value });
+  assert.match(run.result.error ?? "", new RegExp(`sandbox\\.limits\\.${limit} = ${value}`));
+  return output;
+}
+
+describe("each limit, hit through the bash tool", { timeout: 120_000 }, () => {
+  test("memory: a shell that grows a string past the limit", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const run = await bash(session, "echo start; echo $(yes) | wc -c; echo after");
+      const output = assertLimit(run, "memory", "256MiB");
+      assert.match(output.stdout, /^start$/m, "the output before the limit is kept");
+      assert.ok(run.ms < 30_000, `${run.ms} ms`);
+    }, options({ ...SMALL, cpuSeconds: 60 }));
+  });
+
+  test("CPU time: a busy loop, while the session answers another call", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const loop = bash(session, "echo spinning; while :; do :; done");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const other = await bash(session, "echo alive");
+      assert.equal(okOutput<BashResult>(other.result).stdout, "alive\n");
+      assert.ok(other.ms < 5_000, `another call took ${other.ms} ms while the loop ran`);
+      const run = await loop;
+      const output = assertLimit(run, "cpuSeconds", "1 s");
+      assert.match(output.stdout, /spinning/);
+      assert.ok(run.ms < 20_000, `${run.ms} ms`);
+    }, options(SMALL));
+  });
+
+  test("file size: a write past the limit stops at it", { timeout: 30_000 }, async () => {
+    await withSession(async (session, dir) => {
+      const run = await bash(session, "head -c 20M /dev/zero > big; echo exit=$?");
+      const output = assertLimit(run, "fileSize", "8MiB");
+      assert.match(output.stdout, /exit=153/);
+      assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
+    }, options(SMALL));
+  });
+
+  test("processes: a fork bomb is contained and ended", { timeout: 60_000, skip: !processesHold }, async () => {
+    await withSession(async (session) => {
+      // `wait` keeps the first shell, and so the sandbox's PID namespace, alive while the bomb grows.
+      const run = await bash(session, ":(){ :|:& };:; wait", 30);
+      assertLimit(run, "processes", "48");
+      assert.ok(run.ms < 15_000, `${run.ms} ms`);
+      // Nothing of it is left: the next command runs at once.
+      const after = await bash(session, "echo calm");
+      assert.equal(okOutput<BashResult>(after.result).stdout, "calm\n");
+    }, options(SMALL));
+  });
+
+  test("open files: a shell that opens past the limit", { timeout: 30_000 }, async () => {
+    await withSession(async (session) => {
+      const run = await bash(session, "for i in $(seq 100); do exec {fd}</dev/null || exit 1; done");
+      assertLimit(run, "openFiles", "64");
+    }, options(SMALL));
+  });
+
+  test(
+    "the private /tmp: a write past its size, and sort spilling into it",
+    { timeout: 30_000, skip: !hasBwrap },
+    async () => {
+      await withSession(async (session) => {
+        const write = await bash(session, "head -c 6M /dev/zero > /tmp/x; echo exit=$?");
+        assert.match(assertLimit(write, "tmpSize", "4MiB").stdout, /exit=1/);
+        const sort = await bash(session, "head -c 6000000 /dev/urandom | od -An -tx1 | sort -S 64K -T /tmp | wc -l");
+        assertLimit(sort, "tmpSize", "4MiB");
+      }, options({ ...SMALL, fileSize: "64MiB" }));
+    },
+  );
+
+  test("a background job that hits a limit fails with resource_limit", { timeout: 30_000 }, async () => {
+    await withSession(async (session) => {
+      const started = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "echo bg; while :; do :; done" }),
+      );
+      const waited = await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 });
+      const report = failedOutput<JobReport>(waited, "error", "resource_limit");
+      assert.equal(report.resource_limit?.limit, "cpuSeconds");
+      assert.match(report.stdout, /bg/);
+    }, options(SMALL));
+  });
+
+  test("without bubblewrap the rlimits still hold", { timeout: 30_000 }, async () => {
+    await withSession(async (session, dir) => {
+      const run = await bash(session, "head -c 20M /dev/zero > big");
+      assertLimit(run, "fileSize", "8MiB");
+      assert.equal(run.output.sandboxed, false);
+      assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
+      assertLimit(await bash(session, "while :; do :; done"), "cpuSeconds", "1 s");
+    }, options(SMALL, "off"));
+  });
+});
+
+describe("the defaults leave a coding agent's tools working", { timeout: 120_000 }, () => {
+  test("deno, node, npm and tsc run under the default limits", { timeout: 120_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(join(dir, "a.ts"), "const n: number = 2;\nconsole.log(n * 21);\n");
+      const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+      for (
+        const command of [
+          "deno --version",
+          "node -e 'console.log(6 * 7)'",
+          "npm --version",
+          `node ${tsc} --noEmit --strict a.ts && echo typed`,
+          `node ${tsc} --outDir out a.ts && node out/a.js`,
+        ]
+      ) {
+        const run = await bash(session, command, 110);
+        okOutput<BashResult>(run.result);
+      }
+      assert.match(await readFile(join(dir, "out", "a.js"), "utf8"), /console\.log/);
+    }, options({}));
+  });
+});
+
+describe("a real MCP stdio server keeps answering", { timeout: 120_000 }, () => {
+  test("a ping is answered while a command runs into its CPU limit", { timeout: 90_000 }, async (t) => {
+    const { mkdtemp, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
+    await writeFile(
+      join(workspace, "toolfence.json"),
+      JSON.stringify({ sandbox: { limits: { cpuSeconds: 2 } }, commands: { allow: ["yes"] } }),
+    );
+    const server = await startRawServer(workspace, { groups: "cmd" });
+    t.after(async () => {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+    });
+    const call = server.request("tools/call", {
+      name: "bash",
+      arguments: { command: "echo spinning; yes > /dev/null", timeout_s: 60 },
+    }, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ping = await server.request("ping", {}, 5_000);
+    assert.deepEqual(ping.result, {});
+    assert.ok(ping.ms < 2_000, `ping took ${ping.ms} ms`);
+    const reply = await call;
+    assert.ok(reply.ms < 30_000, `${reply.ms} ms`);
+    // A failed call's text is the error, then the whole result after "Output: ".
+    const text = String(callOutput(reply));
+    assert.match(text, /^Error \[resource_limit\]: .*sandbox\.limits\.cpuSeconds = 2 s/);
+    const output = JSON.parse(text.slice(text.indexOf("\nOutput: ") + "\nOutput: ".length)) as BashResult;
+    assert.deepEqual(output.resource_limit, { limit: "cpuSeconds", value: "2 s" }, JSON.stringify(reply.result));
+    assert.match(output.stdout, /spinning/);
+  });
+});
