@@ -20,10 +20,9 @@ import {
   PolicyRules,
   policySettings,
   resourceLimits,
-  sandboxArgv,
   sandboxState,
 } from "../../policy/mod.ts";
-import { bubblewrapStatus } from "../../policy/sandbox.ts";
+import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
