@@ -39,12 +39,12 @@ const SMALL: ResourceLimitsInput = {
 // Whether the process limit holds here (a cgroup, or rlimits for a user other than root).
 const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
 
-function options(limits: ResourceLimitsInput, sandbox: "auto" | "off" = "auto") {
+function options(limits: ResourceLimitsInput, sandbox: "auto" | "off" = "auto", read: string[] = []) {
   return {
     autoConfirm: true,
     host: autoHost(),
     sandbox,
-    rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits } } }], "/"),
+    rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits, read } } }], "/"),
   } as const;
 }
 
@@ -173,7 +173,8 @@ describe("the defaults leave a coding agent's tools working", { timeout: 120_000
         okOutput<BashResult>(run.result);
       }
       assert.match(await readFile(join(dir, "out", "a.js"), "utf8"), /console\.log/);
-    }, options({}));
+      // The sandbox's read view shows only what the policy names: this checkout's typescript.
+    }, options({}, "auto", [join(ROOT, "node_modules")]));
   });
 });
 
