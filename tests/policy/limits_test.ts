@@ -56,7 +56,7 @@ function limitLine(limits: string, name: string): [string, string] {
 }
 
 describe("sandbox.limits in the policy file", TIMEOUT, () => {
-  test("sizes with binary units and whole numbers pass; anything else names the key", () => {
+  test("sizes with binary units and whole numbers pass; anything else names the key", { timeout: 60_000 }, () => {
     const file = parsePolicyFile(
       "t.json",
       JSON.stringify({
@@ -91,7 +91,7 @@ describe("sandbox.limits in the policy file", TIMEOUT, () => {
     assert.match(problems('{ "sandbox": { "limits": { "memroy": "1GiB" } } }')[0], /unknown key "memroy"/);
   });
 
-  test("each key is taken from the highest layer that sets it; the rest are the defaults", () => {
+  test("each key is taken from the highest layer that sets it; the rest are the defaults", { timeout: 60_000 }, () => {
     const rules = PolicyRules.fromLayers([
       { name: "managed", config: { sandbox: { limits: { processes: 100 } } } },
       { name: "project", config: { sandbox: { limits: { processes: 5000, memory: "1GiB" } } } },
@@ -107,7 +107,7 @@ describe("sandbox.limits in the policy file", TIMEOUT, () => {
     assert.throws(() => resourceLimits({ openFiles: 0 }), /sandbox\.limits\.openFiles/);
   });
 
-  test("sizes read back in the largest whole unit", () => {
+  test("sizes read back in the largest whole unit", { timeout: 60_000 }, () => {
     assert.equal(formatBytes(4 * GiB), "4GiB");
     assert.equal(formatBytes(1536 * MiB), "1536MiB");
     assert.equal(formatBytes(1000), "1000B");
@@ -124,7 +124,9 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     tmpSize: "3MiB",
   });
 
-  test("a command gets the rlimits: data, CPU (soft, hard 2 s later), file size, open files, no core", async () => {
+  test("a command gets the rlimits: data, CPU (soft, hard 2 s later), file size, open files, no core", {
+    timeout: 60_000,
+  }, async () => {
     const state = await limitsState(limits, false);
     if (state.mechanism === "none") return;
     const limited = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false });
@@ -144,7 +146,7 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     }
   });
 
-  test("the browser profile leaves out memory and CPU time", async () => {
+  test("the browser profile leaves out memory and CPU time", { timeout: 60_000 }, async () => {
     const state = await limitsState(limits, false);
     if (state.mechanism === "none") return;
     const limited = await limitCommand(["cat", "/proc/self/limits"], limits, {
@@ -159,37 +161,41 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     assert.deepEqual(limitLine(out.stdout, "Max open files"), ["77", "77"]);
   });
 
-  test("with a cgroup, the command runs in a group of its own with pids.max, gone once released", async () => {
-    const state = await limitsState(limits, false);
-    if (!state.mechanism.startsWith("cgroup")) {
-      assert.ok(state.cgroupReason, "without a cgroup the state says why");
-      return;
-    }
-    const limited = await limitCommand(
-      [
-        "sh",
-        "-c",
-        "cat /proc/self/cgroup; cat /sys/fs/cgroup/pids/$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup)/pids.max 2>/dev/null || cat /sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/pids.max",
-      ],
-      limits,
-      { privateTmp: false },
-    );
-    const out = await run(limited.argv);
-    const group = /toolfence-\d+-\d+/.exec(out.stdout)?.[0];
-    assert.ok(group, out.stdout + out.stderr);
-    assert.match(out.stdout, /^40$/m);
-    await limited.release();
-    assert.equal(await limited.hit({ code: 0, signal: null }), undefined);
-    const left = [];
-    for (const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"]) {
-      left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
-    }
-    assert.deepEqual(left, []);
-  });
+  test(
+    "with a cgroup, the command runs in a group of its own with pids.max, gone once released",
+    { timeout: 60_000 },
+    async () => {
+      const state = await limitsState(limits, false);
+      if (!state.mechanism.startsWith("cgroup")) {
+        assert.ok(state.cgroupReason, "without a cgroup the state says why");
+        return;
+      }
+      const limited = await limitCommand(
+        [
+          "sh",
+          "-c",
+          "cat /proc/self/cgroup; cat /sys/fs/cgroup/pids/$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup)/pids.max 2>/dev/null || cat /sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/pids.max",
+        ],
+        limits,
+        { privateTmp: false },
+      );
+      const out = await run(limited.argv);
+      const group = /toolfence-\d+-\d+/.exec(out.stdout)?.[0];
+      assert.ok(group, out.stdout + out.stderr);
+      assert.match(out.stdout, /^40$/m);
+      await limited.release();
+      assert.equal(await limited.hit({ code: 0, signal: null }), undefined);
+      const left = [];
+      for (const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"]) {
+        left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
+      }
+      assert.deepEqual(left, []);
+    },
+  );
 
   test(
     "the sandbox's /tmp is a tmpfs of tmpSize",
-    { skip: !hasBwrap },
+    { timeout: 60_000, skip: !hasBwrap },
     async () => {
       const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
       const command = await sandboxArgv(["df", "-B1", "--output=size", "/tmp"], {
@@ -209,7 +215,7 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     },
   );
 
-  test("the sandbox state says the mechanism and the limits", async () => {
+  test("the sandbox state says the mechanism and the limits", { timeout: 60_000 }, async () => {
     const state = await sandboxState("auto", limits);
     assert.equal(state.limits.limits, limits);
     assert.match(state.summary, /Resource limits \(.+\): memory 300MiB, cpuSeconds 7 s, fileSize 5MiB, processes 40/);
