@@ -73,6 +73,7 @@ export {
   type ProcessExit,
   type ProcessRequest,
   type ProgramRequest,
+  type RequestCommon,
   type ResourceLimitHit,
   type RunningProcess,
   type ShellRequest,

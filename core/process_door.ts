@@ -60,7 +60,7 @@ export interface MovedPath {
 }
 
 /** What every request says about the process's output and start. */
-interface RequestCommon {
+export interface RequestCommon {
   /** Extra environment variables (judged: a variable that steers programs is refused). */
   env?: Record<string, string>;
   /** Byte limit of stdout and stderr together. */

@@ -13,7 +13,9 @@ export type RuntimePermission = "read" | "write" | "run" | "net" | "env" | "sys"
 
 /** A runtime's answer, with the flag that would open a closed permission. */
 export interface RuntimeAnswer {
+  /** Whether the runtime allows it. */
   allowed: boolean;
+  /** The flag that would open a closed permission (`--allow-read=/x`). */
   flag?: string;
 }
 

@@ -96,6 +96,7 @@ export {
   type CommandSandbox,
   commandSandbox,
   type CommandVerdict,
+  type PathAccess,
   type SimpleCommandFinding,
 } from "./shell/check_command.ts";
 export {

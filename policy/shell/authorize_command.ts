@@ -20,7 +20,7 @@ import {
   rulesRiskAssessor,
 } from "./risk.ts";
 import type { PolicyState } from "../state.ts";
-import { type CommandRulesVerdict, judgeCommandRules } from "./command_rules.ts";
+import { type CommandRulesVerdict, judgeAnalyzedCommandRules } from "./command_rules.ts";
 import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
@@ -165,7 +165,7 @@ export async function decideCommand(
 ): Promise<CommandDecision> {
   const analysis = await analyzeBash(command);
   const policyRules = options.rules ?? PolicyRules.empty(options.workspaceRoot ?? "/");
-  const rules = await judgeCommandRules(command, policyRules, analysis);
+  const rules = await judgeAnalyzedCommandRules(policyRules, analysis);
   const rule = rules.rule;
   const check = await checkAnalysis(command, analysis, {
     allowlist: [...(options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST), ...rules.allowEntries],

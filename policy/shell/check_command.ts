@@ -43,6 +43,7 @@ import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
 
 export type { CommandPath } from "./_command_paths.ts";
+export type { PathAccess } from "./_path_operands.ts";
 
 /**
  * The outcome of judging a command. `refuse` is what a caller makes of `ask`

@@ -202,9 +202,7 @@ async function expand(
 }
 
 /**
- * Applies the command rules of `rules` to `command`, read from `analysis`
- * when the caller has analysed it already (the line is parsed once for all
- * judges). Needs no permissions.
+ * Applies the command rules of `rules` to `command`. Needs no permissions.
  *
  * @example
  * ```ts
@@ -214,14 +212,20 @@ async function expand(
  * console.log(verdict.rule?.decision); // "deny"
  * ```
  */
-export async function judgeCommandRules(
-  command: string,
+export async function judgeCommandRules(command: string, rules: PolicyRules): Promise<CommandRulesVerdict> {
+  return judgeAnalyzedCommandRules(rules, await analyzeBash(command));
+}
+
+/**
+ * {@linkcode judgeCommandRules} on a line the caller has analysed already (the
+ * line is parsed once for all judges).
+ */
+export async function judgeAnalyzedCommandRules(
   rules: PolicyRules,
-  analysis?: BashAnalysis,
+  analysis: BashAnalysis,
 ): Promise<CommandRulesVerdict> {
   const empty: CommandRulesVerdict = { matches: [], uncertain: [], allowEntries: [] };
   if (rules.commandRules.length === 0) return empty;
-  analysis ??= await analyzeBash(command);
   const uncertain: string[] = [];
   const strict = rules.commandRules.some((rule) => rule.decision !== "allow");
   if (!analysis.understood && strict) {

@@ -1,0 +1,1 @@
+export const leaked: 1 = "TFMARKf8bbe165-the server's cwd";
