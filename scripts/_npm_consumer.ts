@@ -152,7 +152,6 @@ const session = new SessionBase({
   host: { choose: nobody, confirm: nobody },
   workspace: {
     workdir,
-    resolve: (p) => Promise.resolve({ path: workdir + "/" + p, area: "workdir", exists: false }),
     relative: (p) => p,
     tempDir: () => Promise.resolve(workdir),
     tempParent: workdir,
@@ -161,12 +160,10 @@ const session = new SessionBase({
   policy: () => ({
     fence: OPEN_FENCE,
     sandbox: "off",
-    resolveForRead: (p) => Promise.resolve(p),
-    resolveForWrite: (p) => Promise.resolve(p),
-    resolveTarget: notHere,
-    childTarget: notHere,
-    writeTarget: notHere,
-    authorize: notHere,
+    // This consumer's one tool touches no file and starts no process: every door operation refuses.
+    files: new Proxy({}, { get: () => notHere }) as never,
+    processes: new Proxy({}, { get: () => notHere }) as never,
+    resolveForRead: notHere,
     authorizeCommand: () => Promise.reject(new Error("no commands")),
   }),
 });
@@ -180,7 +177,7 @@ const loud: ToolResult = await box.call(session, "shout", { text: "core only" })
 check(loud.status === "success" && loud.output === "CORE ONLY", "shout gave " + JSON.stringify(loud));
 const bad = await box.call(session, "shout", { text: 1 });
 check(bad.status === "error" && bad.errorCode === "invalid_arguments", "a number was accepted: " + JSON.stringify(bad));
-for (const other of ["@toolfence/policy", "@toolfence/tools", "@toolfence/adapters", "toolfence", "typescript", "ai"]) {
+for (const other of ["@toolfence/internal", "@toolfence/policy", "@toolfence/tools", "@toolfence/adapters", "toolfence", "typescript", "ai"]) {
   check(!existsSync("node_modules/" + other), other + " was installed with the core alone");
 }
 await session.close();
@@ -201,7 +198,14 @@ export interface ConsumerCheck {
 export const CONSUMERS: readonly ConsumerCheck[] = [
   {
     title: "toolfence, the umbrella",
-    packages: ["toolfence", "@toolfence/core", "@toolfence/policy", "@toolfence/tools", "@toolfence/adapters"],
+    packages: [
+      "toolfence",
+      "@toolfence/core",
+      "@toolfence/internal",
+      "@toolfence/policy",
+      "@toolfence/tools",
+      "@toolfence/adapters",
+    ],
     source: consumerSource,
   },
   { title: "@toolfence/core alone", packages: ["@toolfence/core"], source: coreConsumerSource },
