@@ -30,7 +30,7 @@ const SMALL: ResourceLimitsInput = {
 const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
 // Far below the bash tool's default timeout (300 s), even on a loaded machine.
 const TIMEOUT_S = 120;
-const QUICK_MS = 60_000;
+const QUICK_MS = 100_000;
 
 // [what, command, the limits it may be reported as]
 const PROBES: [string, string, string[], { bwrap?: boolean; processes?: boolean }?][] = [

@@ -67,13 +67,14 @@ function assertLimit(run: LimitedRun, limit: string, value: string): BashResult 
   return output;
 }
 
-describe("each limit, hit through the bash tool", { timeout: 120_000 }, () => {
-  test("memory: a shell that grows a string past the limit", { timeout: 60_000 }, async () => {
+describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
+  test("memory: a shell that grows a string past the limit", { timeout: 150_000 }, async () => {
     await withSession(async (session) => {
       const run = await bash(session, "echo start; echo $(yes) | wc -c; echo after");
       const output = assertLimit(run, "memory", "256MiB");
       assert.match(output.stdout, /^start$/m, "the output before the limit is kept");
-      assert.ok(run.ms < 30_000, `${run.ms} ms`);
+      // Well before the 300 s default timeout; under a load of 24 on 2 cores this took 47-67 s (and as long on main).
+      assert.ok(run.ms < 100_000, `${run.ms} ms`);
     }, options({ ...SMALL, cpuSeconds: 60 }));
   });
 
