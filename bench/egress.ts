@@ -62,33 +62,35 @@ const candidates: [string, () => Promise<void>][] = [
   ["curl, via proxy", () => curl(["-x", `http://127.0.0.1:${proxy.port}`])],
 ];
 const socat = await findSocat();
-let relay: ReturnType<typeof spawn> | undefined;
+const relays: ReturnType<typeof spawn>[] = [];
+const SANDBOX_PATH = "curl, via socat + unix-socket proxy";
 if (socat && spawnSync("curl", ["--version"]).status === 0) {
-  const relayPort = 20_000 + Math.floor(Math.random() * 20_000);
-  relay = spawn(socat, [
-    "-b",
-    "262144",
-    `TCP-LISTEN:${relayPort},bind=127.0.0.1,reuseaddr,fork`,
-    `UNIX-CONNECT:${join(dir, "p.sock")}`,
-  ], { stdio: "ignore" });
+  // The relay as the sandbox starts it (policy/egress/forwarder.ts), and with socat's default 8 KiB buffer.
+  for (const [name, buffer] of [[SANDBOX_PATH, "262144"], ["curl, via socat -b 8192 + unix-socket proxy", "8192"]]) {
+    const relayPort = 20_000 + Math.floor(Math.random() * 20_000);
+    relays.push(spawn(socat, [
+      "-b",
+      buffer,
+      `TCP-LISTEN:${relayPort},bind=127.0.0.1,reuseaddr,fork`,
+      `UNIX-CONNECT:${join(dir, "p.sock")}`,
+    ], { stdio: "ignore" }));
+    candidates.push([name, () => curl(["-x", `http://127.0.0.1:${relayPort}`])]);
+  }
   await new Promise((resolve) => setTimeout(resolve, 300));
-  candidates.push(["curl, via socat + unix-socket proxy", () => curl(["-x", `http://127.0.0.1:${relayPort}`])]);
 }
 
-const rows = await comparePerCall(candidates, { rounds: 11, iterations: 10 });
+const rows = await comparePerCall(candidates, { rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 11), iterations: 10 });
 const ms = rows.map(([name, micros]) => [name, micros / 1000] as [string, number]);
 printRatios("1 MB from a loopback server (median ms per download)", ms, "ms", "curl, direct");
 const by = Object.fromEntries(ms);
 console.log(
   `  through the proxy: http client ${(by["http client, via proxy"] / by["http client, direct"]).toFixed(2)}x, ` +
     `curl ${(by["curl, via proxy"] / by["curl, direct"]).toFixed(2)}x` +
-    (by["curl, via socat + unix-socket proxy"]
-      ? `, curl through the sandbox's path ${
-        (by["curl, via socat + unix-socket proxy"] / by["curl, direct"]).toFixed(2)
-      }x`
+    (by[SANDBOX_PATH]
+      ? `, curl through the sandbox's path ${(by[SANDBOX_PATH] / by["curl, direct"]).toFixed(2)}x`
       : ""),
 );
-relay?.kill();
+for (const relay of relays) relay.kill();
 await proxy.close();
 await socketProxy.close();
 await new Promise((resolve) => server.close(resolve));

@@ -20,6 +20,7 @@ import { Session } from "../policy/session.ts";
 import { ToolBox } from "../toolbox.ts";
 import { authorizeCommand } from "../policy/shell/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
+import { DEFAULT_RESOURCE_LIMITS, limitCommand } from "../policy/limits.ts";
 import { PolicyState } from "../policy/state.ts";
 import { denyAllHost } from "../policy/hosts.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
@@ -65,6 +66,15 @@ const candidates: [string, () => unknown][] = [
 ];
 if (hasBwrap) {
   candidates.push(["bwrap + spawn", () => nodeSpawn(wrapped)]);
+  // The resource limits' share: a cgroup made, joined and removed, and the rlimits set, around the same bwrap.
+  candidates.push(["bwrap + spawn, under the limits", async () => {
+    const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true });
+    try {
+      await nodeSpawn(limited.argv);
+    } finally {
+      await limited.release();
+    }
+  }]);
   candidates.push(["bash tool, bubblewrap", () => viaTool(sandboxed)]);
 } else {
   console.log("bubblewrap is unavailable here: the sandboxed rows are left out");
@@ -83,7 +93,8 @@ console.log(
 if (hasBwrap) {
   console.log(
     `  tool overhead, bubblewrap:  +${(by["bash tool, bubblewrap"] - by["bwrap + spawn"]).toFixed(2)} ms ` +
-      `(bubblewrap itself: +${(by["bwrap + spawn"] - by["node:child_process spawn"]).toFixed(2)} ms)`,
+      `(bubblewrap itself: +${(by["bwrap + spawn"] - by["node:child_process spawn"]).toFixed(2)} ms; ` +
+      `the limits: +${(by["bwrap + spawn, under the limits"] - by["bwrap + spawn"]).toFixed(2)} ms)`,
   );
 }
 await plain.close();

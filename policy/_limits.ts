@@ -23,7 +23,7 @@ export interface KernelLimits {
 /** A place where the server may make one child cgroup per command. */
 export type CgroupRoot =
   | { version: 2; dir: string }
-  | { version: 1; pids: string; memory?: string };
+  | { version: 1; pids: string; memory?: string; cpuacct?: string };
 
 const PRLIMIT_LOCATIONS = ["/usr/bin/prlimit", "/bin/prlimit", "/usr/local/bin/prlimit"];
 const SHELL = "/bin/sh";
@@ -73,12 +73,17 @@ let cgroupPromise: Promise<CgroupFinding> | undefined;
 
 /**
  * A cgroup the server may make child groups in, or why there is none; probed
- * once per process. Every cgroup file is read and written by a short shell,
+ * once per process, which also removes the empty groups of servers that are
+ * gone (see {@linkcode removeStaleGroups}). Every cgroup file is read and written by a short shell,
  * not by the server: Deno lets a program touch /proc and /sys only with
  * --allow-all, while starting /bin/sh needs only --allow-run.
  */
 export function findCgroup(): Promise<CgroupFinding> {
-  cgroupPromise ??= probeCgroup().catch((error) => ({
+  cgroupPromise ??= probeCgroup().then(async (finding) => {
+    // Groups that killed servers left behind go once the place is known.
+    if ("root" in finding) await removeStaleGroups(finding.root);
+    return finding;
+  }).catch((error) => ({
     reason: `the cgroup file system cannot be probed here (${(error as Error).message})`,
   }));
   return cgroupPromise;
@@ -168,70 +173,102 @@ async function probeCgroup(): Promise<CgroupFinding> {
     reasons.push(why);
     return { reason: reasons.join("; ") };
   }
-  const memory = v1("memory");
-  const memoryWorks = memory !== undefined && await childWorks(memory, undefined) === undefined;
-  return { root: { version: 1, pids, ...(memoryWorks ? { memory } : {}) } };
+  const works = async (dir: string | undefined) => dir !== undefined && await childWorks(dir, undefined) === undefined;
+  const [memory, cpuacct] = [v1("memory"), v1("cpuacct")];
+  const [memoryWorks, cpuacctWorks] = await Promise.all([works(memory), works(cpuacct)]);
+  return {
+    root: { version: 1, pids, ...(memoryWorks ? { memory } : {}), ...(cpuacctWorks ? { cpuacct } : {}) },
+  };
 }
 
 let groupCount = 0;
 
+/** What the kernel counted in a command's group, read as it closes. */
+export interface GroupCounters {
+  /** A fork was refused for `pids.max` (or the task watch saw the machine's tasks pass the limit). */
+  processes: boolean;
+  /** The out-of-memory killer ended a process of the group. */
+  memory: boolean;
+  /** The group's processes used the CPU seconds limit (or more) in total. */
+  cpu: boolean;
+}
+
 /** One command's cgroup (one folder per hierarchy), made by the command's own first process. */
 export interface CommandGroup {
-  /** The shell lines that make the group, write its limits and start its watcher. */
+  /** The shell lines that make the group and write its limits, and a watcher, where the server cannot. */
   setup: string;
   /** The shell line that moves the shell itself into the group. */
   attach: string;
   /**
-   * Reads what the kernel counted (a fork refused for the process limit, a
-   * kill for memory), kills whatever is left in the group and removes it.
+   * Starts the server's own watch of the group (where the server may read
+   * its files; else the shell watcher of `setup` does it): past the process
+   * or CPU limit, every process in it is killed.
    */
-  close(): Promise<{ processes: boolean; memory: boolean }>;
+  watch(): void;
+  /**
+   * Reads what the kernel counted (a fork refused for the process limit, a
+   * kill for memory, the CPU used), kills whatever is left in the group and
+   * removes it.
+   */
+  close(): Promise<GroupCounters>;
 }
 
-// How often the watcher looks at the group's pids.events, in seconds.
-const WATCH_SECONDS = "0.2";
+// How often the group (or the machine's task count) is looked at.
+const WATCH_MS = 200;
 
 /**
  * The cgroup of one command under `root`: folder names and the lines that
- * make it. Once the kernel refuses a fork for the process limit, the watcher
- * (a shell outside the group and outside the command's process group) kills
- * every process in it: a fork bomb never ends by itself.
+ * make it. Once the kernel refuses a fork for the process limit, or the
+ * group's CPU time reaches the limit, the watch kills every process in it (a
+ * fork bomb never ends by itself, and a process killed by RLIMIT_CPU inside
+ * `$(...)` is reported by nobody).
  */
 export async function commandGroup(root: CgroupRoot, limits: KernelLimits): Promise<CommandGroup> {
   const name = `toolfence-${process.pid}-${++groupCount}`;
   const dirs = root.version === 2
     ? [path.join(root.dir, name)]
-    : [path.join(root.pids, name), ...(root.memory ? [path.join(root.memory, name)] : [])];
-  const [pids, memory] = dirs.map(quote);
-  const values: [string, string][] = root.version === 2
-    ? [[path.join(dirs[0], "pids.max"), String(limits.processes)], [
-      path.join(dirs[0], "memory.max"),
+    : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])].map((dir) =>
+      path.join(dir, name)
+    );
+  const pidsDir = dirs[0];
+  const memoryDir = root.version === 2 ? dirs[0] : root.memory && path.join(root.memory, name);
+  const cpuFile = root.version === 2
+    ? path.join(dirs[0], "cpu.stat")
+    : root.cpuacct && path.join(root.cpuacct, name, "cpuacct.usage");
+  const values: [string, string][] = [[path.join(pidsDir, "pids.max"), String(limits.processes)]];
+  if (memoryDir) {
+    values.push([
+      path.join(memoryDir, root.version === 2 ? "memory.max" : "memory.limit_in_bytes"),
       String(limits.memoryBytes),
-    ]]
-    : [
-      [path.join(dirs[0], "pids.max"), String(limits.processes)],
-      ...(dirs[1]
-        ? [[path.join(dirs[1], "memory.limit_in_bytes"), String(limits.memoryBytes)] as [string, string]]
-        : []),
-    ];
-  const settings = values.map(([file, value]) => `echo ${value} > ${quote(file)}`);
+    ]);
+  }
+  const pids = quote(pidsDir);
   const kill = root.version === 2
     ? `echo 1 > ${pids}/cgroup.kill`
     : `while read p; do kill -9 "$p"; done < ${pids}/cgroup.procs`;
-  const watch = `sleep ${WATCH_SECONDS}; while read x < ${pids}/cgroup.procs; do ` +
+  // The CPU budget in the unit of the file: cpu.stat's usage_usec, cpuacct.usage's nanoseconds.
+  const cpuLimit = limits.cpuSeconds * (root.version === 2 ? 1e6 : 1e9);
+  const cpuCheck = cpuFile === undefined
+    ? ""
+    : root.version === 2
+    ? `while read k v; do [ "$k" = usage_usec ] && [ "$v" -ge ${cpuLimit} ] && ${kill}; done < ${quote(cpuFile)}; `
+    : `read u < ${quote(cpuFile)}; [ "$u" -ge ${cpuLimit} ] && ${kill}; `;
+  const watch = `sleep ${WATCH_MS / 1000}; while read x < ${pids}/cgroup.procs; do ` +
     `while read k v; do [ "$k" = max ] && [ "$v" != 0 ] && ${kill}; done < ${pids}/pids.events; ` +
-    `sleep ${WATCH_SECONDS}; done`;
+    `${cpuCheck}sleep ${WATCH_MS / 1000}; done`;
   // In a session of its own (setsid, where util-linux has it): in the command's
   // process group it would outlive the command's first process as an orphan,
   // and the tool waits for the whole group to be gone. It ends by itself once
   // the group is empty or removed.
   const watcher = `w=${quote(watch)}; s=; command -v setsid >/dev/null 2>&1 && s=setsid; ` +
     `$s sh -c "$w" </dev/null >/dev/null 2>&1 &`;
-  const events = root.version === 2
-    ? [`${pids}/pids.events`, `${pids}/memory.events`]
-    : [`${pids}/pids.events`, ...(memory ? [`${memory}/memory.oom_control`] : [])];
+  const eventFiles = [
+    path.join(pidsDir, "pids.events"),
+    ...(memoryDir ? [path.join(memoryDir, root.version === 2 ? "memory.events" : "memory.oom_control")] : []),
+    ...(cpuFile ? [cpuFile] : []),
+  ];
   const closeScript = [
-    `cat ${events.join(" ")} >&2 2>/dev/null`,
+    `for f in ${eventFiles.map(quote).join(" ")}; do echo "== $f" >&2; cat "$f" >&2; done 2>/dev/null`,
     ...[...dirs].reverse().map((dir) =>
       `for i in 1 2 3 4 5 6 7 8 9 10; do [ -d ${quote(dir)} ] || break; rmdir ${quote(dir)} 2>/dev/null && break; ` +
       `${
@@ -242,22 +279,55 @@ export async function commandGroup(root: CgroupRoot, limits: KernelLimits): Prom
     ),
     "true",
   ].join("\n");
-  // The server makes and removes the folders itself where its runtime lets it
-  // (Node, Deno with --allow-all): two processes fewer per command than the shell.
+  // The server makes, watches and removes the folders itself where its runtime
+  // lets it (Node, Deno with --allow-all): no watcher process, and no shell to
+  // make or remove the folders.
   const direct = await makeDirect(dirs, values);
-  const eventFiles = root.version === 2
-    ? [path.join(dirs[0], "pids.events"), path.join(dirs[0], "memory.events")]
-    : [path.join(dirs[0], "pids.events"), ...(dirs[1] ? [path.join(dirs[1], "memory.oom_control")] : [])];
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const cpuUsed = (text: string) => {
+    if (cpuFile === undefined) return false;
+    const value = root.version === 2 ? /^usage_usec (\d+)$/m.exec(text)?.[1] : /^(\d+)$/m.exec(text)?.[1];
+    return value !== undefined && Number(value) >= cpuLimit;
+  };
+  const processesRefused = (text: string) => /^max [1-9]/m.test(text);
   return {
-    setup: [...(direct ? [] : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...settings]), watcher]
-      .join("\n"),
+    setup: direct
+      ? ""
+      : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...values.map(([f, v]) => `echo ${v} > ${quote(f)}`)]
+        .concat(watcher).join("\n"),
     attach: dirs.map((dir) => `echo 0 > ${quote(dir)}/cgroup.procs || exit 126`).join("\n"),
+    watch() {
+      if (!direct || timer !== undefined) return;
+      let busy = false;
+      timer = setInterval(async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          const [events, cpu] = await Promise.all([
+            fsp.readFile(path.join(pidsDir, "pids.events"), "utf8").catch(() => ""),
+            cpuFile ? fsp.readFile(cpuFile, "utf8").catch(() => "") : "",
+          ]);
+          if (processesRefused(events) || cpuUsed(cpu)) await killMembers(pidsDir, root.version === 2);
+        } finally {
+          busy = false;
+        }
+      }, WATCH_MS);
+      (timer as { unref?: () => void }).unref?.();
+    },
     async close() {
-      const text = (direct ? await closeDirect(dirs, eventFiles, root.version === 2) : undefined) ??
-        (await shell(closeScript)).text;
-      const count = (key: string) =>
-        text.split("\n").some((line) => line.startsWith(`${key} `) && Number(line.slice(key.length + 1)) > 0);
-      return { processes: count("max"), memory: count("oom_kill") };
+      clearInterval(timer);
+      const counters = direct ? await closeDirect(dirs, eventFiles, root.version === 2) : undefined;
+      const text = counters ?? (await shell(closeScript)).text;
+      // The shell's output is one section per file; the direct read, the files in order.
+      const section = (file: string) =>
+        counters === undefined
+          ? text.split(`== ${file}\n`)[1]?.split("\n== ")[0] ?? ""
+          : text.split("\u0000")[eventFiles.indexOf(file)] ?? "";
+      return {
+        processes: processesRefused(section(eventFiles[0])),
+        memory: memoryDir !== undefined && /^oom_kill [1-9]/m.test(section(eventFiles[1])),
+        cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
+      };
     },
   };
 }
@@ -280,31 +350,36 @@ async function makeDirect(dirs: readonly string[], values: readonly [string, str
 const REMOVE_TRIES = 10;
 const REMOVE_WAIT_MS = 50;
 
-// The counters, then every folder gone (what is left in it killed first); undefined when fs refuses.
+// The counter files' texts joined by NUL, then every folder gone (what is
+// left in it killed first); undefined when fs refuses.
 async function closeDirect(
   dirs: readonly string[],
   eventFiles: readonly string[],
   unified: boolean,
 ): Promise<string | undefined> {
   try {
-    const text = (await Promise.all(eventFiles.map((file) => fsp.readFile(file, "utf8").catch(() => "")))).join("\n");
-    for (const dir of [...dirs].reverse()) {
-      for (let attempt = 0; attempt < REMOVE_TRIES; attempt++) {
-        try {
-          await fsp.rmdir(dir);
-          break;
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === "ENOENT") break;
-          if (code !== "EBUSY") throw error;
-          await killMembers(dir, unified);
-          await new Promise((resolve) => setTimeout(resolve, REMOVE_WAIT_MS));
-        }
-      }
-    }
+    const text = (await Promise.all(eventFiles.map((file) => fsp.readFile(file, "utf8").catch(() => ""))))
+      .join("\u0000");
+    for (const dir of [...dirs].reverse()) await removeGroup(dir, unified);
     return text;
   } catch {
     return undefined;
+  }
+}
+
+// Removes a group folder, killing what is left in it while the kernel says it is busy.
+async function removeGroup(dir: string, unified: boolean): Promise<void> {
+  for (let attempt = 0; attempt < REMOVE_TRIES; attempt++) {
+    try {
+      await fsp.rmdir(dir);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      if (code !== "EBUSY") throw error;
+      await killMembers(dir, unified);
+      await new Promise((resolve) => setTimeout(resolve, REMOVE_WAIT_MS));
+    }
   }
 }
 
@@ -323,36 +398,173 @@ async function killMembers(dir: string, unified: boolean): Promise<void> {
   }
 }
 
+// A group of a server older than this may be removed by another server that
+// sees its pid dead (it may live in another pid namespace and be about to
+// move its command in).
+const STALE_AFTER_MS = 60_000;
+const GROUP_NAME = /^toolfence-(\d+)-\d+$/;
+
 /**
- * The argv prefix for a command: a shell that makes its cgroup and moves
- * itself in (when there is a group), then `prlimit` with the per-process
- * limits. `withMemory: false` leaves RLIMIT_DATA out and `withCpu: false`
+ * Removes the groups that servers which are gone left behind (killed before
+ * they could remove them) in `root`: only folders named like ours, whose
+ * server's pid is not alive, that are older than a minute, and that the
+ * kernel lets go (an empty group; one with processes stays). Returns how
+ * many went. Needs the server to reach the cgroup files itself.
+ */
+export async function removeStaleGroups(root: CgroupRoot): Promise<number> {
+  const parents = root.version === 2
+    ? [root.dir]
+    : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])];
+  let removed = 0;
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = await fsp.readdir(parent);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(GROUP_NAME.exec(name)?.[1]);
+      if (!pid || pid === process.pid || isAlive(pid)) continue;
+      const dir = path.join(parent, name);
+      try {
+        if (Date.now() - (await fsp.stat(dir)).mtimeMs < STALE_AFTER_MS) continue;
+        await fsp.rmdir(dir);
+        removed++;
+      } catch {
+        // busy (processes left in it), gone, or not ours to remove
+      }
+    }
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/**
+ * A watch of the machine's task count (`/proc/loadavg`) for a command with no
+ * cgroup, run by a user RLIMIT_NPROC does not bind (root): once the count
+ * passes its value at the start plus `processes`, `end` is called. Returns the
+ * stop function and whether it fired, or undefined when the server cannot
+ * read the file.
+ */
+export async function watchTaskCount(
+  processes: number,
+  end: () => void,
+): Promise<{ stop(): void; fired(): boolean } | undefined> {
+  const tasks = async () => Number((await fsp.readFile("/proc/loadavg", "utf8")).split(" ")[3]?.split("/")[1]);
+  let start: number;
+  try {
+    start = await tasks();
+  } catch {
+    return undefined;
+  }
+  if (!Number.isFinite(start)) return undefined;
+  let fired = false;
+  const timer = setInterval(() => {
+    tasks().then((count) => {
+      if (count > start + processes && !fired) {
+        fired = true;
+        end();
+      }
+    }, () => {});
+  }, WATCH_MS);
+  (timer as { unref?: () => void }).unref?.();
+  return { stop: () => clearInterval(timer), fired: () => fired };
+}
+
+/** How the per-process rlimits are set: the shell's own `ulimit` (no exec), else `prlimit`. */
+export type RlimitSetter =
+  | { kind: "ulimit"; fileBlock: number; processFlag: "-u" | "-p" }
+  | { kind: "prlimit"; path: string };
+
+// Sets a few soft limits with the shell's ulimit and prints the process's
+// limits: the units of -f (512 or 1024 bytes) and the flag of the process
+// limit (-u in bash and busybox, -p in dash) are read back, not assumed.
+const ULIMIT_PROBE = "ulimit -S -f 2 || exit 1; ulimit -S -d 8192 && ulimit -S -n 64 && ulimit -S -t 100 || exit 1; " +
+  "if ulimit -S -u 77 2>/dev/null; then echo flag=-u >&2; elif ulimit -S -p 77 2>/dev/null; then echo flag=-p >&2; " +
+  'else exit 1; fi; while IFS= read -r l; do echo "$l" >&2; done < /proc/self/limits';
+
+let rlimitPromise: Promise<RlimitSetter | undefined> | undefined;
+
+/**
+ * How this machine sets rlimits for a command: the `/bin/sh` that starts it
+ * (when its `ulimit` is verified to set every limit in known units), else
+ * `prlimit`, else undefined. Probed once per process.
+ */
+export function findRlimitSetter(): Promise<RlimitSetter | undefined> {
+  rlimitPromise ??= (async () => {
+    const probe = await shell(ULIMIT_PROBE);
+    const soft = (name: string) => new RegExp(`^${name}\\s+(\\d+)`, "m").exec(probe.text)?.[1];
+    const flag = /^flag=(-[up])$/m.exec(probe.text)?.[1] as "-u" | "-p" | undefined;
+    const fileBytes = Number(soft("Max file size"));
+    if (
+      probe.ok && flag && (fileBytes === 1024 || fileBytes === 2048) && soft("Max data size") === "8388608" &&
+      soft("Max open files") === "64" && soft("Max cpu time") === "100" && soft("Max processes") === "77"
+    ) {
+      return { kind: "ulimit", fileBlock: fileBytes / 2, processFlag: flag };
+    }
+    const prlimit = await findPrlimit();
+    return prlimit === undefined ? undefined : { kind: "prlimit", path: prlimit };
+  })();
+  return rlimitPromise;
+}
+
+/**
+ * The argv prefix for a command: a shell that moves itself into its cgroup
+ * (when there is a group), ignores SIGXFSZ (so that a write past the file
+ * size limit fails with `File too large`, which programs print, instead of a
+ * silent kill), sets the per-process rlimits and execs the command.
+ * `withMemory: false` leaves RLIMIT_DATA out and `withCpu: false`
  * RLIMIT_CPU. RLIMIT_NPROC counts every task of the user, not the command's:
  * the shell sets it to the machine's task count (`/proc/loadavg`) plus the
  * limit, so that it stops a fork bomb without failing a user who already runs
- * many processes. Empty with neither a group nor prlimit.
+ * many processes. Empty with neither a group nor a way to set rlimits.
  */
 export function limitPrefix(
-  prlimit: string | undefined,
+  setter: RlimitSetter | undefined,
   group: CommandGroup | undefined,
   limits: KernelLimits,
   options: { withMemory: boolean; withCpu: boolean },
 ): string[] {
-  if (prlimit === undefined && group === undefined) return [];
-  const rlimits = prlimit === undefined ? [] : [
-    `--fsize=${limits.fileSizeBytes}`,
-    `--nofile=${limits.openFiles}`,
-    "--core=0",
-    ...(options.withMemory ? [`--data=${limits.memoryBytes}`] : []),
-    // SIGXCPU at the soft limit, SIGKILL two seconds later for a process that catches it.
-    ...(options.withCpu ? [`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 2}`] : []),
-  ];
+  if (setter === undefined && group === undefined) return [];
+  const nproc = "$((${t#*/} + " + limits.processes + "))";
+  let rlimits: string[] = [];
+  if (setter?.kind === "ulimit") {
+    rlimits = [
+      `ulimit -f ${Math.floor(limits.fileSizeBytes / setter.fileBlock)}`,
+      `ulimit -n ${limits.openFiles}`,
+      "ulimit -c 0",
+      ...(options.withMemory ? [`ulimit -d ${Math.floor(limits.memoryBytes / 1024)}`] : []),
+      // SIGXCPU at the soft limit, SIGKILL two seconds later for a process that catches it.
+      ...(options.withCpu ? [`ulimit -t ${limits.cpuSeconds + 2}`, `ulimit -S -t ${limits.cpuSeconds}`] : []),
+      `ulimit ${setter.processFlag} ${nproc}`,
+    ];
+  }
+  const exec = setter?.kind === "prlimit"
+    ? `exec ${quote(setter.path)} --nproc=${nproc} ${
+      [
+        `--fsize=${limits.fileSizeBytes}`,
+        `--nofile=${limits.openFiles}`,
+        "--core=0",
+        ...(options.withMemory ? [`--data=${limits.memoryBytes}`] : []),
+        ...(options.withCpu ? [`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 2}`] : []),
+      ].join(" ")
+    } -- "$@"`
+    : 'exec "$@"';
   const script = [
-    ...(group ? [group.setup, group.attach] : []),
-    ...(prlimit === undefined ? ['exec "$@"'] : [
-      "t=0/0; read _ _ _ t _ < /proc/loadavg",
-      `exec ${quote(prlimit)} --nproc=$((\${t#*/} + ${limits.processes})) ${rlimits.join(" ")} -- "$@"`,
-    ]),
+    ...(group ? [group.setup, group.attach].filter(Boolean) : []),
+    "trap '' XFSZ",
+    ...(setter ? ["t=0/0; read _ _ _ t _ < /proc/loadavg"] : []),
+    ...(rlimits.length ? [`${rlimits.join(" && ")} || exit 126`] : []),
+    exec,
   ].join("\n");
   return [SHELL, "-c", script, "sh"];
 }

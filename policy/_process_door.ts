@@ -109,6 +109,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
         throw error;
       }
+      limited.watch(() => void process.terminate());
       const output = captureOutput(process, files, request.maxOutputBytes, () => void process.terminate());
       // A process's group never outlives its leader: whatever it left running is ended.
       const groupGone = process.exited.then(() => process.terminate());

@@ -20,9 +20,12 @@ import {
   type CommandGroup,
   commandGroup,
   findCgroup,
-  findPrlimit,
+  findRlimitSetter,
+  type GroupCounters,
   limitPrefix,
+  type RlimitSetter,
   tmpfsSizeSupported,
+  watchTaskCount,
 } from "./_limits.ts";
 
 /** The name of a limit, as the policy file writes it under `sandbox.limits`. */
@@ -32,7 +35,7 @@ export type LimitName = "memory" | "cpuSeconds" | "fileSize" | "processes" | "op
 export interface ResourceLimits {
   /** Memory of the command: RLIMIT_DATA of each process, and the cgroup's memory of the tree. */
   memoryBytes: number;
-  /** CPU seconds of each process (SIGXCPU). */
+  /** CPU seconds of the command: its whole tree where a cgroup counts them, else each process (SIGXCPU). */
   cpuSeconds: number;
   /** The largest file a process may write (SIGXFSZ). */
   fileSizeBytes: number;
@@ -215,44 +218,65 @@ export function knownLimitsState(limits: ResourceLimits, sandboxed = true): Limi
 
 interface Mechanism {
   cgroup: CgroupFinding;
-  prlimit: string | undefined;
+  rlimits: RlimitSetter | undefined;
+  /** Whether the server reads /proc/loadavg (the task watch where RLIMIT_NPROC does not bind). */
+  taskWatch: boolean;
 }
 
 let settledMechanism: Mechanism | undefined;
 
 async function mechanism(): Promise<Mechanism> {
-  const [cgroup, prlimit] = await Promise.all([findCgroup(), findPrlimit()]);
-  settledMechanism = { cgroup, prlimit };
+  const [cgroup, rlimits, taskWatch] = await Promise.all([
+    findCgroup(),
+    findRlimitSetter(),
+    fsp.readFile("/proc/loadavg", "utf8").then((text) => /^\S+ \S+ \S+ \d+\/\d+ /.test(text), () => false),
+  ]);
+  settledMechanism = { cgroup, rlimits, taskWatch };
   return settledMechanism;
 }
 
-function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, prlimit }: Mechanism): LimitsState {
+function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits, taskWatch }: Mechanism): LimitsState {
   const root = "root" in cgroup ? cgroup.root : undefined;
   const gaps: LimitsState["gaps"] = [];
-  if (prlimit === undefined) {
+  if (rlimits === undefined) {
     for (const limit of ["cpuSeconds", "fileSize", "openFiles"] as const) {
-      gaps.push({ limit, reason: "prlimit (util-linux) is not installed" });
+      gaps.push({ limit, reason: "neither the shell's ulimit nor prlimit (util-linux) sets rlimits here" });
     }
+  } else if (!(root?.version === 2 || root?.cpuacct)) {
+    gaps.push({
+      limit: "cpuSeconds",
+      reason: "no cgroup counts the CPU of the tree: it holds per process (RLIMIT_CPU), and a process it " +
+        "ends inside $(...) or a pipeline is reported only when its parent says so",
+    });
   }
+  const tasks = isRoot() ? (taskWatch ? "watched" : "none") : "rlimit";
   if (root === undefined) {
-    if (prlimit === undefined) gaps.push({ limit: "memory", reason: "neither a cgroup nor prlimit" });
-    if (prlimit === undefined || isRoot()) {
+    if (rlimits === undefined) gaps.push({ limit: "memory", reason: "neither a cgroup nor an rlimit" });
+    if (rlimits === undefined || tasks === "none") {
       gaps.push({
         limit: "processes",
-        reason: prlimit === undefined ? "neither a cgroup nor prlimit" : "root is exempt from RLIMIT_NPROC",
+        reason: rlimits === undefined
+          ? "neither a cgroup nor an rlimit"
+          : "root is exempt from RLIMIT_NPROC and the server cannot read /proc/loadavg",
       });
     }
-  } else if (root.version === 1 && root.memory === undefined && prlimit === undefined) {
-    gaps.push({ limit: "memory", reason: "no memory cgroup and no prlimit" });
+  } else if (root.version === 1 && root.memory === undefined && rlimits === undefined) {
+    gaps.push({ limit: "memory", reason: "no memory cgroup and no rlimit" });
   }
   if (!sandboxed) gaps.push({ limit: "tmpSize", reason: "commands run without bubblewrap, so /tmp is shared" });
-  const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : prlimit ? "rlimits" : "none";
+  const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : rlimits ? "rlimits" : "none";
+  const setter = rlimits?.kind === "ulimit" ? "the shell's ulimit" : "prlimit";
   const how = root
     ? `a cgroup ${root.version === 2 ? "v2" : "v1"} group per command (processes${
-      root.version === 2 || root.memory ? " and memory" : ""
-    } of the whole tree) and rlimits`
-    : prlimit
-    ? "rlimits (prlimit)"
+      root.version === 2 || root.memory ? ", memory" : ""
+    }${root.version === 2 || root.cpuacct ? ", CPU" : ""} of the whole tree) and rlimits`
+    : rlimits
+    ? `rlimits (${setter})${
+      tasks === "watched"
+        ? "; root is exempt from RLIMIT_NPROC, so a command is ended once the machine's task count passes its " +
+          "count at the start plus the process limit"
+        : ""
+    }`
     : "nothing";
   const values = (["memory", "cpuSeconds", "fileSize", "processes", "openFiles", "tmpSize"] as const)
     .map((name) => `${name} ${limitValue(limits, name)}`).join(", ");
@@ -280,12 +304,17 @@ export interface LimitHit {
 /** A command under its limits, from {@linkcode limitCommand}. */
 export interface LimitedCommand {
   /**
-   * The argv to start: a shell that makes the command's cgroup and moves
-   * itself in (its watcher kills the whole group once the kernel refuses a
-   * fork for the process limit: a fork bomb never ends by itself), then
-   * `prlimit`, then the command.
+   * The argv to start: a shell that moves itself into the command's cgroup,
+   * sets the rlimits and execs the command.
    */
   argv: string[];
+  /**
+   * Starts the watch of the started command: the server kills its group once
+   * the kernel refused a fork for the process limit (a fork bomb never ends
+   * by itself) or the group used its CPU seconds; without a group, as root,
+   * `end` is called once the machine's task count passes the process limit.
+   */
+  watch(end: () => void): void;
   /**
    * The limit the ended command hit, judged from its end, its cgroup's
    * counters (read by `release()`: call it first) and its error output.
@@ -318,7 +347,8 @@ const STDERR_TAIL_BYTES = 64 * 1024;
 // signals. They count even when the command went on and exited 0
 // (`echo $(yes) | wc -c`): its output is not what it would have been.
 const HINTS: { limit: LimitName; pattern: RegExp }[] = [
-  { limit: "fileSize", pattern: /File size limit exceeded/ },
+  // SIGXFSZ is ignored in every command (see limitPrefix), so a write past the limit fails with EFBIG.
+  { limit: "fileSize", pattern: /File size limit exceeded|File too large/ },
   { limit: "cpuSeconds", pattern: /CPU time limit exceeded/ },
   {
     limit: "memory",
@@ -376,18 +406,27 @@ export async function limitCommand(
   limits: ResourceLimits,
   options: LimitCommandOptions,
 ): Promise<LimitedCommand> {
-  const { cgroup, prlimit } = await mechanism();
+  const { cgroup, rlimits, taskWatch } = await mechanism();
   const kernel = { ...limits };
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
     ? await commandGroup(cgroup.root, kernel)
     : undefined;
   const browser = options.profile === "browser";
-  const prefix = limitPrefix(prlimit, group, kernel, { withMemory: !browser, withCpu: !browser });
+  const prefix = limitPrefix(rlimits, group, kernel, { withMemory: !browser, withCpu: !browser });
   let released: Promise<void> | undefined;
+  let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
   // What the cgroup counted, read right before its folders go.
-  let counted = { processes: false, memory: false };
+  let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
     argv: [...prefix, ...argv],
+    watch(end) {
+      if (group) return group.watch();
+      if (!taskWatch || !isRoot() || browser) return;
+      void watchTaskCount(limits.processes, end).then((watch) => {
+        if (released) watch?.stop();
+        else tasks = watch;
+      });
+    },
     async hit(exit, stderrFile) {
       const found = (limit: LimitName, evidence: string): LimitHit => ({
         limit,
@@ -395,7 +434,11 @@ export async function limitCommand(
         evidence,
       });
       if (counted.processes) return found("processes", "the cgroup refused a fork (pids.max)");
+      if (tasks?.fired()) {
+        return found("processes", "the machine's task count passed the process limit while it ran");
+      }
       if (counted.memory) return found("memory", "the cgroup's out-of-memory killer ended a process");
+      if (counted.cpu) return found("cpuSeconds", "its processes used the CPU seconds of the limit (cgroup)");
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
       if (exit.code !== null && SIGNAL_EXITS[exit.code]) {
         const [limit, signal] = SIGNAL_EXITS[exit.code];
@@ -411,6 +454,7 @@ export async function limitCommand(
       return undefined;
     },
     release() {
+      tasks?.stop();
       released ??= group === undefined ? Promise.resolve() : group.close().then((events) => void (counted = events));
       return released;
     },

@@ -526,6 +526,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...PRIVATE_MOUNTS.slice(0, -2),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),
+      // /dev/shm capped like /tmp, and the rest of the fresh /dev read-only (its devices stay writable): else
+      // files there would fill memory past every limit.
+      ...(tmpSize.length ? ["--perms", "1777", ...tmpSize, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"] : []),
       ...home,
       ...readable.flatMap((p) => ["--ro-bind-try", p, p]),
       ...masks.before,

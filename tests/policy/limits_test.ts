@@ -5,8 +5,9 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtemp, readdir, realpath, rm } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, realpath, rm, rmdir, stat, utimes, writeFile } from "node:fs/promises";
+import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -23,6 +24,7 @@ import {
   sandboxState,
 } from "../../policy/mod.ts";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
+import { findCgroup, removeStaleGroups } from "../../policy/_limits.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -186,10 +188,87 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       await limited.release();
       assert.equal(await limited.hit({ code: 0, signal: null }), undefined);
       const left = [];
-      for (const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"]) {
+      for (
+        const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"]
+      ) {
         left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
       }
       assert.deepEqual(left, []);
+    },
+  );
+
+  test(
+    "groups left by a server that is gone are removed: only ours, only empty, only of a dead pid, only old",
+    { timeout: 60_000 },
+    async () => {
+      const finding = await findCgroup();
+      if (!("root" in finding)) return;
+      const parent = finding.root.version === 2 ? finding.root.dir : finding.root.pids;
+      // A pid that is surely gone: a child that has exited.
+      const dead = await new Promise<number>((resolve) => {
+        const child = execFile("true", () => resolve(child.pid!));
+      });
+      const name = (pid: number, n: number) => join(parent, `toolfence-${pid}-${n}`);
+      const stale = name(dead, 1);
+      const fresh = name(dead, 2);
+      const alive = name(process.pid === 1 ? 2 : 1, 3);
+      const foreign = join(parent, `other-${dead}-1`);
+      const busy = name(dead, 4);
+      const made = [stale, fresh, alive, foreign, busy];
+      const sleeper = execFile("sleep", ["30"]);
+      try {
+        for (const dir of made) await mkdir(dir);
+        await writeFile(join(busy, "cgroup.procs"), String(sleeper.pid));
+        // An hour old, as far as the removal can tell (cgroup folders take utimes where the kernel lets them).
+        const old = new Date(Date.now() - 3_600_000);
+        for (const dir of [stale, alive, foreign, busy]) await utimes(dir, old, old).catch(() => {});
+        const agedOk = (await stat(stale)).mtimeMs < Date.now() - 60_000;
+        await removeStaleGroups(finding.root);
+        const exists = async (dir: string) => await stat(dir).then(() => true, () => false);
+        if (agedOk) assert.equal(await exists(stale), false, "the old empty group of a dead server goes");
+        assert.equal(await exists(fresh), true, "a group younger than a minute stays");
+        assert.equal(await exists(alive), true, "a group of a live pid stays");
+        assert.equal(await exists(foreign), true, "a folder not named like ours stays");
+        assert.equal(await exists(busy), true, "a group with a process in it stays");
+      } finally {
+        sleeper.kill("SIGKILL");
+        await new Promise((resolve) => sleeper.once("exit", resolve));
+        for (const dir of made.reverse()) {
+          for (let i = 0; i < 20 && await rmdir(dir).then(() => false, (e) => e.code === "EBUSY"); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        }
+      }
+    },
+  );
+
+  test(
+    "without a cgroup, as root, the task watch ends a fork bomb and names the process limit",
+    { timeout: 60_000, skip: process.getuid?.() !== 0 },
+    async () => {
+      const limited = await limitCommand(["bash", "-c", "while :; do sleep 30 & done"], limits, {
+        privateTmp: false,
+        cgroup: false,
+      });
+      const child = spawn(limited.argv[0], limited.argv.slice(1), { detached: true, stdio: "ignore" });
+      const started = performance.now();
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        child.once("exit", (code, signal) => resolve({ code, signal }))
+      );
+      limited.watch(() => process.kill(-child.pid!, "SIGKILL"));
+      const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 40_000);
+      const exit = await exited;
+      clearTimeout(timer);
+      await limited.release();
+      // The sleeps share the process group: gone with it.
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      const hit = await limited.hit(exit);
+      assert.equal(hit?.limit, "processes");
+      assert.ok(performance.now() - started < 30_000);
     },
   );
 

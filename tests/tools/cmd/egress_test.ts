@@ -152,15 +152,55 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.deepEqual(served.filter((p) => p === "/rebind"), [], "the loopback server saw nothing");
   });
 
+  test("loopback and private addresses in every spelling, by curl and by a raw CONNECT, are refused", {
+    timeout: 180_000,
+  }, async () => {
+    // A second loopback server, not on the list: only its exact address and port would be.
+    const hits: string[] = [];
+    const other = http.createServer((req, res) => void (hits.push(req.url ?? ""), res.end("leak")));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    try {
+      const spellings = [
+        "2130706433",
+        "0x7f.1",
+        "017700000001",
+        "0x7f000001",
+        "127.1",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+      ];
+      const curls = spellings.map((h) => `curl -sS --max-time 10 http://${h}:${otherPort}/curl; echo`).join("; ");
+      // A raw CONNECT, spelled as given (curl would normalise the host itself).
+      const raw = [...spellings, "10.0.0.1", "192.168.1.1", "172.16.0.1", "[fd00::1]", "0", "[::]", "[::1]"]
+        .map((h) =>
+          `printf 'CONNECT ${h}:${otherPort} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' | ` +
+          `socat -t 5 - TCP:127.0.0.1:3128 | head -n 1`
+        ).join("; ");
+      const out = await bash(`${curls}; ${raw}`);
+      const statusLines = out.stdout.split("\n").filter((l) => l.startsWith("HTTP/1.1 "));
+      assert.equal(statusLines.length, 14, out.stdout);
+      // curl normalises most numeric hosts itself; whatever it sends is refused or fails, never served.
+      assert.ok((out.network_refused?.length ?? 0) >= 14, JSON.stringify(out.network_refused));
+      for (const line of statusLines) assert.match(line, /^HTTP\/1\.1 403 Blocked by toolfence/);
+      assert.doesNotMatch(out.stdout, /leak/);
+      assert.deepEqual(hits, [], "the unlisted loopback server saw nothing");
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
   test("no raw DNS or UDP from inside: there is no route but the proxy", { timeout: 180_000 }, async () => {
     const out = await bash(
       `getent hosts ${registry}; echo getent=$?; (exec 3<>/dev/udp/8.8.8.8/53) 2>&1; echo udp=$?; ` +
-        "(exec 3<>/dev/tcp/1.1.1.1/443) 2>&1; echo tcp=$?; curl -sS --noproxy '*' --max-time 5 https://" + registry +
+        "(exec 3<>/dev/tcp/1.1.1.1/443) 2>&1; echo tcp=$?; (exec 3<>/dev/tcp/8.8.8.8/53) 2>&1; echo dnstcp=$?; curl -sS --noproxy '*' --max-time 5 https://" +
+        registry +
         "/ 2>&1; echo direct=$?",
     );
     assert.match(out.stdout, /getent=2/);
     assert.match(out.stdout, /Network is unreachable[\s\S]*udp=1/);
-    assert.match(out.stdout, /tcp=1/);
+    assert.match(out.stdout, /\btcp=1/);
+    assert.match(out.stdout, /dnstcp=1/, "no DNS over TCP either");
     assert.match(out.stdout, /direct=6/, "curl without the proxy cannot resolve the name");
   });
 

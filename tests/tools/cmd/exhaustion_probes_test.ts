@@ -1,0 +1,99 @@
+// The held-back probes of resource exhaustion, through the bash tool with
+// real processes: memory through `$(...)`, `sort` and /dev/shm, disk through
+// /tmp and the workspace, fork bombs in several spellings, open files and an
+// endless loop. Each line ends with resource_limit naming a limit, well
+// before its timeout, while the same session answers another call at once.
+//
+// The limits are small, so that the hogs are cheap on a shared machine.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
+import { limitsState, resourceLimits } from "../../../policy/limits.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, okOutput } from "./_helpers.ts";
+
+const box = cmdBox();
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const SMALL: ResourceLimitsInput = {
+  memory: "256MiB",
+  cpuSeconds: 2,
+  fileSize: "8MiB",
+  processes: 48,
+  openFiles: 64,
+  tmpSize: "4MiB",
+};
+const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
+// Far below the bash tool's default timeout (300 s), even on a loaded machine.
+const TIMEOUT_S = 120;
+const QUICK_MS = 100_000;
+
+// [what, command, the limits it may be reported as]
+const PROBES: [string, string, string[], { bwrap?: boolean; processes?: boolean }?][] = [
+  ["memory through $(...)", "x=$(cat /dev/zero); echo ${#x}", ["memory", "cpuSeconds"]],
+  ["memory through sort", "head -c 600M /dev/zero | tr '\\0' 'a' | fold -w 100 | sort | tail -1", [
+    "memory",
+    "cpuSeconds",
+    "tmpSize",
+  ]],
+  // `cd` first: the line's analysis judges the redirection against the workspace, the sandbox holds the rest.
+  [
+    "memory through /dev/shm",
+    "cd /dev/shm && for i in 1 2 3 4 5 6 7 8; do head -c 1M /dev/zero > f$i || exit 1; done",
+    [
+      "tmpSize",
+    ],
+    { bwrap: true },
+  ],
+  ["disk through /tmp", "for i in $(seq 100); do head -c 8M /dev/zero > /tmp/f$i || exit 1; done", ["tmpSize"], {
+    bwrap: true,
+  }],
+  ["disk through the workspace", "yes > big", ["fileSize"]],
+  ["a fork bomb", ":(){ :|:& };:; sleep 30", ["processes"], { processes: true }],
+  ["a fork bomb of sleeps", "while :; do sleep 30 & done", ["processes"], { processes: true }],
+  ["a fork bomb through xargs", "yes 'sleep 30' | xargs -P 0 -I{} sh -c {}", ["processes"], { processes: true }],
+  ["a recursive shell", "b(){ b & b; }; b", ["processes", "memory"], { processes: true }],
+  ["open files", "for i in $(seq 100); do exec {fd}</dev/null || exit 1; done", ["openFiles"]],
+  ["an endless loop", "while :; do :; done", ["cpuSeconds"]],
+  ["an endless awk", "awk 'BEGIN { while (1) x++ }'", ["cpuSeconds"]],
+];
+
+function options(limits: ResourceLimitsInput) {
+  return {
+    autoConfirm: true,
+    host: autoHost(),
+    sandbox: "auto",
+    rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits } } }], "/"),
+  } as const;
+}
+
+describe("exhaustion probes through the bash tool", { timeout: 900_000 }, () => {
+  for (const [what, command, limits, needs] of PROBES) {
+    const skip = (needs?.bwrap && !hasBwrap) || (needs?.processes && !processesHold);
+    test(`${what}: resource_limit, at once, while the session answers`, { timeout: 180_000, skip }, async () => {
+      await withSession(async (session) => {
+        const started = performance.now();
+        const hog = box.call(session, "bash", { command, timeout_s: TIMEOUT_S });
+        // Another call while the hog runs: answered, and soon.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const pinged = performance.now();
+        const pong = await box.call(session, "bash", { command: "echo pong" });
+        assert.equal(okOutput<BashResult>(pong).stdout, "pong\n");
+        assert.ok(performance.now() - pinged < QUICK_MS, `the ping took ${performance.now() - pinged} ms`);
+        const result = await hog;
+        const ms = performance.now() - started;
+        assert.equal(result.errorCode, "resource_limit", `${result.status} ${result.errorCode}: ${result.error}`);
+        const hit = (result.output as BashResult).resource_limit;
+        assert.ok(hit && limits.includes(hit.limit), `${what}: ${JSON.stringify(hit)} ${result.error}`);
+        assert.match(result.error ?? "", new RegExp(`sandbox\\.limits\\.${hit.limit} = `));
+        assert.ok(ms < QUICK_MS, `${what} took ${ms} ms`);
+        // Nothing of it is left: the next command runs at once.
+        assert.equal(okOutput<BashResult>(await box.call(session, "bash", { command: "echo calm" })).stdout, "calm\n");
+      }, options(SMALL));
+    });
+  }
+});
