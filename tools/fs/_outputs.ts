@@ -153,4 +153,5 @@ export const REQUEST_IMAGE_OUTPUT = v.strictObject({
   path: ABSOLUTE_PATH,
   media_type: v.picklist(["image/png", "image/jpeg", "image/gif", "image/webp"]),
   ...IMAGE_FIELDS,
+  crop: v.optional(v.strictObject({ x: COUNT, y: COUNT, width: COUNT, height: COUNT })),
 });
