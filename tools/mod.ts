@@ -154,6 +154,8 @@ export {
   MAX_PARALLEL_SUBAGENTS,
   MAX_PARALLEL_TASKS,
   MAX_SUBAGENT_DEPTH,
+  modelRiskAssessor,
+  type ModelRiskAssessorOptions,
   type Subagent,
   type SubagentContext,
   type SubagentGetter,
