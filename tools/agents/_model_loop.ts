@@ -9,9 +9,9 @@ import {
   type JsonSchemaToolSpec,
   type ModelMessage,
   type SessionBase as Session,
+  toModelText,
   type ToolBox,
   ToolError,
-  toModelText,
 } from "@toolfence/core";
 
 /** Most model turns one conversation takes before it is given up. */
