@@ -419,6 +419,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageCrop,
   type RequestImageResult,
   requestImageTool,
   searchTools,

@@ -36,6 +36,7 @@ export {
   type ReadFileArgs,
   readFileTool,
   type RequestImageArgs,
+  type RequestImageCrop,
   type RequestImageResult,
   requestImageTool,
   type TempDirArgs,

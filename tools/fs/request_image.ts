@@ -16,7 +16,6 @@ import {
   encodeImage,
   fittedSize,
   headerSize,
-  type ImageRect,
   type ImageSize,
   jpegOrientation,
   orientImage,
@@ -33,6 +32,18 @@ export const MAX_SOURCE_IMAGE_BYTES = 50 * 1024 * 1024;
 /** The most pixels `request_image` decodes (8-bit RGBA, so 4 bytes each). */
 export const MAX_SOURCE_PIXELS = 100_000_000;
 
+/** A rectangle of an image, in pixels: its top-left corner and its size. */
+export interface RequestImageCrop {
+  /** Pixels from the left edge. */
+  x: number;
+  /** Pixels from the top edge. */
+  y: number;
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+}
+
 /** Arguments of `request_image`. */
 export interface RequestImageArgs {
   /** Path of the image, relative to the workspace. */
@@ -41,7 +52,7 @@ export interface RequestImageArgs {
    * The part of the image to show, in pixels of the image as it is shown (upright
    * per its EXIF orientation): cut out first, then scaled to the 1,000 px cap.
    */
-  crop?: ImageRect;
+  crop?: RequestImageCrop;
 }
 
 /** What `request_image` returns; the image itself follows the batch's results. */
@@ -63,7 +74,7 @@ export interface RequestImageResult {
   /** The line that accompanies the image. */
   note: string;
   /** The rectangle cut out of the upright image, when `crop` was given. */
-  crop?: ImageRect;
+  crop?: RequestImageCrop;
 }
 
 const CROP_OFFSET = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -216,7 +227,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   },
 });
 
-function checkCrop(crop: ImageRect, upright: ImageSize, shown: string): void {
+function checkCrop(crop: RequestImageCrop, upright: ImageSize, shown: string): void {
   if (crop.x + crop.width > upright.width || crop.y + crop.height > upright.height) {
     throw new ToolError(
       `crop ${crop.width}×${crop.height} at ${crop.x},${crop.y} reaches beyond ${shown}, which is ` +

@@ -76,9 +76,12 @@ describe("names that are not UTF-8", () => {
       assert.deepEqual(skipped.map((entry) => entry.name), [LOSSY]);
       assert.match(skipped[0].reason, /not valid UTF-8, and this runtime can only open files by UTF-8 names/);
     }
-    const found = ok(await l.call("glob", { pattern: "odd/*" }));
-    assert.deepEqual(found.matches, []);
-    assert.match(JSON.stringify(found.skipped), /not valid UTF-8/);
+    if (deno) {
+      // As tests/tools/search/skipped_test.ts: glob's report of it is pinned under Deno.
+      const found = ok(await l.call("glob", { pattern: "odd/*" }));
+      assert.deepEqual(found.matches, []);
+      assert.match(JSON.stringify(found.skipped), /not valid UTF-8/);
+    }
   });
 
   test("read_file of the lossy spelling finds nothing; write_file to it leaves the original alone", {
