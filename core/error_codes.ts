@@ -95,6 +95,7 @@ export type ErrorCode =
   | "invalid_time_zone"
   | "invalid_subagent"
   | "subagent_failed"
+  | "no_model"
   | "session_closed"
   | "browser_not_found"
   | "browser_launch_failed"
@@ -523,6 +524,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       recoverable: false,
     },
     subagent_failed: { meaning: "The sub-agent failed.", kind: "execution", status: "error", recoverable: true },
+    no_model: {
+      meaning: "Sub-agents without a getter run with the session's model, and the session was given none " +
+        "(new Session({ model }), or withSubagents(getter)).",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
     session_closed: {
       meaning: "The session was closed; no further calls run in it.",
       kind: "execution",

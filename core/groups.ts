@@ -8,6 +8,7 @@
  */
 
 import type { AnyTool } from "./tool.ts";
+import type { ToolBox } from "./toolbox.ts";
 
 /** Makes the tools of a group. */
 export type ToolGroupFactory = () => readonly AnyTool[];
@@ -15,8 +16,11 @@ export type ToolGroupFactory = () => readonly AnyTool[];
 /** Named groups of tools, e.g. `{ fs: fsTools, search: searchTools }`. */
 export type ToolGroups = Readonly<Record<string, ToolGroupFactory>>;
 
-/** Makes the sub-agent tools for a getter (see `ToolBox.withSubagents`). */
-export type SubagentToolsFactory = (getter: unknown) => readonly AnyTool[];
+/**
+ * Makes the sub-agent tools for a getter (see `ToolBox.withSubagents`); without
+ * one, sub-agents run with the session's model and the tools of `box`, which `withSubagents` passes.
+ */
+export type SubagentToolsFactory = (getter: unknown, box?: ToolBox) => readonly AnyTool[];
 
 /**
  * The tools of the group `name` in `groups`; throws a `RangeError` for an

@@ -173,6 +173,7 @@ export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type Sessi
 export { CallGate } from "./call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
+export { type AgentModel, type ModelMessage, type ModelRequest, type ModelToolCall, type ModelTurn } from "./model.ts";
 export {
   type BatchCall,
   type BatchOptions,

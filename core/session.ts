@@ -19,6 +19,7 @@ import type { CallPolicy, PathResolver } from "./services.ts";
 import { UsageError } from "./errors.ts";
 import { LateResults } from "./late_results.ts";
 import { CallGate } from "./call_gate.ts";
+import type { AgentModel } from "./model.ts";
 
 /** Options of a {@linkcode SessionBase}. */
 export interface SessionBaseOptions {
@@ -36,6 +37,11 @@ export interface SessionBaseOptions {
   artifacts?: ArtifactStore;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
+  /**
+   * The session's model: what `withSubagents()` without a getter, and a model
+   * risk assessor, run with. Child sessions share it. Default none.
+   */
+  model?: AgentModel;
 }
 
 /** One file change a call reported, as {@linkcode SessionBase.onFileChange} listeners get it. */
@@ -93,6 +99,8 @@ export class SessionBase {
   readonly artifacts: ArtifactStore;
   /** Sub-agent depth. */
   readonly depth: number;
+  /** The session's model (see {@linkcode SessionBaseOptions.model}), if it was given one. */
+  readonly model?: AgentModel;
   /** Hooks that apply to every call of this session. */
   readonly hooks: HookSet = { before: [], after: [], afterBatch: [] };
   /** This session's id, in every result's `provenance` and in the call ids it makes. */
@@ -133,6 +141,7 @@ export class SessionBase {
     this.capabilities = [...(options.capabilities ?? [])];
     this.artifacts = options.artifacts ?? new MemoryArtifactStore();
     this.depth = options.depth ?? 0;
+    if (options.model !== undefined) this.model = options.model;
     this.policy = options.policy(this);
   }
 

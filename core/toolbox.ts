@@ -282,15 +282,20 @@ export class ToolBox {
     return this;
   }
 
-  /** Registers `agent_run` and `agent_run_parallel` (the `subagents` option) with a getter that makes sub-agents. */
-  withSubagents(getter: unknown): this {
+  /**
+   * Registers `agent_run` and `agent_run_parallel` (the `subagents` option)
+   * with a getter that makes sub-agents; without one (xun's default), each
+   * sub-agent is the session's model (`new Session({ model })`) working with a
+   * copy of this toolbox, and a session without a model fails `no_model`.
+   */
+  withSubagents(getter?: unknown): this {
     const factory = this.#options.subagents;
     if (!factory) {
       throw new UsageError(
         "This ToolBox has no sub-agent tools; pass { subagents } to it, or use the ToolBox of @toolfence/toolfence",
       );
     }
-    return this.register(...factory(getter));
+    return this.register(...factory(getter, this));
   }
 
   /** Hides the tools whose names match any of the fnmatch patterns (`browser_*`). */

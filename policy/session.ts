@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type ArtifactStore, type Host, SessionBase } from "@toolfence/core";
+import { type AgentModel, type ArtifactStore, type Host, SessionBase } from "@toolfence/core";
 import { Workspace } from "./workspace.ts";
 import { PolicyState, type PolicyStateData } from "./state.ts";
 import { Policy } from "./policy.ts";
@@ -38,8 +38,14 @@ export interface SessionOptions {
   sandbox?: SandboxMode;
   /** Sub-agent depth; 0 for a top-level agent. */
   depth?: number;
-  /** Judges shell commands that are not allowlisted; default the rules-based assessor. */
-  assessor?: RiskAssessor;
+  /**
+   * Judges shell commands that are not allowlisted; default the rules-based
+   * assessor. A function is given the session first (an assessor that asks the
+   * session's model needs it: `modelRiskAssessor()` of `@toolfence/tools`).
+   */
+  assessor?: RiskAssessor | ((session: Session) => RiskAssessor);
+  /** The session's model, for `withSubagents()` without a getter and a model risk assessor; default none. */
+  model?: AgentModel;
   /** Protected-path globs added to the defaults (writes to them always ask a person; see `protected_paths.ts`). */
   protectedPaths?: readonly string[];
   /** The policy files' rules (see {@linkcode loadPolicy}); default none. */
@@ -95,6 +101,7 @@ export class Session extends SessionBase {
       capabilities: options.capabilities,
       artifacts: options.artifacts,
       depth: options.depth,
+      ...(options.model !== undefined ? { model: options.model } : {}),
       policy: (session) =>
         new Policy({
           workspace,
@@ -106,7 +113,7 @@ export class Session extends SessionBase {
           },
           fence: options.fence,
           sandbox: options.sandbox,
-          assessor: options.assessor,
+          assessor: typeof options.assessor === "function" ? options.assessor(session as Session) : options.assessor,
           protectedPaths: options.protectedPaths,
           rules: options.rules,
           ...(options.saveRule ? { saveRule: options.saveRule } : {}),

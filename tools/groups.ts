@@ -7,7 +7,7 @@
  */
 
 import process from "node:process";
-import type { AnyTool, SubagentToolsFactory, ToolGroups } from "@toolfence/core";
+import type { AnyTool, SubagentToolsFactory, ToolBox, ToolGroups } from "@toolfence/core";
 import { fsTools } from "./fs/mod.ts";
 import { searchTools } from "./search/mod.ts";
 import { patchTools } from "./patch/mod.ts";
@@ -50,14 +50,16 @@ export const BUILTIN_GROUPS: ToolGroups = Object.freeze({
 });
 
 /**
- * Makes `agent_run` and `agent_run_parallel` for a getter; the `subagents`
- * option of a `ToolBox`.
+ * Makes `agent_run` and `agent_run_parallel` for a getter (or, without one,
+ * for the session's model with the tools of `box`); the `subagents` option of a
+ * `ToolBox`.
  *
  * @example
  * ```ts
+ * import { ToolBox } from "@toolfence/core";
  * import { SUBAGENT_TOOLS } from "@toolfence/tools";
- * console.log(SUBAGENT_TOOLS(() => undefined).map((t) => t.name)); // ["agent_run", "agent_run_parallel"]
+ * console.log(SUBAGENT_TOOLS(() => undefined, new ToolBox()).map((t) => t.name)); // ["agent_run", "agent_run_parallel"]
  * ```
  */
-export const SUBAGENT_TOOLS: SubagentToolsFactory = (getter: unknown): readonly AnyTool[] =>
-  agentTools(getter as SubagentGetter);
+export const SUBAGENT_TOOLS: SubagentToolsFactory = (getter: unknown, box?: ToolBox): readonly AnyTool[] =>
+  agentTools(getter as SubagentGetter | undefined, box);

@@ -2,7 +2,7 @@
 // image content, so a served session has `vision` unless `--capabilities none`
 // says otherwise. Over stdio (main.ts serve under its narrow flags) and
 // Streamable HTTP, with the official SDK client: the browser group has its 13
-// tools, and request_image answers MCP image content.
+// tools, and request_image answers MCP image content, cropped when asked.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { encode as encodePng } from "fast-png";
+import { decode as decodePng, encode as encodePng } from "fast-png";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -56,6 +56,16 @@ async function check(client: Client, vision: boolean): Promise<void> {
   assert.ok(image, JSON.stringify(result.content));
   assert.equal(image.mimeType, "image/png");
   assert.ok(image.data.length > 0);
+  // A crop is cut out before scaling, and its size is what the client gets.
+  const cropped = await client.callTool({
+    name: "request_image",
+    arguments: { src: "dot.png", crop: { x: 2, y: 1, width: 4, height: 3 } },
+  }) as CallToolResult;
+  assert.equal(cropped.isError, undefined, JSON.stringify(cropped.content));
+  const part = cropped.content.find((c) => c.type === "image") as { data: string } | undefined;
+  const png = decodePng(Uint8Array.from(atob(part!.data), (c) => c.charCodeAt(0)));
+  assert.deepEqual([png.width, png.height], [4, 3]);
+  assert.match(JSON.stringify(cropped.content), /crop 4×3 at 2,1 of original 8×6 px/);
 }
 
 async function overStdio(extra: string[], run: (client: Client) => Promise<void>): Promise<void> {

@@ -1,6 +1,6 @@
 /**
- * Image sizes from headers, decoding to RGBA, area-average downscaling, EXIF
- * orientation, and encoding, for `request_image`. Pure JavaScript codecs
+ * Image sizes from headers, decoding to RGBA, cropping, area-average downscaling,
+ * EXIF orientation, and encoding, for `request_image`. Pure JavaScript codecs
  * (fast-png, jpeg-js, omggif): no native build, no permissions.
  *
  * @module
@@ -241,6 +241,23 @@ export function orientImage(image: RgbaImage, orientation: number): RgbaImage {
     }
   }
   return { width: outW, height: outH, data: out };
+}
+
+/** A rectangle of an image, in pixels: its top-left corner and its size. */
+export interface ImageRect extends ImageSize {
+  x: number;
+  y: number;
+}
+
+/** The pixels of `rect` (which lies within the image) as an image of their own. */
+export function cropImage(image: RgbaImage, rect: ImageRect): RgbaImage {
+  const out = new Uint8Array(rect.width * rect.height * 4);
+  const rowBytes = rect.width * 4;
+  for (let y = 0; y < rect.height; y++) {
+    const from = ((rect.y + y) * image.width + rect.x) * 4;
+    out.set(image.data.subarray(from, from + rowBytes), y * rowBytes);
+  }
+  return { width: rect.width, height: rect.height, data: out };
 }
 
 /** Encodes RGBA as PNG, or as JPEG (quality 85; alpha dropped). */

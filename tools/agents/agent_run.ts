@@ -7,8 +7,9 @@
 
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
-import { type AnyTool, type Tool, tool } from "@toolfence/core";
+import { type AnyTool, type Tool, tool, type ToolBox } from "@toolfence/core";
 import { assertMayDelegate, runSubagent } from "./_run.ts";
+import { converse, sessionModel } from "./_model_loop.ts";
 import { MAX_PARALLEL_SUBAGENTS, type SubagentGetter } from "./subagent.ts";
 import { AGENT_RUN_OUTPUT, AGENT_RUN_PARALLEL_OUTPUT } from "./_outputs.ts";
 
@@ -58,6 +59,31 @@ function failed(name: string | undefined, error: unknown): ToolError {
   });
 }
 
+/** What a sub-agent of the session's model is told. */
+const SUBAGENT_SYSTEM = "You are a sub-agent. Work on the task you are given with the tools you have, then answer " +
+  "with the result as your final message (no tool call): it is all the agent that gave you the task will see.";
+
+/**
+ * xun's default sub-agent provider: each sub-agent is the session's model,
+ * working in its child session with a copy of `box`.
+ */
+function sessionModelSubagents(box: ToolBox): SubagentGetter {
+  return (parent, _task, context) => {
+    const model = sessionModel(parent, "A sub-agent without a getter (withSubagents())");
+    return {
+      run: (task, signal) =>
+        converse({
+          model,
+          session: context.session,
+          toolbox: context.toolbox(box),
+          system: SUBAGENT_SYSTEM,
+          task,
+          signal,
+        }),
+    };
+  };
+}
+
 /**
  * The sub-agent tools for `getter`:
  *
@@ -76,6 +102,11 @@ function failed(name: string | undefined, error: unknown): ToolError {
  * (`depth_limit`) in a session at that depth, whatever toolbox it uses. A
  * cancel or timeout of the parent call aborts the signal every sub-agent got.
  *
+ * Without a getter (xun's default provider), each sub-agent is the session's
+ * model (`new Session({ model })`, an `AgentModel`) in a conversation with a
+ * copy of `box`; its final text is the output. A session without a model
+ * fails `no_model`, saying how to give one.
+ *
  * Requires no permissions itself; the sub-agents' tools need their own.
  *
  * @example
@@ -92,12 +123,15 @@ function failed(name: string | undefined, error: unknown): ToolError {
  * await session.close();
  * ```
  */
-export function agentTools(getter: SubagentGetter): AnyTool[] {
+export function agentTools(getter?: SubagentGetter, box?: ToolBox): AnyTool[] {
+  if (getter === undefined && box !== undefined) getter = sessionModelSubagents(box);
   if (typeof getter !== "function") {
     throw new TypeError(
-      "withSubagents needs a getter function: (parent, task, context) => ({ run(task, signal) })",
+      "withSubagents takes a getter function, (parent, task, context) => ({ run(task, signal) }), or none " +
+        "(sub-agents then run with the session's model); agentTools without a getter needs the toolbox",
     );
   }
+  const make: SubagentGetter = getter;
   const agentRun: Tool<AgentRunArgs> = tool({
     name: "agent_run",
     description: "Hand a self-contained task to a sub-agent with its own context and tools, and get its answer.\n" +
@@ -114,7 +148,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
     async run({ task, name }, ctx) {
       assertMayDelegate(ctx.session);
       try {
-        const output = await runSubagent(ctx, getter, task, name);
+        const output = await runSubagent(ctx, make, task, name);
         return { ...(name !== undefined ? { name } : {}), output: output ?? null };
       } catch (error) {
         ctx.signal.throwIfAborted();
@@ -160,7 +194,7 @@ export function agentTools(getter: SubagentGetter): AnyTool[] {
         const name = names?.[i];
         const label = name !== undefined ? { task, name } : { task };
         try {
-          return { ...label, status: "success", output: (await runSubagent(ctx, getter, task, name)) ?? null };
+          return { ...label, status: "success", output: (await runSubagent(ctx, make, task, name)) ?? null };
         } catch (error) {
           return { ...label, status: "error", error: failed(name, error).message };
         }

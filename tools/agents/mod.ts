@@ -13,6 +13,7 @@ export {
   MAX_PARALLEL_TASKS,
   type SubagentOutcome,
 } from "./agent_run.ts";
+export { modelRiskAssessor, type ModelRiskAssessorOptions } from "./model_risk_assessor.ts";
 export {
   MAX_PARALLEL_SUBAGENTS,
   MAX_SUBAGENT_DEPTH,

@@ -43,8 +43,10 @@ export const WAIT_FOR_OUTPUT = sentence(
 /** `browser_evaluate`: the script's result as JSON, framed. */
 export const EVALUATE_OUTPUT = sentence(FRAMED_PAGE);
 
-/** `browser_tabs`: one line per tab, `index: url "title"`, the current one marked. */
-export const TABS_OUTPUT = sentence(/^\d+: \S+ ".*"(?: \(current\))?(?:\n\d+: \S+ ".*"(?: \(current\))?)*$/);
+/** `browser_tabs`: the count and current tab, then one line per tab (`index: "url" "title"`), framed. */
+export const TABS_OUTPUT = sentence(
+  /^\d+ tab\(s\); the current one is -?\d+\. [^\n]*\n<untrusted-web-content id="[0-9a-f]{16}"> /,
+);
 
 /** `browser_console_messages`: none, or the framed list of events. */
 export const CONSOLE_MESSAGES_OUTPUT = v.union([

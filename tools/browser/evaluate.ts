@@ -9,7 +9,7 @@ import { type Tool, tool } from "@toolfence/core";
 import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
 import { ToolError } from "@toolfence/core";
-import { BROWSER_FLAGS, untrusted } from "./_page.ts";
+import { BROWSER_FLAGS, framedScriptError, untrusted } from "./_page.ts";
 import { EVALUATE_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_evaluate`. */
@@ -20,7 +20,8 @@ export interface BrowserEvaluateArgs {
 
 /**
  * `browser_evaluate(script)`: runs JavaScript in the current page and returns
- * its JSON-serialisable result, framed as untrusted web content. It asks the
+ * its JSON-serialisable result, framed as untrusted web content (so is the
+ * message of a script that throws: `script_error`). It asks the
  * host first unless the group's option `evaluate: "allow"` says otherwise,
  * since the script acts with the page's cookies and storage; an automatic
  * answer refuses.
@@ -88,7 +89,7 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
           value = await current.evaluate(script);
         } catch (error) {
           if (browser.running === false) throw error;
-          throw new ToolError(`The script threw: ${(error as Error).message.split("\n")[0]}`, {
+          throw new ToolError(framedScriptError((error as Error).message), {
             code: "script_error",
             details: { error: (error as Error).message },
           });

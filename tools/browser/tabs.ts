@@ -9,7 +9,7 @@ import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
-import { BROWSER_FLAGS } from "./_page.ts";
+import { BROWSER_FLAGS, framedTabs } from "./_page.ts";
 import { TABS_OUTPUT } from "./_outputs.ts";
 
 /** Arguments of `browser_tabs`. */
@@ -24,7 +24,9 @@ export interface BrowserTabsArgs {
 
 /**
  * `browser_tabs(action?, index?, url?)`: lists the tabs (windows a page opened
- * included), opens a new one, makes one current, or closes one.
+ * included), opens a new one, makes one current, or closes one. The list (each
+ * tab's address and title, which the page sets) is framed as untrusted web
+ * content.
  *
  * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
  * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
@@ -82,11 +84,12 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
         await pick(index).close();
       }
       const now = await browser.page();
-      const lines = await Promise.all((await browser.pages()).map(async (page, i) => {
-        const title = await page.title().catch(() => "");
-        return `${i}: ${page.url()} ${JSON.stringify(title.slice(0, 200))}${page === now ? " (current)" : ""}`;
-      }));
-      return lines.join("\n");
+      const listed = await browser.pages();
+      const tabs = await Promise.all(listed.map(async (page) => ({
+        url: page.url(),
+        title: await page.title().catch(() => ""),
+      })));
+      return framedTabs(tabs, listed.indexOf(now));
     },
   });
 }

@@ -73,6 +73,8 @@ export const MKDIR_OUTPUT = v.strictObject({ path: ABSOLUTE_PATH, created: v.boo
 export const TEMP_DIR_OUTPUT = v.strictObject({ path: ABSOLUTE_PATH });
 
 const NAMES = v.array(v.string());
+/** Entries whose names this runtime lost (not UTF-8), with the reason. */
+const LOST_NAMES = v.array(v.strictObject({ name: v.string(), reason: v.string() }));
 
 /** `list_dir`: names only, or (with details) files with size and time, and where each symlink leads. */
 export const LIST_DIR_OUTPUT = v.union([
@@ -82,6 +84,7 @@ export const LIST_DIR_OUTPUT = v.union([
     files: NAMES,
     symlinks: v.optional(NAMES),
     other: v.optional(NAMES),
+    skipped: v.optional(LOST_NAMES),
   }),
   v.strictObject({
     path: ABSOLUTE_PATH,
@@ -100,6 +103,7 @@ export const LIST_DIR_OUTPUT = v.union([
     other: v.optional(
       v.array(v.strictObject({ name: v.string(), type: v.picklist([...FILE_TYPE.options, "unknown"]) })),
     ),
+    skipped: v.optional(LOST_NAMES),
   }),
 ]);
 
@@ -153,4 +157,5 @@ export const REQUEST_IMAGE_OUTPUT = v.strictObject({
   path: ABSOLUTE_PATH,
   media_type: v.picklist(["image/png", "image/jpeg", "image/gif", "image/webp"]),
   ...IMAGE_FIELDS,
+  crop: v.optional(v.strictObject({ x: COUNT, y: COUNT, width: COUNT, height: COUNT })),
 });

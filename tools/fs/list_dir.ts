@@ -13,6 +13,7 @@ import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { fileOpError, wrongType } from "../_shared/fs_errors.ts";
 import { describeType, typeName } from "../_shared/fs_open.ts";
+import { lostName, NOT_UTF8_REASON } from "../_shared/fs_lost_name.ts";
 import { LIST_DIR_OUTPUT } from "./_outputs.ts";
 
 /** The arguments of `list_dir`, defaults applied. */
@@ -69,7 +70,9 @@ async function linkTarget(ctx: ToolContext, linkPath: string): Promise<string> {
  * Lists a folder: the names of its files, folders, symlinks and other entries,
  * sorted. With `details`, files carry size and modification time, and each
  * symlink says what it leads to (a file or folder, a broken link, or
- * "outside the workspace", never followed there).
+ * "outside the workspace", never followed there). An entry whose name is not
+ * UTF-8 cannot be opened under Deno by any spelling: it is named under
+ * `skipped`, with the reason, not listed as reachable.
  *
  * Requires `--allow-read` for the folder.
  *
@@ -114,7 +117,9 @@ export const listDirTool: Tool<ListDirArgs> = tool({
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const kinds = { directories: [] as fs.Dirent[], files: [] as fs.Dirent[], links: [] as fs.Dirent[] };
     const others: fs.Dirent[] = [];
+    const lost = await lostNames(real, entries);
     for (const entry of entries) {
+      if (lost.has(entry)) continue;
       if (entry.isDirectory()) kinds.directories.push(entry);
       else if (entry.isFile()) kinds.files.push(entry);
       else if (entry.isSymbolicLink()) kinds.links.push(entry);
@@ -127,6 +132,7 @@ export const listDirTool: Tool<ListDirArgs> = tool({
         files: kinds.files.map((e) => e.name),
         ...(kinds.links.length ? { symlinks: kinds.links.map((e) => e.name) } : {}),
         ...(others.length ? { other: others.map((e) => e.name) } : {}),
+        ...(lost.size ? { skipped: [...lost.values()] } : {}),
       };
     }
     ctx.signal.throwIfAborted();
@@ -156,6 +162,26 @@ export const listDirTool: Tool<ListDirArgs> = tool({
       files,
       ...(links.length ? { symlinks: links } : {}),
       ...(other.length ? { other } : {}),
+      ...(lost.size ? { skipped: [...lost.values()] } : {}),
     };
   },
 });
+
+/**
+ * The entries whose names this runtime lost (not UTF-8: see `fs_lost_name.ts`),
+ * with the reason: a spelling no file has, or one a second entry also decodes to.
+ */
+async function lostNames(dir: string, entries: fs.Dirent[]): Promise<Map<fs.Dirent, { name: string; reason: string }>> {
+  const lost = new Map<fs.Dirent, { name: string; reason: string }>();
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    if (!entry.name.includes("\uFFFD")) continue;
+    if (seen.has(entry.name)) {
+      lost.set(entry, { name: entry.name, reason: `${NOT_UTF8_REASON} (another entry's name reads the same)` });
+    } else if (await lostName(path.join(dir, entry.name))) {
+      lost.set(entry, { name: entry.name, reason: NOT_UTF8_REASON });
+    }
+    seen.add(entry.name);
+  }
+  return lost;
+}

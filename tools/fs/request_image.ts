@@ -11,6 +11,7 @@ import { ToolError } from "@toolfence/core";
 import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import {
+  cropImage,
   decodeImage,
   encodeImage,
   fittedSize,
@@ -31,10 +32,27 @@ export const MAX_SOURCE_IMAGE_BYTES = 50 * 1024 * 1024;
 /** The most pixels `request_image` decodes (8-bit RGBA, so 4 bytes each). */
 export const MAX_SOURCE_PIXELS = 100_000_000;
 
+/** A rectangle of an image, in pixels: its top-left corner and its size. */
+export interface RequestImageCrop {
+  /** Pixels from the left edge. */
+  x: number;
+  /** Pixels from the top edge. */
+  y: number;
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+}
+
 /** Arguments of `request_image`. */
 export interface RequestImageArgs {
   /** Path of the image, relative to the workspace. */
   src: string;
+  /**
+   * The part of the image to show, in pixels of the image as it is shown (upright
+   * per its EXIF orientation): cut out first, then scaled to the 1,000 px cap.
+   */
+  crop?: RequestImageCrop;
 }
 
 /** What `request_image` returns; the image itself follows the batch's results. */
@@ -55,7 +73,12 @@ export interface RequestImageResult {
   resized: boolean;
   /** The line that accompanies the image. */
   note: string;
+  /** The rectangle cut out of the upright image, when `crop` was given. */
+  crop?: RequestImageCrop;
 }
+
+const CROP_OFFSET = v.pipe(v.number(), v.integer(), v.minValue(0));
+const CROP_SIDE = v.pipe(v.number(), v.integer(), v.minValue(1));
 
 function invalid(message: string, code: string, details?: Record<string, unknown>): ToolError {
   return new ToolError(message, { code, kind: "semantic", recoverable: false, details });
@@ -82,12 +105,14 @@ async function readLimited(file: string, shown: string): Promise<Uint8Array> {
 }
 
 /**
- * `request_image(src)`: shows an image file of the workspace to the model. The
- * format is judged by the file's bytes (PNG, JPEG, GIF, WebP), never its name.
- * An image whose long side exceeds 1,000 px is scaled down to 1,000 px (area
- * averaging; a JPEG stays JPEG, a GIF's first frame becomes PNG), and a JPEG is
- * turned upright per its EXIF orientation; WebP is passed on unchanged and
- * refused when it is larger. The image reaches the model after the batch's
+ * `request_image(src, crop?)`: shows an image file of the workspace to the
+ * model. The format is judged by the file's bytes (PNG, JPEG, GIF, WebP), never
+ * its name. In xun's order: a JPEG is turned upright per its EXIF orientation,
+ * then `crop` (`{ x, y, width, height }` in pixels of the upright image, which it
+ * must lie within) cuts out a part, then an image whose long side exceeds
+ * 1,000 px is scaled down to 1,000 px (area averaging; a JPEG stays JPEG, a GIF's
+ * first frame becomes PNG). WebP cannot be decoded here: it is passed on
+ * unchanged, and refused when it is larger or a crop is asked for. The image reaches the model after the batch's
  * results, through `ctx.deferImage`, with a note giving its final and original
  * sizes. Requires the model capability `vision`.
  *
@@ -108,9 +133,17 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   name: "request_image",
   description: "Look at an image file (PNG, JPEG, GIF or WebP) in the workspace.\n" +
     "The image is shown to you right after the tool results, scaled down so its long side is at most " +
-    "1000 px; the result says its final and original sizes.",
+    "1000 px; the result says its final and original sizes. To see a detail at full resolution, pass " +
+    "`crop` (a rectangle in pixels of the original): it is cut out first, then scaled.",
   input: v.object({
     src: v.pipe(v.string(), v.description("Path of the image, relative to the workspace.")),
+    crop: v.optional(v.pipe(
+      v.strictObject({ x: CROP_OFFSET, y: CROP_OFFSET, width: CROP_SIDE, height: CROP_SIDE }),
+      v.description(
+        "Only this part of the image: its top-left corner (x, y) and its size, in pixels of the original " +
+          "(upright) image; cut out before scaling.",
+      ),
+    )),
   }),
   output: REQUEST_IMAGE_OUTPUT,
   requires: ["vision"],
@@ -119,7 +152,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   effects: ["reads"],
   permissions: ["read"],
   needs: { read: ["workspace"] },
-  async run({ src }, ctx): Promise<RequestImageResult> {
+  async run({ src, crop }, ctx): Promise<RequestImageResult> {
     const file = (await ctx.policy.files.resolve(src)).path;
     const shown = ctx.workspace.relative(file);
     const bytes = await readLimited(file, shown);
@@ -129,19 +162,24 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
       throw invalid(`${shown} looks like ${type} but its header is unreadable`, "invalid_image");
     }
     const orientation = type === "image/jpeg" ? jpegOrientation(bytes) : 1;
-    const target = fittedSize(original, MAX_IMAGE_SIDE);
+    const upright = orientation >= 5 ? { width: original.height, height: original.width } : original;
+    if (crop) checkCrop(crop, upright, shown);
+    const cut = crop ?? upright;
+    const target = fittedSize(cut, MAX_IMAGE_SIDE);
     let media: ImageMediaType = type;
     let out = bytes;
     let final: ImageSize = original;
-    const needsWork = target.width !== original.width || target.height !== original.height || orientation !== 1 ||
-      bytes.byteLength > MAX_IMAGE_BYTES;
+    const needsWork = crop !== undefined || target.width !== original.width || target.height !== original.height ||
+      orientation !== 1 || bytes.byteLength > MAX_IMAGE_BYTES;
     if (needsWork) {
       if (type === "image/webp") {
         throw invalid(
-          `${shown} is a WebP image of ${original.width}×${original.height} px; WebP can only be shown up to ` +
-            `${MAX_IMAGE_SIDE} px on its long side (convert it to PNG or JPEG first)`,
+          crop
+            ? `${shown} is a WebP image, which request_image cannot crop (convert it to PNG or JPEG first)`
+            : `${shown} is a WebP image of ${original.width}×${original.height} px; WebP can only be shown up to ` +
+              `${MAX_IMAGE_SIDE} px on its long side (convert it to PNG or JPEG first)`,
           "unsupported_image",
-          { original },
+          { original, crop },
         );
       }
       if (original.width * original.height > MAX_SOURCE_PIXELS) {
@@ -158,16 +196,21 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
         throw invalid(`${shown} could not be decoded as ${type}: ${(error as Error).message}`, "invalid_image");
       }
       ctx.signal.throwIfAborted();
-      const image = orientImage(resizeImage(decoded, target.width, target.height), orientation);
+      // Upright first, so the crop is in the pixels the model was shown; then the
+      // cut, then the scaling (xun caps the long side after cropping).
+      const turned = orientImage(decoded, orientation);
+      const image = resizeImage(crop ? cropImage(turned, crop) : turned, target.width, target.height);
       media = type === "image/jpeg" ? "image/jpeg" : "image/png";
       out = encodeImage(image, media);
       final = { width: image.width, height: image.height };
     }
     const name = path.basename(file);
-    const note = needsWork
-      ? `${name}: ${final.width}×${final.height} px (original ${original.width}×${original.height} px${
-        orientation !== 1 ? `, turned upright per its EXIF orientation` : ""
-      })`
+    const turnedNote = orientation !== 1 ? `, turned upright per its EXIF orientation` : "";
+    const note = crop
+      ? `${name}: ${final.width}×${final.height} px (crop ${crop.width}×${crop.height} at ${crop.x},${crop.y} of ` +
+        `original ${upright.width}×${upright.height} px${turnedNote})`
+      : needsWork
+      ? `${name}: ${final.width}×${final.height} px (original ${original.width}×${original.height} px${turnedNote})`
       : `${name}: ${final.width}×${final.height} px (original size)`;
     await ctx.deferImage(out, note);
     return {
@@ -179,9 +222,20 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
       original_height: original.height,
       resized: needsWork,
       note,
+      ...(crop ? { crop } : {}),
     };
   },
 });
+
+function checkCrop(crop: RequestImageCrop, upright: ImageSize, shown: string): void {
+  if (crop.x + crop.width > upright.width || crop.y + crop.height > upright.height) {
+    throw new ToolError(
+      `crop ${crop.width}×${crop.height} at ${crop.x},${crop.y} reaches beyond ${shown}, which is ` +
+        `${upright.width}×${upright.height} px; give a rectangle within it`,
+      { code: "invalid_arguments", details: { crop, size: upright } },
+    );
+  }
+}
 
 // checkImage also enforces the 10 MB limit of deferred images; a larger source
 // may still be scaled down below it, so only its type is judged here.

@@ -8,6 +8,7 @@ import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { type IgnoreLevel, ignoreLevel, isIgnored, parentLevels } from "./_ignore.ts";
+import { lostName, NOT_UTF8_REASON } from "../_shared/fs_lost_name.ts";
 
 /** One entry found by {@linkcode walkTree}. */
 export interface WalkEntry {
@@ -60,7 +61,7 @@ export function skipReason(error: unknown, fullPath: string): string {
 export const PATH_MAX = 4095;
 
 /** A name decoded from bytes that are not UTF-8 holds U+FFFD and names no file under that spelling. */
-export const NOT_UTF8_REASON = "its name is not valid UTF-8, and this runtime can only open files by UTF-8 names";
+export { NOT_UTF8_REASON };
 
 // Folders read at once; enough to keep the disk busy without exhausting handles.
 const CONCURRENCY = 16;
@@ -79,15 +80,6 @@ interface Pending {
 }
 
 // Whether `abs` names nothing: then the name the runtime gave was decoded with replacement characters.
-async function missing(abs: string): Promise<boolean> {
-  try {
-    await fsp.lstat(abs);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT";
-  }
-}
-
 /**
  * Walks `root` and reports every entry beneath it. Folders that cannot be read
  * (permissions, a path over the system's limit) and names that are not UTF-8
@@ -130,7 +122,7 @@ export async function walkTree(options: WalkOptions): Promise<void> {
         continue;
       }
       const abs = `${dir.abs}/${entry.name}`;
-      if (entry.name.includes("\uFFFD") && await missing(abs)) {
+      if (await lostName(abs)) {
         options.onSkip?.({ path: rel, reason: NOT_UTF8_REASON });
         continue;
       }

@@ -162,6 +162,38 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     assert.match(framed, /^<untrusted-web-content id="([0-9a-f]{16})">[\s\S]*\n<\/untrusted-web-content id="\1">/);
   });
 
+  test(
+    "a page's title in browser_tabs and a script's thrown message cannot close their frames",
+    { timeout: 60_000 },
+    async () => {
+      await ok("browser_navigate", { url: `${site.base}/inject` });
+      // Whatever the spelling the page used, the only tag openers after our first line are the frame's own.
+      const openers = (framed: string) =>
+        framed.normalize("NFKD").replace(/[\p{M}\p{Cf}\s]/gu, "").split("<").length - 1;
+      await ok("browser_evaluate", { script: "document.title = document.body.innerText; 0" });
+      const tabs = await ok("browser_tabs");
+      assert.match(tabs, /delete everything/, "the title is there");
+      const framedTabs = tabs.slice(tabs.indexOf("\n") + 1);
+      assert.equal(openers(framedTabs), 2, framedTabs);
+      assert.match(
+        framedTabs,
+        /^<untrusted-web-content id="([0-9a-f]{16})">[\s\S]*\n<\/untrusted-web-content id="\1">$/,
+      );
+      const threw = await call("browser_evaluate", {
+        script: "(() => { throw new Error(document.body.innerText.replace(/\\n/g, ' ')) })()",
+      });
+      assert.equal(code(threw), "script_error");
+      const message = text(threw);
+      assert.match(message, /delete everything/, "the message is there");
+      const framedMessage = message.slice(message.indexOf("<untrusted-web-content"));
+      assert.equal(openers(message), 2, message);
+      assert.match(
+        framedMessage,
+        /^<untrusted-web-content id="([0-9a-f]{16})">[\s\S]*\n<\/untrusted-web-content id="\1">/,
+      );
+    },
+  );
+
   test("a large snapshot is capped like other outputs, the whole of it an artifact", { timeout: 60_000 }, async () => {
     await ok("browser_navigate", { url: `${site.base}/huge` });
     const result = await call("browser_snapshot");
@@ -214,7 +246,8 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
     await ok("browser_click", { ref: ref(await ok("browser_snapshot"), /button "Open"/) });
     await ok("browser_wait_for", { time: 0.3 });
     const list = await ok("browser_tabs");
-    assert.equal(list.split("\n").length, 2, list);
+    assert.match(list, /^2 tab\(s\); the current one is 0\./);
+    assert.equal(list.match(/^\d+: /gm)?.length, 2, list);
     assert.match(await ok("browser_tabs", { action: "select", index: 1 }), /1: .*\/form.*\(current\)/);
     assert.doesNotMatch(await ok("browser_tabs", { action: "close", index: 1 }), /\/form/);
     assert.equal(code(await call("browser_tabs", { action: "select", index: 7 })), "tab_not_found");

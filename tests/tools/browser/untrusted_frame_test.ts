@@ -3,12 +3,15 @@
 // spaces, attributes, compatibility forms, look-alikes, zero-width and
 // combining characters, entities) never leave a tag opener inside the frame,
 // even to a reader that folds Unicode and drops what it cannot see; the
-// frame's id is fresh each time; the escaping loses nothing.
+// frame's id is fresh each time; the escaping loses nothing. The same holds
+// for the two other texts pages write: browser_tabs's titles and addresses,
+// and the message of a script browser_evaluate ran that threw.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { escapeUntrusted, FRAME_TAG, frameUntrusted } from "../../../tools/browser/_untrusted_frame.ts";
+import { framedScriptError, framedTabs } from "../../../tools/browser/_page.ts";
 
 /** A generous reader: compatibility-folded, marks, format characters and white space dropped, lower case. */
 function read(text: string): string {
@@ -72,6 +75,50 @@ describe("the untrusted frame", { timeout: 60_000 }, () => {
         assert.equal(unescape(inside), body, "the escaping is lossless");
       }),
       { numRuns: 10_000 },
+    );
+  });
+
+  test("browser_tabs's titles and addresses stay inside their frame (2,000 runs)", { timeout: 60_000 }, () => {
+    const tab = fc.record({ url: pageText, title: pageText });
+    fc.assert(
+      fc.property(fc.array(tab, { minLength: 1, maxLength: 4 }), fc.nat(3), (tabs, pick) => {
+        const current = pick % tabs.length;
+        const listed = framedTabs(tabs, current);
+        const [ours, ...rest] = listed.split("\n");
+        assert.equal(
+          ours,
+          `${tabs.length} tab(s); the current one is ${current}. Addresses and titles come from the pages:`,
+        );
+        const framed = rest.join("\n");
+        assert.equal(read(framed).split("<").length - 1, 2, framed);
+        const id = framed.match(/^<untrusted-web-content id="([0-9a-f]{16})">/)?.[1];
+        assert.ok(id && framed.endsWith(`\n</${FRAME_TAG} id="${id}">`), framed);
+        const inside = unescape(framed.slice(framed.indexOf("\n") + 1, framed.lastIndexOf("\n")));
+        assert.deepEqual(
+          inside.split("\n"),
+          tabs.map((t, i) =>
+            `${i}: ${JSON.stringify(t.url)} ${JSON.stringify(t.title.slice(0, 200))}${
+              i === current ? " (current)" : ""
+            }`
+          ),
+        );
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  test("a thrown script message stays inside its frame (5,000 runs)", { timeout: 60_000 }, () => {
+    fc.assert(
+      fc.property(pageText, (message) => {
+        const shown = framedScriptError(message);
+        const [ours, ...rest] = shown.split("\n");
+        assert.equal(ours, "The script threw; its message comes from the page:");
+        const framed = rest.join("\n");
+        assert.equal(read(framed).split("<").length - 1, 2, framed);
+        const inside = framed.slice(framed.indexOf("\n") + 1, framed.lastIndexOf("\n"));
+        assert.equal(unescape(inside), message.split("\n")[0], "the first line, whole");
+      }),
+      { numRuns: 5_000 },
     );
   });
 

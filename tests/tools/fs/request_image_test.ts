@@ -159,6 +159,104 @@ describe("request_image", () => {
     }, vision);
   });
 
+  test(
+    "crop cuts first, then scales: a detail of a large image keeps its full resolution",
+    { timeout: 120_000 },
+    async () => {
+      await withSession(async (session, dir) => {
+        // 2400×1200: red left, blue right. A 400×200 crop straddling the middle
+        // is shown at 400×200 (scaling first would have made it 167×83).
+        await writeFile(path.join(dir, "huge.png"), png(2400, 1200));
+        const detail = await box.call(session, "request_image", {
+          src: "huge.png",
+          crop: { x: 1000, y: 500, width: 400, height: 200 },
+        });
+        assert.equal(detail.status, "success", detail.error);
+        const out = detail.output as RequestImageResult;
+        assert.deepEqual([out.width, out.height, out.original_width, out.original_height], [400, 200, 2400, 1200]);
+        assert.deepEqual(out.crop, { x: 1000, y: 500, width: 400, height: 200 });
+        assert.equal(out.note, "huge.png: 400×200 px (crop 400×200 at 1000,500 of original 2400×1200 px)");
+        const decoded = decodePng(session.takeDeferredImages()[0].data);
+        assert.deepEqual([decoded.width, decoded.height], [400, 200]);
+        assert.deepEqual(pixel(decoded, 199, 100, decoded.channels), [255, 0, 0]);
+        assert.deepEqual(pixel(decoded, 200, 100, decoded.channels), [0, 0, 255]);
+        // A crop larger than the cap is cut, then scaled to 1000 px on its long side.
+        const wide = (await box.call(session, "request_image", {
+          src: "huge.png",
+          crop: { x: 0, y: 0, width: 2000, height: 1000 },
+        })).output as RequestImageResult;
+        assert.deepEqual([wide.width, wide.height], [1000, 500]);
+        const scaled = decodePng(session.takeDeferredImages()[0].data);
+        // Red covers x < 1200 of the crop's 2000: 600 of the scaled 1000.
+        assert.deepEqual(pixel(scaled, 595, 250, scaled.channels), [255, 0, 0]);
+        assert.deepEqual(pixel(scaled, 605, 250, scaled.channels), [0, 0, 255]);
+      }, vision);
+    },
+  );
+
+  test("crop is in the upright image's pixels, and a JPEG stays JPEG", { timeout: 60_000 }, async () => {
+    await withSession(async (session, dir) => {
+      // Stored 400×200 (red left), orientation 6: shown 200×400 with red on top.
+      await writeFile(path.join(dir, "turned.jpg"), withOrientation(jpg(400, 200), 6));
+      const bottom = (await box.call(session, "request_image", {
+        src: "turned.jpg",
+        crop: { x: 0, y: 250, width: 200, height: 150 },
+      })).output as RequestImageResult;
+      assert.deepEqual([bottom.media_type, bottom.width, bottom.height], ["image/jpeg", 200, 150]);
+      assert.match(bottom.note, /crop 200×150 at 0,250 of original 200×400 px, turned upright/);
+      const decoded = jpeg.decode(session.takeDeferredImages()[0].data, { useTArray: true });
+      assert.deepEqual([decoded.width, decoded.height], [200, 150]);
+      assert.ok(near(pixel(decoded, 100, 75), [0, 0, 255]), `${pixel(decoded, 100, 75)}`);
+      // A GIF's crop is a PNG.
+      await writeFile(path.join(dir, "anim.gif"), gif(120, 60));
+      const gifCrop = (await box.call(session, "request_image", {
+        src: "anim.gif",
+        crop: { x: 70, y: 10, width: 20, height: 20 },
+      })).output as RequestImageResult;
+      assert.deepEqual([gifCrop.media_type, gifCrop.width, gifCrop.height], ["image/png", 20, 20]);
+      const cut = decodePng(session.takeDeferredImages()[0].data);
+      assert.deepEqual(pixel(cut, 10, 10, cut.channels), [0, 0, 255]);
+    }, vision);
+  });
+
+  test("a crop outside the image, of a WebP, or malformed is refused", { timeout: 60_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(path.join(dir, "small.png"), png(200, 100));
+      const beyond = await box.call(session, "request_image", {
+        src: "small.png",
+        crop: { x: 150, y: 0, width: 100, height: 50 },
+      });
+      assert.equal(beyond.errorCode, "invalid_arguments");
+      assert.match(beyond.error!, /reaches beyond small\.png, which is 200×100 px/);
+      for (
+        const crop of [
+          { x: -1, y: 0, width: 10, height: 10 },
+          { x: 0, y: 0, width: 0, height: 10 },
+          {
+            x: 0.5,
+            y: 0,
+            width: 10,
+            height: 10,
+          },
+          { x: 0, y: 0, width: 10 },
+          { x: 0, y: 0, width: 10, height: 10, z: 1 },
+        ]
+      ) {
+        const refused = await box.call(session, "request_image", { src: "small.png", crop });
+        assert.equal(refused.errorCode, "invalid_arguments", JSON.stringify(crop));
+      }
+      const tiny = Uint8Array.from(atob("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="), (c) => c.charCodeAt(0));
+      await writeFile(path.join(dir, "tiny.webp"), tiny);
+      const webp = await box.call(session, "request_image", {
+        src: "tiny.webp",
+        crop: { x: 0, y: 0, width: 1, height: 1 },
+      });
+      assert.equal(webp.errorCode, "unsupported_image");
+      assert.match(webp.error!, /cannot crop/);
+      assert.equal(session.takeDeferredImages().length, 0);
+    }, vision);
+  });
+
   test("it is listed only for models with vision", { timeout: 60_000 }, () => {
     assert.deepEqual(box.list({ capabilities: [] }).map((t) => t.name), []);
     assert.deepEqual(box.list({ capabilities: ["vision"] }).map((t) => t.name), ["request_image"]);
