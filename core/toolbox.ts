@@ -39,6 +39,7 @@ import { fnmatch } from "./_fnmatch.ts";
 import { fromFluxTool, isFluxTool } from "./flux_tool.ts";
 import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
+import { assertPermissions } from "./_tool_permissions.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
@@ -179,6 +180,7 @@ export class ToolBox {
       );
     }
     if (t.effects !== undefined) assertEffects(t.name, t.effects);
+    if (t.permissions !== undefined) assertPermissions(t.name, t.permissions);
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
     // An override wins whichever came first: a built-in group registered after it does not replace it.
