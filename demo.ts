@@ -74,7 +74,7 @@ try {
 /** What the scripted model asks for, turn by turn, as OpenAI chat tool calls. */
 const TURNS: { say: string; calls: [string, Record<string, unknown>][] }[] = [
   {
-    say: "Let me look around first (read-only calls run side by side).",
+    say: "Let me look around first.",
     calls: [
       ["list_dir", { path: "." }],
       ["read_file", { path: "notes.md" }],
@@ -138,27 +138,25 @@ try {
       type: "function",
       function: { name, arguments: JSON.stringify(args) },
     }));
+    // One call at a time, so that the questions a call asks sit between its line and its result.
     for (const call of toolCalls) {
       const args = JSON.parse(call.function!.arguments);
       console.log(`\n▶ ${call.id} ${call.function!.name} ${call.function!.arguments}`);
       console.log(`  policy: ${await policyDecision(call.function!.name, args)}`);
-    }
-    const { messages, results } = await runOpenAIChatToolCalls(box, agentSession, {
-      choices: [{ message: { tool_calls: toolCalls } }],
-    });
-    console.log("");
-    results.forEach((result, i) => {
+      const { messages, results: [result] } = await runOpenAIChatToolCalls(box, agentSession, {
+        choices: [{ message: { tool_calls: [call] } }],
+      });
       const outcome = result.status === "success"
         ? "success"
         : `${result.status} (${result.errorKind}/${result.errorCode})`;
-      const text = "content" in messages[i] && typeof messages[i].content === "string" ? messages[i].content : "";
+      const text = "content" in messages[0] && typeof messages[0].content === "string" ? messages[0].content : "";
       console.log(`◀ ${result.callId} ${result.toolName}: ${outcome}`);
       console.log(
         `  {"role":"tool","tool_call_id":"${result.callId}","content":${JSON.stringify(text.slice(0, 240))}${
           text.length > 240 ? "…" : ""
         }}`,
       );
-    });
+    }
   }
 } finally {
   await agentSession.close();

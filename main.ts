@@ -44,7 +44,7 @@ import { BUILTIN_GROUPS, publishTool } from "@toolfence/tools";
 import { PROVIDER_DIALECTS } from "@toolfence/adapters";
 import { createScratch, Workspace } from "@toolfence/policy";
 import { terminalHost } from "@toolfence/policy";
-import { denoFlagsForNeeds, MANAGED_POLICY_FILE } from "@toolfence/policy";
+import { denoFlagsForNeeds, MANAGED_POLICY_FILE, userPolicyFile } from "@toolfence/policy";
 import type { SandboxMode } from "@toolfence/policy";
 import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
@@ -544,8 +544,11 @@ function flags(args: string[]): number {
   noExtraPositionals("flags", positionals, 0);
   const groups = selectedGroups(values.groups, "flags");
   const list = groups.flatMap((g) => toolGroup(BUILTIN_GROUPS, g));
-  // The server reads the managed policy file (and will not start when it may not look).
-  const needed = denoFlagsForNeeds([...needsOf(list), { read: [MANAGED_POLICY_FILE] }], {
+  // The server reads the managed policy file (and will not start when it may not look), and the user's file,
+  // found through XDG_CONFIG_HOME or HOME: without both grants it would be skipped.
+  const user = userPolicyFile();
+  const policyFiles = { read: [MANAGED_POLICY_FILE, ...(user ? [user] : [])], env: ["XDG_CONFIG_HOME", "HOME"] };
+  const needed = denoFlagsForNeeds([...needsOf(list), policyFiles], {
     workspace: workspaceDir(values.workspace, "flags"),
     tempParent: values["temp-dir"],
   });

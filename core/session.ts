@@ -20,15 +20,22 @@ import { UsageError } from "./errors.ts";
 import { LateResults } from "./late_results.ts";
 import { CallGate } from "./call_gate.ts";
 import type { AgentModel } from "./model.ts";
+import { NO_WORKSPACE, NOBODY, noPolicy } from "./_standalone.ts";
 
-/** Options of a {@linkcode SessionBase}. */
+/**
+ * Options of a {@linkcode SessionBase}. Each of `workspace`, `policy` and
+ * `host` left out refuses: without a workspace nothing resolves, without a
+ * policy every file and process operation is refused (`permission_denied`),
+ * without a host no question is answered. So `new SessionBase()` calls tools
+ * that touch nothing outside their arguments, and fails closed for the rest.
+ */
 export interface SessionBaseOptions {
-  /** Path resolution inside the workspace. */
-  workspace: PathResolver;
-  /** Makes the session's policy; it gets the session to ask questions through. */
-  policy: (session: SessionBase) => CallPolicy;
-  /** Who answers questions. */
-  host: Host;
+  /** Path resolution inside the workspace; default none (nothing resolves). */
+  workspace?: PathResolver;
+  /** Makes the session's policy; it gets the session to ask questions through. Default: every door refuses. */
+  policy?: (session: SessionBase) => CallPolicy;
+  /** Who answers questions; default nobody (every question is refused). */
+  host?: Host;
   /** Take the default answer of every question a rule may answer, marked `auto`. */
   autoConfirm?: boolean;
   /** The model's capabilities, e.g. `["vision"]`. */
@@ -68,9 +75,27 @@ export interface ChildSessionOptions {
  * One agent's run, as the core sees it. Tools see it as `ctx.session`. Most
  * code wants the default-wired `Session` of `@toolfence/policy` (also exported
  * by `@toolfence/toolfence`); this base is for embedders who bring their own
- * path resolution and policy.
+ * path resolution and policy. Built with no options it is the core alone:
+ * tools that touch only their arguments run, and every file, process or
+ * question is refused (`permission_denied`).
  *
- * @example
+ * @example The core alone
+ * ```ts
+ * import * as v from "valibot";
+ * import { SessionBase, tool, ToolBox } from "@toolfence/core";
+ * const shout = tool({
+ *   name: "shout",
+ *   description: "Upper-case a text.",
+ *   input: v.object({ text: v.string() }),
+ *   run: ({ text }) => text.toUpperCase(),
+ * });
+ * const session = new SessionBase();
+ * const result = await new ToolBox().register(shout).call(session, "shout", { text: "hi" });
+ * console.log(result.status, result.output); // success HI
+ * await session.close();
+ * ```
+ *
+ * @example With a workspace policy wired by hand
  * ```ts
  * import { SessionBase } from "@toolfence/core";
  * import { autoHost, Policy, PolicyState, Workspace } from "@toolfence/policy";
@@ -127,22 +152,22 @@ export class SessionBase {
   #closers: (() => unknown)[] = [];
   #closed = false;
 
-  /** Creates a session from its parts. */
-  constructor(options: SessionBaseOptions) {
-    if (!options?.workspace || typeof options.policy !== "function" || !options.host) {
+  /** Creates a session from its parts; the parts left out refuse (see {@linkcode SessionBaseOptions}). */
+  constructor(options: SessionBaseOptions = {}) {
+    if (options.policy !== undefined && typeof options.policy !== "function") {
       throw new UsageError(
-        "A SessionBase needs a workspace, a policy factory and a host; for the default wiring use Session from @toolfence/policy: new Session({ workspace })",
+        "SessionBase's policy option is a function (session) => CallPolicy; for the default wiring use Session from @toolfence/policy: new Session({ workspace })",
       );
     }
     this.#options = options;
-    this.workspace = options.workspace;
-    this.host = options.host;
+    this.workspace = options.workspace ?? NO_WORKSPACE;
+    this.host = options.host ?? NOBODY;
     this.autoConfirm = options.autoConfirm ?? false;
     this.capabilities = [...(options.capabilities ?? [])];
     this.artifacts = options.artifacts ?? new MemoryArtifactStore();
     this.depth = options.depth ?? 0;
     if (options.model !== undefined) this.model = options.model;
-    this.policy = options.policy(this);
+    this.policy = options.policy ? options.policy(this) : noPolicy();
   }
 
   /**

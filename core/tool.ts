@@ -12,6 +12,7 @@ import type { ToolResult } from "./result.ts";
 import type { SessionBase } from "./session.ts";
 import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
+import { assertPermissions } from "./_tool_permissions.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
 export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
@@ -255,6 +256,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
     );
   }
   if (metadata.effects !== undefined) assertEffects(name, metadata.effects);
+  if (metadata.permissions !== undefined) assertPermissions(name, metadata.permissions);
   let inputSchema: JsonSchema;
   try {
     inputSchema = inputJsonSchema(input);

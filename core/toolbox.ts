@@ -39,6 +39,7 @@ import { fnmatch } from "./_fnmatch.ts";
 import { fromFluxTool, isFluxTool } from "./flux_tool.ts";
 import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
+import { assertPermissions } from "./_tool_permissions.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
@@ -75,7 +76,7 @@ export interface ToolBoxOptions {
 
 /** Which tools {@linkcode ToolBox.list} returns. */
 export interface ListOptions {
-  /** The model's capabilities; tools requiring others are left out. Default: none. */
+  /** The model's capabilities; tools requiring others are left out. Default: the session's, else none. */
   capabilities?: readonly string[];
   /** The fence; tools needing what it does not grant are left out. Default: the session's, else the toolbox's. */
   fence?: Fence;
@@ -179,6 +180,7 @@ export class ToolBox {
       );
     }
     if (t.effects !== undefined) assertEffects(t.name, t.effects);
+    if (t.permissions !== undefined) assertPermissions(t.name, t.permissions);
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
     // An override wins whichever came first: a built-in group registered after it does not replace it.
@@ -338,10 +340,13 @@ export class ToolBox {
   /**
    * The enabled tools whose required capabilities are met and whose
    * declared `needs` the fence grants (a tool that would be refused with
-   * `fence_denied` is not offered), in registration order.
+   * `fence_denied` is not offered), in registration order. Given a session
+   * (`list(session)`, the same as `list({ session })`), the tools that session
+   * can call: its capabilities, its fence and its workspace.
    */
-  list(options: ListOptions = {}): AnyTool[] {
-    const capabilities = new Set(options.capabilities ?? []);
+  list(options: ListOptions | SessionBase = {}): AnyTool[] {
+    if (options instanceof SessionBase) options = { session: options };
+    const capabilities = new Set(options.capabilities ?? options.session?.capabilities ?? []);
     const fence = options.fence ?? options.session?.policy.fence ?? this.#options.fence ?? OPEN_FENCE;
     const places = options.session ? fencePlacesOf(options.session) : undefined;
     return [...this.#tools.values()].filter((t) =>

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type AgentModel, type ArtifactStore, type Host, SessionBase } from "@toolfence/core";
+import { type AgentModel, type ArtifactStore, type Host, SessionBase, UsageError } from "@toolfence/core";
 import { Workspace } from "./workspace.ts";
 import { PolicyState, type PolicyStateData } from "./state.ts";
 import { Policy } from "./policy.ts";
@@ -92,6 +92,14 @@ export class Session extends SessionBase {
 
   /** Creates a session. */
   constructor(options: SessionOptions) {
+    const given = (options as Partial<SessionOptions> | undefined)?.workspace;
+    if (typeof given !== "string" && !(given instanceof Workspace)) {
+      throw new UsageError(
+        `A Session needs its workspace folder: new Session({ workspace: Deno.cwd() }) (or process.cwd() under Node); got ${
+          options === undefined ? "no options" : `workspace: ${given === undefined ? "undefined" : typeof given}`
+        }. For a session without files or processes, use new SessionBase() from @toolfence/core.`,
+      );
+    }
     const workspace = typeof options.workspace === "string" ? new Workspace(options.workspace) : options.workspace;
     const state = options.state instanceof PolicyState ? options.state : new PolicyState(options.state);
     super({

@@ -130,13 +130,13 @@ try {
 
 /**
  * The core-only consumer: `npm install @toolfence/core valibot` and nothing
- * else. It defines a tool, calls it through a `SessionBase` wired by hand (the
- * core has no policy of its own), and checks the results and that neither the
- * policy, the tools nor any adapter was installed.
+ * else. It defines a tool, calls it through `new SessionBase()` (the core
+ * alone: every file, process and question refused), and checks the results
+ * and that neither the policy, the tools nor any adapter was installed.
  */
 export const coreConsumerSource: string = `import { existsSync } from "node:fs";
 import * as v from "valibot";
-import { OPEN_FENCE, SessionBase, tool, ToolBox, type ToolResult } from "@toolfence/core";
+import { SessionBase, tool, ToolBox, type ToolResult } from "@toolfence/core";
 
 function check(condition: boolean, message: string): asserts condition {
   if (!condition) {
@@ -145,28 +145,8 @@ function check(condition: boolean, message: string): asserts condition {
   }
 }
 
-const nobody = () => Promise.reject(new Error("nobody to ask"));
-const notHere = () => Promise.reject(new Error("no file access in this consumer"));
-const workdir = process.cwd();
-const session = new SessionBase({
-  host: { choose: nobody, confirm: nobody },
-  workspace: {
-    workdir,
-    relative: (p) => p,
-    tempDir: () => Promise.resolve(workdir),
-    tempParent: workdir,
-    areaOf: () => "workdir",
-  },
-  policy: () => ({
-    fence: OPEN_FENCE,
-    sandbox: "off",
-    // This consumer's one tool touches no file and starts no process: every door operation refuses.
-    files: new Proxy({}, { get: () => notHere }) as never,
-    processes: new Proxy({}, { get: () => notHere }) as never,
-    resolveForRead: notHere,
-    authorizeCommand: () => Promise.reject(new Error("no commands")),
-  }),
-});
+// The README's core-alone example: no workspace, no policy, no host; a tool that touches nothing runs.
+const session = new SessionBase();
 const box = new ToolBox().register(tool({
   name: "shout",
   description: "Upper-case a text.",
@@ -177,6 +157,13 @@ const loud: ToolResult = await box.call(session, "shout", { text: "core only" })
 check(loud.status === "success" && loud.output === "CORE ONLY", "shout gave " + JSON.stringify(loud));
 const bad = await box.call(session, "shout", { text: 1 });
 check(bad.status === "error" && bad.errorCode === "invalid_arguments", "a number was accepted: " + JSON.stringify(bad));
+const reads = await new ToolBox().register(tool({
+  name: "peek",
+  description: "Read a file.",
+  input: v.object({ path: v.string() }),
+  run: ({ path }, ctx) => ctx.policy.resolveForRead(path),
+})).call(session, "peek", { path: "package.json" });
+check(reads.errorCode === "permission_denied", "the core alone resolved a path: " + JSON.stringify(reads));
 for (const other of ["@toolfence/internal", "@toolfence/policy", "@toolfence/tools", "@toolfence/adapters", "toolfence", "typescript", "ai"]) {
   check(!existsSync("node_modules/" + other), other + " was installed with the core alone");
 }

@@ -210,6 +210,17 @@ export interface PackageInputs {
   description: string;
 }
 
+/**
+ * The package.json that goes into the tarball: the build's manifest without
+ * what only the build's own install in npm/ uses (`devDependencies`, the
+ * umbrella's `workspaces`), which an installer would otherwise read as the
+ * package's.
+ */
+export function packedManifest(manifest: Record<string, unknown>): Record<string, unknown> {
+  const { devDependencies: _dev, workspaces: _workspaces, ...packed } = manifest;
+  return packed;
+}
+
 /** The package.json of the npm build. */
 export function packageJson(inputs: PackageInputs): Record<string, unknown> {
   const { config, plan } = inputs;

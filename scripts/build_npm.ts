@@ -55,6 +55,7 @@ import {
   isBareSpecifier,
   packageJson,
   packageNameOf,
+  packedManifest,
   planDependencies,
   resolveBare,
   subpathExports,
@@ -396,8 +397,9 @@ async function main(args: string[]): Promise<number> {
     const implied = declarations.map(packageNameOf).filter((n) => Object.hasOwn(TYPES_OF, n)).map((n) => TYPES_OF[n]);
     const plan = planDependencies(
       {
-        runtime: [...own.filter((e) => e.path.endsWith(".js")).flatMap((e) => e.bare), ...implied],
-        types: declarations,
+        runtime: own.filter((e) => e.path.endsWith(".js")).flatMap((e) => e.bare),
+        // Types the declarations need are for a consumer's type check, never loaded: optional peers.
+        types: [...declarations, ...implied],
         tests: isUmbrella ? tests.flatMap((e) => e.bare) : [],
       },
       packageImports,
@@ -483,12 +485,16 @@ async function main(args: string[]): Promise<number> {
   await mkdir(tarballDir, { recursive: true });
   const tarballs = new Map<string, string>();
   for (const pkg of packages) {
+    // The tarball's package.json leaves out what only the build's install uses; npm/ keeps the whole one.
+    const manifestFile = path.join(outDir, pkg.dir, "package.json");
+    const manifest = await readFile(manifestFile, "utf8");
+    await writeFile(manifestFile, JSON.stringify(packedManifest(JSON.parse(manifest)), null, 2) + "\n");
     const pack = await run(
       "npm",
       ["pack", "--silent", "--pack-destination", tarballDir],
       path.join(outDir, pkg.dir),
       () => {},
-    );
+    ).finally(() => writeFile(manifestFile, manifest));
     const tarball = pack.stdout.trim().split("\n").pop() ?? "";
     if (pack.code !== 0 || !tarball.endsWith(".tgz")) {
       console.log(`   npm pack failed for ${pkg.npmName}`);
@@ -519,11 +525,22 @@ async function main(args: string[]): Promise<number> {
           check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
         );
         const typesNode = resolveBare("@types/node", imports);
+        // The types a package's declarations need are its optional peers: a consumer that type-checks them installs
+        // them, as a user without skipLibCheck would.
+        const declarationTypes = Object.fromEntries(
+          packages.filter((p) => check.packages.includes(p.npmName)).flatMap((p) =>
+            Object.values(TYPES_OF).filter((name) => p.config.imports?.[name] !== undefined).map((name) => {
+              const { importName, target } = resolveBare(name, p.config.imports!);
+              return [importName, dependencyVersion(importName, target)];
+            })
+          ),
+        );
         await writeFile(
           path.join(consumer, "package.json"),
           JSON.stringify(
             consumerManifest(local, consumerDependencies, {
               "@types/node": dependencyVersion("@types/node", typesNode.target),
+              ...declarationTypes,
             }),
             null,
             2,

@@ -327,7 +327,7 @@ describe("the deno.json tasks", { skip: noTasks }, () => {
     const tasks = JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Record<string, string>;
     const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-task-")));
     try {
-      const line = tasks.serve.replaceAll("$INIT_CWD", top).split(/\s+/);
+      const line = tasks.serve.replaceAll("$INIT_CWD", top).replaceAll("$HOME", process.env.HOME ?? "").split(/\s+/);
       assert.deepEqual(line.slice(0, 2), ["deno", "run"]);
       const flags = line.slice(2, line.indexOf("main.ts"));
       assert.deepEqual(line.slice(line.indexOf("main.ts")), [
@@ -348,5 +348,16 @@ describe("the deno.json tasks", { skip: noTasks }, () => {
     const { stdout } = await run(DENO, ["task", "demo"], { cwd: ROOT, timeout: 170_000 });
     assert.match(stdout, /bash: success/);
     assert.doesNotMatch(stdout, /fence_denied/);
+    // Each question sits between its call's line and that call's result, never among another call's output.
+    const lines = stdout.split("\n");
+    const questions = lines.flatMap((line, i) => line.startsWith("  ? ") ? [i] : []);
+    assert.ok(questions.length >= 3, `the demo asks questions:\n${stdout}`);
+    for (const at of questions) {
+      const call = lines.slice(0, at).findLast((line) => /^(▶|◀) /.test(line));
+      const id = call?.match(/^▶ (call_\d+) /)?.[1];
+      assert.ok(id, `question at line ${at} follows no call's line but ${JSON.stringify(call)}`);
+      const next = lines.slice(at).find((line) => /^(▶|◀) /.test(line));
+      assert.ok(next?.startsWith(`◀ ${id} `), `question of ${id} is followed by ${JSON.stringify(next)}`);
+    }
   });
 });

@@ -9,6 +9,7 @@ import {
   isBareSpecifier,
   packageJson,
   packageNameOf,
+  packedManifest,
   parseNpmSpecifier,
   planDependencies,
   resolveBare,
@@ -152,6 +153,30 @@ describe("package.json", () => {
       assert.equal("peerDependencies" in manifest, false);
     },
   );
+
+  test("the packed manifest leaves out the build's devDependencies and workspaces", { timeout: 60_000 }, () => {
+    const withDev = planDependencies({ runtime: ["valibot"], types: ["@types/x"], tests: ["fast-check"] }, {
+      ...imports,
+      "@types/x": "npm:@types/x@1.0.0",
+      "fast-check": "npm:fast-check@4.0.0",
+    });
+    const manifest = packageJson({
+      config,
+      exports: subpathExports(config, undefined),
+      files: ["mod.js"],
+      plan: withDev,
+      description: "Tools.",
+      workspaces: ["core"],
+    });
+    assert.ok("devDependencies" in manifest && "workspaces" in manifest, "the build's own manifest has both");
+    const packed = packedManifest(manifest);
+    assert.equal("devDependencies" in packed, false);
+    assert.equal("workspaces" in packed, false);
+    assert.deepEqual(packed.dependencies, { valibot: "1.5.0" });
+    // A type the declarations need is an optional peer, never a dependency.
+    assert.deepEqual(packed.peerDependencies, { "@types/x": "1.0.0" });
+    assert.deepEqual(packed.peerDependenciesMeta, { "@types/x": { optional: true } });
+  });
 
   test("deno.json's own ./mcp wins, and a missing version is an error", { timeout: 60_000 }, () => {
     assert.equal(subpathExports({ exports: { "./mcp": "./x.ts" } }, "./adapters/mcp/mod.ts")["./mcp"], "./x.ts");
