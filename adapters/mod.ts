@@ -65,4 +65,3 @@ export {
 } from "./openai.ts";
 export { anthropicCalls, anthropicResultMessage, type AnthropicToolUseLike } from "./anthropic.ts";
 export { geminiCalls, geminiResultContent } from "./gemini.ts";
-export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./mcp/dialect.ts";

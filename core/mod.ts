@@ -96,7 +96,6 @@ export {
   fenceDeniedError,
   type FencePlaces,
   grantFlags,
-  type MissingGrant,
   missingGrants,
   NEED_ORDER,
   OPEN_FENCE,
@@ -104,43 +103,29 @@ export {
   requireGrants,
   resolveNeedTarget,
 } from "./fence.ts";
-export { type ResolvedLocation } from "./services.ts";
 export {
-  ARTIFACT_REF_SCHEMA_VERSION,
   effectStateOf,
   makeResult,
   RESULT_SCHEMA_VERSION,
   ToolResultContractError,
   type ToolResultInit,
 } from "./result.ts";
-export { type FluxResult, isFluxResult, readReturned, type Returned } from "./failure.ts";
-export { EFFECTS, sameFileState } from "./effects.ts";
+export { isFluxResult, readReturned } from "./failure.ts";
+export { sameFileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,
-  closeObjects,
   formatIssues,
-  MAX_VALIDATION_MESSAGE,
   validateWithJsonSchema,
   validateWithValibot,
   type ValidationOutcome,
 } from "./validation.ts";
-export { assertEffects, assertToolName, isConcurrencySafe, isTool, TOOL_NAME_PATTERN } from "./tool.ts";
-export { type ToolCallContext } from "./context.ts";
-export {
-  artifactIdOf,
-  type ArtifactWindow,
-  type AtomicFileWriter,
-  parseArtifactRef,
-  readArtifactWindow,
-  sha256Hex,
-} from "./artifacts.ts";
+export { assertEffects, isConcurrencySafe, isTool } from "./tool.ts";
+export { artifactIdOf, type ArtifactWindow, parseArtifactRef, readArtifactWindow, sha256Hex } from "./artifacts.ts";
 export { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } from "./images.ts";
-export { type SessionBaseOptions } from "./session.ts";
-export { dialectByName, type JsonSchemaToolSpec } from "./dialects.ts";
-export { DEFAULT_GRACE_MS, DEFAULT_MAX_OUTPUT_CHARS, executeCall, type ExecutionEnvironment } from "./executor.ts";
-export { executeBatch, planSegments } from "./batch.ts";
+export { dialectByName } from "./dialects.ts";
+export { planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
-export { FLUX_ALIASES, SUBAGENT_TOOL_NAMES, TOOL_OVERRIDE_INFO_ENV } from "./toolbox.ts";
+export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

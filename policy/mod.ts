@@ -67,15 +67,12 @@ export { type JournalEntry } from "./file_history.ts";
 export { type PathRuleKind, type PolicyLayerName, type RuleSource } from "./config/rules.ts";
 export { POLICY_LAYERS } from "./config/rules.ts";
 export { denoFlagsForNeeds, type NeedsFlagsOptions, SPAWN_ENV } from "./fence.ts";
-export { type WriteChoice } from "./policy.ts";
 export { classifyAddress } from "./egress/addresses.ts";
 export {
   allowedByName,
-  type AskDestination,
   defaultPort,
   type DestinationAnswer,
   DestinationJudge,
-  type DestinationJudgeOptions,
   type DestinationQuestion,
   type EgressRules,
 } from "./egress/judge.ts";
@@ -89,13 +86,7 @@ export {
   startEgressProxy,
 } from "./egress/proxy.ts";
 export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
-export {
-  bubblewrapPath,
-  type BubblewrapStatus,
-  bubblewrapStatus,
-  knownSandboxState,
-  SYSTEM_READ_VIEW,
-} from "./sandbox.ts";
+export { bubblewrapPath, bubblewrapStatus, knownSandboxState, SYSTEM_READ_VIEW } from "./sandbox.ts";
 export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   DEFAULT_RESOURCE_LIMITS,
@@ -108,12 +99,11 @@ export {
   limitMessage,
   limitsOfPolicy,
   limitsState,
-  limitValue,
   resourceLimits,
   tmpfsSizeArgs,
 } from "./limits.ts";
 export { matchesAllowlist, parseAllowlistEntry, PROJECT_CODE_COMMANDS, runsProjectCode } from "./shell/allowlist.ts";
-export { commandSandbox, type CommandVerdict } from "./shell/check_command.ts";
+export { commandSandbox } from "./shell/check_command.ts";
 export { ALWAYS_ASK_KINDS, type CommandPrompt, promptForAssessment } from "./shell/risk.ts";
 export {
   authorizeCommand,
@@ -122,14 +112,12 @@ export {
   type DecideCommandOptions,
 } from "./shell/authorize_command.ts";
 export { type CommandRuleMatch, type CommandRulesVerdict, judgeCommandRules } from "./shell/command_rules.ts";
-export { commandPatternMatches, describeRule } from "./config/rules.ts";
+export { describeRule } from "./config/rules.ts";
 export {
-  formatProblem,
   MANAGED_POLICY_FILE,
   parsePolicyFile,
   policyFileLocations,
   PROJECT_POLICY_FILE,
-  readPolicyFile,
   unreadablePolicyFiles,
   userPolicyFile,
 } from "./config/load.ts";
@@ -152,12 +140,10 @@ export {
   writePolicyFile,
 } from "./config/edit.ts";
 export { policyJsonSchema } from "./config/json_schema.ts";
-export { REDACTED, type RedactorOptions, TOKEN_PATTERNS } from "./audit/redact.ts";
-export { CommandRuleSchema, PathRuleSchema, PolicyExampleSchema, PolicyFileSchema } from "./config/schema.ts";
+export { PolicyFileSchema } from "./config/schema.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 export { diffTrees } from "./scratch/scratch.ts";
 export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
 export { isExecutableFile } from "./_executable.ts";
-export { DEFAULT_MAX_IMAGE_BYTES } from "./file_history.ts";
