@@ -17,60 +17,51 @@
 
 export { anthropic, gemini, mcp, openAIChat, openAIResponses, PROVIDER_DIALECTS } from "./dialects.ts";
 export { SchemaDialectError } from "./dialect_error.ts";
-export { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 export {
-  openAIChatCalls,
-  type OpenAIChatImageMessage,
-  type OpenAIChatMessageLike,
-  type OpenAIChatResponseLike,
-  openAIChatResultMessages,
-  type OpenAIChatRun,
-  type OpenAIChatTool,
-  type OpenAIChatToolCallLike,
-  type OpenAIChatToolMessage,
   openAIChatTools,
-  type OpenAIDialectOptions,
-  type OpenAIResponsesCallOutput,
-  openAIResponsesCalls,
-  type OpenAIResponsesFunctionCallLike,
-  type OpenAIResponsesImageMessage,
-  type OpenAIResponsesItemLike,
-  type OpenAIResponsesResponseLike,
-  openAIResponsesResultItems,
-  type OpenAIResponsesRun,
-  type OpenAIResponsesTool,
   openAIResponsesTools,
   runOpenAIChatToolCalls,
   runOpenAIResponsesToolCalls,
 } from "./openai.ts";
+export { anthropicTools, runAnthropicToolCalls } from "./anthropic.ts";
+export { geminiTools, runGeminiToolCalls } from "./gemini.ts";
+// The umbrella re-exports the names above this line (scripts/surface.ts).
 export {
-  anthropicCalls,
+  type OpenAIChatResponseLike,
+  type OpenAIChatRun,
+  type OpenAIChatTool,
+  type OpenAIDialectOptions,
+  type OpenAIResponsesResponseLike,
+  type OpenAIResponsesRun,
+  type OpenAIResponsesTool,
+} from "./openai.ts";
+export { type AnthropicMessageLike, type AnthropicRun, type AnthropicTool } from "./anthropic.ts";
+export { type GeminiResponseLike, type GeminiRun, type GeminiTool } from "./gemini.ts";
+export {
+  type OpenAIChatImageMessage,
+  type OpenAIChatMessageLike,
+  type OpenAIChatToolMessage,
+  type OpenAIResponsesCallOutput,
+  type OpenAIResponsesImageMessage,
+  type OpenAIResponsesItemLike,
+} from "./openai.ts";
+export {
   type AnthropicContentBlockLike,
   type AnthropicInputSchema,
-  type AnthropicMessageLike,
-  anthropicResultMessage,
-  type AnthropicRun,
-  type AnthropicTool,
-  type AnthropicToolResultBlock,
   type AnthropicToolResultMessage,
-  anthropicTools,
-  type AnthropicToolUseLike,
-  runAnthropicToolCalls,
 } from "./anthropic.ts";
+export { type GeminiContentLike, type GeminiFunctionDeclaration, type GeminiResultContent } from "./gemini.ts";
+export { type OpenAIChatToolCallLike } from "./openai.ts";
+export { type AnthropicToolResultBlock } from "./anthropic.ts";
+export { type GeminiPartLike, type GeminiResultPart, type GeminiSchema } from "./gemini.ts";
+export { type GeminiType } from "./gemini.ts";
+export { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 export {
-  geminiCalls,
-  type GeminiContentLike,
-  type GeminiFunctionDeclaration,
-  type GeminiPartLike,
-  type GeminiResponseLike,
-  type GeminiResultContent,
-  geminiResultContent,
-  type GeminiResultPart,
-  type GeminiRun,
-  type GeminiSchema,
-  type GeminiTool,
-  geminiTools,
-  type GeminiType,
-  runGeminiToolCalls,
-} from "./gemini.ts";
-export { mcpAnnotations, type McpToolAnnotations, mcpTools, type McpToolSpec, titleOf } from "./mcp/dialect.ts";
+  openAIChatCalls,
+  openAIChatResultMessages,
+  openAIResponsesCalls,
+  type OpenAIResponsesFunctionCallLike,
+  openAIResponsesResultItems,
+} from "./openai.ts";
+export { anthropicCalls, anthropicResultMessage, type AnthropicToolUseLike } from "./anthropic.ts";
+export { geminiCalls, geminiResultContent } from "./gemini.ts";

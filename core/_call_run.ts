@@ -112,7 +112,7 @@ export class CallRun<T> {
   tool: AnyTool | undefined;
   /** Why the call was or was not run again. */
   retryDisposition: RetryDisposition = "not_needed";
-  /** What let the call run, as the gate recorded it. */
+  /** What let the call run, as the approval step (`_call_approval.ts`) recorded it. */
   authorization: Provenance["authorization"] = "none_needed";
   /** What the tool said of its effects when it returned a failure. */
   claimedEffect: ToolResultInit["effectState"];
@@ -141,7 +141,7 @@ export class CallRun<T> {
   }
 
   #provenance(tool: AnyTool): Provenance {
-    // From the gate's own record, never from metadata (which a tool's output may add to).
+    // From the approval step's own record, never from metadata (which a tool's output may add to).
     return { definitionSha256: definitionSha256(tool), sessionId: this.session.id, authorization: this.authorization };
   }
 

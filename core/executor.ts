@@ -3,7 +3,7 @@
  *
  * 1. look the tool up (`_call_arguments.ts`);
  * 2. parse and validate the arguments (`_call_arguments.ts`);
- * 3. the before-call hooks and the approval (`_call_gate.ts`);
+ * 3. the before-call hooks and the approval (`_call_approval.ts`);
  * 4. the context the tool sees (`_call_context.ts`);
  * 5. attempts, with a deadline, an abort signal and retries (`_call_attempts.ts`);
  * 6. lossless output within the cap (`_call_output.ts`);
@@ -24,7 +24,7 @@ import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { toolFenceRefusal } from "./_tool_needs.ts";
-import { passGate } from "./_call_gate.ts";
+import { approveCall } from "./_call_approval.ts";
 import {
   type AttemptOutcome,
   backoffDelay,
@@ -192,10 +192,10 @@ async function executeCallSteps<T>(
   // 3. Hooks and approval.
   const cap = tool.maxOutputChars ?? env.maxOutputChars;
   try {
-    const passed = passGate(run, tool);
-    const gate = passed instanceof Promise ? await passed : passed;
-    if (gate.kind === "refused") return run.fail(gate.error);
-    if (gate.kind === "answered") return finishOutput(run, gate.output, cap, tool.output);
+    const pending = approveCall(run, tool);
+    const approval = pending instanceof Promise ? await pending : pending;
+    if (approval.kind === "refused") return run.fail(approval.error);
+    if (approval.kind === "answered") return finishOutput(run, approval.output, cap, tool.output);
   } catch (error) {
     if (signal?.aborted || isAbortError(error)) return run.cancelled("Cancelled before it ran");
     return run.fail(thrownToToolError(error));

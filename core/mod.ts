@@ -20,15 +20,8 @@
  * @module
  */
 
-export {
-  type ErrorKind,
-  type ThrownStatus,
-  ToolError,
-  type ToolErrorOptions,
-  ToolNameConflictError,
-  UsageError,
-} from "./errors.ts";
-export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo, errorCodeInfo, isCataloguedCode } from "./error_codes.ts";
+export { type ErrorKind, ToolError, type ToolErrorOptions, ToolNameConflictError, UsageError } from "./errors.ts";
+export { ERROR_CODES, type ErrorCode, type ErrorCodeInfo } from "./error_codes.ts";
 export {
   type ChoiceOption,
   type ChoiceOutcome,
@@ -37,109 +30,14 @@ export {
   type ConfirmRequest,
   type Host,
 } from "./host.ts";
-export {
-  ANY_TARGET,
-  type Fence,
-  type FenceAnswer,
-  fenceDeniedError,
-  type FencePermission,
-  type FencePlaces,
-  grantFlags,
-  type MissingGrant,
-  missingGrants,
-  NEED_ORDER,
-  OPEN_FENCE,
-  requireFence,
-  requireGrants,
-  resolveNeedTarget,
-} from "./fence.ts";
-export {
-  type AuthorizeOptions,
-  type CallPolicy,
-  type FileTarget,
-  type PathResolver,
-  type ResolvedLocation,
-  type SandboxSetting,
-  type TargetOptions,
-  type WriteKind,
-} from "./services.ts";
-export type { CopiedCounts, FileDoor, FileSnapshot } from "./file_door.ts";
-export {
-  type BoundedOutput,
-  type Launcher,
-  type LauncherRequest,
-  type MovedPath,
-  type ProcessDoor,
-  type ProcessExit,
-  type ProcessRequest,
-  type ProgramRequest,
-  type RequestCommon,
-  type ResourceLimitHit,
-  type RunningProcess,
-  type ShellRequest,
-  type StartedProcess,
-} from "./process_door.ts";
-export {
-  ARTIFACT_REF_SCHEMA_VERSION,
-  type ArtifactRef,
-  type AttemptId,
-  type BatchClosure,
-  effectStateOf,
-  isToolResult,
-  makeResult,
-  type Provenance,
-  RESULT_SCHEMA_VERSION,
-  type RetryDisposition,
-  toModelText,
-  type ToolResult,
-  ToolResultContractError,
-  type ToolResultInit,
-  type ToolStatus,
-} from "./result.ts";
-export {
-  fail,
-  type FailOptions,
-  type FluxResult,
-  isFluxResult,
-  readReturned,
-  type Returned,
-  type ReturnedFailureStatus,
-  ToolFailure,
-} from "./failure.ts";
-export { type LateResult, LateResults } from "./late_results.ts";
+export { type Fence } from "./fence.ts";
+export { type ArtifactRef, isToolResult, toModelText, type ToolResult, type ToolStatus } from "./result.ts";
+export { fail, type FailOptions, ToolFailure } from "./failure.ts";
 export { type FluxTool, fromFluxTool, isFluxTool } from "./flux_tool.ts";
-export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState, sameFileState } from "./effects.ts";
-export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
-export {
-  type ArgumentIssue,
-  closeObjects,
-  formatIssues,
-  MAX_VALIDATION_MESSAGE,
-  validateWithJsonSchema,
-  validateWithValibot,
-  type ValidationOutcome,
-} from "./validation.ts";
-export {
-  type AnyTool,
-  assertEffects,
-  assertToolName,
-  isConcurrencySafe,
-  isTool,
-  type ObjectInputSchema,
-  type OnFailureHook,
-  type RetryPolicy,
-  type Tool,
-  tool,
-  TOOL_NAME_PATTERN,
-  type ToolDefinition,
-  type ToolFailureEvent,
-  type ToolFunctionOptions,
-  type ToolMetadata,
-  type ToolNeeds,
-  type ToolPermission,
-  type ToolPlace,
-} from "./tool.ts";
-export { type ProgressEvent, type ToolCallContext, type ToolContext } from "./context.ts";
+export { type Effect, type FileChange } from "./effects.ts";
+export { type JsonSchema } from "./schema.ts";
+export { type AnyTool, type Tool, tool, type ToolDefinition, type ToolNeeds, type ToolPermission } from "./tool.ts";
+export { type ProgressEvent, type ToolContext } from "./context.ts";
 export {
   type AfterBatchHook,
   type AfterCallHook,
@@ -148,51 +46,88 @@ export {
   type BeforeCallHook,
   type HookSet,
 } from "./hooks.ts";
+export { type ArtifactStore, FileArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
+export { toolGroup, type ToolGroupFactory } from "./groups.ts";
+export { type Dialect, jsonSchemaDialect } from "./dialects.ts";
+export { type BatchCall, type BatchOptions, type BatchResult, type CallOptions } from "./executor.ts";
+export { type ListOptions, ToolBox, type ToolBoxOptions } from "./toolbox.ts";
+export { type AgentModel } from "./model.ts";
+// The umbrella re-exports the names above this line (scripts/surface.ts).
+export { type ThrownStatus } from "./errors.ts";
+export { type FenceAnswer, type FencePermission } from "./fence.ts";
 export {
-  artifactIdOf,
-  type ArtifactInfo,
-  type ArtifactStore,
-  type ArtifactWindow,
-  type AtomicFileWriter,
-  FileArtifactStore,
-  MemoryArtifactStore,
-  parseArtifactRef,
-  readArtifactWindow,
-  sha256Hex,
-} from "./artifacts.ts";
-export {
-  checkImage,
-  type DeferredImage,
-  type DeferredImageMessage,
-  deferredImagesMessage,
-  type ImageMediaType,
-  MAX_IMAGE_BYTES,
-  sniffImageType,
-} from "./images.ts";
-export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type SessionBaseOptions } from "./session.ts";
+  type AuthorizeOptions,
+  type CallPolicy,
+  type FileTarget,
+  type PathResolver,
+  type TargetOptions,
+} from "./services.ts";
+export { type ProcessDoor } from "./process_door.ts";
+export { type AttemptId, type BatchClosure, type Provenance, type RetryDisposition } from "./result.ts";
+export { type ReturnedFailureStatus } from "./failure.ts";
+export { type EffectState, type FileState } from "./effects.ts";
+export { type ObjectInputSchema, type ToolFunctionOptions, type ToolMetadata, type ToolPlace } from "./tool.ts";
+export { type ArtifactInfo } from "./artifacts.ts";
+export { type DeferredImage, type DeferredImageMessage } from "./images.ts";
+export { SessionBase } from "./session.ts";
+export { type SubagentToolsFactory, type ToolGroups } from "./groups.ts";
+export { type Dialects } from "./dialects.ts";
+export { type SandboxSetting, type WriteKind } from "./services.ts";
+export type { CopiedCounts, FileDoor, FileSnapshot } from "./file_door.ts";
+export { type Launcher, type LauncherRequest, type ProcessRequest, type StartedProcess } from "./process_door.ts";
+export { LateResults } from "./late_results.ts";
+export { type OnFailureHook, type RetryPolicy } from "./tool.ts";
+export { type ImageMediaType } from "./images.ts";
+export { type ChildSessionOptions, type FileChangeEvent } from "./session.ts";
 export { CallGate } from "./call_gate.ts";
-export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
-export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
-export { type AgentModel, type ModelMessage, type ModelRequest, type ModelToolCall, type ModelTurn } from "./model.ts";
+export { type ModelMessage, type ModelRequest, type ModelToolCall, type ModelTurn } from "./model.ts";
 export {
-  type BatchCall,
-  type BatchOptions,
-  type BatchResult,
-  type CallOptions,
-  DEFAULT_GRACE_MS,
-  DEFAULT_MAX_OUTPUT_CHARS,
-  executeCall,
-  type ExecutionEnvironment,
-} from "./executor.ts";
-export { executeBatch, planSegments } from "./batch.ts";
+  type BoundedOutput,
+  type MovedPath,
+  type ProgramRequest,
+  type ResourceLimitHit,
+  type RunningProcess,
+  type ShellRequest,
+} from "./process_door.ts";
+export { type LateResult } from "./late_results.ts";
+export { type ToolFailureEvent } from "./tool.ts";
+export { type ProcessExit, type RequestCommon } from "./process_door.ts";
+export { errorCodeInfo, isCataloguedCode } from "./error_codes.ts";
+export {
+  ANY_TARGET,
+  fenceDeniedError,
+  type FencePlaces,
+  grantFlags,
+  missingGrants,
+  NEED_ORDER,
+  OPEN_FENCE,
+  requireFence,
+  requireGrants,
+  resolveNeedTarget,
+} from "./fence.ts";
+export {
+  effectStateOf,
+  makeResult,
+  RESULT_SCHEMA_VERSION,
+  ToolResultContractError,
+  type ToolResultInit,
+} from "./result.ts";
+export { isFluxResult, readReturned } from "./failure.ts";
+export { sameFileState } from "./effects.ts";
+export { inputJsonSchema, isObjectJsonSchema, outputJsonSchema } from "./schema.ts";
+export {
+  type ArgumentIssue,
+  formatIssues,
+  validateWithJsonSchema,
+  validateWithValibot,
+  type ValidationOutcome,
+} from "./validation.ts";
+export { assertEffects, isConcurrencySafe, isTool } from "./tool.ts";
+export { artifactIdOf, type ArtifactWindow, parseArtifactRef, readArtifactWindow, sha256Hex } from "./artifacts.ts";
+export { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } from "./images.ts";
+export { dialectByName, type JsonSchemaToolSpec } from "./dialects.ts";
+export { planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
-export {
-  FLUX_ALIASES,
-  type ListOptions,
-  SUBAGENT_TOOL_NAMES,
-  TOOL_OVERRIDE_INFO_ENV,
-  ToolBox,
-  type ToolBoxOptions,
-} from "./toolbox.ts";
+export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

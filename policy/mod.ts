@@ -6,9 +6,8 @@
  * @module
  */
 
-export { type ResolvedPath, type ResolveOptions, Workspace, type WorkspaceOptions } from "./workspace.ts";
-export { PolicyState, type PolicyStateData } from "./state.ts";
-export { denoFlagsForNeeds, type NeedsFlagsOptions, openFence, runtimeFence, SPAWN_ENV } from "./fence.ts";
+export { Workspace, type WorkspaceOptions } from "./workspace.ts";
+export { openFence, runtimeFence } from "./fence.ts";
 export {
   autoHost,
   type CallbackAnswer,
@@ -19,30 +18,66 @@ export {
   type TerminalHostOptions,
   withAutoConfirm,
 } from "./hosts.ts";
+export { Policy, type PolicyOptions } from "./policy.ts";
+export { type SandboxMode, type SandboxState, sandboxState } from "./sandbox.ts";
+export { type AllowlistEntry, DEFAULT_COMMAND_ALLOWLIST } from "./shell/allowlist.ts";
+export { checkCommand, type CheckCommandOptions, type CommandCheck } from "./shell/check_command.ts";
+export { type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./shell/risk.ts";
+export { loadPolicy, PolicyFileError } from "./config/load.ts";
+export { AuditLog, type AuditLogOptions, type AuditRecord } from "./audit/audit_log.ts";
+export { type PolicyFile } from "./config/schema.ts";
+export { Session, type SessionOptions } from "./session.ts";
+export { createScratch, Scratch, type ScratchOptions } from "./scratch/scratch.ts";
+// The umbrella re-exports the names above this line (scripts/surface.ts).
+export { type ResolvedPath, type ResolveOptions } from "./workspace.ts";
+export { PolicyState, type PolicyStateData } from "./state.ts";
 export { PolicyFileDoor } from "./file_door.ts";
+export { type CommandNetwork, type PolicyAsker, type WriteAction } from "./policy.ts";
+export { type Destination } from "./egress/judge.ts";
+export { type EgressConnection } from "./egress/proxy.ts";
+export { type LimitsState, type ResourceLimits } from "./limits.ts";
+export { type CommandPath, type CommandSandbox, type SimpleCommandFinding } from "./shell/check_command.ts";
+export { type AuthorizeCommandOptions, type CommandAuthorization } from "./shell/authorize_command.ts";
+export { type PathOutcome, PolicyRules } from "./config/rules.ts";
+export { type FileProblem, type PolicyFileLocations } from "./config/load.ts";
+export { type AuditedToolBox, type PolicyDecisionEvent } from "./audit/audit_log.ts";
+export { Redactor } from "./audit/redact.ts";
 export {
-  type CommandNetwork,
-  Policy,
-  type PolicyAsker,
-  type PolicyOptions,
-  type WriteAction,
-  type WriteChoice,
-} from "./policy.ts";
-export { type AddressClass, classifyAddress } from "./egress/addresses.ts";
+  type CommandRuleInput,
+  type PathRuleInput,
+  type PolicyExample,
+  type ResourceLimitsInput,
+} from "./config/schema.ts";
+export { type CopyMethod, type HostConflict, type ScratchChanges } from "./scratch/scratch.ts";
+export { type Checkpoint, FileHistory, type FileHistoryOptions, type UndoReport } from "./file_history.ts";
+export type { SweepReport } from "./_debris.ts";
+export { type AddressClass } from "./egress/addresses.ts";
+export { type LimitName } from "./limits.ts";
+export { type PathAccess } from "./shell/check_command.ts";
+export { type CommandTouches } from "./shell/authorize_command.ts";
+export {
+  type CommandRule,
+  type PathRule,
+  type PolicyLayer,
+  type RuleDecision,
+  type RuleOutcome,
+} from "./config/rules.ts";
+export { type RuleSpec, type SizeInput } from "./config/schema.ts";
+export { type JournalEntry } from "./file_history.ts";
+export { type PathRuleKind, type PolicyLayerName, type RuleSource } from "./config/rules.ts";
+export { POLICY_LAYERS } from "./config/rules.ts";
+export { denoFlagsForNeeds, type NeedsFlagsOptions, SPAWN_ENV } from "./fence.ts";
+export { classifyAddress } from "./egress/addresses.ts";
 export {
   allowedByName,
-  type AskDestination,
   defaultPort,
-  type Destination,
   type DestinationAnswer,
   DestinationJudge,
-  type DestinationJudgeOptions,
   type DestinationQuestion,
   type EgressRules,
 } from "./egress/judge.ts";
 export {
   BLOCKED_HEADER,
-  type EgressConnection,
   type EgressListen,
   type EgressProxy,
   type EgressProxyOptions,
@@ -51,16 +86,7 @@ export {
   startEgressProxy,
 } from "./egress/proxy.ts";
 export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
-export {
-  bubblewrapPath,
-  type BubblewrapStatus,
-  bubblewrapStatus,
-  knownSandboxState,
-  type SandboxMode,
-  type SandboxState,
-  sandboxState,
-  SYSTEM_READ_VIEW,
-} from "./sandbox.ts";
+export { bubblewrapPath, bubblewrapStatus, knownSandboxState, SYSTEM_READ_VIEW } from "./sandbox.ts";
 export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   DEFAULT_RESOURCE_LIMITS,
@@ -71,78 +97,27 @@ export {
   type LimitedCommand,
   type LimitHit,
   limitMessage,
-  type LimitName,
   limitsOfPolicy,
-  type LimitsState,
   limitsState,
-  limitValue,
-  type ResourceLimits,
   resourceLimits,
   tmpfsSizeArgs,
 } from "./limits.ts";
-export {
-  type AllowlistEntry,
-  DEFAULT_COMMAND_ALLOWLIST,
-  matchesAllowlist,
-  parseAllowlistEntry,
-  PROJECT_CODE_COMMANDS,
-  runsProjectCode,
-} from "./shell/allowlist.ts";
-export {
-  checkCommand,
-  type CheckCommandOptions,
-  type CommandCheck,
-  type CommandPath,
-  type CommandSandbox,
-  commandSandbox,
-  type CommandVerdict,
-  type PathAccess,
-  type SimpleCommandFinding,
-} from "./shell/check_command.ts";
-export {
-  ALWAYS_ASK_KINDS,
-  type CommandPrompt,
-  promptForAssessment,
-  type RiskAssessment,
-  type RiskAssessor,
-  rulesRiskAssessor,
-} from "./shell/risk.ts";
+export { matchesAllowlist, parseAllowlistEntry, PROJECT_CODE_COMMANDS, runsProjectCode } from "./shell/allowlist.ts";
+export { commandSandbox } from "./shell/check_command.ts";
+export { ALWAYS_ASK_KINDS, type CommandPrompt, promptForAssessment } from "./shell/risk.ts";
 export {
   authorizeCommand,
-  type AuthorizeCommandOptions,
-  type CommandAuthorization,
   type CommandDecision,
-  type CommandTouches,
   decideCommand,
   type DecideCommandOptions,
 } from "./shell/authorize_command.ts";
 export { type CommandRuleMatch, type CommandRulesVerdict, judgeCommandRules } from "./shell/command_rules.ts";
+export { describeRule } from "./config/rules.ts";
 export {
-  commandPatternMatches,
-  type CommandRule,
-  describeRule,
-  type PathOutcome,
-  type PathRule,
-  type PathRuleKind,
-  POLICY_LAYERS,
-  type PolicyLayer,
-  type PolicyLayerName,
-  PolicyRules,
-  type RuleDecision,
-  type RuleOutcome,
-  type RuleSource,
-} from "./config/rules.ts";
-export {
-  type FileProblem,
-  formatProblem,
-  loadPolicy,
   MANAGED_POLICY_FILE,
   parsePolicyFile,
-  PolicyFileError,
-  type PolicyFileLocations,
   policyFileLocations,
   PROJECT_POLICY_FILE,
-  readPolicyFile,
   unreadablePolicyFiles,
   userPolicyFile,
 } from "./config/load.ts";
@@ -165,48 +140,10 @@ export {
   writePolicyFile,
 } from "./config/edit.ts";
 export { policyJsonSchema } from "./config/json_schema.ts";
-export {
-  type AuditedToolBox,
-  AuditLog,
-  type AuditLogOptions,
-  type AuditRecord,
-  type PolicyDecisionEvent,
-} from "./audit/audit_log.ts";
-export { REDACTED, Redactor, type RedactorOptions, TOKEN_PATTERNS } from "./audit/redact.ts";
-export {
-  type CommandRuleInput,
-  CommandRuleSchema,
-  type PathRuleInput,
-  PathRuleSchema,
-  type PolicyExample,
-  PolicyExampleSchema,
-  type PolicyFile,
-  PolicyFileSchema,
-  type ResourceLimitsInput,
-  type RuleSpec,
-  type SizeInput,
-} from "./config/schema.ts";
+export { PolicyFileSchema } from "./config/schema.ts";
 export { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
-export { Session, type SessionOptions } from "./session.ts";
-export {
-  type CopyMethod,
-  createScratch,
-  diffTrees,
-  type HostConflict,
-  Scratch,
-  type ScratchChanges,
-  type ScratchOptions,
-} from "./scratch/scratch.ts";
+export { diffTrees } from "./scratch/scratch.ts";
 export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
 export { isExecutableFile } from "./_executable.ts";
-export {
-  type Checkpoint,
-  DEFAULT_MAX_IMAGE_BYTES,
-  FileHistory,
-  type FileHistoryOptions,
-  type JournalEntry,
-  type UndoReport,
-} from "./file_history.ts";
-export type { SweepReport } from "./_debris.ts";

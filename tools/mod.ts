@@ -15,8 +15,27 @@
  * @module
  */
 
-export { BUILTIN_GROUPS, SUBAGENT_TOOLS } from "./groups.ts";
-export { type PublishArgs, type PublishResult, publishTool, type PublishToolOptions } from "./scratch/mod.ts";
+export { BUILTIN_GROUPS } from "./groups.ts";
+export { publishTool } from "./scratch/mod.ts";
+export { fsTools } from "./fs/mod.ts";
+export { searchTools } from "./search/mod.ts";
+export { patchTools } from "./patch/mod.ts";
+export { cmdTools, setSessionOutputMaximum } from "./cmd/mod.ts";
+export { systemTools } from "./system/mod.ts";
+export { frameworkTools } from "./framework/mod.ts";
+export { diagnosticTools } from "./diagnostic/mod.ts";
+export { browserTools } from "./browser/mod.ts";
+export { agentTools } from "./agents/mod.ts";
+// The umbrella re-exports the names above this line (scripts/surface.ts).
+export { type PublishArgs, type PublishToolOptions } from "./scratch/mod.ts";
+export { type GrepToolOptions } from "./search/mod.ts";
+export { type BrowserOptions } from "./browser/mod.ts";
+export { type SubagentGetter } from "./agents/mod.ts";
+export { type GrepEngine } from "./search/mod.ts";
+export { type DestinationRules } from "./browser/mod.ts";
+export { type Subagent, type SubagentContext } from "./agents/mod.ts";
+export { SUBAGENT_TOOLS } from "./groups.ts";
+export { type PublishResult } from "./scratch/mod.ts";
 export {
   type CopyArgs,
   copyTool,
@@ -25,7 +44,6 @@ export {
   deleteTool,
   type FileInfoArgs,
   fileInfoTool,
-  fsTools,
   type ListDirArgs,
   listDirTool,
   type MkdirArgs,
@@ -50,14 +68,11 @@ export {
   type GlobArgs,
   globTool,
   type GrepArgs,
-  type GrepEngine,
   type GrepMatch,
   grepTool,
-  type GrepToolOptions,
   type LineHit,
-  searchTools,
 } from "./search/mod.ts";
-export { type ApplyPatchArgs, applyPatchTool, type EditFileArgs, editFileTool, patchTools } from "./patch/mod.ts";
+export { type ApplyPatchArgs, applyPatchTool, type EditFileArgs, editFileTool } from "./patch/mod.ts";
 export {
   type BashArgs,
   type BashBackgroundArgs,
@@ -71,11 +86,9 @@ export {
   bashTool,
   type BashWaitArgs,
   bashWaitTool,
-  cmdTools,
   type JobReport,
   type JobStatus,
   sessionOutputMaximum,
-  setSessionOutputMaximum,
 } from "./cmd/mod.ts";
 export {
   type DatetimeArgs,
@@ -85,13 +98,11 @@ export {
   sleepTool,
   type SystemInfo,
   systemInfoTool,
-  systemTools,
   zonedIso,
 } from "./system/mod.ts";
 export {
   type AskPreferenceArgs,
   askPreferenceTool,
-  frameworkTools,
   MAX_ARTIFACT_WINDOW,
   type PreferenceAnswer,
   type ReadArtifactArgs,
@@ -104,7 +115,6 @@ export {
   type CheckTypesArgs,
   type CheckTypesResult,
   checkTypesTool,
-  diagnosticTools,
   type DiffFilesArgs,
   type DiffFilesResult,
   diffFilesTool,
@@ -126,7 +136,6 @@ export {
   browserFileUploadTool,
   type BrowserNavigateArgs,
   browserNavigateTool,
-  type BrowserOptions,
   type BrowserPressKeyArgs,
   browserPressKeyTool,
   Browsers,
@@ -138,12 +147,10 @@ export {
   browserSnapshotTool,
   type BrowserTabsArgs,
   browserTabsTool,
-  browserTools,
   type BrowserTypeArgs,
   browserTypeTool,
   type BrowserWaitForArgs,
   browserWaitForTool,
-  type DestinationRules,
   MAX_FULL_PAGE_HEIGHT,
   MAX_UPLOAD_BYTES,
   type PageEvent,
@@ -151,14 +158,10 @@ export {
 export {
   type AgentRunArgs,
   type AgentRunParallelArgs,
-  agentTools,
   MAX_PARALLEL_SUBAGENTS,
   MAX_PARALLEL_TASKS,
   MAX_SUBAGENT_DEPTH,
   modelRiskAssessor,
   type ModelRiskAssessorOptions,
-  type Subagent,
-  type SubagentContext,
-  type SubagentGetter,
   type SubagentOutcome,
 } from "./agents/mod.ts";

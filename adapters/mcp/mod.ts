@@ -13,18 +13,14 @@
  * @module
  */
 
-export {
-  artifactUri,
-  createMcpServer,
-  LATE_RESULT_NOTIFICATION,
-  MCP_CAPABILITIES,
-  type McpServerOptions,
-  type McpToolServer,
-  TOOLFENCE_VERSION,
-} from "./server.ts";
-export { CANCEL_GRACE_MS, DRAIN_MS, serveStdio, type StdioServeOptions, type StdioServer } from "./stdio.ts";
-export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
+export { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+export { serveStdio, type StdioServeOptions, type StdioServer } from "./stdio.ts";
 export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
+export { type HttpServeOptions, type HttpServer, serveHttp } from "./http.ts";
+// The umbrella re-exports the names above this line (scripts/surface.ts).
+export { artifactUri, LATE_RESULT_NOTIFICATION, MCP_CAPABILITIES, TOOLFENCE_VERSION } from "./server.ts";
+export { CANCEL_GRACE_MS, DRAIN_MS } from "./stdio.ts";
+export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
 export {
   CUT_OUTPUT_SCHEMA,
   mcpAnnotations,
@@ -37,14 +33,11 @@ export {
   WRAPPED_OUTPUT_KEY,
 } from "./dialect.ts";
 export {
-  type HttpServeOptions,
-  type HttpServer,
   type Identity,
   type JwtOptions,
   JwtVerifier,
   type Scope,
   SCOPES,
-  serveHttp,
   tenantName,
   TokenFile,
   tokenHash,

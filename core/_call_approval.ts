@@ -11,26 +11,30 @@ import type { BeforeCallHook } from "./hooks.ts";
 import { validate, validationError } from "./_call_arguments.ts";
 import { type CallRun, hooksOf } from "./_call_run.ts";
 
-/** How the gate let the call through, or ended it. */
-export type GateOutcome =
+/** How the hooks and the approval let the call through, or ended it. */
+export type ApprovalOutcome =
   | { kind: "run" }
   | { kind: "answered"; output: unknown }
   | { kind: "refused"; error: ToolError };
 
-const RUN: GateOutcome = Object.freeze({ kind: "run" });
+const RUN: ApprovalOutcome = Object.freeze({ kind: "run" });
 
 /**
  * Runs the before-call hooks and asks for approval; `run.validArgs` holds the
  * arguments to run with. Without hooks or approval it answers at once, without
  * a promise: most calls have neither.
  */
-export function passGate<T>(run: CallRun<T>, tool: AnyTool): GateOutcome | Promise<GateOutcome> {
+export function approveCall<T>(run: CallRun<T>, tool: AnyTool): ApprovalOutcome | Promise<ApprovalOutcome> {
   const hooks = hooksOf(run.env.hooks.before, run.session.hooks.before);
   if (hooks.length === 0 && !tool.needsApproval) return RUN;
-  return gate(run, tool, hooks);
+  return runHooksAndApproval(run, tool, hooks);
 }
 
-async function gate<T>(run: CallRun<T>, tool: AnyTool, hooks: readonly BeforeCallHook[]): Promise<GateOutcome> {
+async function runHooksAndApproval<T>(
+  run: CallRun<T>,
+  tool: AnyTool,
+  hooks: readonly BeforeCallHook[],
+): Promise<ApprovalOutcome> {
   const { session, name } = run;
   const { callId, signal } = run.options;
   for (const hook of hooks) {
