@@ -24,9 +24,10 @@ import { bubblewrapStatus } from "../policy/sandbox.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
 import { scanWorkspace, watchWorkspace } from "../tools/cmd/workspace_changes.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
+import { sized } from "./_report.ts";
 
-const FOLDERS = 100;
-const FILES = 100;
+const FOLDERS = sized(100, 2);
+const FILES = sized(100, 10);
 const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-ws-")));
 for (let d = 0; d < FOLDERS; d++) {
   const folder = join(dir, "src", `d${String(d).padStart(3, "0")}`);
