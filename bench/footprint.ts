@@ -185,7 +185,9 @@ async function main(args: string[]): Promise<number> {
       console.log(
         `${target.title}: ${(bytes / MB).toFixed(2)} MB in ${files} files (limit ${target.limit / MB} MB: ${
           ok ? "ok" : "OVER"
-        }); cold import: node ${node.toFixed(0)} ms, deno ${deno.toFixed(0)} ms (median of ${runs}); largest: ${(await largest(path.join(dir, "node_modules"))).join(", ")}`,
+        }); cold import: node ${node.toFixed(0)} ms, deno ${deno.toFixed(0)} ms (median of ${runs}); largest: ${
+          (await largest(path.join(dir, "node_modules"))).join(", ")
+        }`,
       );
       record([
         {
@@ -199,7 +201,14 @@ async function main(args: string[]): Promise<number> {
           met: ok,
         },
         { group: "cold import", name: `${target.title}, Node`, value: node, unit: "ms", peer: "Node", ratio: 1 },
-        { group: "cold import", name: `${target.title}, Deno`, value: deno, unit: "ms", peer: "Node", ratio: deno / node },
+        {
+          group: "cold import",
+          name: `${target.title}, Deno`,
+          value: deno,
+          unit: "ms",
+          peer: "Node",
+          ratio: deno / node,
+        },
       ]);
     } finally {
       await rm(dir, { recursive: true, force: true });

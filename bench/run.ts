@@ -92,7 +92,9 @@ async function writeFigures(rows: readonly BenchRow[], runAt: string): Promise<v
   const kept = doc.slice(begin + BEGIN.length, end).split("\n")
     .filter((line) => /^\| [\w-]+\.ts /.test(line) && !ran.has(line.slice(2, line.indexOf(" ", 2))));
   const [header, rule, ...fresh] = figuresTable(rows, runAt);
-  const byBench = [...kept, ...fresh].sort((a, b) => a.slice(2, a.indexOf(" ", 2)).localeCompare(b.slice(2, b.indexOf(" ", 2))));
+  const byBench = [...kept, ...fresh].sort((a, b) =>
+    a.slice(2, a.indexOf(" ", 2)).localeCompare(b.slice(2, b.indexOf(" ", 2)))
+  );
   const section = `${BEGIN}\n\n${[header, rule, ...byBench].join("\n")}\n\n${END}`;
   await writeFile(DOC, doc.slice(0, begin) + section + doc.slice(end + END.length));
   spawnSync(Deno.execPath(), ["fmt", DOC], { stdio: "ignore" });
