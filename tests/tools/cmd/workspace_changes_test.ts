@@ -147,7 +147,7 @@ describe("what a watcher would miss is seen", { concurrency: false }, () => {
     `ln mm/n/f "$TMPDIR/hard" 2>/dev/null || ln mm/n/f "$(mktemp -u)"; echo changed > mm/n/f`,
     // a same-size write through a shared memory mapping (no write(2), no inotify event) of a file made earlier
     "printf aaaa > mapped",
-    "python3 -c 'import mmap; f = open(\"mapped\", \"r+b\"); m = mmap.mmap(f.fileno(), 0); m[0:4] = b\"bbbb\"; m.close()'",
+    'python3 -c \'import mmap; f = open("mapped", "r+b"); m = mmap.mmap(f.fileno(), 0); m[0:4] = b"bbbb"; m.close()\'',
     "rm -rf victim mm mapped",
   ];
   for (const script of scripts) {
