@@ -11,6 +11,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { sized } from "./_report.ts";
 
 const DATA = fileURLToPath(new URL("./.data/", import.meta.url));
 
@@ -82,18 +83,19 @@ async function complete(dir: string, version: string, build: (dir: string) => Pr
 /**
  * The source tree: 24 packages x 25 modules x 20 files of TypeScript,
  * JavaScript, Markdown and JSON (about 12,000 files, a little over 100 MB),
- * plus a `.gitignore` that excludes each package's small `dist/` folder.
- * Returns its path.
+ * plus a `.gitignore` that excludes each package's small `dist/` folder
+ * (2 x 2 x 5 files at the tiny size). Returns its path.
  */
 export function sourceTree(): Promise<string> {
-  return complete(path.join(DATA, "tree"), "tree-v1", async (dir) => {
+  const [packages, modules, files] = sized([24, 25, 20], [2, 2, 5]);
+  return complete(path.join(DATA, sized("tree", "tree-tiny")), "tree-v1", async (dir) => {
     const next = random(42);
     await fsp.writeFile(path.join(dir, ".gitignore"), "dist/\n*.tmp\n");
-    for (let p = 0; p < 24; p++) {
-      for (let m = 0; m < 25; m++) {
+    for (let p = 0; p < packages; p++) {
+      for (let m = 0; m < modules; m++) {
         const folder = path.join(dir, `pkg${p}`, "src", `mod${m}`);
         await fsp.mkdir(folder, { recursive: true });
-        for (let f = 0; f < 20; f++) {
+        for (let f = 0; f < files; f++) {
           const ext = ["ts", "ts", "ts", "ts", "js", "md", "json"][Math.floor(next() * 7)];
           const needle = next() < 0.004;
           const text = ext === "json"
@@ -113,15 +115,15 @@ export function sourceTree(): Promise<string> {
   });
 }
 
-/** Lines in the big file. */
-export const BIG_FILE_LINES = 11_000_000;
+/** Lines in the big file (20,000 at the tiny size). */
+export const BIG_FILE_LINES: number = sized(11_000_000, 20_000);
 
 /**
  * A 1 GB text file of 11,000,000 numbered lines (about 100 bytes each, line
  * N reads `N <text>`). Returns its folder; the file is `big.log` in it.
  */
 export function bigFileFolder(): Promise<string> {
-  return complete(path.join(DATA, "big"), "big-v2", async (dir) => {
+  return complete(path.join(DATA, sized("big", "big-tiny")), "big-v2", async (dir) => {
     const next = random(7);
     const handle = await fsp.open(path.join(dir, "big.log"), "w");
     const batch: string[] = [];

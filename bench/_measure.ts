@@ -5,6 +5,14 @@
  * @module
  */
 
+import process from "node:process";
+import { type BenchRow, meets, record, TINY } from "./_report.ts";
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 /** Median of numbers. */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -14,12 +22,13 @@ export function median(values: readonly number[]): number {
 
 /**
  * Times `rounds` rounds of `iterations` calls of `fn` and returns the median
- * time per call in microseconds.
+ * time per call in microseconds (one round of one call at the tiny size).
  */
 export async function perCallMicros(
   fn: () => unknown,
   { rounds = 15, iterations = 2_000 }: { rounds?: number; iterations?: number } = {},
 ): Promise<number> {
+  if (TINY) [rounds, iterations] = [1, 1];
   for (let i = 0; i < iterations; i++) await fn(); // warm-up
   const samples: number[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -32,31 +41,60 @@ export async function perCallMicros(
 
 /**
  * Times several candidates in interleaved rounds (so drift on a shared machine
- * hits all of them alike) and returns each one's median µs per call.
+ * hits all of them alike) and returns each one's median µs per call (one
+ * round of one call each at the tiny size).
  */
 export async function comparePerCall(
   candidates: readonly [string, () => unknown][],
-  { rounds = 21, iterations = 2_000 }: { rounds?: number; iterations?: number } = {},
+  { rounds = 21, iterations = 2_000, clock = "wall" }: {
+    rounds?: number;
+    iterations?: number;
+    /**
+     * `cpu` times by this process's CPU time (user + system) instead of the
+     * wall clock: for work that stays in the process, it does not count the
+     * time other processes of a loaded machine take the cores.
+     */
+    clock?: "wall" | "cpu";
+  } = {},
 ): Promise<[string, number][]> {
+  if (TINY) [rounds, iterations] = [1, 1];
+  const now = clock === "cpu" ? cpuMicros : () => performance.now() * 1000;
   const samples = candidates.map(() => [] as number[]);
   for (const [, fn] of candidates) for (let i = 0; i < iterations * 2; i++) await fn(); // warm-up
   for (let r = 0; r < rounds; r++) {
     for (let c = 0; c < candidates.length; c++) {
       const fn = candidates[c][1];
-      const start = performance.now();
+      const start = now();
       for (let i = 0; i < iterations; i++) await fn();
-      samples[c].push(((performance.now() - start) * 1000) / iterations);
+      samples[c].push((now() - start) / iterations);
     }
   }
   return candidates.map(([name], c) => [name, median(samples[c])]);
 }
 
-/** Prints rows of `name  value unit  ratio-to-baseline`. */
-export function printRatios(title: string, rows: readonly [string, number][], unit: string, baseline: string): void {
-  const base = rows.find(([name]) => name === baseline)?.[1] ?? rows[0][1];
+/**
+ * Prints rows of `name  value unit  ratio-to-baseline` and records them for
+ * `bench/run.ts`'s table; `targets` names the rows the issue sets a target for
+ * (e.g. `{ "toolbox.call": "≤ 3x" }`), and each such row says whether it is met.
+ */
+export function printRatios(
+  title: string,
+  rows: readonly [string, number][],
+  unit: string,
+  baseline: string,
+  targets: Readonly<Record<string, string>> = {},
+): void {
+  const base = rows.find(([name]) => name === baseline) ?? rows[0];
   console.log(`\n${title}`);
   const width = Math.max(...rows.map(([name]) => name.length));
+  const recorded: Omit<BenchRow, "bench">[] = [];
   for (const [name, value] of rows) {
-    console.log(`  ${name.padEnd(width)}  ${value.toFixed(2).padStart(10)} ${unit}  ${(value / base).toFixed(2)}x`);
+    const ratio = value / base[1];
+    const target = targets[name];
+    const met = target === undefined ? undefined : meets(ratio, target);
+    const verdict = target === undefined ? "" : `  (target ${target}: ${met ? "met" : "MISSED"})`;
+    console.log(`  ${name.padEnd(width)}  ${value.toFixed(2).padStart(10)} ${unit}  ${ratio.toFixed(2)}x${verdict}`);
+    recorded.push({ group: title, name, value, unit, peer: base[0], ratio, target, met });
   }
+  record(recorded);
 }

@@ -81,7 +81,10 @@ if (socat && spawnSync("curl", ["--version"]).status === 0) {
 
 const rows = await comparePerCall(candidates, { rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 11), iterations: 10 });
 const ms = rows.map(([name, micros]) => [name, micros / 1000] as [string, number]);
-printRatios("1 MB from a loopback server (median ms per download)", ms, "ms", "curl, direct");
+printRatios("1 MB from a loopback server (median ms per download)", ms, "ms", "curl, direct", {
+  "curl, via proxy": "≤ 1.2x",
+  "curl, via socat + unix-socket proxy": "≤ 1.2x",
+});
 const by = Object.fromEntries(ms);
 console.log(
   `  through the proxy: http client ${(by["http client, via proxy"] / by["http client, direct"]).toFixed(2)}x, ` +

@@ -31,6 +31,7 @@ import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { record, sized, TINY } from "./_report.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tarballs = path.join(root, "npm", "tarballs");
@@ -105,8 +106,14 @@ async function main(args: string[]): Promise<number> {
   const nodeFlag = args.indexOf("--node");
   const nodeVersion = nodeFlag >= 0 ? args[nodeFlag + 1] : undefined;
   const runsFlag = args.indexOf("--runs");
-  const runs = runsFlag >= 0 ? Number(args[runsFlag + 1]) : 5;
+  const runs = sized(runsFlag >= 0 ? Number(args[runsFlag + 1]) : 5, 1);
   const [nodeProgram, nodePrefix] = nodeVersion ? ["npx", ["-y", `node@${nodeVersion}`]] : ["node", []];
+  if (!existsSync(tarballs) && TINY) {
+    // The smoke run does not pack the npm build: it imports the sources once, as the Deno half of the bench does.
+    console.log("no npm/tarballs: the tiny run imports the sources only");
+    for (const source of ["core/mod.ts", "mod.ts"]) console.log(source, await denoColdImport(source, 1), "ms");
+    return 0;
+  }
   if (!existsSync(tarballs)) {
     console.error("no npm/tarballs; run deno task build:npm --no-tests first");
     return 1;
@@ -173,28 +180,54 @@ async function main(args: string[]): Promise<number> {
         );
         nodeTimes.push(Number(out.trim().split("\n").pop()));
       }
-      // Inside the repository, so that the workspace resolves the members' names.
-      await mkdir(path.join(root, "bench", ".data"), { recursive: true });
-      const probe = path.join(root, "bench", ".data", "footprint_probe.ts");
-      await writeFile(probe, IMPORT_PROBE(pathToFile(path.join(root, target.denoSource))));
-      const denoArgs = ["run", "--no-check", "--allow-read", "--allow-env", "--no-prompt", probe];
-      await run("deno", denoArgs, root); // warms the transpile cache: "cold" is a new process, not a new machine
-      const denoTimes: number[] = [];
-      for (let i = 0; i < runs; i++) {
-        denoTimes.push(Number((await run("deno", denoArgs, root)).trim().split("\n").pop()));
-      }
+      const deno = await denoColdImport(target.denoSource, runs);
+      const node = median(nodeTimes);
       console.log(
         `${target.title}: ${(bytes / MB).toFixed(2)} MB in ${files} files (limit ${target.limit / MB} MB: ${
           ok ? "ok" : "OVER"
-        }); cold import: node ${median(nodeTimes).toFixed(0)} ms, deno ${
-          median(denoTimes).toFixed(0)
-        } ms (median of ${runs}); largest: ${(await largest(path.join(dir, "node_modules"))).join(", ")}`,
+        }); cold import: node ${node.toFixed(0)} ms, deno ${deno.toFixed(0)} ms (median of ${runs}); largest: ${
+          (await largest(path.join(dir, "node_modules"))).join(", ")
+        }`,
       );
+      record([
+        {
+          group: "npm install footprint",
+          name: target.title,
+          value: bytes / MB,
+          unit: "MB",
+          peer: "its limit",
+          ratio: bytes / target.limit,
+          target: "≤ 1x",
+          met: ok,
+        },
+        { group: "cold import", name: `${target.title}, Node`, value: node, unit: "ms", peer: "Node", ratio: 1 },
+        {
+          group: "cold import",
+          name: `${target.title}, Deno`,
+          value: deno,
+          unit: "ms",
+          peer: "Node",
+          ratio: deno / node,
+        },
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
   return failed ? 1 : 0;
+}
+
+/** Median ms of `runs` fresh Deno processes importing `source` of the checkout, transpile cache warm. */
+async function denoColdImport(source: string, runs: number): Promise<number> {
+  // Inside the repository, so that the workspace resolves the members' names.
+  await mkdir(path.join(root, "bench", ".data"), { recursive: true });
+  const probe = path.join(root, "bench", ".data", "footprint_probe.ts");
+  await writeFile(probe, IMPORT_PROBE(pathToFile(path.join(root, source))));
+  const denoArgs = ["run", "--no-check", "--allow-read", "--allow-env", "--no-prompt", probe];
+  await run("deno", denoArgs, root); // warms the transpile cache: "cold" is a new process, not a new machine
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(Number((await run("deno", denoArgs, root)).trim().split("\n").pop()));
+  return median(times);
 }
 
 function pathToFile(file: string): string {

@@ -20,8 +20,9 @@ import { globTool } from "../tools/search/glob.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";
 import { median, printRatios } from "./_measure.ts";
 import { sourceTree, treeSize } from "./_fixtures.ts";
+import { sized } from "./_report.ts";
 
-const ROUNDS = 15;
+const ROUNDS = sized(15, 1);
 
 function rgFiles(rg: string, cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -87,5 +88,6 @@ printRatios(
   Object.entries(samples).map(([name, values]) => [name, median(values)]),
   "ms",
   "tinyglobby",
+  { "toolfence glob": "≤ 1.5x" },
 );
 await session.close();

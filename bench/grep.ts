@@ -16,8 +16,9 @@ import { grepTool } from "../tools/search/grep.ts";
 import { findRipgrep } from "../tools/search/_ripgrep.ts";
 import { median, printRatios } from "./_measure.ts";
 import { RARE_TOKEN, sourceTree, treeSize } from "./_fixtures.ts";
+import { sized } from "./_report.ts";
 
-const ROUNDS = 9;
+const ROUNDS = sized(9, 1);
 
 function timeCommand(command: string, args: string[], cwd: string): Promise<{ ms: number; lines: number }> {
   return new Promise((resolve, reject) => {
@@ -90,12 +91,12 @@ for (
     samples["toolfence grep, built-in engine"].push(builtinMs);
   }
   const rows = Object.entries(samples).map(([name, values]) => [name, median(values)] as [string, number]);
-  printRatios(
-    `${title}: median ms of ${ROUNDS} rounds; ${counts}`,
-    rows.slice(0, 3),
-    "ms",
-    "rg -n (same file selection)",
-  );
-  printRatios(`${title}: built-in engine`, rows.slice(3), "ms", "grep -rn");
+  console.log(`\n${title}: median ms of ${ROUNDS} rounds; ${counts}`);
+  printRatios(`grep ${title}, ripgrep engine`, rows.slice(0, 3), "ms", "rg -n (same file selection)", {
+    "toolfence grep, ripgrep engine": "≤ 1.3x",
+  });
+  printRatios(`grep ${title}, built-in engine`, rows.slice(3), "ms", "grep -rn", {
+    "toolfence grep, built-in engine": "≤ 3x",
+  });
 }
 await session.close();

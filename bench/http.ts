@@ -7,13 +7,13 @@
  * concurrent workers on one `serve` process (stdio serves one client), each in
  * its own folder. Calls per second, p50 and p99 latency, wrong answers.
  *
- * `deno run -A bench/http.ts [CLIENTS] [CALLS] [--write]`; default 64 x 200;
- * `--write` replaces the `## HTTP` section of BENCHMARKS.md with the table.
+ * `deno run -A bench/http.ts [CLIENTS] [CALLS]`; default 64 x 200 (2 x 4 at
+ * the tiny size). Target (issue 30): HTTP at least 0.8x of stdio's throughput.
  *
  * @module
  */
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -26,12 +26,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { tokenHash } from "../adapters/mcp/_http_tokens.ts";
+import { record, sized } from "./_report.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
 const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
-const CLIENTS = Number(args[0] ?? 64);
-const CALLS = Number(args[1] ?? 200);
+const CLIENTS = Number(args[0] ?? sized(64, 2));
+const CALLS = Number(args[1] ?? sized(200, 4));
 const GROUPS = "fs,search,cmd,patch";
 const SERVE = ["--groups", GROUPS, "--auto-confirm", "--sandbox", "off"];
 
@@ -203,29 +204,27 @@ try {
   lines.push("", `HTTP throughput / stdio throughput: ${ratio.toFixed(2)}`);
   console.log(lines.join("\n"));
   for (const wrong of [...stdio.wrong, ...http.wrong].slice(0, 10)) console.log("wrong:", wrong);
-  if (process.argv.includes("--write")) {
-    const file = join(ROOT, "BENCHMARKS.md");
-    const text = await readFile(file, "utf8");
-    const section = [
-      "## HTTP",
-      "",
-      `\`deno run -A bench/http.ts ${CLIENTS} ${CALLS} --write\` (${
-        new Date().toISOString().slice(0, 10)
-      }, ${os.cpus().length} cores, load average ${
-        os.loadavg()[0].toFixed(1)
-      } at the end, shared with other work; sandbox off in both, so bash measures the transport and not bubblewrap).`,
-      "",
-      ...lines,
-      "",
-    ].join("\n");
-    const start = text.indexOf("## HTTP");
-    const end = start < 0 ? -1 : text.indexOf("\n## ", start + 1);
-    const next = start < 0 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, start) + section +
-      (end < 0 ? "" : text.slice(end + 1));
-    await writeFile(file, next);
-    // The table as deno fmt lays it out, so that `deno fmt --check` stays clean.
-    spawnSync(process.execPath, ["fmt", file], { stdio: "ignore" });
-  }
+  const stdioRate = stdio.latencies.length / stdio.seconds;
+  record([
+    {
+      group: `MCP throughput, ${CLIENTS} clients x ${CALLS} mixed calls`,
+      name: "stdio",
+      value: stdioRate,
+      unit: "calls/s",
+      peer: "stdio",
+      ratio: 1,
+    },
+    {
+      group: `MCP throughput, ${CLIENTS} clients x ${CALLS} mixed calls`,
+      name: "Streamable HTTP",
+      value: stdioRate * ratio,
+      unit: "calls/s",
+      peer: "stdio",
+      ratio,
+      target: "≥ 0.8x",
+      met: ratio >= 0.8,
+    },
+  ]);
   if (stdio.wrong.length + http.wrong.length > 0) process.exitCode = 1;
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -8,14 +8,14 @@
  * flight (throughput-bound), in interleaved rounds, medians; ratios against
  * the reference server.
  *
- * `deno run -A bench/mcp.ts [--write]`; `--write` replaces the `## MCP`
- * section of BENCHMARKS.md with the table.
+ * `deno run -A bench/mcp.ts`. Target (issue 30): read_file at least 1.5x the
+ * reference's calls per second, with 1 and 8 in flight.
  *
  * @module
  */
 
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -25,12 +25,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { median } from "./_measure.ts";
+import { record, sized } from "./_report.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
 const REFERENCE = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-const ROUNDS = 7;
-const CALLS_PER_ROUND = 400;
+const ROUNDS = sized(7, 1);
+const CALLS_PER_ROUND = sized(400, 8);
 const IN_FLIGHT = 8;
 
 interface Candidate {
@@ -122,56 +123,28 @@ try {
     return { name: c.name, serial: median(r.serial), parallel: median(r.parallel) };
   });
   const base = rows[0];
-  const machine =
-    `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}; ` +
-    `Deno ${process.versions.deno ?? "?"}, ${
-      execFileSync("node", ["--version"], { encoding: "utf8" }).trim()
-    } for the reference`;
-  const table = [
-    "| server | calls/s, 1 in flight | ratio | calls/s, 8 in flight | ratio |",
-    "|---|---:|---:|---:|---:|",
-    ...rows.map((r) =>
-      `| ${r.name} | ${r.serial.toFixed(0)} | ${(r.serial / base.serial).toFixed(2)}x | ${r.parallel.toFixed(0)} | ${
-        (r.parallel / base.parallel).toFixed(2)
-      }x |`
-    ),
-  ].join("\n");
-  const section = `## MCP
-
-\`tools/call\` per second over stdio through the official SDK client (\`bench/mcp.ts\`): a ${content.length}-byte,
-20-line file read ${ROUNDS} rounds x ${CALLS_PER_ROUND} calls per server, interleaved, medians. Ratios against
-\`@modelcontextprotocol/server-filesystem\`'s \`read_text_file\`. Machine: ${machine}.
-
-${table}
-
-The last row is the same server and transport with a tool that does next to nothing: what serving costs. The rest of
-\`read_file\`'s time is the tool's own work: resolving the path through the workspace policy (one realpath, then the
-fence), then open, stat, read, stat again (to catch a concurrent change) and close.
-`;
-  console.log(section);
-  if (process.argv.includes("--write")) {
-    // The section as `deno fmt` writes it, so that the file stays formatted.
-    const formatted = execFileSync(process.execPath, ["fmt", "--ext=md", "-"], {
-      cwd: ROOT,
-      input: section,
-      encoding: "utf8",
-    });
-    const file = join(ROOT, "BENCHMARKS.md");
-    let doc = "";
-    try {
-      doc = await readFile(file, "utf8");
-    } catch {
-      doc = "# Benchmarks\n";
-    }
-    const start = doc.search(/^## MCP$/m);
-    if (start < 0) doc = `${doc.trimEnd()}\n\n${formatted}`;
-    else {
-      const rest = doc.slice(start + 1).search(/^## /m);
-      doc = doc.slice(0, start) + formatted + (rest < 0 ? "" : "\n" + doc.slice(start + 1 + rest));
-    }
-    await writeFile(file, doc);
-    console.log(`Wrote the ## MCP section of ${file}`);
+  for (const [inFlight, key] of [[1, "serial"], [IN_FLIGHT, "parallel"]] as const) {
+    record(rows.map((r) => {
+      const ratio = r[key] / base[key];
+      const target = r.name.includes("read_file") ? "≥ 1.5x" : undefined;
+      return {
+        group: `MCP tools/call over stdio, ${inFlight} in flight (${content.length}-byte file)`,
+        name: r.name,
+        value: r[key],
+        unit: "calls/s",
+        peer: base.name,
+        ratio,
+        target,
+        met: target ? ratio >= 1.5 : undefined,
+      };
+    }));
   }
+  console.log(
+    rows.map((r) =>
+      `${r.name}: ${r.serial.toFixed(0)} calls/s 1 in flight (${(r.serial / base.serial).toFixed(2)}x), ` +
+      `${r.parallel.toFixed(0)} calls/s ${IN_FLIGHT} in flight (${(r.parallel / base.parallel).toFixed(2)}x)`
+    ).join("\n"),
+  );
 } finally {
   await Promise.all(candidates.map((c) => c.client.close()));
   await rm(dir, { recursive: true, force: true });

@@ -18,9 +18,10 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createScratch } from "../policy/scratch/scratch.ts";
-import { median } from "./_measure.ts";
+import { median, printRatios } from "./_measure.ts";
+import { sized } from "./_report.ts";
 
-const ROUNDS = 3;
+const ROUNDS = sized(3, 1);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const data = path.join(here, ".data", "scratch");
 const workdir = path.join(data, "workspace");
@@ -33,10 +34,10 @@ async function makeWorkspace(): Promise<{ files: number; bytes: number }> {
   for (let i = 0; i < pool.length; i += 65536) crypto.getRandomValues(pool.subarray(i, i + 65536));
   let files = 0;
   let bytes = 0;
-  for (let d = 0; d < Number(Deno.env.get("SCRATCH_BENCH_FOLDERS") ?? 100); d++) {
+  for (let d = 0; d < Number(Deno.env.get("SCRATCH_BENCH_FOLDERS") ?? sized(100, 2)); d++) {
     const folder = path.join(workdir, `pkg${d}`, "src");
     await fsp.mkdir(folder, { recursive: true });
-    for (let f = 0; f < 100; f++) {
+    for (let f = 0; f < sized(100, 10); f++) {
       const large = files % 200 === 0;
       const size = large ? 2_000_000 + (files % 7) * 1000 : 1024 + ((files * 7919) % (18 * 1024));
       const offset = (files * 104729) % (pool.length - size);
@@ -77,7 +78,7 @@ console.log(
 );
 execFileSync("sync");
 const samples: Record<string, { ms: number[]; disk: number[] }> = {};
-const record = (name: string, ms: number, disk: number) => {
+const sample = (name: string, ms: number, disk: number) => {
   samples[name] ??= { ms: [], disk: [] };
   samples[name].ms.push(ms);
   samples[name].disk.push(disk);
@@ -90,7 +91,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const start = performance.now();
     const scratch = await createScratch(host, { copy });
     const ms = performance.now() - start;
-    record(`createScratch, copy: "${copy}" (${scratch.cloned} by cp)`, ms, du(scratch.root));
+    sample(`createScratch, copy: "${copy}" (${scratch.cloned} by cp)`, ms, du(scratch.root));
     await scratch.dispose();
     await host.dispose();
   }
@@ -99,21 +100,24 @@ for (let round = 0; round < ROUNDS; round++) {
     const start = performance.now();
     execFileSync("cp", [...args, workdir, target]);
     const ms = performance.now() - start;
-    record(name, ms, du(target));
+    sample(name, ms, du(target));
     await fsp.rm(target, { recursive: true, force: true });
   }
   {
     // What the digest alone costs: sha256 of every file, no copy.
     const start = performance.now();
     execFileSync("sh", ["-c", `cd '${workdir}' && find . -type f -print0 | xargs -0 sha256sum > /dev/null`]);
-    record("find | sha256sum (hashing alone)", performance.now() - start, 0);
+    sample("find | sha256sum (hashing alone)", performance.now() - start, 0);
   }
 }
-console.log(`median of ${ROUNDS} rounds, page cache warm:`);
-for (const [name, { ms, disk }] of Object.entries(samples)) {
-  const d = median(disk);
-  console.log(
-    `  ${name.padEnd(40)} ${median(ms).toFixed(0).padStart(6)} ms   ${(d / 1e6).toFixed(0).padStart(4)} MB on disk`,
-  );
+console.log(`disk the copies take (median of ${ROUNDS} rounds):`);
+for (const [name, { disk }] of Object.entries(samples)) {
+  console.log(`  ${name.padEnd(40)} ${(median(disk) / 1e6).toFixed(0).padStart(4)} MB`);
 }
+printRatios(
+  `scratch copy of ${files} files, ${(bytes / 1e6).toFixed(0)} MB (median ms of ${ROUNDS} rounds, page cache warm)`,
+  Object.entries(samples).map(([name, { ms }]) => [name, median(ms)]),
+  "ms",
+  "cp -a",
+);
 await fsp.rm(data, { recursive: true, force: true });

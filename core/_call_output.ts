@@ -8,7 +8,7 @@
 import { ToolError } from "./errors.ts";
 import type { ArtifactRef, ToolResult, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
-import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 
@@ -146,7 +146,7 @@ function finishValue<R>(
   artifacts?: ArtifactRef[],
   schema?: OutputSchema,
 ): R | Promise<R> {
-  let json: ReturnType<typeof toJsonOutput>;
+  let json: JsonOutput;
   try {
     json = toJsonOutput(value, cap);
   } catch (error) {
@@ -170,7 +170,7 @@ function finishValue<R>(
 
 function passOutput<R>(
   call: OutputSink<R>,
-  json: ReturnType<typeof toJsonOutput>,
+  json: JsonOutput,
   cap: number,
   failure: ToolFailure | undefined,
   artifacts: ArtifactRef[] | undefined,
@@ -179,7 +179,7 @@ function passOutput<R>(
     if (failure === undefined) return call.finish({ status: "success", output: json.output, artifacts });
     return call.fail(failure.error, { status: failure.status, output: json.output, artifacts });
   }
-  return capOutput(call, json.text(), typeof json.output === "string", cap, failure, artifacts);
+  return capOutput(call, jsonText(json), typeof json.output === "string", cap, failure, artifacts);
 }
 
 async function capOutput<R>(

@@ -95,20 +95,52 @@ function check(value: unknown, walk: Walk): void {
   walk.ancestors.pop();
 }
 
+/** A tool's output as JSON data, whether it fits the cap, and its text when that was made. */
+export interface JsonOutput {
+  /** The JSON data (plain data is itself; a value with `toJSON` is its JSON's parse). */
+  output: unknown;
+  /** Whether the text certainly fits the cap. */
+  fits: boolean;
+  /** The text a model reads, when it was made; absent means `JSON.stringify(output)`. */
+  text?: string;
+}
+
+// One walk reused from output to output; a getter in an output may run code that checks another output
+// meanwhile, and that inner check gets a walk of its own.
+const WALK: Walk = { ancestors: [], keys: [], converted: false, bound: 0 };
+let walking = false;
+
 /**
  * Checks that a tool's output is JSON data (undefined becomes null) and gives
- * the text a model reads for it; throws NotSerializableError otherwise. When
- * the output certainly fits `cap` characters, the JSON text is made lazily.
+ * the text a model reads for it (see {@linkcode jsonText}); throws
+ * NotSerializableError otherwise. When the output certainly fits `cap`
+ * characters, the JSON text is not made.
  */
-export function toJsonOutput(value: unknown, cap: number): { output: unknown; text: () => string; fits: boolean } {
-  if (value === undefined || value === null) return { output: null, text: () => "", fits: true };
-  if (typeof value === "string") return { output: value, text: () => value, fits: value.length <= cap };
-  const walk: Walk = { ancestors: [], keys: [], converted: false, bound: 0 };
-  check(value, walk);
-  if (!walk.converted && walk.bound <= cap) {
-    return { output: value, text: () => JSON.stringify(value), fits: true };
+export function toJsonOutput(value: unknown, cap: number): JsonOutput {
+  if (value === undefined || value === null) return { output: null, fits: true, text: "" };
+  if (typeof value === "string") return { output: value, fits: value.length <= cap, text: value };
+  const shared = !walking;
+  const walk = shared ? WALK : { ancestors: [], keys: [], converted: false, bound: 0 };
+  walk.converted = false;
+  walk.bound = 0;
+  if (shared) walking = true;
+  try {
+    check(value, walk);
+  } catch (error) {
+    // A refusal leaves the walk where it stopped; a finished walk has emptied its own lists.
+    walk.ancestors.length = 0;
+    walk.keys.length = 0;
+    throw error;
+  } finally {
+    if (shared) walking = false;
   }
+  if (!walk.converted && walk.bound <= cap) return { output: value, fits: true };
   const text = JSON.stringify(value);
   // Plain data is its own JSON; only values with toJSON (dates, say) need the round trip.
-  return { output: walk.converted ? JSON.parse(text) : value, text: () => text, fits: text.length <= cap };
+  return { output: walk.converted ? JSON.parse(text) : value, fits: text.length <= cap, text };
+}
+
+/** The text a model reads for a checked output. */
+export function jsonText(json: JsonOutput): string {
+  return json.text ?? JSON.stringify(json.output);
 }

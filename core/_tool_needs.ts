@@ -38,6 +38,15 @@ function coarseClosed(tool: AnyTool, fence: Fence): MissingGrant[] {
     .map((permission) => ({ permission, flag: fence.query(permission).flag }));
 }
 
+// A tool that declares no need (most pure tools): no fence can refuse it, so nothing is asked.
+function needsNothing(tool: AnyTool): boolean {
+  const { needs } = tool;
+  if (needs === undefined) return (tool.permissions ?? []).length === 0;
+  if (needs.signal) return false;
+  for (const permission of NEED_ORDER) if ((needs[permission]?.length ?? 0) > 0) return false;
+  return true;
+}
+
 /**
  * Everything `tool` needs that `fence` does not grant, first missing first.
  * Without `places` the workspace and temp folder are judged only by whether
@@ -58,6 +67,7 @@ export function missingToolGrants(tool: AnyTool, fence: Fence, places?: FencePla
  * it may run. Asked before anything of the call happens.
  */
 export function toolFenceRefusal(tool: AnyTool, session: Session): ToolError | undefined {
+  if (needsNothing(tool)) return undefined;
   const missing = missingToolGrants(tool, session.policy.fence, fencePlacesOf(session));
   return missing.length > 0 ? fenceDeniedError(tool.name, missing) : undefined;
 }

@@ -89,6 +89,9 @@ function canHoldKeys(schema: AnySchema): boolean {
   return answer;
 }
 
+// The answer of most calls, shared: callers only read it.
+const NO_PATHS: Path[] = Object.freeze([]) as unknown as Path[];
+
 /**
  * Paths of keys present in `value` that the schema does not declare, at every
  * level, except under loose objects and objects with a rest schema.
@@ -102,7 +105,7 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
     for (const key in value) {
       if (Object.hasOwn(value, key) && !Object.hasOwn(base.entries, key)) (found ??= []).push([...path, key]);
     }
-    return found ?? [];
+    return found ?? NO_PATHS;
   }
   if (value === null || value === undefined) return [];
   switch (base.type) {

@@ -24,7 +24,7 @@ import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
 import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { toolFenceRefusal } from "./_tool_needs.ts";
-import { approveCall } from "./_call_approval.ts";
+import { type ApprovalOutcome, approveCall } from "./_call_approval.ts";
 import {
   type AttemptOutcome,
   backoffDelay,
@@ -152,17 +152,26 @@ export function executeCall<T>(
   rawArgs: unknown,
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
-  // An OpenTelemetry span around the whole call (a no-op without an SDK).
-  return tracedCall(name, options.callId, () => executeCallSteps(env, session, name, rawArgs, options));
+  // An OpenTelemetry span around the whole call (skipped without an SDK).
+  return tracedCall(name, options.callId, () => {
+    try {
+      const result = executeCallSteps(env, session, name, rawArgs, options);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  });
 }
 
-async function executeCallSteps<T>(
+// The steps up to the first attempt answer without a promise where nothing waits (no hooks, no approval, a
+// tool that returns at once): a call's await is a tenth of a call.
+function executeCallSteps<T>(
   env: ExecutionEnvironment,
   session: SessionBase,
   name: string,
   rawArgs: unknown,
   options: CallOptions<T>,
-): Promise<ToolResult> {
+): ToolResult | Promise<ToolResult> {
   const run = new CallRun(env, session, name, options);
   const { signal } = options;
 
@@ -191,29 +200,80 @@ async function executeCallSteps<T>(
 
   // 3. Hooks and approval.
   const cap = tool.maxOutputChars ?? env.maxOutputChars;
+  let passed: ReturnType<typeof approveCall>;
   try {
-    const pending = approveCall(run, tool);
-    const approval = pending instanceof Promise ? await pending : pending;
-    if (approval.kind === "refused") return run.fail(approval.error);
-    if (approval.kind === "answered") return finishOutput(run, approval.output, cap, tool.output);
+    passed = approveCall(run, tool);
   } catch (error) {
-    if (signal?.aborted || isAbortError(error)) return run.cancelled("Cancelled before it ran");
-    return run.fail(thrownToToolError(error));
+    return approvalThrew(run, error);
   }
+  if (passed instanceof Promise) {
+    return passed.then(
+      (approval) => afterApproval(run, tool, approval, cap),
+      (error) => approvalThrew(run, error),
+    );
+  }
+  return afterApproval(run, tool, passed, cap);
+}
 
-  // 4-5. Attempts, each with its own context, until one ends the call.
-  const args = run.validArgs;
-  const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+function approvalThrew<T>(run: CallRun<T>, error: unknown): ToolResult | Promise<ToolResult> {
+  if (run.options.signal?.aborted || isAbortError(error)) return run.cancelled("Cancelled before it ran");
+  return run.fail(thrownToToolError(error));
+}
+
+function afterApproval<T>(
+  run: CallRun<T>,
+  tool: AnyTool,
+  approval: ApprovalOutcome,
+  cap: number,
+): ToolResult | Promise<ToolResult> {
+  if (approval.kind === "refused") return run.fail(approval.error);
+  if (approval.kind === "answered") return output(run, approval.output, cap, tool);
+  const { signal } = run.options;
+  const timeoutMs = run.options.timeoutMs ?? tool.timeoutMs;
+  if (signal === undefined && timeoutMs === undefined && !tool.retry) {
+    // Nothing can stop this attempt early and no retry can follow, so there is nothing to race against;
+    // a tool that answers at once is not awaited.
+    let value: unknown;
+    try {
+      value = tool.execute(run.validArgs!, run.context(tool, undefined, ++run.attempts));
+    } catch (error) {
+      return onlyAttemptThrew(run, tool, error, cap);
+    }
+    if (!isThenable(value)) return output(run, value, cap, tool);
+    return Promise.resolve(value).then(
+      (value) => output(run, value, cap, tool),
+      (error) => onlyAttemptThrew(run, tool, error, cap),
+    );
+  }
+  return runAttempts(run, tool, cap, timeoutMs);
+}
+
+// With one attempt allowed (maxAttempts 1), attemptEnded never answers RETRY.
+function onlyAttemptThrew<T>(
+  run: CallRun<T>,
+  tool: AnyTool,
+  error: unknown,
+  cap: number,
+): ToolResult | Promise<ToolResult> {
+  return attemptEnded(run, tool, { kind: "thrown", error }, cap, undefined, 1) as ToolResult | Promise<ToolResult>;
+}
+
+// 4-5. Attempts, each with its own context, until one ends the call.
+async function runAttempts<T>(
+  run: CallRun<T>,
+  tool: AnyTool,
+  cap: number,
+  timeoutMs: number | undefined,
+): Promise<ToolResult> {
+  const { signal } = run.options;
   const maxAttempts = attemptsAllowed(tool.retry);
   for (;;) {
     const attemptNumber = ++run.attempts;
     let attempt: AttemptOutcome | undefined;
     if (signal === undefined && timeoutMs === undefined) {
-      // Nothing can stop this attempt early, so there is nothing to race against; a tool that answers
-      // at once is not awaited (a promise tick is a tenth of a call).
       let value: unknown;
       try {
-        value = tool.execute(args, run.context(tool, undefined, attemptNumber));
+        value = tool.execute(run.validArgs!, run.context(tool, undefined, attemptNumber));
         if (isThenable(value)) value = await value;
       } catch (error) {
         attempt = { kind: "thrown", error };
@@ -222,47 +282,65 @@ async function executeCallSteps<T>(
     } else {
       attempt = await runAttempt(
         tool,
-        args,
+        run.validArgs!,
         (ctxSignal) => run.context(tool, ctxSignal, attemptNumber),
         timeoutMs,
         signal,
-        env.graceMs,
+        run.env.graceMs,
       );
     }
-
-    // 6. A value becomes the output (or the failure the tool returned).
-    if (attempt.kind === "value") return finishOutput(run, attempt.value, cap, tool.output);
-
-    // 7. Anything else ends the call with its reason, unless a retry is due.
-    if (attempt.kind === "timeout") {
-      run.retryDisposition = "stopped";
-      watchLate(run, attempt.work, "timed_out");
-      return run.fail(
-        new ToolError(`${name} timed out after ${timeoutMs} ms`, {
-          code: "timeout",
-          recoveryHint: "Try a smaller task or a longer timeout.",
-        }),
-        { status: "timed_out", workerStillRunning: attempt.stillRunning },
-      );
-    }
-    if (attempt.kind === "cancelled") {
-      run.retryDisposition = "stopped";
-      watchLate(run, attempt.work, "cancelled");
-      return run.cancelled("Cancelled", { workerStillRunning: attempt.stillRunning });
-    }
-    // A tool that threw because its call was cancelled reports the cancel, and is never retried.
-    if (signal?.aborted || isAbortError(attempt.error)) {
-      run.retryDisposition = "stopped";
-      return run.cancelled("Cancelled");
-    }
-    const error = thrownToToolError(attempt.error);
-    run.retryDisposition = retryDisposition(tool, error, attempt.error, attemptNumber, maxAttempts, options);
-    if (run.retryDisposition !== "not_needed") return run.fail(error);
+    const ended = attemptEnded(run, tool, attempt, cap, timeoutMs, maxAttempts);
+    if (ended !== RETRY) return ended;
     if (!(await sleep(backoffDelay(tool, attemptNumber), signal))) {
       run.retryDisposition = "stopped";
       return run.cancelled("Cancelled");
     }
   }
+}
+
+const RETRY = Symbol("retry");
+
+// Step 6: a value as the call's result (a promise of a promise settles as one promise).
+function output<T>(run: CallRun<T>, value: unknown, cap: number, tool: AnyTool): ToolResult | Promise<ToolResult> {
+  return finishOutput(run, value, cap, tool.output) as ToolResult | Promise<ToolResult>;
+}
+
+// 6-7. How an attempt ends the call: its value becomes the output (or the failure the tool returned); anything
+// else ends it with its reason, unless a retry is due (RETRY).
+function attemptEnded<T>(
+  run: CallRun<T>,
+  tool: AnyTool,
+  attempt: AttemptOutcome,
+  cap: number,
+  timeoutMs: number | undefined,
+  maxAttempts: number,
+): ToolResult | Promise<ToolResult> | typeof RETRY {
+  if (attempt.kind === "value") return output(run, attempt.value, cap, tool);
+  if (attempt.kind === "timeout") {
+    run.retryDisposition = "stopped";
+    watchLate(run, attempt.work, "timed_out");
+    return run.fail(
+      new ToolError(`${run.name} timed out after ${timeoutMs} ms`, {
+        code: "timeout",
+        recoveryHint: "Try a smaller task or a longer timeout.",
+      }),
+      { status: "timed_out", workerStillRunning: attempt.stillRunning },
+    );
+  }
+  if (attempt.kind === "cancelled") {
+    run.retryDisposition = "stopped";
+    watchLate(run, attempt.work, "cancelled");
+    return run.cancelled("Cancelled", { workerStillRunning: attempt.stillRunning });
+  }
+  // A tool that threw because its call was cancelled reports the cancel, and is never retried.
+  if (run.options.signal?.aborted || isAbortError(attempt.error)) {
+    run.retryDisposition = "stopped";
+    return run.cancelled("Cancelled");
+  }
+  const error = thrownToToolError(attempt.error);
+  run.retryDisposition = retryDisposition(tool, error, attempt.error, run.attempts, maxAttempts, run.options);
+  if (run.retryDisposition !== "not_needed") return run.fail(error);
+  return RETRY;
 }
 
 /**

@@ -15,10 +15,24 @@
  *
  * @module
  */
-import { type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ProxyTracerProvider, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ToolResult } from "./result.ts";
 
 const TRACER = "toolfence";
+
+// What the global provider delegates to while no SDK is registered: the API's no-op provider.
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether an SDK may record spans: false only while the global provider is this
+ * API's own proxy with nothing registered behind it. Asked on every call, so a
+ * provider registered later is honoured at once; without one a call skips the
+ * no-op span, its attributes and its context switch (a tenth of a call).
+ */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider && provider.getDelegate() === NO_SDK);
+}
 
 /**
  * Runs one call inside an `ai.toolCall` span, ended with the result's
@@ -38,6 +52,7 @@ export function tracedCall(
   callId: string | undefined,
   run: () => Promise<ToolResult>,
 ): Promise<ToolResult> {
+  if (!tracing()) return run();
   const tracer = trace.getTracer(TRACER);
   return tracer.startActiveSpan("ai.toolCall", {
     kind: SpanKind.INTERNAL,
@@ -87,6 +102,7 @@ export function tracedCall(
  * ```
  */
 export function tracedBatch<R>(size: number, mode: string, run: () => Promise<R>): Promise<R> {
+  if (!tracing()) return run();
   const tracer = trace.getTracer(TRACER);
   return tracer.startActiveSpan("toolfence.batch", {
     attributes: { "toolfence.batch.size": size, "toolfence.batch.mode": mode },

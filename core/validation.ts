@@ -120,12 +120,12 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
 export function validateWithValibot(schema: v.GenericSchema, args: Record<string, unknown>): ValidationOutcome {
   const arrayParams = arrayParamsOf(schema);
   const input = arrayParams.size ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
-  const unknown = unknownKeyPaths(schema as AnySchema, input).map((p) => ({
-    path: pathText(p),
-    message: "unexpected argument",
-  }));
+  const unknownPaths = unknownKeyPaths(schema as AnySchema, input);
   const parsed = v.safeParse(schema, input);
-  if (parsed.success && unknown.length === 0) return { ok: true, value: parsed.output as Record<string, unknown> };
+  if (parsed.success && unknownPaths.length === 0) {
+    return { ok: true, value: parsed.output as Record<string, unknown> };
+  }
+  const unknown = unknownPaths.map((p) => ({ path: pathText(p), message: "unexpected argument" }));
   return { ok: false, issues: [...(parsed.success ? [] : valibotIssues(parsed.issues)), ...unknown] };
 }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { constants as fsConstants } from "node:fs";
+import { constants as fsConstants, lstatSync, readdirSync } from "node:fs";
 import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -90,9 +90,11 @@ const SYSTEM_FOLDERS = [
   "/var/tmp",
 ];
 
-async function kind(p: string): Promise<"file" | "dir" | "link" | "other" | undefined> {
+// Synchronous, as the walks below: a command's start asks this of a few dozen paths, and each asynchronous
+// lstat waits its turn in the thread pool (on a loaded machine, most of a sandboxed command's start).
+function kind(p: string): "file" | "dir" | "link" | "other" | undefined {
   try {
-    const info = await fsp.lstat(p);
+    const info = lstatSync(p);
     if (info.isSymbolicLink()) return "link";
     if (info.isDirectory()) return "dir";
     return info.isFile() ? "file" : "other";
@@ -185,7 +187,7 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
       continue;
     }
     if (real === "/" || SYSTEM_FOLDERS.some((system) => isWithin(system, real))) continue;
-    if ((await kind(real)) === "dir") folders.add(real);
+    if (kind(real) === "dir") folders.add(real);
   }
   const files: string[] = [];
   for (const file of [...MASKED_FILES, ...await sshHostKeys()]) {
@@ -201,7 +203,7 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
   if (home !== undefined && home !== "/") {
     try {
       realHome = await fsp.realpath(home);
-      if ((await kind(realHome)) !== "dir") realHome = undefined;
+      if (kind(realHome) !== "dir") realHome = undefined;
     } catch (error) {
       // Unreadable under the runtime's fence: mask it as named.
       realHome = isRuntimePermissionError(error) ? home : undefined;
@@ -286,10 +288,10 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
 
 // Every existing protected path of the workspace, found by a bounded walk, and
 // every protected entry seen (links and other entries too, which get no mount).
-async function existingProtected(
+function existingProtected(
   root: string,
   patterns: readonly string[],
-): Promise<{ mounts: ProtectedMount[]; seen: Set<string> }> {
+): { mounts: ProtectedMount[]; seen: Set<string> } {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
   let seen = 0;
@@ -298,7 +300,7 @@ async function existingProtected(
     const { rel, depth } = queue.shift()!;
     let entries: import("node:fs").Dirent[];
     try {
-      entries = await fsp.readdir(path.join(root, rel), { withFileTypes: true });
+      entries = readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
@@ -375,9 +377,9 @@ export async function protectedMounts(
   const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
-  const existing = await existingProtected(root, patterns);
+  const existing = existingProtected(root, patterns);
   for (const mount of existing.mounts) {
-    const opened = await openMount(mount, mount.how === "pinned" || (await kind(mount.path)) === "dir");
+    const opened = await openMount(mount, mount.how === "pinned" || kind(mount.path) === "dir");
     if (opened !== undefined) mounts.set(mount.path, opened);
   }
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
@@ -390,7 +392,7 @@ export async function protectedMounts(
     const parts = rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const abs = path.join(root, ...parts.slice(0, i + 1));
-      const found = await kind(abs);
+      const found = kind(abs);
       if (found === "dir") continue;
       if (found === undefined && !mounts.has(abs)) {
         const parentRel = parts.slice(0, i).join("/");
@@ -439,7 +441,7 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
   if (plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
-    const now = await existingProtected(root, patterns);
+    const now = existingProtected(root, patterns);
     for (const entry of now.seen) {
       if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
     }
@@ -448,7 +450,7 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
   const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
   for (const file of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
-    if ((await kind(file)) === undefined) continue;
+    if (kind(file) === undefined) continue;
     await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
     const target = path.join(
       quarantine,

@@ -145,7 +145,10 @@ describe("what a watcher would miss is seen", { concurrency: false }, () => {
     "mkdir -p m/n && echo 2 > m/n/f && mv m mm && echo 3 > mm/n/g",
     // a write through a hard link made outside the workspace's folders (in the temp dir)
     `ln mm/n/f "$TMPDIR/hard" 2>/dev/null || ln mm/n/f "$(mktemp -u)"; echo changed > mm/n/f`,
-    "rm -rf victim mm",
+    // a same-size write through a shared memory mapping (no write(2), no inotify event) of a file made earlier
+    "printf aaaa > mapped",
+    'python3 -c \'import mmap; f = open("mapped", "r+b"); m = mmap.mmap(f.fileno(), 0); m[0:4] = b"bbbb"; m.close()\'',
+    "rm -rf victim mm mapped",
   ];
   for (const script of scripts) {
     test(script, { timeout: 60_000 }, async () => {
