@@ -109,6 +109,8 @@ export interface ProgramRequest extends RequestCommon {
   readOnlyBinds?: (privateDir: string) => Promise<readonly { from: string; to: string }[]>;
   /** Variables that name the private writable folder (inside the sandbox too). */
   privateEnv?: (privateDir: string) => Record<string, string>;
+  /** Text given on its standard input (on a pipe), which is then closed; without it there is no input. */
+  stdin?: string;
   /**
    * Where the sandbox does not run (`off`, or unavailable): `ask` asks a
    * person (never answered automatically); `refuse` throws

@@ -104,6 +104,7 @@ export class PolicyProcessDoor implements ProcessDoor {
           env,
           extraFds: wrapped.fds,
           diesWithLeader: wrapped.sandboxed,
+          ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
         });
       } catch (error) {
         await Promise.allSettled([files.stdout.close(), files.stderr.close()]);

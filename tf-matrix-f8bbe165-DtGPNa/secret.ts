@@ -1,1 +1,0 @@
-export const leaked: 1 = "TFMARKf8bbe165-the server's cwd";
