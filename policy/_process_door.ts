@@ -29,9 +29,7 @@ import {
 } from "@toolfence/core";
 import type { Workspace } from "./workspace.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
-import { type GroupProcess, spawnGroup } from "./_process_group.ts";
-import { captureOutput } from "./_process_output.ts";
-import { isExecutableFile } from "./_executable.ts";
+import { captureOutput, type GroupProcess, isExecutableFile, spawnGroup } from "@toolfence/internal";
 import type { SandboxProxy } from "./egress/forwarder.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
 import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";

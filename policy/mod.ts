@@ -200,7 +200,7 @@ export {
 export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
-export { isExecutableFile } from "./_executable.ts";
+export { isExecutableFile } from "@toolfence/internal";
 export {
   type Checkpoint,
   DEFAULT_MAX_IMAGE_BYTES,

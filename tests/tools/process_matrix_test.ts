@@ -230,7 +230,8 @@ describe("the sandbox's read view, through every tool that starts a process", {
     timeout: 480_000,
   }, async () => {
     // The stand-in answers the version probe like ripgrep 14, then reads the control file and every planted
-    // file and folder, and reports what it read as paths it could not read (which grep names in its result).
+    // file and folder, and reports what it read as paths it could not read (which grep names in its result);
+    // then it names the planted files as matches, so grep itself would read them if it followed its output.
     const bin = path.join(root, "bin");
     await fsp.mkdir(bin, { recursive: true });
     const rg = path.join(bin, "rg");
@@ -241,11 +242,14 @@ describe("the sandbox's read view, through every tool that starts a process", {
         `for f in ${targets.map((t) => `'${t}'`).join(" ")}; do\n` +
         '  for c in $(cat "$f" 2>/dev/null) $(ls -A "$f" 2>/dev/null); do\n' +
         '    echo "rg: ./$c: Permission denied (os error 13)" >&2\n' +
-        "  done\ndone\nexit 2\n",
+        "  done\ndone\n" +
+        // And it names each planted file as a match, by a path that climbs out: grep must not read it.
+        places.map((place) => `printf './%s\\0' '../../../../../../../..${place.file}'\n`).join("") +
+        "exit 2\n",
       { mode: 0o755 },
     );
     const standIn = new ToolBox().register(grepTool({ engine: "ripgrep", ripgrepPath: rg }));
-    const result = await standIn.call(session, "grep", { pattern: "anything", path: "." });
+    const result = await standIn.call(session, "grep", { pattern: `OWN|${MARK_PATTERN}`, path: "." });
     const out = JSON.stringify(result);
     assert.equal((result.output as { engine?: string }).engine, "ripgrep", out);
     assert.match(out, /OWNCONTENT/, "the stand-in reads the workspace, so it ran");

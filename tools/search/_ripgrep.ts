@@ -226,12 +226,17 @@ export async function ripgrepMatchingFiles(
   let start = 0;
   for (let end = result.stdout.indexOf(0); end !== -1; start = end + 1, end = result.stdout.indexOf(0, start)) {
     const bytes = result.stdout.subarray(start, end);
+    let name: string;
     try {
-      files.push(relativeTo(prefix, fatalUtf8.decode(bytes)));
+      name = fatalUtf8.decode(bytes);
     } catch {
       // A name that is not UTF-8: no string names it for the runtime's file functions.
       skipped.push({ path: relativeTo(prefix, bytes.toString("utf8")), reason: NOT_UTF8_REASON });
+      continue;
     }
+    // Only names beneath the searched folder are read: nothing ripgrep prints can lead grep elsewhere.
+    const rel = relativeTo(prefix, name);
+    if (name.startsWith(prefix) && !rel.split("/").includes("..")) files.push(rel);
   }
   return { files, skipped };
 }

@@ -239,7 +239,11 @@ async function ripgrepCandidates(
     nameGlob: filter?.nameGlob,
   });
   if (found === undefined) return undefined;
-  for (const skip of found.skipped) if (!filter || skip.path === "" || filter.matches(skip.path)) skipped.add(skip);
+  // What the policy hides is masked in ripgrep's sandbox, where it may read as unreadable: never named.
+  const hidden = (rel: string) => rel !== "" && ctx.policy.files.isHidden(path.join(root, rel));
+  for (const skip of found.skipped) {
+    if (!hidden(skip.path) && (!filter || skip.path === "" || filter.matches(skip.path))) skipped.add(skip);
+  }
   return found.files.filter((rel) => !filter || filter.matches(rel)).map((rel) => ({ rel, abs: path.join(root, rel) }));
 }
 

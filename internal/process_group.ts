@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, RunningProcess } from "@toolfence/core";
-import { isRuntimePermissionError } from "@toolfence/internal";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 /** A started process group, with its pipes. */
 export interface GroupProcess extends RunningProcess {
