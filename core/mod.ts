@@ -108,7 +108,15 @@ export {
 } from "./failure.ts";
 export { type LateResult, LateResults } from "./late_results.ts";
 export { type FluxTool, fromFluxTool, isFluxTool } from "./flux_tool.ts";
-export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState, sameFileState } from "./effects.ts";
+export {
+  comparePaths,
+  type Effect,
+  EFFECTS,
+  type EffectState,
+  type FileChange,
+  type FileState,
+  sameFileState,
+} from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,

@@ -89,3 +89,11 @@ export {
   secretMasks,
   secretMountArgs,
 } from "./sandbox_mounts.ts";
+export {
+  BEFORE_HASH_BUDGET,
+  MAX_SCAN_ENTRIES,
+  scanWorkspace,
+  watchWorkspace,
+  type WorkspaceScan,
+  type WorkspaceWatch,
+} from "./workspace_changes.ts";
