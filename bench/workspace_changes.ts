@@ -1,5 +1,5 @@
 /**
- * What the `bash` tool's workspace comparison (tools/cmd/workspace_changes.ts)
+ * What the `bash` tool's workspace comparison (internal/workspace_changes.ts)
  * costs on a workspace of 10,000 files in 100 folders, against a bare spawn of
  * the bubblewrap-wrapped `true` and a typical command through the tool: `true`
  * and `ls` under bubblewrap (and with the sandbox off), in interleaved rounds
@@ -22,7 +22,7 @@ import { ToolBox } from "../toolbox.ts";
 import { autoHost } from "../policy/hosts.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
-import { scanWorkspace, watchWorkspace } from "../tools/cmd/workspace_changes.ts";
+import { scanWorkspace, watchWorkspace } from "../internal/workspace_changes.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 import { sized } from "./_report.ts";
 

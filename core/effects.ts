@@ -78,3 +78,22 @@ export interface FileChange {
   /** The state after; `null` when it no longer exists. */
   after: FileState | null;
 }
+
+/**
+ * Path order (`/` separators) in which a folder comes right before what is
+ * in it: the order of a change report.
+ *
+ * @example
+ * ```ts
+ * import { comparePaths } from "@toolfence/core";
+ * console.log(["a/b", "a", "a-b"].sort(comparePaths)); // ["a", "a/b", "a-b"]
+ * ```
+ */
+export function comparePaths(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
+}

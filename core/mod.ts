@@ -113,7 +113,7 @@ export {
   type ToolResultInit,
 } from "./result.ts";
 export { isFluxResult, readReturned } from "./failure.ts";
-export { sameFileState } from "./effects.ts";
+export { comparePaths, sameFileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,

@@ -11,6 +11,8 @@
  * @module
  */
 import type { SandboxSetting } from "./services.ts";
+import type { ToolContext } from "./context.ts";
+import type { FileChange } from "./effects.ts";
 /** How a process ended. */
 export interface ProcessExit {
   /** The exit code, or null when a signal ended it. */
@@ -69,11 +71,6 @@ export interface RequestCommon {
   outputFolder: string;
   /** Base name of the output files; default a random one. */
   name?: string;
-  /**
-   * Called right before the spawn, after every check: the last moment before
-   * the process can change anything (a tool takes its "before" image here).
-   */
-  beforeSpawn?: () => Promise<void>;
 }
 
 /** A shell line the model wrote: judged by the command analysis (which may ask a person), run with `bash -c`. */
@@ -82,6 +79,12 @@ export interface ShellRequest extends RequestCommon {
   kind: "shell";
   /** The command line. */
   command: string;
+  /**
+   * The call it runs for: right before the spawn, after every check, the door
+   * takes the workspace's "before" image for it, and reports what the command
+   * changed to it (see {@linkcode StartedProcess.changes}).
+   */
+  call: ToolContext;
   /** Working folder, as the model gave it (relative to the workspace); default the workdir. */
   cwd?: string;
   /**
@@ -109,6 +112,8 @@ export interface ProgramRequest extends RequestCommon {
   readOnlyBinds?: (privateDir: string) => Promise<readonly { from: string; to: string }[]>;
   /** Variables that name the private writable folder (inside the sandbox too). */
   privateEnv?: (privateDir: string) => Record<string, string>;
+  /** Text given on its standard input (on a pipe), which is then closed; without it there is no input. */
+  stdin?: string;
   /**
    * Where the sandbox does not run (`off`, or unavailable): `ask` asks a
    * person (never answered automatically); `refuse` throws
@@ -140,6 +145,15 @@ export interface StartedProcess {
   readonly sandboxReason?: string;
   /** The working folder it started in (a real path). */
   readonly cwd: string;
+  /**
+   * Once `gone` has settled: what the process changed in the workspace (the
+   * door compares the workspace from right before the spawn with now), each
+   * change recorded in `reporter`'s call (default the shell request's
+   * `call`: a job's changes go to the first call that sees it ended).
+   * Reported once; later calls get `[]`, and so does a program (its
+   * workspace is read-only).
+   */
+  changes(reporter?: ToolContext): Promise<FileChange[]>;
   /**
    * The resource limit it hit, if any: settles once `gone` has (the door
    * applies the limits to every process it starts, and reads what ended it).

@@ -1,15 +1,18 @@
 /**
  * The mechanisms below the policy: file operations confined to the
  * workspace's folders (no symlink or `..` leads out between the check and the
- * act), atomic writes, in-process path locks, file states, and the runtime's
- * permission queries.
+ * act), atomic writes, in-process path locks, file states, the runtime's
+ * permission queries, path-glob matching (letter case ignored), and the
+ * process mechanisms: process groups, bounded output capture, probes,
+ * finding executables, and the OS sandbox's mounts (credential masks,
+ * protected and hidden paths).
  *
  * **Not public API.** Only `@toolfence/policy` imports this member; it may
  * change in any release without notice. The layer check
  * (`deno task check:layers`) refuses an import of it from the tools, the
  * adapters and the umbrella package: they reach files through the policy's
- * file door (`ctx.policy.files`), which applies every rule before it calls
- * these.
+ * file door (`ctx.policy.files`) and process door (`ctx.policy.processes`),
+ * which apply every rule before they call these.
  *
  * @example
  * ```ts
@@ -67,3 +70,30 @@ export {
   runtimePermissionClosedEntirely,
   systemTempFolder,
 } from "./runtime_permissions.ts";
+export { isExecutableFile } from "./executable.ts";
+export { pathGlobMatcher, type PathMatcher } from "./path_globs.ts";
+export { type GroupProcess, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
+export { captureOutput, type OutputCapture } from "./process_output.ts";
+export { type ProbeOutcome, runProbe } from "./probe_process.ts";
+export { hiddenMountArgs } from "./hidden_mounts.ts";
+export {
+  closeMounts,
+  type ProtectedMount,
+  protectedMountArgs,
+  protectedMounts,
+  type ProtectedPlan,
+  quarantineCreated,
+  type QuarantinedPath,
+  releasePlaceholders,
+  type SecretMasks,
+  secretMasks,
+  secretMountArgs,
+} from "./sandbox_mounts.ts";
+export {
+  BEFORE_HASH_BUDGET,
+  MAX_SCAN_ENTRIES,
+  scanWorkspace,
+  watchWorkspace,
+  type WorkspaceScan,
+  type WorkspaceWatch,
+} from "./workspace_changes.ts";

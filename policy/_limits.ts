@@ -9,7 +9,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { runProbe } from "./_probe_process.ts";
+import { runProbe } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {

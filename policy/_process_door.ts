@@ -29,9 +29,14 @@ import {
 } from "@toolfence/core";
 import type { Workspace } from "./workspace.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
-import { type GroupProcess, spawnGroup } from "./_process_group.ts";
-import { captureOutput } from "./_process_output.ts";
-import { isExecutableFile } from "./_executable.ts";
+import {
+  captureOutput,
+  type GroupProcess,
+  isExecutableFile,
+  spawnGroup,
+  watchWorkspace,
+  type WorkspaceWatch,
+} from "@toolfence/internal";
 import type { SandboxProxy } from "./egress/forwarder.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
 import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";
@@ -97,13 +102,16 @@ export class PolicyProcessDoor implements ProcessDoor {
       const stderrPath = path.join(dir, `${name}.stderr`);
       const files = await openOutputFiles(stdoutPath, stderrPath);
       let process: GroupProcess;
+      let watch: WorkspaceWatch | undefined;
       try {
-        await request.beforeSpawn?.();
+        // The last thing before the start, so that every change after it is the command's.
+        if (request.kind === "shell") watch = await watchWorkspace(request.call);
         process = await spawnGroup(limited.argv, {
           cwd,
           env,
           extraFds: wrapped.fds,
           diesWithLeader: wrapped.sandboxed,
+          ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
         });
       } catch (error) {
         await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
@@ -119,7 +127,15 @@ export class PolicyProcessDoor implements ProcessDoor {
         .then(release)
         .then((moved) => void quarantined.push(...moved));
       const hit = limited.hit;
+      const call = request.kind === "shell" ? request.call : undefined;
+      let reported = false;
       return {
+        changes: (reporter) =>
+          gone.then(() => {
+            if (watch === undefined || reported) return [];
+            reported = true;
+            return watch.finish(reporter ?? call!);
+          }),
         process,
         output,
         gone,

@@ -146,4 +146,4 @@ export { diffTrees } from "./scratch/scratch.ts";
 export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
-export { isExecutableFile } from "./_executable.ts";
+export { isExecutableFile } from "@toolfence/internal";

@@ -12,14 +12,7 @@
  *
  * @module
  */
-import picomatchModule from "picomatch";
-
-type Matcher = (candidate: string) => boolean;
-// picomatch ships no types; this is the part used here.
-const picomatch = picomatchModule as unknown as (
-  glob: string | readonly string[],
-  options: { dot: boolean; nocase: boolean },
-) => Matcher;
+import { pathGlobMatcher } from "@toolfence/internal";
 
 /**
  * The built-in protected paths, relative to the workspace root.
@@ -84,20 +77,6 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   ".toolfence/**",
 ]);
 
-const matcherCache = new Map<readonly string[], Matcher>();
-
-function matcherFor(patterns: readonly string[]): Matcher {
-  let matcher = matcherCache.get(patterns);
-  if (matcher === undefined) {
-    // A folder pattern (`.vscode/**`) also covers the folder itself.
-    const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
-    matcher = picomatch(expanded, { dot: true, nocase: true });
-    if (matcherCache.size > 64) matcherCache.clear();
-    matcherCache.set(patterns, matcher);
-  }
-  return matcher;
-}
-
 /**
  * Whether `relativePath` (relative to the workspace root, `/`-separated, no
  * `.` or `..` components) is a protected path.
@@ -120,7 +99,7 @@ export function isProtectedPath(
   patterns: readonly string[] = DEFAULT_PROTECTED_PATHS,
 ): boolean {
   if (relativePath === "" || relativePath === ".") return false;
-  return matcherFor(patterns)(relativePath);
+  return pathGlobMatcher(patterns)(relativePath);
 }
 
 /**
@@ -151,7 +130,7 @@ export function mayContainProtectedPath(
   if (isProtectedPath(relativePath, patterns)) return true;
   // A descendant that would match: try a probe name under the folder for each
   // pattern's last component (`.git/hooks/x`, `pkg/.npmrc`).
-  const matcher = matcherFor(patterns);
+  const matcher = pathGlobMatcher(patterns);
   for (const pattern of patterns) {
     const parts = pattern.split("/");
     for (let depth = 1; depth <= parts.length; depth++) {

@@ -17,20 +17,21 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
-import { isAbsoluteClean, isWithin } from "@toolfence/internal";
-import { runProbe } from "./_probe_process.ts";
 import {
   closeMounts,
+  hiddenMountArgs,
+  isAbsoluteClean,
+  isWithin,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
   type QuarantinedPath,
   releasePlaceholders,
+  runProbe,
   secretMasks,
   secretMountArgs,
-} from "./_sandbox_mounts.ts";
+} from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
-import { hiddenMountArgs } from "./_hidden_mounts.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError } from "@toolfence/internal";
 import {
@@ -42,7 +43,7 @@ import {
   tmpfsSizeArgs,
 } from "./limits.ts";
 
-export type { QuarantinedPath } from "./_sandbox_mounts.ts";
+export type { QuarantinedPath } from "@toolfence/internal";
 
 /** `auto`: sandbox when bubblewrap works here; `required`: refuse to run without it; `off`: never. */
 export type SandboxMode = "auto" | "required" | "off";

@@ -16,7 +16,11 @@
  *   `import()` do not count);
  * - `internal`: an import of a member that is not public API
  *   ({@linkcode INTERNAL_MEMBERS}: `@toolfence/internal`, the file mechanisms)
- *   from a package other than the ones it serves (only the policy).
+ *   from a package other than the ones it serves (only the policy);
+ * - `spawn`: a process started by hand in a package that must start them
+ *   through the policy's process door ({@linkcode DOOR_ONLY}: the tools and
+ *   the adapters): an import of `node:child_process`, or `Deno.Command`,
+ *   `Deno.run` or `Deno.spawn*`.
  *
  * Tests, benches and scripts are outside the layers and not checked.
  *
@@ -53,10 +57,28 @@ export const INTERNAL_MEMBERS: ReadonlyMap<string, readonly string[]> = new Map(
   ["@toolfence/internal", ["@toolfence/policy"]],
 ]);
 
+/**
+ * The members that start processes only through the policy's process door
+ * (`ctx.policy.processes`), never with `node:child_process` or `Deno.Command`.
+ */
+export const DOOR_ONLY: ReadonlySet<string> = new Set(["@toolfence/tools", "@toolfence/adapters"]);
+
+// What starts a process by hand, in code without comments.
+const RAW_SPAWN = /\bDeno\s*\.\s*(?:Command|run|spawn\w*)\b|\brequire\s*\(\s*["'](?:node:)?child_process["']/;
+const CHILD_PROCESS = /^(?:node:)?child_process(?:\/|$)/;
+
 /** One broken rule. */
 export interface LayerProblem {
   /** Which rule. */
-  rule: "upward" | "undeclared" | "relative-crossing" | "private" | "cycle" | "unknown-member" | "internal";
+  rule:
+    | "upward"
+    | "undeclared"
+    | "relative-crossing"
+    | "private"
+    | "cycle"
+    | "unknown-member"
+    | "internal"
+    | "spawn";
   /** The importing file (relative to the root), or the files of a cycle joined by ` -> `. */
   file: string;
   /** What was imported. */
@@ -218,7 +240,12 @@ export async function checkLayers(root: string): Promise<LayerProblem[]> {
     }
     for (const file of await sourceFiles(root, pkg.dir, memberSet)) {
       const runtimeTargets: string[] = [];
-      for (const { specifier, runtime } of importsOf(await readFile(path.join(root, file), "utf8"))) {
+      const source = await readFile(path.join(root, file), "utf8");
+      const doorOnly = DOOR_ONLY.has(pkg.name);
+      const raw = doorOnly ? RAW_SPAWN.exec(stripComments(source)) : null;
+      if (raw) problems.push(spawnProblem(file, raw[0]));
+      for (const { specifier, runtime } of importsOf(source)) {
+        if (doorOnly && CHILD_PROCESS.test(specifier)) problems.push(spawnProblem(file, specifier));
         let target: string | undefined;
         if (specifier.startsWith(".")) {
           target = path.normalize(path.join(path.dirname(file), specifier));
@@ -288,6 +315,15 @@ export async function checkLayers(root: string): Promise<LayerProblem[]> {
     });
   }
   return problems;
+}
+
+function spawnProblem(file: string, specifier: string): LayerProblem {
+  return {
+    rule: "spawn",
+    file,
+    specifier,
+    message: `${file} starts a process by hand; start it through the policy's process door (ctx.policy.processes)`,
+  };
 }
 
 /** Strongly connected components of more than one file (or a file importing itself), by Tarjan's algorithm. */

@@ -6,7 +6,7 @@
 // of a tool that needs the workspace), every rule × every spelling, and the
 // checks every call must pass whatever it answered.
 
-import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,6 +45,8 @@ export interface Layout {
   sealed: Map<string, string>;
   /** The policy file (for `--config`). */
   policyFile: string;
+  /** Paths that must never come to exist: spellings of a rule in a letter case that names nothing. */
+  absent: string[];
   /** The planted symlinks (name in the workspace, target): a tool may legitimately move or delete a link itself. */
   links: [string, string][];
   close(): Promise<void>;
@@ -73,6 +75,12 @@ export async function plant(): Promise<Layout> {
   await put(join(ws, "vendor", "lib.js"), keep("read-only"));
   await put(join(ws, ".npmrc"), keep("protected"));
   await put(join(ws, ".git", "config"), keep("protected"));
+  // The same rules in another letter case: distinct files here, the same file where the file system folds
+  // case (macOS, Windows), so the rules match them case-insensitively everywhere.
+  await put(join(ws, "app", ".ENV"), secret("denied file, other case"));
+  await put(join(ws, "Secrets", "key.txt"), secret("denied folder, other case"));
+  await put(join(ws, "Vendor", "lib.js"), keep("read-only, other case"));
+  await put(join(ws, ".NPMRC"), keep("protected, other case"));
   await writeFile(join(ws, "app", "main.ts"), `console.log("${OLD_TEXT}");\n`);
   await writeFile(join(ws, "notes", "plain.txt"), `plain ${OLD_TEXT}\n`);
   await writeFile(join(ws, "ok.txt"), `ok ${OLD_TEXT}\n`);
@@ -102,7 +110,8 @@ export async function plant(): Promise<Layout> {
   const sealed = new Map<string, string>();
   // Not .git: creating a new entry in it is allowed (only named paths in it are protected), and a
   // sandboxed command's mount points appear there while it runs.
-  for (const folder of [join(base, "out"), join(root, "other"), join(ws, "secrets"), join(ws, "vendor")]) {
+  const inWorkspace = ["secrets", "vendor", "Secrets", "Vendor"].map((f) => join(ws, f));
+  for (const folder of [join(base, "out"), join(root, "other"), ...inWorkspace]) {
     sealed.set(folder, treeOf(folder));
   }
   return {
@@ -113,6 +122,7 @@ export async function plant(): Promise<Layout> {
     sealed,
     policyFile,
     links,
+    absent: ["app/.Env", "SECRETS", `notes/${HIDDEN_NAME}.HIDDEN`, "VENDOR", ".Npmrc", ".GIT"].map((p) => join(ws, p)),
     close: () => rm(base, { recursive: true, force: true }),
   };
 }
@@ -131,7 +141,10 @@ function treeOf(folder: string): string {
   return out.join("\n");
 }
 
-/** The spellings of each rule's path, relative to the workspace or absolute. */
+/**
+ * The spellings of each rule's path, relative to the workspace or absolute,
+ * letter case included: the rules hold case-insensitively on every system.
+ */
 export function spellings(layout: Layout): Record<Rule, string[]> {
   const { base, root, ws } = layout;
   return {
@@ -171,11 +184,38 @@ export function spellings(layout: Layout): Record<Rule, string[]> {
       "l_deny_chain/key.txt",
       `notes/${HIDDEN_NAME}.hidden`,
       "l_hidden",
+      // Letter case: an existing file and folder in another case, and spellings that exist in no case.
+      "app/.ENV",
+      "app/.Env",
+      "Secrets/key.txt",
+      "SECRETS/key.txt",
+      "Secrets",
+      `notes/${HIDDEN_NAME}.HIDDEN`,
     ],
     // The folders that hold hidden entries: listings and searches of them must leave the entries out.
     hidden: [".", "./", ws, `${ws}/`, "notes", "notes/", "app", `${ws}//notes`],
-    "read-only": ["vendor/lib.js", `${ws}/vendor/lib.js`, "vendor//lib.js", "vendor/", "l_ro", "l_ro_dir/lib.js"],
-    protected: [".npmrc", `${ws}/.npmrc`, ".git/config", ".git", "l_prot", "l_git/config", "./.git//config"],
+    "read-only": [
+      "vendor/lib.js",
+      `${ws}/vendor/lib.js`,
+      "vendor//lib.js",
+      "vendor/",
+      "l_ro",
+      "l_ro_dir/lib.js",
+      "Vendor/lib.js",
+      "VENDOR/lib.js",
+    ],
+    protected: [
+      ".npmrc",
+      `${ws}/.npmrc`,
+      ".git/config",
+      ".git",
+      "l_prot",
+      "l_git/config",
+      "./.git//config",
+      ".NPMRC",
+      ".Npmrc",
+      ".GIT/config",
+    ],
     tenant: [
       "../other/secret.txt",
       `${root}/other/secret.txt`,
@@ -331,6 +371,11 @@ export function checkCall(layout: Layout, label: string, answerText: string, spe
       now = undefined;
     }
     if (now !== text) problems.push(`${label}: ${file} was changed or removed`);
+  }
+  for (const made of layout.absent) {
+    if (!existsSync(made)) continue;
+    problems.push(`${label}: ${made} was created`);
+    rmSync(made, { recursive: true, force: true });
   }
   for (const [folder, tree] of layout.sealed) {
     let now: string | undefined;

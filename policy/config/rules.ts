@@ -15,14 +15,8 @@
  * @module
  */
 import path from "node:path";
-import picomatchModule from "picomatch";
+import { pathGlobMatcher, type PathMatcher } from "@toolfence/internal";
 import type { PolicyFile } from "./schema.ts";
-
-type Matcher = (candidate: string) => boolean;
-const picomatch = picomatchModule as unknown as (
-  glob: string | readonly string[],
-  options: { dot: boolean; nocase: boolean },
-) => Matcher;
 
 /** The layers of a policy, highest first. */
 export const POLICY_LAYERS = ["managed", "cli", "project", "user", "default"] as const;
@@ -285,7 +279,7 @@ export class PolicyRules {
   readonly commandRules: readonly CommandRule[];
   /** Every path rule, highest layer first. */
   readonly pathRules: readonly PathRule[];
-  readonly #matchers = new Map<PathRule, Matcher>();
+  readonly #matchers = new Map<PathRule, PathMatcher>();
 
   private constructor(layers: readonly PolicyLayer[], root: string) {
     this.layers = Object.freeze([...layers].sort((a, b) => rank(a.name) - rank(b.name)));
@@ -351,12 +345,11 @@ export class PolicyRules {
     return this.pathRules.filter((rule) => rule.kind === "deny" && rule.enforce).map((rule) => rule.pattern);
   }
 
-  #matcher(rule: PathRule): Matcher {
+  #matcher(rule: PathRule): PathMatcher {
     let matcher = this.#matchers.get(rule);
     if (matcher === undefined) {
-      const glob = rule.pattern;
-      const expanded = glob.endsWith("/**") ? [glob, glob.slice(0, -3)] : [glob];
-      matcher = picomatch(expanded, { dot: true, nocase: true });
+      // Letter case ignored: see pathGlobMatcher.
+      matcher = pathGlobMatcher([rule.pattern]);
       this.#matchers.set(rule, matcher);
     }
     return matcher;

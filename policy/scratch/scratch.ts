@@ -13,15 +13,23 @@
  * copied like any file; writing them in the copy asks as it does in the
  * workspace, and publishing a change to one always asks a person.
  *
+ * The scratch session keeps the path rules of the policy files (rebased to
+ * the copy): what they deny or hide is hidden in the copy too, from every
+ * tool and inside the OS sandbox. A publication passes the workspace's own
+ * file door first: a change at a path the rules deny, hide or keep read-only,
+ * or one that leads out of the workspace, refuses the whole publication.
+ *
  * @module
  */
 
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { type FileChange, type FileState, type Host, ToolError, UsageError } from "@toolfence/core";
+import { type FileChange, type FileState, type Host, requireFence, ToolError, UsageError } from "@toolfence/core";
 import { Workspace } from "../workspace.ts";
 import { Session, type SessionOptions } from "../session.ts";
+import { Policy } from "../policy.ts";
+import { isProtectedPath } from "../protected_paths.ts";
 import { isWithin } from "@toolfence/internal";
 import { lstatConfined, readlinkConfined, tempNameOwner } from "@toolfence/internal";
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
@@ -73,7 +81,20 @@ function optionsOf(session: Session): Omit<SessionOptions, "workspace"> {
     fence: session.policy.fence,
     sandbox: session.policy.sandbox,
     protectedPaths: session.policy.protectedPaths,
+    // The path rules, which the scratch policy rebases to the copy.
+    rules: session.policy.rules,
   };
+}
+
+function refusal(relative: string, what: string): ToolError {
+  return new ToolError(`Nothing was published: ${relative} ${what}`, {
+    code: "permission_denied",
+    kind: "policy",
+    status: "skipped",
+    recoverable: false,
+    recoveryHint: "Ask the user to publish it.",
+    details: { path: relative },
+  });
 }
 
 function normalRelative(relative: string): string {
@@ -123,6 +144,7 @@ export class Scratch {
   readonly #baseline: Tree;
   readonly #folder: string;
   readonly #disposeHost: boolean;
+  readonly #hostPolicy: Policy;
   #publishing: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
@@ -137,7 +159,10 @@ export class Scratch {
     skipped: readonly string[];
     disposeHost: boolean;
     cloned: number;
+    /** The workspace's own policy (the session's a copy was made from, or one with the scratch session's rules). */
+    hostPolicy: Policy;
   }) {
+    this.#hostPolicy = parts.hostPolicy;
     this.cloned = parts.cloned;
     this.host = parts.host;
     this.root = parts.root;
@@ -269,16 +294,25 @@ export class Scratch {
    * This applies without asking anyone: the `publish` tool is what shows
    * the person the diff and checks the approved paths and digest.
    *
+   * First every path a change touches (where it goes, and where a move came
+   * from) passes the workspace's file door: one that the path rules deny,
+   * hide or keep read-only, that leads out of the workspace, or that the
+   * fence closes refuses the whole publication (`permission_denied`,
+   * `outside_workspace`, `fence_denied`), changing nothing; so does a
+   * protected path unless `personApproved` says a person approved the
+   * publication (the `publish` tool asks one for these).
+   *
    * Requires `--allow-read` and `--allow-write` for the workspace.
    */
   publish(
     changes: readonly FileChange[],
-    options: { signal?: AbortSignal; onStep?: (what: string) => void } = {},
+    options: { signal?: AbortSignal; onStep?: (what: string) => void; personApproved?: boolean } = {},
   ): Promise<FileChange[]> {
     this.#requireLive();
     const run = this.#publishing.then(async () => {
       this.#requireLive();
       await this.requireUnchanged(changes);
+      await this.#passHostDoor(changes, options.personApproved === true);
       await applyChanges({
         hostRoot: this.host.workdir,
         scratchRoot: this.root,
@@ -296,6 +330,34 @@ export class Scratch {
     });
     this.#publishing = run.catch(() => {});
     return run;
+  }
+
+  // Every path of `changes` through the workspace's own file door, for writing, a final link not followed;
+  // a protected path only on a person's word.
+  async #passHostDoor(changes: readonly FileChange[], personApproved: boolean): Promise<void> {
+    const paths = new Set(changes.flatMap((c) => [c.path, ...(c.from !== undefined ? [c.from] : [])]));
+    for (const relative of paths) {
+      await this.#resolveOnHost(relative);
+      if (!personApproved && isProtectedPath(relative, this.#hostPolicy.protectedPaths)) {
+        throw refusal(relative, "is a protected path, and no person approved it");
+      }
+    }
+  }
+
+  async #resolveOnHost(relative: string): Promise<void> {
+    try {
+      await this.#hostPolicy.resolveTarget(relative, { access: "write", followFinalSymlink: false });
+    } catch (error) {
+      const judged = error instanceof ToolError && ["permission_denied", "fence_denied"].includes(error.code);
+      if (judged || !(error instanceof ToolError)) throw error;
+      // It does not resolve in the workspace as it is (a folder there is a link this publication replaces,
+      // or a loop); the publication never follows a link, so the rules judge it as named.
+      const outcome = this.#hostPolicy.pathDecision(relative);
+      if (outcome.decision !== "allow") {
+        throw refusal(relative, `is ${outcome.decision === "deny" ? "denied" : "read-only"} by the policy`);
+      }
+      requireFence(this.#hostPolicy.fence, "write", `${this.host.workdir}/${relative}`);
+    }
   }
 
   /** Closes the scratch session and removes the copy; never publishes. Idempotent. */
@@ -445,7 +507,21 @@ export async function createScratch(
     }
     const workspace = new Workspace(root, { tempParent: folder, sweepDebris: false });
     const session = new Session({ ...sessionOptions, host: sessionOptions.host as Host | undefined, workspace });
+    // Made from a workspace alone: its policy has the scratch session's rules, and asks whom that session asks.
+    const hostPolicy = source instanceof Session ? source.policy : new Policy({
+      workspace: host,
+      state: session.state,
+      asker: {
+        choose: (r, signal) => session.choose(r, signal),
+        confirm: (r, signal) => session.confirmOutcome(r, signal),
+      },
+      fence: session.policy.fence,
+      sandbox: session.policy.sandbox,
+      protectedPaths: session.policy.protectedPaths,
+      rules: session.policy.rules,
+    });
     return new Scratch({
+      hostPolicy,
       host,
       root: fs.realpathSync(root),
       folder,

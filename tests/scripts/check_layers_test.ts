@@ -205,6 +205,33 @@ describe("scripts/check_layers.ts", () => {
     },
   );
 
+  test(
+    "the tools and adapters start no process by hand: node:child_process and Deno.Command fail, the policy may",
+    { timeout: 60_000 },
+    async () => {
+      const spawns = [
+        'import { spawn } from "node:child_process";\nexport const t = spawn;\n',
+        'import cp from "child_process";\nexport const t = cp;\n',
+        'export const t = () => import("node:child_process");\n',
+        "export const t = () => new Deno.Command('rg').output();\n",
+        "export const t = () => Deno . run({ cmd: ['rg'] });\n",
+        'export const t = () => require("node:child_process");\n',
+      ];
+      for (const text of spawns) {
+        const problems = await workspaceWith({ "tools/mod.ts": text });
+        assert.deepEqual(problems.map((p) => [p.rule, p.file]), [["spawn", "tools/mod.ts"]], text);
+      }
+      // Named in a comment or a string only, and in the policy (which implements the door): no problem.
+      assert.deepEqual(
+        await workspaceWith({
+          "tools/mod.ts": '// Deno.Command is not used here\nexport const t = "node:child_process";\n',
+          "policy/mod.ts": 'import { spawn } from "node:child_process";\nexport const p = spawn;\n',
+        }),
+        [],
+      );
+    },
+  );
+
   test("a member missing from the layer table fails", { timeout: 60_000 }, async () => {
     const problems = await workspaceWith({
       "deno.json": JSON.stringify({ name: "@toolfence/toolfence", workspace: ["./core", "./extra"], imports: {} }),

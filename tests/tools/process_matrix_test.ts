@@ -21,6 +21,8 @@ import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { BROWSER_MARKER } from "../../tools/browser/_browser_session.ts";
 import { descendantsWith, noBrowser } from "./browser/_fixtures.ts";
 import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { grepTool } from "../../tools/search/grep.ts";
 
 const tools: AnyTool[] = [
   ...Object.values(BUILTIN_GROUPS).flatMap((group) => [...group()]),
@@ -64,6 +66,17 @@ interface Place {
 }
 
 const RUN = randomUUID().slice(0, 8);
+
+// The folders are planted in host places (the server's cwd, the repository,
+// among them), so they must go even when this process is killed before its
+// `after` runs: a detached watcher, started before the first folder exists,
+// removes every `tf-matrix-RUN-*` under the parents once this process is gone.
+function reapWhenGone(parents: readonly string[]): void {
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ` +
+    `for p in "$@"; do rm -rf -- "$p"/tf-matrix-${RUN}-*; done`;
+  const watcher = spawn("sh", ["-c", script, "sh", ...parents], { detached: true, stdio: "ignore" });
+  watcher.unref();
+}
 const MARK = `TFMARK${RUN}`;
 // The marker as a pattern that does not spell it, so that no request (echoed in a result) holds the marker.
 const MARK_PATTERN = `TFMAR[K]${RUN}`;
@@ -105,13 +118,17 @@ describe("the sandbox's read view, through every tool that starts a process", {
     await fsp.mkdir(workspace, { recursive: true });
     await fsp.writeFile(path.join(workspace, "own.txt"), "OWNCONTENT\n");
     await fsp.writeFile(path.join(workspace, "own.ts"), `export const mine: 1 = "OWNCONTENT";\n`);
-    await plant("another tenant", path.join(root, "tenants", "b"));
-    await plant("a folder beside the workspace", path.join(root, "beside"));
-    for (const host of ["/srv", "/opt", "/var", "/mnt", "/media"]) await plant(host, host);
-    await plant("another user's home", "/home");
-    await plant("the caller's home", os.homedir());
-    // The server's own folder (this process's cwd), outside the workspace.
-    await plant("the server's cwd", process.cwd());
+    const hosts: [string, string][] = [
+      ["another tenant", path.join(root, "tenants", "b")],
+      ["a folder beside the workspace", path.join(root, "beside")],
+      ...["/srv", "/opt", "/var", "/mnt", "/media"].map((host): [string, string] => [host, host]),
+      ["another user's home", "/home"],
+      ["the caller's home", os.homedir()],
+      // The server's own folder (this process's cwd), outside the workspace.
+      ["the server's cwd", process.cwd()],
+    ];
+    reapWhenGone(hosts.map(([, parent]) => parent));
+    for (const [name, parent] of hosts) await plant(name, parent);
     session = new Session({ workspace, autoConfirm: true, sandbox: "required" });
     if (skipped.length > 0) console.error(`process matrix: places not planted: ${skipped.join("; ")}`);
   });
@@ -207,6 +224,36 @@ describe("the sandbox's read view, through every tool that starts a process", {
       assertSealed(await call("grep", { pattern: MARK_PATTERN, path: place.file }), place, "grep");
       assertSealed(await call("grep", { pattern: MARK_PATTERN, path: place.dir }), place, "grep (folder)");
     }
+  });
+
+  test("grep's ripgrep runs in the read view: a stand-in ripgrep that cats every planted file gets none", {
+    timeout: 480_000,
+  }, async () => {
+    // The stand-in answers the version probe like ripgrep 14, then reads the control file and every planted
+    // file and folder, and reports what it read as paths it could not read (which grep names in its result);
+    // then it names the planted files as matches, so grep itself would read them if it followed its output.
+    const bin = path.join(root, "bin");
+    await fsp.mkdir(bin, { recursive: true });
+    const rg = path.join(bin, "rg");
+    const targets = ["own.txt", ...places.flatMap((place) => [place.file, place.dir])];
+    await fsp.writeFile(
+      rg,
+      '#!/bin/sh\ncase "$1" in --version) echo "ripgrep 14.1.0"; exit 0;; esac\n' +
+        `for f in ${targets.map((t) => `'${t}'`).join(" ")}; do\n` +
+        '  for c in $(cat "$f" 2>/dev/null) $(ls -A "$f" 2>/dev/null); do\n' +
+        '    echo "rg: ./$c: Permission denied (os error 13)" >&2\n' +
+        "  done\ndone\n" +
+        // And it names each planted file as a match, by a path that climbs out: grep must not read it.
+        places.map((place) => `printf './%s\\0' '../../../../../../../..${place.file}'\n`).join("") +
+        "exit 2\n",
+      { mode: 0o755 },
+    );
+    const standIn = new ToolBox().register(grepTool({ engine: "ripgrep", ripgrepPath: rg }));
+    const result = await standIn.call(session, "grep", { pattern: `OWN|${MARK_PATTERN}`, path: "." });
+    const out = JSON.stringify(result);
+    assert.equal((result.output as { engine?: string }).engine, "ripgrep", out);
+    assert.match(out, /OWNCONTENT/, "the stand-in reads the workspace, so it ran");
+    for (const place of places) assertSealed(out, place, "grep's ripgrep");
   });
 
   test("browser: file: URLs and a page that frames and fetches them get nothing; the browser's root lacks them", {

@@ -9,7 +9,7 @@
 import type fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileSnapshot, ToolContext } from "@toolfence/core";
-import { sameFileState } from "@toolfence/core";
+import { comparePaths, sameFileState } from "@toolfence/core";
 
 /** Before-images one snapshot keeps, in bytes all together. */
 export const IMAGE_TOTAL_LIMIT = 128 << 20;
@@ -152,16 +152,6 @@ export function reportChanges(
 
 function pathBack(ctx: ToolContext, shown: string): string {
   return path.isAbsolute(shown) ? shown : path.join(ctx.workspace.workdir, shown);
-}
-
-/** Path order (`/` separators) in which a folder comes right before what is in it. */
-export function comparePaths(a: string, b: string): number {
-  const x = a.split("/");
-  const y = b.split("/");
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
-  }
-  return x.length - y.length;
 }
 
 /**

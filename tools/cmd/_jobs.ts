@@ -7,13 +7,14 @@
 
 import type {
   BoundedOutput,
+  FileChange,
   MovedPath,
   ProcessExit,
   ResourceLimitHit,
   RunningProcess as GroupProcess,
   SessionBase as Session,
+  ToolContext,
 } from "@toolfence/core";
-import type { WorkspaceWatch } from "./workspace_changes.ts";
 
 /** A background job. */
 export interface Job {
@@ -43,8 +44,8 @@ export interface Job {
   finishedAt?: number;
   /** Whether bash_stop (or the session's end) stopped it. */
   stopRequested: boolean;
-  /** The workspace comparison of its run, until the first report after its end gives its file changes. */
-  watch?: WorkspaceWatch;
+  /** The door's change report of its run, until the first report after its end gives its file changes. */
+  changes?: (reporter: ToolContext) => Promise<FileChange[]>;
 }
 
 /** A job's state for the model. */

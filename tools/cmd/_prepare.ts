@@ -2,8 +2,8 @@
  * Everything between a command the model sent and a started process: the
  * policy's process door judges it (the environment, the working folder, the
  * command analysis, which may ask a person), sandboxes, spawns and bounds it;
- * this adds the output limit of the session, the workspace comparison taken
- * right before the start, and the session's process table.
+ * this adds the output limit of the session and the session's process table.
+ * The door also reports what the command changed in the workspace.
  *
  * @module
  */
@@ -13,7 +13,6 @@ import type { StartedProcess, ToolContext } from "@toolfence/core";
 import { codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES } from "../_shared/cmd_output.ts";
 import { sessionProcesses } from "./_jobs.ts";
 import { commandEgress } from "./_egress.ts";
-import { watchWorkspace, type WorkspaceWatch } from "./workspace_changes.ts";
 
 /** What the model asked to run. */
 export interface CommandRequest {
@@ -27,10 +26,8 @@ export interface CommandRequest {
   maxOutputBytes?: number;
 }
 
-/** A started command. */
+/** A started command; `changes()` once it is gone reports what it changed in the workspace. */
 export interface StartedCommand extends StartedProcess {
-  /** The workspace as it was right before the start; `finish()` once it is gone reports what it changed. */
-  watch: WorkspaceWatch;
   /** The network requests and tunnels the egress proxy refused (filled while it runs). */
   networkRefused: string[];
 }
@@ -54,22 +51,20 @@ export async function startCommand(
     throw codedFailure(error, "command_start_failed", "The command could not be started");
   });
   try {
-    let watch: WorkspaceWatch | undefined;
     const started = await ctx.policy.processes.start({
       ...(egress ? { egress: { network: egress.network, env: egress.env } } : {}),
       kind: "shell",
       command: request.command,
+      call: ctx,
       ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
       ...(request.env !== undefined ? { env: request.env } : {}),
       maxOutputBytes: outputLimit(ctx, request.maxOutputBytes),
       outputFolder: folder,
       name,
-      // The last thing before the start, so that every change after it is the command's.
-      beforeSpawn: async () => void (watch = await watchWorkspace(ctx)),
     }, ctx.signal);
     void sessionProcesses(ctx.session).track(started.process);
     const gone = started.gone.finally(() => egress?.close());
-    return { ...started, gone, watch: watch!, networkRefused: egress?.refusals ?? [] };
+    return { ...started, gone, networkRefused: egress?.refusals ?? [] };
   } catch (error) {
     await egress?.close();
     throw codedFailure(error, "command_start_failed", "The command could not be started");

@@ -76,11 +76,11 @@ function findJob(ctx: ToolContext, id: string): Job {
 async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobReport> {
   const exit = job.process.exit;
   // The first report after the job's end gives what it changed in the workspace.
-  if (exit !== undefined && job.watch !== undefined) {
-    const { watch } = job;
-    job.watch = undefined;
+  if (exit !== undefined && job.changes !== undefined) {
+    const { changes } = job;
+    job.changes = undefined;
     await job.gone;
-    await watch.finish(ctx);
+    await changes(ctx);
   }
   const shown = (file: string) => ctx.workspace.relative(file);
   const peek = (file: string) =>
@@ -219,7 +219,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       quarantined: run.quarantined,
       resourceLimit: run.resourceLimit,
       startedAt: Date.now(),
-      watch: run.watch,
+      changes: run.changes,
     });
     return {
       id: job.id,

@@ -157,7 +157,7 @@ export const bashTool: Tool<BashArgs> = tool({
     try {
       const exit = await run.process.exited;
       await run.gone;
-      await run.watch.finish(ctx);
+      await run.changes(ctx);
       ctx.signal.throwIfAborted();
       const summary = `whole %s of bash ${JSON.stringify(command.slice(0, 200))}`;
       const stdout = await readStreamForResult(

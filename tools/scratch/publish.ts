@@ -245,7 +245,11 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
         });
       }
       ctx.signal.throwIfAborted();
-      const applied = await scratch.publish(selected, { signal: ctx.signal });
+      // Protected paths are published only on a person's word (requirePerson above).
+      const applied = await scratch.publish(selected, {
+        signal: ctx.signal,
+        personApproved: touchesProtected && answer.source === "user",
+      });
       const recorder = (ctx as unknown as { recordFileChange?: (change: FileChange) => void }).recordFileChange;
       if (typeof recorder === "function") { for (const change of applied) recorder.call(ctx, change); }
       recordInMetadata(ctx.session, name, ctx.callId, applied);

@@ -1,17 +1,23 @@
 // Finding and running ripgrep: the binary of the `@vscode/ripgrep` npm
 // package, else an `rg` on the PATH or in the usual places. ripgrep walks the
 // tree in parallel and lists the files that match; grep then reads those files
-// itself, so both engines produce lines the same way.
+// itself, so both engines produce lines the same way. It runs as a program
+// request of the policy's process door, in the sandbox's read view (the
+// workspace read-only, the hidden paths masked), never started here.
 
-import { spawn } from "node:child_process";
+import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { runtimeFence } from "@toolfence/policy";
-import type { Fence } from "@toolfence/core";
+import type { Fence, ToolContext } from "@toolfence/core";
 import { NOT_UTF8_REASON, PATH_MAX, type Skipped } from "./_walk.ts";
 
 // ripgrep names each path it could not read on stderr; enough is kept to report them.
 const STDERR_CHARS = 64_000;
+
+// The door's bound on ripgrep's output (file names): past it the list would
+// not be complete, and the built-in engine searches instead.
+const OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
 
 const FALLBACK_PLACES = ["/usr/bin/rg", "/usr/local/bin/rg", "/opt/homebrew/bin/rg", "/bin/rg"];
 
@@ -33,67 +39,100 @@ async function candidates(): Promise<string[]> {
   return [...new Set([...found, ...FALLBACK_PLACES])];
 }
 
-// Candidates that were tried: whether each ran and is recent enough.
-const verified = new Map<string, Promise<boolean>>();
-
-function verify(file: string): Promise<boolean> {
-  let answer = verified.get(file);
-  if (!answer) {
-    answer = run(file, ["--version"], undefined, undefined, new AbortController().signal).then(
-      (result) => Number(/ripgrep (\d+)\./.exec(result.stdout.toString())?.[1]) >= 11,
-      () => false,
-    );
-    verified.set(file, answer);
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
   }
-  return answer;
 }
 
 /**
- * The first ripgrep (11 or newer, for `--no-require-git`) that `fence` lets
- * run and that starts; undefined when there is none. Candidates the fence
- * closes are never started, so no runtime permission prompt can appear.
+ * The first ripgrep binary that `fence` lets run and that exists; undefined
+ * when there is none. Candidates the fence closes are never looked at, so no
+ * runtime permission prompt can appear. Whether it runs (and is recent
+ * enough) is learnt through the process door, see {@linkcode ripgrepMatchingFiles}.
  */
 export async function findRipgrep(fence: Fence = runtimeFence): Promise<string | undefined> {
   for (const file of await candidates()) {
     if (!path.isAbsolute(file) || !fence.query("run", file).allowed) continue;
-    if (await verify(file)) return file;
+    if (await isFile(file)) return file;
   }
   return undefined;
 }
 
 interface RunResult {
-  code: number | null;
+  code: number;
   stdout: Buffer;
   stderr: string;
 }
 
-function run(file: string, args: string[], cwd: string | undefined, stdin: string | undefined, signal: AbortSignal) {
-  return new Promise<RunResult>((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: {}, stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    let err = "";
-    const onAbort = () => child.kill("SIGKILL");
-    signal.addEventListener("abort", onAbort, { once: true });
-    child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr!.on("data", (chunk: Buffer) => {
-      if (err.length < STDERR_CHARS) err += chunk.toString();
+/**
+ * Runs ripgrep to its end through the process door (a program request, the
+ * sandbox's read view; where the sandbox cannot run the door refuses and the
+ * caller searches another way). Undefined when it gave no complete answer: its
+ * output passed the door's bound, or a signal or resource limit ended it.
+ */
+async function run(
+  ctx: ToolContext,
+  rg: string,
+  args: string[],
+  cwd: string,
+  stdin: string | undefined,
+): Promise<RunResult | undefined> {
+  const base = ctx.workspace.workdir;
+  const started = await ctx.policy.processes.start({
+    kind: "program",
+    argv: [rg, ...args],
+    cwd,
+    // A search of the temp dir reads it; the workspace is in the view already.
+    ...(path.relative(base, cwd).startsWith("..") ? { readable: [cwd] } : {}),
+    ...(stdin === undefined ? {} : { stdin }),
+    unconfined: "refuse",
+    maxOutputBytes: OUTPUT_LIMIT_BYTES,
+    outputFolder: "search",
+  }, ctx.signal);
+  const onAbort = () => void started.process.terminate();
+  try {
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const exit = await started.process.exited;
+    await started.gone;
+    ctx.signal.throwIfAborted();
+    if (exit.code === null || started.output.limitReached || await started.resourceLimit()) return undefined;
+    const [stdout, stderr] = await Promise.all([
+      readFile(started.stdoutPath),
+      readFile(started.stderrPath, "utf8"),
+    ]);
+    return { code: exit.code, stdout, stderr: stderr.slice(0, STDERR_CHARS) };
+  } finally {
+    ctx.signal.removeEventListener("abort", onAbort);
+    void started.process.terminate();
+    await started.gone.catch(() => {});
+    await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
+  }
+}
+
+// Binaries whose version was read: whether each is recent enough.
+const recentEnough = new Map<string, boolean>();
+
+// ripgrep 11 or newer (for `--no-require-git`), asked once per binary; a
+// refusal of the door is not remembered (another session's policy may differ).
+async function requireRecent(ctx: ToolContext, rg: string): Promise<void> {
+  let recent = recentEnough.get(rg);
+  if (recent === undefined) {
+    const version = await run(ctx, rg, ["--version"], ctx.workspace.workdir, undefined);
+    recent = Number(/ripgrep (\d+)\./.exec(version?.stdout.toString() ?? "")?.[1]) >= 11;
+    if (version !== undefined) recentEnough.set(rg, recent);
+  }
+  if (!recent) {
+    throw new ToolError(`${rg} is not a ripgrep that runs here (11 or newer is needed)`, {
+      code: "engine_unavailable",
+      recoverable: false,
+      recoveryHint: "Use the default engine, or install ripgrep 11 or newer.",
+      details: { ripgrep: rg },
     });
-    child.on("error", (error) => {
-      signal.removeEventListener("abort", onAbort);
-      reject(error);
-    });
-    child.on("close", (code) => {
-      signal.removeEventListener("abort", onAbort);
-      if (signal.aborted) reject(signal.reason);
-      else resolve({ code, stdout: Buffer.concat(out), stderr: err });
-    });
-    if (stdin !== undefined) {
-      // ripgrep may exit before reading its ignore rules (a pattern it refuses); its exit code and stderr say why,
-      // and the broken pipe must not become an uncaught error (Node raises it; Deno does not).
-      child.stdin!.on("error", () => {});
-      child.stdin!.end(stdin);
-    }
-  });
+  }
 }
 
 /** What ripgrep is asked for. */
@@ -110,7 +149,6 @@ export interface RipgrepQuery {
   parentRules: string;
   /** A file-name glob that ripgrep can pre-filter on (a superset of what grep keeps). */
   nameGlob?: string;
-  signal: AbortSignal;
 }
 
 /** What ripgrep found: the matching files, and what it could not read. */
@@ -148,9 +186,17 @@ function stderrSkips(stderr: string, prefix: string, complete: boolean): Skipped
  * The files under `root` that ripgrep finds a match in, relative to `root`.
  * Hidden files are searched, `.git` never is, symlinks are not followed, and
  * only .gitignore files inside the workspace count (no global or parent
- * settings, no `.ignore`/`.rgignore`, no git repository required).
+ * settings, no `.ignore`/`.rgignore`, no git repository required). ripgrep
+ * runs through the process door; undefined when it gave no complete answer
+ * (see `run`). Throws the door's refusals (`sandbox_unavailable`, ...),
+ * `engine_unavailable` for a ripgrep that is too old, and `search_failed`.
  */
-export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Promise<RipgrepFiles> {
+export async function ripgrepMatchingFiles(
+  ctx: ToolContext,
+  rg: string,
+  query: RipgrepQuery,
+): Promise<RipgrepFiles | undefined> {
+  await requireRecent(ctx, rg);
   const rootRel = path.relative(query.base, query.root);
   const args = ["--no-config", "--files-with-matches", "--null", "--hidden", "--crlf", "--glob", "!.git"];
   let stdin: string | undefined;
@@ -163,7 +209,8 @@ export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Pro
   } else args.push("--no-ignore");
   if (query.nameGlob) args.push("--type-add", `toolfence:${query.nameGlob}`, "--type", "toolfence");
   args.push("--regexp", query.rust, "--", rootRel === "" ? "." : rootRel);
-  const result = await run(rg, args, query.base, stdin, query.signal);
+  const result = await run(ctx, rg, args, query.base, stdin);
+  if (result === undefined) return undefined;
   // Exit status 2 with paths it could not read is a search that went on around them; anything else failed.
   const otherErrors = result.stderr.split("\n").filter((line) => line.trim() !== "" && !PATH_ERROR.test(line));
   if (result.code === 2 && result.stdout.length === 0 && otherErrors.length > 0) {
@@ -179,12 +226,17 @@ export async function ripgrepMatchingFiles(rg: string, query: RipgrepQuery): Pro
   let start = 0;
   for (let end = result.stdout.indexOf(0); end !== -1; start = end + 1, end = result.stdout.indexOf(0, start)) {
     const bytes = result.stdout.subarray(start, end);
+    let name: string;
     try {
-      files.push(relativeTo(prefix, fatalUtf8.decode(bytes)));
+      name = fatalUtf8.decode(bytes);
     } catch {
       // A name that is not UTF-8: no string names it for the runtime's file functions.
       skipped.push({ path: relativeTo(prefix, bytes.toString("utf8")), reason: NOT_UTF8_REASON });
+      continue;
     }
+    // Only names beneath the searched folder are read: nothing ripgrep prints can lead grep elsewhere.
+    const rel = relativeTo(prefix, name);
+    if (name.startsWith(prefix) && !rel.split("/").includes("..")) files.push(rel);
   }
   return { files, skipped };
 }

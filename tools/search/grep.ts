@@ -215,13 +215,13 @@ async function builtinCandidates(
 const STDIN_IS_A_PIPE = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 async function ripgrepCandidates(
+  ctx: ToolContext,
   rg: string,
   root: string,
   base: string,
   skipIgnored: boolean,
   filter: FileFilter | undefined,
   pattern: CompiledPattern,
-  signal: AbortSignal,
   skipped: SkipList,
 ): Promise<Candidate[] | undefined> {
   const parents = skipIgnored ? await parentLevels(base, root) : undefined;
@@ -230,16 +230,20 @@ async function ripgrepCandidates(
   // opened where the child's stdin is a socket (Node's pipes): there the
   // built-in engine, which gives the same files, takes the search (undefined).
   if (parentRules.trim() !== "" && !STDIN_IS_A_PIPE) return undefined;
-  const found = await ripgrepMatchingFiles(rg, {
+  const found = await ripgrepMatchingFiles(ctx, rg, {
     base,
     root,
     rust: pattern.rust,
     skipIgnored,
     parentRules,
     nameGlob: filter?.nameGlob,
-    signal,
   });
-  for (const skip of found.skipped) if (!filter || skip.path === "" || filter.matches(skip.path)) skipped.add(skip);
+  if (found === undefined) return undefined;
+  // What the policy hides is masked in ripgrep's sandbox, where it may read as unreadable: never named.
+  const hidden = (rel: string) => rel !== "" && ctx.policy.files.isHidden(path.join(root, rel));
+  for (const skip of found.skipped) {
+    if (!hidden(skip.path) && (!filter || skip.path === "" || filter.matches(skip.path))) skipped.add(skip);
+  }
   return found.files.filter((rel) => !filter || filter.matches(rel)).map((rel) => ({ rel, abs: path.join(root, rel) }));
 }
 
@@ -277,14 +281,19 @@ function byPath(a: Candidate, b: Candidate): number {
  * followed; binary files (a NUL byte) are skipped; a UTF-8 byte-order mark is
  * dropped and UTF-16 with one is read.
  *
- * `auto` uses ripgrep when one is found and the fence allows running it, and
- * the built-in engine otherwise (e.g. a read-only `deno run` without `--allow-run`).
+ * ripgrep runs through the policy's process door, as a program request: in
+ * the OS sandbox's read view (the workspace read-only, the policy's hidden
+ * and denied paths masked), with its output bounded. `auto` uses ripgrep when
+ * one is found, the fence allows running it and the sandbox runs, and the
+ * built-in engine otherwise (e.g. a read-only `deno run` without
+ * `--allow-run`, or no bubblewrap); ripgrep never runs unconfined.
  *
  * Requires `--allow-read` for the workspace. The ripgrep engine also needs
- * `--allow-run` for the binary and, under Deno, `--allow-env=NODE_V8_COVERAGE`
- * (read by `node:child_process`), plus `--allow-env=PATH` to find a system
- * `rg` or `--allow-env=npm_config_arch` for the npm one; without them the
- * built-in engine searches.
+ * what the process door needs (`--allow-run` for the binary and bubblewrap,
+ * `--allow-write` for the session temp dir) and, under Deno,
+ * `--allow-env=NODE_V8_COVERAGE` (read by `node:child_process`), plus
+ * `--allow-env=PATH` to find a system `rg` or `--allow-env=npm_config_arch`
+ * for the npm one; without them the built-in engine searches.
  *
  * @example
  * ```ts
@@ -334,13 +343,13 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         if (rg !== undefined) {
           try {
             const found = await ripgrepCandidates(
+              ctx,
               rg,
               root.path,
               root.base,
               args.skip_ignored,
               filter,
               pattern,
-              ctx.signal,
               skipped,
             );
             if (found !== undefined) {
@@ -348,8 +357,9 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
               engine = "ripgrep";
             }
           } catch (error) {
-            // ripgrep would not start (removed, not executable): the built-in engine takes over.
-            if (error instanceof ToolError || ctx.signal.aborted || options.engine === "ripgrep") throw error;
+            // ripgrep would not run here (no sandbox, removed, too old): the built-in engine takes over.
+            const searchFailed = error instanceof ToolError && error.code === "search_failed";
+            if (searchFailed || ctx.signal.aborted || options.engine === "ripgrep") throw error;
           }
         }
         if (engine === "builtin") {

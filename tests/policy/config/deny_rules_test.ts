@@ -221,7 +221,7 @@ describe("path deny rules through the tools", () => {
     }
   });
 
-  test("generated spellings and symlink chains into a denied path never read it", { timeout: 60_000 }, async () => {
+  test("generated spellings and symlink chains into a denied path never read it", { timeout: 180_000 }, async () => {
     const s = session();
     let links = 0;
     try {

@@ -1,5 +1,5 @@
 // filesystemChanges of `bash` and the background jobs in the sandbox, from
-// the before/after comparison of the workspace (tools/cmd/workspace_changes.ts),
+// the before/after comparison of the workspace (internal/workspace_changes.ts),
 // compared with the disk read independently with node:fs; the full-scan
 // fallback gives the same answer; seeded random scripts.
 
@@ -18,7 +18,7 @@ import { tool } from "../../../core/tool.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
-import { watchWorkspace } from "../../../tools/cmd/workspace_changes.ts";
+import { watchWorkspace } from "../../../internal/workspace_changes.ts";
 import { assertChangesMatch, diskState } from "../_file_changes.ts";
 
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;

@@ -169,7 +169,8 @@ describe("engine choice", () => {
           );
         });
       const narrow = await run([`--allow-read=${l.workdir}`]);
-      const wide = await run([`--allow-read=${l.workdir}`, `--allow-run=${rg}`, "--allow-env"]);
+      // ripgrep runs through the process door: bubblewrap, the limits and the session temp dir.
+      const wide = await run(["--allow-read", "--allow-run", "--allow-write", "--allow-env", "--allow-sys"]);
       assert.deepEqual(narrow.listed, ["glob", "grep"]);
       const { engine: narrowEngine, ...narrowOut } = narrow.result.output as Record<string, unknown>;
       const { engine: wideEngine, ...wideOut } = wide.result.output as Record<string, unknown>;

@@ -1,6 +1,7 @@
 /**
  * What a shell command changed in the workspace, from a comparison of the
- * workspace before it started and after it ended: a stat snapshot of every
+ * workspace before it started and after it ended (the policy's process door
+ * takes both, and reports the changes in the run's outcome): a stat snapshot of every
  * entry (links not followed), compared by inode, size, mtime, ctime, mode and
  * type; content hashed only where that comparison says something changed, with
  * a per-session hash cache keyed by device, inode, size, mtime and ctime.
@@ -32,7 +33,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
-import { comparePaths } from "../_shared/fs_changes.ts";
+import { comparePaths } from "@toolfence/core";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;

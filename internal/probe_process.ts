@@ -15,7 +15,9 @@ interface DenoCommandLike {
 
 /** The outcome of a probe: whether it exited with 0, and its error output or failure. */
 export interface ProbeOutcome {
+  /** Whether it exited with 0. */
   ok: boolean;
+  /** Its error output, or why it could not run. */
   message: string;
 }
 

@@ -2,27 +2,24 @@
 // every existing entry of the workspace matching a deny glob is covered, a
 // file by an empty read-only file, a folder by an empty read-only tmpfs.
 import fsp from "node:fs/promises";
-import picomatchModule from "picomatch";
 import { ToolError } from "@toolfence/core";
-
-type Matcher = (candidate: string) => boolean;
-const picomatch = picomatchModule as unknown as (
-  glob: string | readonly string[],
-  options: { dot: boolean; nocase: boolean },
-) => Matcher;
+import { pathGlobMatcher } from "./path_globs.ts";
 
 // A workspace with more entries than this cannot be walked before each
 // command; the command is refused rather than run with a secret in view.
 const MAX_ENTRIES = 200_000;
 
-/** The bwrap arguments masking every existing entry under `root` that the globs deny. */
+/**
+ * The bwrap arguments masking every existing entry under `root` that the
+ * globs deny (matched as {@linkcode pathGlobMatcher} does, letter case
+ * ignored). Not public API.
+ */
 export async function hiddenMountArgs(root: string, globs: readonly string[]): Promise<string[]> {
   const relative = globs.filter((glob) => !glob.startsWith("/"));
   const absolute = globs.filter((glob) => glob.startsWith("/"));
   if (relative.length === 0 && absolute.length === 0) return [];
-  const expand = (list: readonly string[]) => list.flatMap((g) => g.endsWith("/**") ? [g, g.slice(0, -3)] : [g]);
-  const matchRel = relative.length ? picomatch(expand(relative), { dot: true, nocase: true }) : () => false;
-  const matchAbs = absolute.length ? picomatch(expand(absolute), { dot: true, nocase: true }) : () => false;
+  const matchRel = pathGlobMatcher(relative);
+  const matchAbs = pathGlobMatcher(absolute);
   const args: string[] = [];
   let seen = 0;
   const queue: { abs: string; rel: string }[] = [{ abs: root, rel: "" }];

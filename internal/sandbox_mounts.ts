@@ -11,9 +11,9 @@ import { constants as fsConstants, lstatSync, readdirSync } from "node:fs";
 import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { isWithin } from "@toolfence/internal";
-import { isProtectedPath } from "./protected_paths.ts";
-import { isRuntimePermissionError } from "@toolfence/internal";
+import { isWithin } from "./paths.ts";
+import { pathGlobMatcher } from "./path_globs.ts";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -283,7 +283,7 @@ export async function closeMounts(mounts: readonly ProtectedMount[]): Promise<vo
 // Whether everything below `rel` is protected (a folder pattern such as
 // `.vscode/**`), or only the entry itself (`**/.git`).
 function wholeFolder(rel: string, patterns: readonly string[]): boolean {
-  return isProtectedPath(`${rel}/${PROBE_CHILD}`, patterns);
+  return pathGlobMatcher(patterns)(`${rel}/${PROBE_CHILD}`);
 }
 
 // Every existing protected path of the workspace, found by a bounded walk, and
@@ -308,7 +308,7 @@ function existingProtected(
       if (++seen > WALK_MAX_ENTRIES) break;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       const abs = path.join(root, childRel);
-      if (isProtectedPath(childRel, patterns)) {
+      if (pathGlobMatcher(patterns)(childRel)) {
         seenProtected.add(abs);
         if (entry.isDirectory() && !wholeFolder(childRel, patterns)) {
           found.push({ path: abs, how: "pinned" });

@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, RunningProcess } from "@toolfence/core";
-import { isRuntimePermissionError } from "@toolfence/internal";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 /** A started process group, with its pipes. */
 export interface GroupProcess extends RunningProcess {
@@ -110,11 +110,13 @@ export interface SpawnGroupOptions {
    * with `--die-with-parent`. The group is then gone once the leader has exited.
    */
   diesWithLeader?: boolean;
+  /** Text written to its standard input (a pipe), which is then closed; without it there is no input. */
+  input?: string;
 }
 
 /**
  * Starts `argv` as the leader of a new process group (and session), with no
- * input and its output on two pipes for the caller to drain. Resolves once the
+ * input (or `input` on a pipe) and its output on two pipes for the caller to drain. Resolves once the
  * process has started; a program that cannot be started is a `spawn_failed`
  * ToolError, a runtime that forbids it a `fence_denied` one.
  */
@@ -126,7 +128,7 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])],
+        stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(options.extraFds ?? [])],
       });
     } catch (error) {
       reject(startError(argv[0], error));
@@ -142,6 +144,12 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
     child.once("error", (error) => reject(startError(argv[0], error)));
     child.once("spawn", () => {
       const pid = child.pid!;
+      if (options.input !== undefined) {
+        // A program may exit before it reads its input; the broken pipe is its
+        // business (its exit says why), never an uncaught error (Node raises one).
+        child.stdin!.on("error", () => {});
+        child.stdin!.end(options.input);
+      }
       // Once the group is known to be gone its id may be reused by an unrelated
       // group, which must never receive our signals.
       let gone = false;

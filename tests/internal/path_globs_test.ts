@@ -1,0 +1,112 @@
+// Letter case never matters to the policy's globs: where the file system
+// folds case (macOS, Windows) `.ENV` is `.env`, so the deny, hidden,
+// read-only and protected rules match every spelling on every system (fail
+// closed). No case-folding file system can be made here (no vfat or ext4
+// casefold in this kernel), so the real files below are distinct files of
+// other letter cases, which must be covered all the same: by the matcher
+// (generated spellings), by the shell sandbox's masks, and by the file tools.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathGlobMatcher } from "../../internal/path_globs.ts";
+import { isProtectedPath } from "../../policy/protected_paths.ts";
+import { PolicyRules } from "../../policy/config/rules.ts";
+import { parsePolicyFile } from "../../policy/config/load.ts";
+import { Session } from "../../policy/session.ts";
+import { bubblewrapStatus } from "../../policy/sandbox.ts";
+import { ToolBox } from "../../toolbox.ts";
+
+const noBwrap = (await bubblewrapStatus()).path ? false : "needs bubblewrap";
+const POLICY = { paths: { deny: ["**/.env", "secrets/**"], readOnly: ["vendor/**"] } };
+
+// A spelling of `text` with each letter's case chosen by `bits`.
+function spelled(text: string, bits: number): string {
+  let i = 0;
+  return [...text].map((c) => c.toLowerCase() === c.toUpperCase() ? c : (bits >> (i++ % 30)) & 1 ? c.toUpperCase() : c)
+    .join("");
+}
+
+describe("the policy's globs ignore letter case", () => {
+  test("generated spellings: every case of a matching path matches, every case of another path does not", {
+    timeout: 10_000,
+  }, () => {
+    const cases: [string[], string, boolean][] = [
+      [["**/.env"], "app/.env", true],
+      [["secrets/**"], "secrets/key.txt", true],
+      [["secrets/**"], "secrets", true],
+      [["vendor/**"], "vendor/lib/x.js", true],
+      [["**/.env"], "app/.envrc", false],
+      [["secrets/**"], "secretsx/key.txt", false],
+    ];
+    let seed = 7;
+    for (const [patterns, candidate, expected] of cases) {
+      const matches = pathGlobMatcher(patterns);
+      for (let n = 0; n < 200; n++) {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        const variant = spelled(candidate, seed);
+        assert.equal(matches(variant), expected, `${patterns} ${variant}`);
+      }
+    }
+    for (let n = 0; n < 200; n++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      assert.ok(isProtectedPath(spelled(".git/hooks/pre-commit", seed)));
+      assert.ok(isProtectedPath(spelled("pkg/.npmrc", seed)));
+    }
+  });
+});
+
+describe("with real files in other letter cases", () => {
+  let workdir: string;
+  let session: Session;
+  before(async () => {
+    workdir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-case-")));
+    await fsp.mkdir(path.join(workdir, "Secrets"));
+    await fsp.mkdir(path.join(workdir, "VENDOR"));
+    await fsp.writeFile(path.join(workdir, ".ENV"), "CASE-SECRET-1\n");
+    await fsp.writeFile(path.join(workdir, "Secrets", "key.txt"), "CASE-SECRET-2\n");
+    await fsp.writeFile(path.join(workdir, "VENDOR", "lib.js"), "vendored\n");
+    const rules = PolicyRules.fromLayers([parsePolicyFile("p.json", JSON.stringify(POLICY), "project")], workdir);
+    session = new Session({ workspace: workdir, rules, autoConfirm: true });
+  });
+  after(async () => {
+    await session.close();
+    await fsp.rm(workdir, { recursive: true, force: true });
+  });
+
+  test("the file tools refuse or leave them out; a read-only one is not written", { timeout: 60_000 }, async () => {
+    const box = new ToolBox().withDefaults("fs", "search");
+    for (const p of [".ENV", ".env", "Secrets/key.txt", "secrets/key.txt"]) {
+      const read = await box.call(session, "read_file", { path: p });
+      assert.notEqual(read.status, "success", `${p}: ${JSON.stringify(read)}`);
+    }
+    for (const [name, args] of [["grep", { pattern: "CASE", path: "." }], ["list_dir", { path: "." }]] as const) {
+      const result = await box.call(session, name, args);
+      assert.equal(result.status, "success", JSON.stringify(result));
+      assert.ok(!/CASE-SECRET|\.ENV|Secrets/.test(JSON.stringify(result.output)), JSON.stringify(result));
+    }
+    const write = await box.call(session, "write_file", { path: "VENDOR/lib.js", content: "changed\n" });
+    assert.equal(write.errorCode, "permission_denied", JSON.stringify(write));
+    assert.equal(await fsp.readFile(path.join(workdir, "VENDOR", "lib.js"), "utf8"), "vendored\n");
+  });
+
+  test("the shell sandbox masks them", {
+    timeout: 60_000,
+    skip: noBwrap,
+  }, async () => {
+    const box = new ToolBox().withDefaults("cmd");
+    // Named outright, the command analysis refuses the line (it judges paths case-insensitively too).
+    const named = await box.call(session, "bash", { command: "cat .ENV" });
+    assert.equal(named.errorCode, "permission_denied", JSON.stringify(named));
+    // Spelled at run time, the analysis cannot see the names (and asks, answered yes): the sandbox masks them.
+    const result = await box.call(session, "bash", {
+      command: 'for f in "$(printf .E%s NV)" "$(printf Sec%s rets/key.txt)"; do cat "$f"; done; ls -A ./S*; echo done',
+    });
+    const out = JSON.stringify(result);
+    assert.match(out, /done/, out);
+    assert.match(out, /"sandboxed":true/, out);
+    assert.ok(!out.includes("CASE-SECRET"), out);
+  });
+});

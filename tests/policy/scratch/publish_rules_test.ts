@@ -1,0 +1,164 @@
+// A scratch copy keeps the workspace's path rules, and a publication passes
+// the workspace's own file door: what the rules deny, hide or keep read-only
+// (in any letter case), what leads out, and a protected path no person
+// approved refuse the whole publication, and the workspace stays as it was.
+// (A link that leads out is the publish tool's to show a person; the file
+// door refuses to follow it afterwards.)
+// The copy's changes are made behind the tools' back (as a process outside
+// the policy would), so only the publication's own check stands in the way.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createScratch, type Scratch } from "../../../policy/scratch/scratch.ts";
+import { Session } from "../../../policy/session.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { publishTool } from "../../../tools/scratch/publish.ts";
+import { ToolError } from "../../../core/errors.ts";
+import { fingerprint } from "./_tree_fingerprint.ts";
+
+const POLICY = { paths: { deny: ["**/.env", "secrets/**"], readOnly: ["vendor/**"] } };
+
+let root: string;
+before(async () => {
+  root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-scratch-rules-")));
+});
+after(() => fsp.rm(root, { recursive: true, force: true }));
+
+let counter = 0;
+async function workspace(): Promise<{ workdir: string; session: Session }> {
+  const workdir = path.join(root, `case-${counter++}`, "W");
+  await fsp.mkdir(path.join(workdir, "app"), { recursive: true });
+  await fsp.mkdir(path.join(workdir, "secrets"));
+  await fsp.mkdir(path.join(workdir, "vendor"));
+  await fsp.writeFile(path.join(workdir, "app", ".env"), "TOKEN=host-secret\n");
+  await fsp.writeFile(path.join(workdir, "secrets", "key.txt"), "host key\n");
+  await fsp.writeFile(path.join(workdir, "vendor", "lib.js"), "vendored\n");
+  await fsp.writeFile(path.join(workdir, "ok.txt"), "ok\n");
+  const rules = PolicyRules.fromLayers([parsePolicyFile("policy.json", JSON.stringify(POLICY), "project")], workdir);
+  const session = new Session({ workspace: workdir, rules, autoConfirm: true, sandbox: "off" });
+  return { workdir, session };
+}
+
+// A change in the copy made behind the tools' back, next to an ordinary one.
+type Tamper = (scratchRoot: string) => Promise<void>;
+
+const TAMPERS: Record<string, Tamper> = {
+  "a denied file rewritten": (r) => fsp.writeFile(path.join(r, "app", ".env"), "TOKEN=planted\n"),
+  "a denied file in another letter case": (r) => fsp.writeFile(path.join(r, "app", ".ENV"), "TOKEN=planted\n"),
+  "a new file in a denied folder": (r) => fsp.writeFile(path.join(r, "secrets", "new.txt"), "planted\n"),
+  "a denied folder in another letter case": async (r) => {
+    await fsp.mkdir(path.join(r, "Secrets"));
+    await fsp.writeFile(path.join(r, "Secrets", "key.txt"), "planted\n");
+  },
+  "a denied file moved out to a readable place": (r) =>
+    fsp.rename(path.join(r, "secrets", "key.txt"), path.join(r, "leak.txt")),
+  "a denied file deleted": (r) => fsp.rm(path.join(r, "app", ".env")),
+  "a read-only file rewritten": (r) => fsp.writeFile(path.join(r, "vendor", "lib.js"), "planted\n"),
+  "a read-only file in another letter case": async (r) => {
+    await fsp.mkdir(path.join(r, "VENDOR"));
+    await fsp.writeFile(path.join(r, "VENDOR", "lib.js"), "planted\n");
+  },
+  "a protected file created": (r) => fsp.writeFile(path.join(r, ".npmrc"), "registry=http://evil\n"),
+  "a protected file in another letter case": (r) => fsp.writeFile(path.join(r, ".NPMRC"), "registry=http://evil\n"),
+  "a denied file replaced by a link": (r) =>
+    fsp.rm(path.join(r, "app", ".env")).then(() => fsp.symlink("../ok.txt", path.join(r, "app", ".env"))),
+};
+
+async function tampered(name: string): Promise<{ scratch: Scratch; workdir: string; session: Session }> {
+  const { workdir, session } = await workspace();
+  const scratch = await createScratch(session);
+  await fsp.writeFile(path.join(scratch.root, "ok.txt"), "changed\n");
+  await TAMPERS[name](scratch.root);
+  return { scratch, workdir, session };
+}
+
+describe("a publication passes the workspace's file door", () => {
+  for (const name of Object.keys(TAMPERS)) {
+    test(`${name}: Scratch.publish refuses everything, the workspace unchanged`, { timeout: 30_000 }, async () => {
+      const { scratch, workdir, session } = await tampered(name);
+      try {
+        const before = await fingerprint(workdir);
+        const { changes } = await scratch.changes();
+        assert.ok(changes.length >= 2, JSON.stringify(changes));
+        await assert.rejects(
+          scratch.publish(changes),
+          (error: unknown) =>
+            error instanceof ToolError && ["permission_denied", "outside_workspace"].includes(error.code),
+        );
+        assert.deepEqual(await fingerprint(workdir), before);
+      } finally {
+        await scratch.dispose();
+        await session.close();
+      }
+    });
+  }
+
+  test("the publish tool refuses a denied change even when everything is answered yes", {
+    timeout: 30_000,
+  }, async () => {
+    const { scratch, workdir, session } = await tampered("a denied file in another letter case");
+    try {
+      const before = await fingerprint(workdir);
+      const box = new ToolBox().register(publishTool(scratch, { digest: scratch.digest }));
+      const result = await box.call(scratch.session, "publish", {});
+      assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
+      assert.ok(!JSON.stringify(result).includes("host-secret"));
+      assert.deepEqual(await fingerprint(workdir), before);
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
+
+  test("a protected path is published once a person approved it; ordinary changes need no approval", {
+    timeout: 30_000,
+  }, async () => {
+    const { scratch, workdir, session } = await tampered("a protected file created");
+    try {
+      const { changes } = await scratch.changes();
+      const ordinary = changes.filter((c) => c.path === "ok.txt");
+      await scratch.publish(ordinary);
+      assert.equal(await fsp.readFile(path.join(workdir, "ok.txt"), "utf8"), "changed\n");
+      const rest = (await scratch.changes()).changes;
+      await assert.rejects(scratch.publish(rest), (error: unknown) => error instanceof ToolError);
+      await scratch.publish(rest, { personApproved: true });
+      assert.equal(await fsp.readFile(path.join(workdir, ".npmrc"), "utf8"), "registry=http://evil\n");
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
+});
+
+describe("the scratch session keeps the path rules", () => {
+  test("the copy's denied files, in any letter case, are hidden from read_file, grep and list_dir", {
+    timeout: 30_000,
+  }, async () => {
+    const { workdir, session } = await workspace();
+    await fsp.writeFile(path.join(workdir, "app", ".ENV"), "TOKEN=host-secret\n");
+    const scratch = await createScratch(session);
+    try {
+      const box = new ToolBox().withDefaults("fs", "search");
+      for (const spelled of ["app/.env", "app/.ENV", "secrets/key.txt", "SECRETS/key.txt"]) {
+        const read = await box.call(scratch.session, "read_file", { path: spelled });
+        assert.notEqual(read.status, "success", `${spelled}: ${JSON.stringify(read)}`);
+      }
+      const calls = [
+        await box.call(scratch.session, "grep", { pattern: "host", path: "." }),
+        await box.call(scratch.session, "list_dir", { path: "app" }),
+      ];
+      for (const result of calls) {
+        assert.equal(result.status, "success", JSON.stringify(result));
+        assert.ok(!/host-secret|host key|\.env/i.test(JSON.stringify(result.output)), JSON.stringify(result));
+      }
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
+});
