@@ -498,8 +498,11 @@ export {
   runGeminiToolCalls,
   runOpenAIChatToolCalls,
   runOpenAIResponsesToolCalls,
+  runToolCalls,
   SchemaDialectError,
   titleOf,
+  type ToolCallDialect,
+  type ToolCallRun,
   toStrictSchema,
 } from "@toolfence/adapters";
 export { ToolBox } from "./toolbox.ts";

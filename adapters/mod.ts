@@ -15,10 +15,12 @@
  * @module
  */
 
-export { anthropic, gemini, mcp, openAIChat, openAIResponses, PROVIDER_DIALECTS } from "./dialects.ts";
+export { mcp, PROVIDER_DIALECTS } from "./dialects.ts";
+export { runToolCalls, type ToolCallDialect, type ToolCallRun } from "./tool_call_dialect.ts";
 export { SchemaDialectError } from "./dialect_error.ts";
 export { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 export {
+  openAIChat,
   openAIChatCalls,
   type OpenAIChatImageMessage,
   type OpenAIChatMessageLike,
@@ -30,6 +32,7 @@ export {
   type OpenAIChatToolMessage,
   openAIChatTools,
   type OpenAIDialectOptions,
+  openAIResponses,
   type OpenAIResponsesCallOutput,
   openAIResponsesCalls,
   type OpenAIResponsesFunctionCallLike,
@@ -44,6 +47,7 @@ export {
   runOpenAIResponsesToolCalls,
 } from "./openai.ts";
 export {
+  anthropic,
   anthropicCalls,
   type AnthropicContentBlockLike,
   type AnthropicInputSchema,
@@ -58,6 +62,7 @@ export {
   runAnthropicToolCalls,
 } from "./anthropic.ts";
 export {
+  gemini,
   geminiCalls,
   type GeminiContentLike,
   type GeminiFunctionDeclaration,
