@@ -30,7 +30,6 @@ import { realpathSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
-  ANY_TARGET,
   type AnyTool,
   dialectByName,
   jsonSchemaDialect,
@@ -518,24 +517,10 @@ function policy(args: string[]): Promise<number> {
 
 /**
  * Everything the tools need, what they cannot run without and what they use
- * when granted; a tool that declares only coarse permissions gets the
- * workspace for read and write, and the whole of anything else.
+ * when granted: every built-in tool declares its needs (a test holds them to it).
  */
-// A tool without declared needs asks for the workspace and for the rest of its permissions as a whole.
 function needsOf(list: readonly AnyTool[]): ToolNeeds[] {
-  return list.flatMap((t) => {
-    if (t.needs) return t.optionalNeeds ? [t.needs, t.optionalNeeds] : [t.needs];
-    const permissions = t.permissions ?? [];
-    const whole = (p: "run" | "sys" | "env" | "net") => permissions.includes(p) ? [ANY_TARGET] : [];
-    return [{
-      read: permissions.includes("read") ? ["workspace"] : [],
-      write: permissions.includes("write") ? ["workspace", "temp"] : [],
-      run: whole("run"),
-      sys: whole("sys"),
-      env: whole("env"),
-      net: whole("net"),
-    }];
-  });
+  return list.flatMap((t) => [t.needs ?? {}, t.optionalNeeds ?? {}]);
 }
 
 function flags(args: string[]): number {

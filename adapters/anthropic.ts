@@ -14,6 +14,7 @@ import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote } from "./_calls.ts";
+import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 
 /** The input schema of an Anthropic tool: one object schema. */
@@ -210,6 +211,18 @@ export async function runAnthropicToolCalls<T = unknown>(
   message: AnthropicMessageLike,
   options: BatchOptions<T> = {},
 ): Promise<AnthropicRun> {
-  const { results, images } = await toolbox.callMany(session, anthropicCalls(message), options);
-  return { message: anthropicResultMessage(results, images), results, images };
+  const { reply, results, images } = await runToolCalls(anthropic, toolbox, session, message, options);
+  return { message: reply, results, images };
 }
+
+/**
+ * Anthropic messages: tools as `{ name, description, input_schema }`, calls
+ * from the `tool_use` blocks (their input is already parsed and not strict),
+ * results as one user message of `tool_result` blocks and the images.
+ */
+export const anthropic: ToolCallDialect<AnthropicMessageLike, AnthropicToolResultMessage> = Object.freeze({
+  name: "anthropic",
+  render: (tools: readonly AnyTool[]): unknown[] => anthropicTools(tools),
+  calls: (message: AnthropicMessageLike): BatchCall[] => anthropicCalls(message),
+  reply: anthropicResultMessage,
+});

@@ -1,7 +1,8 @@
 /**
- * The provider dialects as values, for `toolbox.schemas(openAIChat)`, and
- * {@linkcode PROVIDER_DIALECTS}, the same dialects by name (what the umbrella's
- * `ToolBox` and the command line look names up in). Importing this module
+ * The MCP dialect, and {@linkcode PROVIDER_DIALECTS}: the provider dialects by
+ * name (what the umbrella's `ToolBox` and the command line look names up in).
+ * Each provider's dialect is a value in its own module (`openAIChat` in
+ * `openai.ts`, ...), with its three parts: render, calls, reply. Importing this module
  * registers nothing and loads no provider SDK, nor the MCP SDK.
  *
  * @example
@@ -15,36 +16,10 @@
  */
 
 import type { AnyTool, Dialect, Dialects } from "@toolfence/core";
-import { anthropicTools } from "./anthropic.ts";
-import { geminiTools } from "./gemini.ts";
+import { anthropic } from "./anthropic.ts";
+import { gemini } from "./gemini.ts";
 import { mcpTools } from "./mcp/dialect.ts";
-import { openAIChatTools, type OpenAIDialectOptions, openAIResponsesTools } from "./openai.ts";
-
-/** OpenAI chat completions: `{ type: "function", function: { name, description, parameters, strict } }`. */
-export const openAIChat: Dialect = Object.freeze({
-  name: "openai-chat",
-  render: (tools: readonly AnyTool[], options?: Record<string, unknown>): unknown[] =>
-    openAIChatTools(tools, options as OpenAIDialectOptions | undefined),
-});
-
-/** OpenAI responses: `{ type: "function", name, description, parameters, strict }`. */
-export const openAIResponses: Dialect = Object.freeze({
-  name: "openai-responses",
-  render: (tools: readonly AnyTool[], options?: Record<string, unknown>): unknown[] =>
-    openAIResponsesTools(tools, options as OpenAIDialectOptions | undefined),
-});
-
-/** Anthropic messages: `{ name, description, input_schema }`. */
-export const anthropic: Dialect = Object.freeze({
-  name: "anthropic",
-  render: (tools: readonly AnyTool[]): unknown[] => anthropicTools(tools),
-});
-
-/** Gemini: one `{ functionDeclarations }` entry holding every tool. */
-export const gemini: Dialect = Object.freeze({
-  name: "gemini",
-  render: (tools: readonly AnyTool[]): unknown[] => geminiTools(tools),
-});
+import { openAIChat, openAIResponses } from "./openai.ts";
 
 /** MCP `tools/list` entries: name, title, description, input schema and annotations. */
 export const mcp: Dialect = Object.freeze({

@@ -16,6 +16,7 @@ import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote, restoreCall } from "./_calls.ts";
+import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { type GeminiSchema, toGeminiParameters } from "./_gemini_schema.ts";
 
 export type { GeminiSchema, GeminiType } from "./_gemini_schema.ts";
@@ -192,7 +193,20 @@ export async function runGeminiToolCalls<T = unknown>(
   response: GeminiResponseLike,
   options: BatchOptions<T> = {},
 ): Promise<GeminiRun> {
-  const calls = geminiCalls(response).map((call) => restoreCall(toolbox, call));
-  const { results, images } = await toolbox.callMany(session, calls, options);
-  return { content: geminiResultContent(results, images), results, images };
+  const { reply, results, images } = await runToolCalls(gemini, toolbox, session, response, options);
+  return { content: reply, results, images };
 }
+
+/**
+ * Gemini: every tool in one `{ functionDeclarations }` entry, calls from the
+ * `functionCall` parts of the first candidate (arguments mapped back to the
+ * tool's shape), results as one user content of `functionResponse` parts and
+ * the images.
+ */
+export const gemini: ToolCallDialect<GeminiResponseLike, GeminiResultContent> = Object.freeze({
+  name: "gemini",
+  render: (tools: readonly AnyTool[]): unknown[] => geminiTools(tools),
+  calls: (response: GeminiResponseLike, toolbox: ToolBox): BatchCall[] =>
+    geminiCalls(response).map((call) => restoreCall(toolbox, call)),
+  reply: geminiResultContent,
+});

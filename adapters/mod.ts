@@ -15,17 +15,20 @@
  * @module
  */
 
-export { anthropic, gemini, mcp, openAIChat, openAIResponses, PROVIDER_DIALECTS } from "./dialects.ts";
+export { mcp, PROVIDER_DIALECTS } from "./dialects.ts";
 export { SchemaDialectError } from "./dialect_error.ts";
 export {
+  openAIChat,
   openAIChatTools,
+  openAIResponses,
   openAIResponsesTools,
   runOpenAIChatToolCalls,
   runOpenAIResponsesToolCalls,
 } from "./openai.ts";
-export { anthropicTools, runAnthropicToolCalls } from "./anthropic.ts";
-export { geminiTools, runGeminiToolCalls } from "./gemini.ts";
+export { anthropic, anthropicTools, runAnthropicToolCalls } from "./anthropic.ts";
+export { gemini, geminiTools, runGeminiToolCalls } from "./gemini.ts";
 // The umbrella re-exports the names above this line (scripts/surface.ts).
+export { runToolCalls, type ToolCallDialect, type ToolCallRun } from "./tool_call_dialect.ts";
 export {
   type OpenAIChatResponseLike,
   type OpenAIChatRun,

@@ -20,6 +20,7 @@ import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { dataUrl, imageNote, restoreCall } from "./_calls.ts";
+import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 import { toStrictSchema } from "./strict_schema.ts";
 
@@ -269,10 +270,25 @@ export async function runOpenAIChatToolCalls<T = unknown>(
   response: OpenAIChatResponseLike,
   options: BatchOptions<T> = {},
 ): Promise<OpenAIChatRun> {
-  const calls = openAIChatCalls(response).map((call) => restoreCall(toolbox, call));
-  const { results, images } = await toolbox.callMany(session, calls, options);
-  return { messages: openAIChatResultMessages(results, images), results, images };
+  const { reply, results, images } = await runToolCalls(openAIChat, toolbox, session, response, options);
+  return { messages: reply, results, images };
 }
+
+/**
+ * OpenAI chat completions: tools as `{ type: "function", function: { name,
+ * description, parameters, strict } }`, calls from the first choice's
+ * `tool_calls` (strict-mode arguments mapped back), results as `tool`
+ * messages and a user message with the images.
+ */
+export const openAIChat: ToolCallDialect<OpenAIChatResponseLike, (OpenAIChatToolMessage | OpenAIChatImageMessage)[]> =
+  Object.freeze({
+    name: "openai-chat",
+    render: (tools: readonly AnyTool[], options?: Record<string, unknown>): unknown[] =>
+      openAIChatTools(tools, options as OpenAIDialectOptions | undefined),
+    calls: (response: OpenAIChatResponseLike, toolbox: ToolBox): BatchCall[] =>
+      openAIChatCalls(response).map((call) => restoreCall(toolbox, call)),
+    reply: openAIChatResultMessages,
+  });
 
 // ------------------------------------------------------------------ responses
 
@@ -419,7 +435,24 @@ export async function runOpenAIResponsesToolCalls<T = unknown>(
   response: OpenAIResponsesResponseLike,
   options: BatchOptions<T> = {},
 ): Promise<OpenAIResponsesRun> {
-  const calls = openAIResponsesCalls(response).map((call) => restoreCall(toolbox, call));
-  const { results, images } = await toolbox.callMany(session, calls, options);
-  return { items: openAIResponsesResultItems(results, images), results, images };
+  const { reply, results, images } = await runToolCalls(openAIResponses, toolbox, session, response, options);
+  return { items: reply, results, images };
 }
+
+/**
+ * OpenAI responses: tools as `{ type: "function", name, description,
+ * parameters, strict }`, calls from the `function_call` output items
+ * (strict-mode arguments mapped back), results as `function_call_output`
+ * items and a user message with the images.
+ */
+export const openAIResponses: ToolCallDialect<
+  OpenAIResponsesResponseLike,
+  (OpenAIResponsesCallOutput | OpenAIResponsesImageMessage)[]
+> = Object.freeze({
+  name: "openai-responses",
+  render: (tools: readonly AnyTool[], options?: Record<string, unknown>): unknown[] =>
+    openAIResponsesTools(tools, options as OpenAIDialectOptions | undefined),
+  calls: (response: OpenAIResponsesResponseLike, toolbox: ToolBox): BatchCall[] =>
+    openAIResponsesCalls(response).map((call) => restoreCall(toolbox, call)),
+  reply: openAIResponsesResultItems,
+});

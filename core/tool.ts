@@ -7,12 +7,12 @@
 
 import type * as v from "valibot";
 import type { ToolContext } from "./context.ts";
-import { type Effect, EFFECTS } from "./effects.ts";
+import type { Effect } from "./effects.ts";
 import type { ToolResult } from "./result.ts";
 import type { SessionBase } from "./session.ts";
 import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
 import { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
-import { assertPermissions } from "./_tool_permissions.ts";
+import { assertEffectNames, toolDeclaration } from "./_tool_declaration.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
 export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
@@ -92,7 +92,11 @@ export type OnFailureHook<A = Record<string, unknown>> = (
 
 /** Metadata every tool may carry. */
 export interface ToolMetadata<A = Record<string, unknown>> {
-  /** Has no side effects (MCP readOnlyHint); concurrency-safe unless said otherwise. */
+  /**
+   * Has no side effects (MCP readOnlyHint); concurrency-safe unless said
+   * otherwise. With `needs`, `tool()` derives it (true when the effects are at
+   * most `reads`); stated `true` beside `writes_files` or `network` is refused.
+   */
   readOnly?: boolean;
   /** May destroy data (MCP destructiveHint). */
   destructive?: boolean;
@@ -112,9 +116,19 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   requires?: readonly string[];
   /** May replace an already registered tool of the same name (or be replaced). */
   override?: boolean;
-  /** What the tool touches: read, write, run, net, env, sys (coarse; {@linkcode ToolMetadata.needs} says exactly). */
+  /**
+   * What the tool touches: read, write, run, net, env, sys (coarse;
+   * {@linkcode ToolMetadata.needs} says exactly). With `needs`, `tool()`
+   * derives it, and a stated permission that `needs` does not ask for is
+   * refused; an unknown name is refused with the valid ones.
+   */
   permissions?: readonly ToolPermission[];
-  /** What the tool cannot run without; checked before every call, and a tool missing any of it is not listed. */
+  /**
+   * What the tool cannot run without: the one declaration of what it touches.
+   * Checked before every call, a tool missing any of it is not listed, and
+   * `toolfence flags` prints it; `tool()` derives `permissions`, `effects` and
+   * `readOnly` from it.
+   */
   needs?: ToolNeeds;
   /** What the tool uses when granted and does without otherwise (bubblewrap for `bash`); printed by `flags`, never required. */
   optionalNeeds?: ToolNeeds;
@@ -125,7 +139,11 @@ export interface ToolMetadata<A = Record<string, unknown>> {
    * `runs_processes`, `network`. Every result carries it as `declaredEffects`
    * and derives `effectState` from it; a tool that declares any but `reads` is
    * retried only when it is `idempotent` or the caller gives an `idempotencyKey`.
-   * Undeclared is `no_effect_declared`, not "no effect".
+   * Undeclared is `no_effect_declared`, not "no effect". With `needs`,
+   * `tool()` derives it (`read`, `sys`, `env`: `reads`; `write`:
+   * `writes_files`; `run`: `runs_processes`; `net`: `network`); a tool may
+   * state fewer (one that follows a job others start only reads), never an
+   * effect its needs do not allow (a tool that runs programs may state any).
    */
   effects?: readonly Effect[];
   /**
@@ -255,8 +273,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
       `Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`,
     );
   }
-  if (metadata.effects !== undefined) assertEffects(name, metadata.effects);
-  if (metadata.permissions !== undefined) assertPermissions(name, metadata.permissions);
+  const declaration = toolDeclaration(name, metadata as ToolMetadata<never>);
   let inputSchema: JsonSchema;
   try {
     inputSchema = inputJsonSchema(input);
@@ -266,6 +283,7 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   if (metadata.output !== undefined) assertOutputSchema(name, metadata.output);
   return Object.freeze({
     ...metadata,
+    ...declaration,
     name,
     description,
     input,
@@ -301,9 +319,7 @@ function assertOutputSchema(name: string, output: unknown): void {
  * ```
  */
 export function assertEffects(name: string, effects: unknown): asserts effects is readonly Effect[] {
-  if (!Array.isArray(effects) || effects.some((e) => !EFFECTS.includes(e))) {
-    throw new TypeError(`Tool ${name}: effects must be an array of ${EFFECTS.map((e) => `"${e}"`).join(", ")}`);
-  }
+  assertEffectNames(name, effects);
 }
 
 /** Whether a value is a valibot schema (a plain JSON Schema also has `type: "object"`, but no `~run`). */

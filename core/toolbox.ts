@@ -9,7 +9,6 @@ import process from "node:process";
 import { ToolNameConflictError, UsageError } from "./errors.ts";
 import {
   type AnyTool,
-  assertEffects,
   assertToolName,
   isTool,
   type ObjectInputSchema,
@@ -36,10 +35,10 @@ import { executeBatch } from "./batch.ts";
 import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
 import { type Dialect, dialectByName, type Dialects, jsonSchemaDialect } from "./dialects.ts";
 import { fnmatch } from "./_fnmatch.ts";
+import { toolDeclaration } from "./_tool_declaration.ts";
 import { fromFluxTool, isFluxTool } from "./flux_tool.ts";
 import { type Fence, OPEN_FENCE } from "./fence.ts";
 import { fencePlacesOf, missingToolGrants } from "./_tool_needs.ts";
-import { assertPermissions } from "./_tool_permissions.ts";
 
 /** Names of the two sub-agent tools. */
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ["agent_run", "agent_run_parallel"];
@@ -179,8 +178,8 @@ export class ToolBox {
         }; a tool has a valid name, a description, an inputSchema and execute()`,
       );
     }
-    if (t.effects !== undefined) assertEffects(t.name, t.effects);
-    if (t.permissions !== undefined) assertPermissions(t.name, t.permissions);
+    // A class tool states its own fields; they are held to its needs as a tool() definition's are.
+    toolDeclaration(t.name, t as ToolMetadata<never>);
     const existing = this.#tools.get(t.name);
     if (existing && !existing.override && !t.override) throw new ToolNameConflictError(t.name);
     // An override wins whichever came first: a built-in group registered after it does not replace it.

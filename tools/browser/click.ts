@@ -48,7 +48,6 @@ export function browserClickTool(browsers: Browsers): Tool<BrowserClickArgs> {
     output: CLICK_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, double }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

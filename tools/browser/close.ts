@@ -37,7 +37,8 @@ export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>
     output: CLOSE_OUTPUT,
     idempotent: true,
     effects: ["runs_processes"],
-    permissions: ["run"],
+    // Listed exactly when the tools that start the browser are.
+    needs: browsers.needs,
     async run(_args, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);
       const was = browser.running;

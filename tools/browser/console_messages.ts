@@ -46,10 +46,10 @@ export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserCons
       clear: v.optional(v.pipe(v.boolean(), v.description("Forget the messages returned."))),
     }),
     output: CONSOLE_MESSAGES_OUTPUT,
-    readOnly: true,
     concurrencySafe: false,
     effects: ["reads"],
-    permissions: [],
+    // Listed exactly when the tools that start the browser are.
+    needs: browsers.needs,
     run({ clear }, ctx): string {
       const browser = browserOf(browsers, ctx.session);
       const lines = browser.events.map((e) => `[${e.kind}] ${e.text}`);

@@ -52,7 +52,6 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
     output: EVALUATE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ script }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

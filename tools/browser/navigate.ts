@@ -52,7 +52,6 @@ export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArg
     output: NAVIGATE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ url }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

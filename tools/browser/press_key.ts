@@ -46,7 +46,6 @@ export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArg
     output: PRESS_KEY_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ key }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

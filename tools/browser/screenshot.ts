@@ -70,11 +70,9 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
     }),
     output: SCREENSHOT_OUTPUT,
     requires: ["vision"],
-    readOnly: true,
     concurrencySafe: false,
     openWorld: true,
     effects: ["reads"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, full_page, format = "png" }, ctx): Promise<BrowserScreenshotResult> {
       const browser = browserOf(browsers, ctx.session);

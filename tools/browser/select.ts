@@ -48,7 +48,6 @@ export function browserSelectTool(browsers: Browsers): Tool<BrowserSelectArgs> {
     output: SELECT_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, values }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

@@ -40,11 +40,9 @@ export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, nev
       BROWSER_FLAGS,
     input: v.object({}),
     output: SNAPSHOT_OUTPUT,
-    readOnly: true,
     openWorld: true,
     concurrencySafe: false,
     effects: ["reads"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run(_args, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

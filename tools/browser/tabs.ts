@@ -55,7 +55,6 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
     output: TABS_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ action = "list", index, url }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

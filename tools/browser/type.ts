@@ -52,7 +52,6 @@ export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
     output: TYPE_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, text, submit }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

@@ -60,7 +60,6 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
     output: FILE_UPLOAD_OUTPUT,
     openWorld: true,
     effects: ["reads", "runs_processes", "network"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ ref, paths }, ctx): Promise<string> {
       const browser = browserOf(browsers, ctx.session);

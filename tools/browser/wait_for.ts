@@ -58,11 +58,9 @@ export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs>
       ),
     }),
     output: WAIT_FOR_OUTPUT,
-    readOnly: true,
     concurrencySafe: false,
     openWorld: true,
     effects: ["reads"],
-    permissions: ["run", "net", "read", "write", "env"],
     needs: browsers.needs,
     async run({ text, text_gone, time, timeout }, ctx): Promise<string> {
       const given = [text, text_gone, time].filter((x) => x !== undefined).length;

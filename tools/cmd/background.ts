@@ -193,7 +193,6 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   destructive: true,
   openWorld: true,
   effects: ["reads", "writes_files", "runs_processes", "network"],
-  permissions: ["run", "env", "read", "write"],
   needs: COMMAND_NEEDS,
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
   async run({ command, cwd, env, max_output_bytes }, ctx) {
@@ -260,9 +259,7 @@ export const bashReadTool: Tool<BashReadArgs> = tool({
     "A job that exited non-zero or was killed makes the call fail, with the same report.",
   input: v.object({ id: JOB_ID, max_output_chars: MAX_OUTPUT_CHARS }),
   output: JOB_REPORT_OUTPUT,
-  readOnly: true,
   effects: ["reads"],
-  permissions: ["read"],
   needs: JOB_NEEDS,
   run: async ({ id, max_output_chars }, ctx) => jobOutcome(await report(ctx, findJob(ctx, id), max_output_chars)),
 });
@@ -307,9 +304,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
     max_output_chars: MAX_OUTPUT_CHARS,
   }),
   output: BASH_WAIT_OUTPUT,
-  readOnly: true,
   effects: ["reads"],
-  permissions: ["read"],
   needs: JOB_NEEDS,
   async run({ id, timeout_s, max_output_chars }, ctx): Promise<(JobReport & { timed_out: boolean }) | ToolFailure> {
     const job = findJob(ctx, id);
@@ -331,8 +326,8 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
 });
 
 /**
- * `bash_list()`: every background job of the session with its status. Requires
- * no permissions.
+ * `bash_list()`: every background job of the session with its status. It only
+ * reads, and is listed exactly when `bash_background` is (it holds its needs).
  *
  * @example
  * ```ts
@@ -345,9 +340,7 @@ export const bashListTool: Tool<Record<string, never>> = tool({
   description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
   input: v.object({}),
   output: BASH_LIST_OUTPUT,
-  readOnly: true,
   effects: ["reads"],
-  permissions: [],
   needs: JOB_NEEDS,
   run: (_args, ctx) => ({
     jobs: sessionProcesses(ctx.session).jobs().map((job) => ({
@@ -388,7 +381,6 @@ export const bashStopTool: Tool<BashStopArgs> = tool({
   destructive: true,
   idempotent: true,
   effects: ["reads", "runs_processes"],
-  permissions: ["run", "read"],
   needs: JOB_NEEDS,
   async run({ id }, ctx) {
     const job = findJob(ctx, id);

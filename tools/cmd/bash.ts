@@ -138,7 +138,6 @@ export const bashTool: Tool<BashArgs> = tool({
   openWorld: true,
   effects: ["reads", "writes_files", "runs_processes", "network"],
   recordsFileChanges: true,
-  permissions: ["run", "env", "read", "write"],
   needs: COMMAND_NEEDS,
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
   async run(

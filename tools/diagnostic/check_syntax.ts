@@ -269,10 +269,7 @@ export const checkSyntaxTool: Tool<CheckSyntaxArgs> = tool({
     ),
   }),
   output: CHECK_SYNTAX_OUTPUT,
-  readOnly: true,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read", "env"],
   needs: { read: ["workspace"], env: TYPESCRIPT_ENV },
   optionalNeeds: { run: ["bash", "bwrap"], signal: true, read: ["temp"], write: ["temp"], env: SPAWN_ENV },
   async run({ path: input, language }, ctx): Promise<CheckSyntaxResult> {

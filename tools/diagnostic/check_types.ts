@@ -187,7 +187,6 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
   idempotent: true,
   openWorld: true,
   effects: ["reads", "runs_processes"],
-  permissions: ["read", "run", "env"],
   needs: { run: ["deno"], signal: true, read: ["workspace", "temp"], write: ["temp"], env: SPAWN_ENV },
   optionalNeeds: { run: ["bwrap"], env: INHERITED_VARIABLES },
   async run({ path: input, timeout_s }, ctx): Promise<CheckTypesResult> {

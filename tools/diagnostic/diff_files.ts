@@ -71,10 +71,7 @@ export const diffFilesTool: Tool<DiffFilesArgs> = tool({
     ),
   }),
   output: DIFF_FILES_OUTPUT,
-  readOnly: true,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ a, b, context }, ctx): Promise<DiffFilesResult> {
     const [left, right] = await Promise.all([readTextFile(ctx, a), readTextFile(ctx, b)]);

@@ -83,10 +83,7 @@ export const askPreferenceTool: Tool<AskPreferenceArgs> = tool({
     ),
   }),
   output: ASK_PREFERENCE_OUTPUT,
-  readOnly: true,
   concurrencySafe: false,
-  effects: [],
-  permissions: [],
   needs: {},
   async run({ question, choices, allow_extra, default_choice }, ctx): Promise<PreferenceAnswer> {
     const duplicates = choices.filter((c, i) => choices.indexOf(c) !== i);

@@ -67,10 +67,8 @@ export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
     ),
   }),
   output: READ_ARTIFACT_OUTPUT,
-  readOnly: true,
   idempotent: true,
   effects: ["reads"],
-  permissions: [],
   needs: {},
   run: ({ id, offset, limit }, ctx): Promise<ArtifactWindow> =>
     readArtifactWindow(ctx.artifacts, id, { offset, limit }),

@@ -63,9 +63,7 @@ export const copyTool: Tool<CopyArgs> = tool({
   output: COPY_OUTPUT,
   destructive: true,
   idempotent: true,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
     const source = await ctx.policy.files.resolve(src, { followFinalSymlink: false });

@@ -112,9 +112,7 @@ export const deleteTool: Tool<DeleteArgs> = tool({
   output: DELETE_OUTPUT,
   destructive: true,
   idempotent: false,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path: shown, recursive }, ctx) {
     const target = await ctx.policy.files.resolve(shown, { access: "write", followFinalSymlink: false });

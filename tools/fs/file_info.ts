@@ -98,11 +98,8 @@ export const fileInfoTool: Tool<FileInfoArgs> = tool({
     "text (and its encoding) or binary (and what kind), and its sha256 when it is at most 64 MiB.",
   input,
   output: FILE_INFO_OUTPUT,
-  readOnly: true,
   destructive: false,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path }, ctx) {
     const at = await ctx.policy.files.resolve(path, { followFinalSymlink: false });

@@ -17,8 +17,7 @@ import { tempDirTool } from "./temp_dir.ts";
 import { writeFileTool } from "./write_file.ts";
 
 /**
- * The tools of the `fs` group: `temp_dir`, `list_dir`, `file_info`, `read_file`,
- * `write_file`, `move`, `copy`, `mkdir`, `delete`. Every path goes through the
+ * The tools of the `fs` group, listed once, here. Every path goes through the
  * session's workspace and fence; every write through the write-permission flow.
  *
  * Requires `--allow-read` (all) and `--allow-write` (the writing tools) for the workspace.

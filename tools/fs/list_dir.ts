@@ -93,11 +93,8 @@ export const listDirTool: Tool<ListDirArgs> = tool({
     "and modification times, and what each symlink points to. To find files by pattern across folders, use glob.",
   input,
   output: LIST_DIR_OUTPUT,
-  readOnly: true,
   destructive: false,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ path: dir, details }, ctx) {
     const target = await ctx.policy.files.resolve(dir);

@@ -47,9 +47,7 @@ export const mkdirTool: Tool<MkdirArgs> = tool({
   output: MKDIR_OUTPUT,
   destructive: false,
   idempotent: true,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path }, ctx) {
     const target = await ctx.policy.files.resolve(path, { access: "write" });

@@ -59,9 +59,7 @@ export const moveTool: Tool<MoveArgs> = tool({
   output: MOVE_OUTPUT,
   destructive: true,
   idempotent: false,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ src, dst }, ctx) {
     const source = await ctx.policy.files.resolve(src, { access: "write", followFinalSymlink: false });

@@ -108,11 +108,8 @@ export const readFileTool: Tool<ReadFileArgs> = tool({
     "text in encodings other than UTF-8 are refused.",
   input,
   output: READ_FILE_OUTPUT,
-  readOnly: true,
   destructive: false,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run(args, ctx) {
     const target = await ctx.policy.files.resolve(args.path);

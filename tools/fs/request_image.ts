@@ -147,10 +147,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   }),
   output: REQUEST_IMAGE_OUTPUT,
   requires: ["vision"],
-  readOnly: true,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ src, crop }, ctx): Promise<RequestImageResult> {
     const file = (await ctx.policy.files.resolve(src)).path;

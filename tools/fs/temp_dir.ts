@@ -37,7 +37,6 @@ export const tempDirTool: Tool<TempDirArgs> = tool({
   destructive: false,
   idempotent: true,
   effects: ["writes_files"],
-  permissions: ["read", "write"],
   needs: { read: ["temp"], write: ["temp"] },
   async run(_args, ctx) {
     return { path: await ctx.workspace.tempDir() };

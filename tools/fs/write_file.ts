@@ -102,9 +102,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
   output: WRITE_FILE_OUTPUT,
   destructive: true,
   idempotent: true,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, content, expected_sha256 }, ctx) {
     const target = await ctx.policy.files.resolve(path, { access: "write" });

@@ -222,9 +222,7 @@ export const applyPatchTool: Tool<ApplyPatchArgs> = tool({
   output: APPLY_PATCH_OUTPUT,
   destructive: true,
   idempotent: false,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ patch, directory }, ctx) {
     const folder = await ctx.policy.files.resolve(directory);

@@ -196,9 +196,7 @@ export const editFileTool: Tool<EditFileArgs> = tool({
   output: EDIT_FILE_OUTPUT,
   destructive: true,
   idempotent: false,
-  effects: ["reads", "writes_files"],
   recordsFileChanges: true,
-  permissions: ["read", "write"],
   needs: { read: ["workspace"], write: ["workspace"] },
   async run({ path, old_text, new_text, replace_all, expected_sha256 }, ctx) {
     const target = await ctx.policy.files.resolve(path, { access: "write" });

@@ -187,9 +187,7 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
     }),
     output: PUBLISH_OUTPUT,
     destructive: true,
-    effects: ["reads", "writes_files"],
     recordsFileChanges: true,
-    permissions: ["read", "write"],
     needs: { read: ["workspace", scratch.host.workdir], write: ["workspace", scratch.host.workdir] },
     async run(args, ctx): Promise<PublishResult> {
       if (scratch.digest !== options.digest) throw digestMismatch(options.digest, scratch.digest, "approved digest");

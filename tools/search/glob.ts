@@ -100,11 +100,8 @@ export const globTool: Tool<GlobArgs> = tool({
     "contents, use grep.",
   input,
   output: GLOB_OUTPUT,
-  readOnly: true,
   destructive: false,
   idempotent: true,
-  effects: ["reads"],
-  permissions: ["read"],
   needs: { read: ["workspace"] },
   async run({ pattern, path, type, skip_ignored, max_results }, ctx) {
     const glob = pathGlob(pattern);

@@ -317,13 +317,10 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       "use glob.",
     input,
     output: GREP_OUTPUT,
-    readOnly: true,
     destructive: false,
     idempotent: true,
     // `run` is optional: without it the built-in engine searches, so the tool
     // must stay listed under a fence that closes `run`.
-    effects: ["reads"],
-    permissions: ["read"],
     needs: { read: ["workspace"] },
     // ripgrep is looked for on PATH, then in the usual places.
     optionalNeeds: { run: ["rg"], env: [...SPAWN_ENV, "PATH"] },

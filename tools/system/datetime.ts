@@ -86,9 +86,6 @@ export const datetimeTool: Tool<DatetimeArgs> = tool({
     ),
   }),
   output: DATETIME_OUTPUT,
-  readOnly: true,
-  effects: [],
-  permissions: [],
   needs: {},
   run({ time_zone }): DatetimeResult {
     const now = new Date();

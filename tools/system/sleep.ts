@@ -36,10 +36,7 @@ export const sleepTool: Tool<SleepArgs> = tool({
     seconds: v.pipe(v.number(), v.minValue(0), v.maxValue(600), v.description("How long to wait, in seconds.")),
   }),
   output: SLEEP_OUTPUT,
-  readOnly: true,
   idempotent: true,
-  effects: [],
-  permissions: [],
   needs: {},
   run({ seconds }, ctx): Promise<{ slept_ms: number }> {
     const started = performance.now();

@@ -56,10 +56,8 @@ export const systemInfoTool: Tool<Record<string, never>> = tool({
     "Describe the machine the tools run on: operating system and release, CPU architecture, time zone, locale, runtime.",
   input: v.object({}),
   output: SYSTEM_INFO_OUTPUT,
-  readOnly: true,
   idempotent: true,
   effects: ["reads"],
-  permissions: [],
   needs: {},
   optionalNeeds: { sys: ["osRelease", "cpus"] },
   run(): SystemInfo {
