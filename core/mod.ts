@@ -109,13 +109,21 @@ export {
 export { type LateResult, LateResults } from "./late_results.ts";
 export { type FluxTool, fromFluxTool, isFluxTool } from "./flux_tool.ts";
 export { type Effect, EFFECTS, type EffectState, type FileChange, type FileState, sameFileState } from "./effects.ts";
-export { inputJsonSchema, isObjectJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
+export {
+  inputJsonSchema,
+  isObjectJsonSchema,
+  type JsonSchema,
+  outputJsonSchema,
+  type StandardSchema,
+  type StandardSchemaResult,
+} from "./schema.ts";
 export {
   type ArgumentIssue,
   closeObjects,
   formatIssues,
   MAX_VALIDATION_MESSAGE,
   validateWithJsonSchema,
+  validateWithStandardSchema,
   validateWithValibot,
   type ValidationOutcome,
 } from "./validation.ts";
