@@ -179,6 +179,7 @@ export {
 } from "./images.ts";
 export { type ChildSessionOptions, type FileChangeEvent, SessionBase, type SessionBaseOptions } from "./session.ts";
 export { CallGate } from "./call_gate.ts";
+export { notApprovedError } from "./_call_gate.ts";
 export { type SubagentToolsFactory, toolGroup, type ToolGroupFactory, type ToolGroups } from "./groups.ts";
 export { type Dialect, dialectByName, type Dialects, jsonSchemaDialect, type JsonSchemaToolSpec } from "./dialects.ts";
 export {
