@@ -17,6 +17,7 @@
 
 export { anthropic, gemini, mcp, openAIChat, openAIResponses, PROVIDER_DIALECTS } from "./dialects.ts";
 export { SchemaDialectError } from "./dialect_error.ts";
+export { declinedCallText } from "./declined_call.ts";
 export { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 export {
   openAIChatCalls,
