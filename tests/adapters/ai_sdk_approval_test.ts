@@ -62,7 +62,7 @@ describe("aiSdkTools and the AI SDK's approval flow", () => {
     }, async () => {
       await withFixture(async ({ session, box, asked, deployed }) => {
         const model = new MockLanguageModelV4({ doGenerate: [deployCall("d1", "web"), finalText] });
-        const tools = aiSdkTools(box, session, { names: ["deploy"] });
+        const tools = aiSdkTools(box, session);
         const prompt: ModelMessage[] = [{ role: "user", content: "Deploy web" }];
         const first = await generateText({ model, tools, messages: prompt, stopWhen: isStepCount(3) });
         assert.deepEqual(deployed, [], "nothing runs before the answer");
@@ -121,7 +121,7 @@ describe("aiSdkTools and the AI SDK's approval flow", () => {
           ]),
         ],
       });
-      const tools = aiSdkTools(box, session, { names: ["deploy"] });
+      const tools = aiSdkTools(box, session);
       const prompt: ModelMessage[] = [{ role: "user", content: "Deploy db" }];
       const first = streamText({ model, tools, messages: prompt, stopWhen: isStepCount(3) });
       const kinds: string[] = [];
@@ -146,7 +146,7 @@ describe("aiSdkTools and the AI SDK's approval flow", () => {
 
   test("execute called directly, outside the flow, still asks the session's host", { timeout: 60_000 }, async () => {
     await withFixture(async ({ session, box, asked, deployed }) => {
-      const deploy = aiSdkTools(box, session, { names: ["deploy"] }).deploy;
+      const deploy = aiSdkTools(box, session).deploy;
       const result = await deploy.execute!({ service: "web" } as never, { toolCallId: "x1", messages: [] } as never);
       assert.equal((result as ToolResult).status, "success");
       assert.deepEqual(asked, ["Approve tool call"]);
