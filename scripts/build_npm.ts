@@ -230,7 +230,8 @@ const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
 /**
  * Needed by one entry point or one tool only, loaded when used: the AI SDK
  * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
- * `@toolfence/adapters/<framework>` entry point), TypeScript (`check_syntax`),
+ * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
+ * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), TypeScript (`check_syntax`),
  * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
  * engine), playwright-core (the `browser` group, which drives the system
  * Chromium).
@@ -244,6 +245,8 @@ const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
   "@anthropic-ai/claude-agent-sdk",
   "@google/adk",
   "zod",
+  "@modelcontextprotocol/sdk",
+  "jose",
   "typescript",
   "@vscode/ripgrep",
   "playwright-core",
@@ -515,6 +518,11 @@ async function main(args: string[]): Promise<number> {
           const { importName, target } = resolveBare(specifier, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
+        for (const name of check.alsoInstall ?? []) {
+          const { importName, target } = resolveBare(name, imports);
+          consumerDependencies[importName] = dependencyVersion(importName, target);
+        }
+        Object.assign(consumerDependencies, check.lowest ?? {});
         const local = Object.fromEntries(
           check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
         );
