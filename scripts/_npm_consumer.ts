@@ -309,7 +309,8 @@ export const CONSUMERS: readonly ConsumerCheck[] = [
       "@toolfence/adapters",
     ],
     source: lowestPeersSource,
-    lowest: LOWEST_PEERS,
+    // ai 7.0.0's declarations import json-schema's types without depending on them (fixed later in 7.x).
+    lowest: { ...LOWEST_PEERS, "@types/json-schema": "7.0.15" },
   },
   { title: "@toolfence/core alone", packages: ["@toolfence/core"], source: coreConsumerSource },
 ];
