@@ -48,6 +48,7 @@ import type { SandboxMode } from "@toolfence/policy";
 import { PolicyExampleError, PolicyFileError } from "@toolfence/policy";
 import { POLICY_HELP, policyCommand } from "./cli/policy.ts";
 import { CliUsageError } from "./cli/usage.ts";
+import { loadMcpModule } from "./cli/mcp_module.ts";
 import { VERSION } from "./cli/version.ts";
 import {
   applyToolSettings,
@@ -348,7 +349,7 @@ async function serve(args: string[]): Promise<number> {
   const capabilities = capabilitiesOf(values.capabilities);
   if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
   if (values.http !== undefined) {
-    const { runHttpServe, HttpUsageError } = await import("@toolfence/adapters/mcp");
+    const { runHttpServe, HttpUsageError } = await loadMcpModule();
     try {
       return await runHttpServe(box, {
         http: values.http,
@@ -383,7 +384,7 @@ async function serve(args: string[]): Promise<number> {
     }
   }
   // Loaded here so that no other command loads the MCP SDK.
-  const { serveStdio } = await import("@toolfence/adapters/mcp");
+  const { serveStdio } = await loadMcpModule();
   const workspace = new Workspace(workdir, { tempParent: values["temp-dir"] });
   // The sandbox state, once at start: stderr is the log of a stdio server.
   const { sandboxState } = await import("@toolfence/policy");

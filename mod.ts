@@ -143,6 +143,7 @@ export {
 export {
   anthropic,
   anthropicTools,
+  declinedCallText,
   gemini,
   geminiTools,
   mcp,

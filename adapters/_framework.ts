@@ -8,7 +8,7 @@ import type { ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import { type AnyTool, isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
-import { validateWithJsonSchema, validateWithValibot } from "@toolfence/core";
+import { validateWithJsonSchema, validateWithStandardSchema } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
 
 /** Options every framework adapter takes. */
@@ -76,7 +76,7 @@ export async function needsApprovalOf(tool: AnyTool, args: unknown): Promise<boo
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const record = value as Record<string, unknown>;
   const outcome = tool.input
-    ? validateWithValibot(tool.input, record)
+    ? validateWithStandardSchema(tool.input, record, tool.inputSchema)
     : validateWithJsonSchema(tool.inputSchema, record);
   if (!outcome.ok) return false;
   return await needs(outcome.value as never);

@@ -12,19 +12,37 @@
  * Calls of one step run as `callMany` would run them: concurrency-safe tools
  * together, any other tool alone, in the order the model made them.
  *
+ * A tool that needs approval (`needsApproval`, evaluated on the validated
+ * arguments) is the AI SDK's to approve: its `needsApproval` makes
+ * `generateText`/`streamText` stop with a `tool-approval-request`, which an AI
+ * SDK chat UI answers (`addToolApprovalResponse`); an approved call runs once,
+ * a denied one never. Deny with `reason: declinedCallText(name)` for the text
+ * every other adapter gives the model. The policy's own questions asked
+ * during a call (a command outside the allowlist, a path outside the
+ * workspace) still go to the session's host.
+ *
  * This is its own entry point, `@toolfence/adapters/ai-sdk`, because importing
  * the AI SDK requires `--allow-sys=hostname`; nothing else of toolfence loads it.
  *
  * @module
  */
 
-import { jsonSchema, type Tool as AiTool, tool as aiTool, type ToolSet } from "ai";
+import {
+  jsonSchema,
+  type ModelMessage,
+  type Tool as AiTool,
+  tool as aiTool,
+  type ToolApprovalRequest,
+  type ToolApprovalResponse,
+  type ToolSet,
+} from "ai";
 import type { ProgressEvent } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
+import { frameworkApproval, needsApprovalOf } from "./_framework.ts";
 
 /** Options of {@linkcode aiSdkTools}. */
 export interface AiSdkToolsOptions<T = unknown> extends ListOptions {
@@ -73,11 +91,18 @@ export function aiSdkTools<T = unknown>(
       inputSchema: jsonSchema<Record<string, unknown>>(
         structuredClone(t.inputSchema) as Parameters<typeof jsonSchema>[0],
       ),
-      execute: (input, { toolCallId, abortSignal }) =>
+      // A call that needs approval is the AI SDK's to approve: it emits a tool-approval-request, the app
+      // (a chat UI's addToolApprovalResponse) answers, and only an approved call reaches execute.
+      needsApproval: t.needsApproval ? (input) => needsApprovalOf(t, input) : undefined,
+      execute: (input, { toolCallId, abortSignal, messages }) =>
         gate.run(shared, async (): Promise<ToolResult> => {
+          // Approved only when the conversation holds the approval of this very call; run any other way
+          // (execute called directly), a call that needs approval is asked of the session's host.
+          const approved = t.needsApproval !== undefined && approvedInMessages(messages, toolCallId);
           const result = await toolbox.call(session, t.name, input, {
             callId: toolCallId,
             signal: abortSignal,
+            approval: approved ? frameworkApproval(true) : undefined,
             context: options.context,
             timeoutMs: options.timeoutMs,
             onProgress: options.onProgress,
@@ -100,6 +125,19 @@ export function aiSdkTools<T = unknown>(
     });
   }
   return set;
+}
+
+/** Whether the messages answer this call's tool-approval-request with an approval. */
+function approvedInMessages(messages: readonly ModelMessage[], toolCallId: string): boolean {
+  const parts = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []) as { type: string }[]);
+  const requests = new Set(
+    parts.filter((p): p is ToolApprovalRequest => p.type === "tool-approval-request")
+      .filter((p) => p.toolCallId === toolCallId).map((p) => p.approvalId),
+  );
+  return parts.some((p) =>
+    p.type === "tool-approval-response" && requests.has((p as ToolApprovalResponse).approvalId) &&
+    (p as ToolApprovalResponse).approved === true
+  );
 }
 
 /** What `toModelOutput` returns (the AI SDK does not export the type by name). */

@@ -27,6 +27,7 @@ export {
 } from "./openai.ts";
 export { anthropic, anthropicTools, runAnthropicToolCalls } from "./anthropic.ts";
 export { gemini, geminiTools, runGeminiToolCalls } from "./gemini.ts";
+export { declinedCallText } from "./declined_call.ts";
 // The umbrella re-exports the names above this line (scripts/surface.ts).
 export { runToolCalls, type ToolCallDialect, type ToolCallRun } from "./tool_call_dialect.ts";
 export {

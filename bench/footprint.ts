@@ -12,8 +12,9 @@
  *   Deno runs the same, importing the source of the checkout (what a Deno user
  *   loads) with the transpile cache warmed by one run first.
  *
- * Limits checked: the core installs in at most 5 MB, the umbrella in at most
- * 45 MB (exit 1 otherwise).
+ * Limits checked: the core installs in at most 5 MB, the umbrella (without
+ * the MCP server stack, an optional peer) in at most 15 MB, the umbrella with
+ * the MCP SDK and jose added in at most 45 MB (exit 1 otherwise).
  *
  * Requires --allow-read, --allow-write (a temp folder), --allow-run=npm,npx,node,deno, --allow-env.
  *
@@ -48,6 +49,8 @@ interface Target {
   denoSource: string;
   /** The most it may install, in bytes. */
   limit: number;
+  /** Packages from the registry installed beside the tarballs (optional peers a user adds). */
+  registry?: string[];
 }
 
 async function bytesUnder(dir: string): Promise<{ bytes: number; files: number }> {
@@ -129,6 +132,7 @@ async function main(args: string[]): Promise<number> {
   const all = [
     find("toolfence-"),
     core,
+    find("toolfence-internal-"),
     find("toolfence-policy-"),
     find("toolfence-tools-"),
     find("toolfence-adapters-"),
@@ -141,7 +145,15 @@ async function main(args: string[]): Promise<number> {
       denoSource: "core/mod.ts",
       limit: 5 * MB,
     },
-    { title: "toolfence (umbrella)", specifier: "toolfence", install: all, denoSource: "mod.ts", limit: 45 * MB },
+    { title: "toolfence (umbrella)", specifier: "toolfence", install: all, denoSource: "mod.ts", limit: 15 * MB },
+    {
+      title: "toolfence + the MCP server stack",
+      specifier: "toolfence/mcp",
+      install: all,
+      registry: ["@modelcontextprotocol/sdk", "jose"],
+      denoSource: "mcp.ts",
+      limit: 45 * MB,
+    },
   ];
   const nodeVersionText = (await run(nodeProgram, [...nodePrefix, "--version"], root)).trim();
   const denoVersionText = (await run("deno", ["--version"], root)).split("\n")[0];
@@ -164,6 +176,7 @@ async function main(args: string[]): Promise<number> {
           "--no-fund",
           "--loglevel=error",
           "valibot",
+          ...(target.registry ?? []),
           ...target.install.map((t) => path.join(tarballs, t)),
         ],
         dir,

@@ -62,11 +62,25 @@ async function runHooksAndApproval<T>(
   run.metadata.approval = answer.source;
   if (answer.source === "user" || answer.source === "auto") run.authorization = answer.source;
   if (answer.choice) return RUN;
-  return {
-    kind: "refused",
-    error: new ToolError(`The call to ${name} was not approved`, {
-      code: "not_approved",
-      recoveryHint: "Do not retry the same call; ask the user or take another approach.",
-    }),
-  };
+  return { kind: "refused", error: notApprovedError(name) };
+}
+
+/**
+ * The refusal of a call a person (or the host, or a framework's approval
+ * flow) did not approve: `not_approved`, what the model reads of every
+ * declined call, whichever adapter declined it.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { notApprovedError } from "@toolfence/core";
+ * console.log(notApprovedError("deploy").message); // The call to deploy was not approved
+ * ```
+ */
+export function notApprovedError(name: string): ToolError {
+  return new ToolError(`The call to ${name} was not approved`, {
+    code: "not_approved",
+    recoveryHint: "Do not retry the same call; ask the user or take another approach.",
+  });
 }

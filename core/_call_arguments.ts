@@ -7,7 +7,12 @@
 
 import { ToolError } from "./errors.ts";
 import type { AnyTool } from "./tool.ts";
-import { formatIssues, validateWithJsonSchema, validateWithValibot, type ValidationOutcome } from "./validation.ts";
+import {
+  formatIssues,
+  validateWithJsonSchema,
+  validateWithStandardSchema,
+  type ValidationOutcome,
+} from "./validation.ts";
 import { closestNames } from "./_closest.ts";
 
 /** The refusal for a name no enabled tool has, with the closest names as suggestions. */
@@ -47,9 +52,11 @@ export function parseArguments(toolName: string, raw: unknown): Record<string, u
   return value as Record<string, unknown>;
 }
 
-/** Validates against the tool's valibot schema, or its JSON Schema for tools defined without one. */
+/** Validates against the tool's schema (valibot, zod, ArkType), or its JSON Schema for tools defined without one. */
 export function validate(tool: AnyTool, args: Record<string, unknown>): ValidationOutcome {
-  return tool.input ? validateWithValibot(tool.input, args) : validateWithJsonSchema(tool.inputSchema, args);
+  return tool.input
+    ? validateWithStandardSchema(tool.input, args, tool.inputSchema)
+    : validateWithJsonSchema(tool.inputSchema, args);
 }
 
 /** The refusal for arguments that failed validation, naming each issue. */

@@ -5,9 +5,11 @@
 
 import * as v from "valibot";
 import { ToolError } from "./errors.ts";
+import type { StandardSchema, StandardSchemaResult } from "./schema.ts";
+import { isStandardSchema, isValibotSchema } from "./_standard_schema.ts";
 
-/** A tool's declared output schema (valibot, sync or async). */
-export type OutputSchema = v.GenericSchema | v.GenericSchemaAsync;
+/** A tool's declared output schema: valibot (sync or async), zod 4, ArkType or another Standard Schema. */
+export type OutputSchema = StandardSchema;
 
 /** How many issues the details list; the message names the first. */
 const MAX_ISSUES = 10;
@@ -20,23 +22,37 @@ function bounded(text: string): string {
 }
 
 /** `files[2].size`, as the not_serializable check names paths; empty for the root. */
-function pathOf(issue: v.BaseIssue<unknown>): string {
+function pathOf(segments: readonly (PropertyKey | { readonly key: unknown })[] = []): string {
   let path = "";
-  for (const item of issue.path ?? []) {
-    const key = item.key;
+  for (const item of segments) {
+    const key = typeof item === "object" ? item.key : item;
     if (typeof key === "number") path += `[${key}]`;
     else path += path ? `.${String(key)}` : String(key);
   }
   return path;
 }
 
-function mismatch(name: string, issues: readonly v.BaseIssue<unknown>[]): ToolError {
-  const listed = issues.slice(0, MAX_ISSUES).map((issue) => ({
-    path: pathOf(issue),
+/** One issue as the details list it; valibot's carry what was expected and received. */
+type ListedIssue = { path: string; expected?: string | null; received?: string; message: string };
+
+function valibotListed(issue: v.BaseIssue<unknown>): ListedIssue {
+  return {
+    path: pathOf(issue.path),
     expected: issue.expected === null ? null : bounded(issue.expected),
     received: bounded(issue.received),
     message: bounded(issue.message),
-  }));
+  };
+}
+
+/** One issue of a {@linkcode StandardSchemaResult}. */
+type StandardIssue = Exclude<StandardSchemaResult<unknown>["issues"], undefined>[number];
+
+function standardListed(issue: StandardIssue): ListedIssue {
+  return { path: pathOf(issue.path), message: bounded(issue.message) };
+}
+
+function mismatch(name: string, issues: readonly ListedIssue[]): ToolError {
+  const listed = issues.slice(0, MAX_ISSUES);
   const first = listed[0];
   return new ToolError(
     `${name} returned an output that does not match its declared output schema at ${
@@ -62,8 +78,8 @@ function broken(name: string, error: unknown): ToolError {
  * pipeline does on the way out: `undefined` when it matches, else the
  * `invalid_output` error naming the path of the first mismatch
  * (`details.path`, and every issue in `details.issues`). A schema that is not
- * a valibot schema, or that throws, fails closed the same way. A promise only
- * for an async schema.
+ * a Standard Schema (valibot, zod 4, ArkType), or that throws, fails closed
+ * the same way. A promise only for a schema that validates asynchronously.
  *
  * Requires no permissions.
  *
@@ -80,18 +96,22 @@ export function checkOutput(
   schema: OutputSchema,
   output: unknown,
 ): ToolError | undefined | Promise<ToolError | undefined> {
-  if (typeof schema !== "object" || schema === null || (schema as { kind?: unknown }).kind !== "schema") {
-    return broken(name, "it is not a valibot schema");
-  }
+  if (!isStandardSchema(schema)) return broken(name, "it is not a Standard Schema (valibot, zod, ArkType)");
   try {
-    if (schema.async) {
-      return v.safeParseAsync(schema, output).then(
-        (parsed) => parsed.success ? undefined : mismatch(name, parsed.issues),
-        (error) => broken(name, error),
-      );
+    if (isValibotSchema(schema)) {
+      if (schema.async) {
+        return v.safeParseAsync(schema, output).then(
+          (parsed) => parsed.success ? undefined : mismatch(name, parsed.issues.map(valibotListed)),
+          (error) => broken(name, error),
+        );
+      }
+      const parsed = v.safeParse(schema, output);
+      return parsed.success ? undefined : mismatch(name, parsed.issues.map(valibotListed));
     }
-    const parsed = v.safeParse(schema, output);
-    return parsed.success ? undefined : mismatch(name, parsed.issues);
+    const judged = (result: StandardSchemaResult<unknown>) =>
+      result.issues === undefined ? undefined : mismatch(name, result.issues.map(standardListed));
+    const result = schema["~standard"].validate(output);
+    return result instanceof Promise ? result.then(judged, (error) => broken(name, error)) : judged(result);
   } catch (error) {
     return broken(name, error);
   }

@@ -81,6 +81,9 @@ export { type ImageMediaType } from "./images.ts";
 export { type ChildSessionOptions, type FileChangeEvent } from "./session.ts";
 export { CallGate } from "./call_gate.ts";
 export { type ModelMessage, type ModelRequest, type ModelToolCall, type ModelTurn } from "./model.ts";
+export { notApprovedError } from "./_call_approval.ts";
+export { type StandardSchema, type StandardSchemaResult } from "./schema.ts";
+export { validateWithStandardSchema } from "./validation.ts";
 export {
   type BoundedOutput,
   type MovedPath,

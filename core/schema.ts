@@ -1,11 +1,64 @@
 /**
- * JSON Schema types and the conversion of valibot input schemas to JSON Schema.
+ * JSON Schema types, and the conversion of a tool's schemas to JSON Schema:
+ * valibot's through `@valibot/to-json-schema`, any other Standard Schema
+ * library's (zod 4, ArkType) through its own converter.
  *
  * @module
  */
 
 import type * as v from "valibot";
 import { toJsonSchema } from "@valibot/to-json-schema";
+import { closeObjects } from "./validation.ts";
+import { isValibotSchema, libraryJsonSchema } from "./_standard_schema.ts";
+
+/**
+ * A schema of any library implementing Standard Schema v1 (valibot, zod 4,
+ * ArkType, ...), as a tool's `input` or `output`: the `~standard` properties
+ * toolfence uses. `types` carries the inferred input and output types.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import type { StandardSchema } from "@toolfence/core";
+ * const schema: StandardSchema<{ n: number }> = z.object({ n: z.number() });
+ * ```
+ */
+export interface StandardSchema<Input = unknown, Output = Input> {
+  /** The Standard Schema properties. */
+  readonly "~standard": {
+    /** The version of Standard Schema: 1. */
+    readonly version: 1;
+    /** The library: `valibot`, `zod`, `arktype`, ... */
+    readonly vendor: string;
+    /** Validates a value: its output, or the issues (each with a message and the path). */
+    readonly validate: (value: unknown) =>
+      | StandardSchemaResult<Output>
+      | Promise<StandardSchemaResult<Output>>;
+    /** The inferred types, for type checkers only. */
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/**
+ * What a {@linkcode StandardSchema}'s `validate` returns: the output, or the
+ * issues, each with a message and the path of keys to it.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import type { StandardSchemaResult } from "@toolfence/core";
+ * const result = z.string()["~standard"].validate(3) as StandardSchemaResult<string>;
+ * console.log(result.issues?.[0].message);
+ * ```
+ */
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | {
+    readonly issues: ReadonlyArray<{
+      readonly message: string;
+      readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+    }>;
+  };
 
 /** A JSON Schema document (draft-07 subset), as plain JSON. */
 export type JsonSchema = {
@@ -25,11 +78,21 @@ export type JsonSchema = {
 };
 
 /**
- * Converts a valibot object schema to the JSON Schema of a tool's input:
- * descriptions from `v.description()`, defaults, enums from `v.picklist`, and
- * `additionalProperties: false` on every object that is not a `v.looseObject`
- * or `v.objectWithRest`, matching what the validator enforces.
- * Throws when the schema holds something JSON Schema cannot express.
+ * Converts a tool's input schema to the JSON Schema of its input, matching
+ * what the validator enforces: `additionalProperties: false` on every object
+ * that does not say otherwise.
+ *
+ * - valibot: descriptions from `v.description()`, defaults, enums from
+ *   `v.picklist`; objects closed unless `v.looseObject` or `v.objectWithRest`.
+ * - zod 4, ArkType and any library implementing Standard JSON Schema: that
+ *   library's own converter (`~standard.jsonSchema.input`, draft-07; for zod
+ *   that is `z.toJSONSchema`), then every object without its own
+ *   `additionalProperties` closed (`z.looseObject` keeps `{}`, so stays open).
+ *
+ * Throws when the schema holds something JSON Schema cannot express, or when
+ * its library has no JSON Schema converter.
+ *
+ * Requires no permissions.
  *
  * @example
  * ```ts
@@ -38,26 +101,31 @@ export type JsonSchema = {
  * console.log(inputJsonSchema(v.object({ path: v.pipe(v.string(), v.description("A path")) })));
  * ```
  */
-export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
-  const converted = toJsonSchema(schema, {
-    errorMode: "throw",
-    typeMode: "input",
-    overrideSchema(context) {
-      if (context.valibotSchema.type === "object") {
-        return { ...context.jsonSchema, additionalProperties: false };
-      }
-      return undefined;
-    },
-  }) as JsonSchema;
-  delete converted.$schema;
-  return converted;
+export function inputJsonSchema(schema: StandardSchema): JsonSchema {
+  if (isValibotSchema(schema)) {
+    const converted = toJsonSchema(schema as v.GenericSchema, {
+      errorMode: "throw",
+      typeMode: "input",
+      overrideSchema(context) {
+        if (context.valibotSchema.type === "object") {
+          return { ...context.jsonSchema, additionalProperties: false };
+        }
+        return undefined;
+      },
+    }) as JsonSchema;
+    delete converted.$schema;
+    return converted;
+  }
+  return closeObjects(libraryJsonSchema(schema));
 }
 
 /**
- * Converts a tool's output schema (valibot) to the JSON Schema of its output,
- * as MCP's `outputSchema` advertises it. It describes the JSON the tool
- * returns, exactly as the check on the way out accepts it: a `v.object`
- * admits unknown keys (the check passes them on), a `v.strictObject` does not.
+ * Converts a tool's output schema (valibot, or another Standard Schema library
+ * with a JSON Schema converter: zod 4, ArkType) to the JSON Schema of its
+ * output, as MCP's `outputSchema` advertises it. It describes the JSON the
+ * tool returns, as the check on the way out accepts it (the schema's input
+ * side): a `v.object` or `z.object` admits unknown keys (the check passes them
+ * on), a `v.strictObject` or `z.strictObject` does not.
  * A union or variant of object schemas gets `type: "object"` at its root (see
  * {@linkcode isObjectJsonSchema}). Custom checks (`v.check`) are left out: the
  * JSON Schema may then admit more than the check, never less. Throws a
@@ -73,14 +141,19 @@ export function inputJsonSchema(schema: v.GenericSchema): JsonSchema {
  * // { type: "object", properties: { ... }, required: ["path", "created"], additionalProperties: false }
  * ```
  */
-export function outputJsonSchema(schema: v.GenericSchema | v.GenericSchemaAsync): JsonSchema {
-  const converted = toJsonSchema(schema as v.GenericSchema, {
-    errorMode: "throw",
-    typeMode: "input",
-    // Custom checks have no JSON Schema form; the schema is then wider than the check, never narrower.
-    ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
-  }) as JsonSchema;
-  delete converted.$schema;
+export function outputJsonSchema(schema: StandardSchema): JsonSchema {
+  let converted: JsonSchema;
+  if (isValibotSchema(schema)) {
+    converted = toJsonSchema(schema as v.GenericSchema, {
+      errorMode: "throw",
+      typeMode: "input",
+      // Custom checks have no JSON Schema form; the schema is then wider than the check, never narrower.
+      ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
+    }) as JsonSchema;
+    delete converted.$schema;
+  } else {
+    converted = libraryJsonSchema(schema);
+  }
   const members = converted.anyOf ?? converted.oneOf;
   if (converted.type === undefined && members?.length && members.every((m) => m.type === "object")) {
     return { type: "object", ...converted };

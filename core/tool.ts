@@ -5,14 +5,14 @@
  * @module
  */
 
-import type * as v from "valibot";
 import type { ToolContext } from "./context.ts";
 import type { Effect } from "./effects.ts";
 import type { ToolResult } from "./result.ts";
 import type { SessionBase } from "./session.ts";
 import { type AnySchema, isObjectSchema } from "./_valibot_walk.ts";
-import { inputJsonSchema, type JsonSchema, outputJsonSchema } from "./schema.ts";
+import { inputJsonSchema, type JsonSchema, outputJsonSchema, type StandardSchema } from "./schema.ts";
 import { assertEffectNames, toolDeclaration } from "./_tool_declaration.ts";
+import { isStandardSchema, isValibotSchema } from "./_standard_schema.ts";
 
 /** What a tool touches; the fence and `main.ts flags` read it. */
 export type ToolPermission = "read" | "write" | "run" | "net" | "env" | "sys";
@@ -156,20 +156,21 @@ export interface ToolMetadata<A = Record<string, unknown>> {
   /** Runs when a call of this tool fails (see {@linkcode OnFailureHook}). */
   onFailure?: OnFailureHook<A>;
   /**
-   * The output's schema (valibot, one JSON Schema can express). The JSON
+   * The output's schema (valibot, zod 4, ArkType: any Standard Schema whose
+   * library converts it to JSON Schema, one JSON Schema can express). The JSON
    * output is checked against it on the way out, whole, before any cut: a
    * mismatch ends the call as `invalid_output` and the output is never passed
    * on. MCP advertises it as `outputSchema` and returns the output as
    * `structuredContent` (wrapped as `{ result }` unless the schema admits only
    * objects).
    */
-  output?: v.GenericSchema | v.GenericSchemaAsync;
+  output?: StandardSchema;
 }
 
 /**
  * The tool protocol: anything with these members is a tool. Class tools give
  * `inputSchema` as JSON Schema and are validated against it; tools made with
- * {@linkcode tool} also carry their valibot schema in `input`.
+ * {@linkcode tool} also carry their schema (valibot, zod 4, ArkType) in `input`.
  */
 export interface Tool<A = Record<string, unknown>> extends ToolMetadata<A> {
   /** Unique name, `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -178,8 +179,8 @@ export interface Tool<A = Record<string, unknown>> extends ToolMetadata<A> {
   readonly description: string;
   /** JSON Schema of the arguments object. */
   readonly inputSchema: JsonSchema;
-  /** The valibot schema, for tools defined with {@linkcode tool}. */
-  readonly input?: v.GenericSchema;
+  /** The Standard Schema (valibot, zod 4, ArkType), for tools defined with {@linkcode tool}. */
+  readonly input?: StandardSchema;
   /** Runs the tool with validated arguments. */
   execute(args: A, ctx: ToolContext): unknown;
 }
@@ -191,19 +192,23 @@ export type AnyTool = Tool<any>;
 /** The pattern every tool name must match (accepted by every provider). */
 export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** An object schema accepted as a tool's input. */
-export type ObjectInputSchema = v.GenericSchema<Record<string, unknown>, Record<string, unknown>>;
+/**
+ * An object schema accepted as a tool's input: valibot (the default), zod 4,
+ * ArkType, or any Standard Schema whose library converts it to JSON Schema.
+ */
+export type ObjectInputSchema = StandardSchema<Record<string, unknown>, Record<string, unknown>>;
 
 /** The definition given to {@linkcode tool}. */
-export interface ToolDefinition<S extends ObjectInputSchema, T = unknown> extends ToolMetadata<v.InferOutput<S>> {
+export interface ToolDefinition<S extends ObjectInputSchema, T = unknown>
+  extends ToolMetadata<NonNullable<S["~standard"]["types"]>["output"]> {
   /** Unique name, `^[a-zA-Z0-9_-]{1,64}$`. */
   name: string;
   /** What the tool does, verbatim. Describe parameters with `v.description()`. */
   description: string;
-  /** A valibot object schema. */
+  /** An object schema: valibot, zod 4 or ArkType. */
   input: S;
   /** The implementation; its arguments are typed from `input`. */
-  run(args: v.InferOutput<S>, ctx: ToolContext<T>): unknown;
+  run(args: NonNullable<S["~standard"]["types"]>["output"], ctx: ToolContext<T>): unknown;
 }
 
 /** Options of `tool(fn, options)`: the definition without `run`; `name` defaults to the function's. */
@@ -223,8 +228,10 @@ export function assertToolName(name: unknown): asserts name is string {
 }
 
 /**
- * Defines a tool from a valibot object schema and a function. The arguments of
- * `run` are inferred from the schema. The name must match
+ * Defines a tool from an object schema and a function. The schema is
+ * valibot's (the default), zod 4's, ArkType's, or any Standard Schema whose
+ * library converts it to JSON Schema; the arguments of `run` are inferred
+ * from it. The name must match
  * `^[a-zA-Z0-9_-]{1,64}$`; the description is used verbatim.
  *
  * @example Object form
@@ -251,16 +258,18 @@ export function assertToolName(name: unknown): asserts name is string {
  */
 export function tool<S extends ObjectInputSchema, T = unknown>(
   definition: ToolDefinition<S, T>,
-): Tool<v.InferOutput<S>>;
+): Tool<NonNullable<S["~standard"]["types"]>["output"]>;
 /** The function form: the tool is named after `fn`; `options` gives its description and input schema. */
 export function tool<S extends ObjectInputSchema, T = unknown>(
-  fn: (args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown,
+  fn: (args: NonNullable<S["~standard"]["types"]>["output"], ctx: ToolContext<T>) => unknown,
   options: ToolFunctionOptions<S, T>,
-): Tool<v.InferOutput<S>>;
+): Tool<NonNullable<S["~standard"]["types"]>["output"]>;
 export function tool<S extends ObjectInputSchema, T = unknown>(
-  first: ToolDefinition<S, T> | ((args: v.InferOutput<S>, ctx: ToolContext<T>) => unknown),
+  first:
+    | ToolDefinition<S, T>
+    | ((args: NonNullable<S["~standard"]["types"]>["output"], ctx: ToolContext<T>) => unknown),
   options?: ToolFunctionOptions<S, T>,
-): Tool<v.InferOutput<S>> {
+): Tool<NonNullable<S["~standard"]["types"]>["output"]> {
   const definition: ToolDefinition<S, T> = typeof first === "function"
     ? { ...(options as ToolFunctionOptions<S, T>), name: options?.name ?? first.name, run: first }
     : first;
@@ -268,9 +277,11 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   assertToolName(name);
   if (typeof description !== "string") throw new TypeError(`Tool ${name}: description must be a string`);
   if (typeof run !== "function") throw new TypeError(`Tool ${name}: run must be a function`);
-  if (!isValibotSchema(input) || !isObjectSchema(input as unknown as AnySchema)) {
+  if (
+    !isStandardSchema(input) || (isValibotSchema(input) && !isObjectSchema(input as unknown as AnySchema))
+  ) {
     throw new TypeError(
-      `Tool ${name}: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)`,
+      `Tool ${name}: input must be an object schema: valibot (v.object, v.strictObject or v.looseObject), zod 4 or ArkType`,
     );
   }
   const declaration = toolDeclaration(name, metadata as ToolMetadata<never>);
@@ -280,6 +291,9 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
   } catch (error) {
     throw new TypeError(`Tool ${name}: its input cannot be expressed as JSON Schema: ${(error as Error).message}`);
   }
+  if (inputSchema.type !== "object") {
+    throw new TypeError(`Tool ${name}: input must be an object schema (its JSON Schema is not of type "object")`);
+  }
   if (metadata.output !== undefined) assertOutputSchema(name, metadata.output);
   return Object.freeze({
     ...metadata,
@@ -288,17 +302,15 @@ export function tool<S extends ObjectInputSchema, T = unknown>(
     description,
     input,
     inputSchema,
-    execute: run as (args: v.InferOutput<S>, ctx: ToolContext) => unknown,
+    execute: run as (args: NonNullable<S["~standard"]["types"]>["output"], ctx: ToolContext) => unknown,
   });
 }
 
-// A definition's `output` must be a valibot schema that JSON Schema can express.
+// A definition's `output` must be a Standard Schema that JSON Schema can express.
 function assertOutputSchema(name: string, output: unknown): void {
-  if (typeof output !== "object" || output === null || (output as { kind?: unknown }).kind !== "schema") {
-    throw new TypeError(`Tool ${name}: output must be a valibot schema`);
-  }
+  if (!isStandardSchema(output)) throw new TypeError(`Tool ${name}: output must be a valibot, zod 4 or ArkType schema`);
   try {
-    outputJsonSchema(output as v.GenericSchema);
+    outputJsonSchema(output);
   } catch (error) {
     throw new TypeError(`Tool ${name}: its output cannot be advertised as JSON Schema: ${(error as Error).message}`);
   }
@@ -320,13 +332,6 @@ function assertOutputSchema(name: string, output: unknown): void {
  */
 export function assertEffects(name: string, effects: unknown): asserts effects is readonly Effect[] {
   assertEffectNames(name, effects);
-}
-
-/** Whether a value is a valibot schema (a plain JSON Schema also has `type: "object"`, but no `~run`). */
-function isValibotSchema(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const s = value as { kind?: unknown; "~run"?: unknown };
-  return s.kind === "schema" && typeof s["~run"] === "function";
 }
 
 /**

@@ -17,7 +17,6 @@ import {
   type ToolDefinition,
   type ToolMetadata,
 } from "./tool.ts";
-import type * as v from "valibot";
 import { SessionBase } from "./session.ts";
 import type { ToolResult } from "./result.ts";
 import type { AfterBatchHook, AfterCallHook, BeforeCallHook, HookSet } from "./hooks.ts";
@@ -260,7 +259,9 @@ export class ToolBox {
   }
 
   /** Defines a tool with {@linkcode defineTool tool()} and registers it; returns the tool. */
-  tool<S extends ObjectInputSchema, T = unknown>(definition: ToolDefinition<S, T>): Tool<v.InferOutput<S>> {
+  tool<S extends ObjectInputSchema, T = unknown>(
+    definition: ToolDefinition<S, T>,
+  ): Tool<NonNullable<S["~standard"]["types"]>["output"]> {
     const t = defineTool(definition);
     this.register(t);
     return t;

@@ -1,6 +1,7 @@
 /**
- * Strict argument validation: valibot schemas for tools made with `tool()`,
- * JSON Schema for class tools, the same rules for both.
+ * Strict argument validation: the schema of a tool made with `tool()`
+ * (valibot, zod 4, ArkType: any Standard Schema), JSON Schema for class
+ * tools, the same rules for all.
  *
  * @module
  */
@@ -9,7 +10,8 @@ import * as v from "valibot";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { acceptsArrayFromString, type AnySchema, unknownKeyPaths, unwrap } from "./_valibot_walk.ts";
 import { coerceArrayStrings } from "./_array_string.ts";
-import type { JsonSchema } from "./schema.ts";
+import type { JsonSchema, StandardSchema } from "./schema.ts";
+import { isValibotSchema } from "./_standard_schema.ts";
 
 /** One problem with the arguments, for the model and for the developer. */
 export interface ArgumentIssue {
@@ -226,4 +228,55 @@ export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, 
   const input = structuredClone(coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(properties[key])));
   if (validate(input)) return { ok: true, value: input };
   return { ok: false, issues: ajvIssues(validate.errors ?? [], input) };
+}
+
+// ---------------------------------------------------------------- any Standard Schema
+
+/**
+ * Validates `args` against a tool's input schema from any Standard Schema
+ * library, with the same strictness for each. valibot schemas go through
+ * {@linkcode validateWithValibot}. Any other library's (zod 4, ArkType) first
+ * through {@linkcode validateWithJsonSchema} against `inputSchema`, the JSON
+ * Schema its own converter made (so unknown keys are refused at every level
+ * unless the schema keeps objects open, and an array parameter sent as a
+ * string is parsed), then through the library itself (refinements, transforms,
+ * defaults), whose output the tool gets. An input schema that validates
+ * asynchronously is refused: validation happens before the call is admitted.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { inputJsonSchema, validateWithStandardSchema } from "@toolfence/core";
+ * const schema = z.object({ n: z.number() });
+ * console.log(validateWithStandardSchema(schema, { n: 3, extra: 1 }, inputJsonSchema(schema)).ok); // false
+ * ```
+ */
+export function validateWithStandardSchema(
+  schema: StandardSchema,
+  args: Record<string, unknown>,
+  inputSchema: JsonSchema,
+): ValidationOutcome {
+  if (isValibotSchema(schema)) return validateWithValibot(schema, args);
+  const strict = validateWithJsonSchema(inputSchema, args);
+  if (!strict.ok) return strict;
+  const properties = ((inputSchema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
+  const input = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(properties[key]));
+  const result = schema["~standard"].validate(input);
+  if (result instanceof Promise) {
+    result.catch(() => {}); // Its outcome is not awaited; it must not surface as an unhandled rejection.
+    return {
+      ok: false,
+      issues: [{ path: "", message: "the tool's input schema validates asynchronously, which toolfence refuses" }],
+    };
+  }
+  if (result.issues === undefined) return { ok: true, value: result.value as Record<string, unknown> };
+  return {
+    ok: false,
+    issues: result.issues.map((issue) => ({
+      path: pathText((issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p) as string | number)),
+      message: issue.message,
+    })),
+  };
 }

@@ -179,7 +179,95 @@ export interface ConsumerCheck {
   packages: readonly string[];
   /** Its main.ts. */
   source: string;
+  /** Packages it needs though main.ts does not import them (optional peers the code loads), at deno.json's versions. */
+  alsoInstall?: readonly string[];
+  /** Packages installed at these exact versions instead of deno.json's: the lowest of the peer ranges. */
+  lowest?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The lowest version of each peer range the npm build writes that a consumer
+ * check installs and runs: `ai` (the range `@toolfence/adapters` gives is
+ * `^7.0.0`) and `zod` (`^4.2.0`, the first zod 4 with Standard JSON Schema).
+ */
+export const LOWEST_PEERS: Readonly<Record<string, string>> = { ai: "7.0.0", zod: "4.2.0" };
+
+/**
+ * The lowest-peers consumer: with `ai` and `zod` at the lowest versions the
+ * peer ranges admit, it defines a zod tool (typed from the schema), calls it
+ * (strictness: an unknown key refused, an array sent as a string parsed), and
+ * runs it through the AI SDK's `generateText` with `ai/test`'s mock model,
+ * including the AI SDK's approval request for a tool that needs approval.
+ */
+export const lowestPeersSource: string = `import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { generateText } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import { Session, tool, ToolBox } from "toolfence";
+import { aiSdkTools } from "@toolfence/adapters/ai-sdk";
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    console.error("lowest-peers consumer check failed: " + message);
+    process.exit(1);
+  }
+}
+
+const ran: string[] = [];
+const tag = tool({
+  name: "tag",
+  description: "Tag a file.",
+  input: z.object({ path: z.string(), tags: z.array(z.string()) }),
+  run: ({ path, tags }) => {
+    const joined: string = tags.join("+");
+    ran.push(path + ":" + joined);
+    return joined;
+  },
+});
+const deploy = tool({
+  name: "deploy",
+  description: "Deploy.",
+  input: z.object({ service: z.string() }),
+  needsApproval: true,
+  run: ({ service }) => "deployed " + service,
+});
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+const workspace = await mkdtemp(path.join(os.tmpdir(), "toolfence-lowest-"));
+const session = new Session({ workspace });
+try {
+  const box = new ToolBox().register(tag, deploy);
+  const ok = await box.call(session, "tag", { path: "a", tags: "x, y" });
+  check(ok.status === "success" && ok.output === "x+y", "tag gave " + JSON.stringify(ok));
+  const extra = await box.call(session, "tag", { path: "a", tags: [], more: 1 });
+  check(extra.errorCode === "invalid_arguments", "an unknown key was accepted: " + JSON.stringify(extra));
+
+  const model = new MockLanguageModelV4({
+    doGenerate: {
+      content: [
+        { type: "tool-call", toolCallId: "t1", toolName: "tag", input: JSON.stringify({ path: "b", tags: ["z"] }) },
+        { type: "tool-call", toolCallId: "d1", toolName: "deploy", input: JSON.stringify({ service: "web" }) },
+      ],
+      finishReason: { unified: "tool-calls", raw: "tool_calls" },
+      usage,
+      warnings: [],
+    },
+  });
+  const result = await generateText({ model, tools: aiSdkTools(box, session), prompt: "Tag b, deploy web" });
+  check(ran.includes("b:z"), "generateText did not run tag: " + JSON.stringify(ran));
+  const asked = result.content.filter((part) => part.type === "tool-approval-request");
+  check(asked.length === 1, "no approval request for deploy: " + JSON.stringify(result.content.map((p) => p.type)));
+  console.log("lowest-peers consumer ok: zod tool called, generateText ran it, deploy awaits the AI SDK's approval");
+} finally {
+  await session.close();
+  await rm(workspace, { recursive: true, force: true });
+}
+`;
 
 /** The consumer checks, in the order the build runs them. */
 export const CONSUMERS: readonly ConsumerCheck[] = [
@@ -194,6 +282,22 @@ export const CONSUMERS: readonly ConsumerCheck[] = [
       "@toolfence/adapters",
     ],
     source: consumerSource,
+    // The MCP server stack is an optional peer: a user who serves MCP installs it (the SDK is imported above).
+    alsoInstall: ["jose"],
+  },
+  {
+    title: "the lowest supported ai and zod",
+    packages: [
+      "toolfence",
+      "@toolfence/core",
+      "@toolfence/internal",
+      "@toolfence/policy",
+      "@toolfence/tools",
+      "@toolfence/adapters",
+    ],
+    source: lowestPeersSource,
+    // ai 7.0.0's declarations import json-schema's types without depending on them (fixed later in 7.x).
+    lowest: { ...LOWEST_PEERS, "@types/json-schema": "7.0.15" },
   },
   { title: "@toolfence/core alone", packages: ["@toolfence/core"], source: coreConsumerSource },
 ];

@@ -136,6 +136,17 @@ function description(modText: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** A member package's README: its name, what it is, and where the documentation is. */
+function memberReadme(npmName: string, modText: string): string {
+  return `# ${npmName}\n\n${description(modText)}\n\nPart of [toolfence](https://www.npmjs.com/package/toolfence): ` +
+    "its README and `docs/` describe every package.\n";
+}
+
+/** A workspace package's mod.ts (the umbrella's is the root's). */
+function memberMod(pkg: WorkspacePackage): string {
+  return path.join(root, pkg.dir, "mod.ts");
+}
+
 /** The files `roots` import, directly or not, through relative specifiers; the roots included. */
 function reachable(roots: readonly string[]): Set<string> {
   const seen = new Set<string>();
@@ -231,7 +242,8 @@ const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
 /**
  * Needed by one entry point or one tool only, loaded when used: the AI SDK
  * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
- * `@toolfence/adapters/<framework>` entry point), TypeScript (`check_syntax`),
+ * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
+ * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), TypeScript (`check_syntax`),
  * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
  * engine), playwright-core (the `browser` group, which drives the system
  * Chromium).
@@ -245,6 +257,8 @@ const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
   "@anthropic-ai/claude-agent-sdk",
   "@google/adk",
   "zod",
+  "@modelcontextprotocol/sdk",
+  "jose",
   "typescript",
   "@vscode/ripgrep",
   "playwright-core",
@@ -365,8 +379,17 @@ async function main(args: string[]): Promise<number> {
   }
   for (const pkg of packages) {
     for (const file of ["README.md", "LICENSE"]) {
-      if (existsSync(path.join(root, file))) await copyFile(path.join(root, file), path.join(outDir, pkg.dir, file));
-      else console.log(`   warning: ${file} is missing`);
+      if (!existsSync(path.join(root, file))) {
+        console.log(`   warning: ${file} is missing`);
+      } else if (file === "README.md" && pkg.dir !== "") {
+        // A member's README points to the umbrella's: one copy of the whole README per install, not six.
+        await writeFile(
+          path.join(outDir, pkg.dir, file),
+          memberReadme(pkg.npmName, await readFile(memberMod(pkg), "utf8")),
+        );
+      } else {
+        await copyFile(path.join(root, file), path.join(outDir, pkg.dir, file));
+      }
     }
   }
   console.log(`   ${libraryTree.length + testTree.length} files copied`);
@@ -413,7 +436,7 @@ async function main(args: string[]): Promise<number> {
       bin: binSource ? binFile : undefined,
       files,
       plan,
-      description: description(await readFile(path.join(root, pkg.dir, "mod.ts"), "utf8")),
+      description: description(await readFile(memberMod(pkg), "utf8")),
       workspaces: isUmbrella ? memberDirs : undefined,
     });
     await writeFile(path.join(pkgOut, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
@@ -521,6 +544,11 @@ async function main(args: string[]): Promise<number> {
           const { importName, target } = resolveBare(specifier, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
+        for (const name of check.alsoInstall ?? []) {
+          const { importName, target } = resolveBare(name, imports);
+          consumerDependencies[importName] = dependencyVersion(importName, target);
+        }
+        Object.assign(consumerDependencies, check.lowest ?? {});
         const local = Object.fromEntries(
           check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
         );

@@ -16,6 +16,7 @@ import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
+import { declinedCallText } from "../../adapters/declined_call.ts";
 
 async function runAgent(
   box: ToolBox,
@@ -146,7 +147,7 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
         const seen = toolResultsIn(api.requests[1]);
         const text = (id: string) => JSON.stringify(seen.get(id)?.content);
         assert.match(text("d-web"), /deployed web/);
-        assert.match(text("d-db"), /not_approved\]: The call to deploy was not approved/);
+        assert.equal(seen.get("d-db")?.content, declinedCallText("deploy"));
         assert.equal(resultsOf(messages).get("d-web")?.metadata.approval, "user");
         assert.ok(!asked.includes("Approve tool call"), "approval went through canUseTool, not the session's host");
       });

@@ -16,6 +16,7 @@ import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { declinedCallText } from "../../adapters/declined_call.ts";
 
 /** A model that answers each request with the next scripted turn: function calls, or a final text. */
 class ScriptedLlm extends BaseLlm {
@@ -177,7 +178,7 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
         assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
         const seen = responsesSeen(model);
         assert.equal(seen.get("d-web")!.result, "deployed web");
-        assert.match(String(seen.get("d-db")!.error), /^Skipped \[not_approved\]: The call to deploy was not approved/);
+        assert.equal(String(seen.get("d-db")!.error), declinedCallText("deploy"));
         assert.ok(!asked.includes("Approve tool call"), "approval went through ADK, not the session's host");
       });
     },

@@ -18,6 +18,7 @@ import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { declinedCallText } from "../../adapters/declined_call.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -196,12 +197,17 @@ describe("mastraTools with a Mastra Agent", () => {
       output = await agent.approveToolCallGenerate({ runId: output.runId!, toolCallId: "d-web" });
       assert.deepEqual(deployed, ["web"]);
       assert.equal(output.finishReason, "suspended");
-      output = await agent.declineToolCallGenerate({ runId: output.runId!, toolCallId: "d-db" });
+      // The decline reads as every adapter's: toolfence's text as Mastra's reason.
+      output = await agent.declineToolCallGenerate({
+        runId: output.runId!,
+        toolCallId: "d-db",
+        reason: declinedCallText("deploy"),
+      });
       assert.equal(output.text, "done");
       assert.deepEqual(deployed, ["web"], "the approved call ran once, the declined one never");
       const seen = new Map(prompts.flatMap((prompt) => [...resultsSeen(prompt)]));
       assert.deepEqual(seen.get("d-web"), { type: "text", value: "deployed web" });
-      assert.deepEqual(seen.get("d-db"), { type: "text", value: "Tool call was not approved by the user" });
+      assert.deepEqual(seen.get("d-db"), { type: "text", value: declinedCallText("deploy") });
       assert.ok(!asked.includes("Approve tool call"), "approval went through Mastra, not the session's host");
     });
   });

@@ -21,6 +21,7 @@ import { openAIAgentsTools } from "../../adapters/openai_agents.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { declinedCallText } from "../../adapters/declined_call.ts";
 
 setTracingDisabled(true);
 
@@ -180,12 +181,16 @@ describe("openAIAgentsTools with run()", () => {
         if (callId === "d-web") result.state.approve(item);
         else result.state.reject(item);
       }
-      result = await run(agent, result.state);
+      // The decline reads as every adapter's: toolfence's text through the SDK's formatter.
+      result = await run(agent, result.state, {
+        toolErrorFormatter: ({ kind, toolName }) =>
+          kind === "approval_rejected" ? declinedCallText(toolName) : undefined,
+      });
       assert.equal(result.finalOutput, "done");
       assert.deepEqual(deployed, ["web"], "the approved call ran once, without asking the session's host");
       const seen = outputsSeen(model);
       assert.equal(seen.get("d-web"), "deployed web");
-      assert.equal(seen.get("d-db"), "Tool execution was not approved.");
+      assert.equal(seen.get("d-db"), declinedCallText("deploy"));
       const results = toolResultsOf(result.newItems as never);
       assert.equal(results.get("d-web")?.metadata.approval, "user");
       assert.deepEqual(asked, [], "approval went through the SDK, not the session's host");

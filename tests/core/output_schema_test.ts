@@ -177,7 +177,7 @@ describe("declared outputs", () => {
         box.register(Object.assign(new Stat({ type: "object" }, { size: 1 }), { override: true }) as never);
         const r = await box.call(session, "stat", {});
         assert.equal(r.errorCode, "invalid_output");
-        assert.match(r.error!, /not a valibot schema/);
+        assert.match(r.error!, /not a Standard Schema/);
       });
     },
   );
@@ -185,7 +185,7 @@ describe("declared outputs", () => {
   test("tool() refuses an output that is not a schema, or that JSON Schema cannot express", { timeout: 60_000 }, () => {
     const define = (output: unknown) =>
       tool({ name: "t", description: "T.", input: v.object({}), output: output as never, run: () => ({}) });
-    assert.throws(() => define({ type: "object" }), /Tool t: output must be a valibot schema/);
+    assert.throws(() => define({ type: "object" }), /Tool t: output must be a valibot, zod 4 or ArkType schema/);
     assert.throws(() => define(v.strictObject({ f: v.function() })), /Tool t: its output cannot be advertised/);
     assert.throws(() => define(v.map(v.string(), v.number())), /Tool t: its output cannot be advertised/);
     define(v.string());

@@ -60,7 +60,7 @@ describe("tool()", () => {
     assert.throws(
       // deno-lint-ignore no-explicit-any
       () => tool({ name: "x", description: "d", input: v.string() as any, run: () => 1 }),
-      /valibot object schema/,
+      /input must be an object schema: valibot/,
     );
   });
 

@@ -1,0 +1,42 @@
+// What toolfence needs of a Standard Schema (valibot, zod 4, ArkType, ...):
+// recognising one, telling valibot's apart (toolfence walks those itself for
+// unknown keys and array parameters), and another library's own JSON Schema.
+
+import type * as v from "valibot";
+import type { JsonSchema, StandardSchema } from "./schema.ts";
+
+/** Standard JSON Schema's converter, as zod 4 and ArkType carry it in `~standard.jsonSchema`. */
+interface JsonSchemaConverter {
+  input(options: { target: "draft-07" }): Record<string, unknown>;
+}
+
+/** Whether a value is a Standard Schema: a `~standard` object of version 1 with a `validate` function. */
+export function isStandardSchema(value: unknown): value is StandardSchema {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  const props = (value as { "~standard"?: { version?: unknown; validate?: unknown } })["~standard"];
+  return typeof props === "object" && props !== null && props.version === 1 && typeof props.validate === "function";
+}
+
+/** Whether a Standard Schema is valibot's. */
+export function isValibotSchema(schema: StandardSchema): schema is StandardSchema & v.GenericSchema {
+  const s = schema as unknown as { kind?: unknown; "~run"?: unknown };
+  return schema["~standard"].vendor === "valibot" && s.kind === "schema" && typeof s["~run"] === "function";
+}
+
+/**
+ * Another library's JSON Schema from its own converter, through Standard JSON
+ * Schema (zod 4's is z.toJSONSchema, ArkType's toJsonSchema): draft-07, the
+ * schema's input side (what validation accepts), without `$schema`.
+ */
+export function libraryJsonSchema(schema: StandardSchema): JsonSchema {
+  const props = schema["~standard"] as StandardSchema["~standard"] & { jsonSchema?: JsonSchemaConverter };
+  if (typeof props.jsonSchema?.input !== "function") {
+    throw new TypeError(
+      `a ${props.vendor} schema has no JSON Schema converter (Standard JSON Schema's ~standard.jsonSchema); ` +
+        "use valibot, zod 4 or ArkType, or a class tool with a JSON Schema",
+    );
+  }
+  const converted = props.jsonSchema.input({ target: "draft-07" }) as JsonSchema;
+  delete converted.$schema;
+  return converted;
+}
