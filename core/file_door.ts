@@ -91,6 +91,14 @@ export interface FileDoor {
   remove(target: FileTarget, signal?: AbortSignal): Promise<void>;
   /** Removes what this door's `write`/`mkdir` created (`realPath` from their result) when undoing; quietly. */
   discard(realPath: string): Promise<void>;
+  /**
+   * Opens for reading a file that a walk of a resolved target found (grep's
+   * files): the real path is re-checked to lie in the workspace and not be
+   * hidden, and opened in its pinned folder without following a link anywhere
+   * on it, non-blocking. Synchronous, as a search opens thousands of files.
+   * Returns the descriptor; the caller closes it.
+   */
+  openFound(realPath: string): number;
   /** The lstat of a real path in the workspace, undefined when nothing is there. */
   lstat(realPath: string): Stats | undefined;
   /** What is at a real path in the workspace, for a change report; its content only within `room` bytes. */

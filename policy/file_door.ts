@@ -103,6 +103,11 @@ export class PolicyFileDoor implements FileDoor {
     return openReadConfined(target.path);
   }
 
+  /** See {@linkcode FileDoor.openFound}. */
+  openFound(realPath: string): number {
+    return openReadConfined(this.#inside(realPath));
+  }
+
   /** See {@linkcode FileDoor.locked}. */
   async locked<T>(targets: readonly FileTarget[], fn: () => Promise<T>): Promise<T> {
     return await withPathLocks(targets.map((t) => t.path), async () => {

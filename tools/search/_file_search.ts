@@ -52,7 +52,6 @@ export const MAX_CONTENT_CHARS = 400;
  * pattern, so a chunk of 128 KiB keeps each turn of the event loop short.
  */
 export const CHUNK_BYTES = 128 << 10;
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
 
 const oneShotDecoders = new Map<string, TextDecoder>();
 
@@ -82,23 +81,25 @@ function countNewlines(text: string): number {
 }
 
 /**
- * Searches the regular file `abs`. Returns `"binary"` for binary files and
- * `{ unreadable }` with the error when the file cannot be opened or read.
+ * Searches the file that `open` opens (the file door's `openFound`, which
+ * re-checks the path and opens it in its pinned folder, non-blocking and
+ * following no link, so a file or a folder above it swapped for a FIFO or a
+ * link after the walk saw it fails at once). Returns `"binary"` for binary
+ * files and `{ unreadable }` with the error when the file cannot be opened or
+ * read.
  *
  * The reads are synchronous: per file, three synchronous calls cost about
- * half of their asynchronous forms, and a search is thousands of small files.
- * The open is non-blocking and refuses a symlink, so a file swapped for a FIFO
- * or a link after the walk saw it fails at once instead of blocking. The
+ * half of their asynchronous forms, and a search is thousands of small files. The
  * event loop gets a turn between chunks of a long file (`pause`), and callers
  * give it one between files (see {@linkcode yieldEvery}).
  */
 export async function searchFile(
-  abs: string,
+  open: () => number,
   options: FileSearchOptions,
 ): Promise<FileHits | "binary" | { unreadable: unknown }> {
   let fd: number;
   try {
-    fd = fs.openSync(abs, OPEN_FLAGS);
+    fd = open();
   } catch (error) {
     return { unreadable: error };
   }

@@ -7,7 +7,7 @@
 import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
-import type { ToolContext } from "@toolfence/core";
+import type { FileDoor, ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { SPAWN_ENV } from "@toolfence/policy";
 import { requireFence } from "@toolfence/core";
@@ -144,6 +144,7 @@ interface Collected {
 export const GREP_BUDGET_CHARS = 36_000;
 
 async function collect(
+  door: FileDoor,
   files: Candidate[],
   pattern: CompiledPattern,
   context: number,
@@ -159,7 +160,15 @@ async function collect(
   let used = 0;
   for (const file of files) {
     await pause();
-    const result = await searchFile(file.abs, { pattern, context, includeContent, limit, signal, buffer, pause });
+    const result = await searchFile(() => door.openFound(file.abs), {
+      pattern,
+      context,
+      includeContent,
+      limit,
+      signal,
+      buffer,
+      pause,
+    });
     if (result === "binary") continue;
     if ("unreadable" in result) {
       // A file that vanished since it was listed held nothing to miss.
@@ -374,6 +383,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       }
       files.sort(byPath);
       const found = await collect(
+        ctx.policy.files,
         files,
         pattern,
         args.context,
