@@ -16,7 +16,7 @@
  */
 import path from "node:path";
 import { pathGlobMatcher, type PathMatcher } from "@toolfence/internal";
-import type { PolicyFile } from "./schema.ts";
+import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
 /** The layers of a policy, highest first. */
 export const POLICY_LAYERS = ["managed", "cli", "project", "user", "default"] as const;
@@ -308,6 +308,40 @@ export class PolicyRules {
   withRoot(root: string): PolicyRules {
     const normal = path.posix.normalize(root).replace(/(?<=.)\/$/, "");
     return normal === this.root ? this : new PolicyRules(this.layers, normal);
+  }
+
+  /**
+   * These rules for a copy of the workspace made at `root` (a scratch copy):
+   * as {@linkcode PolicyRules.withRoot}, and an absolute glob that names a
+   * place in this workspace (it starts with the workspace's path) names the
+   * same place in the copy too, so what it denies or keeps read-only in the
+   * workspace is denied or read-only in the copy as well.
+   */
+  forCopyAt(root: string): PolicyRules {
+    const copy = path.posix.normalize(root).replace(/(?<=.)\/$/, "");
+    const inCopy = (pattern: string): string | undefined =>
+      pattern === this.root || pattern.startsWith(`${this.root}/`) ? copy + pattern.slice(this.root.length) : undefined;
+    const withCopies = (rules: readonly PathRuleInput[] | undefined): PathRuleInput[] | undefined => {
+      if (rules === undefined) return undefined;
+      const copies = rules.flatMap((rule): PathRuleInput[] => {
+        const moved = inCopy((typeof rule === "string" ? rule : rule.pattern).trim());
+        if (moved === undefined) return [];
+        return [typeof rule === "string" ? moved : { ...rule, pattern: moved }];
+      });
+      return [...rules, ...copies];
+    };
+    const layers = this.layers.map((layer): PolicyLayer => {
+      const paths = layer.config.paths;
+      if (paths === undefined) return layer;
+      return {
+        ...layer,
+        config: {
+          ...layer.config,
+          paths: { ...paths, deny: withCopies(paths.deny), readOnly: withCopies(paths.readOnly) },
+        },
+      };
+    });
+    return new PolicyRules(layers, copy);
   }
 
   /** No rules at all. */

@@ -14,7 +14,8 @@
  * workspace, and publishing a change to one always asks a person.
  *
  * The scratch session keeps the path rules of the policy files (rebased to
- * the copy): what they deny or hide is hidden in the copy too, from every
+ * the copy, absolute globs that name places in the workspace included): what
+ * they deny or hide is hidden in the copy too, from every
  * tool and inside the OS sandbox. A publication passes the workspace's own
  * file door first: a change at a path the rules deny, hide or keep read-only,
  * or one that leads out of the workspace, refuses the whole publication.
@@ -506,7 +507,13 @@ export async function createScratch(
       }
     }
     const workspace = new Workspace(root, { tempParent: folder, sweepDebris: false });
-    const session = new Session({ ...sessionOptions, host: sessionOptions.host as Host | undefined, workspace });
+    const session = new Session({
+      ...sessionOptions,
+      // Absolute globs that name places in the workspace name the same places in the copy.
+      rules: sessionOptions.rules?.forCopyAt(workspace.workdir),
+      host: sessionOptions.host as Host | undefined,
+      workspace,
+    });
     // Made from a workspace alone: its policy has the scratch session's rules, and asks whom that session asks.
     const hostPolicy = source instanceof Session ? source.policy : new Policy({
       workspace: host,

@@ -161,4 +161,30 @@ describe("the scratch session keeps the path rules", () => {
       await session.close();
     }
   });
+
+  test("an absolute glob naming a place in the workspace holds in the copy too", { timeout: 30_000 }, async () => {
+    const workdir = path.join(root, `case-${counter++}`, "W");
+    await fsp.mkdir(path.join(workdir, "keys"), { recursive: true });
+    await fsp.mkdir(path.join(workdir, "docs"));
+    await fsp.writeFile(path.join(workdir, "keys", "id.pem"), "host-secret pem\n");
+    await fsp.writeFile(path.join(workdir, "docs", "a.md"), "docs\n");
+    const policy = { paths: { deny: [`${workdir}/keys/**`], readOnly: [{ pattern: `${workdir}/docs/**` }] } };
+    const rules = PolicyRules.fromLayers([parsePolicyFile("policy.json", JSON.stringify(policy), "project")], workdir);
+    const session = new Session({ workspace: workdir, rules, autoConfirm: true, sandbox: "off" });
+    const scratch = await createScratch(session);
+    try {
+      const box = new ToolBox().withDefaults("fs", "search");
+      const read = await box.call(scratch.session, "read_file", { path: "keys/id.pem" });
+      assert.notEqual(read.status, "success", JSON.stringify(read));
+      const grep = await box.call(scratch.session, "grep", { pattern: "host-secret", path: "." });
+      assert.equal(grep.status, "success", JSON.stringify(grep));
+      assert.ok(!JSON.stringify(grep.output).includes("host-secret"), JSON.stringify(grep));
+      const write = await box.call(scratch.session, "write_file", { path: "docs/a.md", content: "changed\n" });
+      assert.notEqual(write.status, "success", JSON.stringify(write));
+      assert.equal(await fsp.readFile(path.join(scratch.root, "docs", "a.md"), "utf8"), "docs\n");
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
 });
