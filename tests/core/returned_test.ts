@@ -533,7 +533,7 @@ describe("cancellation", () => {
 
 describe("tool definitions a new user gets wrong", () => {
   test(
-    "a plain JSON Schema as input is refused at definition with the valibot message",
+    "a plain JSON Schema as input is refused at definition, naming the schema libraries it takes",
     { timeout: 60_000 },
     async () => {
       const jsonSchema = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
@@ -542,7 +542,8 @@ describe("tool definitions a new user gets wrong", () => {
           () => tool({ name: "t", description: "d", input: input as never, run: () => 1 }),
           (e: Error) =>
             e instanceof TypeError &&
-            e.message === "Tool t: input must be a valibot object schema (v.object, v.strictObject or v.looseObject)",
+            e.message ===
+              "Tool t: input must be an object schema: valibot (v.object, v.strictObject or v.looseObject), zod 4 or ArkType",
         );
       }
       // The class form is the way to bring a JSON Schema; its calls never throw.
