@@ -46,12 +46,19 @@ one exact match (or all with \`replace_all\`), keeps line endings, BOM, final ne
 byte-for-byte unchanged on any failure. Every write is atomic.
 `;
 
-/** `read: workspace, temp; run: bash` from a needs record. */
+/**
+ * `read: workspace, temp; run: bash` from a needs record. Absolute paths are
+ * left out: they are what the machine that makes the reference has (the
+ * browser tools add the Chromium they find to their read needs), so the
+ * reference reads the same on every machine.
+ */
 function needsText(needs: ToolNeeds | undefined): string {
   if (!needs) return "none";
   const parts = Object.entries(needs)
     .filter(([, value]) => value !== undefined && value !== false)
-    .map(([kind, value]) => Array.isArray(value) ? `${kind}: ${value.join(", ")}` : kind);
+    .map(([kind, value]) =>
+      Array.isArray(value) ? `${kind}: ${value.filter((v) => !String(v).startsWith("/")).join(", ")}` : kind
+    );
   return parts.length === 0 ? "none" : parts.join("; ");
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { userPolicyFile } from "../policy/config/load.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
@@ -119,14 +120,20 @@ test("flags prints narrow deno flags for the workspace and groups, never -A", { 
   const ran = await cli(["flags", "--workspace", workspace, "--groups", "cmd,system", "--temp-dir", "/tmp"]);
   assert.equal(ran.code, 0, ran.stderr);
   const flags = ran.stdout.trim().split(" ");
-  assert.ok(flags.includes(`--allow-read=${workspace},/tmp,/etc/toolfence/config.json`), ran.stdout);
+  // The user policy file is read too (with the variables that find it), as it is without narrow flags.
+  const user = userPolicyFile(process.env);
+  const policyFiles = ["/etc/toolfence/config.json", ...(user ? [user] : [])].join(",");
+  assert.ok(flags.includes(`--allow-read=${workspace},/tmp,${policyFiles}`), ran.stdout);
   assert.ok(flags.includes(`--allow-write=${workspace},/tmp`), ran.stdout);
   // bash stops its process group at a timeout: Deno allows signals only with --allow-run for every program.
   assert.ok(flags.includes("--allow-run"), ran.stdout);
   assert.ok(flags.includes("--allow-sys=osRelease,cpus"), ran.stdout);
   assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"));
   const readOnly = await cli(["flags", "--workspace", workspace, "--groups", "framework"]);
-  assert.equal(readOnly.stdout.trim(), `--no-prompt --allow-read=${workspace},/etc/toolfence/config.json`);
+  assert.equal(
+    readOnly.stdout.trim(),
+    `--no-prompt --allow-read=${workspace},${policyFiles}` + (user ? " --allow-env=XDG_CONFIG_HOME,HOME" : ""),
+  );
 });
 
 describe("call", () => {
