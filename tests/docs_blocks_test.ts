@@ -55,7 +55,7 @@ const ILLUSTRATIVE: Record<string, number> = {
   "docs/http.md": 1,
   "docs/install.md": 3,
   "docs/policy.md": 1,
-  "docs/sandbox.md": 1,
+  "docs/sandbox.md": 2,
   "docs/test_suites.md": 2,
   "docs/testing.md": 1,
 };
