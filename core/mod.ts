@@ -101,6 +101,7 @@ export {
   fenceDeniedError,
   type FencePlaces,
   grantFlags,
+  type MissingGrant,
   missingGrants,
   NEED_ORDER,
   OPEN_FENCE,
@@ -115,7 +116,7 @@ export {
   ToolResultContractError,
   type ToolResultInit,
 } from "./result.ts";
-export { isFluxResult, readReturned } from "./failure.ts";
+export { type FluxResult, isFluxResult, readReturned, type Returned } from "./failure.ts";
 export { comparePaths, sameFileState } from "./effects.ts";
 export { inputJsonSchema, isObjectJsonSchema, outputJsonSchema } from "./schema.ts";
 export {

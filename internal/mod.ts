@@ -93,6 +93,7 @@ export {
   BEFORE_HASH_BUDGET,
   MAX_SCAN_ENTRIES,
   scanWorkspace,
+  type StatEntry,
   watchWorkspace,
   type WorkspaceScan,
   type WorkspaceWatch,

@@ -40,10 +40,15 @@ export const MAX_SCAN_ENTRIES = 200_000;
 /** Bytes of new or changed files the before snapshot may hash, so that their before-hashes are known. */
 export const BEFORE_HASH_BUDGET = 8 << 20;
 
-interface StatEntry {
+/** What a scan keeps of one entry. */
+export interface StatEntry {
+  /** File, folder, link or other. */
   type: FileState["type"];
+  /** Its mode bits. */
   mode: number;
+  /** Its size in bytes. */
   size: number;
+  /** Its inode number. */
   ino: number;
   /** dev:ino:size:mtime:ctime, the key of the hash cache. */
   key: string;

@@ -86,7 +86,13 @@ export {
   startEgressProxy,
 } from "./egress/proxy.ts";
 export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
-export { bubblewrapPath, bubblewrapStatus, knownSandboxState, SYSTEM_READ_VIEW } from "./sandbox.ts";
+export {
+  bubblewrapPath,
+  type BubblewrapStatus,
+  bubblewrapStatus,
+  knownSandboxState,
+  SYSTEM_READ_VIEW,
+} from "./sandbox.ts";
 export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   DEFAULT_RESOURCE_LIMITS,
