@@ -24,7 +24,7 @@ after(() => tracer?.dispose());
 describe("command oracle", () => {
   test(
     "the sandbox sees what ran: execs by any name, programs started by programs, builtins",
-    { timeout: 180_000 },
+    { timeout: 360_000 },
     async (t) => {
       if (!tracer) return t.skip(skip || "no tracer");
       const substitution = await tracer.observe("echo $(rm a.txt)");
@@ -44,7 +44,7 @@ describe("command oracle", () => {
   );
 
   test(`corpus, policy tests and ${GENERATED} generated lines: no program runs that an allowed line did not permit`, {
-    timeout: 180_000,
+    timeout: 360_000,
   }, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
     const generated = fc.sample(commandLine, { seed: SEED, numRuns: GENERATED });
