@@ -151,7 +151,7 @@ describe("allowed commands, run by bash", { skip }, () => {
   ];
   const joins = [" ; ", " && ", " || ", " | ", ";", "|", "&&", " |& ", "\n", " & "];
 
-  test("run no program outside the allowlist and write no file", { timeout: 90_000 }, async () => {
+  test("run no program outside the allowlist and write no file", { timeout: 240_000 }, async () => {
     const { bin, log } = await makeStubs();
     const next = seededRandom(20240601);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
@@ -252,7 +252,7 @@ describe("allowlisted commands with flag rules, run by bash", { skip }, () => {
     "-e",
   ];
 
-  test("write no file", { timeout: 90_000 }, async () => {
+  test("write no file", { timeout: 240_000 }, async () => {
     const next = seededRandom(7);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
     let allowed = 0;
