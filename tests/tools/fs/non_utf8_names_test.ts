@@ -50,7 +50,8 @@ describe("names that are not UTF-8", () => {
     const byteName = Buffer.concat([Buffer.from(`${dir}/`), BYTES]);
     if (deno) {
       assert.deepEqual(listed.map((b) => b.toString("hex")), [Buffer.from(LOSSY).toString("hex")]);
-      const denoNames = [...(globalThis as unknown as { Deno: typeof Deno }).Deno.readDirSync(dir)].map((e) => e.name);
+      const runtime = globalThis as unknown as { Deno: { readDirSync(path: string): Iterable<{ name: string }> } };
+      const denoNames = [...runtime.Deno.readDirSync(dir)].map((e) => e.name);
       assert.deepEqual(denoNames, [LOSSY]);
       assert.throws(() => fs.readFileSync(byteName), { code: "ENOENT" });
       assert.throws(() => fs.readFileSync(path.join(dir, LOSSY)), { code: "ENOENT" });
