@@ -269,32 +269,28 @@ try {
 }
 `;
 
+/** The tarballs a consumer of the umbrella installs: the umbrella and every member it depends on. */
+const UMBRELLA_PACKAGES = [
+  "toolfence",
+  "@toolfence/core",
+  "@toolfence/internal",
+  "@toolfence/policy",
+  "@toolfence/tools",
+  "@toolfence/adapters",
+];
+
 /** The consumer checks, in the order the build runs them. */
 export const CONSUMERS: readonly ConsumerCheck[] = [
   {
     title: "toolfence, the umbrella",
-    packages: [
-      "toolfence",
-      "@toolfence/core",
-      "@toolfence/internal",
-      "@toolfence/policy",
-      "@toolfence/tools",
-      "@toolfence/adapters",
-    ],
+    packages: UMBRELLA_PACKAGES,
     source: consumerSource,
     // The MCP server stack is an optional peer: a user who serves MCP installs it (the SDK is imported above).
     alsoInstall: ["jose"],
   },
   {
     title: "the lowest supported ai and zod",
-    packages: [
-      "toolfence",
-      "@toolfence/core",
-      "@toolfence/internal",
-      "@toolfence/policy",
-      "@toolfence/tools",
-      "@toolfence/adapters",
-    ],
+    packages: UMBRELLA_PACKAGES,
     source: lowestPeersSource,
     // ai 7.0.0's declarations import json-schema's types without depending on them (fixed later in 7.x).
     lowest: { ...LOWEST_PEERS, "@types/json-schema": "7.0.15" },
