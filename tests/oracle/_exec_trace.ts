@@ -274,6 +274,8 @@ export class ExecTracer {
       const timedOut = await this.#runSandboxed(command, out, timeoutMs);
       const names = await fsp.readdir(out);
       const traces = names.filter((name) => name.startsWith("trace."));
+      // Killed at its deadline before strace started (a loaded machine): nothing ran that could be judged.
+      if (traces.length === 0 && timedOut) return { execs: [], effects: [], reads: [], traced: [], timedOut };
       if (traces.length === 0) {
         const log = await fsp.readFile(path.join(out, "wrapper.log"), "utf8").catch(() => "");
         throw new Error(`the sandbox produced no trace for ${JSON.stringify(command)}: ${log}`);
