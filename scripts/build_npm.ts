@@ -29,7 +29,10 @@
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
- * package (`npx -y node@22`), and the consumers under the first.
+ * package (`npx -y node@22`), and the consumers under the first; with
+ * `--split`, each version runs every other file (in path order), so that the
+ * suite runs once under Node with each folder's files shared among the
+ * versions (CI: the whole suite already ran under Deno).
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
  * --allow-env, --allow-run=npm,npx,node.
@@ -48,6 +51,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, importedSpecifiers } from "./_npm_compile.ts";
 import { NODE_TEST_FLAGS } from "./check_tests.ts";
+import { TEST_JOBS } from "./run_tests.ts";
 import {
   type DenoConfig,
   dependencyVersion,
@@ -306,6 +310,7 @@ async function main(args: string[]): Promise<number> {
   const wantConsumer = !args.includes("--no-consumer");
   const nodeFlag = args.indexOf("--node");
   const nodeVersions: (string | undefined)[] = nodeFlag >= 0 ? args[nodeFlag + 1].split(",") : [undefined];
+  const split = args.includes("--split");
   const buildStarted = performance.now();
   const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig & {
     workspace?: string[];
@@ -468,10 +473,14 @@ async function main(args: string[]): Promise<number> {
   }
 
   if (wantTests) {
-    for (const version of nodeVersions) {
-      started = step(`Running the test suite under node ${version ?? "(on the PATH)"} --test against the build`);
-      const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-        .map((e) => path.relative(outDir, e.path)).sort();
+    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+      .map((e) => path.relative(outDir, e.path)).sort();
+    for (const [index, version] of nodeVersions.entries()) {
+      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+      started = step(
+        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+          `under node ${version ?? "(on the PATH)"} --test against the build`,
+      );
       const [program, prefix] = nodeCommand(version);
       await run(program, [...prefix, "--version"], outDir);
       // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
@@ -482,7 +491,7 @@ async function main(args: string[]): Promise<number> {
           "--test",
           "--test-reporter=tap",
           ...NODE_TEST_FLAGS,
-          `--test-concurrency=${Math.max(2, os.availableParallelism())}`,
+          `--test-concurrency=${TEST_JOBS}`,
           ...testFiles,
         ],
         outDir,

@@ -1,0 +1,226 @@
+/**
+ * Runs the Deno suite as several `deno test` processes at once, each taking
+ * the next few test files from one queue, and prints one summary in `deno
+ * test`'s own form (`ok | N passed (S steps) | N failed | N ignored (T)`), the
+ * line `.ci/run` adds up.
+ *
+ * Why processes, not `deno test --parallel`: a few tests change what is
+ * process-wide (`HOME`, the working folder) for a moment, and `--parallel`
+ * runs files as workers of one process. Separate processes keep every file
+ * as alone as it is under `deno test` (and as under `node --test`, which also
+ * runs each file in its own process). Most tests wait on processes, timers
+ * and sandboxes rather than compute, so on a 2-core machine three queues
+ * finish the suite in well under the time of one.
+ *
+ * The queue starts with the files that took longest in the last run on this
+ * machine (kept in `node_modules/.toolfence-test-times.json`; on a fresh
+ * checkout, the largest files first), and hands out smaller batches as it
+ * empties, so that no queue is left with a long file at the end. Each batch's
+ * output is printed whole when it ends, so its lines stay together.
+ *
+ * Requires --allow-read, --allow-write (the timings file), --allow-run (deno),
+ * --allow-env (the tests get the environment).
+ *
+ * @example
+ * ```sh
+ * deno run -A scripts/run_tests.ts                    # tests/, TEST_JOBS queues
+ * deno run -A scripts/run_tests.ts --jobs 2 tests/core tests/policy
+ * ```
+ *
+ * @module
+ */
+import process from "node:process";
+import { spawn } from "node:child_process";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { exited } from "../tests/_exited.ts";
+
+/**
+ * How many test files run at once, under `deno test` here and under `node
+ * --test` in the npm build: `TOOLFENCE_TEST_JOBS`, else one more than the
+ * cores (the tests mostly wait on processes and timers), at most 8.
+ */
+export const TEST_JOBS: number = Number(process.env.TOOLFENCE_TEST_JOBS) ||
+  Math.min(8, os.availableParallelism() + 1);
+
+/** The counts of one `deno test` summary line. */
+export interface TestCounts {
+  /** Tests passed. */
+  passed: number;
+  /** Steps passed. */
+  passedSteps: number;
+  /** Tests failed. */
+  failed: number;
+  /** Steps failed. */
+  failedSteps: number;
+  /** Tests ignored. */
+  ignored: number;
+}
+
+/** Reads the counts from `deno test`'s summary line in `output`, or undefined when it printed none (it crashed or did not start). */
+export function parseSummary(output: string): TestCounts | undefined {
+  const line = output.split("\n").reverse().find((l) => /^(ok|FAILED) \| \d+ passed/.test(l));
+  if (line === undefined) return undefined;
+  const count = (pattern: RegExp) => Number(pattern.exec(line)?.[1] ?? 0);
+  return {
+    passed: count(/(\d+) passed/),
+    passedSteps: count(/\d+ passed \((\d+) steps?\)/),
+    failed: count(/(\d+) failed/),
+    failedSteps: count(/\d+ failed \((\d+) steps?\)/),
+    ignored: count(/(\d+) ignored/),
+  };
+}
+
+/** Writes the counts as `deno test` would, with the wall time in seconds. */
+export function formatSummary(counts: TestCounts, seconds: number): string {
+  const steps = (n: number) => n > 0 ? ` (${n} step${n === 1 ? "" : "s"})` : "";
+  const minutes = Math.floor(seconds / 60);
+  const time = minutes > 0 ? `${minutes}m${Math.round(seconds % 60)}s` : `${Math.round(seconds)}s`;
+  return `${counts.failed > 0 ? "FAILED" : "ok"} | ${counts.passed} passed${steps(counts.passedSteps)} | ` +
+    `${counts.failed} failed${steps(counts.failedSteps)}${counts.ignored > 0 ? ` | ${counts.ignored} ignored` : ""} ` +
+    `(${time})`;
+}
+
+/** Whether `name` is a file `deno test` runs when given its folder. */
+export function isTestFileName(name: string): boolean {
+  return /(^|[._])test\.(ts|tsx|mts|js|mjs|jsx)$/.test(name);
+}
+
+async function testFiles(root: string): Promise<string[]> {
+  const info = await stat(root);
+  if (info.isFile()) return [root];
+  const files: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name.startsWith(".")) continue;
+    const full = path.join(root, entry.name);
+    if (entry.isDirectory()) files.push(...await testFiles(full));
+    else if (isTestFileName(entry.name)) files.push(full);
+  }
+  return files;
+}
+
+/**
+ * Splits `files` into batches for `jobs` queues, longest first: each batch
+ * holds files until it weighs a third of an even share of what is left, so
+ * batches shrink to single files as the queue empties.
+ */
+export function planBatches(files: readonly string[], weight: (file: string) => number, jobs: number): string[][] {
+  const queue = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  let left = queue.reduce((sum, file) => sum + weight(file), 0);
+  const batches: string[][] = [];
+  while (queue.length > 0) {
+    const share = left / (jobs * 3);
+    const batch: string[] = [];
+    let size = 0;
+    while (queue.length > 0 && (batch.length === 0 || size + weight(queue[0]) <= share)) {
+      const file = queue.shift()!;
+      batch.push(file);
+      size += weight(file);
+    }
+    left -= size;
+    batches.push(batch);
+  }
+  return batches;
+}
+
+const TIMES_FILE = "node_modules/.toolfence-test-times.json";
+
+async function lastTimes(): Promise<Record<string, number>> {
+  try {
+    return JSON.parse(await readFile(TIMES_FILE, "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+/** The seconds each file's tests took, summed from the `name ... ok (1s)` lines under each `running N tests from ./file`. */
+export function fileSeconds(output: string): Record<string, number> {
+  const seconds: Record<string, number> = {};
+  let file: string | undefined;
+  for (const line of output.split("\n")) {
+    const running = /^running \d+ tests? from \.\/(\S+)/.exec(line);
+    if (running) {
+      file = running[1];
+      seconds[file] ??= 0;
+      continue;
+    }
+    const result = /^\S.* \.\.\. (?:ok|FAILED|ignored) \(((?:\d+(?:ms|s|m|h))+)\)$/.exec(line);
+    if (result && file !== undefined) {
+      for (const [, value, unit] of result[1].matchAll(/(\d+)(ms|s|m|h)/g)) {
+        seconds[file] += Number(value) * { ms: 0.001, s: 1, m: 60, h: 3600 }[unit as "ms" | "s" | "m" | "h"];
+      }
+    }
+  }
+  return seconds;
+}
+
+interface BatchResult {
+  output: string;
+  counts: TestCounts;
+}
+
+async function runBatch(files: string[]): Promise<BatchResult> {
+  const child = spawn(process.execPath, ["test", "-A", "--no-check", ...files], {
+    stdio: ["ignore", "pipe", "pipe"],
+    // Without colours, so that the summary and the timings can be read from the output.
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const done = exited(child);
+  let output = "";
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => output += text);
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => output += text);
+  const { code, signal } = await done;
+  const counts = parseSummary(output);
+  if (counts === undefined || (code !== 0 && counts.failed === 0)) {
+    // No summary, or a failing exit with none failed: the run itself broke (a crash, a module that did not load).
+    const reason = `deno test ${files.join(" ")} ended with ${signal ?? `exit ${code}`} and no failing test`;
+    return {
+      output: `${output}\n${reason}\n`,
+      counts: { passed: counts?.passed ?? 0, passedSteps: 0, failed: 1, failedSteps: 0, ignored: 0 },
+    };
+  }
+  return { output, counts };
+}
+
+/** Runs the test files under `roots` in `jobs` queues; resolves with the summed counts. */
+export async function runSuite(roots: readonly string[], jobs: number): Promise<TestCounts> {
+  const files = (await Promise.all(roots.map(testFiles))).flat();
+  const times = await lastTimes();
+  const sizes = new Map(await Promise.all(files.map(async (f) => [f, (await stat(f)).size] as const)));
+  // A file never timed weighs what its size suggests (a second per 4 KB), so new files are not all put last.
+  const weight = (file: string) => times[file] ?? sizes.get(file)! / 4096;
+  const batches = planBatches(files, weight, jobs);
+  const total: TestCounts = { passed: 0, passedSteps: 0, failed: 0, failedSteps: 0, ignored: 0 };
+  const failedBatches: string[][] = [];
+  const worker = async () => {
+    for (let batch = batches.shift(); batch !== undefined; batch = batches.shift()) {
+      const result = await runBatch(batch);
+      process.stdout.write(result.output.endsWith("\n") ? result.output : `${result.output}\n`);
+      for (const key of Object.keys(total) as (keyof TestCounts)[]) total[key] += result.counts[key];
+      if (result.counts.failed > 0) failedBatches.push(batch);
+      Object.assign(times, fileSeconds(result.output));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  await writeFile(TIMES_FILE, JSON.stringify(times, null, 1)).catch(() => {});
+  if (failedBatches.length > 0) {
+    console.log(`\nFailures are in the output of: ${failedBatches.map((b) => b.join(" ")).join("; ")}`);
+  }
+  return total;
+}
+
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf("--jobs");
+  const jobs = at >= 0 ? Number(args[at + 1]) : TEST_JOBS;
+  const roots = args.filter((_, i) => i !== at && i !== at + 1);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    console.error("usage: run_tests.ts [--jobs N] [file or folder ...]");
+    process.exit(2);
+  }
+  const started = performance.now();
+  const counts = await runSuite(roots.length > 0 ? roots : ["tests"], jobs);
+  console.log(`\n${formatSummary(counts, (performance.now() - started) / 1000)}`);
+  process.exit(counts.failed > 0 ? 1 : 0);
+}

@@ -1,0 +1,89 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { fileSeconds, formatSummary, isTestFileName, parseSummary, planBatches } from "../../scripts/run_tests.ts";
+import { exited } from "../_exited.ts";
+
+const hasDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../scripts/run_tests.ts");
+
+test("the summary line reads back what deno test printed, steps and ignored included", { timeout: 10_000 }, () => {
+  assert.deepEqual(parseSummary("x\nok | 378 passed (1673 steps) | 0 failed | 2 ignored (19m12s)\n"), {
+    passed: 378,
+    passedSteps: 1673,
+    failed: 0,
+    failedSteps: 0,
+    ignored: 2,
+  });
+  assert.deepEqual(parseSummary("FAILED | 11 passed | 1 failed (3 steps) (2s)"), {
+    passed: 11,
+    passedSteps: 0,
+    failed: 1,
+    failedSteps: 3,
+    ignored: 0,
+  });
+  assert.equal(parseSummary("error: Module not found"), undefined);
+  const counts = { passed: 5, passedSteps: 7, failed: 1, failedSteps: 1, ignored: 0 };
+  assert.equal(formatSummary(counts, 75), "FAILED | 5 passed (7 steps) | 1 failed (1 step) (1m15s)");
+  assert.deepEqual(parseSummary(formatSummary(counts, 75)), counts);
+});
+
+test("test files are named as deno test finds them", { timeout: 10_000 }, () => {
+  for (const name of ["a_test.ts", "a.test.mjs", "test.ts", "x_y_test.tsx"]) assert.ok(isTestFileName(name), name);
+  for (const name of ["_helpers.ts", "latest.ts", "a_test.json", "contest.ts"]) assert.ok(!isTestFileName(name), name);
+});
+
+test("each file's seconds are summed from its test lines", { timeout: 10_000 }, () => {
+  const output = [
+    "running 2 tests from ./tests/a_test.ts",
+    "one ... ok (2s)",
+    "two ... FAILED (1m3s)",
+    "running 1 test from ./tests/b_test.ts",
+    "three ... ok (250ms)",
+  ].join("\n");
+  assert.deepEqual(fileSeconds(output), { "tests/a_test.ts": 65, "tests/b_test.ts": 0.25 });
+});
+
+test("batches take every file once, longest first, and shrink to single files", { timeout: 10_000 }, () => {
+  const weights: Record<string, number> = { a: 60, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 30, j: 1 };
+  const batches = planBatches(Object.keys(weights), (f) => weights[f], 2);
+  assert.deepEqual(batches.flat().sort(), Object.keys(weights).sort());
+  assert.deepEqual(batches[0], ["a"]);
+  assert.deepEqual(batches[1], ["i"]);
+  assert.equal(batches.at(-1)!.length, 1);
+});
+
+test("a real run: the queues' counts add up and a failing file fails the run", {
+  skip: !hasDeno && "runs deno test",
+  timeout: 120_000,
+}, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "toolfence-run-tests-"));
+  try {
+    const body = (ok: boolean) =>
+      `import { test } from "node:test";\nimport assert from "node:assert/strict";\n` +
+      `test("passes", { timeout: 5000 }, () => assert.ok(true));\n` +
+      `test("${ok ? "passes too" : "fails"}", { timeout: 5000 }, () => assert.ok(${ok}));\n`;
+    await writeFile(path.join(dir, "one_test.ts"), body(true));
+    await writeFile(path.join(dir, "two_test.ts"), body(true));
+    await writeFile(path.join(dir, "three_test.ts"), body(false));
+    await writeFile(path.join(dir, "helper.ts"), "export const x = 1;\n");
+    const child = spawn(process.execPath, ["run", "-A", script, "--jobs", "2", dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const done = exited(child);
+    let output = "";
+    child.stdout!.setEncoding("utf8").on("data", (t: string) => output += t);
+    child.stderr!.setEncoding("utf8").on("data", (t: string) => output += t);
+    const { code } = await done;
+    assert.equal(code, 1, output);
+    assert.deepEqual(parseSummary(output), { passed: 5, passedSteps: 0, failed: 1, failedSteps: 0, ignored: 0 });
+    assert.match(output, /Failures are in the output of: .*three_test\.ts/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
