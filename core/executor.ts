@@ -38,6 +38,7 @@ import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_r
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { tracedCall } from "./telemetry.ts";
+import { inCallScope } from "./_call_scope.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -152,15 +153,16 @@ export function executeCall<T>(
   rawArgs: unknown,
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
-  // An OpenTelemetry span around the whole call (skipped without an SDK).
-  return tracedCall(name, options.callId, () => {
-    try {
-      const result = executeCallSteps(env, session, name, rawArgs, options);
-      return result instanceof Promise ? result : Promise.resolve(result);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  });
+  // An OpenTelemetry span around the whole call (skipped without an SDK), in the call's scope (for its questions).
+  return inCallScope({ tool: name, callId: options.callId }, () =>
+    tracedCall(name, options.callId, () => {
+      try {
+        const result = executeCallSteps(env, session, name, rawArgs, options);
+        return result instanceof Promise ? result : Promise.resolve(result);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }));
 }
 
 // The steps up to the first attempt answer without a promise where nothing waits (no hooks, no approval, a
