@@ -257,6 +257,8 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
         headers: { origin, ...headers },
         redirect: "manual",
       });
+    // A person's token opens nothing at the MCP endpoint.
+    await assert.rejects(connect(mcp.url, ALICE_PERSON), /401|nauthorized/);
     const agent = await post("/login", { token: ALICE_AGENT });
     assert.equal(agent.status, 401);
     assert.match(await agent.text(), /agent&#39;s token/);

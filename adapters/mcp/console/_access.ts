@@ -41,8 +41,10 @@ export class ConsoleAccess {
   /** The identity of a console token, or why it is refused. */
   async identify(token: string): Promise<Identity | string> {
     let identity: Identity | undefined;
-    if (this.#tokens) identity = await this.#tokens.identify(token);
-    else {
+    if (this.#tokens) {
+      // An agent's token is told apart from an unknown one, so that the person learns why.
+      identity = await this.#tokens.identify(token, "console") ?? await this.#tokens.identify(token, "tools");
+    } else {
       try {
         identity = await this.#jwt!.identify(token, "console");
       } catch (error) {
