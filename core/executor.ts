@@ -153,16 +153,29 @@ export function executeCall<T>(
   rawArgs: unknown,
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
-  // An OpenTelemetry span around the whole call (skipped without an SDK), in the call's scope (for its questions).
-  return inCallScope({ tool: name, callId: options.callId }, () =>
-    tracedCall(name, options.callId, () => {
-      try {
-        const result = executeCallSteps(env, session, name, rawArgs, options);
-        return result instanceof Promise ? result : Promise.resolve(result);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }));
+  // In the call's scope when the host shows which call asks (see `_call_scope.ts`): it costs about a microsecond.
+  if (session.host.showsCall === true) {
+    return inCallScope({ tool: name, callId: options.callId }, () => tracedSteps(env, session, name, rawArgs, options));
+  }
+  return tracedSteps(env, session, name, rawArgs, options);
+}
+
+// The steps in an OpenTelemetry span around the whole call (skipped without an SDK).
+function tracedSteps<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  name: string,
+  rawArgs: unknown,
+  options: CallOptions<T>,
+): Promise<ToolResult> {
+  return tracedCall(name, options.callId, () => {
+    try {
+      const result = executeCallSteps(env, session, name, rawArgs, options);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  });
 }
 
 // The steps up to the first attempt answer without a promise where nothing waits (no hooks, no approval, a

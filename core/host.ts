@@ -109,4 +109,10 @@ export interface Host {
   ): Promise<ChoiceOutcome<T>>;
   /** Asks a yes/no question. */
   confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
+  /**
+   * Whether this host shows which tool and call ask (`about.tool`,
+   * `about.callId`). Only then does the pipeline keep track of the call in
+   * flight for its questions, which costs about a microsecond a call.
+   */
+  readonly showsCall?: boolean;
 }

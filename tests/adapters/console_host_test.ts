@@ -104,6 +104,35 @@ describe("the console host", () => {
     assert.deepEqual(queue.pending("alice"), []);
   });
 
+  test("a call whose time runs out while its question waits ends as timed out, and the question leaves", {
+    timeout: 30_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-console-timeout-"));
+    const queue = new MemoryQuestionQueue();
+    const session = new Session({ workspace: dir, host: consoleHost(queue, "alice"), sandbox: "off" });
+    try {
+      await writeFile(join(dir, "notes.txt"), "one\n");
+      const asked = new Promise<void>((resolve) => {
+        const stop = queue.watch("alice", () => {
+          if (queue.pending("alice").length > 0) stop(), resolve();
+        });
+      });
+      const result = new ToolBox().withDefaults("fs").call(
+        session,
+        "write_file",
+        { path: "notes.txt", content: "two\n" },
+        { timeoutMs: 1_500 },
+      );
+      await asked;
+      const ended = await result;
+      assert.equal(ended.status, "timed_out");
+      assert.deepEqual(queue.pending("alice"), []);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("with elicitation: the first answer that counts wins and the other question is withdrawn", {
     timeout: 10_000,
   }, async () => {

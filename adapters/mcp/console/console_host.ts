@@ -107,6 +107,7 @@ export function consoleHost(queue: QuestionQueue, tenant: string, options: Conso
 
   return {
     tenant,
+    showsCall: true,
     choose<T extends string>(request: ChoiceRequest<T>, signal?: AbortSignal): Promise<ChoiceOutcome<T>> {
       const elicitation = options.elicitation;
       return ask<T>(
