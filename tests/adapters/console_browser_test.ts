@@ -161,6 +161,30 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
     }
   });
 
+  test("a write's question shows the change as a diff", { timeout: 90_000 }, async () => {
+    const [context, page] = await signIn(ALICE_PERSON);
+    const client = await connect(mcp.url, ALICE_AGENT);
+    try {
+      await writeFile(join(dir, "tenants", "alice", "plan.txt"), "step one\nstep two\n");
+      const call = client.callTool({
+        name: "write_file",
+        arguments: { path: "plan.txt", content: "step one\nstep 2\n" },
+      });
+      const diff = page.locator("article.question .diff");
+      await diff.waitFor();
+      assert.deepEqual(await diff.locator(".del").allInnerTexts(), ["-step two"]);
+      assert.deepEqual(await diff.locator(".add").allInnerTexts(), ["+step 2"]);
+      assert.match(await page.locator("article.question").innerText(), /Tool\s+write_file/);
+      await shot(page, "console-write.png");
+      await page.getByRole("button", { name: "Allow this time only" }).click();
+      assert.equal((await call).isError, undefined);
+      assert.equal(await readFile(join(dir, "tenants", "alice", "plan.txt"), "utf8"), "step one\nstep 2\n");
+    } finally {
+      await client.close();
+      await context.close();
+    }
+  });
+
   test("another tenant's person neither sees nor answers the question", { timeout: 90_000 }, async () => {
     const [aliceContext, alicePage] = await signIn(ALICE_PERSON);
     const [bobContext, bobPage] = await signIn(BOB_PERSON);
@@ -226,10 +250,13 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
       assert.equal(await page.locator(".timeline svg circle").count() > 0, true);
       await page.getByLabel("Tool").selectOption("write_file");
       await page.getByRole("button", { name: "Filter" }).click();
-      const rows = page.locator("tbody tr");
-      assert.equal(await rows.count(), 1);
+      // The calls of write_file, and the decisions made during them (the write question's).
+      const kinds = await page.locator("tbody tr td:nth-child(3)").allInnerTexts();
+      assert.ok(kinds.includes("write_file") && kinds.every((k) => k === "write_file" || k === "write"), String(kinds));
       await shot(page, "console-audit.png");
-      await rows.first().getByRole("link", { name: "write_file" }).click();
+      const row = page.locator("tbody tr", { hasText: "notes.txt" });
+      assert.equal(await row.count(), 1);
+      await row.getByRole("link", { name: "write_file" }).click();
       const main = await page.locator("main").innerText();
       assert.match(main, /Filesystem changes/);
       assert.match(main, /notes\.txt\s+created/);

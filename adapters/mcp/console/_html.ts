@@ -36,15 +36,17 @@ ${body}
 /** A unified diff of `before` and `after`, each line marked for its colour. */
 export function diffBlock(name: string, before: string | undefined, after: string, label: string): string {
   const patch = createTwoFilesPatch(
-    before === undefined ? "/dev/null" : `a/${name}`,
-    `b/${name}`,
+    before === undefined ? "/dev/null" : name,
+    name,
     before ?? "",
     after,
     undefined,
     undefined,
     { context: 3 },
   );
-  const lines = patch.split("\n").slice(2).filter((line) => line !== "" && !line.startsWith("\\"));
+  const lines = patch.split("\n").filter((line) =>
+    line !== "" && !line.startsWith("\\") && !line.startsWith("====") && !line.startsWith("Index: ")
+  );
   const shown = lines.map((line) => {
     const kind = line.startsWith("+") && !line.startsWith("+++")
       ? "add"
