@@ -52,11 +52,13 @@ import { loadMcpModule } from "./cli/mcp_module.ts";
 import { VERSION } from "./cli/version.ts";
 import {
   applyToolSettings,
+  auditFileOf,
   auditFor,
   groupTools,
   sandboxFor,
   saveRuleFor,
   sessionPolicy,
+  tenantOfHost,
 } from "./cli/session_policy.ts";
 import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
 
@@ -75,6 +77,8 @@ const HTTP_SERVE_ARGS = {
   "max-concurrent-calls": { type: "string" },
   "calls-per-minute": { type: "string" },
   "idle-minutes": { type: "string" },
+  console: { type: "string" },
+  "console-token-file": { type: "string" },
 } as const;
 
 const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of stdio):
@@ -92,6 +96,9 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --max-concurrent-calls N calls one session may have in flight (default 16)
   --calls-per-minute N     calls one token may start a minute (default 600)
   --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
+  --console HOST:PORT      also serve the web console there: a person answers the questions and reads the
+                           audit (docs/console.md); questions wait there and in the client's elicitation
+  --console-token-file F   the console's tokens, entries with "scopes":["console"] alone (default: --token-file)
 Scopes: tools:read (tools that only read), tools:write (tools that change files), tools:commands (run programs).`;
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
@@ -342,12 +349,16 @@ async function serve(args: string[]): Promise<number> {
   const workdir = workspaceDir(values.workspace, "serve");
   const files = await sessionPolicy(workdir, policyFiles(values));
   const box = sessionToolbox(values.groups, "serve", files.settings, values["read-only"]);
-  const audit = auditFor(box, values.audit, files.settings);
+  // With the console, each record names its tenant (the console shows each tenant its own).
+  const audit = auditFor(box, values.audit, files.settings, values.console === undefined ? undefined : tenantOfHost);
   // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
   const sandbox = sandboxFor(sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
   const capabilities = capabilitiesOf(values.capabilities);
   if (values.http !== undefined && values.scratch) throw new UsageProblem("--scratch works with stdio only", "serve");
+  if (values.console !== undefined && values.http === undefined) {
+    throw new UsageProblem("--console works with --http (the console serves the HTTP sessions' questions)", "serve");
+  }
   if (values.http !== undefined) {
     const { runHttpServe, HttpUsageError } = await loadMcpModule();
     try {
@@ -370,6 +381,9 @@ async function serve(args: string[]): Promise<number> {
         maxConcurrentCalls: values["max-concurrent-calls"],
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],
+        console: values.console,
+        consoleTokenFile: values["console-token-file"],
+        auditFile: auditFileOf(values.audit, files.settings),
         policy: {
           ...(capabilities ? { capabilities } : {}),
           rules: files.rules,

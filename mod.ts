@@ -70,6 +70,7 @@ export {
   type ListOptions,
   MemoryArtifactStore,
   type ProgressEvent,
+  type QuestionSubject,
   toModelText,
   type Tool,
   tool,

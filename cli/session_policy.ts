@@ -137,15 +137,33 @@ export function applyToolSettings(tools: readonly AnyTool[], settings: PolicySet
  *
  * Requires `--allow-write` for the log's folder.
  */
-export function auditFor(box: ToolBox, flag: string | undefined, settings: PolicySettings): AuditLog | undefined {
-  const file = flag ?? settings.audit.file;
+export function auditFor(
+  box: ToolBox,
+  flag: string | undefined,
+  settings: PolicySettings,
+  tenantOf?: (session: object) => string | undefined,
+): AuditLog | undefined {
+  const file = auditFileOf(flag, settings);
   if (file === undefined) return undefined;
   const audit = new AuditLog({
-    file: path.resolve(file),
+    file,
+    ...(tenantOf ? { tenantOf } : {}),
     ...(settings.audit.maxBytes ? { maxBytes: settings.audit.maxBytes } : {}),
     redactor: new Redactor({ names: settings.audit.redact }),
   });
   return audit.attach(box);
+}
+
+/** The audit log's file, absolute: `--audit FILE`, else the files' `audit.file`; undefined when neither names one. */
+export function auditFileOf(flag: string | undefined, settings: PolicySettings): string | undefined {
+  const file = flag ?? settings.audit.file;
+  return file === undefined ? undefined : path.resolve(file);
+}
+
+/** The tenant of a session whose host serves one tenant (the web console's host), for the audit. */
+export function tenantOfHost(session: object): string | undefined {
+  const tenant = (session as { host?: { tenant?: unknown } }).host?.tenant;
+  return typeof tenant === "string" ? tenant : undefined;
 }
 
 /**

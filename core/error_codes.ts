@@ -35,6 +35,7 @@ export type ErrorCode =
   | "outside_directory"
   | "fence_denied"
   | "permission_denied"
+  | "question_unanswered"
   | "path_changed"
   | "path_unresolvable"
   | "symlink_loop"
@@ -208,6 +209,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     permission_denied: {
       meaning: "The write-permission or command policy refused the operation, or a person denied it.",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+    },
+    question_unanswered: {
+      meaning: "A question waited in the web console and no person answered it in time; nothing was done.",
       kind: "policy",
       status: "skipped",
       recoverable: false,

@@ -38,6 +38,7 @@ import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_r
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { tracedCall } from "./telemetry.ts";
+import { inCallScope } from "./_call_scope.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -152,7 +153,21 @@ export function executeCall<T>(
   rawArgs: unknown,
   options: CallOptions<T> = {},
 ): Promise<ToolResult> {
-  // An OpenTelemetry span around the whole call (skipped without an SDK).
+  // In the call's scope when the host shows which call asks (see `_call_scope.ts`): it costs about a microsecond.
+  if (session.host.showsCall === true) {
+    return inCallScope({ tool: name, callId: options.callId }, () => tracedSteps(env, session, name, rawArgs, options));
+  }
+  return tracedSteps(env, session, name, rawArgs, options);
+}
+
+// The steps in an OpenTelemetry span around the whole call (skipped without an SDK).
+function tracedSteps<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  name: string,
+  rawArgs: unknown,
+  options: CallOptions<T>,
+): Promise<ToolResult> {
   return tracedCall(name, options.callId, () => {
     try {
       const result = executeCallSteps(env, session, name, rawArgs, options);

@@ -31,6 +31,31 @@ export interface ChoiceOption<T extends string = string> {
   label: string;
 }
 
+/**
+ * What a question is about, for a host that shows more than the message (a
+ * web console): the call, the command or path, the rule that asked, the
+ * policy's reasons, and for a write the text before and after. Every field is
+ * optional; the message alone must still say everything a person needs.
+ */
+export interface QuestionSubject {
+  /** The tool whose call asks (filled in by the session from the call in flight). */
+  tool?: string;
+  /** That call's id. */
+  callId?: string;
+  /** The command line asked about. */
+  command?: string;
+  /** The real path asked about. */
+  path?: string;
+  /** The rule that asked, as `policy explain` describes it. */
+  rule?: string;
+  /** The policy's reasons, as `policy explain` gives them. */
+  reasons?: readonly string[];
+  /** For a write: the file's text now (absent for a new file or one too large or not text). */
+  before?: string;
+  /** For a write: the text it would have. */
+  after?: string;
+}
+
 /** A question with a fixed set of answers. */
 export interface ChoiceRequest<T extends string = string> {
   /** Short heading, e.g. `Write permission`. */
@@ -45,6 +70,8 @@ export interface ChoiceRequest<T extends string = string> {
   requirePerson?: boolean;
   /** Whether a free-text answer outside `options` is accepted. */
   allowExtra?: boolean;
+  /** What the question is about, for hosts that show it. */
+  about?: QuestionSubject;
 }
 
 /** A yes/no question. */
@@ -57,6 +84,8 @@ export interface ConfirmRequest {
   defaultChoice: boolean;
   /** Never answer automatically; only a person may answer. */
   requirePerson?: boolean;
+  /** What the question is about, for hosts that show it. */
+  about?: QuestionSubject;
 }
 
 /**
@@ -80,4 +109,10 @@ export interface Host {
   ): Promise<ChoiceOutcome<T>>;
   /** Asks a yes/no question. */
   confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
+  /**
+   * Whether this host shows which tool and call ask (`about.tool`,
+   * `about.callId`). Only then does the pipeline keep track of the call in
+   * flight for its questions, which costs about a microsecond a call.
+   */
+  readonly showsCall?: boolean;
 }

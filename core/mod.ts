@@ -29,6 +29,7 @@ export {
   type ChoiceSource,
   type ConfirmRequest,
   type Host,
+  type QuestionSubject,
 } from "./host.ts";
 export { type Fence } from "./fence.ts";
 export { type ArtifactRef, isToolResult, toModelText, type ToolResult, type ToolStatus } from "./result.ts";

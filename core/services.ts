@@ -102,6 +102,8 @@ export interface AuthorizeOptions {
    * a folder it defaults to the folder itself.
    */
   tree?: string;
+  /** For a write: the text the file would have, shown to a person asked about it (as a diff). */
+  proposed?: string;
 }
 
 /** How shell commands are confined by the OS. */

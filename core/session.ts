@@ -9,7 +9,8 @@
  */
 
 import { readFile } from "node:fs/promises";
-import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "./host.ts";
+import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host, QuestionSubject } from "./host.ts";
+import { currentCallScope } from "./_call_scope.ts";
 import { type ArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
 import { checkImage, type DeferredImage } from "./images.ts";
 import type { ProgressEvent } from "./context.ts";
@@ -205,7 +206,7 @@ export class SessionBase {
     if (this.autoConfirm && !request.requirePerson) {
       return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
     }
-    return this.host.choose(request, signal);
+    return this.host.choose(withCall(request), signal);
   }
 
   /**
@@ -234,7 +235,7 @@ export class SessionBase {
     if (this.autoConfirm && !request.requirePerson) {
       return Promise.resolve({ choice: request.defaultChoice, source: "auto" });
     }
-    return this.host.confirm(request, signal);
+    return this.host.confirm(withCall(request), signal);
   }
 
   /**
@@ -329,4 +330,11 @@ export class SessionBase {
     }
     if (errors.length > 0) throw new AggregateError(errors, "Some session cleanups failed");
   }
+}
+
+// The question with the call it is asked from, for hosts that show it (see `_call_scope.ts`).
+function withCall<R extends { about?: QuestionSubject }>(request: R): R {
+  const call = currentCallScope();
+  if (call === undefined || request.about?.tool !== undefined) return request;
+  return { ...request, about: { ...request.about, tool: call.tool, ...(call.callId ? { callId: call.callId } : {}) } };
 }

@@ -383,7 +383,7 @@ export class Policy {
     }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
       (target.existed ? undefined : await this.#protectedAncestor(real, area));
-    if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal);
+    if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal, options.proposed);
     if (area === "temp") return;
     if (kind === "mkdir") return;
     if (this.state.isWriteGranted(real)) return;
@@ -391,6 +391,7 @@ export class Policy {
     const outcome = await this.#asker.choose<WriteChoice>({
       title: "Write permission",
       message: `The agent wants to ${VERBS[kind]} ${shown} (${real}). Allow?`,
+      about: { path: real, ...await writeTexts(real, target.existed, options.proposed) },
       options: [
         {
           value: "grant",
@@ -628,6 +629,7 @@ export class Policy {
     action: Exclude<WriteAction, "write">,
     guarded: string,
     signal: AbortSignal | undefined,
+    proposed: string | undefined,
   ): Promise<void> {
     const what = guarded === this.workspace.relative(real) ? shown : `${shown} (it touches ${guarded})`;
     const outcome = await this.#asker.choose<"once" | "deny">({
@@ -640,6 +642,11 @@ export class Policy {
       ],
       defaultChoice: "deny",
       requirePerson: true,
+      about: {
+        path: real,
+        reasons: [`${guarded} is a protected path`],
+        ...await writeTexts(real, (await lstatOf(real)).existed, proposed),
+      },
     }, signal);
     // Only a person's yes counts, whatever the asker did with requirePerson.
     const yes = outcome.choice === "once" && outcome.source === "user";
@@ -699,4 +706,26 @@ function denied(path: string, action: WriteAction, why: string): ToolError {
       details: { path, action },
     },
   );
+}
+
+// The largest file whose text a write question shows (as a diff).
+const MAX_SHOWN_TEXT = 256 * 1024;
+
+// A write question's texts: the file's text now (when it is a text file small enough) and the text it would have.
+async function writeTexts(
+  real: string,
+  existed: boolean,
+  proposed: string | undefined,
+): Promise<{ before?: string; after?: string }> {
+  if (proposed === undefined || proposed.length > MAX_SHOWN_TEXT) return {};
+  if (!existed) return { after: proposed };
+  try {
+    const info = await fsp.lstat(real);
+    if (!info.isFile() || info.size > MAX_SHOWN_TEXT) return {};
+    const before = new TextDecoder("utf-8", { fatal: true }).decode(await fsp.readFile(real));
+    return { before, after: proposed };
+  } catch {
+    // Not text, or gone: the question shows no diff.
+    return {};
+  }
 }

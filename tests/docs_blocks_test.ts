@@ -52,6 +52,7 @@ const BLOCK_TIMEOUT_MS = 150_000;
 const ILLUSTRATIVE: Record<string, number> = {
   "README.md": 2,
   "docs/adapters.md": 12,
+  "docs/console.md": 1,
   "docs/http.md": 1,
   "docs/install.md": 3,
   "docs/policy.md": 1,

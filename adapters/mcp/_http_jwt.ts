@@ -7,7 +7,7 @@
 
 import { createHash } from "node:crypto";
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
-import { knownScopes } from "./_http_scopes.ts";
+import { ALL_SCOPES, CONSOLE_SCOPE, knownScopes } from "./_http_scopes.ts";
 import type { Identity } from "./_http_tokens.ts";
 
 /** Options of {@linkcode JwtVerifier}. */
@@ -72,8 +72,12 @@ export class JwtVerifier {
     this.#keys = createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
   }
 
-  /** The identity a valid token gives; throws {@linkcode TokenRefused} otherwise. */
-  async identify(token: string): Promise<Identity> {
+  /**
+   * The identity a valid token gives; throws {@linkcode TokenRefused}
+   * otherwise. `for: "tools"` (the MCP endpoint) needs a tool scope,
+   * `for: "console"` the console scope.
+   */
+  async identify(token: string, purpose: "tools" | "console" = "tools"): Promise<Identity> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.#keys, {
@@ -92,7 +96,10 @@ export class JwtVerifier {
       throw new TokenRefused(`the token has no ${claim} claim to name its tenant`);
     }
     const scopes = knownScopes(payload.scope ?? payload.scp);
-    if (scopes.length === 0) {
+    if (purpose === "console" && !scopes.includes(CONSOLE_SCOPE)) {
+      throw new TokenRefused("the token does not grant the console scope", "insufficient_scope");
+    }
+    if (purpose === "tools" && !scopes.some((scope) => ALL_SCOPES.includes(scope))) {
       throw new TokenRefused("the token grants none of tools:read, tools:write, tools:commands", "insufficient_scope");
     }
     const tenant = tenantName(subject);

@@ -14,7 +14,7 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { ALL_SCOPES, type Scope, SCOPES } from "./_http_scopes.ts";
+import { ALL_SCOPES, CONSOLE_SCOPE, type Scope, SCOPES } from "./_http_scopes.ts";
 
 /** Who a token belongs to and what it may do. */
 export interface Identity {
@@ -147,8 +147,12 @@ export class TokenFile {
     return this.#checking;
   }
 
-  /** The identity of `token`, or undefined when no entry holds it. */
-  async identify(token: string): Promise<Identity | undefined> {
+  /**
+   * The identity of `token`, or undefined when no entry holds it or it is not
+   * for this use: `tools` (the MCP endpoint) needs a tool scope, `console`
+   * the console scope.
+   */
+  async identify(token: string, purpose: "tools" | "console" = "tools"): Promise<Identity | undefined> {
     await this.#fresh();
     const presented = sha256(token);
     let found: Entry | undefined;
@@ -157,6 +161,10 @@ export class TokenFile {
       if (timingSafeEqual(entry.hash, presented) && !found) found = entry;
     }
     if (!found) return undefined;
+    const fits = purpose === "console"
+      ? found.scopes.includes(CONSOLE_SCOPE)
+      : found.scopes.some((scope) => ALL_SCOPES.includes(scope));
+    if (!fits) return undefined;
     const { hash: _hash, ...identity } = found;
     return identity;
   }

@@ -32,7 +32,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolBox } from "@toolfence/core";
+import type { Host, ToolBox } from "@toolfence/core";
 import { Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
@@ -97,6 +97,11 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
   drainMs?: number;
   /** Serve with `node:http` even under Deno. */
   platform?: "deno" | "node";
+  /**
+   * The host of a tenant's sessions, given the session's elicitation host
+   * (e.g. the web console's `consoleHost`); default `host`, else elicitation.
+   */
+  hostFor?: (tenant: string, elicitation: Host) => Host;
 }
 
 /** A server serving over HTTP. */
@@ -224,6 +229,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     idleTimeoutMs: _i,
     drainMs: _d,
     platform,
+    hostFor,
     ...serverOptions
   } = options;
 
@@ -293,7 +299,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   async function openSession(identity: Identity, request: Request): Promise<OpenSession> {
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
-    const served = createMcpServer(toolboxFor(identity.scopes), { ...serverOptions, workspace });
+    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation) : serverOptions.host;
+    const served = createMcpServer(toolboxFor(identity.scopes), { ...serverOptions, host, workspace });
     const open = {} as OpenSession;
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => crypto.randomUUID(),

@@ -7,11 +7,12 @@
  */
 
 import process from "node:process";
-import type { ToolBox } from "@toolfence/core";
+import type { Host, ToolBox } from "@toolfence/core";
 import type { SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
 import type { McpServerOptions } from "./server.ts";
+import type { ConsoleServer } from "./console/serve_console.ts";
 
 /** A problem with the command line; main.ts reports it as a usage error. */
 export class HttpUsageError extends Error {
@@ -57,6 +58,12 @@ export interface HttpCliValues {
   callsPerMinute?: string;
   /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
+  /** `--console HOST:PORT`: also serve the web console there; the sessions' questions wait in it. */
+  console?: string;
+  /** `--console-token-file FILE`: the console's tokens (entries with the `console` scope alone); default `--token-file`. */
+  consoleTokenFile?: string;
+  /** The audit log the console shows (`--audit` or the files' `audit.file`). */
+  auditFile?: string;
   /** The policy files' rules and settings, and the model's capabilities, for every session (see `McpServerOptions`). */
   policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision" | "capabilities">;
 }
@@ -148,10 +155,12 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   if (!tokens && !jwt && !values.noAuth) {
     throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");
   }
+  const webConsole = values.console === undefined ? undefined : await startConsole(values, tokens, jwt);
   let server;
   try {
-    server = await serveHttp(toolbox, options);
+    server = await serveHttp(toolbox, { ...options, ...(webConsole ? { hostFor: webConsole.hostFor } : {}) });
   } catch (error) {
+    await webConsole?.server.close();
     throw new HttpUsageError((error as Error).message);
   }
   const stop = (signal: string) => void server.shutdown(`the server received ${signal}`);
@@ -160,6 +169,49 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   process.on("SIGHUP", () => void tokens?.reload());
   // Said once the signals are handled, so that whoever waits for it may send them.
   process.stderr.write(`toolfence: serving MCP on ${server.url.href}\n`);
+  if (webConsole) process.stderr.write(`toolfence: serving the console on ${webConsole.server.url.href}\n`);
   await server.closed;
+  await webConsole?.server.close();
   return 0;
+}
+
+// `--console`: the web console, loaded only then (it brings Hono), with its own tokens.
+async function startConsole(
+  values: HttpCliValues,
+  mcpTokens: TokenFile | undefined,
+  jwt: JwtVerifier | undefined,
+): Promise<{ server: ConsoleServer; hostFor: (tenant: string, elicitation: Host) => Host }> {
+  let address: { hostname: string; port: number };
+  try {
+    address = parseHttpAddress(values.console!);
+  } catch (error) {
+    throw new HttpUsageError(`--console: ${(error as Error).message}`);
+  }
+  let tokens = mcpTokens;
+  if (values.consoleTokenFile) {
+    try {
+      tokens = await TokenFile.open(values.consoleTokenFile);
+    } catch (error) {
+      throw new HttpUsageError(`--console-token-file: ${(error as Error).message}`);
+    }
+  }
+  if (!tokens && !jwt) {
+    throw new HttpUsageError("--console needs console tokens: --console-token-file, --token-file or --oauth-issuer");
+  }
+  const { consoleHost, MemoryQuestionQueue, serveConsole } = await import("./console/mod.ts");
+  const queue = new MemoryQuestionQueue();
+  let server: ConsoleServer;
+  try {
+    server = await serveConsole({
+      ...address,
+      queue,
+      ...(tokens ? { tokens } : { jwt }),
+      auditFile: values.auditFile,
+      allowedHosts: values.allowedHosts,
+      allowedOrigins: values.allowedOrigins,
+    });
+  } catch (error) {
+    throw new HttpUsageError(`--console: ${(error as Error).message}`);
+  }
+  return { server, hostFor: (tenant, elicitation) => consoleHost(queue, tenant, { elicitation }) };
 }

@@ -72,8 +72,12 @@ import {
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
-  /** Who answers the policy's questions; default the client's user, through elicitation. */
-  host?: Host;
+  /**
+   * Who answers the policy's questions; default the client's user, through
+   * elicitation. A function receives that elicitation host, to ask it too
+   * (as the web console's host does).
+   */
+  host?: Host | ((elicitation: Host) => Host);
   /** Server name in the `initialize` answer. Default `toolfence`. */
   name?: string;
   /** Server version in the `initialize` answer. */
@@ -269,7 +273,9 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   const session = new Session({
     ...sessionOptions,
     capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,
-    host: host ?? elicitationHost(server, { timeoutMs: elicitationTimeoutMs, answers: elicitationAnswers }),
+    host: typeof host === "object" ? host : (host ?? ((elicitation) => elicitation))(
+      elicitationHost(server, { timeoutMs: elicitationTimeoutMs, answers: elicitationAnswers }),
+    ),
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
   session.hooks.before.push(refuseLoneSurrogates);

@@ -5,7 +5,7 @@
  *
  * A call record: `time`, `type: "call"`, `session`, `callId`, `tool`,
  * `arguments`, `status`, `errorCode`, `error`, `output` (cut to a length),
- * `filesChanged`, `durationMs`. A decision record: `time`, `type: "decision"`,
+ * `filesChanged`, `durationMs`. Both carry `tenant` when `tenantOf` names one. A decision record: `time`, `type: "decision"`,
  * `session`, `callId` (when one call of the session was running), `kind`
  * (`command`, `path`, `write`, `connection`), `subject`, `decision`, `answeredBy`
  * (`person`, `client` for an MCP elicitation answer, `auto` for an automatic
@@ -68,6 +68,8 @@ export interface AuditLogOptions {
   redactor?: Redactor;
   /** The longest output kept in a call record, in characters (default 2,000). */
   maxOutputChars?: number;
+  /** The tenant a session serves, written as `tenant` in its records (the web console shows each tenant its own). */
+  tenantOf?: (session: object) => string | undefined;
 }
 
 /** What the audit log needs of a toolbox: its call hooks. */
@@ -175,7 +177,13 @@ export class AuditLog {
   decision(session: object, event: PolicyDecisionEvent): void {
     const running = this.#inFlight.get(session);
     const callId = running?.size === 1 ? [...running.keys()][0] : undefined;
-    this.record({ type: "decision", session: this.sessionId(session), ...(callId ? { callId } : {}), ...event });
+    this.record({
+      type: "decision",
+      session: this.sessionId(session),
+      ...this.#tenant(session),
+      ...(callId ? { callId } : {}),
+      ...event,
+    });
   }
 
   /** Hooks the log into a toolbox: every call is recorded when it ends. */
@@ -201,6 +209,7 @@ export class AuditLog {
       this.record({
         type: "call",
         session: this.sessionId(session),
+        ...this.#tenant(session),
         ...(typeof r.callId === "string" ? { callId: r.callId } : {}),
         tool: r.toolName,
         arguments: args ?? {},
@@ -213,6 +222,11 @@ export class AuditLog {
       });
     });
     return this;
+  }
+
+  #tenant(session: object): { tenant?: string } {
+    const tenant = this.#options.tenantOf?.(session);
+    return tenant === undefined ? {} : { tenant };
   }
 
   /** Closes the file. */

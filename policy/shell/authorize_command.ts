@@ -375,6 +375,13 @@ export async function authorizeCommand(
     throw denied(command, "it needs confirmation and nobody can be asked in this session", check, assessment);
   }
   const savable = options.saveRule && !prompt.requirePerson ? savablePattern(check) : undefined;
+  // What a console shows beside the question: policy explain's rule and reasons.
+  const asking = decided.rules.rule;
+  const about = {
+    command,
+    ...(asking ? { rule: describeRule(asking) } : {}),
+    reasons: [decided.reason, ...check.reasons.filter((reason) => reason !== decided.reason)],
+  };
   let answer;
   try {
     if (savable !== undefined) {
@@ -387,6 +394,7 @@ export async function authorizeCommand(
           { value: "deny", label: "Deny" },
         ],
         defaultChoice: prompt.defaultChoice ? "once" : "deny",
+        about,
       }, signal);
       if (chosen.choice === "save" && chosen.source === "user") {
         await options.saveRule!.save(savable);
@@ -394,7 +402,7 @@ export async function authorizeCommand(
       }
       answer = { choice: chosen.choice !== "deny", source: chosen.source };
     } else {
-      answer = await options.asker.confirm(prompt, signal);
+      answer = await options.asker.confirm({ ...prompt, about }, signal);
     }
   } catch (error) {
     // A host with nobody to ask refuses; say so with the command's reasons.

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { JwtVerifier, tenantName } from "../../adapters/mcp/http.ts";
+import { MemoryQuestionQueue, serveConsole } from "../../adapters/mcp/console/mod.ts";
 import { connect, type Harness, INIT, raw, startServer, textOf } from "./_http_harness.ts";
 
 const ISSUER = "https://auth.example.test";
@@ -17,6 +18,7 @@ describe("OAuth resource server", () => {
   let sign: (claims: Record<string, unknown>, options?: { exp?: string | number; aud?: string }) => Promise<string>;
   let foreignSign: typeof sign;
   let resource: string;
+  let verifier: JwtVerifier;
 
   before(async () => {
     const { publicKey, privateKey } = await generateKeyPair("RS256");
@@ -40,9 +42,10 @@ describe("OAuth resource server", () => {
         .sign(key);
     sign = make(privateKey, "k1");
     foreignSign = make(other.privateKey, "k1");
+    verifier = new JwtVerifier({ issuer: ISSUER, jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`, resource });
     h = await startServer([], {
       tokens: undefined,
-      jwt: new JwtVerifier({ issuer: ISSUER, jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`, resource }),
+      jwt: verifier,
       resourceUrl: resource,
     });
   });
@@ -122,5 +125,37 @@ describe("OAuth resource server", () => {
     assert.match(tenantName("user@example.com"), /^h-[0-9a-f]{32}$/);
     const hashed = tenantName("a/b");
     assert.notEqual(tenantName(hashed), hashed);
+  });
+
+  test("the web console signs in a person's JWT (console scope alone) and refuses an agent's", {
+    timeout: 60_000,
+  }, async () => {
+    const web = await serveConsole({ port: 0, queue: new MemoryQuestionQueue(), jwt: verifier });
+    try {
+      const login = (token: string) =>
+        fetch(new URL("/login", web.url), {
+          method: "POST",
+          body: new URLSearchParams({ token }),
+          headers: { origin: web.url.origin },
+          redirect: "manual",
+        });
+      const person = await login(await sign({ sub: "alice", scope: "console" }));
+      assert.equal(person.status, 303);
+      await person.body?.cancel();
+      const agent = await login(await sign({ sub: "alice", scope: "tools:read console" }));
+      assert.equal(agent.status, 401);
+      assert.match(await agent.text(), /agent&#39;s token/);
+      const neither = await login(await sign({ sub: "alice", scope: "tools:read" }));
+      assert.equal(neither.status, 401);
+      assert.match(await neither.text(), /console scope/);
+      // And a console-only JWT opens nothing at the MCP endpoint.
+      const init = await raw(h.server.url, {
+        body: INIT,
+        headers: { authorization: `Bearer ${await sign({ sub: "alice", scope: "console" })}` },
+      });
+      assert.equal(init.status, 403);
+    } finally {
+      await web.close();
+    }
   });
 });

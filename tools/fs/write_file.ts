@@ -112,7 +112,7 @@ export const writeFileTool: Tool<WriteFileArgs> = tool({
     }
     const real = target.path;
     await checkExpectedHash(ctx.policy.files, target, path, expected_sha256);
-    await ctx.policy.files.authorize(target, "write", ctx.signal);
+    await ctx.policy.files.authorize(target, "write", ctx.signal, { proposed: content });
     await ctx.policy.files.locked([target], async () => {
       // The person may have taken a while to answer, and another write of this file
       // may have landed meanwhile: the file must still be what was checked.

@@ -1,0 +1,28 @@
+/**
+ * The web console (`@toolfence/adapters/console`): a page where a person
+ * answers the questions waiting for a person, per tenant, and reads the
+ * audit log. `toolfence serve --http ... --console HOST:PORT` runs it beside
+ * the MCP server; {@linkcode consoleHost} and {@linkcode serveConsole} are the
+ * same as a library.
+ *
+ * @example
+ * ```ts
+ * import { consoleHost, MemoryQuestionQueue } from "@toolfence/adapters/console";
+ * const queue = new MemoryQuestionQueue();
+ * const host = consoleHost(queue, "alice");
+ * console.log(host.tenant); // alice
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type AnswerRefusal,
+  MemoryQuestionQueue,
+  type PendingQuestion,
+  type QuestionInit,
+  type QuestionOption,
+  type QuestionQueue,
+} from "./question_queue.ts";
+export { type ConsoleHost, consoleHost, type ConsoleHostOptions } from "./console_host.ts";
+export { type ConsoleServeOptions, type ConsoleServer, serveConsole } from "./serve_console.ts";
