@@ -43,7 +43,8 @@ export const RELAY_CONSTANTS = [
 ] as const;
 
 /** Prints {@linkcode RELAY_CONSTANTS} in order, space-separated (for `perl -e`). */
-export const PROBE_PERL = "use Socket qw(:DEFAULT IPPROTO_TCP TCP_NODELAY); use Fcntl; use Errno qw(EAGAIN EINTR); print join(' ', " +
+export const PROBE_PERL =
+  "use Socket qw(:DEFAULT IPPROTO_TCP TCP_NODELAY); use Fcntl; use Errno qw(EAGAIN EINTR); print join(' ', " +
   RELAY_CONSTANTS.join(", ") + ");";
 
 /** The program, for `perl -e`. Arguments: the constants, the port, the socket's path, the command's argv. */
