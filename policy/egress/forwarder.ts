@@ -47,18 +47,23 @@ export type Forwarder =
 
 const found = new Map<string, Promise<string | undefined>>();
 
-// The path of an executable `name` on the PATH or in the usual places, looked up once per process.
-function findProgram(name: string): Promise<string | undefined> {
+// Where a program the server itself runs is looked for: system folders only. The PATH may lead into the workspace
+// (`npm run` puts node_modules/.bin first), where a command could plant a `perl` that the probe would run outside
+// the sandbox. socat only ever runs inside it, so it is looked for on the PATH too.
+const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/local/bin"];
+
+// The path of an executable `name` (on the PATH too when `onPath`) or in the system folders, looked up once per process.
+function findProgram(name: string, onPath: boolean): Promise<string | undefined> {
   let lookup = found.get(name);
   if (lookup === undefined) {
     lookup = (async () => {
       let searchPath = "";
       try {
-        searchPath = process.env.PATH ?? "";
+        if (onPath) searchPath = process.env.PATH ?? "";
       } catch {
-        // Without env access only the usual places are tried.
+        // Without env access only the system folders are tried.
       }
-      const dirs = [...searchPath.split(":").filter((d) => path.isAbsolute(d)), "/usr/bin", "/usr/local/bin", "/bin"];
+      const dirs = [...searchPath.split(":").filter((d) => path.isAbsolute(d)), ...SYSTEM_DIRS];
       for (const file of dirs.map((d) => path.join(d, name))) {
         try {
           const info = await fsp.stat(file);
@@ -88,12 +93,14 @@ function findProgram(name: string): Promise<string | undefined> {
  * ```
  */
 export function findSocat(): Promise<string | undefined> {
-  return findProgram("socat");
+  return findProgram("socat", true);
 }
 
 /**
  * The relay sandboxed commands get: `perl` (resident, preferred) where it is
- * installed and answers the constants' probe, else `socat`, else `undefined`:
+ * installed in a system folder (`/usr/bin`, `/bin`, `/usr/local/bin`: the
+ * server runs it once to probe the constants, so never from a PATH that may
+ * lead into a workspace) and answers the probe, else `socat`, else `undefined`:
  * sandboxed commands then get no network at all. Looked up once per process.
  *
  * Requires `--allow-read` of the folders, `--allow-env=PATH`, `--allow-run` of perl.
@@ -107,7 +114,7 @@ export function findSocat(): Promise<string | undefined> {
  */
 export function findForwarder(): Promise<Forwarder | undefined> {
   forwarderFound ??= (async () => {
-    const perl = await findProgram("perl");
+    const perl = await findProgram("perl", false);
     const constants = perl === undefined ? undefined : await probeConstants(perl);
     if (perl !== undefined && constants !== undefined) return { kind: "perl", path: perl, constants };
     const socat = await findSocat();
@@ -122,7 +129,8 @@ let forwarderFound: Promise<Forwarder | undefined> | undefined;
 function probeConstants(perl: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     try {
-      execFile(perl, ["-e", PROBE_PERL], { timeout: 10_000 }, (error, stdout) => {
+      // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
+      execFile(perl, ["-e", PROBE_PERL], { timeout: 10_000, env: {}, cwd: "/" }, (error, stdout) => {
         const numbers = stdout.trim().split(" ");
         const valid = !error && numbers.length === RELAY_CONSTANTS.length && numbers.every((n) => /^\d+$/.test(n));
         resolve(valid ? numbers.join(" ") : undefined);

@@ -2,14 +2,16 @@
 // (the resident Perl relay, socat), under real bubblewrap: many connections at
 // once, each 1 MB intact, through the proxy's unix socket; the command keeps
 // its stdout and its exit status; a destination the proxy refuses gets the
-// proxy's 403 through the relay.
+// proxy's 403 through the relay. And the perl the server runs (once, to probe
+// the constants) is never one a PATH leads to, nor one a PERL5LIB feeds.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
@@ -93,5 +95,32 @@ describe("the relay inside the sandbox", { timeout: 150_000 }, () => {
         await rm(dir, { recursive: true, force: true });
       }
     });
+  }
+});
+
+test("the server never runs a perl or a Perl module found through PATH or PERL5LIB", {
+  timeout: 60_000,
+  skip: !("Deno" in globalThis) ? "starts a fresh deno process" : chosen?.kind !== "perl" ? "no system perl" : false,
+}, async () => {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-relay-path-")));
+  try {
+    // A planted perl and a planted Socket.pm: either leaves a mark when run or loaded.
+    const planted = join(dir, "perl");
+    await writeFile(planted, `#!/bin/sh\ntouch ${join(dir, "perl-ran")}\nexit 1\n`);
+    await chmod(planted, 0o755);
+    await writeFile(join(dir, "Socket.pm"), `package Socket; open(my $f, ">", "${join(dir, "module-loaded")}"); 1;\n`);
+    const forwarder = new URL("../../../policy/egress/forwarder.ts", import.meta.url).href;
+    const out = execFileSync(process.execPath, [
+      "eval",
+      `const { findForwarder } = await import(${JSON.stringify(forwarder)}); ` +
+      `console.log(JSON.stringify(await findForwarder()));`,
+    ], { cwd: dir, env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, PERL5LIB: dir }, encoding: "utf8" });
+    const found = JSON.parse(out.trim().split("\n").at(-1)!);
+    assert.equal(found.kind, "perl");
+    assert.notEqual(found.path, planted);
+    assert.match(found.constants, /^\d+( \d+)+$/);
+    assert.deepEqual((await readdir(dir)).sort(), ["Socket.pm", "perl"]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });
