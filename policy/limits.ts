@@ -409,7 +409,7 @@ export async function limitCommand(
   const { cgroup, rlimits, taskWatch } = await mechanism();
   const kernel = { ...limits };
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
-    ? await commandGroup(cgroup.root, kernel)
+    ? commandGroup(cgroup.root, kernel)
     : undefined;
   const browser = options.profile === "browser";
   const prefix = limitPrefix(rlimits, group, kernel, { withMemory: !browser, withCpu: !browser });

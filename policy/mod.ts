@@ -85,7 +85,7 @@ export {
   type JudgeTarget,
   startEgressProxy,
 } from "./egress/proxy.ts";
-export { findSocat, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
+export { findForwarder, findSocat, type Forwarder, proxyEnvironment, type SandboxProxy } from "./egress/forwarder.ts";
 export {
   bubblewrapPath,
   type BubblewrapStatus,

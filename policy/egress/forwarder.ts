@@ -1,22 +1,27 @@
 /**
  * The one way out of a sandbox's network namespace: inside, where only `lo`
- * exists, `socat` listens on 127.0.0.1:PORT and relays every connection to
+ * exists, a relay listens on 127.0.0.1:PORT and passes every connection to
  * the egress proxy's unix socket, bound into the sandbox from the host. The
- * command starts only once the forwarder listens (read from
- * `/proc/net/tcp`, which shows the namespace's own sockets), so its first
- * connection cannot race the forwarder.
+ * command starts only once the relay listens, so its first connection cannot
+ * race it.
  *
- * socat and not a program of ours: it is one small process per sandbox
- * (a few hundred KiB), starts in about a millisecond, and is what the
- * sandbox runtime behind Claude Code uses for the same relay; a forwarder in
- * JavaScript would cost a runtime start (tens of milliseconds, tens of MiB)
- * per command.
+ * The relay is a resident Perl program of ours where `perl` is installed
+ * (`policy/egress/_relay.ts`: one process for all of a command's
+ * connections; perl-base is part of every Debian and Ubuntu system), else
+ * `socat` (what the sandbox runtime behind Claude Code uses), which forks a
+ * child per connection: on a loaded machine that fork costs tens of
+ * milliseconds per connection, more than a 1 MB download itself. Either
+ * starts in milliseconds; a relay in JavaScript would cost a runtime start
+ * (tens of milliseconds, tens of MiB) per command. The relay decides
+ * nothing: the proxy on the host judges every connection.
  *
  * @module
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
+import { execFile } from "node:child_process";
+import { PROBE_PERL, RELAY_CONSTANTS, RELAY_PERL } from "./_relay.ts";
 
 /** Where the proxy's socket is bound inside the sandbox (the private /tmp, so nothing of the host's is shadowed). */
 export const SANDBOX_PROXY_SOCKET = "/tmp/.toolfence-egress.sock";
@@ -27,13 +32,52 @@ export interface SandboxProxy {
   socket: string;
   /** The port inside the sandbox where the forwarder listens on 127.0.0.1. */
   port: number;
-  /** The `socat` that forwards (see {@linkcode findSocat}). */
-  socat: string;
+  /** The program that relays (see {@linkcode findForwarder}). */
+  forwarder: Forwarder;
 }
 
-const SOCAT_LOCATIONS = ["/usr/bin/socat", "/usr/local/bin/socat", "/bin/socat"];
+/**
+ * The relay inside the sandbox: the resident Perl relay (with this system's
+ * socket constants, probed once, so that the relay loads no Perl module), or
+ * socat (a process per connection).
+ */
+export type Forwarder =
+  | { kind: "perl"; path: string; constants: string }
+  | { kind: "socat"; path: string };
 
-let socatFound: Promise<string | undefined> | undefined;
+const found = new Map<string, Promise<string | undefined>>();
+
+// Where a program the server itself runs is looked for: system folders only. The PATH may lead into the workspace
+// (`npm run` puts node_modules/.bin first), where a command could plant a `perl` that the probe would run outside
+// the sandbox. socat only ever runs inside it, so it is looked for on the PATH too.
+const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/local/bin"];
+
+// The path of an executable `name` (on the PATH too when `onPath`) or in the system folders, looked up once per process.
+function findProgram(name: string, onPath: boolean): Promise<string | undefined> {
+  let lookup = found.get(name);
+  if (lookup === undefined) {
+    lookup = (async () => {
+      let searchPath = "";
+      try {
+        if (onPath) searchPath = process.env.PATH ?? "";
+      } catch {
+        // Without env access only the system folders are tried.
+      }
+      const dirs = [...searchPath.split(":").filter((d) => path.isAbsolute(d)), ...SYSTEM_DIRS];
+      for (const file of dirs.map((d) => path.join(d, name))) {
+        try {
+          const info = await fsp.stat(file);
+          if (info.isFile() && (info.mode & 0o111) !== 0) return file;
+        } catch {
+          // not here
+        }
+      }
+      return undefined;
+    })();
+    found.set(name, lookup);
+  }
+  return lookup;
+}
 
 /**
  * The path of `socat` (on the PATH or in the usual places), or `undefined`
@@ -49,30 +93,57 @@ let socatFound: Promise<string | undefined> | undefined;
  * ```
  */
 export function findSocat(): Promise<string | undefined> {
-  socatFound ??= (async () => {
-    let searchPath = "";
-    try {
-      searchPath = process.env.PATH ?? "";
-    } catch {
-      // Without env access only the usual places are tried.
-    }
-    const dirs = searchPath.split(":").filter((d) => path.isAbsolute(d));
-    for (const file of [...dirs.map((d) => path.join(d, "socat")), ...SOCAT_LOCATIONS]) {
-      try {
-        const info = await fsp.stat(file);
-        if (info.isFile() && (info.mode & 0o111) !== 0) return file;
-      } catch {
-        // not here
-      }
-    }
-    return undefined;
-  })();
-  return socatFound;
+  return findProgram("socat", true);
 }
 
-// $1 the port, $2 the socket, then the command. A forwarder that dies or
+/**
+ * The relay sandboxed commands get: `perl` (resident, preferred) where it is
+ * installed in a system folder (`/usr/bin`, `/bin`, `/usr/local/bin`: the
+ * server runs it once to probe the constants, so never from a PATH that may
+ * lead into a workspace) and answers the probe, else `socat`, else `undefined`:
+ * sandboxed commands then get no network at all. Looked up once per process.
+ *
+ * Requires `--allow-read` of the folders, `--allow-env=PATH`, `--allow-run` of perl.
+ *
+ * @example
+ * ```ts
+ * import { findForwarder } from "@toolfence/policy";
+ * const forwarder = await findForwarder();
+ * console.log(forwarder ? `${forwarder.kind} at ${forwarder.path}` : "no egress for sandboxed commands");
+ * ```
+ */
+export function findForwarder(): Promise<Forwarder | undefined> {
+  forwarderFound ??= (async () => {
+    const perl = await findProgram("perl", false);
+    const constants = perl === undefined ? undefined : await probeConstants(perl);
+    if (perl !== undefined && constants !== undefined) return { kind: "perl", path: perl, constants };
+    const socat = await findSocat();
+    return socat === undefined ? undefined : { kind: "socat", path: socat };
+  })();
+  return forwarderFound;
+}
+
+let forwarderFound: Promise<Forwarder | undefined> | undefined;
+
+// The relay's constants as perl prints them, or undefined when perl lacks its modules or may not run.
+function probeConstants(perl: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    try {
+      // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
+      execFile(perl, ["-e", PROBE_PERL], { timeout: 10_000, env: {}, cwd: "/" }, (error, stdout) => {
+        const numbers = stdout.trim().split(" ");
+        const valid = !error && numbers.length === RELAY_CONSTANTS.length && numbers.every((n) => /^\d+$/.test(n));
+        resolve(valid ? numbers.join(" ") : undefined);
+      });
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+// socat's: $1 the port, $2 the socket, then the command. A forwarder that dies or
 // does not listen within ~3000 looks ends the sandbox with 125 and a reason.
-const LAUNCHER = [
+const SOCAT_LAUNCHER = [
   `"$0" -b 262144 TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:"$2" </dev/null >/dev/null 2>&1 &`,
   "f=$!",
   `p=$(printf %04X "$1")`,
@@ -91,10 +162,15 @@ const LAUNCHER = [
 /**
  * The argv that starts the forwarder inside the sandbox and then `argv`
  * (exec'd, so it keeps the process's place and exit status). `shell` is the
- * POSIX shell inside.
+ * POSIX shell inside (socat's launcher needs one; the Perl relay execs the
+ * command itself).
  */
 export function forwarderArgv(proxy: SandboxProxy, argv: readonly string[], shell = "/bin/sh"): string[] {
-  return [shell, "-c", LAUNCHER, proxy.socat, String(proxy.port), SANDBOX_PROXY_SOCKET, ...argv];
+  const forwarder = proxy.forwarder;
+  const where = [String(proxy.port), SANDBOX_PROXY_SOCKET];
+  return forwarder.kind === "perl"
+    ? [forwarder.path, "-e", RELAY_PERL, forwarder.constants, ...where, ...argv]
+    : [shell, "-c", SOCAT_LAUNCHER, forwarder.path, ...where, ...argv];
 }
 
 /** The bubblewrap arguments that bind the proxy's socket inside (read-only: connecting needs no write). */

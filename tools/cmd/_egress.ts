@@ -14,7 +14,7 @@ import path from "node:path";
 import type { ToolContext } from "@toolfence/core";
 import {
   bubblewrapPath,
-  findSocat,
+  findForwarder,
   Policy,
   proxyEnvironment,
   type SandboxProxy,
@@ -39,15 +39,15 @@ export interface CommandEgress {
 /**
  * The egress of `command`, or `undefined` when it gets no network: the
  * policy gives commands none, the sandbox is off or does not work here
- * (unsandboxed commands are not confined to begin with), or socat is missing.
+ * (unsandboxed commands are not confined to begin with), or no relay (perl, socat) is installed.
  */
 export async function commandEgress(ctx: ToolContext, command: string): Promise<CommandEgress | undefined> {
   const policy = ctx.policy;
   if (!(policy instanceof Policy) || policy.commandNetwork.mode !== "proxy" || policy.sandbox === "off") {
     return undefined;
   }
-  const [bwrap, socat] = await Promise.all([bubblewrapPath(), findSocat()]);
-  if (bwrap === undefined || socat === undefined) return undefined;
+  const [bwrap, forwarder] = await Promise.all([bubblewrapPath(), findForwarder()]);
+  if (bwrap === undefined || forwarder === undefined) return undefined;
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-egress-"));
   const socket = path.join(dir, "proxy.sock");
   const refusals: string[] = [];
@@ -61,7 +61,7 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
       },
     });
     return {
-      network: { proxy: { socket, port: SANDBOX_PROXY_PORT, socat } },
+      network: { proxy: { socket, port: SANDBOX_PROXY_PORT, forwarder } },
       env: proxyEnvironment(SANDBOX_PROXY_PORT),
       refusals,
       close: () => proxy.close().finally(() => fsp.rm(dir, { recursive: true, force: true })),

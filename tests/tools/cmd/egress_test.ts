@@ -1,7 +1,8 @@
 // Egress of sandboxed commands through the judged proxy, with real processes:
-// bash under bubblewrap in a network namespace with only its loopback, socat
-// relaying to the proxy on the host, npm and curl through the standard proxy
-// variables, every connection judged and recorded.
+// bash under bubblewrap in a network namespace with only its loopback, the
+// relay (perl, else socat) passing connections to the proxy on the host, npm
+// and curl through the standard proxy variables, every connection judged and
+// recorded.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,7 +17,7 @@ import path from "node:path";
 import { Session } from "../../../policy/session.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
-import { findSocat } from "../../../policy/egress/forwarder.ts";
+import { findForwarder } from "../../../policy/egress/forwarder.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
@@ -25,8 +26,8 @@ import { cmdBox } from "./_helpers.ts";
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
-  : await findSocat() === undefined
-  ? "socat is not installed"
+  : await findForwarder() === undefined
+  ? "neither perl nor socat is installed"
   : false;
 const box = cmdBox();
 const MB = 1024 * 1024;
