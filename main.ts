@@ -75,6 +75,7 @@ const HTTP_SERVE_ARGS = {
   "max-concurrent-calls": { type: "string" },
   "calls-per-minute": { type: "string" },
   "idle-minutes": { type: "string" },
+  store: { type: "string" },
 } as const;
 
 const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of stdio):
@@ -92,6 +93,8 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --max-concurrent-calls N calls one session may have in flight (default 16)
   --calls-per-minute N     calls one token may start a minute (default 600)
   --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
+  --store ADDRESS          keep sessions, calls and the audit in a store shared by replicas:
+                           sqlite:PATH or postgres://USER@HOST:PORT/DB (see docs/fleet.md)
 Scopes: tools:read (tools that only read), tools:write (tools that change files), tools:commands (run programs).`;
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
@@ -370,6 +373,7 @@ async function serve(args: string[]): Promise<number> {
         maxConcurrentCalls: values["max-concurrent-calls"],
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],
+        store: values.store ?? files.settings.store,
         policy: {
           ...(capabilities ? { capabilities } : {}),
           rules: files.rules,

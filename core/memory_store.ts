@@ -48,6 +48,7 @@ export class MemoryStore implements Store {
   #artifacts = new Map<string, ArtifactRef[]>();
   #blobs = new Map<string, Uint8Array>();
   #audit: StoredAuditRecord[] = [];
+  #replicas = new Map<string, number>();
 
   createSession(session: StoredSession): Promise<void> {
     if (this.#sessions.has(session.id)) return Promise.reject(new Error(`Session ${session.id} exists already`));
@@ -181,9 +182,14 @@ export class MemoryStore implements Store {
     return Promise.resolve(found?.tenant === tenant ? copy(found) : undefined);
   }
 
-  runningCalls(owner: string): Promise<StoredCall[]> {
+  runningCalls(filter: { owner?: string; sessionId?: string } = {}): Promise<StoredCall[]> {
     return Promise.resolve(
-      copy([...this.#calls.values()].filter((call) => call.owner === owner && call.state === "running")),
+      copy(
+        [...this.#calls.values()].filter((call) =>
+          call.state === "running" && (filter.owner === undefined || call.owner === filter.owner) &&
+          (filter.sessionId === undefined || call.sessionId === filter.sessionId)
+        ),
+      ),
     );
   }
 
@@ -220,6 +226,20 @@ export class MemoryStore implements Store {
 
   artifacts(tenant: string, sessionId: string): Promise<ArtifactRef[]> {
     return Promise.resolve(copy(this.#artifacts.get(`${tenant}\n${sessionId}`) ?? []));
+  }
+
+  heartbeat(replica: string, at: number): Promise<void> {
+    this.#replicas.set(replica, Math.max(at, this.#replicas.get(replica) ?? 0));
+    return Promise.resolve();
+  }
+
+  replicaSeenAt(replica: string): Promise<number | undefined> {
+    return Promise.resolve(this.#replicas.get(replica));
+  }
+
+  forgetReplica(replica: string): Promise<void> {
+    this.#replicas.delete(replica);
+    return Promise.resolve();
   }
 
   appendAudit(tenant: string, record: Record<string, unknown>): Promise<number> {

@@ -94,6 +94,8 @@ export interface StoredCall {
   owner: string;
   /** The tool called. */
   tool: string;
+  /** The SSE stream its answer goes out on (where a client resumes it), or null when not resumable. */
+  streamId: string | null;
   /** When it started. */
   startedAt: number;
   /**
@@ -184,8 +186,8 @@ export interface Store {
   interruptCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean>;
   /** The tenant's call of that session and request id. */
   call(tenant: string, sessionId: string, requestId: string): Promise<StoredCall | undefined>;
-  /** The calls still running on a replica (to account for them when it is gone). */
-  runningCalls(owner: string): Promise<StoredCall[]>;
+  /** The calls still running, of one replica or one session when asked (to account for them when it is gone). */
+  runningCalls(filter?: { owner?: string; sessionId?: string }): Promise<StoredCall[]>;
 
   /** Keeps a late result of a session. */
   recordLateResult(tenant: string, sessionId: string, late: LateResult): Promise<void>;
@@ -202,6 +204,13 @@ export interface Store {
   ): Promise<{ ref: ArtifactRef; bytes: Uint8Array } | undefined>;
   /** The session's artifact references, in the order kept. */
   artifacts(tenant: string, sessionId: string): Promise<ArtifactRef[]>;
+
+  /** Notes that a replica is alive. */
+  heartbeat(replica: string, at: number): Promise<void>;
+  /** When a replica last said it was alive; undefined once it left (or never came). */
+  replicaSeenAt(replica: string): Promise<number | undefined>;
+  /** Notes that a replica left (shut down). */
+  forgetReplica(replica: string): Promise<void>;
 
   /** Appends an audit record (already redacted) and returns its `seq`. */
   appendAudit(tenant: string, record: Record<string, unknown>): Promise<number>;

@@ -75,6 +75,7 @@ function callOf(row: Row): StoredCall {
     tenant: String(row.tenant),
     owner: String(row.owner),
     tool: String(row.tool),
+    streamId: row.stream_id === null ? null : String(row.stream_id),
     startedAt: num(row.started_at),
     state: String(row.state) as StoredCall["state"],
     answer: parsed(row.answer),
@@ -264,10 +265,10 @@ export class SqlStore implements Store {
 
   async startCall(call: StoredCall): Promise<void> {
     await this.#db.run(
-      `INSERT INTO calls (session_id, request_id, tenant, owner, tool, started_at, state, answer, ended_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO calls (session_id, request_id, tenant, owner, tool, stream_id, started_at, state, answer, ended_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (session_id, request_id) DO UPDATE SET tenant = excluded.tenant, owner = excluded.owner,
-         tool = excluded.tool, started_at = excluded.started_at, state = excluded.state, answer = excluded.answer,
+         tool = excluded.tool, stream_id = excluded.stream_id, started_at = excluded.started_at, state = excluded.state, answer = excluded.answer,
          ended_at = excluded.ended_at`,
       [
         call.sessionId,
@@ -275,6 +276,7 @@ export class SqlStore implements Store {
         call.tenant,
         call.owner,
         call.tool,
+        call.streamId,
         call.startedAt,
         call.state,
         call.answer === null ? null : json(call.answer),
@@ -307,11 +309,18 @@ export class SqlStore implements Store {
     return row && callOf(row);
   }
 
-  async runningCalls(owner: string): Promise<StoredCall[]> {
-    const rows = await this.#db.query(
-      "SELECT * FROM calls WHERE owner = ? AND state = 'running' ORDER BY started_at",
-      [owner],
-    );
+  async runningCalls(filter: { owner?: string; sessionId?: string } = {}): Promise<StoredCall[]> {
+    const where = ["state = 'running'"];
+    const params: unknown[] = [];
+    if (filter.owner !== undefined) {
+      where.push("owner = ?");
+      params.push(filter.owner);
+    }
+    if (filter.sessionId !== undefined) {
+      where.push("session_id = ?");
+      params.push(filter.sessionId);
+    }
+    const rows = await this.#db.query(`SELECT * FROM calls WHERE ${where.join(" AND ")} ORDER BY started_at`, params);
     return rows.map(callOf);
   }
 
@@ -359,6 +368,23 @@ export class SqlStore implements Store {
       [tenant, sessionId],
     );
     return rows.map((row) => parsed(row.ref) as ArtifactRef);
+  }
+
+  async heartbeat(replica: string, at: number): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO replicas (id, seen_at) VALUES (?, ?)
+       ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at WHERE replicas.seen_at < excluded.seen_at`,
+      [replica, at],
+    );
+  }
+
+  async replicaSeenAt(replica: string): Promise<number | undefined> {
+    const [row] = await this.#db.query("SELECT seen_at FROM replicas WHERE id = ?", [replica]);
+    return row && num(row.seen_at);
+  }
+
+  async forgetReplica(replica: string): Promise<void> {
+    await this.#db.run("DELETE FROM replicas WHERE id = ?", [replica]);
   }
 
   async appendAudit(tenant: string, record: Record<string, unknown>): Promise<number> {

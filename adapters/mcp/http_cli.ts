@@ -11,6 +11,7 @@ import type { ToolBox } from "@toolfence/core";
 import type { SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
+import { openStore } from "./open_store.ts";
 import type { McpServerOptions } from "./server.ts";
 
 /** A problem with the command line; main.ts reports it as a usage error. */
@@ -57,6 +58,8 @@ export interface HttpCliValues {
   callsPerMinute?: string;
   /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
+  /** `--store ADDRESS` (or the policy file's `store`): `sqlite:PATH` or `postgres://...`, shared by a fleet of replicas. */
+  store?: string;
   /** The policy files' rules and settings, and the model's capabilities, for every session (see `McpServerOptions`). */
   policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision" | "capabilities">;
 }
@@ -148,10 +151,19 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   if (!tokens && !jwt && !values.noAuth) {
     throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");
   }
+  if (values.store !== undefined) {
+    if (values.stateless) throw new HttpUsageError("--store keeps sessions; --stateless has none to keep");
+    try {
+      options.store = await openStore(values.store);
+    } catch (error) {
+      throw new HttpUsageError(`--store: ${(error as Error).message}`);
+    }
+  }
   let server;
   try {
     server = await serveHttp(toolbox, options);
   } catch (error) {
+    await options.store?.close();
     throw new HttpUsageError((error as Error).message);
   }
   const stop = (signal: string) => void server.shutdown(`the server received ${signal}`);
@@ -161,5 +173,6 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   // Said once the signals are handled, so that whoever waits for it may send them.
   process.stderr.write(`toolfence: serving MCP on ${server.url.href}\n`);
   await server.closed;
+  await options.store?.close();
   return 0;
 }

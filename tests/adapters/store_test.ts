@@ -121,6 +121,7 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
         tenant: "acme",
         owner: "replica-1",
         tool: "write_file",
+        streamId: "stream-1",
         startedAt: 1,
         state: "running" as const,
         answer: null,
@@ -128,15 +129,27 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       };
       await store.startCall(call);
       await store.startCall({ ...call, requestId: "8" });
-      assert.deepEqual((await store.runningCalls("replica-1")).map((c) => c.requestId).sort(), ["7", "8"]);
+      assert.deepEqual((await store.runningCalls({ owner: "replica-1" })).map((c) => c.requestId).sort(), ["7", "8"]);
+      assert.deepEqual(await store.runningCalls({ sessionId: "elsewhere" }), []);
+      assert.equal((await store.runningCalls()).length, 2);
       assert.equal(await store.finishCall("s4", "7", { content: [] }, 2), true);
       assert.equal(await store.interruptCall("s4", "7", { lost: true }, 3), false);
       assert.equal(await store.interruptCall("s4", "8", { lost: true }, 3), true);
       assert.equal(await store.finishCall("s4", "8", { content: [] }, 4), false);
       assert.deepEqual((await store.call("acme", "s4", "8"))?.answer, { lost: true });
       assert.equal((await store.call("acme", "s4", "8"))?.state, "interrupted");
+      assert.equal((await store.call("acme", "s4", "8"))?.streamId, "stream-1");
       assert.equal(await store.call("evil", "s4", "7"), undefined);
-      assert.deepEqual(await store.runningCalls("replica-1"), []);
+      assert.deepEqual(await store.runningCalls({ owner: "replica-1" }), []);
+    });
+
+    test("knows a replica alive until it leaves", async () => {
+      assert.equal(await store.replicaSeenAt("replica-9"), undefined);
+      await store.heartbeat("replica-9", 100);
+      await store.heartbeat("replica-9", 50);
+      assert.equal(await store.replicaSeenAt("replica-9"), 100);
+      await store.forgetReplica("replica-9");
+      assert.equal(await store.replicaSeenAt("replica-9"), undefined);
     });
 
     test("keeps late results per session and tenant", async () => {
