@@ -28,7 +28,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { openStore } from "../adapters/mcp/open_store.ts";
 import { postgresMissing, startPostgres } from "../tests/_postgres.ts";
-import { type Replica, startBalancer, startReplica, stopReplica } from "../tests/adapters/_fleet.ts";
+import { type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "../tests/adapters/_fleet.ts";
 import { writeTokens } from "../tests/adapters/_http_harness.ts";
 import { record, sized } from "./_report.ts";
 
@@ -112,24 +112,7 @@ async function load(url: URL, killAfter?: { calls: number; kill: () => Promise<v
 }
 
 async function fleet(dir: string, store: string | undefined, count: number, kill: boolean) {
-  const args = [
-    ...(store ? ["--store", store] : []),
-    "--token-file",
-    join(dir, "tokens.json"),
-    "--tenant-root",
-    join(dir, "tenants"),
-    "--workspace",
-    join(dir, "tenants"),
-    "--temp-dir",
-    join(dir, "tmp"),
-    "--groups",
-    "fs",
-    "--auto-confirm",
-    "--sandbox",
-    "off",
-    "--calls-per-minute",
-    "1000000",
-  ];
+  const args = replicaArgs(dir, store, "--groups", "fs", "--auto-confirm", "--calls-per-minute", "1000000");
   const replicas: Replica[] = await Promise.all(Array.from({ length: count }, () => startReplica(args)));
   const balancer = await startBalancer(replicas);
   try {

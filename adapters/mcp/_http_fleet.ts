@@ -11,6 +11,14 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { makeResult, type Store, type StoredCall, type ToolBox } from "@toolfence/core";
 import { resultMeta } from "./server.ts";
 
+/** Lets the process end while `timer` is still set (under Deno and Node). */
+export function unrefTimer(timer: ReturnType<typeof setInterval>): void {
+  (timer as unknown as { unref?: () => void }).unref?.();
+  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
+    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(timer as unknown as number);
+  }
+}
+
 /** How often a replica says it is alive. */
 export const HEARTBEAT_MS = 1_000;
 /** How long a replica may be silent before its calls are ended as interrupted. */
@@ -159,12 +167,5 @@ export class FleetReplica {
     clearInterval(this.#timer);
     await this.#beat;
     await this.store.forgetReplica(this.id).catch(() => {});
-  }
-}
-
-function unrefTimer(timer: ReturnType<typeof setInterval>): void {
-  (timer as unknown as { unref?: () => void }).unref?.();
-  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
-    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(timer as unknown as number);
   }
 }

@@ -47,7 +47,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
-import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
+import { FleetReplica, StoreEvents, unrefTimer } from "./_http_fleet.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener } from "./_http_listen.ts";
 import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
@@ -157,6 +157,7 @@ interface OpenSession {
 }
 
 const CANCEL_GRACE_MS = 3_000;
+const EXPIRED = "the session expired";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
@@ -339,6 +340,34 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     };
   }
 
+  // A person's "allow from now on" goes to the store too, where every replica's sessions of the tenant read it.
+  function fleetSaveRule(identity: Identity, id: string): McpServerOptions["saveRule"] {
+    const file = serverOptions.saveRule;
+    if (!file) return undefined;
+    return {
+      where: `${file.where} and the fleet's store`,
+      save: async (pattern) => {
+        await file.save(pattern);
+        await fleet!.store.saveGrant({
+          tenant: identity.tenant,
+          kind: "command",
+          subject: pattern,
+          data: { replica: fleet!.id, mcpSession: id },
+          savedAt: Date.now(),
+        });
+      },
+    };
+  }
+
+  // The tenant's saved grants apply to a call however recently another replica saved them.
+  async function applyGrants(open: OpenSession): Promise<void> {
+    const state = open.served.session.state;
+    for (const grant of await fleet!.store.grants(open.identity.tenant)) {
+      if (grant.kind === "command") state.addCommand(grant.subject);
+      else if (grant.kind === "write") state.grantWrite(grant.subject);
+    }
+  }
+
   async function openSession(
     identity: Identity,
     request: Request,
@@ -350,7 +379,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const open = { recorded: new Set(), auditWrites: new Set() } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
-    const served = createMcpServer(box, { ...serverOptions, ...(onDecision ? { onDecision } : {}), workspace });
+    const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
+    const served = createMcpServer(box, {
+      ...serverOptions,
+      ...(onDecision ? { onDecision } : {}),
+      ...(saveRule ? { saveRule } : {}),
+      workspace,
+    });
     open.events = fleet && new StoreEvents(fleet.store, id);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
@@ -446,7 +481,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   function endSession(open: OpenSession, reason: string): Promise<void> {
     open.ended ??= (async () => {
       if (open.id) sessions.delete(open.id);
-      if (open.id && fleet && reason !== SHUTDOWN) await fleet.store.endSession(open.id, Date.now()).catch(report);
+      if (open.id && fleet && reason !== SHUTDOWN) await endStored(open, reason).catch(report);
       transient.delete(open);
       open.served.cancelAll(reason);
       // Cancelled calls still answer (as cancelled) before their streams close.
@@ -459,6 +494,15 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       await open.workspace.dispose().catch(() => {});
     })();
     return open.ended;
+  }
+
+  // A session idle here may live on on the replica that took it over: only its owner ends it in the store by expiry.
+  async function endStored(open: OpenSession, reason: string): Promise<void> {
+    if (reason === EXPIRED) {
+      const stored = await fleet!.store.session(open.identity.tenant, open.id!);
+      if (stored?.owner !== fleet!.id || Date.now() - stored.lastActive <= idleMs) return;
+    }
+    await fleet!.store.endSession(open.id!, Date.now());
   }
 
   async function ownedSession(request: Request, identity: Identity): Promise<OpenSession | Response> {
@@ -583,6 +627,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const refused = checkRequest(open, identity, message);
     if (refused) return refused;
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
+      // Unread, the grants are not applied: the call is judged by what this session knew (never wider).
+      await applyGrants(open).catch(report);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
       const tool = String((message.params as { name?: unknown } | undefined)?.name);
       open.events.claimStream = async (streamId) => {
@@ -666,13 +712,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const open of sessions.values()) {
-      if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, "the session expired");
+      if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, EXPIRED);
     }
   }, Math.max(50, Math.min(idleMs / 4, 30_000)));
-  (sweep as unknown as { unref?: () => void }).unref?.();
-  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
-    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(sweep as unknown as number);
-  }
+  unrefTimer(sweep);
 
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));

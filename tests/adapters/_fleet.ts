@@ -42,6 +42,27 @@ export async function startReplica(args: string[]): Promise<Replica> {
   return { url, child, exit, log: () => stderr };
 }
 
+/**
+ * The arguments of a replica serving the tenants of `dir` (its `tokens.json`,
+ * `tenants/` and `tmp/`) on `store`, without the sandbox, then `extra`.
+ */
+export function replicaArgs(dir: string, store: string | undefined, ...extra: string[]): string[] {
+  return [
+    ...(store ? ["--store", store] : []),
+    "--token-file",
+    join(dir, "tokens.json"),
+    "--tenant-root",
+    join(dir, "tenants"),
+    "--workspace",
+    join(dir, "tenants"),
+    "--temp-dir",
+    join(dir, "tmp"),
+    "--sandbox",
+    "off",
+    ...extra,
+  ];
+}
+
 /** Stops a replica: SIGKILL (as a crash) or SIGTERM (a graceful shutdown); resolves once it has exited. */
 export async function stopReplica(replica: Replica, signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
   replica.child.kill(signal);

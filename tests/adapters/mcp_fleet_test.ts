@@ -13,7 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { openStore } from "@toolfence/adapters/mcp";
-import { type Balancer, type Replica, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
+import { type Balancer, type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
 import { connect, raw, textOf, writeTokens } from "./_http_harness.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 
@@ -34,21 +34,7 @@ describe("a fleet of serve --http replicas on one store", { timeout: 240_000 }, 
     await writeTokens(join(dir, "tokens.json"), [{ token: ACME, tenant: "acme" }, { token: EVIL, tenant: "evil" }]);
     if (!postgresMissing()) cluster = await startPostgres();
     store = cluster?.url ?? `sqlite:${join(dir, "store.db")}`;
-    const args = [
-      "--store",
-      store,
-      "--token-file",
-      join(dir, "tokens.json"),
-      "--tenant-root",
-      join(dir, "tenants"),
-      "--workspace",
-      join(dir, "tenants"),
-      "--temp-dir",
-      join(dir, "tmp"),
-      "--auto-confirm",
-      "--sandbox",
-      "off",
-    ];
+    const args = replicaArgs(dir, store);
     replicas = await Promise.all([startReplica(args), startReplica(args)]);
     balancer = await startBalancer(replicas, "failover");
   }, { timeout: 120_000 });
@@ -88,6 +74,26 @@ describe("a fleet of serve --http replicas on one store", { timeout: 240_000 }, 
     // The session stays one: A, which opened it, still answers it too.
     assert.match(textOf(await client.callTool({ name: "read_file", arguments: { path: "fleet.txt" } })), /written/);
     await client.close();
+  });
+
+  it("applies a grant saved in the store on every replica at once", { timeout: 60_000 }, async () => {
+    const [a, b] = replicas;
+    const onA = await connect(a.url, ACME);
+    const onB = await connect(b.url, ACME);
+    // Nobody can be asked here (no elicitation, no --auto-confirm): a command needing confirmation is refused.
+    const refused = await onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    assert.equal(refused.isError, true, textOf(refused));
+    const shared = await openStore(store, { poolSize: 1 });
+    await shared.saveGrant({ tenant: "acme", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
+    await shared.close();
+    for (const client of [onA, onB]) {
+      const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      assert.equal(allowed.isError, undefined, textOf(allowed));
+    }
+    // Another tenant's grant it is not.
+    const stranger = await connect(b.url, EVIL);
+    assert.equal((await stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } })).isError, true);
+    await Promise.all([onA.close(), onB.close(), stranger.close()]);
   });
 
   it("answers a call whose replica was killed from another, with reconciliationRequired", {
