@@ -21,7 +21,12 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ACME = "acme-token-0123456789";
 const EVIL = "evil-token-0123456789";
 
-describe("a fleet of serve --http replicas on one store", { timeout: 240_000 }, () => {
+const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+describe("a fleet of serve --http replicas on one store", {
+  timeout: 240_000,
+  skip: !IS_DENO && "runs main.ts under Deno",
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), "toolfence-fleet-"));
   let cluster: PostgresCluster | undefined;
   let store = "";
