@@ -79,6 +79,7 @@ const HTTP_SERVE_ARGS = {
   "idle-minutes": { type: "string" },
   console: { type: "string" },
   "console-token-file": { type: "string" },
+  store: { type: "string" },
 } as const;
 
 const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of stdio):
@@ -99,6 +100,8 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --console HOST:PORT      also serve the web console there: a person answers the questions and reads the
                            audit (docs/console.md); questions wait there and in the client's elicitation
   --console-token-file F   the console's tokens, entries with "scopes":["console"] alone (default: --token-file)
+  --store ADDRESS          keep sessions, calls and the audit in a store shared by replicas:
+                           sqlite:PATH or postgres://USER@HOST:PORT/DB (see docs/fleet.md)
 Scopes: tools:read (tools that only read), tools:write (tools that change files), tools:commands (run programs).`;
 
 /** Bad usage: the message says what was wrong; the exit code is 2. */
@@ -384,6 +387,7 @@ async function serve(args: string[]): Promise<number> {
         console: values.console,
         consoleTokenFile: values["console-token-file"],
         auditFile: auditFileOf(values.audit, files.settings),
+        store: values.store ?? files.settings.store,
         policy: {
           ...(capabilities ? { capabilities } : {}),
           rules: files.rules,

@@ -12,11 +12,16 @@ import { CliUsageError, parseCommand } from "./usage.ts";
 
 /** The help of `toolfence audit`. */
 export const AUDIT_HELP = `Usage: toolfence audit FILE [options]
+       toolfence audit --store ADDRESS [options]
 
 Prints the records of an audit log (one JSON object a line), oldest first,
 with the rotated files (FILE.3, FILE.2, FILE.1) before FILE when --rotated is given.
+With --store, prints the records a fleet of serve --http replicas kept in their
+shared store (sqlite:PATH or postgres://USER@HOST:PORT/DB), every replica's.
 
 Options:
+  --store ADDRESS   read the fleet's store instead of a file
+  --tenant NAME     only this tenant's records (with --store)
   --follow          keep printing records as they are written (until interrupted)
   --rotated         read the rotated files too
   --type T          call | decision
@@ -41,6 +46,8 @@ const OPTIONS = {
   since: { type: "string" },
   grep: { type: "string" },
   pretty: { type: "boolean" },
+  store: { type: "string" },
+  tenant: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseCommand<typeof OPTIONS>>["values"];
@@ -93,6 +100,32 @@ class Printer {
   }
 }
 
+/** Prints the store's audit records, following it with --follow. */
+async function printStore(address: string, values: Values): Promise<number> {
+  // Loaded here: only this form of the command needs the store (and, for PostgreSQL, its client).
+  const { openStore } = await import("@toolfence/adapters/mcp");
+  let store;
+  try {
+    store = await openStore(address);
+  } catch (error) {
+    process.stderr.write(`toolfence: the store ${address} cannot be read: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const printer = new Printer(values);
+  let afterSeq = 0;
+  try {
+    do {
+      const records = await store.audit({ tenant: values.tenant, afterSeq });
+      if (records.length > 0) afterSeq = records[records.length - 1].seq;
+      printer.feed(records.map((item) => `${JSON.stringify(item.record)}\n`).join(""));
+      if (values.follow) await sleep(500);
+    } while (values.follow);
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
 function readFrom(file: string, offset: number): { text: string; size: number } {
   const fd = fs.openSync(file, "r");
   try {
@@ -130,6 +163,13 @@ export async function auditCommand(args: string[]): Promise<number> {
     return 0;
   }
   const [file, ...extra] = positionals;
+  if (values.tenant !== undefined && values.store === undefined) {
+    throw new CliUsageError("--tenant reads a store: give --store too", "audit");
+  }
+  if (values.store !== undefined) {
+    if (file !== undefined) throw new CliUsageError("give either a log file or --store, not both", "audit");
+    return await printStore(values.store, values);
+  }
   if (file === undefined) {
     throw new CliUsageError("audit needs the log file, e.g. audit toolfence-audit.jsonl", "audit");
   }

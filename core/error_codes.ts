@@ -126,7 +126,8 @@ export type ErrorCode =
   | "invalid_artifact_ref"
   | "undo_conflict"
   | "undo_unavailable"
-  | "unknown_checkpoint";
+  | "unknown_checkpoint"
+  | "replica_lost";
 
 /**
  * The catalogue, by code.
@@ -724,6 +725,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       kind: "semantic",
       status: "error",
       recoverable: false,
+    },
+    replica_lost: {
+      meaning:
+        "The server replica running the call stopped (was killed or lost) before the call ended; another replica of the fleet answered for it (status `cancelled`, effects unknown).",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
     },
   },
 );

@@ -136,3 +136,14 @@ export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";
+export {
+  type AuditQuery,
+  type Store,
+  type StoredAuditRecord,
+  type StoredCall,
+  type StoredEvent,
+  type StoredGrant,
+  type StoredQuestion,
+  type StoredSession,
+} from "./store.ts";
+export { MemoryStore } from "./memory_store.ts";

@@ -247,7 +247,8 @@ const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
  * Needed by one entry point or one tool only, loaded when used: the AI SDK
  * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
  * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
- * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), TypeScript (`check_syntax`),
+ * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), the PostgreSQL client (`postgres`,
+ * by `serve --http --store postgres://...` only), TypeScript (`check_syntax`),
  * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
  * engine), playwright-core (the `browser` group, which drives the system
  * Chromium).
@@ -263,6 +264,7 @@ const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
   "zod",
   "@modelcontextprotocol/sdk",
   "jose",
+  "postgres",
   "typescript",
   "@vscode/ripgrep",
   "playwright-core",

@@ -17,10 +17,18 @@
  * artifacts, background jobs) and its temp dir; `DELETE`, idle expiry and
  * shutdown end all of it.
  *
+ * With a `store`, the server is one replica of a fleet (see docs/fleet.md):
+ * sessions, the events of their streams, calls and their answers, and the
+ * audit go to the shared store; a replica that gets a request for a session it
+ * does not hold takes it over from the store, and a client resuming a stream
+ * (`Last-Event-ID`) on any replica reads the answers sent on it, or, for a
+ * call whose replica died, an answer saying so.
+ *
  * @module
  */
 
 import { mkdir } from "node:fs/promises";
+import process from "node:process";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -32,13 +40,14 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Host, ToolBox } from "@toolfence/core";
-import { Workspace } from "@toolfence/policy";
+import type { Host, Store, StoredSession, ToolBox } from "@toolfence/core";
+import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
+import { FleetReplica, StoreEvents, unrefTimer } from "./_http_fleet.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener } from "./_http_listen.ts";
 import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
@@ -102,6 +111,10 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
    * (e.g. the web console's `consoleHost`); default `host`, else elicitation.
    */
   hostFor?: (tenant: string, elicitation: Host) => Host;
+  /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
+  store?: Store;
+  /** This replica's name in the store; default a random one. */
+  replicaId?: string;
 }
 
 /** A server serving over HTTP. */
@@ -140,9 +153,18 @@ interface OpenSession {
   answered(): Promise<void>;
   lastActive: number;
   ended?: Promise<void>;
+  /** With a store: the session's events there. */
+  events?: StoreEvents;
+  /** With a store: the calls recorded there and not yet answered, by request id. */
+  recorded: Set<string>;
+  /** With a store: audit records on their way there (a call is answered once its records are kept). */
+  auditWrites: Set<Promise<unknown>>;
 }
 
 const CANCEL_GRACE_MS = 3_000;
+const EXPIRED = "the session expired";
+/** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
+const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
@@ -230,8 +252,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     drainMs: _d,
     platform,
     hostFor,
+    store,
+    replicaId,
     ...serverOptions
   } = options;
+  const fleet = store && !stateless ? new FleetReplica(store, replicaId ?? crypto.randomUUID(), toolbox) : undefined;
+  await fleet?.start();
+  const adopting = new Map<string, Promise<OpenSession | undefined>>();
+  const report = (error: unknown) => process.stderr.write(`toolfence: the store: ${(error as Error)?.message}\n`);
 
   const sessions = new Map<string, OpenSession>();
   const transient = new Set<OpenSession>();
@@ -297,20 +325,98 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return box;
   }
 
-  async function openSession(identity: Identity, request: Request): Promise<OpenSession> {
+  // With a store, each session's calls and decisions are audited there too, with its tenant and MCP session.
+  function storeAudit(open: OpenSession, box: ToolBox, identity: Identity, id: string) {
+    const audit = new AuditLog({
+      onRecord: (record) => {
+        const write = fleet!.store.appendAudit(identity.tenant, {
+          ...record,
+          tenant: identity.tenant,
+          mcpSession: id,
+          replica: fleet!.id,
+        }).catch(report);
+        open.auditWrites.add(write);
+        void write.finally(() => open.auditWrites.delete(write));
+      },
+    }).attach(box);
+    const fileDecision = serverOptions.onDecision;
+    return (session: Session, event: PolicyDecisionEvent) => {
+      fileDecision?.(session, event);
+      audit.decision(session, event);
+    };
+  }
+
+  // A person's "allow from now on" goes to the store too, where every replica's sessions of the tenant read it.
+  function fleetSaveRule(identity: Identity, id: string): McpServerOptions["saveRule"] {
+    const file = serverOptions.saveRule;
+    if (!file) return undefined;
+    return {
+      where: `${file.where} and the fleet's store`,
+      save: async (pattern) => {
+        await file.save(pattern);
+        await fleet!.store.saveGrant({
+          tenant: identity.tenant,
+          kind: "command",
+          subject: pattern,
+          data: { replica: fleet!.id, mcpSession: id },
+          savedAt: Date.now(),
+        });
+      },
+    };
+  }
+
+  // The tenant's saved grants apply to a call however recently another replica saved them.
+  async function applyGrants(open: OpenSession): Promise<void> {
+    const state = open.served.session.state;
+    for (const grant of await fleet!.store.grants(open.identity.tenant)) {
+      if (grant.kind === "command") state.addCommand(grant.subject);
+      else if (grant.kind === "write") state.grantWrite(grant.subject);
+    }
+  }
+
+  async function openSession(
+    identity: Identity,
+    request: Request,
+    initialize?: JSONRPCMessage,
+    adopted?: StoredSession,
+  ): Promise<OpenSession> {
+    const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation) : serverOptions.host;
-    const served = createMcpServer(toolboxFor(identity.scopes), { ...serverOptions, host, workspace });
-    const open = {} as OpenSession;
+    const open = { recorded: new Set(), auditWrites: new Set() } as unknown as OpenSession;
+    const box = toolboxFor(identity.scopes);
+    const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
+    const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
+    const served = createMcpServer(box, {
+      ...serverOptions,
+      host,
+      ...(onDecision ? { onDecision } : {}),
+      ...(saveRule ? { saveRule } : {}),
+      workspace,
+    });
+    open.events = fleet && new StoreEvents(fleet.store, id);
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: stateless ? undefined : () => crypto.randomUUID(),
-      eventStore: stateless ? undefined : new BoundedEventStore(),
+      sessionIdGenerator: stateless ? undefined : () => id,
+      eventStore: stateless ? undefined : open.events ?? new BoundedEventStore(),
       // The checks run before the transport; its own would only repeat them.
       enableDnsRebindingProtection: false,
       maxRequestBodySize: maxBody,
-      onsessioninitialized: (id) => {
+      onsessioninitialized: async (id) => {
         open.id = id;
         sessions.set(id, open);
+        if (fleet && !adopted) {
+          const now = Date.now();
+          await fleet.store.createSession({
+            id,
+            tenant: identity.tenant,
+            generation: 0,
+            owner: fleet.id,
+            createdAt: now,
+            lastActive: now,
+            endedAt: null,
+            data: { initialize },
+          });
+        }
       },
       onsessionclosed: () => void endSession(open, "the client ended the session"),
     });
@@ -337,21 +443,53 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, sendOptions) => {
       const isAnswer = "id" in message && ("result" in message || "error" in message);
+      const recorded = isAnswer && open.recorded.delete(String(message.id));
       try {
+        // An answered call's audit records are kept first: an answer the client saw is never missing from the audit.
+        if (recorded) await Promise.all(open.auditWrites);
         return await send(message, sendOptions);
       } finally {
+        if (recorded) await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
         if (isAnswer) open.release(message.id as RequestId);
       }
     };
     transport.onerror = () => {};
     await served.server.connect(transport);
-    void request;
+    if (adopted) await rebuild(open, adopted, request);
     return open;
+  }
+
+  // A session taken over from another replica: its client's initialize is answered once more, here, so that
+  // the server and the transport stand where the first replica's stood (the answer is dropped).
+  async function rebuild(open: OpenSession, adopted: StoredSession, request: Request): Promise<void> {
+    const initialize = adopted.data.initialize as JSONRPCMessage;
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const post = (body: JSONRPCMessage, extra: Record<string, string> = {}) =>
+      open.transport.handleRequest(
+        new Request(request.url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) }),
+        { parsedBody: body },
+      );
+    await (await post(initialize)).text();
+    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": adopted.id }))
+      .text();
+  }
+
+  function adopt(identity: Identity, id: string, request: Request): Promise<OpenSession | undefined> {
+    let pending = adopting.get(id);
+    if (!pending) {
+      pending = (async () => {
+        const taken = await fleet!.store.takeOverSession(identity.tenant, id, fleet!.id);
+        return taken && await openSession(identity, request, undefined, taken);
+      })().finally(() => adopting.delete(id));
+      adopting.set(id, pending);
+    }
+    return pending;
   }
 
   function endSession(open: OpenSession, reason: string): Promise<void> {
     open.ended ??= (async () => {
       if (open.id) sessions.delete(open.id);
+      if (open.id && fleet && reason !== SHUTDOWN) await endStored(open, reason).catch(report);
       transient.delete(open);
       open.served.cancelAll(reason);
       // Cancelled calls still answer (as cancelled) before their streams close.
@@ -366,15 +504,27 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return open.ended;
   }
 
-  function ownedSession(request: Request, identity: Identity): OpenSession | Response {
+  // A session idle here may live on on the replica that took it over: only its owner ends it in the store by expiry.
+  async function endStored(open: OpenSession, reason: string): Promise<void> {
+    if (reason === EXPIRED) {
+      const stored = await fleet!.store.session(open.identity.tenant, open.id!);
+      if (stored?.owner !== fleet!.id || Date.now() - stored.lastActive <= idleMs) return;
+    }
+    await fleet!.store.endSession(open.id!, Date.now());
+  }
+
+  async function ownedSession(request: Request, identity: Identity): Promise<OpenSession | Response> {
     const id = request.headers.get("mcp-session-id");
     if (!id) return refusal(400, "Bad Request: Mcp-Session-Id header is required");
-    const open = sessions.get(id);
+    let open = sessions.get(id);
+    // A session this replica does not hold may be another's: the store says whose (and it is never another tenant's).
+    if (!open && fleet) open = await adopt(identity, id, request);
     // Another tenant's session is exactly as unknown as a guessed id.
     if (!open || open.identity.tenant !== identity.tenant || open.ended) {
       return refusal(404, "Session not found: it ended, expired, or never existed");
     }
     open.lastActive = Date.now();
+    if (fleet) void fleet.store.touchSession(id, open.lastActive).catch(report);
     return open;
   }
 
@@ -466,23 +616,50 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       if (request.headers.get("mcp-session-id")) {
         return refusal(400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
       }
-      const held = [...sessions.values()].filter((s) => s.identity.tenant === identity.tenant).length;
+      const held = fleet
+        ? await fleet.store.openSessionCount(identity.tenant)
+        : [...sessions.values()].filter((s) => s.identity.tenant === identity.tenant).length;
       if (held >= maxSessions) {
         return refusal(
           429,
           `Too many sessions: a tenant may hold ${maxSessions} open; DELETE the ones it no longer uses`,
         );
       }
-      const open = await openSession(identity, request);
+      const open = await openSession(identity, request, message);
       const response = await open.transport.handleRequest(request, { parsedBody: message });
       if (!open.id) void endSession(open, "the session did not open");
       return response;
     }
-    const open = ownedSession(request, identity);
+    const open = await ownedSession(request, identity);
     if (open instanceof Response) return open;
     const refused = checkRequest(open, identity, message);
     if (refused) return refused;
-    return await open.transport.handleRequest(request, { parsedBody: message });
+    if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
+      // Unread, the grants are not applied: the call is judged by what this session knew (never wider).
+      await applyGrants(open).catch(report);
+      // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
+      const tool = String((message.params as { name?: unknown } | undefined)?.name);
+      open.events.claimStream = async (streamId) => {
+        open.recorded.add(String(message.id));
+        await fleet!.store.startCall({
+          sessionId: open.id!,
+          requestId: String(message.id),
+          tenant: identity.tenant,
+          owner: fleet!.id,
+          tool,
+          streamId,
+          startedAt: Date.now(),
+          state: "running",
+          answer: null,
+          endedAt: null,
+        });
+      };
+    }
+    try {
+      return await open.transport.handleRequest(request, { parsedBody: message });
+    } finally {
+      if (open.events) open.events.claimStream = undefined;
+    }
   }
 
   const handler: Handler = async (request) => {
@@ -516,8 +693,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
             allow: "POST",
           });
         }
-        const open = ownedSession(request, identity);
+        const open = await ownedSession(request, identity);
         if (open instanceof Response) return open;
+        const lastEventId = request.headers.get("last-event-id");
+        if (fleet && request.method === "GET" && lastEventId) {
+          // A resumed stream's calls are first ended (by their replica, or as interrupted): the replay has their answers.
+          const streamId = await fleet.store.eventStream(open.id!, lastEventId);
+          if (streamId) await fleet.settleStream(open.identity.tenant, open.id!, streamId);
+        }
         return await open.transport.handleRequest(request);
       }
       return refusal(405, `Method Not Allowed: ${request.method}`, null, {
@@ -537,13 +720,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const open of sessions.values()) {
-      if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, "the session expired");
+      if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, EXPIRED);
     }
   }, Math.max(50, Math.min(idleMs / 4, 30_000)));
-  (sweep as unknown as { unref?: () => void }).unref?.();
-  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
-    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(sweep as unknown as number);
-  }
+  unrefTimer(sweep);
 
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -554,7 +734,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       clearInterval(sweep);
       const all = [...sessions.values(), ...transient];
       await within(drainMs, Promise.all(all.map((open) => open.answered())));
-      await Promise.all(all.map((open) => endSession(open, reason)));
+      // In a fleet, sessions outlive this replica: the others take them over.
+      await Promise.all(all.map((open) => endSession(open, fleet ? SHUTDOWN : reason)));
+      await fleet?.stop();
       await listener.close();
     })().finally(resolveClosed);
     return stopping;

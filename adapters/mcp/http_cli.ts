@@ -11,6 +11,7 @@ import type { Host, ToolBox } from "@toolfence/core";
 import type { SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
+import { openStore } from "./open_store.ts";
 import type { McpServerOptions } from "./server.ts";
 import type { ConsoleServer } from "./console/serve_console.ts";
 
@@ -64,6 +65,8 @@ export interface HttpCliValues {
   consoleTokenFile?: string;
   /** The audit log the console shows (`--audit` or the files' `audit.file`). */
   auditFile?: string;
+  /** `--store ADDRESS` (or the policy file's `store`): `sqlite:PATH` or `postgres://...`, shared by a fleet of replicas. */
+  store?: string;
   /** The policy files' rules and settings, and the model's capabilities, for every session (see `McpServerOptions`). */
   policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision" | "capabilities">;
 }
@@ -155,12 +158,26 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   if (!tokens && !jwt && !values.noAuth) {
     throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");
   }
-  const webConsole = values.console === undefined ? undefined : await startConsole(values, tokens, jwt);
+  if (values.store !== undefined) {
+    if (values.stateless) throw new HttpUsageError("--store keeps sessions; --stateless has none to keep");
+    try {
+      options.store = await openStore(values.store);
+    } catch (error) {
+      throw new HttpUsageError(`--store: ${(error as Error).message}`);
+    }
+  }
+  const webConsole = values.console === undefined ? undefined : await startConsole(values, tokens, jwt).catch(
+    async (error) => {
+      await options.store?.close();
+      throw error;
+    },
+  );
   let server;
   try {
     server = await serveHttp(toolbox, { ...options, ...(webConsole ? { hostFor: webConsole.hostFor } : {}) });
   } catch (error) {
     await webConsole?.server.close();
+    await options.store?.close();
     throw new HttpUsageError((error as Error).message);
   }
   const stop = (signal: string) => void server.shutdown(`the server received ${signal}`);
@@ -172,6 +189,7 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
   if (webConsole) process.stderr.write(`toolfence: serving the console on ${webConsole.server.url.href}\n`);
   await server.closed;
   await webConsole?.server.close();
+  await options.store?.close();
   return 0;
 }
 

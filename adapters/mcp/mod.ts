@@ -43,3 +43,4 @@ export {
   tokenHash,
 } from "./http.ts";
 export { type HttpCliValues, HttpUsageError, runHttpServe } from "./http_cli.ts";
+export { openStore, type OpenStoreOptions } from "./open_store.ts";

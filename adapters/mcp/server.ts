@@ -161,7 +161,7 @@ function answerInitializeAfterProbe(
  * state, whether someone must look at the workspace before going on, which
  * attempt it was, whether the tool was still running when it was reported).
  */
-function resultMeta(result: ToolResult): Record<string, unknown> {
+export function resultMeta(result: ToolResult): Record<string, unknown> {
   return {
     status: result.status,
     ...(result.errorCode ? { errorKind: result.errorKind, errorCode: result.errorCode } : {}),

@@ -124,6 +124,8 @@ export interface PolicyFile {
   answers?: { elicitation?: "refuse" | "once" | "grant"; save?: "never" | "project" | "user" };
   /** The audit log. */
   audit?: { file?: string; maxBytes?: number; redact?: string[] };
+  /** The store a fleet of `serve --http` replicas shares: `sqlite:PATH` or `postgres://...`. */
+  store?: string;
   /** Decisions the rules must give. */
   examples?: PolicyExample[];
 }
@@ -305,6 +307,12 @@ const FILE = v.strictObject({
       v.description("Names of environment variables, or literal strings, never written to the log."),
     ),
   })),
+  store: v.pipe(
+    v.optional(v.pipe(v.string(), v.regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/))),
+    v.description(
+      "The store `serve --http` replicas share (sessions, calls, the audit): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`; `--store` wins.",
+    ),
+  ),
   examples: v.pipe(
     v.optional(v.array(EXAMPLE)),
     v.description("Decisions the rules must give; checked when the file loads and by `toolfence policy test`."),

@@ -46,6 +46,8 @@ export interface PolicySettings {
   save: "never" | "project" | "user";
   /** The audit log. */
   audit: { file?: string; maxBytes?: number; redact: string[] };
+  /** The store `serve --http` replicas share, from the highest layer that names one. */
+  store?: string;
   /**
    * Host folders the OS sandbox shows read-only besides the system folders,
    * the workspace and the temp dir: every layer's `sandbox.read` and
@@ -111,7 +113,9 @@ export function policySettings(rules: PolicyRules): PolicySettings {
   }
   const maxBytes = first((layer) => layer.config.audit?.maxBytes);
   const allow = first((layer) => layer.config.network?.allow) ?? [];
+  const store = first((layer) => layer.config.store);
   return {
+    ...(store ? { store } : {}),
     ...(sandbox ? { sandbox } : {}),
     ...(timeoutSeconds ? { timeoutSeconds } : {}),
     ...(maxOutputChars ? { maxOutputChars } : {}),

@@ -43,7 +43,7 @@ describe("validation", () => {
     ]);
     assert.deepEqual(problems('{\n  "comands": {}\n}'), [
       't.json:2:3: comands: unknown key "comands"; expected one of: $schema, enforce, override, readOnly, commands, ' +
-      "paths, tools, sandbox, network, answers, audit, examples",
+      "paths, tools, sandbox, network, answers, audit, store, examples",
     ]);
     assert.deepEqual(problems('{ "commands": { "deny": [{ "pattern": "x", "enforc": true }] } }'), [
       't.json:1:44: commands.deny[0].enforc: unknown key "enforc"; expected one of: pattern, enforce, override, reason',

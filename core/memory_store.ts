@@ -1,0 +1,261 @@
+/**
+ * The store kept in one process's memory: the library's default, and what a
+ * single server uses when no database is named.
+ *
+ * @module
+ */
+
+import type { LateResult } from "./late_results.ts";
+import type { ArtifactRef } from "./result.ts";
+import type {
+  AuditQuery,
+  Store,
+  StoredAuditRecord,
+  StoredCall,
+  StoredEvent,
+  StoredGrant,
+  StoredQuestion,
+  StoredSession,
+} from "./store.ts";
+
+// Values go in and come out as copies, as they would through a database: a caller changing a record it
+// read must not change the store.
+const copy = <T>(value: T): T => structuredClone(value);
+
+/**
+ * A {@linkcode Store} in memory: every replica must be this one process.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@toolfence/core";
+ * const store = new MemoryStore();
+ * await store.appendAudit("local", { type: "call", tool: "read_file" });
+ * console.log((await store.audit()).length); // 1
+ * ```
+ */
+export class MemoryStore implements Store {
+  /** Always `memory`. */
+  readonly kind = "memory";
+  #sessions = new Map<string, StoredSession>();
+  #events = new Map<string, (StoredEvent & { seq: number })[]>();
+  #eventSeq = 0;
+  #grants: StoredGrant[] = [];
+  #questions = new Map<string, StoredQuestion>();
+  #calls = new Map<string, StoredCall>();
+  #late = new Map<string, { tenant: string; late: LateResult }[]>();
+  #artifacts = new Map<string, ArtifactRef[]>();
+  #blobs = new Map<string, Uint8Array>();
+  #audit: StoredAuditRecord[] = [];
+  #replicas = new Map<string, number>();
+
+  createSession(session: StoredSession): Promise<void> {
+    if (this.#sessions.has(session.id)) return Promise.reject(new Error(`Session ${session.id} exists already`));
+    this.#sessions.set(session.id, copy(session));
+    return Promise.resolve();
+  }
+
+  session(tenant: string, id: string): Promise<StoredSession | undefined> {
+    const found = this.#sessions.get(id);
+    return Promise.resolve(found?.tenant === tenant ? copy(found) : undefined);
+  }
+
+  openSessionCount(tenant: string): Promise<number> {
+    let count = 0;
+    for (const session of this.#sessions.values()) {
+      if (session.tenant === tenant && session.endedAt === null) count++;
+    }
+    return Promise.resolve(count);
+  }
+
+  takeOverSession(tenant: string, id: string, owner: string): Promise<StoredSession | undefined> {
+    const found = this.#sessions.get(id);
+    if (found?.tenant !== tenant || found.endedAt !== null) return Promise.resolve(undefined);
+    found.generation++;
+    found.owner = owner;
+    return Promise.resolve(copy(found));
+  }
+
+  touchSession(id: string, at: number): Promise<void> {
+    const found = this.#sessions.get(id);
+    if (found) found.lastActive = Math.max(found.lastActive, at);
+    return Promise.resolve();
+  }
+
+  endSession(id: string, at: number): Promise<boolean> {
+    const found = this.#sessions.get(id);
+    if (!found || found.endedAt !== null) return Promise.resolve(false);
+    found.endedAt = at;
+    this.#events.delete(id);
+    return Promise.resolve(true);
+  }
+
+  appendEvent(sessionId: string, streamId: string, message: unknown, keep: number): Promise<string> {
+    const seq = ++this.#eventSeq;
+    let events = this.#events.get(sessionId);
+    if (!events) this.#events.set(sessionId, events = []);
+    events.push({ id: String(seq), seq, streamId, message: copy(message) });
+    if (events.length > keep) events.splice(0, events.length - keep);
+    return Promise.resolve(String(seq));
+  }
+
+  eventStream(sessionId: string, eventId: string): Promise<string | undefined> {
+    return Promise.resolve(this.#events.get(sessionId)?.find((event) => event.id === eventId)?.streamId);
+  }
+
+  eventsAfter(sessionId: string, eventId: string): Promise<{ streamId: string; events: StoredEvent[] } | undefined> {
+    const events = this.#events.get(sessionId) ?? [];
+    const last = events.find((event) => event.id === eventId);
+    if (!last) return Promise.resolve(undefined);
+    const after = events.filter((event) => event.seq > last.seq && event.streamId === last.streamId);
+    return Promise.resolve({
+      streamId: last.streamId,
+      events: after.map(({ id, streamId, message }) => ({ id, streamId, message: copy(message) })),
+    });
+  }
+
+  saveGrant(grant: StoredGrant): Promise<void> {
+    const known = this.#grants.some((g) =>
+      g.tenant === grant.tenant && g.kind === grant.kind && g.subject === grant.subject
+    );
+    if (!known) this.#grants.push(copy(grant));
+    return Promise.resolve();
+  }
+
+  grants(tenant: string): Promise<StoredGrant[]> {
+    return Promise.resolve(copy(this.#grants.filter((grant) => grant.tenant === tenant)));
+  }
+
+  revokeGrant(tenant: string, kind: StoredGrant["kind"], subject: string): Promise<boolean> {
+    const index = this.#grants.findIndex((g) => g.tenant === tenant && g.kind === kind && g.subject === subject);
+    if (index >= 0) this.#grants.splice(index, 1);
+    return Promise.resolve(index >= 0);
+  }
+
+  askQuestion(question: StoredQuestion): Promise<void> {
+    if (this.#questions.has(question.id)) return Promise.reject(new Error(`Question ${question.id} exists already`));
+    this.#questions.set(question.id, copy(question));
+    return Promise.resolve();
+  }
+
+  answerQuestion(tenant: string, id: string, answer: unknown, answeredBy: string, at: number): Promise<boolean> {
+    const found = this.#questions.get(id);
+    if (found?.tenant !== tenant || found.answeredAt !== null) return Promise.resolve(false);
+    Object.assign(found, { answer: copy(answer), answeredBy, answeredAt: at });
+    return Promise.resolve(true);
+  }
+
+  question(tenant: string, id: string): Promise<StoredQuestion | undefined> {
+    const found = this.#questions.get(id);
+    return Promise.resolve(found?.tenant === tenant ? copy(found) : undefined);
+  }
+
+  pendingQuestions(tenant: string): Promise<StoredQuestion[]> {
+    return Promise.resolve(
+      copy([...this.#questions.values()].filter((q) => q.tenant === tenant && q.answeredAt === null)),
+    );
+  }
+
+  startCall(call: StoredCall): Promise<void> {
+    this.#calls.set(`${call.sessionId}\n${call.requestId}`, copy(call));
+    return Promise.resolve();
+  }
+
+  #end(sessionId: string, requestId: string, state: StoredCall["state"], answer: unknown, at: number): boolean {
+    const found = this.#calls.get(`${sessionId}\n${requestId}`);
+    if (found?.state !== "running") return false;
+    Object.assign(found, { state, answer: copy(answer), endedAt: at });
+    return true;
+  }
+
+  finishCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean> {
+    return Promise.resolve(this.#end(sessionId, requestId, "done", answer, at));
+  }
+
+  interruptCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean> {
+    return Promise.resolve(this.#end(sessionId, requestId, "interrupted", answer, at));
+  }
+
+  call(tenant: string, sessionId: string, requestId: string): Promise<StoredCall | undefined> {
+    const found = this.#calls.get(`${sessionId}\n${requestId}`);
+    return Promise.resolve(found?.tenant === tenant ? copy(found) : undefined);
+  }
+
+  runningCalls(filter: { owner?: string; sessionId?: string } = {}): Promise<StoredCall[]> {
+    return Promise.resolve(
+      copy(
+        [...this.#calls.values()].filter((call) =>
+          call.state === "running" && (filter.owner === undefined || call.owner === filter.owner) &&
+          (filter.sessionId === undefined || call.sessionId === filter.sessionId)
+        ),
+      ),
+    );
+  }
+
+  recordLateResult(tenant: string, sessionId: string, late: LateResult): Promise<void> {
+    let list = this.#late.get(sessionId);
+    if (!list) this.#late.set(sessionId, list = []);
+    list.push({ tenant, late: copy(late) });
+    return Promise.resolve();
+  }
+
+  lateResults(tenant: string, sessionId: string): Promise<LateResult[]> {
+    const list = this.#late.get(sessionId) ?? [];
+    return Promise.resolve(copy(list.filter((item) => item.tenant === tenant).map((item) => item.late)));
+  }
+
+  putArtifact(tenant: string, sessionId: string, ref: ArtifactRef, bytes: Uint8Array): Promise<void> {
+    const key = `${tenant}\n${sessionId}`;
+    let refs = this.#artifacts.get(key);
+    if (!refs) this.#artifacts.set(key, refs = []);
+    if (!refs.some((known) => known.id === ref.id)) refs.push(copy(ref));
+    if (!this.#blobs.has(ref.sha256)) this.#blobs.set(ref.sha256, bytes.slice());
+    return Promise.resolve();
+  }
+
+  artifact(
+    tenant: string,
+    sessionId: string,
+    id: string,
+  ): Promise<{ ref: ArtifactRef; bytes: Uint8Array } | undefined> {
+    const ref = this.#artifacts.get(`${tenant}\n${sessionId}`)?.find((known) => known.id === id);
+    const bytes = ref && this.#blobs.get(ref.sha256);
+    return Promise.resolve(ref && bytes ? { ref: copy(ref), bytes: bytes.slice() } : undefined);
+  }
+
+  artifacts(tenant: string, sessionId: string): Promise<ArtifactRef[]> {
+    return Promise.resolve(copy(this.#artifacts.get(`${tenant}\n${sessionId}`) ?? []));
+  }
+
+  heartbeat(replica: string, at: number): Promise<void> {
+    this.#replicas.set(replica, Math.max(at, this.#replicas.get(replica) ?? 0));
+    return Promise.resolve();
+  }
+
+  replicaSeenAt(replica: string): Promise<number | undefined> {
+    return Promise.resolve(this.#replicas.get(replica));
+  }
+
+  forgetReplica(replica: string): Promise<void> {
+    this.#replicas.delete(replica);
+    return Promise.resolve();
+  }
+
+  appendAudit(tenant: string, record: Record<string, unknown>): Promise<number> {
+    const seq = this.#audit.length + 1;
+    this.#audit.push({ seq, tenant, record: copy(record) });
+    return Promise.resolve(seq);
+  }
+
+  audit(query: AuditQuery = {}): Promise<StoredAuditRecord[]> {
+    const found = this.#audit.filter((item) =>
+      (query.tenant === undefined || item.tenant === query.tenant) && item.seq > (query.afterSeq ?? 0)
+    );
+    return Promise.resolve(copy(query.limit === undefined ? found : found.slice(0, query.limit)));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

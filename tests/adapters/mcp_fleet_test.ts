@@ -1,0 +1,144 @@
+// Several `serve --http` replicas (real processes of main.ts) on one store: a private PostgreSQL cluster, or a
+// SQLite file when PostgreSQL is not installed. A session opened on one continues on another, never for
+// another tenant; a replica killed mid-call leaves the client an answer that says so (through a load
+// balancer, resumed with Last-Event-ID by the official client); `toolfence audit --store` reads every
+// replica's records.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { openStore } from "@toolfence/adapters/mcp";
+import { type Balancer, type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
+import { connect, raw, textOf, writeTokens } from "./_http_harness.ts";
+import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ACME = "acme-token-0123456789";
+const EVIL = "evil-token-0123456789";
+
+const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+describe("a fleet of serve --http replicas on one store", {
+  timeout: 240_000,
+  skip: !IS_DENO && "runs main.ts under Deno",
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolfence-fleet-"));
+  let cluster: PostgresCluster | undefined;
+  let store = "";
+  let replicas: Replica[] = [];
+  let balancer: Balancer | undefined;
+
+  before(async () => {
+    mkdirSync(join(dir, "tenants"));
+    mkdirSync(join(dir, "tmp"));
+    await writeTokens(join(dir, "tokens.json"), [{ token: ACME, tenant: "acme" }, { token: EVIL, tenant: "evil" }]);
+    if (!postgresMissing()) cluster = await startPostgres();
+    store = cluster?.url ?? `sqlite:${join(dir, "store.db")}`;
+    const args = replicaArgs(dir, store);
+    replicas = await Promise.all([startReplica(args), startReplica(args)]);
+    balancer = await startBalancer(replicas, "failover");
+  }, { timeout: 120_000 });
+
+  after(async () => {
+    await balancer?.close();
+    await Promise.all(replicas.map((replica) => stopReplica(replica, "SIGKILL")));
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, { timeout: 60_000 });
+
+  it("continues a session on another replica, and never for another tenant", { timeout: 60_000 }, async () => {
+    const [a, b] = replicas;
+    const client = await connect(a.url, ACME);
+    await client.callTool({ name: "write_file", arguments: { path: "fleet.txt", content: "written on A" } });
+    const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;
+    const call = (token: string, id: number) =>
+      raw(b.url, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "read_file", arguments: { path: "fleet.txt" } },
+        }),
+      });
+    const stranger = await call(EVIL, 40);
+    assert.equal(stranger.status, 404, stranger.text);
+    const onB = await call(ACME, 41);
+    assert.equal(onB.status, 200, onB.text);
+    const data = /^data: (.*)$/m.exec(onB.text.split("\n").filter((l) => l.includes('"id":41')).join("\n"));
+    assert.match(textOf(JSON.parse(data![1]).result), /written on A/);
+    // The session stays one: A, which opened it, still answers it too.
+    assert.match(textOf(await client.callTool({ name: "read_file", arguments: { path: "fleet.txt" } })), /written/);
+    await client.close();
+  });
+
+  it("applies a grant saved in the store on every replica at once", { timeout: 60_000 }, async () => {
+    const [a, b] = replicas;
+    const onA = await connect(a.url, ACME);
+    const onB = await connect(b.url, ACME);
+    // Nobody can be asked here (no elicitation, no --auto-confirm): a command needing confirmation is refused.
+    const refused = await onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    assert.equal(refused.isError, true, textOf(refused));
+    const shared = await openStore(store, { poolSize: 1 });
+    await shared.saveGrant({ tenant: "acme", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
+    await shared.close();
+    for (const client of [onA, onB]) {
+      const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      assert.equal(allowed.isError, undefined, textOf(allowed));
+    }
+    // Another tenant's grant it is not.
+    const stranger = await connect(b.url, EVIL);
+    assert.equal((await stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } })).isError, true);
+    await Promise.all([onA.close(), onB.close(), stranger.close()]);
+  });
+
+  it("answers a call whose replica was killed from another, with reconciliationRequired", {
+    timeout: 90_000,
+  }, async () => {
+    const [a] = replicas;
+    const client = await connect(balancer!.url, ACME);
+    const pending = client.callTool({ name: "bash", arguments: { command: "sleep 60" } }, undefined, {
+      timeout: 80_000,
+    });
+    // The call is running on A once its decision is audited; then A dies.
+    const shared = await openStore(store, { poolSize: 1 });
+    const deadline = Date.now() + 30_000;
+    while (!(await shared.audit()).some((item) => item.record.subject === "sleep 60")) {
+      assert.ok(Date.now() < deadline, "the call started");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await shared.close();
+    balancer!.remove(a);
+    await stopReplica(a, "SIGKILL");
+    const result = await pending as { isError?: boolean; _meta?: Record<string, Record<string, unknown>> };
+    assert.equal(result.isError, true);
+    const meta = result._meta!["toolfence/result"];
+    assert.equal(meta.errorCode, "replica_lost");
+    assert.equal(meta.reconciliationRequired, true);
+    // The session goes on on B.
+    const next = await client.callTool({ name: "read_file", arguments: { path: "fleet.txt" } });
+    assert.match(textOf(next), /written on A/);
+    await client.close();
+    const calls = auditLines().map((line) => JSON.parse(line)).filter((record) => record.type === "call");
+    assert.ok(calls.some((record) => record.errorCode === "replica_lost" && record.tool === "bash"));
+    // Both replicas' calls are in the one log.
+    assert.equal(new Set(calls.map((record) => record.replica)).size, 2);
+  });
+
+  function auditLines(): string[] {
+    const read = spawnSync(process.execPath, ["run", "-A", join(ROOT, "main.ts"), "audit", "--store", store], {
+      encoding: "utf8",
+    });
+    assert.equal(read.status, 0, read.stderr);
+    return read.stdout.split("\n").filter((line) => line !== "");
+  }
+});

@@ -1,0 +1,259 @@
+// The store contract, run alike on the memory store, SQLite on disk and a private PostgreSQL cluster:
+// tenants apart, races decided once, events resumed per stream, blobs shared by hash, migrations versioned.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type LateResult, makeResult, sha256Hex, type Store, type StoredSession } from "@toolfence/core";
+import { openStore } from "@toolfence/adapters/mcp";
+import { openSqlite } from "../../adapters/mcp/_sqlite_driver.ts";
+import { openPostgres } from "../../adapters/mcp/_postgres_driver.ts";
+import { SCHEMA_VERSION } from "../../adapters/mcp/_store_migrations.ts";
+import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
+
+const session = (id: string, tenant: string): StoredSession => ({
+  id,
+  tenant,
+  generation: 0,
+  owner: "replica-1",
+  createdAt: 1_000,
+  lastActive: 1_000,
+  endedAt: null,
+  data: { protocolVersion: "2025-06-18" },
+});
+
+function contract(name: string, open: () => Promise<Store>, skip?: () => string | undefined) {
+  describe(`${name} store`, { timeout: 120_000 }, () => {
+    let store: Store;
+    before(async () => {
+      if (!skip?.()) store = await open();
+    });
+    after(async () => await store?.close());
+    const test = (title: string, body: () => Promise<void>) =>
+      it(title, { timeout: 30_000 }, async (t) => {
+        const reason = skip?.();
+        if (reason) return t.skip(reason);
+        await body();
+      });
+
+    test("keeps sessions apart by tenant, and a take-over moves the generation once per winner", async () => {
+      await store.createSession(session("s1", "acme"));
+      assert.equal((await store.session("acme", "s1"))?.data.protocolVersion, "2025-06-18");
+      assert.equal(await store.session("evil", "s1"), undefined);
+      assert.equal(await store.takeOverSession("evil", "s1", "replica-x"), undefined);
+      const taken = await Promise.all([
+        store.takeOverSession("acme", "s1", "replica-2"),
+        store.takeOverSession("acme", "s1", "replica-3"),
+      ]);
+      assert.deepEqual(taken.map((s) => s?.generation).sort(), [1, 2]);
+      assert.equal(await store.openSessionCount("acme"), 1);
+      await store.touchSession("s1", 5_000);
+      assert.equal((await store.session("acme", "s1"))?.lastActive, 5_000);
+      assert.equal(await store.endSession("s1", 6_000), true);
+      assert.equal(await store.endSession("s1", 7_000), false);
+      assert.equal(await store.takeOverSession("acme", "s1", "replica-2"), undefined);
+      assert.equal(await store.openSessionCount("acme"), 0);
+      await assert.rejects(store.createSession(session("s1", "evil")));
+    });
+
+    test("replays the events after an id on its own stream, in order, keeping the last ones", async () => {
+      await store.createSession(session("s2", "acme"));
+      const first = await store.appendEvent("s2", "stream-a", { n: 1 }, 3);
+      await store.appendEvent("s2", "stream-b", { n: 2 }, 3);
+      const third = await store.appendEvent("s2", "stream-a", { n: 3 }, 3);
+      await store.appendEvent("s2", "stream-a", { n: 4 }, 3);
+      assert.equal(await store.eventStream("s2", third), "stream-a");
+      assert.equal(await store.eventStream("other", third), undefined);
+      assert.equal(await store.eventStream("s2", "not-an-id"), undefined);
+      const replay = await store.eventsAfter("s2", third);
+      assert.deepEqual(replay?.events.map((e) => e.message), [{ n: 4 }]);
+      // Only the last 3 of the session are kept: the first fell out.
+      assert.equal(await store.eventsAfter("s2", first), undefined);
+      await store.endSession("s2", 2_000);
+      assert.equal(await store.eventsAfter("s2", third), undefined);
+    });
+
+    test("saves grants once per tenant and subject, and revokes exactly one", async () => {
+      const grant = { tenant: "acme", kind: "command" as const, subject: "npm test", data: {}, savedAt: 1 };
+      await store.saveGrant(grant);
+      await store.saveGrant({ ...grant, savedAt: 2 });
+      await store.saveGrant({ ...grant, kind: "write", subject: "/w/src", data: { by: "person" } });
+      assert.deepEqual((await store.grants("acme")).map((g) => [g.kind, g.subject]), [
+        ["command", "npm test"],
+        ["write", "/w/src"],
+      ]);
+      assert.deepEqual(await store.grants("evil"), []);
+      assert.equal(await store.revokeGrant("evil", "command", "npm test"), false);
+      assert.equal(await store.revokeGrant("acme", "command", "npm test"), true);
+      assert.deepEqual((await store.grants("acme")).map((g) => g.subject), ["/w/src"]);
+    });
+
+    test("lets the first answer of a question win, and only for its tenant", async () => {
+      await store.askQuestion({
+        id: "q1",
+        tenant: "acme",
+        sessionId: "s3",
+        question: { kind: "write", subject: "/w/a" },
+        askedAt: 10,
+        answer: null,
+        answeredBy: null,
+        answeredAt: null,
+      });
+      assert.deepEqual((await store.pendingQuestions("acme")).map((q) => q.id), ["q1"]);
+      assert.equal(await store.answerQuestion("evil", "q1", "allow", "person", 11), false);
+      const answers = await Promise.all([
+        store.answerQuestion("acme", "q1", "allow", "person", 12),
+        store.answerQuestion("acme", "q1", "deny", "client", 12),
+      ]);
+      assert.deepEqual(answers.filter(Boolean).length, 1);
+      const answered = await store.question("acme", "q1");
+      assert.equal(answered?.answer, answered?.answeredBy === "person" ? "allow" : "deny");
+      assert.deepEqual(await store.pendingQuestions("acme"), []);
+      assert.equal(await store.question("evil", "q1"), undefined);
+    });
+
+    test("ends a call once: its answer, or the interruption when its replica is gone", async () => {
+      const call = {
+        sessionId: "s4",
+        requestId: "7",
+        tenant: "acme",
+        owner: "replica-1",
+        tool: "write_file",
+        streamId: "stream-1",
+        startedAt: 1,
+        state: "running" as const,
+        answer: null,
+        endedAt: null,
+      };
+      await store.startCall(call);
+      await store.startCall({ ...call, requestId: "8" });
+      assert.deepEqual((await store.runningCalls({ owner: "replica-1" })).map((c) => c.requestId).sort(), ["7", "8"]);
+      assert.deepEqual(await store.runningCalls({ sessionId: "elsewhere" }), []);
+      assert.equal((await store.runningCalls()).length, 2);
+      assert.equal(await store.finishCall("s4", "7", { content: [] }, 2), true);
+      assert.equal(await store.interruptCall("s4", "7", { lost: true }, 3), false);
+      assert.equal(await store.interruptCall("s4", "8", { lost: true }, 3), true);
+      assert.equal(await store.finishCall("s4", "8", { content: [] }, 4), false);
+      assert.deepEqual((await store.call("acme", "s4", "8"))?.answer, { lost: true });
+      assert.equal((await store.call("acme", "s4", "8"))?.state, "interrupted");
+      assert.equal((await store.call("acme", "s4", "8"))?.streamId, "stream-1");
+      assert.equal(await store.call("evil", "s4", "7"), undefined);
+      assert.deepEqual(await store.runningCalls({ owner: "replica-1" }), []);
+    });
+
+    test("knows a replica alive until it leaves", async () => {
+      assert.equal(await store.replicaSeenAt("replica-9"), undefined);
+      await store.heartbeat("replica-9", 100);
+      await store.heartbeat("replica-9", 50);
+      assert.equal(await store.replicaSeenAt("replica-9"), 100);
+      await store.forgetReplica("replica-9");
+      assert.equal(await store.replicaSeenAt("replica-9"), undefined);
+    });
+
+    test("keeps late results per session and tenant", async () => {
+      const late: LateResult = {
+        ...makeResult({ toolName: "sleep", status: "success", output: "done", attemptId: undefined }),
+        attemptId: { callId: "c1", attempt: 1, ownerGeneration: 0 },
+        lateResult: true,
+        reportedStatus: "timed_out",
+        staleOwner: false,
+      };
+      await store.recordLateResult("acme", "s5", late);
+      assert.deepEqual(await store.lateResults("acme", "s5"), [late]);
+      assert.deepEqual(await store.lateResults("evil", "s5"), []);
+    });
+
+    test("keeps artifacts per session with one blob per hash", async () => {
+      const bytes = new Uint8Array([0, 1, 2, 255, 254]);
+      const sha256 = sha256Hex(bytes);
+      const ref = { id: `sha256:${sha256}`, sha256, mediaType: "application/octet-stream", byteLength: 5 };
+      await store.putArtifact("acme", "s6", ref as never, bytes);
+      await store.putArtifact("acme", "s7", ref as never, bytes);
+      await store.putArtifact("acme", "s6", ref as never, bytes);
+      const found = await store.artifact("acme", "s6", ref.id);
+      assert.deepEqual(found?.bytes, bytes);
+      assert.equal(found?.ref.byteLength, 5);
+      assert.deepEqual((await store.artifacts("acme", "s6")).map((r) => r.id), [ref.id]);
+      assert.equal(await store.artifact("evil", "s6", ref.id), undefined);
+    });
+
+    test("appends audit records in order, read by tenant or whole", async () => {
+      const seqs = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.appendAudit(i % 2 ? "acme" : "other", { type: "call", i })),
+      );
+      assert.equal(new Set(seqs).size, 20);
+      const all = await store.audit();
+      assert.equal(all.length, 20);
+      assert.deepEqual(all.map((r) => r.seq), [...all.map((r) => r.seq)].sort((a, b) => a - b));
+      assert.equal((await store.audit({ tenant: "acme" })).length, 10);
+      assert.deepEqual(
+        (await store.audit({ afterSeq: all[17].seq })).map((r) => r.record.i),
+        [18, 19].map((n) => all[n].record.i),
+      );
+      assert.equal((await store.audit({ limit: 3 })).length, 3);
+    });
+  });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "toolfence-store-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+let cluster: PostgresCluster | undefined;
+const pgMissing = postgresMissing();
+before(async () => {
+  if (!pgMissing) cluster = await startPostgres();
+}, { timeout: 90_000 });
+after(async () => await cluster?.stop(), { timeout: 30_000 });
+
+contract("memory", () => openStore("memory"));
+const sqliteModule = "node:sqlite";
+const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
+contract("sqlite", () => openStore(`sqlite:${join(scratch, "store.db")}`), () => sqliteMissing);
+contract("postgres", () => openStore(cluster!.url), () => pgMissing);
+
+describe("store migrations", { timeout: 120_000 }, () => {
+  it("records the schema version once, also when SQLite connections open one file together", {
+    timeout: 30_000,
+  }, async (t) => {
+    if (sqliteMissing) return t.skip(sqliteMissing);
+    const file = join(scratch, "migrate.db");
+    const stores = await Promise.all([1, 2, 3].map(() => openStore(`sqlite:${file}`)));
+    await Promise.all(stores.map((store) => store.close()));
+    const db = await openSqlite(file);
+    assert.deepEqual((await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)), [
+      SCHEMA_VERSION,
+    ]);
+    await db.close();
+  });
+
+  it("refuses a database whose schema is newer than this toolfence", { timeout: 30_000 }, async (t) => {
+    if (sqliteMissing) return t.skip(sqliteMissing);
+    const file = join(scratch, "newer.db");
+    await (await openStore(`sqlite:${file}`)).close();
+    const db = await openSqlite(file);
+    await db.run("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", [SCHEMA_VERSION + 1, 0]);
+    await db.close();
+    await assert.rejects(openStore(`sqlite:${file}`), /newer than this toolfence knows/);
+  });
+
+  it("migrates PostgreSQL once when replicas start together", { timeout: 60_000 }, async (t) => {
+    if (pgMissing) return t.skip(pgMissing);
+    const url = cluster!.url.replace(/\/postgres$/, "/fleet");
+    const admin = await openPostgres(cluster!.url, 1);
+    await admin.run("CREATE DATABASE fleet");
+    await admin.close();
+    const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(url, { poolSize: 2 })));
+    await Promise.all(stores.map((store) => store.close()));
+    const db = await openPostgres(url, 1);
+    assert.deepEqual((await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)), [
+      SCHEMA_VERSION,
+    ]);
+    await db.close();
+  });
+
+  it("names what it accepts when the address is of no known kind", { timeout: 10_000 }, async () => {
+    await assert.rejects(openStore("mysql://x"), /give memory, sqlite:PATH or postgres:\/\//);
+    await assert.rejects(openStore("sqlite:"), /needs a file/);
+  });
+});
