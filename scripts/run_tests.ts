@@ -14,7 +14,8 @@
  *
  * The queue starts with the files that took longest in the last run on this
  * machine (kept in `node_modules/.toolfence-test-times.json`; on a fresh
- * checkout, the largest files first), and hands out smaller batches as it
+ * checkout, the times of a CI run committed in `tests/test_times.json`; a file
+ * in neither weighs by its size), and hands out smaller batches as it
  * empties, so that no queue is left with a long file at the end. Each batch's
  * output is printed whole when it ends, so its lines stay together.
  *
@@ -124,14 +125,19 @@ export function planBatches(files: readonly string[], weight: (file: string) => 
   return batches;
 }
 
+// The last run's times on this machine, written after each run; on a fresh checkout, the committed times of a CI run.
 const TIMES_FILE = "node_modules/.toolfence-test-times.json";
+const SEED_TIMES_FILE = "tests/test_times.json";
 
 async function lastTimes(): Promise<Record<string, number>> {
-  try {
-    return JSON.parse(await readFile(TIMES_FILE, "utf8"));
-  } catch {
-    return {};
+  for (const file of [TIMES_FILE, SEED_TIMES_FILE]) {
+    try {
+      return JSON.parse(await readFile(file, "utf8"));
+    } catch {
+      // Not there (a fresh checkout has no timings of its own): the next one.
+    }
   }
+  return {};
 }
 
 /** The seconds each file's tests took, summed from the `name ... ok (1s)` lines under each `running N tests from ./file`. */
