@@ -135,3 +135,4 @@ export { capText } from "./_call_output.ts";
 export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
 export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";
+export { importPeer, missingPeerError, type Peer } from "./peer.ts";

@@ -23,15 +23,9 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  isInitializeRequest,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolBox } from "@toolfence/core";
 import { Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
@@ -46,6 +40,9 @@ import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
 import { RateLimiter } from "./_http_rate.ts";
 import { within } from "./_within.ts";
+import { mcpHttpModule, mcpTypes } from "./_sdk.ts";
+
+const { isInitializeRequest, isJSONRPCNotification, isJSONRPCRequest } = mcpTypes;
 
 export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
@@ -295,7 +292,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const served = createMcpServer(toolboxFor(identity.scopes), { ...serverOptions, workspace });
     const open = {} as OpenSession;
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => crypto.randomUUID(),
       eventStore: stateless ? undefined : new BoundedEventStore(),
       // The checks run before the transport; its own would only repeat them.
