@@ -7,7 +7,8 @@
  * `npm/<member>/`, installed together as npm workspaces.
  *
  * 1. compile every module (the root's, every member's) and every test under
- *    `tests/` to ESM `.js` + `.d.ts` with the TypeScript compiler API, relative
+ *    `tests/` to ESM `.js` (without comments) + `.d.ts` (with the JSDoc) with
+ *    the TypeScript compiler API, relative
  *    `.ts` imports rewritten to `.js`, bare specifiers (the members' package
  *    names too) kept; type errors under Node's module rules fail the build;
  * 2. copy the source tree beside the output (assets, fixtures, and the `.ts`
@@ -24,15 +25,17 @@
  *    they come, then what failed and node's TAP counts (`# pass N`, which
  *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
  * 6. `npm pack` every package into `npm/tarballs/`; install them into consumer
- *    projects in temp folders (the umbrella with everything; the core alone),
- *    type-check each with `tsc --module nodenext --strict` and run it.
+ *    projects in temp folders (the umbrella with everything; the lowest
+ *    supported peers; the core alone; the umbrella with no optional peer,
+ *    whose program also runs under Deno), type-check each with
+ *    `tsc --module nodenext --strict` and run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
- * --allow-env, --allow-run=npm,npx,node.
+ * --allow-env, --allow-run=npm,npx,node,deno.
  *
  * @example
  * ```sh
@@ -53,9 +56,11 @@ import {
   dependencyVersion,
   emittedStem,
   isBareSpecifier,
+  OPTIONAL_PEERS,
   packageJson,
   packageNameOf,
   packedManifest,
+  parseNpmSpecifier,
   planDependencies,
   resolveBare,
   subpathExports,
@@ -239,30 +244,6 @@ const TYPES_OF: Readonly<Record<string, string>> = { "web-tree-sitter": "@types/
 
 /** valibot: users pass its schemas in, so they bring it (any 1.x). */
 const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
-/**
- * Needed by one entry point or one tool only, loaded when used: the AI SDK
- * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
- * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
- * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), TypeScript (`check_syntax`),
- * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
- * engine), playwright-core (the `browser` group, which drives the system
- * Chromium).
- */
-const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
-  "ai",
-  "@openai/agents",
-  "@langchain/core",
-  "@langchain/langgraph",
-  "@mastra/core",
-  "@anthropic-ai/claude-agent-sdk",
-  "@google/adk",
-  "zod",
-  "@modelcontextprotocol/sdk",
-  "jose",
-  "typescript",
-  "@vscode/ripgrep",
-  "playwright-core",
-]);
 
 async function workspacePackages(rootConfig: DenoConfig & { workspace?: string[] }): Promise<WorkspacePackage[]> {
   const out: WorkspacePackage[] = [{ dir: "", config: rootConfig, npmName: "toolfence" }];
@@ -296,6 +277,16 @@ function belongsTo(file: string, pkg: WorkspacePackage, memberDirs: readonly str
 /** The program that runs Node: `node`, or `npx -y node@<version>` (the `node` npm package) for another version. */
 function nodeCommand(version: string | undefined): [string, string[]] {
   return version === undefined ? ["node", []] : ["npx", ["-y", `node@${version}`]];
+}
+
+/** The range a member's deno.json imports `name` at (`npm:name@^1.4.0`: `^1.4.0`): its peer range on npm. */
+function peerRange(name: string, packages: readonly WorkspacePackage[]): string {
+  for (const pkg of packages) {
+    const target = pkg.dir === "" ? undefined : pkg.config.imports?.[name];
+    const version = target === undefined ? undefined : parseNpmSpecifier(target)?.version;
+    if (version !== undefined) return version;
+  }
+  throw new Error(`no member of the workspace imports ${name} at a version`);
 }
 
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
@@ -540,7 +531,7 @@ async function main(args: string[]): Promise<number> {
         const consumerDependencies: Record<string, string> = {};
         for (const specifier of importedSpecifiers("main.ts", check.source).filter(isBareSpecifier)) {
           const name = packageNameOf(specifier);
-          if (tarballs.has(name) || name === "toolfence") continue;
+          if (tarballs.has(name) || name === "toolfence" || check.dependencies?.[name] !== undefined) continue;
           const { importName, target } = resolveBare(specifier, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
@@ -548,7 +539,11 @@ async function main(args: string[]): Promise<number> {
           const { importName, target } = resolveBare(name, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
-        Object.assign(consumerDependencies, check.lowest ?? {});
+        Object.assign(consumerDependencies, check.lowest ?? {}, check.dependencies ?? {});
+        for (const name of check.peerVersions?.names ?? []) {
+          const range = peerRange(name, packages);
+          consumerDependencies[name] = check.peerVersions!.at === "lowest" ? range.replace(/^[\^~]/, "") : range;
+        }
         const local = Object.fromEntries(
           check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
         );
@@ -574,13 +569,22 @@ async function main(args: string[]): Promise<number> {
             2,
           ),
         );
-        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2));
+        const tsconfig = check.skipLibCheck
+          ? {
+            ...consumerTsconfig,
+            compilerOptions: { ...consumerTsconfig.compilerOptions as object, skipLibCheck: true },
+          }
+          : consumerTsconfig;
+        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
         await writeFile(path.join(consumer, "main.ts"), check.source);
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
         const steps: [string, string[]][] = [
-          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
+          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...check.installFlags ?? []]],
           ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
           [program, [...prefix, "dist/main.js"]],
+          ...(check.alsoDeno
+            ? [["deno", ["run", "--allow-all", "--quiet", "dist/main.js"]] as [string, string[]]]
+            : []),
         ];
         for (const [stepProgram, stepArgs] of steps) {
           console.log(`   $ ${stepProgram} ${stepArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
