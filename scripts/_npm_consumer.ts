@@ -323,28 +323,31 @@ interface PeerError {
   message?: string;
 }
 
-// Each entry point and the first package it loads; the ranges are those the installed package.json declares.
-const ENTRIES: [string, string][] = [
-  ["@toolfence/adapters/ai-sdk", "ai"],
-  ["@toolfence/adapters/openai-agents", "@openai/agents"],
-  ["@toolfence/adapters/langchain", "@langchain/core"],
-  ["@toolfence/adapters/langgraph", "@langchain/core"],
-  ["@toolfence/adapters/mastra", "@mastra/core"],
-  ["@toolfence/adapters/google-adk", "@google/adk"],
-  ["@toolfence/adapters/claude-agent", "@anthropic-ai/claude-agent-sdk"],
-  ["@toolfence/adapters/mcp", "@modelcontextprotocol/sdk"],
-  ["toolfence/mcp", "@modelcontextprotocol/sdk"],
+// Each entry point and the packages it loads first (the MCP entries load the SDK and jose at once: either may be
+// named first); the ranges are those the installed package.json declares.
+const MCP_STACK = ["@modelcontextprotocol/sdk", "jose"];
+const ENTRIES: [string, string[]][] = [
+  ["@toolfence/adapters/ai-sdk", ["ai"]],
+  ["@toolfence/adapters/openai-agents", ["@openai/agents"]],
+  ["@toolfence/adapters/langchain", ["@langchain/core"]],
+  ["@toolfence/adapters/langgraph", ["@langchain/core"]],
+  ["@toolfence/adapters/mastra", ["@mastra/core"]],
+  ["@toolfence/adapters/google-adk", ["@google/adk"]],
+  ["@toolfence/adapters/claude-agent", ["@anthropic-ai/claude-agent-sdk", "zod"]],
+  ["@toolfence/adapters/mcp", MCP_STACK],
+  ["toolfence/mcp", MCP_STACK],
 ];
 const ranges = peersOf("@toolfence/adapters");
-for (const [entry, peer] of ENTRIES) {
-  check(!existsIn(peer), peer + " is installed, so its absence cannot be checked");
+for (const [entry, peers] of ENTRIES) {
+  for (const peer of peers) check(!existsIn(peer), peer + " is installed, so its absence cannot be checked");
   // A variable specifier: tsc does not load the declarations of an entry whose peer is absent.
   const specifier: string = entry;
   const error = await import(specifier).then(() => undefined, (e: unknown) => e as PeerError);
-  const install = "npm install " + peer + "@" + ranges[peer];
+  const installs = peers.map((peer) => "npm install " + peer + "@" + ranges[peer]);
   check(
-    error?.name === "ToolError" && error.code === "peer_missing" && error.message?.includes(install) === true,
-    "importing " + entry + " without " + peer + " gave " + String(error?.message ?? error),
+    error?.name === "ToolError" && error.code === "peer_missing" &&
+      installs.some((install) => error.message?.includes(install) === true),
+    "importing " + entry + " without " + peers.join(", ") + " gave " + String(error?.message ?? error),
   );
 }
 
