@@ -193,8 +193,6 @@ export interface ConsumerCheck {
    * `^1.4.0`, which npm resolves to the newest).
    */
   peerVersions?: { readonly names: readonly string[]; readonly at: "lowest" | "newest" };
-  /** Extra `npm install` flags. */
-  installFlags?: readonly string[];
   /**
    * Skip checking the declarations under node_modules: the frameworks' own
    * (ours are checked by the other consumers).
@@ -414,8 +412,7 @@ export const FRAMEWORK_PEERS: readonly string[] = [
  * Google ADK's `InMemoryRunner` with a scripted model, Mastra's
  * `Agent.generate` with `ai/test`'s mock model, LangChain's `tool.invoke`
  * with a tool call, LangGraph's `ToolNode`, and the Claude Agent SDK's
- * in-process MCP server called by an MCP client (the Claude Code binary it
- * would start is not installed: `--omit=optional`).
+ * in-process MCP server called by an MCP client.
  */
 export const frameworksSource: string = `import * as v from "valibot";
 import { tool, ToolBox } from "toolfence";
@@ -608,8 +605,6 @@ export const CONSUMERS: readonly ConsumerCheck[] = [
     packages: UMBRELLA_PACKAGES,
     source: frameworksSource,
     peerVersions: { names: FRAMEWORK_PEERS, at },
-    // The Claude Agent SDK's Claude Code binaries (one per platform, some 350 MB) are its optional dependencies.
-    installFlags: ["--omit=optional"],
     skipLibCheck: true,
   })),
 ];

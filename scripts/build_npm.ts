@@ -579,7 +579,7 @@ async function main(args: string[]): Promise<number> {
         await writeFile(path.join(consumer, "main.ts"), check.source);
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
         const steps: [string, string[]][] = [
-          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...check.installFlags ?? []]],
+          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
           ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
           [program, [...prefix, "dist/main.js"]],
           ...(check.alsoDeno
