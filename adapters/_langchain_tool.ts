@@ -4,13 +4,24 @@
 // model's text (and images) as content and the lossless ToolResult as its
 // artifact.
 
-import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
-import { ToolMessage } from "@langchain/core/messages";
+import type { ToolRunnableConfig } from "@langchain/core/tools";
+import type { ToolMessage } from "@langchain/core/messages";
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import { type AnyTool, type ChoiceOutcome, toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
+import { importPeer } from "@toolfence/core";
 import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult, textAndImages } from "./_framework.ts";
+import { LANGCHAIN_CORE } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing the entry points without it names the package to install.
+const [langchainTools, langchainMessages]: [
+  typeof import("@langchain/core/tools"),
+  typeof import("@langchain/core/messages"),
+] = await Promise.all([
+  importPeer(LANGCHAIN_CORE, () => import("@langchain/core/tools")),
+  importPeer(LANGCHAIN_CORE, () => import("@langchain/core/messages")),
+]);
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
 export type ApprovalStep = (
@@ -69,7 +80,7 @@ export type GatedContent =
   | ({ type: "text"; text: string } | { type: "image"; mimeType: string; data: string })[];
 
 /** A toolfence tool as a LangChain structured tool. */
-export class FenceTool extends StructuredTool {
+export class FenceTool extends langchainTools.StructuredTool {
   name: string;
   description: string;
   schema: Record<string, unknown>;
@@ -158,7 +169,7 @@ export class FenceTool extends StructuredTool {
     const { result, images } = await pending;
     const content = contentOf(result, images);
     if (toolCallId === undefined) return content;
-    return new ToolMessage({
+    return new langchainMessages.ToolMessage({
       content,
       artifact: result,
       tool_call_id: toolCallId,

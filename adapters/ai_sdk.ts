@@ -27,15 +27,8 @@
  * @module
  */
 
-import {
-  jsonSchema,
-  type ModelMessage,
-  type Tool as AiTool,
-  tool as aiTool,
-  type ToolApprovalRequest,
-  type ToolApprovalResponse,
-  type ToolSet,
-} from "ai";
+import type { ModelMessage, Tool as AiTool, ToolApprovalRequest, ToolApprovalResponse, ToolSet } from "ai";
+import { importPeer } from "@toolfence/core";
 import type { ProgressEvent } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
@@ -43,6 +36,10 @@ import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
 import { frameworkApproval, needsApprovalOf } from "./_framework.ts";
+import { AI_SDK } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
+const { jsonSchema, tool: aiTool } = await importPeer(AI_SDK, () => import("ai"));
 
 /** Options of {@linkcode aiSdkTools}. */
 export interface AiSdkToolsOptions<T = unknown> extends ListOptions {

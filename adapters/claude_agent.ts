@@ -29,14 +29,8 @@
  * @module
  */
 
-import {
-  type CanUseTool,
-  createSdkMcpServer,
-  type McpSdkServerConfigWithInstance,
-  type PermissionResult,
-  tool as sdkTool,
-} from "@anthropic-ai/claude-agent-sdk";
-import { z } from "zod";
+import type { CanUseTool, McpSdkServerConfigWithInstance, PermissionResult } from "@anthropic-ai/claude-agent-sdk";
+import { importPeer } from "@toolfence/core";
 import { type AnyTool, type ChoiceOutcome, toModelText } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -50,6 +44,14 @@ import {
   needsApprovalOf,
   textAndImages,
 } from "./_framework.ts";
+
+import { CLAUDE_AGENT_SDK, ZOD } from "./_peers.ts";
+
+// Optional peers on npm: loaded here, so that importing this entry point without them names the package to install.
+const [{ createSdkMcpServer, tool: sdkTool }, { z }] = await Promise.all([
+  importPeer(CLAUDE_AGENT_SDK, () => import("@anthropic-ai/claude-agent-sdk")),
+  importPeer(ZOD, () => import("zod")),
+]);
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

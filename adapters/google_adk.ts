@@ -27,7 +27,8 @@
  * @module
  */
 
-import { BaseTool, type Context, type RunAsyncToolRequest } from "@google/adk";
+import type { BaseTool, Context, RunAsyncToolRequest } from "@google/adk";
+import { importPeer } from "@toolfence/core";
 import { type AnyTool, toModelText } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -39,6 +40,11 @@ import {
   listedTools,
   needsApprovalOf,
 } from "./_framework.ts";
+
+import { GOOGLE_ADK } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
+const adk: typeof import("@google/adk") = await importPeer(GOOGLE_ADK, () => import("@google/adk"));
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 
@@ -62,7 +68,7 @@ const RESULT_KEY = GOOGLE_ADK_RESULT_KEY;
 export type GoogleAdkFunctionDeclaration = NonNullable<ReturnType<BaseTool["_getDeclaration"]>>;
 
 /** A toolfence tool as an ADK tool. */
-export class GoogleAdkTool extends BaseTool {
+export class GoogleAdkTool extends adk.BaseTool {
   #tool: AnyTool;
   #toolbox: ToolBox;
   #session: Session;

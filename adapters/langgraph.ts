@@ -22,12 +22,17 @@
  * @module
  */
 
-import { interrupt } from "@langchain/langgraph";
 import type { StructuredTool } from "@langchain/core/tools";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
+import { importPeer } from "@toolfence/core";
 import { frameworkApproval, type FrameworkToolsOptions, listedTools, needsApprovalOf } from "./_framework.ts";
 import { ApprovalOrder, type ApprovalStep, FenceTool } from "./_langchain_tool.ts";
+
+import { LANGGRAPH } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
+const { interrupt } = await importPeer(LANGGRAPH, () => import("@langchain/langgraph"));
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

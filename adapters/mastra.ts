@@ -24,11 +24,11 @@
  * @module
  */
 
-import { createTool } from "@mastra/core/tools";
 import type { ToolsInput } from "@mastra/core/agent";
 import { type JsonSchema, toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
+import { importPeer } from "@toolfence/core";
 import {
   type CallImage,
   frameworkApproval,
@@ -39,6 +39,11 @@ import {
   needsApprovalOf,
   textAndImages,
 } from "./_framework.ts";
+
+import { MASTRA } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
+const { createTool } = await importPeer(MASTRA, () => import("@mastra/core/tools"));
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

@@ -25,7 +25,8 @@
  * @module
  */
 
-import { type FunctionTool, tool as agentTool } from "@openai/agents";
+import type { FunctionTool } from "@openai/agents";
+import { importPeer } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -39,6 +40,11 @@ import {
   needsApprovalOf,
   textAndImages,
 } from "./_framework.ts";
+
+import { OPENAI_AGENTS } from "./_peers.ts";
+
+// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
+const { tool: agentTool } = await importPeer(OPENAI_AGENTS, () => import("@openai/agents"));
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { ToolError } from "@toolfence/core";
 import { CliUsageError } from "./usage.ts";
 
 /** The packages the MCP server loads that an npm install may lack. */
@@ -28,11 +29,10 @@ export async function loadMcpModule(): Promise<typeof import("@toolfence/adapter
   try {
     return await import("@toolfence/adapters/mcp");
   } catch (error) {
-    const text = String((error as Error)?.message ?? error);
-    const missing = MCP_PEERS.filter((name) => text.includes(`'${name}'`) || text.includes(`"${name}"`));
-    if ((error as { code?: string })?.code !== "ERR_MODULE_NOT_FOUND" || missing.length === 0) throw error;
+    // The entry point loads each peer through importPeer: a missing one is `peer_missing`, naming it.
+    if (!(error instanceof ToolError) || error.code !== "peer_missing") throw error;
     throw new CliUsageError(
-      `toolfence serve needs the MCP server stack, which is not installed (${missing.join(", ")} missing): ` +
+      `toolfence serve needs the MCP server stack, which is not installed (${error.details?.package} missing): ` +
         `npm install ${MCP_PEERS.join(" ")}`,
       "serve",
     );

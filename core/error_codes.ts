@@ -97,6 +97,7 @@ export type ErrorCode =
   | "invalid_subagent"
   | "subagent_failed"
   | "no_model"
+  | "peer_missing"
   | "session_closed"
   | "browser_not_found"
   | "browser_launch_failed"
@@ -535,6 +536,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     no_model: {
       meaning: "Sub-agents without a getter run with the session's model, and the session was given none " +
         "(new Session({ model }), or withSubagents(getter)).",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    peer_missing: {
+      meaning: "An optional peer package this entry point or feature loads (a framework, the MCP SDK, " +
+        "@opentelemetry/api) is not installed; the message names the package and range to install.",
       kind: "execution",
       status: "error",
       recoverable: false,

@@ -147,3 +147,4 @@ export {
   type StoredSession,
 } from "./store.ts";
 export { MemoryStore } from "./memory_store.ts";
+export { importPeer, missingPeerError, type Peer } from "./peer.ts";

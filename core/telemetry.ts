@@ -13,25 +13,49 @@
  * a `toolfence.batch` span (`toolfence.batch.size`, `toolfence.batch.mode`)
  * whose calls are its children.
  *
+ * `@opentelemetry/api` is an optional peer on npm: it is loaded at the first
+ * call after an application registered a tracer provider, and never without
+ * one. A provider registered while toolfence cannot load the API (not
+ * installed where toolfence resolves it) fails that call with `peer_missing`,
+ * naming the package to install.
+ *
  * @module
  */
-import { ProxyTracerProvider, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
 import type { ToolResult } from "./result.ts";
+import { importPeer, type Peer } from "./peer.ts";
+
+type OtelApi = typeof import("@opentelemetry/api");
 
 const TRACER = "toolfence";
 
-// What the global provider delegates to while no SDK is registered: the API's no-op provider.
-const NO_SDK = new ProxyTracerProvider().getDelegate();
+const OTEL_API: Peer = {
+  name: "@opentelemetry/api",
+  range: "^1.9.1",
+  neededBy: "toolfence's tracing (a tracer provider is registered)",
+};
+
+// Where every copy of @opentelemetry/api 1.x keeps what an application registers (`trace` once a tracer provider is).
+const OTEL_GLOBAL = Symbol.for("opentelemetry.js.api.1");
+
+let api: OtelApi | undefined;
+let loading: Promise<OtelApi> | undefined;
 
 /**
- * Whether an SDK may record spans: false only while the global provider is this
- * API's own proxy with nothing registered behind it. Asked on every call, so a
- * provider registered later is honoured at once; without one a call skips the
- * no-op span, its attributes and its context switch (a tenth of a call).
+ * Whether an SDK may record spans: an application registered a tracer
+ * provider. Asked on every call, so a provider registered later is honoured at
+ * once; without one a call skips the API, the span, its attributes and its
+ * context switch (a tenth of a call), and the API is never loaded.
  */
 function tracing(): boolean {
-  const provider = trace.getTracerProvider();
-  return !(provider instanceof ProxyTracerProvider && provider.getDelegate() === NO_SDK);
+  return (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL]?.trace !== undefined;
+}
+
+/** Runs `traced` with the API, loading it at the first traced call (rejects with `peer_missing` without it). */
+function withApi<R>(traced: (loaded: OtelApi) => Promise<R>): Promise<R> {
+  if (api !== undefined) return traced(api);
+  loading ??= importPeer(OTEL_API, () => import("@opentelemetry/api")).then((loaded) => api = loaded);
+  return loading.then(traced);
 }
 
 /**
@@ -53,41 +77,44 @@ export function tracedCall(
   run: () => Promise<ToolResult>,
 ): Promise<ToolResult> {
   if (!tracing()) return run();
-  const tracer = trace.getTracer(TRACER);
-  return tracer.startActiveSpan("ai.toolCall", {
-    kind: SpanKind.INTERNAL,
-    attributes: {
-      "operation.name": "ai.toolCall",
-      "ai.operationId": "ai.toolCall",
-      "ai.toolCall.name": toolName,
-      ...(callId === undefined ? {} : { "ai.toolCall.id": callId, "gen_ai.tool.call.id": callId }),
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": toolName,
-    },
-  }, async (span: Span) => {
-    try {
-      const result = await run();
-      span.setAttributes({
-        "toolfence.status": result.status,
-        "toolfence.attempts": result.attempts,
-        "toolfence.truncated": result.truncated,
-        ...(result.errorCode ? { "toolfence.error_code": result.errorCode } : {}),
-        ...(result.errorKind ? { "toolfence.error_kind": result.errorKind, "error.type": result.errorCode ?? "" } : {}),
-      });
-      span.setStatus(
-        result.status === "success"
-          ? { code: SpanStatusCode.OK }
-          : { code: SpanStatusCode.ERROR, message: `${result.status}/${result.errorKind}/${result.errorCode}` },
-      );
-      return result;
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return withApi(({ trace, SpanKind, SpanStatusCode }) =>
+    trace.getTracer(TRACER).startActiveSpan("ai.toolCall", {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        "operation.name": "ai.toolCall",
+        "ai.operationId": "ai.toolCall",
+        "ai.toolCall.name": toolName,
+        ...(callId === undefined ? {} : { "ai.toolCall.id": callId, "gen_ai.tool.call.id": callId }),
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": toolName,
+      },
+    }, async (span: Span) => {
+      try {
+        const result = await run();
+        span.setAttributes({
+          "toolfence.status": result.status,
+          "toolfence.attempts": result.attempts,
+          "toolfence.truncated": result.truncated,
+          ...(result.errorCode ? { "toolfence.error_code": result.errorCode } : {}),
+          ...(result.errorKind
+            ? { "toolfence.error_kind": result.errorKind, "error.type": result.errorCode ?? "" }
+            : {}),
+        });
+        span.setStatus(
+          result.status === "success"
+            ? { code: SpanStatusCode.OK }
+            : { code: SpanStatusCode.ERROR, message: `${result.status}/${result.errorKind}/${result.errorCode}` },
+        );
+        return result;
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
+        throw error;
+      } finally {
+        span.end();
+      }
+    })
+  );
 }
 
 /**
@@ -103,18 +130,19 @@ export function tracedCall(
  */
 export function tracedBatch<R>(size: number, mode: string, run: () => Promise<R>): Promise<R> {
   if (!tracing()) return run();
-  const tracer = trace.getTracer(TRACER);
-  return tracer.startActiveSpan("toolfence.batch", {
-    attributes: { "toolfence.batch.size": size, "toolfence.batch.mode": mode },
-  }, async (span: Span) => {
-    try {
-      return await run();
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return withApi(({ trace, SpanStatusCode }) =>
+    trace.getTracer(TRACER).startActiveSpan("toolfence.batch", {
+      attributes: { "toolfence.batch.size": size, "toolfence.batch.mode": mode },
+    }, async (span: Span) => {
+      try {
+        return await run();
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    })
+  );
 }

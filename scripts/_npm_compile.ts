@@ -73,6 +73,19 @@ export function rewriteRelativeSpecifier(specifier: string): string {
   return specifier.replace(/\.(m|c)?tsx?$/, (_ext, kind?: string) => `.${kind ?? ""}js`);
 }
 
+/**
+ * Leaves the comments out of the JavaScript: the declarations keep the JSDoc
+ * (what editors show), so in the `.js` files it is only bytes to install, a
+ * fifth of them.
+ */
+function withoutComments(context: ts.TransformationContext) {
+  const visit = (node: ts.Node): ts.Node => {
+    ts.setEmitFlags(node, ts.EmitFlags.NoComments);
+    return ts.visitEachChild(node, visit, context);
+  };
+  return (file: ts.SourceFile): ts.SourceFile => ts.visitNode(file, visit) as ts.SourceFile;
+}
+
 function rewriteDeclarationImports(context: ts.TransformationContext) {
   const { factory } = context;
   const literal = (node: ts.Expression | undefined): ts.StringLiteral | undefined => {
@@ -211,7 +224,7 @@ export function compile(request: CompileRequest, isBare: (specifier: string) => 
     },
     undefined,
     false,
-    { afterDeclarations: [rewriteDeclarationImports] },
+    { after: [withoutComments], afterDeclarations: [rewriteDeclarationImports] },
   );
   const all = ts.sortAndDeduplicateDiagnostics([...ts.getPreEmitDiagnostics(program), ...result.diagnostics])
     .filter((d) => !DENO_TOLERATED.has(d.code));

@@ -183,6 +183,21 @@ export interface ConsumerCheck {
   alsoInstall?: readonly string[];
   /** Packages installed at these exact versions instead of deno.json's: the lowest of the peer ranges. */
   lowest?: Readonly<Record<string, string>>;
+  /** Other dependencies, name -> spec as package.json writes it (an `npm:` alias). */
+  dependencies?: Readonly<Record<string, string>>;
+  /** Whether the program also runs under Deno, from the consumer's node_modules. */
+  alsoDeno?: boolean;
+  /**
+   * Packages installed at the lowest or the newest version of the range the
+   * workspace's deno.json files import them at (`npm:name@^1.4.0`: `1.4.0`, or
+   * `^1.4.0`, which npm resolves to the newest).
+   */
+  peerVersions?: { readonly names: readonly string[]; readonly at: "lowest" | "newest" };
+  /**
+   * Skip checking the declarations under node_modules: the frameworks' own
+   * (ours are checked by the other consumers).
+   */
+  skipLibCheck?: boolean;
 }
 
 /**
@@ -269,6 +284,287 @@ try {
 }
 `;
 
+/**
+ * The missing-peers consumer: the umbrella with none of its optional peers.
+ * Importing each entry point that needs a framework (or the MCP SDK) fails
+ * with `peer_missing` naming `npm install <package>@<range>`, the range the
+ * installed package.json declares; `npx toolfence serve` says what to install;
+ * and a tracer provider registered through a copy of `@opentelemetry/api` that
+ * toolfence cannot resolve (installed under another name, as in a strict
+ * layout) fails the call with `peer_missing` naming the API. The same program
+ * runs under Node and under Deno (the consumer's node_modules).
+ */
+export const missingPeersSource: string = `import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { ProxyTracerProvider, trace } from "otel-api-elsewhere";
+import * as v from "valibot";
+import { tool, ToolBox } from "toolfence";
+import { SessionBase } from "@toolfence/core";
+
+const runtime = typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "node" : "deno";
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    console.error("missing-peers consumer check failed (" + runtime + "): " + message);
+    process.exit(1);
+  }
+}
+
+function peersOf(name: string): Record<string, string> {
+  const manifest = JSON.parse(readFileSync("node_modules/" + name + "/package.json", "utf8"));
+  return manifest.peerDependencies as Record<string, string>;
+}
+
+interface PeerError {
+  name?: string;
+  code?: string;
+  message?: string;
+}
+
+// Each entry point and the packages it loads first (the MCP entries load the SDK and jose at once: either may be
+// named first); the ranges are those the installed package.json declares.
+const MCP_STACK = ["@modelcontextprotocol/sdk", "jose"];
+const ENTRIES: [string, string[]][] = [
+  ["@toolfence/adapters/ai-sdk", ["ai"]],
+  ["@toolfence/adapters/openai-agents", ["@openai/agents"]],
+  ["@toolfence/adapters/langchain", ["@langchain/core"]],
+  ["@toolfence/adapters/langgraph", ["@langchain/core"]],
+  ["@toolfence/adapters/mastra", ["@mastra/core"]],
+  ["@toolfence/adapters/google-adk", ["@google/adk"]],
+  ["@toolfence/adapters/claude-agent", ["@anthropic-ai/claude-agent-sdk", "zod"]],
+  ["@toolfence/adapters/mcp", MCP_STACK],
+  ["toolfence/mcp", MCP_STACK],
+];
+const ranges = peersOf("@toolfence/adapters");
+for (const [entry, peers] of ENTRIES) {
+  for (const peer of peers) check(!existsIn(peer), peer + " is installed, so its absence cannot be checked");
+  // A variable specifier: tsc does not load the declarations of an entry whose peer is absent.
+  const specifier: string = entry;
+  const error = await import(specifier).then(() => undefined, (e: unknown) => e as PeerError);
+  const installs = peers.map((peer) => "npm install " + peer + "@" + ranges[peer]);
+  check(
+    error?.name === "ToolError" && error.code === "peer_missing" &&
+      installs.some((install) => error.message?.includes(install) === true),
+    "importing " + entry + " without " + peers.join(", ") + " gave " + String(error?.message ?? error),
+  );
+}
+
+const serve = spawnSync("npx", ["--no-install", "toolfence", "serve", "--workspace", "."], { encoding: "utf8" });
+check(
+  serve.status !== 0 && serve.stderr.includes("npm install @modelcontextprotocol/sdk jose"),
+  "npx toolfence serve without the MCP SDK: exit " + serve.status + ", " + serve.stderr,
+);
+
+// An application that traces: its provider registered through a copy of the API toolfence cannot resolve.
+const box = new ToolBox().register(tool({
+  name: "echo",
+  description: "Echo a text.",
+  input: v.object({ text: v.string() }),
+  run: ({ text }) => text,
+}));
+const session = new SessionBase();
+const untraced = await box.call(session, "echo", { text: "no provider" });
+check(untraced.output === "no provider", "a call without a tracer provider gave " + JSON.stringify(untraced));
+trace.setGlobalTracerProvider(new ProxyTracerProvider());
+const traced = await box.call(session, "echo", { text: "traced" }).then(() => undefined, (e: unknown) => e as PeerError);
+const otel = "npm install @opentelemetry/api@" + peersOf("@toolfence/core")["@opentelemetry/api"];
+check(
+  traced?.code === "peer_missing" && traced.message?.includes(otel) === true,
+  "a traced call without @opentelemetry/api gave " + String(traced?.message ?? traced),
+);
+trace.disable();
+await session.close();
+console.log("missing-peers consumer ok (" + runtime + "): " + ENTRIES.length + " entry points and serve name their peer; " +
+  "tracing names @opentelemetry/api");
+
+function existsIn(name: string): boolean {
+  try {
+    readFileSync("node_modules/" + name + "/package.json");
+    return true;
+  } catch {
+    return false;
+  }
+}
+`;
+
+/**
+ * The agent frameworks a consumer runs at the lowest and the newest version of
+ * the peer range `@toolfence/adapters` declares for each (with the peers their
+ * programs also need: zod for the Claude adapter's schemas, `ai` for Mastra's
+ * scripted model, the MCP SDK's client for the Claude adapter's server).
+ */
+export const FRAMEWORK_PEERS: readonly string[] = [
+  "@openai/agents",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "@mastra/core",
+  "@google/adk",
+  "@anthropic-ai/claude-agent-sdk",
+  "zod",
+  "ai",
+  "@modelcontextprotocol/sdk",
+];
+
+/**
+ * The frameworks consumer: one tool defined with valibot, handed to each
+ * framework through its adapter entry point, and a call run through the
+ * framework as a user's program runs it: the OpenAI Agents SDK's `run` and
+ * Google ADK's `InMemoryRunner` with a scripted model, Mastra's
+ * `Agent.generate` with `ai/test`'s mock model, LangChain's `tool.invoke`
+ * with a tool call, LangGraph's `ToolNode`, and the Claude Agent SDK's
+ * in-process MCP server called by an MCP client.
+ */
+export const frameworksSource: string = `import * as v from "valibot";
+import { tool, ToolBox } from "toolfence";
+import { SessionBase } from "@toolfence/core";
+import { Agent as OpenAIAgent, type Model, type ModelResponse, run, setTracingDisabled, Usage } from "@openai/agents";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { Agent as MastraAgent } from "@mastra/core/agent";
+import { MockLanguageModelV4 } from "ai/test";
+import { BaseLlm, type BaseLlmConnection, InMemoryRunner, LlmAgent, type LlmResponse } from "@google/adk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { openAIAgentsTools } from "@toolfence/adapters/openai-agents";
+import { langChainTools } from "@toolfence/adapters/langchain";
+import { langGraphTools } from "@toolfence/adapters/langgraph";
+import { mastraTools } from "@toolfence/adapters/mastra";
+import { googleAdkTools } from "@toolfence/adapters/google-adk";
+import { claudeAgentOptions } from "@toolfence/adapters/claude-agent";
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    console.error("frameworks consumer check failed: " + message);
+    process.exit(1);
+  }
+}
+
+const ran: string[] = [];
+const box = new ToolBox().register(tool({
+  name: "shout",
+  description: "Upper-case a text.",
+  input: v.object({ text: v.string() }),
+  run: ({ text }) => {
+    ran.push(text);
+    return text.toUpperCase();
+  },
+}));
+const session = new SessionBase();
+const passed: string[] = [];
+function ranOnce(framework: string, text: string): void {
+  check(ran.filter((t) => t === text).length === 1, framework + " did not run shout(" + text + "): " + ran.join(", "));
+  passed.push(framework);
+}
+
+// The OpenAI Agents SDK: run() with a model that calls shout, then answers.
+setTracingDisabled(true);
+let turn = 0;
+const agentsModel: Model = {
+  getResponse(): Promise<ModelResponse> {
+    const output: ModelResponse["output"] = turn++ === 0
+      ? [{ type: "function_call", callId: "c1", name: "shout", arguments: JSON.stringify({ text: "agents" }), status: "completed" }]
+      : [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }];
+    return Promise.resolve({ usage: new Usage(), output });
+  },
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error("not streamed");
+  },
+};
+const agentsRun = await run(new OpenAIAgent({ name: "a", model: agentsModel, tools: openAIAgentsTools(box, session) }), "go");
+check(agentsRun.finalOutput === "done", "the OpenAI agent ended with " + String(agentsRun.finalOutput));
+ranOnce("@openai/agents", "agents");
+
+// LangChain: the tool invoked with a model's tool call gives a ToolMessage.
+const [chainTool] = langChainTools(box, session);
+const message = await chainTool.invoke({ type: "tool_call", id: "l1", name: "shout", args: { text: "langchain" } });
+check(message instanceof ToolMessage && String(message.content).includes("LANGCHAIN"), "LangChain gave " + String(message));
+ranOnce("@langchain/core", "langchain");
+
+// LangGraph: the prebuilt ToolNode runs the calls of the last AI message.
+const node = new ToolNode(langGraphTools(box, session));
+const state = await node.invoke({
+  messages: [new AIMessage({ content: "", tool_calls: [{ id: "g1", name: "shout", args: { text: "langgraph" } }] })],
+});
+check(JSON.stringify(state).includes("LANGGRAPH"), "LangGraph's ToolNode gave " + JSON.stringify(state));
+ranOnce("@langchain/langgraph", "langgraph");
+
+// Mastra: Agent.generate with a mock model that calls shout, then answers.
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+let mastraTurn = 0;
+const mastraModel = new MockLanguageModelV4({
+  doGenerate: () =>
+    Promise.resolve(mastraTurn++ === 0
+      ? {
+        content: [{ type: "tool-call" as const, toolCallId: "m1", toolName: "shout", input: JSON.stringify({ text: "mastra" }) }],
+        finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
+        usage,
+        warnings: [],
+      }
+      : { content: [{ type: "text" as const, text: "done" }], finishReason: { unified: "stop" as const, raw: "stop" }, usage, warnings: [] }),
+});
+const mastra = new MastraAgent({
+  id: "m",
+  name: "m",
+  instructions: "Use the tools.",
+  model: mastraModel as never,
+  tools: mastraTools(box, session),
+});
+const mastraOutput = await mastra.generate("go", { maxSteps: 3 });
+check(mastraOutput.text === "done", "the Mastra agent ended with " + JSON.stringify(mastraOutput.text));
+ranOnce("@mastra/core", "mastra");
+
+// Google ADK: an LlmAgent in the InMemoryRunner with a model that calls shout, then answers.
+class ScriptedLlm extends BaseLlm {
+  #turn = 0;
+  constructor() {
+    super({ model: "scripted" });
+  }
+  async *generateContentAsync(): AsyncGenerator<LlmResponse, void> {
+    yield {
+      content: {
+        role: "model",
+        parts: this.#turn++ === 0 ? [{ functionCall: { id: "a1", name: "shout", args: { text: "adk" } } }] : [{ text: "done" }],
+      },
+      turnComplete: true,
+    };
+  }
+  connect(): Promise<BaseLlmConnection> {
+    return Promise.reject(new Error("no live connection"));
+  }
+}
+const runner = new InMemoryRunner({
+  agent: new LlmAgent({ name: "coder", model: new ScriptedLlm(), instruction: "Use the tools.", tools: googleAdkTools(box, session) }),
+  appName: "consumer",
+});
+const adkSession = await runner.sessionService.createSession({ appName: "consumer", userId: "u" });
+const texts: string[] = [];
+for await (const event of runner.runAsync({ userId: "u", sessionId: adkSession.id, newMessage: { parts: [{ text: "go" }] } })) {
+  for (const part of event.content?.parts ?? []) if (part.text) texts.push(part.text);
+}
+check(texts.includes("done"), "the ADK agent said " + JSON.stringify(texts));
+ranOnce("@google/adk", "adk");
+
+// The Claude Agent SDK: its in-process MCP server, as Claude Code would call it.
+const claude = claudeAgentOptions(box, session);
+const server = claude.mcpServers.toolfence;
+check(server.type === "sdk" && "instance" in server, "claudeAgentOptions gave no in-process server");
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+await server.instance.connect(serverSide);
+const client = new Client({ name: "consumer", version: "1.0.0" });
+await client.connect(clientSide);
+const called = await client.callTool({ name: "shout", arguments: { text: "claude" } });
+check(JSON.stringify(called.content).includes("CLAUDE"), "the Claude adapter's server gave " + JSON.stringify(called));
+await client.close();
+ranOnce("@anthropic-ai/claude-agent-sdk", "claude");
+
+await session.close();
+console.log("frameworks consumer ok: shout ran through " + passed.join(", "));
+`;
+
 /** The tarballs a consumer of the umbrella installs: the umbrella and every member it depends on. */
 const UMBRELLA_PACKAGES = [
   "toolfence",
@@ -296,4 +592,19 @@ export const CONSUMERS: readonly ConsumerCheck[] = [
     lowest: { ...LOWEST_PEERS, "@types/json-schema": "7.0.15" },
   },
   { title: "@toolfence/core alone", packages: ["@toolfence/core"], source: coreConsumerSource },
+  {
+    title: "no optional peer installed",
+    packages: UMBRELLA_PACKAGES,
+    source: missingPeersSource,
+    // The API under another name: what the program imports, and what toolfence cannot resolve as its peer.
+    dependencies: { "otel-api-elsewhere": "npm:@opentelemetry/api@^1.9.1" },
+    alsoDeno: true,
+  },
+  ...(["lowest", "newest"] as const).map((at): ConsumerCheck => ({
+    title: `the agent frameworks at the ${at} version of their ranges`,
+    packages: UMBRELLA_PACKAGES,
+    source: frameworksSource,
+    peerVersions: { names: FRAMEWORK_PEERS, at },
+    skipLibCheck: true,
+  })),
 ];

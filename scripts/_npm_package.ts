@@ -252,3 +252,35 @@ export function packageJson(inputs: PackageInputs): Record<string, unknown> {
   }
   return manifest;
 }
+
+/**
+ * Needed by one entry point or one tool only, loaded when used: the AI SDK
+ * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
+ * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
+ * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), the PostgreSQL client (`postgres`, by
+ * `serve --http --store postgres://...` only), Hono (the web console, `serve --console`), TypeScript (`check_syntax`),
+ * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
+ * engine), playwright-core (the `browser` group, which drives the system
+ * Chromium), `@opentelemetry/api` (the core's tracing, once an application
+ * registers a tracer provider). The library imports each with a dynamic
+ * `import()` (through `importPeer`, which names the package when it is
+ * missing); static imports of them are type-only (tests/scripts/optional_peers_test.ts).
+ */
+export const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
+  "ai",
+  "@openai/agents",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "@mastra/core",
+  "@anthropic-ai/claude-agent-sdk",
+  "@google/adk",
+  "zod",
+  "@modelcontextprotocol/sdk",
+  "jose",
+  "postgres",
+  "hono",
+  "typescript",
+  "@vscode/ripgrep",
+  "playwright-core",
+  "@opentelemetry/api",
+]);

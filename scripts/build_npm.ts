@@ -7,7 +7,8 @@
  * `npm/<member>/`, installed together as npm workspaces.
  *
  * 1. compile every module (the root's, every member's) and every test under
- *    `tests/` to ESM `.js` + `.d.ts` with the TypeScript compiler API, relative
+ *    `tests/` to ESM `.js` (without comments) + `.d.ts` (with the JSDoc) with
+ *    the TypeScript compiler API, relative
  *    `.ts` imports rewritten to `.js`, bare specifiers (the members' package
  *    names too) kept; type errors under Node's module rules fail the build;
  * 2. copy the source tree beside the output (assets, fixtures, and the `.ts`
@@ -24,8 +25,10 @@
  *    they come, then what failed and node's TAP counts (`# pass N`, which
  *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
  * 6. `npm pack` every package into `npm/tarballs/`; install them into consumer
- *    projects in temp folders (the umbrella with everything; the core alone),
- *    type-check each with `tsc --module nodenext --strict` and run it.
+ *    projects in temp folders (the umbrella with everything; the lowest
+ *    supported peers; the core alone; the umbrella with no optional peer,
+ *    whose program also runs under Deno), type-check each with
+ *    `tsc --module nodenext --strict` and run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
@@ -35,7 +38,7 @@
  * versions (CI: the whole suite already ran under Deno).
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
- * --allow-env, --allow-run=npm,npx,node.
+ * --allow-env, --allow-run=npm,npx,node,deno.
  *
  * @example
  * ```sh
@@ -57,9 +60,11 @@ import {
   dependencyVersion,
   emittedStem,
   isBareSpecifier,
+  OPTIONAL_PEERS,
   packageJson,
   packageNameOf,
   packedManifest,
+  parseNpmSpecifier,
   planDependencies,
   resolveBare,
   subpathExports,
@@ -117,6 +122,20 @@ async function run(
     stdout: onLine ? "piped" : "inherit",
     stderr: "inherit",
   }).spawn();
+  return await collect(child, onLine);
+}
+
+/** Runs a program with its stdout and stderr together in the result (for a step whose output is printed later). */
+async function runQuiet(program: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  const out = await new Deno.Command(program, { args, cwd, stdin: "null", stdout: "piped", stderr: "piped" }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, output: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
+}
+
+async function collect(
+  child: Deno.ChildProcess,
+  onLine?: (line: string) => void,
+): Promise<{ code: number; stdout: string }> {
   let stdout = "";
   if (onLine) {
     const decoder = new TextDecoder();
@@ -243,32 +262,6 @@ const TYPES_OF: Readonly<Record<string, string>> = { "web-tree-sitter": "@types/
 
 /** valibot: users pass its schemas in, so they bring it (any 1.x). */
 const PEERS: Readonly<Record<string, string>> = { valibot: "^1" };
-/**
- * Needed by one entry point or one tool only, loaded when used: the AI SDK
- * (`@toolfence/adapters/ai-sdk`), the agent frameworks (each by its own
- * `@toolfence/adapters/<framework>` entry point), the MCP server stack (the
- * MCP SDK and jose, by `@toolfence/adapters/mcp` and `toolfence serve`), the PostgreSQL client (`postgres`,
- * by `serve --http --store postgres://...` only), TypeScript (`check_syntax`),
- * ripgrep's binary (`grep`, which falls back to a `rg` on the PATH or its own
- * engine), playwright-core (the `browser` group, which drives the system
- * Chromium).
- */
-const OPTIONAL_PEERS: ReadonlySet<string> = new Set([
-  "ai",
-  "@openai/agents",
-  "@langchain/core",
-  "@langchain/langgraph",
-  "@mastra/core",
-  "@anthropic-ai/claude-agent-sdk",
-  "@google/adk",
-  "zod",
-  "@modelcontextprotocol/sdk",
-  "jose",
-  "postgres",
-  "typescript",
-  "@vscode/ripgrep",
-  "playwright-core",
-]);
 
 async function workspacePackages(rootConfig: DenoConfig & { workspace?: string[] }): Promise<WorkspacePackage[]> {
   const out: WorkspacePackage[] = [{ dir: "", config: rootConfig, npmName: "toolfence" }];
@@ -303,6 +296,19 @@ function belongsTo(file: string, pkg: WorkspacePackage, memberDirs: readonly str
 function nodeCommand(version: string | undefined): [string, string[]] {
   return version === undefined ? ["node", []] : ["npx", ["-y", `node@${version}`]];
 }
+
+/** The range a member's deno.json imports `name` at (`npm:name@^1.4.0`: `^1.4.0`): its peer range on npm. */
+function peerRange(name: string, packages: readonly WorkspacePackage[]): string {
+  for (const pkg of packages) {
+    const target = pkg.dir === "" ? undefined : pkg.config.imports?.[name];
+    const version = target === undefined ? undefined : parseNpmSpecifier(target)?.version;
+    if (version !== undefined) return version;
+  }
+  throw new Error(`no member of the workspace imports ${name} at a version`);
+}
+
+/** How many consumer projects are checked at once. */
+const CONSUMER_JOBS = 3;
 
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
@@ -542,16 +548,20 @@ async function main(args: string[]): Promise<number> {
 
   if (wantConsumer && tarballs.size === packages.length) {
     const [program, prefix] = nodeCommand(nodeVersions[0]);
-    for (const check of CONSUMERS) {
-      started = step(`Consumer project (${check.title}): install the tarballs, tsc --module nodenext --strict, run`);
+    // One consumer's steps after another, but CONSUMER_JOBS consumers at once: their time is mostly npm install's
+    // downloads and disk. Each one's output is printed whole when it ends.
+    const checkConsumer = async (check: (typeof CONSUMERS)[number]): Promise<boolean> => {
+      const started = performance.now();
+      const log = [`\n== Consumer project (${check.title}): install the tarballs, tsc --module nodenext --strict, run`];
       const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
+      let ok = true;
       try {
         // The consumer depends on what it imports, at deno.json's versions, like a user following the README;
         // the packages of the workspace come from their tarballs (they are on no registry yet).
         const consumerDependencies: Record<string, string> = {};
         for (const specifier of importedSpecifiers("main.ts", check.source).filter(isBareSpecifier)) {
           const name = packageNameOf(specifier);
-          if (tarballs.has(name) || name === "toolfence") continue;
+          if (tarballs.has(name) || name === "toolfence" || check.dependencies?.[name] !== undefined) continue;
           const { importName, target } = resolveBare(specifier, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
@@ -559,7 +569,11 @@ async function main(args: string[]): Promise<number> {
           const { importName, target } = resolveBare(name, imports);
           consumerDependencies[importName] = dependencyVersion(importName, target);
         }
-        Object.assign(consumerDependencies, check.lowest ?? {});
+        Object.assign(consumerDependencies, check.lowest ?? {}, check.dependencies ?? {});
+        for (const name of check.peerVersions?.names ?? []) {
+          const range = peerRange(name, packages);
+          consumerDependencies[name] = check.peerVersions!.at === "lowest" ? range.replace(/^[\^~]/, "") : range;
+        }
         const local = Object.fromEntries(
           check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
         );
@@ -585,27 +599,50 @@ async function main(args: string[]): Promise<number> {
             2,
           ),
         );
-        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2));
+        const tsconfig = check.skipLibCheck
+          ? {
+            ...consumerTsconfig,
+            compilerOptions: { ...consumerTsconfig.compilerOptions as object, skipLibCheck: true },
+          }
+          : consumerTsconfig;
+        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
         await writeFile(path.join(consumer, "main.ts"), check.source);
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
         const steps: [string, string[]][] = [
           ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
           ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
           [program, [...prefix, "dist/main.js"]],
+          ...(check.alsoDeno
+            ? [["deno", ["run", "--allow-all", "--quiet", "dist/main.js"]] as [string, string[]]]
+            : []),
         ];
         for (const [stepProgram, stepArgs] of steps) {
-          console.log(`   $ ${stepProgram} ${stepArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
-          if ((await run(stepProgram, stepArgs, consumer)).code !== 0) {
-            console.log("   consumer check failed");
-            failures++;
+          log.push(`   $ ${stepProgram} ${stepArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
+          const ran = await runQuiet(stepProgram, stepArgs, consumer);
+          if (ran.output.trim() !== "") log.push(ran.output.trimEnd());
+          if (ran.code !== 0) {
+            log.push("   consumer check failed");
+            ok = false;
             break;
           }
         }
       } finally {
         await rm(consumer, { recursive: true, force: true });
       }
-      done(started);
-    }
+      log.push(`   (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      console.log(log.join("\n"));
+      return ok;
+    };
+    // The frameworks' installs take longest: they start first.
+    const queue = [...CONSUMERS].sort((a, b) =>
+      Number(b.peerVersions !== undefined) - Number(a.peerVersions !== undefined)
+    );
+    const worker = async () => {
+      for (let check = queue.shift(); check !== undefined; check = queue.shift()) {
+        if (!await checkConsumer(check)) failures++;
+      }
+    };
+    await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
   }
 
   console.log(

@@ -6,9 +6,14 @@
 // has not expired, and it carries at least one toolfence scope.
 
 import { createHash } from "node:crypto";
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
+import type { JWTPayload } from "jose";
+import { importPeer } from "@toolfence/core";
 import { ALL_SCOPES, CONSOLE_SCOPE, knownScopes } from "./_http_scopes.ts";
 import type { Identity } from "./_http_tokens.ts";
+import { JOSE } from "../_peers.ts";
+
+// An optional peer on npm: loaded here, so that serving without it names the package to install.
+const { createRemoteJWKSet, errors, jwtVerify } = await importPeer(JOSE, () => import("jose"));
 
 /** Options of {@linkcode JwtVerifier}. */
 export interface JwtOptions {

@@ -6,12 +6,10 @@
 // a reason for the log.
 
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  JSONRPCNotificationSchema,
-  JSONRPCRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { mcpTypes } from "./_sdk.ts";
+
+const { JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema } = mcpTypes;
 
 /** The JSON-RPC 2.0 error codes the transport and server answer with. */
 export const JSONRPC_ERRORS = {

@@ -9,8 +9,10 @@
 
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { mcpTypes } from "./_sdk.ts";
+
+const { ErrorCode, McpError } = mcpTypes;
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 interface ZodLikeIssue {
   path?: PropertyKey[];

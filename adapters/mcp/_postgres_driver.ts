@@ -2,6 +2,8 @@
 // pipelining and a pool built in). Loaded only when a PostgreSQL store is opened, so that it is an
 // optional peer of the npm package: a server without a fleet never installs it.
 
+import { importPeer } from "@toolfence/core";
+import { POSTGRES } from "../_peers.ts";
 import type { Row, SqlConnection, SqlDriver } from "./_sql_store.ts";
 
 // Any number: one lock id, the same in every replica, held while migrating.
@@ -32,7 +34,7 @@ function connectionOf(sql: Sql): SqlConnection {
 
 /** Connects to a PostgreSQL database (`postgres://user:password@host:port/database`). */
 export async function openPostgres(url: string, poolSize = 10): Promise<SqlDriver> {
-  const { default: postgres } = await import("postgres");
+  const { default: postgres } = await importPeer(POSTGRES, () => import("postgres"));
   const sql = postgres(url, {
     max: poolSize,
     onnotice: () => {},

@@ -31,15 +31,9 @@ import { mkdir } from "node:fs/promises";
 import process from "node:process";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  isInitializeRequest,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Host, Store, StoredSession, ToolBox } from "@toolfence/core";
 import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
@@ -55,6 +49,9 @@ import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
 import { RateLimiter } from "./_http_rate.ts";
 import { within } from "./_within.ts";
+import { mcpHttpModule, mcpTypes } from "./_sdk.ts";
+
+const { isInitializeRequest, isJSONRPCNotification, isJSONRPCRequest } = mcpTypes;
 
 export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
@@ -395,7 +392,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       workspace,
     });
     open.events = fleet && new StoreEvents(fleet.store, id);
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
       eventStore: stateless ? undefined : open.events ?? new BoundedEventStore(),
       // The checks run before the transport; its own would only repeat them.

@@ -37,18 +37,9 @@
  */
 
 // @ts-types="@modelcontextprotocol/sdk/server/index"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  InitializeRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
 import type { ArtifactRef, LateResult, ToolResult } from "@toolfence/core";
 import { checkOutput, toModelText } from "@toolfence/core";
@@ -69,6 +60,17 @@ import {
   type SandboxState,
   sandboxState,
 } from "@toolfence/policy";
+import { mcpServerModule, mcpTypes } from "./_sdk.ts";
+
+const {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} = mcpTypes;
 
 /** Options of {@linkcode createMcpServer}: the session's, plus the server's identity. */
 export interface McpServerOptions extends Omit<SessionOptions, "host"> {
@@ -262,7 +264,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   // ... and the resource limits of its policy files.
   const limits = limitsOfPolicy({ rules: sessionOptions.rules });
   const known = knownSandboxState(mode, limits);
-  const server = new Server(
+  const server = new mcpServerModule.Server(
     { name: name ?? "toolfence", version: version ?? TOOLFENCE_VERSION },
     {
       capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },

@@ -13,10 +13,9 @@
  * @module
  */
 
-import { Hono } from "hono";
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { streamSSE } from "hono/streaming";
+import { importPeer } from "@toolfence/core";
+import { HONO } from "../../_peers.ts";
 import type { TokenFile } from "../_http_tokens.ts";
 import type { JwtVerifier } from "../_http_jwt.ts";
 import { listen, type Listener } from "../_http_listen.ts";
@@ -27,6 +26,12 @@ import { esc, page } from "./_html.ts";
 import { questionsHtml } from "./_questions_html.ts";
 import { type AuditFilter, auditHtml, callHtml, filterAudit, readAudit } from "./_audit_view.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
+
+// An optional peer on npm (only the console needs it): loaded here, so that `serve --console` without it names the
+// package to install.
+const { Hono } = await importPeer(HONO, () => import("hono"));
+const { deleteCookie, getCookie, setCookie } = await importPeer(HONO, () => import("hono/cookie"));
+const { streamSSE } = await importPeer(HONO, () => import("hono/streaming"));
 
 /** Options of {@linkcode serveConsole}. */
 export interface ConsoleServeOptions {
