@@ -53,6 +53,7 @@ const ILLUSTRATIVE: Record<string, number> = {
   "README.md": 3,
   "docs/adapters.md": 12,
   "docs/console.md": 1,
+  "docs/fleet.md": 1,
   "docs/http.md": 1,
   "docs/install.md": 3,
   "docs/policy.md": 1,
