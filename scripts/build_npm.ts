@@ -122,20 +122,6 @@ async function run(
     stdout: onLine ? "piped" : "inherit",
     stderr: "inherit",
   }).spawn();
-  return await collect(child, onLine);
-}
-
-/** Runs a program with its stdout and stderr together in the result (for a step whose output is printed later). */
-async function runQuiet(program: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
-  const out = await new Deno.Command(program, { args, cwd, stdin: "null", stdout: "piped", stderr: "piped" }).output();
-  const decoder = new TextDecoder();
-  return { code: out.code, output: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
-}
-
-async function collect(
-  child: Deno.ChildProcess,
-  onLine?: (line: string) => void,
-): Promise<{ code: number; stdout: string }> {
   let stdout = "";
   if (onLine) {
     const decoder = new TextDecoder();
@@ -151,6 +137,13 @@ async function collect(
   }
   const status = await child.status;
   return { code: status.code, stdout };
+}
+
+/** Runs a program with its stdout and stderr together in the result (for a step whose output is printed later). */
+async function runQuiet(program: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  const out = await new Deno.Command(program, { args, cwd, stdin: "null", stdout: "piped", stderr: "piped" }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, output: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
 }
 
 function description(modText: string): string {

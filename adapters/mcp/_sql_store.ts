@@ -3,6 +3,7 @@
 // read them back the same), times as milliseconds since the epoch.
 
 import type {
+  ArtifactRef,
   AuditQuery,
   LateResult,
   Store,
@@ -13,7 +14,6 @@ import type {
   StoredQuestion,
   StoredSession,
 } from "@toolfence/core";
-import type { ArtifactRef } from "@toolfence/core";
 import { type Dialect, dialectSql, MIGRATIONS, SCHEMA_VERSION } from "./_store_migrations.ts";
 
 /** A row as a driver returns it. */
