@@ -24,8 +24,8 @@
  *    (`npm/tests/` imports `npm/core/...`): top-level results and skips as
  *    they come, then what failed and node's TAP counts (`# pass N`, which
  *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
- * 6. `npm pack` every package into `npm/tarballs/`; install them into consumer
- *    projects in temp folders (the umbrella with everything; the lowest
+ * 6. `npm pack` every package into `npm/tarballs/` (before step 5, which runs
+ *    beside the consumers); install them into consumer projects in temp folders (the umbrella with everything; the lowest
  *    supported peers; the core alone; the umbrella with no optional peer,
  *    whose program also runs under Deno), type-check each with
  *    `tsc --module nodenext --strict` and run it.
@@ -33,9 +33,10 @@
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
- * `--split`, each version runs every other file (in path order), so that the
- * suite runs once under Node with each folder's files shared among the
- * versions (CI: the whole suite already ran under Deno).
+ * `--split`, each version runs every other file (in path order), all versions
+ * at once, so that the suite runs once under Node with each folder's files
+ * shared among the versions (CI: the whole suite already ran under Deno).
+ * The consumers run while the suite does.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
  * --allow-env, --allow-run=npm,npx,node,deno.
@@ -473,46 +474,6 @@ async function main(args: string[]): Promise<number> {
     return 1;
   }
 
-  if (wantTests) {
-    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-      .map((e) => path.relative(outDir, e.path)).sort();
-    for (const [index, version] of nodeVersions.entries()) {
-      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
-      started = step(
-        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
-          `under node ${version ?? "(on the PATH)"} --test against the build`,
-      );
-      const [program, prefix] = nodeCommand(version);
-      await run(program, [...prefix, "--version"], outDir);
-      // Only the top-level results, skips and counts are shown as they come; the whole TAP is kept in a file.
-      const node = await run(
-        program,
-        [
-          ...prefix,
-          "--test",
-          "--test-reporter=tap",
-          ...NODE_TEST_FLAGS,
-          `--test-concurrency=${TEST_JOBS}`,
-          ...testFiles,
-        ],
-        outDir,
-        (line) => isHeadline(line) && console.log(line),
-      );
-      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
-      const failed = failureDetails(node.stdout);
-      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-      const counts = tapCounts(node.stdout);
-      console.log(
-        `   node ${
-          version ?? ""
-        } --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ${counts.tests}; ` +
-          `${skipped(node.stdout).length} tests or suites skipped`,
-      );
-      if (node.code !== 0) failures++;
-      done(started);
-    }
-  }
-
   started = step("npm pack: one tarball per package");
   const tarballDir = path.join(outDir, TARBALL_DIR);
   await mkdir(tarballDir, { recursive: true });
@@ -539,7 +500,58 @@ async function main(args: string[]): Promise<number> {
   }
   done(started);
 
-  if (wantConsumer && tarballs.size === packages.length) {
+  const nodeTests = async () => {
+    if (!wantTests) return;
+    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+      .map((e) => path.relative(outDir, e.path)).sort();
+    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
+    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
+    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+    const versionRuns = (split ? nodeVersions.map((v) => [v]) : [nodeVersions]).map(async (versions) => {
+      for (const version of versions) {
+        const index = nodeVersions.indexOf(version);
+        const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+        const name = `node ${version ?? "(on the PATH)"}`;
+        const started = step(
+          `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+            `under ${name} --test against the build`,
+        );
+        const [program, prefix] = nodeCommand(version);
+        await run(program, [...prefix, "--version"], outDir);
+        // Only the top-level results and skips are shown as they come (named by the version when several run at
+        // once), the counts at the end; the whole TAP is kept in a file.
+        const node = await run(
+          program,
+          [
+            ...prefix,
+            "--test",
+            "--test-reporter=tap",
+            ...NODE_TEST_FLAGS,
+            `--test-concurrency=${concurrency}`,
+            ...testFiles,
+          ],
+          outDir,
+          (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
+        );
+        await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+        const failed = failureDetails(node.stdout);
+        if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+        const counts = tapCounts(node.stdout);
+        // node's closing counts as it printed them, which .ci/run adds up.
+        console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
+        console.log(
+          `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
+            `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
+        );
+        if (node.code !== 0) failures++;
+        done(started);
+      }
+    });
+    await Promise.all(versionRuns);
+  };
+
+  const consumers = async () => {
+    if (!wantConsumer || tarballs.size !== packages.length) return;
     const [program, prefix] = nodeCommand(nodeVersions[0]);
     // One consumer's steps after another, but CONSUMER_JOBS consumers at once: their time is mostly npm install's
     // downloads and disk. Each one's output is printed whole when it ends.
@@ -636,7 +648,10 @@ async function main(args: string[]): Promise<number> {
       }
     };
     await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
-  }
+  };
+  // The suite under Node and the consumers at once: the consumers' time is mostly npm install's downloads, which
+  // the suite's CPU fills.
+  await Promise.all([nodeTests(), consumers()]);
 
   console.log(
     `\nnpm build ${failures === 0 ? "ok" : "FAILED"} in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`,

@@ -37,9 +37,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { IS_DENO } from "./_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 const run = promisify(execFile);
 const BLOCK_TIMEOUT_MS = 150_000;
 
@@ -239,7 +239,7 @@ async function runSh(block: Block, cwd: string): Promise<void> {
   }
 }
 
-describe("the blocks of README.md and docs/*.md", { skip: !isDeno && "the docs are run from the checkout" }, () => {
+describe("the blocks of README.md and docs/*.md", { skip: !IS_DENO && "the docs are run from the checkout" }, () => {
   test("each block is run, parsed or marked illustrative, and the illustrative ones are the pinned count", {
     timeout: 60_000,
   }, async () => {

@@ -8,14 +8,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TOOLS_REFERENCE_PATH, toolsReference } from "../scripts/docs_tools.ts";
 import { BUILTIN_GROUPS, SUBAGENT_TOOLS } from "../tools/mod.ts";
+import { IS_DENO } from "./_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The docs stay in the checkout; the npm build does not carry them.
-const inCheckout = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 test("docs/tools.md is up to date with the registry", {
   timeout: 60_000,
-  skip: !inCheckout && "the docs are in the checkout, not in the npm build",
+  skip: !IS_DENO && "the docs are in the checkout, not in the npm build",
 }, async () => {
   const current = await readFile(join(ROOT, TOOLS_REFERENCE_PATH), "utf8");
   assert.equal(

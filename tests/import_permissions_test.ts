@@ -5,8 +5,7 @@ import path from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { entryPoints, ROOT } from "../scripts/public_api.ts";
-
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+import { IS_DENO } from "./_runtime.ts";
 
 /** What an entry point needs to be imported; its module JSDoc names the same. */
 const NEEDS: Record<string, string[]> = {
@@ -31,10 +30,10 @@ function importWith(file: string, flags: string[]): { status: number | null; std
 }
 
 // The source repository, under Deno; the npm build has no deno.json to read.
-const entries = isDeno ? await entryPoints() : new Map<string, string>();
+const entries = IS_DENO ? await entryPoints() : new Map<string, string>();
 
 describe("importing an entry point needs no permission its documentation does not name", {
-  skip: isDeno ? false : "starts deno processes",
+  skip: IS_DENO ? false : "starts deno processes",
 }, () => {
   for (const [entry, file] of entries) {
     const flags = NEEDS[entry] ?? [];

@@ -25,12 +25,12 @@ import { denoFlagsForNeeds } from "../policy/fence.ts";
 import fc from "fast-check";
 import { toolGroup } from "../core/groups.ts";
 import { BUILTIN_GROUPS } from "../tools/mod.ts";
+import { DENO, DENO_PROCESS_ONLY } from "./_runtime.ts";
 
 const toolGroupNames = (): string[] => Object.keys(BUILTIN_GROUPS);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
-const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 const run = promisify(execFile);
 // No single call may take longer (check_types starts deno check; bash_wait waits for a job).
 const CALL_TIMEOUT_MS = 90_000;
@@ -206,7 +206,10 @@ async function serveAndCallAll(groups: string, adjust: (flags: string[]) => stri
   });
 }
 
-describe("each group served under exactly the flags `main.ts flags` prints", { timeout: 600_000 }, () => {
+describe("each group served under exactly the flags `main.ts flags` prints", {
+  timeout: 600_000,
+  skip: DENO_PROCESS_ONLY,
+}, () => {
   const known = toolGroupNames();
 
   test("every built-in tool has a call here", { timeout: 600_000 }, () => {
@@ -246,7 +249,7 @@ describe("each group served under exactly the flags `main.ts flags` prints", { t
 // The npm build has no deno.json and no tasks.
 const noTasks = existsSync(join(ROOT, "deno.json")) ? false : "the npm build has no deno.json tasks";
 
-describe("the printed flags are exactly enough", () => {
+describe("the printed flags are exactly enough", { skip: DENO_PROCESS_ONLY }, () => {
   // Random sets of groups: under the printed flags every tool is listed; without any one flag
   // that some tool cannot run without, some tool is hidden; a flag only for what tools use when
   // granted (bubblewrap, system facts, inherited variables) hides nothing.
@@ -287,7 +290,7 @@ describe("the printed flags are exactly enough", () => {
   }
 });
 
-describe("a client calling what the flags do not cover", () => {
+describe("a client calling what the flags do not cover", { skip: DENO_PROCESS_ONLY }, () => {
   test(
     "served without --allow-run: the command and diagnostic tools that need it are not listed, and a call of one anyway is refused at once, naming the flag",
     { timeout: 60_000 },

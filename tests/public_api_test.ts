@@ -4,16 +4,16 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { declaredSurface, entryPoints, hasStarExport, ROOT } from "../scripts/public_api.ts";
+import { IS_DENO } from "./_runtime.ts";
 
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 // The pins describe the source repository's deno.json files, which the npm build does not carry.
-const pins: Record<string, string[]> = isDeno
+const pins: Record<string, string[]> = IS_DENO
   ? JSON.parse(await readFile(path.join(ROOT, "tests/public_api.json"), "utf8"))
   : {};
 
-const entries = isDeno ? await entryPoints() : new Map<string, string>();
+const entries = IS_DENO ? await entryPoints() : new Map<string, string>();
 
-describe("the public surface", { skip: isDeno ? false : "reads the source repository's deno.json files" }, () => {
+describe("the public surface", { skip: IS_DENO ? false : "reads the source repository's deno.json files" }, () => {
   test("every entry point is pinned, and every pin is an entry point", { timeout: 60_000 }, () => {
     assert.deepEqual([...entries.keys()].sort(), Object.keys(pins).sort());
   });

@@ -8,14 +8,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parsePolicyFile, PolicyRules, runPolicyExamples } from "../policy/mod.ts";
+import { IS_DENO } from "./_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The docs stay in the checkout; the npm build does not carry them.
-const inCheckout = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 test("the example policy file of docs/policy.md validates and its examples pass", {
   timeout: 60_000,
-  skip: !inCheckout && "the docs are in the checkout, not in the npm build",
+  skip: !IS_DENO && "the docs are in the checkout, not in the npm build",
 }, async () => {
   const page = await readFile(join(ROOT, "docs", "policy.md"), "utf8");
   const match = /```jsonc\n([\s\S]*?)\n```/.exec(page);

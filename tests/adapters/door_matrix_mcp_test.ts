@@ -9,7 +9,6 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import process from "node:process";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -32,10 +31,10 @@ import {
   type Rule,
   spellings,
 } from "../_door_matrix.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAIN = join(ROOT, "main.ts");
-const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 const GROUPS = ["fs", "search", "patch"];
 const RULES: Rule[] = ["outside", "denied", "tenant", "hidden", "read-only", "protected"];
 
@@ -86,7 +85,10 @@ describe("the file door's path matrix over MCP", { timeout: 120_000 }, () => {
     await layout.close();
   });
 
-  test("stdio: main.ts serve with the policy file, every tool × every rule", { timeout: 90_000 }, async () => {
+  test("stdio: main.ts serve with the policy file, every tool × every rule", {
+    timeout: 90_000,
+    skip: DENO_PROCESS_ONLY,
+  }, async () => {
     // The policy file lies outside the workspace: its read is granted beside the workspace's.
     const flags = (await narrowFlags(layout.ws, GROUPS.join(","))).map((flag) =>
       flag.startsWith("--allow-read=") ? `${flag},${layout.policyFile}` : flag

@@ -8,8 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { ROOT } from "../../scripts/public_api.ts";
-
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+import { IS_DENO } from "../_runtime.ts";
 
 const FRAMEWORKS = [
   "@openai/agents",
@@ -34,7 +33,7 @@ function npmImportsOf(file: string): Set<string> {
 }
 
 describe("the agent frameworks are loaded only by their own entry points", {
-  skip: isDeno ? false : "reads the source repository's module graph with deno info",
+  skip: IS_DENO ? false : "reads the source repository's module graph with deno info",
 }, () => {
   test("@toolfence/adapters (main) and the umbrella import no framework", { timeout: 60_000 }, () => {
     for (const file of ["adapters/mod.ts", "mod.ts"]) {

@@ -16,12 +16,11 @@ import { openStore } from "@toolfence/adapters/mcp";
 import { type Balancer, type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
 import { connect, raw, textOf, writeTokens } from "./_http_harness.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ACME = "acme-token-0123456789";
 const EVIL = "evil-token-0123456789";
-
-const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 describe("a fleet of serve --http replicas on one store", {
   timeout: 240_000,

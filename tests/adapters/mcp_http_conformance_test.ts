@@ -13,9 +13,9 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { exited } from "../_exited.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 function run(args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {

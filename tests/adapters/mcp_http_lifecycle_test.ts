@@ -16,10 +16,10 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
 import { exited } from "../_exited.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const TOKEN = "lifecycle-token-0123456789abcdef";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 function alive(pid: number): boolean {
   try {

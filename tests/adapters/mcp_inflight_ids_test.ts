@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Harness, INIT, raw, type RawAnswer, startServer } from "./_http_harness.ts";
 import { type RawServer, startRawServer } from "./_raw_server.ts";
+import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const TOKEN = "inflight-token-0123456789abcdef";
 
@@ -92,7 +93,7 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
   );
 });
 
-describe("over stdio", { timeout: 60_000, skip: !("Deno" in globalThis) && "needs Deno: serves main.ts" }, () => {
+describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
   let workspace: string;
   let server: RawServer;
   before(async () => {

@@ -16,6 +16,7 @@ import path from "node:path";
 import process from "node:process";
 import fc from "fast-check";
 import { callOutput, type RawServer, startRawServer } from "./_raw_server.ts";
+import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const FRAMES = Number(process.env.FUZZ_FRAMES ?? 600);
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 60);
@@ -181,55 +182,61 @@ function frame(): Frame {
 let workspace: string;
 let server: RawServer;
 
-before(async () => {
-  workspace = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-fuzz-")));
-  await fsp.writeFile(path.join(workspace, "f.txt"), "fuzz target\n");
-  server = await startRawServer(workspace);
-});
-after(async () => {
-  await server?.close();
-  await fsp.rm(workspace, { recursive: true, force: true });
-});
+describe("main.ts serve: protocol fuzzing", { skip: DENO_PROCESS_ONLY }, () => {
+  before(async () => {
+    workspace = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-fuzz-")));
+    await fsp.writeFile(path.join(workspace, "f.txt"), "fuzz target\n");
+    server = await startRawServer(workspace);
+  });
+  after(async () => {
+    await server?.close();
+    await fsp.rm(workspace, { recursive: true, force: true });
+  });
 
-describe("protocol fuzzing of the stdio server", () => {
-  test(`random and mutated frames never stop it from answering (seed ${SEED})`, { timeout: 120_000 }, async () => {
-    console.log(`fuzz seed ${SEED} (replay with FUZZ_SEED=${SEED})`);
-    const started = performance.now();
-    const expected = new Map<string | number, string>();
-    let sent = 0;
-    while (sent < FRAMES && performance.now() - started < SECONDS * 1000) {
-      for (let i = 0; i < BATCH; i++, sent++) {
-        const f = frame();
-        if (f.id !== undefined) expected.set(f.id, new TextDecoder().decode(f.bytes.subarray(0, 200)));
-        await server.write(f.bytes);
-        await server.write("\n");
+  describe("protocol fuzzing of the stdio server", () => {
+    test(`random and mutated frames never stop it from answering (seed ${SEED})`, { timeout: 120_000 }, async () => {
+      console.log(`fuzz seed ${SEED} (replay with FUZZ_SEED=${SEED})`);
+      const started = performance.now();
+      const expected = new Map<string | number, string>();
+      let sent = 0;
+      while (sent < FRAMES && performance.now() - started < SECONDS * 1000) {
+        for (let i = 0; i < BATCH; i++, sent++) {
+          const f = frame();
+          if (f.id !== undefined) expected.set(f.id, new TextDecoder().decode(f.bytes.subarray(0, 200)));
+          await server.write(f.bytes);
+          await server.write("\n");
+        }
+        const ping = await server.request("ping", undefined, DEADLINE_MS);
+        assert.deepEqual(ping.result, {}, `after ${sent} frames (seed ${SEED})`);
+        const read = await server.request(
+          "tools/call",
+          { name: "read_file", arguments: { path: "f.txt" } },
+          DEADLINE_MS,
+        );
+        assert.match(JSON.stringify(callOutput(read)), /fuzz target/, `after ${sent} frames (seed ${SEED})`);
+        assert.equal(server.child.exitCode, null, `the server exited after ${sent} frames: ${server.stderr()}`);
       }
-      const ping = await server.request("ping", undefined, DEADLINE_MS);
-      assert.deepEqual(ping.result, {}, `after ${sent} frames (seed ${SEED})`);
-      const read = await server.request("tools/call", { name: "read_file", arguments: { path: "f.txt" } }, DEADLINE_MS);
-      assert.match(JSON.stringify(callOutput(read)), /fuzz target/, `after ${sent} frames (seed ${SEED})`);
-      assert.equal(server.child.exitCode, null, `the server exited after ${sent} frames: ${server.stderr()}`);
-    }
-    // Every request with a usable id got exactly one answer (calls still running get a moment).
-    for (const [id, head] of expected) {
-      await server.reply(id, 30_000).catch(() => assert.fail(`no answer to ${id}: ${head} (seed ${SEED})`));
-      const answers = server.replies.filter((r) => r.id === id && r.method === undefined);
-      assert.equal(answers.length, 1, `${answers.length} answers to ${id}: ${head} (seed ${SEED})`);
-    }
-    assert.deepEqual(server.junk, [], "nothing but JSON on stdout");
-    for (const r of server.replies) {
-      if (!r.error) continue;
-      assert.ok(
-        [-32700, -32600, -32601, -32602, -32603, -32002].includes(r.error.code),
-        JSON.stringify(r).slice(0, 300),
+      // Every request with a usable id got exactly one answer (calls still running get a moment).
+      for (const [id, head] of expected) {
+        await server.reply(id, 30_000).catch(() => assert.fail(`no answer to ${id}: ${head} (seed ${SEED})`));
+        const answers = server.replies.filter((r) => r.id === id && r.method === undefined);
+        assert.equal(answers.length, 1, `${answers.length} answers to ${id}: ${head} (seed ${SEED})`);
+      }
+      assert.deepEqual(server.junk, [], "nothing but JSON on stdout");
+      for (const r of server.replies) {
+        if (!r.error) continue;
+        assert.ok(
+          [-32700, -32600, -32601, -32602, -32603, -32002].includes(r.error.code),
+          JSON.stringify(r).slice(0, 300),
+        );
+        assert.ok(r.error.message.length < 400, `a short message: ${r.error.message.slice(0, 400)}`);
+      }
+      const internal = server.replies.filter((r) => r.error?.code === -32603);
+      assert.deepEqual(internal.map((r) => r.error?.message), [], "no internal errors");
+      assert.equal((await fsp.readdir(workspace)).some((n) => n.startsWith("s")), false, "no surrogate was rewritten");
+      console.log(
+        `${sent} frames in ${Math.round((performance.now() - started) / 1000)} s, ${expected.size} requests answered`,
       );
-      assert.ok(r.error.message.length < 400, `a short message: ${r.error.message.slice(0, 400)}`);
-    }
-    const internal = server.replies.filter((r) => r.error?.code === -32603);
-    assert.deepEqual(internal.map((r) => r.error?.message), [], "no internal errors");
-    assert.equal((await fsp.readdir(workspace)).some((n) => n.startsWith("s")), false, "no surrogate was rewritten");
-    console.log(
-      `${sent} frames in ${Math.round((performance.now() - started) / 1000)} s, ${expected.size} requests answered`,
-    );
+    });
   });
 });

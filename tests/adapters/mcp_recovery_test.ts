@@ -20,9 +20,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type CallToolResult, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { LATE_RESULT_NOTIFICATION, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
+import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const notDeno = !("Deno" in globalThis) && "needs Deno: runs the fixture server as a deno process";
 
 interface Heard {
   logs: Record<string, unknown>[];
@@ -95,7 +95,7 @@ after(async () => {
 });
 
 describe("recovery fields and late results over MCP", { timeout: 60_000 }, () => {
-  test("stdio", { timeout: 60_000, skip: notDeno }, async () => {
+  test("stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, async () => {
     await rm(join(workspace, "late.txt"), { force: true });
     const transport = new StdioClientTransport({
       command: process.execPath,

@@ -16,6 +16,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ToolBox } from "../../toolbox.ts";
 import { createMcpServer } from "../../adapters/mcp/server.ts";
 import { sandboxState } from "../../policy/sandbox.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 async function instructionsOf(options: { sandbox?: "auto" | "off" | "required"; instructions?: string }) {
   const dir = await mkdtemp(path.join(tmpdir(), "toolfence-mcp-sandbox-"));
@@ -43,11 +44,9 @@ test("the instructions state the sandbox, after the caller's own", { timeout: 60
   assert.match(required, auto.working ? /OS sandbox: on/ : /no shell command or checker will start/);
 });
 
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-
 test("a server made before bubblewrap was probed still states it at initialize", {
   timeout: 60_000,
-  skip: isDeno ? false : "starts a fresh Deno process",
+  skip: IS_DENO ? false : "starts a fresh Deno process",
 }, async () => {
   const extension = path.extname(new URL(import.meta.url).pathname);
   const url = (p: string) => new URL(`../../${p}${extension}`, import.meta.url).href;

@@ -24,9 +24,9 @@ import { serveHttp } from "../../adapters/mcp/mod.ts";
 import { ToolBox } from "../../toolbox.ts";
 import "../../tools/mod.ts";
 import { narrowFlags } from "./_raw_server.ts";
+import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "main.ts");
-const notDeno = !("Deno" in globalThis) && "needs Deno: serves main.ts under the flags it prints";
 const GROUPS = "fs,browser";
 const BROWSER_TOOLS = 13;
 
@@ -86,11 +86,11 @@ async function overStdio(extra: string[], run: (client: Client) => Promise<void>
 }
 
 describe("image tools over MCP", { timeout: 60_000 }, () => {
-  test("stdio: offered by default", { timeout: 60_000, skip: notDeno }, async () => {
+  test("stdio: offered by default", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, async () => {
     await overStdio([], (client) => check(client, true));
   });
 
-  test("stdio: --capabilities none leaves them out", { timeout: 60_000, skip: notDeno }, async () => {
+  test("stdio: --capabilities none leaves them out", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, async () => {
     await overStdio(["--capabilities", "none"], (client) => check(client, false));
   });
 

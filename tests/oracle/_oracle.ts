@@ -197,8 +197,8 @@ export interface CaseOutcome {
   /** Programs and code-running builtins compared with the analysis. */
   compared: number;
   bypasses: Bypass[];
-  /** Programs the shell started that the analysis did not list (informational when it asked). */
-  unlisted: string[];
+  /** Whether the line ran in the sandbox at all: only an allowed line does (see judgeCommand). */
+  ran: boolean;
   timedOut: boolean;
 }
 
@@ -207,7 +207,6 @@ export interface OracleTotals {
   cases: number;
   allowed: number;
   compared: number;
-  unlistedUnderAsk: number;
   timedOut: number;
   bypasses: Bypass[];
 }
@@ -229,7 +228,11 @@ function describe(exec: ObservedExec): string {
   return `${exec.path} ${JSON.stringify(exec.argv.slice(1))}${by}`;
 }
 
-/** Runs one command line through the analysis and the sandbox and compares them. */
+/**
+ * Runs one command line through the analysis and, when the analysis allows it, through the sandbox, and compares
+ * them. A line the analysis asks about or denies is not run: it reaches no process without a person's yes (or not at
+ * all), so what it would do cannot be a bypass, and running it would only cost the time of the allowed lines.
+ */
 export async function judgeCommand(
   tracer: ExecTracer,
   command: string,
@@ -237,6 +240,7 @@ export async function judgeCommand(
   timeoutMs?: number,
 ): Promise<CaseOutcome> {
   const check = await checkCommand(command, { allowlist });
+  if (check.verdict !== "allow") return { command, check, compared: 0, bypasses: [], ran: false, timedOut: false };
   return compareRun(check, await tracer.observe(command, timeoutMs), allowlist);
 }
 
@@ -250,7 +254,6 @@ export function compareRun(check: CommandCheck, observed: Observation, allowlist
   const foundNames = new Set(check.commands.map((found) => found.words[0]));
   const found = check.commands.map((found) => found.words.join(" "));
   const bypasses: Bypass[] = [];
-  const unlisted: string[] = [];
   const flag = (ran: string, why: string) => bypasses.push({ command, ran, why, found });
   for (const exec of observed.execs) {
     const name = path.basename(exec.path);
@@ -258,7 +261,6 @@ export function compareRun(check: CommandCheck, observed: Observation, allowlist
     const fromPath = SANDBOX_PATH_DIRS.includes(path.dirname(exec.path));
     const byShell = exec.spawnedBy === "shell";
     const listed = foundNames.has(name) || foundNames.has(exec.argv[0]);
-    if (byShell && !listed) unlisted.push(describe(exec));
     if (check.verdict !== "allow") continue;
     if (!byShell && underTestRunner(exec.spawnedBy, allowlist)) continue;
     if (!permitted(words, allowlist)) flag(describe(exec), "ran, but the allowlist does not permit it");
@@ -289,7 +291,7 @@ export function compareRun(check: CommandCheck, observed: Observation, allowlist
     check,
     compared: observed.execs.length + builtins.length,
     bypasses,
-    unlisted,
+    ran: true,
     timedOut: observed.timedOut,
   };
 }
@@ -300,7 +302,7 @@ export async function runOracle(
   commands: readonly string[],
   options: { concurrency?: number; allowlist?: readonly string[]; onCase?: (outcome: CaseOutcome) => void } = {},
 ): Promise<OracleTotals> {
-  const totals: OracleTotals = { cases: 0, allowed: 0, compared: 0, unlistedUnderAsk: 0, timedOut: 0, bypasses: [] };
+  const totals: OracleTotals = { cases: 0, allowed: 0, compared: 0, timedOut: 0, bypasses: [] };
   let next = 0;
   const worker = async () => {
     while (next < commands.length) {
@@ -308,7 +310,6 @@ export async function runOracle(
       const outcome = await judgeCommand(tracer, command, options.allowlist);
       totals.cases++;
       if (outcome.check.verdict === "allow") totals.allowed++;
-      else totals.unlistedUnderAsk += outcome.unlisted.length;
       totals.compared += outcome.compared;
       if (outcome.timedOut) totals.timedOut++;
       totals.bypasses.push(...outcome.bypasses);
@@ -322,9 +323,8 @@ export async function runOracle(
 /** The one-line summary the test run and the long pass print. */
 export function summary(totals: OracleTotals): string {
   const bypassing = new Set(totals.bypasses.map((bypass) => bypass.command)).size;
-  return `oracle: ${totals.cases} commands (${totals.allowed} allowed), ${totals.compared} programs compared, ` +
-    `${bypassing} bypasses (${totals.bypasses.length} findings), ${totals.unlistedUnderAsk} unlisted programs under ask, ` +
-    `${totals.timedOut} timeouts`;
+  return `oracle: ${totals.cases} commands (${totals.allowed} allowed and run), ${totals.compared} programs compared, ` +
+    `${bypassing} bypasses (${totals.bypasses.length} findings), ${totals.timedOut} timeouts`;
 }
 
 /** A bypass as the report shows it. */

@@ -39,7 +39,7 @@ describe("command oracle", () => {
       const evaluated = await tracer.observe("eval 'echo hi'");
       assert.deepEqual(evaluated.traced.map((t) => t.words), [["eval", "echo hi"], ["echo", "hi"]]);
       const outside = await judgeCommand(tracer, "PATH=bin ls");
-      assert.ok(outside.unlisted.length === 0 || outside.check.verdict === "ask");
+      assert.ok(outside.check.verdict === "ask" || outside.bypasses.length === 0);
     },
   );
 

@@ -7,12 +7,11 @@
  */
 import { execFile } from "node:child_process";
 import path from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { DENO } from "../_runtime.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(here, "..", "..");
-const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 
 /** Longest a whole fenced run may take; a hang fails the test instead of stalling it. */
 export const RUN_TIMEOUT_MS = 60_000;

@@ -8,14 +8,13 @@ import { ToolError } from "../../core/errors.ts";
 import { denoFlagsForNeeds, openFence, runtimeFence } from "../../policy/fence.ts";
 import { ANY_TARGET, missingGrants, requireFence } from "../../core/fence.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
+import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const PROBE = fileURLToPath(new URL("./_fence_probe.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 // The probe runs the TypeScript sources under `deno run`; the npm build's Node
 // run of this suite has neither.
-const skip = typeof (globalThis as { Deno?: unknown }).Deno === "undefined"
-  ? "spawns `deno run` on the TypeScript sources; runs under Deno only"
-  : false;
+const skip = DENO_PROCESS_ONLY;
 
 interface Outcome {
   ok: boolean;

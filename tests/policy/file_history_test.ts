@@ -18,6 +18,7 @@ import { openFence } from "../../policy/fence.ts";
 import { ToolError } from "../../core/errors.ts";
 import { diskState } from "../tools/_file_changes.ts";
 import { exited } from "../_exited.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 let root: string;
 let workdir: string;
@@ -283,7 +284,7 @@ describe("a writer racing an undo", () => {
         });
         assert.equal(edited.status, "success");
         const racer = spawn(process.execPath, [
-          ...(typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? ["eval"] : ["-e"]),
+          ...(IS_DENO ? ["eval"] : ["-e"]),
           `require("node:fs").writeFileSync(${JSON.stringify(file)}, "racer ${round}\\n")`,
         ], { stdio: "ignore" });
         const racerExit = exited(racer);

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import process from "node:process";
 import * as v from "valibot";
 import fc from "fast-check";
 import { ToolError } from "../../core/errors.ts";
@@ -26,6 +25,7 @@ import {
 } from "../../core/fence.ts";
 import { denoFlag } from "../../internal/runtime_permissions.ts";
 import { printedFlags, runNarrow, without } from "./_narrow_run.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const PERMISSIONS: FencePermission[] = ["run", "read", "write", "sys", "env", "net"];
 const places = { workdir: "/w", tempParent: "/t" };
@@ -110,8 +110,7 @@ describe("missing grants and their flags", () => {
     assert.equal(resolveNeedTarget("write", "../escape", places), "/escape");
     assert.equal(resolveNeedTarget("read", "workspace"), undefined);
     // Under Node there is no running Deno: the name is looked up on PATH.
-    const deno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
-    assert.equal(resolveNeedTarget("run", "deno", places), deno);
+    assert.equal(resolveNeedTarget("run", "deno", places), DENO);
     assert.equal(resolveNeedTarget("run", "bash", places), "bash");
   });
 
@@ -278,7 +277,7 @@ describe("denoFlagsForNeeds", () => {
   });
 });
 
-describe("groups under too few deno flags", () => {
+describe("groups under too few deno flags", { skip: DENO_PROCESS_ONLY }, () => {
   let top: string;
   let workdir: string;
   let tempParent: string;

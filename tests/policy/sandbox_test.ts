@@ -9,6 +9,7 @@ import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
 import { Workspace } from "../../policy/workspace.ts";
 import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
 import { runSandboxed } from "./_sandbox_run.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const status = await bubblewrapStatus();
 const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
@@ -152,8 +153,7 @@ describe("sandboxArgv under bubblewrap", { skip }, () => {
       console.log("started");
       setInterval(() => {}, 1000);
     `;
-    const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-    const evalArgs = isDeno ? ["eval", parentScript] : ["--input-type=module", "--eval", parentScript];
+    const evalArgs = IS_DENO ? ["eval", parentScript] : ["--input-type=module", "--eval", parentScript];
     const parent = spawn(process.execPath, evalArgs, { stdio: ["ignore", "pipe", "inherit"] });
     await new Promise<void>((resolve, reject) => {
       parent.stdout!.on("data", (chunk) => String(chunk).includes("started") && resolve());

@@ -26,6 +26,7 @@ import { fsTools } from "../../tools/fs/fs_tools.ts";
 import { patchTools } from "../../tools/patch/patch_tools.ts";
 import { scriptArgv } from "./_runtime.ts";
 import { OPERATIONS } from "./_race_operations.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const TRIES = Number(process.env.TOOLFENCE_RACE_TRIES ?? 120);
 
@@ -140,13 +141,12 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
   // tries (measured: 0 to 4 in 5,000, up to 1 in 60 on a loaded machine),
   // against 15% of mkdirs before. The server works in its workspace (as
   // `toolfence serve` does).
-  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
   const NARROW = ["mkdir", "write_file (new file)", "move (folder, both sides)", "delete (folder tree)", "apply_patch"];
   for (const name of NARROW) {
     const index = OPERATIONS.findIndex((operation) => operation.name === name);
     test(
       `${name}, under --allow-read=W --allow-write=W: at most 5% of tries reach outside`,
-      { timeout: 60_000, skip: !isDeno },
+      { timeout: 60_000, skip: !IS_DENO },
       async () => {
         const tries = Math.ceil(TRIES / 2);
         const { workdir, outside } = await prepare(path.join(root, `narrow-${index}`), index, tries);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkLayers, importsOf, type LayerProblem } from "../../scripts/check_layers.ts";
+import { IS_DENO } from "../_runtime.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -68,7 +69,7 @@ function rules(problems: LayerProblem[]): string[] {
 describe("scripts/check_layers.ts", () => {
   test("the repository's own layers hold", {
     timeout: 60_000,
-    skip: typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "reads the source repository" : false,
+    skip: !IS_DENO ? "reads the source repository" : false,
   }, async () => {
     assert.deepEqual(await checkLayers(repoRoot), []);
   });

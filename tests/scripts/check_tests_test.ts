@@ -13,8 +13,7 @@ import {
   SLOW_FILES,
   withTimeouts,
 } from "../../scripts/check_tests.ts";
-
-const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+import { IS_DENO } from "../_runtime.ts";
 
 describe("the test-timeout check", () => {
   test("finds each test and it without a timeout, and --fix writes the file's default in", { timeout: 60_000 }, () => {

@@ -8,8 +8,8 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { fileSeconds, formatSummary, isTestFileName, parseSummary, planBatches } from "../../scripts/run_tests.ts";
 import { exited } from "../_exited.ts";
+import { IS_DENO } from "../_runtime.ts";
 
-const hasDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../scripts/run_tests.ts");
 
 test("the summary line reads back what deno test printed, steps and ignored included", { timeout: 10_000 }, () => {
@@ -59,7 +59,7 @@ test("batches take every file once, longest first, and shrink to single files", 
 });
 
 test("a real run: the queues' counts add up and a failing file fails the run", {
-  skip: !hasDeno && "runs deno test",
+  skip: !IS_DENO && "runs deno test",
   timeout: 120_000,
 }, async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "toolfence-run-tests-"));

@@ -4,11 +4,11 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { declaredSurface, ROOT } from "../../scripts/public_api.ts";
 import { APPLICATION_MARKER, applicationNames, exportStatement, generate, GENERATED } from "../../scripts/surface.ts";
+import { IS_DENO } from "../_runtime.ts";
 
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 const read = (file: string): Promise<string> => readFile(path.join(ROOT, file), "utf8");
 
-describe("the generated surface", { skip: isDeno ? false : "reads the source repository's members" }, () => {
+describe("the generated surface", { skip: IS_DENO ? false : "reads the source repository's members" }, () => {
   for (const surface of GENERATED) {
     test(`${surface.file} is what scripts/surface.ts writes`, { timeout: 60_000 }, async () => {
       const current = await read(surface.file);

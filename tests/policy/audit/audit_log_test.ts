@@ -20,9 +20,9 @@ import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { seededRandom } from "../shell/_random.ts";
 import { exited } from "../../_exited.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const DENO = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? process.execPath : "deno";
 
 let dir: string;
 before(async () => {
@@ -215,7 +215,7 @@ function run(args: string[], stdin = ""): Promise<{ code: number | null; stdout:
 
 test(
   "a killed server's log is readable up to its last complete line, by toolfence audit",
-  { timeout: 60_000 },
+  { timeout: 60_000, skip: DENO_PROCESS_ONLY },
   async () => {
     const file = join(dir, "killed.jsonl");
     const child = spawn(DENO, [

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { checkCommand, type CommandCheck } from "../../../policy/shell/check_command.ts";
+import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 // The allowlist of issue 4's adversarial cases.
 const ISSUE_ALLOWLIST = ["git status", "ls", "echo", "cat", "head"];
@@ -664,11 +665,8 @@ describe("checkCommand: limits", () => {
 });
 
 // Both start deno on the TypeScript sources with the repository's deno.json, which the npm build's Node run has not.
-const needsDeno = typeof (globalThis as { Deno?: unknown }).Deno === "undefined"
-  ? "needs Deno: runs the TypeScript sources with the repository's deno.json"
-  : false;
 
-describe("checkCommand: permissions", { skip: needsDeno }, () => {
+describe("checkCommand: permissions", { skip: DENO_PROCESS_ONLY }, () => {
   test("runs under deno run with no permission flags", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-command-"));
     try {

@@ -19,6 +19,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, noBrowser } from "./_fixtures.ts";
 import { printedFlags } from "../../policy/_narrow_run.ts";
+import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
@@ -63,9 +64,8 @@ async function text(client: Client, name: string, args: Record<string, unknown>)
 }
 
 // Under Node (the npm build) there is no `deno run` to serve main.ts under its flags.
-const notDeno = !("Deno" in globalThis) && "needs Deno: serves main.ts under the flags it prints";
 
-describe("browser over main.ts serve", { skip: noBrowser || notDeno }, () => {
+describe("browser over main.ts serve", { skip: noBrowser || DENO_PROCESS_ONLY }, () => {
   for (const ending of ["the client closes", "SIGTERM"] as const) {
     test(
       `a workspace page opens under narrow flags; after ${ending} no browser is left`,

@@ -24,6 +24,7 @@ import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
 import { callOutput, startRawServer } from "../../adapters/_raw_server.ts";
+import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const box = cmdBox();
@@ -195,7 +196,7 @@ describe("the defaults leave a coding agent's tools working", { timeout: 120_000
   });
 });
 
-describe("a real MCP stdio server keeps answering", { timeout: 120_000 }, () => {
+describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DENO_PROCESS_ONLY }, () => {
   test("a ping is answered while a command runs into its CPU limit", { timeout: 90_000 }, async (t) => {
     const { mkdtemp, rm } = await import("node:fs/promises");
     const { tmpdir } = await import("node:os");

@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { IS_DENO } from "../../_runtime.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
 interface Report {
   state: { mode: string; working: boolean; reason?: string; summary: string };
@@ -40,7 +40,7 @@ function probe(workdir: string, sandbox: "auto" | "required", calls: unknown[]):
   });
 }
 
-describe("without a working sandbox", { skip: isDeno ? false : "uses deno run --deny-run" }, () => {
+describe("without a working sandbox", { skip: IS_DENO ? false : "uses deno run --deny-run" }, () => {
   test("required: the state says why, and no command or checker starts", { timeout: 60_000 }, async () => {
     const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
     try {

@@ -12,8 +12,8 @@ import { Session } from "../../../policy/session.ts";
 import { callbackHost, denyAllHost } from "../../../policy/hosts.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { type Layout, makeLayout, ok, unchanged } from "./_helpers.ts";
+import { IS_DENO } from "../../_runtime.ts";
 
-const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
 let l: Layout;
 const asked: string[] = [];
 const at = (...parts: string[]) => path.join(l.workdir, ...parts);
@@ -153,7 +153,7 @@ describe("delete", () => {
 
   test(
     "a real `deno run` with only --allow-read and --allow-write for the workspace deletes a folder and lives",
-    { timeout: 60_000, skip: deno ? false : "needs deno" },
+    { timeout: 60_000, skip: IS_DENO ? false : "needs deno" },
     async () => {
       await fsp.mkdir(at("sub", "inner"));
       await fsp.writeFile(at("sub", "inner", "x.txt"), "x\n");

@@ -22,9 +22,9 @@ import { readFileTool } from "../../../tools/fs/read_file.ts";
 import { writeFileTool } from "../../../tools/fs/write_file.ts";
 import { globTool } from "../../../tools/search/glob.ts";
 import { type Layout, makeLayout, ok } from "./_helpers.ts";
+import { IS_DENO } from "../../_runtime.ts";
 
 const run = promisify(execFile);
-const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
 /** The name's bytes: `a`, 0xFF (never UTF-8), `b.txt`. */
 const BYTES = Buffer.from([0x61, 0xff, 0x62, 0x2e, 0x74, 0x78, 0x74]);
 const LOSSY = "a\uFFFDb.txt";
@@ -48,7 +48,7 @@ describe("names that are not UTF-8", () => {
   test("the runtime: Deno loses the bytes everywhere; Node keeps them", { timeout: 60_000 }, async () => {
     const listed = fs.readdirSync(dir, { encoding: "buffer" });
     const byteName = Buffer.concat([Buffer.from(`${dir}/`), BYTES]);
-    if (deno) {
+    if (IS_DENO) {
       assert.deepEqual(listed.map((b) => b.toString("hex")), [Buffer.from(LOSSY).toString("hex")]);
       const runtime = globalThis as unknown as { Deno: { readDirSync(path: string): Iterable<{ name: string }> } };
       const denoNames = [...runtime.Deno.readDirSync(dir)].map((e) => e.name);
@@ -77,7 +77,7 @@ describe("names that are not UTF-8", () => {
       assert.deepEqual(skipped.map((entry) => entry.name), [LOSSY]);
       assert.match(skipped[0].reason, /not valid UTF-8, and this runtime can only open files by UTF-8 names/);
     }
-    if (deno) {
+    if (IS_DENO) {
       // As tests/tools/search/skipped_test.ts: glob's report of it is pinned under Deno.
       const found = ok(await l.call("glob", { pattern: "odd/*" }));
       assert.deepEqual(found.matches, []);

@@ -12,6 +12,7 @@ import { findRipgrep } from "../../../tools/search/_ripgrep.ts";
 import { tempFolder } from "../fs/_helpers.ts";
 import { writeSearchFixture } from "./_fixture.ts";
 import fsp from "node:fs/promises";
+import { IS_DENO } from "../../_runtime.ts";
 
 const rg = await findRipgrep();
 const skip = rg === undefined ? "no ripgrep binary found" : false;
@@ -94,7 +95,7 @@ describe("ripgrep and the built-in engine agree", { skip }, () => {
       // A single file is read by the shared line reader whichever engine is chosen.
       const file = typeof query.path === "string" && /\.\w+$/.test(query.path);
       // Under Node a search with ignore rules above its root goes to the built-in engine (see grep.ts).
-      if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
+      if (IS_DENO) {
         assert.equal(engineA, file ? "builtin" : "ripgrep");
       } else assert.ok(engineA === "ripgrep" || engineA === "builtin");
       assert.equal(engineB, "builtin");

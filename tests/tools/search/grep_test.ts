@@ -12,8 +12,8 @@ import { grepTool } from "../../../tools/search/grep.ts";
 import { findRipgrep } from "../../../tools/search/_ripgrep.ts";
 import { searchTools } from "../../../tools/search/mod.ts";
 import { type Layout, makeLayout, ok } from "../fs/_helpers.ts";
+import { IS_DENO } from "../../_runtime.ts";
 
-const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
 const rg = await findRipgrep();
 
 let l: Layout;
@@ -154,7 +154,7 @@ describe("engine choice", () => {
 
   test(
     "a real `deno run` with only --allow-read falls back to the built-in engine with the same matches",
-    { timeout: 60_000, skip: !deno || rg === undefined ? "needs deno and a ripgrep" : false },
+    { timeout: 60_000, skip: !IS_DENO || rg === undefined ? "needs deno and a ripgrep" : false },
     async () => {
       await fsp.writeFile(path.join(l.workdir, "src", "probe.txt"), "alpha needle\nbeta\nneedle gamma\n");
       const args = { pattern: "needle", max_matches: 10 };

@@ -14,9 +14,9 @@ import { grepTool } from "../../../tools/search/grep.ts";
 import { globTool } from "../../../tools/search/glob.ts";
 import { findRipgrep } from "../../../tools/search/_ripgrep.ts";
 import { type Layout, makeLayout, ok } from "../fs/_helpers.ts";
+import { IS_DENO } from "../../_runtime.ts";
 
 const run = promisify(execFile);
-const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
 const rg = await findRipgrep();
 const DEPTH = 1500; // "abc/" × 1500 = 6,000 bytes, past Linux's 4,095
 
@@ -64,7 +64,7 @@ describe("what a search cannot read is reported, never missed in silence", () =>
 
   test(
     "glob names a file whose name is not UTF-8 (Deno cannot open it by any name)",
-    { timeout: 60_000, skip: !deno },
+    { timeout: 60_000, skip: !IS_DENO },
     async () => {
       const out = ok(await l.call("glob", { pattern: "odd/*" }));
       assert.deepEqual(out.matches, []);
@@ -81,7 +81,7 @@ describe("what a search cannot read is reported, never missed in silence", () =>
       assert.deepEqual((out.matches as { path: string }[]).map((m) => m.path), ["top.txt"]);
       const reasons = (out.skipped as Skipped[]).map((s) => `${s.path}: ${s.reason}`).join("\n");
       assert.match(reasons, /^deep\/abc.*longer than the system limit/m);
-      if (deno) assert.match(reasons, /^odd\/caf\uFFFD\.txt: .*not valid UTF-8/m);
+      if (IS_DENO) assert.match(reasons, /^odd\/caf\uFFFD\.txt: .*not valid UTF-8/m);
       assert.match(String(out.note), /not searched/);
     });
   }

@@ -1,0 +1,18 @@
+// Which runtime runs the suite, and what follows from it. The same files run under Deno, on the sources, and under
+// Node, on the npm build, whose tree mirrors the sources next to the built files (scripts/build_npm.ts).
+import process from "node:process";
+
+/** Whether the suite runs under Deno; under Node it tests the npm build. */
+export const IS_DENO: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+/** The deno executable: this process under Deno, `deno` on the PATH under Node. */
+export const DENO: string = IS_DENO ? process.execPath : "deno";
+
+/**
+ * The `skip` of a test whose subject is a Deno process started on the sources (`deno run main.ts`, a probe script
+ * under chosen flags). Under Node it would start the same process on the same sources and repeat the Deno suite's
+ * run exactly, testing nothing of the npm build, so it runs under Deno only.
+ */
+export const DENO_PROCESS_ONLY: false | string = IS_DENO
+  ? false
+  : "its subject is a deno process on the sources, which the Deno suite runs";
