@@ -19,6 +19,12 @@
  * empties, so that no queue is left with a long file at the end. Each batch's
  * output is printed whole when it ends, so its lines stay together.
  *
+ * `--beside COMMAND` (repeatable) runs a check that needs no test to have run
+ * first (the type check: the tests run with `--no-check`) beside the queues,
+ * from the start: its single core of work fills the time the tests spend
+ * waiting. It counts in the summary as one test, passed or failed, and its
+ * output is printed whole when it ends.
+ *
  * Requires --allow-read, --allow-write (the timings file), --allow-run (deno),
  * --allow-env (the tests get the environment).
  *
@@ -26,6 +32,7 @@
  * ```sh
  * deno run -A scripts/run_tests.ts                    # tests/, TEST_JOBS queues
  * deno run -A scripts/run_tests.ts --jobs 2 tests/core tests/policy
+ * deno run -A scripts/run_tests.ts --beside "deno task check" tests/
  * ```
  *
  * @module
@@ -35,6 +42,7 @@ import { spawn } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { exited } from "../tests/_exited.ts";
 
 /**
@@ -189,8 +197,35 @@ async function runBatch(files: string[]): Promise<BatchResult> {
   return { output, counts };
 }
 
-/** Runs the test files under `roots` in `jobs` queues; resolves with the summed counts. */
-export async function runSuite(roots: readonly string[], jobs: number): Promise<TestCounts> {
+/** Runs `command` with `sh -c`; its result counts as one test, passed when it exits 0. */
+async function runBeside(command: string): Promise<BatchResult> {
+  const started = performance.now();
+  const child = spawn("sh", ["-c", command], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const done = exited(child);
+  let output = "";
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => output += text);
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => output += text);
+  const { code, signal } = await done;
+  const ok = code === 0;
+  const seconds = Math.round((performance.now() - started) / 1000);
+  return {
+    output: `${output}${command} ... ${ok ? "ok" : `FAILED (${signal ?? `exit ${code}`})`} (${seconds}s)\n`,
+    counts: { passed: ok ? 1 : 0, passedSteps: 0, failed: ok ? 0 : 1, failedSteps: 0, ignored: 0 },
+  };
+}
+
+/**
+ * Runs the test files under `roots` in `jobs` queues, and each of `beside` beside them (see the module's text);
+ * resolves with the summed counts.
+ */
+export async function runSuite(
+  roots: readonly string[],
+  jobs: number,
+  beside: readonly string[] = [],
+): Promise<TestCounts> {
   const files = (await Promise.all(roots.map(testFiles))).flat();
   const times = await lastTimes();
   const sizes = new Map(await Promise.all(files.map(async (f) => [f, (await stat(f)).size] as const)));
@@ -199,16 +234,22 @@ export async function runSuite(roots: readonly string[], jobs: number): Promise<
   const batches = planBatches(files, weight, jobs);
   const total: TestCounts = { passed: 0, passedSteps: 0, failed: 0, failedSteps: 0, ignored: 0 };
   const failedBatches: string[][] = [];
+  const report = (result: BatchResult, what: string[]) => {
+    process.stdout.write(result.output.endsWith("\n") ? result.output : `${result.output}\n`);
+    for (const key of Object.keys(total) as (keyof TestCounts)[]) total[key] += result.counts[key];
+    if (result.counts.failed > 0) failedBatches.push(what);
+  };
   const worker = async () => {
     for (let batch = batches.shift(); batch !== undefined; batch = batches.shift()) {
       const result = await runBatch(batch);
-      process.stdout.write(result.output.endsWith("\n") ? result.output : `${result.output}\n`);
-      for (const key of Object.keys(total) as (keyof TestCounts)[]) total[key] += result.counts[key];
-      if (result.counts.failed > 0) failedBatches.push(batch);
+      report(result, batch);
       Object.assign(times, fileSeconds(result.output));
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  await Promise.all([
+    ...beside.map(async (command) => report(await runBeside(command), [command])),
+    ...Array.from({ length: Math.max(1, jobs) }, worker),
+  ]);
   await writeFile(TIMES_FILE, JSON.stringify(times, null, 1)).catch(() => {});
   if (failedBatches.length > 0) {
     console.log(`\nFailures are in the output of: ${failedBatches.map((b) => b.join(" ")).join("; ")}`);
@@ -217,16 +258,18 @@ export async function runSuite(roots: readonly string[], jobs: number): Promise<
 }
 
 if (import.meta.main) {
-  const args = process.argv.slice(2);
-  const at = args.indexOf("--jobs");
-  const jobs = at >= 0 ? Number(args[at + 1]) : TEST_JOBS;
-  const roots = args.filter((_, i) => i !== at && i !== at + 1);
+  const { values, positionals } = parseArgs({
+    args: process.argv.slice(2),
+    options: { jobs: { type: "string" }, beside: { type: "string", multiple: true } },
+    allowPositionals: true,
+  });
+  const jobs = values.jobs === undefined ? TEST_JOBS : Number(values.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) {
-    console.error("usage: run_tests.ts [--jobs N] [file or folder ...]");
+    console.error("usage: run_tests.ts [--jobs N] [--beside COMMAND ...] [file or folder ...]");
     process.exit(2);
   }
   const started = performance.now();
-  const counts = await runSuite(roots.length > 0 ? roots : ["tests"], jobs);
+  const counts = await runSuite(positionals.length > 0 ? positionals : ["tests"], jobs, values.beside ?? []);
   console.log(`\n${formatSummary(counts, (performance.now() - started) / 1000)}`);
   process.exit(counts.failed > 0 ? 1 : 0);
 }

@@ -72,7 +72,9 @@ test("a real run: the queues' counts add up and a failing file fails the run", {
     await writeFile(path.join(dir, "two_test.ts"), body(true));
     await writeFile(path.join(dir, "three_test.ts"), body(false));
     await writeFile(path.join(dir, "helper.ts"), "export const x = 1;\n");
-    const child = spawn(process.execPath, ["run", "-A", script, "--jobs", "2", dir], {
+    // Two checks beside the queues: one passes and one fails, each counted as one test.
+    const beside = ["--beside", "echo checked", "--beside", "echo broken >&2; exit 3"];
+    const child = spawn(process.execPath, ["run", "-A", script, "--jobs", "2", ...beside, dir], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const done = exited(child);
@@ -81,8 +83,11 @@ test("a real run: the queues' counts add up and a failing file fails the run", {
     child.stderr!.setEncoding("utf8").on("data", (t: string) => output += t);
     const { code } = await done;
     assert.equal(code, 1, output);
-    assert.deepEqual(parseSummary(output), { passed: 5, passedSteps: 0, failed: 1, failedSteps: 0, ignored: 0 });
+    assert.deepEqual(parseSummary(output), { passed: 6, passedSteps: 0, failed: 2, failedSteps: 0, ignored: 0 });
     assert.match(output, /Failures are in the output of: .*three_test\.ts/);
+    assert.match(output, /^checked\necho checked \.\.\. ok \(\d+s\)$/m);
+    assert.match(output, /^broken\necho broken >&2; exit 3 \.\.\. FAILED \(exit 3\) \(\d+s\)$/m);
+    assert.match(output, /Failures are in the output of: .*echo broken/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
