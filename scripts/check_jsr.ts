@@ -5,7 +5,7 @@
  * 1. `deno publish --dry-run --allow-dirty --no-check` in the package's
  *    folder: the slow-types check (explicit types on everything exported) and
  *    that every file can be published (the type check is `deno task check`'s,
- *    which CI runs first);
+ *    run by `deno task test`, which CI runs first);
  * 2. `deno doc --lint` on each module a deno.json exports, on its own: each exported symbol
  *    has JSDoc, functions and methods have explicit return types, and the
  *    public API names no private type of ours (a type another package of the
@@ -106,7 +106,8 @@ async function main(): Promise<number> {
     let packageFailed = false;
     const folder = path.join(root, dir);
     const config = JSON.parse(await readFile(path.join(folder, "deno.json"), "utf8"));
-    // --no-check: `deno task check` type-checks every file (CI runs it first); the slow-types check still runs.
+    // --no-check: `deno task check` type-checks every file (in `deno task test`, which CI runs first); the
+    // slow-types check still runs.
     const publish = await deno(["publish", "--dry-run", "--allow-dirty", "--no-check"], folder);
     if (publish.code === 0) {
       lines.push(`${config.name}: deno publish --dry-run: ok (no slow types)`);
