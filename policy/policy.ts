@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type fs from "node:fs";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
@@ -285,7 +285,7 @@ export class Policy {
     return {
       path: resolved.path,
       area: resolved.area,
-      ...await lstatOf(resolved.path),
+      ...lstatOf(resolved.path),
       roots: this.workspace.roots(),
       access: options.access ?? "read",
     };
@@ -296,6 +296,7 @@ export class Policy {
    * followed), without resolving the folder again; the fence must allow
    * `access` to it.
    */
+  // deno-lint-ignore require-await -- async so that a refusal is a rejected promise, as for every other door.
   async childTarget(parent: FileTarget, name: string, access: "read" | "write" = "write"): Promise<FileTarget> {
     if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
       throw new ToolError(`${JSON.stringify(name)} is not a file name`, { code: "invalid_path", kind: "semantic" });
@@ -303,7 +304,7 @@ export class Policy {
     const child = path.posix.join(parent.path, name);
     this.#requireVisible(child, child, access);
     requireFence(this.fence, access, child);
-    return { path: child, area: parent.area, ...await lstatOf(child), roots: parent.roots, access };
+    return { path: child, area: parent.area, ...lstatOf(child), roots: parent.roots, access };
   }
 
   /**
@@ -382,7 +383,7 @@ export class Policy {
       }
     }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
-      (target.existed ? undefined : await this.#protectedAncestor(real, area));
+      (target.existed ? undefined : this.#protectedAncestor(real, area));
     if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal, options.proposed);
     if (area === "temp") return;
     if (kind === "mkdir") return;
@@ -419,7 +420,7 @@ export class Policy {
    */
   async authorizeWrite(realPath: string, action: WriteAction, signal?: AbortSignal): Promise<void> {
     const area = this.workspace.areaOf(realPath) ?? "workdir";
-    const target: FileTarget = { path: realPath, area, ...await lstatOf(realPath), roots: this.workspace.roots() };
+    const target: FileTarget = { path: realPath, area, ...lstatOf(realPath), roots: this.workspace.roots() };
     await this.authorize(target, action, signal);
   }
 
@@ -613,10 +614,10 @@ export class Policy {
 
   // A write to a path that does not exist creates its missing folders: the
   // first of them that is protected (`.git` for `.git/HEAD`), or undefined.
-  async #protectedAncestor(real: string, area: "workdir" | "temp"): Promise<string | undefined> {
+  #protectedAncestor(real: string, area: "workdir" | "temp"): string | undefined {
     const root = area === "temp" ? this.workspace.roots()[1] ?? this.workspace.workdir : this.workspace.workdir;
     for (let folder = path.posix.dirname(real); folder.length > root.length; folder = path.posix.dirname(folder)) {
-      if ((await lstatOf(folder)).existed) return undefined;
+      if (lstatOf(folder).existed) return undefined;
       const relative = folder.slice(root.length + 1);
       if (isProtectedPath(relative, this.protectedPaths)) return relative;
     }
@@ -645,7 +646,7 @@ export class Policy {
       about: {
         path: real,
         reasons: [`${guarded} is a protected path`],
-        ...await writeTexts(real, (await lstatOf(real)).existed, proposed),
+        ...await writeTexts(real, lstatOf(real).existed, proposed),
       },
     }, signal);
     // Only a person's yes counts, whatever the asker did with requirePerson.
@@ -683,9 +684,10 @@ function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent[
   return { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source };
 }
 
-async function lstatOf(realPath: string): Promise<{ existed: boolean; stat?: fs.Stats }> {
+// Synchronous on purpose (see Workspace's walk): one lstat, microseconds, on every path a call resolves.
+function lstatOf(realPath: string): { existed: boolean; stat?: fs.Stats } {
   try {
-    return { existed: true, stat: await fsp.lstat(realPath) };
+    return { existed: true, stat: fs.lstatSync(realPath) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { existed: false };

@@ -200,6 +200,7 @@ export class Workspace {
    * }
    * ```
    */
+  // deno-lint-ignore require-await -- async so that a refusal is a rejected promise, which callers rely on.
   async resolve(
     input: string,
     options: ResolveOptions = {},
@@ -212,7 +213,7 @@ export class Workspace {
     // call; the walk is for what it cannot answer (a missing path, a loop, a
     // fence that hides an ancestor, a final link kept as a link).
     const walked = (followFinal ? realpathOrUndefined(absolute) : undefined) ??
-      await this.#walk(input, absolute, followFinal, { hops: 0 });
+      this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
     if (area === "temp") this.#requirePresent(this.#tempDir!, this.#tempDirId!);
@@ -348,12 +349,14 @@ export class Workspace {
         !isWithin(p, this.workdir));
   }
 
-  async #walk(
+  // Synchronous on purpose, as realpathOrUndefined below: an lstat takes microseconds, while each asynchronous one
+  // is a round trip through the runtime's thread pool, and a walk makes one per component of the path.
+  #walk(
     input: string,
     absolute: string,
     followFinal: boolean,
     budget: { hops: number },
-  ): Promise<Walked> {
+  ): Walked {
     const queue = absolute.split("/");
     let current = "/";
     while (queue.length > 0) {
@@ -368,7 +371,7 @@ export class Workspace {
       const next = current === "/" ? "/" + name : current + "/" + name;
       let stat: fs.Stats;
       try {
-        stat = await fsp.lstat(next);
+        stat = fs.lstatSync(next);
       } catch (error) {
         if (isRuntimePermissionError(error) && this.#unseenAncestor(next)) {
           current = next;
@@ -402,7 +405,7 @@ export class Workspace {
         }
         let target: string;
         try {
-          target = await fsp.readlink(next);
+          target = fs.readlinkSync(next);
         } catch (error) {
           throw this.#lookupError(input, next, error);
         }
