@@ -41,7 +41,8 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
-import { FleetReplica, StoreEvents, unrefTimer } from "./_http_fleet.ts";
+import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
+import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener } from "./_http_listen.ts";
 import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
@@ -104,10 +105,11 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
   /** Serve with `node:http` even under Deno. */
   platform?: "deno" | "node";
   /**
-   * The host of a tenant's sessions, given the session's elicitation host
-   * (e.g. the web console's `consoleHost`); default `host`, else elicitation.
+   * The host of a tenant's sessions, given the session's elicitation host and
+   * its MCP session id (e.g. the web console's `consoleHost`); default `host`,
+   * else elicitation.
    */
-  hostFor?: (tenant: string, elicitation: Host) => Host;
+  hostFor?: (tenant: string, elicitation: Host, session: string) => Host;
   /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
   store?: Store;
   /** This replica's name in the store; default a random one. */
@@ -379,7 +381,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   ): Promise<OpenSession> {
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
-    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation) : serverOptions.host;
+    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
     const open = { recorded: new Set(), auditWrites: new Set() } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;

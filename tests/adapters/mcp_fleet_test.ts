@@ -13,6 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { openStore } from "@toolfence/adapters/mcp";
+import type { PendingQuestion } from "@toolfence/adapters/console";
 import { type Balancer, type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
 import { connect, raw, textOf, writeTokens } from "./_http_harness.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
@@ -21,6 +22,8 @@ import { IS_DENO } from "../_runtime.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ACME = "acme-token-0123456789";
 const EVIL = "evil-token-0123456789";
+const ACME_PERSON = "acme-person-0123456789";
+const EVIL_PERSON = "evil-person-0123456789";
 
 describe("a fleet of serve --http replicas on one store", {
   timeout: 240_000,
@@ -36,9 +39,21 @@ describe("a fleet of serve --http replicas on one store", {
     mkdirSync(join(dir, "tenants"));
     mkdirSync(join(dir, "tmp"));
     await writeTokens(join(dir, "tokens.json"), [{ token: ACME, tenant: "acme" }, { token: EVIL, tenant: "evil" }]);
+    await writeTokens(join(dir, "console-tokens.json"), [
+      { token: ACME_PERSON, tenant: "acme", scopes: ["console"] },
+      { token: EVIL_PERSON, tenant: "evil", scopes: ["console"] },
+    ]);
     if (!postgresMissing()) cluster = await startPostgres();
     store = cluster?.url ?? `sqlite:${join(dir, "store.db")}`;
-    const args = replicaArgs(dir, store);
+    // Each replica serves the console too: questions wait there for a person.
+    const args = replicaArgs(
+      dir,
+      store,
+      "--console",
+      "127.0.0.1:0",
+      "--console-token-file",
+      join(dir, "console-tokens.json"),
+    );
     replicas = await Promise.all([startReplica(args), startReplica(args)]);
     balancer = await startBalancer(replicas, "failover");
   }, { timeout: 120_000 });
@@ -80,12 +95,51 @@ describe("a fleet of serve --http replicas on one store", {
     await client.close();
   });
 
+  it("shows a question on every replica's console, takes the answer given on another, withdraws it everywhere", {
+    timeout: 60_000,
+  }, async () => {
+    const [a, b] = replicas;
+    const client = await connect(a.url, ACME);
+    const [acmeOnB, evilOnB, acmeOnA] = await Promise.all([
+      signIn(b.console!, ACME_PERSON),
+      signIn(b.console!, EVIL_PERSON),
+      signIn(a.console!, ACME_PERSON),
+    ]);
+    // A call on A waits for a person; B's console shows it to acme's person, never to evil's.
+    const asked = client.callTool({ name: "bash", arguments: { command: "touch asked.txt" } });
+    const question = await acmeOnB.waitFor((questions) =>
+      questions.find((q) => q.about?.command === "touch asked.txt")
+    );
+    assert.deepEqual(await evilOnB.questions(), []);
+    // A yes/no question: no saved rule to offer "allow from now on" here.
+    assert.deepEqual(question.options.map((option) => option.value), ["yes", "no"]);
+    assert.equal(await evilOnB.answer(question.id, "yes"), "gone");
+    assert.equal(await acmeOnB.answer(question.id, "yes"), "answered");
+    assert.equal((await asked).isError, undefined, textOf(await asked));
+    assert.equal(await acmeOnA.answer(question.id, "no"), "gone", "the first answer won");
+    // A call cancelled while its question waits: the question leaves both consoles.
+    const cancel = new AbortController();
+    const cancelled = client.callTool({ name: "bash", arguments: { command: "touch withdrawn.txt" } }, undefined, {
+      signal: cancel.signal,
+    }).catch((error: Error) => error);
+    await acmeOnB.waitFor((questions) => questions.find((q) => q.about?.command === "touch withdrawn.txt"));
+    cancel.abort(new Error("the user stopped it"));
+    assert.match(String(await cancelled), /stopped it/);
+    await acmeOnB.waitFor((questions) => questions.length === 0 || undefined);
+    await acmeOnA.waitFor((questions) => questions.length === 0 || undefined);
+    await client.close();
+  });
+
   it("applies a grant saved in the store on every replica at once", { timeout: 60_000 }, async () => {
     const [a, b] = replicas;
     const onA = await connect(a.url, ACME);
     const onB = await connect(b.url, ACME);
-    // Nobody can be asked here (no elicitation, no --auto-confirm): a command needing confirmation is refused.
-    const refused = await onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    // Not allowed yet: the command asks, and acme's person denies it in A's console.
+    const person = await signIn(a.console!, ACME_PERSON);
+    const asking = onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    const question = await person.waitFor((questions) => questions.find((q) => q.about?.command === "sleep 0"));
+    assert.equal(await person.answer(question.id, "no"), "answered");
+    const refused = await asking;
     assert.equal(refused.isError, true, textOf(refused));
     const shared = await openStore(store, { poolSize: 1 });
     await shared.saveGrant({ tenant: "acme", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
@@ -94,9 +148,13 @@ describe("a fleet of serve --http replicas on one store", {
       const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
       assert.equal(allowed.isError, undefined, textOf(allowed));
     }
-    // Another tenant's grant it is not.
+    // Another tenant's grant it is not: evil's call asks evil's person, who denies it.
     const stranger = await connect(b.url, EVIL);
-    assert.equal((await stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } })).isError, true);
+    const evilPerson = await signIn(b.console!, EVIL_PERSON);
+    const strangerCall = stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    const evilQuestion = await evilPerson.waitFor((questions) => questions[0]);
+    assert.equal(await evilPerson.answer(evilQuestion.id, "no"), "answered");
+    assert.equal((await strangerCall).isError, true);
     await Promise.all([onA.close(), onB.close(), stranger.close()]);
   });
 
@@ -132,6 +190,48 @@ describe("a fleet of serve --http replicas on one store", {
     // Both replicas' calls are in the one log.
     assert.equal(new Set(calls.map((record) => record.replica)).size, 2);
   });
+
+  /** A person signed in to a replica's console (over plain HTTP, as its forms do). */
+  async function signIn(console: URL, token: string) {
+    const origin = console.origin;
+    const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+    const login = await fetch(new URL("/login", console), {
+      method: "POST",
+      body: form({ token }),
+      headers: { origin },
+      redirect: "manual",
+    });
+    await login.body?.cancel();
+    assert.equal(login.status, 303);
+    const cookie = login.headers.get("set-cookie")!.split(";")[0];
+    const { csrf } = await (await fetch(new URL("/api/session", console), { headers: { cookie } })).json();
+    const questions = async (): Promise<PendingQuestion[]> =>
+      (await (await fetch(new URL("/api/questions", console), { headers: { cookie } })).json()).questions;
+    return {
+      questions,
+      /** Polls the console's questions until `pick` finds what it waits for. */
+      async waitFor<T>(pick: (questions: PendingQuestion[]) => T | undefined): Promise<T> {
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const found = pick(await questions());
+          if (found !== undefined) return found;
+          assert.ok(Date.now() < deadline, "the console showed it");
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+      async answer(id: string, choice: string): Promise<"answered" | "gone"> {
+        const response = await fetch(new URL(`/questions/${id}`, console), {
+          method: "POST",
+          body: form({ csrf, choice }),
+          headers: { origin, cookie },
+          redirect: "manual",
+        });
+        await response.body?.cancel();
+        assert.equal(response.status, 303);
+        return response.headers.get("location")!.includes("answered=1") ? "answered" : "gone";
+      },
+    };
+  }
 
   function auditLines(): string[] {
     const read = spawnSync(process.execPath, ["run", "-A", join(ROOT, "main.ts"), "audit", "--store", store], {
