@@ -36,7 +36,7 @@ import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprot
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Host, Store, StoredSession, ToolBox } from "@toolfence/core";
 import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
-import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
@@ -158,6 +158,8 @@ interface OpenSession {
   recorded: Set<string>;
   /** With a store: audit records on their way there (a call is answered once its records are kept). */
   auditWrites: Set<Promise<unknown>>;
+  /** With a store: the ids of the session's artifacts kept there. */
+  sharedArtifacts: Set<string>;
 }
 
 const CANCEL_GRACE_MS = 3_000;
@@ -165,6 +167,8 @@ const EXPIRED = "the session expired";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
+/** The protocol version from which the SDK's transport sends a stream's priming event (an id to resume from). */
+const PRIMED_SINCE = "2025-11-25";
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -364,6 +368,35 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     };
   }
 
+  // A session's state that another replica may need: what it reads of the store (SharedSessionState) ...
+  function sharedState(identity: Identity, id: string): SharedSessionState {
+    const { store } = fleet!;
+    return {
+      artifact: (artifactId) => store.artifact(identity.tenant, id, artifactId),
+      artifacts: () => store.artifacts(identity.tenant, id),
+      lateResults: () => store.lateResults(identity.tenant, id),
+      // A call still running on a replica that is gone is ended first, so that the client reads how it ended.
+      call: async (requestId) => {
+        const call = await store.call(identity.tenant, id, requestId);
+        if (call?.state !== "running" || (await fleet!.settle([call])).length > 0) return call;
+        return await store.call(identity.tenant, id, requestId);
+      },
+    };
+  }
+
+  // ... and what it writes there: each new artifact (but a sensitive one, which never leaves its replica), before
+  // the answer that links to it is sent.
+  async function shareArtifacts(open: OpenSession): Promise<void> {
+    const artifacts = open.served.session.artifacts;
+    for (const ref of artifacts.list()) {
+      if (open.sharedArtifacts.has(ref.id) || ref.sensitivity === "sensitive") continue;
+      const bytes = await artifacts.get(ref.id);
+      if (!bytes) continue;
+      await fleet!.store.putArtifact(open.identity.tenant, open.id!, ref, bytes);
+      open.sharedArtifacts.add(ref.id);
+    }
+  }
+
   // The tenant's saved grants apply to a call however recently another replica saved them.
   async function applyGrants(open: OpenSession): Promise<void> {
     const state = open.served.session.state;
@@ -382,7 +415,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
-    const open = { recorded: new Set(), auditWrites: new Set() } as unknown as OpenSession;
+    const open = { recorded: new Set(), auditWrites: new Set(), sharedArtifacts: new Set() } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
     const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
@@ -391,8 +424,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       host,
       ...(onDecision ? { onDecision } : {}),
       ...(saveRule ? { saveRule } : {}),
+      ...(fleet ? { shared: sharedState(identity, id) } : {}),
       workspace,
     });
+    if (fleet) {
+      served.session.lateResults.onLateResult((late) =>
+        void fleet.store.recordLateResult(identity.tenant, id, late).catch(report)
+      );
+    }
     open.events = fleet && new StoreEvents(fleet.store, id);
     const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
@@ -444,8 +483,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       const isAnswer = "id" in message && ("result" in message || "error" in message);
       const recorded = isAnswer && open.recorded.delete(String(message.id));
       try {
-        // An answered call's audit records are kept first: an answer the client saw is never missing from the audit.
-        if (recorded) await Promise.all(open.auditWrites);
+        // An answered call's audit records are kept first: an answer the client saw is never missing from the audit;
+        // so are its artifacts, which the answer links to.
+        if (recorded) await Promise.all([...open.auditWrites, shareArtifacts(open).catch(report)]);
         return await send(message, sendOptions);
       } finally {
         if (recorded) await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
@@ -638,7 +678,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       await applyGrants(open).catch(report);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
       const tool = String((message.params as { name?: unknown } | undefined)?.name);
-      open.events.claimStream = async (streamId) => {
+      const record = async (streamId: string | null) => {
         open.recorded.add(String(message.id));
         await fleet!.store.startCall({
           sessionId: open.id!,
@@ -653,6 +693,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           endedAt: null,
         });
       };
+      // The transport primes a stream (an event id to resume from) only for clients of 2025-11-25 and later: an
+      // older client's call is recorded here, with no stream to resume (its outcome is read by request id).
+      if ((request.headers.get("mcp-protocol-version") ?? "") < PRIMED_SINCE) await record(null);
+      else open.events.claimStream = record;
     }
     try {
       return await open.transport.handleRequest(request, { parsedBody: message });

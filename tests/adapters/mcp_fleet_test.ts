@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { openStore } from "@toolfence/adapters/mcp";
+import { callUri, openStore } from "@toolfence/adapters/mcp";
 import type { PendingQuestion } from "@toolfence/adapters/console";
 import { type Balancer, type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "./_fleet.ts";
-import { connect, raw, textOf, writeTokens } from "./_http_harness.ts";
+import { connect, leaveAtHeaders, raw, textOf, writeTokens } from "./_http_harness.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 import { IS_DENO } from "../_runtime.ts";
 
@@ -173,6 +173,28 @@ describe("a fleet of serve --http replicas on one store", {
       assert.ok(Date.now() < deadline, "the call started");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // Another call of the session on A, whose client leaves at the answer's headers, before its stream's first
+    // event: it holds no event id to resume from.
+    const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;
+    const left = await leaveAtHeaders(
+      a.url,
+      {
+        authorization: `Bearer ${ACME}`,
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9001,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: "sleep 61" } },
+      }),
+    );
+    assert.equal(left, 200);
+    while ((await shared.call("acme", sessionId, "9001"))?.state !== "running") {
+      assert.ok(Date.now() < deadline, "the second call started");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await shared.close();
     balancer!.remove(a);
     await stopReplica(a, "SIGKILL");
@@ -184,6 +206,12 @@ describe("a fleet of serve --http replicas on one store", {
     // The session goes on on B.
     const next = await client.callTool({ name: "read_file", arguments: { path: "fleet.txt" } });
     assert.match(textOf(next), /written on A/);
+    // The call whose client left is read by its request id, from B: lost with its replica.
+    const [content] = (await client.readResource({ uri: callUri(9001) })).contents as { text: string }[];
+    const outcome = JSON.parse(content.text);
+    assert.equal(outcome.state, "interrupted");
+    const lost = outcome.answer.result._meta["toolfence/result"];
+    assert.deepEqual([lost.errorCode, lost.reconciliationRequired], ["replica_lost", true]);
     await client.close();
     const calls = auditLines().map((line) => JSON.parse(line)).filter((record) => record.type === "call");
     assert.ok(calls.some((record) => record.errorCode === "replica_lost" && record.tool === "bash"));
