@@ -34,7 +34,7 @@ import { join } from "node:path";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Host, Store, StoredSession, ToolBox } from "@toolfence/core";
+import type { Host, Store, StoredGrant, StoredSession, ToolBox } from "@toolfence/core";
 import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
@@ -160,7 +160,15 @@ interface OpenSession {
   auditWrites: Set<Promise<unknown>>;
   /** With a store: the ids of the session's artifacts kept there. */
   sharedArtifacts: Set<string>;
+  /** With a store: the grants (see grantKey) the session took from there, and had not of its own. */
+  storeGrants: Set<string>;
 }
+
+const grantKey = (grant: Pick<StoredGrant, "kind" | "subject">) => `${grant.kind}\0${grant.subject}`;
+const splitGrantKey = (key: string) => {
+  const cut = key.indexOf("\0");
+  return [key.slice(0, cut), key.slice(cut + 1)] as const;
+};
 
 const CANCEL_GRACE_MS = 3_000;
 const EXPIRED = "the session expired";
@@ -397,12 +405,29 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   }
 
-  // The tenant's saved grants apply to a call however recently another replica saved them.
+  // The tenant's saved grants apply to a call however recently another replica saved them, and stop applying
+  // once revoked there: the session drops what it took from the store that the store no longer holds (what the
+  // session's own person granted stays). A store that cannot be read counts as holding none (never wider).
   async function applyGrants(open: OpenSession): Promise<void> {
     const state = open.served.session.state;
-    for (const grant of await fleet!.store.grants(open.identity.tenant)) {
+    const grants = await fleet!.store.grants(open.identity.tenant).catch((error) => {
+      report(error);
+      return [];
+    });
+    const held = new Set(grants.map(grantKey));
+    for (const key of open.storeGrants) {
+      if (held.has(key)) continue;
+      const [kind, subject] = splitGrantKey(key);
+      if (kind === "command") state.removeCommand(subject);
+      else state.revokeWrite(subject);
+      open.storeGrants.delete(key);
+    }
+    for (const grant of grants) {
+      if (open.storeGrants.has(grantKey(grant))) continue;
+      const before = state.commandAllowlist().length + state.writeGrants().length;
       if (grant.kind === "command") state.addCommand(grant.subject);
       else if (grant.kind === "write") state.grantWrite(grant.subject);
+      if (state.commandAllowlist().length + state.writeGrants().length > before) open.storeGrants.add(grantKey(grant));
     }
   }
 
@@ -415,7 +440,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
-    const open = { recorded: new Set(), auditWrites: new Set(), sharedArtifacts: new Set() } as unknown as OpenSession;
+    const open = {
+      recorded: new Set(),
+      auditWrites: new Set(),
+      sharedArtifacts: new Set(),
+      storeGrants: new Set(),
+    } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
     const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
@@ -674,8 +704,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const refused = checkRequest(open, identity, message);
     if (refused) return refused;
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
-      // Unread, the grants are not applied: the call is judged by what this session knew (never wider).
-      await applyGrants(open).catch(report);
+      await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
       const tool = String((message.params as { name?: unknown } | undefined)?.name);
       const record = async (streamId: string | null) => {

@@ -130,33 +130,48 @@ describe("a fleet of serve --http replicas on one store", {
     await client.close();
   });
 
-  it("applies a grant saved in the store on every replica at once", { timeout: 60_000 }, async () => {
-    const [a, b] = replicas;
-    const onA = await connect(a.url, ACME);
-    const onB = await connect(b.url, ACME);
-    // Not allowed yet: the command asks, and acme's person denies it in A's console.
-    const person = await signIn(a.console!, ACME_PERSON);
-    const asking = onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
-    const question = await person.waitFor((questions) => questions.find((q) => q.about?.command === "sleep 0"));
-    assert.equal(await person.answer(question.id, "no"), "answered");
-    const refused = await asking;
-    assert.equal(refused.isError, true, textOf(refused));
-    const shared = await openStore(store, { poolSize: 1 });
-    await shared.saveGrant({ tenant: "acme", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
-    await shared.close();
-    for (const client of [onA, onB]) {
-      const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
-      assert.equal(allowed.isError, undefined, textOf(allowed));
-    }
-    // Another tenant's grant it is not: evil's call asks evil's person, who denies it.
-    const stranger = await connect(b.url, EVIL);
-    const evilPerson = await signIn(b.console!, EVIL_PERSON);
-    const strangerCall = stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } });
-    const evilQuestion = await evilPerson.waitFor((questions) => questions[0]);
-    assert.equal(await evilPerson.answer(evilQuestion.id, "no"), "answered");
-    assert.equal((await strangerCall).isError, true);
-    await Promise.all([onA.close(), onB.close(), stranger.close()]);
-  });
+  it(
+    "applies a grant saved in the store on every replica at once, and none once it is revoked",
+    { timeout: 60_000 },
+    async () => {
+      const [a, b] = replicas;
+      const onA = await connect(a.url, ACME);
+      const onB = await connect(b.url, ACME);
+      // Not allowed yet: the command asks, and acme's person denies it in A's console.
+      const person = await signIn(a.console!, ACME_PERSON);
+      const asking = onB.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      const question = await person.waitFor((questions) => questions.find((q) => q.about?.command === "sleep 0"));
+      assert.equal(await person.answer(question.id, "no"), "answered");
+      const refused = await asking;
+      assert.equal(refused.isError, true, textOf(refused));
+      const shared = await openStore(store, { poolSize: 1 });
+      const grant = { tenant: "acme", kind: "command" as const, subject: "sleep", data: {}, savedAt: Date.now() };
+      await shared.saveGrant(grant);
+      for (const client of [onA, onB]) {
+        const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+        assert.equal(allowed.isError, undefined, textOf(allowed));
+      }
+      // Revoked in the store, it stops applying to the sessions that had applied it: A's call asks again.
+      assert.equal(await shared.revokeGrant("acme", "command", "sleep"), true);
+      const askingAgain = onA.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      const again = await person.waitFor((questions) => questions.find((q) => q.about?.command === "sleep 0"));
+      assert.equal(await person.answer(again.id, "no"), "answered");
+      assert.equal((await askingAgain).isError, true);
+      // Saved again (the killed-replica test below runs `sleep` without asking).
+      await shared.saveGrant(grant);
+      await shared.close();
+      const allowedAgain = await onA.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      assert.equal(allowedAgain.isError, undefined, textOf(allowedAgain));
+      // Another tenant's grant it is not: evil's call asks evil's person, who denies it.
+      const stranger = await connect(b.url, EVIL);
+      const evilPerson = await signIn(b.console!, EVIL_PERSON);
+      const strangerCall = stranger.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+      const evilQuestion = await evilPerson.waitFor((questions) => questions[0]);
+      assert.equal(await evilPerson.answer(evilQuestion.id, "no"), "answered");
+      assert.equal((await strangerCall).isError, true);
+      await Promise.all([onA.close(), onB.close(), stranger.close()]);
+    },
+  );
 
   it("answers a call whose replica was killed from another, with reconciliationRequired", {
     timeout: 90_000,
