@@ -728,7 +728,17 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       else open.events.claimStream = record;
     }
     try {
-      return await open.transport.handleRequest(request, { parsedBody: message });
+      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      // A request the transport refused (e.g. an unknown protocol version) was never dispatched: no answer will free
+      // its slot, and a call recorded for it ran no tool, which its record says.
+      if (!response.ok && isJSONRPCRequest(message)) {
+        open.release(message.id);
+        if (open.recorded.delete(String(message.id))) {
+          const refused = errorReply(message.id, -32000, `The call was refused with HTTP ${response.status}`);
+          await fleet!.store.finishCall(open.id!, String(message.id), refused, Date.now()).catch(report);
+        }
+      }
+      return response;
     } finally {
       if (open.events) open.events.claimStream = undefined;
     }

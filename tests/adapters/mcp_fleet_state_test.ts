@@ -16,7 +16,7 @@ import type { Store } from "../../core/mod.ts";
 import { tool } from "../../core/tool.ts";
 import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
-import { connect, leaveAtHeaders, textOf } from "./_http_harness.ts";
+import { connect, leaveAtHeaders, raw, textOf } from "./_http_harness.ts";
 
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
@@ -130,6 +130,15 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
       // The same on the replica that ran it.
       assert.deepEqual(await readJson(onA, callUri(id)), outcome);
     }
+    // A call the transport refuses (a protocol version it does not know) ran nothing, and is recorded so.
+    const refused = await raw(a.url, {
+      headers: { ...headers, "mcp-protocol-version": "1999-01-01" },
+      body: call(503, "refused"),
+    });
+    assert.equal(refused.status, 400, refused.text);
+    const outcome = await readJson(onB, callUri(503));
+    assert.equal(outcome.state, "done");
+    assert.match(JSON.stringify(outcome.answer), /refused with HTTP 400/);
     // A request id no call of the session had: its tool never ran.
     await assert.rejects(onB.readResource({ uri: callUri(999) }), /never ran/);
     await assert.rejects(onB.readResource({ uri: "toolfence://calls/%E0%A4%A" }), /Resource not found/);
