@@ -1,7 +1,8 @@
-// The console's queue in a store shared by replicas: two queues on one SQLite file (two connections, as two
-// replicas hold) or, when PostgreSQL is installed, on a private cluster. A question asked on one is shown and
-// answered on the other, the first answer wins, a withdrawn question leaves both, a gone replica's question
-// leaves the page, and a tenant never sees another's.
+// The console's queue in a store shared by replicas: two queues on one SQLite file, each through its own
+// connection, as two replicas hold (the store contract, store_test.ts, runs the races on PostgreSQL too; the
+// fleet test runs this queue on it). A question asked on one is shown and answered on the other, the first
+// answer wins, a withdrawn question leaves both, a gone replica's question leaves the page, and a tenant never
+// sees another's.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,6 @@ import fc from "fast-check";
 import type { Store } from "../../core/mod.ts";
 import { openStore } from "../../adapters/mcp/open_store.ts";
 import { consoleHost, StoreQuestionQueue } from "../../adapters/mcp/console/mod.ts";
-import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 
 const OPTIONS = [{ value: "once", label: "Allow" }, { value: "deny", label: "Deny" }];
 const POLL_MS = 20;
@@ -34,53 +34,51 @@ const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "th
 
 describe("questions in a store shared by two replicas", { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "toolfence-questions-"));
-  let cluster: PostgresCluster | undefined;
   let stores: Store[] = [];
   let a: StoreQuestionQueue;
   let b: StoreQuestionQueue;
 
   before(async () => {
-    if (!postgresMissing()) cluster = await startPostgres();
-    const address = cluster?.url ?? `sqlite:${join(dir, "store.db")}`;
-    stores = await Promise.all([openStore(address, { poolSize: 2 }), openStore(address, { poolSize: 2 })]);
+    if (sqliteMissing) return;
+    const address = `sqlite:${join(dir, "store.db")}`;
+    stores = await Promise.all([openStore(address), openStore(address)]);
     // Both replicas are alive for the whole file: their heartbeats are in the store, a minute ahead.
     await stores[0].heartbeat("replica-a", Date.now() + 60_000);
     await stores[1].heartbeat("replica-b", Date.now() + 60_000);
     a = new StoreQuestionQueue(stores[0], { replica: "replica-a", pollMs: POLL_MS });
     b = new StoreQuestionQueue(stores[1], { replica: "replica-b", pollMs: POLL_MS });
-  }, { timeout: 90_000 });
+  }, { timeout: 30_000 });
 
   after(async () => {
     await Promise.all(stores.map((store) => store.close()));
-    await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
   }, { timeout: 30_000 });
-
-  const skip = () => (!cluster && sqliteMissing) || undefined;
 
   test("a question asked on one replica is answered on the other, never by another tenant", {
     timeout: 20_000,
   }, async (t) => {
-    if (skip()) return t.skip(sqliteMissing);
+    if (sqliteMissing) return t.skip(sqliteMissing);
     const changes: number[] = [];
     const stop = b.watch("alice", () => changes.push(1));
     const asked = a.ask({ ...question("alice"), session: "s-1" }, new AbortController().signal);
-    await until(() => changes.length === 1, "B's console hears of A's question");
+    // A change made elsewhere is heard by polling (a watcher may hear of one change more than once).
+    await until(() => changes.length > 0, "B's console hears of A's question");
     const [shown] = await b.pending("alice");
     assert.equal(shown.session, "s-1");
     assert.deepEqual(shown.options, OPTIONS);
     assert.deepEqual(await b.pending("bob"), []);
     assert.equal(await b.answer("bob", shown.id, "once"), "unknown");
     assert.equal(await b.answer("alice", shown.id, "always"), "invalid_choice");
+    const heard = changes.length;
     assert.equal(await b.answer("alice", shown.id, "once"), true);
     assert.equal(await asked, "once");
     assert.equal(await a.answer("alice", shown.id, "deny"), "unknown", "an answered question is gone");
-    await until(() => changes.length === 2, "B's console hears of the answer");
+    await until(() => changes.length > heard, "B's console hears of the answer");
     stop();
   });
 
   test("the first answer wins when both replicas answer at once", { timeout: 20_000 }, async (t) => {
-    if (skip()) return t.skip(sqliteMissing);
+    if (sqliteMissing) return t.skip(sqliteMissing);
     const asked = a.ask(question("alice"), new AbortController().signal);
     await until(async () => (await b.pending("alice")).length === 1, "B shows it");
     const [shown] = await b.pending("alice");
@@ -93,7 +91,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
     "a withdrawn question (its call cancelled or timed out) leaves every replica",
     { timeout: 20_000 },
     async (t) => {
-      if (skip()) return t.skip(sqliteMissing);
+      if (sqliteMissing) return t.skip(sqliteMissing);
       const cancel = new AbortController();
       const host = consoleHost(a, "alice", { timeoutMs: 60_000 });
       const asked = host.choose({ title: "T", message: "M", options: OPTIONS, defaultChoice: "deny" }, cancel.signal);
@@ -111,7 +109,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
   );
 
   test("a question of a replica that is gone waits no more", { timeout: 20_000 }, async (t) => {
-    if (skip()) return t.skip(sqliteMissing);
+    if (sqliteMissing) return t.skip(sqliteMissing);
     const gone = new StoreQuestionQueue(stores[0], { replica: "replica-gone", pollMs: POLL_MS });
     await stores[0].heartbeat("replica-gone", Date.now());
     const cancel = new AbortController();
@@ -126,7 +124,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
   test("whatever the interleaving of answers on either replica and withdrawals, each call ends once", {
     timeout: 60_000,
   }, async (t) => {
-    if (skip()) return t.skip(sqliteMissing);
+    if (sqliteMissing) return t.skip(sqliteMissing);
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom("answer-a", "answer-b", "abort", "stranger"), { minLength: 1, maxLength: 5 }),
