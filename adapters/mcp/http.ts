@@ -34,13 +34,21 @@ import { join } from "node:path";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Host, Store, StoredGrant, StoredSession, ToolBox } from "@toolfence/core";
+import {
+  type Host,
+  MemoryArtifactStore,
+  type Store,
+  type StoredGrant,
+  type StoredSession,
+  type ToolBox,
+} from "@toolfence/core";
 import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
+import { AdoptedArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
@@ -440,10 +448,19 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
+    // A session taken over brings the artifacts it made on its earlier replica (kept in the store).
+    const kept = adopted ? await fleet!.store.artifacts(identity.tenant, id) : [];
+    const artifacts = adopted
+      ? new AdoptedArtifacts(
+        serverOptions.artifacts ?? new MemoryArtifactStore(),
+        kept,
+        (artifactId) => fleet!.store.artifact(identity.tenant, id, artifactId),
+      )
+      : serverOptions.artifacts;
     const open = {
       recorded: new Set(),
       auditWrites: new Set(),
-      sharedArtifacts: new Set(),
+      sharedArtifacts: new Set(kept.map((ref) => ref.id)),
       storeGrants: new Set(),
     } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
@@ -455,6 +472,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       ...(onDecision ? { onDecision } : {}),
       ...(saveRule ? { saveRule } : {}),
       ...(fleet ? { shared: sharedState(identity, id) } : {}),
+      ...(artifacts ? { artifacts } : {}),
       workspace,
     });
     if (fleet) {

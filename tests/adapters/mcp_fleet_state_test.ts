@@ -12,8 +12,10 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Store } from "../../core/mod.ts";
+import { MemoryArtifactStore, type Store } from "../../core/mod.ts";
+import { AdoptedArtifacts } from "../../adapters/mcp/_adopted_artifacts.ts";
 import { tool } from "../../core/tool.ts";
+import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
 import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
 import { connect, leaveAtHeaders, raw, textOf } from "./_http_harness.ts";
@@ -33,6 +35,26 @@ async function readJson(client: Client, uri: string): Promise<Record<string, unk
   return JSON.parse(content.text);
 }
 
+describe("the artifacts of a session taken over", () => {
+  it("are read from the store only when their bytes hash to their id", { timeout: 10_000 }, async () => {
+    const made = new MemoryArtifactStore();
+    const ref = await made.put("kept in the store");
+    const fetched = new Map([[ref.id, new TextEncoder().encode("kept in the store")]]);
+    const adopted = new AdoptedArtifacts(new MemoryArtifactStore(), [ref], (id) => {
+      const bytes = fetched.get(id);
+      return Promise.resolve(bytes && { bytes });
+    });
+    assert.equal(adopted.ref(ref.id), ref);
+    assert.deepEqual(adopted.list(), [ref]);
+    assert.equal(new TextDecoder().decode(await adopted.get(ref.id)), "kept in the store");
+    fetched.set(ref.id, new TextEncoder().encode("changed in the store"));
+    assert.equal(await adopted.get(ref.id), undefined);
+    // Made here, it is this replica's own.
+    const here = await adopted.put("made here");
+    assert.deepEqual(adopted.list().map((r) => r.id), [here.id, ref.id]);
+  });
+});
+
 describe("a session's state on another replica", { timeout: 60_000, skip: sqliteMissing }, () => {
   let dir: string;
   let stores: Store[] = [];
@@ -42,13 +64,16 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
     dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-state-")));
     const address = `sqlite:${join(dir, "store.db")}`;
     stores = await Promise.all([openStore(address), openStore(address)]);
-    const box = lateToolBox(dir).register(tool({
-      name: "report",
-      description: "Keeps a report as an artifact and answers its id.",
-      input: v.object({ text: v.string() }),
-      readOnly: true,
-      run: async ({ text }, ctx) => (await ctx.artifacts.put(text, { summary: "a report" })).id,
-    }));
+    const box = lateToolBox(dir).register(
+      readArtifactTool,
+      tool({
+        name: "report",
+        description: "Keeps a report as an artifact and answers its id.",
+        input: v.object({ text: v.string() }),
+        readOnly: true,
+        run: async ({ text }, ctx) => (await ctx.artifacts.put(text, { summary: "a report" })).id,
+      }),
+    );
     replicas = await Promise.all(stores.map((store, n) =>
       serveHttp(box, {
         port: 0,
@@ -79,6 +104,8 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
     assert.ok((await onB.listResources()).resources.some((resource) => resource.uri === uri));
     const [artifact] = (await onB.readResource({ uri })).contents as { text: string }[];
     assert.equal(artifact.text, "made on A");
+    // And the model on B reads it with read_artifact, as on A.
+    assert.match(textOf(await onB.callTool({ name: "read_artifact", arguments: { id } })), /made on A/);
     // slow_write settles 400 ms after it was reported: its late result reaches the store, and B reads it.
     const deadline = Date.now() + 10_000;
     while (!(await onB.listResources()).resources.some((resource) => resource.uri === LATE_RESULTS_URI)) {
