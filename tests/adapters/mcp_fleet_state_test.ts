@@ -1,6 +1,7 @@
 // Two HTTP server replicas in one process on one SQLite store: what a session made on one is read on the
 // other the same way (artifacts as resources, late results as their resource), and the outcome of a call
-// whose client left before its stream's first event is read by its request id on either replica.
+// whose client left before its stream's first event is read by its request id on either replica. And the
+// store's grants, read at each call: applied while held, dropped once revoked or unreadable.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,9 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MemoryArtifactStore, type Store } from "../../core/mod.ts";
+import { MemoryArtifactStore, MemoryStore, type Store } from "../../core/mod.ts";
+import { ToolBox } from "../../toolbox.ts";
+import "../../tools/mod.ts";
 import { AdoptedArtifacts } from "../../adapters/mcp/_adopted_artifacts.ts";
 import { tool } from "../../core/tool.ts";
 import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
@@ -170,5 +173,44 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
     await assert.rejects(onB.readResource({ uri: callUri(999) }), /never ran/);
     await assert.rejects(onB.readResource({ uri: "toolfence://calls/%E0%A4%A" }), /Resource not found/);
     await Promise.all([onA.close(), onB.close()]);
+  });
+});
+
+describe("the store's grants at each call", () => {
+  it("apply while the store holds them, and none once it cannot be read (never wider)", {
+    timeout: 30_000,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-grants-")));
+    let unreadable = false;
+    const store = new (class extends MemoryStore {
+      override grants(tenant: string) {
+        return unreadable ? Promise.reject(new Error("the database is gone")) : super.grants(tenant);
+      }
+    })();
+    const server = await serveHttp(new ToolBox().withDefaults("cmd"), {
+      port: 0,
+      workspace: dir,
+      allowNoAuth: true,
+      sandbox: "off",
+      store,
+    });
+    const client = await connect(server.url);
+    const sleep = async () => (await client.callTool({ name: "bash", arguments: { command: "sleep 0" } })).isError;
+    try {
+      // Nobody can be asked here: a command off the allowlist is refused unless a grant allows it.
+      assert.equal(await sleep(), true);
+      await store.saveGrant({ tenant: "local", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
+      assert.equal(await sleep(), undefined);
+      unreadable = true;
+      assert.equal(await sleep(), true, "an unreadable store grants nothing");
+      unreadable = false;
+      assert.equal(await sleep(), undefined);
+      await store.revokeGrant("local", "command", "sleep");
+      assert.equal(await sleep(), true, "revoked");
+    } finally {
+      await client.close();
+      await server.shutdown();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
