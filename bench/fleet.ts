@@ -9,7 +9,11 @@
  * answers (must be 0), calls answered without their audit record in the
  * store (lost audit records, must be 0), and calls interrupted by the kill
  * (answered `replica_lost` with `reconciliationRequired`, each with its audit
- * record): every call is answered one way or the other.
+ * record): every call is answered one way or the other. A call whose client
+ * got no answer (its stream broke before its first event, so there was
+ * nothing to resume) is read by its request id (`toolfence://calls/<id>`)
+ * from the replicas left: "read by id" when its outcome was there, "never
+ * ran" when no call of that id was recorded (its tool never started).
  *
  * `deno run -A bench/fleet.ts [CLIENTS] [CALLS]`; default 64 x 200 (2 x 4 at
  * the tiny size). Without PostgreSQL (see tests/_postgres.ts) the store is a
@@ -26,7 +30,10 @@ import process from "node:process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { openStore } from "../adapters/mcp/open_store.ts";
+import { callUri } from "../adapters/mcp/server.ts";
 import { postgresMissing, startPostgres } from "../tests/_postgres.ts";
 import { type Replica, replicaArgs, startBalancer, startReplica, stopReplica } from "../tests/adapters/_fleet.ts";
 import { writeTokens } from "../tests/adapters/_http_harness.ts";
@@ -43,6 +50,10 @@ interface Outcome {
   interrupted: number;
   /** Calls whose client got no answer: its stream broke before the first event, so there was nothing to resume. */
   unanswered: number;
+  /** Of those, the ones whose outcome the client then read by request id. */
+  readById: number;
+  /** Of those, the ones no replica had recorded: their tool never ran. */
+  neverRan: number;
   sessions: Set<string>;
 }
 
@@ -53,8 +64,33 @@ const lost = (result: unknown) =>
     "toolfence/result"
   ];
 
+/** The outcome of a call read by its request id, once it has ended; "never ran" when none was recorded. */
+async function outcomeById(client: Client, requestId: number): Promise<CallToolResult | "never ran" | undefined> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const [content] = (await client.readResource({ uri: callUri(requestId) })).contents as { text: string }[];
+      const read = JSON.parse(content.text) as { state: string; answer: { result?: CallToolResult } };
+      if (read.state !== "running") return read.answer.result;
+    } catch (error) {
+      if (/never ran/.test(String(error))) return "never ran";
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return undefined;
+}
+
 async function load(url: URL, killAfter?: { calls: number; kill: () => Promise<void> }): Promise<Outcome> {
-  const outcome: Outcome = { seconds: 0, answered: 0, wrong: [], interrupted: 0, unanswered: 0, sessions: new Set() };
+  const outcome: Outcome = {
+    seconds: 0,
+    answered: 0,
+    wrong: [],
+    interrupted: 0,
+    unanswered: 0,
+    readById: 0,
+    neverRan: 0,
+    sessions: new Set(),
+  };
   let done = 0;
   let killing: Promise<void> | undefined;
   const clients = await Promise.all(Array.from({ length: CLIENTS }, async (_, i) => {
@@ -74,11 +110,16 @@ async function load(url: URL, killAfter?: { calls: number; kill: () => Promise<v
     return client;
   }));
   const call = async (client: Client, name: string, args: Record<string, unknown>) => {
+    // The id the SDK gives this request (its own counter; each client makes one call at a time).
+    const requestId = (client as unknown as { _requestMessageId: number })._requestMessageId;
     try {
       return await client.callTool({ name, arguments: args }, undefined, { timeout: 45_000 });
     } catch {
       outcome.unanswered++;
-      return undefined;
+      const answer = await outcomeById(client, requestId);
+      if (answer === "never ran") outcome.neverRan++;
+      else if (answer) outcome.readById++;
+      return answer === "never ran" ? undefined : answer;
     }
   };
   const started = performance.now();
@@ -181,7 +222,8 @@ try {
   for (const [name, o] of rows) {
     console.log(
       `${name}: ${o.answered} calls in ${o.seconds.toFixed(1)} s, ${rate(o).toFixed(0)} calls/s, ` +
-        `${o.wrong.length} wrong, ${o.interrupted} interrupted, ${o.unanswered} unanswered`,
+        `${o.wrong.length} wrong, ${o.interrupted} interrupted, ${o.unanswered} unanswered ` +
+        `(${o.readById} then read by id, ${o.neverRan} never ran)`,
     );
   }
   const storeCostMs = 1000 / rate(one) - 1000 / rate(alone);
@@ -209,7 +251,11 @@ try {
       ratio: rate(three) / rate(one),
     },
   ]);
-  if (three.wrong.length > 0 || lostAudit > 0 || running > 0 || replicaLost < three.interrupted) process.exitCode = 1;
+  const unaccounted = three.unanswered - three.readById - three.neverRan;
+  if (unaccounted > 0) console.log(`  ${unaccounted} unanswered calls whose outcome could not be read by id`);
+  if (
+    three.wrong.length > 0 || lostAudit > 0 || running > 0 || replicaLost < three.interrupted || unaccounted > 0
+  ) process.exitCode = 1;
 } finally {
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -10,19 +10,7 @@ import type { EventStore } from "@modelcontextprotocol/sdk/server/webStandardStr
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { makeResult, type Store, type StoredCall, type ToolBox } from "@toolfence/core";
 import { resultMeta } from "./server.ts";
-
-/** Lets the process end while `timer` is still set (under Deno and Node). */
-export function unrefTimer(timer: ReturnType<typeof setInterval>): void {
-  (timer as unknown as { unref?: () => void }).unref?.();
-  if (typeof (globalThis as { Deno?: unknown }).Deno !== "undefined") {
-    (globalThis as unknown as { Deno: { unrefTimer(id: number): void } }).Deno.unrefTimer(timer as unknown as number);
-  }
-}
-
-/** How often a replica says it is alive. */
-export const HEARTBEAT_MS = 1_000;
-/** How long a replica may be silent before its calls are ended as interrupted. */
-export const DEAD_AFTER_MS = 5_000;
+import { DEAD_AFTER_MS, HEARTBEAT_MS, replicaAlive, unrefTimer } from "./_replica_liveness.ts";
 
 // The SDK's priming event (sent first on a stream, so that the client holds an event id to resume from).
 const isPriming = (message: unknown): boolean =>
@@ -117,8 +105,7 @@ export class FleetReplica {
     const running: StoredCall[] = [];
     for (const call of calls) {
       if (!alive.has(call.owner)) {
-        const seen = call.owner === this.id ? Date.now() : await this.store.replicaSeenAt(call.owner);
-        alive.set(call.owner, seen !== undefined && Date.now() - seen < DEAD_AFTER_MS);
+        alive.set(call.owner, call.owner === this.id || await replicaAlive(this.store, call.owner));
       }
       if (alive.get(call.owner)) {
         running.push(call);

@@ -34,14 +34,23 @@ import { join } from "node:path";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Host, Store, StoredSession, ToolBox } from "@toolfence/core";
+import {
+  type Host,
+  MemoryArtifactStore,
+  type Store,
+  type StoredGrant,
+  type StoredSession,
+  type ToolBox,
+} from "@toolfence/core";
 import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
-import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
-import { FleetReplica, StoreEvents, unrefTimer } from "./_http_fleet.ts";
+import { AdoptedArtifacts } from "./_adopted_artifacts.ts";
+import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
+import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener } from "./_http_listen.ts";
 import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
@@ -104,10 +113,11 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
   /** Serve with `node:http` even under Deno. */
   platform?: "deno" | "node";
   /**
-   * The host of a tenant's sessions, given the session's elicitation host
-   * (e.g. the web console's `consoleHost`); default `host`, else elicitation.
+   * The host of a tenant's sessions, given the session's elicitation host and
+   * its MCP session id (e.g. the web console's `consoleHost`); default `host`,
+   * else elicitation.
    */
-  hostFor?: (tenant: string, elicitation: Host) => Host;
+  hostFor?: (tenant: string, elicitation: Host, session: string) => Host;
   /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
   store?: Store;
   /** This replica's name in the store; default a random one. */
@@ -156,13 +166,25 @@ interface OpenSession {
   recorded: Set<string>;
   /** With a store: audit records on their way there (a call is answered once its records are kept). */
   auditWrites: Set<Promise<unknown>>;
+  /** With a store: the ids of the session's artifacts kept there. */
+  sharedArtifacts: Set<string>;
+  /** With a store: the grants (see grantKey) the session took from there, and had not of its own. */
+  storeGrants: Set<string>;
 }
+
+const grantKey = (grant: Pick<StoredGrant, "kind" | "subject">) => `${grant.kind}\0${grant.subject}`;
+const splitGrantKey = (key: string) => {
+  const cut = key.indexOf("\0");
+  return [key.slice(0, cut), key.slice(cut + 1)] as const;
+};
 
 const CANCEL_GRACE_MS = 3_000;
 const EXPIRED = "the session expired";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
+/** The protocol version from which the SDK's transport sends a stream's priming event (an id to resume from). */
+const PRIMED_SINCE = "2025-11-25";
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -362,12 +384,58 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     };
   }
 
-  // The tenant's saved grants apply to a call however recently another replica saved them.
+  // A session's state that another replica may need: what it reads of the store (SharedSessionState) ...
+  function sharedState(identity: Identity, id: string): SharedSessionState {
+    const { store } = fleet!;
+    return {
+      artifact: (artifactId) => store.artifact(identity.tenant, id, artifactId),
+      artifacts: () => store.artifacts(identity.tenant, id),
+      lateResults: () => store.lateResults(identity.tenant, id),
+      // A call still running on a replica that is gone is ended first, so that the client reads how it ended.
+      call: async (requestId) => {
+        const call = await store.call(identity.tenant, id, requestId);
+        if (call?.state !== "running" || (await fleet!.settle([call])).length > 0) return call;
+        return await store.call(identity.tenant, id, requestId);
+      },
+    };
+  }
+
+  // ... and what it writes there: each new artifact (but a sensitive one, which never leaves its replica), before
+  // the answer that links to it is sent.
+  async function shareArtifacts(open: OpenSession): Promise<void> {
+    const artifacts = open.served.session.artifacts;
+    for (const ref of artifacts.list()) {
+      if (open.sharedArtifacts.has(ref.id) || ref.sensitivity === "sensitive") continue;
+      const bytes = await artifacts.get(ref.id);
+      if (!bytes) continue;
+      await fleet!.store.putArtifact(open.identity.tenant, open.id!, ref, bytes);
+      open.sharedArtifacts.add(ref.id);
+    }
+  }
+
+  // The tenant's saved grants apply to a call however recently another replica saved them, and stop applying
+  // once revoked there: the session drops what it took from the store that the store no longer holds (what the
+  // session's own person granted stays). A store that cannot be read counts as holding none (never wider).
   async function applyGrants(open: OpenSession): Promise<void> {
     const state = open.served.session.state;
-    for (const grant of await fleet!.store.grants(open.identity.tenant)) {
+    const grants = await fleet!.store.grants(open.identity.tenant).catch((error) => {
+      report(error);
+      return [];
+    });
+    const held = new Set(grants.map(grantKey));
+    for (const key of open.storeGrants) {
+      if (held.has(key)) continue;
+      const [kind, subject] = splitGrantKey(key);
+      if (kind === "command") state.removeCommand(subject);
+      else state.revokeWrite(subject);
+      open.storeGrants.delete(key);
+    }
+    for (const grant of grants) {
+      if (open.storeGrants.has(grantKey(grant))) continue;
+      const before = state.commandAllowlist().length + state.writeGrants().length;
       if (grant.kind === "command") state.addCommand(grant.subject);
       else if (grant.kind === "write") state.grantWrite(grant.subject);
+      if (state.commandAllowlist().length + state.writeGrants().length > before) open.storeGrants.add(grantKey(grant));
     }
   }
 
@@ -379,8 +447,22 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   ): Promise<OpenSession> {
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
-    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation) : serverOptions.host;
-    const open = { recorded: new Set(), auditWrites: new Set() } as unknown as OpenSession;
+    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
+    // A session taken over brings the artifacts it made on its earlier replica (kept in the store).
+    const kept = adopted ? await fleet!.store.artifacts(identity.tenant, id) : [];
+    const artifacts = adopted
+      ? new AdoptedArtifacts(
+        serverOptions.artifacts ?? new MemoryArtifactStore(),
+        kept,
+        (artifactId) => fleet!.store.artifact(identity.tenant, id, artifactId),
+      )
+      : serverOptions.artifacts;
+    const open = {
+      recorded: new Set(),
+      auditWrites: new Set(),
+      sharedArtifacts: new Set(kept.map((ref) => ref.id)),
+      storeGrants: new Set(),
+    } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
     const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
@@ -389,8 +471,15 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       host,
       ...(onDecision ? { onDecision } : {}),
       ...(saveRule ? { saveRule } : {}),
+      ...(fleet ? { shared: sharedState(identity, id) } : {}),
+      ...(artifacts ? { artifacts } : {}),
       workspace,
     });
+    if (fleet) {
+      served.session.lateResults.onLateResult((late) =>
+        void fleet.store.recordLateResult(identity.tenant, id, late).catch(report)
+      );
+    }
     open.events = fleet && new StoreEvents(fleet.store, id);
     const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
@@ -442,8 +531,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       const isAnswer = "id" in message && ("result" in message || "error" in message);
       const recorded = isAnswer && open.recorded.delete(String(message.id));
       try {
-        // An answered call's audit records are kept first: an answer the client saw is never missing from the audit.
-        if (recorded) await Promise.all(open.auditWrites);
+        // An answered call's audit records are kept first: an answer the client saw is never missing from the audit;
+        // so are its artifacts, which the answer links to.
+        if (recorded) await Promise.all([...open.auditWrites, shareArtifacts(open).catch(report)]);
         return await send(message, sendOptions);
       } finally {
         if (recorded) await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
@@ -632,11 +722,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const refused = checkRequest(open, identity, message);
     if (refused) return refused;
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
-      // Unread, the grants are not applied: the call is judged by what this session knew (never wider).
-      await applyGrants(open).catch(report);
+      await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
       const tool = String((message.params as { name?: unknown } | undefined)?.name);
-      open.events.claimStream = async (streamId) => {
+      const record = async (streamId: string | null) => {
         open.recorded.add(String(message.id));
         await fleet!.store.startCall({
           sessionId: open.id!,
@@ -651,9 +740,23 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           endedAt: null,
         });
       };
+      // The transport primes a stream (an event id to resume from) only for clients of 2025-11-25 and later: an
+      // older client's call is recorded here, with no stream to resume (its outcome is read by request id).
+      if ((request.headers.get("mcp-protocol-version") ?? "") < PRIMED_SINCE) await record(null);
+      else open.events.claimStream = record;
     }
     try {
-      return await open.transport.handleRequest(request, { parsedBody: message });
+      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      // A request the transport refused (e.g. an unknown protocol version) was never dispatched: no answer will free
+      // its slot, and a call recorded for it ran no tool, which its record says.
+      if (!response.ok && isJSONRPCRequest(message)) {
+        open.release(message.id);
+        if (open.recorded.delete(String(message.id))) {
+          const refused = errorReply(message.id, -32000, `The call was refused with HTTP ${response.status}`);
+          await fleet!.store.finishCall(open.id!, String(message.id), refused, Date.now()).catch(report);
+        }
+      }
+      return response;
     } finally {
       if (open.events) open.events.claimStream = undefined;
     }

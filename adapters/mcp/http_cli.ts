@@ -7,7 +7,7 @@
  */
 
 import process from "node:process";
-import type { Host, ToolBox } from "@toolfence/core";
+import type { ToolBox } from "@toolfence/core";
 import type { SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
@@ -166,7 +166,9 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
       throw new HttpUsageError(`--store: ${(error as Error).message}`);
     }
   }
-  const webConsole = values.console === undefined ? undefined : await startConsole(values, tokens, jwt).catch(
+  // The replica's name, known before the server starts: the console's questions in the store carry it.
+  if (options.store) options.replicaId = crypto.randomUUID();
+  const webConsole = values.console === undefined ? undefined : await startConsole(values, tokens, jwt, options).catch(
     async (error) => {
       await options.store?.close();
       throw error;
@@ -198,7 +200,8 @@ async function startConsole(
   values: HttpCliValues,
   mcpTokens: TokenFile | undefined,
   jwt: JwtVerifier | undefined,
-): Promise<{ server: ConsoleServer; hostFor: (tenant: string, elicitation: Host) => Host }> {
+  serving: HttpServeOptions,
+): Promise<{ server: ConsoleServer; hostFor: NonNullable<HttpServeOptions["hostFor"]> }> {
   let address: { hostname: string; port: number };
   try {
     address = parseHttpAddress(values.console!);
@@ -216,8 +219,11 @@ async function startConsole(
   if (!tokens && !jwt) {
     throw new HttpUsageError("--console needs console tokens: --console-token-file, --token-file or --oauth-issuer");
   }
-  const { consoleHost, MemoryQuestionQueue, serveConsole } = await import("./console/mod.ts");
-  const queue = new MemoryQuestionQueue();
+  const { consoleHost, MemoryQuestionQueue, serveConsole, StoreQuestionQueue } = await import("./console/mod.ts");
+  // With a store, every replica's console shows and answers the questions of every replica.
+  const queue = serving.store
+    ? new StoreQuestionQueue(serving.store, { replica: serving.replicaId })
+    : new MemoryQuestionQueue();
   let server: ConsoleServer;
   try {
     server = await serveConsole({
@@ -231,5 +237,8 @@ async function startConsole(
   } catch (error) {
     throw new HttpUsageError(`--console: ${(error as Error).message}`);
   }
-  return { server, hostFor: (tenant, elicitation) => consoleHost(queue, tenant, { elicitation }) };
+  return {
+    server,
+    hostFor: (tenant, elicitation, session) => consoleHost(queue, tenant, { elicitation, session }),
+  };
 }

@@ -13,12 +13,19 @@
  * @module
  */
 
-export { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
+export { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 export { serveStdio, type StdioServeOptions, type StdioServer } from "./stdio.ts";
 export { elicitationHost, type ElicitationHostOptions } from "./elicitation_host.ts";
 export { type HttpServeOptions, type HttpServer, serveHttp } from "./http.ts";
 // The umbrella re-exports the names above this line (scripts/surface.ts).
-export { artifactUri, LATE_RESULT_NOTIFICATION, MCP_CAPABILITIES, TOOLFENCE_VERSION } from "./server.ts";
+export {
+  artifactUri,
+  callUri,
+  LATE_RESULT_NOTIFICATION,
+  LATE_RESULTS_URI,
+  MCP_CAPABILITIES,
+  TOOLFENCE_VERSION,
+} from "./server.ts";
 export { CANCEL_GRACE_MS, DRAIN_MS } from "./stdio.ts";
 export { DEFAULT_MAX_MESSAGE_BYTES, LineTransport, type LineTransportOptions } from "./line_transport.ts";
 export {

@@ -31,7 +31,13 @@
  *   `attemptId` of the reported result, `reportedStatus`, the late `status`,
  *   `effectState` and `reconciliationRequired` as now known, and the output
  *   when it is at most 64 KiB of JSON (else `outputOmitted`, its length).
- *   Over HTTP they go on the session's GET stream.
+ *   Over HTTP they go on the session's GET stream. The session's late results
+ *   so far are also a resource, {@linkcode LATE_RESULTS_URI} (listed once
+ *   there is one), for a client that missed the notifications.
+ * - With {@linkcode McpServerOptions.shared} (a fleet's store), artifacts and
+ *   late results made on another replica are listed and read as this
+ *   process's own, and the outcome of any call of the session is a resource,
+ *   `toolfence://calls/<request id>` (see {@linkcode callUri}).
  *
  * @module
  */
@@ -41,7 +47,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
-import type { ArtifactRef, LateResult, ToolResult } from "@toolfence/core";
+import type { ArtifactRef, LateResult, StoredCall, ToolResult } from "@toolfence/core";
 import { checkOutput, toModelText } from "@toolfence/core";
 import type { AnyTool } from "@toolfence/core";
 import { Session, type SessionOptions } from "@toolfence/policy";
@@ -67,6 +73,7 @@ const {
   ErrorCode,
   InitializeRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
@@ -97,6 +104,64 @@ export interface McpServerOptions extends Omit<SessionOptions, "host"> {
    * `request_image`) are offered. Give `[]` for a client that drops images.
    */
   capabilities?: readonly string[];
+  /**
+   * The session's state kept beyond this process (a fleet's store): artifacts
+   * and late results of other replicas, and the outcome of every call of the
+   * session, read where this process has none. Default none.
+   */
+  shared?: SharedSessionState;
+}
+
+/**
+ * A session's state kept beyond one process, as the server reads it (the
+ * HTTP server gives one backed by its store; see docs/fleet.md). Every
+ * method is about this session alone.
+ */
+export interface SharedSessionState {
+  /** An artifact of the session, with its bytes; undefined when it has none of that id. */
+  artifact(id: string): Promise<{ ref: ArtifactRef; bytes: Uint8Array } | undefined>;
+  /** The session's artifacts. */
+  artifacts(): Promise<ArtifactRef[]>;
+  /** The session's late results, oldest first. */
+  lateResults(): Promise<LateResult[]>;
+  /**
+   * The session's call of that JSON-RPC request id (as a string), with its
+   * answer once known; undefined when no such call was ever started (its tool
+   * never ran).
+   */
+  call(requestId: string): Promise<StoredCall | undefined>;
+}
+
+/** The resource holding a session's late results (JSON: `{ lateResults: [...] }`, each as notified). */
+export const LATE_RESULTS_URI = "toolfence://late-results";
+
+const CALLS_PREFIX = "toolfence://calls/";
+
+/**
+ * The resource URI of the outcome of a session's call, by its JSON-RPC
+ * request id: `toolfence://calls/<id>` (the id percent-encoded). Served when
+ * the server has {@linkcode McpServerOptions.shared} state. Its JSON says
+ * `requestId`, `tool`, `state` (`running`, `done`, or `interrupted` when its
+ * replica stopped first) and `answer` (the JSON-RPC answer given for it,
+ * or null while it runs).
+ *
+ * @example
+ * ```ts
+ * import { callUri } from "@toolfence/adapters/mcp";
+ * console.log(callUri(7)); // toolfence://calls/7
+ * ```
+ */
+export function callUri(requestId: string | number): string {
+  return CALLS_PREFIX + encodeURIComponent(String(requestId));
+}
+
+// A malformed escape is no id of any call.
+function decodedOrUndefined(encoded: string): string | undefined {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The capabilities an MCP session has unless told otherwise: `vision` (MCP results carry image content). */
@@ -257,7 +322,8 @@ async function structuredOf(
  * ```
  */
 export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): McpToolServer {
-  const { name, version, instructions, elicitationTimeoutMs, elicitationAnswers, host, ...sessionOptions } = options;
+  const { name, version, instructions, elicitationTimeoutMs, elicitationAnswers, host, shared, ...sessionOptions } =
+    options;
   // The instructions say how commands will run: the sandbox state, once per session.
   const mode = sessionOptions.sandbox ?? "auto";
   const withSandbox = (state: SandboxState) => [instructions, state.summary].filter(Boolean).join("\n\n");
@@ -382,21 +448,72 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     };
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: session.artifacts.list().filter((ref) => ref.sensitivity !== "sensitive").map((ref) => ({
+  // With shared state, the store holds every replica's late results; this process's own are there once written.
+  const lateResults = async () => {
+    const local = session.lateResults.list();
+    if (!shared) return local;
+    const all = await shared.lateResults();
+    const kept = new Set(all.map((late) => JSON.stringify(late)));
+    return [...all, ...local.filter((late) => !kept.has(JSON.stringify(late)))];
+  };
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const refs = new Map(session.artifacts.list().map((ref) => [ref.id, ref]));
+    for (const ref of await shared?.artifacts() ?? []) if (!refs.has(ref.id)) refs.set(ref.id, ref);
+    const resources: { uri: string; name: string; description?: string; mimeType?: string; size?: number }[] = [
+      ...refs.values(),
+    ].filter((ref) => ref.sensitivity !== "sensitive").map((ref) => ({
       uri: artifactUri(ref),
       name: ref.id,
       description: ref.summary,
       mimeType: ref.mediaType,
       size: ref.byteLength,
-    })),
-  }));
+    }));
+    if ((await lateResults()).length > 0) {
+      resources.push({
+        uri: LATE_RESULTS_URI,
+        name: "late-results",
+        description: "What timed-out or cancelled calls of this session did once they settled",
+        mimeType: "application/json",
+      });
+    }
+    return { resources };
+  });
+
+  if (shared) {
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [{
+        uriTemplate: `${CALLS_PREFIX}{requestId}`,
+        name: "call",
+        description: "The outcome of this session's call of that JSON-RPC request id, on whichever replica it ran",
+        mimeType: "application/json",
+      }],
+    }));
+  }
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
+    const asJson = (value: unknown) => ({
+      contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }],
+    });
+    if (uri === LATE_RESULTS_URI) return asJson({ lateResults: (await lateResults()).map(lateResultParams) });
+    if (shared && uri.startsWith(CALLS_PREFIX)) {
+      const requestId = decodedOrUndefined(uri.slice(CALLS_PREFIX.length));
+      const call = requestId === undefined ? undefined : await shared.call(requestId);
+      if (call) return asJson({ requestId: call.requestId, tool: call.tool, state: call.state, answer: call.answer });
+      throw new McpError(-32002, `Resource not found: ${uri} (no call of this session had that id: it never ran)`, {
+        uri,
+      });
+    }
     const hex = ARTIFACT_URI.exec(uri)?.[1];
-    const ref = hex ? session.artifacts.ref(`sha256:${hex}`) : undefined;
-    const bytes = ref && ref.sensitivity !== "sensitive" ? await session.artifacts.get(ref.id) : undefined;
+    const local = hex ? session.artifacts.ref(`sha256:${hex}`) : undefined;
+    const found = local
+      ? { ref: local, bytes: await session.artifacts.get(local.id) }
+      : hex
+      ? await shared?.artifact(`sha256:${hex}`)
+      : undefined;
+    const ref = found?.ref;
+    const bytes = ref && ref.sensitivity !== "sensitive" ? found.bytes : undefined;
     if (!ref || !bytes) {
       throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
     }

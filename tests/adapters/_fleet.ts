@@ -11,9 +11,10 @@ import { type Exit, exited } from "../_exited.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** A replica: its process, its URL, and how it ended. */
+/** A replica: its process, its URL (and its console's, when it serves one), and how it ended. */
 export interface Replica {
   url: URL;
+  console?: URL;
   child: ChildProcess;
   exit: Promise<Exit>;
   /** Everything it wrote on stderr so far. */
@@ -31,15 +32,19 @@ export async function startReplica(args: string[]): Promise<Replica> {
   );
   const exit = exited(child);
   let stderr = "";
-  const url = await new Promise<URL>((resolve, reject) => {
+  // With --console, it is serving once it has said so of both.
+  const serving = args.includes("--console")
+    ? /serving MCP on (\S+)\n.*serving the console on (\S+)/
+    : /serving MCP on (\S+)/;
+  const [url, console] = await new Promise<[URL, URL?]>((resolve, reject) => {
     child.stderr!.on("data", (chunk) => {
       stderr += chunk;
-      const found = /serving MCP on (\S+)/.exec(stderr);
-      if (found) resolve(new URL(found[1]));
+      const found = serving.exec(stderr);
+      if (found) resolve([new URL(found[1]), found[2] ? new URL(found[2]) : undefined]);
     });
     void exit.then(() => reject(new Error(`the replica exited before serving:\n${stderr}`)));
   });
-  return { url, child, exit, log: () => stderr };
+  return { url, ...(console ? { console } : {}), child, exit, log: () => stderr };
 }
 
 /**

@@ -123,6 +123,28 @@ export function raw(
   });
 }
 
+/**
+ * One raw request whose answer is dropped as soon as its headers arrive,
+ * before any event of its stream is read (a client gone before it held an
+ * event id to resume from); resolves with the status.
+ */
+export function leaveAtHeaders(url: URL, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      hostname: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream", "content-type": "application/json", ...headers },
+    }, (res) => {
+      res.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 export const INIT = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,

@@ -18,7 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type CallToolResult, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { LATE_RESULT_NOTIFICATION, serveHttp } from "../../adapters/mcp/mod.ts";
+import { LATE_RESULT_NOTIFICATION, LATE_RESULTS_URI, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
 import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
@@ -77,6 +77,11 @@ async function checkRecovery(client: Client, heard: Heard, workspace: string): P
   const logged = heard.logs.find((l) => l.event === "late_result")!;
   assert.deepEqual(logged, { event: "late_result", callId: attemptId.callId, lateResult: late });
   assert.equal(await readFile(join(workspace, "late.txt"), "utf8"), "written late\n");
+  // A client that missed the notifications reads them from the session's late-results resource.
+  const listed = (await client.listResources()).resources.map((resource) => resource.uri);
+  assert.ok(listed.includes(LATE_RESULTS_URI), JSON.stringify(listed));
+  const [content] = (await client.readResource({ uri: LATE_RESULTS_URI })).contents as { text: string }[];
+  assert.deepEqual(JSON.parse(content.text), { lateResults: [late] });
   // A plain success says as much.
   const echoed = meta(await client.callTool({ name: "echo", arguments: { text: "hi" } }) as CallToolResult);
   assert.deepEqual([echoed.effectState, echoed.reconciliationRequired, echoed.declaredEffects], [

@@ -23,6 +23,8 @@ export interface ConsoleHostOptions {
   elicitation?: Host;
   /** How long a question waits for a person. Default 10 minutes. */
   timeoutMs?: number;
+  /** The MCP session whose calls ask (kept with each question). */
+  session?: string;
 }
 
 /** A host of the console: a {@linkcode Host} that knows its tenant. */
@@ -89,6 +91,7 @@ export function consoleHost(queue: QuestionQueue, tenant: string, options: Conso
         defaultChoice,
         ...(request.about ? { about: request.about } : {}),
         expires: new Date(Date.now() + timeoutMs).toISOString(),
+        ...(options.session ? { session: options.session } : {}),
       }, done.signal).then((value): ChoiceOutcome<T> => ({ choice: fromConsole(value), source: "user" }));
       if (elicit === undefined) return await inConsole;
       // An elicitation that refuses, fails, or answers what only a person may answer never settles the race.

@@ -24,5 +24,6 @@ export {
   type QuestionOption,
   type QuestionQueue,
 } from "./question_queue.ts";
+export { StoreQuestionQueue, type StoreQuestionQueueOptions } from "./store_question_queue.ts";
 export { type ConsoleHost, consoleHost, type ConsoleHostOptions } from "./console_host.ts";
 export { type ConsoleServeOptions, type ConsoleServer, serveConsole } from "./serve_console.ts";

@@ -1,9 +1,9 @@
 /**
  * The questions waiting for a person, per tenant: what the web console shows
  * and answers. {@linkcode QuestionQueue} is the small interface the console
- * host and the console server use, so that a store shared by several server
- * replicas can back it; {@linkcode MemoryQuestionQueue} keeps them in this
- * process.
+ * host and the console server use; {@linkcode MemoryQuestionQueue} keeps them
+ * in this process, `StoreQuestionQueue` in a store shared by several server
+ * replicas.
  *
  * @module
  */
@@ -34,6 +34,8 @@ export interface QuestionInit {
   about?: QuestionSubject;
   /** When the question stops waiting (ISO time), if it has a limit. */
   expires?: string;
+  /** The MCP session whose call asks, when known. */
+  session?: string;
 }
 
 /** A question waiting for its answer. */
@@ -56,13 +58,13 @@ export interface QuestionQueue {
   /** Puts a question in the queue and waits for its answer. */
   ask(question: QuestionInit, signal: AbortSignal): Promise<string>;
   /** The questions waiting for `tenant`, oldest first. */
-  pending(tenant: string): PendingQuestion[];
+  pending(tenant: string): PendingQuestion[] | Promise<PendingQuestion[]>;
   /**
    * Answers `tenant`'s question `id` with `choice`: `true` when the waiting
    * call got it, else why not (another tenant's question is `unknown`, as a
    * guessed id is).
    */
-  answer(tenant: string, id: string, choice: string): true | AnswerRefusal;
+  answer(tenant: string, id: string, choice: string): true | AnswerRefusal | Promise<true | AnswerRefusal>;
   /** Calls `listener` whenever `tenant`'s queue changes; returns the function that stops it. */
   watch(tenant: string, listener: () => void): () => void;
 }

@@ -172,7 +172,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
     current,
   });
 
-  app.get("/", (c) => {
+  app.get("/", async (c) => {
     const session = c.get("session");
     const notice = c.req.query("answered") === "1"
       ? `<p class="notice" role="status">Answered.</p>`
@@ -182,7 +182,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
     return c.html(page(
       "Questions waiting for you",
       `${notice}<p id="live-status" class="sr-only" role="status" aria-live="polite"></p>
-<div id="questions" aria-live="off">${questionsHtml(queue.pending(session.identity.tenant), session.csrf)}</div>`,
+<div id="questions" aria-live="off">${questionsHtml(await queue.pending(session.identity.tenant), session.csrf)}</div>`,
       nav(session, "questions"),
     ));
   });
@@ -192,7 +192,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
     return c.json({ tenant: session.identity.tenant, csrf: session.csrf });
   });
 
-  app.get("/api/questions", (c) => c.json({ questions: queue.pending(c.get("session").identity.tenant) }));
+  app.get("/api/questions", async (c) => c.json({ questions: await queue.pending(c.get("session").identity.tenant) }));
 
   app.get("/events", (c) => {
     const session = c.get("session");
@@ -213,7 +213,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
             changed = false;
             await stream.writeSSE({
               event: "questions",
-              data: JSON.stringify({ html: questionsHtml(queue.pending(tenant), session.csrf) }),
+              data: JSON.stringify({ html: questionsHtml(await queue.pending(tenant), session.csrf) }),
             });
           }
           // Wakes on a change, the client leaving, the server closing, or 25 s later for a keep-alive comment.
@@ -239,7 +239,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
     const session = c.get("session");
     const form = await c.req.parseBody();
     const choice = typeof form.choice === "string" ? form.choice : "";
-    const answered = queue.answer(session.identity.tenant, c.req.param("id"), choice);
+    const answered = await queue.answer(session.identity.tenant, c.req.param("id"), choice);
     if (answered === "invalid_choice") return c.text("Bad Request: that is not one of the question's answers", 400);
     return c.redirect(answered === true ? "/?answered=1" : "/?gone=1", 303);
   });

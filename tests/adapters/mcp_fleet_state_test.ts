@@ -1,0 +1,216 @@
+// Two HTTP server replicas in one process on one SQLite store: what a session made on one is read on the
+// other the same way (artifacts as resources, late results as their resource), and the outcome of a call
+// whose client left before its stream's first event is read by its request id on either replica. And the
+// store's grants, read at each call: applied while held, dropped once revoked or unreadable.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { MemoryArtifactStore, MemoryStore, type Store } from "../../core/mod.ts";
+import { ToolBox } from "../../toolbox.ts";
+import "../../tools/mod.ts";
+import { AdoptedArtifacts } from "../../adapters/mcp/_adopted_artifacts.ts";
+import { tool } from "../../core/tool.ts";
+import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
+import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
+import { lateToolBox } from "./_late_server.ts";
+import { connect, leaveAtHeaders, raw, textOf } from "./_http_harness.ts";
+
+const sqliteModule = "node:sqlite";
+const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
+
+/** A client of an open session, speaking to `url` (another replica than the one that opened it). */
+async function resume(url: URL, sessionId: string): Promise<Client> {
+  const client = new Client({ name: "fleet-state-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { sessionId }));
+  return client;
+}
+
+async function readJson(client: Client, uri: string): Promise<Record<string, unknown>> {
+  const [content] = (await client.readResource({ uri })).contents as { text: string }[];
+  return JSON.parse(content.text);
+}
+
+describe("the artifacts of a session taken over", () => {
+  it("are read from the store only when their bytes hash to their id", { timeout: 10_000 }, async () => {
+    const made = new MemoryArtifactStore();
+    const ref = await made.put("kept in the store");
+    const fetched = new Map([[ref.id, new TextEncoder().encode("kept in the store")]]);
+    const adopted = new AdoptedArtifacts(new MemoryArtifactStore(), [ref], (id) => {
+      const bytes = fetched.get(id);
+      return Promise.resolve(bytes && { bytes });
+    });
+    assert.equal(adopted.ref(ref.id), ref);
+    assert.deepEqual(adopted.list(), [ref]);
+    assert.equal(new TextDecoder().decode(await adopted.get(ref.id)), "kept in the store");
+    fetched.set(ref.id, new TextEncoder().encode("changed in the store"));
+    assert.equal(await adopted.get(ref.id), undefined);
+    // Made here, it is this replica's own.
+    const here = await adopted.put("made here");
+    assert.deepEqual(adopted.list().map((r) => r.id), [here.id, ref.id]);
+  });
+});
+
+describe("a session's state on another replica", { timeout: 60_000, skip: sqliteMissing }, () => {
+  let dir: string;
+  let stores: Store[] = [];
+  let replicas: HttpServer[] = [];
+
+  before(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-state-")));
+    const address = `sqlite:${join(dir, "store.db")}`;
+    stores = await Promise.all([openStore(address), openStore(address)]);
+    const box = lateToolBox(dir).register(
+      readArtifactTool,
+      tool({
+        name: "report",
+        description: "Keeps a report as an artifact and answers its id.",
+        input: v.object({ text: v.string() }),
+        readOnly: true,
+        run: async ({ text }, ctx) => (await ctx.artifacts.put(text, { summary: "a report" })).id,
+      }),
+    );
+    replicas = await Promise.all(stores.map((store, n) =>
+      serveHttp(box, {
+        port: 0,
+        workspace: dir,
+        allowNoAuth: true,
+        sandbox: "off",
+        store,
+        replicaId: `replica-${n}`,
+      })
+    ));
+  }, { timeout: 30_000 });
+
+  after(async () => {
+    await Promise.all(replicas.map((replica) => replica.shutdown()));
+    await Promise.all(stores.map((store) => store.close()));
+    await rm(dir, { recursive: true, force: true });
+  }, { timeout: 30_000 });
+
+  it("reads the artifacts and late results made on one replica from the other", { timeout: 30_000 }, async () => {
+    const [a, b] = replicas;
+    const onA = await connect(a.url);
+    const id = textOf(await onA.callTool({ name: "report", arguments: { text: "made on A" } }));
+    const timedOut = await onA.callTool({ name: "slow_write", arguments: {} });
+    assert.equal(timedOut.isError, true);
+    const sessionId = (onA.transport as unknown as { sessionId: string }).sessionId;
+    const onB = await resume(b.url, sessionId);
+    const uri = `artifact://sha256/${id.slice("sha256:".length)}`;
+    assert.ok((await onB.listResources()).resources.some((resource) => resource.uri === uri));
+    const [artifact] = (await onB.readResource({ uri })).contents as { text: string }[];
+    assert.equal(artifact.text, "made on A");
+    // And the model on B reads it with read_artifact, as on A.
+    assert.match(textOf(await onB.callTool({ name: "read_artifact", arguments: { id } })), /made on A/);
+    // slow_write settles 400 ms after it was reported: its late result reaches the store, and B reads it.
+    const deadline = Date.now() + 10_000;
+    while (!(await onB.listResources()).resources.some((resource) => resource.uri === LATE_RESULTS_URI)) {
+      assert.ok(Date.now() < deadline, "the late result is listed on B");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const [late] = (await readJson(onB, LATE_RESULTS_URI)).lateResults as Record<string, unknown>[];
+    assert.deepEqual([late.tool, late.reportedStatus, late.status, late.output], [
+      "slow_write",
+      "timed_out",
+      "success",
+      { wrote: "late.txt" },
+    ]);
+    await Promise.all([onA.close(), onB.close()]);
+  });
+
+  it("answers, by request id on either replica, a call whose client left before the first event", {
+    timeout: 30_000,
+  }, async () => {
+    const [a, b] = replicas;
+    const onA = await connect(a.url);
+    const sessionId = (onA.transport as unknown as { sessionId: string }).sessionId;
+    const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+    const call = (id: number, text: string) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "echo", arguments: { text, ms: 300 } },
+      });
+    // Two clients gone at the answer's headers: one that resumes from a primed stream, one of an older protocol.
+    assert.equal(await leaveAtHeaders(a.url, headers, call(501, "primed")), 200);
+    assert.equal(
+      await leaveAtHeaders(a.url, { ...headers, "mcp-protocol-version": "2025-06-18" }, call(502, "old")),
+      200,
+    );
+    const onB = await resume(b.url, sessionId);
+    for (const [id, text] of [[501, "primed"], [502, "old"]] as const) {
+      let outcome = await readJson(onB, callUri(id));
+      const deadline = Date.now() + 10_000;
+      while (outcome.state === "running") {
+        assert.ok(Date.now() < deadline, "the call ended");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        outcome = await readJson(onB, callUri(id));
+      }
+      assert.equal(outcome.state, "done");
+      assert.equal(outcome.tool, "echo");
+      assert.equal(textOf((outcome.answer as { result: unknown }).result), text);
+      // The same on the replica that ran it.
+      assert.deepEqual(await readJson(onA, callUri(id)), outcome);
+    }
+    // A call the transport refuses (a protocol version it does not know) ran nothing, and is recorded so.
+    const refused = await raw(a.url, {
+      headers: { ...headers, "mcp-protocol-version": "1999-01-01" },
+      body: call(503, "refused"),
+    });
+    assert.equal(refused.status, 400, refused.text);
+    const outcome = await readJson(onB, callUri(503));
+    assert.equal(outcome.state, "done");
+    assert.match(JSON.stringify(outcome.answer), /refused with HTTP 400/);
+    // A request id no call of the session had: its tool never ran.
+    await assert.rejects(onB.readResource({ uri: callUri(999) }), /never ran/);
+    await assert.rejects(onB.readResource({ uri: "toolfence://calls/%E0%A4%A" }), /Resource not found/);
+    await Promise.all([onA.close(), onB.close()]);
+  });
+});
+
+describe("the store's grants at each call", () => {
+  it("apply while the store holds them, and none once it cannot be read (never wider)", {
+    timeout: 30_000,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-grants-")));
+    let unreadable = false;
+    const store = new (class extends MemoryStore {
+      override grants(tenant: string) {
+        return unreadable ? Promise.reject(new Error("the database is gone")) : super.grants(tenant);
+      }
+    })();
+    const server = await serveHttp(new ToolBox().withDefaults("cmd"), {
+      port: 0,
+      workspace: dir,
+      allowNoAuth: true,
+      sandbox: "off",
+      store,
+    });
+    const client = await connect(server.url);
+    const sleep = async () => (await client.callTool({ name: "bash", arguments: { command: "sleep 0" } })).isError;
+    try {
+      // Nobody can be asked here: a command off the allowlist is refused unless a grant allows it.
+      assert.equal(await sleep(), true);
+      await store.saveGrant({ tenant: "local", kind: "command", subject: "sleep", data: {}, savedAt: Date.now() });
+      assert.equal(await sleep(), undefined);
+      unreadable = true;
+      assert.equal(await sleep(), true, "an unreadable store grants nothing");
+      unreadable = false;
+      assert.equal(await sleep(), undefined);
+      await store.revokeGrant("local", "command", "sleep");
+      assert.equal(await sleep(), true, "revoked");
+    } finally {
+      await client.close();
+      await server.shutdown();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
