@@ -23,6 +23,7 @@ export {
   type McpToolServer,
   serveHttp,
   serveStdio,
+  type SharedSessionState,
   type StdioServeOptions,
   type StdioServer,
 } from "@toolfence/adapters/mcp";
