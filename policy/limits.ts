@@ -4,7 +4,8 @@
  * and the size of the sandbox's private `/tmp`. Where the server may make a
  * child cgroup (v2, else the v1 `pids` and `memory` hierarchies) the process
  * and memory limits hold for the command's whole tree; the per-process
- * limits are rlimits set with `prlimit`, with or without bubblewrap. A
+ * limits are rlimits, set by a shell's own `ulimit` (under bubblewrap, the
+ * command's own shell, inside) or by `prlimit`. A
  * command that hits one ends with `resource_limit`, naming the limit.
  *
  * @module
@@ -308,8 +309,9 @@ export interface LimitedCommand {
   /**
    * The argv to start: a shell that moves itself into the command's cgroup,
    * sets the rlimits and execs the command; for a bubblewrap argv (option
-   * `bubblewrap`), bubblewrap itself, told to wait, with the rlimits set by
-   * the command's own shell inside.
+   * `bubblewrap`), bubblewrap itself, with the group's `cgroup.procs` files
+   * bound inside, where the command's own shell joins the group and sets the
+   * rlimits before anything of the command runs.
    */
   argv: string[];
   /**
