@@ -51,7 +51,7 @@ const rows = await comparePerCall([
   ["bwrap + spawn, behind sh -c 'exec \"$@\"'", () => nodeSpawn(["/bin/sh", "-c", 'exec "$@"', "sh", ...wrapped])],
   ["bwrap + spawn, rlimits only (no cgroup)", underLimits({ ...inside, cgroup: false })],
   ["bwrap + spawn, under the limits", underLimits(inside)],
-  ["bwrap + spawn, under the limits, shell in front (before)", underLimits({ privateTmp: true })],
+  ["bwrap + spawn, limits, sh in front (before)", underLimits({ privateTmp: true })],
   ["the cgroup made and removed, no spawn", async () => {
     const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, inside);
     await limited.release();

@@ -424,6 +424,11 @@ export async function limitCommand(
   limits: ResourceLimits,
   options: LimitCommandOptions,
 ): Promise<LimitedCommand> {
+  // Before the group's folders are made: a wrong argv leaves none behind.
+  const end = argv.indexOf("--");
+  if (options.bubblewrap && (end < 1 || end >= options.bubblewrap.command)) {
+    throw new TypeError("limitCommand: the bubblewrap argv has no -- before its command");
+  }
   const { cgroup, rlimits, taskWatch } = await mechanism();
   const kernel = { ...limits };
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
@@ -445,10 +450,6 @@ export async function limitCommand(
       : ["/bin/sh", "-c", `${insideLimitLine("sh", setter, procs, kernel, rlimitOptions)}exec "$@"`, "sh"]
         .concat(argv.slice(command));
     // After every other mount, so that none hides them.
-    const end = argv.indexOf("--");
-    if (end < 1 || end >= command) {
-      throw new TypeError("limitCommand: the bubblewrap argv has no -- before its command");
-    }
     const binds = (group?.procs ?? []).flatMap((file, i) => ["--bind", file, procs[i]]);
     limitedArgv = [...argv.slice(0, end), ...binds, ...argv.slice(end, command), ...sandboxed];
   }
