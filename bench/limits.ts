@@ -1,10 +1,13 @@
 /**
  * Where the resource limits' share of a sandboxed spawn goes (issue 26: "no
  * slower than before the limits"): the same bubblewrap-wrapped `echo hello`
- * spawned bare (the peer), behind one `/bin/sh` that only execs it (the cost
- * of the limits' shell alone), behind the limits' shell without a cgroup (the
- * rlimits), and under the full limits (a cgroup made, joined, read and
- * removed, the rlimits set); and the cgroup made and removed with no spawn.
+ * spawned bare (the peer), behind one `/bin/sh` that only execs it (what the
+ * shell that stood in front of bubblewrap cost alone), with the rlimits only
+ * (set by the command's own shell), under the full limits as the process
+ * door starts it (bubblewrap waits until the server has put its first
+ * process in the cgroup; no shell in front), under the full limits the way
+ * before (a shell in front that joins the cgroup and sets the rlimits, then
+ * execs bubblewrap); and the cgroup made and removed with no spawn.
  * Interleaved rounds of one run.
  *
  * Run: deno run -A bench/limits.ts
@@ -17,7 +20,8 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
-import { DEFAULT_RESOURCE_LIMITS, limitCommand, limitsState } from "../policy/limits.ts";
+import { DEFAULT_RESOURCE_LIMITS, limitCommand, type LimitCommandOptions, limitsState } from "../policy/limits.ts";
+import { shellLineAt, spawnUnderLimits } from "./_limited_spawn.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 
 const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-limits-")));
@@ -34,24 +38,24 @@ function nodeSpawn(argv: readonly string[]): Promise<string> {
 }
 
 const wrapped = (await sandboxArgv(["bash", "-c", "echo hello"], { workdir: dir, writable: [dir], mode: "auto" })).argv;
-const rlimitsOnly = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true, cgroup: false });
+const inside = { privateTmp: true, bubblewrap: shellLineAt(wrapped) };
 console.log(`limits here: ${(await limitsState(DEFAULT_RESOURCE_LIMITS)).mechanism}`);
 if ((await bubblewrapStatus()).path === undefined) console.log("bubblewrap is unavailable: the argv runs unsandboxed");
 
-const underLimits = (spawnIt: boolean) => async () => {
-  const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true });
-  try {
-    if (spawnIt) await nodeSpawn(limited.argv);
-  } finally {
-    await limited.release();
-  }
+const underLimits = (options: LimitCommandOptions) => async () => {
+  const out = await spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, options, { cwd: dir, env });
+  if (out !== "hello\n") throw new Error(`under the limits: ${out}`);
 };
 const rows = await comparePerCall([
   ["bwrap + spawn", () => nodeSpawn(wrapped)],
   ["bwrap + spawn, behind sh -c 'exec \"$@\"'", () => nodeSpawn(["/bin/sh", "-c", 'exec "$@"', "sh", ...wrapped])],
-  ["bwrap + spawn, rlimits only (no cgroup)", () => nodeSpawn(rlimitsOnly.argv)],
-  ["bwrap + spawn, under the limits", underLimits(true)],
-  ["the cgroup made and removed, no spawn", underLimits(false)],
+  ["bwrap + spawn, rlimits only (no cgroup)", underLimits({ ...inside, cgroup: false })],
+  ["bwrap + spawn, under the limits", underLimits(inside)],
+  ["bwrap + spawn, limits, sh in front (before)", underLimits({ privateTmp: true })],
+  ["the cgroup made and removed, no spawn", async () => {
+    const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, inside);
+    await limited.release();
+  }],
 ], { rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 9), iterations: 8 });
 printRatios(
   "`echo hello` under bubblewrap, with and without the limits (median ms per run)",
@@ -60,5 +64,4 @@ printRatios(
   "bwrap + spawn",
   { "bwrap + spawn, under the limits": "≤ 1.0x" },
 );
-await rlimitsOnly.release();
 await rm(dir, { recursive: true, force: true });

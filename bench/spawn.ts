@@ -21,7 +21,8 @@ import { Session } from "../policy/session.ts";
 import { ToolBox } from "../toolbox.ts";
 import { authorizeCommand } from "../policy/shell/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
-import { DEFAULT_RESOURCE_LIMITS, limitCommand } from "../policy/limits.ts";
+import { DEFAULT_RESOURCE_LIMITS } from "../policy/limits.ts";
+import { shellLineAt, spawnUnderLimits } from "./_limited_spawn.ts";
 import { PolicyState } from "../policy/state.ts";
 import { denyAllHost } from "../policy/hosts.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
@@ -68,14 +69,14 @@ const candidates: [string, () => unknown][] = [
 if (hasBwrap) {
   candidates.push(["bwrap + spawn", () => nodeSpawn(wrapped)]);
   // The resource limits' share: a cgroup made, joined and removed, and the rlimits set, around the same bwrap.
-  candidates.push(["bwrap + spawn, under the limits", async () => {
-    const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true });
-    try {
-      await nodeSpawn(limited.argv);
-    } finally {
-      await limited.release();
-    }
-  }]);
+  candidates.push([
+    "bwrap + spawn, under the limits",
+    () =>
+      spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true, bubblewrap: shellLineAt(wrapped) }, {
+        cwd: dir,
+        env,
+      }),
+  ]);
   candidates.push(["bash tool, bubblewrap", () => viaTool(sandboxed)]);
 } else {
   console.log("bubblewrap is unavailable here: the sandboxed rows are left out");

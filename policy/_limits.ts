@@ -196,6 +196,12 @@ export interface GroupCounters {
 
 /** One command's cgroup (one folder per hierarchy), made by the command's own first process. */
 export interface CommandGroup {
+  /**
+   * Where the server makes the folders itself: the group's `cgroup.procs`
+   * files, one per hierarchy; a process joins the group by writing 0 to each.
+   * Undefined where the shell of `setup` makes the folders.
+   */
+  procs?: readonly string[];
   /** The shell lines that make the group and write its limits, and a watcher, where the server cannot. */
   setup: string;
   /** The shell line that moves the shell itself into the group. */
@@ -292,6 +298,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
   };
   const processesRefused = (text: string) => /^max [1-9]/m.test(text);
   return {
+    ...(direct ? { procs: dirs.map((dir) => path.join(dir, "cgroup.procs")) } : {}),
     setup: direct
       ? ""
       : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...values.map(([f, v]) => `echo ${v} > ${quote(f)}`)]
@@ -532,37 +539,56 @@ export function findRlimitSetter(): Promise<RlimitSetter | undefined> {
   return rlimitPromise;
 }
 
+/** The options of the rlimits: `withMemory: false` leaves RLIMIT_DATA out, `withCpu: false` RLIMIT_CPU. */
+export interface RlimitOptions {
+  withMemory: boolean;
+  withCpu: boolean;
+}
+
+// The shell's ulimit commands for `limits`, joined by &&. `fileBlock` is the
+// unit of -f in bytes; "bash": 512 in POSIX mode, else 1024 (bash's own rule).
+// RLIMIT_NPROC counts every task of the user: the process limit is set to the
+// machine's task count, the "running/total" field of /proc/loadavg in the
+// variable `tasks`, plus the limit.
+function ulimitChain(
+  fileBlock: number | "bash",
+  processFlag: "-u" | "-p",
+  tasks: string,
+  limits: KernelLimits,
+  options: RlimitOptions,
+): string {
+  const fileSize = (block: number) => `ulimit -f ${Math.floor(limits.fileSizeBytes / block)}`;
+  return [
+    fileBlock === "bash"
+      ? `if shopt -oq posix; then ${fileSize(512)}; else ${fileSize(1024)}; fi`
+      : fileSize(fileBlock),
+    `ulimit -n ${limits.openFiles}`,
+    "ulimit -c 0",
+    ...(options.withMemory ? [`ulimit -d ${Math.floor(limits.memoryBytes / 1024)}`] : []),
+    // SIGXCPU at the soft limit, SIGKILL two seconds later for a process that catches it.
+    ...(options.withCpu ? [`ulimit -t ${limits.cpuSeconds + 2}`, `ulimit -S -t ${limits.cpuSeconds}`] : []),
+    `ulimit ${processFlag} $((\${${tasks}#*/} + ${limits.processes}))`,
+  ].join(" && ");
+}
+
 /**
  * The argv prefix for a command: a shell that moves itself into its cgroup
  * (when there is a group), ignores SIGXFSZ (so that a write past the file
  * size limit fails with `File too large`, which programs print, instead of a
  * silent kill), sets the per-process rlimits and execs the command.
- * `withMemory: false` leaves RLIMIT_DATA out and `withCpu: false`
- * RLIMIT_CPU. RLIMIT_NPROC counts every task of the user, not the command's:
- * the shell sets it to the machine's task count (`/proc/loadavg`) plus the
- * limit, so that it stops a fork bomb without failing a user who already runs
- * many processes. Empty with neither a group nor a way to set rlimits.
+ * RLIMIT_NPROC counts every task of the user, not the command's: the shell
+ * sets it to the machine's task count (`/proc/loadavg`) plus the limit, so
+ * that it stops a fork bomb without failing a user who already runs many
+ * processes. Empty with neither a group nor a way to set rlimits.
  */
 export function limitPrefix(
   setter: RlimitSetter | undefined,
   group: CommandGroup | undefined,
   limits: KernelLimits,
-  options: { withMemory: boolean; withCpu: boolean },
+  options: RlimitOptions,
 ): string[] {
   if (setter === undefined && group === undefined) return [];
   const nproc = "$((${t#*/} + " + limits.processes + "))";
-  let rlimits: string[] = [];
-  if (setter?.kind === "ulimit") {
-    rlimits = [
-      `ulimit -f ${Math.floor(limits.fileSizeBytes / setter.fileBlock)}`,
-      `ulimit -n ${limits.openFiles}`,
-      "ulimit -c 0",
-      ...(options.withMemory ? [`ulimit -d ${Math.floor(limits.memoryBytes / 1024)}`] : []),
-      // SIGXCPU at the soft limit, SIGKILL two seconds later for a process that catches it.
-      ...(options.withCpu ? [`ulimit -t ${limits.cpuSeconds + 2}`, `ulimit -S -t ${limits.cpuSeconds}`] : []),
-      `ulimit ${setter.processFlag} ${nproc}`,
-    ];
-  }
   const exec = setter?.kind === "prlimit"
     ? `exec ${quote(setter.path)} --nproc=${nproc} ${
       [
@@ -578,10 +604,50 @@ export function limitPrefix(
     ...(group ? [group.setup, group.attach].filter(Boolean) : []),
     "trap '' XFSZ",
     ...(setter ? ["t=0/0; read _ _ _ t _ < /proc/loadavg"] : []),
-    ...(rlimits.length ? [`${rlimits.join(" && ")} || exit 126`] : []),
+    ...(setter?.kind === "ulimit"
+      ? [`${ulimitChain(setter.fileBlock, setter.processFlag, "t", limits, options)} || exit 126`]
+      : []),
     exec,
   ].join("\n");
   return [SHELL, "-c", script, "sh"];
+}
+
+/**
+ * The line the command's own shell runs first inside bubblewrap, where no
+ * shell stands in front of it (see `limitCommand`): it moves the shell into
+ * its cgroup by writing 0 to each of `procs` (the group's `cgroup.procs`
+ * files, bound inside) and stops (exit 126, saying why) if one refuses,
+ * ignores SIGXFSZ, sets the rlimits with `setter`'s ulimit (none without
+ * one), and unsets its variables. `shell`: the command's shell, `bash` or the
+ * `/bin/sh` that `setter` was probed with. Ends with `; `, to go before the
+ * command on its first line (so that the command's line numbers stay).
+ */
+export function insideLimitLine(
+  shell: "bash" | "sh",
+  setter: RlimitSetter & { kind: "ulimit" } | undefined,
+  procs: readonly string[],
+  limits: KernelLimits,
+  options: RlimitOptions,
+): string {
+  const join = procs.length === 0 ? [] : [
+    `{ ${procs.map((file) => `echo 0 > ${quote(file)}`).join(" && ")}; } || ` +
+    '{ echo "toolfence: the command could not join its cgroup, so it does not run" >&2; exit 126; }',
+  ];
+  const rlimits = setter === undefined ? [] : [
+    "toolfence_tasks=0/0",
+    "read toolfence_field toolfence_field toolfence_field toolfence_tasks toolfence_field < /proc/loadavg",
+    `${
+      ulimitChain(
+        shell === "bash" ? "bash" : setter.fileBlock,
+        shell === "bash" ? "-u" : setter.processFlag,
+        "toolfence_tasks",
+        limits,
+        options,
+      )
+    } || exit 126`,
+    "unset toolfence_field toolfence_tasks",
+  ];
+  return [...join, "trap '' XFSZ", ...rlimits, ""].join("; ");
 }
 
 const sizeSupport = new Map<string, Promise<boolean>>();

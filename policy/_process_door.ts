@@ -68,6 +68,8 @@ export interface ProcessDoorDeps {
 // What the start needs once the request is judged.
 interface Judged {
   wrapped: SandboxedCommand;
+  /** The argv the sandbox wraps: the last elements of `wrapped.argv`. */
+  command: readonly string[];
   cwd: string;
   env: Record<string, string>;
 }
@@ -92,7 +94,17 @@ export class PolicyProcessDoor implements ProcessDoor {
     const release = () => Promise.resolve(limited?.release()).then(() => wrapped.release());
     try {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
-      limited = await limitCommand(wrapped.argv, this.#deps.limits, { privateTmp: wrapped.sandboxed });
+      limited = await limitCommand(wrapped.argv, this.#deps.limits, {
+        privateTmp: wrapped.sandboxed,
+        ...(wrapped.sandboxed
+          ? {
+            bubblewrap: {
+              command: wrapped.argv.length - judged.command.length,
+              shellLine: request.kind === "shell",
+            },
+          }
+          : {}),
+      });
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
@@ -218,7 +230,8 @@ export class PolicyProcessDoor implements ProcessDoor {
     await this.#deps.authorizeCommand(envAssignments(request.env) + request.command, signal);
     const shell = await findShell(env.PATH);
     if (request.egress) Object.assign(env, request.egress.env);
-    const wrapped = await sandboxArgv([shell, "-c", request.command], {
+    const command = [shell, "-c", request.command];
+    const wrapped = await sandboxArgv(command, {
       ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
       workdir: cwd,
       writable: [workspace.workdir, tempDir],
@@ -232,7 +245,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       callerSession: true,
       tmpSize: this.#deps.limits.tmpBytes,
     });
-    return { wrapped, cwd, env } satisfies Judged;
+    return { wrapped, command, cwd, env } satisfies Judged;
   }
 
   async #judgeProgram(request: ProgramRequest, tempDir: string, signal?: AbortSignal): Promise<Judged> {
@@ -256,7 +269,8 @@ export class PolicyProcessDoor implements ProcessDoor {
     // Deno's execPath: Deno's node:child_process rewrites the arguments of any
     // command line that contains its own executable (adding `run -A`).
     const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
-    const wrapped = await sandboxArgv([program, ...argv.slice(1)], {
+    const command = [program, ...argv.slice(1)];
+    const wrapped = await sandboxArgv(command, {
       workdir: request.cwd,
       writable: [privateDir],
       readable: [
@@ -286,7 +300,12 @@ export class PolicyProcessDoor implements ProcessDoor {
       ...(request.privateEnv ? request.privateEnv(privateDir) : {}),
       ...request.env,
     };
-    return { wrapped: wrapped.sandboxed ? wrapped : { ...wrapped, argv: [...argv] }, cwd: request.cwd, env };
+    return {
+      wrapped: wrapped.sandboxed ? wrapped : { ...wrapped, argv: [...argv] },
+      command,
+      cwd: request.cwd,
+      env,
+    };
   }
 
   async #allowUnconfined(request: ProgramRequest, reason: string, signal?: AbortSignal): Promise<void> {
