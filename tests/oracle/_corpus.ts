@@ -435,6 +435,10 @@ export const CORPUS: readonly string[] = [
  * runners included), so that the runner flags that write elsewhere count.
  */
 export const FUZZ_REGRESSIONS: readonly string[] = [
+  // column's -t (a flag) was read as taking a value, so the file after it went unchecked (100,000-line pass, seed
+  // 20261202; tests/oracle/option_arity_test.ts holds every shaped option to the same).
+  "column -t ../../srv/outside/secret",
+  "column -s, -t ../../srv/outside/secret !",
   // node reads OpenSSL's configuration at start: a system read, not a line reading outside (long pass, seed 42).
   "node --help </dev/stderr",
   // Before the fix (5a812df): `[ ... ]` read as an expression, so what bash runs inside it went unseen.
