@@ -174,8 +174,12 @@ interface BatchResult {
   counts: TestCounts;
 }
 
-async function runBatch(files: string[]): Promise<BatchResult> {
-  const child = spawn(process.execPath, ["test", "-A", "--no-check", ...files], {
+/** Runs `program` to its end, its stdout and stderr together in `output`. */
+async function runCollected(
+  program: string,
+  args: string[],
+): Promise<{ output: string; code: number | null; signal: NodeJS.Signals | null }> {
+  const child = spawn(program, args, {
     stdio: ["ignore", "pipe", "pipe"],
     // Without colours, so that the summary and the timings can be read from the output.
     env: { ...process.env, NO_COLOR: "1" },
@@ -184,7 +188,12 @@ async function runBatch(files: string[]): Promise<BatchResult> {
   let output = "";
   child.stdout!.setEncoding("utf8").on("data", (text: string) => output += text);
   child.stderr!.setEncoding("utf8").on("data", (text: string) => output += text);
-  const { code, signal } = await done;
+  const ended = await done;
+  return { output, ...ended };
+}
+
+async function runBatch(files: string[]): Promise<BatchResult> {
+  const { output, code, signal } = await runCollected(process.execPath, ["test", "-A", "--no-check", ...files]);
   const counts = parseSummary(output);
   if (counts === undefined || (code !== 0 && counts.failed === 0)) {
     // No summary, or a failing exit with none failed: the run itself broke (a crash, a module that did not load).
@@ -200,15 +209,7 @@ async function runBatch(files: string[]): Promise<BatchResult> {
 /** Runs `command` with `sh -c`; its result counts as one test, passed when it exits 0. */
 async function runBeside(command: string): Promise<BatchResult> {
   const started = performance.now();
-  const child = spawn("sh", ["-c", command], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  const done = exited(child);
-  let output = "";
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => output += text);
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => output += text);
-  const { code, signal } = await done;
+  const { output, code, signal } = await runCollected("sh", ["-c", command]);
   const ok = code === 0;
   const seconds = Math.round((performance.now() - started) / 1000);
   return {
