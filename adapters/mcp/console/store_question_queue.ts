@@ -69,6 +69,11 @@ export class StoreQuestionQueue implements QuestionQueue {
   #timer: ReturnType<typeof setInterval> | undefined;
   #polling = false;
 
+  /**
+   * A queue over `store`'s questions; `options.replica` names this replica (its questions drop off the consoles
+   * when its heartbeat stops) and `options.pollMs` how often a replica with a waiting call or an open console looks
+   * for answers and changes made elsewhere.
+   */
   constructor(store: Store, options: StoreQuestionQueueOptions = {}) {
     this.#store = store;
     this.#replica = options.replica;
