@@ -25,10 +25,11 @@
  *    they come, then what failed and node's TAP counts (`# pass N`, which
  *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
  * 6. `npm pack` every package into `npm/tarballs/` (before step 5, which runs
- *    beside the consumers); install them into consumer projects in temp folders (the umbrella with everything; the lowest
- *    supported peers; the core alone; the umbrella with no optional peer,
- *    whose program also runs under Deno), type-check each with
- *    `tsc --module nodenext --strict` and run it.
+ *    beside the consumers); install them into consumer projects in temp
+ *    folders (the umbrella with everything; the lowest supported peers; the
+ *    core alone; the umbrella with no optional peer, whose program also runs
+ *    under Deno), type-check each with `tsc --module nodenext --strict` and
+ *    run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
@@ -507,47 +508,45 @@ async function main(args: string[]): Promise<number> {
     // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
     // sandboxes, timers) overlap, and neither waits for the other's slowest file.
     const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
-    const versionRuns = (split ? nodeVersions.map((v) => [v]) : [nodeVersions]).map(async (versions) => {
-      for (const version of versions) {
-        const index = nodeVersions.indexOf(version);
-        const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
-        const name = `node ${version ?? "(on the PATH)"}`;
-        const started = step(
-          `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
-            `under ${name} --test against the build`,
-        );
-        const [program, prefix] = nodeCommand(version);
-        await run(program, [...prefix, "--version"], outDir);
-        // Only the top-level results and skips are shown as they come (named by the version when several run at
-        // once), the counts at the end; the whole TAP is kept in a file.
-        const node = await run(
-          program,
-          [
-            ...prefix,
-            "--test",
-            "--test-reporter=tap",
-            ...NODE_TEST_FLAGS,
-            `--test-concurrency=${concurrency}`,
-            ...testFiles,
-          ],
-          outDir,
-          (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
-        );
-        await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
-        const failed = failureDetails(node.stdout);
-        if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-        const counts = tapCounts(node.stdout);
-        // node's closing counts as it printed them, which .ci/run adds up.
-        console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
-        console.log(
-          `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
-            `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
-        );
-        if (node.code !== 0) failures++;
-        done(started);
-      }
-    });
-    await Promise.all(versionRuns);
+    const runVersion = async (version: string | undefined, index: number) => {
+      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+      const name = `node ${version ?? "(on the PATH)"}`;
+      const started = step(
+        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+          `under ${name} --test against the build`,
+      );
+      const [program, prefix] = nodeCommand(version);
+      await run(program, [...prefix, "--version"], outDir);
+      // Only the top-level results and skips are shown as they come (named by the version when several run at
+      // once), the counts at the end; the whole TAP is kept in a file.
+      const node = await run(
+        program,
+        [
+          ...prefix,
+          "--test",
+          "--test-reporter=tap",
+          ...NODE_TEST_FLAGS,
+          `--test-concurrency=${concurrency}`,
+          ...testFiles,
+        ],
+        outDir,
+        (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
+      );
+      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+      const failed = failureDetails(node.stdout);
+      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+      const counts = tapCounts(node.stdout);
+      // node's closing counts as it printed them, which .ci/run adds up.
+      console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
+      console.log(
+        `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
+          `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
+      );
+      if (node.code !== 0) failures++;
+      done(started);
+    };
+    if (split) await Promise.all(nodeVersions.map(runVersion));
+    else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
   };
 
   const consumers = async () => {
