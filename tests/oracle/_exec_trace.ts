@@ -389,7 +389,8 @@ export class ExecTracer {
   }
 }
 
-async function installed(name: string): Promise<boolean> {
+/** Whether the program `name` is installed in one of the system folders of the sandbox's PATH (not a stand-in). */
+export async function installed(name: string): Promise<boolean> {
   for (const dir of SANDBOX_PATH_DIRS.slice(0, -1)) {
     try {
       await fsp.access(path.join(dir, name), fsp.constants.X_OK);

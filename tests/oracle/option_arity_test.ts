@@ -6,13 +6,10 @@
 // program would open if the option took no value, and the oracle judges the run.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { ExecTracer, OUTSIDE_ROOT, SANDBOX_PATH_DIRS } from "./_exec_trace.ts";
-import { oracleUnavailable } from "./_exec_trace.ts";
+import { ExecTracer, installed, oracleUnavailable, OUTSIDE_ROOT } from "./_exec_trace.ts";
 import { formatBypass, judgeCommand } from "./_oracle.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 import { type OptionKind, type ProgramShape, SHAPES } from "../../policy/shell/_command_paths.ts";
-import { existsSync } from "node:fs";
-import path from "node:path";
 
 const SECRET = `${OUTSIDE_ROOT}/outside/secret`;
 // The kinds whose value words the path check does not look at (the second word of `text-path` it does).
@@ -38,8 +35,6 @@ function probes(name: string, shape: ProgramShape): string[] {
   return lines;
 }
 
-const installed = (name: string) => SANDBOX_PATH_DIRS.some((dir) => existsSync(path.join(dir, name)));
-
 let tracer: ExecTracer | undefined;
 const skip = oracleUnavailable();
 before(async () => {
@@ -60,7 +55,10 @@ describe("options read as taking a value really take one", () => {
 
   test("run for real, no probe reads the secret the analysis did not see", { timeout: 240_000 }, async (t) => {
     if (!tracer) return t.skip(skip || "no tracer");
-    const lines = [...SHAPES].filter(([name]) => installed(name)).flatMap(([name, shape]) => probes(name, shape));
+    const shaped = await Promise.all(
+      [...SHAPES].map(async ([name, shape]) => (await installed(name)) ? probes(name, shape) : []),
+    );
+    const lines = shaped.flat();
     let ran = 0;
     const findings: string[] = [];
     const queue = [...lines];
