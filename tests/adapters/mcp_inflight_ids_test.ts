@@ -77,14 +77,16 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
     "racing: 20 calls sharing one id, sent at once, run one at a time; the cap counts calls",
     { timeout: 60_000 },
     async () => {
+      // Each call sleeps long enough that all 20 reach the server while the first runs, also on a loaded machine
+      // (under Node 22 in CI, with 0.3 s, the last ones came after the first had answered and rightly ran).
       const answers = await Promise.all(
-        Array.from({ length: 20 }, () => post(call("same", "sleep", { seconds: 0.3 }))),
+        Array.from({ length: 20 }, () => post(call("same", "sleep", { seconds: 3 }))),
       );
       const ran = answers.filter((a) => a.status === 200 && sse(a).some((r) => r.result !== undefined));
       assert.equal(ran.length, 1, answers.map((a) => `${a.status} ${a.text.slice(0, 120)}`).join("\n"));
       assert.ok(answers.filter((a) => a.status === 400).length === 19);
       // Two distinct calls fill the cap of 2; a third is refused until they answer.
-      const slow = [post(call("a", "sleep", { seconds: 0.5 })), post(call("b", "sleep", { seconds: 0.5 }))];
+      const slow = [post(call("a", "sleep", { seconds: 3 })), post(call("b", "sleep", { seconds: 3 }))];
       await new Promise((done) => setTimeout(done, 150));
       assert.equal((await post(call("c", "datetime"))).status, 429);
       for (const answer of await Promise.all(slow)) assert.ok(sse(answer)[0].result);
