@@ -252,10 +252,18 @@ try {
     },
   ]);
   const unaccounted = three.unanswered - three.readById - three.neverRan;
-  if (unaccounted > 0) console.log(`  ${unaccounted} unanswered calls whose outcome could not be read by id`);
-  if (
-    three.wrong.length > 0 || lostAudit > 0 || running > 0 || replicaLost < three.interrupted || unaccounted > 0
-  ) process.exitCode = 1;
+  const failed = [
+    three.wrong.length > 0 && `${three.wrong.length} wrong answers`,
+    lostAudit > 0 && `${lostAudit} answered calls without an audit record`,
+    running > 0 && `${running} calls left running in the store`,
+    replicaLost < three.interrupted &&
+    `${three.interrupted - replicaLost} interrupted calls without a replica_lost record`,
+    unaccounted > 0 && `${unaccounted} unanswered calls whose outcome could not be read by id`,
+  ].filter(Boolean);
+  if (failed.length > 0) {
+    console.error(`fleet: the killed run failed: ${failed.join("; ")}`);
+    process.exitCode = 1;
+  }
 } finally {
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });

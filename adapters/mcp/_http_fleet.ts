@@ -21,10 +21,16 @@ const isPriming = (message: unknown): boolean =>
  * request is handed to the transport and taken by the priming event of the
  * stream the transport opens for it (the transport stores that event before
  * it hands the request on, in the same turn): so a call is recorded, with its
- * stream, before its tool starts.
+ * stream, before its tool starts. A recorded call's answer (its request id in
+ * `answering`) ends the call in the store before the answer is kept as an
+ * event, and both before the transport writes it to the client: a replica
+ * killed once the client has its answer leaves no call running, for another
+ * replica to end as interrupted against what the client saw.
  */
 export class StoreEvents implements EventStore {
   claimStream?: (streamId: string) => Promise<void>;
+  /** The request ids of recorded calls whose answer is being sent. */
+  readonly answering = new Set<string>();
 
   constructor(readonly store: Store, readonly sessionId: string, readonly keep = 256) {}
 
@@ -32,6 +38,8 @@ export class StoreEvents implements EventStore {
     const claim = isPriming(message) ? this.claimStream : undefined;
     this.claimStream = undefined;
     if (claim) await claim(streamId);
+    const answered = "id" in message && this.answering.delete(String(message.id));
+    if (answered) await this.store.finishCall(this.sessionId, String(message.id), message, Date.now());
     return await this.store.appendEvent(this.sessionId, streamId, message, this.keep);
   }
 

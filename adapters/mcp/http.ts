@@ -534,9 +534,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         // An answered call's audit records are kept first: an answer the client saw is never missing from the audit;
         // so are its artifacts, which the answer links to.
         if (recorded) await Promise.all([...open.auditWrites, shareArtifacts(open).catch(report)]);
+        // The call is ended in the store as its answer is kept (see StoreEvents), before the client can see it.
+        if (recorded) open.events!.answering.add(String(message.id));
         return await send(message, sendOptions);
       } finally {
-        if (recorded) await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
+        // An answer the transport did not keep (its stream gone) still ends the call.
+        if (recorded && open.events!.answering.delete(String(message.id))) {
+          await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
+        }
         if (isAnswer) open.release(message.id as RequestId);
       }
     };

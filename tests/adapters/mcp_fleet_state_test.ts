@@ -176,6 +176,50 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
   });
 });
 
+describe("a call's end in the store", { timeout: 30_000, skip: sqliteMissing }, () => {
+  it("is written before its client can read the answer, however slow the store", { timeout: 20_000 }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-end-")));
+    const store = await openStore(`sqlite:${join(dir, "store.db")}`);
+    // A store slow to end a call: an answer sent before its end was written would reach the client first, and a
+    // replica killed then would leave the call running, for another to end as interrupted against what was seen.
+    const slow = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (key !== "finishCall" || typeof value !== "function") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return async (...args: unknown[]) => {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return await value.apply(target, args);
+        };
+      },
+    });
+    const replica = await serveHttp(lateToolBox(dir), {
+      port: 0,
+      workspace: dir,
+      allowNoAuth: true,
+      sandbox: "off",
+      store: slow,
+      replicaId: "slow-replica",
+    });
+    try {
+      const client = await connect(replica.url);
+      const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;
+      for (const text of ["one", "two"]) {
+        assert.equal(textOf(await client.callTool({ name: "echo", arguments: { text } })), text);
+        assert.deepEqual(await store.runningCalls({ sessionId }), [], `after "${text}"`);
+      }
+      const ended = await Promise.all(["1", "2"].map((id) => store.call("local", sessionId, id)));
+      assert.deepEqual(ended.map((call) => call?.state), ["done", "done"]);
+      await client.close();
+    } finally {
+      await replica.shutdown();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the store's grants at each call", () => {
   it("apply while the store holds them, and none once it cannot be read (never wider)", {
     timeout: 30_000,
