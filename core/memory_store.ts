@@ -9,6 +9,7 @@ import type { LateResult } from "./late_results.ts";
 import type { ArtifactRef } from "./result.ts";
 import type {
   AuditQuery,
+  PrunedCounts,
   Store,
   StoredAuditRecord,
   StoredCall,
@@ -253,6 +254,49 @@ export class MemoryStore implements Store {
       (query.tenant === undefined || item.tenant === query.tenant) && item.seq > (query.afterSeq ?? 0)
     );
     return Promise.resolve(copy(query.limit === undefined ? found : found.slice(0, query.limit)));
+  }
+
+  prune(before: number): Promise<PrunedCounts> {
+    const counts: PrunedCounts = {
+      sessions: 0,
+      events: 0,
+      calls: 0,
+      questions: 0,
+      lateResults: 0,
+      artifacts: 0,
+      blobs: 0,
+      replicas: 0,
+    };
+    const running = new Set([...this.#calls.values()].filter((c) => c.state === "running").map((c) => c.sessionId));
+    const over = [...this.#sessions.values()].filter((session) =>
+      (session.endedAt ?? session.lastActive) < before && !running.has(session.id)
+    );
+    for (const session of over) {
+      this.#sessions.delete(session.id);
+      counts.sessions++;
+      counts.events += this.#events.get(session.id)?.length ?? 0;
+      this.#events.delete(session.id);
+      counts.lateResults += this.#late.get(session.id)?.length ?? 0;
+      this.#late.delete(session.id);
+      const key = `${session.tenant}\n${session.id}`;
+      counts.artifacts += this.#artifacts.get(key)?.length ?? 0;
+      this.#artifacts.delete(key);
+    }
+    const gone = new Set(over.map((session) => session.id));
+    for (const [key, call] of this.#calls) {
+      if (gone.has(call.sessionId) && this.#calls.delete(key)) counts.calls++;
+    }
+    for (const [id, question] of this.#questions) {
+      if (gone.has(question.sessionId) && this.#questions.delete(id)) counts.questions++;
+    }
+    const named = new Set([...this.#artifacts.values()].flat().map((ref) => ref.sha256));
+    for (const hash of this.#blobs.keys()) {
+      if (!named.has(hash) && this.#blobs.delete(hash)) counts.blobs++;
+    }
+    for (const [replica, seen] of this.#replicas) {
+      if (seen < before && this.#replicas.delete(replica)) counts.replicas++;
+    }
+    return Promise.resolve(counts);
   }
 
   close(): Promise<void> {

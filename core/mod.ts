@@ -138,6 +138,7 @@ export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";
 export {
   type AuditQuery,
+  type PrunedCounts,
   type Store,
   type StoredAuditRecord,
   type StoredCall,

@@ -130,6 +130,26 @@ export interface AuditQuery {
   limit?: number;
 }
 
+/** What {@linkcode Store.prune} removed: how many of each. */
+export interface PrunedCounts {
+  /** Sessions that were over. */
+  sessions: number;
+  /** Their stream events. */
+  events: number;
+  /** Their calls, with their answers. */
+  calls: number;
+  /** Their questions, answered or not. */
+  questions: number;
+  /** Their late results. */
+  lateResults: number;
+  /** Their artifact references. */
+  artifacts: number;
+  /** Artifact bytes no remaining artifact names. */
+  blobs: number;
+  /** Replicas last seen before the time. */
+  replicas: number;
+}
+
 /**
  * The state a server keeps, shared by every replica that opens the same store.
  * Every method is atomic on its own; methods that decide a race (taking a
@@ -216,6 +236,16 @@ export interface Store {
   appendAudit(tenant: string, record: Record<string, unknown>): Promise<number>;
   /** Audit records in `seq` order. */
   audit(query?: AuditQuery): Promise<StoredAuditRecord[]>;
+
+  /**
+   * Removes what is over before `before` (epoch ms): each session that ended
+   * then, or was last active then and never ended (its replica died), and has
+   * no running call, with its events, calls, questions, late results and
+   * artifacts; then the blobs no artifact names, and the replicas last seen
+   * before it. Grants and the audit stay. Atomic: a session is removed whole
+   * or not at all.
+   */
+  prune(before: number): Promise<PrunedCounts>;
 
   /** Releases the store's connections. */
   close(): Promise<void>;

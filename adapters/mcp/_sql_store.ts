@@ -6,6 +6,7 @@ import type {
   ArtifactRef,
   AuditQuery,
   LateResult,
+  PrunedCounts,
   Store,
   StoredAuditRecord,
   StoredCall,
@@ -413,6 +414,24 @@ export class SqlStore implements Store {
       tenant: String(row.tenant),
       record: parsed(row.record) as Record<string, unknown>,
     }));
+  }
+
+  prune(before: number): Promise<PrunedCounts> {
+    // One transaction: a session goes whole, and the sessions chosen are the same for every table.
+    const over = `SELECT id FROM sessions WHERE COALESCE(ended_at, last_active) < ?
+      AND id NOT IN (SELECT session_id FROM calls WHERE state = 'running')`;
+    return this.#db.exclusive(async (tx) => {
+      const ofOver = (table: string) => tx.run(`DELETE FROM ${table} WHERE session_id IN (${over})`, [before]);
+      const events = await ofOver("events");
+      const calls = await ofOver("calls");
+      const questions = await ofOver("questions");
+      const lateResults = await ofOver("late_results");
+      const artifacts = await ofOver("artifacts");
+      const sessions = await tx.run(`DELETE FROM sessions WHERE id IN (${over})`, [before]);
+      const blobs = await tx.run("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM artifacts)");
+      const replicas = await tx.run("DELETE FROM replicas WHERE seen_at < ?", [before]);
+      return { sessions, events, calls, questions, lateResults, artifacts, blobs, replicas };
+    });
   }
 
   close(): Promise<void> {

@@ -194,6 +194,95 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       );
       assert.equal((await store.audit({ limit: 3 })).length, 3);
     });
+
+    test("prunes the sessions that are over, whole, and keeps the rest", async () => {
+      await store.prune(7_000); // The sessions of the tests above (ended at 2,000 and 6,000).
+      const at = (id: string, lastActive: number) => ({ ...session(id, "acme"), lastActive });
+      const call = (sessionId: string, state: "running" | "done") => ({
+        sessionId,
+        requestId: "1",
+        tenant: "acme",
+        owner: "replica-1",
+        tool: "bash",
+        streamId: null,
+        startedAt: 10_000,
+        state,
+        answer: state === "done" ? { content: [] } : null,
+        endedAt: state === "done" ? 10_500 : null,
+      });
+      const question = (id: string, sessionId: string) => ({
+        id,
+        tenant: "acme",
+        sessionId,
+        question: { kind: "command", subject: "ls" },
+        askedAt: 10_000,
+        answer: null,
+        answeredBy: null,
+        answeredAt: null,
+      });
+      const blob = (text: string) => {
+        const bytes = new TextEncoder().encode(text);
+        const sha256 = sha256Hex(bytes);
+        return { ref: { id: `sha256:${sha256}`, sha256, mediaType: "text/plain", byteLength: bytes.length }, bytes };
+      };
+      const [own, shared] = [blob("only p-idle's"), blob("p-idle's and p-live's")];
+      // Ended long ago; idle long ago and never ended (its replica died); idle long ago with a call still running;
+      // active lately.
+      await store.createSession(at("p-old", 10_000));
+      await store.endSession("p-old", 10_000);
+      await store.startCall(call("p-old", "done"));
+      await store.askQuestion(question("pq-old", "p-old"));
+      await store.createSession(at("p-idle", 10_000));
+      await store.appendEvent("p-idle", "stream-1", { n: 1 }, 10);
+      await store.appendEvent("p-idle", "stream-1", { n: 2 }, 10);
+      await store.startCall(call("p-idle", "done"));
+      await store.askQuestion(question("pq-idle", "p-idle"));
+      await store.answerQuestion("acme", "pq-idle", "allow", "person", 10_200);
+      await store.recordLateResult("acme", "p-idle", {
+        ...makeResult({ toolName: "sleep", status: "success", output: "late", attemptId: undefined }),
+        attemptId: { callId: "c9", attempt: 1, ownerGeneration: 0 },
+        lateResult: true,
+        reportedStatus: "timed_out",
+        staleOwner: false,
+      });
+      await store.putArtifact("acme", "p-idle", own.ref as never, own.bytes);
+      await store.putArtifact("acme", "p-idle", shared.ref as never, shared.bytes);
+      await store.createSession(at("p-running", 10_000));
+      await store.startCall(call("p-running", "running"));
+      await store.createSession(at("p-live", 50_000));
+      await store.putArtifact("acme", "p-live", shared.ref as never, shared.bytes);
+      await store.askQuestion(question("pq-live", "p-live"));
+      await store.heartbeat("replica-old", 10_000);
+      await store.heartbeat("replica-new", 30_000);
+      const audit = (await store.audit()).length;
+      const grants = await store.grants("acme");
+
+      assert.deepEqual(await store.prune(20_000), {
+        sessions: 2,
+        events: 2,
+        calls: 2,
+        questions: 2,
+        lateResults: 1,
+        artifacts: 2,
+        blobs: 1,
+        replicas: 1,
+      });
+      for (const id of ["p-old", "p-idle"]) assert.equal(await store.session("acme", id), undefined, id);
+      assert.equal(await store.call("acme", "p-idle", "1"), undefined);
+      assert.equal(await store.question("acme", "pq-idle"), undefined);
+      assert.deepEqual(await store.lateResults("acme", "p-idle"), []);
+      assert.deepEqual(await store.artifacts("acme", "p-idle"), []);
+      assert.equal(await store.replicaSeenAt("replica-old"), undefined);
+      // What is not over stays: the running call's session, the live session with the blob it shares, its question.
+      assert.equal((await store.call("acme", "p-running", "1"))?.state, "running");
+      assert.deepEqual((await store.artifact("acme", "p-live", shared.ref.id))?.bytes, shared.bytes);
+      assert.deepEqual((await store.pendingQuestions("acme")).map((q) => q.id), ["pq-live"]);
+      assert.equal(await store.replicaSeenAt("replica-new"), 30_000);
+      // The grants and the audit are never pruned.
+      assert.deepEqual(await store.grants("acme"), grants);
+      assert.equal((await store.audit()).length, audit);
+      assert.deepEqual(Object.values(await store.prune(20_000)), [0, 0, 0, 0, 0, 0, 0, 0]);
+    });
   });
 }
 
