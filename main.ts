@@ -8,6 +8,8 @@
  * toolfence tools   [--dialect D] [--groups LIST]
  * toolfence policy  check|explain|list|add|remove|test|init|schema ... (see cli/policy.ts)
  * toolfence audit   [FILE] [--follow] [--tool T] [--status S] ...
+ * toolfence grants  --store ADDRESS --tenant NAME [--revoke SUBJECT [--kind KIND]]
+ * toolfence prune   --store ADDRESS --older-than AGE
  * toolfence --version
  * toolfence flags   [--workspace DIR] [--groups LIST] [--temp-dir DIR]
  * ```
@@ -61,6 +63,8 @@ import {
   tenantOfHost,
 } from "./cli/session_policy.ts";
 import { AUDIT_HELP, auditCommand } from "./cli/audit.ts";
+import { GRANTS_HELP, grantsCommand } from "./cli/grants.ts";
+import { PRUNE_HELP, pruneCommand } from "./cli/prune.ts";
 
 // The options of `serve --http`, parsed here so that no other command loads the MCP SDK.
 const HTTP_SERVE_ARGS = {
@@ -124,6 +128,8 @@ Commands:
   tools           print the tools' schemas in a provider's dialect
   policy          check, explain, list, add, remove, test, init (the policy files)
   audit           read, follow and filter an audit log
+  grants          list and revoke the grants a fleet's store keeps for a tenant
+  prune           remove from a fleet's store the sessions that are over, with their calls and events
   flags           print the narrowest deno run flags for a workspace and groups
 
 Run 'toolfence <command> --help' for a command's options.`,
@@ -207,6 +213,8 @@ Options:
   -h, --help        show this help`,
   policy: POLICY_HELP,
   audit: AUDIT_HELP,
+  grants: GRANTS_HELP,
+  prune: PRUNE_HELP,
   flags: `Usage: toolfence flags [options]
 
 Prints the 'deno run' flags under which every tool of the chosen groups works
@@ -572,6 +580,8 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
   tools,
   policy,
   audit: auditCommand,
+  grants: grantsCommand,
+  prune: pruneCommand,
   flags,
 };
 

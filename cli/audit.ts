@@ -9,6 +9,7 @@ import fs from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import process from "node:process";
 import { CliUsageError, parseCommand } from "./usage.ts";
+import { withStore } from "./_store.ts";
 
 /** The help of `toolfence audit`. */
 export const AUDIT_HELP = `Usage: toolfence audit FILE [options]
@@ -101,29 +102,18 @@ class Printer {
 }
 
 /** Prints the store's audit records, following it with --follow. */
-async function printStore(address: string, values: Values): Promise<number> {
-  // Loaded here: only this form of the command needs the store (and, for PostgreSQL, its client).
-  const { openStore } = await import("@toolfence/adapters/mcp");
-  let store;
-  try {
-    store = await openStore(address);
-  } catch (error) {
-    process.stderr.write(`toolfence: the store ${address} cannot be read: ${(error as Error).message}\n`);
-    return 1;
-  }
-  const printer = new Printer(values);
-  let afterSeq = 0;
-  try {
+function printStore(address: string, values: Values): Promise<number> {
+  return withStore(address, async (store) => {
+    const printer = new Printer(values);
+    let afterSeq = 0;
     do {
       const records = await store.audit({ tenant: values.tenant, afterSeq });
       if (records.length > 0) afterSeq = records[records.length - 1].seq;
       printer.feed(records.map((item) => `${JSON.stringify(item.record)}\n`).join(""));
       if (values.follow) await sleep(500);
     } while (values.follow);
-  } finally {
-    await store.close();
-  }
-  return 0;
+    return 0;
+  });
 }
 
 function readFrom(file: string, offset: number): { text: string; size: number } {

@@ -151,8 +151,17 @@ describe("a fleet of serve --http replicas on one store", {
         const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
         assert.equal(allowed.isError, undefined, textOf(allowed));
       }
-      // Revoked in the store, it stops applying to the sessions that had applied it: A's call asks again.
-      assert.equal(await shared.revokeGrant("acme", "command", "sleep"), true);
+      // `toolfence grants` lists it for acme only, and revokes it in the store: it stops applying to the sessions
+      // that had applied it, and A's call asks again.
+      const listed = toolfence("grants", "--store", store, "--tenant", "acme");
+      assert.equal(listed.status, 0, listed.stderr);
+      assert.deepEqual(listed.stdout.trim().split("\n").map((line) => JSON.parse(line).subject), ["sleep"]);
+      assert.equal(toolfence("grants", "--store", store, "--tenant", "evil").stdout, "");
+      const revoked = toolfence("grants", "--store", store, "--tenant", "acme", "--revoke", "sleep");
+      assert.equal(revoked.status, 0, revoked.stderr);
+      const gone = toolfence("grants", "--store", store, "--tenant", "acme", "--revoke", "sleep");
+      assert.equal(gone.status, 1);
+      assert.match(gone.stderr, /acme has no command grant "sleep"/);
       const askingAgain = onA.callTool({ name: "bash", arguments: { command: "sleep 0" } });
       const again = await person.waitFor((questions) => questions.find((q) => q.about?.command === "sleep 0"));
       assert.equal(await person.answer(again.id, "no"), "answered");
@@ -276,10 +285,13 @@ describe("a fleet of serve --http replicas on one store", {
     };
   }
 
+  /** A run of the command line, to its end. */
+  function toolfence(...args: string[]) {
+    return spawnSync(process.execPath, ["run", "-A", join(ROOT, "main.ts"), ...args], { encoding: "utf8" });
+  }
+
   function auditLines(): string[] {
-    const read = spawnSync(process.execPath, ["run", "-A", join(ROOT, "main.ts"), "audit", "--store", store], {
-      encoding: "utf8",
-    });
+    const read = toolfence("audit", "--store", store);
     assert.equal(read.status, 0, read.stderr);
     return read.stdout.split("\n").filter((line) => line !== "");
   }
