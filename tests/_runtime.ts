@@ -16,3 +16,11 @@ export const DENO: string = IS_DENO ? process.execPath : "deno";
 export const DENO_PROCESS_ONLY: false | string = IS_DENO
   ? false
   : "its subject is a deno process on the sources, which the Deno suite runs";
+
+/**
+ * One in how many of its generated cases a differential test runs (the command analysis judged against real bash,
+ * sed or the oracle's sandbox): every one under Deno, one in four under Node. The analysis is the same code and bash
+ * the same program under either runtime: the Deno suite's whole pass is the judgement, and the Node pass shows that
+ * the build runs it, at a quarter of the cost.
+ */
+export const DIFFERENTIAL_SHARE: number = IS_DENO ? 1 : 4;

@@ -5,29 +5,16 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { openStore } from "../../adapters/mcp/mod.ts";
 import { grantsCommand } from "../../cli/grants.ts";
 import { CliUsageError } from "../../cli/usage.ts";
+import { captured } from "./_captured.ts";
 
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
 
 /** Runs the command with its output captured. */
-async function grants(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [write, writeErr] = [process.stdout.write, process.stderr.write];
-  process.stdout.write = ((chunk: string) => out.push(chunk) > 0) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => err.push(chunk) > 0) as typeof process.stderr.write;
-  try {
-    const code = await grantsCommand(args);
-    return { code, out: out.join(""), err: err.join("") };
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-  }
-}
+const grants = (...args: string[]) => captured(() => grantsCommand(args));
 
 describe("toolfence grants", { skip: sqliteMissing }, () => {
   let dir: string;

@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { openStore } from "../../adapters/mcp/mod.ts";
 import { parseAge, pruneCommand } from "../../cli/prune.ts";
 import { CliUsageError } from "../../cli/usage.ts";
+import { captured } from "./_captured.ts";
 
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
@@ -44,17 +44,9 @@ describe("toolfence prune", { skip: sqliteMissing }, () => {
   }, { timeout: 10_000 });
 
   it("removes the sessions over for longer than the age, and prints what went", { timeout: 10_000 }, async () => {
-    const out: string[] = [];
-    const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => out.push(chunk) > 0) as typeof process.stdout.write;
-    let code: number;
-    try {
-      code = await pruneCommand(["--store", store, "--older-than", "1d"]);
-    } finally {
-      process.stdout.write = write;
-    }
+    const { code, out } = await captured(() => pruneCommand(["--store", store, "--older-than", "1d"]));
     assert.equal(code, 0);
-    const printed = JSON.parse(out.join(""));
+    const printed = JSON.parse(out);
     assert.equal(printed.sessions, 1);
     assert.ok(Math.abs(Date.parse(printed.before) - (Date.now() - 24 * HOUR)) < 60_000, printed.before);
     const shared = await openStore(store);

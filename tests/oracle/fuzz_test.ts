@@ -12,12 +12,13 @@ import { formatFuzzReport, fuzz, kindOf } from "./_fuzz.ts";
 import { bashLine } from "./_grammar.ts";
 import { compareRun, judgeCommand } from "./_oracle.ts";
 import { FUZZ_REGRESSIONS } from "./_corpus.ts";
+import { DIFFERENTIAL_SHARE } from "../_runtime.ts";
 import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 
 // A fixed seed keeps CI reproducible; ORACLE_FUZZ_SEED explores others, ORACLE_FUZZ_RUNS runs more.
 const SEED = Number(process.env.ORACLE_FUZZ_SEED ?? 20261201);
-const RUNS = Number(process.env.ORACLE_FUZZ_RUNS ?? 1200);
+const RUNS = Number(process.env.ORACLE_FUZZ_RUNS ?? Math.ceil(1200 / DIFFERENTIAL_SHARE));
 
 let tracer: ExecTracer | undefined;
 const skip = oracleUnavailable();

@@ -9,8 +9,9 @@ import { ExecTracer, oracleUnavailable } from "./_exec_trace.ts";
 import { formatBypass, judgeCommand, runOracle, summary } from "./_oracle.ts";
 import { commandLine, CORPUS } from "./_corpus.ts";
 import { policyTestCommands } from "./_policy_corpus.ts";
+import { DIFFERENTIAL_SHARE } from "../_runtime.ts";
 
-const GENERATED = 150;
+const GENERATED = Math.ceil(150 / DIFFERENTIAL_SHARE);
 // A fixed seed keeps CI reproducible; ORACLE_SEED explores others.
 const SEED = Number(process.env.ORACLE_SEED ?? 20261129);
 

@@ -12,9 +12,10 @@ import process from "node:process";
 import fc from "fast-check";
 import { readSedScript } from "../../../policy/shell/_sed_script.ts";
 import { sedScript } from "../../oracle/_languages.ts";
+import { DIFFERENTIAL_SHARE } from "../../_runtime.ts";
 
 const SEED = Number(process.env.TEST_SEED ?? 20261201);
-const RUNS = Number(process.env.SED_SCRIPT_RUNS ?? 600);
+const RUNS = Number(process.env.SED_SCRIPT_RUNS ?? Math.ceil(600 / DIFFERENTIAL_SHARE));
 
 function gnuSed(): string | undefined {
   const found = spawnSync("sed", ["--version"], { encoding: "utf8" });
