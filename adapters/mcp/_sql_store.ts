@@ -103,6 +103,9 @@ export async function migrate(driver: SqlDriver): Promise<void> {
   });
 }
 
+/** How many session ids one of prune's DELETE statements binds. */
+const PRUNE_SLICE = 500;
+
 /** A {@linkcode Store} on a SQL database; {@linkcode migrate} it first. */
 export class SqlStore implements Store {
   readonly #db: SqlDriver;
@@ -341,11 +344,14 @@ export class SqlStore implements Store {
   }
 
   async putArtifact(tenant: string, sessionId: string, ref: ArtifactRef, bytes: Uint8Array): Promise<void> {
-    await this.#db.run("INSERT INTO blobs (sha256, bytes) VALUES (?, ?) ON CONFLICT DO NOTHING", [ref.sha256, bytes]);
-    await this.#db.run(
-      "INSERT INTO artifacts (tenant, session_id, id, sha256, ref) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-      [tenant, sessionId, ref.id, ref.sha256, json(ref)],
-    );
+    // The blob and the reference that names it go in together, never apart from prune's sweep of unnamed blobs.
+    await this.#db.exclusive(async (tx) => {
+      await tx.run("INSERT INTO blobs (sha256, bytes) VALUES (?, ?) ON CONFLICT DO NOTHING", [ref.sha256, bytes]);
+      await tx.run(
+        "INSERT INTO artifacts (tenant, session_id, id, sha256, ref) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [tenant, sessionId, ref.id, ref.sha256, json(ref)],
+      );
+    });
   }
 
   async artifact(
@@ -417,17 +423,31 @@ export class SqlStore implements Store {
   }
 
   prune(before: number): Promise<PrunedCounts> {
-    // One transaction: a session goes whole, and the sessions chosen are the same for every table.
-    const over = `SELECT id FROM sessions WHERE COALESCE(ended_at, last_active) < ?
-      AND id NOT IN (SELECT session_id FROM calls WHERE state = 'running')`;
     return this.#db.exclusive(async (tx) => {
-      const ofOver = (table: string) => tx.run(`DELETE FROM ${table} WHERE session_id IN (${over})`, [before]);
+      // The sessions are chosen once, so that every table loses the same ones (each of PostgreSQL's statements
+      // sees what was committed when it began), and deleted in slices of bound parameters.
+      const ids = (await tx.query(
+        `SELECT id FROM sessions WHERE COALESCE(ended_at, last_active) < ?
+         AND id NOT IN (SELECT session_id FROM calls WHERE state = 'running')`,
+        [before],
+      )).map((row) => String(row.id));
+      const ofOver = async (table: string, column = "session_id") => {
+        let removed = 0;
+        for (let at = 0; at < ids.length; at += PRUNE_SLICE) {
+          const slice = ids.slice(at, at + PRUNE_SLICE);
+          removed += await tx.run(
+            `DELETE FROM ${table} WHERE ${column} IN (${slice.map(() => "?").join(", ")})`,
+            slice,
+          );
+        }
+        return removed;
+      };
       const events = await ofOver("events");
       const calls = await ofOver("calls");
       const questions = await ofOver("questions");
       const lateResults = await ofOver("late_results");
       const artifacts = await ofOver("artifacts");
-      const sessions = await tx.run(`DELETE FROM sessions WHERE id IN (${over})`, [before]);
+      const sessions = await ofOver("sessions", "id");
       const blobs = await tx.run("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM artifacts)");
       const replicas = await tx.run("DELETE FROM replicas WHERE seen_at < ?", [before]);
       return { sessions, events, calls, questions, lateResults, artifacts, blobs, replicas };

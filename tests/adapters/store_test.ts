@@ -283,6 +283,25 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       assert.equal((await store.audit()).length, audit);
       assert.deepEqual(Object.values(await store.prune(20_000)), [0, 0, 0, 0, 0, 0, 0, 0]);
     });
+
+    test("never leaves an artifact without its bytes when a prune races its put", async () => {
+      // Each round: a blob named only by a session over, swept by the prune, while a live session puts it again,
+      // started a few turns later each round so that its two writes fall at every point of the prune's.
+      for (let round = 0; round < 120; round++) {
+        const bytes = new TextEncoder().encode(`raced blob ${round}`);
+        const sha256 = sha256Hex(bytes);
+        const ref = { id: `sha256:${sha256}`, sha256, mediaType: "text/plain", byteLength: bytes.length };
+        await store.createSession({ ...session(`race-old-${round}`, "acme"), lastActive: 10_000 });
+        await store.putArtifact("acme", `race-old-${round}`, ref as never, bytes);
+        const later = async () => {
+          for (let turn = 0; turn < round % 30; turn++) await Promise.resolve();
+          if (round >= 60) await new Promise((resolve) => setTimeout(resolve, round % 4));
+          await store.putArtifact("acme", "race-live", ref as never, bytes);
+        };
+        await Promise.all([store.prune(20_000), later()]);
+        assert.deepEqual((await store.artifact("acme", "race-live", ref.id))?.bytes, bytes, `round ${round}`);
+      }
+    });
   });
 }
 
