@@ -32,6 +32,8 @@
  *    run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
+ * `--tests-only` runs step 5 alone, against the build an earlier run left in
+ * `npm/` (CI builds beside the Deno suite and runs the Node suite after it);
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
  * `--split`, each version runs every other file (in path order), all versions
@@ -116,10 +118,12 @@ async function run(
   args: string[],
   cwd: string,
   onLine?: (line: string) => void,
+  env?: Record<string, string>,
 ): Promise<{ code: number; stdout: string }> {
   const child = new Deno.Command(program, {
     args,
     cwd,
+    env,
     stdin: "null",
     stdout: onLine ? "piped" : "inherit",
     stderr: "inherit",
@@ -308,6 +312,68 @@ const CONSUMER_JOBS = 3;
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
 
+/**
+ * Written into npm/ once the build is compiled, installed and packed: the
+ * suite's built test files, which `--tests-only` runs. `cleanOutput` removes
+ * it with the rest, so a build that stops half-way leaves none.
+ */
+const READY_FILE = ".toolfence-built.json";
+
+/** Step 5: the suite's built test files under `node --test`, once per version (with `split`, a share each); resolves with the failures. */
+async function runNodeSuite(
+  allTestFiles: readonly string[],
+  nodeVersions: readonly (string | undefined)[],
+  split: boolean,
+): Promise<number> {
+  let failures = 0;
+  // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
+  // sandboxes, timers) overlap, and neither waits for the other's slowest file.
+  const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+  const runVersion = async (version: string | undefined, index: number) => {
+    const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+    const name = `node ${version ?? "(on the PATH)"}`;
+    const started = step(
+      `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+        `under ${name} --test against the build`,
+    );
+    const [program, prefix] = nodeCommand(version);
+    await run(program, [...prefix, "--version"], outDir);
+    // Only the top-level results and skips are shown as they come (named by the version when several run at
+    // once), the counts at the end; the whole TAP is kept in a file.
+    const node = await run(
+      program,
+      [
+        ...prefix,
+        "--test",
+        "--test-reporter=tap",
+        ...NODE_TEST_FLAGS,
+        `--test-concurrency=${concurrency}`,
+        ...testFiles,
+      ],
+      outDir,
+      (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
+      // Each test file is a process of its own that loads the built modules: the compiled code is kept once per
+      // version and read back by the others.
+      { NODE_COMPILE_CACHE: path.join(outDir, "node_modules", ".cache", `node-${version ?? "path"}`) },
+    );
+    await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+    const failed = failureDetails(node.stdout);
+    if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+    const counts = tapCounts(node.stdout);
+    // node's closing counts as it printed them, which .ci/run adds up.
+    console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
+    console.log(
+      `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
+        `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
+    );
+    if (node.code !== 0) failures++;
+    done(started);
+  };
+  if (split) await Promise.all(nodeVersions.map(runVersion));
+  else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
+  return failures;
+}
+
 async function main(args: string[]): Promise<number> {
   const wantTests = !args.includes("--no-tests");
   const wantConsumer = !args.includes("--no-consumer");
@@ -315,6 +381,19 @@ async function main(args: string[]): Promise<number> {
   const nodeVersions: (string | undefined)[] = nodeFlag >= 0 ? args[nodeFlag + 1].split(",") : [undefined];
   const split = args.includes("--split");
   const buildStarted = performance.now();
+  if (args.includes("--tests-only")) {
+    const ready = path.join(outDir, READY_FILE);
+    if (!existsSync(ready)) {
+      console.log(`npm/ holds no finished build (no ${READY_FILE}): run deno task build:npm --no-tests first`);
+      return 1;
+    }
+    const { tests } = JSON.parse(await readFile(ready, "utf8")) as { tests: string[] };
+    const failures = await runNodeSuite(tests, nodeVersions, split);
+    console.log(
+      `\nnpm suite ${failures === 0 ? "ok" : "FAILED"} in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`,
+    );
+    return failures === 0 ? 0 : 1;
+  }
   const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig & {
     workspace?: string[];
   };
@@ -501,54 +580,6 @@ async function main(args: string[]): Promise<number> {
   }
   done(started);
 
-  const nodeTests = async () => {
-    if (!wantTests) return;
-    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-      .map((e) => path.relative(outDir, e.path)).sort();
-    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
-    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
-    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
-    const runVersion = async (version: string | undefined, index: number) => {
-      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
-      const name = `node ${version ?? "(on the PATH)"}`;
-      const started = step(
-        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
-          `under ${name} --test against the build`,
-      );
-      const [program, prefix] = nodeCommand(version);
-      await run(program, [...prefix, "--version"], outDir);
-      // Only the top-level results and skips are shown as they come (named by the version when several run at
-      // once), the counts at the end; the whole TAP is kept in a file.
-      const node = await run(
-        program,
-        [
-          ...prefix,
-          "--test",
-          "--test-reporter=tap",
-          ...NODE_TEST_FLAGS,
-          `--test-concurrency=${concurrency}`,
-          ...testFiles,
-        ],
-        outDir,
-        (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
-      );
-      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
-      const failed = failureDetails(node.stdout);
-      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-      const counts = tapCounts(node.stdout);
-      // node's closing counts as it printed them, which .ci/run adds up.
-      console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
-      console.log(
-        `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
-          `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
-      );
-      if (node.code !== 0) failures++;
-      done(started);
-    };
-    if (split) await Promise.all(nodeVersions.map(runVersion));
-    else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
-  };
-
   const consumers = async () => {
     if (!wantConsumer || tarballs.size !== packages.length) return;
     const [program, prefix] = nodeCommand(nodeVersions[0]);
@@ -648,9 +679,16 @@ async function main(args: string[]): Promise<number> {
     };
     await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
   };
+  const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+    .map((e) => path.relative(outDir, e.path)).sort();
+  await writeFile(path.join(outDir, READY_FILE), JSON.stringify({ tests: testFiles }, null, 2) + "\n");
   // The suite under Node and the consumers at once: the consumers' time is mostly npm install's downloads, which
   // the suite's CPU fills.
-  await Promise.all([nodeTests(), consumers()]);
+  const [suiteFailures] = await Promise.all([
+    wantTests ? runNodeSuite(testFiles, nodeVersions, split) : 0,
+    consumers(),
+  ]);
+  failures += suiteFailures;
 
   console.log(
     `\nnpm build ${failures === 0 ? "ok" : "FAILED"} in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`,
