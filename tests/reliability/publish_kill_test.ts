@@ -42,7 +42,7 @@ async function judge(file: string, old: Buffer | null, now: Buffer | null): Prom
 }
 
 describe("publication killed mid-way", () => {
-  test("SIGKILL at any moment leaves each file old or new, never torn", { timeout: 60_000 }, async () => {
+  test("SIGKILL at any moment leaves each file old or new, never torn", { timeout: 300_000 }, async () => {
     const workdir = path.join(dir, "W");
     const temp = path.join(dir, "T");
     await fsp.mkdir(temp);
