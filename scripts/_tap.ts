@@ -73,12 +73,3 @@ export function failureDetails(tap: string): string[] {
   }
   return failures;
 }
-
-/**
- * Whether a built test file sets hooks at its top level (`beforeEach(`,
- * `afterEach(`): with test isolation off they belong to the whole process,
- * around every test of every file in it, so such a file runs alone.
- */
-export function hasTopLevelEachHooks(source: string): boolean {
-  return /^(beforeEach|afterEach)\(/m.test(source);
-}

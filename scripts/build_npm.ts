@@ -32,9 +32,6 @@
  *    run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
- * `--built` skips steps 1 to 4 and the packing: steps 5 and 6 run on the build
- * an earlier run left in `npm/` (CI builds with `--no-tests --no-consumer`
- * beside the Deno suite, and runs the rest with `--built` after it);
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
  * `--split`, each version runs every other file (in path order), all versions
@@ -59,7 +56,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, importedSpecifiers } from "./_npm_compile.ts";
 import { NODE_TEST_FLAGS } from "./check_tests.ts";
-import { planBatches, TEST_JOBS } from "./run_tests.ts";
+import { TEST_JOBS } from "./run_tests.ts";
 import {
   type DenoConfig,
   dependencyVersion,
@@ -75,7 +72,7 @@ import {
   subpathExports,
 } from "./_npm_package.ts";
 import { consumerManifest, CONSUMERS, consumerTsconfig } from "./_npm_consumer.ts";
-import { failureDetails, hasTopLevelEachHooks, isHeadline, skipped, type TapCounts, tapCounts } from "./_tap.ts";
+import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
@@ -119,12 +116,10 @@ async function run(
   args: string[],
   cwd: string,
   onLine?: (line: string) => void,
-  env?: Record<string, string>,
 ): Promise<{ code: number; stdout: string }> {
   const child = new Deno.Command(program, {
     args,
     cwd,
-    env,
     stdin: "null",
     stdout: onLine ? "piped" : "inherit",
     stderr: "inherit",
@@ -313,137 +308,21 @@ const CONSUMER_JOBS = 3;
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
 
-/**
- * Written into npm/ once the build is compiled, installed and packed: the
- * suite's built test files and the tarballs, which `--built` uses. `cleanOutput` removes
- * it with the rest, so a build that stops half-way leaves none.
- */
-const READY_FILE = ".toolfence-built.json";
-
-/**
- * Files whose tests took less than this many seconds in the committed Deno times share a process: for them loading
- * the build is most of the cost. A longer file runs alone: what it leaves running until its process ends (servers,
- * sandboxes, children) would run beside the next file, and batched it was no cheaper (the whole suite in batches used
- * 825 CPU-s, one process per file 748).
- */
-const BATCHED_BELOW_SECONDS = 3;
-
-/**
- * Step 5: the suite's built test files under `node --test`, once per version (with `split`, a share each); resolves
- * with the failures. Each version's short files run in batches (scripts/run_tests.ts `planBatches`, longest first, by
- * the Deno suite's committed times), a batch's files in one process with test isolation off
- * (`--experimental-test-isolation=none`), as `deno test` runs several files: a file's process costs a second of CPU
- * loading the build's 400 modules, more than most short files' tests. `jobs` processes run at once per version.
- */
-async function runNodeSuite(
-  allTestFiles: readonly string[],
-  nodeVersions: readonly (string | undefined)[],
-  split: boolean,
-): Promise<number> {
-  let failures = 0;
-  // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
-  // sandboxes, timers) overlap, and neither waits for the other's slowest file.
-  const jobs = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
-  const times = JSON.parse(await readFile(path.join(testsDir, "test_times.json"), "utf8").catch(() => "{}")) as Record<
-    string,
-    number
-  >;
-  const weight = (file: string) => times[file.replace(/\.(m|c)?js$/, ".ts")] ?? 1;
-  const runVersion = async (version: string | undefined, index: number) => {
-    const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
-    const name = `node ${version ?? "(on the PATH)"}`;
-    const started = step(
-      `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
-        `under ${name} --test against the build`,
-    );
-    const [program, prefix] = nodeCommand(version);
-    await run(program, [...prefix, "--version"], outDir);
-    const alone: string[] = [];
-    for (const file of testFiles) {
-      if (weight(file) >= BATCHED_BELOW_SECONDS) alone.push(file);
-      else if (hasTopLevelEachHooks(await readFile(path.join(outDir, file), "utf8"))) alone.push(file);
-    }
-    const batches = [
-      ...planBatches(testFiles.filter((f) => !alone.includes(f)), weight, jobs),
-      ...alone.map((f) => [f]),
-    ].sort((a, b) => weight(b[0]) - weight(a[0]));
-    const total: TapCounts = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
-    const taps: string[] = [];
-    const failed: string[] = [];
-    let skips = 0;
-    const worker = async () => {
-      for (let batch = batches.shift(); batch !== undefined; batch = batches.shift()) {
-        // Only the top-level results and skips are shown as they come (named by the version when several run at
-        // once), the counts at the end; the whole TAP is kept in a file.
-        const node = await run(
-          program,
-          [
-            ...prefix,
-            "--test",
-            "--test-reporter=tap",
-            "--experimental-test-isolation=none",
-            ...NODE_TEST_FLAGS,
-            ...batch,
-          ],
-          outDir,
-          (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
-          // The batches of a version read the code the first compiled back from one cache.
-          { NODE_COMPILE_CACHE: path.join(outDir, "node_modules", ".cache", `node-${version ?? "path"}`) },
-        );
-        taps.push(`# ${batch.join(" ")}\n${node.stdout}`);
-        const counts = tapCounts(node.stdout);
-        for (const key of Object.keys(total) as (keyof TapCounts)[]) total[key] += counts[key];
-        failed.push(...failureDetails(node.stdout));
-        skips += skipped(node.stdout).length;
-        if (node.code !== 0) {
-          failures++;
-          if (counts.fail + counts.cancelled === 0) {
-            // No test failed, yet the process did: it crashed, or a file did not load. Counted as one failure.
-            total.fail++;
-            failed.push(`${name} --test ${batch.join(" ")}: exit ${node.code} and no failing test`);
-          }
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: jobs }, worker));
-    await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), taps.join("\n"));
-    if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-    // The counts of all the batches in node's own closing form, which .ci/run adds up.
-    console.log(
-      (["tests", "pass", "fail", "cancelled", "skipped", "todo"] as const).map((key) => `# ${key} ${total[key]}`)
-        .join("\n"),
-    );
-    console.log(
-      `   ${name} --test: ${total.pass} passed, ${total.fail} failed, ${total.cancelled} cancelled of ` +
-        `${total.tests}; ${skips} tests or suites skipped`,
-    );
-    done(started);
+async function main(args: string[]): Promise<number> {
+  const wantTests = !args.includes("--no-tests");
+  const wantConsumer = !args.includes("--no-consumer");
+  const nodeFlag = args.indexOf("--node");
+  const nodeVersions: (string | undefined)[] = nodeFlag >= 0 ? args[nodeFlag + 1].split(",") : [undefined];
+  const split = args.includes("--split");
+  const buildStarted = performance.now();
+  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig & {
+    workspace?: string[];
   };
-  if (split) await Promise.all(nodeVersions.map(runVersion));
-  else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
-  return failures;
-}
-
-/** What a finished build leaves in {@linkcode READY_FILE}: what `--built` runs steps 5 and 6 on. */
-interface BuiltMarker {
-  /** The suite's built test files, relative to npm/. */
-  tests: string[];
-  /** Each package's tarball, by its npm name. */
-  tarballs: Record<string, string>;
-}
-
-/**
- * Steps 1 to 4 and the packing of step 6: compiles, copies, writes the manifests, installs and packs, then marks
- * npm/ ready ({@linkcode READY_FILE}); resolves with the test files, the tarballs and the failures so far, or
- * undefined when npm install failed (nothing further can run).
- */
-async function buildPackages(
-  config: DenoConfig,
-  packages: readonly WorkspacePackage[],
-  memberDirs: readonly string[],
-): Promise<{ testFiles: string[]; tarballs: Map<string, string>; failures: number } | undefined> {
   const imports = config.imports ?? {};
+  const packages = await workspacePackages(config);
+  const memberDirs = packages.filter((p) => p.dir !== "").map((p) => p.dir);
   let failures = 0;
+
   let started = step("Compiling with the TypeScript compiler API (nodenext, ES2023)");
   await cleanOutput();
   const rootEntries = [...Object.values(subpathExports(config, undefined)), "main.ts"].map((f) => path.join(root, f));
@@ -593,7 +472,7 @@ async function buildPackages(
   done(started);
   if (install.code !== 0) {
     console.log("npm install failed; nothing further can run");
-    return undefined;
+    return 1;
   }
 
   started = step("npm pack: one tarball per package");
@@ -621,45 +500,54 @@ async function buildPackages(
     console.log(`   ${pkg.npmName}: ${TARBALL_DIR}/${tarball}`);
   }
   done(started);
-  const testFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-    .map((e) => path.relative(outDir, e.path)).sort();
-  const marker: BuiltMarker = { tests: testFiles, tarballs: Object.fromEntries(tarballs) };
-  await writeFile(path.join(outDir, READY_FILE), JSON.stringify(marker, null, 2) + "\n");
-  return { testFiles, tarballs, failures };
-}
 
-async function main(args: string[]): Promise<number> {
-  const wantTests = !args.includes("--no-tests");
-  const wantConsumer = !args.includes("--no-consumer");
-  const nodeFlag = args.indexOf("--node");
-  const nodeVersions: (string | undefined)[] = nodeFlag >= 0 ? args[nodeFlag + 1].split(",") : [undefined];
-  const split = args.includes("--split");
-  const buildStarted = performance.now();
-  const config = JSON.parse(await readFile(path.join(root, "deno.json"), "utf8")) as DenoConfig & {
-    workspace?: string[];
+  const nodeTests = async () => {
+    if (!wantTests) return;
+    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
+      .map((e) => path.relative(outDir, e.path)).sort();
+    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
+    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
+    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+    const runVersion = async (version: string | undefined, index: number) => {
+      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+      const name = `node ${version ?? "(on the PATH)"}`;
+      const started = step(
+        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+          `under ${name} --test against the build`,
+      );
+      const [program, prefix] = nodeCommand(version);
+      await run(program, [...prefix, "--version"], outDir);
+      // Only the top-level results and skips are shown as they come (named by the version when several run at
+      // once), the counts at the end; the whole TAP is kept in a file.
+      const node = await run(
+        program,
+        [
+          ...prefix,
+          "--test",
+          "--test-reporter=tap",
+          ...NODE_TEST_FLAGS,
+          `--test-concurrency=${concurrency}`,
+          ...testFiles,
+        ],
+        outDir,
+        (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
+      );
+      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+      const failed = failureDetails(node.stdout);
+      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+      const counts = tapCounts(node.stdout);
+      // node's closing counts as it printed them, which .ci/run adds up.
+      console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
+      console.log(
+        `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
+          `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
+      );
+      if (node.code !== 0) failures++;
+      done(started);
+    };
+    if (split) await Promise.all(nodeVersions.map(runVersion));
+    else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
   };
-  const imports = config.imports ?? {};
-  const packages = await workspacePackages(config);
-  const memberDirs = packages.filter((p) => p.dir !== "").map((p) => p.dir);
-  let failures = 0;
-
-  let testFiles: string[];
-  let tarballs: Map<string, string>;
-  if (args.includes("--built")) {
-    const ready = path.join(outDir, READY_FILE);
-    if (!existsSync(ready)) {
-      console.log(`npm/ holds no finished build (no ${READY_FILE}): run deno task build:npm --no-tests --no-consumer`);
-      return 1;
-    }
-    const marker = JSON.parse(await readFile(ready, "utf8")) as BuiltMarker;
-    testFiles = marker.tests;
-    tarballs = new Map(Object.entries(marker.tarballs));
-  } else {
-    const made = await buildPackages(config, packages, memberDirs);
-    if (made === undefined) return 1;
-    ({ testFiles, tarballs } = made);
-    failures += made.failures;
-  }
 
   const consumers = async () => {
     if (!wantConsumer || tarballs.size !== packages.length) return;
@@ -762,11 +650,7 @@ async function main(args: string[]): Promise<number> {
   };
   // The suite under Node and the consumers at once: the consumers' time is mostly npm install's downloads, which
   // the suite's CPU fills.
-  const [suiteFailures] = await Promise.all([
-    wantTests ? runNodeSuite(testFiles, nodeVersions, split) : 0,
-    consumers(),
-  ]);
-  failures += suiteFailures;
+  await Promise.all([nodeTests(), consumers()]);
 
   console.log(
     `\nnpm build ${failures === 0 ? "ok" : "FAILED"} in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`,

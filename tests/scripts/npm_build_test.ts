@@ -15,7 +15,7 @@ import {
   resolveBare,
   subpathExports,
 } from "../../scripts/_npm_package.ts";
-import { failureDetails, hasTopLevelEachHooks, isHeadline, skipped, tapCounts } from "../../scripts/_tap.ts";
+import { failureDetails, isHeadline, skipped, tapCounts } from "../../scripts/_tap.ts";
 
 const imports = {
   valibot: "npm:valibot@1.5.0",
@@ -276,13 +276,4 @@ not ok 1 - suite
       ]);
     },
   );
-});
-
-describe("test files that must run in a process of their own", () => {
-  test("a top-level beforeEach or afterEach, and nothing nested, makes a file run alone", { timeout: 60_000 }, () => {
-    assert.equal(hasTopLevelEachHooks('import { beforeEach } from "node:test";\nbeforeEach(() => {});\n'), true);
-    assert.equal(hasTopLevelEachHooks("afterEach(async () => {\n  await cleanup();\n});\n"), true);
-    assert.equal(hasTopLevelEachHooks('describe("d", () => {\n  beforeEach(() => {});\n});\n'), false);
-    assert.equal(hasTopLevelEachHooks("before(() => {});\nconst beforeEachTime = 1;\n"), false);
-  });
 });
