@@ -112,8 +112,8 @@ async function main(args: string[]): Promise<number> {
   const runs = sized(runsFlag >= 0 ? Number(args[runsFlag + 1]) : 5, 1);
   const [nodeProgram, nodePrefix] = nodeVersion ? ["npx", ["-y", `node@${nodeVersion}`]] : ["node", []];
   if (TINY) {
-    // The smoke run installs nothing (CI packs the npm build beside the suite that runs it, so tarballs may be
-    // there or half-written): it imports the sources once, as the Deno half of the bench does.
+    // The smoke run installs nothing, whether or not a local build left tarballs (an install is 40 CPU-s and the
+    // registry's time): it imports the sources once, as the Deno half of the bench does.
     console.log("tiny run: no install, the sources imported only");
     for (const source of ["core/mod.ts", "mod.ts"]) console.log(source, await denoColdImport(source, 1), "ms");
     return 0;

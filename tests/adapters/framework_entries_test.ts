@@ -25,10 +25,8 @@ function npmImportsOf(file: string): Set<string> {
   assert.equal(out.status, 0, out.stderr);
   const info = JSON.parse(out.stdout) as { modules: { specifier: string }[] };
   const names = new Set<string>();
-  // An npm module is named `npm:/name@version/...`, or by its file under node_modules/ when Deno reads them there.
   for (const { specifier } of info.modules) {
-    const match = /^npm:\/?(@[^/@]+\/[^/@]+|[^/@]+)/.exec(specifier) ??
-      /.*\/node_modules\/(@[^/]+\/[^/]+|[^/.][^/]*)\//.exec(specifier);
+    const match = /^npm:\/?(@[^/@]+\/[^/@]+|[^/@]+)/.exec(specifier);
     if (match) names.add(match[1]);
   }
   return names;
