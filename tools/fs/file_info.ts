@@ -44,7 +44,7 @@ async function describeContent(files: FileDoor, target: FileTarget, shown: strin
       const utf8 = invalidUtf8At(bytes, bom?.length ?? 0, n, n < size) === -1;
       content = { content: "text", encoding: utf8 ? (bom ? "UTF-8 with BOM" : "UTF-8") : "not UTF-8" };
     }
-    const sha256 = size <= FULL_SCAN_BYTES ? await sha256OfHandle(handle) : null;
+    const sha256 = size <= FULL_SCAN_BYTES ? await sha256OfHandle(handle, size) : null;
     return {
       ...content,
       sha256,

@@ -51,9 +51,9 @@ export async function currentSha256(files: FileDoor, target: FileTarget, shown: 
   } catch (error) {
     throw fileOpError(error, shown, target.path, "reading");
   }
-  const { handle } = await openRegularFile(files, target, shown, "Give the path of a file, not a directory.");
+  const { handle, stat } = await openRegularFile(files, target, shown, "Give the path of a file, not a directory.");
   try {
-    return await sha256OfHandle(handle);
+    return await sha256OfHandle(handle, stat.size);
   } finally {
     await handle.close();
   }
