@@ -11,27 +11,47 @@ import type { ArtifactStore } from "./artifacts.ts";
 import type { SessionBase } from "./session.ts";
 import type { CallPolicy, PathResolver } from "./services.ts";
 import type { FileChange } from "./effects.ts";
+import type { CallOptions } from "./executor.ts";
+
+/** The call a context belongs to (`CallRun`): where its fields come from and what it records goes. */
+export interface ContextSink<T> {
+  readonly session: SessionBase;
+  readonly options: CallOptions<T>;
+  readonly metadata: Record<string, unknown>;
+  /** Keeps an artifact the tool stored, once. */
+  recordArtifact(ref: ArtifactRef): void;
+  /** Keeps a file change the tool reported. */
+  recordFileChange(change: FileChange): void;
+}
 
 /** The context of one attempt. */
 export class CallContext<T> implements ToolContext<T> {
+  readonly session: SessionBase;
+  readonly callId: string | undefined;
+  readonly value: T;
+  readonly metadata: Record<string, unknown>;
+  readonly idempotencyKey: string | undefined;
+
   constructor(
-    readonly session: SessionBase,
+    sink: ContextSink<T>,
     readonly toolName: string,
-    readonly callId: string | undefined,
     readonly attempt: number,
-    readonly value: T,
     signal: AbortSignal | undefined,
-    private readonly onProgress: ((event: ProgressEvent) => void) | undefined,
-    private readonly produced: ArtifactRef[],
-    readonly metadata: Record<string, unknown>,
-    readonly idempotencyKey: string | undefined,
-    private readonly changes: FileChange[],
   ) {
+    const { options } = sink;
+    this.session = sink.session;
+    this.callId = options.callId;
+    this.value = options.context as T;
+    this.metadata = sink.metadata;
+    this.idempotencyKey = options.idempotencyKey;
     this.#signal = signal;
+    // The call itself, not copies of its lists: those are made only when a tool records something.
+    this.#sink = sink;
     // Read-only at run time, not only in the types (as xun's context): a tool cannot repoint its session or value.
     Object.freeze(this);
   }
 
+  #sink: ContextSink<T>;
   #signal: AbortSignal | undefined;
 
   /** Made on first use when nothing can abort the attempt (most tools never look). */
@@ -51,7 +71,7 @@ export class CallContext<T> implements ToolContext<T> {
 
   /** The session's store, recording what this call puts so the result can list it. */
   get artifacts(): ArtifactStore {
-    return this.#artifacts ??= recordingStore(this.session.artifacts, this.produced);
+    return this.#artifacts ??= recordingStore(this.session.artifacts, this.#sink);
   }
 
   deferImage(image: Uint8Array | string, note?: string): Promise<void> {
@@ -60,21 +80,21 @@ export class CallContext<T> implements ToolContext<T> {
 
   progress(message: string, fraction?: number): void {
     const event: ProgressEvent = { toolName: this.toolName, callId: this.callId, message, fraction };
-    this.onProgress?.(event);
+    this.#sink.options.onProgress?.(event);
     this.session.emitProgress(event);
   }
 
   recordFileChange(change: FileChange, beforeImage?: Uint8Array): void {
-    this.changes.push(change);
+    this.#sink.recordFileChange(change);
     this.session.emitFileChange({ change, toolName: this.toolName, callId: this.callId, beforeImage });
   }
 }
 
-function recordingStore(store: ArtifactStore, produced: ArtifactRef[]): ArtifactStore {
+function recordingStore<T>(store: ArtifactStore, sink: ContextSink<T>): ArtifactStore {
   return {
     async put(content, info) {
       const ref = await store.put(content, info);
-      if (!produced.some((p) => p.id === ref.id)) produced.push(ref);
+      sink.recordArtifact(ref);
       return ref;
     },
     get: (id) => store.get(id),

@@ -103,11 +103,11 @@ export class CallRun<T> {
   readonly started = performance.now();
   attempts = 0;
   readonly metadata: Record<string, unknown> = {};
-  /** Artifacts the tool stored during the call. */
-  readonly produced: ArtifactRef[] = [];
+  /** Artifacts the tool stored during the call; made at the first (most calls store none). */
+  #produced: ArtifactRef[] | undefined;
   validArgs: Record<string, unknown> | undefined;
-  /** Files the tool reported changing (`ctx.recordFileChange`), in every attempt. */
-  readonly filesystemChanges: FileChange[] = [];
+  /** Files the tool reported changing (`ctx.recordFileChange`), in every attempt; made at the first. */
+  #filesystemChanges: FileChange[] | undefined;
   /** The tool, once it was found. */
   tool: AnyTool | undefined;
   /** Why the call was or was not run again. */
@@ -168,7 +168,7 @@ export class CallRun<T> {
     init.callId = this.options.callId;
     init.attempts = attempt;
     init.metadata = metadata;
-    if (this.produced.length) init.artifacts = [...this.produced, ...(init.artifacts ?? [])];
+    if (this.#produced) init.artifacts = [...this.#produced, ...(init.artifacts ?? [])];
     init.latencyMs = performance.now() - this.started;
     const { tool } = this;
     init.retryDisposition = this.retryDisposition;
@@ -176,8 +176,8 @@ export class CallRun<T> {
     if (this.options.idempotencyKey !== undefined) init.idempotencyKey = this.options.idempotencyKey;
     if (tool) {
       // An empty list counts as "changed nothing" only from a tool that reports every change.
-      if (this.filesystemChanges.length > 0 || tool.recordsFileChanges) {
-        init.filesystemChanges = [...this.filesystemChanges];
+      if (this.#filesystemChanges || tool.recordsFileChanges) {
+        init.filesystemChanges = [...this.#filesystemChanges ?? []];
       }
       init.declaredEffects = tool.effects ?? null;
       init.provenance = this.#provenance(tool);
@@ -240,19 +240,15 @@ export class CallRun<T> {
   }
 
   context(tool: AnyTool, signal: AbortSignal | undefined, attempt: number): ToolContext<T> {
-    const { options } = this;
-    return new CallContext(
-      this.session,
-      tool.name,
-      options.callId,
-      attempt,
-      options.context as T,
-      signal,
-      options.onProgress,
-      this.produced,
-      this.metadata,
-      options.idempotencyKey,
-      this.filesystemChanges,
-    );
+    return new CallContext(this, tool.name, attempt, signal);
+  }
+
+  recordArtifact(ref: ArtifactRef): void {
+    const produced = this.#produced ??= [];
+    if (!produced.some((p) => p.id === ref.id)) produced.push(ref);
+  }
+
+  recordFileChange(change: FileChange): void {
+    (this.#filesystemChanges ??= []).push(change);
   }
 }

@@ -50,16 +50,24 @@ export function acceptsArrayFromString(schema: AnySchema): boolean {
 
 type Path = (string | number)[];
 
-const leafOnlyObjects = new WeakMap<object, boolean>();
+const flatNames = new WeakMap<object, ReadonlySet<string> | null>();
 
-/** Whether none of an object schema's entries can hold keys; cached per schema. */
-function leafOnly(objectSchema: AnySchema): boolean {
-  let answer = leafOnlyObjects.get(objectSchema);
-  if (answer === undefined) {
-    answer = Object.values(objectSchema.entries as Record<string, AnySchema>).every((e) => !canHoldKeys(e));
-    leafOnlyObjects.set(objectSchema, answer);
+/**
+ * The entry names of a (possibly wrapped) `v.object` none of whose entries can
+ * hold keys, so that only its own level can have unknown keys; null for any
+ * other schema. Cached per schema: a call asks it of the same schema each time.
+ */
+function flatObjectNames(schema: AnySchema): ReadonlySet<string> | null {
+  let names = flatNames.get(schema);
+  if (names === undefined) {
+    const base = unwrap(schema);
+    const entries = base.entries as Record<string, AnySchema> | undefined;
+    names = base.type === "object" && Object.values(entries!).every((e) => !canHoldKeys(e))
+      ? new Set(Object.keys(entries!))
+      : null;
+    flatNames.set(schema, names);
   }
-  return answer;
+  return names;
 }
 
 const LEAF_TYPES = new Set([
@@ -98,15 +106,14 @@ const NO_PATHS: Path[] = Object.freeze([]) as unknown as Path[];
  * strict_object reports its own unknown keys, so only its entries are walked.
  */
 export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = []): Path[] {
-  const base = unwrap(schema);
-  if (base.type === "object" && leafOnly(base) && typeof value === "object" && value !== null) {
+  const flat = typeof value === "object" && value !== null ? flatObjectNames(schema) : null;
+  if (flat !== null) {
     // The common flat case: no nested schema can hold keys, so only this level needs a look.
     let found: Path[] | undefined;
-    for (const key in value) {
-      if (Object.hasOwn(value, key) && !Object.hasOwn(base.entries, key)) (found ??= []).push([...path, key]);
-    }
+    for (const key of Object.keys(value!)) if (!flat.has(key)) (found ??= []).push([...path, key]);
     return found ?? NO_PATHS;
   }
+  const base = unwrap(schema);
   if (value === null || value === undefined) return [];
   switch (base.type) {
     case "object":

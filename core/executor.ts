@@ -37,7 +37,7 @@ import { finishOutput } from "./_call_output.ts";
 import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
-import { tracedCall } from "./telemetry.ts";
+import { tracedCall, tracing } from "./telemetry.ts";
 import { inCallScope } from "./_call_scope.ts";
 
 /** The default cap on model-facing output, in characters. */
@@ -45,6 +45,9 @@ export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
 
 /** How long a timed-out or cancelled tool gets to settle before it is reported as still running. */
 export const DEFAULT_GRACE_MS = 100;
+
+/** The options of a call given none: one frozen object for all of them, not a new one each call. */
+export const NO_CALL_OPTIONS: CallOptions<never> = Object.freeze({});
 
 /** Options of one call. */
 export interface CallOptions<T = unknown> {
@@ -151,7 +154,7 @@ export function executeCall<T>(
   session: SessionBase,
   name: string,
   rawArgs: unknown,
-  options: CallOptions<T> = {},
+  options: CallOptions<T>,
 ): Promise<ToolResult> {
   // In the call's scope when the host shows which call asks (see `_call_scope.ts`): it costs about a microsecond.
   if (session.host.showsCall === true) {
@@ -160,7 +163,7 @@ export function executeCall<T>(
   return tracedSteps(env, session, name, rawArgs, options);
 }
 
-// The steps in an OpenTelemetry span around the whole call (skipped without an SDK).
+// The steps in an OpenTelemetry span around the whole call when an SDK records spans (without, no closure is made).
 function tracedSteps<T>(
   env: ExecutionEnvironment,
   session: SessionBase,
@@ -168,14 +171,24 @@ function tracedSteps<T>(
   rawArgs: unknown,
   options: CallOptions<T>,
 ): Promise<ToolResult> {
-  return tracedCall(name, options.callId, () => {
-    try {
-      const result = executeCallSteps(env, session, name, rawArgs, options);
-      return result instanceof Promise ? result : Promise.resolve(result);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  });
+  if (!tracing()) return settledSteps(env, session, name, rawArgs, options);
+  return tracedCall(name, options.callId, () => settledSteps(env, session, name, rawArgs, options));
+}
+
+// The steps as a promise, also when they answered at once or threw.
+function settledSteps<T>(
+  env: ExecutionEnvironment,
+  session: SessionBase,
+  name: string,
+  rawArgs: unknown,
+  options: CallOptions<T>,
+): Promise<ToolResult> {
+  try {
+    const result = executeCallSteps(env, session, name, rawArgs, options);
+    return result instanceof Promise ? result : Promise.resolve(result);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 // The steps up to the first attempt answer without a promise where nothing waits (no hooks, no approval, a

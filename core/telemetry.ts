@@ -47,7 +47,7 @@ let loading: Promise<OtelApi> | undefined;
  * once; without one a call skips the API, the span, its attributes and its
  * context switch (a tenth of a call), and the API is never loaded.
  */
-function tracing(): boolean {
+export function tracing(): boolean {
   return (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL]?.trace !== undefined;
 }
 

@@ -29,6 +29,7 @@ import {
   DEFAULT_MAX_OUTPUT_CHARS,
   executeCall,
   type ExecutionEnvironment,
+  NO_CALL_OPTIONS,
 } from "./executor.ts";
 import { executeBatch } from "./batch.ts";
 import { type SubagentToolsFactory, toolGroup, type ToolGroups } from "./groups.ts";
@@ -400,10 +401,10 @@ export class ToolBox {
     session: SessionBase,
     name: string,
     args?: unknown,
-    options: CallOptions<T> = {},
+    options?: CallOptions<T>,
   ): Promise<ToolResult> {
     assertSession(session);
-    return executeCall(this.#env, session, name, args, options);
+    return executeCall(this.#env, session, name, args, options ?? NO_CALL_OPTIONS);
   }
 
   /** Runs a batch of calls (see {@linkcode BatchOptions}); results in declaration order. */

@@ -363,6 +363,48 @@ describe("hooks and progress", () => {
   });
 });
 
+test("what every attempt records is in the result; a call that records nothing lists nothing", {
+  timeout: 60_000,
+}, async () => {
+  await withSession(async (session) => {
+    const change = (path: string) => ({ path, change: "created" as const, before: null, after: null });
+    const box = new ToolBox().register(
+      tool({
+        name: "flaky_writer",
+        description: "d",
+        input: empty,
+        effects: ["writes_files"],
+        idempotent: true,
+        retry: { maxAttempts: 2, backoffMs: 1 },
+        run: async (_a, ctx) => {
+          ctx.recordFileChange(change(`attempt${ctx.attempt}.txt`));
+          await ctx.artifacts.put(`log of attempt ${ctx.attempt}`);
+          if (ctx.attempt === 1) throw new Error("first attempt fails");
+          return "done";
+        },
+      }),
+      tool({ name: "quiet", description: "d", input: empty, effects: ["writes_files"], run: () => "nothing" }),
+      tool({
+        name: "reporting",
+        description: "d",
+        input: empty,
+        effects: ["writes_files"],
+        recordsFileChanges: true,
+        run: () => "nothing",
+      }),
+    );
+    const r = await box.call(session, "flaky_writer", {});
+    assert.deepEqual([r.status, r.attempts], ["success", 2]);
+    assert.deepEqual(r.filesystemChanges.map((c) => c.path), ["attempt1.txt", "attempt2.txt"]);
+    assert.equal(r.artifacts.length, 2);
+    assert.equal(r.effectState, "applied");
+    const quiet = await box.call(session, "quiet", {});
+    assert.deepEqual([quiet.filesystemChanges, quiet.artifacts, quiet.effectState], [[], [], "applied"]);
+    const reporting = await box.call(session, "reporting", {});
+    assert.deepEqual([reporting.filesystemChanges, reporting.effectState], [[], "none"]);
+  });
+});
+
 test("artifacts a tool stores during a call are listed in its result", { timeout: 60_000 }, async () => {
   await withSession(async (session) => {
     const box = new ToolBox().register(tool({
