@@ -237,15 +237,16 @@ export class Workspace {
 
   // A workspace folder deleted or replaced while the session runs is an error:
   // nothing may silently re-create it (or write into its replacement).
+  // One lstat when all is well (every resolution pays it); requireRoot looks again only to say what is wrong.
   #requirePresent(root: string, id: string): void {
-    requireRoot(root);
     let now: string | undefined;
     try {
       now = identity(fs.lstatSync(root));
     } catch {
-      // vanished between the two looks; requireRoot says so next time
+      // nothing there, or not to be looked at: requireRoot says which
     }
     if (now === id) return;
+    requireRoot(root);
     throw new ToolError(`The workspace folder ${root} was replaced by another folder; nothing was changed`, {
       code: "workspace_missing",
       kind: "execution",
