@@ -27,6 +27,15 @@ export interface ResolvedPath {
   exists: boolean;
 }
 
+// The lstat a resolution took of the entry it names on its way (a path walked component by component, its last
+// one not followed), for the policy's target, which carries one: looking again would cost another system call.
+const statsTaken = new WeakMap<ResolvedPath, fs.Stats>();
+
+/** The lstat `resolved` took of `resolved.path` while it walked it, if it did. */
+export function statTaken(resolved: ResolvedPath): fs.Stats | undefined {
+  return statsTaken.get(resolved);
+}
+
 /** Options of {@linkcode Workspace.resolve}. */
 export interface ResolveOptions {
   /**
@@ -61,6 +70,7 @@ const encoder = new TextEncoder();
 interface Walked {
   real: string;
   exists: boolean;
+  stat?: fs.Stats;
 }
 
 /**
@@ -217,7 +227,9 @@ export class Workspace {
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
     if (area === "temp") this.#requirePresent(this.#tempDir!, this.#tempDirId!);
-    return { path: walked.real, area, exists: walked.exists };
+    const resolved: ResolvedPath = { path: walked.real, area, exists: walked.exists };
+    if (walked.stat) statsTaken.set(resolved, walked.stat);
+    return resolved;
   }
 
   /**
@@ -358,8 +370,14 @@ export class Workspace {
     followFinal: boolean,
     budget: { hops: number },
   ): Walked {
-    const queue = absolute.split("/");
-    let current = "/";
+    // A path below the workdir is walked from the workdir: resolve() has just found that very folder (device,
+    // inode, birth time) at its path, so a link swapped in above it would have to lead back to the same folder,
+    // and the confined operations check the whole real path of the folder they act in anyway (getcwd).
+    const below = absolute.startsWith(this.workdir + "/");
+    const queue = (below ? absolute.slice(this.workdir.length + 1) : absolute).split("/");
+    let current = below ? this.workdir : "/";
+    // The lstat of `current`, while `current` is the entry it was taken of.
+    let currentStat: fs.Stats | undefined;
     while (queue.length > 0) {
       const name = queue.shift()!;
       if (name === "" || name === ".") continue;
@@ -367,6 +385,7 @@ export class Workspace {
         // `current` is a real path, so its parent is the true parent, as the
         // kernel would find it; a lexical `..` would be wrong after a symlink.
         current = path.posix.dirname(current);
+        currentStat = undefined;
         continue;
       }
       const next = current === "/" ? "/" + name : current + "/" + name;
@@ -376,6 +395,7 @@ export class Workspace {
       } catch (error) {
         if (isRuntimePermissionError(error) && this.#unseenAncestor(next)) {
           current = next;
+          currentStat = undefined;
           continue;
         }
         const code = (error as NodeJS.ErrnoException).code;
@@ -410,13 +430,17 @@ export class Workspace {
         } catch (error) {
           throw this.#lookupError(input, next, error);
         }
-        if (target.startsWith("/")) current = "/";
+        if (target.startsWith("/")) {
+          current = "/";
+          currentStat = undefined;
+        }
         queue.unshift(...target.split("/"));
         continue;
       }
       current = next;
+      currentStat = stat;
     }
-    return { real: current, exists: true };
+    return { real: current, exists: true, ...(currentStat ? { stat: currentStat } : {}) };
   }
 
   #lookupError(input: string, at: string, error: unknown): ToolError {
