@@ -275,14 +275,18 @@ describe("Workspace.resolve: swapped folders", () => {
       "which is still the same folder, and the confined open refuses the path",
     { timeout: 60_000 },
     async () => {
+      await fsp.mkdir(path.join(L.workdir, "sub", "deep"));
+      await fsp.writeFile(path.join(L.workdir, "sub", "deep", "b.txt"), "b\n");
       await fsp.rename(L.root, L.root + "-moved");
       await fsp.symlink(L.root + "-moved", L.root);
       try {
-        const walked = await ws.resolve("file.txt", { followFinalSymlink: false });
-        assert.deepEqual(walked, { path: path.join(L.workdir, "file.txt"), area: "workdir", exists: true });
-        assert.throws(() => openReadConfined(walked.path), (error) => (error as ToolError).code === "path_changed");
-        // realpath(3) sees where it really is now.
-        await rejectsWith(ws.resolve("file.txt"), "outside_workspace");
+        for (const options of [{ followFinalSymlink: false }, {}]) {
+          const walked = await ws.resolve("file.txt", options);
+          assert.deepEqual(walked, { path: path.join(L.workdir, "file.txt"), area: "workdir", exists: true });
+          assert.throws(() => openReadConfined(walked.path), (error) => (error as ToolError).code === "path_changed");
+        }
+        // Three names down, realpath(3) resolves it, and sees where it really is now.
+        await rejectsWith(ws.resolve("sub/deep/b.txt"), "outside_workspace");
       } finally {
         await fsp.rm(L.root);
         await fsp.rename(L.root + "-moved", L.root);
