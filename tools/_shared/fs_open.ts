@@ -167,8 +167,9 @@ export interface ReadableFile {
 /**
  * Opens `target` (a path the file door resolved) for reading, refusing
  * anything but a regular file, with the checks of {@linkcode openRegularFile}:
- * the type from the resolution's stat before opening, the door's open, and
- * fstat to make sure the file opened is the one stat saw.
+ * the type from the lstat the door's re-check takes right before the open,
+ * the door's open, and fstat to make sure the file opened is the one that
+ * lstat saw.
  */
 export async function openForReading(
   files: FileDoor,
