@@ -67,9 +67,11 @@ export interface FileDoor {
    * Opens a resolved file for reading, re-checked, in its pinned folder and
    * without following a link anywhere on its path (a folder swapped for a link
    * since it was resolved is refused); non-blocking, so a FIFO cannot hang it.
-   * Returns the descriptor; the caller closes it.
+   * Returns the descriptor; the caller closes it. `check`, when given, is
+   * handed the lstat the re-check has just taken of the target (undefined when
+   * nothing is there now) right before the open, and may throw to refuse it.
    */
-  openRead(target: FileTarget): Promise<number>;
+  openRead(target: FileTarget, check?: (now: Stats | undefined) => void): Promise<number>;
   /** Runs `fn` holding the path locks of `targets`, after re-checking each. */
   locked<T>(targets: readonly FileTarget[], fn: () => Promise<T>): Promise<T>;
   /**

@@ -204,17 +204,21 @@ export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin):
       cause: error,
     });
   }
+  let here: string | undefined;
   try {
-    const here = process.cwd();
+    here = process.cwd();
     if (here !== folder) throw pathChanged(folder, here, `it now leads to ${here}`);
     if (pin !== undefined) checkPin(folder, fs.lstatSync("."), pin);
     return fn(relative);
   } finally {
-    try {
-      process.chdir(back);
-    } catch {
-      // The working folder went away meanwhile; leave the pinned folder anyway.
-      process.chdir("/");
+    // Pinned where it started (a server works in its workspace, where most files lie): the process is back already.
+    if (here !== back) {
+      try {
+        process.chdir(back);
+      } catch {
+        // The working folder went away meanwhile; leave the pinned folder anyway.
+        process.chdir("/");
+      }
     }
   }
 }

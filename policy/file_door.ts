@@ -98,8 +98,9 @@ export class PolicyFileDoor implements FileDoor {
   }
 
   /** See {@linkcode FileDoor.openRead}. */
-  async openRead(target: FileTarget): Promise<number> {
-    await this.#recheck(target);
+  async openRead(target: FileTarget, check?: (now: fs.Stats | undefined) => void): Promise<number> {
+    const now = await this.#recheck(target);
+    check?.(now.stat);
     return openReadConfined(target.path);
   }
 
@@ -203,15 +204,17 @@ export class PolicyFileDoor implements FileDoor {
   // allowed by the fence.
   // A refusal here is a change under the call (the path was allowed when it was resolved), not a
   // refusal of the call: it is reported as `path_changed`, whatever else the call recorded.
-  async #recheck(target: FileTarget): Promise<void> {
+  // Returns the target as resolved again, with its lstat of now.
+  async #recheck(target: FileTarget): Promise<FileTarget> {
     const access = target.access ?? "read";
-    let now: string;
+    let now: FileTarget;
     try {
-      now = (await this.#policy.resolveTarget(target.path, { access, followFinalSymlink: false })).path;
+      now = await this.#policy.resolveTarget(target.path, { access, followFinalSymlink: false });
     } catch (error) {
       throw this.#changed(target, error instanceof ToolError ? error.code : "unresolvable", error);
     }
-    if (now !== target.path) throw this.#changed(target, now);
+    if (now.path !== target.path) throw this.#changed(target, now.path);
+    return now;
   }
 
   #changed(target: FileTarget, now: string, cause?: unknown): ToolError {

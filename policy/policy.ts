@@ -32,7 +32,7 @@ import {
 } from "./shell/authorize_command.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
-import type { Workspace } from "./workspace.ts";
+import { statTaken, type Workspace } from "./workspace.ts";
 import { readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
@@ -285,7 +285,7 @@ export class Policy {
     return {
       path: resolved.path,
       area: resolved.area,
-      ...lstatOf(resolved.path),
+      ...lstatOf(resolved.path, statTaken(resolved)),
       roots: this.workspace.roots(),
       access: options.access ?? "read",
     };
@@ -684,8 +684,10 @@ function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent[
   return { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source };
 }
 
-// Synchronous on purpose (see Workspace's walk): one lstat, microseconds, on every path a call resolves.
-function lstatOf(realPath: string): { existed: boolean; stat?: fs.Stats } {
+// Synchronous on purpose (see Workspace's walk): one lstat, microseconds, on every path a call resolves; none when
+// the resolution took it already (`taken`).
+function lstatOf(realPath: string, taken?: fs.Stats): { existed: boolean; stat?: fs.Stats } {
+  if (taken) return { existed: true, stat: taken };
   try {
     return { existed: true, stat: fs.lstatSync(realPath) };
   } catch (error) {

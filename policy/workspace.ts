@@ -27,6 +27,15 @@ export interface ResolvedPath {
   exists: boolean;
 }
 
+// The lstat a resolution took of the entry it names on its way (a path walked component by component, its last
+// one not followed), for the policy's target, which carries one: looking again would cost another system call.
+const statsTaken = new WeakMap<ResolvedPath, fs.Stats>();
+
+/** The lstat `resolved` took of `resolved.path` while it walked it, if it did. */
+export function statTaken(resolved: ResolvedPath): fs.Stats | undefined {
+  return statsTaken.get(resolved);
+}
+
 /** Options of {@linkcode Workspace.resolve}. */
 export interface ResolveOptions {
   /**
@@ -61,6 +70,7 @@ const encoder = new TextEncoder();
 interface Walked {
   real: string;
   exists: boolean;
+  stat?: fs.Stats;
 }
 
 /**
@@ -211,13 +221,17 @@ export class Workspace {
     const followFinal = options.followFinalSymlink ?? true;
     // realpath(3) resolves links and `..` exactly as the walk below does, in one
     // call; the walk is for what it cannot answer (a missing path, a loop, a
-    // fence that hides an ancestor, a final link kept as a link).
-    const walked = (followFinal ? realpathOrUndefined(absolute) : undefined) ??
+    // fence that hides an ancestor, a final link kept as a link), and for a
+    // path one or two names below the workdir, where it costs no more calls
+    // than realpath and the lstat the policy takes next (which it saves).
+    const walked = (followFinal && !nearWorkdir(absolute, this.workdir) ? realpathOrUndefined(absolute) : undefined) ??
       this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
     if (area === "temp") this.#requirePresent(this.#tempDir!, this.#tempDirId!);
-    return { path: walked.real, area, exists: walked.exists };
+    const resolved: ResolvedPath = { path: walked.real, area, exists: walked.exists };
+    if (walked.stat) statsTaken.set(resolved, walked.stat);
+    return resolved;
   }
 
   /**
@@ -237,15 +251,16 @@ export class Workspace {
 
   // A workspace folder deleted or replaced while the session runs is an error:
   // nothing may silently re-create it (or write into its replacement).
+  // One lstat when all is well (every resolution pays it); requireRoot looks again only to say what is wrong.
   #requirePresent(root: string, id: string): void {
-    requireRoot(root);
     let now: string | undefined;
     try {
       now = identity(fs.lstatSync(root));
     } catch {
-      // vanished between the two looks; requireRoot says so next time
+      // nothing there, or not to be looked at: requireRoot says which
     }
     if (now === id) return;
+    requireRoot(root);
     throw new ToolError(`The workspace folder ${root} was replaced by another folder; nothing was changed`, {
       code: "workspace_missing",
       kind: "execution",
@@ -357,8 +372,14 @@ export class Workspace {
     followFinal: boolean,
     budget: { hops: number },
   ): Walked {
-    const queue = absolute.split("/");
-    let current = "/";
+    // A path below the workdir is walked from the workdir: resolve() has just found that very folder (device,
+    // inode, birth time) at its path, so a link swapped in above it would have to lead back to the same folder,
+    // and the confined operations check the whole real path of the folder they act in anyway (getcwd).
+    const below = absolute.startsWith(this.workdir + "/");
+    const queue = (below ? absolute.slice(this.workdir.length + 1) : absolute).split("/");
+    let current = below ? this.workdir : "/";
+    // The lstat of `current`, while `current` is the entry it was taken of.
+    let currentStat: fs.Stats | undefined;
     while (queue.length > 0) {
       const name = queue.shift()!;
       if (name === "" || name === ".") continue;
@@ -366,6 +387,7 @@ export class Workspace {
         // `current` is a real path, so its parent is the true parent, as the
         // kernel would find it; a lexical `..` would be wrong after a symlink.
         current = path.posix.dirname(current);
+        currentStat = undefined;
         continue;
       }
       const next = current === "/" ? "/" + name : current + "/" + name;
@@ -375,6 +397,7 @@ export class Workspace {
       } catch (error) {
         if (isRuntimePermissionError(error) && this.#unseenAncestor(next)) {
           current = next;
+          currentStat = undefined;
           continue;
         }
         const code = (error as NodeJS.ErrnoException).code;
@@ -409,13 +432,17 @@ export class Workspace {
         } catch (error) {
           throw this.#lookupError(input, next, error);
         }
-        if (target.startsWith("/")) current = "/";
+        if (target.startsWith("/")) {
+          current = "/";
+          currentStat = undefined;
+        }
         queue.unshift(...target.split("/"));
         continue;
       }
       current = next;
+      currentStat = stat;
     }
-    return { real: current, exists: true };
+    return { real: current, exists: true, ...(currentStat ? { stat: currentStat } : {}) };
   }
 
   #lookupError(input: string, at: string, error: unknown): ToolError {
@@ -505,6 +532,13 @@ function checkSyntax(input: string): void {
   for (const name of input.split("/")) {
     if (encoder.encode(name).length > MAX_NAME_BYTES) throw tooLong(input);
   }
+}
+
+// Whether `absolute` names an entry one or two names below `workdir`, without `..`.
+function nearWorkdir(absolute: string, workdir: string): boolean {
+  if (!absolute.startsWith(workdir + "/")) return false;
+  const names = absolute.slice(workdir.length + 1).split("/").filter((name) => name !== "" && name !== ".");
+  return names.length > 0 && names.length <= 2 && !names.includes("..");
 }
 
 // Synchronous on purpose: one realpath syscall takes a few microseconds, while an

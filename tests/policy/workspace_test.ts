@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../../core/errors.ts";
+import { type ToolError, UsageError } from "../../core/errors.ts";
+import { openReadConfined } from "../../internal/confined_fs.ts";
 import { Workspace } from "../../policy/workspace.ts";
 import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
 
@@ -268,6 +269,30 @@ describe("Workspace.resolve: swapped folders", () => {
     await fsp.rm(L.workdir);
     await fsp.rename(L.workdir + "-moved", L.workdir);
   });
+
+  test(
+    "a folder above the workdir swapped for a link to where the workdir went: paths are walked from the workdir, " +
+      "which is still the same folder, and the confined open refuses the path",
+    { timeout: 60_000 },
+    async () => {
+      await fsp.mkdir(path.join(L.workdir, "sub", "deep"));
+      await fsp.writeFile(path.join(L.workdir, "sub", "deep", "b.txt"), "b\n");
+      await fsp.rename(L.root, L.root + "-moved");
+      await fsp.symlink(L.root + "-moved", L.root);
+      try {
+        for (const options of [{ followFinalSymlink: false }, {}]) {
+          const walked = await ws.resolve("file.txt", options);
+          assert.deepEqual(walked, { path: path.join(L.workdir, "file.txt"), area: "workdir", exists: true });
+          assert.throws(() => openReadConfined(walked.path), (error) => (error as ToolError).code === "path_changed");
+        }
+        // Three names down, realpath(3) resolves it, and sees where it really is now.
+        await rejectsWith(ws.resolve("sub/deep/b.txt"), "outside_workspace");
+      } finally {
+        await fsp.rm(L.root);
+        await fsp.rename(L.root + "-moved", L.root);
+      }
+    },
+  );
 
   test("a session temp dir deleted while in use is workspace_missing too", { timeout: 60_000 }, async () => {
     const temp = await ws.tempDir();

@@ -1,8 +1,9 @@
 // Opening a file for reading without ever blocking on it: the type is checked
-// from the stat the file door's resolution took (FIFOs, sockets and devices
-// are refused unopened), and the open itself is the door's: re-checked,
-// non-blocking, and refusing a symlink swapped in anywhere on the path since,
-// so a race cannot turn the read into a hang or a read outside the workspace.
+// from the lstat the file door's re-check takes right before it opens (FIFOs,
+// sockets and devices are refused unopened), and the open itself is the door's:
+// re-checked, non-blocking, and refusing a symlink swapped in anywhere on the
+// path since, so a race cannot turn the read into a hang or a read outside the
+// workspace.
 
 import fs from "node:fs";
 import type { FileDoor, FileTarget } from "@toolfence/core";
@@ -86,7 +87,7 @@ export interface OpenFile {
   stat: fs.Stats;
 }
 
-// The type before opening: stat (not the resolution's, which may be older) must see a regular file.
+// The stat of a target the door's re-check found nothing at: statSync says what is wrong (ENOENT, ...).
 function statOf(target: FileTarget, shown: string): fs.Stats {
   try {
     return fs.statSync(target.path);
@@ -98,17 +99,21 @@ function statOf(target: FileTarget, shown: string): fs.Stats {
 // Opens the regular file `target` through the door and checks it is the one its stat saw.
 async function openChecked(files: FileDoor, target: FileTarget, shown: string, directoryHint: string) {
   const real = target.path;
-  const before = statOf(target, shown);
-  requireRegular(before, shown, real, directoryHint);
+  // The type before opening: the lstat the door's re-check has just taken (not the resolution's, which may be
+  // older), one stat fewer than looking again; the fstat below makes sure the open found that very file.
+  let before: fs.Stats | undefined;
   let fd: number;
   try {
-    fd = await files.openRead(target);
+    fd = await files.openRead(target, (now) => {
+      before = now ?? statOf(target, shown);
+      requireRegular(before, shown, real, directoryHint);
+    });
   } catch (error) {
     throw fileOpError(error, shown, real, "opening");
   }
   try {
     const stat = fs.fstatSync(fd);
-    requireSameFile(before, stat, shown, real);
+    requireSameFile(before!, stat, shown, real);
     return { fd, stat };
   } catch (error) {
     fs.closeSync(fd);
@@ -176,8 +181,9 @@ export interface ReadableFile {
 /**
  * Opens `target` (a path the file door resolved) for reading, refusing
  * anything but a regular file, with the checks of {@linkcode openRegularFile}:
- * the type from the resolution's stat before opening, the door's open, and
- * fstat to make sure the file opened is the one stat saw.
+ * the type from the lstat the door's re-check takes right before the open,
+ * the door's open, and fstat to make sure the file opened is the one that
+ * lstat saw.
  */
 export async function openForReading(
   files: FileDoor,
