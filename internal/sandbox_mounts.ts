@@ -91,10 +91,12 @@ const SYSTEM_FOLDERS = [
 ];
 
 // Synchronous, as the walks below: a command's start asks this of a few dozen paths, and each asynchronous
-// lstat waits its turn in the thread pool (on a loaded machine, most of a sandboxed command's start).
+// lstat waits its turn in the thread pool (on a loaded machine, most of a sandboxed command's start). Most of
+// those paths do not exist, and a thrown ENOENT (the error and its stack) makes each lstat about three times dearer.
 function kind(p: string): "file" | "dir" | "link" | "other" | undefined {
   try {
-    const info = lstatSync(p);
+    const info = lstatSync(p, { throwIfNoEntry: false });
+    if (info === undefined) return undefined;
     if (info.isSymbolicLink()) return "link";
     if (info.isDirectory()) return "dir";
     return info.isFile() ? "file" : "other";
@@ -286,14 +288,30 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
   return pathGlobMatcher(patterns)(`${rel}/${PROBE_CHILD}`);
 }
 
+// Which relative paths surely do not exist, from the listing of the root: those whose first name no entry
+// there has, in any letter case, so that the few dozen root paths the patterns name need no lstat each (on a
+// case-folding file system too). Only where every name involved is printable ASCII, whose folding is plain
+// lower case: a non-ASCII name may fold onto an ASCII one (the Kelvin sign onto k), and then nothing is ruled out.
+function absentFrom(names: readonly string[] | undefined): (rel: string) => boolean {
+  const ascii = /^[ -~]*$/;
+  if (names === undefined || !names.every((name) => ascii.test(name))) return () => false;
+  const present = new Set(names.map((name) => name.toLowerCase()));
+  return (rel) => {
+    const first = rel.split("/")[0];
+    return ascii.test(first) && !present.has(first.toLowerCase());
+  };
+}
+
 // Every existing protected path of the workspace, found by a bounded walk, and
-// every protected entry seen (links and other entries too, which get no mount).
+// every protected entry seen (links and other entries too, which get no mount);
+// `absent` tells root paths that do not exist (see absentFrom).
 function existingProtected(
   root: string,
   patterns: readonly string[],
-): { mounts: ProtectedMount[]; seen: Set<string> } {
+): { mounts: ProtectedMount[]; seen: Set<string>; absent: (rel: string) => boolean } {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
+  let rootNames: string[] | undefined;
   let seen = 0;
   const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
   while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
@@ -304,6 +322,7 @@ function existingProtected(
     } catch {
       continue;
     }
+    if (rel === "") rootNames = entries.map((entry) => entry.name);
     for (const entry of entries) {
       if (++seen > WALK_MAX_ENTRIES) break;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
@@ -326,7 +345,7 @@ function existingProtected(
       }
     }
   }
-  return { mounts: found, seen: seenProtected };
+  return { mounts: found, seen: seenProtected, absent: absentFrom(rootNames) };
 }
 
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
@@ -389,6 +408,10 @@ export async function protectedMounts(
   const parents = new Map<string, FileHandle>();
   const watched: string[] = [];
   for (const { rel, dir } of candidates) {
+    if (existing.absent(rel)) {
+      watched.push(path.join(root, rel));
+      continue;
+    }
     const parts = rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const abs = path.join(root, ...parts.slice(0, i + 1));
@@ -438,6 +461,7 @@ export interface QuarantinedPath {
 export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
   const candidates = new Set(plan.watched);
+  let absent = (_file: string) => false;
   if (plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
@@ -445,12 +469,13 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
     for (const entry of now.seen) {
       if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
     }
+    absent = (file) => isWithin(file, root) && file !== root && now.absent(path.relative(root, file));
   }
   // Outermost first; whatever lies inside a moved folder moves with it.
   const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
   for (const file of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
-    if (kind(file) === undefined) continue;
+    if (absent(file) || kind(file) === undefined) continue;
     await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
     const target = path.join(
       quarantine,
