@@ -3,10 +3,11 @@
  * by a bare `node:child_process` spawn, a bare `Deno.Command`, a bare spawn of
  * the bubblewrap-wrapped argv, and through `toolbox.call("bash")` with the
  * sandbox off and on, in interleaved rounds of one run. The command analysis
- * alone, and a bare spawn into its own process group (as the tool does, so
- * that it can kill the whole group), are timed too, to show where the tool's
- * overhead goes. Target (issue 30): `bash` under bubblewrap within 1.3x of a
- * bare bubblewrap spawn.
+ * alone, and a bare spawn into a session and process group of its own (the
+ * tool needs one to kill the whole group) both ways, through setsid(1) as the
+ * tool starts it under Deno and with `detached` (a fork of this process), are
+ * timed too, to show where the tool's overhead goes. Target (issue 30): `bash`
+ * under bubblewrap within 1.3x of a bare bubblewrap spawn.
  *
  * Run: deno run -A bench/spawn.ts
  *
@@ -63,6 +64,7 @@ const candidates: [string, () => unknown][] = [
   ["node:child_process spawn", () => nodeSpawn(["bash", "-c", COMMAND])],
   ["Deno.Command", () => denoCommand(["bash", "-c", COMMAND])],
   ["node spawn, own process group", () => nodeSpawn(["bash", "-c", COMMAND], true)],
+  ["node spawn through setsid(1)", () => nodeSpawn(["setsid", "bash", "-c", COMMAND])],
   ["command analysis only", () => authorizeCommand({ state, asker: denyAllHost() }, COMMAND)],
   ["bash tool, sandbox off", () => viaTool(plain)],
 ];
@@ -94,9 +96,11 @@ printRatios(
 const by = Object.fromEntries(ms);
 console.log(
   `  tool overhead, sandbox off: +${(by["bash tool, sandbox off"] - by["node:child_process spawn"]).toFixed(2)} ms, ` +
-    `of which a process group of its own: +${
+    `of which a session of its own: +${
+      (by["node spawn through setsid(1)"] - by["node:child_process spawn"]).toFixed(2)
+    } ms (with detached, a fork: +${
       (by["node spawn, own process group"] - by["node:child_process spawn"]).toFixed(2)
-    } ms`,
+    } ms)`,
 );
 if (hasBwrap) {
   console.log(

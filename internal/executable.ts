@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type Stats, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 
 /**
@@ -19,6 +20,23 @@ import { stat } from "node:fs/promises";
  * Requires `--allow-read` for `file`.
  */
 export async function isExecutableFile(file: string): Promise<boolean> {
-  const info = await stat(file);
+  return executable(await stat(file));
+}
+
+/**
+ * {@linkcode isExecutableFile}, answered at once, for a caller that cannot
+ * wait for the runtime's thread pool; false where `stat` fails.
+ *
+ * Requires `--allow-read` for `file`.
+ */
+export function isExecutableFileSync(file: string): boolean {
+  try {
+    return executable(statSync(file));
+  } catch {
+    return false;
+  }
+}
+
+function executable(info: Stats): boolean {
   return info.isFile() && (info.mode & 0o111) !== 0;
 }

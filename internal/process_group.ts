@@ -7,11 +7,13 @@
  */
 
 import { spawn } from "node:child_process";
+import path from "node:path";
 import type { Readable } from "node:stream";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, RunningProcess } from "@toolfence/core";
-import { isRuntimePermissionError } from "./runtime_permissions.ts";
+import { isRuntimePermissionError, queryRuntimePermission, runtimeFenceKind } from "./runtime_permissions.ts";
+import { isExecutableFileSync } from "./executable.ts";
 
 /** A started process group, with its pipes. */
 export interface GroupProcess extends RunningProcess {
@@ -97,6 +99,36 @@ async function terminateWithLeader(pgid: number, exited: Promise<unknown>, grace
   return true;
 }
 
+// Waits until the process `pid` leads its group, or has exited: a process started through setsid(1)
+// (see spawnGroup) is in the caller's group until setsid runs, and nothing of the command starts before.
+async function groupFormed(pid: number, exited: () => boolean): Promise<void> {
+  while (!exited() && !groupAlive(pid)) await delay(1);
+}
+
+const SETSID_LOCATIONS = ["/usr/bin/setsid", "/bin/setsid"];
+let setsidProgram: string | null | undefined;
+
+/**
+ * The setsid(1) that starts a command in a session of its own without a fork
+ * of this process, or undefined. Under Deno, `detached` forks the whole server
+ * (its hook between fork and exec, which calls setsid, rules out posix_spawn),
+ * and a fork copies the page tables of its V8 heaps and of the command
+ * analysis's WebAssembly memory: about 10 ms per command more than a plain
+ * spawn on the machine of BENCHMARKS.md. setsid(1), spawned plainly, is not a
+ * group leader, so it makes the session and execs the command in place (same
+ * pid, same exit) at the cost of one small exec. Node forks for every spawn,
+ * so there it would only add that exec. Looked for once per process.
+ */
+function sessionLauncher(): string | undefined {
+  if (setsidProgram === undefined) {
+    setsidProgram = runtimeFenceKind() !== "deno"
+      ? null
+      : SETSID_LOCATIONS.find((file) => isExecutableFileSync(file) && queryRuntimePermission("run", file).allowed) ??
+        null;
+  }
+  return setsidProgram ?? undefined;
+}
+
 /** Options of {@linkcode spawnGroup}. */
 export interface SpawnGroupOptions {
   /** Working directory (absolute). */
@@ -121,13 +153,19 @@ export interface SpawnGroupOptions {
  * ToolError, a runtime that forbids it a `fence_denied` one.
  */
 export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions): Promise<GroupProcess> {
+  // Through setsid(1) where that spares a fork (see sessionLauncher): not with descriptors past stdio, whose
+  // hook forks anyway, and only for a program named by a path that is there, so that a missing one is still a
+  // spawn_failed error, never setsid's exit 127.
+  const launcher = options.extraFds?.length || !path.isAbsolute(argv[0]) || !isExecutableFileSync(argv[0])
+    ? undefined
+    : sessionLauncher();
   return new Promise((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(argv[0], argv.slice(1), {
+      child = spawn(launcher ?? argv[0], launcher ? [...argv] : argv.slice(1), {
         cwd: options.cwd,
         env: options.env,
-        detached: true,
+        detached: launcher === undefined,
         stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(options.extraFds ?? [])],
       });
     } catch (error) {
@@ -164,7 +202,10 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         stderr: child.stderr!,
         terminate(graceMs = KILL_GRACE_MS) {
           if (gone) return Promise.resolve();
-          ending ??= (options.diesWithLeader ? terminateWithLeader(pid, exited, graceMs) : terminateGroup(pid, graceMs))
+          ending ??= (launcher ? groupFormed(pid, () => exit !== undefined) : Promise.resolve())
+            .then(() =>
+              options.diesWithLeader ? terminateWithLeader(pid, exited, graceMs) : terminateGroup(pid, graceMs)
+            )
             .then((isGone) => {
               gone = isGone;
               ending = undefined;

@@ -6,7 +6,6 @@
  * @module
  */
 import { writeSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { BoundedOutput } from "@toolfence/core";
 
@@ -30,7 +29,7 @@ export interface OutputCapture extends BoundedOutput {
  */
 export function captureOutput(
   streams: { stdout: Readable; stderr: Readable },
-  files: { stdout: FileHandle; stderr: FileHandle },
+  files: { stdout: { fd: number }; stderr: { fd: number } },
   limitBytes: number,
   onLimit: () => void,
 ): OutputCapture {

@@ -7,7 +7,16 @@
  *
  * @module
  */
-import { constants as fsConstants, lstatSync, readdirSync } from "node:fs";
+import {
+  closeSync,
+  constants as fsConstants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  unlinkSync,
+} from "node:fs";
 import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -91,10 +100,12 @@ const SYSTEM_FOLDERS = [
 ];
 
 // Synchronous, as the walks below: a command's start asks this of a few dozen paths, and each asynchronous
-// lstat waits its turn in the thread pool (on a loaded machine, most of a sandboxed command's start).
+// lstat waits its turn in the thread pool (on a loaded machine, most of a sandboxed command's start). Most of
+// those paths do not exist, and a thrown ENOENT (the error and its stack) makes each lstat about three times dearer.
 function kind(p: string): "file" | "dir" | "link" | "other" | undefined {
   try {
-    const info = lstatSync(p);
+    const info = lstatSync(p, { throwIfNoEntry: false });
+    if (info === undefined) return undefined;
     if (info.isSymbolicLink()) return "link";
     if (info.isDirectory()) return "dir";
     return info.isFile() ? "file" : "other";
@@ -286,14 +297,30 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
   return pathGlobMatcher(patterns)(`${rel}/${PROBE_CHILD}`);
 }
 
+// Which relative paths surely do not exist, from the listing of the root: those whose first name no entry
+// there has, in any letter case, so that the few dozen root paths the patterns name need no lstat each (on a
+// case-folding file system too). Only where every name involved is printable ASCII, whose folding is plain
+// lower case: a non-ASCII name may fold onto an ASCII one (the Kelvin sign onto k), and then nothing is ruled out.
+function absentFrom(names: readonly string[] | undefined): (rel: string) => boolean {
+  const ascii = /^[ -~]*$/;
+  if (names === undefined || !names.every((name) => ascii.test(name))) return () => false;
+  const present = new Set(names.map((name) => name.toLowerCase()));
+  return (rel) => {
+    const first = rel.split("/")[0];
+    return ascii.test(first) && !present.has(first.toLowerCase());
+  };
+}
+
 // Every existing protected path of the workspace, found by a bounded walk, and
-// every protected entry seen (links and other entries too, which get no mount).
+// every protected entry seen (links and other entries too, which get no mount);
+// `absent` tells root paths that do not exist (see absentFrom).
 function existingProtected(
   root: string,
   patterns: readonly string[],
-): { mounts: ProtectedMount[]; seen: Set<string> } {
+): { mounts: ProtectedMount[]; seen: Set<string>; absent: (rel: string) => boolean } {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
+  let rootNames: string[] | undefined;
   let seen = 0;
   const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
   while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
@@ -304,6 +331,7 @@ function existingProtected(
     } catch {
       continue;
     }
+    if (rel === "") rootNames = entries.map((entry) => entry.name);
     for (const entry of entries) {
       if (++seen > WALK_MAX_ENTRIES) break;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
@@ -326,7 +354,7 @@ function existingProtected(
       }
     }
   }
-  return { mounts: found, seen: seenProtected };
+  return { mounts: found, seen: seenProtected, absent: absentFrom(rootNames) };
 }
 
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
@@ -389,6 +417,10 @@ export async function protectedMounts(
   const parents = new Map<string, FileHandle>();
   const watched: string[] = [];
   for (const { rel, dir } of candidates) {
+    if (existing.absent(rel)) {
+      watched.push(path.join(root, rel));
+      continue;
+    }
     const parts = rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const abs = path.join(root, ...parts.slice(0, i + 1));
@@ -412,7 +444,7 @@ export async function protectedMounts(
   }
   for (const [abs, type] of wanted) {
     // Made through the open parent folder, so that a parent swapped for a link meanwhile is not followed.
-    const made = await acquirePlaceholder(abs, type, parents.get(abs)!);
+    const made = acquirePlaceholder(abs, type, parents.get(abs)!);
     const opened = made && await openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
     if (opened) mounts.set(abs, opened);
     else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);
@@ -438,6 +470,7 @@ export interface QuarantinedPath {
 export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
   const candidates = new Set(plan.watched);
+  let absent = (_file: string) => false;
   if (plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
@@ -445,12 +478,13 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
     for (const entry of now.seen) {
       if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
     }
+    absent = (file) => isWithin(file, root) && file !== root && now.absent(path.relative(root, file));
   }
   // Outermost first; whatever lies inside a moved folder moves with it.
   const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
   for (const file of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
-    if (kind(file) === undefined) continue;
+    if (absent(file) || kind(file) === undefined) continue;
     await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
     const target = path.join(
       quarantine,
@@ -494,10 +528,17 @@ export function protectedMountArgs(
 // Placeholders shared by sandboxes running at once, with how many use each.
 const placeholders = new Map<string, { count: number; type: "file" | "dir"; ino: number }>();
 
-async function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandle): Promise<boolean> {
+// Synchronous, as releasePlaceholders: a few system calls per placeholder, which asynchronously each waited
+// their turn in the runtime's thread pool (about 3 ms per command in a git checkout at load 3).
+function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandle): boolean {
   const held = placeholders.get(abs);
   if (held !== undefined) {
-    const now = await fsp.lstat(abs).catch(() => undefined);
+    let now;
+    try {
+      now = lstatSync(abs, { throwIfNoEntry: false });
+    } catch {
+      // not ours to look at: made again below, or not
+    }
     if (now !== undefined && now.ino === held.ino) {
       held.count++;
       return true;
@@ -507,9 +548,9 @@ async function acquirePlaceholder(abs: string, type: "file" | "dir", parent: Fil
   try {
     // Never follows a link, never takes over an existing entry: `wx` and mkdir fail on anything there.
     const through = `/proc/self/fd/${parent.fd}/${path.basename(abs)}`;
-    if (type === "file") await (await fsp.open(through, "wx", 0o444)).close();
-    else await fsp.mkdir(through, { mode: 0o555 });
-    const info = await fsp.lstat(through);
+    if (type === "file") closeSync(openSync(through, "wx", 0o444));
+    else mkdirSync(through, { mode: 0o555 });
+    const info = lstatSync(through);
     placeholders.set(abs, { count: 1, type, ino: info.ino });
     return true;
   } catch {
@@ -522,19 +563,20 @@ async function acquirePlaceholder(abs: string, type: "file" | "dir", parent: Fil
  * Removes the placeholders of `mounts` that no other running sandbox uses,
  * when they are still the empty entries this process created.
  */
-export async function releasePlaceholders(mounts: readonly ProtectedMount[]): Promise<void> {
+export function releasePlaceholders(mounts: readonly ProtectedMount[]): Promise<void> {
   for (const mount of mounts) {
     if (mount.placeholder === undefined) continue;
     const held = placeholders.get(mount.path);
     if (held === undefined || --held.count > 0) continue;
     placeholders.delete(mount.path);
     try {
-      const info = await fsp.lstat(mount.path);
+      const info = lstatSync(mount.path);
       if (info.ino !== held.ino) continue;
-      if (held.type === "file" && info.isFile() && info.size === 0) await fsp.unlink(mount.path);
-      if (held.type === "dir" && info.isDirectory()) await fsp.rmdir(mount.path);
+      if (held.type === "file" && info.isFile() && info.size === 0) unlinkSync(mount.path);
+      if (held.type === "dir" && info.isDirectory()) rmdirSync(mount.path);
     } catch {
       // Gone already, or someone put something in it: it is theirs now.
     }
   }
+  return Promise.resolve();
 }

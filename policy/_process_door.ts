@@ -11,7 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import { type FileHandle, mkdir, open, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
   type ChoiceOutcome,
@@ -108,11 +108,11 @@ export class PolicyProcessDoor implements ProcessDoor {
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
-      await mkdir(dir, { recursive: true });
+      fs.mkdirSync(dir, { recursive: true });
       const name = request.name ?? randomUUID();
       const stdoutPath = path.join(dir, `${name}.stdout`);
       const stderrPath = path.join(dir, `${name}.stderr`);
-      const files = await openOutputFiles(stdoutPath, stderrPath);
+      const files = openOutputFiles(stdoutPath, stderrPath);
       let process: GroupProcess;
       let watch: WorkspaceWatch | undefined;
       try {
@@ -126,7 +126,7 @@ export class PolicyProcessDoor implements ProcessDoor {
           ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
         });
       } catch (error) {
-        await Promise.allSettled([files.stdout.close(), files.stderr.close()]);
+        closeOutputFiles(files);
         throw error;
       }
       limited.watch(() => void process.terminate());
@@ -135,7 +135,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       const groupGone = process.exited.then(() => process.terminate());
       const quarantined: QuarantinedPath[] = [];
       const gone = output.finished(groupGone)
-        .finally(() => Promise.allSettled([files.stdout.close(), files.stderr.close()]))
+        .finally(() => closeOutputFiles(files))
         .then(release)
         .then((moved) => void quarantined.push(...moved));
       const hit = limited.hit;
@@ -218,7 +218,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     // that would be refused anyway.
     const env = commandEnvironment(this.#deps.fence, tempDir, request.env);
     const cwd = await this.#deps.resolveForRead(request.cwd ?? ".");
-    if (!(await stat(cwd)).isDirectory()) {
+    if (!fs.statSync(cwd).isDirectory()) {
       throw new ToolError(`cwd ${request.cwd} is not a folder`, {
         code: "not_a_directory",
         kind: "semantic",
@@ -337,16 +337,33 @@ function quote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-async function openOutputFiles(
-  stdoutPath: string,
-  stderrPath: string,
-): Promise<{ stdout: FileHandle; stderr: FileHandle }> {
-  const stdout = await open(stdoutPath, "wx", 0o600);
+// A command's two output files, by descriptor.
+interface OutputFiles {
+  stdout: { fd: number };
+  stderr: { fd: number };
+}
+
+// Synchronously, as the folder made before them and the working folder's
+// check: one system call each, where each asynchronous one waited its turn in
+// the runtime's thread pool before every command.
+function openOutputFiles(stdoutPath: string, stderrPath: string): OutputFiles {
+  const stdout = fs.openSync(stdoutPath, "wx", 0o600);
   try {
-    return { stdout, stderr: await open(stderrPath, "wx", 0o600) };
+    return { stdout: { fd: stdout }, stderr: { fd: fs.openSync(stderrPath, "wx", 0o600) } };
   } catch (error) {
-    await stdout.close();
+    fs.closeSync(stdout);
     throw error;
+  }
+}
+
+// Once, when the command's output is drained (or it never started).
+function closeOutputFiles(files: OutputFiles): void {
+  for (const { fd } of [files.stdout, files.stderr]) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // A failed close loses nothing: every byte was written synchronously.
+    }
   }
 }
 

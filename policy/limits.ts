@@ -10,6 +10,7 @@
  *
  * @module
  */
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import process from "node:process";
 import path from "node:path";
@@ -227,15 +228,17 @@ interface Mechanism {
 }
 
 let settledMechanism: Mechanism | undefined;
+let mechanismPromise: Promise<Mechanism> | undefined;
 
-async function mechanism(): Promise<Mechanism> {
-  const [cgroup, rlimits, taskWatch] = await Promise.all([
+// Found once per process, as its parts are: each command asks for it, and reading /proc/loadavg again
+// for every one cost several trips through the runtime's thread pool.
+function mechanism(): Promise<Mechanism> {
+  mechanismPromise ??= Promise.all([
     findCgroup(),
     findRlimitSetter(),
     fsp.readFile("/proc/loadavg", "utf8").then((text) => /^\S+ \S+ \S+ \d+\/\d+ /.test(text), () => false),
-  ]);
-  settledMechanism = { cgroup, rlimits, taskWatch };
-  return settledMechanism;
+  ]).then(([cgroup, rlimits, taskWatch]) => settledMechanism = { cgroup, rlimits, taskWatch });
+  return mechanismPromise;
 }
 
 function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits, taskWatch }: Mechanism): LimitsState {
@@ -385,17 +388,19 @@ const SIGNAL_EXITS: Record<number, [LimitName, string]> = {
   153: ["fileSize", "SIGXFSZ"],
 };
 
-async function stderrTail(file: string): Promise<string> {
+// Synchronously: at most 64 KiB of a file just written, where each asynchronous step (open, stat, read,
+// close) waited its turn in the runtime's thread pool after every command.
+function stderrTail(file: string): string {
   try {
-    const handle = await fsp.open(file, "r");
+    const fd = fs.openSync(file, "r");
     try {
-      const { size } = await handle.stat();
+      const { size } = fs.fstatSync(fd);
       const start = Math.max(0, size - STDERR_TAIL_BYTES);
       const buffer = new Uint8Array(size - start);
-      await handle.read(buffer, 0, buffer.length, start);
-      return new TextDecoder().decode(buffer);
+      const read = fs.readSync(fd, buffer, 0, buffer.length, start);
+      return new TextDecoder().decode(buffer.subarray(0, read));
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
   } catch {
     return "";
@@ -467,6 +472,7 @@ export async function limitCommand(
         else tasks = watch;
       });
     },
+    // deno-lint-ignore require-await -- async: a failure stays a rejected promise, never a throw.
     async hit(exit, stderrFile) {
       const found = (limit: LimitName, evidence: string): LimitHit => ({
         limit,
@@ -485,7 +491,7 @@ export async function limitCommand(
         return found(limit, `exit code ${exit.code} (${signal})`);
       }
       if (stderrFile === undefined) return undefined;
-      const tail = await stderrTail(stderrFile);
+      const tail = stderrTail(stderrFile);
       for (const hint of HINTS) {
         if (hint.limit === "tmpSize" && !options.privateTmp) continue;
         const match = hint.pattern.exec(tail);

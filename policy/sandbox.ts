@@ -13,6 +13,7 @@
  *
  * @module
  */
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -382,17 +383,19 @@ export interface SandboxedCommand {
 // The system view: each folder that exists bound read-only, each that is a
 // link (merged /usr) recreated as the link. One the runtime may not look at is
 // bound if it exists (bubblewrap judges), so a narrow fence does not empty it.
-async function systemViewMounts(): Promise<string[]> {
+// Synchronous: each asynchronous lstat waited its turn in the runtime's thread
+// pool, 2 to 8 ms per command for these eight folders at load 3 to 4.
+function systemViewMounts(): string[] {
   const args: string[] = [];
   for (const folder of SYSTEM_READ_VIEW) {
     let info;
     try {
-      info = await fsp.lstat(folder);
+      info = fs.lstatSync(folder);
     } catch (error) {
       if (isRuntimePermissionError(error)) args.push("--ro-bind-try", folder, folder);
       continue;
     }
-    if (info.isSymbolicLink()) args.push("--symlink", await fsp.readlink(folder), folder);
+    if (info.isSymbolicLink()) args.push("--symlink", fs.readlinkSync(folder), folder);
     else if (info.isDirectory()) args.push("--ro-bind", folder, folder);
   }
   return args;
@@ -523,7 +526,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
     const wrapped = [
       status.path,
-      ...await systemViewMounts(),
+      ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),

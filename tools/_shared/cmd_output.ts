@@ -5,6 +5,7 @@
  * @module
  */
 
+import { readFileSync, statSync } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import type { ArtifactStore } from "@toolfence/core";
 import { ToolError } from "@toolfence/core";
@@ -25,6 +26,11 @@ export function outputUnavailable(file: string, error: unknown): ToolError {
 }
 
 const decoder = new TextDecoder();
+
+// Streams up to this size are read back synchronously: an asynchronous readFile is several trips through the
+// runtime's thread pool (open, stat, read, close), about a millisecond per stream on a loaded machine for what
+// is usually a few lines; a larger one asynchronously, so that other calls go on while it is read.
+const READ_AT_ONCE_BYTES = 1 << 20;
 
 /** One output stream, read back within a cap. */
 export interface CappedStream {
@@ -51,7 +57,7 @@ export async function readStreamForResult(
   // (at most the output limit); while the command ran it only lived in the file.
   let content: Uint8Array;
   try {
-    content = await readFile(file);
+    content = statSync(file).size <= READ_AT_ONCE_BYTES ? readFileSync(file) : await readFile(file);
   } catch (error) {
     throw outputUnavailable(file, error);
   }
