@@ -155,8 +155,11 @@ export interface SpawnGroupOptions {
 export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions): Promise<GroupProcess> {
   // Through setsid(1) where that spares a fork (see sessionLauncher): not with descriptors past stdio, whose
   // hook forks anyway, and only for a program named by a path that is there, so that a missing one is still a
-  // spawn_failed error, never setsid's exit 127.
-  const launcher = options.extraFds?.length || !path.isAbsolute(argv[0]) || !isExecutableFileSync(argv[0])
+  // spawn_failed error, never setsid's exit 127. And only for a program the runtime lets this process run
+  // itself: Deno's --allow-run judges the program it starts, which would be setsid, so a list that names setsid
+  // but not the program must not let the program through (its spawn then fails with fence_denied, as before).
+  const launcher = options.extraFds?.length || !path.isAbsolute(argv[0]) || !isExecutableFileSync(argv[0]) ||
+      !queryRuntimePermission("run", argv[0]).allowed
     ? undefined
     : sessionLauncher();
   return new Promise((resolve, reject) => {

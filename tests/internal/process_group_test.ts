@@ -4,9 +4,17 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { type GroupProcess, spawnGroup } from "../../internal/process_group.ts";
 import { eventually, markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
@@ -62,3 +70,48 @@ test("a program that is not there is a spawn_failed error, as before", { timeout
     code: "spawn_failed",
   });
 });
+
+test(
+  "Deno's --allow-run still judges the program: a list naming setsid(1) but not the program refuses it",
+  { timeout: 60_000, skip: DENO_PROCESS_ONLY || (!existsSync("/usr/bin/setsid") && "no /usr/bin/setsid here") },
+  async () => {
+    const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "../..");
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-setsid-"));
+    try {
+      // `deno run` (not `deno eval`, which has every permission), with run permission for setsid alone.
+      const probe = path.join(dir, "probe.ts");
+      await writeFile(
+        probe,
+        `import { spawnGroup } from ${JSON.stringify(path.join(root, "internal/process_group.ts"))};
+        for (const program of ["/bin/echo", "/usr/bin/setsid"]) {
+          try {
+            const child = await spawnGroup([program, "--version"], { cwd: "/", env: {} });
+            child.stdout.resume();
+            child.stderr.resume();
+            await child.exited;
+            console.log(program, "ran");
+          } catch (error) {
+            console.log(program, (error as { code?: string }).code);
+          }
+        }\n`,
+      );
+      const { stdout } = await promisify(execFile)(
+        DENO,
+        [
+          "run",
+          "--config",
+          path.join(root, "deno.json"),
+          "--no-prompt",
+          "--allow-read",
+          "--allow-env",
+          "--allow-run=/usr/bin/setsid",
+          probe,
+        ],
+        { cwd: root, timeout: 50_000 },
+      );
+      assert.deepEqual(stdout.trim().split("\n"), ["/bin/echo fence_denied", "/usr/bin/setsid ran"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
