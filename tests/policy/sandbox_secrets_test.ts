@@ -290,7 +290,7 @@ describe("protected paths under a racing swap", { skip }, () => {
       "-c",
       `while :; do mv ${git} ${git}-real 2>/dev/null; ln -sfn ${outside} ${git}; rm -f ${git}; ` +
       `mv ${git}-real ${git} 2>/dev/null; done`,
-    ], { stdio: "ignore" });
+    ], { stdio: "ignore", detached: true });
     const racerExit = exited(racer);
     const tries = Number(process.env.TOOLFENCE_RACE_TRIES ?? 60);
     // On a loaded machine the tries stop at 30 s, after at least 10: the racer spins all along, so each try races.
@@ -306,7 +306,9 @@ describe("protected paths under a racing swap", { skip }, () => {
         assert.notEqual(probe, "writable", `try ${i}: the outside folder was writable in the sandbox`);
       }
     } finally {
-      racer.kill("SIGKILL");
+      // The whole group: a mv or ln the loop had just started would otherwise outlive it and write into the
+      // workspace while afterEach removes it (ENOTEMPTY under load, seen on Node 22 in CI).
+      process.kill(-racer.pid!, "SIGKILL");
       await racerExit;
       await fsp.rm(outside, { recursive: true, force: true });
     }

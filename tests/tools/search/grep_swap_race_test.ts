@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { grepTool } from "../../../tools/search/grep.ts";
 import { exited } from "../../_exited.ts";
 import { type Layout, makeLayout } from "../fs/_helpers.ts";
@@ -43,7 +44,7 @@ describe("grep against a folder swapped for a link during the search", () => {
         "racer",
         path.join(l.outside, "race-twin"),
       ],
-      { cwd: l.workdir, stdio: "ignore" },
+      { cwd: l.workdir, stdio: "ignore", detached: true },
     );
     const racerExit = exited(racer);
     let answered = 0;
@@ -55,7 +56,8 @@ describe("grep against a folder swapped for a link during the search", () => {
         if (result.status === "success") answered++;
       }
     } finally {
-      racer.kill("SIGKILL");
+      // The whole group: a mv or ln the loop had just started would otherwise outlive it and race the cleanup.
+      process.kill(-racer.pid!, "SIGKILL");
       await racerExit;
       // Leave race/ in place whatever state the racer stopped in.
       await fsp.rm(path.join(l.workdir, "race"), { force: true, recursive: false }).catch(() => {});
