@@ -13,7 +13,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type GroupProcess, spawnGroup } from "../../internal/process_group.ts";
-import { eventually, markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
+import { eventually, killSleeps, markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
 import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
@@ -55,13 +55,7 @@ test("a terminate right after the start ends the command and what it started, wh
     const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 5_000);
     assert.ok(gone, `left running: ${(await pidsWithArgs("sleep", marker)).join(", ")}`);
   } finally {
-    for (const pid of await pidsWithArgs("sleep", marker)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    await killSleeps(marker);
   }
 });
 

@@ -54,6 +54,17 @@ export async function eventually(check: () => Promise<boolean> | boolean, ms = 1
 }
 
 /** A unique number usable as a `sleep` duration that marks a process. */
+/** SIGKILLs every `sleep <marker>` still running: a test's cleanup, whatever its assertions said. */
+export async function killSleeps(marker: string): Promise<void> {
+  for (const pid of await pidsWithArgs("sleep", marker)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
 export function markerSeconds(): string {
   return `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1e6)}`;
 }

@@ -7,9 +7,8 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import process from "node:process";
 import { Session } from "../../../policy/session.ts";
-import { cmdBox, eventually, markerSeconds, okOutput, pidsWithArgs } from "./_helpers.ts";
+import { cmdBox, eventually, killSleeps, markerSeconds, okOutput, pidsWithArgs } from "./_helpers.ts";
 
 const ROUNDS = 6;
 
@@ -35,13 +34,7 @@ describe("jobs end with their session, however early it closes", () => {
         const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 5_000);
         assert.ok(gone, `left running: ${(await pidsWithArgs("sleep", marker)).join(", ")}`);
       } finally {
-        for (const pid of await pidsWithArgs("sleep", marker)) {
-          try {
-            process.kill(pid, "SIGKILL");
-          } catch {
-            // already gone
-          }
-        }
+        await killSleeps(marker);
         await rm(dir, { recursive: true, force: true });
       }
     });
