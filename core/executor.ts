@@ -37,7 +37,7 @@ import { finishOutput } from "./_call_output.ts";
 import { CallRun, errorFields, isAbortError, thrownToToolError } from "./_call_run.ts";
 import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
-import { tracedCall, tracing } from "./telemetry.ts";
+import { callSpan, tracing } from "./telemetry.ts";
 import { inCallScope } from "./_call_scope.ts";
 
 /** The default cap on model-facing output, in characters. */
@@ -172,7 +172,7 @@ function tracedSteps<T>(
   options: CallOptions<T>,
 ): Promise<ToolResult> {
   if (!tracing()) return settledSteps(env, session, name, rawArgs, options);
-  return tracedCall(name, options.callId, () => settledSteps(env, session, name, rawArgs, options));
+  return callSpan(name, options.callId, () => settledSteps(env, session, name, rawArgs, options));
 }
 
 // The steps as a promise, also when they answered at once or threw.

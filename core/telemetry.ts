@@ -76,7 +76,18 @@ export function tracedCall(
   callId: string | undefined,
   run: () => Promise<ToolResult>,
 ): Promise<ToolResult> {
-  if (!tracing()) return run();
+  return tracing() ? callSpan(toolName, callId, run) : run();
+}
+
+/**
+ * {@linkcode tracedCall}'s span, for a caller that has asked {@linkcode tracing} already (the executor, which
+ * makes no closure for an untraced call).
+ */
+export function callSpan(
+  toolName: string,
+  callId: string | undefined,
+  run: () => Promise<ToolResult>,
+): Promise<ToolResult> {
   return withApi(({ trace, SpanKind, SpanStatusCode }) =>
     trace.getTracer(TRACER).startActiveSpan("ai.toolCall", {
       kind: SpanKind.INTERNAL,
