@@ -34,9 +34,10 @@
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
- * `--split`, each version runs every other file (in path order), all versions
- * at once, so that the suite runs once under Node with each folder's files
- * shared among the versions (CI: the whole suite already ran under Deno).
+ * `--split`, each version runs a share of the files of about equal weight (by
+ * the seconds of `tests/node_test_times.json`), all versions at once, so that
+ * the suite runs once under Node, shared among the versions (CI: the whole
+ * suite already ran under Deno).
  * The consumers run while the suite does.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
@@ -56,7 +57,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, importedSpecifiers } from "./_npm_compile.ts";
 import { NODE_TEST_FLAGS } from "./check_tests.ts";
-import { TEST_JOBS } from "./run_tests.ts";
+import { splitByWeight, TEST_JOBS } from "./run_tests.ts";
 import {
   type DenoConfig,
   dependencyVersion,
@@ -304,6 +305,9 @@ function peerRange(name: string, packages: readonly WorkspacePackage[]): string 
 
 /** How many consumer projects are checked at once. */
 const CONSUMER_JOBS = 3;
+// The seconds each test file took under `node --test` in a run on a 2-core machine, to share the files between Node
+// versions (`--split`).
+const NODE_TIMES_FILE = path.join(root, "tests", "node_test_times.json");
 
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
@@ -508,8 +512,13 @@ async function main(args: string[]): Promise<number> {
     // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
     // sandboxes, timers) overlap, and neither waits for the other's slowest file.
     const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+    // Each version's share weighs about the same by the files' seconds under Node (a run's times, committed in
+    // NODE_TIMES_FILE; a file not there weighs a second), heaviest first, so that neither ends long after the other.
+    const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
+    const weight = (file: string) => nodeSeconds[file.replace(/\.js$/, ".ts")] ?? 1;
+    const shares = split ? splitByWeight(allTestFiles, weight, nodeVersions.length) : [];
     const runVersion = async (version: string | undefined, index: number) => {
-      const testFiles = split ? allTestFiles.filter((_, i) => i % nodeVersions.length === index) : allTestFiles;
+      const testFiles = split ? shares[index] : allTestFiles;
       const name = `node ${version ?? "(on the PATH)"}`;
       const started = step(
         `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +

@@ -133,6 +133,22 @@ export function planBatches(files: readonly string[], weight: (file: string) => 
   return batches;
 }
 
+/**
+ * Splits `files` into `parts` lists of about equal weight, for runners that
+ * each take a fixed list (`node --test` per Node version): the heaviest file
+ * goes to the lightest list, and each list keeps its files heaviest first, so
+ * that no list ends with a long file alone.
+ */
+export function splitByWeight(files: readonly string[], weight: (file: string) => number, parts: number): string[][] {
+  const lists = Array.from({ length: Math.max(1, parts) }, () => ({ files: [] as string[], weight: 0 }));
+  for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = lists.reduce((min, list) => list.weight < min.weight ? list : min);
+    lightest.files.push(file);
+    lightest.weight += weight(file);
+  }
+  return lists.map((list) => list.files);
+}
+
 // The last run's times on this machine, written after each run; on a fresh checkout, the committed times of a CI run.
 const TIMES_FILE = "node_modules/.toolfence-test-times.json";
 const SEED_TIMES_FILE = "tests/test_times.json";

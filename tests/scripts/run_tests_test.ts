@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { fileSeconds, formatSummary, isTestFileName, parseSummary, planBatches } from "../../scripts/run_tests.ts";
+import {
+  fileSeconds,
+  formatSummary,
+  isTestFileName,
+  parseSummary,
+  planBatches,
+  splitByWeight,
+} from "../../scripts/run_tests.ts";
 import { exited } from "../_exited.ts";
 import { IS_DENO } from "../_runtime.ts";
 
@@ -56,6 +63,30 @@ test("batches take every file once, longest first, and shrink to single files", 
   assert.deepEqual(batches[0], ["a"]);
   assert.deepEqual(batches[1], ["i"]);
   assert.equal(batches.at(-1)!.length, 1);
+});
+
+test("a split by weight gives every file once, heaviest first in each list, and lists of about equal weight", {
+  timeout: 10_000,
+}, () => {
+  const weights: Record<string, number> = { a: 90, b: 60, c: 50, d: 40, e: 10, f: 5, g: 5, h: 1 };
+  const weight = (f: string) => weights[f];
+  const [one, two] = splitByWeight(Object.keys(weights), weight, 2);
+  assert.deepEqual([...one, ...two].sort(), Object.keys(weights).sort());
+  for (const list of [one, two]) assert.deepEqual(list, list.toSorted((x, y) => weight(y) - weight(x)));
+  const sum = (list: string[]) => list.reduce((total, f) => total + weight(f), 0);
+  assert.ok(Math.abs(sum(one) - sum(two)) <= 5, `${sum(one)} against ${sum(two)}`);
+  // Random weights: no list is ever heavier than an even share plus the heaviest file.
+  for (let run = 0; run < 200; run++) {
+    const random: Record<string, number> = {};
+    for (let i = 0; i < 1 + (run % 40); i++) random[`f${i}`] = Math.floor(Math.random() * 100);
+    const parts = 1 + (run % 4);
+    const lists = splitByWeight(Object.keys(random), (f) => random[f], parts);
+    assert.equal(lists.length, parts);
+    assert.deepEqual(lists.flat().sort(), Object.keys(random).sort());
+    const total = Object.values(random).reduce((a, b) => a + b, 0);
+    const heaviest = Math.max(...Object.values(random));
+    for (const list of lists) assert.ok(list.reduce((t, f) => t + random[f], 0) <= total / parts + heaviest);
+  }
 });
 
 test("a real run: the queues' counts add up and a failing file fails the run", {
