@@ -3,10 +3,25 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { declaredSurface, ROOT } from "../../scripts/public_api.ts";
-import { APPLICATION_MARKER, applicationNames, exportStatement, generate, GENERATED } from "../../scripts/surface.ts";
+import {
+  APPLICATION_MARKER,
+  applicationNames,
+  exportStatement,
+  generate,
+  GENERATED,
+  REFERENCED_TYPES_MARKER,
+  referencedTypes,
+} from "../../scripts/surface.ts";
 import { IS_DENO } from "../_runtime.ts";
 
 const read = (file: string): Promise<string> => readFile(path.join(ROOT, file), "utf8");
+
+// A file's text above the referenced types' marker (its names) and below it (the types they reference): the
+// generated files' REFERENCED_TYPES_MARKER, or the members' hand-kept line that starts the same way.
+function sections(text: string): [string, string] {
+  const at = text.search(new RegExp(`^${REFERENCED_TYPES_MARKER.split(",")[0]}`, "m"));
+  return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at)];
+}
 
 describe("the generated surface", { skip: IS_DENO ? false : "reads the source repository's members" }, () => {
   for (const surface of GENERATED) {
@@ -30,14 +45,32 @@ describe("the generated surface", { skip: IS_DENO ? false : "reads the source re
           if (!own.has(name.replace(/^type /, ""))) expected.add(name);
         }
       }
-      assert.deepEqual(new Set(declaredSurface(await read(surface.file))), expected);
+      assert.deepEqual(new Set(declaredSurface(sections(await read(surface.file))[0])), expected);
+    });
+
+    test(`${surface.file} exports, type-only, the types its names reference`, { timeout: 60_000 }, async () => {
+      const [names, referenced] = sections(await read(surface.file));
+      const types = await referencedTypes(surface);
+      const bare = (name: string) => name.replace(/^type /, "");
+      assert.deepEqual(
+        declaredSurface(referenced),
+        types.map((type) => `type ${type.as}`).sort((a, b) => bare(a).localeCompare(bare(b))),
+      );
+      assert.doesNotMatch(referenced, /^export \{/m, "the referenced types are exported type-only");
+      const above = new Set(declaredSurface(names).map(bare));
+      const members = new Set(GENERATED.flatMap((generated) => generated.members.map(([specifier]) => specifier)));
+      for (const type of types) {
+        assert.ok(!above.has(type.as), `${type.as} is exported above the marker too`);
+        assert.ok(members.has(type.from), `${type.as} comes from ${type.from}, not one of the umbrella's members`);
+      }
     });
   }
 
   test("the umbrella stays an application's surface, not the members' sum", { timeout: 60_000 }, async () => {
-    const umbrella = declaredSurface(await read("mod.ts")).length;
+    // The names an application imports; the types they reference, below the marker, are there for the docs.
+    const umbrella = declaredSurface(sections(await read("mod.ts"))[0]).length;
     let members = 0;
-    for (const [, file] of GENERATED[0].members) members += declaredSurface(await read(file)).length;
+    for (const [, file] of GENERATED[0].members) members += declaredSurface(sections(await read(file))[0]).length;
     assert.ok(umbrella <= 130, `the umbrella exports ${umbrella} names`);
     assert.ok(umbrella < members / 3, `the umbrella exports ${umbrella} of the members' ${members} names`);
   });
@@ -64,5 +97,12 @@ describe("the surface script's parts", () => {
     const long = exportStatement(Array.from({ length: 20 }, (_, i) => `name${String(i).padStart(2, "0")}`), "x");
     assert.match(long, /^export \{\n {2}name00,\n/);
     assert.ok(long.endsWith('  name19,\n} from "x";'));
+  });
+
+  test("type-only statements order an alias by the name it renames", { timeout: 10_000 }, () => {
+    assert.equal(
+      exportStatement(["ToolBoxOptions", "ToolBox as CoreToolBox", "Tool"], "x", true),
+      'export type { Tool, ToolBox as CoreToolBox, ToolBoxOptions } from "x";',
+    );
   });
 });
