@@ -1,5 +1,6 @@
 // Policy files: validation with positions, layering and precedence, shadow
-// mode, examples, editing that keeps comments, the published JSON Schema.
+// mode, examples, the published JSON Schema. (Editing that keeps comments:
+// edit_test.ts.)
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -8,7 +9,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  addRuleToText,
   decideCommand,
   loadPolicy,
   parsePolicyFile,
@@ -17,7 +17,6 @@ import {
   policyJsonSchema,
   PolicyRules,
   policySettings,
-  removeRuleFromText,
   runPolicyExamples,
   STARTER_POLICY,
   userPolicyFile,
@@ -226,28 +225,6 @@ describe("layers", () => {
     );
     const rules = await loadPolicy(join(dir, "ws"), { managed: "/nonexistent", user: "/nonexistent", examples: false });
     assert.equal(rules.commandRules.length, 1);
-  });
-});
-
-describe("editing", () => {
-  test("add and remove keep comments and layout", { timeout: 60_000 }, () => {
-    const text = '{\n  // why we deny\n  "commands": {\n    "deny": ["git push"] // no pushing\n  }\n}\n';
-    const added = addRuleToText(text, { section: "commands", list: "deny" }, "curl");
-    assert.match(added, /\/\/ why we deny/);
-    assert.match(added, /\/\/ no pushing/);
-    assert.deepEqual(parsePolicyFile("t", added, "project").config.commands?.deny, ["git push", "curl"]);
-    assert.equal(addRuleToText(added, { section: "commands", list: "deny" }, " curl "), added, "no duplicate");
-    const withPath = addRuleToText(added, { section: "paths", list: "deny" }, "secrets/**");
-    assert.deepEqual(parsePolicyFile("t", withPath, "project").config.paths?.deny, ["secrets/**"]);
-    const { text: removed, removed: count } = removeRuleFromText(
-      withPath,
-      { section: "commands", list: "deny" },
-      "git push",
-    );
-    assert.equal(count, 1);
-    assert.match(removed, /\/\/ why we deny/);
-    assert.deepEqual(parsePolicyFile("t", removed, "project").config.commands?.deny, ["curl"]);
-    assert.throws(() => addRuleToText(text, { section: "paths", list: "deny" }, "../x"), PolicyFileError);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Run by fs_ops_test.ts under `deno run` with only --allow-read and
+ * Run by delete_test.ts under `deno run` with only --allow-read and
  * --allow-write for the workspace (no --allow-sys): deletes a path through the
  * `delete` tool and prints the result as JSON, so the test can see that the
  * process lives to print it.

@@ -6,9 +6,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ToolBox } from "../../toolbox.ts";
-import { serveHttp } from "../../adapters/mcp/http.ts";
-import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "./_http_harness.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { serveHttp } from "../../../adapters/mcp/http.ts";
+import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "../_http_harness.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef00";

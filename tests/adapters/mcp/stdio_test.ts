@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { narrowFlags } from "./_raw_server.ts";
+import { narrowFlags } from "../_raw_server.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -21,9 +21,9 @@ import {
   type ElicitResult,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const MAIN = join(ROOT, "main.ts");
 // deno itself, also when the npm build runs this file under Node (process.execPath is node there).
 const GROUPS = "fs,search,patch,cmd,system";

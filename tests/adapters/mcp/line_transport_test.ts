@@ -12,8 +12,8 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import { callOutput, type RawServer, startRawServer } from "./_raw_server.ts";
-import { DENO_PROCESS_ONLY } from "../_runtime.ts";
+import { callOutput, type RawServer, startRawServer } from "../_raw_server.ts";
+import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 let workspace: string;
 let tempParent: string;

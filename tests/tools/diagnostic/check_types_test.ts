@@ -1,6 +1,7 @@
-// check_types as an attacker would use it: outside files must not come back in
-// diagnostics, and no registry may be contacted, with the real bubblewrap and a
-// real loopback listener.
+// check_types: its diagnostics with file, line and column, and check_types as
+// an attacker would use it: outside files must not come back in diagnostics,
+// and no registry may be contacted, with the real bubblewrap and a real
+// loopback listener.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,7 @@ import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { ToolBox } from "../../../toolbox.ts";
-import { checkTypesTool } from "../../../tools/diagnostic/check_types.ts";
+import { type CheckTypesResult, checkTypesTool } from "../../../tools/diagnostic/check_types.ts";
 
 const box = new ToolBox().register(checkTypesTool);
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -97,5 +98,31 @@ describe("check_types without a sandbox", () => {
       const result = await box.call(session, "check_types", { path: "a.ts" });
       assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
     }, { ...auto, sandbox: "off" });
+  });
+});
+
+describe("check_types", () => {
+  test("runs deno check and reports each diagnostic with file, line and column", { timeout: 90_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(path.join(dir, "good.ts"), "export const n: number = 1;\n");
+      const good = (await box.call(session, "check_types", { path: "good.ts" })).output as CheckTypesResult;
+      assert.deepEqual([good.ok, good.diagnostics], [true, []]);
+      await writeFile(path.join(dir, "bad.ts"), 'const q: number = "s";\nexport const r: string = q;\n');
+      const bad = await box.call(session, "check_types", { path: "bad.ts" });
+      assert.equal(bad.status, "success", bad.error);
+      const out = bad.output as CheckTypesResult;
+      assert.equal(out.ok, false);
+      assert.deepEqual(
+        out.diagnostics.map((d) => [d.code, d.file, d.line, d.column]),
+        [["TS2322", "bad.ts", 1, 7], ["TS2322", "bad.ts", 2, 14]],
+      );
+      assert.match(out.diagnostics[0].message, /Type 'string' is not assignable to type 'number'/);
+      await writeFile(path.join(dir, "broken.ts"), "foo(\n");
+      const broken = (await box.call(session, "check_types", { path: "broken.ts" })).output as CheckTypesResult;
+      assert.deepEqual(
+        broken.diagnostics.map((d) => [d.code, d.file, d.line, d.column]),
+        [["SyntaxError", "broken.ts", 1, 5]],
+      );
+    });
   });
 });

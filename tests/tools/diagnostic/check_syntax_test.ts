@@ -1,15 +1,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ToolBox } from "../../../toolbox.ts";
 import type { Fence } from "../../../core/fence.ts";
-import {
-  type CheckSyntaxResult,
-  type CheckTypesResult,
-  diagnosticTools,
-  type DiffFilesResult,
-} from "../../../tools/diagnostic/mod.ts";
+import { type CheckSyntaxResult, diagnosticTools } from "../../../tools/diagnostic/mod.ts";
 import { withSession } from "../../core/_helpers.ts";
 
 const box = new ToolBox().register(...diagnosticTools());
@@ -112,57 +107,6 @@ describe("check_syntax", () => {
       await writeFile(path.join(dir, "blob.json"), new Uint8Array([123, 0, 125]));
       assert.equal((await box.call(session, "check_syntax", { path: "blob.json" })).errorCode, "binary_file");
       assert.equal((await box.call(session, "check_syntax", { path: "/etc/hostname" })).errorCode, "outside_workspace");
-    });
-  });
-});
-
-describe("diff_files", () => {
-  test("a unified diff, empty when equal", { timeout: 90_000 }, async () => {
-    await withSession(async (session, dir) => {
-      await mkdir(path.join(dir, "v"));
-      await writeFile(path.join(dir, "v", "a.txt"), "one\ntwo\nthree\n");
-      await writeFile(path.join(dir, "v", "b.txt"), "one\nTWO\nthree\nfour\n");
-      await writeFile(path.join(dir, "v", "c.txt"), "one\ntwo\nthree\n");
-      const same = (await box.call(session, "diff_files", { a: "v/a.txt", b: "v/c.txt" })).output as DiffFilesResult;
-      assert.deepEqual(same, { diff: "", identical: true, added: 0, removed: 0 });
-      const changed = (await box.call(session, "diff_files", { a: "v/a.txt", b: "v/b.txt" }))
-        .output as DiffFilesResult;
-      assert.equal(changed.identical, false);
-      assert.deepEqual([changed.added, changed.removed], [2, 1]);
-      assert.equal(
-        changed.diff,
-        "--- v/a.txt\n+++ v/b.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n three\n+four\n",
-      );
-      assert.equal(
-        (await box.call(session, "diff_files", { a: "v/a.txt", b: "../x" })).errorCode,
-        "outside_workspace",
-      );
-    });
-  });
-});
-
-describe("check_types", () => {
-  test("runs deno check and reports each diagnostic with file, line and column", { timeout: 90_000 }, async () => {
-    await withSession(async (session, dir) => {
-      await writeFile(path.join(dir, "good.ts"), "export const n: number = 1;\n");
-      const good = (await box.call(session, "check_types", { path: "good.ts" })).output as CheckTypesResult;
-      assert.deepEqual([good.ok, good.diagnostics], [true, []]);
-      await writeFile(path.join(dir, "bad.ts"), 'const q: number = "s";\nexport const r: string = q;\n');
-      const bad = await box.call(session, "check_types", { path: "bad.ts" });
-      assert.equal(bad.status, "success", bad.error);
-      const out = bad.output as CheckTypesResult;
-      assert.equal(out.ok, false);
-      assert.deepEqual(
-        out.diagnostics.map((d) => [d.code, d.file, d.line, d.column]),
-        [["TS2322", "bad.ts", 1, 7], ["TS2322", "bad.ts", 2, 14]],
-      );
-      assert.match(out.diagnostics[0].message, /Type 'string' is not assignable to type 'number'/);
-      await writeFile(path.join(dir, "broken.ts"), "foo(\n");
-      const broken = (await box.call(session, "check_types", { path: "broken.ts" })).output as CheckTypesResult;
-      assert.deepEqual(
-        broken.diagnostics.map((d) => [d.code, d.file, d.line, d.column]),
-        [["SyntaxError", "broken.ts", 1, 5]],
-      );
     });
   });
 });

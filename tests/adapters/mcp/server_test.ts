@@ -19,9 +19,9 @@ import {
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { tool } from "../../core/tool.ts";
-import { ToolBox } from "../../toolbox.ts";
-import { createMcpServer, type McpServerOptions } from "../../adapters/mcp/mod.ts";
+import { tool } from "../../../core/tool.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { createMcpServer, type McpServerOptions } from "../../../adapters/mcp/mod.ts";
 
 const PNG = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),

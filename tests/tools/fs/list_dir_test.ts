@@ -1,0 +1,37 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fsp from "node:fs/promises";
+import { ok } from "./_helpers.ts";
+import { at, l, sha, useToolLayout } from "./_tool_layout.ts";
+
+useToolLayout();
+
+describe("list_dir and file_info", () => {
+  test("list_dir sorts names by kind; details add sizes and times", { timeout: 60_000 }, async () => {
+    const plain = ok(await l.call("list_dir", { path: "." }));
+    assert.deepEqual(plain.directories, ["sub"]);
+    assert.deepEqual(plain.files, ["inside.txt"]);
+    assert.deepEqual(plain.symlinks, ["dangling", "dir-out", "link-in", "link-out", "loop-a", "loop-b"]);
+    const detailed = ok(await l.call("list_dir", { path: "sub", details: true }));
+    const [deep] = detailed.files as { name: string; size: number; modified: string }[];
+    assert.equal(deep.name, "deep.txt");
+    assert.equal(deep.size, 5);
+    assert.ok(!Number.isNaN(Date.parse(deep.modified)));
+    assert.equal((await l.call("list_dir", { path: "inside.txt" })).errorCode, "not_directory");
+  });
+
+  test("file_info describes files, folders and binary content", { timeout: 60_000 }, async () => {
+    const info = ok(await l.call("file_info", { path: "inside.txt" }));
+    assert.equal(info.type, "file");
+    assert.equal(info.content, "text");
+    assert.equal(info.encoding, "UTF-8");
+    assert.equal(info.sha256, sha("inside\n"));
+    assert.match(String(info.mode), /^0[0-7]{3}$/);
+    assert.equal(ok(await l.call("file_info", { path: "sub" })).entries, 1);
+    await fsp.writeFile(at("a.gz"), Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]));
+    const gz = ok(await l.call("file_info", { path: "a.gz" }));
+    assert.equal(gz.content, "binary");
+    assert.equal(gz.binary_type, "gzip archive");
+    assert.equal((await l.call("file_info", { path: "nope" })).errorCode, "not_found");
+  });
+});
