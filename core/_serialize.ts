@@ -84,8 +84,8 @@ function check(value: unknown, walk: Walk): void {
       walk.keys.pop();
     }
   } else {
-    for (const key in object) {
-      if (!Object.hasOwn(object, key)) continue;
+    // The keys JSON.stringify writes: own, enumerable, string.
+    for (const key of Object.keys(object)) {
       walk.bound += stringBound(key) + 2;
       walk.keys.push(key);
       check((object as Record<string, unknown>)[key], walk);
