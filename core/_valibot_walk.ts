@@ -87,11 +87,18 @@ const LEAF_TYPES = new Set([
 
 const holdsKeys = new WeakMap<object, boolean>();
 
-/** Whether values of this schema can hold keys (so unknown keys may hide in them); cached per schema. */
+/**
+ * Whether values of this schema can hold keys the walk polices (so unknown keys may hide in them); cached per
+ * schema. An array of leaves, or a union of them, cannot: the walk would find nothing in it.
+ */
 function canHoldKeys(schema: AnySchema): boolean {
   let answer = holdsKeys.get(schema);
   if (answer === undefined) {
-    answer = !LEAF_TYPES.has(unwrap(schema).type);
+    const base = unwrap(schema);
+    if (LEAF_TYPES.has(base.type)) answer = false;
+    else if (base.type === "array") answer = canHoldKeys(base.item);
+    else if (base.type === "union" || base.type === "variant") answer = (base.options as AnySchema[]).some(canHoldKeys);
+    else answer = true;
     holdsKeys.set(schema, answer);
   }
   return answer;

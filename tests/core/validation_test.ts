@@ -40,6 +40,25 @@ describe("valibot validation", () => {
     assert.ok(issues.every((i) => i.message === "unexpected argument"));
   });
 
+  test(
+    "arrays and unions of plain values hold no keys; arrays of objects are still walked",
+    { timeout: 60_000 },
+    () => {
+      const flat = v.object({
+        paths: v.array(v.string()),
+        mode: v.optional(v.union([v.string(), v.array(v.number())])),
+      });
+      assert.equal(validateWithValibot(flat, { paths: ["a"], mode: [1] }).ok, true);
+      assert.deepEqual(issuesOf(validateWithValibot(flat, { paths: ["a"], x: 1 })).map((i) => i.path), ["x"]);
+      const nested = v.object({
+        paths: v.array(v.string()),
+        items: v.array(v.union([v.string(), v.object({ c: v.string() })])),
+      });
+      const issues = issuesOf(validateWithValibot(nested, { paths: ["a"], items: ["s", { c: "x", d: 1 }], e: 2 }));
+      assert.deepEqual(issues.map((i) => i.path).sort(), ["e", "items[1].d"]);
+    },
+  );
+
   test("looseObject and objectWithRest admit unknown keys; strictObject reports them once", { timeout: 60_000 }, () => {
     assert.equal(validateWithValibot(v.looseObject({ a: v.string() }), { a: "x", extra: 1 }).ok, true);
     assert.equal(validateWithValibot(v.object({ o: v.looseObject({}) }), { o: { z: 1 } }).ok, true);
