@@ -22,8 +22,15 @@
  * 4. `npm install` inside `npm/` (scripts off, as under Deno);
  * 5. run the whole suite with `node --test` against the built files
  *    (`npm/tests/` imports `npm/core/...`): top-level results and skips as
- *    they come, then what failed and node's TAP counts (`# pass N`, which
- *    `.ci/run` adds up); the whole TAP goes to `npm/node-test-results.tap`;
+ *    they come, then what failed; the whole TAP goes to
+ *    `npm/node-test-results.tap`. Beside it scripts/node_results_reporter.mjs
+ *    records which results of each file reached the runner (node loses some
+ *    when frames of a file's child stream are lost, with no failure): a file
+ *    whose results did not all arrive runs again alone, once, and its re-run's
+ *    results stand for it (still incomplete: a failure). The counts printed
+ *    (`# pass N`, `# fail N`, `# cancelled N`, which `.ci/run` adds up) are
+ *    summed per file after the re-runs; node's own closing counts are shown
+ *    in another form;
  * 6. `npm pack` every package into `npm/tarballs/` (before step 5, which runs
  *    beside the consumers); install them into consumer projects in temp
  *    folders (the umbrella with everything; the lowest supported peers; the
@@ -74,6 +81,7 @@ import {
 } from "./_npm_package.ts";
 import { consumerManifest, CONSUMERS, consumerTsconfig } from "./_npm_consumer.ts";
 import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
+import { countLines, describeTopLevel, fileResults, isComplete, parseEvents, totalCounts } from "./_node_results.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
@@ -185,6 +193,20 @@ function reachable(roots: readonly string[]): Set<string> {
 
 /** The whole TAP output of the Node run, in npm/ (outside the package's `files`). */
 const TAP_FILE = "node-test-results.tap";
+
+/** The TAP of the files run again alone because not all their results arrived. */
+const RERUN_TAP_FILE = "node-test-reruns.tap";
+
+/** The results reporter's events (scripts/node_results_reporter.mjs), in npm/. */
+const EVENTS_FILE = "node-test-events.jsonl";
+
+/** The results reporter, copied into npm/ at the same path: Node loads it as it is. */
+const RESULTS_REPORTER = "scripts/node_results_reporter.mjs";
+
+/** A file's text, or "" when it is missing (a run that ended before its reporter wrote anything). */
+async function readFileOr(file: string): Promise<string> {
+  return existsSync(file) ? await readFile(file, "utf8") : "";
+}
 
 /** Where the `toolfence` bin goes in the package. */
 const binFile = "bin/toolfence.js";
@@ -404,6 +426,8 @@ async function main(args: string[]): Promise<number> {
       }
     }
   }
+  await mkdir(path.dirname(path.join(outDir, RESULTS_REPORTER)), { recursive: true });
+  await copyFile(path.join(root, RESULTS_REPORTER), path.join(outDir, RESULTS_REPORTER));
   console.log(`   ${libraryTree.length + testTree.length} files copied`);
   done(started);
 
@@ -526,32 +550,85 @@ async function main(args: string[]): Promise<number> {
       );
       const [program, prefix] = nodeCommand(version);
       await run(program, [...prefix, "--version"], outDir);
+      const named = (file: string) => path.join(outDir, version ? `node${version}-${file}` : file);
+      // Beside the TAP, the results reporter writes which results of which file reached the runner (see
+      // scripts/_node_results.ts): node drops a file's results when frames of its child's stream are lost.
+      const nodeArgs = (files: string[], events: string) => [
+        ...prefix,
+        "--test",
+        "--test-reporter=tap",
+        "--test-reporter-destination=stdout",
+        `--test-reporter=${path.join(outDir, RESULTS_REPORTER)}`,
+        `--test-reporter-destination=${events}`,
+        ...NODE_TEST_FLAGS,
+        `--test-concurrency=${concurrency}`,
+        ...files,
+      ];
+      const eventsFile = named(EVENTS_FILE);
       // Only the top-level results and skips are shown as they come (named by the version when several run at
       // once), the counts at the end; the whole TAP is kept in a file.
       const node = await run(
         program,
-        [
-          ...prefix,
-          "--test",
-          "--test-reporter=tap",
-          ...NODE_TEST_FLAGS,
-          `--test-concurrency=${concurrency}`,
-          ...testFiles,
-        ],
+        nodeArgs(testFiles, eventsFile),
         outDir,
         (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
       );
-      await writeFile(path.join(outDir, version ? `node${version}-${TAP_FILE}` : TAP_FILE), node.stdout);
+      await writeFile(named(TAP_FILE), node.stdout);
       const failed = failureDetails(node.stdout);
       if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-      const counts = tapCounts(node.stdout);
-      // node's closing counts as it printed them, which .ci/run adds up.
-      console.log(node.stdout.split("\n").filter((line) => isHeadline(line) && line.startsWith("# ")).join("\n"));
+      const nodeCounts = tapCounts(node.stdout);
+      // Each file whose results did not all arrive runs again alone, once; its re-run's results stand for it. A loss
+      // that repeats stays a failure: --test-force-exit ends a file's process before its stdout has drained, cutting
+      // off its last results and closing counts (tests/policy/shell/check_command_test.js on Node 22 and 24, alone
+      // too; without the flag all arrive).
+      const results = fileResults(parseEvents(await readFileOr(eventsFile)), testFiles, outDir);
+      const reruns: string[] = [];
+      let unresolved = 0;
+      for (const [index, result] of [...results.entries()]) {
+        if (isComplete(result)) continue;
+        if (!testFiles.includes(result.file)) {
+          console.log(`${name}: ${result.file}: ${result.problems.join("; ")}: a failure`);
+          unresolved++;
+          continue;
+        }
+        const rerunEvents = named(`rerun-${EVENTS_FILE}`);
+        await rm(rerunEvents, { force: true });
+        const rerun = await run(program, nodeArgs([result.file], rerunEvents), outDir, () => {});
+        reruns.push(`# re-run of ${result.file}\n${rerun.stdout}`);
+        const again = fileResults(parseEvents(await readFileOr(rerunEvents)), [result.file], outDir);
+        const fresh = again.find((r) => r.file === result.file) ?? result;
+        const extra = again.filter((r) => r.file !== result.file);
+        results[index] = fresh;
+        results.push(...extra);
+        const rerunFailed = failureDetails(rerun.stdout);
+        if (rerunFailed.length > 0) {
+          console.log(`\nFailed under Node ${version ?? ""} (re-run):\n${rerunFailed.join("\n")}`);
+        }
+        if (rerun.code !== 0 || !isComplete(fresh) || extra.some((r) => !isComplete(r))) unresolved++;
+        console.log(
+          `${name}: ${result.file} reported ${describeTopLevel(result)} (${result.problems.join("; ")}); ` +
+            `re-ran it alone: ${describeTopLevel(fresh)}` +
+            (isComplete(fresh) ? "" : `, still incomplete (${fresh.problems.join("; ")}): a failure`),
+        );
+      }
+      if (reruns.length > 0) await writeFile(named(RERUN_TAP_FILE), reruns.join("\n"));
+      const counts = totalCounts(results);
       console.log(
-        `   ${name} --test: ${counts.pass} passed, ${counts.fail} failed, ${counts.cancelled} cancelled of ` +
-          `${counts.tests}; ${skipped(node.stdout).length} tests or suites skipped`,
+        `   ${name}'s own TAP counts: ${nodeCounts.pass} passed, ${nodeCounts.fail} failed, ` +
+          `${nodeCounts.cancelled} cancelled of ${nodeCounts.tests}`,
       );
-      if (node.code !== 0) failures++;
+      // The counts per file, after the re-runs: the ones .ci/run adds up (node's own are not printed as such).
+      console.log(countLines(counts).join("\n"));
+      console.log(
+        `   ${name} --test: ${counts.passed} passed, ${counts.failed} failed, ${counts.cancelled} cancelled of ` +
+          `${counts.tests} in ${testFiles.length} files (${reruns.length} re-run); ` +
+          `${skipped(node.stdout).length} tests or suites skipped`,
+      );
+      // A failure counted, a file still incomplete, or node's failing exit that no re-run accounts for (a file whose
+      // stream broke fails node's run; its clean re-run stands for it).
+      if (counts.failed + counts.cancelled > 0 || unresolved > 0 || (node.code !== 0 && reruns.length === 0)) {
+        failures++;
+      }
       done(started);
     };
     if (split) await Promise.all(nodeVersions.map(runVersion));
