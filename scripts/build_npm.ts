@@ -48,7 +48,7 @@
  * The consumers run while the suite does.
  *
  * Requires --allow-read, --allow-write (npm/ and the temp folder),
- * --allow-env, --allow-run=npm,npx,node,deno.
+ * --allow-env, --allow-run=npm,npx,node,deno,timeout.
  *
  * @example
  * ```sh
@@ -202,6 +202,12 @@ const EVENTS_FILE = "node-test-events.jsonl";
 
 /** The results reporter, copied into npm/ at the same path: Node loads it as it is. */
 const RESULTS_REPORTER = "scripts/node_results_reporter.mjs";
+
+/** How long a file's re-run alone may take: the slowest file takes about a minute under load. */
+const RERUN_SECONDS = 300;
+
+/** The re-run's flags: NODE_TEST_FLAGS without --test-force-exit (see where a file is re-run). */
+const RERUN_FLAGS = NODE_TEST_FLAGS.filter((flag) => flag !== "--test-force-exit");
 
 /** A file's text, or "" when it is missing (a run that ended before its reporter wrote anything). */
 async function readFileOr(file: string): Promise<string> {
@@ -553,14 +559,14 @@ async function main(args: string[]): Promise<number> {
       const named = (file: string) => path.join(outDir, version ? `node${version}-${file}` : file);
       // Beside the TAP, the results reporter writes which results of which file reached the runner (see
       // scripts/_node_results.ts): node drops a file's results when frames of its child's stream are lost.
-      const nodeArgs = (files: string[], events: string) => [
+      const nodeArgs = (files: string[], events: string, flags: readonly string[] = NODE_TEST_FLAGS) => [
         ...prefix,
         "--test",
         "--test-reporter=tap",
         "--test-reporter-destination=stdout",
         `--test-reporter=${path.join(outDir, RESULTS_REPORTER)}`,
         `--test-reporter-destination=${events}`,
-        ...NODE_TEST_FLAGS,
+        ...flags,
         `--test-concurrency=${concurrency}`,
         ...files,
       ];
@@ -577,10 +583,12 @@ async function main(args: string[]): Promise<number> {
       const failed = failureDetails(node.stdout);
       if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
       const nodeCounts = tapCounts(node.stdout);
-      // Each file whose results did not all arrive runs again alone, once; its re-run's results stand for it. A loss
-      // that repeats stays a failure: --test-force-exit ends a file's process before its stdout has drained, cutting
-      // off its last results and closing counts (tests/policy/shell/check_command_test.js on Node 22 and 24, alone
-      // too; without the flag all arrive).
+      // Each file whose results did not all arrive runs again alone, once; its re-run's results stand for it (still
+      // incomplete: a failure). The re-run goes without --test-force-exit, which ends a file's process before its
+      // stream has drained and so cuts off its last results and closing counts (tests/policy/shell/
+      // check_command_test.js, 5 of its 10 on Node 22 and 24, alone too; without the flag all 10 arrive). What that
+      // flag guards against, a leftover child keeping the file's process alive, is bounded instead: `timeout` ends
+      // the re-run's whole process group after RERUN_SECONDS, and a re-run ended so is a failure.
       const results = fileResults(parseEvents(await readFileOr(eventsFile)), testFiles, outDir);
       const reruns: string[] = [];
       let unresolved = 0;
@@ -593,7 +601,15 @@ async function main(args: string[]): Promise<number> {
         }
         const rerunEvents = named(`rerun-${EVENTS_FILE}`);
         await rm(rerunEvents, { force: true });
-        const rerun = await run(program, nodeArgs([result.file], rerunEvents), outDir, () => {});
+        const rerun = await run(
+          "timeout",
+          ["--kill-after=10", String(RERUN_SECONDS), program, ...nodeArgs([result.file], rerunEvents, RERUN_FLAGS)],
+          outDir,
+          () => {},
+        );
+        if (rerun.code === 124 || rerun.code === 137) {
+          console.log(`${name}: the re-run of ${result.file} was still running after ${RERUN_SECONDS} s; ended it`);
+        }
         reruns.push(`# re-run of ${result.file}\n${rerun.stdout}`);
         const again = fileResults(parseEvents(await readFileOr(rerunEvents)), [result.file], outDir);
         const fresh = again.find((r) => r.file === result.file) ?? result;
