@@ -29,6 +29,23 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
   }
 }
 
+/**
+ * Awaits a call that ends at a replica's next look at the store. The queues poll on unreferenced timers (a waiting
+ * question keeps no process alive), so under Node a test awaiting only them would find the event loop empty and be
+ * cancelled; this deadline is a referenced timer, and a clear failure if the call never ends.
+ */
+async function within<T>(call: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within 10 s`)), 10_000);
+  });
+  try {
+    return await Promise.race([call, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
 
@@ -71,7 +88,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
     assert.equal(await b.answer("alice", shown.id, "always"), "invalid_choice");
     const heard = changes.length;
     assert.equal(await b.answer("alice", shown.id, "once"), true);
-    assert.equal(await asked, "once");
+    assert.equal(await within(asked, "the call on A gets B's answer"), "once");
     assert.equal(await a.answer("alice", shown.id, "deny"), "unknown", "an answered question is gone");
     await until(() => changes.length > heard, "B's console hears of the answer");
     stop();
@@ -84,7 +101,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
     const [shown] = await b.pending("alice");
     const answers = await Promise.all([a.answer("alice", shown.id, "once"), b.answer("alice", shown.id, "deny")]);
     assert.equal(answers.filter((answer) => answer === true).length, 1, JSON.stringify(answers));
-    assert.equal(await asked, answers[0] === true ? "once" : "deny");
+    assert.equal(await within(asked, "the call gets the first answer"), answers[0] === true ? "once" : "deny");
   });
 
   test(
@@ -145,7 +162,7 @@ describe("questions in a store shared by two replicas", { timeout: 120_000 }, ()
           }));
           // An answer given on B reaches the call on A at A's next look; then the calls left end.
           const answered = steps.flatMap((step, i) => step.startsWith("answer") ? [answers[i]] : []);
-          await Promise.all(answered);
+          await within(Promise.all(answered), "the answered calls end");
           for (const c of controllers) c.abort(new Error("the call ended"));
           const settled = await Promise.all(answers);
           const expected = { "answer-a": "once", "answer-b": "deny", abort: "aborted", stranger: "aborted" };
