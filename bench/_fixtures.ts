@@ -12,23 +12,12 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sized } from "./_report.ts";
+import { seededRandom } from "../tests/_seeded_random.ts";
 
 const DATA = fileURLToPath(new URL("./.data/", import.meta.url));
 
 /** The rare token grep benches look for: it occurs on a few dozen lines of the tree. */
 export const RARE_TOKEN = "TOOLFENCE_NEEDLE";
-
-// mulberry32: a small seeded generator, so every machine builds the same bytes.
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "value result index count buffer stream reader writer handle config option record entry table cache " +
@@ -89,7 +78,7 @@ async function complete(dir: string, version: string, build: (dir: string) => Pr
 export function sourceTree(): Promise<string> {
   const [packages, modules, files] = sized([24, 25, 20], [2, 2, 5]);
   return complete(path.join(DATA, sized("tree", "tree-tiny")), "tree-v1", async (dir) => {
-    const next = random(42);
+    const next = seededRandom(42);
     await fsp.writeFile(path.join(dir, ".gitignore"), "dist/\n*.tmp\n");
     for (let p = 0; p < packages; p++) {
       for (let m = 0; m < modules; m++) {
@@ -124,7 +113,7 @@ export const BIG_FILE_LINES: number = sized(11_000_000, 20_000);
  */
 export function bigFileFolder(): Promise<string> {
   return complete(path.join(DATA, sized("big", "big-tiny")), "big-v2", async (dir) => {
-    const next = random(7);
+    const next = seededRandom(7);
     const handle = await fsp.open(path.join(dir, "big.log"), "w");
     const batch: string[] = [];
     for (let i = 1; i <= BIG_FILE_LINES; i++) {

@@ -22,6 +22,7 @@ import {
 } from "../../scripts/_node_results.ts";
 import { exited } from "../_exited.ts";
 import { IS_DENO } from "../_runtime.ts";
+import { seededRandom } from "../_seeded_random.ts";
 
 const cwd = "/build";
 const FILE = "tests/a_test.js";
@@ -86,18 +87,6 @@ function stream(tops: Node[]): { child: NodeEvent[]; runner: NodeEvent[]; truth:
 
 const leaf = (name: string, outcome: Outcome = "pass"): Node => ({ name, kind: "test", outcome, children: [] });
 const suite = (name: string, children: Node[]): Node => ({ name, kind: "suite", outcome: "pass", children });
-
-/** A small deterministic generator (mulberry32), so that a failing case can be run again from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generate(next: () => number, depth = 0, prefix = "t"): Node[] {
   const outcomes: Outcome[] = ["pass", "pass", "pass", "fail", "skip", "todo", "cancel"];
@@ -211,7 +200,7 @@ describe("frames lost at random", () => {
   }, () => {
     const keys = Object.keys(zeroCounts()) as (keyof NodeCounts)[];
     for (let seed = 1; seed <= 2000; seed++) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const { child, runner, truth } = stream(generate(next));
       const share = next() * 0.5;
       // Either frames lost here and there, or the stream cut off (the rest of the file swallowed).

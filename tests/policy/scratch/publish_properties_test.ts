@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { createScratch } from "../../../policy/scratch/scratch.ts";
 import { fingerprint } from "./_tree_fingerprint.ts";
+import { seededRandom } from "../../_seeded_random.ts";
 
 const CASES = 40;
 
@@ -20,16 +21,9 @@ before(async () => {
 });
 after(() => fsp.rm(root, { recursive: true, force: true }));
 
-/** A small seeded generator (mulberry32), so that a failing case can be run again. */
+/** Picks from a seeded generator, so that a failing case can be run again from its seed. */
 function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     int: (n: number) => Math.floor(next() * n),
     pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)],
