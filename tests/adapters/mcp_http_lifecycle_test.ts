@@ -131,10 +131,18 @@ describe("limits", () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConcurrentCalls: 2 });
     try {
       const client = await connect(h.server.url, TOKEN);
-      const slow = [1, 2].map(() => client.callTool({ name: "sleep", arguments: { seconds: 0.5 } }));
-      await new Promise((done) => setTimeout(done, 100));
-      await assert.rejects(client.callTool({ name: "datetime", arguments: {} }), /429|in flight/);
-      for (const call of await Promise.all(slow)) assert.equal(call.isError, undefined, textOf(call));
+      let slowEnded = false;
+      const slow = Promise.all([1, 2].map(() => client.callTool({ name: "sleep", arguments: { seconds: 3 } })))
+        .finally(() => slowEnded = true);
+      // Waits on the server's state, not on a time: until the two slow calls hold both slots, a third call may still
+      // get one (under load they reach the server late); once they do, it must be refused, before they end.
+      let refused: unknown;
+      while (refused === undefined && !slowEnded) {
+        await client.callTool({ name: "datetime", arguments: {} }).catch((error) => refused = error);
+        if (refused === undefined) await new Promise((done) => setTimeout(done, 50));
+      }
+      assert.match(String(refused), /429|in flight/, "a third call was never refused while two were in flight");
+      for (const call of await slow) assert.equal(call.isError, undefined, textOf(call));
       // The slots come back once the calls have answered.
       assert.equal((await client.callTool({ name: "datetime", arguments: {} })).isError, undefined);
       await client.close();
