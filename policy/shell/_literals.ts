@@ -221,6 +221,15 @@ export function ansiCStringEnd(text: string): number {
   return -1;
 }
 
+/**
+ * Whether a here-document's delimiter word is quoted (any quote or backslash
+ * in it), which makes bash read the body literally: no expansions, no
+ * continuations joined.
+ */
+export function heredocDelimiterQuoted(word: string): boolean {
+  return /['"\\]/.test(word);
+}
+
 /** The delimiter of a here-document as bash compares it: quotes removed. */
 export function heredocDelimiter(word: string): string {
   let out = "";

@@ -15,6 +15,7 @@
  */
 import type { Tree } from "web-tree-sitter";
 import { parseBash } from "./parser.ts";
+import { joinContinuations, type JoinedLine } from "./_continuations.ts";
 import { Walker } from "./_walker.ts";
 
 export { quoteSource } from "./_literals.ts";
@@ -153,14 +154,17 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
       } at offset ${control.index}`,
     );
   }
-  let parsed = source;
+  const joined = await asBashReadsIt(source);
+  if ("notUnderstood" in joined) return notUnderstood(joined.notUnderstood);
+  const line = joined.source;
+  let parsed = line;
   const brackets = new Set<number>();
   for (let round = 0;; round++) {
     const tree = await parseBash(parsed);
     if (tree === undefined) return notUnderstood("parsing the command took too long");
     try {
       const tests = singleBracketTests(tree);
-      if (tests.length === 0) return walk(source, tree, brackets);
+      if (tests.length === 0) return walk(line, tree, brackets);
       if (round === MAX_BRACKET_ROUNDS) {
         return notUnderstood(`the command nests \`[\` more than ${MAX_BRACKET_ROUNDS} deep`);
       }
@@ -171,6 +175,18 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
     } finally {
       tree.delete();
     }
+  }
+}
+
+/** The line with the continuations bash removes removed (`_continuations.ts`). */
+async function asBashReadsIt(source: string): Promise<JoinedLine> {
+  if (!source.includes("\\\n")) return { source };
+  const tree = await parseBash(source);
+  if (tree === undefined) return { notUnderstood: "parsing the command took too long" };
+  try {
+    return await joinContinuations(source, tree, parseBash);
+  } finally {
+    tree.delete();
   }
 }
 

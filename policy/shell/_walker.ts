@@ -8,11 +8,12 @@
  * @module
  */
 import type { Node } from "web-tree-sitter";
-import { checkCoverage, continuationEnd, continuationJoinsReason, joinsWord, joinsWordBefore } from "./_coverage.ts";
+import { checkCoverage } from "./_coverage.ts";
 import {
   ansiCStringEnd,
   decodeAnsiC,
   heredocDelimiter,
+  heredocDelimiterQuoted,
   joinParts,
   quoteSource,
   readLiteral,
@@ -669,7 +670,7 @@ export class Walker {
     depth: number,
   ): void {
     const start = node.children.find((child) => child?.type === "heredoc_start") ?? undefined;
-    const quotedDelimiter = start !== undefined && /['"\\]/.test(this.text(start));
+    const quotedDelimiter = start !== undefined && heredocDelimiterQuoted(this.text(start));
     const delimiter = start === undefined ? "" : heredocDelimiter(this.text(start));
     const stripTabs = node.child(0)?.type === "<<-";
     const asBashReadsIt = (line: string) => stripTabs ? line.replace(/^\t+/, "") : line;
@@ -703,9 +704,9 @@ export class Walker {
         }
         case "heredoc_body": {
           this.heredocBodyStarts.add(child.startIndex);
-          // With an unquoted delimiter bash joins a line ending in a backslash
-          // with the next before it compares it: `EO\⏎F` ends `<<EOF`.
-          const lines = (quotedDelimiter ? this.text(child) : this.text(child).replaceAll("\\\n", "")).split("\n");
+          // Continuations are already joined where bash joins them
+          // (`EO\⏎F` ends `<<EOF`), so the lines are compared as they are.
+          const lines = this.text(child).split("\n");
           if (lines.some((line) => asBashReadsIt(line) === delimiter)) {
             this.notUnderstood(
               `bash ends the here-document ${quoteSource(this.text(child))} earlier than the parser, at ${
@@ -762,17 +763,6 @@ export class Walker {
       if (child.type === "heredoc_content") continue;
       checkLiteral(child.startIndex);
       literalStart = child.endIndex;
-      // The body is covered as a whole, so the coverage check does not see
-      // continuations inside its expansions: `$(ls\⏎blk)` runs lsblk.
-      for (let i = child.startIndex; i < child.endIndex; i++) {
-        if (this.source[i] !== "\\" || this.source[i + 1] !== "\n") continue;
-        const after = continuationEnd(this.source, i);
-        if (joinsWordBefore(this.source, i) && joinsWord(this.source[after])) {
-          this.notUnderstood(continuationJoinsReason(this.source, i, after));
-          break;
-        }
-        i = after - 1;
-      }
       if (child.isNamed) this.wordParts(child, depth + 1, true);
       else this.unexpected(child, "a here-document");
     }

@@ -480,6 +480,17 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "git diff --outpu[t]=x",
   // An oracle false positive once (sort's spill file): must stay allowed and clean.
   "sort -m",
+  // A continuation inside an expansion's opening: bash removed it and read `$[`, arithmetic on evil.txt's text
+  // (long pass, seed 20261203, path 17000). The walk now reads the line joined, as bash does.
+  "echo $\\\n[$(<evil.txt)]",
+  "echo $\\\n[1]",
+  "echo $\\\n(rm a.txt)",
+  "echo $(\\\n(x[$(rm a.txt)]))",
+  "echo $\\\n{x:=$(rm a.txt)}",
+  "cat $\\\n'\\x2e\\x2e/srv/outside/secret'",
+  "ls <\\\n(rm a.txt)",
+  "ls 2\\\n>a.txt",
+  "cat <\\\n<'E'\nx\\\nE\nrm a.txt\nE\n",
 ];
 
 // Fragments the generator composes. Allowed ones dominate so that a fair part
