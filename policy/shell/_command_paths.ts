@@ -20,6 +20,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
+import { expandBraces } from "./_literals.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 
@@ -170,7 +171,6 @@ function worst(list: readonly Judged[]): Judged {
 /** Bash's folders the line may run in: the workspace root, and every folder `cd` may have changed into. */
 export type Folders = readonly string[];
 
-const MAX_EXPANSIONS = 64;
 const MAX_FOLDERS = 16;
 
 function tildeReason(text: string): string {
@@ -208,50 +208,6 @@ function judgeValue(value: string, access: PathAccess, folders: Folders, judge: 
     results.push({ path: absolute, ...judged });
   }
   return worst(results);
-}
-
-/** `{a,b}` and `{1..3}` expanded as bash does, when simple enough; `undefined` when not. */
-export function expandBraces(text: string, budget = MAX_EXPANSIONS): string[] | undefined {
-  for (let open = text.indexOf("{"); open >= 0; open = text.indexOf("{", open + 1)) {
-    let depth = 0;
-    const commas: number[] = [];
-    let close = -1;
-    for (let i = open; i < text.length; i++) {
-      if (text[i] === "{") depth++;
-      else if (text[i] === "}" && --depth === 0) {
-        close = i;
-        break;
-      } else if (text[i] === "," && depth === 1) commas.push(i);
-    }
-    if (close < 0) return [text];
-    const body = text.slice(open + 1, close);
-    let alternatives: string[] | undefined;
-    if (commas.length > 0) {
-      alternatives = [];
-      let start = open + 1;
-      for (const comma of [...commas, close]) {
-        alternatives.push(text.slice(start, comma));
-        start = comma + 1;
-      }
-    } else {
-      const sequence = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(\.\.-?[0-9]+)?$/.exec(body);
-      if (sequence === null) continue;
-      const [, from, to] = sequence;
-      // A sequence of letters of one case or of numbers holds no `/` or `.`: one stands for all.
-      if (/[0-9]/.test(from) !== /[0-9]/.test(to)) return undefined;
-      if (/[A-Za-z]/.test(from) && (from.toLowerCase() === from) !== (to.toLowerCase() === to)) return undefined;
-      alternatives = [from];
-    }
-    const out: string[] = [];
-    for (const alternative of alternatives) {
-      const expanded = expandBraces(text.slice(0, open) + alternative + text.slice(close + 1), budget);
-      if (expanded === undefined) return undefined;
-      out.push(...expanded);
-      if (out.length > budget) return undefined;
-    }
-    return out;
-  }
-  return [text];
 }
 
 const GLOB_CHARS = /[*?[]/;
@@ -295,6 +251,60 @@ function judgePattern(pattern: string, access: PathAccess, folders: Folders, jud
     );
   }
   return worst(results);
+}
+
+/** The folder of a glob, the part before its last `/`; the folder the command runs in when there is none. */
+function globFolder(pattern: string): string {
+  const slash = pattern.lastIndexOf("/");
+  return slash < 0 ? "." : pattern.slice(0, slash) || "/";
+}
+
+/** A folder bash reads to match a glob, judged for reading. */
+function judgeFolderRead(folder: string, folders: Folders, judge: PathJudge): Judged {
+  if (GLOB_CHARS.test(folder)) return judgePattern(folder, "read", folders, judge);
+  const judged = judgeValue(folder, "read", folders, judge);
+  return judged.decision === "allow"
+    ? judged
+    : { ...judged, reason: `reads the folder ${folder}, which ${judged.reason}` };
+}
+
+/**
+ * The folders bash reads to expand a word's globs, whatever the program does
+ * with the words it gets (`echo /srv/*` lists /srv): for every alternative of
+ * its braces that holds a glob, the folder before its last `/`, itself a
+ * pattern when it holds one. For a word with quotes (`"my dir"/*.ts`), the
+ * folder of the static text before its glob, where no `..` or dot-pattern
+ * after it may step out.
+ */
+function judgeGlobFolders(word: BashWord, folders: Folders, judge: PathJudge): Judged {
+  if (word.pattern !== undefined) {
+    const expansions = expandBraces(word.pattern);
+    if (expansions === undefined) {
+      return { decision: "ask", reason: "uses a brace expansion the checker does not follow, which may reach outside" };
+    }
+    return worst(
+      expansions.filter((expansion) => GLOB_CHARS.test(expansion)).map((expansion) =>
+        judgeFolderRead(globFolder(expansion), folders, judge)
+      ),
+    );
+  }
+  const prefix = word.glob?.prefix;
+  if (prefix === undefined) {
+    return {
+      decision: "ask",
+      reason: `holds a glob after a part only known when the command runs (${
+        word.dynamic ?? "an expansion"
+      }), so the folders read to match it cannot be judged; quote the glob, or write the folder as plain text`,
+    };
+  }
+  if (/\.\.|[{~]/.test(word.text) || /\/["'\\]*[.[]/.test(word.text)) {
+    return {
+      decision: "ask",
+      reason:
+        `mixes quotes with a glob that may step out of its folder (\`..\`, a dot-pattern, braces or \`~\`), which the checker does not follow; write it without quotes`,
+    };
+  }
+  return judgeFolderRead(globFolder(prefix), folders, judge);
 }
 
 /** Judges one word used as a path. */
@@ -492,7 +502,9 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
   const out: PathWord[] = [];
   const operands: BashWord[] = [];
   let scripted = false;
-  let unknownBeforeFirst = false;
+  // GNU programs permute their arguments: an option anywhere before `--`, even after the operands, may be the one
+  // (`-f`, `-e`) that makes the first operand a file.
+  let unknownOption = false;
   const kindOf = (table: Readonly<Record<string, OptionKind>>, key: string) =>
     Object.hasOwn(table, key) ? table[key] : undefined;
   const takeValue = (kind: OptionKind, option: string, i: number): number => {
@@ -509,7 +521,7 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
     const word = args[i];
     const value = word.value;
     if (value === undefined) {
-      if (word.mayBeOption && operands.length === 0) unknownBeforeFirst = true;
+      if (word.mayBeOption) unknownOption = true;
       operands.push(word);
       continue;
     }
@@ -530,7 +542,7 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       const long = value.slice(2, equals < 0 ? undefined : equals);
       const kind = kindOf(shape.long, long);
       if (kind === undefined) {
-        if (operands.length === 0) unknownBeforeFirst = true;
+        unknownOption = true;
         out.push(...attachedValues(word));
         continue;
       }
@@ -546,7 +558,7 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
     for (let letter = 1; letter < value.length; letter++) {
       const kind = kindOf(shape.short, value[letter]);
       if (kind === undefined) {
-        if (operands.length === 0) unknownBeforeFirst = true;
+        unknownOption = true;
         out.push(...attachedValues({ text: value, value: `-${value.slice(letter)}`, mayBeOption: true }));
         break;
       }
@@ -564,7 +576,7 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       break;
     }
   }
-  const skipFirst = shape?.first === "text" && !scripted && !unknownBeforeFirst;
+  const skipFirst = shape?.first === "text" && !scripted && !unknownOption;
   for (const [index, word] of operands.entries()) {
     if (skipFirst && index === 0) continue;
     out.push({ word, access: "read", origin: "operand" });
@@ -641,6 +653,18 @@ export function judgeCommandPaths(
     origin,
     ...judgeWord(word, access, folders, judge),
   }));
+  // A word judged as a path above is judged with the folders its pattern reads.
+  const judged = new Set(words.map(({ word }) => word));
+  for (const word of command.words) {
+    if (word.glob === undefined || judged.has(word)) continue;
+    paths.push({
+      command: command.text,
+      written: word.text,
+      access: "read",
+      origin: "glob",
+      ...judgeGlobFolders(word, folders, judge),
+    });
+  }
   for (const operand of recorded) {
     const judged = operand.value === undefined
       ? { decision: "ask" as const, reason: "is only known when the command runs, so where it points cannot be judged" }
@@ -669,6 +693,11 @@ export function judgeLinePaths(analysis: BashAnalysis, folders: Folders, judge: 
 
 /** The reason a person reads for a path that asks or is denied. */
 export function pathReason(found: CommandPath): string {
+  if (found.origin === "glob") {
+    return `\`${found.written}\`, which the shell matches against file names, ${
+      found.reason ?? "is judged by the path rules"
+    }`;
+  }
   const what = found.origin === "operand" || found.origin === "cd"
     ? `\`${found.written}\``
     : found.origin.startsWith("-")

@@ -26,6 +26,12 @@ export interface WordParts {
   /** An unquoted expansion may split the word into several words. */
   splits: boolean;
   /**
+   * Bash matches the part against file names once it is expanded (pathname
+   * expansion), reading folders: an unquoted glob, or an unquoted expansion
+   * whose value may hold one.
+   */
+  globs?: boolean;
+  /**
    * The unquoted `[` and `]` of the part, in order: a bracket expression may
    * open in one node of a word and close in another (`[!a]*` comes as `[`,
    * `!a]`, `*`), so only the joined word tells whether it is a pattern.
@@ -43,6 +49,7 @@ export function joinParts(parts: WordParts[]): WordParts {
   let prefixOpen = true;
   let dynamic: string | undefined;
   let splits = false;
+  let globs = false;
   let brackets = "";
   for (const part of parts) {
     brackets += part.brackets ?? "";
@@ -57,6 +64,7 @@ export function joinParts(parts: WordParts[]): WordParts {
       value += part.value;
     }
     splits ||= part.splits;
+    globs ||= part.globs === true;
   }
   // A bracket expression split across parts makes the word a pattern.
   const open = brackets.indexOf("[");
@@ -67,10 +75,11 @@ export function joinParts(parts: WordParts[]): WordParts {
       prefix: at < 0 ? prefix : prefix.slice(0, at),
       dynamic: dynamic ?? `${quoteSource(value ?? prefix)} uses a glob pattern`,
       splits,
+      globs: true,
       brackets,
     };
   }
-  return { value, prefix, dynamic, splits, brackets };
+  return { value, prefix, dynamic, splits, brackets, ...(globs ? { globs } : {}) };
 }
 
 const EXPANSION_START = /[A-Za-z0-9_({[@*#?$!\-'"]/;
@@ -83,9 +92,11 @@ const EXPANSION_START = /[A-Za-z0-9_({[@*#?$!\-'"]/;
 export function readLiteral(
   text: string,
   mode: "unquoted" | "double" | "heredoc" | "pattern",
-): { value: string; unrecognized?: string; glob?: string; brackets: string } {
+): { value: string; unrecognized?: string; glob?: string; globs?: boolean; brackets: string } {
   let value = "";
   let glob: string | undefined;
+  // An unquoted `*`, `?` or bracket expression: bash matches the text against file names.
+  let globs = false;
   let brackets = "";
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
@@ -122,7 +133,10 @@ export function readLiteral(
       }
       // A `[` with no `]` after it is no bracket expression: `[ -f x ]`; but
       // the `]` may be in the next node of the same word (see joinParts).
-      if ("*?".includes(char) || (char === "[" && text.includes("]", i + 1))) glob ??= "a glob pattern";
+      if ("*?".includes(char) || (char === "[" && text.includes("]", i + 1))) {
+        glob ??= "a glob pattern";
+        globs = true;
+      }
       if (char === "[" || char === "]") brackets += char;
       if ("{}".includes(char)) glob ??= "brace expansion";
       if (char === "~" && (i === 0 || "=:".includes(text[i - 1]))) {
@@ -131,7 +145,7 @@ export function readLiteral(
     }
     value += char;
   }
-  return { value, glob, brackets };
+  return { value, glob, brackets, ...(globs ? { globs } : {}) };
 }
 
 const ANSI_C_SIMPLE: Record<string, string> = {
@@ -253,4 +267,52 @@ export function heredocDelimiter(word: string): string {
     }
   }
   return out;
+}
+
+/** How many words a brace expansion may make before the checker stops following it. */
+const MAX_BRACE_EXPANSIONS = 64;
+
+/** `{a,b}` and `{1..3}` expanded as bash does, when simple enough; `undefined` when not. */
+export function expandBraces(text: string, budget = MAX_BRACE_EXPANSIONS): string[] | undefined {
+  for (let open = text.indexOf("{"); open >= 0; open = text.indexOf("{", open + 1)) {
+    let depth = 0;
+    const commas: number[] = [];
+    let close = -1;
+    for (let i = open; i < text.length; i++) {
+      if (text[i] === "{") depth++;
+      else if (text[i] === "}" && --depth === 0) {
+        close = i;
+        break;
+      } else if (text[i] === "," && depth === 1) commas.push(i);
+    }
+    if (close < 0) return [text];
+    const body = text.slice(open + 1, close);
+    let alternatives: string[] | undefined;
+    if (commas.length > 0) {
+      alternatives = [];
+      let start = open + 1;
+      for (const comma of [...commas, close]) {
+        alternatives.push(text.slice(start, comma));
+        start = comma + 1;
+      }
+    } else {
+      const sequence = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(\.\.-?[0-9]+)?$/.exec(body);
+      if (sequence === null) continue;
+      const [, from, to] = sequence;
+      // A sequence of letters of one case or of numbers holds no `/` or `.`: its two ends stand for all (a
+      // negative number, which may be read as an option, lies at an end when there is one).
+      if (/[0-9]/.test(from) !== /[0-9]/.test(to)) return undefined;
+      if (/[A-Za-z]/.test(from) && (from.toLowerCase() === from) !== (to.toLowerCase() === to)) return undefined;
+      alternatives = from === to ? [from] : [from, to];
+    }
+    const out: string[] = [];
+    for (const alternative of alternatives) {
+      const expanded = expandBraces(text.slice(0, open) + alternative + text.slice(close + 1), budget);
+      if (expanded === undefined) return undefined;
+      out.push(...expanded);
+      if (out.length > budget) return undefined;
+    }
+    return out;
+  }
+  return [text];
 }

@@ -39,6 +39,14 @@ export interface BashWord {
    * pattern bash expands, for the path rules to judge where it may reach.
    */
   pattern?: string;
+  /**
+   * For a word that holds a glob bash matches against file names, reading
+   * folders to do so (`/srv/*`, `"my dir"/*.ts`, `${x:-/srv/*}`): the static
+   * text before the glob, absent when an expansion comes first. The values of
+   * expansions are not read as patterns (`echo $(ls)`); the sandbox's read
+   * view bounds what they reach.
+   */
+  glob?: { prefix?: string };
 }
 
 /** A redirection of a file: the operator and the word it names. */

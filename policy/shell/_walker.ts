@@ -12,6 +12,7 @@ import { checkCoverage } from "./_coverage.ts";
 import {
   ansiCStringEnd,
   decodeAnsiC,
+  expandBraces,
   heredocDelimiter,
   heredocDelimiterQuoted,
   joinParts,
@@ -39,6 +40,16 @@ const REDIRECT_TYPES: ReadonlySet<string> = new Set([
   "heredoc_redirect",
   "herestring_redirect",
 ]);
+
+/**
+ * Whether a word of globs and braces may expand into one that starts with
+ * `-`: an alternative of its braces that does, or one that starts with a glob
+ * (a file named `-rf` matches `*`).
+ */
+function patternMayBeOption(pattern: string): boolean {
+  const expansions = expandBraces(pattern);
+  return expansions === undefined || expansions.some((word) => /^[-*?[]/.test(word));
+}
 
 /** The children of a node with the field each sits in. */
 function children(node: Node): { child: Node; field: string | null }[] {
@@ -220,7 +231,9 @@ export class Walker {
     }
   }
 
-  private expansion(node: Node, depth: number, quoted: boolean): void {
+  /** Walks `${...}`; whether a word in it (`${x:-/srv/*}`) holds a glob bash matches when the expansion is unquoted. */
+  private expansion(node: Node, depth: number, quoted: boolean): boolean {
+    let globs = false;
     const tokens = children(node);
     for (let index = 0; index < tokens.length; index++) {
       const { child, field } = tokens[index];
@@ -275,9 +288,10 @@ export class Walker {
           this.pattern(child);
           break;
         default:
-          this.wordParts(child, depth + 1, quoted);
+          globs = this.wordParts(child, depth + 1, quoted).globs === true || globs;
       }
     }
+    return globs;
   }
 
   private subscript(node: Node, depth: number, whole: Node): void {
@@ -323,19 +337,23 @@ export class Walker {
   private joinedWord(nodes: Node[], depth: number): BashWord {
     const parts = joinParts(nodes.map((node) => this.wordParts(node, depth, false)));
     const text = this.source.slice(nodes[0].startIndex, nodes[nodes.length - 1].endIndex);
-    const mayBeOption = parts.value !== undefined
-      ? parts.value.startsWith("-")
-      : parts.splits || parts.prefix === "" || parts.prefix.startsWith("-");
     // Unquoted text with no expansion but globs, braces and tildes: the pattern bash expands.
-    const pattern = parts.value === undefined && !/['"$`\\]/.test(text) ? readLiteral(text, "unquoted") : undefined;
+    const literal = parts.value === undefined && !/['"$`\\]/.test(text) ? readLiteral(text, "unquoted") : undefined;
+    const pattern = literal?.glob !== undefined && literal.unrecognized === undefined ? literal.value : undefined;
     return {
       text,
       value: parts.value,
       dynamic: parts.value === undefined
         ? (parts.dynamic ?? `${quoteSource(text)} is expanded when the command runs`)
         : undefined,
-      mayBeOption,
-      ...(pattern?.glob !== undefined && pattern.unrecognized === undefined ? { pattern: pattern.value } : {}),
+      mayBeOption: parts.value !== undefined
+        ? parts.value.startsWith("-")
+        : pattern !== undefined
+        ? patternMayBeOption(pattern)
+        : parts.splits || parts.prefix === "" || parts.prefix.startsWith("-"),
+      ...(pattern !== undefined ? { pattern } : {}),
+      // The static text before the first glob, unless an expansion comes before it (`"$d"/*`, `${x:-/srv/*}`).
+      ...(parts.globs ? { glob: /[$`]/.test(text) ? {} : { prefix: parts.prefix } } : {}),
     };
   }
 
@@ -374,6 +392,7 @@ export class Walker {
             // A leading `~` expands to a path or stays `~`, never an option.
             prefix: literal.value.startsWith("~") ? "~" : prefix,
             splits: literal.glob === "brace expansion",
+            globs: literal.globs,
             dynamic: `${quoteSource(this.text(node))} uses ${literal.glob}`,
             brackets: literal.brackets,
           };
@@ -438,9 +457,10 @@ export class Walker {
       case "simple_expansion":
         this.cover(node);
         return this.decidedLater(node, !quoted, "is expanded when the command runs");
-      case "expansion":
-        this.expansion(node, depth, quoted);
-        return this.decidedLater(node, !quoted, "is expanded when the command runs");
+      case "expansion": {
+        const globs = this.expansion(node, depth, quoted);
+        return { ...this.decidedLater(node, !quoted, "is expanded when the command runs"), globs: globs && !quoted };
+      }
       case "command_substitution":
         this.commandSubstitution(node, depth);
         return this.decidedLater(node, !quoted, "is replaced by its output when the command runs");

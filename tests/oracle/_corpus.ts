@@ -435,6 +435,10 @@ export const CORPUS: readonly string[] = [
  * runners included), so that the runner flags that write elsewhere count.
  */
 export const FUZZ_REGRESSIONS: readonly string[] = [
+  // A glob reads its folder whatever the program does with the words (echo opens nothing); a brace expansion made
+  // an option after grep's operands, which GNU grep reads wherever it sits (100,000-line pass, seed 20261204).
+  "echo \\tjq '.' /srv/outside/*",
+  "grep /srv/outside/secret {-rf,a.txt}",
   // column's -t (a flag) was read as taking a value, so the file after it went unchecked (100,000-line pass, seed
   // 20261202; tests/oracle/option_arity_test.ts holds every shaped option to the same).
   "column -t ../../srv/outside/secret",

@@ -244,6 +244,102 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a glob reads its folder whatever the program does with the words (echo, printf, option values)", {
+    timeout: 300_000,
+  }, async () => {
+    // The fuzzer's line (100,000-line pass, seed 20261204): echo never opens a file, but bash lists /srv/outside.
+    const asking = [
+      "echo \\tjq . /srv/outside/*",
+      `echo ${outside}/*`,
+      `printf '%s\\n' ${outside}/s*`,
+      `echo "${outside}"/*`,
+      `echo \\${outside}/*`,
+      "echo ../*",
+      "echo ../outside/*",
+      "echo */../../*",
+      "echo .*/*",
+      "echo ~/*",
+      `echo {${outside},src}/*`,
+      `echo ${outside}/*/x`,
+      "echo ${x:-../*}",
+      'echo "$d"/*',
+      "grep -e ../* f.txt",
+      "true /e*/passwd",
+    ];
+    for (const line of asking) {
+      for (const sandbox of SANDBOXES) {
+        const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", `${line} lists a folder outside unasked`);
+      }
+    }
+    const folder = await checkCommand(`echo ${outside}/*`, { workspaceRoot: workspace });
+    assert.ok(
+      folder.reasons.some((reason) => reason.includes(`reads the folder ${outside}, which lies outside the workspace`)),
+      folder.reasons.join(" | "),
+    );
+    // Bash really lists the folder for each kind of word.
+    for (const line of [`echo ${outside}/*`, `echo "${outside}"/*`, "echo ../outside/*", "echo ${x:-../outside/*}"]) {
+      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      assert.match(run.stdout, /secret\.txt/, `${line}: ${run.stderr}`);
+    }
+    for (
+      const line of [
+        "echo *",
+        "echo src/*.ts *.json",
+        'echo "src"/*.ts',
+        "echo .*",
+        "printf '%s\\n' {src,ro}/*",
+        "echo '../*' \"/etc/*\" \\/etc/\\*",
+        'echo "${x:-../*}"',
+        "echo $(ls)",
+        "echo $HOME",
+      ]
+    ) {
+      const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+    }
+    // A folder a policy file hides is not listed either.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["ro/**"] } } }], workspace);
+    const hidden = await checkCommand("echo ro/*", { workspaceRoot: workspace, rules });
+    assert.equal(hidden.verdict, "deny", hidden.reasons.join(" | "));
+  });
+
+  test("an option after the operands counts: GNU programs permute their arguments", { timeout: 300_000 }, async () => {
+    // `{-rf,a}` expands to `-rf a`: grep's -f takes `a` as the pattern file, so the first operand is a file read
+    // (100,000-line pass, seed 20261204).
+    for (
+      const line of [
+        `grep ${outside}/secret.txt {-rf,a}`,
+        `grep ${outside}/secret.txt {-vf,a}`,
+        `grep ${outside}/secret.txt a {-f,a}`,
+        `grep ${outside}/secret.txt a $X`,
+        `grep ${outside}/secret.txt a -f a`,
+        `grep ${outside}/secret.txt a --unknown-option`,
+        `grep ${outside}/secret.txt *`,
+        `rg ${outside}/secret.txt {-f,a}`,
+        `sed ${outside}/secret.txt {-f,a}`,
+        `grep ${outside}/secret.txt {1..-3}`,
+      ]
+    ) {
+      const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(check.verdict, "ask", `${line}: the first operand went unjudged`);
+      assert.ok(check.reasons.some((reason) => reason.includes(`${outside}/secret.txt`)), check.reasons.join(" | "));
+    }
+    const run = spawnSync("bash", ["-c", `grep ${outside}/secret.txt {-vf,a}`], {
+      cwd: workspace,
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+    // `--include=../*` is a pattern in a folder named `--include=..`, inside.
+    assert.equal((await checkCommand("grep --include=../* x f.txt", { workspaceRoot: workspace })).verdict, "allow");
+    // Brace alternatives that cannot be options leave the pattern a pattern.
+    for (const line of ["grep /api/ {f.txt,a}", "grep -n /api/ src/{a,b}.ts", "grep /api/ f.txt -n"]) {
+      const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
