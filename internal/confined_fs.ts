@@ -119,17 +119,22 @@ export type At = (name: string) => string;
 // would refuse the way back. Only Deno gates chdir() (read access to the
 // target); its permission is queried, never tried: a refused check turns the
 // whole permission to "denied" for the rest of the process.
-function home(): string | undefined {
-  let cwd: string;
-  try {
-    cwd = process.cwd();
-  } catch {
-    // The working folder was deleted: nothing relative to it can work any
-    // more, so the root will do as the place to return to.
-    cwd = "/";
-  }
+function home(current: string | undefined = workingFolder()): string | undefined {
+  // The working folder deleted: nothing relative to it can work any more, so
+  // the root will do as the place to return to.
+  const cwd = current ?? "/";
   if (runtimeFenceKind() !== "deno" || queryRuntimePermission("read", cwd).allowed) return cwd;
   return undefined;
+}
+
+// getcwd(): the kernel's real path of the process's working folder now, or
+// undefined when it has none (deleted).
+function workingFolder(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -190,8 +195,14 @@ function requireReadable(folder: string): void {
  */
 export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
   requireReadable(folder);
-  const back = home();
+  const current = workingFolder();
+  const back = home(current);
   if (back === undefined) return checkedIn(folder, fn, pin);
+  // Already there (a server works in its workspace, where most files lie):
+  // getcwd() has just given the folder's real path for the working folder, so
+  // it is pinned as a chdir() would pin it, and the call and its check are
+  // saved.
+  if (current === folder) return pinnedHere(folder, fn, pin);
   try {
     process.chdir(folder);
   } catch (error) {
@@ -204,23 +215,24 @@ export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin):
       cause: error,
     });
   }
-  let here: string | undefined;
   try {
-    here = process.cwd();
+    const here = process.cwd();
     if (here !== folder) throw pathChanged(folder, here, `it now leads to ${here}`);
-    if (pin !== undefined) checkPin(folder, fs.lstatSync("."), pin);
-    return fn(relative);
+    return pinnedHere(folder, fn, pin);
   } finally {
-    // Pinned where it started (a server works in its workspace, where most files lie): the process is back already.
-    if (here !== back) {
-      try {
-        process.chdir(back);
-      } catch {
-        // The working folder went away meanwhile; leave the pinned folder anyway.
-        process.chdir("/");
-      }
+    try {
+      process.chdir(back);
+    } catch {
+      // The working folder went away meanwhile; leave the pinned folder anyway.
+      process.chdir("/");
     }
   }
+}
+
+// `fn` in the working folder, which getcwd() has just found to be `folder`.
+function pinnedHere<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
+  if (pin !== undefined) checkPin(folder, fs.lstatSync("."), pin);
+  return fn(relative);
 }
 
 function checkPin(folder: string, now: fs.Stats, pin: FolderPin): void {

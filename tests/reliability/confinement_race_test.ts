@@ -94,6 +94,27 @@ async function startSwapper(
   };
 }
 
+/** Runs `tries` tries of `operation`, counting the outcomes (tools report failures as results; atomicWrite throws). */
+async function runTries(
+  operation: (typeof OPERATIONS)[number],
+  call: Parameters<(typeof OPERATIONS)[number]["run"]>[0],
+  workdir: string,
+  tries: number,
+  beforeTry?: () => void,
+): Promise<Record<string, number>> {
+  const outcomes: Record<string, number> = {};
+  for (let i = 0; i < tries; i++) {
+    beforeTry?.();
+    const result = await operation.run(call, workdir, i).then(
+      (r) => r as { status?: string; errorCode?: string } | undefined,
+      (error) => ({ status: "error", errorCode: (error as { code?: string }).code }),
+    );
+    const outcome = result === undefined || result.status === "success" ? "ok" : result.errorCode ?? "error";
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+  }
+  return outcomes;
+}
+
 describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per operation)`, () => {
   let root: string;
   before(async () => {
@@ -109,17 +130,9 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
       const call = (tool: string, args: Record<string, unknown>) => box.call(session, tool, args);
       const before = await fingerprint(outside);
       const swapper = await startSwapper(path.join(workdir, "a"), outside);
-      const outcomes: Record<string, number> = {};
+      let outcomes: Record<string, number> = {};
       try {
-        for (let i = 0; i < TRIES; i++) {
-          // Tools report failures as results; atomicWrite throws.
-          const result = await operation.run(call, workdir, i).then(
-            (r) => r as { status?: string; errorCode?: string } | undefined,
-            (error) => ({ status: "error", errorCode: (error as { code?: string }).code }),
-          );
-          const outcome = result === undefined || result.status === "success" ? "ok" : result.errorCode ?? "error";
-          outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
-        }
+        outcomes = await runTries(operation, call, workdir, TRIES);
       } finally {
         const swaps = await swapper.stop();
         await session.close();
@@ -130,6 +143,47 @@ describe(`confinement under a concurrent folder/symlink swap (${TRIES} tries per
           }`,
         );
         assert.deepEqual(changed, [], `${operation.name} changed the outside folder`);
+      }
+    });
+  }
+
+  // A process already working in the folder an operation acts in skips the
+  // chdir() (inFolder's shortcut for a server in its workspace): getcwd() alone
+  // must then catch the swap. The process works in `W/a` itself, which the
+  // swapper moves away and replaces by a link; it follows the folder it is in.
+  const IN_PLACE = ["write_file (new file)", "delete (file)", "mkdir"];
+  for (const name of IN_PLACE) {
+    const index = OPERATIONS.findIndex((operation) => operation.name === name);
+    test(`${name}, the process working in the swapped folder: nothing outside changes`, {
+      timeout: 60_000,
+    }, async () => {
+      const tries = Math.ceil(TRIES / 2);
+      const { workdir, outside } = await prepare(path.join(root, `in-place-${index}`), index, tries);
+      const session = new Session({ workspace: workdir, autoConfirm: true, fence: openFence() });
+      const box = new ToolBox().register(...fsTools(), ...patchTools());
+      const call = (tool: string, args: Record<string, unknown>) => box.call(session, tool, args);
+      const before = await fingerprint(outside);
+      const home = process.cwd();
+      const swapper = await startSwapper(path.join(workdir, "a"), outside);
+      let outcomes: Record<string, number> = {};
+      try {
+        // Back into the folder before each try (a refused pin returns to where it started).
+        outcomes = await runTries(OPERATIONS[index], call, workdir, tries, () => {
+          try {
+            process.chdir(path.join(workdir, "a"));
+          } catch {
+            // mid-swap: the try starts from where the process is
+          }
+        });
+      } finally {
+        process.chdir(home);
+        const swaps = await swapper.stop();
+        await session.close();
+        const changed = changes(before, await fingerprint(outside));
+        console.log(
+          `${name} (in place): ${changed.length} outside changes, ${swaps} swaps, ${JSON.stringify(outcomes)}`,
+        );
+        assert.deepEqual(changed, [], `${name} changed the outside folder`);
       }
     });
   }
