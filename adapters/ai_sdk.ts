@@ -157,8 +157,7 @@ function modelOutput(result: ToolResult): ModelOutput {
   };
 }
 
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -190,6 +189,7 @@ export type {
   DeferredImage,
   DeferredImageMessage,
   Dialect,
+  Dialects,
   Effect,
   EffectState,
   ErrorKind,
@@ -238,12 +238,16 @@ export type {
   StandardSchema,
   StandardSchemaResult,
   StartedProcess,
+  SubagentToolsFactory,
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
+  ToolGroupFactory,
+  ToolGroups,
   ToolMetadata,
   ToolNeeds,
   ToolPermission,

@@ -216,8 +216,7 @@ export function claudeAgentOptions<T = unknown>(
   };
 }
 
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -249,6 +248,7 @@ export type {
   DeferredImage,
   DeferredImageMessage,
   Dialect,
+  Dialects,
   Effect,
   EffectState,
   ErrorKind,
@@ -297,12 +297,16 @@ export type {
   StandardSchema,
   StandardSchemaResult,
   StartedProcess,
+  SubagentToolsFactory,
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
+  ToolGroupFactory,
+  ToolGroups,
   ToolMetadata,
   ToolNeeds,
   ToolPermission,

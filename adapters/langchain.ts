@@ -68,8 +68,7 @@ export function langChainTools<T = unknown>(
   );
 }
 
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -101,6 +100,7 @@ export type {
   DeferredImage,
   DeferredImageMessage,
   Dialect,
+  Dialects,
   Effect,
   EffectState,
   ErrorKind,
@@ -149,12 +149,16 @@ export type {
   StandardSchema,
   StandardSchemaResult,
   StartedProcess,
+  SubagentToolsFactory,
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
+  ToolGroupFactory,
+  ToolGroups,
   ToolMetadata,
   ToolNeeds,
   ToolPermission,

@@ -69,8 +69,7 @@ export {
 } from "./openai.ts";
 export { anthropicCalls, anthropicResultMessage, type AnthropicToolUseLike } from "./anthropic.ts";
 export { geminiCalls, geminiResultContent } from "./gemini.ts";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -151,12 +150,16 @@ export type {
   StandardSchema,
   StandardSchemaResult,
   StartedProcess,
+  SubagentToolsFactory,
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
+  ToolGroupFactory,
+  ToolGroups,
   ToolMetadata,
   ToolNeeds,
   ToolPermission,

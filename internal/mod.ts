@@ -98,8 +98,7 @@ export {
   type WorkspaceScan,
   type WorkspaceWatch,
 } from "./workspace_changes.ts";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,

@@ -153,8 +153,7 @@ export { inputDigest } from "./scratch/digest.ts";
 export { isRuntimePermissionError } from "@toolfence/internal";
 export { parseBash } from "./shell/parser.ts";
 export { isExecutableFile } from "@toolfence/internal";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,

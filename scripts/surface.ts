@@ -15,32 +15,44 @@
  * below the {@linkcode REFERENCED_TYPES_MARKER} line, a type-only
  * `export type { ... }` per package of every type the names above it reference,
  * directly or through another such type, that the file does not export: it
- * reads them with `deno doc --json` on the members' entry points
+ * reads them with `deno doc --json` on the members' files
  * ({@linkcode referencedTypes}). A type whose name the umbrella already gives
  * to another symbol (the core's `ToolBox`, which the umbrella's own replaces)
  * is exported under its package's prefix (`CoreToolBox`).
  *
- * `--check` exits 1 when a generated file differs from what it would write
- * (`deno task test` runs it); `--write` rewrites them. A generated file keeps
- * the text before its first `export` (its module documentation).
+ * The members' entry points need the same for their own docs: the names
+ * above their {@linkcode MEMBER_REFERENCED_TYPES_MARKER} line (the member's
+ * curated list, its application names and its own) reference types of lower
+ * packages and of files of the member that the entry point does not export.
+ * The script writes that block too ({@linkcode memberReferencedTypes}), from
+ * the packages the member may import (its deno.json `imports`, lowest layer
+ * first, as scripts/check_layers.ts holds them) and, for a type of the
+ * member's own, the file of the member that declares it.
+ *
+ * `--check` exits 1 when a generated file or block differs from what it would
+ * write (`deno task test` runs it); `--write` rewrites them. A generated
+ * umbrella file keeps the text before its first `export` (its module
+ * documentation); a member's entry point keeps the text above its marker.
  *
  * Requires `--allow-read`, `--allow-run=deno` (and `--allow-write` with
  * `--write`).
  *
  * @example
  * ```sh
- * deno run --allow-read --allow-run=deno --allow-write=mod.ts,mcp.ts scripts/surface.ts --write
+ * deno task surface
+ * deno run --allow-read --allow-run=deno scripts/surface.ts --check
  * ```
  *
  * @module
  */
 
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { LAYERS } from "./check_layers.ts";
 import { declaredSurface, entryPoints, ROOT } from "./public_api.ts";
 
 /** The line in a member's entry point below which names are the member's alone. */
@@ -52,6 +64,13 @@ export const APPLICATION_MARKER = "// The umbrella re-exports the names above th
  */
 export const REFERENCED_TYPES_MARKER =
   "// The types the names above reference, type-only, so that the docs are complete (deno doc --lint):";
+
+/**
+ * The line in a member's entry point below which the script writes, type-only, the types the names above it
+ * reference and the entry point does not export itself.
+ */
+export const MEMBER_REFERENCED_TYPES_MARKER =
+  "// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):";
 
 /** One file the script writes: the member lists it re-exports, and the umbrella's own modules. */
 export interface GeneratedSurface {
@@ -102,9 +121,12 @@ export function exportStatement(names: string[], from: string, typeOnly = false)
   return `${keyword} {\n${names.map((n) => `  ${n},\n`).join("")}} from "${from}";`;
 }
 
-/** A type a generated file exports type-only because its names reference it. */
+/** A type a generated file or block exports type-only because its names reference it. */
 export interface ReferencedType {
-  /** The package it is exported from (the lowest of the umbrella's members that exports it). */
+  /**
+   * The module it is exported from: a package (the lowest that exports it), or, in a member's entry point, the file
+   * of the member that declares it (relative to the entry point).
+   */
   from: string;
   /** Its name there. */
   name: string;
@@ -131,31 +153,31 @@ interface DocJson {
   nodes: Record<string, { symbols?: DocSymbol[] }>;
 }
 
-/** A symbol of `deno doc --json`: where it is declared (`file:line:col`), and its full declarations if here. */
+/** A symbol of `deno doc --json`: where it is declared (`file:line:col`), and its declarations. */
 interface Declared {
   id: string;
-  /** The entry point (file URL) whose documentation holds its declarations; undefined for a reference. */
-  entry?: string;
   symbol: DocSymbol;
 }
 
 const idOf = (location: DocLocation): string => `${location.filename}:${location.line}:${location.col}`;
 
-function declared(entry: string, symbol: DocSymbol): Declared {
+function declared(symbol: DocSymbol): Declared {
   const first = symbol.declarations[0];
-  // A type another package declares is a reference to where it is declared.
+  // A name a module re-exports is a reference to where it is declared.
   if (first.kind === "reference" && first.def?.target) return { id: idOf(first.def.target), symbol };
-  return { id: idOf(first.location), entry, symbol };
+  return { id: idOf(first.location), symbol };
 }
 
-// What an entry's documentation needs to resolve a type's references.
+// What resolving a type's references needs.
 interface Documented {
-  /** Entry point file URL -> exported name -> its symbol. */
+  /** Module file URL -> exported name -> its symbol. */
   exports: Map<string, Map<string, Declared>>;
-  /** Symbol -> its full declarations (from the entry of the package that declares it). */
+  /** Symbol -> its full declarations (from the module that declares it). */
   full: Map<string, Declared>;
   /** Package specifier (`@toolfence/core`, `@toolfence/adapters/mcp`) -> entry point file URL. */
   entryOf: Map<string, string>;
+  /** The symbols a member's entry point lists above its marker: the public ones. */
+  listed: Set<string>;
 }
 
 let documented: Promise<Documented> | undefined;
@@ -178,38 +200,66 @@ async function denoDocJson(files: string[]): Promise<string> {
   return decoder.decode(out.stdout);
 }
 
+// The workspace members' folders, relative to the root.
+async function memberDirs(): Promise<string[]> {
+  return JSON.parse(await readFile(path.join(ROOT, "deno.json"), "utf8")).workspace as string[];
+}
+
 /**
- * `deno doc --json` on the workspace members' main entry points, the entry points the generated files re-export, and
- * the umbrella's own modules; read once per process.
+ * `deno doc --json` on every module of the workspace members and the umbrella's own modules, read once per process:
+ * every module, not only the entry points, so that a name a declaration imports from a file of its member resolves to
+ * the symbol that file declares, whether an entry point exports it or not (no more time: loading the npm
+ * dependencies' types is most of it).
  */
 function documentation(): Promise<Documented> {
   return documented ??= (async () => {
     const entryOf = new Map<string, string>();
-    const rootConfig = JSON.parse(await readFile(path.join(ROOT, "deno.json"), "utf8"));
-    const files = new Set<string>();
     for (const [specifier, file] of await entryPoints()) {
       entryOf.set(specifier, pathToFileURL(path.join(ROOT, file)).href);
-      const main = (rootConfig.workspace as string[]).some((dir) => path.join(dir, "mod.ts") === path.normalize(file));
-      if (main) files.add(file);
+    }
+    const files: string[] = [];
+    for (const dir of await memberDirs()) {
+      const inside = await readdir(path.join(ROOT, dir), { recursive: true });
+      files.push(
+        ...inside.filter((file) => file.endsWith(".ts") && !file.includes("node_modules")).map((file) =>
+          path.join(dir, file)
+        ),
+      );
     }
     for (const surface of GENERATED) {
-      for (const [, file] of surface.members) files.add(file);
-      for (const own of surface.own) files.add(path.join(path.dirname(surface.file), own));
+      for (const own of surface.own) files.push(path.join(path.dirname(surface.file), own));
     }
-    const json = JSON.parse(await denoDocJson([...files])) as DocJson;
+    const json = JSON.parse(await denoDocJson(files.sort())) as DocJson;
     const exports = new Map<string, Map<string, Declared>>();
     const full = new Map<string, Declared>();
-    for (const [entry, node] of Object.entries(json.nodes)) {
+    for (const [file, node] of Object.entries(json.nodes)) {
       const names = new Map<string, Declared>();
       for (const symbol of node.symbols ?? []) {
-        const one = declared(entry, symbol);
+        const one = declared(symbol);
         names.set(symbol.name, one);
-        if (one.entry !== undefined && !full.has(one.id)) full.set(one.id, one);
+        if (symbol.declarations[0].kind !== "reference" && !full.has(one.id)) full.set(one.id, one);
       }
-      exports.set(entry, names);
+      exports.set(file, names);
     }
-    return { exports, full, entryOf };
+    const listed = new Set<string>();
+    for (const entry of await memberEntries()) {
+      const above = aboveMemberMarker(await readFile(path.join(ROOT, entry.file), "utf8"));
+      for (const id of listedIds(exports, entry.file, above)) listed.add(id);
+    }
+    return { exports, full, entryOf, listed };
   })();
+}
+
+// The symbols the names an entry point exports in `above` (its text above the marker) stand for.
+function listedIds(exports: Documented["exports"], file: string, above: string): Set<string> {
+  const names = exports.get(pathToFileURL(path.join(ROOT, file)).href);
+  return new Set(
+    declaredSurface(above).map((name) => {
+      const symbol = names?.get(name.replace(/^type /, ""));
+      if (symbol === undefined) throw new Error(`deno doc does not list ${name} among the exports of ${file}`);
+      return symbol.id;
+    }),
+  );
 }
 
 // The names a symbol's declarations use as types: type references (with how deno doc resolved them), `typeof` queries,
@@ -245,34 +295,101 @@ function usedNames(symbol: DocSymbol): { name: string; from?: string; importedAs
   return out;
 }
 
-// The `import { a as b } from "..."` lists of a file: local name -> [specifier, imported name].
-async function importsOf(file: string): Promise<Map<string, [string, string]>> {
-  const source = (await readFile(new URL(file), "utf8")).replace(/\/\*[\s\S]*?\*\//g, "");
-  const out = new Map<string, [string, string]>();
-  for (const m of source.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
-    for (const part of m[1].split(",").map((p) => p.trim().replace(/^type\s+/, "")).filter(Boolean)) {
-      const [imported, local = imported] = part.split(/\s+as\s+/);
-      out.set(local.trim(), [m[2], imported.trim()]);
+const importLists = new Map<string, Promise<Map<string, [string, string]>>>();
+
+// The `import { a as b } from "..."` lists of a module (file URL): local name -> [specifier, imported name].
+function importsOf(file: string): Promise<Map<string, [string, string]>> {
+  if (!importLists.has(file)) {
+    importLists.set(
+      file,
+      readFile(new URL(file), "utf8").then((text) => {
+        const source = text.replace(/\/\*[\s\S]*?\*\//g, "");
+        const out = new Map<string, [string, string]>();
+        for (const m of source.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
+          for (const part of m[1].split(",").map((p) => p.trim().replace(/^type\s+/, "")).filter(Boolean)) {
+            const [imported, local = imported] = part.split(/\s+as\s+/);
+            out.set(local.trim(), [m[2], imported.trim()]);
+          }
+        }
+        return out;
+      }),
+    );
+  }
+  return importLists.get(file)!;
+}
+
+// The symbol of ours a name used in a declaration of `file` stands for; undefined for an npm dependency's or a global.
+async function resolveUsed(
+  { exports, entryOf }: Documented,
+  file: string,
+  used: { name: string; from?: string; importedAs?: string },
+): Promise<Declared | undefined> {
+  // Without deno doc's resolution (a class's `extends`, a `typeof`): the module's import of the name, or its own.
+  const [specifier, name] = used.from !== undefined
+    ? [used.from, used.importedAs ?? used.name]
+    : (await importsOf(file)).get(used.name) ?? [undefined, used.name];
+  if (specifier === undefined) return exports.get(file)?.get(name);
+  if (specifier.startsWith(".")) return exports.get(new URL(specifier, file).href)?.get(name);
+  // Another package's: ours by its entry point; an npm dependency's is not ours to export.
+  const entry = entryOf.get(specifier);
+  return entry === undefined ? undefined : exports.get(entry)?.get(name);
+}
+
+/**
+ * The symbols that `ids` reference, directly or through another such symbol, that are not among `ids`, in the order
+ * found. Names resolve as `deno doc --json` resolves them in the module that declares the referencing symbol. Types of
+ * npm dependencies are not ours to export and are left out, and so are the types no member's entry point lists: they
+ * are their package's own, and `deno doc --lint` on that package's entry points holds where they may appear (it does
+ * not look at a constructor's parameters, as FileArtifactStore's AtomicFileWriter, nor through a plain alias, as
+ * LangChainToolContent's GatedContent).
+ */
+async function referencedIds(ids: Set<string>): Promise<string[]> {
+  const doc = await documentation();
+  const seen = new Set(ids);
+  const missing: string[] = [];
+  const queue = [...ids];
+  while (queue.length > 0) {
+    const id = queue.shift()!;
+    const symbol = doc.full.get(id);
+    if (symbol === undefined) throw new Error(`deno doc --json gave no declaration for ${id}`);
+    for (const used of usedNames(symbol.symbol)) {
+      const target = await resolveUsed(doc, symbol.symbol.declarations[0].location.filename, used);
+      if (target === undefined || seen.has(target.id) || !doc.listed.has(target.id)) continue;
+      seen.add(target.id);
+      queue.push(target.id);
+      missing.push(target.id);
     }
   }
-  return out;
+  return missing;
+}
+
+// The name a module (file URL) exports a symbol under, if it does.
+function exportedName({ exports }: Documented, file: string | undefined, id: string): string | undefined {
+  return [...exports.get(file ?? "") ?? []].find(([, symbol]) => symbol.id === id)?.[0];
+}
+
+// The first of the packages `sources` (lowest first) whose entry point exports the symbol.
+function lowestExporter(doc: Documented, sources: string[], id: string): { from: string; name: string } | undefined {
+  for (const from of sources) {
+    const name = exportedName(doc, doc.entryOf.get(from), id);
+    if (name !== undefined) return { from, name };
+  }
+  return undefined;
 }
 
 /**
  * The types the names a generated file exports reference, directly or through another such type, that the file does
  * not export: each from the first of the umbrella's members (in {@linkcode GENERATED}'s order, lowest layer first)
- * that exports it. Names are resolved as `deno doc --json` resolves them in the entry point of the package that
- * declares the referencing type, which `deno doc --lint` keeps complete (scripts/check_jsr.ts). Types of npm
- * dependencies are not ours to export and are left out.
+ * that exports it. Names are resolved as `deno doc --json` resolves them in the module that declares the referencing
+ * type, which `deno doc --lint` keeps complete (scripts/check_jsr.ts). Types of npm dependencies are not ours to
+ * export and are left out.
  *
  * Requires `--allow-read` and `--allow-run=deno`.
  */
 export async function referencedTypes(surface: GeneratedSurface): Promise<ReferencedType[]> {
-  const { exports, full, entryOf } = await documentation();
-  const lookup = (specifier: string, name: string): Declared | undefined => {
-    const entry = entryOf.get(specifier);
-    return entry === undefined ? undefined : exports.get(entry)?.get(name);
-  };
+  const doc = await documentation();
+  const lookup = (specifier: string, name: string): Declared | undefined =>
+    doc.exports.get(doc.entryOf.get(specifier) ?? "")?.get(name);
   // The symbols a name of the umbrella stands for, and the names taken (by any generated file: one umbrella).
   const taken = new Map<string, string>();
   const exported = new Map<string, Set<string>>();
@@ -282,7 +399,7 @@ export async function referencedTypes(surface: GeneratedSurface): Promise<Refere
     const ownNames = new Set<string>();
     for (const own of generated.own) {
       const entry = pathToFileURL(path.join(ROOT, path.dirname(generated.file), own)).href;
-      for (const [name, symbol] of exports.get(entry) ?? []) {
+      for (const [name, symbol] of doc.exports.get(entry) ?? []) {
         ids.add(symbol.id);
         ownNames.add(name);
         taken.set(name, symbol.id);
@@ -300,48 +417,9 @@ export async function referencedTypes(surface: GeneratedSurface): Promise<Refere
     }
   }
   const sources = [...new Set(GENERATED.flatMap((generated) => generated.members.map(([specifier]) => specifier)))];
-  const imports = new Map<string, Map<string, [string, string]>>();
-  // The symbol a name used in `from`'s declarations stands for.
-  const resolve = async (
-    from: Declared,
-    used: { name: string; from?: string; importedAs?: string },
-  ): Promise<Declared | undefined> => {
-    if (used.from !== undefined && !used.from.startsWith(".")) {
-      // Another package's: ours by its entry point; an npm dependency's is not ours to export.
-      return used.from.startsWith("@toolfence/") ? lookup(used.from, used.importedAs ?? used.name) : undefined;
-    }
-    // A name of the same package: its entry point exports it (deno doc --lint holds it to that).
-    const here = exports.get(from.entry!)?.get(used.importedAs ?? used.name);
-    if (here !== undefined) return here;
-    // A name the umbrella's own module imports under another name (`ToolBox as CoreToolBox`).
-    const file = from.symbol.declarations[0].location.filename;
-    if (!imports.has(file)) imports.set(file, await importsOf(file));
-    const [specifier, name] = imports.get(file)!.get(used.name) ?? [];
-    return specifier?.startsWith("@toolfence/") ? lookup(specifier, name!) : undefined;
-  };
-  const ids = exported.get(surface.file)!;
-  const seen = new Set(ids);
-  const missing: string[] = [];
-  const queue = [...ids];
-  while (queue.length > 0) {
-    const id = queue.shift()!;
-    const symbol = full.get(id);
-    if (symbol === undefined) throw new Error(`deno doc --json gave no declaration for ${id}`);
-    for (const used of usedNames(symbol.symbol)) {
-      const target = await resolve(symbol, used);
-      if (target === undefined || seen.has(target.id)) continue;
-      seen.add(target.id);
-      queue.push(target.id);
-      if (!ids.has(target.id)) missing.push(target.id);
-    }
-  }
   const out: ReferencedType[] = [];
-  for (const id of missing) {
-    const found = sources.map((specifier) => {
-      const names = exports.get(entryOf.get(specifier)!)!;
-      const name = [...names].find(([, symbol]) => symbol.id === id)?.[0];
-      return name === undefined ? undefined : { from: specifier, name };
-    }).find((source) => source !== undefined);
+  for (const id of await referencedIds(exported.get(surface.file)!)) {
+    const found = lowestExporter(doc, sources, id);
     if (found === undefined) {
       throw new Error(`${surface.file} references ${id}, which none of ${sources.join(", ")} exports`);
     }
@@ -355,6 +433,85 @@ export async function referencedTypes(surface: GeneratedSurface): Promise<Refere
     out.push({ ...found, as });
   }
   return out;
+}
+
+/** A workspace member's entry point, for which the script writes the block below its marker. */
+export interface MemberEntry {
+  /** The entry point, relative to the repository root. */
+  file: string;
+  /** The member's folder, relative to the root. */
+  dir: string;
+  /** The packages of the workspace the member may import (its deno.json `imports`), lowest layer first. */
+  imports: string[];
+}
+
+/** Every entry point of the workspace members (their deno.json `exports`). */
+export async function memberEntries(): Promise<MemberEntry[]> {
+  const order = LAYERS.flat();
+  const out: MemberEntry[] = [];
+  for (const dir of await memberDirs()) {
+    const config = JSON.parse(await readFile(path.join(ROOT, dir, "deno.json"), "utf8"));
+    const imports = Object.keys(config.imports ?? {}).filter((specifier) => order.includes(specifier))
+      .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    for (const file of Object.values(config.exports as Record<string, string>)) {
+      out.push({ file: path.join(dir, file), dir, imports });
+    }
+  }
+  return out;
+}
+
+/** A member's entry point's text above its marker (all of it when it has none). */
+export function aboveMemberMarker(source: string): string {
+  const at = source.indexOf(MEMBER_REFERENCED_TYPES_MARKER);
+  return at < 0 ? source : source.slice(0, at);
+}
+
+/**
+ * The types the names a member's entry point exports above its marker (`above`, the text above it) reference,
+ * directly or through another such type, that the entry point does not export there. Each is exported from the lowest
+ * of the packages the member may import that exports it, or, when the member declares it, from the file that
+ * declares it: the member may not import itself by its package name (scripts/check_layers.ts).
+ *
+ * Requires `--allow-read` and `--allow-run=deno`.
+ */
+export async function memberReferencedTypes(entry: MemberEntry, above: string): Promise<ReferencedType[]> {
+  const doc = await documentation();
+  const names = new Set(declaredSurface(above).map((name) => name.replace(/^type /, "")));
+  const home = path.join(ROOT, entry.dir) + path.sep;
+  const out: ReferencedType[] = [];
+  for (const id of await referencedIds(listedIds(doc.exports, entry.file, above))) {
+    const file = doc.full.get(id)!.symbol.declarations[0].location.filename;
+    const found = fileURLToPath(file).startsWith(home)
+      ? { from: relativeSpecifier(entry.file, file), name: exportedName(doc, file, id) }
+      : lowestExporter(doc, entry.imports, id);
+    if (found?.name === undefined) {
+      throw new Error(`${entry.file} references ${id}, which neither its member's files nor ${entry.imports} export`);
+    }
+    if (names.has(found.name) || out.some((type) => type.as === found.name)) {
+      throw new Error(`${entry.file} references ${id}, whose name ${found.name} it gives to another symbol`);
+    }
+    out.push({ from: found.from, name: found.name, as: found.name });
+  }
+  return out;
+}
+
+// A module (file URL) as an entry point (relative to the root) imports it: `./x.ts`, `../x.ts`.
+function relativeSpecifier(entry: string, file: string): string {
+  const relative = path.relative(path.dirname(path.join(ROOT, entry)), fileURLToPath(file)).split(path.sep).join("/");
+  return relative.startsWith(".") ? relative : `./${relative}`;
+}
+
+// One type-only `export type { ... } from "..."` per module, in `order`.
+function referenceStatements(types: ReferencedType[], order: string[]): string[] {
+  return order.filter((from) => types.some((type) => type.from === from)).map((from) =>
+    exportStatement(
+      types.filter((type) => type.from === from).map((type) =>
+        type.as === type.name ? type.name : `${type.name} as ${type.as}`
+      ),
+      from,
+      true,
+    )
+  );
 }
 
 /** The text the script writes for one generated file, given the file's current text. */
@@ -385,33 +542,48 @@ export async function generate(surface: GeneratedSurface, current: string): Prom
   for (const [specifier, names] of own) blocks.push(exportStatement(names, specifier));
   const referenced = await referencedTypes(surface);
   if (referenced.length > 0) {
-    blocks.push(REFERENCED_TYPES_MARKER);
     const order = [...new Set(GENERATED.flatMap((generated) => generated.members.map(([specifier]) => specifier)))];
-    for (const from of order.filter((specifier) => referenced.some((type) => type.from === specifier))) {
-      const names = referenced.filter((type) => type.from === from)
-        .map((type) => type.as === type.name ? type.name : `${type.name} as ${type.as}`);
-      blocks.push(exportStatement(names, from, true));
-    }
+    blocks.push(REFERENCED_TYPES_MARKER, ...referenceStatements(referenced, order));
   }
   return `${header}\n// Generated by scripts/surface.ts from the members' lists: edit those, then run deno task surface.\n${
     blocks.join("\n")
   }\n`;
 }
 
+/**
+ * The text the script writes for a member's entry point, given its current text: the text above the marker, then the
+ * marker and the block of {@linkcode memberReferencedTypes} (packages lowest first, then the member's files), or
+ * nothing when the names above reference no type the entry point does not export.
+ */
+export async function generateMember(entry: MemberEntry, current: string): Promise<string> {
+  const above = aboveMemberMarker(current);
+  const referenced = await memberReferencedTypes(entry, above);
+  if (referenced.length === 0) return above.replace(/\n+$/, "\n");
+  const files = [...new Set(referenced.map((type) => type.from))].filter((from) => from.startsWith(".")).sort();
+  const statements = referenceStatements(referenced, [...entry.imports, ...files]);
+  return `${above}${MEMBER_REFERENCED_TYPES_MARKER}\n${statements.join("\n")}\n`;
+}
+
 if (import.meta.main) {
   const write = process.argv.includes("--write");
+  const targets: (readonly [string, (current: string) => Promise<string>])[] = [
+    ...GENERATED.map((surface) => [surface.file, (current: string) => generate(surface, current)] as const),
+    ...(await memberEntries()).map((entry) =>
+      [entry.file, (current: string) => generateMember(entry, current)] as const
+    ),
+  ];
   let stale = 0;
-  for (const surface of GENERATED) {
-    const target = path.join(ROOT, surface.file);
+  for (const [file, next] of targets) {
+    const target = path.join(ROOT, file);
     const current = await readFile(target, "utf8");
-    const next = await generate(surface, current);
-    if (next === current) continue;
+    const text = await next(current);
+    if (text === current) continue;
     if (write) {
-      await writeFile(target, next);
-      console.log(`wrote ${surface.file}`);
+      await writeFile(target, text);
+      console.log(`wrote ${file}`);
     } else {
       stale++;
-      console.error(`${surface.file} is not what scripts/surface.ts writes: run deno task surface`);
+      console.error(`${file} is not what scripts/surface.ts writes: run deno task surface`);
     }
   }
   if (stale > 0) process.exit(1);

@@ -165,8 +165,7 @@ export {
   type ModelRiskAssessorOptions,
   type SubagentOutcome,
 } from "./agents/mod.ts";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -198,6 +197,7 @@ export type {
   DeferredImage,
   DeferredImageMessage,
   Dialect,
+  Dialects,
   Effect,
   EffectState,
   ErrorKind,
@@ -250,6 +250,7 @@ export type {
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
@@ -265,6 +266,7 @@ export type {
 } from "@toolfence/core";
 export type {
   AddressClass,
+  AuthorizeCommandOptions,
   Checkpoint,
   CommandAuthorization,
   CommandCheck,
@@ -276,7 +278,9 @@ export type {
   CommandTouches,
   Destination,
   EgressConnection,
+  EgressRules,
   FileHistory,
+  FileHistoryOptions,
   HostConflict,
   JournalEntry,
   PathAccess,
@@ -286,11 +290,14 @@ export type {
   PathRuleKind,
   Policy,
   POLICY_LAYERS,
+  PolicyAsker,
+  PolicyDecisionEvent,
   PolicyExample,
   PolicyFile,
   PolicyFileDoor,
   PolicyLayer,
   PolicyLayerName,
+  PolicyOptions,
   PolicyRules,
   PolicyState,
   PolicyStateData,
@@ -307,10 +314,12 @@ export type {
   Scratch,
   ScratchChanges,
   Session,
+  SessionOptions,
   SimpleCommandFinding,
   SizeInput,
   SweepReport,
   UndoReport,
   Workspace,
+  WorkspaceOptions,
   WriteAction,
 } from "@toolfence/policy";

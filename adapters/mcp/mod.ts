@@ -51,8 +51,7 @@ export {
 } from "./http.ts";
 export { type HttpCliValues, HttpUsageError, runHttpServe } from "./http_cli.ts";
 export { openStore, type OpenStoreOptions } from "./open_store.ts";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
   AfterBatchHook,
   AfterCallHook,
@@ -85,6 +84,7 @@ export type {
   DeferredImage,
   DeferredImageMessage,
   Dialect,
+  Dialects,
   Effect,
   EffectState,
   ErrorKind,
@@ -141,12 +141,16 @@ export type {
   StoredGrant,
   StoredQuestion,
   StoredSession,
+  SubagentToolsFactory,
   TargetOptions,
   Tool,
   ToolBox,
+  ToolBoxOptions,
   ToolContext,
   ToolDefinition,
   ToolFailureEvent,
+  ToolGroupFactory,
+  ToolGroups,
   ToolMetadata,
   ToolNeeds,
   ToolPermission,
@@ -157,6 +161,7 @@ export type {
 } from "@toolfence/core";
 export type {
   AddressClass,
+  AuthorizeCommandOptions,
   Checkpoint,
   CommandAuthorization,
   CommandCheck,
@@ -178,12 +183,14 @@ export type {
   PathRuleKind,
   Policy,
   POLICY_LAYERS,
+  PolicyAsker,
   PolicyDecisionEvent,
   PolicyExample,
   PolicyFile,
   PolicyFileDoor,
   PolicyLayer,
   PolicyLayerName,
+  PolicyOptions,
   PolicyRules,
   PolicyState,
   PolicyStateData,
@@ -204,5 +211,6 @@ export type {
   SweepReport,
   UndoReport,
   Workspace,
+  WorkspaceOptions,
   WriteAction,
 } from "@toolfence/policy";

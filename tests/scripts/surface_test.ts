@@ -4,11 +4,16 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { declaredSurface, ROOT } from "../../scripts/public_api.ts";
 import {
+  aboveMemberMarker,
   APPLICATION_MARKER,
   applicationNames,
   exportStatement,
   generate,
   GENERATED,
+  generateMember,
+  MEMBER_REFERENCED_TYPES_MARKER,
+  memberEntries,
+  memberReferencedTypes,
   REFERENCED_TYPES_MARKER,
   referencedTypes,
 } from "../../scripts/surface.ts";
@@ -16,8 +21,11 @@ import { IS_DENO } from "../_runtime.ts";
 
 const read = (file: string): Promise<string> => readFile(path.join(ROOT, file), "utf8");
 
+// The members' entry points, from the source repository's deno.json files, which the npm build does not carry.
+const members = IS_DENO ? await memberEntries() : [];
+
 // A file's text above the referenced types' marker (its names) and below it (the types they reference): the
-// generated files' REFERENCED_TYPES_MARKER, or the members' hand-kept line that starts the same way.
+// generated files' REFERENCED_TYPES_MARKER, or the members' MEMBER_REFERENCED_TYPES_MARKER, which starts the same way.
 function sections(text: string): [string, string] {
   const at = text.search(new RegExp(`^${REFERENCED_TYPES_MARKER.split(",")[0]}`, "m"));
   return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at)];
@@ -25,7 +33,7 @@ function sections(text: string): [string, string] {
 
 describe("the generated surface", { skip: IS_DENO ? false : "reads the source repository's members" }, () => {
   for (const surface of GENERATED) {
-    test(`${surface.file} is what scripts/surface.ts writes`, { timeout: 60_000 }, async () => {
+    test(`${surface.file} is what scripts/surface.ts writes`, { timeout: 120_000 }, async () => {
       const current = await read(surface.file);
       assert.equal(await generate(surface, current), current, "run deno task surface");
     });
@@ -66,6 +74,30 @@ describe("the generated surface", { skip: IS_DENO ? false : "reads the source re
     });
   }
 
+  for (const entry of members) {
+    test(`${entry.file}'s referenced types are what scripts/surface.ts writes`, { timeout: 120_000 }, async () => {
+      const current = await read(entry.file);
+      assert.equal(await generateMember(entry, current), current, "run deno task surface");
+    });
+
+    test(`${entry.file} exports them type-only, from what it may import`, { timeout: 120_000 }, async () => {
+      const [names, referenced] = sections(await read(entry.file));
+      const types = await memberReferencedTypes(entry, names);
+      assert.deepEqual(
+        declaredSurface(referenced),
+        types.map((type) => `type ${type.as}`).sort((a, b) => a.slice(5).localeCompare(b.slice(5))),
+      );
+      assert.doesNotMatch(referenced, /^export \{/m, "the referenced types are exported type-only");
+      const above = new Set(declaredSurface(names).map((name) => name.replace(/^type /, "")));
+      for (const type of types) {
+        assert.ok(!above.has(type.as), `${type.as} is exported above the marker too`);
+        // The member's own file, or a lower package its deno.json lists (scripts/check_layers.ts holds the rest).
+        const own = !path.relative(entry.dir, path.join(path.dirname(entry.file), type.from)).startsWith("..");
+        assert.ok(type.from.startsWith(".") ? own : entry.imports.includes(type.from), `${type.as} from ${type.from}`);
+      }
+    });
+  }
+
   test("the umbrella stays an application's surface, not the members' sum", { timeout: 60_000 }, async () => {
     // The names an application imports; the types they reference, below the marker, are there for the docs.
     const umbrella = declaredSurface(sections(await read("mod.ts"))[0]).length;
@@ -86,6 +118,15 @@ describe("the surface script's parts", () => {
       "",
     ].join("\n");
     assert.deepEqual(applicationNames(source), ["a", "type B"]);
+  });
+
+  test("a member's entry point keeps the text above its referenced types' marker", { timeout: 10_000 }, () => {
+    const names = 'export { a } from "./a.ts";\n\n';
+    assert.equal(
+      aboveMemberMarker(`${names}${MEMBER_REFERENCED_TYPES_MARKER}\nexport type { B } from "./b.ts";\n`),
+      names,
+    );
+    assert.equal(aboveMemberMarker(names), names);
   });
 
   test("a member without the marker is refused, by name", { timeout: 10_000 }, () => {

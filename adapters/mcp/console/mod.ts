@@ -27,17 +27,38 @@ export {
 export { StoreQuestionQueue, type StoreQuestionQueueOptions } from "./store_question_queue.ts";
 export { type ConsoleHost, consoleHost, type ConsoleHostOptions } from "./console_host.ts";
 export { type ConsoleServeOptions, type ConsoleServer, serveConsole } from "./serve_console.ts";
-// The types the names above reference that are declared in another package or entry point, so that this entry's
-// docs are complete on their own (deno doc --lint; scripts/check_jsr.ts).
+// The types the names above reference, type-only, so this entry's docs are complete (written by deno task surface):
 export type {
+  ArtifactRef,
+  AttemptId,
+  AuditQuery,
+  BatchClosure,
   ChoiceOption,
   ChoiceOutcome,
   ChoiceRequest,
   ChoiceSource,
   ConfirmRequest,
+  Effect,
+  EffectState,
+  ErrorKind,
+  FileChange,
+  FileState,
   Host,
+  LateResult,
+  Provenance,
+  PrunedCounts,
   QuestionSubject,
+  RetryDisposition,
+  Store,
+  StoredAuditRecord,
+  StoredCall,
+  StoredEvent,
+  StoredGrant,
+  StoredQuestion,
+  StoredSession,
+  ToolResult,
+  ToolStatus,
 } from "@toolfence/core";
 export type { JwtOptions, JwtVerifier } from "../_http_jwt.ts";
-export type { Identity, TokenFile } from "../_http_tokens.ts";
 export type { Scope, SCOPES } from "../_http_scopes.ts";
+export type { Identity, TokenFile } from "../_http_tokens.ts";
