@@ -297,7 +297,8 @@ function judgeGlobFolders(word: BashWord, folders: Folders, judge: PathJudge): J
       }), so the folders read to match it cannot be judged; quote the glob, or write the folder as plain text`,
     };
   }
-  if (/\.\.|[{~]/.test(word.text) || /\/["'\\]*[.[]/.test(word.text)) {
+  // A dot-pattern may match `..`: after a `/`, or first in the word with a `/` after it (`.*/"a"*`).
+  if (/\.\.|[{~]/.test(word.text) || /\/["'\\]*[.[]|^["'\\]*[.[][^/]*\//.test(word.text)) {
     return {
       decision: "ask",
       reason:
@@ -654,9 +655,9 @@ export function judgeCommandPaths(
     ...judgeWord(word, access, folders, judge),
   }));
   // A word judged as a path above is judged with the folders its pattern reads.
-  const judged = new Set(words.map(({ word }) => word));
+  const asPaths = new Set(words.map(({ word }) => word));
   for (const word of command.words) {
-    if (word.glob === undefined || judged.has(word)) continue;
+    if (word.glob === undefined || asPaths.has(word)) continue;
     paths.push({
       command: command.text,
       written: word.text,

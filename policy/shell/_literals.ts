@@ -26,9 +26,9 @@ export interface WordParts {
   /** An unquoted expansion may split the word into several words. */
   splits: boolean;
   /**
-   * Bash matches the part against file names once it is expanded (pathname
-   * expansion), reading folders: an unquoted glob, or an unquoted expansion
-   * whose value may hold one.
+   * Bash matches the part against file names (pathname expansion), reading
+   * folders: an unquoted glob written in it, or in a word of an unquoted
+   * `${...}` (`${x:-/srv/*}`). The value of an expansion is not counted.
    */
   globs?: boolean;
   /**

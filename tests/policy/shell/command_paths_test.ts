@@ -258,6 +258,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       "echo ../outside/*",
       "echo */../../*",
       "echo .*/*",
+      'echo .*/"a"*',
       "echo ~/*",
       `echo {${outside},src}/*`,
       `echo ${outside}/*/x`,
