@@ -472,6 +472,8 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "node --version $((1))",
   'node --version "$(echo a)"',
   "node -v *",
+  // The parser took the word after a closing redirection (`3>&-`) for its destination; bash passes it as an argument.
+  "[ 2 | node --version 3>&- ]; ls",
   // On the merged tree: a bracket expression the parser splits (`[`, `!a]`, `*`) was read as literal text,
   // so a glob that expands to a file named `--output=x` passed as an operand.
   "git log [!a]*",

@@ -344,6 +344,24 @@ describe("checkCommand: redirections", () => {
     await asks("echo a > /dev/null b c", ["`b c`"]);
   });
 
+  test("a word after a closing redirection is an argument for bash, and asks", { timeout: 60_000 }, async () => {
+    // The parser reads `3>&- x` as the redirection's destination; `>&-` takes none, so bash passes `x` to the command
+    // (fuzzer, seed 20261205: `[ 2 | node --version 3>&- ]` ran `node --version ]`).
+    for (
+      const [line, word] of [
+        ["cat 3>&- /srv/outside/secret", "/srv/outside/secret"],
+        ["ls >&- /srv", "/srv"],
+        ["cat 3<&- ../secret", "../secret"],
+        ["[ 2 | node --version 3>&- ]; ls", "]"],
+      ]
+    ) {
+      const result = await asks(line, [`the parser read \`${word}\` as part of the redirection`]);
+      assert.equal(result.parsed, false, line);
+    }
+    await allows("echo hi 2>&-");
+    await allows("echo hi 3>&- 2>&1");
+  });
+
   test("{var}> stores a descriptor in a variable", { timeout: 60_000 }, async () => {
     await asks("ls {fd}>/dev/null", ["`{fd}>/dev/null` stores a file descriptor"]);
   });
