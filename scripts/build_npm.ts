@@ -497,18 +497,6 @@ async function main(args: string[]): Promise<number> {
   }
   done(started);
 
-  started = step("npm install (in npm/, the members as npm workspaces)");
-  const install = await run(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
-    outDir,
-  );
-  done(started);
-  if (install.code !== 0) {
-    console.log("npm install failed; nothing further can run");
-    return 1;
-  }
-
   started = step("npm pack: one tarball per package");
   const tarballDir = path.join(outDir, TARBALL_DIR);
   await mkdir(tarballDir, { recursive: true });
@@ -750,9 +738,23 @@ async function main(args: string[]): Promise<number> {
     };
     await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
   };
-  // The suite under Node and the consumers at once: the consumers' time is mostly npm install's downloads, which
-  // the suite's CPU fills.
-  await Promise.all([nodeTests(), consumers()]);
+  // The consumers need the tarballs alone (npm pack needs no install): they start now, beside the build's own
+  // install and then the suite under Node. Their time is mostly npm install's downloads, which the suite's CPU fills.
+  const consumersChecked = consumers();
+  started = step("npm install (in npm/, the members as npm workspaces)");
+  const install = await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+    outDir,
+  );
+  done(started);
+  if (install.code !== 0) {
+    console.log("npm install failed; the suite cannot run under Node");
+    failures++;
+  } else {
+    await nodeTests();
+  }
+  await consumersChecked;
 
   console.log(
     `\nnpm build ${failures === 0 ? "ok" : "FAILED"} in ${((performance.now() - buildStarted) / 1000).toFixed(1)} s`,

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -744,6 +744,28 @@ console.error(c.reasons.join(" | "));`,
       assert.match(result.stderr, /`git status`: runs code the project controls, and the OS sandbox is unavailable: ./);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("checkCommand: one analysis for every runtime", () => {
+  // Why the differential tests run under Deno only (DIFFERENTIAL_DENO_ONLY): nothing in the analysis depends on
+  // the runtime that loads it (the node: modules it imports are the API both runtimes give), so its agreement with
+  // bash, sed and the oracle's sandbox is the same under Node.
+  test("no module of policy/shell/ looks at which runtime runs it or uses Deno's own API", {
+    timeout: 10_000,
+  }, async () => {
+    const folder = fileURLToPath(new URL("../../../policy/shell/", import.meta.url));
+    const modules = (await readdir(folder)).filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts"));
+    assert.ok(modules.length > 20, `found ${modules.join(", ")}`);
+    for (const name of modules) {
+      // The code alone: comments and the text of string literals say `Deno` without using it.
+      const code = (await readFile(join(folder, name), "utf8"))
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/\/\/.*$/gm, "")
+        .replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g, '""');
+      const found = /\bDeno\b|\bBun\b|\bprocess\.(?:versions|release)\b/.exec(code);
+      assert.equal(found, null, `${name} looks at the runtime: ${found?.[0]}`);
     }
   });
 });
