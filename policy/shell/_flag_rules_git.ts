@@ -112,7 +112,6 @@ const branch: OptionGrammar = {
     ...flags("all remotes verbose quiet ignore-case list show-current no-color no-column no-abbrev omit-empty"),
     ...LISTING_FILTERS,
     color: anyValue,
-    column: anyValue,
     abbrev: anyValue,
     format,
   },
@@ -126,7 +125,6 @@ const tag: OptionGrammar = {
     ...flags("list ignore-case no-color no-column omit-empty"),
     ...LISTING_FILTERS,
     color: anyValue,
-    column: anyValue,
     format,
   },
 };
@@ -187,6 +185,15 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     const style = reading.operands[0]?.value;
     if (style !== undefined && CONFIG_WRITERS.includes(style)) {
       return `\`git config ${style}\` changes the configuration or opens an editor`;
+    }
+    // git config reads options only before its first operand (its parser stops there): in `git config x.y z --list`
+    // and `git config x.y --get`, the option is a value it sets. The subcommands `get` and `list` of git 2.46 read
+    // their own options after them (an older git takes `get` or `list` for a key without a section and fails).
+    const first = style === "get" || style === "list" ? undefined : reading.operands[0];
+    const late = first === undefined ? undefined : args.slice(args.indexOf(first) + 1).find((word) => word.mayBeOption);
+    if (late !== undefined) {
+      return `${shown(late)} comes after \`git config\`'s first operand ${shown(first!)}, where git reads it as a ` +
+        "value, not an option: it may change the configuration";
     }
     if (READ_MODES.some((mode) => reading.seen.has(mode)) || style === "get" || style === "list") return undefined;
     // `git config NAME` reads; a second operand would be the value it sets.

@@ -474,6 +474,11 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "node -v *",
   // The parser took the word after a closing redirection (`3>&-`) for its destination; bash passes it as an argument.
   "[ 2 | node --version 3>&- ]; ls",
+  // git config reads options only before its first operand, so `--list` after it was a value it wrote; `--column`
+  // makes git tag run `git column`.
+  "git config x.y z --list",
+  "git config core.fsmonitor rm --list",
+  "git tag --column",
   // On the merged tree: a bracket expression the parser splits (`[`, `!a]`, `*`) was read as literal text,
   // so a glob that expands to a file named `--output=x` passed as an operand.
   "git log [!a]*",

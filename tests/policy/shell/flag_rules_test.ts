@@ -294,6 +294,8 @@ describe("flag rules: git's listing subcommands", () => {
         "git config list --local",
         "git config user.name",
         "git config --global --type=bool core.bare",
+        "git config --get x.y z",
+        "git tag --no-column",
         "git --version",
         "git log -p --text",
         "git diff --text a b",
@@ -359,6 +361,17 @@ describe("flag rules: git's listing subcommands", () => {
       ["git config edit --list", "`git config edit`"],
       ["git config set --list x", "`git config set`"],
       ["git config unset --get x", "`git config unset`"],
+      // git config stops reading options at its first operand: these set x.y (fuzzer, seed 20261207), and
+      // `core.fsmonitor` names a program git then runs.
+      ["git config x.y z --list", "`--list` comes after `git config`'s first operand `x.y`"],
+      ["git config core.fsmonitor rm --list", "`--list` comes after `git config`'s first operand"],
+      ["git config x.y --get", "`--get` comes after"],
+      ["git config x.y z -l", "`-l` comes after"],
+      ["git config x.y z --get-regexp", "`--get-regexp` comes after"],
+      ["git config x.y z --show-origin", "`--show-origin` comes after"],
+      // `--column` makes git tag and git branch run `git column` (fuzzer, seed 20261207).
+      ["git tag --column", "`--column`"],
+      ["git branch --column=always", "`--column`"],
       ["git -c core.pager=sh branch", "`git -c` is not on the allowlist"],
       ["git -C /tmp/other branch", "`git -C` is not on the allowlist"],
     ];
