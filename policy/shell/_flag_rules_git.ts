@@ -186,16 +186,18 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     if (style !== undefined && CONFIG_WRITERS.includes(style)) {
       return `\`git config ${style}\` changes the configuration or opens an editor`;
     }
-    // git config reads options only before its first operand (its parser stops there): in `git config x.y z --list`
-    // and `git config x.y --get`, the option is a value it sets. The subcommands `get` and `list` of git 2.46 read
-    // their own options after them (an older git takes `get` or `list` for a key without a section and fails).
-    const first = style === "get" || style === "list" ? undefined : reading.operands[0];
-    const late = first === undefined ? undefined : args.slice(args.indexOf(first) + 1).find((word) => word.mayBeOption);
-    if (late !== undefined) {
-      return `${shown(late)} comes after \`git config\`'s first operand ${shown(first!)}, where git reads it as a ` +
+    // The subcommands `get` and `list` of git 2.46 read their own options after them (an older git takes `get` or
+    // `list` for a key without a section and fails).
+    const readingSubcommand = style === "get" || style === "list";
+    // Otherwise git config reads options only before its first operand (its parser stops there): in
+    // `git config x.y z --list` and `git config x.y --get`, the option is a value it sets.
+    const first = readingSubcommand ? undefined : reading.operands[0];
+    const late = first && args.slice(args.indexOf(first) + 1).find((word) => word.mayBeOption);
+    if (first !== undefined && late !== undefined) {
+      return `${shown(late)} comes after \`git config\`'s first operand ${shown(first)}, where git reads it as a ` +
         "value, not an option: it may change the configuration";
     }
-    if (READ_MODES.some((mode) => reading.seen.has(mode)) || style === "get" || style === "list") return undefined;
+    if (readingSubcommand || READ_MODES.some((mode) => reading.seen.has(mode))) return undefined;
     // `git config NAME` reads; a second operand would be the value it sets.
     if (reading.operands.length === 1) return undefined;
     return "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration";

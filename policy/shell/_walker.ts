@@ -645,9 +645,9 @@ export class Walker {
     // A closing redirection (`3>&-`) takes no word, yet the parser reads the word after it as its destination:
     // bash passes that word to the command (`cat 3>&- /srv/secret` reads the file).
     const closes = operator === ">&-" || operator === "<&-";
-    const arguments_ = closes ? destinations : destinations.slice(1);
-    if (arguments_.length > 0) {
-      const rest = arguments_.map((d) => this.text(d)).join(" ");
+    const passedOn = closes ? destinations : destinations.slice(1);
+    if (passedOn.length > 0) {
+      const rest = passedOn.map((d) => this.text(d)).join(" ");
       this.notUnderstood(
         `the parser read ${quoteSource(rest)} as part of the redirection ${
           quoteSource(this.text(node))

@@ -20,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { execFileSync, spawn } from "node:child_process";
 import process from "node:process";
+import { DIFFERENTIAL_DENO_ONLY } from "../_runtime.ts";
 
 /** Folders of the sandbox's PATH, in order; the last one holds the stand-ins. */
 export const SANDBOX_PATH_DIRS: readonly string[] = [
@@ -138,10 +139,12 @@ export interface Observation {
 }
 
 /**
- * Why the oracle cannot run on this machine (not Linux, or bubblewrap or
- * strace missing), or `undefined` when it can.
+ * Why the oracle's tests do not run here (under Node, where its runs are
+ * differential tests, see `DIFFERENTIAL_DENO_ONLY`; not Linux; bubblewrap or
+ * strace missing), or `undefined` when they do.
  */
 export function oracleUnavailable(): string | undefined {
+  if (DIFFERENTIAL_DENO_ONLY) return DIFFERENTIAL_DENO_ONLY;
   const missing = ["bwrap", "strace"].filter((program) => {
     try {
       execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });

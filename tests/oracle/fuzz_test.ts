@@ -12,7 +12,6 @@ import { formatFuzzReport, fuzz, kindOf } from "./_fuzz.ts";
 import { bashLine } from "./_grammar.ts";
 import { compareRun, judgeCommand } from "./_oracle.ts";
 import { FUZZ_REGRESSIONS } from "./_corpus.ts";
-import { DIFFERENTIAL_DENO_ONLY } from "../_runtime.ts";
 import { checkCommand, type CommandCheck } from "../../policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 
@@ -21,8 +20,7 @@ const SEED = Number(process.env.ORACLE_FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.ORACLE_FUZZ_RUNS ?? 1200);
 
 let tracer: ExecTracer | undefined;
-// Under Node the oracle starts no sandbox: its runs are differential (see DIFFERENTIAL_DENO_ONLY).
-const skip = DIFFERENTIAL_DENO_ONLY || oracleUnavailable();
+const skip = oracleUnavailable();
 before(async () => {
   if (skip === undefined) tracer = await ExecTracer.create();
 });

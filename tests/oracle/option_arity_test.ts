@@ -10,7 +10,6 @@ import { ExecTracer, installed, oracleUnavailable, OUTSIDE_ROOT } from "./_exec_
 import { formatBypass, judgeCommand } from "./_oracle.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../policy/shell/allowlist.ts";
 import { type OptionKind, type ProgramShape, SHAPES } from "../../policy/shell/_command_paths.ts";
-import { DIFFERENTIAL_DENO_ONLY } from "../_runtime.ts";
 
 const SECRET = `${OUTSIDE_ROOT}/outside/secret`;
 // The kinds whose value words the path check does not look at (the second word of `text-path` it does).
@@ -37,8 +36,7 @@ function probes(name: string, shape: ProgramShape): string[] {
 }
 
 let tracer: ExecTracer | undefined;
-// Under Node the oracle starts no sandbox: its runs are differential (see DIFFERENTIAL_DENO_ONLY).
-const skip = DIFFERENTIAL_DENO_ONLY || oracleUnavailable();
+const skip = oracleUnavailable();
 before(async () => {
   if (skip === undefined) tracer = await ExecTracer.create();
 });

@@ -9,15 +9,13 @@ import { ExecTracer, oracleUnavailable } from "./_exec_trace.ts";
 import { formatBypass, judgeCommand, runOracle, summary } from "./_oracle.ts";
 import { commandLine, CORPUS } from "./_corpus.ts";
 import { policyTestCommands } from "./_policy_corpus.ts";
-import { DIFFERENTIAL_DENO_ONLY } from "../_runtime.ts";
 
 const GENERATED = 150;
 // A fixed seed keeps CI reproducible; ORACLE_SEED explores others.
 const SEED = Number(process.env.ORACLE_SEED ?? 20261129);
 
 let tracer: ExecTracer | undefined;
-// Under Node the oracle starts no sandbox: its runs are differential (see DIFFERENTIAL_DENO_ONLY).
-const skip = DIFFERENTIAL_DENO_ONLY || oracleUnavailable();
+const skip = oracleUnavailable();
 before(async () => {
   if (skip === undefined) tracer = await ExecTracer.create();
 });
