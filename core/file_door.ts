@@ -64,12 +64,13 @@ export interface FileDoor {
   /** The hidden globs, relative to the workspace root (for a walker's pruning and the OS sandbox). */
   readonly hiddenPaths: readonly string[];
   /**
-   * Opens a resolved file for reading, re-checked, in its pinned folder and
-   * without following a link anywhere on its path (a folder swapped for a link
-   * since it was resolved is refused); non-blocking, so a FIFO cannot hang it.
-   * Returns the descriptor; the caller closes it. `check`, when given, is
-   * handed the lstat the re-check has just taken of the target (undefined when
-   * nothing is there now) right before the open, and may throw to refuse it.
+   * Opens a resolved file for reading, re-checked by the open itself: in its
+   * folder pinned at the real path that was judged, without following a link
+   * anywhere on its path (a folder swapped for a link since it was resolved is
+   * refused); non-blocking, so a FIFO cannot hang it. Returns the descriptor;
+   * the caller closes it. `check`, when given, is handed an lstat of the
+   * target taken right before the open (undefined when none can be taken), and
+   * may throw to refuse it.
    */
   openRead(target: FileTarget, check?: (now: Stats | undefined) => void): Promise<number>;
   /** Runs `fn` holding the path locks of `targets`, after re-checking each. */

@@ -34,6 +34,7 @@ import { exited } from "../tests/_exited.ts";
 export const RACING_TESTS: readonly string[] = [
   "tests/tools/cmd/job_kill_race_test.ts",
   "tests/tools/search/grep_swap_race_test.ts",
+  "tests/tools/fs/read_swap_race_test.ts",
   "tests/tools/cmd/background_test.ts",
   "tests/tools/cmd/output_limit_test.ts",
   "tests/policy/file_history_test.ts",

@@ -304,6 +304,32 @@ async function structuredOf(
 }
 
 /**
+ * A signal that aborts when either of two does, with the first one's reason,
+ * and `release()` to stop following them once the call has ended. Not
+ * `AbortSignal.any`, which keeps every signal it made reachable through weak
+ * references for its sources' lifetime: about 25 µs per call here, in a
+ * server whose `stopping` signal lives as long as it does.
+ */
+function cancelledByEither(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const fromA = () => controller.abort(a.reason);
+  const fromB = () => controller.abort(b.reason);
+  if (a.aborted) fromA();
+  else if (b.aborted) fromB();
+  else {
+    a.addEventListener("abort", fromA, { once: true });
+    b.addEventListener("abort", fromB, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    release() {
+      a.removeEventListener("abort", fromA);
+      b.removeEventListener("abort", fromB);
+    },
+  };
+}
+
+/**
  * Creates an MCP server over a toolbox, with one session (made from
  * `options`) for every call. Connect `server` to a transport (see
  * {@linkcode serveStdio} for stdio).
@@ -383,10 +409,11 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     callIds.add(callId);
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
+    const cancel = cancelledByEither(extra.signal, stopping.signal);
     const call = gate.run(isConcurrencySafe(tool), () =>
       toolbox.call(session, toolName, args ?? {}, {
         callId,
-        signal: AbortSignal.any([extra.signal, stopping.signal]),
+        signal: cancel.signal,
         onProgress: progressToken === undefined ? undefined : (event) => {
           // Progress must grow with every notification, with or without a known fraction.
           const next = event.fraction === undefined ? progress + 1 : Math.max(event.fraction * 100, progress + 0.001);
@@ -406,6 +433,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     const result = await call.finally(() => {
       running.delete(call);
       callIds.delete(callId);
+      cancel.release();
     });
     const structured = tool.output !== undefined && result.status === "success"
       ? await structuredOf(tool, result)

@@ -1,5 +1,5 @@
 // Opening a file for reading without ever blocking on it: the type is checked
-// from the lstat the file door's re-check takes right before it opens (FIFOs,
+// from the lstat the file door takes right before it opens (FIFOs,
 // sockets and devices are refused unopened), and the open itself is the door's:
 // re-checked, non-blocking, and refusing a symlink swapped in anywhere on the
 // path since, so a race cannot turn the read into a hang or a read outside the
@@ -87,7 +87,7 @@ export interface OpenFile {
   stat: fs.Stats;
 }
 
-// The stat of a target the door's re-check found nothing at: statSync says what is wrong (ENOENT, ...).
+// The stat of a target the door's lstat found nothing at: statSync says what is wrong (ENOENT, ...).
 function statOf(target: FileTarget, shown: string): fs.Stats {
   try {
     return fs.statSync(target.path);
@@ -99,7 +99,7 @@ function statOf(target: FileTarget, shown: string): fs.Stats {
 // Opens the regular file `target` through the door and checks it is the one its stat saw.
 async function openChecked(files: FileDoor, target: FileTarget, shown: string, directoryHint: string) {
   const real = target.path;
-  // The type before opening: the lstat the door's re-check has just taken (not the resolution's, which may be
+  // The type before opening: the lstat the door has just taken (not the resolution's, which may be
   // older), one stat fewer than looking again; the fstat below makes sure the open found that very file.
   let before: fs.Stats | undefined;
   let fd: number;
@@ -181,7 +181,7 @@ export interface ReadableFile {
 /**
  * Opens `target` (a path the file door resolved) for reading, refusing
  * anything but a regular file, with the checks of {@linkcode openRegularFile}:
- * the type from the lstat the door's re-check takes right before the open,
+ * the type from the lstat the door takes right before the open,
  * the door's open, and fstat to make sure the file opened is the one that
  * lstat saw.
  */
