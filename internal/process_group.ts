@@ -1,12 +1,15 @@
 /**
  * Starting a command in its own process group with its output on pipes, and
- * ending the whole group: SIGTERM, then SIGKILL after a grace period. One code
- * path for Deno and Node through `node:child_process`.
+ * ending the whole group: SIGTERM, then SIGKILL after a grace period. A
+ * sandbox (bubblewrap with a PID namespace of its own) is started as it is
+ * and ended through that namespace instead. One code path for Deno and Node
+ * through `node:child_process`.
  *
  * @module
  */
 
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import process from "node:process";
@@ -99,6 +102,128 @@ async function terminateWithLeader(pgid: number, exited: Promise<unknown>, grace
   return true;
 }
 
+// Ending a sandbox whose processes all live in the PID namespace of its leader's child (bubblewrap with
+// --unshare-pid): the leader is stopped at once, so that it starts nothing more; its child, the namespace's
+// init, is killed, upon which the kernel kills every process in the namespace; the leader is then let go on to
+// end with SIGTERM. The child cannot be missed: a stopped bubblewrap that has not made it yet never will, and
+// one made is listed among the children of the stopped leader. (A kill of bubblewrap alone is not enough: its
+// child sets its parent-death signal only once the sandbox is set up, and a kill that lands earlier leaves it
+// running the command.) This process reads /proc itself where it may, and else has this script do it (Deno
+// with path-scoped read permission may not), after the same stop.
+const END_NAMESPACE = `p=$1
+kill -STOP "$p" 2>/dev/null || exit 0
+i=0
+while [ $i -lt 100000 ] && read -r stat < "/proc/$p/stat"; do
+  s=\${stat##*) }; s=\${s%% *}
+  case $s in T|t|Z|X) break;; esac
+  i=$((i + 1))
+done
+read -r children < "/proc/$p/task/$p/children"
+for c in $children; do kill -KILL "$c"; done
+kill -TERM "$p"; kill -CONT "$p"`;
+
+const SHELL = "/bin/sh";
+let namespaceShell: string | null | undefined;
+let procReadable: boolean | undefined;
+
+/**
+ * The shell that runs {@linkcode END_NAMESPACE}, or undefined where this
+ * process may not start it (Deno's --allow-run naming other programs only).
+ * Not looked at on disk: that needs read access to /bin, which the narrow
+ * flags do not grant, and every POSIX system has /bin/sh. Asked once per
+ * process.
+ */
+function namespaceEnder(): string | undefined {
+  namespaceShell ??= queryRuntimePermission("run", SHELL).allowed ? SHELL : null;
+  return namespaceShell ?? undefined;
+}
+
+/**
+ * Whether {@linkcode spawnGroup} ends a sandbox (`diesWithLeader`) through
+ * its PID namespace, which needs /proc (read here, or by a shell this
+ * process may start), leaving the sandbox to make its own session
+ * (bubblewrap's `--new-session`). Otherwise it starts the sandbox in a
+ * session of its own and ends it by its process group, and bubblewrap must
+ * not make another session (the group signal would then miss the
+ * namespace's init).
+ *
+ * @example
+ * ```ts
+ * import { sandboxMakesSession } from "@toolfence/internal";
+ * console.log(sandboxMakesSession()); // true under deno run -A
+ * ```
+ */
+export function sandboxMakesSession(): boolean {
+  return canReadProc() || namespaceEnder() !== undefined;
+}
+
+function canReadProc(): boolean {
+  procReadable ??= queryRuntimePermission("read", "/proc").allowed;
+  return procReadable;
+}
+
+// Whether the process may still exist: false only once it is gone (ESRCH).
+function signalPid(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+// The state letter of /proc/<pid>/stat (after the command name, which may hold anything), or undefined once gone.
+function procState(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2];
+  } catch {
+    return undefined;
+  }
+}
+
+// The children of the stopped process `pid`, once the stop has taken hold (it lands in microseconds: the
+// process sleeps in poll or runs its own code; a second is the bound), as END_NAMESPACE reads them.
+function childrenOnceStopped(pid: number): number[] {
+  const deadline = performance.now() + 1_000;
+  for (;;) {
+    const state = procState(pid);
+    if (state === undefined || "TtZX".includes(state) || performance.now() > deadline) break;
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+async function endNamespace(pid: number, exited: Promise<unknown>, graceMs: number): Promise<boolean> {
+  if (!signalPid(pid, "SIGSTOP")) return true;
+  if (canReadProc()) {
+    for (const child of childrenOnceStopped(pid)) signalPid(child, "SIGKILL");
+    signalPid(pid, "SIGTERM");
+    signalPid(pid, "SIGCONT");
+  } else {
+    const ended = await new Promise<boolean>((done) => {
+      try {
+        const ender = spawn(namespaceEnder()!, ["-c", END_NAMESPACE, "sh", String(pid)], { stdio: "ignore" });
+        ender.once("exit", (code) => done(code === 0));
+        ender.once("error", () => done(false));
+      } catch {
+        done(false);
+      }
+    });
+    if (!ended) {
+      // The script did not run (out of processes, say): bubblewrap at least is let go to its end.
+      signalPid(pid, "SIGTERM");
+      signalPid(pid, "SIGCONT");
+    }
+  }
+  if (await settlesWithin(exited, graceMs)) return true;
+  signalPid(pid, "SIGKILL");
+  return await settlesWithin(exited, REAP_WAIT_MS);
+}
+
 // Waits until the process `pid` leads its group, or has exited: a process started through setsid(1)
 // (see spawnGroup) is in the caller's group until setsid runs, and nothing of the command starts before.
 async function groupFormed(pid: number, exited: () => boolean): Promise<void> {
@@ -138,8 +263,12 @@ export interface SpawnGroupOptions {
   /** Open descriptors the process gets as its descriptors 3, 4, ... (the sandbox's bound handles). */
   extraFds?: readonly number[];
   /**
-   * Everything the leader starts dies with it: bubblewrap's own PID namespace,
-   * with `--die-with-parent`. The group is then gone once the leader has exited.
+   * Everything the leader starts lives in its child's PID namespace
+   * (bubblewrap with `--unshare-pid` and `--die-with-parent`), and is gone
+   * once the leader has exited. Where {@linkcode sandboxMakesSession}, the
+   * leader is started as it is (not in a session of its own: that costs an
+   * exec of setsid(1), or a fork of this process) and ended through that
+   * namespace; else as any other.
    */
   diesWithLeader?: boolean;
   /** Text written to its standard input (a pipe), which is then closed; without it there is no input. */
@@ -153,13 +282,14 @@ export interface SpawnGroupOptions {
  * ToolError, a runtime that forbids it a `fence_denied` one.
  */
 export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions): Promise<GroupProcess> {
+  const ownNamespace = options.diesWithLeader === true && sandboxMakesSession();
   // Through setsid(1) where that spares a fork (see sessionLauncher): not with descriptors past stdio, whose
   // hook forks anyway, and only for a program named by a path that is there, so that a missing one is still a
   // spawn_failed error, never setsid's exit 127. And only for a program the runtime lets this process run
   // itself: Deno's --allow-run judges the program it starts, which would be setsid, so a list that names setsid
   // but not the program must not let the program through (its spawn then fails with fence_denied, as before).
-  const launcher = options.extraFds?.length || !path.isAbsolute(argv[0]) || !isExecutableFileSync(argv[0]) ||
-      !queryRuntimePermission("run", argv[0]).allowed
+  const launcher = ownNamespace || options.extraFds?.length || !path.isAbsolute(argv[0]) ||
+      !isExecutableFileSync(argv[0]) || !queryRuntimePermission("run", argv[0]).allowed
     ? undefined
     : sessionLauncher();
   return new Promise((resolve, reject) => {
@@ -168,7 +298,7 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
       child = spawn(launcher ?? argv[0], launcher ? [...argv] : argv.slice(1), {
         cwd: options.cwd,
         env: options.env,
-        detached: launcher === undefined,
+        detached: !ownNamespace && launcher === undefined,
         stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(options.extraFds ?? [])],
       });
     } catch (error) {
@@ -204,10 +334,15 @@ export function spawnGroup(argv: readonly string[], options: SpawnGroupOptions):
         stdout: child.stdout!,
         stderr: child.stderr!,
         terminate(graceMs = KILL_GRACE_MS) {
-          if (gone) return Promise.resolve();
+          // A sandbox's leader exits only after its namespace's init, and the namespace ends with that init.
+          if (gone || (ownNamespace && exit !== undefined)) return Promise.resolve();
           ending ??= (launcher ? groupFormed(pid, () => exit !== undefined) : Promise.resolve())
             .then(() =>
-              options.diesWithLeader ? terminateWithLeader(pid, exited, graceMs) : terminateGroup(pid, graceMs)
+              ownNamespace
+                ? endNamespace(pid, exited, graceMs)
+                : options.diesWithLeader
+                ? terminateWithLeader(pid, exited, graceMs)
+                : terminateGroup(pid, graceMs)
             )
             .then((isGone) => {
               gone = isGone;

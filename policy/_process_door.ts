@@ -33,6 +33,7 @@ import {
   captureOutput,
   type GroupProcess,
   isExecutableFile,
+  sandboxMakesSession,
   spawnGroup,
   watchWorkspace,
   type WorkspaceWatch,
@@ -241,8 +242,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       mode: this.#deps.sandbox,
       protectedPaths: this.#deps.protectedPaths,
       hiddenPaths: this.#deps.hiddenPaths,
-      // spawnGroup starts it in a session of its own, with no terminal.
-      callerSession: true,
+      // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
+      callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
     });
     return { wrapped, command, cwd, env } satisfies Judged;
@@ -286,8 +287,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       protectedPaths: [],
       privateHome: false,
       mode: this.#deps.sandbox,
-      // spawnGroup starts it in a session of its own, with no terminal.
-      callerSession: true,
+      // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
+      callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
     });
     if (!wrapped.sandboxed) {

@@ -308,11 +308,13 @@ export interface SandboxOptions {
   mode: SandboxMode;
   /**
    * The caller starts the sandbox as the leader of a session of its own with
-   * no terminal (`spawnGroup` does: `setsid`, no input), so bubblewrap need
-   * not make another one. The sandboxed processes then stay in the caller's
+   * no terminal, so bubblewrap need not make another one (`spawnGroup` does
+   * where it cannot end a sandbox through its PID namespace: see
+   * `sandboxMakesSession`). The sandboxed processes then stay in the caller's
    * process group, where one group signal reaches them all; with a session of
-   * bubblewrap's own, a kill that lands before bubblewrap's child has set its
-   * parent-death signal leaves that child and everything under it running.
+   * bubblewrap's own, a group signal that lands before bubblewrap's child has
+   * set its parent-death signal leaves that child and everything under it
+   * running.
    */
   callerSession?: boolean;
   /**

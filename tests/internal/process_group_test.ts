@@ -1,6 +1,8 @@
 // spawnGroup's process leads a session and group of its own however it was
 // started (through setsid(1) under Deno, else the runtime's detached spawn),
-// and a terminate that lands before that session exists still ends it all.
+// and a terminate that lands before that session exists still ends it all. A
+// sandbox (bubblewrap with its own PID namespace) is started as it is and
+// ended through its namespace, wherever in bubblewrap's start the end lands.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +14,7 @@ import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type GroupProcess, spawnGroup } from "../../internal/process_group.ts";
+import { type GroupProcess, sandboxMakesSession, spawnGroup } from "../../internal/process_group.ts";
 import { eventually, killSleeps, markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
 import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
@@ -25,6 +27,14 @@ async function stdoutOf(child: GroupProcess): Promise<string> {
   await child.exited;
   await new Promise((resolve) => child.stdout.closed ? resolve(undefined) : child.stdout.once("close", resolve));
   return text;
+}
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+// The output of `deno run` (not `deno eval`, which has every permission) of a probe script under `flags` alone.
+async function runProbe(probe: string, flags: string[]): Promise<string> {
+  const run = ["run", "--config", path.join(ROOT, "deno.json"), "--no-prompt", ...flags, probe];
+  return (await promisify(execFile)(DENO, run, { cwd: ROOT, timeout: 50_000 })).stdout;
 }
 
 test("the process leads its own session and process group, under the pid it was given", {
@@ -69,14 +79,13 @@ test(
   "Deno's --allow-run still judges the program: a list naming setsid(1) but not the program refuses it",
   { timeout: 60_000, skip: DENO_PROCESS_ONLY || (!existsSync("/usr/bin/setsid") && "no /usr/bin/setsid here") },
   async () => {
-    const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "../..");
     const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-setsid-"));
     try {
-      // `deno run` (not `deno eval`, which has every permission), with run permission for setsid alone.
+      // Run permission for setsid alone.
       const probe = path.join(dir, "probe.ts");
       await writeFile(
         probe,
-        `import { spawnGroup } from ${JSON.stringify(path.join(root, "internal/process_group.ts"))};
+        `import { spawnGroup } from ${JSON.stringify(path.join(ROOT, "internal/process_group.ts"))};
         for (const program of ["/bin/echo", "/usr/bin/setsid"]) {
           try {
             const child = await spawnGroup([program, "--version"], { cwd: "/", env: {} });
@@ -89,22 +98,106 @@ test(
           }
         }\n`,
       );
-      const { stdout } = await promisify(execFile)(
-        DENO,
-        [
-          "run",
-          "--config",
-          path.join(root, "deno.json"),
-          "--no-prompt",
-          "--allow-read",
-          "--allow-env",
-          "--allow-run=/usr/bin/setsid",
-          probe,
-        ],
-        { cwd: root, timeout: 50_000 },
-      );
+      const stdout = await runProbe(probe, ["--allow-read", "--allow-env", "--allow-run=/usr/bin/setsid"]);
       assert.deepEqual(stdout.trim().split("\n"), ["/bin/echo fence_denied", "/usr/bin/setsid ran"]);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap"].find((file) => existsSync(file));
+
+/**
+ * A sandbox that starts two sleeps, with nothing else to end it (no cgroup):
+ * its argv, and what of it is left running (the sleeps, and bubblewrap's two
+ * processes and the shell, whose arguments hold the script).
+ */
+function sleepingSandbox() {
+  const marker = markerSeconds();
+  const script = `sleep ${marker} & sleep ${marker}`;
+  const argv = [
+    BWRAP!,
+    ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+    ...["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--"],
+    ...["/bin/sh", "-c", script],
+  ];
+  const left = async () => [...await pidsWithArgs("sleep", marker), ...await pidsWithArgs(script)];
+  return {
+    argv,
+    left,
+    async assertNoneLeft() {
+      const gone = await eventually(async () => (await left()).length === 0, 5_000);
+      assert.ok(gone, `left running: ${(await left()).join(", ")}`);
+    },
+    async killLeft() {
+      for (const pid of await left()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    },
+  };
+}
+
+test("a sandbox ends with everything it started, wherever in bubblewrap's start the end lands", {
+  timeout: 120_000,
+  skip: !BWRAP ? "no bubblewrap here" : !sandboxMakesSession() && "sandboxes are ended by their process group here",
+}, async () => {
+  // What ends the command is the end of the namespace's init alone. Killing bubblewrap alone (it is not the
+  // leader of a session or a group here) left the sleeps running in most rounds.
+  const sandbox = sleepingSandbox();
+  try {
+    for (let round = 0; round < 24; round++) {
+      const child = await spawnGroup(sandbox.argv, { cwd: "/", env, diesWithLeader: true });
+      child.stdout.resume();
+      child.stderr.resume();
+      // From at once to well after the sandbox is set up, so the end lands in every part of the start.
+      if (round % 4) await new Promise((resolve) => setTimeout(resolve, (round * 7) % 40));
+      await child.terminate(1_000);
+      await child.exited;
+    }
+    await sandbox.assertNoneLeft();
+  } finally {
+    await sandbox.killLeft();
+  }
+});
+
+test(
+  "where this process may not read /proc, a shell it starts ends the sandbox, as completely",
+  { timeout: 120_000, skip: DENO_PROCESS_ONLY || (!BWRAP && "no bubblewrap here") },
+  async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-namespace-"));
+    const sandbox = sleepingSandbox();
+    try {
+      // Read access to its own folder only, as under the flags `toolfence flags` prints: /proc is out of reach.
+      // Most ends land at once, in bubblewrap's start, where a script that did not kill the namespace's init left
+      // it behind (and the probe, waiting on its pipes, never exited).
+      const probe = path.join(dir, "probe.ts");
+      await writeFile(
+        probe,
+        `import { sandboxMakesSession, spawnGroup } from ${
+          JSON.stringify(path.join(ROOT, "internal/process_group.ts"))
+        };
+        const proc = (await Deno.permissions.query({ name: "read", path: "/proc" })).state;
+        const argv = ${JSON.stringify(sandbox.argv)};
+        for (let round = 0; round < 40; round++) {
+          const child = await spawnGroup(argv, { cwd: "/", env: {}, diesWithLeader: true });
+          child.stdout.resume();
+          child.stderr.resume();
+          if (round % 4 === 3) await new Promise((resolve) => setTimeout(resolve, round % 20));
+          await child.terminate(1_000);
+          await child.exited;
+        }
+        console.log(proc, sandboxMakesSession());\n`,
+      );
+      const stdout = await runProbe(probe, [`--allow-read=${dir}`, "--allow-run", "--allow-env"]);
+      assert.equal(stdout.trim(), "prompt true", "/proc unreadable, and sandboxes still ended through their namespace");
+      await sandbox.assertNoneLeft();
+    } finally {
+      await sandbox.killLeft();
       await rm(dir, { recursive: true, force: true });
     }
   },
