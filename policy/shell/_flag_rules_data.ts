@@ -6,7 +6,7 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
-import { hiddenOptionReason, shown } from "./_options.ts";
+import { hiddenOptionReason, mayBeSeveralWords, shown } from "./_options.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 
 // xxd's options that take a value in the next word.
@@ -25,6 +25,8 @@ const xxdRule: Rule = (args, name) => {
       if (XXD_VALUES.has(value)) i++;
     } else operands.push(args[i]);
   }
+  const several = operands.find(mayBeSeveralWords);
+  if (several !== undefined) return `${shown(several)} may expand to several files, and xxd writes to its second file`;
   return operands.length > 1 ? `${shown(operands[1])} is xxd's output file, which it writes` : undefined;
 };
 

@@ -16,6 +16,7 @@ import {
   flags,
   type GetoptArgument,
   hiddenOptionReason,
+  mayBeSeveralWords,
   type OptionDef,
   type OptionGrammar,
   type OptionReading,
@@ -198,7 +199,12 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
         "value, not an option: it may change the configuration";
     }
     if (readingSubcommand || READ_MODES.some((mode) => reading.seen.has(mode))) return undefined;
-    // `git config NAME` reads; a second operand would be the value it sets.
+    // `git config NAME` reads; a second operand would be the value it sets, and a name not known before the command
+    // runs may be two (`git config core.{editor,pager}` sets core.editor).
+    const name = reading.operands[0];
+    if (reading.operands.length === 1 && mayBeSeveralWords(name)) {
+      return `${shown(name)} may expand to a name and a value, which \`git config\` sets`;
+    }
     if (reading.operands.length === 1) return undefined;
     return "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration";
   }

@@ -11,7 +11,7 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
-import { type GetoptSpec, hiddenOptionReason, readGetopt, recordPaths, shown } from "./_options.ts";
+import { type GetoptSpec, hiddenOptionReason, mayBeSeveralWords, readGetopt, recordPaths, shown } from "./_options.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { readSedScript } from "./_sed_script.ts";
@@ -74,11 +74,8 @@ const uniqRule: Rule = (args, name) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
   const files = operands(args, "fsw");
-  if (files.some((file) => file.value === undefined)) {
-    return `${
-      shown(files.find((file) => file.value === undefined)!)
-    } may expand to several files, and uniq writes to its second file`;
-  }
+  const several = files.find(mayBeSeveralWords);
+  if (several !== undefined) return `${shown(several)} may expand to several files, and uniq writes to its second file`;
   return files.length > 1 ? `${shown(files[1])} is uniq's output file, which it writes` : undefined;
 };
 

@@ -78,6 +78,16 @@ export function shown(word: BashWord): string {
   return `\`${word.text}\``;
 }
 
+/**
+ * Whether a word may become several words, or none, when the command runs: a
+ * word not known before it runs (`{a,b}.txt`, `*.md`) counts as any number of
+ * operands, so a rule that reads meaning into the second operand (an output
+ * file, a value to set) cannot count it as one.
+ */
+export function mayBeSeveralWords(word: BashWord): boolean {
+  return word.value === undefined;
+}
+
 /** The reason for a word that may expand into an option. */
 export function hiddenOptionReason(word: BashWord, program: string): string {
   return `${shown(word)} could expand into an option of ${program}, which has options that write files or run programs`;

@@ -479,6 +479,9 @@ export const FUZZ_REGRESSIONS: readonly string[] = [
   "git config x.y z --list",
   "git config core.fsmonitor rm --list",
   "git tag --column",
+  // A brace word is several operands to bash: git config set a.txt to b.txt, and xxd wrote its second file.
+  "# c\ngit config {a,b}.txt",
+  "xxd {a,b}.txt",
   // On the merged tree: a bracket expression the parser splits (`[`, `!a]`, `*`) was read as literal text,
   // so a glob that expands to a file named `--output=x` passed as an operand.
   "git log [!a]*",

@@ -82,6 +82,8 @@ const TWINS = [
   "jq -rf prog.jq f",
   "od -c /etc/shadow",
   "xxd f out",
+  "xxd {f,out}",
+  "xxd f.t?t",
   "xxd -r f",
   "hexdump -C ~/.ssh/id_rsa",
   "sort -o f f",

@@ -369,6 +369,11 @@ describe("flag rules: git's listing subcommands", () => {
       ["git config x.y z -l", "`-l` comes after"],
       ["git config x.y z --get-regexp", "`--get-regexp` comes after"],
       ["git config x.y z --show-origin", "`--show-origin` comes after"],
+      // A name bash expands into several words is a name and a value, which git config sets (fuzzer, seed
+      // 20261210: `git config {a,b}.txt` wrote .git/config); `core.{editor,pager}` sets the editor git runs.
+      ["git config {a,b}.txt", "`{a,b}.txt` may expand to a name and a value"],
+      ["git config core.{editor,pager}", "`core.{editor,pager}` may expand to a name and a value"],
+      ["git config a.tx?", "`a.tx?` may expand"],
       // `--column` makes git tag and git branch run `git column` (fuzzer, seed 20261207).
       ["git tag --column", "`--column`"],
       ["git branch --column=always", "`--column`"],
