@@ -43,14 +43,19 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+// Whether the process (or, for a negative id, a member of the group) may still exist: false only once it is
+// gone (ESRCH). EPERM means it exists and may not be signalled; it counts as alive.
+function signalPid(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
-    process.kill(-pgid, signal);
+    process.kill(pid, signal);
     return true;
   } catch (error) {
-    // EPERM means some member exists that we may not signal; count it as alive.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
   }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  return signalPid(-pgid, signal);
 }
 
 /** Whether any process of the group still exists. */
@@ -119,8 +124,7 @@ while [ $i -lt 100000 ] && read -r stat < "/proc/$p/stat"; do
   i=$((i + 1))
 done
 read -r children < "/proc/$p/task/$p/children"
-for c in $children; do kill -KILL "$c"; done
-kill -TERM "$p"; kill -CONT "$p"`;
+for c in $children; do kill -KILL "$c"; done`;
 
 const SHELL = "/bin/sh";
 let namespaceShell: string | null | undefined;
@@ -162,16 +166,6 @@ function canReadProc(): boolean {
   return procReadable;
 }
 
-// Whether the process may still exist: false only once it is gone (ESRCH).
-function signalPid(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, signal);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
-
 // The state letter of /proc/<pid>/stat (after the command name, which may hold anything), or undefined once gone.
 function procState(pid: number): string | undefined {
   try {
@@ -201,24 +195,20 @@ async function endNamespace(pid: number, exited: Promise<unknown>, graceMs: numb
   if (!signalPid(pid, "SIGSTOP")) return true;
   if (canReadProc()) {
     for (const child of childrenOnceStopped(pid)) signalPid(child, "SIGKILL");
-    signalPid(pid, "SIGTERM");
-    signalPid(pid, "SIGCONT");
   } else {
-    const ended = await new Promise<boolean>((done) => {
+    // Should the script not run (out of processes, say), bubblewrap at least is let go to its end below.
+    await new Promise<void>((done) => {
       try {
         const ender = spawn(namespaceEnder()!, ["-c", END_NAMESPACE, "sh", String(pid)], { stdio: "ignore" });
-        ender.once("exit", (code) => done(code === 0));
-        ender.once("error", () => done(false));
+        ender.once("exit", () => done());
+        ender.once("error", () => done());
       } catch {
-        done(false);
+        done();
       }
     });
-    if (!ended) {
-      // The script did not run (out of processes, say): bubblewrap at least is let go to its end.
-      signalPid(pid, "SIGTERM");
-      signalPid(pid, "SIGCONT");
-    }
   }
+  signalPid(pid, "SIGTERM");
+  signalPid(pid, "SIGCONT");
   if (await settlesWithin(exited, graceMs)) return true;
   signalPid(pid, "SIGKILL");
   return await settlesWithin(exited, REAP_WAIT_MS);

@@ -103,8 +103,9 @@ export class PolicyFileDoor implements FileDoor {
    * was judged (a folder swapped for a link since is refused), never
    * following a final link, non-blocking; the real path still lies in the
    * workspace and is not hidden. Resolving the path again before it, as the
-   * writes do, would add nothing to that, and cost a read a third of its
-   * time: one lstat per name on the path and the policy's judgement.
+   * writes do, would add nothing to that, and cost a read a sixth of its
+   * time in-process: one lstat per name on the path and the policy's
+   * judgement.
    */
   // deno-lint-ignore require-await -- async so that a refusal is a rejected promise, as for every other door.
   async openRead(target: FileTarget, check?: (now: fs.Stats | undefined) => void): Promise<number> {
