@@ -35,8 +35,9 @@
  *    beside the consumers); install them into consumer projects in temp
  *    folders (the umbrella with everything; the lowest supported peers; the
  *    core alone; the umbrella with no optional peer, whose program also runs
- *    under Deno), type-check each with `tsc --module nodenext --strict` and
- *    run it.
+ *    under Deno), type-check each with `tsc --module nodenext --strict`
+ *    (TypeScript 7, installed once beside them; the lowest-peers consumer
+ *    with the workspace's TypeScript 6) and run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
@@ -79,7 +80,7 @@ import {
   resolveBare,
   subpathExports,
 } from "./_npm_package.ts";
-import { consumerManifest, CONSUMERS, consumerTsconfig } from "./_npm_consumer.ts";
+import { consumerManifest, CONSUMERS, consumerTsconfig, NATIVE_TYPESCRIPT } from "./_npm_consumer.ts";
 import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
 import { countLines, describeTopLevel, fileResults, isComplete, parseEvents, totalCounts } from "./_node_results.ts";
 
@@ -329,6 +330,30 @@ function peerRange(name: string, packages: readonly WorkspacePackage[]): string 
     if (version !== undefined) return version;
   }
   throw new Error(`no member of the workspace imports ${name} at a version`);
+}
+
+/**
+ * Installs {@link NATIVE_TYPESCRIPT} into a temporary folder, outside every
+ * consumer project, and returns the folder (its `node_modules/typescript`).
+ * A failed install is printed here, with npm's words; the consumers it would
+ * check then fail at their `tsc` step, which finds no compiler.
+ */
+async function installNativeTypeScript(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-typescript-"));
+  const ran = await runQuiet(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--loglevel=error", "--no-save", `typescript@${NATIVE_TYPESCRIPT}`],
+    dir,
+  );
+  if (ran.code !== 0) console.log(`\nnpm install typescript@${NATIVE_TYPESCRIPT} failed:\n${ran.output.trimEnd()}`);
+  return dir;
+}
+
+/** The version in a package folder's package.json, or `missing` when it has none. */
+function packageVersion(dir: string): string {
+  return existsSync(path.join(dir, "package.json"))
+    ? String(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")).version)
+    : "missing";
 }
 
 /** How many consumer projects are checked at once. */
@@ -642,6 +667,8 @@ async function main(args: string[]): Promise<number> {
   const consumers = async () => {
     if (!wantConsumer || tarballs.size !== packages.length) return;
     const [program, prefix] = nodeCommand(nodeVersions[0]);
+    // TypeScript 7, installed once for every consumer it checks.
+    const nativeTypeScript = installNativeTypeScript();
     // One consumer's steps after another, but CONSUMER_JOBS consumers at once: their time is mostly npm install's
     // downloads and disk. Each one's output is printed whole when it ends.
     const checkConsumer = async (check: (typeof CONSUMERS)[number]): Promise<boolean> => {
@@ -701,7 +728,12 @@ async function main(args: string[]): Promise<number> {
           : consumerTsconfig;
         await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
         await writeFile(path.join(consumer, "main.ts"), check.source);
-        const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
+        const typescript = path.join(
+          check.typescript === "project" ? root : await nativeTypeScript,
+          "node_modules",
+          "typescript",
+        );
+        const tsc = path.join(typescript, "bin", "tsc");
         const steps: [string, string[]][] = [
           ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
           ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
@@ -711,7 +743,8 @@ async function main(args: string[]): Promise<number> {
             : []),
         ];
         for (const [stepProgram, stepArgs] of steps) {
-          log.push(`   $ ${stepProgram} ${stepArgs.map((a) => path.basename(a) === "tsc" ? "tsc" : a).join(" ")}`);
+          const shown = stepArgs.map((a) => a === tsc ? `tsc (TypeScript ${packageVersion(typescript)})` : a);
+          log.push(`   $ ${stepProgram} ${shown.join(" ")}`);
           const ran = await runQuiet(stepProgram, stepArgs, consumer);
           if (ran.output.trim() !== "") log.push(ran.output.trimEnd());
           if (ran.code !== 0) {
@@ -736,7 +769,11 @@ async function main(args: string[]): Promise<number> {
         if (!await checkConsumer(check)) failures++;
       }
     };
-    await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
+    try {
+      await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
+    } finally {
+      await rm(await nativeTypeScript, { recursive: true, force: true });
+    }
   };
   // The consumers need the tarballs alone (npm pack needs no install): they start now, beside the build's own
   // install and then the suite under Node. Their time is mostly npm install's downloads, which the suite's CPU fills.
