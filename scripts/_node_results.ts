@@ -31,6 +31,8 @@ export interface NodeEvent {
   failureType?: string;
   /** On a `test:summary`: the child's closing counts. */
   counts?: Partial<NodeCounts>;
+  /** On a `test:summary`: how long the child ran its file, in milliseconds. */
+  durationMs?: number;
 }
 
 /** Counts as node keeps them (`countCompletedTest`); `tests` leaves suites out, `topLevel` does not. */
@@ -82,6 +84,23 @@ export function parseEvents(jsonl: string): NodeEvent[] {
     }
   }
   return events;
+}
+
+/**
+ * The seconds each of `files` (paths relative to `cwd`, as given to node) ran
+ * for, from its child's closing `test:summary`; a file whose summary was lost
+ * is left out.
+ */
+export function fileSeconds(events: readonly NodeEvent[], files: readonly string[], cwd: string): Map<string, number> {
+  const byPath = new Map(files.map((f) => [path.resolve(cwd, f), f]));
+  const seconds = new Map<string, number>();
+  for (const event of events) {
+    const file = event.file === undefined ? undefined : byPath.get(event.file);
+    if (event.type === "test:summary" && file !== undefined && typeof event.durationMs === "number") {
+      seconds.set(file, event.durationMs / 1000);
+    }
+  }
+  return seconds;
 }
 
 /** Adds one result to `counts` as node's `countCompletedTest` does. */

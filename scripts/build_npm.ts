@@ -82,7 +82,15 @@ import {
 } from "./_npm_package.ts";
 import { consumerManifest, CONSUMERS, consumerTsconfig, NATIVE_TYPESCRIPT } from "./_npm_consumer.ts";
 import { failureDetails, isHeadline, skipped, tapCounts } from "./_tap.ts";
-import { countLines, describeTopLevel, fileResults, isComplete, parseEvents, totalCounts } from "./_node_results.ts";
+import {
+  countLines,
+  describeTopLevel,
+  fileResults,
+  fileSeconds,
+  isComplete,
+  parseEvents,
+  totalCounts,
+} from "./_node_results.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "npm");
@@ -361,6 +369,8 @@ const CONSUMER_JOBS = 3;
 // The seconds each test file took under `node --test` in a run on a 2-core machine, to share the files between Node
 // versions (`--split`).
 const NODE_TIMES_FILE = path.join(root, "tests", "node_test_times.json");
+/** Where a run leaves the seconds it measured, in NODE_TIMES_FILE's form (in npm/). */
+const NODE_TIMES_MEASURED = "node-test-times.json";
 
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
@@ -560,6 +570,7 @@ async function main(args: string[]): Promise<number> {
     const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
     const weight = (file: string) => nodeSeconds[file.replace(/\.js$/, ".ts")] ?? 1;
     const shares = split ? splitByWeight(allTestFiles, weight, nodeVersions.length) : [];
+    const measuredSeconds = new Map<string, number>();
     const runVersion = async (version: string | undefined, index: number) => {
       const testFiles = split ? shares[index] : allTestFiles;
       const name = `node ${version ?? "(on the PATH)"}`;
@@ -602,7 +613,9 @@ async function main(args: string[]): Promise<number> {
       // check_command_test.js, 5 of its 10 on Node 22 and 24, alone too; without the flag all 10 arrive). What that
       // flag guards against, a leftover child keeping the file's process alive, is bounded instead: `timeout` ends
       // the re-run's whole process group after RERUN_SECONDS, and a re-run ended so is a failure.
-      const results = fileResults(parseEvents(await readFileOr(eventsFile)), testFiles, outDir);
+      const events = parseEvents(await readFileOr(eventsFile));
+      for (const [file, seconds] of fileSeconds(events, testFiles, outDir)) measuredSeconds.set(file, seconds);
+      const results = fileResults(events, testFiles, outDir);
       const reruns: string[] = [];
       let unresolved = 0;
       for (const [index, result] of [...results.entries()]) {
@@ -662,6 +675,15 @@ async function main(args: string[]): Promise<number> {
     };
     if (split) await Promise.all(nodeVersions.map(runVersion));
     else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
+    // What each file took here, in NODE_TIMES_FILE's form: copied there, it weighs the next runs' shares.
+    const times = Object.fromEntries(
+      [...measuredSeconds.keys()].sort().map((file) => [
+        file.replace(/\.js$/, ".ts"),
+        Math.round(measuredSeconds.get(file)! * 100) / 100,
+      ]),
+    );
+    await writeFile(path.join(outDir, NODE_TIMES_MEASURED), JSON.stringify(times, null, 2) + "\n");
+    console.log(`\nThe seconds of ${measuredSeconds.size} files under Node: npm/${NODE_TIMES_MEASURED}`);
   };
 
   const consumers = async () => {

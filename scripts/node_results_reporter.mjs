@@ -38,6 +38,8 @@ export default async function* nodeResultsReporter(source) {
       todo: data.todo !== undefined || undefined,
       failureType: data.details?.error?.failureType,
       counts: data.counts,
+      // On a child's test:summary: how long its file ran, for the weights of the next runs' shares.
+      durationMs: event.type === "test:summary" ? data.duration_ms : undefined,
     }) + "\n";
   }
 }

@@ -13,6 +13,7 @@ import {
   countLines,
   describeTopLevel,
   fileResults,
+  fileSeconds,
   isComplete,
   type NodeCounts,
   type NodeEvent,
@@ -169,6 +170,22 @@ describe("per-file completeness", () => {
     assert.equal(totalCounts(results).passed, 2);
   });
 
+  test(
+    "a file's seconds come from its child's closing summary, and only for the files run",
+    { timeout: 10_000 },
+    () => {
+      const other = "tests/b_test.js";
+      const summary = (file: string, durationMs?: number): NodeEvent => ({
+        type: "test:summary",
+        file: path.resolve(cwd, file),
+        counts: { tests: 1, passed: 1 },
+        durationMs,
+      });
+      const events = [summary(FILE, 2_500), summary(other), summary("tests/_helper.js", 10)];
+      assert.deepEqual([...fileSeconds(events, [FILE, other], cwd)], [[FILE, 2.5]]);
+    },
+  );
+
   test("the reporter's lines: a partial last line is left out", { timeout: 10_000 }, () => {
     const lines = `${JSON.stringify({ type: "test:pass", name: "a" })}\n\n{"type":"test:fa`;
     assert.deepEqual(parseEvents(lines), [{ type: "test:pass", name: "a" }]);
@@ -263,8 +280,12 @@ test("node --test with the reporter: a file that loses results is found", {
     // Node itself sees nothing wrong: 3 passed of 3.
     assert.equal(code, 0, tap);
     assert.match(tap, /^# pass 3$/m);
-    const [r] = fileResults(parseEvents(await readFile(events, "utf8")), files, here);
+    const parsed = parseEvents(await readFile(events, "utf8"));
+    const [r] = fileResults(parsed, files, here);
     assert.ok(!isComplete(r));
+    // The file's closing summary arrived (its results did not all): it says how long the file ran.
+    const seconds = fileSeconds(parsed, files, here).get(files[0]);
+    assert.ok(seconds !== undefined && seconds > 0 && seconds < 60, `ran for ${seconds} s`);
     assert.equal(describeTopLevel(r), "3 of 5 top-level results");
     assert.equal(r.counts.passed, 3);
     assert.equal(totalCounts([r]).failed, 1);
