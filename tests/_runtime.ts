@@ -20,9 +20,9 @@ export const DENO_PROCESS_ONLY: false | string = IS_DENO
 /**
  * The `skip` of a differential test (the command analysis judged against real bash, sed, find, gawk or the oracle's
  * sandbox, on generated lines) under Node. Its subject is whether the analysis agrees with those programs, and neither
- * differs under Node: bash is the same program, and the analysis the same code, with nothing of its own per runtime (`check_command_test.ts`
- * holds `policy/shell/` to that). The Deno suite runs every case; under Node, the unit tests of `tests/policy/shell/`
- * show that the build runs the analysis.
+ * differs under Node: bash is the same program, and the analysis the same code, with nothing of its own per runtime
+ * (`check_command_test.ts` holds `policy/shell/` to that). The Deno suite runs every case; under Node, the unit tests
+ * of `tests/policy/shell/` show that the build runs the analysis.
  */
 export const DIFFERENTIAL_DENO_ONLY: false | string = IS_DENO
   ? false
