@@ -19,9 +19,13 @@ const FRAMEWORKS = [
   "@google/adk",
 ];
 
-/** The npm packages the module graph of `file` imports, by name. */
+/**
+ * The npm packages the module graph of `file` imports, by name. In auto mode: the project's manual mode lists the
+ * files of node_modules instead, the packages' own dependencies among them.
+ */
 function npmImportsOf(file: string): Set<string> {
-  const out = spawnSync("deno", ["info", "--json", path.join(ROOT, file)], { cwd: ROOT, encoding: "utf8" });
+  const args = ["info", "--json", "--node-modules-dir=auto", path.join(ROOT, file)];
+  const out = spawnSync("deno", args, { cwd: ROOT, encoding: "utf8" });
   assert.equal(out.status, 0, out.stderr);
   const info = JSON.parse(out.stdout) as { modules: { specifier: string }[] };
   const names = new Set<string>();
