@@ -91,6 +91,7 @@ export {
 } from "./sandbox_mounts.ts";
 export {
   BEFORE_HASH_BUDGET,
+  isRename,
   MAX_SCAN_ENTRIES,
   scanWorkspace,
   type StatEntry,

@@ -10,8 +10,9 @@
  * snapshot (or the before snapshot hashed it: new or changed files within a
  * small budget are hashed then); otherwise the before state of a modified or
  * deleted file says `sha256: null` (unknown) and the change cannot be undone.
- * A rename is recognised by its inode. The session temp dir is not compared
- * (the command's output files live there).
+ * A rename is recognised by its inode and its birth time
+ * ({@linkcode isRename}). The session temp dir is not compared (the
+ * command's output files live there).
  *
  * Why two full scans and not a folder watcher (inotify through
  * `Deno.watchFs`): a watcher was built and dropped, because its events are
@@ -50,6 +51,10 @@ export interface StatEntry {
   size: number;
   /** Its inode number. */
   ino: number;
+  /** Its birth time in milliseconds, where the file system keeps one; else null. */
+  birth: number | null;
+  /** Its modification time in milliseconds. */
+  mtime: number;
   /** dev:ino:size:mtime:ctime, the key of the hash cache. */
   key: string;
 }
@@ -93,6 +98,7 @@ interface DenoStat {
   dev: number;
   mtime: Date | null;
   ctime: Date | null;
+  birthtime: Date | null;
 }
 
 interface DenoRuntime {
@@ -124,6 +130,8 @@ function lstatEntry(full: string): StatEntry | undefined {
         mode: (stat.mode ?? 0) & 0o7777,
         size: type === "directory" ? 0 : stat.size,
         ino: stat.ino ?? 0,
+        birth: stat.birthtime?.getTime() ?? null,
+        mtime: stat.mtime?.getTime() ?? 0,
         key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtime?.getTime()}:${stat.ctime?.getTime()}`,
       };
     }
@@ -135,6 +143,9 @@ function lstatEntry(full: string): StatEntry | undefined {
       mode: stat.mode & 0o7777,
       size: type === "directory" ? 0 : stat.size,
       ino: stat.ino,
+      // Node gives 0 where the file system keeps no birth time.
+      birth: stat.birthtimeMs > 0 ? stat.birthtimeMs : null,
+      mtime: stat.mtimeMs,
       key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
     };
   } catch {
@@ -202,6 +213,38 @@ function hashed(files: FileDoor, cache: Map<string, string>, real: string, entry
   if (read === undefined || read.state.type !== entry.type) return null;
   if (read.state.sha256 !== null && read.state.size === entry.size) cache.set(entry.key, read.state.sha256);
   return read.state;
+}
+
+/**
+ * Whether `now`, an entry at a path the before snapshot did not have, is
+ * `was`, an entry that is gone from its path, renamed. A rename keeps the
+ * inode, the type, the size, the modification and birth times and the
+ * content; the inode alone does not say it, as Linux reuses a freed inode
+ * number at once: a file deleted and another made by one command (`rm a;
+ * echo x > b`) can share one, and, made within one tick of the kernel's
+ * file clock, also their times. So all of them are compared: the birth
+ * times where the file system keeps them, the contents by their SHA-256
+ * where both are known (`null` where not). A file renamed and then written
+ * is not recognised, and is reported as deleted and created.
+ *
+ * @example
+ * ```ts
+ * import { isRename } from "@toolfence/internal";
+ * const was = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, key: "" } as const;
+ * console.log(isRename(was, { ...was, key: "moved" }, null, null)); // true
+ * console.log(isRename(was, { ...was, birth: 2000, mtime: 2000 }, null, null)); // false: another file
+ * console.log(isRename(was, was, "a".repeat(64), "b".repeat(64))); // false: other bytes in a reused inode
+ * ```
+ */
+export function isRename(
+  was: StatEntry,
+  now: StatEntry,
+  wasSha256: string | null,
+  nowSha256: string | null,
+): boolean {
+  if (was.ino !== now.ino || was.type !== now.type || was.size !== now.size || was.mtime !== now.mtime) return false;
+  if (was.birth !== null && now.birth !== null && was.birth !== now.birth) return false;
+  return wasSha256 === null || nowSha256 === null || wasSha256 === nowSha256;
 }
 
 function unknownState(entry: StatEntry, cache: Map<string, string>): FileState {
@@ -302,15 +345,10 @@ function reportScanChanges(
     const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
     if (afterState === null) continue;
     const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
-    if (source !== undefined && source[1].size === now.size && source[1].type === now.type) {
+    const sourceState = source && unknownState(source[1], cache);
+    if (source && sourceState && isRename(source[1], now, sourceState.sha256, afterState.sha256)) {
       movedFrom.add(source[0]);
-      changes.push({
-        path: rel,
-        change: "moved",
-        from: source[0],
-        before: unknownState(source[1], cache),
-        after: afterState,
-      });
+      changes.push({ path: rel, change: "moved", from: source[0], before: sourceState, after: afterState });
       continue;
     }
     changes.push({ path: rel, change: "created", before: null, after: afterState });

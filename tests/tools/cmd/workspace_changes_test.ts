@@ -102,6 +102,19 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
     }
   });
 
+  test("a file deleted and another of its size made in its freed inode are not reported as a move", {
+    timeout: 60_000,
+  }, async () => {
+    // Linux reuses a freed inode number at once, and two files made within one tick of its file clock share their
+    // times: only their contents tell them apart (the case a CI run met: `rm src/deep/b.txt` then `echo o > ...`).
+    for (let round = 0; round < 12; round++) {
+      await fsp.writeFile(path.join(workdir, "r.txt"), "b\n");
+      const result = await checked("bash", { command: "rm r.txt && echo o > s.txt && mv s.txt t.txt" });
+      assert.deepEqual(kinds(result), ["created t.txt", "deleted r.txt"], `round ${round}`);
+      await fsp.rm(path.join(workdir, "t.txt"));
+    }
+  });
+
   test("a folder made and moved within one command, with what is in it", { timeout: 60_000 }, async () => {
     const result = await checked("bash", { command: "mkdir -p t/u && echo 1 > t/u/f && mv t tt && rm -r out" });
     assert.ok(kinds(result).includes("created tt/u/f"), kinds(result).join(", "));
