@@ -10,7 +10,7 @@
  * snapshot (or the before snapshot hashed it: new or changed files within a
  * small budget are hashed then); otherwise the before state of a modified or
  * deleted file says `sha256: null` (unknown) and the change cannot be undone.
- * A rename is recognised by its inode and its birth time
+ * A rename is recognised by its inode, times and content
  * ({@linkcode isRename}). The session temp dir is not compared (the
  * command's output files live there).
  *
@@ -345,11 +345,16 @@ function reportScanChanges(
     const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
     if (afterState === null) continue;
     const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
-    const sourceState = source && unknownState(source[1], cache);
-    if (source && sourceState && isRename(source[1], now, sourceState.sha256, afterState.sha256)) {
-      movedFrom.add(source[0]);
-      changes.push({ path: rel, change: "moved", from: source[0], before: sourceState, after: afterState });
-      continue;
+    if (source !== undefined) {
+      const [from, was] = source;
+      const before = unknownState(was, cache);
+      if (isRename(was, now, before.sha256, afterState.sha256)) {
+        // One rename per gone entry: another new name of the same inode (a hard link made after the move) is new.
+        deleted.delete(now.ino);
+        movedFrom.add(from);
+        changes.push({ path: rel, change: "moved", from, before, after: afterState });
+        continue;
+      }
     }
     changes.push({ path: rel, change: "created", before: null, after: afterState });
   }

@@ -115,6 +115,19 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
     }
   });
 
+  test("a file moved and then linked under a second name is one move and one new name", {
+    timeout: 60_000,
+  }, async () => {
+    await fsp.writeFile(path.join(workdir, "h.txt"), "h\n");
+    const result = await checked("bash", { command: "mv h.txt h2.txt && ln h2.txt h3.txt" });
+    const moved = result.filesystemChanges.filter((c) => c.change === "moved");
+    assert.equal(moved.length, 1, kinds(result).join(", "));
+    assert.equal(moved[0].from, "h.txt");
+    assert.equal(kinds(result).filter((k) => /^created h[23]\.txt$/.test(k)).length, 1, kinds(result).join(", "));
+    await fsp.rm(path.join(workdir, "h2.txt"));
+    await fsp.rm(path.join(workdir, "h3.txt"));
+  });
+
   test("a folder made and moved within one command, with what is in it", { timeout: 60_000 }, async () => {
     const result = await checked("bash", { command: "mkdir -p t/u && echo 1 > t/u/f && mv t tt && rm -r out" });
     assert.ok(kinds(result).includes("created tt/u/f"), kinds(result).join(", "));
