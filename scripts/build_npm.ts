@@ -568,7 +568,9 @@ async function main(args: string[]): Promise<number> {
     // Each version's share weighs about the same by the files' seconds under Node (a run's times, committed in
     // NODE_TIMES_FILE; a file not there weighs a second), heaviest first, so that neither ends long after the other.
     const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
-    const weight = (file: string) => nodeSeconds[file.replace(/\.js$/, ".ts")] ?? 1;
+    // NODE_TIMES_FILE names the sources (`.ts`), the run their built files (`.js`).
+    const sourceOf = (file: string) => file.replace(/\.js$/, ".ts");
+    const weight = (file: string) => nodeSeconds[sourceOf(file)] ?? 1;
     const shares = split ? splitByWeight(allTestFiles, weight, nodeVersions.length) : [];
     const measuredSeconds = new Map<string, number>();
     const runVersion = async (version: string | undefined, index: number) => {
@@ -676,12 +678,10 @@ async function main(args: string[]): Promise<number> {
     if (split) await Promise.all(nodeVersions.map(runVersion));
     else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
     // What each file took here, in NODE_TIMES_FILE's form: copied there, it weighs the next runs' shares.
-    const times = Object.fromEntries(
-      [...measuredSeconds.keys()].sort().map((file) => [
-        file.replace(/\.js$/, ".ts"),
-        Math.round(measuredSeconds.get(file)! * 100) / 100,
-      ]),
-    );
+    const times: Record<string, number> = {};
+    for (const [file, seconds] of [...measuredSeconds].sort(([a], [b]) => a < b ? -1 : 1)) {
+      times[sourceOf(file)] = Math.round(seconds * 100) / 100;
+    }
     await writeFile(path.join(outDir, NODE_TIMES_MEASURED), JSON.stringify(times, null, 2) + "\n");
     console.log(`\nThe seconds of ${measuredSeconds.size} files under Node: npm/${NODE_TIMES_MEASURED}`);
   };

@@ -327,15 +327,11 @@ describe("the deno.json tasks", { skip: noTasks }, () => {
   test("`deno task serve` starts the server under exactly the flags `flags` prints for all groups but the browser", {
     timeout: 60_000,
   }, async () => {
-    const tasks = JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Record<
-      string,
-      { command: string }
-    >;
+    type Tasks = Record<string, { command: string }>;
+    const serve = (JSON.parse(await readFile(join(ROOT, "deno.json"), "utf8")).tasks as Tasks).serve.command;
     const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-task-")));
     try {
-      const line = tasks.serve.command.replaceAll("$INIT_CWD", top).replaceAll("$HOME", process.env.HOME ?? "").split(
-        /\s+/,
-      );
+      const line = serve.replaceAll("$INIT_CWD", top).replaceAll("$HOME", process.env.HOME ?? "").split(/\s+/);
       assert.deepEqual(line.slice(0, 2), ["deno", "run"]);
       const flags = line.slice(2, line.indexOf("main.ts"));
       assert.deepEqual(line.slice(line.indexOf("main.ts")), [
