@@ -119,7 +119,9 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
 
   test("a limit that kills a process nobody reports on is still reported", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
-      // The shell of `$(yes)` is ended by the CPU limit, and neither bash nor wc says so.
+      // The shell of `$(yes)` is ended by the CPU limit, and neither bash nor wc says so. It also grows the shell's
+      // memory (about 230 MB in two CPU-seconds here), so the memory limit is set well above what one CPU-second
+      // makes: at SMALL's 256MiB a CI run under Node met the memory limit first.
       const cpu = await bash(session, "echo $(yes) | wc -c");
       assertLimit(cpu, "cpuSeconds", "1 s");
       assert.ok(cpu.ms < 45_000, `${cpu.ms} ms`);
@@ -127,7 +129,7 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       const file = await bash(session, "echo $(head -c 20M /dev/zero > big) done");
       assert.match(assertLimit(file, "fileSize", "8MiB").stdout, /done/);
       assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
-    }, options(SMALL));
+    }, options({ ...SMALL, memory: "2GiB" }));
   });
 
   test("open files: a shell that opens past the limit", { timeout: 30_000 }, async () => {
