@@ -206,6 +206,8 @@ export interface CommandGroup {
   setup: string;
   /** The shell line that moves the shell itself into the group. */
   attach: string;
+  /** Whether the group counts the CPU of the whole tree (cgroup v2, or v1 with cpuacct), and its watch ends it there. */
+  countsCpu: boolean;
   /**
    * Starts the server's own watch of the group (where the server may read
    * its files; else the shell watcher of `setup` does it): past the process
@@ -304,6 +306,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
       : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...values.map(([f, v]) => `echo ${v} > ${quote(f)}`)]
         .concat(watcher).join("\n"),
     attach: dirs.map((dir) => `echo 0 > ${quote(dir)}/cgroup.procs || exit 126`).join("\n"),
+    countsCpu: cpuFile !== undefined,
     watch() {
       if (!direct || timer !== undefined) return;
       let busy = false;

@@ -435,10 +435,13 @@ export async function limitCommand(
     throw new TypeError("limitCommand: the bubblewrap argv has no -- before its command");
   }
   const { cgroup, rlimits, taskWatch } = await mechanism();
-  const kernel = { ...limits };
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
-    ? commandGroup(cgroup.root, kernel)
+    ? commandGroup(cgroup.root, limits)
     : undefined;
+  // Where the group counts the tree's CPU, it alone judges the limit, and RLIMIT_CPU is a backstop a second
+  // later. At the limit itself, the rlimit (charged by the scheduler's tick) ended a lone loop just before the
+  // group had counted the limit, and a loop inside $(...) ended with nobody saying so: the call passed.
+  const kernel = group?.countsCpu ? { ...limits, cpuSeconds: limits.cpuSeconds + 1 } : limits;
   const browser = options.profile === "browser";
   const rlimitOptions = { withMemory: !browser, withCpu: !browser };
   const inside = options.bubblewrap !== undefined && rlimits?.kind !== "prlimit" &&

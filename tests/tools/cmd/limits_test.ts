@@ -39,6 +39,9 @@ const SMALL: ResourceLimitsInput = {
 };
 // Whether the process limit holds here (a cgroup, or rlimits for a user other than root).
 const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
+// Whether a cgroup counts the CPU of a command's whole tree (else RLIMIT_CPU holds per process, and the state says
+// that a kill inside $(...) goes unreported).
+const cpuCounted = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "cpuSeconds");
 
 function options(limits: ResourceLimitsInput, sandbox: "auto" | "off" = "auto", read: string[] = []) {
   return {
@@ -130,6 +133,34 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       assert.match(assertLimit(file, "fileSize", "8MiB").stdout, /done/);
       assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
     }, options({ ...SMALL, memory: "2GiB" }));
+  });
+
+  test("a CPU limit that ends a process silently is reported, in every spelling", {
+    timeout: 120_000,
+    skip: !cpuCounted,
+  }, async () => {
+    // Each line hides the kill: `$(...)`, a subshell, a child shell, a pipeline's left side and a background job
+    // end by the CPU limit with no word on stderr and the line exits 0; one ignores SIGXCPU. Only the group's
+    // count can say what happened. Each spelling runs twice: a per-process RLIMIT_CPU, sampled by the tick,
+    // used to end a lone loop just before the group had counted the limit, and the call passed as a success.
+    const lines = [
+      "echo $(while :; do :; done)",
+      "x=$(awk 'BEGIN { while (1) n++ }'); echo \"[$x]\"",
+      "(while :; do :; done) 2>/dev/null; exit 0",
+      "bash -c 'while :; do :; done' 2>/dev/null || true",
+      "{ while :; do :; done; } 2>/dev/null | cat; true",
+      "{ while :; do :; done & } 2>/dev/null; wait; true",
+      "trap '' XCPU; while :; do :; done",
+    ];
+    await withSession(async (session) => {
+      for (let round = 0; round < 2; round++) {
+        for (const line of lines) {
+          const run = await bash(session, line, 30);
+          assert.equal(run.result.errorCode, "resource_limit", `${line}: ${run.result.status} ${run.result.error}`);
+          assertLimit(run, "cpuSeconds", "1 s");
+        }
+      }
+    }, options(SMALL));
   });
 
   test("open files: a shell that opens past the limit", { timeout: 30_000 }, async () => {
