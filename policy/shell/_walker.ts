@@ -138,6 +138,13 @@ export class Walker {
   }
 
   private syntaxError(node: Node): void {
+    if (loneAssignmentWithRedirect(node)) {
+      this.notUnderstood(
+        "the checker's parser does not read one assignment with a redirection and no command " +
+          "(`x=$(make) 2>/dev/null`), which bash does: put the redirection inside the $(...), or on a command of its own",
+      );
+      return;
+    }
     const text = node.isMissing ? `a missing ${quoteSource(node.type)}` : quoteSource(this.text(node));
     this.notUnderstood(`bash would not parse this as written: syntax error at ${text}`);
   }
@@ -1067,6 +1074,15 @@ export class Walker {
     whole: Node,
     depth: number,
   ): void {
+    // Said first and alone: the assignment's "sets x for the command it prefixes" would mislead here.
+    const broken = node.children.find((child) =>
+      child?.type === "ERROR" || (child?.type === "command_name" && child.firstChild?.isMissing)
+    );
+    const gap = broken?.type === "command_name" ? broken.firstChild : broken;
+    if (gap && loneAssignmentWithRedirect(gap)) {
+      this.syntaxError(gap);
+      return;
+    }
     const finding: BashSimpleCommand = {
       text: this.text(whole),
       kind: "command",
@@ -1356,4 +1372,15 @@ class ConditionalReader {
     this.terms.push({ tokens: [token], left: token });
     return true;
   }
+}
+
+// tree-sitter-bash reads `x=1 2>/dev/null` (and `>f x=1`) as a command whose name is missing, and with more
+// after it (`x=1 >f; echo`) as an error inside that command: a gap of the grammar, not of the line.
+function loneAssignmentWithRedirect(node: Node): boolean {
+  const command = node.parent?.type === "command_name" ? node.parent.parent : node.parent;
+  if (command?.type !== "command") return false;
+  const before = command.namedChildren.filter((child) => child !== null && child.startIndex < node.startIndex);
+  return before.some((child) => child!.type === "variable_assignment") &&
+    before.some((child) => child!.type.endsWith("_redirect")) &&
+    before.every((child) => child!.type === "variable_assignment" || child!.type.endsWith("_redirect"));
 }

@@ -285,7 +285,8 @@ function denied(
   extra: Record<string, unknown> = {},
 ): ToolError {
   const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
-  const reasons = [...new Set([assessment.reason, ...check.reasons])];
+  // The assessment may quote a reason of the check ("could not be fully parsed: ..."): said once.
+  const reasons = [...new Set([assessment.reason, ...check.reasons.filter((r) => !assessment.reason.includes(r))])];
   const more = reasons.length - MAX_REASONS_SHOWN;
   return new ToolError(
     `The command was not run: ${why}. It needs confirmation because ` +

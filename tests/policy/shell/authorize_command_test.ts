@@ -81,6 +81,13 @@ describe("authorizeCommand", () => {
     assert.equal(details.assessment.kind, "destroy_data");
   });
 
+  test("a reason the assessment quotes is said once", { timeout: 60_000 }, async () => {
+    const { host } = recordingHost(false);
+    const error = await deniedError(authorizeCommand({ state: new PolicyState(), asker: host }, 'echo "unbalanced'));
+    const said = error.message.split("syntax error at").length - 1;
+    assert.equal(said, 1, error.message);
+  });
+
   test("autoConfirm takes no for a dangerous command", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const error = await deniedError(session.policy.authorizeCommand("rm -rf build"));

@@ -89,6 +89,28 @@ describe("checkCommand: the adversarial cases of issue 4", () => {
     for (const [command, named] of cases) await asks(command, named);
   });
 
+  test("one assignment with a redirection, which the grammar misreads, is not parsed and says so", {
+    timeout: 60_000,
+  }, async () => {
+    // tree-sitter-bash reads `x=1 2>/dev/null` as a command with a missing name, and with more after it as an
+    // error that swallows the next command's name: never judged as parsed, and the reason names the gap.
+    for (
+      const command of [
+        "x=1 2>/dev/null",
+        "x=$(rm -rf /) 2>/dev/null",
+        ">f x=1",
+        "x=1 >/dev/null; rm -rf /",
+        "ls; x=$(id) 2>&1 && echo $x",
+      ]
+    ) {
+      const result = await asks(command, ["does not read one assignment with a redirection"]);
+      assert.equal(result.parsed, false, command);
+      assert.ok(!result.reasons.some((r) => r.includes("for the command it prefixes")), result.reasons.join("; "));
+    }
+    // Two assignments with a redirection the grammar reads.
+    assert.equal((await asks("x=1 y=2 2>/dev/null", ["`x=1` assigns the shell variable x"])).parsed, true);
+  });
+
   test("an unbalanced quote is reported as not parsed", { timeout: 60_000 }, async () => {
     for (const command of ["echo 'x", 'ls "', "echo $(ls", "echo ${x"]) {
       const result = await asks(command, []);
