@@ -373,8 +373,22 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
   { limit: "cpuSeconds", pattern: /CPU time limit exceeded/ },
   {
     limit: "memory",
-    pattern:
-      /x(?:re)?malloc: cannot allocate|Cannot allocate memory|memory exhausted|Fatal process out of memory|std::bad_alloc|MemoryError/,
+    pattern: new RegExp(
+      [
+        "x(?:re)?malloc: cannot allocate", // bash
+        "Cannot allocate memory", // strerror(ENOMEM): coreutils, sort, most C programs
+        "memory exhausted", // gnulib's xalloc_die: awk, grep, sed, diff
+        "Fatal process out of memory|JavaScript heap out of memory", // V8: Node, Deno
+        "std::bad_alloc", // C++
+        "MemoryError", // Python
+        "^Out of memory!", // Perl
+        "runtime: out of memory", // Go
+        "memory allocation of \\d+ bytes failed", // Rust
+        "failed to allocate memory \\(NoMemoryError\\)", // Ruby
+        "java\\.lang\\.OutOfMemoryError", // the JVM
+      ].join("|"),
+      "m",
+    ),
   },
   { limit: "processes", pattern: /(?:fork|clone|thread|spawn)[^\n]*Resource temporarily unavailable|Cannot fork/i },
   { limit: "openFiles", pattern: /Too many open files/ },

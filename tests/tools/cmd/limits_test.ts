@@ -163,6 +163,22 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     }, options(SMALL));
   });
 
+  test("a runtime's own out-of-memory line names the memory limit", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      // V8 sizes its heap from the cgroup and aborts past it; Perl says "Out of memory!" when RLIMIT_DATA refuses.
+      // Neither kernel counter moves, and the line goes on to exit 0: only the words show the limit.
+      for (
+        const line of [
+          "node -e 'const a = []; for (;;) a.push(new Array(1e6).fill(1))'; echo went on",
+          `perl -e '$x = "a" x 600_000_000'; echo went on`,
+        ]
+      ) {
+        const output = assertLimit(await bash(session, line, 50), "memory", "256MiB");
+        assert.match(output.stdout, /went on/, line);
+      }
+    }, options({ ...SMALL, cpuSeconds: 20 }));
+  });
+
   test("open files: a shell that opens past the limit", { timeout: 30_000 }, async () => {
     await withSession(async (session) => {
       const run = await bash(session, "for i in $(seq 100); do exec {fd}</dev/null || exit 1; done");
