@@ -125,6 +125,19 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
   "/etc",
 ]);
 
+// What of /proc a command may read but not write: the sysctls, and the machine's devices and buses.
+const PROC_READ_ONLY = [
+  "/proc/sys",
+  "/proc/sysrq-trigger",
+  "/proc/fs",
+  "/proc/bus",
+  "/proc/irq",
+  "/proc/acpi",
+  "/proc/scsi",
+];
+// What of /proc only root reads, and nothing in a sandbox needs: kernel memory, keyrings, timers, the scheduler.
+const PROC_MASKED = ["/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug"];
+
 // Fresh kernel views and a private /tmp, in every sandbox.
 const PRIVATE_MOUNTS = ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
 // And ends with this isolation: its own session, no capabilities, gone with its parent.
@@ -135,9 +148,11 @@ const NEW_SESSION = ["--new-session"];
 
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
-const PROBE_ARGS = [
+const probeArgs = () => [
   ...SYSTEM_READ_VIEW.flatMap((folder) => ["--ro-bind-try", folder, folder]),
-  ...PRIVATE_MOUNTS,
+  ...PRIVATE_MOUNTS.slice(0, -2),
+  ...procCovers(),
+  ...PRIVATE_MOUNTS.slice(-2),
   "--unshare-all",
   ...CONFINEMENT,
   ...NEW_SESSION,
@@ -163,7 +178,7 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
     const files = await candidates();
     const failures: string[] = [];
     for (const file of files) {
-      const probe = await runProbe(file, PROBE_ARGS, PROBE_TIMEOUT_MS);
+      const probe = await runProbe(file, probeArgs(), PROBE_TIMEOUT_MS);
       if (probe.ok) return { path: file };
       failures.push(`${file}: ${probe.message}`);
     }
@@ -382,6 +397,33 @@ export interface SandboxedCommand {
   release(): Promise<QuarantinedPath[]>;
 }
 
+/**
+ * The machine's knobs in the fresh /proc read-only and its kernel secrets
+ * masked, as container engines do. A new PID namespace's /proc still shows the
+ * machine's sysctls, and a command run by root may write them with no
+ * capability at all (the kernel asks only whether the file's owner is the
+ * caller): `/proc/sys/kernel/core_pattern` runs a program as root outside the
+ * sandbox. bubblewrap covers `/proc/sys` only where its access check finds the
+ * folder writable, which a 0555 folder never is. Found once per process.
+ */
+function procCovers(): string[] {
+  coveredProc ??= [
+    // -try: a kernel without one of them has nothing to cover.
+    ...PROC_READ_ONLY.flatMap((entry) => ["--ro-bind-try", entry, entry]),
+    ...PROC_MASKED.filter((entry) => {
+      try {
+        fs.lstatSync(entry);
+        return true;
+      } catch {
+        return false; // Missing, or not ours to look at (--allow-read): only root reads them anyway.
+      }
+    }).flatMap((entry) => ["--ro-bind", "/dev/null", entry]),
+  ];
+  return coveredProc;
+}
+
+let coveredProc: string[] | undefined;
+
 // The system view: each folder that exists bound read-only, each that is a
 // link (merged /usr) recreated as the link. One the runtime may not look at is
 // bound if it exists (bubblewrap judges), so a narrow fence does not empty it.
@@ -530,6 +572,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       status.path,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
+      ...procCovers(),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),
       // /dev/shm capped like /tmp, and the rest of the fresh /dev read-only (its devices stay writable): else

@@ -152,6 +152,32 @@ describe("secrets stay out of the sandbox", { skip }, () => {
   );
 });
 
+describe("the machine's kernel settings", { skip }, () => {
+  test("no file of /proc outside the sandbox's own processes can be written, and kernel secrets are masked", {
+    timeout: 60_000,
+  }, async () => {
+    // Run as root, a command keeps root's file access to the sysctls with no capability: before the covers,
+    // `echo ... > /proc/sys/kernel/core_pattern` from a sandbox set what the host runs as root on a crash.
+    // Every writable file is listed (access(2), which a read-only mount refuses), and one real write is tried
+    // with the value already there, so that a failing cover changes nothing.
+    const ran = await sandboxed(
+      "find /proc -path '/proc/[0-9]*' -prune -o -path /proc/self -prune -o -path /proc/thread-self -prune " +
+        "-o -type f -writable -print 2>/dev/null; echo ==; " +
+        "cat /proc/sys/fs/lease-break-time > /proc/sys/fs/lease-break-time && echo wrote-sysctl; echo ==; " +
+        "cat /proc/keys /proc/key-users /proc/timer_list /proc/sched_debug /proc/kcore 2>/dev/null | wc -c",
+    );
+    const [writable, write, secrets] = ran.stdout.split("==\n");
+    // What may stay writable: the masks themselves (/dev/null), the pressure triggers (a poll per open file)
+    // and /proc/mtrr (which asks for CAP_SYS_ADMIN, dropped).
+    const harmless = /^\/proc\/(?:keys|key-users|timer_list|sched_debug|kcore|mtrr|pressure\/\w+)$/;
+    const left = writable.split("\n").filter((line) => line !== "" && !harmless.test(line));
+    assert.equal(left.length, 0, `${left.length} writable in the sandbox, such as ${left.slice(0, 8).join(", ")}`);
+    assert.doesNotMatch(write, /wrote-sysctl/);
+    assert.match(ran.stderr, /Read-only file system/);
+    assert.equal(Number(secrets.trim()), 0, `kernel secrets readable: ${secrets}`);
+  });
+});
+
 describe("protected paths inside the sandbox", { skip }, () => {
   test("existing ones are read-only and cannot be moved, removed or replaced", { timeout: 60_000 }, async () => {
     await fsp.mkdir(path.join(L.workdir, ".git/hooks"), { recursive: true });
