@@ -277,7 +277,8 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
     ...(cpuFile ? [cpuFile] : []),
   ];
   const closeScript = [
-    `for f in ${eventFiles.map(quote).join(" ")}; do echo "== $f" >&2; cat "$f" >&2; done 2>/dev/null`,
+    // Only cat's own errors go to /dev/null: the loop's stderr is what the server reads.
+    `for f in ${eventFiles.map(quote).join(" ")}; do echo "== $f" >&2; cat "$f" >&2 2>/dev/null; done`,
     ...[...dirs].reverse().map((dir) =>
       `for i in 1 2 3 4 5 6 7 8 9 10; do [ -d ${quote(dir)} ] || break; rmdir ${quote(dir)} 2>/dev/null && break; ` +
       `${

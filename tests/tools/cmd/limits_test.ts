@@ -276,4 +276,35 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
     assert.deepEqual(output.resource_limit, { limit: "cpuSeconds", value: "2 s" }, JSON.stringify(reply.result));
     assert.match(output.stdout, /spinning/);
   });
+
+  test("a limit only the cgroup saw is reported by a server under the narrow flags", {
+    timeout: 90_000,
+    skip: !cpuCounted,
+  }, async (t) => {
+    // There a shell reads the group's counters as it closes, not the server: its loop once sent them all to
+    // /dev/null, and a kill nothing else shows (a loop inside $(...), a fork bomb with its errors hidden) passed.
+    const { mkdtemp, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
+    await writeFile(
+      join(workspace, "toolfence.json"),
+      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48 } } }),
+    );
+    const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm"] });
+    t.after(async () => {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+    });
+    const cases: [string, string][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
+    if (processesHold) cases.push(["{ :(){ :|:& };:; } 2>/dev/null; sleep 10", "processes"]);
+    for (const [command, limit] of cases) {
+      const reply = await server.request("tools/call", { name: "bash", arguments: { command, timeout_s: 60 } }, 60_000);
+      const text = String(callOutput(reply));
+      assert.match(
+        text,
+        new RegExp(`^Error \\[resource_limit\\]: .*sandbox\\.limits\\.${limit} = `),
+        `${command}: ${text}`,
+      );
+    }
+  });
 });
