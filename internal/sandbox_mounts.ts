@@ -360,6 +360,10 @@ function existingProtected(
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
 // gives `.npmrc`, `**/.vscode/**` the folder `.vscode`; patterns with other
 // wildcards name no single path.
+// Protected files whose mere presence changes what a program does: git takes an existing `commondir` as the
+// folder of its configuration and dies on an empty one. A missing one gets no placeholder; it is watched.
+const EMPTY_FILE_BREAKS = new Set(["commondir"]);
+
 function rootCandidates(patterns: readonly string[]): { rel: string; dir: boolean }[] {
   const out = new Map<string, boolean>();
   for (const pattern of patterns) {
@@ -429,8 +433,9 @@ export async function protectedMounts(
       if (found === undefined && !mounts.has(abs)) {
         const parentRel = parts.slice(0, i).join("/");
         const parent = mounts.get(path.join(root, parentRel));
-        if (parentRel !== "" && parent?.how === "pinned" && parent.handle !== undefined) {
-          const asFile = i === parts.length - 1 && !dir;
+        const asFile = i === parts.length - 1 && !dir;
+        const coverable = !(asFile && EMPTY_FILE_BREAKS.has(parts[i]));
+        if (parentRel !== "" && parent?.how === "pinned" && parent.handle !== undefined && coverable) {
           wanted.set(abs, asFile && wanted.get(abs) !== "dir" ? "file" : "dir");
           parents.set(abs, parent.handle);
         } else {

@@ -26,18 +26,32 @@ import { pathGlobMatcher } from "@toolfence/internal";
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   // git: configuration names programs (diff.external, core.fsmonitor, filters),
   // hooks run on commit and checkout, attributes pick drivers, a `.git` file
-  // points at another git folder.
+  // points at another git folder, and `commondir` names the folder git takes
+  // its configuration and hooks from.
   "**/.git",
   "**/.git/config",
   "**/.git/config.worktree",
+  "**/.git/commondir",
   "**/.git/hooks/**",
   "**/.git/info/**",
   "**/.git/modules/**/config",
+  "**/.git/modules/**/commondir",
   "**/.git/modules/**/hooks/**",
   "**/.git/worktrees/*/config*",
+  "**/.git/worktrees/*/commondir",
   "**/.gitmodules",
   "**/.gitattributes",
+  // hook managers: what an installed hook runs on the next commit.
   "**/.husky/**",
+  "**/.githooks/**",
+  "**/.pre-commit-config.yaml",
+  "**/.pre-commit-config.yml",
+  "**/lefthook.{yml,yaml,toml,json}",
+  "**/.lefthook.{yml,yaml,toml,json}",
+  "**/lefthook-local.{yml,yaml,toml,json}",
+  "**/.lefthook-local.{yml,yaml,toml,json}",
+  "**/.lefthook/**",
+  "**/.overcommit.yml",
   // package managers: registries, scripts, credentials helpers.
   "**/.npmrc",
   "**/.yarnrc",
@@ -64,9 +78,11 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   ".tcshrc",
   ".config/fish/**",
   ".envrc",
-  // editors, agents and MCP clients.
+  // editors, dev containers (their commands run when the folder is opened), agents and MCP clients.
   "**/.vscode/**",
   "**/.idea/**",
+  "**/.devcontainer/**",
+  "**/.devcontainer.json",
   ".mcp.json",
   ".claude/**",
   ".cursor/**",

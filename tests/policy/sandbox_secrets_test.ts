@@ -4,7 +4,7 @@
 
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -257,6 +257,20 @@ describe("protected paths inside the sandbox", { skip }, () => {
     }
     assert.equal(await fsp.readFile(path.join(L.workdir, "kept.txt"), "utf8"), "keep\n");
     for (const m of ran.moved) assert.ok(await exists(m.movedTo), m.movedTo);
+  });
+
+  test("a missing .git/commondir gets no placeholder (git dies on an empty one) and is moved out once made", {
+    timeout: 60_000,
+  }, async () => {
+    execFileSync("git", ["init", "-q", L.workdir]);
+    const quarantine = path.join(L.tempParent, "quarantine");
+    const ran = await sandboxed(
+      "git status --short >/dev/null && echo git-works; echo ../evil > .git/commondir",
+      { quarantine },
+    );
+    assert.match(ran.stdout, /git-works/, ran.stderr);
+    assert.deepEqual(ran.moved.map((m) => path.relative(L.workdir, m.path)), [".git/commondir"]);
+    assert.equal(await exists(path.join(L.workdir, ".git/commondir")), false);
   });
 
   test(

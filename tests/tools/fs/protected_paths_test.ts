@@ -100,6 +100,15 @@ const CASES: Case[] = [
     tool: "apply_patch",
     args: { patch: "--- /dev/null\n+++ b/.gitattributes\n@@ -0,0 +1 @@\n+* diff=evil\n" },
   },
+  // git takes its configuration and hooks from the folder `commondir` names.
+  { name: "write_file .git/commondir", tool: "write_file", args: { path: ".git/commondir", content: "../evil\n" } },
+  { name: "write_file a hook manager's config", tool: "write_file", args: { path: "lefthook.yml", content: "x: 1\n" } },
+  {
+    name: "write_file .pre-commit-config.yaml",
+    tool: "write_file",
+    args: { path: ".pre-commit-config.yaml", content: "repos: []\n" },
+  },
+  { name: "mkdir .devcontainer", tool: "mkdir", args: { path: ".devcontainer" } },
   { name: "mkdir .git/hooks/sub", tool: "mkdir", args: { path: ".git/hooks/sub" } },
   { name: "mkdir .husky", tool: "mkdir", args: { path: ".husky" } },
   {
