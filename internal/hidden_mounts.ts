@@ -1,69 +1,141 @@
 // The bubblewrap mounts that hide the policy's denied paths inside a sandbox:
-// every existing entry of the workspace matching a deny glob is covered, a
-// file by an empty read-only file, a folder by an empty read-only tmpfs.
+// every existing entry matching a deny glob is covered, a file by an empty
+// read-only file, a folder by an empty read-only tmpfs. In the workspace, the
+// folders above a covered entry are pinned (bound onto themselves), so that a
+// command cannot rename them: a cover moves with its folder, and the next
+// command's walk would find the denied file under a name no rule matches.
+// Outside it, absolute globs are covered wherever the read view shows them (a
+// token file under /etc).
 import fsp from "node:fs/promises";
+import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { pathGlobMatcher } from "./path_globs.ts";
 
-// A workspace with more entries than this cannot be walked before each
-// command; the command is refused rather than run with a secret in view.
+// A workspace (or a folder outside it an absolute glob names) with more
+// entries than this cannot be walked before each command; the command is
+// refused rather than run with a secret in view.
 const MAX_ENTRIES = 200_000;
+const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
+
+/** The mounts of {@linkcode hiddenMountArgs}, in the order they must be given. */
+export interface HiddenMounts {
+  /**
+   * The workspace folders above a covered entry, each bound onto itself (a
+   * mount point cannot be renamed). Before the protected paths' read-only
+   * mounts, so that a pin never makes one of them writable again.
+   */
+  pins: string[];
+  /** The covers, after every other bind. */
+  covers: string[];
+}
 
 /**
- * The bwrap arguments masking every existing entry under `root` that the
- * globs deny (matched as {@linkcode pathGlobMatcher} does, letter case
- * ignored). Not public API.
+ * The bwrap arguments hiding every existing entry the globs deny (matched as
+ * {@linkcode pathGlobMatcher} does, letter case ignored): relative globs and
+ * absolute ones under `root`, by a walk of `root`; absolute globs elsewhere,
+ * by a walk of the folder each names (its part before the first glob
+ * character) where it lies in `view`, the folders the sandbox shows. Not
+ * public API.
  */
-export async function hiddenMountArgs(root: string, globs: readonly string[]): Promise<string[]> {
+export async function hiddenMountArgs(
+  root: string,
+  globs: readonly string[],
+  view: readonly string[] = [],
+): Promise<HiddenMounts> {
   const relative = globs.filter((glob) => !glob.startsWith("/"));
   const absolute = globs.filter((glob) => glob.startsWith("/"));
-  if (relative.length === 0 && absolute.length === 0) return [];
+  if (relative.length === 0 && absolute.length === 0) return { pins: [], covers: [] };
   const matchRel = pathGlobMatcher(relative);
   const matchAbs = pathGlobMatcher(absolute);
-  const args: string[] = [];
+  // Each covered path, and whether it is a folder.
+  const covered = new Map<string, boolean>();
+  const shown = (abs: string) => abs.startsWith(`${root}/`) || view.some((folder) => isWithin(abs, folder));
+  const cover = (abs: string, dir: boolean) => {
+    if (shown(abs)) covered.set(abs, dir);
+  };
+  await walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover);
+  for (const start of outsideStarts(absolute, root, view)) await walk(start, root, matchAbs, cover);
+  const byDepth = (a: string, b: string) => a.split("/").length - b.split("/").length;
+  // An entry inside a covered folder is out of sight already (and a cover there would find no place in the tmpfs).
+  const kept = [...covered.keys()].sort(byDepth).filter((abs, i, all) =>
+    !all.slice(0, i).some((other) => covered.get(other) && isWithin(abs, other))
+  );
+  const pins = new Set<string>();
+  for (const abs of kept) {
+    for (let dir = path.dirname(abs); isWithin(dir, root) && dir !== root; dir = path.dirname(dir)) pins.add(dir);
+  }
+  return {
+    pins: [...pins].sort(byDepth).flatMap((dir) => ["--bind", dir, dir]),
+    covers: kept.flatMap((abs) =>
+      covered.get(abs) ? ["--tmpfs", abs, "--remount-ro", abs] : ["--ro-bind", "/dev/null", abs]
+    ),
+  };
+}
+
+// The folders to walk for the absolute globs outside the workspace: each glob's folder before its first glob
+// character (a literal path's own folder), where the sandbox shows it; one above what it shows (`/**/id_rsa`)
+// is walked only in the shown folders under it.
+function outsideStarts(globs: readonly string[], root: string, view: readonly string[]): string[] {
+  const starts = new Set<string>();
+  for (const glob of globs) {
+    const parts = glob.split("/").slice(1);
+    const first = parts.findIndex((part) => GLOB_CHARS.test(part));
+    const named = `/${parts.slice(0, first === -1 ? parts.length : first).join("/")}`;
+    const start = first === -1 ? path.dirname(named) : named;
+    if (isWithin(start, root)) continue;
+    if (view.some((folder) => isWithin(start, folder))) starts.add(start);
+    else for (const folder of view) if (isWithin(folder, start)) starts.add(folder);
+  }
+  return [...starts];
+}
+
+function isWithin(p: string, folder: string): boolean {
+  return p === folder || p.startsWith(folder === "/" ? "/" : `${folder}/`);
+}
+
+// A breadth-first walk of `start` covering each entry `denied` names (the workspace `root`, when met outside it,
+// has its own walk).
+async function walk(
+  start: string,
+  root: string,
+  denied: (abs: string) => boolean,
+  cover: (abs: string, dir: boolean) => void,
+): Promise<void> {
   let seen = 0;
-  const queue: { abs: string; rel: string }[] = [{ abs: root, rel: "" }];
+  const queue = [start];
   while (queue.length > 0) {
     const dir = queue.shift()!;
     let entries;
     try {
-      entries = await fsp.readdir(dir.abs, { withFileTypes: true });
+      entries = await fsp.readdir(dir, { withFileTypes: true });
     } catch {
       continue; // Unreadable for us is unreadable inside too.
     }
     for (const entry of entries) {
       if (++seen > MAX_ENTRIES) {
         throw new ToolError(
-          `The workspace has more than ${MAX_ENTRIES} entries, too many to hide the policy's denied paths ` +
+          `${start} has more than ${MAX_ENTRIES} entries, too many to hide the policy's denied paths ` +
             "from the sandbox before the command runs",
-          { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root } },
+          { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root: start } },
         );
       }
-      const rel = dir.rel ? `${dir.rel}/${entry.name}` : entry.name;
-      const abs = `${dir.abs}/${entry.name}`;
-      if (matchRel(rel) || matchAbs(abs)) {
-        if (entry.isDirectory()) args.push("--tmpfs", abs, "--remount-ro", abs);
-        else if (entry.isFile()) args.push("--ro-bind", "/dev/null", abs);
+      const abs = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;
+      if (abs === root && start !== root) continue;
+      if (denied(abs)) {
+        if (entry.isDirectory()) cover(abs, true);
+        else if (entry.isFile()) cover(abs, false);
         else if (entry.isSymbolicLink()) {
-          // A link is masked where it leads, when that lies in the workspace.
+          // A link is covered where it leads, where the sandbox shows that.
           try {
             const target = await fsp.realpath(abs);
-            const stat = await fsp.stat(target);
-            if (target.startsWith(`${root}/`)) {
-              args.push(
-                ...(stat.isDirectory()
-                  ? ["--tmpfs", target, "--remount-ro", target]
-                  : ["--ro-bind", "/dev/null", target]),
-              );
-            }
+            cover(target, (await fsp.stat(target)).isDirectory());
           } catch {
             // Dangling: nothing to see.
           }
         }
         continue;
       }
-      if (entry.isDirectory()) queue.push({ abs, rel });
+      if (entry.isDirectory()) queue.push(abs);
     }
   }
-  return args;
 }

@@ -565,8 +565,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
-      ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths)
-      : [];
+      ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths, [
+        ...SYSTEM_READ_VIEW,
+        ...readable,
+      ])
+      : { pins: [], covers: [] };
     const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
     const wrapped = [
       status.path,
@@ -584,10 +587,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...resolver,
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
+      ...hidden.pins,
       // After the writable binds: they may lie inside one (a cache inside a private folder).
       ...binds.flatMap((b) => ["--ro-bind-try", path.normalize(b.from), path.normalize(b.to)]),
       ...bound.args,
-      ...hidden,
+      ...hidden.covers,
       ...masks.after,
       ...(proxy ? proxyMountArgs(proxy) : []),
       "--unshare-all",
