@@ -6,9 +6,10 @@
  * @module
  */
 
+import path from "node:path";
 import process from "node:process";
 import type { ToolBox } from "@toolfence/core";
-import type { SandboxMode } from "@toolfence/policy";
+import { PolicyRules, type SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
 import { openStore } from "./open_store.ts";
@@ -69,6 +70,24 @@ export interface HttpCliValues {
   store?: string;
   /** The policy files' rules and settings, and the model's capabilities, for every session (see `McpServerOptions`). */
   policy?: Pick<McpServerOptions, "rules" | "elicitationAnswers" | "saveRule" | "onDecision" | "capabilities">;
+}
+
+// The server's own files, denied to every tool: a command of one tenant must not read the others' tokens, the
+// audit of all their calls, or the shared store, wherever the read view would show them (a token file under /etc).
+function hidingServerFiles(rules: PolicyRules | undefined, values: HttpCliValues): PolicyRules {
+  // Escaped, so that a name with a glob character names only itself.
+  const literal = (file: string) => path.resolve(file).replace(/[*?[\]{}()!+@\\]/g, "\\$&");
+  const store = values.store?.startsWith("sqlite:") ? literal(values.store.slice("sqlite:".length)) : undefined;
+  const audit = values.auditFile === undefined ? undefined : literal(values.auditFile);
+  const deny = [
+    ...[values.tokenFile, values.consoleTokenFile].filter((file) => file !== undefined).map(literal),
+    // With the audit's rotations (`FILE.1`) and SQLite's journals (`FILE-wal`).
+    ...(audit === undefined ? [] : [audit, `${audit}.*`]),
+    ...(store === undefined ? [] : [store, `${store}-*`]),
+  ];
+  const root = rules?.root ?? path.resolve(values.workspace);
+  if (deny.length === 0) return rules ?? PolicyRules.empty(root);
+  return PolicyRules.fromLayers([...(rules?.layers ?? []), { name: "cli", config: { paths: { deny } } }], root);
 }
 
 function positive(name: string, text: string | undefined, max: number): number | undefined {
@@ -155,6 +174,7 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
     idleTimeoutMs: (positive("idle-minutes", values.idleMinutes, 100_000) ?? 30) * 60_000,
     ...values.policy,
   };
+  options.rules = hidingServerFiles(options.rules, values);
   if (!tokens && !jwt && !values.noAuth) {
     throw new HttpUsageError("--http needs --token-file or --oauth-issuer (or --no-auth, on a loopback address)");
   }

@@ -1,0 +1,90 @@
+// `serve --http` keeps its own files out of every tenant's reach: a tenant's
+// command reads neither the token file (the other tenants' entries) nor the
+// audit of every call, though both lie under /etc, which the sandbox's read
+// view shows. A real server (main.ts), the official client, real bubblewrap.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bubblewrapStatus } from "../../policy/sandbox.ts";
+import { type Replica, startReplica, stopReplica } from "./_fleet.ts";
+import { connect, textOf, writeTokens } from "./_http_harness.ts";
+import { IS_DENO } from "../_runtime.ts";
+
+const ALICE = "alice-token-0123456789";
+const BOB = "bob-token-0123456789";
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+
+// A folder under /etc, where only root may write.
+async function etcFolder(): Promise<string | undefined> {
+  try {
+    return await mkdtemp("/etc/toolfence-server-files-");
+  } catch {
+    return undefined;
+  }
+}
+
+const etc = await etcFolder();
+
+describe("the server's own files under the sandbox", {
+  timeout: 120_000,
+  skip: (!IS_DENO && "runs main.ts under Deno") || (!hasBwrap && "needs bubblewrap") ||
+    (!etc && "/etc is not writable"),
+}, () => {
+  let dir = "";
+  let replica: Replica | undefined;
+  let alice: Awaited<ReturnType<typeof connect>> | undefined;
+  const tokens = join(etc ?? "/etc", "tokens.json");
+  const audit = join(etc ?? "/etc", "audit.jsonl");
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "toolfence-server-files-"));
+    await mkdir(join(dir, "tenants"));
+    await mkdir(join(dir, "tmp"));
+    await writeTokens(tokens, [{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }]);
+    await writeFile(join(etc!, "public.txt"), "public\n");
+    replica = await startReplica([
+      "--token-file",
+      tokens,
+      "--tenant-root",
+      join(dir, "tenants"),
+      "--workspace",
+      join(dir, "tenants"),
+      "--temp-dir",
+      join(dir, "tmp"),
+      "--sandbox",
+      "required",
+      "--auto-confirm",
+      "--audit",
+      audit,
+    ]);
+    alice = await connect(replica.url, ALICE);
+  });
+
+  after(async () => {
+    await alice?.close();
+    if (replica) await stopReplica(replica);
+    await rm(dir, { recursive: true, force: true });
+    if (etc) await rm(etc, { recursive: true, force: true });
+  });
+
+  test("a tenant's command reads neither the token file nor the audit; the folder's other files stay", {
+    timeout: 60_000,
+  }, async () => {
+    const tokenText = await readFile(tokens, "utf8");
+    const hashes = [...tokenText.matchAll(/"sha256":"([0-9a-f]+)"/g)].map((m) => m[1]);
+    assert.equal(hashes.length, 2);
+    const result = await alice!.callTool({
+      name: "bash",
+      arguments: { command: `cat ${tokens} ${audit} ${audit}.1 2>/dev/null; cat ${etc}/public.txt; ls ${etc}` },
+    });
+    const text = textOf(result);
+    for (const hash of hashes) assert.ok(!text.includes(hash), `a token hash was readable: ${text}`);
+    assert.doesNotMatch(text, /"tenant":"bob"|bob/, text);
+    assert.match(text, /public/);
+    // The audit is written all the same.
+    assert.match(await readFile(audit, "utf8"), /bash/);
+  });
+});
