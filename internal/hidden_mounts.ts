@@ -9,13 +9,13 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
-import { pathGlobMatcher } from "./path_globs.ts";
+import { globBase, pathGlobMatcher } from "./path_globs.ts";
+import { isWithin } from "./paths.ts";
 
 // A workspace (or a folder outside it an absolute glob names) with more
 // entries than this cannot be walked before each command; the command is
 // refused rather than run with a secret in view.
 const MAX_ENTRIES = 200_000;
-const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
 
 /** The mounts of {@linkcode hiddenMountArgs}, in the order they must be given. */
 export interface HiddenMounts {
@@ -72,25 +72,19 @@ export async function hiddenMountArgs(
   };
 }
 
-// The folders to walk for the absolute globs outside the workspace: each glob's folder before its first glob
-// character (a literal path's own folder), where the sandbox shows it; one above what it shows (`/**/id_rsa`)
-// is walked only in the shown folders under it.
+// The folders to walk for the absolute globs outside the workspace: where each glob's matches lie (a literal
+// path's own folder), where the sandbox shows it; one above what it shows (`/**/id_rsa`) is walked only in the
+// shown folders under it.
 function outsideStarts(globs: readonly string[], root: string, view: readonly string[]): string[] {
   const starts = new Set<string>();
   for (const glob of globs) {
-    const parts = glob.split("/").slice(1);
-    const first = parts.findIndex((part) => GLOB_CHARS.test(part));
-    const named = `/${parts.slice(0, first === -1 ? parts.length : first).join("/")}`;
-    const start = first === -1 ? path.dirname(named) : named;
+    const base = globBase(glob);
+    const start = base === glob ? path.dirname(base) : base;
     if (isWithin(start, root)) continue;
     if (view.some((folder) => isWithin(start, folder))) starts.add(start);
     else for (const folder of view) if (isWithin(folder, start)) starts.add(folder);
   }
   return [...starts];
-}
-
-function isWithin(p: string, folder: string): boolean {
-  return p === folder || p.startsWith(folder === "/" ? "/" : `${folder}/`);
 }
 
 // A breadth-first walk of `start` covering each entry `denied` names (the workspace `root`, when met outside it,

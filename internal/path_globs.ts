@@ -11,6 +11,7 @@
  * @module
  */
 import picomatchModule from "picomatch";
+import { isWithin } from "./paths.ts";
 
 /** Whether a path matches. */
 export type PathMatcher = (candidate: string) => boolean;
@@ -43,4 +44,45 @@ export function pathGlobMatcher(patterns: readonly string[]): PathMatcher {
     cache.set(patterns, matcher);
   }
   return matcher;
+}
+
+const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
+
+/**
+ * Where an absolute glob's matches lie: its part before the first name that
+ * holds a glob character (`/etc/app/**` in `/etc/app`, `/**\/.env` anywhere
+ * under `/`), or, for a glob with none, the path it names.
+ *
+ * @example
+ * ```ts
+ * import { globBase } from "@toolfence/internal";
+ * console.log(globBase("/etc/app/*.json")); // "/etc/app"
+ * ```
+ */
+export function globBase(glob: string): string {
+  const parts = glob.split("/");
+  const first = parts.findIndex((part) => GLOB_CHARS.test(part));
+  return (first === -1 ? parts : parts.slice(0, first)).join("/") || "/";
+}
+
+/**
+ * Whether an absolute glob may match `folder` or a path inside it (a relative
+ * glob always may): `/etc/**` may not match in `/srv/w`, `/**\/.env` may.
+ *
+ * @example
+ * ```ts
+ * import { globMayMatchWithin } from "@toolfence/internal";
+ * console.log(globMayMatchWithin("/srv/*.db", "/srv/w")); // false
+ * ```
+ */
+export function globMayMatchWithin(glob: string, folder: string): boolean {
+  if (!glob.startsWith("/")) return true;
+  const base = globBase(glob);
+  if (isWithin(base, folder)) return true;
+  if (!isWithin(folder, base)) return false;
+  if (glob.includes("**")) return true;
+  // Without `**`, each name of the glob stands for one of the path: it reaches `folder` only with as many.
+  const names = glob.split("/");
+  const depth = folder === "/" ? 1 : folder.split("/").length;
+  return names.length >= depth && pathGlobMatcher([names.slice(0, depth).join("/") || "/"])(folder);
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { ToolError } from "@toolfence/core";
+import { globMayMatchWithin } from "@toolfence/internal";
 import type { ChoiceSource } from "@toolfence/core";
 import { checkAnalysis, type CommandCheck, type CommandPath, commandSandbox } from "./check_command.ts";
 import { analyzeBash } from "./_tree.ts";
@@ -206,8 +207,11 @@ export async function decideCommand(
       check,
     };
   }
-  // Denied paths are hidden from commands by the OS sandbox; without one, a person decides.
-  const hidden = options.rules?.hiddenGlobs() ?? [];
+  // Denied paths are hidden from commands by the OS sandbox; without one, a person decides. A glob whose matches
+  // all lie outside the workspace (a server's token file) needs no sandbox here: without one, the analysis asks
+  // for every path outside the workspace.
+  const root = options.rules?.root ?? "/";
+  const hidden = (options.rules?.hiddenGlobs() ?? []).filter((glob) => globMayMatchWithin(glob, root));
   const unsandboxed = hidden.length > 0 ? await commandSandbox(options.sandbox) : undefined;
   if (unsandboxed?.available === false) {
     rules.uncertain.push(

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { pathGlobMatcher } from "../../internal/path_globs.ts";
+import { globBase, globMayMatchWithin, pathGlobMatcher } from "../../internal/path_globs.ts";
 import { isProtectedPath } from "../../policy/protected_paths.ts";
 import { PolicyRules } from "../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../policy/config/load.ts";
@@ -108,5 +108,36 @@ describe("with real files in other letter cases", () => {
     assert.match(out, /done/, out);
     assert.match(out, /"sandboxed":true/, out);
     assert.ok(!out.includes("CASE-SECRET"), out);
+  });
+});
+
+describe("where an absolute glob's matches lie", () => {
+  test("globBase: the part before the first name with a glob character, or the whole literal path", {
+    timeout: 60_000,
+  }, () => {
+    assert.equal(globBase("/etc/app/**"), "/etc/app");
+    assert.equal(globBase("/etc/app/*.json"), "/etc/app");
+    assert.equal(globBase("/**/.env"), "/");
+    assert.equal(globBase("/etc/toolfence/tokens.json"), "/etc/toolfence/tokens.json");
+    assert.equal(globBase("/etc/a\\[1\\]/t.json"), "/etc");
+  });
+
+  test("globMayMatchWithin: only where a match could lie in the folder or be the folder", { timeout: 60_000 }, () => {
+    const cases: [string, string, boolean][] = [
+      ["src/*.ts", "/w", true],
+      ["/w/secrets/**", "/w", true],
+      ["/etc/toolfence/tokens.json", "/w", false],
+      ["/srv/store.db-*", "/srv/tenants", false],
+      ["/srv/*/x.env", "/srv/tenants", true],
+      ["/srv/*", "/srv/tenants", true],
+      ["/**/id_rsa", "/srv/tenants", true],
+      ["/s?v/**", "/srv/tenants", true],
+      ["/x?v/*", "/srv/tenants", false],
+      // With `**` anywhere below its base, it may: said without matching further.
+      ["/x?v/**", "/srv/tenants", true],
+    ];
+    for (const [glob, folder, may] of cases) {
+      assert.equal(globMayMatchWithin(glob, folder), may, `${glob} in ${folder}`);
+    }
   });
 });

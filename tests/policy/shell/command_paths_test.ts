@@ -376,6 +376,25 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match((await decide("cat ro/f")).reason, /OS sandbox that hides them/);
   });
 
+  test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
+    timeout: 300_000,
+  }, async () => {
+    // A server's token file, denied to every tool: without a sandbox, every path outside the workspace asks
+    // already, so a line inside it runs as before (with a relative deny it would ask: see the test above).
+    const rules = PolicyRules.fromLayers([{
+      name: "cli",
+      config: { paths: { deny: [`${outside}/secret.txt`, `${outside}/*.db-*`] } },
+    }], workspace);
+    const decide = (line: string) => decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+    assert.equal((await decide("cat f.txt")).decision, "allow");
+    assert.notEqual((await decide(`cat ${outside}/secret.txt`)).decision, "allow");
+    assert.notEqual((await decide(`cat ${outside}/*`)).decision, "allow");
+    // One that may match inside the workspace still needs the sandbox.
+    const anywhere = PolicyRules.fromLayers([{ name: "cli", config: { paths: { deny: ["/**/id_rsa"] } } }], workspace);
+    const asked = await decideCommand("cat f.txt", { rules: anywhere, workspaceRoot: workspace, sandbox: "off" });
+    assert.match(asked.reason, /OS sandbox that hides them/);
+  });
+
   test("what the line was judged to touch travels with the authorization", { timeout: 300_000 }, async () => {
     const state = new PolicyState();
     const runs = await authorizeCommand(
