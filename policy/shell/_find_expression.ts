@@ -4,9 +4,10 @@
  * the first that starts an expression), then the expression, primary by
  * primary with the number of arguments each takes. Primaries that run
  * programs (`-exec`, `-execdir`, `-ok`, `-okdir`), delete (`-delete`) or
- * write files (`-fprint`, `-fprint0`, `-fprintf`, `-fls`) ask; the files a
+ * write files (`-fprint`, `-fprint0`, `-fprintf`, `-fls`) ask, and so does
+ * `-files0-from`, whose list of starting points is never seen; the files a
  * primary reads (`-newer`, `-anewer`, `-cnewer`, `-samefile`, `-newerXY`,
- * `-files0-from`) and the starting points are recorded. An unknown primary, or
+ * the list of `-files0-from`) and the starting points are recorded. An unknown primary, or
  * a word only known at run time inside the expression, asks.
  *
  * @module
@@ -139,6 +140,10 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
       continue;
     }
     files.push({ value: file.value, access: "read", origin: `find ${value}` });
+    if (value === "-files0-from") {
+      problem ??= `${shown(word)} makes find read its starting points from a list (a file or a stream), ` +
+        "whose names the checker cannot see";
+    }
   }
   return problem === undefined ? { files } : { problem, files };
 }

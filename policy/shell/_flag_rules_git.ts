@@ -90,6 +90,11 @@ function looseDanger(word: BashWord): string | undefined {
     if (given !== "" && !EXACT_HARMLESS.includes(given) && LONG_DANGER.some((long) => long.startsWith(given))) {
       return `${shown(word)} lets git write a file or start a program the configuration or attributes name`;
     }
+    if (given !== "" && "pathspec-from-file".startsWith(given)) {
+      return `${
+        shown(word)
+      } makes git read its paths from a list (a file or a stream), whose names the checker cannot see`;
+    }
   } else if (/^-[^-]/.test(value) && value.includes("O")) {
     return `${shown(word)} (\`-O\`) makes git read an order file or start a pager program`;
   }

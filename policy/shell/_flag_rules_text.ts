@@ -2,6 +2,8 @@
  * Flag rules for the commands that read by default but can write files or run
  * other programs with some options: sed, awk, sort, uniq, tee, tar, find,
  * ripgrep, tree, file, date, printf and test; and jq (registered in `_flag_rules.ts`).
+ * Options that hand a program a list of files to open (`wc --files0-from`,
+ * `md5sum -c`) ask too: the names in the list are never seen.
  *
  * Option matching is deliberately loose: a long option matches when it is any
  * prefix of a dangerous one (GNU getopt accepts `sort --out=f`), and a short
@@ -48,12 +50,31 @@ function matchesOption(value: string, spec: OptionSpec): boolean {
   return false;
 }
 
-function optionRule(spec: OptionSpec): Rule {
+/** The rule that asks for the first word matching one of `specs`, with that spec's effect. */
+function optionRule(...specs: OptionSpec[]): Rule {
   return (args, name) => {
-    const word = args.find((arg) => arg.value !== undefined && matchesOption(arg.value, spec));
-    return word === undefined ? hiddenOption(args, name) : `${shown(word)} ${spec.effect}`;
+    for (const word of args) {
+      const spec = word.value === undefined ? undefined : specs.find((spec) => matchesOption(word.value!, spec));
+      if (spec !== undefined) return `${shown(word)} ${spec.effect}`;
+    }
+    return hiddenOption(args, name);
   };
 }
+
+/**
+ * Options that hand the program a list of the files to open, in a file or a
+ * stream (`sort --files0-from=-`, `file -f list`, `md5sum -c sums`): the
+ * names inside are never seen, so they could name any file, denied ones
+ * included. So they ask whatever gives the list: a file, `-` (standard
+ * input) or `<(...)`.
+ */
+const FILE_LIST_EFFECT = "opens the files a list names (in a file or a stream), whose names the checker cannot see";
+
+function fileList(options: Omit<OptionSpec, "effect">): OptionSpec {
+  return { ...options, effect: FILE_LIST_EFFECT };
+}
+
+const FILES0_FROM = fileList({ long: ["files0-from"] });
 
 /** Non-option words, skipping the values of the listed short options. */
 function operands(args: readonly BashWord[], optionsWithValue: string): BashWord[] {
@@ -198,15 +219,8 @@ const sedRule: Rule = (args, _name, context) => {
   return problem ?? outside;
 };
 
-const tarRule: Rule = (args, name, context) => {
-  const hidden = hiddenOption(args, name);
-  if (hidden !== undefined) return hidden;
-  const first = args[0]?.value ?? "";
-  // `tar xf a.tar`: the first word is a cluster of options without a dash.
-  if (first !== "" && !first.startsWith("-") && /[cxruA]/.test(first)) {
-    return `${shown(args[0])} makes tar write files`;
-  }
-  return optionRule({
+const tarOptions = optionRule(
+  {
     short: "cxruAIF",
     long: [
       "create",
@@ -225,7 +239,21 @@ const tarRule: Rule = (args, name, context) => {
       "rsh-command",
     ],
     effect: "makes tar write files or run a program",
-  })(args, name, context);
+  },
+  // GNU tar also reads options from the list, unless --verbatim-files-from.
+  fileList({ short: "T", long: ["files-from"] }),
+);
+
+const tarRule: Rule = (args, name, context) => {
+  const hidden = hiddenOption(args, name);
+  if (hidden !== undefined) return hidden;
+  const first = args[0]?.value ?? "";
+  // `tar xf a.tar`, `tar tT list`: the first word is a cluster of options without a dash.
+  if (first !== "" && !first.startsWith("-")) {
+    if (/[cxruA]/.test(first)) return `${shown(args[0])} makes tar write files`;
+    if (first.includes("T")) return `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
+  }
+  return tarOptions(args, name, context);
 };
 
 const testOperators = optionRule({
@@ -308,8 +336,10 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
       short: "o",
       long: ["output", "compress-program"],
       effect: "makes sort write a file or run a program",
-    }),
+    }, FILES0_FROM),
   ],
+  ["wc", optionRule(FILES0_FROM)],
+  ["du", optionRule(FILES0_FROM)],
   [
     "rg",
     optionRule({
@@ -324,12 +354,19 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
   [
     "file",
-    optionRule({
-      short: "Cp",
-      long: ["compile", "preserve-date"],
-      effect: "makes file write a compiled magic file or reset file times",
-    }),
+    optionRule(
+      {
+        short: "Cp",
+        long: ["compile", "preserve-date"],
+        effect: "makes file write a compiled magic file or reset file times",
+      },
+      fileList({ short: "f", long: ["files-from"] }),
+    ),
   ],
+  // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
+  ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(
+    (name) => [name, optionRule(fileList({ short: "c", long: ["check"] }))] as const,
+  ),
   ["date", optionRule({ short: "s", long: ["set"], effect: "sets the system clock" })],
   ["printf", optionRule({ short: "v", effect: "assigns a shell variable" })],
   ["test", testRule],

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 import { authorizeCommand, decideCommand } from "../../../policy/shell/authorize_command.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { PolicyState } from "../../../policy/state.ts";
@@ -219,6 +220,35 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         timeout: 10_000,
       });
       assert.ok(`${run.stdout}${run.stderr}`.includes(PLANTED), `${line} did not read the planted file: ${run.stderr}`);
+    }
+  });
+
+  test("a list of files from a stream or a file asks, and the programs really open what it names", {
+    timeout: 300_000,
+  }, async () => {
+    const secret = "../outside/secret.txt";
+    // Each line's output shows that the program opened the listed file (its content, size, type or checksum).
+    const lines: [string, RegExp][] = [
+      [`printf '${secret}\\0' | sort --files0-from=-`, new RegExp(PLANTED)],
+      [`sort --files0-from <(printf '${secret}\\0')`, new RegExp(PLANTED)],
+      [`printf '${secret}\\0' | wc -c --files0=-`, /^20 \.\.\/outside\/secret\.txt$/m],
+      [`printf '${secret}\\0' | du --files0-from -`, /\.\.\/outside\/secret\.txt$/m],
+      [`printf '${secret}' | file -f -`, /secret\.txt: +ASCII text/],
+      [`printf '${secret}\\0' | find -files0-from - -type f`, /^\.\.\/outside\/secret\.txt$/m],
+      [`printf '00000000000000000000000000000000  ${secret}\\n' | md5sum -c -`, /secret\.txt: FAILED$/m],
+    ];
+    const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, "md5sum"];
+    for (const [line, opened] of lines) {
+      const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace, allowlist });
+      assert.equal(check.verdict, "ask", `${line} was allowed`);
+      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      assert.match(run.stdout, opened, `${line}: ${run.stdout} ${run.stderr}`);
+    }
+    // A list named by a denied file is denied, not only asked about.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], workspace);
+    for (const line of ["wc --files0-from .env", "file -f .env", "find -files0-from .env"]) {
+      const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
     }
   });
 

@@ -247,3 +247,57 @@ describe("git listing subcommands: generated", () => {
     );
   }
 });
+
+describe("lists of files: generated", () => {
+  /** Each program's options that name a list of files to open, and words that may stand around them. */
+  const programs: { name: string; long: string; short: string; harmlessShort: string; context: string[] }[] = [
+    { name: "sort", long: "--files0-from", short: "", harmlessShort: "unr", context: ["-u", "-k2", "-t:", "f"] },
+    { name: "wc", long: "--files0-from", short: "", harmlessShort: "lwc", context: ["-l", "-c", "f"] },
+    { name: "du", long: "--files0-from", short: "", harmlessShort: "sha", context: ["-s", "-h", "."] },
+    { name: "file", long: "--files-from", short: "f", harmlessShort: "biL", context: ["-b", "--mime-type", "f"] },
+    { name: "tar", long: "--files-from", short: "T", harmlessShort: "tv", context: ["-t", "-v", "-f a.tar"] },
+    { name: "md5sum", long: "--check", short: "c", harmlessShort: "b", context: ["--quiet", "--strict", "f"] },
+    { name: "sha256sum", long: "--check", short: "c", harmlessShort: "b", context: ["--status", "f"] },
+    { name: "b2sum", long: "--check", short: "c", harmlessShort: "b", context: ["-l 256", "f"] },
+    { name: "cksum", long: "--check", short: "c", harmlessShort: "", context: ["-a sha256", "f"] },
+  ];
+  const allowlist = [...programs.map((program) => program.name), "find", "printf"];
+  const lists = fc.constantFrom("-", "list.txt", "<(printf '/etc/shadow\\0')", "/dev/stdin", "'$(x)'");
+  const asks = async (command: string) => {
+    const result = await checkCommand(command, { allowlist, sandbox: SANDBOX });
+    assert.equal(result.verdict, "ask", command);
+  };
+
+  for (const program of programs) {
+    test(`${program.name}: every spelling of a list option asks, with any list (seed ${SEED})`, async () => {
+      // Whole or abbreviated (GNU getopt takes any unique prefix), the list attached with `=` or in the next word.
+      const long = fc.tuple(fc.integer({ min: 5, max: program.long.length }), fc.constantFrom("=", " "), lists)
+        .map(([end, joiner, list]) => `${program.long.slice(0, end)}${joiner}${list}`);
+      // Alone or after harmless letters in a cluster, the list attached or in the next word.
+      const short = fc.tuple(
+        fc.subarray([...program.harmlessShort]).map((letters) => letters.join("")),
+        fc.constantFrom("", " "),
+        lists,
+      ).map(([cluster, joiner, list]) => `-${cluster}${program.short}${joiner}${list}`);
+      const probe = program.short === "" ? long : fc.oneof(long, short);
+      // Before, among and after the operands; after `--` it names a file, and asking there costs nothing.
+      const line = fc.tuple(
+        fc.array(fc.constantFrom(...program.context), { maxLength: 3 }),
+        fc.constantFrom("", "-- "),
+        probe,
+        fc.array(fc.constantFrom(...program.context), { maxLength: 2 }),
+      ).map(([before, dashes, word, after]) => [program.name, ...before, `${dashes}${word}`, ...after].join(" "));
+      await fc.assert(fc.asyncProperty(line, asks), { seed: SEED, numRuns: RUNS });
+    });
+  }
+
+  test(`find: -files0-from asks wherever it stands (seed ${SEED})`, async () => {
+    const line = fc.tuple(
+      fc.constantFrom("", "-L", "-H", ".", "src"),
+      fc.array(fc.constantFrom("-name x", "-type f", "-maxdepth 2", "-print"), { maxLength: 2 }),
+      lists,
+      fc.array(fc.constantFrom("-name x", "-type f", "-print0"), { maxLength: 2 }),
+    ).map(([start, before, list, after]) => ["find", start, ...before, `-files0-from ${list}`, ...after].join(" "));
+    await fc.assert(fc.asyncProperty(line, asks), { seed: SEED, numRuns: RUNS });
+  });
+});

@@ -616,3 +616,97 @@ describe("flag rules: the files the argument languages open", { timeout: 30_000 
     assert.equal(flagProblem("awk", ["{print $1}", "f"].map(word)), undefined);
   });
 });
+
+describe("flag rules: options that hand a program a list of files", () => {
+  // tar and the checksum tools are not on the default list; people add them.
+  const allowlist = [
+    "sort",
+    "wc",
+    "du",
+    "file",
+    "find",
+    "tar",
+    "md5sum",
+    "sha256sum",
+    "b2sum",
+    "cksum",
+    "git log",
+    "printf",
+  ];
+  const judge = (command: string) => checkCommand(command, { allowlist, sandbox: SANDBOX });
+  const LIST = "opens the files a list names";
+
+  test("every spelling asks, whatever gives the list and wherever the option stands", { timeout: 60_000 }, async () => {
+    const cases: [string, string[]][] = [
+      ["sort", [...spellings("--files0-from", "L"), "--files0=L", "--fil=L"]],
+      ["wc", [...spellings("--files0-from", "L"), "--files0 L", "--f=L"]],
+      ["du", [...spellings("--files0-from", "L"), "--files0=L"]],
+      ["file", ["-f L", "-fL", "-bf L", "-bfL", ...spellings("--files-from", "L"), "--files L"]],
+      ["tar", ["-T L", "-tf a.tar -T L", "-tvT L", ...spellings("--files-from", "L")]],
+      ["md5sum", ["-c L", "-bc L", "--check L", "--ch L", "--c L"]],
+      ["sha256sum", ["-c L", "--check L"]],
+      ["b2sum", ["-c L", "--check L"]],
+      ["cksum", ["-c L", "--check L"]],
+    ];
+    for (const [program, options] of cases) {
+      for (const option of options) {
+        for (const list of ["-", "list.txt", "<(printf '/etc/shadow\\0')", "/dev/stdin"]) {
+          const spelled = option.replace(/L$/, list);
+          for (const line of [`${program} ${spelled}`, `${program} a ${spelled}`, `${program} -- ${spelled}`]) {
+            const result = await judge(line);
+            assert.equal(result.verdict, "ask", `${line} was allowed`);
+            // `--files0-from=<(...)` is one word known only at run time, which asks before its option is read.
+            assert.ok(
+              result.reasons.some((reason) => reason.includes(LIST) || reason.includes("could expand into an option")),
+              `${line}: ${result.reasons.join(" | ")}`,
+            );
+          }
+        }
+      }
+    }
+  });
+
+  test("find's -files0-from, git's --pathspec-from-file and tar's old-style T ask", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "find -files0-from -",
+        "find . -files0-from a.txt",
+        "find -L -files0-from - -name x",
+        "find -files0-from <(printf '/etc\\0') -type f",
+        "tar tTf - a.tar",
+        "tar tvfT a.tar list",
+        "git log --pathspec-from-file=-",
+        "git log --pathspec-from-file list",
+        "git log --pathspec-from=list",
+      ]
+    ) {
+      const result = await judge(line);
+      assert.equal(result.verdict, "ask", `${line} was allowed`);
+      assert.match(result.reasons.join(" "), /from a list|opens the files a list names/, line);
+    }
+  });
+
+  test("the same programs without those options run", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "sort -u f",
+        "sort -t: -k2 f",
+        "sort --field-separator=: f",
+        "wc -l f",
+        "du -sh .",
+        "du -X patterns .",
+        "file f",
+        "file -b --mime-type f",
+        "find . -name '*.ts'",
+        "tar -tf a.tar",
+        "md5sum f",
+        "sha256sum --tag f",
+        "cksum f",
+        "git log --oneline -- f",
+      ]
+    ) {
+      const result = await judge(line);
+      assert.equal(result.verdict, "allow", `${line}: ${result.reasons.join(" | ")}`);
+    }
+  });
+});
