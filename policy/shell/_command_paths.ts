@@ -534,6 +534,9 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       operands.push(word);
       continue;
     }
+    // A program that stops reading options at its first operand (xxd; the BSD tools; GNU's under POSIXLY_CORRECT)
+    // opens an option-looking word after one as a file: `cat a -x` reads `./-x`, which may be a link leading out.
+    if (operands.length > 0) out.push({ word, access: "read", origin: "operand" });
     if (shape === undefined) {
       out.push(...attachedValues(word));
       continue;

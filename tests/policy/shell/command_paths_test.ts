@@ -371,6 +371,43 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("an option-looking word after an operand is judged as a file too", { timeout: 300_000 }, async () => {
+    // xxd, the BSD tools and GNU's under POSIXLY_CORRECT stop reading options at the first operand: `cat a -x`
+    // reads `./-x`. Before any operand the word is an option (`cat -linked` is refused by GNU cat and BSD cat).
+    const link = join(workspace, "-linked");
+    await symlink(join(outside, "secret.txt"), link);
+    try {
+      for (
+        const line of ["cat a -linked", "head -n 1 a -linked", "xxd --- -linked", "xxd a -linked", "sort a -linked"]
+      ) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", `${line} was allowed`);
+        assert.match(check.reasons.join(" | "), /`-linked`.*leads through a link/, line);
+      }
+      const run = spawnSync("bash", ["-c", "POSIXLY_CORRECT=1 cat a -linked"], {
+        cwd: workspace,
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+      for (const line of ["cat -n a", "ls -la", "grep -rn x -- a", "sed -n -es/../x/ a"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(link);
+    }
+    // xxd's output file is judged as a write: a read-only or denied one is denied.
+    const rules = PolicyRules.fromLayers([{
+      name: "project",
+      config: { paths: { deny: ["**/.env"], readOnly: ["ro/**"] } },
+    }], workspace);
+    for (const line of ["xxd a ro/f", "xxd a .env", "xxd -- a .env"]) {
+      const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },

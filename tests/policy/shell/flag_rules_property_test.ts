@@ -1,5 +1,9 @@
-import { describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
 
@@ -299,5 +303,54 @@ describe("lists of files: generated", () => {
       fc.array(fc.constantFrom("-name x", "-type f", "-print0"), { maxLength: 2 }),
     ).map(([start, before, list, after]) => ["find", start, ...before, `-files0-from ${list}`, ...after].join(" "));
     await fc.assert(fc.asyncProperty(line, asks), { seed: SEED, numRuns: RUNS });
+  });
+});
+
+describe("xxd: generated lines, run for real", () => {
+  // The installed xxd runs every line the analysis allows, in a scratch workspace with a link `-evil` leading out.
+  let base = "";
+  before(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-xxd-")));
+    await mkdir(join(base, "ws"));
+    await mkdir(join(base, "outside"));
+    await writeFile(join(base, "outside", "target"), "ORIGINAL\n");
+    await writeFile(join(base, "ws", "a.txt"), "hello\n");
+    await writeFile(join(base, "ws", "p.hex"), "5041594c4f41440a\n");
+    await symlink(join(base, "outside", "target"), join(base, "ws", "-evil"));
+  });
+  after(async () => await rm(base, { recursive: true, force: true }));
+
+  /** Every file of the scratch folders, by name, with its content. */
+  async function snapshot(): Promise<string> {
+    const files: string[] = [];
+    for (const folder of ["ws", "outside"]) {
+      for (const name of (await readdir(join(base, folder))).sort()) {
+        files.push(`${folder}/${name}=${await readFile(join(base, folder, name), "utf8").catch(() => "?")}`);
+      }
+    }
+    return files.join("\n");
+  }
+
+  test(`a line the analysis allows writes no file (seed ${SEED})`, { timeout: 120_000 }, async () => {
+    const words = [
+      ...["-l 4", "-c 8", "-cols 4", "-g1", "-s 1", "-ps", "-p", "-u", "-i", "-name", "-len 2", "--len"],
+      ...["-r", "--revert", "--r", "-rp", "-pr", "--", "---", "-", "a.txt", "p.hex", "-x", "-evil", "out"],
+    ];
+    const line = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 })
+      .map((chosen) => ["xxd", ...chosen].join(" "));
+    let allowed = 0;
+    await fc.assert(
+      fc.asyncProperty(line, async (command) => {
+        const workspaceRoot = join(base, "ws");
+        const result = await checkCommand(command, { sandbox: SANDBOX, workspaceRoot });
+        if (result.verdict !== "allow") return;
+        allowed++;
+        const before = await snapshot();
+        spawnSync("bash", ["-c", command], { cwd: workspaceRoot, input: "", timeout: 10_000 });
+        assert.equal(await snapshot(), before, `${command} was allowed and wrote a file`);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    assert.ok(allowed >= 20, `only ${allowed} lines were allowed, too few to tell`);
   });
 });

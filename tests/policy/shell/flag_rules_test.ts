@@ -710,3 +710,70 @@ describe("flag rules: options that hand a program a list of files", () => {
     }
   });
 });
+
+describe("flag rules: xxd, read as vim's xxd reads its arguments", () => {
+  test("a word after the first operand is the output file, whatever it looks like", { timeout: 60_000 }, async () => {
+    for (
+      const [line, named] of [
+        ["xxd a.txt -x", "`-x` is xxd's output file"],
+        ["xxd a.txt --", "`--` is xxd's output file"],
+        ["xxd -- a.txt -name", "`-name` is xxd's output file"],
+        ["xxd --- a.txt -y", "`-y` is xxd's output file"],
+        ["xxd -l 4 a.txt -evil", "`-evil` is xxd's output file"],
+        ["xxd -cols 8 a.txt -r", "`-r` is xxd's output file"],
+        ["xxd - out", "`out` is xxd's output file"],
+        ["xxd a.txt - extra", "`-` is xxd's output file"],
+        ["xxd a.txt out", "`out` is xxd's output file"],
+      ]
+    ) {
+      await asks(line, named);
+    }
+  });
+
+  test("-r asks in every spelling xxd takes: any word that starts with -r or --r, or an r in a cluster", {
+    timeout: 60_000,
+  }, async () => {
+    for (
+      const option of ["-r", "--revert", "-revert", "--r", "--rev", "-rp", "-r -p", "-p -r", "-pr", "-ur", "-ipr"]
+    ) {
+      await asks(`xxd ${option} p.hex`, "turns a dump back into bytes");
+    }
+  });
+
+  test("dumps to standard output run, with options whose values look like options", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "xxd f",
+        "xxd -l 64 f",
+        "xxd -c 8 -g 2 f",
+        "xxd -cols 8 -len 16 f",
+        "xxd -c8 -s 4 f",
+        "xxd -ps f",
+        "xxd -postscript f",
+        "xxd -i -n name f",
+        "xxd -u f -",
+        "xxd -- f",
+        "xxd -l -r f",
+        "xxd -",
+        "xxd",
+      ]
+    ) {
+      await allows(line);
+    }
+  });
+
+  test("the output file is judged as a file written, the input file as one read", { timeout: 30_000 }, () => {
+    const word = (value: string): BashWord => ({ text: value, value, mayBeOption: value.startsWith("-") });
+    for (
+      const [args, expected] of [
+        [["---", "-in", "-out"], [["-in", "read"], ["-out", "write"]]],
+        [["-s", "4", "in", "-"], [["in", "read"]]],
+        [["-", "out"], [["out", "write"]]],
+      ] as [string[], [string, string][]][]
+    ) {
+      const pathOperands: PathOperand[] = [];
+      flagProblem("xxd", args.map(word), { pathOperands });
+      assert.deepEqual(pathOperands.map((file) => [file.value, file.access]), expected, args.join(" "));
+    }
+  });
+});
