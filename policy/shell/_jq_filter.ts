@@ -4,7 +4,8 @@
  * kin taking two words), the filter, and the input files. The files
  * `--rawfile NAME FILE` and `--slurpfile NAME FILE` read are recorded, as are
  * the input files. What reaches past the JSON it is given asks: the
- * environment (`env`, `$ENV`, which may hold secrets), modules (`import`,
+ * environment (`env`, `$ENV`, also as `$ ENV` or `$#c⏎ENV`, which jq 1.6
+ * reads alike; it may hold secrets), modules (`import`,
  * `include`, `modulemeta`, `-L DIR`), a filter from a file (`-f`, whose
  * content is not seen), `--args`/`--jsonargs` (the operands stop being files)
  * and `--run-tests`; so do `input_filename`, `get_search_list` and
@@ -18,16 +19,27 @@ import type { BashWord } from "./_tree.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import { hiddenOptionReason, shown } from "./_options.ts";
 
+/**
+ * What may stand between `$` and a variable's name: jq 1.6 reads `$ ENV` and
+ * `$#c⏎ENV` as `$ENV` (`'$' IDENT` in its grammar). A comment ends at the end
+ * of its line, or, from jq 1.7.1 on, past a newline after an odd number of
+ * backslashes; each reading gets its own pattern.
+ */
+const VARIABLE_GAPS = [/\$(?:\s|#[^\n]*)+/g, /\$(?:\s|#(?:[^\n\\]|\\[^])*)+/g];
+
 /** Why a jq filter must ask, or `undefined` when it only transforms its input. */
 export function jqFilterProblem(filter: string): string | undefined {
   // Read from the raw text, strings and comments included: a word inside a
   // string only ever asks more often, and `\(...)` puts code inside strings.
-  if (/\$ENV\b|(?<![.\w$])env\b/.test(filter)) {
+  // Then from the text with every gap after a `$` closed, once per reading of
+  // comments, so that `$ ENV` is `$ENV`; the raw text keeps what a gap hid.
+  const text = [filter, ...VARIABLE_GAPS.map((gap) => filter.replace(gap, "$"))].join("\n");
+  if (/\$ENV\b|(?<![.\w$])env\b/.test(text)) {
     return "reads the environment (`env`, `$ENV`), which may hold secrets";
   }
-  const module = /(?<![.\w$])(import|include|modulemeta)\b/.exec(filter);
+  const module = /(?<![.\w$])(import|include|modulemeta)\b/.exec(text);
   if (module !== null) return `loads modules from jq's search path (\`${module[1]}\`)`;
-  const names = /(?<![.\w$])(input_filename|get_search_list)\b|\$__prog_args\b/.exec(filter);
+  const names = /(?<![.\w$])(input_filename|get_search_list)\b|\$__prog_args\b/.exec(text);
   if (names !== null) return `names its input files or search paths (\`${names[0]}\`)`;
   return undefined;
 }
