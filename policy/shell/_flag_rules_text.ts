@@ -76,14 +76,23 @@ function fileList(options: Omit<OptionSpec, "effect">): OptionSpec {
 
 const FILES0_FROM = fileList({ long: ["files0-from"] });
 
-/** Non-option words, skipping the values of the listed short options. */
-function operands(args: readonly BashWord[], optionsWithValue: string): BashWord[] {
+/**
+ * Non-option words, skipping the values of the listed short options and of
+ * the listed long options spelled whole (an abbreviation or a cluster leaves
+ * its value among the operands, which only ever asks more often).
+ */
+function operands(
+  args: readonly BashWord[],
+  optionsWithValue: string,
+  longWithValue: readonly string[] = [],
+): BashWord[] {
   const result: BashWord[] = [];
   for (let i = 0; i < args.length; i++) {
     const value = args[i].value;
     if (value === "--") return [...result, ...args.slice(i + 1)];
     if (value !== undefined && value.startsWith("-") && value !== "-") {
       if (value.length === 2 && optionsWithValue.includes(value[1])) i++;
+      else if (value.startsWith("--") && longWithValue.includes(value.slice(2))) i++;
       continue;
     }
     result.push(args[i]);
@@ -304,6 +313,40 @@ const testRule: Rule = (args, name, context) => {
   return testOperators(args.filter((arg) => !safe.has(arg)), name, context);
 };
 
+/**
+ * Whether an option word of date sets the clock: `--set` or an abbreviation
+ * of it, or `-s` in a cluster, unless a letter before it takes the rest as its
+ * value (`-Iseconds` is `-I seconds`).
+ */
+function setsClock(option: string): boolean {
+  if (option.startsWith("--")) {
+    const given = option.slice(2).split("=", 1)[0];
+    return given !== "" && "set".startsWith(given);
+  }
+  for (const letter of option.slice(1)) {
+    if (letter === "s") return true;
+    if ("dfrI".includes(letter)) return false;
+  }
+  return false;
+}
+
+/**
+ * date: `-s` and `--set` set the clock, and so does an operand that is not a
+ * `+FORMAT` (`date 010203042030`: MMDDhhmm[[CC]YY][.ss], in GNU's date and
+ * the BSDs'; a word known only at run time may be one). The values of
+ * `-d`, `-f` and `-r` are no operands.
+ */
+const dateRule: Rule = (args, name) => {
+  const hidden = hiddenOption(args, name);
+  if (hidden !== undefined) return hidden;
+  const set = args.find((word) => word.value?.startsWith("-") && setsClock(word.value));
+  if (set !== undefined) return `${shown(set)} sets the system clock`;
+  const time = operands(args, "dfr", ["date", "file", "reference"]).find((word) => !word.value?.startsWith("+"));
+  return time === undefined
+    ? undefined
+    : `${shown(time)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
+};
+
 /** find, read by {@linkcode readFindExpression}: its files recorded, its commands, deletes and writes asking. */
 const findRule: Rule = (args, _name, context) => {
   const reading = readFindExpression(args);
@@ -367,7 +410,7 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(
     (name) => [name, optionRule(fileList({ short: "c", long: ["check"] }))] as const,
   ),
-  ["date", optionRule({ short: "s", long: ["set"], effect: "sets the system clock" })],
+  ["date", dateRule],
   ["printf", optionRule({ short: "v", effect: "assigns a shell variable" })],
   ["test", testRule],
   ["[", testRule],

@@ -354,3 +354,32 @@ describe("xxd: generated lines, run for real", () => {
     assert.ok(allowed >= 20, `only ${allowed} lines were allowed, too few to tell`);
   });
 });
+
+describe("date: generated", () => {
+  const harmless = ["-u", "--utc", "-R", "-d now", "--date=now", "-r f", "--debug", "+%s", "-Iseconds"];
+
+  test(`an operand that is no +FORMAT asks wherever it stands (seed ${SEED})`, async () => {
+    const time = fc.tuple(
+      fc.constantFrom("", "-- "),
+      fc.constantFrom("010203042030", "01020304", "0102030420.59", "now", "-", "x"),
+    ).map(([dashes, word]) => `${dashes}${word}`);
+    const line = fc.tuple(
+      fc.array(fc.constantFrom(...harmless), { maxLength: 3 }),
+      time,
+      fc.array(fc.constantFrom(...harmless.filter((word) => !word.startsWith("+"))), { maxLength: 2 }),
+    ).map(([before, word, after]) => ["date", ...before, word, ...after].join(" "));
+    await fc.assert(fc.asyncProperty(line, assertAsks), { seed: SEED, numRuns: RUNS });
+  });
+
+  test(`options and one +FORMAT run (seed ${SEED})`, async () => {
+    const line = fc.array(fc.constantFrom(...harmless.filter((word) => word !== "+%s")), { maxLength: 4 })
+      .chain((words) => fc.constantFrom("", "+%F", "-- +%s").map((format) => ["date", ...words, format].join(" ")));
+    await fc.assert(
+      fc.asyncProperty(line, async (command) => {
+        const result = await checkCommand(command, { sandbox: SANDBOX });
+        assert.equal(result.verdict, "allow", `${command}: ${result.reasons.join(" | ")}`);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+});

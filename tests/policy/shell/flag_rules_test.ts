@@ -777,3 +777,54 @@ describe("flag rules: xxd, read as vim's xxd reads its arguments", () => {
     }
   });
 });
+
+describe("flag rules: date", () => {
+  test("an operand that is not a +FORMAT sets the clock, so it asks", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "date 010203042030",
+        "date 01020304",
+        "date 0102030420.59",
+        "date -u 010203042030",
+        "date 010203042030 -u",
+        "date -- 010203042030",
+        "date -I 0102",
+        "date --date=now 0102",
+        "date -",
+        "date now",
+        "date 0102 +%s",
+        "date +%s 0102",
+      ]
+    ) {
+      await asks(line, "is not known to be a +FORMAT");
+    }
+    await asks("date -s 2020-01-01", "sets the system clock");
+    for (const option of ["--se=now", "--s now", "-us now", "-Rs now", "-snow"]) {
+      await asks(`date ${option}`, "sets the system clock");
+    }
+    await asks('date "$T"');
+  });
+
+  test("formats and the values of -d, -f and -r run", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "date",
+        "date +%s",
+        "date -u +%Y-%m-%dT%H:%M:%SZ",
+        "date -- +%s",
+        "date -d yesterday +%F",
+        "date -d 0102",
+        "date --date 0102 +%F",
+        "date --date=@0",
+        "date -r f +%s",
+        "date --reference f",
+        "date -R",
+        "date --iso-8601=seconds",
+        "date -Iseconds",
+        "date -uIs",
+      ]
+    ) {
+      await allows(line);
+    }
+  });
+});
