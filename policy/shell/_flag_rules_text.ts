@@ -403,6 +403,12 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
         long: ["compile", "preserve-date"],
         effect: "makes file write a compiled magic file or reset file times",
       },
+      {
+        // As `rg -z` does: gzip, lz4, xz and their kin, found on PATH.
+        short: "zZ",
+        long: ["uncompress", "uncompress-noreport"],
+        effect: "makes file run decompression programs",
+      },
       fileList({ short: "f", long: ["files-from"] }),
     ),
   ],

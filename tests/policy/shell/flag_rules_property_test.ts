@@ -383,3 +383,19 @@ describe("date: generated", () => {
     );
   });
 });
+
+describe("file: generated", () => {
+  test(`decompressing, list and writing options ask in every spelling (seed ${SEED})`, async () => {
+    const file: Runner = {
+      base: "file",
+      context: ["-b", "-L", "--mime-type", "f", "a.txt"],
+      dangerousLong: ["--uncompress", "--uncompress-noreport", "--files-from", "--compile", "--preserve-date"],
+      dangerousShort: ["z", "Z", "f", "C", "p"],
+    };
+    const probe = fc.oneof(
+      fc.constantFrom(...file.dangerousLong).chain(longSpelling),
+      fc.constantFrom(...file.dangerousShort).chain((letter) => shortSpelling(letter, "bL")),
+    );
+    await fc.assert(fc.asyncProperty(lineArbitrary(file, probe), assertAsks), { seed: SEED, numRuns: RUNS });
+  });
+});

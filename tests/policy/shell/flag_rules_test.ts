@@ -1,5 +1,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
 import { checkCommand, type CommandCheck } from "../../../policy/shell/check_command.ts";
 import { flagProblem } from "../../../policy/shell/_flag_rules.ts";
 import type { PathOperand } from "../../../policy/shell/_path_operands.ts";
@@ -826,5 +832,53 @@ describe("flag rules: date", () => {
     ) {
       await allows(line);
     }
+  });
+});
+
+describe("flag rules: file", () => {
+  test("-z and -Z, which run decompressors found on PATH, ask in every spelling", { timeout: 60_000 }, async () => {
+    for (
+      const option of [
+        "-z",
+        "-Z",
+        "-bz",
+        "-zb",
+        "-iZ",
+        "--uncompress",
+        "--uncompress-noreport",
+        "--uncompress-n",
+        "--uncomp",
+        "--unc",
+      ]
+    ) {
+      for (const line of [`file ${option} x.lz4`, `file x.lz4 ${option}`, `file -L ${option} x.lz4`]) {
+        await asks(line, "makes file run decompression programs");
+      }
+    }
+  });
+
+  test("the installed file runs the decompressor it finds on PATH with -z", { timeout: 30_000 }, async (t) => {
+    if (spawnSync("file", ["--version"]).status !== 0) return t.skip("file is not installed");
+    const folder = await mkdtemp(join(tmpdir(), "toolfence-file-z-"));
+    try {
+      await mkdir(join(folder, "bin"));
+      await writeFile(join(folder, "bin", "lz4"), `#!/bin/sh\ntouch '${folder}/ran'\n`, { mode: 0o755 });
+      // An LZ4 frame's magic number, then anything.
+      await writeFile(join(folder, "x.lz4"), new Uint8Array([0x04, 0x22, 0x4d, 0x18, 0x61, 0x62, 0x63, 0x64]));
+      for (const option of ["-z", "--uncompress-n", "-bZ"]) {
+        await rm(join(folder, "ran"), { force: true });
+        spawnSync("file", [option, "x.lz4"], {
+          cwd: folder,
+          env: { ...process.env, PATH: `${join(folder, "bin")}:${process.env.PATH}` },
+        });
+        assert.ok(existsSync(join(folder, "ran")), `file ${option} did not run lz4`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test("reading the magic of files runs", { timeout: 60_000 }, async () => {
+    for (const line of ["file f", "file -b f", "file --mime-type -b f", "file -L f", "file -i f a"]) await allows(line);
   });
 });
