@@ -273,29 +273,33 @@ describe("lists of files: generated", () => {
   };
 
   for (const program of programs) {
-    test(`${program.name}: every spelling of a list option asks, with any list (seed ${SEED})`, async () => {
-      // Whole or abbreviated (GNU getopt takes any unique prefix), the list attached with `=` or in the next word.
-      const long = fc.tuple(fc.integer({ min: 5, max: program.long.length }), fc.constantFrom("=", " "), lists)
-        .map(([end, joiner, list]) => `${program.long.slice(0, end)}${joiner}${list}`);
-      // Alone or after harmless letters in a cluster, the list attached or in the next word.
-      const short = fc.tuple(
-        fc.subarray([...program.harmlessShort]).map((letters) => letters.join("")),
-        fc.constantFrom("", " "),
-        lists,
-      ).map(([cluster, joiner, list]) => `-${cluster}${program.short}${joiner}${list}`);
-      const probe = program.short === "" ? long : fc.oneof(long, short);
-      // Before, among and after the operands; after `--` it names a file, and asking there costs nothing.
-      const line = fc.tuple(
-        fc.array(fc.constantFrom(...program.context), { maxLength: 3 }),
-        fc.constantFrom("", "-- "),
-        probe,
-        fc.array(fc.constantFrom(...program.context), { maxLength: 2 }),
-      ).map(([before, dashes, word, after]) => [program.name, ...before, `${dashes}${word}`, ...after].join(" "));
-      await fc.assert(fc.asyncProperty(line, asks), { seed: SEED, numRuns: RUNS });
-    });
+    test(
+      `${program.name}: every spelling of a list option asks, with any list (seed ${SEED})`,
+      { timeout: 60_000 },
+      async () => {
+        // Whole or abbreviated (GNU getopt takes any unique prefix), the list attached with `=` or in the next word.
+        const long = fc.tuple(fc.integer({ min: 5, max: program.long.length }), fc.constantFrom("=", " "), lists)
+          .map(([end, joiner, list]) => `${program.long.slice(0, end)}${joiner}${list}`);
+        // Alone or after harmless letters in a cluster, the list attached or in the next word.
+        const short = fc.tuple(
+          fc.subarray([...program.harmlessShort]).map((letters) => letters.join("")),
+          fc.constantFrom("", " "),
+          lists,
+        ).map(([cluster, joiner, list]) => `-${cluster}${program.short}${joiner}${list}`);
+        const probe = program.short === "" ? long : fc.oneof(long, short);
+        // Before, among and after the operands; after `--` it names a file, and asking there costs nothing.
+        const line = fc.tuple(
+          fc.array(fc.constantFrom(...program.context), { maxLength: 3 }),
+          fc.constantFrom("", "-- "),
+          probe,
+          fc.array(fc.constantFrom(...program.context), { maxLength: 2 }),
+        ).map(([before, dashes, word, after]) => [program.name, ...before, `${dashes}${word}`, ...after].join(" "));
+        await fc.assert(fc.asyncProperty(line, asks), { seed: SEED, numRuns: RUNS });
+      },
+    );
   }
 
-  test(`find: -files0-from asks wherever it stands (seed ${SEED})`, async () => {
+  test(`find: -files0-from asks wherever it stands (seed ${SEED})`, { timeout: 60_000 }, async () => {
     const line = fc.tuple(
       fc.constantFrom("", "-L", "-H", ".", "src"),
       fc.array(fc.constantFrom("-name x", "-type f", "-maxdepth 2", "-print"), { maxLength: 2 }),
@@ -358,7 +362,7 @@ describe("xxd: generated lines, run for real", () => {
 describe("date: generated", () => {
   const harmless = ["-u", "--utc", "-R", "-d now", "--date=now", "-r f", "--debug", "+%s", "-Iseconds"];
 
-  test(`an operand that is no +FORMAT asks wherever it stands (seed ${SEED})`, async () => {
+  test(`an operand that is no +FORMAT asks wherever it stands (seed ${SEED})`, { timeout: 60_000 }, async () => {
     const time = fc.tuple(
       fc.constantFrom("", "-- "),
       fc.constantFrom("010203042030", "01020304", "0102030420.59", "now", "-", "x"),
@@ -371,7 +375,7 @@ describe("date: generated", () => {
     await fc.assert(fc.asyncProperty(line, assertAsks), { seed: SEED, numRuns: RUNS });
   });
 
-  test(`options and one +FORMAT run (seed ${SEED})`, async () => {
+  test(`options and one +FORMAT run (seed ${SEED})`, { timeout: 60_000 }, async () => {
     const line = fc.array(fc.constantFrom(...harmless.filter((word) => word !== "+%s")), { maxLength: 4 })
       .chain((words) => fc.constantFrom("", "+%F", "-- +%s").map((format) => ["date", ...words, format].join(" ")));
     await fc.assert(
@@ -385,17 +389,21 @@ describe("date: generated", () => {
 });
 
 describe("file: generated", () => {
-  test(`decompressing, list and writing options ask in every spelling (seed ${SEED})`, async () => {
-    const file: Runner = {
-      base: "file",
-      context: ["-b", "-L", "--mime-type", "f", "a.txt"],
-      dangerousLong: ["--uncompress", "--uncompress-noreport", "--files-from", "--compile", "--preserve-date"],
-      dangerousShort: ["z", "Z", "f", "C", "p"],
-    };
-    const probe = fc.oneof(
-      fc.constantFrom(...file.dangerousLong).chain(longSpelling),
-      fc.constantFrom(...file.dangerousShort).chain((letter) => shortSpelling(letter, "bL")),
-    );
-    await fc.assert(fc.asyncProperty(lineArbitrary(file, probe), assertAsks), { seed: SEED, numRuns: RUNS });
-  });
+  test(
+    `decompressing, list and writing options ask in every spelling (seed ${SEED})`,
+    { timeout: 60_000 },
+    async () => {
+      const file: Runner = {
+        base: "file",
+        context: ["-b", "-L", "--mime-type", "f", "a.txt"],
+        dangerousLong: ["--uncompress", "--uncompress-noreport", "--files-from", "--compile", "--preserve-date"],
+        dangerousShort: ["z", "Z", "f", "C", "p"],
+      };
+      const probe = fc.oneof(
+        fc.constantFrom(...file.dangerousLong).chain(longSpelling),
+        fc.constantFrom(...file.dangerousShort).chain((letter) => shortSpelling(letter, "bL")),
+      );
+      await fc.assert(fc.asyncProperty(lineArbitrary(file, probe), assertAsks), { seed: SEED, numRuns: RUNS });
+    },
+  );
 });
