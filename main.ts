@@ -362,6 +362,7 @@ async function serve(args: string[]): Promise<number> {
   const box = sessionToolbox(values.groups, "serve", files.settings, values["read-only"]);
   // With the console, each record names its tenant (the console shows each tenant its own).
   const audit = auditFor(box, values.audit, files.settings, values.console === undefined ? undefined : tenantOfHost);
+  const auditFile = auditFileOf(values.audit, files.settings);
   // In a scratch copy, commands must not reach the real workspace: the sandbox is required unless chosen otherwise.
   const sandbox = sandboxFor(sandboxMode(values.sandbox) ?? (values.scratch ? "required" : undefined), files.settings);
   const maxBytes = maxMessageBytes(values["max-message-mib"]);
@@ -394,7 +395,7 @@ async function serve(args: string[]): Promise<number> {
         idleMinutes: values["idle-minutes"],
         console: values.console,
         consoleTokenFile: values["console-token-file"],
-        auditFile: auditFileOf(values.audit, files.settings),
+        auditFile,
         store: values.store ?? files.settings.store,
         policy: {
           ...(capabilities ? { capabilities } : {}),
@@ -447,7 +448,10 @@ async function serve(args: string[]): Promise<number> {
       sandbox,
       maxMessageBytes: maxBytes,
       ...(capabilities ? { capabilities } : {}),
-      rules: files.rules,
+      // The audit log is denied to the agent it records: a command may neither read nor rewrite it.
+      rules: auditFile === undefined
+        ? files.rules
+        : files.rules.denyingFiles([{ path: auditFile }, { path: auditFile, suffix: ".*" }]),
       elicitationAnswers: files.settings.elicitation,
       ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
       ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),

@@ -75,19 +75,13 @@ export interface HttpCliValues {
 // The server's own files, denied to every tool: a command of one tenant must not read the others' tokens, the
 // audit of all their calls, or the shared store, wherever the read view would show them (a token file under /etc).
 function hidingServerFiles(rules: PolicyRules | undefined, values: HttpCliValues): PolicyRules {
-  // Escaped, so that a name with a glob character names only itself.
-  const literal = (file: string) => path.resolve(file).replace(/[*?[\]{}()!+@\\]/g, "\\$&");
-  const store = values.store?.startsWith("sqlite:") ? literal(values.store.slice("sqlite:".length)) : undefined;
-  const audit = values.auditFile === undefined ? undefined : literal(values.auditFile);
-  const deny = [
-    ...[values.tokenFile, values.consoleTokenFile].filter((file) => file !== undefined).map(literal),
+  const store = values.store?.startsWith("sqlite:") ? values.store.slice("sqlite:".length) : undefined;
+  return (rules ?? PolicyRules.empty(path.resolve(values.workspace))).denyingFiles([
+    ...[values.tokenFile, values.consoleTokenFile].filter((file) => file !== undefined).map((file) => ({ path: file })),
     // With the audit's rotations (`FILE.1`) and SQLite's journals (`FILE-wal`).
-    ...(audit === undefined ? [] : [audit, `${audit}.*`]),
-    ...(store === undefined ? [] : [store, `${store}-*`]),
-  ];
-  const root = rules?.root ?? path.resolve(values.workspace);
-  if (deny.length === 0) return rules ?? PolicyRules.empty(root);
-  return PolicyRules.fromLayers([...(rules?.layers ?? []), { name: "cli", config: { paths: { deny } } }], root);
+    ...(values.auditFile === undefined ? [] : [{ path: values.auditFile }, { path: values.auditFile, suffix: ".*" }]),
+    ...(store === undefined ? [] : [{ path: store }, { path: store, suffix: "-*" }]),
+  ]);
 }
 
 function positive(name: string, text: string | undefined, max: number): number | undefined {

@@ -344,6 +344,20 @@ export class PolicyRules {
     return new PolicyRules(layers, copy);
   }
 
+  /**
+   * These rules and a `cli` layer denying `files` (absolute paths, each taken
+   * literally, or with `suffix`, a glob, after it: `.*` for rotations): a
+   * server's own files (its tokens, its audit log), denied to every tool and
+   * masked in every sandbox that would show them.
+   */
+  denyingFiles(files: readonly { path: string; suffix?: string }[]): PolicyRules {
+    if (files.length === 0) return this;
+    // Escaped, so that a name with a glob character names only itself.
+    const literal = (file: string) => path.posix.resolve(file).replace(/[*?[\]{}()!+@\\]/g, "\\$&");
+    const deny = files.map((file) => literal(file.path) + (file.suffix ?? ""));
+    return new PolicyRules([...this.layers, { name: "cli", config: { paths: { deny } } }], this.root);
+  }
+
   /** No rules at all. */
   static empty(root: string): PolicyRules {
     return new PolicyRules([], root);

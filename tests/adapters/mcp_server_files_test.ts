@@ -1,7 +1,9 @@
-// `serve --http` keeps its own files out of every tenant's reach: a tenant's
-// command reads neither the token file (the other tenants' entries) nor the
-// audit of every call, though both lie under /etc, which the sandbox's read
-// view shows. A real server (main.ts), the official client, real bubblewrap.
+// A server keeps its own files out of its tools' reach: under `serve --http`
+// a tenant's command reads neither the token file (the other tenants'
+// entries) nor the audit of every call, though both lie under /etc, which the
+// sandbox's read view shows; a stdio server's agent can neither read nor
+// rewrite the audit log in its own workspace. Real servers (main.ts), real
+// clients, real bubblewrap.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +13,8 @@ import { join } from "node:path";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { type Replica, startReplica, stopReplica } from "./_fleet.ts";
 import { connect, textOf, writeTokens } from "./_http_harness.ts";
-import { IS_DENO } from "../_runtime.ts";
+import { callOutput, startRawServer } from "./_raw_server.ts";
+import { DENO_PROCESS_ONLY, IS_DENO } from "../_runtime.ts";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789";
@@ -86,5 +89,35 @@ describe("the server's own files under the sandbox", {
     assert.match(text, /public/);
     // The audit is written all the same.
     assert.match(await readFile(audit, "utf8"), /bash/);
+  });
+});
+
+describe("the audit log of a stdio server in its own workspace", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap"),
+}, () => {
+  test("the agent it records can neither read nor rewrite it", { timeout: 90_000 }, async (t) => {
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-audit-own-"));
+    const audit = join(workspace, "audit.jsonl");
+    const server = await startRawServer(workspace, { groups: "fs,cmd", args: ["--audit", audit, "--auto-confirm"] });
+    t.after(async () => {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+    });
+    const call = async (name: string, args: Record<string, unknown>) =>
+      JSON.stringify(callOutput(await server.request("tools/call", { name, arguments: args }, 30_000)));
+    await call("write_file", { path: "a.txt", content: "a\n" });
+    assert.match(await call("read_file", { path: "audit.jsonl" }), /denied|not/i);
+    // Named, the analysis refuses; spelled at run time, the sandbox masks it read-only.
+    assert.match(await call("bash", { command: "cat audit.jsonl" }), /denied/i);
+    const hidden = await call("bash", {
+      command: 'f=$(printf audit.json%s l); cat "$f"; echo forged >> "$f"; echo done',
+    });
+    assert.match(hidden, /done/);
+    const text = await readFile(audit, "utf8");
+    assert.doesNotMatch(hidden, /"type":"call"/, "the audit was readable");
+    // The command itself is recorded, with the word in it: no line of the log is the forged one.
+    assert.doesNotMatch(text, /^forged$/m);
+    assert.match(text, /write_file/);
   });
 });
