@@ -42,7 +42,7 @@ import {
   type StoredSession,
   type ToolBox,
 } from "@toolfence/core";
-import { AuditLog, type PolicyDecisionEvent, type Session, Workspace } from "@toolfence/policy";
+import { AuditLog, type PolicyDecisionEvent, PolicyRules, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
@@ -275,6 +275,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     replicaId,
     ...serverOptions
   } = options;
+  // The token file is denied to every tool (and masked in every sandbox that would show it): a tenant's
+  // command must not read the other tenants' entries.
+  if (tokens) {
+    serverOptions.rules = (serverOptions.rules ?? PolicyRules.empty(defaultWorkspace ?? tenantRoot!))
+      .denyingFiles([{ path: tokens.path }]);
+  }
   const fleet = store && !stateless ? new FleetReplica(store, replicaId ?? crypto.randomUUID(), toolbox) : undefined;
   await fleet?.start();
   const adopting = new Map<string, Promise<OpenSession | undefined>>();

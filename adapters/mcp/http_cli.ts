@@ -77,7 +77,8 @@ export interface HttpCliValues {
 function hidingServerFiles(rules: PolicyRules | undefined, values: HttpCliValues): PolicyRules {
   const store = values.store?.startsWith("sqlite:") ? values.store.slice("sqlite:".length) : undefined;
   return (rules ?? PolicyRules.empty(path.resolve(values.workspace))).denyingFiles([
-    ...[values.tokenFile, values.consoleTokenFile].filter((file) => file !== undefined).map((file) => ({ path: file })),
+    // The token file serveHttp denies itself.
+    ...(values.consoleTokenFile === undefined ? [] : [{ path: values.consoleTokenFile }]),
     // With the audit's rotations (`FILE.1`) and SQLite's journals (`FILE-wal`).
     ...(values.auditFile === undefined ? [] : [{ path: values.auditFile }, { path: values.auditFile, suffix: ".*" }]),
     ...(store === undefined ? [] : [{ path: store }, { path: store, suffix: "-*" }]),
