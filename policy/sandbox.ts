@@ -125,6 +125,22 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
   "/etc",
 ]);
 
+// The sandbox's first process closes every descriptor above 2 before the command starts: one this process (or
+// whoever started it) holds without close-on-exec would reach every command otherwise. Deno's node:net makes a
+// unix listener that way (an egress proxy's): a command could accept another command's connections on it, or
+// make it blocking and freeze this process's next accept. bubblewrap has closed its own handles by then. bash,
+// since dash closes only descriptors 0 to 9; in the line of a `bash -c` command itself, so that it costs no start.
+// Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
+// would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
+const CLOSE_INHERITED = "for f in /proc/self/fd/*; do n=${f##*/}; ((n > 2)) && [[ -L $f ]] && exec {n}<&-; done; ";
+
+function closingInherited(argv: readonly string[]): string[] {
+  if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {
+    return [argv[0], "-c", CLOSE_INHERITED + argv[2], ...argv.slice(3)];
+  }
+  return ["/bin/bash", "-c", `${CLOSE_INHERITED}exec "$@"`, "bash", ...argv];
+}
+
 // What of /proc a command may read but not write: the sysctls, and the machine's devices and buses.
 const PROC_READ_ONLY = [
   "/proc/sys",
@@ -601,7 +617,8 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       "--chdir",
       workdir,
       "--",
-      ...(proxy ? forwarderArgv(proxy, argv) : argv),
+      // Outside the forwarder, whose relay stays running beside the command.
+      ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv),
     ];
     return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {

@@ -9,6 +9,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { bubblewrapStatus, sandboxArgv, sandboxState } from "../../policy/sandbox.ts";
+import { startEgressProxy } from "../../policy/egress/proxy.ts";
 import { exists, type Layout, makeLayout } from "./_fixtures.ts";
 import { runSandboxed as run } from "./_sandbox_run.ts";
 import { exited } from "../_exited.ts";
@@ -150,6 +151,40 @@ describe("secrets stay out of the sandbox", { skip }, () => {
       }
     },
   );
+});
+
+describe("descriptors of the server", { skip }, () => {
+  test("none reaches a command: an egress proxy's listener, or one the server inherited", {
+    timeout: 60_000,
+  }, async () => {
+    // Deno's node:net makes a unix listener without close-on-exec: a command could accept other commands'
+    // connections on it, or make it blocking and freeze the server's next accept. Here one listener of a real
+    // proxy, and a pipe handed to bubblewrap past its own descriptors, as a parent of the server might leave one.
+    const proxy = await startEgressProxy({
+      judge: { judge: () => Promise.resolve({ allowed: false, reason: "no" }) } as never,
+      listen: { path: path.join(L.tempParent, "proxy.sock") },
+    });
+    try {
+      for (const argv of [["bash", "-c", "ls -l /proc/self/fd/"], ["ls", "-l", "/proc/self/fd/"]]) {
+        const command = await sandboxArgv(argv, { workdir: L.workdir, writable: [L.workdir], mode: "required" });
+        const child = spawn(command.argv[0], command.argv.slice(1), {
+          env: { PATH: "/usr/bin:/bin" },
+          stdio: ["ignore", "pipe", "pipe", ...command.fds, "pipe"],
+        });
+        let out = "";
+        child.stdout!.on("data", (chunk) => out += chunk);
+        await exited(child);
+        await command.release();
+        const open = out.split("\n").map((line) => /\s(\d+) -> (.*)$/.exec(line)).filter((m) => m !== null);
+        assert.ok(open.length >= 3, out);
+        // Past 0, 1 and 2 only the listing's own handle of /proc/self/fd (or /proc/<pid>/fd).
+        const leaked = open.filter((m) => Number(m![1]) > 2 && !/^\/proc\/(self|\d+)\/fd$/.test(m![2]));
+        assert.deepEqual(leaked.map((m) => `${m![1]} -> ${m![2]}`), [], argv.join(" "));
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
 });
 
 describe("the machine's kernel settings", { skip }, () => {
