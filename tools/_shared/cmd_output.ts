@@ -43,29 +43,51 @@ export interface CappedStream {
 }
 
 /**
- * Reads a finished stream. When it is longer than `cap` characters, the whole
- * text is stored as an artifact and the head and tail are kept around a
- * marker naming it (the core's {@linkcode capText}).
+ * Reads a finished stream: at most its first `maxBytes` (the command's output
+ * limit). When it is longer than `cap` characters, the text read is stored as
+ * an artifact and the head and tail are kept around a marker naming it (the
+ * core's {@linkcode capText}).
  */
 export async function readStreamForResult(
   file: string,
   cap: number,
   artifacts: ArtifactStore,
   summary: string,
+  maxBytes: number,
 ): Promise<CappedStream> {
-  // The artifact store takes whole values, so a long stream is read once here
-  // (at most the output limit); while the command ran it only lived in the file.
+  // The artifact store takes whole values, so a long stream is read once here; while the command ran it only
+  // lived in the file. The capture stops at the output limit, but the command can reach the file itself (the
+  // session temp dir is in its view) and append gigabytes there: never more than the limit is read.
   let content: Uint8Array;
+  let bytes: number;
   try {
-    content = statSync(file).size <= READ_AT_ONCE_BYTES ? readFileSync(file) : await readFile(file);
+    bytes = statSync(file).size;
+    content = bytes <= READ_AT_ONCE_BYTES
+      ? readFileSync(file)
+      : bytes <= maxBytes
+      ? await readFile(file)
+      : await readHead(file, maxBytes);
   } catch (error) {
     throw outputUnavailable(file, error);
   }
-  const bytes = content.byteLength;
-  const text = decoder.decode(content);
-  if (text.length <= cap) return { text, bytes, truncated: false };
-  const ref = await artifacts.put(text, { summary: `${summary}, ${bytes} bytes` });
+  const text = decoder.decode(content.byteLength > maxBytes ? content.subarray(0, maxBytes) : content);
+  const whole = content.byteLength <= maxBytes && content.byteLength === bytes;
+  if (whole && text.length <= cap) return { text, bytes, truncated: false };
+  const ref = await artifacts.put(text, {
+    summary: `${summary}, ${bytes} bytes${whole ? "" : `, the first ${maxBytes} kept`}`,
+  });
   return { text: capText(text, cap, ref).text, bytes, truncated: true };
+}
+
+async function readHead(file: string, length: number): Promise<Uint8Array> {
+  const handle = await open(file, "r");
+  try {
+    const buffer = new Uint8Array(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

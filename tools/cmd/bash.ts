@@ -164,12 +164,14 @@ export const bashTool: Tool<BashArgs> = tool({
         max_output_chars,
         ctx.artifacts,
         summary.replace("%s", "stdout"),
+        run.output.limitBytes,
       );
       const stderr = await readStreamForResult(
         run.stderrPath,
         max_output_chars,
         ctx.artifacts,
         summary.replace("%s", "stderr"),
+        run.output.limitBytes,
       );
       const limited = run.output.limitReached;
       const hit = limited ? undefined : await run.resourceLimit();
