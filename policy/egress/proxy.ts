@@ -167,6 +167,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     });
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
+    // The site asked for is the one judged: a Host header naming another site behind the same address (a
+    // shared host, a CDN) would reach that one.
+    headers.host = url.host;
     const upstream = http.request({
       host: target.addresses[0],
       port: Number(url.port || 80),
@@ -198,6 +201,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     let target: JudgedTarget;
     try {
       if (!match) throw new Error(`CONNECT takes host:port, not ${JSON.stringify(asked.slice(0, 200))}`);
+      // The port as the judge compares it and as the connection uses it: `08022` would pass a deny of `:8022`.
+      if (String(Number(match[2])) !== match[2] || Number(match[2]) > 65535) {
+        throw new Error(`CONNECT takes a port from 0 to 65535 without leading zeros, not ${match[2]}`);
+      }
       target = await judge("https:", match[1].replace(/^\[|\]$/g, ""), match[2]);
     } catch (error) {
       const refused = refusal(error);

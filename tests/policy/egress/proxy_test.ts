@@ -28,6 +28,19 @@ function raw(socketPath: string, text: string, until?: RegExp): Promise<string> 
   });
 }
 
+// Listens on a free port from 2000 to 9999.
+async function listenBelow10000(server: http.Server): Promise<number> {
+  for (let tries = 0;; tries++) {
+    const port = 2000 + Math.floor(Math.random() * 8000);
+    const listened = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (listened) return port;
+    if (tries > 50) throw new Error("no free port below 10000");
+  }
+}
+
 describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
   test("refusals come before any connection; the judged address is the one used", { timeout: 30_000 }, async () => {
     const hits: string[] = [];
@@ -94,6 +107,50 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       assert.equal(seen[5].rule, `pinned.test:${port}`);
     } finally {
       await proxy.close();
+      await new Promise((resolve) => target.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a port is taken only as the judge compares it, and the Host sent is the site judged", {
+    timeout: 30_000,
+  }, async () => {
+    const hosts: string[] = [];
+    const target = http.createServer((req, res) => {
+      hosts.push(String(req.headers.host));
+      res.end("ok");
+    });
+    // A port of four digits: with a zero in front it still reads as one (five digits).
+    const port = await listenBelow10000(target);
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const judge = new DestinationJudge({ allow: ["127.0.0.1"], deny: [`127.0.0.1:${port}`] }, { who: "The command" });
+    const open = new DestinationJudge({ allow: [`127.0.0.1:${port}`] }, { who: "The command" });
+    const denying = await startEgressProxy({
+      judge: (s, h, p) => judge.judge(s, h, p),
+      listen: { path: path.join(dir, "d.sock") },
+    });
+    const allowing = await startEgressProxy({
+      judge: (s, h, p) => open.judge(s, h, p),
+      listen: { path: path.join(dir, "a.sock") },
+    });
+    try {
+      // A leading zero (or six digits) once passed the deny of the port and connected to it all the same.
+      for (const spelled of [`0${port}`, `00${port}`]) {
+        const answer = await raw(denying.path!, `CONNECT 127.0.0.1:${spelled} HTTP/1.1\r\n\r\n`);
+        assert.doesNotMatch(answer, /^HTTP\/1\.1 200/, spelled);
+      }
+      assert.match(await raw(denying.path!, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 403/);
+      // A Host header naming another site behind the same address is replaced by the one judged.
+      const answer = await raw(
+        allowing.path!,
+        `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: admin.internal\r\nConnection: close\r\n\r\n`,
+        /ok$/,
+      );
+      assert.match(answer, /^HTTP\/1\.1 200/);
+      assert.deepEqual(hosts, [`127.0.0.1:${port}`]);
+    } finally {
+      await denying.close();
+      await allowing.close();
       await new Promise((resolve) => target.close(resolve));
       await rm(dir, { recursive: true, force: true });
     }
