@@ -633,9 +633,16 @@ export function insideLimitLine(
   limits: KernelLimits,
   options: RlimitOptions,
 ): string {
+  // Then every other process of the sandbox joins too: bubblewrap's init (pid 1) and the egress relay started
+  // before this line. Outside the group, a command that ptraced one of them (same uid, and dumpable) ran a
+  // shell there, clear of every limit.
   const join = procs.length === 0 ? [] : [
     `{ ${procs.map((file) => `echo 0 > ${quote(file)}`).join(" && ")}; } || ` +
     '{ echo "toolfence: the command could not join its cgroup, so it does not run" >&2; exit 126; }',
+    `for toolfence_pid in /proc/[0-9]*; do ${
+      procs.map((file) => `echo "\${toolfence_pid#/proc/}" > ${quote(file)}`).join("; ")
+    }; done 2>/dev/null`,
+    "unset toolfence_pid",
   ];
   const rlimits = setter === undefined ? [] : [
     "toolfence_tasks=0/0",

@@ -124,6 +124,23 @@ describe("the limits inside bubblewrap", { timeout: 120_000 }, () => {
     },
   );
 
+  test("bubblewrap's init joins the group too, so that nothing in the sandbox runs clear of it", {
+    timeout: 60_000,
+    skip: !hasBwrap || hierarchies === 0,
+  }, async () => {
+    // Outside the group, pid 1 (same uid, dumpable) was a way out: a command that ptraced it ran a shell there,
+    // with 48 processes against a limit of 16 and 150 MiB against 64.
+    await withSession(async (session) => {
+      const read = (file: string, tag: string) => `while read -r l; do echo "${tag} $l"; done < ${file}`;
+      const command = `${read("/proc/1/cgroup", "init")}; ${read("/proc/self/cgroup", "self")}`;
+      const lines = okOutput<BashResult>(await box.call(session, "bash", { command })).stdout.split("\n");
+      const of = (tag: string) => lines.filter((l) => l.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
+      const [init, self] = [of("init").join("\n"), of("self").join("\n")];
+      assert.equal(groupsOf(self).length, hierarchies, self);
+      assert.deepEqual(groupsOf(init), groupsOf(self), `pid 1:\n${init}\nthe command:\n${self}`);
+    }, options());
+  });
+
   test("the rlimits are exact, in bash's POSIX mode too", { timeout: 60_000, skip: !hasBwrap }, async () => {
     const state = await limitsState(limits);
     if (state.mechanism === "none") return;
