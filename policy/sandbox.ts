@@ -132,7 +132,9 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
 // since dash closes only descriptors 0 to 9; in the line of a `bash -c` command itself, so that it costs no start.
 // Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
 // would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
-const CLOSE_INHERITED = "for f in /proc/self/fd/*; do n=${f##*/}; ((n > 2)) && [[ -L $f ]] && exec {n}<&-; done; ";
+// Its variables are the shell's own (`toolfence_`, unset after), so that none of the command's is changed.
+const CLOSE_INHERITED = "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
+  "((toolfence_fd > 2)) && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; unset toolfence_fd; ";
 
 function closingInherited(argv: readonly string[]): string[] {
   if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {

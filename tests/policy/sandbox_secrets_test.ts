@@ -181,6 +181,15 @@ describe("descriptors of the server", { skip }, () => {
         const leaked = open.filter((m) => Number(m![1]) > 2 && !/^\/proc\/(self|\d+)\/fd$/.test(m![2]));
         assert.deepEqual(leaked.map((m) => `${m![1]} -> ${m![2]}`), [], argv.join(" "));
       }
+      // The closing loop leaves the command's shell as it found it: no variable of its own is left set.
+      const command = await sandboxArgv(["bash", "-c", 'echo "[${toolfence_fd-unset}] $LINENO"'], {
+        workdir: L.workdir,
+        writable: [L.workdir],
+        mode: "required",
+      });
+      const ran = await run(command, { PATH: "/usr/bin:/bin" });
+      await command.release();
+      assert.equal(ran.stdout, "[unset] 1\n", ran.stderr);
     } finally {
       await proxy.close();
     }
