@@ -188,6 +188,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       hiddenPaths: this.#deps.hiddenPaths,
       protectedPaths: [],
       privateHome: false,
+      // Playwright talks to the browser over a pipe on descriptors 3 and 4 (--remote-debugging-pipe).
+      keepDescriptors: [3, 4],
       allowNet: request.network,
       mode,
       tmpSize: this.#deps.limits.tmpBytes,

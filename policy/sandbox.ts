@@ -133,14 +133,18 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
 // Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
 // would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
 // Its variables are the shell's own (`toolfence_`, unset after), so that none of the command's is changed.
-const CLOSE_INHERITED = "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
-  "((toolfence_fd > 2)) && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; unset toolfence_fd; ";
+function closeInherited(keep: readonly number[]): string {
+  const kept = keep.length === 0 ? "" : ` && [[ " ${keep.join(" ")} " != *" $toolfence_fd "* ]]`;
+  return "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
+    `((toolfence_fd > 2))${kept} && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; ` +
+    "unset toolfence_fd; ";
+}
 
-function closingInherited(argv: readonly string[]): string[] {
+function closingInherited(argv: readonly string[], keep: readonly number[]): string[] {
   if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {
-    return [argv[0], "-c", CLOSE_INHERITED + argv[2], ...argv.slice(3)];
+    return [argv[0], "-c", closeInherited(keep) + argv[2], ...argv.slice(3)];
   }
-  return ["/bin/bash", "-c", `${CLOSE_INHERITED}exec "$@"`, "bash", ...argv];
+  return ["/bin/bash", "-c", `${closeInherited(keep)}exec "$@"`, "bash", ...argv];
 }
 
 // What of /proc a command may read but not write: the sysctls, and the machine's devices and buses.
@@ -326,6 +330,11 @@ function sandboxOnly(mode: SandboxMode, status: BubblewrapStatus): Omit<SandboxS
 export interface SandboxOptions {
   /** The folder the command starts in (absolute). */
   workdir: string;
+  /**
+   * Descriptors above 2 the command is handed on purpose (a browser's
+   * DevTools pipe on 3 and 4); every other one is closed before it starts.
+   */
+  keepDescriptors?: readonly number[];
   /** Absolute real paths the command may write: the workspace and the temp dir. */
   writable: string[];
   /** Keep the network (default: only a private loopback). */
@@ -620,7 +629,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       workdir,
       "--",
       // Outside the forwarder, whose relay stays running beside the command.
-      ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv),
+      ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? []),
     ];
     return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {
