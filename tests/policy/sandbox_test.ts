@@ -197,7 +197,10 @@ describe("sandboxArgv under bubblewrap", { skip }, () => {
     assert.ok(argv.indexOf("--bind") > tmpfs);
     const workdirBind = argv.findIndex((a, i) => a === "--ro-bind" && argv[i + 1] === path.join(L.root, "elsewhere"));
     assert.ok(workdirBind > tmpfs, "a read-only workdir under /tmp is bound after the tmpfs");
-    assert.deepEqual(argv.slice(argv.indexOf("--") + 1), ["true"]);
+    // The command last, behind the shell that closes inherited descriptors.
+    const command = argv.slice(argv.indexOf("--") + 1);
+    assert.deepEqual([command[0], command[1], ...command.slice(-2)], ["/bin/bash", "-c", "bash", "true"]);
+    assert.match(command[2], /exec \{toolfence_fd\}<&-.*exec "\$@"$/);
     assert.ok(argv.includes("--die-with-parent") && argv.includes("--new-session") && argv.includes("--unshare-all"));
     assert.ok(!argv.includes("--share-net"));
   });
