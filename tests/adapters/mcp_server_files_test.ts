@@ -20,34 +20,40 @@ const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789";
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 
-// A folder under /etc, where only root may write.
-async function etcFolder(): Promise<string | undefined> {
+// Whether this process may make a folder under /etc (root): looked at by making one and removing it at once, so
+// that a run that skips the tests below leaves nothing behind.
+async function etcWritable(): Promise<boolean> {
   try {
-    return await mkdtemp("/etc/toolfence-server-files-");
+    await rm(await mkdtemp("/etc/toolfence-server-files-"), { recursive: true });
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
 }
 
-const etc = await etcFolder();
+const canPlant = await etcWritable();
 
 describe("the server's own files under the sandbox", {
   timeout: 120_000,
   skip: (!IS_DENO && "runs main.ts under Deno") || (!hasBwrap && "needs bubblewrap") ||
-    (!etc && "/etc is not writable"),
+    (!canPlant && "/etc is not writable"),
 }, () => {
   let dir = "";
+  let etc = "";
+  let tokens = "";
+  let audit = "";
   let replica: Replica | undefined;
   let alice: Awaited<ReturnType<typeof connect>> | undefined;
-  const tokens = join(etc ?? "/etc", "tokens.json");
-  const audit = join(etc ?? "/etc", "audit.jsonl");
 
   before(async () => {
+    etc = await mkdtemp("/etc/toolfence-server-files-");
+    tokens = join(etc, "tokens.json");
+    audit = join(etc, "audit.jsonl");
     dir = await mkdtemp(join(tmpdir(), "toolfence-server-files-"));
     await mkdir(join(dir, "tenants"));
     await mkdir(join(dir, "tmp"));
     await writeTokens(tokens, [{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }]);
-    await writeFile(join(etc!, "public.txt"), "public\n");
+    await writeFile(join(etc, "public.txt"), "public\n");
     replica = await startReplica([
       "--token-file",
       tokens,
@@ -70,7 +76,7 @@ describe("the server's own files under the sandbox", {
     await alice?.close();
     if (replica) await stopReplica(replica);
     await rm(dir, { recursive: true, force: true });
-    if (etc) await rm(etc, { recursive: true, force: true });
+    if (etc !== "") await rm(etc, { recursive: true, force: true });
   });
 
   test("a tenant's command reads neither the token file nor the audit; the folder's other files stay", {
