@@ -46,7 +46,22 @@ export function pathGlobMatcher(patterns: readonly string[]): PathMatcher {
   return matcher;
 }
 
+// The characters that make a name a pattern (backslash, which escapes one, included).
 const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
+
+/**
+ * `p` as a glob that matches only itself: each character {@linkcode pathGlobMatcher}
+ * would read as a pattern escaped.
+ *
+ * @example
+ * ```ts
+ * import { literalGlob } from "@toolfence/internal";
+ * console.log(literalGlob("/etc/a[1].json")); // "/etc/a\\[1\\].json"
+ * ```
+ */
+export function literalGlob(p: string): string {
+  return p.replace(new RegExp(GLOB_CHARS.source, "g"), "\\$&");
+}
 
 /**
  * Where an absolute glob's matches lie: its part before the first name that

@@ -133,7 +133,7 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
 // Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
 // would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
 // Its variables are the shell's own (`toolfence_`, unset after), so that none of the command's is changed.
-function closeInherited(keep: readonly number[]): string {
+function closingLine(keep: readonly number[]): string {
   const kept = keep.length === 0 ? "" : ` && [[ " ${keep.join(" ")} " != *" $toolfence_fd "* ]]`;
   return "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
     `((toolfence_fd > 2))${kept} && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; ` +
@@ -142,9 +142,9 @@ function closeInherited(keep: readonly number[]): string {
 
 function closingInherited(argv: readonly string[], keep: readonly number[]): string[] {
   if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {
-    return [argv[0], "-c", closeInherited(keep) + argv[2], ...argv.slice(3)];
+    return [argv[0], "-c", closingLine(keep) + argv[2], ...argv.slice(3)];
   }
-  return ["/bin/bash", "-c", `${closeInherited(keep)}exec "$@"`, "bash", ...argv];
+  return ["/bin/bash", "-c", `${closingLine(keep)}exec "$@"`, "bash", ...argv];
 }
 
 // What of /proc a command may read but not write: the sysctls, and the machine's devices and buses.

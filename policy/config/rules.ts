@@ -15,7 +15,7 @@
  * @module
  */
 import path from "node:path";
-import { pathGlobMatcher, type PathMatcher } from "@toolfence/internal";
+import { literalGlob, pathGlobMatcher, type PathMatcher } from "@toolfence/internal";
 import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
 /** The layers of a policy, highest first. */
@@ -353,8 +353,7 @@ export class PolicyRules {
   denyingFiles(files: readonly { path: string; suffix?: string }[]): PolicyRules {
     if (files.length === 0) return this;
     // Escaped, so that a name with a glob character names only itself.
-    const literal = (file: string) => path.posix.resolve(file).replace(/[*?[\]{}()!+@\\]/g, "\\$&");
-    const deny = files.map((file) => literal(file.path) + (file.suffix ?? ""));
+    const deny = files.map((file) => literalGlob(path.posix.resolve(file.path)) + (file.suffix ?? ""));
     return new PolicyRules([...this.layers, { name: "cli", config: { paths: { deny } } }], this.root);
   }
 

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { globBase, globMayMatchWithin, pathGlobMatcher } from "../../internal/path_globs.ts";
+import { globBase, globMayMatchWithin, literalGlob, pathGlobMatcher } from "../../internal/path_globs.ts";
 import { isProtectedPath } from "../../policy/protected_paths.ts";
 import { PolicyRules } from "../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../policy/config/load.ts";
@@ -120,6 +120,16 @@ describe("where an absolute glob's matches lie", () => {
     assert.equal(globBase("/**/.env"), "/");
     assert.equal(globBase("/etc/toolfence/tokens.json"), "/etc/toolfence/tokens.json");
     assert.equal(globBase("/etc/a\\[1\\]/t.json"), "/etc");
+  });
+
+  test("literalGlob: a path with glob characters matches itself only, and globBase reads it whole", {
+    timeout: 60_000,
+  }, () => {
+    const file = "/etc/a[1]/t*{x,y}.json";
+    const glob = literalGlob(file);
+    assert.ok(pathGlobMatcher([glob])(file));
+    assert.ok(!pathGlobMatcher([glob])("/etc/a1/tx.json"));
+    assert.equal(globBase(glob), "/etc");
   });
 
   test("globMayMatchWithin: only where a match could lie in the folder or be the folder", { timeout: 60_000 }, () => {

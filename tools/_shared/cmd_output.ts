@@ -70,8 +70,9 @@ export async function readStreamForResult(
   } catch (error) {
     throw outputUnavailable(file, error);
   }
-  const text = decoder.decode(content.byteLength > maxBytes ? content.subarray(0, maxBytes) : content);
-  const whole = content.byteLength <= maxBytes && content.byteLength === bytes;
+  const kept = content.subarray(0, maxBytes);
+  const text = decoder.decode(kept);
+  const whole = kept.byteLength === bytes;
   if (whole && text.length <= cap) return { text, bytes, truncated: false };
   const ref = await artifacts.put(text, {
     summary: `${summary}, ${bytes} bytes${whole ? "" : `, the first ${maxBytes} kept`}`,
