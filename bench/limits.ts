@@ -2,13 +2,12 @@
  * Where the resource limits' share of a sandboxed spawn goes (issue 26: "no
  * slower than before the limits"): the same bubblewrap-wrapped `echo hello`
  * spawned bare (the peer), behind one `/bin/sh` that only execs it (what the
- * shell that stood in front of bubblewrap cost alone), with the rlimits only
- * (set by the command's own shell), under the full limits as the process
- * door starts it (bubblewrap waits until the server has put its first
- * process in the cgroup; no shell in front), under the full limits the way
- * before (a shell in front that joins the cgroup and sets the rlimits, then
- * execs bubblewrap); and the cgroup made and removed with no spawn.
- * Interleaved rounds of one run.
+ * limits' shell in front costs alone), with the rlimits only, under the full
+ * limits as the process door starts it (a shell in front of bubblewrap moves
+ * itself into the cgroup through v1's `tasks`, sets the rlimits, execs
+ * bubblewrap), the same joining through `cgroup.procs` (the way before
+ * 2026-12-03, which waits for an RCU grace period); and the cgroup made and
+ * removed with no spawn. Interleaved rounds of one run.
  *
  * Run: deno run -A bench/limits.ts
  *
@@ -21,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { DEFAULT_RESOURCE_LIMITS, limitCommand, type LimitCommandOptions, limitsState } from "../policy/limits.ts";
-import { shellLineAt, spawnUnderLimits } from "./_limited_spawn.ts";
+import { spawnUnderLimits } from "./_limited_spawn.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 
 const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-limits-")));
@@ -38,22 +37,24 @@ function nodeSpawn(argv: readonly string[]): Promise<string> {
 }
 
 const wrapped = (await sandboxArgv(["bash", "-c", "echo hello"], { workdir: dir, writable: [dir], mode: "auto" })).argv;
-const inside = { privateTmp: true, bubblewrap: shellLineAt(wrapped) };
 console.log(`limits here: ${(await limitsState(DEFAULT_RESOURCE_LIMITS)).mechanism}`);
 if ((await bubblewrapStatus()).path === undefined) console.log("bubblewrap is unavailable: the argv runs unsandboxed");
 
-const underLimits = (options: LimitCommandOptions) => async () => {
-  const out = await spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, options, { cwd: dir, env });
+const underLimits = (options: LimitCommandOptions, rewrite?: (argv: string[]) => string[]) => async () => {
+  const out = await spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, options, { cwd: dir, env }, rewrite);
   if (out !== "hello\n") throw new Error(`under the limits: ${out}`);
 };
 const rows = await comparePerCall([
   ["bwrap + spawn", () => nodeSpawn(wrapped)],
   ["bwrap + spawn, behind sh -c 'exec \"$@\"'", () => nodeSpawn(["/bin/sh", "-c", 'exec "$@"', "sh", ...wrapped])],
-  ["bwrap + spawn, rlimits only (no cgroup)", underLimits({ ...inside, cgroup: false })],
-  ["bwrap + spawn, under the limits", underLimits(inside)],
-  ["bwrap + spawn, limits, sh in front (before)", underLimits({ privateTmp: true })],
+  ["bwrap + spawn, rlimits only (no cgroup)", underLimits({ privateTmp: true, cgroup: false })],
+  ["bwrap + spawn, under the limits", underLimits({ privateTmp: true })],
+  [
+    "bwrap + spawn, limits, joined by cgroup.procs (before)",
+    underLimits({ privateTmp: true }, (argv) => argv.map((arg) => arg.replaceAll("/tasks'", "/cgroup.procs'"))),
+  ],
   ["the cgroup made and removed, no spawn", async () => {
-    const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, inside);
+    const limited = await limitCommand(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true });
     await limited.release();
   }],
 ], { rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 9), iterations: 8 });

@@ -23,7 +23,7 @@ import { ToolBox } from "../toolbox.ts";
 import { authorizeCommand } from "../policy/shell/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { DEFAULT_RESOURCE_LIMITS } from "../policy/limits.ts";
-import { shellLineAt, spawnUnderLimits } from "./_limited_spawn.ts";
+import { spawnUnderLimits } from "./_limited_spawn.ts";
 import { PolicyState } from "../policy/state.ts";
 import { denyAllHost } from "../policy/hosts.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
@@ -73,11 +73,7 @@ if (hasBwrap) {
   // The resource limits' share: a cgroup made, joined and removed, and the rlimits set, around the same bwrap.
   candidates.push([
     "bwrap + spawn, under the limits",
-    () =>
-      spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true, bubblewrap: shellLineAt(wrapped) }, {
-        cwd: dir,
-        env,
-      }),
+    () => spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true }, { cwd: dir, env }),
   ]);
   candidates.push(["bash tool, bubblewrap", () => viaTool(sandboxed)]);
 } else {

@@ -196,15 +196,12 @@ export interface GroupCounters {
 
 /** One command's cgroup (one folder per hierarchy), made by the command's own first process. */
 export interface CommandGroup {
-  /**
-   * Where the server makes the folders itself: the group's `cgroup.procs`
-   * files, one per hierarchy; a process joins the group by writing 0 to each.
-   * Undefined where the shell of `setup` makes the folders.
-   */
-  procs?: readonly string[];
   /** The shell lines that make the group and write its limits, and a watcher, where the server cannot. */
   setup: string;
-  /** The shell line that moves the shell itself into the group. */
+  /**
+   * The shell line that moves the shell itself into the group, or stops it
+   * (exit 126, saying why) where the group refuses it.
+   */
   attach: string;
   /** Whether the group counts the CPU of the whole tree (cgroup v2, or v1 with cpuacct), and its watch ends it there. */
   countsCpu: boolean;
@@ -301,12 +298,17 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
   };
   const processesRefused = (text: string) => /^max [1-9]/m.test(text);
   return {
-    ...(direct ? { procs: dirs.map((dir) => path.join(dir, "cgroup.procs")) } : {}),
     setup: direct
       ? ""
       : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...values.map(([f, v]) => `echo ${v} > ${quote(f)}`)]
         .concat(watcher).join("\n"),
-    attach: dirs.map((dir) => `echo 0 > ${quote(dir)}/cgroup.procs || exit 126`).join("\n"),
+    // On v1 the shell moves its one thread through `tasks`: a move of the writer itself alone skips the kernel's
+    // cgroup_threadgroup_rwsem, whose taking for writing (every write to cgroup.procs) waits for an RCU grace
+    // period, 5 to 25 ms here for each command. The shell has no other thread, and what it starts inherits the
+    // group. v2 has no `tasks`.
+    attach: `{ ${
+      dirs.map((dir) => `echo 0 > ${quote(path.join(dir, root.version === 2 ? "cgroup.procs" : "tasks"))}`).join(" && ")
+    }; } || { echo "toolfence: the command could not join its cgroup, so it does not run" >&2; exit 126; }`,
     countsCpu: cpuFile !== undefined,
     watch() {
       if (!direct || timer !== undefined) return;
@@ -368,8 +370,10 @@ function makeDirect(dirs: readonly string[], values: readonly [string, string][]
   }
 }
 
-const REMOVE_TRIES = 10;
-const REMOVE_WAIT_MS = 50;
+// The waits between removals of a busy group, about half a second in all: the kernel unlinks an exited task from
+// its group a moment after the task is reaped (a millisecond or two here), and a fixed 50 ms first wait was most
+// of the limits' cost in one command out of four.
+const REMOVE_WAITS_MS = [1, 2, 4, 8, 16, 32, 64, 128, 250];
 
 // The counter files' texts joined by NUL, then every folder gone (what is
 // left in it killed first); undefined when fs refuses.
@@ -395,7 +399,7 @@ async function closeDirect(
 
 // Removes a group folder, killing what is left in it while the kernel says it is busy.
 async function removeGroup(dir: string, unified: boolean): Promise<void> {
-  for (let attempt = 0; attempt < REMOVE_TRIES; attempt++) {
+  for (const wait of [...REMOVE_WAITS_MS, undefined]) {
     try {
       fs.rmdirSync(dir);
       return;
@@ -403,8 +407,9 @@ async function removeGroup(dir: string, unified: boolean): Promise<void> {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return;
       if (code !== "EBUSY") throw error;
+      if (wait === undefined) return;
       await killMembers(dir, unified);
-      await new Promise((resolve) => setTimeout(resolve, REMOVE_WAIT_MS));
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 }
@@ -614,51 +619,6 @@ export function limitPrefix(
     exec,
   ].join("\n");
   return [SHELL, "-c", script, "sh"];
-}
-
-/**
- * The line the command's own shell runs first inside bubblewrap, where no
- * shell stands in front of it (see `limitCommand`): it moves the shell into
- * its cgroup by writing 0 to each of `procs` (the group's `cgroup.procs`
- * files, bound inside) and stops (exit 126, saying why) if one refuses,
- * ignores SIGXFSZ, sets the rlimits with `setter`'s ulimit (none without
- * one), and unsets its variables. `shell`: the command's shell, `bash` or the
- * `/bin/sh` that `setter` was probed with. Ends with `; `, to go before the
- * command on its first line (so that the command's line numbers stay).
- */
-export function insideLimitLine(
-  shell: "bash" | "sh",
-  setter: RlimitSetter & { kind: "ulimit" } | undefined,
-  procs: readonly string[],
-  limits: KernelLimits,
-  options: RlimitOptions,
-): string {
-  // Then every other process of the sandbox joins too: bubblewrap's init (pid 1) and the egress relay started
-  // before this line. Outside the group, a command that ptraced one of them (same uid, and dumpable) ran a
-  // shell there, clear of every limit.
-  const join = procs.length === 0 ? [] : [
-    `{ ${procs.map((file) => `echo 0 > ${quote(file)}`).join(" && ")}; } || ` +
-    '{ echo "toolfence: the command could not join its cgroup, so it does not run" >&2; exit 126; }',
-    `for toolfence_pid in /proc/[0-9]*; do ${
-      procs.map((file) => `echo "\${toolfence_pid#/proc/}" > ${quote(file)}`).join("; ")
-    }; done 2>/dev/null`,
-    "unset toolfence_pid",
-  ];
-  const rlimits = setter === undefined ? [] : [
-    "toolfence_tasks=0/0",
-    "read toolfence_field toolfence_field toolfence_field toolfence_tasks toolfence_field < /proc/loadavg",
-    `${
-      ulimitChain(
-        shell === "bash" ? "bash" : setter.fileBlock,
-        shell === "bash" ? "-u" : setter.processFlag,
-        "toolfence_tasks",
-        limits,
-        options,
-      )
-    } || exit 126`,
-    "unset toolfence_field toolfence_tasks",
-  ];
-  return [...join, "trap '' XFSZ", ...rlimits, ""].join("; ");
 }
 
 const sizeSupport = new Map<string, Promise<boolean>>();

@@ -95,17 +95,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     const release = () => Promise.resolve(limited?.release()).then(() => wrapped.release());
     try {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
-      limited = await limitCommand(wrapped.argv, this.#deps.limits, {
-        privateTmp: wrapped.sandboxed,
-        ...(wrapped.sandboxed
-          ? {
-            bubblewrap: {
-              command: wrapped.argv.length - judged.command.length,
-              shellLine: request.kind === "shell",
-            },
-          }
-          : {}),
-      });
+      limited = await limitCommand(wrapped.argv, this.#deps.limits, { privateTmp: wrapped.sandboxed });
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);

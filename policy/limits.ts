@@ -13,7 +13,6 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import process from "node:process";
-import path from "node:path";
 import { sizeBytes } from "./_size.ts";
 import { PolicyRules } from "./config/rules.ts";
 import type { ResourceLimitsInput } from "./config/schema.ts";
@@ -25,7 +24,6 @@ import {
   findCgroup,
   findRlimitSetter,
   type GroupCounters,
-  insideLimitLine,
   limitPrefix,
   type RlimitSetter,
   tmpfsSizeSupported,
@@ -311,10 +309,9 @@ export interface LimitHit {
 export interface LimitedCommand {
   /**
    * The argv to start: a shell that moves itself into the command's cgroup,
-   * sets the rlimits and execs the command; for a bubblewrap argv (option
-   * `bubblewrap`), bubblewrap itself, with the group's `cgroup.procs` files
-   * bound inside, where the command's own shell joins the group and sets the
-   * rlimits before anything of the command runs.
+   * sets the rlimits and execs the command (for a sandboxed command,
+   * bubblewrap, so that bubblewrap's own processes are in the group and
+   * under the rlimits too).
    */
   argv: string[];
   /**
@@ -347,21 +344,9 @@ export interface LimitCommandOptions {
    * like the browser of a session, whose group nobody would remove).
    */
   cgroup?: boolean;
-  /**
-   * The argv is bubblewrap's (from `sandboxArgv`), the sandboxed command at
-   * index `command`, a shell line (`[shell, "-c", line]`) when `shellLine`.
-   * No shell then stands in front of bubblewrap: the group's `cgroup.procs`
-   * files are bound inside, and the command's own shell joins the group and
-   * sets the rlimits before the line (a program gets a `/bin/sh` inside
-   * that does, then execs it). Where the server cannot make the group's
-   * folders itself, or only `prlimit` sets rlimits, the shell in front stays.
-   */
-  bubblewrap?: { command: number; shellLine: boolean };
 }
 
 const STDERR_TAIL_BYTES = 64 * 1024;
-// Where a command's cgroup.procs files are bound inside the sandbox.
-const PROCS_INSIDE = "/run/toolfence";
 
 // Error lines that show a limit: the kernel's refusals as programs print them
 // (ENOMEM, EAGAIN on fork, EMFILE, ENOSPC) and the shell's words for the
@@ -443,11 +428,6 @@ export async function limitCommand(
   limits: ResourceLimits,
   options: LimitCommandOptions,
 ): Promise<LimitedCommand> {
-  // Before the group's folders are made: a wrong argv leaves none behind.
-  const end = argv.indexOf("--");
-  if (options.bubblewrap && (end < 1 || end >= options.bubblewrap.command)) {
-    throw new TypeError("limitCommand: the bubblewrap argv has no -- before its command");
-  }
   const { cgroup, rlimits, taskWatch } = await mechanism();
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
     ? commandGroup(cgroup.root, limits)
@@ -458,23 +438,7 @@ export async function limitCommand(
   const kernel = group?.countsCpu ? { ...limits, cpuSeconds: limits.cpuSeconds + 1 } : limits;
   const browser = options.profile === "browser";
   const rlimitOptions = { withMemory: !browser, withCpu: !browser };
-  const inside = options.bubblewrap !== undefined && rlimits?.kind !== "prlimit" &&
-    (group === undefined || group.procs !== undefined);
-  let limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions), ...argv];
-  if (inside && (group || rlimits)) {
-    const { command, shellLine } = options.bubblewrap!;
-    const setter = rlimits?.kind === "ulimit" ? rlimits : undefined;
-    const procs = (group?.procs ?? []).map((_, i) => `${PROCS_INSIDE}/cgroup-${i + 1}.procs`);
-    const [shell, flag, line] = argv.slice(command);
-    const flavour = path.basename(shell) === "bash" ? "bash" : shell === "/bin/sh" ? "sh" : undefined;
-    const sandboxed = shellLine && flavour && flag === "-c" && argv.length === command + 3
-      ? [shell, flag, insideLimitLine(flavour, setter, procs, kernel, rlimitOptions) + line]
-      : ["/bin/sh", "-c", `${insideLimitLine("sh", setter, procs, kernel, rlimitOptions)}exec "$@"`, "sh"]
-        .concat(argv.slice(command));
-    // After every other mount, so that none hides them.
-    const binds = (group?.procs ?? []).flatMap((file, i) => ["--bind", file, procs[i]]);
-    limitedArgv = [...argv.slice(0, end), ...binds, ...argv.slice(end, command), ...sandboxed];
-  }
+  const limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions), ...argv];
   let released: Promise<void> | undefined;
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
   // What the cgroup counted, read right before its folders go.

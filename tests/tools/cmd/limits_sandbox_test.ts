@@ -1,0 +1,217 @@
+// The limits of a sandboxed command: a shell in front of bubblewrap joins
+// the cgroup (through v1's `tasks`, which spares the RCU grace period a write
+// to cgroup.procs waits for), sets the rlimits and execs bubblewrap, so that
+// everything of the sandbox is born under them. The claims: a line that forks
+// at once has every child in its group, in every hierarchy (racing, with a
+// random number of forks per line); bubblewrap's init (pid 1) shares the
+// command's group and rlimits; the rlimits are exact, in bash's POSIX mode
+// too (where ulimit counts -f in 512-byte blocks); and a group the shell
+// cannot join stops the command before bubblewrap starts, saying why (fail
+// closed).
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import process from "node:process";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { delay, withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
+import { limitCommand, limitsState, resourceLimits } from "../../../policy/limits.ts";
+import { findCgroup } from "../../../policy/_limits.ts";
+import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, okOutput } from "./_helpers.ts";
+
+const box = cmdBox();
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+const SMALL: ResourceLimitsInput = { fileSize: "8MiB", openFiles: 64, cpuSeconds: 30, memory: "512MiB" };
+const limits = resourceLimits(SMALL);
+const finding = await findCgroup();
+// How many hierarchies a command's group spans here (none without a cgroup).
+const hierarchies = !("root" in finding)
+  ? 0
+  : finding.root.version === 2
+  ? 1
+  : 1 + (finding.root.memory ? 1 : 0) + (finding.root.cpuacct ? 1 : 0);
+
+function options() {
+  return {
+    autoConfirm: true,
+    host: autoHost(),
+    sandbox: "auto",
+    rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits: SMALL } } }], "/"),
+  } as const;
+}
+
+function run(argv: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => stdout += chunk);
+    child.stderr.on("data", (chunk) => stderr += chunk);
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
+  test("a shell in front joins the group through v1's tasks files, sets the rlimits and execs bubblewrap", {
+    timeout: 30_000,
+    skip: !hasBwrap,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+    try {
+      const inner = ["bash", "-c", "echo hi"];
+      const wrapped = await sandboxArgv(inner, { workdir: dir, writable: [dir], mode: "auto" });
+      const limited = await limitCommand(wrapped.argv, limits, { privateTmp: true });
+      try {
+        assert.deepEqual(limited.argv.slice(0, 2), ["/bin/sh", "-c"]);
+        assert.deepEqual(limited.argv.slice(3), ["sh", ...wrapped.argv], "bubblewrap's argv after the shell's");
+        const joins = [...limited.argv[2].matchAll(/echo 0 > '([^']+)'/g)].map((m) => m[1]);
+        assert.equal(joins.length, hierarchies, limited.argv[2]);
+        const file = "root" in finding && finding.root.version === 2 ? "cgroup.procs" : "tasks";
+        for (const path of joins) assert.ok(path.endsWith(`/${file}`), path);
+        assert.match(limited.argv[2], /ulimit -f .*\nexec "\$@"$/);
+        const out = await run(limited.argv, dir);
+        assert.deepEqual(out, { code: 0, stdout: "hi\n", stderr: "" });
+      } finally {
+        await limited.release();
+        await wrapped.release();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test(
+    "generative: every process of the sandbox (bubblewrap, its init, the command and its children) is in the group",
+    { timeout: 90_000, skip: !hasBwrap || hierarchies === 0 || !("root" in finding) },
+    async () => {
+      if (!("root" in finding)) return;
+      const root = finding.root;
+      const parents = root.version === 2
+        ? [root.dir]
+        : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])];
+      await withSession(async (session, dir) => {
+        for (let round = 0; round < 3; round++) {
+          for (const name of ["ready", "go"]) await rm(join(dir, name), { force: true });
+          const forks = 1 + Math.floor(Math.random() * 8);
+          // No process comes or goes while the server looks: the line waits on a FIFO, with no loop that forks.
+          const command = `mkfifo go; ${"(read -r < go) & ".repeat(forks)}touch ready; read -r < go; wait`;
+          const call = box.call(session, "bash", { command, timeout_s: 60 });
+          let settled = false;
+          void call.finally(() => settled = true);
+          while (!await stat(join(dir, "ready")).then(() => true, () => false)) {
+            if (settled) assert.fail(`the command ended early: ${JSON.stringify(await call)}`);
+            await delay(20);
+          }
+          // Seen from the server: the group's members in each hierarchy, and the tree under the process it started.
+          const members = await Promise.all(parents.map(async (parent) => {
+            const name = (await readdir(parent)).find((entry) => entry.startsWith(`toolfence-${process.pid}-`));
+            assert.ok(name, `a group of this server under ${parent}`);
+            return new Set((await readFile(join(parent, name, "cgroup.procs"), "utf8")).split("\n").filter(Boolean));
+          }));
+          const parentOf = new Map<string, string>();
+          for (const pid of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
+            const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+            const ppid = text.slice(text.lastIndexOf(")") + 2).split(" ")[1];
+            if (ppid) parentOf.set(pid, ppid);
+          }
+          const started = [...members[0]].filter((pid) => !members[0].has(parentOf.get(pid) ?? ""));
+          assert.equal(started.length, 1, `one process the server started: ${started}`);
+          const tree = new Set(started);
+          for (let grew = true; grew;) {
+            grew = false;
+            for (const [pid, ppid] of parentOf) {
+              if (tree.has(ppid) && !tree.has(pid)) grew = tree.add(pid) !== undefined;
+            }
+          }
+          // bubblewrap, its init, bash and each child at least.
+          assert.ok(tree.size >= 3 + forks, `the tree: ${[...tree]}`);
+          for (const [i, set] of members.entries()) {
+            for (const pid of tree) assert.ok(set.has(pid), `${pid} in the group under ${parents[i]}`);
+          }
+          await writeFile(join(dir, "go"), "\n");
+          okOutput<BashResult>(await call);
+        }
+      }, options());
+    },
+  );
+
+  test("bubblewrap's init shares the command's group and rlimits, so that nothing in the sandbox runs clear of them", {
+    timeout: 60_000,
+    skip: !hasBwrap || hierarchies === 0,
+  }, async () => {
+    // Outside the group, pid 1 (same uid, dumpable) was a way out: a command that ptraced it ran a shell there,
+    // with 48 processes against a limit of 16 and 150 MiB against 64; and its rlimits were the server's.
+    await withSession(async (session) => {
+      const read = (file: string, tag: string) => `while read -r l; do echo "${tag} $l"; done < ${file}`;
+      const command = [
+        read("/proc/1/cgroup", "init"),
+        read("/proc/self/cgroup", "self"),
+        read("/proc/1/limits", "initlimit"),
+        read("/proc/self/limits", "selflimit"),
+      ].join("; ");
+      const lines = okOutput<BashResult>(await box.call(session, "bash", { command })).stdout.split("\n");
+      const of = (tag: string) => lines.filter((l) => l.startsWith(`${tag} `)).map((l) => l.slice(tag.length + 1));
+      // The cgroup namespace bubblewrap makes is rooted at the command's group (it was born in it).
+      const [init, self] = [of("init").join("\n"), of("self").join("\n")];
+      assert.equal(init, self, `pid 1:\n${init}\nthe command:\n${self}`);
+      const limitLines = (tag: string) => of(tag).filter((l) => /^Max (open files|file size|processes)/.test(l));
+      assert.equal(limitLines("initlimit").length, 3, of("initlimit").join("\n"));
+      assert.deepEqual(limitLines("initlimit"), limitLines("selflimit"));
+      assert.ok(limitLines("initlimit").some((l) => /^Max open files\s+64\s+64\s/.test(l)), of("initlimit").join("\n"));
+    }, options());
+  });
+
+  test("the rlimits are exact, in bash's POSIX mode too", { timeout: 60_000, skip: !hasBwrap }, async () => {
+    const state = await limitsState(limits);
+    if (state.mechanism === "none") return;
+    // Where a cgroup counts the tree's CPU, it judges the limit, and RLIMIT_CPU is a backstop a second later.
+    const cpu = state.gaps.some((gap) => gap.limit === "cpuSeconds") ? /^30\s+32\s+seconds$/ : /^31\s+33\s+seconds$/;
+    await withSession(async (session) => {
+      for (const env of [{}, { POSIXLY_CORRECT: "1" }]) {
+        const result = await box.call(session, "bash", { command: "cat /proc/self/limits", env, timeout_s: 30 });
+        const text = okOutput<BashResult>(result).stdout;
+        const line = (name: string) => text.split("\n").find((l) => l.startsWith(name))?.slice(name.length).trim();
+        assert.match(line("Max file size") ?? "", /^8388608\s+8388608\s+bytes$/, JSON.stringify(env));
+        assert.match(line("Max open files") ?? "", /^64\s+64\s+files$/);
+        assert.match(line("Max cpu time") ?? "", cpu);
+        assert.match(line("Max data size") ?? "", /^536870912\s+536870912\s+bytes$/);
+        assert.match(line("Max core file size") ?? "", /^0\s+0\s+bytes$/);
+      }
+    }, options());
+  });
+
+  test("fail closed: a group the shell cannot join stops the command before bubblewrap starts, and says why", {
+    timeout: 30_000,
+    skip: !hasBwrap || hierarchies === 0,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+    try {
+      const inner = ["bash", "-c", `touch ${dir}/ran`];
+      const wrapped = await sandboxArgv(inner, { workdir: dir, writable: [dir], mode: "auto" });
+      const limited = await limitCommand(wrapped.argv, limits, { privateTmp: true });
+      try {
+        // The group's last folder removed before the start (a server as root passes any mode bits).
+        const joins = [...limited.argv[2].matchAll(/echo 0 > '([^']+)'/g)].map((m) => m[1]);
+        assert.equal(joins.length, hierarchies);
+        await rmdir(dirname(joins.at(-1)!));
+        const out = await run(limited.argv, dir);
+        assert.equal(out.code, 126, out.stderr);
+        assert.match(out.stderr, /could not join its cgroup, so it does not run/);
+        assert.equal(await stat(join(dir, "ran")).then(() => true, () => false), false, "the line never ran");
+      } finally {
+        await limited.release();
+        await wrapped.release();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
