@@ -71,7 +71,14 @@ export {
   systemTempFolder,
 } from "./runtime_permissions.ts";
 export { isExecutableFile } from "./executable.ts";
-export { globBase, globMayMatchWithin, literalGlob, pathGlobMatcher, type PathMatcher } from "./path_globs.ts";
+export {
+  globBase,
+  globMayMatchWithin,
+  hasGlobSyntax,
+  literalGlob,
+  pathGlobMatcher,
+  type PathMatcher,
+} from "./path_globs.ts";
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
 export { captureOutput, type OutputCapture } from "./process_output.ts";
 export { type ProbeOutcome, runProbe } from "./probe_process.ts";

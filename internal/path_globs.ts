@@ -50,6 +50,21 @@ export function pathGlobMatcher(patterns: readonly string[]): PathMatcher {
 const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
 
 /**
+ * Whether {@linkcode pathGlobMatcher} would read any character of `p` as
+ * pattern syntax (a backslash escape included): a `p` without any names only
+ * itself.
+ *
+ * @example
+ * ```ts
+ * import { hasGlobSyntax } from "@toolfence/internal";
+ * console.log(hasGlobSyntax(".git/hooks"), hasGlobSyntax("src/*.ts")); // false true
+ * ```
+ */
+export function hasGlobSyntax(p: string): boolean {
+  return GLOB_CHARS.test(p);
+}
+
+/**
  * `p` as a glob that matches only itself: each character {@linkcode pathGlobMatcher}
  * would read as a pattern escaped.
  *
@@ -76,7 +91,7 @@ export function literalGlob(p: string): string {
  */
 export function globBase(glob: string): string {
   const parts = glob.split("/");
-  const first = parts.findIndex((part) => GLOB_CHARS.test(part));
+  const first = parts.findIndex(hasGlobSyntax);
   return (first === -1 ? parts : parts.slice(0, first)).join("/") || "/";
 }
 

@@ -21,7 +21,7 @@ import fsp, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { isWithin } from "./paths.ts";
-import { pathGlobMatcher } from "./path_globs.ts";
+import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
@@ -253,7 +253,6 @@ const WALK_MAX_DEPTH = 8;
 const WALK_SKIPPED = new Set(["node_modules"]);
 const GIT_SKIPPED = new Set(["objects", "lfs", "logs", "refs"]);
 const PROBE_CHILD = "toolfence-probe-child";
-const GLOB_CHARS = /[*?[\]{}!()+@]/;
 
 /** One protected-path mount. */
 export interface ProtectedMount {
@@ -371,7 +370,7 @@ function rootCandidates(patterns: readonly string[]): { rel: string; dir: boolea
     while (p.startsWith("**/")) p = p.slice(3);
     const dir = p.endsWith("/**");
     if (dir) p = p.slice(0, -3);
-    if (p === "" || GLOB_CHARS.test(p) || p.split("/").some((c) => c === "" || c === "." || c === "..")) continue;
+    if (p === "" || hasGlobSyntax(p) || p.split("/").some((c) => c === "" || c === "." || c === "..")) continue;
     out.set(p, (out.get(p) ?? false) || dir);
   }
   return [...out].map(([rel, dir]) => ({ rel, dir }));

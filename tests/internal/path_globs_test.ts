@@ -11,7 +11,13 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { globBase, globMayMatchWithin, literalGlob, pathGlobMatcher } from "../../internal/path_globs.ts";
+import {
+  globBase,
+  globMayMatchWithin,
+  hasGlobSyntax,
+  literalGlob,
+  pathGlobMatcher,
+} from "../../internal/path_globs.ts";
 import { isProtectedPath } from "../../policy/protected_paths.ts";
 import { PolicyRules } from "../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../policy/config/load.ts";
@@ -130,6 +136,29 @@ describe("where an absolute glob's matches lie", () => {
     assert.ok(pathGlobMatcher([glob])(file));
     assert.ok(!pathGlobMatcher([glob])("/etc/a1/tx.json"));
     assert.equal(globBase(glob), "/etc");
+  });
+
+  test("generative: a name hasGlobSyntax calls plain matches itself and nothing else; an escape counts as syntax", {
+    timeout: 60_000,
+  }, () => {
+    // The sandbox's protected-path plan takes such a name for a path to cover as it is written: `fo\\o` was taken for
+    // a file named with a backslash, where the matcher reads it as `foo`.
+    assert.equal(hasGlobSyntax("fo\\o"), true);
+    assert.ok(pathGlobMatcher(["fo\\o"])("foo"));
+    const alphabet = "ab./-_ *?[]{}!()+@\\,^$|";
+    let seed = 20261203;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 2000; i++) {
+      const name = Array.from(
+        { length: 1 + Math.floor(next() * 8) },
+        () => alphabet[Math.floor(next() * alphabet.length)],
+      )
+        .join("");
+      if (hasGlobSyntax(name)) continue;
+      const match = pathGlobMatcher([name]);
+      assert.ok(match(name), name);
+      assert.ok(!match(`${name}x`) && !match(`x${name}`), name);
+    }
   });
 
   test("globMayMatchWithin: only where a match could lie in the folder or be the folder", { timeout: 60_000 }, () => {
