@@ -39,7 +39,7 @@ import {
   toolGroup,
   type ToolNeeds,
 } from "@toolfence/core";
-import { Session } from "@toolfence/policy";
+import { AuditLog, Session } from "@toolfence/policy";
 import { ToolBox } from "./toolbox.ts";
 import { BUILTIN_GROUPS, publishTool } from "@toolfence/tools";
 import { PROVIDER_DIALECTS } from "@toolfence/adapters";
@@ -449,9 +449,7 @@ async function serve(args: string[]): Promise<number> {
       maxMessageBytes: maxBytes,
       ...(capabilities ? { capabilities } : {}),
       // The audit log is denied to the agent it records: a command may neither read nor rewrite it.
-      rules: auditFile === undefined
-        ? files.rules
-        : files.rules.denyingFiles([{ path: auditFile }, { path: auditFile, suffix: ".*" }]),
+      rules: auditFile === undefined ? files.rules : files.rules.denyingFiles(AuditLog.filesOf(auditFile)),
       elicitationAnswers: files.settings.elicitation,
       ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
       ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),

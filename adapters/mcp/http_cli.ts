@@ -9,7 +9,7 @@
 import path from "node:path";
 import process from "node:process";
 import type { ToolBox } from "@toolfence/core";
-import { PolicyRules, type SandboxMode } from "@toolfence/policy";
+import { AuditLog, PolicyRules, type SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
 import { openStore } from "./open_store.ts";
@@ -80,7 +80,7 @@ function hidingServerFiles(rules: PolicyRules | undefined, values: HttpCliValues
     // The token file serveHttp denies itself.
     ...(values.consoleTokenFile === undefined ? [] : [{ path: values.consoleTokenFile }]),
     // With the audit's rotations (`FILE.1`) and SQLite's journals (`FILE-wal`).
-    ...(values.auditFile === undefined ? [] : [{ path: values.auditFile }, { path: values.auditFile, suffix: ".*" }]),
+    ...(values.auditFile === undefined ? [] : AuditLog.filesOf(values.auditFile)),
     ...(store === undefined ? [] : [{ path: store }, { path: store, suffix: "-*" }]),
   ]);
 }

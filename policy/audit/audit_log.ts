@@ -109,6 +109,22 @@ export class AuditLog {
   #fd: number | undefined;
   #size = 0;
 
+  /**
+   * The files a log at `file` writes, itself and its rotations (`FILE.1`,
+   * ...), as `PolicyRules.denyingFiles` takes them: the agents it records
+   * may neither read nor rewrite them.
+   *
+   * @example
+   * ```ts
+   * import { AuditLog, PolicyRules } from "@toolfence/policy";
+   * const rules = PolicyRules.empty("/srv/w").denyingFiles(AuditLog.filesOf("/var/log/toolfence.jsonl"));
+   * console.log(rules.layers.length); // 1
+   * ```
+   */
+  static filesOf(file: string): { path: string; suffix: string }[] {
+    return [{ path: file, suffix: "" }, { path: file, suffix: ".*" }];
+  }
+
   /** Opens the log (the file is created when missing). */
   constructor(options: AuditLogOptions = {}) {
     this.#options = options;
