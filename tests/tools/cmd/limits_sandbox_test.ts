@@ -101,8 +101,8 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
         for (let round = 0; round < 3; round++) {
           for (const name of ["ready", "go"]) await rm(join(dir, name), { force: true });
           const forks = 1 + Math.floor(Math.random() * 8);
-          // No process comes or goes while the server looks: the line waits on a FIFO, with no loop that forks.
-          const command = `mkfifo go; ${"(read -r < go) & ".repeat(forks)}touch ready; read -r < go; wait`;
+          // No process comes or goes while the server looks: the line signals with a builtin and waits on a FIFO.
+          const command = `mkfifo go; ${"(read -r < go) & ".repeat(forks)}: > ready; read -r < go; wait`;
           const call = box.call(session, "bash", { command, timeout_s: 60 });
           let settled = false;
           void call.finally(() => settled = true);
@@ -119,8 +119,9 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
           const parentOf = new Map<string, string>();
           for (const pid of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
             const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-            const ppid = text.slice(text.lastIndexOf(")") + 2).split(" ")[1];
-            if (ppid) parentOf.set(pid, ppid);
+            const [state, ppid] = text.slice(text.lastIndexOf(")") + 2).split(" ");
+            // An exited process left its group already; it stays in /proc until its parent reaps it.
+            if (ppid && state !== "Z") parentOf.set(pid, ppid);
           }
           const started = [...members[0]].filter((pid) => !members[0].has(parentOf.get(pid) ?? ""));
           assert.equal(started.length, 1, `one process the server started: ${started}`);
