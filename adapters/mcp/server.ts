@@ -164,6 +164,18 @@ function decodedOrUndefined(encoded: string): string | undefined {
   }
 }
 
+// Every list is answered in one page, so no cursor was ever given out: the spec asks for -32602 on an invalid one
+// (answering the first page again would loop a client that follows cursors).
+function refuseCursor(request: { params?: { cursor?: string } }): void {
+  const cursor = request.params?.cursor;
+  if (cursor !== undefined) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid cursor: ${JSON.stringify(cursor)} (this server lists in one page)`,
+    );
+  }
+}
+
 /** The capabilities an MCP session has unless told otherwise: `vision` (MCP results carry image content). */
 export const MCP_CAPABILITIES: readonly string[] = Object.freeze(["vision"]);
 
@@ -393,9 +405,10 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     while (running.size > 0) await Promise.allSettled([...running]);
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: mcpTools(toolbox.list({ capabilities: session.capabilities, session })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    refuseCursor(request);
+    return { tools: mcpTools(toolbox.list({ capabilities: session.capabilities, session })) };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name: toolName, arguments: args } = request.params;
@@ -485,7 +498,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     return [...all, ...local.filter((late) => !kept.has(JSON.stringify(late)))];
   };
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    refuseCursor(request);
     const refs = new Map(session.artifacts.list().map((ref) => [ref.id, ref]));
     for (const ref of await shared?.artifacts() ?? []) if (!refs.has(ref.id)) refs.set(ref.id, ref);
     const resources: { uri: string; name: string; description?: string; mimeType?: string; size?: number }[] = [
@@ -508,16 +522,27 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     return { resources };
   });
 
-  if (shared) {
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-      resourceTemplates: [{
-        uriTemplate: `${CALLS_PREFIX}{requestId}`,
-        name: "call",
-        description: "The outcome of this session's call of that JSON-RPC request id, on whichever replica it ran",
-        mimeType: "application/json",
-      }],
-    }));
-  }
+  // The artifacts' URIs are a template of their own; clients that see the resources capability ask for templates.
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) => {
+    refuseCursor(request);
+    return {
+      resourceTemplates: [
+        {
+          uriTemplate: "artifact://sha256/{sha256}",
+          name: "artifact",
+          description: "An artifact of this session by its SHA-256 (hex), e.g. the whole of a cut output",
+        },
+        ...(shared
+          ? [{
+            uriTemplate: `${CALLS_PREFIX}{requestId}`,
+            name: "call",
+            description: "The outcome of this session's call of that JSON-RPC request id, on whichever replica it ran",
+            mimeType: "application/json",
+          }]
+          : []),
+      ],
+    };
+  });
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;

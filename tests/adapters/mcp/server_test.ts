@@ -255,4 +255,26 @@ describe("MCP server in process", () => {
       await server.close();
     }
   });
+
+  test(
+    "lists come in one page: a cursor is refused with -32602, and the artifacts' URI template is listed",
+    { timeout: 60_000 },
+    async () => {
+      const { client, close } = await connect();
+      try {
+        // A client that follows cursors and gets the first page back would loop for ever.
+        for (
+          const list of [
+            () => client.listTools({ cursor: "next" }),
+            () => client.listResources({ cursor: "next" }),
+            () => client.listResourceTemplates({ cursor: "next" }),
+          ]
+        ) await assert.rejects(list(), (error: { code?: number }) => error.code === -32602);
+        const { resourceTemplates } = await client.listResourceTemplates();
+        assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ["artifact://sha256/{sha256}"]);
+      } finally {
+        await close();
+      }
+    },
+  );
 });
