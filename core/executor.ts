@@ -426,8 +426,13 @@ function capabilityRefusal(tool: AnyTool, session: SessionBase): ToolError | und
 function watchLate<T>(run: CallRun<T>, work: Promise<SettledOutcome>, reportedStatus: "timed_out" | "cancelled"): void {
   const attempt = run.attempts;
   void work.then((settled) => {
-    // A tool that stopped because it was told to (it threw the abort) has nothing more to say.
-    if (settled.kind === "thrown" && (isAbortError(settled.error) || settled.error instanceof CancelReason)) return;
+    // A tool that stopped because it was told to (it threw the abort, or the reason its signal carries, which the
+    // caller chose: an MCP cancel's is a plain string) has nothing more to say.
+    if (
+      settled.kind === "thrown" &&
+      (isAbortError(settled.error) || settled.error instanceof CancelReason ||
+        (run.options.signal?.aborted === true && settled.error === run.options.signal.reason))
+    ) return;
     let init: Partial<ToolResultInit> & Pick<ToolResultInit, "status">;
     if (settled.kind === "thrown") {
       init = errorFields(thrownToToolError(settled.error));

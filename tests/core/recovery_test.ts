@@ -446,3 +446,27 @@ test("a tool that honours its signal leaves no late result", { timeout: 60_000 }
     assert.deepEqual(session.lateResults.list(), []);
   });
 });
+
+test("a tool that rejects with its signal's reason leaves no late result, whatever the caller aborted with", {
+  timeout: 60_000,
+}, async () => {
+  await withSession(async (session) => {
+    // As sleep does; an MCP client's notifications/cancelled aborts with its `reason`, a plain string.
+    const box = new ToolBox({ graceMs: 200 }).register(tool({
+      name: "rejects_with_reason",
+      description: "d",
+      input: empty,
+      run: (_a, ctx) =>
+        new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))),
+    }));
+    for (const reason of ["the client cancelled", new Error("stop"), undefined]) {
+      const controller = new AbortController();
+      const pending = box.call(session, "rejects_with_reason", {}, { signal: controller.signal });
+      await delay(5);
+      controller.abort(reason);
+      assert.equal((await pending).status, "cancelled");
+    }
+    await delay(50);
+    assert.deepEqual(session.lateResults.list(), []);
+  });
+});
