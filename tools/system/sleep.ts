@@ -8,6 +8,8 @@ import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
 import { SLEEP_OUTPUT } from "./_outputs.ts";
 
+const PROGRESS_EVERY_MS = 1_000;
+
 /** Arguments of `sleep`. */
 export interface SleepArgs {
   /** How long to wait, in seconds. */
@@ -15,8 +17,8 @@ export interface SleepArgs {
 }
 
 /**
- * `sleep(seconds)`: waits, at most 10 minutes; a cancel or timeout of the
- * call ends it at once.
+ * `sleep(seconds)`: waits, at most 10 minutes, reporting progress once a second;
+ * a cancel or timeout of the call ends it at once.
  *
  * Requires no permissions.
  *
@@ -42,11 +44,18 @@ export const sleepTool: Tool<SleepArgs> = tool({
     const started = performance.now();
     return new Promise((resolve, reject) => {
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      // A client that asked for progress (an MCP progress token) hears the wait go on, once a second.
+      const ticker = setInterval(() => {
+        const slept = (performance.now() - started) / 1000;
+        ctx.progress(`slept ${Math.round(slept)} s of ${seconds} s`, Math.min(1, slept / seconds));
+      }, PROGRESS_EVERY_MS);
       const onAbort = () => {
         clearTimeout(timer);
+        clearInterval(ticker);
         reject(ctx.signal.reason);
       };
       const timer = setTimeout(() => {
+        clearInterval(ticker);
         ctx.signal.removeEventListener("abort", onAbort);
         resolve({ slept_ms: Math.round(performance.now() - started) });
       }, seconds * 1000);

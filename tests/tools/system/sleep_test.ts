@@ -42,3 +42,15 @@ describe("sleep", () => {
     });
   });
 });
+
+test("sleep reports progress once a second, growing to the whole wait", { timeout: 60_000 }, async () => {
+  await withSession(async (session) => {
+    const seen: { message: string; fraction?: number }[] = [];
+    const result = await box.call(session, "sleep", { seconds: 2.5 }, { onProgress: (e) => void seen.push(e) });
+    assert.equal(result.status, "success");
+    assert.deepEqual(seen.map((e) => e.message), ["slept 1 s of 2.5 s", "slept 2 s of 2.5 s"]);
+    assert.ok(
+      seen.every((e, i) => e.fraction! > 0 && e.fraction! < 1 && (i === 0 || e.fraction! > seen[i - 1].fraction!)),
+    );
+  });
+});
