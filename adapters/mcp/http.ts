@@ -312,8 +312,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return defaultWorkspace!;
   }
 
+  // RFC 6750's challenge; it names the protected resource metadata (RFC 9728) only where it is served, under OAuth: a
+  // client that follows the link of a token-file server would read a 404 and go looking for an authorization server.
+  const challengeStart = () => jwt ? `Bearer resource_metadata="${metadataUrl()}"` : `Bearer realm="toolfence"`;
+
   function challenge(status: 401 | 403, message: string, error?: string, scope?: string): Response {
-    const parts = [`Bearer resource_metadata="${metadataUrl()}"`];
+    const parts = [challengeStart()];
     if (error) parts.push(`error="${error}"`, `error_description="${message.replace(/["\\]/g, "")}"`);
     if (scope) parts.push(`scope="${scope}"`);
     return refusal(status, `${status === 401 ? "Unauthorized" : "Forbidden"}: ${message}`, null, {
@@ -669,8 +673,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           scope: needed,
         }),
         {
-          "www-authenticate":
-            `Bearer resource_metadata="${metadataUrl()}", error="insufficient_scope", scope="${needed}"`,
+          "www-authenticate": `${challengeStart()}, error="insufficient_scope", scope="${needed}"`,
         },
       );
     }

@@ -28,7 +28,14 @@ describe("serve over HTTP with a token file", () => {
   test("no token and a wrong token get 401 with WWW-Authenticate", { timeout: 60_000 }, async () => {
     const none = await raw(h.server.url, { body: INIT });
     assert.equal(none.status, 401);
-    assert.match(String(none.headers["www-authenticate"]), /^Bearer resource_metadata="/);
+    // No OAuth here, so no protected resource metadata to point at (its URL answers 404).
+    assert.equal(none.headers["www-authenticate"], `Bearer realm="toolfence"`);
+    assert.equal(
+      (await raw(new URL("/.well-known/oauth-protected-resource/mcp", h.server.url), {
+        method: "GET",
+      })).status,
+      404,
+    );
     assert.match(none.json().error!.message, /bearer token/);
     const wrong = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${ALICE}x` } });
     assert.equal(wrong.status, 401);
