@@ -385,14 +385,14 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
   session.hooks.before.push(refuseLoneSurrogates);
+  // The SDK keeps the level of logging/setLevel by the transport's session id (over HTTP, the MCP session's) and
+  // filters only messages sent with that id: without it, a client that asked for errors alone heard every notice.
+  const log = (level: "notice", data: Record<string, unknown>) =>
+    void server.sendLoggingMessage({ level, logger: "toolfence", data }, server.transport?.sessionId).catch(() => {});
   // A timed-out or cancelled tool that settles later: the client hears how (see the module's notes).
   session.lateResults.onLateResult((late) => {
     const params = lateResultParams(late);
-    void server.sendLoggingMessage({
-      level: "notice",
-      logger: "toolfence",
-      data: { event: "late_result", callId: params.callId, lateResult: params },
-    }).catch(() => {});
+    log("notice", { event: "late_result", callId: params.callId, lateResult: params });
     void server.notification({ method: LATE_RESULT_NOTIFICATION, params }).catch(() => {});
   });
   const gate = session.callGate;
@@ -470,11 +470,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       content.push({ type: "image", data: base64(image.data), mimeType: image.mediaType });
     }
     if (result.status === "cancelled" || result.status === "timed_out") {
-      void server.sendLoggingMessage({
-        level: "notice",
-        logger: "toolfence",
-        data: { event: result.status, tool: toolName, callId, ...resultMeta(result) },
-      }).catch(() => {});
+      log("notice", { event: result.status, tool: toolName, callId, ...resultMeta(result) });
     }
     const artifactCount = session.artifacts.list().length;
     if (artifactCount !== listedArtifacts) {

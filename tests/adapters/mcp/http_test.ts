@@ -8,6 +8,8 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolBox } from "../../../toolbox.ts";
 import { serveHttp } from "../../../adapters/mcp/http.ts";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "../_http_harness.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
@@ -249,6 +251,33 @@ describe("serve over HTTP with a token file", () => {
     await new Promise((done) => setTimeout(done, 1100));
     const still = await connect(h.server.url, NEW);
     await still.close();
+  });
+
+  test("logging/setLevel holds for the session: after 'error', a cancelled call's notice is not sent", {
+    timeout: 60_000,
+  }, async () => {
+    for (const [level, expected] of [["error", []], ["notice", ["cancelled"]]] as const) {
+      const client = await connect(h.server.url, ALICE);
+      try {
+        const heard: string[] = [];
+        client.setNotificationHandler(
+          LoggingMessageNotificationSchema,
+          (n) => void heard.push((n.params.data as { event: string }).event),
+        );
+        await client.setLoggingLevel(level);
+        const controller = new AbortController();
+        const call = client.callTool({ name: "sleep", arguments: { seconds: 30 } }, undefined, {
+          signal: controller.signal,
+        });
+        setTimeout(() => controller.abort("stop"), 200);
+        await assert.rejects(call, /stop/);
+        // The cancel's notice goes out on the session's GET stream once the call has ended.
+        await new Promise((r) => setTimeout(r, 500));
+        assert.deepEqual(heard, expected, `level ${level}`);
+      } finally {
+        await client.close();
+      }
+    }
   });
 });
 
