@@ -35,7 +35,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
-import { frameworkApproval, needsApprovalOf } from "./_framework.ts";
+import { frameworkApproval, listedTools, needsApprovalOf } from "./_framework.ts";
 import { AI_SDK } from "./_peers.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
@@ -55,9 +55,9 @@ export interface AiSdkToolsOptions<T = unknown> extends ListOptions {
 const IMAGES = "aiSdkImages";
 
 /**
- * An AI SDK `ToolSet` of the toolbox's listed tools (by `capabilities` and the
- * fence, as `toolbox.list` decides), every `execute` going through
- * `toolbox.call`.
+ * An AI SDK `ToolSet` of the toolbox's listed tools (by the session's
+ * capabilities and fence unless `options` say otherwise, as `toolbox.list`
+ * decides), every `execute` going through `toolbox.call`.
  *
  * Requires whatever permissions the called tools need.
  *
@@ -81,7 +81,8 @@ export function aiSdkTools<T = unknown>(
 ): ToolSet {
   const gate = session.callGate;
   const set: ToolSet = {};
-  for (const t of toolbox.list(options)) {
+  // By the session's capabilities and fence, as every adapter lists: not a tool the session could not run.
+  for (const t of listedTools(toolbox, session, options)) {
     const shared = isConcurrencySafe(t);
     set[t.name] = aiTool({
       description: t.description,

@@ -159,5 +159,14 @@ describe("aiSdkTools with generateText", () => {
       assert.deepEqual(Object.keys(aiSdkTools(box, session, { capabilities: ["vision"] })), ["count_words", "look"]);
       return Promise.resolve();
     });
+    // The session's own capabilities count, as in every other adapter.
+    await withSession((session) => {
+      const vision = tool({ name: "look", description: "x", input: v.object({}), requires: ["vision"], run: () => 0 });
+      assert.deepEqual(Object.keys(aiSdkTools(new ToolBox().register(countWords, vision), session)), [
+        "count_words",
+        "look",
+      ]);
+      return Promise.resolve();
+    }, { capabilities: ["vision"] });
   });
 });
