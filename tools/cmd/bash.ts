@@ -11,6 +11,7 @@ import { rmSync } from "node:fs";
 import { fail, type ResourceLimitHit, type Tool, tool, type ToolFailure } from "@toolfence/core";
 import { limitMessage } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
+import { progressTicker } from "../_shared/progress_ticker.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
@@ -153,8 +154,9 @@ export const bashTool: Tool<BashArgs> = tool({
     }, timeout_s * 1000);
     const onAbort = () => void run.process.terminate();
     ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const stopTicking = progressTicker(ctx, (ran) => [`running for ${Math.round(ran)} s`]);
     try {
-      const exit = await run.process.exited;
+      const exit = await run.process.exited.finally(stopTicking);
       await run.gone;
       await run.changes(ctx);
       ctx.signal.throwIfAborted();

@@ -7,8 +7,7 @@
 import * as v from "valibot";
 import { type Tool, tool } from "@toolfence/core";
 import { SLEEP_OUTPUT } from "./_outputs.ts";
-
-const PROGRESS_EVERY_MS = 1_000;
+import { progressTicker } from "../_shared/progress_ticker.ts";
 
 /** Arguments of `sleep`. */
 export interface SleepArgs {
@@ -44,18 +43,17 @@ export const sleepTool: Tool<SleepArgs> = tool({
     const started = performance.now();
     return new Promise((resolve, reject) => {
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
-      // A client that asked for progress (an MCP progress token) hears the wait go on, once a second.
-      const ticker = setInterval(() => {
-        const slept = (performance.now() - started) / 1000;
-        ctx.progress(`slept ${Math.round(slept)} s of ${seconds} s`, Math.min(1, slept / seconds));
-      }, PROGRESS_EVERY_MS);
+      const stopTicking = progressTicker(
+        ctx,
+        (slept) => [`slept ${Math.round(slept)} s of ${seconds} s`, Math.min(1, slept / seconds)],
+      );
       const onAbort = () => {
         clearTimeout(timer);
-        clearInterval(ticker);
+        stopTicking();
         reject(ctx.signal.reason);
       };
       const timer = setTimeout(() => {
-        clearInterval(ticker);
+        stopTicking();
         ctx.signal.removeEventListener("abort", onAbort);
         resolve({ slept_ms: Math.round(performance.now() - started) });
       }, seconds * 1000);

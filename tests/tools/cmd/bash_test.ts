@@ -318,3 +318,15 @@ describe("bash", () => {
     }, auto);
   });
 });
+
+test("a running command reports progress once a second, and none after it ends", { timeout: 60_000 }, async () => {
+  await withSession(async (session) => {
+    const seen: string[] = [];
+    const out = okOutput<BashResult>(
+      await box.call(session, "bash", { command: "sleep 2.3" }, { onProgress: (e) => void seen.push(e.message) }),
+    );
+    assert.equal(out.exit_code, 0);
+    await new Promise((r) => setTimeout(r, 1_200));
+    assert.deepEqual(seen, ["running for 1 s", "running for 2 s"]);
+  }, auto);
+});
