@@ -10,7 +10,7 @@
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "@toolfence/core";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
 
@@ -27,6 +27,13 @@ export interface ElicitationHostOptions {
    * nothing and refuses, as a client without elicitation.
    */
   answers?: "refuse" | "once" | "grant";
+  /**
+   * The client's request a call's question belongs to, by the call id the
+   * question is `about`: the question is sent as part of that request (over
+   * Streamable HTTP, on its response stream, which the client is reading;
+   * the stream of a GET is one a client may never open). Default none.
+   */
+  requestOfCall?: (callId: string) => RequestId | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -70,6 +77,7 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
     title: string,
     message: string,
     field: Record<string, unknown>,
+    callId: string | undefined,
     signal?: AbortSignal,
   ): Promise<ElicitResult> {
     signal?.throwIfAborted();
@@ -95,11 +103,13 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         message: `${title}: ${message}`,
         requestedSchema: { type: "object", properties: { answer: field as never }, required: ["answer"] },
       },
-      { signal, timeout },
+      { signal, timeout, relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId) },
     );
   }
 
   return {
+    // The call a question is about names the request to send it with.
+    showsCall: options.requestOfCall !== undefined,
     async choose<T extends string>(request: ChoiceRequest<T>, signal?: AbortSignal): Promise<ChoiceOutcome<T>> {
       const field = request.allowExtra
         ? {
@@ -116,7 +126,7 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
           oneOf: request.options.map((o) => ({ const: o.value, title: o.label })),
           default: request.defaultChoice,
         };
-      const result = await elicit(request.title, request.message, field, signal);
+      const result = await elicit(request.title, request.message, field, request.about?.callId, signal);
       if (result.action !== "accept") {
         throw refused(
           request.title,
@@ -141,7 +151,7 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
 
     async confirm(request: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>> {
       const field = { type: "boolean", title: "Allow", default: request.defaultChoice };
-      const result = await elicit(request.title, request.message, field, signal);
+      const result = await elicit(request.title, request.message, field, request.about?.callId, signal);
       if (result.action === "decline") return { choice: false, source };
       if (result.action !== "accept") {
         throw refused(

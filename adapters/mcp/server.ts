@@ -45,7 +45,7 @@
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
 import type { ArtifactRef, LateResult, StoredCall, ToolResult } from "@toolfence/core";
 import { checkOutput, toModelText } from "@toolfence/core";
@@ -380,7 +380,11 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     ...sessionOptions,
     capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,
     host: typeof host === "object" ? host : (host ?? ((elicitation) => elicitation))(
-      elicitationHost(server, { timeoutMs: elicitationTimeoutMs, answers: elicitationAnswers }),
+      elicitationHost(server, {
+        timeoutMs: elicitationTimeoutMs,
+        answers: elicitationAnswers,
+        requestOfCall: (callId) => requestOfCall.get(callId),
+      }),
     ),
   });
   // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
@@ -398,7 +402,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   const gate = session.callGate;
   let listedArtifacts = 0;
   const running = new Set<Promise<unknown>>();
-  const callIds = new Set<string>();
+  // The request of each call in flight, by call id: its questions are sent as part of it.
+  const requestOfCall = new Map<string, RequestId>();
   const stopping = new AbortController();
   const cancelAll = (reason = "the server is shutting down") => stopping.abort(new Error(reason));
   const idle = async () => {
@@ -418,8 +423,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     }
     // One call id per call: a cancelled request's id may be used again while its tool still runs.
     let callId = `mcp-${extra.requestId}`;
-    for (let n = 2; callIds.has(callId); n++) callId = `mcp-${extra.requestId}#${n}`;
-    callIds.add(callId);
+    for (let n = 2; requestOfCall.has(callId); n++) callId = `mcp-${extra.requestId}#${n}`;
+    requestOfCall.set(callId, extra.requestId);
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
     const cancel = cancelledByEither(extra.signal, stopping.signal);
@@ -445,7 +450,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     running.add(call);
     const result = await call.finally(() => {
       running.delete(call);
-      callIds.delete(callId);
+      requestOfCall.delete(callId);
       cancel.release();
     });
     const structured = tool.output !== undefined && result.status === "success"

@@ -5,7 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -222,6 +222,85 @@ describe("transports", () => {
       await h.close();
     }
   });
+
+  test(
+    "a call's question goes out on that call's own response stream: a client that opens no GET stream is asked too",
+    { timeout: 60_000 },
+    async () => {
+      const h = await startServer([{ token: TOKEN, tenant: "t" }], { autoConfirm: false });
+      const post = (body: unknown, session?: string) =>
+        fetch(h.server.url, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${TOKEN}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+      try {
+        const init = await post({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: { elicitation: { form: {} } },
+            clientInfo: { name: "no-get-stream", version: "1" },
+          },
+        });
+        await init.text();
+        const session = init.headers.get("mcp-session-id")!;
+        await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).text();
+        await (await post({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "write_file", arguments: { path: "a.txt", content: "old" } },
+        }, session)).text();
+        // Overwriting asks; before, the question went to a GET stream this client never opened, and the call hung.
+        const call = await post({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "write_file", arguments: { path: "a.txt", content: "new" } },
+        }, session);
+        const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
+        const deadline = setTimeout(() => void reader.cancel(), 10_000);
+        let text = "";
+        let asked: { id: number; params: { message: string } } | undefined;
+        while (true) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += value;
+          const messages = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]));
+          const question = messages.find((m) => m.method === "elicitation/create");
+          if (question && !asked) {
+            asked = question;
+            const answer = await post({
+              jsonrpc: "2.0",
+              id: question.id,
+              result: { action: "accept", content: { answer: "once" } },
+            }, session);
+            assert.equal(answer.status, 202);
+          }
+          const result = messages.find((m) => m.id === 3);
+          if (result) {
+            assert.equal(result.result.isError, undefined, JSON.stringify(result));
+            break;
+          }
+        }
+        clearTimeout(deadline);
+        await reader.cancel();
+        assert.ok(asked, "the question came on the call's stream");
+        assert.match(asked.params.message, /overwrite a\.txt/);
+        assert.equal(await readFile(join(h.dir, "tenants", "t", "a.txt"), "utf8"), "new");
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });
 
 describe("the command line", { skip: !IS_DENO && "runs main.ts under Deno" }, () => {
