@@ -97,14 +97,26 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         "Do something that needs no approval, or ask the user to allow it (e.g. restart the server with --auto-confirm).",
       );
     }
-    return await server.elicitInput(
-      {
-        mode: "form",
-        message: `${title}: ${message}`,
-        requestedSchema: { type: "object", properties: { answer: field as never }, required: ["answer"] },
-      },
-      { signal, timeout, relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId) },
-    );
+    try {
+      return await server.elicitInput(
+        {
+          mode: "form",
+          message: `${title}: ${message}`,
+          requestedSchema: { type: "object", properties: { answer: field as never }, required: ["answer"] },
+        },
+        { signal, timeout, relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId) },
+      );
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      // No usable answer (one outside the form, an error from the client, no answer in time) allows nothing: a
+      // refusal of the policy, not a failure of the tool.
+      throw refused(
+        title,
+        message,
+        `the question got no usable answer (${error instanceof Error ? error.message : String(error)})`,
+        "Do not retry the same action; ask the user or take another approach.",
+      );
+    }
   }
 
   return {

@@ -246,6 +246,15 @@ describe("MCP server in process", () => {
     } finally {
       await server.close();
     }
+    // An answer outside the form (the SDK refuses it against the schema) allows nothing: a refusal, not a tool error.
+    server = await connect({ elicit: () => ({ action: "accept", content: { answer: "green" } }) });
+    try {
+      const result = await call(server.client, "pick");
+      assert.equal(result.isError, true);
+      assert.match((result.content[0] as { text: string }).text, /^Skipped \[permission_denied\].*no usable answer/);
+    } finally {
+      await server.close();
+    }
     server = await connect({ elicit: () => ({ action: "cancel" }) });
     try {
       const result = await call(server.client, "pick");
