@@ -19,7 +19,8 @@
  * - A request whose id is still in flight is refused (`-32600`) rather than
  *   confusing the two calls' answers and cancellations.
  * - The end of the input does not close the transport: `ended` resolves, so
- *   that the owner can let calls in flight answer before it calls `close()`.
+ *   that the owner can let calls in flight answer (`answered()`) before it
+ *   calls `close()`.
  * - While more than 64 MiB of answers wait to be written (the client does not
  *   read them), no further input is read.
  *
@@ -90,6 +91,7 @@ export class LineTransport implements Transport {
   #oversize: { scanner: IdScanner; bytes: number } | undefined;
   // By id as a string: `1` and `"1"` are one id here, since the call ids made of them would be.
   #inFlight = new Set<string>();
+  #allAnswered: (() => void)[] = [];
   #started = false;
   #closed = false;
   #outputBroken = false;
@@ -132,9 +134,25 @@ export class LineTransport implements Transport {
   /** Writes one message as a line; resolves once the stream took it. */
   send(message: JSONRPCMessage): Promise<void> {
     if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) {
-      this.#inFlight.delete(String(message.id));
+      this.#settled(message.id);
     }
     return this.#write(message);
+  }
+
+  /**
+   * Resolves once every request read so far has been answered or cancelled:
+   * what the owner waits for after `ended`, since a request read just before
+   * the input ended may not have reached its handler yet.
+   */
+  answered(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#allAnswered.push(resolve));
+  }
+
+  #settled(id: RequestId): void {
+    this.#inFlight.delete(String(id));
+    if (this.#inFlight.size > 0) return;
+    for (const resolve of this.#allAnswered.splice(0)) resolve();
   }
 
   /** Stops reading and tells the protocol layer the connection is closed. */
@@ -256,14 +274,14 @@ export class LineTransport implements Transport {
     } else if ("method" in message && message.method === "notifications/cancelled") {
       // A cancelled request gets no answer, so its id is free again.
       const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-      if (cancelled !== undefined) this.#inFlight.delete(String(cancelled));
+      if (cancelled !== undefined) this.#settled(cancelled);
     }
     try {
       this.onmessage?.(message);
     } catch (error) {
       this.onerror?.(error as Error);
       if ("method" in message && "id" in message) {
-        this.#inFlight.delete(String(message.id));
+        this.#settled(message.id);
         void this.#write(errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error"));
       }
     }

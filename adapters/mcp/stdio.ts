@@ -86,7 +86,9 @@ export async function serveStdio(toolbox: ToolBox, options: StdioServeOptions): 
   };
   void transport.ended.then(async () => {
     if (finished) return;
-    await within(DRAIN_MS, served.idle());
+    // Every request read is answered (one read just before the end may not have reached its handler, so the calls
+    // running are not all of them), and every cancelled call has settled.
+    await within(DRAIN_MS, transport.answered().then(() => served.idle()));
     await shutdown("the client closed the connection");
   });
   await served.server.connect(transport);

@@ -22,6 +22,10 @@ import {
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
+import { PassThrough } from "node:stream";
+import { ToolBox } from "../../../toolbox.ts";
+import "../../../tools/mod.ts";
+import { serveStdio } from "../../../adapters/mcp/stdio.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const MAIN = join(ROOT, "main.ts");
@@ -235,4 +239,40 @@ describe("main.ts serve over stdio", { skip: DENO_PROCESS_ONLY }, () => {
       }
     });
   });
+});
+
+test("stdin ending right after a request (no newline after it) still answers it before closing", {
+  timeout: 60_000,
+}, async () => {
+  const workspace = await mkdtemp(join(tmpdir(), "toolfence-stdio-eof-"));
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let written = "";
+  output.on("data", (chunk) => (written += chunk));
+  try {
+    const running = await serveStdio(new ToolBox().withDefaults("system"), {
+      workspace,
+      sandbox: "off",
+      input,
+      output,
+    });
+    const message = (body: unknown) => JSON.stringify({ jsonrpc: "2.0", ...body as object });
+    // `printf` without a final newline, then end of input: the last request is as whole as any other.
+    input.end([
+      message({
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "eof", version: "1" } },
+      }),
+      message({ method: "notifications/initialized" }),
+      message({ id: 2, method: "tools/call", params: { name: "datetime", arguments: {} } }),
+    ].join("\n"));
+    await running.closed;
+    const replies = written.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const answer = replies.find((reply) => reply.id === 2);
+    assert.ok(answer, `the call was answered: ${written.slice(0, 300)}`);
+    assert.equal(answer.result.isError, undefined);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
 });
