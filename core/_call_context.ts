@@ -24,35 +24,53 @@ export interface ContextSink<T> {
   recordFileChange(change: FileChange): void;
 }
 
-/** The context of one attempt. */
+/**
+ * The context of one attempt. Its fields are read-only at run time, not only in the types (as xun's context): a
+ * tool cannot repoint its session or value. They are getters on the prototype that read the call, not own fields
+ * of a frozen instance: freezing each context was a twentieth of a call, and assigning to a getter-only field
+ * throws all the same.
+ */
 export class CallContext<T> implements ToolContext<T> {
-  readonly session: SessionBase;
-  readonly callId: string | undefined;
-  readonly value: T;
-  readonly metadata: Record<string, unknown>;
-  readonly idempotencyKey: string | undefined;
+  // The call itself, not copies of its fields or its lists: those are made only when a tool records something.
+  #sink: ContextSink<T>;
+  #toolName: string;
+  #attempt: number;
+  #signal: AbortSignal | undefined;
 
-  constructor(
-    sink: ContextSink<T>,
-    readonly toolName: string,
-    readonly attempt: number,
-    signal: AbortSignal | undefined,
-  ) {
-    const { options } = sink;
-    this.session = sink.session;
-    this.callId = options.callId;
-    this.value = options.context as T;
-    this.metadata = sink.metadata;
-    this.idempotencyKey = options.idempotencyKey;
-    this.#signal = signal;
-    // The call itself, not copies of its lists: those are made only when a tool records something.
+  constructor(sink: ContextSink<T>, toolName: string, attempt: number, signal: AbortSignal | undefined) {
     this.#sink = sink;
-    // Read-only at run time, not only in the types (as xun's context): a tool cannot repoint its session or value.
-    Object.freeze(this);
+    this.#toolName = toolName;
+    this.#attempt = attempt;
+    this.#signal = signal;
   }
 
-  #sink: ContextSink<T>;
-  #signal: AbortSignal | undefined;
+  get session(): SessionBase {
+    return this.#sink.session;
+  }
+
+  get toolName(): string {
+    return this.#toolName;
+  }
+
+  get callId(): string | undefined {
+    return this.#sink.options.callId;
+  }
+
+  get attempt(): number {
+    return this.#attempt;
+  }
+
+  get value(): T {
+    return this.#sink.options.context as T;
+  }
+
+  get metadata(): Record<string, unknown> {
+    return this.#sink.metadata;
+  }
+
+  get idempotencyKey(): string | undefined {
+    return this.#sink.options.idempotencyKey;
+  }
 
   /** Made on first use when nothing can abort the attempt (most tools never look). */
   get signal(): AbortSignal {
@@ -89,6 +107,9 @@ export class CallContext<T> implements ToolContext<T> {
     this.session.emitFileChange({ change, toolName: this.toolName, callId: this.callId, beforeImage });
   }
 }
+
+// Nor can a tool patch what every context does.
+Object.freeze(CallContext.prototype);
 
 function recordingStore<T>(store: ArtifactStore, sink: ContextSink<T>): ArtifactStore {
   return {
