@@ -57,7 +57,7 @@ const flatNames = new WeakMap<object, ReadonlySet<string> | null>();
  * hold keys, so that only its own level can have unknown keys; null for any
  * other schema. Cached per schema: a call asks it of the same schema each time.
  */
-function flatObjectNames(schema: AnySchema): ReadonlySet<string> | null {
+export function flatObjectNames(schema: AnySchema): ReadonlySet<string> | null {
   let names = flatNames.get(schema);
   if (names === undefined) {
     const base = unwrap(schema);
@@ -108,18 +108,24 @@ function canHoldKeys(schema: AnySchema): boolean {
 const NO_PATHS: Path[] = Object.freeze([]) as unknown as Path[];
 
 /**
+ * The common flat case of {@linkcode unknownKeyPaths}: `names` are the entries of an object schema none of which
+ * can hold keys (`flatObjectNames`), so only this level of `value` needs a look.
+ */
+export function unknownFlatKeys(names: ReadonlySet<string>, value: unknown, path: Path = []): Path[] {
+  if (typeof value !== "object" || value === null) return NO_PATHS;
+  let found: Path[] | undefined;
+  for (const key of Object.keys(value)) if (!names.has(key)) (found ??= []).push([...path, key]);
+  return found ?? NO_PATHS;
+}
+
+/**
  * Paths of keys present in `value` that the schema does not declare, at every
  * level, except under loose objects and objects with a rest schema.
  * strict_object reports its own unknown keys, so only its entries are walked.
  */
 export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = []): Path[] {
   const flat = typeof value === "object" && value !== null ? flatObjectNames(schema) : null;
-  if (flat !== null) {
-    // The common flat case: no nested schema can hold keys, so only this level needs a look.
-    let found: Path[] | undefined;
-    for (const key of Object.keys(value!)) if (!flat.has(key)) (found ??= []).push([...path, key]);
-    return found ?? NO_PATHS;
-  }
+  if (flat !== null) return unknownFlatKeys(flat, value, path);
   const base = unwrap(schema);
   if (value === null || value === undefined) return [];
   switch (base.type) {

@@ -8,7 +8,14 @@
 
 import * as v from "valibot";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { acceptsArrayFromString, type AnySchema, unknownKeyPaths, unwrap } from "./_valibot_walk.ts";
+import {
+  acceptsArrayFromString,
+  type AnySchema,
+  flatObjectNames,
+  unknownFlatKeys,
+  unknownKeyPaths,
+  unwrap,
+} from "./_valibot_walk.ts";
 import { coerceArrayStrings } from "./_array_string.ts";
 import type { JsonSchema, StandardSchema } from "./schema.ts";
 import { isValibotSchema } from "./_standard_schema.ts";
@@ -74,17 +81,25 @@ function describeReceived(value: unknown): string {
 
 // ---------------------------------------------------------------- valibot
 
-const arrayParamsCache = new WeakMap<object, Set<string>>();
+/** What validating against one valibot schema needs beside the schema, worked out once per schema. */
+interface ValibotPlan {
+  /** The top-level parameters that take arrays; undefined when none do. */
+  arrayParams: Set<string> | undefined;
+  /** The entry names when only the top level can hold unknown keys (see `flatObjectNames`), else null. */
+  flat: ReadonlySet<string> | null;
+}
 
-/** The top-level parameters that take arrays, computed once per schema. */
-function arrayParamsOf(schema: v.GenericSchema): Set<string> {
-  let params = arrayParamsCache.get(schema);
-  if (params === undefined) {
+const valibotPlans = new WeakMap<object, ValibotPlan>();
+
+function valibotPlanOf(schema: v.GenericSchema): ValibotPlan {
+  let plan = valibotPlans.get(schema);
+  if (plan === undefined) {
     const entries = (unwrap(schema as AnySchema).entries ?? {}) as Record<string, AnySchema>;
-    params = new Set(Object.keys(entries).filter((key) => acceptsArrayFromString(entries[key])));
-    arrayParamsCache.set(schema, params);
+    const arrayParams = new Set(Object.keys(entries).filter((key) => acceptsArrayFromString(entries[key])));
+    plan = { arrayParams: arrayParams.size ? arrayParams : undefined, flat: flatObjectNames(schema as AnySchema) };
+    valibotPlans.set(schema, plan);
   }
-  return params;
+  return plan;
 }
 
 function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[] {
@@ -120,15 +135,16 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
  * ```
  */
 export function validateWithValibot(schema: v.GenericSchema, args: Record<string, unknown>): ValidationOutcome {
-  const arrayParams = arrayParamsOf(schema);
-  const input = arrayParams.size ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
-  const unknownPaths = unknownKeyPaths(schema as AnySchema, input);
-  const parsed = v.safeParse(schema, input);
-  if (parsed.success && unknownPaths.length === 0) {
-    return { ok: true, value: parsed.output as Record<string, unknown> };
+  const { arrayParams, flat } = valibotPlanOf(schema);
+  const input = arrayParams ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
+  const unknownPaths = flat ? unknownFlatKeys(flat, input) : unknownKeyPaths(schema as AnySchema, input);
+  // valibot's own run, as `v.safeParse` makes it, without the result object `safeParse` wraps it in.
+  const dataset = schema["~run"]({ value: input }, v.getGlobalConfig());
+  if (dataset.issues === undefined && unknownPaths.length === 0) {
+    return { ok: true, value: dataset.value as Record<string, unknown> };
   }
   const unknown = unknownPaths.map((p) => ({ path: pathText(p), message: "unexpected argument" }));
-  return { ok: false, issues: [...(parsed.success ? [] : valibotIssues(parsed.issues)), ...unknown] };
+  return { ok: false, issues: [...(dataset.issues === undefined ? [] : valibotIssues(dataset.issues)), ...unknown] };
 }
 
 // ---------------------------------------------------------------- JSON Schema
