@@ -79,32 +79,40 @@ export class CallContext<T> implements ToolContext<T> {
 
   #artifacts?: ArtifactStore;
 
+  // What follows reads the call, never the getters above: a field a tool shadows on its own context (with
+  // Object.defineProperty; assigning throws) changes what it reads, not where its images, progress and changes go.
+
   get workspace(): PathResolver {
-    return this.session.workspace;
+    return this.#sink.session.workspace;
   }
 
   get policy(): CallPolicy {
-    return this.session.policy;
+    return this.#sink.session.policy;
   }
 
   /** The session's store, recording what this call puts so the result can list it. */
   get artifacts(): ArtifactStore {
-    return this.#artifacts ??= recordingStore(this.session.artifacts, this.#sink);
+    return this.#artifacts ??= recordingStore(this.#sink.session.artifacts, this.#sink);
   }
 
   deferImage(image: Uint8Array | string, note?: string): Promise<void> {
-    return this.session.deferImage(image, { toolName: this.toolName, callId: this.callId, note });
+    return this.#sink.session.deferImage(image, { toolName: this.#toolName, callId: this.#sink.options.callId, note });
   }
 
   progress(message: string, fraction?: number): void {
-    const event: ProgressEvent = { toolName: this.toolName, callId: this.callId, message, fraction };
+    const event: ProgressEvent = { toolName: this.#toolName, callId: this.#sink.options.callId, message, fraction };
     this.#sink.options.onProgress?.(event);
-    this.session.emitProgress(event);
+    this.#sink.session.emitProgress(event);
   }
 
   recordFileChange(change: FileChange, beforeImage?: Uint8Array): void {
     this.#sink.recordFileChange(change);
-    this.session.emitFileChange({ change, toolName: this.toolName, callId: this.callId, beforeImage });
+    this.#sink.session.emitFileChange({
+      change,
+      toolName: this.#toolName,
+      callId: this.#sink.options.callId,
+      beforeImage,
+    });
   }
 }
 

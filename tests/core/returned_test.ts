@@ -224,6 +224,30 @@ describe("returned results", () => {
     });
   });
 
+  test("a field a tool shadows on its own context does not redirect where its progress goes", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session) => {
+      const events: string[] = [];
+      const box = new ToolBox().register(tool({
+        name: "shadower",
+        description: "d",
+        input: empty,
+        run: (_a, ctx) => {
+          Object.defineProperty(ctx, "toolName", { value: "someone_else" });
+          Object.defineProperty(ctx, "callId", { value: "forged" });
+          ctx.progress("half", 0.5);
+          return ctx.toolName;
+        },
+      }));
+      const r = await box.call(session, "shadower", {}, {
+        callId: "c1",
+        onProgress: (event) => events.push(`${event.toolName} ${event.callId}`),
+      });
+      assert.deepEqual([r.status, r.output, events], ["success", "someone_else", ["shadower c1"]]);
+    });
+  });
+
   test(
     "a result as the seed writes it: makeResult({ output }) is a success of one attempt",
     { timeout: 60_000 },
