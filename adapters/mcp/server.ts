@@ -213,13 +213,13 @@ export function artifactUri(ref: Pick<ArtifactRef, "sha256">): string {
   return `artifact://sha256/${ref.sha256}`;
 }
 
-// Before bubblewrap has been probed, `initialize` waits for the probe so that its
-// instructions state the sandbox; the SDK keeps them in a field it reads there.
-function answerInitializeAfterProbe(
+// The SDK answers `initialize` itself; this wraps its answer: `before` runs first (before bubblewrap has been
+// probed, the answer waits for the probe so that its instructions state the sandbox; the SDK keeps them in a field
+// it reads there), and `negotiated` hears the protocol version the answer settles on.
+function wrapInitialize(
   server: Server,
-  mode: SandboxMode,
-  limits: ResourceLimits,
-  withSandbox: (state: SandboxState) => string,
+  before: ((setInstructions: (text: string) => void) => Promise<void>) | undefined,
+  negotiated: (version: string) => void,
 ): void {
   const internals = server as unknown as {
     _instructions?: string;
@@ -228,10 +228,16 @@ function answerInitializeAfterProbe(
   const answer = internals._oninitialize;
   if (typeof answer !== "function") return;
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    internals._instructions = withSandbox(await sandboxState(mode, limits));
-    return await answer.call(server, request) as never;
+    await before?.((text) => internals._instructions = text);
+    const result = await answer.call(server, request) as { protocolVersion?: unknown };
+    if (typeof result.protocolVersion === "string") negotiated(result.protocolVersion);
+    return result as never;
   });
 }
+
+// The first protocol version that defines `resource_link` content; an older client's schema refuses a result
+// that holds one, so it is told of an artifact in text instead.
+const RESOURCE_LINKS_SINCE = "2025-06-18";
 
 /**
  * What the model-facing part of a result does not say, for clients
@@ -375,7 +381,14 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       ...(known ? { instructions: withSandbox(known) } : instructions ? { instructions } : {}),
     },
   );
-  if (known === undefined) answerInitializeAfterProbe(server, mode, limits, withSandbox);
+  let protocolVersion = RESOURCE_LINKS_SINCE;
+  wrapInitialize(
+    server,
+    known === undefined
+      ? async (setInstructions) => setInstructions(withSandbox(await sandboxState(mode, limits)))
+      : undefined,
+    (version) => protocolVersion = version,
+  );
   const session = new Session({
     ...sessionOptions,
     capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,
@@ -462,14 +475,25 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     }];
     for (const ref of result.artifacts) {
       if (ref.sensitivity === "sensitive") continue;
-      content.push({
-        type: "resource_link",
-        uri: artifactUri(ref),
-        name: ref.id,
-        mimeType: ref.mediaType,
-        description: ref.summary,
-        size: ref.byteLength,
-      });
+      const uri = artifactUri(ref);
+      // Versions are dates (YYYY-MM-DD): they compare as text.
+      content.push(
+        protocolVersion >= RESOURCE_LINKS_SINCE
+          ? {
+            type: "resource_link",
+            uri,
+            name: ref.id,
+            mimeType: ref.mediaType,
+            description: ref.summary,
+            size: ref.byteLength,
+          }
+          : {
+            type: "text",
+            text: `Artifact ${uri} (${ref.mediaType}, ${ref.byteLength} bytes${
+              ref.summary ? `: ${ref.summary}` : ""
+            }), readable with resources/read.`,
+          },
+      );
     }
     for (const image of takeImagesOf(session, new Set([callId]))) {
       content.push({ type: "image", data: base64(image.data), mimeType: image.mediaType });

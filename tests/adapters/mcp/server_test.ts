@@ -183,6 +183,47 @@ describe("MCP server in process", () => {
     },
   );
 
+  test("a client of a version before resource links (2025-03-26) is told of the artifact in text", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
+    const served = createMcpServer(box, { workspace: dir });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const answers = new Map<number, (message: Record<string, unknown>) => void>();
+    clientSide.onmessage = (message) => {
+      const { id } = message as { id?: number };
+      if (typeof id === "number") answers.get(id)?.(message as Record<string, unknown>);
+    };
+    const request = (id: number, method: string, params: Record<string, unknown>) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        answers.set(id, resolve);
+        void clientSide.send({ jsonrpc: "2.0", id, method, params });
+      });
+    try {
+      await served.server.connect(serverSide);
+      await clientSide.start();
+      const init = await request(1, "initialize", {
+        protocolVersion: "2025-03-26",
+        capabilities: {},
+        clientInfo: { name: "old", version: "1" },
+      });
+      assert.equal((init.result as { protocolVersion: string }).protocolVersion, "2025-03-26");
+      await clientSide.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const answer = await request(2, "tools/call", { name: "big", arguments: {} });
+      const content = (answer.result as CallToolResult).content as { type: string; text?: string }[];
+      assert.deepEqual(content.map((c) => c.type), ["text", "text"], JSON.stringify(content));
+      const uri = /artifact:\/\/sha256\/[0-9a-f]{64}/.exec(content[1].text ?? "")?.[0];
+      assert.ok(uri, content[1].text);
+      const read = await request(3, "resources/read", { uri });
+      const text = (read.result as { contents: { text: string }[] }).contents[0].text;
+      assert.equal(text, "line\n".repeat(1_000));
+    } finally {
+      await clientSide.close();
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test(
     "calls that are not concurrency-safe run one at a time, even when requests overlap",
     { timeout: 60_000 },
