@@ -126,7 +126,8 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "git for-each-ref",
   "git shortlog",
   "git --no-pager shortlog",
-  // Deno's own checks: lint may run the project's lint plugins (so it needs the sandbox), fmt --check writes nothing.
+  // Deno's own checks: lint may run the project's lint plugins and fmt --check reads the files deno.json names
+  // (so both need the sandbox); fmt --check writes nothing.
   "deno lint",
   "deno fmt --check",
   "deno check",
@@ -197,6 +198,9 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "deno repl",
   "deno check",
   "deno lint",
+  // Formats or checks the files the project's deno.json names (`fmt.include`,
+  // workspace members), which may lie outside the workspace, and prints them.
+  "deno fmt",
   "deno compile",
   "deno install",
   "npm",

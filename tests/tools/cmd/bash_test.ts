@@ -54,6 +54,25 @@ describe("bash", () => {
   );
 
   test(
+    "without the sandbox, deno fmt --check asks: the project's deno.json can name files outside to print",
+    { timeout: 60_000 },
+    async () => {
+      const outside = await mkdtemp(path.join(tmpdir(), "toolfence-fmt-outside-"));
+      try {
+        await writeFile(path.join(outside, "x.json"), '{"secret":   "planted-fmt-secret"}\n');
+        await withSession(async (session, dir) => {
+          await writeFile(path.join(dir, "deno.json"), JSON.stringify({ fmt: { include: [`${outside}/`] } }));
+          const result = await box.call(session, "bash", { command: "deno fmt --check" });
+          assert.equal(result.status, "skipped", `${result.status}: ${result.error}`);
+          assert.doesNotMatch(JSON.stringify(result), /planted-fmt-secret/);
+        }, { host: denyAllHost(), sandbox: "off" });
+      } finally {
+        await rm(outside, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test(
     "a non-zero exit fails the call with command_failed, keeping exit code, stdout and stderr",
     { timeout: 60_000 },
     async () => {
