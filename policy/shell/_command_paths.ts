@@ -21,6 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
+import { globLinks } from "./_glob_links.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 
@@ -243,14 +244,43 @@ function judgePattern(pattern: string, access: PathAccess, folders: Folders, jud
       results.push({ ...judged, reason: `is a pattern that matches in ${prefix}, which ${judged.reason}` });
       continue;
     }
-    // Bash opens what the pattern matches; a match that is a link leading out is seen by the sandbox only.
-    results.push(
-      judged.decision === "allow" && access === "write"
-        ? { decision: "ask", reason: "is a pattern, so what it writes is only known when the command runs" }
-        : judged,
-    );
+    if (access === "write") {
+      results.push({ decision: "ask", reason: "is a pattern, so what it writes is only known when the command runs" });
+      continue;
+    }
+    results.push(judged, ...judgeMatchedLinks(prefix, parts.slice(firstGlob), access, folders, judge));
   }
   return worst(results);
+}
+
+/** The links a pattern may match (bash opens them), each judged by where it leads, from every folder. */
+function judgeMatchedLinks(
+  prefix: string,
+  segments: readonly string[],
+  access: PathAccess,
+  folders: Folders,
+  judge: PathJudge,
+): Judged[] {
+  const results: Judged[] = [];
+  for (const folder of path.isAbsolute(prefix) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue; // judged by the prefix already: asks
+    const links = globLinks(path.resolve(folder, prefix), segments);
+    if (links === undefined) {
+      results.push({ decision: "ask", reason: `is a pattern that matches more files than the checker looks through` });
+      continue;
+    }
+    for (const link of links) {
+      const judged = judge(link, access);
+      if (judged.decision === "allow") continue;
+      const shown = path.relative(folder, link) || link;
+      results.push({
+        path: link,
+        ...judged,
+        reason: `is a pattern that may match the link ${shown}, which ${judged.reason}`,
+      });
+    }
+  }
+  return results;
 }
 
 /** The folder of a glob, the part before its last `/`; the folder the command runs in when there is none. */

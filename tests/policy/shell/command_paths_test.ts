@@ -77,6 +77,10 @@ function spellings(): string[] {
     ".*/outside/secret.txt",
     "link/secret.txt",
     "linkfile",
+    // Patterns whose folder lies inside but that match a link leading out.
+    "*/secret.txt",
+    "l?nk/*",
+    "linkf*",
   ];
 }
 
