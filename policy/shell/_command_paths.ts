@@ -21,7 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
-import { globLinks } from "./_glob_links.ts";
+import { followsLinksDown, globLinks, linksBelow } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 
@@ -660,6 +660,46 @@ export function lineFolders(analysis: BashAnalysis, root: string | undefined): s
 }
 
 /**
+ * The links below the folders a program that follows links walks (its
+ * operands, or the folder it runs in), each judged by where it leads.
+ */
+function judgeFollowedLinks(command: string, words: readonly PathWord[], folders: Folders, judge: PathJudge) {
+  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word.value);
+  // An operand known only at run time asks on its own; a pattern's matches are judged as links already.
+  const roots = named.length === 0 ? ["."] : named.filter((value): value is string => value !== undefined);
+  const paths: CommandPath[] = [];
+  for (const root of roots) {
+    for (const folder of path.isAbsolute(root) ? ["/"] : folders) {
+      if (!path.isAbsolute(folder)) continue; // the operand is judged as relative already: asks
+      const start = path.resolve(folder, root);
+      const links = linksBelow(start);
+      const base = { command, written: root, access: "read" as const, origin: "operand" };
+      if (links === undefined) {
+        paths.push({
+          ...base,
+          decision: "ask",
+          reason: "is a folder with more files than the checker looks through for links the command follows out",
+        });
+        continue;
+      }
+      for (const link of links) {
+        const judged = judge(link, "read");
+        if (judged.decision === "allow") continue;
+        paths.push({
+          ...base,
+          path: link,
+          ...judged,
+          reason: `holds the link ${
+            path.relative(folder, link)
+          }, which the command follows, and which ${judged.reason}`,
+        });
+      }
+    }
+  }
+  return paths;
+}
+
+/**
  * Judges every path one simple command names: its operands and option
  * values by how its program reads them, its redirections, and the files its
  * argument readers recorded.
@@ -687,6 +727,9 @@ export function judgeCommandPaths(
     origin,
     ...judgeWord(word, access, folders, judge),
   }));
+  if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
+    paths.push(...judgeFollowedLinks(command.text, words, folders, judge));
+  }
   // A word judged as a path above is judged with the folders its pattern reads.
   const asPaths = new Set(words.map(({ word }) => word));
   for (const word of command.words) {

@@ -195,6 +195,33 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(link.reasons.join(" "), new RegExp(`leads through a link to ${outside}/secret.txt`));
   });
 
+  test("a program that follows the links it meets asks when a folder it walks holds one leading out", {
+    timeout: 300_000,
+  }, async () => {
+    for (
+      const line of [
+        "grep -R PLANTED .",
+        "grep -R PLANTED",
+        "grep -nR PLANTED src .",
+        "rg -L PLANTED",
+        "rg --follow PLANTED .",
+        "grep --dereference-rec PLANTED .",
+      ]
+    ) {
+      for (const sandbox of SANDBOXES) {
+        const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+        assert.match(check.reasons.join(" "), /holds the link link.*which the command follows/, line);
+      }
+    }
+    // Without following, the walk opens no link it was not given; nor does a walk of a folder without one.
+    for (const line of ["grep -r PLANTED .", "rg PLANTED", "grep -R PLANTED src"]) {
+      assert.equal((await checkCommand(line, { workspaceRoot: workspace })).verdict, "allow", line);
+    }
+    const result = spawnSync("bash", ["-c", "grep -R PLANTED ."], { cwd: workspace, encoding: "utf8" });
+    assert.match(result.stdout, new RegExp(PLANTED), "grep -R did not reach the planted file");
+  });
+
   test("a sample of the lines really reads the planted file under bash", { timeout: 300_000 }, () => {
     const sample = [
       "cat ~/secret.txt",

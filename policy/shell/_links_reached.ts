@@ -1,0 +1,131 @@
+/**
+ * The links a command reaches without naming them: what a glob matches, and
+ * what a program that follows links finds while it walks a folder (`grep -R`,
+ * `rg -L`). A link inside the workspace that leads out (`link -> ~/.ssh`) is
+ * reached by `cat *\/id_rsa` or `grep -R key .` though every path named lies
+ * inside; the path rules judge each such link by where it leads. Without the
+ * OS sandbox nothing else would stop the read.
+ *
+ * @module
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { BashWord } from "./_tree.ts";
+
+/** How many folder entries one pattern may make the checker look at; beyond, it asks. */
+const MAX_ENTRIES = 10_000;
+
+const GLOB_CHARS = /[*?[]/;
+
+/**
+ * A glob segment as a matcher of names, wider than bash's where that is
+ * simpler: a bracket expression or a backslash matches any name. A glob never
+ * matches a name that starts with `.` (bash without dotglob; the patterns that
+ * start with `.` or `[` ask before they get here).
+ */
+function segmentMatcher(segment: string): (name: string) => boolean {
+  if (!GLOB_CHARS.test(segment)) return (name) => name === segment;
+  if (/[[\\]/.test(segment)) return (name) => !name.startsWith(".");
+  const source = segment.replace(/[.+^${}()|\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const regex = new RegExp(`^${source}$`, "s");
+  return (name) => !name.startsWith(".") && regex.test(name);
+}
+
+/**
+ * The links among what `segments` (a glob's parts after its static folder)
+ * may match under `base`, not descended into: the caller judges where each
+ * leads. `undefined` when matching would look at more than
+ * {@linkcode MAX_ENTRIES} entries.
+ */
+export function globLinks(base: string, segments: readonly string[]): string[] | undefined {
+  const links: string[] = [];
+  let folders = [base];
+  let seen = 0;
+  for (const [index, segment] of segments.entries()) {
+    const matches = segmentMatcher(segment);
+    const next: string[] = [];
+    for (const folder of folders) {
+      let names: string[];
+      try {
+        names = GLOB_CHARS.test(segment) ? fs.readdirSync(folder) : [segment];
+      } catch {
+        continue; // A folder bash cannot read matches nothing.
+      }
+      seen += names.length;
+      if (seen > MAX_ENTRIES) return undefined;
+      for (const name of names.filter(matches)) {
+        const entry = path.join(folder, name);
+        let stat: fs.Stats;
+        try {
+          stat = fs.lstatSync(entry);
+        } catch {
+          continue;
+        }
+        if (stat.isSymbolicLink()) links.push(entry);
+        else if (stat.isDirectory() && index < segments.length - 1) next.push(entry);
+      }
+    }
+    folders = next;
+  }
+  return links;
+}
+
+/**
+ * The programs that follow every link they meet while walking a folder, by
+ * the options that make them (GNU grep takes abbreviations of its long
+ * options; a letter anywhere in a cluster counts, which only asks more often).
+ * The others open a link only when it is named, and the named paths are
+ * judged by where they lead.
+ */
+const FOLLOWING: Readonly<Record<string, { short: string; long: string }>> = {
+  grep: { short: "R", long: "dereference-recursive" },
+  egrep: { short: "R", long: "dereference-recursive" },
+  fgrep: { short: "R", long: "dereference-recursive" },
+  rg: { short: "L", long: "follow" },
+};
+
+/** Whether the program, with these arguments, follows the links it meets while walking folders. */
+export function followsLinksDown(name: string, args: readonly BashWord[]): boolean {
+  const options = Object.hasOwn(FOLLOWING, name) ? FOLLOWING[name] : undefined;
+  if (options === undefined) return false;
+  for (const arg of args) {
+    const value = arg.value;
+    if (value === "--") return false;
+    if (value === undefined || !value.startsWith("-")) continue;
+    if (value.startsWith("--")) {
+      const given = value.slice(2).split("=", 1)[0];
+      if (given !== "" && options.long.startsWith(given)) return true;
+    } else if (value.slice(1).includes(options.short)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The links below `folder` (not descended into: the caller judges where each
+ * leads), or `undefined` when there are more than {@linkcode MAX_ENTRIES}
+ * entries to look at. A file or a missing path has none.
+ */
+export function linksBelow(folder: string): string[] | undefined {
+  const links: string[] = [];
+  const pending = [folder];
+  let seen = 0;
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue; // Not a folder, or one the program cannot read either.
+    }
+    seen += entries.length;
+    if (seen > MAX_ENTRIES) return undefined;
+    for (const entry of entries) {
+      const full = path.join(current, entry.name);
+      if (entry.isSymbolicLink()) links.push(full);
+      else if (entry.isDirectory()) pending.push(full);
+    }
+  }
+  return links;
+}
