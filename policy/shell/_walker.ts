@@ -63,6 +63,15 @@ function children(node: Node): { child: Node; field: string | null }[] {
   return result;
 }
 
+/**
+ * Whether a `number` node is a literal. The parser reads `36#$(cmd)` as one
+ * number holding a command substitution (bash substitutes the digits first,
+ * running the command), and `16#${x}` as one holding an expansion.
+ */
+function literalNumber(node: Node): boolean {
+  return node.type === "number" && node.namedChildCount === 0;
+}
+
 const ARITHMETIC_ASSIGNMENTS = new Set(
   "= += -= *= /= %= **= <<= >>= &= ^= |= ++ --".split(" "),
 );
@@ -194,7 +203,11 @@ export class Walker {
     if (this.tooDeep(node, depth)) return;
     switch (node.type) {
       case "number":
-        this.cover(node);
+        if (literalNumber(node)) {
+          this.cover(node);
+          return;
+        }
+        this.runTimeArithmetic(node, depth, whole);
         return;
       case "binary_expression":
       case "unary_expression":
@@ -225,17 +238,23 @@ export class Walker {
         }
         return;
       default:
-        // Variables and substitutions inside arithmetic are evaluated as
-        // arithmetic again, and bash runs command substitutions hidden in
-        // array subscripts of that text.
-        this.problems.push(
-          `${quoteSource(this.text(whole))} does arithmetic on ${
-            quoteSource(this.text(node))
-          }, a value computed when the command runs`,
-        );
-        if (node.type === "word" || node.type === "variable_name") this.cover(node);
-        else this.word(node, depth);
+        this.runTimeArithmetic(node, depth, whole);
     }
+  }
+
+  /**
+   * Variables and substitutions inside arithmetic are evaluated as arithmetic
+   * again, and bash runs command substitutions hidden in array subscripts of
+   * that text.
+   */
+  private runTimeArithmetic(node: Node, depth: number, whole: Node): void {
+    this.problems.push(
+      `${quoteSource(this.text(whole))} does arithmetic on ${
+        quoteSource(this.text(node))
+      }, a value computed when the command runs`,
+    );
+    if (node.type === "word" || node.type === "variable_name") this.cover(node);
+    else this.word(node, depth);
   }
 
   /** Walks `${...}`; whether a word in it (`${x:-/srv/*}`) holds a glob bash matches when the expansion is unquoted. */
@@ -271,7 +290,7 @@ export class Walker {
         } else if (op === ":") {
           // Substring offsets are arithmetic; only literal numbers are safe.
           const operand = tokens[index + 1]?.child;
-          if (operand?.type !== "number") {
+          if (operand === undefined || !literalNumber(operand)) {
             this.problems.push(
               `${quoteSource(this.text(node))} computes a substring offset arithmetically from a run-time value`,
             );
@@ -304,7 +323,7 @@ export class Walker {
   private subscript(node: Node, depth: number, whole: Node): void {
     for (const { child, field } of children(node)) {
       if (field === "index") {
-        const literal = child.type === "number" ||
+        const literal = literalNumber(child) ||
           (child.type === "word" && (this.text(child) === "@" || this.text(child) === "*"));
         if (literal) {
           this.cover(child);
@@ -408,6 +427,10 @@ export class Walker {
       }
       case "number":
         this.cover(node);
+        if (!literalNumber(node)) {
+          for (const child of node.namedChildren) if (child !== null) this.wordParts(child, depth + 1, true);
+          return this.decidedLater(node, !quoted, "substitutes into its digits when the command runs");
+        }
         return /^[-+]?[0-9A-Za-z#_]*$/.test(this.text(node))
           ? { value: this.text(node), prefix: this.text(node), splits: false }
           : this.misread(node);

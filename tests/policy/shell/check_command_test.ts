@@ -281,6 +281,14 @@ describe("checkCommand: substitutions and expansions", () => {
     await asks("echo $((1+$(rm a)))", ["`rm` is not on the allowlist", "does arithmetic on `$(rm a)`"]);
     await asks("echo $((x))", ["does arithmetic on `x`"]);
     await asks("echo $(( $(cat f) ))", ["does arithmetic on `$(cat f)`"]);
+    // The parser reads `36#$(rm a)` as one number; bash runs the command to get its digits.
+    await asks("echo $((36#$(rm a)))", ["`rm` is not on the allowlist", "does arithmetic on `36#$(rm a)`"]);
+    await asks("echo $[36#$(rm a)]", ["`rm` is not on the allowlist"]);
+    await asks("(( 36#$(rm a) ))", ["`rm` is not on the allowlist"]);
+    await asks("echo ${x[36#$(rm a)]}", ["`rm` is not on the allowlist", "array subscript"]);
+    await asks("echo ${x:36#$(rm a)}", ["`rm` is not on the allowlist", "substring offset"]);
+    await asks("echo $((16#${x}))", ["does arithmetic on `16#${x}`"]);
+    await allows("echo $((16#ff + 2#101)) 36#$(ls)");
     await asks("((x++))", ["assigns a variable"]);
     await asks("echo $((x=5))", ["assigns a variable"]);
   });
