@@ -206,6 +206,7 @@ function walk(source: string, tree: Tree, brackets: ReadonlySet<number>): BashAn
   if (root.type === "program") walker.statements(root, 0);
   else walker.statement(root, 0);
   walker.checkBrackets();
+  walker.checkSubstitutions(root);
   walker.checkCoverage();
   return {
     commands: walker.commands,

@@ -598,8 +598,30 @@ export class Walker {
     this.substitutionBody(node, depth, ["$(", ")", "`"]);
   }
 
+  /** The starts of the substitutions whose commands were walked, for {@linkcode checkSubstitutions}. */
+  private readonly walkedSubstitutions = new Set<number>();
+
+  /**
+   * Asks for every command or process substitution of the tree whose
+   * commands the walk did not judge: one covered inside a node read as a
+   * whole (the parser once hid `$(cmd)` in the number `36#$(cmd)`) would
+   * otherwise run unseen.
+   */
+  checkSubstitutions(root: Node): void {
+    for (const node of root.descendantsOfType(["command_substitution", "process_substitution"])) {
+      if (node === null || this.walkedSubstitutions.has(node.startIndex)) continue;
+      this.notUnderstood(
+        `the checker did not read the commands of ${
+          quoteSource(this.text(node))
+        }, so it cannot tell what bash would run`,
+      );
+      return;
+    }
+  }
+
   /** The statements of `$(...)`, `<(...)` or `>(...)`, between the given delimiters. */
   private substitutionBody(node: Node, depth: number, delimiters: string[]): void {
+    this.walkedSubstitutions.add(node.startIndex);
     for (const { child, field } of children(node)) {
       if (!child.isNamed && delimiters.includes(child.type)) {
         this.cover(child);

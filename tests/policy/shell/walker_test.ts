@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { analyzeBash } from "../../../policy/shell/_tree.ts";
+import { Walker } from "../../../policy/shell/_walker.ts";
+import { parseBash } from "../../../policy/shell/parser.ts";
 import { MODELLED_NODE_TYPES, MODELLED_TOKENS } from "../../../policy/shell/_node_types.ts";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
 
@@ -219,5 +221,23 @@ describe("the modelled node types", () => {
 
   test("a token that is not modelled asks, naming it", { timeout: 60_000 }, async () => {
     await asks("echo $`ls`", "does not model the token `$``");
+  });
+});
+
+describe("substitutions the walk did not read", () => {
+  test("ask: one hidden inside a node read whole would run unjudged", { timeout: 60_000 }, async () => {
+    const source = "echo $(rm a) <(rm b)";
+    const tree = (await parseBash(source))!;
+    try {
+      // A walk that reads nothing stands for a node whose substitution the walk covers whole (`36#$(cmd)` once).
+      const walker = new Walker(source, new Set());
+      walker.checkSubstitutions(tree.rootNode);
+      assert.equal(walker.understood, false);
+      assert.match(walker.problems.join(" "), /did not read the commands of `\$\(rm a\)`/);
+    } finally {
+      tree.delete();
+    }
+    // The walk reads every substitution it meets, in arithmetic, subscripts and numbers alike.
+    await asks("echo $((36#$(rm a))) ${x[36#$(rm b)]}", "`rm` is not on the allowlist");
   });
 });
