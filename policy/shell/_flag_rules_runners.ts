@@ -138,7 +138,24 @@ const pytest: OptionGrammar = {
   operand: insideWorkspace,
 };
 
-const pytestRule: Rule = (args, _name, context) => readOptions(args, pytest, context).problem;
+/**
+ * pytest (8.2 and later) reads the arguments of `@FILE` in place of any word
+ * that starts with `@`, an option's value too (`-k @f`): options the checker
+ * never sees (`--basetemp`, `-p`, `--junitxml` outside).
+ */
+function argumentsFile(args: readonly BashWord[]): BashWord | undefined {
+  return args.find((arg) => (arg.value ?? arg.text.replace(/^["'\\]+/, "")).startsWith("@"));
+}
+
+const pytestRule: Rule = (args, _name, context) => {
+  const file = argumentsFile(args);
+  if (file !== undefined) {
+    return `${
+      shown(file)
+    } makes pytest read its arguments from a file, whose options cannot be checked; write them on the command line`;
+  }
+  return readOptions(args, pytest, context).problem;
+};
 
 /** `python -m pytest ...`: the pytest rule applies to what follows the module. */
 const pythonRule: Rule = (args, name, context) => {

@@ -57,6 +57,10 @@ describe("flag rules: the gaps of issue 12", () => {
       ["deno test --junit-path=/abs/j.xml", "`--junit-path`"],
       ["deno test --coverage=/abs", "`--coverage`"],
       ["deno test --junit-path=/abs --coverage=/abs", "`--junit-path`"],
+      // pytest reads the arguments of `@FILE` in place of any word starting with `@`, an option's value too.
+      ["pytest @args.txt", "`@args.txt` makes pytest read its arguments from a file"],
+      ["pytest -k @args.txt", "`@args.txt`"],
+      ["python3 -m pytest -- '@a'", "`'@a'`"],
       ["go test -test.cpuprofile=/abs ./...", "`-test.cpuprofile`"],
       ["go test -cpuprofile /abs ./...", "`-cpuprofile`"],
       ["go test ./... -args -test.cpuprofile=/abs", "`-test.cpuprofile=/abs`"],
