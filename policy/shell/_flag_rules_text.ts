@@ -13,6 +13,7 @@
  * @module
  */
 import type { BashWord } from "./_tree.ts";
+import type { FlagContext } from "./_options.ts";
 import { type GetoptSpec, hiddenOptionReason, mayBeSeveralWords, readGetopt, recordPaths, shown } from "./_options.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
@@ -347,6 +348,66 @@ const dateRule: Rule = (args, name) => {
     : `${shown(time)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
 };
 
+const fileOptions = optionRule(
+  {
+    short: "Cp",
+    long: ["compile", "preserve-date"],
+    effect: "makes file write a compiled magic file or reset file times",
+  },
+  {
+    // As `rg -z` does: gzip, lz4, xz and their kin, found on PATH.
+    short: "zZ",
+    long: ["uncompress", "uncompress-noreport"],
+    effect: "makes file run decompression programs",
+  },
+  fileList({ short: "f", long: ["files-from"] }),
+);
+
+/** file's short options that take a value (`-e`, `-F`, `-P`, `-f` and `-m`). */
+const FILE_VALUED_LETTERS = "eFPfm";
+
+/**
+ * The magic files of `-m` and `--magic-file`: a list separated by `:`, each
+ * read (`file -m a:/etc/passwd a` reads /etc/passwd and prints its lines in
+ * its warnings), recorded for the path rules.
+ */
+function magicFiles(args: readonly BashWord[], context: FlagContext): string | undefined {
+  const lists: BashWord[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === "--") break;
+    if (value === undefined || !value.startsWith("-") || value === "-") continue;
+    if (value.startsWith("--")) {
+      const [given, ...inline] = value.slice(2).split("=");
+      // getopt takes any unique prefix; `--m` is ambiguous and fails, which asking costs nothing.
+      if (given === "" || !"magic-file".startsWith(given)) continue;
+      if (inline.length > 0) lists.push({ ...args[i], value: inline.join("=") });
+      else if (args[i + 1] !== undefined) lists.push(args[++i]);
+      continue;
+    }
+    for (let letter = 1; letter < value.length; letter++) {
+      if (!FILE_VALUED_LETTERS.includes(value[letter])) continue;
+      const rest = value.slice(letter + 1);
+      const list = rest !== "" ? { ...args[i], value: rest } : args[++i];
+      if (value[letter] === "m" && list !== undefined) lists.push(list);
+      break;
+    }
+  }
+  const files = lists.flatMap((list): PathOperand[] =>
+    list.value === undefined
+      ? [{ value: undefined, access: "read" as const, origin: "file -m" }]
+      : list.value.split(":").filter((piece) => piece !== "").map((piece) => ({
+        value: piece,
+        access: "read" as const,
+        origin: "file -m",
+      }))
+  );
+  return recordPaths(files, context);
+}
+
+/** file: options that write or run decompressors ask; the magic files of `-m` are judged as paths. */
+const fileRule: Rule = (args, name, context) => fileOptions(args, name, context) ?? magicFiles(args, context);
+
 /** find, read by {@linkcode readFindExpression}: its files recorded, its commands, deletes and writes asking. */
 const findRule: Rule = (args, _name, context) => {
   const reading = readFindExpression(args);
@@ -395,23 +456,7 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["uniq", uniqRule],
   ["tee", teeRule],
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
-  [
-    "file",
-    optionRule(
-      {
-        short: "Cp",
-        long: ["compile", "preserve-date"],
-        effect: "makes file write a compiled magic file or reset file times",
-      },
-      {
-        // As `rg -z` does: gzip, lz4, xz and their kin, found on PATH.
-        short: "zZ",
-        long: ["uncompress", "uncompress-noreport"],
-        effect: "makes file run decompression programs",
-      },
-      fileList({ short: "f", long: ["files-from"] }),
-    ),
-  ],
+  ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(
     (name) => [name, optionRule(fileList({ short: "c", long: ["check"] }))] as const,

@@ -131,6 +131,9 @@ const OPTION_FORMS = [
   "tar -tf P",
   "cp P a",
   "date -r P",
+  // file reads every magic file of a `:` list, and prints their lines in its warnings.
+  "file -m a:P a",
+  "file --magic-file=a:P a",
   "find P -name x",
   "du -s P",
   "echo $(< P)",
