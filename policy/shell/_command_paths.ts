@@ -522,8 +522,9 @@ function attachedValues(word: BashWord): PathWord[] {
 export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
   if (NO_PATHS.has(name)) return [];
   if (name === "test" || name === "[") {
-    // Only tested for existence and kind; a value known only at run time is a string as often as a path.
-    return args.filter((word) => word.value !== undefined && !word.value.startsWith("-")).map((word) => ({
+    // Only tested for existence and kind; a value known only at run time is a string as often as a path, but a
+    // tilde or a glob (`[ -r ~/.ssh/id_rsa ]`) is bash naming files.
+    return args.filter((word) => (word.value ?? word.pattern)?.startsWith("-") === false).map((word) => ({
       word,
       access: "read",
       origin: "operand",

@@ -54,6 +54,7 @@ const EVERYDAY = [
   "xxd -l 64 f",
   "date +%s",
   "jq .a package.json",
+  "[ -f f ] && test -d src",
 ];
 
 /** Everyday lines that run project code (git, deno, npm): they run with the sandbox. */
@@ -121,6 +122,9 @@ const TWINS = [
   "sed -n '1p' ~/x",
   "cat src/../../x",
   "cat .*/x",
+  // test's operands are files when bash names them with a tilde.
+  "[ -r ~/.ssh/id_rsa ]",
+  "test -e ~root/.bashrc",
 ];
 
 describe("everyday lines", { timeout: 120_000 }, () => {
