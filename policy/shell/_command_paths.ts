@@ -760,7 +760,12 @@ export function judgeCommandPaths(
 
 /** Judges the redirections that belong to no simple command (`done < f`, `$(< f)`). */
 export function judgeLinePaths(analysis: BashAnalysis, folders: Folders, judge: PathJudge): CommandPath[] {
-  return redirectWords(analysis.redirects).map(({ word, access, origin }) => ({
+  const tested = (analysis.fileTests ?? []).map((test) => ({
+    word: test.target!,
+    access: "read" as const,
+    origin: `[[ ${test.operator}`,
+  }));
+  return [...redirectWords(analysis.redirects), ...tested].map(({ word, access, origin }) => ({
     command: `${origin} ${word.text}`,
     written: word.text,
     access,

@@ -88,6 +88,11 @@ export interface BashAnalysis {
    * `$(< f)`, `{ ...; } > out`), for the path rules.
    */
   redirects: BashRedirect[];
+  /**
+   * The files the `[[ ]]` tests look at (`[[ -e f ]]`, `[[ a -nt b ]]`),
+   * each as its operator and operand, for the path rules.
+   */
+  fileTests?: BashRedirect[];
 }
 
 /** Longer command lines are not parsed at all. */
@@ -214,5 +219,6 @@ function walk(source: string, tree: Tree, brackets: ReadonlySet<number>): BashAn
     understood: walker.understood,
     empty: walker.statementCount === 0,
     redirects: walker.redirects,
+    fileTests: walker.fileTests,
   };
 }

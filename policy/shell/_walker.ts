@@ -86,6 +86,9 @@ const SAFE_TRANSFORMATIONS = new Set(["Q", "E", "U", "u", "L", "a", "K", "k"]);
 
 const QUOTE_TYPES = new Set(["raw_string", "ansi_c_string", "translated_string"]);
 
+// The unary `[[ ]]` operators that look at a file (`-t` takes a descriptor).
+const FILE_TEST_OPERATORS = new Set("-a -b -c -d -e -f -g -h -k -p -r -s -u -w -x -G -L -N -O -S".split(" "));
+
 const ARITHMETIC_TEST_OPERATORS = new Set(
   "-eq -ne -lt -le -gt -ge".split(" "),
 );
@@ -653,6 +656,20 @@ export class Walker {
 
   // Redirections: which may run without asking (only /dev/null and descriptor copies), here-strings, and
   // here-documents, whose end line and body expansions are checked against what bash reads.
+  /** The files `[[ ]]` tests look at, for the path rules. */
+  readonly fileTests: BashRedirect[] = [];
+
+  /**
+   * Records a file a `[[ ]]` test looks at, when bash names it (a value, a
+   * tilde or a glob); a value known only at run time is a string as often
+   * as a path, as for `test`.
+   */
+  private fileTest(operator: string, word: BashWord | { text: string; value: string } | undefined): void {
+    if (word === undefined || !("mayBeOption" in word)) return; // an operator read as an operand: no file
+    if (word.value === undefined && word.pattern === undefined) return;
+    this.fileTests.push({ text: `${operator} ${word.text}`, operator, target: word });
+  }
+
   /** Where here-document bodies start, for the coverage check. */
   private readonly heredocBodyStarts = new Set<number>();
   /** File redirections that belong to no simple command (`done < f`, `$(< f)`). */
@@ -947,6 +964,7 @@ export class Walker {
     if (term.operator !== undefined) this.cover(term.operator.node);
     const op = term.operator?.text;
     if (term.left === undefined) {
+      if (op !== undefined && FILE_TEST_OPERATORS.has(op)) this.fileTest(op, operand(term.right, false));
       if (op === "-v" || op === "-R") {
         this.problems.push(
           `${shown} in ${
@@ -964,6 +982,10 @@ export class Walker {
       if (blankOutsideParentheses(term.right.text)) this.notBashConditional(test, term.right.node);
     }
     const right = operand(term.right, op !== undefined && PATTERN_OPERATORS.has(op));
+    if (op === "-nt" || op === "-ot" || op === "-ef") {
+      this.fileTest(op, left);
+      this.fileTest(op, right);
+    }
     if (op !== undefined && ARITHMETIC_TEST_OPERATORS.has(op)) {
       const literal = [left, right].every((side) => side?.value !== undefined && /^[+-]?[0-9]+$/.test(side.value));
       if (!literal) {

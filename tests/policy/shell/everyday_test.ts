@@ -55,6 +55,7 @@ const EVERYDAY = [
   "date +%s",
   "jq .a package.json",
   "[ -f f ] && test -d src",
+  "[[ -f f && -d src ]] && [[ -t 1 ]]",
 ];
 
 /** Everyday lines that run project code (git, deno, npm): they run with the sandbox. */
@@ -125,6 +126,10 @@ const TWINS = [
   // test's operands are files when bash names them with a tilde.
   "[ -r ~/.ssh/id_rsa ]",
   "test -e ~root/.bashrc",
+  // and so are those of the `[[ ]]` file tests.
+  "[[ -e /etc/shadow ]] && echo yes",
+  "[[ f -nt /etc/passwd ]]",
+  "[[ ! -s ../x ]]",
 ];
 
 describe("everyday lines", { timeout: 120_000 }, () => {
