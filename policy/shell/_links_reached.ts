@@ -1,7 +1,7 @@
 /**
  * The links a command reaches without naming them: what a glob matches, and
  * what a program that follows links finds while it walks a folder (`grep -R`,
- * `rg -L`). A link inside the workspace that leads out (`link -> ~/.ssh`) is
+ * `rg -L`, `diff -r`). A link inside the workspace that leads out (`link -> ~/.ssh`) is
  * reached by `cat *\/id_rsa` or `grep -R key .` though every path named lies
  * inside; the path rules judge each such link by where it leads. Without the
  * OS sandbox nothing else would stop the read.
@@ -82,6 +82,8 @@ const FOLLOWING: Readonly<Record<string, { short: string; long: string }>> = {
   egrep: { short: "R", long: "dereference-recursive" },
   fgrep: { short: "R", long: "dereference-recursive" },
   rg: { short: "L", long: "follow" },
+  // GNU diff compares what the links it meets lead to, unless --no-dereference.
+  diff: { short: "r", long: "recursive" },
 };
 
 /** Whether the program, with these arguments, follows the links it meets while walking folders. */

@@ -209,6 +209,9 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         "rg -L PLANTED",
         "rg --follow PLANTED .",
         "grep --dereference-rec PLANTED .",
+        // diff -r compares what the links it meets lead to: a file of the same name elsewhere shows the content.
+        "diff -r . src",
+        "diff -ru src .",
       ]
     ) {
       for (const sandbox of SANDBOXES) {
