@@ -58,14 +58,7 @@ import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
-import {
-  knownSandboxState,
-  limitsOfPolicy,
-  type ResourceLimits,
-  type SandboxMode,
-  type SandboxState,
-  sandboxState,
-} from "@toolfence/policy";
+import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
 import { mcpServerModule, mcpTypes } from "./_sdk.ts";
 
 const {
