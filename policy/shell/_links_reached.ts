@@ -71,19 +71,26 @@ export function globLinks(base: string, segments: readonly string[]): string[] |
 }
 
 /**
- * The programs that follow every link they meet while walking a folder, by
- * the options that make them (GNU grep takes abbreviations of its long
- * options; a letter anywhere in a cluster counts, which only asks more often).
+ * The programs that follow every link they meet while walking a folder (to
+ * read what lies behind, or to list it), by the options that make them (GNU
+ * grep takes abbreviations of its long options; a letter anywhere in a cluster
+ * counts, which only asks more often; `word`: an option spelt whole).
  * The others open a link only when it is named, and the named paths are
  * judged by where they lead.
  */
-const FOLLOWING: Readonly<Record<string, { short: string; long: string }>> = {
+const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: string }>> = {
   grep: { short: "R", long: "dereference-recursive" },
   egrep: { short: "R", long: "dereference-recursive" },
   fgrep: { short: "R", long: "dereference-recursive" },
   rg: { short: "L", long: "follow" },
   // GNU diff compares what the links it meets lead to, unless --no-dereference.
   diff: { short: "r", long: "recursive" },
+  // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary.
+  find: { short: "L", word: "-follow" },
+  // ls -L shows a met link's target (its size, its type); with -R it walks into a folder it leads to.
+  ls: { short: "L", long: "dereference" },
+  du: { short: "L", long: "dereference" },
+  tree: { short: "l" },
 };
 
 /** Whether the program, with these arguments, follows the links it meets while walking folders. */
@@ -94,9 +101,10 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
     const value = arg.value;
     if (value === "--") return false;
     if (value === undefined || !value.startsWith("-")) continue;
+    if (value === options.word) return true;
     if (value.startsWith("--")) {
       const given = value.slice(2).split("=", 1)[0];
-      if (given !== "" && options.long.startsWith(given)) return true;
+      if (given !== "" && options.long?.startsWith(given)) return true;
     } else if (value.slice(1).includes(options.short)) {
       return true;
     }

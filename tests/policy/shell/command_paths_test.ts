@@ -212,6 +212,17 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         // diff -r compares what the links it meets lead to: a file of the same name elsewhere shows the content.
         "diff -r . src",
         "diff -ru src .",
+        // These list what lies behind the links they meet: names, sizes and dates of the files outside.
+        "find -L .",
+        "find -L",
+        "find . -follow -name '*.txt'",
+        "ls -RL",
+        "ls -lRL .",
+        "ls --dereference -R .",
+        "du -L .",
+        "du -aL",
+        "tree -l",
+        "tree -al .",
       ]
     ) {
       for (const sandbox of SANDBOXES) {
@@ -221,11 +232,15 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       }
     }
     // Without following, the walk opens no link it was not given; nor does a walk of a folder without one.
-    for (const line of ["grep -r PLANTED .", "rg PLANTED", "grep -R PLANTED src"]) {
+    for (
+      const line of ["grep -r PLANTED .", "rg PLANTED", "grep -R PLANTED src", "find .", "ls -R", "du -a .", "tree"]
+    ) {
       assert.equal((await checkCommand(line, { workspaceRoot: workspace })).verdict, "allow", line);
     }
     const result = spawnSync("bash", ["-c", "grep -R PLANTED ."], { cwd: workspace, encoding: "utf8" });
     assert.match(result.stdout, new RegExp(PLANTED), "grep -R did not reach the planted file");
+    const listed = spawnSync("bash", ["-c", "find -L ."], { cwd: workspace, encoding: "utf8" });
+    assert.match(listed.stdout, /link\/secret\.txt/, "find -L did not list the file behind the link");
   });
 
   test("a sample of the lines really reads the planted file under bash", { timeout: 300_000 }, () => {
