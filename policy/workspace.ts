@@ -97,6 +97,9 @@ export class Workspace {
   readonly #workdirId: string;
   #tempDir: string | undefined;
   #tempDirId: string | undefined;
+  // Held open until dispose, so that the folder's inode cannot be given to another folder made in its place: the
+  // runtime's birth times are whole milliseconds under Deno, and Linux reuses a freed inode number at once.
+  #tempDirFd: number | undefined;
   #tempDirPromise: Promise<string> | undefined;
 
   /** Creates a workspace over `workdir`, which must be an existing folder. */
@@ -173,7 +176,8 @@ export class Workspace {
       const real = await fsp.realpath(created);
       // Session temp dirs of processes that died without cleaning up go now.
       sweepSessionTempDirs(this.#tempParent);
-      this.#tempDirId = identity(await fsp.lstat(real));
+      this.#tempDirFd = fs.openSync(real, "r");
+      this.#tempDirId = identity(fs.fstatSync(this.#tempDirFd));
       this.#tempDir = real;
       return real;
     })();
@@ -310,6 +314,8 @@ export class Workspace {
       return;
     }
     this.#tempDir = undefined;
+    if (this.#tempDirFd !== undefined) fs.closeSync(this.#tempDirFd);
+    this.#tempDirFd = undefined;
     await fsp.rm(dir, { recursive: true, force: true });
   }
 
@@ -489,7 +495,8 @@ export class Workspace {
 }
 
 // Which folder this is: inode numbers are reused at once on Linux (a folder
-// deleted and made again often gets the same one), its birth time is not.
+// deleted and made again often gets the same one), its birth time is not
+// (but under Deno it has whole milliseconds only: see #tempDirFd).
 function identity(stat: fs.Stats): string {
   return `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { type ToolError, UsageError } from "../../core/errors.ts";
@@ -293,6 +294,21 @@ describe("Workspace.resolve: swapped folders", () => {
       }
     },
   );
+
+  test("racing: a session temp dir deleted and made again at once is never taken for the session's", {
+    timeout: 60_000,
+  }, async () => {
+    // Linux gives the new folder the freed inode number at once, and Deno's birth times are whole milliseconds:
+    // without the folder held open, most rounds took the new folder for the old one.
+    for (let round = 0; round < 100; round++) {
+      const inner = new Workspace(L.workdir, { tempParent: L.tempParent });
+      const temp = await inner.tempDir();
+      fs.rmdirSync(temp);
+      fs.mkdirSync(temp);
+      await rejectsWith(inner.resolve(path.join(temp, "x.txt")), "workspace_missing");
+      await inner.dispose();
+    }
+  });
 
   test("a session temp dir deleted while in use is workspace_missing too", { timeout: 60_000 }, async () => {
     const temp = await ws.tempDir();
