@@ -206,12 +206,12 @@ export function artifactUri(ref: Pick<ArtifactRef, "sha256">): string {
   return `artifact://sha256/${ref.sha256}`;
 }
 
-// The SDK answers `initialize` itself; this wraps its answer: `before` runs first (before bubblewrap has been
-// probed, the answer waits for the probe so that its instructions state the sandbox; the SDK keeps them in a field
-// it reads there), and `negotiated` hears the protocol version the answer settles on.
+// The SDK answers `initialize` itself; this wraps its answer: with `instructions` (before bubblewrap has been
+// probed), the answer waits for them so that they state the sandbox (the SDK keeps them in a field it reads there),
+// and `negotiated` hears the protocol version the answer settles on.
 function wrapInitialize(
   server: Server,
-  before: ((setInstructions: (text: string) => void) => Promise<void>) | undefined,
+  instructions: (() => Promise<string>) | undefined,
   negotiated: (version: string) => void,
 ): void {
   const internals = server as unknown as {
@@ -221,7 +221,7 @@ function wrapInitialize(
   const answer = internals._oninitialize;
   if (typeof answer !== "function") return;
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    await before?.((text) => internals._instructions = text);
+    if (instructions) internals._instructions = await instructions();
     const result = await answer.call(server, request) as { protocolVersion?: unknown };
     if (typeof result.protocolVersion === "string") negotiated(result.protocolVersion);
     return result as never;
@@ -377,9 +377,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   let protocolVersion = RESOURCE_LINKS_SINCE;
   wrapInitialize(
     server,
-    known === undefined
-      ? async (setInstructions) => setInstructions(withSandbox(await sandboxState(mode, limits)))
-      : undefined,
+    known === undefined ? async () => withSandbox(await sandboxState(mode, limits)) : undefined,
     (version) => protocolVersion = version,
   );
   const session = new Session({
