@@ -21,7 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
-import { followsLinksDown, globLinks, linksBelow } from "./_links_reached.ts";
+import { followsLinksDown, GLOB_CHARS, globLinks, linksBelow } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 
@@ -211,8 +211,6 @@ function judgeValue(value: string, access: PathAccess, folders: Folders, judge: 
   return worst(results);
 }
 
-const GLOB_CHARS = /[*?[]/;
-
 /** A glob, brace or tilde pattern: judged by the folder it starts in; asks where it may reach out. */
 function judgePattern(pattern: string, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
   // bash expands `~` at the start and after `=` or `:` in words like `--opt=~/x`.
@@ -261,26 +259,44 @@ function judgeMatchedLinks(
   folders: Folders,
   judge: PathJudge,
 ): Judged[] {
-  const results: Judged[] = [];
-  for (const folder of path.isAbsolute(prefix) ? ["/"] : folders) {
-    if (!path.isAbsolute(folder)) continue; // judged by the prefix already: asks
-    const links = globLinks(path.resolve(folder, prefix), segments);
+  return reachedLinks(prefix, (base) => globLinks(base, segments), access, folders, judge).map((reached) =>
+    reached === undefined
+      ? { decision: "ask", reason: `is a pattern that matches more files than the checker looks through` }
+      : {
+        path: reached.link,
+        ...reached.judged,
+        reason: `is a pattern that may match the link ${reached.shown}, which ${reached.judged.reason}`,
+      }
+  );
+}
+
+/**
+ * The links `find` reaches from `start` (resolved in every folder the command
+ * may run in) that the rules do not allow, each with how it was judged and
+ * how it is shown; `undefined` for a folder where `find` gave up (too many
+ * entries to look through).
+ */
+function reachedLinks(
+  start: string,
+  find: (absolute: string) => string[] | undefined,
+  access: PathAccess,
+  folders: Folders,
+  judge: PathJudge,
+): ({ link: string; shown: string; judged: PathJudgement } | undefined)[] {
+  const reached: ({ link: string; shown: string; judged: PathJudgement } | undefined)[] = [];
+  for (const folder of path.isAbsolute(start) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue; // the start is judged as relative already: asks
+    const links = find(path.resolve(folder, start));
     if (links === undefined) {
-      results.push({ decision: "ask", reason: `is a pattern that matches more files than the checker looks through` });
+      reached.push(undefined);
       continue;
     }
     for (const link of links) {
       const judged = judge(link, access);
-      if (judged.decision === "allow") continue;
-      const shown = path.relative(folder, link) || link;
-      results.push({
-        path: link,
-        ...judged,
-        reason: `is a pattern that may match the link ${shown}, which ${judged.reason}`,
-      });
+      if (judged.decision !== "allow") reached.push({ link, shown: path.relative(folder, link) || link, judged });
     }
   }
-  return results;
+  return reached;
 }
 
 /** The folder of a glob, the part before its last `/`; the folder the command runs in when there is none. */
@@ -668,36 +684,23 @@ function judgeFollowedLinks(command: string, words: readonly PathWord[], folders
   const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word.value);
   // An operand known only at run time asks on its own; a pattern's matches are judged as links already.
   const roots = named.length === 0 ? ["."] : named.filter((value): value is string => value !== undefined);
-  const paths: CommandPath[] = [];
-  for (const root of roots) {
-    for (const folder of path.isAbsolute(root) ? ["/"] : folders) {
-      if (!path.isAbsolute(folder)) continue; // the operand is judged as relative already: asks
-      const start = path.resolve(folder, root);
-      const links = linksBelow(start);
+  return roots.flatMap((root) =>
+    reachedLinks(root, linksBelow, "read", folders, judge).map((reached): CommandPath => {
       const base = { command, written: root, access: "read" as const, origin: "operand" };
-      if (links === undefined) {
-        paths.push({
+      return reached === undefined
+        ? {
           ...base,
           decision: "ask",
           reason: "is a folder with more files than the checker looks through for links the command follows out",
-        });
-        continue;
-      }
-      for (const link of links) {
-        const judged = judge(link, "read");
-        if (judged.decision === "allow") continue;
-        paths.push({
+        }
+        : {
           ...base,
-          path: link,
-          ...judged,
-          reason: `holds the link ${
-            path.relative(folder, link)
-          }, which the command follows, and which ${judged.reason}`,
-        });
-      }
-    }
-  }
-  return paths;
+          path: reached.link,
+          ...reached.judged,
+          reason: `holds the link ${reached.shown}, which the command follows, and which ${reached.judged.reason}`,
+        };
+    })
+  );
 }
 
 /**

@@ -15,7 +15,8 @@ import type { BashWord } from "./_tree.ts";
 /** How many folder entries one pattern may make the checker look at; beyond, it asks. */
 const MAX_ENTRIES = 10_000;
 
-const GLOB_CHARS = /[*?[]/;
+/** The characters that make a word segment a bash glob (brace expansion is read before). */
+export const GLOB_CHARS = /[*?[]/;
 
 /**
  * A glob segment as a matcher of names, wider than bash's where that is
