@@ -214,9 +214,13 @@ export interface CommandGroup {
   /**
    * Reads what the kernel counted (a fork refused for the process limit, a
    * kill for memory, the CPU used), kills whatever is left in the group and
-   * removes it.
+   * removes it: `counters` once read, `removed` once the folders are gone.
+   * Where the server reads the files itself, the counters are read and
+   * whatever is left is sent SIGKILL before `close` returns; only the wait
+   * for the kernel to let the folders go (it unlinks an exited task a
+   * moment after it is reaped) is left to `removed`.
    */
-  close(): Promise<GroupCounters>;
+  close(): { counters: Promise<GroupCounters>; removed: Promise<void> };
 }
 
 // How often the group (or the machine's task count) is looked at.
@@ -321,27 +325,32 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
             fsp.readFile(path.join(pidsDir, "pids.events"), "utf8").catch(() => ""),
             cpuFile ? fsp.readFile(cpuFile, "utf8").catch(() => "") : "",
           ]);
-          if (processesRefused(events) || cpuUsed(cpu)) await killMembers(pidsDir, root.version === 2);
+          if (processesRefused(events) || cpuUsed(cpu)) killMembers(pidsDir, root.version === 2);
         } finally {
           busy = false;
         }
       }, WATCH_MS);
       (timer as { unref?: () => void }).unref?.();
     },
-    async close() {
+    close() {
       clearInterval(timer);
-      const counters = direct ? await closeDirect(dirs, eventFiles, root.version === 2) : undefined;
-      const text = counters ?? (await shell(closeScript)).text;
-      // The shell's output is one section per file; the direct read, the files in order.
-      const section = (file: string) =>
-        counters === undefined
-          ? text.split(`== ${file}\n`)[1]?.split("\n== ")[0] ?? ""
-          : text.split("\u0000")[eventFiles.indexOf(file)] ?? "";
-      return {
-        processes: processesRefused(section(eventFiles[0])),
-        memory: memoryDir !== undefined && /^oom_kill [1-9]/m.test(section(eventFiles[1])),
-        cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
-      };
+      const closing = direct ? closeDirect(dirs, eventFiles, root.version === 2) : undefined;
+      const read = closing
+        ? Promise.resolve({ text: closing.text, byShell: false })
+        : shell(closeScript).then(({ text }) => ({ text, byShell: true }));
+      const counters = read.then(({ text, byShell }) => {
+        // The shell's output is one section per file; the direct read, the files in order.
+        const section = (file: string) =>
+          byShell
+            ? text.split(`== ${file}\n`)[1]?.split("\n== ")[0] ?? ""
+            : text.split("\u0000")[eventFiles.indexOf(file)] ?? "";
+        return {
+          processes: processesRefused(section(eventFiles[0])),
+          memory: memoryDir !== undefined && /^oom_kill [1-9]/m.test(section(eventFiles[1])),
+          cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
+        };
+      });
+      return { counters, removed: closing ? closing.removed : read.then(() => {}) };
     },
   };
 }
@@ -375,57 +384,64 @@ function makeDirect(dirs: readonly string[], values: readonly [string, string][]
 // of the limits' cost in one command out of four.
 const REMOVE_WAITS_MS = [1, 2, 4, 8, 16, 32, 64, 128, 250];
 
-// The counter files' texts joined by NUL, then every folder gone (what is
-// left in it killed first); undefined when fs refuses.
-async function closeDirect(
+// The counter files' texts joined by NUL, read at once, and every folder's
+// removal: tried at once, what is left in a busy one killed at once, and the
+// retries left to `removed`.
+function closeDirect(
   dirs: readonly string[],
   eventFiles: readonly string[],
   unified: boolean,
-): Promise<string | undefined> {
+): { text: string; removed: Promise<void> } {
+  const text = eventFiles.map((file) => {
+    try {
+      return fs.readFileSync(file, "utf8");
+    } catch {
+      return "";
+    }
+  }).join("\u0000");
+  const busy = [...dirs].reverse().filter((dir) => !removedNow(dir, unified));
+  const removed = busy.reduce((before, dir) => before.then(() => removeGroup(dir, unified)), Promise.resolve());
+  return { text, removed: removed.catch(() => {}) };
+}
+
+// One try at removing a group folder: true when it is gone; when the kernel says it is busy, whatever is
+// left in it is sent SIGKILL before this returns.
+function removedNow(dir: string, unified: boolean): boolean {
   try {
-    const text = eventFiles.map((file) => {
-      try {
-        return fs.readFileSync(file, "utf8");
-      } catch {
-        return "";
-      }
-    }).join("\u0000");
-    for (const dir of [...dirs].reverse()) await removeGroup(dir, unified);
-    return text;
-  } catch {
-    return undefined;
+    fs.rmdirSync(dir);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return true;
+    if (code === "EBUSY") killMembers(dir, unified);
+    return false;
   }
 }
 
 // Removes a group folder, killing what is left in it while the kernel says it is busy.
 async function removeGroup(dir: string, unified: boolean): Promise<void> {
-  for (const wait of [...REMOVE_WAITS_MS, undefined]) {
-    try {
-      fs.rmdirSync(dir);
-      return;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return;
-      if (code !== "EBUSY") throw error;
-      if (wait === undefined) return;
-      await killMembers(dir, unified);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+  for (const wait of REMOVE_WAITS_MS) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    if (removedNow(dir, unified)) return;
   }
 }
 
-async function killMembers(dir: string, unified: boolean): Promise<void> {
-  if (unified) {
-    await fsp.writeFile(path.join(dir, "cgroup.kill"), "1").catch(() => {});
-    return;
-  }
-  const text = await fsp.readFile(path.join(dir, "cgroup.procs"), "utf8").catch(() => "");
-  for (const pid of text.split("\n").filter(Boolean).map(Number)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
+// Synchronously, as the rest of the group's files: one small pseudo-file, read at once.
+function killMembers(dir: string, unified: boolean): void {
+  try {
+    if (unified) {
+      fs.writeFileSync(path.join(dir, "cgroup.kill"), "1");
+      return;
     }
+    for (const pid of fs.readFileSync(path.join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  } catch {
+    // the group is gone, or not ours to read
   }
 }
 

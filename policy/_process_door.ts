@@ -91,8 +91,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       : await this.#judgeProgram(request, tempDir, signal);
     const { wrapped, cwd, env } = judged;
     let limited: LimitedCommand | undefined;
-    // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders.
-    const release = () => Promise.resolve(limited?.release()).then(() => wrapped.release());
+    // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders. Only the
+    // counters are waited for: the removal of the group's folders goes on (the session waits for it as it closes).
+    const release = () => Promise.resolve(limited?.counted()).then(() => wrapped.release());
     try {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
       limited = await limitCommand(wrapped.argv, this.#deps.limits, { privateTmp: wrapped.sandboxed });

@@ -323,9 +323,18 @@ export interface LimitedCommand {
   watch(end: () => void): void;
   /**
    * The limit the ended command hit, judged from its end, its cgroup's
-   * counters (read by `release()`: call it first) and its error output.
+   * counters (read by `counted()` or `release()`: await one first) and its
+   * error output.
    */
   hit(exit: { code: number | null; signal: string | null }, stderrFile?: string): Promise<LimitHit | undefined>;
+  /**
+   * Starts the release (see `release()`) and resolves once the cgroup's
+   * counters are read and whatever was left in it is sent SIGKILL, before
+   * its folders are gone: what a result waits for, so that the kernel's
+   * unlinking of exited tasks (which keeps the folders busy a moment) does
+   * not delay it. The removal goes on; {@linkcode groupsRemoved} waits for it.
+   */
+  counted(): Promise<void>;
   /** Reads the cgroup's counters, kills what is left in it and removes it; call once the command is gone. */
   release(): Promise<void>;
 }
@@ -406,6 +415,27 @@ function stderrTail(file: string): string {
   }
 }
 
+// The removals of command groups still under way (see LimitedCommand.counted).
+const removals = new Set<Promise<void>>();
+
+/**
+ * Resolves once every command group whose removal has started is gone (or
+ * given up on): a session waits for it as it closes, so that no group of a
+ * finished command outlives it. A removal takes a few milliseconds, at most
+ * about half a second while the kernel keeps a group busy.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_RESOURCE_LIMITS, groupsRemoved, limitCommand } from "@toolfence/policy";
+ * const limited = await limitCommand(["true"], DEFAULT_RESOURCE_LIMITS, { privateTmp: false });
+ * await limited.counted();
+ * await groupsRemoved();
+ * ```
+ */
+export async function groupsRemoved(): Promise<void> {
+  while (removals.size > 0) await Promise.all(removals);
+}
+
 /**
  * Puts `argv` under `limits`: a cgroup of its own where one can be made (see
  * {@linkcode limitsState}), and `prlimit`'s rlimits. With neither, `argv`
@@ -439,7 +469,18 @@ export async function limitCommand(
   const browser = options.profile === "browser";
   const rlimitOptions = { withMemory: !browser, withCpu: !browser };
   const limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions), ...argv];
-  let released: Promise<void> | undefined;
+  let released: { counted: Promise<void>; removed: Promise<void> } | undefined;
+  const closing = () => {
+    if (released) return released;
+    tasks?.stop();
+    if (group === undefined) return released = { counted: Promise.resolve(), removed: Promise.resolve() };
+    const closed = group.close();
+    const read = closed.counters.then((events) => void (counted = events));
+    const removed = Promise.all([read, closed.removed]).then(() => {});
+    removals.add(removed);
+    void removed.finally(() => removals.delete(removed));
+    return released = { counted: read, removed };
+  };
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
   // What the cgroup counted, read right before its folders go.
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
@@ -480,10 +521,11 @@ export async function limitCommand(
       }
       return undefined;
     },
+    counted() {
+      return closing().counted;
+    },
     release() {
-      tasks?.stop();
-      released ??= group === undefined ? Promise.resolve() : group.close().then((events) => void (counted = events));
-      return released;
+      return closing().removed;
     },
   };
 }

@@ -97,6 +97,7 @@ export { INHERITED_VARIABLES } from "./_process_env.ts";
 export {
   DEFAULT_RESOURCE_LIMITS,
   formatBytes,
+  groupsRemoved,
   knownLimitsState,
   limitCommand,
   type LimitCommandOptions,

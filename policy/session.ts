@@ -17,6 +17,7 @@ import { denyAllHost } from "./hosts.ts";
 import type { PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 import { type Checkpoint, FileHistory, type FileHistoryOptions, type UndoReport } from "./file_history.ts";
+import { groupsRemoved } from "./limits.ts";
 
 /** Options of a {@linkcode Session}. */
 export interface SessionOptions {
@@ -137,6 +138,8 @@ export class Session extends SessionBase {
       : new FileHistory(workspace.workdir, () => workspace.roots(), options.history);
     this.onFileChange((event) => this.history.record(event));
     this.onClose(() => this.history.flush());
+    // The folders of the cgroups of its last commands may still be on their way out.
+    this.onClose(() => groupsRemoved());
     // A session that made its workspace removes the workspace's temp dir when it closes.
     if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
   }

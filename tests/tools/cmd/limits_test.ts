@@ -3,14 +3,17 @@
 // the private /tmp) ends with `resource_limit` naming the limit, quickly, with
 // its output kept, while the same session answers other calls; a deno, node
 // and tsc run works under the defaults; the limits hold without bubblewrap; a
-// real MCP stdio server answers a ping while a command runs into a limit.
+// real MCP stdio server answers a ping while a command runs into a limit; a
+// command's group is gone with its session, and what escaped its process
+// group is killed before its result comes back.
 //
 // The limits here are small, so that the hogs are cheap on a shared machine:
 // a fork bomb only ever runs under a process limit of a few dozen.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import process from "node:process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withSession } from "../../core/_helpers.ts";
@@ -18,11 +21,12 @@ import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
 import { limitsState, resourceLimits } from "../../../policy/limits.ts";
+import { findCgroup } from "../../../policy/_limits.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { ToolResult } from "../../../core/result.ts";
-import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
+import { cmdBox, failedOutput, killSleeps, markerSeconds, okOutput, pidAlive } from "./_helpers.ts";
 import { callOutput, startRawServer } from "../../adapters/_raw_server.ts";
 import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
@@ -220,6 +224,42 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       assertLimit(await bash(session, "while :; do :; done"), "cpuSeconds", "1 s");
     }, options(SMALL, "off"));
   });
+});
+
+describe("a command's cgroup", { timeout: 120_000 }, () => {
+  test(
+    "a result waits for its group's counters only; what escaped the process group is killed before it, the session's close waits for the folders",
+    { timeout: 60_000 },
+    async () => {
+      const finding = await findCgroup();
+      if (!("root" in finding)) return;
+      const dirs = finding.root.version === 2
+        ? [finding.root.dir]
+        : [finding.root.pids, finding.root.memory, finding.root.cpuacct].filter((d): d is string => d !== undefined);
+      const ours = async () =>
+        (await Promise.all(dirs.map((dir) => readdir(dir).catch(() => [] as string[]))))
+          .flat().filter((name) => name.startsWith(`toolfence-${process.pid}-`));
+      const marker = markerSeconds();
+      try {
+        await withSession(async (session) => {
+          // Without the sandbox a process in a session of its own is outside the command's process group, and
+          // only its cgroup still holds it: the group's close kills it.
+          for (let round = 0; round < 3; round++) {
+            const run = await bash(session, `setsid sleep ${marker} </dev/null >/dev/null 2>&1 & echo $!`);
+            const pid = Number(okOutput<BashResult>(run.result).stdout.trim());
+            assert.ok(pid > 0, run.output.stdout);
+            // SIGKILL was sent before the result; the kernel may take a moment to end and reap it.
+            const deadline = performance.now() + 2_000;
+            while (await pidAlive(pid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+            assert.equal(await pidAlive(pid), false, `round ${round}: ${pid} outlived its command`);
+          }
+        }, options(SMALL, "off"));
+        assert.deepEqual(await ours(), [], "a group of the session's commands outlived its close");
+      } finally {
+        await killSleeps(marker);
+      }
+    },
+  );
 });
 
 describe("the defaults leave a coding agent's tools working", { timeout: 120_000 }, () => {
