@@ -9,6 +9,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
+import picomatchModule from "picomatch";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -61,6 +62,101 @@ describe("the policy's globs ignore letter case", () => {
       assert.ok(isProtectedPath(spelled(".git/hooks/pre-commit", seed)));
       assert.ok(isProtectedPath(spelled("pkg/.npmrc", seed)));
     }
+  });
+});
+
+// picomatch ships no types; the matcher the policy's one must agree with, pattern by pattern.
+const picomatchArray = picomatchModule as unknown as (
+  globs: readonly string[],
+  options: { dot: boolean; nocase: boolean },
+) => (candidate: string) => boolean;
+
+describe("one matcher for many patterns", () => {
+  test("generative: it decides every path as picomatch does, one pattern after another", { timeout: 60_000 }, () => {
+    // Pieces of patterns: names, wildcards, classes, braces, extglobs, escapes and the characters that are syntax.
+    const PIECES = [
+      "a",
+      "b",
+      "A",
+      ".env",
+      ".git",
+      "x.y",
+      "node_modules",
+      "*",
+      "**",
+      "?",
+      "[ab]",
+      "[!a]",
+      "[a-c]",
+      "{a,b}",
+      "{x,.env}",
+      "@(a|b)",
+      "!(a)",
+      "+(a)",
+      "*(b)",
+      "?(a)",
+      "(",
+      ")",
+      "+",
+      "@",
+      "!",
+      ",",
+      "\\*",
+      "\\[",
+      "é",
+      "-",
+    ];
+    const NAMES = [
+      "a",
+      "b",
+      "A",
+      "B",
+      "ab",
+      ".env",
+      ".ENV",
+      ".git",
+      "x.y",
+      "node_modules",
+      "(",
+      "a+",
+      "!",
+      "é",
+      "É",
+      "-",
+      "*",
+    ];
+    let seed = 20261204;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const pattern = () => {
+      const names = Array.from(
+        { length: 1 + next(4) },
+        () => Array.from({ length: 1 + next(3) }, () => PIECES[next(PIECES.length)]).join(""),
+      );
+      return (next(8) === 0 ? "!" : "") + (next(3) === 0 ? "**/" : "") + names.join("/") + (next(4) === 0 ? "/**" : "");
+    };
+    const candidate = () => Array.from({ length: 1 + next(5) }, () => NAMES[next(NAMES.length)]).join("/");
+    let compared = 0;
+    for (let round = 0; round < 400; round++) {
+      const patterns = Array.from({ length: 1 + next(12) }, pattern);
+      const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
+      let reference: (candidate: string) => boolean;
+      try {
+        reference = picomatchArray(expanded, { dot: true, nocase: true });
+      } catch {
+        assert.throws(() => pathGlobMatcher(patterns), `${JSON.stringify(patterns)}: picomatch refuses them`);
+        continue;
+      }
+      const matches = pathGlobMatcher(patterns);
+      const candidates = [...Array.from({ length: 40 }, candidate), ...expanded, ""];
+      for (const c of candidates) {
+        assert.equal(matches(c), reference(c), `${JSON.stringify(patterns)} against ${JSON.stringify(c)}`);
+        compared++;
+      }
+    }
+    assert.ok(compared > 10_000, `only ${compared} comparisons`);
   });
 });
 
