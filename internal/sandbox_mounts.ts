@@ -10,6 +10,7 @@
 import {
   closeSync,
   constants as fsConstants,
+  type Dirent,
   lstatSync,
   mkdirSync,
   openSync,
@@ -17,7 +18,7 @@ import {
   rmdirSync,
   unlinkSync,
 } from "node:fs";
-import fsp, { type FileHandle } from "node:fs/promises";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { isWithin } from "./paths.ts";
@@ -267,27 +268,37 @@ export interface ProtectedMount {
   /** A placeholder this process created for a path that did not exist. */
   placeholder?: "file" | "dir";
   /**
-   * The entry, opened without following a link: bubblewrap binds this open
-   * file, never a path that a racing process could have swapped for a link.
+   * The entry's descriptor, opened without following a link: bubblewrap binds
+   * this open file, never a path that a racing process could have swapped
+   * for a link.
    */
-  handle?: FileHandle;
+  fd?: number;
 }
 
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = fsConstants;
 
-// Opens `mount.path` without following a final link; undefined when it is gone or a link now.
-async function openMount(mount: ProtectedMount, isDir: boolean): Promise<ProtectedMount | undefined> {
+// Opens `mount.path` without following a final link; undefined when it is gone or a link now. Synchronous, as
+// the walk: one open, where an asynchronous one waits its turn in the runtime's thread pool (each protected folder
+// of a git checkout, every command).
+function openMount(mount: ProtectedMount, isDir: boolean): ProtectedMount | undefined {
   try {
-    const handle = await fsp.open(mount.path, O_RDONLY | O_NOFOLLOW | (isDir ? O_DIRECTORY : 0));
-    return { ...mount, handle };
+    return { ...mount, fd: openSync(mount.path, O_RDONLY | O_NOFOLLOW | (isDir ? O_DIRECTORY : 0)) };
   } catch {
     return undefined;
   }
 }
 
-/** Closes the handles of `mounts`. */
-export async function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
-  await Promise.allSettled(mounts.map((m) => m.handle?.close()));
+/** Closes the descriptors of `mounts`. */
+export function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
+  for (const mount of mounts) {
+    if (mount.fd === undefined) continue;
+    try {
+      closeSync(mount.fd);
+    } catch {
+      // closed already
+    }
+  }
+  return Promise.resolve();
 }
 
 // Whether everything below `rel` is protected (a folder pattern such as
@@ -296,41 +307,72 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
   return pathGlobMatcher(patterns)(`${rel}/${PROBE_CHILD}`);
 }
 
-// Which relative paths surely do not exist, from the listing of the root: those whose first name no entry
-// there has, in any letter case, so that the few dozen root paths the patterns name need no lstat each (on a
-// case-folding file system too). Only where every name involved is printable ASCII, whose folding is plain
-// lower case: a non-ASCII name may fold onto an ASCII one (the Kelvin sign onto k), and then nothing is ruled out.
-function absentFrom(names: readonly string[] | undefined): (rel: string) => boolean {
-  const ascii = /^[ -~]*$/;
-  if (names === undefined || !names.every((name) => ascii.test(name))) return () => false;
-  const present = new Set(names.map((name) => name.toLowerCase()));
-  return (rel) => {
-    const first = rel.split("/")[0];
-    return ascii.test(first) && !present.has(first.toLowerCase());
-  };
+type EntryKind = "file" | "dir" | "link" | "other";
+
+// What the walk saw of a folder: its entries by name, and their names in lower case where every one is printable
+// ASCII, whose folding is plain lower case (a non-ASCII name may fold onto an ASCII one, the Kelvin sign onto k,
+// and then the listing rules nothing out).
+interface Listing {
+  byName: Map<string, Dirent>;
+  folded: Set<string> | undefined;
+}
+
+const PRINTABLE_ASCII = /^[ -~]*$/;
+
+function listingOf(entries: readonly Dirent[]): Listing {
+  const byName = new Map(entries.map((entry) => [entry.name, entry]));
+  const ascii = entries.every((entry) => PRINTABLE_ASCII.test(entry.name));
+  return { byName, folded: ascii ? new Set(entries.map((entry) => entry.name.toLowerCase())) : undefined };
+}
+
+// What lies at `rel` by the walk's listing of its folder: the kind of the entry of that very name, "missing" when
+// no entry there has the name in any letter case (so that the few dozen paths the patterns name need no lstat
+// each, on a case-folding file system too), undefined when the listing does not settle it (the folder was not
+// listed, or a name is not printable ASCII).
+function listedKind(listings: ReadonlyMap<string, Listing>, rel: string): EntryKind | "missing" | undefined {
+  const slash = rel.lastIndexOf("/");
+  const listing = listings.get(slash === -1 ? "" : rel.slice(0, slash));
+  if (listing === undefined) return undefined;
+  const name = rel.slice(slash + 1);
+  const entry = listing.byName.get(name);
+  if (entry !== undefined) {
+    if (entry.isSymbolicLink()) return "link";
+    if (entry.isDirectory()) return "dir";
+    return entry.isFile() ? "file" : "other";
+  }
+  return listing.folded && PRINTABLE_ASCII.test(name) && !listing.folded.has(name.toLowerCase())
+    ? "missing"
+    : undefined;
+}
+
+/** What a walk of the workspace found (see existingProtected). */
+interface WalkFindings {
+  mounts: ProtectedMount[];
+  /** Every protected entry seen (links and other entries too, which get no mount). */
+  seen: Set<string>;
+  /** Whether the first name of `rel` surely does not exist at the root (see listedKind). */
+  absent(rel: string): boolean;
+  /** What lies at `rel` now: from the walk's listing where it settles it, else from lstat. */
+  kindOf(rel: string): EntryKind | undefined;
 }
 
 // Every existing protected path of the workspace, found by a bounded walk, and
-// every protected entry seen (links and other entries too, which get no mount);
-// `absent` tells root paths that do not exist (see absentFrom).
-function existingProtected(
-  root: string,
-  patterns: readonly string[],
-): { mounts: ProtectedMount[]; seen: Set<string>; absent: (rel: string) => boolean } {
+// every protected entry seen, with the listings of the folders walked.
+function existingProtected(root: string, patterns: readonly string[]): WalkFindings {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
-  let rootNames: string[] | undefined;
+  const listings = new Map<string, Listing>();
   let seen = 0;
   const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
   while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
     const { rel, depth } = queue.shift()!;
-    let entries: import("node:fs").Dirent[];
+    let entries: Dirent[];
     try {
       entries = readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {
       continue;
     }
-    if (rel === "") rootNames = entries.map((entry) => entry.name);
+    listings.set(rel, listingOf(entries));
     for (const entry of entries) {
       if (++seen > WALK_MAX_ENTRIES) break;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
@@ -353,7 +395,15 @@ function existingProtected(
       }
     }
   }
-  return { mounts: found, seen: seenProtected, absent: absentFrom(rootNames) };
+  return {
+    mounts: found,
+    seen: seenProtected,
+    absent: (rel) => listedKind(listings, rel.split("/")[0]) === "missing",
+    kindOf(rel) {
+      const listed = listedKind(listings, rel);
+      return listed === "missing" ? undefined : listed ?? kind(path.join(root, rel));
+    },
+  };
 }
 
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
@@ -410,14 +460,17 @@ export async function protectedMounts(
   const mounts = new Map<string, ProtectedMount>();
   const existing = existingProtected(root, patterns);
   for (const mount of existing.mounts) {
-    const opened = await openMount(mount, mount.how === "pinned" || kind(mount.path) === "dir");
+    const opened = openMount(
+      mount,
+      mount.how === "pinned" || existing.kindOf(path.relative(root, mount.path)) === "dir",
+    );
     if (opened !== undefined) mounts.set(mount.path, opened);
   }
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
   // File placeholders first, so that a folder pattern at the same path wins.
   const candidates = rootCandidates(patterns).sort((a, b) => Number(a.dir) - Number(b.dir));
   const wanted = new Map<string, "file" | "dir">();
-  const parents = new Map<string, FileHandle>();
+  const parents = new Map<string, number>();
   const watched: string[] = [];
   for (const { rel, dir } of candidates) {
     if (existing.absent(rel)) {
@@ -427,16 +480,16 @@ export async function protectedMounts(
     const parts = rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const abs = path.join(root, ...parts.slice(0, i + 1));
-      const found = kind(abs);
+      const found = existing.kindOf(parts.slice(0, i + 1).join("/"));
       if (found === "dir") continue;
       if (found === undefined && !mounts.has(abs)) {
         const parentRel = parts.slice(0, i).join("/");
         const parent = mounts.get(path.join(root, parentRel));
         const asFile = i === parts.length - 1 && !dir;
         const coverable = !(asFile && EMPTY_FILE_BREAKS.has(parts[i]));
-        if (parentRel !== "" && parent?.how === "pinned" && parent.handle !== undefined && coverable) {
+        if (parentRel !== "" && parent?.how === "pinned" && parent.fd !== undefined && coverable) {
           wanted.set(abs, asFile && wanted.get(abs) !== "dir" ? "file" : "dir");
-          parents.set(abs, parent.handle);
+          parents.set(abs, parent.fd);
         } else {
           watched.push(path.join(root, rel));
         }
@@ -449,7 +502,7 @@ export async function protectedMounts(
   for (const [abs, type] of wanted) {
     // Made through the open parent folder, so that a parent swapped for a link meanwhile is not followed.
     const made = acquirePlaceholder(abs, type, parents.get(abs)!);
-    const opened = made && await openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
+    const opened = made && openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
     if (opened) mounts.set(abs, opened);
     else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);
     // Not made (the runtime may not write there, or something appeared): the walk after the command looks.
@@ -474,7 +527,7 @@ export interface QuarantinedPath {
 export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
   const candidates = new Set(plan.watched);
-  let absent = (_file: string) => false;
+  let kindNow = kind;
   if (plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
@@ -482,13 +535,14 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
     for (const entry of now.seen) {
       if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
     }
-    absent = (file) => isWithin(file, root) && file !== root && now.absent(path.relative(root, file));
+    kindNow = (file) => isWithin(file, root) && file !== root ? now.kindOf(path.relative(root, file)) : kind(file);
   }
   // Outermost first; whatever lies inside a moved folder moves with it.
-  const ordered = [...candidates].sort((a, b) => a.split("/").length - b.split("/").length);
-  for (const file of ordered) {
+  const ordered = [...candidates].map((file) => ({ file, depth: file.split("/").length }))
+    .sort((a, b) => a.depth - b.depth);
+  for (const { file } of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
-    if (absent(file) || kind(file) === undefined) continue;
+    if (kindNow(file) === undefined) continue;
     await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
     const target = path.join(
       quarantine,
@@ -522,9 +576,9 @@ export function protectedMountArgs(
   const args: string[] = [];
   const fds: number[] = [];
   for (const m of mounts) {
-    if (m.handle === undefined) continue;
+    if (m.fd === undefined) continue;
     args.push(m.how === "pinned" ? "--bind-fd" : "--ro-bind-fd", String(firstFd + fds.length), m.path);
-    fds.push(m.handle.fd);
+    fds.push(m.fd);
   }
   return { args, fds };
 }
@@ -534,7 +588,7 @@ const placeholders = new Map<string, { count: number; type: "file" | "dir"; ino:
 
 // Synchronous, as releasePlaceholders: a few system calls per placeholder, which asynchronously each waited
 // their turn in the runtime's thread pool (about 3 ms per command in a git checkout at load 3).
-function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandle): boolean {
+function acquirePlaceholder(abs: string, type: "file" | "dir", parent: number): boolean {
   const held = placeholders.get(abs);
   if (held !== undefined) {
     let now;
@@ -551,7 +605,7 @@ function acquirePlaceholder(abs: string, type: "file" | "dir", parent: FileHandl
   }
   try {
     // Never follows a link, never takes over an existing entry: `wx` and mkdir fail on anything there.
-    const through = `/proc/self/fd/${parent.fd}/${path.basename(abs)}`;
+    const through = `/proc/self/fd/${parent}/${path.basename(abs)}`;
     if (type === "file") closeSync(openSync(through, "wx", 0o444));
     else mkdirSync(through, { mode: 0o555 });
     const info = lstatSync(through);
