@@ -326,13 +326,14 @@ function listingOf(entries: readonly Dirent[]): Listing {
 }
 
 // What lies at `rel` by the walk's listing of its folder: the kind of the entry of that very name, "missing" when
-// no entry there has the name in any letter case (so that the few dozen paths the patterns name need no lstat
-// each, on a case-folding file system too), undefined when the listing does not settle it (the folder was not
-// listed, or a name is not printable ASCII).
+// no entry there has the name in any letter case, or when its folder is missing itself (so that the few dozen
+// paths the patterns name need no lstat each, on a case-folding file system too), undefined when the listings do
+// not settle it (the folder was not listed, or a name is not printable ASCII).
 function listedKind(listings: ReadonlyMap<string, Listing>, rel: string): EntryKind | "missing" | undefined {
   const slash = rel.lastIndexOf("/");
-  const listing = listings.get(slash === -1 ? "" : rel.slice(0, slash));
-  if (listing === undefined) return undefined;
+  const folder = slash === -1 ? "" : rel.slice(0, slash);
+  const listing = listings.get(folder);
+  if (listing === undefined) return folder !== "" && listedKind(listings, folder) === "missing" ? "missing" : undefined;
   const name = rel.slice(slash + 1);
   const entry = listing.byName.get(name);
   if (entry !== undefined) {
