@@ -96,7 +96,10 @@ export class PolicyProcessDoor implements ProcessDoor {
     const release = () => Promise.resolve(limited?.counted()).then(() => wrapped.release());
     try {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
-      limited = await limitCommand(wrapped.argv, this.#deps.limits, { privateTmp: wrapped.sandboxed });
+      limited = await limitCommand(wrapped.argv, this.#deps.limits, {
+        privateTmp: wrapped.sandboxed,
+        descriptors: wrapped.fds,
+      });
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
@@ -113,7 +116,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         process = await spawnGroup(limited.argv, {
           cwd,
           env,
-          extraFds: wrapped.fds,
+          extraFds: limited.descriptors,
           diesWithLeader: wrapped.sandboxed,
           ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
         });

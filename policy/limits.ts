@@ -25,6 +25,8 @@ import {
   findRlimitSetter,
   type GroupCounters,
   limitPrefix,
+  MAX_REOPENED,
+  reopensDescriptors,
   type RlimitSetter,
   tmpfsSizeSupported,
   watchTaskCount,
@@ -337,6 +339,12 @@ export interface LimitedCommand {
   counted(): Promise<void>;
   /** Reads the cgroup's counters, kills what is left in it and removes it; call once the command is gone. */
   release(): Promise<void>;
+  /**
+   * Of `options.descriptors`, those the spawn must still pass as the
+   * command's descriptors 3, 4, ...: none where the shell in front opens
+   * them again itself (see {@linkcode LimitCommandOptions.descriptors}).
+   */
+  descriptors: readonly number[];
 }
 
 /** Options of {@linkcode limitCommand}. */
@@ -353,6 +361,16 @@ export interface LimitCommandOptions {
    * like the browser of a session, whose group nobody would remove).
    */
   cgroup?: boolean;
+  /**
+   * Descriptors of this process the command gets as its descriptors 3, 4,
+   * ... (a sandbox's protected mounts). Where there is a shell in front, it
+   * opens them again through `/proc/<pid>/fd` (at most 7, where /proc lets
+   * it), so that the spawn need not pass them: under Deno a spawn that
+   * passes descriptors forks the whole server, several milliseconds. Keep
+   * them open until the command has started its sandbox; `descriptors` of
+   * the result says which the spawn must still pass.
+   */
+  descriptors?: readonly number[];
 }
 
 const STDERR_TAIL_BYTES = 64 * 1024;
@@ -468,7 +486,12 @@ export async function limitCommand(
   const kernel = group?.countsCpu ? { ...limits, cpuSeconds: limits.cpuSeconds + 1 } : limits;
   const browser = options.profile === "browser";
   const rlimitOptions = { withMemory: !browser, withCpu: !browser };
-  const limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions), ...argv];
+  const passed = options.descriptors ?? [];
+  const reopened = passed.length > 0 && passed.length <= MAX_REOPENED && (rlimits !== undefined || group) &&
+      await reopensDescriptors()
+    ? { pid: process.pid, fds: passed }
+    : undefined;
+  const limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions, reopened), ...argv];
   let released: { counted: Promise<void>; removed: Promise<void> } | undefined;
   const closing = () => {
     if (released) return released;
@@ -486,6 +509,7 @@ export async function limitCommand(
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
     argv: limitedArgv,
+    descriptors: reopened ? [] : passed,
     watch(end) {
       if (group) return group.watch();
       if (!taskWatch || !isRoot() || browser) return;

@@ -7,12 +7,16 @@
 // command's group and rlimits; the rlimits are exact, in bash's POSIX mode
 // too (where ulimit counts -f in 512-byte blocks); and a group the shell
 // cannot join stops the command before bubblewrap starts, saying why (fail
-// closed).
+// closed). The sandbox's protected mounts are bound from descriptors the
+// server holds: the shell opens them again through /proc, so that the spawn
+// passes none (under Deno that would fork the server), and what it binds is
+// the very file the server opened, whatever took its path since (racing).
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, realpath, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import fs from "node:fs";
 import process from "node:process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -21,13 +25,15 @@ import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
 import { limitCommand, limitsState, resourceLimits } from "../../../policy/limits.ts";
-import { findCgroup } from "../../../policy/_limits.ts";
+import { findCgroup, MAX_REOPENED, reopensDescriptors } from "../../../policy/_limits.ts";
 import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
 
 const box = cmdBox();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
+// Whether the shell in front can open the server's descriptors again here (else the spawn passes them).
+const reopens = await reopensDescriptors();
 const SMALL: ResourceLimitsInput = { fileSize: "8MiB", openFiles: 64, cpuSeconds: 30, memory: "512MiB" };
 const limits = resourceLimits(SMALL);
 const finding = await findCgroup();
@@ -111,10 +117,21 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
             await delay(20);
           }
           // Seen from the server: the group's members in each hierarchy, and the tree under the process it started.
+          // The group with members: an earlier command's may still be on its way out (its removal does not hold
+          // up a result), empty by then.
           const members = await Promise.all(parents.map(async (parent) => {
-            const name = (await readdir(parent)).find((entry) => entry.startsWith(`toolfence-${process.pid}-`));
-            assert.ok(name, `a group of this server under ${parent}`);
-            return new Set((await readFile(join(parent, name, "cgroup.procs"), "utf8")).split("\n").filter(Boolean));
+            const names = (await readdir(parent)).filter((entry) => entry.startsWith(`toolfence-${process.pid}-`));
+            const sets = await Promise.all(
+              names.map(async (name) =>
+                new Set(
+                  (await readFile(join(parent, name, "cgroup.procs"), "utf8").catch(() => "")).split("\n")
+                    .filter(Boolean),
+                )
+              ),
+            );
+            const live = sets.filter((set) => set.size > 0);
+            assert.equal(live.length, 1, `one group of this server with members under ${parent}: ${names}`);
+            return live[0];
           }));
           const parentOf = new Map<string, string>();
           for (const pid of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
@@ -187,6 +204,94 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
         assert.match(line("Max core file size") ?? "", /^0\s+0\s+bytes$/);
       }
     }, options());
+  });
+
+  test(
+    "racing: a protected folder bound from the server's descriptor is the folder it opened, whatever took its path",
+    {
+      timeout: 60_000,
+      skip: !hasBwrap || !reopens,
+    },
+    async () => {
+      const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+      try {
+        for (let round = 0; round < 12; round++) {
+          const kept = join(dir, `kept${round}`);
+          const shown = join(dir, "shown");
+          await rm(shown, { recursive: true, force: true });
+          await mkdir(join(kept), { recursive: true });
+          await writeFile(join(kept, "config"), `original ${round}\n`);
+          await rename(kept, shown);
+          const fd = fs.openSync(shown, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);
+          try {
+            // What took the path meanwhile: a decoy folder, now or just as the command starts.
+            const swap = async () => {
+              await rename(shown, join(dir, `moved${round}`));
+              await mkdir(shown);
+              await writeFile(join(shown, "config"), "decoy\n");
+            };
+            const inner = ["bash", "-c", `cat ${shown}/config; echo x > ${shown}/config || echo refused`];
+            const wrapped = await sandboxArgv(inner, { workdir: dir, writable: [dir], mode: "auto" });
+            // The argv binds descriptor 3 read-only at the folder's path, as the protected mounts do.
+            const at = wrapped.argv.indexOf("--");
+            const argv = [...wrapped.argv.slice(0, at), "--ro-bind-fd", "3", shown, ...wrapped.argv.slice(at)];
+            const limited = await limitCommand(argv, limits, { privateTmp: true, descriptors: [fd] });
+            try {
+              assert.deepEqual(limited.descriptors, [], "the shell opens it again; the spawn passes nothing");
+              assert.ok(limited.argv[2].includes(`command exec 3</proc/${process.pid}/fd/${fd}`), limited.argv[2]);
+              const racing = round % 3 === 0 ? Promise.resolve() : swap();
+              if (round % 3 === 0) await swap();
+              const out = await run(limited.argv, dir);
+              await racing;
+              assert.equal(out.code, 0, out.stderr);
+              assert.equal(out.stdout, `original ${round}\nrefused\n`, `round ${round}: ${out.stderr}`);
+            } finally {
+              await limited.release();
+              await wrapped.release();
+            }
+          } finally {
+            fs.closeSync(fd);
+          }
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test("descriptors past what the shell opens again are passed by the spawn; one it cannot open stops the command", {
+    timeout: 30_000,
+    skip: !hasBwrap || !reopens,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+    const fds = Array.from({ length: MAX_REOPENED + 1 }, () => fs.openSync(dir, fs.constants.O_RDONLY));
+    try {
+      const many = await limitCommand(["true"], limits, { privateTmp: false, descriptors: fds });
+      try {
+        assert.deepEqual(many.descriptors, fds);
+        assert.ok(!many.argv[2].includes("/fd/"), many.argv[2]);
+      } finally {
+        await many.release();
+      }
+      // A descriptor the server does not hold (no number is reused this high): the shell stops, says why, and
+      // the command never runs.
+      const closed = 999_999;
+      const limited = await limitCommand(["touch", join(dir, "ran")], limits, {
+        privateTmp: false,
+        descriptors: [closed],
+      });
+      try {
+        const out = await run(limited.argv, dir);
+        assert.equal(out.code, 126, out.stderr);
+        assert.match(out.stderr, /protected paths could not be opened again, so the command does not run/);
+        assert.equal(await stat(join(dir, "ran")).then(() => true, () => false), false, "the command never ran");
+      } finally {
+        await limited.release();
+      }
+    } finally {
+      for (const fd of fds) fs.closeSync(fd);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("fail closed: a group the shell cannot join stops the command before bubblewrap starts, and says why", {
