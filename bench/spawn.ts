@@ -51,6 +51,13 @@ async function denoCommand(argv: string[]): Promise<string> {
 const box = new ToolBox().register(...cmdTools());
 const plain = new Session({ workspace: dir, sandbox: "off", host: denyAllHost() });
 const sandboxed = new Session({ workspace: dir, sandbox: "auto", host: denyAllHost() });
+// The same in a git checkout, where the sandbox binds the protected paths (.git, its config, hooks and info)
+// from descriptors the server holds.
+const checkout = await realpath(await mkdtemp(join(tmpdir(), "toolfence-bench-git-")));
+await new Promise((resolve, reject) =>
+  spawn("git", ["init", "-q", checkout], { stdio: "ignore" }).once("close", resolve).once("error", reject)
+);
+const inCheckout = new Session({ workspace: checkout, sandbox: "auto", host: denyAllHost() });
 const state = new PolicyState();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 const wrapped = (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto" })).argv;
@@ -76,6 +83,7 @@ if (hasBwrap) {
     () => spawnUnderLimits(wrapped, DEFAULT_RESOURCE_LIMITS, { privateTmp: true }, { cwd: dir, env }),
   ]);
   candidates.push(["bash tool, bubblewrap", () => viaTool(sandboxed)]);
+  candidates.push(["bash tool, bubblewrap, a git checkout", () => viaTool(inCheckout)]);
 } else {
   console.log("bubblewrap is unavailable here: the sandboxed rows are left out");
 }
@@ -107,4 +115,6 @@ if (hasBwrap) {
 }
 await plain.close();
 await sandboxed.close();
+await inCheckout.close();
 await rm(dir, { recursive: true, force: true });
+await rm(checkout, { recursive: true, force: true });
