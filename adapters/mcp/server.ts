@@ -414,14 +414,20 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     while (running.size > 0) await Promise.allSettled([...running]);
   };
 
+  // The tools this session may call now: its capabilities, its fence and its workspace decide, as they do its list.
+  const listed = () => toolbox.list({ capabilities: session.capabilities, session });
+
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     refuseCursor(request);
-    return { tools: mcpTools(toolbox.list({ capabilities: session.capabilities, session })) };
+    return { tools: mcpTools(listed()) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name: toolName, arguments: args } = request.params;
-    const tool = toolbox.isEnabled(toolName) ? toolbox.get(toolName) : undefined;
+    // A tool left out of tools/list (by the session's capabilities or the fence) is as unknown as an unregistered
+    // one: the same protocol error, which does not say that it exists (the executor's own refusal would).
+    const found = toolbox.isEnabled(toolName) ? toolbox.get(toolName) : undefined;
+    const tool = found && listed().includes(found) ? found : undefined;
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${toolName}`);
     }
