@@ -31,7 +31,10 @@ import { mkdir } from "node:fs/promises";
 import process from "node:process";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type {
+  EventStore,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -170,6 +173,10 @@ interface OpenSession {
   sharedArtifacts: Set<string>;
   /** With a store: the grants (see grantKey) the session took from there, and had not of its own. */
   storeGrants: Set<string>;
+  /** Where the session's stream events are kept (to find a resumed event's stream). */
+  eventStore: EventStore;
+  /** The streams ended because their request was cancelled, oldest first: a resumption of one is told it is over. */
+  cancelledStreams: Set<string>;
 }
 
 const grantKey = (grant: Pick<StoredGrant, "kind" | "subject">) => `${grant.kind}\0${grant.subject}`;
@@ -179,6 +186,8 @@ const splitGrantKey = (key: string) => {
 };
 
 const CANCEL_GRACE_MS = 3_000;
+/** How many cancelled streams a session remembers, to tell a client resuming one that it is over. */
+const CANCELLED_STREAMS_KEPT = 256;
 const EXPIRED = "the session expired";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
@@ -491,9 +500,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       );
     }
     open.events = fleet && new StoreEvents(fleet.store, id);
+    open.eventStore = open.events ?? new BoundedEventStore();
+    open.cancelledStreams = new Set();
     const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
-      eventStore: stateless ? undefined : open.events ?? new BoundedEventStore(),
+      eventStore: stateless ? undefined : open.eventStore,
       // The checks run before the transport; its own would only repeat them.
       enableDnsRebindingProtection: false,
       maxRequestBodySize: maxBody,
@@ -630,6 +641,32 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return open;
   }
 
+  // The request a notifications/cancelled names, when it is one of the session's requests in flight.
+  function cancelledInFlight(open: OpenSession, message: JSONRPCMessage): RequestId | undefined {
+    if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
+    const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    return (typeof id === "string" || typeof id === "number") && open.inflight.has(String(id)) ? id : undefined;
+  }
+
+  // A cancelled request gets no answer (the specification's cancellation), so the transport, which ends a request's
+  // stream once it has sent the answer, would hold its stream open (and its keep-alive timer) as long as the session
+  // lives: it is ended here. Every POST holds one request (batches are refused), so the stream is that request's
+  // alone. A client of 2025-11-25 was given an event id on it (the priming event) and resumes it with GET and
+  // Last-Event-ID, as it would after a dropped connection; that resumption is answered 204 (see the GET below).
+  function endCancelledStream(open: OpenSession, id: RequestId): void {
+    // The SDK keeps the stream of each request in flight in a private map; without it the stream stays open, as before.
+    const streams = (open.transport as unknown as { _requestToStreamMapping?: Map<RequestId, string> })
+      ._requestToStreamMapping;
+    const streamId = streams?.get(id);
+    if (streamId === undefined) return;
+    open.cancelledStreams.add(streamId);
+    if (open.cancelledStreams.size > CANCELLED_STREAMS_KEPT) {
+      open.cancelledStreams.delete(open.cancelledStreams.values().next().value!);
+    }
+    open.transport.closeSSEStream(id);
+    streams!.delete(id);
+  }
+
   // A request whose id is still in flight is refused: the SDK routes answers and cancellations by id, so a second
   // request of that id would take the first one's answer and slot (and each would escape the limit on calls).
   function checkRequest(open: OpenSession, identity: Identity, message: JSONRPCMessage): Response | undefined {
@@ -733,8 +770,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     const open = await ownedSession(request, identity);
     if (open instanceof Response) return open;
+    const cancelled = cancelledInFlight(open, message);
     const refused = checkRequest(open, identity, message);
     if (refused) return refused;
+    if (cancelled !== undefined) {
+      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      endCancelledStream(open, cancelled);
+      return response;
+    }
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
       await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
@@ -810,6 +853,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         const open = await ownedSession(request, identity);
         if (open instanceof Response) return open;
         const lastEventId = request.headers.get("last-event-id");
+        // A stream ended because its request was cancelled has nothing more to say: 204, which tells an SSE client to
+        // stop reconnecting (the SDK's client then stops; a resumed stream would stay open, with nothing ever to come).
+        if (request.method === "GET" && lastEventId && open.cancelledStreams.size > 0) {
+          const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
+          if (streamId !== undefined && open.cancelledStreams.delete(streamId)) {
+            return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
+          }
+        }
         if (fleet && request.method === "GET" && lastEventId) {
           // A resumed stream's calls are first ended (by their replica, or as interrupted): the replay has their answers.
           const streamId = await fleet.store.eventStream(open.id!, lastEventId);

@@ -43,6 +43,14 @@ const box = new ToolBox().register(
     run: () => "looked",
   }),
   tool({
+    name: "wait_for_cancel",
+    description: "Runs until cancelled.",
+    input: v.object({}),
+    readOnly: true,
+    run: (_args, ctx) =>
+      new Promise<string>((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped"), { once: true })),
+  }),
+  tool({
     name: "fetch_page",
     description: "Needs the network.",
     input: v.object({}),
@@ -88,7 +96,7 @@ describe("MCP over Streamable HTTP, against the specification", () => {
     timeout: 60_000,
   }, async () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
-    assert.deepEqual(names, ["echo"]);
+    assert.deepEqual(names, ["echo", "wait_for_cancel"]);
     const unknown = await rejection(client.callTool({ name: "no_such_tool", arguments: {} }));
     assert.equal(unknown.code, -32602);
     for (const name of ["look", "fetch_page"]) {
@@ -101,4 +109,112 @@ describe("MCP over Streamable HTTP, against the specification", () => {
     const echoed = await client.callTool({ name: "echo", arguments: { text: "still here" } });
     assert.equal(echoed.isError, undefined);
   });
+});
+
+// What the client's fetch saw: each request, its status, and when its body ended (read to its end or closed).
+interface Seen {
+  method: string;
+  body: string;
+  lastEventId: string | null;
+  status?: number;
+  ended?: boolean;
+}
+
+// The SDK client's fetch, watched; `version` is put into its initialize, as a client of that version would send.
+function watchedFetch(seen: Seen[], version?: string): typeof fetch {
+  return async (input, init) => {
+    let body = typeof init?.body === "string" ? init.body : "";
+    if (version && body.includes('"method":"initialize"')) {
+      body = body.replace(/"protocolVersion":"[^"]*"/, `"protocolVersion":"${version}"`);
+    }
+    const entry: Seen = {
+      method: init?.method ?? "GET",
+      body,
+      lastEventId: new Headers(init?.headers).get("last-event-id"),
+    };
+    seen.push(entry);
+    const response = await fetch(input, { ...init, ...(body ? { body } : {}) });
+    entry.status = response.status;
+    if (!response.body) {
+      entry.ended = true;
+      return response;
+    }
+    const reader = response.body.getReader();
+    const watched = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          entry.ended = true;
+          controller.close();
+        } else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(watched, { status: response.status, headers: response.headers });
+  };
+}
+
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a cancelled call over Streamable HTTP", () => {
+  let dir: string;
+  let server: HttpServer;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
+    server = await serveHttp(box, { port: 0, workspace: dir, allowNoAuth: true, sandbox: "off" });
+  });
+  after(async () => {
+    await server.shutdown();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // The specification's cancellation: the receiver does not answer a cancelled request. The transport ends a
+  // request's stream once it has sent the answer, so without one the stream stayed open for the session's life.
+  for (const version of ["2025-11-25", "2025-06-18"]) {
+    test(`${version}: its stream ends with no answer; the client neither hangs on it nor reconnects to it`, {
+      timeout: 60_000,
+    }, async () => {
+      const seen: Seen[] = [];
+      const errors: Error[] = [];
+      const client = new Client({ name: "spec-test", version: "1" });
+      client.onerror = (error) => void errors.push(error);
+      const transport = new StreamableHTTPClientTransport(server.url, { fetch: watchedFetch(seen, version) });
+      try {
+        await client.connect(transport);
+        assert.equal(transport.protocolVersion, version);
+        const controller = new AbortController();
+        const calling = client.callTool({ name: "wait_for_cancel", arguments: {} }, undefined, {
+          signal: controller.signal,
+        });
+        await until("the call is sent", () => seen.some((s) => s.body.includes('"wait_for_cancel"') && s.status));
+        const post = seen.find((s) => s.body.includes('"wait_for_cancel"'))!;
+        controller.abort("not needed");
+        await assert.rejects(calling, /not needed/);
+        await until("the call's stream ends", () => post.ended === true);
+        // 2025-11-25 primes every stream with an event id, and the SDK's client resumes a stream that ended without
+        // its answer (GET with Last-Event-ID): the server says 204, nothing more will come, and the client stops.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        const resumed = seen.filter((s) => s.lastEventId !== null);
+        if (version >= "2025-11-25") {
+          assert.deepEqual(resumed.map((s) => [s.method, s.status, s.ended]), [["GET", 204, true]]);
+        } else assert.deepEqual(resumed, []);
+        assert.deepEqual(errors, []);
+        const after = await client.callTool({ name: "echo", arguments: { text: "next" } });
+        assert.equal(after.isError, undefined);
+        // Every stream but the session's own GET stream ends.
+        await until(
+          "every stream but the session's ends",
+          () => seen.every((s) => s.ended || (s.method === "GET" && s.lastEventId === null)),
+        );
+      } finally {
+        await client.close();
+      }
+    });
+  }
 });
