@@ -49,6 +49,7 @@ import { AuditLog, type PolicyDecisionEvent, PolicyRules, type Session, Workspac
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
+import { describeIssues } from "./_param_errors.ts";
 import { judgeBody } from "./_http_body.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
 import { AdoptedArtifacts } from "./_adopted_artifacts.ts";
@@ -63,7 +64,7 @@ import { RateLimiter } from "./_http_rate.ts";
 import { within } from "./_within.ts";
 import { mcpHttpModule, mcpTypes } from "./_sdk.ts";
 
-const { isInitializeRequest, isJSONRPCNotification, isJSONRPCRequest } = mcpTypes;
+const { InitializeRequestSchema, isJSONRPCNotification, isJSONRPCRequest } = mcpTypes;
 
 export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
@@ -750,7 +751,15 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       }
       return closingWhenDone(response, () => void endSession(open, "the request was answered"));
     }
-    if (isInitializeRequest(message)) {
+    // An initialize whose params are malformed is answered as over stdio (-32602, naming the field), not taken for
+    // a request outside any session; "initialize" sent as a notification asks for nothing and opens no session.
+    if (isJSONRPCRequest(message) && message.method === "initialize" && !request.headers.get("mcp-session-id")) {
+      const parsed = InitializeRequestSchema.safeParse(message);
+      if (!parsed.success) {
+        return json(400, errorReply(message.id, JSONRPC_ERRORS.invalidParams, describeIssues(parsed.error.issues)));
+      }
+    }
+    if (isJSONRPCRequest(message) && message.method === "initialize") {
       if (request.headers.get("mcp-session-id")) {
         return refusal(400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
       }

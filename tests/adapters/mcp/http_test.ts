@@ -209,6 +209,14 @@ describe("serve over HTTP with a token file", () => {
       ['{"jsonrpc":"1.0","id":8,"method":"ping"}', 400, -32600, 8],
       ['{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}', 400, -32602, 9],
       ['{"jsonrpc":"2.0","method":5}', 400, -32600, null],
+      // An initialize with malformed params (here no protocolVersion) is invalid params, as over stdio.
+      ['{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"capabilities":{}}}', 400, -32602, 10],
+      [
+        '{"jsonrpc":"2.0","id":11,"method":"initialize","params":{"protocolVersion":5,"capabilities":{}}}',
+        400,
+        -32602,
+        11,
+      ],
     ];
     for (const [body, status, code, id] of cases) {
       const answer = await raw(h.server.url, { body, headers: auth });
@@ -221,6 +229,19 @@ describe("serve over HTTP with a token file", () => {
         reply.error!.message,
       );
     }
+    const initialize = await raw(h.server.url, {
+      body: '{"jsonrpc":"2.0","id":12,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"x"}}}',
+      headers: auth,
+    });
+    assert.match(initialize.json().error!.message, /^Invalid params: params\.protocolVersion: /);
+    // "initialize" as a notification asks for nothing: it opens no session (one would count against the tenant).
+    const sessions = h.server.sessionCount();
+    const notification = await raw(h.server.url, {
+      body: JSON.stringify({ ...JSON.parse(INIT), id: undefined }),
+      headers: auth,
+    });
+    assert.equal(notification.status, 400);
+    assert.equal(h.server.sessionCount(), sessions);
   });
 
   test("wrong methods and paths are refused with a reason; /healthz answers", { timeout: 60_000 }, async () => {
