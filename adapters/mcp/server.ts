@@ -58,6 +58,7 @@ import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
+import { ignoreTaskAugmentation } from "./_task_params.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
 import { mcpServerModule, mcpTypes } from "./_sdk.ts";
 
@@ -602,6 +603,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
 
   answerInvalidParams(server);
+  ignoreTaskAugmentation(server);
 
   let closed: Promise<void> | undefined;
   const close = () => {

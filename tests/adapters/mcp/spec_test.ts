@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ListToolsResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { tool } from "../../../core/tool.ts";
 import type { Fence } from "../../../core/fence.ts";
 import { ToolBox } from "../../../toolbox.ts";
@@ -108,6 +108,42 @@ describe("MCP over Streamable HTTP, against the specification", () => {
     }
     const echoed = await client.callTool({ name: "echo", arguments: { text: "still here" } });
     assert.equal(echoed.isError, undefined);
+  });
+});
+
+describe("MCP over Streamable HTTP, 2025-11-25 tasks", () => {
+  let dir: string;
+  let server: HttpServer;
+  let client: Client;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
+    server = await serveHttp(box, { port: 0, workspace: dir, allowNoAuth: true, sandbox: "off" });
+    client = new Client({ name: "spec-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(server.url));
+  });
+  after(async () => {
+    await client.close();
+    await server.shutdown();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // "Receivers that do not declare the task capability for a request type MUST process requests of that type
+  // normally, ignoring any task-augmentation metadata if present." The SDK answered -32603 "does not support task
+  // creation".
+  test("a task-augmented call to a server without the tasks capability is answered as a plain call", {
+    timeout: 60_000,
+  }, async () => {
+    assert.equal(client.getServerCapabilities()?.tasks, undefined);
+    const result = await client.callTool({ name: "echo", arguments: { text: "as a task" } }, undefined, {
+      task: { ttl: 60_000 },
+    });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.content, [{ type: "text", text: "as a task" }]);
+    const { tools } = await client.request(
+      { method: "tools/list", params: { task: { ttl: 60_000 } } } as never,
+      ListToolsResultSchema,
+    );
+    assert.ok(tools.some((t) => t.name === "echo"));
   });
 });
 
