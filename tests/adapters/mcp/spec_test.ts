@@ -234,12 +234,15 @@ describe("a cancelled call over Streamable HTTP", () => {
         await assert.rejects(calling, /not needed/);
         await until("the call's stream ends", () => post.ended === true);
         // 2025-11-25 primes every stream with an event id, and the SDK's client resumes a stream that ended without
-        // its answer (GET with Last-Event-ID): the server says 204, nothing more will come, and the client stops.
+        // its answer (GET with Last-Event-ID, after its reconnection delay, 1 s): the server says 204, nothing more will
+        // come, and the client stops. An older client was given no event id and resumes nothing.
+        const resumed = () => seen.filter((s) => s.lastEventId !== null);
+        if (version >= "2025-11-25") await until("the client resumes the stream", () => resumed().length > 0, 20_000);
+        // Long enough for another reconnection to show.
         await new Promise((resolve) => setTimeout(resolve, 2_500));
-        const resumed = seen.filter((s) => s.lastEventId !== null);
         if (version >= "2025-11-25") {
-          assert.deepEqual(resumed.map((s) => [s.method, s.status, s.ended]), [["GET", 204, true]]);
-        } else assert.deepEqual(resumed, []);
+          assert.deepEqual(resumed().map((s) => [s.method, s.status, s.ended]), [["GET", 204, true]]);
+        } else assert.deepEqual(resumed(), []);
         assert.deepEqual(errors, []);
         const after = await client.callTool({ name: "echo", arguments: { text: "next" } });
         assert.equal(after.isError, undefined);
