@@ -59,6 +59,7 @@ import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
+import { cancelFalsyIds } from "./_cancel_ids.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
 import { mcpServerModule, mcpTypes } from "./_sdk.ts";
 
@@ -604,6 +605,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
 
   answerInvalidParams(server);
   ignoreTaskAugmentation(server);
+  cancelFalsyIds(server);
 
   let closed: Promise<void> | undefined;
   const close = () => {

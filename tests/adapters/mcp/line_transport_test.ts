@@ -162,6 +162,46 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
         assert.ok((later as { result?: unknown }).result, JSON.stringify(later));
       },
     );
+
+    // JSON-RPC ids 0 and "" are ids like any other; the SDK dropped their cancellation (it tested `!requestId`), so
+    // the tool ran on and answered, while the transport had freed the id for another request.
+    test('a request of id 0 or "" is cancelled like any other: its tool stops and it gets no answer', {
+      timeout: 60_000,
+    }, async () => {
+      for (const id of [0, ""]) {
+        const from = server.replies.length;
+        const call = {
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "sleep", arguments: { seconds: 30 } },
+        };
+        await server.write(JSON.stringify(call) + "\n");
+        await new Promise((r) => setTimeout(r, 100));
+        const cancel = {
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, reason: "not needed" },
+        };
+        await server.write(JSON.stringify(cancel) + "\n");
+        // The server logs every cancelled call; without the cancellation, sleep ran its 30 s and answered.
+        const logged = await new Promise<boolean>((resolve) => {
+          const end = Date.now() + 20_000;
+          const wait = () => {
+            const found = server.replies.slice(from).some((r) => {
+              const data = (r.params as { data?: { event?: string; callId?: string } } | undefined)?.data;
+              return r.method === "notifications/message" && data?.event === "cancelled" && data.callId === `mcp-${id}`;
+            });
+            if (found || Date.now() > end) resolve(found);
+            else setTimeout(wait, 50);
+          };
+          wait();
+        });
+        assert.ok(logged, `the call of id ${JSON.stringify(id)} was not cancelled`);
+        assert.deepEqual(server.replies.slice(from).filter((r) => r.id === id && r.method === undefined), []);
+      }
+      await stillServes();
+    });
   });
 
   describe("deep values are answered like any other", () => {
