@@ -346,15 +346,30 @@ export class ToolBox {
    * can call: its capabilities, its fence and its workspace.
    */
   list(options: ListOptions | SessionBase = {}): AnyTool[] {
+    const listable = this.#listable(options);
+    return [...this.#tools.values()].filter(listable);
+  }
+
+  /**
+   * The tool `name` (or alias) when {@linkcode ToolBox.list} with the same
+   * options would offer it, else undefined: what a server that may only run
+   * the tools it lists asks of each call, without listing them all.
+   */
+  listed(name: string, options: ListOptions | SessionBase = {}): AnyTool | undefined {
+    const tool = this.get(name);
+    return tool !== undefined && this.#listable(options)(tool) ? tool : undefined;
+  }
+
+  // The test of list(): enabled, its required capabilities held, its needs granted by the fence.
+  #listable(options: ListOptions | SessionBase): (tool: AnyTool) => boolean {
     if (options instanceof SessionBase) options = { session: options };
     const capabilities = new Set(options.capabilities ?? options.session?.capabilities ?? []);
     const fence = options.fence ?? options.session?.policy.fence ?? this.#options.fence ?? OPEN_FENCE;
     const places = options.session ? fencePlacesOf(options.session) : undefined;
-    return [...this.#tools.values()].filter((t) =>
+    return (t) =>
       !this.#disabled.has(t.name) &&
       (t.requires ?? []).every((c) => capabilities.has(c)) &&
-      missingToolGrants(t, fence, places).length === 0
-    );
+      missingToolGrants(t, fence, places).length === 0;
   }
 
   /**

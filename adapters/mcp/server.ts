@@ -416,20 +416,19 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     while (running.size > 0) await Promise.allSettled([...running]);
   };
 
-  // The tools this session may call now: its capabilities, its fence and its workspace decide, as they do its list.
-  const listed = () => toolbox.list({ capabilities: session.capabilities, session });
+  // What this session may list and call now: its capabilities, its fence and its workspace decide.
+  const listOptions = () => ({ capabilities: session.capabilities, session });
 
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     refuseCursor(request);
-    return { tools: mcpTools(listed()) };
+    return { tools: mcpTools(toolbox.list(listOptions())) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name: toolName, arguments: args } = request.params;
     // A tool left out of tools/list (by the session's capabilities or the fence) is as unknown as an unregistered
     // one: the same protocol error, which does not say that it exists (the executor's own refusal would).
-    const found = toolbox.isEnabled(toolName) ? toolbox.get(toolName) : undefined;
-    const tool = found && listed().includes(found) ? found : undefined;
+    const tool = toolbox.listed(toolName, listOptions());
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${toolName}`);
     }

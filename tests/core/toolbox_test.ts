@@ -103,6 +103,26 @@ describe("ToolBox registration", () => {
     assert.deepEqual(box.list({ fence: noRun }).map((t) => t.name), ["read"]);
   });
 
+  test("listed(name) is the tool exactly when list() would offer it, by name or alias", { timeout: 60_000 }, () => {
+    const noRun: Fence = {
+      query: (p) => ({ allowed: p !== "run", flag: p === "run" ? "--allow-run" : undefined }),
+      closedEntirely: (p) => p === "run",
+    };
+    const box = new ToolBox().register(
+      make("look", { requires: ["vision"] }),
+      make("bash", { permissions: ["run"] }),
+      make("read", { permissions: ["read"] }),
+      make("off"),
+    ).alias("cat", "read").disable("off");
+    for (const options of [{ fence: noRun }, { fence: openFence() }, { capabilities: ["vision"], fence: noRun }]) {
+      const offered = box.list(options).map((t) => t.name);
+      for (const name of ["look", "bash", "read", "off", "missing"]) {
+        assert.equal(box.listed(name, options)?.name, offered.includes(name) ? name : undefined, `${name}`);
+      }
+      assert.equal(box.listed("cat", options)?.name, "read");
+    }
+  });
+
   test("clone copies the table and disabled set but shares tool objects", { timeout: 60_000 }, () => {
     const a = make("a");
     const box = new ToolBox().register(a, make("b")).disable("b");
