@@ -7,23 +7,14 @@
  *
  * @module
  */
-import {
-  closeSync,
-  constants as fsConstants,
-  type Dirent,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  rmdirSync,
-  unlinkSync,
-} from "node:fs";
+import { closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { isWithin } from "./paths.ts";
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
+import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -313,33 +304,54 @@ type EntryKind = "file" | "dir" | "link" | "other";
 // ASCII, whose folding is plain lower case (a non-ASCII name may fold onto an ASCII one, the Kelvin sign onto k,
 // and then the listing rules nothing out).
 interface Listing {
-  byName: Map<string, Dirent>;
+  byName: Map<string, ListedEntry>;
   folded: Set<string> | undefined;
 }
 
 const PRINTABLE_ASCII = /^[ -~]*$/;
 
-function listingOf(entries: readonly Dirent[]): Listing {
+function listingOf(entries: readonly ListedEntry[]): Listing {
   const byName = new Map(entries.map((entry) => [entry.name, entry]));
   const ascii = entries.every((entry) => PRINTABLE_ASCII.test(entry.name));
   return { byName, folded: ascii ? new Set(entries.map((entry) => entry.name.toLowerCase())) : undefined };
+}
+
+// The walk's listings by folder, each indexed only once a path in it is asked about: a walk lists every folder of
+// the workspace, and asks about the few dozen the patterns name.
+class Listings {
+  readonly #entries = new Map<string, readonly ListedEntry[]>();
+  readonly #indexed = new Map<string, Listing>();
+
+  add(folder: string, entries: readonly ListedEntry[]): void {
+    this.#entries.set(folder, entries);
+  }
+
+  of(folder: string): Listing | undefined {
+    let listing = this.#indexed.get(folder);
+    if (listing === undefined) {
+      const entries = this.#entries.get(folder);
+      if (entries === undefined) return undefined;
+      this.#indexed.set(folder, listing = listingOf(entries));
+    }
+    return listing;
+  }
 }
 
 // What lies at `rel` by the walk's listing of its folder: the kind of the entry of that very name, "missing" when
 // no entry there has the name in any letter case, or when its folder is missing itself (so that the few dozen
 // paths the patterns name need no lstat each, on a case-folding file system too), undefined when the listings do
 // not settle it (the folder was not listed, or a name is not printable ASCII).
-function listedKind(listings: ReadonlyMap<string, Listing>, rel: string): EntryKind | "missing" | undefined {
+function listedKind(listings: Listings, rel: string): EntryKind | "missing" | undefined {
   const slash = rel.lastIndexOf("/");
   const folder = slash === -1 ? "" : rel.slice(0, slash);
-  const listing = listings.get(folder);
+  const listing = listings.of(folder);
   if (listing === undefined) return folder !== "" && listedKind(listings, folder) === "missing" ? "missing" : undefined;
   const name = rel.slice(slash + 1);
   const entry = listing.byName.get(name);
   if (entry !== undefined) {
-    if (entry.isSymbolicLink()) return "link";
-    if (entry.isDirectory()) return "dir";
-    return entry.isFile() ? "file" : "other";
+    if (entry.isSymlink) return "link";
+    if (entry.isDirectory) return "dir";
+    return entry.isFile ? "file" : "other";
   }
   return listing.folded && PRINTABLE_ASCII.test(name) && !listing.folded.has(name.toLowerCase())
     ? "missing"
@@ -362,27 +374,31 @@ interface WalkFindings {
 function existingProtected(root: string, patterns: readonly string[]): WalkFindings {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
-  const listings = new Map<string, Listing>();
+  const listings = new Listings();
   let seen = 0;
+  const matches = pathGlobMatcher(patterns);
+  // Absolute paths by string: `root` is a clean absolute path and a name holds no slash.
+  const at = (rel: string) => rel === "" ? root : root === "/" ? `/${rel}` : `${root}/${rel}`;
   const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
-  while (queue.length > 0 && seen < WALK_MAX_ENTRIES) {
-    const { rel, depth } = queue.shift()!;
-    let entries: Dirent[];
+  for (let next = 0; next < queue.length && seen < WALK_MAX_ENTRIES; next++) {
+    const { rel, depth } = queue[next];
+    let entries: ListedEntry[];
     try {
-      entries = readdirSync(path.join(root, rel), { withFileTypes: true });
+      entries = entriesIn(at(rel));
     } catch {
       continue;
     }
-    listings.set(rel, listingOf(entries));
+    listings.add(rel, entries);
+    const inGit = path.basename(rel) === ".git";
     for (const entry of entries) {
       if (++seen > WALK_MAX_ENTRIES) break;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
-      const abs = path.join(root, childRel);
-      if (pathGlobMatcher(patterns)(childRel)) {
+      if (matches(childRel)) {
+        const abs = at(childRel);
         seenProtected.add(abs);
-        if (entry.isDirectory() && !wholeFolder(childRel, patterns)) {
+        if (entry.isDirectory && !wholeFolder(childRel, patterns)) {
           found.push({ path: abs, how: "pinned" });
-        } else if (entry.isDirectory() || entry.isFile()) {
+        } else if (entry.isDirectory || entry.isFile) {
           found.push({ path: abs, how: "read-only" });
           continue;
         } else {
@@ -390,8 +406,8 @@ function existingProtected(root: string, patterns: readonly string[]): WalkFindi
           continue;
         }
       }
-      const skipped = WALK_SKIPPED.has(entry.name) || (path.basename(rel) === ".git" && GIT_SKIPPED.has(entry.name));
-      if (entry.isDirectory() && depth + 1 < WALK_MAX_DEPTH && !skipped) {
+      const skipped = WALK_SKIPPED.has(entry.name) || (inGit && GIT_SKIPPED.has(entry.name));
+      if (entry.isDirectory && depth + 1 < WALK_MAX_DEPTH && !skipped) {
         queue.push({ rel: childRel, depth: depth + 1 });
       }
     }

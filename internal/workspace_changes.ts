@@ -35,6 +35,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { comparePaths } from "@toolfence/core";
+import { denoLstat, namesIn } from "./_runtime_fs.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -86,37 +87,6 @@ function typeOf(stat: fs.Stats): FileState["type"] | undefined {
   if (stat.isDirectory()) return "directory";
   if (stat.isSymbolicLink()) return "symlink";
   return undefined;
-}
-
-interface DenoStat {
-  isFile: boolean;
-  isDirectory: boolean;
-  isSymlink: boolean;
-  size: number;
-  mode: number | null;
-  ino: number | null;
-  dev: number;
-  mtime: Date | null;
-  ctime: Date | null;
-  birthtime: Date | null;
-}
-
-interface DenoRuntime {
-  lstatSync(path: string): DenoStat;
-  readDirSync(path: string): Iterable<{ name: string }>;
-}
-
-// Deno's own lstat and readDir cost about half of node:fs's through Deno's compatibility layer (measured in
-// bench/workspace_changes.ts; node:fs's readdirSync also sorts the names, which a scan has no use for); Node
-// has only node:fs.
-const deno = (globalThis as { Deno?: DenoRuntime }).Deno;
-const denoLstat = deno?.lstatSync;
-
-function namesIn(dir: string): string[] {
-  if (deno === undefined) return fs.readdirSync(dir);
-  const names: string[] = [];
-  for (const entry of deno.readDirSync(dir)) names.push(entry.name);
-  return names;
 }
 
 function lstatEntry(full: string): StatEntry | undefined {
