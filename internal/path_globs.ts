@@ -31,6 +31,9 @@ const picomatch = picomatchModule as unknown as
 
 const OPTIONS: GlobOptions = { dot: true, nocase: true };
 
+// The characters that make a name a pattern (backslash, which escapes one, included).
+const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
+
 // A back-reference (or a named group) in a pattern's expression would refer to another group once the
 // expressions are joined; picomatch writes none, but where one appears the patterns are matched one by one.
 const NUMBERED = /\\[1-9]|\(\?</;
@@ -44,11 +47,73 @@ function joinedMatcher(patterns: readonly string[]): PathMatcher {
   if (sources.some((source) => NUMBERED.test(source))) return picomatch(patterns, OPTIONS);
   const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "iy");
   const literal = new Set(patterns);
+  const mayMatch = namesPrefilter(patterns);
   return (candidate) => {
     if (candidate === "") return false;
     if (literal.has(candidate)) return true;
+    if (!mayMatch(candidate)) return false;
     joined.lastIndex = 0;
     return joined.test(candidate);
+  };
+}
+
+// The names of a pattern, split at its slashes; undefined where a slash may not part names (inside braces,
+// brackets or parentheses: `{a,b/c}`), after an escape, or for a negated pattern, which matches almost anything.
+function patternNames(pattern: string): string[] | undefined {
+  if (pattern.startsWith("!") || pattern.includes("\\")) return undefined;
+  let depth = 0;
+  for (const ch of pattern) {
+    if (ch === "{" || ch === "[" || ch === "(") depth++;
+    else if ((ch === "}" || ch === "]" || ch === ")") && depth > 0) depth--;
+    else if (ch === "/" && depth > 0) return undefined;
+  }
+  return pattern.split("/");
+}
+
+// A letter as a case-insensitive expression compares it (ECMAScript's Canonicalize without the u flag): its upper
+// case, where that is one character, and never a non-ASCII letter onto an ASCII one.
+function canonical(text: string): string {
+  if (!/[\u0080-\uffff]/.test(text)) return text.toUpperCase();
+  let out = "";
+  for (const ch of text) {
+    if (ch.length !== 1) {
+      out += ch;
+      continue;
+    }
+    const upper = ch.toUpperCase();
+    out += upper.length !== 1 || (ch.charCodeAt(0) >= 128 && upper.charCodeAt(0) < 128) ? ch : upper;
+  }
+  return out;
+}
+
+// What a path must hold to match any of `patterns`, tested before the expression: most paths of a workspace match
+// none of the protected paths, and the names alone say so at a fraction of the expression's cost. Each pattern
+// contributes one name of its own that a match must have as a whole name of the path (a name without pattern
+// syntax, which matches only itself, in any letter case), else the literal start of one of its names (`lefthook.`
+// of `lefthook.{yml,json}`), which a name of the path must start with. A pattern with neither, or a negated one,
+// leaves every path to the expression.
+function namesPrefilter(patterns: readonly string[]): (candidate: string) => boolean {
+  const names = new Set<string>();
+  const starts = new Set<string>();
+  for (const pattern of patterns) {
+    const parts = patternNames(pattern);
+    if (parts === undefined) return () => true;
+    const plain = parts.filter((part) => part !== "" && part !== "." && part !== ".." && !hasGlobSyntax(part));
+    if (plain.length > 0) {
+      names.add(canonical(plain.reduce((a, b) => b.length > a.length ? b : a)));
+      continue;
+    }
+    const heads = parts.map((part) => part.slice(0, part.search(GLOB_CHARS))).filter((head) => head !== "");
+    if (heads.length === 0) return () => true;
+    starts.add(canonical(heads.reduce((a, b) => b.length > a.length ? b : a)));
+  }
+  const startList = [...starts];
+  return (candidate) => {
+    for (const name of canonical(candidate).split("/")) {
+      if (names.has(name)) return true;
+      for (const start of startList) if (name.startsWith(start)) return true;
+    }
+    return false;
   };
 }
 
@@ -75,9 +140,6 @@ export function pathGlobMatcher(patterns: readonly string[]): PathMatcher {
   }
   return matcher;
 }
-
-// The characters that make a name a pattern (backslash, which escapes one, included).
-const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
 
 /**
  * Whether {@linkcode pathGlobMatcher} would read any character of `p` as

@@ -75,55 +75,14 @@ describe("one matcher for many patterns", () => {
   test("generative: it decides every path as picomatch does, one pattern after another", { timeout: 60_000 }, () => {
     // Pieces of patterns: names, wildcards, classes, braces, extglobs, escapes and the characters that are syntax.
     const PIECES = [
-      "a",
-      "b",
-      "A",
-      ".env",
-      ".git",
-      "x.y",
-      "node_modules",
-      "*",
-      "**",
-      "?",
-      "[ab]",
-      "[!a]",
-      "[a-c]",
-      "{a,b}",
-      "{x,.env}",
-      "@(a|b)",
-      "!(a)",
-      "+(a)",
-      "*(b)",
-      "?(a)",
-      "(",
-      ")",
-      "+",
-      "@",
-      "!",
-      ",",
-      "\\*",
-      "\\[",
-      "é",
-      "-",
+      ...["a", "b", "A", ".env", ".git", "x.y", "node_modules", "*", "**", "?", "[ab]", "[!a]", "[a-c]", "{a,b}"],
+      ...["{x,.env}", "{a,b/c}", "@(a|b)", "!(a)", "+(a)", "*(b)", "?(a)", "(", ")", "+", "@", "!", ",", "\\*"],
+      ...["\\[", "é", "-", ".", "lefthook.{yml,json}", "σ", "Σ", "ς", "\u212a", "k", "ſ", "ß", "s"],
     ];
+
     const NAMES = [
-      "a",
-      "b",
-      "A",
-      "B",
-      "ab",
-      ".env",
-      ".ENV",
-      ".git",
-      "x.y",
-      "node_modules",
-      "(",
-      "a+",
-      "!",
-      "é",
-      "É",
-      "-",
-      "*",
+      ...["a", "b", "A", "B", "ab", ".env", ".ENV", ".git", "x.y", "node_modules", "(", "a+", "!", "é", "É", "-"],
+      ...["*", ".", "lefthook.json", "LEFTHOOK.yml", "σ", "Σ", "ς", "\u212a", "k", "K", "ſ", "s", "S", "ß", "SS"],
     ];
     let seed = 20261204;
     const next = (n: number) => {
@@ -137,10 +96,12 @@ describe("one matcher for many patterns", () => {
       );
       return (next(8) === 0 ? "!" : "") + (next(3) === 0 ? "**/" : "") + names.join("/") + (next(4) === 0 ? "/**" : "");
     };
-    const candidate = () => Array.from({ length: 1 + next(5) }, () => NAMES[next(NAMES.length)]).join("/");
+    const candidate = () =>
+      (next(6) === 0 ? "./" : "") + Array.from({ length: 1 + next(5) }, () => NAMES[next(NAMES.length)]).join("/");
     let compared = 0;
-    for (let round = 0; round < 400; round++) {
-      const patterns = Array.from({ length: 1 + next(12) }, pattern);
+    for (let round = 0; round < 1500; round++) {
+      // Few patterns as often as many: with many, another pattern's names let a path through the names' test.
+      const patterns = Array.from({ length: 1 + next(round % 2 ? 2 : 12) }, pattern);
       const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
       let reference: (candidate: string) => boolean;
       try {
@@ -157,6 +118,18 @@ describe("one matcher for many patterns", () => {
       }
     }
     assert.ok(compared > 10_000, `only ${compared} comparisons`);
+    // Where names are not what they seem: a slash inside braces, a `.` name, letters whose case folds apart.
+    for (
+      const [patterns, candidate] of [
+        [["{a,b/c}"], "a"],
+        [["./x"], "x"],
+        [["x/σ"], "x/ς"],
+        [["**/Σ/**"], "ς/y"],
+        [["lefthook.{yml,json}"], "LEFTHOOK.json"],
+      ] as const
+    ) {
+      assert.equal(pathGlobMatcher(patterns)(candidate), true, `${patterns} ${candidate}`);
+    }
   });
 });
 
