@@ -7,7 +7,7 @@
  *
  * @module
  */
-import fs from "node:fs";
+import type fs from "node:fs";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type {
@@ -28,6 +28,7 @@ import {
   mkdirsConfined,
   moveConfined,
   openReadConfined,
+  quickLstat,
   readdirConfined,
   removeTreeConfined,
   renameInFolder,
@@ -265,7 +266,7 @@ export class PolicyFileDoor implements FileDoor {
 // The lstat of a path now, undefined when it cannot be taken (the caller's own stat then says why).
 function lstatNow(real: string): fs.Stats | undefined {
   try {
-    return fs.lstatSync(real);
+    return quickLstat(real);
   } catch {
     return undefined;
   }

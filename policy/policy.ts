@@ -5,7 +5,7 @@
  *
  * @module
  */
-import fs from "node:fs";
+import type fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
@@ -33,7 +33,7 @@ import {
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import { statTaken, type Workspace } from "./workspace.ts";
-import { readdirConfined } from "@toolfence/internal";
+import { quickLstat, readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
@@ -689,7 +689,7 @@ function ruleRef(rule: CommandRule | PathRule): NonNullable<PolicyDecisionEvent[
 function lstatOf(realPath: string, taken?: fs.Stats): { existed: boolean; stat?: fs.Stats } {
   if (taken) return { existed: true, stat: taken };
   try {
-    return { existed: true, stat: fs.lstatSync(realPath) };
+    return { existed: true, stat: quickLstat(realPath) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { existed: false };

@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ToolError, UsageError } from "@toolfence/core";
-import { isWithin } from "@toolfence/internal";
+import { isWithin, quickLstat } from "@toolfence/internal";
 import { requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
 import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "@toolfence/internal";
@@ -259,7 +259,7 @@ export class Workspace {
   #requirePresent(root: string, id: string): void {
     let now: string | undefined;
     try {
-      now = identity(fs.lstatSync(root));
+      now = identity(quickLstat(root));
     } catch {
       // nothing there, or not to be looked at: requireRoot says which
     }
@@ -399,7 +399,7 @@ export class Workspace {
       const next = current === "/" ? "/" + name : current + "/" + name;
       let stat: fs.Stats;
       try {
-        stat = fs.lstatSync(next);
+        stat = quickLstat(next);
       } catch (error) {
         if (isRuntimePermissionError(error) && this.#unseenAncestor(next)) {
           current = next;
