@@ -56,6 +56,23 @@ export interface LineTransportOptions {
 
 const NEWLINE = 0x0a;
 
+const encoder = new TextEncoder();
+
+interface DenoStdoutLike {
+  stdout: { writeSync(bytes: Uint8Array): number };
+  errors: { BrokenPipe: abstract new (...args: never[]) => Error };
+}
+
+// Under Deno, `process.stdout` is a Node stream whose every write is `Deno.stdout.writeSync` in a loop until all
+// is written (a blocking write: the stream never holds answers back), a broken pipe turned into an `EPIPE` error.
+// Writing the same way directly saves the stream's machinery, a sixth of what the server spends on a small call.
+// Only for the process's own stdout, under Deno; any other output (and Node's stdout) is written as a stream.
+function denoStdout(output: Writable): DenoStdoutLike | undefined {
+  const deno = (globalThis as unknown as { Deno?: Partial<DenoStdoutLike> }).Deno;
+  if (output !== process.stdout || typeof deno?.stdout?.writeSync !== "function") return undefined;
+  return typeof deno.errors?.BrokenPipe === "function" ? deno as DenoStdoutLike : undefined;
+}
+
 function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
@@ -86,6 +103,7 @@ export class LineTransport implements Transport {
   readonly ended: Promise<void>;
   readonly #input: Readable;
   readonly #output: Writable;
+  readonly #denoStdout: DenoStdoutLike | undefined;
   #pieces: Uint8Array[] = [];
   #length = 0;
   #oversize: { scanner: IdScanner; bytes: number } | undefined;
@@ -115,6 +133,7 @@ export class LineTransport implements Transport {
     this.maxMessageBytes = max;
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
+    this.#denoStdout = denoStdout(this.#output);
     this.ended = new Promise<void>((resolve) => (this.#endInput = resolve));
   }
 
@@ -176,6 +195,7 @@ export class LineTransport implements Transport {
   #write(message: unknown): Promise<void> {
     if (this.#outputBroken || this.#output.destroyed || this.#output.writableEnded) return Promise.resolve();
     const line = JSON.stringify(message) + "\n";
+    if (this.#denoStdout) return this.#writeDenoStdout(this.#denoStdout, line);
     return new Promise<void>((resolve) => {
       this.#output.write(line, (error) => {
         if (error) this.#onOutputError(error);
@@ -190,6 +210,22 @@ export class LineTransport implements Transport {
         });
       }
     });
+  }
+
+  // What the stream would do with the line under Deno (see denoStdout), without the stream.
+  #writeDenoStdout(deno: DenoStdoutLike, line: string): Promise<void> {
+    let bytes = encoder.encode(line);
+    try {
+      while (bytes.length > 0) {
+        const written = deno.stdout.writeSync(bytes);
+        if (written >= bytes.length) break;
+        bytes = bytes.subarray(written);
+      }
+    } catch (error) {
+      if (!(error instanceof deno.errors.BrokenPipe)) return Promise.reject(error);
+      this.#onOutputError(Object.assign(new Error("write EPIPE"), { code: "EPIPE", syscall: "write" }));
+    }
+    return Promise.resolve();
   }
 
   #read(chunk: Uint8Array): void {

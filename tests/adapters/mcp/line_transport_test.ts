@@ -409,5 +409,28 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
         },
       );
     }
+
+    test(
+      "the client stops reading (its end of stdout closed): the session ends, the process exits 0, the temp dir is gone",
+      {
+        timeout: 60_000,
+      },
+      async () => {
+        const s = await startRawServer(workspace, { tempDir: tempParent });
+        const temp = await s.request("tools/call", { name: "temp_dir", arguments: {} });
+        assert.equal(temp.result?.isError, undefined, JSON.stringify(temp));
+        s.child.stdout!.destroy();
+        // The answer meets a broken pipe: nobody can read answers any more.
+        await s.write(JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" }) + "\n");
+        const started = performance.now();
+        const code = await new Promise<number | null>((resolve) => {
+          if (s.child.exitCode !== null) resolve(s.child.exitCode);
+          else s.child.on("exit", (exit) => resolve(exit));
+        });
+        assert.equal(code, 0, s.stderr());
+        assert.ok(performance.now() - started < 15_000);
+        assert.deepEqual(await fsp.readdir(tempParent), []);
+      },
+    );
   });
 });
