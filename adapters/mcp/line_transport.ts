@@ -28,6 +28,8 @@
  */
 
 import { Buffer } from "node:buffer";
+import fs from "node:fs";
+import net from "node:net";
 import type { Readable, Writable } from "node:stream";
 import process from "node:process";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"
@@ -46,7 +48,7 @@ const OUTPUT_HIGH_WATER = 64 * 1024 * 1024;
 
 /** Options of {@linkcode LineTransport}. */
 export interface LineTransportOptions {
-  /** Where messages come from; default `process.stdin`. */
+  /** Where messages come from; default the process's stdin (`process.stdin`, or a socket on it: see the module notes). */
   input?: Readable;
   /** Where messages go; default `process.stdout`. */
   output?: Writable;
@@ -65,7 +67,7 @@ interface DenoStdoutLike {
 
 // Under Deno, `process.stdout` is a Node stream whose every write is `Deno.stdout.writeSync` in a loop until all
 // is written (a blocking write: the stream never holds answers back), a broken pipe turned into an `EPIPE` error.
-// Writing the same way directly saves the stream's machinery, a sixth of what the server spends on a small call.
+// Writing the same way directly saves the stream's machinery (measured here: 9.0 -> 4.4 µs of CPU per 1.5 KB answer).
 // Only for the process's own stdout, under Deno; any other output (and Node's stdout) is written as a stream.
 function denoStdout(output: Writable): DenoStdoutLike | undefined {
   const deno = (globalThis as unknown as { Deno?: Partial<DenoStdoutLike> }).Deno;
@@ -75,6 +77,29 @@ function denoStdout(output: Writable): DenoStdoutLike | undefined {
 
 function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}
+
+// The process's stdin: under Deno, a pipe or socket on it is read as Node reads one, through a `net.Socket` on
+// descriptor 0 (readiness from the event loop), not through Deno's `process.stdin`, which reads each chunk with
+// `Deno.stdin.read`: a duplicate of the descriptor handed to a blocking thread and back, 7 system calls and two
+// thread switches per message (measured here: 150 -> 73 µs of CPU per message read). A file or terminal on stdin,
+// and every stdin under Node, is read through `process.stdin`.
+function defaultInput(): { input: Readable; own: boolean } {
+  const deno = (globalThis as { Deno?: unknown }).Deno;
+  if (deno !== undefined) {
+    try {
+      const stat = fs.fstatSync(0);
+      if (stat.isFIFO() || stat.isSocket()) {
+        const socket = new net.Socket({ fd: 0, readable: true, writable: false });
+        // Its errors reach the transport while it listens; one after that (the transport closed) ends nothing.
+        socket.on("error", () => {});
+        return { input: socket, own: true };
+      }
+    } catch {
+      // no stdin to look at: process.stdin says what it can
+    }
+  }
+  return { input: process.stdin, own: false };
 }
 
 /**
@@ -101,7 +126,10 @@ export class LineTransport implements Transport {
   readonly maxMessageBytes: number;
   /** Resolves when the input has ended (the client closed it) or failed. */
   readonly ended: Promise<void>;
-  readonly #input: Readable;
+  #input!: Readable;
+  // Whether the input is this transport's own socket on stdin (see defaultInput).
+  #ownInput = false;
+  readonly #givenInput: Readable | undefined;
   readonly #output: Writable;
   readonly #denoStdout: DenoStdoutLike | undefined;
   #pieces: Uint8Array[] = [];
@@ -131,7 +159,7 @@ export class LineTransport implements Transport {
       throw new RangeError(`maxMessageBytes must be an integer of at least 1024, not ${max}`);
     }
     this.maxMessageBytes = max;
-    this.#input = options.input ?? process.stdin;
+    this.#givenInput = options.input;
     this.#output = options.output ?? process.stdout;
     this.#denoStdout = denoStdout(this.#output);
     this.ended = new Promise<void>((resolve) => (this.#endInput = resolve));
@@ -141,6 +169,9 @@ export class LineTransport implements Transport {
   start(): Promise<void> {
     if (this.#started) throw new Error("LineTransport already started");
     this.#started = true;
+    // Made here, not in the constructor: a socket starts reading once made.
+    if (this.#givenInput) this.#input = this.#givenInput;
+    else ({ input: this.#input, own: this.#ownInput } = defaultInput());
     this.#input.on("data", this.#onData);
     this.#input.on("end", this.#onEnd);
     this.#input.on("close", this.#onEnd);
@@ -185,11 +216,14 @@ export class LineTransport implements Transport {
   }
 
   #detach(): void {
+    if (!this.#started) return;
     this.#input.off("data", this.#onData);
     this.#input.off("end", this.#onEnd);
     this.#input.off("close", this.#onEnd);
     this.#input.off("error", this.#onEnd);
     this.#input.pause();
+    // As Deno's process.stdin does when paused: a stdin nobody reads keeps no process alive.
+    if (this.#ownInput) (this.#input as net.Socket).unref();
   }
 
   #write(message: unknown): Promise<void> {

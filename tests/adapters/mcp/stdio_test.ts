@@ -4,7 +4,8 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -273,6 +274,49 @@ test("stdin ending right after a request (no newline after it) still answers it 
     assert.ok(answer, `the call was answered: ${written.slice(0, 300)}`);
     assert.equal(answer.result.isError, undefined);
   } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
+test("serveStdio on the process's own stdin (a pipe): after shutdown() the process ends though stdin stays open", {
+  timeout: 60_000,
+  skip: DENO_PROCESS_ONLY,
+}, async () => {
+  const workspace = await realpath(await mkdtemp(join(tmpdir(), "toolfence-stdio-own-")));
+  const script = join(workspace, "serve.ts");
+  await writeFile(
+    script,
+    [
+      `import { serveStdio } from ${JSON.stringify(join(ROOT, "adapters/mcp/stdio.ts"))};`,
+      `import { ToolBox } from ${JSON.stringify(join(ROOT, "toolbox.ts"))};`,
+      `const running = await serveStdio(new ToolBox().withDefaults("system"), { workspace: ${
+        JSON.stringify(workspace)
+      }, sandbox: "off" });`,
+      `setTimeout(() => void running.shutdown("done"), 300);`,
+      `await running.closed;`,
+      `console.error("closed");`,
+    ].join("\n"),
+  );
+  const child = spawn(DENO, ["run", "-A", "--config", join(ROOT, "deno.json"), script], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  child.stdout.resume();
+  try {
+    // stdin is never ended: the served session is over, and nothing else holds the process.
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`still running after 30 s: ${stderr}`)), 30_000);
+      child.on("exit", (exit) => {
+        clearTimeout(timer);
+        resolve(exit);
+      });
+    });
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /closed/);
+  } finally {
+    child.kill("SIGKILL");
+    child.stdin.destroy();
     await rm(workspace, { recursive: true, force: true });
   }
 });
