@@ -1,5 +1,5 @@
 // Listing folders and stat-ing entries at the runtime's own cost, for the walks of a whole workspace (the change
-// report's scans, the sandbox's walks for protected paths). Under Deno, node:fs goes through Deno's Node layer:
+// report's scans, the sandbox's walks for protected paths) and the stats of a read (quickLstat). Under Deno, node:fs goes through Deno's Node layer:
 // readdirSync with types builds a Dirent per entry and sorts the names (which no walk needs), lstatSync builds a
 // Node Stats, and each costs about twice or three times Deno's own call (bench/workspace_changes.ts, a CPU
 // profile of a command in a workspace of 10,000 files). Node has only node:fs.
@@ -14,15 +14,22 @@ export interface ListedEntry {
   isSymlink: boolean;
 }
 
-/** Deno's lstat answer, the fields the walks read. */
+/** Deno's lstat answer (`Deno.FileInfo`), the fields read here. */
 export interface RuntimeStat {
   isFile: boolean;
   isDirectory: boolean;
   isSymlink: boolean;
-  size: number;
-  mode: number | null;
-  ino: number | null;
   dev: number;
+  ino: number | null;
+  mode: number | null;
+  nlink: number | null;
+  uid: number | null;
+  gid: number | null;
+  rdev: number | null;
+  size: number;
+  blksize: number | null;
+  blocks: number | null;
+  atime: Date | null;
   mtime: Date | null;
   ctime: Date | null;
   birthtime: Date | null;

@@ -13,32 +13,7 @@
  * @module
  */
 import fs from "node:fs";
-
-interface DenoFileInfoLike {
-  dev: number;
-  ino: number | null;
-  mode: number | null;
-  nlink: number | null;
-  uid: number | null;
-  gid: number | null;
-  rdev: number | null;
-  size: number;
-  blksize: number | null;
-  blocks: number | null;
-  atime: Date | null;
-  mtime: Date | null;
-  ctime: Date | null;
-  birthtime: Date | null;
-}
-
-type DenoLstat = (path: string) => DenoFileInfoLike;
-
-function denoLstat(): DenoLstat | undefined {
-  const candidate = (globalThis as unknown as { Deno?: { lstatSync?: DenoLstat } }).Deno;
-  return typeof candidate?.lstatSync === "function" ? candidate.lstatSync : undefined;
-}
-
-const DENO_LSTAT = denoLstat();
+import { denoLstat, type RuntimeStat } from "./_runtime_fs.ts";
 
 const S_IFMT = 0o170000;
 
@@ -64,7 +39,7 @@ class QuickStats implements fs.Stats {
   ctime: Date;
   birthtime: Date;
 
-  constructor(info: DenoFileInfoLike) {
+  constructor(info: RuntimeStat) {
     this.dev = info.dev;
     this.ino = info.ino || 0;
     this.mode = info.mode || 0;
@@ -119,10 +94,10 @@ class QuickStats implements fs.Stats {
  * ```
  */
 export function quickLstat(path: string): fs.Stats {
-  if (DENO_LSTAT === undefined || typeof path !== "string") return fs.lstatSync(path);
-  let info: DenoFileInfoLike;
+  if (denoLstat === undefined || typeof path !== "string") return fs.lstatSync(path);
+  let info: RuntimeStat;
   try {
-    info = DENO_LSTAT(path);
+    info = denoLstat(path);
   } catch {
     // Node's error, with its code and message (or, should the path have appeared meanwhile, its stat).
     return fs.lstatSync(path);
