@@ -69,63 +69,55 @@ async function rejection(promise: Promise<unknown>): Promise<McpError> {
   assert.fail("expected a protocol error");
 }
 
-describe("MCP over Streamable HTTP, against the specification", () => {
-  let dir: string;
-  let server: HttpServer;
-  let client: Client;
+// A server on a random loopback port for the tests of one describe block (made before them, shut down after),
+// with an SDK client connected to it unless `withClient` is false.
+function servedOverHttp(options: Partial<Parameters<typeof serveHttp>[1]> = {}, withClient = true) {
+  const fixture = {} as { dir: string; server: HttpServer; client: Client };
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
-    server = await serveHttp(box, {
+    fixture.dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
+    fixture.server = await serveHttp(box, {
       port: 0,
-      workspace: dir,
+      workspace: fixture.dir,
       allowNoAuth: true,
       sandbox: "off",
-      capabilities: [],
-      fence: NO_NET,
+      ...options,
     });
-    client = new Client({ name: "spec-test", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(server.url));
+    if (!withClient) return;
+    fixture.client = new Client({ name: "spec-test", version: "1" });
+    await fixture.client.connect(new StreamableHTTPClientTransport(fixture.server.url));
   });
   after(async () => {
-    await client.close();
-    await server.shutdown();
-    await rm(dir, { recursive: true, force: true });
+    await fixture.client?.close();
+    await fixture.server.shutdown();
+    await rm(fixture.dir, { recursive: true, force: true });
   });
+  return fixture;
+}
+
+describe("MCP over Streamable HTTP, against the specification", () => {
+  const served = servedOverHttp({ capabilities: [], fence: NO_NET });
 
   test("a tool left out of tools/list is called as an unknown one: the same -32602, no hint it exists", {
     timeout: 60_000,
   }, async () => {
-    const names = (await client.listTools()).tools.map((t) => t.name);
+    const names = (await served.client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(names, ["echo", "wait_for_cancel"]);
-    const unknown = await rejection(client.callTool({ name: "no_such_tool", arguments: {} }));
+    const unknown = await rejection(served.client.callTool({ name: "no_such_tool", arguments: {} }));
     assert.equal(unknown.code, -32602);
     for (const name of ["look", "fetch_page"]) {
-      const error = await rejection(client.callTool({ name, arguments: {} }));
+      const error = await rejection(served.client.callTool({ name, arguments: {} }));
       assert.equal(error.code, unknown.code, name);
       assert.equal(error.message, unknown.message.replace("no_such_tool", name));
       assert.equal(error.data, unknown.data);
       assert.doesNotMatch(error.message, /capabilit|fence|vision|network|allow/i);
     }
-    const echoed = await client.callTool({ name: "echo", arguments: { text: "still here" } });
+    const echoed = await served.client.callTool({ name: "echo", arguments: { text: "still here" } });
     assert.equal(echoed.isError, undefined);
   });
 });
 
 describe("MCP over Streamable HTTP, 2025-11-25 tasks", () => {
-  let dir: string;
-  let server: HttpServer;
-  let client: Client;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
-    server = await serveHttp(box, { port: 0, workspace: dir, allowNoAuth: true, sandbox: "off" });
-    client = new Client({ name: "spec-test", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(server.url));
-  });
-  after(async () => {
-    await client.close();
-    await server.shutdown();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const served = servedOverHttp();
 
   // "Receivers that do not declare the task capability for a request type MUST process requests of that type
   // normally, ignoring any task-augmentation metadata if present." The SDK answered -32603 "does not support task
@@ -133,13 +125,13 @@ describe("MCP over Streamable HTTP, 2025-11-25 tasks", () => {
   test("a task-augmented call to a server without the tasks capability is answered as a plain call", {
     timeout: 60_000,
   }, async () => {
-    assert.equal(client.getServerCapabilities()?.tasks, undefined);
-    const result = await client.callTool({ name: "echo", arguments: { text: "as a task" } }, undefined, {
+    assert.equal(served.client.getServerCapabilities()?.tasks, undefined);
+    const result = await served.client.callTool({ name: "echo", arguments: { text: "as a task" } }, undefined, {
       task: { ttl: 60_000 },
     });
     assert.equal(result.isError, undefined);
     assert.deepEqual(result.content, [{ type: "text", text: "as a task" }]);
-    const { tools } = await client.request(
+    const { tools } = await served.client.request(
       { method: "tools/list", params: { task: { ttl: 60_000 } } } as never,
       ListToolsResultSchema,
     );
@@ -199,16 +191,7 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
 }
 
 describe("a cancelled call over Streamable HTTP", () => {
-  let dir: string;
-  let server: HttpServer;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-spec-"));
-    server = await serveHttp(box, { port: 0, workspace: dir, allowNoAuth: true, sandbox: "off" });
-  });
-  after(async () => {
-    await server.shutdown();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const served = servedOverHttp({}, false);
 
   // The specification's cancellation: the receiver does not answer a cancelled request. The transport ends a
   // request's stream once it has sent the answer, so without one the stream stayed open for the session's life.
@@ -220,7 +203,7 @@ describe("a cancelled call over Streamable HTTP", () => {
       const errors: Error[] = [];
       const client = new Client({ name: "spec-test", version: "1" });
       client.onerror = (error) => void errors.push(error);
-      const transport = new StreamableHTTPClientTransport(server.url, { fetch: watchedFetch(seen, version) });
+      const transport = new StreamableHTTPClientTransport(served.server.url, { fetch: watchedFetch(seen, version) });
       try {
         await client.connect(transport);
         assert.equal(transport.protocolVersion, version);
