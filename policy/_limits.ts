@@ -7,7 +7,6 @@
  * @module
  */
 import fs from "node:fs";
-import os from "node:os";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -622,22 +621,13 @@ let reopenPromise: Promise<boolean> | undefined;
  * Whether the shell in front of a command can open a descriptor of this
  * process again through `/proc/<pid>/fd` (a mounted /proc that shows this
  * process to its child, which a hardened /proc may not): probed once per
- * process, on a folder held open for it.
+ * process, by the shell alone, on `fd`, a descriptor the caller holds open
+ * (so that the probe needs no permission of the runtime's own: under Deno's
+ * narrow flags this process may open little itself).
  */
-export function reopensDescriptors(): Promise<boolean> {
-  reopenPromise ??= (async () => {
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(os.tmpdir(), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-      return (await shell(
-        `command exec 3<${reopenPath({ pid: process.pid, fds: [fd] }, 0)} && [ -d /proc/self/fd/3/ ]`,
-      )).ok;
-    } catch {
-      return false;
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd);
-    }
-  })();
+export function reopensDescriptors(fd: number): Promise<boolean> {
+  reopenPromise ??= shell(`command exec 3<${reopenPath({ pid: process.pid, fds: [fd] }, 0)} && [ -e /proc/self/fd/3 ]`)
+    .then((outcome) => outcome.ok, () => false);
   return reopenPromise;
 }
 

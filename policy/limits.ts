@@ -488,7 +488,7 @@ export async function limitCommand(
   const rlimitOptions = { withMemory: !browser, withCpu: !browser };
   const passed = options.descriptors ?? [];
   const reopened = passed.length > 0 && passed.length <= MAX_REOPENED && (rlimits !== undefined || group) &&
-      await reopensDescriptors()
+      await reopensDescriptors(passed[0])
     ? { pid: process.pid, fds: passed }
     : undefined;
   const limitedArgv = [...limitPrefix(rlimits, group, kernel, rlimitOptions, reopened), ...argv];

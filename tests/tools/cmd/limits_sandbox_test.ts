@@ -29,11 +29,21 @@ import { findCgroup, MAX_REOPENED, reopensDescriptors } from "../../../policy/_l
 import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const box = cmdBox();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 // Whether the shell in front can open the server's descriptors again here (else the spawn passes them).
-const reopens = await reopensDescriptors();
+const reopens = await (async () => {
+  const fd = fs.openSync(tmpdir(), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    return await reopensDescriptors(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+})();
 const SMALL: ResourceLimitsInput = { fileSize: "8MiB", openFiles: 64, cpuSeconds: 30, memory: "512MiB" };
 const limits = resourceLimits(SMALL);
 const finding = await findCgroup();
@@ -290,6 +300,46 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
       }
     } finally {
       for (const fd of fds) fs.closeSync(fd);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("under narrow flags too, the shell opens the descriptors again (the probe asks the shell, not the runtime)", {
+    timeout: 60_000,
+    skip: DENO_PROCESS_ONLY || !reopens,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-limits-")));
+    try {
+      // A server's flags: its workspace and nothing of /tmp or the environment to open a probe folder with.
+      const limitsModule = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "../../../policy/limits.ts"));
+      const script = join(dir, "probe.ts");
+      await writeFile(
+        script,
+        `import fs from "node:fs";\n` +
+          `import { DEFAULT_RESOURCE_LIMITS, limitCommand } from ${JSON.stringify(limitsModule.href)};\n` +
+          `const fd = fs.openSync(${JSON.stringify(dir)}, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);\n` +
+          `const limited = await limitCommand(["true"], DEFAULT_RESOURCE_LIMITS, { privateTmp: false, ` +
+          `descriptors: [fd] });\n` +
+          `console.log(JSON.stringify({ passed: limited.descriptors, reopened: limited.argv.join(" ")` +
+          `.includes("command exec 3</proc/") }));\n` +
+          `await limited.release();\n`,
+      );
+      const root = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+      const out = execFileSync(
+        DENO,
+        [
+          "run",
+          "--no-prompt",
+          "--config",
+          join(root, "deno.json"),
+          `--allow-read=${root},${dir}`,
+          "--allow-run=/bin/sh",
+          script,
+        ],
+        { encoding: "utf8", cwd: dir, timeout: 50_000 },
+      );
+      assert.deepEqual(JSON.parse(out.trim().split("\n").at(-1)!), { passed: [], reopened: true }, out);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
