@@ -81,29 +81,43 @@ describe("toolfence serve from the npm build, over stdio", { skip: skipUnlessBui
     }
   });
 
-  test("under --allow-fs-read=W --allow-fs-write=W the shell tools are not listed and the fence names the flag", {
-    timeout: 60_000,
-  }, async () => {
-    const flags = [
-      nodePermissionFlag(),
-      `--allow-fs-read=${packageRoot()}`,
-      `--allow-fs-read=${workspace}`,
-      // The server will not start when it may not look at the managed policy file.
-      "--allow-fs-read=/etc/toolfence/config.json",
-      `--allow-fs-write=${workspace}`,
-    ];
-    const { client, stderr } = await connect(flags, []);
-    try {
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      assert.ok(names.includes("read_file"), names.join(", "));
-      assert.ok(!names.includes("bash"), `bash is listed without --allow-child-process: ${names.join(", ")}`);
-      const temp = await client.callTool({ name: "temp_dir", arguments: {} });
-      assert.equal(temp.isError, true, text(temp));
-      assert.ok(text(temp).includes(`--allow-fs-write=${tempParent}`), text(temp));
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\nserver stderr:\n${stderr()}`);
-    } finally {
-      await client.close();
-    }
-  });
+  // A tool the fence leaves out of tools/list is, to the client, a name it was never given: -32602 as for an
+  // unknown one, with no hint that it exists (the flag is for the operator: `toolfence flags` prints them).
+  test(
+    "under --allow-fs-read=W --allow-fs-write=W the shell and temp tools are not listed, and a call is an unknown tool",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const flags = [
+        nodePermissionFlag(),
+        `--allow-fs-read=${packageRoot()}`,
+        `--allow-fs-read=${workspace}`,
+        // The server will not start when it may not look at the managed policy file.
+        "--allow-fs-read=/etc/toolfence/config.json",
+        `--allow-fs-write=${workspace}`,
+      ];
+      const { client, stderr } = await connect(flags, []);
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        assert.ok(names.includes("read_file"), names.join(", "));
+        assert.ok(!names.includes("bash"), `bash is listed without --allow-child-process: ${names.join(", ")}`);
+        assert.ok(!names.includes("temp_dir"), `temp_dir is listed without --allow-fs-write=${tempParent}`);
+        for (const name of ["temp_dir", "bash", "no_such_tool"]) {
+          await assert.rejects(
+            client.callTool({ name, arguments: {} }),
+            (error: { code?: number; message?: string }) => {
+              assert.equal(error.code, -32602, `${name}: ${error.message}`);
+              assert.equal(error.message, `MCP error -32602: Unknown tool: ${name}`);
+              return true;
+            },
+          );
+        }
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\nserver stderr:\n${stderr()}`);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });
