@@ -101,6 +101,7 @@ export {
   BEFORE_HASH_BUDGET,
   isRename,
   MAX_SCAN_ENTRIES,
+  RACY_MS,
   scanWorkspace,
   type StatEntry,
   watchWorkspace,

@@ -23,10 +23,17 @@
  * name; and a write through a hard link made in the temp dir is reported
  * there, not in the workspace; and writes through a shared memory mapping
  * raise no inotify event at all. A stat scan sees each of these. It costs about
- * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md). Mtime and
- * ctime come from the kernel's coarse clock: a same-size rewrite in place
- * within one clock tick of the previous write, before the command started,
- * is not seen.
+ * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md).
+ *
+ * A stat key names a file's content only once its status-change time is
+ * older than any the file could get now: times come from the kernel's coarse
+ * clock (and some file systems keep whole seconds), and Linux hands a freed
+ * inode number to the next file at once, so a file rewritten, or deleted and
+ * made again, within one tick keeps its key with other bytes (git calls such
+ * an index entry "racily clean"). So a hash is cached only for a file whose
+ * ctime was {@linkcode RACY_MS} older than the scan that saw it, and a file
+ * changed more recently than that before the command started is compared by
+ * its content, not its key.
  *
  * @module
  */
@@ -41,6 +48,12 @@ import { denoLstat, namesIn } from "./_runtime_fs.ts";
 export const MAX_SCAN_ENTRIES = 200_000;
 /** Bytes of new or changed files the before snapshot may hash, so that their before-hashes are known. */
 export const BEFORE_HASH_BUDGET = 8 << 20;
+/**
+ * How much older than a scan a file's status-change time must be for its
+ * stat key to name its content: more than the coarsest clock a workspace's
+ * file system keeps (whole seconds on ext4 with small inodes, two on FAT).
+ */
+export const RACY_MS = 2_000;
 
 /** What a scan keeps of one entry. */
 export interface StatEntry {
@@ -56,6 +69,8 @@ export interface StatEntry {
   birth: number | null;
   /** Its modification time in milliseconds. */
   mtime: number;
+  /** Its status-change time in milliseconds (which no call can set back). */
+  ctime: number;
   /** dev:ino:size:mtime:ctime, the key of the hash cache. */
   key: string;
 }
@@ -68,6 +83,8 @@ export interface WorkspaceScan {
   entries: Map<string, StatEntry>;
   /** Whether the scan stopped at {@linkcode MAX_SCAN_ENTRIES}. */
   incomplete: boolean;
+  /** The wall-clock time it started, in milliseconds. */
+  startedAt: number;
   /** How long the scan took, in milliseconds. */
   ms: number;
 }
@@ -102,6 +119,7 @@ function lstatEntry(full: string): StatEntry | undefined {
         ino: stat.ino ?? 0,
         birth: stat.birthtime?.getTime() ?? null,
         mtime: stat.mtime?.getTime() ?? 0,
+        ctime: stat.ctime?.getTime() ?? 0,
         key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtime?.getTime()}:${stat.ctime?.getTime()}`,
       };
     }
@@ -116,6 +134,7 @@ function lstatEntry(full: string): StatEntry | undefined {
       // Node gives 0 where the file system keeps no birth time.
       birth: stat.birthtimeMs > 0 ? stat.birthtimeMs : null,
       mtime: stat.mtimeMs,
+      ctime: stat.ctimeMs,
       key: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`,
     };
   } catch {
@@ -128,6 +147,7 @@ function lstatEntry(full: string): StatEntry | undefined {
  * folders in `skip` (real paths), up to {@linkcode MAX_SCAN_ENTRIES}.
  */
 export function scanWorkspace(root: string, skip: readonly string[] = []): WorkspaceScan {
+  const startedAt = Date.now();
   const started = performance.now();
   const entries = new Map<string, StatEntry>();
   let incomplete = false;
@@ -153,7 +173,7 @@ export function scanWorkspace(root: string, skip: readonly string[] = []): Works
     }
   };
   walk(root, "");
-  return { root, entries, incomplete, ms: performance.now() - started };
+  return { root, entries, incomplete, startedAt, ms: performance.now() - started };
 }
 
 /** A comparison in progress: the before snapshot of one command. */
@@ -169,8 +189,21 @@ export interface WorkspaceWatch {
   finish(ctx: ToolContext): Promise<FileChange[]>;
 }
 
-// The sha256 of `real` by its stat key: from the cache, else hashed (confined) and cached.
-function hashed(files: FileDoor, cache: Map<string, string>, real: string, entry: StatEntry): FileState | null {
+// Whether `entry`, seen by a scan that started at `scannedAt`, last changed long enough before it that any later
+// change gives it another stat key.
+function settled(entry: StatEntry, scannedAt: number): boolean {
+  return entry.ctime <= scannedAt - RACY_MS;
+}
+
+// The state of `real` with its sha256: from the cache by its stat key, else hashed (confined), and cached when the
+// key is settled.
+function hashed(
+  files: FileDoor,
+  cache: Map<string, string>,
+  real: string,
+  entry: StatEntry,
+  scannedAt: number,
+): FileState | null {
   if (entry.type === "directory") return { type: "directory", size: 0, sha256: null, mode: entry.mode };
   const known = cache.get(entry.key);
   if (known !== undefined) return { type: entry.type, size: entry.size, sha256: known, mode: entry.mode };
@@ -181,7 +214,9 @@ function hashed(files: FileDoor, cache: Map<string, string>, real: string, entry
     return null;
   }
   if (read === undefined || read.state.type !== entry.type) return null;
-  if (read.state.sha256 !== null && read.state.size === entry.size) cache.set(entry.key, read.state.sha256);
+  if (read.state.sha256 !== null && read.state.size === entry.size && settled(entry, scannedAt)) {
+    cache.set(entry.key, read.state.sha256);
+  }
   return read.state;
 }
 
@@ -200,7 +235,7 @@ function hashed(files: FileDoor, cache: Map<string, string>, real: string, entry
  * @example
  * ```ts
  * import { isRename } from "@toolfence/internal";
- * const was = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, key: "" } as const;
+ * const was = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, ctime: 1000, key: "" } as const;
  * console.log(isRename(was, { ...was, key: "moved" }, null, null)); // true
  * console.log(isRename(was, { ...was, birth: 2000, mtime: 2000 }, null, null)); // false: another file
  * console.log(isRename(was, was, "a".repeat(64), "b".repeat(64))); // false: other bytes in a reused inode
@@ -217,9 +252,18 @@ export function isRename(
   return wasSha256 === null || nowSha256 === null || wasSha256 === nowSha256;
 }
 
-function unknownState(entry: StatEntry, cache: Map<string, string>): FileState {
+// The before state of `entry` with the hash the cache or the before snapshot has of it, else `sha256: null`.
+function beforeState(entry: StatEntry, hashes: BeforeHashes): FileState {
   if (entry.type === "directory") return { type: "directory", size: 0, sha256: null, mode: entry.mode };
-  return { type: entry.type, size: entry.size, sha256: cache.get(entry.key) ?? null, mode: entry.mode };
+  const sha256 = hashes.cache.get(entry.key) ?? hashes.unsettled.get(entry.key) ?? null;
+  return { type: entry.type, size: entry.size, sha256, mode: entry.mode };
+}
+
+// What the before snapshot knows of contents: the session's cache, and the hashes of files too recently changed
+// to be cached (by stat key, which is unique within one scan).
+interface BeforeHashes {
+  cache: Map<string, string>;
+  unsettled: Map<string, string>;
 }
 
 /**
@@ -242,29 +286,34 @@ export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> 
   const skip = await skippedFolders(ctx);
   const cache = cacheOf(ctx.session);
   const before = scanWorkspace(root, skip);
-  hashWithinBudget(ctx.policy.files, root, before.entries, cache);
+  const hashes = hashWithinBudget(ctx.policy.files, before, cache);
   return {
     before,
     finish: (reporter) => {
       const after = scanWorkspace(root, skip);
       if (before.incomplete || after.incomplete) return Promise.resolve([]);
-      return Promise.resolve(reportScanChanges(reporter, before, after, cache));
+      return Promise.resolve(reportScanChanges(reporter, before, after, hashes));
     },
   };
 }
 
-function hashWithinBudget(
-  files: FileDoor,
-  root: string,
-  entries: Iterable<[string, StatEntry]>,
-  cache: Map<string, string>,
-): void {
-  let budget = BEFORE_HASH_BUDGET;
-  for (const [rel, entry] of entries) {
-    if (entry.type !== "file" || cache.has(entry.key) || entry.size > budget) continue;
-    budget -= entry.size;
-    hashed(files, cache, path.join(root, rel), entry);
+// Hashes the files and links of `before` the cache does not have, within the budget: first those changed too
+// recently for their stat key to name their content, as only their hashes tell whether the command changed them.
+function hashWithinBudget(files: FileDoor, before: WorkspaceScan, cache: Map<string, string>): BeforeHashes {
+  const unsettled = new Map<string, string>();
+  const unknown: [string, StatEntry][] = [];
+  for (const item of before.entries) {
+    if (item[1].type !== "directory" && !cache.has(item[1].key)) unknown.push(item);
   }
+  unknown.sort(([, a], [, b]) => Number(settled(a, before.startedAt)) - Number(settled(b, before.startedAt)));
+  let budget = BEFORE_HASH_BUDGET;
+  for (const [rel, entry] of unknown) {
+    if (entry.size > budget) continue;
+    budget -= entry.size;
+    const state = hashed(files, cache, path.join(before.root, rel), entry, before.startedAt);
+    if (state?.sha256 && state.size === entry.size && !cache.has(entry.key)) unsettled.set(entry.key, state.sha256);
+  }
+  return { cache, unsettled };
 }
 
 async function skippedFolders(ctx: ToolContext): Promise<string[]> {
@@ -280,9 +329,10 @@ function reportScanChanges(
   ctx: ToolContext,
   before: WorkspaceScan,
   after: WorkspaceScan,
-  cache: Map<string, string>,
+  hashes: BeforeHashes,
 ): FileChange[] {
   const root = before.root;
+  const cache = hashes.cache;
   const changes: FileChange[] = [];
   const created: [string, StatEntry][] = [];
   const deleted = new Map<number, [string, StatEntry]>();
@@ -293,17 +343,18 @@ function reportScanChanges(
       created.push([rel, now]);
       continue;
     }
-    if (was.key === now.key && was.mode === now.mode && was.type === now.type) continue;
-    const beforeState = unknownState(was, cache);
-    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
+    const sameStat = was.key === now.key && was.mode === now.mode && was.type === now.type;
+    if (sameStat && (was.type === "directory" || settled(was, before.startedAt))) continue;
+    const wasState = beforeState(was, hashes);
+    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
     if (afterState === null) continue;
     if (
-      beforeState.type === afterState.type && beforeState.mode === afterState.mode &&
-      beforeState.size === afterState.size && beforeState.sha256 !== null &&
-      beforeState.sha256 === afterState.sha256
+      wasState.type === afterState.type && wasState.mode === afterState.mode &&
+      wasState.size === afterState.size && wasState.sha256 !== null &&
+      wasState.sha256 === afterState.sha256
     ) continue; // touched, not changed
     if (was.type === "directory" && now.type === "directory" && was.mode === now.mode) continue; // entries changed
-    changes.push({ path: rel, change: "modified", before: beforeState, after: afterState });
+    changes.push({ path: rel, change: "modified", before: wasState, after: afterState });
   }
   for (const [rel, was] of before.entries) {
     if (after.entries.has(rel)) continue;
@@ -312,12 +363,12 @@ function reportScanChanges(
   }
   const movedFrom = new Set<string>();
   for (const [rel, now] of created) {
-    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now);
+    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
     if (afterState === null) continue;
     const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
     if (source !== undefined) {
       const [from, was] = source;
-      const before = unknownState(was, cache);
+      const before = beforeState(was, hashes);
       if (isRename(was, now, before.sha256, afterState.sha256)) {
         // One rename per gone entry: another new name of the same inode (a hard link made after the move) is new.
         deleted.delete(now.ino);
@@ -330,7 +381,7 @@ function reportScanChanges(
   }
   const ordered = changes.sort((a, b) => comparePaths(a.path, b.path));
   const removals = gone.filter(([rel]) => !movedFrom.has(rel)).sort((a, b) => comparePaths(b[0], a[0]))
-    .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: unknownState(was, cache), after: null }));
+    .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: beforeState(was, hashes), after: null }));
   const all = [...ordered, ...removals];
   for (const change of all) ctx.recordFileChange(change);
   return all;

@@ -5,7 +5,9 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
+import { createHash } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -18,7 +20,7 @@ import { tool } from "../../../core/tool.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
-import { watchWorkspace } from "../../../internal/workspace_changes.ts";
+import { scanWorkspace, watchWorkspace } from "../../../internal/workspace_changes.ts";
 import { assertChangesMatch, diskState } from "../_file_changes.ts";
 
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
@@ -41,6 +43,26 @@ const between = () =>
       const watch = await watchWorkspace(ctx);
       execFileSync("bash", ["-c", script], { cwd: ctx.workspace.workdir });
       return (await watch.finish(ctx)).length;
+    },
+  });
+
+/**
+ * A tool that, with node:fs in this process (so within one tick of the file clock, mostly), runs `setUp` before the
+ * watch starts and `effect` between its two snapshots, and tells whether `file` kept its stat key through both.
+ */
+const tight = (setUp: (dir: string) => void, effect: (dir: string) => void, file: string) =>
+  tool({
+    name: "tight",
+    description: "test",
+    input: v.object({}),
+    async run(_args, ctx) {
+      const dir = ctx.workspace.workdir;
+      setUp(dir);
+      const watch = await watchWorkspace(ctx);
+      effect(dir);
+      const changes = await watch.finish(ctx);
+      const wasKey = watch.before.entries.get(file)?.key;
+      return { changes, keptKey: wasKey !== undefined && scanWorkspace(dir).entries.get(file)?.key === wasKey };
     },
   });
 
@@ -71,6 +93,8 @@ async function checked(name: string, args: Record<string, unknown>, status = "su
   assertChangesMatch(result.filesystemChanges, disk, diskState(workdir), { unknownBefore: true });
   return result;
 }
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 function kinds(result: ToolResult): string[] {
   return result.filesystemChanges.map((c) => `${c.change} ${c.path}${c.from ? ` <- ${c.from}` : ""}`).sort();
@@ -113,6 +137,59 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
       assert.deepEqual(kinds(result), ["created t.txt", "deleted r.txt"], `round ${round}`);
       await fsp.rm(path.join(workdir, "t.txt"));
     }
+  });
+
+  test("a file rewritten in place within one tick of its last write, its stat key kept, is reported modified", {
+    timeout: 60_000,
+  }, async () => {
+    // Its size, inode and times (to the millisecond) can all stay: only its bytes, hashed before, tell.
+    const file = path.join(workdir, "tick.txt");
+    let keptKey = 0;
+    for (let round = 0; round < 40; round++) {
+      const box = new ToolBox().register(tight(
+        () => fs.writeFileSync(file, `a${round % 10}\n`),
+        () => fs.writeFileSync(file, `b${round % 10}\n`),
+        "tick.txt",
+      ));
+      const result = await box.call(session, "tight", {});
+      const value = result.output as { keptKey: boolean };
+      if (value.keptKey) keptKey++;
+      assert.deepEqual(
+        result.filesystemChanges.map((c) => [c.change, c.path, c.before?.sha256, c.after?.sha256]),
+        [["modified", "tick.txt", sha256(`a${round % 10}\n`), sha256(`b${round % 10}\n`)]],
+        `round ${round}`,
+      );
+    }
+    await fsp.rm(file);
+    // What the rounds try happened: the rewrite kept the file's stat key.
+    assert.ok(keptKey > 0, "no rewrite kept its stat key in 40 rounds");
+  });
+
+  test("a hash learnt of a file is not taken for the next file made in its freed inode within the tick", {
+    timeout: 60_000,
+  }, async () => {
+    // Each round deletes r.txt and makes s.txt (the after snapshot hashes it), and the next makes r.txt again at
+    // once, often in s.txt's inode and with its times: the before-hash of r.txt must be its own.
+    const box = new ToolBox().register(tight(
+      (dir) => {
+        fs.rmSync(path.join(dir, "s.txt"), { force: true });
+        fs.writeFileSync(path.join(dir, "r.txt"), "b\n");
+      },
+      (dir) => {
+        fs.unlinkSync(path.join(dir, "r.txt"));
+        fs.writeFileSync(path.join(dir, "s.txt"), "o\n");
+      },
+      "r.txt",
+    ));
+    for (let round = 0; round < 40; round++) {
+      const result = await box.call(session, "tight", {});
+      assert.deepEqual(
+        result.filesystemChanges.map((c) => [c.change, c.path, c.before?.sha256 ?? null]),
+        [["created", "s.txt", null], ["deleted", "r.txt", sha256("b\n")]],
+        `round ${round}`,
+      );
+    }
+    await fsp.rm(path.join(workdir, "s.txt"));
   });
 
   test("a file moved and then linked under a second name is one move and one new name", {
