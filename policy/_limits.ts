@@ -399,22 +399,24 @@ function closeDirect(
       return "";
     }
   }).join("\u0000");
-  const busy = [...dirs].reverse().filter((dir) => !removedNow(dir, unified));
+  const busy = [...dirs].reverse().filter((dir) => removeNow(dir, unified) === "busy");
   const removed = busy.reduce((before, dir) => before.then(() => removeGroup(dir, unified)), Promise.resolve());
   return { text, removed: removed.catch(() => {}) };
 }
 
-// One try at removing a group folder: true when it is gone; when the kernel says it is busy, whatever is
-// left in it is sent SIGKILL before this returns.
-function removedNow(dir: string, unified: boolean): boolean {
+// One try at removing a group folder: "gone" when it is; "busy" when the kernel says tasks are still leaving it,
+// whatever is left in it sent SIGKILL before this returns; "stuck" for any other refusal, which no wait changes
+// (left to removeStaleGroups).
+function removeNow(dir: string, unified: boolean): "gone" | "busy" | "stuck" {
   try {
     fs.rmdirSync(dir);
-    return true;
+    return "gone";
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return true;
-    if (code === "EBUSY") killMembers(dir, unified);
-    return false;
+    if (code === "ENOENT") return "gone";
+    if (code !== "EBUSY") return "stuck";
+    killMembers(dir, unified);
+    return "busy";
   }
 }
 
@@ -422,7 +424,7 @@ function removedNow(dir: string, unified: boolean): boolean {
 async function removeGroup(dir: string, unified: boolean): Promise<void> {
   for (const wait of REMOVE_WAITS_MS) {
     await new Promise((resolve) => setTimeout(resolve, wait));
-    if (removedNow(dir, unified)) return;
+    if (removeNow(dir, unified) !== "busy") return;
   }
 }
 
