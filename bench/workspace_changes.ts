@@ -22,7 +22,8 @@ import { ToolBox } from "../toolbox.ts";
 import { autoHost } from "../policy/hosts.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { cmdTools } from "../tools/cmd/mod.ts";
-import { RACY_MS, scanWorkspace, watchWorkspace } from "../internal/workspace_changes.ts";
+import { scanWorkspace, watchWorkspace } from "../internal/workspace_changes.ts";
+import { RACY_MS } from "../core/settled_stat.ts";
 import { comparePerCall, printRatios } from "./_measure.ts";
 import { sized } from "./_report.ts";
 

@@ -119,6 +119,7 @@ export {
 } from "./result.ts";
 export { type FluxResult, isFluxResult, readReturned, type Returned } from "./failure.ts";
 export { comparePaths, sameFileState } from "./effects.ts";
+export { isSettled, RACY_MS } from "./settled_stat.ts";
 export { inputJsonSchema, isObjectJsonSchema, outputJsonSchema } from "./schema.ts";
 export {
   type ArgumentIssue,

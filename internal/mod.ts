@@ -101,7 +101,6 @@ export {
   BEFORE_HASH_BUDGET,
   isRename,
   MAX_SCAN_ENTRIES,
-  RACY_MS,
   scanWorkspace,
   type StatEntry,
   watchWorkspace,

@@ -25,15 +25,11 @@
  * raise no inotify event at all. A stat scan sees each of these. It costs about
  * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md).
  *
- * A stat key names a file's content only once its status-change time is
- * older than any the file could get now: times come from the kernel's coarse
- * clock (and some file systems keep whole seconds), and Linux hands a freed
- * inode number to the next file at once, so a file rewritten, or deleted and
- * made again, within one tick keeps its key with other bytes (git calls such
- * an index entry "racily clean"). So a hash is cached only for a file whose
- * ctime was {@linkcode RACY_MS} older than the scan that saw it, and a file
- * changed more recently than that before the command started is compared by
- * its content, not its key.
+ * A stat key names a file's content only once it is settled
+ * ({@linkcode isSettled}): a hash is cached only for a file whose ctime was
+ * `RACY_MS` older than the scan that saw it, and a file changed more
+ * recently than that before the command started is compared by its
+ * content, not its key.
  *
  * @module
  */
@@ -41,19 +37,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
-import { comparePaths } from "@toolfence/core";
+import { comparePaths, isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
 /** Bytes of new or changed files the before snapshot may hash, so that their before-hashes are known. */
 export const BEFORE_HASH_BUDGET = 8 << 20;
-/**
- * How much older than a scan a file's status-change time must be for its
- * stat key to name its content: more than the coarsest clock a workspace's
- * file system keeps (whole seconds on ext4 with small inodes, two on FAT).
- */
-export const RACY_MS = 2_000;
 
 /** What a scan keeps of one entry. */
 export interface StatEntry {
@@ -192,7 +182,7 @@ export interface WorkspaceWatch {
 // Whether `entry`, seen by a scan that started at `scannedAt`, last changed long enough before it that any later
 // change gives it another stat key.
 function settled(entry: StatEntry, scannedAt: number): boolean {
-  return entry.ctime <= scannedAt - RACY_MS;
+  return isSettled(entry.ctime, scannedAt);
 }
 
 // The state of `real` with its sha256: from the cache by its stat key, else hashed (confined), and cached when the

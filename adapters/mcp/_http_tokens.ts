@@ -13,7 +13,7 @@
 // and the reason is reported.
 
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { ALL_SCOPES, CONSOLE_SCOPE, type Scope, SCOPES } from "./_http_scopes.ts";
 
 /** Who a token belongs to and what it may do. */
@@ -98,7 +98,9 @@ export class TokenFile {
   /** The token file's path. */
   readonly path: string;
   #entries: Entry[] = [];
-  #stamp = "";
+  // The text the entries were read from: a check compares the file's text itself, as a same-size rewrite within
+  // the file clock's tick keeps its size, inode and times.
+  #text = "";
   #checkedAt = 0;
   #checking: Promise<void> | undefined;
   /** Told when a reload fails (the old tokens stay). */
@@ -116,11 +118,10 @@ export class TokenFile {
     return file;
   }
 
-  async #load(): Promise<void> {
-    const info = await stat(this.path);
-    const text = await readFile(this.path, "utf8");
+  async #load(text?: string): Promise<void> {
+    text ??= await readFile(this.path, "utf8");
     this.#entries = parseEntries(text, this.path);
-    this.#stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
+    this.#text = text;
   }
 
   /** Reads the file again now. */
@@ -138,8 +139,8 @@ export class TokenFile {
     this.#checkedAt = now;
     this.#checking = (async () => {
       try {
-        const info = await stat(this.path);
-        if (`${info.mtimeMs}:${info.size}:${info.ino}` !== this.#stamp) await this.reload();
+        const text = await readFile(this.path, "utf8");
+        if (text !== this.#text) await this.#load(text);
       } catch (error) {
         this.onerror(error as Error);
       }

@@ -3,7 +3,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TokenFile, tokenHash } from "../../adapters/mcp/_http_tokens.ts";
@@ -49,6 +49,26 @@ describe("token file", () => {
       ) {
         assert.equal(await tokens.identify(wrong), undefined, wrong);
       }
+    });
+  });
+
+  test("a token replaced by one of the same length, times and all, stops working within the second", {
+    timeout: 60_000,
+  }, async () => {
+    // Size, inode and mtime can all stay (a rewrite within the clock's tick, or `touch -r` after it): the file's text
+    // is what is compared.
+    const content = (token: string) => JSON.stringify({ tokens: [{ token, tenant: "one" }] });
+    await withFile(content("revoked-token-0123456789"), async (path) => {
+      const tokens = await TokenFile.open(path);
+      assert.equal((await tokens.identify("revoked-token-0123456789"))?.tenant, "one");
+      const was = await stat(path);
+      await writeFile(path, content("granted-token-0123456789"));
+      await utimes(path, was.atime, was.mtime);
+      const now = await stat(path);
+      assert.deepEqual([now.size, now.ino, now.mtimeMs], [was.size, was.ino, was.mtimeMs]);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      assert.equal(await tokens.identify("revoked-token-0123456789"), undefined);
+      assert.equal((await tokens.identify("granted-token-0123456789"))?.tenant, "one");
     });
   });
 

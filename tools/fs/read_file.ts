@@ -6,7 +6,7 @@
 
 import * as v from "valibot";
 import type { FileTarget, ToolContext } from "@toolfence/core";
-import { type Tool, tool } from "@toolfence/core";
+import { isSettled, type Tool, tool } from "@toolfence/core";
 import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
 import { openForReading, sameVersion } from "../_shared/fs_open.ts";
@@ -134,6 +134,7 @@ async function readOnce(
   { path, offset, limit, line_numbers }: ReadFileArgs,
 ): Promise<{ output: Record<string, unknown>; changed: boolean }> {
   const real = target.path;
+  const openedAt = Date.now();
   const file = await openForReading(ctx.policy.files, target, path, "Use list_dir to see what the directory holds.");
   const stat = file.stat;
   const counter = newlineCounter(stat.size);
@@ -141,7 +142,8 @@ async function readOnce(
     let index = cachedIndex(ctx.session, real, stat);
     if (!index) {
       index = await indexFile(file, counter, path, real);
-      storeIndex(ctx.session, real, index);
+      // Kept only when the file's stat names its content: a same-size rewrite within the clock's tick would find it.
+      if (isSettled(stat.ctimeMs, openedAt)) storeIndex(ctx.session, real, index);
     }
     const window = await readWindow(
       file,

@@ -161,8 +161,9 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
       );
     }
     await fsp.rm(file);
-    // What the rounds try happened: the rewrite kept the file's stat key.
-    assert.ok(keptKey > 0, "no rewrite kept its stat key in 40 rounds");
+    // What the rounds try happened: the rewrite kept the file's stat key, where the runtime's stat gives whole
+    // milliseconds (Deno; Node's nanoseconds tell the two writes apart on a kernel with fine-grained timestamps).
+    if ("Deno" in globalThis) assert.ok(keptKey > 0, "no rewrite kept its stat key in 40 rounds");
   });
 
   test("a hash learnt of a file is not taken for the next file made in its freed inode within the tick", {

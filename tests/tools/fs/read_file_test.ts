@@ -8,6 +8,7 @@ import path from "node:path";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { SYNC_READ_BYTES } from "../../../tools/_shared/fs_open.ts";
 import { FULL_SCAN_BYTES } from "../../../tools/fs/_read_window.ts";
+import { RACY_MS } from "../../../core/settled_stat.ts";
 import { type Layout, makeLayout, ok } from "./_helpers.ts";
 
 let l: Layout;
@@ -279,6 +280,8 @@ describe("read_file on a large file", () => {
       for (let i = 0; i < count; i += 10_000) await handle.write(block);
       await handle.close();
       const total = Math.ceil(count / 10_000) * 10_000;
+      // The index is kept once the file's stat names its content (isSettled): a file as old as a session's usually is.
+      await new Promise((settle) => setTimeout(settle, RACY_MS));
 
       let start = bytesRead()!;
       const first = ok(await read({ path: "big.log", offset: total - 50, limit: 10, line_numbers: true }));
@@ -321,5 +324,30 @@ describe("read_file on a file that is being written", () => {
     } finally {
       writer.kill("SIGKILL");
     }
+  });
+});
+
+describe("read_file on a file rewritten within one tick of the file clock", () => {
+  test("gives the sha256 and lines of the bytes it read, not those of the version before", {
+    timeout: 60_000,
+  }, async () => {
+    // A same-size rewrite within the clock's tick (and the millisecond Deno's stat gives) keeps size, inode and
+    // times: a line index kept by that stat would be taken for the new bytes.
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    let keptStat = 0;
+    for (let round = 0; round < 40; round++) {
+      const [first, second] = [`a${round % 10}\nb\n`, `c${round % 10}\nd\n`];
+      fs.writeFileSync(file("tick.txt"), first);
+      const was = fs.statSync(file("tick.txt"));
+      assert.equal(ok(await read({ path: "tick.txt" })).sha256, sha256(first), `round ${round}`);
+      fs.writeFileSync(file("tick.txt"), second);
+      const now = fs.statSync(file("tick.txt"));
+      if (now.ctimeMs === was.ctimeMs && now.ino === was.ino) keptStat++;
+      const out = ok(await read({ path: "tick.txt" }));
+      assert.deepEqual([out.content, out.sha256], [second.trimEnd(), sha256(second)], `round ${round}`);
+    }
+    // What the rounds try happened, where the runtime's stat gives whole milliseconds (Deno; Node's nanoseconds
+    // tell the two writes apart on a kernel with fine-grained timestamps).
+    if ("Deno" in globalThis) assert.ok(keptStat > 0, "no rewrite kept the file's stat in 40 rounds");
   });
 });
