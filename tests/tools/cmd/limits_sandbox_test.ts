@@ -237,7 +237,8 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
             // What took the path meanwhile: a decoy folder, now or just as the command starts.
             const swap = async () => {
               await rename(shown, join(dir, `moved${round}`));
-              await mkdir(shown);
+              // bubblewrap, starting meanwhile, may have made the mount point itself (an empty folder) at the path.
+              await mkdir(shown, { recursive: true });
               await writeFile(join(shown, "config"), "decoy\n");
             };
             const inner = ["bash", "-c", `cat ${shown}/config; echo x > ${shown}/config || echo refused`];
