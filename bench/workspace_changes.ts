@@ -2,7 +2,9 @@
  * What the `bash` tool's workspace comparison (internal/workspace_changes.ts)
  * costs on a workspace of 10,000 files in 100 folders, against a bare spawn of
  * the bubblewrap-wrapped `true` and a typical command through the tool: `true`
- * and `ls` under bubblewrap (and with the sandbox off), in interleaved rounds
+ * and `ls` under bubblewrap (readers' lines: the workspace is read-only to them
+ * and not compared), `touch` under bubblewrap (compared), and `true` and `ls`
+ * with the sandbox off (compared), in interleaved rounds
  * of one run. The comparison (two stat scans) is timed alone, nothing changed
  * and one file changed, and one stat scan alone. Target (issue 30): the comparison
  * at most 0.1x of a bare bubblewrap spawn when nothing changed.
@@ -82,8 +84,14 @@ const candidates: [string, () => unknown][] = [
   ["one stat scan alone", () => scanWorkspace(dir)],
 ];
 if (hasBwrap) {
-  candidates.unshift(["bash `ls`, bubblewrap", () => call(sandboxed, "bash", { command: "ls" })]);
-  candidates.unshift(["bash `true`, bubblewrap", () => call(sandboxed, "bash", { command: "true" })]);
+  // `true` and `ls` are readers' lines: the workspace is read-only to them, and nothing is compared. A line that
+  // may write (`touch`, allowed by the session's automatic yes) is compared as with the sandbox off.
+  candidates.unshift([
+    "bash `touch stamp` (writes), bubblewrap",
+    () => call(sandboxed, "bash", { command: "touch stamp" }),
+  ]);
+  candidates.unshift(["bash `ls`, bubblewrap (a reader)", () => call(sandboxed, "bash", { command: "ls" })]);
+  candidates.unshift(["bash `true`, bubblewrap (a reader)", () => call(sandboxed, "bash", { command: "true" })]);
 }
 
 const rows = await comparePerCall(candidates, { rounds: 7, iterations: 5 });

@@ -39,6 +39,8 @@ import {
   type WorkspaceWatch,
 } from "@toolfence/internal";
 import type { SandboxProxy } from "./egress/forwarder.ts";
+import type { CommandAuthorization } from "./shell/authorize_command.ts";
+import { isReadOnlyLine } from "./shell/read_only_line.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
 import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";
 
@@ -61,7 +63,7 @@ export interface ProcessDoorDeps {
   /** The real path of a model-given path for reading. */
   resolveForRead(path: string): Promise<string>;
   /** The command analysis; throws when the line may not run. */
-  authorizeCommand(command: string, signal?: AbortSignal): Promise<unknown>;
+  authorizeCommand(command: string, signal?: AbortSignal): Promise<CommandAuthorization>;
   /** Asks a person a yes/no question. */
   confirm(req: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
 }
@@ -73,6 +75,8 @@ interface Judged {
   command: readonly string[];
   cwd: string;
   env: Record<string, string>;
+  /** Whether the command runs with the workspace read-only (a reader's line, in the sandbox): nothing to compare. */
+  readOnly: boolean;
 }
 
 /** The door; see the module. */
@@ -112,7 +116,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       let watch: WorkspaceWatch | undefined;
       try {
         // The last thing before the start, so that every change after it is the command's.
-        if (request.kind === "shell") watch = await watchWorkspace(request.call);
+        if (request.kind === "shell" && !judged.readOnly) watch = await watchWorkspace(request.call);
         process = await spawnGroup(limited.argv, {
           cwd,
           env,
@@ -224,25 +228,28 @@ export class PolicyProcessDoor implements ProcessDoor {
       });
     }
     // Variables from the model are judged as assignments before the command.
-    await this.#deps.authorizeCommand(envAssignments(request.env) + request.command, signal);
+    const authorization = await this.#deps.authorizeCommand(envAssignments(request.env) + request.command, signal);
+    // A reader's line sees the workspace read-only: it can change nothing there, so nothing needs protecting
+    // from it or comparing after it.
+    const reader = isReadOnlyLine(authorization);
     const shell = await findShell(env.PATH);
     if (request.egress) Object.assign(env, request.egress.env);
     const command = [shell, "-c", request.command];
     const wrapped = await sandboxArgv(command, {
       ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
       workdir: cwd,
-      writable: [workspace.workdir, tempDir],
-      readable: [...this.#deps.sandboxRead()],
+      writable: reader ? [tempDir] : [workspace.workdir, tempDir],
+      readable: [...this.#deps.sandboxRead(), ...(reader ? [workspace.workdir] : [])],
       workspace: workspace.workdir,
-      quarantine: path.join(tempDir, "protected-created"),
+      ...(reader ? {} : { quarantine: path.join(tempDir, "protected-created") }),
       mode: this.#deps.sandbox,
-      protectedPaths: this.#deps.protectedPaths,
+      protectedPaths: reader ? [] : this.#deps.protectedPaths,
       hiddenPaths: this.#deps.hiddenPaths,
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
     });
-    return { wrapped, command, cwd, env } satisfies Judged;
+    return { wrapped, command, cwd, env, readOnly: reader && wrapped.sandboxed } satisfies Judged;
   }
 
   async #judgeProgram(request: ProgramRequest, tempDir: string, signal?: AbortSignal): Promise<Judged> {
@@ -302,6 +309,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       command,
       cwd: request.cwd,
       env,
+      readOnly: false,
     };
   }
 

@@ -56,6 +56,30 @@ describe("bash in the sandbox", { skip }, () => {
     }, { ...auto, sandbox: "off" });
   });
 
+  test("a reader's line sees the workspace read-only and reports no changes; a line that writes sees it writable", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      await writeFile(path.join(dir, "a.txt"), "a\n");
+      const probe = "test -w . && echo writable || echo read-only";
+      const reader = await box.call(session, "bash", { command: `${probe}; cat a.txt` });
+      assert.equal(okOutput<BashResult>(reader).stdout, "read-only\na\n");
+      assert.deepEqual(reader.filesystemChanges, []);
+      // The temp dir stays writable to it, as always.
+      const temp = okOutput<BashResult>(await box.call(session, "bash", { command: 'test -w "$TMPDIR" && echo yes' }));
+      assert.equal(temp.stdout, "yes\n");
+      // A background reader too; and a line that writes, once allowed, writes and says what it changed.
+      const { id } = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: probe }));
+      assert.equal(
+        okOutput<JobReport>(await box.call(session, "bash_wait", { id, timeout_s: 20 })).stdout,
+        "read-only\n",
+      );
+      const writer = await box.call(session, "bash", { command: `${probe}; echo b > b.txt` });
+      assert.equal(okOutput<BashResult>(writer).stdout, "writable\n");
+      assert.deepEqual(writer.filesystemChanges.map((c) => `${c.change} ${c.path}`), ["created b.txt"]);
+    }, auto);
+  });
+
   test("protected files a command creates are moved out and listed in the result", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const out = okOutput<BashResult>(
