@@ -354,7 +354,9 @@ describe("path deny rules through the tools", () => {
           assert.ok(!JSON.stringify(result).includes(SECRET), `${command}: ${JSON.stringify(result.output)}`);
         }
         // A reader's line, which sees the workspace read-only: what it reaches by recursion stays hidden.
-        const reader = await box.call(s, "bash", { command: "test -w . || echo read-only; grep -rhs . app vendor || true" });
+        const reader = await box.call(s, "bash", {
+          command: "test -w . || echo read-only; grep -rhs . app vendor || true",
+        });
         assert.equal(reader.status, "success", JSON.stringify(reader.output));
         assert.equal((reader.output as { stdout: string }).stdout, "read-only\nconsole.log('hi');\nexport {};\n");
       } finally {
