@@ -6,9 +6,11 @@
 // command's walk would find the denied file under a name no rule matches.
 // Outside it, absolute globs are covered wherever the read view shows them (a
 // token file under /etc).
-import fsp from "node:fs/promises";
+import fs from "node:fs";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
+import { entriesIn } from "./_runtime_fs.ts";
+import { linkedInodes, otherNames } from "./hidden_aliases.ts";
 import { globBase, pathGlobMatcher } from "./path_globs.ts";
 import { isWithin } from "./paths.ts";
 
@@ -34,27 +36,21 @@ export interface HiddenMounts {
  * {@linkcode pathGlobMatcher} does, letter case ignored): relative globs and
  * absolute ones under `root`, by a walk of `root`; absolute globs elsewhere,
  * by a walk of the folder each names (its part before the first glob
- * character) where it lies in `view`, the folders the sandbox shows. Not
- * public API.
+ * character) where it lies in `view`, the folders the sandbox shows. A file
+ * of the workspace that is another name of a denied file (a hard link) is
+ * hidden as the file is ({@linkcode otherNames}). Not public API.
  */
-export async function hiddenMountArgs(
+export function hiddenMountArgs(
   root: string,
   globs: readonly string[],
   view: readonly string[] = [],
-): Promise<HiddenMounts> {
-  const relative = globs.filter((glob) => !glob.startsWith("/"));
-  const absolute = globs.filter((glob) => glob.startsWith("/"));
-  if (relative.length === 0 && absolute.length === 0) return { pins: [], covers: [] };
-  const matchRel = pathGlobMatcher(relative);
-  const matchAbs = pathGlobMatcher(absolute);
-  // Each covered path, and whether it is a folder.
-  const covered = new Map<string, boolean>();
-  const shown = (abs: string) => abs.startsWith(`${root}/`) || view.some((folder) => isWithin(abs, folder));
-  const cover = (abs: string, dir: boolean) => {
-    if (shown(abs)) covered.set(abs, dir);
-  };
-  await walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover);
-  for (const start of outsideStarts(absolute, root, view)) await walk(start, root, matchAbs, cover);
+): HiddenMounts {
+  const covered = deniedEntries(root, globs, view);
+  if (covered.size === 0) return { pins: [], covers: [] };
+  const inWorkspace = new Map([...covered].filter(([abs]) => abs.startsWith(`${root}/`)));
+  const aliases = otherNames(root, linkedInodes(inWorkspace), covered);
+  if (aliases === undefined) throw tooMany(root);
+  for (const abs of aliases) covered.set(abs, false);
   const byDepth = (a: string, b: string) => a.split("/").length - b.split("/").length;
   // An entry inside a covered folder is out of sight already (and a cover there would find no place in the tmpfs).
   const kept = [...covered.keys()].sort(byDepth).filter((abs, i, all) =>
@@ -70,6 +66,32 @@ export async function hiddenMountArgs(
       covered.get(abs) ? ["--tmpfs", abs, "--remount-ro", abs] : ["--ro-bind", "/dev/null", abs]
     ),
   };
+}
+
+/**
+ * Every existing entry the globs deny, as {@linkcode hiddenMountArgs} finds
+ * them (where `view` shows them, outside `root`), by real path, with whether
+ * it is a folder; a denied link stands for where it leads. Throws
+ * `sandbox_unavailable` past 200,000 entries in one walk. Not public API.
+ */
+export function deniedEntries(
+  root: string,
+  globs: readonly string[],
+  view: readonly string[] = [],
+): Map<string, boolean> {
+  const covered = new Map<string, boolean>();
+  const relative = globs.filter((glob) => !glob.startsWith("/"));
+  const absolute = globs.filter((glob) => glob.startsWith("/"));
+  if (relative.length === 0 && absolute.length === 0) return covered;
+  const matchRel = pathGlobMatcher(relative);
+  const matchAbs = pathGlobMatcher(absolute);
+  const shown = (abs: string) => abs.startsWith(`${root}/`) || view.some((folder) => isWithin(abs, folder));
+  const cover = (abs: string, dir: boolean) => {
+    if (shown(abs)) covered.set(abs, dir);
+  };
+  walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover);
+  for (const start of outsideStarts(absolute, root, view)) walk(start, root, matchAbs, cover);
+  return covered;
 }
 
 // The folders to walk for the absolute globs outside the workspace: where each glob's matches lie (a literal
@@ -88,48 +110,51 @@ function outsideStarts(globs: readonly string[], root: string, view: readonly st
 }
 
 // A breadth-first walk of `start` covering each entry `denied` names (the workspace `root`, when met outside it,
-// has its own walk).
-async function walk(
+// has its own walk). Synchronous, as the sandbox's other walks: a listing is a few µs, and each asynchronous one
+// waited its turn in the runtime's thread pool.
+function walk(
   start: string,
   root: string,
   denied: (abs: string) => boolean,
   cover: (abs: string, dir: boolean) => void,
-): Promise<void> {
+): void {
   let seen = 0;
   const queue = [start];
   while (queue.length > 0) {
     const dir = queue.shift()!;
     let entries;
     try {
-      entries = await fsp.readdir(dir, { withFileTypes: true });
+      entries = entriesIn(dir);
     } catch {
       continue; // Unreadable for us is unreadable inside too.
     }
     for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) {
-        throw new ToolError(
-          `${start} has more than ${MAX_ENTRIES} entries, too many to hide the policy's denied paths ` +
-            "from the sandbox before the command runs",
-          { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root: start } },
-        );
-      }
+      if (++seen > MAX_ENTRIES) throw tooMany(start);
       const abs = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;
       if (abs === root && start !== root) continue;
       if (denied(abs)) {
-        if (entry.isDirectory()) cover(abs, true);
-        else if (entry.isFile()) cover(abs, false);
-        else if (entry.isSymbolicLink()) {
+        if (entry.isDirectory) cover(abs, true);
+        else if (entry.isFile) cover(abs, false);
+        else if (entry.isSymlink) {
           // A link is covered where it leads, where the sandbox shows that.
           try {
-            const target = await fsp.realpath(abs);
-            cover(target, (await fsp.stat(target)).isDirectory());
+            const target = fs.realpathSync(abs);
+            cover(target, fs.statSync(target).isDirectory());
           } catch {
             // Dangling: nothing to see.
           }
         }
         continue;
       }
-      if (entry.isDirectory()) queue.push(abs);
+      if (entry.isDirectory) queue.push(abs);
     }
   }
+}
+
+function tooMany(start: string): ToolError {
+  return new ToolError(
+    `${start} has more than ${MAX_ENTRIES} entries, too many to hide the policy's denied paths ` +
+      "from the sandbox before the command runs",
+    { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root: start } },
+  );
 }

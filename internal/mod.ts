@@ -83,7 +83,8 @@ export {
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
 export { captureOutput, type OutputCapture } from "./process_output.ts";
 export { type ProbeOutcome, runProbe } from "./probe_process.ts";
-export { hiddenMountArgs, type HiddenMounts } from "./hidden_mounts.ts";
+export { deniedEntries, hiddenMountArgs, type HiddenMounts } from "./hidden_mounts.ts";
+export { inodeKey, linkedInodes, otherNames } from "./hidden_aliases.ts";
 export {
   closeMounts,
   type ProtectedMount,

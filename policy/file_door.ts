@@ -111,13 +111,15 @@ export class PolicyFileDoor implements FileDoor {
   // deno-lint-ignore require-await -- async so that a refusal is a rejected promise, as for every other door.
   async openRead(target: FileTarget, check?: (now: fs.Stats | undefined) => void): Promise<number> {
     const real = this.#inside(target.path);
-    check?.(lstatNow(real));
+    const now = lstatNow(real);
+    check?.(now);
+    this.#policy.requireNotHiddenAlias(this.#policy.workspace.relative(real), real, now);
     return openReadConfined(real);
   }
 
   /** See {@linkcode FileDoor.openFound}. */
   openFound(realPath: string): number {
-    return openReadConfined(this.#inside(realPath));
+    return openReadConfined(this.#readable(realPath));
   }
 
   /** See {@linkcode FileDoor.locked}. */
@@ -190,7 +192,17 @@ export class PolicyFileDoor implements FileDoor {
 
   /** See {@linkcode FileDoor.snapshot}. */
   snapshot(realPath: string, room = 0): FileSnapshot | undefined {
-    return fileEntryConfined(this.#inside(realPath), room);
+    return fileEntryConfined(this.#readable(realPath), room);
+  }
+
+  // A real path whose bytes are about to be read: inside the workspace, not hidden, and not another name of a
+  // hidden file (the lstat that tells costs a read only where the policy hides something).
+  #readable(realPath: string): string {
+    const real = this.#inside(realPath);
+    if (this.#policy.hiddenPaths.length > 0) {
+      this.#policy.requireNotHiddenAlias(this.#policy.workspace.relative(real), real, lstatNow(real));
+    }
+    return real;
   }
 
   async #copyInto(source: FileTarget, to: string, signal: AbortSignal): Promise<CopiedCounts> {

@@ -33,7 +33,7 @@ import {
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import { statTaken, type Workspace } from "./workspace.ts";
-import { quickLstat, readdirConfined } from "@toolfence/internal";
+import { deniedEntries, inodeKey, linkedInodes, quickLstat, readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
@@ -99,6 +99,8 @@ export interface PolicyOptions {
 // A folder with more entries than this is not walked for protected paths: it
 // is taken as holding one, and asks.
 const MAX_TREE_ENTRIES = 20_000;
+// How long the workspace's denied files with other names are taken as known: one lookup walks the denied paths.
+const ALIAS_LOOKUP_MS = 1_000;
 
 const VERBS: Record<WriteAction, string> = {
   write: "overwrite",
@@ -171,6 +173,8 @@ export class Policy {
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
   readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
   #commandJudge?: DestinationJudge;
+  // The denied files that have other names (hard links), by inode, and when that was looked up.
+  #linked?: { at: number; inodes: ReadonlySet<string> | undefined };
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -218,6 +222,53 @@ export class Policy {
   /** Whether the path rules hide `realPath` (a path the tools must neither list, read nor write). */
   isHidden(realPath: string): boolean {
     return this.rules.hasPathRules && this.rules.decidePath(realPath).decision === "deny";
+  }
+
+  /**
+   * Whether the file `stat` describes is another name (a hard link) of a file
+   * the path rules hide, which must be no more readable than that file. Only
+   * a file with more than one name can be; the workspace's denied files with
+   * more than one name are looked up at most once a second, and a
+   * workspace too large to look through
+   * counts every such file as one (fail closed).
+   */
+  isHiddenAlias(stat: { isFile(): boolean; nlink: number; dev: number; ino: number }): boolean {
+    if (this.hiddenPaths.length === 0 || !stat.isFile() || stat.nlink < 2) return false;
+    const now = Date.now();
+    if (this.#linked === undefined || now - this.#linked.at > ALIAS_LOOKUP_MS) {
+      let inodes: ReadonlySet<string> | undefined;
+      try {
+        inodes = linkedInodes(deniedEntries(this.workspace.workdir, this.hiddenPaths));
+      } catch {
+        inodes = undefined;
+      }
+      this.#linked = { at: now, inodes };
+    }
+    return this.#linked.inodes?.has(inodeKey(stat)) ?? true;
+  }
+
+  // The refusal of a path that is another name of a hidden file: it says no more than a hidden path's does.
+  #hiddenAliasRefusal(named: string, real: string): ToolError {
+    this.#emit({
+      kind: "path",
+      subject: real,
+      decision: "deny",
+      answeredBy: "rule",
+      reason: "another name (a hard link) of a path the policy hides",
+    });
+    return new ToolError(`Path ${named} is denied by the policy (it is another name of a file the policy hides)`, {
+      code: "permission_denied",
+      kind: "policy",
+      status: "skipped",
+      recoverable: false,
+      recoveryHint: "Do not try to reach this path in any other way; work on other files.",
+      details: { path: named, reason: "hard link to a hidden file" },
+    });
+  }
+
+  /** Throws the policy's refusal when `stat` (of `real`, named `named`) is another name of a hidden file. */
+  requireNotHiddenAlias(named: string, real: string, stat: fs.Stats | undefined): void {
+    if (stat !== undefined && this.isHiddenAlias(stat)) throw this.#hiddenAliasRefusal(named, real);
   }
 
   #requireVisible(named: string, real: string, access: "read" | "write"): void {
@@ -282,10 +333,12 @@ export class Policy {
     const resolved = await this.workspace.resolve(path, { followFinalSymlink: options.followFinalSymlink ?? true });
     this.#requireVisible(path, resolved.path, options.access ?? "read");
     requireFence(this.fence, options.access ?? "read", resolved.path);
+    const found = lstatOf(resolved.path, statTaken(resolved));
+    this.requireNotHiddenAlias(path, resolved.path, found.stat);
     return {
       path: resolved.path,
       area: resolved.area,
-      ...lstatOf(resolved.path, statTaken(resolved)),
+      ...found,
       roots: this.workspace.roots(),
       access: options.access ?? "read",
     };
@@ -602,6 +655,8 @@ export class Policy {
         if (++seen > MAX_TREE_ENTRIES) return dir;
         const inner = `${dir}/${entry.name}`;
         if (this.isHidden(inner)) return inner;
+        const stat = entry.isFile() ? lstatOf(inner).stat : undefined;
+        if (stat !== undefined && this.isHiddenAlias(stat)) return inner;
         if (entry.isDirectory()) {
           const found = walk(inner);
           if (found !== undefined) return found;

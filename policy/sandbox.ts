@@ -601,7 +601,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
-      ? await hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths, [
+      ? hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths, [
         ...SYSTEM_READ_VIEW,
         ...readable,
       ])
