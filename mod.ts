@@ -112,6 +112,7 @@ export {
   PolicyFileError,
   type PolicyOptions,
   READ_ONLY_ENTRIES,
+  READER_COMMANDS,
   type RiskAssessment,
   type RiskAssessor,
   rulesRiskAssessor,

@@ -63,3 +63,28 @@ export function entriesIn(dir: string): ListedEntry[] {
     isSymlink: entry.isSymbolicLink(),
   }));
 }
+
+/**
+ * Lists `start` and, breadth first, each folder `visit` asks to enter (by
+ * returning true for its entry); a folder that cannot be listed is skipped.
+ * `visit` returning `"stop"` ends the walk, and this then returns false.
+ */
+export function walkListed(start: string, visit: (abs: string, entry: ListedEntry) => boolean | "stop"): boolean {
+  const queue = [start];
+  while (queue.length > 0) {
+    const dir = queue.shift()!;
+    let entries;
+    try {
+      entries = entriesIn(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const abs = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;
+      const enter = visit(abs, entry);
+      if (enter === "stop") return false;
+      if (enter && entry.isDirectory) queue.push(abs);
+    }
+  }
+  return true;
+}

@@ -5,7 +5,7 @@
 // denied ones alone, and the workspace is walked for them only when one of them has more than one name.
 
 import type fs from "node:fs";
-import { entriesIn } from "./_runtime_fs.ts";
+import { entriesIn, walkListed } from "./_runtime_fs.ts";
 import { quickLstat } from "./quick_stat.ts";
 
 // Entries looked at in one walk before giving up (as the sandbox's walk for denied paths does).
@@ -61,27 +61,16 @@ export function otherNames(
   const found: string[] = [];
   if (inodes.size === 0) return found;
   let seen = 0;
-  const queue = [root];
-  while (queue.length > 0) {
-    const dir = queue.shift()!;
-    let entries;
-    try {
-      entries = entriesIn(dir);
-    } catch {
-      continue;
+  const complete = walkListed(root, (abs, entry) => {
+    if (++seen > MAX_ENTRIES) return "stop";
+    if (covered.has(abs)) return false;
+    if (entry.isFile) {
+      const stat = lstatOrUndefined(abs);
+      if (stat !== undefined && stat.isFile() && inodes.has(inodeKey(stat))) found.push(abs);
     }
-    for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) return undefined;
-      const abs = `${dir}/${entry.name}`;
-      if (covered.has(abs)) continue;
-      if (entry.isDirectory) queue.push(abs);
-      else if (entry.isFile) {
-        const stat = lstatOrUndefined(abs);
-        if (stat !== undefined && stat.isFile() && inodes.has(inodeKey(stat))) found.push(abs);
-      }
-    }
-  }
-  return found;
+    return true;
+  });
+  return complete ? found : undefined;
 }
 
 function lstatOrUndefined(abs: string): fs.Stats | undefined {

@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
-import { entriesIn } from "./_runtime_fs.ts";
+import { walkListed } from "./_runtime_fs.ts";
 import { linkedInodes, otherNames } from "./hidden_aliases.ts";
 import { globBase, pathGlobMatcher } from "./path_globs.ts";
 import { isWithin } from "./paths.ts";
@@ -110,8 +110,8 @@ function outsideStarts(globs: readonly string[], root: string, view: readonly st
 }
 
 // A breadth-first walk of `start` covering each entry `denied` names (the workspace `root`, when met outside it,
-// has its own walk). Synchronous, as the sandbox's other walks: a listing is a few µs, and each asynchronous one
-// waited its turn in the runtime's thread pool.
+// has its own walk; an unreadable folder for us is unreadable inside too). Synchronous, as the sandbox's other
+// walks: a listing is a few µs, and each asynchronous one waited its turn in the runtime's thread pool.
 function walk(
   start: string,
   root: string,
@@ -119,36 +119,23 @@ function walk(
   cover: (abs: string, dir: boolean) => void,
 ): void {
   let seen = 0;
-  const queue = [start];
-  while (queue.length > 0) {
-    const dir = queue.shift()!;
-    let entries;
-    try {
-      entries = entriesIn(dir);
-    } catch {
-      continue; // Unreadable for us is unreadable inside too.
-    }
-    for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) throw tooMany(start);
-      const abs = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;
-      if (abs === root && start !== root) continue;
-      if (denied(abs)) {
-        if (entry.isDirectory) cover(abs, true);
-        else if (entry.isFile) cover(abs, false);
-        else if (entry.isSymlink) {
-          // A link is covered where it leads, where the sandbox shows that.
-          try {
-            const target = fs.realpathSync(abs);
-            cover(target, fs.statSync(target).isDirectory());
-          } catch {
-            // Dangling: nothing to see.
-          }
-        }
-        continue;
+  walkListed(start, (abs, entry) => {
+    if (++seen > MAX_ENTRIES) throw tooMany(start);
+    if (abs === root && start !== root) return false;
+    if (!denied(abs)) return true;
+    if (entry.isDirectory) cover(abs, true);
+    else if (entry.isFile) cover(abs, false);
+    else if (entry.isSymlink) {
+      // A link is covered where it leads, where the sandbox shows that.
+      try {
+        const target = fs.realpathSync(abs);
+        cover(target, fs.statSync(target).isDirectory());
+      } catch {
+        // Dangling: nothing to see.
       }
-      if (entry.isDirectory) queue.push(abs);
     }
-  }
+    return false;
+  });
 }
 
 function tooMany(start: string): ToolError {

@@ -19,27 +19,20 @@
 import { gitSubcommandWords } from "./_flag_rules_git.ts";
 
 /**
- * Commands that only read: they run without asking when nothing else in the
- * command line needs asking. Nothing here writes files or reaches the network by
- * default; the flags with which some of them could write or run other programs
- * (`git diff --output`, `find -delete`, `rg --pre`, ...) are judged separately by
- * the command checker. Test runners are included because running the project's
- * tests is what an agent does most, and they run inside the OS sandbox.
- *
- * Deliberately absent: anything that runs another command (`env`, `xargs`,
- * `nohup`, `time`, `sh`, `bash`, `eval`, `exec`, `sudo`), anything that writes
- * (`tee`, `touch`, `mkdir`; `sed -i` and `sed 'w f'` are judged), pagers
- * (`less` runs `!` commands) and network clients (`curl`, `wget`,
- * `git fetch`). Test runners and git need a working sandbox (see
- * {@linkcode PROJECT_CODE_COMMANDS}).
+ * The entries of {@linkcode DEFAULT_COMMAND_ALLOWLIST} that list, read,
+ * search and print files, and nothing else as the command checker allows
+ * them (the options with which some could write make it ask): a line of
+ * these alone runs with the workspace read-only (`isReadOnlyLine`). Git,
+ * the test runners and the toolchains' checks are not among them: they keep
+ * indexes and caches in the workspace.
  *
  * @example
  * ```ts
- * import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
- * console.log(DEFAULT_COMMAND_ALLOWLIST.includes("git status")); // true
+ * import { READER_COMMANDS } from "@toolfence/policy";
+ * console.log(READER_COMMANDS.includes("grep")); // true
  * ```
  */
-export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
+export const READER_COMMANDS: readonly string[] = Object.freeze([
   // Listing and reading files.
   "ls",
   "pwd",
@@ -93,6 +86,31 @@ export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
   "[",
   // Prints, unless its script or options write files or run commands (judged).
   "sed",
+]);
+
+/**
+ * Commands that only read: they run without asking when nothing else in the
+ * command line needs asking. Nothing here writes files or reaches the network by
+ * default; the flags with which some of them could write or run other programs
+ * (`git diff --output`, `find -delete`, `rg --pre`, ...) are judged separately by
+ * the command checker. Test runners are included because running the project's
+ * tests is what an agent does most, and they run inside the OS sandbox.
+ *
+ * Deliberately absent: anything that runs another command (`env`, `xargs`,
+ * `nohup`, `time`, `sh`, `bash`, `eval`, `exec`, `sudo`), anything that writes
+ * (`tee`, `touch`, `mkdir`; `sed -i` and `sed 'w f'` are judged), pagers
+ * (`less` runs `!` commands) and network clients (`curl`, `wget`,
+ * `git fetch`). Test runners and git need a working sandbox (see
+ * {@linkcode PROJECT_CODE_COMMANDS}).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_COMMAND_ALLOWLIST } from "@toolfence/policy";
+ * console.log(DEFAULT_COMMAND_ALLOWLIST.includes("git status")); // true
+ * ```
+ */
+export const DEFAULT_COMMAND_ALLOWLIST: readonly string[] = Object.freeze([
+  ...READER_COMMANDS,
   // Git, read-only subcommands, with and without the pager switched off. Listing
   // subcommands accept only their listing options (judged).
   "git status",

@@ -13,67 +13,11 @@
  * @module
  */
 
+import { READER_COMMANDS } from "./allowlist.ts";
 import type { CommandAuthorization } from "./authorize_command.ts";
 
-/**
- * The default allowlist's entries whose programs, as the command checker
- * allows them, only read files and print: the options with which some of them
- * could write (`sed 'w f'`, `find -fprint`, `xxd in out`, `tree -o`,
- * `sort -o`) make the checker ask, and a line that asks is not read-only.
- * Git, the test runners and the toolchains' checks are left out: they keep
- * caches and indexes in the workspace.
- */
-export const READ_ONLY_ENTRIES: ReadonlySet<string> = new Set([
-  "ls",
-  "pwd",
-  "cat",
-  "head",
-  "tail",
-  "wc",
-  "echo",
-  "printf",
-  "grep",
-  "egrep",
-  "fgrep",
-  "rg",
-  "find",
-  "file",
-  "stat",
-  "du",
-  "df",
-  "tree",
-  "basename",
-  "dirname",
-  "realpath",
-  "readlink",
-  "diff",
-  "cmp",
-  "cut",
-  "sort",
-  "uniq",
-  "tr",
-  "nl",
-  "column",
-  "od",
-  "hexdump",
-  "tac",
-  "rev",
-  "paste",
-  "comm",
-  "fold",
-  "awk",
-  "jq",
-  "xxd",
-  "true",
-  "false",
-  "whoami",
-  "uname",
-  "date",
-  "which",
-  "test",
-  "[",
-  "sed",
-]);
+/** {@linkcode READER_COMMANDS} as a set, for the lookups of each command. */
+export const READ_ONLY_ENTRIES: ReadonlySet<string> = new Set(READER_COMMANDS);
 
 // What a redirection may name on a read-only line: the devices of the standard streams and the bit bucket.
 const STREAM_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"]);
