@@ -196,10 +196,10 @@ export class PolicyFileDoor implements FileDoor {
   }
 
   // A real path whose bytes are about to be read: inside the workspace, not hidden, and not another name of a
-  // hidden file (the lstat that tells costs a read only where the policy hides something).
+  // hidden file (the lstat that tells costs a read only where a hidden file has other names).
   #readable(realPath: string): string {
     const real = this.#inside(realPath);
-    if (this.#policy.hiddenPaths.length > 0) {
+    if (this.#policy.mayHaveHiddenAliases()) {
       this.#policy.requireNotHiddenAlias(this.#policy.workspace.relative(real), real, lstatNow(real));
     }
     return real;

@@ -234,6 +234,23 @@ export class Policy {
    */
   isHiddenAlias(stat: { isFile(): boolean; nlink: number; dev: number; ino: number }): boolean {
     if (this.hiddenPaths.length === 0 || !stat.isFile() || stat.nlink < 2) return false;
+    return this.#linkedInodes()?.has(inodeKey(stat)) ?? true;
+  }
+
+  /**
+   * Whether some file the path rules hide may have another name now (as
+   * {@linkcode isHiddenAlias} looks it up): when not, a read needs no stat
+   * to tell.
+   */
+  mayHaveHiddenAliases(): boolean {
+    if (this.hiddenPaths.length === 0) return false;
+    const inodes = this.#linkedInodes();
+    return inodes === undefined || inodes.size > 0;
+  }
+
+  // The workspace's hidden files that have more than one name, by inode (undefined: too many entries to tell),
+  // looked up at most once per ALIAS_LOOKUP_MS.
+  #linkedInodes(): ReadonlySet<string> | undefined {
     const now = Date.now();
     if (this.#linked === undefined || now - this.#linked.at > ALIAS_LOOKUP_MS) {
       let inodes: ReadonlySet<string> | undefined;
@@ -244,7 +261,7 @@ export class Policy {
       }
       this.#linked = { at: now, inodes };
     }
-    return this.#linked.inodes?.has(inodeKey(stat)) ?? true;
+    return this.#linked.inodes;
   }
 
   // The refusal of a path that is another name of a hidden file: it says no more than a hidden path's does.
@@ -655,7 +672,7 @@ export class Policy {
         if (++seen > MAX_TREE_ENTRIES) return dir;
         const inner = `${dir}/${entry.name}`;
         if (this.isHidden(inner)) return inner;
-        const stat = entry.isFile() ? lstatOf(inner).stat : undefined;
+        const stat = entry.isFile() && this.mayHaveHiddenAliases() ? lstatOf(inner).stat : undefined;
         if (stat !== undefined && this.isHiddenAlias(stat)) return inner;
         if (entry.isDirectory()) {
           const found = walk(inner);
