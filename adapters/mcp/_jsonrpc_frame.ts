@@ -33,6 +33,15 @@ export type Frame =
   | { kind: "reply"; reply: JsonRpcErrorReply }
   | { kind: "drop"; reason: string };
 
+/** What one line is where batches are taken (protocol 2025-03-26): one frame, or a batch of them. */
+export type LineFrames = Frame | { kind: "batch"; frames: Frame[] };
+
+/**
+ * The protocol version whose clients may send JSON-RPC batches: 2025-03-26
+ * added them, 2025-06-18 took them out again.
+ */
+export const BATCH_PROTOCOL_VERSION = "2025-03-26";
+
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** An error reply. */
@@ -74,7 +83,14 @@ function firstIssue(error: unknown): string {
  * Judges one line (without its newline). `text` is the decoded line when the
  * caller has it already.
  */
-export function judgeLine(bytes: Uint8Array): Frame {
+export function judgeLine(bytes: Uint8Array): Frame;
+/**
+ * With `batches`, a line holding a JSON array is a batch: each element
+ * judged as a message of its own (an empty array is one `-32600`, as JSON-RPC
+ * 2.0 says).
+ */
+export function judgeLine(bytes: Uint8Array, batches: true): LineFrames;
+export function judgeLine(bytes: Uint8Array, batches = false): LineFrames {
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);
@@ -91,16 +107,35 @@ export function judgeLine(bytes: Uint8Array): Frame {
     const reason = error instanceof SyntaxError ? error.message.slice(0, 200) : "invalid JSON";
     return { kind: "reply", reply: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${reason}`) };
   }
+  if (batches && Array.isArray(value)) {
+    if (value.length === 0) {
+      return {
+        kind: "reply",
+        reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: an empty batch"),
+      };
+    }
+    return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")) };
+  }
   return judgeValue(value);
 }
 
-/** Judges a parsed JSON value as a JSON-RPC message. */
-export function judgeValue(value: unknown): Frame {
+/**
+ * Judges a parsed JSON value as a JSON-RPC message; `within` names where it
+ * was found when an array there is not a batch.
+ */
+export function judgeValue(value: unknown, within?: string): Frame {
   const invalid = (id: string | number | null, why: string) => ({
     kind: "reply" as const,
     reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, `Invalid request: ${why}`),
   });
-  if (Array.isArray(value)) return invalid(null, "batches are not supported; send one message per line");
+  if (Array.isArray(value)) {
+    return invalid(
+      null,
+      within === undefined
+        ? `batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per line`
+        : `${within} is a JSON object, not an array`,
+    );
+  }
   if (!isObject(value)) return invalid(null, `a message is a JSON object, not ${describe(value)}`);
   const hasId = "id" in value;
   const id = usableId(value.id) ? value.id : null;

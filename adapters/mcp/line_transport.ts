@@ -18,6 +18,12 @@
  *   dropped, with the reason passed to `onerror`.
  * - A request whose id is still in flight is refused (`-32600`) rather than
  *   confusing the two calls' answers and cancellations.
+ * - A client that negotiated protocol 2025-03-26 may send a JSON-RPC batch (a
+ *   line holding an array): its requests are answered in one array once all
+ *   are answered (a cancelled one left out), its broken messages' error
+ *   replies among them, nothing for a batch of notifications, a single
+ *   `-32600` for an empty one. `initialize` comes alone. Other clients' batches
+ *   are a single `-32600` (2025-06-18 took batches out again).
  * - The end of the input does not close the transport: `ended` resolves, so
  *   that the owner can let calls in flight answer (`answered()`) before it
  *   calls `close()`.
@@ -37,7 +43,25 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { IdScanner } from "./_id_scan.ts";
-import { errorReply, JSONRPC_ERRORS, judgeLine } from "./_jsonrpc_frame.ts";
+import {
+  BATCH_PROTOCOL_VERSION,
+  errorReply,
+  type Frame,
+  JSONRPC_ERRORS,
+  type JsonRpcErrorReply,
+  judgeLine,
+} from "./_jsonrpc_frame.ts";
+
+// Requests read in one batch (protocol 2025-03-26), answered in one array.
+interface Batch {
+  // The ids (as strings) of its requests not yet answered or cancelled.
+  waiting: Set<string>;
+  // Its answers so far, error replies to its broken messages among them.
+  replies: (JSONRPCMessage | JsonRpcErrorReply)[];
+  // Whether its messages are still being passed on (an answer given meanwhile must not write the array early).
+  reading: boolean;
+  written: boolean;
+}
 
 /** The default largest message, in bytes: 64 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -137,6 +161,12 @@ export class LineTransport implements Transport {
   #oversize: { scanner: IdScanner; bytes: number } | undefined;
   // By id as a string: `1` and `"1"` are one id here, since the call ids made of them would be.
   #inFlight = new Set<string>();
+  // The id of the `initialize` request, and the protocol version the server answered it with: a client of
+  // BATCH_PROTOCOL_VERSION may send batches.
+  #initializeId: string | undefined;
+  #protocolVersion: string | undefined;
+  // The batch each request read in one is part of, by id as a string.
+  #batchOf = new Map<string, Batch>();
   #allAnswered: (() => void)[] = [];
   #started = false;
   #closed = false;
@@ -184,7 +214,15 @@ export class LineTransport implements Transport {
   /** Writes one message as a line; resolves once the stream took it. */
   send(message: JSONRPCMessage): Promise<void> {
     if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) {
-      this.#settled(message.id);
+      const key = String(message.id);
+      if (key === this.#initializeId && "result" in message) {
+        this.#protocolVersion = (message.result as { protocolVersion?: string }).protocolVersion;
+      }
+      const batch = this.#batchOf.get(key);
+      // A request read in a batch is answered in the batch's one array, once all of its requests are.
+      if (batch !== undefined) batch.replies.push(message);
+      const flushed = this.#settled(message.id);
+      if (batch !== undefined) return flushed ?? Promise.resolve();
     }
     return this.#write(message);
   }
@@ -199,10 +237,28 @@ export class LineTransport implements Transport {
     return new Promise((resolve) => this.#allAnswered.push(resolve));
   }
 
-  #settled(id: RequestId): void {
-    this.#inFlight.delete(String(id));
-    if (this.#inFlight.size > 0) return;
-    for (const resolve of this.#allAnswered.splice(0)) resolve();
+  // The request `id` is answered or cancelled: no longer in flight, and no longer awaited by its batch (whose
+  // array is written, and returned, once it awaits nothing).
+  #settled(id: RequestId): Promise<void> | undefined {
+    const key = String(id);
+    this.#inFlight.delete(key);
+    const batch = this.#batchOf.get(key);
+    let flushed: Promise<void> | undefined;
+    if (batch !== undefined) {
+      this.#batchOf.delete(key);
+      batch.waiting.delete(key);
+      flushed = this.#flush(batch);
+    }
+    if (this.#inFlight.size === 0) { for (const resolve of this.#allAnswered.splice(0)) resolve(); }
+    return flushed;
+  }
+
+  // Writes a batch's answers as one array once it is read whole and awaits no answer; nothing for a batch of
+  // notifications and responses only, as JSON-RPC 2.0 says.
+  #flush(batch: Batch): Promise<void> | undefined {
+    if (batch.reading || batch.waiting.size > 0 || batch.written) return undefined;
+    batch.written = true;
+    return batch.replies.length > 0 ? this.#write(batch.replies) : undefined;
   }
 
   /** Stops reading and tells the protocol layer the connection is closed. */
@@ -321,9 +377,25 @@ export class LineTransport implements Transport {
   }
 
   #dispatch(line: Uint8Array): void {
-    const frame = judgeLine(line);
+    const frames = this.#protocolVersion === BATCH_PROTOCOL_VERSION ? judgeLine(line, true) : judgeLine(line);
+    if (frames.kind !== "batch") {
+      this.#pass(frames);
+      return;
+    }
+    const batch: Batch = { waiting: new Set(), replies: [], reading: true, written: false };
+    for (const frame of frames.frames) this.#pass(frame, batch);
+    batch.reading = false;
+    void this.#flush(batch);
+  }
+
+  // One message read, alone or in `batch`: its error reply, or the message passed on to the server.
+  #pass(frame: Frame, batch?: Batch): void {
+    const reply = (answer: JsonRpcErrorReply) => {
+      if (batch !== undefined) batch.replies.push(answer);
+      else void this.#write(answer);
+    };
     if (frame.kind === "reply") {
-      void this.#write(frame.reply);
+      reply(frame.reply);
       return;
     }
     if (frame.kind === "drop") {
@@ -332,27 +404,42 @@ export class LineTransport implements Transport {
     }
     const message = frame.message;
     if ("method" in message && "id" in message) {
-      if (this.#inFlight.has(String(message.id))) {
-        void this.#write(errorReply(
+      const key = String(message.id);
+      if (this.#inFlight.has(key)) {
+        reply(errorReply(
           message.id,
           JSONRPC_ERRORS.invalidRequest,
           `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
         ));
         return;
       }
-      this.#inFlight.add(String(message.id));
+      if (message.method === "initialize") {
+        if (batch !== undefined) {
+          reply(errorReply(message.id, JSONRPC_ERRORS.invalidRequest, "Invalid request: initialize comes alone"));
+          return;
+        }
+        this.#initializeId = key;
+      }
+      this.#inFlight.add(key);
+      if (batch !== undefined) {
+        batch.waiting.add(key);
+        this.#batchOf.set(key, batch);
+      }
     } else if ("method" in message && message.method === "notifications/cancelled") {
       // A cancelled request gets no answer, so its id is free again.
       const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-      if (cancelled !== undefined) this.#settled(cancelled);
+      if (cancelled !== undefined) void this.#settled(cancelled);
     }
     try {
       this.onmessage?.(message);
     } catch (error) {
       this.onerror?.(error as Error);
       if ("method" in message && "id" in message) {
-        this.#settled(message.id);
-        void this.#write(errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error"));
+        const answer = errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error");
+        if (batch !== undefined) batch.replies.push(answer);
+        const flushed = this.#settled(message.id);
+        if (batch === undefined) void this.#write(answer);
+        else void flushed;
       }
     }
   }

@@ -42,6 +42,8 @@ export interface RawServer {
   reply(id: string | number, timeoutMs?: number): Promise<Reply>;
   /** Waits until `count` replies with id null have arrived since `from`. */
   nullReplies(from: number, count: number, timeoutMs?: number): Promise<Reply[]>;
+  /** Waits until `count` batch answers (JSON arrays) have arrived since `from`. */
+  batchReplies(from: number, count: number, timeoutMs?: number): Promise<Reply[][]>;
   /** Peak resident memory of the server so far, in bytes (Linux). */
   peakRss(): number;
   /** Closes stdin and waits for the exit; kills after `timeoutMs`. */
@@ -62,7 +64,7 @@ export async function narrowFlags(workspace: string, groups: string, extra: stri
 /** Starts `main.ts serve` on `workspace` with the given groups and extra arguments. */
 export async function startRawServer(
   workspace: string,
-  options: { groups?: string; args?: string[]; tempDir?: string } = {},
+  options: { groups?: string; args?: string[]; tempDir?: string; protocolVersion?: string } = {},
 ): Promise<RawServer> {
   const groups = options.groups ?? "fs,search,patch,system";
   const tempArgs = options.tempDir ? ["--temp-dir", options.tempDir] : [];
@@ -156,6 +158,16 @@ export async function startRawServer(
         `${count} replies with id null`,
       );
     },
+    batchReplies(from, count, timeoutMs = 10_000) {
+      return until(
+        () => {
+          const found = replies.slice(from).filter((r): r is Reply & Reply[] => Array.isArray(r)) as Reply[][];
+          return found.length >= count ? found : undefined;
+        },
+        timeoutMs,
+        `${count} batch answers`,
+      );
+    },
     peakRss() {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
       return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
@@ -171,7 +183,7 @@ export async function startRawServer(
     },
   };
   const init = await server.request("initialize", {
-    protocolVersion: "2025-06-18",
+    protocolVersion: options.protocolVersion ?? "2025-06-18",
     capabilities: {},
     clientInfo: { name: "raw-test", version: "1.0.0" },
   }, 30_000);
