@@ -215,8 +215,12 @@ export class LineTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) {
       const key = String(message.id);
-      if (key === this.#initializeId && "result" in message) {
-        this.#protocolVersion = (message.result as { protocolVersion?: string }).protocolVersion;
+      if (key === this.#initializeId) {
+        // Once: a later request may take the id again.
+        this.#initializeId = undefined;
+        if ("result" in message) {
+          this.#protocolVersion = (message.result as { protocolVersion?: string }).protocolVersion;
+        }
       }
       const batch = this.#batchOf.get(key);
       // A request read in a batch is answered in the batch's one array, once all of its requests are.
