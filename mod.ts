@@ -111,7 +111,6 @@ export {
   type PolicyFile,
   PolicyFileError,
   type PolicyOptions,
-  READ_ONLY_ENTRIES,
   READER_COMMANDS,
   type RiskAssessment,
   type RiskAssessor,

@@ -113,7 +113,7 @@ export class PolicyFileDoor implements FileDoor {
     const real = this.#inside(target.path);
     const now = lstatNow(real);
     check?.(now);
-    this.#policy.requireNotHiddenAlias(this.#policy.workspace.relative(real), real, now);
+    this.#policy.requireNotHiddenAlias(real, now);
     return openReadConfined(real);
   }
 
@@ -200,7 +200,7 @@ export class PolicyFileDoor implements FileDoor {
   #readable(realPath: string): string {
     const real = this.#inside(realPath);
     if (this.#policy.mayHaveHiddenAliases()) {
-      this.#policy.requireNotHiddenAlias(this.#policy.workspace.relative(real), real, lstatNow(real));
+      this.#policy.requireNotHiddenAlias(real, lstatNow(real));
     }
     return real;
   }

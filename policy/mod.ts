@@ -21,7 +21,7 @@ export {
 export { Policy, type PolicyOptions } from "./policy.ts";
 export { type SandboxMode, type SandboxState, sandboxState } from "./sandbox.ts";
 export { type AllowlistEntry, DEFAULT_COMMAND_ALLOWLIST, READER_COMMANDS } from "./shell/allowlist.ts";
-export { isReadOnlyLine, READ_ONLY_ENTRIES } from "./shell/read_only_line.ts";
+export { isReadOnlyLine } from "./shell/read_only_line.ts";
 export { checkCommand, type CheckCommandOptions, type CommandCheck } from "./shell/check_command.ts";
 export { type RiskAssessment, type RiskAssessor, rulesRiskAssessor } from "./shell/risk.ts";
 export { loadPolicy, PolicyFileError } from "./config/load.ts";

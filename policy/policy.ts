@@ -228,9 +228,8 @@ export class Policy {
    * Whether the file `stat` describes is another name (a hard link) of a file
    * the path rules hide, which must be no more readable than that file. Only
    * a file with more than one name can be; the workspace's denied files with
-   * more than one name are looked up at most once a second, and a
-   * workspace too large to look through
-   * counts every such file as one (fail closed).
+   * more than one name are looked up at most once a second, and a workspace
+   * too large to look through counts every such file as one (fail closed).
    */
   isHiddenAlias(stat: { isFile(): boolean; nlink: number; dev: number; ino: number }): boolean {
     if (this.hiddenPaths.length === 0 || !stat.isFile() || stat.nlink < 2) return false;
@@ -283,9 +282,14 @@ export class Policy {
     });
   }
 
-  /** Throws the policy's refusal when `stat` (of `real`, named `named`) is another name of a hidden file. */
-  requireNotHiddenAlias(named: string, real: string, stat: fs.Stats | undefined): void {
-    if (stat !== undefined && this.isHiddenAlias(stat)) throw this.#hiddenAliasRefusal(named, real);
+  /**
+   * Throws the policy's refusal when `stat` (of `real`, as the call named it:
+   * `named`, else its path in the workspace) is another name of a hidden file.
+   */
+  requireNotHiddenAlias(real: string, stat: fs.Stats | undefined, named?: string): void {
+    if (stat !== undefined && this.isHiddenAlias(stat)) {
+      throw this.#hiddenAliasRefusal(named ?? this.workspace.relative(real), real);
+    }
   }
 
   #requireVisible(named: string, real: string, access: "read" | "write"): void {
@@ -351,7 +355,7 @@ export class Policy {
     this.#requireVisible(path, resolved.path, options.access ?? "read");
     requireFence(this.fence, options.access ?? "read", resolved.path);
     const found = lstatOf(resolved.path, statTaken(resolved));
-    this.requireNotHiddenAlias(path, resolved.path, found.stat);
+    this.requireNotHiddenAlias(resolved.path, found.stat, path);
     return {
       path: resolved.path,
       area: resolved.area,

@@ -441,9 +441,8 @@ export class LineTransport implements Transport {
       if ("method" in message && "id" in message) {
         const answer = errorReply(message.id, JSONRPC_ERRORS.internalError, "Internal error");
         if (batch !== undefined) batch.replies.push(answer);
-        const flushed = this.#settled(message.id);
+        void this.#settled(message.id);
         if (batch === undefined) void this.#write(answer);
-        else void flushed;
       }
     }
   }

@@ -16,8 +16,8 @@
 import { READER_COMMANDS } from "./allowlist.ts";
 import type { CommandAuthorization } from "./authorize_command.ts";
 
-/** {@linkcode READER_COMMANDS} as a set, for the lookups of each command. */
-export const READ_ONLY_ENTRIES: ReadonlySet<string> = new Set(READER_COMMANDS);
+// READER_COMMANDS as a set, for the lookup of each command.
+const READERS: ReadonlySet<string> = new Set(READER_COMMANDS);
 
 // What a redirection may name on a read-only line: the devices of the standard streams and the bit bucket.
 const STREAM_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"]);
@@ -25,7 +25,7 @@ const STREAM_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev
 /**
  * Whether the command line that `authorization` allowed writes nothing: the
  * allowlist alone allowed it (no person, rule or assessor), every command is
- * a {@linkcode READ_ONLY_ENTRIES} reader or `cd`, and nothing it writes is a
+ * a reader of {@linkcode READER_COMMANDS} or `cd`, and nothing it writes is a
  * file (a redirection to `/dev/null` or a standard stream only).
  *
  * @example
@@ -40,7 +40,7 @@ export function isReadOnlyLine(authorization: CommandAuthorization): boolean {
   if (authorization.via !== "allowlist" || check.verdict !== "allow" || !check.parsed) return false;
   const readers = check.commands.every((command) =>
     command.ok &&
-    (command.allowedBy === undefined ? command.words[0] === "cd" : READ_ONLY_ENTRIES.has(command.allowedBy))
+    (command.allowedBy === undefined ? command.words[0] === "cd" : READERS.has(command.allowedBy))
   );
   return readers &&
     check.paths.every((p) => p.access !== "write" || (p.path !== undefined && STREAM_DEVICES.has(p.path)));

@@ -1,8 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { authorizeCommand } from "../../../policy/shell/authorize_command.ts";
-import { isReadOnlyLine, READ_ONLY_ENTRIES } from "../../../policy/shell/read_only_line.ts";
-import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
+import { isReadOnlyLine } from "../../../policy/shell/read_only_line.ts";
+import { DEFAULT_COMMAND_ALLOWLIST, parseAllowlistEntry, READER_COMMANDS } from "../../../policy/shell/allowlist.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyState } from "../../../policy/state.ts";
 
@@ -18,8 +18,13 @@ const judged = (line: string, allowlist?: string[]) =>
   );
 
 describe("isReadOnlyLine", () => {
-  test("every reader is an entry of the default allowlist", { timeout: 60_000 }, () => {
-    for (const entry of READ_ONLY_ENTRIES) assert.ok(DEFAULT_COMMAND_ALLOWLIST.includes(entry), entry);
+  test("each reader of the default allowlist alone is a read-only line; each other entry alone is not", {
+    timeout: 60_000,
+  }, async () => {
+    for (const entry of DEFAULT_COMMAND_ALLOWLIST) {
+      const authorization = await judged(parseAllowlistEntry(entry).words.join(" "));
+      assert.equal(isReadOnlyLine(authorization), READER_COMMANDS.includes(entry), entry);
+    }
   });
 
   for (
