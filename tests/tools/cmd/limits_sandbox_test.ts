@@ -254,8 +254,18 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
               if (round % 3 === 0) await swap();
               const out = await run(limited.argv, dir);
               await racing;
-              assert.equal(out.code, 0, out.stderr);
-              assert.equal(out.stdout, `original ${round}\nrefused\n`, `round ${round}: ${out.stderr}`);
+              if (round % 3 !== 0 && out.code !== 0) {
+                // bubblewrap binds a descriptor by the path it leads to, then checks the mount is that very file: a
+                // swap between the two makes it refuse to start (closed), as a CI run under load met once.
+                assert.match(out.stderr, /^bwrap: /, `round ${round}: ${out.stderr}`);
+                assert.equal(out.stdout, "", `round ${round}: nothing ran`);
+              } else {
+                assert.equal(out.code, 0, out.stderr);
+                assert.equal(out.stdout, `original ${round}\nrefused\n`, `round ${round}: ${out.stderr}`);
+              }
+              // Either way neither folder was written through the bound one.
+              assert.equal(await readFile(join(dir, `moved${round}`, "config"), "utf8"), `original ${round}\n`);
+              assert.equal(await readFile(join(shown, "config"), "utf8"), "decoy\n");
             } finally {
               await limited.release();
               await wrapped.release();
