@@ -7,13 +7,14 @@
 // with its reason: over HTTP every request has someone waiting.
 
 import { IdScanner } from "./_id_scan.ts";
-import { errorReply, type Frame, JSONRPC_ERRORS, judgeValue } from "./_jsonrpc_frame.ts";
+import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS, judgeValue } from "./_jsonrpc_frame.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
-/** A body judged: the message, or the HTTP status and JSON-RPC error body to answer. */
+/** A body judged: the message, a batch's messages each judged, or the HTTP status and JSON-RPC error body to answer. */
 export type JudgedBody =
   | { kind: "message"; message: JSONRPCMessage }
+  | { kind: "batch"; frames: Frame[] }
   | { kind: "refuse"; status: number; body: ReturnType<typeof errorReply> };
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -76,8 +77,12 @@ function fromFrame(frame: Frame): JudgedBody {
   };
 }
 
-/** Reads and judges the body of `request`, reading at most `limit` bytes. */
-export async function judgeBody(request: Request, limit: number): Promise<JudgedBody> {
+/**
+ * Reads and judges the body of `request`, reading at most `limit` bytes.
+ * With `batches` (a client of {@linkcode BATCH_PROTOCOL_VERSION}), a JSON
+ * array is a batch, each element judged as a message of its own.
+ */
+export async function judgeBody(request: Request, limit: number, batches = false): Promise<JudgedBody> {
   let bytes: Uint8Array | { over: string | number | undefined };
   try {
     bytes = await readCapped(request, limit);
@@ -110,6 +115,16 @@ export async function judgeBody(request: Request, limit: number): Promise<Judged
       body: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${reason}`),
     };
   }
+  if (Array.isArray(value) && batches) {
+    if (value.length === 0) {
+      return {
+        kind: "refuse",
+        status: 400,
+        body: errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: an empty batch"),
+      };
+    }
+    return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")) };
+  }
   if (Array.isArray(value)) {
     return {
       kind: "refuse",
@@ -117,7 +132,7 @@ export async function judgeBody(request: Request, limit: number): Promise<Judged
       body: errorReply(
         null,
         JSONRPC_ERRORS.invalidRequest,
-        "Invalid request: batches are not supported; send one message per request",
+        `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
       ),
     };
   }

@@ -48,9 +48,10 @@ import {
 import { AuditLog, type PolicyDecisionEvent, PolicyRules, type Session, Workspace } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
-import { errorReply, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
+import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
 import { judgeBody } from "./_http_body.ts";
+import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
 import { AdoptedArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
@@ -64,7 +65,13 @@ import { RateLimiter } from "./_http_rate.ts";
 import { within } from "./_within.ts";
 import { mcpHttpModule, mcpTypes } from "./_sdk.ts";
 
-const { InitializeRequestSchema, isJSONRPCNotification, isJSONRPCRequest } = mcpTypes;
+const {
+  InitializeRequestSchema,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} = mcpTypes;
 
 export { type Identity, TokenFile, tokenHash } from "./_http_tokens.ts";
 export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
@@ -178,6 +185,15 @@ interface OpenSession {
   eventStore: EventStore;
   /** The streams ended because their request was cancelled, oldest first: a resumption of one is told it is over. */
   cancelledStreams: Set<string>;
+  /** The protocol version its initialize settled on (none for a stateless server's request). */
+  protocolVersion?: string;
+}
+
+// The version the SDK's server answers an initialize with: the client's, when supported, else the latest.
+function negotiatedVersion(initialize: unknown): string | undefined {
+  const asked = (initialize as { params?: { protocolVersion?: unknown } } | undefined)?.params?.protocolVersion;
+  if (asked === undefined) return undefined;
+  return typeof asked === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
 }
 
 const grantKey = (grant: Pick<StoredGrant, "kind" | "subject">) => `${grant.kind}\0${grant.subject}`;
@@ -503,6 +519,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     open.events = fleet && new StoreEvents(fleet.store, id);
     open.eventStore = open.events ?? new BoundedEventStore();
     open.cancelledStreams = new Set();
+    open.protocolVersion = negotiatedVersion(initialize ?? adopted?.data.initialize);
     const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
       eventStore: stateless ? undefined : open.eventStore,
@@ -651,9 +668,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   // A cancelled request gets no answer (the specification's cancellation), so the transport, which ends a request's
   // stream once it has sent the answer, would hold its stream open (and its keep-alive timer) as long as the session
-  // lives: it is ended here. Every POST holds one request (batches are refused), so the stream is that request's
-  // alone. A client of 2025-11-25 was given an event id on it (the priming event) and resumes it with GET and
-  // Last-Event-ID, as it would after a dropped connection; that resumption is answered 204 (see the GET below).
+  // lives: it is ended here. Each request has a stream of its own (a batch's requests too: see handleBatch), so the
+  // stream is that request's alone. A client of 2025-11-25 was given an event id on it (the priming event) and
+  // resumes it with GET and Last-Event-ID, as it would after a dropped connection; that resumption is answered 204
+  // (see the GET below).
   function endCancelledStream(open: OpenSession, id: RequestId): void {
     // The SDK keeps the stream of each request in flight in a private map; without it the stream stays open, as before.
     const streams = (open.transport as unknown as { _requestToStreamMapping?: Map<RequestId, string> })
@@ -736,9 +754,48 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   }
 
   async function handlePost(request: Request, identity: Identity): Promise<Response> {
-    const judged = await judgeBody(request, maxBody);
+    // The header says the version; a client of 2025-03-26 sends none (it came in 2025-06-18), and the specification
+    // then has the server take the version its session settled on, else 2025-03-26.
+    const version = request.headers.get("mcp-protocol-version") ??
+      sessions.get(request.headers.get("mcp-session-id") ?? "")?.protocolVersion ?? BATCH_PROTOCOL_VERSION;
+    const batches = version === BATCH_PROTOCOL_VERSION;
+    const judged = await judgeBody(request, maxBody, batches);
     if (judged.kind === "refuse") return json(judged.status, judged.body);
-    const message = judged.message;
+    if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames);
+    return await handleMessage(request, identity, judged.message);
+  }
+
+  // A JSON-RPC batch (protocol 2025-03-26): its messages served in order, each as if it had come alone (so each gets
+  // every check and request its own stream, as the stdio transport serves one), their answers joined into one
+  // response (_http_batch.ts). A broken notification in it is dropped, as JSON-RPC answers no notification.
+  async function handleBatch(request: Request, identity: Identity, frames: Frame[]): Promise<Response> {
+    if (
+      frames.some((frame) =>
+        frame.kind === "message" && "method" in frame.message && frame.message.method === "initialize"
+      )
+    ) {
+      return json(
+        400,
+        errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: initialize comes alone, not in a batch"),
+      );
+    }
+    if (!stateless) {
+      const open = await ownedSession(request, identity);
+      if (open instanceof Response) return open;
+    }
+    const parts: BatchPart[] = [];
+    for (const frame of frames) {
+      if (frame.kind === "reply") parts.push(frame.reply);
+      if (frame.kind !== "message") continue;
+      const response = await handleMessage(request, identity, frame.message);
+      // The headers every message of the batch shares decide these, before anything is dispatched: the batch's answer.
+      if (parts.length === 0 && (response.status === 406 || response.status === 415)) return response;
+      parts.push(response);
+    }
+    return await joinBatchAnswers(parts);
+  }
+
+  async function handleMessage(request: Request, identity: Identity, message: JSONRPCMessage): Promise<Response> {
     if (stateless) {
       const refused = checkCall(undefined, identity, message);
       if (refused) return refused;
