@@ -1,7 +1,7 @@
 /**
  * Resource limits of every process the tools start (shell commands, jobs,
  * checkers, the browser): memory, CPU time, file size, processes, open files,
- * and the size of the sandbox's private `/tmp`. Where the server may make a
+ * and the size of the sandbox's private tmpfs folders. Where the server may make a
  * child cgroup (v2, else the v1 `pids` and `memory` hierarchies) the process
  * and memory limits hold for the command's whole tree; the per-process
  * limits are rlimits, set by a shell's own `ulimit` (under bubblewrap, the
@@ -47,7 +47,7 @@ export interface ResourceLimits {
   processes: number;
   /** Open files of each process (RLIMIT_NOFILE). */
   openFiles: number;
-  /** The size of the sandbox's private `/tmp` (a tmpfs). */
+  /** The size of each private tmpfs of the sandbox: `/tmp`, `/dev/shm`, the home folder. */
   tmpBytes: number;
 }
 
@@ -564,7 +564,7 @@ export function limitMessage(what: string, hit: LimitHit): string {
     fileSize: "file size limit",
     processes: "process limit",
     openFiles: "open files limit",
-    tmpSize: "size of the private /tmp",
+    tmpSize: "size of a private tmpfs (/tmp, /dev/shm, the home folder)",
   };
   return `${what} hit the ${names[hit.limit]} (sandbox.limits.${hit.limit} = ${hit.value}): ${hit.evidence}`;
 }

@@ -162,6 +162,9 @@ const PROC_MASKED = ["/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/time
 
 // Fresh kernel views and a private /tmp, in every sandbox.
 const PRIVATE_MOUNTS = ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+// The root of the sandbox read-only once every mount point in it exists (not recursive: the mounts on it keep
+// their own flags).
+const ROOT_READ_ONLY = ["--remount-ro", "/"];
 // And ends with this isolation: its own session, no capabilities, gone with its parent.
 const CONFINEMENT = ["--die-with-parent", "--cap-drop", "ALL"];
 // A session of the sandbox's own, so that nothing in it can push input into
@@ -396,7 +399,10 @@ export interface SandboxOptions {
    * home folder at all.
    */
   privateHome?: boolean;
-  /** Bytes of the private `/tmp` (a size-capped tmpfs where bubblewrap takes `--size`); default uncapped. */
+  /**
+   * Bytes of each private tmpfs the command may write (`/tmp`, `/dev/shm` and the private home folder; size-capped
+   * where bubblewrap takes `--size`); default uncapped.
+   */
   tmpSize?: number;
 }
 
@@ -580,9 +586,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     folders: found.folders.filter((folder) => inReadView(folder, readable)),
     files: found.files.filter((file) => inReadView(file, readable)),
   });
-  // The home folder first, so that a readable or writable path inside it stays visible.
+  const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
+  // The home folder first, so that a readable or writable path inside it stays visible. Capped like /tmp: a
+  // tmpfs without a size may take half the machine's memory, which no rlimit counts where no cgroup does.
   const home = found.home !== undefined && options.privateHome !== false
-    ? ["--perms", "0700", "--tmpfs", found.home]
+    ? ["--perms", "0700", ...tmpSize, "--tmpfs", found.home]
     : [];
   const resolver = options.allowNet ? await resolverOutsideView(readable) : [];
   const proxy = options.allowNet ? undefined : options.network?.proxy;
@@ -606,7 +614,6 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         ...readable,
       ])
       : { pins: [], covers: [] };
-    const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
     const wrapped = [
       status.path,
       ...systemViewMounts(),
@@ -630,6 +637,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...hidden.covers,
       ...masks.after,
       ...(proxy ? proxyMountArgs(proxy) : []),
+      // Last of the mounts: bubblewrap's root is a tmpfs of no size, writable by a command run as root, where
+      // files would fill memory past tmpSize and, where no cgroup counts it, past every limit.
+      ...ROOT_READ_ONLY,
       "--unshare-all",
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,

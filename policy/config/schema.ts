@@ -271,7 +271,12 @@ const FILE = v.strictObject({
           v.description("Processes and threads of a command (default 1024)."),
         ),
         openFiles: v.pipe(v.optional(POSITIVE_INT), v.description("Open files of each process (default 8192).")),
-        tmpSize: v.pipe(v.optional(SIZE), v.description("The size of the sandbox's private /tmp (default 1GiB).")),
+        tmpSize: v.pipe(
+          v.optional(SIZE),
+          v.description(
+            "The size of each of the sandbox's private tmpfs folders: /tmp, /dev/shm and the home folder (default 1GiB).",
+          ),
+        ),
       })),
       v.description("Resource limits of every process the tools start; a command past one fails with resource_limit."),
     ),

@@ -6,6 +6,7 @@ import net from "node:net";
 import path from "node:path";
 import process from "node:process";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
+import { tmpfsSizeArgs } from "../../policy/limits.ts";
 import { Workspace } from "../../policy/workspace.ts";
 import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
 import { runSandboxed } from "./_sandbox_run.ts";
@@ -13,6 +14,7 @@ import { IS_DENO } from "../_runtime.ts";
 
 const status = await bubblewrapStatus();
 const skip = status.path === undefined ? `bubblewrap is unavailable here: ${status.reason}` : false;
+const sizes = status.path !== undefined && (await tmpfsSizeArgs(status.path, 1)).length > 0;
 
 interface Ran {
   code: number | null;
@@ -130,6 +132,32 @@ describe("sandboxArgv under bubblewrap", { skip }, () => {
       server.close();
     }
   });
+
+  test(
+    "the root is read-only and every tmpfs a command may write is capped at tmpSize (no 12 GiB home or root)",
+    { timeout: 60_000, skip: sizes ? false : "this bubblewrap takes no --size" },
+    async () => {
+      const wrapped = await sandboxArgv([
+        "bash",
+        "-c",
+        [
+          // Every writable tmpfs has a size; a read-only one (a mask) may have none.
+          `awk '$(NF-2) == "tmpfs" && $6 ~ /^rw/ && $NF !~ /size=4096k/ { print "uncapped: " $5 " " $NF }' /proc/self/mountinfo`,
+          'for d in / /tmp /dev/shm "$HOME"; do head -c 8M /dev/zero > "$d/fill" 2>/dev/null; echo "$d $(stat -c %s "$d/fill" 2>/dev/null || echo none)"; done',
+        ].join("\n"),
+      ], {
+        workdir: ws.workdir,
+        writable: [ws.workdir, temp],
+        mode: "required",
+        tmpSize: 4 * 1024 * 1024,
+      });
+      const ran = await runSandboxed(wrapped);
+      await wrapped.release();
+      const home = process.env.HOME ?? "/root";
+      // Before: `/ none` only for a user who does not own bubblewrap's root, and the home folder took all 8 MiB.
+      assert.equal(ran.stdout, `/ none\n/tmp 4194304\n/dev/shm 4194304\n${home} 4194304\n`, ran.stderr);
+    },
+  );
 
   test("all capabilities are dropped, even for root", { timeout: 60_000 }, async () => {
     const ran = await sandboxed("grep CapEff /proc/self/status");
