@@ -70,6 +70,23 @@ export function findPrlimit(): Promise<string | undefined> {
 /** Where cgroups can be made, or why not. */
 export type CgroupFinding = { root: CgroupRoot } | { reason: string };
 
+/**
+ * Why `memory` does not hold for a command here, or `undefined` where a
+ * cgroup counts the tree's memory. RLIMIT_DATA counts only a process's private
+ * writable mappings: shared memory (`mmap` with MAP_SHARED, memfd, System V
+ * segments) passes it whatever its size (one python3 process touched 512 MiB
+ * of `mmap.mmap(-1, n)` under a 64 MiB limit), and only a memory cgroup
+ * charges it.
+ */
+export function memoryGap(root: CgroupRoot | undefined, rlimits: RlimitSetter | undefined): string | undefined {
+  if (root?.version === 2 || root?.memory !== undefined) return undefined;
+  const group = root === undefined ? "no cgroup" : "no memory cgroup";
+  return rlimits === undefined
+    ? `${group} and no rlimit`
+    : `${group} counts memory: RLIMIT_DATA bounds each process's private memory only, not shared memory ` +
+      "(mmap MAP_SHARED, memfd, System V segments)";
+}
+
 let cgroupPromise: Promise<CgroupFinding> | undefined;
 
 /**

@@ -26,6 +26,7 @@ import {
   type GroupCounters,
   limitPrefix,
   MAX_REOPENED,
+  memoryGap,
   reopensDescriptors,
   type RlimitSetter,
   tmpfsSizeSupported,
@@ -256,8 +257,9 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
     });
   }
   const tasks = isRoot() ? (taskWatch ? "watched" : "none") : "rlimit";
+  const memory = memoryGap(root, rlimits);
+  if (memory !== undefined) gaps.push({ limit: "memory", reason: memory });
   if (root === undefined) {
-    if (rlimits === undefined) gaps.push({ limit: "memory", reason: "neither a cgroup nor an rlimit" });
     if (rlimits === undefined || tasks === "none") {
       gaps.push({
         limit: "processes",
@@ -266,8 +268,6 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
           : "root is exempt from RLIMIT_NPROC and the server cannot read /proc/loadavg",
       });
     }
-  } else if (root.version === 1 && root.memory === undefined && rlimits === undefined) {
-    gaps.push({ limit: "memory", reason: "no memory cgroup and no rlimit" });
   }
   if (!sandboxed) gaps.push({ limit: "tmpSize", reason: "commands run without bubblewrap, so /tmp is shared" });
   const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : rlimits ? "rlimits" : "none";

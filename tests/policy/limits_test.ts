@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, realpath, rm, rmdir, stat, utimes, writeFile } from "node:fs/promises";
+import fs from "node:fs";
 import process from "node:process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +25,7 @@ import {
   sandboxState,
 } from "../../policy/mod.ts";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
-import { findCgroup, removeStaleGroups } from "../../policy/_limits.ts";
+import { findCgroup, findRlimitSetter, memoryGap, removeStaleGroups } from "../../policy/_limits.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -153,6 +154,38 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       await limited.release();
     }
   });
+
+  test(
+    "where no cgroup counts memory, the state says so: shared memory passes RLIMIT_DATA whatever its size",
+    { timeout: 60_000 },
+    async () => {
+      const rlimits = await findRlimitSetter();
+      // Only a memory cgroup charges shared memory.
+      assert.equal(memoryGap({ version: 2, dir: "/g" }, rlimits), undefined);
+      assert.equal(memoryGap({ version: 1, pids: "/p", memory: "/m" }, rlimits), undefined);
+      for (const root of [undefined, { version: 1 as const, pids: "/p" }]) {
+        assert.match(memoryGap(root, rlimits) ?? "", rlimits ? /not shared memory \(mmap MAP_SHARED/ : /no rlimit/);
+      }
+      const state = await limitsState(limits, false);
+      const found = await findCgroup();
+      const counted = "root" in found && (found.root.version === 2 || found.root.memory !== undefined);
+      assert.equal(state.gaps.some((gap) => gap.limit === "memory"), !counted, state.summary);
+      // The gap itself, under the rlimits alone: 400 MiB of shared pages touched under a 300 MiB RLIMIT_DATA,
+      // and of private ones refused. Before, the state listed no memory gap for rlimits alone.
+      const python = ["/usr/bin/python3", "/bin/python3"].find((p) => fs.existsSync(p));
+      if (state.mechanism === "none" || python === undefined) return;
+      const touch = (shared: boolean) =>
+        `import mmap\nn = 400 << 20\nm = mmap.mmap(-1, n${shared ? "" : ", flags=mmap.MAP_PRIVATE"})\n` +
+        "for i in range(0, n, 4096): m[i] = 1\nprint('touched', n >> 20)";
+      for (const shared of [true, false]) {
+        const alone = await limitCommand([python, "-c", touch(shared)], limits, { privateTmp: false, cgroup: false });
+        const out = await run(alone.argv);
+        await alone.release();
+        if (shared) assert.equal(out.stdout, "touched 400\n", out.stderr);
+        else assert.match(out.stderr, /Cannot allocate memory|MemoryError|OSError/);
+      }
+    },
+  );
 
   test("the browser profile leaves out memory and CPU time", { timeout: 60_000 }, async () => {
     const state = await limitsState(limits, false);
