@@ -1,5 +1,5 @@
 // The held-back probes of resource exhaustion, through the bash tool with
-// real processes: memory through `$(...)`, `sort` and /dev/shm, disk through
+// real processes: memory through `$(...)`, `sort`, /dev/shm and the home folder, disk through
 // /tmp and the workspace, fork bombs in several spellings, open files and an
 // endless loop. Each line ends with resource_limit naming a limit, well
 // before its timeout, while the same session answers another call at once.
@@ -47,6 +47,13 @@ const PROBES: [string, string, string[], { bwrap?: boolean; processes?: boolean 
     [
       "tmpSize",
     ],
+    { bwrap: true },
+  ],
+  // The home folder is a private tmpfs too: before it had no size (half the machine's memory).
+  [
+    "memory through the home folder",
+    'cd "$HOME" && for i in 1 2 3 4 5 6 7 8; do head -c 1M /dev/zero > f$i || exit 1; done',
+    ["tmpSize"],
     { bwrap: true },
   ],
   ["disk through /tmp", "for i in $(seq 100); do head -c 8M /dev/zero > /tmp/f$i || exit 1; done", ["tmpSize"], {
