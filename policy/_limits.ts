@@ -546,6 +546,62 @@ export async function watchTaskCount(
   return { stop: () => clearInterval(timer), fired: () => fired };
 }
 
+/**
+ * How many more open files the machine may hold while a command runs before
+ * it is ended: half of the free part of the machine's file table
+ * (`fs.file-max` less the files open at the start), or undefined where its
+ * rlimits alone keep it below that (`processes` x `openFiles`: RLIMIT_NOFILE is
+ * per process, and no cgroup counts open files). With the defaults a tree
+ * could hold 1024 x 8192 files, past a 24 GiB machine's whole table (2.47
+ * million), and once it is full every other user's open fails with ENFILE;
+ * the memory cgroup does not stop it first (a file costs a few hundred bytes).
+ */
+export function fileTableBudget(
+  processes: number,
+  openFiles: number,
+  table: { open: number; max: number },
+): number | undefined {
+  const budget = Math.floor(Math.max(0, table.max - table.open) / 2);
+  return processes * openFiles > budget ? budget : undefined;
+}
+
+/** The machine's file table: files open now and `fs.file-max` (`/proc/sys/fs/file-nr`). */
+export async function fileTable(): Promise<{ open: number; max: number } | undefined> {
+  try {
+    const [open, , max] = (await fsp.readFile("/proc/sys/fs/file-nr", "utf8")).trim().split(/\s+/).map(Number);
+    return Number.isFinite(open) && Number.isFinite(max) && max > 0 ? { open, max } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A watch of the machine's open files while a command whose rlimits do not
+ * bound its tree's below {@linkcode fileTableBudget} runs: once they pass
+ * their count at the start plus `budget`, `end` is called. Machine-wide, so
+ * another program's burst can end the command too (it errs on the side of
+ * stopping, as the task watch does). Returns the stop function and whether
+ * it fired, or undefined when the server cannot read the table.
+ */
+export async function watchFileTable(
+  budget: number,
+  end: () => void,
+): Promise<{ stop(): void; fired(): boolean } | undefined> {
+  const start = await fileTable();
+  if (start === undefined) return undefined;
+  let fired = false;
+  const timer = setInterval(() => {
+    fileTable().then((now) => {
+      if (now !== undefined && now.open > start.open + budget && !fired) {
+        fired = true;
+        end();
+      }
+    }, () => {});
+  }, WATCH_MS);
+  (timer as { unref?: () => void }).unref?.();
+  return { stop: () => clearInterval(timer), fired: () => fired };
+}
+
 /** How the per-process rlimits are set: the shell's own `ulimit` (no exec), else `prlimit`. */
 export type RlimitSetter =
   | { kind: "ulimit"; fileBlock: number; processFlag: "-u" | "-p" }

@@ -21,6 +21,8 @@ import {
   type CgroupFinding,
   type CommandGroup,
   commandGroup,
+  fileTable,
+  fileTableBudget,
   findCgroup,
   findRlimitSetter,
   type GroupCounters,
@@ -30,6 +32,7 @@ import {
   reopensDescriptors,
   type RlimitSetter,
   tmpfsSizeSupported,
+  watchFileTable,
   watchTaskCount,
 } from "./_limits.ts";
 
@@ -269,6 +272,14 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
       });
     }
   }
+  if (!taskWatch) {
+    // The same /proc the task watch reads holds the file table the open-files watch reads.
+    gaps.push({
+      limit: "openFiles",
+      reason: "it holds per process only: the server cannot read /proc to watch the machine's file table, so a " +
+        "command's processes together may hold processes x openFiles files",
+    });
+  }
   if (!sandboxed) gaps.push({ limit: "tmpSize", reason: "commands run without bubblewrap, so /tmp is shared" });
   const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : rlimits ? "rlimits" : "none";
   const setter = rlimits?.kind === "ulimit" ? "the shell's ulimit" : "prlimit";
@@ -320,7 +331,9 @@ export interface LimitedCommand {
    * Starts the watch of the started command: the server kills its group once
    * the kernel refused a fork for the process limit (a fork bomb never ends
    * by itself) or the group used its CPU seconds; without a group, as root,
-   * `end` is called once the machine's task count passes the process limit.
+   * `end` is called once the machine's task count passes the process limit;
+   * with or without one, once the machine's open files grew by half of its
+   * free file table where the rlimits would let the tree hold more.
    */
   watch(end: () => void): void;
   /**
@@ -496,6 +509,7 @@ export async function limitCommand(
   const closing = () => {
     if (released) return released;
     tasks?.stop();
+    files?.stop();
     if (group === undefined) return released = { counted: Promise.resolve(), removed: Promise.resolve() };
     const closed = group.close();
     const read = closed.counters.then((events) => void (counted = events));
@@ -505,12 +519,24 @@ export async function limitCommand(
     return released = { counted: read, removed };
   };
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
+  let files: Awaited<ReturnType<typeof watchFileTable>>;
   // What the cgroup counted, read right before its folders go.
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
     argv: limitedArgv,
     descriptors: reopened ? [] : passed,
     watch(end) {
+      // The machine's file table, with or without a group: no cgroup counts open files.
+      if (!browser) {
+        void fileTable().then((table) => {
+          const budget = table && fileTableBudget(limits.processes, limits.openFiles, table);
+          if (budget === undefined || released) return;
+          return watchFileTable(budget, end).then((watch) => {
+            if (released) watch?.stop();
+            else files = watch;
+          });
+        });
+      }
       if (group) return group.watch();
       if (!taskWatch || !isRoot() || browser) return;
       void watchTaskCount(limits.processes, end).then((watch) => {
@@ -528,6 +554,9 @@ export async function limitCommand(
       if (counted.processes) return found("processes", "the cgroup refused a fork (pids.max)");
       if (tasks?.fired()) {
         return found("processes", "the machine's task count passed the process limit while it ran");
+      }
+      if (files?.fired()) {
+        return found("openFiles", "its processes held more than half of the machine's free file table (fs.file-max)");
       }
       if (counted.memory) return found("memory", "the cgroup's out-of-memory killer ended a process");
       if (counted.cpu) return found("cpuSeconds", "its processes used the CPU seconds of the limit (cgroup)");

@@ -25,7 +25,15 @@ import {
   sandboxState,
 } from "../../policy/mod.ts";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
-import { findCgroup, findRlimitSetter, memoryGap, removeStaleGroups } from "../../policy/_limits.ts";
+import {
+  fileTable,
+  fileTableBudget,
+  findCgroup,
+  findRlimitSetter,
+  memoryGap,
+  removeStaleGroups,
+  watchFileTable,
+} from "../../policy/_limits.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -186,6 +194,36 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       }
     },
   );
+
+  test("open files: a tree whose rlimits allow more than half the machine's free file table is watched", {
+    timeout: 60_000,
+  }, async () => {
+    // The defaults on a 24 GiB machine: 1024 processes x 8192 files could fill its whole table (2,466,248).
+    const table = { open: 542, max: 2_466_248 };
+    assert.equal(fileTableBudget(1024, 8192, table), 1_232_853);
+    assert.equal(fileTableBudget(64, 1024, table), undefined, "a tree its rlimits bound well below needs no watch");
+    assert.equal(fileTableBudget(2, 2, { open: 100, max: 100 }), 0, "a full table: any growth ends it");
+    const now = await fileTable();
+    const python = ["/usr/bin/python3", "/bin/python3"].find((p) => fs.existsSync(p));
+    if (now === undefined || python === undefined) return;
+    // A process that opens 6,000 files past a budget of 3,000 is ended at once; before, nothing watched the table.
+    const opener = await limitCommand(
+      [python, "-c", "import os, time\nfs = [os.open('/dev/null', os.O_RDONLY) for _ in range(6000)]\ntime.sleep(30)"],
+      resourceLimits({ openFiles: 8000, processes: 8, cpuSeconds: 10 }),
+      { privateTmp: false, cgroup: false },
+    );
+    const child = spawn(opener.argv[0], opener.argv.slice(1), { stdio: "ignore" });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const started = performance.now();
+    const watch = await watchFileTable(3000, () => child.kill("SIGKILL"));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+    watch?.stop();
+    await opener.release();
+    assert.equal(watch?.fired(), true);
+    assert.ok(performance.now() - started < 15_000, `took ${performance.now() - started} ms`);
+  });
 
   test("the browser profile leaves out memory and CPU time", { timeout: 60_000 }, async () => {
     const state = await limitsState(limits, false);
