@@ -578,17 +578,15 @@ export async function fileTable(): Promise<{ open: number; max: number } | undef
 /**
  * A watch of the machine's open files while a command whose rlimits do not
  * bound its tree's below {@linkcode fileTableBudget} runs: once they pass
- * their count at the start plus `budget`, `end` is called. Machine-wide, so
- * another program's burst can end the command too (it errs on the side of
- * stopping, as the task watch does). Returns the stop function and whether
- * it fired, or undefined when the server cannot read the table.
+ * `start`'s count plus `budget`, `end` is called. Machine-wide, so another
+ * program's burst can end the command too (it errs on the side of stopping,
+ * as the task watch does). Returns the stop function and whether it fired.
  */
-export async function watchFileTable(
+export function watchFileTable(
+  start: { open: number },
   budget: number,
   end: () => void,
-): Promise<{ stop(): void; fired(): boolean } | undefined> {
-  const start = await fileTable();
-  if (start === undefined) return undefined;
+): { stop(): void; fired(): boolean } {
   let fired = false;
   const timer = setInterval(() => {
     fileTable().then((now) => {

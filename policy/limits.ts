@@ -519,7 +519,7 @@ export async function limitCommand(
     return released = { counted: read, removed };
   };
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
-  let files: Awaited<ReturnType<typeof watchFileTable>>;
+  let files: ReturnType<typeof watchFileTable> | undefined;
   // What the cgroup counted, read right before its folders go.
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
@@ -527,14 +527,11 @@ export async function limitCommand(
     descriptors: reopened ? [] : passed,
     watch(end) {
       // The machine's file table, with or without a group: no cgroup counts open files.
-      if (!browser) {
+      // (Where /proc/loadavg could not be read, neither can the table: the state lists the gap.)
+      if (!browser && taskWatch) {
         void fileTable().then((table) => {
           const budget = table && fileTableBudget(limits.processes, limits.openFiles, table);
-          if (budget === undefined || released) return;
-          return watchFileTable(budget, end).then((watch) => {
-            if (released) watch?.stop();
-            else files = watch;
-          });
+          if (budget !== undefined && !released) files = watchFileTable(table!, budget, end);
         });
       }
       if (group) return group.watch();
