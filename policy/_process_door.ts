@@ -62,8 +62,8 @@ export interface ProcessDoorDeps {
   sandboxRead: () => readonly string[];
   /** The real path of a model-given path for reading. */
   resolveForRead(path: string): Promise<string>;
-  /** The command analysis; throws when the line may not run. */
-  authorizeCommand(command: string, signal?: AbortSignal): Promise<CommandAuthorization>;
+  /** The command analysis of a line that runs in `cwd` (absolute); throws when the line may not run. */
+  authorizeCommand(command: string, signal: AbortSignal | undefined, cwd: string): Promise<CommandAuthorization>;
   /** Asks a person a yes/no question. */
   confirm(req: ConfirmRequest, signal?: AbortSignal): Promise<ChoiceOutcome<boolean>>;
 }
@@ -227,8 +227,12 @@ export class PolicyProcessDoor implements ProcessDoor {
         details: { cwd },
       });
     }
-    // Variables from the model are judged as assignments before the command.
-    const authorization = await this.#deps.authorizeCommand(envAssignments(request.env) + request.command, signal);
+    // Variables from the model are judged as assignments before the command; its paths from the folder it runs in.
+    const authorization = await this.#deps.authorizeCommand(
+      envAssignments(request.env) + request.command,
+      signal,
+      cwd,
+    );
     // A reader's line sees the workspace read-only: it can change nothing there, so nothing needs protecting
     // from it or comparing after it.
     const reader = isReadOnlyLine(authorization);

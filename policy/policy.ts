@@ -201,7 +201,7 @@ export class Policy {
       limits: limitsOfPolicy(this),
       sandboxRead: () => sandboxRead,
       resolveForRead: (p) => this.resolveForRead(p),
-      authorizeCommand: (command, signal) => this.authorizeCommand(command, signal),
+      authorizeCommand: (command, signal, cwd) => this.authorizeCommand(command, signal, cwd),
       confirm: (req, signal) => this.#asker.confirm(req, signal),
     });
   }
@@ -576,15 +576,18 @@ export class Policy {
   /**
    * Whether a shell command may start, asking this session's host where the
    * command analysis says so (see {@linkcode authorizeCommand}); throws
-   * `permission_denied` when it may not.
+   * `permission_denied` when it may not. `cwd` (absolute) is the folder it
+   * will run in, when not the workspace root: its relative paths are judged
+   * from there.
    */
   async authorizeCommand(
     command: string,
     signal?: AbortSignal,
+    cwd?: string,
   ): Promise<CommandAuthorization> {
-    if (this.#onDecision === undefined) return await this.#authorizeCommand(command, signal);
+    if (this.#onDecision === undefined) return await this.#authorizeCommand(command, signal, cwd);
     try {
-      const allowed = await this.#authorizeCommand(command, signal);
+      const allowed = await this.#authorizeCommand(command, signal, cwd);
       this.#emit({
         kind: "command",
         subject: command,
@@ -611,7 +614,7 @@ export class Policy {
     }
   }
 
-  #authorizeCommand(command: string, signal?: AbortSignal): Promise<CommandAuthorization> {
+  #authorizeCommand(command: string, signal?: AbortSignal, cwd?: string): Promise<CommandAuthorization> {
     return authorizeCommand(
       {
         state: this.state,
@@ -619,6 +622,7 @@ export class Policy {
         assessor: this.#assessor,
         sandbox: this.sandbox,
         workspaceRoot: this.workspace.workdir,
+        ...(cwd === undefined ? {} : { cwd }),
         ...(this.workspace.roots()[1] === undefined ? {} : { tempDir: this.workspace.roots()[1] }),
         rules: this.rules,
         ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),

@@ -47,6 +47,8 @@ export interface AuthorizeCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root, for `cd` and paths in flags (absolute). */
   workspaceRoot?: string;
+  /** The folder (absolute) the command runs in, when not the workspace root (see `CheckCommandOptions.cwd`). */
+  cwd?: string;
   /** The session's temp dir (absolute), which commands may reach like the workspace. */
   tempDir?: string;
   /** The policy files' command rules; default none. */
@@ -133,6 +135,8 @@ export interface DecideCommandOptions {
   sandbox?: SandboxMode;
   /** The workspace root (absolute). */
   workspaceRoot?: string;
+  /** The folder (absolute) the line starts in, when not the workspace root (see `CheckCommandOptions.cwd`). */
+  cwd?: string;
   /** The session's temp dir (absolute). */
   tempDir?: string;
   /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
@@ -177,6 +181,7 @@ export async function decideCommand(
       : options.rules !== undefined
       ? { workspaceRoot: policyRules.root }
       : {}),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
     ...(options.network ? { network: options.network } : {}),
   });
@@ -358,6 +363,7 @@ export async function authorizeCommand(
     assessor: options.assessor,
     rules: options.rules,
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
     ...(options.network ? { network: options.network } : {}),
   }, signal);

@@ -124,6 +124,13 @@ export interface CheckCommandOptions {
    * (or in `tempDir`) count as inside. Default: the process's current folder.
    */
   workspaceRoot?: string;
+  /**
+   * The folder (absolute) the line starts in, when it is not the workspace
+   * root (the `cwd` of the `bash` tool): relative paths, globs and the links a
+   * program walks are found from it, as the shell finds them. Default: the
+   * workspace root.
+   */
+  cwd?: string;
   /** The session's temp dir (absolute), which commands may reach like the workspace. */
   tempDir?: string;
   /** The policy files' rules: a path they deny denies the line, a read-only one denies writes. */
@@ -325,7 +332,9 @@ export async function checkAnalysis(
   const network = options.network && options.sandbox?.available ? options.network : undefined;
   const allowlist = [...options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST, ...(network ? NETWORK_READERS : [])];
   const workspaceRoot = options.workspaceRoot ?? currentFolder();
-  const folders = lineFolders(analysis, workspaceRoot);
+  // Relative paths lead from where the line starts: judged from the root, `o/key` of a line run in `sub`
+  // would be the missing `<root>/o/key`, while the shell opens `<root>/sub/o/key` (through a link, anywhere).
+  const folders = lineFolders(analysis, options.cwd ?? workspaceRoot);
   const judging: Judging = {
     allowlist,
     projectCode: options.projectCode ?? PROJECT_CODE_COMMANDS,

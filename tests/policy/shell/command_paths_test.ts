@@ -460,6 +460,41 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a line that starts in a subfolder (cwd) is judged from there, not from the root", {
+    timeout: 300_000,
+  }, async () => {
+    // `src/out -> outside`: from `src`, `out/secret.txt` is the planted file; from the root, a missing file inside.
+    await symlink(outside, join(workspace, "src", "out"));
+    try {
+      for (const sandbox of SANDBOXES) {
+        for (const line of ["cat out/secret.txt", "cat */secret.txt", "grep -R x .", "rg -L x", "cd out && cat *"]) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace, cwd: join(workspace, "src") });
+          assert.equal(check.verdict, "ask", `${line} was allowed from src`);
+          assert.ok(check.reasons.some((reason) => reason.includes(outside)), check.reasons.join(" | "));
+        }
+        const inside = await checkCommand("cat ../f.txt", {
+          sandbox,
+          workspaceRoot: workspace,
+          cwd: join(workspace, "src"),
+        });
+        assert.equal(inside.verdict, "ask", "`..` steps out of the folder, as from the root");
+      }
+      const rules = PolicyRules.fromLayers(
+        [{ name: "project", config: { paths: { deny: ["src/*.pem"] } } }],
+        workspace,
+      );
+      const denied = await decideCommand("cat key.pem", {
+        rules,
+        workspaceRoot: workspace,
+        cwd: join(workspace, "src"),
+        sandbox: "off",
+      });
+      assert.equal(denied.decision, "deny", denied.reason);
+    } finally {
+      await rm(join(workspace, "src", "out"));
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },

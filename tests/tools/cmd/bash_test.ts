@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
@@ -164,6 +164,33 @@ describe("bash", () => {
       assert.equal((await box.call(session, "bash", { command: "pwd", cwd: "file.txt" })).errorCode, "not_a_directory");
     });
   });
+
+  test(
+    "a line run in a subfolder has its paths judged from there: a link beside it that leads out asks",
+    { timeout: 60_000 },
+    async () => {
+      const outside = await mkdtemp(path.join(tmpdir(), "toolfence-cwd-outside-"));
+      try {
+        await writeFile(path.join(outside, "secret.txt"), "OUTSIDE-SECRET\n");
+        await withSession(async (session, dir) => {
+          await mkdir(path.join(dir, "sub"));
+          await writeFile(path.join(dir, "sub", "mine.txt"), "inside\n");
+          await symlink(outside, path.join(dir, "sub", "o"));
+          // From the root `o/secret.txt` would be a missing file inside; from `sub` the shell opens the link.
+          for (const command of ["cat o/secret.txt", "cat */secret.txt", "grep -R SECRET .", "cat o/*"]) {
+            const result = await box.call(session, "bash", { command, cwd: "sub" });
+            assert.equal(result.status, "skipped", `${command}: ${JSON.stringify(result.output)}`);
+            assert.equal(result.errorCode, "permission_denied");
+            assert.doesNotMatch(JSON.stringify(result), /OUTSIDE-SECRET/);
+          }
+          const inside = okOutput<BashResult>(await box.call(session, "bash", { command: "cat mine.txt", cwd: "sub" }));
+          assert.equal(inside.stdout, "inside\n");
+        }, { host: denyAllHost(), sandbox: "off" });
+      } finally {
+        await rm(outside, { recursive: true, force: true });
+      }
+    },
+  );
 
   test("the environment is scrubbed; env adds variables; loader and search-path variables are refused", {
     timeout: 60_000,
