@@ -272,6 +272,35 @@ export function heredocDelimiter(word: string): string {
 /** How many words a brace expansion may make before the checker stops following it. */
 const MAX_BRACE_EXPANSIONS = 64;
 
+/**
+ * Every term of a brace sequence (`{1..3}`, `{n..p}`, `{01..10..3}`), as
+ * bash makes them: the increment's sign is ignored and 0 counts as 1; a
+ * number with a leading zero pads every term to the wider end. Each term is
+ * a name of its own, which may be a link that leads anywhere (`o` of
+ * `{n..p}`), so the ends do not stand for the terms between. `undefined`
+ * for letters of two cases (the terms between hold `[`, `\\`, `` ` ``) and
+ * for more terms than `budget`.
+ */
+function sequenceTerms(from: string, to: string, by: string | undefined, budget: number): string[] | undefined {
+  const numeric = /[0-9]/.test(from);
+  if (numeric !== /[0-9]/.test(to)) return undefined;
+  if (!numeric && (from.toLowerCase() === from) !== (to.toLowerCase() === to)) return undefined;
+  const start = numeric ? Number(from) : from.charCodeAt(0);
+  const end = numeric ? Number(to) : to.charCodeAt(0);
+  const step = Math.abs(Number(by ?? 1)) || 1;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || !Number.isSafeInteger(step)) return undefined;
+  if (Math.floor(Math.abs(end - start) / step) + 1 > budget) return undefined;
+  const padded = numeric && (/^-?0[0-9]/.test(from) || /^-?0[0-9]/.test(to));
+  const width = padded ? Math.max(from.length, to.length) : 0;
+  const terms: string[] = [];
+  for (let n = start; start <= end ? n <= end : n >= end; n += start <= end ? step : -step) {
+    if (!numeric) terms.push(String.fromCharCode(n));
+    else if (width === 0) terms.push(String(n));
+    else terms.push(n < 0 ? `-${String(-n).padStart(width - 1, "0")}` : String(n).padStart(width, "0"));
+  }
+  return terms;
+}
+
 /** `{a,b}` and `{1..3}` expanded as bash does, when simple enough; `undefined` when not. */
 export function expandBraces(text: string, budget = MAX_BRACE_EXPANSIONS): string[] | undefined {
   for (let open = text.indexOf("{"); open >= 0; open = text.indexOf("{", open + 1)) {
@@ -296,14 +325,10 @@ export function expandBraces(text: string, budget = MAX_BRACE_EXPANSIONS): strin
         start = comma + 1;
       }
     } else {
-      const sequence = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(\.\.-?[0-9]+)?$/.exec(body);
+      const sequence = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?$/.exec(body);
       if (sequence === null) continue;
-      const [, from, to] = sequence;
-      // A sequence of letters of one case or of numbers holds no `/` or `.`: its two ends stand for all (a
-      // negative number, which may be read as an option, lies at an end when there is one).
-      if (/[0-9]/.test(from) !== /[0-9]/.test(to)) return undefined;
-      if (/[A-Za-z]/.test(from) && (from.toLowerCase() === from) !== (to.toLowerCase() === to)) return undefined;
-      alternatives = from === to ? [from] : [from, to];
+      alternatives = sequenceTerms(sequence[1], sequence[2], sequence[3], budget);
+      if (alternatives === undefined) return undefined;
     }
     const out: string[] = [];
     for (const alternative of alternatives) {

@@ -495,6 +495,44 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a brace sequence is judged term by term: a link between its ends is reached", {
+    timeout: 300_000,
+  }, async () => {
+    // bash makes every term; `o` lies between `n` and `p`, `02` between `01` and `03`.
+    const links = ["o", "2", "02", "k"];
+    for (const name of links) await symlink(outside, join(workspace, name));
+    try {
+      const lines = [
+        "cat {n..p}/secret.txt",
+        "cat {a..z}/secret.txt",
+        "cat {m..q..2}/secret.txt",
+        "cat {z..a..-1}/secret.txt",
+        "cat {1..3}/secret.txt",
+        "cat {3..1}/secret.txt",
+        "cat {01..03}/secret.txt",
+        "cat {0..4..2}/secret.txt",
+        "ls {j..l}",
+      ];
+      for (const sandbox of SANDBOXES) {
+        for (const line of lines) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} was allowed`);
+          assert.ok(check.reasons.some((reason) => reason.includes(outside)), check.reasons.join(" | "));
+        }
+      }
+      const run = spawnSync("bash", ["-c", "cat {n..p}/secret.txt"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "bash reads the term between the ends");
+      // Too many terms to follow asks; a sequence that names nothing outside still runs.
+      assert.equal((await checkCommand("cat {1..1000}/x", { workspaceRoot: workspace })).verdict, "ask");
+      for (const line of ["echo {1..100}", "cat f{a..c}.txt", "grep x src/{a..c}.ts"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      for (const name of links) await rm(join(workspace, name));
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
