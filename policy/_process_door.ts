@@ -217,7 +217,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     const { workspace } = this.#deps;
     // The environment is checked first, so that nobody is asked about a command
     // that would be refused anyway.
-    const env = commandEnvironment(this.#deps.fence, tempDir, request.env);
+    const env = commandEnvironment(this.#deps.fence, tempDir, request.env, workspace.workdir);
     const cwd = await this.#deps.resolveForRead(request.cwd ?? ".");
     if (!fs.statSync(cwd).isDirectory()) {
       throw new ToolError(`cwd ${request.cwd} is not a folder`, {
@@ -302,7 +302,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       await this.#allowUnconfined(request, wrapped.reason ?? "the sandbox is off", signal);
     }
     const env = {
-      ...commandEnvironment(this.#deps.fence, tempDir),
+      ...commandEnvironment(this.#deps.fence, tempDir, {}, workspace.workdir),
       NO_COLOR: "1",
       ...(wrapped.sandboxed ? { HOME: privateDir, TMPDIR: "/tmp" } : {}),
       ...(request.privateEnv ? request.privateEnv(privateDir) : {}),

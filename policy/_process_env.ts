@@ -7,9 +7,12 @@
  * @module
  */
 
+import fs from "node:fs";
+import path from "node:path";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import type { Fence } from "@toolfence/core";
+import { isWithin } from "@toolfence/internal";
 
 /**
  * The caller's variables a command may see; everything else is dropped.
@@ -164,16 +167,45 @@ export function envAssignments(extra: Readonly<Record<string, string>> = {}): st
   return Object.entries(extra).map(([name, value]) => `${name}='${value.replaceAll("'", "'\\''")}' `).join("");
 }
 
+/** Where commands look for programs when the caller's PATH leaves them none. */
+const DEFAULT_SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The caller's PATH without the folders whose programs the project or the
+ * agent chose: an entry that is not absolute (`.`, an empty one, as in a
+ * trailing `:`, `node_modules/.bin`) is looked up from the folder the command
+ * runs in, which lies in the workspace, and an absolute one inside `areas`
+ * (the workspace, the temp dir; by its real path) holds what was put there.
+ * Through either, an allowlisted `ls` would start an `ls` the repository
+ * ships, a program no rule judged, with or without the sandbox.
+ */
+function searchPath(value: string, areas: readonly string[]): string {
+  const kept = value.split(":").filter((entry) => {
+    if (!path.isAbsolute(entry)) return false;
+    let real = path.resolve(entry);
+    try {
+      real = fs.realpathSync(real);
+    } catch {
+      // A folder that does not exist holds no program now; judged as spelled.
+    }
+    return !areas.some((area) => isWithin(real, area) || isWithin(path.resolve(entry), area));
+  });
+  return kept.length > 0 ? kept.join(":") : DEFAULT_SEARCH_PATH;
+}
+
 /**
  * Builds the environment of a command: the allowlisted caller variables the
- * fence lets us read, `TMPDIR` pointing at the session temp dir, then the
- * model's `extra` variables. Throws `forbidden_env` (kind `policy`) naming the
- * first variable the model may not set.
+ * fence lets us read (PATH without the folders of the workspace and the temp
+ * dir, nor relative ones: {@linkcode searchPath}), `TMPDIR` pointing at the
+ * session temp dir, then the model's `extra` variables. Throws
+ * `forbidden_env` (kind `policy`) naming the first variable the model may not
+ * set.
  */
 export function commandEnvironment(
   fence: Fence,
   tempDir: string,
   extra: Readonly<Record<string, string>> = {},
+  workspace?: string,
 ): Record<string, string> {
   for (const [name, value] of Object.entries(extra)) {
     const why = forbiddenVariableReason(name);
@@ -207,7 +239,7 @@ export function commandEnvironment(
     }
     if (value !== undefined) env[name] = value;
   }
-  env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
+  env.PATH = searchPath(env.PATH ?? DEFAULT_SEARCH_PATH, workspace === undefined ? [tempDir] : [workspace, tempDir]);
   env.TMPDIR = tempDir;
   return { ...env, ...extra, ...gitOverrides() };
 }

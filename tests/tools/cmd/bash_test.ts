@@ -232,6 +232,39 @@ describe("bash", () => {
     }
   });
 
+  test(
+    "an allowlisted reader never starts a program the workspace ships, whatever the caller's PATH holds",
+    { timeout: 60_000 },
+    async () => {
+      const before = process.env.PATH;
+      try {
+        for (const sandbox of hasBwrap ? ["off", "required"] as const : ["off"] as const) {
+          await withSession(async (session, dir) => {
+            // A repository with programs named like readers, and a caller whose PATH reaches them: `.`, an
+            // empty entry, a relative folder, an absolute folder of the workspace.
+            await mkdir(path.join(dir, "bin"));
+            for (const file of ["ls", "bin/cat", "bin/head"]) {
+              const script = `#!/bin/sh\necho shipped > "${dir}/ran-${path.basename(file)}"\n`;
+              await writeFile(path.join(dir, file), script, { mode: 0o755 });
+            }
+            await writeFile(path.join(dir, "f.txt"), "real\n");
+            process.env.PATH = `.:bin::${path.join(dir, "bin")}:${before}`;
+            const out = okOutput<BashResult>(
+              await box.call(session, "bash", { command: "ls f.txt && cat f.txt && head -1 f.txt" }),
+            );
+            assert.equal(out.stdout, "f.txt\nreal\nreal\n", sandbox);
+            for (const name of ["ls", "cat", "head"]) assert.equal(existsSync(path.join(dir, `ran-${name}`)), false);
+            const env = okOutput<BashResult>(await box.call(session, "bash", { command: 'echo "$PATH"' }));
+            const entries = env.stdout.trim().split(":");
+            assert.ok(entries.every((entry) => entry.startsWith("/") && !entry.startsWith(dir)), env.stdout);
+          }, { host: denyAllHost(), sandbox });
+        }
+      } finally {
+        process.env.PATH = before;
+      }
+    },
+  );
+
   test("variables passed in env are judged like assignments before the command", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const allowed = okOutput<BashResult>(await box.call(session, "bash", { command: "echo hi" }));
