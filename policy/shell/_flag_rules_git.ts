@@ -296,8 +296,10 @@ export const gitRule: Rule = (args, name, context) => {
   let index = 0;
   for (; index < args.length && args[index].value?.startsWith("-"); index++) {
     const value = args[index].value!;
-    // `--exec-path` alone only prints the path; with a value it moves git's helpers.
+    // `--exec-path` alone only prints the path; with a value it moves git's helpers. `--help` alone prints the
+    // usage; before a command it opens that command's manual through the viewer the configuration names.
     if (GIT_HARMLESS_GLOBAL_OPTIONS.includes(value) || value === "--exec-path" || value === "--version") continue;
+    if (value === "--help" && args.length === 1) continue;
     if (GLOBAL_DANGER.test(value)) {
       return `${shown(args[index])} makes git read another configuration or repository, which can run programs`;
     }

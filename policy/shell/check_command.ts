@@ -274,7 +274,9 @@ function judgeWords(
       entry,
     );
   }
-  const problem = exact ? undefined : flagProblem(name.value, args, context);
+  // Exact entries are judged too: their words are fixed, but not always by whoever wrote the allowlist (an allow
+  // rule's glob adds the commands it matched as exact entries, `find *` a `= find . -delete`).
+  const problem = flagProblem(name.value, args, context);
   if (problem !== undefined) return finding(false, problem, entry);
   return finding(true, `matches the allowlist entry ${quoteSource(entry)}`, entry);
 }

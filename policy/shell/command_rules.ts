@@ -16,6 +16,7 @@
  */
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand } from "./_tree.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import { runsProjectCode } from "./allowlist.ts";
 import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
 
 const STRENGTH = { allow: 0, ask: 1, deny: 2 } as const;
@@ -267,7 +268,12 @@ export async function judgeAnalyzedCommandRules(
     if (direct && outcome.rule?.decision === "allow") {
       const words = found.words.map((word) => word.value!);
       if (!outcome.rule.glob) allowEntries.add(outcome.rule.pattern);
-      else if (words.every((w) => w !== "" && !/\s/.test(w))) allowEntries.add(`= ${words.join(" ")}`);
+      else if (words.every((w) => w !== "" && !/\s/.test(w))) {
+        // An exact entry of the allowlist is taken to run no project code (`=node --version` prints a version);
+        // the words a glob rule matched may be any command (`npm run test:*` runs the project's script), so one
+        // that runs project code is marked as such, and still needs the sandbox or a person.
+        allowEntries.add(`${runsProjectCode(words) ? "sandbox: " : ""}= ${words.join(" ")}`);
+      }
     }
   }
   // An unknown git subcommand may be an alias of a denied one in git's configuration.

@@ -141,6 +141,46 @@ describe("layers", () => {
     assert.equal((await decideCommand("git status && git push", { rules: mixed })).decision, "deny");
   });
 
+  test(
+    "a glob allow rule allows the commands it matches as the allowlist would: flags judged, project code sandboxed",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      // A glob rule adds each command it matched as an exact entry; exactness must not excuse the flag rules or
+      // the sandbox that a prefix entry of the same command would need.
+      const cases: [string, string][] = [
+        ["tar -t*", "tar -tf a.tar --use-compress-program=id"],
+        ["tar *", "tar -xf a.tar --to-command=id"],
+        ["gawk *", `gawk 'BEGIN{system("id")}'`],
+        ["git *", "git -c core.pager=id log"],
+        ["npm run test:*", "npm run test:unit"],
+        ["make *", "make all"],
+      ];
+      for (const [pattern, line] of cases) {
+        const rules = PolicyRules.fromLayers([layer("project", { commands: { allow: [pattern] } })], "/w");
+        const decided = await decideCommand(line, { rules, workspaceRoot: "/w", sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${pattern} allowed ${line}: ${decided.reason}`);
+      }
+      // What the rule is for still runs: a listing, and with the sandbox the project's own script.
+      const tar = PolicyRules.fromLayers([layer("project", { commands: { allow: ["tar -t*"] } })], "/w");
+      assert.equal((await decideCommand("tar -tf a.tar", { rules: tar, workspaceRoot: "/w" })).decision, "allow");
+      const npm = PolicyRules.fromLayers([layer("project", { commands: { allow: ["npm run test:*"] } })], "/w");
+      const sandboxed = await decideCommand("npm run test:unit", {
+        rules: npm,
+        workspaceRoot: "/w",
+        sandbox: "required",
+      });
+      assert.equal(sandboxed.check?.sandbox.needed, true);
+      assert.equal(sandboxed.check?.commands[0].allowedBy, "sandbox: = npm run test:unit");
+      // The allowlist's own exact entries keep their meaning: a version query runs no project code.
+      for (const line of ["node --version", "git --help", "git --version"]) {
+        const decided = await decideCommand(line, { workspaceRoot: "/w", sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+    },
+  );
+
   test("the project file cannot loosen the managed file's paths or tools", { timeout: 60_000 }, () => {
     const rules = PolicyRules.fromLayers([
       layer("managed", {
