@@ -5,10 +5,11 @@
  * @module
  */
 
-import { open, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
+import { type OpenFile, openRegularFile, readFully } from "../_shared/fs_open.ts";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { limitMessage } from "@toolfence/policy";
 
@@ -28,29 +29,38 @@ export interface TextFile {
 /**
  * Reads a UTF-8 text file of the workspace (at most 5 MB, a regular file, no
  * NUL bytes); throws `not_a_file`, `file_too_large`, `binary_file`.
+ *
+ * The file is opened by the file door (`openRegularFile`), never by its path: an open of the resolved path follows
+ * whatever link is there by then, and a file swapped for a link to a file outside the workspace (or a denied one)
+ * between the resolution and the open gave its text to the diff (`tests/tools/diagnostic/diff_files_test.ts`).
  */
 export async function readTextFile(ctx: ToolContext, input: string): Promise<TextFile> {
-  const file = (await ctx.policy.files.resolve(input)).path;
+  const target = await ctx.policy.files.resolve(input);
+  const file = target.path;
   const shown = ctx.workspace.relative(file);
-  const handle = await open(file, "r");
+  let opened: OpenFile;
+  try {
+    opened = await openRegularFile(ctx.policy.files, target, shown, "Give the path of a file, not a directory.");
+  } catch (error) {
+    if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
+      throw error;
+    }
+    throw new ToolError(`${shown} is not a regular file`, { code: "not_a_file", kind: "semantic", cause: error });
+  }
   let bytes: Uint8Array;
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) {
-      throw new ToolError(`${shown} is not a regular file`, { code: "not_a_file", kind: "semantic" });
-    }
-    if (stat.size > MAX_TEXT_BYTES) {
-      throw new ToolError(`${shown} is ${stat.size} bytes; the limit is ${MAX_TEXT_BYTES}`, {
+    if (opened.stat.size > MAX_TEXT_BYTES) {
+      throw new ToolError(`${shown} is ${opened.stat.size} bytes; the limit is ${MAX_TEXT_BYTES}`, {
         code: "file_too_large",
         kind: "semantic",
         recoverable: false,
       });
     }
-    bytes = new Uint8Array(stat.size);
-    const { bytesRead } = await handle.read(bytes, 0, stat.size, 0);
+    bytes = new Uint8Array(opened.stat.size);
+    const bytesRead = await readFully(opened.handle, bytes, opened.stat.size, 0);
     bytes = bytes.subarray(0, bytesRead);
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
   if (bytes.includes(0)) {
     throw new ToolError(`${shown} is a binary file`, { code: "binary_file", kind: "semantic", recoverable: false });

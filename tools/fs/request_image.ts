@@ -5,11 +5,12 @@
  */
 
 import * as v from "valibot";
-import { open } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
+import type { FileDoor, FileTarget } from "@toolfence/core";
+import { type OpenFile, openRegularFile, readFully } from "../_shared/fs_open.ts";
 import {
   cropImage,
   decodeImage,
@@ -84,11 +85,21 @@ function invalid(message: string, code: string, details?: Record<string, unknown
   return new ToolError(message, { code, kind: "semantic", recoverable: false, details });
 }
 
-async function readLimited(file: string, shown: string): Promise<Uint8Array> {
-  const handle = await open(file, "r");
+// Opened by the file door, never by the resolved path: an open of the path follows whatever link is there by then, and
+// an image swapped for a link to a file outside the workspace (or a denied one) between the resolution and the open
+// was shown to the model (tests/tools/fs/request_image_test.ts).
+async function readLimited(files: FileDoor, target: FileTarget, shown: string): Promise<Uint8Array> {
+  let opened: OpenFile;
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw invalid(`${shown} is not a regular file`, "not_a_file");
+    opened = await openRegularFile(files, target, shown, "Give the path of an image file, not a directory.");
+  } catch (error) {
+    if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
+      throw error;
+    }
+    throw invalid(`${shown} is not a regular file`, "not_a_file");
+  }
+  const { handle, stat } = opened;
+  try {
     if (stat.size > MAX_SOURCE_IMAGE_BYTES) {
       throw invalid(
         `${shown} is ${stat.size} bytes; request_image reads images of at most ${MAX_SOURCE_IMAGE_BYTES} bytes`,
@@ -97,7 +108,7 @@ async function readLimited(file: string, shown: string): Promise<Uint8Array> {
       );
     }
     const bytes = new Uint8Array(stat.size);
-    const { bytesRead } = await handle.read(bytes, 0, stat.size, 0);
+    const bytesRead = await readFully(handle, bytes, stat.size, 0);
     return bytes.subarray(0, bytesRead);
   } finally {
     await handle.close();
@@ -150,9 +161,10 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
   idempotent: true,
   needs: { read: ["workspace"] },
   async run({ src, crop }, ctx): Promise<RequestImageResult> {
-    const file = (await ctx.policy.files.resolve(src)).path;
+    const found = await ctx.policy.files.resolve(src);
+    const file = found.path;
     const shown = ctx.workspace.relative(file);
-    const bytes = await readLimited(file, shown);
+    const bytes = await readLimited(ctx.policy.files, found, shown);
     const type = checkTypeOnly(bytes, shown);
     const original = headerSize(bytes, type);
     if (!original || original.width === 0 || original.height === 0) {

@@ -1,10 +1,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import process from "node:process";
 import { ToolBox } from "../../../toolbox.ts";
 import { diagnosticTools, type DiffFilesResult } from "../../../tools/diagnostic/mod.ts";
 import { withSession } from "../../core/_helpers.ts";
+import { exited } from "../../_exited.ts";
 
 const box = new ToolBox().register(...diagnosticTools());
 
@@ -30,5 +34,52 @@ describe("diff_files", () => {
         "outside_workspace",
       );
     });
+  });
+});
+
+// The racer: a.txt becomes a link to a file outside the workspace and a file again, by rename(2) alone, in a tight
+// loop. readTextFile opened the resolved path, which followed the link swapped in after the resolution: the outside
+// file's line came back in the diff within a few hundred calls.
+const RACER = `
+  my ($secret) = @ARGV;
+  symlink($secret, "a.link") or die "symlink: $!";
+  while (1) {
+    rename("a.txt", "a.real"); rename("a.link", "a.txt");
+    rename("a.txt", "a.link"); rename("a.real", "a.txt");
+  }
+`;
+
+describe("diff_files against a file swapped for a link during the call", () => {
+  test("never the text of the file the link leads to", { timeout: 60_000 }, async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "toolfence-diff-outside-"));
+    const secret = path.join(outside, "secret.txt");
+    await writeFile(secret, "DIFFSECRET\n");
+    try {
+      await withSession(async (session, dir) => {
+        await writeFile(path.join(dir, "a.txt"), "inside\n");
+        await writeFile(path.join(dir, "b.txt"), "other\n");
+        const racer = spawn("perl", ["-e", RACER, secret], { cwd: dir, stdio: "ignore", detached: true });
+        const racerExit = exited(racer);
+        let calls = 0;
+        let answered = 0;
+        try {
+          const deadline = performance.now() + 4_000;
+          while (performance.now() < deadline) {
+            const result = await box.call(session, "diff_files", { a: "a.txt", b: "b.txt" });
+            const text = JSON.stringify(result);
+            assert.ok(!text.includes("DIFFSECRET"), `call ${calls} returned the file outside: ${text}`);
+            calls++;
+            if (result.status === "success") answered++;
+          }
+        } finally {
+          process.kill(-racer.pid!, "SIGKILL");
+          await racerExit;
+        }
+        // The race must have let calls through, and refused some, or it proved nothing.
+        assert.ok(answered > 0 && answered < calls, `${answered} of ${calls} calls answered`);
+      });
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
