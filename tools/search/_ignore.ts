@@ -5,9 +5,10 @@
 // down. Nothing above the workspace and no global git settings are read, so the
 // result depends on the workspace alone.
 
-import fsp from "node:fs/promises";
+import fs from "node:fs";
 import path from "node:path";
 import ignore from "ignore";
+import type { FileDoor } from "@toolfence/core";
 
 type Ignore = ReturnType<typeof ignore>;
 
@@ -21,12 +22,25 @@ export interface IgnoreLevel {
   readonly parent: IgnoreLevel | undefined;
 }
 
-/** Reads `dir/.gitignore`, or undefined when there is none (or it cannot be read). */
-export async function readGitignore(dir: string): Promise<string | undefined> {
+/**
+ * Reads `dir/.gitignore` (`dir` a real path of the workspace) through the file door, or undefined when there is
+ * none, or it cannot be read, or it is not a regular file. The door opens it in its folder pinned at `dir`, never
+ * following a link: a read by path followed a `.gitignore` that was a link to a file outside the workspace or to a
+ * denied one, and its lines became rules whose effect on the results told them apart.
+ */
+export function readGitignore(files: FileDoor, dir: string): string | undefined {
+  let fd: number;
   try {
-    return await fsp.readFile(path.join(dir, ".gitignore"), "utf8");
+    fd = files.openFound(path.posix.join(dir, ".gitignore"));
   } catch {
     return undefined;
+  }
+  try {
+    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd, "utf8") : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -39,14 +53,14 @@ export function ignoreLevel(parent: IgnoreLevel | undefined, dir: string, text: 
  * The levels of the folders from `base` (the workspace area root) down to the
  * parent of `root`; `root`'s own .gitignore is read by the walk itself.
  */
-export async function parentLevels(base: string, root: string): Promise<IgnoreLevel | undefined> {
+export function parentLevels(files: FileDoor, base: string, root: string): IgnoreLevel | undefined {
   const rel = path.relative(base, root);
   if (rel === "") return undefined;
   const parts = rel.split("/");
   let level: IgnoreLevel | undefined;
   for (let depth = 0; depth < parts.length; depth++) {
     const dirRel = parts.slice(0, depth).join("/");
-    const text = await readGitignore(path.join(base, dirRel));
+    const text = readGitignore(files, dirRel === "" ? base : path.posix.join(base, dirRel));
     if (text !== undefined) level = ignoreLevel(level, dirRel, text);
   }
   return level;

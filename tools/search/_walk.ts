@@ -1,13 +1,17 @@
 // Walking a folder tree for glob and the built-in grep: never into `.git`,
 // never through a symlink (links are reported, not followed), skipping what
 // the .gitignore files say when asked to. Folders are read several at a time;
-// callers sort what they collect.
+// callers sort what they collect. Each folder is read through the file door
+// (pinned at its real path, the hidden entries left out), never by its path:
+// a folder swapped for a link during the walk would otherwise have been read
+// where the link leads, and glob listed the names in a folder outside the
+// workspace or in a denied one (tests/tools/search/glob_test.ts).
 
 import { Buffer } from "node:buffer";
 import type fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
-import { type IgnoreLevel, ignoreLevel, isIgnored, parentLevels } from "./_ignore.ts";
+import type { FileDoor } from "@toolfence/core";
+import { type IgnoreLevel, ignoreLevel, isIgnored, parentLevels, readGitignore } from "./_ignore.ts";
 import { lostName, NOT_UTF8_REASON } from "../_shared/fs_lost_name.ts";
 
 /** One entry found by {@linkcode walkTree}. */
@@ -27,13 +31,13 @@ export interface WalkOptions {
   base: string;
   /** Skip what .gitignore files exclude. */
   skipIgnored: boolean;
+  /** The policy's file door: every folder and .gitignore file is read through it, hidden entries left out. */
+  files: FileDoor;
   signal: AbortSignal;
   /** Called for every entry that is not skipped. */
   onEntry(entry: WalkEntry): void;
   /** Whether to look inside folder `rel`; default yes. */
   descend?(rel: string): boolean;
-  /** Whether the policy hides the entry at `abs` (not reported, not entered); default none. */
-  hidden?(abs: string): boolean;
   /** Called for what the walk could not read, so that callers say so instead of missing it silently. */
   onSkip?(skip: Skipped): void;
 }
@@ -92,12 +96,12 @@ export async function walkTree(options: WalkOptions): Promise<void> {
   const queue: Pending[] = [{
     abs: options.root,
     rel: "",
-    level: options.skipIgnored ? await parentLevels(options.base, options.root) : undefined,
+    level: options.skipIgnored ? parentLevels(options.files, options.base, options.root) : undefined,
   }];
   const visit = async (dir: Pending) => {
     let entries: fs.Dirent[];
     try {
-      entries = await fsp.readdir(dir.abs, { withFileTypes: true });
+      entries = options.files.entries(dir.abs);
     } catch (error) {
       // A folder that vanished during the walk held nothing to miss.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || Buffer.byteLength(dir.abs) > PATH_MAX) {
@@ -107,11 +111,10 @@ export async function walkTree(options: WalkOptions): Promise<void> {
     }
     let level = dir.level;
     if (options.skipIgnored && entries.some((e) => e.name === ".gitignore")) {
-      try {
-        const text = await fsp.readFile(path.join(dir.abs, ".gitignore"), "utf8");
+      // An unreadable .gitignore (a link among them) ignores nothing.
+      const text = readGitignore(options.files, dir.abs);
+      if (text !== undefined) {
         level = ignoreLevel(level, rootRel === "" ? dir.rel : dir.rel ? `${rootRel}/${dir.rel}` : rootRel, text);
-      } catch {
-        // An unreadable .gitignore ignores nothing.
       }
     }
     for (const entry of entries) {
@@ -126,7 +129,6 @@ export async function walkTree(options: WalkOptions): Promise<void> {
         options.onSkip?.({ path: rel, reason: NOT_UTF8_REASON });
         continue;
       }
-      if (options.hidden?.(abs)) continue;
       options.onEntry({ rel, abs, kind });
       if (kind === "dir" && (options.descend?.(rel) ?? true)) queue.push({ abs, rel, level });
     }

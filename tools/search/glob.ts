@@ -124,7 +124,7 @@ export const globTool: Tool<GlobArgs> = tool({
       skipIgnored: skip_ignored,
       signal: ctx.signal,
       descend: (rel) => glob.mayContain(rel),
-      hidden: ctx.policy.files.isHidden.bind(ctx.policy.files),
+      files: ctx.policy.files,
       onSkip: (skip) => skipped.add(skip),
       onEntry(entry) {
         if (entry.kind === "symlink") {

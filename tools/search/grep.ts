@@ -197,6 +197,7 @@ async function collect(
 }
 
 async function builtinCandidates(
+  door: FileDoor,
   root: string,
   base: string,
   skipIgnored: boolean,
@@ -209,6 +210,7 @@ async function builtinCandidates(
     root,
     base,
     skipIgnored,
+    files: door,
     signal,
     onSkip: (skip) => skipped.add(skip),
     onEntry(entry) {
@@ -233,7 +235,7 @@ async function ripgrepCandidates(
   pattern: CompiledPattern,
   skipped: SkipList,
 ): Promise<Candidate[] | undefined> {
-  const parents = skipIgnored ? await parentLevels(base, root) : undefined;
+  const parents = skipIgnored ? parentLevels(ctx.policy.files, base, root) : undefined;
   const parentRules = rebasedIgnoreText(parents);
   // ripgrep reads the parent folders' rules from /dev/stdin, which cannot be
   // opened where the child's stdin is a socket (Node's pipes): there the
@@ -369,7 +371,15 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
           }
         }
         if (engine === "builtin") {
-          files = await builtinCandidates(root.path, root.base, args.skip_ignored, filter, ctx.signal, skipped);
+          files = await builtinCandidates(
+            ctx.policy.files,
+            root.path,
+            root.base,
+            args.skip_ignored,
+            filter,
+            ctx.signal,
+            skipped,
+          );
         }
         // What the policy hides is not searched, whichever engine listed it.
         const hidden = ctx.policy.files.isHidden.bind(ctx.policy.files);
