@@ -138,8 +138,8 @@ function entriesOf(dir: string): [string, fs.Stats][] {
 
 /** What a walk does with each entry. */
 export interface WalkOptions {
-  /** Leaves an entry out (and, for a folder, all below it). */
-  skip?: (relative: string, real: string) => boolean;
+  /** Leaves an entry out (and, for a folder, all below it); `stat` is the entry's lstat. */
+  skip?: (relative: string, real: string, stat: fs.Stats) => boolean;
   /** Copies every entry into this folder, which must exist (its subtree is made as the walk goes). */
   copyTo?: string;
   /** Stops between entries. */
@@ -164,7 +164,7 @@ export async function walkEntry(
   options: WalkOptions,
 ): Promise<void> {
   options.signal?.throwIfAborted();
-  if (options.skip?.(relative, real)) return;
+  if (options.skip?.(relative, real, stat)) return;
   const mode = stat.mode & 0o7777;
   const copy = options.copyTo === undefined ? undefined : path.posix.join(options.copyTo, relative);
   if (stat.isSymbolicLink()) {
@@ -218,7 +218,7 @@ async function walkChildren(
   const children = entriesOf(real);
   const cloned = new Set<string>();
   const files = children.filter(([name, child]) =>
-    child.isFile() && !options.skip?.(relative === "" ? name : relative + "/" + name, real + "/" + name)
+    child.isFile() && !options.skip?.(relative === "" ? name : relative + "/" + name, real + "/" + name, child)
   );
   // In batches, so that a folder of many files never holds more than one batch of descriptors open.
   for (let start = 0; copy !== undefined && options.clone?.usable && start < files.length; start += CLONE_BATCH) {

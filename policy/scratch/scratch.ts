@@ -33,6 +33,7 @@ import { Policy } from "../policy.ts";
 import { isProtectedPath } from "../protected_paths.ts";
 import { isWithin } from "@toolfence/internal";
 import { lstatConfined, readlinkConfined, tempNameOwner } from "@toolfence/internal";
+import { deniedEntries, inodeKey, linkedInodes } from "@toolfence/internal";
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
 import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
 import { inputDigest } from "./digest.ts";
@@ -85,6 +86,19 @@ function optionsOf(session: Session): Omit<SessionOptions, "workspace"> {
     // The path rules, which the scratch policy rebases to the copy.
     rules: session.policy.rules,
   };
+}
+
+// Whether a file of `workdir` is another name of one the globs hide, as `Policy.isHiddenAlias` tells, looked up once
+// for a whole copy; a workspace too large to look through counts every file with more than one name (fail closed).
+function hiddenAliasTest(workdir: string, globs: readonly string[]): (stat: fs.Stats) => boolean {
+  if (globs.length === 0) return () => false;
+  let inodes: ReadonlySet<string> | undefined;
+  try {
+    inodes = linkedInodes(deniedEntries(workdir, globs));
+  } catch {
+    inodes = undefined;
+  }
+  return (stat) => stat.isFile() && stat.nlink > 1 && (inodes?.has(inodeKey(stat)) ?? true);
 }
 
 function refusal(relative: string, what: string): ToolError {
@@ -491,7 +505,14 @@ export async function createScratch(
     const baseline: Tree = new Map();
     const report: TreeReport = { skipped: [] };
     // The copy itself lies in the temp dir, which may lie inside the workdir: it is never copied into itself.
-    const skip = (relative: string, real: string) => isDebris(relative) || host.areaOf(real) === "temp";
+    // Nor is another name (a hard link) of a file the rules hide: its copy would be a file of its own, with one
+    // name that no rule matches, and the hidden file's bytes would be read there as the workspace refuses them.
+    const hiddenAlias = hiddenAliasTest(host.workdir, [
+      ...(sessionOptions.rules?.hiddenGlobs() ?? []),
+      ...(source instanceof Session ? source.policy.hiddenPaths : []),
+    ]);
+    const skip = (relative: string, real: string, stat: fs.Stats) =>
+      isDebris(relative) || host.areaOf(real) === "temp" || hiddenAlias(stat);
     const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
     if (covered.includes(".")) {
       const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });

@@ -162,6 +162,38 @@ describe("the scratch session keeps the path rules", () => {
     }
   });
 
+  test("a hard link to a denied file is not copied: its bytes are refused in the copy as in the workspace", {
+    timeout: 30_000,
+  }, async () => {
+    // The copy of another name of a denied file was a file of its own (one name, which no rule matches): the
+    // workspace refused notes.txt as a hard link to app/.env, the scratch session read it.
+    for (const copy of ["auto", "stream"] as const) {
+      const { workdir, session } = await workspace();
+      await fsp.link(path.join(workdir, "app", ".env"), path.join(workdir, "notes.txt"));
+      await fsp.link(path.join(workdir, "secrets", "key.txt"), path.join(workdir, "app", "key-copy.txt"));
+      assert.equal(
+        (await new ToolBox().withDefaults("fs").call(session, "read_file", { path: "notes.txt" })).errorCode,
+        "permission_denied",
+      );
+      const scratch = await createScratch(session, { copy });
+      try {
+        const box = new ToolBox().withDefaults("fs", "search");
+        const calls = [
+          await box.call(scratch.session, "read_file", { path: "notes.txt" }),
+          await box.call(scratch.session, "read_file", { path: "app/key-copy.txt" }),
+          await box.call(scratch.session, "grep", { pattern: "host", path: "." }),
+        ];
+        for (const result of calls) {
+          assert.ok(!/host-secret|host key/.test(JSON.stringify(result)), `${copy}: ${JSON.stringify(result)}`);
+        }
+        assert.equal(await fsp.readFile(path.join(scratch.root, "ok.txt"), "utf8"), "ok\n");
+      } finally {
+        await scratch.dispose();
+        await session.close();
+      }
+    }
+  });
+
   test("an absolute glob naming a place in the workspace holds in the copy too", { timeout: 30_000 }, async () => {
     const workdir = path.join(root, `case-${counter++}`, "W");
     await fsp.mkdir(path.join(workdir, "keys"), { recursive: true });
