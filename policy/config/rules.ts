@@ -14,8 +14,9 @@
  *
  * @module
  */
+import fs from "node:fs";
 import path from "node:path";
-import { literalGlob, pathGlobMatcher, type PathMatcher } from "@toolfence/internal";
+import { globBase, literalGlob, pathGlobMatcher, type PathMatcher, queryRuntimePermission } from "@toolfence/internal";
 import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
 /** The layers of a policy, highest first. */
@@ -237,6 +238,37 @@ function pathRule(
   };
 }
 
+/**
+ * `rule`, and for an absolute glob whose literal part runs through a symlink (`/srv/w/tokens.json` where `/srv/w`
+ * leads to `/data/w`) the same rule at the real path too. The tools judge the real path a name leads to (and the
+ * workspace is its real path), so a glob that names a place only by a link's path matched nothing: a server's
+ * token file given as `--token-file /srv/w/tokens.json` was read as `tokens.json`. The real path is that of the
+ * deepest part that exists now, the rest appended; one the runtime may not read is not looked at (no prompt).
+ */
+function withRealTwin(rule: PathRule): PathRule[] {
+  if (!rule.pattern.startsWith("/")) return [rule];
+  const base = globBase(rule.pattern);
+  const real = realPathOf(base);
+  if (real === undefined || real === base) return [rule];
+  // Escaped, so that a real path holding a glob character names only itself.
+  return [rule, { ...rule, pattern: literalGlob(real) + rule.pattern.slice(base.length) }];
+}
+
+// The real path of `p` (absolute, normalised): its deepest existing ancestor resolved, the missing names appended.
+function realPathOf(p: string): string | undefined {
+  const missing: string[] = [];
+  for (let head = path.posix.normalize(p);; head = path.posix.dirname(head)) {
+    if (!queryRuntimePermission("read", head).allowed) return undefined;
+    try {
+      const real = fs.realpathSync.native(head);
+      return missing.length === 0 ? real : path.posix.join(real, ...missing.reverse());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || head === "/") return undefined;
+      missing.push(path.posix.basename(head));
+    }
+  }
+}
+
 /** `rule "git push*" (deny) in the project file /w/toolfence.json:4:7`. */
 export function describeRule(rule: CommandRule | PathRule): string {
   const what = "decision" in rule ? rule.decision : rule.kind;
@@ -292,8 +324,12 @@ export class PolicyRules {
           commands.push(commandRule(decision, rule, layer, i))
         );
       }
-      (layer.config.paths?.deny ?? []).forEach((rule, i) => paths.push(pathRule("deny", rule, layer, i)));
-      (layer.config.paths?.readOnly ?? []).forEach((rule, i) => paths.push(pathRule("read-only", rule, layer, i)));
+      (layer.config.paths?.deny ?? []).forEach((rule, i) =>
+        paths.push(...withRealTwin(pathRule("deny", rule, layer, i)))
+      );
+      (layer.config.paths?.readOnly ?? []).forEach((rule, i) =>
+        paths.push(...withRealTwin(pathRule("read-only", rule, layer, i)))
+      );
     }
     this.commandRules = Object.freeze(commands);
     this.pathRules = Object.freeze(paths);

@@ -7,12 +7,13 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { type Replica, startReplica, stopReplica } from "./_fleet.ts";
-import { connect, textOf, writeTokens } from "./_http_harness.ts";
+import { connect, startServer, textOf, writeTokens } from "./_http_harness.ts";
+import { TokenFile } from "../../adapters/mcp/http.ts";
 import { callOutput, startRawServer } from "./_raw_server.ts";
 import { DENO_PROCESS_ONLY, IS_DENO } from "../_runtime.ts";
 
@@ -125,5 +126,51 @@ describe("the audit log of a stdio server in its own workspace", {
     // The command itself is recorded, with the word in it: no line of the log is the forged one.
     assert.doesNotMatch(text, /^forged$/m);
     assert.match(text, /write_file/);
+  });
+});
+
+describe("the server's own files named through a symlink", { timeout: 120_000 }, () => {
+  test("a token file in the workspace, both given by a link's path, is denied by its real path too", {
+    timeout: 60_000,
+  }, async (t) => {
+    // The rule named the token file at the path it was given (/…/link/tokens.json) while the tools judge the real
+    // path (/…/real/tokens.json): read_file "tokens.json" gave every tenant's entry back.
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-server-files-link-")));
+    await mkdir(join(dir, "real"));
+    await symlink(join(dir, "real"), join(dir, "link"));
+    const tokens = join(dir, "link", "tokens.json");
+    await writeTokens(tokens, [{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }]);
+    await writeFile(join(dir, "link", "ok.txt"), "ok\n");
+    const harness = await startServer([], {
+      workspace: join(dir, "link"),
+      tenantRoot: undefined,
+      tokens: await TokenFile.open(tokens),
+    });
+    const alice = await connect(harness.server.url, ALICE);
+    t.after(async () => {
+      await alice.close();
+      await harness.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const hashes = [...(await readFile(tokens, "utf8")).matchAll(/"sha256":"([0-9a-f]+)"/g)].map((m) => m[1]);
+    assert.equal(hashes.length, 2);
+    const calls = [
+      ["read_file", { path: "tokens.json" }],
+      ["read_file", { path: join(dir, "real", "tokens.json") }],
+      ["grep", { pattern: "tenant", path: "." }],
+      ["list_dir", { path: "." }],
+      ["glob", { pattern: "*" }],
+    ] as const;
+    for (const [name, args] of calls) {
+      const text = textOf(await alice.callTool({ name, arguments: args }));
+      for (const hash of hashes) {
+        assert.ok(!hash || !text.includes(hash), `${name}: a token hash was readable: ${text}`);
+      }
+      assert.doesNotMatch(text, /"tenant"|bob/, `${name}: ${text}`);
+      // A listing does not name it either; a read names only what was asked for, refused.
+      if (name === "read_file") assert.match(text, /denied by the policy/, text);
+      else assert.doesNotMatch(text, /tokens\.json/, `${name}: ${text}`);
+    }
+    assert.match(textOf(await alice.callTool({ name: "read_file", arguments: { path: "ok.txt" } })), /ok/);
   });
 });
