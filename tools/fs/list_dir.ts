@@ -133,25 +133,28 @@ export const listDirTool: Tool<ListDirArgs> = tool({
       };
     }
     ctx.signal.throwIfAborted();
-    const files = await mapLimited(kinds.files, STAT_CONCURRENCY, async (e) => {
+    // Each entry's lstat through the door, in the folder pinned at its real path, never by the path: a folder
+    // swapped for a link after it was read gave the size and times of the files of the same names where the link
+    // led, outside the workspace (tests/tools/fs/list_dir_test.ts). Undefined when it changed or went since.
+    const lstat = (e: fs.Dirent): fs.Stats | undefined => {
       try {
-        const stat = await fsp.lstat(path.join(real, e.name));
-        return { name: e.name, size: stat.size, modified: stat.mtime.toISOString() };
+        return ctx.policy.files.lstat(path.join(real, e.name));
       } catch {
-        return { name: e.name, size: null, modified: null };
+        return undefined;
       }
+    };
+    const files = kinds.files.map((e) => {
+      const stat = lstat(e);
+      return { name: e.name, size: stat?.size ?? null, modified: stat?.mtime.toISOString() ?? null };
     });
     const links = await mapLimited(
       kinds.links,
       STAT_CONCURRENCY,
       async (e) => ({ name: e.name, points_to: await linkTarget(ctx, path.join(real, e.name)) }),
     );
-    const other = await mapLimited(others, STAT_CONCURRENCY, async (e) => {
-      try {
-        return { name: e.name, type: typeName(await fsp.lstat(path.join(real, e.name))) };
-      } catch {
-        return { name: e.name, type: "unknown" };
-      }
+    const other = others.map((e) => {
+      const stat = lstat(e);
+      return { name: e.name, type: stat === undefined ? "unknown" : typeName(stat) };
     });
     return {
       path: real,
