@@ -139,6 +139,14 @@ export interface StartedProcess {
   readonly stdoutPath: string;
   /** File with its standard error. */
   readonly stderrPath: string;
+  /**
+   * A descriptor, for reading, of the file with its standard output or error: the very file the door made,
+   * opened without following a link and without blocking. Read the output through it, never by its path: the
+   * file lies in the session temp dir, which the command may write, and a link put in its place would lead the
+   * read wherever it points, past the sandbox. Throws `output_unavailable` when the file there is another one.
+   * The caller closes it.
+   */
+  openOutput(stream: "stdout" | "stderr"): number;
   /** Whether it runs under the OS sandbox. */
   readonly sandboxed: boolean;
   /** Why it runs without the sandbox, when it does. */

@@ -153,6 +153,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         quarantined,
         stdoutPath,
         stderrPath,
+        openOutput: (stream) => openOutputFile(stream === "stdout" ? stdoutPath : stderrPath, files[stream].identity),
         sandboxed: wrapped.sandboxed,
         ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
         cwd,
@@ -346,10 +347,50 @@ function quote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-// A command's two output files, by descriptor.
+// A command's two output files, by descriptor, with which file each is (device and inode).
 interface OutputFiles {
-  stdout: { fd: number };
-  stderr: { fd: number };
+  stdout: { fd: number; identity: string };
+  stderr: { fd: number; identity: string };
+}
+
+const READ_CAPTURE = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+
+function identityOf(stat: fs.Stats): string {
+  return `${stat.dev}:${stat.ino}`;
+}
+
+// The output file at `file` for reading, if it is still the one made for the command (`identity`). The command can
+// write the session temp dir: it may have put a link there (to a file outside its sandbox, which the server can
+// read), a FIFO, or another file of its own, in place of the file or of the folder above it.
+function openOutputFile(file: string, identity: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, READ_CAPTURE);
+  } catch (error) {
+    throw outputReplaced(file, error);
+  }
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch (error) {
+    fs.closeSync(fd);
+    throw outputReplaced(file, error);
+  }
+  if (!stat.isFile() || identityOf(stat) !== identity) {
+    fs.closeSync(fd);
+    throw outputReplaced(file, new Error("another file is in its place"));
+  }
+  return fd;
+}
+
+function outputReplaced(file: string, error: unknown): ToolError {
+  return new ToolError(`The command's output could not be read back: ${(error as Error)?.message ?? error}`, {
+    code: "output_unavailable",
+    recoverable: false,
+    recoveryHint: "Do not touch the output files of the session temp dir while a command runs; run it again.",
+    details: { file, cause: String(error) },
+    cause: error,
+  });
 }
 
 // Synchronously, as the folder made before them and the working folder's
@@ -357,10 +398,16 @@ interface OutputFiles {
 // the runtime's thread pool before every command.
 function openOutputFiles(stdoutPath: string, stderrPath: string): OutputFiles {
   const stdout = fs.openSync(stdoutPath, "wx", 0o600);
+  let stderr: number | undefined;
   try {
-    return { stdout: { fd: stdout }, stderr: { fd: fs.openSync(stderrPath, "wx", 0o600) } };
+    stderr = fs.openSync(stderrPath, "wx", 0o600);
+    return {
+      stdout: { fd: stdout, identity: identityOf(fs.fstatSync(stdout)) },
+      stderr: { fd: stderr, identity: identityOf(fs.fstatSync(stderr)) },
+    };
   } catch (error) {
     fs.closeSync(stdout);
+    if (stderr !== undefined) fs.closeSync(stderr);
     throw error;
   }
 }

@@ -5,8 +5,7 @@
  * @module
  */
 
-import { readFileSync, statSync } from "node:fs";
-import { open, readFile } from "node:fs/promises";
+import fs from "node:fs";
 import type { ArtifactStore } from "@toolfence/core";
 import { ToolError } from "@toolfence/core";
 import { capText } from "@toolfence/core";
@@ -26,6 +25,40 @@ export function outputUnavailable(file: string, error: unknown): ToolError {
 }
 
 const decoder = new TextDecoder();
+
+/**
+ * A command's output file: where it lies (to name it) and how to open it for reading (the process door's
+ * `openOutput`, which never follows a link: the command can write the folder it lies in).
+ */
+export interface OutputFile {
+  /** Its path, for messages. */
+  path: string;
+  /** A descriptor of the very file the door made; the caller closes it. */
+  open(): number;
+}
+
+// Reads up to `length` bytes at `position` into `buffer` from its start; fewer only at the end of the file.
+async function readAt(fd: number, buffer: Uint8Array, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const n = await new Promise<number>((resolve, reject) =>
+      fs.read(fd, buffer, done, length - done, position + done, (error, read) => error ? reject(error) : resolve(read))
+    );
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+function readAtOnce(fd: number, buffer: Uint8Array, length: number): number {
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, buffer, done, length - done, done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
 
 // Streams up to this size are read back synchronously: an asynchronous readFile is several trips through the
 // runtime's thread pool (open, stat, read, close), about a millisecond per stream on a loaded machine for what
@@ -49,7 +82,7 @@ export interface CappedStream {
  * core's {@linkcode capText}).
  */
 export async function readStreamForResult(
-  file: string,
+  file: OutputFile,
   cap: number,
   artifacts: ArtifactStore,
   summary: string,
@@ -57,18 +90,24 @@ export async function readStreamForResult(
 ): Promise<CappedStream> {
   // The artifact store takes whole values, so a long stream is read once here; while the command ran it only
   // lived in the file. The capture stops at the output limit, but the command can reach the file itself (the
-  // session temp dir is in its view) and append gigabytes there: never more than the limit is read.
+  // session temp dir is in its view) and append gigabytes there: never more than the limit is read. It is read by
+  // the descriptor the door opens, never by its path, which the command may have made a link.
   let content: Uint8Array;
   let bytes: number;
   try {
-    bytes = statSync(file).size;
-    content = bytes <= READ_AT_ONCE_BYTES
-      ? readFileSync(file)
-      : bytes <= maxBytes
-      ? await readFile(file)
-      : await readHead(file, maxBytes);
+    const fd = file.open();
+    try {
+      bytes = fs.fstatSync(fd).size;
+      const length = Math.min(bytes, maxBytes);
+      const buffer = new Uint8Array(length);
+      const read = length <= READ_AT_ONCE_BYTES ? readAtOnce(fd, buffer, length) : await readAt(fd, buffer, length, 0);
+      content = buffer.subarray(0, read);
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (error) {
-    throw outputUnavailable(file, error);
+    if (error instanceof ToolError) throw error;
+    throw outputUnavailable(file.path, error);
   }
   const kept = content.subarray(0, maxBytes);
   const text = decoder.decode(kept);
@@ -80,30 +119,19 @@ export async function readStreamForResult(
   return { text: capText(text, cap, ref).text, bytes, truncated: true };
 }
 
-async function readHead(file: string, length: number): Promise<Uint8Array> {
-  const handle = await open(file, "r");
-  try {
-    const buffer = new Uint8Array(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Reads a stream that may still be growing, without reading more than about
  * `cap` characters' worth of it: all of it when it is short, else its first
  * and last parts around a marker that names the file holding all of it.
  */
-export async function peekStream(file: string, cap: number, shownPath: string): Promise<CappedStream> {
-  const handle = await open(file, "r");
+export async function peekStream(file: OutputFile, cap: number, shownPath: string): Promise<CappedStream> {
+  const fd = file.open();
   try {
-    const bytes = (await handle.stat()).size;
+    const bytes = fs.fstatSync(fd).size;
     if (bytes <= cap) {
       const buffer = new Uint8Array(bytes);
-      const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-      return { text: decoder.decode(buffer.subarray(0, bytesRead)), bytes, truncated: false };
+      const read = await readAt(fd, buffer, bytes, 0);
+      return { text: decoder.decode(buffer.subarray(0, read)), bytes, truncated: false };
     }
     const marker = (omitted: number) =>
       `\n[... ${omitted} bytes omitted; the whole output is in ${shownPath} (page through it with read_file) ...]\n`;
@@ -112,15 +140,15 @@ export async function peekStream(file: string, cap: number, shownPath: string): 
     const tailBytes = room - headBytes;
     const head = new Uint8Array(headBytes);
     const tail = new Uint8Array(tailBytes);
-    await handle.read(head, 0, headBytes, 0);
-    await handle.read(tail, 0, tailBytes, bytes - tailBytes);
+    await readAt(fd, head, headBytes, 0);
+    await readAt(fd, tail, tailBytes, bytes - tailBytes);
     return {
       text: decodeEdge(head, "end") + marker(bytes - headBytes - tailBytes) + decodeEdge(tail, "start"),
       bytes,
       truncated: true,
     };
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
 

@@ -28,6 +28,8 @@ export interface Job {
   readonly stdoutPath: string;
   /** Where its error output goes. */
   readonly stderrPath: string;
+  /** A descriptor of an output file, the very one made for it (the process door's `openOutput`). */
+  readonly openOutput: (stream: "stdout" | "stderr") => number;
   /** Whether it runs under the OS sandbox. */
   readonly sandboxed: boolean;
   /** Its output, copied into the files within its byte limit. */

@@ -83,11 +83,14 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
     await changes(ctx);
   }
   const shown = (file: string) => ctx.workspace.relative(file);
-  const peek = (file: string) =>
-    peekStream(file, cap, shown(file)).catch((error) => {
-      throw outputUnavailable(file, error);
+  // By the door's descriptor, never by path: the job may write the folder its output lies in.
+  const peek = (stream: "stdout" | "stderr") => {
+    const file = stream === "stdout" ? job.stdoutPath : job.stderrPath;
+    return peekStream({ path: file, open: () => job.openOutput(stream) }, cap, shown(file)).catch((error) => {
+      throw error instanceof ToolError ? error : outputUnavailable(file, error);
     });
-  const [stdout, stderr] = await Promise.all([peek(job.stdoutPath), peek(job.stderrPath)]);
+  };
+  const [stdout, stderr] = await Promise.all([peek("stdout"), peek("stderr")]);
   // The limit it hit is known once it is gone.
   const hit = exit === undefined || job.output.limitReached ? undefined : await job.resourceLimit();
   return {
@@ -212,6 +215,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       process: run.process,
       stdoutPath: run.stdoutPath,
       stderrPath: run.stderrPath,
+      openOutput: (stream) => run.openOutput(stream),
       sandboxed: run.sandboxed,
       output: run.output,
       gone: run.gone,

@@ -162,14 +162,14 @@ export const bashTool: Tool<BashArgs> = tool({
       ctx.signal.throwIfAborted();
       const summary = `whole %s of bash ${JSON.stringify(command.slice(0, 200))}`;
       const stdout = await readStreamForResult(
-        run.stdoutPath,
+        { path: run.stdoutPath, open: () => run.openOutput("stdout") },
         max_output_chars,
         ctx.artifacts,
         summary.replace("%s", "stdout"),
         run.output.limitBytes,
       );
       const stderr = await readStreamForResult(
-        run.stderrPath,
+        { path: run.stderrPath, open: () => run.openOutput("stderr") },
         max_output_chars,
         ctx.artifacts,
         summary.replace("%s", "stderr"),

@@ -170,17 +170,20 @@ async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOption
         details: { ...hit, exit },
       });
     }
-    const read = async (file: string) => {
+    // By the door's descriptor, never by path: the checker may write the folder its output lies in.
+    const read = async (stream: "stdout" | "stderr") => {
+      const file = stream === "stdout" ? started.stdoutPath : started.stderrPath;
       try {
-        return (await peekStream(file, OUTPUT_CAP, file)).text;
+        return (await peekStream({ path: file, open: () => started.openOutput(stream) }, OUTPUT_CAP, file)).text;
       } catch (error) {
+        if (error instanceof ToolError) throw error;
         throw outputUnavailable(file, error);
       }
     };
     return {
       exit,
-      stdout: await read(started.stdoutPath),
-      stderr: await read(started.stderrPath),
+      stdout: await read("stdout"),
+      stderr: await read("stderr"),
       timedOut,
       sandboxed: started.sandboxed,
     };

@@ -5,7 +5,8 @@
 // request of the policy's process door, in the sandbox's read view (the
 // workspace read-only, the hidden paths masked), never started here.
 
-import { readFile, rm, stat } from "node:fs/promises";
+import fs from "node:fs";
+import { rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { runtimeFence } from "@toolfence/policy";
@@ -100,16 +101,23 @@ async function run(
     await started.gone;
     ctx.signal.throwIfAborted();
     if (exit.code === null || started.output.limitReached || await started.resourceLimit()) return undefined;
-    const [stdout, stderr] = await Promise.all([
-      readFile(started.stdoutPath),
-      readFile(started.stderrPath, "utf8"),
-    ]);
-    return { code: exit.code, stdout, stderr: stderr.slice(0, STDERR_CHARS) };
+    // By the door's descriptors, never by path: another command of the session may write the folder they lie in.
+    const [stdout, stderr] = [readOutput(started.openOutput("stdout")), readOutput(started.openOutput("stderr"))];
+    return { code: exit.code, stdout, stderr: stderr.toString("utf8").slice(0, STDERR_CHARS) };
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
     void started.process.terminate();
     await started.gone.catch(() => {});
     await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
+  }
+}
+
+// All of an output file, by its descriptor (closed here): file names, bounded by the door's output limit.
+function readOutput(fd: number): Buffer {
+  try {
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

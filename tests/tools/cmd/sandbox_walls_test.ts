@@ -80,6 +80,27 @@ describe("bash in the sandbox", { skip }, () => {
     }, auto);
   });
 
+  test("a command that puts a link in place of its own output file reads nothing through it", {
+    timeout: 60_000,
+  }, async () => {
+    // The output files lie in the session temp dir, which the command may write. The server read them back by path
+    // after the command ended, following a link the command had put there to a file outside its sandbox: the
+    // key under the home folder came back as the command's output.
+    const swap = (target: string) =>
+      `for f in "$TMPDIR"/../toolfence-*/*/*.stdout "$TMPDIR"/../toolfence-*/*/*.stderr; do ` +
+      `rm -f "$f"; ln -s ${target} "$f"; done; echo done`;
+    await withSession(async (session, dir) => {
+      await writeFile(path.join(dir, "swap.sh"), swap(`${home}/.ssh/id_rsa`) + "\n");
+      const ran = await box.call(session, "bash", { command: "sh swap.sh" });
+      assert.doesNotMatch(JSON.stringify(ran), new RegExp(planted), JSON.stringify(ran));
+      assert.equal(ran.errorCode, "output_unavailable", JSON.stringify(ran));
+      const { id } = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "sh swap.sh" }));
+      const job = await box.call(session, "bash_wait", { id, timeout_s: 20 });
+      assert.doesNotMatch(JSON.stringify(job), new RegExp(planted), JSON.stringify(job));
+      assert.equal(job.errorCode, "output_unavailable", JSON.stringify(job));
+    }, auto);
+  });
+
   test("protected files a command creates are moved out and listed in the result", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const out = okOutput<BashResult>(
