@@ -157,7 +157,10 @@ export class PolicyProcessDoor implements ProcessDoor {
         sandboxed: wrapped.sandboxed,
         ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
         cwd,
-        resourceLimit: () => gone.then(() => hit(process.exit ?? { code: null, signal: null }, stderrPath)),
+        resourceLimit: () =>
+          gone.then(() =>
+            hit(process.exit ?? { code: null, signal: null }, () => openOutputFile(stderrPath, files.stderr.identity))
+          ),
       };
     } catch (error) {
       await release();

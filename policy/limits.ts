@@ -339,9 +339,10 @@ export interface LimitedCommand {
   /**
    * The limit the ended command hit, judged from its end, its cgroup's
    * counters (read by `counted()` or `release()`: await one first) and its
-   * error output.
+   * error output, read through the descriptor `stderrFile` gives (the process
+   * door's, of the very file it made: never by a path the command could make a link).
    */
-  hit(exit: { code: number | null; signal: string | null }, stderrFile?: string): Promise<LimitHit | undefined>;
+  hit(exit: { code: number | null; signal: string | null }, stderrFile?: () => number): Promise<LimitHit | undefined>;
   /**
    * Starts the release (see `release()`) and resolves once the cgroup's
    * counters are read and whatever was left in it is sent SIGKILL, before
@@ -428,10 +429,12 @@ const SIGNAL_EXITS: Record<number, [LimitName, string]> = {
 };
 
 // Synchronously: at most 64 KiB of a file just written, where each asynchronous step (open, stat, read,
-// close) waited its turn in the runtime's thread pool after every command.
-function stderrTail(file: string): string {
+// close) waited its turn in the runtime's thread pool after every command. `open` gives the descriptor of the very
+// file the process door made (never a link put in its place: the command may write the folder it lies in, and the
+// line around a hint's match is shown).
+function stderrTail(open: () => number): string {
   try {
-    const fd = fs.openSync(file, "r");
+    const fd = open();
     try {
       const { size } = fs.fstatSync(fd);
       const start = Math.max(0, size - STDERR_TAIL_BYTES);
