@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type fs from "node:fs";
-import fsp from "node:fs/promises";
+import fs from "node:fs";
+import type fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type {
@@ -466,7 +466,7 @@ export class Policy {
     const outcome = await this.#asker.choose<WriteChoice>({
       title: "Write permission",
       message: `The agent wants to ${VERBS[kind]} ${shown} (${real}). Allow?`,
-      about: { path: real, ...await writeTexts(real, target.existed, options.proposed) },
+      about: { path: real, ...writeTexts(this.files, real, target.existed, options.proposed) },
       options: [
         {
           value: "grant",
@@ -726,7 +726,7 @@ export class Policy {
       about: {
         path: real,
         reasons: [`${guarded} is a protected path`],
-        ...await writeTexts(real, lstatOf(real).existed, proposed),
+        ...writeTexts(this.files, real, lstatOf(real).existed, proposed),
       },
     }, signal);
     // Only a person's yes counts, whatever the asker did with requirePerson.
@@ -796,20 +796,29 @@ function denied(path: string, action: WriteAction, why: string): ToolError {
 const MAX_SHOWN_TEXT = 256 * 1024;
 
 // A write question's texts: the file's text now (when it is a text file small enough) and the text it would have.
-async function writeTexts(
+// The text now is read through the file door (openFound: in the folder pinned at its real path, never following a
+// link), not by path: a file swapped for a link between the resolution and the question showed the question the
+// text of the file the link led to, outside the workspace (tests/tools/fs/write_file_test.ts).
+function writeTexts(
+  files: PolicyFileDoor,
   real: string,
   existed: boolean,
   proposed: string | undefined,
-): Promise<{ before?: string; after?: string }> {
+): { before?: string; after?: string } {
   if (proposed === undefined || proposed.length > MAX_SHOWN_TEXT) return {};
   if (!existed) return { after: proposed };
   try {
-    const info = await fsp.lstat(real);
-    if (!info.isFile() || info.size > MAX_SHOWN_TEXT) return {};
-    const before = new TextDecoder("utf-8", { fatal: true }).decode(await fsp.readFile(real));
-    return { before, after: proposed };
+    const fd = files.openFound(real);
+    try {
+      const info = fs.fstatSync(fd);
+      if (!info.isFile() || info.size > MAX_SHOWN_TEXT) return {};
+      const before = new TextDecoder("utf-8", { fatal: true }).decode(fs.readFileSync(fd));
+      return { before, after: proposed };
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch {
-    // Not text, or gone: the question shows no diff.
+    // Not text, gone, or changed: the question shows no diff.
     return {};
   }
 }

@@ -1,8 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fsp from "node:fs/promises";
-import { denyAllHost } from "../../../policy/hosts.ts";
+import path from "node:path";
+import process from "node:process";
+import { callbackHost, denyAllHost } from "../../../policy/hosts.ts";
+import type { ChoiceRequest } from "../../../core/mod.ts";
+import { exited } from "../../_exited.ts";
 import { ok, unchanged } from "./_helpers.ts";
 import { asked, at, l, person, sha, useToolLayout, withHost } from "./_tool_layout.ts";
 
@@ -73,5 +77,51 @@ describe("write_file", () => {
     ok(await l.call("write_file", { path: "link-in", content: "via link\n" }));
     assert.ok((await fsp.lstat(at("link-in"))).isSymbolicLink());
     assert.equal(await fsp.readFile(at("inside.txt"), "utf8"), "via link\n");
+  });
+});
+
+// The racer: a.txt becomes a link to a file outside the workspace and a file again, by rename(2) alone, in a tight
+// loop. The write question's diff read the file's text now by its path, which followed the link swapped in after the
+// resolution: the outside file's text was put to the person (a few times in 50,000 questions).
+const RACER = `
+  my ($secret) = @ARGV;
+  symlink($secret, "a.link") or die "symlink: $!";
+  while (1) {
+    rename("a.txt", "a.real"); rename("a.link", "a.txt");
+    rename("a.txt", "a.link"); rename("a.real", "a.txt");
+  }
+`;
+
+describe("write_file's question against a file swapped for a link during the call", () => {
+  test("the diff it shows never holds the text of the file the link leads to", { timeout: 60_000 }, async () => {
+    let questions = 0;
+    let shown = 0;
+    const leaked: string[] = [];
+    const host = callbackHost({
+      choose: <T extends string>(request: ChoiceRequest<T>) => {
+        const text = JSON.stringify(request);
+        // Kept, not thrown: a host's error would only fail that call.
+        if (text.includes("QUESTIONSECRET")) leaked.push(text);
+        questions++;
+        if (text.includes('"before":"inside\\n"')) shown++;
+        return "deny" as T;
+      },
+    });
+    await withHost(host);
+    const secret = path.join(l.outside, "question-secret.txt");
+    await fsp.writeFile(secret, "QUESTIONSECRET\n");
+    await fsp.writeFile(at("a.txt"), "inside\n");
+    const racer = spawn("perl", ["-e", RACER, secret], { cwd: l.workdir, stdio: "ignore", detached: true });
+    const racerExit = exited(racer);
+    try {
+      const deadline = performance.now() + 15_000;
+      while (performance.now() < deadline) await l.call("write_file", { path: "a.txt", content: "new\n" });
+    } finally {
+      process.kill(-racer.pid!, "SIGKILL");
+      await racerExit;
+    }
+    assert.deepEqual(leaked, [], "a question showed the file outside");
+    // The race must have let questions show the file's own text, or it proved nothing.
+    assert.ok(shown > 0 && questions > shown, `${shown} of ${questions} questions showed the text`);
   });
 });
