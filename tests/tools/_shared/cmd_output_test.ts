@@ -5,9 +5,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import fs from "node:fs";
 import { join } from "node:path";
 import { MemoryArtifactStore } from "../../../core/artifacts.ts";
-import { readStreamForResult } from "../../../tools/_shared/cmd_output.ts";
+import { type OutputFile, readStreamForResult } from "../../../tools/_shared/cmd_output.ts";
+
+// The file at `path`, opened as the process door opens a command's output (here by its path: nothing races it).
+const outputFile = (path: string): OutputFile => ({ path, open: () => fs.openSync(path, "r") });
 
 test("a stream within the limit is read whole; one past it, only up to the limit", { timeout: 60_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-cmd-output-"));
@@ -15,7 +19,7 @@ test("a stream within the limit is read whole; one past it, only up to the limit
     const artifacts = new MemoryArtifactStore();
     const small = join(dir, "small.stdout");
     await writeFile(small, "hello\n");
-    assert.deepEqual(await readStreamForResult(small, 100, artifacts, "s", 1 << 20), {
+    assert.deepEqual(await readStreamForResult(outputFile(small), 100, artifacts, "s", 1 << 20), {
       text: "hello\n",
       bytes: 6,
       truncated: false,
@@ -25,7 +29,7 @@ test("a stream within the limit is read whole; one past it, only up to the limit
       const big = join(dir, `big-${size}.stdout`);
       await writeFile(big, "a".repeat(size));
       const limit = size > 1 << 20 ? 1 << 20 : 500_000;
-      const read = await readStreamForResult(big, 1000, artifacts, "s", limit);
+      const read = await readStreamForResult(outputFile(big), 1000, artifacts, "s", limit);
       assert.equal(read.bytes, size);
       assert.equal(read.truncated, true);
       const id = /sha256:[0-9a-f]{64}/.exec(read.text)?.[0];
