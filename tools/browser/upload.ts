@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import fsp from "node:fs/promises";
+import { Buffer } from "node:buffer";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
@@ -13,6 +13,7 @@ import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
 import { FILE_UPLOAD_OUTPUT } from "./_outputs.ts";
+import { type OpenFile, openRegularFile } from "../_shared/fs_open.ts";
 
 /** The most bytes `browser_file_upload` hands to a page in one call. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
@@ -66,23 +67,36 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
       const files: { name: string; mimeType: string; buffer: Uint8Array }[] = [];
       let total = 0;
       for (const given of paths) {
-        const file = await ctx.policy.resolveForRead(given);
-        const stat = await fsp.stat(file);
-        if (!stat.isFile()) {
-          throw new ToolError(`${given} is not a regular file`, { code: "not_a_file", kind: "semantic" });
+        // Opened by the file door, never by its path: a file swapped for a link to one outside the workspace (or a
+        // denied one) after the resolution would be handed to the page (as diff_files' text was).
+        const target = await ctx.policy.files.resolve(given);
+        let opened: OpenFile;
+        try {
+          opened = await openRegularFile(ctx.policy.files, target, given, "Give the path of a file, not a directory.");
+        } catch (error) {
+          if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
+            throw error;
+          }
+          throw new ToolError(`${given} is not a regular file`, { code: "not_a_file", kind: "semantic", cause: error });
         }
-        total += stat.size;
-        if (total > MAX_UPLOAD_BYTES) {
-          throw new ToolError(`The files come to more than ${MAX_UPLOAD_BYTES} bytes`, {
-            code: "upload_too_large",
-            kind: "semantic",
+        try {
+          total += opened.stat.size;
+          if (total > MAX_UPLOAD_BYTES) {
+            throw new ToolError(`The files come to more than ${MAX_UPLOAD_BYTES} bytes`, {
+              code: "upload_too_large",
+              kind: "semantic",
+            });
+          }
+          const bytes = await opened.handle.readFile();
+          files.push({
+            name: path.basename(target.path),
+            mimeType: "application/octet-stream",
+            // A Buffer over the same bytes: Playwright sends them as base64 through a Buffer's own toString.
+            buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
           });
+        } finally {
+          await opened.handle.close();
         }
-        files.push({
-          name: path.basename(file),
-          mimeType: "application/octet-stream",
-          buffer: await fsp.readFile(file),
-        });
       }
       const seen = browser.eventCount;
       return await browser.withPage(ctx.signal, async (page) => {

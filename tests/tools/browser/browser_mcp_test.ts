@@ -281,6 +281,14 @@ describe("browser tools through the MCP server", { skip: noBrowser }, () => {
       code(await call("browser_file_upload", { ref: input, paths: ["../../etc/passwd"] })),
       "outside_workspace",
     );
+    // Opened through the file door: a link leading out is refused, and so is a folder.
+    await fs.symlink("/etc/passwd", join(dir, "leads-out.txt"));
+    await fs.mkdir(join(dir, "a-folder"));
+    assert.equal(
+      code(await call("browser_file_upload", { ref: input, paths: ["leads-out.txt"] })),
+      "outside_workspace",
+    );
+    assert.equal(code(await call("browser_file_upload", { ref: input, paths: ["a-folder"] })), "not_a_file");
   });
 
   test(
