@@ -6,7 +6,6 @@
  * @module
  */
 import fs from "node:fs";
-import type fsp from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type {
