@@ -109,6 +109,11 @@ export function mastraTools<T = unknown>(
       id: t.name,
       description: t.description,
       inputSchema: passThrough(t.inputSchema),
+      // Out of Mastra's per-provider schema rewriting (its "compat layers", which run unless a tool says
+      // strict: false): for OpenAI and Gemini models they close every object, and a record (`v.record`) came
+      // out as an object with no properties, so the model could send no entry of a map. The model gets the
+      // tool's JSON Schema as it is, as in the OpenAI Agents and AI SDK adapters; toolfence validates.
+      strict: false,
       requireApproval: t.needsApproval ? (input: unknown) => needsApprovalOf(t, input) : false,
       execute: async (input, context): Promise<ToolResult> => {
         const callId = context?.agent?.toolCallId ?? freshCallId("mastra");

@@ -19,6 +19,8 @@ import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -28,14 +30,17 @@ const usage = {
 type Prompt = Parameters<MockLanguageModelV4["doStream"]>[0]["prompt"];
 
 /** A model that answers each request with the next scripted turn: tool calls, or a final text. */
-function scriptedModel(turns: (BatchCall[] | string)[]) {
+function scriptedModel(turns: (BatchCall[] | string)[], as: { provider?: string; modelId?: string } = {}) {
   const prompts: Prompt[] = [];
+  const tools: Parameters<MockLanguageModelV4["doGenerate"]>[0]["tools"][] = [];
   const next = (prompt: Prompt) => {
     prompts.push(prompt);
     return turns.shift() ?? "done";
   };
   const model = new MockLanguageModelV4({
+    ...as,
     doGenerate: (options) => {
+      tools.push(options.tools);
       const turn = next(options.prompt);
       return Promise.resolve(
         typeof turn === "string"
@@ -81,7 +86,7 @@ function scriptedModel(turns: (BatchCall[] | string)[]) {
       return Promise.resolve({ stream });
     },
   });
-  return { model, prompts };
+  return { model, prompts, tools };
 }
 
 /** The tool results in a prompt, by call id: what the model read. */
@@ -145,6 +150,34 @@ describe("mastraTools with a Mastra Agent", () => {
       ]);
     });
   });
+
+  for (const [provider, modelId] of [["openai.chat", "gpt-4o"], ["google.generative-ai", "gemini-2.5-flash"]]) {
+    test(`a ${provider} model gets the tool's own JSON Schema: a record stays a map it can fill`, {
+      timeout: 60_000,
+    }, async () => {
+      await withFixture(async ({ session, box }) => {
+        const seen: unknown[] = [];
+        const label = tool({
+          name: "label",
+          description: "Label a file.",
+          input: v.object({ path: v.string(), labels: v.record(v.string(), v.number()) }),
+          run: (args) => {
+            seen.push(args);
+            return "labelled";
+          },
+        });
+        box.register(label);
+        const call = { name: "label", callId: "l1", args: { path: "notes.txt", labels: { draft: 1 } } };
+        const { model, prompts, tools } = scriptedModel([[call], "done"], { provider, modelId });
+        await agentOf(box, session, model).generate("Label notes.txt", { maxSteps: 3 });
+        // Mastra's schema rewriting for these providers turned the record into an object with no properties.
+        const sent = tools[0]?.find((t) => t.name === "label") as { inputSchema: unknown } | undefined;
+        assert.deepEqual(sent?.inputSchema, label.inputSchema);
+        assert.deepEqual(resultsSeen(prompts[1]).get("l1"), { type: "text", value: "labelled" });
+        assert.deepEqual(seen, [{ path: "notes.txt", labels: { draft: 1 } }]);
+      });
+    });
+  }
 
   test("8 parallel edits of one file all succeed, in the order the model made them", { timeout: 60_000 }, async () => {
     await withFixture(async ({ dir, session, box }) => {
