@@ -153,8 +153,12 @@ export function geminiResultContent(
 ): GeminiResultContent {
   const parts: GeminiResultPart[] = results.map((result) => {
     const id = result.callId && !result.callId.startsWith(GENERATED_ID) ? { id: result.callId } : {};
+    // The output goes as JSON where it is what the model reads; a result's modelOutput (what the model reads
+    // instead of the output, which may hold what the tool keeps from the model) and a cut output do not.
     const response = result.status !== "success"
       ? { error: toModelText(result) }
+      : result.modelOutput !== undefined
+      ? { output: result.modelOutput }
       : { output: typeof result.output === "string" || result.truncated ? toModelText(result) : result.output };
     return { functionResponse: { ...id, name: result.toolName, response } };
   });

@@ -11,6 +11,7 @@ import type * as Genai from "@google/genai";
 import { tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { ToolError } from "../../core/errors.ts";
+import { makeResult } from "../../core/result.ts";
 import { openFence } from "../../policy/fence.ts";
 import {
   openAIChatCalls,
@@ -258,4 +259,30 @@ describe("Gemini", () => {
       });
     },
   );
+
+  test("a result's modelOutput is what the functionResponse carries, not the output", { timeout: 60_000 }, async () => {
+    const rows = tool({
+      name: "rows",
+      description: "Count rows.",
+      input: v.object({ structured: v.boolean() }),
+      run: ({ structured }) =>
+        makeResult({
+          output: { rows: [1, 2, 3], internal: "kept" },
+          modelOutput: structured ? { count: 3 } : "3 rows",
+        }),
+    });
+    await withSession(async (session) => {
+      const run = await runGeminiToolCalls(new ToolBox().register(rows), session, {
+        parts: [
+          { functionCall: { id: "r1", name: "rows", args: { structured: false } } },
+          { functionCall: { id: "r2", name: "rows", args: { structured: true } } },
+        ],
+      });
+      assert.deepEqual(run.content.parts, [
+        { functionResponse: { id: "r1", name: "rows", response: { output: "3 rows" } } },
+        { functionResponse: { id: "r2", name: "rows", response: { output: { count: 3 } } } },
+      ]);
+      assert.deepEqual(run.results[0].output, { rows: [1, 2, 3], internal: "kept" }, "the developer keeps the output");
+    });
+  });
 });
