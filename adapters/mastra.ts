@@ -9,7 +9,7 @@
  * - `execute` returns the lossless `ToolResult` (the step's tool result), and
  *   `toModelOutput` what the model reads: `toModelText(result)` as text, as
  *   `error-text` for anything but success, with the call's deferred images as
- *   file parts;
+ *   AI SDK `media` parts (Mastra converts them for the model's version);
  * - parallel calls go through the session's call gate: concurrency-safe tools
  *   together, any other alone, in the order the model made them;
  * - a tool with `needsApproval` gets Mastra's `requireApproval` (evaluated on
@@ -53,13 +53,17 @@ export type MastraToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
 /** The deferred images of a call, kept on its result for `toModelOutput`. */
 const IMAGES = "mastraImages";
 
-/** What the model reads of a result, in the AI SDK's tool-output shape Mastra hands on. */
+/**
+ * What the model reads of a result, in the AI SDK's tool-output shape Mastra hands on. An image is AI SDK v5's
+ * `media` part, the one Mastra converts for each model's version (`image-data` for LanguageModelV3, a tagged
+ * `file` for V4); a `file` part went to every model as it was, in no version's shape.
+ */
 export type MastraModelOutput =
   | { type: "text"; value: string }
   | { type: "error-text"; value: string }
   | {
     type: "content";
-    value: ({ type: "text"; text: string } | { type: "file"; data: string; mediaType: string })[];
+    value: ({ type: "text"; text: string } | { type: "media"; data: string; mediaType: string })[];
   };
 
 /**
@@ -147,7 +151,7 @@ function modelOutput(result: ToolResult): MastraModelOutput {
       text,
       images,
       (text) => ({ type: "text", text }),
-      (image) => ({ type: "file", data: image.data, mediaType: image.mediaType }),
+      (image) => ({ type: "media", data: image.data, mediaType: image.mediaType }),
     ),
   };
 }

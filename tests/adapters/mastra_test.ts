@@ -11,13 +11,14 @@ import path from "node:path";
 import { Agent } from "@mastra/core/agent";
 import { Mastra } from "@mastra/core/mastra";
 import { InMemoryStore } from "@mastra/core/storage";
-import { MockLanguageModelV4, simulateReadableStream } from "ai/test";
+import { MockLanguageModelV3, MockLanguageModelV4, simulateReadableStream } from "ai/test";
 import { mastraTools } from "../../adapters/mastra.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import type { SessionBase } from "../../core/session.ts";
 import type { ToolBox } from "../../core/toolbox.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PNG, PROBES, withFixture } from "./_frameworks.ts";
+import { Buffer } from "node:buffer";
 import { declinedCallText } from "../../adapters/declined_call.ts";
 import * as v from "valibot";
 import { tool } from "../../core/tool.ts";
@@ -26,6 +27,8 @@ const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 1, text: 1, reasoning: undefined },
 };
+
+const PNG_BASE64 = Buffer.from(PNG).toString("base64");
 
 type Prompt = Parameters<MockLanguageModelV4["doStream"]>[0]["prompt"];
 
@@ -101,7 +104,7 @@ function resultsSeen(prompt: Prompt): Map<string, { type: string; value: unknown
   return seen;
 }
 
-function agentOf(box: ToolBox, session: SessionBase, model: MockLanguageModelV4) {
+function agentOf(box: ToolBox, session: SessionBase, model: MockLanguageModelV4 | MockLanguageModelV3) {
   const agent = new Agent({
     id: "coder",
     name: "coder",
@@ -212,7 +215,31 @@ describe("mastraTools with a Mastra Agent", () => {
       const parts = output.value as Record<string, unknown>[];
       assert.deepEqual(parts.map((p) => p.type), ["text", "text", "file"]);
       assert.equal(parts[1].text, "Image from snapshot: the screen");
-      assert.equal(parts[2].mediaType, "image/png");
+      // The part as LanguageModelV4 has it (Mastra converts the AI SDK v5 media part it takes for each model).
+      assert.deepEqual(parts[2], { type: "file", data: { type: "data", data: PNG_BASE64 }, mediaType: "image/png" });
+    });
+  });
+
+  test("a LanguageModelV3 model gets the image as its own image-data part", { timeout: 60_000 }, async () => {
+    await withFixture(async ({ session, box }) => {
+      const prompts: Prompt[] = [];
+      const model = new MockLanguageModelV3({
+        doGenerate: (options) => {
+          prompts.push(options.prompt as Prompt);
+          const call = prompts.length === 1;
+          return Promise.resolve({
+            content: call
+              ? [{ type: "tool-call" as const, toolCallId: "s1", toolName: "snapshot", input: "{}" }]
+              : [{ type: "text" as const, text: "done" }],
+            finishReason: { unified: call ? "tool-calls" as const : "stop" as const, raw: "x" },
+            usage,
+            warnings: [],
+          });
+        },
+      });
+      await agentOf(box, session, model).generate("Look", { maxSteps: 3 });
+      const parts = resultsSeen(prompts[1]).get("s1")!.value as Record<string, unknown>[];
+      assert.deepEqual(parts[2], { type: "image-data", data: PNG_BASE64, mediaType: "image/png" });
     });
   });
 
