@@ -98,6 +98,19 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
+/** The `_meta` key under which Claude Code sends the model's `tool_use` id with each MCP call. */
+const TOOL_USE_ID_META = "claudecode/toolUseId";
+
+/**
+ * The model's `tool_use` id of a call, so that the result's `callId` is the id the model gave, as in every
+ * other adapter (it was one of toolfence's own, which nothing in the transcript names); a call without it
+ * (another client of the server) gets a fresh one.
+ */
+function toolUseIdOf(extra: unknown): string | undefined {
+  const id = (extra as { _meta?: Record<string, unknown> } | undefined)?._meta?.[TOOL_USE_ID_META];
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
 /** A zod schema that accepts any object and lists itself as `schema`. */
 function looseSchema(schema: AnyTool["inputSchema"]) {
   return z.looseObject({}).meta(structuredClone(schema) as Record<string, unknown>);
@@ -157,7 +170,7 @@ export function claudeAgentOptions<T = unknown>(
         async (args: unknown, extra: unknown) => {
           const signal = (extra as { signal?: AbortSignal } | undefined)?.signal;
           const { result, images } = await gatedCall(toolbox, session, t, args, {
-            callId: freshCallId("claude-agent"),
+            callId: toolUseIdOf(extra) ?? freshCallId("claude-agent"),
             signal,
             approval: await takeApproval(t, args),
           }, options);

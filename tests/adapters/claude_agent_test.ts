@@ -89,6 +89,8 @@ describe("claudeAgentOptions with query() and the Claude Code binary", { timeout
         ["error", "invalid_arguments"],
         ["success", undefined],
       ]);
+      // The lossless result names the call by the model's tool_use id, which Claude Code passes in _meta.
+      assert.deepEqual(["good", "bad", "fixed"].map((id) => results.get(id)?.callId), ["good", "bad", "fixed"]);
     });
   });
 
