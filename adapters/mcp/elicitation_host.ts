@@ -34,7 +34,18 @@ export interface ElicitationHostOptions {
    * the stream of a GET is one a client may never open). Default none.
    */
   requestOfCall?: (callId: string) => RequestId | undefined;
+  /**
+   * The protocol version the client negotiated, which decides how a choice's
+   * options are written: `oneOf` from 2025-11-25, `enum` with `enumNames`
+   * before. Default: the latest.
+   */
+  protocolVersion?: () => string | undefined;
 }
+
+// The first protocol version whose forms have a single-select field written as `oneOf: [{ const, title }]`. Before it
+// (2025-06-18, the first with elicitation) the only choice field is `enum` with `enumNames`: a client of that version
+// reads a `oneOf` field as a plain string one, and its user sees no options to choose from.
+const TITLED_ONE_OF_SINCE = "2025-11-25";
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
@@ -132,10 +143,19 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
           }; or any other answer`,
           default: request.defaultChoice,
         }
-        : {
+        // Versions are dates (YYYY-MM-DD): they compare as text.
+        : (options.protocolVersion?.() ?? TITLED_ONE_OF_SINCE) >= TITLED_ONE_OF_SINCE
+        ? {
           type: "string",
           title: "Answer",
           oneOf: request.options.map((o) => ({ const: o.value, title: o.label })),
+          default: request.defaultChoice,
+        }
+        : {
+          type: "string",
+          title: "Answer",
+          enum: request.options.map((o) => o.value),
+          enumNames: request.options.map((o) => o.label),
           default: request.defaultChoice,
         };
       const result = await elicit(request.title, request.message, field, request.about?.callId, signal);

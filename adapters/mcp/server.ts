@@ -390,6 +390,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
         timeoutMs: elicitationTimeoutMs,
         answers: elicitationAnswers,
         requestOfCall: (callId) => requestOfCall.get(callId),
+        protocolVersion: () => protocolVersion,
       }),
     ),
   });

@@ -92,12 +92,21 @@ const box = new ToolBox({ maxOutputChars: 1_000 }).register(
 );
 
 async function connect(
-  options: Partial<McpServerOptions> & { elicit?: (params: unknown) => ElicitResult } = {},
+  options: Partial<McpServerOptions> & { elicit?: (params: unknown) => ElicitResult; initializeAs?: string } = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
-  const { elicit, ...serverOptions } = options;
+  const { elicit, initializeAs, ...serverOptions } = options;
   const served = createMcpServer(box, { workspace: dir, ...serverOptions });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  if (initializeAs !== undefined) {
+    const send = clientSide.send.bind(clientSide);
+    clientSide.send = (message, sendOptions) => {
+      const asked = "method" in message && message.method === "initialize"
+        ? { ...message, params: { ...message.params, protocolVersion: initializeAs } }
+        : message;
+      return send(asked, sendOptions);
+    };
+  }
   const client = new Client({ name: "t", version: "1" }, { capabilities: elicit ? { elicitation: {} } : {} });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
   await served.server.connect(serverSide);
@@ -304,6 +313,41 @@ describe("MCP server in process", () => {
     } finally {
       await server.close();
     }
+  });
+
+  test("a client of 2025-06-18 gets a choice as enum with enumNames, the only single-select field it knows", {
+    timeout: 60_000,
+  }, async () => {
+    const asked: Record<string, unknown>[] = [];
+    const elicit = (params: unknown) => {
+      asked.push(
+        (params as { requestedSchema: { properties: { answer: Record<string, unknown> } } })
+          .requestedSchema.properties.answer,
+      );
+      return { action: "accept" as const, content: { answer: "blue" } };
+    };
+    // The SDK client asks for the latest version; this one asks for 2025-06-18, which the server accepts.
+    const older = await connect({ elicit, initializeAs: "2025-06-18" });
+    try {
+      assert.deepEqual((await call(older.client, "pick")).content, [{ type: "text", text: "blue" }]);
+    } finally {
+      await older.close();
+    }
+    const latest = await connect({ elicit });
+    try {
+      assert.deepEqual((await call(latest.client, "pick")).content, [{ type: "text", text: "blue" }]);
+    } finally {
+      await latest.close();
+    }
+    assert.deepEqual(asked, [
+      { type: "string", title: "Answer", enum: ["red", "blue"], enumNames: ["Red", "Blue"], default: "red" },
+      {
+        type: "string",
+        title: "Answer",
+        oneOf: [{ const: "red", title: "Red" }, { const: "blue", title: "Blue" }],
+        default: "red",
+      },
+    ]);
   });
 
   test(
