@@ -401,13 +401,25 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   const log = (level: "notice", data: Record<string, unknown>) =>
     void server.sendLoggingMessage({ level, logger: "toolfence", data }, server.transport?.sessionId).catch(() => {});
   // A timed-out or cancelled tool that settles later: the client hears how (see the module's notes).
+  // The capability says `listChanged`: the client hears of every change of resources/list, which holds the artifacts
+  // and, once there is one, the late results (a late result may also have made artifacts).
+  let listedArtifacts = 0;
+  let listedLateResults = false;
+  const resourcesChanged = () => {
+    const artifactCount = session.artifacts.list().length;
+    const lateResults = session.lateResults.list().length > 0;
+    if (artifactCount === listedArtifacts && lateResults === listedLateResults) return;
+    listedArtifacts = artifactCount;
+    listedLateResults = lateResults;
+    void server.sendResourceListChanged().catch(() => {});
+  };
   session.lateResults.onLateResult((late) => {
     const params = lateResultParams(late);
     log("notice", { event: "late_result", callId: params.callId, lateResult: params });
     void server.notification({ method: LATE_RESULT_NOTIFICATION, params }).catch(() => {});
+    resourcesChanged();
   });
   const gate = session.callGate;
-  let listedArtifacts = 0;
   const running = new Set<Promise<unknown>>();
   // The request of each call in flight, by call id: its questions are sent as part of it.
   const requestOfCall = new Map<string, RequestId>();
@@ -500,11 +512,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     if (result.status === "cancelled" || result.status === "timed_out") {
       log("notice", { event: result.status, tool: toolName, callId, ...resultMeta(result) });
     }
-    const artifactCount = session.artifacts.list().length;
-    if (artifactCount !== listedArtifacts) {
-      listedArtifacts = artifactCount;
-      void server.sendResourceListChanged().catch(() => {});
-    }
+    resourcesChanged();
     return {
       content,
       ...(structured && "structuredContent" in structured ? { structuredContent: structured.structuredContent } : {}),

@@ -17,7 +17,11 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { type CallToolResult, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  LoggingMessageNotificationSchema,
+  ResourceListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { LATE_RESULT_NOTIFICATION, LATE_RESULTS_URI, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
 import { DENO_PROCESS_ONLY } from "../_runtime.ts";
@@ -27,10 +31,13 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 interface Heard {
   logs: Record<string, unknown>[];
   late: Record<string, unknown>[];
+  // notifications/resources/list_changed heard so far.
+  listChanged: number;
 }
 
 function listen(client: Client): Heard {
-  const heard: Heard = { logs: [], late: [] };
+  const heard: Heard = { logs: [], late: [], listChanged: 0 };
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void heard.listChanged++);
   client.setNotificationHandler(
     LoggingMessageNotificationSchema,
     (n) => void heard.logs.push(n.params.data as Record<string, unknown>),
@@ -63,6 +70,7 @@ async function checkRecovery(client: Client, heard: Heard, workspace: string): P
   assert.equal(reported.workerStillRunning, true);
   const attemptId = reported.attemptId as { callId: string; attempt: number };
   assert.equal(attemptId.attempt, 1);
+  const listChangedBefore = heard.listChanged;
   // The tool settles at 400 ms, having written its file: the client hears of it twice.
   await until(() => heard.late.length > 0 && heard.logs.some((l) => l.event === "late_result"), 5_000);
   assert.equal(heard.late.length, 1, JSON.stringify(heard));
@@ -77,7 +85,10 @@ async function checkRecovery(client: Client, heard: Heard, workspace: string): P
   const logged = heard.logs.find((l) => l.event === "late_result")!;
   assert.deepEqual(logged, { event: "late_result", callId: attemptId.callId, lateResult: late });
   assert.equal(await readFile(join(workspace, "late.txt"), "utf8"), "written late\n");
-  // A client that missed the notifications reads them from the session's late-results resource.
+  // A client that missed the notifications reads them from the session's late-results resource, which the first
+  // late result adds to resources/list: the server announces listChanged, so it says so.
+  await until(() => heard.listChanged > listChangedBefore, 5_000);
+  assert.equal(heard.listChanged, listChangedBefore + 1);
   const listed = (await client.listResources()).resources.map((resource) => resource.uri);
   assert.ok(listed.includes(LATE_RESULTS_URI), JSON.stringify(listed));
   const [content] = (await client.readResource({ uri: LATE_RESULTS_URI })).contents as { text: string }[];
