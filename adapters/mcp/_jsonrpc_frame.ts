@@ -61,7 +61,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a fractional number";
+  if (typeof value === "number") {
+    if (!Number.isInteger(value)) return "a fractional number";
+    // An integer past 2^53 is read rounded, so its answer could not carry the id sent: said as such, not "an integer".
+    return Number.isSafeInteger(value) ? "an integer" : "an integer beyond ±2^53 (it cannot be echoed exactly)";
+  }
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 

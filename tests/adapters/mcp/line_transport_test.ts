@@ -74,6 +74,17 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
       });
     }
 
+    test("an integer id beyond 2^53 is refused as such, not as a number that is no integer", {
+      timeout: 60_000,
+    }, async () => {
+      const from = server.replies.length;
+      await server.write('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}\n');
+      const [reply] = await server.nullReplies(from, 1);
+      assert.equal(reply.error?.code, -32600, JSON.stringify(reply));
+      assert.match(reply.error!.message, /an integer beyond ±2\^53/);
+      await stillServes();
+    });
+
     const withId: [string, (id: number) => unknown, number, RegExp][] = [
       ["no method", (id) => ({ jsonrpc: "2.0", id }), -32600, /needs a method/],
       ["method not a string", (id) => ({ jsonrpc: "2.0", id, method: 7 }), -32600, /method must be a string/],
