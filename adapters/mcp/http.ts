@@ -78,7 +78,7 @@ export { type JwtOptions, JwtVerifier, tenantName } from "./_http_jwt.ts";
 export { type Scope, SCOPES } from "./_http_scopes.ts";
 
 /** Options of {@linkcode serveHttp}. */
-export interface HttpServeOptions extends Omit<McpServerOptions, "workspace"> {
+export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "protocolVersion"> {
   /** The address to listen on; default `127.0.0.1`. */
   hostname?: string;
   /** The port; 0 picks a free one. */
@@ -504,6 +504,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
     const served = createMcpServer(box, {
       ...serverOptions,
+      // A stateless server's fresh server never sees an initialize: it speaks the request's version, which a client
+      // of 2025-03-26 does not send (the header came in 2025-06-18), and the specification then has it assume that one.
+      ...(stateless ? { protocolVersion: request.headers.get("mcp-protocol-version") ?? BATCH_PROTOCOL_VERSION } : {}),
       host,
       ...(onDecision ? { onDecision } : {}),
       ...(saveRule ? { saveRule } : {}),

@@ -105,6 +105,15 @@ export interface McpServerOptions extends Omit<SessionOptions, "host"> {
    * session, read where this process has none. Default none.
    */
   shared?: SharedSessionState;
+  /**
+   * The protocol version spoken until an `initialize` settles one: what
+   * decides how an artifact is linked (`resource_link` content from
+   * 2025-06-18, text before) and how a question's choices are written. A
+   * stateless HTTP server, whose fresh server answers one request that comes
+   * without an `initialize`, gives that request's `MCP-Protocol-Version`.
+   * Default 2025-06-18.
+   */
+  protocolVersion?: string;
 }
 
 /**
@@ -361,8 +370,17 @@ function cancelledByEither(a: AbortSignal, b: AbortSignal): { signal: AbortSigna
  * ```
  */
 export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): McpToolServer {
-  const { name, version, instructions, elicitationTimeoutMs, elicitationAnswers, host, shared, ...sessionOptions } =
-    options;
+  const {
+    name,
+    version,
+    instructions,
+    elicitationTimeoutMs,
+    elicitationAnswers,
+    host,
+    shared,
+    protocolVersion: assumedVersion,
+    ...sessionOptions
+  } = options;
   // The instructions say how commands will run: the sandbox state, once per session.
   const mode = sessionOptions.sandbox ?? "auto";
   const withSandbox = (state: SandboxState) => [instructions, state.summary].filter(Boolean).join("\n\n");
@@ -376,7 +394,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       ...(known ? { instructions: withSandbox(known) } : instructions ? { instructions } : {}),
     },
   );
-  let protocolVersion = RESOURCE_LINKS_SINCE;
+  let protocolVersion = assumedVersion ?? RESOURCE_LINKS_SINCE;
   wrapInitialize(
     server,
     known === undefined ? async () => withSandbox(await sandboxState(mode, limits)) : undefined,

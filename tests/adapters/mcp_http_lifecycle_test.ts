@@ -14,7 +14,11 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import * as v from "valibot";
 import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../toolbox.ts";
+import { serveHttp } from "../../adapters/mcp/http.ts";
 import { exited } from "../_exited.ts";
 import { IS_DENO } from "../_runtime.ts";
 
@@ -179,6 +183,45 @@ describe("transports", () => {
       await until(async () => (await readdir(join(h.dir, "tmp"))).length === 0);
     } finally {
       await h.close();
+    }
+  });
+
+  test("stateless mode speaks the request's protocol version: a client of 2025-03-26 gets no resource_link", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-stateless-"));
+    // An output over the cap is kept whole as an artifact, which the result links to.
+    const box = new ToolBox({ maxOutputChars: 1_000 }).register(tool({
+      name: "big",
+      description: "A long output.",
+      input: v.object({}),
+      readOnly: true,
+      run: () => "line\n".repeat(1_000),
+    }));
+    const server = await serveHttp(box, {
+      port: 0,
+      workspace: dir,
+      allowNoAuth: true,
+      sandbox: "off",
+      stateless: true,
+    });
+    try {
+      const kinds = async (version: string | undefined) => {
+        const answer = await raw(server.url, {
+          headers: version === undefined ? {} : { "mcp-protocol-version": version },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "big", arguments: {} } }),
+        });
+        assert.equal(answer.status, 200, answer.text);
+        const data = answer.text.split("\n").find((line) => line.startsWith("data: {"))!;
+        return (JSON.parse(data.slice(6)).result.content as { type: string }[]).map((c) => c.type);
+      };
+      // No header: a client of 2025-03-26, which has no resource_link content (the header came in 2025-06-18).
+      assert.deepEqual(await kinds(undefined), ["text", "text"]);
+      assert.deepEqual(await kinds("2025-03-26"), ["text", "text"]);
+      assert.deepEqual(await kinds("2025-06-18"), ["text", "resource_link"]);
+    } finally {
+      await server.shutdown();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
