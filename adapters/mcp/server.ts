@@ -469,12 +469,16 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     requestOfCall.set(callId, extra.requestId);
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
+    // Set once the call is reported (answered, or cancelled with no answer): "progress notifications MUST stop after
+    // completion", but a tool reported as timed out or cancelled may run on and report progress until it settles.
+    let reported = false;
     const cancel = cancelledByEither(extra.signal, stopping.signal);
     const call = gate.run(isConcurrencySafe(tool), () =>
       toolbox.call(session, toolName, args ?? {}, {
         callId,
         signal: cancel.signal,
         onProgress: progressToken === undefined ? undefined : (event) => {
+          if (reported || extra.signal.aborted) return;
           // Progress must grow with every notification, with or without a known fraction.
           const next = event.fraction === undefined ? progress + 1 : Math.max(event.fraction * 100, progress + 0.001);
           progress = next;
@@ -491,6 +495,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       }));
     running.add(call);
     const result = await call.finally(() => {
+      reported = true;
       running.delete(call);
       requestOfCall.delete(callId);
       cancel.release();

@@ -315,6 +315,61 @@ describe("MCP server in process", () => {
     }
   });
 
+  test("no progress notification follows the answer, though a timed-out tool runs on and reports progress", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
+    // Timed out at 100 ms, it ignores its signal and reports progress until it settles at about 500 ms.
+    const stubborn = new ToolBox({ graceMs: 20 }).register(tool({
+      name: "stubborn",
+      description: "Reports progress whatever its signal says.",
+      input: v.object({}),
+      readOnly: true,
+      timeoutMs: 100,
+      run: async (_args, ctx) => {
+        for (let step = 0; step < 10; step++) {
+          ctx.progress(`step ${step}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return "done";
+      },
+    }));
+    const served = createMcpServer(stubborn, { workspace: dir, sandbox: "off" });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const heard: { method?: string; id?: unknown }[] = [];
+    clientSide.onmessage = (message) => void heard.push(message as { method?: string; id?: unknown });
+    try {
+      await served.server.connect(serverSide);
+      await clientSide.start();
+      await clientSide.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
+      await clientSide.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await clientSide.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "stubborn", arguments: {}, _meta: { progressToken: "p" } },
+      });
+      const answered = () => heard.findIndex((m) => m.id === 2);
+      for (let waited = 0; answered() < 0 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(answered() > 0, JSON.stringify(heard));
+      // The tool goes on until about 500 ms, then settles: a late result, announced once it has.
+      const settled = () => heard.some((m) => m.method === "notifications/toolfence/late_result");
+      for (let waited = 0; !settled() && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(settled(), JSON.stringify(heard.map((m) => m.method ?? m.id)));
+      const progress = heard.map((m, i) => m.method === "notifications/progress" ? i : -1).filter((i) => i >= 0);
+      assert.ok(progress.length > 0, "progress before the answer");
+      assert.ok(progress.every((i) => i < answered()), JSON.stringify(heard.map((m) => m.method ?? m.id)));
+    } finally {
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a client of 2025-06-18 gets a choice as enum with enumNames, the only single-select field it knows", {
     timeout: 60_000,
   }, async () => {
