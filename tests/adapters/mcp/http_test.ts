@@ -202,9 +202,6 @@ describe("serve over HTTP with a token file", () => {
       ["{not json", 400, -32700, null],
       [new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), 400, -32700, null],
       ["[]", 400, -32600, null],
-      // No version header is 2025-03-26, whose batches are served (http_batch_test.ts): without a session, the
-      // batch gets what its ping alone would.
-      ['[{"jsonrpc":"2.0","id":1,"method":"ping"}]', 400, -32000, null],
       ['"a string"', 400, -32600, null],
       ['{"jsonrpc":"2.0","id":7,"method":"tools/list","params":5}', 400, -32600, 7],
       ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', 400, -32600, null],
@@ -231,6 +228,14 @@ describe("serve over HTTP with a token file", () => {
         reply.error!.message,
       );
     }
+    // A batch is no message of a client whose header says 2025-06-18 or later (without a header, the server takes
+    // the client for one of 2025-03-26, which may batch: see mcp/http_batch_test).
+    const batch = await raw(h.server.url, {
+      body: '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+      headers: { ...auth, "mcp-protocol-version": "2025-06-18" },
+    });
+    assert.equal(batch.status, 400);
+    assert.deepEqual([batch.json().error?.code, batch.json().id], [-32600, null]);
     const initialize = await raw(h.server.url, {
       body: '{"jsonrpc":"2.0","id":12,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"x"}}}',
       headers: auth,
