@@ -647,15 +647,21 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     await fleet!.store.endSession(open.id!, Date.now());
   }
 
-  async function ownedSession(request: Request, identity: Identity): Promise<OpenSession | Response> {
+  // `requestId` is the id of the request refused, when one POST carries one: JSON-RPC 2.0 has an error reply carry the
+  // request's id whenever it could be read (null only when it could not), so that the client knows what failed.
+  async function ownedSession(
+    request: Request,
+    identity: Identity,
+    requestId: RequestId | null = null,
+  ): Promise<OpenSession | Response> {
     const id = request.headers.get("mcp-session-id");
-    if (!id) return refusal(400, "Bad Request: Mcp-Session-Id header is required");
+    if (!id) return refusal(400, "Bad Request: Mcp-Session-Id header is required", requestId);
     let open = sessions.get(id);
     // A session this replica does not hold may be another's: the store says whose (and it is never another tenant's).
     if (!open && fleet) open = await adopt(identity, id, request);
     // Another tenant's session is exactly as unknown as a guessed id.
     if (!open || open.identity.tenant !== identity.tenant || open.ended) {
-      return refusal(404, "Session not found: it ended, expired, or never existed");
+      return refusal(404, "Session not found: it ended, expired, or never existed", requestId);
     }
     open.lastActive = Date.now();
     if (fleet) void fleet.store.touchSession(id, open.lastActive).catch(report);
@@ -821,7 +827,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     if (isJSONRPCRequest(message) && message.method === "initialize") {
       if (request.headers.get("mcp-session-id")) {
-        return refusal(400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
+        return refusal(
+          400,
+          "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id",
+          message.id,
+        );
       }
       const held = fleet
         ? await fleet.store.openSessionCount(identity.tenant)
@@ -830,6 +840,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         return refusal(
           429,
           `Too many sessions: a tenant may hold ${maxSessions} open; DELETE the ones it no longer uses`,
+          message.id,
         );
       }
       const open = await openSession(identity, request, message);
@@ -837,7 +848,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       if (!open.id) void endSession(open, "the session did not open");
       return response;
     }
-    const open = await ownedSession(request, identity);
+    const open = await ownedSession(request, identity, isJSONRPCRequest(message) ? message.id : null);
     if (open instanceof Response) return open;
     const cancelled = cancelledInFlight(open, message);
     const refused = checkRequest(open, identity, message);

@@ -251,6 +251,25 @@ describe("serve over HTTP with a token file", () => {
     assert.equal(h.server.sessionCount(), sessions);
   });
 
+  test("a request refused for its session is answered with its own id, as JSON-RPC asks when it could be read", {
+    timeout: 60_000,
+  }, async () => {
+    const auth = { authorization: `Bearer ${ALICE}`, "mcp-protocol-version": "2025-06-18" };
+    const ping = (id: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+    const cases: [Record<string, string>, string, number, unknown][] = [
+      [{}, ping(21), 400, 21],
+      [{ "mcp-session-id": "no-such-session" }, ping("p-22"), 404, "p-22"],
+      [{ "mcp-session-id": "no-such-session" }, INIT.replace('"id":1', '"id":23'), 400, 23],
+      // A notification has no id to give back.
+      [{ "mcp-session-id": "no-such-session" }, '{"jsonrpc":"2.0","method":"notifications/initialized"}', 404, null],
+    ];
+    for (const [headers, body, status, id] of cases) {
+      const answer = await raw(h.server.url, { body, headers: { ...auth, ...headers } });
+      assert.equal(answer.status, status, body);
+      assert.equal(answer.json().id, id, body);
+    }
+  });
+
   test("wrong methods and paths are refused with a reason; /healthz answers", { timeout: 60_000 }, async () => {
     const put = await raw(h.server.url, { method: "PUT", headers: { authorization: `Bearer ${ALICE}` } });
     assert.equal(put.status, 405);
