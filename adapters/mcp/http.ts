@@ -892,6 +892,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           const refused = errorReply(message.id, -32000, `The call was refused with HTTP ${response.status}`);
           await fleet!.store.finishCall(open.id!, String(message.id), refused, Date.now()).catch(report);
         }
+        return await withRequestId(response, message.id);
       }
       return response;
     } finally {
@@ -988,6 +989,22 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   };
 
   return { url, port: listener.port, sessionCount: () => sessions.size, closed, shutdown };
+}
+
+// The SDK's transport answers a request it refuses (an unsupported MCP-Protocol-Version, a missing Accept) with id
+// null, which JSON-RPC 2.0 keeps for an id that could not be read: this one was, and the reply names it.
+async function withRequestId(response: Response, id: RequestId): Promise<Response> {
+  if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return response;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Response(text, { status: response.status, headers: response.headers });
+  }
+  const reply = body as { id?: unknown; error?: unknown };
+  if (typeof body === "object" && body !== null && reply.error !== undefined && reply.id === null) reply.id = id;
+  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
 }
 
 /** `response` with `done` called once its body has been sent or dropped. */

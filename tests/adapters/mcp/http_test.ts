@@ -256,10 +256,14 @@ describe("serve over HTTP with a token file", () => {
   }, async () => {
     const auth = { authorization: `Bearer ${ALICE}`, "mcp-protocol-version": "2025-06-18" };
     const ping = (id: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+    const session = (await raw(h.server.url, { body: INIT, headers: auth })).headers["mcp-session-id"] as string;
     const cases: [Record<string, string>, string, number, unknown][] = [
       [{}, ping(21), 400, 21],
       [{ "mcp-session-id": "no-such-session" }, ping("p-22"), 404, "p-22"],
       [{ "mcp-session-id": "no-such-session" }, INIT.replace('"id":1', '"id":23'), 400, 23],
+      // Refused by the SDK's transport, past the session's check: an unsupported version, an Accept without SSE.
+      [{ "mcp-session-id": session, "mcp-protocol-version": "1999-01-01" }, ping(24), 400, 24],
+      [{ "mcp-session-id": session, accept: "application/json" }, ping(25), 406, 25],
       // A notification has no id to give back.
       [{ "mcp-session-id": "no-such-session" }, '{"jsonrpc":"2.0","method":"notifications/initialized"}', 404, null],
     ];
