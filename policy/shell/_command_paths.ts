@@ -669,6 +669,9 @@ export function lineFolders(analysis: BashAnalysis, root: string | undefined): s
     const [name, dir] = command.words;
     if (command.kind !== "command" || name?.value !== "cd" || dir?.value === undefined) continue;
     if (dir.value.startsWith("-") || dir.value.startsWith("~") || dir.value.split("/").includes("..")) continue;
+    // A `cd` in a loop runs any number of times: `while cd a; do :; done` ends in `a/a/a/...`, as deep as the
+    // folders go (and wherever a link down there leads), which no list of folders holds.
+    if (command.repeated === true && !path.isAbsolute(dir.value)) return [...folders.slice(0, 1), "?"];
     const next = folders.map((folder) => path.resolve(folder, dir.value!));
     folders = [...new Set([...folders, ...next])];
     if (folders.length > MAX_FOLDERS) return [...folders.slice(0, 1), "?"];

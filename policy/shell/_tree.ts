@@ -71,6 +71,8 @@ export interface BashSimpleCommand {
   problems: string[];
   /** Its file redirections, for the path rules. */
   redirects: BashRedirect[];
+  /** Whether it sits in a loop, so that it may run any number of times (a `cd` there leads anywhere below). */
+  repeated?: boolean;
 }
 
 /** Everything the walk found in one command line. */

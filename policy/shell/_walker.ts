@@ -111,6 +111,8 @@ export class Walker {
   lastStatement = -1;
   /** Offsets of the command names the walk found. */
   private readonly commandNames = new Set<number>();
+  /** How many loops the walk is inside: a command there may run more than once. */
+  private loops = 0;
 
   /**
    * @param source The command line as bash reads it. The tree may come from
@@ -862,13 +864,23 @@ export class Walker {
     checkLiteral(node.endIndex);
   }
 
+  /** Walks a loop's statements, whose commands may run more than once (`while cd a; do :; done`). */
+  private repeated(walk: () => void): void {
+    this.loops++;
+    try {
+      walk();
+    } finally {
+      this.loops--;
+    }
+  }
+
   // Conditionals and arithmetic commands: `[[ ... ]]`, `(( ... ))` and C-style `for` loops.
   private cStyleFor(node: Node, depth: number): void {
     this.problems.push(
       `the loop ${quoteSource(this.text(node))} evaluates arithmetic and assigns variables`,
     );
     for (const { child, field } of children(node)) {
-      if (field === "body") this.statement(child, depth + 1);
+      if (field === "body") this.repeated(() => this.statement(child, depth + 1));
       else if (child.isNamed) this.arithmetic(child, depth, node);
       else if (["for", "((", "))", ";"].includes(child.type)) this.cover(child);
       else this.unexpected(child, quoteSource(this.text(node)));
@@ -1077,8 +1089,10 @@ export class Walker {
       case "if_statement":
       case "elif_clause":
       case "else_clause":
-      case "while_statement":
         this.statements(node, depth);
+        return;
+      case "while_statement":
+        this.repeated(() => this.statements(node, depth));
         return;
       case "compound_statement":
         if (node.child(0)?.type === "((") this.arithmeticCommand(node, depth);
@@ -1156,6 +1170,7 @@ export class Walker {
       words: [],
       problems: [],
       redirects: [],
+      ...(this.loops > 0 ? { repeated: true } : {}),
     };
     this.commands.push(finding);
     const redirects = [...outerRedirects];
@@ -1291,7 +1306,7 @@ export class Walker {
       } else if (field === "value") {
         this.word(child, depth);
       } else if (field === "body") {
-        this.statement(child, depth + 1);
+        this.repeated(() => this.statement(child, depth + 1));
       } else if (!child.isNamed && STATEMENT_TOKENS.has(child.type)) {
         this.cover(child);
       } else {

@@ -533,6 +533,37 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a `cd` in a loop may run any number of times: the folders below it are not known", {
+    timeout: 300_000,
+  }, async () => {
+    // `d/d/d/l -> outside`: each round of the loop goes one `d` deeper, past the one level a lone `cd d` reaches.
+    await mkdir(join(workspace, "d", "d", "d"), { recursive: true });
+    await symlink(outside, join(workspace, "d", "d", "d", "l"));
+    try {
+      const lines = [
+        "while cd d 2>/dev/null; do true; done; cat l/secret.txt",
+        "until ! cd d 2>/dev/null; do true; done; cat l/secret.txt",
+        "while true; do cd d || break; done; cat l/secret.txt",
+        "while cd d 2>/dev/null; do true; done && grep -r x l/",
+      ];
+      for (const sandbox of SANDBOXES) {
+        for (const line of lines) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} was allowed`);
+        }
+      }
+      const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      assert.match(run.stdout, new RegExp(PLANTED), "bash reaches the link three folders down");
+      // Once, or to an absolute folder inside, the folders are known as before.
+      for (const line of ["cd d && cat x", `while false; do cd ${workspace}/src; done; ls`, "cd d; cd d; ls"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(join(workspace, "d"), { recursive: true });
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
