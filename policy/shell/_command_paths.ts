@@ -5,7 +5,9 @@
  * programs (every operand of a program not known to take none), option
  * values, redirections, the files the argument readers record
  * (`FlagContext.pathOperands`), and `cd`'s folder, from every folder the line
- * may have changed into.
+ * may have changed into. What the programs that write name (`cp`'s
+ * destination and the name a source gets in it, `rm -r`'s folder and all below
+ * it; `WRITERS`) is judged as written: a read-only path of the policy denies.
  *
  * A path known only when the command runs (a variable, a command
  * substitution, a glob or brace that may reach outside, any tilde) asks. A
@@ -21,7 +23,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
-import { followsLinksDown, GLOB_CHARS, globLinks, linksBelow } from "./_links_reached.ts";
+import { entriesBelow, followsLinksDown, GLOB_CHARS, globLinks, linksBelow } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 
@@ -508,6 +510,99 @@ interface PathWord {
   word: BashWord;
   access: PathAccess;
   origin: string;
+  /** For a destination: the names the sources get in it when it is a folder (`cp a b dir` writes `dir/a`). */
+  inside?: string[];
+  /** Whether what lies below it, when it is a folder, is written too (`rm -r`, `mv`, `chmod -R`, `cp -r`). */
+  tree?: boolean;
+}
+
+/** How a program of {@linkcode WRITERS} writes what it names. */
+interface Writer {
+  writes: "every" | "target";
+  /** The letters of the options that make it reach below a folder. */
+  recursive: string;
+  /** The long options that do. */
+  long?: readonly string[];
+}
+
+function writers(names: string, writer: Writer): [string, Writer][] {
+  return names.split(" ").map((name) => [name, writer]);
+}
+
+/**
+ * Programs that write, change or remove the files they name, which a policy file's allow rule may let run (the
+ * default allowlist holds none): `every` operand is written (`mv`'s sources go away), or only the `target`, the last
+ * operand or the folder of `-t` (`cp`, `ln`, `install`), with the name each source gets in it. The letters are the
+ * options with which they reach everything below a folder (`mv` always does).
+ */
+const WRITERS: ReadonlyMap<string, Writer> = new Map([
+  ...writers("rmdir unlink shred mkdir touch truncate mkfifo mknod tee mv", { writes: "every", recursive: "" }),
+  ...writers("rm", { writes: "every", recursive: "rR", long: ["recursive"] }),
+  ...writers("chmod chown chgrp", { writes: "every", recursive: "R", long: ["recursive"] }),
+  ...writers("cp", { writes: "target", recursive: "rRa", long: ["recursive", "archive"] }),
+  ...writers("ln install link", { writes: "target", recursive: "" }),
+]);
+
+/**
+ * The words a writing program (see {@linkcode WRITERS}) writes, judged as writes besides the reads every operand
+ * is judged as: a read-only path of the policy must not change through them.
+ */
+function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
+  const writer = WRITERS.get(name);
+  if (writer === undefined) return [];
+  const operands: BashWord[] = [];
+  let target: PathWord | undefined;
+  let tree = name === "mv";
+  // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
+  let itself = false;
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    const value = word.value;
+    if (value === "--") {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
+    if (value === undefined || !value.startsWith("-") || value === "-") {
+      operands.push(word);
+      continue;
+    }
+    if (value.startsWith("--")) {
+      const equals = value.indexOf("=");
+      const long = value.slice(2, equals < 0 ? undefined : equals);
+      if (long !== "" && writer.long?.some((option) => option.startsWith(long))) tree = true;
+      if (writer.writes === "target" && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
+      // GNU getopt takes any unambiguous start of `--target-directory`.
+      if (writer.writes === "target" && long !== "" && "target-directory".startsWith(long)) {
+        const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
+        if (given !== undefined) target = { word: given, access: "write", origin: "--target-directory" };
+      }
+      continue;
+    }
+    for (let letter = 1; letter < value.length; letter++) {
+      if (writer.recursive.includes(value[letter])) tree = true;
+      if (writer.writes === "target" && value[letter] === "T") itself = true;
+      if (writer.writes === "target" && value[letter] === "t") {
+        const rest = value.slice(letter + 1);
+        const given = rest === "" ? args[++i] : { text: value, value: rest, mayBeOption: false };
+        if (given !== undefined) target = { word: given, access: "write", origin: "-t" };
+        break;
+      }
+    }
+  }
+  if (writer.writes === "every") {
+    return operands.map((word) => ({ word, access: "write", origin: "operand", tree }));
+  }
+  let sources = operands;
+  if (target === undefined) {
+    // `ln SRC` makes `./SRC's name`; otherwise the last operand is the destination.
+    const last = operands.length > 1 ? operands[operands.length - 1] : { text: ".", value: ".", mayBeOption: false };
+    if (operands.length > 1) sources = operands.slice(0, -1);
+    target = { word: last, access: "write", origin: "operand" };
+  }
+  const inside = sources.flatMap((source) =>
+    source.value === undefined ? [] : [path.basename(source.value.replace(/\/+$/, "")) || source.value]
+  );
+  return [itself && operands.length > 1 ? { ...target, tree } : { ...target, inside, tree }];
 }
 
 /** The suffixes of an option word (`-f/etc/x`, `--file=/etc/x`) that may be its value. */
@@ -726,13 +821,14 @@ export function judgeCommandPaths(
         : pathWords(name.value, args)),
     );
   }
+  if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   words.push(...redirectWords(command.redirects));
-  const paths = words.map(({ word, access, origin }) => ({
+  const paths = words.map(({ word, access, origin, inside, tree }) => ({
     command: command.text,
     written: word.value !== undefined && word.text !== word.value && origin !== "operand" ? word.value : word.text,
     access,
     origin,
-    ...judgeWord(word, access, folders, judge),
+    ...worst([judgeWord(word, access, folders, judge), ...judgeWrittenBelow(word, inside, tree, folders, judge)]),
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
     paths.push(...judgeFollowedLinks(command.text, words, folders, judge));
@@ -762,6 +858,62 @@ export function judgeCommandPaths(
     });
   }
   return paths;
+}
+
+/**
+ * What a writing program writes besides the path it names: in a destination that is a folder, the name each source
+ * gets there; below a folder it removes, moves or changes whole (`tree`), every entry.
+ */
+function judgeWrittenBelow(
+  word: BashWord,
+  inside: readonly string[] | undefined,
+  tree: boolean | undefined,
+  folders: Folders,
+  judge: PathJudge,
+): Judged[] {
+  const value = word.value;
+  if (value === undefined || (inside === undefined && tree !== true)) return [];
+  if (value.startsWith("~") || value.split("/").includes("..")) return []; // asks as the path itself
+  const results: Judged[] = [];
+  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue; // the path is relative to an unknown folder: asks already
+    const absolute = path.resolve(folder, value);
+    if (inside === undefined) {
+      results.push(judgeTree(absolute, judge));
+      continue;
+    }
+    let folderThere = false;
+    try {
+      folderThere = fs.statSync(absolute).isDirectory();
+    } catch {
+      // A destination that does not exist is the new name itself, judged as written already.
+    }
+    if (!folderThere) continue;
+    for (const name of inside) {
+      const placed = path.join(absolute, name);
+      const judged = judge(placed, "write");
+      results.push(
+        judged.decision === "allow"
+          ? judged
+          : { path: placed, ...judged, reason: `puts ${placed} there, which ${judged.reason}` },
+      );
+      if (tree === true) results.push(judgeTree(placed, judge));
+    }
+  }
+  return results;
+}
+
+/** Every entry below a folder a command removes, moves or changes whole, judged as written. */
+function judgeTree(folder: string, judge: PathJudge): Judged {
+  const entries = entriesBelow(folder);
+  if (entries === undefined) {
+    return {
+      decision: "ask",
+      reason: "is a folder with more files than the checker looks through for paths the rules keep from writes",
+    };
+  }
+  const found = worst(entries.map((entry) => ({ path: entry, ...judge(entry, "write") })));
+  return found.decision === "allow" ? found : { ...found, reason: `holds ${found.path}, which ${found.reason}` };
 }
 
 /** Judges the redirections that belong to no simple command (`done < f`, `$(< f)`). */

@@ -140,3 +140,30 @@ export function linksBelow(folder: string): string[] | undefined {
   }
   return links;
 }
+
+/**
+ * Every entry below `folder` (links not descended into), or `undefined` when
+ * there are more than {@linkcode MAX_ENTRIES} to look at: what a program that
+ * removes, moves or changes a whole folder reaches. A file or a missing path
+ * has none.
+ */
+export function entriesBelow(folder: string): string[] | undefined {
+  const found: string[] = [];
+  const pending = [folder];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    if (found.length + entries.length > MAX_ENTRIES) return undefined;
+    for (const entry of entries) {
+      const full = path.join(current, entry.name);
+      found.push(full);
+      if (entry.isDirectory()) pending.push(full);
+    }
+  }
+  return found;
+}

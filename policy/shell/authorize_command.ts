@@ -193,7 +193,7 @@ export async function decideCommand(
       decision: "deny",
       decidedBy: "rule",
       reason: `${JSON.stringify(deniedPath.written)} names a path ${
-        deniedPath.reason?.startsWith("is read-only") ? "the line writes, read-only" : "denied"
+        /^(?:.*, which )?is read-only by/.test(deniedPath.reason ?? "") ? "the line writes, read-only" : "denied"
       } by the ${describeRule(deniedPath.rule!)}`,
       rules,
       check,

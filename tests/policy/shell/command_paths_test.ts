@@ -599,6 +599,68 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match((await decide("cat ro/f")).reason, /OS sandbox that hides them/);
   });
 
+  test("a program an allow rule lets write cannot change a read-only path, named, in a folder or below one", {
+    timeout: 300_000,
+  }, async () => {
+    // `cp` and friends were judged as reading their operands: `cp e ro/f` overwrote the read-only file, with the
+    // sandbox and without it (the sandbox does not bind read-only paths read-only).
+    await mkdir(join(workspace, "ro", "sub"), { recursive: true });
+    await mkdir(join(workspace, "from", "ro"), { recursive: true });
+    await writeFile(join(workspace, "from", "ro", "f"), "evil\n");
+    const rules = PolicyRules.fromLayers([{
+      name: "project",
+      config: {
+        commands: { allow: ["cp", "mv", "ln", "rm", "touch", "install", "chmod"] },
+        paths: { readOnly: ["ro/**"] },
+      },
+    }], workspace);
+    try {
+      for (const sandbox of ["off", "required"] as const) {
+        const decide = (line: string) => decideCommand(line, { rules, workspaceRoot: workspace, sandbox });
+        for (
+          const line of [
+            "cp a ro/f",
+            "cp a ro",
+            "cp a ro/",
+            "cp -t ro a",
+            "cp -tro a",
+            "cp --target-directory=ro a",
+            "cp --target ro a",
+            "cp -r from/ro .",
+            "cp -a from/ro/ ./",
+            "cp -rT from .",
+            "cp -r from/. .",
+            "mv a ro/f",
+            "mv ro gone",
+            "mv -t ro a",
+            "ln -sf /x ro/f",
+            "ln -s a ro",
+            "install a ro/f",
+            "touch ro/f",
+            "rm ro/f",
+            "rm -r ro",
+            "rm -rf -- ro",
+            "chmod -R 777 ro",
+            "cd ro && touch f",
+          ]
+        ) {
+          const decided = await decide(line);
+          assert.equal(decided.decision, "deny", `${line} (${sandbox}): ${decided.reason}`);
+          assert.match(decided.reason, /the line writes, read-only by the rule "ro\/\*\*"/, line);
+        }
+        for (
+          const line of ["cp ro/f copy", "cp -r ro elsewhere", "cp a b", "mkdir -p new/dir", "rm a.bak", "ln -s ro l"]
+        ) {
+          const decided = await decide(line);
+          assert.notEqual(decided.decision, "deny", `${line} (${sandbox}): ${decided.reason}`);
+        }
+      }
+    } finally {
+      await rm(join(workspace, "from"), { recursive: true });
+      await rm(join(workspace, "ro", "sub"), { recursive: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
