@@ -623,6 +623,7 @@ export class Policy {
         workspaceRoot: this.workspace.workdir,
         ...(cwd === undefined ? {} : { cwd }),
         ...(this.workspace.roots()[1] === undefined ? {} : { tempDir: this.workspace.roots()[1] }),
+        protectedPaths: this.protectedPaths,
         rules: this.rules,
         ...(this.#saveRule ? { saveRule: this.#saveRule } : {}),
         ...(this.commandNetwork.mode === "proxy" ? { network: this.commandNetwork } : {}),

@@ -26,6 +26,7 @@ import { expandBraces } from "./_literals.ts";
 import { entriesBelow, followsLinksDown, GLOB_CHARS, globLinks, linksBelow } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
+import { isProtectedPath } from "../protected_paths.ts";
 
 /** What the path rules decide for one path. */
 export interface PathJudgement {
@@ -36,6 +37,8 @@ export interface PathJudgement {
   rule?: PathRule;
   /** Where the path really leads, when the analysis could see it. */
   real?: string;
+  /** The protected path (relative to its root) a write reaches, which only a person or the sandbox may let change. */
+  protected?: string;
 }
 
 /** Judges one absolute path, lexically normal and free of `..`, for an access. */
@@ -61,6 +64,8 @@ export interface CommandPath {
   reason?: string;
   /** The policy file's rule, when one decided. */
   rule?: PathRule;
+  /** The protected path (relative to its root) it writes, when it writes one. */
+  protected?: string;
 }
 
 /** Where commands may reach: the places the file tools may reach. */
@@ -71,6 +76,8 @@ export interface PathScope {
   tempDir?: string;
   /** The policy files' path rules. */
   rules?: PolicyRules;
+  /** The protected-path globs (`.git/hooks/**`, `.npmrc`, ...): a write of one is marked. */
+  protectedPaths?: readonly string[];
 }
 
 /** The file tools' rule, named in every reason for a path outside. */
@@ -139,8 +146,10 @@ export function scopeJudge(scope: PathScope): PathJudge {
     if (!inArea(real)) {
       return { decision: "ask", real, reason: `leads through a link to ${real}, outside the workspace (${AREA_RULE})` };
     }
+    const marked = access === "write" ? protectedOf([absolute, real], [root, temp], scope.protectedPaths) : undefined;
+    const allowed = { decision: "allow" as const, real, ...(marked === undefined ? {} : { protected: marked }) };
     const rules = scope.rules;
-    if (rules === undefined || !rules.hasPathRules) return { decision: "allow", real };
+    if (rules === undefined || !rules.hasPathRules) return allowed;
     const lexical = rules.decidePath(absolute);
     const resolved = rules.decidePath(real);
     const outcome: PathOutcome = ORDER[resolved.decision] > ORDER[lexical.decision] ? resolved : lexical;
@@ -155,8 +164,25 @@ export function scopeJudge(scope: PathScope): PathJudge {
         reason: `is read-only by the ${describeRule(outcome.rule)}`,
       };
     }
-    return { decision: "allow", real };
+    return allowed;
   };
+}
+
+/** The first of the paths (as named, where it leads) that is protected in the root it lies in, relative to it. */
+function protectedOf(
+  paths: readonly string[],
+  roots: readonly (string | undefined)[],
+  patterns: readonly string[] | undefined,
+): string | undefined {
+  if (patterns === undefined) return undefined;
+  for (const p of paths) {
+    for (const root of roots) {
+      if (root === undefined || !within(p, root) || p === root) continue;
+      const relative = p.slice(root === "/" ? 1 : root.length + 1);
+      if (isProtectedPath(relative, patterns)) return relative;
+    }
+  }
+  return undefined;
 }
 
 /** How much the judgements weigh, the worst first: deny before ask before allow. */
@@ -165,10 +191,13 @@ const WEIGHT = { allow: 0, ask: 1, deny: 2 } as const;
 type Judged = Omit<CommandPath, "command" | "written" | "origin" | "access">;
 
 function worst(list: readonly Judged[]): Judged {
-  return list.reduce<Judged>(
+  const found = list.reduce<Judged>(
     (a, b) => WEIGHT[b.decision] > WEIGHT[a.decision] ? b : a,
     list[0] ?? { decision: "allow" },
   );
+  // A protected path written is kept whatever else decides: asking the risk assessor is no person's yes.
+  const marked = found.protected ?? list.find((judged) => judged.protected !== undefined)?.protected;
+  return marked === undefined ? found : { ...found, protected: marked };
 }
 
 /** Bash's folders the line may run in: the workspace root, and every folder `cd` may have changed into. */

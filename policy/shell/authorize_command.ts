@@ -51,6 +51,8 @@ export interface AuthorizeCommandOptions {
   cwd?: string;
   /** The session's temp dir (absolute), which commands may reach like the workspace. */
   tempDir?: string;
+  /** The protected-path globs (see `CheckCommandOptions.protectedPaths`). */
+  protectedPaths?: readonly string[];
   /** The policy files' command rules; default none. */
   rules?: PolicyRules;
   /**
@@ -139,6 +141,8 @@ export interface DecideCommandOptions {
   cwd?: string;
   /** The session's temp dir (absolute). */
   tempDir?: string;
+  /** The protected-path globs (see `CheckCommandOptions.protectedPaths`). */
+  protectedPaths?: readonly string[];
   /** Judges commands the allowlist does not allow; default {@linkcode rulesRiskAssessor}. */
   assessor?: RiskAssessor;
   /** The policy's network lists where commands have the egress proxy (see `CheckCommandOptions.network`). */
@@ -183,6 +187,7 @@ export async function decideCommand(
       : {}),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
     ...(options.network ? { network: options.network } : {}),
   });
   const deniedPath = check.paths.find((found) => found.decision === "deny" && found.rule !== undefined);
@@ -222,6 +227,16 @@ export async function decideCommand(
     rules.uncertain.push(
       `the policy hides paths (${hidden.slice(0, 3).join(", ")}) and the OS sandbox that hides them from ` +
         `commands is unavailable (${unsandboxed.reason ?? "no reason given"})`,
+    );
+  }
+  // Protected paths are read-only in the sandbox (and new ones moved out after the command); without one, a person
+  // decides, as for the file tools.
+  const written = check.paths.find((found) => found.protected !== undefined);
+  const keeper = written === undefined ? undefined : unsandboxed ?? await commandSandbox(options.sandbox);
+  if (written !== undefined && keeper?.available === false) {
+    rules.uncertain.push(
+      `the line writes the protected path ${written.protected} (${JSON.stringify(written.written)}) and the OS ` +
+        `sandbox that keeps it read-only is unavailable (${keeper.reason ?? "no reason given"})`,
     );
   }
   if (rule?.decision === "ask" || rules.uncertain.length > 0) {
@@ -365,6 +380,7 @@ export async function authorizeCommand(
     ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
+    ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
     ...(options.network ? { network: options.network } : {}),
   }, signal);
   signal?.throwIfAborted();

@@ -41,6 +41,7 @@ import process from "node:process";
 import { NETWORK_READERS } from "./_flag_rules_net.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
+import { DEFAULT_PROTECTED_PATHS } from "../protected_paths.ts";
 
 export type { CommandPath } from "./_command_paths.ts";
 export type { PathAccess } from "./_path_operands.ts";
@@ -135,6 +136,11 @@ export interface CheckCommandOptions {
   tempDir?: string;
   /** The policy files' rules: a path they deny denies the line, a read-only one denies writes. */
   rules?: PolicyRules;
+  /**
+   * The protected-path globs; default {@linkcode DEFAULT_PROTECTED_PATHS}. A path the line writes that is one is
+   * marked (`CommandPath.protected`): without the sandbox that keeps them read-only, a person decides.
+   */
+  protectedPaths?: readonly string[];
   /** Commands that run project code; defaults to {@linkcode PROJECT_CODE_COMMANDS}. */
   projectCode?: readonly string[];
   /**
@@ -347,6 +353,7 @@ export async function checkAnalysis(
       ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
       ...(options.tempDir === undefined ? {} : { tempDir: options.tempDir }),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
+      protectedPaths: options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
     }),
   };
   const commands = analysis.commands.map((found) => judge(found, judging));

@@ -661,6 +661,61 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("without the sandbox, a protected path a line writes needs a person, whoever allowed the program", {
+    timeout: 300_000,
+  }, async () => {
+    // An allow rule for `cp` let `cp e .git/hooks/pre-commit` write a git hook (and `.npmrc`) with the sandbox off,
+    // where nothing keeps protected paths read-only; the file tools ask a person for the same write.
+    await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
+    const rules = PolicyRules.fromLayers(
+      [{ name: "project", config: { commands: { allow: ["cp", "mv", "ln"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "cp a .git/hooks/pre-commit",
+          "cp a .git/hooks",
+          "cp -t .git/hooks a",
+          "cp a .npmrc",
+          "cp a src/.npmrc",
+          "mv a .git/config",
+          "ln -sf a .git/hooks/pre-push",
+          "cd src && cp ../a .npmrc",
+          "sed -n 'w .npmrc' a",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        if (!line.includes("..")) assert.match(decided.reason, /writes the protected path/, line);
+        const run = await authorizeCommand({
+          state: new PolicyState(),
+          asker: autoHost(),
+          sandbox: "off",
+          rules,
+          workspaceRoot: workspace,
+        }, line)
+          .then(() => "ran", () => "refused");
+        assert.equal(run, "refused", `${line} ran on an automatic answer`);
+      }
+      // Reading one, or writing elsewhere, is as before; in the sandbox, protected paths are read-only.
+      for (const line of ["cp .npmrc copy", "cp a b", "cat .git/hooks/x"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      const sandboxed = await checkCommand("cp a .npmrc", {
+        allowlist: [...DEFAULT_COMMAND_ALLOWLIST, "cp"],
+        sandbox: { available: true },
+        workspaceRoot: workspace,
+      });
+      assert.equal(sandboxed.verdict, "allow", sandboxed.reasons.join(" | "));
+      assert.equal(sandboxed.paths.find((found) => found.protected !== undefined)?.protected, ".npmrc");
+    } finally {
+      await rm(join(workspace, ".git"), { recursive: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
