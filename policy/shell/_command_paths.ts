@@ -803,14 +803,29 @@ export function lineFolders(analysis: BashAnalysis, root: string | undefined): s
   return folders;
 }
 
+/** Where a program walking an operand starts: the operand, or for a pattern the static folder its matches lie in. */
+function walkedFrom(word: BashWord): string[] {
+  if (word.value !== undefined) return [word.value];
+  if (word.pattern !== undefined) {
+    return (expandBraces(word.pattern) ?? []).map((expansion) => {
+      const parts = expansion.split("/");
+      const firstGlob = parts.findIndex((part) => GLOB_CHARS.test(part));
+      if (firstGlob < 0) return expansion;
+      return parts.slice(0, firstGlob).join("/") || (expansion.startsWith("/") ? "/" : ".");
+    });
+  }
+  return word.glob?.prefix === undefined ? [] : [globFolder(word.glob.prefix)];
+}
+
 /**
  * The links below the folders a program that follows links walks (its
  * operands, or the folder it runs in), each judged by where it leads.
  */
 function judgeFollowedLinks(command: string, words: readonly PathWord[], folders: Folders, judge: PathJudge) {
-  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word.value);
-  // An operand known only at run time asks on its own; a pattern's matches are judged as links already.
-  const roots = named.length === 0 ? ["."] : named.filter((value): value is string => value !== undefined);
+  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  // An operand known only at run time asks on its own; a pattern is walked from the folder its matches lie in, since
+  // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
+  const roots = named.length === 0 ? ["."] : [...new Set(named.flatMap(walkedFrom))];
   return roots.flatMap((root) =>
     reachedLinks(root, linksBelow, "read", folders, judge).map((reached): CommandPath => {
       const base = { command, written: root, access: "read" as const, origin: "operand" };

@@ -243,6 +243,40 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(listed.stdout, /link\/secret\.txt/, "find -L did not list the file behind the link");
   });
 
+  test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
+    timeout: 300_000,
+  }, async () => {
+    // `deep/in -> outside`: `*` matches the folder `deep`, not a link, and `grep -R` follows `deep/in`.
+    await mkdir(join(workspace, "deep"));
+    await symlink(outside, join(workspace, "deep", "in"));
+    try {
+      const lines = [
+        "grep -R PLANTED *",
+        "grep -R PLANTED d*",
+        "grep -R PLANTED {d,q}*",
+        "grep -R PLANTED src d*",
+        "ls -LR d*",
+        "diff -r d* src",
+      ];
+      for (const sandbox of SANDBOXES) {
+        for (const line of lines) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link .*which the command follows/, line);
+        }
+      }
+      const run = spawnSync("bash", ["-c", "grep -R PLANTED d*"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "grep -R follows the link inside the matched folder");
+      // Without following, or where the matched folders hold no link, it runs.
+      for (const line of ["grep -r PLANTED d*", "grep -R PLANTED src/*", "ls -R d*"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(join(workspace, "deep"), { recursive: true });
+    }
+  });
+
   test("a sample of the lines really reads the planted file under bash", { timeout: 300_000 }, () => {
     const sample = [
       "cat ~/secret.txt",
