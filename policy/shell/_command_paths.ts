@@ -105,7 +105,7 @@ function within(absolute: string, root: string | undefined): boolean {
  * Where `absolute` really leads: the real path of its deepest existing
  * folder, with the rest appended; `undefined` when it cannot be looked at.
  */
-function realOf(absolute: string): string | undefined {
+function realOf(absolute: string, hops = 0): string | undefined {
   const rest: string[] = [];
   for (let at = absolute;;) {
     try {
@@ -114,9 +114,28 @@ function realOf(absolute: string): string | undefined {
     } catch (error) {
       const code = (error as { code?: string }).code;
       if ((code !== "ENOENT" && code !== "ENOTDIR") || at === "/") return undefined;
+      // A dangling link leads where its target would be: the kernel follows it (`touch l` creates the target, a
+      // file outside for `l -> /srv/new`), so the rest of the path is taken from there, as far as links go.
+      const target = danglingTarget(at);
+      if (target !== undefined) {
+        return hops >= MAX_LINK_HOPS ? undefined : realOf(path.join(target, ...rest.reverse()), hops + 1);
+      }
       rest.push(path.basename(at));
       at = path.dirname(at);
     }
+  }
+}
+
+/** As many links as the kernel follows in one path (Linux's MAXSYMLINKS); beyond, it fails with ELOOP. */
+const MAX_LINK_HOPS = 40;
+
+/** Where the link at `at` points, from the real folder it lies in; `undefined` when `at` is no link. */
+function danglingTarget(at: string): string | undefined {
+  try {
+    if (!fs.lstatSync(at).isSymbolicLink()) return undefined;
+    return path.resolve(fs.realpathSync(path.dirname(at)), fs.readlinkSync(at));
+  } catch {
+    return undefined;
   }
 }
 

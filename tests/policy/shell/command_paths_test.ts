@@ -598,6 +598,42 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a dangling link is judged by where it leads: a program that writes through it creates the file there", {
+    timeout: 300_000,
+  }, async () => {
+    // `dangling -> outside/new` (missing): it was judged as a missing file inside, so with an allow rule for touch,
+    // `touch dangling` created outside/new without asking.
+    await symlink(join(outside, "new"), join(workspace, "dangling"));
+    await mkdir(join(workspace, "chain"));
+    await symlink("../dangling", join(workspace, "chain", "hop"));
+    await symlink("missing-inside", join(workspace, "chain", "stays"));
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["touch"] } } }], workspace);
+    try {
+      for (const line of ["touch dangling", "touch chain/hop", "cat dangling", "sed -n p chain/hop"]) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, {
+            allowlist: [...DEFAULT_COMMAND_ALLOWLIST, "touch"],
+            sandbox,
+            workspaceRoot: workspace,
+          });
+          assert.equal(check.verdict, "ask", `${line} was allowed`);
+          assert.ok(check.reasons.some((reason) => reason.includes(join(outside, "new"))), check.reasons.join(" | "));
+        }
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.notEqual(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // A dangling link that stays inside is judged inside.
+      const inside = await decideCommand("touch chain/stays", { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(inside.decision, "allow", inside.reason);
+      spawnSync("bash", ["-c", "touch dangling"], { cwd: workspace, timeout: 10_000 });
+      assert.equal(await realpath(join(workspace, "dangling")), join(outside, "new"), "touch created the target");
+    } finally {
+      await rm(join(workspace, "dangling"));
+      await rm(join(workspace, "chain"), { recursive: true });
+      await rm(join(outside, "new"), { force: true });
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
