@@ -562,6 +562,11 @@ interface PathWord {
   inside?: string[];
   /** Whether what lies below it, when it is a folder, is written too (`rm -r`, `mv`, `chmod -R`, `cp -r`). */
   tree?: boolean;
+  /**
+   * For a destination: the links the command puts there, which lead elsewhere from there (`ln -s TEXT`: each
+   * source is a link's text; `mv`, `cp -P`: the sources, links among them and below them keep their text).
+   */
+  links?: { kind: "text" | "kept"; sources: string[] };
 }
 
 /** How a program of {@linkcode WRITERS} writes what it names. */
@@ -598,9 +603,14 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
 function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   const writer = WRITERS.get(name);
   if (writer === undefined) return [];
+  // Whether it puts its sources in a destination (`mv` writes its sources too: they go away).
+  const places = writer.writes === "target" || name === "mv";
   const operands: BashWord[] = [];
   let target: PathWord | undefined;
   let tree = name === "mv";
+  // Whether links are made or carried as they are: `ln -s`, `mv`, `cp -P`, `cp -a`, `cp -r` (no `-L`).
+  let symbolic = false;
+  let keeps = name === "mv" || name === "ln" || name === "link";
   // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
   let itself = false;
   for (let i = 0; i < args.length; i++) {
@@ -618,9 +628,13 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       const equals = value.indexOf("=");
       const long = value.slice(2, equals < 0 ? undefined : equals);
       if (long !== "" && writer.long?.some((option) => option.startsWith(long))) tree = true;
-      if (writer.writes === "target" && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
+      if (name === "ln" && long !== "" && "symbolic".startsWith(long)) symbolic = true;
+      if (name === "cp" && long !== "" && ["no-dereference", "archive", "recursive"].some((o) => o.startsWith(long))) {
+        keeps = true;
+      }
+      if (places && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
       // GNU getopt takes any unambiguous start of `--target-directory`.
-      if (writer.writes === "target" && long !== "" && "target-directory".startsWith(long)) {
+      if (places && long !== "" && "target-directory".startsWith(long)) {
         const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
         if (given !== undefined) target = { word: given, access: "write", origin: "--target-directory" };
       }
@@ -628,8 +642,10 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
     }
     for (let letter = 1; letter < value.length; letter++) {
       if (writer.recursive.includes(value[letter])) tree = true;
-      if (writer.writes === "target" && value[letter] === "T") itself = true;
-      if (writer.writes === "target" && value[letter] === "t") {
+      if (name === "ln" && value[letter] === "s") symbolic = true;
+      if (name === "cp" && "PdaRr".includes(value[letter])) keeps = true;
+      if (places && value[letter] === "T") itself = true;
+      if (places && value[letter] === "t") {
         const rest = value.slice(letter + 1);
         const given = rest === "" ? args[++i] : { text: value, value: rest, mayBeOption: false };
         if (given !== undefined) target = { word: given, access: "write", origin: "-t" };
@@ -637,9 +653,10 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       }
     }
   }
-  if (writer.writes === "every") {
-    return operands.map((word) => ({ word, access: "write", origin: "operand", tree }));
-  }
+  const every = writer.writes === "every"
+    ? operands.map((word): PathWord => ({ word, access: "write", origin: "operand", tree }))
+    : [];
+  if (!places) return every;
   let sources = operands;
   if (target === undefined) {
     // `ln SRC` makes `./SRC's name`; otherwise the last operand is the destination.
@@ -650,7 +667,14 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   const inside = sources.flatMap((source) =>
     source.value === undefined ? [] : [path.basename(source.value.replace(/\/+$/, "")) || source.value]
   );
-  return [itself && operands.length > 1 ? { ...target, tree } : { ...target, inside, tree }];
+  const statics = sources.flatMap((source) => source.value === undefined ? [] : [source.value]);
+  const links = symbolic || keeps
+    ? { links: { kind: symbolic ? "text" as const : "kept" as const, sources: statics } }
+    : {};
+  return [
+    ...every,
+    itself && operands.length > 1 ? { ...target, tree, ...links } : { ...target, inside, tree, ...links },
+  ];
 }
 
 /** The suffixes of an option word (`-f/etc/x`, `--file=/etc/x`) that may be its value. */
@@ -886,12 +910,16 @@ export function judgeCommandPaths(
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   words.push(...redirectWords(command.redirects));
-  const paths = words.map(({ word, access, origin, inside, tree }) => ({
+  const paths = words.map(({ word, access, origin, inside, tree, links }) => ({
     command: command.text,
     written: word.value !== undefined && word.text !== word.value && origin !== "operand" ? word.value : word.text,
     access,
     origin,
-    ...worst([judgeWord(word, access, folders, judge), ...judgeWrittenBelow(word, inside, tree, folders, judge)]),
+    ...worst([
+      judgeWord(word, access, folders, judge),
+      ...judgeWrittenBelow(word, inside, tree, folders, judge),
+      ...judgeRelocatedLinks(word, inside, links, folders, judge),
+    ]),
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
     paths.push(...judgeFollowedLinks(command.text, words, folders, judge));
@@ -964,6 +992,85 @@ function judgeWrittenBelow(
     }
   }
   return results;
+}
+
+/**
+ * The links a command makes or carries into a destination, judged from where they will lie: a link's relative text
+ * leads elsewhere from there (`mv a/l l` with `a/l -> ../outside/f` makes `l` lead out of the workspace, and a later
+ * `cat l` in the line reads through it, where the analysis saw no file).
+ */
+function judgeRelocatedLinks(
+  word: BashWord,
+  inside: readonly string[] | undefined,
+  links: PathWord["links"],
+  folders: Folders,
+  judge: PathJudge,
+): Judged[] {
+  const value = word.value;
+  if (value === undefined || links === undefined) return [];
+  const results: Judged[] = [];
+  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue;
+    const destination = path.resolve(folder, value);
+    let folderThere = false;
+    try {
+      folderThere = inside !== undefined && fs.statSync(destination).isDirectory();
+    } catch {
+      // A new name.
+    }
+    for (const source of links.sources) {
+      const home = folderThere
+        ? path.join(destination, path.basename(source.replace(/\/+$/, "")) || source)
+        : destination;
+      if (links.kind === "text") {
+        results.push(judgeLinkText(source, home, judge));
+        continue;
+      }
+      const from = path.resolve(path.isAbsolute(source) ? "/" : folder, source);
+      let stat: fs.Stats | undefined;
+      try {
+        stat = fs.lstatSync(from);
+      } catch {
+        continue; // Nothing there to carry.
+      }
+      if (stat.isSymbolicLink()) results.push(judgeLinkText(fs.readlinkSync(from), home, judge));
+      else if (stat.isDirectory()) {
+        const below = linksBelow(from);
+        if (below === undefined) {
+          results.push({
+            decision: "ask",
+            reason: "is a folder with more files than the checker looks through for links",
+          });
+          continue;
+        }
+        for (const link of below) {
+          results.push(judgeLinkText(fs.readlinkSync(link), path.join(home, path.relative(from, link)), judge));
+        }
+      }
+    }
+  }
+  return results;
+}
+
+/** A link with this text lying at `home`: where it leads, judged for reading. */
+function judgeLinkText(text: string, home: string, judge: PathJudge): Judged {
+  const parts = text.split("/");
+  const firstName = parts.findIndex((part) => part !== ".." && part !== "." && part !== "");
+  if (parts.slice(Math.max(firstName, 0)).includes("..") && firstName >= 0) {
+    return {
+      decision: "ask",
+      reason: `makes the link ${home} -> ${text}, whose \`..\` after a name the checker does not follow`,
+    };
+  }
+  const from = path.isAbsolute(text) ? "/" : realOf(path.dirname(home));
+  if (from === undefined) {
+    return { decision: "ask", reason: `makes the link ${home}, whose folder cannot be looked at` };
+  }
+  const leads = path.resolve(from, text);
+  const judged = judge(leads, "read");
+  return judged.decision === "allow"
+    ? judged
+    : { path: home, ...judged, reason: `makes the link ${home} -> ${text}, which ${judged.reason}` };
 }
 
 /** Every entry below a folder a command removes, moves or changes whole, judged as written. */

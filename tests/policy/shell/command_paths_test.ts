@@ -634,6 +634,47 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a link the line moves, copies or makes is judged from where it will lie", { timeout: 300_000 }, async () => {
+    // `carry/l -> ../outside/secret.txt` leads to the missing `carry/../outside`... inside, from where it lies; moved
+    // to the root it leads to the planted file, and `cat l` after it read the file (an allow rule for mv, no sandbox).
+    await mkdir(join(workspace, "carry", "deep"), { recursive: true });
+    await symlink("../outside/secret.txt", join(workspace, "carry", "l"));
+    await symlink("../../outside/secret.txt", join(workspace, "carry", "deep", "l"));
+    await symlink("../a", join(workspace, "carry", "fine"));
+    const rules = PolicyRules.fromLayers(
+      [{ name: "project", config: { commands: { allow: ["mv", "cp", "ln"] } } }],
+      workspace,
+    );
+    try {
+      const lines = [
+        "mv carry/l l && cat l",
+        "mv carry/l . && cat l",
+        "mv -t . carry/l && cat l",
+        "cp -P carry/l l && cat l",
+        "cp -a carry/l l",
+        "mv carry/deep moved",
+        "cp -r carry/deep moved",
+        "ln -s ../../outside/secret.txt carry/new",
+        "cd carry && ln -s ../../outside/secret.txt new",
+      ];
+      for (const sandbox of ["off", "required"] as const) {
+        for (const line of lines) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox });
+          assert.notEqual(decided.decision, "allow", `${line} (${sandbox}) was allowed`);
+        }
+      }
+      const run = spawnSync("bash", ["-c", "cp -P carry/l l && cat l; rm -f l"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "the moved link leads to the planted file");
+      // Links that still lead inside from their new place, and copies that follow links, run.
+      for (const line of ["mv carry/fine carry/fine2", "cp carry/fine copy", "ln -s a b", "mv carry elsewhere/"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        if (line !== "mv carry elsewhere/") assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+    } finally {
+      await rm(join(workspace, "carry"), { recursive: true });
+    }
+  });
+
   test("the session temp dir counts as inside", { timeout: 300_000 }, async () => {
     const check = await checkCommand(`cat ${outside}/secret.txt`, {
       sandbox: { available: false },
