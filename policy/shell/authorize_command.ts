@@ -229,6 +229,18 @@ export async function decideCommand(
         `commands is unavailable (${unsandboxed.reason ?? "no reason given"})`,
     );
   }
+  // The sandbox hides a hidden file from commands, not the repository's objects, where git keeps each version of
+  // it that was ever staged or committed: `git show HEAD:.env`, `git log -p`, `git diff --cached` print them. While
+  // the policy hides paths, a git command is a person's to allow.
+  const git = hidden.length > 0
+    ? check.commands.find((found) => found.words[0]?.split("/").pop() === "git")
+    : undefined;
+  if (git !== undefined) {
+    rules.uncertain.push(
+      `the policy hides paths (${hidden.slice(0, 3).join(", ")}) and git prints what the repository keeps, which ` +
+        `holds every staged or committed version of a hidden file (the sandbox hides the file, not its history)`,
+    );
+  }
   // Protected paths are read-only in the sandbox (and new ones moved out after the command); without one, a person
   // decides, as for the file tools.
   const written = check.paths.find((found) => found.protected !== undefined);

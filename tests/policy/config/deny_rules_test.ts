@@ -193,6 +193,29 @@ describe("command deny rules", () => {
   });
 });
 
+describe("hidden files in git's history", () => {
+  test("while the policy hides paths, a git command needs a person: the objects keep what a hidden file held", {
+    timeout: 60_000,
+  }, async () => {
+    // A revision's path that names the hidden file is denied outright.
+    assert.equal((await decideCommand("git show HEAD:app/.env", { rules, workspaceRoot: dir })).decision, "deny");
+    for (const command of ["git log -p", "git show HEAD", "git grep TOKEN HEAD", "git diff --cached", "git status"]) {
+      const decided = await decideCommand(command, { rules, workspaceRoot: dir });
+      assert.equal(decided.decision, "ask", `${command}: ${decided.reason}`);
+      assert.equal(decided.prompt?.requirePerson, true, command);
+      assert.match(decided.reason, /git prints what the repository keeps/, command);
+    }
+    const s = session({ autoConfirm: true });
+    try {
+      const result = await box.call(s, "bash", { command: "git log -p" });
+      assert.equal(result.status, "skipped");
+      assert.ok(!JSON.stringify(result).includes(SECRET));
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("path deny rules through the tools", () => {
   test("reading a denied file, through a symlink, a symlinked folder or an absolute path, is refused", {
     timeout: 60_000,
