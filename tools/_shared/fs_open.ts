@@ -7,6 +7,7 @@
 
 import fs from "node:fs";
 import type { FileDoor, FileTarget } from "@toolfence/core";
+import { ToolError } from "@toolfence/core";
 import { fileOpError, wrongType } from "./fs_errors.ts";
 
 /**
@@ -159,6 +160,21 @@ export async function openRegularFile(
       close: () => Promise.resolve(fs.closeSync(fd)),
     },
   };
+}
+
+/**
+ * {@linkcode openRegularFile} for a tool that takes files only: a folder or
+ * a special file is `not_a_file`.
+ */
+export async function openFileOnly(files: FileDoor, target: FileTarget, shown: string): Promise<OpenFile> {
+  try {
+    return await openRegularFile(files, target, shown, "Give the path of a file, not a directory.");
+  } catch (error) {
+    if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
+      throw error;
+    }
+    throw new ToolError(`${shown} is not a regular file`, { code: "not_a_file", kind: "semantic", cause: error });
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate, pageLine } from "./_page.ts";
 import { FILE_UPLOAD_OUTPUT } from "./_outputs.ts";
-import { type OpenFile, openRegularFile } from "../_shared/fs_open.ts";
+import { openFileOnly } from "../_shared/fs_open.ts";
 
 /** The most bytes `browser_file_upload` hands to a page in one call. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
@@ -70,15 +70,7 @@ export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploa
         // Opened by the file door, never by its path: a file swapped for a link to one outside the workspace (or a
         // denied one) after the resolution would be handed to the page (as diff_files' text was).
         const target = await ctx.policy.files.resolve(given);
-        let opened: OpenFile;
-        try {
-          opened = await openRegularFile(ctx.policy.files, target, given, "Give the path of a file, not a directory.");
-        } catch (error) {
-          if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
-            throw error;
-          }
-          throw new ToolError(`${given} is not a regular file`, { code: "not_a_file", kind: "semantic", cause: error });
-        }
+        const opened = await openFileOnly(ctx.policy.files, target, given);
         try {
           total += opened.stat.size;
           if (total > MAX_UPLOAD_BYTES) {

@@ -9,7 +9,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
-import { type OpenFile, openRegularFile, readFully } from "../_shared/fs_open.ts";
+import { openFileOnly, readFully } from "../_shared/fs_open.ts";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { limitMessage } from "@toolfence/policy";
 
@@ -38,15 +38,7 @@ export async function readTextFile(ctx: ToolContext, input: string): Promise<Tex
   const target = await ctx.policy.files.resolve(input);
   const file = target.path;
   const shown = ctx.workspace.relative(file);
-  let opened: OpenFile;
-  try {
-    opened = await openRegularFile(ctx.policy.files, target, shown, "Give the path of a file, not a directory.");
-  } catch (error) {
-    if (!(error instanceof ToolError) || error.code !== "is_directory" && error.code !== "not_regular_file") {
-      throw error;
-    }
-    throw new ToolError(`${shown} is not a regular file`, { code: "not_a_file", kind: "semantic", cause: error });
-  }
+  const opened = await openFileOnly(ctx.policy.files, target, shown);
   let bytes: Uint8Array;
   try {
     if (opened.stat.size > MAX_TEXT_BYTES) {
