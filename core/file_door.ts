@@ -78,7 +78,11 @@ export interface FileDoor {
   /**
    * Writes `data` to the target atomically (a temp file renamed over it),
    * creating its missing folders; returns the topmost folder it created (for
-   * {@linkcode FileDoor.discard} to undo), or undefined.
+   * {@linkcode FileDoor.discard} to undo), or undefined. A target that did
+   * not exist when resolved (so no question about replacing it was asked) is
+   * written only while its path is free: an entry that appeared there since
+   * is left alone and the write is `path_changed`. The same holds for the
+   * destination of {@linkcode FileDoor.copy} and {@linkcode FileDoor.move}.
    */
   write(target: FileTarget, data: string | Uint8Array, options?: { mode?: number }): Promise<string | undefined>;
   /** Creates the folder of `target` and its missing parents; returns the topmost created, or undefined. */

@@ -12,6 +12,7 @@ import {
   type FolderPin,
   inFolder,
   openFolderConfined,
+  placeInFolder,
   renameInFolder,
   syncFd,
   tempName,
@@ -23,6 +24,12 @@ import {
 export interface AtomicWriteOptions {
   /** Permission bits of the file; default: those of the file being replaced, or 0o666 less the umask for a new one. */
   mode?: number;
+  /**
+   * Whether the file may replace an entry at the path (default true). With
+   * false the path is taken only while free: a file that appeared there since
+   * the caller looked is left alone and the write throws `EEXIST`.
+   */
+  replace?: boolean;
 }
 
 /**
@@ -82,7 +89,7 @@ export async function atomicWrite(
     } finally {
       fs.closeSync(fd);
     }
-    renameInFolder(folder, path.basename(temp), name, pin);
+    (options.replace === false ? placeInFolder : renameInFolder)(folder, path.basename(temp), name, pin);
   } catch (error) {
     try {
       unlinkConfined(temp, pin);

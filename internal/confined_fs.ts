@@ -402,6 +402,44 @@ export function renameInFolder(dir: string, from: string, to: string, pin?: Fold
   inFolder(dir, (at) => fs.renameSync(at(from), at(to)), pin);
 }
 
+/**
+ * Renames `from` to `to` within the pinned folder `dir`, only where nothing
+ * lies at `to`: an entry that appeared there since the caller looked is left
+ * alone and the call throws `EEXIST`. A file or link is placed by `link(2)`,
+ * which never replaces, then its temporary name removed. A folder (or a file
+ * system without hard links) is renamed after an `lstat` finds the name free:
+ * in the moment between, `rename(2)` can replace only an empty folder, never
+ * a file.
+ */
+export function placeInFolder(dir: string, from: string, to: string, pin?: FolderPin): void {
+  checkName(from);
+  checkName(to);
+  inFolder(dir, (at) => placeEntry(at(from), at(to)), pin);
+}
+
+// rename(from, to) where nothing lies at `to` (see placeInFolder); both are addressed in pinned folders.
+function placeEntry(from: string, to: string): void {
+  if (!fs.lstatSync(from).isDirectory()) {
+    try {
+      fs.linkSync(from, to);
+      fs.unlinkSync(from);
+      return;
+    } catch (error) {
+      if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
+    }
+  }
+  try {
+    fs.lstatSync(to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    return fs.renameSync(from, to);
+  }
+  throw Object.assign(new Error(`EEXIST: file already exists, rename '${from}' -> '${to}'`), { code: "EEXIST" });
+}
+
+// link(2)'s errors on a file system that has no hard links (FAT, some network and FUSE file systems).
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
 /** Removes the file or link `real` (never what a link points to), in its pinned folder. */
 export function unlinkConfined(real: string, pin?: FolderPin): void {
   inParent(real, (name) => fs.unlinkSync(name), pin);
@@ -451,20 +489,27 @@ export function chmodConfined(real: string, mode: number): void {
 
 /**
  * Moves the entry `from` to `to` (absolute real paths whose folders exist),
- * replacing a file or link at `to` the way `rename(2)` does. Within one
- * folder it is one rename; across folders it moves one level per step (see
- * the module notes), the last step under the final name. Both paths must lie
- * under the same root among `roots`; otherwise it throws an `EXDEV` error
- * and the caller copies instead.
+ * replacing a file or link at `to` the way `rename(2)` does, or, with
+ * `replace: false`, only where nothing lies at `to` (see
+ * {@linkcode placeInFolder}). Within one folder it is one rename; across
+ * folders it moves one level per step (see the module notes), the last step
+ * under the final name. Both paths must lie under the same root among
+ * `roots`; otherwise it throws an `EXDEV` error and the caller copies instead.
  */
-export function moveConfined(from: string, to: string, roots: readonly string[]): void {
+export function moveConfined(
+  from: string,
+  to: string,
+  roots: readonly string[],
+  options: { replace?: boolean } = {},
+): void {
   const fromDir = path.posix.dirname(from);
   const toDir = path.posix.dirname(to);
   const fromName = path.posix.basename(from);
   const toName = path.posix.basename(to);
   checkName(fromName);
   checkName(toName);
-  if (fromDir === toDir) return renameInFolder(fromDir, fromName, toName);
+  const land = options.replace === false ? placeInFolder : renameInFolder;
+  if (fromDir === toDir) return land(fromDir, fromName, toName);
   const root = rootOf(fromDir, roots);
   if (root === undefined || rootOf(toDir, roots) !== root) {
     throw Object.assign(new Error(`EXDEV: ${from} and ${to} lie in different areas`), { code: "EXDEV" });
@@ -493,11 +538,12 @@ export function moveConfined(from: string, to: string, roots: readonly string[])
       const last = index === below.length - 1;
       const arriving = name;
       const landing = last ? toName : hop;
-      inFolder(child, (at) => fs.renameSync(at("..") + "/" + arriving, at(landing)));
+      const step = last && options.replace === false ? placeEntry : fs.renameSync;
+      inFolder(child, (at) => step(at("..") + "/" + arriving, at(landing)));
       name = landing;
       current = child;
     }
-    if (current === toDir && name !== toName) renameInFolder(current, name, toName);
+    if (current === toDir && name !== toName) land(current, name, toName);
   } catch (error) {
     if (name === hop) {
       (error as { details?: unknown }).details ??= { strandedAt: path.posix.join(current, hop) };

@@ -41,6 +41,7 @@ export {
   moveConfined,
   openFolderConfined,
   openReadConfined,
+  placeInFolder,
   readdirConfined,
   readlinkConfined,
   removeTreeConfined,

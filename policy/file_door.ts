@@ -28,6 +28,7 @@ import {
   mkdirsConfined,
   moveConfined,
   openReadConfined,
+  placeInFolder,
   quickLstat,
   readdirConfined,
   removeTreeConfined,
@@ -135,10 +136,10 @@ export class PolicyFileDoor implements FileDoor {
     await this.#recheck(target);
     const created = mkdirsConfined(path.dirname(target.path), target.roots);
     try {
-      await atomicWrite(target.path, data, options);
+      await atomicWrite(target.path, data, { ...options, replace: target.existed });
     } catch (error) {
       if (created !== undefined) await discardConfined(created);
-      throw error;
+      throw this.#appeared(target, error);
     }
     return created;
   }
@@ -153,7 +154,7 @@ export class PolicyFileDoor implements FileDoor {
   async copy(source: FileTarget, destination: FileTarget, signal?: AbortSignal): Promise<CopiedCounts> {
     await this.#recheck(source);
     await this.#recheck(destination);
-    return await this.#copyInto(source, destination.path, signal ?? new AbortController().signal);
+    return await this.#copyInto(source, destination, signal ?? new AbortController().signal);
   }
 
   /** See {@linkcode FileDoor.move}. */
@@ -161,16 +162,16 @@ export class PolicyFileDoor implements FileDoor {
     await this.#recheck(source);
     await this.#recheck(destination);
     try {
-      moveConfined(source.path, destination.path, destination.roots);
+      moveConfined(source.path, destination.path, destination.roots, { replace: destination.existed });
       return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw this.#appeared(destination, error);
     }
     // rename(2) cannot cross file systems (the temp dir often lives on another one), nor can a
     // confined move cross from the workdir to the temp dir: copy beside the destination, rename
     // into place, then remove the source.
     const stop = signal ?? new AbortController().signal;
-    await this.#copyInto(source, destination.path, stop);
+    await this.#copyInto(source, destination, stop);
     await this.#removeAt(source, stop);
   }
 
@@ -205,15 +206,17 @@ export class PolicyFileDoor implements FileDoor {
     return real;
   }
 
-  async #copyInto(source: FileTarget, to: string, signal: AbortSignal): Promise<CopiedCounts> {
+  async #copyInto(source: FileTarget, destination: FileTarget, signal: AbortSignal): Promise<CopiedCounts> {
+    const to = destination.path;
     const temp = path.join(path.dirname(to), tempName());
     try {
       const counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat);
-      renameInFolder(path.dirname(to), path.basename(temp), path.basename(to));
+      const land = destination.existed ? renameInFolder : placeInFolder;
+      land(path.dirname(to), path.basename(temp), path.basename(to));
       return counts;
     } catch (error) {
       await discardConfined(temp);
-      throw error;
+      throw this.#appeared(destination, error);
     }
   }
 
@@ -238,6 +241,13 @@ export class PolicyFileDoor implements FileDoor {
     }
     if (now.path !== target.path) throw this.#changed(target, now.path);
     return now;
+  }
+
+  // A target judged free (no question about replacing it was needed) takes its path only while it is free: an
+  // entry that appeared there meanwhile is left alone, and the call reports the change.
+  #appeared(target: FileTarget, error: unknown): unknown {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || target.existed) return error;
+    return this.#changed(target, `${target.path} (it appeared there during the call and was left alone)`, error);
   }
 
   #changed(target: FileTarget, now: string, cause?: unknown): ToolError {

@@ -16,6 +16,7 @@ import {
   inFolder,
   mkdirsConfined,
   moveConfined,
+  placeInFolder,
   removeTreeConfined,
   renameInFolder,
   tempName,
@@ -107,6 +108,48 @@ describe("confined operations", () => {
       "EXDEV",
     );
   });
+
+  test(
+    "placed, never replacing: an entry that lies at the name is left alone, EEXIST",
+    { timeout: 60_000 },
+    async () => {
+      const dir = path.join(W, "place");
+      await fsp.mkdir(path.join(dir, "d1", "e"), { recursive: true });
+      await fsp.mkdir(path.join(dir, "taken"));
+      await fsp.writeFile(path.join(dir, "taken", "keep.txt"), "keep");
+      await fsp.writeFile(path.join(dir, "f1"), "one");
+      await fsp.symlink("f1", path.join(dir, "l1"));
+      await fsp.writeFile(path.join(dir, "there"), "there");
+      await fsp.mkdir(path.join(dir, "empty"));
+      // A file, a link and a folder, onto a file, a link, an empty and a full folder.
+      for (const from of ["f1", "l1", "d1"]) {
+        for (const to of ["there", "l1", "empty", "taken"].filter((name) => name !== from)) {
+          assert.equal(codeOf(() => placeInFolder(dir, from, to)), "EEXIST", `${from} onto ${to}`);
+        }
+      }
+      assert.equal(await fsp.readFile(path.join(dir, "there"), "utf8"), "there");
+      assert.equal(await fsp.readlink(path.join(dir, "l1")), "f1");
+      assert.equal(await fsp.readFile(path.join(dir, "taken", "keep.txt"), "utf8"), "keep");
+      assert.deepEqual(await fsp.readdir(path.join(dir, "empty")), []);
+      // A free name takes each kind, under its new name only.
+      placeInFolder(dir, "f1", "f2");
+      placeInFolder(dir, "l1", "l2");
+      placeInFolder(dir, "d1", "d2");
+      assert.equal(await fsp.readFile(path.join(dir, "f2"), "utf8"), "one");
+      assert.equal(await fsp.readlink(path.join(dir, "l2")), "f1");
+      assert.ok((await fsp.lstat(path.join(dir, "d2", "e"))).isDirectory());
+      assert.deepEqual((await fsp.readdir(dir)).sort(), ["d2", "empty", "f2", "l2", "taken", "there"]);
+      // Across folders, the last step is the same placement.
+      assert.equal(
+        codeOf(() => moveConfined(path.join(dir, "f2"), path.join(dir, "taken", "keep.txt"), [W], { replace: false })),
+        "EEXIST",
+      );
+      assert.equal(await fsp.readFile(path.join(dir, "taken", "keep.txt"), "utf8"), "keep");
+      assert.equal(await fsp.readFile(path.join(dir, "f2"), "utf8"), "one");
+      moveConfined(path.join(dir, "d2", "e"), path.join(dir, "taken", "e"), [W], { replace: false });
+      assert.ok((await fsp.lstat(path.join(dir, "taken", "e"))).isDirectory());
+    },
+  );
 
   test(
     "a tree is removed and copied entry by entry, links kept as links and never followed",

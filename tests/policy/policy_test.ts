@@ -203,6 +203,34 @@ describe("Policy: when writing asks", () => {
 });
 
 describe("Policy: where writing goes", () => {
+  test(
+    "a path judged free (no question about replacing) is taken only while free: what appears there is left alone",
+    { timeout: 60_000 },
+    async () => {
+      const policy = policyWith();
+      await fsp.writeFile(path.join(L.workdir, "source.txt"), "source\n");
+      const source = await policy.files.resolve("source.txt", { access: "read" });
+      const at = (name: string) => path.join(L.workdir, name);
+      const free = async (name: string) => {
+        const target = await policy.files.resolve(name, { access: "write" });
+        assert.equal(target.existed, false);
+        // Something else (another call, a command, a person) puts a file there after the judgement.
+        await fsp.writeFile(at(name), "appeared\n");
+        return target;
+      };
+      await rejectsWith(policy.files.write(await free("w.txt"), "written\n"), "path_changed", "policy");
+      await rejectsWith(policy.files.copy(source, await free("c.txt")), "path_changed", "policy");
+      await rejectsWith(policy.files.move(source, await free("m.txt")), "path_changed", "policy");
+      for (const name of ["w.txt", "c.txt", "m.txt"]) assert.equal(await fsp.readFile(at(name), "utf8"), "appeared\n");
+      assert.equal(await fsp.readFile(at("source.txt"), "utf8"), "source\n");
+      assert.deepEqual((await fsp.readdir(L.workdir)).filter((name) => name.startsWith(".toolfence-")), []);
+      assert.equal(asked.length, 0);
+      // A target judged to exist is replaced, as the question about it said it would be.
+      await policy.files.write(await policy.files.resolve("w.txt", { access: "write" }), "written\n");
+      assert.equal(await fsp.readFile(at("w.txt"), "utf8"), "written\n");
+    },
+  );
+
   test("writing through a symlink that leads out is refused without asking", { timeout: 60_000 }, async () => {
     await fsp.symlink(path.join(L.outside, "secret.txt"), path.join(L.workdir, "link"));
     const policy = policyWith();

@@ -82,7 +82,8 @@ describe("write_file", () => {
 
 // The racer: a.txt becomes a link to a file outside the workspace and a file again, by rename(2) alone, in a tight
 // loop. The write question's diff read the file's text now by its path, which followed the link swapped in after the
-// resolution: the outside file's text was put to the person (a few times in 50,000 questions).
+// resolution: the outside file's text was put to the person (a few times in 50,000 questions). Between its renames
+// the name a.txt is free for a moment.
 const RACER = `
   my ($secret) = @ARGV;
   symlink($secret, "a.link") or die "symlink: $!";
@@ -111,6 +112,7 @@ describe("write_file's question against a file swapped for a link during the cal
     const secret = path.join(l.outside, "question-secret.txt");
     await fsp.writeFile(secret, "QUESTIONSECRET\n");
     await fsp.writeFile(at("a.txt"), "inside\n");
+    const file = (await fsp.lstat(at("a.txt"))).ino;
     const racer = spawn("perl", ["-e", RACER, secret], { cwd: l.workdir, stdio: "ignore", detached: true });
     const racerExit = exited(racer);
     try {
@@ -121,6 +123,14 @@ describe("write_file's question against a file swapped for a link during the cal
       await racerExit;
     }
     assert.deepEqual(leaked, [], "a question showed the file outside");
+    // Every question was denied, so the file keeps its text. A call that found the name free for a moment (the
+    // racer renames the file away and back) creates a file without asking; it must never replace the file that
+    // is back by then (it did: the file's text became the new content, and the questions showed it).
+    const names = await fsp.readdir(l.workdir);
+    const kept = await Promise.all(names.map(async (name) => ({ name, stat: await fsp.lstat(at(name)) })));
+    const own = kept.find((entry) => entry.stat.ino === file);
+    assert.ok(own, "the file is gone");
+    assert.equal(await fsp.readFile(at(own.name), "utf8"), "inside\n");
     // The race must have let questions show the file's own text, or it proved nothing.
     assert.ok(shown > 0 && questions > shown, `${shown} of ${questions} questions showed the text`);
   });
