@@ -524,7 +524,7 @@ function isAlive(pid: number): boolean {
 export async function watchTaskCount(
   processes: number,
   end: () => void,
-): Promise<{ stop(): void; fired(): boolean } | undefined> {
+): Promise<ReadingWatch | undefined> {
   const tasks = async () => Number((await fsp.readFile("/proc/loadavg", "utf8")).split(" ")[3]?.split("/")[1]);
   let start: number;
   try {
@@ -533,10 +533,22 @@ export async function watchTaskCount(
     return undefined;
   }
   if (!Number.isFinite(start)) return undefined;
+  return watchReading(tasks, start + processes, end);
+}
+
+/** A running watch: `stop` ends it, `fired` says whether it called its `end`. */
+export interface ReadingWatch {
+  stop(): void;
+  fired(): boolean;
+}
+
+// Reads a machine-wide count every WATCH_MS and calls `end` once when it passes `bound` (a failed or undefined
+// reading is skipped: the next one may succeed).
+function watchReading(read: () => Promise<number | undefined>, bound: number, end: () => void): ReadingWatch {
   let fired = false;
   const timer = setInterval(() => {
-    tasks().then((count) => {
-      if (count > start + processes && !fired) {
+    read().then((count) => {
+      if (count !== undefined && count > bound && !fired) {
         fired = true;
         end();
       }
@@ -582,22 +594,8 @@ export async function fileTable(): Promise<{ open: number; max: number } | undef
  * program's burst can end the command too (it errs on the side of stopping,
  * as the task watch does). Returns the stop function and whether it fired.
  */
-export function watchFileTable(
-  start: { open: number },
-  budget: number,
-  end: () => void,
-): { stop(): void; fired(): boolean } {
-  let fired = false;
-  const timer = setInterval(() => {
-    fileTable().then((now) => {
-      if (now !== undefined && now.open > start.open + budget && !fired) {
-        fired = true;
-        end();
-      }
-    }, () => {});
-  }, WATCH_MS);
-  (timer as { unref?: () => void }).unref?.();
-  return { stop: () => clearInterval(timer), fired: () => fired };
+export function watchFileTable(start: { open: number }, budget: number, end: () => void): ReadingWatch {
+  return watchReading(async () => (await fileTable())?.open, start.open + budget, end);
 }
 
 /** How the per-process rlimits are set: the shell's own `ulimit` (no exec), else `prlimit`. */
