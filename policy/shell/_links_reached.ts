@@ -120,25 +120,7 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
  */
 export function linksBelow(folder: string): string[] | undefined {
   const links: string[] = [];
-  const pending = [folder];
-  let seen = 0;
-  while (pending.length > 0) {
-    const current = pending.pop()!;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue; // Not a folder, or one the program cannot read either.
-    }
-    seen += entries.length;
-    if (seen > MAX_ENTRIES) return undefined;
-    for (const entry of entries) {
-      const full = path.join(current, entry.name);
-      if (entry.isSymbolicLink()) links.push(full);
-      else if (entry.isDirectory()) pending.push(full);
-    }
-  }
-  return links;
+  return walkBelow(folder, (full, entry) => entry.isSymbolicLink() && links.push(full)) ? links : undefined;
 }
 
 /**
@@ -149,7 +131,15 @@ export function linksBelow(folder: string): string[] | undefined {
  */
 export function entriesBelow(folder: string): string[] | undefined {
   const found: string[] = [];
+  return walkBelow(folder, (full) => found.push(full)) ? found : undefined;
+}
+
+// Hands `take` every entry below `folder`, descending into folders and never into links; false, part way, once
+// more than MAX_ENTRIES have been listed. A folder that cannot be listed (or a file) is skipped: the program
+// cannot list it either.
+function walkBelow(folder: string, take: (full: string, entry: fs.Dirent) => unknown): boolean {
   const pending = [folder];
+  let seen = 0;
   while (pending.length > 0) {
     const current = pending.pop()!;
     let entries: fs.Dirent[];
@@ -158,12 +148,13 @@ export function entriesBelow(folder: string): string[] | undefined {
     } catch {
       continue;
     }
-    if (found.length + entries.length > MAX_ENTRIES) return undefined;
+    seen += entries.length;
+    if (seen > MAX_ENTRIES) return false;
     for (const entry of entries) {
       const full = path.join(current, entry.name);
-      found.push(full);
+      take(full, entry);
       if (entry.isDirectory()) pending.push(full);
     }
   }
-  return found;
+  return true;
 }
