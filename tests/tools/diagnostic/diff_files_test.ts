@@ -1,14 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import process from "node:process";
 import { ToolBox } from "../../../toolbox.ts";
 import { diagnosticTools, type DiffFilesResult } from "../../../tools/diagnostic/mod.ts";
 import { withSession } from "../../core/_helpers.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 
 const box = new ToolBox().register(...diagnosticTools());
 
@@ -37,18 +35,9 @@ describe("diff_files", () => {
   });
 });
 
-// The racer: a.txt becomes a link to a file outside the workspace and a file again, by rename(2) alone, in a tight
-// loop. readTextFile opened the resolved path, which followed the link swapped in after the resolution: the outside
-// file's line came back in the diff within a few hundred calls.
-const RACER = `
-  my ($secret) = @ARGV;
-  symlink($secret, "a.link") or die "symlink: $!";
-  while (1) {
-    rename("a.txt", "a.real"); rename("a.link", "a.txt");
-    rename("a.txt", "a.link"); rename("a.real", "a.txt");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps a.txt for a link to a file outside the workspace and back. readTextFile
+// opened the resolved path, which followed the link swapped in after the resolution: the outside file's line came back
+// in the diff within a few hundred calls.
 describe("diff_files against a file swapped for a link during the call", () => {
   test("never the text of the file the link leads to", { timeout: 60_000 }, async () => {
     const outside = await mkdtemp(path.join(tmpdir(), "toolfence-diff-outside-"));
@@ -58,11 +47,9 @@ describe("diff_files against a file swapped for a link during the call", () => {
       await withSession(async (session, dir) => {
         await writeFile(path.join(dir, "a.txt"), "inside\n");
         await writeFile(path.join(dir, "b.txt"), "other\n");
-        const racer = spawn("perl", ["-e", RACER, secret], { cwd: dir, stdio: "ignore", detached: true });
-        const racerExit = exited(racer);
         let calls = 0;
         let answered = 0;
-        try {
+        await whileSwappedForLink(dir, "a.txt", secret, async () => {
           const deadline = performance.now() + 4_000;
           while (performance.now() < deadline) {
             const result = await box.call(session, "diff_files", { a: "a.txt", b: "b.txt" });
@@ -71,10 +58,7 @@ describe("diff_files against a file swapped for a link during the call", () => {
             calls++;
             if (result.status === "success") answered++;
           }
-        } finally {
-          process.kill(-racer.pid!, "SIGKILL");
-          await racerExit;
-        }
+        });
         // The race must have let calls through, and refused some, or it proved nothing.
         assert.ok(answered > 0 && answered < calls, `${answered} of ${calls} calls answered`);
       });

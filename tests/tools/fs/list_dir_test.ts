@@ -1,12 +1,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { ok } from "./_helpers.ts";
 import { at, l, sha, useToolLayout } from "./_tool_layout.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 
 useToolLayout();
 
@@ -40,18 +38,9 @@ describe("list_dir and file_info", () => {
   });
 });
 
-// The racer: race/inner becomes a link to a folder outside the workspace and a folder again, by rename(2) alone, in a
-// tight loop. list_dir took each entry's lstat by its path, which followed the link swapped in after the folder was
-// read: the size of the outside file of the same name came back within a few hundred listings.
-const RACER = `
-  my ($twin) = @ARGV;
-  symlink($twin, "inner.link") or die "symlink: $!";
-  while (1) {
-    rename("inner", "inner.real"); rename("inner.link", "inner");
-    rename("inner", "inner.link"); rename("inner.real", "inner");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps race/inner for a link to a folder outside the workspace and back. list_dir
+// took each entry's lstat by its path, which followed the link swapped in after the folder was read: the size of the
+// outside file of the same name came back within a few hundred listings.
 describe("list_dir against a folder swapped for a link during the call", () => {
   test("details never give the size of a file where the link leads", { timeout: 60_000 }, async () => {
     const race = at("race");
@@ -60,22 +49,20 @@ describe("list_dir against a folder swapped for a link during the call", () => {
     await fsp.mkdir(twin, { recursive: true });
     await fsp.writeFile(path.join(race, "inner", "f.txt"), "inside\n");
     await fsp.writeFile(path.join(twin, "f.txt"), "x".repeat(77_777));
-    const racer = spawn("perl", ["-e", RACER, twin], { cwd: race, stdio: "ignore", detached: true });
-    const racerExit = exited(racer);
     let calls = 0;
     let answered = 0;
     try {
-      const deadline = performance.now() + 4_000;
-      while (performance.now() < deadline) {
-        const result = await l.call("list_dir", { path: "race/inner", details: true });
-        const output = JSON.stringify(result.output ?? null);
-        assert.ok(!output.includes('"size":77777'), `call ${calls} gave the size of the file outside: ${output}`);
-        calls++;
-        if (result.status === "success") answered++;
-      }
+      await whileSwappedForLink(race, "inner", twin, async () => {
+        const deadline = performance.now() + 4_000;
+        while (performance.now() < deadline) {
+          const result = await l.call("list_dir", { path: "race/inner", details: true });
+          const output = JSON.stringify(result.output ?? null);
+          assert.ok(!output.includes('"size":77777'), `call ${calls} gave the size of the file outside: ${output}`);
+          calls++;
+          if (result.status === "success") answered++;
+        }
+      });
     } finally {
-      process.kill(-racer.pid!, "SIGKILL");
-      await racerExit;
       await fsp.rm(race, { recursive: true, force: true });
     }
     // The race must have let calls through, and refused some, or it proved nothing.

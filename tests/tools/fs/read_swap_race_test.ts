@@ -8,27 +8,16 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { readFileTool } from "../../../tools/fs/read_file.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 import { type Layout, makeLayout } from "./_helpers.ts";
 
 // Reads for this long; each one is a chance for the swap to land between the resolution and the open.
 const READ_MS = 4_000;
 
-// The racer: race/ becomes a link to the twin and a folder again, by rename(2) alone, in a tight loop.
-const RACER = `
-  my ($twin) = @ARGV;
-  symlink($twin, "race.link") or die "symlink: $!";
-  while (1) {
-    rename("race", "race.real"); rename("race.link", "race");
-    rename("race", "race.link"); rename("race.real", "race");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps race/ for a link to the twin and back.
 let l: Layout;
 
 before(async () => {
@@ -43,15 +32,9 @@ after(() => l.cleanup());
 
 describe("read_file against a folder swapped for a link during the read", () => {
   test("reads while a racer swaps the folder: never the twin's content", { timeout: 60_000 }, async () => {
-    const racer = spawn("perl", ["-e", RACER, path.join(l.outside, "race-twin")], {
-      cwd: l.workdir,
-      stdio: "ignore",
-      detached: true,
-    });
-    const racerExit = exited(racer);
     let reads = 0;
     let answered = 0;
-    try {
+    await whileSwappedForLink(l.workdir, "race", path.join(l.outside, "race-twin"), async () => {
       const deadline = performance.now() + READ_MS;
       while (performance.now() < deadline) {
         const result = await l.call("read_file", { path: "race/f.txt" });
@@ -60,15 +43,7 @@ describe("read_file against a folder swapped for a link during the read", () => 
         reads++;
         if (result.status === "success") answered++;
       }
-    } finally {
-      process.kill(-racer.pid!, "SIGKILL");
-      await racerExit;
-      // Leave race/ a folder whatever state the racer stopped in.
-      const race = path.join(l.workdir, "race");
-      if ((await fsp.lstat(race).catch(() => undefined))?.isSymbolicLink()) await fsp.rm(race);
-      await fsp.rename(path.join(l.workdir, "race.real"), race).catch(() => {});
-      await fsp.rm(path.join(l.workdir, "race.link"), { force: true });
-    }
+    });
     // The race must have let reads through, and refused some, or it proved nothing.
     assert.ok(answered > 0 && answered < reads, `${answered} of ${reads} reads answered`);
   });

@@ -1,11 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import process from "node:process";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
 import { GifWriter } from "omggif";
@@ -13,7 +11,7 @@ import { ToolBox } from "../../../toolbox.ts";
 import { sniffImageType } from "../../../core/images.ts";
 import { type RequestImageResult, requestImageTool } from "../../../tools/fs/request_image.ts";
 import { withSession } from "../../core/_helpers.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 
 const box = new ToolBox().register(requestImageTool);
 const vision = { capabilities: ["vision"] } as const;
@@ -267,18 +265,9 @@ describe("request_image", () => {
   });
 });
 
-// The racer: a.png becomes a link to an image outside the workspace and a file again, by rename(2) alone, in a tight
-// loop. request_image opened the resolved path, which followed the link swapped in after the resolution: the outside
-// image was shown to the model within a few hundred calls.
-const RACER = `
-  my ($secret) = @ARGV;
-  symlink($secret, "a.link") or die "symlink: $!";
-  while (1) {
-    rename("a.png", "a.real"); rename("a.link", "a.png");
-    rename("a.png", "a.link"); rename("a.real", "a.png");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps a.png for a link to an image outside the workspace and back. request_image
+// opened the resolved path, which followed the link swapped in after the resolution: the outside image was shown to
+// the model within a few hundred calls.
 describe("request_image against a file swapped for a link during the call", () => {
   test("never the image the link leads to", { timeout: 60_000 }, async () => {
     const outside = await mkdtemp(path.join(tmpdir(), "toolfence-image-outside-"));
@@ -288,11 +277,9 @@ describe("request_image against a file swapped for a link during the call", () =
     try {
       await withSession(async (session, dir) => {
         await writeFile(path.join(dir, "a.png"), png(4, 4));
-        const racer = spawn("perl", ["-e", RACER, secret], { cwd: dir, stdio: "ignore", detached: true });
-        const racerExit = exited(racer);
         let calls = 0;
         let answered = 0;
-        try {
+        await whileSwappedForLink(dir, "a.png", secret, async () => {
           const deadline = performance.now() + 4_000;
           while (performance.now() < deadline) {
             const result = await box.call(session, "request_image", { src: "a.png" });
@@ -304,10 +291,7 @@ describe("request_image against a file swapped for a link during the call", () =
             calls++;
             if (result.status === "success") answered++;
           }
-        } finally {
-          process.kill(-racer.pid!, "SIGKILL");
-          await racerExit;
-        }
+        });
         // The race must have let calls through, and refused some, or it proved nothing.
         assert.ok(answered > 0 && answered < calls, `${answered} of ${calls} calls answered`);
       }, vision);

@@ -1,12 +1,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { callbackHost, denyAllHost } from "../../../policy/hosts.ts";
 import type { ChoiceRequest } from "../../../core/mod.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 import { ok, unchanged } from "./_helpers.ts";
 import { asked, at, l, person, sha, useToolLayout, withHost } from "./_tool_layout.ts";
 
@@ -80,19 +79,9 @@ describe("write_file", () => {
   });
 });
 
-// The racer: a.txt becomes a link to a file outside the workspace and a file again, by rename(2) alone, in a tight
-// loop. The write question's diff read the file's text now by its path, which followed the link swapped in after the
-// resolution: the outside file's text was put to the person (a few times in 50,000 questions). Between its renames
-// the name a.txt is free for a moment.
-const RACER = `
-  my ($secret) = @ARGV;
-  symlink($secret, "a.link") or die "symlink: $!";
-  while (1) {
-    rename("a.txt", "a.real"); rename("a.link", "a.txt");
-    rename("a.txt", "a.link"); rename("a.real", "a.txt");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps a.txt for a link to a file outside the workspace and back. The write
+// question's diff read the file's text now by its path, which followed the link swapped in after the resolution: the
+// outside file's text was put to the person (a few times in 50,000 questions).
 describe("write_file's question against a file swapped for a link during the call", () => {
   test("the diff it shows never holds the text of the file the link leads to", { timeout: 60_000 }, async () => {
     let questions = 0;
@@ -113,24 +102,16 @@ describe("write_file's question against a file swapped for a link during the cal
     await fsp.writeFile(secret, "QUESTIONSECRET\n");
     await fsp.writeFile(at("a.txt"), "inside\n");
     const file = (await fsp.lstat(at("a.txt"))).ino;
-    const racer = spawn("perl", ["-e", RACER, secret], { cwd: l.workdir, stdio: "ignore", detached: true });
-    const racerExit = exited(racer);
-    try {
+    await whileSwappedForLink(l.workdir, "a.txt", secret, async () => {
       const deadline = performance.now() + 15_000;
       while (performance.now() < deadline) await l.call("write_file", { path: "a.txt", content: "new\n" });
-    } finally {
-      process.kill(-racer.pid!, "SIGKILL");
-      await racerExit;
-    }
+    });
     assert.deepEqual(leaked, [], "a question showed the file outside");
     // Every question was denied, so the file keeps its text. A call that found the name free for a moment (the
     // racer renames the file away and back) creates a file without asking; it must never replace the file that
     // is back by then (it did: the file's text became the new content, and the questions showed it).
-    const names = await fsp.readdir(l.workdir);
-    const kept = await Promise.all(names.map(async (name) => ({ name, stat: await fsp.lstat(at(name)) })));
-    const own = kept.find((entry) => entry.stat.ino === file);
-    assert.ok(own, "the file is gone");
-    assert.equal(await fsp.readFile(at(own.name), "utf8"), "inside\n");
+    assert.equal((await fsp.lstat(at("a.txt"))).ino, file, "the file was replaced");
+    assert.equal(await fsp.readFile(at("a.txt"), "utf8"), "inside\n");
     // The race must have let questions show the file's own text, or it proved nothing.
     assert.ok(shown > 0 && questions > shown, `${shown} of ${questions} questions showed the text`);
   });

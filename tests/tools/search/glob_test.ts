@@ -1,12 +1,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { searchTools } from "../../../tools/search/mod.ts";
 import { type Layout, makeLayout, ok } from "../fs/_helpers.ts";
-import { exited } from "../../_exited.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 
 let l: Layout;
 const glob = async (args: Record<string, unknown>) => ok(await l.call("glob", args));
@@ -86,18 +84,9 @@ describe("glob", () => {
   });
 });
 
-// The racer: race/inner becomes a link to a folder outside the workspace and a folder again, by rename(2) alone, in a
-// tight loop. The walk read each folder by its path, which followed the link swapped in after the folder was found:
-// the outside folder's names were listed within a few hundred walks.
-const RACER = `
-  my ($twin) = @ARGV;
-  symlink($twin, "inner.link") or die "symlink: $!";
-  while (1) {
-    rename("inner", "inner.real"); rename("inner.link", "inner");
-    rename("inner", "inner.link"); rename("inner.real", "inner");
-  }
-`;
-
+// A racer (tests/_link_swapper.ts) swaps race/inner for a link to a folder outside the workspace and back. The walk
+// read each folder by its path, which followed the link swapped in after the folder was found: the outside folder's
+// names were listed within a few hundred walks.
 describe("glob against a folder swapped for a link during the walk", () => {
   test("never a name of the folder the link leads to", { timeout: 60_000 }, async () => {
     const race = path.join(l.workdir, "race");
@@ -106,21 +95,19 @@ describe("glob against a folder swapped for a link during the walk", () => {
     await fsp.mkdir(twin, { recursive: true });
     await fsp.writeFile(path.join(race, "inner", "f.txt"), "x\n");
     await fsp.writeFile(path.join(twin, "TWINNAME.txt"), "x\n");
-    const racer = spawn("perl", ["-e", RACER, twin], { cwd: race, stdio: "ignore", detached: true });
-    const racerExit = exited(racer);
     let walks = 0;
     let listed = 0;
     try {
-      const deadline = performance.now() + 4_000;
-      while (performance.now() < deadline) {
-        const text = JSON.stringify(await l.call("glob", { pattern: "**", path: "race" }));
-        assert.ok(!text.includes("TWINNAME"), `walk ${walks} listed the folder outside: ${text}`);
-        walks++;
-        if (text.includes("inner/f.txt")) listed++;
-      }
+      await whileSwappedForLink(race, "inner", twin, async () => {
+        const deadline = performance.now() + 4_000;
+        while (performance.now() < deadline) {
+          const text = JSON.stringify(await l.call("glob", { pattern: "**", path: "race" }));
+          assert.ok(!text.includes("TWINNAME"), `walk ${walks} listed the folder outside: ${text}`);
+          walks++;
+          if (text.includes("inner/f.txt")) listed++;
+        }
+      });
     } finally {
-      process.kill(-racer.pid!, "SIGKILL");
-      await racerExit;
       await fsp.rm(race, { recursive: true, force: true });
     }
     // The race must have let walks into the folder, and kept some out, or it proved nothing.
