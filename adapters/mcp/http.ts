@@ -788,15 +788,17 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: initialize comes alone, not in a batch"),
       );
     }
+    let owned: OpenSession | undefined;
     if (!stateless) {
       const open = await ownedSession(request, identity);
       if (open instanceof Response) return open;
+      owned = open;
     }
     const parts: BatchPart[] = [];
     for (const frame of frames) {
       if (frame.kind === "reply") parts.push(frame.reply);
       if (frame.kind !== "message") continue;
-      const response = await handleMessage(request, identity, frame.message);
+      const response = await handleMessage(request, identity, frame.message, owned);
       // The headers every message of the batch shares decide these, before anything is dispatched: the batch's answer.
       if (parts.length === 0 && (response.status === 406 || response.status === 415)) return response;
       parts.push(response);
@@ -804,7 +806,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return await joinBatchAnswers(parts);
   }
 
-  async function handleMessage(request: Request, identity: Identity, message: JSONRPCMessage): Promise<Response> {
+  // `owned`: the session a batch was found to own, looked up (and its activity recorded) once for all its messages.
+  async function handleMessage(
+    request: Request,
+    identity: Identity,
+    message: JSONRPCMessage,
+    owned?: OpenSession,
+  ): Promise<Response> {
     if (stateless) {
       const refused = checkCall(undefined, identity, message);
       if (refused) return refused;
@@ -848,7 +856,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       if (!open.id) void endSession(open, "the session did not open");
       return response;
     }
-    const open = await ownedSession(request, identity, isJSONRPCRequest(message) ? message.id : null);
+    // A session that ended while the batch was served is looked up again, to be refused as any ended one is.
+    const open = owned && !owned.ended
+      ? owned
+      : await ownedSession(request, identity, isJSONRPCRequest(message) ? message.id : null);
     if (open instanceof Response) return open;
     const cancelled = cancelledInFlight(open, message);
     const refused = checkRequest(open, identity, message);
