@@ -1,4 +1,5 @@
-// The artifacts of a session taken over from another replica: the ones the store holds for it (their
+// A session's own artifacts in a store the server's options give every session (OwnArtifacts), and the
+// artifacts of a session taken over from another replica (AdoptedArtifacts): the ones the store holds for it (their
 // references read once, when the session is taken over; their bytes fetched when first read, checked against
 // their hash) beside the ones made here. So `read_artifact` and `resources/read` find what the session made on
 // the replica it came from.
@@ -37,5 +38,34 @@ export class AdoptedArtifacts implements ArtifactStore {
     const here = this.local.list();
     const made = new Set(here.map((ref) => ref.id));
     return [...here, ...[...this.#kept.values()].filter((ref) => !made.has(ref.id))];
+  }
+}
+
+/**
+ * The artifacts one session put in `shared`, a store the server's options give
+ * every session: only those are listed and read through it. The store alone
+ * would list and read every session's artifacts, another tenant's too.
+ */
+export class OwnArtifacts implements ArtifactStore {
+  readonly #own = new Map<string, ArtifactRef>();
+
+  constructor(readonly shared: ArtifactStore) {}
+
+  async put(content: Uint8Array | string, info?: ArtifactInfo): Promise<ArtifactRef> {
+    const ref = await this.shared.put(content, info);
+    if (!this.#own.has(ref.id)) this.#own.set(ref.id, ref);
+    return ref;
+  }
+
+  get(id: string): Promise<Uint8Array | undefined> {
+    return this.#own.has(id) ? this.shared.get(id) : Promise.resolve(undefined);
+  }
+
+  ref(id: string): ArtifactRef | undefined {
+    return this.#own.get(id);
+  }
+
+  list(): ArtifactRef[] {
+    return [...this.#own.values()];
   }
 }

@@ -45,7 +45,14 @@ import {
   type StoredSession,
   type ToolBox,
 } from "@toolfence/core";
-import { AuditLog, type PolicyDecisionEvent, PolicyRules, type Session, Workspace } from "@toolfence/policy";
+import {
+  AuditLog,
+  type PolicyDecisionEvent,
+  PolicyRules,
+  PolicyState,
+  type Session,
+  Workspace,
+} from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
@@ -53,7 +60,7 @@ import { describeIssues } from "./_param_errors.ts";
 import { judgeBody } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
-import { AdoptedArtifacts } from "./_adopted_artifacts.ts";
+import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
@@ -484,15 +491,16 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
     const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
+    // What the options give every session is each session's own: an artifact store is seen through the artifacts
+    // the session put there, a policy state is copied. Given as they are, every session of every tenant listed and
+    // read the others' artifacts and took the grants their people gave.
+    const own = serverOptions.artifacts ? new OwnArtifacts(serverOptions.artifacts) : new MemoryArtifactStore();
+    const state = serverOptions.state instanceof PolicyState ? serverOptions.state.clone() : serverOptions.state;
     // A session taken over brings the artifacts it made on its earlier replica (kept in the store).
     const kept = adopted ? await fleet!.store.artifacts(identity.tenant, id) : [];
     const artifacts = adopted
-      ? new AdoptedArtifacts(
-        serverOptions.artifacts ?? new MemoryArtifactStore(),
-        kept,
-        (artifactId) => fleet!.store.artifact(identity.tenant, id, artifactId),
-      )
-      : serverOptions.artifacts;
+      ? new AdoptedArtifacts(own, kept, (artifactId) => fleet!.store.artifact(identity.tenant, id, artifactId))
+      : own;
     const open = {
       recorded: new Set(),
       auditWrites: new Set(),
@@ -511,7 +519,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       ...(onDecision ? { onDecision } : {}),
       ...(saveRule ? { saveRule } : {}),
       ...(fleet ? { shared: sharedState(identity, id) } : {}),
-      ...(artifacts ? { artifacts } : {}),
+      artifacts,
+      ...(state ? { state } : {}),
       workspace,
     });
     if (fleet) {

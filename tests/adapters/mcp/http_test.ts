@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { ToolBox } from "../../../toolbox.ts";
 import { serveHttp } from "../../../adapters/mcp/http.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { MemoryArtifactStore } from "../../../core/artifacts.ts";
+import { PolicyState } from "../../../policy/state.ts";
 import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "../_http_harness.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
@@ -114,7 +116,10 @@ describe("serve over HTTP with a token file", () => {
         assert.equal(job.isError, undefined, textOf(job));
         const jobId = /job-\d+/.exec(textOf(job))![0];
         // A large output leaves an artifact in alice's session.
-        const big = await alice.callTool({ name: "bash", arguments: { command: "seq 1 200000" } });
+        // A large output (of an allowlisted command: nobody is asked here) leaves an artifact in alice's session.
+        const lines = Array.from({ length: 200_000 }, (_, i) => i + 1).join("\n");
+        await alice.callTool({ name: "write_file", arguments: { path: "big.txt", content: lines } });
+        const big = await alice.callTool({ name: "bash", arguments: { command: "cat big.txt" } });
         const links = (big.content as { type: string; uri?: string }[]).filter((c) => c.type === "resource_link");
         const aliceResources = await alice.listResources();
         assert.ok(links.length > 0 && aliceResources.resources.length > 0, "alice's session holds an artifact");
@@ -328,6 +333,83 @@ describe("serve over HTTP with a token file", () => {
       } finally {
         await client.close();
       }
+    }
+  });
+});
+
+describe("an artifact store and a policy state in the server's options", () => {
+  // The options are the server's, for every session: each session sees the artifacts it put in the store and a copy
+  // of the state, never another tenant's artifacts or grants.
+  const artifacts = new MemoryArtifactStore();
+  const state = new PolicyState();
+  let h: Harness;
+  before(async () => {
+    h = await startServer([{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
+      artifacts,
+      state,
+      autoConfirm: false,
+      // The client's answers count as a person's, and a command may be allowed from now on (saved nowhere here).
+      elicitationAnswers: "grant",
+      saveRule: { where: "nowhere", save: () => {} },
+    });
+  });
+  after(() => h.close());
+
+  test("another tenant's artifacts in the store are neither listed nor read", { timeout: 60_000 }, async () => {
+    const alice = await connect(h.server.url, ALICE);
+    const bob = await connect(h.server.url, BOB);
+    try {
+      // A large output (of an allowlisted command: nobody is asked here) leaves an artifact in alice's session.
+      const lines = Array.from({ length: 200_000 }, (_, i) => i + 1).join("\n");
+      await alice.callTool({ name: "write_file", arguments: { path: "big.txt", content: lines } });
+      const big = await alice.callTool({ name: "bash", arguments: { command: "cat big.txt" } });
+      const links = (big.content as { type: string; uri?: string }[]).filter((c) => c.type === "resource_link");
+      assert.ok(links.length > 0, textOf(big));
+      assert.ok(artifacts.list().length > 0, "the artifact is kept in the store the options gave");
+      assert.deepEqual((await bob.listResources()).resources, []);
+      for (const link of links) {
+        await assert.rejects(bob.readResource({ uri: link.uri! }), /not found/i);
+        const id = `sha256:${link.uri!.slice("artifact://sha256/".length)}`;
+        const paged = await bob.callTool({ name: "read_artifact", arguments: { id, offset: 0 } });
+        assert.equal(paged.isError, true);
+        assert.doesNotMatch(textOf(paged), /199999/);
+        const own = await alice.readResource({ uri: link.uri! });
+        assert.match(JSON.stringify(own), /199999/);
+      }
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  test("a command one tenant's person allowed from now on is still asked of another", { timeout: 60_000 }, async () => {
+    const alice = await connect(h.server.url, ALICE, { elicit: true });
+    const bob = await connect(h.server.url, BOB, { elicit: true });
+    try {
+      alice.setRequestHandler(ElicitRequestSchema, (request) => {
+        const choice = JSON.stringify(request.params).match(/"(save)"/)?.[1];
+        assert.ok(choice, JSON.stringify(request.params));
+        return { action: "accept", content: { answer: choice! } };
+      });
+      const bobAsked: string[] = [];
+      bob.setRequestHandler(ElicitRequestSchema, (request) => {
+        bobAsked.push(request.params.message);
+        return { action: "decline" };
+      });
+      // The same command line, each in its own workspace: alice's person allowed it from now on, for alice alone.
+      const allowed = await alice.callTool({ name: "bash", arguments: { command: "touch made.txt" } });
+      assert.equal(allowed.isError, undefined, textOf(allowed));
+      const tried = await bob.callTool({ name: "bash", arguments: { command: "touch made.txt" } });
+      assert.equal(tried.isError, true, textOf(tried));
+      assert.equal(bobAsked.length, 1);
+      await assert.rejects(readFile(join(h.dir, "tenants", "bob", "made.txt")), /ENOENT/);
+      assert.ok(
+        !state.commandAllowlist().some((entry) => entry.startsWith("touch")),
+        "the options' state is unchanged",
+      );
+    } finally {
+      await alice.close();
+      await bob.close();
     }
   });
 });
