@@ -108,6 +108,6 @@ export class JwtVerifier {
       throw new TokenRefused("the token grants none of tools:read, tools:write, tools:commands", "insufficient_scope");
     }
     const tenant = tenantName(subject);
-    return { tenant, scopes, key: `jwt:${tenant}` };
+    return { tenant, scopes, key: `jwt:${tenant}`, expiresAt: payload.exp! * 1000 };
   }
 }

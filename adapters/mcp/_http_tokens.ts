@@ -26,6 +26,8 @@ export interface Identity {
   workspace?: string;
   /** A stable key for the token itself (for per-token limits); never the token. */
   key: string;
+  /** When the token stops counting (ms since the epoch): a JWT's `exp`; none for a token file's entry. */
+  expiresAt?: number;
 }
 
 interface Entry extends Identity {
@@ -161,12 +163,27 @@ export class TokenFile {
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.hash, presented) && !found) found = entry;
     }
-    if (!found) return undefined;
-    const fits = purpose === "console"
-      ? found.scopes.includes(CONSOLE_SCOPE)
-      : found.scopes.some((scope) => ALL_SCOPES.includes(scope));
-    if (!fits) return undefined;
-    const { hash: _hash, ...identity } = found;
-    return identity;
+    return found && fitting(found, purpose);
   }
+
+  /**
+   * What an identity this file gave is now: the one its entry gives for
+   * `purpose` (the file read again if it changed), or undefined once the
+   * entry is gone or no longer fits. For what outlives the request that
+   * showed the token (the console's sessions).
+   */
+  async current(identity: Identity, purpose: "tools" | "console" = "tools"): Promise<Identity | undefined> {
+    await this.#fresh();
+    const found = this.#entries.find((entry) => entry.key === identity.key);
+    return found && fitting(found, purpose);
+  }
+}
+
+function fitting(entry: Entry, purpose: "tools" | "console"): Identity | undefined {
+  const fits = purpose === "console"
+    ? entry.scopes.includes(CONSOLE_SCOPE)
+    : entry.scopes.some((scope) => ALL_SCOPES.includes(scope));
+  if (!fits) return undefined;
+  const { hash: _hash, ...identity } = entry;
+  return identity;
 }

@@ -158,4 +158,29 @@ describe("OAuth resource server", () => {
       await web.close();
     }
   });
+
+  test("a console session ends when the JWT that opened it expires", { timeout: 60_000 }, async () => {
+    const web = await serveConsole({ port: 0, queue: new MemoryQuestionQueue(), jwt: verifier });
+    try {
+      const token = await sign({ sub: "alice", scope: "console" }, { exp: Math.floor(Date.now() / 1000) + 2 });
+      const login = await fetch(new URL("/login", web.url), {
+        method: "POST",
+        body: new URLSearchParams({ token }),
+        headers: { origin: web.url.origin },
+        redirect: "manual",
+      });
+      assert.equal(login.status, 303);
+      const cookie = login.headers.get("set-cookie")!.split(";")[0];
+      const read = () => fetch(new URL("/api/questions", web.url), { headers: { cookie } });
+      const before = await read();
+      assert.equal(before.status, 200);
+      await before.body?.cancel();
+      await new Promise((done) => setTimeout(done, 3000));
+      const after = await read();
+      assert.equal(after.status, 401);
+      await after.body?.cancel();
+    } finally {
+      await web.close();
+    }
+  });
 });

@@ -53,11 +53,7 @@ export class ConsoleAccess {
       }
     }
     if (identity === undefined) return "the token is not valid";
-    if (identity.scopes.some((scope) => ALL_SCOPES.includes(scope))) {
-      return "this is an agent's token (it holds a tool scope); the console takes only a token with the console scope alone";
-    }
-    if (!identity.scopes.includes(CONSOLE_SCOPE)) return "the token does not hold the console scope";
-    return identity;
+    return personOf(identity);
   }
 
   /** Opens a session for `identity`; returns its id (the cookie's value). */
@@ -65,15 +61,29 @@ export class ConsoleAccess {
     const now = Date.now();
     for (const [id, session] of this.#sessions) if (session.expires < now) this.#sessions.delete(id);
     const id = randomToken();
-    this.#sessions.set(id, { identity, csrf: randomToken(), expires: now + SESSION_MS });
+    // A session lasts no longer than the token that opened it (a JWT's expiry).
+    const expires = Math.min(now + SESSION_MS, identity.expiresAt ?? Infinity);
+    this.#sessions.set(id, { identity, csrf: randomToken(), expires });
     return id;
   }
 
-  /** The session of a cookie value, while it lasts. */
-  session(id: string | undefined): ConsoleSession | undefined {
+  /**
+   * The session of a cookie value, while it lasts and the token that opened it
+   * still counts: a token taken out of the token file (or moved to another
+   * tenant, or given a tool scope) ends its sessions, as it ends its use of the
+   * MCP endpoint, at once.
+   */
+  async session(id: string | undefined): Promise<ConsoleSession | undefined> {
     if (id === undefined) return undefined;
     const session = this.#sessions.get(id);
     if (!session || session.expires < Date.now()) return undefined;
+    if (this.#tokens) {
+      const now = await this.#tokens.current(session.identity, "console");
+      if (now === undefined || typeof personOf(now) === "string" || now.tenant !== session.identity.tenant) {
+        this.#sessions.delete(id);
+        return undefined;
+      }
+    }
     return session;
   }
 
@@ -81,6 +91,15 @@ export class ConsoleAccess {
   close(id: string | undefined): void {
     if (id !== undefined) this.#sessions.delete(id);
   }
+}
+
+// A person's identity, or why it is none: an agent's token (one holding a tool scope) is refused.
+function personOf(identity: Identity): Identity | string {
+  if (identity.scopes.some((scope) => ALL_SCOPES.includes(scope))) {
+    return "this is an agent's token (it holds a tool scope); the console takes only a token with the console scope alone";
+  }
+  if (!identity.scopes.includes(CONSOLE_SCOPE)) return "the token does not hold the console scope";
+  return identity;
 }
 
 /** Whether `presented` is the session's CSRF token, compared in constant time. */

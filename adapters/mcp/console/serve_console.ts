@@ -150,7 +150,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
   // Everything below needs a session; every POST its CSRF token.
   app.use(async (c, next) => {
     const id = getCookie(c, COOKIE);
-    const session = access.session(id);
+    const session = await access.session(id);
     if (!session) {
       if (c.req.method === "GET" && c.req.header("accept")?.includes("text/html")) return c.redirect("/login", 303);
       return c.text("Unauthorized: sign in at /login", 401);

@@ -3,7 +3,9 @@
 // "always" saved to the policy file and applied to the next call; a second
 // tenant who cannot see or answer the first's questions; keyboard use and a
 // narrow window; and, with plain fetch, the CSRF and Origin checks and the
-// refusal of the agent's own token. One browser for the whole file.
+// refusal of the agent's own token. One browser for the whole file. Then, with
+// plain fetch and no browser, a session whose token was taken out of the token
+// file, or moved to another tenant, ends at once.
 //
 // TOOLFENCE_CONSOLE_SCREENSHOTS=DIR also writes the pages' screenshots there
 // (docs/ holds the ones of docs/console.md).
@@ -327,6 +329,84 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
       assert.equal((await call).isError, true);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("a console session lasts while its token counts", () => {
+  let dir: string;
+  let web: ConsoleServer;
+  let tokenFile: string;
+  const queue = new MemoryQuestionQueue();
+  const people = [
+    { token: ALICE_PERSON, tenant: "alice", scopes: ["console"] },
+    { token: BOB_PERSON, tenant: "bob", scopes: ["console"] },
+  ];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "toolfence-console-"));
+    tokenFile = join(dir, "tokens.json");
+    await writeTokens(tokenFile, people);
+    web = await serveConsole({ port: 0, queue, tokens: await TokenFile.open(tokenFile) });
+  });
+
+  after(async () => {
+    await web?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = (path: string, body: Record<string, string>, cookie?: string) =>
+    fetch(new URL(path, web.url), {
+      method: "POST",
+      body: new URLSearchParams(body),
+      headers: { origin: web.url.origin, ...(cookie ? { cookie } : {}) },
+      redirect: "manual",
+    });
+  const signIn = async (token: string) => {
+    const login = await post("/login", { token });
+    assert.equal(login.status, 303);
+    return login.headers.get("set-cookie")!.split(";")[0];
+  };
+  const questions = (cookie: string) => fetch(new URL("/api/questions", web.url), { headers: { cookie } });
+
+  test("a token taken out of the file, or moved to another tenant, ends its sessions", {
+    timeout: 60_000,
+  }, async () => {
+    const stop = new AbortController();
+    const asked = queue.ask({
+      tenant: "alice",
+      title: "Command confirmation",
+      message: "Run rm -rf build?",
+      options: [{ value: "yes", label: "Yes" }, { value: "no", label: "No" }],
+      defaultChoice: "no",
+    }, stop.signal).catch(() => "withdrawn");
+    try {
+      const alice = await signIn(ALICE_PERSON);
+      const { csrf } = await (await fetch(new URL("/api/session", web.url), { headers: { cookie: alice } })).json();
+      assert.equal((await (await questions(alice)).json()).questions.length, 1);
+      const bob = await signIn(BOB_PERSON);
+      // Alice's token leaves the file: her session reads and answers nothing more, though its cookie lasts 8 hours.
+      await writeTokens(tokenFile, people.filter((person) => person.token !== ALICE_PERSON));
+      await new Promise((done) => setTimeout(done, 1100));
+      assert.equal((await post("/login", { token: ALICE_PERSON })).status, 401);
+      const read = await questions(alice);
+      assert.equal(read.status, 401);
+      assert.doesNotMatch(await read.text(), /rm -rf build/);
+      const [question] = queue.pending("alice");
+      const answer = await post(`/questions/${question.id}`, { choice: "yes", csrf }, alice);
+      assert.equal(answer.status, 401);
+      assert.equal(queue.pending("alice").length, 1, "the question still waits");
+      // Bob's token moves to alice's tenant: his session, opened as bob's, ends too.
+      assert.equal((await questions(bob)).status, 200);
+      await writeTokens(tokenFile, [{ token: BOB_PERSON, tenant: "alice", scopes: ["console"] }]);
+      await new Promise((done) => setTimeout(done, 1100));
+      assert.equal((await questions(bob)).status, 401);
+      // Signed in again, the token is what the file says now.
+      const again = await signIn(BOB_PERSON);
+      assert.equal((await (await questions(again)).json()).questions.length, 1);
+    } finally {
+      stop.abort(new Error("the test is over"));
+      assert.equal(await asked, "withdrawn");
     }
   });
 });
