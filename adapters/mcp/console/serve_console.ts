@@ -196,6 +196,7 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
 
   app.get("/events", (c) => {
     const session = c.get("session");
+    const sessionId = c.get("sessionId");
     const tenant = session.identity.tenant;
     return streamSSE(c, async (stream) => {
       let wake: () => void = () => {};
@@ -209,6 +210,8 @@ export async function serveConsole(options: ConsoleServeOptions): Promise<Consol
       stream.onAbort(ended);
       try {
         while (!stream.aborted && !stream.closed && !closing.signal.aborted) {
+          // The stream outlives the request that opened it: it ends with the session (its token no longer counting).
+          if (await access.session(sessionId) !== session) break;
           if (changed) {
             changed = false;
             await stream.writeSSE({

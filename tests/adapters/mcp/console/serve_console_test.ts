@@ -409,4 +409,46 @@ describe("a console session lasts while its token counts", () => {
       assert.equal(await asked, "withdrawn");
     }
   });
+
+  test("the live updates of a session whose token left the file stop, and tell no later question", {
+    timeout: 60_000,
+  }, async () => {
+    await writeTokens(tokenFile, people);
+    await new Promise((done) => setTimeout(done, 1100));
+    const alice = await signIn(ALICE_PERSON);
+    const events = await fetch(new URL("/events", web.url), { headers: { cookie: alice } });
+    assert.equal(events.status, 200);
+    const reader = events.body!.getReader();
+    const decoder = new TextDecoder();
+    let heard = decoder.decode((await reader.read()).value);
+    assert.match(heard, /event: questions/);
+    await writeTokens(tokenFile, people.filter((person) => person.token !== ALICE_PERSON));
+    await new Promise((done) => setTimeout(done, 1100));
+    const stop = new AbortController();
+    const asked = queue.ask({
+      tenant: "alice",
+      title: "Command confirmation",
+      message: "Run the later command?",
+      options: [{ value: "yes", label: "Yes" }, { value: "no", label: "No" }],
+      defaultChoice: "no",
+    }, stop.signal).catch(() => "withdrawn");
+    try {
+      // The stream ends (well before its 25-second keep-alive) without the question asked after the token left.
+      const ended = (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return true;
+          heard += decoder.decode(value);
+        }
+      })();
+      const late = new Promise<false>((done) => setTimeout(() => done(false), 5_000));
+      const over = await Promise.race([ended, late]);
+      assert.doesNotMatch(heard, /later command/);
+      assert.equal(over, true, "the stream ended");
+    } finally {
+      await reader.cancel().catch(() => {});
+      stop.abort(new Error("the test is over"));
+      assert.equal(await asked, "withdrawn");
+    }
+  });
 });
