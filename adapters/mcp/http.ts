@@ -316,6 +316,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   }
   const fleet = store && !stateless ? new FleetReplica(store, replicaId ?? crypto.randomUUID(), toolbox) : undefined;
   await fleet?.start();
+  // The take-overs under way, by tenant and session id.
   const adopting = new Map<string, Promise<OpenSession | undefined>>();
   const report = (error: unknown) => process.stderr.write(`toolfence: the store: ${(error as Error)?.message}\n`);
 
@@ -617,14 +618,17 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       .text();
   }
 
+  // Requests for one session that come together wait on one take-over, each tenant on its own: a take-over asked by
+  // another tenant finds nothing, and its owner's request waiting on it would be told its session is gone.
   function adopt(identity: Identity, id: string, request: Request): Promise<OpenSession | undefined> {
-    let pending = adopting.get(id);
+    const key = `${identity.tenant}\n${id}`;
+    let pending = adopting.get(key);
     if (!pending) {
       pending = (async () => {
         const taken = await fleet!.store.takeOverSession(identity.tenant, id, fleet!.id);
         return taken && await openSession(identity, request, undefined, taken);
-      })().finally(() => adopting.delete(id));
-      adopting.set(id, pending);
+      })().finally(() => adopting.delete(key));
+      adopting.set(key, pending);
     }
     return pending;
   }

@@ -1,7 +1,8 @@
 // Two HTTP server replicas in one process on one SQLite store: what a session made on one is read on the
 // other the same way (artifacts as resources, late results as their resource), and the outcome of a call
 // whose client left before its stream's first event is read by its request id on either replica. And the
-// store's grants, read at each call: applied while held, dropped once revoked or unreadable.
+// store's grants, read at each call: applied while held, dropped once revoked or unreadable. And a take-over
+// is its tenant's alone: another tenant naming the session at the same moment does not make it fail.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +22,7 @@ import { tool } from "../../core/tool.ts";
 import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
 import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
-import { connect, leaveAtHeaders, raw, textOf } from "./_http_harness.ts";
+import { connect, INIT, leaveAtHeaders, raw, startServer, textOf } from "./_http_harness.ts";
 
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
@@ -255,6 +256,51 @@ describe("the store's grants at each call", () => {
       await client.close();
       await server.shutdown();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a session taken over while another tenant names it", () => {
+  it("is taken over for its own tenant: the other's request is 404 and the owner's goes on", {
+    timeout: 60_000,
+  }, async () => {
+    // Each take-over takes a while, as on a busy database: long enough for both requests to wait on it.
+    const store = new (class extends MemoryStore {
+      override async takeOverSession(tenant: string, id: string, owner: string) {
+        await new Promise((done) => setTimeout(done, 300));
+        return await super.takeOverSession(tenant, id, owner);
+      }
+    })();
+    const tenants = [{ token: "alice-token-0123456789abcdef", tenant: "alice" }, {
+      token: "bob-token-0123456789abcdef00",
+      tenant: "bob",
+    }];
+    const [alice, bob] = tenants.map((t) => t.token);
+    const one = await startServer(tenants, { store });
+    const two = await startServer(tenants, { store });
+    try {
+      const opened = await raw(one.server.url, { body: INIT, headers: { authorization: `Bearer ${bob}` } });
+      assert.equal(opened.status, 200);
+      const session = String(opened.headers["mcp-session-id"]);
+      const headers = (token: string) => ({
+        authorization: `Bearer ${token}`,
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-06-18",
+      });
+      const ping = (token: string) =>
+        raw(two.server.url, {
+          body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+          headers: headers(token),
+        });
+      // Alice names bob's session on the replica that does not hold it; bob's own request comes meanwhile.
+      const foreign = ping(alice);
+      await new Promise((done) => setTimeout(done, 50));
+      const own = await ping(bob);
+      assert.equal((await foreign).status, 404);
+      assert.equal(own.status, 200, own.text);
+    } finally {
+      await one.close();
+      await two.close();
     }
   });
 });
