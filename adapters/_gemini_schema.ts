@@ -119,6 +119,18 @@ export function toGeminiParameters(schema: JsonSchema, toolName: string): Gemini
   return geminiNode(ctx, schema, "", []);
 }
 
+// The one JSON type an enum's values share ("integer" where every number is whole), or undefined when they mix
+// types or hold arrays or objects.
+function valuesKind(values: readonly unknown[]): "string" | "integer" | "number" | "boolean" | undefined {
+  const kinds = new Set(
+    values.map((v) => typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v),
+  );
+  if (kinds.size === 2 && kinds.has("integer") && kinds.has("number")) return "number";
+  if (kinds.size !== 1) return undefined;
+  const [kind] = kinds;
+  return kind === "string" || kind === "integer" || kind === "number" || kind === "boolean" ? kind : undefined;
+}
+
 function geminiNode(ctx: WalkContext, input: JsonSchema | boolean, path: string, refs: string[]): GeminiSchema {
   if (input === true || input === false) fail(ctx, path, "a boolean schema cannot be expressed");
   const schema = input;
@@ -174,12 +186,21 @@ function geminiNode(ctx: WalkContext, input: JsonSchema | boolean, path: string,
   if (values !== undefined) {
     const where = pointer(path, "const" in schema ? "const" : "enum");
     if (values.includes(null)) out.nullable = true;
-    const strings = values.filter((v) => v !== null);
-    if (!strings.every((v) => typeof v === "string")) fail(ctx, where, "Gemini enums hold only strings");
-    if (types.some((t) => t !== "string")) fail(ctx, where, "Gemini enums hold only strings");
-    out.type = "STRING";
-    out.format = "enum";
-    out.enum = strings as string[];
+    const kept = values.filter((v) => v !== null);
+    const kind = valuesKind(kept);
+    if (kind === undefined || types.some((t) => t !== kind && !(t === "number" && kind === "integer"))) {
+      fail(ctx, where, "Gemini enums hold strings, or else values of one other type (number, integer or boolean)");
+    }
+    if (kind === "string") {
+      out.type = "STRING";
+      out.format = "enum";
+      out.enum = kept as string[];
+    } else {
+      // Gemini's enum is for strings only: the value keeps its type, and the values go into the description (the
+      // call's validation still holds the arguments to them, and tells the model the values when it strays).
+      out.type = TYPES[types.includes("number") ? "number" : kind];
+      notes.push(note("enum", kept));
+    }
     description();
     return out;
   }

@@ -1,7 +1,8 @@
 /**
  * Gemini: the `gemini` dialect (function declarations whose parameters use
  * the OpenAPI 3.0 subset of Gemini's `Schema`: one upper-case type, `nullable`,
- * string enums, no `$ref` or `additionalProperties`) and an adapter that runs
+ * string enums (an enum of numbers or booleans keeps its type, its values
+ * described), no `$ref` or `additionalProperties`) and an adapter that runs
  * the `functionCall` parts of a response through the toolbox and builds the
  * user content with the `functionResponse` parts (`{ output }` on success,
  * `{ error }` on failure, as Gemini's documentation asks), then the images.

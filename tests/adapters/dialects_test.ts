@@ -172,14 +172,38 @@ describe("gemini", () => {
       "/properties/node/properties/child",
       /recursive/,
     );
-    const numbers = tool({ name: "level", description: "x", input: v.object({ n: v.picklist([1, 2]) }), run: () => 0 });
+    const mixed = tool({
+      name: "level",
+      description: "x",
+      input: v.object({ n: v.picklist([1, "two"]) }),
+      run: () => 0,
+    });
     dialectError(
-      () => new ToolBox().register(numbers).schemas("gemini"),
+      () => new ToolBox().register(mixed).schemas("gemini"),
       "gemini",
       "level",
       "/properties/n/enum",
-      /only strings/,
+      /strings, or else values of one other type/,
     );
+  });
+
+  test("an enum of numbers or booleans keeps its type, its values in the description", { timeout: 60_000 }, () => {
+    const levels = tool({
+      name: "level",
+      description: "x",
+      input: v.object({
+        n: v.pipe(v.picklist([1, 2, 3]), v.description("How deep")),
+        ratio: v.picklist([0.5, 1]),
+        on: v.literal(true),
+      }),
+      run: () => 0,
+    });
+    const [entry] = new ToolBox().register(levels).schemas("gemini") as GeminiTool[];
+    assert.deepEqual(entry.functionDeclarations[0].parameters!.properties, {
+      n: { type: "NUMBER", description: "How deep (enum: [1,2,3])" },
+      ratio: { type: "NUMBER", description: "(enum: [0.5,1])" },
+      on: { type: "BOOLEAN", description: "(enum: [true])" },
+    });
   });
 });
 
