@@ -567,6 +567,8 @@ interface PathWord {
    * source is a link's text; `mv`, `cp -P`: the sources, links among them and below them keep their text).
    */
   links?: { kind: "text" | "kept"; sources: string[] };
+  /** For a destination: the sources whose folders are copied or moved whole into it (`cp -r`, `mv`). */
+  carries?: string[];
 }
 
 /** How a program of {@linkcode WRITERS} writes what it names. */
@@ -671,9 +673,12 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   const links = symbolic || keeps
     ? { links: { kind: symbolic ? "text" as const : "kept" as const, sources: statics } }
     : {};
+  const carried = tree ? { carries: statics } : {};
   return [
     ...every,
-    itself && operands.length > 1 ? { ...target, tree, ...links } : { ...target, inside, tree, ...links },
+    itself && operands.length > 1
+      ? { ...target, tree, ...links, ...carried }
+      : { ...target, inside, tree, ...links, ...carried },
   ];
 }
 
@@ -910,7 +915,7 @@ export function judgeCommandPaths(
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   words.push(...redirectWords(command.redirects));
-  const paths = words.map(({ word, access, origin, inside, tree, links }) => ({
+  const paths = words.map(({ word, access, origin, inside, tree, links, carries }) => ({
     command: command.text,
     written: word.value !== undefined && word.text !== word.value && origin !== "operand" ? word.value : word.text,
     access,
@@ -919,6 +924,7 @@ export function judgeCommandPaths(
       judgeWord(word, access, folders, judge),
       ...judgeWrittenBelow(word, inside, tree, folders, judge),
       ...judgeRelocatedLinks(word, inside, links, folders, judge),
+      ...judgeCarried(word, inside, carries, folders, judge),
     ]),
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
@@ -994,6 +1000,45 @@ function judgeWrittenBelow(
   return results;
 }
 
+/** One source a command puts in a destination: where it is (`from`, absolute) and where it will lie (`home`). */
+interface Placed {
+  source: string;
+  from: string;
+  home: string;
+}
+
+/**
+ * Where each source lands, from every folder the command may run in: in a destination that is a folder, under its
+ * own name (`cp -r src/. dst` lands in `dst` itself); otherwise (a new name, `-T`) as the destination.
+ */
+function placedSources(
+  word: BashWord,
+  inside: readonly string[] | undefined,
+  sources: readonly string[],
+  folders: Folders,
+): Placed[] {
+  const value = word.value;
+  if (value === undefined) return [];
+  const placed: Placed[] = [];
+  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue;
+    const destination = path.resolve(folder, value);
+    let folderThere = false;
+    try {
+      folderThere = inside !== undefined && fs.statSync(destination).isDirectory();
+    } catch {
+      // A new name.
+    }
+    for (const source of sources) {
+      const home = folderThere
+        ? path.join(destination, path.basename(source.replace(/\/+$/, "")) || source)
+        : destination;
+      placed.push({ source, from: path.resolve(path.isAbsolute(source) ? "/" : folder, source), home });
+    }
+  }
+  return placed;
+}
+
 /**
  * The links a command makes or carries into a destination, judged from where they will lie: a link's relative text
  * leads elsewhere from there (`mv a/l l` with `a/l -> ../outside/f` makes `l` lead out of the workspace, and a later
@@ -1006,47 +1051,68 @@ function judgeRelocatedLinks(
   folders: Folders,
   judge: PathJudge,
 ): Judged[] {
-  const value = word.value;
-  if (value === undefined || links === undefined) return [];
+  if (links === undefined) return [];
   const results: Judged[] = [];
-  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
-    if (!path.isAbsolute(folder)) continue;
-    const destination = path.resolve(folder, value);
-    let folderThere = false;
-    try {
-      folderThere = inside !== undefined && fs.statSync(destination).isDirectory();
-    } catch {
-      // A new name.
+  for (const { source, from, home } of placedSources(word, inside, links.sources, folders)) {
+    if (links.kind === "text") {
+      results.push(judgeLinkText(source, home, judge));
+      continue;
     }
-    for (const source of links.sources) {
-      const home = folderThere
-        ? path.join(destination, path.basename(source.replace(/\/+$/, "")) || source)
-        : destination;
-      if (links.kind === "text") {
-        results.push(judgeLinkText(source, home, judge));
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.lstatSync(from);
+    } catch {
+      continue; // Nothing there to carry.
+    }
+    if (stat.isSymbolicLink()) results.push(judgeLinkText(fs.readlinkSync(from), home, judge));
+    else if (stat.isDirectory()) {
+      const below = linksBelow(from);
+      if (below === undefined) {
+        results.push({
+          decision: "ask",
+          reason: "is a folder with more files than the checker looks through for links",
+        });
         continue;
       }
-      const from = path.resolve(path.isAbsolute(source) ? "/" : folder, source);
-      let stat: fs.Stats | undefined;
-      try {
-        stat = fs.lstatSync(from);
-      } catch {
-        continue; // Nothing there to carry.
+      for (const link of below) {
+        results.push(judgeLinkText(fs.readlinkSync(link), path.join(home, path.relative(from, link)), judge));
       }
-      if (stat.isSymbolicLink()) results.push(judgeLinkText(fs.readlinkSync(from), home, judge));
-      else if (stat.isDirectory()) {
-        const below = linksBelow(from);
-        if (below === undefined) {
-          results.push({
-            decision: "ask",
-            reason: "is a folder with more files than the checker looks through for links",
-          });
-          continue;
-        }
-        for (const link of below) {
-          results.push(judgeLinkText(fs.readlinkSync(link), path.join(home, path.relative(from, link)), judge));
-        }
-      }
+    }
+  }
+  return results;
+}
+
+/**
+ * What a command that copies or moves folders whole writes in the destination: every entry below each source, under
+ * the name it will have there. `cp -rT src .` and `cp -r src/. .` put `src/.npmrc` at `./.npmrc`, which was not
+ * there to be judged before the command ran.
+ */
+function judgeCarried(
+  word: BashWord,
+  inside: readonly string[] | undefined,
+  carries: readonly string[] | undefined,
+  folders: Folders,
+  judge: PathJudge,
+): Judged[] {
+  if (carries === undefined) return [];
+  const results: Judged[] = [];
+  for (const { from, home } of placedSources(word, inside, carries, folders)) {
+    const entries = entriesBelow(from);
+    if (entries === undefined) {
+      results.push({
+        decision: "ask",
+        reason: `copies ${from}, a folder with more files than the checker looks through for paths it writes`,
+      });
+      continue;
+    }
+    for (const entry of entries) {
+      const placed = path.join(home, path.relative(from, entry));
+      const judged = judge(placed, "write");
+      results.push(
+        judged.decision === "allow"
+          ? judged
+          : { path: placed, ...judged, reason: `puts ${entry} at ${placed}, which ${judged.reason}` },
+      );
     }
   }
   return results;

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -824,6 +824,48 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       assert.equal(sandboxed.paths.find((found) => found.protected !== undefined)?.protected, ".npmrc");
     } finally {
       await rm(join(workspace, ".git"), { recursive: true });
+    }
+  });
+
+  test("a folder copied or moved whole is judged by what it puts in the destination, new files too", {
+    timeout: 300_000,
+  }, async () => {
+    // Only what was already in the destination was judged: with an allow rule for cp and the sandbox off,
+    // `cp -rT kit .` put kit's `.npmrc` and `.git/hooks/pre-commit` in the workspace without a person's yes, and
+    // `cp -r kit/. .` wrote `kept/new` past the read-only rule "kept/**" (no `kept` folder was there to judge).
+    await mkdir(join(workspace, "kit", ".git", "hooks"), { recursive: true });
+    await mkdir(join(workspace, "kit", "kept"), { recursive: true });
+    await writeFile(join(workspace, "kit", ".npmrc"), "registry=http://evil.example/\n");
+    await writeFile(join(workspace, "kit", ".git", "hooks", "pre-commit"), "#!/bin/sh\n");
+    await writeFile(join(workspace, "kit", "kept", "new"), "evil\n");
+    const allow = { commands: { allow: ["cp", "mv"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (const line of ["cp -rT kit .", "cp -r kit/. .", "cp -a kit/ copy", "cp -r kit copy", "mv kit moved"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /writes the protected path/, line);
+      }
+      for (const line of ["cp -r kit/. .", "cp -rT kit ."]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /read-only by the rule "kept\/\*\*"/, line);
+      }
+      // A folder without such files copies as before.
+      const plain = await decideCommand("cp -r kit/kept copy", { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(plain.decision, "allow", plain.reason);
+      // What the line would have done.
+      spawnSync("bash", ["-c", "cp -rT kit ."], { cwd: workspace, timeout: 10_000 });
+      assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "registry=http://evil.example/\n");
+    } finally {
+      for (const made of ["kit", "kept", ".git", ".npmrc", "copy"]) {
+        await rm(join(workspace, made), { recursive: true, force: true });
+      }
     }
   });
 
