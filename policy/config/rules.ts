@@ -16,7 +16,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { globBase, literalGlob, pathGlobMatcher, type PathMatcher, queryRuntimePermission } from "@toolfence/internal";
+import {
+  globBase,
+  globMayMatchWithin,
+  literalGlob,
+  pathGlobMatcher,
+  type PathMatcher,
+  queryRuntimePermission,
+} from "@toolfence/internal";
 import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
 /** The layers of a policy, highest first. */
@@ -436,6 +443,21 @@ export class PolicyRules {
       this.#matchers.set(rule, matcher);
     }
     return matcher;
+  }
+
+  /**
+   * The first enforced rule that may match a path inside one of the folders (absolute), case-insensitively: where a
+   * command creates files whose names only the run knows, any of them may be one the rule keeps.
+   */
+  ruleWithin(folders: readonly string[]): PathRule | undefined {
+    return this.pathRules.find((rule) =>
+      rule.enforce && folders.some((folder) =>
+        globMayMatchWithin(
+          (rule.pattern.startsWith("/") ? rule.pattern : path.posix.join(this.root, rule.pattern)).toLowerCase(),
+          folder.toLowerCase(),
+        )
+      )
+    );
   }
 
   /**

@@ -27,6 +27,7 @@ import { entriesBelow, followsLinksDown, GLOB_CHARS, globLinks, linksBelow } fro
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 import { isProtectedPath } from "../protected_paths.ts";
+import { globMayMatchWithin } from "@toolfence/internal";
 
 /** What the path rules decide for one path. */
 export interface PathJudgement {
@@ -41,8 +42,12 @@ export interface PathJudgement {
   protected?: string;
 }
 
-/** Judges one absolute path, lexically normal and free of `..`, for an access. */
-export type PathJudge = (absolute: string, access: PathAccess) => PathJudgement;
+/**
+ * Judges one absolute path, lexically normal and free of `..`, for an access. With `unknownNames`, the path is a
+ * folder the command creates entries in whose names only the run knows (an archive's, a patch's, a prefix's): the
+ * judgement covers whatever may lie below it.
+ */
+export type PathJudge = (absolute: string, access: PathAccess, unknownNames?: boolean) => PathJudgement;
 
 /** One path of the line and how it was judged; plain data. */
 export interface CommandPath {
@@ -148,7 +153,7 @@ export function scopeJudge(scope: PathScope): PathJudge {
   const root = scope.workspaceRoot === undefined ? undefined : path.resolve(scope.workspaceRoot);
   const temp = scope.tempDir === undefined ? undefined : path.resolve(scope.tempDir);
   const inArea = (p: string) => within(p, root) || within(p, temp);
-  return (absolute, access) => {
+  return (absolute, access, unknownNames) => {
     if (HARMLESS_DEVICES.has(absolute)) return { decision: "allow" };
     if (!inArea(absolute)) {
       return {
@@ -165,10 +170,22 @@ export function scopeJudge(scope: PathScope): PathJudge {
     if (!inArea(real)) {
       return { decision: "ask", real, reason: `leads through a link to ${real}, outside the workspace (${AREA_RULE})` };
     }
-    const marked = access === "write" ? protectedOf([absolute, real], [root, temp], scope.protectedPaths) : undefined;
+    const marked = access !== "write" ? undefined : protectedOf([absolute, real], [root, temp], scope.protectedPaths) ??
+      (unknownNames === true ? protectedBelow([absolute, real], [root, temp], scope.protectedPaths) : undefined);
     const allowed = { decision: "allow" as const, real, ...(marked === undefined ? {} : { protected: marked }) };
     const rules = scope.rules;
     if (rules === undefined || !rules.hasPathRules) return allowed;
+    const below = unknownNames === true && access === "write" ? rules.ruleWithin([absolute, real]) : undefined;
+    if (below !== undefined && rules.decidePath(absolute).decision === "allow") {
+      return {
+        decision: "ask",
+        real,
+        ...(marked === undefined ? {} : { protected: marked }),
+        reason: `is a folder the command creates files in whose names are only known when it runs, and the ${
+          describeRule(below)
+        } covers paths in it`,
+      };
+    }
     const lexical = rules.decidePath(absolute);
     const resolved = rules.decidePath(real);
     const outcome: PathOutcome = ORDER[resolved.decision] > ORDER[lexical.decision] ? resolved : lexical;
@@ -199,6 +216,28 @@ function protectedOf(
       if (root === undefined || !within(p, root) || p === root) continue;
       const relative = p.slice(root === "/" ? 1 : root.length + 1);
       if (isProtectedPath(relative, patterns)) return relative;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The first protected-path glob that may match a path below one of the folders (as named, where it leads), in the
+ * root it lies in: where a command creates files whose names only the run knows, any of them may be one.
+ */
+function protectedBelow(
+  folders: readonly string[],
+  roots: readonly (string | undefined)[],
+  patterns: readonly string[] | undefined,
+): string | undefined {
+  for (const folder of folders) {
+    for (const root of roots) {
+      if (root === undefined || !within(folder, root)) continue;
+      // Matched case-insensitively, as the protected paths are.
+      const found = patterns?.find((pattern) =>
+        globMayMatchWithin(path.posix.join(root, pattern).toLowerCase(), folder.toLowerCase())
+      );
+      if (found !== undefined) return found;
     }
   }
   return undefined;
@@ -569,26 +608,79 @@ interface PathWord {
   links?: { kind: "text" | "kept"; sources: string[] };
   /** For a destination: the sources whose folders are copied or moved whole into it (`cp -r`, `mv`). */
   carries?: string[];
+  /** Whether it is a folder the command creates files in whose names only the run knows (`unzip -d D`). */
+  unknown?: boolean;
+}
+
+/** Options of a program, by letter and by long name. */
+interface Options {
+  short?: string;
+  long?: readonly string[];
 }
 
 /** How a program of {@linkcode WRITERS} writes what it names. */
 interface Writer {
-  writes: "every" | "target";
+  /** `every` operand is written, the `target`, the `first` (an archive), or `none` besides what the options say. */
+  writes: "every" | "target" | "first" | "none";
   /** The letters of the options that make it reach below a folder. */
   recursive: string;
   /** The long options that do. */
   long?: readonly string[];
+  /** The options whose value is a file it writes (`sort -o F`, `patch --output=F`). */
+  outputs?: Options;
+  /** The `key=` words whose rest is a file it reads or writes (`dd if=F of=G`). */
+  keys?: Readonly<Record<string, PathAccess>>;
+  /**
+   * Where it creates files whose names only the run knows (what an archive or a patch holds, a prefix's pieces),
+   * judged as writes of anything below the folder: `folder`, the values of `into` or else the folder it runs in;
+   * `prefix`, the folder of the prefix (the values of `into`, or the last of two or more operands when
+   * `prefixOperand`); `operands`, the folder of each operand (`gzip -S rc .npm` writes `.npmrc`).
+   */
+  unknown?: "folder" | "prefix" | "operands";
+  /** The options whose value is that folder or prefix (`unzip -d D`, `tar -C D`, `csplit -f P`). */
+  into?: Options;
+  /** Whether the last of two or more operands is the prefix (`split FILE PREFIX`). */
+  prefixOperand?: boolean;
+  /** The options only with which it creates those files (`tar -x`); always when absent. */
+  unknownWhen?: Options;
+  /** The options with which it writes nothing (`gzip -c`, `gzip -l`). */
+  none?: Options;
+  /** The other options that take the next word as their value, which is then no operand. */
+  values?: Options;
+  /** Names it gives the `first` operand too (`zip out` writes `out.zip`). */
+  suffixes?: readonly string[];
+  /** Whether a first word without a dash is a cluster of options (`tar xf a.tar`). */
+  bundled?: boolean;
 }
 
 function writers(names: string, writer: Writer): [string, Writer][] {
   return names.split(" ").map((name) => [name, writer]);
 }
 
+/** Whether an option is among `options`: a letter, or a long name (GNU getopt takes any unambiguous start). */
+function among(options: Options | undefined, option: { letter?: string; long?: string }): boolean {
+  if (options === undefined) return false;
+  if (option.letter !== undefined) return options.short?.includes(option.letter) ?? false;
+  const long = option.long ?? "";
+  return long !== "" && (options.long?.some((name) => name.startsWith(long)) ?? false);
+}
+
+const COMPRESSOR: Writer = {
+  writes: "every",
+  recursive: "r",
+  long: ["recursive"],
+  unknown: "operands",
+  none: { short: "clt", long: ["stdout", "to-stdout", "list", "test"] },
+  values: { short: "S", long: ["suffix"] },
+};
+
 /**
  * Programs that write, change or remove the files they name, which a policy file's allow rule may let run (the
  * default allowlist holds none): `every` operand is written (`mv`'s sources go away), or only the `target`, the last
  * operand or the folder of `-t` (`cp`, `ln`, `install`), with the name each source gets in it. The letters are the
- * options with which they reach everything below a folder (`mv` always does).
+ * options with which they reach everything below a folder (`mv` always does). Those that write a file named by an
+ * option (`-o`) or a `key=value` word (`of=`), and those that create files whose names only the run knows (an
+ * archive's, a patch's, a prefix's pieces), which are judged as writes of anything in the folder they land in.
  */
 const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("rmdir unlink shred mkdir touch truncate mkfifo mknod tee mv", { writes: "every", recursive: "" }),
@@ -596,6 +688,54 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("chmod chown chgrp", { writes: "every", recursive: "R", long: ["recursive"] }),
   ...writers("cp", { writes: "target", recursive: "rRa", long: ["recursive", "archive"] }),
   ...writers("ln install link", { writes: "target", recursive: "" }),
+  ["dd", { writes: "none", recursive: "", keys: { if: "read", of: "write" } }],
+  ...writers("sort shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }),
+  ["patch", {
+    writes: "every",
+    recursive: "",
+    outputs: { short: "or", long: ["output", "reject-file"] },
+    unknown: "folder",
+    into: { short: "d", long: ["directory"] },
+    values: {
+      short: "iBpzFYVgxD",
+      long: ["input", "prefix", "strip", "suffix", "basename-prefix", "fuzz", "version-control", "get", "define"],
+    },
+  }],
+  ["unzip", { writes: "none", recursive: "", unknown: "folder", into: { short: "d" } }],
+  ["tar", {
+    writes: "none",
+    recursive: "",
+    unknown: "folder",
+    into: { short: "C", long: ["directory"] },
+    unknownWhen: { short: "x", long: ["extract", "get"] },
+    values: { short: "fbTXHKgLNV", long: ["file", "files-from", "exclude-from", "format", "label"] },
+    bundled: true,
+  }],
+  ["split", {
+    writes: "none",
+    recursive: "",
+    unknown: "prefix",
+    prefixOperand: true,
+    values: { short: "abClnt", long: ["additional-suffix", "filter", "separator"] },
+  }],
+  ["csplit", {
+    writes: "none",
+    recursive: "",
+    unknown: "prefix",
+    into: { short: "f", long: ["prefix"] },
+    values: { short: "bn", long: ["suffix-format", "digits"] },
+  }],
+  ["zip", {
+    writes: "first",
+    recursive: "",
+    outputs: { short: "O", long: ["output-file"] },
+    suffixes: [".zip"],
+    values: {
+      short: "bnxiPZst",
+      long: ["temp-path", "suffixes", "exclude", "include", "password", "compression-method"],
+    },
+  }],
+  ...writers("gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 lzip compress uncompress", COMPRESSOR),
 ]);
 
 /**
@@ -615,20 +755,51 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   let keeps = name === "mv" || name === "ln" || name === "link";
   // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
   let itself = false;
+  // Files named by options, the folders or prefixes of files only the run names, and whether it writes them.
+  const named: PathWord[] = [];
+  const into: BashWord[] = [];
+  let unknown = writer.unknown !== undefined && writer.unknownWhen === undefined;
+  let nothing = false;
+  /** What an option with a value does with it: written, the folder of unknown names, or only taken. */
+  const optionValue = (option: { letter?: string; long?: string }, given: BashWord | undefined, shownAs: string) => {
+    if (given === undefined) return;
+    if (among(writer.outputs, option)) named.push({ word: given, access: "write", origin: shownAs });
+    else if (among(writer.into, option)) into.push(given);
+  };
+  const takesValue = (option: { letter?: string; long?: string }) =>
+    among(writer.outputs, option) || among(writer.into, option) || among(writer.values, option);
   for (let i = 0; i < args.length; i++) {
     const word = args[i];
-    const value = word.value;
+    let value = word.value;
+    if (i === 0 && writer.bundled === true && value !== undefined && value !== "" && !value.startsWith("-")) {
+      value = `-${value}`;
+    }
     if (value === "--") {
       operands.push(...args.slice(i + 1));
       break;
     }
     if (value === undefined || !value.startsWith("-") || value === "-") {
+      const key = value === undefined
+        ? undefined
+        : Object.keys(writer.keys ?? {}).find((name) => value!.startsWith(`${name}=`));
+      if (key !== undefined) {
+        const file = { text: value!, value: value!.slice(key.length + 1), mayBeOption: false };
+        named.push({ word: file, access: writer.keys![key], origin: `${key}=` });
+        continue;
+      }
       operands.push(word);
       continue;
     }
     if (value.startsWith("--")) {
       const equals = value.indexOf("=");
       const long = value.slice(2, equals < 0 ? undefined : equals);
+      if (among(writer.unknownWhen, { long })) unknown = true;
+      if (among(writer.none, { long })) nothing = true;
+      if (takesValue({ long })) {
+        const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
+        optionValue({ long }, given, `--${long}`);
+        continue;
+      }
       if (long !== "" && writer.long?.some((option) => option.startsWith(long))) tree = true;
       if (name === "ln" && long !== "" && "symbolic".startsWith(long)) symbolic = true;
       if (name === "cp" && long !== "" && ["no-dereference", "archive", "recursive"].some((o) => o.startsWith(long))) {
@@ -643,6 +814,15 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       continue;
     }
     for (let letter = 1; letter < value.length; letter++) {
+      const option = { letter: value[letter] };
+      if (among(writer.unknownWhen, option)) unknown = true;
+      if (among(writer.none, option)) nothing = true;
+      if (takesValue(option)) {
+        const rest = value.slice(letter + 1);
+        const given = rest === "" ? args[++i] : { text: value, value: rest, mayBeOption: false };
+        optionValue(option, given, `-${value[letter]}`);
+        break;
+      }
       if (writer.recursive.includes(value[letter])) tree = true;
       if (name === "ln" && value[letter] === "s") symbolic = true;
       if (name === "cp" && "PdaRr".includes(value[letter])) keeps = true;
@@ -655,9 +835,16 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       }
     }
   }
+  if (nothing) return [];
   const every = writer.writes === "every"
     ? operands.map((word): PathWord => ({ word, access: "write", origin: "operand", tree }))
+    : writer.writes === "first" && operands.length > 0
+    ? [operands[0], ...(writer.suffixes ?? []).map((suffix) => withSuffix(operands[0], suffix))].map((
+      word,
+    ): PathWord => ({ word, access: "write", origin: "operand" }))
     : [];
+  every.push(...named);
+  if (unknown) every.push(...unknownFolders(writer, operands, into));
   if (!places) return every;
   let sources = operands;
   if (target === undefined) {
@@ -680,6 +867,26 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       ? { ...target, tree, ...links, ...carried }
       : { ...target, inside, tree, ...links, ...carried },
   ];
+}
+
+/** A word with a suffix added to its value (`zip out` writes `out.zip`); one known only at run time as it is. */
+function withSuffix(word: BashWord, suffix: string): BashWord {
+  return word.value === undefined
+    ? word
+    : { text: `${word.text}${suffix}`, value: `${word.value}${suffix}`, mayBeOption: false };
+}
+
+/** The folders a {@linkcode WRITERS} program creates files in whose names only the run knows (`Writer.unknown`). */
+function unknownFolders(writer: Writer, operands: readonly BashWord[], into: readonly BashWord[]): PathWord[] {
+  const here: BashWord = { text: ".", value: ".", mayBeOption: false };
+  const folderOf = (word: BashWord): BashWord =>
+    word.value === undefined ? word : { text: word.text, value: path.dirname(word.value), mayBeOption: false };
+  let folders: BashWord[];
+  if (writer.unknown === "folder") folders = into.length > 0 ? [...into] : [here];
+  else if (writer.unknown === "operands") folders = operands.map(folderOf);
+  else if (into.length > 0) folders = into.map(folderOf);
+  else folders = [writer.prefixOperand === true && operands.length > 1 ? folderOf(operands.at(-1)!) : here];
+  return folders.map((word) => ({ word, access: "write", origin: "files named when it runs", unknown: true }));
 }
 
 /** The suffixes of an option word (`-f/etc/x`, `--file=/etc/x`) that may be its value. */
@@ -915,7 +1122,7 @@ export function judgeCommandPaths(
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   words.push(...redirectWords(command.redirects));
-  const paths = words.map(({ word, access, origin, inside, tree, links, carries }) => ({
+  const paths = words.map(({ word, access, origin, inside, tree, links, carries, unknown }) => ({
     command: command.text,
     written: word.value !== undefined && word.text !== word.value && origin !== "operand" ? word.value : word.text,
     access,
@@ -923,6 +1130,7 @@ export function judgeCommandPaths(
     ...worst([
       judgeWord(word, access, folders, judge),
       ...judgeWrittenBelow(word, inside, tree, folders, judge),
+      ...judgeUnknownBelow(word, unknown, folders, judge),
       ...judgeRelocatedLinks(word, inside, links, folders, judge),
       ...judgeCarried(word, inside, carries, folders, judge),
     ]),
@@ -1037,6 +1245,23 @@ function placedSources(
     }
   }
   return placed;
+}
+
+/** A folder a command creates files in whose names only the run knows, judged for whatever may lie below it. */
+function judgeUnknownBelow(word: BashWord, unknown: boolean | undefined, folders: Folders, judge: PathJudge): Judged[] {
+  const value = word.value;
+  if (unknown !== true || value === undefined) return [];
+  if (value.startsWith("~") || value.split("/").includes("..")) return []; // asks as the path itself
+  const results: Judged[] = [];
+  for (const folder of path.isAbsolute(value) ? ["/"] : folders) {
+    if (!path.isAbsolute(folder)) continue;
+    const absolute = path.resolve(folder, value);
+    const judged = judge(absolute, "write", true);
+    results.push(
+      judged.decision === "allow" ? judged : { path: absolute, ...judged, reason: `(${absolute}) ${judged.reason}` },
+    );
+  }
+  return results;
 }
 
 /**

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
@@ -864,6 +865,107 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "registry=http://evil.example/\n");
     } finally {
       for (const made of ["kit", "kept", ".git", ".npmrc", "copy"]) {
+        await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    }
+  });
+
+  test("a file named by an option or a key=value word, and files only the run names, are judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules for these programs and the sandbox off, each line ran without a question and wrote
+    // `.npmrc` or a git hook (`dd if=a of=.npmrc`, `tar -xf kit.tar`, `split -n 3 -a 1 a .npmr` writes `.npmrc`,
+    // `csplit -f .git/hooks/pre- a 1`), or the read-only `kept/f`: the targets were judged as read, or not at all.
+    await mkdir(join(workspace, "kit", ".git", "hooks"), { recursive: true });
+    await writeFile(join(workspace, "kit", ".npmrc"), "registry=http://evil.example/\n");
+    await writeFile(join(workspace, "kit", ".git", "hooks", "pre-commit"), "#!/bin/sh\n");
+    const packed = spawnSync("tar", ["-cf", "kit.tar", "-C", "kit", "."], { cwd: workspace, timeout: 10_000 });
+    assert.equal(packed.status, 0, String(packed.stderr));
+    await mkdir(join(workspace, "sub"));
+    await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
+    const programs = ["dd", "shuf", "sort", "patch", "unzip", "tar", "split", "csplit", "zip", "gzip"];
+    const allow = { commands: { allow: programs } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "dd if=a of=.npmrc",
+          "dd if=a of=.git/hooks/pre-commit",
+          "shuf -o .npmrc a",
+          "sort -o .npmrc a",
+          "sort a --output=.npmrc",
+          "patch -p0 -i n.diff",
+          "patch -p0 < n.diff",
+          "patch -o .npmrc a n.diff",
+          "unzip -q kit.zip",
+          "unzip kit.zip -d sub",
+          "tar -xf kit.tar",
+          "tar xf kit.tar -C sub",
+          "split -n 3 -a 1 a .npmr",
+          "split -l1 a .git/hooks/pre-",
+          "csplit -f .git/hooks/pre- a 1",
+          "zip -q .npmrc a",
+          "gzip -S rc .npm",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /writes the protected path/, line);
+      }
+      for (
+        const line of [
+          "dd if=a of=kept/f",
+          "sort -o kept/f a",
+          "shuf --output kept/f a",
+          "zip -q kept/f a",
+          "patch kept/f n.diff",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /read-only by the rule "kept\/\*\*"/, line);
+      }
+      // Where the names are only known when it runs, a read-only rule that may match there asks, with the sandbox too.
+      for (const line of ["unzip -q kit.zip", "tar -xf kit.tar", "split a kept/x", "patch -p0 < n.diff"]) {
+        const check = await checkCommand(line, {
+          allowlist: [...DEFAULT_COMMAND_ALLOWLIST, ...programs],
+          sandbox: { available: true },
+          workspaceRoot: workspace,
+          rules: readOnly,
+        });
+        assert.notEqual(check.verdict, "allow", line);
+      }
+      // dd reads the file of `if=`.
+      const outsideRead = await decideCommand("dd if=../outside/secret.txt of=copy", {
+        rules,
+        workspaceRoot: workspace,
+        sandbox: "off",
+      });
+      assert.equal(outsideRead.decision, "ask", outsideRead.reason);
+      // In the sandbox, which keeps protected paths read-only, they run; so does what writes nothing.
+      for (const line of ["unzip -q kit.zip", "dd if=a of=b", "split a", "gzip -c a", "tar -tf kit.tar"]) {
+        const check = await checkCommand(line, {
+          allowlist: [...DEFAULT_COMMAND_ALLOWLIST, ...programs],
+          sandbox: { available: true },
+          workspaceRoot: workspace,
+        });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+      // What the lines would have done.
+      spawnSync("bash", ["-c", "dd if=a of=.npmrc && tar -xf kit.tar -C sub && csplit -s -f .git/hooks/pre- a 1"], {
+        cwd: workspace,
+        timeout: 10_000,
+      });
+      assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
+      assert.equal(await readFile(join(workspace, "sub", ".npmrc"), "utf8"), "registry=http://evil.example/\n");
+      assert.ok(existsSync(join(workspace, ".git", "hooks", "pre-00")), "csplit wrote a file in .git/hooks");
+    } finally {
+      for (const made of ["kit", "kit.tar", "sub", ".git", ".npmrc", "b"]) {
         await rm(join(workspace, made), { recursive: true, force: true });
       }
     }
