@@ -456,6 +456,9 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["uniq", uniqRule],
   ["tee", teeRule],
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
+  // `split --filter=CMD` hands each piece to `sh -c CMD`; `zip -T` runs unzip, or what `-TT CMD` names.
+  ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command" })],
+  ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program" })],
   ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(

@@ -505,6 +505,8 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
     "awk",
     "tar -tf",
     "test",
+    "split",
+    "zip",
   ];
 
   test("harmless uses stay allowed", { timeout: 60_000 }, async () => {
@@ -531,6 +533,8 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
         "awk '{print $1}' f",
         "tar -tf a.tar",
         "test -f f",
+        "split -l 100 f part-",
+        "zip -q -r out.zip src",
       ]
     ) {
       await allows(command, allowlist);
@@ -596,6 +600,11 @@ describe("checkCommand: flag rules of allowlisted commands", () => {
       ["awk -f prog.awk f", "loads awk code from a file"],
       ["tar -tf a.tar -x", "`-x` makes tar write files or run a program"],
       ["tar -tf a.tar --to-command=sh", "`--to-command=sh`"],
+      // Both ran `touch PWN` under an allow rule for the program, inside the sandbox and out of it.
+      ["split --filter='touch PWN' f", "`--filter='touch PWN'` makes split run a shell command"],
+      ["split --fil='touch PWN' f", "`--fil='touch PWN'`"],
+      ["zip -q -T -TT 'touch PWN ;' out.zip f", "`-T` makes zip run a program"],
+      ["zip --unzip-command='touch PWN ;' -T out.zip f", "`--unzip-command='touch PWN ;'`"],
       ["test -v 'a[$(rm x)]'", "evaluates array subscripts"],
     ];
     for (const [command, named] of cases) await asks(command, [named], allowlist);
