@@ -634,9 +634,10 @@ interface Writer {
    * Where it creates files whose names only the run knows (what an archive or a patch holds, a prefix's pieces),
    * judged as writes of anything below the folder: `folder`, the values of `into` or else the folder it runs in;
    * `prefix`, the folder of the prefix (the values of `into`, or the last of two or more operands when
-   * `prefixOperand`); `operands`, the folder of each operand (`gzip -S rc .npm` writes `.npmrc`).
+   * `prefixOperand`); `operands`, the folder of each operand (`gzip -S rc .npm` writes `.npmrc`); `destination`,
+   * the last of two or more operands (`rsync -a src/ .`).
    */
-  unknown?: "folder" | "prefix" | "operands";
+  unknown?: "folder" | "prefix" | "operands" | "destination";
   /** The options whose value is that folder or prefix (`unzip -d D`, `tar -C D`, `csplit -f P`). */
   into?: Options;
   /** Whether the last of two or more operands is the prefix (`split FILE PREFIX`). */
@@ -735,6 +736,53 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
       long: ["temp-path", "suffixes", "exclude", "include", "password", "compression-method"],
     },
   }],
+  ["rsync", {
+    writes: "none",
+    recursive: "",
+    outputs: { long: ["log-file", "write-batch", "only-write-batch"] },
+    unknown: "destination",
+    values: {
+      short: "efTBM",
+      long: [
+        "rsh",
+        "rsync-path",
+        "filter",
+        "exclude",
+        "include",
+        "exclude-from",
+        "include-from",
+        "files-from",
+        "temp-dir",
+        "partial-dir",
+        "backup-dir",
+        "suffix",
+        "compare-dest",
+        "copy-dest",
+        "link-dest",
+        "chmod",
+        "chown",
+        "usermap",
+        "groupmap",
+        "remote-option",
+        "password-file",
+        "block-size",
+        "max-size",
+        "min-size",
+        "timeout",
+        "bwlimit",
+        "read-batch",
+      ],
+    },
+  }],
+  ["cpio", {
+    writes: "none",
+    recursive: "",
+    outputs: { short: "O" },
+    unknown: "folder",
+    into: { short: "D", long: ["directory"] },
+    unknownWhen: { short: "ip", long: ["extract", "pass-through"] },
+    values: { short: "FEIHMRC", long: ["file", "pattern-file", "format", "message", "owner", "io-size"] },
+  }],
   ...writers("gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 lzip compress uncompress", COMPRESSOR),
 ]);
 
@@ -755,6 +803,8 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   let keeps = name === "mv" || name === "ln" || name === "link";
   // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
   let itself = false;
+  // `cp --parents a/b/f dst` writes `dst/a/b/f`: the source's whole path is its name in the destination.
+  let parents = false;
   // Files named by options, the folders or prefixes of files only the run names, and whether it writes them.
   const named: PathWord[] = [];
   const into: BashWord[] = [];
@@ -806,6 +856,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
         keeps = true;
       }
       if (places && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
+      if (name === "cp" && long.length > 1 && "parents".startsWith(long)) parents = true;
       // GNU getopt takes any unambiguous start of `--target-directory`.
       if (places && long !== "" && "target-directory".startsWith(long)) {
         const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
@@ -854,7 +905,9 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
     target = { word: last, access: "write", origin: "operand" };
   }
   const inside = sources.flatMap((source) =>
-    source.value === undefined ? [] : [path.basename(source.value.replace(/\/+$/, "")) || source.value]
+    source.value === undefined
+      ? []
+      : [parents ? source.value.replace(/^\/+/, "") : path.basename(source.value.replace(/\/+$/, "")) || source.value]
   );
   const statics = sources.flatMap((source) => source.value === undefined ? [] : [source.value]);
   const links = symbolic || keeps
@@ -884,6 +937,7 @@ function unknownFolders(writer: Writer, operands: readonly BashWord[], into: rea
   let folders: BashWord[];
   if (writer.unknown === "folder") folders = into.length > 0 ? [...into] : [here];
   else if (writer.unknown === "operands") folders = operands.map(folderOf);
+  else if (writer.unknown === "destination") folders = operands.length > 1 ? [operands.at(-1)!] : [];
   else if (into.length > 0) folders = into.map(folderOf);
   else folders = [writer.prefixOperand === true && operands.length > 1 ? folderOf(operands.at(-1)!) : here];
   return folders.map((word) => ({ word, access: "write", origin: "files named when it runs", unknown: true }));
@@ -1216,8 +1270,9 @@ interface Placed {
 }
 
 /**
- * Where each source lands, from every folder the command may run in: in a destination that is a folder, under its
- * own name (`cp -r src/. dst` lands in `dst` itself); otherwise (a new name, `-T`) as the destination.
+ * Where each source lands, from every folder the command may run in: in a destination that is a folder, under the
+ * name `inside` gives it, in the order of the sources (`cp -r src/. dst` lands in `dst` itself); otherwise (a new
+ * name, `-T`) as the destination.
  */
 function placedSources(
   word: BashWord,
@@ -1237,9 +1292,9 @@ function placedSources(
     } catch {
       // A new name.
     }
-    for (const source of sources) {
+    for (const [index, source] of sources.entries()) {
       const home = folderThere
-        ? path.join(destination, path.basename(source.replace(/\/+$/, "")) || source)
+        ? path.join(destination, inside?.[index] ?? (path.basename(source.replace(/\/+$/, "")) || source))
         : destination;
       placed.push({ source, from: path.resolve(path.isAbsolute(source) ? "/" : folder, source), home });
     }

@@ -459,6 +459,20 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   // `split --filter=CMD` hands each piece to `sh -c CMD`; `zip -T` runs unzip, or what `-TT CMD` names.
   ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command" })],
   ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program" })],
+  // `rsync -e CMD` runs CMD to reach the other side, even for a host that does not exist; `--rsync-path` and
+  // `-M` (`--remote-option`) change the program or options of the other side, which for a local copy runs here.
+  [
+    "rsync",
+    optionRule(
+      {
+        short: "eM",
+        long: ["rsh", "rsync-path", "remote-option", "daemon", "config"],
+        effect: "makes rsync run a program",
+      },
+      fileList({ long: ["files-from"] }),
+    ),
+  ],
+  ["cpio", optionRule({ long: ["rsh-command"], effect: "makes cpio run a program" })],
   ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(

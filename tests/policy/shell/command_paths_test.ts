@@ -971,6 +971,54 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("rsync's and cpio's destinations, and cp --parents' whole source paths, are judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules and the sandbox off, `rsync -a kit/ .` and `cpio -i < kit.cpio` wrote kit's .npmrc in the
+    // workspace without a question, `rsync -e 'sh -c "touch PWN"' a x:y` ran touch, and `cp --parents kit/f sub`
+    // wrote sub/kit/f past the read-only rule "sub/kit/**" (judged as sub/f).
+    await mkdir(join(workspace, "kit"), { recursive: true });
+    await mkdir(join(workspace, "sub"), { recursive: true });
+    await writeFile(join(workspace, "kit", "f"), "evil\n");
+    const allow = { commands: { allow: ["cp", "rsync", "cpio"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["sub/kit/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of ["rsync -a kit/ .", "rsync -r kit/ dst", "cpio -i < kit.cpio", "cpio -idm -D sub < kit.cpio"]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+      for (const line of ["cp --parents kit/f sub", "cp --par kit/f sub/", "rsync -a kit sub"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.notEqual(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      assert.equal(
+        (await decideCommand("cp --parents kit/f sub", { rules: readOnly, workspaceRoot: workspace, sandbox: "off" }))
+          .decision,
+        "deny",
+      );
+      const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, "rsync", "cpio"];
+      for (
+        const line of [`rsync -e 'sh -c "touch PWN"' a x:y`, "rsync --rsync-path=sh a b", "cpio -o --rsh-command=sh"]
+      ) {
+        const check = await checkCommand(line, { allowlist, sandbox: { available: true }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", line);
+        assert.ok(check.reasons.some((reason) => reason.includes("run a program")), check.reasons.join(" | "));
+      }
+      // What the line would have done.
+      spawnSync("cp", ["--parents", "kit/f", "sub"], { cwd: workspace, timeout: 10_000 });
+      assert.equal(await readFile(join(workspace, "sub", "kit", "f"), "utf8"), "evil\n");
+    } finally {
+      for (const made of ["kit", "sub"]) await rm(join(workspace, made), { recursive: true, force: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
