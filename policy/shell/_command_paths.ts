@@ -612,10 +612,11 @@ interface PathWord {
   unknown?: boolean;
 }
 
-/** Options of a program, by letter and by long name. */
+/** Options of a program, by letter, by long name, and as whole words with one dash (openssl's `-out`). */
 interface Options {
   short?: string;
   long?: readonly string[];
+  words?: readonly string[];
 }
 
 /** How a program of {@linkcode WRITERS} writes what it names. */
@@ -634,7 +635,8 @@ interface Writer {
    * Where it creates files whose names only the run knows (what an archive or a patch holds, a prefix's pieces),
    * judged as writes of anything below the folder: `folder`, the values of `into` or else the folder it runs in;
    * `prefix`, the folder of the prefix (the values of `into`, or the last of two or more operands when
-   * `prefixOperand`); `operands`, the folder of each operand (`gzip -S rc .npm` writes `.npmrc`); `destination`,
+   * `prefixOperand`); `operands`, the values of `into` and the folder of each operand (`gzip -S rc .npm` writes
+   * `.npmrc`, `mktemp .git/hooks/xXXX` a file there); `destination`,
    * the last of two or more operands (`rsync -a src/ .`).
    */
   unknown?: "folder" | "prefix" | "operands" | "destination";
@@ -691,6 +693,25 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("ln install link", { writes: "target", recursive: "" }),
   ["dd", { writes: "none", recursive: "", keys: { if: "read", of: "write" } }],
   ...writers("sort shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }),
+  ["iconv", {
+    writes: "none",
+    recursive: "",
+    outputs: { short: "o", long: ["output"] },
+    values: { short: "ft", long: ["from-code", "to-code"] },
+  }],
+  ["openssl", {
+    writes: "none",
+    recursive: "",
+    outputs: { words: ["-out", "-keyout", "-writerand", "-sess_out", "-signature", "-CAserial", "-outdir"] },
+  }],
+  ["mktemp", {
+    writes: "none",
+    recursive: "",
+    unknown: "operands",
+    into: { short: "p", long: ["tmpdir"] },
+    none: { short: "u", long: ["dry-run"] },
+    values: { long: ["suffix"] },
+  }],
   ["patch", {
     writes: "every",
     recursive: "",
@@ -840,6 +861,11 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       operands.push(word);
       continue;
     }
+    if (writer.outputs?.words?.includes(value)) {
+      const given = args[++i];
+      if (given !== undefined) named.push({ word: given, access: "write", origin: value });
+      continue;
+    }
     if (value.startsWith("--")) {
       const equals = value.indexOf("=");
       const long = value.slice(2, equals < 0 ? undefined : equals);
@@ -936,7 +962,7 @@ function unknownFolders(writer: Writer, operands: readonly BashWord[], into: rea
     word.value === undefined ? word : { text: word.text, value: path.dirname(word.value), mayBeOption: false };
   let folders: BashWord[];
   if (writer.unknown === "folder") folders = into.length > 0 ? [...into] : [here];
-  else if (writer.unknown === "operands") folders = operands.map(folderOf);
+  else if (writer.unknown === "operands") folders = [...into, ...operands.map(folderOf)];
   else if (writer.unknown === "destination") folders = operands.length > 1 ? [operands.at(-1)!] : [];
   else if (into.length > 0) folders = into.map(folderOf);
   else folders = [writer.prefixOperand === true && operands.length > 1 ? folderOf(operands.at(-1)!) : here];

@@ -883,7 +883,10 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.equal(packed.status, 0, String(packed.stderr));
     await mkdir(join(workspace, "sub"));
     await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
-    const programs = ["dd", "shuf", "sort", "patch", "unzip", "tar", "split", "csplit", "zip", "gzip"];
+    const programs = [
+      ...["dd", "shuf", "sort", "patch", "unzip", "tar", "split", "csplit", "zip", "gzip"],
+      ...["iconv", "openssl", "mktemp"],
+    ];
     const allow = { commands: { allow: programs } };
     const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
     const readOnly = PolicyRules.fromLayers(
@@ -910,6 +913,10 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "csplit -f .git/hooks/pre- a 1",
           "zip -q .npmrc a",
           "gzip -S rc .npm",
+          "iconv -f utf8 -t utf8 -o .npmrc a",
+          "openssl enc -base64 -in a -out .npmrc",
+          "mktemp .git/hooks/pre-commitXXX",
+          "mktemp -p .git/hooks",
         ]
       ) {
         const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
@@ -924,6 +931,8 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "shuf --output kept/f a",
           "zip -q kept/f a",
           "patch kept/f n.diff",
+          "iconv -f utf8 -t utf8 a -o kept/f",
+          "openssl enc -in a -out kept/f",
         ]
       ) {
         const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
@@ -964,6 +973,8 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
       assert.equal(await readFile(join(workspace, "sub", ".npmrc"), "utf8"), "registry=http://evil.example/\n");
       assert.ok(existsSync(join(workspace, ".git", "hooks", "pre-00")), "csplit wrote a file in .git/hooks");
+      const made = spawnSync("mktemp", ["-p", ".git/hooks"], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      assert.ok(made.stdout.startsWith(".git/hooks/"), `mktemp made ${made.stdout}`);
     } finally {
       for (const made of ["kit", "kit.tar", "sub", ".git", ".npmrc", "b"]) {
         await rm(join(workspace, made), { recursive: true, force: true });
