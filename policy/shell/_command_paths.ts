@@ -693,6 +693,7 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("ln install link", { writes: "target", recursive: "" }),
   ["dd", { writes: "none", recursive: "", keys: { if: "read", of: "write" } }],
   ...writers("sort shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }),
+  ["gpg", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }],
   ["iconv", {
     writes: "none",
     recursive: "",

@@ -30,7 +30,7 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
     "changes how the shell runs later commands",
   ),
   ...namesFor(
-    "less more most man vi vim nvim view ex ed nano emacs",
+    "less more most man vi vim nvim view ex ed nano emacs sqlite3",
     "can run shell commands from inside it",
   ),
 ]);

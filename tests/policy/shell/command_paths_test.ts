@@ -885,7 +885,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
     const programs = [
       ...["dd", "shuf", "sort", "patch", "unzip", "tar", "split", "csplit", "zip", "gzip"],
-      ...["iconv", "openssl", "mktemp"],
+      ...["iconv", "openssl", "mktemp", "gpg", "sqlite3"],
     ];
     const allow = { commands: { allow: programs } };
     const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
@@ -917,6 +917,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "openssl enc -base64 -in a -out .npmrc",
           "mktemp .git/hooks/pre-commitXXX",
           "mktemp -p .git/hooks",
+          "gpg --batch -o .npmrc --dearmor a",
         ]
       ) {
         const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
@@ -933,6 +934,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "patch kept/f n.diff",
           "iconv -f utf8 -t utf8 a -o kept/f",
           "openssl enc -in a -out kept/f",
+          "gpg --output=kept/f --dearmor a",
         ]
       ) {
         const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
@@ -949,6 +951,13 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         });
         assert.notEqual(check.verdict, "allow", line);
       }
+      // sqlite3 runs shell commands (`.shell`, `.system`) and writes files (`.output F`) from its own language.
+      const sqlite = await decideCommand('sqlite3 x.db ".shell touch PWN"', {
+        rules,
+        workspaceRoot: workspace,
+        sandbox: "off",
+      });
+      assert.match(sqlite.reason, /sqlite3.*can run shell commands/, sqlite.reason);
       // dd reads the file of `if=`.
       const outsideRead = await decideCommand("dd if=../outside/secret.txt of=copy", {
         rules,
