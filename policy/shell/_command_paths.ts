@@ -28,6 +28,8 @@ import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 import { isProtectedPath } from "../protected_paths.ts";
 import { globMayMatchWithin } from "@toolfence/internal";
+import { DEFAULT_COMMAND_ALLOWLIST, PROJECT_CODE_COMMANDS } from "./allowlist.ts";
+import { hasFlagRule } from "./_flag_rules.ts";
 
 /** What the path rules decide for one path. */
 export interface PathJudgement {
@@ -1202,6 +1204,10 @@ export function judgeCommandPaths(
     );
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
+  // What a program the analysis does not know does with what it names is not known either: it may write it.
+  const named = command.kind === "command" && name?.value !== undefined && !knownProgram(name.value)
+    ? new Set(words.map(({ word }) => word))
+    : undefined;
   words.push(...redirectWords(command.redirects));
   const paths = words.map(({ word, access, origin, inside, tree, links, carries, unknown }) => ({
     command: command.text,
@@ -1210,6 +1216,9 @@ export function judgeCommandPaths(
     origin,
     ...worst([
       judgeWord(word, access, folders, judge),
+      ...(named?.has(word) && access === "read"
+        ? [mayWrite(name!.value!, judgeWord(word, "write", folders, judge))]
+        : []),
       ...judgeWrittenBelow(word, inside, tree, folders, judge),
       ...judgeUnknownBelow(word, unknown, folders, judge),
       ...judgeRelocatedLinks(word, inside, links, folders, judge),
@@ -1244,6 +1253,34 @@ export function judgeCommandPaths(
     });
   }
   return paths;
+}
+
+/**
+ * The programs whose use of the words they name the analysis knows: the default allowlist's and the project-code
+ * commands' (their options judged by flag rules), those it reads by their shape ({@linkcode SHAPES}), the writers
+ * ({@linkcode WRITERS}), and those that name no files. A policy file's allow rule may let any other program run.
+ */
+function knownProgram(name: string): boolean {
+  return KNOWN_PROGRAMS.has(name) || SHAPES.has(name) || WRITERS.has(name) || NO_PATHS.has(name) ||
+    hasFlagRule(name) || name === "cd";
+}
+
+const KNOWN_PROGRAMS: ReadonlySet<string> = new Set(
+  [...DEFAULT_COMMAND_ALLOWLIST, ...PROJECT_CODE_COMMANDS].map((entry) => entry.replace(/^[!=]/, "").split(" ")[0]),
+);
+
+/**
+ * A path a program the analysis does not know names, judged as the write it may be (`prettier --write .npmrc`,
+ * `gcc -o ro/f`): a protected path it names needs a person, and a path a rule keeps from writes asks rather than
+ * runs (the program may only read it, so it is not denied).
+ */
+function mayWrite(program: string, judged: Judged): Judged {
+  if (judged.decision !== "deny") return judged;
+  return {
+    ...judged,
+    decision: "ask",
+    reason: `${judged.reason} (${program} is not a program whose use of its arguments is known: it may write it)`,
+  };
 }
 
 /**

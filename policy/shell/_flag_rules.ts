@@ -48,6 +48,11 @@ const FLAG_RULES = new Map([
   ["jq", jqRule],
 ]);
 
+/** Whether a program's arguments have a flag rule: what its options do is known. */
+export function hasFlagRule(name: string): boolean {
+  return FLAG_RULES.has(name);
+}
+
 /**
  * Judges the arguments of an allowlisted command; returns why it must ask, or
  * `undefined` when its arguments are harmless.

@@ -1039,6 +1039,46 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test(
+    "a program the analysis does not know may write what it names: protected paths need a person, read-only ones ask",
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      // With allow rules for them and the sandbox off, the operands of programs the analysis does not know were judged
+      // as reads: `sponge .npmrc < a` (moreutils: soaks up its input, then writes the file it names) would rewrite
+      // .npmrc with no question, and any such program a read-only file the same way.
+      await mkdir(join(workspace, "ro"), { recursive: true });
+      await writeFile(join(workspace, "ro", "f"), "kept\n");
+      await writeFile(join(workspace, ".npmrc"), "registry=https://registry.npmjs.org/\n");
+      const programs = ["sponge", "fmt", "strings", "base64", "expand"];
+      const rules = PolicyRules.fromLayers(
+        [{ name: "project", config: { commands: { allow: programs }, paths: { readOnly: ["ro/**"] } } }],
+        workspace,
+      );
+      try {
+        for (const line of ["sponge .npmrc < a", "fmt .npmrc", "expand -t 2 .npmrc"]) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+          assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+          assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+          assert.match(decided.reason, /writes the protected path \.npmrc/, line);
+        }
+        for (const line of ["fmt ro/f", "strings ro/f", "base64 -w 0 ro/f"]) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+          assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+          assert.match(decided.reason, /is not a program whose use of its arguments is known: it may write it/, line);
+        }
+        // What they name elsewhere runs as allowed; the programs the analysis knows are judged as before.
+        for (const line of ["fmt a", "strings a", "cat .npmrc", "cat ro/f"]) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+          assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+        }
+      } finally {
+        for (const made of ["ro", ".npmrc"]) await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    },
+  );
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
