@@ -60,7 +60,8 @@ export interface AuthorizeCommandOptions {
    * the project or user file, as the policy's `answers.save` says). When
    * given, a command that asks and is one simple command of known words is
    * asked with three answers (allow and save, allow once, deny); only a
-   * person's answer saves.
+   * person's answer saves. A save that throws refuses the command
+   * (`permission_denied`, its message in the reason).
    */
   saveRule?: { where: string; save(pattern: string): Promise<void> | void };
 }
@@ -422,6 +423,8 @@ export async function authorizeCommand(
     reasons: [decided.reason, ...check.reasons.filter((reason) => reason !== decided.reason)],
   };
   let answer;
+  // Why the rule a person chose to save was not saved: the command, allowed with it, does not run.
+  let unsaved: unknown;
   try {
     if (savable !== undefined) {
       const chosen = await options.asker.choose<"save" | "once" | "deny">({
@@ -436,8 +439,12 @@ export async function authorizeCommand(
         about,
       }, signal);
       if (chosen.choice === "save" && chosen.source === "user") {
-        await options.saveRule!.save(savable);
-        options.state.addCommand(savable);
+        try {
+          await options.saveRule!.save(savable);
+          options.state.addCommand(savable);
+        } catch (error) {
+          unsaved = error;
+        }
       }
       answer = { choice: chosen.choice !== "deny", source: chosen.source };
     } else {
@@ -452,6 +459,14 @@ export async function authorizeCommand(
       });
     }
     throw error;
+  }
+  if (unsaved !== undefined) {
+    const why = unsaved instanceof Error ? unsaved.message : String(unsaved);
+    throw denied(command, `"${savable}" was not saved from now on: ${why}`, check, assessment, {
+      prompt,
+      source: answer.source,
+      unsaved: why,
+    });
   }
   if (!answer.choice) {
     const who = answer.source === "user"

@@ -5,6 +5,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -203,6 +204,40 @@ describe("saving a person's allow", () => {
       answer = "once";
       await cmd.call(session, "bash", { command: "touch other" });
       assert.doesNotMatch(await readFile(file, "utf8"), /"touch other"/, "once saves nothing");
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a save that fails refuses the command with its reason, and grants nothing", { timeout: 60_000 }, async () => {
+    const { callbackHost } = await import("../../../policy/hosts.ts");
+    const { Session } = await import("../../../policy/session.ts");
+    let asked = 0;
+    const session = new Session({
+      workspace: dir,
+      host: callbackHost({
+        choose: <T extends string>() => {
+          asked++;
+          return "save" as T;
+        },
+        confirm: () => true,
+      }),
+      saveRule: {
+        where: "a file that cannot be written",
+        save: () => {
+          throw new Error("the disk is full");
+        },
+      },
+    });
+    const cmd = new ToolBox().withDefaults("cmd");
+    try {
+      const refused = await cmd.call(session, "bash", { command: "touch unsaved-rule" });
+      assert.equal(refused.status, "skipped", refused.error);
+      assert.equal(refused.errorCode, "permission_denied");
+      assert.match(refused.error ?? "", /not run: "touch unsaved-rule" was not saved from now on: the disk is full/);
+      assert.ok(!existsSync(join(dir, "unsaved-rule")));
+      await cmd.call(session, "bash", { command: "touch unsaved-rule" });
+      assert.equal(asked, 2, "nothing was granted: the command asks again");
     } finally {
       await session.close();
     }
