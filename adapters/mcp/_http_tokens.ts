@@ -150,6 +150,12 @@ export class TokenFile {
     return this.#checking;
   }
 
+  /** The tenants the file's entries name, each once (the file read again if it changed). */
+  async tenants(): Promise<string[]> {
+    await this.#fresh();
+    return [...new Set(this.#entries.map((entry) => entry.tenant))];
+  }
+
   /**
    * The identity of `token`, or undefined when no entry holds it or it is not
    * for this use: `tools` (the MCP endpoint) needs a tool scope, `console`

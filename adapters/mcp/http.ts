@@ -136,6 +136,14 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
    * else elicitation.
    */
   hostFor?: (tenant: string, elicitation: Host, session: string) => Host;
+  /**
+   * Saves a person's "allow from now on" of a command to the policy file
+   * every tenant's sessions read (see `McpServerOptions.saveRule`). Used as
+   * given only while the server serves one tenant: with `jwt`, a `tenantRoot`
+   * or a token file naming several tenants, the answer is saved as the
+   * tenant's grant in the `store` alone, and is not offered without one.
+   */
+  saveRule?: McpServerOptions["saveRule"];
   /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
   store?: Store;
   /** This replica's name in the store; default a random one. */
@@ -306,6 +314,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     hostFor,
     store,
     replicaId,
+    // Given to a session only as saveRuleOf decides.
+    saveRule: fileSaveRule,
     ...serverOptions
   } = options;
   // The token file is denied to every tool (and masked in every sandbox that would show it): a tenant's
@@ -409,21 +419,47 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     };
   }
 
-  // A person's "allow from now on" goes to the store too, where every replica's sessions of the tenant read it.
-  function fleetSaveRule(identity: Identity, id: string): McpServerOptions["saveRule"] {
-    const file = serverOptions.saveRule;
-    if (!file) return undefined;
+  // Whether the server can serve more than one tenant: with OAuth or a tenant root it can, with a token file once
+  // the file names a second tenant (it is read again when it changes).
+  async function serving(): Promise<{ many: boolean; why: string }> {
+    if (jwt) return { many: true, why: "its tenants come from OAuth tokens" };
+    if (tenantRoot !== undefined) return { many: true, why: `it gives tenants their folders under ${tenantRoot}` };
+    const named = tokens ? await tokens.tenants() : [];
+    return { many: named.length > 1, why: `its token file names ${named.length} tenants` };
+  }
+
+  // Where a person's "allow from now on" goes, decided as a session opens. Every tenant's sessions read the policy
+  // files: on a server of several tenants one tenant's rule saved there applied to the others (after a restart, on
+  // a replica that starts). There it is saved as the tenant's grant in the fleet's store alone, which only that
+  // tenant's sessions read, and without a store it is not offered. A server of one tenant saves to the file as
+  // the policy's `answers.save` says, and to the store too, where every replica's sessions read it; it refuses to
+  // once a second tenant has come into its token file since the session opened.
+  async function saveRuleOf(identity: Identity, id: string): Promise<McpServerOptions["saveRule"]> {
+    const file = fileSaveRule;
+    if (file === undefined) return undefined;
+    const saveGrant = (pattern: string) =>
+      fleet!.store.saveGrant({
+        tenant: identity.tenant,
+        kind: "command",
+        subject: pattern,
+        data: { replica: fleet!.id, mcpSession: id },
+        savedAt: Date.now(),
+      });
+    if ((await serving()).many) {
+      return fleet ? { where: `the fleet's store, for ${identity.tenant} only`, save: saveGrant } : undefined;
+    }
     return {
-      where: `${file.where} and the fleet's store`,
+      where: fleet ? `${file.where} and the fleet's store` : file.where,
       save: async (pattern) => {
+        const now = await serving();
+        if (now.many) {
+          throw new Error(
+            `this server now serves more than one tenant (${now.why}), and ${file.where} is read by every ` +
+              `tenant's sessions; allow it this time only, or have the server's operator add the rule`,
+          );
+        }
         await file.save(pattern);
-        await fleet!.store.saveGrant({
-          tenant: identity.tenant,
-          kind: "command",
-          subject: pattern,
-          data: { replica: fleet!.id, mcpSession: id },
-          savedAt: Date.now(),
-        });
+        if (fleet) await saveGrant(pattern);
       },
     };
   }
@@ -510,7 +546,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     } as unknown as OpenSession;
     const box = toolboxFor(identity.scopes);
     const onDecision = fleet ? storeAudit(open, box, identity, id) : serverOptions.onDecision;
-    const saveRule = fleet ? fleetSaveRule(identity, id) : serverOptions.saveRule;
+    const saveRule = await saveRuleOf(identity, id);
     const served = createMcpServer(box, {
       ...serverOptions,
       // A stateless server's fresh server never sees an initialize: it speaks the request's version, which a client

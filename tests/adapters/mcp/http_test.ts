@@ -11,6 +11,7 @@ import { serveHttp } from "../../../adapters/mcp/http.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { MemoryArtifactStore } from "../../../core/artifacts.ts";
+import { MemoryStore } from "../../../core/memory_store.ts";
 import { PolicyState } from "../../../policy/state.ts";
 import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "../_http_harness.ts";
 
@@ -342,15 +343,19 @@ describe("an artifact store and a policy state in the server's options", () => {
   // of the state, never another tenant's artifacts or grants.
   const artifacts = new MemoryArtifactStore();
   const state = new PolicyState();
+  // A server of two tenants saves a person's "from now on" only as the tenant's grant in a store.
+  const store = new MemoryStore();
   let h: Harness;
   before(async () => {
     h = await startServer([{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
       artifacts,
       state,
       autoConfirm: false,
-      // The client's answers count as a person's, and a command may be allowed from now on (saved nowhere here).
+      // The client's answers count as a person's, and a command may be allowed from now on (saved nowhere here but
+      // in the store).
       elicitationAnswers: "grant",
-      saveRule: { where: "nowhere", save: () => {} },
+      saveRule: { where: "nowhere", save: () => assert.fail("the policy file is every tenant's") },
+      store,
     });
   });
   after(() => h.close());
@@ -407,6 +412,8 @@ describe("an artifact store and a policy state in the server's options", () => {
         !state.commandAllowlist().some((entry) => entry.startsWith("touch")),
         "the options' state is unchanged",
       );
+      assert.deepEqual((await store.grants("alice")).map((grant) => grant.subject), ["touch made.txt"]);
+      assert.deepEqual(await store.grants("bob"), []);
     } finally {
       await alice.close();
       await bob.close();

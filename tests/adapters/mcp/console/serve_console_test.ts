@@ -1,6 +1,7 @@
 // The web console in a real Chromium while a real MCP client waits over HTTP:
 // a pending bash question answered in the page reaches the client; a deny; an
-// "always" saved to the policy file and applied to the next call; a second
+// "always" saved for its tenant in the fleet's store (never in the policy file
+// every tenant's sessions read) and applied to the next call; a second
 // tenant who cannot see or answer the first's questions; keyboard use and a
 // narrow window; and, with plain fetch, the CSRF and Origin checks and the
 // refusal of the agent's own token. One browser for the whole file. Then, with
@@ -18,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { MemoryStore } from "../../../../core/mod.ts";
 import { ToolBox } from "../../../../toolbox.ts";
 import "../../../../tools/mod.ts";
 import { AuditLog } from "../../../../policy/audit/audit_log.ts";
@@ -43,6 +45,7 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
   let audit: AuditLog;
   let policyFile: string;
   const queue = new MemoryQuestionQueue();
+  const store = new MemoryStore();
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "toolfence-console-"));
@@ -75,6 +78,8 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
         save: async (pattern) => void await addRuleToFile(policyFile, { section: "commands", list: "allow" }, pattern),
       },
       onDecision: audit.decision.bind(audit),
+      // A server of two tenants saves a person's "always" only as the tenant's grant in a store.
+      store,
     });
     web = await serveConsole({ port: 0, queue, tokens, auditFile: join(dir, "audit.jsonl") });
     browser = await chromium.launch({ executablePath: findBrowser(), headless: true });
@@ -143,7 +148,7 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
     }
   });
 
-  test('"always" is saved to the policy file and the next call runs without a question', {
+  test('"always" is saved for its tenant in the store, not the policy file, and the next call runs unasked', {
     timeout: 90_000,
   }, async () => {
     const [context, page] = await signIn(ALICE_PERSON);
@@ -151,12 +156,17 @@ describe("the web console in Chromium", { skip: noBrowser }, () => {
     try {
       const first = client.callTool({ name: "bash", arguments: { command: "touch always.txt" } });
       await page.locator("article.question").waitFor();
-      await page.getByRole("button", { name: /from now on/ }).click();
+      const always = page.getByRole("button", { name: /from now on/ });
+      assert.match(await always.innerText(), /saved to the fleet's store, for alice only/);
+      await always.click();
       assert.equal((await first).isError, undefined);
-      assert.match(await readFile(policyFile, "utf8"), /"touch always\.txt"/);
+      assert.equal(await readFile(policyFile, "utf8"), "{}\n");
+      assert.deepEqual((await store.grants("alice")).map((grant) => grant.subject), ["touch always.txt"]);
       const second = await client.callTool({ name: "bash", arguments: { command: "touch always.txt" } });
       assert.equal(second.isError, undefined, textOf(second));
       assert.deepEqual(queue.pending("alice"), []);
+      // Bob's grants have none of it (his same command still asking: see mcp_http_tenant_grants_test.ts).
+      assert.deepEqual(await store.grants("bob"), []);
     } finally {
       await client.close();
       await context.close();
