@@ -78,6 +78,7 @@ const HTTP_SERVE_ARGS = {
   "allowed-host": { type: "string", multiple: true },
   "allowed-origin": { type: "string", multiple: true },
   "no-auth": { type: "boolean" },
+  "allow-unsandboxed-tenants": { type: "boolean" },
   "max-concurrent-calls": { type: "string" },
   "calls-per-minute": { type: "string" },
   "idle-minutes": { type: "string" },
@@ -98,6 +99,9 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --allowed-host NAME      also answer to this Host (repeatable; e.g. a reverse proxy's name)
   --allowed-origin ORIGIN  also allow this Origin (repeatable)
   --no-auth                serve without authentication (loopback addresses only)
+  --allow-unsandboxed-tenants
+                           run the commands of several tenants without a working OS sandbox, each able to
+                           read and change the others' files (default: such a server refuses them)
   --max-concurrent-calls N calls one session may have in flight (default 16)
   --calls-per-minute N     calls one token may start a minute (default 600)
   --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
@@ -390,6 +394,7 @@ async function serve(args: string[]): Promise<number> {
         allowedHosts: values["allowed-host"],
         allowedOrigins: values["allowed-origin"],
         noAuth: values["no-auth"],
+        allowUnsandboxedTenants: values["allow-unsandboxed-tenants"],
         maxConcurrentCalls: values["max-concurrent-calls"],
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],

@@ -38,15 +38,18 @@ import type {
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import {
+  type BeforeCallHook,
   type Host,
   MemoryArtifactStore,
   type Store,
   type StoredGrant,
   type StoredSession,
   type ToolBox,
+  ToolError,
 } from "@toolfence/core";
 import {
   AuditLog,
+  commandSandbox,
   type PolicyDecisionEvent,
   PolicyRules,
   PolicyState,
@@ -144,6 +147,14 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
    * tenant's grant in the `store` alone, and is not offered without one.
    */
   saveRule?: McpServerOptions["saveRule"];
+  /**
+   * Let the commands of a server of several tenants run without a working OS
+   * sandbox, where each tenant's commands can read and change every other
+   * tenant's workspace, temp dirs and jobs (tenants that trust one another,
+   * tests). Default false: there, the tools that run programs refuse, saying
+   * why.
+   */
+  allowUnsandboxedTenants?: boolean;
   /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
   store?: Store;
   /** This replica's name in the store; default a random one. */
@@ -314,6 +325,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     hostFor,
     store,
     replicaId,
+    allowUnsandboxedTenants,
     // Given to a session only as saveRuleOf decides.
     saveRule: fileSaveRule,
     ...serverOptions
@@ -519,6 +531,37 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   }
 
+  // Tenants apart without the OS sandbox. A command the sandbox does not confine runs with the server's own access
+  // to files: the policy judges the paths a command names (one outside the workspace asks), but a path only the
+  // run knows (`cat $(cat list)`, `cd ..`, a link made by the command, an interpreter's code) it cannot judge, and
+  // the person who would answer is the tenant's own, so no rule or question keeps one tenant's commands out of
+  // another's workspace, temp dirs and jobs. On a server that can serve several tenants (as serving() decides,
+  // looked at for each call: a token file is read again when it changes), the tools that run programs refuse
+  // unless the sandbox works, whatever the session's scopes and rules (see docs/http.md, "Tenants apart").
+  const mode = serverOptions.sandbox ?? "auto";
+  const tenantsApartWithoutSandbox: BeforeCallHook = async ({ toolName }) => {
+    if (allowUnsandboxedTenants) return;
+    const tool = toolbox.get(toolName);
+    if (tool === undefined || scopeOf(tool) !== "tools:commands") return;
+    const tenants = await serving();
+    if (!tenants.many) return;
+    const sandbox = await commandSandbox(mode);
+    if (sandbox.available) return;
+    throw new ToolError(
+      `${toolName} is refused: this server serves several tenants (${tenants.why}) and the OS sandbox that keeps ` +
+        `one tenant's programs out of the others' files is not working (${
+          sandbox.reason ?? "no reason given"
+        }); without it a program runs with the server's own access to every tenant's workspace`,
+      {
+        code: "permission_denied",
+        kind: "policy",
+        recoveryHint: "Use the file tools, which keep to the workspace; the server's operator can serve tenants " +
+          "with --sandbox required on a host where bubblewrap runs, or one tenant per server.",
+        details: { reason: "tenants_apart", sandbox: mode },
+      },
+    );
+  };
+
   async function openSession(
     identity: Identity,
     request: Request,
@@ -560,6 +603,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       ...(state ? { state } : {}),
       workspace,
     });
+    served.session.hooks.before.push(tenantsApartWithoutSandbox);
     if (fleet) {
       served.session.lateResults.onLateResult((late) =>
         void fleet.store.recordLateResult(identity.tenant, id, late).catch(report)

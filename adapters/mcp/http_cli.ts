@@ -54,6 +54,8 @@ export interface HttpCliValues {
   allowedOrigins?: string[];
   /** `--no-auth`: serve without authentication (loopback only). */
   noAuth?: boolean;
+  /** `--allow-unsandboxed-tenants`: several tenants' commands run without a working OS sandbox. */
+  allowUnsandboxedTenants?: boolean;
   /** `--max-concurrent-calls N`: calls in flight per session. */
   maxConcurrentCalls?: string;
   /** `--calls-per-minute N`: calls per minute per token. */
@@ -162,6 +164,7 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
     jwt,
     resourceUrl: values.resourceUrl ?? (jwt ? resourceUrl : undefined),
     allowNoAuth: values.noAuth,
+    allowUnsandboxedTenants: values.allowUnsandboxedTenants,
     allowedHosts: values.allowedHosts,
     allowedOrigins: values.allowedOrigins,
     maxConcurrentCalls: positive("max-concurrent-calls", values.maxConcurrentCalls, 10_000),

@@ -64,6 +64,8 @@ export function replicaArgs(dir: string, store: string | undefined, ...extra: st
     join(dir, "tmp"),
     "--sandbox",
     "off",
+    // Two tenants' commands without the sandbox: what the fleet's sessions, questions and grants are tested with.
+    "--allow-unsandboxed-tenants",
     ...extra,
   ];
 }

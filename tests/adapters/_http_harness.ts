@@ -46,6 +46,9 @@ export async function startServer(
     tokens: tenants.length > 0 ? await TokenFile.open(tokenFile) : undefined,
     autoConfirm: true,
     sandbox: "off",
+    // Several tenants' commands without the sandbox, each able to reach the others' files: what these tests of
+    // sessions, questions and grants need. mcp_http_tenants_unsandboxed_test.ts serves tenants without it.
+    allowUnsandboxedTenants: true,
     ...options,
   });
   return {

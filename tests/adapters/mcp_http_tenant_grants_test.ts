@@ -61,6 +61,8 @@ async function serve(
     tempParent: join(setup.dir, "tmp"),
     tokens: await TokenFile.open(setup.tokenFile),
     sandbox: "off",
+    // Several tenants' commands without the sandbox, as the questions and grants tested here need.
+    allowUnsandboxedTenants: true,
     rules: files.rules,
     hostFor: (tenant, elicitation) => consoleHost(queue, tenant, { elicitation }),
     saveRule,
