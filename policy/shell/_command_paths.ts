@@ -623,14 +623,28 @@ interface Options {
 
 /** How a program of {@linkcode WRITERS} writes what it names. */
 interface Writer {
-  /** `every` operand is written, the `target`, the `first` (an archive), or `none` besides what the options say. */
-  writes: "every" | "target" | "first" | "none";
+  /**
+   * `every` operand is written, the `target`, the `first` (an archive), the `second` (`uniq IN OUT`), or `none`
+   * besides what the options say.
+   */
+  writes: "every" | "target" | "first" | "second" | "none";
   /** The letters of the options that make it reach below a folder. */
   recursive: string;
   /** The long options that do. */
   long?: readonly string[];
   /** The options whose value is a file it writes (`sort -o F`, `patch --output=F`). */
   outputs?: Options;
+  /** The options whose value is an archive it writes with one of the `archiveWritten` options, reads without. */
+  archive?: Options;
+  /** The options with which it writes the `archive` (`tar -c`, `tar -r`): `tar -cf F` writes F, `tar -xf F` reads it. */
+  archiveWritten?: Options;
+  /**
+   * The options whose value is a folder it creates files in whose names only the run knows, whatever `unknown` says
+   * (`rsync --backup-dir=D`).
+   */
+  folders?: Options;
+  /** Whether a relative folder of `folders` lies in the destination, the last of two or more operands (rsync's). */
+  foldersInDestination?: boolean;
   /** The `key=` words whose rest is a file it reads or writes (`dd if=F of=G`). */
   keys?: Readonly<Record<string, PathAccess>>;
   /**
@@ -639,9 +653,10 @@ interface Writer {
    * `prefix`, the folder of the prefix (the values of `into`, or the last of two or more operands when
    * `prefixOperand`); `operands`, the values of `into` and the folder of each operand (`gzip -S rc .npm` writes
    * `.npmrc`, `mktemp .git/hooks/xXXX` a file there); `destination`,
-   * the last of two or more operands (`rsync -a src/ .`).
+   * the last of two or more operands (`rsync -a src/ .`); `within`, each operand, or the folder it runs in without
+   * one (`tree -R` writes `00Tree.html` in every folder below).
    */
-  unknown?: "folder" | "prefix" | "operands" | "destination";
+  unknown?: "folder" | "prefix" | "operands" | "destination" | "within";
   /** The options whose value is that folder or prefix (`unzip -d D`, `tar -C D`, `csplit -f P`). */
   into?: Options;
   /** Whether the last of two or more operands is the prefix (`split FILE PREFIX`). */
@@ -727,13 +742,23 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
     },
   }],
   ["unzip", { writes: "none", recursive: "", unknown: "folder", into: { short: "d" } }],
+  // `uniq IN OUT` writes OUT.
+  ["uniq", {
+    writes: "second",
+    recursive: "",
+    values: { short: "fsw", long: ["skip-fields", "skip-chars", "check-chars"] },
+  }],
   ["tar", {
     writes: "none",
     recursive: "",
+    // The snapshot of `-g` is rewritten, the index file and the volume number file written.
+    outputs: { short: "g", long: ["listed-incremental", "index-file", "volno-file"] },
+    archive: { short: "f", long: ["file"] },
+    archiveWritten: { short: "cruA", long: ["create", "append", "update", "catenate", "concatenate", "delete"] },
     unknown: "folder",
     into: { short: "C", long: ["directory"] },
     unknownWhen: { short: "x", long: ["extract", "get"] },
-    values: { short: "fbTXHKgLNV", long: ["file", "files-from", "exclude-from", "format", "label"] },
+    values: { short: "bTXHKLNV", long: ["files-from", "exclude-from", "format", "label"] },
     bundled: true,
   }],
   ["split", {
@@ -764,9 +789,12 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
     writes: "none",
     recursive: "",
     outputs: { long: ["log-file", "write-batch", "only-write-batch"] },
+    // Where it keeps what it replaces, half-copied files, and the copies it is making.
+    folders: { short: "T", long: ["backup-dir", "partial-dir", "temp-dir"] },
+    foldersInDestination: true,
     unknown: "destination",
     values: {
-      short: "efTBM",
+      short: "efBM",
       long: [
         "rsh",
         "rsync-path",
@@ -776,9 +804,6 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
         "exclude-from",
         "include-from",
         "files-from",
-        "temp-dir",
-        "partial-dir",
-        "backup-dir",
         "suffix",
         "compare-dest",
         "copy-dest",
@@ -797,6 +822,27 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
         "read-batch",
       ],
     },
+  }],
+  ["tree", {
+    writes: "none",
+    recursive: "",
+    outputs: { short: "o", long: ["output"] },
+    unknown: "within",
+    unknownWhen: { short: "R" },
+    values: {
+      short: "LPIHT",
+      long: ["charset", "filelimit", "timefmt", "sort", "gitfile", "infofile", "hintro", "houtro"],
+    },
+  }],
+  // `git diff --output=F` writes F, `git format-patch --output-directory D` its patches in D.
+  ["git", { writes: "none", recursive: "", outputs: { long: ["output"] }, folders: { long: ["output-directory"] } }],
+  // `file -C` compiles the magic files into the folder it runs in (`magic.mgc`).
+  ["file", {
+    writes: "none",
+    recursive: "",
+    unknown: "folder",
+    unknownWhen: { short: "C", long: ["compile"] },
+    values: { short: "eFPfm", long: ["exclude", "separator", "parameter", "files-from", "magic-file"] },
   }],
   ["cpio", {
     writes: "none",
@@ -832,16 +878,23 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   // Files named by options, the folders or prefixes of files only the run names, and whether it writes them.
   const named: PathWord[] = [];
   const into: BashWord[] = [];
+  // The archive, written only in the modes that write it; the folders an option names for files only the run names.
+  const archives: PathWord[] = [];
+  let archiveWritten = false;
+  const folders: BashWord[] = [];
   let unknown = writer.unknown !== undefined && writer.unknownWhen === undefined;
   let nothing = false;
   /** What an option with a value does with it: written, the folder of unknown names, or only taken. */
   const optionValue = (option: { letter?: string; long?: string }, given: BashWord | undefined, shownAs: string) => {
     if (given === undefined) return;
     if (among(writer.outputs, option)) named.push({ word: given, access: "write", origin: shownAs });
+    else if (among(writer.archive, option)) archives.push({ word: given, access: "write", origin: shownAs });
+    else if (among(writer.folders, option)) folders.push(given);
     else if (among(writer.into, option)) into.push(given);
   };
   const takesValue = (option: { letter?: string; long?: string }) =>
-    among(writer.outputs, option) || among(writer.into, option) || among(writer.values, option);
+    among(writer.outputs, option) || among(writer.archive, option) || among(writer.folders, option) ||
+    among(writer.into, option) || among(writer.values, option);
   for (let i = 0; i < args.length; i++) {
     const word = args[i];
     let value = word.value;
@@ -873,6 +926,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       const equals = value.indexOf("=");
       const long = value.slice(2, equals < 0 ? undefined : equals);
       if (among(writer.unknownWhen, { long })) unknown = true;
+      if (among(writer.archiveWritten, { long })) archiveWritten = true;
       if (among(writer.none, { long })) nothing = true;
       if (takesValue({ long })) {
         const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
@@ -896,6 +950,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
     for (let letter = 1; letter < value.length; letter++) {
       const option = { letter: value[letter] };
       if (among(writer.unknownWhen, option)) unknown = true;
+      if (among(writer.archiveWritten, option)) archiveWritten = true;
       if (among(writer.none, option)) nothing = true;
       if (takesValue(option)) {
         const rest = value.slice(letter + 1);
@@ -916,7 +971,11 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
     }
   }
   if (nothing) return [];
-  const every = writer.writes === "every"
+  // `uniq IN OUT`: the second word bash passes; when an earlier one may be several words, any of them may be it.
+  const second = operands.findIndex((word, index) => index === 1 || word.value === undefined);
+  const every = writer.writes === "second"
+    ? second < 0 ? [] : operands.slice(second).map((word): PathWord => ({ word, access: "write", origin: "operand" }))
+    : writer.writes === "every"
     ? operands.map((word): PathWord => ({ word, access: "write", origin: "operand", tree }))
     : writer.writes === "first" && operands.length > 0
     ? [operands[0], ...(writer.suffixes ?? []).map((suffix) => withSuffix(operands[0], suffix))].map((
@@ -924,6 +983,8 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
     ): PathWord => ({ word, access: "write", origin: "operand" }))
     : [];
   every.push(...named);
+  if (archiveWritten) every.push(...archives);
+  every.push(...writtenFolders(writer, folders, operands));
   if (unknown) every.push(...unknownFolders(writer, operands, into));
   if (!places) return every;
   let sources = operands;
@@ -958,6 +1019,27 @@ function withSuffix(word: BashWord, suffix: string): BashWord {
     : { text: `${word.text}${suffix}`, value: `${word.value}${suffix}`, mayBeOption: false };
 }
 
+/**
+ * The folders options name for a {@linkcode WRITERS} program to create files in (`Writer.folders`), a relative one
+ * taken from the destination when it lies there (`rsync -b --backup-dir=../ro src/ dst/` writes `ro/f`).
+ */
+function writtenFolders(writer: Writer, folders: readonly BashWord[], operands: readonly BashWord[]): PathWord[] {
+  const destination = operands.length > 1 ? operands.at(-1)! : undefined;
+  return folders.flatMap((word): PathWord[] => {
+    let folder = word;
+    if (writer.foldersInDestination === true && (word.value === undefined || !path.isAbsolute(word.value))) {
+      // Without a destination nothing is copied; one known only at run time is judged as it is (it asks).
+      if (destination === undefined) return [];
+      folder = destination.value === undefined || word.value === undefined ? destination : {
+        text: word.text,
+        value: path.join(destination.value, word.value),
+        mayBeOption: false,
+      };
+    }
+    return [{ word: folder, access: "write", origin: "files named when it runs", unknown: true }];
+  });
+}
+
 /** The folders a {@linkcode WRITERS} program creates files in whose names only the run knows (`Writer.unknown`). */
 function unknownFolders(writer: Writer, operands: readonly BashWord[], into: readonly BashWord[]): PathWord[] {
   const here: BashWord = { text: ".", value: ".", mayBeOption: false };
@@ -967,6 +1049,7 @@ function unknownFolders(writer: Writer, operands: readonly BashWord[], into: rea
   if (writer.unknown === "folder") folders = into.length > 0 ? [...into] : [here];
   else if (writer.unknown === "operands") folders = [...into, ...operands.map(folderOf)];
   else if (writer.unknown === "destination") folders = operands.length > 1 ? [operands.at(-1)!] : [];
+  else if (writer.unknown === "within") folders = operands.length > 0 ? [...operands] : [here];
   else if (into.length > 0) folders = into.map(folderOf);
   else folders = [writer.prefixOperand === true && operands.length > 1 ? folderOf(operands.at(-1)!) : here];
   return folders.map((word) => ({ word, access: "write", origin: "files named when it runs", unknown: true }));

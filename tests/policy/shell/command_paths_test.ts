@@ -1039,6 +1039,81 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a file only a flag rule knew a program writes is judged as written: uniq's, tar's, rsync's, tree's, git's", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules and the sandbox off, `uniq a .npmrc` (its second operand is its output), `tar -cf .npmrc a`
+    // (the archive of create mode) and `tree -o .npmrc` wrote .npmrc on the risk assessor's word, no person asked:
+    // only their flag rules knew of the write. `rsync -b --backup-dir=../kept sync/ dst/` (relative to the
+    // destination: `kept`), `--partial-dir`, `--temp-dir`, and `git diff --output=kept/f` wrote past the read-only
+    // rule "kept/**": judged as reads, or not at all.
+    await mkdir(join(workspace, "sync"));
+    await mkdir(join(workspace, "dst"));
+    await writeFile(join(workspace, "sync", "f"), "new\n");
+    await writeFile(join(workspace, "dst", "f"), "old, kept in the backup\n");
+    const allow = { commands: { allow: ["uniq", "tar", "rsync", "tree", "git"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "uniq a .npmrc",
+          "uniq -f 1 -- a .npmrc",
+          "tar -cf .npmrc a",
+          "tar cf .npmrc a",
+          "tar --file=.npmrc --create a",
+          "tar -f .npmrc -r a",
+          "tree -o .npmrc",
+          "tree -L 1 --output=.npmrc src",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /writes the protected path \.npmrc/, line);
+      }
+      for (
+        const line of [
+          "uniq a kept/f",
+          "tar -cf kept/f a",
+          "tree -o kept/f",
+          "git diff --output=kept/f",
+          "git format-patch --output-directory kept HEAD~1",
+          "rsync -a -b --backup-dir=../kept sync/ dst/",
+          `rsync -a --partial-dir=${workspace}/kept sync/ dst/`,
+          "rsync -a --temp-dir ../kept sync/ dst/",
+          "rsync -a -T ../kept sync/ dst/",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /the line writes, read-only by the rule "kept\/\*\*"/, line);
+      }
+      // Reading, and writing elsewhere, is as before.
+      for (const line of ["uniq a", "tar -tf a.tar", "tree -L 1 src"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // What the lines would have done.
+      for (const line of ["uniq a .npmrc", "rsync -a -b --backup-dir=../kept sync/ dst/"]) {
+        const ran = spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        assert.equal(ran.status, 0, String(ran.stderr));
+      }
+      assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
+      assert.equal(await readFile(join(workspace, "kept", "f"), "utf8"), "old, kept in the backup\n");
+      const packed = spawnSync("bash", ["-c", "tar -cf .npmrc a"], { cwd: workspace, timeout: 10_000 });
+      assert.equal(packed.status, 0, String(packed.stderr));
+      assert.notEqual(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
+    } finally {
+      for (const made of ["sync", "dst", "kept", ".npmrc"]) {
+        await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    }
+  });
+
   test(
     "a program the analysis does not know may write what it names: protected paths need a person, read-only ones ask",
     {
