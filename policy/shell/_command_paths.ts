@@ -1326,7 +1326,15 @@ export function judgeCommandPaths(
   for (const operand of recorded) {
     const judged = operand.value === undefined
       ? { decision: "ask" as const, reason: "is only known when the command runs, so where it points cannot be judged" }
-      : judgeValue(operand.value, operand.access, folders, judge);
+      : worst([
+        judgeValue(operand.value, operand.access, folders, judge),
+        ...judgeUnknownBelow(
+          { text: operand.value, value: operand.value, mayBeOption: false },
+          operand.below,
+          folders,
+          judge,
+        ),
+      ]);
     paths.push({
       command: command.text,
       written: operand.value ?? "?",

@@ -27,6 +27,23 @@ export type Rule = (args: readonly BashWord[], name: string, context: FlagContex
 
 const optionalPath: OptionDef = { value: "optional", check: insideWorkspace };
 const requiredPath: OptionDef = { value: "required", check: insideWorkspace };
+
+/**
+ * A value the runner writes: a file (a report, a profile, a lock file, a test binary), or with `below` a folder it
+ * creates files in whose names only the run knows (a target or coverage folder). Inside the workspace, and recorded
+ * as written, so that the path rules judge it as the write it is: a read-only path denies, a protected one is marked.
+ */
+function written(below = false): ValueCheck {
+  return (word, value, context) => {
+    const problem = insideWorkspace(word, value, context);
+    if (problem !== undefined) return problem;
+    const origin = below ? "a folder the runner writes in" : "a file the runner writes";
+    context.pathOperands?.push({ value, access: "write", origin, ...(below ? { below } : {}) });
+    return undefined;
+  };
+}
+const writtenFile: OptionDef = { value: "required", check: written() };
+const writtenFolder: OptionDef = { value: "required", check: written(true) };
 const anyValue: OptionDef = { value: "optional" };
 
 function oneOf(...allowed: string[]): ValueCheck {
@@ -57,11 +74,12 @@ const denoTest: OptionGrammar = {
     seed: { value: "required" },
     filter: { value: "required" },
     reporter: { value: "required", check: oneOf("pretty", "dot", "junit", "tap") },
-    "junit-path": requiredPath,
-    coverage: optionalPath,
+    "junit-path": writtenFile,
+    coverage: { value: "optional", check: written(true) },
     "env-file": optionalPath,
     cert: requiredPath,
-    lock: optionalPath,
+    // deno updates the lock file it is given.
+    lock: { value: "optional", check: written() },
     frozen: anyValue,
     "log-level": { value: "required" },
     ext: { value: "required" },
@@ -123,9 +141,9 @@ const pytest: OptionGrammar = {
     ),
     ignore: requiredPath,
     "ignore-glob": requiredPath,
-    "junit-xml": requiredPath,
-    junitxml: requiredPath,
-    "log-file": requiredPath,
+    "junit-xml": writtenFile,
+    junitxml: writtenFile,
+    "log-file": writtenFile,
     "log-level": { value: "required" },
     "log-cli-level": { value: "required" },
     "log-format": { value: "required" },
@@ -174,7 +192,7 @@ const libtest: OptionGrammar = {
         "force-run-in-process report-time ensure-time shuffle help",
     ),
     ...valued("test-threads format color skip shuffle-seed"),
-    logfile: requiredPath,
+    logfile: writtenFile,
   },
 };
 
@@ -191,7 +209,7 @@ const cargoTest: OptionGrammar = {
         "ignore-rust-version timings help",
     ),
     ...valued("bin test example bench package exclude jobs features profile color message-format"),
-    "target-dir": requiredPath,
+    "target-dir": writtenFolder,
     "manifest-path": requiredPath,
     // A target may be a JSON specification file, which can name the linker to run.
     target: {
@@ -228,9 +246,10 @@ const goTest: OptionGrammar = {
     buildvcs: anyValue,
     // Files go test writes: inside the workspace only.
     ...Object.fromEntries(
-      GO_OUTPUT_FLAGS.flatMap((name) => [[name, requiredPath], [`test.${name}`, requiredPath]]),
+      GO_OUTPUT_FLAGS.flatMap((name) => [[name, writtenFile], [`test.${name}`, writtenFile]]),
     ),
-    o: requiredPath,
+    // The test binary, or a folder it is put in.
+    o: writtenFolder,
     h: {},
     help: {},
   },

@@ -23,4 +23,9 @@ export interface PathOperand {
   access: PathAccess;
   /** Where it came from, for the reason a person reads: `sed script 'r'`, `--files0-from`, `<`. */
   origin: string;
+  /**
+   * Whether it is a folder the program creates files in whose names only the run knows (`cargo test
+   * --target-dir D`, `deno test --coverage=D`): what may lie below it is judged as written too.
+   */
+  below?: boolean;
 }

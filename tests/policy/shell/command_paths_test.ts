@@ -1114,6 +1114,60 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("the files and folders a test runner's options name for it to write are judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With the sandbox on (which does not keep read-only paths read-only), `deno test --junit-path=kept/f` wrote
+    // the read-only `kept/f`, and `go test -coverprofile=`, `pytest --junitxml=`, `cargo test --target-dir` likewise
+    // ran: their flag rules only checked that the value lies in the workspace, and the path rules judged it as read.
+    await mkdir(join(workspace, "kept"));
+    await writeFile(join(workspace, "kept", "f"), "kept\n");
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "deno test --junit-path=kept/f",
+          "deno test --junit-path kept/f",
+          "deno test --coverage=kept",
+          "deno test --lock=kept/f",
+          "go test -coverprofile=kept/f ./...",
+          "go test -c -o kept/f ./...",
+          "pytest --junitxml=kept/f",
+          "python -m pytest --log-file kept/f",
+          "cargo test --target-dir kept",
+          "cargo test -- --logfile kept/f",
+        ]
+      ) {
+        const check = await checkCommand(line, {
+          rules: readOnly,
+          sandbox: { available: true },
+          workspaceRoot: workspace,
+        });
+        assert.equal(check.verdict, "deny", `${line}: ${check.reasons.join(" | ")}`);
+        assert.ok(
+          check.paths.some((found) =>
+            found.access === "write" && found.reason?.includes('read-only by the rule "kept/**"')
+          ),
+          line,
+        );
+      }
+      // Elsewhere, as before.
+      for (const line of ["deno test --junit-path=report.xml", "cargo test --target-dir target"]) {
+        const check = await checkCommand(line, {
+          rules: readOnly,
+          sandbox: { available: true },
+          workspaceRoot: workspace,
+        });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(join(workspace, "kept"), { recursive: true, force: true });
+    }
+  });
+
   test(
     "a program the analysis does not know may write what it names: protected paths need a person, read-only ones ask",
     {
