@@ -58,6 +58,15 @@ const outputFile: ValueCheck = (word, value, context) => {
   return problem;
 };
 
+// The folder downloads are saved in (`curl --output-dir`, `wget -P`), under names only the run knows.
+const outputFolder: ValueCheck = (word, value, context) => {
+  const problem = insideWorkspace(word, value, context);
+  if (problem === undefined) {
+    context.pathOperands?.push({ value, access: "write", origin: "an output folder", below: true });
+  }
+  return problem;
+};
+
 // curl's `-w` can write to a file of its own choosing (`%output{file}`), and `-w @file` reads its format from a file.
 const writeOut: ValueCheck = (_word, value) =>
   /%output\{/i.test(value) ? "writes to a file (`%output{...}`)" : value.startsWith("@") ? "reads a file" : undefined;
@@ -87,7 +96,7 @@ const CURL: OptionGrammar = {
     ),
     header: { value: "required", check: header },
     output: { value: "required", check: outputFile },
-    "output-dir": { value: "required", check: insideWorkspace },
+    "output-dir": { value: "required", check: outputFolder },
     "write-out": { value: "required", check: writeOut },
     url: { value: "required", check: allowedUrl },
   },
@@ -100,7 +109,7 @@ const WGET: OptionGrammar = {
     ...flags("q v S c N 4 6"),
     ...valued("T t U w"),
     O: { value: "required", check: outputFile },
-    P: { value: "required", check: insideWorkspace },
+    P: { value: "required", check: outputFolder },
   },
   long: {
     ...flags(
@@ -109,7 +118,7 @@ const WGET: OptionGrammar = {
     ),
     ...valued("timeout connect-timeout read-timeout dns-timeout tries user-agent header max-redirect wait limit-rate"),
     "output-document": { value: "required", check: outputFile },
-    "directory-prefix": { value: "required", check: insideWorkspace },
+    "directory-prefix": { value: "required", check: outputFolder },
   },
   operand: allowedUrl,
 };

@@ -1114,7 +1114,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
-  test("the files and folders a test runner's options name for it to write are judged as written", {
+  test("the files and folders a test runner's or a downloader's options name for it to write are judged as written", {
     timeout: 300_000,
   }, async () => {
     // With the sandbox on (which does not keep read-only paths read-only), `deno test --junit-path=kept/f` wrote
@@ -1153,6 +1153,23 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           ),
           line,
         );
+      }
+      // The folder curl and wget save downloads in, behind the egress proxy: `wget -P kept URL` wrote kept/file.
+      const network = { allow: ["a.example.com"], deny: [] };
+      for (
+        const line of [
+          "curl --output-dir kept -O https://a.example.com/f",
+          "wget -P kept https://a.example.com/f",
+          "wget --directory-prefix=kept https://a.example.com/f",
+        ]
+      ) {
+        const check = await checkCommand(line, {
+          rules: readOnly,
+          sandbox: { available: true },
+          workspaceRoot: workspace,
+          network,
+        });
+        assert.equal(check.verdict, "deny", `${line}: ${check.reasons.join(" | ")}`);
       }
       // Elsewhere, as before.
       for (const line of ["deno test --junit-path=report.xml", "cargo test --target-dir target"]) {
