@@ -92,6 +92,9 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
     if (startsExpression(word.value)) break;
     files.push({ value: word.value, access: "read", origin: "find starting point" });
   }
+  // `-delete` removes what it finds below the starting points (`.` when none is given), the points themselves too.
+  const starts = files.length > 0 ? files.map((file) => file.value) : ["."];
+  let deletes = false;
   let problem: string | undefined;
   while (i < args.length) {
     const word = args[i++];
@@ -111,6 +114,10 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
     }
     if (value === "-delete") {
       problem ??= `${shown(word)} ${EFFECT}`;
+      if (!deletes) {
+        for (const start of starts) files.push({ value: start, access: "write", origin: "find -delete", below: true });
+      }
+      deletes = true;
       continue;
     }
     if (RUNS.has(value)) {

@@ -188,9 +188,17 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
   if (sub === "config") {
     const reading = read(config);
     if (reading.problem !== undefined) return reading.problem;
+    // The file a changing `git config` writes, judged as written: the repository's, unless another scope is named
+    // (the user's and the system's lie outside the workspace, where the line asks anyway).
+    const writes = (why: string) => {
+      const elsewhere = reading.seen.has("--global") || reading.seen.has("--system");
+      const file = reading.seen.has("--worktree") ? ".git/config.worktree" : ".git/config";
+      if (!elsewhere) context.pathOperands?.push({ value: file, access: "write", origin: "git config" });
+      return why;
+    };
     const style = reading.operands[0]?.value;
     if (style !== undefined && CONFIG_WRITERS.includes(style)) {
-      return `\`git config ${style}\` changes the configuration or opens an editor`;
+      return writes(`\`git config ${style}\` changes the configuration or opens an editor`);
     }
     // The subcommands `get` and `list` of git 2.46 read their own options after them (an older git takes `get` or
     // `list` for a key without a section and fails).
@@ -208,10 +216,12 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     // runs may be two (`git config core.{editor,pager}` sets core.editor).
     const name = reading.operands[0];
     if (reading.operands.length === 1 && mayBeSeveralWords(name)) {
-      return `${shown(name)} may expand to a name and a value, which \`git config\` sets`;
+      return writes(`${shown(name)} may expand to a name and a value, which \`git config\` sets`);
     }
     if (reading.operands.length === 1) return undefined;
-    return "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration";
+    return writes(
+      "`git config` with a value or without a name, and without `--get`, `--list`, `get` or `list`, may change the configuration",
+    );
   }
   return remote(args, context);
 }

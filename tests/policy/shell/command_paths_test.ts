@@ -1114,6 +1114,51 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("what find -delete removes and the file a changing git config writes are judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules and the sandbox off, `find .git/hooks -name pre-commit -delete` removed a git hook and
+    // `git config core.hooksPath evil` rewrote .git/config on the risk assessor's word (only the flag rules knew of
+    // the writes), and `find kept -delete` emptied the read-only kept/.
+    await mkdir(join(workspace, "kept"));
+    await writeFile(join(workspace, "kept", "f"), "kept\n");
+    const allow = { commands: { allow: ["find", "git"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "find .git/hooks -name pre-commit -delete",
+          "find . -name pre-commit -delete",
+          "git config core.hooksPath evil",
+          "git config set core.hooksPath evil",
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        assert.match(decided.reason, /writes the protected path/, line);
+      }
+      for (const line of ["find kept -delete", "find kept -name f -delete"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+      }
+      // Reading the configuration, or finding without deleting, is as before.
+      for (const line of ["git config core.editor", "find kept -name f"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // What the line would have done.
+      spawnSync("bash", ["-c", "find kept -delete"], { cwd: workspace, timeout: 10_000 });
+      assert.equal(existsSync(join(workspace, "kept")), false);
+    } finally {
+      await rm(join(workspace, "kept"), { recursive: true, force: true });
+    }
+  });
+
   test("the files and folders a test runner's or a downloader's options name for it to write are judged as written", {
     timeout: 300_000,
   }, async () => {
