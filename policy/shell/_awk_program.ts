@@ -345,6 +345,8 @@ export function awkCommandProblem(
     if (item.kind !== "option" || (item.name !== "f" && item.name !== "file")) continue;
     fromFile = true;
     pathOperands?.push({ value: item.value, access: "read", origin: `${name} -f` });
+    // Code not seen may write anything.
+    pathOperands?.push({ value: undefined, access: "write", origin: `${name} -f program` });
     problem ??= `${shown(item.word)} loads awk code from a file, which cannot be checked`;
   }
   const operands = reading.items.filter((item) => item.kind === "operand").map((item) => item.word);
@@ -353,7 +355,11 @@ export function awkCommandProblem(
     if (program === undefined) return undefined;
     if (program.value === undefined) return `the awk program ${shown(program)} is only known when the command runs`;
     const found = awkProgramProblem(program.value);
-    if (found !== undefined) problem ??= `the awk program ${shown(program)} ${found}`;
+    if (found !== undefined) {
+      problem ??= `the awk program ${shown(program)} ${found}`;
+      // What it writes (a redirection's file is an expression; `system` and pipes run commands) is not known.
+      pathOperands?.push({ value: undefined, access: "write", origin: `${name} program` });
+    }
   }
   for (const operand of operands) {
     if (operand.value !== undefined && ASSIGNMENT.test(operand.value)) continue;

@@ -71,9 +71,15 @@ export interface CommandPath {
   reason?: string;
   /** The policy file's rule, when one decided. */
   rule?: PathRule;
-  /** The protected path (relative to its root) it writes, when it writes one. */
+  /**
+   * The protected path (relative to its root) it writes, when it writes one; {@linkcode ANY_PATH} when it writes a
+   * path only the run knows, which may be one.
+   */
   protected?: string;
 }
+
+/** What a write whose path is only known when the command runs may be: any path, a protected one too. */
+export const ANY_PATH = "**";
 
 /** Where commands may reach: the places the file tools may reach. */
 export interface PathScope {
@@ -447,6 +453,22 @@ function judgeGlobFolders(word: BashWord, folders: Folders, judge: PathJudge): J
 
 /** Judges one word used as a path. */
 export function judgeWord(word: BashWord, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
+  return unresolvedWrite(access, judgeWordPath(word, access, folders, judge));
+}
+
+/**
+ * A write the analysis could not follow to a path (a variable, `..`, a relative path in an unknown folder) may write
+ * any path, a protected one too: marked {@linkcode ANY_PATH}, so that without the sandbox a person decides, as for
+ * a protected path named.
+ */
+function unresolvedWrite(access: PathAccess, judged: Judged): Judged {
+  if (access !== "write" || judged.decision !== "ask" || judged.path !== undefined || judged.protected !== undefined) {
+    return judged;
+  }
+  return { ...judged, protected: ANY_PATH };
+}
+
+function judgeWordPath(word: BashWord, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
   if (word.value !== undefined) return judgeValue(word.value, access, folders, judge);
   if (word.pattern !== undefined) return judgePattern(word.pattern, access, folders, judge);
   // `<(sort a)` is a pipe to a command judged on its own.
@@ -1325,9 +1347,12 @@ export function judgeCommandPaths(
   }
   for (const operand of recorded) {
     const judged = operand.value === undefined
-      ? { decision: "ask" as const, reason: "is only known when the command runs, so where it points cannot be judged" }
+      ? unresolvedWrite(operand.access, {
+        decision: "ask",
+        reason: "is only known when the command runs, so where it points cannot be judged",
+      })
       : worst([
-        judgeValue(operand.value, operand.access, folders, judge),
+        unresolvedWrite(operand.access, judgeValue(operand.value, operand.access, folders, judge)),
         ...judgeUnknownBelow(
           { text: operand.value, value: operand.value, mayBeOption: false },
           operand.below,

@@ -188,6 +188,8 @@ const sedRule: Rule = (args, _name, context) => {
     if (item.name === "f" || item.name === "file") {
       scriptFile = true;
       record(item.value, "read", "sed -f");
+      // Its commands are not seen: they may write any file.
+      record(undefined, "write", "the sed -f script");
       problem ??= `${shown(item.word)} reads a sed script from a file, whose commands cannot be checked`;
     }
     if (item.name === "i" || item.name === "in-place") inPlace = item.word;
@@ -202,7 +204,11 @@ const sedRule: Rule = (args, _name, context) => {
   for (const operand of operands) record(operand.value, inPlace ? "write" : "read", "sed input file");
   if (inPlace !== undefined) problem ??= `${shown(inPlace)} makes sed edit files in place`;
   const unknownScript = scripts.find((script) => script.value === undefined);
-  if (unknownScript !== undefined) return `the sed script ${shown(unknownScript)} is only known when the command runs`;
+  if (unknownScript !== undefined) {
+    record(undefined, "write", "a sed script only known when the command runs");
+    recordPaths(files, context);
+    return `the sed script ${shown(unknownScript)} is only known when the command runs`;
+  }
   const script = readSedScript(scripts.map((word) => word.value!));
   const shownScript = scripts.map(shown).join(" ");
   if (script.problem !== undefined) return `the sed script ${shownScript} ${script.problem}`;
@@ -214,6 +220,8 @@ const sedRule: Rule = (args, _name, context) => {
   for (const effect of script.effects) {
     if (effect.access === "run") {
       problem ??= `the sed script ${shownScript} uses ${sedCommandNamed(effect.command)}, which runs a command`;
+      // What the command writes is not known.
+      record(undefined, "write", `sed script \`${effect.command}\``);
       continue;
     }
     // The standard streams are no files: sed reads or writes the ones it was given.

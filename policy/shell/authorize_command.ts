@@ -9,6 +9,7 @@ import { ToolError } from "@toolfence/core";
 import { globMayMatchWithin } from "@toolfence/internal";
 import type { ChoiceSource } from "@toolfence/core";
 import { checkAnalysis, type CommandCheck, type CommandPath, commandSandbox } from "./check_command.ts";
+import { ANY_PATH } from "./_command_paths.ts";
 import { analyzeBash } from "./_tree.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "./allowlist.ts";
 import type { SandboxMode } from "../sandbox.ts";
@@ -247,9 +248,13 @@ export async function decideCommand(
   const written = check.paths.find((found) => found.protected !== undefined);
   const keeper = written === undefined ? undefined : unsandboxed ?? await commandSandbox(options.sandbox);
   if (written !== undefined && keeper?.available === false) {
+    const what = written.protected === ANY_PATH
+      ? `a path only known when it runs (${JSON.stringify(written.written)}), which may be a protected one,`
+      : `the protected path ${written.protected} (${JSON.stringify(written.written)})`;
     rules.uncertain.push(
-      `the line writes the protected path ${written.protected} (${JSON.stringify(written.written)}) and the OS ` +
-        `sandbox that keeps it read-only is unavailable (${keeper.reason ?? "no reason given"})`,
+      `the line writes ${what} and the OS sandbox that keeps protected paths read-only is unavailable (${
+        keeper.reason ?? "no reason given"
+      })`,
     );
   }
   if (rule?.decision === "ask" || rules.uncertain.length > 0) {

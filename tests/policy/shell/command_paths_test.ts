@@ -1270,6 +1270,44 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     },
   );
 
+  test("a write the line cannot name may be a protected path: without the sandbox a person decides", {
+    timeout: 300_000,
+  }, async () => {
+    // With the sandbox off these asked only the risk assessor, though each wrote .npmrc when run: the analysis
+    // could not follow the target (a variable, `..`, an awk program's redirection or `system`, sed's `e` or a sed
+    // script file).
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["tee"] } } }], workspace);
+    await mkdir(join(workspace, "sub"), { recursive: true });
+    const lines = [
+      'F=.npmrc; echo x > "$F"',
+      "tee sub/../.npmrc < a",
+      `awk '{print > ".npmrc"}' a`,
+      `awk 'BEGIN { system("touch .npmrc") }'`,
+      "sed 'e touch .npmrc' a",
+      "sed -n -f s.sed a",
+    ];
+    await writeFile(join(workspace, "s.sed"), "w .npmrc\n");
+    try {
+      for (const line of lines) {
+        const off = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(off.decision, "ask", `${line}: ${off.reason}`);
+        assert.equal(off.prompt?.requirePerson, true, `${line}: ${off.reason}`);
+        assert.match(off.reason, /a path only known when it runs .*which may be a protected one/, line);
+        // The sandbox keeps protected paths read-only: there the line is judged as before, by the analysis.
+        const sandboxed = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "auto" });
+        assert.notEqual(sandboxed.prompt?.requirePerson, true, `${line}: ${sandboxed.reason}`);
+      }
+      // What the lines would have done.
+      for (const line of lines) {
+        await rm(join(workspace, ".npmrc"), { force: true });
+        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        assert.ok(existsSync(join(workspace, ".npmrc")), `${line} wrote .npmrc`);
+      }
+    } finally {
+      for (const made of [".npmrc", "sub", "s.sed"]) await rm(join(workspace, made), { recursive: true, force: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
