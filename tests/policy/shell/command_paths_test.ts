@@ -20,6 +20,15 @@ import { autoHost } from "../../../policy/hosts.ts";
 const PLANTED = "PLANTED-SECRET-7c1f";
 const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
 
+// A line decided with the sandbox off that asks, and only a person may answer (its reason matching `reason`).
+async function personAsked(line: string, rules: PolicyRules, reason?: RegExp) {
+  const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+  assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+  assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+  if (reason !== undefined) assert.match(decided.reason, reason, line);
+  return decided;
+}
+
 let base = "";
 let workspace = "";
 let outside = "";
@@ -797,9 +806,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "sed -n 'w .npmrc' a",
         ]
       ) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        const decided = await personAsked(line, rules);
         if (!line.includes("..")) assert.match(decided.reason, /writes the protected path/, line);
         const run = await authorizeCommand({
           state: new PolicyState(),
@@ -847,10 +854,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     );
     try {
       for (const line of ["cp -rT kit .", "cp -r kit/. .", "cp -a kit/ copy", "cp -r kit copy", "mv kit moved"]) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        assert.match(decided.reason, /writes the protected path/, line);
+        await personAsked(line, rules, /writes the protected path/);
       }
       for (const line of ["cp -r kit/. .", "cp -rT kit ."]) {
         const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
@@ -920,10 +924,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "gpg --batch -o .npmrc --dearmor a",
         ]
       ) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        assert.match(decided.reason, /writes the protected path/, line);
+        await personAsked(line, rules, /writes the protected path/);
       }
       for (
         const line of [
@@ -1010,9 +1011,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       for (
         const line of ["rsync -a kit/ .", "rsync -r kit/ dst", "cpio -i < kit.cpio", "cpio -idm -D sub < kit.cpio"]
       ) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        await personAsked(line, rules);
       }
       for (const line of ["cp --parents kit/f sub", "cp --par kit/f sub/", "rsync -a kit sub"]) {
         const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
@@ -1070,10 +1069,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "tree -L 1 --output=.npmrc src",
         ]
       ) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        assert.match(decided.reason, /writes the protected path \.npmrc/, line);
+        await personAsked(line, rules, /writes the protected path \.npmrc/);
       }
       for (
         const line of [
@@ -1137,10 +1133,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           "git config set core.hooksPath evil",
         ]
       ) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        assert.match(decided.reason, /writes the protected path/, line);
+        await personAsked(line, rules, /writes the protected path/);
       }
       for (const line of ["find kept -delete", "find kept -name f -delete"]) {
         const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
@@ -1249,10 +1242,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       );
       try {
         for (const line of ["sponge .npmrc < a", "fmt .npmrc", "expand -t 2 .npmrc"]) {
-          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-          assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-          assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-          assert.match(decided.reason, /writes the protected path \.npmrc/, line);
+          await personAsked(line, rules, /writes the protected path \.npmrc/);
         }
         for (const line of ["fmt ro/f", "strings ro/f", "base64 -w 0 ro/f"]) {
           const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
@@ -1289,10 +1279,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     await writeFile(join(workspace, "s.sed"), "w .npmrc\n");
     try {
       for (const line of lines) {
-        const off = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
-        assert.equal(off.decision, "ask", `${line}: ${off.reason}`);
-        assert.equal(off.prompt?.requirePerson, true, `${line}: ${off.reason}`);
-        assert.match(off.reason, /a path only known when it runs .*which may be a protected one/, line);
+        await personAsked(line, rules, /a path only known when it runs .*which may be a protected one/);
         // The sandbox keeps protected paths read-only: there the line is judged as before, by the analysis.
         const sandboxed = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "auto" });
         assert.notEqual(sandboxed.prompt?.requirePerson, true, `${line}: ${sandboxed.reason}`);
