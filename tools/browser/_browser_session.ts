@@ -7,7 +7,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Download, Page } from "playwright-core";
 import { ToolError } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
@@ -16,6 +16,10 @@ import { findBrowser } from "./_launch.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 
 const MAX_EVENTS = 500;
+/** The largest download kept in the temp dir (it passes through memory on its way there). */
+const MAX_DOWNLOAD_BYTES = 256 << 20;
+/** How long a download waits for a person's answer where the policy asks one about its path. */
+const DOWNLOAD_QUESTION_MS = 120_000;
 
 /** The marker argument that names a session's browser processes (tests find them by it). */
 export const BROWSER_MARKER = "--toolfence-browser=";
@@ -197,16 +201,30 @@ export class SessionBrowser {
     page.on("crash", () => this.record("crash", page.url()));
     page.on("download", async (download) => {
       try {
-        const folder = path.join(await this.session.workspace.tempDir(), "downloads");
-        await fsp.mkdir(folder, { recursive: true });
-        const name = path.basename(download.suggestedFilename()).replace(/^\.+/, "_") || "download";
-        const target = path.join(folder, `${Date.now()}-${name}`);
-        await download.saveAs(target);
-        this.record("download", `${download.url()} saved to ${target}`);
+        this.record("download", `${download.url()} saved to ${await this.#keep(download)}`);
       } catch (error) {
         this.record("download", `${download.url()} failed: ${(error as Error).message}`);
       }
     });
+  }
+
+  // A finished download, kept in the session temp dir's downloads folder through the file door: the temp dir is
+  // the commands' to change, so a `downloads` made a link to a folder outside must be refused, not followed (as
+  // Playwright's saveAs, a copy by path, would). The browser wrote it into its own folder first.
+  async #keep(download: Download): Promise<string> {
+    const name = path.basename(download.suggestedFilename()).replace(/^\.+/, "_") || "download";
+    const named = path.join(await this.session.workspace.tempDir(), "downloads", `${Date.now()}-${name}`);
+    const files = this.session.policy.files;
+    const target = await files.resolve(named, { access: "write" });
+    await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));
+    const saved = await download.path();
+    const size = (await fsp.stat(saved)).size;
+    if (size > MAX_DOWNLOAD_BYTES) {
+      throw new Error(`it is ${size} bytes, more than the ${MAX_DOWNLOAD_BYTES >> 20} MiB a download may keep`);
+    }
+    await files.write(target, await fsp.readFile(saved));
+    await download.delete();
+    return target.path;
   }
 
   /** Closes the browser (if it runs) and frees its files; the next call starts a new one. */

@@ -13,7 +13,7 @@ import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
-import { alive, descendantsWith, noBrowser } from "./_fixtures.ts";
+import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
 
 test("withDefaults() registers all eight groups, the browser among them", { timeout: 60_000 }, () => {
   assert.deepEqual(
@@ -49,5 +49,39 @@ test("through the library, without the sandbox (sandbox: off), the browser works
   } finally {
     await session.close();
     await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a download never follows a link the commands put in the temp dir's place for downloads", {
+  timeout: 90_000,
+  skip: noBrowser,
+}, async () => {
+  const away = await forbiddenServer();
+  const site = await fixtureServer(away.base);
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-")));
+  const outside = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-outside-")));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [site.base] }));
+    // What `ln -s <outside> "$TMPDIR/downloads"` in a command does: the temp dir is the commands' to change.
+    await fs.symlink(outside, path.join(await session.workspace.tempDir(), "downloads"));
+    assert.equal((await box.call(session, "browser_navigate", { url: `${site.base}/download` })).status, "success");
+    const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
+    const ref = snapshot.match(/link "Get the file" \[ref=(\w+)\]/)?.[1];
+    assert.ok(ref, snapshot);
+    assert.equal((await box.call(session, "browser_click", { ref })).status, "success");
+    let events = "";
+    for (let i = 0; i < 100 && !/\[download\]/.test(events); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      events = String((await box.call(session, "browser_console_messages", {})).output);
+    }
+    assert.match(events, /\[download\] \S+ failed: .*not within the agent's workspace/);
+    assert.deepEqual(await fs.readdir(outside), [], "nothing was written through the link");
+  } finally {
+    await session.close();
+    await site.close();
+    await away.close();
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(outside, { recursive: true, force: true });
   }
 });
