@@ -152,6 +152,7 @@ export class SessionBase {
   #fileChangeListeners = new Set<(event: FileChangeEvent) => void>();
   #closers: (() => unknown)[] = [];
   #closed = false;
+  #closing?: Promise<void>;
 
   /** Creates a session from its parts; the parts left out refuse (see {@linkcode SessionBaseOptions}). */
   constructor(options: SessionBaseOptions = {}) {
@@ -316,10 +317,17 @@ export class SessionBase {
     });
   }
 
-  /** Runs the cleanups (last registered first). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Runs the cleanups (last registered first). Idempotent: a second call
+   * returns the first one's promise, so that whoever closes the session later
+   * still waits until the cleanups have ended.
+   */
+  close(): Promise<void> {
     this.#closed = true;
+    return this.#closing ??= this.#runClosers();
+  }
+
+  async #runClosers(): Promise<void> {
     const errors: unknown[] = [];
     for (const closer of this.#closers.splice(0).reverse()) {
       try {

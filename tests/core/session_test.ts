@@ -98,3 +98,32 @@ describe("new Session() without a workspace", () => {
     }
   });
 });
+
+describe("SessionBase.close", () => {
+  test("a second close waits for the cleanups the first one started", { timeout: 30_000 }, async () => {
+    // The MCP server closes its session when the transport closes and again when it shuts down; the second caller
+    // returned at once, so `serve` exited in the middle of a browser's cleanup and left its folder behind.
+    const session = new SessionBase();
+    const order: string[] = [];
+    let finish!: () => void;
+    session.onClose(() => new Promise<void>((resolve) => (finish = resolve)).then(() => order.push("cleanup ended")));
+    const first = session.close();
+    const second = session.close().then(() => order.push("second close returned"));
+    assert.equal(session.closed, true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(order, [], "nothing returns while a cleanup runs");
+    finish();
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ["cleanup ended", "second close returned"]);
+  });
+
+  test("a failed cleanup fails every close, and the others still run", { timeout: 30_000 }, async () => {
+    const session = new SessionBase();
+    let ran = false;
+    session.onClose(() => ran = true);
+    session.onClose(() => Promise.reject(new Error("cleanup failed")));
+    await assert.rejects(session.close(), AggregateError);
+    await assert.rejects(session.close(), AggregateError);
+    assert.equal(ran, true);
+  });
+});
