@@ -11,7 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
   type ChoiceOutcome,
@@ -31,8 +31,10 @@ import type { Workspace } from "./workspace.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
 import {
   captureOutput,
+  createConfined,
   type GroupProcess,
   isExecutableFile,
+  mkdirsConfined,
   sandboxMakesSession,
   spawnGroup,
   watchWorkspace,
@@ -107,7 +109,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
-      fs.mkdirSync(dir, { recursive: true });
+      // Never through a link: the temp dir is the commands' to change, and a folder they made a link would lead
+      // the output files (a job's stay while it runs) out of the workspace.
+      mkdirsConfined(dir, this.#deps.workspace.roots());
       const name = request.name ?? randomUUID();
       const stdoutPath = path.join(dir, `${name}.stdout`);
       const stderrPath = path.join(dir, `${name}.stderr`);
@@ -276,7 +280,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       });
     }
     const privateDir = path.join(tempDir, "checks", "private");
-    await mkdir(privateDir, { recursive: true, mode: 0o700 });
+    // As the output folder (see start): made without following a link a command put in its place.
+    mkdirsConfined(privateDir, workspace.roots(), 0o700);
     // The program is bound and started under a spelling of its path that is not
     // Deno's execPath: Deno's node:child_process rewrites the arguments of any
     // command line that contains its own executable (adding `run -A`).
@@ -400,10 +405,10 @@ function outputReplaced(file: string, error: unknown): ToolError {
 // check: one system call each, where each asynchronous one waited its turn in
 // the runtime's thread pool before every command.
 function openOutputFiles(stdoutPath: string, stderrPath: string): OutputFiles {
-  const stdout = fs.openSync(stdoutPath, "wx", 0o600);
+  const stdout = createConfined(stdoutPath, 0o600).fd;
   let stderr: number | undefined;
   try {
-    stderr = fs.openSync(stderrPath, "wx", 0o600);
+    stderr = createConfined(stderrPath, 0o600).fd;
     return {
       stdout: { fd: stdout, identity: identityOf(fs.fstatSync(stdout)) },
       stderr: { fd: stderr, identity: identityOf(fs.fstatSync(stderr)) },
