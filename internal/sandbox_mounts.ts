@@ -12,6 +12,15 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { isWithin } from "./paths.ts";
+import {
+  copyTreeConfined,
+  discardConfined,
+  lstatConfined,
+  mkdirsConfined,
+  moveConfined,
+  removeTreeConfined,
+  unlinkConfined,
+} from "./confined_fs.ts";
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
@@ -541,7 +550,11 @@ export interface QuarantinedPath {
  * watched root paths that exist now, and any protected path a second walk of
  * the workspace finds that the first did not. Returns what was moved.
  */
-export async function quarantineCreated(plan: ProtectedPlan, quarantine: string): Promise<QuarantinedPath[]> {
+export async function quarantineCreated(
+  plan: ProtectedPlan,
+  quarantine: string,
+  roots: readonly string[],
+): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
   const candidates = new Set(plan.watched);
   let kindNow = kind;
@@ -560,25 +573,43 @@ export async function quarantineCreated(plan: ProtectedPlan, quarantine: string)
   for (const { file } of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
     if (kindNow(file) === undefined) continue;
-    await fsp.mkdir(quarantine, { recursive: true, mode: 0o700 });
+    quarantineFolder(quarantine, roots);
     const target = path.join(
       quarantine,
       `${Date.now()}-${Math.random().toString(36).slice(2, 8)}-${path.basename(file)}`,
     );
+    // Confined, as every change the server makes: a folder on either path that a command swapped for a link
+    // must not carry the move (or the copy and removal) out of the workspace.
     try {
-      await fsp.rename(file, target);
+      moveConfined(file, target, roots, { replace: false });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EXDEV") continue; // gone meanwhile, or cannot move: next
       try {
-        await fsp.cp(file, target, { recursive: true, verbatimSymlinks: true });
-        await fsp.rm(file, { recursive: true, force: true });
+        await copyTreeConfined(file, target, AbortSignal.timeout(QUARANTINE_COPY_MS));
       } catch {
+        await discardConfined(target);
         continue;
+      }
+      try {
+        if (lstatConfined(file)?.isDirectory()) await removeTreeConfined(file, AbortSignal.timeout(QUARANTINE_COPY_MS));
+        else unlinkConfined(file);
+      } catch {
+        continue; // it stays where the command made it, and its copy in the quarantine
       }
     }
     moved.push({ path: file, movedTo: target });
   }
   return moved;
+}
+
+// How long a quarantine copy (across file systems) or removal may take before it is left where it is.
+const QUARANTINE_COPY_MS = 60_000;
+
+// The quarantine folder, made confined. It lies in the session temp dir, which commands may change: a link a
+// command put in its place is removed (it is the command's, not the user's), never followed.
+function quarantineFolder(quarantine: string, roots: readonly string[]): void {
+  if (lstatConfined(quarantine)?.isSymbolicLink()) unlinkConfined(quarantine);
+  mkdirsConfined(quarantine, roots, 0o700);
 }
 
 /**

@@ -371,9 +371,10 @@ export interface SandboxOptions {
    */
   workspace?: string;
   /**
-   * A folder (in the session temp dir) where `release()` moves the protected
-   * paths at the workspace root that did not exist and that the command
-   * created (`.npmrc`, `.vscode`, ...). Needs `workspace`.
+   * A folder directly in the session temp dir where `release()` moves the
+   * protected paths at the workspace root that did not exist and that the
+   * command created (`.npmrc`, `.vscode`, ...). Needs `workspace`. The
+   * workspace and the folder's parent are the roots the moves stay within.
    */
   quarantine?: string;
   /** Protected-path globs relative to `workspace`; default {@linkcode DEFAULT_PROTECTED_PATHS}. */
@@ -604,7 +605,12 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
     released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
-      options.quarantine === undefined ? [] : quarantineCreated(plan, options.quarantine)
+      options.quarantine === undefined || options.workspace === undefined
+        ? []
+        : quarantineCreated(plan, options.quarantine, [
+          path.normalize(options.workspace),
+          path.dirname(options.quarantine),
+        ])
     );
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {

@@ -6,6 +6,7 @@ import { after, afterEach, before, beforeEach, describe, test } from "node:test"
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import fsp from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { bubblewrapStatus, sandboxArgv, sandboxState } from "../../policy/sandbox.ts";
@@ -301,6 +302,28 @@ describe("protected paths inside the sandbox", { skip }, () => {
     }
     assert.equal(await fsp.readFile(path.join(L.workdir, "kept.txt"), "utf8"), "keep\n");
     for (const m of ran.moved) assert.ok(await exists(m.movedTo), m.movedTo);
+  });
+
+  test("the quarantine folder made a link out of the temp dir is replaced, never followed", {
+    timeout: 60_000,
+  }, async () => {
+    // The quarantine lies in the session temp dir, which commands may change: what `ln -s <outside>
+    // "$TMPDIR/protected-created"` leaves. The created .npmrc went through the link, out of the workspace.
+    const quarantine = path.join(L.tempParent, "quarantine");
+    const outside = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-quarantine-outside-")));
+    try {
+      await fsp.symlink(outside, quarantine);
+      const ran = await sandboxed("echo registry=http://127.0.0.1:9/ > .npmrc; echo x > sub/.npmrc", { quarantine });
+      assert.deepEqual(ran.moved.map((m) => path.relative(L.workdir, m.path)).sort(), [".npmrc", "sub/.npmrc"]);
+      assert.deepEqual(await fsp.readdir(outside), [], "nothing was moved through the link");
+      assert.ok((await fsp.lstat(quarantine)).isDirectory(), "the link was replaced by a folder");
+      for (const m of ran.moved) {
+        assert.equal(path.dirname(m.movedTo), quarantine);
+        assert.match(await fsp.readFile(m.movedTo, "utf8"), /registry|x/);
+      }
+    } finally {
+      await fsp.rm(outside, { recursive: true, force: true });
+    }
   });
 
   test("a missing .git/commondir gets no placeholder (git dies on an empty one) and is moved out once made", {
