@@ -135,16 +135,25 @@ function matches(p: Pattern, scheme: string, host: string, port: string): boolea
   if (p.schemes && !p.schemes.includes(scheme)) return false;
   if (p.port !== undefined && p.port !== port) return false;
   if (p.wildcard) return host.endsWith(`.${p.host}`);
-  if (net.isIP(host) === 6 && net.isIP(p.host) === 6) return sameV6(host, p.host);
+  if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return addressKey(host) === addressKey(p.host);
   return host === p.host;
 }
 
-function sameV6(a: string, b: string): boolean {
+// One spelling per address: IPv6 as the URL parser writes it, and an IPv4-mapped IPv6 address
+// (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4 address, which is where a connection to it leads: a deny of
+// `10.0.0.1` must refuse `[::ffff:10.0.0.1]` and a name whose AAAA record is that.
+function addressKey(ip: string): string {
+  if (net.isIP(ip) === 4) return ip;
+  let v6: string;
   try {
-    return new URL(`http://[${a}]/`).hostname === new URL(`http://[${b}]/`).hostname;
+    v6 = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
   } catch {
-    return false;
+    return ip;
   }
+  const mapped = v6.match(/^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
+  if (!mapped) return v6;
+  const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
 }
 
 async function systemResolve(host: string): Promise<string[]> {

@@ -171,6 +171,27 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
   });
 
+  test("a deny entry naming an IPv4 address refuses it mapped into IPv6, spelled or resolved", {
+    timeout: 30_000,
+  }, async () => {
+    // A connection to ::ffff:a.b.c.d reaches a.b.c.d: before, the deny compared spellings and a person was asked
+    // about the literal (who said yes), and a name allowed by a wildcard whose AAAA record was the mapped address
+    // went through without a question.
+    const { outcome, asked } = judgeWith({ allow: ["*.example.com"], deny: ["93.184.215.14", "127.0.0.1"] }, {
+      "a.example.com": ["::ffff:93.184.215.14"],
+      "b.example.com": ["0:0:0:0:0:ffff:5db8:d70e"],
+    }, true);
+    assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
+    assert.equal(await outcome("https:", "b.example.com", "443"), "url_not_allowed");
+    for (const host of ["::ffff:127.0.0.1", "[::ffff:7f00:1]", "::FFFF:7F00:0001", "::ffff:93.184.215.14"]) {
+      assert.equal(await outcome("https:", host, "443"), "url_not_allowed", host);
+    }
+    assert.deepEqual(asked, []);
+    // An allow entry naming the address allows its mapped form too: the same destination.
+    const named = judgeWith({ allow: ["127.0.0.1:8080"] });
+    assert.equal(await named.outcome("http:", "::ffff:127.0.0.1", "8080"), "allowed ::ffff:127.0.0.1");
+  });
+
   test(
     "generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry",
     { timeout: 30_000 },
