@@ -59,7 +59,19 @@ export interface EgressProxyOptions {
   credentials?: { username: string; password: string };
   /** Default `{ port: 0, host: "127.0.0.1" }`. */
   listen?: EgressListen;
+  /**
+   * Most client connections open at once (default {@linkcode MAX_PROXY_CONNECTIONS}); one more is answered
+   * `503` and closed. Each holds a descriptor of this process (a tunnel two), so without a cap a sandboxed
+   * command could take every descriptor of the server.
+   */
+  maxConnections?: number;
 }
+
+/**
+ * The default cap on a proxy's client connections open at once: far above what a package manager or a
+ * browser opens (npm 15 sockets, Chromium 6 a host), far below a process's usual descriptor limit.
+ */
+export const MAX_PROXY_CONNECTIONS = 256;
 
 /** A running proxy. */
 export interface EgressProxy {
@@ -129,6 +141,31 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   };
+  const maxConnections = options.maxConnections ?? MAX_PROXY_CONNECTIONS;
+  const clients = new Set<Duplex>();
+  // Before: a command that opened 21,000 connections to its proxy socket (three processes under the default
+  // openFiles) took every descriptor of the server (limit 20,000), and the whole server failed with EMFILE.
+  let full = false;
+  const admit = (socket: Duplex) => {
+    if (clients.size >= maxConnections) {
+      const reason = `toolfence proxy: more than ${maxConnections} connections open at once; close some first`;
+      // Reported once while the proxy stays full, so that a flood does not flood the record too.
+      if (!full) report({ target: "the proxy", method: "connect", allowed: false, reason });
+      full = true;
+      socket.on("error", () => socket.destroy());
+      // Closed at once (a client that never reads must not keep it open): the answer is a few bytes to a fresh socket.
+      socket.write(
+        `HTTP/1.1 503 ${phrase(reason)}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+        () => socket.destroy(),
+      );
+      setTimeout(() => socket.destroy(), 200);
+      return;
+    }
+    full = false;
+    clients.add(socket);
+    socket.once("close", () => clients.delete(socket));
+    track(socket);
+  };
   const server = http.createServer(async (req, res) => {
     if (!authorized(req)) {
       res.writeHead(407, { "proxy-authenticate": 'Basic realm="toolfence"' }).end();
@@ -187,7 +224,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     });
     req.pipe(upstream);
   });
-  server.on("connection", track);
+  server.on("connection", admit);
   server.on("connect", async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     track(client);
     client.on("error", () => client.destroy());

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { DestinationJudge } from "../../../policy/egress/judge.ts";
-import { type EgressConnection, startEgressProxy } from "../../../policy/egress/proxy.ts";
+import { type EgressConnection, MAX_PROXY_CONNECTIONS, startEgressProxy } from "../../../policy/egress/proxy.ts";
 
 // Sends `text`, and reads until a head that is not a 200, or until `until` shows up.
 function raw(socketPath: string, text: string, until?: RegExp): Promise<string> {
@@ -179,6 +179,46 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
     } finally {
       await proxy.close();
       await new Promise((resolve) => echo.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("connections open at once are capped: one more is answered 503 and closed", { timeout: 30_000 }, async () => {
+    // Before: every connection to the socket held a descriptor of the server, and a command that opened 21,000
+    // (three processes under the default openFiles) took all 20,000 of the server's: it failed with EMFILE.
+    assert.equal(MAX_PROXY_CONNECTIONS, 256);
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const connections: EgressConnection[] = [];
+    const judge = new DestinationJudge({}, { who: "The command" });
+    const proxy = await startEgressProxy({
+      judge: (s, h, p) => judge.judge(s, h, p),
+      listen: { path: path.join(dir, "p.sock") },
+      maxConnections: 20,
+      onConnection: (c) => connections.push(c),
+    });
+    const held: net.Socket[] = [];
+    try {
+      for (let i = 0; i < 20; i++) {
+        const socket = net.connect(proxy.path!);
+        socket.on("error", () => {});
+        held.push(socket);
+        await new Promise((resolve) => socket.once("connect", resolve));
+      }
+      // Accepted in order: a request on the last held one is still served.
+      const extra = await Promise.all([1, 2, 3].map(() => raw(proxy.path!, "GET http://10.0.0.1/ HTTP/1.1\r\n\r\n")));
+      for (const answer of extra) assert.match(answer, /^HTTP\/1\.1 503 toolfence proxy: more than 20 connections/);
+      assert.equal(connections.filter((c) => c.method === "connect").length, 1);
+      // Once one closes, the next is judged again (the server sees the close a moment later).
+      held.pop()!.destroy();
+      let again = "";
+      for (let tries = 0; tries < 40 && !again.startsWith("HTTP/1.1 403 "); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await raw(proxy.path!, "GET http://10.0.0.1/ HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n");
+      }
+      assert.match(again, /^HTTP\/1\.1 403 Blocked by toolfence/);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await proxy.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
