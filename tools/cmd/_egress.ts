@@ -24,6 +24,9 @@ import {
 /** The port of the forwarder inside the sandbox, on its private loopback. */
 export const SANDBOX_PROXY_PORT = 3128;
 
+/** How many refused requests and tunnels a command's result lists; past it, one line counts the rest. */
+export const MAX_REFUSALS_LISTED = 50;
+
 /** The egress of one command. */
 export interface CommandEgress {
   /** For `sandboxArgv`'s `network`. */
@@ -51,13 +54,19 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-egress-"));
   const socket = path.join(dir, "proxy.sock");
   const refusals: string[] = [];
+  let unlisted = 0;
   try {
     const proxy = await startEgressProxy({
       listen: { path: socket },
       judge: (scheme, host, port) => policy.judgeConnection(scheme, host, port, { command, signal: ctx.signal }),
       onConnection: (connection) => {
         policy.recordConnection(connection, command);
-        if (!connection.allowed) refusals.push(`${connection.method} ${connection.target}: ${connection.reason}`);
+        if (connection.allowed) return;
+        // Kept up to a few dozen lines, then counted: a command that made a refused request a millisecond for as
+        // long as it ran (a background job: for ever) grew this list, held by the server, without end.
+        if (refusals.length < MAX_REFUSALS_LISTED) {
+          refusals.push(`${connection.method} ${connection.target}: ${connection.reason}`);
+        } else refusals[MAX_REFUSALS_LISTED] = `... and ${++unlisted} more refused`;
       },
     });
     return {

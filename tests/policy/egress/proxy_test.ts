@@ -183,6 +183,34 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
     }
   });
 
+  test("requests pipelined on one connection: none is judged after a refusal, which closes it", {
+    timeout: 30_000,
+  }, async () => {
+    // Before, each of a thousand requests sent at once was judged and recorded (25,000 records in 20 s).
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const connections: EgressConnection[] = [];
+    let judged = 0;
+    const judge = new DestinationJudge({}, { who: "The command" });
+    const proxy = await startEgressProxy({
+      judge: (s, h, p) => (judged++, judge.judge(s, h, p)),
+      listen: { path: path.join(dir, "p.sock") },
+      onConnection: (c) => connections.push(c),
+    });
+    try {
+      const answer = await raw(
+        proxy.path!,
+        "GET http://10.0.0.1/x HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n".repeat(200),
+        /Blocked by toolfence[^\n]*\n[\s\S]*Blocked by toolfence[^\n]*\n/,
+      );
+      assert.equal(answer.match(/^HTTP\/1\.1 403 /gm)?.length, 1, answer.slice(0, 2000));
+      assert.equal(judged, 1);
+      assert.equal(connections.length, 1);
+    } finally {
+      await proxy.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("connections open at once are capped: one more is answered 503 and closed", { timeout: 30_000 }, async () => {
     // Before: every connection to the socket held a descriptor of the server, and a command that opened 21,000
     // (three processes under the default openFiles) took all 20,000 of the server's: it failed with EMFILE.

@@ -153,6 +153,15 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.deepEqual(served.filter((p) => p === "/rebind"), [], "the loopback server saw nothing");
   });
 
+  test("a flood of refused requests is listed up to 50 lines, then counted", { timeout: 60_000 }, async () => {
+    // Before, the list held every refusal, kept by the server for as long as the command (a job: for ever) ran.
+    const out = await bash(`curl -s --max-time 20 $(printf 'http://10.0.0.1/f %.0s' $(seq 70)) | grep -c Blocked`);
+    assert.equal(out.stdout.trim(), "70", "each refused, each on a connection of its own");
+    assert.equal(out.network_refused?.length, 51, JSON.stringify(out.network_refused));
+    assert.match(out.network_refused![49], /^GET http:\/\/10\.0\.0\.1\/f: /);
+    assert.equal(out.network_refused![50], "... and 20 more refused");
+  });
+
   test("loopback and private addresses in every spelling, by curl and by a raw CONNECT, are refused", {
     timeout: 180_000,
   }, async () => {
