@@ -558,7 +558,8 @@ export class Policy {
   recordConnection(connection: EgressConnection, command: string): void {
     const details = connection.details ?? {};
     const resolved = Array.isArray(details.addresses) ? details.addresses.join(",") : undefined;
-    const answered = details.answeredBy;
+    // An allowed connection says who allowed it (a person's "yes" was recorded as a rule's before).
+    const answered = connection.answeredBy ?? details.answeredBy;
     this.#emit({
       kind: "connection",
       subject: connection.target,

@@ -21,6 +21,8 @@ export interface JudgedTarget {
   addresses: string[];
   /** The rule that allowed it, for the connection record. */
   rule?: string;
+  /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
+  answeredBy?: string;
 }
 
 /** Judges a destination (`scheme` is `http:` for a request, `https:` for a tunnel); throws to refuse it. */
@@ -38,6 +40,8 @@ export interface EgressConnection {
   address?: string;
   /** The rule that allowed it, when one did. */
   rule?: string;
+  /** Who allowed it, when the judge said (`rule`, `person`, `client`, `auto`). */
+  answeredBy?: string;
   /** Why it was refused. */
   reason?: string;
   /** The refusal's error code (`url_not_allowed`, `dns_failed`), when refused. */
@@ -223,6 +227,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       allowed: true,
       address: target.addresses[0],
       ...(target.rule ? { rule: target.rule } : {}),
+      ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
@@ -281,6 +286,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       allowed: true,
       address: target.addresses[0],
       ...(target.rule ? { rule: target.rule } : {}),
+      ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
     const upstream = net.connect(Number(match[2]), target.addresses[0], () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");

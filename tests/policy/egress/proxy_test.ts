@@ -11,6 +11,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { DestinationJudge } from "../../../policy/egress/judge.ts";
+import { Session } from "../../../policy/session.ts";
+import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
 import { type EgressConnection, MAX_PROXY_CONNECTIONS, startEgressProxy } from "../../../policy/egress/proxy.ts";
 
 // Sends `text`, and reads until a head that is not a 200, or until `until` shows up.
@@ -210,6 +212,40 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test(
+    "an allowed connection says who allowed it, and the session's record keeps it",
+    { timeout: 30_000 },
+    async () => {
+      // Before, a destination a person allowed was recorded as `answeredBy: "rule"`.
+      const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+      const echo = net.createServer((s) => s.pipe(s));
+      await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+      const port = (echo.address() as AddressInfo).port;
+      const connections: EgressConnection[] = [];
+      const proxy = await startEgressProxy({
+        judge: () => Promise.resolve({ addresses: ["127.0.0.1"], answeredBy: "person" }),
+        listen: { path: path.join(dir, "p.sock") },
+        onConnection: (c) => connections.push(c),
+      });
+      const events: PolicyDecisionEvent[] = [];
+      const session = new Session({ workspace: dir, onDecision: (_s, e) => events.push(e) });
+      try {
+        assert.match(
+          await raw(proxy.path!, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\nhi|`, /hi\|$/),
+          /^HTTP\/1\.1 200/,
+        );
+        assert.equal(connections[0].answeredBy, "person");
+        session.policy.recordConnection(connections[0], "curl");
+        assert.equal(events.find((e) => e.kind === "connection")?.answeredBy, "person");
+      } finally {
+        await session.close();
+        await proxy.close();
+        await new Promise((resolve) => echo.close(resolve));
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test("connections open at once are capped: one more is answered 503 and closed", { timeout: 30_000 }, async () => {
     // Before: every connection to the socket held a descriptor of the server, and a command that opened 21,000
