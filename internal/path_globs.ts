@@ -8,6 +8,12 @@
  * through; where it does not, they are other files, and treating them as
  * covered fails closed. A pattern `dir/**` also matches `dir` itself.
  *
+ * Nor does Unicode normalization: `café` written precomposed (NFC) and
+ * decomposed (NFD, `e` and a combining accent) match each other, patterns and
+ * paths both compared in their NFC forms. macOS's file systems take the two
+ * for one name, and a name checked out or unpacked there may arrive in either
+ * form, so a rule written in one must cover a file named in the other.
+ *
  * @module
  */
 import picomatchModule from "picomatch";
@@ -42,19 +48,32 @@ const NUMBERED = /\\[1-9]|\(\?</;
 // it: the empty path matches nothing, and a path equal to a pattern matches it. picomatch matches an array one
 // pattern after another, each a call and an expression of its own: 10 µs for one path against the 100 or so
 // expanded default protected paths, which the sandbox's walks of the workspace ask for every entry.
-function joinedMatcher(patterns: readonly string[]): PathMatcher {
+function joinedMatcher(given: readonly string[]): PathMatcher {
+  const patterns = given.map(nfc);
   const sources = patterns.map((p) => picomatch.makeRe(p, OPTIONS).source);
-  if (sources.some((source) => NUMBERED.test(source))) return picomatch(patterns, OPTIONS);
+  if (sources.some((source) => NUMBERED.test(source))) {
+    const each = picomatch(patterns, OPTIONS);
+    return (candidate) => each(nfc(candidate));
+  }
   const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "iy");
   const literal = new Set(patterns);
   const mayMatch = namesPrefilter(patterns);
-  return (candidate) => {
-    if (candidate === "") return false;
+  return (raw) => {
+    if (raw === "") return false;
+    // An ASCII pattern can match a name that is not ASCII in one form only (`?` one character of the NFC form).
+    const candidate = nfc(raw);
     if (literal.has(candidate)) return true;
     if (!mayMatch(candidate)) return false;
     joined.lastIndex = 0;
     return joined.test(candidate);
   };
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+
+// `text` in Unicode's composed form (NFC), in which patterns and paths are compared.
+function nfc(text: string): string {
+  return NON_ASCII.test(text) ? text.normalize("NFC") : text;
 }
 
 // The names of a pattern, split at its slashes; undefined where a slash may not part names (inside braces,

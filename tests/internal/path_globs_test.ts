@@ -105,7 +105,9 @@ describe("one matcher for many patterns", () => {
       const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
       let reference: (candidate: string) => boolean;
       try {
-        reference = picomatchArray(expanded, { dot: true, nocase: true });
+        // Compared in the NFC forms (the Kelvin sign is K there), as the policy's matcher compares them.
+        const each = picomatchArray(expanded.map((p) => p.normalize("NFC")), { dot: true, nocase: true });
+        reference = (c) => each(c.normalize("NFC"));
       } catch {
         assert.throws(() => pathGlobMatcher(patterns), `${JSON.stringify(patterns)}: picomatch refuses them`);
         continue;
@@ -129,6 +131,58 @@ describe("one matcher for many patterns", () => {
       ] as const
     ) {
       assert.equal(pathGlobMatcher(patterns)(candidate), true, `${patterns} ${candidate}`);
+    }
+  });
+});
+
+// Nor does Unicode normalization: macOS's file systems take `café` precomposed (NFC) and decomposed (NFD) for one
+// name, and a name unpacked or checked out there may arrive in either form; here they are two files, each covered.
+const NFC = "caf\u00e9";
+const NFD = "cafe\u0301";
+
+describe("the policy's globs ignore Unicode normalization", () => {
+  test("a rule in one form matches a path in the other, with globs and folders", { timeout: 10_000 }, () => {
+    for (const [rule, other] of [[NFC, NFD], [NFD, NFC]]) {
+      assert.ok(pathGlobMatcher([`**/${rule}.key`])(`sub/${other}.key`), `${rule} ${other}`);
+      assert.ok(pathGlobMatcher([`${rule}/**`])(`${other}/x.txt`));
+      assert.ok(pathGlobMatcher([`${rule}/**`])(other));
+      assert.ok(pathGlobMatcher([`**/caf?.key`])(`${other}.key`));
+      assert.ok(pathGlobMatcher([`/srv/${rule}/*.json`])(`/srv/${other}/a.json`));
+      assert.ok(pathGlobMatcher([`${rule.toUpperCase()}/**`])(`${other}/x`));
+      assert.ok(!pathGlobMatcher([`${rule}/**`])(`cafe/x`));
+    }
+    assert.ok(isProtectedPath(`.vscode/${NFD}.json`));
+  });
+
+  test("the file tools refuse a file named in the other form, and leave it out", { timeout: 60_000 }, async () => {
+    const workdir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-nfd-")));
+    const policy = { paths: { deny: [`**/${NFC}.key`, `priv${NFD.slice(3)}/**`] } };
+    await fsp.writeFile(path.join(workdir, `${NFD}.key`), "NFD-SECRET-1\n");
+    await fsp.mkdir(path.join(workdir, `priv${NFC.slice(3)}`));
+    await fsp.writeFile(path.join(workdir, `priv${NFC.slice(3)}`, "x.txt"), "NFD-SECRET-2\n");
+    const rules = PolicyRules.fromLayers([parsePolicyFile("p.json", JSON.stringify(policy), "project")], workdir);
+    const session = new Session({ workspace: workdir, rules, autoConfirm: true });
+    try {
+      const box = new ToolBox().withDefaults("fs", "search");
+      for (const p of [`${NFD}.key`, `${NFC}.key`, `priv${NFC.slice(3)}/x.txt`, `priv${NFD.slice(3)}/x.txt`]) {
+        const read = await box.call(session, "read_file", { path: p });
+        assert.equal(read.errorCode, "permission_denied", `${p}: ${JSON.stringify(read)}`);
+      }
+      for (
+        const [name, args] of [
+          ["grep", { pattern: "NFD", path: "." }],
+          ["list_dir", { path: "." }],
+          ["glob", { pattern: "**/*" }],
+        ] as const
+      ) {
+        const result = await box.call(session, name, args);
+        assert.equal(result.status, "success", JSON.stringify(result));
+        const out = JSON.stringify(result.output).normalize("NFC");
+        assert.ok(!/NFD-SECRET|café|privé/.test(out), out);
+      }
+    } finally {
+      await session.close();
+      await fsp.rm(workdir, { recursive: true, force: true });
     }
   });
 });
