@@ -437,7 +437,11 @@ async function serve(args: string[]): Promise<number> {
   if (digest !== undefined && !/^[0-9a-f]{64}$/.test(digest)) {
     throw new UsageProblem(`--expect-digest must be 64 hex digits, not ${JSON.stringify(digest)}`, "serve");
   }
-  const scratch = values.scratch ? await createScratch(workspace) : undefined;
+  // The audit log is denied to the agent it records: a command may neither read nor rewrite it.
+  const rules = auditFile === undefined ? files.rules : files.rules.denyingFiles(AuditLog.filesOf(auditFile));
+  // The copy is made under the policy's rules: another name (a hard link) of a hidden file is left out of it (its
+  // copy would be a file no rule matches), and the publication refuses changes at denied and read-only paths.
+  const scratch = values.scratch ? await createScratch(workspace, { session: { rules } }) : undefined;
   if (scratch) {
     const paths = values["publish-paths"]?.split(",").map((p) => p.trim()).filter(Boolean);
     // The publish tool writes the real workspace: the read-only tier and the files' disabled tools apply to it too.
@@ -453,8 +457,8 @@ async function serve(args: string[]): Promise<number> {
       sandbox,
       maxMessageBytes: maxBytes,
       ...(capabilities ? { capabilities } : {}),
-      // The audit log is denied to the agent it records: a command may neither read nor rewrite it.
-      rules: auditFile === undefined ? files.rules : files.rules.denyingFiles(AuditLog.filesOf(auditFile)),
+      // In a scratch copy, its session's rules: absolute globs that name places in the workspace name them in the copy.
+      rules: scratch?.session.policy.rules ?? rules,
       elicitationAnswers: files.settings.elicitation,
       ...(saveRuleFor(workdir, files.settings) ? { saveRule: saveRuleFor(workdir, files.settings) } : {}),
       ...(audit ? { onDecision: audit.decision.bind(audit) } : {}),

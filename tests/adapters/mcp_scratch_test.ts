@@ -233,5 +233,50 @@ describe("main.ts serve --scratch", { skip: DENO_PROCESS_ONLY }, () => {
         }
       },
     );
+
+    test(
+      "the policy files' rules hold in the copy and at publication: absolute globs, hard links, read-only paths",
+      { timeout: 60_000 },
+      async () => {
+        const w = await workspace();
+        await fsp.mkdir(path.join(w, "secrets"));
+        await fsp.mkdir(path.join(w, "vendor"));
+        await fsp.writeFile(path.join(w, ".env"), "SCRATCH-SECRET-1\n");
+        await fsp.writeFile(path.join(w, "secrets", "key.txt"), "SCRATCH-SECRET-2\n");
+        // Another name of the hidden .env, under a name no rule matches.
+        await fsp.link(path.join(w, ".env"), path.join(w, "env-copy.txt"));
+        await fsp.writeFile(path.join(w, "vendor", "lib.js"), "vendored\n");
+        // Absolute globs naming places in the workspace, as a managed or command-line file would.
+        const policy = { paths: { deny: ["**/.env", `${w}/secrets/**`], readOnly: [`${w}/vendor/**`] } };
+        await fsp.writeFile(path.join(w, "toolfence.json"), JSON.stringify(policy));
+        const original = await fingerprint(w);
+        const server = await start(w);
+        try {
+          for (const p of ["env-copy.txt", "secrets/key.txt", ".env"]) {
+            const read = await call(server.client, "read_file", { path: p });
+            assert.ok(read.isError, `${p}: ${text(read)}`);
+          }
+          const grep = await call(server.client, "grep", { pattern: "SCRATCH-SECRET" });
+          assert.ok(!text(grep).includes("SCRATCH-SECRET-"), text(grep));
+          const shell = await call(server.client, "bash", { command: "cat env-copy.txt secrets/key.txt; true" });
+          assert.ok(!text(shell).includes("SCRATCH-SECRET-"), text(shell));
+          for (const p of ["vendor/lib.js", "secrets/new.txt"]) {
+            const write = await call(server.client, "write_file", { path: p, content: "pwned\n" });
+            assert.equal(code(write), "permission_denied", `${p}: ${text(write)}`);
+          }
+          // A command that names no path writes the read-only file in the copy; the publication refuses it.
+          const written = await call(server.client, "bash", {
+            command: 'd="$(printf vend%s or)"; echo pwned > "$d/lib.js"',
+          });
+          if (!written.isError && (written.structuredContent as { sandboxed?: boolean })?.sandboxed) {
+            const published = await call(server.client, "publish", { digest: server.digest });
+            assert.equal(code(published), "permission_denied", text(published));
+          }
+          assert.deepEqual(await fingerprint(w), original);
+        } finally {
+          await server.close();
+        }
+      },
+    );
   });
 });
