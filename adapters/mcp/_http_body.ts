@@ -19,6 +19,13 @@ export type JudgedBody =
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+/**
+ * The most messages one batch may hold. A batch is served message by message, each with its own answer stream, and
+ * its answer is joined from all of them: 20,000 pings (under a MiB) held the server for seconds, every tenant's
+ * requests waiting, and grew it by 150 MiB. A larger batch is refused whole (-32600) before any of it is served.
+ */
+export const MAX_BATCH_MESSAGES = 256;
+
 function tooLarge(limit: number, id: string | number | undefined): JudgedBody {
   const mib = Math.round(limit / 1024 / 1024 * 100) / 100;
   return {
@@ -121,6 +128,17 @@ export async function judgeBody(request: Request, limit: number, batches = false
         kind: "refuse",
         status: 400,
         body: errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: an empty batch"),
+      };
+    }
+    if (value.length > MAX_BATCH_MESSAGES) {
+      return {
+        kind: "refuse",
+        status: 400,
+        body: errorReply(
+          null,
+          JSONRPC_ERRORS.invalidRequest,
+          `Invalid request: a batch of ${value.length} messages; at most ${MAX_BATCH_MESSAGES} go in one`,
+        ),
       };
     }
     return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")) };

@@ -891,6 +891,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     for (const frame of frames) {
       if (frame.kind === "reply") parts.push(frame.reply);
       if (frame.kind !== "message") continue;
+      // A message served settles in microtasks alone (a ping does): without a turn of the event loop between two,
+      // no other request, of this tenant or another, would be read until the whole batch was.
+      if (parts.length > 0) await new Promise((resolve) => setTimeout(resolve, 0));
       const response = await handleMessage(request, identity, frame.message, owned);
       // The headers every message of the batch shares decide these, before anything is dispatched: the batch's answer.
       if (parts.length === 0 && (response.status === 406 || response.status === 415)) return response;

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Harness, raw, type RawAnswer, startServer } from "../_http_harness.ts";
+import { MAX_BATCH_MESSAGES } from "../../../adapters/mcp/_http_body.ts";
 
 const TOKEN = "batch-token-0123456789abcdef00";
 const READER = "batch-reader-0123456789abcdef0";
@@ -202,6 +203,21 @@ describe("JSON-RPC batches over Streamable HTTP", { timeout: 120_000 }, () => {
     assert.match(withInit.json().error!.message, /initialize comes alone/);
     const unknown = await post([{ jsonrpc: "2.0", id: "u1", method: "ping" }], { "mcp-session-id": "no-such-session" });
     assert.equal(unknown.status, 404);
+  });
+
+  test("a batch of more than MAX_BATCH_MESSAGES is refused whole; one of that many is served", {
+    timeout: 60_000,
+  }, async () => {
+    const pings = (n: number, prefix: string) =>
+      Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: `${prefix}${i}`, method: "ping" }));
+    // 20,000 pings held the server for seconds (every tenant's requests waiting) and grew it by 150 MiB.
+    const over = await post(pings(20_000, "o"));
+    assert.equal(over.status, 400, over.text.slice(0, 300));
+    assert.equal(over.json().error!.code, -32600);
+    assert.match(over.json().error!.message, new RegExp(`at most ${MAX_BATCH_MESSAGES}`));
+    const most = await post(pings(MAX_BATCH_MESSAGES, "m"));
+    assert.equal(most.status, 200, most.text.slice(0, 300));
+    assert.equal(replies(most).filter((r) => r.result !== undefined).length, MAX_BATCH_MESSAGES);
   });
 
   test("a client of a later protocol gets the refusal of one message", { timeout: 60_000 }, async () => {
