@@ -7,8 +7,36 @@ import type { JsonSchema, StandardSchema } from "./schema.ts";
 
 /** Standard JSON Schema's converter, as zod 4 and ArkType carry it in `~standard.jsonSchema`. */
 interface JsonSchemaConverter {
-  input(options: { target: "draft-07" }): Record<string, unknown>;
+  input(options: { target: "draft-07"; libraryOptions?: Record<string, unknown> }): Record<string, unknown>;
 }
+
+/** What ArkType hands a fallback for a part of a type JSON Schema cannot carry. */
+interface ArkTypeFallbackContext {
+  base: Record<string, unknown>;
+  domain?: string;
+  proto?: { name?: string };
+  unit?: unknown;
+}
+
+function noJsonForm(what: string, hint = ""): never {
+  throw new TypeError(`${what} cannot be represented in JSON Schema${hint}`);
+}
+
+// ArkType's Standard JSON Schema converter replaces what JSON cannot carry (a
+// Date, a bigint, a symbol, undefined, a Map) with {}, a value of any type: the
+// tool would advertise "anything" and refuse every call. These fail when the
+// tool is made instead, as zod's z.date() and valibot's v.date() do. What
+// ArkType narrows further (predicates, morphs) keeps its base type: the
+// library's own validation still runs.
+const ARKTYPE_FALLBACK = {
+  date: () => noJsonForm("Date"),
+  proto: (ctx: ArkTypeFallbackContext) => noJsonForm(ctx.proto?.name || "an instance of a class"),
+  domain: (ctx: ArkTypeFallbackContext) => noJsonForm(ctx.domain === undefined ? "a value" : `a ${ctx.domain}`),
+  unit: (ctx: ArkTypeFallbackContext) =>
+    ctx.unit === undefined
+      ? noJsonForm("undefined", " (make the key optional instead)")
+      : noJsonForm(`the value ${typeof ctx.unit === "bigint" ? `${ctx.unit}n` : String(ctx.unit)}`),
+};
 
 /** Whether a value is a Standard Schema: a `~standard` object of version 1 with a `validate` function. */
 export function isStandardSchema(value: unknown): value is StandardSchema {
@@ -36,7 +64,8 @@ export function libraryJsonSchema(schema: StandardSchema): JsonSchema {
         "use valibot, zod 4 or ArkType, or a class tool with a JSON Schema",
     );
   }
-  const converted = props.jsonSchema.input({ target: "draft-07" }) as JsonSchema;
+  const libraryOptions = props.vendor === "arktype" ? { fallback: ARKTYPE_FALLBACK } : undefined;
+  const converted = props.jsonSchema.input({ target: "draft-07", libraryOptions }) as JsonSchema;
   delete converted.$schema;
   return converted;
 }

@@ -232,6 +232,22 @@ describe("what a tool's schema cannot be", () => {
     assert.throws(make(z.object({ when: z.date() })), /cannot be expressed as JSON Schema/);
   });
 
+  test("ArkType's Date, bigint, Map and undefined are refused when the tool is made, not advertised as any value", {
+    timeout: 60_000,
+  }, () => {
+    const make = (input: unknown) => () => tool({ name: "t", description: "T.", input: input as never, run: () => "" });
+    assert.throws(make(type({ when: "Date" })), /Date cannot be represented in JSON Schema/);
+    assert.throws(make(type({ n: "bigint" })), /a bigint cannot be represented/);
+    assert.throws(make(type({ m: "Map" })), /Map cannot be represented/);
+    assert.throws(make(type({ u: "string | undefined" })), /undefined cannot be represented .*optional/);
+    // What ArkType narrows past JSON Schema keeps its base type; its own validation still runs.
+    assert.deepEqual(
+      tool({ name: "t", description: "T.", input: type({ day: "string.date.parse" }), run: () => "" })
+        .inputSchema.properties,
+      { day: { type: "string" } },
+    );
+  });
+
   test("a Standard Schema without a JSON Schema converter is refused, naming why", { timeout: 60_000 }, () => {
     const bare = { "~standard": { version: 1 as const, vendor: "bare", validate: (value: unknown) => ({ value }) } };
     assert.throws(() => inputJsonSchema(bare), /bare schema has no JSON Schema converter/);
