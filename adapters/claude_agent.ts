@@ -57,7 +57,11 @@ export type { FrameworkToolsOptions } from "./_framework.ts";
 
 /** Options of {@linkcode claudeAgentOptions}. */
 export interface ClaudeAgentOptionsOptions<T = unknown> extends FrameworkToolsOptions<T> {
-  /** The MCP server's name; the tools are `mcp__<name>__<tool>`. Default `toolfence`. */
+  /**
+   * The MCP server's name; the tools are `mcp__<name>__<tool>`, which the
+   * Anthropic API takes up to 64 characters long. Default `toolfence` (tool
+   * names of up to 48 characters).
+   */
   serverName?: string;
   /**
    * Decides the calls that need approval (and any other tool's, if you spread
@@ -78,6 +82,14 @@ export interface ClaudeAgentToolOptions {
 /** Where a call's lossless `ToolResult` is in its MCP result's `_meta`. */
 export const CLAUDE_AGENT_RESULT_META = "toolfence/result";
 const RESULT_META = CLAUDE_AGENT_RESULT_META;
+
+/**
+ * The longest tool name the Anthropic Messages API takes. Claude Code sends an
+ * MCP tool as `mcp__<server>__<tool>`, unshortened, and the API then refuses
+ * the whole request ("tools.N.custom.name: String should have at most 64
+ * characters").
+ */
+const ANTHROPIC_TOOL_NAME_MAX = 64;
 
 /** How long an approval given in `canUseTool` waits for its call; Claude Code makes the call right after. */
 const APPROVAL_TTL_MS = 60_000;
@@ -119,7 +131,9 @@ function looseSchema(schema: AnyTool["inputSchema"]) {
 /**
  * The toolbox's listed tools (by the session's capabilities and fence, as
  * `toolbox.list` decides) as options for `query()`: the in-process MCP server
- * and `canUseTool`.
+ * and `canUseTool`. Throws a `RangeError` naming the tool when a tool's
+ * name as Claude sees it, `mcp__<serverName>__<tool>`, is longer than the 64
+ * characters the Anthropic API takes.
  *
  * Requires whatever permissions the called tools need.
  *
@@ -142,6 +156,17 @@ export function claudeAgentOptions<T = unknown>(
   const serverName = options.serverName ?? "toolfence";
   const prefix = `mcp__${serverName}__`;
   const listed = listedTools(toolbox, session, options);
+  for (const t of listed) {
+    const full = `${prefix}${t.name}`;
+    if (full.length > ANTHROPIC_TOOL_NAME_MAX) {
+      throw new RangeError(
+        `Tool "${t.name}" would reach Claude as "${full}" (${full.length} characters); the Anthropic API refuses ` +
+          `tool names longer than ${ANTHROPIC_TOOL_NAME_MAX}, so every request of the session would fail. ` +
+          `Give the tool a name of at most ${ANTHROPIC_TOOL_NAME_MAX - prefix.length} characters, ` +
+          `or claudeAgentOptions a shorter serverName`,
+      );
+    }
+  }
   const byName = new Map(listed.map((t) => [t.name, t]));
   // Approvals given in canUseTool, by tool and arguments: when each was given; each is taken by one call.
   const approved = new Map<string, number[]>();

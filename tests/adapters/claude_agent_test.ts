@@ -12,8 +12,10 @@ import { type CanUseTool, query, type SDKMessage } from "@anthropic-ai/claude-ag
 import { CLAUDE_AGENT_RESULT_META, claudeAgentOptions } from "../../adapters/claude_agent.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
-import type { SessionBase } from "../../core/session.ts";
-import type { ToolBox } from "../../core/toolbox.ts";
+import { SessionBase } from "../../core/session.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { tool } from "../../core/tool.ts";
+import * as v from "valibot";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
@@ -186,3 +188,28 @@ function resultsOf(messages: SDKMessage[]): Map<string, ToolResult> {
   }
   return results;
 }
+
+describe("claudeAgentOptions and the Anthropic API's tool names", () => {
+  test("a tool whose mcp__<server>__<name> is longer than 64 characters is refused when the options are made", {
+    timeout: 30_000,
+  }, async () => {
+    const named = (name: string) => tool({ name, description: "T.", input: v.object({}), run: () => "" });
+    const session = new SessionBase();
+    try {
+      // mcp__toolfence__ is 16 characters: 48 are left for the tool's name.
+      const fits = claudeAgentOptions(new ToolBox().register(named("a".repeat(48))), session);
+      assert.deepEqual(Object.keys(fits.mcpServers), ["toolfence"]);
+      assert.throws(
+        () => claudeAgentOptions(new ToolBox().register(named("b".repeat(49))), session),
+        (error: Error) =>
+          error instanceof RangeError && error.message.includes(`"${"b".repeat(49)}"`) &&
+          /\(65 characters\)/.test(error.message) &&
+          /shorter serverName/.test(error.message),
+      );
+      // A shorter server name leaves room.
+      claudeAgentOptions(new ToolBox().register(named("b".repeat(49))), session, { serverName: "t" });
+    } finally {
+      await session.close();
+    }
+  });
+});
