@@ -5,6 +5,7 @@
 // same encoding OpenAI's strict mode uses, so `fromStrictArguments` maps them back).
 
 import type { JsonSchema } from "@toolfence/core";
+import { SchemaDialectError } from "./dialect_error.ts";
 import {
   acceptsNull,
   fail,
@@ -103,6 +104,23 @@ const STRUCTURAL = new Set([
   "$ref",
   "propertyNames",
 ]);
+
+/**
+ * Refuses a tool name Gemini does not take. toolfence's names (letters,
+ * digits, `_` and `-`) fit Gemini's but for the first character: a function
+ * name must start with a letter or an underscore (`@google/genai`'s
+ * `FunctionDeclaration.name`), so `2fa_check` or `-x` would fail the request.
+ */
+export function checkGeminiName(toolName: string, dialect = "gemini"): void {
+  if (!/^[A-Za-z_]/.test(toolName)) {
+    throw new SchemaDialectError(
+      dialect,
+      toolName,
+      "",
+      "Gemini takes a function name only when it starts with a letter or an underscore; rename the tool",
+    );
+  }
+}
 
 /** Converts a tool's input schema; undefined for a tool without parameters (Gemini omits them). */
 export function toGeminiParameters(schema: JsonSchema, toolName: string): GeminiSchema | undefined {

@@ -18,7 +18,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote, restoreCall } from "./_calls.ts";
 import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
-import { type GeminiSchema, toGeminiParameters } from "./_gemini_schema.ts";
+import { checkGeminiName, type GeminiSchema, toGeminiParameters } from "./_gemini_schema.ts";
 
 export type { GeminiSchema, GeminiType } from "./_gemini_schema.ts";
 
@@ -41,7 +41,8 @@ export interface GeminiTool {
 /**
  * Gemini's `tools` array: one entry holding every function declaration (none
  * when there are no tools). Throws `SchemaDialectError` for a schema the
- * OpenAPI subset cannot express; records become `{key, value}` lists, mapped
+ * OpenAPI subset cannot express, and for a tool name that does not start with
+ * a letter or an underscore (Gemini's rule); records become `{key, value}` lists, mapped
  * back by the adapter.
  *
  * Requires no permissions.
@@ -60,6 +61,7 @@ export function geminiTools(tools: readonly AnyTool[]): GeminiTool[] {
   if (tools.length === 0) return [];
   return [{
     functionDeclarations: tools.map((t) => {
+      checkGeminiName(t.name);
       const parameters = toGeminiParameters(t.inputSchema, t.name);
       return parameters
         ? { name: t.name, description: t.description, parameters }

@@ -42,6 +42,7 @@ import {
 } from "./_framework.ts";
 
 import { GOOGLE_ADK } from "./_peers.ts";
+import { checkGeminiName } from "./_gemini_schema.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const adk: typeof import("@google/adk") = await importPeer(GOOGLE_ADK, () => import("@google/adk"));
@@ -74,9 +75,14 @@ export class GoogleAdkTool extends adk.BaseTool {
   #session: Session;
   #options: FrameworkToolsOptions;
 
-  /** Wraps one tool of `toolbox` for calls in `session`. */
+  /**
+   * Wraps one tool of `toolbox` for calls in `session`. Throws
+   * `SchemaDialectError` for a tool name Gemini refuses (one that does not
+   * start with a letter or an underscore).
+   */
   constructor(tool: AnyTool, toolbox: ToolBox, session: Session, options: FrameworkToolsOptions = {}) {
     super({ name: tool.name, description: tool.description });
+    checkGeminiName(tool.name, "google-adk");
     this.#tool = tool;
     this.#toolbox = toolbox;
     this.#session = session;

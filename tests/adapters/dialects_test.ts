@@ -118,6 +118,23 @@ describe("anthropic", () => {
 });
 
 describe("gemini", () => {
+  test("a tool name that does not start with a letter or an underscore is refused, as Gemini would", {
+    timeout: 60_000,
+  }, () => {
+    const named = (name: string) => tool({ name, description: "T.", input: v.object({}), run: () => "" });
+    for (const name of ["2fa_check", "-x"]) {
+      dialectError(
+        () => new ToolBox().register(named(name)).schemas("gemini"),
+        "gemini",
+        name,
+        "",
+        /starts with a letter/,
+      );
+    }
+    const [entry] = new ToolBox().register(named("_x"), named("a-1")).schemas("gemini") as GeminiTool[];
+    assert.deepEqual(entry.functionDeclarations.map((d) => d.name), ["_x", "a-1"]);
+  });
+
   test("one tools entry with every declaration, the OpenAPI subset only", { timeout: 60_000 }, () => {
     const [entry, ...rest] = box.schemas("gemini", { fence }) as GeminiTool[];
     assert.equal(rest.length, 0);

@@ -13,8 +13,11 @@ import type { LlmResponse } from "@google/adk";
 import { GOOGLE_ADK_RESULT_KEY, googleAdkTools } from "../../adapters/google_adk.ts";
 import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
-import type { SessionBase } from "../../core/session.ts";
-import type { ToolBox } from "../../core/toolbox.ts";
+import { SessionBase } from "../../core/session.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { tool } from "../../core/tool.ts";
+import { SchemaDialectError } from "../../adapters/dialect_error.ts";
+import * as v from "valibot";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
 
@@ -183,4 +186,24 @@ describe("googleAdkTools with an LlmAgent and InMemoryRunner", () => {
       });
     },
   );
+});
+
+describe("googleAdkTools and Gemini's function names", () => {
+  test("a tool whose name Gemini refuses (not starting with a letter or an underscore) is refused when made", {
+    timeout: 30_000,
+  }, async () => {
+    const session = new SessionBase();
+    try {
+      const box = new ToolBox().register(
+        tool({ name: "2fa_check", description: "T.", input: v.object({}), run: () => "" }),
+      );
+      assert.throws(
+        () => googleAdkTools(box, session),
+        (error: Error) =>
+          error instanceof SchemaDialectError && error.toolName === "2fa_check" && error.dialect === "google-adk",
+      );
+    } finally {
+      await session.close();
+    }
+  });
 });
