@@ -103,6 +103,8 @@ const STRUCTURAL = new Set([
   "format",
   "$ref",
   "propertyNames",
+  // A draft-07 tuple's (zod's, ArkType's, v.strictTuple's): refused with the tuple, by what the user wrote.
+  "additionalItems",
 ]);
 
 /**

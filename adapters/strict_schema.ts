@@ -62,6 +62,8 @@ const STRUCTURAL = new Set([
   "$defs",
   "definitions",
   "propertyNames",
+  // A draft-07 tuple's (zod's, ArkType's, v.strictTuple's): refused with the tuple, by what the user wrote.
+  "additionalItems",
 ]);
 
 /**

@@ -4,6 +4,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
+import { z } from "zod";
+import { type } from "arktype";
 import "../../adapters/dialects.ts";
 import { type AnyTool, tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
@@ -103,6 +105,29 @@ describe("openai-chat and openai-responses", () => {
     );
     const auto = mixed.schemas("openai-responses", { fence, strict: "auto" }) as OpenAIResponsesTool[];
     assert.deepEqual(auto.map((t) => t.strict), [true, false]);
+  });
+});
+
+describe("tuples in openai strict mode and gemini", () => {
+  test("zod's and ArkType's draft-07 tuples are refused as tuples, not by a keyword the user never wrote", {
+    timeout: 60_000,
+  }, () => {
+    for (
+      const [name, input] of [["z_pair", z.object({ t: z.tuple([z.string(), z.number()]) })], [
+        "a_pair",
+        type({ t: ["string", "number"] }),
+      ]] as const
+    ) {
+      const box = new ToolBox().register(tool({ name, description: "T.", input, run: () => "" }));
+      dialectError(
+        () => box.schemas("openai-chat"),
+        "openai-chat",
+        name,
+        "/properties/t/items",
+        /cannot express tuples/,
+      );
+      dialectError(() => box.schemas("gemini"), "gemini", name, "/properties/t/items", /cannot express tuples/);
+    }
   });
 });
 
