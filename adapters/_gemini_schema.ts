@@ -283,6 +283,12 @@ function recordAsPairs(
   if (isPlainObject(schema.propertyNames) && typeof schema.propertyNames.pattern === "string") {
     key.pattern = schema.propertyNames.pattern;
   }
+  // A record keyed by an enum (z.record(z.enum([...]), ...), v.record(v.picklist([...]), ...)): the model is told the keys.
+  const names = isPlainObject(schema.propertyNames) ? schema.propertyNames.enum : undefined;
+  if (Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === "string")) {
+    key.format = "enum";
+    key.enum = [...names];
+  }
   const value = geminiNode(ctx, schema.additionalProperties as JsonSchema, pointer(path, "additionalProperties"), refs);
   const pairs: GeminiSchema = {
     type: "ARRAY",

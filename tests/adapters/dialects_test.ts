@@ -108,6 +108,22 @@ describe("openai-chat and openai-responses", () => {
   });
 });
 
+describe("a record keyed by an enum", () => {
+  test("gemini's {key, value} entries name the keys, as openai strict mode's do", { timeout: 60_000 }, () => {
+    const input = z.object({ limits: z.record(z.enum(["cpu", "memory"]), z.number()) });
+    const box = new ToolBox().register(tool({ name: "limits", description: "T.", input, run: () => "" }));
+    const [entry] = box.schemas("gemini") as GeminiTool[];
+    const limits = entry.functionDeclarations[0].parameters!.properties!.limits;
+    assert.deepEqual(limits.items!.properties!.key, { type: "STRING", format: "enum", enum: ["cpu", "memory"] });
+    const [chat] = box.schemas("openai-chat") as OpenAIChatTool[];
+    const strict = chat.function.parameters as JsonSchema;
+    assert.deepEqual((strict.properties!.limits.items as JsonSchema).properties!.key, {
+      type: "string",
+      enum: ["cpu", "memory"],
+    });
+  });
+});
+
 describe("tuples in openai strict mode and gemini", () => {
   test("zod's and ArkType's draft-07 tuples are refused as tuples, not by a keyword the user never wrote", {
     timeout: 60_000,
