@@ -379,6 +379,30 @@ export function createConfined(real: string, mode = 0o666, exact = false): Creat
   });
 }
 
+/**
+ * Creates each of `names` exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) in the
+ * folder `dir`, pinned once for all of them, and returns their descriptors,
+ * open for writing, in order. On a failure the files it made are closed and
+ * removed, and the error is thrown (ENOENT when `dir` is missing).
+ */
+export function createAllConfined(dir: string, names: readonly string[], mode = 0o666): number[] {
+  for (const name of names) checkName(name);
+  return inFolder(dir, (at) => {
+    const fds: number[] = [];
+    const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW;
+    try {
+      for (const name of names) fds.push(fs.openSync(at(name), flags, mode));
+      return fds;
+    } catch (error) {
+      for (const [index, fd] of fds.entries()) {
+        fs.closeSync(fd);
+        fs.unlinkSync(at(names[index]));
+      }
+      throw error;
+    }
+  });
+}
+
 // Node's permission model (--permission, --experimental-permission) refuses
 // fd-level fchmod and fsync.
 function nodePermissionModel(): boolean {

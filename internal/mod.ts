@@ -29,6 +29,7 @@ export {
   confinementMode,
   type CopyCounts,
   copyTreeConfined,
+  createAllConfined,
   createConfined,
   type CreatedFile,
   discardConfined,

@@ -31,7 +31,7 @@ import type { Workspace } from "./workspace.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
 import {
   captureOutput,
-  createConfined,
+  createAllConfined,
   type GroupProcess,
   isExecutableFile,
   mkdirsConfined,
@@ -109,13 +109,10 @@ export class PolicyProcessDoor implements ProcessDoor {
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();
       const dir = path.join(tempDir, request.outputFolder);
-      // Never through a link: the temp dir is the commands' to change, and a folder they made a link would lead
-      // the output files (a job's stay while it runs) out of the workspace.
-      mkdirsConfined(dir, this.#deps.workspace.roots());
       const name = request.name ?? randomUUID();
       const stdoutPath = path.join(dir, `${name}.stdout`);
       const stderrPath = path.join(dir, `${name}.stderr`);
-      const files = openOutputFiles(stdoutPath, stderrPath);
+      const files = openOutputFiles(dir, name, this.#deps.workspace.roots());
       let process: GroupProcess;
       let watch: WorkspaceWatch | undefined;
       try {
@@ -404,20 +401,24 @@ function outputReplaced(file: string, error: unknown): ToolError {
 // Synchronously, as the folder made before them and the working folder's
 // check: one system call each, where each asynchronous one waited its turn in
 // the runtime's thread pool before every command.
-function openOutputFiles(stdoutPath: string, stderrPath: string): OutputFiles {
-  const stdout = createConfined(stdoutPath, 0o600).fd;
-  let stderr: number | undefined;
+// Never through a link: the temp dir is the commands' to change, and a folder they made a link would lead the
+// output files (a job's stay while it runs) out of the workspace. Both files in one pinned step; the folder is made
+// (confined too) only when it is missing, before the first command that uses it.
+function openOutputFiles(dir: string, name: string, roots: readonly string[]): OutputFiles {
+  const names = [`${name}.stdout`, `${name}.stderr`];
+  let fds: number[];
   try {
-    stderr = createConfined(stderrPath, 0o600).fd;
-    return {
-      stdout: { fd: stdout, identity: identityOf(fs.fstatSync(stdout)) },
-      stderr: { fd: stderr, identity: identityOf(fs.fstatSync(stderr)) },
-    };
+    fds = createAllConfined(dir, names, 0o600);
   } catch (error) {
-    fs.closeSync(stdout);
-    if (stderr !== undefined) fs.closeSync(stderr);
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    mkdirsConfined(dir, roots);
+    fds = createAllConfined(dir, names, 0o600);
   }
+  const [stdout, stderr] = fds;
+  return {
+    stdout: { fd: stdout, identity: identityOf(fs.fstatSync(stdout)) },
+    stderr: { fd: stderr, identity: identityOf(fs.fstatSync(stderr)) },
+  };
 }
 
 // Once, when the command's output is drained (or it never started).
