@@ -74,7 +74,7 @@ const pairs: [string, [string, () => Promise<unknown>][]][] = [
 console.log(`Chromium ${bare.version()}, ${ROUNDS} rounds of ${PER_ROUND} alternating calls, median ms per call`);
 for (const [what, candidates] of pairs) {
   const samples = candidates.map(() => [] as number[]);
-  for (const [, fn] of candidates) for (let i = 0; i < sized(5, 1); i++) await fn();
+  for (const [, fn] of candidates) for (let i = 0; i < sized(5, 0); i++) await fn(); // warm-up, none at the tiny size
   // Calls alternate one by one, so that the shared machine's drift hits both alike.
   for (let r = 0; r < ROUNDS; r++) {
     const totals = candidates.map(() => 0);
