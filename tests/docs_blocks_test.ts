@@ -230,13 +230,38 @@ async function runTs(block: Block, cwd: string, mode: string | undefined): Promi
   }
 }
 
+/**
+ * What README.md's `deno task demo` must print (tests/main_flags_test.ts ran the demo a second time for these, until
+ * they moved here): it runs to the end, no call meets the fence, and each question sits between its call's line and
+ * that call's result, never among another call's output.
+ */
+function assertDemo(block: Block, stdout: string): void {
+  assert.match(stdout, /bash: success/, where(block));
+  assert.doesNotMatch(stdout, /fence_denied/, where(block));
+  const lines = stdout.split("\n");
+  const questions = lines.flatMap((line, i) => line.startsWith("  ? ") ? [i] : []);
+  assert.ok(questions.length >= 3, `the demo asks questions:\n${stdout}`);
+  for (const at of questions) {
+    const call = lines.slice(0, at).findLast((line) => /^(▶|◀) /.test(line));
+    const id = call?.match(/^▶ (call_\d+) /)?.[1];
+    assert.ok(id, `question at line ${at} follows no call's line but ${JSON.stringify(call)}`);
+    const next = lines.slice(at).find((line) => /^(▶|◀) /.test(line));
+    assert.ok(next?.startsWith(`◀ ${id} `), `question of ${id} is followed by ${JSON.stringify(next)}`);
+  }
+}
+
+/** Whether a block runs the demo (README.md's first block). */
+const runsDemo = (block: Block) => /^deno task demo\b/.test(block.text);
+
 async function runSh(block: Block, cwd: string): Promise<void> {
+  let stdout: string;
   try {
-    await bash(block.text, cwd);
+    ({ stdout } = await bash(block.text, cwd));
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
     throw new Error(`${where(block)} failed\n${e.stdout ?? ""}\n${e.stderr ?? e.message}`);
   }
+  if (runsDemo(block)) assertDemo(block, stdout);
 }
 
 describe("the blocks of README.md and docs/*.md", { skip: !IS_DENO && "the docs are run from the checkout" }, () => {
@@ -268,6 +293,7 @@ describe("the blocks of README.md and docs/*.md", { skip: !IS_DENO && "the docs 
   test("every ts and sh block runs as written in a copy of the checkout", { timeout: 1_500_000 }, async () => {
     const copy = await checkoutCopy();
     let ran = 0;
+    let demos = 0;
     const failures: string[] = [];
     try {
       for (const file of await docFiles()) {
@@ -275,6 +301,7 @@ describe("the blocks of README.md and docs/*.md", { skip: !IS_DENO && "the docs 
           const [language, mode] = block.info;
           if (block.info.includes("illustrative") || !["ts", "sh"].includes(language)) continue;
           ran++;
+          if (runsDemo(block)) demos++;
           try {
             if (language === "ts") await runTs(block, copy, mode);
             else if (mode === "mcp-stdio") await runStdio(block, copy);
@@ -287,6 +314,7 @@ describe("the blocks of README.md and docs/*.md", { skip: !IS_DENO && "the docs 
       }
       assert.deepEqual(failures, []);
       assert.ok(ran >= 12, `ran ${ran} blocks`);
+      assert.ok(demos === 1, `README.md runs the demo in one block, not ${demos}: its output is asserted there`);
     } finally {
       await rm(copy, { recursive: true, force: true });
     }

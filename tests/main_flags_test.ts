@@ -6,14 +6,12 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -31,7 +29,6 @@ const toolGroupNames = (): string[] => Object.keys(BUILTIN_GROUPS);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = join(ROOT, "main.ts");
-const run = promisify(execFile);
 // No single call may take longer (check_types starts deno check; bash_wait waits for a job).
 const CALL_TIMEOUT_MS = 90_000;
 
@@ -355,20 +352,6 @@ describe("the deno.json tasks", { skip: noTasks }, () => {
     }
   });
 
-  test("`deno task demo` runs to the end, and no call meets the fence", { timeout: 180_000 }, async () => {
-    const { stdout } = await run(DENO, ["task", "demo"], { cwd: ROOT, timeout: 170_000 });
-    assert.match(stdout, /bash: success/);
-    assert.doesNotMatch(stdout, /fence_denied/);
-    // Each question sits between its call's line and that call's result, never among another call's output.
-    const lines = stdout.split("\n");
-    const questions = lines.flatMap((line, i) => line.startsWith("  ? ") ? [i] : []);
-    assert.ok(questions.length >= 3, `the demo asks questions:\n${stdout}`);
-    for (const at of questions) {
-      const call = lines.slice(0, at).findLast((line) => /^(▶|◀) /.test(line));
-      const id = call?.match(/^▶ (call_\d+) /)?.[1];
-      assert.ok(id, `question at line ${at} follows no call's line but ${JSON.stringify(call)}`);
-      const next = lines.slice(at).find((line) => /^(▶|◀) /.test(line));
-      assert.ok(next?.startsWith(`◀ ${id} `), `question of ${id} is followed by ${JSON.stringify(next)}`);
-    }
-  });
+  // `deno task demo` runs in tests/docs_blocks_test.ts, as README.md's first block, which also asserts that it runs to
+  // the end, that no call meets the fence and where its questions sit: one run of the demo instead of two.
 });
