@@ -255,7 +255,8 @@ describe("the printed flags are exactly enough", { skip: DENO_PROCESS_ONLY }, ()
     ...fc.sample(fc.subarray(toolGroupNames(), { minLength: 1 }), { numRuns: 4, seed: 13 }),
   ];
   for (const groups of combos) {
-    test(`groups ${groups.join(",")}`, { timeout: 60_000 }, async () => {
+    // One server start per flag, each about half a second of CPU: a loaded 2-core machine took 60 s for all groups.
+    test(`groups ${groups.join(",")}`, { timeout: 180_000 }, async () => {
       const top = await realpath(await mkdtemp(join(tmpdir(), "toolfence-exact-")));
       try {
         const workdir = await makeWorkspace(top);
