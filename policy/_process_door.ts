@@ -129,6 +129,15 @@ export class PolicyProcessDoor implements ProcessDoor {
         closeOutputFiles(files);
         throw error;
       }
+      // An abort that came while it was being started (the spawn waits a turn) stops it here: the caller's
+      // listener is added only once this returns, and an aborted signal never fires again.
+      if (signal?.aborted) {
+        await process.terminate().catch(() => {});
+        await process.exited;
+        closeOutputFiles(files);
+        for (const file of [stdoutPath, stderrPath]) fs.rmSync(file, { force: true });
+        signal.throwIfAborted();
+      }
       limited.watch(() => void process.terminate());
       const output = captureOutput(process, files, request.maxOutputBytes, () => void process.terminate());
       // A process's group never outlives its leader: whatever it left running is ended.

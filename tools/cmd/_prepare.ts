@@ -9,6 +9,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import type { StartedProcess, ToolContext } from "@toolfence/core";
 import { codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES } from "../_shared/cmd_output.ts";
 import { sessionProcesses } from "./_jobs.ts";
@@ -63,6 +64,13 @@ export async function startCommand(
       name,
     }, ctx.signal);
     void sessionProcesses(ctx.session).track(started.process);
+    // An abort between the door's return and here (a background job's call keeps no listener) stops it too.
+    if (ctx.signal.aborted) {
+      void started.process.terminate();
+      await started.gone.catch(() => {});
+      for (const file of [started.stdoutPath, started.stderrPath]) rmSync(file, { force: true });
+      ctx.signal.throwIfAborted();
+    }
     const gone = started.gone.finally(() => egress?.close());
     return { ...started, gone, networkRefused: egress?.refusals ?? [] };
   } catch (error) {

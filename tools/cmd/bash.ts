@@ -13,6 +13,7 @@ import { limitMessage } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { progressTicker } from "../_shared/progress_ticker.ts";
 import { startCommand } from "./_prepare.ts";
+import { stopOnAbort } from "../_shared/stop_on_abort.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 import { BASH_OUTPUT } from "./_outputs.ts";
@@ -152,8 +153,7 @@ export const bashTool: Tool<BashArgs> = tool({
       timedOut = true;
       void run.process.terminate();
     }, timeout_s * 1000);
-    const onAbort = () => void run.process.terminate();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const stopListening = stopOnAbort(ctx.signal, run.process);
     const stopTicking = progressTicker(ctx, (ran) => [`running for ${Math.round(ran)} s`]);
     try {
       const exit = await run.process.exited.finally(stopTicking);
@@ -211,7 +211,7 @@ export const bashTool: Tool<BashArgs> = tool({
       throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");
     } finally {
       clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
+      stopListening();
       // At once: two unlinks, which asynchronously each waited their turn in the runtime's thread pool.
       for (const file of [run.stdoutPath, run.stderrPath]) rmSync(file, { force: true });
     }

@@ -11,6 +11,7 @@ import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
 import { openFileOnly, readFully } from "../_shared/fs_open.ts";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
+import { stopOnAbort } from "../_shared/stop_on_abort.ts";
 import { limitMessage } from "@toolfence/policy";
 
 /** The largest file the diagnostic tools read. */
@@ -143,15 +144,14 @@ async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOption
       timedOut = true;
       void started.process.terminate();
     }, options.timeoutMs);
-    const onAbort = () => void started.process.terminate();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const stopListening = stopOnAbort(ctx.signal, started.process);
     let exit: ProcessExit;
     try {
       exit = await started.process.exited;
       await started.gone;
     } finally {
       clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
+      stopListening();
     }
     ctx.signal.throwIfAborted();
     const hit = timedOut || started.output.limitReached ? undefined : await started.resourceLimit();

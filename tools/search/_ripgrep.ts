@@ -12,6 +12,7 @@ import { ToolError } from "@toolfence/core";
 import { runtimeFence } from "@toolfence/policy";
 import type { Fence, ToolContext } from "@toolfence/core";
 import { NOT_UTF8_REASON, PATH_MAX, type Skipped } from "./_walk.ts";
+import { stopOnAbort } from "../_shared/stop_on_abort.ts";
 
 // ripgrep names each path it could not read on stderr; enough is kept to report them.
 const STDERR_CHARS = 64_000;
@@ -93,10 +94,8 @@ async function run(
     maxOutputBytes: OUTPUT_LIMIT_BYTES,
     outputFolder: "search",
   }, ctx.signal);
-  const onAbort = () => void started.process.terminate();
+  const stopListening = stopOnAbort(ctx.signal, started.process);
   try {
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener("abort", onAbort, { once: true });
     const exit = await started.process.exited;
     await started.gone;
     ctx.signal.throwIfAborted();
@@ -105,7 +104,7 @@ async function run(
     const [stdout, stderr] = [readOutput(started.openOutput("stdout")), readOutput(started.openOutput("stderr"))];
     return { code: exit.code, stdout, stderr: stderr.toString("utf8").slice(0, STDERR_CHARS) };
   } finally {
-    ctx.signal.removeEventListener("abort", onAbort);
+    stopListening();
     void started.process.terminate();
     await started.gone.catch(() => {});
     await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
