@@ -170,6 +170,7 @@ export type {
   PolicyRules,
   PolicyState,
   PolicyStateData,
+  QuestionBudget,
   ResolvedPath,
   ResolveOptions,
   ResourceLimitsInput,

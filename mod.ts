@@ -265,6 +265,7 @@ export type {
   PolicyRules,
   PolicyState,
   PolicyStateData,
+  QuestionBudget,
   Redactor,
   ResolvedPath,
   ResolveOptions,

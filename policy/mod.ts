@@ -76,6 +76,7 @@ export {
   DestinationJudge,
   type DestinationQuestion,
   type EgressRules,
+  type QuestionBudget,
 } from "./egress/judge.ts";
 export {
   BLOCKED_HEADER,

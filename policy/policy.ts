@@ -38,7 +38,7 @@ import { type CommandRule, describeRule, type PathOutcome, type PathRule, Policy
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 import { PolicyFileDoor } from "./file_door.ts";
 import { policySettings } from "./config/settings.ts";
-import { type Destination, type DestinationAnswer, DestinationJudge } from "./egress/judge.ts";
+import { type Destination, type DestinationAnswer, DestinationJudge, type QuestionBudget } from "./egress/judge.ts";
 import type { EgressConnection } from "./egress/proxy.ts";
 
 /** Whoever answers the policy's questions; every `Host` is one. */
@@ -520,17 +520,19 @@ export class Policy {
    * {@linkcode Policy.commandNetwork} with the session's one
    * {@linkcode DestinationJudge}: a destination no rule decides is asked
    * about (a person's or, unless `answers.elicitation` is `refuse`, the MCP
-   * client's "allow" holds for the session; an automatic answer refuses).
+   * client's "allow" holds for the session and the origin; a "deny" refuses
+   * the whole host for the session without asking again; an automatic answer
+   * refuses), within the command's `questions` budget when one is given.
    * Throws `url_not_allowed` or `dns_failed`.
    */
   judgeConnection(
     scheme: string,
     hostname: string,
     port: string,
-    context: { command: string; signal?: AbortSignal },
+    context: { command: string; signal?: AbortSignal; questions?: QuestionBudget },
   ): Promise<Destination> {
     this.#commandJudge ??= this.#newCommandJudge();
-    return this.#commandJudge.judge(scheme, hostname, port, context.signal);
+    return this.#commandJudge.judge(scheme, hostname, port, context.signal, context.questions);
   }
 
   #newCommandJudge(): DestinationJudge {
@@ -543,8 +545,12 @@ export class Policy {
           title: "Network destination",
           message: `A sandboxed command wants to connect to ${origin}` +
             (inside ? ` (${addresses[0]}, a ${inside} address: this machine or its network)` : "") +
-            ", which is not on the policy's network.allow. Allow it for the rest of this session?",
-          options: [{ value: "allow", label: "Allow for this session" }, { value: "deny", label: "Deny" }],
+            ", which is not on the policy's network.allow. Allow it for the rest of this session? " +
+            "Deny refuses every port of the host for the rest of the session, without asking again.",
+          options: [{ value: "allow", label: "Allow for this session" }, {
+            value: "deny",
+            label: "Deny this host for this session",
+          }],
           defaultChoice: "deny",
         }, signal);
         const answeredBy = outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto";

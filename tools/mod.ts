@@ -301,6 +301,7 @@ export type {
   PolicyRules,
   PolicyState,
   PolicyStateData,
+  QuestionBudget,
   ResolvedPath,
   ResolveOptions,
   ResourceLimitsInput,

@@ -194,6 +194,7 @@ export type {
   PolicyRules,
   PolicyState,
   PolicyStateData,
+  QuestionBudget,
   ResolvedPath,
   ResolveOptions,
   ResourceLimitsInput,

@@ -5,8 +5,11 @@
  * and port), and the addresses the host resolves to, resolved here, so that
  * a name on the allowlist that resolves to a private address is still judged
  * as private, and the caller connects to the very address judged (no DNS
- * rebinding between judging and connecting). Answers are remembered per
- * origin; concurrent questions about one origin are asked once.
+ * rebinding between judging and connecting). An allowing answer is
+ * remembered for the origin asked about, a refusing one for its whole host
+ * (every port and scheme, not asked again); concurrent questions about one
+ * origin are asked once, and a caller may bound how many questions it asks
+ * (a {@linkcode QuestionBudget}, one per command).
  *
  * @module
  */
@@ -73,6 +76,18 @@ export interface DestinationAnswer {
   allowed: boolean;
   /** Who answered. */
   answeredBy: "person" | "client" | "auto";
+}
+
+/**
+ * How many questions one asker (a command) may still cause: each new question
+ * takes one; once none is left, destinations that would need one are refused
+ * without asking. Remembered answers and rules need none.
+ */
+export interface QuestionBudget {
+  /** The most questions in all. */
+  readonly max: number;
+  /** The questions asked so far. */
+  asked: number;
 }
 
 /** Asks whoever may be asked about a destination; throws when nobody can answer. */
@@ -222,6 +237,10 @@ export class DestinationJudge {
   readonly #privateAllowed: boolean;
   readonly #options: DestinationJudgeOptions;
   readonly #answers = new Map<string, Promise<DestinationAnswer>>();
+  // Hosts a question was refused for, with that answer: refused on every port and scheme without asking again.
+  readonly #refusedHosts = new Map<string, DestinationAnswer>();
+  // The question being asked about a host, if one is.
+  readonly #asking = new Map<string, Promise<DestinationAnswer>>();
 
   /** A judge of `rules`; throws `TypeError` on an entry it cannot read. */
   constructor(rules: EgressRules, options: DestinationJudgeOptions = {}) {
@@ -234,9 +253,16 @@ export class DestinationJudge {
   /**
    * Judges `hostname:port` for `scheme` (`http:`, `https:`, `ws:`, `wss:`;
    * a CONNECT tunnel is `https:`): resolves it, classifies every address,
-   * and allows it by the allowlist, a remembered answer, or the asker's.
+   * and allows it by the allowlist, a remembered answer, or the asker's,
+   * within `budget` when one is given.
    */
-  async judge(scheme: string, hostname: string, port: string, signal?: AbortSignal): Promise<Destination> {
+  async judge(
+    scheme: string,
+    hostname: string,
+    port: string,
+    signal?: AbortSignal,
+    budget?: QuestionBudget,
+  ): Promise<Destination> {
     const who = this.#options.who ?? "The browser";
     const web = SECURE[scheme] ?? scheme;
     if (!(web in DEFAULT_PORTS)) throw refused(`${who} may not use ${scheme}`, { scheme, hostname });
@@ -263,7 +289,7 @@ export class DestinationJudge {
     }
     // A name no rule allows is asked about before it is looked up, for the same reason.
     const first = !pattern && !literal
-      ? await this.#answer(who, origin, origin, { origin, addresses: [] }, signal)
+      ? await this.#answer(who, origin, origin, host, { origin, addresses: [] }, signal, budget)
       : undefined;
     const addresses = literal ? [host] : await (this.#options.resolve ?? systemResolve)(host);
     if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
@@ -287,26 +313,59 @@ export class DestinationJudge {
       });
     }
     const question = { origin, addresses, ...(inside ? { inside } : {}) };
-    const outcome = await this.#answer(who, what, inside ? `${origin} (${inside})` : origin, question, signal);
+    const key = inside ? `${origin} (${inside})` : origin;
+    const outcome = await this.#answer(who, what, key, host, question, signal, budget);
     return { origin, host, port, addresses, addressClass, answeredBy: outcome.answeredBy };
   }
 
-  // The answer about `key`, asked once (concurrent and later questions share it); throws a refusal unless allowed.
+  // The answer about `key`, asked once (concurrent and later questions share it), never for a host refused before
+  // nor past the budget; throws a refusal unless allowed.
   async #answer(
     who: string,
     what: string,
     key: string,
+    host: string,
     question: DestinationQuestion,
     signal?: AbortSignal,
+    budget?: QuestionBudget,
   ): Promise<DestinationAnswer> {
-    let answer = this.#answers.get(key);
-    if (!answer) {
-      answer = this.#options.ask!(question, signal);
-      this.#answers.set(key, answer);
-      // A question that failed (no one to ask, cancelled) is asked again next time.
-      answer.catch(() => this.#answers.delete(key));
-    }
     const details = { origin: question.origin, addresses: question.addresses, class: question.inside ?? "public" };
+    let answer: Promise<DestinationAnswer> | undefined;
+    for (;;) {
+      const refusedHost = this.#refusedHosts.get(host);
+      if (refusedHost) {
+        throw refused(`${who} may not connect to ${what}: ${host} is not on the allowlist and was denied`, {
+          ...details,
+          answeredBy: refusedHost.answeredBy,
+        });
+      }
+      answer = this.#answers.get(key);
+      if (answer) break;
+      // One question about a host at a time: a "no" to it answers the other ports' waiting behind it.
+      const pending = this.#asking.get(host);
+      if (pending === undefined) break;
+      await pending.catch(() => {});
+    }
+    if (!answer) {
+      if (budget !== undefined && budget.asked >= budget.max) {
+        throw refused(
+          `${who} may not connect to ${what}: it is not on the allowlist, and the command already asked ` +
+            `${budget.max} questions about destinations, so no more are asked`,
+          { ...details, answeredBy: "auto", questions: budget.max },
+        );
+      }
+      if (budget !== undefined) budget.asked++;
+      const asked = this.#options.ask!(question, signal);
+      answer = asked;
+      this.#answers.set(key, asked);
+      this.#asking.set(host, asked);
+      void asked.finally(() => this.#asking.get(host) === asked && this.#asking.delete(host)).catch(() => {});
+      asked.then(
+        (outcome) => void (outcome.allowed || this.#refusedHosts.set(host, outcome)),
+        // A question that failed (no one to ask, cancelled) is asked again next time.
+        () => this.#answers.delete(key),
+      );
+    }
     let outcome: DestinationAnswer;
     try {
       outcome = await answer;

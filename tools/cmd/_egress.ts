@@ -24,6 +24,13 @@ import {
 /** The port of the forwarder inside the sandbox, on its private loopback. */
 export const SANDBOX_PROXY_PORT = 3128;
 
+/**
+ * How many questions about destinations not on the allowlist one command may
+ * cause; past it they are refused without asking (a loop over ports or
+ * subdomains would otherwise ask a person again and again).
+ */
+export const MAX_NETWORK_QUESTIONS = 5;
+
 /** How many refused requests and tunnels a command's result lists; past it, one line counts the rest. */
 export const MAX_REFUSALS_LISTED = 50;
 
@@ -55,10 +62,12 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   const socket = path.join(dir, "proxy.sock");
   const refusals: string[] = [];
   let unlisted = 0;
+  const questions = { max: MAX_NETWORK_QUESTIONS, asked: 0 };
   try {
     const proxy = await startEgressProxy({
       listen: { path: socket },
-      judge: (scheme, host, port) => policy.judgeConnection(scheme, host, port, { command, signal: ctx.signal }),
+      judge: (scheme, host, port) =>
+        policy.judgeConnection(scheme, host, port, { command, signal: ctx.signal, questions }),
       onConnection: (connection) => {
         policy.recordConnection(connection, command);
         if (connection.allowed) return;
