@@ -80,6 +80,7 @@ export {
 } from "./egress/judge.ts";
 export {
   BLOCKED_HEADER,
+  type ConnectionPool,
   type EgressListen,
   type EgressProxy,
   type EgressProxyOptions,

@@ -69,7 +69,26 @@ export interface EgressProxyOptions {
    * command could take every descriptor of the server.
    */
   maxConnections?: number;
+  /**
+   * The cap this proxy shares with others (default {@linkcode SERVER_PROXY_CONNECTIONS}, shared by every proxy of
+   * this process): its client connections count against it too, and one past it is answered `503` and closed.
+   */
+  pool?: ConnectionPool;
 }
+
+/** Client connections counted across proxies, against one cap. */
+export interface ConnectionPool {
+  /** Most client connections open at once across the proxies that share the pool. */
+  readonly max: number;
+  /** Client connections open now. */
+  open: number;
+}
+
+/**
+ * The process-wide cap on the client connections of every egress proxy together (every command of every
+ * session, and the browsers): with 256 a proxy, 80 commands at once could still hold ~20,000 descriptors.
+ */
+export const SERVER_PROXY_CONNECTIONS: ConnectionPool = { max: 2048, open: 0 };
 
 /**
  * The default cap on a proxy's client connections open at once: far above what a package manager or a
@@ -146,13 +165,17 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     socket.once("close", () => sockets.delete(socket));
   };
   const maxConnections = options.maxConnections ?? MAX_PROXY_CONNECTIONS;
+  const pool = options.pool ?? SERVER_PROXY_CONNECTIONS;
   const clients = new Set<Duplex>();
   // Before: a command that opened 21,000 connections to its proxy socket (three processes under the default
   // openFiles) took every descriptor of the server (limit 20,000), and the whole server failed with EMFILE.
   let full = false;
   const admit = (socket: Duplex) => {
-    if (clients.size >= maxConnections) {
-      const reason = `toolfence proxy: more than ${maxConnections} connections open at once; close some first`;
+    const poolFull = pool.open >= pool.max;
+    if (clients.size >= maxConnections || poolFull) {
+      const reason = poolFull
+        ? `toolfence proxy: the server's proxies hold ${pool.max} connections at once; close some first`
+        : `toolfence proxy: more than ${maxConnections} connections open at once; close some first`;
       // Reported once while the proxy stays full, so that a flood does not flood the record too.
       if (!full) report({ target: "the proxy", method: "connect", allowed: false, reason });
       full = true;
@@ -167,7 +190,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
     full = false;
     clients.add(socket);
-    socket.once("close", () => clients.delete(socket));
+    pool.open++;
+    socket.once("close", () => {
+      clients.delete(socket);
+      pool.open--;
+    });
     track(socket);
   };
   // Requests pipelined on one connection are judged one after another, and none after a refusal, which closes

@@ -13,7 +13,13 @@ import path from "node:path";
 import { DestinationJudge } from "../../../policy/egress/judge.ts";
 import { Session } from "../../../policy/session.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
-import { type EgressConnection, MAX_PROXY_CONNECTIONS, startEgressProxy } from "../../../policy/egress/proxy.ts";
+import {
+  type ConnectionPool,
+  type EgressConnection,
+  MAX_PROXY_CONNECTIONS,
+  SERVER_PROXY_CONNECTIONS,
+  startEgressProxy,
+} from "../../../policy/egress/proxy.ts";
 
 // Sends `text`, and reads until a head that is not a 200, or until `until` shows up.
 function raw(socketPath: string, text: string, until?: RegExp): Promise<string> {
@@ -285,5 +291,48 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await proxy.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+  test("the proxies of the server share one cap: past it, any proxy answers 503", { timeout: 30_000 }, async () => {
+    // Before: each proxy capped only its own 256, and 80 commands at once could still hold ~20,000 descriptors.
+    assert.equal(SERVER_PROXY_CONNECTIONS.max, 2048);
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const judge = new DestinationJudge({}, { who: "The command" });
+    const pool: ConnectionPool = { max: 5, open: 0 };
+    const start = (name: string) =>
+      startEgressProxy({
+        judge: (s, h, p) => judge.judge(s, h, p),
+        listen: { path: path.join(dir, name) },
+        maxConnections: 4,
+        pool,
+      });
+    const [first, second] = [await start("a.sock"), await start("b.sock")];
+    const held: net.Socket[] = [];
+    const hold = async (where: string) => {
+      const socket = net.connect(where);
+      socket.on("error", () => {});
+      held.push(socket);
+      await new Promise((resolve) => socket.once("connect", resolve));
+    };
+    try {
+      for (let i = 0; i < 3; i++) await hold(first.path!);
+      for (let i = 0; i < 2; i++) await hold(second.path!);
+      // Each proxy is below its own 4, but the two hold the pool's 5.
+      const extra = await raw(second.path!, "GET http://10.0.0.1/ HTTP/1.1\r\n\r\n");
+      assert.match(extra, /^HTTP\/1\.1 503 toolfence proxy: the server's proxies hold 5 connections/);
+      assert.equal(pool.open, 5);
+      // Closed connections give their places back.
+      for (const socket of held.splice(0)) socket.destroy();
+      let again = "";
+      for (let tries = 0; tries < 40 && !again.startsWith("HTTP/1.1 403 "); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await raw(first.path!, "GET http://10.0.0.1/ HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n");
+      }
+      assert.match(again, /^HTTP\/1\.1 403 Blocked by toolfence/);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await Promise.all([first.close(), second.close()]);
+      await rm(dir, { recursive: true, force: true });
+    }
+    assert.equal(pool.open, 0);
   });
 });
