@@ -24,7 +24,6 @@
  */
 
 import fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import { type FileChange, type FileState, type Host, requireFence, ToolError, UsageError } from "@toolfence/core";
 import { Workspace } from "../workspace.ts";
@@ -32,7 +31,17 @@ import { Session, type SessionOptions } from "../session.ts";
 import { Policy } from "../policy.ts";
 import { isProtectedPath } from "../protected_paths.ts";
 import { isWithin } from "@toolfence/internal";
-import { lstatConfined, readlinkConfined, tempNameOwner } from "@toolfence/internal";
+import {
+  discardConfined,
+  inFolder,
+  lstatConfined,
+  mkdirConfined,
+  mkdirsConfined,
+  readlinkConfined,
+  removeTreeConfined,
+  tempNameOwner,
+  unlinkConfined,
+} from "@toolfence/internal";
 import { deniedEntries, inodeKey, linkedInodes } from "@toolfence/internal";
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
 import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
@@ -384,7 +393,7 @@ export class Scratch {
       await this.session.close();
     } finally {
       await this.workspace.dispose();
-      await fsp.rm(this.#folder, { recursive: true, force: true });
+      await removeCopy(this.#folder);
       if (this.#disposeHost) await this.host.dispose();
     }
   }
@@ -498,10 +507,12 @@ export async function createScratch(
     (source instanceof Session ? optionsOf(source) : {});
   const covered = await coveredPaths(host, options.paths);
   const temp = await host.tempDir();
-  const folder = await fsp.mkdtemp(path.join(temp, "scratch-"));
+  // The temp dir is the host's commands' to change: the copy's folders are made each in its pinned parent, never
+  // through a link a command put in place of one (it would lead the copy, and its folders, out of the workspace).
+  const folder = temp + "/" + path.posix.basename(inFolder(temp, (at) => fs.mkdtempSync(at("scratch-"))));
   const root = folder + "/workspace";
   try {
-    await fsp.mkdir(root, { mode: 0o700 });
+    mkdirConfined(root, 0o700);
     const baseline: Tree = new Map();
     const report: TreeReport = { skipped: [] };
     // The copy itself lies in the temp dir, which may lie inside the workdir: it is never copied into itself.
@@ -523,7 +534,7 @@ export async function createScratch(
         const real = host.workdir + "/" + relative;
         const stat = lstatConfined(real);
         if (stat === undefined) continue;
-        await fsp.mkdir(path.posix.dirname(root + "/" + relative), { recursive: true, mode: 0o700 });
+        mkdirsConfined(path.posix.dirname(root + "/" + relative), [root], 0o700);
         await walkEntry(real, relative, stat, baseline, report, { skip, copyTo: root, signal: options.signal, clone });
       }
     }
@@ -561,7 +572,7 @@ export async function createScratch(
       cloned: clone?.cloned ?? 0,
     });
   } catch (error) {
-    await fsp.rm(folder, { recursive: true, force: true });
+    await discardConfined(folder);
     if (disposeHost) await host.dispose();
     throw error;
   }
@@ -588,4 +599,13 @@ async function coveredPaths(host: Workspace, paths: readonly string[] | undefine
   if (found.includes(".")) return ["."];
   const sorted = [...new Set(found)].sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(q + "/")));
+}
+
+// Removes the scratch folder in the host's temp dir without following a link a command put in place of it or of a
+// folder in it (what lies behind the link is left alone); a failure is thrown, as a dispose must say it left debris.
+async function removeCopy(folder: string): Promise<void> {
+  const stat = lstatConfined(folder);
+  if (stat === undefined) return;
+  if (stat.isDirectory()) await removeTreeConfined(folder, new AbortController().signal);
+  else unlinkConfined(folder);
 }

@@ -5,7 +5,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -20,6 +20,7 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import { ToolError } from "../../../core/errors.ts";
 import { fingerprint } from "./_tree_fingerprint.ts";
+import { exited } from "../../_exited.ts";
 
 const noBwrap = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
 
@@ -501,4 +502,43 @@ describe("Scratch: work in the copy, then publish", () => {
       await scratch.dispose();
     }
   });
+});
+
+describe("createScratch: the host's temp dir", () => {
+  test(
+    "makes the copy's folders without following a link a command put in place of one",
+    { timeout: 60_000 },
+    async () => {
+      const base = path.join(root, `case-${counter++}`);
+      const workdir = path.join(base, "W");
+      const outside = path.join(base, "outside");
+      await fsp.mkdir(path.join(workdir, "a", "b"), { recursive: true });
+      await fsp.mkdir(outside);
+      await fsp.mkdir(path.join(base, "T"));
+      await fsp.writeFile(path.join(workdir, "a", "b", "c.txt"), "c\n");
+      const host = new Workspace(workdir, { tempParent: path.join(base, "T") });
+      const temp = await host.tempDir();
+      // A command of the host session: each scratch copy's workspace folder becomes a link out as soon as it appears.
+      const racer = spawn("perl", [
+        "-e",
+        `my ($temp, $out) = @ARGV;
+       while (1) { for my $w (glob("$temp/scratch-*/workspace")) { next if -l $w; rename($w, "$w.real") && symlink($out, $w); } }`,
+        temp,
+        outside,
+      ], { stdio: "ignore" });
+      const racerExit = exited(racer);
+      try {
+        for (let i = 0; i < 20; i++) {
+          const scratch = await createScratch(host, { paths: ["a/b/c.txt"] }).catch(() => undefined);
+          // Its removal may meet the racer's link too (and refuse to follow it): only what lies outside counts here.
+          await scratch?.dispose().catch(() => {});
+          assert.deepEqual(await fsp.readdir(outside), [], `run ${i} made folders outside`);
+        }
+      } finally {
+        racer.kill("SIGKILL");
+        await racerExit;
+        await host.dispose();
+      }
+    },
+  );
 });
