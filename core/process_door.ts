@@ -147,6 +147,12 @@ export interface StartedProcess {
    * The caller closes it.
    */
   openOutput(stream: "stdout" | "stderr"): number;
+  /**
+   * Removes the two output files, each in its pinned folder, never through a link: remove them this way, never by
+   * their paths, for the same reason as {@linkcode openOutput}. A folder that is a link now is left alone, as is
+   * what it leads to; a file already gone is no error.
+   */
+  removeOutput(): void;
   /** Whether it runs under the OS sandbox. */
   readonly sandboxed: boolean;
   /** Why it runs without the sandbox, when it does. */

@@ -37,6 +37,7 @@ import {
   mkdirsConfined,
   sandboxMakesSession,
   spawnGroup,
+  unlinkConfined,
   watchWorkspace,
   type WorkspaceWatch,
 } from "@toolfence/internal";
@@ -164,6 +165,9 @@ export class PolicyProcessDoor implements ProcessDoor {
         stdoutPath,
         stderrPath,
         openOutput: (stream) => openOutputFile(stream === "stdout" ? stdoutPath : stderrPath, files[stream].identity),
+        removeOutput: () => {
+          for (const file of [stdoutPath, stderrPath]) removeOutputFile(file);
+        },
         sandboxed: wrapped.sandboxed,
         ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
         cwd,
@@ -371,6 +375,17 @@ const READ_CAPTURE = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (f
 
 function identityOf(stat: fs.Stats): string {
   return `${stat.dev}:${stat.ino}`;
+}
+
+// Removes an output file in its pinned folder: the command may have made the folder a link (to a folder outside
+// holding a file of the same name), which a removal by path would follow. Then, with the file gone, or with a
+// folder of the command's in its place, nothing is removed: what is left in the temp dir goes with it.
+function removeOutputFile(file: string): void {
+  try {
+    unlinkConfined(file);
+  } catch {
+    // path_changed, ENOENT, EISDIR: see above
+  }
 }
 
 // The output file at `file` for reading, if it is still the one made for the command (`identity`). The command can

@@ -7,7 +7,6 @@
  */
 
 import * as v from "valibot";
-import { rmSync } from "node:fs";
 import { fail, type ResourceLimitHit, type Tool, tool, type ToolFailure } from "@toolfence/core";
 import { limitMessage } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
@@ -212,8 +211,8 @@ export const bashTool: Tool<BashArgs> = tool({
     } finally {
       clearTimeout(timer);
       stopListening();
-      // At once: two unlinks, which asynchronously each waited their turn in the runtime's thread pool.
-      for (const file of [run.stdoutPath, run.stderrPath]) rmSync(file, { force: true });
+      // At once, and through the door: never by path, as the command may have made their folder a link.
+      run.removeOutput();
     }
   },
 });

@@ -5,7 +5,6 @@
  * @module
  */
 
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
@@ -182,6 +181,7 @@ async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOption
   } finally {
     void started.process.terminate();
     await started.gone.catch(() => {});
-    await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
+    // Through the door, never by path: a command of the session may have made their folder a link.
+    started.removeOutput();
   }
 }

@@ -6,7 +6,7 @@
 // workspace read-only, the hidden paths masked), never started here.
 
 import fs from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
 import { runtimeFence } from "@toolfence/policy";
@@ -107,7 +107,8 @@ async function run(
     stopListening();
     void started.process.terminate();
     await started.gone.catch(() => {});
-    await Promise.all([rm(started.stdoutPath, { force: true }), rm(started.stderrPath, { force: true })]);
+    // Through the door, never by path: a command of the session may have made their folder a link.
+    started.removeOutput();
   }
 }
 

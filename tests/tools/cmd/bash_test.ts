@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
@@ -408,4 +408,35 @@ test("a running command reports progress once a second, and none after it ends",
     await new Promise((r) => setTimeout(r, 1_200));
     assert.deepEqual(seen, ["running for 1 s", "running for 2 s"]);
   }, auto);
+});
+
+describe("bash: its output files", () => {
+  test(
+    "are removed without following a link the command put in place of their folder",
+    { timeout: 60_000 },
+    async () => {
+      const outside = await mkdtemp(path.join(tmpdir(), "toolfence-outside-"));
+      try {
+        await withSession(async (session) => {
+          // The command finds its output files in their folder, puts files of the same names in a folder outside,
+          // and makes the folder a link to it (a person allows it: without the sandbox it could write there).
+          const d = (await session.workspace.tempDir()) + "/bash";
+          const command = `for f in ${d}/*.std*; do printf keep > ${outside}/\${f##*/}; done; ` +
+            `mv ${d} ${d}.away && ln -s ${outside} ${d}`;
+          await box.call(session, "bash", { command });
+          const kept = (await readdir(outside)).sort();
+          assert.equal(kept.length, 2, `the files outside were removed: ${kept}`);
+        }, {
+          host: callbackHost({
+            choose: (request) =>
+              (request.options.find((o) => o.value === "once")?.value ?? request.defaultChoice) as never,
+            confirm: () => true,
+          }),
+          sandbox: "off",
+        });
+      } finally {
+        await rm(outside, { recursive: true, force: true });
+      }
+    },
+  );
 });
