@@ -31,6 +31,7 @@ import {
   writePolicyFile,
 } from "@toolfence/policy";
 import { CliUsageError, parseCommand } from "./usage.ts";
+import { userFileResolved } from "./session_policy.ts";
 
 /** The help of `toolfence policy`. */
 export const POLICY_HELP = `Usage: toolfence policy <subcommand> [options]
@@ -307,7 +308,7 @@ function targetFile(values: Values): string {
   if (values.user) {
     const file = values["user-file"] ? path.resolve(values["user-file"]) : userPolicyFile();
     if (file === undefined) throw new CliUsageError("No user file: neither XDG_CONFIG_HOME nor HOME is set", "policy");
-    return file;
+    return userFileResolved(file);
   }
   return path.join(workdirOf(values), PROJECT_POLICY_FILE);
 }

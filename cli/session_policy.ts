@@ -19,6 +19,7 @@ import {
   unreadablePolicyFiles,
 } from "@toolfence/policy";
 import { addRuleToFile, AuditLog, PROJECT_POLICY_FILE, Redactor, userPolicyFile } from "@toolfence/policy";
+import fs from "node:fs";
 import process from "node:process";
 import path from "node:path";
 import { ToolBox } from "../toolbox.ts";
@@ -177,10 +178,13 @@ export function saveRuleFor(
   workdir: string,
   settings: PolicySettings,
 ): { where: string; save(pattern: string): Promise<void> } | undefined {
+  const user = settings.save === "user" ? userPolicyFile() : undefined;
+  // The project's file lies in the workspace, where a command may have made it a link: it is edited as it is there,
+  // never through a link (the edit refuses one). The user's own file may be a link of theirs (a dotfile manager's).
   const file = settings.save === "project"
     ? path.join(workdir, PROJECT_POLICY_FILE)
-    : settings.save === "user"
-    ? userPolicyFile()
+    : user !== undefined
+    ? userFileResolved(user)
     : undefined;
   if (file === undefined) return undefined;
   return {
@@ -195,4 +199,16 @@ export function sandboxFor(flag: SandboxMode | undefined, settings: PolicySettin
   if (settings.sandbox === undefined) return flag;
   if (flag === undefined) return settings.sandbox;
   return order.indexOf(flag) >= order.indexOf(settings.sandbox) ? flag : settings.sandbox;
+}
+
+/**
+ * The user's policy file `file` with a link of theirs at its name followed (a
+ * dotfile manager's): the edit never follows one, and would refuse it.
+ */
+export function userFileResolved(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
 }

@@ -6,9 +6,11 @@
  *
  * @module
  */
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parseTree } from "jsonc-parser";
+import { ToolError } from "@toolfence/core";
 import { atomicWrite } from "@toolfence/internal";
 import { parsePolicyFile } from "./load.ts";
 
@@ -96,13 +98,41 @@ export function removeRuleFromText(
   return { text: out, removed };
 }
 
-async function readOrEmpty(file: string): Promise<string> {
+// The file the write will replace, read without following a link at its name: atomicWrite replaces a link there,
+// never writes through it, and a read through it would carry the text of the file it leads to (outside the
+// workspace, for the project's file a command may have made a link) into the file written.
+function readOrEmpty(file: string): Promise<string> {
+  let fd: number;
   try {
-    return await fsp.readFile(file, "utf8");
+    fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return Promise.resolve("");
+    if (code === "ELOOP" || code === "EMLINK") throw linkedPolicyFile(file, error);
     throw error;
   }
+  try {
+    if (!fs.fstatSync(fd).isFile()) {
+      throw new ToolError(`The policy file ${file} is not a regular file; nothing was changed`, {
+        code: "not_a_file",
+        details: { path: file },
+      });
+    }
+    return Promise.resolve(fs.readFileSync(fd, "utf8"));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+
+function linkedPolicyFile(file: string, cause: unknown): ToolError {
+  return new ToolError(`The policy file ${file} is a symlink, which is not followed; nothing was changed`, {
+    code: "symlink_target",
+    recoveryHint: "Name the file the link leads to, or replace the link with the file.",
+    details: { path: file },
+    cause,
+  });
 }
 
 /**
