@@ -20,7 +20,11 @@ import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
+import { type FolderPin, inFolder } from "@toolfence/internal";
 import { Redactor } from "./redact.ts";
+
+const APPEND_NOFOLLOW = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT |
+  (fs.constants.O_NOFOLLOW ?? 0);
 
 /** A policy decision, as the policy reports it. */
 export interface PolicyDecisionEvent {
@@ -107,6 +111,7 @@ export class AuditLog {
   readonly #sessions = new WeakMap<object, string>();
   readonly #inFlight = new WeakMap<object, Map<string, { tool: string; started: number }>>();
   #fd: number | undefined;
+  #dir: { path: string; pin: FolderPin } | undefined;
   #size = 0;
 
   /**
@@ -132,34 +137,51 @@ export class AuditLog {
     if (options.file !== undefined) this.#open();
   }
 
+  // The log's folder may lie where commands write (a workspace): it is pinned at its real path at the first open,
+  // and every later open, rotation and removal acts by a single name in that very folder (never through a link
+  // at the log's name or in place of the folder: refused, path_changed or ELOOP), so the log's lines never land in
+  // a file elsewhere.
   #open(): void {
     const file = this.#options.file!;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.#fd = fs.openSync(file, "a", 0o600);
+    if (this.#dir === undefined) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const dir = fs.realpathSync(path.dirname(file));
+      const stat = fs.statSync(dir);
+      this.#dir = { path: dir, pin: { dev: stat.dev, ino: stat.ino } };
+    }
+    const name = path.basename(file);
+    this.#fd = this.#inDir((at) => fs.openSync(at(name), APPEND_NOFOLLOW, 0o600));
     this.#size = fs.fstatSync(this.#fd).size;
   }
 
+  #inDir<T>(fn: (at: (name: string) => string) => T): T {
+    return inFolder(this.#dir!.path, fn, this.#dir!.pin);
+  }
+
   #rotate(): void {
-    const file = this.#options.file!;
+    const name = path.basename(this.#options.file!);
     if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
     const keep = Math.max(1, this.#options.keep ?? 3);
-    for (let i = keep - 1; i >= 1; i--) {
-      try {
-        fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`);
-      } catch {
-        // Not there yet.
+    this.#inDir((at) => {
+      for (let i = keep - 1; i >= 1; i--) {
+        try {
+          fs.renameSync(at(`${name}.${i}`), at(`${name}.${i + 1}`));
+        } catch {
+          // Not there yet.
+        }
       }
-    }
-    try {
-      fs.renameSync(file, `${file}.1`);
-    } catch {
-      // Removed under us: a new one starts.
-    }
-    try {
-      fs.rmSync(`${file}.${keep + 1}`, { force: true });
-    } catch {
-      // Nothing to drop.
-    }
+      try {
+        fs.renameSync(at(name), at(`${name}.1`));
+      } catch {
+        // Removed under us: a new one starts.
+      }
+      try {
+        fs.unlinkSync(at(`${name}.${keep + 1}`));
+      } catch {
+        // Nothing to drop.
+      }
+    });
     this.#open();
   }
 

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -269,3 +269,43 @@ test(
     assert.match(torn.stderr, /1 incomplete or unreadable line\(s\) skipped/);
   },
 );
+
+describe("AuditLog: a log in a folder commands may write", () => {
+  test("never opens, rotates or removes through a link at its name or in place of its folder", {
+    timeout: 10_000,
+  }, async () => {
+    const base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-audit-link-")));
+    try {
+      const logs = join(base, "W", "logs");
+      const outside = join(base, "outside");
+      await mkdir(logs, { recursive: true });
+      await mkdir(outside);
+      // A command of an earlier session made the log's name a link to a file outside.
+      await writeFile(join(outside, "profile"), "kept\n");
+      await symlink(join(outside, "profile"), join(logs, "audit.jsonl"));
+      assert.throws(() => new AuditLog({ file: join(logs, "audit.jsonl") }));
+      assert.equal(await readFile(join(outside, "profile"), "utf8"), "kept\n");
+      await rm(join(logs, "audit.jsonl"));
+      // Once open, a command makes the folder a link out: rotating never opens or moves files there.
+      const log = new AuditLog({ file: join(logs, "audit.jsonl"), maxBytes: 100 });
+      try {
+        await rename(logs, logs + ".away");
+        await symlink(outside, logs);
+        await writeFile(join(outside, "audit.jsonl"), "theirs\n");
+        for (let i = 0; i < 3; i++) {
+          try {
+            log.record({ type: "call", tool: "t", text: "x".repeat(60) });
+          } catch {
+            // refused: the folder is not the one the log was opened in
+          }
+        }
+      } finally {
+        log.close();
+      }
+      assert.deepEqual((await readdir(outside)).sort(), ["audit.jsonl", "profile"]);
+      assert.equal(await readFile(join(outside, "audit.jsonl"), "utf8"), "theirs\n");
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
