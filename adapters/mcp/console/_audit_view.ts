@@ -1,7 +1,8 @@
 // The audit view: the log's records of one tenant, filtered, as a table, a
 // timeline plot (inline SVG made here: no chart library) and a call's detail.
 
-import { readFile } from "node:fs/promises";
+import fs from "node:fs";
+import { open } from "node:fs/promises";
 import { diffBlock, esc, shownTime } from "./_html.ts";
 
 /** One record of the audit log (see `AuditLog` in `@toolfence/policy`). */
@@ -20,7 +21,7 @@ const MAX_RECORDS = 2_000;
 
 /** The records of `file` (and its newest rotated file) that belong to `tenant`, oldest first. */
 export async function readAudit(file: string, tenant: string): Promise<AuditEntry[]> {
-  const texts = await Promise.all([`${file}.1`, file].map((f) => readFile(f, "utf8").catch(() => "")));
+  const texts = await Promise.all([`${file}.1`, file].map((f) => readLogFile(f).catch(() => "")));
   const entries: AuditEntry[] = [];
   for (const line of texts.join("\n").split("\n")) {
     if (line.trim() === "") continue;
@@ -33,6 +34,21 @@ export async function readAudit(file: string, tenant: string): Promise<AuditEntr
     }
   }
   return entries.slice(-MAX_RECORDS);
+}
+
+// A log file as the log wrote it: a link at its name (a log in a folder commands write) is not followed, nor is a
+// FIFO waited on, nor anything but a regular file read.
+async function readLogFile(file: string): Promise<string> {
+  const handle = await open(
+    file,
+    fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
+  );
+  try {
+    if (!(await handle.stat()).isFile()) return "";
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
 }
 
 /** What a record's outcome is called in the filter: a call's status, a decision's decision. */
