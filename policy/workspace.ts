@@ -13,9 +13,9 @@ import path from "node:path";
 import process from "node:process";
 import { ToolError, UsageError } from "@toolfence/core";
 import { isWithin, quickLstat } from "@toolfence/internal";
-import { requireRoot } from "@toolfence/internal";
+import { type FolderPin, inFolder, requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
-import { isRuntimePermissionError, runtimeFlag, systemTempFolder } from "@toolfence/internal";
+import { isRuntimePermissionError, queryRuntimePermission, runtimeFlag, systemTempFolder } from "@toolfence/internal";
 
 /** Where a resolved path lies. */
 export interface ResolvedPath {
@@ -94,6 +94,7 @@ export class Workspace {
   /** What the sweep of debris did when the workspace was opened (undefined when it was not asked for). */
   readonly swept: SweepReport | undefined;
   readonly #tempParent: string;
+  readonly #tempParentPin: (FolderPin & { real: string }) | undefined;
   readonly #workdirId: string;
   #tempDir: string | undefined;
   #tempDirId: string | undefined;
@@ -126,7 +127,19 @@ export class Workspace {
     this.workdir = real;
     this.#workdirId = identity(stat);
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
+    this.#tempParentPin = pinOfFolder(this.#tempParent);
     this.swept = options.sweepDebris === false ? undefined : sweepDebris(real);
+  }
+
+  // The temp dir is made in the temp folder as it was when the workspace was made: by a single name in it, pinned
+  // and checked to be that very folder. It may lie where commands write (a scratch copy's lies in its host's temp
+  // dir), and a link put in its place would have the temp dir, and all the session puts there, made outside.
+  #makeTempDir(): string {
+    const prefix = `toolfence-${process.pid}-`;
+    const pin = this.#tempParentPin;
+    if (pin === undefined) return fs.mkdtempSync(path.join(this.#tempParent, prefix));
+    const made = inFolder(pin.real, (at) => fs.mkdtempSync(at(prefix)), pin);
+    return pin.real + "/" + path.posix.basename(made);
   }
 
   /** The folder the session temp dir is made in (absolute). */
@@ -157,7 +170,7 @@ export class Workspace {
     this.#tempDirPromise ??= (async () => {
       let created: string;
       try {
-        created = await fsp.mkdtemp(path.join(this.#tempParent, `toolfence-${process.pid}-`));
+        created = this.#makeTempDir();
       } catch (error) {
         if (!isRuntimePermissionError(error)) throw error;
         const flag = runtimeFlag("write", this.#tempParent);
@@ -553,6 +566,20 @@ function nearWorkdir(absolute: string, workdir: string): boolean {
 function realpathOrUndefined(absolute: string): Walked | undefined {
   try {
     return { real: fs.realpathSync.native(absolute), exists: true };
+  } catch {
+    return undefined;
+  }
+}
+
+// The real path and identity of the folder `dir`, or undefined when it cannot be taken now (missing, not readable
+// under the runtime's grants): the temp dir is then made by path, as the folder is when it is used.
+function pinOfFolder(dir: string): (FolderPin & { real: string }) | undefined {
+  // Asked, never tried: a refused read would be a runtime permission error here.
+  if (!queryRuntimePermission("read", dir).allowed) return undefined;
+  try {
+    const real = fs.realpathSync(dir);
+    const stat = fs.statSync(real);
+    return stat.isDirectory() ? { real, dev: stat.dev, ino: stat.ino } : undefined;
   } catch {
     return undefined;
   }

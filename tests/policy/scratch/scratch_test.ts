@@ -505,6 +505,33 @@ describe("Scratch: work in the copy, then publish", () => {
 });
 
 describe("createScratch: the host's temp dir", () => {
+  test("the copy's own temp dir is made in its folder as it was, never through a link a host command put there", {
+    timeout: 60_000,
+  }, async () => {
+    const base = path.join(root, `case-${counter++}`);
+    const workdir = path.join(base, "W");
+    const outside = path.join(base, "outside");
+    await fsp.mkdir(workdir, { recursive: true });
+    await fsp.mkdir(outside);
+    await fsp.mkdir(path.join(base, "T"));
+    await fsp.writeFile(path.join(workdir, "a.txt"), "a\n");
+    const host = new Workspace(workdir, { tempParent: path.join(base, "T") });
+    const scratch = await createScratch(host);
+    try {
+      // A command of the host session makes the scratch folder (in the host's temp dir) a link out.
+      const folder = path.dirname(scratch.root);
+      await fsp.rename(folder, folder + ".away");
+      await fsp.symlink(outside, folder);
+      await assert.rejects(scratch.session.workspace.tempDir());
+      assert.deepEqual(await fsp.readdir(outside), []);
+      await fsp.rm(folder);
+      await fsp.rename(folder + ".away", folder);
+    } finally {
+      await scratch.dispose();
+      await host.dispose();
+    }
+  });
+
   test(
     "makes the copy's folders without following a link a command put in place of one",
     { timeout: 60_000 },
