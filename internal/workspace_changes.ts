@@ -39,6 +39,7 @@ import path from "node:path";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { comparePaths, isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
+import { inFolder } from "./confined_fs.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -142,24 +143,34 @@ export function scanWorkspace(root: string, skip: readonly string[] = []): Works
   const entries = new Map<string, StatEntry>();
   let incomplete = false;
   const walk = (dir: string, prefix: string): void => {
-    let names: string[];
+    // Listed and stat-ed in the folder pinned at its real path (a folder a command swapped for a link meanwhile is
+    // refused, never listed): a walk by path would report the entries of the folder outside it leads to.
+    let found: [string, StatEntry][];
     try {
-      names = namesIn(dir);
+      found = inFolder(dir, (at) => {
+        const here: [string, StatEntry][] = [];
+        for (const name of namesIn(at("."))) {
+          if (entries.size + here.length >= MAX_SCAN_ENTRIES) {
+            incomplete = true;
+            break;
+          }
+          const entry = lstatEntry(at(name));
+          if (entry !== undefined) here.push([name, entry]);
+        }
+        return here;
+      });
     } catch {
       return;
     }
-    for (const name of names) {
+    for (const [name, entry] of found) {
       if (entries.size >= MAX_SCAN_ENTRIES) {
         incomplete = true;
         return;
       }
       const full = dir + "/" + name;
-      const entry = lstatEntry(full);
-      if (entry === undefined) continue;
       const rel = prefix + name;
       entries.set(rel, entry);
-      const type = entry.type;
-      if (type === "directory" && !skip.includes(full)) walk(full, rel + "/");
+      if (entry.type === "directory" && !skip.includes(full)) walk(full, rel + "/");
     }
   };
   walk(root, "");

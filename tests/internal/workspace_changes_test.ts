@@ -6,6 +6,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { isRename, scanWorkspace, type StatEntry } from "../../internal/workspace_changes.ts";
+import { whileSwappedForLink } from "../_link_swapper.ts";
 
 const file: StatEntry = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, ctime: 1000, key: "k" };
 const [A, B] = ["a".repeat(64), "b".repeat(64)];
@@ -76,6 +77,29 @@ describe("scans and real renames", () => {
       assert.ok(reused > 0, "no inode was reused in 40 rounds");
     } finally {
       await fsp.rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("scanWorkspace: a folder swapped for a link while it is scanned", () => {
+  test("never lists the folder a link leads to", { timeout: 60_000 }, async () => {
+    const base = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-scan-race-")));
+    try {
+      const root = path.join(base, "W");
+      const outside = path.join(base, "outside");
+      await fsp.mkdir(path.join(root, "sub"), { recursive: true });
+      await fsp.mkdir(outside);
+      await fsp.writeFile(path.join(outside, "outside-secret-name.txt"), "x");
+      const seen = await whileSwappedForLink(root, "sub", outside, async () => {
+        const found = new Set<string>();
+        for (let i = 0; i < 5000; i++) {
+          for (const rel of scanWorkspace(root).entries.keys()) if (rel.includes("outside-secret")) found.add(rel);
+        }
+        return [...found];
+      });
+      assert.deepEqual(seen, []);
+    } finally {
+      await fsp.rm(base, { recursive: true, force: true });
     }
   });
 });
