@@ -90,12 +90,12 @@ describe("scanWorkspace: a folder swapped for a link while it is scanned", () =>
       await fsp.mkdir(path.join(root, "sub"), { recursive: true });
       await fsp.mkdir(outside);
       await fsp.writeFile(path.join(outside, "outside-secret-name.txt"), "x");
-      const seen = await whileSwappedForLink(root, "sub", outside, async () => {
+      const seen = await whileSwappedForLink(root, "sub", outside, () => {
         const found = new Set<string>();
         for (let i = 0; i < 5000; i++) {
           for (const rel of scanWorkspace(root).entries.keys()) if (rel.includes("outside-secret")) found.add(rel);
         }
-        return [...found];
+        return Promise.resolve([...found]);
       });
       assert.deepEqual(seen, []);
     } finally {
