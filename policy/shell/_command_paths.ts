@@ -893,6 +893,9 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   // Whether links are made or carried as they are: `ln -s`, `mv`, `cp -P`, `cp -a`, `cp -r` (no `-L`).
   let symbolic = false;
   let keeps = name === "mv" || name === "ln" || name === "link";
+  // `ln SRC DST`, `cp -l`: a hard link is the source itself under another name, so a later write to it writes the
+  // source (`ln .npmrc n` then `cp a n` rewrites .npmrc): its sources are judged as written.
+  let hard = name === "ln" || name === "link";
   // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
   let itself = false;
   // `cp --parents a/b/f dst` writes `dst/a/b/f`: the source's whole path is its name in the destination.
@@ -957,6 +960,8 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       }
       if (long !== "" && writer.long?.some((option) => option.startsWith(long))) tree = true;
       if (name === "ln" && long !== "" && "symbolic".startsWith(long)) symbolic = true;
+      if (name === "cp" && long.length > 1 && "symbolic-link".startsWith(long)) symbolic = true;
+      if (name === "cp" && long !== "" && "link".startsWith(long)) hard = true;
       if (name === "cp" && long !== "" && ["no-dereference", "archive", "recursive"].some((o) => o.startsWith(long))) {
         keeps = true;
       }
@@ -982,6 +987,8 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       }
       if (writer.recursive.includes(value[letter])) tree = true;
       if (name === "ln" && value[letter] === "s") symbolic = true;
+      if (name === "cp" && value[letter] === "s") symbolic = true;
+      if (name === "cp" && value[letter] === "l") hard = true;
       if (name === "cp" && "PdaRr".includes(value[letter])) keeps = true;
       if (places && value[letter] === "T") itself = true;
       if (places && value[letter] === "t") {
@@ -1022,6 +1029,9 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       : [parents ? source.value.replace(/^\/+/, "") : path.basename(source.value.replace(/\/+$/, "")) || source.value]
   );
   const statics = sources.flatMap((source) => source.value === undefined ? [] : [source.value]);
+  if (hard && !symbolic) {
+    every.push(...sources.map((word): PathWord => ({ word, access: "write", origin: "hard link source" })));
+  }
   const links = symbolic || keeps
     ? { links: { kind: symbolic ? "text" as const : "kept" as const, sources: statics } }
     : {};
@@ -1593,7 +1603,11 @@ function judgeLinkText(text: string, home: string, judge: PathJudge): Judged {
     return { decision: "ask", reason: `makes the link ${home}, whose folder cannot be looked at` };
   }
   const leads = path.resolve(from, text);
-  const judged = judge(leads, "read");
+  // What is later written through the link is written where it leads (`ln -s .git/hooks h; cp a h/pre-commit`):
+  // a protected path or a read-only one there counts as written; making the link changes nothing yet, so a
+  // read-only one asks rather than denies.
+  const written = judge(leads, "write");
+  const judged = worst([judge(leads, "read"), written.decision === "deny" ? { ...written, decision: "ask" } : written]);
   return judged.decision === "allow"
     ? judged
     : { path: home, ...judged, reason: `makes the link ${home} -> ${text}, which ${judged.reason}` };

@@ -1295,6 +1295,59 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a link made to a protected or read-only path is judged as a write of it: later writes go through it", {
+    timeout: 300_000,
+  }, async () => {
+    // With an allow rule for ln and cp and the sandbox off, `ln -s .git/hooks h; cp a h/pre-commit` wrote a git hook
+    // and `ln .npmrc n && cp a n` rewrote .npmrc (a hard link is the file under another name): the link's target was
+    // judged as read only, and the write through it as a new file `h/pre-commit` or `n`.
+    await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
+    await writeFile(join(workspace, ".npmrc"), "registry=https://registry.npmjs.org/\n");
+    await mkdir(join(workspace, "kept"));
+    await writeFile(join(workspace, "kept", "f"), "kept\n");
+    const allow = { commands: { allow: ["ln", "cp", "link"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "ln -s .git/hooks h; cp a h/pre-commit",
+          "ln -s .npmrc n",
+          "ln -s ../.git/hooks src/h",
+          "ln .npmrc n && cp a n",
+          "link .npmrc n",
+          "cp -l .npmrc n",
+          "cp --link .npmrc n",
+        ]
+      ) {
+        await personAsked(line, rules, /writes the protected path/);
+      }
+      for (const line of ["ln -s kept/f n", "ln kept/f n", "cp -l kept/f n"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.notEqual(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // Links to other files are made as before.
+      for (const line of ["ln -s a b", "ln a b", "cp -l a b"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // What the lines would have done.
+      spawnSync("bash", ["-c", "ln -s .git/hooks h; cp a h/pre-commit; ln .npmrc n && cp a n"], {
+        cwd: workspace,
+        timeout: 10_000,
+      });
+      assert.ok(existsSync(join(workspace, ".git", "hooks", "pre-commit")), "cp wrote a git hook through the link");
+      assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
+    } finally {
+      for (const made of [".git", ".npmrc", "kept", "h", "n", "b"]) {
+        await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
