@@ -62,7 +62,11 @@ function startsExpression(value: string): boolean {
  */
 export function readFindExpression(args: readonly BashWord[]): FindReading {
   const files: PathOperand[] = [];
-  const fail = (problem: string): FindReading => ({ problem, files });
+  // An expression not understood may hold `-exec`: what it writes is only known when it runs.
+  const fail = (problem: string): FindReading => ({
+    problem,
+    files: [...files, { value: undefined, access: "write", origin: "find's expression" }],
+  });
   let i = 0;
   // The leading options, as find's own loop reads them (`-D` takes the next word; `-O` is attached).
   for (; i < args.length; i++) {
@@ -131,6 +135,8 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
       if (end === args.length) return fail(`${shown(word)} has no terminating \`;\` or \`+\``);
       i = end + 1;
       problem ??= `${shown(word)} ${EFFECT}`;
+      // What the command writes is only known when it runs.
+      files.push({ value: undefined, access: "write", origin: `find ${value}` });
       continue;
     }
     const writes = WRITES_FILE.has(value) || value === "-fprintf";

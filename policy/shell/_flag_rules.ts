@@ -35,6 +35,18 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   ),
 ]);
 
+/**
+ * The runners whose commands the analysis never sees whole: `xargs` and `parallel` take their words from a stream,
+ * a pager or editor runs what is typed or configured (`!cmd`, `LESSOPEN`, `:!cmd`), `at` and `script` run what they
+ * are given later. What those commands write is only known when they run: any path, a protected one too.
+ */
+export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
+  (
+    "xargs parallel watch flock script at batch expect gdb fc trap tmux screen " +
+    "less more most man vi vim nvim view ex ed nano emacs sqlite3"
+  ).split(" "),
+);
+
 function namesFor(names: string, why: string): [string, string][] {
   return names.split(" ").map((name) => [name, why]);
 }

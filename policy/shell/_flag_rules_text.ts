@@ -37,6 +37,8 @@ interface OptionSpec {
   exact?: readonly string[];
   /** What the options do, for the reason. */
   effect: string;
+  /** Whether they make the program run another one, whose writes only the run knows (any path, a protected one). */
+  runs?: boolean;
 }
 
 function matchesOption(value: string, spec: OptionSpec): boolean {
@@ -53,13 +55,20 @@ function matchesOption(value: string, spec: OptionSpec): boolean {
 
 /** The rule that asks for the first word matching one of `specs`, with that spec's effect. */
 function optionRule(...specs: OptionSpec[]): Rule {
-  return (args, name) => {
+  return (args, name, context) => {
+    let problem: string | undefined;
     for (const word of args) {
-      const spec = word.value === undefined ? undefined : specs.find((spec) => matchesOption(word.value!, spec));
-      if (spec !== undefined) return `${shown(word)} ${spec.effect}`;
+      const matched = word.value === undefined ? [] : specs.filter((spec) => matchesOption(word.value!, spec));
+      if (matched.some((spec) => spec.runs === true)) recordRun(word, name, context);
+      if (matched.length > 0) problem ??= `${shown(word)} ${matched[0].effect}`;
     }
-    return hiddenOption(args, name);
+    return problem ?? hiddenOption(args, name);
   };
+}
+
+/** A program `word` makes the command run: what it writes is only known when it runs. */
+function recordRun(word: BashWord, name: string, context: FlagContext): void {
+  context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name} ${shown(word)} runs` });
 }
 
 /**
@@ -239,16 +248,13 @@ const sedRule: Rule = (args, _name, context) => {
 
 const tarOptions = optionRule(
   {
-    short: "cxruAIF",
+    short: "cxruA",
+    long: ["create", "extract", "get", "append", "update", "catenate", "concatenate", "delete"],
+    effect: "makes tar write files or run a program",
+  },
+  {
+    short: "IF",
     long: [
-      "create",
-      "extract",
-      "get",
-      "append",
-      "update",
-      "catenate",
-      "concatenate",
-      "delete",
       "to-command",
       "use-compress-program",
       "checkpoint-action",
@@ -257,6 +263,7 @@ const tarOptions = optionRule(
       "rsh-command",
     ],
     effect: "makes tar write files or run a program",
+    runs: true,
   },
   // GNU tar also reads options from the list, unless --verbatim-files-from.
   fileList({ short: "T", long: ["files-from"] }),
@@ -268,6 +275,8 @@ const tarRule: Rule = (args, name, context) => {
   const first = args[0]?.value ?? "";
   // `tar xf a.tar`, `tar tT list`: the first word is a cluster of options without a dash.
   if (first !== "" && !first.startsWith("-")) {
+    // `tar cIf PROG a.tar .`: the cluster's `I` and `F` take a program too.
+    if (/[IF]/.test(first)) recordRun(args[0], name, context);
     if (/[cxruA]/.test(first)) return `${shown(args[0])} makes tar write files`;
     if (first.includes("T")) return `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
   }
@@ -444,29 +453,28 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["find", findRule],
   [
     "sort",
-    optionRule({
-      short: "o",
-      long: ["output", "compress-program"],
-      effect: "makes sort write a file or run a program",
-    }, FILES0_FROM),
+    optionRule(
+      { short: "o", long: ["output"], effect: "makes sort write a file or run a program" },
+      { long: ["compress-program"], effect: "makes sort write a file or run a program", runs: true },
+      FILES0_FROM,
+    ),
   ],
   ["wc", optionRule(FILES0_FROM)],
   ["du", optionRule(FILES0_FROM)],
   [
     "rg",
-    optionRule({
+    optionRule(
       // -z runs gzip, xz, bzip2 and friends on compressed files (found by the oracle).
-      short: "z",
-      long: ["pre", "hostname-bin", "search-zip"],
-      effect: "makes ripgrep run a program",
-    }),
+      { short: "z", long: ["search-zip"], effect: "makes ripgrep run a program" },
+      { long: ["pre", "hostname-bin"], effect: "makes ripgrep run a program", runs: true },
+    ),
   ],
   ["uniq", uniqRule],
   ["tee", teeRule],
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
   // `split --filter=CMD` hands each piece to `sh -c CMD`; `zip -T` runs unzip, or what `-TT CMD` names.
-  ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command" })],
-  ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program" })],
+  ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command", runs: true })],
+  ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program", runs: true })],
   // `rsync -e CMD` runs CMD to reach the other side, even for a host that does not exist; `--rsync-path` and
   // `-M` (`--remote-option`) change the program or options of the other side, which for a local copy runs here.
   [
@@ -476,11 +484,12 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
         short: "eM",
         long: ["rsh", "rsync-path", "remote-option", "daemon", "config"],
         effect: "makes rsync run a program",
+        runs: true,
       },
       fileList({ long: ["files-from"] }),
     ),
   ],
-  ["cpio", optionRule({ long: ["rsh-command"], effect: "makes cpio run a program" })],
+  ["cpio", optionRule({ long: ["rsh-command"], effect: "makes cpio run a program", runs: true })],
   ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(

@@ -25,7 +25,7 @@ import {
   runsProjectCode,
 } from "./allowlist.ts";
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
-import { COMMAND_RUNNERS, type FlagContext, flagProblem } from "./_flag_rules.ts";
+import { COMMAND_RUNNERS, type FlagContext, flagProblem, UNSEEN_COMMANDS } from "./_flag_rules.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import {
   type CommandPath,
@@ -250,6 +250,13 @@ function judgeWords(
   }
   const runner = COMMAND_RUNNERS.get(name.value);
   if (runner !== undefined) {
+    // What a command it runs unseen writes is only known when it runs.
+    // `trap '' TERM` ignores a signal, `trap - TERM` resets it, `trap -p` and `trap -l` list: no handler runs.
+    const noHandler = name.value === "trap" &&
+      (args[0] === undefined || ["", "-", "-p", "-l"].includes(args[0].value ?? "?"));
+    if (UNSEEN_COMMANDS.has(name.value) && !noHandler) {
+      context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
+    }
     return finding(
       false,
       `${quoteSource(name.value)} ${runner}, so it always asks, even when allowlisted`,

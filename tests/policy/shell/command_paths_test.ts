@@ -953,12 +953,10 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         assert.notEqual(check.verdict, "allow", line);
       }
       // sqlite3 runs shell commands (`.shell`, `.system`) and writes files (`.output F`) from its own language.
-      const sqlite = await decideCommand('sqlite3 x.db ".shell touch PWN"', {
-        rules,
-        workspaceRoot: workspace,
-        sandbox: "off",
-      });
-      assert.match(sqlite.reason, /sqlite3.*can run shell commands/, sqlite.reason);
+      // What they write is only known when it runs: without the sandbox, a person decides.
+      const sqlite = await checkCommand('sqlite3 x.db ".shell touch PWN"', { workspaceRoot: workspace });
+      assert.ok(sqlite.reasons.some((reason) => /sqlite3.*can run shell commands/.test(reason)), sqlite.reasons[0]);
+      await personAsked('sqlite3 x.db ".shell touch PWN"', rules);
       // dd reads the file of `if=`.
       const outsideRead = await decideCommand("dd if=../outside/secret.txt of=copy", {
         rules,
@@ -1343,6 +1341,58 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
     } finally {
       for (const made of [".git", ".npmrc", "kept", "h", "n", "b"]) {
+        await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    }
+  });
+
+  test("an option or program that makes a command run another writes what only the run knows: a person decides", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules for these programs and the sandbox off, each line asked only the risk assessor, though each
+    // writes .npmrc when run: find -exec, xargs, tar -I and zip -TT run a command whose writes the analysis never saw.
+    const programs = ["find", "xargs", "tar", "zip", "sort", "rg", "less", "man", "parallel", "cpio", "echo"];
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], workspace);
+    const lines = [
+      "find . -name a -exec touch .npmrc \\;",
+      "echo .npmrc | xargs touch",
+      "tar -I 'touch .npmrc; gzip' -cf x.tar a",
+      "zip -q -T -TT 'touch .npmrc' x.zip a",
+    ];
+    try {
+      for (
+        const line of [
+          ...lines,
+          "find . -execdir touch .npmrc {} +",
+          "find . -ok touch .npmrc \\;",
+          "find . -okdir touch .npmrc \\;",
+          "tar --use-compress-program='touch .npmrc' -cf x.tar a",
+          "tar cIf 'touch .npmrc' x.tar a",
+          "tar --to-command='touch .npmrc' -xf x.tar",
+          "sort --compress-program=./c.sh a",
+          "sort --compress=./c.sh a",
+          "rg --pre ./c.sh x",
+          "cpio -o --rsh-command=./c.sh",
+          "less a",
+          "man ls",
+          "echo a | parallel touch",
+        ]
+      ) {
+        await personAsked(line, rules);
+      }
+      // Without such an option, as before.
+      for (const line of ["find . -name a", "zip -q x.zip a", "sort a"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // What the lines would have done.
+      for (const line of lines) {
+        await rm(join(workspace, ".npmrc"), { force: true });
+        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        assert.ok(existsSync(join(workspace, ".npmrc")), `${line} wrote .npmrc`);
+      }
+    } finally {
+      for (const made of [".npmrc", "x.tar", "x.zip"]) {
         await rm(join(workspace, made), { recursive: true, force: true });
       }
     }
