@@ -73,6 +73,11 @@ export interface BashSimpleCommand {
   redirects: BashRedirect[];
   /** Whether it sits in a loop, so that it may run any number of times (a `cd` there leads anywhere below). */
   repeated?: boolean;
+  /**
+   * The variables it sets: for the command it prefixes (`GIT_CONFIG_GLOBAL=F git ...`), for the shell (an
+   * assignment), or declared (`export X=1`), by name.
+   */
+  sets?: string[];
 }
 
 /** Everything the walk found in one command line. */

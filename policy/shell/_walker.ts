@@ -1181,6 +1181,7 @@ export class Walker {
         finding.problems.push(
           `${quoteSource(this.text(child))} sets ${name} for the command it prefixes`,
         );
+        (finding.sets ??= []).push(name);
         this.assignmentValue(child, depth);
       } else if (REDIRECT_TYPES.has(child.type)) {
         redirects.push(child);
@@ -1242,6 +1243,7 @@ export class Walker {
       finding.problems.push(
         `${quoteSource(this.text(assignment))} assigns the shell variable ${name}`,
       );
+      (finding.sets ??= []).push(name);
       this.assignmentValue(assignment, depth);
     }
   }
@@ -1283,8 +1285,10 @@ export class Walker {
         this.cover(child.childForFieldName("name") ?? child);
         this.assignmentValue(child, depth);
         finding.words.push({ text: this.text(child), mayBeOption: false });
+        (finding.sets ??= []).push(this.text(child.childForFieldName("name") ?? child));
       } else if (child.type === "variable_name") {
         this.cover(child);
+        (finding.sets ??= []).push(this.text(child));
         finding.words.push({ text: this.text(child), value: this.text(child), mayBeOption: false });
       } else {
         finding.words.push(this.word(child, depth));

@@ -195,6 +195,8 @@ function judge(command: BashSimpleCommand, judging: Judging): SimpleCommandFindi
     pathOperands: recorded,
   };
   const found = judgeWords(command, judging.allowlist, judging.projectCode, context);
+  const environment = environmentChanged(command);
+  if (environment !== undefined) recorded.push({ value: undefined, access: "write", origin: environment });
   const paths = judgeCommandPaths(command, recorded, judging.folders, judging.judgePath);
   const worst = paths.reduce<CommandPath | undefined>(
     (a, b) => VERDICT_WEIGHT[b.decision] > VERDICT_WEIGHT[a?.decision ?? "allow"] ? b : a,
@@ -202,6 +204,34 @@ function judge(command: BashSimpleCommand, judging: Judging): SimpleCommandFindi
   );
   if (found.ok && worst !== undefined) return { ...found, ok: false, reason: pathReason(worst), paths };
   return { ...found, paths };
+}
+
+/** Variables that change only how programs print: the language, the time zone, colours, the terminal's size. */
+const PRINTING_VARIABLES = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES)$/;
+/** The names of variables the environment may hold: upper case by custom, and the lower-case proxy ones. */
+const ENVIRONMENT_NAME = /^([A-Z_][A-Z0-9_]*|http_proxy|https_proxy|ftp_proxy|all_proxy|no_proxy)$/;
+
+/**
+ * Why what the programs write may change with the variables a command sets, if it may: a variable in a program's
+ * environment moves its files (`GIT_CONFIG_GLOBAL=.npmrc git config --global a.b c` writes .npmrc; `HOME`,
+ * `TMPDIR`, `GIT_DIR`, `HISTFILE`, `PATH` likewise), and an assignment to one the environment holds, a declaration
+ * (`export`, `declare -x`) or `set -a` change it for the commands after. Where they write is only known when they run.
+ */
+function environmentChanged(command: BashSimpleCommand): string | undefined {
+  const name = command.words[0]?.value;
+  if (
+    name === "set" &&
+    command.words.slice(1).some((word) => word.value === undefined || /^[-+][^-]*a|allexport/.test(word.value))
+  ) {
+    return "what runs after `set -a` exports";
+  }
+  const sets = (command.sets ?? []).filter((variable) => !PRINTING_VARIABLES.test(variable));
+  const moved = command.kind === "command"
+    ? sets
+    : command.kind === "declaration"
+    ? sets.length > 0 ? sets : ["?"]
+    : sets.filter((variable) => ENVIRONMENT_NAME.test(variable));
+  return moved.length === 0 ? undefined : `what runs with ${moved.join(", ")} set`;
 }
 
 function judgeWords(

@@ -1398,6 +1398,54 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test(
+    "a variable a line puts in a program's environment may move what it writes: without the sandbox a person decides",
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      // With an allow rule for git and the sandbox off, `GIT_CONFIG_GLOBAL=.npmrc git config --global a.b c` wrote
+      // .npmrc on the risk assessor's word; `HOME=.`, `export`, `declare -x` and `set -a` move programs' files alike.
+      const rules = PolicyRules.fromLayers(
+        [{ name: "project", config: { commands: { allow: ["git", "sort"] } } }],
+        workspace,
+      );
+      const lines = [
+        "GIT_CONFIG_GLOBAL=.npmrc git config --global a.b c",
+        "export GIT_CONFIG_GLOBAL=.npmrc; git config --global a.b c",
+      ];
+      try {
+        for (
+          const line of [
+            ...lines,
+            "HOME=. git config --global a.b c",
+            "HOME=.; git config --global a.b c",
+            "declare -x GIT_CONFIG_GLOBAL=.npmrc; git config --global a.b c",
+            "set -a; g=.npmrc",
+            "TMPDIR=.git/hooks sort a",
+            "PATH=./bin:$PATH sort a",
+          ]
+        ) {
+          await personAsked(line, rules, /a path only known when it runs .*which may be a protected one/);
+        }
+        // A language, or a shell variable no environment holds by custom, asks only the assessor as before.
+        for (const line of ["LANG=C sort a", "n=1; sort a", "set -e; sort a"]) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+          assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        }
+        // What the lines would have done.
+        spawnSync("git", ["init", "-q"], { cwd: workspace, timeout: 10_000 });
+        for (const line of lines) {
+          await rm(join(workspace, ".npmrc"), { force: true });
+          spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+          assert.match(await readFile(join(workspace, ".npmrc"), "utf8"), /\[a\]/, `${line} wrote .npmrc`);
+        }
+      } finally {
+        for (const made of [".npmrc", ".git"]) await rm(join(workspace, made), { recursive: true, force: true });
+      }
+    },
+  );
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
