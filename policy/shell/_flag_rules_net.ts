@@ -131,8 +131,76 @@ function readerRule(grammar: OptionGrammar): Rule {
     const reading = readOptions(args, grammar, context);
     if (reading.problem !== undefined) return reading.problem;
     if (reading.operands.length === 0 && !reading.seen.has("--url")) return `\`${grammar.program}\` names no URL`;
+    recordRemoteNames(grammar.program, args, reading.operands, reading.seen, context);
     return undefined;
   };
+}
+
+/**
+ * The files a download saves under a name the URL gives: `wget URL` (without `-O`) and `curl -O URL`
+ * (`--remote-name`, `--remote-name-all`) write the URL's last name in the folder of `-P` or `--output-dir`, or the
+ * one they run in (`wget https://h/.npmrc` writes `.npmrc`); the server names it with `curl -J` or
+ * `wget --content-disposition`, `--trust-server-names`: a name only the run knows.
+ */
+function recordRemoteNames(
+  program: string,
+  args: readonly BashWord[],
+  urls: readonly BashWord[],
+  seen: ReadonlySet<string>,
+  context: FlagContext,
+): void {
+  const saves = program === "wget"
+    ? !seen.has("-O") && !seen.has("--output-document") && !seen.has("--spider")
+    : ["-O", "--remote-name", "--remote-name-all"].some((option) => seen.has(option));
+  if (!saves) return;
+  const folder = valueOf(args, program === "wget" ? ["-P", "--directory-prefix"] : ["--output-dir"]) ?? ".";
+  const serverNamed = ["-J", "--remote-header-name", "--content-disposition", "--trust-server-names"]
+    .some((option) => seen.has(option));
+  for (const url of urls) {
+    const name = serverNamed || url.value === undefined ? undefined : remoteName(url.value);
+    context.pathOperands?.push({
+      value: name === undefined ? undefined : `${folder.replace(/\/+$/, "")}/${name}`,
+      access: "write",
+      origin: "a file the download is saved to",
+    });
+  }
+}
+
+/** The last value given to one of `options` (`-P D`, `-PD`, `--opt D`, `--opt=D`). */
+function valueOf(args: readonly BashWord[], options: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === undefined) continue;
+    if (value === "--") break;
+    for (const option of options) {
+      if (value === option) found = args[i + 1]?.value;
+      else if (option.startsWith("--") && value.startsWith(`${option}=`)) found = value.slice(option.length + 1);
+      else if (!option.startsWith("--") && value.startsWith(option)) found = value.slice(option.length);
+    }
+  }
+  return found;
+}
+
+/** The name a URL's file is saved under: its last path name (wget's `index.html` for none), decoded. */
+function remoteName(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const last = url.pathname.split("/").at(-1) ?? "";
+  let name: string;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    return undefined;
+  }
+  // An empty name (`https://h/`) is `index.html` for wget, and an error or a default for curl; a name with a slash
+  // or `..` once decoded is not followed.
+  if (name === "") return "index.html";
+  return name.includes("/") || name === "." || name === ".." ? undefined : name;
 }
 
 /** The rules of {@linkcode NETWORK_READERS}, by program name. */

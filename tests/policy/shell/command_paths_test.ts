@@ -1398,6 +1398,51 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a download saved under the URL's name is judged as written: wget URL, curl -O, --remote-name-all", {
+    timeout: 300_000,
+  }, async () => {
+    // Behind the egress proxy, `wget https://h/report.txt` and `curl -O https://h/report.txt` wrote the read-only
+    // report.txt (curl rewrites it, wget creates it when missing): only `-o`, `-O FILE` and the folders were judged.
+    // `curl -O http://127.0.0.1:PORT/.npmrc` against a local server wrote .npmrc.
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { paths: { readOnly: ["report.txt", "kept/**"] } } }],
+      workspace,
+    );
+    const network = { allow: ["a.example.com"], deny: [] };
+    const check = (line: string) =>
+      checkCommand(line, { rules: readOnly, sandbox: { available: true }, workspaceRoot: workspace, network });
+    for (
+      const line of [
+        "wget https://a.example.com/report.txt",
+        "wget -q https://a.example.com/dir/report%2Etxt",
+        "curl -O https://a.example.com/report.txt",
+        "curl -sO https://a.example.com/report.txt",
+        "curl --remote-name-all https://a.example.com/report.txt",
+        "curl -O --output-dir kept https://a.example.com/f",
+        "cd kept && wget https://a.example.com/f",
+      ]
+    ) {
+      const checked = await check(line);
+      assert.equal(checked.verdict, "deny", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+    // The server names the file: only the run knows it.
+    for (const line of ["curl -OJ https://a.example.com/f", "wget --content-disposition https://a.example.com/f"]) {
+      assert.notEqual((await check(line)).verdict, "allow", line);
+    }
+    // To standard output, or under another name, as before.
+    for (
+      const line of [
+        "curl https://a.example.com/report.txt",
+        "wget -O- https://a.example.com/report.txt",
+        "wget -O copy.txt https://a.example.com/report.txt",
+        "curl -O https://a.example.com/other.txt",
+      ]
+    ) {
+      const checked = await check(line);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+  });
+
   test(
     "a variable a line puts in a program's environment may move what it writes: without the sandbox a person decides",
     {
