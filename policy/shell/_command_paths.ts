@@ -731,7 +731,15 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("cp", { writes: "target", recursive: "rRa", long: ["recursive", "archive"] }),
   ...writers("ln install link", { writes: "target", recursive: "" }),
   ["dd", { writes: "none", recursive: "", keys: { if: "read", of: "write" } }],
-  ...writers("sort shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }),
+  ["shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }],
+  // `sort -T D` makes its temporary files in D.
+  ["sort", {
+    writes: "none",
+    recursive: "",
+    outputs: { short: "o", long: ["output"] },
+    folders: { short: "T", long: ["temporary-directory"] },
+    values: { short: "ktS", long: ["key", "field-separator", "buffer-size", "compress-program", "files0-from"] },
+  }],
   ["gpg", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }],
   ["iconv", {
     writes: "none",
@@ -1320,7 +1328,8 @@ export function judgeCommandPaths(
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   // What a program the analysis does not know does with what it names is not known either: it may write it.
-  const named = command.kind === "command" && name?.value !== undefined && !knownProgram(name.value)
+  const named = command.kind === "command" && name?.value !== undefined &&
+      !knownProgram(command.words.map((word) => word.value))
     ? new Set(words.map(({ word }) => word))
     : undefined;
   words.push(...redirectWords(command.redirects));
@@ -1386,7 +1395,12 @@ export function judgeCommandPaths(
  * commands' (their options judged by flag rules), those it reads by their shape ({@linkcode SHAPES}), the writers
  * ({@linkcode WRITERS}), and those that name no files. A policy file's allow rule may let any other program run.
  */
-function knownProgram(name: string): boolean {
+function knownProgram(words: readonly (string | undefined)[]): boolean {
+  const name = words[0] ?? "";
+  // A program known by its subcommands is known in those only: `deno test`'s options are, `deno bundle`'s not.
+  if (BY_SUBCOMMAND.has(name)) {
+    return KNOWN_SUBCOMMANDS.some((entry) => entry.every((word, index) => words[index] === word));
+  }
   return KNOWN_PROGRAMS.has(name) || SHAPES.has(name) || WRITERS.has(name) || NO_PATHS.has(name) ||
     hasFlagRule(name) || name === "cd";
 }
@@ -1394,6 +1408,16 @@ function knownProgram(name: string): boolean {
 const KNOWN_PROGRAMS: ReadonlySet<string> = new Set(
   [...DEFAULT_COMMAND_ALLOWLIST, ...PROJECT_CODE_COMMANDS].map((entry) => entry.replace(/^[!=]/, "").split(" ")[0]),
 );
+
+/** The programs whose flag rules know some subcommands only (the test runners'). */
+const BY_SUBCOMMAND: ReadonlySet<string> = new Set(["deno", "npm", "cargo", "go", "python", "python3"]);
+
+/** Their subcommands whose use of their words is known: the default allowlist's and the test runners'. */
+const KNOWN_SUBCOMMANDS: readonly (readonly string[])[] = [
+  ...DEFAULT_COMMAND_ALLOWLIST.filter((entry) => !entry.startsWith("=") && entry.includes(" ")),
+  ...["deno test", "npm test", "npm t", "npm run test", "python -m pytest", "python3 -m pytest", "cargo test"],
+  "go test",
+].map((entry) => entry.replace(/^!/, "").split(" "));
 
 /**
  * A path a program the analysis does not know names, judged as the write it may be (`prettier --write .npmrc`,

@@ -75,7 +75,8 @@ const denoTest: OptionGrammar = {
     filter: { value: "required" },
     reporter: { value: "required", check: oneOf("pretty", "dot", "junit", "tap") },
     "junit-path": writtenFile,
-    coverage: { value: "optional", check: written(true) },
+    // Without a value, deno writes the folder `coverage`.
+    coverage: { value: "optional", check: written(true), absent: "coverage" },
     "env-file": optionalPath,
     cert: requiredPath,
     // deno updates the lock file it is given.

@@ -37,6 +37,8 @@ export interface OptionDef {
   value?: "required" | "optional";
   /** Judges the value; without it any value is harmless. */
   check?: ValueCheck;
+  /** The value an optional one has when none is given, judged as given (`deno test --coverage`: `coverage`). */
+  absent?: string;
 }
 
 /** The options a command accepts without asking. */
@@ -110,7 +112,8 @@ export function readOptions(
   const operands: BashWord[] = [];
   const seen = new Set<string>();
   const fail = (problem: string): OptionReading => ({ problem, operands, seen });
-  const checkValue = (def: OptionDef, option: string, word: BashWord, value: string | undefined) => {
+  const checkValue = (def: OptionDef, option: string, word: BashWord, given: string | undefined) => {
+    const value = given ?? def.absent;
     if (value === undefined || def.check === undefined) return undefined;
     const problem = def.check(word, value, context);
     if (problem === undefined) return undefined;

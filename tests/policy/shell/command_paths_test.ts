@@ -1491,6 +1491,48 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     },
   );
 
+  test("a runner's other subcommands, sort -T and deno test --coverage without a value are judged as writing", {
+    timeout: 300_000,
+  }, async () => {
+    // `deno bundle main.ts .npmrc` ran on an allow rule for deno with the sandbox off (deno counted as a program
+    // whose words are known, for its `deno test`), `sort -T kept a` made its temporary files in the read-only kept/,
+    // and `deno test --coverage` wrote the folder `coverage` past a read-only rule: the value it takes when none is
+    // given was not judged.
+    await mkdir(join(workspace, "kept"));
+    const allow = { commands: { allow: ["deno", "sort", "npm"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**", "coverage/**"] } } }],
+      workspace,
+    );
+    try {
+      for (const line of ["deno bundle main.ts .npmrc", "sort -T .git/hooks a", "npm --prefix .git/hooks install"]) {
+        await personAsked(line, rules, /writes the protected path/);
+      }
+      for (const line of ["sort -T kept a", "sort --temporary-directory=kept a", "sort -Tkept a"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+      }
+      for (const line of ["deno bundle -o kept/f main.ts", "deno compile -o kept/f main.ts"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "auto" });
+        assert.notEqual(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      const coverage = await checkCommand("deno test --coverage", {
+        rules: readOnly,
+        sandbox: { available: true },
+        workspaceRoot: workspace,
+      });
+      assert.notEqual(coverage.verdict, "allow", coverage.reasons.join(" | "));
+      // Elsewhere, as before.
+      for (const line of ["sort -t o a", "sort -k 2 a"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+    } finally {
+      await rm(join(workspace, "kept"), { recursive: true, force: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
