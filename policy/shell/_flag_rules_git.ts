@@ -160,6 +160,23 @@ const config: OptionGrammar = {
   },
 };
 
+/** The file `git config -f F` (`--file F`, `--file=F`, `-fF`, abbreviated `--fi F`) names, the last one given. */
+function configFile(args: readonly BashWord[]): BashWord | undefined {
+  let file: BashWord | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === undefined) continue;
+    if (value === "--") break;
+    const long = /^--(fi|fil|file)(=|$)/.exec(value);
+    if (value === "-f" || (long !== null && long[2] === "")) file = args[i + 1];
+    else if (long !== null) file = { text: value, value: value.slice(long[0].length), mayBeOption: false };
+    else if (/^-[lz]*f./.test(value)) {
+      file = { text: value, value: value.slice(value.indexOf("f") + 1), mayBeOption: false };
+    }
+  }
+  return file;
+}
+
 // git 2.46's subcommands that change the configuration (`get` and `list` only read).
 const CONFIG_WRITERS = ["set", "unset", "rename-section", "remove-section", "edit"];
 const READ_MODES = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"];
@@ -186,6 +203,12 @@ function listing(sub: string, args: readonly BashWord[], context: FlagContext): 
     return read(stashList, args.slice(1)).problem;
   }
   if (sub === "config") {
+    // `git config -f F` reads and may change F (`git config -f .npmrc a.b c` writes .npmrc): judged as written, and
+    // the option, not one known to be harmless, asks.
+    const given = configFile(args);
+    if (given !== undefined) {
+      context.pathOperands?.push({ value: given.value, access: "write", origin: "git config -f" });
+    }
     const reading = read(config);
     if (reading.problem !== undefined) return reading.problem;
     // The file a changing `git config` writes, judged as written: the repository's, unless another scope is named

@@ -180,6 +180,18 @@ const SED_STANDARD_STREAMS = ["/dev/stdin", "/dev/stdout", "/dev/stderr"];
  * error) asks; the files `r` and `R` read are recorded for the path rules.
  * With `--sandbox` sed refuses every such command before running any.
  */
+/**
+ * The name GNU sed's `-iSUFFIX` keeps a file's old content under: the file's name with the suffix, or with a `*` in
+ * it, the suffix with each `*` the file's base name (in the file's folder unless it names a folder of its own).
+ */
+function backupName(file: string | undefined, suffix: string | null): string | undefined {
+  if (file === undefined || suffix === null) return undefined;
+  if (!suffix.includes("*")) return `${file}${suffix}`;
+  const slash = file.lastIndexOf("/");
+  const name = suffix.replaceAll("*", file.slice(slash + 1));
+  return name.includes("/") || slash < 0 ? name : `${file.slice(0, slash + 1)}${name}`;
+}
+
 const sedRule: Rule = (args, _name, context) => {
   const reading = readGetopt(args, SED_OPTIONS);
   if (reading.problem !== undefined) return reading.problem;
@@ -189,6 +201,9 @@ const sedRule: Rule = (args, _name, context) => {
   const scripts: BashWord[] = [];
   let problem: string | undefined;
   let inPlace: BashWord | undefined;
+  // `-iSUFFIX` keeps each file's old content under a backup name (`sed -irc s/a/b/ .npm` writes `.npmrc`); null when
+  // only the run knows the suffix.
+  let suffix: string | undefined | null;
   let sandboxed = false;
   let scriptFile = false;
   for (const item of reading.items) {
@@ -201,7 +216,10 @@ const sedRule: Rule = (args, _name, context) => {
       record(undefined, "write", "the sed -f script");
       problem ??= `${shown(item.word)} reads a sed script from a file, whose commands cannot be checked`;
     }
-    if (item.name === "i" || item.name === "in-place") inPlace = item.word;
+    if (item.name === "i" || item.name === "in-place") {
+      inPlace = item.word;
+      suffix = item.unknownValue === true ? null : item.value;
+    }
     if (item.name === "sandbox") sandboxed = true;
   }
   const operands = reading.items.filter((item) => item.kind === "operand").map((item) => item.word);
@@ -210,7 +228,12 @@ const sedRule: Rule = (args, _name, context) => {
     if (script === undefined) return undefined;
     scripts.push(script);
   }
-  for (const operand of operands) record(operand.value, inPlace ? "write" : "read", "sed input file");
+  for (const operand of operands) {
+    record(operand.value, inPlace ? "write" : "read", "sed input file");
+    if (inPlace !== undefined && suffix !== undefined && suffix !== "") {
+      record(backupName(operand.value, suffix), "write", "the backup sed -i keeps");
+    }
+  }
   if (inPlace !== undefined) problem ??= `${shown(inPlace)} makes sed edit files in place`;
   const unknownScript = scripts.find((script) => script.value === undefined);
   if (unknownScript !== undefined) {

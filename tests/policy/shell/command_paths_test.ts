@@ -1533,6 +1533,50 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("the backup sed -iSUFFIX keeps and the file of git config -f are judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules and the sandbox off, `sed -irc s/a/b/ .npm` wrote .npm's old content to `.npmrc` (its backup)
+    // and `git config -f .npmrc a.b c` wrote .npmrc, on the risk assessor's word: the backup was not named, and
+    // `-f` was an option git config was not known to take.
+    await writeFile(join(workspace, ".npm"), "registry=http://evil.example/\n");
+    await mkdir(join(workspace, "kept"));
+    const allow = { commands: { allow: ["sed", "git"] } };
+    const rules = PolicyRules.fromLayers([{ name: "project", config: allow }], workspace);
+    const readOnly = PolicyRules.fromLayers(
+      [{ name: "project", config: { ...allow, paths: { readOnly: ["kept/**"] } } }],
+      workspace,
+    );
+    const lines = ["sed -irc s/a/b/ .npm", "git config -f .npmrc a.b c"];
+    try {
+      for (
+        const line of [
+          ...lines,
+          "sed --in-place=rc s/a/b/ .npm",
+          "sed -i'*rc' s/a/b/ .npm",
+          "sed -i'.git/hooks/*' s/a/b/ pre-commit",
+          "git config --file=.npmrc a.b c",
+          "git config --file .npmrc set a.b c",
+        ]
+      ) {
+        await personAsked(line, rules, /writes the protected path/);
+      }
+      for (const line of ["sed -i'kept/*' s/a/b/ a", "git config -fkept/f a.b c", "git config -f kept/f a.b c"]) {
+        const decided = await decideCommand(line, { rules: readOnly, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+      }
+      // Reading another file's configuration asks as before, a person only where it is protected.
+      const read = await decideCommand("git config -f a --list", { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(read.decision, "ask", read.reason);
+      assert.notEqual(read.prompt?.requirePerson, true, read.reason);
+      // What the lines would have done.
+      for (const line of lines) spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+      assert.match(await readFile(join(workspace, ".npmrc"), "utf8"), /evil[\s\S]*\[a\]/);
+    } finally {
+      for (const made of [".npm", ".npmrc", "kept"]) await rm(join(workspace, made), { recursive: true, force: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
