@@ -904,6 +904,9 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   // `ln SRC DST`, `cp -l`: a hard link is the source itself under another name, so a later write to it writes the
   // source (`ln .npmrc n` then `cp a n` rewrites .npmrc): its sources are judged as written.
   let hard = name === "ln" || name === "link";
+  // `-S SUFFIX` (`--suffix`): cp, mv, ln and install keep what they replace under its name with the suffix
+  // (`cp -S rc a .npm` writes .npm's old content to `.npmrc`).
+  let suffix: BashWord | undefined;
   // `-T`: the last operand is the destination itself, even a folder (`cp -rT src .` writes `./a` for `src/a`).
   let itself = false;
   // `cp --parents a/b/f dst` writes `dst/a/b/f`: the source's whole path is its name in the destination.
@@ -973,6 +976,10 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       if (name === "cp" && long !== "" && ["no-dereference", "archive", "recursive"].some((o) => o.startsWith(long))) {
         keeps = true;
       }
+      if (places && long.length > 1 && "suffix".startsWith(long)) {
+        suffix = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
+        continue;
+      }
       if (places && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
       if (name === "cp" && long.length > 1 && "parents".startsWith(long)) parents = true;
       // GNU getopt takes any unambiguous start of `--target-directory`.
@@ -999,6 +1006,11 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       if (name === "cp" && value[letter] === "l") hard = true;
       if (name === "cp" && "PdaRr".includes(value[letter])) keeps = true;
       if (places && value[letter] === "T") itself = true;
+      if (places && value[letter] === "S") {
+        const rest = value.slice(letter + 1);
+        suffix = rest === "" ? args[++i] : { text: value, value: rest, mayBeOption: false };
+        break;
+      }
       if (places && value[letter] === "t") {
         const rest = value.slice(letter + 1);
         const given = rest === "" ? args[++i] : { text: value, value: rest, mayBeOption: false };
@@ -1036,6 +1048,16 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       ? []
       : [parents ? source.value.replace(/^\/+/, "") : path.basename(source.value.replace(/\/+$/, "")) || source.value]
   );
+  if (suffix !== undefined) {
+    // The backups: the destination's name, or each name in it, with the suffix (only the run knows an unknown one).
+    const backup = suffix.value === undefined
+      ? { text: suffix.text, mayBeOption: false }
+      : withSuffix(target.word, suffix.value);
+    every.push({ word: backup, access: "write", origin: "the backup of what it replaces" });
+    if (suffix.value !== undefined) {
+      every.push({ ...target, inside: inside.map((name) => `${name}${suffix!.value}`), origin: "the backup" });
+    }
+  }
   const statics = sources.flatMap((source) => source.value === undefined ? [] : [source.value]);
   if (hard && !symbolic) {
     every.push(...sources.map((word): PathWord => ({ word, access: "write", origin: "hard link source" })));

@@ -1577,6 +1577,40 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("the backup cp, mv, ln and install keep of what they replace (-S SUFFIX) is judged as written", {
+    timeout: 300_000,
+  }, async () => {
+    // With allow rules and the sandbox off, `cp -b -S rc a .npm` kept .npm's old content as `.npmrc`, unasked.
+    await writeFile(join(workspace, ".npm"), "registry=http://evil.example/\n");
+    const rules = PolicyRules.fromLayers(
+      [{ name: "project", config: { commands: { allow: ["cp", "mv", "ln", "install"] } } }],
+      workspace,
+    );
+    try {
+      for (
+        const line of [
+          "cp -b -S rc a .npm",
+          "cp --backup --suffix=rc a .npm",
+          "cp -S rc a .npm",
+          "mv -bSrc a .npm",
+          "ln -sf -b -S rc a .npm",
+          "install -b -S rc a .npm",
+        ]
+      ) {
+        await personAsked(line, rules, /writes the protected path \.npmrc/);
+      }
+      for (const line of ["cp -b a b", "cp -S .bak a b"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
+      }
+      // What the line would have done.
+      spawnSync("bash", ["-c", "cp -b -S rc a .npm"], { cwd: workspace, timeout: 10_000 });
+      assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "registry=http://evil.example/\n");
+    } finally {
+      for (const made of [".npm", ".npmrc", "b", "b.bak"]) await rm(join(workspace, made), { force: true });
+    }
+  });
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
