@@ -338,7 +338,11 @@ export function awkCommandProblem(
     // awk stops reading options at the program.
     stopAtOperand: true,
   });
-  if (reading.problem !== undefined) return reading.problem;
+  if (reading.problem !== undefined) {
+    // An option not read here may load code or edit files (gawk's `-i inplace` rewrites its operands).
+    pathOperands?.push({ value: undefined, access: "write", origin: `${name}'s options` });
+    return reading.problem;
+  }
   let problem: string | undefined;
   let fromFile = false;
   for (const item of reading.items) {

@@ -1611,6 +1611,38 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test(
+    "an awk option the analysis does not read may write any path: gawk -i inplace",
+    { timeout: 300_000 },
+    async () => {
+      // With an allow rule for gawk and the sandbox off, `gawk -i inplace '{print "evil"}' .npmrc` rewrote .npmrc on
+      // the risk assessor's word: `-i` (a library to load) was an unknown option, and nothing was marked written.
+      await writeFile(join(workspace, ".npmrc"), "registry=https://registry.npmjs.org/\n");
+      const rules = PolicyRules.fromLayers(
+        [{ name: "project", config: { commands: { allow: ["gawk", "awk"] } } }],
+        workspace,
+      );
+      try {
+        for (
+          const line of [`gawk -i inplace '{print "evil"}' .npmrc`, "awk --include=inplace 1 .npmrc", "gawk -l x 1 a"]
+        ) {
+          await personAsked(line, rules, /a path only known when it runs .*which may be a protected one/);
+        }
+        const plain = await decideCommand("awk '{print $1}' .npmrc", {
+          rules,
+          workspaceRoot: workspace,
+          sandbox: "off",
+        });
+        assert.equal(plain.decision, "allow", plain.reason);
+        // What the line would have done.
+        spawnSync("bash", ["-c", `gawk -i inplace '{print "evil"}' .npmrc`], { cwd: workspace, timeout: 10_000 });
+        assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "evil\n");
+      } finally {
+        await rm(join(workspace, ".npmrc"), { force: true });
+      }
+    },
+  );
+
   test("a denied path whose matches all lie outside the workspace asks only where a line reaches out", {
     timeout: 300_000,
   }, async () => {
