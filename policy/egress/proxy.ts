@@ -167,6 +167,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const maxConnections = options.maxConnections ?? MAX_PROXY_CONNECTIONS;
   const pool = options.pool ?? SERVER_PROXY_CONNECTIONS;
   const clients = new Set<Duplex>();
+  // Connections answered 503 at their start: whatever they send is not served.
+  const turnedAway = new WeakSet<object>();
   // Before: a command that opened 21,000 connections to its proxy socket (three processes under the default
   // openFiles) took every descriptor of the server (limit 20,000), and the whole server failed with EMFILE.
   let full = false;
@@ -180,10 +182,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       if (!full) report({ target: "the proxy", method: "connect", allowed: false, reason });
       full = true;
       socket.on("error", () => socket.destroy());
-      // Closed at once (a client that never reads must not keep it open): the answer is a few bytes to a fresh socket.
+      // The answer, then our side closed; what the client sends meanwhile is still read (and ignored, see
+      // turnedAway): a Unix socket closed with unread data resets the connection, and Node's client then lost the
+      // answer. Destroyed after 200 ms whatever the client does, so that one that never closes holds nothing.
+      turnedAway.add(socket);
       socket.write(
         `HTTP/1.1 503 ${phrase(reason)}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
-        () => socket.destroy(),
+        () => socket.end(),
       );
       setTimeout(() => socket.destroy(), 200);
       return;
@@ -203,6 +208,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const judging = new WeakMap<object, Promise<void>>();
   const refusedOn = new WeakSet<object>();
   const server = http.createServer(async (req, res) => {
+    if (turnedAway.has(req.socket)) return;
     const connection: object = req.socket ?? req;
     const before = judging.get(connection);
     let judged!: () => void;
@@ -280,6 +286,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
   server.on("connection", admit);
   server.on("connect", async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    if (turnedAway.has(client)) return;
     track(client);
     client.on("error", () => client.destroy());
     if (!authorized(req)) {
