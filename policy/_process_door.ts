@@ -132,11 +132,14 @@ export class PolicyProcessDoor implements ProcessDoor {
       }
       // An abort that came while it was being started (the spawn waits a turn) stops it here: the caller's
       // listener is added only once this returns, and an aborted signal never fires again.
+      const removeOutput = () => {
+        for (const file of [stdoutPath, stderrPath]) removeOutputFile(file);
+      };
       if (signal?.aborted) {
         await process.terminate().catch(() => {});
         await process.exited;
         closeOutputFiles(files);
-        for (const file of [stdoutPath, stderrPath]) fs.rmSync(file, { force: true });
+        removeOutput();
         signal.throwIfAborted();
       }
       limited.watch(() => void process.terminate());
@@ -165,9 +168,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         stdoutPath,
         stderrPath,
         openOutput: (stream) => openOutputFile(stream === "stdout" ? stdoutPath : stderrPath, files[stream].identity),
-        removeOutput: () => {
-          for (const file of [stdoutPath, stderrPath]) removeOutputFile(file);
-        },
+        removeOutput,
         sandboxed: wrapped.sandboxed,
         ...(wrapped.reason !== undefined && !wrapped.sandboxed ? { sandboxReason: wrapped.reason } : {}),
         cwd,

@@ -9,7 +9,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
 import type { StartedProcess, ToolContext } from "@toolfence/core";
 import { codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES } from "../_shared/cmd_output.ts";
 import { sessionProcesses } from "./_jobs.ts";
@@ -68,7 +67,8 @@ export async function startCommand(
     if (ctx.signal.aborted) {
       void started.process.terminate();
       await started.gone.catch(() => {});
-      for (const file of [started.stdoutPath, started.stderrPath]) rmSync(file, { force: true });
+      // Through the door, never by path: a command of the session may have made their folder a link.
+      started.removeOutput();
       ctx.signal.throwIfAborted();
     }
     const gone = started.gone.finally(() => egress?.close());
