@@ -723,15 +723,27 @@ export async function copyTreeConfined(
 }
 
 /**
- * Removes `real` whatever it is (a file, a link, or a folder tree), confined;
- * quietly, since it runs while handling another failure.
+ * Removes `real` whatever it is (a file, a link, or a folder tree), confined,
+ * never following a link; nothing there is no error. A cancel of `signal`
+ * stops a folder's removal between folders.
+ */
+export async function removeConfined(
+  real: string,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<void> {
+  const stat = lstatConfined(real);
+  if (stat === undefined) return;
+  if (stat.isDirectory()) await removeTreeConfined(real, signal);
+  else unlinkConfined(real);
+}
+
+/**
+ * {@linkcode removeConfined}, quietly, since it runs while handling another
+ * failure.
  */
 export async function discardConfined(real: string): Promise<void> {
   try {
-    const stat = lstatConfined(real);
-    if (stat === undefined) return;
-    if (stat.isDirectory()) await removeTreeConfined(real, new AbortController().signal);
-    else unlinkConfined(real);
+    await removeConfined(real);
   } catch {
     // best effort, see above
   }

@@ -45,6 +45,7 @@ export {
   placeInFolder,
   readdirConfined,
   readlinkConfined,
+  removeConfined,
   removeTreeConfined,
   removeTreeConfinedSync,
   renameInFolder,

@@ -18,7 +18,7 @@ import {
   lstatConfined,
   mkdirsConfined,
   moveConfined,
-  removeTreeConfined,
+  removeConfined,
   unlinkConfined,
 } from "./confined_fs.ts";
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
@@ -591,8 +591,7 @@ export async function quarantineCreated(
         continue;
       }
       try {
-        if (lstatConfined(file)?.isDirectory()) await removeTreeConfined(file, AbortSignal.timeout(QUARANTINE_COPY_MS));
-        else unlinkConfined(file);
+        await removeConfined(file, AbortSignal.timeout(QUARANTINE_COPY_MS));
       } catch {
         continue; // it stays where the command made it, and its copy in the quarantine
       }

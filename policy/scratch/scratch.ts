@@ -38,9 +38,8 @@ import {
   mkdirConfined,
   mkdirsConfined,
   readlinkConfined,
-  removeTreeConfined,
+  removeConfined,
   tempNameOwner,
-  unlinkConfined,
 } from "@toolfence/internal";
 import { deniedEntries, inodeKey, linkedInodes } from "@toolfence/internal";
 import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
@@ -393,7 +392,9 @@ export class Scratch {
       await this.session.close();
     } finally {
       await this.workspace.dispose();
-      await removeCopy(this.#folder);
+      // Without following a link a command put in place of it or of a folder in it (what lies behind is left
+      // alone); a failure is thrown, as a dispose must say it left debris.
+      await removeConfined(this.#folder);
       if (this.#disposeHost) await this.host.dispose();
     }
   }
@@ -599,13 +600,4 @@ async function coveredPaths(host: Workspace, paths: readonly string[] | undefine
   if (found.includes(".")) return ["."];
   const sorted = [...new Set(found)].sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(q + "/")));
-}
-
-// Removes the scratch folder in the host's temp dir without following a link a command put in place of it or of a
-// folder in it (what lies behind the link is left alone); a failure is thrown, as a dispose must say it left debris.
-async function removeCopy(folder: string): Promise<void> {
-  const stat = lstatConfined(folder);
-  if (stat === undefined) return;
-  if (stat.isDirectory()) await removeTreeConfined(folder, new AbortController().signal);
-  else unlinkConfined(folder);
 }
