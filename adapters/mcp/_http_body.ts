@@ -19,6 +19,11 @@ export type JudgedBody =
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+// A body refused whole with 400 and a JSON-RPC error of `code` that has no id to answer.
+function badRequest(code: number, message: string): JudgedBody {
+  return { kind: "refuse", status: 400, body: errorReply(null, code, message) };
+}
+
 /**
  * The most messages one batch may hold. A batch is served message by message, each with its own answer stream, and
  * its answer is joined from all of them: 20,000 pings (under a MiB) held the server for seconds, every tenant's
@@ -77,11 +82,7 @@ async function readCapped(
 function fromFrame(frame: Frame): JudgedBody {
   if (frame.kind === "message") return frame;
   if (frame.kind === "reply") return { kind: "refuse", status: 400, body: frame.reply };
-  return {
-    kind: "refuse",
-    status: 400,
-    body: errorReply(null, JSONRPC_ERRORS.invalidRequest, `Invalid request: ${frame.reason}`),
-  };
+  return badRequest(JSONRPC_ERRORS.invalidRequest, `Invalid request: ${frame.reason}`);
 }
 
 /**
@@ -94,65 +95,39 @@ export async function judgeBody(request: Request, limit: number, batches = false
   try {
     bytes = await readCapped(request, limit);
   } catch {
-    return {
-      kind: "refuse",
-      status: 400,
-      body: errorReply(null, JSONRPC_ERRORS.parseError, "Parse error: the request body could not be read"),
-    };
+    return badRequest(JSONRPC_ERRORS.parseError, "Parse error: the request body could not be read");
   }
   if (!(bytes instanceof Uint8Array)) return tooLarge(limit, bytes.over);
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);
   } catch {
-    return {
-      kind: "refuse",
-      status: 400,
-      body: errorReply(null, JSONRPC_ERRORS.parseError, "Parse error: the body is not valid UTF-8"),
-    };
+    return badRequest(JSONRPC_ERRORS.parseError, "Parse error: the body is not valid UTF-8");
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message.slice(0, 200) : "invalid JSON";
-    return {
-      kind: "refuse",
-      status: 400,
-      body: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${reason}`),
-    };
+    return badRequest(JSONRPC_ERRORS.parseError, `Parse error: ${reason}`);
   }
   if (Array.isArray(value) && batches) {
     if (value.length === 0) {
-      return {
-        kind: "refuse",
-        status: 400,
-        body: errorReply(null, JSONRPC_ERRORS.invalidRequest, "Invalid request: an empty batch"),
-      };
+      return badRequest(JSONRPC_ERRORS.invalidRequest, "Invalid request: an empty batch");
     }
     if (value.length > MAX_BATCH_MESSAGES) {
-      return {
-        kind: "refuse",
-        status: 400,
-        body: errorReply(
-          null,
-          JSONRPC_ERRORS.invalidRequest,
-          `Invalid request: a batch of ${value.length} messages; at most ${MAX_BATCH_MESSAGES} go in one`,
-        ),
-      };
+      return badRequest(
+        JSONRPC_ERRORS.invalidRequest,
+        `Invalid request: a batch of ${value.length} messages; at most ${MAX_BATCH_MESSAGES} go in one`,
+      );
     }
     return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")) };
   }
   if (Array.isArray(value)) {
-    return {
-      kind: "refuse",
-      status: 400,
-      body: errorReply(
-        null,
-        JSONRPC_ERRORS.invalidRequest,
-        `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
-      ),
-    };
+    return badRequest(
+      JSONRPC_ERRORS.invalidRequest,
+      `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
+    );
   }
   return fromFrame(judgeValue(value));
 }
