@@ -4,6 +4,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
 import { ToolBox } from "../../../toolbox.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import type { Host } from "../../../core/mod.ts";
 import { cmdTools } from "../../../tools/cmd/mod.ts";
 import type { ToolResult } from "../../../core/result.ts";
 import assert from "node:assert/strict";
@@ -11,6 +13,21 @@ import assert from "node:assert/strict";
 /** A toolbox with the cmd group. */
 export function cmdBox(): ToolBox {
   return new ToolBox().register(...cmdTools());
+}
+
+/**
+ * A person who lets every command run and says no to every network destination not on the list, noting each
+ * network question's message in `asked`.
+ */
+export function denyingNetworkHost(asked: string[]): Host {
+  return callbackHost({
+    choose: (request) => {
+      if (request.title !== "Network destination") return request.options[0].value as never;
+      asked.push(request.message);
+      return "deny" as never;
+    },
+    confirm: () => true,
+  });
 }
 
 /** Whether a process with this pid exists (and is not a zombie). */

@@ -8,14 +8,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Session } from "../../../policy/session.ts";
-import { callbackHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { findForwarder } from "../../../policy/egress/forwarder.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { MAX_NETWORK_QUESTIONS } from "../../../tools/cmd/_egress.ts";
-import { cmdBox, okOutput } from "./_helpers.ts";
+import { cmdBox, denyingNetworkHost, okOutput } from "./_helpers.ts";
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -30,14 +29,7 @@ test("a loop over ports or subdomains asks a person a bounded number of times", 
   const file = { network: { allow: ["allowed.test"] } };
   const session = new Session({
     workspace: dir,
-    host: callbackHost({
-      choose: (request) => {
-        if (request.title !== "Network destination") return request.options[0].value as never;
-        asked.push(request.message);
-        return "deny" as never;
-      },
-      confirm: () => true,
-    }),
+    host: denyingNetworkHost(asked),
     rules: PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir),
   });
   const curl = (url: string) => `curl -s -m 5 -o /dev/null ${url}`;

@@ -15,14 +15,13 @@ import dns from "node:dns/promises";
 import { classifyAddress } from "../../../policy/egress/addresses.ts";
 import path from "node:path";
 import { Session } from "../../../policy/session.ts";
-import { callbackHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { findForwarder } from "../../../policy/egress/forwarder.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
-import { cmdBox } from "./_helpers.ts";
+import { cmdBox, denyingNetworkHost } from "./_helpers.ts";
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -64,15 +63,7 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     const rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
     session = new Session({
       workspace: dir,
-      // A person who lets every command run and says no to every network destination not on the list.
-      host: callbackHost({
-        choose: (request) => {
-          if (request.title !== "Network destination") return request.options[0].value as never;
-          asked.push(request.message);
-          return "deny" as never;
-        },
-        confirm: () => true,
-      }),
+      host: denyingNetworkHost(asked),
       rules,
       onDecision: (_s, event) => decisions.push(event),
     });
