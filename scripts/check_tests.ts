@@ -182,6 +182,58 @@ export function missingTimeouts(file: string, text: string, timeoutMs: number): 
   return missing;
 }
 
+/** A hook registered on a test's own context (`t.after(...)`), which Deno's `node:test` does not run. */
+export interface ContextHook {
+  /** The file, as given. */
+  file: string;
+  /** 1-based line of the call. */
+  line: number;
+  /** The call as written, up to its arguments (`t.after`). */
+  call: string;
+}
+
+/** The hooks a test's context offers: each is accepted by Deno's `node:test` and then never called. */
+const CONTEXT_HOOKS = new Set(["after", "afterEach", "before", "beforeEach"]);
+
+/**
+ * The calls of a context hook (`t.after(...)`) inside the test functions of
+ * one file's source. Deno 2.9's `node:test` gives a test inside a `describe`
+ * a context whose `after` takes the function and never runs it: the
+ * cleanup written there (a server's close, a temp folder's removal) was
+ * skipped under `deno test` and the tests left their folders behind. The
+ * `describe`'s own `after`/`afterEach` and a `try`/`finally` run under both.
+ */
+export function contextHooks(file: string, text: string): ContextHook[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const { tests } = nodeTestBindings(source);
+  const found: ContextHook[] = [];
+  const visit = (node: ts.Node, contexts: ReadonlySet<string>) => {
+    let inner = contexts;
+    if (ts.isCallExpression(node)) {
+      const name = calleeName(node);
+      const fn = node.arguments.at(-1);
+      if (name !== undefined && tests.has(name) && fn && (ts.isArrowFunction(fn) || ts.isFunctionExpression(fn))) {
+        const first = fn.parameters[0]?.name;
+        if (first && ts.isIdentifier(first)) inner = new Set([...contexts, first.text]);
+      }
+      const callee = node.expression;
+      if (
+        ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) &&
+        contexts.has(callee.expression.text) && CONTEXT_HOOKS.has(callee.name.text)
+      ) {
+        found.push({
+          file,
+          line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1,
+          call: callee.getText(source),
+        });
+      }
+    }
+    ts.forEachChild(node, (child) => visit(child, inner));
+  };
+  visit(source, new Set());
+  return found;
+}
+
 /** `60000` as `60_000`, as the tests write it. */
 function formatMs(ms: number): string {
   return String(ms).replace(/\B(?=(\d{3})+$)/g, "_");
@@ -214,8 +266,15 @@ if (import.meta.main) {
   const fix = process.argv.slice(2).includes("--fix");
   let unfixed = 0;
   const fixed: string[] = [];
+  let hooks = 0;
   for (const file of await testFiles(root)) {
     const text = await readFile(path.join(root, file), "utf8");
+    for (const hook of contextHooks(file, text)) {
+      hooks++;
+      console.error(
+        `${hook.file}:${hook.line}: ${hook.call}(...) is never run by Deno's node:test: clean up in a try/finally`,
+      );
+    }
     const missing = missingTimeouts(file, text, fileTimeout(file));
     if (missing.length === 0) continue;
     if (fix) {
@@ -234,6 +293,10 @@ if (import.meta.main) {
   if (fixed.length > 0) {
     spawnSync("deno", ["fmt", "--quiet", ...fixed], { cwd: root, stdio: "inherit" });
     console.log(`test timeouts: wrote the missing timeouts into ${fixed.length} files`);
+  }
+  if (hooks > 0) {
+    console.error(`test hooks: ${hooks} hook(s) on a test's context, which Deno's node:test never runs`);
+    process.exit(1);
   }
   if (unfixed > 0) {
     console.error(

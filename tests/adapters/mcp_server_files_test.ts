@@ -103,36 +103,37 @@ describe("the audit log of a stdio server in its own workspace", {
   timeout: 120_000,
   skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap"),
 }, () => {
-  test("the agent it records can neither read nor rewrite it", { timeout: 90_000 }, async (t) => {
+  test("the agent it records can neither read nor rewrite it", { timeout: 90_000 }, async () => {
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-audit-own-"));
     const audit = join(workspace, "audit.jsonl");
     const server = await startRawServer(workspace, { groups: "fs,cmd", args: ["--audit", audit, "--auto-confirm"] });
-    t.after(async () => {
+    try {
+      const call = async (name: string, args: Record<string, unknown>) =>
+        JSON.stringify(callOutput(await server.request("tools/call", { name, arguments: args }, 30_000)));
+      await call("write_file", { path: "a.txt", content: "a\n" });
+      assert.match(await call("read_file", { path: "audit.jsonl" }), /denied|not/i);
+      // Named, the analysis refuses; spelled at run time, the sandbox masks it read-only.
+      assert.match(await call("bash", { command: "cat audit.jsonl" }), /denied/i);
+      const hidden = await call("bash", {
+        command: 'f=$(printf audit.json%s l); cat "$f"; echo forged >> "$f"; echo done',
+      });
+      assert.match(hidden, /done/);
+      const text = await readFile(audit, "utf8");
+      assert.doesNotMatch(hidden, /"type":"call"/, "the audit was readable");
+      // The command itself is recorded, with the word in it: no line of the log is the forged one.
+      assert.doesNotMatch(text, /^forged$/m);
+      assert.match(text, /write_file/);
+    } finally {
       await server.close();
       await rm(workspace, { recursive: true, force: true });
-    });
-    const call = async (name: string, args: Record<string, unknown>) =>
-      JSON.stringify(callOutput(await server.request("tools/call", { name, arguments: args }, 30_000)));
-    await call("write_file", { path: "a.txt", content: "a\n" });
-    assert.match(await call("read_file", { path: "audit.jsonl" }), /denied|not/i);
-    // Named, the analysis refuses; spelled at run time, the sandbox masks it read-only.
-    assert.match(await call("bash", { command: "cat audit.jsonl" }), /denied/i);
-    const hidden = await call("bash", {
-      command: 'f=$(printf audit.json%s l); cat "$f"; echo forged >> "$f"; echo done',
-    });
-    assert.match(hidden, /done/);
-    const text = await readFile(audit, "utf8");
-    assert.doesNotMatch(hidden, /"type":"call"/, "the audit was readable");
-    // The command itself is recorded, with the word in it: no line of the log is the forged one.
-    assert.doesNotMatch(text, /^forged$/m);
-    assert.match(text, /write_file/);
+    }
   });
 });
 
 describe("the server's own files named through a symlink", { timeout: 120_000 }, () => {
   test("a token file in the workspace, both given by a link's path, is denied by its real path too", {
     timeout: 60_000,
-  }, async (t) => {
+  }, async () => {
     // The rule named the token file at the path it was given (/…/link/tokens.json) while the tools judge the real
     // path (/…/real/tokens.json): read_file "tokens.json" gave every tenant's entry back.
     const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-server-files-link-")));
@@ -147,30 +148,31 @@ describe("the server's own files named through a symlink", { timeout: 120_000 },
       tokens: await TokenFile.open(tokens),
     });
     const alice = await connect(harness.server.url, ALICE);
-    t.after(async () => {
+    try {
+      const hashes = [...(await readFile(tokens, "utf8")).matchAll(/"sha256":"([0-9a-f]+)"/g)].map((m) => m[1]);
+      assert.equal(hashes.length, 2);
+      const calls = [
+        ["read_file", { path: "tokens.json" }],
+        ["read_file", { path: join(dir, "real", "tokens.json") }],
+        ["grep", { pattern: "tenant", path: "." }],
+        ["list_dir", { path: "." }],
+        ["glob", { pattern: "*" }],
+      ] as const;
+      for (const [name, args] of calls) {
+        const text = textOf(await alice.callTool({ name, arguments: args }));
+        for (const hash of hashes) {
+          assert.ok(!hash || !text.includes(hash), `${name}: a token hash was readable: ${text}`);
+        }
+        assert.doesNotMatch(text, /"tenant"|bob/, `${name}: ${text}`);
+        // A listing does not name it either; a read names only what was asked for, refused.
+        if (name === "read_file") assert.match(text, /denied by the policy/, text);
+        else assert.doesNotMatch(text, /tokens\.json/, `${name}: ${text}`);
+      }
+      assert.match(textOf(await alice.callTool({ name: "read_file", arguments: { path: "ok.txt" } })), /ok/);
+    } finally {
       await alice.close();
       await harness.close();
       await rm(dir, { recursive: true, force: true });
-    });
-    const hashes = [...(await readFile(tokens, "utf8")).matchAll(/"sha256":"([0-9a-f]+)"/g)].map((m) => m[1]);
-    assert.equal(hashes.length, 2);
-    const calls = [
-      ["read_file", { path: "tokens.json" }],
-      ["read_file", { path: join(dir, "real", "tokens.json") }],
-      ["grep", { pattern: "tenant", path: "." }],
-      ["list_dir", { path: "." }],
-      ["glob", { pattern: "*" }],
-    ] as const;
-    for (const [name, args] of calls) {
-      const text = textOf(await alice.callTool({ name, arguments: args }));
-      for (const hash of hashes) {
-        assert.ok(!hash || !text.includes(hash), `${name}: a token hash was readable: ${text}`);
-      }
-      assert.doesNotMatch(text, /"tenant"|bob/, `${name}: ${text}`);
-      // A listing does not name it either; a read names only what was asked for, refused.
-      if (name === "read_file") assert.match(text, /denied by the policy/, text);
-      else assert.doesNotMatch(text, /tokens\.json/, `${name}: ${text}`);
     }
-    assert.match(textOf(await alice.callTool({ name: "read_file", arguments: { path: "ok.txt" } })), /ok/);
   });
 });

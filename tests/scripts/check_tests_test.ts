@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import {
+  contextHooks,
   DEFAULT_TIMEOUT_MS,
   fileTimeout,
   missingTimeouts,
@@ -41,6 +42,52 @@ describe("the test-timeout check", () => {
     assert.match(fixed, /check\("with options", \{ timeout: 45_000, skip: false \}, \(\) => \{\}\);/);
     assert.match(fixed, /check\("stated", \{ timeout: 5_000 \}, \(\) => \{\}\);/);
     assert.deepEqual(missingTimeouts("x_test.ts", fixed, 45_000), []);
+  });
+
+  test("finds the hooks registered on a test's own context, which Deno's node:test never runs", {
+    timeout: 60_000,
+  }, () => {
+    const source = [
+      'import { after, describe, test } from "node:test";',
+      'describe("a suite", () => {',
+      "  after(() => {});",
+      '  test("one", { timeout: 1_000 }, async (t) => {',
+      "    t.after(async () => {});",
+      "    t.diagnostic('x');",
+      "  });",
+      '  test("two", { timeout: 1_000 }, function (ctx) { ctx.beforeEach(() => {}); });',
+      "});",
+      "const other = { after: (f: () => void) => f() };",
+      "other.after(() => {});",
+    ].join("\n");
+    assert.deepEqual(contextHooks("z_test.ts", source).map((h) => [h.line, h.call]), [
+      [5, "t.after"],
+      [8, "ctx.beforeEach"],
+    ]);
+  });
+
+  test("Deno's node:test runs no hook on the context of a test inside a describe", {
+    timeout: 60_000,
+    skip: !IS_DENO && "what Deno's node:test does",
+  }, async () => {
+    // What contextHooks guards against, checked on the runtime itself: when this starts to fail, Deno runs them.
+    const dir = await mkdtemp(path.join(tmpdir(), "toolfence-context-hook-"));
+    try {
+      const file = path.join(dir, "hook_test.ts");
+      await writeFile(
+        file,
+        'import { describe, test } from "node:test";\n' +
+          'describe("d", () => { test("t", (t) => { t.after(() => console.log("HOOK-RAN")); }); });\n',
+      );
+      const run = spawnSync(process.execPath, ["test", "--no-check", "-A", file], {
+        encoding: "utf8",
+        timeout: 50_000,
+      });
+      assert.equal(run.status, 0, run.stderr);
+      assert.doesNotMatch(run.stdout, /HOOK-RAN/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test(

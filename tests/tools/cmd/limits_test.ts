@@ -286,7 +286,7 @@ describe("the defaults leave a coding agent's tools working", { timeout: 120_000
 });
 
 describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DENO_PROCESS_ONLY }, () => {
-  test("a ping is answered while a command runs into its CPU limit", { timeout: 90_000 }, async (t) => {
+  test("a ping is answered while a command runs into its CPU limit", { timeout: 90_000 }, async () => {
     const { mkdtemp, rm } = await import("node:fs/promises");
     const { tmpdir } = await import("node:os");
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
@@ -295,32 +295,33 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
       JSON.stringify({ sandbox: { limits: { cpuSeconds: 2 } }, commands: { allow: ["yes"] } }),
     );
     const server = await startRawServer(workspace, { groups: "cmd" });
-    t.after(async () => {
+    try {
+      const call = server.request("tools/call", {
+        name: "bash",
+        arguments: { command: "echo spinning; yes > /dev/null", timeout_s: 60 },
+      }, 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const ping = await server.request("ping", {}, 5_000);
+      assert.deepEqual(ping.result, {});
+      assert.ok(ping.ms < 2_000, `ping took ${ping.ms} ms`);
+      const reply = await call;
+      assert.ok(reply.ms < 30_000, `${reply.ms} ms`);
+      // A failed call's text is the error, then the whole result after "Output: ".
+      const text = String(callOutput(reply));
+      assert.match(text, /^Error \[resource_limit\]: .*sandbox\.limits\.cpuSeconds = 2 s/);
+      const output = JSON.parse(text.slice(text.indexOf("\nOutput: ") + "\nOutput: ".length)) as BashResult;
+      assert.deepEqual(output.resource_limit, { limit: "cpuSeconds", value: "2 s" }, JSON.stringify(reply.result));
+      assert.match(output.stdout, /spinning/);
+    } finally {
       await server.close();
       await rm(workspace, { recursive: true, force: true });
-    });
-    const call = server.request("tools/call", {
-      name: "bash",
-      arguments: { command: "echo spinning; yes > /dev/null", timeout_s: 60 },
-    }, 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const ping = await server.request("ping", {}, 5_000);
-    assert.deepEqual(ping.result, {});
-    assert.ok(ping.ms < 2_000, `ping took ${ping.ms} ms`);
-    const reply = await call;
-    assert.ok(reply.ms < 30_000, `${reply.ms} ms`);
-    // A failed call's text is the error, then the whole result after "Output: ".
-    const text = String(callOutput(reply));
-    assert.match(text, /^Error \[resource_limit\]: .*sandbox\.limits\.cpuSeconds = 2 s/);
-    const output = JSON.parse(text.slice(text.indexOf("\nOutput: ") + "\nOutput: ".length)) as BashResult;
-    assert.deepEqual(output.resource_limit, { limit: "cpuSeconds", value: "2 s" }, JSON.stringify(reply.result));
-    assert.match(output.stdout, /spinning/);
+    }
   });
 
   test("a limit only the cgroup saw is reported by a server under the narrow flags", {
     timeout: 90_000,
     skip: !cpuCounted,
-  }, async (t) => {
+  }, async () => {
     // There a shell reads the group's counters as it closes, not the server: its loop once sent them all to
     // /dev/null, and a kill nothing else shows (a loop inside $(...), a fork bomb with its errors hidden) passed.
     const { mkdtemp, rm } = await import("node:fs/promises");
@@ -331,20 +332,25 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
       JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48 } } }),
     );
     const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm"] });
-    t.after(async () => {
+    try {
+      const cases: [string, string][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
+      if (processesHold) cases.push(["{ :(){ :|:& };:; } 2>/dev/null; sleep 10", "processes"]);
+      for (const [command, limit] of cases) {
+        const reply = await server.request(
+          "tools/call",
+          { name: "bash", arguments: { command, timeout_s: 60 } },
+          60_000,
+        );
+        const text = String(callOutput(reply));
+        assert.match(
+          text,
+          new RegExp(`^Error \\[resource_limit\\]: .*sandbox\\.limits\\.${limit} = `),
+          `${command}: ${text}`,
+        );
+      }
+    } finally {
       await server.close();
       await rm(workspace, { recursive: true, force: true });
-    });
-    const cases: [string, string][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
-    if (processesHold) cases.push(["{ :(){ :|:& };:; } 2>/dev/null; sleep 10", "processes"]);
-    for (const [command, limit] of cases) {
-      const reply = await server.request("tools/call", { name: "bash", arguments: { command, timeout_s: 60 } }, 60_000);
-      const text = String(callOutput(reply));
-      assert.match(
-        text,
-        new RegExp(`^Error \\[resource_limit\\]: .*sandbox\\.limits\\.${limit} = `),
-        `${command}: ${text}`,
-      );
     }
   });
 });
