@@ -24,6 +24,7 @@ import {
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
+import { runProbe } from "./probe_process.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -156,6 +157,34 @@ async function sshHostKeys(): Promise<string[]> {
   }
 }
 
+// The entries of /etc that others may not read: a file without the read bit for others, a folder without read or
+// search for others (not entered). Private by the system's own convention (TLS and ssh host keys, keytabs, VPN,
+// network and database credentials, a service's tokens), whatever the names above list; the read view shows /etc,
+// so a command of a server running as their owner (or in their group) would read them. Listed by find(1) in a child
+// process, as the server's runtime may not read /etc at all (`deno task serve`'s flags), while the sandbox shows it
+// whole. Each entry is its type (`d` or `f`) and path, then a NUL; a link is judged where it leads, if that is shown.
+const PRIVATE_ETC_SCRIPT =
+  "command -v find >/dev/null || exit 127; find /etc -xdev \\( -type d ! -perm -o=rx -prune -printf '%y%p\\0' \\) " +
+  "-o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) 2>/dev/null | cat >&2";
+
+/** The private entries of /etc (see `PRIVATE_ETC_SCRIPT`), or undefined when find(1) could not list them. */
+async function privateEtcEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
+  const probe = await runProbe("/bin/sh", ["-c", PRIVATE_ETC_SCRIPT], 5_000);
+  if (!probe.ok) return undefined;
+  const folders: string[] = [];
+  const files: string[] = [];
+  for (const line of probe.message.split("\0")) {
+    const type = line[0];
+    const found = line.slice(1);
+    if ((type !== "d" && type !== "f") || !found.startsWith("/etc/")) continue;
+    // A name that is not UTF-8 does not come back as itself: its folder is masked instead (unless that is /etc).
+    const entry = found.includes("\uFFFD") ? path.dirname(found) : found;
+    if (entry === "/etc" || entry.includes("\uFFFD")) continue;
+    (entry !== found || type === "d" ? folders : files).push(entry);
+  }
+  return { folders, files };
+}
+
 /** What the secret masks are, for {@linkcode secretMounts} and the documentation. */
 export interface SecretMasks {
   /** Folders replaced by an empty read-only folder. */
@@ -170,8 +199,9 @@ export interface SecretMasks {
  * The masks that apply on this machine: every existing folder of
  * {@linkcode MASKED_FOLDERS}, every home folder named in `/etc/passwd` (but
  * not system folders), the caller's home, every existing file of
- * {@linkcode MASKED_FILES} and the ssh host keys. Folders that are symlinks
- * are masked at their target.
+ * {@linkcode MASKED_FILES}, the ssh host keys, and every file and folder of
+ * `/etc` that others may not read. Folders that are symlinks are masked at
+ * their target.
  */
 export function secretMasks(): Promise<SecretMasks> {
   // Looked up again after a few seconds: the folders of a machine rarely change,
@@ -201,8 +231,12 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
     if (real === "/" || SYSTEM_FOLDERS.some((system) => isWithin(system, real))) continue;
     if (kind(real) === "dir") folders.add(real);
   }
-  const files: string[] = [];
+  // Without find(1) the lists above stand alone, as the names they know are all that is known then.
+  const privateEtc = await privateEtcEntries();
+  for (const folder of privateEtc?.folders ?? []) folders.add(folder);
+  const files: string[] = [...privateEtc?.files ?? []];
   for (const file of [...MASKED_FILES, ...await sshHostKeys()]) {
+    if (files.includes(file)) continue;
     try {
       if ((await fsp.lstat(file)).isFile()) files.push(file);
     } catch (error) {

@@ -7,7 +7,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
@@ -96,6 +96,53 @@ describe("the server's own files under the sandbox", {
     assert.match(text, /public/);
     // The audit is written all the same.
     assert.match(await readFile(audit, "utf8"), /bash/);
+  });
+});
+
+describe("private files of /etc under the narrow flags", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
+}, () => {
+  test("a command reads no file or folder of /etc that others may not read, though the server cannot list /etc", {
+    timeout: 90_000,
+  }, async () => {
+    // `main.ts flags` gives the server no read of /etc, so the masks it made by name found nothing to mask but
+    // /etc/shadow: a command read a TLS key planted in /etc/ssl/private and /etc/gshadow. Private entries are now
+    // found by find(1) in a child process, whatever the server may read.
+    const etc = await mkdtemp("/etc/toolfence-private-");
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-private-etc-"));
+    const secret = "PRIVATE-KEY-planted-by-toolfence-test";
+    await chmod(etc, 0o755);
+    await writeFile(join(etc, "key.pem"), secret, { mode: 0o600 });
+    await writeFile(join(etc, "group.key"), secret, { mode: 0o640 });
+    await mkdir(join(etc, "private"), { mode: 0o700 });
+    await writeFile(join(etc, "private", "inside.txt"), secret, { mode: 0o644 });
+    await mkdir(join(etc, "listable"), { mode: 0o751 });
+    await writeFile(join(etc, "listable", "inside.txt"), secret, { mode: 0o644 });
+    await writeFile(join(etc, "public.conf"), "public setting\n", { mode: 0o644 });
+    const server = await startRawServer(workspace, {
+      groups: "cmd",
+      args: ["--auto-confirm", "--sandbox", "required"],
+    });
+    try {
+      const reply = await server.request("tools/call", {
+        name: "bash",
+        arguments: {
+          command: `cat ${etc}/key.pem ${etc}/group.key ${etc}/private/inside.txt ${etc}/listable/inside.txt; ` +
+            `ls ${etc}/private ${etc}/listable; cat ${etc}/public.conf /etc/gshadow; echo done`,
+        },
+      }, 60_000);
+      const text = JSON.stringify(callOutput(reply));
+      assert.match(text, /public setting/, text);
+      assert.match(text, /done/, text);
+      assert.doesNotMatch(text, /PRIVATE-KEY/, text);
+      assert.doesNotMatch(text, /inside\.txt\\n/, `a private folder was listed: ${text}`);
+      assert.doesNotMatch(text, /root:[*!]/, `/etc/gshadow was read: ${text}`);
+    } finally {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(etc, { recursive: true, force: true });
+    }
   });
 });
 
