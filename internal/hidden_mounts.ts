@@ -9,10 +9,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
-import { walkListed } from "./_runtime_fs.ts";
+import { entriesIn, walkListed } from "./_runtime_fs.ts";
 import { linkedInodes, otherNames } from "./hidden_aliases.ts";
 import { globBase, pathGlobMatcher } from "./path_globs.ts";
 import { isWithin } from "./paths.ts";
+import { probeOutput } from "./probe_process.ts";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 // A workspace (or a folder outside it an absolute glob names) with more
 // entries than this cannot be walked before each command; the command is
@@ -36,16 +38,18 @@ export interface HiddenMounts {
  * {@linkcode pathGlobMatcher} does, letter case ignored): relative globs and
  * absolute ones under `root`, by a walk of `root`; absolute globs elsewhere,
  * by a walk of the folder each names (its part before the first glob
- * character) where it lies in `view`, the folders the sandbox shows. A file
- * of the workspace that is another name of a denied file (a hard link) is
- * hidden as the file is ({@linkcode otherNames}). Not public API.
+ * character) where it lies in `view`, the folders the sandbox shows (or as
+ * `listed` gives a folder the runtime may not list: {@linkcode listOutside}).
+ * A file of the workspace that is another name of a denied file (a hard link)
+ * is hidden as the file is ({@linkcode otherNames}). Not public API.
  */
 export function hiddenMountArgs(
   root: string,
   globs: readonly string[],
   view: readonly string[] = [],
+  listed: ReadonlyMap<string, ChildListing> = new Map(),
 ): HiddenMounts {
-  const covered = deniedEntries(root, globs, view);
+  const covered = deniedEntries(root, globs, view, listed);
   if (covered.size === 0) return { pins: [], covers: [] };
   const inWorkspace = new Map([...covered].filter(([abs]) => abs.startsWith(`${root}/`)));
   const aliases = otherNames(root, linkedInodes(inWorkspace), covered);
@@ -78,6 +82,7 @@ export function deniedEntries(
   root: string,
   globs: readonly string[],
   view: readonly string[] = [],
+  listed: ReadonlyMap<string, ChildListing> = new Map(),
 ): Map<string, boolean> {
   const covered = new Map<string, boolean>();
   const relative = globs.filter((glob) => !glob.startsWith("/"));
@@ -90,8 +95,93 @@ export function deniedEntries(
     if (shown(abs)) covered.set(abs, dir);
   };
   walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover);
-  for (const start of outsideStarts(absolute, root, view)) walk(start, root, matchAbs, cover);
+  for (const start of outsideStarts(absolute, root, view)) {
+    const listing = listed.get(start);
+    if (listing) coverListed(listing, root, matchAbs, cover);
+    else walk(start, root, matchAbs, cover);
+  }
   return covered;
+}
+
+/** The entries under a folder as find(1) listed them in a child process (see {@linkcode listOutside}). */
+export interface ChildListing {
+  /** Each entry below the folder, parents before their children. */
+  entries: readonly { abs: string; type: "d" | "f" | "l" | "other"; target?: string; targetIsFolder?: boolean }[];
+}
+
+// A listing's fields, each ended by a NUL: the entry's type and its target's type (find's %y%Y), its path, and
+// a link's text (empty for others).
+const LIST_SCRIPT = 'command -v find >/dev/null || exit 127; find "$1" -xdev -mindepth 1 ' +
+  "-printf '%y%Y\\0%p\\0%l\\0' 2>/dev/null; exit 0";
+
+/**
+ * Listings, by find(1) in a child process, of the folders outside `root`
+ * that {@linkcode hiddenMountArgs} walks for the absolute `globs` and that
+ * the runtime may not list itself (a server under narrow `--allow-read`
+ * flags, whose sandbox still shows `/etc`). A folder that the child cannot
+ * list either is given as an error: the sandbox would show what it cannot
+ * judge. Not public API.
+ */
+export async function listOutside(
+  root: string,
+  globs: readonly string[],
+  view: readonly string[],
+): Promise<Map<string, ChildListing>> {
+  const listed = new Map<string, ChildListing>();
+  for (const start of outsideStarts(globs.filter((glob) => glob.startsWith("/")), root, view)) {
+    try {
+      entriesIn(start);
+      continue;
+    } catch (error) {
+      if (!isRuntimePermissionError(error)) continue;
+    }
+    const text = await probeOutput("/bin/sh", ["-c", LIST_SCRIPT, "sh", start], 10_000);
+    if (text === undefined) throw unlisted(start);
+    const fields = text.split("\0");
+    const entries: ChildListing["entries"][number][] = [];
+    for (let i = 0; i + 2 < fields.length; i += 3) {
+      const [types, abs, target] = [fields[i], fields[i + 1], fields[i + 2]];
+      if (entries.length >= MAX_ENTRIES) throw tooMany(start);
+      const type = types[0] === "d" || types[0] === "f" || types[0] === "l" ? types[0] : "other";
+      entries.push(
+        type === "l" && target !== ""
+          ? {
+            abs,
+            type,
+            target: path.resolve(path.dirname(abs), target),
+            ...(types[1] === "d" || types[1] === "f" ? { targetIsFolder: types[1] === "d" } : {}),
+          }
+          : { abs, type },
+      );
+    }
+    listed.set(start, { entries });
+  }
+  return listed;
+}
+
+// The walk of a child's listing: as `walk`, an entry under a covered or skipped folder is not looked at.
+function coverListed(
+  listing: ChildListing,
+  root: string,
+  denied: (abs: string) => boolean,
+  cover: (abs: string, dir: boolean) => void,
+): void {
+  const closed: string[] = [];
+  for (const entry of listing.entries) {
+    if (closed.some((folder) => entry.abs.startsWith(`${folder}/`))) continue;
+    if (entry.abs === root) {
+      closed.push(entry.abs);
+      continue;
+    }
+    if (!denied(entry.abs)) continue;
+    if (entry.type === "d") closed.push(entry.abs);
+    if (entry.type === "d" || entry.type === "f") cover(entry.abs, entry.type === "d");
+    // A link is covered where it leads (as far as its own text says), as a folder when that is one; a dangling
+    // one leads nowhere to see.
+    else if (entry.type === "l" && entry.target !== undefined && entry.targetIsFolder !== undefined) {
+      cover(entry.target, entry.targetIsFolder);
+    }
+  }
 }
 
 // The folders to walk for the absolute globs outside the workspace: where each glob's matches lie (a literal
@@ -136,6 +226,14 @@ function walk(
     }
     return false;
   });
+}
+
+function unlisted(start: string): ToolError {
+  return new ToolError(
+    `${start} cannot be listed to hide the policy's denied paths there from the sandbox (the server may not read ` +
+      "it, and find(1) did not list it)",
+    { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root: start } },
+  );
 }
 
 function tooMany(start: string): ToolError {

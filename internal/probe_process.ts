@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 
 interface DenoCommandLike {
   Command: new (file: string, options: Record<string, unknown>) => {
-    output(): Promise<{ success: boolean; stderr: Uint8Array }>;
+    output(): Promise<{ success: boolean; stdout: Uint8Array; stderr: Uint8Array }>;
   };
 }
 
@@ -60,6 +60,45 @@ export async function runProbe(
       );
     } catch (error) {
       resolve({ ok: false, message: (error as Error).message });
+    }
+  });
+}
+
+/**
+ * Runs `file` with `args`, no input, for at most `timeoutMs`, and returns what
+ * it wrote to its standard output (decoded as UTF-8, not trimmed), or
+ * undefined when it could not run, failed or ran out of time; never throws.
+ */
+export async function probeOutput(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const deno = (globalThis as unknown as { Deno?: DenoCommandLike }).Deno;
+  if (typeof deno?.Command === "function") {
+    try {
+      const out = await new deno.Command(file, {
+        args: [...args],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+        signal: AbortSignal.timeout(timeoutMs),
+      }).output();
+      return out.success ? new TextDecoder().decode(out.stdout) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return await new Promise((resolve) => {
+    try {
+      execFile(
+        file,
+        [...args],
+        { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+        (error, stdout) => resolve(error === null ? stdout : undefined),
+      );
+    } catch {
+      resolve(undefined);
     }
   });
 }

@@ -24,7 +24,7 @@ import {
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
-import { runProbe } from "./probe_process.ts";
+import { probeOutput } from "./probe_process.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -165,15 +165,15 @@ async function sshHostKeys(): Promise<string[]> {
 // whole. Each entry is its type (`d` or `f`) and path, then a NUL; a link is judged where it leads, if that is shown.
 const PRIVATE_ETC_SCRIPT =
   "command -v find >/dev/null || exit 127; find /etc -xdev \\( -type d ! -perm -o=rx -prune -printf '%y%p\\0' \\) " +
-  "-o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) 2>/dev/null | cat >&2";
+  "-o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) 2>/dev/null; exit 0";
 
 /** The private entries of /etc (see `PRIVATE_ETC_SCRIPT`), or undefined when find(1) could not list them. */
 async function privateEtcEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
-  const probe = await runProbe("/bin/sh", ["-c", PRIVATE_ETC_SCRIPT], 5_000);
-  if (!probe.ok) return undefined;
+  const listed = await probeOutput("/bin/sh", ["-c", PRIVATE_ETC_SCRIPT], 5_000);
+  if (listed === undefined) return undefined;
   const folders: string[] = [];
   const files: string[] = [];
-  for (const line of probe.message.split("\0")) {
+  for (const line of listed.split("\0")) {
     const type = line[0];
     const found = line.slice(1);
     if ((type !== "d" && type !== "f") || !found.startsWith("/etc/")) continue;

@@ -23,6 +23,7 @@ import {
   hiddenMountArgs,
   isAbsoluteClean,
   isWithin,
+  listOutside,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
@@ -614,11 +615,15 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     );
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   try {
+    const view = [...SYSTEM_READ_VIEW, ...readable];
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
-      ? hiddenMountArgs(path.normalize(options.workspace), options.hiddenPaths, [
-        ...SYSTEM_READ_VIEW,
-        ...readable,
-      ])
+      ? hiddenMountArgs(
+        path.normalize(options.workspace),
+        options.hiddenPaths,
+        view,
+        // Folders of the view the runtime may not list (narrow --allow-read) are listed by a child process.
+        await listOutside(path.normalize(options.workspace), options.hiddenPaths, view),
+      )
       : { pins: [], covers: [] };
     const wrapped = [
       status.path,

@@ -146,6 +146,51 @@ describe("private files of /etc under the narrow flags", {
   });
 });
 
+describe("the policy's denied paths in /etc under the narrow flags", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
+}, () => {
+  test("a command reads none of them, though the server cannot list /etc", { timeout: 90_000 }, async () => {
+    // The sandbox walked the folders absolute deny globs name to cover what they match; a folder the server's
+    // runtime may not list was skipped as one nobody may read, so under `main.ts flags` a command read all of these.
+    const etc = await mkdtemp("/etc/toolfence-denied-");
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-denied-etc-"));
+    const secret = "DENIED-planted-by-toolfence-test";
+    await chmod(etc, 0o755);
+    await writeFile(join(etc, "app.conf"), secret, { mode: 0o644 });
+    await mkdir(join(etc, "dir"), { mode: 0o755 });
+    await writeFile(join(etc, "dir", "inside.conf"), secret, { mode: 0o644 });
+    await writeFile(join(etc, "a.secret"), secret, { mode: 0o644 });
+    await writeFile(join(etc, "target.txt"), secret, { mode: 0o644 });
+    await symlink(join(etc, "target.txt"), join(etc, "link.secret"));
+    await writeFile(join(etc, "public.conf"), "public setting\n", { mode: 0o644 });
+    await writeFile(
+      join(workspace, "toolfence.json"),
+      JSON.stringify({ paths: { deny: [join(etc, "app.conf"), join(etc, "dir"), join(etc, "*.secret")] } }),
+    );
+    const server = await startRawServer(workspace, {
+      groups: "cmd",
+      args: ["--auto-confirm", "--sandbox", "required"],
+    });
+    try {
+      const reply = await server.request("tools/call", {
+        name: "bash",
+        arguments: {
+          command: `X=${etc}; cat $X/app.conf $X/dir/inside.conf $X/a.secret $X/target.txt $X/public.conf; echo done`,
+        },
+      }, 60_000);
+      const text = JSON.stringify(callOutput(reply));
+      assert.match(text, /public setting/, text);
+      assert.match(text, /done/, text);
+      assert.doesNotMatch(text, /DENIED-planted/, text);
+    } finally {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(etc, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the audit log of a stdio server in its own workspace", {
   timeout: 120_000,
   skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap"),
