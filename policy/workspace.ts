@@ -13,7 +13,7 @@ import path from "node:path";
 import process from "node:process";
 import { ToolError, UsageError } from "@toolfence/core";
 import { isWithin, quickLstat } from "@toolfence/internal";
-import { type FolderPin, inFolder, requireRoot } from "@toolfence/internal";
+import { type FolderPin, inFolder, removeConfined, requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
 import { isRuntimePermissionError, queryRuntimePermission, runtimeFlag, systemTempFolder } from "@toolfence/internal";
 
@@ -329,7 +329,9 @@ export class Workspace {
     this.#tempDir = undefined;
     if (this.#tempDirFd !== undefined) fs.closeSync(this.#tempDirFd);
     this.#tempDirFd = undefined;
-    await fsp.rm(dir, { recursive: true, force: true });
+    // Removed without following a link at any depth: commands wrote there, and one a session's close did not end
+    // (a daemon where no cgroup holds them) could swap a folder for a link to another while it goes.
+    await removeConfined(dir);
   }
 
   /**

@@ -7,6 +7,7 @@ import { type ToolError, UsageError } from "../../core/errors.ts";
 import { openReadConfined } from "../../internal/confined_fs.ts";
 import { Workspace } from "../../policy/workspace.ts";
 import { exists, type Layout, makeLayout, rejectsWith } from "./_fixtures.ts";
+import { whileSwappedForLink } from "../_link_swapper.ts";
 
 let L: Layout;
 let ws: Workspace;
@@ -367,5 +368,28 @@ describe("Workspace lifecycle", () => {
     assert.equal(ws.relative(path.join(L.workdir, "sub", "a.txt")), "sub/a.txt");
     assert.equal(ws.relative(L.workdir), ".");
     assert.equal(ws.relative(path.join(L.secrets, "x")), path.join(L.secrets, "x"));
+  });
+});
+
+describe("Workspace.dispose against a racer", () => {
+  test("a folder of the temp dir swapped for a link while it goes never takes a file outside with it", {
+    timeout: 120_000,
+  }, async () => {
+    // Commands write in the temp dir, and one the session's close did not end could swap a folder there for a
+    // link while the dir is removed; a removal that lists and unlinks by path follows it.
+    const outside = path.join(L.root, "outside-of-temp");
+    await fsp.mkdir(outside);
+    const names = Array.from({ length: 200 }, (_, i) => `keep-${i}.txt`);
+    for (const name of names) await fsp.writeFile(path.join(outside, name), "keep\n");
+    for (let round = 0; round < 12; round++) {
+      const inner = new Workspace(L.workdir, { tempParent: L.tempParent });
+      const temp = await inner.tempDir();
+      const sub = path.join(temp, "sub");
+      await fsp.mkdir(sub);
+      for (const name of names) await fsp.writeFile(path.join(sub, name), "temp\n");
+      await whileSwappedForLink(temp, "sub", outside, () => inner.dispose().catch(() => {}));
+      await fsp.rm(temp, { recursive: true, force: true });
+      assert.deepEqual((await fsp.readdir(outside)).sort(), [...names].sort(), `round ${round}`);
+    }
   });
 });
