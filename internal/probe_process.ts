@@ -21,28 +21,26 @@ export interface ProbeOutcome {
   message: string;
 }
 
-/** Runs `file` with `args`, no input, for at most `timeoutMs`; never throws. */
-export async function runProbe(
+// One run to its end, with its output as text: `ok` false when it could not run, failed or ran out of time.
+async function runToEnd(
   file: string,
   args: readonly string[],
   timeoutMs: number,
-): Promise<ProbeOutcome> {
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   const deno = (globalThis as unknown as { Deno?: DenoCommandLike }).Deno;
   if (typeof deno?.Command === "function") {
     try {
       const out = await new deno.Command(file, {
         args: [...args],
         stdin: "null",
-        stdout: "null",
+        stdout: "piped",
         stderr: "piped",
         signal: AbortSignal.timeout(timeoutMs),
       }).output();
-      return {
-        ok: out.success,
-        message: new TextDecoder().decode(out.stderr).trim(),
-      };
+      const text = new TextDecoder();
+      return { ok: out.success, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
     } catch (error) {
-      return { ok: false, message: (error as Error).message };
+      return { ok: false, stdout: "", stderr: (error as Error).message };
     }
   }
   return await new Promise((resolve) => {
@@ -50,18 +48,23 @@ export async function runProbe(
       execFile(
         file,
         [...args],
-        { timeout: timeoutMs },
-        (error, _stdout, stderr) => {
-          resolve({
-            ok: error === null,
-            message: String(stderr).trim() || (error?.message ?? ""),
-          });
-        },
+        { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+        (error, stdout, stderr) => resolve({ ok: error === null, stdout, stderr: stderr || (error?.message ?? "") }),
       );
     } catch (error) {
-      resolve({ ok: false, message: (error as Error).message });
+      resolve({ ok: false, stdout: "", stderr: (error as Error).message });
     }
   });
+}
+
+/** Runs `file` with `args`, no input, for at most `timeoutMs`; never throws. */
+export async function runProbe(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
+  const run = await runToEnd(file, args, timeoutMs);
+  return { ok: run.ok, message: run.stderr.trim() };
 }
 
 /**
@@ -74,31 +77,6 @@ export async function probeOutput(
   args: readonly string[],
   timeoutMs: number,
 ): Promise<string | undefined> {
-  const deno = (globalThis as unknown as { Deno?: DenoCommandLike }).Deno;
-  if (typeof deno?.Command === "function") {
-    try {
-      const out = await new deno.Command(file, {
-        args: [...args],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-        signal: AbortSignal.timeout(timeoutMs),
-      }).output();
-      return out.success ? new TextDecoder().decode(out.stdout) : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  return await new Promise((resolve) => {
-    try {
-      execFile(
-        file,
-        [...args],
-        { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
-        (error, stdout) => resolve(error === null ? stdout : undefined),
-      );
-    } catch {
-      resolve(undefined);
-    }
-  });
+  const run = await runToEnd(file, args, timeoutMs);
+  return run.ok ? run.stdout : undefined;
 }

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { type Replica, startReplica, stopReplica } from "./_fleet.ts";
 import { connect, startServer, textOf, writeTokens } from "./_http_harness.ts";
@@ -99,69 +99,35 @@ describe("the server's own files under the sandbox", {
   });
 });
 
-describe("private files of /etc under the narrow flags", {
-  timeout: 120_000,
-  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
-}, () => {
-  test("a command reads no file or folder of /etc that others may not read, though the server cannot list /etc", {
-    timeout: 90_000,
-  }, async () => {
-    // `main.ts flags` gives the server no read of /etc, so the masks it made by name found nothing to mask but
-    // /etc/shadow: a command read a TLS key planted in /etc/ssl/private and /etc/gshadow. Private entries are now
-    // found by find(1) in a child process, whatever the server may read.
-    const etc = await mkdtemp("/etc/toolfence-private-");
-    const workspace = await mkdtemp(join(tmpdir(), "toolfence-private-etc-"));
-    const secret = "PRIVATE-KEY-planted-by-toolfence-test";
-    await chmod(etc, 0o755);
-    await writeFile(join(etc, "key.pem"), secret, { mode: 0o600 });
-    await writeFile(join(etc, "group.key"), secret, { mode: 0o640 });
-    await mkdir(join(etc, "private"), { mode: 0o700 });
-    await writeFile(join(etc, "private", "inside.txt"), secret, { mode: 0o644 });
-    await mkdir(join(etc, "listable"), { mode: 0o751 });
-    await writeFile(join(etc, "listable", "inside.txt"), secret, { mode: 0o644 });
-    await writeFile(join(etc, "public.conf"), "public setting\n", { mode: 0o644 });
-    const server = await startRawServer(workspace, {
-      groups: "cmd",
-      args: ["--auto-confirm", "--sandbox", "required"],
-    });
-    try {
-      const reply = await server.request("tools/call", {
-        name: "bash",
-        arguments: {
-          command: `cat ${etc}/key.pem ${etc}/group.key ${etc}/private/inside.txt ${etc}/listable/inside.txt; ` +
-            `ls ${etc}/private ${etc}/listable; cat ${etc}/public.conf /etc/gshadow; echo done`,
-        },
-      }, 60_000);
-      const text = JSON.stringify(callOutput(reply));
-      assert.match(text, /public setting/, text);
-      assert.match(text, /done/, text);
-      assert.doesNotMatch(text, /PRIVATE-KEY/, text);
-      assert.doesNotMatch(text, /inside\.txt\\n/, `a private folder was listed: ${text}`);
-      assert.doesNotMatch(text, /root:[*!]/, `/etc/gshadow was read: ${text}`);
-    } finally {
-      await server.close();
-      await rm(workspace, { recursive: true, force: true });
-      await rm(etc, { recursive: true, force: true });
-    }
-  });
-});
-
-describe("the policy's denied paths in /etc under the narrow flags", {
+describe("private and denied files of /etc under the narrow flags", {
   timeout: 120_000,
   skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
 }, () => {
   test("a command reads none of them, though the server cannot list /etc", { timeout: 90_000 }, async () => {
-    // The sandbox walked the folders absolute deny globs name to cover what they match; a folder the server's
-    // runtime may not list was skipped as one nobody may read, so under `main.ts flags` a command read all of these.
-    const etc = await mkdtemp("/etc/toolfence-denied-");
-    const workspace = await mkdtemp(join(tmpdir(), "toolfence-denied-etc-"));
-    const secret = "DENIED-planted-by-toolfence-test";
+    // `main.ts flags` gives the server no read of /etc. The masks it made by name found nothing to mask but
+    // /etc/shadow, and the walk that covers what an absolute deny glob matches skipped every folder of /etc as one
+    // nobody may read: a command read a key planted in /etc/ssl/private, /etc/gshadow, and each denied file below.
+    // Both are now found by find(1) in a child process, whatever the server may read.
+    const etc = await mkdtemp("/etc/toolfence-private-");
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-private-etc-"));
+    const secret = "SECRET-planted-by-toolfence-test";
     await chmod(etc, 0o755);
-    await writeFile(join(etc, "app.conf"), secret, { mode: 0o644 });
-    await mkdir(join(etc, "dir"), { mode: 0o755 });
-    await writeFile(join(etc, "dir", "inside.conf"), secret, { mode: 0o644 });
-    await writeFile(join(etc, "a.secret"), secret, { mode: 0o644 });
-    await writeFile(join(etc, "target.txt"), secret, { mode: 0o644 });
+    const plant = async (name: string, mode = 0o644) => {
+      await mkdir(join(etc, dirname(name)), { recursive: true });
+      await writeFile(join(etc, name), secret, { mode });
+    };
+    // Private by their modes: a file others may not read, a folder others may not enter, one they may not list.
+    await plant("key.pem", 0o600);
+    await plant("group.key", 0o640);
+    await plant("private/inside.txt");
+    await chmod(join(etc, "private"), 0o700);
+    await plant("listable/inside.txt");
+    await chmod(join(etc, "listable"), 0o751);
+    // Denied by the policy: a file, a folder, a glob's match, and a link matching it (covered where it leads).
+    await plant("app.conf");
+    await plant("dir/inside.conf");
+    await plant("a.secret");
+    await plant("target.txt");
     await symlink(join(etc, "target.txt"), join(etc, "link.secret"));
     await writeFile(join(etc, "public.conf"), "public setting\n", { mode: 0o644 });
     await writeFile(
@@ -176,13 +142,17 @@ describe("the policy's denied paths in /etc under the narrow flags", {
       const reply = await server.request("tools/call", {
         name: "bash",
         arguments: {
-          command: `X=${etc}; cat $X/app.conf $X/dir/inside.conf $X/a.secret $X/target.txt $X/public.conf; echo done`,
+          command: `X=${etc}; cat $X/key.pem $X/group.key $X/private/inside.txt $X/listable/inside.txt ` +
+            "$X/app.conf $X/dir/inside.conf $X/a.secret $X/target.txt; ls $X/private $X/listable; " +
+            "cat $X/public.conf /etc/gshadow; echo done",
         },
       }, 60_000);
       const text = JSON.stringify(callOutput(reply));
       assert.match(text, /public setting/, text);
       assert.match(text, /done/, text);
-      assert.doesNotMatch(text, /DENIED-planted/, text);
+      assert.doesNotMatch(text, /SECRET-planted/, text);
+      assert.doesNotMatch(text, /inside\.txt\\n/, `a private folder was listed: ${text}`);
+      assert.doesNotMatch(text, /root:[*!]/, `/etc/gshadow was read: ${text}`);
     } finally {
       await server.close();
       await rm(workspace, { recursive: true, force: true });
