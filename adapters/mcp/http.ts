@@ -188,9 +188,10 @@ interface OpenSession {
   /**
    * The requests in flight, by id (as a string: `1` and `"1"` are one id here,
    * since the call ids made of them would be), each marked whether it is a tool
-   * call: the limit counts calls, and an id in flight cannot be used again.
+   * call (the limit counts calls, and an id in flight cannot be used again),
+   * with the id as the request spelled it (the SDK cancels by the exact id).
    */
-  inflight: Map<string, "call" | "other">;
+  inflight: Map<string, { kind: "call" | "other"; id: RequestId }>;
   /** Frees the slot of a request that was answered or cancelled. */
   release(id: RequestId): void;
   /** Resolves once every call of the session has been answered (the answer handed to the transport). */
@@ -761,11 +762,17 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return open;
   }
 
-  // The request a notifications/cancelled names, when it is one of the session's requests in flight.
+  // The request a notifications/cancelled names, when it is one of the session's requests in flight, by the id that
+  // request was sent with; the notification is made to name it so. The SDK finds the call to stop by the exact id:
+  // a cancellation of `"1"` for the request `1` freed its slot while the call ran on to the end (past the limit on
+  // calls in flight, a command finishing what its client had stopped).
   function cancelledInFlight(open: OpenSession, message: JSONRPCMessage): RequestId | undefined {
     if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
-    const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-    return (typeof id === "string" || typeof id === "number") && open.inflight.has(String(id)) ? id : undefined;
+    const params = message.params as { requestId?: unknown } | undefined;
+    const id = params?.requestId;
+    const sent = (typeof id === "string" || typeof id === "number") ? open.inflight.get(String(id))?.id : undefined;
+    if (sent !== undefined && sent !== id) params!.requestId = sent;
+    return sent;
   }
 
   // A cancelled request gets no answer (the specification's cancellation), so the transport, which ends a request's
@@ -809,13 +816,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     const refused = checkCall(open, identity, message);
     if (refused) return refused;
-    open.inflight.set(String(message.id), message.method === "tools/call" ? "call" : "other");
+    open.inflight.set(String(message.id), { kind: message.method === "tools/call" ? "call" : "other", id: message.id });
     return undefined;
   }
 
   function callsInFlight(open: OpenSession): number {
     let calls = 0;
-    for (const kind of open.inflight.values()) if (kind === "call") calls++;
+    for (const { kind } of open.inflight.values()) if (kind === "call") calls++;
     return calls;
   }
 

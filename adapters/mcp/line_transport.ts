@@ -159,8 +159,9 @@ export class LineTransport implements Transport {
   #pieces: Uint8Array[] = [];
   #length = 0;
   #oversize: { scanner: IdScanner; bytes: number } | undefined;
-  // By id as a string: `1` and `"1"` are one id here, since the call ids made of them would be.
-  #inFlight = new Set<string>();
+  // By id as a string: `1` and `"1"` are one id here, since the call ids made of them would be; each with the id as
+  // the request spelled it, which the SDK keys its cancellations by.
+  #inFlight = new Map<string, RequestId>();
   // The id of the `initialize` request, and the protocol version the server answered it with: a client of
   // BATCH_PROTOCOL_VERSION may send batches.
   #initializeId: string | undefined;
@@ -406,7 +407,7 @@ export class LineTransport implements Transport {
       this.onerror?.(new Error(`Dropped ${frame.reason}`));
       return;
     }
-    const message = frame.message;
+    let message = frame.message;
     if ("method" in message && "id" in message) {
       const key = String(message.id);
       if (this.#inFlight.has(key)) {
@@ -424,14 +425,21 @@ export class LineTransport implements Transport {
         }
         this.#initializeId = key;
       }
-      this.#inFlight.add(key);
+      this.#inFlight.set(key, message.id);
       if (batch !== undefined) {
         batch.waiting.add(key);
         this.#batchOf.set(key, batch);
       }
     } else if ("method" in message && message.method === "notifications/cancelled") {
-      // A cancelled request gets no answer, so its id is free again.
-      const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      // A cancelled request gets no answer, so its id is free again. It is cancelled by the id it was sent with: the
+      // SDK finds the call to stop by the exact id, and a cancellation of `"1"` for the request `1` freed the id while
+      // the call ran on to the end (a command finishing what its client had stopped) and a new request took the id.
+      const params = message.params as { requestId?: RequestId } | undefined;
+      const cancelled = params?.requestId;
+      const sent = cancelled === undefined ? undefined : this.#inFlight.get(String(cancelled));
+      if (sent !== undefined && sent !== cancelled) {
+        message = { ...message, params: { ...params, requestId: sent } } as JSONRPCMessage;
+      }
       if (cancelled !== undefined) void this.#settled(cancelled);
     }
     try {

@@ -3,6 +3,7 @@
 // and `1` and `"1"` count as one id; over Streamable HTTP (raw requests, so
 // that the ids are ours) and over stdio (main.ts serve, raw lines). Racing:
 // many calls sharing an id, sent at once, never run more than one at a time.
+// A cancellation naming the id in the other spelling stops the call.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -93,6 +94,32 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
       assert.ok(sse(await post(call("c", "datetime")))[0].result);
     },
   );
+
+  test(
+    'a cancellation of "9" stops the call 9: its slot is freed only as the call stops, and the cap still holds',
+    { timeout: 60_000 },
+    async () => {
+      // Before: the slots were freed by "9" while the SDK, which stops calls by the exact id, let 9 run on to its end,
+      // so that four calls ran under a cap of 2.
+      const started = performance.now();
+      const slow = [post(call(9, "sleep", { seconds: 3 })), post(call(10, "sleep", { seconds: 3 }))];
+      await new Promise((done) => setTimeout(done, 200));
+      for (const id of ["9", "10"]) {
+        const cancel = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
+        assert.equal((await post(cancel)).status, 202);
+      }
+      // A cancelled request gets no answer: its stream ends without one, at once.
+      for (const answer of await Promise.all(slow)) {
+        assert.deepEqual(sse(answer).filter((r) => r.result !== undefined), [], answer.text.slice(0, 300));
+      }
+      assert.ok(performance.now() - started < 2500, `the cancelled calls ran ${performance.now() - started} ms`);
+      // Their slots are free because they stopped: two new calls fill the cap, a third is refused.
+      const next = [post(call(11, "sleep", { seconds: 1 })), post(call(12, "sleep", { seconds: 1 }))];
+      await new Promise((done) => setTimeout(done, 200));
+      assert.equal((await post(call(13, "datetime"))).status, 429);
+      for (const answer of await Promise.all(next)) assert.ok(sse(answer)[0].result);
+    },
+  );
 });
 
 describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
@@ -115,5 +142,21 @@ describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
     assert.equal(refused.error?.code, -32600, JSON.stringify(refused));
     const answered = await server.reply(1);
     assert.ok(answered.result, JSON.stringify(answered));
+  });
+
+  test('a cancellation of "3" stops the call 3, which then gives no answer', { timeout: 60_000 }, async () => {
+    // Before: "3" freed the id while the SDK, which stops calls by the exact id, let 3 run on: it answered after 3 s,
+    // beside the answer to a new request that had taken its id meanwhile.
+    await server.write(call(3, "sleep", { seconds: 3 }) + "\n");
+    await new Promise((done) => setTimeout(done, 200));
+    const cancel = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "3" } });
+    await server.write(cancel + "\n");
+    await new Promise((done) => setTimeout(done, 200));
+    await server.write(call(3, "datetime") + "\n");
+    const answered = await server.reply(3);
+    assert.ok(answered.result, JSON.stringify(answered));
+    assert.match(JSON.stringify(answered.result), /iso|time/i);
+    await new Promise((done) => setTimeout(done, 3500));
+    assert.deepEqual(server.replies.filter((r) => r.id === 3).length, 1, JSON.stringify(server.replies.slice(-3)));
   });
 });
