@@ -51,10 +51,23 @@ export class OwnArtifacts implements ArtifactStore {
 
   constructor(readonly shared: ArtifactStore) {}
 
-  async put(content: Uint8Array | string, info?: ArtifactInfo): Promise<ArtifactRef> {
-    const ref = await this.shared.put(content, info);
+  async put(content: Uint8Array | string, info: ArtifactInfo = {}): Promise<ArtifactRef> {
+    const stored = await this.shared.put(content, info);
+    // The store gives the reference of whoever put these bytes first, another tenant's too: its summary (the other
+    // tenant's command line, `whole stdout of bash "cat plans.txt"`), its sensitivity and its provenance. What is
+    // said of the bytes is this session's own.
+    const isText = typeof content === "string";
+    const ref: ArtifactRef = {
+      ...stored,
+      mediaType: info.mediaType ?? (isText ? "text/plain; charset=utf-8" : "application/octet-stream"),
+      encoding: isText ? "utf-8" : "binary",
+      sensitivity: info.sensitivity ?? "normal",
+      summary: info.summary ?? "",
+      required: info.required ?? false,
+      provenanceDigest: info.provenanceDigest ?? null,
+    };
     if (!this.#own.has(ref.id)) this.#own.set(ref.id, ref);
-    return ref;
+    return this.#own.get(ref.id)!;
   }
 
   get(id: string): Promise<Uint8Array | undefined> {

@@ -387,6 +387,33 @@ describe("an artifact store and a policy state in the server's options", () => {
     }
   });
 
+  test("the same bytes put by two tenants are described to each by its own call", { timeout: 60_000 }, async () => {
+    // The store gave the reference of whoever put the bytes first: bob's result and resources/list described his
+    // artifact as `whole stdout of bash "cat alice-plans.txt"`, alice's command line.
+    const alice = await connect(h.server.url, ALICE);
+    const bob = await connect(h.server.url, BOB);
+    try {
+      const lines = Array.from({ length: 150_000 }, (_, i) => `row ${i + 1}`).join("\n");
+      await alice.callTool({ name: "write_file", arguments: { path: "alice-plans.txt", content: lines } });
+      const first = await alice.callTool({ name: "bash", arguments: { command: "cat alice-plans.txt" } });
+      assert.match(JSON.stringify(first.content), /alice-plans\.txt/);
+      await bob.callTool({ name: "write_file", arguments: { path: "same.txt", content: lines } });
+      const second = await bob.callTool({ name: "bash", arguments: { command: "cat same.txt" } });
+      const links = (second.content as { type: string; description?: string }[]).filter((c) =>
+        c.type === "resource_link"
+      );
+      assert.ok(links.length > 0, textOf(second));
+      const listed = await bob.listResources();
+      for (const seen of [JSON.stringify(second), JSON.stringify(listed)]) {
+        assert.doesNotMatch(seen, /alice-plans/);
+        assert.match(seen, /cat same\.txt/);
+      }
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
   test("a command one tenant's person allowed from now on is still asked of another", { timeout: 60_000 }, async () => {
     const alice = await connect(h.server.url, ALICE, { elicit: true });
     const bob = await connect(h.server.url, BOB, { elicit: true });
