@@ -18,6 +18,8 @@
  *   dropped, with the reason passed to `onerror`.
  * - A request whose id is still in flight is refused (`-32600`) rather than
  *   confusing the two calls' answers and cancellations.
+ * - Until an `initialize` has been answered, any request but `initialize` and
+ *   `ping` is refused (`-32000`, as the SDK's HTTP transport refuses it).
  * - A client that negotiated protocol 2025-03-26 may send a JSON-RPC batch (a
  *   line holding an array): its requests are answered in one array once all
  *   are answered (a cancelled one left out), its broken messages' error
@@ -51,6 +53,9 @@ import {
   type JsonRpcErrorReply,
   judgeLine,
 } from "./_jsonrpc_frame.ts";
+
+// The error the SDK's Streamable HTTP transport answers a request with before initialize.
+const SERVER_NOT_INITIALIZED = -32000;
 
 // Requests read in one batch (protocol 2025-03-26), answered in one array.
 interface Batch {
@@ -166,6 +171,8 @@ export class LineTransport implements Transport {
   // BATCH_PROTOCOL_VERSION may send batches.
   #initializeId: string | undefined;
   #protocolVersion: string | undefined;
+  // Whether an initialize has been answered with a result: until then only initialize and ping are served.
+  #initialized = false;
   // The batch each request read in one is part of, by id as a string.
   #batchOf = new Map<string, Batch>();
   #allAnswered: (() => void)[] = [];
@@ -221,6 +228,7 @@ export class LineTransport implements Transport {
         this.#initializeId = undefined;
         if ("result" in message) {
           this.#protocolVersion = (message.result as { protocolVersion?: string }).protocolVersion;
+          this.#initialized = true;
         }
       }
       const batch = this.#batchOf.get(key);
@@ -415,6 +423,16 @@ export class LineTransport implements Transport {
           message.id,
           JSONRPC_ERRORS.invalidRequest,
           `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
+        ));
+        return;
+      }
+      // As over HTTP: a request before the session is initialized is not served. A tool called then ran with no
+      // protocol version or client capabilities agreed.
+      if (!this.#initialized && message.method !== "initialize" && message.method !== "ping") {
+        reply(errorReply(
+          message.id,
+          SERVER_NOT_INITIALIZED,
+          `Server not initialized: send initialize (and wait for its answer) before ${message.method}`,
         ));
         return;
       }

@@ -13,11 +13,75 @@ import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { callOutput, type RawServer, startRawServer } from "../_raw_server.ts";
-import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
+import { spawn } from "node:child_process";
+import { Buffer } from "node:buffer";
+import { fileURLToPath } from "node:url";
+import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
+
+const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "main.ts");
 
 let workspace: string;
 let tempParent: string;
 let server: RawServer;
+
+describe("main.ts serve before initialize", { skip: DENO_PROCESS_ONLY }, () => {
+  test("a request before initialize is refused (-32000) and runs no tool; ping is answered", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: a tools/call sent first ran (write_file made its file), with no protocol version or client capabilities
+    // agreed; over HTTP the same request is refused.
+    const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-pre-")));
+    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    try {
+      const lines: { id?: unknown; result?: unknown; error?: { code: number; message: string } }[] = [];
+      let buffered = "";
+      child.stdout!.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString();
+        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+          lines.push(JSON.parse(buffered.slice(0, nl)));
+          buffered = buffered.slice(nl + 1);
+        }
+      });
+      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
+      const reply = async (id: unknown) => {
+        for (let waited = 0; waited < 30_000; waited += 50) {
+          const found = lines.find((line) => line.id === id);
+          if (found) return found;
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        assert.fail(`no reply to ${id}`);
+      };
+      const write = { name: "write_file", arguments: { path: "early.txt", content: "x" } };
+      send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: write });
+      send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+      send({ jsonrpc: "2.0", id: 3, method: "ping" });
+      for (const id of [1, 2]) {
+        const refused = await reply(id);
+        assert.equal(refused.error?.code, -32000, JSON.stringify(refused));
+        assert.match(refused.error!.message, /not initialized.*initialize/);
+      }
+      assert.deepEqual((await reply(3)).result, {});
+      assert.equal(existsSync(path.join(dir, "early.txt")), false);
+      send({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pre", version: "1" } },
+      });
+      assert.ok((await reply(4)).result);
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: write });
+      assert.ok((await reply(5)).result);
+      assert.equal(existsSync(path.join(dir, "early.txt")), true);
+    } finally {
+      child.stdin!.end();
+      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () => {
   before(async () => {
