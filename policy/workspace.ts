@@ -550,6 +550,8 @@ function checkSyntax(input: string): void {
       recoveryHint: "Remove the NUL byte from the path.",
     });
   }
+  // A UTF-16 code unit takes at most 3 bytes of UTF-8: a short path cannot be too long, and is not encoded to tell.
+  if (input.length * 3 <= MAX_NAME_BYTES) return;
   if (encoder.encode(input).length > MAX_PATH_BYTES) throw tooLong(input);
   for (const name of input.split("/")) {
     if (encoder.encode(name).length > MAX_NAME_BYTES) throw tooLong(input);
