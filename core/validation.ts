@@ -149,7 +149,10 @@ export function validateWithValibot(schema: v.GenericSchema, args: Record<string
 
 // ---------------------------------------------------------------- JSON Schema
 
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false });
+// `validateFormats: false`: Ajv here has no format definitions, so it checked no `format` anyway, but warned
+// through console.warn for each one it compiled (`unknown format "email" ignored ...`); a Standard Schema library's
+// own validation, which runs next, checks its formats.
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false, validateFormats: false });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 /**

@@ -265,3 +265,34 @@ describe("what a tool's schema cannot be", () => {
     assert.match(r.error!, /asynchronously/);
   });
 });
+
+describe("formats", () => {
+  test("a zod or ArkType format (email, date-time, uuid) writes nothing to the console when a call is validated", {
+    timeout: 60_000,
+  }, async (t) => {
+    // Ajv warned `unknown format "email" ignored in schema at path ...` through console.warn on every tool it
+    // compiled: output in the application's console for nothing (the library checks the format itself).
+    const warned: unknown[][] = [];
+    t.mock.method(console, "warn", (...args: unknown[]) => void warned.push(args));
+    t.mock.method(console, "log", (...args: unknown[]) => void warned.push(args));
+    const zodFormats = tool({
+      name: "zod_formats",
+      description: "Formats.",
+      input: z.object({ to: z.email(), at: z.iso.datetime(), id: z.uuid() }),
+      run: ({ to }) => to,
+    });
+    const arkFormats = tool({
+      name: "ark_formats",
+      description: "Formats.",
+      input: type({ to: "string.email", id: "string.uuid" }),
+      run: ({ to }) => to,
+    });
+    const ok = { to: "a@b.co", at: "2024-01-01T00:00:00Z", id: "123e4567-e89b-12d3-a456-426614174000" };
+    assert.equal((await call(zodFormats, ok)).output, "a@b.co");
+    assert.equal((await call(arkFormats, { to: ok.to, id: ok.id })).output, "a@b.co");
+    // The library's own check still refuses a bad value.
+    assert.equal((await call(zodFormats, { ...ok, to: "nobody" })).errorCode, "invalid_arguments");
+    assert.equal((await call(arkFormats, { to: "nobody", id: ok.id })).errorCode, "invalid_arguments");
+    assert.deepEqual(warned, []);
+  });
+});
