@@ -7,6 +7,7 @@
 import type { JsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "./dialect_error.ts";
 import {
+  acceptsAnyValue,
   acceptsNull,
   fail,
   isPlainObject,
@@ -243,7 +244,8 @@ function geminiNode(ctx: WalkContext, input: JsonSchema | boolean, path: string,
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
     const names = Object.keys(properties);
     if (names.length === 0) fail(ctx, path, "an object with no declared properties; Gemini needs at least one");
-    if (isPlainObject(schema.additionalProperties)) {
+    // An open object's extra keys (`{}` from zod and ArkType, absent from valibot) are left out, as Gemini has none.
+    if (isPlainObject(schema.additionalProperties) && !acceptsAnyValue(schema.additionalProperties)) {
       fail(ctx, pointer(path, "additionalProperties"), "an object with named properties and free extra properties");
     }
     out.properties = Object.fromEntries(

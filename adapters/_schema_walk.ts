@@ -78,6 +78,27 @@ export function acceptsNull(root: JsonSchema, schema: JsonSchema | boolean | und
   return Array.isArray(members) && members.some((m) => acceptsNull(root, m));
 }
 
+// Keywords that describe a value without constraining it.
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "examples",
+  "default",
+  "$comment",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+]);
+
+/**
+ * Whether a schema accepts any value: `true`, or one with annotations only
+ * (`{}`, which zod and ArkType write for an open object's extra keys, the
+ * same as valibot's `v.looseObject` leaving `additionalProperties` out).
+ */
+export function acceptsAnyValue(schema: unknown): boolean {
+  return schema === true || (isPlainObject(schema) && Object.keys(schema).every((k) => ANNOTATIONS.has(k)));
+}
+
 /**
  * Whether the schema is a record: an object whose keys are free and whose
  * values all follow one schema (`v.record`), with no named properties.

@@ -17,6 +17,7 @@
 
 import type { JsonSchema } from "@toolfence/core";
 import {
+  acceptsAnyValue,
   acceptsNull,
   deref,
   enumTypes,
@@ -186,10 +187,11 @@ function strictObject(ctx: WalkContext, schema: JsonSchema, out: JsonSchema, pat
   if (names.length === 0 && schema.additionalProperties !== false) {
     fail(ctx, path, "an object with no declared properties; strict mode closes every object");
   }
-  if (isPlainObject(schema.additionalProperties)) {
+  if (isPlainObject(schema.additionalProperties) && !acceptsAnyValue(schema.additionalProperties)) {
     fail(ctx, pointer(path, "additionalProperties"), "an object with named properties and free extra properties");
   }
-  // Open objects (v.looseObject) are closed: the model may send only the declared properties.
+  // Open objects (v.looseObject, z.looseObject's `additionalProperties: {}`) are closed: the model may send only the
+  // declared properties.
   const required = new Set(schema.required ?? []);
   out.properties = {};
   for (const name of names) {

@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { z } from "zod";
 import { type } from "arktype";
 import "../../adapters/dialects.ts";
-import { type AnyTool, tool } from "../../core/tool.ts";
+import { type AnyTool, type ObjectInputSchema, tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
 import type { JsonSchema } from "../../core/schema.ts";
 import { openFence } from "../../policy/fence.ts";
@@ -121,6 +121,41 @@ describe("a record keyed by an enum", () => {
       type: "string",
       enum: ["cpu", "memory"],
     });
+  });
+});
+
+describe("open objects in openai strict mode and gemini", () => {
+  test("zod's looseObject and catchall(unknown) and ArkType's [string]: unknown render as valibot's looseObject does", {
+    timeout: 60_000,
+  }, () => {
+    // zod and ArkType write an open object's extra keys as `additionalProperties: {}`, which accepts any value as
+    // `true` or no keyword does (valibot's v.looseObject): closed for the model like valibot's, not refused as an
+    // object with "free extra properties" of a schema.
+    const render = (name: string, input: ObjectInputSchema) => {
+      const box = new ToolBox().register(tool({ name, description: "T.", input, run: () => "" }));
+      const [chat] = box.schemas("openai-chat") as OpenAIChatTool[];
+      const [entry] = box.schemas("gemini") as GeminiTool[];
+      return { strict: chat.function.parameters, gemini: entry.functionDeclarations[0].parameters };
+    };
+    const expected = render("v_open", v.looseObject({ a: v.string(), o: v.looseObject({ b: v.number() }) }));
+    assert.equal((expected.strict.properties!.o as JsonSchema).additionalProperties, false);
+    for (
+      const [name, input] of [
+        ["z_loose", z.looseObject({ a: z.string(), o: z.looseObject({ b: z.number() }) })],
+        ["z_catchall", z.object({ a: z.string(), o: z.object({ b: z.number() }).catchall(z.unknown()) })],
+        ["a_index", type({ a: "string", o: { b: "number", "[string]": "unknown" } })],
+      ] as const
+    ) {
+      assert.deepEqual(render(name, input), expected, name);
+    }
+    // Extra keys of a given type are still refused: strict mode and Gemini cannot say "these, and any others of X".
+    dialectError(
+      () => render("z_typed", z.object({ o: z.object({ b: z.number() }).catchall(z.string()) })),
+      "openai-chat",
+      "z_typed",
+      "/properties/o/additionalProperties",
+      /free extra properties/,
+    );
   });
 });
 
