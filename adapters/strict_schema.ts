@@ -24,6 +24,7 @@ import {
   fail,
   isPlainObject,
   isRecordSchema,
+  jsonTypeOf,
   note,
   pointer,
   typesOf,
@@ -293,13 +294,28 @@ function isPair(value: unknown): value is { key: string; value: unknown } {
   return isPlainObject(value) && typeof value.key === "string" && "value" in value && Object.keys(value).length === 2;
 }
 
-// Which member of a union a value belongs to, judged by shape only.
-function fits(root: JsonSchema, member: JsonSchema, value: unknown): boolean {
+// Which member of a union a value belongs to, judged by shape only. An array fits a member whose items its values
+// fit, so that a union of a list of strings and a list of objects maps an object's nulls by the objects' schema.
+function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, depth = 0): boolean {
+  if (typeof member === "boolean" || depth > 64) return member !== false;
   const s = deref(root, member);
+  const members = s.anyOf ?? s.oneOf;
+  if (Array.isArray(members)) return members.some((m) => fits(root, m, value, depth + 1));
   const types = typesOf(s);
   if (value === null) return acceptsNull(root, s);
   if (isRecordSchema(s)) return Array.isArray(value) ? value.every(isPair) : isPlainObject(value);
-  if (Array.isArray(value)) return types.includes("array");
+  if (Array.isArray(value)) {
+    if (!types.includes("array")) return false;
+    const items = s.items;
+    return !isPlainObject(items) || value.every((item) => fits(root, items as JsonSchema, item, depth + 1));
+  }
+  if (typeof value !== "object") {
+    if (Array.isArray(s.enum)) return s.enum.includes(value);
+    if ("const" in s) return s.const === value;
+    if (types.length === 0) return true;
+    const type = jsonTypeOf(value);
+    return types.includes(type) || (type === "integer" && types.includes("number"));
+  }
   if (isPlainObject(value)) {
     if (!types.includes("object") && !isPlainObject(s.properties)) return false;
     const properties = (s.properties ?? {}) as Record<string, JsonSchema>;

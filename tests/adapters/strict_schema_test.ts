@@ -144,6 +144,34 @@ describe("fromStrictArguments", () => {
     });
   });
 
+  test("a union of arrays: the member whose items the values fit, not the first array member", {
+    timeout: 60_000,
+  }, async () => {
+    // A list of names or a list of entries: strict mode sends an entry's optional `tag` as null, which only the
+    // second member's items take; mapping it by the first (strings) left the null and refused a valid answer.
+    const targets = tool({
+      name: "targets",
+      description: "Targets.",
+      input: v.object({
+        target: v.union([v.array(v.string()), v.array(v.object({ name: v.string(), tag: v.optional(v.string()) }))]),
+      }),
+      run: (args) => args,
+    });
+    const strictTargets = toStrictSchema(targets.inputSchema, "targets");
+    const answer = { target: [{ name: "a", tag: null }, { name: "b", tag: "t" }] };
+    assert.equal(ajv.validate(strictTargets, answer), true);
+    assert.deepEqual(fromStrictArguments(targets.inputSchema, answer), {
+      target: [{ name: "a" }, { name: "b", tag: "t" }],
+    });
+    assert.deepEqual(fromStrictArguments(targets.inputSchema, { target: ["a", "b"] }), { target: ["a", "b"] });
+    const box = new ToolBox().register(targets);
+    await withSession(async (session) => {
+      const result = await box.call(session, "targets", restoreCall(box, { name: "targets", args: answer }).args);
+      assert.equal(result.status, "success", result.error);
+      assert.deepEqual(result.output, { target: [{ name: "a" }, { name: "b", tag: "t" }] });
+    });
+  });
+
   test("leaves what it does not recognise for validation to judge", { timeout: 60_000 }, () => {
     assert.deepEqual(fromStrictArguments(probe.inputSchema, { path: null, extra: null }), { path: null, extra: null });
     assert.equal(fromStrictArguments(probe.inputSchema, "text"), "text");
