@@ -18,8 +18,10 @@
  *   dropped, with the reason passed to `onerror`.
  * - A request whose id is still in flight is refused (`-32600`) rather than
  *   confusing the two calls' answers and cancellations.
- * - Until an `initialize` has been answered, any request but `initialize` and
- *   `ping` is refused (`-32000`, as the SDK's HTTP transport refuses it).
+ * - Before an `initialize` (read, or answered with a result), any request
+ *   but `initialize` and `ping` is refused (`-32000`, as the SDK's HTTP
+ *   transport refuses it). Requests written right after the `initialize`,
+ *   before its answer (`printf` into the server), are served in turn.
  * - A client that negotiated protocol 2025-03-26 may send a JSON-RPC batch (a
  *   line holding an array): its requests are answered in one array once all
  *   are answered (a cancelled one left out), its broken messages' error
@@ -426,9 +428,12 @@ export class LineTransport implements Transport {
         ));
         return;
       }
-      // As over HTTP: a request before the session is initialized is not served. A tool called then ran with no
-      // protocol version or client capabilities agreed.
-      if (!this.#initialized && message.method !== "initialize" && message.method !== "ping") {
+      // As over HTTP: a request before any initialize is not served. A tool called then ran with no protocol
+      // version or client capabilities agreed. One read after an initialize still in flight is served after it.
+      if (
+        !this.#initialized && this.#initializeId === undefined && message.method !== "initialize" &&
+        message.method !== "ping"
+      ) {
         reply(errorReply(
           message.id,
           SERVER_NOT_INITIALIZED,
