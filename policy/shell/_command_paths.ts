@@ -1306,9 +1306,13 @@ function walkedFrom(word: BashWord): string[] {
  */
 function judgeFollowedLinks(command: string, words: readonly PathWord[], folders: Folders, judge: PathJudge) {
   const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  // A folder an option names is walked too (`diff --to-file=. sub/f`); a file has no links below it.
+  const given = words.filter(({ origin, access }) => origin !== "operand" && access === "read").map(({ word }) => word);
   // An operand known only at run time asks on its own; a pattern is walked from the folder its matches lie in, since
   // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
-  const roots = named.length === 0 ? ["."] : [...new Set(named.flatMap(walkedFrom))];
+  const roots = [
+    ...new Set([...(named.length === 0 ? ["."] : named.flatMap(walkedFrom)), ...given.flatMap(walkedFrom)]),
+  ];
   return roots.flatMap((root) =>
     reachedLinks(root, linksBelow, "read", folders, judge).map((reached): CommandPath => {
       const base = { command, written: root, access: "read" as const, origin: "operand" };

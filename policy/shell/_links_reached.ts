@@ -75,17 +75,19 @@ export function globLinks(base: string, segments: readonly string[]): string[] |
  * The programs that follow every link they meet while walking a folder (to
  * read what lies behind, or to list it), by the options that make them (GNU
  * grep takes abbreviations of its long options; a letter anywhere in a cluster
- * counts, which only asks more often; `word`: an option spelt whole).
+ * counts, which only asks more often; `word`: an option spelt whole; `always`:
+ * with any options).
  * The others open a link only when it is named, and the named paths are
  * judged by where they lead.
  */
-const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: string }>> = {
+const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: string; always?: true }>> = {
   grep: { short: "R", long: "dereference-recursive" },
   egrep: { short: "R", long: "dereference-recursive" },
   fgrep: { short: "R", long: "dereference-recursive" },
   rg: { short: "L", long: "follow" },
-  // GNU diff compares what the links it meets lead to, unless --no-dereference.
-  diff: { short: "r", long: "recursive" },
+  // GNU diff compares what the links it meets lead to, unless --no-dereference: without -r too, the files of the
+  // same name directly in two folders it is given (`diff . sub`), or in a folder and beside a file (`diff sub/f .`).
+  diff: { short: "r", long: "recursive", always: true },
   // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary.
   find: { short: "L", word: "-follow" },
   // ls -L shows a met link's target (its size, its type); with -R it walks into a folder it leads to.
@@ -98,6 +100,7 @@ const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: 
 export function followsLinksDown(name: string, args: readonly BashWord[]): boolean {
   const options = Object.hasOwn(FOLLOWING, name) ? FOLLOWING[name] : undefined;
   if (options === undefined) return false;
+  if (options.always === true) return true;
   for (const arg of args) {
     const value = arg.value;
     if (value === "--") return false;

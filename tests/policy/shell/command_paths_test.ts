@@ -253,6 +253,38 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(listed.stdout, /link\/secret\.txt/, "find -L did not list the file behind the link");
   });
 
+  test("diff without -r compares what the links directly in the folders it is given lead to", {
+    timeout: 120_000,
+  }, async () => {
+    // `linkfile -> outside/secret.txt`; a file of the same name in another folder makes diff open the link.
+    await mkdir(join(workspace, "same"));
+    await writeFile(join(workspace, "same", "linkfile"), "other\n");
+    try {
+      const run = spawnSync("bash", ["-c", "diff . same"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "diff . same did not show the planted file");
+      for (
+        const line of [
+          "diff . same",
+          "diff same .",
+          "diff -q same .",
+          "diff same/linkfile .",
+          "diff . same/linkfile",
+          "diff --from-file=same .",
+          "diff --to-file=. same/linkfile",
+        ]
+      ) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link .*which the command follows/, line);
+        }
+      }
+      assert.equal((await checkCommand("diff same same", { workspaceRoot: workspace })).verdict, "allow");
+    } finally {
+      await rm(join(workspace, "same"), { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
