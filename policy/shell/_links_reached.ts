@@ -96,7 +96,10 @@ const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: 
   tree: { short: "l" },
 };
 
-/** Whether the program, with these arguments, follows the links it meets while walking folders. */
+/**
+ * Whether the program, with these arguments, follows the links it meets while walking folders; a word that may
+ * expand into an option counts as one that makes it follow.
+ */
 export function followsLinksDown(name: string, args: readonly BashWord[]): boolean {
   const options = Object.hasOwn(FOLLOWING, name) ? FOLLOWING[name] : undefined;
   if (options === undefined) return false;
@@ -104,6 +107,8 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
   for (const arg of args) {
     const value = arg.value;
     if (value === "--") return false;
+    // A word known only when it runs may become the option (`*` matching a file named `-R`).
+    if (value === undefined && arg.mayBeOption) return true;
     if (value === undefined || !value.startsWith("-")) continue;
     if (value === options.word) return true;
     if (value.startsWith("--")) {

@@ -285,6 +285,33 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a pattern that may expand into the option that makes a program follow links counts as that option", {
+    timeout: 120_000,
+  }, async () => {
+    // In `gl`: a file named `-R` and a folder holding a link out; `*` gives grep `-R` and the folder.
+    const folder = join(workspace, "gl");
+    await mkdir(join(folder, "d"), { recursive: true });
+    await writeFile(join(folder, "-R"), "x\n");
+    await symlink(outside, join(folder, "d", "in"));
+    try {
+      const run = spawnSync("bash", ["-c", "grep PLANTED *"], { cwd: folder, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "grep PLANTED * did not follow d/in");
+      for (const line of ["grep PLANTED *", "grep -r PLANTED *", "egrep -n PLANTED ?R d", "fgrep -c PLANTED *"]) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace, cwd: folder });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link .*which the command follows/, line);
+        }
+      }
+      // After `--`, or when no match can start with `-`, the words are no options.
+      for (const line of ["grep -r PLANTED -- *", "grep PLANTED d*", "ls -- *"]) {
+        assert.equal((await checkCommand(line, { workspaceRoot: workspace, cwd: folder })).verdict, "allow", line);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
