@@ -119,6 +119,20 @@ const uniqRule: Rule = (args, name) => {
   return files.length > 1 ? `${shown(files[1])} is uniq's output file, which it writes` : undefined;
 };
 
+/**
+ * diff's `--to-file` and `--from-file` name a folder to compare every operand with; a pattern that expands into one
+ * names the folder it matches in, or `..` (a file named `--to-file=..`), which the path check never sees.
+ */
+const diffRule: Rule = (args) => {
+  const end = args.findIndex((arg) => arg.value === "--");
+  const word = args.slice(0, end < 0 ? undefined : end).find((arg) => arg.value === undefined && arg.mayBeOption);
+  return word === undefined
+    ? undefined
+    : `${
+      shown(word)
+    } could expand into an option of diff, such as \`--to-file=..\`, which compares with a folder it names`;
+};
+
 const teeRule: Rule = (args, name) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
@@ -494,6 +508,7 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ],
   ["uniq", uniqRule],
   ["tee", teeRule],
+  ["diff", diffRule],
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
   // `split --filter=CMD` hands each piece to `sh -c CMD`; `zip -T` runs unzip, or what `-TT CMD` names.
   ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command", runs: true })],

@@ -312,6 +312,36 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a pattern that may expand into diff's --to-file names a folder the check never sees: it asks", {
+    timeout: 120_000,
+  }, async () => {
+    // `*` at the workspace root gives diff `--to-file=..`, `-r` and `x`: it compares x/outside with ../outside.
+    const made = [join(workspace, "--to-file=.."), join(workspace, "-r"), join(workspace, "x")];
+    await writeFile(made[0], "");
+    await writeFile(made[1], "");
+    await mkdir(join(workspace, "x", "outside"), { recursive: true });
+    await writeFile(join(workspace, "x", "outside", "secret.txt"), "other\n");
+    try {
+      const run = spawnSync("bash", ["-c", "diff *"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "diff * did not compare with the folder outside");
+      for (const line of ["diff *", "diff -q *", "diff ?-* x"]) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /could expand into an option of diff/, line);
+        }
+      }
+      for (const line of ["diff -- *", "diff x/*", "diff f*"]) {
+        assert.doesNotMatch(
+          (await checkCommand(line, { workspaceRoot: workspace })).reasons.join(" "),
+          /option of diff/,
+        );
+      }
+    } finally {
+      for (const file of made) await rm(file, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
