@@ -23,7 +23,14 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
-import { entriesBelow, followsLinksDown, GLOB_CHARS, globLinks, linksBelow } from "./_links_reached.ts";
+import {
+  entriesBelow,
+  followsLinksDown,
+  GLOB_CHARS,
+  globLinks,
+  linksBelow,
+  linksFollowedBelow,
+} from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
 import { isProtectedPath } from "../protected_paths.ts";
@@ -1314,7 +1321,13 @@ function judgeFollowedLinks(command: string, words: readonly PathWord[], folders
     ...new Set([...(named.length === 0 ? ["."] : named.flatMap(walkedFrom)), ...given.flatMap(walkedFrom)]),
   ];
   return roots.flatMap((root) =>
-    reachedLinks(root, linksBelow, "read", folders, judge).map((reached): CommandPath => {
+    reachedLinks(
+      root,
+      (folder) => linksFollowedBelow(folder, (link) => judge(link, "read").decision === "allow"),
+      "read",
+      folders,
+      judge,
+    ).map((reached): CommandPath => {
       const base = { command, written: root, access: "read" as const, origin: "operand" };
       return reached === undefined
         ? {

@@ -131,6 +131,40 @@ export function linksBelow(folder: string): string[] | undefined {
   return walkBelow(folder, (full, entry) => entry.isSymbolicLink() && links.push(full)) ? links : undefined;
 }
 
+/** How many folders a program that follows links may be followed into by the checker; beyond, it asks. */
+const MAX_FOLLOWED = 64;
+
+/**
+ * The links a program that follows links meets below `folder`: those below
+ * it, and below the folders that the links `onward` lets through lead to (a
+ * link to another folder of the workspace that holds a link out is followed
+ * on), each folder once; `undefined` when there are more than
+ * {@linkcode MAX_ENTRIES} entries in one, or {@linkcode MAX_FOLLOWED} folders,
+ * to look at.
+ */
+export function linksFollowedBelow(folder: string, onward: (link: string) => boolean): string[] | undefined {
+  const found: string[] = [];
+  const walked = new Set<string>();
+  const pending = [folder];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let real: string;
+    try {
+      real = fs.realpathSync(current);
+    } catch {
+      continue; // missing, or a dangling link: nothing below it
+    }
+    if (walked.has(real)) continue;
+    if (walked.size >= MAX_FOLLOWED) return undefined;
+    walked.add(real);
+    const links = linksBelow(current);
+    if (links === undefined) return undefined;
+    found.push(...links);
+    pending.push(...links.filter(onward));
+  }
+  return found;
+}
+
 /**
  * Every entry below `folder` (links not descended into), or `undefined` when
  * there are more than {@linkcode MAX_ENTRIES} to look at: what a program that

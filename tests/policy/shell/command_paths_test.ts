@@ -342,6 +342,38 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a program that follows links follows a link inside the workspace on, to the links of the folder it leads to", {
+    timeout: 120_000,
+  }, async () => {
+    // `chain/to -> ../hop` stays inside; `hop/out -> outside` does not: grep -R chain reads outside through both.
+    const chain = join(workspace, "chain");
+    const hop = join(workspace, "hop");
+    await mkdir(chain);
+    await mkdir(hop);
+    await symlink("../hop", join(chain, "to"));
+    await symlink(outside, join(hop, "out"));
+    try {
+      const run = spawnSync("bash", ["-c", "grep -R PLANTED chain"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "grep -R chain did not follow chain/to/out");
+      for (
+        const line of ["grep -R PLANTED chain", "rg -L PLANTED chain", "find -L chain", "ls -RL chain", "du -La chain"]
+      ) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link chain\/to\/out, which the command follows/, line);
+        }
+      }
+      // Without following, the walk does not leave chain; a link back up is followed once.
+      await symlink("..", join(chain, "up"));
+      assert.equal((await checkCommand("grep -r PLANTED chain", { workspaceRoot: workspace })).verdict, "allow");
+      assert.equal((await checkCommand("grep -R PLANTED chain", { workspaceRoot: workspace })).verdict, "ask");
+    } finally {
+      await rm(chain, { recursive: true, force: true });
+      await rm(hop, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
