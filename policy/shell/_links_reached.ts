@@ -34,8 +34,9 @@ function segmentMatcher(segment: string): (name: string) => boolean {
 
 /**
  * The links among what `segments` (a glob's parts after its static folder)
- * may match under `base`, not descended into: the caller judges where each
- * leads. `undefined` when matching would look at more than
+ * may match under `base`, each judged by the caller by where it leads, and
+ * gone through where more segments follow (as bash does), so that the links
+ * met beyond one are among them too. `undefined` when matching would look at more than
  * {@linkcode MAX_ENTRIES} entries.
  */
 export function globLinks(base: string, segments: readonly string[]): string[] | undefined {
@@ -62,13 +63,26 @@ export function globLinks(base: string, segments: readonly string[]): string[] |
         } catch {
           continue;
         }
-        if (stat.isSymbolicLink()) links.push(entry);
+        if (index < segments.length - 1 && stat.isSymbolicLink()) {
+          // bash goes on through a link to a folder: what it meets there (`x/y` for `*/y`, with `x -> ../sub` and
+          // `sub/y -> /srv`) is judged too.
+          links.push(entry);
+          if (leadsToFolder(entry)) next.push(entry);
+        } else if (stat.isSymbolicLink()) links.push(entry);
         else if (stat.isDirectory() && index < segments.length - 1) next.push(entry);
       }
     }
     folders = next;
   }
   return links;
+}
+
+function leadsToFolder(link: string): boolean {
+  try {
+    return fs.statSync(link).isDirectory();
+  } catch {
+    return false; // dangling, or a loop
+  }
 }
 
 /**

@@ -374,6 +374,40 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a pattern goes on through a link inside the workspace: the links it meets beyond are judged", {
+    timeout: 120_000,
+  }, async () => {
+    // `gchain/to -> ../ghop` stays inside; `ghop/out -> outside` does not: `gchain/*/out/secret.txt` reads outside.
+    const chain = join(workspace, "gchain");
+    const hop = join(workspace, "ghop");
+    await mkdir(chain);
+    await mkdir(hop);
+    await symlink("../ghop", join(chain, "to"));
+    await symlink(outside, join(hop, "out"));
+    try {
+      const run = spawnSync("bash", ["-c", "cat gchain/*/out/secret.txt"], { cwd: workspace, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "the pattern did not reach the planted file");
+      for (
+        const line of [
+          "cat gchain/*/out/secret.txt",
+          "cat gchain/*/*/secret.txt",
+          "grep x gchain/?o/*/*",
+          "ls gchain/*/*",
+        ]
+      ) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /may match the link gchain\/to\/out/, line);
+        }
+      }
+      assert.equal((await checkCommand("ls gchain/*", { workspaceRoot: workspace })).verdict, "allow");
+    } finally {
+      await rm(chain, { recursive: true, force: true });
+      await rm(hop, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
