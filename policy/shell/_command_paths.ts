@@ -30,6 +30,7 @@ import {
   globLinks,
   linksBelow,
   linksFollowedBelow,
+  walksHereUnnamed,
 } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
@@ -1311,14 +1312,23 @@ function walkedFrom(word: BashWord): string[] {
  * The links below the folders a program that follows links walks (its
  * operands, or the folder it runs in), each judged by where it leads.
  */
-function judgeFollowedLinks(command: string, words: readonly PathWord[], folders: Folders, judge: PathJudge) {
+function judgeFollowedLinks(
+  name: string,
+  command: string,
+  words: readonly PathWord[],
+  folders: Folders,
+  judge: PathJudge,
+) {
   const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
   // A folder an option names is walked too (`diff --to-file=. sub/f`); a file has no links below it.
   const given = words.filter(({ origin, access }) => origin !== "operand" && access === "read").map(({ word }) => word);
   // An operand known only at run time asks on its own; a pattern is walked from the folder its matches lie in, since
   // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
   const roots = [
-    ...new Set([...(named.length === 0 ? ["."] : named.flatMap(walkedFrom)), ...given.flatMap(walkedFrom)]),
+    ...new Set([
+      ...(named.length === 0 ? (walksHereUnnamed(name) ? ["."] : []) : named.flatMap(walkedFrom)),
+      ...given.flatMap(walkedFrom),
+    ]),
   ];
   return roots.flatMap((root) =>
     reachedLinks(
@@ -1389,7 +1399,7 @@ export function judgeCommandPaths(
     ]),
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
-    paths.push(...judgeFollowedLinks(command.text, words, folders, judge));
+    paths.push(...judgeFollowedLinks(name.value, command.text, words, folders, judge));
   }
   // A word judged as a path above is judged with the folders its pattern reads.
   const asPaths = new Set(words.map(({ word }) => word));

@@ -90,18 +90,21 @@ function leadsToFolder(link: string): boolean {
  * read what lies behind, or to list it), by the options that make them (GNU
  * grep takes abbreviations of its long options; a letter anywhere in a cluster
  * counts, which only asks more often; `word`: an option spelt whole; `always`:
- * with any options).
+ * with any options; `named`: only the folders it is given, never the one it
+ * runs in).
  * The others open a link only when it is named, and the named paths are
  * judged by where they lead.
  */
-const FOLLOWING: Readonly<Record<string, { short: string; long?: string; word?: string; always?: true }>> = {
+const FOLLOWING: Readonly<
+  Record<string, { short: string; long?: string; word?: string; always?: true; named?: true }>
+> = {
   grep: { short: "R", long: "dereference-recursive" },
   egrep: { short: "R", long: "dereference-recursive" },
   fgrep: { short: "R", long: "dereference-recursive" },
   rg: { short: "L", long: "follow" },
   // GNU diff compares what the links it meets lead to, unless --no-dereference: without -r too, the files of the
   // same name directly in two folders it is given (`diff . sub`), or in a folder and beside a file (`diff sub/f .`).
-  diff: { short: "r", long: "recursive", always: true },
+  diff: { short: "r", long: "recursive", always: true, named: true },
   // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary.
   find: { short: "L", word: "-follow" },
   // ls -L shows a met link's target (its size, its type); with -R it walks into a folder it leads to.
@@ -133,6 +136,11 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
     }
   }
   return false;
+}
+
+/** Whether the program walks the folder it runs in when it is given none (diff compares only what it is given). */
+export function walksHereUnnamed(name: string): boolean {
+  return !(Object.hasOwn(FOLLOWING, name) && FOLLOWING[name].named === true);
 }
 
 /**
