@@ -195,7 +195,30 @@ export function parseArtifactRef(value: unknown): ArtifactRef {
 }
 
 /**
- * Keeps artifacts in memory for the life of the session.
+ * The default of {@linkcode MemoryArtifactStoreOptions.maxBytes}: 512 MiB, two whole outputs of a command at the
+ * session's largest output limit (256 MiB).
+ */
+export const DEFAULT_MEMORY_ARTIFACT_BYTES = 512 * 1024 * 1024;
+
+// What an entry costs beside its bytes (its reference, its summary, the map's slot), counted against the budget
+// so that a flood of tiny artifacts is bounded too.
+const ENTRY_OVERHEAD_BYTES = 1024;
+
+/** Options of {@linkcode MemoryArtifactStore}. */
+export interface MemoryArtifactStoreOptions {
+  /**
+   * Most bytes the store holds (each artifact's bytes plus about a kilobyte for its reference); past it the
+   * oldest artifacts are dropped, never the one just stored. Default {@linkcode DEFAULT_MEMORY_ARTIFACT_BYTES}.
+   */
+  maxBytes?: number;
+}
+
+/**
+ * Keeps artifacts in memory for the life of the session, at most `maxBytes`
+ * of them (default 512 MiB): past it the oldest go first, and reading one
+ * that went is `unknown_artifact`. Each command's output is bounded, but the
+ * whole of every long one became an artifact: a loop of calls printing 48
+ * MiB each held 512 MiB in the server after 8 calls, and more with every call.
  *
  * @example
  * ```ts
@@ -206,17 +229,41 @@ export function parseArtifactRef(value: unknown): ArtifactRef {
  * ```
  */
 export class MemoryArtifactStore implements ArtifactStore {
+  // In the order they were first stored: the first is the first to go.
   #items = new Map<string, { ref: ArtifactRef; bytes: Uint8Array }>();
+  #held = 0;
+  readonly #maxBytes: number;
 
-  /** Stores content. */
+  /** Creates an empty store holding at most `options.maxBytes`. */
+  constructor(options: MemoryArtifactStoreOptions = {}) {
+    const max = options.maxBytes ?? DEFAULT_MEMORY_ARTIFACT_BYTES;
+    if (!(max > 0)) throw new TypeError(`maxBytes must be positive, not ${max}`);
+    this.#maxBytes = max;
+  }
+
+  /** The bytes the store holds now, each artifact's plus its overhead (at most `maxBytes`, or the newest alone). */
+  get heldBytes(): number {
+    return this.#held;
+  }
+
+  /** Stores content; drops the oldest artifacts while the store would hold more than its maximum. */
   put(content: Uint8Array | string, info: ArtifactInfo = {}): Promise<ArtifactRef> {
     const bytes = toBytes(content).slice();
     const ref = makeRef(bytes, typeof content === "string", info, "memory");
-    if (!this.#items.has(ref.id)) this.#items.set(ref.id, { ref, bytes });
-    return Promise.resolve(this.#items.get(ref.id)!.ref);
+    const existing = this.#items.get(ref.id);
+    if (existing) return Promise.resolve(existing.ref);
+    const cost = bytes.byteLength + ENTRY_OVERHEAD_BYTES;
+    for (const [id, item] of this.#items) {
+      if (this.#held + cost <= this.#maxBytes) break;
+      this.#items.delete(id);
+      this.#held -= item.bytes.byteLength + ENTRY_OVERHEAD_BYTES;
+    }
+    this.#items.set(ref.id, { ref, bytes });
+    this.#held += cost;
+    return Promise.resolve(ref);
   }
 
-  /** The bytes of an artifact. */
+  /** The bytes of an artifact; undefined when unknown or dropped. */
   get(id: string): Promise<Uint8Array | undefined> {
     hexOf(id);
     return Promise.resolve(this.#items.get(id)?.bytes.slice());
@@ -355,7 +402,8 @@ export async function readArtifactWindow(
     throw new ToolError(`No artifact ${id} in this session`, {
       code: "unknown_artifact",
       kind: "semantic",
-      recoveryHint: "Use an artifact id from an earlier result of this session.",
+      recoveryHint: "Use an artifact id from an earlier result of this session. A session keeps a bounded " +
+        "amount of artifacts, the oldest going first: run the command again for output that is gone.",
     });
   }
   if (ref.encoding !== "utf-8") {

@@ -47,7 +47,13 @@ export {
   type BeforeCallHook,
   type HookSet,
 } from "./hooks.ts";
-export { type ArtifactStore, FileArtifactStore, MemoryArtifactStore } from "./artifacts.ts";
+export {
+  type ArtifactStore,
+  DEFAULT_MEMORY_ARTIFACT_BYTES,
+  FileArtifactStore,
+  MemoryArtifactStore,
+  type MemoryArtifactStoreOptions,
+} from "./artifacts.ts";
 export { toolGroup, type ToolGroupFactory } from "./groups.ts";
 export { type Dialect, jsonSchemaDialect } from "./dialects.ts";
 export { type BatchCall, type BatchOptions, type BatchResult, type CallOptions } from "./executor.ts";

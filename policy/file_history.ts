@@ -167,7 +167,8 @@ export class FileHistory {
     this.#roots = roots;
     this.#maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     if (options.dir === undefined) {
-      this.#images = new MemoryArtifactStore();
+      // Bounded by the history's own image budget (maxImageBytes), never by dropping an image a restore needs.
+      this.#images = new MemoryArtifactStore({ maxBytes: Infinity });
       return;
     }
     // Judged before anything is made, so that a refused folder leaves nothing behind; and again once made (a

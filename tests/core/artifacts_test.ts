@@ -4,7 +4,13 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { FileArtifactStore, MemoryArtifactStore, parseArtifactRef, readArtifactWindow } from "../../core/artifacts.ts";
+import {
+  DEFAULT_MEMORY_ARTIFACT_BYTES,
+  FileArtifactStore,
+  MemoryArtifactStore,
+  parseArtifactRef,
+  readArtifactWindow,
+} from "../../core/artifacts.ts";
 import { ARTIFACT_REF_SCHEMA_VERSION } from "../../core/result.ts";
 import { atomicWrite } from "../../internal/atomic_write.ts";
 import { ToolError } from "../../core/errors.ts";
@@ -77,6 +83,47 @@ for (
     });
   });
 }
+
+// Before: every artifact stayed for the life of the session, and a loop of commands printing 48 MiB each held
+// 512 MiB in the server after 8 calls, and more with every call (no command limit counts the server's memory).
+test("memory store: bounded, the oldest dropped first, never the newest; a dropped one is unknown", {
+  timeout: 60_000,
+}, async () => {
+  const KiB = 1024;
+  const store = new MemoryArtifactStore({ maxBytes: 64 * KiB });
+  const refs = [];
+  for (let i = 0; i < 10; i++) refs.push(await store.put(new Uint8Array(10 * KiB).fill(i)));
+  assert.ok(store.heldBytes <= 64 * KiB, `held ${store.heldBytes}`);
+  const kept = store.list().map((ref) => ref.id);
+  assert.deepEqual(kept, refs.slice(refs.length - kept.length).map((ref) => ref.id), "the newest are kept");
+  assert.ok(kept.length >= 5 && kept.length < 10, `kept ${kept.length}`);
+  assert.equal(await store.get(refs[0].id), undefined);
+  assert.equal(store.ref(refs[0].id), undefined);
+  await assert.rejects(
+    readArtifactWindow(store, refs[0].id),
+    (e) => e instanceof ToolError && e.code === "unknown_artifact",
+  );
+  assert.equal((await store.get(refs[9].id))?.[0], 9);
+  // One larger than the whole store is still kept, alone.
+  const big = await store.put(new Uint8Array(100 * KiB).fill(7));
+  assert.deepEqual(store.list().map((ref) => ref.id), [big.id]);
+  assert.equal((await store.get(big.id))?.byteLength, 100 * KiB);
+  // Tiny ones are bounded too: each counts for its reference as well.
+  const tiny = new MemoryArtifactStore({ maxBytes: 64 * KiB });
+  for (let i = 0; i < 1000; i++) await tiny.put(String(i));
+  assert.ok(tiny.list().length < 100, `kept ${tiny.list().length} tiny artifacts`);
+  assert.throws(() => new MemoryArtifactStore({ maxBytes: 0 }), TypeError);
+});
+
+test("memory store: by default at most DEFAULT_MEMORY_ARTIFACT_BYTES", { timeout: 120_000 }, async () => {
+  const store = new MemoryArtifactStore();
+  const part = new Uint8Array(Math.ceil(DEFAULT_MEMORY_ARTIFACT_BYTES / 2.5));
+  const refs = [];
+  for (let i = 0; i < 3; i++) refs.push(await store.put(part.fill(i)));
+  assert.ok(store.heldBytes <= DEFAULT_MEMORY_ARTIFACT_BYTES, `held ${store.heldBytes}`);
+  assert.equal(await store.get(refs[0].id), undefined);
+  assert.equal((await store.get(refs[2].id))?.[0], 2);
+});
 
 test("file store: written atomically by hash, verified on read", { timeout: 60_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));

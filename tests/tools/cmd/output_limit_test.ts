@@ -13,8 +13,10 @@ import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { Session } from "../../../policy/session.ts";
 import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
 import { setSessionOutputMaximum } from "../../../tools/cmd/output_limit.ts";
+import { MemoryArtifactStore } from "../../../core/artifacts.ts";
+import { readArtifactTool } from "../../../tools/framework/read_artifact.ts";
 
-const box = cmdBox();
+const box = cmdBox().register(readArtifactTool);
 const auto = { autoConfirm: true, host: autoHost() } as const;
 const MiB = 1024 * 1024;
 
@@ -169,3 +171,30 @@ for (const sandbox of ["off", "auto"] as const) {
     });
   });
 }
+
+// Each command's output is bounded, but the whole of each long one became an artifact held for the life of the
+// session: 8 calls of `head -c 48M /dev/urandom | base64 -w0` held 512 MiB in the server, and every further call
+// added its output. The session's store now holds a bounded amount, the oldest going first.
+test("outputs kept as artifacts across calls stay within the store's bound; the newest reads", {
+  timeout: 120_000,
+}, async () => {
+  const store = new MemoryArtifactStore({ maxBytes: 8 * MiB });
+  await withSession(async (session) => {
+    const ids: string[] = [];
+    for (const letter of "abcdef") {
+      const result = await box.call(session, "bash", {
+        command: `head -c 3M /dev/zero | tr '\\0' ${letter}`,
+        max_output_chars: 1000,
+      });
+      assert.equal(okOutput<BashResult>(result).stdout.length < 5000, true);
+      assert.equal(result.artifacts.length, 1, "the whole output is an artifact");
+      ids.push(result.artifacts[0].id);
+      assert.ok(store.heldBytes <= 8 * MiB, `the store holds ${store.heldBytes} bytes`);
+    }
+    const newest = await box.call(session, "read_artifact", { id: ids.at(-1)!, offset: 0, limit: 10 });
+    assert.equal((okOutput<{ content: string }>(newest)).content, "ffffffffff");
+    const oldest = await box.call(session, "read_artifact", { id: ids[0], offset: 0, limit: 10 });
+    assert.equal(oldest.errorCode, "unknown_artifact", oldest.error);
+    assert.match(oldest.recoveryHint ?? "", /oldest going first/);
+  }, { ...auto, artifacts: store });
+});
