@@ -102,6 +102,27 @@ export class SessionProcesses {
     return this.jobs().filter((job) => job.process.exit === undefined).length;
   }
 
+  // Jobs whose start is under way: they hold a place among the running ones from the moment they are let in.
+  #starting = 0;
+
+  /**
+   * Takes a place for a job about to start, or returns false when
+   * {@linkcode SessionProcesses.MAX_RUNNING_JOBS} are running or starting;
+   * call the returned function once the job was added (or failed to start).
+   * The place is taken at once, before any await: checked only by
+   * `runningJobs()` before the start, 30 `bash_background` calls made at
+   * once all passed the check and ran 30 jobs.
+   */
+  reserveJob(): (() => void) | false {
+    if (this.runningJobs() + this.#starting >= SessionProcesses.MAX_RUNNING_JOBS) return false;
+    this.#starting++;
+    let released = false;
+    return () => {
+      if (!released) this.#starting--;
+      released = true;
+    };
+  }
+
   /** Ends every process group this session started that is still running. */
   async endAll(): Promise<void> {
     for (const job of this.#jobs.values()) job.stopRequested ||= job.process.exit === undefined;

@@ -200,7 +200,8 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   optionalNeeds: COMMAND_OPTIONAL_NEEDS,
   async run({ command, cwd, env, max_output_bytes }, ctx) {
     const table = sessionProcesses(ctx.session);
-    if (table.runningJobs() >= SessionProcesses.MAX_RUNNING_JOBS) {
+    const release = table.reserveJob();
+    if (release === false) {
       throw new ToolError(
         `Already ${SessionProcesses.MAX_RUNNING_JOBS} background jobs are running in this session`,
         {
@@ -209,7 +210,13 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
         },
       );
     }
-    const run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "jobs");
+    let run;
+    try {
+      run = await startCommand(ctx, { command, cwd, env, maxOutputBytes: max_output_bytes }, "jobs");
+    } finally {
+      // Added below in the same turn, so that no other call sees neither the place nor the job.
+      release();
+    }
     const job = table.addJob({
       command,
       process: run.process,

@@ -8,7 +8,17 @@ import { Session } from "../../../policy/session.ts";
 import { autoHost, denyAllHost } from "../../../policy/hosts.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
-import { cmdBox, eventually, failedOutput, markerSeconds, okOutput, pidAlive, pidsWithArgs } from "./_helpers.ts";
+import {
+  cmdBox,
+  eventually,
+  failedOutput,
+  killSleeps,
+  markerSeconds,
+  okOutput,
+  pidAlive,
+  pidsWithArgs,
+} from "./_helpers.ts";
+import { SessionProcesses } from "../../../tools/cmd/_jobs.ts";
 
 const box = cmdBox();
 const auto = { autoConfirm: true, host: autoHost() } as const;
@@ -167,5 +177,39 @@ describe("background jobs", () => {
       const { jobs } = okOutput<{ jobs: unknown[] }>(await box.call(session, "bash_list", {}));
       assert.deepEqual(jobs, []);
     }, { host: denyAllHost() });
+  });
+
+  // Before: the cap was checked before the job's start and counted only started jobs, so 30 calls made at once
+  // all passed the check and ran 30 jobs (each with its own limits: 30 x the processes and memory of one).
+  test("calls made at once run at most MAX_RUNNING_JOBS jobs; a stopped job frees its place", {
+    timeout: 120_000,
+  }, async () => {
+    const mark = markerSeconds();
+    try {
+      await withSession(async (session) => {
+        const results = await Promise.all(
+          Array.from({ length: 20 }, () => box.call(session, "bash_background", { command: `sleep ${mark}` })),
+        );
+        const started = results.filter((r) => r.status === "success");
+        assert.equal(started.length, SessionProcesses.MAX_RUNNING_JOBS);
+        for (const refused of results.filter((r) => r.status !== "success")) {
+          assert.equal(refused.errorCode, "too_many_jobs", refused.error);
+        }
+        assert.ok(
+          await eventually(async () =>
+            (await pidsWithArgs("sleep", mark)).length === SessionProcesses.MAX_RUNNING_JOBS
+          ),
+          `${(await pidsWithArgs("sleep", mark)).length} sleeps run`,
+        );
+        const refused = await box.call(session, "bash_background", { command: `sleep ${mark}` });
+        assert.equal(refused.errorCode, "too_many_jobs");
+        const { id } = started[0].output as { id: string };
+        await box.call(session, "bash_stop", { id });
+        okOutput(await box.call(session, "bash_background", { command: `sleep ${mark}` }));
+      }, { ...auto, sandbox: "off" });
+      assert.deepEqual(await pidsWithArgs("sleep", mark), []);
+    } finally {
+      await killSleeps(mark);
+    }
   });
 });
