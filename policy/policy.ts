@@ -98,6 +98,9 @@ export interface PolicyOptions {
 // A folder with more entries than this is not walked for protected paths: it
 // is taken as holding one, and asks.
 const MAX_TREE_ENTRIES = 20_000;
+// How much of the command line a connection's record keeps: a command may make thousands of connections, and the
+// call's own record has the whole line once.
+const MAX_CONNECTION_COMMAND_CHARS = 1000;
 // How long the workspace's denied files with other names are taken as known: one lookup walks the denied paths.
 const ALIAS_LOOKUP_MS = 1_000;
 
@@ -572,7 +575,10 @@ export class Policy {
       decision: connection.allowed ? "allow" : "deny",
       answeredBy: answered === "person" || answered === "client" || answered === "auto" ? answered : "rule",
       method: connection.method,
-      command,
+      // Cut: a connection's record is one of many a command may make, and the call's own record has the whole line.
+      command: command.length > MAX_CONNECTION_COMMAND_CHARS
+        ? `${command.slice(0, MAX_CONNECTION_COMMAND_CHARS)}... (${command.length} characters)`
+        : command,
       ...(connection.address ?? resolved ? { address: connection.address ?? resolved } : {}),
       ...(connection.rule ?? details.deniedBy ? { networkRule: String(connection.rule ?? details.deniedBy) } : {}),
       ...(connection.reason ? { reason: connection.reason } : {}),

@@ -14,6 +14,7 @@ import path from "node:path";
 import type { ToolContext } from "@toolfence/core";
 import {
   bubblewrapPath,
+  type EgressConnection,
   findForwarder,
   Policy,
   proxyEnvironment,
@@ -33,6 +34,36 @@ export const MAX_NETWORK_QUESTIONS = 5;
 
 /** How many refused requests and tunnels a command's result lists; past it, one line counts the rest. */
 export const MAX_REFUSALS_LISTED = 50;
+
+/**
+ * How many of one command's connections the audit records one by one, refused and allowed; past it, one
+ * summary record each time their count reaches a power of two, and one when the command ends. Each record carried the whole
+ * command line: a command of 90,000 characters that made 4,000 refused connections in 26 s rotated the whole
+ * audit log (four files of 10 MiB) and every earlier record out of it.
+ */
+export const MAX_CONNECTIONS_RECORDED = { refused: 100, allowed: 500 } as const;
+
+// Counts one command's connections of one kind and says which to record: each of the first `max`, then a
+// summary each time the count reaches a power of two past twice `max`, and one at the end.
+class ConnectionRecords {
+  count = 0;
+  #summarized = 0;
+  constructor(readonly max: number) {}
+  // "each" for a connection recorded on its own, "summary" when the count just doubled, else undefined.
+  next(): "each" | "summary" | undefined {
+    this.count++;
+    if (this.count <= this.max) return "each";
+    const doubled = this.count >= this.max * 2 && (this.count & (this.count - 1)) === 0 &&
+      this.count > this.#summarized;
+    if (!doubled) return undefined;
+    this.#summarized = this.count;
+    return "summary";
+  }
+  // Whether connections were left unrecorded since the last summary.
+  unsummarized(): boolean {
+    return this.count > this.max && this.count > this.#summarized;
+  }
+}
 
 /** The egress of one command. */
 export interface CommandEgress {
@@ -63,13 +94,31 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   const refusals: string[] = [];
   let unlisted = 0;
   const questions = { max: MAX_NETWORK_QUESTIONS, asked: 0 };
+  const records = {
+    refused: new ConnectionRecords(MAX_CONNECTIONS_RECORDED.refused),
+    allowed: new ConnectionRecords(MAX_CONNECTIONS_RECORDED.allowed),
+  };
+  const summarize = (allowed: boolean, last: EgressConnection) => {
+    const kind = allowed ? "allowed" : "refused";
+    const { count, max } = records[kind];
+    policy.recordConnection({
+      ...last,
+      reason: `${count} ${kind} requests and tunnels of this command so far; past the first ${max} only counted ` +
+        `(the last: ${last.method} ${last.target}${last.reason ? `: ${last.reason}` : ""})`,
+    }, command);
+  };
+  const lastOf: { allowed?: EgressConnection; refused?: EgressConnection } = {};
   try {
     const proxy = await startEgressProxy({
       listen: { path: socket },
       judge: (scheme, host, port) =>
         policy.judgeConnection(scheme, host, port, { command, signal: ctx.signal, questions }),
       onConnection: (connection) => {
-        policy.recordConnection(connection, command);
+        const kind = connection.allowed ? "allowed" : "refused";
+        lastOf[kind] = connection;
+        const record = records[kind].next();
+        if (record === "each") policy.recordConnection(connection, command);
+        else if (record === "summary") summarize(connection.allowed, connection);
         if (connection.allowed) return;
         // Kept up to a few dozen lines, then counted: a command that made a refused request a millisecond for as
         // long as it ran (a background job: for ever) grew this list, held by the server, without end.
@@ -82,7 +131,14 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
       network: { proxy: { socket, port: SANDBOX_PROXY_PORT, forwarder } },
       env: proxyEnvironment(SANDBOX_PROXY_PORT),
       refusals,
-      close: () => proxy.close().finally(() => fsp.rm(dir, { recursive: true, force: true })),
+      close: () =>
+        proxy.close().finally(() => {
+          for (const kind of ["refused", "allowed"] as const) {
+            const last = lastOf[kind];
+            if (last && records[kind].unsummarized()) summarize(kind === "allowed", last);
+          }
+          return fsp.rm(dir, { recursive: true, force: true });
+        }),
     };
   } catch (error) {
     await fsp.rm(dir, { recursive: true, force: true });

@@ -22,6 +22,7 @@ import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost } from "./_helpers.ts";
+import { MAX_CONNECTIONS_RECORDED } from "../../../tools/cmd/_egress.ts";
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -151,6 +152,26 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.equal(out.network_refused?.length, 51, JSON.stringify(out.network_refused));
     assert.match(out.network_refused![49], /^GET http:\/\/10\.0\.0\.1\/f: /);
     assert.equal(out.network_refused![50], "... and 20 more refused");
+  });
+
+  test("a flood of refused requests is audited one by one up to a bound, then counted, each record's command cut", {
+    timeout: 120_000,
+  }, async () => {
+    // Before: every connection was a record carrying the whole command line, so a command of 90,000 characters that
+    // made 4,000 refused connections in 26 s rotated the whole audit log (4 files of 10 MiB) and every earlier
+    // record out of it.
+    const count = MAX_CONNECTIONS_RECORDED.refused + 200;
+    const command =
+      `curl -s --max-time 60 $(printf 'http://x.denied.test/f %.0s' $(seq ${count})) | grep -c Blocked # ` +
+      "x".repeat(5000);
+    const out = await bash(command);
+    assert.equal(out.stdout.trim(), String(count), "each refused, each on a connection of its own");
+    const seen = decisions.filter((d) => d.kind === "connection" && d.command?.startsWith(command.slice(0, 100)));
+    // The first ones one by one, a summary at 256, and one at the end.
+    assert.equal(seen.length, MAX_CONNECTIONS_RECORDED.refused + 2, JSON.stringify(seen.slice(-3)));
+    assert.ok(seen.every((d) => d.decision === "deny" && d.command!.length < 1100), "each command is cut");
+    assert.match(seen.at(-1)!.reason!, new RegExp(`^${count} refused requests and tunnels of this command so far`));
+    assert.match(seen.at(-2)!.reason!, /^256 refused requests/);
   });
 
   test("loopback and private addresses in every spelling, by curl and by a raw CONNECT, are refused", {
