@@ -74,6 +74,11 @@ export interface EgressProxyOptions {
    * this process): its client connections count against it too, and one past it is answered `503` and closed.
    */
   pool?: ConnectionPool;
+  /**
+   * Further pools this proxy's client connections count against beside `pool`, each with its own cap (a
+   * session's, shared by the proxies of its commands): one past any of them is answered `503` and closed.
+   */
+  shares?: readonly ConnectionPool[];
 }
 
 /** Client connections counted across proxies, against one cap. */
@@ -172,11 +177,15 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   // Before: a command that opened 21,000 connections to its proxy socket (three processes under the default
   // openFiles) took every descriptor of the server (limit 20,000), and the whole server failed with EMFILE.
   let full = false;
+  const shares = options.shares ?? [];
   const admit = (socket: Duplex) => {
     const poolFull = pool.open >= pool.max;
-    if (clients.size >= maxConnections || poolFull) {
+    const shareFull = shares.find((share) => share.open >= share.max);
+    if (clients.size >= maxConnections || poolFull || shareFull) {
       const reason = poolFull
         ? `toolfence proxy: the server's proxies hold ${pool.max} connections at once; close some first`
+        : shareFull
+        ? `toolfence proxy: the proxies of this session hold ${shareFull.max} connections at once; close some first`
         : `toolfence proxy: more than ${maxConnections} connections open at once; close some first`;
       // Reported once while the proxy stays full, so that a flood does not flood the record too.
       if (!full) report({ target: "the proxy", method: "connect", allowed: false, reason });
@@ -196,9 +205,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     full = false;
     clients.add(socket);
     pool.open++;
+    for (const share of shares) share.open++;
     socket.once("close", () => {
       clients.delete(socket);
       pool.open--;
+      for (const share of shares) share.open--;
     });
     track(socket);
   };

@@ -14,6 +14,7 @@ import path from "node:path";
 import type { ToolContext } from "@toolfence/core";
 import {
   bubblewrapPath,
+  type ConnectionPool,
   type EgressConnection,
   findForwarder,
   Policy,
@@ -31,6 +32,15 @@ export const SANDBOX_PROXY_PORT = 3128;
  * subdomains would otherwise ask a person again and again).
  */
 export const MAX_NETWORK_QUESTIONS = 5;
+
+/**
+ * Most connections the proxies of one session's commands (its sub-agents' too) hold at once, together: a quarter
+ * of the server's (`SERVER_PROXY_CONNECTIONS`). Before, one session's 8 background jobs, each holding its proxy's 256, held all
+ * 2,048 of the server, and every other session's commands (and browsers) were answered 503.
+ */
+export const SESSION_PROXY_CONNECTIONS = 512;
+
+const sessionPools = new WeakMap<object, ConnectionPool>();
 
 /** How many refused requests and tunnels a command's result lists; past it, one line counts the rest. */
 export const MAX_REFUSALS_LISTED = 50;
@@ -109,8 +119,12 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   };
   const lastOf: { allowed?: EgressConnection; refused?: EgressConnection } = {};
   try {
+    // By workspace: a session's sub-agents work in the very same one, and share its count.
+    let share = sessionPools.get(ctx.workspace);
+    if (share === undefined) sessionPools.set(ctx.workspace, share = { max: SESSION_PROXY_CONNECTIONS, open: 0 });
     const proxy = await startEgressProxy({
       listen: { path: socket },
+      shares: [share],
       judge: (scheme, host, port) =>
         policy.judgeConnection(scheme, host, port, { command, signal: ctx.signal, questions }),
       onConnection: (connection) => {

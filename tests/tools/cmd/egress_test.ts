@@ -22,7 +22,8 @@ import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost } from "./_helpers.ts";
-import { MAX_CONNECTIONS_RECORDED } from "../../../tools/cmd/_egress.ts";
+import { MAX_CONNECTIONS_RECORDED, SESSION_PROXY_CONNECTIONS } from "../../../tools/cmd/_egress.ts";
+import { SERVER_PROXY_CONNECTIONS } from "../../../policy/egress/proxy.ts";
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -43,6 +44,7 @@ function registryHost(): string {
 describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
   let dir: string;
   let session: Session;
+  let rules: PolicyRules;
   let server: http.Server;
   let port: number;
   const served: string[] = [];
@@ -61,7 +63,7 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-egress-test-"));
     // This machine's own name is on the list: where it resolves to loopback, it must be judged by its address.
     const file = { network: { allow: [registry, `127.0.0.1:${port}`, os.hostname()], deny: ["*.denied.test"] } };
-    const rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
+    rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
     session = new Session({
       workspace: dir,
       host: denyingNetworkHost(asked),
@@ -172,6 +174,47 @@ describe("egress of sandboxed commands", { skip, timeout: 180_000 }, () => {
     assert.ok(seen.every((d) => d.decision === "deny" && d.command!.length < 1100), "each command is cut");
     assert.match(seen.at(-1)!.reason!, new RegExp(`^${count} refused requests and tunnels of this command so far`));
     assert.match(seen.at(-2)!.reason!, /^256 refused requests/);
+  });
+
+  test("one session's commands hold at most SESSION_PROXY_CONNECTIONS proxy connections; another's still get out", {
+    timeout: 180_000,
+  }, async () => {
+    // Before: one session's 8 background jobs, each holding its proxy's 256, held all 2,048 of the server, and every
+    // other session's commands were answered 503.
+    const otherDir = await mkdtemp(path.join(os.tmpdir(), "toolfence-egress-other-"));
+    const other = new Session({ workspace: otherDir, host: denyingNetworkHost([]), rules });
+    const hold = `python3 -c "
+import socket, time
+s = [socket.create_connection(('127.0.0.1', 3128)) for i in range(250)]
+print('holding', flush=True); time.sleep(120)"`;
+    const before = SERVER_PROXY_CONNECTIONS.open;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const started = await box.call(session, "bash_background", { command: hold });
+        assert.equal(started.status, "success", started.error);
+      }
+      // Until the count holds still (the third job's connections past the share are answered 503 and closed).
+      let last = -1;
+      for (let tries = 0; tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const open = SERVER_PROXY_CONNECTIONS.open - before;
+        if (open === last && open >= SESSION_PROXY_CONNECTIONS) break;
+        last = open;
+      }
+      assert.equal(SERVER_PROXY_CONNECTIONS.open - before, SESSION_PROXY_CONNECTIONS);
+      const out = await box.call(other, "bash", {
+        command:
+          `curl -sS -o /dev/null -w '%{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:${port}/x`,
+      });
+      assert.equal((out.output as BashResult).stdout, "200", out.error);
+    } finally {
+      await other.close();
+      await rm(otherDir, { recursive: true, force: true });
+      const { jobs } = (await box.call(session, "bash_list", {})).output as { jobs: { id: string; status: string }[] };
+      for (const job of jobs.filter((j) => j.status === "running")) {
+        await box.call(session, "bash_stop", { id: job.id });
+      }
+    }
   });
 
   test("loopback and private addresses in every spelling, by curl and by a raw CONNECT, are refused", {
