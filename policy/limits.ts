@@ -404,7 +404,11 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
         "x(?:re)?malloc: cannot allocate", // bash
         "Cannot allocate memory", // strerror(ENOMEM): coreutils, sort, most C programs
         "memory exhausted", // gnulib's xalloc_die: awk, grep, sed, diff
-        "Fatal process out of memory|JavaScript heap out of memory", // V8: Node, Deno
+        // V8 (Node, Deno); the last, newer V8's, when a worker's heap cannot be reserved
+        "Fatal process out of memory|JavaScript heap out of memory|Fatal javascript OOM",
+        // Python: a thread's stack is private writable memory, which RLIMIT_DATA counts (a refusal of the process
+        // limit where a cgroup counts tasks is seen by its counter first)
+        "can't start new thread",
         "std::bad_alloc", // C++
         "MemoryError", // Python
         "^Out of memory!", // Perl

@@ -8,6 +8,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
@@ -33,7 +34,13 @@ const TIMEOUT_S = 120;
 const QUICK_MS = 100_000;
 
 // [what, command, the limits it may be reported as]
-const PROBES: [string, string, string[], { bwrap?: boolean; processes?: boolean }?][] = [
+// needs: what the probe needs to run here, and limits of its own over SMALL.
+const PROBES: [
+  string,
+  string,
+  string[],
+  { bwrap?: boolean; processes?: boolean; program?: string; limits?: ResourceLimitsInput }?,
+][] = [
   ["memory through $(...)", "x=$(cat /dev/zero); echo ${#x}", ["memory", "cpuSeconds"]],
   ["memory through sort", "head -c 600M /dev/zero | tr '\\0' 'a' | fold -w 100 | sort | tail -1", [
     "memory",
@@ -65,9 +72,33 @@ const PROBES: [string, string, string[], { bwrap?: boolean; processes?: boolean 
   ["a fork bomb through xargs", "yes 'sleep 30' | xargs -P 0 -I{} sh -c {}", ["processes"], { processes: true }],
   ["a recursive shell", "b(){ b & b; }; b", ["processes", "memory"], { processes: true }],
   ["open files", "for i in $(seq 100); do exec {fd}</dev/null || exit 1; done", ["openFiles"]],
+  // Before: each ended as command_failed (or a success, after `; echo`), the limit unnamed: their words were unknown.
+  [
+    "threads of python",
+    "python3 -c 'import threading, time\nfor i in range(2000): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()'",
+    ["memory", "processes"],
+    { program: "python3" },
+  ],
+  [
+    "workers of node",
+    'node -e \'const { Worker } = require("worker_threads"); for (let i = 0; i < 200; i++) ' +
+    'new Worker("setTimeout(() => {}, 30000)", { eval: true })\'; echo done',
+    // Which of the two the kernel refuses first varies; before, a memory refusal ended as a success.
+    ["memory", "processes"],
+    { program: "node", limits: { processes: 64, openFiles: 8192 } },
+  ],
   ["an endless loop", "while :; do :; done", ["cpuSeconds"]],
   ["an endless awk", "awk 'BEGIN { while (1) x++ }'", ["cpuSeconds"]],
 ];
+
+function installed(program: string): boolean {
+  try {
+    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function options(limits: ResourceLimitsInput) {
   return {
@@ -80,7 +111,8 @@ function options(limits: ResourceLimitsInput) {
 
 describe("exhaustion probes through the bash tool", { timeout: 900_000 }, () => {
   for (const [what, command, limits, needs] of PROBES) {
-    const skip = (needs?.bwrap && !hasBwrap) || (needs?.processes && !processesHold);
+    const skip = (needs?.bwrap && !hasBwrap) || (needs?.processes && !processesHold) ||
+      (needs?.program !== undefined && !installed(needs.program));
     test(`${what}: resource_limit, at once, while the session answers`, { timeout: 180_000, skip }, async () => {
       await withSession(async (session) => {
         const started = performance.now();
@@ -100,7 +132,7 @@ describe("exhaustion probes through the bash tool", { timeout: 900_000 }, () => 
         assert.ok(ms < QUICK_MS, `${what} took ${ms} ms`);
         // Nothing of it is left: the next command runs at once.
         assert.equal(okOutput<BashResult>(await box.call(session, "bash", { command: "echo calm" })).stdout, "calm\n");
-      }, options(SMALL));
+      }, options({ ...SMALL, ...needs?.limits }));
     });
   }
 });
