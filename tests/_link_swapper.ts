@@ -17,9 +17,13 @@ import { exited } from "./_exited.ts";
 
 // The entry moves to NAME.real while NAME is the link, and the link waits at NAME.link.
 const RACER = `
-  my ($target, $name) = @ARGV;
+  my ($target, $name, $relink) = @ARGV;
   symlink($target, "$name.link") or die "symlink: $!";
   while (1) {
+    if ($relink) {
+      symlink($target, "$name.link") unless -l "$name.link" || -l $name;
+      mkdir($name) unless -e $name || -e "$name.real";
+    }
     rename($name, "$name.real"); rename("$name.link", $name);
     rename($name, "$name.link"); rename("$name.real", $name);
   }
@@ -28,15 +32,20 @@ const RACER = `
 /**
  * Runs `fn` while the racer swaps `dir/name` for a link to `target`, then
  * ends the racer and puts the entry back at its name (the link removed),
- * whatever state the racer stopped in.
+ * whatever state the racer stopped in. With `relink`, the racer makes the
+ * link (and an empty folder at the name) again whenever they are gone, as
+ * against a removal of `dir`, which would otherwise take the link at its
+ * first pass and end the race.
  */
 export async function whileSwappedForLink<T>(
   dir: string,
   name: string,
   target: string,
   fn: () => Promise<T>,
+  options: { relink?: boolean } = {},
 ): Promise<T> {
-  const racer = spawn("perl", ["-e", RACER, target, name], { cwd: dir, stdio: "ignore", detached: true });
+  const args = ["-e", RACER, target, name, options.relink ? "1" : "0"];
+  const racer = spawn("perl", args, { cwd: dir, stdio: "ignore", detached: true });
   const racerExit = exited(racer);
   try {
     return await fn();

@@ -9,6 +9,7 @@ import path from "node:path";
 import process from "node:process";
 import type { BrowserContext, Download, Page } from "playwright-core";
 import { ToolError } from "@toolfence/core";
+import { removeProgramFolder } from "@toolfence/policy";
 import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
@@ -249,7 +250,9 @@ export class SessionBrowser {
     this.#proxy = undefined;
     this.#dir = undefined;
     await proxy?.close();
-    if (dir) await fsp.rm(dir, { recursive: true, force: true }).catch(() => {});
+    // Never fs.rm: the sandboxed browser writes here and could swap a folder for a link while it goes, and Node's
+    // recursive rm follows it (tests/policy/program_folder_test.ts).
+    if (dir) await removeProgramFolder(dir).catch(() => {});
   }
 }
 
