@@ -11,6 +11,7 @@ import { closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, rm
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
+import { ToolError } from "@toolfence/core";
 import { isWithin } from "./paths.ts";
 import {
   copyTreeConfined,
@@ -132,8 +133,12 @@ async function passwdHomes(): Promise<string[]> {
   let text = "";
   try {
     text = await fsp.readFile("/etc/passwd", "utf8");
-  } catch {
-    return [];
+  } catch (error) {
+    if (!isRuntimePermissionError(error)) return [];
+    // The server may not read /etc (`deno task serve`'s flags), but the sandbox shows the homes it names.
+    const read = await probeOutput("/bin/sh", ["-c", "cat /etc/passwd 2>/dev/null; exit 0"], 5_000);
+    if (read === undefined) throw unseenMasks(["/etc/passwd"]);
+    text = read;
   }
   const homes: string[] = [];
   for (const line of text.split("\n")) {
@@ -185,6 +190,37 @@ async function privateEtcEntries(): Promise<{ folders: string[]; files: string[]
   return { folders, files };
 }
 
+// For each path given: its type (`d` a folder, where a link leads; `f` a file that is not a link), the path, and its
+// real path, each ended by a NUL; nothing for a path that does not exist or is something else.
+const KINDS_SCRIPT = 'command -v realpath >/dev/null || exit 127; for p; do r=$(realpath -e -- "$p" 2>/dev/null) ' +
+  '|| continue; if [ -d "$r" ]; then t=d; elif [ -f "$p" ] && [ ! -L "$p" ]; then t=f; else continue; fi; ' +
+  'printf \'%s\\0%s\\0%s\\0\' "$t" "$p" "$r"; done; exit 0';
+
+/** The kinds of `paths` as a child process sees them, or undefined when it could not look. */
+async function kindsByChild(
+  paths: readonly string[],
+): Promise<{ type: "d" | "f"; named: string; real: string }[] | undefined> {
+  const text = await probeOutput("/bin/sh", ["-c", KINDS_SCRIPT, "sh", ...paths], 5_000);
+  if (text === undefined) return undefined;
+  const fields = text.split("\0");
+  const kinds: { type: "d" | "f"; named: string; real: string }[] = [];
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const [type, named, real] = [fields[i], fields[i + 1], fields[i + 2]];
+    if ((type === "d" || type === "f") && paths.includes(named) && path.isAbsolute(real)) {
+      kinds.push({ type, named, real: path.normalize(real) });
+    }
+  }
+  return kinds;
+}
+
+function unseenMasks(paths: readonly string[]): ToolError {
+  return new ToolError(
+    `The sandbox's secret masks cannot be made: the server may not look at ${paths.join(", ")}, ` +
+      "and a child process could not either",
+    { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: [...paths] } },
+  );
+}
+
 /** What the secret masks are, for {@linkcode secretMounts} and the documentation. */
 export interface SecretMasks {
   /** Folders replaced by an empty read-only folder. */
@@ -220,16 +256,23 @@ let cachedMasks: { home: string | undefined; at: number; masks: Promise<SecretMa
 
 async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
   const folders = new Set<string>();
+  const addFolder = (real: string) => {
+    if (real === "/" || SYSTEM_FOLDERS.some((system) => isWithin(system, real))) return;
+    folders.add(real);
+  };
+  // Those the runtime may not look at (a narrow --allow-read: a policy file's `sandbox.read` folder the server
+  // may not read) are looked at by a child process: the sandbox shows them whatever the server may read.
+  const unseen: string[] = [];
+  const unseenFiles = new Set<string>();
   for (const candidate of [...MASKED_FOLDERS, ...await passwdHomes()]) {
     let real: string;
     try {
       real = await fsp.realpath(candidate);
     } catch (error) {
-      if (isRuntimePermissionError(error) && ALWAYS_PRESENT_FOLDERS.has(candidate)) folders.add(candidate);
+      if (isRuntimePermissionError(error)) unseen.push(candidate);
       continue;
     }
-    if (real === "/" || SYSTEM_FOLDERS.some((system) => isWithin(system, real))) continue;
-    if (kind(real) === "dir") folders.add(real);
+    if (kind(real) === "dir") addFolder(real);
   }
   // Without find(1) the lists above stand alone, as the names they know are all that is known then.
   const privateEtc = await privateEtcEntries();
@@ -240,7 +283,26 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
     try {
       if ((await fsp.lstat(file)).isFile()) files.push(file);
     } catch (error) {
-      if (isRuntimePermissionError(error) && ALWAYS_PRESENT_FILES.has(file)) files.push(file);
+      if (isRuntimePermissionError(error)) {
+        unseen.push(file);
+        unseenFiles.add(file);
+      }
+    }
+  }
+  if (unseen.length > 0) {
+    const seen = await kindsByChild(unseen);
+    if (seen === undefined) {
+      // Without a child's look, only what exists on every Linux system is masked by name; anything else fails closed.
+      const unknown = unseen.filter((p) => !ALWAYS_PRESENT_FOLDERS.has(p) && !ALWAYS_PRESENT_FILES.has(p));
+      if (unknown.length > 0) throw unseenMasks(unknown);
+      for (const p of unseen) ALWAYS_PRESENT_FOLDERS.has(p) ? folders.add(p) : files.push(p);
+    } else {
+      for (const { type, named, real } of seen) {
+        const wanted = unseenFiles.has(named) ? "f" : "d";
+        if (type !== wanted) continue;
+        if (type === "d") addFolder(real);
+        else if (!files.includes(named)) files.push(named);
+      }
     }
   }
   // A mask inside another is redundant: the outer one hides it already.

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import process from "node:process";
 import { dirname, join } from "node:path";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { type Replica, startReplica, stopReplica } from "./_fleet.ts";
@@ -235,6 +236,41 @@ describe("the server's own files named through a symlink", { timeout: 120_000 },
       await alice.close();
       await harness.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("credential folders in a policy file's sandbox.read folder under the narrow flags", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
+}, () => {
+  test("a command reads none of them, though the server cannot read the folder", { timeout: 90_000 }, async () => {
+    // `main.ts flags` gives the server no read of a `sandbox.read` folder, nor of /etc/passwd. The masks of the
+    // credential folders in it (`MASKED_FOLDERS`: /var/lib/postgresql, ...) and of the homes /etc/passwd names were
+    // looked up by the server: each lookup failed with NotCapable and was skipped, and a command read
+    // /var/lib/postgresql/x, which the same server under -A masks. A child process now looks at what the server may not.
+    const folder = "/var/lib/postgresql";
+    const made = await mkdir(folder, { recursive: true });
+    const planted = join(folder, `toolfence-planted-${process.pid}.txt`);
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-sandbox-read-"));
+    await writeFile(planted, "SECRET-planted-by-toolfence-test", { mode: 0o644 });
+    await writeFile(join(workspace, "toolfence.json"), JSON.stringify({ sandbox: { read: ["/var/lib"] } }));
+    const server = await startRawServer(workspace, {
+      groups: "cmd",
+      args: ["--auto-confirm", "--sandbox", "required"],
+    });
+    try {
+      const reply = await server.request("tools/call", {
+        name: "bash",
+        arguments: { command: `cat ${planted}; ls /var/lib >/dev/null && echo listed; echo done` },
+      }, 60_000);
+      const text = JSON.stringify(callOutput(reply));
+      assert.match(text, /listed\\ndone/, text);
+      assert.doesNotMatch(text, /SECRET-planted/, text);
+    } finally {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(made ?? planted, { recursive: true, force: true });
     }
   });
 });
