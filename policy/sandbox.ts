@@ -35,7 +35,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import { isRuntimePermissionError } from "@toolfence/internal";
+import { isRuntimePermissionError, probeOutput } from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -174,10 +174,10 @@ const NEW_SESSION = ["--new-session"];
 
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
-const probeArgs = () => [
+const probeArgs = (covers: readonly string[]) => [
   ...SYSTEM_READ_VIEW.flatMap((folder) => ["--ro-bind-try", folder, folder]),
   ...PRIVATE_MOUNTS.slice(0, -2),
-  ...procCovers(),
+  ...covers,
   ...PRIVATE_MOUNTS.slice(-2),
   "--unshare-all",
   ...CONFINEMENT,
@@ -204,7 +204,9 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
     const files = await candidates();
     const failures: string[] = [];
     for (const file of files) {
-      const probe = await runProbe(file, probeArgs(), PROBE_TIMEOUT_MS);
+      // Whether bubblewrap works: the covers of /proc as far as they can be known (commands fail closed on them).
+      const covers = await procCovers().catch(() => PROC_READ_ONLY.flatMap((entry) => ["--ro-bind-try", entry, entry]));
+      const probe = await runProbe(file, probeArgs(covers), PROBE_TIMEOUT_MS);
       if (probe.ok) return { path: file };
       failures.push(`${file}: ${probe.message}`);
     }
@@ -441,23 +443,50 @@ export interface SandboxedCommand {
  * sandbox. bubblewrap covers `/proc/sys` only where its access check finds the
  * folder writable, which a 0555 folder never is. Found once per process.
  */
-function procCovers(): string[] {
-  coveredProc ??= [
-    // -try: a kernel without one of them has nothing to cover.
-    ...PROC_READ_ONLY.flatMap((entry) => ["--ro-bind-try", entry, entry]),
-    ...PROC_MASKED.filter((entry) => {
-      try {
-        fs.lstatSync(entry);
-        return true;
-      } catch {
-        return false; // Missing, or not ours to look at (--allow-read): only root reads them anyway.
-      }
-    }).flatMap((entry) => ["--ro-bind", "/dev/null", entry]),
-  ];
+function procCovers(): Promise<string[]> {
+  if (coveredProc === undefined) {
+    coveredProc = procCoversNow();
+    coveredProc.catch(() => coveredProc = undefined);
+  }
   return coveredProc;
 }
 
-let coveredProc: string[] | undefined;
+let coveredProc: Promise<string[]> | undefined;
+
+// Which of PROC_MASKED exist is the kernel's fact, not the runtime's: under a narrow --allow-read the server may
+// not look at /proc (`deno task serve`'s flags), and a child process looks instead. Until 2026-12-04 an entry the
+// server could not look at was taken for missing, and under those flags a command of a server run as root read
+// /proc/timer_list and /proc/keys.
+async function procCoversNow(): Promise<string[]> {
+  const masked: string[] = [];
+  const unseen: string[] = [];
+  for (const entry of PROC_MASKED) {
+    try {
+      fs.lstatSync(entry);
+      masked.push(entry);
+    } catch (error) {
+      if (isRuntimePermissionError(error)) unseen.push(entry);
+    }
+  }
+  if (unseen.length > 0) {
+    const script = 'for p; do [ -e "$p" ] && printf "%s\\0" "$p"; done; exit 0';
+    const listed = await probeOutput("/bin/sh", ["-c", script, "sh", ...unseen], 5_000);
+    if (listed === undefined) {
+      throw new ToolError(
+        `The sandbox cannot cover ${
+          unseen.join(", ")
+        }: the server may not look at them, and a child process could not either`,
+        { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: unseen } },
+      );
+    }
+    for (const entry of listed.split("\0")) if (unseen.includes(entry)) masked.push(entry);
+  }
+  return [
+    // -try: a kernel without one of them has nothing to cover.
+    ...PROC_READ_ONLY.flatMap((entry) => ["--ro-bind-try", entry, entry]),
+    ...masked.flatMap((entry) => ["--ro-bind", "/dev/null", entry]),
+  ];
+}
 
 // The system view: each folder that exists bound read-only, each that is a
 // link (merged /usr) recreated as the link. One the runtime may not look at is
@@ -629,7 +658,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       status.path,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
-      ...procCovers(),
+      ...await procCovers(),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),
       // /dev/shm capped like /tmp, and the rest of the fresh /dev read-only (its devices stay writable): else

@@ -274,3 +274,34 @@ describe("credential folders in a policy file's sandbox.read folder under the na
     }
   });
 });
+
+describe("the kernel's secrets in /proc under the narrow flags", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") ||
+    (process.getuid?.() !== 0 && "only a server run as root reads them"),
+}, () => {
+  test("a command of a server run as root reads none of them", { timeout: 90_000 }, async () => {
+    // `main.ts flags` gives the server no read of /proc: the covers of /proc/timer_list, /proc/keys, ... were made
+    // only for the entries the server saw, and under those flags a command read them (under -A: covered).
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-proc-"));
+    const server = await startRawServer(workspace, {
+      groups: "cmd",
+      args: ["--auto-confirm", "--sandbox", "required"],
+    });
+    try {
+      const reply = await server.request("tools/call", {
+        name: "bash",
+        arguments: {
+          command: "for f in /proc/timer_list /proc/keys /proc/key-users; do [ -e $f ] || continue; " +
+            'echo "$f $(head -c 100 $f 2>/dev/null | wc -c)"; done; echo done',
+        },
+      }, 60_000);
+      const text = JSON.stringify(callOutput(reply));
+      assert.match(text, /done/, text);
+      assert.doesNotMatch(text, /\/proc\/\S+ [1-9]/, text);
+    } finally {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+    }
+  });
+});
