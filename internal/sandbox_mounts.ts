@@ -153,13 +153,24 @@ async function passwdHomes(): Promise<string[]> {
 
 // The ssh host keys (private halves) in /etc/ssh.
 async function sshHostKeys(): Promise<string[]> {
+  let names: string[];
   try {
-    return (await fsp.readdir("/etc/ssh"))
-      .filter((name) => /^ssh_host_.*_key$/.test(name))
-      .map((name) => path.join("/etc/ssh", name));
-  } catch {
-    return [];
+    names = await fsp.readdir("/etc/ssh");
+  } catch (error) {
+    if (!isRuntimePermissionError(error)) return [];
+    // The server may not read /etc (`deno task serve`'s flags): a child lists the folder the sandbox shows.
+    const listed = await probeOutput(
+      "/bin/sh",
+      [
+        "-c",
+        'cd /etc/ssh 2>/dev/null || exit 0; for f in ssh_host_*_key; do [ -e "$f" ] && printf \'%s\\0\' "$f"; done; exit 0',
+      ],
+      5_000,
+    );
+    if (listed === undefined) throw unseenMasks(["/etc/ssh"]);
+    names = listed.split("\0").filter((name) => name !== "");
   }
+  return names.filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => path.join("/etc/ssh", name));
 }
 
 // The entries of /etc that others may not read: a file without the read bit for others, a folder without read or

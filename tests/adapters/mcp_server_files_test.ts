@@ -305,3 +305,35 @@ describe("the kernel's secrets in /proc under the narrow flags", {
     }
   });
 });
+
+describe("an ssh host key others may read, under the narrow flags", {
+  timeout: 120_000,
+  skip: DENO_PROCESS_ONLY || (!hasBwrap && "needs bubblewrap") || (!canPlant && "/etc is not writable"),
+}, () => {
+  test("is masked by its name as under -A", { timeout: 90_000 }, async () => {
+    // Host keys are masked by name (ssh_host_*_key), whatever their mode. The server listed /etc/ssh itself: under
+    // `main.ts flags` it may not, found no key, and a command read one of mode 0644 that -A masked.
+    const made = await mkdir("/etc/ssh", { recursive: true });
+    const key = `/etc/ssh/ssh_host_toolfence${process.pid}_key`;
+    const workspace = await mkdtemp(join(tmpdir(), "toolfence-host-key-"));
+    await writeFile(key, "SECRET-planted-by-toolfence-test", { mode: 0o644 });
+    await chmod(key, 0o644);
+    const server = await startRawServer(workspace, {
+      groups: "cmd",
+      args: ["--auto-confirm", "--sandbox", "required"],
+    });
+    try {
+      const reply = await server.request("tools/call", {
+        name: "bash",
+        arguments: { command: `cat ${key}; echo done` },
+      }, 60_000);
+      const text = JSON.stringify(callOutput(reply));
+      assert.match(text, /done/, text);
+      assert.doesNotMatch(text, /SECRET-planted/, text);
+    } finally {
+      await server.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(made ?? key, { recursive: true, force: true });
+    }
+  });
+});
