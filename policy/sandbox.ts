@@ -35,7 +35,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import { isRuntimePermissionError, probeOutput } from "@toolfence/internal";
+import { isRuntimePermissionError, probeOutput, quickLstat } from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -537,6 +537,18 @@ function noRelease(): Promise<QuarantinedPath[]> {
   return Promise.resolve([]);
 }
 
+// Whether a mask's entry is still there: one that went since the masks were looked up (a private file of /etc that
+// visudo or useradd made and removed within the 10 s a look is kept) would make bubblewrap fail to mount over it, and
+// with it every command. One the runtime may not look at (narrow --allow-read) is kept: the child's look stands.
+function stillThere(entry: string): boolean {
+  try {
+    quickLstat(entry);
+    return true;
+  } catch (error) {
+    return isRuntimePermissionError(error);
+  }
+}
+
 /**
  * Wraps `argv` so that it runs under bubblewrap, in one read view for every
  * process a tool starts (shell commands, jobs, checkers, the browser), deny by
@@ -614,8 +626,8 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const found = await secretMasks();
   // Only the masks inside what is bound read-only matter: nothing else of the host is there.
   const masks = secretMountArgs({
-    folders: found.folders.filter((folder) => inReadView(folder, readable)),
-    files: found.files.filter((file) => inReadView(file, readable)),
+    folders: found.folders.filter((folder) => inReadView(folder, readable) && stillThere(folder)),
+    files: found.files.filter((file) => inReadView(file, readable) && stillThere(file)),
   });
   const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
   // The home folder first, so that a readable or writable path inside it stays visible. Capped like /tmp: a
