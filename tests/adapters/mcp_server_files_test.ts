@@ -35,6 +35,18 @@ async function etcWritable(): Promise<boolean> {
 
 const canPlant = await etcWritable();
 
+// What one bash call prints, run by a stdio server on `workspace` under exactly the flags `main.ts flags` prints
+// (no read of /etc, /proc or a policy file's `sandbox.read` folders), with the sandbox required.
+async function bashUnderNarrowFlags(workspace: string, command: string): Promise<string> {
+  const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm", "--sandbox", "required"] });
+  try {
+    const reply = await server.request("tools/call", { name: "bash", arguments: { command } }, 60_000);
+    return JSON.stringify(callOutput(reply));
+  } finally {
+    await server.close();
+  }
+}
+
 describe("the server's own files under the sandbox", {
   timeout: 120_000,
   skip: (!IS_DENO && "runs main.ts under Deno") || (!hasBwrap && "needs bubblewrap") ||
@@ -135,27 +147,19 @@ describe("private and denied files of /etc under the narrow flags", {
       join(workspace, "toolfence.json"),
       JSON.stringify({ paths: { deny: [join(etc, "app.conf"), join(etc, "dir"), join(etc, "*.secret")] } }),
     );
-    const server = await startRawServer(workspace, {
-      groups: "cmd",
-      args: ["--auto-confirm", "--sandbox", "required"],
-    });
     try {
-      const reply = await server.request("tools/call", {
-        name: "bash",
-        arguments: {
-          command: `X=${etc}; cat $X/key.pem $X/group.key $X/private/inside.txt $X/listable/inside.txt ` +
-            "$X/app.conf $X/dir/inside.conf $X/a.secret $X/target.txt; ls $X/private $X/listable; " +
-            "cat $X/public.conf /etc/gshadow; echo done",
-        },
-      }, 60_000);
-      const text = JSON.stringify(callOutput(reply));
+      const text = await bashUnderNarrowFlags(
+        workspace,
+        `X=${etc}; cat $X/key.pem $X/group.key $X/private/inside.txt $X/listable/inside.txt ` +
+          "$X/app.conf $X/dir/inside.conf $X/a.secret $X/target.txt; ls $X/private $X/listable; " +
+          "cat $X/public.conf /etc/gshadow; echo done",
+      );
       assert.match(text, /public setting/, text);
       assert.match(text, /done/, text);
       assert.doesNotMatch(text, /SECRET-planted/, text);
       assert.doesNotMatch(text, /inside\.txt\\n/, `a private folder was listed: ${text}`);
       assert.doesNotMatch(text, /root:[*!]/, `/etc/gshadow was read: ${text}`);
     } finally {
-      await server.close();
       await rm(workspace, { recursive: true, force: true });
       await rm(etc, { recursive: true, force: true });
     }
@@ -255,20 +259,14 @@ describe("credential folders in a policy file's sandbox.read folder under the na
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-sandbox-read-"));
     await writeFile(planted, "SECRET-planted-by-toolfence-test", { mode: 0o644 });
     await writeFile(join(workspace, "toolfence.json"), JSON.stringify({ sandbox: { read: ["/var/lib"] } }));
-    const server = await startRawServer(workspace, {
-      groups: "cmd",
-      args: ["--auto-confirm", "--sandbox", "required"],
-    });
     try {
-      const reply = await server.request("tools/call", {
-        name: "bash",
-        arguments: { command: `cat ${planted}; ls /var/lib >/dev/null && echo listed; echo done` },
-      }, 60_000);
-      const text = JSON.stringify(callOutput(reply));
+      const text = await bashUnderNarrowFlags(
+        workspace,
+        `cat ${planted}; ls /var/lib >/dev/null && echo listed; echo done`,
+      );
       assert.match(text, /listed\\ndone/, text);
       assert.doesNotMatch(text, /SECRET-planted/, text);
     } finally {
-      await server.close();
       await rm(workspace, { recursive: true, force: true });
       await rm(made ?? planted, { recursive: true, force: true });
     }
@@ -284,23 +282,15 @@ describe("the kernel's secrets in /proc under the narrow flags", {
     // `main.ts flags` gives the server no read of /proc: the covers of /proc/timer_list, /proc/keys, ... were made
     // only for the entries the server saw, and under those flags a command read them (under -A: covered).
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-proc-"));
-    const server = await startRawServer(workspace, {
-      groups: "cmd",
-      args: ["--auto-confirm", "--sandbox", "required"],
-    });
     try {
-      const reply = await server.request("tools/call", {
-        name: "bash",
-        arguments: {
-          command: "for f in /proc/timer_list /proc/keys /proc/key-users; do [ -e $f ] || continue; " +
-            'echo "$f $(head -c 100 $f 2>/dev/null | wc -c)"; done; echo done',
-        },
-      }, 60_000);
-      const text = JSON.stringify(callOutput(reply));
+      const text = await bashUnderNarrowFlags(
+        workspace,
+        "for f in /proc/timer_list /proc/keys /proc/key-users; do [ -e $f ] || continue; " +
+          'echo "$f $(head -c 100 $f 2>/dev/null | wc -c)"; done; echo done',
+      );
       assert.match(text, /done/, text);
       assert.doesNotMatch(text, /\/proc\/\S+ [1-9]/, text);
     } finally {
-      await server.close();
       await rm(workspace, { recursive: true, force: true });
     }
   });
@@ -318,20 +308,11 @@ describe("an ssh host key others may read, under the narrow flags", {
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-host-key-"));
     await writeFile(key, "SECRET-planted-by-toolfence-test", { mode: 0o644 });
     await chmod(key, 0o644);
-    const server = await startRawServer(workspace, {
-      groups: "cmd",
-      args: ["--auto-confirm", "--sandbox", "required"],
-    });
     try {
-      const reply = await server.request("tools/call", {
-        name: "bash",
-        arguments: { command: `cat ${key}; echo done` },
-      }, 60_000);
-      const text = JSON.stringify(callOutput(reply));
+      const text = await bashUnderNarrowFlags(workspace, `cat ${key}; echo done`);
       assert.match(text, /done/, text);
       assert.doesNotMatch(text, /SECRET-planted/, text);
     } finally {
-      await server.close();
       await rm(workspace, { recursive: true, force: true });
       await rm(made ?? key, { recursive: true, force: true });
     }
