@@ -227,7 +227,7 @@ async function kindsByChild(
 function unseenMasks(paths: readonly string[]): ToolError {
   return new ToolError(
     `The sandbox's secret masks cannot be made: the server may not look at ${paths.join(", ")}, ` +
-      "and a child process could not either",
+      "and may not run /bin/sh to look either (allow reading them, or --allow-run=/bin/sh)",
     { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: [...paths] } },
   );
 }

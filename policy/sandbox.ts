@@ -473,9 +473,8 @@ async function procCoversNow(): Promise<string[]> {
     const listed = await probeOutput("/bin/sh", ["-c", script, "sh", ...unseen], 5_000);
     if (listed === undefined) {
       throw new ToolError(
-        `The sandbox cannot cover ${
-          unseen.join(", ")
-        }: the server may not look at them, and a child process could not either`,
+        `The sandbox cannot cover ${unseen.join(", ")}: the server may not look at them, and may not run /bin/sh ` +
+          "to look either (allow reading them, or --allow-run=/bin/sh)",
         { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: unseen } },
       );
     }

@@ -170,7 +170,7 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.deepEqual(denied.map((o) => o.value), [true, true]);
   });
 
-  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap, else unavailable", {
+  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap,/bin/sh, else unavailable", {
     timeout: 60_000,
   }, async () => {
     const bwrapWorks = await new Promise<boolean>((resolve) =>
@@ -185,7 +185,14 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.equal(required.code, "sandbox_unavailable");
     assert.match(required.message!, /--allow-run=bwrap/);
     if (!bwrapWorks) return;
-    const [allowed] = await probe([`--allow-read=${L.workdir}`, "--allow-run=bwrap"], [
+    // bubblewrap alone is not enough: the masks of /etc's and /proc's secrets are looked up by a child shell when the
+    // server may not look itself, and without one the sandbox is refused rather than made without them.
+    const [blind] = await probe([`--allow-read=${L.workdir}`, "--allow-run=bwrap"], [
+      { op: "sandbox", mode: "required" },
+    ]);
+    assert.equal(blind.code, "sandbox_unavailable", JSON.stringify(blind));
+    assert.match(blind.message!, /--allow-run=\/bin\/sh/);
+    const [allowed] = await probe([`--allow-read=${L.workdir}`, "--allow-run=bwrap,/bin/sh"], [
       { op: "sandbox", mode: "required" },
     ]);
     const value = allowed.value as { argv: string[]; sandboxed: boolean };
