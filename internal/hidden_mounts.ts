@@ -15,6 +15,7 @@ import { globBase, pathGlobMatcher } from "./path_globs.ts";
 import { isWithin } from "./paths.ts";
 import { probeOutput } from "./probe_process.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
+import { unseenBySandbox } from "./sandbox_mounts.ts";
 
 // A workspace (or a folder outside it an absolute glob names) with more
 // entries than this cannot be walked before each command; the command is
@@ -136,7 +137,7 @@ export async function listOutside(
       if (!isRuntimePermissionError(error)) continue;
     }
     const text = await probeOutput("/bin/sh", ["-c", LIST_SCRIPT, "sh", start], 10_000);
-    if (text === undefined) throw unlisted(start);
+    if (text === undefined) throw unseenBySandbox([start], "hide the policy's denied paths there");
     const fields = text.split("\0");
     const entries: ChildListing["entries"][number][] = [];
     for (let i = 0; i + 2 < fields.length; i += 3) {
@@ -226,14 +227,6 @@ function walk(
     }
     return false;
   });
-}
-
-function unlisted(start: string): ToolError {
-  return new ToolError(
-    `${start} cannot be listed to hide the policy's denied paths there from the sandbox (the server may not read ` +
-      "it, and find(1) did not list it)",
-    { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { root: start } },
-  );
 }
 
 function tooMany(start: string): ToolError {

@@ -100,6 +100,7 @@ export {
   type SecretMasks,
   secretMasks,
   secretMountArgs,
+  unseenBySandbox,
 } from "./sandbox_mounts.ts";
 export {
   BEFORE_HASH_BUDGET,
@@ -138,6 +139,7 @@ export type {
   DeferredImage,
   Effect,
   EffectState,
+  ErrorCode,
   ErrorKind,
   Fence,
   FenceAnswer,
@@ -179,7 +181,10 @@ export type {
   ShellRequest,
   StartedProcess,
   TargetOptions,
+  ThrownStatus,
   ToolContext,
+  ToolError,
+  ToolErrorOptions,
   ToolResult,
   ToolStatus,
   WriteKind,

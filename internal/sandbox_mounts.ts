@@ -137,7 +137,7 @@ async function passwdHomes(): Promise<string[]> {
     if (!isRuntimePermissionError(error)) return [];
     // The server may not read /etc (`deno task serve`'s flags), but the sandbox shows the homes it names.
     const read = await probeOutput("/bin/sh", ["-c", "cat /etc/passwd 2>/dev/null; exit 0"], 5_000);
-    if (read === undefined) throw unseenMasks(["/etc/passwd"]);
+    if (read === undefined) throw unseenBySandbox(["/etc/passwd"], "mask the home folders it names");
     text = read;
   }
   const homes: string[] = [];
@@ -167,7 +167,7 @@ async function sshHostKeys(): Promise<string[]> {
       ],
       5_000,
     );
-    if (listed === undefined) throw unseenMasks(["/etc/ssh"]);
+    if (listed === undefined) throw unseenBySandbox(["/etc/ssh"], "mask the ssh host keys");
     names = listed.split("\0").filter((name) => name !== "");
   }
   return names.filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => path.join("/etc/ssh", name));
@@ -224,10 +224,15 @@ async function kindsByChild(
   return kinds;
 }
 
-function unseenMasks(paths: readonly string[]): ToolError {
+/**
+ * The refusal of a sandbox that needs a look at `paths` (to `purpose`: mask,
+ * cover, list what a deny rule names) which neither the server's runtime nor
+ * a child shell could take: the sandbox is not made without it. Not public API.
+ */
+export function unseenBySandbox(paths: readonly string[], purpose: string): ToolError {
   return new ToolError(
-    `The sandbox's secret masks cannot be made: the server may not look at ${paths.join(", ")}, ` +
-      "and may not run /bin/sh to look either (allow reading them, or --allow-run=/bin/sh)",
+    `The sandbox cannot ${purpose}: the server may not look at ${paths.join(", ")}, and a child shell (/bin/sh) ` +
+      "could not look either (allow reading them, or --allow-run=/bin/sh)",
     { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: [...paths] } },
   );
 }
@@ -305,7 +310,7 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
     if (seen === undefined) {
       // Without a child's look, only what exists on every Linux system is masked by name; anything else fails closed.
       const unknown = unseen.filter((p) => !ALWAYS_PRESENT_FOLDERS.has(p) && !ALWAYS_PRESENT_FILES.has(p));
-      if (unknown.length > 0) throw unseenMasks(unknown);
+      if (unknown.length > 0) throw unseenBySandbox(unknown, "mask the secrets there");
       for (const p of unseen) ALWAYS_PRESENT_FOLDERS.has(p) ? folders.add(p) : files.push(p);
     } else {
       for (const { type, named, real } of seen) {

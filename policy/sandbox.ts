@@ -35,7 +35,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import { isRuntimePermissionError, probeOutput, quickLstat } from "@toolfence/internal";
+import { isRuntimePermissionError, probeOutput, quickLstat, unseenBySandbox } from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -472,11 +472,7 @@ async function procCoversNow(): Promise<string[]> {
     const script = 'for p; do [ -e "$p" ] && printf "%s\\0" "$p"; done; exit 0';
     const listed = await probeOutput("/bin/sh", ["-c", script, "sh", ...unseen], 5_000);
     if (listed === undefined) {
-      throw new ToolError(
-        `The sandbox cannot cover ${unseen.join(", ")}: the server may not look at them, and may not run /bin/sh ` +
-          "to look either (allow reading them, or --allow-run=/bin/sh)",
-        { code: "sandbox_unavailable", kind: "policy", recoverable: false, details: { paths: unseen } },
-      );
+      throw unseenBySandbox(unseen, "cover the kernel's secrets in /proc");
     }
     for (const entry of listed.split("\0")) if (unseen.includes(entry)) masked.push(entry);
   }
