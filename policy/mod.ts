@@ -97,7 +97,7 @@ export {
   SYSTEM_READ_VIEW,
 } from "./sandbox.ts";
 export { INHERITED_VARIABLES } from "./_process_env.ts";
-export { removeProgramFolder } from "./program_folder.ts";
+export { readProgramFile, removeProgramFolder } from "./program_folder.ts";
 export {
   DEFAULT_RESOURCE_LIMITS,
   formatBytes,

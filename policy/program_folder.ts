@@ -1,6 +1,72 @@
-// The removal of a folder a sandboxed program was given to write in (the browser's profile and downloads).
+// What the server does with a folder a sandboxed program was given to write in (the browser's profile and
+// downloads): read a file the program left there, and remove the folder.
 
-import { removeConfined } from "@toolfence/internal";
+import fs from "node:fs";
+import { ToolError } from "@toolfence/core";
+import { openReadConfined, removeConfined } from "@toolfence/internal";
+
+/**
+ * Reads the file `file` a program wrote in the folder made for it
+ * (`LauncherRequest.privateDir`), at most `maxBytes`. The program may write
+ * there, so it could have made the file, or a folder above it, a link to a
+ * file only the server may read (a key in its home): the file is opened
+ * without following a final link in its pinned folder (`path_changed` when
+ * a folder of `file` is not the one it names, `ELOOP` for a link), must be a
+ * regular file (`not_a_file`, never a FIFO that would block) and is read
+ * from that descriptor, never again by path; `file_too_large` past
+ * `maxBytes`, however much it grows while read.
+ *
+ * Requires `--allow-read` for `file`'s folder.
+ *
+ * @example
+ * ```ts
+ * import { readProgramFile } from "@toolfence/policy";
+ * import { mkdtemp, writeFile } from "node:fs/promises";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ *
+ * const dir = await mkdtemp(join(tmpdir(), "program-"));
+ * await writeFile(join(dir, "page.pdf"), "%PDF");
+ * console.log((await readProgramFile(join(dir, "page.pdf"), 1 << 20)).length); // 4
+ * ```
+ */
+export async function readProgramFile(file: string, maxBytes: number): Promise<Uint8Array> {
+  const fd = openReadConfined(file);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) {
+      throw new ToolError(`${file} is not a regular file`, { code: "not_a_file", details: { path: file } });
+    }
+    const tooLarge = (size: number) =>
+      new ToolError(`${file} is ${size} bytes or more, past the ${maxBytes} it may be`, {
+        code: "file_too_large",
+        details: { path: file, size, maxBytes },
+      });
+    if (stat.size > maxBytes) throw tooLarge(stat.size);
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    for (;;) {
+      // One byte past the cap tells a file at the cap from one that grew past it.
+      const chunk = new Uint8Array(Math.min(Math.max(stat.size - length + 1, 65_536), maxBytes + 1 - length, 1 << 20));
+      const bytesRead = await new Promise<number>((resolve, reject) =>
+        fs.read(fd, chunk, 0, chunk.length, null, (error, n) => error ? reject(error) : resolve(n))
+      );
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      length += bytesRead;
+      if (length > maxBytes) throw tooLarge(length);
+    }
+    const bytes = new Uint8Array(length);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return bytes;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 /**
  * Removes `dir`, a folder made for a program the process door confines

@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { removeProgramFolder } from "../../policy/program_folder.ts";
+import { execFileSync, spawn } from "node:child_process";
+import { readProgramFile, removeProgramFolder } from "../../policy/program_folder.ts";
+import { exited } from "../_exited.ts";
 import { whileSwappedForLink } from "../_link_swapper.ts";
 
 const ROOT = path.resolve(import.meta.dirname!, "../..");
@@ -79,5 +81,63 @@ describe("removeProgramFolder", () => {
     };
     for (const folder of ["core", "internal", "policy", "tools", "adapters", "cli"]) await walk(folder);
     assert.deepEqual(found, []);
+  });
+});
+
+describe("readProgramFile", () => {
+  test("reads a regular file; a link at the file or above it, a FIFO and a file past the cap are refused", {
+    timeout: 30_000,
+  }, async () => {
+    // The browser's downloads are written by the sandboxed browser, which could leave a link to a file only the
+    // server may read where the download was; the server read the download by path (fs.readFile follows it).
+    const root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-program-file-")));
+    try {
+      const secret = path.join(root, "secret");
+      await fsp.writeFile(secret, "server's secret\n");
+      const dir = path.join(root, "private");
+      await fsp.mkdir(path.join(dir, "downloads"), { recursive: true });
+      const download = path.join(dir, "downloads", "a");
+      await fsp.writeFile(download, "downloaded\n");
+      assert.equal(new TextDecoder().decode(await readProgramFile(download, 1 << 20)), "downloaded\n");
+      assert.equal((await readProgramFile(download, 11)).length, 11);
+      await assert.rejects(readProgramFile(download, 10), { code: "file_too_large" });
+
+      await fsp.rm(download);
+      await fsp.symlink(secret, download);
+      await assert.rejects(
+        readProgramFile(download, 1 << 20),
+        (error: NodeJS.ErrnoException) => error.code === "ELOOP",
+      );
+
+      // The folder above swapped for a link to a folder holding a file of the same name.
+      await fsp.mkdir(path.join(root, "elsewhere"));
+      await fsp.writeFile(path.join(root, "elsewhere", "a"), "server's secret\n");
+      await fsp.rename(path.join(dir, "downloads"), path.join(dir, "gone"));
+      await fsp.symlink(path.join(root, "elsewhere"), path.join(dir, "downloads"));
+      await assert.rejects(readProgramFile(download, 1 << 20), { code: "path_changed" });
+
+      const fifo = path.join(dir, "gone", "fifo");
+      execFileSync("mkfifo", [fifo]);
+      await assert.rejects(readProgramFile(fifo, 1 << 20), { code: "not_a_file" });
+    } finally {
+      await fsp.rm(root, { recursive: true, force: true });
+    }
+  });
+
+  test("a file that grows while it is read stops at the cap", { timeout: 30_000 }, async () => {
+    const root = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-program-file-")));
+    const file = path.join(root, "growing");
+    const cap = 4 << 20;
+    // At the cap less a little when it is looked at, and past it soon after.
+    await fsp.writeFile(file, new Uint8Array(cap - 4096));
+    const writer = spawn("sh", ["-c", `while :; do printf '%01024d' 0; done >> '${file}'`], { stdio: "ignore" });
+    try {
+      const outcome = await readProgramFile(file, cap).then((bytes) => bytes.length, (error) => error.code);
+      assert.ok(outcome === "file_too_large" || (typeof outcome === "number" && outcome <= cap), String(outcome));
+    } finally {
+      writer.kill("SIGKILL");
+      await exited(writer).catch(() => {});
+      await fsp.rm(root, { recursive: true, force: true });
+    }
   });
 });

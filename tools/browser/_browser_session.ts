@@ -9,7 +9,7 @@ import path from "node:path";
 import process from "node:process";
 import type { BrowserContext, Download, Page } from "playwright-core";
 import { ToolError } from "@toolfence/core";
-import { removeProgramFolder } from "@toolfence/policy";
+import { readProgramFile, removeProgramFolder } from "@toolfence/policy";
 import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
@@ -117,7 +117,8 @@ export class SessionBrowser {
 
   async #start(): Promise<BrowserContext> {
     const executable = findBrowser(this.options.executablePath);
-    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-"));
+    // Its real path (TMPDIR may pass through a link): a download is read back in its pinned folder by that path.
+    const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-")));
     this.#dir = dir;
     try {
       const credentials = { username: "toolfence", password: crypto.randomUUID() };
@@ -218,12 +219,8 @@ export class SessionBrowser {
     const files = this.session.policy.files;
     const target = await files.resolve(named, { access: "write" });
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));
-    const saved = await download.path();
-    const size = (await fsp.stat(saved)).size;
-    if (size > MAX_DOWNLOAD_BYTES) {
-      throw new Error(`it is ${size} bytes, more than the ${MAX_DOWNLOAD_BYTES >> 20} MiB a download may keep`);
-    }
-    await files.write(target, await fsp.readFile(saved));
+    // The sandboxed browser wrote it and could have made it a link to a file only the server may read.
+    await files.write(target, await readProgramFile(await download.path(), MAX_DOWNLOAD_BYTES));
     await download.delete();
     return target.path;
   }
