@@ -13,7 +13,7 @@ import { entriesIn, walkListed } from "./_runtime_fs.ts";
 import { linkedInodes, otherNames } from "./hidden_aliases.ts";
 import { globBase, pathGlobMatcher } from "./path_globs.ts";
 import { isWithin } from "./paths.ts";
-import { probeOutput } from "./probe_process.ts";
+import { shellOutput } from "./probe_process.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { unseenBySandbox } from "./sandbox_mounts.ts";
 
@@ -136,7 +136,7 @@ export async function listOutside(
     } catch (error) {
       if (!isRuntimePermissionError(error)) continue;
     }
-    const text = await probeOutput("/bin/sh", ["-c", LIST_SCRIPT, "sh", start], 10_000);
+    const text = await shellOutput(LIST_SCRIPT, [start], 10_000);
     if (text === undefined) throw unseenBySandbox([start], "hide the policy's denied paths there");
     const fields = text.split("\0");
     const entries: ChildListing["entries"][number][] = [];

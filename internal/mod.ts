@@ -85,7 +85,7 @@ export {
 } from "./path_globs.ts";
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
 export { captureOutput, type OutputCapture } from "./process_output.ts";
-export { type ProbeOutcome, probeOutput, runProbe } from "./probe_process.ts";
+export { type ProbeOutcome, runProbe, shellOutput } from "./probe_process.ts";
 export { type ChildListing, deniedEntries, hiddenMountArgs, type HiddenMounts, listOutside } from "./hidden_mounts.ts";
 export { inodeKey, linkedInodes, otherNames } from "./hidden_aliases.ts";
 export {

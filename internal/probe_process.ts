@@ -72,11 +72,20 @@ export async function runProbe(
  * it wrote to its standard output (decoded as UTF-8, not trimmed), or
  * undefined when it could not run, failed or ran out of time; never throws.
  */
-export async function probeOutput(
+async function probeOutput(
   file: string,
   args: readonly string[],
   timeoutMs: number,
 ): Promise<string | undefined> {
   const run = await runToEnd(file, args, timeoutMs);
   return run.ok ? run.stdout : undefined;
+}
+
+/**
+ * Runs the POSIX shell script `script` (`/bin/sh -c`, its `$@` being `args`)
+ * as {@linkcode probeOutput} runs a program: what a server whose runtime may
+ * not read a folder asks a child to look at for it.
+ */
+export function shellOutput(script: string, args: readonly string[], timeoutMs: number): Promise<string | undefined> {
+  return probeOutput("/bin/sh", ["-c", script, "sh", ...args], timeoutMs);
 }

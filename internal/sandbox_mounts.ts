@@ -25,7 +25,7 @@ import {
 import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
-import { probeOutput } from "./probe_process.ts";
+import { shellOutput } from "./probe_process.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -136,7 +136,7 @@ async function passwdHomes(): Promise<string[]> {
   } catch (error) {
     if (!isRuntimePermissionError(error)) return [];
     // The server may not read /etc (`deno task serve`'s flags), but the sandbox shows the homes it names.
-    const read = await probeOutput("/bin/sh", ["-c", "cat /etc/passwd 2>/dev/null; exit 0"], 5_000);
+    const read = await shellOutput("cat /etc/passwd 2>/dev/null; exit 0", [], 5_000);
     if (read === undefined) throw unseenBySandbox(["/etc/passwd"], "mask the home folders it names");
     text = read;
   }
@@ -159,12 +159,9 @@ async function sshHostKeys(): Promise<string[]> {
   } catch (error) {
     if (!isRuntimePermissionError(error)) return [];
     // The server may not read /etc (`deno task serve`'s flags): a child lists the folder the sandbox shows.
-    const listed = await probeOutput(
-      "/bin/sh",
-      [
-        "-c",
-        'cd /etc/ssh 2>/dev/null || exit 0; for f in ssh_host_*_key; do [ -e "$f" ] && printf \'%s\\0\' "$f"; done; exit 0',
-      ],
+    const listed = await shellOutput(
+      'cd /etc/ssh 2>/dev/null || exit 0; for f in ssh_host_*_key; do [ -e "$f" ] && printf \'%s\\0\' "$f"; done; exit 0',
+      [],
       5_000,
     );
     if (listed === undefined) throw unseenBySandbox(["/etc/ssh"], "mask the ssh host keys");
@@ -185,7 +182,7 @@ const PRIVATE_ETC_SCRIPT =
 
 /** The private entries of /etc (see `PRIVATE_ETC_SCRIPT`), or undefined when find(1) could not list them. */
 async function privateEtcEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
-  const listed = await probeOutput("/bin/sh", ["-c", PRIVATE_ETC_SCRIPT], 5_000);
+  const listed = await shellOutput(PRIVATE_ETC_SCRIPT, [], 5_000);
   if (listed === undefined) return undefined;
   const folders: string[] = [];
   const files: string[] = [];
@@ -211,7 +208,7 @@ const KINDS_SCRIPT = 'command -v realpath >/dev/null || exit 127; for p; do r=$(
 async function kindsByChild(
   paths: readonly string[],
 ): Promise<{ type: "d" | "f"; named: string; real: string }[] | undefined> {
-  const text = await probeOutput("/bin/sh", ["-c", KINDS_SCRIPT, "sh", ...paths], 5_000);
+  const text = await shellOutput(KINDS_SCRIPT, paths, 5_000);
   if (text === undefined) return undefined;
   const fields = text.split("\0");
   const kinds: { type: "d" | "f"; named: string; real: string }[] = [];

@@ -35,7 +35,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import { isRuntimePermissionError, probeOutput, quickLstat, unseenBySandbox } from "@toolfence/internal";
+import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -470,7 +470,7 @@ async function procCoversNow(): Promise<string[]> {
   }
   if (unseen.length > 0) {
     const script = 'for p; do [ -e "$p" ] && printf "%s\\0" "$p"; done; exit 0';
-    const listed = await probeOutput("/bin/sh", ["-c", script, "sh", ...unseen], 5_000);
+    const listed = await shellOutput(script, unseen, 5_000);
     if (listed === undefined) {
       throw unseenBySandbox(unseen, "cover the kernel's secrets in /proc");
     }
