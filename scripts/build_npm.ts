@@ -39,7 +39,10 @@
  *    (TypeScript 7, installed once beside them; the lowest-peers consumer
  *    with the workspace's TypeScript 6) and run it.
  *
- * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6;
+ * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6,
+ * `--tests-only` runs step 5 alone, on the build a `--no-tests` run left in
+ * `npm/` (CI builds while the Deno suite runs: the build's time is mostly
+ * npm's downloads, and tests under Node after it);
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
  * `--split`, each version runs a share of the files of about equal weight (by
@@ -376,6 +379,7 @@ const NODE_TIMES_MEASURED = "node-test-times.json";
 export const TARBALL_DIR = "tarballs";
 
 async function main(args: string[]): Promise<number> {
+  const testsOnly = args.includes("--tests-only");
   const wantTests = !args.includes("--no-tests");
   const wantConsumer = !args.includes("--no-consumer");
   const nodeFlag = args.indexOf("--node");
@@ -389,6 +393,146 @@ async function main(args: string[]): Promise<number> {
   const packages = await workspacePackages(config);
   const memberDirs = packages.filter((p) => p.dir !== "").map((p) => p.dir);
   let failures = 0;
+
+  const nodeTests = async (allTestFiles: readonly string[]) => {
+    if (!wantTests) return;
+    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
+    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
+    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+    // Each version's share weighs about the same by the files' seconds under Node (a run's times, committed in
+    // NODE_TIMES_FILE; a file not there weighs a second), heaviest first, so that neither ends long after the other.
+    const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
+    // NODE_TIMES_FILE names the sources (`.ts`), the run their built files (`.js`).
+    const sourceOf = (file: string) => file.replace(/\.js$/, ".ts");
+    const weight = (file: string) => nodeSeconds[sourceOf(file)] ?? 1;
+    const shares = split ? splitByWeight(allTestFiles, weight, nodeVersions.length) : [];
+    const measuredSeconds = new Map<string, number>();
+    const runVersion = async (version: string | undefined, index: number) => {
+      const testFiles = split ? shares[index] : allTestFiles;
+      const name = `node ${version ?? "(on the PATH)"}`;
+      const started = step(
+        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
+          `under ${name} --test against the build`,
+      );
+      const [program, prefix] = nodeCommand(version);
+      await run(program, [...prefix, "--version"], outDir);
+      const named = (file: string) => path.join(outDir, version ? `node${version}-${file}` : file);
+      // Beside the TAP, the results reporter writes which results of which file reached the runner (see
+      // scripts/_node_results.ts): node drops a file's results when frames of its child's stream are lost.
+      const nodeArgs = (files: readonly string[], events: string, flags: readonly string[] = NODE_TEST_FLAGS) => [
+        ...prefix,
+        "--test",
+        "--test-reporter=tap",
+        "--test-reporter-destination=stdout",
+        `--test-reporter=${path.join(outDir, RESULTS_REPORTER)}`,
+        `--test-reporter-destination=${events}`,
+        ...flags,
+        `--test-concurrency=${concurrency}`,
+        ...files,
+      ];
+      const eventsFile = named(EVENTS_FILE);
+      // Only the top-level results and skips are shown as they come (named by the version when several run at
+      // once), the counts at the end; the whole TAP is kept in a file.
+      const node = await run(
+        program,
+        nodeArgs(testFiles, eventsFile),
+        outDir,
+        (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
+      );
+      await writeFile(named(TAP_FILE), node.stdout);
+      const failed = failureDetails(node.stdout);
+      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
+      const nodeCounts = tapCounts(node.stdout);
+      // Each file whose results did not all arrive runs again alone, once; its re-run's results stand for it (still
+      // incomplete: a failure). The re-run goes without --test-force-exit, which ends a file's process before its
+      // stream has drained and so cuts off its last results and closing counts (tests/policy/shell/
+      // check_command_test.js, 5 of its 10 on Node 22 and 24, alone too; without the flag all 10 arrive). What that
+      // flag guards against, a leftover child keeping the file's process alive, is bounded instead: `timeout` ends
+      // the re-run's whole process group after RERUN_SECONDS, and a re-run ended so is a failure.
+      const events = parseEvents(await readFileOr(eventsFile));
+      for (const [file, seconds] of fileSeconds(events, testFiles, outDir)) measuredSeconds.set(file, seconds);
+      const results = fileResults(events, testFiles, outDir);
+      const reruns: string[] = [];
+      let unresolved = 0;
+      for (const [index, result] of [...results.entries()]) {
+        if (isComplete(result)) continue;
+        if (!testFiles.includes(result.file)) {
+          console.log(`${name}: ${result.file}: ${result.problems.join("; ")}: a failure`);
+          unresolved++;
+          continue;
+        }
+        const rerunEvents = named(`rerun-${EVENTS_FILE}`);
+        await rm(rerunEvents, { force: true });
+        const rerun = await run(
+          "timeout",
+          ["--kill-after=10", String(RERUN_SECONDS), program, ...nodeArgs([result.file], rerunEvents, RERUN_FLAGS)],
+          outDir,
+          () => {},
+        );
+        if (rerun.code === 124 || rerun.code === 137) {
+          console.log(`${name}: the re-run of ${result.file} was still running after ${RERUN_SECONDS} s; ended it`);
+        }
+        reruns.push(`# re-run of ${result.file}\n${rerun.stdout}`);
+        const again = fileResults(parseEvents(await readFileOr(rerunEvents)), [result.file], outDir);
+        const fresh = again.find((r) => r.file === result.file) ?? result;
+        const extra = again.filter((r) => r.file !== result.file);
+        results[index] = fresh;
+        results.push(...extra);
+        const rerunFailed = failureDetails(rerun.stdout);
+        if (rerunFailed.length > 0) {
+          console.log(`\nFailed under Node ${version ?? ""} (re-run):\n${rerunFailed.join("\n")}`);
+        }
+        if (rerun.code !== 0 || !isComplete(fresh) || extra.some((r) => !isComplete(r))) unresolved++;
+        console.log(
+          `${name}: ${result.file} reported ${describeTopLevel(result)} (${result.problems.join("; ")}); ` +
+            `re-ran it alone: ${describeTopLevel(fresh)}` +
+            (isComplete(fresh) ? "" : `, still incomplete (${fresh.problems.join("; ")}): a failure`),
+        );
+      }
+      if (reruns.length > 0) await writeFile(named(RERUN_TAP_FILE), reruns.join("\n"));
+      const counts = totalCounts(results);
+      console.log(
+        `   ${name}'s own TAP counts: ${nodeCounts.pass} passed, ${nodeCounts.fail} failed, ` +
+          `${nodeCounts.cancelled} cancelled of ${nodeCounts.tests}`,
+      );
+      // The counts per file, after the re-runs: the ones .ci/run adds up (node's own are not printed as such).
+      console.log(countLines(counts).join("\n"));
+      console.log(
+        `   ${name} --test: ${counts.passed} passed, ${counts.failed} failed, ${counts.cancelled} cancelled of ` +
+          `${counts.tests} in ${testFiles.length} files (${reruns.length} re-run); ` +
+          `${skipped(node.stdout).length} tests or suites skipped`,
+      );
+      // A failure counted, a file still incomplete, or node's failing exit that no re-run accounts for (a file whose
+      // stream broke fails node's run; its clean re-run stands for it).
+      if (counts.failed + counts.cancelled > 0 || unresolved > 0 || (node.code !== 0 && reruns.length === 0)) {
+        failures++;
+      }
+      done(started);
+    };
+    if (split) await Promise.all(nodeVersions.map(runVersion));
+    else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
+    // What each file took here, in NODE_TIMES_FILE's form: copied there, it weighs the next runs' shares.
+    const times: Record<string, number> = {};
+    for (const [file, seconds] of [...measuredSeconds].sort(([a], [b]) => a < b ? -1 : 1)) {
+      times[sourceOf(file)] = Math.round(seconds * 100) / 100;
+    }
+    await writeFile(path.join(outDir, NODE_TIMES_MEASURED), JSON.stringify(times, null, 2) + "\n");
+    console.log(`\nThe seconds of ${measuredSeconds.size} files under Node: npm/${NODE_TIMES_MEASURED}`);
+  };
+
+  if (testsOnly) {
+    // The build an earlier `--no-tests` run left (CI builds it beside the Deno suite, and tests it under Node after).
+    if (!existsSync(path.join(outDir, "node_modules"))) {
+      console.log("npm/ holds no installed build: run `deno task build:npm --no-tests` first");
+      return 1;
+    }
+    // The built test modules, as the build's own run takes them: fixtures are data, never compiled.
+    const built = (await walk(path.join(outDir, "tests"))).filter((f) =>
+      /[._]test\.js$/.test(f) && !path.relative(outDir, f).split(path.sep).includes("fixtures")
+    );
+    await nodeTests(built.map((f) => path.relative(outDir, f)).sort());
+    return failures === 0 ? 0 : 1;
+  }
 
   let started = step("Compiling with the TypeScript compiler API (nodenext, ES2023)");
   await cleanOutput();
@@ -558,134 +702,6 @@ async function main(args: string[]): Promise<number> {
   }
   done(started);
 
-  const nodeTests = async () => {
-    if (!wantTests) return;
-    const allTestFiles = tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source))
-      .map((e) => path.relative(outDir, e.path)).sort();
-    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
-    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
-    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
-    // Each version's share weighs about the same by the files' seconds under Node (a run's times, committed in
-    // NODE_TIMES_FILE; a file not there weighs a second), heaviest first, so that neither ends long after the other.
-    const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
-    // NODE_TIMES_FILE names the sources (`.ts`), the run their built files (`.js`).
-    const sourceOf = (file: string) => file.replace(/\.js$/, ".ts");
-    const weight = (file: string) => nodeSeconds[sourceOf(file)] ?? 1;
-    const shares = split ? splitByWeight(allTestFiles, weight, nodeVersions.length) : [];
-    const measuredSeconds = new Map<string, number>();
-    const runVersion = async (version: string | undefined, index: number) => {
-      const testFiles = split ? shares[index] : allTestFiles;
-      const name = `node ${version ?? "(on the PATH)"}`;
-      const started = step(
-        `Running ${split ? `${testFiles.length} of the suite's ${allTestFiles.length} files` : "the test suite"} ` +
-          `under ${name} --test against the build`,
-      );
-      const [program, prefix] = nodeCommand(version);
-      await run(program, [...prefix, "--version"], outDir);
-      const named = (file: string) => path.join(outDir, version ? `node${version}-${file}` : file);
-      // Beside the TAP, the results reporter writes which results of which file reached the runner (see
-      // scripts/_node_results.ts): node drops a file's results when frames of its child's stream are lost.
-      const nodeArgs = (files: string[], events: string, flags: readonly string[] = NODE_TEST_FLAGS) => [
-        ...prefix,
-        "--test",
-        "--test-reporter=tap",
-        "--test-reporter-destination=stdout",
-        `--test-reporter=${path.join(outDir, RESULTS_REPORTER)}`,
-        `--test-reporter-destination=${events}`,
-        ...flags,
-        `--test-concurrency=${concurrency}`,
-        ...files,
-      ];
-      const eventsFile = named(EVENTS_FILE);
-      // Only the top-level results and skips are shown as they come (named by the version when several run at
-      // once), the counts at the end; the whole TAP is kept in a file.
-      const node = await run(
-        program,
-        nodeArgs(testFiles, eventsFile),
-        outDir,
-        (line) => isHeadline(line) && !line.startsWith("# ") && console.log(split ? `${name}: ${line}` : line),
-      );
-      await writeFile(named(TAP_FILE), node.stdout);
-      const failed = failureDetails(node.stdout);
-      if (failed.length > 0) console.log(`\nFailed under Node ${version ?? ""}:\n${failed.join("\n")}`);
-      const nodeCounts = tapCounts(node.stdout);
-      // Each file whose results did not all arrive runs again alone, once; its re-run's results stand for it (still
-      // incomplete: a failure). The re-run goes without --test-force-exit, which ends a file's process before its
-      // stream has drained and so cuts off its last results and closing counts (tests/policy/shell/
-      // check_command_test.js, 5 of its 10 on Node 22 and 24, alone too; without the flag all 10 arrive). What that
-      // flag guards against, a leftover child keeping the file's process alive, is bounded instead: `timeout` ends
-      // the re-run's whole process group after RERUN_SECONDS, and a re-run ended so is a failure.
-      const events = parseEvents(await readFileOr(eventsFile));
-      for (const [file, seconds] of fileSeconds(events, testFiles, outDir)) measuredSeconds.set(file, seconds);
-      const results = fileResults(events, testFiles, outDir);
-      const reruns: string[] = [];
-      let unresolved = 0;
-      for (const [index, result] of [...results.entries()]) {
-        if (isComplete(result)) continue;
-        if (!testFiles.includes(result.file)) {
-          console.log(`${name}: ${result.file}: ${result.problems.join("; ")}: a failure`);
-          unresolved++;
-          continue;
-        }
-        const rerunEvents = named(`rerun-${EVENTS_FILE}`);
-        await rm(rerunEvents, { force: true });
-        const rerun = await run(
-          "timeout",
-          ["--kill-after=10", String(RERUN_SECONDS), program, ...nodeArgs([result.file], rerunEvents, RERUN_FLAGS)],
-          outDir,
-          () => {},
-        );
-        if (rerun.code === 124 || rerun.code === 137) {
-          console.log(`${name}: the re-run of ${result.file} was still running after ${RERUN_SECONDS} s; ended it`);
-        }
-        reruns.push(`# re-run of ${result.file}\n${rerun.stdout}`);
-        const again = fileResults(parseEvents(await readFileOr(rerunEvents)), [result.file], outDir);
-        const fresh = again.find((r) => r.file === result.file) ?? result;
-        const extra = again.filter((r) => r.file !== result.file);
-        results[index] = fresh;
-        results.push(...extra);
-        const rerunFailed = failureDetails(rerun.stdout);
-        if (rerunFailed.length > 0) {
-          console.log(`\nFailed under Node ${version ?? ""} (re-run):\n${rerunFailed.join("\n")}`);
-        }
-        if (rerun.code !== 0 || !isComplete(fresh) || extra.some((r) => !isComplete(r))) unresolved++;
-        console.log(
-          `${name}: ${result.file} reported ${describeTopLevel(result)} (${result.problems.join("; ")}); ` +
-            `re-ran it alone: ${describeTopLevel(fresh)}` +
-            (isComplete(fresh) ? "" : `, still incomplete (${fresh.problems.join("; ")}): a failure`),
-        );
-      }
-      if (reruns.length > 0) await writeFile(named(RERUN_TAP_FILE), reruns.join("\n"));
-      const counts = totalCounts(results);
-      console.log(
-        `   ${name}'s own TAP counts: ${nodeCounts.pass} passed, ${nodeCounts.fail} failed, ` +
-          `${nodeCounts.cancelled} cancelled of ${nodeCounts.tests}`,
-      );
-      // The counts per file, after the re-runs: the ones .ci/run adds up (node's own are not printed as such).
-      console.log(countLines(counts).join("\n"));
-      console.log(
-        `   ${name} --test: ${counts.passed} passed, ${counts.failed} failed, ${counts.cancelled} cancelled of ` +
-          `${counts.tests} in ${testFiles.length} files (${reruns.length} re-run); ` +
-          `${skipped(node.stdout).length} tests or suites skipped`,
-      );
-      // A failure counted, a file still incomplete, or node's failing exit that no re-run accounts for (a file whose
-      // stream broke fails node's run; its clean re-run stands for it).
-      if (counts.failed + counts.cancelled > 0 || unresolved > 0 || (node.code !== 0 && reruns.length === 0)) {
-        failures++;
-      }
-      done(started);
-    };
-    if (split) await Promise.all(nodeVersions.map(runVersion));
-    else for (const [index, version] of nodeVersions.entries()) await runVersion(version, index);
-    // What each file took here, in NODE_TIMES_FILE's form: copied there, it weighs the next runs' shares.
-    const times: Record<string, number> = {};
-    for (const [file, seconds] of [...measuredSeconds].sort(([a], [b]) => a < b ? -1 : 1)) {
-      times[sourceOf(file)] = Math.round(seconds * 100) / 100;
-    }
-    await writeFile(path.join(outDir, NODE_TIMES_MEASURED), JSON.stringify(times, null, 2) + "\n");
-    console.log(`\nThe seconds of ${measuredSeconds.size} files under Node: npm/${NODE_TIMES_MEASURED}`);
-  };
-
   const consumers = async () => {
     if (!wantConsumer || tarballs.size !== packages.length) return;
     const [program, prefix] = nodeCommand(nodeVersions[0]);
@@ -811,7 +827,10 @@ async function main(args: string[]): Promise<number> {
     console.log("npm install failed; the suite cannot run under Node");
     failures++;
   } else {
-    await nodeTests();
+    await nodeTests(
+      tests.filter((e) => e.path.endsWith(".js") && isTestFile(e.source)).map((e) => path.relative(outDir, e.path))
+        .sort(),
+    );
   }
   await consumersChecked;
 
