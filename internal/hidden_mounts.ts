@@ -136,7 +136,7 @@ export async function listOutside(
     } catch (error) {
       if (!isRuntimePermissionError(error)) continue;
     }
-    const text = await shellOutput(LIST_SCRIPT, [start], 10_000);
+    const text = await shellOutput(LIST_SCRIPT, [start]);
     if (text === undefined) throw unseenBySandbox([start], "hide the policy's denied paths there");
     const fields = text.split("\0");
     const entries: ChildListing["entries"][number][] = [];

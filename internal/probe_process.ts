@@ -81,11 +81,15 @@ async function probeOutput(
   return run.ok ? run.stdout : undefined;
 }
 
+// How long a child shell's look may take. A command waits for it, and is refused when it fails (the sandbox would show
+// what it could not judge): 5 s was too short on a loaded 2-core machine, where a spawn alone can take seconds.
+const SHELL_LOOK_MS = 30_000;
+
 /**
  * Runs the POSIX shell script `script` (`/bin/sh -c`, its `$@` being `args`)
- * as {@linkcode probeOutput} runs a program: what a server whose runtime may
- * not read a folder asks a child to look at for it.
+ * as {@linkcode probeOutput} runs a program, for at most 30 s: what a server
+ * whose runtime may not read a folder asks a child to look at for it.
  */
-export function shellOutput(script: string, args: readonly string[], timeoutMs: number): Promise<string | undefined> {
-  return probeOutput("/bin/sh", ["-c", script, "sh", ...args], timeoutMs);
+export function shellOutput(script: string, args: readonly string[]): Promise<string | undefined> {
+  return probeOutput("/bin/sh", ["-c", script, "sh", ...args], SHELL_LOOK_MS);
 }

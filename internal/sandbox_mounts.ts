@@ -136,7 +136,7 @@ async function passwdHomes(): Promise<string[]> {
   } catch (error) {
     if (!isRuntimePermissionError(error)) return [];
     // The server may not read /etc (`deno task serve`'s flags), but the sandbox shows the homes it names.
-    const read = await shellOutput("cat /etc/passwd 2>/dev/null; exit 0", [], 5_000);
+    const read = await shellOutput("cat /etc/passwd 2>/dev/null; exit 0", []);
     if (read === undefined) throw unseenBySandbox(["/etc/passwd"], "mask the home folders it names");
     text = read;
   }
@@ -162,7 +162,6 @@ async function sshHostKeys(): Promise<string[]> {
     const listed = await shellOutput(
       'cd /etc/ssh 2>/dev/null || exit 0; for f in ssh_host_*_key; do [ -e "$f" ] && printf \'%s\\0\' "$f"; done; exit 0',
       [],
-      5_000,
     );
     if (listed === undefined) throw unseenBySandbox(["/etc/ssh"], "mask the ssh host keys");
     names = listed.split("\0").filter((name) => name !== "");
@@ -182,7 +181,7 @@ const PRIVATE_ETC_SCRIPT =
 
 /** The private entries of /etc (see `PRIVATE_ETC_SCRIPT`), or undefined when find(1) could not list them. */
 async function privateEtcEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
-  const listed = await shellOutput(PRIVATE_ETC_SCRIPT, [], 5_000);
+  const listed = await shellOutput(PRIVATE_ETC_SCRIPT, []);
   if (listed === undefined) return undefined;
   const folders: string[] = [];
   const files: string[] = [];
@@ -208,7 +207,7 @@ const KINDS_SCRIPT = 'command -v realpath >/dev/null || exit 127; for p; do r=$(
 async function kindsByChild(
   paths: readonly string[],
 ): Promise<{ type: "d" | "f"; named: string; real: string }[] | undefined> {
-  const text = await shellOutput(KINDS_SCRIPT, paths, 5_000);
+  const text = await shellOutput(KINDS_SCRIPT, paths);
   if (text === undefined) return undefined;
   const fields = text.split("\0");
   const kinds: { type: "d" | "f"; named: string; real: string }[] = [];

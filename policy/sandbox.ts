@@ -470,7 +470,7 @@ async function procCoversNow(): Promise<string[]> {
   }
   if (unseen.length > 0) {
     const script = 'for p; do [ -e "$p" ] && printf "%s\\0" "$p"; done; exit 0';
-    const listed = await shellOutput(script, unseen, 5_000);
+    const listed = await shellOutput(script, unseen);
     if (listed === undefined) {
       throw unseenBySandbox(unseen, "cover the kernel's secrets in /proc");
     }
