@@ -231,11 +231,29 @@ function wrapInitialize(
   };
   const answer = internals._oninitialize;
   if (typeof answer !== "function") return;
+  // "The initialization phase MUST be the first interaction": one initialize per connection. A second one (answered
+  // by the SDK as the first was) negotiated again mid-session: a new protocol version (batches taken or refused, links
+  // or text for artifacts) and new client capabilities under the calls already made. Taken from the moment one is
+  // being answered, so two at once are one too many; freed again if that one failed, which opened nothing.
+  let taken = false;
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    if (instructions) internals._instructions = await instructions();
-    const result = await answer.call(server, request) as { protocolVersion?: unknown };
-    if (typeof result.protocolVersion === "string") negotiated(result.protocolVersion);
-    return result as never;
+    if (taken) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        "Invalid request: this connection is already initialized; initialize comes once, first " +
+          "(open a new connection to start over)",
+      );
+    }
+    taken = true;
+    try {
+      if (instructions) internals._instructions = await instructions();
+      const result = await answer.call(server, request) as { protocolVersion?: unknown };
+      if (typeof result.protocolVersion === "string") negotiated(result.protocolVersion);
+      return result as never;
+    } catch (error) {
+      taken = false;
+      throw error;
+    }
   });
 }
 

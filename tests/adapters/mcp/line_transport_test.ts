@@ -83,6 +83,67 @@ describe("main.ts serve before initialize", { skip: DENO_PROCESS_ONLY }, () => {
   });
 });
 
+describe("main.ts serve: initialize comes once", { skip: DENO_PROCESS_ONLY }, () => {
+  test("a second initialize, in flight or answered, is refused (-32600); the first's version stays", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: an initialize read while the first was in flight took its place, so the first one's answer initialized
+    // nothing (every later request refused as before initialize); one read after it renegotiated the version.
+    const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-twice-")));
+    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    try {
+      const lines: unknown[] = [];
+      let buffered = "";
+      child.stdout!.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString();
+        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+          lines.push(JSON.parse(buffered.slice(0, nl)));
+          buffered = buffered.slice(nl + 1);
+        }
+      });
+      type Reply = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
+      const reply = async (id: unknown): Promise<Reply> => {
+        for (let waited = 0; waited < 30_000; waited += 50) {
+          const found = lines.find((line) => (Array.isArray(line) ? line[0] : line)?.id === id);
+          if (found) return found as Reply;
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        assert.fail(`no reply to ${id}`);
+      };
+      const init = (id: number, protocolVersion: string) =>
+        send({
+          jsonrpc: "2.0",
+          id,
+          method: "initialize",
+          params: { protocolVersion, capabilities: {}, clientInfo: { name: "twice", version: "1" } },
+        });
+      init(1, "2025-03-26");
+      init(2, "2025-06-18");
+      assert.equal((await reply(1)).result?.protocolVersion, "2025-03-26");
+      const racing = await reply(2);
+      assert.equal(racing.error?.code, -32600, JSON.stringify(racing));
+      assert.match(racing.error!.message, /already initialized/);
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+      assert.ok((await reply(3)).result, "the first initialize's answer initialized the connection");
+      init(4, "2025-06-18");
+      const again = await reply(4);
+      assert.equal(again.error?.code, -32600, JSON.stringify(again));
+      // Still a 2025-03-26 connection: a batch is taken.
+      send([{ jsonrpc: "2.0", id: 5, method: "ping" }]);
+      const batch = lines.find((line) => Array.isArray(line) && line[0]?.id === 5) ?? await reply(5);
+      assert.ok(Array.isArray(batch), JSON.stringify(batch));
+    } finally {
+      child.stdin!.end();
+      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () => {
   before(async () => {
     workspace = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-")));

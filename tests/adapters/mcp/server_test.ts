@@ -233,6 +233,50 @@ describe("MCP server in process", () => {
     }
   });
 
+  test("initialize comes once: a second one is refused (-32600) and the first's version stays", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: the SDK answered a second initialize as the first, negotiating again mid-session (a 2025-03-26
+    // client became a 2025-06-18 one, its artifacts links instead of text, and its capabilities replaced).
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
+    const served = createMcpServer(box, { workspace: dir });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const answers = new Map<number, (message: Record<string, unknown>) => void>();
+    clientSide.onmessage = (message) => {
+      const { id } = message as { id?: number };
+      if (typeof id === "number") answers.get(id)?.(message as Record<string, unknown>);
+    };
+    const request = (id: number, method: string, params: Record<string, unknown>) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        answers.set(id, resolve);
+        void clientSide.send({ jsonrpc: "2.0", id, method, params });
+      });
+    const init = (id: number, protocolVersion: string) =>
+      request(id, "initialize", { protocolVersion, capabilities: {}, clientInfo: { name: "twice", version: "1" } });
+    try {
+      await served.server.connect(serverSide);
+      await clientSide.start();
+      // Two at once: the second is refused while the first is answered.
+      const [first, racing] = await Promise.all([init(1, "2025-03-26"), init(2, "2025-06-18")]);
+      assert.equal((first.result as { protocolVersion: string }).protocolVersion, "2025-03-26");
+      assert.equal((racing.error as { code: number }).code, -32600, JSON.stringify(racing));
+      await clientSide.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      for (const version of ["2025-06-18", "2025-03-26", "1999-01-01"]) {
+        const again = await init(10 + version.length + Number(version.slice(0, 4)), version);
+        const error = again.error as { code: number; message: string } | undefined;
+        assert.equal(error?.code, -32600, JSON.stringify(again));
+        assert.match(error!.message, /already initialized.*new connection/);
+      }
+      const answer = await request(3, "tools/call", { name: "big", arguments: {} });
+      const content = (answer.result as CallToolResult).content as { type: string }[];
+      assert.deepEqual(content.map((c) => c.type), ["text", "text"], "still told in text, as 2025-03-26 is");
+    } finally {
+      await clientSide.close();
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test(
     "calls that are not concurrency-safe run one at a time, even when requests overlap",
     { timeout: 60_000 },
