@@ -470,6 +470,12 @@ export class LineTransport implements Transport {
       // the call ran on to the end (a command finishing what its client had stopped) and a new request took the id.
       const params = message.params as { requestId?: RequestId } | undefined;
       const cancelled = params?.requestId;
+      // "The initialize request MUST NOT be cancelled": one that was would go unanswered and initialize nothing,
+      // while it still counts as the connection's one initialize.
+      if (cancelled !== undefined && String(cancelled) === this.#initializeId) {
+        this.onerror?.(new Error("Dropped a cancellation of initialize, which is never cancelled"));
+        return;
+      }
       const sent = cancelled === undefined ? undefined : this.#inFlight.get(String(cancelled));
       if (sent !== undefined && sent !== cancelled) {
         message = { ...message, params: { ...params, requestId: sent } } as JSONRPCMessage;

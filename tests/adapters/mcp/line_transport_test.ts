@@ -144,6 +144,54 @@ describe("main.ts serve: initialize comes once", { skip: DENO_PROCESS_ONLY }, ()
   });
 });
 
+describe("main.ts serve: initialize is never cancelled", { skip: DENO_PROCESS_ONLY }, () => {
+  test("a cancellation of initialize is dropped: it is answered, and the connection initialized", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: the cancellation dropped the answer, so the client never learnt the version, and its one initialize
+    // was spent (another was refused as a second one).
+    const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-cancel-init-")));
+    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    try {
+      const lines: { id?: unknown; result?: Record<string, unknown>; error?: { code: number } }[] = [];
+      let buffered = "";
+      child.stdout!.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString();
+        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+          lines.push(JSON.parse(buffered.slice(0, nl)));
+          buffered = buffered.slice(nl + 1);
+        }
+      });
+      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
+      const reply = async (id: unknown) => {
+        for (let waited = 0; waited < 30_000; waited += 50) {
+          const found = lines.find((line) => line.id === id);
+          if (found) return found;
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        assert.fail(`no reply to ${id}`);
+      };
+      send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cancel", version: "1" } },
+      });
+      send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "changed my mind" } });
+      assert.equal((await reply(1)).result?.protocolVersion, "2025-06-18");
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+      assert.ok((await reply(2)).result);
+    } finally {
+      child.stdin!.end();
+      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () => {
   before(async () => {
     workspace = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-")));
