@@ -1061,6 +1061,16 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           const streamId = await fleet.store.eventStream(open.id!, lastEventId);
           if (streamId) await fleet.settleStream(open.identity.tenant, open.id!, streamId);
         }
+        // (A GET the transport would refuse, for its Accept or its protocol version, is left to it to refuse.)
+        const version = request.headers.get("mcp-protocol-version");
+        if (
+          request.method === "GET" && lastEventId &&
+          (request.headers.get("accept") ?? "").includes("text/event-stream") &&
+          (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+        ) {
+          const finished = await finishedReplay(open.eventStore, lastEventId, open.id!);
+          if (finished) return finished;
+        }
         return await open.transport.handleRequest(request);
       }
       return refusal(405, `Method Not Allowed: ${request.method}`, null, {
@@ -1103,6 +1113,40 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   };
 
   return { url, port: listener.port, sessionCount: () => sessions.size, closed, shutdown };
+}
+
+// A resumed stream whose request's answer is among the events it missed: those events, then the end of the stream.
+// The SDK's transport replays them and then holds the stream open as one still awaiting its answer, which had
+// already been sent, so nothing would ever come on it or close it (a client whose connection dropped during a call
+// and resumed it held that connection, and a keep-alive timer, until the session ended), where MCP says the server
+// closes the stream once the answer is sent. A request's stream carries one request (a batch's messages are served
+// each alone), so an answer on it ends it; the session's own GET stream carries none, and is left to the transport.
+async function finishedReplay(
+  store: EventStore,
+  lastEventId: string,
+  sessionId: string,
+): Promise<Response | undefined> {
+  const events: { id: string; message: JSONRPCMessage }[] = [];
+  let answered = false;
+  await store.replayEventsAfter(lastEventId, {
+    send: (id, message) => {
+      events.push({ id, message });
+      if ("id" in message && ("result" in message || "error" in message)) answered = true;
+      return Promise.resolve();
+    },
+  });
+  if (!answered) return undefined;
+  const body = events.map(({ id, message }) => `event: message\nid: ${id}\ndata: ${JSON.stringify(message)}\n\n`)
+    .join("");
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+      "mcp-session-id": sessionId,
+    },
+  });
 }
 
 // The SDK's transport answers a request it refuses (an unsupported MCP-Protocol-Version, a missing Accept) with id

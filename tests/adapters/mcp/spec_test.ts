@@ -51,6 +51,13 @@ const box = new ToolBox().register(
       new Promise<string>((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped"), { once: true })),
   }),
   tool({
+    name: "pause",
+    description: "Answers after a while.",
+    input: v.object({ ms: v.number() }),
+    readOnly: true,
+    run: ({ ms }) => new Promise<string>((resolve) => setTimeout(() => resolve("paused"), ms)),
+  }),
+  tool({
     name: "fetch_page",
     description: "Needs the network.",
     input: v.object({}),
@@ -101,7 +108,7 @@ describe("MCP over Streamable HTTP, against the specification", () => {
     timeout: 60_000,
   }, async () => {
     const names = (await served.client.listTools()).tools.map((t) => t.name);
-    assert.deepEqual(names, ["echo", "wait_for_cancel"]);
+    assert.deepEqual(names, ["echo", "wait_for_cancel", "pause"]);
     const unknown = await rejection(served.client.callTool({ name: "no_such_tool", arguments: {} }));
     assert.equal(unknown.code, -32602);
     for (const name of ["look", "fetch_page"]) {
@@ -239,4 +246,78 @@ describe("a cancelled call over Streamable HTTP", () => {
       }
     });
   }
+});
+
+describe("a resumed stream over Streamable HTTP", () => {
+  const served = servedOverHttp({}, false);
+
+  // MCP: once the answer is sent, the server closes the stream. The SDK's transport replayed a missed answer to a
+  // resuming client and then held the stream open as one still awaiting it: nothing would ever come on it, and the
+  // client's connection (and a keep-alive timer) stayed until the session ended.
+  test("a resumption that replays the call's answer ends after it", { timeout: 60_000 }, async () => {
+    const version = "2025-11-25";
+    const headers = {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+      "mcp-protocol-version": version,
+    };
+    const init = await fetch(served.server.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "resume", version: "1" } },
+      }),
+    });
+    await init.text();
+    const session = init.headers.get("mcp-session-id")!;
+    assert.ok(session);
+    const inSession = { ...headers, "mcp-session-id": session };
+    const post = (body: unknown) =>
+      fetch(served.server.url, { method: "POST", headers: inSession, body: JSON.stringify(body) });
+    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
+    try {
+      const call = await post({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "pause", arguments: { ms: 300 } },
+      });
+      // The connection drops once the stream's first event (its priming event id) has arrived.
+      const reader = call.body!.getReader();
+      let seen = "";
+      while (!/^id: (\S+)$/m.test(seen)) {
+        const { done, value } = await reader.read();
+        assert.equal(done, false, "the stream is primed with an event id");
+        seen += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+      const lastEventId = /^id: (\S+)$/m.exec(seen)![1];
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      const resumed = await fetch(served.server.url, {
+        method: "GET",
+        headers: { ...inSession, accept: "text/event-stream", "last-event-id": lastEventId },
+        signal: AbortSignal.timeout(5_000),
+      });
+      assert.equal(resumed.status, 200);
+      const text = await resumed.text().catch((error) => assert.fail(`the resumed stream did not end: ${error}`));
+      const answers = text.split("\n").filter((line) => line.startsWith("data: {"))
+        .map((line) => JSON.parse(line.slice(6)));
+      assert.equal(answers.length, 1, text);
+      assert.equal(answers[0].id, 2);
+      assert.equal(answers[0].result.content[0].text, "paused");
+      // The same again: still the answer, still ended (a second resumption is not a conflict with a stream held open).
+      const again = await fetch(served.server.url, {
+        method: "GET",
+        headers: { ...inSession, accept: "text/event-stream", "last-event-id": lastEventId },
+        signal: AbortSignal.timeout(5_000),
+      });
+      assert.equal(again.status, 200);
+      assert.match(await again.text(), /"paused"/);
+    } finally {
+      await (await fetch(served.server.url, { method: "DELETE", headers: inSession })).text();
+    }
+  });
 });
