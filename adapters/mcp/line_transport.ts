@@ -19,7 +19,8 @@
  * - A request whose id is still in flight is refused (`-32600`) rather than
  *   confusing the two calls' answers and cancellations.
  * - `initialize` comes once: one read while another is in flight or after
- *   one was answered with a result is refused (`-32600`).
+ *   one was answered with a result is refused by the server (`-32600`, or
+ *   `-32602` for malformed params) and does not take the first one's place.
  * - Before an `initialize` (read, or answered with a result), any request
  *   but `initialize` and `ping` is refused (`-32000`, as the SDK's HTTP
  *   transport refuses it). Requests written right after the `initialize`,
@@ -60,9 +61,6 @@ import {
 
 // The error the SDK's Streamable HTTP transport answers a request with before initialize.
 const SERVER_NOT_INITIALIZED = -32000;
-
-const ALREADY_INITIALIZED = "Invalid request: this connection is already initialized; initialize comes once, first " +
-  "(open a new connection to start over)";
 
 // Requests read in one batch (protocol 2025-03-26), answered in one array.
 interface Batch {
@@ -451,13 +449,10 @@ export class LineTransport implements Transport {
           reply(errorReply(message.id, JSONRPC_ERRORS.invalidRequest, "Invalid request: initialize comes alone"));
           return;
         }
-        // One initialize per connection (the server refuses a second one too): one read while the first was in
-        // flight took its place here, and the first one's answer then initialized nothing.
-        if (this.#initialized || this.#initializeId !== undefined) {
-          reply(errorReply(message.id, JSONRPC_ERRORS.invalidRequest, ALREADY_INITIALIZED));
-          return;
-        }
-        this.#initializeId = key;
+        // The connection's one initialize: the server refuses any other (-32602 for malformed params, else -32600),
+        // which therefore does not take its place here (one read while the first was in flight did, and the first
+        // one's answer then initialized nothing).
+        if (!this.#initialized && this.#initializeId === undefined) this.#initializeId = key;
       }
       this.#inFlight.set(key, message.id);
       if (batch !== undefined) {
