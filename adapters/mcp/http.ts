@@ -179,6 +179,12 @@ export interface HttpServer {
   shutdown(reason?: string): Promise<void>;
 }
 
+// An initialize being served: the session it opens, once made, and (in a fleet) once the store holds it.
+interface Opening {
+  open?: OpenSession;
+  stored?: boolean;
+}
+
 interface OpenSession {
   id?: string;
   identity: Identity;
@@ -345,6 +351,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   const sessions = new Map<string, OpenSession>();
   const transient = new Set<OpenSession>();
+  // The initializes of each tenant being served, in the order they began (see the cap on sessions).
+  const opening = new Map<string, Set<Opening>>();
   let draining = false;
   let resourceUrl = options.resourceUrl ?? "";
   let policy = originPolicy(hostname, options.port, allowedHosts, allowedOrigins);
@@ -944,20 +952,38 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           message.id,
         );
       }
-      const held = fleet
-        ? await fleet.store.openSessionCount(identity.tenant)
-        : [...sessions.values()].filter((s) => s.identity.tenant === identity.tenant).length;
-      if (held >= maxSessions) {
-        return refusal(
-          429,
-          `Too many sessions: a tenant may hold ${maxSessions} open; DELETE the ones it no longer uses`,
-          message.id,
-        );
+      // Counted against the cap from before the count is read until it has opened (or not): initializes sent at
+      // once each counted the sessions open before any of them had opened, and all opened (45 at once, cap 32).
+      const pending = opening.get(identity.tenant) ?? new Set<Opening>();
+      opening.set(identity.tenant, pending);
+      const mine: Opening = {};
+      pending.add(mine);
+      try {
+        const held = fleet
+          ? await fleet.store.openSessionCount(identity.tenant)
+          : [...sessions.values()].filter((s) => s.identity.tenant === identity.tenant).length;
+        // Those begun before this one and not yet among the open ones (first come, first served).
+        let before = 0;
+        for (const other of pending) {
+          if (other === mine) break;
+          if (other.open?.id === undefined || (fleet && !other.stored)) before++;
+        }
+        if (held + before >= maxSessions) {
+          return refusal(
+            429,
+            `Too many sessions: a tenant may hold ${maxSessions} open; DELETE the ones it no longer uses`,
+            message.id,
+          );
+        }
+        const open = mine.open = await openSession(identity, request, message);
+        const response = await open.transport.handleRequest(request, { parsedBody: message });
+        mine.stored = true;
+        if (!open.id) void endSession(open, "the session did not open");
+        return response;
+      } finally {
+        pending.delete(mine);
+        if (pending.size === 0) opening.delete(identity.tenant);
       }
-      const open = await openSession(identity, request, message);
-      const response = await open.transport.handleRequest(request, { parsedBody: message });
-      if (!open.id) void endSession(open, "the session did not open");
-      return response;
     }
     // A session that ended while the batch was served is looked up again, to be refused as any ended one is.
     const open = owned && !owned.ended

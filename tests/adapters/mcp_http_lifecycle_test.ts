@@ -168,6 +168,31 @@ describe("limits", () => {
       await h.close();
     }
   });
+
+  test("sessions per tenant are capped when the initializes come at once", { timeout: 60_000 }, async () => {
+    // Before: each of the initializes sent together counted the sessions open before any of them had opened, so
+    // all opened (45 at once against a cap of 32).
+    const cap = 3;
+    const h = await startServer([{ token: TOKEN, tenant: "t" }, { token: `${TOKEN}-other`, tenant: "u" }], {
+      maxSessionsPerTenant: cap,
+    });
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      for (let round = 0; round < 2; round++) {
+        const statuses = await Promise.all(
+          Array.from({ length: 12 }, () => raw(h.server.url, { body: INIT, headers: auth }).then((a) => a.status)),
+        );
+        assert.equal(statuses.filter((s) => s === 200).length, round === 0 ? cap : 0, String(statuses));
+        assert.equal(statuses.filter((s) => s === 429).length, round === 0 ? 12 - cap : 12, String(statuses));
+        assert.equal(h.server.sessionCount(), cap);
+      }
+      // Another tenant's cap is its own.
+      const other = { authorization: `Bearer ${TOKEN}-other` };
+      assert.equal((await raw(h.server.url, { body: INIT, headers: other })).status, 200);
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 describe("transports", () => {
