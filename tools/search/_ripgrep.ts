@@ -5,6 +5,7 @@
 // request of the policy's process door, in the sandbox's read view (the
 // workspace read-only, the hidden paths masked), never started here.
 
+import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -101,7 +102,11 @@ async function run(
     ctx.signal.throwIfAborted();
     if (exit.code === null || started.output.limitReached || await started.resourceLimit()) return undefined;
     // By the door's descriptors, never by path: another command of the session may write the folder they lie in.
-    const [stdout, stderr] = [readOutput(started.openOutput("stdout")), readOutput(started.openOutput("stderr"))];
+    // And only the bytes the capture wrote there: that command may grow the files too.
+    const { kept } = started.output;
+    const stdout = readOutput(started.openOutput("stdout"), kept.stdout);
+    // A character is at most 4 bytes of UTF-8: enough for STDERR_CHARS.
+    const stderr = readOutput(started.openOutput("stderr"), Math.min(kept.stderr, 4 * STDERR_CHARS));
     return { code: exit.code, stdout, stderr: stderr.toString("utf8").slice(0, STDERR_CHARS) };
   } finally {
     stopListening();
@@ -112,10 +117,20 @@ async function run(
   }
 }
 
-// All of an output file, by its descriptor (closed here): file names, bounded by the door's output limit.
-function readOutput(fd: number): Buffer {
+// The first `kept` bytes of an output file (what the door's capture wrote there: file names, bounded by its output
+// limit), by its descriptor (closed here). Never the whole file: it lies in the session temp dir, where a sandboxed
+// command of the session can write, and one that grew it to 1 GiB (a sparse truncate, instant) while ripgrep ran had
+// the server read it all and split it at every NUL: 2.2 GiB of server memory and its event loop stalled 75 s a call.
+function readOutput(fd: number, kept: number): Buffer {
   try {
-    return fs.readFileSync(fd);
+    const buffer = Buffer.alloc(Math.min(kept, fs.fstatSync(fd).size));
+    let done = 0;
+    while (done < buffer.length) {
+      const n = fs.readSync(fd, buffer, done, buffer.length - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buffer.subarray(0, done);
   } finally {
     fs.closeSync(fd);
   }
