@@ -76,7 +76,10 @@ function requireSameFile(before: fs.Stats, opened: fs.Stats, shown: string, real
 export interface ReadHandle {
   /** Reads up to `length` bytes at `position` into `buffer` at `offset`. */
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
-  /** Reads the whole file from its start. */
+  /**
+   * Reads the whole file from its start: the bytes its stat counted when it was opened (what the caller checked
+   * against its limits), and throws `hash_conflict` when the file has grown past them meanwhile.
+   */
   readFile(): Promise<Uint8Array>;
   /** Closes the file; it must not be used afterwards. */
   close(): Promise<void>;
@@ -140,12 +143,26 @@ export async function openRegularFile(
     stat,
     handle: {
       read,
+      // Never past the size the caller checked: before, it read to the end of the file, and a background job
+      // that grew a file of 12 bytes (a sparse truncate) between the open and the read had edit_file read 17 MB of
+      // it, past its own 64 MiB check by as much as the job liked. One byte more says whether it grew.
       readFile: async () => {
         const chunks: Uint8Array[] = [];
         for (let position = 0;;) {
           const chunk = readBufferFor(stat.size - position);
-          const n = await fill((at, len, from) => readSomeAsync(fd, chunk, at, len, from), chunk.length, position);
+          const length = Math.min(chunk.length, stat.size + 1 - position);
+          const n = await fill((at, len, from) => readSomeAsync(fd, chunk, at, len, from), length, position);
           if (n === 0) break;
+          if (position + n > stat.size) {
+            throw new ToolError(
+              `${shown} grew while it was read (it had ${stat.size} bytes when opened): something is writing to it`,
+              {
+                code: "hash_conflict",
+                recoveryHint: "Wait until whatever writes to it is done, then try again.",
+                details: { path: target.path, size: stat.size },
+              },
+            );
+          }
           chunks.push(chunk.subarray(0, n));
           position += n;
         }
