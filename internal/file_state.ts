@@ -42,7 +42,7 @@ function readFile(real: string, size: number, room: number): { sha256: string; s
   const fd = openReadConfined(real);
   try {
     const hash = createHash("sha256");
-    const keep = size <= Math.min(room, IMAGE_FILE_LIMIT);
+    let keep = size <= Math.min(room, IMAGE_FILE_LIMIT);
     const parts: Uint8Array[] = [];
     const buffer = chunkBuffer ??= new Uint8Array(CHUNK);
     let read = 0;
@@ -51,7 +51,13 @@ function readFile(real: string, size: number, room: number): { sha256: string; s
       if (n === 0) break;
       read += n;
       hash.update(buffer.subarray(0, n));
-      if (keep) parts.push(buffer.slice(0, n));
+      if (keep && read <= size) parts.push(buffer.slice(0, n));
+      else if (keep) {
+        // It grew while read (another process writes it): no image, and nothing more held. Before, every chunk up
+        // to the end was kept until the end, as much as the writer added (a sparse GiB in microseconds).
+        keep = false;
+        parts.length = 0;
+      }
     }
     if (!keep || read > size) return { sha256: hash.digest("hex"), size: read };
     const bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts);
