@@ -16,6 +16,7 @@ import {
   pointer,
   resolveRef,
   typesOf,
+  unwrapAllOf,
   type WalkContext,
   withNotes,
 } from "./_schema_walk.ts";
@@ -154,7 +155,8 @@ function valuesKind(values: readonly unknown[]): "string" | "integer" | "number"
 
 function geminiNode(ctx: WalkContext, input: JsonSchema | boolean, path: string, refs: string[]): GeminiSchema {
   if (input === true || input === false) fail(ctx, path, "a boolean schema cannot be expressed");
-  const schema = input;
+  // zod's `{ allOf: [{ $ref }], description }` (an optional or described schema with an id) is the schema it wraps.
+  const schema = unwrapAllOf(input);
   if (typeof schema.$ref === "string") {
     if (refs.includes(schema.$ref)) fail(ctx, path, `the reference ${schema.$ref} is recursive; Gemini has no $ref`);
     const target = resolveRef(ctx.root, schema.$ref);

@@ -9,6 +9,8 @@ export interface WalkContext {
   dialect: string;
   toolName: string;
   root: JsonSchema;
+  /** The references being written out in place on the current path (OpenAI strict mode), to stop at a cycle. */
+  inlining?: string[];
 }
 
 /** Appends a JSON Pointer segment (RFC 6901 escaping). */
@@ -38,13 +40,33 @@ export function resolveRef(root: JsonSchema, ref: string): JsonSchema | undefine
   return isPlainObject(node) ? node as JsonSchema : undefined;
 }
 
-/** The schema behind `$ref` chains (cycles give up and return the last node). */
-export function deref(root: JsonSchema, schema: JsonSchema): JsonSchema {
+/**
+ * A node whose `allOf` holds one schema, as that schema with the node's
+ * annotations: the wrapper a draft-07 converter puts around a `$ref` to give it
+ * siblings (zod's `.optional()`, `.describe()` or `.default()` of a schema with
+ * an id or a recursive one: `{ allOf: [{ $ref }], description }`). The node is
+ * returned as it is when it has a keyword besides annotations next to `allOf`,
+ * or the member is not an object: that is a real intersection.
+ */
+export function unwrapAllOf(schema: JsonSchema): JsonSchema {
   let current = schema;
+  for (let i = 0; i < 32; i++) {
+    const members = current.allOf;
+    if (!Array.isArray(members) || members.length !== 1 || !isPlainObject(members[0])) return current;
+    const { allOf: _allOf, ...siblings } = current;
+    if (!Object.keys(siblings).every((k) => ANNOTATIONS.has(k))) return current;
+    current = { ...(members[0] as JsonSchema), ...siblings };
+  }
+  return current;
+}
+
+/** The schema behind `$ref` chains and one-member `allOf` wrappers (cycles give up and return the last node). */
+export function deref(root: JsonSchema, schema: JsonSchema): JsonSchema {
+  let current = unwrapAllOf(schema);
   for (let i = 0; i < 32 && typeof current.$ref === "string"; i++) {
     const next = resolveRef(root, current.$ref);
     if (!next) return current;
-    current = next;
+    current = unwrapAllOf(next);
   }
   return current;
 }

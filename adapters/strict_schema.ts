@@ -27,7 +27,9 @@ import {
   jsonTypeOf,
   note,
   pointer,
+  resolveRef,
   typesOf,
+  unwrapAllOf,
   type WalkContext,
   withNotes,
 } from "./_schema_walk.ts";
@@ -99,7 +101,13 @@ export function toStrictSchema(schema: JsonSchema, toolName: string, dialect = "
 }
 
 // `optional`: the node is an optional property, sent as nullable (with a note) unless it accepts null already.
-function strictNode(ctx: WalkContext, schema: JsonSchema | boolean, path: string, optional = false): JsonSchema {
+function strictNode(ctx: WalkContext, input: JsonSchema | boolean, path: string, optional = false): JsonSchema {
+  // zod's `{ allOf: [{ $ref }], description }` (an optional or described schema with an id, a recursive one) is the
+  // schema it wraps, as the OpenAI SDK's own strict transform reads it.
+  const schema = isPlainObject(input) ? unwrapAllOf(input) : input;
+  if (isPlainObject(schema) && typeof schema.$ref === "string" && hasSiblings(schema)) {
+    return inlineRef(ctx, schema, path, optional);
+  }
   if (
     schema === true ||
     (isPlainObject(schema) && Object.keys(schema).every((k) => DROPPED.has(k) || k === "description"))
@@ -176,6 +184,34 @@ function strictNode(ctx: WalkContext, schema: JsonSchema | boolean, path: string
   const description = withNotes(schema.description, notes);
   if (description !== undefined) result.description = description;
   return result;
+}
+
+// Keywords besides `$ref` that would reach the strict schema next to it.
+function hasSiblings(schema: JsonSchema): boolean {
+  return Object.keys(schema).some((k) => k !== "$ref" && !DROPPED.has(k));
+}
+
+// Strict mode refuses a `$ref` with sibling keywords ("$ref cannot have keywords {'description'}"): the target is
+// written in its place with the siblings (its own references stay references). A reference already being written
+// out on this path (a recursive one) stays a bare `$ref`, without its siblings.
+function inlineRef(ctx: WalkContext, schema: JsonSchema, path: string, optional: boolean): JsonSchema {
+  const ref = schema.$ref as string;
+  const { $ref: _ref, ...siblings } = schema;
+  const inlining = ctx.inlining ?? (ctx.inlining = []);
+  const target = resolveRef(ctx.root, ref);
+  if (target === undefined || inlining.includes(ref)) {
+    const bare = strictNode(ctx, { $ref: ref }, path, optional);
+    return typeof siblings.description === "string" && bare.anyOf
+      ? { ...bare, description: siblings.description }
+      : bare;
+  }
+  const { $defs: _defs, definitions: _definitions, ...body } = target;
+  inlining.push(ref);
+  try {
+    return strictNode(ctx, { ...body, ...siblings }, path, optional);
+  } finally {
+    inlining.pop();
+  }
 }
 
 function collapse(types: string[]): string | string[] {

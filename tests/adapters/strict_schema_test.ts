@@ -5,6 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
+import { z } from "zod";
 import { Ajv } from "ajv";
 import { tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
@@ -12,6 +13,8 @@ import type { JsonSchema } from "../../core/schema.ts";
 import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schema.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { restoreCall } from "../../adapters/_calls.ts";
+import { runOpenAIChatToolCalls } from "../../adapters/openai.ts";
+import { geminiTools } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -228,5 +231,95 @@ describe("fromStrictArguments", () => {
       assert.equal(result.errorCode, "invalid_arguments");
       assert.match(result.error!, /items\[0\]\.name: expected string/);
     });
+  });
+});
+
+// zod writes an optional, described or defaulted schema that has an id (`.meta({ id })`) or is recursive as
+// `{ allOf: [{ $ref }], description }`, the draft-07 way to give a `$ref` siblings. Strict mode and Gemini take no
+// allOf, and strict mode refuses a `$ref` with siblings ("$ref cannot have keywords {'description'}").
+describe("zod's one-member allOf around a $ref", () => {
+  const Address = z.object({ street: z.string(), zip: z.string().optional() }).meta({ id: "Address" });
+  const Tree = z.object({
+    name: z.string(),
+    get sub() {
+      return Tree.optional();
+    },
+  });
+  const ship = tool({
+    name: "ship",
+    description: "Ship a parcel.",
+    input: z.object({ home: Address.describe("Where it goes"), work: Address.optional(), tree: Tree.optional() }),
+    run: (args) => JSON.stringify(args),
+  });
+
+  // Every node of a strict schema: no allOf, a $ref alone, every object closed with all its properties required.
+  function assertStrict(node: unknown, path: string): void {
+    if (typeof node !== "object" || node === null) return;
+    if (Array.isArray(node)) return node.forEach((n, i) => assertStrict(n, `${path}/${i}`));
+    const s = node as Record<string, unknown>;
+    assert.equal("allOf" in s, false, `${path}: allOf`);
+    if ("$ref" in s) assert.deepEqual(Object.keys(s), ["$ref"], `${path}: $ref with siblings`);
+    if (s.properties) {
+      assert.equal(s.additionalProperties, false, `${path}: open object`);
+      assert.deepEqual(s.required, Object.keys(s.properties as object), `${path}: optional property`);
+    }
+    for (const [key, value] of Object.entries(s)) assertStrict(value, `${path}/${key}`);
+  }
+
+  test("strict mode and Gemini render it as the schema it wraps", { timeout: 60_000 }, () => {
+    assert.match(JSON.stringify(ship.inputSchema), /"allOf":\[\{"\$ref"/);
+    const strict = toStrictSchema(ship.inputSchema, "ship");
+    assertStrict(strict, "");
+    assert.equal((strict.properties!.home as JsonSchema).description, "Where it goes");
+    // Gemini inlines references, so a recursive one stays refused; the others are the objects they wrap.
+    const flat = tool({
+      name: "ship_flat",
+      description: "Ship a parcel.",
+      input: z.object({ home: Address.describe("Where it goes"), work: Address.optional() }),
+      run: () => "",
+    });
+    const gemini = JSON.stringify(geminiTools([flat]));
+    assert.doesNotMatch(gemini, /allOf|\$ref/);
+    assert.match(gemini, /"home":\{"type":"OBJECT","properties":\{"street"/);
+  });
+
+  test("a strict answer's nulls inside it are mapped back, and the call runs", { timeout: 60_000 }, async () => {
+    const strict = toStrictSchema(ship.inputSchema, "ship");
+    const answer = {
+      home: { street: "a", zip: null },
+      work: { street: "b", zip: null },
+      tree: { name: "t", sub: { name: "u", sub: null } },
+    };
+    assert.equal(ajv.validate(strict, answer), true, JSON.stringify(ajv.errors));
+    const box = new ToolBox().register(ship);
+    await withSession(async (session) => {
+      const { results } = await runOpenAIChatToolCalls(box, session, {
+        tool_calls: [{ id: "c1", type: "function", function: { name: "ship", arguments: JSON.stringify(answer) } }],
+      });
+      assert.equal(results[0].status, "success", results[0].error);
+      assert.deepEqual(JSON.parse(results[0].output as string), {
+        home: { street: "a" },
+        work: { street: "b" },
+        tree: { name: "t", sub: { name: "u" } },
+      });
+    });
+  });
+
+  test("a $ref with a description is written in place, a recursive one stays a bare $ref", { timeout: 60_000 }, () => {
+    const strict = toStrictSchema({
+      type: "object",
+      properties: { a: { $ref: "#/$defs/A", description: "the a" } },
+      required: ["a"],
+      $defs: {
+        A: {
+          type: "object",
+          properties: { x: { type: "string" }, next: { $ref: "#/$defs/A", description: "the next" } },
+          required: ["x"],
+        },
+      },
+    }, "linked");
+    assertStrict(strict, "");
+    assert.equal((strict.properties!.a as JsonSchema).description, "the a");
+    assert.equal(ajv.validate(strict, { a: { x: "1", next: { x: "2", next: null } } }), true);
   });
 });
