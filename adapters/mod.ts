@@ -1,9 +1,13 @@
 /**
- * The provider adapters (`@toolfence/toolfence/adapters`): the dialects for
+ * The provider adapters (`@toolfence/adapters`; the umbrella
+ * `@toolfence/toolfence` re-exports the provider names): the dialects for
  * `toolbox.schemas(...)` (registered on import), OpenAI chat completions and
- * responses, Anthropic messages, Gemini and the Vercel AI SDK. The MCP server
- * is its own entry point, `@toolfence/toolfence/mcp`, so that importing this
- * module never loads the MCP SDK.
+ * responses, Anthropic messages and Gemini. The Vercel AI SDK's tools
+ * (`@toolfence/adapters/ai-sdk`), each agent framework's
+ * (`@toolfence/adapters/openai-agents`, `/langchain`, `/langgraph`,
+ * `/mastra`, `/google-adk`, `/claude-agent`) and the MCP server
+ * (`@toolfence/adapters/mcp`, `@toolfence/toolfence/mcp`) are entry points of
+ * their own, so that importing this module loads none of their SDKs.
  *
  * @example
  * ```ts
