@@ -59,9 +59,14 @@ export function isValibotSchema(schema: StandardSchema): schema is StandardSchem
 export function libraryJsonSchema(schema: StandardSchema): JsonSchema {
   const props = schema["~standard"] as StandardSchema["~standard"] & { jsonSchema?: JsonSchemaConverter };
   if (typeof props.jsonSchema?.input !== "function") {
+    // zod's own schemas lack it in zod 3, in "zod/v3" and "zod/mini" of zod 4, and before zod 4.2: "use zod 4"
+    // would send a zod/mini user in a circle.
+    const fix = props.vendor === "zod"
+      ? 'zod has one from 4.2 on, on the schemas of `import { z } from "zod"` (zod 3, "zod/v3" and "zod/mini" ' +
+        "schemas carry none): make the schema with that z, or use valibot, ArkType or a class tool with a JSON Schema"
+      : "use valibot, zod 4 or ArkType, or a class tool with a JSON Schema";
     throw new TypeError(
-      `a ${props.vendor} schema has no JSON Schema converter (Standard JSON Schema's ~standard.jsonSchema); ` +
-        "use valibot, zod 4 or ArkType, or a class tool with a JSON Schema",
+      `a ${props.vendor} schema has no JSON Schema converter (Standard JSON Schema's ~standard.jsonSchema); ${fix}`,
     );
   }
   const libraryOptions = props.vendor === "arktype" ? { fallback: ARKTYPE_FALLBACK } : undefined;

@@ -7,6 +7,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
+import * as zm from "zod/mini";
+import * as z3 from "zod/v3";
 import { type } from "arktype";
 import * as v from "valibot";
 import { Ajv } from "ajv";
@@ -251,6 +253,20 @@ describe("what a tool's schema cannot be", () => {
   test("a Standard Schema without a JSON Schema converter is refused, naming why", { timeout: 60_000 }, () => {
     const bare = { "~standard": { version: 1 as const, vendor: "bare", validate: (value: unknown) => ({ value }) } };
     assert.throws(() => inputJsonSchema(bare), /bare schema has no JSON Schema converter/);
+  });
+
+  test("zod's schemas without a converter (zod/mini, zod/v3) are refused naming the zod that has one", {
+    timeout: 60_000,
+  }, () => {
+    for (const input of [zm.object({ a: zm.string() }), z3.object({ a: z3.string() })]) {
+      assert.throws(
+        () => tool({ name: "t", description: "T.", input: input as never, run: () => "" }),
+        (error: Error) =>
+          /a zod schema has no JSON Schema converter/.test(error.message) &&
+          /4\.2 on, on the schemas of `import \{ z \} from "zod"`/.test(error.message) &&
+          /"zod\/mini"/.test(error.message),
+      );
+    }
   });
 
   test("an input schema that validates asynchronously is refused at call time", { timeout: 60_000 }, async () => {
