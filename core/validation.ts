@@ -185,14 +185,41 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
   return out as JsonSchema;
 }
 
-function acceptsArrayFromJsonSchema(schema: JsonSchema | undefined): boolean {
+/**
+ * The schema behind local `$ref`s and one-member `allOf` wrappers: zod writes a parameter whose schema has an id
+ * (`.meta({ id })`) as `{ $ref: "#/definitions/Tags" }`, and that one made optional or described as
+ * `{ allOf: [{ $ref }] }`.
+ */
+function behindReferences(root: JsonSchema, schema: JsonSchema | undefined): JsonSchema | undefined {
+  let current = schema;
+  for (let i = 0; i < 32 && typeof current === "object" && current !== null; i++) {
+    const all = current.allOf;
+    if (Array.isArray(all) && all.length === 1 && typeof all[0] === "object" && all[0] !== null) {
+      current = all[0] as JsonSchema;
+    } else if (typeof current.$ref === "string" && current.$ref.startsWith("#")) {
+      let node: unknown = root;
+      for (const raw of current.$ref.slice(1).split("/").slice(1)) {
+        const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+        node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+      }
+      current = node as JsonSchema | undefined;
+    } else {
+      return current;
+    }
+  }
+  return current;
+}
+
+function acceptsArrayFromJsonSchema(root: JsonSchema, property: JsonSchema | undefined): boolean {
+  const schema = behindReferences(root, property);
   if (typeof schema !== "object" || schema === null) return false;
   const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
   if (types.includes("string")) return false;
   if (types.includes("array")) return true;
   const members = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
   if (!members) return false;
-  const memberTypes = members.flatMap((m) => (typeof m === "object" && m ? [m.type].flat() : []));
+  const memberTypes = members.map((m) => behindReferences(root, m))
+    .flatMap((m) => (typeof m === "object" && m ? [m.type].flat() : []));
   return memberTypes.includes("array") && !memberTypes.includes("string");
 }
 
@@ -244,7 +271,7 @@ export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, 
     compiled.set(schema as object, validate);
   }
   const properties = ((schema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
-  const input = structuredClone(coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(properties[key])));
+  const input = structuredClone(coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(schema, properties[key])));
   if (validate(input)) return { ok: true, value: input };
   return { ok: false, issues: ajvIssues(validate.errors ?? [], input) };
 }
@@ -281,7 +308,7 @@ export function validateWithStandardSchema(
   const strict = validateWithJsonSchema(inputSchema, args);
   if (!strict.ok) return strict;
   const properties = ((inputSchema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
-  const input = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(properties[key]));
+  const input = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(inputSchema, properties[key]));
   const result = schema["~standard"].validate(input);
   if (result instanceof Promise) {
     result.catch(() => {}); // Its outcome is not awaited; it must not surface as an unhandled rejection.

@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AnyTool, tool } from "../../core/tool.ts";
 import { inputJsonSchema } from "../../core/schema.ts";
+import { validateWithJsonSchema } from "../../core/validation.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { openAIChatTools } from "../../adapters/openai.ts";
 import { restoreCall } from "../../adapters/_calls.ts";
@@ -267,6 +268,38 @@ describe("what a tool's schema cannot be", () => {
           /"zod\/mini"/.test(error.message),
       );
     }
+  });
+
+  test("an array parameter behind a $ref (a zod schema with an id) sent as a string is parsed", {
+    timeout: 60_000,
+  }, async () => {
+    const Tags = z.array(z.string()).meta({ id: "Tags" });
+    const seen: unknown[] = [];
+    const tagged = tool({
+      name: "tagged",
+      description: "Tags.",
+      input: z.object({ tags: Tags, more: Tags.optional(), maybe: Tags.nullable().optional() }),
+      run: (args) => {
+        seen.push(args);
+        return "ok";
+      },
+    });
+    // zod writes the three as { $ref }, { allOf: [{ $ref }] } and { anyOf: [{ $ref }, { type: "null" }] }.
+    assert.match(JSON.stringify(tagged.inputSchema), /"more":\{"allOf":\[\{"\$ref"/);
+    await withSession(async (session) => {
+      const box = new ToolBox().register(tagged);
+      const r = await box.call(session, "tagged", { tags: "a, b", more: '["c"]', maybe: "d" });
+      assert.equal(r.status, "success", r.error);
+    });
+    assert.deepEqual(seen, [{ tags: ["a", "b"], more: ["c"], maybe: ["d"] }]);
+    // A class tool's JSON Schema with $defs, the same rule.
+    const schema = {
+      type: "object",
+      properties: { paths: { $ref: "#/$defs/Paths" } },
+      required: ["paths"],
+      $defs: { Paths: { type: "array", items: { type: "string" } } },
+    };
+    assert.deepEqual(validateWithJsonSchema(schema, { paths: "x, y" }), { ok: true, value: { paths: ["x", "y"] } });
   });
 
   test("an input schema that validates asynchronously is refused at call time", { timeout: 60_000 }, async () => {
