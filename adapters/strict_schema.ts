@@ -201,9 +201,9 @@ function inlineRef(ctx: WalkContext, schema: JsonSchema, path: string, optional:
   const target = resolveRef(ctx.root, ref);
   if (target === undefined || inlining.includes(ref)) {
     const bare = strictNode(ctx, { $ref: ref }, path, optional);
-    return typeof siblings.description === "string" && bare.anyOf
-      ? { ...bare, description: siblings.description }
-      : bare;
+    // Made nullable, it is an anyOf, which may carry the description (before the null note).
+    if (typeof siblings.description !== "string" || bare.anyOf === undefined) return bare;
+    return { ...bare, description: [siblings.description, bare.description].filter(Boolean).join(" ") };
   }
   const { $defs: _defs, definitions: _definitions, ...body } = target;
   inlining.push(ref);

@@ -320,6 +320,13 @@ describe("zod's one-member allOf around a $ref", () => {
     }, "linked");
     assertStrict(strict, "");
     assert.equal((strict.properties!.a as JsonSchema).description, "the a");
+    // Inside the written-out A, the optional recursive next stays a $ref, its description before the null note.
+    const next = (strict.properties!.a as JsonSchema).properties!.next as JsonSchema;
+    assert.deepEqual(next, {
+      anyOf: [{ $ref: "#/$defs/A" }, { type: "null" }],
+      description: "the next (null when not needed)",
+    });
     assert.equal(ajv.validate(strict, { a: { x: "1", next: { x: "2", next: null } } }), true);
+    assert.equal(ajv.validate(strict, { a: { x: "1", next: { x: 2, next: null } } }), false);
   });
 });
