@@ -110,6 +110,10 @@ export function inputJsonSchema(schema: StandardSchema): JsonSchema {
         if (context.valibotSchema.type === "object") {
           return { ...context.jsonSchema, additionalProperties: false };
         }
+        if (context.valibotSchema.type === "intersect") {
+          const merged = intersectionJsonSchema(context.jsonSchema as JsonSchema);
+          return merged as typeof context.jsonSchema | undefined;
+        }
         return undefined;
       },
     }) as JsonSchema;
@@ -117,6 +121,40 @@ export function inputJsonSchema(schema: StandardSchema): JsonSchema {
     return converted;
   }
   return closeObjects(libraryJsonSchema(schema));
+}
+
+// `v.intersect` converts to an allOf of its members, each object closed (`additionalProperties: false`), which no
+// value satisfies: each member refuses the other's keys. Closed objects whose properties do not clash become the one
+// object the intersection is, as zod's and ArkType's converters write it; any other intersection keeps its allOf with
+// its members' objects left open (the validation still refuses unknown keys).
+function intersectionJsonSchema(schema: JsonSchema): JsonSchema | undefined {
+  const members = schema.allOf;
+  if (!Array.isArray(members)) return undefined;
+  const { allOf: _allOf, ...rest } = schema;
+  const closed = (m: unknown): m is JsonSchema =>
+    typeof m === "object" && m !== null && (m as JsonSchema).type === "object" &&
+    (m as JsonSchema).additionalProperties === false &&
+    Object.keys(m).every((k) => ["type", "properties", "required", "additionalProperties", "description"].includes(k));
+  if (members.every(closed)) {
+    const properties: Record<string, JsonSchema> = {};
+    let clash = false;
+    for (const member of members) {
+      for (const [name, property] of Object.entries(member.properties ?? {})) {
+        if (name in properties && JSON.stringify(properties[name]) !== JSON.stringify(property)) clash = true;
+        properties[name] = property as JsonSchema;
+      }
+    }
+    if (!clash) {
+      const required = [...new Set(members.flatMap((m) => m.required ?? []))];
+      return { ...rest, type: "object", properties, required, additionalProperties: false };
+    }
+  }
+  const open = (m: unknown): unknown => {
+    if (typeof m !== "object" || m === null || (m as JsonSchema).additionalProperties !== false) return m;
+    const { additionalProperties: _closed, ...kept } = m as JsonSchema;
+    return kept;
+  };
+  return { ...rest, allOf: members.map(open) as JsonSchema[] };
 }
 
 /**

@@ -226,6 +226,45 @@ describe("zod's open objects and the MCP server", () => {
   });
 });
 
+describe("valibot's v.intersect", () => {
+  // @valibot/to-json-schema writes an allOf of the members, each object closed: no value satisfied it, as each member
+  // refused the other's keys, while the call itself (valibot's validation) passed; strict mode and Gemini refused it.
+  test("closed objects become the one object they make; others keep an allOf a value can satisfy", {
+    timeout: 60_000,
+  }, async () => {
+    const A = v.object({ x: v.string() });
+    const merged = tool({
+      name: "merged",
+      description: "Both.",
+      input: v.object({ a: v.intersect([A, v.object({ y: v.optional(v.number(), 1) })]) }),
+      run: (args) => args,
+    });
+    assert.deepEqual(merged.inputSchema.properties!.a, {
+      type: "object",
+      properties: { x: { type: "string" }, y: { type: "number", default: 1 } },
+      required: ["x"],
+      additionalProperties: false,
+    });
+    assert.equal(ajv.validate(merged.inputSchema, { a: { x: "1", y: 2 } }), true);
+    assert.equal(ajv.validate(merged.inputSchema, { a: { x: "1", q: 2 } }), false);
+    assert.doesNotThrow(() => openAIChatTools([merged]));
+    const clash = tool({
+      name: "clash",
+      description: "Both.",
+      input: v.object({ a: v.intersect([A, v.object({ x: v.pipe(v.string(), v.minLength(2)) })]) }),
+      run: () => "",
+    });
+    assert.equal(ajv.validate(clash.inputSchema, { a: { x: "12" } }), true);
+    await withSession(async (session) => {
+      const box = new ToolBox().register(merged, clash);
+      const good = await box.call(session, "merged", { a: { x: "1" } });
+      assert.deepEqual(good.output, { a: { x: "1", y: 1 } });
+      const extra = await box.call(session, "clash", { a: { x: "12", q: 1 } });
+      assert.match(extra.error!, /a\.q: unexpected argument/);
+    });
+  });
+});
+
 describe("what a tool's schema cannot be", () => {
   test("not an object schema, or not a schema at all, is refused when the tool is made", { timeout: 60_000 }, () => {
     const make = (input: unknown) => () => tool({ name: "t", description: "T.", input: input as never, run: () => "" });
