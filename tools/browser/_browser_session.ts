@@ -7,6 +7,8 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
+import { Buffer } from "node:buffer";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { BrowserContext, Download, Page } from "playwright-core";
 import { ToolError } from "@toolfence/core";
 import { readProgramFile, removeProgramFolder } from "@toolfence/policy";
@@ -14,6 +16,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
 import { findBrowser } from "./_launch.ts";
+import { openFileOnly } from "../_shared/fs_open.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 
 const MAX_EVENTS = 500;
@@ -21,6 +24,40 @@ const MAX_EVENTS = 500;
 const MAX_DOWNLOAD_BYTES = 256 << 20;
 /** How long a download waits for a person's answer where the policy asks one about its path. */
 const DOWNLOAD_QUESTION_MS = 120_000;
+
+/** The largest workspace file a file: page (or its image, script, style) is given. */
+const MAX_FILE_PAGE_BYTES = 64 << 20;
+/** The media type of a file: page's bytes, by the file's extension. */
+const FILE_PAGE_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".htm": "text/html; charset=utf-8",
+  ".xhtml": "application/xhtml+xml",
+  ".svg": "image/svg+xml",
+  ".css": "text/css; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".json": "application/json",
+  ".txt": "text/plain; charset=utf-8",
+  ".md": "text/plain; charset=utf-8",
+  ".xml": "application/xml",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".ico": "image/x-icon",
+  ".pdf": "application/pdf",
+  ".wasm": "application/wasm",
+};
+
+/** A file: request's answer. */
+interface FilePage {
+  body: string | Buffer;
+  contentType: string;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** The marker argument that names a session's browser processes (tests find them by it). */
 export const BROWSER_MARKER = "--toolfence-browser=";
@@ -165,13 +202,14 @@ export class SessionBrowser {
       await context.route(() => true, async (route) => {
         const url = new URL(route.request().url());
         if (url.protocol !== "file:") return route.fallback();
+        let page: FilePage;
         try {
-          await this.destinations.judgeFile(url);
-          return route.fallback();
+          page = await this.#filePage(url);
         } catch (error) {
           this.record("blocked", `${url.href}: ${(error as Error).message}`);
           return route.abort("blockedbyclient");
         }
+        return route.fulfill({ status: 200, body: page.body, contentType: page.contentType });
       });
       context.on("page", (page) => this.#watch(page));
       for (const page of context.pages()) this.#watch(page);
@@ -193,6 +231,43 @@ export class SessionBrowser {
         details: { executable, error: (error as Error).message },
         cause: error,
       });
+    }
+  }
+
+  // A file: request is answered here, with bytes the file door read: judged and opened in one step (in its folder
+  // pinned at the real path judged, never through a link swapped in since). Were the browser left to open the path
+  // itself once it was judged, a folder on it swapped for a link in between led the browser outside the workspace
+  // (without the OS sandbox, to any file the server can read; with it, past the policy's hidden paths' judgement).
+  async #filePage(url: URL): Promise<FilePage> {
+    await this.destinations.judgeFile(url);
+    const files = this.session.policy.files;
+    const shown = fileURLToPath(url);
+    const target = await files.resolve(shown);
+    if (target.stat?.isDirectory()) {
+      const base = shown.endsWith("/") ? shown : `${shown}/`;
+      const items = files.entries(target)
+        .map((entry) => entry.name + (entry.isDirectory() ? "/" : ""))
+        .sort()
+        .map((name) => `<li><a href="${escapeHtml(pathToFileURL(base + name).href)}">${escapeHtml(name)}</a></li>`);
+      return {
+        body: `<!doctype html><title>${escapeHtml(base)}</title><h1>Index of ${escapeHtml(base)}</h1>` +
+          `<ul>${items.join("")}</ul>`,
+        contentType: "text/html; charset=utf-8",
+      };
+    }
+    const opened = await openFileOnly(files, target, shown);
+    try {
+      if (opened.stat.size > MAX_FILE_PAGE_BYTES) {
+        throw new ToolError(`${shown} has more than ${MAX_FILE_PAGE_BYTES} bytes, too many for a file: page`, {
+          code: "file_too_large",
+          kind: "semantic",
+        });
+      }
+      const bytes = await opened.handle.readFile();
+      const type = FILE_PAGE_TYPES[path.extname(target.path).toLowerCase()] ?? "application/octet-stream";
+      return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: type };
+    } finally {
+      await opened.handle.close();
     }
   }
 

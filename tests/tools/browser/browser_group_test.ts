@@ -14,6 +14,7 @@ import { browserTools } from "../../../tools/browser/mod.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
+import { whileSwappedForLink } from "../../_link_swapper.ts";
 
 test("withDefaults() registers all eight groups, the browser among them", { timeout: 60_000 }, () => {
   assert.deepEqual(
@@ -81,6 +82,48 @@ test("a download never follows a link the commands put in the temp dir's place f
     await session.close();
     await site.close();
     await away.close();
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(outside, { recursive: true, force: true });
+  }
+});
+
+// Without the sandbox a file: request was judged, then opened by the browser by its path: with `d` swapped for a
+// link to a folder outside the workspace in between, a frame of a workspace page showed the outside file's bytes.
+test("a file: page never shows a file outside the workspace through a folder swapped for a link", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-")));
+  const outside = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-outside-")));
+  const session = new Session({ workspace: dir });
+  try {
+    await fs.mkdir(path.join(dir, "d"));
+    await fs.writeFile(path.join(dir, "d", "page.html"), "<p>inside page</p>");
+    await fs.writeFile(path.join(outside, "page.html"), "<p>OUTSIDE SECRET</p>");
+    const frames = Array.from({ length: 12 }, () => `<iframe src="d/page.html"></iframe>`).join("");
+    await fs.writeFile(path.join(dir, "index.html"), `<p>index</p>${frames}`);
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    const url = `file://${dir}/index.html`;
+    assert.equal((await box.call(session, "browser_navigate", { url })).status, "success");
+    assert.match(String((await box.call(session, "browser_snapshot", {})).output), /inside page/);
+    // A folder's file: page lists its entries.
+    const listed = await box.call(session, "browser_navigate", { url: `file://${dir}/d/` });
+    assert.equal(listed.status, "success", String(listed.error));
+    assert.match(String((await box.call(session, "browser_snapshot", {})).output), /page\.html/);
+    let shown = 0;
+    await whileSwappedForLink(dir, "d", outside, async () => {
+      for (let i = 0; i < 8; i++) {
+        const opened = await box.call(session, "browser_navigate", { url });
+        assert.equal(opened.status, "success", String(opened.error));
+        const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
+        assert.doesNotMatch(snapshot, /OUTSIDE SECRET/);
+        if (/inside page/.test(snapshot)) shown++;
+      }
+    });
+    // The race did not stop the workspace's own frames from loading.
+    assert.ok(shown > 0, "no frame of the workspace loaded during the race");
+  } finally {
+    await session.close();
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(outside, { recursive: true, force: true });
   }
