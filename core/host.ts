@@ -54,6 +54,12 @@ export interface QuestionSubject {
   before?: string;
   /** For a write: the text it would have. */
   after?: string;
+  /**
+   * For a network destination: its origin (`scheme://host:port`) and, when it
+   * resolves to an address of this machine or its network, that address's
+   * class (`loopback`, `private`, `link-local`, ...).
+   */
+  destination?: { origin: string; inside?: string };
 }
 
 /** A question with a fixed set of answers. */

@@ -555,6 +555,7 @@ export class Policy {
             label: "Deny this host for this session",
           }],
           defaultChoice: "deny",
+          about: { destination: { origin, ...(inside ? { inside } : {}) } },
         }, signal);
         const answeredBy = outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto";
         const counts = outcome.source === "user" || (outcome.source === "client" && clientMayAnswer);

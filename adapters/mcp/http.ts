@@ -571,6 +571,46 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     );
   };
 
+  // Tenants apart from the server's host. A browser page or a sandboxed command's connection to an address of the
+  // server's machine or its network (loopback, link-local such as a cloud's metadata service, private) is asked
+  // about, and on a server of several tenants the one asked is the tenant's own person (or client), who has no say
+  // over the host's services: a tenant's "allow" let its browser read a service listening on the server's loopback.
+  // There such a question is refused without asking; the operator allows a destination by naming its address in
+  // network.allow, which the judge applies before it would ask.
+  function offHostNetworks(host: Host): Host {
+    const choose: Host["choose"] = async (request, signal) => {
+      const destination = request.about?.destination;
+      if (destination?.inside !== undefined) {
+        const tenants = await serving();
+        if (tenants.many) {
+          throw new ToolError(
+            `it is an address of the server's machine or its network, and this server serves several tenants ` +
+              `(${tenants.why}), whose people cannot allow what lies inside the server's host; its operator can, ` +
+              "by naming the address in the policy's network.allow",
+            {
+              code: "url_not_allowed",
+              kind: "policy",
+              status: "skipped",
+              recoverable: false,
+              recoveryHint: "Use a public address; the server's operator can allow this one by naming its " +
+                "address in the policy's network.allow.",
+              details: { origin: destination.origin, class: destination.inside, reason: "tenants_apart" },
+            },
+          );
+        }
+      }
+      return await host.choose(request, signal);
+    };
+    // The host itself in every other respect (a console host's tenant, which the audit reads, included).
+    return new Proxy(host, {
+      get: (target, key) => {
+        if (key === "choose") return choose;
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
   async function openSession(
     identity: Identity,
     request: Request,
@@ -579,7 +619,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   ): Promise<OpenSession> {
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
-    const host = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
+    const given = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
+    const host = (elicitation: Host) =>
+      offHostNetworks(typeof given === "object" ? given : given ? given(elicitation) : elicitation);
     // What the options give every session is each session's own: an artifact store is seen through the artifacts
     // the session put there, a policy state is copied. Given as they are, every session of every tenant listed and
     // read the others' artifacts and took the grants their people gave.

@@ -370,7 +370,11 @@ export class DestinationJudge {
     try {
       outcome = await answer;
     } catch (error) {
-      throw refused(`${who} may not connect to ${what}: it is not on the allowlist and nobody could be asked`, {
+      // A host that refuses by a rule of its own says why; other failures are nobody there to ask.
+      const because = error instanceof ToolError && error.kind === "policy"
+        ? error.message
+        : "it is not on the allowlist and nobody could be asked";
+      throw refused(`${who} may not connect to ${what}: ${because}`, {
         ...details,
         answeredBy: "auto",
         why: (error as Error).message,

@@ -102,6 +102,7 @@ export class Destinations {
         }. Allow for this session?`,
       options: [{ value: "allow", label: "Allow this origin for this session" }, { value: "deny", label: "Deny" }],
       defaultChoice: inside ? "deny" : "allow",
+      about: { destination: { origin, ...(inside ? { inside } : {}) } },
     }, signal);
     return {
       allowed: outcome.choice === "allow",
