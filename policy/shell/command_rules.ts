@@ -117,6 +117,121 @@ interface Candidate {
   /** Whether a word is only known at run time. */
   open: boolean;
   text: string;
+  /**
+   * Whether it is a spelling the program may read the command as, found by over-reading (global options taken off,
+   * npm's abbreviations and aliases): matched against deny and ask rules only, never to allow.
+   */
+  strictOnly?: boolean;
+}
+
+/** A word a CLI reads as an option before its subcommand (`npm -s`, `docker --context=x`, `cargo +nightly`). */
+function optionLike(word: string): boolean {
+  return word.length > 1 && (word.startsWith("-") || word.startsWith("+"));
+}
+
+/**
+ * Where the subcommand may start after global options (`npm -w x publish`, `docker -H h rm`, `cargo +nightly
+ * publish`): every word after a run of options, each option perhaps followed by its value. Over-reads (a value may
+ * be taken for the subcommand), which only makes deny and ask rules match more often.
+ */
+function afterGlobalOptions(words: readonly string[], knownCount: number): number[] {
+  const starts: number[] = [];
+  if (words.length < 3 || knownCount < 2 || !optionLike(words[1])) return starts;
+  let previousOption = true;
+  for (let at = 2; at < knownCount; at++) {
+    starts.push(at);
+    const word = words[at];
+    const previous = words[at - 1];
+    if (optionLike(word)) previousOption = true;
+    else if (previousOption && previous !== "--" && !previous.includes("=")) previousOption = false;
+    else break;
+  }
+  return starts;
+}
+
+// npm 11's commands and aliases (lib/utils/cmd-list.js): npm also takes any unambiguous start of one
+// (`npm publ` publishes) and camelCase for kebab-case (`npm installTest`).
+const NPM_COMMANDS = (
+  "access adduser approve-scripts audit bugs cache ci completion config dedupe deny-scripts deprecate diff dist-tag " +
+  "docs doctor edit exec explain explore find-dupes fund get help help-search init install install-ci-test " +
+  "install-scripts install-test link ll login logout ls org outdated owner pack ping pkg prefix profile prune " +
+  "publish query rebuild repo restart root run sbom search set shrinkwrap stage star stars start stop team test " +
+  "token trust undeprecate uninstall unpublish unstar update version view whoami"
+).split(" ");
+const NPM_ALIASES: Readonly<Record<string, string>> = {
+  author: "owner",
+  home: "docs",
+  issues: "bugs",
+  info: "view",
+  show: "view",
+  find: "search",
+  add: "install",
+  unlink: "uninstall",
+  remove: "uninstall",
+  rm: "uninstall",
+  r: "uninstall",
+  un: "uninstall",
+  rb: "rebuild",
+  list: "ls",
+  ln: "link",
+  create: "init",
+  i: "install",
+  it: "install-test",
+  cit: "install-ci-test",
+  u: "update",
+  up: "update",
+  c: "config",
+  s: "search",
+  se: "search",
+  tst: "test",
+  t: "test",
+  ddp: "dedupe",
+  v: "view",
+  "run-script": "run",
+  "clean-install": "ci",
+  "clean-install-test": "install-ci-test",
+  x: "exec",
+  why: "explain",
+  la: "ll",
+  verison: "version",
+  ic: "ci",
+  innit: "init",
+  in: "install",
+  ins: "install",
+  inst: "install",
+  insta: "install",
+  instal: "install",
+  isnt: "install",
+  isnta: "install",
+  isntal: "install",
+  isntall: "install",
+  "install-clean": "ci",
+  "isntall-clean": "ci",
+  hlep: "help",
+  "dist-tags": "dist-tag",
+  upgrade: "update",
+  udpate: "update",
+  rum: "run",
+  sit: "install-ci-test",
+  urn: "run",
+  ogr: "org",
+  "add-user": "adduser",
+};
+
+/**
+ * The npm commands `word` may name besides itself: its alias, or every command and alias it is the start of
+ * (npm runs the one it is the unambiguous start of; an ambiguous one fails, and reading it as each only over-matches).
+ */
+function npmCommandsNamed(word: string): string[] {
+  const kebab = word.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+  if (NPM_COMMANDS.includes(kebab)) return kebab === word ? [] : [kebab];
+  if (Object.hasOwn(NPM_ALIASES, kebab)) return [NPM_ALIASES[kebab]];
+  if (kebab === "" || kebab.startsWith("-")) return [];
+  const named = new Set<string>();
+  for (const name of [...NPM_COMMANDS, ...Object.keys(NPM_ALIASES)]) {
+    if (name.startsWith(kebab)) named.add(Object.hasOwn(NPM_ALIASES, name) ? NPM_ALIASES[name] : name);
+  }
+  return [...named];
 }
 
 /** The word lists a simple command may run as, unwrapped. */
@@ -175,6 +290,7 @@ async function expand(
       findings.gitAliases.push({ sub, text });
     }
   }
+  if (name !== "git" && knownCount > 0) out.push(...otherSpellings(named, knownCount, open, text));
   if (depth >= MAX_DEPTH) {
     uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
     return out;
@@ -197,6 +313,39 @@ async function expand(
       const inner = await analyzeBash(word);
       if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
       for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+    }
+  }
+  return out;
+}
+
+/**
+ * The other word lists a command other than git (whose own are read above) may run as, for the deny and ask
+ * rules: its subcommand after global options (`npm -s publish`, `docker -H h rm`, `cargo +nightly publish` are
+ * `npm publish`, `docker rm`, `cargo publish`), and npm's abbreviations and aliases of it (`npm publ`, `npm i`).
+ */
+function otherSpellings(named: string[], knownCount: number, open: boolean, text: string): Candidate[] {
+  const name = named[0];
+  const spellings = [0, ...afterGlobalOptions(named, knownCount)].map((at) => ({
+    words: at === 0 ? named : [name, ...named.slice(at)],
+    knownCount: at === 0 ? knownCount : knownCount - at + 1,
+  }));
+  const out: Candidate[] = [];
+  for (const spelling of spellings) {
+    const variants = [spelling];
+    if (name === "npm" && spelling.knownCount > 1) {
+      for (const command of npmCommandsNamed(spelling.words[1])) {
+        variants.push({ words: [name, command, ...spelling.words.slice(2)], knownCount: spelling.knownCount });
+      }
+    }
+    for (const variant of variants) {
+      if (variant === spellings[0]) continue;
+      out.push({
+        words: variant.words,
+        known: variant.words.slice(0, variant.knownCount),
+        open,
+        text,
+        strictOnly: true,
+      });
     }
   }
   return out;
@@ -245,6 +394,7 @@ export async function judgeAnalyzedCommandRules(
     const own: CommandRuleMatch[] = [];
     for (const candidate of await candidates(found, 0, findings)) {
       for (const rule of rules.matchCommand(candidate.words).matches) {
+        if (candidate.strictOnly && rule.decision === "allow") continue;
         own.push({ rule, words: candidate.words, text: candidate.text });
       }
       if (candidate.open && strict) {

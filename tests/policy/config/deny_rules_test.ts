@@ -167,6 +167,78 @@ describe("command deny rules", () => {
     );
   });
 
+  test(
+    "global options before a subcommand, and npm's abbreviations and aliases, do not hide it from a deny rule",
+    { timeout: 60_000 },
+    async () => {
+      // Under a broader allow rule, `npm --loglevel notice publish` and `npm publ` ran npm publish without asking:
+      // only git's global options were taken off before the rules were matched.
+      const text = JSON.stringify({
+        commands: {
+          allow: ["npm *", "cargo *", "docker *", "pnpm *", "kubectl *", "deno *"],
+          deny: ["npm publish", "npm install", "cargo publish", "docker rm", "pnpm publish", "kubectl delete"],
+        },
+      });
+      const broad = PolicyRules.fromLayers([parsePolicyFile(join(dir, "toolfence.json"), text, "project")], dir);
+      const denied = [
+        "npm -s publish",
+        "npm --silent publish",
+        "npm --loglevel notice publish --dry-run",
+        "npm -w pkg publish",
+        "npm --prefix=. publish",
+        "npm -- publish",
+        "npm publ",
+        "npm pu --dry-run",
+        "npm i left-pad",
+        "npm isntall left-pad",
+        "npm -s add left-pad",
+        "sudo npm -s publish",
+        "cargo +nightly publish",
+        "cargo -q --locked publish",
+        "docker -H unix:///x rm c",
+        "docker --context=x rm c",
+        "pnpm -C . publish",
+        "kubectl -n x delete pod y",
+      ];
+      for (const command of denied) {
+        const decided = await decideCommand(command, { rules: broad, workspaceRoot: dir, sandbox: "required" });
+        assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+      }
+      // Over-reading never allows more, and what the allow rules are for still runs.
+      for (const command of ["npm -s run build", "npm run publish", "docker ps", "cargo -q build", "npm --version"]) {
+        const decided = await decideCommand(command, { rules: broad, workspaceRoot: dir, sandbox: "required" });
+        assert.equal(decided.decision, "allow", `${command}: ${decided.reason}`);
+      }
+      // Generated: any run of global options, each perhaps with a value, before the denied subcommand.
+      const option = fc.constantFrom("-s", "-q", "--silent", "--loglevel=warn", "+nightly", "--");
+      const valued = fc.tuple(fc.constantFrom("-w", "-C", "--prefix", "-H", "--context"), fc.constantFrom(".", "x"));
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(["npm", "publish"], ["cargo", "publish"], ["docker", "rm"], ["pnpm", "publish"]),
+          fc.array(fc.oneof(option.map((o) => [o]), valued), { minLength: 1, maxLength: 4 }),
+          async ([program, sub], options) => {
+            const command = [program, ...options.flat(), sub, "x"].join(" ");
+            const decided = await decideCommand(command, { rules: broad, workspaceRoot: dir, sandbox: "required" });
+            assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+          },
+        ),
+        { numRuns: 100, seed: 23 },
+      );
+      // Through the bash tool, with nobody to ask: refused with the rule, npm never started.
+      const s = new Session({ workspace: dir, rules: broad, autoConfirm: true });
+      try {
+        for (const command of ["npm --loglevel notice publish --dry-run", "npm publ --dry-run"]) {
+          const result = await box.call(s, "bash", { command });
+          assert.equal(result.status, "skipped", command);
+          assert.equal(result.errorCode, "permission_denied", command);
+          assert.match(result.error ?? "", /denied by the rule "npm publish"/);
+        }
+      } finally {
+        await s.close();
+      }
+    },
+  );
+
   test("through the library the bash tool refuses it with the rule, and never asks", { timeout: 60_000 }, async () => {
     const s = session();
     try {
