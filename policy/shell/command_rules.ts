@@ -290,7 +290,37 @@ async function expand(
       findings.gitAliases.push({ sub, text });
     }
   }
-  if (name !== "git" && knownCount > 0) out.push(...otherSpellings(named, knownCount, open, text));
+  if (name !== "git" && knownCount > 0) {
+    const spellings = otherSpellings(named, knownCount, open, text);
+    out.push(...spellings);
+    // A package manager's subcommand that runs the command after it (`npm exec -- git push`, `uv run git push`).
+    for (const spelling of [{ words: named, known: named.slice(0, knownCount) }, ...spellings]) {
+      const length = runnerSubcommandLength(spelling.words);
+      if (length === 0) continue;
+      if (depth >= MAX_DEPTH) break;
+      const known = spelling.known.length;
+      if (known <= length && open) {
+        uncertain.push(
+          `${JSON.stringify(text)}: \`${
+            spelling.words.slice(0, length).join(" ")
+          }\` runs a command with words only known when it runs`,
+        );
+      }
+      for (let i = length; i < spelling.words.length; i++) {
+        const inner = await expand(spelling.words.slice(i), Math.max(0, known - i), text, depth + 1, findings);
+        out.push(...inner.map((candidate) => ({ ...candidate, strictOnly: true })));
+      }
+      // A command line given as one word (`npm exec -c 'git push'`, `bun exec 'curl x'`).
+      for (const word of spelling.words.slice(length, known)) {
+        if (!/[\s;&|()`$<>]/.test(word)) continue;
+        const inner = await analyzeBash(word);
+        if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);
+        for (const found of inner.commands) {
+          out.push(...(await candidates(found, depth + 1, findings)).map((c) => ({ ...c, strictOnly: true })));
+        }
+      }
+    }
+  }
   if (depth >= MAX_DEPTH) {
     uncertain.push(`${JSON.stringify(text)} nests wrappers too deeply to see what it runs`);
     return out;
@@ -316,6 +346,48 @@ async function expand(
     }
   }
   return out;
+}
+
+/**
+ * The subcommands of package managers and environment tools that run the command given after them (a program of
+ * the system's, a package's, the project's): `npm exec git push` runs git push as `env git push` does.
+ */
+const RUNNER_SUBCOMMANDS: readonly (readonly string[])[] = [
+  "npm exec",
+  "pnpm exec",
+  "pnpm dlx",
+  "yarn exec",
+  "yarn dlx",
+  "bun x",
+  "bun exec",
+  "bun run",
+  "uv run",
+  "uv tool run",
+  "poetry run",
+  "pdm run",
+  "pipenv run",
+  "hatch run",
+  "rye run",
+  "conda run",
+  "mamba run",
+  "micromamba run",
+  "pixi run",
+  "pixi exec",
+  "mise exec",
+  "mise x",
+  "asdf exec",
+  "direnv exec",
+  "devbox run",
+  "nix develop",
+  "nix shell",
+  "nix run",
+  "nix-shell",
+].map((entry) => entry.split(" "));
+
+/** How many words of `words` name a subcommand that runs a command given after it, or 0. */
+function runnerSubcommandLength(words: readonly string[]): number {
+  const found = RUNNER_SUBCOMMANDS.find((entry) => entry.every((word, at) => words[at] === word));
+  return found?.length ?? 0;
 }
 
 /**

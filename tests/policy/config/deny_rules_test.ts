@@ -19,6 +19,7 @@ import { Session } from "../../../policy/session.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { denyAllHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { createMcpServer } from "../../../adapters/mcp/mod.ts";
 
@@ -96,6 +97,18 @@ describe("command deny rules", () => {
     "git -calias.p=push p origin",
     "git -c alias.p='!git push' p",
     "git -c 'alias.x=!sh -c \"git push\"' x",
+    // Package managers' subcommands that run the command after them.
+    "npm exec -- git push",
+    "npm x git push origin",
+    "npm -s exec --package=x -- git push",
+    "npm exec -c 'git push'",
+    "pnpm -C . exec git push",
+    "pnpm dlx git push",
+    "yarn exec git push",
+    "uv run git push",
+    "uv tool run curl x",
+    "bun exec 'curl x'",
+    "poetry run env git push",
   ];
   for (const command of wrapped) {
     test(`denied: ${command}`, { timeout: 60_000 }, async () => {
@@ -235,6 +248,45 @@ describe("command deny rules", () => {
         }
       } finally {
         await s.close();
+      }
+    },
+  );
+
+  test(
+    "a package manager's subcommand that runs a command does not hide a denied one, under an allow rule of it",
+    { timeout: 60_000 },
+    async () => {
+      // With allow ["npm *"] and deny ["git push*"], `npm exec -- git push origin HEAD:main` pushed (in the sandbox,
+      // nobody asked): `npm exec` was matched by the allow rule and what it runs by no rule.
+      const { execFileSync } = await import("node:child_process");
+      const work = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-exec-")));
+      const text = JSON.stringify({ commands: { allow: ["npm *", "uv *", "pnpm *"], deny: ["git push*"] } });
+      const broad = PolicyRules.fromLayers([parsePolicyFile(join(work, "toolfence.json"), text, "project")], work);
+      const s = new Session({ workspace: work, rules: broad, host: denyAllHost() });
+      try {
+        for (const command of ["npm exec -- git push", "uv run git push origin", "pnpm exec git push"]) {
+          const decided = await decideCommand(command, { rules: broad, workspaceRoot: work, sandbox: "required" });
+          assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+        }
+        for (const command of ["npm exec -- eslint .", "uv run pytest"]) {
+          const decided = await decideCommand(command, { rules: broad, workspaceRoot: work, sandbox: "required" });
+          assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
+        }
+        const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "ignore" });
+        await writeFile(join(work, "package.json"), '{"name":"p","version":"1.0.0"}');
+        git("init", "-q");
+        git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");
+        git("init", "-q", "--bare", "remote.git");
+        git("remote", "add", "origin", join(work, "remote.git"));
+        const result = await box.call(s, "bash", { command: "npm exec -- git push origin HEAD:main" });
+        assert.equal(result.status, "skipped");
+        assert.equal(result.errorCode, "permission_denied");
+        assert.match(result.error ?? "", /denied by the rule "git push\*"/);
+        const refs = execFileSync("git", ["for-each-ref"], { cwd: join(work, "remote.git"), encoding: "utf8" });
+        assert.equal(refs, "", "the denied push reached the remote");
+      } finally {
+        await s.close();
+        await rm(work, { recursive: true, force: true });
       }
     },
   );
