@@ -290,9 +290,10 @@ async function expand(
       findings.gitAliases.push({ sub, text });
     }
   }
-  if (name !== "git" && knownCount > 0) {
-    const spellings = otherSpellings(named, knownCount, open, text);
-    out.push(...spellings);
+  if (knownCount > 0) {
+    // git's own spellings are read above (its global options taken off: `git -C . bisect run git push`).
+    const spellings = name === "git" ? out.slice(1) : otherSpellings(named, knownCount, open, text);
+    if (name !== "git") out.push(...spellings);
     // A package manager's subcommand that runs the command after it (`npm exec -- git push`, `uv run git push`).
     for (const spelling of [{ words: named, known: named.slice(0, knownCount) }, ...spellings]) {
       const length = runnerSubcommandLength(spelling.words);
@@ -350,9 +351,12 @@ async function expand(
 
 /**
  * The subcommands of package managers and environment tools that run the command given after them (a program of
- * the system's, a package's, the project's): `npm exec git push` runs git push as `env git push` does.
+ * the system's, a package's, the project's): `npm exec git push` runs git push as `env git push` does, and so do
+ * `git bisect run git push` and `git submodule foreach git push`.
  */
 const RUNNER_SUBCOMMANDS: readonly (readonly string[])[] = [
+  "git bisect run",
+  "git submodule foreach",
   "npm exec",
   "pnpm exec",
   "pnpm dlx",
@@ -384,10 +388,25 @@ const RUNNER_SUBCOMMANDS: readonly (readonly string[])[] = [
   "nix-shell",
 ].map((entry) => entry.split(" "));
 
-/** How many words of `words` name a subcommand that runs a command given after it, or 0. */
+/**
+ * How many words of `words` name a subcommand that runs a command given after it, or 0; options may stand between
+ * its words (`git submodule --quiet foreach git push`).
+ */
 function runnerSubcommandLength(words: readonly string[]): number {
-  const found = RUNNER_SUBCOMMANDS.find((entry) => entry.every((word, at) => words[at] === word));
-  return found?.length ?? 0;
+  for (const entry of RUNNER_SUBCOMMANDS) {
+    if (words[0] !== entry[0]) continue;
+    let at = 1;
+    for (const part of entry.slice(1)) {
+      while (at < words.length && words[at] !== part && optionLike(words[at])) at++;
+      if (words[at] !== part) {
+        at = -1;
+        break;
+      }
+      at++;
+    }
+    if (at > 0) return at;
+  }
+  return 0;
 }
 
 /**

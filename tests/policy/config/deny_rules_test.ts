@@ -109,6 +109,10 @@ describe("command deny rules", () => {
     "uv tool run curl x",
     "bun exec 'curl x'",
     "poetry run env git push",
+    // git's own subcommands that run a command.
+    "git bisect run git push",
+    "git -C . bisect run env git push origin",
+    "git submodule --quiet foreach git push",
   ];
   for (const command of wrapped) {
     test(`denied: ${command}`, { timeout: 60_000 }, async () => {
@@ -260,15 +264,23 @@ describe("command deny rules", () => {
       // nobody asked): `npm exec` was matched by the allow rule and what it runs by no rule.
       const { execFileSync } = await import("node:child_process");
       const work = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-exec-")));
-      const text = JSON.stringify({ commands: { allow: ["npm *", "uv *", "pnpm *"], deny: ["git push*"] } });
+      const text = JSON.stringify({ commands: { allow: ["npm *", "uv *", "pnpm *", "git *"], deny: ["git push*"] } });
       const broad = PolicyRules.fromLayers([parsePolicyFile(join(work, "toolfence.json"), text, "project")], work);
       const s = new Session({ workspace: work, rules: broad, host: denyAllHost() });
       try {
-        for (const command of ["npm exec -- git push", "uv run git push origin", "pnpm exec git push"]) {
+        for (
+          const command of [
+            "npm exec -- git push",
+            "uv run git push origin",
+            "pnpm exec git push",
+            "git bisect run git push origin HEAD:main",
+            "git submodule foreach --recursive git push",
+          ]
+        ) {
           const decided = await decideCommand(command, { rules: broad, workspaceRoot: work, sandbox: "required" });
           assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
         }
-        for (const command of ["npm exec -- eslint .", "uv run pytest"]) {
+        for (const command of ["npm exec -- eslint .", "uv run pytest", "git bisect run make test"]) {
           const decided = await decideCommand(command, { rules: broad, workspaceRoot: work, sandbox: "required" });
           assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
         }
