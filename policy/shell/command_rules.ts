@@ -339,7 +339,10 @@ async function expand(
   }
   // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
   if (runner || finds || (knownCount > 0 && SHELLS.has(name))) {
-    for (const word of named.slice(1, knownCount)) {
+    for (const given of named.slice(1, knownCount)) {
+      // env's split string glued to its option (`env -S'git push'`, `env --split-string='git push'`, `--sp=`).
+      const glued = name === "env" ? /^(?:-[iv0]*S|--sp[a-z-]*=)/.exec(given) : null;
+      const word = glued === null ? given : given.slice(glued[0].length);
       if (!/[\s;&|()`$<>]/.test(word)) continue;
       const inner = await analyzeBash(word);
       if (!inner.understood) uncertain.push(`${JSON.stringify(word)} (run by ${name}) is not fully understood`);

@@ -97,6 +97,11 @@ describe("command deny rules", () => {
     "git -calias.p=push p origin",
     "git -c alias.p='!git push' p",
     "git -c 'alias.x=!sh -c \"git push\"' x",
+    // env's split string glued to its option (with the automatic answer, `env -S"git push origin HEAD:main"` pushed).
+    'env -S"git push"',
+    "env -iS'git push origin'",
+    "env --split-string='git push'",
+    "env --sp='git push'",
     // Package managers' subcommands that run the command after them.
     "npm exec -- git push",
     "npm x git push origin",
