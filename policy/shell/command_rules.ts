@@ -72,6 +72,36 @@ const GIT_VALUE_OPTIONS = new Set([
   "--super-prefix",
 ]);
 
+const STREAM_RUNNERS = new Set(["xargs", "parallel"]);
+const STDIN_NAMES = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+
+/**
+ * Whether a shell (or `.`/`source`) reads the commands it runs from standard input: a shell without `-c` and without
+ * a script operand, or with `-s`, and `.`/`source` of the standard input. Unsure (a word only known at run time)
+ * counts as reading it.
+ */
+function readsCommandsFromStdin(name: string, args: readonly string[], allKnown: boolean): boolean {
+  if (name === "." || name === "source") return args.length > 0 && STDIN_NAMES.has(args[0]);
+  if (!SHELLS.has(name) || name === "su" || name === "runuser" || name === "busybox") return false;
+  let operand: string | undefined;
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at];
+    if (word === "--") continue;
+    // `-o NAME`, `+o NAME`, `-O NAME`, `+O NAME`: a shell option's name, no operand.
+    if (/^[-+][oO]$/.test(word)) {
+      at++;
+      continue;
+    }
+    if (/^-[A-Za-z]*c/.test(word) && !word.startsWith("--")) return false;
+    if (/^-[A-Za-z]*s/.test(word) && !word.startsWith("--")) return true;
+    if (word.startsWith("-") || word.startsWith("+")) continue;
+    operand = word;
+    break;
+  }
+  if (operand === undefined) return allKnown;
+  return STDIN_NAMES.has(operand);
+}
+
 function basename(word: string): string {
   const slash = word.lastIndexOf("/");
   return slash >= 0 && slash < word.length - 1 ? word.slice(slash + 1) : word;
@@ -332,10 +362,21 @@ async function expand(
     uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs a command with words only known when it runs`);
   }
   if (runner || finds) {
+    // xargs and parallel add words from a stream to the command they run (`echo push | xargs git` is `git push`).
+    const streamed = STREAM_RUNNERS.has(name);
     for (let i = 1; i < named.length; i++) {
       if (finds && !FIND_EXEC.has(named[i - 1]) && named[i - 1] !== "-x" && named[i - 1] !== "-X") continue;
-      out.push(...await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, findings));
+      const inner = await expand(named.slice(i), Math.max(0, knownCount - i), text, depth + 1, findings);
+      out.push(...(streamed ? inner.map((candidate) => ({ ...candidate, open: true })) : inner));
     }
+    if (streamed && knownCount === named.length && named.slice(1).every((word) => word.startsWith("-"))) {
+      uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs the commands a stream names`);
+    }
+  }
+  // A shell that reads its commands from standard input (`echo 'git push' | bash`, `bash <<< 'git push'`,
+  // `. /dev/stdin`): what it runs is not on the line the rules judge.
+  if (knownCount > 0 && readsCommandsFromStdin(name, named.slice(1, knownCount), knownCount === named.length)) {
+    uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs commands it reads from its input`);
   }
   // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
   if (runner || finds || (knownCount > 0 && SHELLS.has(name))) {

@@ -139,7 +139,25 @@ describe("command deny rules", () => {
     { timeout: 60_000 },
     async () => {
       for (
-        const command of ["$x push", '"$(printf git)" push', "env $cmd", 'bash -c "$line"', "git pu", "git p origin"]
+        const command of [
+          "$x push",
+          '"$(printf git)" push',
+          "env $cmd",
+          'bash -c "$line"',
+          "git pu",
+          "git p origin",
+          // Words or commands from a stream: with the automatic answer, `echo 'push origin HEAD:main' | xargs git`
+          // and `bash <<< 'git push origin HEAD:main'` pushed.
+          "echo push | xargs git",
+          "xargs -a list git",
+          "echo push | parallel git",
+          "echo git push | xargs -n2",
+          "echo 'git push' | bash",
+          "bash <<< 'git push'",
+          "echo 'git push' | sh -s",
+          "echo x | bash -o pipefail",
+          ". /dev/stdin <<< 'git push'",
+        ]
       ) {
         const decided = await decideCommand(command, { rules, workspaceRoot: dir });
         assert.equal(decided.decision, "ask", command);
