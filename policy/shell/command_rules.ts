@@ -291,6 +291,11 @@ async function expand(
   const named = name === all[0] ? all : [name, ...all.slice(1)];
   const open = knownCount < all.length;
   out.push({ words: named, known: named.slice(0, knownCount), open, text });
+  // git's programs for its subcommands run them (`/usr/lib/git-core/git-push origin` is `git push origin`).
+  if (knownCount > 0 && /^git-./.test(name) && depth < MAX_DEPTH) {
+    const words = ["git", name.slice(4), ...named.slice(1)];
+    out.push(...await expand(words, knownCount + 1, text, depth + 1, findings));
+  }
   if (name === "git" && knownCount > 0) {
     const { words: stripped, aliases } = withoutGitGlobals(named);
     const dropped = named.length - stripped.length;

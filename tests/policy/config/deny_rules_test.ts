@@ -114,6 +114,11 @@ describe("command deny rules", () => {
     "uv tool run curl x",
     "bun exec 'curl x'",
     "poetry run env git push",
+    // git's programs for its subcommands (with the automatic answer, `/usr/lib/git-core/git-push origin HEAD:main`
+    // pushed).
+    "/usr/lib/git-core/git-push origin",
+    "git-push",
+    "env git-push origin",
     // git's own subcommands that run a command.
     "git bisect run git push",
     "git -C . bisect run env git push origin",
