@@ -22,7 +22,7 @@ export type { FlagContext } from "./_options.ts";
  */
 export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   ...namesFor(
-    "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect",
+    "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect setarch linux32 linux64 i386 x86_64 setpriv ssh-agent capsh systemd-inhibit start-stop-daemon choom",
     "runs the command it is given",
   ),
   ...namesFor(

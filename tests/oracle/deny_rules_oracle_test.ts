@@ -44,6 +44,8 @@ const wrapper = fc.constantFrom(
   (c: string) => `echo '${c}' | sh`,
   (c: string) => `env -S'${c}'`,
   (c: string) => `eval '${c}'`,
+  (c: string) => `setarch x86_64 ${c}`,
+  (c: string) => `setpriv ${c}`,
 );
 const git = fc.constantFrom("git", "git -C .", "/usr/bin/git", "/usr/lib/git-core/git-push", "git -c a.b=c");
 const stream = fc.constantFrom(

@@ -114,6 +114,16 @@ describe("command deny rules", () => {
     "uv tool run curl x",
     "bun exec 'curl x'",
     "poetry run env git push",
+    // Programs that run the command they are given (with the automatic answer, `setarch x86_64 git push origin
+    // HEAD:main` pushed).
+    "setarch x86_64 git push",
+    "linux64 git push",
+    "setpriv --reuid=1000 git push",
+    "ssh-agent git push",
+    "choom -n 1 -- git push",
+    "systemd-inhibit git push",
+    "start-stop-daemon -S -x /usr/bin/git -- push",
+    "capsh -- -c 'git push'",
     // git's programs for its subcommands (with the automatic answer, `/usr/lib/git-core/git-push origin HEAD:main`
     // pushed).
     "/usr/lib/git-core/git-push origin",
