@@ -61,10 +61,13 @@ export async function narrowFlags(workspace: string, groups: string, extra: stri
   return flags;
 }
 
-/** Starts `main.ts serve` on `workspace` with the given groups and extra arguments. */
+/**
+ * Starts `main.ts serve` on `workspace` with the given groups and extra arguments, and initializes the connection
+ * (`initialize: false` leaves that to the test).
+ */
 export async function startRawServer(
   workspace: string,
-  options: { groups?: string; args?: string[]; tempDir?: string; protocolVersion?: string } = {},
+  options: { groups?: string; args?: string[]; tempDir?: string; protocolVersion?: string; initialize?: boolean } = {},
 ): Promise<RawServer> {
   const groups = options.groups ?? "fs,search,patch,system";
   const tempArgs = options.tempDir ? ["--temp-dir", options.tempDir] : [];
@@ -182,6 +185,7 @@ export async function startRawServer(
       }
     },
   };
+  if (options.initialize === false) return server;
   const init = await server.request("initialize", {
     protocolVersion: options.protocolVersion ?? "2025-06-18",
     capabilities: {},

@@ -13,12 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { callOutput, type RawServer, startRawServer } from "../_raw_server.ts";
-import { spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { fileURLToPath } from "node:url";
-import { DENO, DENO_PROCESS_ONLY } from "../../_runtime.ts";
-
-const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "main.ts");
+import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
 let workspace: string;
 let tempParent: string;
@@ -31,32 +27,14 @@ describe("main.ts serve before initialize", { skip: DENO_PROCESS_ONLY }, () => {
     // Before: a tools/call sent first ran (write_file made its file), with no protocol version or client capabilities
     // agreed; over HTTP the same request is refused.
     const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-pre-")));
-    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
-      stdio: ["pipe", "pipe", "ignore"],
-    });
+    const raw = await startRawServer(dir, { groups: "fs", initialize: false });
     try {
-      const lines: { id?: unknown; result?: unknown; error?: { code: number; message: string } }[] = [];
-      let buffered = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-          lines.push(JSON.parse(buffered.slice(0, nl)));
-          buffered = buffered.slice(nl + 1);
-        }
-      });
-      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
-      const reply = async (id: unknown) => {
-        for (let waited = 0; waited < 30_000; waited += 50) {
-          const found = lines.find((line) => line.id === id);
-          if (found) return found;
-          await new Promise((done) => setTimeout(done, 50));
-        }
-        assert.fail(`no reply to ${id}`);
-      };
+      const send = (message: unknown) => raw.write(JSON.stringify(message) + "\n");
+      const reply = (id: number) => raw.reply(id, 30_000);
       const write = { name: "write_file", arguments: { path: "early.txt", content: "x" } };
-      send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: write });
-      send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-      send({ jsonrpc: "2.0", id: 3, method: "ping" });
+      await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: write });
+      await send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+      await send({ jsonrpc: "2.0", id: 3, method: "ping" });
       for (const id of [1, 2]) {
         const refused = await reply(id);
         assert.equal(refused.error?.code, -32000, JSON.stringify(refused));
@@ -64,20 +42,19 @@ describe("main.ts serve before initialize", { skip: DENO_PROCESS_ONLY }, () => {
       }
       assert.deepEqual((await reply(3)).result, {});
       assert.equal(existsSync(path.join(dir, "early.txt")), false);
-      send({
+      await send({
         jsonrpc: "2.0",
         id: 4,
         method: "initialize",
         params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pre", version: "1" } },
       });
       assert.ok((await reply(4)).result);
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
-      send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: write });
+      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: write });
       assert.ok((await reply(5)).result);
       assert.equal(existsSync(path.join(dir, "early.txt")), true);
     } finally {
-      child.stdin!.end();
-      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await raw.close();
       await fsp.rm(dir, { recursive: true, force: true });
     }
   });
@@ -90,29 +67,10 @@ describe("main.ts serve: initialize comes once", { skip: DENO_PROCESS_ONLY }, ()
     // Before: an initialize read while the first was in flight took its place, so the first one's answer initialized
     // nothing (every later request refused as before initialize); one read after it renegotiated the version.
     const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-twice-")));
-    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
-      stdio: ["pipe", "pipe", "ignore"],
-    });
+    const raw = await startRawServer(dir, { groups: "fs", initialize: false });
     try {
-      const lines: unknown[] = [];
-      let buffered = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-          lines.push(JSON.parse(buffered.slice(0, nl)));
-          buffered = buffered.slice(nl + 1);
-        }
-      });
-      type Reply = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
-      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
-      const reply = async (id: unknown): Promise<Reply> => {
-        for (let waited = 0; waited < 30_000; waited += 50) {
-          const found = lines.find((line) => (Array.isArray(line) ? line[0] : line)?.id === id);
-          if (found) return found as Reply;
-          await new Promise((done) => setTimeout(done, 50));
-        }
-        assert.fail(`no reply to ${id}`);
-      };
+      const send = (message: unknown) => raw.write(JSON.stringify(message) + "\n");
+      const reply = (id: number) => raw.reply(id, 30_000);
       const init = (id: number, protocolVersion: string) =>
         send({
           jsonrpc: "2.0",
@@ -120,25 +78,24 @@ describe("main.ts serve: initialize comes once", { skip: DENO_PROCESS_ONLY }, ()
           method: "initialize",
           params: { protocolVersion, capabilities: {}, clientInfo: { name: "twice", version: "1" } },
         });
-      init(1, "2025-03-26");
-      init(2, "2025-06-18");
+      await init(1, "2025-03-26");
+      await init(2, "2025-06-18");
       assert.equal((await reply(1)).result?.protocolVersion, "2025-03-26");
       const racing = await reply(2);
       assert.equal(racing.error?.code, -32600, JSON.stringify(racing));
       assert.match(racing.error!.message, /already initialized/);
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
-      send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
       assert.ok((await reply(3)).result, "the first initialize's answer initialized the connection");
-      init(4, "2025-06-18");
+      await init(4, "2025-06-18");
       const again = await reply(4);
       assert.equal(again.error?.code, -32600, JSON.stringify(again));
       // Still a 2025-03-26 connection: a batch is taken.
-      send([{ jsonrpc: "2.0", id: 5, method: "ping" }]);
-      const batch = lines.find((line) => Array.isArray(line) && line[0]?.id === 5) ?? await reply(5);
-      assert.ok(Array.isArray(batch), JSON.stringify(batch));
+      await send([{ jsonrpc: "2.0", id: 5, method: "ping" }]);
+      const [batch] = await raw.batchReplies(0, 1, 30_000);
+      assert.equal(batch[0]?.id, 5, JSON.stringify(batch));
     } finally {
-      child.stdin!.end();
-      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await raw.close();
       await fsp.rm(dir, { recursive: true, force: true });
     }
   });
@@ -151,42 +108,27 @@ describe("main.ts serve: initialize is never cancelled", { skip: DENO_PROCESS_ON
     // Before: the cancellation dropped the answer, so the client never learnt the version, and its one initialize
     // was spent (another was refused as a second one).
     const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "tf-transport-cancel-init-")));
-    const child = spawn(DENO, ["run", "-A", MAIN, "serve", "--workspace", dir, "--groups", "fs"], {
-      stdio: ["pipe", "pipe", "ignore"],
-    });
+    const raw = await startRawServer(dir, { groups: "fs", initialize: false });
     try {
-      const lines: { id?: unknown; result?: Record<string, unknown>; error?: { code: number } }[] = [];
-      let buffered = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-          lines.push(JSON.parse(buffered.slice(0, nl)));
-          buffered = buffered.slice(nl + 1);
-        }
-      });
-      const send = (message: unknown) => child.stdin!.write(JSON.stringify(message) + "\n");
-      const reply = async (id: unknown) => {
-        for (let waited = 0; waited < 30_000; waited += 50) {
-          const found = lines.find((line) => line.id === id);
-          if (found) return found;
-          await new Promise((done) => setTimeout(done, 50));
-        }
-        assert.fail(`no reply to ${id}`);
-      };
-      send({
+      const send = (message: unknown) => raw.write(JSON.stringify(message) + "\n");
+      const reply = (id: number) => raw.reply(id, 30_000);
+      await send({
         jsonrpc: "2.0",
         id: 1,
         method: "initialize",
         params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cancel", version: "1" } },
       });
-      send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "changed my mind" } });
+      await send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 1, reason: "changed my mind" },
+      });
       assert.equal((await reply(1)).result?.protocolVersion, "2025-06-18");
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
-      send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
       assert.ok((await reply(2)).result);
     } finally {
-      child.stdin!.end();
-      if (child.exitCode === null) await new Promise((done) => child.once("exit", done));
+      await raw.close();
       await fsp.rm(dir, { recursive: true, force: true });
     }
   });

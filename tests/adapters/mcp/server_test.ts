@@ -122,6 +122,24 @@ async function connect(
   };
 }
 
+// A server in process and the raw client side of its in-memory transport: requests by id, with no SDK client (which
+// would initialize on its own terms).
+function rawInMemory(dir: string) {
+  const served = createMcpServer(box, { workspace: dir });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const answers = new Map<number, (message: Record<string, unknown>) => void>();
+  clientSide.onmessage = (message) => {
+    const { id } = message as { id?: number };
+    if (typeof id === "number") answers.get(id)?.(message as Record<string, unknown>);
+  };
+  const request = (id: number, method: string, params: Record<string, unknown>) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      answers.set(id, resolve);
+      void clientSide.send({ jsonrpc: "2.0", id, method, params });
+    });
+  return { served, clientSide, serverSide, request };
+}
+
 function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   return client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 }
@@ -196,18 +214,7 @@ describe("MCP server in process", () => {
     timeout: 60_000,
   }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
-    const served = createMcpServer(box, { workspace: dir });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const answers = new Map<number, (message: Record<string, unknown>) => void>();
-    clientSide.onmessage = (message) => {
-      const { id } = message as { id?: number };
-      if (typeof id === "number") answers.get(id)?.(message as Record<string, unknown>);
-    };
-    const request = (id: number, method: string, params: Record<string, unknown>) =>
-      new Promise<Record<string, unknown>>((resolve) => {
-        answers.set(id, resolve);
-        void clientSide.send({ jsonrpc: "2.0", id, method, params });
-      });
+    const { served, clientSide, serverSide, request } = rawInMemory(dir);
     try {
       await served.server.connect(serverSide);
       await clientSide.start();
@@ -239,18 +246,7 @@ describe("MCP server in process", () => {
     // Before: the SDK answered a second initialize as the first, negotiating again mid-session (a 2025-03-26
     // client became a 2025-06-18 one, its artifacts links instead of text, and its capabilities replaced).
     const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
-    const served = createMcpServer(box, { workspace: dir });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const answers = new Map<number, (message: Record<string, unknown>) => void>();
-    clientSide.onmessage = (message) => {
-      const { id } = message as { id?: number };
-      if (typeof id === "number") answers.get(id)?.(message as Record<string, unknown>);
-    };
-    const request = (id: number, method: string, params: Record<string, unknown>) =>
-      new Promise<Record<string, unknown>>((resolve) => {
-        answers.set(id, resolve);
-        void clientSide.send({ jsonrpc: "2.0", id, method, params });
-      });
+    const { served, clientSide, serverSide, request } = rawInMemory(dir);
     const init = (id: number, protocolVersion: string) =>
       request(id, "initialize", { protocolVersion, capabilities: {}, clientInfo: { name: "twice", version: "1" } });
     try {
