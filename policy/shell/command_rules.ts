@@ -139,6 +139,27 @@ const GIT_COMMANDS = new Set(
     "upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree").split(" "),
 );
 
+// cargo's own commands (`cargo --list` of cargo 1.9x with rustup's clippy, fmt and miri): another one is an alias of
+// the project's `.cargo/config.toml` (`[alias] nn = "publish"`) or a plugin, either of which may run a denied command.
+const CARGO_COMMANDS = new Set(
+  ("add b bench build c check clean clippy config d doc fetch fix fmt generate-lockfile git-checkout help info init " +
+    "install locate-project login logout metadata miri new owner package pkgid publish r read-manifest remove report " +
+    "rm run rustc rustdoc search t test tree uninstall update vendor verify-project version yank").split(" "),
+);
+
+// gh's own commands (and its default alias `co`): another one is an alias (`gh alias set`) or an extension.
+const GH_COMMANDS = new Set(
+  ("agent-task alias api attestation auth browse cache co codespace completion config copilot extension gist " +
+    "gpg-key help issue label org pr preview project release repo ruleset run search secret ssh-key status variable " +
+    "workflow").split(" "),
+);
+
+/** Programs whose configuration may add subcommands, with their own: see {@linkcode Findings}. */
+const CONFIGURABLE_COMMANDS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ["cargo", CARGO_COMMANDS],
+  ["gh", GH_COMMANDS],
+]);
+
 interface Candidate {
   /** Every word: its value, or as written when only known at run time (deny and ask rules may over-match). */
   words: string[];
@@ -271,10 +292,12 @@ async function candidates(command: BashSimpleCommand, depth: number, findings: F
   return await expand(words, firstDynamic < 0 ? words.length : firstDynamic, command.text, depth, findings);
 }
 
-// What expanding a command finds besides candidates: reasons for uncertainty, git subcommands that may be aliases.
+// What expanding a command finds besides candidates: reasons for uncertainty, and subcommands that are not the
+// program's own, so may be aliases its configuration defines (git's `alias.x`, cargo's `[alias]`, `gh alias set`),
+// which a deny or ask rule for that program cannot see through.
 interface Findings {
   uncertain: string[];
-  gitAliases: { sub: string; text: string }[];
+  aliases: { program: string; sub: string; text: string }[];
 }
 
 async function expand(
@@ -322,7 +345,16 @@ async function expand(
         );
       }
     } else if (sub !== undefined && knownStripped >= 2 && !sub.startsWith("-") && !GIT_COMMANDS.has(sub)) {
-      findings.gitAliases.push({ sub, text });
+      findings.aliases.push({ program: "git", sub, text });
+    }
+  }
+  const own = CONFIGURABLE_COMMANDS.get(name);
+  if (own !== undefined && knownCount >= 2) {
+    // The subcommand may stand after global options (`cargo +nightly nn`, `gh -R o/r xx`): not one of the program's
+    // own wherever it may start.
+    const starts = [1, ...afterGlobalOptions(named, knownCount)].filter((at) => !optionLike(named[at]));
+    if (starts.length > 0 && !starts.some((at) => own.has(named[at]))) {
+      findings.aliases.push({ program: name, sub: named[starts[0]], text });
     }
   }
   if (knownCount > 0) {
@@ -525,10 +557,11 @@ export async function judgeAnalyzedCommandRules(
   const allowEntries = new Set<string>();
   const decided: CommandRule[] = [];
   const shadows: CommandRule[] = [];
-  const findings: Findings = { uncertain, gitAliases: [] };
-  const gitRules = rules.commandRules.filter((rule) =>
-    rule.decision !== "allow" && rule.enforce && (rule.pattern === "git" || rule.pattern.startsWith("git "))
-  );
+  const findings: Findings = { uncertain, aliases: [] };
+  const rulesFor = (program: string) =>
+    rules.commandRules.filter((rule) =>
+      rule.decision !== "allow" && rule.enforce && (rule.pattern === program || rule.pattern.startsWith(`${program} `))
+    );
   for (const found of analysis.commands) {
     if (found.kind !== "command") continue;
     const own: CommandRuleMatch[] = [];
@@ -566,15 +599,14 @@ export async function judgeAnalyzedCommandRules(
       }
     }
   }
-  // An unknown git subcommand may be an alias of a denied one in git's configuration.
-  if (gitRules.length > 0) {
-    for (const { sub, text } of findings.gitAliases) {
-      uncertain.push(
-        `${JSON.stringify(text)}: \`git ${sub}\` is not a git command, so it may be an alias, and could be the ${
-          describeRule(gitRules[0])
-        }`,
-      );
-    }
+  // A subcommand that is not the program's own may be an alias of a denied one in its configuration.
+  for (const { program, sub, text } of findings.aliases) {
+    const programRules = rulesFor(program);
+    if (programRules.length === 0) continue;
+    uncertain.push(
+      `${JSON.stringify(text)}: \`${program} ${sub}\` is not a ${program} command, so it may be an alias, and could ` +
+        `be the ${describeRule(programRules[0])}`,
+    );
   }
   const strongest = (list: CommandRule[]) =>
     list.reduce<CommandRule | undefined>(

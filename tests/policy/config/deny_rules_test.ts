@@ -294,6 +294,39 @@ describe("command deny rules", () => {
     },
   );
 
+  test("a subcommand a program's configuration may define (cargo's [alias], gh alias) needs a person", {
+    timeout: 60_000,
+  }, async () => {
+    // Under allow ["cargo *"], `cargo nn` with `[alias] nn = "publish"` in the project's .cargo/config.toml ran as
+    // allowed: only git's subcommands were known, so only git's aliases were suspected.
+    const text = JSON.stringify({
+      commands: { allow: ["cargo *", "gh *"], deny: ["cargo publish", "gh pr merge"] },
+    });
+    const broad = PolicyRules.fromLayers([parsePolicyFile(join(dir, "toolfence.json"), text, "project")], dir);
+    for (const command of ["cargo nn", "cargo -q nn x", "cargo +nightly nn", "gh xx 12", "gh -R o/r xx"]) {
+      const decided = await decideCommand(command, { rules: broad, workspaceRoot: dir, sandbox: "required" });
+      assert.equal(decided.decision, "ask", `${command}: ${decided.reason}`);
+      assert.match(decided.reason ?? "", /may be an alias/);
+    }
+    for (
+      const command of ["cargo build", "cargo +nightly test", "cargo --color always build", "gh co 12", "gh pr list"]
+    ) {
+      const decided = await decideCommand(command, { rules: broad, workspaceRoot: dir, sandbox: "required" });
+      assert.equal(decided.decision, "allow", `${command}: ${decided.reason}`);
+    }
+    // Without a rule for the program, its unknown subcommands are nobody's concern.
+    const gitOnly = PolicyRules.fromLayers(
+      [parsePolicyFile(join(dir, "toolfence.json"), JSON.stringify({ commands: { allow: ["cargo *"] } }), "project")],
+      dir,
+    );
+    const plugin = await decideCommand("cargo nextest run", {
+      rules: gitOnly,
+      workspaceRoot: dir,
+      sandbox: "required",
+    });
+    assert.equal(plugin.decision, "allow", plugin.reason);
+  });
+
   test(
     "a package manager's subcommand that runs a command does not hide a denied one, under an allow rule of it",
     { timeout: 60_000 },
