@@ -40,9 +40,9 @@
  *    with the workspace's TypeScript 6) and run it.
  *
  * Flags: `--no-tests` skips step 5, `--no-consumer` the consumers of step 6,
- * `--tests-only` runs step 5 alone, on the build a `--no-tests` run left in
- * `npm/` (CI builds while the Deno suite runs: the build's time is mostly
- * npm's downloads, and tests under Node after it);
+ * `--tests-only` runs step 5 and the consumers (unless `--no-consumer`)
+ * alone, on the build and tarballs a `--no-tests` run left in `npm/` (CI
+ * builds while the Deno suite runs, and tests under Node after it);
  * `--node 22,24` runs step 5 once per Node version, each from the `node` npm
  * package (`npx -y node@22`), and the consumers under the first; with
  * `--split`, each version runs a share of the files of about equal weight (by
@@ -377,6 +377,8 @@ const NODE_TIMES_MEASURED = "node-test-times.json";
 
 /** Where the build leaves the packed tarballs (for the consumer checks and bench/footprint.ts). */
 export const TARBALL_DIR = "tarballs";
+/** The file in TARBALL_DIR naming each package's tarball (for `--tests-only`'s consumers). */
+const TARBALL_INDEX = "tarballs.json";
 
 async function main(args: string[]): Promise<number> {
   const testsOnly = args.includes("--tests-only");
@@ -520,6 +522,119 @@ async function main(args: string[]): Promise<number> {
     console.log(`\nThe seconds of ${measuredSeconds.size} files under Node: npm/${NODE_TIMES_MEASURED}`);
   };
 
+  // The consumer projects of the packed tarballs (by package name).
+  const consumers = async (tarballs: ReadonlyMap<string, string>) => {
+    if (!wantConsumer || tarballs.size !== packages.length) return;
+    const [program, prefix] = nodeCommand(nodeVersions[0]);
+    // TypeScript 7, installed once for every consumer it checks.
+    const nativeTypeScript = installNativeTypeScript();
+    // One consumer's steps after another, but CONSUMER_JOBS consumers at once: their time is mostly npm install's
+    // downloads and disk. Each one's output is printed whole when it ends.
+    const checkConsumer = async (check: (typeof CONSUMERS)[number]): Promise<boolean> => {
+      const started = performance.now();
+      const log = [`\n== Consumer project (${check.title}): install the tarballs, tsc --module nodenext --strict, run`];
+      const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
+      let ok = true;
+      try {
+        // The consumer depends on what it imports, at deno.json's versions, like a user following the README;
+        // the packages of the workspace come from their tarballs (they are on no registry yet).
+        const consumerDependencies: Record<string, string> = {};
+        for (const specifier of importedSpecifiers("main.ts", check.source).filter(isBareSpecifier)) {
+          const name = packageNameOf(specifier);
+          if (tarballs.has(name) || name === "toolfence" || check.dependencies?.[name] !== undefined) continue;
+          const { importName, target } = resolveBare(specifier, imports);
+          consumerDependencies[importName] = dependencyVersion(importName, target);
+        }
+        for (const name of check.alsoInstall ?? []) {
+          const { importName, target } = resolveBare(name, imports);
+          consumerDependencies[importName] = dependencyVersion(importName, target);
+        }
+        Object.assign(consumerDependencies, check.lowest ?? {}, check.dependencies ?? {});
+        for (const name of check.peerVersions?.names ?? []) {
+          const range = peerRange(name, packages);
+          consumerDependencies[name] = check.peerVersions!.at === "lowest" ? range.replace(/^[\^~]/, "") : range;
+        }
+        const local = Object.fromEntries(
+          check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
+        );
+        const typesNode = resolveBare("@types/node", imports);
+        // The types a package's declarations need are its optional peers: a consumer that type-checks them installs
+        // them, as a user without skipLibCheck would.
+        const declarationTypes = Object.fromEntries(
+          packages.filter((p) => check.packages.includes(p.npmName)).flatMap((p) =>
+            Object.values(TYPES_OF).filter((name) => p.config.imports?.[name] !== undefined).map((name) => {
+              const { importName, target } = resolveBare(name, p.config.imports!);
+              return [importName, dependencyVersion(importName, target)];
+            })
+          ),
+        );
+        await writeFile(
+          path.join(consumer, "package.json"),
+          JSON.stringify(
+            consumerManifest(local, consumerDependencies, {
+              "@types/node": dependencyVersion("@types/node", typesNode.target),
+              ...declarationTypes,
+            }),
+            null,
+            2,
+          ),
+        );
+        const tsconfig = check.skipLibCheck
+          ? {
+            ...consumerTsconfig,
+            compilerOptions: { ...consumerTsconfig.compilerOptions as object, skipLibCheck: true },
+          }
+          : consumerTsconfig;
+        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
+        await writeFile(path.join(consumer, "main.ts"), check.source);
+        const typescript = path.join(
+          check.typescript === "project" ? root : await nativeTypeScript,
+          "node_modules",
+          "typescript",
+        );
+        const tsc = path.join(typescript, "bin", "tsc");
+        const steps: [string, string[]][] = [
+          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
+          ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
+          [program, [...prefix, "dist/main.js"]],
+          ...(check.alsoDeno
+            ? [["deno", ["run", "--allow-all", "--quiet", "dist/main.js"]] as [string, string[]]]
+            : []),
+        ];
+        for (const [stepProgram, stepArgs] of steps) {
+          const shown = stepArgs.map((a) => a === tsc ? `tsc (TypeScript ${packageVersion(typescript)})` : a);
+          log.push(`   $ ${stepProgram} ${shown.join(" ")}`);
+          const ran = await runQuiet(stepProgram, stepArgs, consumer);
+          if (ran.output.trim() !== "") log.push(ran.output.trimEnd());
+          if (ran.code !== 0) {
+            log.push("   consumer check failed");
+            ok = false;
+            break;
+          }
+        }
+      } finally {
+        await rm(consumer, { recursive: true, force: true });
+      }
+      log.push(`   (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      console.log(log.join("\n"));
+      return ok;
+    };
+    // The frameworks' installs take longest: they start first.
+    const queue = [...CONSUMERS].sort((a, b) =>
+      Number(b.peerVersions !== undefined) - Number(a.peerVersions !== undefined)
+    );
+    const worker = async () => {
+      for (let check = queue.shift(); check !== undefined; check = queue.shift()) {
+        if (!await checkConsumer(check)) failures++;
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
+    } finally {
+      await rm(await nativeTypeScript, { recursive: true, force: true });
+    }
+  };
+
   if (testsOnly) {
     // The build an earlier `--no-tests` run left (CI builds it beside the Deno suite, and tests it under Node after).
     if (!existsSync(path.join(outDir, "node_modules"))) {
@@ -530,7 +645,16 @@ async function main(args: string[]): Promise<number> {
     const built = (await walk(path.join(outDir, "tests"))).filter((f) =>
       /[._]test\.js$/.test(f) && !path.relative(outDir, f).split(path.sep).includes("fixtures")
     );
+    // The consumers of the tarballs it packed, beside the suite (their time is mostly npm install's unpacking).
+    const index = path.join(outDir, TARBALL_DIR, TARBALL_INDEX);
+    const packed = new Map(Object.entries(JSON.parse(await readFileOr(index) || "{}") as Record<string, string>));
+    if (wantConsumer && packed.size !== packages.length) {
+      console.log(`npm/${TARBALL_DIR}/${TARBALL_INDEX} names ${packed.size} of the ${packages.length} tarballs`);
+      failures++;
+    }
+    const consumersChecked = consumers(packed);
     await nodeTests(built.map((f) => path.relative(outDir, f)).sort());
+    await consumersChecked;
     return failures === 0 ? 0 : 1;
   }
 
@@ -700,122 +824,12 @@ async function main(args: string[]): Promise<number> {
     tarballs.set(pkg.npmName, path.join(tarballDir, tarball));
     console.log(`   ${pkg.npmName}: ${TARBALL_DIR}/${tarball}`);
   }
+  await writeFile(path.join(tarballDir, TARBALL_INDEX), JSON.stringify(Object.fromEntries(tarballs), null, 2) + "\n");
   done(started);
 
-  const consumers = async () => {
-    if (!wantConsumer || tarballs.size !== packages.length) return;
-    const [program, prefix] = nodeCommand(nodeVersions[0]);
-    // TypeScript 7, installed once for every consumer it checks.
-    const nativeTypeScript = installNativeTypeScript();
-    // One consumer's steps after another, but CONSUMER_JOBS consumers at once: their time is mostly npm install's
-    // downloads and disk. Each one's output is printed whole when it ends.
-    const checkConsumer = async (check: (typeof CONSUMERS)[number]): Promise<boolean> => {
-      const started = performance.now();
-      const log = [`\n== Consumer project (${check.title}): install the tarballs, tsc --module nodenext --strict, run`];
-      const consumer = await mkdtemp(path.join(os.tmpdir(), "toolfence-consumer-"));
-      let ok = true;
-      try {
-        // The consumer depends on what it imports, at deno.json's versions, like a user following the README;
-        // the packages of the workspace come from their tarballs (they are on no registry yet).
-        const consumerDependencies: Record<string, string> = {};
-        for (const specifier of importedSpecifiers("main.ts", check.source).filter(isBareSpecifier)) {
-          const name = packageNameOf(specifier);
-          if (tarballs.has(name) || name === "toolfence" || check.dependencies?.[name] !== undefined) continue;
-          const { importName, target } = resolveBare(specifier, imports);
-          consumerDependencies[importName] = dependencyVersion(importName, target);
-        }
-        for (const name of check.alsoInstall ?? []) {
-          const { importName, target } = resolveBare(name, imports);
-          consumerDependencies[importName] = dependencyVersion(importName, target);
-        }
-        Object.assign(consumerDependencies, check.lowest ?? {}, check.dependencies ?? {});
-        for (const name of check.peerVersions?.names ?? []) {
-          const range = peerRange(name, packages);
-          consumerDependencies[name] = check.peerVersions!.at === "lowest" ? range.replace(/^[\^~]/, "") : range;
-        }
-        const local = Object.fromEntries(
-          check.packages.map((name) => [name, `file:${tarballs.get(name)}`]),
-        );
-        const typesNode = resolveBare("@types/node", imports);
-        // The types a package's declarations need are its optional peers: a consumer that type-checks them installs
-        // them, as a user without skipLibCheck would.
-        const declarationTypes = Object.fromEntries(
-          packages.filter((p) => check.packages.includes(p.npmName)).flatMap((p) =>
-            Object.values(TYPES_OF).filter((name) => p.config.imports?.[name] !== undefined).map((name) => {
-              const { importName, target } = resolveBare(name, p.config.imports!);
-              return [importName, dependencyVersion(importName, target)];
-            })
-          ),
-        );
-        await writeFile(
-          path.join(consumer, "package.json"),
-          JSON.stringify(
-            consumerManifest(local, consumerDependencies, {
-              "@types/node": dependencyVersion("@types/node", typesNode.target),
-              ...declarationTypes,
-            }),
-            null,
-            2,
-          ),
-        );
-        const tsconfig = check.skipLibCheck
-          ? {
-            ...consumerTsconfig,
-            compilerOptions: { ...consumerTsconfig.compilerOptions as object, skipLibCheck: true },
-          }
-          : consumerTsconfig;
-        await writeFile(path.join(consumer, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
-        await writeFile(path.join(consumer, "main.ts"), check.source);
-        const typescript = path.join(
-          check.typescript === "project" ? root : await nativeTypeScript,
-          "node_modules",
-          "typescript",
-        );
-        const tsc = path.join(typescript, "bin", "tsc");
-        const steps: [string, string[]][] = [
-          ["npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]],
-          ["node", [tsc, "-p", ".", "--module", "nodenext", "--moduleResolution", "nodenext", "--strict"]],
-          [program, [...prefix, "dist/main.js"]],
-          ...(check.alsoDeno
-            ? [["deno", ["run", "--allow-all", "--quiet", "dist/main.js"]] as [string, string[]]]
-            : []),
-        ];
-        for (const [stepProgram, stepArgs] of steps) {
-          const shown = stepArgs.map((a) => a === tsc ? `tsc (TypeScript ${packageVersion(typescript)})` : a);
-          log.push(`   $ ${stepProgram} ${shown.join(" ")}`);
-          const ran = await runQuiet(stepProgram, stepArgs, consumer);
-          if (ran.output.trim() !== "") log.push(ran.output.trimEnd());
-          if (ran.code !== 0) {
-            log.push("   consumer check failed");
-            ok = false;
-            break;
-          }
-        }
-      } finally {
-        await rm(consumer, { recursive: true, force: true });
-      }
-      log.push(`   (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-      console.log(log.join("\n"));
-      return ok;
-    };
-    // The frameworks' installs take longest: they start first.
-    const queue = [...CONSUMERS].sort((a, b) =>
-      Number(b.peerVersions !== undefined) - Number(a.peerVersions !== undefined)
-    );
-    const worker = async () => {
-      for (let check = queue.shift(); check !== undefined; check = queue.shift()) {
-        if (!await checkConsumer(check)) failures++;
-      }
-    };
-    try {
-      await Promise.all(Array.from({ length: CONSUMER_JOBS }, worker));
-    } finally {
-      await rm(await nativeTypeScript, { recursive: true, force: true });
-    }
-  };
   // The consumers need the tarballs alone (npm pack needs no install): they start now, beside the build's own
   // install and then the suite under Node. Their time is mostly npm install's downloads, which the suite's CPU fills.
-  const consumersChecked = consumers();
+  const consumersChecked = consumers(tarballs);
   started = step("npm install (in npm/, the members as npm workspaces)");
   const install = await run(
     "npm",
