@@ -1,6 +1,7 @@
 // What the server does with a folder a sandboxed program was given to write in (the browser's profile and
 // downloads): read a file the program left there, and remove the folder.
 
+import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import { ToolError } from "@toolfence/core";
 import { openReadConfined, removeConfined } from "@toolfence/internal";
@@ -56,13 +57,7 @@ export async function readProgramFile(file: string, maxBytes: number): Promise<U
       length += bytesRead;
       if (length > maxBytes) throw tooLarge(length);
     }
-    const bytes = new Uint8Array(length);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return bytes;
+    return Buffer.concat(chunks, length);
   } finally {
     fs.closeSync(fd);
   }

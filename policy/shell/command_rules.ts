@@ -348,19 +348,19 @@ async function expand(
       findings.aliases.push({ program: "git", sub, text });
     }
   }
-  const own = CONFIGURABLE_COMMANDS.get(name);
-  if (own !== undefined && knownCount >= 2) {
-    // The subcommand may stand after global options (`cargo +nightly nn`, `gh -R o/r xx`): not one of the program's
-    // own wherever it may start.
-    const starts = [1, ...afterGlobalOptions(named, knownCount)].filter((at) => !optionLike(named[at]));
-    if (starts.length > 0 && !starts.some((at) => own.has(named[at]))) {
-      findings.aliases.push({ program: name, sub: named[starts[0]], text });
-    }
-  }
   if (knownCount > 0) {
     // git's own spellings are read above (its global options taken off: `git -C . bisect run git push`).
     const spellings = name === "git" ? out.slice(1) : otherSpellings(named, knownCount, open, text);
     if (name !== "git") out.push(...spellings);
+    // The subcommand may stand after global options (`cargo +nightly nn`, `gh -R o/r xx`), where the spellings
+    // start it: one that is not the program's own wherever it may start may be an alias.
+    const own = CONFIGURABLE_COMMANDS.get(name);
+    const subs = [named.slice(0, knownCount), ...spellings.map((spelling) => spelling.known)]
+      .map((known) => known[1])
+      .filter((word): word is string => word !== undefined && !optionLike(word));
+    if (own !== undefined && subs.length > 0 && !subs.some((word) => own.has(word))) {
+      findings.aliases.push({ program: name, sub: subs[0], text });
+    }
     // A package manager's subcommand that runs the command after it (`npm exec -- git push`, `uv run git push`).
     for (const spelling of [{ words: named, known: named.slice(0, knownCount) }, ...spellings]) {
       const length = runnerSubcommandLength(spelling.words);
