@@ -97,7 +97,19 @@ export function toStrictSchema(schema: JsonSchema, toolName: string, dialect = "
   if (!typesOf(schema).includes("object") || schema.anyOf || schema.oneOf) {
     fail(ctx, "", "the arguments must be one object schema (type: object)");
   }
-  return strictNode(ctx, schema, "");
+  // OpenAI takes parameters only of `type: "object"`: a map at the root would be sent as its list of {key, value}
+  // entries (`type: "array"`), and the whole request refused.
+  if (isRecordSchema(schema) && !acceptsAnyValue(schema.additionalProperties as JsonSchema)) {
+    fail(
+      ctx,
+      "",
+      "the arguments are a map (record) with no named properties; strict mode sends a map as a list, " +
+        "and the arguments must be an object: wrap the map in an object property",
+    );
+  }
+  const strict = strictNode(ctx, schema, "");
+  if (strict.type !== "object") fail(ctx, "", 'the arguments must be of type "object" alone (not nullable)');
+  return strict;
 }
 
 // `optional`: the node is an optional property, sent as nullable (with a note) unless it accepts null already.

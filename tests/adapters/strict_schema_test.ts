@@ -123,6 +123,32 @@ describe("toStrictSchema", () => {
       });
     }
   });
+
+  test("a map at the root is refused: OpenAI takes parameters only of type object, and a map is sent as a list", {
+    timeout: 60_000,
+  }, () => {
+    // zod takes a record as a tool's whole input; strict mode wrote its {key, value} list, `type: "array"`, as the
+    // parameters, which OpenAI refuses with the whole request.
+    for (const input of [z.record(z.string(), z.string()), z.record(z.enum(["a", "b"]), z.number())]) {
+      const t = tool({ name: "vars", description: "x", input, run: () => 0 });
+      assert.throws(() => toStrictSchema(t.inputSchema, t.name), (error: unknown) => {
+        assert.ok(error instanceof SchemaDialectError);
+        assert.equal(error.schemaPath, "");
+        assert.match(error.reason, /map \(record\).*wrap the map in an object property/);
+        return true;
+      });
+    }
+    // Every schema strict mode does write has an object at its root.
+    for (
+      const input of [
+        v.object({ env: v.record(v.string(), v.string()) }),
+        z.object({ m: z.record(z.string(), z.number()) }),
+      ]
+    ) {
+      const t = tool({ name: "vars", description: "x", input, run: () => 0 });
+      assert.equal(toStrictSchema(t.inputSchema, t.name).type, "object");
+    }
+  });
 });
 
 describe("fromStrictArguments", () => {
