@@ -304,6 +304,48 @@ export function validateWithStandardSchema(
   args: Record<string, unknown>,
   inputSchema: JsonSchema,
 ): ValidationOutcome {
+  const outcome = standardSchemaOutcome(schema, args, inputSchema);
+  if (!outcome.ok) return outcome;
+  const lost: string[] = [];
+  guardedKeysLost(args, outcome.value, [], lost, 0);
+  if (lost.length === 0) return outcome;
+  return {
+    ok: false,
+    issues: lost.map((path) => ({
+      path,
+      message: "the tool's schema library drops this key (a prototype-pollution guard), so the tool would not " +
+        "see it; send the entry under another key",
+    })),
+  };
+}
+
+// Keys a schema library's record or open object drops from the value it returns without an issue (valibot drops all
+// three, zod `__proto__`): the call would succeed with less than the model sent.
+const GUARDED_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// The paths of guarded keys the input has and the validated value, at the same place, does not.
+function guardedKeysLost(input: unknown, output: unknown, path: (string | number)[], lost: string[], depth: number) {
+  if (depth > 64) return;
+  if (Array.isArray(input) && Array.isArray(output)) {
+    const n = Math.min(input.length, output.length);
+    for (let i = 0; i < n; i++) guardedKeysLost(input[i], output[i], [...path, i], lost, depth + 1);
+  } else if (isJsonObject(input) && isJsonObject(output)) {
+    for (const key of Object.keys(input)) {
+      if (Object.hasOwn(output, key)) guardedKeysLost(input[key], output[key], [...path, key], lost, depth + 1);
+      else if (GUARDED_KEYS.has(key)) lost.push(pathText([...path, key]));
+    }
+  }
+}
+
+function standardSchemaOutcome(
+  schema: StandardSchema,
+  args: Record<string, unknown>,
+  inputSchema: JsonSchema,
+): ValidationOutcome {
   if (isValibotSchema(schema)) return validateWithValibot(schema, args);
   const strict = validateWithJsonSchema(inputSchema, args);
   if (!strict.ok) return strict;

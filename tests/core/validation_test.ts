@@ -8,6 +8,10 @@ import {
   validateWithJsonSchema,
   validateWithValibot,
 } from "../../core/validation.ts";
+import { z } from "zod";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../core/toolbox.ts";
+import { withSession } from "./_helpers.ts";
 
 const listDir = v.object({
   path: v.string(),
@@ -183,5 +187,52 @@ describe("formatIssues", () => {
     const text = formatIssues("t", issues);
     assert.ok(text.length <= MAX_VALIDATION_MESSAGE);
     assert.match(text, /… \(\d+ more\)$/);
+  });
+});
+
+describe("keys a schema library drops without an issue", () => {
+  // valibot's records and open objects drop `__proto__`, `constructor` and `prototype`, zod's `__proto__`, and
+  // return a value without them: the call succeeded and the tool ran with less than the model sent.
+  const ran: string[] = [];
+  const text = '{"m":{"__proto__":"x","constructor":"c","prototype":"p","a":"b"},"list":[{"__proto__":"y"}]}';
+  const tools = [
+    tool({
+      name: "v_record",
+      description: "x",
+      input: v.object({ m: v.record(v.string(), v.string()), list: v.array(v.looseObject({})) }),
+      run: () => void ran.push("ran"),
+    }),
+    tool({
+      name: "z_record",
+      description: "x",
+      input: z.object({ m: z.record(z.string(), z.string()), list: z.array(z.looseObject({})) }),
+      run: () => void ran.push("ran"),
+    }),
+  ];
+
+  test("the call is refused naming each key, and the tool does not run", { timeout: 60_000 }, async () => {
+    const box = new ToolBox().register(...tools);
+    await withSession(async (session) => {
+      for (const t of tools) {
+        const result = await box.call(session, t.name, text);
+        assert.equal(result.status, "error", t.name);
+        assert.equal(result.errorCode, "invalid_arguments");
+        assert.match(result.error!, /m\.__proto__: the tool's schema library drops this key/);
+        assert.match(result.error!, /list\[0\]\.__proto__/);
+      }
+      assert.deepEqual(ran, []);
+      const valibot = await box.call(session, "v_record", text);
+      assert.match(valibot.error!, /m\.constructor: .*m\.prototype: /);
+    });
+  });
+
+  test("every other key is passed as it was sent", { timeout: 60_000 }, async () => {
+    const box = new ToolBox().register(...tools);
+    await withSession(async (session) => {
+      for (const t of tools) {
+        const result = await box.call(session, t.name, '{"m":{"a":"b","proto":"c"},"list":[{"k":1}]}');
+        assert.equal(result.status, "success", t.name);
+      }
+    });
   });
 });
