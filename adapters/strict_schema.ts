@@ -313,7 +313,8 @@ function restore(root: JsonSchema, schema: JsonSchema | boolean | undefined, val
   }
   if (isRecordSchema(s)) {
     const valueSchema = s.additionalProperties as JsonSchema;
-    if (Array.isArray(value) && value.every(isPair)) {
+    // A key sent twice stays a list, which validation refuses: one of its values would be lost without a word.
+    if (Array.isArray(value) && value.every(isPair) && new Set(value.map((pair) => pair.key)).size === value.length) {
       return Object.fromEntries(value.map((pair) => [pair.key, restore(root, valueSchema, pair.value, depth + 1)]));
     }
     if (isPlainObject(value)) {

@@ -202,6 +202,43 @@ describe("fromStrictArguments", () => {
     });
   });
 
+  test("a map's key sent twice is refused, not one of its values dropped", { timeout: 60_000 }, async () => {
+    // The {key, value} list strict mode (and Gemini) sends for a map can name a key twice; Object.fromEntries kept
+    // the last value, and the call succeeded with the first one gone.
+    const box = new ToolBox().register(probe);
+    const twice = [{ key: "CI", value: "1" }, { key: "LANG", value: "C" }, { key: "CI", value: "0" }];
+    const answer = {
+      path: "a.txt",
+      limit: null,
+      label: null,
+      note: null,
+      mode: null,
+      options: null,
+      items: [],
+      env: twice,
+    };
+    assert.equal(ajv.validate(strict, answer), true);
+    assert.deepEqual((fromStrictArguments(probe.inputSchema, answer) as { env: unknown }).env, twice);
+    await withSession(async (session) => {
+      received.length = 0;
+      const { results } = await runOpenAIChatToolCalls(box, session, {
+        choices: [{
+          message: {
+            tool_calls: [{
+              id: "c1",
+              type: "function",
+              function: { name: "probe", arguments: JSON.stringify(answer) },
+            }],
+          },
+        }],
+      });
+      assert.equal(results[0].status, "error");
+      assert.equal(results[0].errorCode, "invalid_arguments");
+      assert.match(results[0].error!, /env/);
+      assert.deepEqual(received, []);
+    });
+  });
+
   test("leaves what it does not recognise for validation to judge", { timeout: 60_000 }, () => {
     assert.deepEqual(fromStrictArguments(probe.inputSchema, { path: null, extra: null }), { path: null, extra: null });
     assert.equal(fromStrictArguments(probe.inputSchema, "text"), "text");
