@@ -242,10 +242,11 @@ function strictObject(ctx: WalkContext, schema: JsonSchema, out: JsonSchema, pat
   // Open objects (v.looseObject, z.looseObject's `additionalProperties: {}`) are closed: the model may send only the
   // declared properties.
   const required = new Set(schema.required ?? []);
-  out.properties = {};
-  for (const name of names) {
-    out.properties[name] = strictNode(ctx, properties[name], pointer(path, "properties", name), !required.has(name));
-  }
+  out.properties = Object.fromEntries(
+    names.map((
+      name,
+    ) => [name, strictNode(ctx, properties[name], pointer(path, "properties", name), !required.has(name))]),
+  );
   out.required = names;
   out.additionalProperties = false;
 }
@@ -325,13 +326,15 @@ function restore(root: JsonSchema, schema: JsonSchema | boolean | undefined, val
   if (isPlainObject(value) && isPlainObject(s.properties)) {
     const properties = s.properties as Record<string, JsonSchema>;
     const required = new Set(s.required ?? []);
-    const out: Record<string, unknown> = {};
+    const out: [string, unknown][] = [];
     for (const [key, item] of Object.entries(value)) {
       const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
       if (item === null && property !== undefined && !required.has(key) && !acceptsNull(root, property)) continue;
-      out[key] = restore(root, property, item, depth + 1);
+      out.push([key, restore(root, property, item, depth + 1)]);
     }
-    return out;
+    // Own properties, every key as sent: an assignment of `__proto__` (Node has the accessor) would set the
+    // object's prototype instead, and the schema library would read the model's values through it.
+    return Object.fromEntries(out);
   }
   if (Array.isArray(value) && isPlainObject(s.items)) {
     return value.map((item) => restore(root, s.items as JsonSchema, item, depth + 1));

@@ -239,6 +239,38 @@ describe("fromStrictArguments", () => {
     });
   });
 
+  test("a `__proto__` the model sends stays an argument under Node's accessor, and is refused as one", {
+    timeout: 60_000,
+  }, async () => {
+    // On Node, `out[key] = value` with the key `__proto__` set the restored object's prototype: the unknown-argument
+    // check saw no such key and valibot read `offset` through the prototype, so a call the pipeline refuses when
+    // made directly ran with the smuggled value when it came through the OpenAI or Gemini dialects.
+    const ran: unknown[] = [];
+    const read = tool({
+      name: "read",
+      description: "Read.",
+      input: v.object({ path: v.string(), offset: v.optional(v.number(), 0) }),
+      run: (args) => void ran.push(args),
+    });
+    const box = new ToolBox().register(read);
+    const sent = '{"path":"a.txt","__proto__":{"offset":7}}';
+    await withProtoAccessor(async () => {
+      const restored = fromStrictArguments(read.inputSchema, JSON.parse(sent)) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(restored), ["path", "__proto__"]);
+      assert.equal(Object.getPrototypeOf(restored), Object.prototype);
+      await withSession(async (session) => {
+        const { results } = await runOpenAIChatToolCalls(box, session, {
+          choices: [{
+            message: { tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: sent } }] },
+          }],
+        });
+        assert.equal(results[0].status, "error");
+        assert.match(results[0].error!, /__proto__: unexpected argument/);
+      });
+    });
+    assert.deepEqual(ran, []);
+  });
+
   test("leaves what it does not recognise for validation to judge", { timeout: 60_000 }, () => {
     assert.deepEqual(fromStrictArguments(probe.inputSchema, { path: null, extra: null }), { path: null, extra: null });
     assert.equal(fromStrictArguments(probe.inputSchema, "text"), "text");
@@ -394,3 +426,28 @@ describe("zod's one-member allOf around a $ref", () => {
     assert.equal(ajv.validate(strict, { a: { x: "1", next: { x: 2, next: null } } }), false);
   });
 });
+
+/**
+ * Runs `body` with Node's `Object.prototype.__proto__` accessor (Deno's stands in for it and only reports an
+ * assignment), then puts back whatever was there.
+ */
+async function withProtoAccessor(body: () => Promise<void>): Promise<void> {
+  const had = Object.getOwnPropertyDescriptor(Object.prototype, "__proto__");
+  Object.defineProperty(Object.prototype, "__proto__", {
+    configurable: true,
+    get(this: object) {
+      return Object.getPrototypeOf(this);
+    },
+    set(this: object, proto: unknown) {
+      if ((typeof proto === "object" && proto !== null) || typeof proto === "function") {
+        Object.setPrototypeOf(this, proto as object);
+      }
+    },
+  });
+  try {
+    await body();
+  } finally {
+    if (had) Object.defineProperty(Object.prototype, "__proto__", had);
+    else delete (Object.prototype as Record<string, unknown>).__proto__;
+  }
+}
