@@ -189,8 +189,13 @@ export interface Tool<A = Record<string, unknown>> extends ToolMetadata<A> {
 // deno-lint-ignore no-explicit-any
 export type AnyTool = Tool<any>;
 
-/** The pattern every tool name must match (accepted by every provider). */
-export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * The pattern every tool name must match (accepted by every provider), but for
+ * `__proto__`: the adapters key tool sets by name (the AI SDK's, Mastra's), and
+ * on Node `set["__proto__"] = tool` sets the object's prototype, so the tool
+ * would be listed and never offered.
+ */
+export const TOOL_NAME_PATTERN: RegExp = /^(?!__proto__$)[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * An object schema accepted as a tool's input: valibot (the default), zod 4,
@@ -222,7 +227,7 @@ export function assertToolName(name: unknown): asserts name is string {
     throw new TypeError(
       `Invalid tool name ${
         JSON.stringify(name)
-      }: names must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 64 characters)`,
+      }: names must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, 1 to 64 characters, not __proto__)`,
     );
   }
 }

@@ -55,6 +55,14 @@ describe("tool()", () => {
         name,
       );
     }
+    // Keyed by name in the tool sets of the AI SDK and Mastra adapters, where Node's `set["__proto__"] = tool`
+    // sets the set's prototype: the tool was listed and never offered.
+    assert.throws(
+      () => tool({ name: "__proto__", description: "d", input: v.object({}), run: () => 1 }),
+      /Invalid tool name "__proto__".*not __proto__/,
+    );
+    assert.doesNotThrow(() => tool({ name: "__proto__x", description: "d", input: v.object({}), run: () => 1 }));
+    assert.doesNotThrow(() => tool({ name: "constructor", description: "d", input: v.object({}), run: () => 1 }));
     assert.doesNotThrow(() => tool({ name: "a".repeat(64), description: "d", input: v.object({}), run: () => 1 }));
     assert.doesNotThrow(() => tool({ name: "A-b_9", description: "d", input: v.object({}), run: () => 1 }));
   });
