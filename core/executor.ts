@@ -203,6 +203,18 @@ function executeCallSteps<T>(
   const run = new CallRun(env, session, name, options);
   const { signal } = options;
 
+  // 0. The session: its cleanups have run (background jobs killed, the browser closed), and nothing started now
+  // would ever be cleaned up.
+  if (session.closed) {
+    return run.fail(
+      new ToolError(`The session is closed; ${name} was not run`, {
+        code: "session_closed",
+        recoverable: false,
+        recoveryHint: "Make the calls in an open session.",
+      }),
+    );
+  }
+
   // 1. The tool.
   const tool = env.lookup(name);
   if (!tool) {

@@ -253,3 +253,32 @@ describe("toolbox.call outcomes", () => {
     });
   });
 });
+
+describe("a closed session", () => {
+  test("runs no further call: session_closed, and the tool never starts", { timeout: 60_000 }, async () => {
+    // The catalogue's session_closed says no further calls run, yet a call after close() ran: files were
+    // written and commands started after the session's cleanups, which would never clean them up.
+    const ran: string[] = [];
+    const note = tool({
+      name: "note",
+      description: "Note.",
+      input: v.object({ text: v.string() }),
+      run: ({ text }) => void ran.push(text),
+    });
+    const box = new ToolBox().register(note);
+    await withSession(async (session) => {
+      assert.equal((await box.call(session, "note", { text: "open" })).status, "success");
+      await session.close();
+      const result = await box.call(session, "note", { text: "closed" });
+      assert.equal(result.status, "error");
+      assert.equal(result.errorCode, "session_closed");
+      assert.match(toModelText(result), /The session is closed; note was not run/);
+      const { results } = await box.callMany(session, [
+        { name: "note", args: { text: "batch" } },
+        { name: "missing", args: {} },
+      ]);
+      assert.deepEqual(results.map((r) => r.errorCode), ["session_closed", "session_closed"]);
+      assert.deepEqual(ran, ["open"]);
+    });
+  });
+});
