@@ -4,7 +4,10 @@
  *
  * - Validation is toolfence's: the tools are non-strict JSON-schema tools, so
  *   the SDK only parses the JSON and a bad call gets toolfence's message (the
- *   issues and the fix) as its output.
+ *   issues and the fix) as its output. Arguments that are not JSON, blank ones
+ *   included (which `toolbox.call` takes as `{}`), never reach toolfence: the
+ *   SDK's runner parses them before any hook of the tool and answers with its
+ *   own text ("An error occurred while parsing tool arguments...").
  * - Approval is the SDK's: a tool with `needsApproval` becomes an SDK tool
  *   with `needsApproval`, so the run stops with `interruptions`; after
  *   `result.state.approve(item)` the call runs without the session being asked
