@@ -79,7 +79,14 @@ const TYPES: Record<string, GeminiType> = {
 // Gemini's Schema declares these counts as int64, which its JSON form writes as strings.
 const COUNTS = new Set(["minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"]);
 const KEPT = new Set(["minimum", "maximum", "pattern", "default", "title"]);
-const NOTED = new Set(["exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems"]);
+const NOTED = new Set([
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "uniqueItems",
+  "contentEncoding",
+  "contentMediaType",
+]);
 const DROPPED = new Set([
   "examples",
   "$schema",

@@ -46,7 +46,17 @@ const KEPT = new Set([
   "maxItems",
 ]);
 // Constraints strict mode refuses; they become notes in the description.
-const NOTED = new Set(["default", "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties"]);
+const NOTED = new Set([
+  "default",
+  "minLength",
+  "maxLength",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  // A string's encoding (zod's z.base64(), z.hex() carry `contentEncoding`): the model is told, validation holds it.
+  "contentEncoding",
+  "contentMediaType",
+]);
 // Annotations that carry nothing the model needs.
 const DROPPED = new Set(["title", "examples", "$schema", "$id", "$comment", "readOnly", "writeOnly", "deprecated"]);
 const STRICT_FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);

@@ -151,6 +151,31 @@ describe("toStrictSchema", () => {
   });
 });
 
+describe("string encodings", () => {
+  test("zod's z.base64() (contentEncoding) is a note in strict mode and Gemini, not a tool refused", {
+    timeout: 60_000,
+  }, () => {
+    // Strict mode and Gemini refused the tool outright ("does not support the keyword contentEncoding"), so a zod
+    // tool taking base64 data could not be offered to OpenAI or Gemini at all.
+    const upload = tool({
+      name: "upload",
+      description: "Upload.",
+      input: z.object({ data: z.base64(), name: z.string() }),
+      run: () => 0,
+    });
+    const strictUpload = toStrictSchema(upload.inputSchema, "upload");
+    const data = (strictUpload.properties as Record<string, JsonSchema>).data;
+    assert.equal(data.contentEncoding, undefined);
+    assert.match(String(data.description), /contentEncoding: "base64"/);
+    assert.equal(ajv.validate(strictUpload, { data: "aGk=", name: "x" }), true);
+    const [gemini] = geminiTools([upload]);
+    assert.match(
+      String(gemini.functionDeclarations[0].parameters?.properties?.data.description),
+      /contentEncoding: "base64"/,
+    );
+  });
+});
+
 describe("fromStrictArguments", () => {
   test("maps nulls of optional fields to absent at every depth and pairs back to records", { timeout: 60_000 }, () => {
     const restored = fromStrictArguments(probe.inputSchema, {
