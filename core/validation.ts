@@ -305,7 +305,9 @@ export function validateWithStandardSchema(
   inputSchema: JsonSchema,
 ): ValidationOutcome {
   const outcome = standardSchemaOutcome(schema, args, inputSchema);
-  if (!outcome.ok) return outcome;
+  // A flat valibot object drops nothing: each of its keys is an entry or refused as unknown, and its values hold no
+  // keys. The common case skips the walk (a call's hot path).
+  if (!outcome.ok || (isValibotSchema(schema) && valibotPlanOf(schema).flat !== null)) return outcome;
   const lost: string[] = [];
   guardedKeysLost(args, outcome.value, [], lost, 0);
   if (lost.length === 0) return outcome;
