@@ -31,6 +31,65 @@ function badRequest(code: number, message: string): JudgedBody {
  */
 export const MAX_BATCH_MESSAGES = 256;
 
+/**
+ * The body bytes each tenant's requests may hold at once while they are read, as a multiple of the body limit. A body
+ * is held whole until it has been read, and reading waits on the client: one tenant that sent 60 MiB on each of eight
+ * connections and then sent no more held 490 MiB of the server, as long as the connections stayed open, every
+ * tenant's server (a few hundred connections would take all its memory). A body that would take its tenant over
+ * the budget is refused (429) as it comes; the budget frees as bodies are read or dropped.
+ */
+export const TENANT_BODY_BUDGET_BODIES = 2;
+
+/** The bytes of request bodies being read, per tenant, against one budget each. */
+export class BodyBudgets {
+  readonly limit: number;
+  readonly #held = new Map<string, number>();
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Takes `bytes` of `key`'s budget; false (taking nothing) when they would take it over. */
+  take(key: string, bytes: number): boolean {
+    const held = this.#held.get(key) ?? 0;
+    if (held + bytes > this.limit) return false;
+    this.#held.set(key, held + bytes);
+    return true;
+  }
+
+  /** Gives back `bytes` of `key`'s budget. */
+  give(key: string, bytes: number): void {
+    const left = (this.#held.get(key) ?? 0) - bytes;
+    if (left > 0) this.#held.set(key, left);
+    else this.#held.delete(key);
+  }
+
+  /** The bytes `key` holds now (for tests). */
+  held(key: string): number {
+    return this.#held.get(key) ?? 0;
+  }
+}
+
+/** A tenant's share of a {@linkcode BodyBudgets}: whose bodies a read counts against. */
+export interface BodyBudget {
+  budgets: BodyBudgets;
+  key: string;
+}
+
+function overBudget(budget: BodyBudget, id: string | number | undefined): JudgedBody {
+  return {
+    kind: "refuse",
+    status: 429,
+    body: errorReply(
+      id ?? null,
+      -32000,
+      `Too many request bytes at once: this tenant's requests being read would hold more than ${budget.budgets.limit} ` +
+        "bytes; send it again once the others have been read",
+      { limitBytes: budget.budgets.limit, retryAfterSec: 1 },
+    ),
+  };
+}
+
 function tooLarge(limit: number, id: string | number | undefined): JudgedBody {
   const mib = Math.round(limit / 1024 / 1024 * 100) / 100;
   return {
@@ -45,10 +104,11 @@ function tooLarge(limit: number, id: string | number | undefined): JudgedBody {
   };
 }
 
-async function readCapped(
-  request: Request,
-  limit: number,
-): Promise<Uint8Array | { over: string | number | undefined }> {
+type Read = Uint8Array | { over: string | number | undefined } | { busy: string | number | undefined };
+
+// The body, at most `limit` bytes of it; each chunk is counted against the tenant's budget as it comes, and given
+// back once the body is read (or dropped).
+async function readCapped(request: Request, limit: number, budget?: BodyBudget): Promise<Read> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) {
     await request.body?.cancel().catch(() => {});
@@ -59,16 +119,24 @@ async function readCapped(
   const chunks: Uint8Array[] = [];
   let size = 0;
   const scanner = new IdScanner();
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    scanner.push(value);
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return { over: scanner.id };
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      scanner.push(value);
+      if (size + value.byteLength > limit) {
+        await reader.cancel().catch(() => {});
+        return { over: scanner.id };
+      }
+      if (budget && !budget.budgets.take(budget.key, value.byteLength)) {
+        await reader.cancel().catch(() => {});
+        return { busy: scanner.id };
+      }
+      size += value.byteLength;
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    if (budget) budget.budgets.give(budget.key, size);
   }
   const bytes = new Uint8Array(size);
   let at = 0;
@@ -88,15 +156,23 @@ function fromFrame(frame: Frame): JudgedBody {
 /**
  * Reads and judges the body of `request`, reading at most `limit` bytes.
  * With `batches` (a client of {@linkcode BATCH_PROTOCOL_VERSION}), a JSON
- * array is a batch, each element judged as a message of its own.
+ * array is a batch, each element judged as a message of its own. With
+ * `budget`, the bytes read count against the tenant's budget while the body
+ * is read, and a body that would go over it is refused (429).
  */
-export async function judgeBody(request: Request, limit: number, batches = false): Promise<JudgedBody> {
-  let bytes: Uint8Array | { over: string | number | undefined };
+export async function judgeBody(
+  request: Request,
+  limit: number,
+  batches = false,
+  budget?: BodyBudget,
+): Promise<JudgedBody> {
+  let bytes: Read;
   try {
-    bytes = await readCapped(request, limit);
+    bytes = await readCapped(request, limit, budget);
   } catch {
     return badRequest(JSONRPC_ERRORS.parseError, "Parse error: the request body could not be read");
   }
+  if ("busy" in bytes) return overBudget(budget!, bytes.busy);
   if (!(bytes instanceof Uint8Array)) return tooLarge(limit, bytes.over);
   let text: string;
   try {

@@ -60,7 +60,7 @@ import { createMcpServer, type McpServerOptions, type McpToolServer, type Shared
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
-import { judgeBody } from "./_http_body.ts";
+import { BodyBudgets, judgeBody, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
@@ -306,6 +306,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
   const drainMs = options.drainMs ?? 10_000;
   const rate = new RateLimiter(options.callsPerMinute ?? 600, 60_000);
+  // The bodies each tenant's requests hold while they are read (see TENANT_BODY_BUDGET_BODIES).
+  const bodyBudgets = new BodyBudgets(TENANT_BODY_BUDGET_BODIES * maxBody);
   const {
     hostname: _h,
     port: _p,
@@ -918,8 +920,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const version = request.headers.get("mcp-protocol-version") ??
       sessions.get(request.headers.get("mcp-session-id") ?? "")?.protocolVersion ?? BATCH_PROTOCOL_VERSION;
     const batches = version === BATCH_PROTOCOL_VERSION;
-    const judged = await judgeBody(request, maxBody, batches);
-    if (judged.kind === "refuse") return json(judged.status, judged.body);
+    const judged = await judgeBody(request, maxBody, batches, { budgets: bodyBudgets, key: identity.tenant });
+    if (judged.kind === "refuse") {
+      return json(judged.status, judged.body, judged.status === 429 ? { "retry-after": "1" } : {});
+    }
     if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames);
     return await handleMessage(request, identity, judged.message);
   }

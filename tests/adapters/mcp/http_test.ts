@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { connect as tcpConnect, type Socket } from "node:net";
 import { ToolBox } from "../../../toolbox.ts";
 import { serveHttp } from "../../../adapters/mcp/http.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
@@ -474,6 +475,70 @@ describe("oversized bodies", () => {
       assert.equal(fine.isError, undefined, textOf(fine));
     } finally {
       await client.close();
+    }
+  });
+});
+
+// A POST whose body declares `declared` bytes and sends `sent` of them, then waits: the socket, and what it was answered
+// (the status, once the server answers it at all).
+function stalledPost(
+  url: URL,
+  token: string,
+  declared: number,
+  sent: number,
+): { socket: Socket; status: Promise<number> } {
+  const socket = tcpConnect(Number(url.port), url.hostname);
+  const head = `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${token}\r\n` +
+    `content-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${declared}\r\n\r\n`;
+  const start = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"';
+  socket.write(head + start + "x".repeat(sent - start.length));
+  const status = new Promise<number>((resolve) => {
+    let text = "";
+    socket.on("data", (data) => {
+      text += data.toString();
+      const match = /^HTTP\/1\.1 (\d+)/.exec(text);
+      if (match) resolve(Number(match[1]));
+    });
+    socket.on("error", () => resolve(-1));
+    socket.on("close", () => resolve(-1));
+  });
+  return { socket, status };
+}
+
+describe("bodies being read, per tenant", () => {
+  let h: Harness;
+  before(async () => (h = await startServer([{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
+    maxBodyBytes: 64 * 1024,
+  })));
+  after(() => h.close());
+
+  test("a tenant's bodies held unread take at most two bodies' worth of the server", { timeout: 60_000 }, async () => {
+    const sockets: Socket[] = [];
+    const answered = (status: Promise<number>) =>
+      Promise.race([status, new Promise<number>((resolve) => setTimeout(() => resolve(0), 10_000))]);
+    try {
+      // Two bodies of 60 KiB of alice's, sent and left unfinished, are held (the budget is two bodies) ...
+      for (let i = 0; i < 2; i++) {
+        const held = stalledPost(h.server.url, ALICE, 64 * 1024 - 16, 60 * 1024);
+        sockets.push(held.socket);
+        const early = await Promise.race([held.status, new Promise((r) => setTimeout(() => r("waiting"), 500))]);
+        assert.equal(early, "waiting", "a body within the budget is read to its end");
+      }
+      // ... a third is refused as it comes, with a status that says to come back, not held as the others.
+      const third = stalledPost(h.server.url, ALICE, 64 * 1024 - 16, 60 * 1024);
+      sockets.push(third.socket);
+      assert.equal(await answered(third.status), 429, "a body over the tenant's budget is refused while it is sent");
+      // Another tenant's budget is its own.
+      const bob = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${BOB}` } });
+      assert.equal(bob.status, 200, bob.text);
+      // Once alice's held bodies are dropped, her budget is back.
+      for (const socket of sockets) socket.destroy();
+      sockets.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const again = await raw(h.server.url, { body: INIT, headers: { authorization: `Bearer ${ALICE}` } });
+      assert.equal(again.status, 200, again.text);
+    } finally {
+      for (const socket of sockets) socket.destroy();
     }
   });
 });
