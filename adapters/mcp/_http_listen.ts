@@ -125,10 +125,22 @@ function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
   }, { highWaterMark: 4 });
 }
 
+// The request's URL. A Host that forms none (`127.0.0.1:8765.evil`, a port out of range) stays the request's Host
+// header, which the handler's Host check refuses; the URL is made of the listener's own address instead. Made of the
+// Host itself, the URL threw inside node:http's request listener, outside any handler: one unauthenticated request
+// ended the server, every tenant's sessions and jobs with it.
+function requestUrl(path: string | undefined, host: string | undefined, fallbackHost: string): URL {
+  try {
+    return new URL(path ?? "/", `http://${host ?? fallbackHost}`);
+  } catch {
+    return new URL(path ?? "/", `http://${fallbackHost}`);
+  }
+}
+
 function toRequest(req: IncomingMessage, fallbackHost: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  const url = new URL(req.url ?? "/", `http://${req.headers.host ?? fallbackHost}`);
+  const url = requestUrl(req.url, req.headers.host, fallbackHost);
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
   return new Request(url, {
@@ -167,11 +179,27 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 
 function listenNode(handler: Handler, options: ListenOptions): Promise<Listener> {
   const responses = new ResponsesInFlight();
+  // For a request that names no Host (HTTP/1.0): the address listened on (an IPv6 one bracketed, as a URL writes it).
+  const fallbackHost = `${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${options.port}`;
   const server = createServer((req, res) => {
     responses.add(new Promise((sent) => res.once("close", sent)));
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
-    handler(toRequest(req, `${options.hostname}:${options.port}`, aborted.signal))
+    // A request that cannot be made into one (a target that is no URL path, a header the Fetch API refuses) is
+    // answered 400 here: thrown, it would be thrown out of the listener and end the process.
+    let request: Request;
+    try {
+      request = toRequest(req, fallbackHost, aborted.signal);
+    } catch (error) {
+      res.writeHead(400, { "content-type": "application/json", connection: "close" });
+      res.end(JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: `Bad Request: ${(error as Error)?.message ?? "the request cannot be read"}` },
+      }));
+      return;
+    }
+    handler(request)
       .then((response) => writeResponse(response, res))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

@@ -1087,7 +1087,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   }
 
   const handler: Handler = async (request) => {
-    const url = new URL(request.url);
+    // Deno makes the URL of the Host header: one that forms none (`127.0.0.1:8765.evil`) was a 500 with a stack on
+    // stderr for each request. It is refused as the Host check refuses a Host it does not answer to.
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return refusal(400, `Bad Request: the Host ${JSON.stringify(request.headers.get("host"))} forms no URL`);
+    }
     if (url.pathname === "/healthz") {
       return json(draining ? 503 : 200, { status: draining ? "draining" : "ok" });
     }

@@ -5,6 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { connect as tcpConnect } from "node:net";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -272,6 +273,53 @@ describe("transports", () => {
       await h.close();
     }
   });
+
+  // The status line a raw HTTP/1.1 request is answered with, or "" when the connection ends without one.
+  const statusOf = (port: number, request: string) =>
+    new Promise<string>((resolve) => {
+      const socket = tcpConnect(port, "127.0.0.1");
+      let text = "";
+      const timer = setTimeout(() => socket.destroy(), 10_000);
+      socket.on("data", (data) => (text += data.toString()));
+      socket.on("error", () => {});
+      socket.on("close", () => {
+        clearTimeout(timer);
+        resolve(/^HTTP\/1\.[01] (\d+)/.exec(text)?.[1] ?? "");
+      });
+      socket.write(request);
+    });
+
+  for (const platform of ["deno", "node"] as const) {
+    if (platform === "deno" && !IS_DENO) continue;
+    test(`(${platform}) a Host or target that forms no URL is refused, and the server goes on`, {
+      timeout: 60_000,
+    }, async () => {
+      const h = await startServer([{ token: TOKEN, tenant: "t" }], { platform });
+      try {
+        const port = h.server.port;
+        for (const host of [`127.0.0.1:${port}.evil.example`, "127.0.0.1:99999", "a b", "[::1"]) {
+          const status = await statusOf(port, `GET /mcp HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`);
+          assert.ok(["400", "403"].includes(status), `Host ${host}: ${status || "no answer"}`);
+          const health = await fetch(new URL("/healthz", h.server.url));
+          assert.equal(health.status, 200, `the server still answers after the Host ${host}`);
+          await health.body?.cancel();
+        }
+        const target = await statusOf(
+          port,
+          `GET http://[/x HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nconnection: close\r\n\r\n`,
+        );
+        assert.ok(
+          ["400", "403", "404"].includes(target),
+          `an absolute target that is no URL: ${target || "no answer"}`,
+        );
+        const health = await fetch(new URL("/healthz", h.server.url));
+        assert.equal(health.status, 200);
+        await health.body?.cancel();
+      } finally {
+        await h.close();
+      }
+    });
+  }
 
   test("policy questions reach the client's user through elicitation over HTTP", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { autoConfirm: false });
