@@ -353,6 +353,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   const sessions = new Map<string, OpenSession>();
   const transient = new Set<OpenSession>();
+  // A stateless server's requests being served, per tenant (see the cap in handleMessage).
+  const transientOf = new Map<string, number>();
   // The initializes of each tenant being served, in the order they began (see the cap on sessions).
   const opening = new Map<string, Set<Opening>>();
   let draining = false;
@@ -973,14 +975,53 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (stateless) {
       const refused = checkCall(undefined, identity, message);
       if (refused) return refused;
-      const open = await openSession(identity, request);
+      // Each request is a session of its own, which neither the cap on sessions nor that on calls in flight per
+      // session saw: one tenant ran 40 calls at once on a server whose tenants could hold 32 sessions of one call each
+      // (--max-concurrent-calls 1), and nothing bounded it but the rate. A tenant holds at most the requests its
+      // sessions could hold.
+      const held = transientOf.get(identity.tenant) ?? 0;
+      if (held >= maxSessions * maxInflight) {
+        return json(
+          429,
+          errorReply(
+            isJSONRPCRequest(message) ? message.id : null,
+            -32000,
+            `Too many requests in flight: a tenant may have ${maxSessions * maxInflight} served at once ` +
+              `(${maxSessions} sessions of ${maxInflight} calls); send it again once one has been answered`,
+          ),
+          { "retry-after": "1" },
+        );
+      }
+      transientOf.set(identity.tenant, held + 1);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        const left = (transientOf.get(identity.tenant) ?? 1) - 1;
+        if (left > 0) transientOf.set(identity.tenant, left);
+        else transientOf.delete(identity.tenant);
+      };
+      let open: OpenSession;
+      try {
+        open = await openSession(identity, request);
+      } catch (error) {
+        release();
+        throw error;
+      }
       transient.add(open);
-      const response = await open.transport.handleRequest(request, { parsedBody: message });
+      const end = () => void endSession(open, "the request was answered").finally(release);
+      let response: Response;
+      try {
+        response = await open.transport.handleRequest(request, { parsedBody: message });
+      } catch (error) {
+        end();
+        throw error;
+      }
       if (!isJSONRPCRequest(message)) {
-        void endSession(open, "the request was answered");
+        end();
         return response;
       }
-      return closingWhenDone(response, () => void endSession(open, "the request was answered"));
+      return closingWhenDone(response, end);
     }
     // An initialize whose params are malformed is answered as over stdio (-32602, naming the field), not taken for
     // a request outside any session; "initialize" sent as a notification asks for nothing and opens no session.

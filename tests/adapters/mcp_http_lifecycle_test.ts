@@ -196,6 +196,48 @@ describe("limits", () => {
   });
 });
 
+describe("limits of a stateless server", () => {
+  test("a tenant's requests in flight are capped as its sessions' calls would be", { timeout: 60_000 }, async () => {
+    // Before: each request was a session of its own, which neither cap saw; 40 calls of one tenant ran at once on a
+    // server whose tenants could hold 32 sessions of one call each.
+    const h = await startServer([{ token: TOKEN, tenant: "t" }, { token: `${TOKEN}-other`, tenant: "u" }], {
+      stateless: true,
+      maxSessionsPerTenant: 2,
+      maxConcurrentCalls: 1,
+    });
+    const call = (token: string, id: number, seconds: number) =>
+      raw(h.server.url, {
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "sleep", arguments: { seconds } },
+        }),
+        headers: { authorization: `Bearer ${token}`, "mcp-protocol-version": "2025-06-18" },
+      });
+    try {
+      const slow = [1, 2, 3, 4, 5, 6].map((id) => call(TOKEN, id, 2));
+      // Another tenant's requests are its own.
+      const other = await call(`${TOKEN}-other`, 7, 0);
+      assert.equal(other.status, 200, other.text);
+      const statuses = (await Promise.all(slow)).map((answer) => answer.status);
+      assert.equal(statuses.filter((status) => status === 200).length, 2, String(statuses));
+      assert.equal(statuses.filter((status) => status === 429).length, 4, String(statuses));
+      const refused = (await Promise.all(slow)).find((answer) => answer.status === 429)!;
+      assert.match(refused.json().error!.message, /Too many requests in flight/);
+      // The slots come back once the calls have answered (and their sessions have ended, just after).
+      let again = await call(TOKEN, 8, 0);
+      for (let tries = 0; again.status === 429 && tries < 50; tries++) {
+        await new Promise((done) => setTimeout(done, 100));
+        again = await call(TOKEN, 9 + tries, 0);
+      }
+      assert.equal(again.status, 200, again.text);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("transports", () => {
   test("stateless mode answers each request with a fresh server and refuses GET", { timeout: 60_000 }, async () => {
     const h = await startServer([{ token: TOKEN, tenant: "t" }], { stateless: true });
