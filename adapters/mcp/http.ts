@@ -236,6 +236,13 @@ const splitGrantKey = (key: string) => {
 };
 
 const CANCEL_GRACE_MS = 3_000;
+/**
+ * The largest initialize (its params as JSON, in characters). A session keeps what its client declared (the SDK
+ * its capabilities and name, a fleet's store the whole initialize) for as long as it lives: initializes of 50 MiB,
+ * within the body limit, each held its session's 50 MiB while it stayed open, 32 sessions a tenant. A client's
+ * capabilities and name take a few KiB.
+ */
+const MAX_INITIALIZE_CHARS = 256 * 1024;
 /** How many cancelled streams a session remembers, to tell a client resuming one that it is over. */
 const CANCELLED_STREAMS_KEPT = 256;
 const EXPIRED = "the session expired";
@@ -1029,6 +1036,20 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       const parsed = InitializeRequestSchema.safeParse(message);
       if (!parsed.success) {
         return json(400, errorReply(message.id, JSONRPC_ERRORS.invalidParams, describeIssues(parsed.error.issues)));
+      }
+      const size = JSON.stringify(message.params ?? {}).length;
+      if (size > MAX_INITIALIZE_CHARS) {
+        return json(
+          400,
+          errorReply(
+            message.id,
+            JSONRPC_ERRORS.invalidParams,
+            `Invalid params: the initialize's params are ${size} characters of JSON, over ${MAX_INITIALIZE_CHARS}: ` +
+              "a session keeps them (the client's capabilities and name) for as long as it lives; send them without " +
+              "the padding",
+            { limitChars: MAX_INITIALIZE_CHARS },
+          ),
+        );
       }
     }
     if (isJSONRPCRequest(message) && message.method === "initialize") {

@@ -170,6 +170,28 @@ describe("limits", () => {
     }
   });
 
+  test("an initialize a session would keep is bounded in size", { timeout: 60_000 }, async () => {
+    // Before: an initialize of 50 MiB (within the body limit) opened a session that held its 50 MiB as long as it
+    // lived, 32 sessions a tenant.
+    const h = await startServer([{ token: TOKEN, tenant: "t" }]);
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      const padded = JSON.parse(INIT);
+      padded.id = 31;
+      padded.params.capabilities = { experimental: { pad: { text: "x".repeat(300 * 1024) } } };
+      const refused = await raw(h.server.url, { body: JSON.stringify(padded), headers: auth });
+      assert.equal(refused.status, 400, refused.text);
+      assert.equal(refused.json().id, 31);
+      assert.equal(refused.json().error!.code, -32602);
+      assert.match(refused.json().error!.message, /over 262144/);
+      assert.equal(h.server.sessionCount(), 0, "no session opened");
+      assert.equal((await raw(h.server.url, { body: INIT, headers: auth })).status, 200);
+      assert.equal(h.server.sessionCount(), 1);
+    } finally {
+      await h.close();
+    }
+  });
+
   test("sessions per tenant are capped when the initializes come at once", { timeout: 60_000 }, async () => {
     // Before: each of the initializes sent together counted the sessions open before any of them had opened, so
     // all opened (45 at once against a cap of 32).
