@@ -13,8 +13,8 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** A body judged: the message, a batch's messages each judged, or the HTTP status and JSON-RPC error body to answer. */
 export type JudgedBody =
-  | { kind: "message"; message: JSONRPCMessage }
-  | { kind: "batch"; frames: Frame[] }
+  | { kind: "message"; message: JSONRPCMessage; held: number }
+  | { kind: "batch"; frames: Frame[]; held: number }
   | { kind: "refuse"; status: number; body: ReturnType<typeof errorReply> };
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -32,15 +32,21 @@ function badRequest(code: number, message: string): JudgedBody {
 export const MAX_BATCH_MESSAGES = 256;
 
 /**
- * The body bytes each tenant's requests may hold at once while they are read, as a multiple of the body limit. A body
- * is held whole until it has been read, and reading waits on the client: one tenant that sent 60 MiB on each of eight
- * connections and then sent no more held 490 MiB of the server, as long as the connections stayed open, every
- * tenant's server (a few hundred connections would take all its memory). A body that would take its tenant over
- * the budget is refused (429) as it comes; the budget frees as bodies are read or dropped.
+ * The body bytes each tenant's requests may hold at once, as a multiple of the body limit: while they are read, and
+ * then while the requests they carry are served. A body is held whole until it has been read, and reading waits on
+ * the client: one tenant that sent 60 MiB on each of eight connections and then sent no more held 490 MiB of the
+ * server, as long as the connections stayed open (a few hundred connections would take all its memory). A request
+ * then holds its message until it is answered: eight calls writing 40 MiB each, waiting on a question in the
+ * console, held 440 MiB (a tenant's 32 sessions of 16 calls, 32 GiB). A body that would take its tenant over the
+ * budget is refused (429) as it comes; the budget frees as bodies are dropped and their requests answered. The first
+ * {@linkcode FREE_BODY_BYTES} of each body are not counted, so that a tenant whose budget is held can still cancel.
  */
 export const TENANT_BODY_BUDGET_BODIES = 2;
 
-/** The bytes of request bodies being read, per tenant, against one budget each. */
+/** The bytes of each body that its tenant's budget does not count (at most a sixteenth of the body limit). */
+export const FREE_BODY_BYTES = 64 * 1024;
+
+/** The bytes of request bodies held, per tenant, against one budget each. */
 export class BodyBudgets {
   readonly limit: number;
   readonly #held = new Map<string, number>();
@@ -70,6 +76,30 @@ export class BodyBudgets {
   }
 }
 
+/**
+ * The budget a body holds, given back once nothing holds it: the POST being served, and each of its requests that
+ * is in flight.
+ */
+export class BodyLease {
+  #count = 1;
+  readonly #give: () => void;
+
+  /** A lease held once (by the POST), giving back with `give` when the last hold is dropped. */
+  constructor(give: () => void) {
+    this.#give = give;
+  }
+
+  /** One more holder (a request in flight). */
+  hold(): void {
+    if (this.#count > 0) this.#count++;
+  }
+
+  /** A holder is done; the last one gives the budget back. */
+  drop(): void {
+    if (this.#count > 0 && --this.#count === 0) this.#give();
+  }
+}
+
 /** A tenant's share of a {@linkcode BodyBudgets}: whose bodies a read counts against. */
 export interface BodyBudget {
   budgets: BodyBudgets;
@@ -83,8 +113,8 @@ function overBudget(budget: BodyBudget, id: string | number | undefined): Judged
     body: errorReply(
       id ?? null,
       -32000,
-      `Too many request bytes at once: this tenant's requests being read would hold more than ${budget.budgets.limit} ` +
-        "bytes; send it again once the others have been read",
+      `Too many request bytes at once: this tenant's requests being read and served would hold more than ` +
+        `${budget.budgets.limit} bytes; send it again once others have been answered`,
       { limitBytes: budget.budgets.limit, retryAfterSec: 1 },
     ),
   };
@@ -106,8 +136,8 @@ function tooLarge(limit: number, id: string | number | undefined): JudgedBody {
 
 type Read = Uint8Array | { over: string | number | undefined } | { busy: string | number | undefined };
 
-// The body, at most `limit` bytes of it; each chunk is counted against the tenant's budget as it comes, and given
-// back once the body is read (or dropped).
+// The body, at most `limit` bytes of it; each chunk is counted against the tenant's budget as it comes (beyond the
+// body's free bytes), and given back if the body is dropped; a body read whole keeps what it counted (see counted()).
 async function readCapped(request: Request, limit: number, budget?: BodyBudget): Promise<Read> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) {
@@ -119,6 +149,7 @@ async function readCapped(request: Request, limit: number, budget?: BodyBudget):
   const chunks: Uint8Array[] = [];
   let size = 0;
   const scanner = new IdScanner();
+  let whole = false;
   try {
     while (true) {
       const { done, value } = await reader.read();
@@ -128,15 +159,17 @@ async function readCapped(request: Request, limit: number, budget?: BodyBudget):
         await reader.cancel().catch(() => {});
         return { over: scanner.id };
       }
-      if (budget && !budget.budgets.take(budget.key, value.byteLength)) {
+      const more = counted(size + value.byteLength, limit) - counted(size, limit);
+      if (budget && more > 0 && !budget.budgets.take(budget.key, more)) {
         await reader.cancel().catch(() => {});
         return { busy: scanner.id };
       }
       size += value.byteLength;
       chunks.push(value);
     }
+    whole = true;
   } finally {
-    if (budget) budget.budgets.give(budget.key, size);
+    if (budget && !whole) budget.budgets.give(budget.key, counted(size, limit));
   }
   const bytes = new Uint8Array(size);
   let at = 0;
@@ -147,8 +180,13 @@ async function readCapped(request: Request, limit: number, budget?: BodyBudget):
   return bytes;
 }
 
-function fromFrame(frame: Frame): JudgedBody {
-  if (frame.kind === "message") return frame;
+/** The bytes of a body of `size` its tenant's budget counts, under the body limit `limit`. */
+export function counted(size: number, limit: number): number {
+  return Math.max(0, size - Math.min(FREE_BODY_BYTES, Math.floor(limit / 16)));
+}
+
+function fromFrame(frame: Frame, held: number): JudgedBody {
+  if (frame.kind === "message") return { ...frame, held };
   if (frame.kind === "reply") return { kind: "refuse", status: 400, body: frame.reply };
   return badRequest(JSONRPC_ERRORS.invalidRequest, `Invalid request: ${frame.reason}`);
 }
@@ -157,8 +195,9 @@ function fromFrame(frame: Frame): JudgedBody {
  * Reads and judges the body of `request`, reading at most `limit` bytes.
  * With `batches` (a client of {@linkcode BATCH_PROTOCOL_VERSION}), a JSON
  * array is a batch, each element judged as a message of its own. With
- * `budget`, the bytes read count against the tenant's budget while the body
- * is read, and a body that would go over it is refused (429).
+ * `budget`, the bytes read count against the tenant's budget, and a body that
+ * would go over it is refused (429); a body judged a message or a batch keeps
+ * the `held` bytes of the budget, which the caller gives back.
  */
 export async function judgeBody(
   request: Request,
@@ -174,6 +213,13 @@ export async function judgeBody(
   }
   if ("busy" in bytes) return overBudget(budget!, bytes.busy);
   if (!(bytes instanceof Uint8Array)) return tooLarge(limit, bytes.over);
+  const held = budget ? counted(bytes.byteLength, limit) : 0;
+  const judged = judgeRead(bytes, batches, held);
+  if (judged.kind === "refuse" && budget) budget.budgets.give(budget.key, held);
+  return judged;
+}
+
+function judgeRead(bytes: Uint8Array, batches: boolean, held: number): JudgedBody {
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);
@@ -197,7 +243,7 @@ export async function judgeBody(
         `Invalid request: a batch of ${value.length} messages; at most ${MAX_BATCH_MESSAGES} go in one`,
       );
     }
-    return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")) };
+    return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")), held };
   }
   if (Array.isArray(value)) {
     return badRequest(
@@ -205,5 +251,5 @@ export async function judgeBody(
       `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
     );
   }
-  return fromFrame(judgeValue(value));
+  return fromFrame(judgeValue(value), held);
 }

@@ -60,7 +60,7 @@ import { createMcpServer, type McpServerOptions, type McpToolServer, type Shared
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
-import { BodyBudgets, judgeBody, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
+import { BodyBudgets, BodyLease, judgeBody, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
@@ -197,7 +197,7 @@ interface OpenSession {
    * call (the limit counts calls, and an id in flight cannot be used again),
    * with the id as the request spelled it (the SDK cancels by the exact id).
    */
-  inflight: Map<string, { kind: "call" | "other"; id: RequestId }>;
+  inflight: Map<string, { kind: "call" | "other"; id: RequestId; lease?: BodyLease }>;
   /** Frees the slot of a request that was answered or cancelled. */
   release(id: RequestId): void;
   /** Resolves once every call of the session has been answered (the answer handed to the transport). */
@@ -714,7 +714,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     });
     // A response leaving ends that request's slot; so does its cancellation (a cancelled request gets no answer).
     open.release = (id) => {
-      if (open.inflight.delete(String(id)) && open.inflight.size === 0) {
+      const entry = open.inflight.get(String(id));
+      if (!open.inflight.delete(String(id))) return;
+      // The request's body stops counting against its tenant's budget once it is answered (or cancelled).
+      entry?.lease?.drop();
+      if (open.inflight.size === 0) {
         const ready = waiters;
         waiters = [];
         for (const done of ready) done();
@@ -789,6 +793,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         // closing a transport whose streams are gone
       }
       await open.workspace.dispose().catch(() => {});
+      // A request the session never answered (its stream gone) no longer holds its tenant's budget.
+      for (const { id } of [...open.inflight.values()]) open.release(id);
     })();
     return open.ended;
   }
@@ -858,7 +864,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   // A request whose id is still in flight is refused: the SDK routes answers and cancellations by id, so a second
   // request of that id would take the first one's answer and slot (and each would escape the limit on calls).
-  function checkRequest(open: OpenSession, identity: Identity, message: JSONRPCMessage): Response | undefined {
+  function checkRequest(
+    open: OpenSession,
+    identity: Identity,
+    message: JSONRPCMessage,
+    lease?: BodyLease,
+  ): Response | undefined {
     if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
       const cancelled = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof cancelled === "string" || typeof cancelled === "number") open.release(cancelled);
@@ -877,7 +888,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     const refused = checkCall(open, identity, message);
     if (refused) return refused;
-    open.inflight.set(String(message.id), { kind: message.method === "tools/call" ? "call" : "other", id: message.id });
+    open.inflight.set(String(message.id), {
+      kind: message.method === "tools/call" ? "call" : "other",
+      id: message.id,
+      lease,
+    });
+    lease?.hold();
     return undefined;
   }
 
@@ -933,14 +949,25 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (judged.kind === "refuse") {
       return json(judged.status, judged.body, judged.status === 429 ? { "retry-after": "1" } : {});
     }
-    if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames);
-    return await handleMessage(request, identity, judged.message);
+    // The body counts against the tenant's budget until this POST is served and each request it carries answered.
+    const lease = new BodyLease(() => bodyBudgets.give(identity.tenant, judged.held));
+    try {
+      if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames, lease);
+      return await handleMessage(request, identity, judged.message, undefined, lease);
+    } finally {
+      lease.drop();
+    }
   }
 
   // A JSON-RPC batch (protocol 2025-03-26): its messages served in order, each as if it had come alone (so each gets
   // every check and request its own stream, as the stdio transport serves one), their answers joined into one
   // response (_http_batch.ts). A broken notification in it is dropped, as JSON-RPC answers no notification.
-  async function handleBatch(request: Request, identity: Identity, frames: Frame[]): Promise<Response> {
+  async function handleBatch(
+    request: Request,
+    identity: Identity,
+    frames: Frame[],
+    lease: BodyLease,
+  ): Promise<Response> {
     if (
       frames.some((frame) =>
         frame.kind === "message" && "method" in frame.message && frame.message.method === "initialize"
@@ -964,7 +991,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       // A message served settles in microtasks alone (a ping does): without a turn of the event loop between two,
       // no other request, of this tenant or another, would be read until the whole batch was.
       if (parts.length > 0) await new Promise((resolve) => setTimeout(resolve, 0));
-      const response = await handleMessage(request, identity, frame.message, owned);
+      const response = await handleMessage(request, identity, frame.message, owned, lease);
       // The headers every message of the batch shares decide these, before anything is dispatched: the batch's answer.
       if (parts.length === 0 && (response.status === 406 || response.status === 415)) return response;
       parts.push(response);
@@ -978,6 +1005,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     identity: Identity,
     message: JSONRPCMessage,
     owned?: OpenSession,
+    lease?: BodyLease,
   ): Promise<Response> {
     if (stateless) {
       const refused = checkCall(undefined, identity, message);
@@ -1000,10 +1028,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         );
       }
       transientOf.set(identity.tenant, held + 1);
+      lease?.hold();
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
+        lease?.drop();
         const left = (transientOf.get(identity.tenant) ?? 1) - 1;
         if (left > 0) transientOf.set(identity.tenant, left);
         else transientOf.delete(identity.tenant);
@@ -1099,7 +1129,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       : await ownedSession(request, identity, isJSONRPCRequest(message) ? message.id : null);
     if (open instanceof Response) return open;
     const cancelled = cancelledInFlight(open, message);
-    const refused = checkRequest(open, identity, message);
+    const refused = checkRequest(open, identity, message, lease);
     if (refused) return refused;
     if (cancelled !== undefined) {
       const response = await open.transport.handleRequest(request, { parsedBody: message });

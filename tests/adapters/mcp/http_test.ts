@@ -14,6 +14,7 @@ import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcon
 import { MemoryArtifactStore } from "../../../core/artifacts.ts";
 import { MemoryStore } from "../../../core/memory_store.ts";
 import { PolicyState } from "../../../policy/state.ts";
+import type { Host } from "../../../core/host.ts";
 import { connect, type Harness, INIT, raw, startServer, textOf, writeTokens } from "../_http_harness.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
@@ -539,6 +540,77 @@ describe("bodies being read, per tenant", () => {
       assert.equal(again.status, 200, again.text);
     } finally {
       for (const socket of sockets) socket.destroy();
+    }
+  });
+});
+
+describe("requests being served, per tenant", () => {
+  // A person who never answers: every question waits until its call is cancelled.
+  const waiting: Host = {
+    choose: (_request, signal) =>
+      new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason))),
+    confirm: (_request, signal) =>
+      new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason))),
+  };
+  let h: Harness;
+  before(async () => (h = await startServer([{ token: ALICE, tenant: "alice" }], {
+    maxBodyBytes: 64 * 1024,
+    autoConfirm: false,
+    host: waiting,
+  })));
+  after(() => h.close());
+
+  test("a tenant's calls waiting on a question hold at most two bodies' worth of the server", {
+    timeout: 60_000,
+  }, async () => {
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${ALICE}`,
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const opened = await fetch(h.server.url, { method: "POST", headers, body: INIT });
+    const session = opened.headers.get("mcp-session-id")!;
+    await opened.text();
+    const inSession = { ...headers, "mcp-session-id": session };
+    const post = (body: unknown) =>
+      fetch(h.server.url, { method: "POST", headers: inSession, body: JSON.stringify(body) });
+    const write = (id: number, content: string) =>
+      post({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "write_file", arguments: { path: "f.txt", content } },
+      });
+    const streams: Response[] = [];
+    try {
+      await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
+      // A file to overwrite: overwriting asks, and the question waits.
+      const made = await (await write(1, "small")).text();
+      assert.match(made, /"created\\?":true/, made);
+      // Two calls of 50 KiB wait on their questions, each holding its message ...
+      for (const id of [2, 3]) {
+        const pending = await write(id, "x".repeat(50 * 1024));
+        assert.equal(pending.status, 200);
+        streams.push(pending);
+      }
+      // ... and a third is refused while they wait, as a body would be while they were read.
+      const third = await write(4, "y".repeat(50 * 1024));
+      if (third.status !== 429) streams.push(third);
+      assert.equal(third.status, 429, "a third call is refused while two wait");
+      const refusal = await third.text();
+      assert.match(refusal, /Too many request bytes/);
+      assert.equal(third.headers.get("retry-after"), "1");
+      // A small request is never held back: the tenant can still cancel.
+      const cancel = await post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
+      assert.equal(cancel.status, 202, await cancel.text());
+      // The cancelled call's budget is back.
+      const again = await write(5, "z".repeat(50 * 1024));
+      assert.equal(again.status, 200, again.status === 200 ? "" : await again.text());
+      streams.push(again);
+    } finally {
+      for (const stream of streams) await stream.body?.cancel().catch(() => {});
+      await fetch(h.server.url, { method: "DELETE", headers: inSession }).then((r) => r.body?.cancel());
     }
   });
 });
