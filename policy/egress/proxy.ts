@@ -14,6 +14,7 @@ import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
+import { judgeTunnelOpening } from "./_tunnel.ts";
 
 /** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
 export interface JudgedTarget {
@@ -23,6 +24,11 @@ export interface JudgedTarget {
   rule?: string;
   /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
   answeredBy?: string;
+  /**
+   * The host as judged (canonical); a tunnel's TLS server name or `Host` must name it. Default the host the
+   * client named.
+   */
+  host?: string;
 }
 
 /** Judges a destination (`scheme` is `http:` for a request, `https:` for a tunnel); throws to refuse it. */
@@ -333,11 +339,40 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       ...(target.rule ? { rule: target.rule } : {}),
       ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
+    const judgedHost = target.host ?? match[1].replace(/^\[|\]$/g, "");
     const upstream = net.connect(Number(match[2]), target.addresses[0], () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length) upstream.write(head);
       upstream.pipe(client);
-      client.pipe(upstream);
+      // Nothing the client sends is passed on before its opening is judged: a TLS server name or a Host inside the
+      // tunnel picks the site behind the judged address (a CDN's edge, a shared host), so it must be the judged host.
+      // Before, `curl --connect-to denied:443:allowed:443 https://denied/` reached the denied site.
+      let opening = head;
+      const take = (chunk: Buffer) => {
+        opening = opening.length ? Buffer.concat([opening, chunk]) : chunk;
+        const verdict = judgeTunnelOpening(opening, judgedHost, match[2]);
+        if ("more" in verdict) return;
+        client.off("data", take);
+        client.off("end", ended);
+        if ("refuse" in verdict) {
+          report({
+            target: asked,
+            method: "CONNECT",
+            allowed: false,
+            reason: `The tunnel was closed: ${verdict.refuse}`,
+            code: "url_not_allowed",
+            details: { origin: `https://${asked}`, opening: verdict.refuse },
+          });
+          upstream.destroy();
+          client.destroy();
+          return;
+        }
+        upstream.write(opening);
+        client.pipe(upstream);
+      };
+      const ended = () => upstream.end();
+      client.on("data", take);
+      client.once("end", ended);
+      if (head.length) take(Buffer.alloc(0));
     });
     track(upstream);
     upstream.on("error", (error) => {

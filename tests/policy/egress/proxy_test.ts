@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
+import tls from "node:tls";
 import type { AddressInfo } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -96,7 +97,7 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       assert.match(answer, /^HTTP\/1\.1 200[\s\S]*ok/);
       answer = await raw(
         proxy.path!,
-        `CONNECT pinned.test:${port} HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n`,
+        `CONNECT pinned.test:${port} HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nHost: pinned.test\r\n\r\n`,
         /ok/,
       );
       assert.match(answer, /^HTTP\/1\.1 200 Connection Established[\s\S]*ok/);
@@ -334,5 +335,81 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     }
     assert.equal(pool.open, 0);
+  });
+
+  test("a tunnel reaches only the host it was judged for: the TLS server name and a request's Host", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: `curl --connect-to secret.internal:443:allowed:443 https://secret.internal/` was judged as the allowed
+    // host, then its ClientHello named secret.internal, and the server behind the allowed address (a CDN's edge, a
+    // shared host) served the secret one: "SECRET-VHOST-CONTENT" through a tunnel the person never allowed.
+    const received: Buffer[] = [];
+    const upstream = net.createServer((socket) => {
+      socket.on("data", (d) => {
+        received.push(d);
+        if (String(d).startsWith("GET")) socket.end("HTTP/1.1 204 No Content\r\n\r\n");
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const seen: EgressConnection[] = [];
+    const proxy = await startEgressProxy({
+      judge: (_s, h) => Promise.resolve({ addresses: ["127.0.0.1"], host: h.toLowerCase() }),
+      listen: { path: path.join(dir, "p.sock") },
+      onConnection: (c) => seen.push(c),
+    });
+    // Opens a tunnel to `host`, starts TLS naming `servername` in it, and says whether the tunnel was closed.
+    const hello = (host: string, servername: string | undefined) =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(proxy.path!, () => socket.write(`CONNECT ${host}:${port} HTTP/1.1\r\n\r\n`));
+        socket.once("data", (d) => {
+          assert.match(String(d), /^HTTP\/1\.1 200/);
+          const secure = tls.connect({ socket, servername, rejectUnauthorized: false });
+          secure.on("error", () => {});
+          socket.once("close", () => resolve(true));
+          setTimeout(() => (socket.destroy(), resolve(false)), 800);
+        });
+        socket.on("error", () => {});
+      });
+    const stop = () => received.length = 0;
+    try {
+      for (
+        const [host, name] of [["allowed.test", "secret.test"], ["allowed.test", undefined], ["127.0.0.1", "x.test"]]
+      ) {
+        stop();
+        assert.equal(await hello(host!, name), true, `${host} naming ${name}: closed`);
+        assert.equal(Buffer.concat(received).length, 0, `${host} naming ${name}: nothing reached the server`);
+      }
+      assert.match(seen.at(-1)!.reason!, /names the server "x\.test": a tunnel may only reach the host it was judged/);
+      assert.equal(seen.at(-1)!.allowed, false);
+      for (const [host, name] of [["Allowed.Test", "allowed.test."], ["127.0.0.1", undefined]]) {
+        stop();
+        assert.equal(await hello(host!, name), false, `${host} naming ${name}: open`);
+        assert.equal(Buffer.concat(received)[0], 0x16, `${host} naming ${name}: the ClientHello was passed on`);
+      }
+      // A plain request's Host, sent with the CONNECT or after it.
+      stop();
+      let answer = await raw(
+        proxy.path!,
+        `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: secret.test\r\n\r\n`,
+      );
+      assert.match(answer, /^HTTP\/1\.1 200/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(Buffer.concat(received).length, 0, "a request naming another host reached nothing");
+      assert.match(seen.at(-1)!.reason!, /sends Host "secret\.test"/);
+      answer = await raw(
+        proxy.path!,
+        `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: allowed.test:${port}\r\n\r\n`,
+      );
+      assert.match(answer, /204 No Content/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.match(Buffer.concat(received).toString(), /^GET \/ HTTP\/1\.1\r\nHost: allowed\.test:\d+/);
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => upstream.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,166 @@
+/**
+ * What a CONNECT tunnel opens with, judged against the host the tunnel was
+ * judged for. The proxy connects a tunnel to the address of the host named in
+ * `CONNECT host:port`; the server behind that address (a CDN's edge, a shared
+ * host) then picks the site by the name the client sends inside the tunnel:
+ * the TLS ClientHello's server name (SNI), or a plain request's `Host`. A
+ * tunnel judged for an allowed host that names another one inside reached the
+ * other site through the allowed one's address (domain fronting): so the first
+ * bytes the client sends are read before anything is passed on, and a TLS
+ * server name or a `Host` that is not the judged host refuses the tunnel, as
+ * does a ClientHello with an encrypted inner one (ECH), whose real server name
+ * nobody outside can read. Bytes of any other protocol are passed on.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import net from "node:net";
+import { domainToASCII } from "node:url";
+
+/** The most bytes read of a tunnel's opening before it is judged (a ClientHello is 0.5-2 KiB, a request head less). */
+export const MAX_TUNNEL_OPENING = 64 * 1024;
+
+/** What the opening says: `more` (not complete yet), `pass`, or a refusal's reason. */
+export type TunnelOpening = { more: true } | { pass: true } | { refuse: string };
+
+const ECH_EXTENSION = 0xfe0d;
+
+// Lower case, no trailing dot, IDN in punycode, IPv6 without brackets.
+function canonical(name: string): string {
+  const bare = name.trim().replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  if (net.isIP(bare)) return bare;
+  return domainToASCII(bare) || bare;
+}
+
+// The handshake bytes of the TLS records at the start of `data`, and whether the ClientHello is complete in them.
+function clientHello(data: Buffer): { hello?: Buffer; more?: true; error?: string } {
+  const parts: Buffer[] = [];
+  let at = 0;
+  let have = 0;
+  for (;;) {
+    if (have >= 4) {
+      const joined = Buffer.concat(parts);
+      if (joined[0] !== 1) return { error: "the tunnel's TLS opening is not a ClientHello" };
+      const length = joined.readUIntBE(1, 3);
+      if (have >= 4 + length) return { hello: joined.subarray(4, 4 + length) };
+    }
+    if (data.length < at + 5) return { more: true };
+    if (data[at] !== 0x16) return { error: "the tunnel's TLS opening is not a handshake" };
+    const length = data.readUInt16BE(at + 3);
+    if (data.length < at + 5 + length) return { more: true };
+    parts.push(data.subarray(at + 5, at + 5 + length));
+    have += length;
+    at += 5 + length;
+  }
+}
+
+// The server name and whether ECH is offered, from a ClientHello's body; undefined when it does not parse.
+function helloNames(hello: Buffer): { name?: string; ech: boolean } | undefined {
+  try {
+    let at = 2 + 32; // version, random
+    at += 1 + hello[at]; // session id
+    at += 2 + hello.readUInt16BE(at); // cipher suites
+    at += 1 + hello[at]; // compression methods
+    if (at === hello.length) return { ech: false }; // no extensions at all
+    const end = at + 2 + hello.readUInt16BE(at);
+    if (end > hello.length) return undefined;
+    at += 2;
+    let name: string | undefined;
+    let ech = false;
+    while (at + 4 <= end) {
+      const type = hello.readUInt16BE(at);
+      const length = hello.readUInt16BE(at + 2);
+      const body = hello.subarray(at + 4, at + 4 + length);
+      if (body.length !== length) return undefined;
+      if (type === ECH_EXTENSION) ech = true;
+      if (type === 0) {
+        // server_name_list: (type, length, name)*; one host_name is all TLS allows.
+        let p = 2;
+        while (p + 3 <= body.length) {
+          const kind = body[p];
+          const size = body.readUInt16BE(p + 1);
+          const value = body.subarray(p + 3, p + 3 + size);
+          if (value.length !== size) return undefined;
+          if (kind === 0) {
+            if (name !== undefined) return undefined;
+            name = value.toString("latin1");
+          }
+          p += 3 + size;
+        }
+      }
+      at += 4 + length;
+    }
+    return at === end ? { name, ech } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Judges the opening bytes of a tunnel judged for `host:port`: a TLS
+ * ClientHello must name `host` as its server name (or none, for a tunnel to
+ * an address) and offer no ECH; an HTTP/1 request must send `Host: host`
+ * (with `:port` or none). Anything else passes.
+ *
+ * Needs no permissions.
+ */
+export function judgeTunnelOpening(data: Buffer, host: string, port: string): TunnelOpening {
+  const judged = canonical(host);
+  const literal = net.isIP(judged) !== 0;
+  const tooLong = data.length >= MAX_TUNNEL_OPENING;
+  if (data.length === 0) return { more: true };
+  if (data[0] === 0x16) {
+    const found = clientHello(data);
+    if (found.error) return { refuse: found.error };
+    if (found.more) {
+      return tooLong
+        ? { refuse: `the tunnel's TLS ClientHello is longer than ${MAX_TUNNEL_OPENING} bytes` }
+        : { more: true };
+    }
+    const names = helloNames(found.hello!);
+    if (names === undefined) return { refuse: "the tunnel's TLS ClientHello does not parse" };
+    if (names.ech) {
+      return {
+        refuse: `the TLS ClientHello in the tunnel to ${host} offers encrypted client hello (ECH), whose server ` +
+          "name the proxy cannot judge",
+      };
+    }
+    if (names.name === undefined) {
+      return literal ? { pass: true } : {
+        refuse: `the TLS ClientHello in the tunnel to ${host} names no server: it must name ${host}`,
+      };
+    }
+    if (canonical(names.name) !== judged) {
+      return {
+        refuse: `the TLS ClientHello in the tunnel to ${host} names the server ${
+          JSON.stringify(names.name.slice(0, 253))
+        }: a tunnel may only reach the host it was judged for`,
+      };
+    }
+    return { pass: true };
+  }
+  // An HTTP/1 request: a method, a space; its head must be whole before it is judged.
+  const start = data.subarray(0, 24).toString("latin1");
+  if (!/^[A-Z]{1,20}( |$)/.test(start)) return { pass: true };
+  const head = data.toString("latin1");
+  const end = head.indexOf("\r\n\r\n");
+  if (end < 0) {
+    if (!tooLong) return { more: true };
+    return { refuse: `the request in the tunnel to ${host} has a head longer than ${MAX_TUNNEL_OPENING} bytes` };
+  }
+  const lines = head.slice(0, end).split("\r\n");
+  if (!/^[A-Z]{1,20} \S+ HTTP\/1\.[01]$/.test(lines[0])) return { pass: true };
+  const hosts = lines.slice(1).filter((l) => /^host[ \t]*:/i.test(l)).map((l) => l.slice(l.indexOf(":") + 1).trim());
+  if (hosts.length !== 1) {
+    return { refuse: `the request in the tunnel to ${host} sends ${hosts.length} Host headers: it must send one` };
+  }
+  const m = hosts[0].match(/^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/);
+  if (!m || canonical(m[1]) !== judged || (m[2] !== undefined && String(Number(m[2])) !== port)) {
+    return {
+      refuse: `the request in the tunnel to ${host} sends Host ${
+        JSON.stringify(hosts[0].slice(0, 253))
+      }: a tunnel may only reach the host it was judged for`,
+    };
+  }
+  return { pass: true };
+}
