@@ -164,6 +164,38 @@ describe("destination judge", { timeout: 30_000 }, () => {
     },
   );
 
+  test("every spelling of a denied name is refused by the rule, never asked about nor looked up", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: `x.denied.test..` and `x.denied.test。` (IDNA maps U+3002 to a dot) were `x.denied.test.` to the
+    // judge, which no deny entry matched: a person was asked, and on a yes the resolver got the denied host.
+    const dots = [".", "\u3002", "\uff0e", "\uff61"];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("x.denied.test", "secret.test"),
+        fc.array(fc.constantFrom(...dots), { minLength: 2, maxLength: 2 }),
+        fc.constantFrom("", ".", "..", "\u3002", ".\u3002", "\uff0e"),
+        fc.boolean(),
+        async (name, separators, tail, upper) => {
+          const labels = name.split(".");
+          let host = labels[0];
+          for (let i = 1; i < labels.length; i++) host += separators[i - 1] + labels[i];
+          host = (upper ? host.toUpperCase() : host) + tail;
+          const { outcome, asked, lookups } = judgeWith(
+            { deny: ["*.denied.test", "secret.test"] },
+            new Proxy({}, { get: () => ["93.184.215.14"] }),
+            true,
+          );
+          const got = await outcome("https:", host, "443");
+          assert.notEqual(got.startsWith("allowed"), true, `${JSON.stringify(host)}: ${got}`);
+          assert.deepEqual(asked, [], JSON.stringify(host));
+          assert.deepEqual(lookups, [], JSON.stringify(host));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   test("a deny entry naming an address refuses every name that resolves to it", { timeout: 30_000 }, async () => {
     const { outcome } = judgeWith({ allow: ["*.example.com"], deny: ["93.184.215.14"] }, {
       "a.example.com": ["93.184.215.14"],
