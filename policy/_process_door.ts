@@ -82,9 +82,15 @@ interface Judged {
   readOnly: boolean;
 }
 
+/** The output folders of the built-in tools in the session temp dir (`ProcessRequest.outputFolder`). */
+const OUTPUT_FOLDERS = ["bash", "jobs", "search", "checks"];
+
 /** The door; see the module. */
 export class PolicyProcessDoor implements ProcessDoor {
   readonly #deps: ProcessDoorDeps;
+  // The folders of the session temp dir that hold output captures: the built-in tools', and any other a request
+  // named (read-only inside every shell command started after).
+  readonly #outputFolders = new Set(OUTPUT_FOLDERS);
 
   /** A door for a policy's `deps`. */
   constructor(deps: ProcessDoorDeps) {
@@ -93,6 +99,10 @@ export class PolicyProcessDoor implements ProcessDoor {
 
   async start(request: ProcessRequest, signal?: AbortSignal): Promise<StartedProcess> {
     const tempDir = await this.#deps.workspace.tempDir();
+    if (!/^[A-Za-z0-9_-]+$/.test(request.outputFolder)) {
+      throw new TypeError(`An output folder is one plain name, got ${JSON.stringify(request.outputFolder)}`);
+    }
+    this.#outputFolders.add(request.outputFolder);
     const judged = request.kind === "shell"
       ? await this.#judgeShell(request, tempDir, signal)
       : await this.#judgeProgram(request, tempDir, signal);
@@ -258,7 +268,14 @@ export class PolicyProcessDoor implements ProcessDoor {
     const shell = await findShell(env.PATH);
     if (request.egress) Object.assign(env, request.egress.env);
     const command = [shell, "-c", request.command];
+    // The output captures of every call (this one's, other commands', jobs', searches', checkers') lie in the temp
+    // dir the command may write: made before it starts and read-only inside, so that it cannot rewrite what the
+    // server reads back as another call's output. Before, `printf 'all 120 tests passed' > <a job's stdout_path>`
+    // turned that job's "TESTS FAILED" into a pass in bash_read.
+    const captures = [...this.#outputFolders].map((name) => path.join(tempDir, name));
+    for (const folder of captures) mkdirsConfined(folder, workspace.roots());
     const wrapped = await sandboxArgv(command, {
+      readOnlyFolders: captures,
       ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
       workdir: cwd,
       writable: reader ? [tempDir] : [workspace.workdir, tempDir],

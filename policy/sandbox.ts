@@ -24,6 +24,7 @@ import {
   isAbsoluteClean,
   isWithin,
   listOutside,
+  type ProtectedMount,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
@@ -398,6 +399,12 @@ export interface SandboxOptions {
   /** Host folders bound read-only at another place inside (a cache under the program's private folder). */
   readOnlyBinds?: readonly { from: string; to: string }[];
   /**
+   * Folders inside a writable path that stay read-only inside (the output captures of the session temp dir, which
+   * the server reads back as other calls' results): each bound by its descriptor, opened without following a link;
+   * one that does not exist or is no folder is left out.
+   */
+  readOnlyFolders?: readonly string[];
+  /**
    * The caller's home folder as an empty writable private folder, so that
    * programs that keep settings there start (default `true`); `false`: no
    * home folder at all.
@@ -638,7 +645,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     : await protectedMounts(path.normalize(protectedRoot), options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, {
       placeholders: options.workspace !== undefined,
     });
-  const mounts = plan.mounts;
+  const mounts = [...plan.mounts, ...openReadOnlyFolders(options.readOnlyFolders ?? [])];
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
     released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
@@ -702,6 +709,20 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     await release();
     throw error;
   }
+}
+
+// The folders opened as read-only mounts bound by descriptor (never a path a command could have made a link since).
+function openReadOnlyFolders(folders: readonly string[]): ProtectedMount[] {
+  const opened: ProtectedMount[] = [];
+  for (const folder of folders) {
+    try {
+      const fd = fs.openSync(folder, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);
+      opened.push({ path: path.normalize(folder), how: "read-only", fd });
+    } catch {
+      // Not there, or not a folder: nothing to bind.
+    }
+  }
+  return opened;
 }
 
 /**

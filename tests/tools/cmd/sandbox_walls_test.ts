@@ -91,13 +91,39 @@ describe("bash in the sandbox", { skip }, () => {
       `rm -f "$f"; ln -s ${target} "$f"; done; echo done`;
     await withSession(async (session, dir) => {
       await writeFile(path.join(dir, "swap.sh"), swap(`${home}/.ssh/id_rsa`) + "\n");
+      // The capture folders are read-only inside now: the swap fails, and the output is the command's own.
       const ran = await box.call(session, "bash", { command: "sh swap.sh" });
       assert.doesNotMatch(JSON.stringify(ran), new RegExp(planted), JSON.stringify(ran));
-      assert.equal(ran.errorCode, "output_unavailable", JSON.stringify(ran));
+      assert.match(okOutput<BashResult>(ran).stdout, /done/, JSON.stringify(ran));
       const { id } = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "sh swap.sh" }));
       const job = await box.call(session, "bash_wait", { id, timeout_s: 20 });
       assert.doesNotMatch(JSON.stringify(job), new RegExp(planted), JSON.stringify(job));
-      assert.equal(job.errorCode, "output_unavailable", JSON.stringify(job));
+      assert.match(okOutput<JobReport>(job).stdout, /done/, JSON.stringify(job));
+    }, auto);
+  });
+
+  test("a command cannot rewrite another call's output: the capture folders are read-only inside", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: a job printed "TESTS FAILED", then `printf 'all 120 tests passed' > <its stdout_path>` from the next
+    // command, and bash_read showed "all 120 tests passed" as the job's output.
+    await withSession(async (session, dir) => {
+      const { id, stdout_path } = okOutput<{ id: string; stdout_path: string }>(
+        await box.call(session, "bash_background", { command: "echo TESTS FAILED" }),
+      );
+      assert.match(okOutput<JobReport>(await box.call(session, "bash_wait", { id, timeout_s: 20 })).stdout, /FAILED/);
+      const folders = ["bash", "jobs", "search", "checks"].map((f) => `"$TMPDIR/${f}"`).join(" ");
+      const script = `printf 'all tests passed\\n' > ${stdout_path}; rm -f ${stdout_path}\n` +
+        `for d in ${folders}; do touch "$d/x" || echo "$d is read-only"; mv "$d" "$d.moved" || echo kept; done\n` +
+        `cat ${stdout_path}\n`;
+      await writeFile(path.join(dir, "forge.sh"), script);
+      const forge = await box.call(session, "bash", { command: "sh forge.sh" });
+      const out = okOutput<BashResult>(forge);
+      assert.equal(out.stdout.match(/is read-only/g)?.length, 4, out.stdout + out.stderr);
+      assert.equal(out.stdout.match(/^kept$/gm)?.length, 4, out.stdout + out.stderr);
+      assert.match(out.stdout, /TESTS FAILED/, "the job's file is still there, unchanged");
+      const again = okOutput<JobReport>(await box.call(session, "bash_read", { id }));
+      assert.equal(again.stdout, "TESTS FAILED\n");
     }, auto);
   });
 
