@@ -86,6 +86,7 @@ export type ErrorCode =
   | "spawn_failed"
   | "unknown_job"
   | "too_many_jobs"
+  | "too_many_commands"
   | "invalid_artifact_id"
   | "unknown_artifact"
   | "artifact_corrupted"
@@ -474,6 +475,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     unknown_job: { meaning: "No background job has that id.", kind: "semantic", status: "error", recoverable: true },
     too_many_jobs: {
       meaning: "The session runs as many background jobs as it may.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    too_many_commands: {
+      meaning: "The session runs as many shell commands at once as it may (bash calls and background jobs together).",
       kind: "execution",
       status: "error",
       recoverable: true,

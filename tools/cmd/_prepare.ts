@@ -9,9 +9,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import type { StartedProcess, ToolContext } from "@toolfence/core";
+import { type StartedProcess, type ToolContext, ToolError } from "@toolfence/core";
 import { codedFailure, DEFAULT_OUTPUT_LIMIT_BYTES } from "../_shared/cmd_output.ts";
-import { sessionProcesses } from "./_jobs.ts";
+import { SessionProcesses, sessionProcesses } from "./_jobs.ts";
 import { commandEgress } from "./_egress.ts";
 
 /** What the model asked to run. */
@@ -37,7 +37,7 @@ export interface StartedCommand extends StartedProcess {
  * two new files in `<session temp dir>/<folder>/`. A command that the policy
  * refuses never starts. The output is kept up to its byte limit; past it the
  * command is stopped (see `output.limitReached`). Throws ToolErrors:
- * `forbidden_env`, `outside_workspace`, `not_a_directory`,
+ * `too_many_commands`, `forbidden_env`, `outside_workspace`, `not_a_directory`,
  * `permission_denied`, `fence_denied`, `sandbox_unavailable`, `spawn_failed`,
  * and `command_start_failed` for anything else (never a raw runtime error).
  */
@@ -46,6 +46,34 @@ export async function startCommand(
   request: CommandRequest,
   folder: string,
   name: string = randomUUID(),
+): Promise<StartedCommand> {
+  const table = sessionProcesses(ctx.session);
+  const release = table.reserveCommand();
+  if (release === false) {
+    throw new ToolError(
+      `Already ${SessionProcesses.MAX_RUNNING_COMMANDS} shell commands are running in this session ` +
+        "(bash calls and background jobs together)",
+      {
+        code: "too_many_commands",
+        recoveryHint: "Wait for a command to finish (or stop a background job with bash_stop), then try again.",
+        details: { max: SessionProcesses.MAX_RUNNING_COMMANDS },
+      },
+    );
+  }
+  try {
+    return await startReserved(ctx, request, folder, name, table);
+  } finally {
+    // Tracked by then (it counts among the running), or never started.
+    release();
+  }
+}
+
+async function startReserved(
+  ctx: ToolContext,
+  request: CommandRequest,
+  folder: string,
+  name: string,
+  table: SessionProcesses,
 ): Promise<StartedCommand> {
   const egress = await commandEgress(ctx, request.command).catch((error) => {
     throw codedFailure(error, "command_start_failed", "The command could not be started");
@@ -62,7 +90,7 @@ export async function startCommand(
       outputFolder: folder,
       name,
     }, ctx.signal);
-    void sessionProcesses(ctx.session).track(started.process);
+    void table.track(started.process);
     // An abort between the door's return and here (a background job's call keeps no listener) stops it too.
     if (ctx.signal.aborted) {
       void started.process.terminate();

@@ -212,4 +212,34 @@ describe("background jobs", () => {
       await killSleeps(mark);
     }
   });
+
+  // Before: 40 bash calls made at once in one session ran 40 sandboxes at once, each with the whole of the
+  // per-command limits; the session's commands together had no bound but the number of calls.
+  test("a session runs at most MAX_RUNNING_COMMANDS shell commands at once, bash calls and jobs together", {
+    timeout: 120_000,
+  }, async () => {
+    const mark = markerSeconds();
+    try {
+      await withSession(async (session) => {
+        const max = SessionProcesses.MAX_RUNNING_COMMANDS;
+        const jobs = SessionProcesses.MAX_RUNNING_JOBS;
+        for (let i = 0; i < jobs; i++) {
+          okOutput(await box.call(session, "bash_background", { command: `sleep ${mark}` }));
+        }
+        const results = await Promise.all(
+          Array.from({ length: max }, () => box.call(session, "bash", { command: "sleep 1.5" })),
+        );
+        const ran = results.filter((r) => r.status === "success");
+        assert.equal(ran.length, max - jobs);
+        for (const refused of results.filter((r) => r.status !== "success")) {
+          assert.equal(refused.errorCode, "too_many_commands", refused.error);
+          assert.match(refused.error ?? "", new RegExp(`Already ${max} shell commands are running`));
+        }
+        // The places come back as the commands end.
+        okOutput(await box.call(session, "bash", { command: "true" }));
+      }, { ...auto, sandbox: "off" });
+    } finally {
+      await killSleeps(mark);
+    }
+  });
 });
