@@ -10,6 +10,8 @@
 
 import { type Stats, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import path from "node:path";
+import process from "node:process";
 
 /**
  * Whether `file` is a regular file with an execute bit set. Throws what `stat`
@@ -39,4 +41,36 @@ export function isExecutableFileSync(file: string): boolean {
 
 function executable(info: Stats): boolean {
   return info.isFile() && (info.mode & 0o111) !== 0;
+}
+
+/**
+ * The folders of `PATH` where a program the server runs itself, outside any
+ * sandbox (bubblewrap, prlimit), may be looked for after the system's own
+ * locations: absolute ones not inside the server's working folder. `npm run`
+ * and `npx` put the project's `node_modules/.bin` first, and a server started
+ * there serves that project as its workspace, where every sandboxed command may
+ * write: a `bwrap` planted there ran outside the sandbox on every command, and
+ * every result still said `sandboxed: true`. Empty when `PATH` cannot be read.
+ *
+ * Requires `--allow-env=PATH` (and `--allow-read` of the working folder to tell it).
+ */
+export function programSearchPath(): string[] {
+  let searchPath = "";
+  let cwd: string | undefined;
+  try {
+    searchPath = process.env.PATH ?? "";
+  } catch {
+    return [];
+  }
+  try {
+    cwd = process.cwd();
+  } catch {
+    // Without read access to it: no PATH folder is trusted.
+    return [];
+  }
+  const inside = (dir: string) => {
+    const rel = path.relative(cwd!, dir);
+    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  };
+  return searchPath.split(":").filter((d) => path.isAbsolute(d) && !inside(path.normalize(d)));
 }

@@ -74,7 +74,7 @@ export {
   runtimePermissionClosedEntirely,
   systemTempFolder,
 } from "./runtime_permissions.ts";
-export { isExecutableFile } from "./executable.ts";
+export { isExecutableFile, programSearchPath } from "./executable.ts";
 export {
   globBase,
   globMayMatchWithin,

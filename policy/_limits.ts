@@ -10,7 +10,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { runProbe } from "@toolfence/internal";
+import { programSearchPath, runProbe } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {
@@ -48,13 +48,8 @@ let prlimitPromise: Promise<string | undefined> | undefined;
  */
 export function findPrlimit(): Promise<string | undefined> {
   prlimitPromise ??= (async () => {
-    let searchPath = "";
-    try {
-      searchPath = process.env.PATH ?? "";
-    } catch {
-      // Without env access only the usual locations are tried.
-    }
-    const dirs = searchPath.split(":").filter((d) => path.isAbsolute(d));
+    // No PATH folder inside the server's working folder: prlimit runs outside the sandbox (see programSearchPath).
+    const dirs = programSearchPath();
     const files: string[] = [];
     for (const file of [...PRLIMIT_LOCATIONS, ...dirs.map((d) => path.join(d, "prlimit"))]) {
       if (!files.includes(file) && await isExecutable(file)) files.push(file);

@@ -16,7 +16,6 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import {
   closeMounts,
@@ -36,7 +35,13 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
+import {
+  isRuntimePermissionError,
+  programSearchPath,
+  quickLstat,
+  shellOutput,
+  unseenBySandbox,
+} from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -71,18 +76,9 @@ let settledStatus: BubblewrapStatus | undefined;
 
 async function candidates(): Promise<string[]> {
   const found: string[] = [];
-  let searchPath = "";
-  try {
-    searchPath = process.env.PATH ?? "";
-  } catch {
-    // Without env access (Deno's --allow-env) only the usual locations are tried.
-  }
-  for (
-    const dir of [
-      ...searchPath.split(":").filter((d) => path.isAbsolute(d)),
-      ...KNOWN_LOCATIONS,
-    ]
-  ) {
+  // The system's own locations first, and no PATH folder inside the server's working folder: the server runs
+  // bubblewrap itself, outside any sandbox (see programSearchPath).
+  for (const dir of [...KNOWN_LOCATIONS, ...programSearchPath()]) {
     const file = dir.endsWith("/bwrap") ? dir : path.join(dir, "bwrap");
     if (found.includes(file)) continue;
     try {

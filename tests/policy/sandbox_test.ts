@@ -262,3 +262,44 @@ describe("sandboxArgv modes", () => {
     await assert.rejects(sandboxArgv(["true"], { workdir: L.workdir, writable: ["rel"], mode: "auto" }), TypeError);
   });
 });
+
+describe(
+  "the programs the server runs outside the sandbox",
+  { skip: skip || (IS_DENO ? false : "runs deno eval") },
+  () => {
+    test("a bwrap or prlimit planted in a PATH folder inside the working folder is never run", {
+      timeout: 60_000,
+    }, async () => {
+      // Before: started with cwd the workspace and its node_modules/.bin first on PATH (as `npm run` does), the
+      // server took the workspace's `bwrap` (PATH came before /usr/bin): a sandboxed command could plant it, and from
+      // the next start on it ran outside the sandbox on every command (it read /etc/shadow), the results saying
+      // `sandboxed: true`.
+      const ws = await fsp.realpath(await fsp.mkdtemp(path.join(process.env.TMPDIR ?? "/tmp", "toolfence-planted-")));
+      try {
+        const bin = path.join(ws, "node_modules", ".bin");
+        await fsp.mkdir(bin, { recursive: true });
+        for (const name of ["bwrap", "prlimit"]) {
+          await fsp.writeFile(path.join(bin, name), `#!/bin/sh\necho ${name} >> ${ws}/ran\nexit 0\n`, { mode: 0o755 });
+        }
+        const root = path.resolve(import.meta.dirname!, "../..");
+        const script = `import { bubblewrapStatus } from "${root}/policy/sandbox.ts";
+        import { findPrlimit } from "${root}/policy/_limits.ts";
+        console.log(JSON.stringify({ bwrap: (await bubblewrapStatus()).path ?? null, prlimit: await findPrlimit() ?? null }));`;
+        const out = await new Promise<string>((resolve, reject) =>
+          execFile(
+            process.execPath,
+            ["eval", "--config", path.join(root, "deno.json"), script],
+            { cwd: ws, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeout: 50_000 },
+            (error, stdout, stderr) => error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+          )
+        );
+        const found = JSON.parse(out.trim().split("\n").at(-1)!) as { bwrap: string | null; prlimit: string | null };
+        assert.ok(found.bwrap !== null && !found.bwrap.startsWith(ws), out);
+        assert.ok(found.prlimit === null || !found.prlimit.startsWith(ws), out);
+        assert.equal(await exists(path.join(ws, "ran")), false, "no planted program ran");
+      } finally {
+        await fsp.rm(ws, { recursive: true, force: true });
+      }
+    });
+  },
+);
