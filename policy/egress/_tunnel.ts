@@ -21,7 +21,7 @@ import { domainToASCII } from "node:url";
 export const MAX_TUNNEL_OPENING = 64 * 1024;
 
 /** What the opening says: `more` (not complete yet), `pass`, or a refusal's reason. */
-export type TunnelOpening = { more: true } | { pass: true } | { refuse: string };
+export type TunnelOpening = { more: true } | { pass: true; plainHttp?: true } | { refuse: string };
 
 const ECH_EXTENSION = 0xfe0d;
 
@@ -154,13 +154,45 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
   if (hosts.length !== 1) {
     return { refuse: `the request in the tunnel to ${host} sends ${hosts.length} Host headers: it must send one` };
   }
-  const m = hosts[0].match(/^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/);
-  if (!m || canonical(m[1]) !== judged || (m[2] !== undefined && String(Number(m[2])) !== port)) {
-    return {
-      refuse: `the request in the tunnel to ${host} sends Host ${
-        JSON.stringify(hosts[0].slice(0, 253))
-      }: a tunnel may only reach the host it was judged for`,
-    };
-  }
-  return { pass: true };
+  const wrong = wrongHost(hosts[0], judged, port, host);
+  return wrong === undefined ? { pass: true, plainHttp: true } : { refuse: wrong };
+}
+
+// Why a Host value is not the judged host, or undefined when it is.
+function wrongHost(value: string, judged: string, port: string, host: string): string | undefined {
+  const m = value.match(/^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/);
+  if (m && canonical(m[1]) === judged && (m[2] === undefined || String(Number(m[2])) === port)) return undefined;
+  return `the request in the tunnel to ${host} sends Host ${
+    JSON.stringify(value.slice(0, 253))
+  }: a tunnel may only reach the host it was judged for`;
+}
+
+/**
+ * For a plain-HTTP tunnel whose opening passed: a scanner of everything the
+ * client sends (the opening first), line by line across chunks, that returns
+ * a refusal's reason at the first `Host` line naming another host. Requests
+ * pipelined or kept alive after the first are plain text too, and each could
+ * name another site behind the judged address; a body line that reads like
+ * such a header closes the tunnel too (it errs on the side of closing).
+ */
+export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) => string | undefined {
+  const judged = canonical(host);
+  let carry = "";
+  return (chunk) => {
+    const text = carry + chunk.toString("latin1");
+    const lines = text.split("\n");
+    carry = lines.pop()!;
+    if (carry.length > MAX_TUNNEL_OPENING && /^host[ \t]*:/i.test(carry)) {
+      return `the request in the tunnel to ${host} sends a Host line longer than ${MAX_TUNNEL_OPENING} bytes`;
+    }
+    // A line longer than that is no header anyone reads: only its start is kept, to know whether it was one.
+    if (carry.length > MAX_TUNNEL_OPENING) carry = carry.slice(0, 16);
+    for (const line of lines) {
+      const m = line.replace(/\r$/, "").match(/^host[ \t]*:([^]*)$/i);
+      if (!m) continue;
+      const wrong = wrongHost(m[1].trim(), judged, port, host);
+      if (wrong !== undefined) return wrong;
+    }
+    return undefined;
+  };
 }

@@ -14,7 +14,7 @@ import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
-import { judgeTunnelOpening } from "./_tunnel.ts";
+import { judgeTunnelOpening, plainTunnelScanner } from "./_tunnel.ts";
 
 /** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
 export interface JudgedTarget {
@@ -353,21 +353,35 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         if ("more" in verdict) return;
         client.off("data", take);
         client.off("end", ended);
-        if ("refuse" in verdict) {
-          report({
-            target: asked,
-            method: "CONNECT",
-            allowed: false,
-            reason: `The tunnel was closed: ${verdict.refuse}`,
-            code: "url_not_allowed",
-            details: { origin: `https://${asked}`, opening: verdict.refuse },
-          });
-          upstream.destroy();
-          client.destroy();
+        if ("refuse" in verdict) return close(verdict.refuse);
+        if (!verdict.plainHttp) {
+          upstream.write(opening);
+          client.pipe(upstream);
           return;
         }
-        upstream.write(opening);
-        client.pipe(upstream);
+        // Plain HTTP: every later request on the tunnel is read for its Host too (see plainTunnelScanner).
+        const scan = plainTunnelScanner(judgedHost, match[2]);
+        const pass = (chunk: Buffer) => {
+          const wrong = scan(chunk);
+          if (wrong !== undefined) return void close(wrong);
+          if (!upstream.write(chunk)) client.pause();
+        };
+        upstream.on("drain", () => client.resume());
+        client.on("data", pass);
+        client.once("end", ended);
+        pass(opening);
+      };
+      const close = (why: string) => {
+        report({
+          target: asked,
+          method: "CONNECT",
+          allowed: false,
+          reason: `The tunnel was closed: ${why}`,
+          code: "url_not_allowed",
+          details: { origin: `https://${asked}`, opening: why },
+        });
+        upstream.destroy();
+        client.destroy();
       };
       const ended = () => upstream.end();
       client.on("data", take);

@@ -404,8 +404,32 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
         `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: allowed.test:${port}\r\n\r\n`,
       );
       assert.match(answer, /204 No Content/);
-      await new Promise((resolve) => setTimeout(resolve, 200));
       assert.match(Buffer.concat(received).toString(), /^GET \/ HTTP\/1\.1\r\nHost: allowed\.test:\d+/);
+      // Requests after the first on a plain tunnel are read too: pipelined with it, or sent later.
+      stop();
+      answer = await raw(
+        proxy.path!,
+        `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\nHEAD / HTTP/1.1\r\nHost: allowed.test\r\n\r\n` +
+          `GET / HTTP/1.1\r\nHOST:secret.test\r\n\r\n`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(Buffer.concat(received).length, 0, "a pipelined request naming another host: nothing passed");
+      assert.match(seen.at(-1)!.reason!, /sends Host "secret\.test"/);
+      stop();
+      const later = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(proxy.path!, () => socket.write(`CONNECT allowed.test:${port} HTTP/1.1\r\n\r\n`));
+        socket.once("data", () => {
+          socket.write("HEAD / HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
+          setTimeout(() => socket.write("HEAD / HTTP/1.1\r\nHo"), 100);
+          setTimeout(() => socket.write("st: secret.test\r\n\r\n"), 200);
+        });
+        socket.once("close", () => resolve(true));
+        socket.on("error", () => {});
+        setTimeout(() => (socket.destroy(), resolve(false)), 2_000);
+      });
+      assert.equal(later, true, "a later request naming another host closes the tunnel");
+      assert.doesNotMatch(Buffer.concat(received).toString(), /secret/);
+      assert.match(seen.at(-1)!.reason!, /sends Host "secret\.test"/);
     } finally {
       await proxy.close();
       await new Promise((resolve) => upstream.close(resolve));
