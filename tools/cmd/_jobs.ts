@@ -48,6 +48,8 @@ export interface Job {
   stopRequested: boolean;
   /** The door's change report of its run, until the first report after its end gives its file changes. */
   changes?: (reporter: ToolContext) => Promise<FileChange[]>;
+  /** Removes its output files (through the door), when the session drops the ended job. */
+  readonly removeOutput?: () => void;
 }
 
 /** A job's state for the model. */
@@ -66,6 +68,15 @@ export class SessionProcesses {
   static readonly DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
   /** The most output bytes one command may keep in this session (per-call limits are cut to it). */
   maxOutputBytes: number = SessionProcesses.DEFAULT_MAX_OUTPUT_BYTES;
+  /**
+   * The most bytes of output the session's ended jobs keep on disk together (default 1 GiB), and the most ended
+   * jobs it keeps (default 64): past either, the oldest ended jobs are dropped, their files removed. Before, every
+   * ended job kept its files until the session closed: 20 jobs of 3 MB each held 60 MB in the temp dir, and jobs of
+   * 256 MiB each (the session's output maximum) would fill the disk.
+   */
+  maxKeptOutputBytes = 1024 ** 3;
+  /** See {@linkcode maxKeptOutputBytes}. */
+  maxKeptJobs = 64;
   readonly #jobs = new Map<string, Job>();
   readonly #live = new Set<GroupProcess>();
   #next = 1;
@@ -89,7 +100,36 @@ export class SessionProcesses {
     job.process.exited.then(() => job.finishedAt = Date.now());
     this.#jobs.set(job.id, job);
     void this.track(job.process);
+    // Once it is gone (its output all in its files), the ended jobs are held within their bounds.
+    void job.gone.catch(() => {}).then(() => {
+      this.#ended.push(job);
+      this.#dropEnded();
+    });
     return job;
+  }
+
+  // Ended jobs whose output is all written, in the order they ended.
+  #ended: Job[] = [];
+
+  #dropEnded(): void {
+    const bytes = (job: Job) => job.output.kept.stdout + job.output.kept.stderr;
+    let total = this.#ended.reduce((sum, job) => sum + bytes(job), 0);
+    while (this.#ended.length > this.maxKeptJobs || (this.#ended.length > 0 && total > this.maxKeptOutputBytes)) {
+      const oldest = this.#ended.shift()!;
+      total -= bytes(oldest);
+      this.#jobs.delete(oldest.id);
+      try {
+        oldest.removeOutput?.();
+      } catch {
+        // Gone already: nothing held.
+      }
+    }
+  }
+
+  /** Whether `id` named a job of this session that ended and was dropped to keep the session within its bounds. */
+  dropped(id: string): boolean {
+    const n = /^job-(\d+)$/.exec(id)?.[1];
+    return n !== undefined && Number(n) < this.#next && !this.#jobs.has(id);
   }
 
   /** A job by id. */

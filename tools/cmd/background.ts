@@ -63,6 +63,18 @@ function findJob(ctx: ToolContext, id: string): Job {
   const job = table.job(id);
   if (!job) {
     const known = table.jobs().map((j) => j.id);
+    if (table.dropped(id)) {
+      throw new ToolError(
+        `Background job ${JSON.stringify(id)} ended and was dropped with its output: the session keeps at most ` +
+          `${table.maxKeptJobs} ended jobs and ${table.maxKeptOutputBytes} bytes of their output`,
+        {
+          code: "unknown_job",
+          kind: "semantic",
+          recoveryHint: "Read a job's output before many more jobs end, or run the command again.",
+          details: { known, dropped: true },
+        },
+      );
+    }
     throw new ToolError(`No background job ${JSON.stringify(id)} in this session`, {
       code: "unknown_job",
       kind: "semantic",
@@ -230,6 +242,7 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
       resourceLimit: run.resourceLimit,
       startedAt: Date.now(),
       changes: run.changes,
+      removeOutput: run.removeOutput,
     });
     return {
       id: job.id,

@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
@@ -18,7 +18,7 @@ import {
   pidAlive,
   pidsWithArgs,
 } from "./_helpers.ts";
-import { SessionProcesses } from "../../../tools/cmd/_jobs.ts";
+import { SessionProcesses, sessionProcesses } from "../../../tools/cmd/_jobs.ts";
 
 const box = cmdBox();
 const auto = { autoConfirm: true, host: autoHost() } as const;
@@ -241,5 +241,40 @@ describe("background jobs", () => {
     } finally {
       await killSleeps(mark);
     }
+  });
+
+  // Before: every ended job kept its output files until the session closed: 20 jobs printing 3 MB each held 60 MB
+  // in the temp dir, and jobs at the session's output maximum (256 MiB each) would have filled the disk.
+  test("ended jobs are kept within a bound of bytes and of jobs: the oldest are dropped with their files", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session) => {
+      const table = sessionProcesses(session);
+      table.maxKeptOutputBytes = 5_000;
+      table.maxKeptJobs = 3;
+      let folder = "";
+      for (let i = 1; i <= 5; i++) {
+        const started = okOutput<{ id: string; stdout_path: string }>(
+          await box.call(session, "bash_background", { command: "head -c 2000 /dev/zero" }),
+        );
+        folder = path.dirname(started.stdout_path);
+        await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 });
+      }
+      assert.ok(
+        await eventually(async () => (await readdir(folder)).length === 4),
+        `${(await readdir(folder)).length} files kept`,
+      );
+      const { jobs } = okOutput<{ jobs: { id: string }[] }>(await box.call(session, "bash_list", {}));
+      assert.deepEqual(jobs.map((j) => j.id), ["job-4", "job-5"]);
+      const gone = await box.call(session, "bash_read", { id: "job-1" });
+      assert.equal(gone.errorCode, "unknown_job");
+      assert.match(gone.error ?? "", /ended and was dropped with its output/);
+      table.maxKeptOutputBytes = 1 << 20;
+      for (let i = 6; i <= 8; i++) {
+        const { id } = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: "true" }));
+        await box.call(session, "bash_wait", { id, timeout_s: 20 });
+      }
+      assert.ok(await eventually(async () => (await readdir(folder)).length === 6), "three jobs kept at most");
+    }, { ...auto, sandbox: "off" });
   });
 });
