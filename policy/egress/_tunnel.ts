@@ -20,7 +20,7 @@ import { domainToASCII } from "node:url";
 /** The most bytes read of a tunnel's opening before it is judged (a ClientHello is 0.5-2 KiB, a request head less). */
 export const MAX_TUNNEL_OPENING = 64 * 1024;
 
-/** What the opening says: `more` (not complete yet), `pass`, or a refusal's reason. */
+/** What the opening says: `more` (not complete yet), `pass` (`plainHttp`: not TLS, to be scanned), or a refusal. */
 export type TunnelOpening = { more: true } | { pass: true; plainHttp?: true } | { refuse: string };
 
 const ECH_EXTENSION = 0xfe0d;
@@ -139,17 +139,31 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
     }
     return { pass: true };
   }
-  // An HTTP/1 request: a method, a space; its head must be whole before it is judged.
-  const start = data.subarray(0, 24).toString("latin1");
-  if (!/^[A-Z]{1,20}( |$)/.test(start)) return { pass: true };
-  const head = data.toString("latin1");
+  // Anything else is plain text to the proxy: every line of it is read for a Host (plainTunnelScanner), whatever it
+  // starts with (servers skip empty lines before a request line). HTTP/2 without TLS names its site in HPACK-coded
+  // headers the proxy does not decode: refused.
+  const text = data.subarray(0, 64).toString("latin1").replace(/^[\r\n]+/, "");
+  if (text.startsWith("PRI * HTTP/2")) {
+    return { refuse: `the tunnel to ${host} opens HTTP/2 without TLS, whose site the proxy cannot read` };
+  }
+  if (text === "" && !tooLong) return { more: true };
+  // An HTTP/1 request: a method, a space; its head must be whole before it is judged. A first line that is no
+  // request line (SMTP's EHLO, IMAP, FTP, which wait for the server's answer) passes at once, scanned.
+  if (!/^[A-Z]{1,20}( |$)/.test(text.slice(0, 24))) return { pass: true, plainHttp: true };
+  const head = data.toString("latin1").replace(/^[\r\n]+/, "");
+  const newline = head.indexOf("\n");
+  if (newline < 0) {
+    if (!tooLong) return { more: true };
+    return { refuse: `the tunnel to ${host} opens with a line longer than ${MAX_TUNNEL_OPENING} bytes` };
+  }
+  if (!/^[A-Z]{1,20} \S+ HTTP\/1\.[01]\r?$/.test(head.slice(0, newline))) return { pass: true, plainHttp: true };
   const end = head.indexOf("\r\n\r\n");
   if (end < 0) {
     if (!tooLong) return { more: true };
     return { refuse: `the request in the tunnel to ${host} has a head longer than ${MAX_TUNNEL_OPENING} bytes` };
   }
   const lines = head.slice(0, end).split("\r\n");
-  if (!/^[A-Z]{1,20} \S+ HTTP\/1\.[01]$/.test(lines[0])) return { pass: true };
+  if (!/^[A-Z]{1,20} \S+ HTTP\/1\.[01]$/.test(lines[0])) return { pass: true, plainHttp: true };
   const hosts = lines.slice(1).filter((l) => /^host[ \t]*:/i.test(l)).map((l) => l.slice(l.indexOf(":") + 1).trim());
   if (hosts.length !== 1) {
     return { refuse: `the request in the tunnel to ${host} sends ${hosts.length} Host headers: it must send one` };
@@ -168,9 +182,10 @@ function wrongHost(value: string, judged: string, port: string, host: string): s
 }
 
 /**
- * For a plain-HTTP tunnel whose opening passed: a scanner of everything the
- * client sends (the opening first), line by line across chunks, that returns
- * a refusal's reason at the first `Host` line naming another host. Requests
+ * For a tunnel whose opening passed and is not TLS: a scanner of everything
+ * the client sends (the opening first), line by line across chunks, that
+ * returns a refusal's reason at the first `Host` line naming another host
+ * (or an `Upgrade: h2c`). Requests
  * pipelined or kept alive after the first are plain text too, and each could
  * name another site behind the judged address; a body line that reads like
  * such a header closes the tunnel too (it errs on the side of closing).
@@ -188,6 +203,9 @@ export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) 
     // A line longer than that is no header anyone reads: only its start is kept, to know whether it was one.
     if (carry.length > MAX_TUNNEL_OPENING) carry = carry.slice(0, 16);
     for (const line of lines) {
+      if (/^upgrade[ \t]*:.*\bh2c\b/i.test(line)) {
+        return `the request in the tunnel to ${host} asks to switch to HTTP/2 without TLS, whose site the proxy cannot read`;
+      }
       const m = line.replace(/\r$/, "").match(/^host[ \t]*:([^]*)$/i);
       if (!m) continue;
       const wrong = wrongHost(m[1].trim(), judged, port, host);

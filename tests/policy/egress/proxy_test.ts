@@ -405,6 +405,20 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       );
       assert.match(answer, /204 No Content/);
       assert.match(Buffer.concat(received).toString(), /^GET \/ HTTP\/1\.1\r\nHost: allowed\.test:\d+/);
+      // A request behind empty lines (servers skip them), HTTP/2 without TLS, an upgrade to it: nothing passes.
+      for (
+        const [opening, why] of [
+          ["\r\nGET / HTTP/1.1\r\nHost: secret.test\r\n\r\n", /sends Host "secret\.test"/],
+          ["PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", /HTTP\/2 without TLS/],
+          ["GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: h2c\r\n\r\n", /HTTP\/2 without TLS/],
+        ] as const
+      ) {
+        stop();
+        await raw(proxy.path!, `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\n${opening}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.equal(Buffer.concat(received).length, 0, JSON.stringify(opening));
+        assert.match(seen.at(-1)!.reason!, why);
+      }
       // Requests after the first on a plain tunnel are read too: pipelined with it, or sent later.
       stop();
       answer = await raw(
