@@ -60,8 +60,9 @@ export class SessionProcesses {
   /** Most background jobs running at once in one session. */
   static readonly MAX_RUNNING_JOBS = 8;
   /**
-   * Most shell commands (calls of bash and background jobs together) running at once in one session: each has the
-   * whole of `sandbox.limits` (its own cgroup), so the session's total is this many times a command's.
+   * Most shell commands (calls of bash and background jobs together) running at once in one session and its
+   * sub-agents (counted by workspace, which they share): each has the whole of `sandbox.limits` (its own cgroup),
+   * so the total is this many times a command's.
    */
   static readonly MAX_RUNNING_COMMANDS = 16;
   /** The default session maximum of a command's output limit: 256 MiB. */
@@ -164,27 +165,6 @@ export class SessionProcesses {
     let released = false;
     return () => {
       if (!released) this.#starting--;
-      released = true;
-    };
-  }
-
-  // Commands whose start is under way: they hold a place among the running ones from the moment they are let in.
-  #startingCommands = 0;
-
-  /**
-   * Takes a place for a shell command about to start, or returns false when
-   * {@linkcode SessionProcesses.MAX_RUNNING_COMMANDS} are running or starting;
-   * call the returned function once it is tracked (or failed to start). Taken
-   * before any await, like {@linkcode reserveJob}: before, 40 bash calls made at
-   * once in one session ran 40 sandboxes at once, each with the whole of the
-   * per-command limits (4 GiB, 1024 processes, 120 CPU seconds by default).
-   */
-  reserveCommand(): (() => void) | false {
-    if (this.#live.size + this.#startingCommands >= SessionProcesses.MAX_RUNNING_COMMANDS) return false;
-    this.#startingCommands++;
-    let released = false;
-    return () => {
-      if (!released) this.#startingCommands--;
       released = true;
     };
   }

@@ -48,11 +48,15 @@ export async function startCommand(
   name: string = randomUUID(),
 ): Promise<StartedCommand> {
   const table = sessionProcesses(ctx.session);
-  const release = table.reserveCommand();
-  if (release === false) {
+  // Counted before any await, so that calls made at once cannot all pass the check (see MAX_RUNNING_COMMANDS):
+  // before, 40 bash calls made at once in one session ran 40 sandboxes at once, each with the whole of the limits.
+  let running = runningCommands.get(ctx.workspace);
+  if (running === undefined) runningCommands.set(ctx.workspace, running = { open: 0 });
+  const count = running;
+  if (count.open >= SessionProcesses.MAX_RUNNING_COMMANDS) {
     throw new ToolError(
       `Already ${SessionProcesses.MAX_RUNNING_COMMANDS} shell commands are running in this session ` +
-        "(bash calls and background jobs together)",
+        "(bash calls and background jobs together, its sub-agents' included)",
       {
         code: "too_many_commands",
         recoveryHint: "Wait for a command to finish (or stop a background job with bash_stop), then try again.",
@@ -60,13 +64,21 @@ export async function startCommand(
       },
     );
   }
+  count.open++;
+  let started: StartedCommand;
   try {
-    return await startReserved(ctx, request, folder, name, table);
-  } finally {
-    // Tracked by then (it counts among the running), or never started.
-    release();
+    started = await startReserved(ctx, request, folder, name, table);
+  } catch (error) {
+    count.open--;
+    throw error;
   }
+  // Its place comes back once its process group is gone.
+  void started.gone.catch(() => {}).finally(() => count.open--);
+  return started;
 }
+
+// Shell commands running, by workspace: a session and its sub-agents share theirs.
+const runningCommands = new WeakMap<object, { open: number }>();
 
 async function startReserved(
   ctx: ToolContext,

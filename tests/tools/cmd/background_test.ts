@@ -215,7 +215,7 @@ describe("background jobs", () => {
 
   // Before: 40 bash calls made at once in one session ran 40 sandboxes at once, each with the whole of the
   // per-command limits; the session's commands together had no bound but the number of calls.
-  test("a session runs at most MAX_RUNNING_COMMANDS shell commands at once, bash calls and jobs together", {
+  test("a session runs at most MAX_RUNNING_COMMANDS shell commands at once: bash calls, jobs, sub-agents' together", {
     timeout: 120_000,
   }, async () => {
     const mark = markerSeconds();
@@ -226,17 +226,23 @@ describe("background jobs", () => {
         for (let i = 0; i < jobs; i++) {
           okOutput(await box.call(session, "bash_background", { command: `sleep ${mark}` }));
         }
-        const results = await Promise.all(
-          Array.from({ length: max }, () => box.call(session, "bash", { command: "sleep 1.5" })),
-        );
-        const ran = results.filter((r) => r.status === "success");
-        assert.equal(ran.length, max - jobs);
-        for (const refused of results.filter((r) => r.status !== "success")) {
-          assert.equal(refused.errorCode, "too_many_commands", refused.error);
-          assert.match(refused.error ?? "", new RegExp(`Already ${max} shell commands are running`));
+        // A sub-agent's session shares the count: it works in the same workspace.
+        const child = session.child();
+        try {
+          const results = await Promise.all(
+            Array.from({ length: max }, () => box.call(child, "bash", { command: "sleep 1.5" })),
+          );
+          const ran = results.filter((r) => r.status === "success");
+          assert.equal(ran.length, max - jobs);
+          for (const refused of results.filter((r) => r.status !== "success")) {
+            assert.equal(refused.errorCode, "too_many_commands", refused.error);
+            assert.match(refused.error ?? "", new RegExp(`Already ${max} shell commands are running`));
+          }
+          // The places come back as the commands end.
+          okOutput(await box.call(session, "bash", { command: "true" }));
+        } finally {
+          await child.close();
         }
-        // The places come back as the commands end.
-        okOutput(await box.call(session, "bash", { command: "true" }));
       }, { ...auto, sandbox: "off" });
     } finally {
       await killSleeps(mark);
