@@ -199,10 +199,12 @@ function versionQueries(programs: string): string[] {
 export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   // git runs the programs its configuration and attributes name: core.fsmonitor on
   // anything that reads the index, diff.external and textconv filters on diffs and
-  // blame, gpg.program with log.showSignature (also on `git stash list`). Listing
-  // branches, tags, remotes and configuration does not.
-  "!git branch",
-  "!git tag",
+  // blame, gpg.program with log.showSignature (also on `git stash list`), and the
+  // transport of a promisor remote (remote.*.uploadpack, core.sshCommand, a
+  // credential helper) on anything that reads an object missing from a partial
+  // clone: `git branch -v`, `git tag -n`, and plain `git branch` or `git tag` when
+  // branch.sort or tag.sort sorts by a date. Listing remotes and configuration
+  // reads no object and runs none.
   "!git remote",
   "!git config",
   "!git --version",
@@ -311,7 +313,7 @@ export function parseAllowlistEntry(entry: string): AllowlistEntry {
  * ```ts
  * import { runsProjectCode } from "@toolfence/policy";
  * runsProjectCode(["npm", "test"]); // true
- * runsProjectCode(["git", "branch", "-a"]); // false
+ * runsProjectCode(["git", "remote", "-v"]); // false
  * ```
  */
 export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {

@@ -86,4 +86,51 @@ describe("without a working sandbox", { skip: IS_DENO ? false : "uses deno run -
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("git branch and git tag need the sandbox: reading an object a partial clone lacks runs its remote's transport", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
+    const marker = path.join(dir, "..", `${path.basename(dir)}-ran`);
+    try {
+      // A repository whose commit is missing and whose .git/config names a promisor remote: git fetches the missing
+      // object by running the remote's upload-pack, a program the configuration names.
+      const git = (...args: string[]) =>
+        new Promise<string>((resolve, reject) =>
+          execFile("git", args, { cwd: dir }, (error, stdout) => error ? reject(error) : resolve(stdout.trim()))
+        );
+      await git("init", "-q");
+      await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first");
+      await git("tag", "v1");
+      const head = await git("rev-parse", "HEAD");
+      await rm(path.join(dir, ".git", "objects", head.slice(0, 2), head.slice(2)));
+      for (
+        const [key, value] of [
+          ["core.repositoryformatversion", "1"],
+          ["extensions.partialClone", "origin"],
+          ["remote.origin.url", path.join(dir, "nowhere")],
+          ["remote.origin.promisor", "true"],
+          ["remote.origin.uploadpack", `touch '${marker}'; false`],
+          ["tag.sort", "creatordate"],
+        ]
+      ) await git("config", key, value);
+      // The class, shown without toolfence: this git runs the program.
+      await git("branch", "-v").catch(() => {});
+      assert.equal(existsSync(marker), true, "git fetched the missing object through the configured upload-pack");
+      await rm(marker);
+      const report = await probe(dir, "auto", [
+        { name: "bash", args: { command: "git branch -v" } },
+        { name: "bash", args: { command: "git tag" } },
+        { name: "bash", args: { command: "git branch" } },
+      ]);
+      for (const result of report.results) {
+        assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
+        assert.match(result.error ?? "", /sandbox/);
+      }
+      assert.equal(existsSync(marker), false, "an unsandboxed git listing ran the repository's upload-pack");
+    } finally {
+      await rm(marker, { force: true });
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
