@@ -13,6 +13,7 @@ import { gitRule } from "./_flag_rules_git.ts";
 import { jqRule, TEXT_RULES } from "./_flag_rules_text.ts";
 import { DATA_RULES } from "./_flag_rules_data.ts";
 import { NET_RULES } from "./_flag_rules_net.ts";
+import { PROGRAM_RULES } from "./_flag_rules_programs.ts";
 
 export type { FlagContext } from "./_options.ts";
 
@@ -70,5 +71,6 @@ export function hasFlagRule(name: string): boolean {
  * `undefined` when its arguments are harmless.
  */
 export function flagProblem(name: string, args: readonly BashWord[], context: FlagContext = {}): string | undefined {
-  return FLAG_RULES.get(name)?.(args, name, context);
+  // A program of PROGRAM_RULES is no known one (hasFlagRule): only the options with which it runs programs are.
+  return (FLAG_RULES.get(name) ?? PROGRAM_RULES.get(name))?.(args, name, context);
 }

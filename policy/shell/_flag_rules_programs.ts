@@ -1,0 +1,194 @@
+/**
+ * Flag rules for programs no default entry allows, which a policy file's allow
+ * rule may let run: ssh, scp and sftp, the C compilers, and the programs that
+ * read their arguments from a response file (`@FILE`). An allow rule for one of
+ * them allows it as a client, compiler or binary tool; the options with which
+ * it runs another program or loads a library ask:
+ *
+ * - ssh `-o ProxyCommand=CMD` runs CMD here before it connects (even to a host
+ *   that does not exist), and so do `LocalCommand`, `KnownHostsCommand`,
+ *   `Match exec` in a config file (`-F`), a PKCS#11 or security-key library
+ *   (`-I`, `PKCS11Provider`); scp's and sftp's `-S PROGRAM`, sftp's `-D` (the
+ *   server program, run here) and `-b` (a batch file, whose `!cmd` lines run
+ *   here). `-o` asks unless its keyword is one known to change only how the
+ *   connection is made.
+ * - gcc `-wrapper PROG,ARGS` runs PROG around each of its programs, `-B DIR`
+ *   runs cc1, as and ld from DIR, a spec file or a plugin changes or loads
+ *   code, clang's `-Xclang -load`, `--ld-path`, and a linker plugin too.
+ * - `@FILE` hands gcc, clang, ld, the binutils, javac, java and rustc more
+ *   arguments from FILE, options among them, which the checker cannot see
+ *   (and FILE may lie anywhere).
+ *
+ * The paths they name stay judged as an unknown program's (every path as a
+ * write it may be): these rules only add what asks.
+ *
+ * @module
+ */
+import type { BashWord } from "./_tree.ts";
+import { hiddenOptionReason, shown } from "./_options.ts";
+import type { Rule } from "./_flag_rules_runners.ts";
+
+/** Which letters take a value, per program (OpenSSH 9's). */
+const SSH_VALUED: Readonly<Record<string, string>> = {
+  ssh: "BbcDEeFIiJLlmOoPpQRSWw",
+  scp: "cDFiJloPSX",
+  sftp: "BbcDFiJloPRSX",
+};
+
+/** Letters that ask whatever their value, per program, and why. */
+const SSH_ASKING: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  ssh: {
+    F: "makes ssh read a configuration file, which can name programs it runs (ProxyCommand, Match exec)",
+    I: "makes ssh load a PKCS#11 library",
+  },
+  scp: {
+    F: "makes scp read an ssh configuration file, which can name programs it runs (ProxyCommand, Match exec)",
+    S: "names the program scp runs for the connection",
+  },
+  sftp: {
+    F: "makes sftp read an ssh configuration file, which can name programs it runs (ProxyCommand, Match exec)",
+    S: "names the program sftp runs for the connection",
+    D: "names the sftp server program, which sftp runs here",
+    b: "makes sftp run the commands of a batch file, whose `!` lines run here",
+  },
+};
+
+/**
+ * The `-o` keywords that change only how the connection is made (lower case). Every other one asks:
+ * ProxyCommand, LocalCommand, KnownHostsCommand, PKCS11Provider, SecurityKeyProvider and XAuthLocation run a program
+ * or load a library here, Include reads a configuration file, ControlPath and the known-hosts files are written.
+ */
+const SSH_HARMLESS_KEYWORDS: ReadonlySet<string> = new Set(
+  ("addressfamily batchmode checkhostip ciphers compression connectionattempts connecttimeout escapechar " +
+    "exitonforwardfailure fingerprinthash gssapiauthentication hashknownhosts hostbasedauthentication " +
+    "hostkeyalgorithms identitiesonly ipqos kbdinteractiveauthentication challengeresponseauthentication " +
+    "kexalgorithms loglevel macs numberofpasswordprompts passwordauthentication port preferredauthentications " +
+    "pubkeyacceptedalgorithms pubkeyacceptedkeytypes pubkeyauthentication rekeylimit requesttty " +
+    "serveralivecountmax serveraliveinterval stricthostkeychecking tcpkeepalive user visualhostkey")
+    .split(" "),
+);
+
+/** Keywords harmless with the value `/dev/null` only (`-o UserKnownHostsFile=/dev/null`). */
+const SSH_NULL_FILES: ReadonlySet<string> = new Set(["userknownhostsfile", "globalknownhostsfile"]);
+
+function sshOptionProblem(word: BashWord, value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return `${shown(word)}, the value of \`-o\`, is only known when the command runs`;
+  const match = /^\s*([A-Za-z0-9]+)\s*(?:=\s*|\s+)?(.*)$/s.exec(value);
+  const keyword = match?.[1].toLowerCase() ?? "";
+  if (SSH_HARMLESS_KEYWORDS.has(keyword)) return undefined;
+  if (SSH_NULL_FILES.has(keyword) && match?.[2].trim() === "/dev/null") return undefined;
+  return `\`-o ${value}\` sets an option of ${name} not known to be harmless (ProxyCommand, LocalCommand and ` +
+    "KnownHostsCommand run a program here, a provider loads a library)";
+}
+
+/** ssh, scp and sftp: their options read as getopt clusters, wherever they stand (ssh reads them after the host). */
+const sshRule: Rule = (args, name) => {
+  const valued = SSH_VALUED[name];
+  const asking = SSH_ASKING[name];
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    if (word.value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (word.value === "--") break;
+    if (!word.value.startsWith("-") || word.value === "-") continue;
+    for (let at = 1; at < word.value.length; at++) {
+      const letter = word.value[at];
+      if (Object.hasOwn(asking, letter)) return `${shown(word)} ${asking[letter]}`;
+      if (!valued.includes(letter)) continue;
+      const rest = word.value.slice(at + 1);
+      const valueWord = rest !== "" ? word : args[++i];
+      if (letter === "o") {
+        const problem = sshOptionProblem(valueWord ?? word, rest !== "" ? rest : valueWord?.value, name);
+        if (problem !== undefined) return problem;
+      }
+      break;
+    }
+  }
+  return undefined;
+};
+
+/** A response file: more arguments, options among them, read from a file when the program runs. */
+function responseFile(word: BashWord, name: string): string {
+  return `${shown(word)} makes ${name} read more arguments from a file, whose options cannot be checked; ` +
+    "write them on the command line";
+}
+
+/** The pieces gcc hands the linker, assembler or preprocessor (`-Wl,a,b`, `-Xlinker a`). */
+function passedOn(args: readonly BashWord[], i: number): { pieces: string[]; skip: number } | undefined {
+  const value = args[i].value!;
+  const comma = /^-W[lap],(.*)$/s.exec(value);
+  if (comma) return { pieces: comma[1].split(","), skip: 0 };
+  if (["-Xlinker", "-Xassembler", "-Xpreprocessor"].includes(value)) {
+    return { pieces: args[i + 1]?.value === undefined ? ["@"] : [args[i + 1].value!], skip: 1 };
+  }
+  return undefined;
+}
+
+/** gcc's and clang's options that run a program, load code or change which programs run. */
+function compilerOption(value: string): string | undefined {
+  if (value === "-wrapper") return "makes the compiler run a program around each of its own";
+  if (value.startsWith("-B") || value.startsWith("--prefix")) {
+    return "makes the compiler run cc1, as and ld from a folder";
+  }
+  if (/^--?specs/.test(value)) return "makes the compiler read a spec file, which can change the programs it runs";
+  if (/^-f(pass-)?plugin/.test(value)) return "makes the compiler load a plugin";
+  if (value === "-Xclang" || value.startsWith("-Xclang=")) {
+    return "passes options to clang's front end (`-load` loads a plugin)";
+  }
+  if (/^--?ld-path/.test(value) || (value.startsWith("-fuse-ld=") && value.includes("/"))) {
+    return "makes the compiler run the linker program it names";
+  }
+  if (/^--?(gcc-toolchain|gcc-install-dir)|^-ccc-/.test(value)) {
+    return "makes the compiler look for its programs elsewhere";
+  }
+  return undefined;
+}
+
+const compilerRule: Rule = (args, name) => {
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (value.startsWith("@")) return responseFile(word, name);
+    const problem = compilerOption(value);
+    if (problem !== undefined) return `${shown(word)} ${problem}`;
+    const passed = passedOn(args, i);
+    if (passed === undefined) continue;
+    if (passed.pieces.some((piece) => piece.startsWith("@"))) return responseFile(word, name);
+    if (passed.pieces.some((piece) => /plugin/i.test(piece))) return `${shown(word)} makes the linker load a plugin`;
+    i += passed.skip;
+  }
+  return undefined;
+};
+
+/** The binutils and the other programs that read `@FILE` (the binutils' `--plugin` loads a library). */
+const responseFileRule: Rule = (args, name) => {
+  for (const word of args) {
+    if (word.value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (word.value.startsWith("@")) return responseFile(word, name);
+    if (/^--?plugin/.test(word.value)) return `${shown(word)} makes ${name} load a plugin library`;
+  }
+  return undefined;
+};
+
+const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
+const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
+  "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
+
+/**
+ * The rules of programs the analysis knows only these options of: registered apart from the flag rules of known
+ * programs, so that the paths they name stay judged as an unknown program's.
+ */
+export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
+  ...["ssh", "scp", "sftp"].map((name) => [name, sshRule] as const),
+  ...COMPILERS.split(" ").map((name) => [name, compilerRule] as const),
+  ...RESPONSE_FILE_PROGRAMS.split(" ").map((name) => [name, responseFileRule] as const),
+]);
