@@ -204,9 +204,10 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   // credential helper) on anything that reads an object missing from a partial
   // clone: `git branch -v`, `git tag -n`, and plain `git branch` or `git tag` when
   // branch.sort or tag.sort sorts by a date. Listing remotes and configuration
-  // reads no object and runs none.
-  "!git remote",
-  "!git config",
+  // runs none, but reads outside the workspace where no sandbox hides it: the
+  // user's ~/.gitconfig (`git config --list`) and the configuration of a
+  // repository above the workspace, which git finds when the workspace has none
+  // (`git remote -v`, with the credentials a remote's URL carries).
   "!git --version",
   "git",
   "deno test",
@@ -313,7 +314,7 @@ export function parseAllowlistEntry(entry: string): AllowlistEntry {
  * ```ts
  * import { runsProjectCode } from "@toolfence/policy";
  * runsProjectCode(["npm", "test"]); // true
- * runsProjectCode(["git", "remote", "-v"]); // false
+ * runsProjectCode(["ls", "-la"]); // false
  * ```
  */
 export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {

@@ -5,7 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -20,7 +20,12 @@ interface Report {
   results: { status: string; errorCode?: string; error?: string; output: Record<string, unknown> }[];
 }
 
-function probe(workdir: string, sandbox: "auto" | "required", calls: unknown[]): Promise<Report> {
+function probe(
+  workdir: string,
+  sandbox: "auto" | "required",
+  calls: unknown[],
+  env: Record<string, string> = {},
+): Promise<Report> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -31,7 +36,7 @@ function probe(workdir: string, sandbox: "auto" | "required", calls: unknown[]):
         path.join(here, "_no_sandbox_probe.ts"),
         JSON.stringify({ workdir, sandbox, calls }),
       ],
-      { timeout: 60_000, killSignal: "SIGKILL" },
+      { timeout: 60_000, killSignal: "SIGKILL", env: { ...process.env, ...env } },
       (error, stdout, stderr) =>
         error
           ? reject(new Error(`${error.message}\n${stderr}`))
@@ -130,6 +135,42 @@ describe("without a working sandbox", { skip: IS_DENO ? false : "uses deno run -
       assert.equal(existsSync(marker), false, "an unsandboxed git listing ran the repository's upload-pack");
     } finally {
       await rm(marker, { force: true });
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("git config and git remote need the sandbox: they read ~/.gitconfig and a repository above the workspace", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
+    try {
+      const home = path.join(dir, "home");
+      const parent = path.join(dir, "parent");
+      const workspace = path.join(parent, "workspace");
+      await mkdir(home);
+      await mkdir(workspace, { recursive: true });
+      await writeFile(
+        path.join(home, ".gitconfig"),
+        '[url "https://x:HOME-TOKEN@example.com/"]\n\tinsteadOf = https://example.com/\n',
+      );
+      const git = (...args: string[]) =>
+        new Promise<void>((resolve, reject) =>
+          execFile("git", args, { cwd: parent }, (error) => error ? reject(error) : resolve())
+        );
+      // The workspace is no repository: git finds the one above it, outside the workspace.
+      await git("init", "-q");
+      await git("config", "remote.origin.url", "https://u:PARENT-TOKEN@example.com/r.git");
+      const report = await probe(workspace, "auto", [
+        { name: "bash", args: { command: "git config --list" } },
+        { name: "bash", args: { command: "git config --global --list" } },
+        { name: "bash", args: { command: "git remote -v" } },
+        { name: "bash", args: { command: "git config --get remote.origin.url" } },
+      ], { HOME: home });
+      for (const result of report.results) {
+        assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
+        assert.doesNotMatch(JSON.stringify(result.output), /TOKEN/);
+      }
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
