@@ -485,6 +485,39 @@ export const jqRule: Rule = (args, _name, context) => {
   return problem ?? outside;
 };
 
+/**
+ * tail: following by name (`-F`, `--follow=name`, `--retry`) opens each file
+ * again whenever its name appears or is replaced, for as long as tail runs: it
+ * reads whatever the name leads to then, which no judgement before the start
+ * sees. A background `tail -F n` of a name that did not exist yet read the file
+ * outside the workspace a link at `n` led to once the copy tool put one there
+ * (with no sandbox and nobody to ask). `tail -f` follows the file it opened.
+ */
+function followsByName(value: string): boolean {
+  if (value.startsWith("--")) {
+    const [given, ...rest] = value.slice(2).split("=");
+    if (given !== "" && "retry".startsWith(given)) return true;
+    const mode = rest.join("=");
+    return given !== "" && "follow".startsWith(given) && mode !== "" && "name".startsWith(mode);
+  }
+  // A cluster: `-F`, or a letter after `-n`, `-c`, `-s` that take a value is that value (`-n5F` is not -F, GNU reads
+  // `5F` as the count and fails), which asking costs nothing.
+  return value.startsWith("-") && value.slice(1).includes("F");
+}
+
+const tailRule: Rule = (args, name) => {
+  const hidden = hiddenOption(args, name);
+  if (hidden !== undefined) return hidden;
+  for (const word of args) {
+    if (word.value === "--") break;
+    if (word.value !== undefined && followsByName(word.value)) {
+      return `${shown(word)} makes tail open its files again by name as they appear or are replaced, reading ` +
+        "whatever a name leads to then (a link to a file outside the workspace too); `tail -f` follows the file it opened";
+    }
+  }
+  return undefined;
+};
+
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["find", findRule],
@@ -497,6 +530,7 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
     ),
   ],
   ["wc", optionRule(FILES0_FROM)],
+  ["tail", tailRule],
   ["du", optionRule(FILES0_FROM)],
   [
     "rg",

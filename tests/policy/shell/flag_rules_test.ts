@@ -886,3 +886,35 @@ describe("flag rules: file", () => {
     for (const line of ["file f", "file -b f", "file --mime-type -b f", "file -L f", "file -i f a"]) await allows(line);
   });
 });
+
+describe("tail", () => {
+  test("following by name asks in every spelling: a name that appears later may be a link anywhere", {
+    timeout: 60_000,
+  }, async () => {
+    for (
+      const line of [
+        "tail -F n",
+        "tail -qF n",
+        "tail --follow=name n",
+        "tail --fo=n n",
+        "tail --retry -f n",
+        "tail --re n",
+      ]
+    ) {
+      await asks(line, "by name");
+    }
+  });
+
+  test("reading and following the file opened run", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "tail f",
+        "tail -n 20 f",
+        "tail -f f",
+        "tail --follow f",
+        "tail --follow=descriptor f",
+        "tail -c5 f",
+      ]
+    ) await allows(line);
+  });
+});

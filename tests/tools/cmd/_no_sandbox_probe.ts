@@ -12,13 +12,18 @@ const request = JSON.parse(process.argv.at(-1)!) as {
   workdir: string;
   sandbox: "auto" | "required";
   calls: { name: string; args: Record<string, unknown> }[];
+  /** Whether the automatic answer is on (default true); off, what needs confirming is refused. */
+  autoConfirm?: boolean;
+  /** More tool groups than cmd and diagnostic. */
+  groups?: string[];
 };
-const box = new ToolBox().withDefaults("cmd", "diagnostic");
+const box = new ToolBox().withDefaults("cmd", "diagnostic", ...(request.groups ?? []));
 const session = new Session({
   workspace: request.workdir,
   sandbox: request.sandbox,
-  autoConfirm: true,
-  host: autoHost(),
+  autoConfirm: request.autoConfirm ?? true,
+  // Without the automatic answer, no host: nobody can be asked, and what needs confirming is refused.
+  ...(request.autoConfirm === false ? {} : { host: autoHost() }),
 });
 const state = await sandboxState(request.sandbox);
 const results = [];

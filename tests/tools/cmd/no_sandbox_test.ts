@@ -5,7 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -25,6 +25,7 @@ function probe(
   sandbox: "auto" | "required",
   calls: unknown[],
   env: Record<string, string> = {},
+  options: { autoConfirm?: boolean; groups?: string[] } = {},
 ): Promise<Report> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -34,7 +35,7 @@ function probe(
         "-A",
         "--deny-run=bwrap",
         path.join(here, "_no_sandbox_probe.ts"),
-        JSON.stringify({ workdir, sandbox, calls }),
+        JSON.stringify({ workdir, sandbox, calls, ...options }),
       ],
       { timeout: 60_000, killSignal: "SIGKILL", env: { ...process.env, ...env } },
       (error, stdout, stderr) =>
@@ -170,6 +171,40 @@ describe("without a working sandbox", { skip: IS_DENO ? false : "uses deno run -
         assert.equal(result.errorCode, "permission_denied", JSON.stringify(result));
         assert.doesNotMatch(JSON.stringify(result.output), /TOKEN/);
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a background tail -F asks: it opens a name again once it appears, wherever a link there leads", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-nosandbox-")));
+    try {
+      const workspace = path.join(dir, "workspace");
+      await mkdir(path.join(workspace, "docs"), { recursive: true });
+      await writeFile(path.join(dir, "secret"), "OUTSIDE-SECRET\n");
+      // A link of the repository that leads outside: reading it asks, and the copy tool copies it as a link.
+      await symlink(path.join(dir, "secret"), path.join(workspace, "docs", "link"));
+      const report = await probe(
+        workspace,
+        "auto",
+        [
+          { name: "bash_background", args: { command: "tail -F n" } },
+          { name: "sleep", args: { seconds: 1 } },
+          { name: "copy", args: { src: "docs/link", dst: "n" } },
+          { name: "sleep", args: { seconds: 2 } },
+          { name: "bash_read", args: { id: "job-1" } },
+          { name: "bash", args: { command: "cat n" } },
+        ],
+        {},
+        { autoConfirm: false, groups: ["fs", "system"] },
+      );
+      const [job, , copied, , read, cat] = report.results;
+      assert.equal(job.errorCode, "permission_denied", JSON.stringify(job));
+      assert.equal(copied.status, "success", JSON.stringify(copied));
+      assert.doesNotMatch(JSON.stringify(read), /OUTSIDE-SECRET/);
+      assert.equal(cat.errorCode, "permission_denied", JSON.stringify(cat));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
