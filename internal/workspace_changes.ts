@@ -81,6 +81,7 @@ export interface WorkspaceScan {
 }
 
 const caches = new WeakMap<object, Map<string, string>>();
+const NOTHING: ReadonlySet<string> = new Set();
 
 function cacheOf(session: SessionBase): Map<string, string> {
   let cache = caches.get(session.workspace);
@@ -135,9 +136,15 @@ function lstatEntry(full: string): StatEntry | undefined {
 
 /**
  * Stats every entry under `root` (never following a link), skipping the
- * folders in `skip` (real paths), up to {@linkcode MAX_SCAN_ENTRIES}.
+ * folders in `skip` (real paths; the folder itself is kept, not what is in
+ * it) and leaving out the entries in `ignore` (absolute paths) altogether, up
+ * to {@linkcode MAX_SCAN_ENTRIES}.
  */
-export function scanWorkspace(root: string, skip: readonly string[] = []): WorkspaceScan {
+export function scanWorkspace(
+  root: string,
+  skip: readonly string[] = [],
+  ignore: ReadonlySet<string> = NOTHING,
+): WorkspaceScan {
   const startedAt = Date.now();
   const started = performance.now();
   const entries = new Map<string, StatEntry>();
@@ -168,6 +175,7 @@ export function scanWorkspace(root: string, skip: readonly string[] = []): Works
         return;
       }
       const full = dir + "/" + name;
+      if (ignore.has(full)) continue;
       const rel = prefix + name;
       entries.set(rel, entry);
       if (entry.type === "directory" && !skip.includes(full)) walk(full, rel + "/");
@@ -271,7 +279,9 @@ interface BeforeHashes {
  * Starts watching the workspace of `ctx` for one command: the before
  * snapshot, now, a stat scan of every entry. New or changed files (not in
  * the hash cache) are hashed within {@linkcode BEFORE_HASH_BUDGET} so that
- * their before state is known. `finish` scans again and compares.
+ * their before state is known. `finish` scans again and compares. Entries
+ * in `ignore` (absolute paths: the sandbox's placeholders, mount points the
+ * command cannot change, gone before `finish`) are in neither scan.
  *
  * Requires `--allow-read` for the workspace.
  *
@@ -282,16 +292,17 @@ interface BeforeHashes {
  * const changes = await watch.finish(ctx);
  * ```
  */
-export async function watchWorkspace(ctx: ToolContext): Promise<WorkspaceWatch> {
+export async function watchWorkspace(ctx: ToolContext, ignore: readonly string[] = []): Promise<WorkspaceWatch> {
   const root = ctx.workspace.workdir;
   const skip = await skippedFolders(ctx);
   const cache = cacheOf(ctx.session);
-  const before = scanWorkspace(root, skip);
+  const ignored = ignore.length === 0 ? NOTHING : new Set(ignore);
+  const before = scanWorkspace(root, skip, ignored);
   const hashes = hashWithinBudget(ctx.policy.files, before, cache);
   return {
     before,
     finish: (reporter) => {
-      const after = scanWorkspace(root, skip);
+      const after = scanWorkspace(root, skip, ignored);
       if (before.incomplete || after.incomplete) return Promise.resolve([]);
       return Promise.resolve(reportScanChanges(reporter, before, after, hashes));
     },

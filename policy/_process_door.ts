@@ -128,7 +128,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       let watch: WorkspaceWatch | undefined;
       try {
         // The last thing before the start, so that every change after it is the command's.
-        if (request.kind === "shell" && !judged.readOnly) watch = await watchWorkspace(request.call);
+        if (request.kind === "shell" && !judged.readOnly) {
+          watch = await watchWorkspace(request.call, wrapped.placeholders);
+        }
         process = await spawnGroup(limited.argv, {
           cwd,
           env,

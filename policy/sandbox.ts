@@ -429,6 +429,11 @@ export interface SandboxedCommand {
    */
   fds: number[];
   /**
+   * The placeholders made for protected paths that did not exist (absolute): mount points read-only inside, which
+   * `release()` removes. They are the sandbox's, not the command's: a comparison of the workspace leaves them out.
+   */
+  placeholders: readonly string[];
+  /**
    * Removes the placeholders made for protected paths that did not exist, and
    * moves the protected paths the command created into the quarantine folder;
    * call once the command (and every process it started) has ended. Returns
@@ -581,6 +586,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       sandboxed: false,
       reason: 'the sandbox is switched off (sandbox: "off")',
       fds: [],
+      placeholders: [],
       release: noRelease,
     };
   }
@@ -606,7 +612,14 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const status = await bubblewrapStatus();
   if (status.path === undefined) {
     if (options.mode === "auto") {
-      return { argv: [...argv], sandboxed: false, reason: status.reason, fds: [], release: noRelease };
+      return {
+        argv: [...argv],
+        sandboxed: false,
+        reason: status.reason,
+        fds: [],
+        placeholders: [],
+        release: noRelease,
+      };
     }
     throw sandboxUnavailable(status.reason ?? "bubblewrap does not work here");
   }
@@ -700,7 +713,8 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // Outside the forwarder, whose relay stays running beside the command.
       ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? []),
     ];
-    return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
+    const placeholders = mounts.filter((mount) => mount.placeholder !== undefined).map((mount) => mount.path);
+    return { argv: wrapped, sandboxed: true, fds: bound.fds, placeholders, release };
   } catch (error) {
     await release();
     throw error;

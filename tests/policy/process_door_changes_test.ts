@@ -13,7 +13,10 @@ import { Session } from "../../policy/session.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import type { FileChange } from "../../core/effects.ts";
+import { bubblewrapStatus } from "../../policy/sandbox.ts";
+import { execFile } from "node:child_process";
 
+const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 let workdir: string;
 let session: Session;
 before(async () => {
@@ -62,5 +65,33 @@ describe("the process door reports a command's changes", () => {
     assert.equal(output.again, 0);
     const recorded = (result.filesystemChanges ?? []).map((c) => `${c.change} ${c.path}`).sort();
     assert.deepEqual(recorded, output.first.slice().sort());
+  });
+});
+
+describe("the sandbox's own mount points are not a command's changes", () => {
+  test("in a git checkout, a writing line reports what it wrote, never the protected paths' placeholders", {
+    timeout: 60_000,
+    skip: !hasBwrap,
+  }, async () => {
+    // `git init` leaves protected paths missing (.git/config.worktree among them): the sandbox makes a placeholder
+    // for each, read-only inside, and removes it after the command. The comparison saw one in its before snapshot
+    // and none after, and every writing command in a checkout reported `.git/config.worktree` deleted.
+    const checkout = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-door-git-")));
+    const own = new Session({ workspace: checkout, autoConfirm: true });
+    try {
+      await new Promise<void>((resolve, reject) =>
+        execFile("git", ["init", "-q"], { cwd: checkout }, (error) => error ? reject(error) : resolve())
+      );
+      const box = new ToolBox().register(runner);
+      for (const command of ["printf a > a.txt", "printf b > b.txt && rm a.txt"]) {
+        const result = await box.call(own, "door_run", { command });
+        assert.equal(result.status, "success", JSON.stringify(result));
+        const { first } = result.output as { first: string[] };
+        assert.deepEqual(first, command.includes("rm") ? ["created b.txt", "deleted a.txt"] : ["created a.txt"]);
+      }
+    } finally {
+      await own.close();
+      await fsp.rm(checkout, { recursive: true, force: true });
+    }
   });
 });
