@@ -64,8 +64,10 @@ const runner = tool({
 describe("the process door's files in the session temp dir", () => {
   for (
     const [kind, folder, link] of [
-      ["shell", "door-out", "door-out"],
-      ["program", "door-out-2", "door-out-2"],
+      // Output folders lie in output/ (read-only inside a shell command's sandbox, but writable without it).
+      ["shell", "door-out", "output/door-out"],
+      ["program", "door-out-2", "output/door-out-2"],
+      ["shell", "door-out-4", "output"],
       // A program's private folder (a checker's cache) is made under checks/.
       ["program", "door-out-3", "checks"],
     ] as const
@@ -74,6 +76,7 @@ describe("the process door's files in the session temp dir", () => {
       const box = new ToolBox().register(runner);
       const temp = await session.workspace.tempDir();
       await fsp.rm(path.join(temp, link), { recursive: true, force: true });
+      await fsp.mkdir(path.dirname(path.join(temp, link)), { recursive: true });
       // What `ln -s <outside> "$TMPDIR/<folder>"` in a command does.
       await fsp.symlink(outside, path.join(temp, link));
       try {

@@ -420,7 +420,7 @@ describe("bash: its output files", () => {
         await withSession(async (session) => {
           // The command finds its output files in their folder, puts files of the same names in a folder outside,
           // and makes the folder a link to it (a person allows it: without the sandbox it could write there).
-          const d = (await session.workspace.tempDir()) + "/bash";
+          const d = (await session.workspace.tempDir()) + "/output/bash";
           const command = `for f in ${d}/*.std*; do printf keep > ${outside}/\${f##*/}; done; ` +
             `mv ${d} ${d}.away && ln -s ${outside} ${d}`;
           await box.call(session, "bash", { command });

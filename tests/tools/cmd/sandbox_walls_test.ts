@@ -112,7 +112,7 @@ describe("bash in the sandbox", { skip }, () => {
         await box.call(session, "bash_background", { command: "echo TESTS FAILED" }),
       );
       assert.match(okOutput<JobReport>(await box.call(session, "bash_wait", { id, timeout_s: 20 })).stdout, /FAILED/);
-      const folders = ["bash", "jobs", "search", "checks"].map((f) => `"$TMPDIR/${f}"`).join(" ");
+      const folders = ["output", "output/bash", "output/jobs", "output/search"].map((f) => `"$TMPDIR/${f}"`).join(" ");
       const script = `printf 'all tests passed\\n' > ${stdout_path}; rm -f ${stdout_path}\n` +
         `for d in ${folders}; do touch "$d/x" || echo "$d is read-only"; mv "$d" "$d.moved" || echo kept; done\n` +
         `cat ${stdout_path}\n`;

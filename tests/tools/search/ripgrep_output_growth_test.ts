@@ -47,7 +47,7 @@ describe("ripgrep's output files grown behind the capture", { skip }, () => {
       await fsp.writeFile(wrapper, `#!/bin/sh\nsleep 0.4\nexec "\${0%/*}/rg-real" "$@"\n`, { mode: 0o755 });
       session = new Session({ workspace: workdir, fence: openFence() });
       const box = new ToolBox().register(grepTool({ engine: "ripgrep", ripgrepPath: wrapper }));
-      const search = path.join(await session.workspace.tempDir(), "search");
+      const search = path.join(await session.workspace.tempDir(), "output", "search");
       const grown = new Set<string>();
       // What a command of the session can do to the files: write past what the capture wrote, and grow them.
       watcher = (async () => {
