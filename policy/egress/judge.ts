@@ -125,18 +125,23 @@ function canonicalHost(hostname: string): string | undefined {
   const bare = hostname.trim().replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
   if (bare === "") return undefined;
   if (net.isIP(bare)) return bare;
+  if (isNumericSpelling(bare)) return undefined;
   // The trailing dot and the empty labels are judged after IDNA's mapping, which turns the ideographic and
   // full-width full stops (U+3002, U+FF0E, U+FF61) into dots: `x.denied.test..` and `x.denied.test。` were
   // `x.denied.test.` to the judge, which no deny entry matched (a person was asked about a denied host), and to the
   // resolver the denied host itself.
-  const mapped = domainToASCII(bare);
-  const ascii = mapped.replace(/\.$/, "");
+  const ascii = domainToASCII(bare).replace(/\.$/, "");
   if (ascii === "" || ascii.split(".").some((label) => label === "")) return undefined;
-  if (net.isIP(ascii)) return ascii;
-  // Numeric forms the WHATWG parser would turn into an address (2130706433, 0x7f.1, 017700000001)
-  // are not names a resolver should be trusted with; the URL parser already gave every client the address.
-  if (/^[\d.]+$/.test(ascii) || /^0x/i.test(ascii) || /(^|\.)0x[0-9a-f]*$/i.test(ascii)) return undefined;
+  // A name the mapping made an address or a numeric form is a numeric spelling too: full-width digits map to ASCII
+  // ones, and Node's domainToASCII parses `2130706433` as the WHATWG parser does (127.0.0.1; Deno's leaves it).
+  if (net.isIP(ascii) || isNumericSpelling(ascii)) return undefined;
   return ascii;
+}
+
+// Numeric forms the WHATWG parser would turn into an address (2130706433, 0x7f.1, 017700000001) are not names a
+// resolver should be trusted with; the URL parser already gave every client the address.
+function isNumericSpelling(host: string): boolean {
+  return /^[\d.]+$/.test(host) || /^0x/i.test(host) || /(^|\.)0x[0-9a-f]*$/i.test(host);
 }
 
 function parsePattern(entry: string): Pattern {
