@@ -49,7 +49,9 @@ for (const file of benches) {
   });
   if (run.status !== 0) failed.push(file);
 }
-const rows: BenchRow[] = (await readFile(rowsFile, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+// A bench that failed (a wrong answer, a crash) reports no figures: its rows are not measurements of the code.
+const rows: BenchRow[] = (await readFile(rowsFile, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l))
+  .filter((row: BenchRow) => !failed.includes(row.bench));
 await rm(rowsFile, { force: true });
 
 const when = `${started.toISOString().slice(0, 16).replace("T", " ")} UTC, load ${loadBefore}-${load()}`;
