@@ -96,6 +96,7 @@ export {
   type ProtectedPlan,
   quarantineCreated,
   type QuarantinedPath,
+  readOnlyFolderMounts,
   releasePlaceholders,
   type SecretMasks,
   secretMasks,

@@ -396,6 +396,16 @@ function openMount(mount: ProtectedMount, isDir: boolean): ProtectedMount | unde
   }
 }
 
+/**
+ * Read-only mounts of `folders` (absolute), each opened without following a
+ * final link and bound by its descriptor, so that the mount is that very
+ * folder, never a link a command put in its place since; one that is gone or
+ * no folder is left out. Close them with {@linkcode closeMounts}.
+ */
+export function readOnlyFolderMounts(folders: readonly string[]): ProtectedMount[] {
+  return folders.flatMap((folder) => openMount({ path: path.normalize(folder), how: "read-only" }, true) ?? []);
+}
+
 /** Closes the descriptors of `mounts`. */
 export function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
   for (const mount of mounts) {

@@ -23,11 +23,11 @@ import {
   isAbsoluteClean,
   isWithin,
   listOutside,
-  type ProtectedMount,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
   type QuarantinedPath,
+  readOnlyFolderMounts,
   releasePlaceholders,
   runProbe,
   secretMasks,
@@ -654,7 +654,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     : await protectedMounts(path.normalize(protectedRoot), options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, {
       placeholders: options.workspace !== undefined,
     });
-  const mounts = [...plan.mounts, ...openReadOnlyFolders(options.readOnlyFolders ?? [])];
+  const mounts = [...plan.mounts, ...readOnlyFolderMounts(options.readOnlyFolders ?? [])];
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
     released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
@@ -719,20 +719,6 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     await release();
     throw error;
   }
-}
-
-// The folders opened as read-only mounts bound by descriptor (never a path a command could have made a link since).
-function openReadOnlyFolders(folders: readonly string[]): ProtectedMount[] {
-  const opened: ProtectedMount[] = [];
-  for (const folder of folders) {
-    try {
-      const fd = fs.openSync(folder, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);
-      opened.push({ path: path.normalize(folder), how: "read-only", fd });
-    } catch {
-      // Not there, or not a folder: nothing to bind.
-    }
-  }
-  return opened;
 }
 
 /**

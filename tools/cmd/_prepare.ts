@@ -50,9 +50,8 @@ export async function startCommand(
   const table = sessionProcesses(ctx.session);
   // Counted before any await, so that calls made at once cannot all pass the check (see MAX_RUNNING_COMMANDS):
   // before, 40 bash calls made at once in one session ran 40 sandboxes at once, each with the whole of the limits.
-  let running = runningCommands.get(ctx.workspace);
-  if (running === undefined) runningCommands.set(ctx.workspace, running = { open: 0 });
-  const count = running;
+  const count = runningCommands.get(ctx.workspace) ?? { open: 0 };
+  runningCommands.set(ctx.workspace, count);
   if (count.open >= SessionProcesses.MAX_RUNNING_COMMANDS) {
     throw new ToolError(
       `Already ${SessionProcesses.MAX_RUNNING_COMMANDS} shell commands are running in this session ` +
