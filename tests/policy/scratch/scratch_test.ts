@@ -326,7 +326,8 @@ describe("Scratch: work in the copy, then publish", () => {
         const result = await box.call(scratch.session, "bash", {
           command: `pwd; echo copy > in-copy.txt; echo host > '${workdir}/pwned.txt'; rm -f '${workdir}/a.txt'; true`,
         });
-        assert.equal(result.status, "success", result.error);
+        // The output (the command's stderr: bubblewrap's own error, when it is the one that failed) in the message.
+        assert.equal(result.status, "success", `${result.error}\n${JSON.stringify(result.output)}`);
         assert.ok(JSON.stringify(result.output).includes(scratch.root));
         assert.equal(await fsp.readFile(path.join(scratch.root, "in-copy.txt"), "utf8"), "copy\n");
         assert.deepEqual(await fingerprint(workdir), before);
