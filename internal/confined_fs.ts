@@ -630,6 +630,39 @@ export interface CopyCounts {
   skipped: string[];
 }
 
+/** A link a tree copy made, or a tree walk found: where it lies below the tree's top ("" for the top), and its text. */
+export interface CopiedLink {
+  /** Its path relative to the top of the tree, "" when the top itself is the link. */
+  relative: string;
+  /** Its target text, as `readlink` gives it. */
+  text: string;
+}
+
+/**
+ * Every symlink in the tree at `top` (the top itself included), found
+ * without following any link, each folder read in its pinned folder; a
+ * cancel stops it between folders.
+ */
+export async function linksInTree(top: string, signal: AbortSignal, known?: fs.Stats): Promise<CopiedLink[]> {
+  const found: CopiedLink[] = [];
+  const visit = async (real: string, relative: string, stat: fs.Stats | undefined): Promise<void> => {
+    if (stat?.isSymbolicLink()) {
+      found.push({ relative, text: readlinkConfined(real) });
+    } else if (stat?.isDirectory()) {
+      signal.throwIfAborted();
+      await Promise.resolve();
+      for (const entry of readdirConfined(real)) {
+        // A file system that gives no type in its listing is asked with lstat: a link is never missed.
+        if (entry.isFile()) continue;
+        const below = real + "/" + entry.name;
+        await visit(below, path.posix.join(relative, entry.name), lstatConfined(below));
+      }
+    }
+  };
+  await visit(top, "", known ?? lstatConfined(top));
+  return found;
+}
+
 function copyBytes(fromFd: number, toFd: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const buffer = new Uint8Array(1 << 20);
@@ -678,7 +711,9 @@ export function syncFd(fd: number): Promise<void> {
  * keep their mode; special files are skipped and listed. Every read and
  * every write is done in its pinned folder. `known` is the lstat of `from`
  * when the caller has it (the top of a copy may be a workspace root, whose
- * own folder lies outside).
+ * own folder lies outside). `links`, when given, receives each link made
+ * (its path relative to `to`, "" for `to` itself, and its target text), for
+ * the caller to judge where it leads at its new place.
  */
 export async function copyTreeConfined(
   from: string,
@@ -687,12 +722,15 @@ export async function copyTreeConfined(
   counts: CopyCounts = { files: 0, directories: 0, links: 0, skipped: [] },
   relative = "",
   known?: fs.Stats,
+  links?: CopiedLink[],
 ): Promise<CopyCounts> {
   signal.throwIfAborted();
   const stat = known ?? lstatConfined(from);
   if (stat === undefined) throw Object.assign(new Error(`ENOENT: ${from}`), { code: "ENOENT", path: from });
   if (stat.isSymbolicLink()) {
-    symlinkConfined(readlinkConfined(from), to);
+    const text = readlinkConfined(from);
+    symlinkConfined(text, to);
+    links?.push({ relative, text });
     counts.links++;
   } else if (stat.isFile()) {
     const source = openReadConfined(from);
@@ -712,7 +750,8 @@ export async function copyTreeConfined(
   } else if (stat.isDirectory()) {
     mkdirConfined(to, 0o700);
     for (const entry of readdirConfined(from).map((e) => e.name).sort()) {
-      await copyTreeConfined(from + "/" + entry, to + "/" + entry, signal, counts, path.posix.join(relative, entry));
+      const below = path.posix.join(relative, entry);
+      await copyTreeConfined(from + "/" + entry, to + "/" + entry, signal, counts, below, undefined, links);
     }
     chmodConfined(to, stat.mode & 0o7777);
     counts.directories++;

@@ -21,9 +21,11 @@ import type {
 } from "@toolfence/core";
 import {
   atomicWrite,
+  type CopiedLink,
   copyTreeConfined,
   discardConfined,
   fileEntryConfined,
+  linksInTree,
   lstatConfined,
   mkdirsConfined,
   moveConfined,
@@ -154,25 +156,40 @@ export class PolicyFileDoor implements FileDoor {
   async copy(source: FileTarget, destination: FileTarget, signal?: AbortSignal): Promise<CopiedCounts> {
     await this.#recheck(source);
     await this.#recheck(destination);
-    return await this.#copyInto(source, destination, signal ?? new AbortController().signal);
+    return await this.#copyInto(source, destination, signal ?? new AbortController().signal, "copy");
   }
 
   /** See {@linkcode FileDoor.move}. */
   async move(source: FileTarget, destination: FileTarget, signal?: AbortSignal): Promise<void> {
     await this.#recheck(source);
     await this.#recheck(destination);
+    const stop = signal ?? new AbortController().signal;
+    // A relative link leads elsewhere from another folder: every link the entry holds is judged where it will lie
+    // (see #judgeLinks) before anything moves, and those below the top again once they are there.
+    const links = await linksInTree(source.path, stop, source.stat);
+    await this.#judgeLinks(links, destination.path, destination.path, "move");
     try {
       moveConfined(source.path, destination.path, destination.roots, { replace: destination.existed });
-      return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw this.#appeared(destination, error);
+      // rename(2) cannot cross file systems (the temp dir often lives on another one), nor can a
+      // confined move cross from the workdir to the temp dir: copy beside the destination, rename
+      // into place, then remove the source.
+      await this.#copyInto(source, destination, stop, "move");
+      await this.#removeAt(source, stop);
+      return;
     }
-    // rename(2) cannot cross file systems (the temp dir often lives on another one), nor can a
-    // confined move cross from the workdir to the temp dir: copy beside the destination, rename
-    // into place, then remove the source.
-    const stop = signal ?? new AbortController().signal;
-    await this.#copyInto(source, destination, stop);
-    await this.#removeAt(source, stop);
+    try {
+      await this.#judgeLinks(links.filter((link) => link.relative !== ""), destination.path, destination.path, "move");
+    } catch (error) {
+      // Only a folder has links below its top, and a folder never replaces anything: it goes back where it was.
+      try {
+        moveConfined(destination.path, source.path, destination.roots, { replace: false });
+      } catch {
+        await this.#dropLinks(destination.path, links);
+      }
+      throw error;
+    }
   }
 
   /** See {@linkcode FileDoor.remove}. */
@@ -206,17 +223,78 @@ export class PolicyFileDoor implements FileDoor {
     return real;
   }
 
-  async #copyInto(source: FileTarget, destination: FileTarget, signal: AbortSignal): Promise<CopiedCounts> {
+  async #copyInto(
+    source: FileTarget,
+    destination: FileTarget,
+    signal: AbortSignal,
+    verb: "copy" | "move",
+  ): Promise<CopiedCounts> {
     const to = destination.path;
     const temp = path.join(path.dirname(to), tempName());
+    const links: CopiedLink[] = [];
+    let counts: CopiedCounts;
     try {
-      const counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat);
+      counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat, links);
+      // The copy is built in the destination's own folder, so each link already lies as deep as it will.
+      await this.#judgeLinks(links, temp, to, verb);
       const land = destination.existed ? renameInFolder : placeInFolder;
       land(path.dirname(to), path.basename(temp), path.basename(to));
-      return counts;
     } catch (error) {
       await discardConfined(temp);
       throw this.#appeared(destination, error);
+    }
+    const below = links.filter((link) => link.relative !== "");
+    if (below.length === 0) return counts;
+    try {
+      // Judged again under the copy's own name, which a link's text may go through.
+      await this.#judgeLinks(below, to, to, verb);
+    } catch (error) {
+      // Only a folder has links below its top, and a folder copy never replaces anything: it goes whole.
+      await discardConfined(to);
+      await this.#dropLinks(to, below);
+      throw error;
+    }
+    return counts;
+  }
+
+  // Where each link of a tree leads once the tree lies at `top` (a real path where it lies now, or where it will
+  // lie: a missing folder on the way is judged as it will be once made): the policy resolves its text from the
+  // link's folder, following every link, and it must lie in the workspace, visible and allowed by the fence, as
+  // any path a tool reads. A link that leads outside, to a denied path, or nowhere the policy can tell (a loop) is
+  // refused: a relative link copied or moved to another depth would otherwise lead somewhere nobody judged.
+  // `shownTop` is the tree's final place, for the message.
+  async #judgeLinks(links: readonly CopiedLink[], top: string, shownTop: string, verb: "copy" | "move"): Promise<void> {
+    for (const link of links) {
+      const at = link.relative === "" ? top : top + "/" + link.relative;
+      const leads = link.text.startsWith("/") ? link.text : path.posix.dirname(at) + "/" + link.text;
+      try {
+        await this.#policy.resolveTarget(leads, { access: "read" });
+      } catch (error) {
+        const shown = this.#policy.workspace.relative(link.relative === "" ? shownTop : shownTop + "/" + link.relative);
+        const code = error instanceof ToolError ? error.code : "path_unresolvable";
+        const where = code === "outside_workspace"
+          ? "outside the workspace"
+          : code === "permission_denied"
+          ? "to a path the policy denies"
+          : "where the policy cannot follow it";
+        throw new ToolError(`Cannot ${verb} the symlink to ${shown}: from there it would lead ${where}`, {
+          code: "symlink_target",
+          kind: "policy",
+          recoverable: false,
+          recoveryHint: "Choose a destination from which the link still leads inside the workspace, or copy " +
+            "the file it leads to instead of the link. Nothing was changed.",
+          // The link's text is not repeated: it may name a path the policy hides.
+          details: { link: shown, reason: code },
+        });
+      }
+    }
+  }
+
+  // The last resort when a tree with a refused link could not be taken back: the refused links go.
+  async #dropLinks(top: string, links: readonly CopiedLink[]): Promise<void> {
+    for (const link of links) {
+      if (link.relative === "") continue;
+      await discardConfined(top + "/" + link.relative);
     }
   }
 

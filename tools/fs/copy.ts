@@ -31,8 +31,11 @@ const input = v.object({
 
 /**
  * Copies a file, folder or symlink. Symlinks are copied as links (the same
- * target text), never followed: copying a folder that holds a link to a file
- * outside the workspace does not bring that file's content in. Files keep their
+ * target text), never followed, and each only where it still leads inside the
+ * workspace to a path the policy lets be read: a relative link copied to
+ * another depth leads elsewhere, and one that would lead outside (or copying a
+ * folder that holds a link to a file outside) is refused with
+ * `symlink_target`, nothing copied. Files keep their
  * mode. When `dst` is an existing folder the copy goes into it. An existing
  * file at the destination is replaced only through the write-permission flow;
  * folders are never merged. The copy is built beside the destination and
@@ -58,7 +61,8 @@ export const copyTool: Tool<CopyArgs> = tool({
   description: "Copy a file, folder or symlink.\n" +
     "Folders are copied with everything in them; symlinks are copied as links, not followed. If dst is an existing " +
     "folder, the copy goes into it. Replacing an existing file at dst may ask the user for permission; folders are " +
-    "never merged. Missing parent folders of dst are created.",
+    "never merged. Missing parent folders of dst are created. A symlink that would lead outside the workspace or to a " +
+    "denied path from its new place is refused.",
   input,
   output: COPY_OUTPUT,
   destructive: true,

@@ -54,7 +54,8 @@ export const moveTool: Tool<MoveArgs> = tool({
   name: "move",
   description: "Move or rename a file, folder or symlink.\n" +
     "If dst is an existing folder, src moves into it. Replacing an existing file at dst, and moving src away, may ask " +
-    "the user for permission. Folders are never merged. Missing parent folders of dst are created.",
+    "the user for permission. Folders are never merged. Missing parent folders of dst are created. A symlink (also one " +
+    "inside a folder) that would lead outside the workspace or to a denied path from its new place is refused.",
   input,
   output: MOVE_OUTPUT,
   destructive: true,
