@@ -245,15 +245,21 @@ const WATCH_MS = 200;
  * fork bomb never ends by itself, and a process killed by RLIMIT_CPU inside
  * `$(...)` is reported by nobody).
  */
-export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGroup {
+export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: string): CommandGroup {
   const name = `toolfence-${process.pid}-${++groupCount}`;
+  // The shared parent of the workspace's commands, in the hierarchies that bound (pids, memory; v2's one), never
+  // cpuacct, which only counts: its folder name and the folders to make first, with their limits.
+  const parentName = share === undefined ? undefined : sharedGroupName(share);
+  const bounded = root.version === 2 ? [root.dir] : [root.pids, ...(root.memory ? [root.memory] : [])];
+  const parents = parentName === undefined ? [] : bounded.map((dir) => path.join(dir, parentName));
+  const within = (dir: string) => parentName !== undefined && bounded.includes(dir) ? path.join(dir, parentName) : dir;
   const dirs = root.version === 2
-    ? [path.join(root.dir, name)]
+    ? [path.join(within(root.dir), name)]
     : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])].map((dir) =>
-      path.join(dir, name)
+      path.join(within(dir), name)
     );
   const pidsDir = dirs[0];
-  const memoryDir = root.version === 2 ? dirs[0] : root.memory && path.join(root.memory, name);
+  const memoryDir = root.version === 2 ? dirs[0] : root.memory && path.join(within(root.memory), name);
   const cpuFile = root.version === 2
     ? path.join(dirs[0], "cpu.stat")
     : root.cpuacct && path.join(root.cpuacct, name, "cpuacct.usage");
@@ -264,6 +270,13 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
       String(limits.memoryBytes),
     ]);
   }
+  // The parents' limits: SHARED_FACTOR times the command's, in the same files, written by every command that
+  // joins (the last policy's values hold). v2 hands the controllers on to the children as it makes the parent.
+  const parentValues: [string, string][] = parents.flatMap((parent) =>
+    values.filter(([file]) => path.dirname(path.dirname(file)) === parent).map(([file, value]) =>
+      [path.join(parent, path.basename(file)), String(Number(value) * SHARED_FACTOR)] as [string, string]
+    )
+  );
   const pids = quote(pidsDir);
   const kill = root.version === 2
     ? `echo 1 > ${pids}/cgroup.kill`
@@ -300,12 +313,14 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
           : `while read p; do kill -9 "$p"; done < ${quote(dir)}/cgroup.procs`
       } 2>/dev/null; sleep 0.05; done`
     ),
+    // The shared parent goes with its last command (the kernel refuses while another command's group is in it).
+    ...parents.map((parent) => `rmdir ${quote(parent)} 2>/dev/null`),
     "true",
   ].join("\n");
   // The server makes, watches and removes the folders itself where its runtime
   // lets it (Node, Deno with --allow-all): no watcher process, and no shell to
   // make or remove the folders.
-  const direct = makeDirect(dirs, values);
+  const direct = makeParents(parents, parentValues, root.version === 2) && makeDirect(dirs, values);
   let timer: ReturnType<typeof setInterval> | undefined;
   const cpuUsed = (text: string) => {
     if (cpuFile === undefined) return false;
@@ -314,10 +329,21 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
   };
   const processesRefused = (text: string) => /^max [1-9]/m.test(text);
   return {
-    setup: direct
-      ? ""
-      : [...dirs.map((dir) => `mkdir ${quote(dir)} || exit 126`), ...values.map(([f, v]) => `echo ${v} > ${quote(f)}`)]
-        .concat(watcher).join("\n"),
+    setup: direct ? "" : [
+      ...dirs.map((dir) => {
+        const parent = parents.find((p) => path.dirname(dir) === p);
+        // Another command's close may remove the shared parent between its mkdir and the child's: made again.
+        return parent === undefined
+          ? `mkdir ${quote(dir)} || exit 126`
+          : `i=0; until mkdir ${quote(dir)} 2>/dev/null; ` +
+            `do mkdir ${quote(parent)} 2>/dev/null; ${
+              root.version === 2 ? `echo "+memory +pids" > ${quote(path.join(parent, "cgroup.subtree_control"))}; ` : ""
+            }i=$((i+1)); [ $i -lt 5 ] || exit 126; done`;
+      }),
+      // A parent's limit that cannot be lowered below what its commands use now keeps its value.
+      ...parentValues.map(([f, v]) => `{ echo ${v} > ${quote(f)}; } 2>/dev/null`),
+      ...values.map(([f, v]) => `echo ${v} > ${quote(f)} || exit 126`),
+    ].concat(watcher).join("\n"),
     // On v1 the shell moves its one thread through `tasks`: a move of the writer itself alone skips the kernel's
     // cgroup_threadgroup_rwsem, whose taking for writing (every write to cgroup.procs) waits for an RCU grace
     // period, 5 to 25 ms here for each command. The shell has no other thread, and what it starts inherits the
@@ -346,7 +372,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
     },
     close() {
       clearInterval(timer);
-      const closing = direct ? closeDirect(dirs, eventFiles, root.version === 2) : undefined;
+      const closing = direct ? closeDirect(dirs, eventFiles, root.version === 2, parents) : undefined;
       const read = closing
         ? Promise.resolve({ text: closing.text, byShell: false })
         : shell(closeScript).then(({ text }) => ({ text, byShell: true }));
@@ -365,6 +391,68 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits): CommandGro
       return { counters, removed: closing ? closing.removed : read.then(() => {}) };
     },
   };
+}
+
+/**
+ * How many times a command's memory and process limits the commands of one
+ * workspace share (a session's, its sub-agents', every session of a tenant):
+ * one command at its limit leaves the others as much again, and sixteen at
+ * once (the most a session runs) no longer hold sixteen times the limits.
+ */
+export const SHARED_FACTOR = 2;
+
+// The shared parent group of each workspace's commands, by workspace: named like a command's group, so that the
+// groups a killed server left behind go the same way (see removeStaleGroups).
+const sharedNames = new Map<string, string>();
+
+function sharedGroupName(share: string): string {
+  let name = sharedNames.get(share);
+  if (name === undefined) {
+    name = `toolfence-${process.pid}-${++groupCount}`;
+    sharedNames.set(share, name);
+  }
+  return name;
+}
+
+// Makes the shared parents that are not there yet (v2: handing the memory and pids controllers on to their
+// children) and writes their limits; false where the server cannot (the shell in front does it then, or stops).
+// A parent's limit that cannot be lowered below what its commands use now (another policy's, larger) keeps its
+// value; a new parent's must be written.
+function makeParents(parents: readonly string[], values: readonly [string, string][], unified: boolean): boolean {
+  const made: string[] = [];
+  try {
+    for (const parent of parents) {
+      try {
+        fs.mkdirSync(parent);
+        made.push(parent);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      if (unified) fs.writeFileSync(path.join(parent, "cgroup.subtree_control"), "+memory +pids");
+    }
+    for (const [file, value] of values) {
+      try {
+        fs.writeFileSync(file, value);
+      } catch (error) {
+        if (made.includes(path.dirname(file))) throw error;
+      }
+    }
+    return true;
+  } catch {
+    removeParents(made);
+    return false;
+  }
+}
+
+// Removes the shared parents no command's group is in any more; the kernel refuses the others (EBUSY).
+function removeParents(parents: readonly string[]): void {
+  for (const parent of parents) {
+    try {
+      fs.rmdirSync(parent);
+    } catch {
+      // another command's group is in it, or it is gone
+    }
+  }
 }
 
 // Synchronous, as are the first reads and removals of closeDirect: each is one system call on a
@@ -403,6 +491,7 @@ function closeDirect(
   dirs: readonly string[],
   eventFiles: readonly string[],
   unified: boolean,
+  parents: readonly string[],
 ): { text: string; removed: Promise<void> } {
   const text = eventFiles.map((file) => {
     try {
@@ -413,7 +502,8 @@ function closeDirect(
   }).join("\u0000");
   const busy = [...dirs].reverse().filter((dir) => removeNow(dir, unified) === "busy");
   const removed = busy.reduce((before, dir) => before.then(() => removeGroup(dir, unified)), Promise.resolve());
-  return { text, removed: removed.catch(() => {}) };
+  // The shared parent goes with its last command: the kernel refuses (EBUSY) while another command's group is in it.
+  return { text, removed: removed.catch(() => {}).then(() => removeParents(parents)) };
 }
 
 // One try at removing a group folder: "gone" when it is; "busy" when the kernel says tasks are still leaving it,
@@ -490,6 +580,10 @@ export async function removeStaleGroups(root: CgroupRoot): Promise<number> {
       const dir = path.join(parent, name);
       try {
         if (Date.now() - (await fsp.stat(dir)).mtimeMs < STALE_AFTER_MS) continue;
+        // A workspace's shared parent: its commands' groups (the same server's) go first.
+        for (const child of (await fsp.readdir(dir)).filter((entry) => GROUP_NAME.exec(entry)?.[1] === String(pid))) {
+          await fsp.rmdir(path.join(dir, child)).then(() => removed++, () => {});
+        }
         await fsp.rmdir(dir);
         removed++;
       } catch {

@@ -117,6 +117,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       limited = await limitCommand(wrapped.argv, this.#deps.limits, {
         privateTmp: wrapped.sandboxed,
         descriptors: wrapped.fds,
+        // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
+        // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
+        share: this.#deps.workspace.workdir,
       });
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();

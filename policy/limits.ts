@@ -31,6 +31,7 @@ import {
   memoryGap,
   reopensDescriptors,
   type RlimitSetter,
+  SHARED_FACTOR,
   tmpfsSizeSupported,
   watchFileTable,
   watchTaskCount,
@@ -385,6 +386,14 @@ export interface LimitCommandOptions {
    * the result says which the spawn must still pass.
    */
   descriptors?: readonly number[];
+  /**
+   * The workspace (its real path) whose commands share a parent cgroup
+   * bounded at twice `memory` and `processes`
+   * (where there is a cgroup): a session's commands, its sub-agents' and
+   * every session of a tenant together, not only each command. Without it,
+   * the command's group sits alone under the server's.
+   */
+  share?: string;
 }
 
 const STDERR_TAIL_BYTES = 64 * 1024;
@@ -498,7 +507,7 @@ export async function limitCommand(
 ): Promise<LimitedCommand> {
   const { cgroup, rlimits, taskWatch } = await mechanism();
   const group: CommandGroup | undefined = "root" in cgroup && options.cgroup !== false
-    ? commandGroup(cgroup.root, limits)
+    ? commandGroup(cgroup.root, limits, options.share)
     : undefined;
   // Where the group counts the tree's CPU, it alone judges the limit, and RLIMIT_CPU is a backstop a second
   // later. At the limit itself, the rlimit (charged by the scheduler's tick) ended a lone loop just before the
@@ -555,14 +564,18 @@ export async function limitCommand(
         value: limitValue(limits, limit),
         evidence,
       });
-      if (counted.processes) return found("processes", "the cgroup refused a fork (pids.max)");
+      // Of the command's group, or of the parent its workspace's commands share (twice the limit together).
+      const shared = group !== undefined && options.share !== undefined
+        ? ` of the command, or of its workspace's commands together (${SHARED_FACTOR} times the limit)`
+        : "";
+      if (counted.processes) return found("processes", `the cgroup${shared} refused a fork (pids.max)`);
       if (tasks?.fired()) {
         return found("processes", "the machine's task count passed the process limit while it ran");
       }
       if (files?.fired()) {
         return found("openFiles", "its processes held more than half of the machine's free file table (fs.file-max)");
       }
-      if (counted.memory) return found("memory", "the cgroup's out-of-memory killer ended a process");
+      if (counted.memory) return found("memory", `the out-of-memory killer of the cgroup${shared} ended a process`);
       if (counted.cpu) return found("cpuSeconds", "its processes used the CPU seconds of the limit (cgroup)");
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
       if (exit.code !== null && SIGNAL_EXITS[exit.code]) {

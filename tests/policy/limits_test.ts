@@ -291,18 +291,22 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       const alive = name(process.pid === 1 ? 2 : 1, 3);
       const foreign = join(parent, `other-${dead}-1`);
       const busy = name(dead, 4);
-      const made = [stale, fresh, alive, foreign, busy];
+      // A workspace's shared parent with a command's group in it: both go.
+      const shared = name(dead, 5);
+      const inShared = join(shared, `toolfence-${dead}-6`);
+      const made = [stale, fresh, alive, foreign, busy, shared, inShared];
       const sleeper = execFile("sleep", ["30"]);
       try {
         for (const dir of made) await mkdir(dir);
         await writeFile(join(busy, "cgroup.procs"), String(sleeper.pid));
         // An hour old, as far as the removal can tell (cgroup folders take utimes where the kernel lets them).
         const old = new Date(Date.now() - 3_600_000);
-        for (const dir of [stale, alive, foreign, busy]) await utimes(dir, old, old).catch(() => {});
+        for (const dir of [stale, alive, foreign, busy, shared, inShared]) await utimes(dir, old, old).catch(() => {});
         const agedOk = (await stat(stale)).mtimeMs < Date.now() - 60_000;
         await removeStaleGroups(finding.root);
         const exists = async (dir: string) => await stat(dir).then(() => true, () => false);
         if (agedOk) assert.equal(await exists(stale), false, "the old empty group of a dead server goes");
+        if (agedOk) assert.equal(await exists(shared), false, "a dead server's shared parent goes with its groups");
         assert.equal(await exists(fresh), true, "a group younger than a minute stays");
         assert.equal(await exists(alive), true, "a group of a live pid stays");
         assert.equal(await exists(foreign), true, "a folder not named like ours stays");

@@ -130,7 +130,15 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
           // The group with members: an earlier command's may still be on its way out (its removal does not hold
           // up a result), empty by then.
           const members = await Promise.all(parents.map(async (parent) => {
-            const names = (await readdir(parent)).filter((entry) => entry.startsWith(`toolfence-${process.pid}-`));
+            // A command's group may sit in its workspace's shared parent group (pids, memory), one level down.
+            const ours = (entry: string) => entry.startsWith(`toolfence-${process.pid}-`);
+            const top = (await readdir(parent)).filter(ours);
+            const nested = await Promise.all(
+              top.map(async (name) =>
+                (await readdir(join(parent, name)).catch(() => [] as string[])).filter(ours).map((c) => join(name, c))
+              ),
+            );
+            const names = [...top, ...nested.flat()];
             const sets = await Promise.all(
               names.map(async (name) =>
                 new Set(

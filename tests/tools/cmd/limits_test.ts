@@ -16,7 +16,9 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { execFileSync } from "node:child_process";
 import { withSession } from "../../core/_helpers.ts";
+import { Session } from "../../../policy/session.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
@@ -26,7 +28,7 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { ToolResult } from "../../../core/result.ts";
-import { cmdBox, failedOutput, killSleeps, markerSeconds, okOutput, pidAlive } from "./_helpers.ts";
+import { cmdBox, denyingNetworkHost, failedOutput, killSleeps, markerSeconds, okOutput, pidAlive } from "./_helpers.ts";
 import { callOutput, startRawServer } from "../../adapters/_raw_server.ts";
 import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
@@ -43,6 +45,20 @@ const SMALL: ResourceLimitsInput = {
 };
 // Whether the process limit holds here (a cgroup, or rlimits for a user other than root).
 const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
+// Whether a cgroup counts a command's memory, and its processes (the groups a workspace's commands share).
+const cgroupFinding = await findCgroup();
+const memoryCounted = "root" in cgroupFinding &&
+  (cgroupFinding.root.version === 2 || cgroupFinding.root.memory !== undefined);
+const processesCounted = "root" in cgroupFinding;
+
+function installed(program: string): boolean {
+  try {
+    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
 // Whether a cgroup counts the CPU of a command's whole tree (else RLIMIT_CPU holds per process, and the state says
 // that a kill inside $(...) goes unreported).
 const cpuCounted = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "cpuSeconds");
@@ -261,6 +277,67 @@ describe("a command's cgroup", { timeout: 120_000 }, () => {
       }
     },
   );
+});
+
+// The commands of one workspace (a session's, a sub-agent's on the same workspace) share a parent cgroup of twice
+// the memory and process limits. Before, each command had the whole of them: three commands of one workspace held
+// three times the memory limit at once (four python3 commands of 100 MiB each ran together under memory 128 MiB).
+describe("the commands of one workspace share twice the limits", { timeout: 180_000 }, () => {
+  // Each command takes its share, marks it, and waits (at most 12 s) until every one of them has: all at once.
+  const together = (what: string, n: number) =>
+    `${what}; touch "m.$$"; for i in $(seq 120); do [ "$(ls m.* | wc -l)" -ge ${n} ] && break; sleep 0.1; done; echo held`;
+  async function three(command: string, limits: ResourceLimitsInput): Promise<ToolResult[]> {
+    return await withSession(async (session, dir) => {
+      // A second session on the same workspace: a sub-agent's, or another session of the tenant.
+      const other = new Session({ workspace: dir, ...options(limits), host: denyingNetworkHost([]) });
+      try {
+        return await Promise.all([
+          box.call(session, "bash", { command, timeout_s: 60 }),
+          box.call(session, "bash", { command, timeout_s: 60 }),
+          box.call(other, "bash", { command, timeout_s: 60 }),
+        ]);
+      } finally {
+        await other.close();
+      }
+      // A person who lets them run (python3 -c and the loop need a yes).
+    }, { ...options(limits), host: denyingNetworkHost([]) });
+  }
+
+  test("memory: three commands of 48 MiB under a limit of 64 MiB do not all hold theirs", {
+    timeout: 90_000,
+    skip: !memoryCounted || !installed("python3"),
+  }, async () => {
+    const hold =
+      "python3 -c 'import time\nb = bytearray(48 << 20)\ntime.sleep(30)' & p=$!; sleep 2; kill -0 $p || exit 1";
+    const results = await three(together(hold, 3) + "; kill $p", { ...SMALL, memory: "64MiB", cpuSeconds: 30 });
+    const hits = results.filter((r) => (r.output as BashResult | undefined)?.resource_limit?.limit === "memory");
+    assert.ok(
+      hits.length >= 1,
+      results.map((r) => `${r.status} ${r.errorCode} ${(r.output as BashResult | undefined)?.stdout}`).join("; "),
+    );
+    assert.match(hits[0].error ?? "", /its workspace's commands together/);
+  });
+
+  test("processes: three commands of 10 sleeps under a limit of 16 do not all start theirs", {
+    timeout: 90_000,
+    skip: !processesCounted,
+  }, async () => {
+    const marker = markerSeconds();
+    try {
+      const results = await three(together(`for i in $(seq 10); do sleep ${marker} & done`, 3), {
+        ...SMALL,
+        processes: 16,
+        cpuSeconds: 30,
+      });
+      const hits = results.filter((r) => (r.output as BashResult | undefined)?.resource_limit?.limit === "processes");
+      assert.ok(
+        hits.length >= 1,
+        results.map((r) => `${r.status} ${r.errorCode} ${(r.output as BashResult | undefined)?.stdout}`).join("; "),
+      );
+    } finally {
+      await killSleeps(marker);
+    }
+  });
 });
 
 describe("the defaults leave a coding agent's tools working", { timeout: 120_000 }, () => {
