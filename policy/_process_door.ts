@@ -295,6 +295,10 @@ export class PolicyProcessDoor implements ProcessDoor {
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
     });
+    // Temporary files (mktemp, sort's spills, Python's tempfile, Node's os.tmpdir()) go to the sandbox's private
+    // /tmp, capped at tmpSize, as a checker's do: the session temp dir lies on the host's disk with no bound (before,
+    // mktemp and tempfile wrote 40 MiB there under tmpSize 4 MiB). It stays writable by its own path.
+    if (wrapped.sandboxed) env.TMPDIR = "/tmp";
     return { wrapped, command, cwd, env, readOnly: reader && wrapped.sandboxed } satisfies Judged;
   }
 

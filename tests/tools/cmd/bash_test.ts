@@ -205,7 +205,9 @@ describe("bash", () => {
         assert.doesNotMatch(out.stdout, /hunter2|TOOLFENCE_TEST_SECRET|LD_LIBRARY_PATH/);
         assert.match(out.stdout, /^GREETING=hi there$/m);
         assert.match(out.stdout, /^PATH=/m);
-        assert.match(out.stdout, new RegExp(`^TMPDIR=${await session.workspace.tempDir()}$`, "m"));
+        // Temporary files go to the sandbox's private /tmp, capped at tmpSize; without it, to the session temp dir.
+        const tmpdir = out.sandboxed ? "/tmp" : await session.workspace.tempDir();
+        assert.match(out.stdout, new RegExp(`^TMPDIR=${tmpdir}$`, "m"));
         for (
           const name of [
             "LD_PRELOAD",
@@ -359,7 +361,8 @@ describe("bash", () => {
         const target = path.join(outside, "escaped.txt");
         const out = okOutput<BashResult>(
           await box.call(session, "bash", {
-            command: `touch ${target} ; touch $HOME/toolfence-escaped ; touch inside.txt ; touch "$TMPDIR/t.txt"`,
+            command: `touch ${target} ; touch $HOME/toolfence-escaped ; touch inside.txt ; touch "${await session
+              .workspace.tempDir()}/t.txt"`,
           }),
         );
         assert.equal(out.sandboxed, true);

@@ -220,6 +220,35 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     },
   );
 
+  // Before, TMPDIR led a sandboxed command to the session temp dir, on the host's disk with no bound: mktemp and
+  // Python's tempfile wrote 40 MiB there under tmpSize 4 MiB, and sort spilled there unless told `-T /tmp`.
+  test(
+    "temporary files that follow TMPDIR (mktemp, sort's spills, tempfile) land in the capped /tmp, not on the disk",
+    { timeout: 60_000, skip: !hasBwrap },
+    async () => {
+      await withSession(async (session) => {
+        const temp = await session.workspace.tempDir();
+        const lines = [
+          'f=$(mktemp) && head -c 6M /dev/zero > "$f"; echo exit=$?',
+          "head -c 6000000 /dev/urandom | od -An -tx1 | sort -S 64K | wc -l",
+          ...(installed("python3")
+            ? ["python3 -c 'import tempfile\nf = tempfile.NamedTemporaryFile(delete=False)\nf.write(bytes(6 << 20))'"]
+            : []),
+        ];
+        for (const line of lines) {
+          const run = await bash(session, line);
+          assertLimit(run, "tmpSize", "4MiB");
+          const kept = await readdir(temp, { recursive: true, withFileTypes: true });
+          const bytes = await Promise.all(
+            kept.filter((e) => e.isFile()).map(async (e) => (await stat(join(e.parentPath, e.name))).size),
+          );
+          // The captures of the calls only: far below what the line wrote.
+          assert.ok(bytes.reduce((a, b) => a + b, 0) < 1 << 20, `${line}: ${bytes} bytes in ${temp}`);
+        }
+      }, options({ ...SMALL, fileSize: "64MiB", cpuSeconds: 30 }));
+    },
+  );
+
   test("a background job that hits a limit fails with resource_limit", { timeout: 30_000 }, async () => {
     await withSession(async (session) => {
       const started = okOutput<{ id: string }>(

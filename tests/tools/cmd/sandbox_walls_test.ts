@@ -66,7 +66,10 @@ describe("bash in the sandbox", { skip }, () => {
       assert.equal(okOutput<BashResult>(reader).stdout, "read-only\na\n");
       assert.deepEqual(reader.filesystemChanges, []);
       // The temp dir stays writable to it, as always.
-      const temp = okOutput<BashResult>(await box.call(session, "bash", { command: 'test -w "$TMPDIR" && echo yes' }));
+      const tempDir = await session.workspace.tempDir();
+      const temp = okOutput<BashResult>(
+        await box.call(session, "bash", { command: `test -w "${tempDir}" && echo yes` }),
+      );
       assert.equal(temp.stdout, "yes\n");
       // A background reader too; and a line that writes, once allowed, writes and says what it changed.
       const { id } = okOutput<{ id: string }>(await box.call(session, "bash_background", { command: probe }));
@@ -86,11 +89,12 @@ describe("bash in the sandbox", { skip }, () => {
     // The output files lie in the session temp dir, which the command may write. The server read them back by path
     // after the command ended, following a link the command had put there to a file outside its sandbox: the
     // key under the home folder came back as the command's output.
-    const swap = (target: string) =>
-      `for f in "$TMPDIR"/../toolfence-*/*/*.stdout "$TMPDIR"/../toolfence-*/*/*.stderr; do ` +
+    // The session temp dir by its path: TMPDIR leads to the sandbox's private /tmp.
+    const swap = (temp: string, target: string) =>
+      `for f in "${temp}"/../toolfence-*/*/*.stdout "${temp}"/../toolfence-*/*/*.stderr; do ` +
       `rm -f "$f"; ln -s ${target} "$f"; done; echo done`;
     await withSession(async (session, dir) => {
-      await writeFile(path.join(dir, "swap.sh"), swap(`${home}/.ssh/id_rsa`) + "\n");
+      await writeFile(path.join(dir, "swap.sh"), swap(await session.workspace.tempDir(), `${home}/.ssh/id_rsa`) + "\n");
       // The capture folders are read-only inside now: the swap fails, and the output is the command's own.
       const ran = await box.call(session, "bash", { command: "sh swap.sh" });
       assert.doesNotMatch(JSON.stringify(ran), new RegExp(planted), JSON.stringify(ran));
@@ -112,7 +116,8 @@ describe("bash in the sandbox", { skip }, () => {
         await box.call(session, "bash_background", { command: "echo TESTS FAILED" }),
       );
       assert.match(okOutput<JobReport>(await box.call(session, "bash_wait", { id, timeout_s: 20 })).stdout, /FAILED/);
-      const folders = ["output", "output/bash", "output/jobs", "output/search"].map((f) => `"$TMPDIR/${f}"`).join(" ");
+      const temp = await session.workspace.tempDir();
+      const folders = ["output", "output/bash", "output/jobs", "output/search"].map((f) => `"${temp}/${f}"`).join(" ");
       const script = `printf 'all tests passed\\n' > ${stdout_path}; rm -f ${stdout_path}\n` +
         `for d in ${folders}; do touch "$d/x" || echo "$d is read-only"; mv "$d" "$d.moved" || echo kept; done\n` +
         `cat ${stdout_path}\n`;
