@@ -83,7 +83,8 @@ interface Judged {
 }
 
 /**
- * The folder of the session temp dir that holds every output folder (`ProcessRequest.outputFolder`): read-only inside
+ * The folder of the session temp dir that holds every output folder, the quarantine of created protected paths
+ * (`protected-created`) and the browser's kept downloads (`downloads`, `tools/browser`) (`ProcessRequest.outputFolder`): read-only inside
  * each shell command's sandbox, bound by one descriptor. One mount for all of them: a writing line in a git checkout
  * already has five protected-path mounts, and past seven descriptors the shell in front cannot open them again, so
  * the spawn passes them and forks the whole server (a command there took 62 ms against 33 with one folder a mount).
@@ -287,7 +288,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       writable: reader ? [tempDir] : [workspace.workdir, tempDir],
       readable: [...this.#deps.sandboxRead(), ...(reader ? [workspace.workdir] : [])],
       workspace: workspace.workdir,
-      ...(reader ? {} : { quarantine: path.join(tempDir, "protected-created") }),
+      // In the captures' folder, read-only inside: the result names each moved file for a person to look at, and
+      // before, the next command rewrote it there (`echo forged > <moved_to>`).
+      ...(reader ? {} : { quarantine: path.join(captures, "protected-created") }),
       mode: this.#deps.sandbox,
       protectedPaths: reader ? [] : this.#deps.protectedPaths,
       hiddenPaths: this.#deps.hiddenPaths,

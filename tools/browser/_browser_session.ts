@@ -285,12 +285,14 @@ export class SessionBrowser {
     });
   }
 
-  // A finished download, kept in the session temp dir's downloads folder through the file door: the temp dir is
-  // the commands' to change, so a `downloads` made a link to a folder outside must be refused, not followed (as
+  // A finished download, kept in the session temp dir's `output/downloads` through the file door. `output` is the
+  // process door's captures folder, read-only inside a sandboxed command (before, downloads lay in the temp dir's
+  // `downloads`, and a command could rewrite a kept download before the model read it). Without the sandbox the
+  // commands may still change it, so a `downloads` made a link to a folder outside must be refused, not followed (as
   // Playwright's saveAs, a copy by path, would). The browser wrote it into its own folder first.
   async #keep(download: Download): Promise<string> {
     const name = path.basename(download.suggestedFilename()).replace(/^\.+/, "_") || "download";
-    const named = path.join(await this.session.workspace.tempDir(), "downloads", `${Date.now()}-${name}`);
+    const named = path.join(await this.session.workspace.tempDir(), "output", "downloads", `${Date.now()}-${name}`);
     const files = this.session.policy.files;
     const target = await files.resolve(named, { access: "write" });
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));

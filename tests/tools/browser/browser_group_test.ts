@@ -64,8 +64,9 @@ test("a download never follows a link the commands put in the temp dir's place f
   const session = new Session({ workspace: dir });
   try {
     const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [site.base] }));
-    // What `ln -s <outside> "$TMPDIR/downloads"` in a command does: the temp dir is the commands' to change.
-    await fs.symlink(outside, path.join(await session.workspace.tempDir(), "downloads"));
+    // What `ln -s <outside> <temp dir>/output/downloads` in a command without the sandbox does.
+    await fs.mkdir(path.join(await session.workspace.tempDir(), "output"), { recursive: true });
+    await fs.symlink(outside, path.join(await session.workspace.tempDir(), "output", "downloads"));
     assert.equal((await box.call(session, "browser_navigate", { url: `${site.base}/download` })).status, "success");
     const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
     const ref = snapshot.match(/link "Get the file" \[ref=(\w+)\]/)?.[1];

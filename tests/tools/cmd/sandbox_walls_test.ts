@@ -149,6 +149,31 @@ describe("bash in the sandbox", { skip }, () => {
     }, auto);
   });
 
+  // The server's own folders in the temp dir (the quarantine of created protected paths, the browser's downloads)
+  // lie in its captures' folder, read-only inside. Before, the next command rewrote a moved file that the result
+  // names for a person to look at (`echo forged > <moved_to>`), and could plant files among the downloads.
+  test("the next command cannot rewrite what was moved out, nor write among the kept downloads", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      const out = okOutput<BashResult>(
+        await box.call(session, "bash", { command: "echo registry=http://127.0.0.1:9/ > .npmrc" }),
+      );
+      const movedTo = out.protected_paths_moved?.[0]?.moved_to;
+      assert.ok(movedTo, JSON.stringify(out));
+      const downloads = path.join(path.dirname(path.dirname(movedTo)), "downloads");
+      const forge = `echo forged > '${movedTo}'; rm -f '${movedTo}'; mv '${path.dirname(movedTo)}' '${movedTo}.x'; ` +
+        `mkdir -p '${downloads}' && echo planted > '${downloads}/1-report.pdf'; cat '${movedTo}'`;
+      await writeFile(path.join(dir, "forge.sh"), forge + "\n");
+      const forged = await box.call(session, "bash", { command: "sh forge.sh" });
+      const text = JSON.stringify(forged.output);
+      assert.match(text, /registry=http:\/\/127\.0\.0\.1:9\//, text);
+      assert.doesNotMatch(text, /forged\\n/, text);
+      assert.equal(await readFile(movedTo, "utf8"), "registry=http://127.0.0.1:9/\n");
+      assert.equal(existsSync(path.join(downloads, "1-report.pdf")), false);
+    }, auto);
+  });
+
   test(
     "existing protected files cannot be changed by an allowed command's redirection or by git",
     { timeout: 60_000 },
