@@ -91,13 +91,34 @@ interface Judged {
  */
 const CAPTURES = "output";
 
+/**
+ * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
+ * committed (objects, packs, a submodule's own repository), the sides of a conflict (rr-cache), a rebase's patches,
+ * what `git fsck --lost-found` wrote. While the policy hides paths they are hidden too, from every shell command no
+ * person allowed: the sandbox hid `.env` and not its history, so that with `**\/.env` denied and nobody to ask,
+ * `od -An -tx1 .git/objects/fa/709a...` (a reader's line, allowed) printed the zlib stream of a committed `.env`
+ * (`blob 15\0ENV_SECRET_ABC`), and so could `grep -ra`, `head -c`, `rg -uuu` or a project's tests. git itself asks
+ * while paths are hidden; a line a person allowed sees the repository whole, so that the git it runs works.
+ */
+export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
+  "**/.git/objects",
+  "**/.git/modules",
+  "**/.git/rr-cache",
+  "**/.git/rebase-apply",
+  "**/.git/rebase-merge",
+  "**/.git/lost-found",
+]);
+
 /** The door; see the module. */
 export class PolicyProcessDoor implements ProcessDoor {
   readonly #deps: ProcessDoorDeps;
+  /** The hidden globs and the repository's stores (one array: the glob matchers are cached by array). */
+  readonly #hiddenWithStores: readonly string[];
 
   /** A door for a policy's `deps`. */
   constructor(deps: ProcessDoorDeps) {
     this.#deps = deps;
+    this.#hiddenWithStores = Object.freeze([...deps.hiddenPaths, ...REPOSITORY_STORE_GLOBS]);
   }
 
   async start(request: ProcessRequest, signal?: AbortSignal): Promise<StartedProcess> {
@@ -293,7 +314,10 @@ export class PolicyProcessDoor implements ProcessDoor {
       ...(reader ? {} : { quarantine: path.join(captures, "protected-created") }),
       mode: this.#deps.sandbox,
       protectedPaths: reader ? [] : this.#deps.protectedPaths,
-      hiddenPaths: this.#deps.hiddenPaths,
+      // While paths are hidden, so is what the repository keeps of them, unless a person allowed the line.
+      hiddenPaths: this.#deps.hiddenPaths.length > 0 && authorization.via !== "confirmed"
+        ? this.#hiddenWithStores
+        : this.#deps.hiddenPaths,
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,

@@ -8,11 +8,15 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promi
 import path from "node:path";
 import process from "node:process";
 import { withSession } from "../../core/_helpers.ts";
-import { autoHost } from "../../../policy/hosts.ts";
+import { autoHost, callbackHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
+import { execFileSync } from "node:child_process";
+import { inflateSync } from "node:zlib";
+import { PolicyRules } from "../../../policy/mod.ts";
+import { Session } from "../../../policy/session.ts";
 
 const box = cmdBox();
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -193,6 +197,70 @@ describe("bash in the sandbox", { skip }, () => {
         assert.equal(await readFile(path.join(dir, ".git/config"), "utf8"), "[core]\n\tbare = false\n");
         assert.equal(existsSync(path.join(dir, ".git/hooks/pre-commit")), false);
       }, auto);
+    },
+  );
+
+  test(
+    "while the policy hides .env, what the repository keeps of it is hidden from every line nobody allowed; " +
+      "a line a person allowed runs git on the whole repository",
+    { timeout: 90_000 },
+    async () => {
+      const secret = "ENV_SECRET_IN_HISTORY_4711";
+      const dir = await realpath(await mkdtemp(path.join(process.env.TMPDIR ?? "/tmp", "toolfence-store-")));
+      try {
+        await writeFile(path.join(dir, ".env"), `${secret}\n`);
+        await writeFile(path.join(dir, "a.txt"), "a\n");
+        const git = (...args: string[]) =>
+          execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: dir, encoding: "utf8" });
+        git("init", "-q");
+        git("add", ".env", "a.txt");
+        git("commit", "-qm", "x");
+        const blob = git("rev-parse", "HEAD:.env").trim();
+        const object = `.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}`;
+        // The object is real: its zlib stream is the secret.
+        assert.match(inflateSync(await readFile(path.join(dir, object))).toString(), new RegExp(secret));
+        const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], dir);
+        const lines = [
+          `od -An -c ${object}`,
+          `head -c 100 ${object} | od -An -tx1`,
+          "grep -rao '[[:print:]]*' .git",
+          `cd .git && cat objects/${blob.slice(0, 2)}/* | od -c`,
+          "find . -path '*objects*' -type f",
+        ];
+        // Nobody to ask: each runs (readers, sandboxed) and shows no byte of the object.
+        const session = new Session({ workspace: dir, sandbox: "required", autoConfirm: false, rules });
+        try {
+          for (const command of lines) {
+            const result = await box.call(session, "bash", { command });
+            assert.notEqual(result.status, "skipped", `${command} ran: ${JSON.stringify(result.error)}`);
+            const out = result.output as BashResult;
+            assert.equal(out.sandboxed, true);
+            const shown = out.stdout + out.stderr;
+            assert.doesNotMatch(shown, new RegExp(secret), command);
+            // The zlib stream's bytes: 78 01 (od -tx1), or x 001 (od -c).
+            assert.doesNotMatch(shown, /78 01|x 001/, command);
+            assert.doesNotMatch(out.stdout, new RegExp(blob.slice(2)), `${command} lists the object`);
+          }
+        } finally {
+          await session.close();
+        }
+        // A person's yes: git sees the repository whole (the objects are there).
+        const asked: string[] = [];
+        const person = callbackHost({
+          choose: (request) => request.options[0].value as never,
+          confirm: (request) => (asked.push(request.message), true),
+        });
+        const allowed = new Session({ workspace: dir, sandbox: "required", rules, host: person });
+        try {
+          const out = okOutput<BashResult>(await box.call(allowed, "bash", { command: "git cat-file -p HEAD:a.txt" }));
+          assert.equal(out.stdout, "a\n");
+          assert.equal(asked.length, 1);
+        } finally {
+          await allowed.close();
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   );
 });
