@@ -16,6 +16,7 @@ import process from "node:process";
 import readline from "node:readline";
 import { ToolError } from "@toolfence/core";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
+import { visibleText } from "./_visible_text.ts";
 
 function noPerson(title: string, message: string, why: string): ToolError {
   return new ToolError(`${title}: refused because ${why} (${message})`, {
@@ -301,7 +302,7 @@ export function terminalHost(options: TerminalHostOptions = {}): Host {
     parse: (line: string) => R | undefined,
     signal?: AbortSignal,
   ): Promise<R> {
-    output.write(`\n[${title}] ${message}\n${body}`);
+    output.write(`\n[${visibleText(title)}] ${visibleText(message)}\n${visibleText(body)}`);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const line = await readLine(prompt, signal);
       if (line === undefined) {

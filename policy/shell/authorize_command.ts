@@ -24,6 +24,7 @@ import {
 import type { PolicyState } from "../state.ts";
 import { type CommandRulesVerdict, judgeAnalyzedCommandRules } from "./command_rules.ts";
 import { type CommandRule, describeRule, PolicyRules } from "../config/rules.ts";
+import { visibleText } from "../_visible_text.ts";
 
 /** Options of {@linkcode authorizeCommand}. */
 export interface AuthorizeCommandOptions {
@@ -270,7 +271,9 @@ export async function decideCommand(
       check,
       prompt: {
         title: "Command Confirmation (policy rule)",
-        message: `The agent wants to run:\n\n  ${command}\n\nThe policy asks a person because ${reason}. Run it?`,
+        message: `The agent wants to run:\n\n  ${
+          visibleText(command)
+        }\n\nThe policy asks a person because ${reason}. Run it?`,
         defaultChoice: false,
         requirePerson: true,
       },

@@ -8,6 +8,7 @@
  * @module
  */
 import type { CommandCheck } from "./check_command.ts";
+import { visibleText } from "../_visible_text.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -301,7 +302,9 @@ export function promptForAssessment(command: string, assessment: RiskAssessment)
   const dangerous = assessment.decision === "reject";
   return {
     title: dangerous ? "Dangerous Command Confirmation" : "Command Confirmation",
-    message: `The agent wants to run:\n\n  ${command}\n\n${assessment.reason} (${assessment.kind}). Run it?`,
+    message: `The agent wants to run:\n\n  ${
+      visibleText(command)
+    }\n\n${assessment.reason} (${assessment.kind}). Run it?`,
     defaultChoice: !dangerous,
     requirePerson,
   };

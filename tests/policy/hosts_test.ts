@@ -33,6 +33,33 @@ function terminal(answers: string[], options: { closeAfter?: boolean } = {}) {
 }
 
 describe("terminalHost", () => {
+  test("shows no character a terminal acts on or a view hides, from any text of a question", {
+    timeout: 60_000,
+  }, async () => {
+    // Every C0 and C1 control but the line feed and the tab, DEL, and the bidirectional and invisible format
+    // characters, in the title, the message and an option's label: none reaches the terminal raw.
+    const hidden: number[] = [];
+    for (let code = 0; code <= 0x9f; code++) {
+      if ((code < 0x20 && code !== 0x0a && code !== 0x09) || code >= 0x7f) hidden.push(code);
+    }
+    hidden.push(0x061c, 0x200b, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202e, 0x2066, 0x2069, 0xfeff, 0xe0041);
+    const text = hidden.map((code) => `<${String.fromCodePoint(code)}>`).join("");
+    const t = terminal(["1"]);
+    await t.host.choose({ ...writeQuestion, title: text, message: text, options: [{ value: "grant", label: text }] });
+    const c = terminal(["y"]);
+    await c.host.confirm({ title: text, message: text, defaultChoice: false });
+    for (const shown of [t.shown(), c.shown()]) {
+      for (const code of hidden) {
+        assert.ok(!shown.includes(String.fromCodePoint(code)), `U+${code.toString(16)} was shown raw`);
+        assert.ok(shown.includes(`<\\u{${code.toString(16)}}>`), `U+${code.toString(16)} is shown escaped`);
+      }
+    }
+    // A command that erases its own line: the person sees all of it.
+    const spoof = terminal(["n"]);
+    await spoof.host.confirm({ title: "Run", message: "cat /secret #\x1b[2K\r  ls -la", defaultChoice: false });
+    assert.ok(spoof.shown().includes("cat /secret #\\u{1b}[2K\\u{d}  ls -la"), spoof.shown());
+  });
+
   test("shows numbered options with the default and reads a number", { timeout: 60_000 }, async () => {
     const t = terminal(["2"]);
     assert.deepEqual(await t.host.choose(writeQuestion), { choice: "once", source: "user" });

@@ -143,6 +143,18 @@ describe("rulesRiskAssessor", () => {
 });
 
 describe("promptForAssessment", () => {
+  test("shows the command with the characters a terminal acts on escaped", { timeout: 60_000 }, () => {
+    // Before, a person was shown `  ls -la` for this line, which reads a file outside.
+    const prompt = promptForAssessment("cat /secret #\x1b[2K\r  ls -la \u202e", {
+      decision: "unsure",
+      kind: "not_understood",
+      reason: "the command could not be fully parsed",
+    });
+    assert.ok(prompt !== undefined);
+    assert.ok(prompt.message.includes("cat /secret #\\u{1b}[2K\\u{d}  ls -la \\u{202e}"), prompt.message);
+    for (const raw of ["\x1b", "\r", "\u202e"]) assert.ok(!prompt.message.includes(raw));
+  });
+
   test("allow runs without asking", { timeout: 60_000 }, () => {
     assert.equal(promptForAssessment("ls", { decision: "allow", kind: "allowlisted", reason: "ok" }), undefined);
   });
