@@ -28,6 +28,7 @@ import {
   ToolError,
 } from "@toolfence/core";
 import type { Workspace } from "./workspace.ts";
+import { REPOSITORY_STORE_GLOBS } from "./config/rules.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
 import {
   captureOutput,
@@ -90,24 +91,6 @@ interface Judged {
  * the spawn passes them and forks the whole server (a command there took 62 ms against 33 with one folder a mount).
  */
 const CAPTURES = "output";
-
-/**
- * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
- * committed (objects, packs, a submodule's own repository), the sides of a conflict (rr-cache), a rebase's patches,
- * what `git fsck --lost-found` wrote. While the policy hides paths they are hidden too, from every shell command no
- * person allowed: the sandbox hid `.env` and not its history, so that with `**\/.env` denied and nobody to ask,
- * `od -An -tx1 .git/objects/fa/709a...` (a reader's line, allowed) printed the zlib stream of a committed `.env`
- * (`blob 15\0ENV_SECRET_ABC`), and so could `grep -ra`, `head -c`, `rg -uuu` or a project's tests. git itself asks
- * while paths are hidden; a line a person allowed sees the repository whole, so that the git it runs works.
- */
-export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
-  "**/.git/objects",
-  "**/.git/modules",
-  "**/.git/rr-cache",
-  "**/.git/rebase-apply",
-  "**/.git/rebase-merge",
-  "**/.git/lost-found",
-]);
 
 /** The door; see the module. */
 export class PolicyProcessDoor implements ProcessDoor {

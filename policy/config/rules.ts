@@ -294,6 +294,29 @@ export interface PathOutcome extends RuleOutcome<PathRule> {
 }
 
 /**
+ * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
+ * committed (objects and packs, a submodule's own repository, Git LFS's copies), the sides of a conflict (`rr-cache`),
+ * a rebase's patches, what `git fsck --lost-found` wrote, the last commit message with `git commit -v`'s diff.
+ * While the policy hides paths of the workspace, they are hidden too ({@linkcode PolicyRules.decidePath} denies
+ * them; not in {@linkcode PolicyRules.hiddenGlobs}: the process door hides them from every command but one a person
+ * allowed, so that the git such a line runs works). Before, with
+ * `**\/.env` denied, the sandbox on and nobody to ask, a reader's `od -An -tx1 .git/objects/fa/709a...` printed
+ * the zlib stream of a committed `.env` (`blob 15\0ENV_SECRET_ABC`), and so did `od` of the copy tool's copy of
+ * it. Not public API.
+ */
+export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
+  "**/.git/objects",
+  "**/.git/modules",
+  "**/.git/rr-cache",
+  "**/.git/rebase-apply",
+  "**/.git/rebase-merge",
+  "**/.git/lost-found",
+  "**/.git/lfs",
+  // `git commit -v` leaves the staged diff in it.
+  "**/.git/COMMIT_EDITMSG",
+]);
+
+/**
  * The rules of every layer of a policy, merged. Immutable once built.
  *
  * Needs no permissions.
@@ -319,6 +342,8 @@ export class PolicyRules {
   /** Every path rule, highest layer first. */
   readonly pathRules: readonly PathRule[];
   readonly #matchers = new Map<PathRule, PathMatcher>();
+  /** The rules of {@linkcode REPOSITORY_STORE_GLOBS}, while a rule hides paths of the workspace. */
+  readonly #storeRules: readonly PathRule[];
 
   private constructor(layers: readonly PolicyLayer[], root: string) {
     this.layers = Object.freeze([...layers].sort((a, b) => rank(a.name) - rank(b.name)));
@@ -340,6 +365,18 @@ export class PolicyRules {
     }
     this.commandRules = Object.freeze(commands);
     this.pathRules = Object.freeze(paths);
+    const hiding = paths.find((rule) =>
+      rule.kind === "deny" && rule.enforce &&
+      globMayMatchWithin(rule.pattern.startsWith("/") ? rule.pattern : `${this.root}/${rule.pattern}`, this.root)
+    );
+    this.#storeRules = hiding === undefined ? [] : REPOSITORY_STORE_GLOBS.map((pattern) => ({
+      kind: "deny" as const,
+      pattern,
+      enforce: true,
+      override: false,
+      reason: `the repository keeps there what the rule ${JSON.stringify(hiding.pattern)} hides`,
+      source: { layer: hiding.source.layer, ...(hiding.source.file ? { file: hiding.source.file } : {}) },
+    }));
   }
 
   /** Rules from layers (any order), with path rules relative to `root`. */
@@ -482,6 +519,8 @@ export class PolicyRules {
       const matcher = this.#matcher(rule);
       return rule.pattern.startsWith("/") ? absolutes.some(matcher) : relatives.some(matcher);
     });
+    const store = this.#storeRules.find((rule) => relatives.some(this.#matcher(rule)));
+    if (store !== undefined) matches.push(store);
     const result = outcome(matches);
     return { ...result, decision: result.rule?.kind ?? "allow" };
   }

@@ -423,6 +423,40 @@ describe("hidden files in git's history", () => {
   });
 });
 
+describe("what a repository keeps of hidden files", () => {
+  test("is denied as they are while a rule hides paths of the workspace, in every spelling and letter case", {
+    timeout: 60_000,
+  }, () => {
+    const root = "/w";
+    const hiding = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], root);
+    const outsideOnly = PolicyRules.fromLayers([{ name: "user", config: { paths: { deny: ["/srv/token"] } } }], root);
+    const stores = [".git/objects", ".git/modules", ".git/rr-cache", ".git/rebase-apply", ".git/rebase-merge"];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...stores, ".git/lost-found", ".git/lfs", ".git/COMMIT_EDITMSG"),
+        fc.constantFrom("", "sub/", "a/b/"),
+        fc.array(fc.stringMatching(/^[0-9a-zA-Z_.-]{1,8}$/).filter((part) => part !== "." && part !== ".."), {
+          maxLength: 3,
+        }),
+        fc.boolean(),
+        (store, nest, rest, upper) => {
+          const named = [nest + store, ...rest].join("/");
+          const spelled = upper ? named.toUpperCase() : named;
+          const decided = hiding.decidePath(`${root}/${spelled}`);
+          assert.equal(decided.decision, "deny", spelled);
+          assert.match(decided.rule?.reason ?? "", /\*\*\/\.env/);
+          // A policy that hides nothing of the workspace leaves the repository alone.
+          assert.equal(outsideOnly.decidePath(`${root}/${spelled}`).decision, "allow", spelled);
+        },
+      ),
+    );
+    for (const kept of [".git/HEAD", ".git/config", ".git/refs/heads/main", "objects/x", "src/.git-objects"]) {
+      assert.equal(hiding.decidePath(`${root}/${kept}`).decision, "allow", kept);
+    }
+    assert.deepEqual(hiding.hiddenGlobs(), ["**/.env"], "the sandbox of a line a person allowed shows them");
+  });
+});
+
 describe("path deny rules through the tools", () => {
   test("reading a denied file, through a symlink, a symlinked folder or an absolute path, is refused", {
     timeout: 60_000,

@@ -17,6 +17,8 @@ import { execFileSync } from "node:child_process";
 import { inflateSync } from "node:zlib";
 import { PolicyRules } from "../../../policy/mod.ts";
 import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import "../../../tools/mod.ts";
 
 const box = cmdBox();
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -220,17 +222,21 @@ describe("bash in the sandbox", { skip }, () => {
         // The object is real: its zlib stream is the secret.
         assert.match(inflateSync(await readFile(path.join(dir, object))).toString(), new RegExp(secret));
         const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], dir);
-        const lines = [
+        // Lines that name the store are refused (it is hidden as the file is); the others run and see none of it.
+        const named = [
           `od -An -c ${object}`,
           `head -c 100 ${object} | od -An -tx1`,
-          "grep -rao '[[:print:]]*' .git",
           `cd .git && cat objects/${blob.slice(0, 2)}/* | od -c`,
-          "find . -path '*objects*' -type f",
         ];
-        // Nobody to ask: each runs (readers, sandboxed) and shows no byte of the object.
+        const unnamed = ["grep -rao '[[:print:]]*' .git", "find . -path '*objects*' -type f", "cat .git/*/*/* | od -c"];
         const session = new Session({ workspace: dir, sandbox: "required", autoConfirm: false, rules });
         try {
-          for (const command of lines) {
+          for (const command of named) {
+            const result = await box.call(session, "bash", { command });
+            assert.equal(result.errorCode, "permission_denied", `${command}: ${JSON.stringify(result.output)}`);
+            assert.match(result.error ?? "", /\.git\/objects/);
+          }
+          for (const command of unnamed) {
             const result = await box.call(session, "bash", { command });
             assert.notEqual(result.status, "skipped", `${command} ran: ${JSON.stringify(result.error)}`);
             const out = result.output as BashResult;
@@ -241,6 +247,13 @@ describe("bash in the sandbox", { skip }, () => {
             assert.doesNotMatch(shown, /78 01|x 001/, command);
             assert.doesNotMatch(out.stdout, new RegExp(blob.slice(2)), `${command} lists the object`);
           }
+          // Nor do the file tools reach it, so that no copy of it is made for a command to read.
+          const files = new ToolBox().withDefaults("fs", "search");
+          for (const [name, args] of [["copy", { src: object, dst: "copy.bin" }], ["read_file", { path: object }]]) {
+            const result = await files.call(session, name as string, args as Record<string, unknown>);
+            assert.equal(result.errorCode, "permission_denied", `${name}: ${JSON.stringify(result.output)}`);
+          }
+          assert.equal(existsSync(path.join(dir, "copy.bin")), false);
         } finally {
           await session.close();
         }
