@@ -16,7 +16,9 @@
  * The scratch session keeps the path rules of the policy files (rebased to
  * the copy, absolute globs that name places in the workspace included): what
  * they deny or hide is hidden in the copy too, from every
- * tool and inside the OS sandbox. A publication passes the workspace's own
+ * tool and inside the OS sandbox. What they hide is not copied at all (nor
+ * what the repository keeps of it): the copy lies in the session's temp dir,
+ * which the host session's tools and commands reach and no rule covers. A publication passes the workspace's own
  * file door first: a change at a path the rules deny, hide or keep read-only,
  * or one that leads out of the workspace, refuses the whole publication.
  *
@@ -334,8 +336,8 @@ export class Scratch {
     this.#requireLive();
     const run = this.#publishing.then(async () => {
       this.#requireLive();
-      await this.requireUnchanged(changes);
       await this.#passHostDoor(changes, options.personApproved === true);
+      await this.requireUnchanged(changes);
       await applyChanges({
         hostRoot: this.host.workdir,
         scratchRoot: this.root,
@@ -523,8 +525,16 @@ export async function createScratch(
       ...(sessionOptions.rules?.hiddenGlobs() ?? []),
       ...(source instanceof Session ? source.policy.hiddenPaths : []),
     ]);
+    // Nor is a file or folder the rules hide (nor what the repository keeps of it, which they deny while they
+    // hide): the copy lies in the temp dir, which the host session's commands read and write, where no rule of
+    // the workspace matches it and no mask of its sandbox covers it. Before, with `**\/.env` denied and nobody to
+    // ask, the host's `cat <temp dir>/scratch-*\/workspace/.env` printed the secret.
+    const hostRules = source instanceof Session ? source.policy : undefined;
+    const hidden = (real: string) =>
+      (sessionOptions.rules?.hasPathRules === true && sessionOptions.rules.decidePath(real).decision === "deny") ||
+      (hostRules?.isHidden(real) ?? false);
     const skip = (relative: string, real: string, stat: fs.Stats) =>
-      isDebris(relative) || host.areaOf(real) === "temp" || hiddenAlias(stat);
+      isDebris(relative) || host.areaOf(real) === "temp" || hiddenAlias(stat) || hidden(real);
     const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
     if (covered.includes(".")) {
       const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });

@@ -50,14 +50,20 @@ type Tamper = (scratchRoot: string) => Promise<void>;
 const TAMPERS: Record<string, Tamper> = {
   "a denied file rewritten": (r) => fsp.writeFile(path.join(r, "app", ".env"), "TOKEN=planted\n"),
   "a denied file in another letter case": (r) => fsp.writeFile(path.join(r, "app", ".ENV"), "TOKEN=planted\n"),
-  "a new file in a denied folder": (r) => fsp.writeFile(path.join(r, "secrets", "new.txt"), "planted\n"),
+  // The copy holds no denied file or folder (see below): each is made there anew.
+  "a new file in a denied folder": async (r) => {
+    await fsp.mkdir(path.join(r, "secrets"), { recursive: true });
+    await fsp.writeFile(path.join(r, "secrets", "new.txt"), "planted\n");
+  },
   "a denied folder in another letter case": async (r) => {
     await fsp.mkdir(path.join(r, "Secrets"));
     await fsp.writeFile(path.join(r, "Secrets", "key.txt"), "planted\n");
   },
-  "a denied file moved out to a readable place": (r) =>
-    fsp.rename(path.join(r, "secrets", "key.txt"), path.join(r, "leak.txt")),
-  "a denied file deleted": (r) => fsp.rm(path.join(r, "app", ".env")),
+  "a file moved into a denied folder": async (r) => {
+    await fsp.writeFile(path.join(r, "moved.txt"), "moved\n");
+    await fsp.mkdir(path.join(r, "secrets"), { recursive: true });
+    await fsp.rename(path.join(r, "moved.txt"), path.join(r, "secrets", "moved.txt"));
+  },
   "a read-only file rewritten": (r) => fsp.writeFile(path.join(r, "vendor", "lib.js"), "planted\n"),
   "a read-only file in another letter case": async (r) => {
     await fsp.mkdir(path.join(r, "VENDOR"));
@@ -65,8 +71,7 @@ const TAMPERS: Record<string, Tamper> = {
   },
   "a protected file created": (r) => fsp.writeFile(path.join(r, ".npmrc"), "registry=http://evil\n"),
   "a protected file in another letter case": (r) => fsp.writeFile(path.join(r, ".NPMRC"), "registry=http://evil\n"),
-  "a denied file replaced by a link": (r) =>
-    fsp.rm(path.join(r, "app", ".env")).then(() => fsp.symlink("../ok.txt", path.join(r, "app", ".env"))),
+  "a link at a denied path": (r) => fsp.symlink("../ok.txt", path.join(r, "app", ".env")),
 };
 
 async function tampered(name: string): Promise<{ scratch: Scratch; workdir: string; session: Session }> {
@@ -156,6 +161,46 @@ describe("the scratch session keeps the path rules", () => {
         assert.equal(result.status, "success", JSON.stringify(result));
         assert.ok(!/host-secret|host key|\.env/i.test(JSON.stringify(result.output)), JSON.stringify(result));
       }
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
+
+  test("no denied file or folder is copied: the copy lies in the temp dir, where no rule of the workspace holds", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, the host session's own tools read the copy's app/.env by its path in the temp dir (and, in the
+    // sandbox, its commands: `cat <temp dir>/scratch-*\/workspace/.env` printed the secret).
+    const { workdir, session } = await workspace();
+    await fsp.writeFile(path.join(workdir, "app", ".ENV"), "TOKEN=host-secret\n");
+    await fsp.mkdir(path.join(workdir, "deep", "secrets"), { recursive: true });
+    await fsp.writeFile(path.join(workdir, "deep", ".env"), "TOKEN=host-secret\n");
+    const scratch = await createScratch(session);
+    try {
+      for (const gone of ["app/.env", "app/.ENV", "secrets", "deep/.env"]) {
+        await assert.rejects(fsp.lstat(path.join(scratch.root, gone)), { code: "ENOENT" }, gone);
+      }
+      assert.equal(await fsp.readFile(path.join(scratch.root, "ok.txt"), "utf8"), "ok\n");
+      assert.equal(await fsp.readFile(path.join(scratch.root, "vendor", "lib.js"), "utf8"), "vendored\n");
+      // Every file of the temp dir, walked as the host's tools may: no byte of a denied file.
+      const walked: string[] = [];
+      const walk = async (dir: string): Promise<void> => {
+        for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+          const at = path.join(dir, entry.name);
+          if (entry.isDirectory()) await walk(at);
+          else if (entry.isFile()) walked.push(await fsp.readFile(at, "utf8"));
+        }
+      };
+      await walk(await session.workspace.tempDir());
+      assert.ok(walked.length > 0);
+      assert.ok(!walked.some((text) => /host-secret|host key/.test(text)));
+      const read = await new ToolBox().withDefaults("fs").call(session, "read_file", {
+        path: path.join(scratch.root, "app", ".env"),
+      });
+      assert.notEqual(read.status, "success");
+      // Nothing to publish where nothing changed: the left-out files are no deletions.
+      assert.deepEqual((await scratch.changes()).changes, []);
     } finally {
       await scratch.dispose();
       await session.close();
