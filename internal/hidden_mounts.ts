@@ -22,6 +22,30 @@ import { unseenBySandbox } from "./sandbox_mounts.ts";
 // refused rather than run with a secret in view.
 const MAX_ENTRIES = 200_000;
 
+/**
+ * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
+ * committed (objects and packs, a submodule's own repository, Git LFS's copies), the sides of a conflict (`rr-cache`),
+ * a rebase's patches, what `git fsck --lost-found` wrote, the last commit message with `git commit -v`'s diff.
+ * While the policy hides paths of the workspace, they are hidden too (`PolicyRules.decidePath` denies them; not in
+ * `PolicyRules.hiddenGlobs`: the process door hides them from every command but one a person allowed, so that the
+ * git such a line runs works). Before, with `**\/.env` denied, the sandbox on and nobody to ask, a reader's
+ * `od -An -tx1 .git/objects/fa/709a...` printed the zlib stream of a committed `.env` (`blob 15\0ENV_SECRET_ABC`),
+ * and so did `od` of the copy tool's copy of it. Among hidden globs, {@linkcode hiddenMountArgs} covers their entries
+ * without looking for other names of the files in them (a local clone's packs are hard links of another repository's,
+ * and the look-up walked the whole workspace before each command). Not public API.
+ */
+export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
+  "**/.git/objects",
+  "**/.git/modules",
+  "**/.git/rr-cache",
+  "**/.git/rebase-apply",
+  "**/.git/rebase-merge",
+  "**/.git/lost-found",
+  "**/.git/lfs",
+  // `git commit -v` leaves the staged diff in it.
+  "**/.git/COMMIT_EDITMSG",
+]);
+
 /** The mounts of {@linkcode hiddenMountArgs}, in the order they must be given. */
 export interface HiddenMounts {
   /**
@@ -52,7 +76,12 @@ export function hiddenMountArgs(
 ): HiddenMounts {
   const covered = deniedEntries(root, globs, view, listed);
   if (covered.size === 0) return { pins: [], covers: [] };
-  const inWorkspace = new Map([...covered].filter(([abs]) => abs.startsWith(`${root}/`)));
+  const store = globs.some((glob) => REPOSITORY_STORE_GLOBS.includes(glob))
+    ? pathGlobMatcher(REPOSITORY_STORE_GLOBS)
+    : () => false;
+  const inWorkspace = new Map(
+    [...covered].filter(([abs]) => abs.startsWith(`${root}/`) && !store(abs.slice(root.length + 1))),
+  );
   const aliases = otherNames(root, linkedInodes(inWorkspace), covered);
   if (aliases === undefined) throw tooMany(root);
   for (const abs of aliases) covered.set(abs, false);

@@ -88,7 +88,14 @@ export {
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
 export { captureOutput, type OutputCapture } from "./process_output.ts";
 export { type ProbeOutcome, runProbe, shellOutput } from "./probe_process.ts";
-export { type ChildListing, deniedEntries, hiddenMountArgs, type HiddenMounts, listOutside } from "./hidden_mounts.ts";
+export {
+  type ChildListing,
+  deniedEntries,
+  hiddenMountArgs,
+  type HiddenMounts,
+  listOutside,
+  REPOSITORY_STORE_GLOBS,
+} from "./hidden_mounts.ts";
 export { inodeKey, linkedInodes, otherNames } from "./hidden_aliases.ts";
 export {
   closeMounts,

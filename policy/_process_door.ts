@@ -28,7 +28,6 @@ import {
   ToolError,
 } from "@toolfence/core";
 import type { Workspace } from "./workspace.ts";
-import { REPOSITORY_STORE_GLOBS } from "./config/rules.ts";
 import { commandEnvironment, envAssignments } from "./_process_env.ts";
 import {
   captureOutput,
@@ -36,6 +35,7 @@ import {
   type GroupProcess,
   isExecutableFile,
   mkdirsConfined,
+  REPOSITORY_STORE_GLOBS,
   sandboxMakesSession,
   spawnGroup,
   unlinkConfined,

@@ -23,6 +23,7 @@ import {
   pathGlobMatcher,
   type PathMatcher,
   queryRuntimePermission,
+  REPOSITORY_STORE_GLOBS,
 } from "@toolfence/internal";
 import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
@@ -294,29 +295,6 @@ export interface PathOutcome extends RuleOutcome<PathRule> {
 }
 
 /**
- * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
- * committed (objects and packs, a submodule's own repository, Git LFS's copies), the sides of a conflict (`rr-cache`),
- * a rebase's patches, what `git fsck --lost-found` wrote, the last commit message with `git commit -v`'s diff.
- * While the policy hides paths of the workspace, they are hidden too ({@linkcode PolicyRules.decidePath} denies
- * them; not in {@linkcode PolicyRules.hiddenGlobs}: the process door hides them from every command but one a person
- * allowed, so that the git such a line runs works). Before, with
- * `**\/.env` denied, the sandbox on and nobody to ask, a reader's `od -An -tx1 .git/objects/fa/709a...` printed
- * the zlib stream of a committed `.env` (`blob 15\0ENV_SECRET_ABC`), and so did `od` of the copy tool's copy of
- * it. Not public API.
- */
-export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
-  "**/.git/objects",
-  "**/.git/modules",
-  "**/.git/rr-cache",
-  "**/.git/rebase-apply",
-  "**/.git/rebase-merge",
-  "**/.git/lost-found",
-  "**/.git/lfs",
-  // `git commit -v` leaves the staged diff in it.
-  "**/.git/COMMIT_EDITMSG",
-]);
-
-/**
  * The rules of every layer of a policy, merged. Immutable once built.
  *
  * Needs no permissions.
@@ -342,7 +320,7 @@ export class PolicyRules {
   /** Every path rule, highest layer first. */
   readonly pathRules: readonly PathRule[];
   readonly #matchers = new Map<PathRule, PathMatcher>();
-  /** The rules of {@linkcode REPOSITORY_STORE_GLOBS}, while a rule hides paths of the workspace. */
+  /** The rules of `REPOSITORY_STORE_GLOBS` (internal), while a rule hides paths of the workspace. */
   readonly #storeRules: readonly PathRule[];
 
   private constructor(layers: readonly PolicyLayer[], root: string) {
