@@ -83,6 +83,12 @@ function firstIssue(error: unknown): string {
   return `${where || "the message"}: ${String(issue.message ?? "is invalid").slice(0, 200)}`;
 }
 
+/** Whether every problem zod found lies inside the request's params (none in its envelope). */
+function issuesWithinParams(error: unknown): boolean {
+  const issues = (error as { issues?: { path?: PropertyKey[] }[] }).issues;
+  return Array.isArray(issues) && issues.length > 0 && issues.every((issue) => issue.path?.[0] === "params");
+}
+
 /**
  * Judges one line (without its newline). `text` is the decoded line when the
  * caller has it already.
@@ -182,6 +188,15 @@ export function judgeValue(value: unknown, within?: string): Frame {
   if (!checked.success) {
     if (!hasId) return { kind: "drop", reason: `a malformed notification (${firstIssue(checked.error)})` };
     if (!("method" in value)) return { kind: "drop", reason: `a malformed response (${firstIssue(checked.error)})` };
+    // The envelope was judged above (jsonrpc, id, method, params an object): what the schema still finds wrong lies
+    // inside params (params._meta.progressToken an object, null or a fraction), and JSON-RPC 2.0 names that
+    // "-32602 Invalid params", not "-32600 Invalid Request" (the JSON is a valid Request object).
+    if (issuesWithinParams(checked.error)) {
+      return {
+        kind: "reply",
+        reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: ${firstIssue(checked.error)}`),
+      };
+    }
     return invalid(id, firstIssue(checked.error));
   }
   return { kind: "message", message: value as JSONRPCMessage };

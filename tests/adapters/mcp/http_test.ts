@@ -216,6 +216,9 @@ describe("serve over HTTP with a token file", () => {
       ['{"jsonrpc":"1.0","id":8,"method":"ping"}', 400, -32600, 8],
       ['{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}', 400, -32602, 9],
       ['{"jsonrpc":"2.0","method":5}', 400, -32600, null],
+      // A progress token of the wrong type is a fault of the params, not of the request object.
+      ['{"jsonrpc":"2.0","id":12,"method":"ping","params":{"_meta":{"progressToken":{"a":1}}}}', 400, -32602, 12],
+      ['{"jsonrpc":"2.0","id":13,"method":"ping","params":{"_meta":{"progressToken":null}}}', 400, -32602, 13],
       // An initialize with malformed params (here no protocolVersion) is invalid params, as over stdio.
       ['{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"capabilities":{}}}', 400, -32602, 10],
       [

@@ -243,7 +243,19 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
         -32602,
         /Invalid params/,
       ],
-      ["_meta not an object", (id) => ({ jsonrpc: "2.0", id, method: "ping", params: { _meta: 3 } }), -32600, /_meta/],
+      // The request object is valid JSON-RPC; what is wrong lies inside its params: -32602, not -32600.
+      ["_meta not an object", (id) => ({ jsonrpc: "2.0", id, method: "ping", params: { _meta: 3 } }), -32602, /_meta/],
+      ...[{ a: 1 }, null, 1.5, true, []].map((token): [string, (id: number) => unknown, number, RegExp] => [
+        `progressToken ${JSON.stringify(token)}`,
+        (id) => ({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "read_file", arguments: { path: "a" }, _meta: { progressToken: token } },
+        }),
+        -32602,
+        /^Invalid params: params\._meta\.progressToken/,
+      ]),
     ];
     let id = 500;
     for (const [what, frame, code, message] of withId) {
