@@ -257,6 +257,39 @@ function wrapInitialize(
   });
 }
 
+// The SDK parses a tools/call with zod before the handler sees it, and checks the handler's result the same way: each
+// copies a record key by key into a new object, and an own `__proto__` key (JSON.parse makes one) becomes the copy's
+// prototype instead of a key. The model's `{"path": "a", "__proto__": {...}}` reached the pipeline as `{path: "a"}`
+// and ran, where the same arguments in process are refused ("__proto__: unexpected argument"); a tool's output with
+// such a key lost it in `structuredContent`. This wraps the SDK's tools/call entry: the handler reads the arguments as
+// received (the SDK's parse still judges their shape) and the client gets the result as made (once the SDK's check
+// of it passed). Keyed by the request's `extra`, which the SDK hands unchanged through its layers.
+function keepRawToolCalls(server: Server): {
+  argumentsOf: (extra: object, parsed: Record<string, unknown> | undefined) => Record<string, unknown> | undefined;
+  keep: (extra: object, result: unknown) => void;
+} {
+  const rawArguments = new WeakMap<object, Record<string, unknown>>();
+  const made = new WeakMap<object, unknown>();
+  const handlers =
+    (server as unknown as { _requestHandlers?: Map<string, (r: unknown, e: object) => Promise<unknown>> })
+      ._requestHandlers;
+  const sdkCall = handlers?.get("tools/call");
+  if (handlers && sdkCall) {
+    handlers.set("tools/call", async (request, extra) => {
+      const args = (request as { params?: { arguments?: unknown } }).params?.arguments;
+      if (typeof args === "object" && args !== null && !Array.isArray(args)) {
+        rawArguments.set(extra, args as Record<string, unknown>);
+      }
+      const checked = await sdkCall(request, extra);
+      return made.has(extra) ? made.get(extra) : checked;
+    });
+  }
+  return {
+    argumentsOf: (extra, parsed) => rawArguments.get(extra) ?? parsed,
+    keep: (extra, result) => made.set(extra, result),
+  };
+}
+
 // The first protocol version that defines `resource_link` content; an older client's schema refuses a result
 // that holds one, so it is told of an artifact in text instead.
 const RESOURCE_LINKS_SINCE = "2025-06-18";
@@ -474,7 +507,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name: toolName, arguments: args } = request.params;
+    const { name: toolName } = request.params;
+    const args = rawToolCalls.argumentsOf(extra, request.params.arguments);
     // A tool left out of tools/list (by the session's capabilities or the fence) is as unknown as an unregistered
     // one: the same protocol error, which does not say that it exists (the executor's own refusal would).
     const tool = toolbox.listed(toolName, listOptions());
@@ -554,13 +588,16 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       log("notice", { event: result.status, tool: toolName, callId, ...resultMeta(result) });
     }
     resourcesChanged();
-    return {
+    const answer = {
       content,
       ...(structured && "structuredContent" in structured ? { structuredContent: structured.structuredContent } : {}),
       ...(result.status === "success" && !(structured && "error" in structured) ? {} : { isError: true }),
       _meta: { "toolfence/result": resultMeta(result) },
     };
+    rawToolCalls.keep(extra, answer);
+    return answer;
   });
+  const rawToolCalls = keepRawToolCalls(server);
 
   // With shared state, the store holds every replica's late results; this process's own are there once written.
   const lateResults = async () => {

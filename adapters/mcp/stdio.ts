@@ -75,7 +75,9 @@ export async function serveStdio(toolbox: ToolBox, options: StdioServeOptions): 
   const shutdown = (reason?: string) => {
     finished ??= (async () => {
       served.cancelAll(reason);
-      await within(CANCEL_GRACE_MS, served.idle());
+      // The calls settled is not their answers written: a handler goes on after its tool settles (the output's
+      // check, the result's), and closing then dropped the answer. As over HTTP, the answers are waited for too.
+      await within(CANCEL_GRACE_MS, served.idle().then(() => transport.answered()));
       try {
         await served.close();
       } catch (error) {

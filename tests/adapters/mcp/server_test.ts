@@ -124,8 +124,8 @@ async function connect(
 
 // A server in process and the raw client side of its in-memory transport: requests by id, with no SDK client (which
 // would initialize on its own terms).
-function rawInMemory(dir: string) {
-  const served = createMcpServer(box, { workspace: dir });
+function rawInMemory(dir: string, toolbox: ToolBox = box) {
+  const served = createMcpServer(toolbox, { workspace: dir });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const answers = new Map<number, (message: Record<string, unknown>) => void>();
   clientSide.onmessage = (message) => {
@@ -233,6 +233,56 @@ describe("MCP server in process", () => {
       const read = await request(3, "resources/read", { uri });
       const text = (read.result as { contents: { text: string }[] }).contents[0].text;
       assert.equal(text, "line\n".repeat(1_000));
+    } finally {
+      await clientSide.close();
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("an own __proto__ key crosses the SDK both ways: an argument the tool refuses, an output key kept", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: the SDK's zod parse of tools/call turned the arguments' own `__proto__` key into the copy's prototype,
+    // so {"text":"a","__proto__":{...}} ran as {text:"a"} (in process the same arguments are refused), and its check
+    // of the result dropped the key from structuredContent while the text content still had it.
+    const protoBox = new ToolBox().register(
+      tool({
+        name: "say",
+        description: "Says its text back.",
+        input: v.object({ text: v.string() }),
+        readOnly: true,
+        run: ({ text }) => text,
+      }),
+      tool({
+        name: "config",
+        description: "Returns a parsed document.",
+        input: v.object({}),
+        output: v.record(v.string(), v.unknown()),
+        readOnly: true,
+        run: () => JSON.parse('{"name":"n","__proto__":{"polluted":true}}') as Record<string, unknown>,
+      }),
+    );
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-mem-"));
+    const { served, clientSide, serverSide, request } = rawInMemory(dir, protoBox);
+    try {
+      await served.server.connect(serverSide);
+      await clientSide.start();
+      await request(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "p" } });
+      await clientSide.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      // As a client's JSON.parse makes them: own keys.
+      for (const [id, args] of [[2, '{"text":"a","__proto__":{"text":"b"}}'], [3, '{"__proto__":{"text":"b"}}']]) {
+        const answer =
+          (await request(id as number, "tools/call", { name: "say", arguments: JSON.parse(args as string) }))
+            .result as CallToolResult;
+        assert.equal(answer.isError, true, JSON.stringify(answer));
+        assert.match((answer.content[0] as { text: string }).text, /__proto__: unexpected argument/);
+      }
+      const made = (await request(4, "tools/call", { name: "config", arguments: {} })).result as CallToolResult;
+      const wire = JSON.parse(JSON.stringify(made)) as CallToolResult;
+      assert.equal(wire.isError, undefined, JSON.stringify(wire));
+      assert.deepEqual(Object.keys(wire.structuredContent!), ["name", "__proto__"]);
+      assert.deepEqual(JSON.parse((wire.content[0] as { text: string }).text), wire.structuredContent);
     } finally {
       await clientSide.close();
       await served.close();
