@@ -23,6 +23,7 @@ import { dataUrl, imageNote, restoreCall } from "./_calls.ts";
 import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 import { toStrictSchema } from "./strict_schema.ts";
+import { openAIDescription } from "./_openai_description.ts";
 
 /** Options of the OpenAI dialects. */
 export interface OpenAIDialectOptions {
@@ -84,7 +85,8 @@ function parametersFor(
 /**
  * The tools array of the chat completions API. Throws
  * `SchemaDialectError` for a tool strict mode cannot express (unless
- * `strict` is `false` or `"auto"`).
+ * `strict` is `false` or `"auto"`), and for a tool whose description is
+ * longer than the 1024 characters OpenAI takes (whatever `strict` is).
  *
  * Requires no permissions.
  *
@@ -100,7 +102,11 @@ function parametersFor(
 export function openAIChatTools(tools: readonly AnyTool[], options: OpenAIDialectOptions = {}): OpenAIChatTool[] {
   return tools.map((t) => ({
     type: "function",
-    function: { name: t.name, description: t.description, ...parametersFor(t, "openai-chat", options.strict ?? true) },
+    function: {
+      name: t.name,
+      description: openAIDescription(t, "openai-chat"),
+      ...parametersFor(t, "openai-chat", options.strict ?? true),
+    },
   }));
 }
 
@@ -125,7 +131,7 @@ export function openAIResponsesTools(
   return tools.map((t) => ({
     type: "function",
     name: t.name,
-    description: t.description,
+    description: openAIDescription(t, "openai-responses"),
     ...parametersFor(t, "openai-responses", options.strict ?? true),
   }));
 }

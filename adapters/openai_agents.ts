@@ -45,6 +45,7 @@ import {
 } from "./_framework.ts";
 
 import { OPENAI_AGENTS } from "./_peers.ts";
+import { openAIDescription } from "./_openai_description.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const { tool: agentTool } = await importPeer(OPENAI_AGENTS, () => import("@openai/agents"));
@@ -104,7 +105,7 @@ export function openAIAgentsTools<T = unknown>(
   return listedTools(toolbox, session, options).map((t) =>
     agentTool({
       name: t.name,
-      description: t.description,
+      description: openAIDescription(t, "openai-agents"),
       parameters: structuredClone(t.inputSchema) as unknown as OpenAIAgentsParameters,
       strict: false,
       needsApproval: t.needsApproval ? (_context, input) => needsApprovalOf(t, input) : false,

@@ -31,6 +31,8 @@ import {
 } from "../../adapters/anthropic.ts";
 import { geminiCalls, type GeminiResponseLike, geminiTools, runGeminiToolCalls } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
+import { SchemaDialectError } from "../../adapters/dialect_error.ts";
+import { openAIAgentsTools } from "../../adapters/openai_agents.ts";
 
 // A real PNG (1x1, transparent).
 const PNG = Uint8Array.from(
@@ -171,6 +173,45 @@ describe("OpenAI responses", () => {
       });
     },
   );
+});
+
+describe("OpenAI's description limit", () => {
+  test("a description over 1024 characters is refused while the tools are built, in every OpenAI mode", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: the tool was rendered whole, and OpenAI answers such a request with 400 string_above_max_length
+    // ("Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024").
+    const wordy = (description: string) =>
+      tool({ name: "wordy", description, input: v.object({ a: v.string() }), readOnly: true, run: () => "" });
+    const long = wordy("x".repeat(1025));
+    for (
+      const [dialect, build] of [
+        ["openai-chat", () => openAIChatTools([long])],
+        ["openai-chat", () => openAIChatTools([long], { strict: false })],
+        ["openai-chat", () => openAIChatTools([long], { strict: "auto" })],
+        ["openai-responses", () => openAIResponsesTools([long])],
+        ["openai-responses", () => openAIResponsesTools([long], { strict: "auto" })],
+      ] as const
+    ) {
+      assert.throws(build, (error: SchemaDialectError) => {
+        assert.ok(error instanceof SchemaDialectError, String(error));
+        assert.equal(error.toolName, "wordy");
+        assert.equal(error.dialect, dialect);
+        assert.match(error.message, /description is 1025 characters and OpenAI takes at most 1024/);
+        return true;
+      });
+    }
+    // 1024 characters (code points: an emoji is one, though two UTF-16 units) pass as they are.
+    const edge = "\u{1F600}".repeat(1024);
+    assert.equal(openAIChatTools([wordy(edge)])[0].function.description, edge);
+    assert.equal(openAIResponsesTools([wordy("y".repeat(1024))])[0].description, "y".repeat(1024));
+    // The OpenAI Agents tools too.
+    const longBox = new ToolBox().register(long);
+    await withSession((session) => {
+      assert.throws(() => openAIAgentsTools(longBox, session), /"wordy".*openai-agents.*at most 1024/);
+      return Promise.resolve();
+    });
+  });
 });
 
 describe("Anthropic messages", () => {
