@@ -13,6 +13,8 @@ import type { ToolBox } from "@toolfence/core";
 import { importPeer } from "@toolfence/core";
 import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult, textAndImages } from "./_framework.ts";
 import { LANGCHAIN_CORE } from "./_peers.ts";
+import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
+import { openAIDescription } from "./_openai_description.ts";
 
 // An optional peer on npm: loaded here, so that importing the entry points without it names the package to install.
 const [langchainTools, langchainMessages]: [
@@ -22,6 +24,22 @@ const [langchainTools, langchainMessages]: [
   importPeer(LANGCHAIN_CORE, () => import("@langchain/core/tools")),
   importPeer(LANGCHAIN_CORE, () => import("@langchain/core/messages")),
 ]);
+
+/** Options of the LangChain and LangGraph tools beyond those every framework adapter takes. */
+export interface LangChainStrictOptions {
+  /**
+   * OpenAI strict mode: `true` when the tools are bound with `strict: true`
+   * (`model.bindTools(tools, { strict: true })`, `convertToOpenAITool(tool,
+   * { strict: true })`), which only set the flag and send each tool's schema
+   * as it is. Each tool's schema is then the strict rendering of the
+   * `openai-chat` dialect (every object closed, every property required,
+   * optional ones nullable), and the model's `null`s are mapped back to
+   * "absent" before validation. A tool strict mode cannot express, or whose
+   * description is over OpenAI's 1024 characters, throws `SchemaDialectError`
+   * here. Default `false`: the tool's JSON Schema as it is.
+   */
+  strict?: boolean;
+}
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
 export type ApprovalStep = (
@@ -88,6 +106,7 @@ export class FenceTool extends langchainTools.StructuredTool {
   #toolbox: ToolBox;
   #session: Session;
   #options: FrameworkToolsOptions;
+  #strict: boolean;
   #approve: ApprovalStep | undefined;
   #finished: Map<string, Promise<GatedResult>>;
   #order: ApprovalOrder;
@@ -96,15 +115,20 @@ export class FenceTool extends langchainTools.StructuredTool {
     tool: AnyTool,
     toolbox: ToolBox,
     session: Session,
-    options: FrameworkToolsOptions,
+    options: FrameworkToolsOptions & LangChainStrictOptions,
     approve: ApprovalStep | undefined,
     finished: Map<string, Promise<GatedResult>>,
     order: ApprovalOrder,
   ) {
     super();
     this.name = tool.name;
-    this.description = tool.description;
-    this.schema = structuredClone(tool.inputSchema) as Record<string, unknown>;
+    this.#strict = options.strict === true;
+    // LangChain's strict flag alone (bindTools / convertToOpenAITool with strict: true) sent the plain schema with
+    // strict: true, which OpenAI refuses (optional properties left out of `required`).
+    this.description = this.#strict ? openAIDescription(tool, "openai-chat") : tool.description;
+    this.schema = (this.#strict ? toStrictSchema(tool.inputSchema, tool.name, "openai-chat") : structuredClone(
+      tool.inputSchema,
+    )) as Record<string, unknown>;
     this.#tool = tool;
     this.#toolbox = toolbox;
     this.#session = session;
@@ -146,10 +170,12 @@ export class FenceTool extends langchainTools.StructuredTool {
   }
 
   protected override async _call(
-    arg: unknown,
+    sent: unknown,
     _runManager?: CallbackManagerForToolRun,
     config?: ToolRunnableConfig,
   ): Promise<ToolMessage | GatedContent> {
+    // Under strict mode the model sends null for an absent property (and {key, value} lists for maps): mapped back.
+    const arg = this.#strict ? fromStrictArguments(this.#tool.inputSchema, sent) : sent;
     const toolCallId = config?.toolCall?.id;
     const callId = toolCallId ?? freshCallId("langchain");
     // The approval (a LangGraph interrupt) comes first: when it stops the node, nothing of the call has

@@ -27,12 +27,13 @@ import type { StructuredTool } from "@langchain/core/tools";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { type FrameworkToolsOptions, listedTools } from "./_framework.ts";
-import { ApprovalOrder, FenceTool, type GatedContent } from "./_langchain_tool.ts";
+import { ApprovalOrder, FenceTool, type GatedContent, type LangChainStrictOptions } from "./_langchain_tool.ts";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
+export type { LangChainStrictOptions } from "./_langchain_tool.ts";
 
-/** Options of {@linkcode langChainTools}. */
-export type LangChainToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
+/** Options of {@linkcode langChainTools}; `strict: true` for tools bound with OpenAI's strict mode. */
+export type LangChainToolsOptions<T = unknown> = FrameworkToolsOptions<T> & LangChainStrictOptions;
 
 /** The content of the tools' ToolMessages: text, or text and images as standard content blocks. */
 export type LangChainToolContent = GatedContent;

@@ -27,7 +27,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { importPeer } from "@toolfence/core";
 import { frameworkApproval, type FrameworkToolsOptions, listedTools, needsApprovalOf } from "./_framework.ts";
-import { ApprovalOrder, type ApprovalStep, FenceTool } from "./_langchain_tool.ts";
+import { ApprovalOrder, type ApprovalStep, FenceTool, type LangChainStrictOptions } from "./_langchain_tool.ts";
 
 import { LANGGRAPH } from "./_peers.ts";
 
@@ -35,9 +35,10 @@ import { LANGGRAPH } from "./_peers.ts";
 const { interrupt } = await importPeer(LANGGRAPH, () => import("@langchain/langgraph"));
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
+export type { LangChainStrictOptions } from "./_langchain_tool.ts";
 
-/** Options of {@linkcode langGraphTools}. */
-export type LangGraphToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
+/** Options of {@linkcode langGraphTools}; `strict: true` for tools bound with OpenAI's strict mode. */
+export type LangGraphToolsOptions<T = unknown> = FrameworkToolsOptions<T> & LangChainStrictOptions;
 
 /** The value of the interrupt a call that needs approval raises. */
 export interface LangGraphApprovalRequest {

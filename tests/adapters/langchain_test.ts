@@ -176,6 +176,65 @@ describe("langChainTools in LangChain's tool loop", () => {
   });
 });
 
+describe("LangChain's strict flag", () => {
+  /** Where a schema breaks OpenAI's strict rules: an object not closed, or a property not in `required`. */
+  function notStrict(schema: Record<string, unknown>, at = ""): string[] {
+    const broken: string[] = [];
+    const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+    if (properties) {
+      if (schema.additionalProperties !== false) broken.push(`${at}: not closed`);
+      const required = new Set(schema.required as string[] ?? []);
+      for (const [key, sub] of Object.entries(properties)) {
+        if (!required.has(key)) broken.push(`${at}/${key}: not required`);
+        broken.push(...notStrict(sub, `${at}/${key}`));
+      }
+    }
+    if (schema.items && typeof schema.items === "object") {
+      broken.push(...notStrict(schema.items as Record<string, unknown>, `${at}[]`));
+    }
+    for (const member of (schema.anyOf ?? []) as Record<string, unknown>[]) broken.push(...notStrict(member, at));
+    return broken;
+  }
+
+  test("with strict: true the tools send OpenAI's strict schema, and the model's nulls mean absent", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: convertToOpenAITool(tool, { strict: true }) (what ChatOpenAI's bindTools(tools, { strict: true }) does)
+    // only set the flag; read_file went out with required ["path"] beside offset, limit and line_numbers, which
+    // OpenAI refuses ("'required' is required to be supplied and to be an array including every key in
+    // properties"), and langChainTools had no way to send a strict schema.
+    await withFixture(async ({ session, box }) => {
+      for (
+        const tools of [langChainTools(box, session, { strict: true }), langGraphTools(box, session, { strict: true })]
+      ) {
+        for (const t of tools) {
+          const sent = convertToOpenAITool(t, { strict: true }).function;
+          assert.equal((sent as { strict?: boolean }).strict, true);
+          assert.deepEqual(notStrict(sent.parameters as Record<string, unknown>), [], t.name);
+        }
+        const read = tools.find((t) => t.name === "read_file")!;
+        const message = await read.invoke({
+          type: "tool_call",
+          id: "s1",
+          name: "read_file",
+          args: { path: "notes.txt", offset: 1, limit: null, line_numbers: null },
+        }) as ToolMessage;
+        assert.equal(message.status, "success", String(message.content));
+        assert.equal(JSON.parse(String(message.content)).content, "beta");
+      }
+      // Without the option the schema is the tool's own, as other providers take it.
+      const plain = langChainTools(box, session).find((t) => t.name === "read_file")!;
+      assert.deepEqual(convertToOpenAITool(plain).function.parameters, box.get("read_file")!.inputSchema);
+      // What strict mode cannot send is refused while the tools are built, naming the tool.
+      const wordy = new ToolBox().register(
+        tool({ name: "wordy", description: "w".repeat(1025), input: v.object({}), readOnly: true, run: () => "" }),
+      );
+      assert.throws(() => langChainTools(wordy, session, { strict: true }), /"wordy".*at most 1024/);
+      assert.equal(langChainTools(wordy, session)[0].description.length, 1025);
+    });
+  });
+});
+
 describe("langGraphTools in a LangGraph graph with ToolNode", () => {
   test(
     "a good call, a bad call whose fix the model reads, and 8 parallel edits in order",
