@@ -16,6 +16,7 @@ import type { ToolBox } from "@toolfence/core";
 import { base64, imageNote } from "./_calls.ts";
 import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
+import { toDraft2020 } from "./_draft2020.ts";
 
 /** The input schema of an Anthropic tool: one object schema. */
 export interface AnthropicInputSchema {
@@ -56,7 +57,8 @@ export interface AnthropicTool {
  */
 export function anthropicTools(tools: readonly AnyTool[]): AnthropicTool[] {
   return tools.map((t) => {
-    const schema = structuredClone(t.inputSchema);
+    // Anthropic takes JSON Schema 2020-12 only: a draft-07 tuple (`items` as a list) failed the whole request.
+    const schema = toDraft2020(structuredClone(t.inputSchema));
     for (const keyword of ["anyOf", "oneOf", "allOf"]) {
       if (keyword in schema) {
         throw new SchemaDialectError(

@@ -46,6 +46,7 @@ import {
 } from "./_framework.ts";
 
 import { CLAUDE_AGENT_SDK, ZOD } from "./_peers.ts";
+import { toDraft2020 } from "./_draft2020.ts";
 
 // Optional peers on npm: loaded here, so that importing this entry point without them names the package to install.
 const [{ createSdkMcpServer, tool: sdkTool }, { z }] = await Promise.all([
@@ -125,7 +126,14 @@ function toolUseIdOf(extra: unknown): string | undefined {
 
 /** A zod schema that accepts any object and lists itself as `schema`. */
 function looseSchema(schema: AnyTool["inputSchema"]) {
-  return z.looseObject({}).meta(structuredClone(schema) as Record<string, unknown>);
+  // Claude sends it on to the Anthropic API, which takes JSON Schema 2020-12 only (a draft-07 tuple failed the request);
+  // said so in `$schema`, which would otherwise be the MCP SDK's draft-07.
+  return z.looseObject({}).meta(
+    { ...toDraft2020(structuredClone(schema)), $schema: "https://json-schema.org/draft/2020-12/schema" } as Record<
+      string,
+      unknown
+    >,
+  );
 }
 
 /**

@@ -10,6 +10,7 @@ import type { AnyTool } from "@toolfence/core";
 import type { JsonSchema } from "@toolfence/core";
 import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
+import { toDraft2020 } from "../_draft2020.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
 export interface McpToolAnnotations {
@@ -222,7 +223,9 @@ export function mcpAnnotations(t: AnyTool): McpToolAnnotations {
  */
 export function mcpTools(tools: readonly AnyTool[]): McpToolSpec[] {
   return tools.map((t) => {
-    const inputSchema = structuredClone(t.inputSchema);
+    // MCP 2025-11-25 reads a schema without `$schema` as JSON Schema 2020-12, and clients hand it on to models whose
+    // APIs take 2020-12 only (Anthropic's refused a draft-07 tuple, failing the whole request).
+    const inputSchema = toDraft2020(structuredClone(t.inputSchema));
     if (inputSchema.type !== "object") {
       throw new SchemaDialectError("mcp", t.name, "/type", 'MCP tools take an object schema (type: "object")');
     }

@@ -16,6 +16,11 @@ import { SessionBase } from "../../core/session.ts";
 import { ToolBox } from "../../core/toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import * as v from "valibot";
+import { Ajv2020 } from "ajv/dist/2020.js";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/inMemory"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
@@ -209,6 +214,40 @@ describe("claudeAgentOptions and the Anthropic API's tool names", () => {
       // A shorter server name leaves room.
       claudeAgentOptions(new ToolBox().register(named("b".repeat(49))), session, { serverName: "t" });
     } finally {
+      await session.close();
+    }
+  });
+});
+
+describe("claudeAgentOptions and the Anthropic API's schemas", () => {
+  test("a tuple reaches Claude as JSON Schema 2020-12 (prefixItems), declared so", { timeout: 30_000 }, async () => {
+    // Before: the in-process server listed the draft-07 tuple (`items` as a list), which the Anthropic API refuses
+    // ("input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12").
+    const session = new SessionBase();
+    const box = new ToolBox().register(
+      tool({
+        name: "pair",
+        description: "T.",
+        input: v.object({ p: v.tuple([v.number(), v.string()]) }),
+        run: () => "",
+      }),
+    );
+    const options = claudeAgentOptions(box, session);
+    const server = (options.mcpServers.toolfence as { instance: { connect(t: unknown): Promise<void> } }).instance;
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" });
+    try {
+      await server.connect(serverSide);
+      await client.connect(clientSide);
+      const [listed] = (await client.listTools()).tools;
+      const draft2020 = new Ajv2020({ strict: false });
+      assert.equal(draft2020.validateSchema(listed.inputSchema), true, JSON.stringify(draft2020.errors));
+      assert.equal(listed.inputSchema.$schema, "https://json-schema.org/draft/2020-12/schema");
+      const valid = draft2020.compile(listed.inputSchema);
+      assert.equal(valid({ p: [1, "a"] }), true);
+      assert.equal(valid({ p: ["a", 1] }), false);
+    } finally {
+      await client.close();
       await session.close();
     }
   });

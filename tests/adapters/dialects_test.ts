@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { z } from "zod";
 import { type } from "arktype";
+import { Ajv } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import "../../adapters/dialects.ts";
 import { type AnyTool, type ObjectInputSchema, tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
@@ -338,4 +340,64 @@ test("schemas() fails when a tool cannot be expressed, before any request", { ti
   );
   dialectError(() => mixed.schemas("gemini"), "gemini", "anything", "/properties/data", /no declared properties/);
   assert.equal(mixed.schemas("anthropic").length, 2, "Anthropic takes any JSON Schema below the root");
+});
+
+describe("tuples for Anthropic and MCP: JSON Schema 2020-12", () => {
+  test("a tuple is written as prefixItems: the schema is valid 2020-12 and takes the same values", {
+    timeout: 60_000,
+  }, () => {
+    // Before: the draft-07 tuple (`items` as a list) went out as it was; Anthropic's API refuses such an input_schema
+    // ("tools.N.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12"), failing the
+    // whole request, and MCP 2025-11-25 reads a schema without $schema as 2020-12.
+    const shapes = {
+      pair: v.tuple([v.number(), v.string()]),
+      strict: v.strictTuple([v.boolean()]),
+      rest: v.tupleWithRest([v.string()], v.number()),
+      nested: v.optional(v.array(v.object({ at: v.tuple([v.number(), v.number()]) }))),
+    };
+    const tuples = new ToolBox().register(
+      tool({ name: "vt", description: "Tuples.", input: v.object(shapes), readOnly: true, run: () => "" }),
+      tool({
+        name: "zt",
+        description: "Tuples.",
+        input: z.object({ pair: z.tuple([z.number(), z.string()]), rest: z.tuple([z.string()], z.number()) }),
+        readOnly: true,
+        run: () => "",
+      }),
+    );
+    const draft07 = new Ajv({ strict: false });
+    const draft2020 = new Ajv2020({ strict: false });
+    const samples: Record<string, unknown>[] = [
+      { pair: [1, "a"], strict: [true], rest: ["a", 1, 2], nested: [{ at: [1, 2] }] },
+      { pair: [1, "a", "extra"], strict: [true], rest: ["a"] },
+      { pair: ["a", 1], strict: [true], rest: ["a"] },
+      { pair: [1, "a"], strict: [true, false], rest: ["a", "b"] },
+      { pair: [1, "a"], strict: [true], rest: ["a"], nested: [{ at: [1, "x"] }] },
+    ];
+    for (const t of tuples.list({ fence })) {
+      const rendered = [
+        [
+          "anthropic",
+          (tuples.schemas("anthropic", { fence }) as AnthropicTool[]).find((r) => r.name === t.name)!
+            .input_schema,
+        ],
+        ["mcp", (tuples.schemas("mcp", { fence }) as McpToolSpec[]).find((r) => r.name === t.name)!.inputSchema],
+      ] as const;
+      for (const [dialect, schema] of rendered) {
+        assert.equal(
+          draft2020.validateSchema(schema),
+          true,
+          `${dialect} ${t.name}: ${JSON.stringify(draft2020.errors)}`,
+        );
+        assert.doesNotMatch(JSON.stringify(schema), /"items":\[|additionalItems/, `${dialect} ${t.name}`);
+        const before = draft07.compile(t.inputSchema);
+        const after = draft2020.compile(schema);
+        for (const sample of samples) {
+          assert.equal(after(sample), before(sample), `${dialect} ${t.name} ${JSON.stringify(sample)}`);
+        }
+      }
+      // The tool's own schema (what validates the calls) is left as it was.
+      assert.match(JSON.stringify(t.inputSchema), /"items":\[/);
+    }
+  });
 });

@@ -1,0 +1,59 @@
+// The tools' JSON Schema is draft-07 (what the schema libraries' converters write); Anthropic's API takes an
+// input_schema only when it is valid JSON Schema 2020-12 ("tools.N.custom.input_schema: JSON schema is invalid. It
+// must match JSON Schema draft 2020-12"), and MCP 2025-11-25 reads a schema without `$schema` as 2020-12. The one
+// draft-07 form 2020-12 refuses is the tuple: `items` as an array (with `additionalItems` for what follows), which
+// 2020-12 spells `prefixItems` (and `items`). This rewrites it at every depth; the rest of what the converters write
+// means the same under both.
+
+import type { JsonSchema } from "@toolfence/core";
+import { isPlainObject } from "./_schema_walk.ts";
+
+// Keywords whose value is one schema, a list of schemas, or a map of schemas.
+const ONE = [
+  "additionalProperties",
+  "items",
+  "additionalItems",
+  "contains",
+  "not",
+  "if",
+  "then",
+  "else",
+  "propertyNames",
+];
+const LIST = ["anyOf", "oneOf", "allOf", "prefixItems"];
+const MAP = ["properties", "patternProperties", "definitions", "$defs", "dependentSchemas"];
+
+/** `schema` in JSON Schema 2020-12: draft-07 tuples as `prefixItems`; a new object, the input untouched. */
+export function toDraft2020(schema: JsonSchema): JsonSchema {
+  return rewrite(schema, 0) as JsonSchema;
+}
+
+function rewrite(node: unknown, depth: number): unknown {
+  if (!isPlainObject(node) || depth > 256) return node;
+  const out: Record<string, unknown> = { ...node };
+  if (Array.isArray(out.items)) {
+    out.prefixItems = out.items;
+    if ("additionalItems" in out) out.items = out.additionalItems;
+    else delete out.items;
+    delete out.additionalItems;
+  } else if ("additionalItems" in out) {
+    // Draft-07 ignores additionalItems beside a single `items` schema (or none); 2020-12 has no such keyword.
+    delete out.additionalItems;
+  }
+  for (const key of ONE) if (key in out) out[key] = rewrite(out[key], depth + 1);
+  for (const key of LIST) {
+    if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((member) => rewrite(member, depth + 1));
+  }
+  for (const key of MAP) {
+    const map = out[key];
+    if (isPlainObject(map)) {
+      out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, rewrite(sub, depth + 1)]));
+    }
+  }
+  if (isPlainObject(out.dependencies)) {
+    out.dependencies = Object.fromEntries(
+      Object.entries(out.dependencies).map(([name, sub]) => [name, Array.isArray(sub) ? sub : rewrite(sub, depth + 1)]),
+    );
+  }
+  return out;
+}
