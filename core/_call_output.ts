@@ -11,6 +11,7 @@ import type { ArtifactStore } from "./artifacts.ts";
 import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
+import { describeThrown } from "./_thrown.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -94,6 +95,31 @@ function carriedOf(result: ToolResult | undefined, cap: number): Carried | undef
  * first (a failure's output is what the tool had, not what it promises).
  */
 export function finishOutput<R>(
+  call: OutputSink<R>,
+  value: unknown,
+  cap: number,
+  schema?: OutputSchema,
+): R | Promise<R> {
+  // The value is the tool's: reading it (a getter, a revoked Proxy, a Proxy's traps) may throw, now or in a check
+  // that awaits. That ends the call as a refused output, never as a throw out of box.call.
+  const unreadable = (error: unknown) =>
+    call.fail(
+      new ToolError(
+        `${call.name} returned a value that throws when read (${
+          describeThrown(error).slice(0, 200)
+        }), which is not JSON-serialisable; return plain data`,
+        { code: "not_serializable" },
+      ),
+    );
+  try {
+    const finished = finishReadOutput(call, value, cap, schema);
+    return finished instanceof Promise ? finished.catch(unreadable) : finished;
+  } catch (error) {
+    return unreadable(error);
+  }
+}
+
+function finishReadOutput<R>(
   call: OutputSink<R>,
   value: unknown,
   cap: number,

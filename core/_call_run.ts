@@ -27,6 +27,7 @@ import type { FileChange } from "./effects.ts";
 import { CallContext } from "./_call_context.ts";
 import type { Carried } from "./_call_output.ts";
 import { reasonText } from "./_call_attempts.ts";
+import { describeThrown, readSafely } from "./_thrown.ts";
 
 /** The toolbox's hooks then the session's, without a copy when one side has none. */
 export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H[] {
@@ -69,20 +70,29 @@ let lastHash = "";
 
 /** Whether a thrown value is a cancellation (`AbortError`, as `fetch` and `signal.throwIfAborted()` throw). */
 export function isAbortError(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
+  return readSafely(
+    () => typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError",
+    false,
+  );
 }
 
 /** Anything a tool throws, as a `ToolError` (`tool_error` unless it already is one). */
 export function thrownToToolError(error: unknown): ToolError {
-  if (error instanceof ToolError) return error;
-  if (error instanceof Error) {
-    return new ToolError(error.message || error.name, {
-      code: "tool_error",
-      details: { errorName: error.name, stack: error.stack },
-      cause: error,
-    });
+  try {
+    if (error instanceof ToolError) return error;
+    if (error instanceof Error) {
+      return new ToolError(error.message || error.name, {
+        code: "tool_error",
+        details: { errorName: error.name, stack: error.stack },
+        cause: error,
+      });
+    }
+    return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
+  } catch {
+    // A value whose reading throws (a getter, a revoked Proxy, an object without a prototype): described safely.
+    const text = describeThrown(error);
+    return new ToolError(text, { code: "tool_error", details: { thrown: text } });
   }
-  return new ToolError(String(error), { code: "tool_error", details: { thrown: String(error) } });
 }
 
 /** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */

@@ -2,6 +2,8 @@
 // silently drop or change (typed arrays, Maps, Sets, functions, NaN, cycles,
 // bigint) is refused with the path where it sits.
 
+import { describeThrown } from "./_thrown.ts";
+
 export class NotSerializableError extends Error {
   constructor(readonly path: string, readonly what: string, fix?: string) {
     super(`${what} at ${path || "(root)"}, which is not JSON-serialisable${fix ? `; ${fix}` : ""}`);
@@ -127,15 +129,27 @@ export function toJsonOutput(value: unknown, cap: number): JsonOutput {
   try {
     check(value, walk);
   } catch (error) {
+    // A value that throws when read (a getter, a revoked Proxy) is no JSON data either: refused as such, naming where.
+    const refusal = error instanceof NotSerializableError ? error : new NotSerializableError(
+      pathOf(walk.keys),
+      `a value that throws when read (${describeThrown(error).slice(0, 200)})`,
+      "return plain data",
+    );
     // A refusal leaves the walk where it stopped; a finished walk has emptied its own lists.
     walk.ancestors.length = 0;
     walk.keys.length = 0;
-    throw error;
+    throw refusal;
   } finally {
     if (shared) walking = false;
   }
   if (!walk.converted && walk.bound <= cap) return { output: value, fits: true };
-  const text = JSON.stringify(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    // A toJSON, or a getter read a second time, may throw here.
+    throw new NotSerializableError("", `a value that throws when read (${describeThrown(error).slice(0, 200)})`);
+  }
   // Plain data is its own JSON; only values with toJSON (dates, say) need the round trip.
   return { output: walk.converted ? JSON.parse(text) : value, fits: text.length <= cap, text };
 }

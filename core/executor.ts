@@ -39,6 +39,7 @@ import { readReturned } from "./failure.ts";
 import { NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { callSpan, tracing } from "./telemetry.ts";
 import { inCallScope } from "./_call_scope.ts";
+import { readSafely } from "./_thrown.ts";
 
 /** The default cap on model-facing output, in characters. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
@@ -409,7 +410,9 @@ function retryDisposition(
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+  // A value whose `then` throws when read (a revoked Proxy) is no promise; the output's check refuses it.
+  return typeof value === "object" && value !== null &&
+    readSafely(() => typeof (value as PromiseLike<unknown>).then === "function", false);
 }
 
 /** The refusal for a registered tool that is disabled. */

@@ -282,3 +282,73 @@ describe("a closed session", () => {
     });
   });
 });
+
+describe("a tool's thrown or returned value that throws when read", () => {
+  test("every such value ends the call in a result, with or without a deadline, and callMany keeps the others", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: box.call threw ("Cannot convert object to primitive value", a getter's own error, "Cannot perform 'get'
+    // on a proxy that has been revoked"), though it never throws for a tool's failure: an agent loop lost the turn.
+    const hostile = () => {
+      const revoked = Proxy.revocable({}, {});
+      revoked.revoke();
+      return {
+        getters: {
+          get name(): string {
+            throw new Error("name getter");
+          },
+          get message(): string {
+            throw new Error("message getter");
+          },
+        },
+        nullProto: Object.create(null) as object,
+        revoked: revoked.proxy,
+      };
+    };
+    const box = new ToolBox();
+    const names: string[] = [];
+    for (const key of Object.keys(hostile()) as (keyof ReturnType<typeof hostile>)[]) {
+      for (const how of ["throws", "rejects", "returns"] as const) {
+        const name = `${how}_${key}`;
+        names.push(name);
+        box.register(tool({
+          name,
+          description: "Hostile.",
+          input: v.object({}),
+          readOnly: true,
+          run: () => {
+            const value = hostile()[key];
+            if (how === "throws") throw value;
+            if (how === "rejects") return Promise.reject(value);
+            return value as never;
+          },
+        }));
+      }
+    }
+    await withSession(async (session) => {
+      for (const options of [{}, { signal: new AbortController().signal, timeoutMs: 10_000 }]) {
+        for (const name of names) {
+          const r = await box.call(session, name, {}, options);
+          // An object without a prototype is plain data when returned ({}), and readable when thrown.
+          if (name === "returns_nullProto") {
+            assert.equal(r.status, "success", name);
+            continue;
+          }
+          assert.equal(r.status, "error", name);
+          // A returned value unread is refused as output; one whose `then` cannot be read, under a deadline, is taken
+          // for a promise that failed.
+          if (name.startsWith("returns")) assert.ok(["not_serializable", "tool_error"].includes(r.errorCode!), name);
+          else assert.equal(r.errorCode, "tool_error", name);
+          assert.equal(typeof toModelText(r), "string");
+        }
+      }
+      const { results } = await box.callMany(session, [
+        { name: "throws_revoked", args: {} },
+        { name: "returns_getters", args: {} },
+      ]);
+      assert.deepEqual(results.map((r) => r.status), ["error", "error"]);
+      assert.equal(results[1].errorCode, "not_serializable");
+      assert.match(results[1].error!, /throws when read \(name getter\) at name/);
+    });
+  });
+});
