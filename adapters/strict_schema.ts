@@ -119,7 +119,86 @@ export function toStrictSchema(schema: JsonSchema, toolName: string, dialect = "
   }
   const strict = strictNode(ctx, schema, "");
   if (strict.type !== "object") fail(ctx, "", 'the arguments must be of type "object" alone (not nullable)');
+  checkStrictLimits(ctx, strict);
   return strict;
+}
+
+/**
+ * OpenAI's documented limits of a strict schema (Structured Outputs, "Supported schemas"): up to 10 levels of
+ * object nesting, 5,000 object properties in all, 1,000 enum values in all, 120,000 characters of property names,
+ * definition names, enum and const values, and 15,000 characters of values in a string enum of more than 250. A
+ * schema over one is refused by the API with the whole request (400 "... levels of nesting exceeds limit ...").
+ * Measured on the strict rendering (a map sent as a list of {key, value} adds a level; the root object is the first
+ * level), so that it fails here.
+ */
+const OPENAI_STRICT_LIMITS = {
+  depth: 10,
+  properties: 5_000,
+  enumValues: 1_000,
+  textChars: 120_000,
+  largeEnumValues: 250,
+  largeEnumChars: 15_000,
+} as const;
+
+function checkStrictLimits(ctx: WalkContext, strict: JsonSchema): void {
+  const limits = OPENAI_STRICT_LIMITS;
+  const total = { properties: 0, enumValues: 0, textChars: 0 };
+  const over = (path: string, what: string) => fail(ctx, path, `${what}, over what OpenAI's strict mode takes`);
+  const textOf = (value: unknown) => typeof value === "string" ? value.length : JSON.stringify(value ?? null).length;
+  const walk = (node: unknown, path: string, depth: number): void => {
+    if (!isPlainObject(node)) return;
+    const level = typesOf(node as JsonSchema).includes("object") && isPlainObject(node.properties) ? depth + 1 : depth;
+    if (level > limits.depth) over(path, `${level} levels of object nesting (at most ${limits.depth})`);
+    if (isPlainObject(node.properties)) {
+      for (const [name, sub] of Object.entries(node.properties)) {
+        total.properties++;
+        total.textChars += name.length;
+        walk(sub, pointer(path, "properties", name), level);
+      }
+    }
+    if (Array.isArray(node.enum)) {
+      total.enumValues += node.enum.length;
+      const chars = node.enum.reduce((sum: number, value) => sum + textOf(value), 0);
+      total.textChars += chars;
+      if (node.enum.length > limits.largeEnumValues && node.enum.every((v) => typeof v === "string" || v === null)) {
+        if (chars > limits.largeEnumChars) {
+          over(
+            pointer(path, "enum"),
+            `an enum of ${node.enum.length} strings totalling ${chars} characters (at most ${limits.largeEnumChars} ` +
+              `once there are more than ${limits.largeEnumValues})`,
+          );
+        }
+      }
+    }
+    if ("const" in node) total.textChars += textOf(node.const);
+    if (isPlainObject(node.items)) walk(node.items, pointer(path, "items"), level);
+    for (const key of ["anyOf", "oneOf"]) {
+      const members = node[key];
+      if (Array.isArray(members)) members.forEach((member, i) => walk(member, pointer(path, key, i), level));
+    }
+    for (const key of ["$defs", "definitions"]) {
+      const defs = node[key];
+      if (!isPlainObject(defs)) continue;
+      for (const [name, sub] of Object.entries(defs)) {
+        total.textChars += name.length;
+        walk(sub, pointer(path, key, name), 0);
+      }
+    }
+  };
+  walk(strict, "", 0);
+  if (total.properties > limits.properties) {
+    over("", `${total.properties} object properties in all (at most ${limits.properties})`);
+  }
+  if (total.enumValues > limits.enumValues) {
+    over("", `${total.enumValues} enum values in all (at most ${limits.enumValues})`);
+  }
+  if (total.textChars > limits.textChars) {
+    over(
+      "",
+      `${total.textChars} characters of property names, definition names, enum and const values ` +
+        `(at most ${limits.textChars})`,
+    );
+  }
 }
 
 // `optional`: the node is an optional property, sent as nullable (with a note) unless it accepts null already.

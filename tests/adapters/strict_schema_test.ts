@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { z } from "zod";
 import { Ajv } from "ajv";
-import { tool } from "../../core/tool.ts";
+import { type AnyTool, tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
 import type { JsonSchema } from "../../core/schema.ts";
 import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schema.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { restoreCall } from "../../adapters/_calls.ts";
-import { runOpenAIChatToolCalls } from "../../adapters/openai.ts";
+import { openAIChatTools, runOpenAIChatToolCalls } from "../../adapters/openai.ts";
 import { geminiTools } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
 
@@ -476,3 +476,52 @@ async function withProtoAccessor(body: () => Promise<void>): Promise<void> {
     else delete (Object.prototype as Record<string, unknown>).__proto__;
   }
 }
+
+describe("OpenAI's limits of a strict schema", () => {
+  test("a schema over one is refused while the tools are built; strict auto sends it non-strict", {
+    timeout: 60_000,
+  }, () => {
+    // Before: each rendered whole, and OpenAI answers such a request with 400 ("... levels of nesting exceeds limit").
+    const nested = (levels: number) => {
+      let schema: v.GenericSchema = v.string();
+      for (let i = 0; i < levels; i++) schema = v.object({ n: schema });
+      return schema as v.ObjectSchema<v.ObjectEntries, undefined>;
+    };
+    const make = (name: string, input: v.ObjectSchema<v.ObjectEntries, undefined>) =>
+      tool({ name, description: "Limits.", input, run: () => "" });
+    const refused: [AnyTool, RegExp][] = [
+      [make("deep", nested(11)), /11 levels of object nesting \(at most 10\)/],
+      [
+        make("wide", v.object(Object.fromEntries(Array.from({ length: 5001 }, (_, i) => [`p${i}`, v.string()])))),
+        /5001 object properties in all/,
+      ],
+      [
+        make("many", v.object({ e: v.picklist(Array.from({ length: 1001 }, (_, i) => `v${i}`) as [string]) })),
+        /1001 enum values in all/,
+      ],
+      [
+        make(
+          "long",
+          v.object({ e: v.picklist(Array.from({ length: 300 }, (_, i) => `${i}`.padStart(60, "x")) as [string]) }),
+        ),
+        /an enum of 300 strings totalling 18000 characters/,
+      ],
+      // A map is sent as a list of {key, value} objects: a level of its own.
+      [make("mapped", v.object({ m: v.record(v.string(), nested(9)) })), /11 levels of object nesting/],
+    ];
+    for (const [t, reason] of refused) {
+      assert.throws(() => toStrictSchema(t.inputSchema, t.name), (error: SchemaDialectError) => {
+        assert.ok(error instanceof SchemaDialectError, String(error));
+        assert.equal(error.toolName, t.name);
+        assert.match(error.message, reason);
+        return true;
+      });
+    }
+    // Ten levels, 1000 enum values, and the OpenAI tools with strict "auto" (the plain schema) pass.
+    toStrictSchema(make("ten", nested(10)).inputSchema, "ten");
+    const thousand = v.picklist(Array.from({ length: 1000 }, (_, i) => `v${i}`) as [string]);
+    toStrictSchema(make("thousand", v.object({ e: thousand })).inputSchema, "thousand");
+    const auto = openAIChatTools(refused.map(([t]) => t), { strict: "auto" });
+    assert.deepEqual(auto.map((t) => t.function.strict), refused.map(() => false));
+  });
+});
