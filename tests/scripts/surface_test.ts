@@ -33,7 +33,7 @@ function sections(text: string): [string, string] {
 
 describe("the generated surface", { skip: IS_DENO ? false : "reads the source repository's members" }, () => {
   for (const surface of GENERATED) {
-    test(`${surface.file} is what scripts/surface.ts writes`, { timeout: 120_000 }, async () => {
+    test(`${surface.file} is what scripts/surface.ts writes`, { timeout: 300_000 }, async () => {
       const current = await read(surface.file);
       assert.equal(await generate(surface, current), current, "run deno task surface");
     });
@@ -75,12 +75,12 @@ describe("the generated surface", { skip: IS_DENO ? false : "reads the source re
   }
 
   for (const entry of members) {
-    test(`${entry.file}'s referenced types are what scripts/surface.ts writes`, { timeout: 120_000 }, async () => {
+    test(`${entry.file}'s referenced types are what scripts/surface.ts writes`, { timeout: 300_000 }, async () => {
       const current = await read(entry.file);
       assert.equal(await generateMember(entry, current), current, "run deno task surface");
     });
 
-    test(`${entry.file} exports them type-only, from what it may import`, { timeout: 120_000 }, async () => {
+    test(`${entry.file} exports them type-only, from what it may import`, { timeout: 300_000 }, async () => {
       const [names, referenced] = sections(await read(entry.file));
       const types = await memberReferencedTypes(entry, names);
       assert.deepEqual(
