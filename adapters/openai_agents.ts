@@ -74,7 +74,9 @@ export type OpenAIAgentsParameters = {
 /**
  * The toolbox's listed tools (by the session's capabilities and fence, as
  * `toolbox.list` decides) as OpenAI Agents function tools, for
- * `new Agent({ tools })`.
+ * `new Agent({ tools })`. The SDK names a tool with every character but a
+ * letter or a digit as "_" (`deploy-prod` reaches the model as `deploy_prod`);
+ * throws a `RangeError` naming both tools when two tools would get one name.
  *
  * Requires whatever permissions the called tools need.
  *
@@ -102,8 +104,12 @@ export function openAIAgentsTools<T = unknown>(
 ): FunctionTool<unknown, OpenAIAgentsParameters, OpenAIAgentsToolOutput>[] {
   // Full results wait here, by call id, until the SDK asks for the output item's custom data.
   const results = new Map<string, ToolResult>();
-  return listedTools(toolbox, session, options).map((t) =>
-    agentTool({
+  // The SDK renames a tool (every character but a letter or a digit becomes "_": `deploy-prod` is `deploy_prod`),
+  // and keys the model's calls and its approvals by that name, so the approval of a call is looked up by it.
+  const byName = new Map<string, string>();
+  const tools = listedTools(toolbox, session, options).map((t) => {
+    let sdkName = t.name;
+    const created = agentTool({
       name: t.name,
       description: openAIDescription(t, "openai-agents"),
       parameters: structuredClone(t.inputSchema) as unknown as OpenAIAgentsParameters,
@@ -111,7 +117,7 @@ export function openAIAgentsTools<T = unknown>(
       needsApproval: t.needsApproval ? (_context, input) => needsApprovalOf(t, input) : false,
       execute: async (input, runContext, details): Promise<OpenAIAgentsToolOutput> => {
         const callId = details?.toolCall?.callId ?? freshCallId("openai-agents");
-        const approved = runContext?.isToolApproved({ toolName: t.name, callId });
+        const approved = runContext?.isToolApproved({ toolName: sdkName, callId });
         const { result, images } = await gatedCall(toolbox, session, t, input, {
           callId,
           signal: details?.signal,
@@ -127,8 +133,20 @@ export function openAIAgentsTools<T = unknown>(
         results.delete(toolCall.callId);
         return result ? { toolResult: result } : undefined;
       },
-    })
-  );
+    });
+    sdkName = created.name;
+    // Two tools the SDK names alike (`a-b` and `a_b`): it would expose one and run it for both, the other lost.
+    const other = byName.get(sdkName);
+    if (other !== undefined) {
+      throw new RangeError(
+        `Tools "${other}" and "${t.name}" both reach the OpenAI Agents SDK as "${sdkName}" (it turns every ` +
+          `character but a letter or a digit into "_"), so it would expose only one of them; rename one of the tools`,
+      );
+    }
+    byName.set(sdkName, t.name);
+    return created;
+  });
+  return tools;
 }
 
 function modelOutput(result: ToolResult, images: CallImage[]): OpenAIAgentsToolOutput {

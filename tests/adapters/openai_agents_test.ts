@@ -22,6 +22,9 @@ import type { ToolResult } from "../../core/result.ts";
 import type { BatchCall } from "../../core/executor.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import { ToolBox } from "../../toolbox.ts";
 
 setTracingDisabled(true);
 
@@ -194,6 +197,54 @@ describe("openAIAgentsTools with run()", () => {
       const results = toolResultsOf(result.newItems as never);
       assert.equal(results.get("d-web")?.metadata.approval, "user");
       assert.deepEqual(asked, [], "approval went through the SDK, not the session's host");
+    });
+  });
+});
+
+describe("openAIAgentsTools and the SDK's tool names", () => {
+  // The SDK turns every character of a name but a letter or a digit into "_", and keys calls and approvals by it.
+  test("an approved call of a tool named with a hyphen runs without the session's host being asked", {
+    timeout: 60_000,
+  }, async () => {
+    await withFixture(async ({ session, box, asked }) => {
+      const ran: string[] = [];
+      box.register(tool({
+        name: "deploy-prod",
+        description: "Deploy to production.",
+        input: v.object({ service: v.string() }),
+        needsApproval: true,
+        run: ({ service }) => {
+          ran.push(service);
+          return `deployed ${service} to production`;
+        },
+      }));
+      const tools = openAIAgentsTools(box, session);
+      const sdkName = tools.find((t) => t.name.startsWith("deploy") && t.name !== "deploy")!.name;
+      assert.equal(sdkName, "deploy_prod");
+      const model = new ScriptedModel([[{ name: sdkName, callId: "p1", args: { service: "web" } }], "done"]);
+      const agent = new Agent({ name: "ops", model, tools });
+      let result = await run(agent, "Deploy web");
+      assert.equal(result.interruptions.length, 1);
+      result.state.approve(result.interruptions[0]);
+      result = await run(agent, result.state);
+      assert.deepEqual(ran, ["web"], "the approved call ran");
+      assert.deepEqual(asked, [], "the SDK's approval counted: the session's host was not asked again");
+      assert.equal(outputsSeen(model).get("p1"), "deployed web to production");
+      assert.equal(toolResultsOf(result.newItems as never).get("p1")?.metadata.approval, "user");
+    });
+  });
+
+  test("two tools the SDK would name alike are refused, naming both", { timeout: 60_000 }, async () => {
+    await withFixture(({ session }) => {
+      const echo = (name: string) =>
+        tool({ name, description: "Echo.", input: v.object({ s: v.string() }), run: ({ s }) => s });
+      const box = new ToolBox().register(echo("a-b"), echo("a_b"));
+      assert.throws(() => openAIAgentsTools(box, session), (error: unknown) => {
+        assert.ok(error instanceof RangeError);
+        assert.match(error.message, /"a-b" and "a_b" both reach the OpenAI Agents SDK as "a_b"/);
+        return true;
+      });
+      return Promise.resolve();
     });
   });
 });
