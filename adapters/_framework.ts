@@ -59,7 +59,11 @@ export function listedTools(toolbox: ToolBox, session: Session, options: ListOpt
  * Whether the framework should ask for approval of a call with these
  * arguments: the tool's `needsApproval`, evaluated on the validated arguments.
  * Arguments that do not validate need no approval: the pipeline refuses them
- * with its own message before anything would be approved.
+ * with its own message before anything would be approved. Nor does a call
+ * whose `needsApproval` throws: the framework's hook would carry the throw out
+ * of the agent's run (the AI SDK's `generateText` and the OpenAI Agents SDK's
+ * `run` rejected with it), while the pipeline, which asks `needsApproval` again
+ * before the tool runs, ends the call with the error as the model's result.
  */
 export async function needsApprovalOf(tool: AnyTool, args: unknown): Promise<boolean> {
   const needs = tool.needsApproval;
@@ -79,7 +83,11 @@ export async function needsApprovalOf(tool: AnyTool, args: unknown): Promise<boo
     ? validateWithStandardSchema(tool.input, record, tool.inputSchema)
     : validateWithJsonSchema(tool.inputSchema, record);
   if (!outcome.ok) return false;
-  return await needs(outcome.value as never);
+  try {
+    return await needs(outcome.value as never);
+  } catch {
+    return false;
+  }
 }
 
 /** An approval the framework's flow gave, as the pipeline takes it. */

@@ -12,6 +12,8 @@ import { aiSdkTools } from "../../adapters/ai_sdk.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
 import type { ToolResult } from "../../core/result.ts";
 import { withFixture } from "./_frameworks.ts";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -151,6 +153,44 @@ describe("aiSdkTools and the AI SDK's approval flow", () => {
       assert.equal((result as ToolResult).status, "success");
       assert.deepEqual(asked, ["Approve tool call"]);
       assert.deepEqual(deployed, ["web"]);
+    });
+  });
+
+  test("a needsApproval that throws ends the call with its error; the run goes on", { timeout: 60_000 }, async () => {
+    await withFixture(async ({ session, box, asked }) => {
+      const ran: string[] = [];
+      box.register(tool({
+        name: "release",
+        description: "Release a version.",
+        input: v.object({ version: v.string() }),
+        needsApproval: () => {
+          throw new Error("the approval rules could not be read");
+        },
+        run: ({ version }) => {
+          ran.push(version);
+          return `released ${version}`;
+        },
+      }));
+      const model = new MockLanguageModelV4({
+        doGenerate: [{
+          content: [{ type: "tool-call" as const, toolCallId: "r1", toolName: "release", input: '{"version":"1.0"}' }],
+          finishReason: { unified: "tool-calls" as const, raw: "tool_calls" },
+          usage,
+          warnings: [],
+        }, finalText],
+      });
+      const result = await generateText({
+        model,
+        tools: aiSdkTools(box, session),
+        prompt: "Release 1.0",
+        stopWhen: isStepCount(3),
+      });
+      assert.equal(result.text, "done");
+      assert.deepEqual(ran, [], "the tool never ran");
+      assert.deepEqual(asked, []);
+      const seen = resultsIn(model.doGenerateCalls[1].prompt) as Map<string, { type: string; value: string }>;
+      assert.equal(seen.get("r1")?.type, "error-text");
+      assert.match(seen.get("r1")!.value, /the approval rules could not be read/);
     });
   });
 });

@@ -249,6 +249,31 @@ describe("openAIAgentsTools and the SDK's tool names", () => {
   });
 });
 
+test("a needsApproval that throws ends the call with its error; the run goes on", { timeout: 60_000 }, async () => {
+  await withFixture(async ({ session, box, asked }) => {
+    const ran: string[] = [];
+    box.register(tool({
+      name: "release",
+      description: "Release a version.",
+      input: v.object({ version: v.string() }),
+      needsApproval: () => {
+        throw new Error("the approval rules could not be read");
+      },
+      run: ({ version }) => {
+        ran.push(version);
+        return `released ${version}`;
+      },
+    }));
+    const model = new ScriptedModel([[{ name: "release", callId: "r1", args: { version: "1.0" } }], "done"]);
+    const result = await run(new Agent({ name: "rel", model, tools: openAIAgentsTools(box, session) }), "Release");
+    assert.equal(result.finalOutput, "done");
+    assert.deepEqual(result.interruptions, []);
+    assert.deepEqual(ran, [], "the tool never ran");
+    assert.deepEqual(asked, []);
+    assert.match(String(outputsSeen(model).get("r1")), /the approval rules could not be read/);
+  });
+});
+
 /** Runs one scripted turn of calls and returns what the model read for each. */
 async function withApproval(
   box: Parameters<typeof openAIAgentsTools>[0],
