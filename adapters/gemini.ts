@@ -110,11 +110,16 @@ export interface GeminiRun {
 }
 
 const GENERATED_ID = "gemini-call-";
+// Which response the generated ids are of, so that two responses' calls run on one session at once (two
+// conversations) do not share an id, and with it their deferred images.
+let responses = 0;
 
 /**
  * The `functionCall` parts of a response's first candidate (or of one
  * content), as batch calls. Calls without an id get a generated one, which is
- * not sent back to Gemini.
+ * not sent back to Gemini: `gemini-call-<response>-<index>`, unique to the
+ * response, so that the calls of two responses run at once keep their own
+ * results and images.
  *
  * Requires no permissions.
  *
@@ -122,15 +127,17 @@ const GENERATED_ID = "gemini-call-";
  * ```ts
  * import { geminiCalls } from "@toolfence/adapters";
  * console.log(geminiCalls({ parts: [{ functionCall: { name: "echo", args: { text: "hi" } } }] }));
- * // [{ name: "echo", args: { text: "hi" }, callId: "gemini-call-0" }]
+ * // [{ name: "echo", args: { text: "hi" }, callId: "gemini-call-1-0" }]
  * ```
  */
 export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
   const content = "candidates" in response ? response.candidates?.[0]?.content : response as GeminiContentLike;
-  return (content?.parts ?? []).flatMap((part) => part.functionCall ? [part.functionCall] : []).map((call, index) => ({
+  const calls = (content?.parts ?? []).flatMap((part) => part.functionCall ? [part.functionCall] : []);
+  const run = calls.some((call) => call.id === undefined) ? ++responses : 0;
+  return calls.map((call, index) => ({
     name: call.name ?? "",
     args: call.args ?? {},
-    callId: call.id ?? `${GENERATED_ID}${index}`,
+    callId: call.id ?? `${GENERATED_ID}${run}-${index}`,
   }));
 }
 
@@ -145,7 +152,7 @@ export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
  * ```ts
  * import { makeResult } from "@toolfence/core";
  * import { geminiResultContent } from "@toolfence/adapters";
- * const result = makeResult({ status: "success", toolName: "echo", callId: "gemini-call-0", output: "hi" });
+ * const result = makeResult({ status: "success", toolName: "echo", callId: "gemini-call-1-0", output: "hi" });
  * console.log(JSON.stringify(geminiResultContent([result], [])));
  * // {"role":"user","parts":[{"functionResponse":{"name":"echo","response":{"output":"hi"}}}]}
  * ```

@@ -8,7 +8,7 @@
 import type { ToolResult } from "./result.ts";
 import { isConcurrencySafe } from "./tool.ts";
 import type { SessionBase } from "./session.ts";
-import { deferredImagesMessage } from "./images.ts";
+import { type DeferredImage, deferredImagesMessage } from "./images.ts";
 import {
   type BatchCall,
   type BatchClosure,
@@ -56,7 +56,8 @@ const BATCH_MODE = "serial";
  * segment (at most `maxConcurrency` at once) and any other call runs alone as a
  * barrier. Results come back in declaration order. With `failFast` an error or
  * timeout cancels everything not yet finished (`cancelled`, `attempts: 0` for
- * calls that never started). Deferred images are collected after the batch.
+ * calls that never started). The images its calls deferred are collected after
+ * the batch (by call id: those of calls running elsewhere on the session stay queued).
  */
 export function executeBatch<T>(
   env: ExecutionEnvironment,
@@ -130,6 +131,19 @@ async function executeBatchSteps<T>(
   for (const result of results) result.batchClosure = closure;
   const hooks = [...env.hooks.afterBatch.splice(0), ...session.hooks.afterBatch.splice(0)];
   for (const hook of hooks) await hook({ session, results });
-  const images = session.takeDeferredImages();
+  const images = takeBatchImages(session, calls);
   return { results, batchClosure: closure, images, imageMessage: deferredImagesMessage(images) };
+}
+
+// The images the batch's own calls deferred, by call id (an image without one goes with a batch that has a call
+// without one). The session's other images stay queued: another batch or a framework's call running on the same
+// session at the same time deferred them, and its conversation is where they go.
+function takeBatchImages(session: SessionBase, calls: readonly BatchCall[]): DeferredImage[] {
+  const ids = new Set(calls.map((call) => call.callId));
+  const mine: DeferredImage[] = [];
+  for (const image of session.takeDeferredImages()) {
+    if (ids.has(image.callId)) mine.push(image);
+    else void session.deferImage(image.data, { toolName: image.toolName, callId: image.callId, note: image.note });
+  }
+  return mine;
 }

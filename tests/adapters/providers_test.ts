@@ -278,7 +278,10 @@ describe("Gemini", () => {
       } satisfies Pick<Genai.GenerateContentResponse, "candidates">;
       assertType<Fits<Genai.GenerateContentResponse, GeminiResponseLike>>();
       assertType<Fits<Genai.Content, GeminiResponseLike>>();
-      assert.deepEqual(geminiCalls(response).map((c) => c.callId), ["g1", "gemini-call-1", "gemini-call-2"]);
+      const ids = geminiCalls(response).map((c) => c.callId!);
+      const generated = /^gemini-call-(\d+)-/.exec(ids[1])?.[1];
+      assert.deepEqual(ids, ["g1", `gemini-call-${generated}-1`, `gemini-call-${generated}-2`]);
+      assert.notEqual(geminiCalls(response)[1].callId, ids[1], "each response's generated ids are its own");
       await withSession(async (session) => {
         seen.length = 0;
         const run = await runGeminiToolCalls(box, session, response);
@@ -324,6 +327,65 @@ describe("Gemini", () => {
         { functionResponse: { id: "r2", name: "rows", response: { output: { count: 3 } } } },
       ]);
       assert.deepEqual(run.results[0].output, { rows: [1, 2, 3], internal: "kept" }, "the developer keeps the output");
+    });
+  });
+});
+
+describe("two conversations on one session at once", () => {
+  // A tool that defers a picture of `who`, then takes a while; and one that only takes a while.
+  const snap = tool({
+    name: "snap",
+    description: "Take a picture.",
+    input: v.object({ who: v.string(), ms: v.number() }),
+    readOnly: true,
+    run: async ({ who, ms }, ctx) => {
+      await ctx.deferImage(PNG, `the screen of ${who}`);
+      await new Promise((done) => setTimeout(done, ms));
+      return `took ${who}`;
+    },
+  });
+  const wait = tool({
+    name: "wait",
+    description: "Wait.",
+    input: v.object({ ms: v.number() }),
+    readOnly: true,
+    run: async ({ ms }) => {
+      await new Promise((done) => setTimeout(done, ms));
+      return "waited";
+    },
+  });
+  const box = new ToolBox().register(snap, wait);
+  const toolUse = (id: string, name: string, input: unknown): Anthropic.Messages.ToolUseBlock => ({
+    type: "tool_use",
+    id,
+    name,
+    input,
+    caller: { type: "direct" },
+  });
+
+  test("each reply carries the images of its own calls (Anthropic ids)", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      // The first finishes while the second's image is already queued.
+      const [first, second] = await Promise.all([
+        runAnthropicToolCalls(box, session, [toolUse("toolu_a", "wait", { ms: 100 })]),
+        runAnthropicToolCalls(box, session, [toolUse("toolu_b", "snap", { who: "b", ms: 400 })]),
+      ]);
+      assert.deepEqual(first.images.map((i) => i.note), []);
+      assert.deepEqual(second.images.map((i) => i.note), ["the screen of b"]);
+      assert.equal(second.message.content.filter((block) => block.type === "image").length, 1);
+    });
+  });
+
+  test("each reply carries the images of its own calls (Gemini calls without ids)", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const [first, second] = await Promise.all([
+        runGeminiToolCalls(box, session, { parts: [{ functionCall: { name: "wait", args: { ms: 100 } } }] }),
+        runGeminiToolCalls(box, session, { parts: [{ functionCall: { name: "snap", args: { who: "b", ms: 400 } } }] }),
+      ]);
+      assert.notEqual(first.results[0].callId, second.results[0].callId);
+      assert.deepEqual(first.images.map((i) => i.note), []);
+      assert.deepEqual(second.images.map((i) => i.note), ["the screen of b"]);
+      assert.equal(second.content.parts.filter((part) => "inlineData" in part).length, 1);
     });
   });
 });
