@@ -59,9 +59,9 @@ export type { FrameworkToolsOptions } from "./_framework.ts";
 /** Options of {@linkcode claudeAgentOptions}. */
 export interface ClaudeAgentOptionsOptions<T = unknown> extends FrameworkToolsOptions<T> {
   /**
-   * The MCP server's name; the tools are `mcp__<name>__<tool>`, which the
-   * Anthropic API takes up to 64 characters long. Default `toolfence` (tool
-   * names of up to 48 characters).
+   * The MCP server's name (letters, digits, `_` and `-`); the tools are
+   * `mcp__<name>__<tool>`, which the Anthropic API takes up to 64 characters
+   * long. Default `toolfence` (tool names of up to 48 characters).
    */
   serverName?: string;
   /**
@@ -141,7 +141,9 @@ function looseSchema(schema: AnyTool["inputSchema"]) {
  * `toolbox.list` decides) as options for `query()`: the in-process MCP server
  * and `canUseTool`. Throws a `RangeError` naming the tool when a tool's
  * name as Claude sees it, `mcp__<serverName>__<tool>`, is longer than the 64
- * characters the Anthropic API takes.
+ * characters the Anthropic API takes, and for a `serverName` with a character
+ * other than a letter, a digit, `_` or `-` (Claude Code renames such a
+ * server's tools, and `canUseTool` would not know them).
  *
  * Requires whatever permissions the called tools need.
  *
@@ -162,6 +164,14 @@ export function claudeAgentOptions<T = unknown>(
   options: ClaudeAgentOptionsOptions<T> = {},
 ): ClaudeAgentToolOptions {
   const serverName = options.serverName ?? "toolfence";
+  // Claude Code names the tools of a server whose name has another character with "_" in its place
+  // (`tool fence` gives `mcp__tool_fence__read_file`), so canUseTool would know none of them and refuse every call.
+  if (!/^[A-Za-z0-9_-]+$/.test(serverName)) {
+    throw new RangeError(
+      `claudeAgentOptions' serverName ${JSON.stringify(serverName)} has a character Claude Code replaces in the ` +
+        `names of the server's tools, so none of their calls would be let through; use letters, digits, _ and - only`,
+    );
+  }
   const prefix = `mcp__${serverName}__`;
   const listed = listedTools(toolbox, session, options);
   for (const t of listed) {

@@ -217,6 +217,31 @@ describe("claudeAgentOptions and the Anthropic API's tool names", () => {
       await session.close();
     }
   });
+
+  // Claude Code gives such a server's tools names with "_" in place of the character (`tool fence` made
+  // mcp__tool_fence__read_file), and canUseTool, not knowing them, refused every call ("... is not allowed").
+  test("a server name with a character Claude Code replaces is refused when the options are made", {
+    timeout: 30_000,
+  }, async () => {
+    const box = new ToolBox().register(tool({ name: "t", description: "T.", input: v.object({}), run: () => "" }));
+    const session = new SessionBase();
+    try {
+      for (const serverName of ["tool fence", "my.tools", "tools/x", "wérk", ""]) {
+        assert.throws(
+          () => claudeAgentOptions(box, session, { serverName }),
+          (error: Error) =>
+            error instanceof RangeError && error.message.includes(JSON.stringify(serverName)) &&
+            /letters, digits, _ and - only/.test(error.message),
+          serverName,
+        );
+      }
+      assert.deepEqual(Object.keys(claudeAgentOptions(box, session, { serverName: "my-tools_2" }).mcpServers), [
+        "my-tools_2",
+      ]);
+    } finally {
+      await session.close();
+    }
+  });
 });
 
 describe("claudeAgentOptions and the Anthropic API's schemas", () => {
