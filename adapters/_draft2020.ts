@@ -2,8 +2,9 @@
 // input_schema only when it is valid JSON Schema 2020-12 ("tools.N.custom.input_schema: JSON schema is invalid. It
 // must match JSON Schema draft 2020-12"), and MCP 2025-11-25 reads a schema without `$schema` as 2020-12. The one
 // draft-07 form 2020-12 refuses is the tuple: `items` as an array (with `additionalItems` for what follows), which
-// 2020-12 spells `prefixItems` (and `items`). This rewrites it at every depth; the rest of what the converters write
-// means the same under both.
+// 2020-12 spells `prefixItems` (and `items`); and draft-07's `dependencies`, which 2020-12 ignores, is split into
+// `dependentRequired` and `dependentSchemas`. This rewrites both at every depth; the rest of what the converters write
+// means the same under both. Gemini's JSON Schema (the Google ADK's `parametersJsonSchema`) reads 2020-12's too.
 
 import type { JsonSchema } from "@toolfence/core";
 import { isPlainObject } from "./_schema_walk.ts";
@@ -50,10 +51,18 @@ function rewrite(node: unknown, depth: number): unknown {
       out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, rewrite(sub, depth + 1)]));
     }
   }
+  // Draft-07's `dependencies` is two keywords in 2020-12: a list of names is `dependentRequired`, a schema
+  // `dependentSchemas` (2020-12 validators ignore `dependencies`, so the dependency would not hold).
   if (isPlainObject(out.dependencies)) {
-    out.dependencies = Object.fromEntries(
-      Object.entries(out.dependencies).map(([name, sub]) => [name, Array.isArray(sub) ? sub : rewrite(sub, depth + 1)]),
-    );
+    const required: Record<string, unknown> = {};
+    const schemas: Record<string, unknown> = {};
+    for (const [name, sub] of Object.entries(out.dependencies)) {
+      if (Array.isArray(sub)) required[name] = sub;
+      else schemas[name] = rewrite(sub, depth + 1);
+    }
+    delete out.dependencies;
+    if (Object.keys(required).length) out.dependentRequired = { ...required, ...(out.dependentRequired as object) };
+    if (Object.keys(schemas).length) out.dependentSchemas = { ...schemas, ...(out.dependentSchemas as object) };
   }
   return out;
 }

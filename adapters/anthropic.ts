@@ -41,7 +41,9 @@ export interface AnthropicTool {
 }
 
 /**
- * The tools array of the messages API. Throws `SchemaDialectError` for a
+ * The tools array of the messages API, each input schema in JSON Schema
+ * draft 2020-12 (the API refuses a request with a schema of another draft's
+ * form: a tuple is `prefixItems`). Throws `SchemaDialectError` for a
  * schema whose root is not a plain object schema.
  *
  * Requires no permissions.

@@ -43,6 +43,7 @@ import {
 
 import { GOOGLE_ADK } from "./_peers.ts";
 import { checkGeminiName } from "./_gemini_schema.ts";
+import { toDraft2020 } from "./_draft2020.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const adk: typeof import("@google/adk") = await importPeer(GOOGLE_ADK, () => import("@google/adk"));
@@ -94,7 +95,8 @@ export class GoogleAdkTool extends adk.BaseTool {
     return {
       name: this.name,
       description: this.description,
-      parametersJsonSchema: structuredClone(this.#tool.inputSchema),
+      // Gemini's JSON Schema is draft 2020-12's (a tuple is `prefixItems`; its `items` is one schema).
+      parametersJsonSchema: toDraft2020(structuredClone(this.#tool.inputSchema)),
     };
   }
 

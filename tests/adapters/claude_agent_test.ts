@@ -24,6 +24,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import { z } from "zod";
 
 async function runAgent(
   box: ToolBox,
@@ -193,6 +194,36 @@ function resultsOf(messages: SDKMessage[]): Map<string, ToolResult> {
   }
   return results;
 }
+
+describe("claudeAgentOptions and the Anthropic API's input schemas", { timeout: 240_000 }, () => {
+  // Claude Code sends an MCP tool's schema on to the API, which refuses every request of the session when one is
+  // not draft 2020-12 (a draft-07 tuple's `items: [...]`).
+  test("what Claude Code sends of a tuple tool is a draft 2020-12 schema", { timeout: 240_000 }, async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      box.register(tool({
+        name: "pair",
+        description: "Take a pair.",
+        input: z.object({ t: z.tuple([z.string(), z.number()]) }),
+        run: ({ t }) => t.join(","),
+      }));
+      const { api } = await runAgent(box, session, dir, [
+        [{ name: "pair", callId: "p1", args: { t: ["a", 1] } }],
+        "done",
+      ]);
+      const sent = api.requests[0].tools!.find((t) => t.name === "mcp__toolfence__pair") as
+        | { input_schema: Record<string, unknown> }
+        | undefined;
+      assert.ok(sent, JSON.stringify(api.requests[0].tools!.map((t) => t.name)));
+      const ajv = new Ajv2020({ strict: false });
+      const { $schema: _declared, ...schema } = sent.input_schema;
+      assert.ok(ajv.validateSchema(schema), ajv.errorsText(ajv.errors));
+      assert.equal(ajv.compile(schema)({ t: ["a", 1] }), true);
+      assert.equal(ajv.compile(schema)({ t: ["a", "b"] }), false);
+      const seen = toolResultsIn(api.requests[1]).get("p1");
+      assert.equal(seen?.is_error, undefined, JSON.stringify(seen));
+    });
+  });
+});
 
 describe("claudeAgentOptions and the Anthropic API's tool names", () => {
   test("a tool whose mcp__<server>__<name> is longer than 64 characters is refused when the options are made", {

@@ -20,6 +20,8 @@ import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import * as v from "valibot";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import { z } from "zod";
+import { Ajv2020 } from "ajv/dist/2020.js";
 
 /** A model that answers each request with the next scripted turn: function calls, or a final text. */
 class ScriptedLlm extends BaseLlm {
@@ -202,6 +204,36 @@ describe("googleAdkTools and Gemini's function names", () => {
         (error: Error) =>
           error instanceof SchemaDialectError && error.toolName === "2fa_check" && error.dialect === "google-adk",
       );
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe("googleAdkTools' declarations", () => {
+  // Gemini's JSON Schema is draft 2020-12's: a tuple is prefixItems, `items` one schema.
+  test("a tuple is declared in draft 2020-12 form", { timeout: 30_000 }, async () => {
+    const session = new SessionBase();
+    try {
+      const box = new ToolBox().register(
+        tool({
+          name: "pair",
+          description: "P.",
+          input: z.object({ t: z.tuple([z.string(), z.number()]) }),
+          run: () => "",
+        }),
+      );
+      const [adkTool] = googleAdkTools(box, session);
+      const parameters = adkTool._getDeclaration()!.parametersJsonSchema as Record<string, unknown>;
+      const ajv = new Ajv2020({ strict: false });
+      assert.ok(ajv.validateSchema(parameters), ajv.errorsText(ajv.errors));
+      assert.deepEqual((parameters.properties as Record<string, unknown>).t, {
+        type: "array",
+        prefixItems: [{ type: "string" }, { type: "number" }],
+        items: false,
+        minItems: 2,
+        maxItems: 2,
+      });
     } finally {
       await session.close();
     }

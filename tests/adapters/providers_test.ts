@@ -33,6 +33,8 @@ import { geminiCalls, type GeminiResponseLike, geminiTools, runGeminiToolCalls }
 import { withSession } from "../core/_helpers.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { openAIAgentsTools } from "../../adapters/openai_agents.ts";
+import { z } from "zod";
+import { Ajv2020 } from "ajv/dist/2020.js";
 
 // A real PNG (1x1, transparent).
 const PNG = Uint8Array.from(
@@ -387,5 +389,47 @@ describe("two conversations on one session at once", () => {
       assert.deepEqual(second.images.map((i) => i.note), ["the screen of b"]);
       assert.equal(second.content.parts.filter((part) => "inlineData" in part).length, 1);
     });
+  });
+});
+
+// The Anthropic API checks a tool's input schema against draft 2020-12 and refuses the whole request otherwise
+// ("tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12"); the schemas of
+// zod, ArkType and valibot tuples are draft-07's `items: [...]`.
+describe("Anthropic input schemas are draft 2020-12", () => {
+  test("tuples become prefixItems, at any depth, and accept what the tool accepts", { timeout: 60_000 }, () => {
+    const box = new ToolBox().register(
+      tool({
+        name: "pair",
+        description: "P.",
+        input: z.object({ t: z.tuple([z.string(), z.number()]) }),
+        run: () => "",
+      }),
+      tool({
+        name: "rest",
+        description: "R.",
+        input: z.object({ deep: z.array(z.object({ t: z.tuple([z.string()], z.number()) })) }),
+        run: () => "",
+      }),
+      tool({
+        name: "loose",
+        description: "L.",
+        input: v.object({ t: v.tuple([v.string(), v.number()]) }),
+        run: () => "",
+      }),
+    );
+    const ajv = new Ajv2020({ strict: false });
+    const cases: Record<string, [unknown, boolean][]> = {
+      pair: [[{ t: ["a", 1] }, true], [{ t: ["a", "b"] }, false], [{ t: ["a", 1, 2] }, false]],
+      rest: [[{ deep: [{ t: ["a", 1, 2] }] }, true], [{ deep: [{ t: ["a", "x"] }] }, false]],
+      loose: [[{ t: ["a", 1] }, true], [{ t: [1, 1] }, false]],
+    };
+    for (const spec of anthropicTools(box.list())) {
+      assert.ok(ajv.validateSchema(spec.input_schema), `${spec.name}: ${ajv.errorsText(ajv.errors)}`);
+      assert.doesNotMatch(JSON.stringify(spec.input_schema), /additionalItems|"items":\[/);
+      const validate = ajv.compile(spec.input_schema);
+      for (const [args, ok] of cases[spec.name]) {
+        assert.equal(validate(args), ok, `${spec.name} ${JSON.stringify(args)}`);
+      }
+    }
   });
 });
