@@ -400,4 +400,43 @@ describe("tuples for Anthropic and MCP: JSON Schema 2020-12", () => {
       assert.match(JSON.stringify(t.inputSchema), /"items":\[/);
     }
   });
+  test(
+    "draft-07 dependencies become dependentRequired and dependentSchemas, holding the same",
+    { timeout: 30_000 },
+    () => {
+      // A 2020-12 validator ignores `dependencies`: sent as it was, a name that needs another held nothing.
+      const input: JsonSchema = {
+        type: "object",
+        properties: { card: { type: "string" }, billing: { type: "string" }, nested: { type: "object" } },
+        dependencies: {
+          card: ["billing"],
+          nested: { properties: { nested: { type: "object", dependencies: { a: ["b"] } } } },
+        },
+      };
+      const deps = new ToolBox().register(classTool("deps", input));
+      const draft07 = new Ajv({ strict: false });
+      const draft2020 = new Ajv2020({ strict: false });
+      const samples: Record<string, unknown>[] = [
+        { card: "x", billing: "y" },
+        { card: "x" },
+        { nested: { a: 1, b: 2 } },
+        { nested: { a: 1 } },
+        {},
+      ];
+      const before = draft07.compile(input);
+      for (
+        const [dialect, schema] of [
+          ["anthropic", (deps.schemas("anthropic", { fence }) as AnthropicTool[])[0].input_schema],
+          ["mcp", (deps.schemas("mcp", { fence }) as McpToolSpec[])[0].inputSchema],
+        ] as const
+      ) {
+        assert.doesNotMatch(JSON.stringify(schema), /"dependencies"/, dialect);
+        const after = draft2020.compile(schema);
+        for (const sample of samples) {
+          assert.equal(after(sample), before(sample), `${dialect} ${JSON.stringify(sample)}`);
+        }
+      }
+      assert.equal(before({ card: "x" }), false);
+    },
+  );
 });
