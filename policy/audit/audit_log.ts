@@ -19,7 +19,7 @@
 import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import path from "node:path";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type FolderPin, inFolder } from "@toolfence/internal";
 import { Redactor } from "./redact.ts";
 
@@ -72,7 +72,11 @@ export interface AuditLogOptions {
   redactor?: Redactor;
   /** The longest output kept in a call record, in characters (default 2,000). */
   maxOutputChars?: number;
-  /** The tenant a session serves, written as `tenant` in its records (the web console shows each tenant its own). */
+  /**
+   * The tenant a session serves, written as `tenant` in its records, which
+   * are also kept in the tenant's own file ({@linkcode AuditLog.tenantFile};
+   * the web console shows each tenant its own).
+   */
   tenantOf?: (session: object) => string | undefined;
 }
 
@@ -89,6 +93,9 @@ export interface AuditedToolBox {
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 // A line longer than this is cut (its strings shortened), so that one write stays one line.
 const MAX_LINE_BYTES = 256 * 1024;
+// The tenants' files kept open at once (the least recently written closed first).
+const MAX_OPEN_TENANT_FILES = 32;
+const SAFE_TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
  * Records calls and decisions as JSON lines.
@@ -110,9 +117,10 @@ export class AuditLog {
   readonly #redactor: Redactor;
   readonly #sessions = new WeakMap<object, string>();
   readonly #inFlight = new WeakMap<object, Map<string, { tool: string; started: number }>>();
-  #fd: number | undefined;
+  // The log's own file, and each tenant's (the most recently used ones open).
+  #main: LogFile | undefined;
+  readonly #tenants = new Map<string, LogFile>();
   #dir: { path: string; pin: FolderPin } | undefined;
-  #size = 0;
 
   /**
    * The files a log at `file` writes, itself and its rotations (`FILE.1`,
@@ -134,14 +142,38 @@ export class AuditLog {
   constructor(options: AuditLogOptions = {}) {
     this.#options = options;
     this.#redactor = options.redactor ?? new Redactor();
-    if (options.file !== undefined) this.#open();
+    if (options.file !== undefined) {
+      this.#main = { name: path.basename(options.file), fd: undefined, size: 0 };
+      this.#open(this.#main);
+    }
+  }
+
+  /**
+   * The file beside the log at `file` that keeps one tenant's records (and
+   * is rotated as `FILE.tenant-NAME.1`, ...): with `tenantOf`, each record
+   * of a tenant is written there as well as to `file`, so that one tenant's
+   * records never push another's out of its rotations (the web console reads
+   * a tenant's own file). A name other than 1 to 64 of `A-Z a-z 0-9 . _ -`
+   * (starting with a letter or digit) is replaced by `%` and a hash of it.
+   *
+   * @example
+   * ```ts
+   * import { AuditLog } from "@toolfence/policy";
+   * console.log(AuditLog.tenantFile("/var/log/toolfence.jsonl", "alice")); // /var/log/toolfence.jsonl.tenant-alice
+   * ```
+   */
+  static tenantFile(file: string, tenant: string): string {
+    const name = SAFE_TENANT.test(tenant)
+      ? tenant
+      : `%${createHash("sha256").update(tenant, "utf8").digest("hex").slice(0, 32)}`;
+    return `${file}.tenant-${name}`;
   }
 
   // The log's folder may lie where commands write (a workspace): it is pinned at its real path at the first open,
   // and every later open, rotation and removal acts by a single name in that very folder (never through a link
   // at the log's name or in place of the folder: refused, path_changed or ELOOP), so the log's lines never land in
   // a file elsewhere.
-  #open(): void {
+  #open(log: LogFile): void {
     const file = this.#options.file!;
     if (this.#dir === undefined) {
       fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -149,19 +181,18 @@ export class AuditLog {
       const stat = fs.statSync(dir);
       this.#dir = { path: dir, pin: { dev: stat.dev, ino: stat.ino } };
     }
-    const name = path.basename(file);
-    this.#fd = this.#inDir((at) => fs.openSync(at(name), APPEND_NOFOLLOW, 0o600));
-    this.#size = fs.fstatSync(this.#fd).size;
+    log.fd = this.#inDir((at) => fs.openSync(at(log.name), APPEND_NOFOLLOW, 0o600));
+    log.size = fs.fstatSync(log.fd).size;
   }
 
   #inDir<T>(fn: (at: (name: string) => string) => T): T {
     return inFolder(this.#dir!.path, fn, this.#dir!.pin);
   }
 
-  #rotate(): void {
-    const name = path.basename(this.#options.file!);
-    if (this.#fd !== undefined) fs.closeSync(this.#fd);
-    this.#fd = undefined;
+  #rotate(log: LogFile): void {
+    const name = log.name;
+    if (log.fd !== undefined) fs.closeSync(log.fd);
+    log.fd = undefined;
     const keep = Math.max(1, this.#options.keep ?? 3);
     this.#inDir((at) => {
       for (let i = keep - 1; i >= 1; i--) {
@@ -182,7 +213,32 @@ export class AuditLog {
         // Nothing to drop.
       }
     });
-    this.#open();
+    this.#open(log);
+  }
+
+  #append(log: LogFile, bytes: Buffer): void {
+    if (log.fd === undefined) this.#open(log);
+    const max = this.#options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (log.size > 0 && log.size + bytes.length > max) this.#rotate(log);
+    // One write per line, appended: a killed process leaves whole lines behind it.
+    let written = 0;
+    while (written < bytes.length) written += fs.writeSync(log.fd!, bytes, written);
+    log.size += bytes.length;
+  }
+
+  // A tenant's own file, kept open while it is among the most recently used.
+  #tenantLog(tenant: string): LogFile {
+    const name = path.basename(AuditLog.tenantFile(this.#options.file!, tenant));
+    let log = this.#tenants.get(name);
+    if (log) this.#tenants.delete(name);
+    else log = { name, fd: undefined, size: 0 };
+    this.#tenants.set(name, log);
+    for (const [other, open] of this.#tenants) {
+      if (this.#tenants.size <= MAX_OPEN_TENANT_FILES) break;
+      if (open.fd !== undefined) fs.closeSync(open.fd);
+      this.#tenants.delete(other);
+    }
+    return log;
   }
 
   /** The session's id in the log. */
@@ -201,14 +257,12 @@ export class AuditLog {
     let line = JSON.stringify(redacted);
     if (Buffer.byteLength(line) > MAX_LINE_BYTES) line = JSON.stringify(shorten(redacted, 1_000));
     this.#options.onRecord?.(redacted);
-    if (this.#options.file === undefined || this.#fd === undefined) return;
+    if (this.#options.file === undefined || this.#main === undefined) return;
     const bytes = Buffer.from(`${line}\n`);
-    const max = this.#options.maxBytes ?? DEFAULT_MAX_BYTES;
-    if (this.#size > 0 && this.#size + bytes.length > max) this.#rotate();
-    // One write per line, appended: a killed process leaves whole lines behind it.
-    let written = 0;
-    while (written < bytes.length) written += fs.writeSync(this.#fd!, bytes, written);
-    this.#size += bytes.length;
+    this.#append(this.#main, bytes);
+    // A tenant's records are also kept in its own file, rotated by its own volume alone: in the shared file
+    // another tenant's calls (one of 256 KiB each) push them out of its rotations within seconds.
+    if (typeof record.tenant === "string") this.#append(this.#tenantLog(record.tenant), bytes);
   }
 
   /** Records a policy decision of `session`. */
@@ -269,9 +323,18 @@ export class AuditLog {
 
   /** Closes the file. */
   close(): void {
-    if (this.#fd !== undefined) fs.closeSync(this.#fd);
-    this.#fd = undefined;
+    for (const log of [this.#main, ...this.#tenants.values()]) {
+      if (log?.fd !== undefined) fs.closeSync(log.fd);
+      if (log) log.fd = undefined;
+    }
+    this.#tenants.clear();
   }
+}
+
+interface LogFile {
+  name: string;
+  fd: number | undefined;
+  size: number;
 }
 
 function cut(text: string, max: number): string {

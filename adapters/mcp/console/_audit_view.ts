@@ -3,6 +3,7 @@
 
 import fs from "node:fs";
 import { open } from "node:fs/promises";
+import { AuditLog } from "@toolfence/policy";
 import { diffBlock, esc, shownTime } from "./_html.ts";
 
 /** One record of the audit log (see `AuditLog` in `@toolfence/policy`). */
@@ -19,9 +20,13 @@ export interface AuditFilter {
 // The newest records shown: the file is read whole (it rotates at 10 MiB by default).
 const MAX_RECORDS = 2_000;
 
-/** The records of `file` (and its newest rotated file) that belong to `tenant`, oldest first. */
+/**
+ * The records of `tenant`, oldest first: those of its own file beside `file` (and of its newest rotated file), where
+ * the log keeps each tenant's records apart, so that no other tenant's volume rotates them away.
+ */
 export async function readAudit(file: string, tenant: string): Promise<AuditEntry[]> {
-  const texts = await Promise.all([`${file}.1`, file].map((f) => readLogFile(f).catch(() => "")));
+  const own = AuditLog.tenantFile(file, tenant);
+  const texts = await Promise.all([`${own}.1`, own].map((f) => readLogFile(f).catch(() => "")));
   const entries: AuditEntry[] = [];
   for (const line of texts.join("\n").split("\n")) {
     if (line.trim() === "") continue;
