@@ -173,8 +173,13 @@ export class SqlStore implements Store {
       [sessionId, streamId, json(message)],
     );
     const seq = num(row.seq);
-    // Other sessions' events share the sequence, so this keeps at most `keep`, often fewer: enough to resume.
-    await this.#db.run("DELETE FROM events WHERE session_id = ? AND seq <= ?", [sessionId, seq - keep]);
+    // The session's newest `keep`, counted among its own events: the sequence is every session's, and a bound on it
+    // (`seq > newest - keep`) let other tenants' traffic drop this session's events before it could resume them.
+    await this.#db.run(
+      `DELETE FROM events WHERE session_id = ? AND seq <= (
+         SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+      [sessionId, sessionId, Math.max(0, Math.floor(keep))],
+    );
     return String(seq);
   }
 

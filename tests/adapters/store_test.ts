@@ -75,6 +75,17 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       assert.equal(await store.eventsAfter("s2", third), undefined);
     });
 
+    test("keeps a session's last events by its own count, whatever other sessions append", async () => {
+      await store.createSession(session("s-kept", "acme"));
+      await store.createSession(session("s-busy", "evil"));
+      const kept = await store.appendEvent("s-kept", "stream-a", { n: 1 }, 3);
+      for (let i = 0; i < 10; i++) await store.appendEvent("s-busy", "stream-x", { i }, 3);
+      await store.appendEvent("s-kept", "stream-a", { n: 2 }, 3);
+      assert.deepEqual((await store.eventsAfter("s-kept", kept))?.events.map((e) => e.message), [{ n: 2 }]);
+      await store.endSession("s-kept", 2_000);
+      await store.endSession("s-busy", 2_000);
+    });
+
     test("saves grants once per tenant and subject, and revokes exactly one", async () => {
       const grant = { tenant: "acme", kind: "command" as const, subject: "npm test", data: {}, savedAt: 1 };
       await store.saveGrant(grant);
