@@ -103,6 +103,7 @@ export type ErrorCode =
   | "browser_not_found"
   | "browser_launch_failed"
   | "browser_crashed"
+  | "too_many_tabs"
   | "invalid_url"
   | "url_not_allowed"
   | "dns_failed"
@@ -574,6 +575,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     browser_crashed: {
       meaning: "The browser crashed or was killed; the next browser call starts a new one.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    too_many_tabs: {
+      meaning: "The browser holds as many tabs as it may (20); close one first.",
       kind: "execution",
       status: "error",
       recoverable: true,

@@ -24,6 +24,8 @@ const MAX_EVENTS = 500;
 const MAX_DOWNLOAD_BYTES = 256 << 20;
 /** How long a download waits for a person's answer where the policy asks one about its path. */
 const DOWNLOAD_QUESTION_MS = 120_000;
+/** The most tabs a session's browser holds: a window a page opens beyond them is closed at once. */
+export const MAX_TABS = 20;
 
 /** The largest workspace file a file: page (or its image, script, style) is given. */
 const MAX_FILE_PAGE_BYTES = 64 << 20;
@@ -272,6 +274,17 @@ export class SessionBrowser {
   }
 
   #watch(page: Page): void {
+    // A window beyond the cap is closed before anything else sees it: a page's window.open loop would otherwise
+    // open tabs without bound (each a renderer), and a navigation waiting on the page timed out meanwhile.
+    const context = page.context();
+    if (context.pages().length > MAX_TABS) {
+      this.record(
+        "tab-closed",
+        `a window the page opened (${page.url()}): ${MAX_TABS} tabs are open, the most allowed`,
+      );
+      void page.close().catch(() => {});
+      return;
+    }
     page.on("console", (m) => this.record(`console.${m.type()}`, m.text()));
     page.on("pageerror", (e) => this.record("pageerror", e.message));
     page.on("requestfailed", (r) => this.record("requestfailed", `${r.url()}: ${r.failure()?.errorText ?? "failed"}`));

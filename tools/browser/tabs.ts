@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { browserOf } from "./_browser_session.ts";
+import { browserOf, MAX_TABS } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, framedTabs } from "./_page.ts";
 import { TABS_OUTPUT } from "./_outputs.ts";
@@ -45,7 +45,8 @@ export interface BrowserTabsArgs {
 export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
   return tool({
     name: "browser_tabs",
-    description: "List the browser's tabs (including windows pages opened), or open a new tab (action new, " +
+    description:
+      "List the browser's tabs (including windows pages opened), or open a new tab (action new, at most 20 tabs, " +
       "optional url), make one current (select, index) or close one (close, index). " + BROWSER_FLAGS,
     input: v.object({
       action: v.optional(v.pipe(v.picklist(["list", "new", "select", "close"]), v.description("What to do."))),
@@ -73,6 +74,12 @@ export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
         return page;
       };
       if (action === "new") {
+        if (pages.length >= MAX_TABS) {
+          throw new ToolError(`${pages.length} tabs are open, the most allowed (${MAX_TABS})`, {
+            code: "too_many_tabs",
+            recoveryHint: "Close a tab with browser_tabs action close, or reuse the current one.",
+          });
+        }
         const page = await (await browser.context()).newPage();
         browser.select(page);
         if (url !== undefined) await page.goto(url, { waitUntil: "domcontentloaded" });

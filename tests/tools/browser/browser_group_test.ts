@@ -12,7 +12,7 @@ import { Session } from "../../../policy/session.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
-import { BROWSER_MARKER } from "../../../tools/browser/_browser_session.ts";
+import { BROWSER_MARKER, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
 import { whileSwappedForLink } from "../../_link_swapper.ts";
 
@@ -127,5 +127,38 @@ test("a file: page never shows a file outside the workspace through a folder swa
     await session.close();
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(outside, { recursive: true, force: true });
+  }
+});
+
+test("a page's window.open loop leaves at most MAX_TABS tabs, and browser_tabs new refuses past them", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    const storm = `data:text/html,<p>storm</p><script>for (let i = 0; i < 60; i++) window.open("about:blank%23" + i)` +
+      `</script>`;
+    // The loop may hold the navigation up; what matters is what stays open.
+    await box.call(session, "browser_navigate", { url: storm });
+    await box.call(session, "browser_wait_for", { time: 2 });
+    const listed = await box.call(session, "browser_tabs", {});
+    assert.equal(listed.status, "success", String(listed.error));
+    const count = Number(/^(\d+) tab\(s\)/.exec(String(listed.output))?.[1]);
+    assert.ok(count <= MAX_TABS, `${count} tabs are open`);
+    while (true) {
+      const opened = await box.call(session, "browser_tabs", { action: "new" });
+      if (opened.status !== "success") {
+        assert.equal(opened.errorCode, "too_many_tabs", String(opened.error));
+        break;
+      }
+      assert.ok(Number(/^(\d+) tab\(s\)/.exec(String(opened.output))?.[1]) <= MAX_TABS, String(opened.output));
+    }
+    const events = String((await box.call(session, "browser_console_messages", {})).output);
+    assert.match(events, /tabs are open, the most allowed/);
+  } finally {
+    await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
   }
 });
