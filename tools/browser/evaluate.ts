@@ -93,9 +93,45 @@ export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArg
             details: { error: (error as Error).message },
           });
         }
-        const text = value === undefined ? "undefined" : JSON.stringify(value, null, 2) ?? String(value);
-        return untrusted(current, text);
+        return untrusted(current, resultText(value));
       });
     },
   });
+}
+
+/**
+ * A script's result as JSON, whatever the page made of it: Playwright hands back BigInts, cycles (an object that
+ * holds itself), Dates, RegExps, NaN and the infinities, which JSON.stringify refuses or turns into something else.
+ * A BigInt is written `"12n"`, a cycle `"[Circular]"`, a non-finite number by its name; nothing throws.
+ */
+function resultText(value: unknown): string {
+  if (value === undefined) return "undefined";
+  const ancestors: object[] = [];
+  const plain = (item: unknown): unknown => {
+    if (typeof item === "bigint") return `${item}n`;
+    if (typeof item === "number") return Number.isFinite(item) ? item : String(item);
+    if (typeof item === "undefined") return null;
+    if (item === null || typeof item !== "object") return typeof item === "function" ? String(item) : item;
+    if (item instanceof Date) return Number.isNaN(item.getTime()) ? "Invalid Date" : item.toISOString();
+    if (item instanceof RegExp) return String(item);
+    if (ancestors.includes(item)) return "[Circular]";
+    ancestors.push(item);
+    try {
+      if (Array.isArray(item)) return item.map(plain);
+      // Own keys written as own properties (never through an inherited setter such as __proto__).
+      const out: Record<string, unknown> = Object.create(null);
+      for (const key of Object.keys(item)) {
+        Object.defineProperty(out, key, {
+          value: plain((item as Record<string, unknown>)[key]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    } finally {
+      ancestors.pop();
+    }
+  };
+  return JSON.stringify(plain(value), null, 2) ?? String(value);
 }

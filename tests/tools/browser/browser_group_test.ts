@@ -162,3 +162,31 @@ test("a page's window.open loop leaves at most MAX_TABS tabs, and browser_tabs n
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+test("browser_evaluate writes what a page's value holds (BigInts, cycles, non-finite numbers) instead of failing", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", evaluate: "allow" }));
+    const page = `data:text/html,<script>window.v = { n: 10n, when: new Date(0), nan: NaN }; v.self = v;</script>`;
+    assert.equal((await box.call(session, "browser_navigate", { url: page })).status, "success");
+    const result = await box.call(session, "browser_evaluate", { script: "window.v" });
+    assert.equal(result.status, "success", String(result.error));
+    const inside = String(result.output).split("\n").slice(2, -1).join("\n");
+    assert.deepEqual(JSON.parse(inside), {
+      n: "10n",
+      when: "1970-01-01T00:00:00.000Z",
+      nan: "NaN",
+      self: "[Circular]",
+    });
+    const big = await box.call(session, "browser_evaluate", { script: "2n ** 70n" });
+    assert.equal(big.status, "success", String(big.error));
+    assert.match(String(big.output), /"1180591620717411303424n"/);
+  } finally {
+    await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
