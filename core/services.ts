@@ -136,4 +136,9 @@ export interface CallPolicy {
   authorizeCommand(command: string, signal?: AbortSignal): Promise<unknown>;
   /** The hidden globs, relative to the workspace root, for the OS sandbox to mask. Absent: none. */
   readonly hiddenPaths?: readonly string[];
+  /**
+   * The policy files' network rules (`network.allow`, `network.deny`) that the commands' egress proxy judges by;
+   * the browser refuses every destination `deny` names too, whatever its own options say. Absent: none.
+   */
+  readonly networkRules?: { readonly allow: readonly string[]; readonly deny: readonly string[] };
 }

@@ -508,6 +508,12 @@ export class Policy {
     }
   }
 
+  /** The policy files' `network.allow` and `network.deny` (the browser refuses what `deny` names too). */
+  get networkRules(): { readonly allow: readonly string[]; readonly deny: readonly string[] } {
+    const { allow, deny } = this.commandNetwork;
+    return { allow, deny };
+  }
+
   /**
    * The network of this session's sandboxed commands: the policy files'
    * `sandbox.network` and `network` section (see `PolicySettings.sandboxNetwork`).

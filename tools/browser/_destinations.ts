@@ -38,7 +38,11 @@ export class Destinations {
 
   constructor(session: Session, rules: DestinationRules) {
     this.#session = session;
-    this.#judge = new DestinationJudge(rules, { ask: (question, signal) => this.#ask(question, signal) });
+    // The session's policy files' network.deny holds for the browser as for the commands, whatever options the
+    // tools were made with (a library's Browsers({}), a server's tools made from another workspace's files).
+    const denied = session.policy.networkRules?.deny ?? [];
+    const judged = denied.length ? { ...rules, deny: [...(rules.deny ?? []), ...denied] } : rules;
+    this.#judge = new DestinationJudge(judged, { ask: (question, signal) => this.#ask(question, signal) });
   }
 
   /**

@@ -9,6 +9,9 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Session } from "../../../policy/session.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
@@ -187,6 +190,33 @@ test("browser_evaluate writes what a page's value holds (BigInts, cycles, non-fi
     assert.match(String(big.output), /"1180591620717411303424n"/);
   } finally {
     await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the session's policy network.deny stops the browser as it stops commands, whatever the tools' options", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const away = await forbiddenServer();
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const file = JSON.stringify({ network: { deny: [`127.0.0.1:${away.port}`] } });
+  const rules = PolicyRules.fromLayers([parsePolicyFile("project", file, "project")], dir);
+  // The person would allow anything asked: the deny rule must decide before a question.
+  const session = new Session({ workspace: dir, rules, host: callbackHost({ choose: () => "allow" as never }) });
+  try {
+    for (const options of [{}, { allow: [`127.0.0.1:${away.port}`] }]) {
+      const box = new ToolBox().register(...browserTools({ sandbox: "off", ...options }));
+      const opened = await box.call(session, "browser_navigate", { url: `${away.base}/direct` });
+      assert.equal(opened.errorCode, "url_not_allowed", String(opened.output ?? opened.error));
+      const page = `data:text/html,<img src="${away.base}/img"><script>fetch("${away.base}/fetch")</script>`;
+      assert.equal((await box.call(session, "browser_navigate", { url: page })).status, "success");
+      await box.call(session, "browser_wait_for", { time: 0.5 });
+    }
+    assert.deepEqual(away.log, []);
+  } finally {
+    await session.close();
+    await away.close();
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
