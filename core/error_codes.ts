@@ -104,6 +104,7 @@ export type ErrorCode =
   | "browser_launch_failed"
   | "browser_crashed"
   | "too_many_tabs"
+  | "page_unresponsive"
   | "invalid_url"
   | "url_not_allowed"
   | "dns_failed"
@@ -581,6 +582,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     too_many_tabs: {
       meaning: "The browser holds as many tabs as it may (20); close one first.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    page_unresponsive: {
+      meaning: "The page stopped responding (a script that never yields); its tab was closed, the next call opens one.",
       kind: "execution",
       status: "error",
       recoverable: true,

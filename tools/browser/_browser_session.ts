@@ -150,6 +150,22 @@ export class SessionBrowser {
         this.#crashed = false;
         throw crashed(error);
       }
+      // A page whose script never yields (while (true) {}) holds its tab's renderer: every later call on it timed out
+      // too, a navigation elsewhere included. Such a tab is closed, and the next call opens a new one.
+      if ((timedOut(error) || signal.aborted) && !page.isClosed() && !(await responds(page))) {
+        const url = page.url();
+        this.record("unresponsive", `${url} stopped responding; its tab was closed`);
+        if (this.#current === page) this.#current = undefined;
+        await page.close({ runBeforeUnload: false }).catch(() => {});
+        throw new ToolError(
+          `The page ${url} stopped responding (a script that never yields) and its tab was closed`,
+          {
+            code: "page_unresponsive",
+            recoveryHint: "The next browser call opens a new tab; navigate again with browser_navigate.",
+            cause: error,
+          },
+        );
+      }
       throw error;
     }
   }
@@ -382,6 +398,28 @@ function crashed(cause?: unknown): ToolError {
       cause,
     },
   );
+}
+
+/** How long a page has to answer a trivial script before it counts as hung. */
+const RESPONSE_MS = 2_000;
+
+/** Whether `error`, or an error it was caused by, is one of Playwright's timeouts. */
+function timedOut(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.name === "TimeoutError") return true;
+  }
+  return false;
+}
+
+/** Whether the page's main frame still runs a script within {@linkcode RESPONSE_MS}. */
+async function responds(page: Page): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), RESPONSE_MS)));
+  try {
+    return await Promise.race([page.evaluate("1").then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {

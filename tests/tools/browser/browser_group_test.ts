@@ -220,3 +220,24 @@ test("the session's policy network.deny stops the browser as it stops commands, 
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+test("a page whose script never yields loses its tab, and the next navigation works", {
+  timeout: 150_000,
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-")));
+  const session = new Session({ workspace: dir });
+  try {
+    await fs.writeFile(path.join(dir, "loop.html"), "<p>loop</p><script>while (true) {}</script>");
+    await fs.writeFile(path.join(dir, "after.html"), "<p>after the loop</p>");
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    const hung = await box.call(session, "browser_navigate", { url: `file://${dir}/loop.html` });
+    assert.equal(hung.errorCode, "page_unresponsive", String(hung.output ?? hung.error));
+    const next = await box.call(session, "browser_navigate", { url: `file://${dir}/after.html` });
+    assert.equal(next.status, "success", String(next.error));
+    assert.match(String((await box.call(session, "browser_snapshot", {})).output), /after the loop/);
+  } finally {
+    await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
