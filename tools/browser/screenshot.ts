@@ -14,6 +14,7 @@ import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
 import { BROWSER_FLAGS, locate } from "./_page.ts";
 import { SCREENSHOT_OUTPUT } from "./_outputs.ts";
+import type { Page } from "playwright-core";
 
 /** The tallest full-page screenshot, in CSS pixels; a longer page is cut there. */
 export const MAX_FULL_PAGE_HEIGHT = 10_000;
@@ -81,16 +82,38 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
         const type = format;
         let shot: Uint8Array;
         let cut = false;
+        // Every capture is clipped to at most the viewport's width and MAX_FULL_PAGE_HEIGHT: the page's own numbers
+        // (scrollHeight, which its script can redefine) never decide how many pixels the browser renders.
+        const width = page.viewportSize()?.width ?? 1000;
         if (ref) {
-          shot = await (await locate(page, ref)).screenshot({ type, animations: "disabled" });
-        } else if (full_page) {
-          const height = await page.evaluate("document.documentElement.scrollHeight") as number;
-          const width = page.viewportSize()?.width ?? 1000;
-          cut = height > MAX_FULL_PAGE_HEIGHT;
+          const box = await (await locate(page, ref)).boundingBox();
+          if (!box || box.width < 1 || box.height < 1) {
+            throw new ToolError(`The element ${ref} is not shown (it has no size)`, {
+              code: "ref_not_found",
+              kind: "semantic",
+              recoveryHint: "Take a screenshot of the page, or of another element.",
+            });
+          }
+          const page_ = await page.evaluate("[window.scrollX, window.scrollY]").catch(() => [0, 0]) as number[];
+          const [sx, sy] = page_.map((n) => (Number.isFinite(n) ? n : 0));
+          cut = box.width > width || box.height > MAX_FULL_PAGE_HEIGHT;
           shot = await page.screenshot({
             type,
             fullPage: true,
-            clip: cut ? { x: 0, y: 0, width, height: MAX_FULL_PAGE_HEIGHT } : undefined,
+            animations: "disabled",
+            clip: {
+              x: box.x + sx,
+              y: box.y + sy,
+              width: Math.min(box.width, width),
+              height: Math.min(box.height, MAX_FULL_PAGE_HEIGHT),
+            },
+          });
+        } else if (full_page) {
+          cut = (await contentHeight(page)) > MAX_FULL_PAGE_HEIGHT;
+          shot = await page.screenshot({
+            type,
+            fullPage: true,
+            clip: { x: 0, y: 0, width, height: MAX_FULL_PAGE_HEIGHT },
           });
         } else {
           shot = await page.screenshot({ type });
@@ -135,4 +158,19 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
       };
     },
   });
+}
+
+/** The page's content height as the browser lays it out (not as its script may claim); 0 when unknown. */
+async function contentHeight(page: Page): Promise<number> {
+  try {
+    const cdp = await page.context().newCDPSession(page);
+    try {
+      const metrics = await cdp.send("Page.getLayoutMetrics");
+      return metrics.cssContentSize?.height ?? metrics.contentSize.height;
+    } finally {
+      await cdp.detach().catch(() => {});
+    }
+  } catch {
+    return 0;
+  }
 }

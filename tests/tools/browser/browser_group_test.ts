@@ -14,6 +14,7 @@ import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
+import { MAX_FULL_PAGE_HEIGHT } from "../../../tools/browser/screenshot.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { BROWSER_MARKER, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
@@ -236,6 +237,39 @@ test("a page whose script never yields loses its tab, and the next navigation wo
     const next = await box.call(session, "browser_navigate", { url: `file://${dir}/after.html` });
     assert.equal(next.status, "success", String(next.error));
     assert.match(String((await box.call(session, "browser_snapshot", {})).output), /after the loop/);
+  } finally {
+    await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a screenshot renders at most the viewport's width and MAX_FULL_PAGE_HEIGHT, whatever size the page claims", {
+  timeout: 150_000,
+  skip: noBrowser,
+}, async () => {
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-")));
+  const session = new Session({ workspace: dir, capabilities: ["vision"] });
+  try {
+    // 20,000 × 60,000 px, and a script that says the page is 10 px high.
+    await fs.writeFile(
+      path.join(dir, "big.html"),
+      `<div role="img" aria-label="Huge" style="width:20000px;height:60000px;background:linear-gradient(red,blue)">` +
+        `</div><script>Object.defineProperty(Element.prototype, "scrollHeight", { get: () => 10 })</script>`,
+    );
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    assert.equal((await box.call(session, "browser_navigate", { url: `file://${dir}/big.html` })).status, "success");
+    const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
+    const ref = /img "Huge" \[ref=(e\d+)\]/.exec(snapshot)?.[1];
+    assert.ok(ref, snapshot);
+    for (const args of [{ full_page: true }, { ref }]) {
+      const shot = await box.call(session, "browser_screenshot", args);
+      assert.equal(shot.status, "success", `${JSON.stringify(args)}: ${shot.error}`);
+      const output = shot.output as { original_width: number; original_height: number };
+      assert.ok(
+        output.original_width <= 1000 && output.original_height <= MAX_FULL_PAGE_HEIGHT,
+        JSON.stringify(output),
+      );
+    }
   } finally {
     await session.close();
     await fs.rm(dir, { recursive: true, force: true });
