@@ -3,6 +3,7 @@
 
 import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
+import { execFileSync } from "node:child_process";
 import { ToolBox } from "../../../toolbox.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import type { Host } from "../../../core/mod.ts";
@@ -102,4 +103,14 @@ export function failedOutput<T = Record<string, unknown>>(
   assert.equal(result.errorCode, code, result.error);
   assert.notEqual(result.output, null, "the failure kept no output");
   return result.output as T;
+}
+
+/** Whether `program` is on this machine's PATH (a probe that needs it is skipped otherwise). */
+export function installed(program: string): boolean {
+  try {
+    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -8,7 +8,6 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
@@ -16,7 +15,7 @@ import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
 import { limitsState, resourceLimits } from "../../../policy/limits.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
-import { cmdBox, okOutput } from "./_helpers.ts";
+import { cmdBox, installed, okOutput } from "./_helpers.ts";
 
 const box = cmdBox();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
@@ -90,15 +89,6 @@ const PROBES: [
   ["an endless loop", "while :; do :; done", ["cpuSeconds"]],
   ["an endless awk", "awk 'BEGIN { while (1) x++ }'", ["cpuSeconds"]],
 ];
-
-function installed(program: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function options(limits: ResourceLimitsInput) {
   return {

@@ -16,7 +16,6 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execFileSync } from "node:child_process";
 import { withSession } from "../../core/_helpers.ts";
 import { Session } from "../../../policy/session.ts";
 import { autoHost } from "../../../policy/hosts.ts";
@@ -28,7 +27,16 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
 import type { ToolResult } from "../../../core/result.ts";
-import { cmdBox, denyingNetworkHost, failedOutput, killSleeps, markerSeconds, okOutput, pidAlive } from "./_helpers.ts";
+import {
+  cmdBox,
+  denyingNetworkHost,
+  failedOutput,
+  installed,
+  killSleeps,
+  markerSeconds,
+  okOutput,
+  pidAlive,
+} from "./_helpers.ts";
 import { callOutput, startRawServer } from "../../adapters/_raw_server.ts";
 import { DENO_PROCESS_ONLY } from "../../_runtime.ts";
 
@@ -51,14 +59,6 @@ const memoryCounted = "root" in cgroupFinding &&
   (cgroupFinding.root.version === 2 || cgroupFinding.root.memory !== undefined);
 const processesCounted = "root" in cgroupFinding;
 
-function installed(program: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 // Whether a cgroup counts the CPU of a command's whole tree (else RLIMIT_CPU holds per process, and the state says
 // that a kill inside $(...) goes unreported).
 const cpuCounted = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "cpuSeconds");
