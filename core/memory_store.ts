@@ -93,12 +93,15 @@ export class MemoryStore implements Store {
   }
 
   appendEvent(sessionId: string, streamId: string, message: unknown, keep: number): Promise<string> {
+    // The order is the store's; the id handed out is opaque (see Store.appendEvent): a count would tell one
+    // session how many events every other session (another tenant's) sent meanwhile.
     const seq = ++this.#eventSeq;
+    const id = crypto.randomUUID();
     let events = this.#events.get(sessionId);
     if (!events) this.#events.set(sessionId, events = []);
-    events.push({ id: String(seq), seq, streamId, message: copy(message) });
+    events.push({ id, seq, streamId, message: copy(message) });
     if (events.length > keep) events.splice(0, events.length - keep);
-    return Promise.resolve(String(seq));
+    return Promise.resolve(id);
   }
 
   eventStream(sessionId: string, eventId: string): Promise<string | undefined> {

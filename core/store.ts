@@ -40,7 +40,11 @@ export interface StoredSession {
 
 /** One message a session sent on one of its streams, kept for a client that resumes. */
 export interface StoredEvent {
-  /** The event id (`Last-Event-ID`): ordered within the session. */
+  /**
+   * The event id (`Last-Event-ID`): opaque (random), never a count, so that
+   * the ids a session sees tell nothing of other sessions' traffic; the
+   * store keeps the order itself.
+   */
   id: string;
   /** The stream it was sent on. */
   streamId: string;
@@ -172,7 +176,10 @@ export interface Store {
   /** Ends a session; returns whether it was open. */
   endSession(id: string, at: number): Promise<boolean>;
 
-  /** Keeps an event of a session's stream and returns its id; only the last `keep` of a session are kept. */
+  /**
+   * Keeps an event of a session's stream and returns its id, opaque (random: no count of any session's events
+   * can be read from it); only the last `keep` of a session are kept.
+   */
   appendEvent(sessionId: string, streamId: string, message: unknown, keep: number): Promise<string>;
   /** The stream of an event of the session; undefined when unknown. */
   eventStream(sessionId: string, eventId: string): Promise<string | undefined>;

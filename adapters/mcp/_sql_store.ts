@@ -168,11 +168,12 @@ export class SqlStore implements Store {
   }
 
   async appendEvent(sessionId: string, streamId: string, message: unknown, keep: number): Promise<string> {
-    const [row] = await this.#db.query(
-      "INSERT INTO events (session_id, stream_id, message) VALUES (?, ?, ?) RETURNING seq",
-      [sessionId, streamId, json(message)],
+    // The id handed out is opaque: `seq` orders the events but counts every session's (see Store.appendEvent).
+    const eventId = crypto.randomUUID();
+    await this.#db.run(
+      "INSERT INTO events (session_id, event_id, stream_id, message) VALUES (?, ?, ?, ?)",
+      [sessionId, eventId, streamId, json(message)],
     );
-    const seq = num(row.seq);
     // The session's newest `keep`, counted among its own events: the sequence is every session's, and a bound on it
     // (`seq > newest - keep`) let other tenants' traffic drop this session's events before it could resume them.
     await this.#db.run(
@@ -180,29 +181,39 @@ export class SqlStore implements Store {
          SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
       [sessionId, sessionId, Math.max(0, Math.floor(keep))],
     );
-    return String(seq);
+    return eventId;
+  }
+
+  /** The stream and place of an event of the session; undefined when unknown. */
+  async #event(sessionId: string, eventId: string): Promise<{ streamId: string; seq: number } | undefined> {
+    // Ids are UUIDs (or, kept from schema 1, decimal numbers): anything longer is no id of this store.
+    if (eventId.length > 64) return undefined;
+    const [row] = await this.#db.query(
+      "SELECT stream_id, seq FROM events WHERE session_id = ? AND event_id = ?",
+      [sessionId, eventId],
+    );
+    return row && { streamId: String(row.stream_id), seq: num(row.seq) };
   }
 
   async eventStream(sessionId: string, eventId: string): Promise<string | undefined> {
-    if (!/^\d{1,15}$/.test(eventId)) return undefined;
-    const [row] = await this.#db.query(
-      "SELECT stream_id FROM events WHERE session_id = ? AND seq = ?",
-      [sessionId, Number(eventId)],
-    );
-    return row && String(row.stream_id);
+    return (await this.#event(sessionId, eventId))?.streamId;
   }
 
   async eventsAfter(
     sessionId: string,
     eventId: string,
   ): Promise<{ streamId: string; events: StoredEvent[] } | undefined> {
-    const streamId = await this.eventStream(sessionId, eventId);
-    if (streamId === undefined) return undefined;
+    const last = await this.#event(sessionId, eventId);
+    if (last === undefined) return undefined;
+    const { streamId } = last;
     const rows = await this.#db.query(
-      "SELECT seq, message FROM events WHERE session_id = ? AND stream_id = ? AND seq > ? ORDER BY seq",
-      [sessionId, streamId, Number(eventId)],
+      "SELECT event_id, message FROM events WHERE session_id = ? AND stream_id = ? AND seq > ? ORDER BY seq",
+      [sessionId, streamId, last.seq],
     );
-    return { streamId, events: rows.map((row) => ({ id: String(row.seq), streamId, message: parsed(row.message) })) };
+    return {
+      streamId,
+      events: rows.map((row) => ({ id: String(row.event_id), streamId, message: parsed(row.message) })),
+    };
   }
 
   async saveGrant(grant: StoredGrant): Promise<void> {

@@ -48,6 +48,17 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE TABLE replicas (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL)`,
     ],
   },
+  {
+    // An event's id (`Last-Event-ID`) was its `seq`, one sequence for the whole store: the ids a session saw told it
+    // how many events other sessions (other tenants) had sent in between. Events now have an opaque id of their
+    // own; the events already kept keep their old id (their `seq` as text), so a client holding one still resumes.
+    version: 2,
+    statements: [
+      `ALTER TABLE events ADD COLUMN event_id TEXT`,
+      `UPDATE events SET event_id = CAST(seq AS TEXT)`,
+      `CREATE UNIQUE INDEX events_event_id ON events (session_id, event_id)`,
+    ],
+  },
 ];
 
 /** The newest schema version this code knows. */

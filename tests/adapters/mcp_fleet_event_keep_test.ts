@@ -3,7 +3,7 @@
 // could not be resumed (`400 Invalid event ID format`, its answer lost) once alice had made 300 cheap calls meanwhile:
 // the store kept a session's events by the store-wide sequence (`seq > newest - 256`), which every session shares.
 
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,64 +13,114 @@ import "../../tools/mod.ts";
 import { serveHttp, TokenFile } from "../../adapters/mcp/http.ts";
 import { openStore } from "../../adapters/mcp/open_store.ts";
 import { raw, writeTokens } from "./_http_harness.ts";
+import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef00";
 const VERSION = "2025-11-25";
 
+/** A server of alice and bob on the store at `address`, and what a raw client does with it. */
+async function serve(dir: string, address: string, closers: (() => Promise<void> | void)[]) {
+  await mkdir(join(dir, "tenants"));
+  await mkdir(join(dir, "tmp"));
+  await writeTokens(join(dir, "tokens.json"), [{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }]);
+  const store = await openStore(address);
+  closers.push(() => store.close());
+  const server = await serveHttp(new ToolBox().withDefaults("system"), {
+    port: 0,
+    tenantRoot: join(dir, "tenants"),
+    tempParent: join(dir, "tmp"),
+    tokens: await TokenFile.open(join(dir, "tokens.json")),
+    sandbox: "off",
+    store,
+  });
+  closers.push(() => server.shutdown());
+  const headers = (token: string, session?: string): Record<string, string> => ({
+    authorization: `Bearer ${token}`,
+    "mcp-protocol-version": VERSION,
+    ...(session ? { "mcp-session-id": session } : {}),
+  });
+  const open = async (token: string): Promise<string> => {
+    const init = await raw(server.url, {
+      headers: headers(token),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    assert.equal(init.status, 200, init.text);
+    const session = String(init.headers["mcp-session-id"]);
+    const ready = await raw(server.url, {
+      headers: headers(token, session),
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    assert.equal(ready.status, 202, ready.text);
+    return session;
+  };
+  const call = (token: string, session: string, id: number) =>
+    raw(server.url, {
+      headers: headers(token, session),
+      body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "datetime", arguments: {} } }),
+    });
+  const resume = (token: string, session: string, lastEventId: string) =>
+    raw(server.url, {
+      method: "GET",
+      headers: { ...headers(token, session), accept: "text/event-stream", "last-event-id": lastEventId },
+    });
+  return { call, open, resume };
+}
+
 describe("a fleet store's events of several tenants", () => {
+  // Seen live on every store: bob's event ids were 5, 6, then 17, 18 after alice's five calls: one counter for the
+  // whole store, from which a tenant counts the others' traffic. Ids are opaque now, and still resume.
+  let cluster: PostgresCluster | undefined;
+  const pgMissing = postgresMissing();
+  after(async () => await cluster?.stop(), { timeout: 30_000 });
+  for (const kind of ["memory", "sqlite", "postgres"] as const) {
+    test(`on a ${kind} store, a session's event ids tell nothing of another tenant's calls`, {
+      timeout: 120_000,
+    }, async (t) => {
+      if (kind === "postgres" && pgMissing) return t.skip(pgMissing);
+      const dir = await mkdtemp(join(tmpdir(), "toolfence-event-ids-"));
+      const closers: (() => Promise<void> | void)[] = [];
+      try {
+        if (kind === "postgres") cluster ??= await startPostgres();
+        const address = kind === "memory" ? "memory" : kind === "sqlite" ? `sqlite:${join(dir, "s.db")}` : cluster!.url;
+        const { call, open, resume } = await serve(dir, address, closers);
+        const bob = await open(BOB);
+        const alice = await open(ALICE);
+        const ids = (text: string) => [...text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]);
+        const first = ids((await call(BOB, bob, 1)).text);
+        for (let i = 0; i < 5; i++) assert.equal((await call(ALICE, alice, 10 + i)).status, 200);
+        const second = ids((await call(BOB, bob, 2)).text);
+        assert.equal(first.length, 2);
+        assert.equal(second.length, 2);
+        for (const id of [...first, ...second]) {
+          assert.match(
+            id,
+            /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+            `a countable id: ${id}`,
+          );
+        }
+        // Resumption still works from the opaque id: the first call's answer comes again; alice cannot use it.
+        const resumed = await resume(BOB, bob, first[0]);
+        assert.equal(resumed.status, 200, resumed.text);
+        assert.match(resumed.text, /"id":1}/, resumed.text);
+        assert.notEqual((await resume(ALICE, alice, first[0])).status, 200);
+      } finally {
+        for (const close of closers.reverse()) await close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
   test("another tenant's calls never drop a session's resumable events", { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "toolfence-event-keep-"));
     const closers: (() => Promise<void> | void)[] = [];
     try {
-      await mkdir(join(dir, "tenants"));
-      await mkdir(join(dir, "tmp"));
-      await writeTokens(join(dir, "tokens.json"), [{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }]);
-      const store = await openStore(`sqlite:${join(dir, "store.db")}`);
-      closers.push(() => store.close());
-      const server = await serveHttp(new ToolBox().withDefaults("system"), {
-        port: 0,
-        tenantRoot: join(dir, "tenants"),
-        tempParent: join(dir, "tmp"),
-        tokens: await TokenFile.open(join(dir, "tokens.json")),
-        sandbox: "off",
-        store,
-      });
-      closers.push(() => server.shutdown());
-      const headers = (token: string, session?: string): Record<string, string> => ({
-        authorization: `Bearer ${token}`,
-        "mcp-protocol-version": VERSION,
-        ...(session ? { "mcp-session-id": session } : {}),
-      });
-      const open = async (token: string): Promise<string> => {
-        const init = await raw(server.url, {
-          headers: headers(token),
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "initialize",
-            params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-          }),
-        });
-        assert.equal(init.status, 200, init.text);
-        const session = String(init.headers["mcp-session-id"]);
-        const ready = await raw(server.url, {
-          headers: headers(token, session),
-          body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-        });
-        assert.equal(ready.status, 202, ready.text);
-        return session;
-      };
-      const call = (token: string, session: string, id: number) =>
-        raw(server.url, {
-          headers: headers(token, session),
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id,
-            method: "tools/call",
-            params: { name: "datetime", arguments: {} },
-          }),
-        });
+      const { call, open, resume } = await serve(dir, `sqlite:${join(dir, "store.db")}`, closers);
       const bob = await open(BOB);
       const alice = await open(ALICE);
 
@@ -82,10 +132,7 @@ describe("a fleet store's events of several tenants", () => {
       for (let i = 0; i < 160; i++) assert.equal((await call(ALICE, alice, 100 + i)).status, 200);
       // Bob goes on (his session's next event), then resumes his first call's stream.
       assert.equal((await call(BOB, bob, 8)).status, 200);
-      const resumed = await raw(server.url, {
-        method: "GET",
-        headers: { ...headers(BOB, bob), accept: "text/event-stream", "last-event-id": primed },
-      });
+      const resumed = await resume(BOB, bob, primed);
       assert.equal(resumed.status, 200, `bob's stream cannot be resumed after alice's calls: ${resumed.text}`);
       assert.match(resumed.text, /"id":7/, resumed.text);
     } finally {

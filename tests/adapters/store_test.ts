@@ -10,7 +10,8 @@ import { type LateResult, makeResult, sha256Hex, type Store, type StoredSession 
 import { openStore } from "@toolfence/adapters/mcp";
 import { openSqlite } from "../../adapters/mcp/_sqlite_driver.ts";
 import { openPostgres } from "../../adapters/mcp/_postgres_driver.ts";
-import { SCHEMA_VERSION } from "../../adapters/mcp/_store_migrations.ts";
+import { dialectSql, MIGRATIONS, SCHEMA_VERSION } from "../../adapters/mcp/_store_migrations.ts";
+import type { SqlDriver } from "../../adapters/mcp/_sql_store.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 
 const session = (id: string, tenant: string): StoredSession => ({
@@ -84,6 +85,28 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       assert.deepEqual((await store.eventsAfter("s-kept", kept))?.events.map((e) => e.message), [{ n: 2 }]);
       await store.endSession("s-kept", 2_000);
       await store.endSession("s-busy", 2_000);
+    });
+
+    test("hands out event ids that count nothing: another session's events cannot be read from them", async () => {
+      // Seen live: bob's ids were 5, 6 then 17, 18 after alice's five calls (ten events) on the same store.
+      await store.createSession(session("s-quiet", "acme"));
+      await store.createSession(session("s-loud", "evil"));
+      const before = await store.appendEvent("s-quiet", "stream-a", { n: 1 }, 10);
+      const loud = [];
+      for (let i = 0; i < 5; i++) loud.push(await store.appendEvent("s-loud", "stream-x", { i }, 10));
+      const after = await store.appendEvent("s-quiet", "stream-a", { n: 2 }, 10);
+      for (const id of [before, after, ...loud]) {
+        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, `not opaque: ${id}`);
+      }
+      assert.equal(new Set([before, after, ...loud]).size, 7);
+      // Still resumable, in order, and only in its own session.
+      assert.deepEqual((await store.eventsAfter("s-quiet", before))?.events.map((e) => [e.id, e.message]), [
+        [after, { n: 2 }],
+      ]);
+      assert.equal(await store.eventsAfter("s-loud", before), undefined);
+      assert.equal(await store.eventStream("s-quiet", loud[0]), undefined);
+      await store.endSession("s-quiet", 2_000);
+      await store.endSession("s-loud", 2_000);
     });
 
     test("saves grants once per tenant and subject, and revokes exactly one", async () => {
@@ -340,9 +363,10 @@ describe("store migrations", { timeout: 120_000 }, () => {
     const stores = await Promise.all([1, 2, 3].map(() => openStore(`sqlite:${file}`)));
     await Promise.all(stores.map((store) => store.close()));
     const db = await openSqlite(file);
-    assert.deepEqual((await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)), [
-      SCHEMA_VERSION,
-    ]);
+    assert.deepEqual(
+      (await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)),
+      MIGRATIONS.map((m) => m.version),
+    );
     await db.close();
   });
 
@@ -365,10 +389,55 @@ describe("store migrations", { timeout: 120_000 }, () => {
     const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(url, { poolSize: 2 })));
     await Promise.all(stores.map((store) => store.close()));
     const db = await openPostgres(url, 1);
-    assert.deepEqual((await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)), [
-      SCHEMA_VERSION,
-    ]);
+    assert.deepEqual(
+      (await db.query("SELECT version FROM schema_version")).map((r) => Number(r.version)),
+      MIGRATIONS.map((m) => m.version),
+    );
     await db.close();
+  });
+
+  // Schema 1's event ids were the store-wide `seq`; schema 2 gives them opaque ids. A store of schema 1 is migrated
+  // in place: the events it kept resume from their old (numeric) id, new events get opaque ones.
+  async function schemaOneResumes(db: SqlDriver, reopen: () => Promise<Store>): Promise<void> {
+    await db.exclusive(async (tx) => {
+      await tx.run("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)");
+      for (const statement of MIGRATIONS[0].statements) await tx.run(dialectSql(statement, db.dialect));
+      await tx.run("INSERT INTO schema_version (version, applied_at) VALUES (1, 0)");
+    });
+    await db.run(
+      "INSERT INTO sessions (id, tenant, generation, owner, created_at, last_active, ended_at, data) " +
+        "VALUES ('old', 'acme', 0, 'r', 1, 1, NULL, '{}')",
+    );
+    for (const n of [1, 2]) {
+      await db.run("INSERT INTO events (session_id, stream_id, message) VALUES ('old', 's', ?)", [`{"n":${n}}`]);
+    }
+    const [first] = await db.query("SELECT MIN(seq) AS seq FROM events");
+    await db.close();
+    const store = await reopen();
+    try {
+      const oldId = String(Number(first.seq));
+      assert.equal(await store.eventStream("old", oldId), "s");
+      const fresh = await store.appendEvent("old", "s", { n: 3 }, 256);
+      assert.doesNotMatch(fresh, /^\d+$/);
+      assert.deepEqual((await store.eventsAfter("old", oldId))?.events.map((e) => e.message), [{ n: 2 }, { n: 3 }]);
+    } finally {
+      await store.close();
+    }
+  }
+
+  it("migrates a SQLite store of schema 1: its kept events still resume", { timeout: 30_000 }, async (t) => {
+    if (sqliteMissing) return t.skip(sqliteMissing);
+    const file = join(scratch, "schema1.db");
+    await schemaOneResumes(await openSqlite(file), () => openStore(`sqlite:${file}`));
+  });
+
+  it("migrates a PostgreSQL store of schema 1: its kept events still resume", { timeout: 60_000 }, async (t) => {
+    if (pgMissing) return t.skip(pgMissing);
+    const url = cluster!.url.replace(/\/postgres$/, "/schema1");
+    const admin = await openPostgres(cluster!.url, 1);
+    await admin.run("CREATE DATABASE schema1");
+    await admin.close();
+    await schemaOneResumes(await openPostgres(url, 1), () => openStore(url));
   });
 
   it("names what it accepts when the address is of no known kind", { timeout: 10_000 }, async () => {
