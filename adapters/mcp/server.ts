@@ -47,7 +47,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
-import type { ArtifactRef, LateResult, StoredCall, ToolResult } from "@toolfence/core";
+import type { ArtifactRef, FileChange, LateResult, StoredCall, ToolResult } from "@toolfence/core";
 import { checkOutput, toModelText } from "@toolfence/core";
 import type { AnyTool } from "@toolfence/core";
 import { Session, type SessionOptions } from "@toolfence/policy";
@@ -295,6 +295,26 @@ function keepRawToolCalls(server: Server): {
 const RESOURCE_LINKS_SINCE = "2025-06-18";
 
 /**
+ * The most `filesystemChanges` entries a result's `_meta` carries: a command may change any number of files (one
+ * that made 100,001 sent them all, 17 MB of JSON, twice when it was also logged). Past it, as for an output over the
+ * cap, the head and the tail are kept (the first and the last half) and the cut is said with its count.
+ */
+export const META_FILE_CHANGES = 1_000;
+
+/** `filesystemChanges`, cut to {@linkcode META_FILE_CHANGES} with the marker and the counts when over it. */
+function cappedFileChanges(changes: readonly FileChange[]): Record<string, unknown> {
+  if (changes.length <= META_FILE_CHANGES) return { filesystemChanges: changes };
+  const half = META_FILE_CHANGES / 2;
+  return {
+    filesystemChanges: [...changes.slice(0, half), ...changes.slice(-half)],
+    // The entries left out are those after the first `half`: the list is the first and the last `half` of the whole.
+    filesystemChangesTruncated: true,
+    filesystemChangesOmitted: changes.length - META_FILE_CHANGES,
+    filesystemChangesTotal: changes.length,
+  };
+}
+
+/**
  * What the model-facing part of a result does not say, for clients
  * (`_meta["toolfence/result"]`): how it ended, and what a client needs to
  * recover after a timeout or a cancel (the declared effects, the effect
@@ -309,7 +329,7 @@ export function resultMeta(result: ToolResult): Record<string, unknown> {
     attempts: result.attempts,
     latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     artifacts: result.artifacts.map((a) => a.id),
-    filesystemChanges: result.filesystemChanges,
+    ...cappedFileChanges(result.filesystemChanges),
     declaredEffects: result.declaredEffects,
     effectState: result.effectState,
     reconciliationRequired: result.reconciliationRequired,
