@@ -40,6 +40,14 @@ export interface ElicitationHostOptions {
    * before. Default: the latest.
    */
   protocolVersion?: () => string | undefined;
+  /**
+   * Settles once the client has sent `notifications/initialized`. A server
+   * should send no request but pings before it (the MCP lifecycle), yet a
+   * client may call a tool as soon as initialize is answered: its questions
+   * wait for it (within `timeoutMs`, and the call's signal), and are refused
+   * when it never comes. Default: no wait.
+   */
+  initialized?: Promise<void>;
 }
 
 // The first protocol version whose forms have a single-select field written as `oneOf: [{ const, title }]`. Before it
@@ -58,6 +66,40 @@ function refused(title: string, message: string, why: string, hint: string): Too
     recoveryHint: hint,
     details: { title, question: message },
   });
+}
+
+/** Waits for the client's `notifications/initialized`; refuses the question when it does not come within `timeout`. */
+async function untilInitialized(
+  initialized: Promise<void>,
+  timeout: number,
+  signal: AbortSignal | undefined,
+  title: string,
+  message: string,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    const ready = await Promise.race([
+      initialized.then(() => true),
+      new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), timeout)),
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(signal!.reason);
+        signal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    if (!ready) {
+      throw refused(
+        title,
+        message,
+        "the MCP client never finished initializing (it sent no notifications/initialized), and a server asks " +
+          "nothing before that",
+        "Send notifications/initialized once initialize is answered, then call again.",
+      );
+    }
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
 }
 
 /**
@@ -108,6 +150,7 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         "Do something that needs no approval, or ask the user to allow it (e.g. restart the server with --auto-confirm).",
       );
     }
+    if (options.initialized) await untilInitialized(options.initialized, timeout, signal, title, message);
     try {
       return await server.elicitInput(
         {

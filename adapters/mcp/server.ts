@@ -471,6 +471,14 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     known === undefined ? async () => withSandbox(await sandboxState(mode, limits)) : undefined,
     (version) => protocolVersion = version,
   );
+  // The client's notifications/initialized: questions (elicitation/create, a request) wait for it.
+  let markInitialized!: () => void;
+  const initialized = new Promise<void>((resolve) => markInitialized = resolve);
+  const onInitialized = server.oninitialized;
+  server.oninitialized = () => {
+    markInitialized();
+    onInitialized?.();
+  };
   const session = new Session({
     ...sessionOptions,
     capabilities: sessionOptions.capabilities ?? MCP_CAPABILITIES,
@@ -480,6 +488,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
         answers: elicitationAnswers,
         requestOfCall: (callId) => requestOfCall.get(callId),
         protocolVersion: () => protocolVersion,
+        initialized,
       }),
     ),
   });
