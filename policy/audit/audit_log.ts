@@ -96,6 +96,8 @@ const MAX_LINE_BYTES = 256 * 1024;
 // The tenants' files kept open at once (the least recently written closed first).
 const MAX_OPEN_TENANT_FILES = 32;
 const SAFE_TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// What a rotation adds to a file's name (`FILE.1`, `FILE.2`, ...).
+const ROTATION_SUFFIX = /\.\d+$/;
 
 /**
  * Records calls and decisions as JSON lines.
@@ -154,7 +156,9 @@ export class AuditLog {
    * of a tenant is written there as well as to `file`, so that one tenant's
    * records never push another's out of its rotations (the web console reads
    * a tenant's own file). A name other than 1 to 64 of `A-Z a-z 0-9 . _ -`
-   * (starting with a letter or digit) is replaced by `%` and a hash of it.
+   * (starting with a letter or digit), or one ending like a rotation (`.` and
+   * digits, as `bob.1`, whose file would be `bob`'s first rotation), is
+   * replaced by `%` and a hash of it.
    *
    * @example
    * ```ts
@@ -163,7 +167,9 @@ export class AuditLog {
    * ```
    */
   static tenantFile(file: string, tenant: string): string {
-    const name = SAFE_TENANT.test(tenant)
+    // A name ending like a rotation (`.1`) is hashed too: the file of tenant `bob.1` was tenant `bob`'s first rotation,
+    // so bob.1's records went into bob's rotated file and bob.1's own rotations moved it away and off the disk.
+    const name = SAFE_TENANT.test(tenant) && !ROTATION_SUFFIX.test(tenant)
       ? tenant
       : `%${createHash("sha256").update(tenant, "utf8").digest("hex").slice(0, 32)}`;
     return `${file}.tenant-${name}`;

@@ -5,7 +5,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolBox } from "../../../../toolbox.ts";
@@ -90,5 +90,91 @@ describe("the console's audit of several tenants", () => {
       for (const close of closers.reverse()) await close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  // Seen live: tenant `bob.1`'s own file was `audit.jsonl.tenant-bob.1`, tenant bob's first rotation. Once bob's record
+  // was there, bob.1's 40 calls rotated that file as its own (`.1.1`, `.1.2`, ...) and off the disk: the record was in
+  // no file any more, and bob's console no longer showed it.
+  test("a tenant named like another's rotation (bob.1) never moves or removes its records", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-audit-names-"));
+    const closers: (() => Promise<void> | void)[] = [];
+    try {
+      await mkdir(join(dir, "tenants"));
+      await mkdir(join(dir, "tmp"));
+      const tokenFile = join(dir, "tokens.json");
+      const EVE = "eve-agent-token-0123456789ab";
+      await writeTokens(tokenFile, [
+        { token: BOB, tenant: "bob" },
+        { token: EVE, tenant: "bob.1" },
+        { token: BOB_PERSON, tenant: "bob", scopes: ["console"] },
+      ]);
+      const file = join(dir, "audit.jsonl");
+      const box = new ToolBox().withDefaults("fs", "search");
+      const audit = new AuditLog({ file, maxBytes: 64 * 1024, tenantOf: tenantOfHost }).attach(box);
+      closers.push(() => audit.close());
+      const queue = new MemoryQuestionQueue();
+      const tokens = await TokenFile.open(tokenFile);
+      const mcp = await serveHttp(box, {
+        port: 0,
+        tenantRoot: join(dir, "tenants"),
+        tempParent: join(dir, "tmp"),
+        tokens,
+        sandbox: "off",
+        hostFor: (tenant, elicitation, session) => consoleHost(queue, tenant, { elicitation, session }),
+        onDecision: audit.decision.bind(audit),
+      });
+      closers.push(() => mcp.shutdown());
+      const web = await serveConsole({ port: 0, queue, tokens, auditFile: file });
+      closers.push(() => web.close());
+      const bob = await connect(mcp.url, BOB);
+      closers.push(() => bob.close());
+      const eve = await connect(mcp.url, EVE);
+      closers.push(() => eve.close());
+
+      const marker = `BOBAUDITMARK${Date.now()}`;
+      await bob.callTool({ name: "read_file", arguments: { path: `${marker}.txt` } });
+      // Bob's own volume rotates his file once: his record is in his first rotation.
+      for (let i = 0; i < 9; i++) {
+        await bob.callTool({ name: "grep", arguments: { pattern: `${"b".repeat(8_000)}${i}`, path: "." } });
+      }
+      const own = AuditLog.tenantFile(file, "bob");
+      assert.match(await readFile(`${own}.1`, "utf8"), new RegExp(marker));
+      for (let i = 0; i < 40; i++) {
+        await eve.callTool({ name: "grep", arguments: { pattern: `${"e".repeat(8_000)}${i}`, path: "." } });
+      }
+      const bobsFiles = (await readdir(dir)).filter((name) => name.startsWith("audit.jsonl.tenant-bob"));
+      assert.deepEqual(bobsFiles.sort(), ["audit.jsonl.tenant-bob", "audit.jsonl.tenant-bob.1"]);
+      const kept = await readFile(`${own}.1`, "utf8");
+      assert.match(kept, new RegExp(marker), "bob.1's calls moved bob's record away");
+      assert.doesNotMatch(kept, /"tenant":"bob\.1"/, "bob.1's records went into bob's file");
+
+      const login = await fetch(new URL("/login", web.url), {
+        method: "POST",
+        body: new URLSearchParams({ token: BOB_PERSON }),
+        headers: { origin: web.url.origin },
+        redirect: "manual",
+      });
+      await login.body?.cancel();
+      const cookie = login.headers.get("set-cookie")!.split(";")[0];
+      const page = await fetch(new URL("/audit", web.url), { headers: { cookie } });
+      assert.match(await page.text(), new RegExp(marker), "bob's console lost his record");
+    } finally {
+      for (const close of closers.reverse()) await close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("no tenant's file is another's rotation", { timeout: 10_000 }, () => {
+    const file = "/var/log/toolfence.jsonl";
+    const names = ["bob", "bob.1", "bob.12", "bob.1.2", "a.b", "x-1", "9", "h.0", "bob.", "bob.1a"];
+    const files = new Set(names.map((name) => AuditLog.tenantFile(file, name)));
+    assert.equal(files.size, names.length);
+    for (const name of names) {
+      for (let n = 1; n <= 5; n++) assert.ok(!files.has(`${AuditLog.tenantFile(file, name)}.${n}`), `${name}.${n}`);
+    }
+    assert.equal(AuditLog.tenantFile(file, "bob"), `${file}.tenant-bob`);
+    assert.equal(AuditLog.tenantFile(file, "a.b"), `${file}.tenant-a.b`);
   });
 });
