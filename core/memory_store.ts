@@ -214,7 +214,10 @@ export class MemoryStore implements Store {
     let refs = this.#artifacts.get(key);
     if (!refs) this.#artifacts.set(key, refs = []);
     if (!refs.some((known) => known.id === ref.id)) refs.push(copy(ref));
-    if (!this.#blobs.has(ref.sha256)) this.#blobs.set(ref.sha256, bytes.slice());
+    // Blobs are shared by a tenant's sessions, never across tenants (see the SQL store: a put of bytes another
+    // tenant had stored answered quicker, telling that it had them).
+    const blob = `${ref.sha256}:${tenant}`;
+    if (!this.#blobs.has(blob)) this.#blobs.set(blob, bytes.slice());
     return Promise.resolve();
   }
 
@@ -224,7 +227,7 @@ export class MemoryStore implements Store {
     id: string,
   ): Promise<{ ref: ArtifactRef; bytes: Uint8Array } | undefined> {
     const ref = this.#artifacts.get(`${tenant}\n${sessionId}`)?.find((known) => known.id === id);
-    const bytes = ref && this.#blobs.get(ref.sha256);
+    const bytes = ref && this.#blobs.get(`${ref.sha256}:${tenant}`);
     return Promise.resolve(ref && bytes ? { ref: copy(ref), bytes: bytes.slice() } : undefined);
   }
 
@@ -292,7 +295,12 @@ export class MemoryStore implements Store {
     for (const [id, question] of this.#questions) {
       if (gone.has(question.sessionId) && this.#questions.delete(id)) counts.questions++;
     }
-    const named = new Set([...this.#artifacts.values()].flat().map((ref) => ref.sha256));
+    // Keys of #artifacts are `tenant\nsession`; blobs are keyed `sha256:tenant`.
+    const named = new Set(
+      [...this.#artifacts].flatMap(([key, refs]) =>
+        refs.map((ref) => `${ref.sha256}:${key.slice(0, key.indexOf("\n"))}`)
+      ),
+    );
     for (const hash of this.#blobs.keys()) {
       if (!named.has(hash) && this.#blobs.delete(hash)) counts.blobs++;
     }
