@@ -457,7 +457,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (jwt) return { many: true, why: "its tenants come from OAuth tokens" };
     if (tenantRoot !== undefined) return { many: true, why: `it gives tenants their folders under ${tenantRoot}` };
     const named = tokens ? await tokens.tenants() : [];
-    return { many: named.length > 1, why: `its token file names ${named.length} tenants` };
+    // Said to tenants (in refusals): how many others there are is none of their business, only that there are.
+    return { many: named.length > 1, why: "its token file names more than one tenant" };
   }
 
   // Where a person's "allow from now on" goes, decided as a session opens. Every tenant's sessions read the policy

@@ -17,7 +17,7 @@ import { ToolBox } from "../../toolbox.ts";
 import "../../tools/mod.ts";
 import { serveHttp, TokenFile } from "../../adapters/mcp/http.ts";
 import { openStore } from "../../adapters/mcp/open_store.ts";
-import { raw, startServer, writeTokens } from "./_http_harness.ts";
+import { connect, raw, startServer, textOf, writeTokens } from "./_http_harness.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef00";
@@ -138,4 +138,39 @@ describe("a server refusing another tenant's session id", () => {
       }
     },
   );
+});
+
+// Seen live: with a token file of five tenants and no sandbox, alice's bash was refused "this server serves several
+// tenants (its token file names 5 tenants)": every tenant read how many others the server has, and when they change.
+describe("what a tenant's refusals say of the other tenants", () => {
+  test("that there are others, never how many", { timeout: 60_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-tenant-count-"));
+    const closers: (() => Promise<void> | void)[] = [];
+    try {
+      await mkdir(join(dir, "workspace"));
+      await mkdir(join(dir, "tmp"));
+      const tenants = ["alice", "bob", "carol", "dave", "erin"].map((tenant) => ({
+        token: `${tenant}-token-0123456789abcdef0000`,
+        tenant,
+      }));
+      await writeTokens(join(dir, "tokens.json"), tenants);
+      const server = await serveHttp(new ToolBox().withDefaults("cmd"), {
+        port: 0,
+        workspace: join(dir, "workspace"),
+        tempParent: join(dir, "tmp"),
+        tokens: await TokenFile.open(join(dir, "tokens.json")),
+        sandbox: "off",
+        autoConfirm: true,
+      });
+      closers.push(() => server.shutdown());
+      const alice = await connect(server.url, tenants[0].token);
+      closers.push(() => alice.close());
+      const text = textOf(await alice.callTool({ name: "bash", arguments: { command: "ls" } }));
+      assert.match(text, /serves several tenants \(its token file names more than one tenant\)/, text);
+      assert.doesNotMatch(text, /\b5\b|five/, text);
+    } finally {
+      for (const close of closers.reverse()) await close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
