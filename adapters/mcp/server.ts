@@ -297,12 +297,16 @@ const RESOURCE_LINKS_SINCE = "2025-06-18";
 /**
  * The most `filesystemChanges` entries a result's `_meta` carries: a command may change any number of files (one
  * that made 100,001 sent them all, 17 MB of JSON, twice when it was also logged). Past it, as for an output over the
- * cap, the head and the tail are kept (the first and the last half) and the cut is said with its count.
+ * cap, the head and the tail are kept (the first and the last half), the cut is said with its count, and the whole
+ * list is kept as a JSON artifact of the session (`filesystemChangesArtifact`), readable as a resource.
  */
 export const META_FILE_CHANGES = 1_000;
 
-/** `filesystemChanges`, cut to {@linkcode META_FILE_CHANGES} with the marker and the counts when over it. */
-function cappedFileChanges(changes: readonly FileChange[]): Record<string, unknown> {
+/**
+ * `filesystemChanges`, cut to {@linkcode META_FILE_CHANGES} with the marker and the counts when over it, and the
+ * artifact that holds them all (JSON) when one was made.
+ */
+function cappedFileChanges(changes: readonly FileChange[], whole?: ArtifactRef): Record<string, unknown> {
   if (changes.length <= META_FILE_CHANGES) return { filesystemChanges: changes };
   const half = META_FILE_CHANGES / 2;
   return {
@@ -311,7 +315,20 @@ function cappedFileChanges(changes: readonly FileChange[]): Record<string, unkno
     filesystemChangesTruncated: true,
     filesystemChangesOmitted: changes.length - META_FILE_CHANGES,
     filesystemChangesTotal: changes.length,
+    ...(whole ? { filesystemChangesArtifact: whole.id } : {}),
   };
+}
+
+/** Keeps a call's whole `filesystemChanges` as a JSON artifact of the session when they are over the cap. */
+async function wholeFileChanges(session: Session, result: ToolResult): Promise<ArtifactRef | undefined> {
+  const changes = result.filesystemChanges;
+  if (changes.length <= META_FILE_CHANGES) return undefined;
+  return await session.artifacts.put(JSON.stringify(changes), {
+    mediaType: "application/json",
+    summary: `every file change of ${result.toolName}${
+      result.attemptId ? ` (call ${result.attemptId.callId})` : ""
+    }, ${changes.length} of them`,
+  }).catch(() => undefined);
 }
 
 /**
@@ -321,7 +338,7 @@ function cappedFileChanges(changes: readonly FileChange[]): Record<string, unkno
  * state, whether someone must look at the workspace before going on, which
  * attempt it was, whether the tool was still running when it was reported).
  */
-export function resultMeta(result: ToolResult): Record<string, unknown> {
+export function resultMeta(result: ToolResult, wholeChanges?: ArtifactRef): Record<string, unknown> {
   return {
     status: result.status,
     ...(result.errorCode ? { errorKind: result.errorKind, errorCode: result.errorCode } : {}),
@@ -329,7 +346,7 @@ export function resultMeta(result: ToolResult): Record<string, unknown> {
     attempts: result.attempts,
     latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     artifacts: result.artifacts.map((a) => a.id),
-    ...cappedFileChanges(result.filesystemChanges),
+    ...cappedFileChanges(result.filesystemChanges, wholeChanges),
     declaredEffects: result.declaredEffects,
     effectState: result.effectState,
     reconciliationRequired: result.reconciliationRequired,
@@ -581,6 +598,8 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       requestOfCall.delete(callId);
       cancel.release();
     });
+    // Past the cap of `_meta`, every change is kept as an artifact, as an output over its cap is.
+    const changes = await wholeFileChanges(session, result);
     const structured = tool.output !== undefined && result.status === "success"
       ? await structuredOf(tool, result)
       : undefined;
@@ -614,14 +633,14 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       content.push({ type: "image", data: base64(image.data), mimeType: image.mediaType });
     }
     if (result.status === "cancelled" || result.status === "timed_out") {
-      log("notice", { event: result.status, tool: toolName, callId, ...resultMeta(result) });
+      log("notice", { event: result.status, tool: toolName, callId, ...resultMeta(result, changes) });
     }
     resourcesChanged();
     const answer = {
       content,
       ...(structured && "structuredContent" in structured ? { structuredContent: structured.structuredContent } : {}),
       ...(result.status === "success" && !(structured && "error" in structured) ? {} : { isError: true }),
-      _meta: { "toolfence/result": resultMeta(result) },
+      _meta: { "toolfence/result": resultMeta(result, changes) },
     };
     rawToolCalls.keep(extra, answer);
     return answer;

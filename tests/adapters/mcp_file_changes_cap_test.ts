@@ -1,6 +1,7 @@
 // A command's `filesystemChanges` in `_meta["toolfence/result"]`, as the official client sees it over HTTP, is capped.
 // Seen live: `seq 1 100000 | xargs touch` answered 100,001 entries, 17,189,356 characters of `_meta`. Past
-// META_FILE_CHANGES the head and the tail are kept, and the cut is said with its count, as for an output over the cap.
+// META_FILE_CHANGES the head and the tail are kept, the cut is said with its count, and the whole list is an artifact,
+// as for an output over the cap.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -53,6 +54,15 @@ describe("filesystemChanges in an MCP result's _meta", { skip: noSandbox, timeou
         assert.ok(kept.every((entry) => entry.path.startsWith(`d${files}`) && entry.change === "created"));
         // The head: the folder, made first.
         assert.equal(kept[0].path, `d${files}`);
+        // The whole list is an artifact of the session, as an output over its cap is.
+        const id = String(big.filesystemChangesArtifact);
+        assert.match(id, /^sha256:[0-9a-f]{64}$/);
+        const read = await client.readResource({ uri: `artifact://sha256/${id.slice("sha256:".length)}` });
+        const whole = JSON.parse((read.contents[0] as { text: string }).text) as { path: string }[];
+        assert.equal(whole.length, files + 1);
+        assert.deepEqual(whole.slice(0, META_FILE_CHANGES / 2), kept.slice(0, META_FILE_CHANGES / 2));
+        assert.deepEqual(whole.slice(-META_FILE_CHANGES / 2), kept.slice(-META_FILE_CHANGES / 2));
+        assert.equal(small.filesystemChangesArtifact, undefined);
       } finally {
         await client.close();
         await harness.close();
