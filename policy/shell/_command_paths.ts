@@ -1126,11 +1126,16 @@ function unknownFolders(writer: Writer, operands: readonly BashWord[], into: rea
 }
 
 /** The suffixes of an option word (`-f/etc/x`, `--file=/etc/x`) that may be its value. */
+/**
+ * The values a word of options may carry: after the `=` of a long option; with one dash, every rest of the word from
+ * its second letter up to its first `=` (getopt's reading: `=` is no separator there, so `date -fk=y` reads the file
+ * `k=y`, which may be a link leading out), and what follows that `=` (Go's `-name=x`, clap's `-f=x`).
+ */
 function attachedValues(word: BashWord): PathWord[] {
   const value = word.value!;
   const equals = value.indexOf("=");
-  // `--file=x`, Go's `-name=x`, clap's `-f=x`: the value follows the `=`.
-  if (value.startsWith("--") || equals >= 0) {
+  // `--file=x`: the value follows the `=`.
+  if (value.startsWith("--")) {
     if (equals < 0) return [];
     return [{
       word: { text: value, value: value.slice(equals + 1), mayBeOption: false },
@@ -1139,11 +1144,19 @@ function attachedValues(word: BashWord): PathWord[] {
     }];
   }
   const out: PathWord[] = [];
-  for (let i = 2; i < value.length; i++) {
+  // A letter after the `=` is no option: getopt stops the program at `=`, which is none.
+  for (let i = 2; i < (equals < 0 ? value.length : equals + 1); i++) {
     out.push({
       word: { text: value, value: value.slice(i), mayBeOption: false },
       access: "read",
       origin: value.slice(0, i),
+    });
+  }
+  if (equals >= 0) {
+    out.push({
+      word: { text: value, value: value.slice(equals + 1), mayBeOption: false },
+      access: "read",
+      origin: value.slice(0, equals),
     });
   }
   return out;

@@ -660,6 +660,54 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a value attached to a short option is the whole rest of its word, `=` included: `date -fk=y` reads `k=y`", {
+    timeout: 300_000,
+  }, async () => {
+    // getopt gives `-f` the rest of its word; `=` separates nothing with one dash. Judging only what follows the `=`
+    // (`y`, inside) let a link `k=y` a repository holds lead the read out: date and hexdump print the lines they
+    // cannot parse.
+    const links = ["k=y", "k=", "a=b=c"];
+    for (const name of links) await symlink(join(outside, "secret.txt"), join(workspace, name));
+    await symlink(outside, join(workspace, "t=d"));
+    try {
+      const lines: string[] = [];
+      for (const name of links) {
+        for (
+          const form of ["date -fNAME", "date -ufNAME", "date -rNAME", "hexdump -fNAME a", "du -XNAME .", "sort -mNAME"]
+        ) {
+          lines.push(form.replace("NAME", name));
+        }
+      }
+      // Every rest of the word, `=` included, for the unknown option of a program read by its shape, and a folder.
+      lines.push("date -d now -fk=y", "grep -x -Xk=y a", "sort -Tt=d a", "sort -uTt=d a");
+      for (const line of lines) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} was allowed (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" | "), /leads through a link/, line);
+        }
+      }
+      for (const line of ["date -fk=y", "hexdump -fk=y a"]) {
+        const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+        assert.match(run.stdout + run.stderr, new RegExp(PLANTED), `${line} did not read the planted file`);
+      }
+      // Go's `-name=x` and clap's `-f=x` read what follows the `=`: still judged.
+      for (const line of ["date -f=../outside/secret.txt", `du -X=${outside}/secret.txt .`]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", `${line} was allowed`);
+      }
+      // Ordinary `=` in option values still runs.
+      for (
+        const line of ["cut -d= -f1 f.txt", "sort -t= -k2 f.txt", "awk -F= '{print $1}' f.txt", "du -d1 .", "date -d=1"]
+      ) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      for (const name of [...links, "t=d"]) await rm(join(workspace, name));
+    }
+  });
+
   test("a line that starts in a subfolder (cwd) is judged from there, not from the root", {
     timeout: 300_000,
   }, async () => {
