@@ -38,6 +38,7 @@ import { isProtectedPath } from "../protected_paths.ts";
 import { globMayMatchWithin } from "@toolfence/internal";
 import { DEFAULT_COMMAND_ALLOWLIST, PROJECT_CODE_COMMANDS } from "./allowlist.ts";
 import { hasFlagRule } from "./_flag_rules.ts";
+import { findStartingPoints } from "./_find_expression.ts";
 
 /** What the path rules decide for one path. */
 export interface PathJudgement {
@@ -1328,11 +1329,15 @@ function walkedFrom(word: BashWord): string[] {
 function judgeFollowedLinks(
   name: string,
   command: string,
+  args: readonly BashWord[],
   words: readonly PathWord[],
   folders: Folders,
   judge: PathJudge,
 ) {
-  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  // find walks its starting points, which a `--` does not end (`find -- -follow` walks `.`).
+  const named = name === "find"
+    ? findStartingPoints(args).words
+    : words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
   // A folder an option names is walked too (`diff --to-file=. sub/f`); a file has no links below it.
   const given = words.filter(({ origin, access }) => origin !== "operand" && access === "read").map(({ word }) => word);
   // An operand known only at run time asks on its own; a pattern is walked from the folder its matches lie in, since
@@ -1412,7 +1417,7 @@ export function judgeCommandPaths(
     ]),
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
-    paths.push(...judgeFollowedLinks(name.value, command.text, words, folders, judge));
+    paths.push(...judgeFollowedLinks(name.value, command.text, args, words, folders, judge));
   }
   // A word judged as a path above is judged with the folders its pattern reads.
   const asPaths = new Set(words.map(({ word }) => word));

@@ -50,6 +50,63 @@ function startsExpression(value: string): boolean {
   return (value.startsWith("-") && value.length > 1) || ["(", ")", "!", ","].includes(value);
 }
 
+/** find's starting points, the index of its expression, or why they cannot be told. */
+export interface FindStartingPoints {
+  /** The starting points as written (none: find walks `.`). */
+  words: BashWord[];
+  /** The index of the expression's first word. */
+  next: number;
+  /** Why the starting points cannot be told apart from the expression. */
+  problem?: string;
+}
+
+/**
+ * find's starting points as find reads them: after its leading options
+ * (`-H`, `-L`, `-P`, `-D LIST`, `-O LEVEL`, then `--`, which ends only
+ * these), every word up to the first that starts the expression.
+ */
+export function findStartingPoints(args: readonly BashWord[]): FindStartingPoints {
+  let i = 0;
+  // The leading options, as find's own loop reads them (`-D` takes the next word; `-O` is attached).
+  for (; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === undefined) {
+      if (args[i].mayBeOption) {
+        return { words: [], next: i, problem: `${shown(args[i])} could expand into an option of find` };
+      }
+      break;
+    }
+    if (value === "--") {
+      i++;
+      break;
+    }
+    if (value === "-H" || value === "-L" || value === "-P" || /^-O\d*$/.test(value)) continue;
+    if (value === "-D") {
+      if (args[++i] === undefined) return { words: [], next: i, problem: "`-D` needs a list of debug options" };
+      continue;
+    }
+    break;
+  }
+  const words: BashWord[] = [];
+  for (; i < args.length; i++) {
+    const word = args[i];
+    if (word.value === undefined) {
+      if (word.mayBeOption) {
+        return {
+          words,
+          next: i,
+          problem: `${shown(word)} could expand into a primary of find, such as \`-exec\``,
+        };
+      }
+      words.push(word);
+      continue;
+    }
+    if (startsExpression(word.value)) break;
+    words.push(word);
+  }
+  return { words, next: i };
+}
+
 /**
  * Reads find's arguments.
  *
@@ -67,35 +124,10 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
     problem,
     files: [...files, { value: undefined, access: "write", origin: "find's expression" }],
   });
-  let i = 0;
-  // The leading options, as find's own loop reads them (`-D` takes the next word; `-O` is attached).
-  for (; i < args.length; i++) {
-    const value = args[i].value;
-    if (value === undefined) {
-      if (args[i].mayBeOption) return fail(`${shown(args[i])} could expand into an option of find`);
-      break;
-    }
-    if (value === "--") {
-      i++;
-      break;
-    }
-    if (value === "-H" || value === "-L" || value === "-P" || /^-O\d*$/.test(value)) continue;
-    if (value === "-D") {
-      if (args[++i] === undefined) return fail("`-D` needs a list of debug options");
-      continue;
-    }
-    break;
-  }
-  for (; i < args.length; i++) {
-    const word = args[i];
-    if (word.value === undefined) {
-      if (word.mayBeOption) return fail(`${shown(word)} could expand into a primary of find, such as \`-exec\``);
-      files.push({ value: undefined, access: "read", origin: "find starting point" });
-      continue;
-    }
-    if (startsExpression(word.value)) break;
-    files.push({ value: word.value, access: "read", origin: "find starting point" });
-  }
+  const points = findStartingPoints(args);
+  for (const word of points.words) files.push({ value: word.value, access: "read", origin: "find starting point" });
+  if (points.problem !== undefined) return fail(points.problem);
+  let i = points.next;
   // `-delete` removes what it finds below the starting points (`.` when none is given), the points themselves too.
   const starts = files.length > 0 ? files.map((file) => file.value) : ["."];
   let deletes = false;

@@ -91,12 +91,13 @@ function leadsToFolder(link: string): boolean {
  * grep takes abbreviations of its long options; a letter anywhere in a cluster
  * counts, which only asks more often; `word`: an option spelt whole; `always`:
  * with any options; `named`: only the folders it is given, never the one it
- * runs in).
+ * runs in; `primaries`: its expression comes after a `--`, which ends only
+ * the options before the starting points).
  * The others open a link only when it is named, and the named paths are
  * judged by where they lead.
  */
 const FOLLOWING: Readonly<
-  Record<string, { short: string; long?: string; word?: string; always?: true; named?: true }>
+  Record<string, { short: string; long?: string; word?: string; always?: true; named?: true; primaries?: true }>
 > = {
   grep: { short: "R", long: "dereference-recursive" },
   egrep: { short: "R", long: "dereference-recursive" },
@@ -105,8 +106,9 @@ const FOLLOWING: Readonly<
   // GNU diff compares what the links it meets lead to, unless --no-dereference: without -r too, the files of the
   // same name directly in two folders it is given (`diff . sub`), or in a folder and beside a file (`diff sub/f .`).
   diff: { short: "r", long: "recursive", always: true, named: true },
-  // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary.
-  find: { short: "L", word: "-follow" },
+  // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary, which
+  // follows the starting points: find's `--` ends only its leading options (`find -- . -follow`).
+  find: { short: "L", word: "-follow", primaries: true },
   // ls -L shows a met link's target (its size, its type); with -R it walks into a folder it leads to.
   ls: { short: "L", long: "dereference" },
   du: { short: "L", long: "dereference" },
@@ -123,7 +125,7 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
   if (options.always === true) return true;
   for (const arg of args) {
     const value = arg.value;
-    if (value === "--") return false;
+    if (value === "--" && options.primaries !== true) return false;
     // A word known only when it runs may become the option (`*` matching a file named `-R`).
     if (value === undefined && arg.mayBeOption) return true;
     if (value === undefined || !value.startsWith("-")) continue;

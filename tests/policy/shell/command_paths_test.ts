@@ -227,6 +227,11 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         "find -L .",
         "find -L",
         "find . -follow -name '*.txt'",
+        // find's `--` ends only the options before the starting points: its expression follows.
+        "find -- . -follow",
+        "find -P -- . -follow -ls",
+        "find -H -- . -name x -o -follow",
+        "find -- -follow",
         "ls -RL",
         "ls -lRL .",
         "ls --dereference -R .",
@@ -250,8 +255,14 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
     const result = spawnSync("bash", ["-c", "grep -R PLANTED ."], { cwd: workspace, encoding: "utf8" });
     assert.match(result.stdout, new RegExp(PLANTED), "grep -R did not reach the planted file");
-    const listed = spawnSync("bash", ["-c", "find -L ."], { cwd: workspace, encoding: "utf8" });
-    assert.match(listed.stdout, /link\/secret\.txt/, "find -L did not list the file behind the link");
+    for (const line of ["find -L .", "find -- . -follow"]) {
+      const listed = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8" });
+      assert.match(listed.stdout, /link\/secret\.txt/, `${line} did not list the file behind the link`);
+    }
+    // After `--` a word is an operand to the others: `grep -r -- -R .` searches for `-R`.
+    for (const line of ["grep -r -- -R .", "ls -R -- -L", "du -- -L"]) {
+      assert.equal((await checkCommand(line, { workspaceRoot: workspace })).verdict, "allow", line);
+    }
   });
 
   test("diff without -r compares what the links directly in the folders it is given lead to", {
