@@ -232,6 +232,11 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         "find -P -- . -follow -ls",
         "find -H -- . -name x -o -follow",
         "find -- -follow",
+        "find -O3 -- . -follow",
+        "find -D tree -- . -follow",
+        "find -- ./ '-follow'",
+        "find -- . \\( -name x -o -follow \\)",
+        "find -L -- .",
         "ls -RL",
         "ls -lRL .",
         "ls --dereference -R .",
@@ -691,6 +696,8 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       }
       // Every rest of the word, `=` included, for the unknown option of a program read by its shape, and a folder.
       lines.push("date -d now -fk=y", "grep -x -Xk=y a", "sort -Tt=d a", "sort -uTt=d a");
+      // Quoted, in pieces: the same word to bash.
+      lines.push("date -f'k=y'", 'date "-fk=y"', 'date -f"k"=y', "date -fk\\=y", "date -u -f'k'=\"y\"");
       for (const line of lines) {
         for (const sandbox of SANDBOXES) {
           const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
