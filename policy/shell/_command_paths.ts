@@ -28,8 +28,10 @@ import {
   followsLinksDown,
   GLOB_CHARS,
   globLinks,
+  ignoreFileLinks,
   linksBelow,
   linksFollowedBelow,
+  readsIgnoreFiles,
   walksHereUnnamed,
 } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
@@ -1374,6 +1376,42 @@ function judgeFollowedLinks(
 }
 
 /**
+ * The ignore files a program opens by name in the folders it walks and above them (ripgrep's `.ignore`), each judged
+ * by where it leads when it is a link.
+ */
+function judgeIgnoreFiles(
+  name: string,
+  command: string,
+  words: readonly PathWord[],
+  folders: Folders,
+  judge: PathJudge,
+): CommandPath[] {
+  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  const roots = [...new Set(named.length === 0 ? ["."] : named.flatMap(walkedFrom))];
+  const inside = (folder: string) => judge(folder, "read").decision === "allow";
+  return roots.flatMap((root) =>
+    reachedLinks(root, (folder) => ignoreFileLinks(name, folder, inside), "read", folders, judge).map(
+      (reached): CommandPath => {
+        const base = { command, written: root, access: "read" as const, origin: "operand" };
+        return reached === undefined
+          ? {
+            ...base,
+            decision: "ask",
+            reason: "is a folder with more files than the checker looks through for the ignore files the command reads",
+          }
+          : {
+            ...base,
+            path: reached.link,
+            ...reached.judged,
+            reason: `has the ignore file ${reached.shown}, which the command reads (and prints the lines of it ` +
+              `cannot read as globs), and which ${reached.judged.reason}`,
+          };
+      },
+    )
+  );
+}
+
+/**
  * Judges every path one simple command names: its operands and option
  * values by how its program reads them, its redirections, and the files its
  * argument readers recorded.
@@ -1418,6 +1456,9 @@ export function judgeCommandPaths(
   }));
   if (command.kind === "command" && name?.value !== undefined && followsLinksDown(name.value, args)) {
     paths.push(...judgeFollowedLinks(name.value, command.text, args, words, folders, judge));
+  }
+  if (command.kind === "command" && name?.value !== undefined && readsIgnoreFiles(name.value)) {
+    paths.push(...judgeIgnoreFiles(name.value, command.text, words, folders, judge));
   }
   // A word judged as a path above is judged with the folders its pattern reads.
   const asPaths = new Set(words.map(({ word }) => word));

@@ -155,6 +155,50 @@ export function linksBelow(folder: string): string[] | undefined {
   return walkBelow(folder, (full, entry) => entry.isSymbolicLink() && links.push(full)) ? links : undefined;
 }
 
+/**
+ * The files of ignore rules a program opens by name in the folders it walks and in the folders above one it is given
+ * (ripgrep's `rg x src` reads `./.ignore` too), a link among them followed like any name: ripgrep prints every line
+ * of one it cannot read as a glob (`error parsing glob 'token={...'`), so a `.ignore` linked to a file outside shows
+ * that file's lines, with or without `-L`.
+ */
+const IGNORE_FILES: Readonly<Record<string, readonly string[]>> = {
+  rg: [".ignore", ".rgignore", ".gitignore"],
+};
+
+/** Whether the program opens ignore files by name in the folders it walks ({@linkcode ignoreFileLinks}). */
+export function readsIgnoreFiles(name: string): boolean {
+  return Object.hasOwn(IGNORE_FILES, name);
+}
+
+/**
+ * The ignore files that are links, which `name` opens walking `folder`: below it, in it, and in the folders above it
+ * for which `above` holds (those of the workspace); `undefined` when there are more than {@linkcode MAX_ENTRIES}
+ * entries to look at.
+ */
+export function ignoreFileLinks(
+  name: string,
+  folder: string,
+  above: (folder: string) => boolean,
+): string[] | undefined {
+  const names = Object.hasOwn(IGNORE_FILES, name) ? IGNORE_FILES[name] : [];
+  const found: string[] = [];
+  const walked = walkBelow(
+    folder,
+    (full, entry) => entry.isSymbolicLink() && names.includes(entry.name) && found.push(full),
+  );
+  if (!walked) return undefined;
+  for (let at = path.dirname(folder); at !== path.dirname(at) && above(at); at = path.dirname(at)) {
+    for (const file of names.map((ignore) => path.join(at, ignore))) {
+      try {
+        if (fs.lstatSync(file).isSymbolicLink()) found.push(file);
+      } catch {
+        // No such file here.
+      }
+    }
+  }
+  return found;
+}
+
 /** How many folders a program that follows links may be followed into by the checker; beyond, it asks. */
 const MAX_FOLLOWED = 64;
 

@@ -726,6 +726,58 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("ripgrep's ignore files are judged where it walks and above: a link `.ignore` leading out prints its lines", {
+    timeout: 300_000,
+  }, async () => {
+    // rg opens .ignore, .rgignore and .gitignore by name in every folder it walks and in the folders above the ones
+    // it is given, following links, and prints each line it cannot read as a glob.
+    const folder = join(workspace, "ig");
+    await mkdir(join(folder, "sub", "deep"), { recursive: true });
+    await writeFile(join(folder, "sub", "deep", "f.txt"), "hello\n");
+    await writeFile(join(outside, "creds"), `token={${PLANTED}\n`);
+    try {
+      for (
+        const [link, lines] of [
+          ["ig/.ignore", [
+            "rg hello",
+            "rg hello ig",
+            "rg -n hello .",
+            "rg --files",
+            "rg -uu hello ig",
+            "rg hello ig/sub",
+          ]],
+          ["ig/sub/deep/.rgignore", ["rg hello", "rg hello ig", "rg --files ig/sub", "rg -i hello -- ig"]],
+          ["ig/sub/.gitignore", ["rg hello ig/sub/deep", "rg hello ig/sub/deep/f.txt", "rg -e hello ig/sub/deep"]],
+        ] as const
+      ) {
+        await symlink(join(outside, "creds"), join(workspace, link));
+        try {
+          for (const line of lines) {
+            for (const sandbox of SANDBOXES) {
+              const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+              assert.equal(check.verdict, "ask", `${line} was allowed with ${link} (sandbox ${sandbox.available})`);
+              assert.match(check.reasons.join(" | "), /has the ignore file .*leads through a link/, line);
+            }
+          }
+          const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+          assert.match(run.stderr, new RegExp(PLANTED), `${lines[0]} did not print the line behind ${link}`);
+        } finally {
+          await rm(join(workspace, link));
+        }
+      }
+      // Ignore files that are files, and links inside, are read as they are.
+      await writeFile(join(folder, ".ignore"), "*.log\n");
+      await symlink("../.ignore", join(folder, "sub", ".rgignore"));
+      for (const line of ["rg hello ig", "rg --files ig/sub/deep", "grep -r hello ig"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+      await rm(join(outside, "creds"), { force: true });
+    }
+  });
+
   test("a line that starts in a subfolder (cwd) is judged from there, not from the root", {
     timeout: 300_000,
   }, async () => {
