@@ -1403,8 +1403,8 @@ function judgeIgnoreFiles(
             ...base,
             path: reached.link,
             ...reached.judged,
-            reason: `has the ignore file ${reached.shown}, which the command reads (and prints the lines of it ` +
-              `cannot read as globs), and which ${reached.judged.reason}`,
+            reason:
+              `has the file ${reached.shown}, which the command reads (and prints lines of), and which ${reached.judged.reason}`,
           };
       },
     )

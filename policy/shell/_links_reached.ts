@@ -156,13 +156,15 @@ export function linksBelow(folder: string): string[] | undefined {
 }
 
 /**
- * The files of ignore rules a program opens by name in the folders it walks and in the folders above one it is given
- * (ripgrep's `rg x src` reads `./.ignore` too), a link among them followed like any name: ripgrep prints every line
- * of one it cannot read as a glob (`error parsing glob 'token={...'`), so a `.ignore` linked to a file outside shows
- * that file's lines, with or without `-L`.
+ * The files a program opens by a fixed name in every folder it walks, and with `above` in the folders above one it is
+ * given (ripgrep's `rg x src` reads `./.ignore` too), a link among them followed like any name: ripgrep prints every
+ * line of an ignore file it cannot read as a glob (`error parsing glob 'token={...'`), and `tree --info` the indented
+ * lines of a `.info` under each line that names a file of the folder, so a link to a file outside shows its lines,
+ * whatever `-L` or `-l` say.
  */
-const IGNORE_FILES: Readonly<Record<string, readonly string[]>> = {
-  rg: [".ignore", ".rgignore", ".gitignore"],
+const IGNORE_FILES: Readonly<Record<string, { names: readonly string[]; above: boolean }>> = {
+  rg: { names: [".ignore", ".rgignore", ".gitignore"], above: true },
+  tree: { names: [".info", ".gitignore"], above: false },
 };
 
 /** Whether the program opens ignore files by name in the folders it walks ({@linkcode ignoreFileLinks}). */
@@ -171,8 +173,8 @@ export function readsIgnoreFiles(name: string): boolean {
 }
 
 /**
- * The ignore files that are links, which `name` opens walking `folder`: below it, in it, and in the folders above it
- * for which `above` holds (those of the workspace); `undefined` when there are more than {@linkcode MAX_ENTRIES}
+ * The files of {@linkcode IGNORE_FILES} that are links, which `name` opens walking `folder`: below it, in it, and
+ * (for ripgrep) in the folders above it for which `above` holds (those of the workspace); `undefined` when there are more than {@linkcode MAX_ENTRIES}
  * entries to look at.
  */
 export function ignoreFileLinks(
@@ -180,14 +182,14 @@ export function ignoreFileLinks(
   folder: string,
   above: (folder: string) => boolean,
 ): string[] | undefined {
-  const names = Object.hasOwn(IGNORE_FILES, name) ? IGNORE_FILES[name] : [];
+  const { names, above: climbs } = Object.hasOwn(IGNORE_FILES, name) ? IGNORE_FILES[name] : { names: [], above: false };
   const found: string[] = [];
   const walked = walkBelow(
     folder,
     (full, entry) => entry.isSymbolicLink() && names.includes(entry.name) && found.push(full),
   );
   if (!walked) return undefined;
-  for (let at = path.dirname(folder); at !== path.dirname(at) && above(at); at = path.dirname(at)) {
+  for (let at = path.dirname(folder); climbs && at !== path.dirname(at) && above(at); at = path.dirname(at)) {
     for (const file of names.map((ignore) => path.join(at, ignore))) {
       try {
         if (fs.lstatSync(file).isSymbolicLink()) found.push(file);

@@ -756,7 +756,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
             for (const sandbox of SANDBOXES) {
               const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
               assert.equal(check.verdict, "ask", `${line} was allowed with ${link} (sandbox ${sandbox.available})`);
-              assert.match(check.reasons.join(" | "), /has the ignore file .*leads through a link/, line);
+              assert.match(check.reasons.join(" | "), /has the file .*reads .*leads through a link/, line);
             }
           }
           const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
@@ -775,6 +775,51 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
       await rm(join(outside, "creds"), { force: true });
+    }
+  });
+
+  test("tree's .info files are judged where it walks: a link leading out prints its indented lines", {
+    timeout: 300_000,
+  }, async () => {
+    // tree --info prints, under each file of a folder, the indented lines that follow a line naming it in the
+    // folder's .info: an ssh config's `Host x` / `<tab>IdentityFile ...` shows beside a file named `Host x`.
+    const folder = join(workspace, "tr");
+    await mkdir(join(folder, "sub"), { recursive: true });
+    await writeFile(join(folder, "sub", "Host gh"), "");
+    await writeFile(join(outside, "sshconfig"), `Host gh\n\tIdentityFile ${PLANTED}\n`);
+    try {
+      for (const link of ["tr/sub/.info", "tr/.info", "tr/sub/.gitignore"]) {
+        await symlink(join(outside, "sshconfig"), join(workspace, link));
+        try {
+          for (const line of ["tree --info tr", "tree -a --info --noreport tr", "tree tr", "tree --gitignore tr/"]) {
+            for (const sandbox of SANDBOXES) {
+              const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+              assert.equal(check.verdict, "ask", `${line} was allowed with ${link} (sandbox ${sandbox.available})`);
+              assert.match(check.reasons.join(" | "), /has the file .*reads .*leads through a link/, line);
+            }
+          }
+        } finally {
+          await rm(join(workspace, link));
+        }
+      }
+      await symlink(join(outside, "sshconfig"), join(workspace, "tr/sub/.info"));
+      const installed = spawnSync("tree", ["--version"], { encoding: "utf8" }).status === 0;
+      if (installed) {
+        const run = spawnSync("tree", ["--info", "tr"], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+        assert.match(run.stdout, new RegExp(PLANTED), "tree --info did not print the line behind the link");
+      }
+      await rm(join(workspace, "tr/sub/.info"));
+      // Its own .info files are read as they are; a folder above the one it is given is not read.
+      await writeFile(join(folder, "sub", ".info"), "Host gh\n\tthe host\n");
+      await symlink(join(outside, "sshconfig"), join(workspace, "tr/.info"));
+      const check = await checkCommand("tree --info tr/sub", {
+        sandbox: { available: false },
+        workspaceRoot: workspace,
+      });
+      assert.equal(check.verdict, "allow", check.reasons.join(" | "));
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+      await rm(join(outside, "sshconfig"), { force: true });
     }
   });
 
