@@ -167,6 +167,9 @@ const IGNORE_FILES: Readonly<Record<string, { names: readonly string[]; above: b
   tree: { names: [".info", ".gitignore"], above: false },
 };
 
+/** How many folder entries the checker looks through for the files of {@linkcode IGNORE_FILES}; beyond, it asks. */
+const MAX_NAMED_ENTRIES = 300_000;
+
 /** Whether the program opens ignore files by name in the folders it walks ({@linkcode ignoreFileLinks}). */
 export function readsIgnoreFiles(name: string): boolean {
   return Object.hasOwn(IGNORE_FILES, name);
@@ -184,9 +187,13 @@ export function ignoreFileLinks(
 ): string[] | undefined {
   const { names, above: climbs } = Object.hasOwn(IGNORE_FILES, name) ? IGNORE_FILES[name] : { names: [], above: false };
   const found: string[] = [];
+  // Only names are compared, so a bigger tree is looked through than for the links a program follows (a repository
+  // with its node_modules). git's own folder is skipped: git makes no link there, and neither can a checkout.
   const walked = walkBelow(
     folder,
     (full, entry) => entry.isSymbolicLink() && names.includes(entry.name) && found.push(full),
+    MAX_NAMED_ENTRIES,
+    (entry) => entry.name === ".git",
   );
   if (!walked) return undefined;
   for (let at = path.dirname(folder); climbs && at !== path.dirname(at) && above(at); at = path.dirname(at)) {
@@ -249,7 +256,12 @@ export function entriesBelow(folder: string): string[] | undefined {
 // Hands `take` every entry below `folder`, descending into folders and never into links; false, part way, once
 // more than MAX_ENTRIES have been listed. A folder that cannot be listed (or a file) is skipped: the program
 // cannot list it either.
-function walkBelow(folder: string, take: (full: string, entry: fs.Dirent) => unknown): boolean {
+function walkBelow(
+  folder: string,
+  take: (full: string, entry: fs.Dirent) => unknown,
+  limit = MAX_ENTRIES,
+  skip?: (entry: fs.Dirent) => boolean,
+): boolean {
   const pending = [folder];
   let seen = 0;
   while (pending.length > 0) {
@@ -261,11 +273,11 @@ function walkBelow(folder: string, take: (full: string, entry: fs.Dirent) => unk
       continue;
     }
     seen += entries.length;
-    if (seen > MAX_ENTRIES) return false;
+    if (seen > limit) return false;
     for (const entry of entries) {
       const full = path.join(current, entry.name);
       take(full, entry);
-      if (entry.isDirectory()) pending.push(full);
+      if (entry.isDirectory() && skip?.(entry) !== true) pending.push(full);
     }
   }
   return true;

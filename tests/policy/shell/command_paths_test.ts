@@ -765,6 +765,21 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           await rm(join(workspace, link));
         }
       }
+      // A tree bigger than the checker walks for links a program follows (a repository's node_modules) is looked
+      // through for the names: plain rg still runs, and a link deep inside still asks.
+      const big = join(folder, "big");
+      await mkdir(big);
+      for (let batch = 0; batch < 12; batch++) {
+        const files = join(big, `b${batch}`);
+        await mkdir(files);
+        await Promise.all(Array.from({ length: 1_000 }, (_, i) => writeFile(join(files, `f${i}`), "")));
+      }
+      const plain = await checkCommand("rg hello ig", { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(plain.verdict, "allow", plain.reasons.join(" | "));
+      await symlink(join(outside, "creds"), join(big, "b7", ".ignore"));
+      const deep = await checkCommand("rg hello ig", { sandbox: { available: false }, workspaceRoot: workspace });
+      assert.equal(deep.verdict, "ask", "rg hello ig was allowed with ig/big/b7/.ignore");
+      await rm(big, { recursive: true });
       // Ignore files that are files, and links inside, are read as they are.
       await writeFile(join(folder, ".ignore"), "*.log\n");
       await symlink("../.ignore", join(folder, "sub", ".rgignore"));
