@@ -27,3 +27,13 @@ export const DENO_PROCESS_ONLY: false | string = IS_DENO
 export const DIFFERENTIAL_DENO_ONLY: false | string = IS_DENO
   ? false
   : "a differential test of the command analysis, which has no runtime-specific code: the Deno suite runs it";
+
+/**
+ * The `skip` of a generated test whose subject is the command analysis alone (lines made by fast-check, judged by
+ * `checkCommand` and compared with what the analysis should say): like a differential test, it repeats under Node
+ * the very code the Deno suite ran on every case. Under Node, the analysis's fixed cases (`check_command_test.ts`,
+ * `everyday_test.ts`, `command_paths_test.ts`, which reads the file system) show that the build runs it.
+ */
+export const GENERATED_ANALYSIS_DENO_ONLY: false | string = IS_DENO
+  ? false
+  : "a generated test of the command analysis, which has no runtime-specific code: the Deno suite runs it";

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DIFFERENTIAL_DENO_ONLY, GENERATED_ANALYSIS_DENO_ONLY } from "../../_runtime.ts";
 
 const SEED = 20261201;
 const RUNS = 150;
@@ -113,7 +114,7 @@ async function assertAsks(command: string): Promise<boolean> {
   return result.verdict === "ask" && result.reasons.length > 0;
 }
 
-describe("flag rules: generated spellings of dangerous options", () => {
+describe("flag rules: generated spellings of dangerous options", { skip: GENERATED_ANALYSIS_DENO_ONLY }, () => {
   for (const runner of RUNNERS) {
     test(
       `${runner.base}: every spelling, anywhere among harmless words, asks (seed ${SEED})`,
@@ -162,7 +163,7 @@ describe("flag rules: generated spellings of dangerous options", () => {
   });
 });
 
-describe("sed scripts: generated", () => {
+describe("sed scripts: generated", { skip: GENERATED_ANALYSIS_DENO_ONLY }, () => {
   const safe = ["p", "d", "n", "N", "P", "D", "h", "H", "g", "G", "x", "=", "l", "s/a/b/g", "s|x|y|2", "y/ab/cd/"];
   const address = fc.constantFrom("", "1", "1,5", "$", "/re/", "\\,re,", "0~2", "2,+3", "/a/,/b/");
   const safeCommand = fc.tuple(address, fc.constantFrom("", "!"), fc.constantFrom(...safe)).map((parts) =>
@@ -214,7 +215,7 @@ describe("sed scripts: generated", () => {
   );
 });
 
-describe("git listing subcommands: generated", () => {
+describe("git listing subcommands: generated", { skip: GENERATED_ANALYSIS_DENO_ONLY }, () => {
   const listing: Record<string, { harmless: string[]; changing: string[] }> = {
     "git branch": {
       harmless: ["-a", "-r", "-v", "-vv", "--all", "--list", "--sort=-committerdate", "--no-color", "--merged HEAD"],
@@ -252,7 +253,7 @@ describe("git listing subcommands: generated", () => {
   }
 });
 
-describe("lists of files: generated", () => {
+describe("lists of files: generated", { skip: GENERATED_ANALYSIS_DENO_ONLY }, () => {
   /** Each program's options that name a list of files to open, and words that may stand around them. */
   const programs: { name: string; long: string; short: string; harmlessShort: string; context: string[] }[] = [
     { name: "sort", long: "--files0-from", short: "", harmlessShort: "unr", context: ["-u", "-k2", "-t:", "f"] },
@@ -310,7 +311,7 @@ describe("lists of files: generated", () => {
   });
 });
 
-describe("xxd: generated lines, run for real", () => {
+describe("xxd: generated lines, run for real", { skip: DIFFERENTIAL_DENO_ONLY }, () => {
   // The installed xxd runs every line the analysis allows, in a scratch workspace with a link `-evil` leading out.
   let base = "";
   before(async () => {
@@ -359,7 +360,7 @@ describe("xxd: generated lines, run for real", () => {
   });
 });
 
-describe("date: generated", () => {
+describe("date: generated", { skip: GENERATED_ANALYSIS_DENO_ONLY }, () => {
   const harmless = ["-u", "--utc", "-R", "-d now", "--date=now", "-r f", "--debug", "+%s", "-Iseconds"];
 
   test(`an operand that is no +FORMAT asks wherever it stands (seed ${SEED})`, { timeout: 60_000 }, async () => {

@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { parseOptionTable, readGitOptionTable } from "../../../scripts/git_options.ts";
 import { GIT_OPTIONS, GIT_OPTIONS_VERSION } from "../../../policy/shell/_git_options.ts";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DIFFERENTIAL_DENO_ONLY } from "../../_runtime.ts";
 
 const SEED = Number(process.env.TEST_SEED ?? 20261201);
 const RUNS = Number(process.env.GIT_OPTIONS_RUNS ?? 150);
@@ -88,6 +89,7 @@ describe("git option tables", { timeout: 120_000 }, () => {
 
   test(`${RUNS} generated git branch and tag lines: every allowed one leaves the refs as they were (seed ${SEED})`, {
     timeout: 120_000,
+    skip: DIFFERENTIAL_DENO_ONLY,
   }, async (t) => {
     if (gitMissing) return t.skip(gitMissing);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "git-listing-"));
