@@ -82,6 +82,10 @@ const HTTP_SERVE_ARGS = {
   "max-concurrent-calls": { type: "string" },
   "calls-per-minute": { type: "string" },
   "idle-minutes": { type: "string" },
+  "max-connections": { type: "string" },
+  "max-connections-per-address": { type: "string" },
+  "headers-timeout-seconds": { type: "string" },
+  "body-timeout-seconds": { type: "string" },
   console: { type: "string" },
   "console-token-file": { type: "string" },
   store: { type: "string" },
@@ -105,6 +109,13 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --max-concurrent-calls N calls one session may have in flight (default 16)
   --calls-per-minute N     calls one token may start a minute (default 600)
   --idle-minutes N         end sessions idle this long, killing their jobs (default 30)
+  --max-connections N      connections held at once (default 1024); at the cap a new one closes the oldest
+                           connection still waiting for a request head
+  --max-connections-per-address N
+                           connections one remote address (IPv6: its /64) may hold (default 256)
+  --headers-timeout-seconds N
+                           time a connection has to send a request's line and headers (default 10)
+  --body-timeout-seconds N time a request has to send its body (default 60)
   --console HOST:PORT      also serve the web console there: a person answers the questions and reads the
                            audit (docs/console.md); questions wait there and in the client's elicitation
   --console-token-file F   the console's tokens, entries with "scopes":["console"] alone (default: --token-file)
@@ -398,6 +409,10 @@ async function serve(args: string[]): Promise<number> {
         maxConcurrentCalls: values["max-concurrent-calls"],
         callsPerMinute: values["calls-per-minute"],
         idleMinutes: values["idle-minutes"],
+        maxConnections: values["max-connections"],
+        maxConnectionsPerAddress: values["max-connections-per-address"],
+        headersTimeoutSeconds: values["headers-timeout-seconds"],
+        bodyTimeoutSeconds: values["body-timeout-seconds"],
         console: values.console,
         consoleTokenFile: values["console-token-file"],
         auditFile,

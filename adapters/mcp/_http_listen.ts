@@ -1,9 +1,17 @@
 // The platform seam of the HTTP server: a web-standard handler
-// (Request → Response) served by `Deno.serve` under Deno and by `node:http`
-// under Node (the npm build), so that everything above it is the same code.
+// (Request → Response) served by `node:http` on connections that
+// _http_connections.ts accepts within its limits (deadlines for a request's
+// head and body, caps on connections), under Deno and Node alike, so that
+// everything above it is the same code. `Deno.serve` is used only when asked
+// for (`platform: "deno"`): it has no deadline for a request's head and no
+// cap on connections, so it is for a listener behind a reverse proxy that
+// has them.
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { type ConnectionLimits, guardConnections } from "./_http_connections.ts";
 import { within } from "./_within.ts";
+
+export type { ConnectionLimits } from "./_http_connections.ts";
 
 /** A web-standard request handler. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -25,11 +33,14 @@ interface DenoServe {
   ): { addr: { hostname: string; port: number }; shutdown(): Promise<void>; finished: Promise<void> };
 }
 
-/** Whether to use `node:http` even under Deno (for tests of the Node path). */
+/** Where to listen, and how. */
 export interface ListenOptions {
   hostname: string;
   port: number;
+  /** `deno`: `Deno.serve`, without the connection limits; default `node` (node:http, with them). */
   platform?: "deno" | "node";
+  /** The limits on connections (node:http only). */
+  connections?: ConnectionLimits;
 }
 
 /**
@@ -39,7 +50,7 @@ export interface ListenOptions {
  */
 export function listen(handler: Handler, options: ListenOptions): Promise<Listener> {
   const deno = (globalThis as { Deno?: DenoServe }).Deno;
-  if (deno && options.platform !== "node") return listenDeno(deno, handler, options);
+  if (deno && options.platform === "deno") return listenDeno(deno, handler, options);
   return listenNode(handler, options);
 }
 
@@ -206,6 +217,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
         res.end();
       });
   });
+  const closeConnections = guardConnections(server, options.connections);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
@@ -220,6 +232,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
           await new Promise<void>((closed) => {
             server.close(() => closed());
             server.closeAllConnections();
+            closeConnections();
           });
         },
       });

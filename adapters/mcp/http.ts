@@ -131,7 +131,22 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
   idleTimeoutMs?: number;
   /** How long calls in flight may take to finish on shutdown before they are cancelled; default 10 s. */
   drainMs?: number;
-  /** Serve with `node:http` even under Deno. */
+  /**
+   * Connections held at once, all addresses; default 1024. At the cap a new
+   * connection closes the oldest one still waiting for a request head.
+   */
+  maxConnections?: number;
+  /** Connections one remote address (an IPv6 one by its /64) may hold at once; default 256. */
+  maxConnectionsPerAddress?: number;
+  /** How long a connection has to send a request's head, from its opening or its last response's end; default 10 s. */
+  headersTimeoutMs?: number;
+  /** How long a request has to send its body, from the end of its head; default 60 s. */
+  bodyTimeoutMs?: number;
+  /**
+   * `deno`: serve with `Deno.serve`, which has none of the connection limits
+   * above (for a listener behind a reverse proxy that has them); default
+   * `node` (node:http under Deno too).
+   */
   platform?: "deno" | "node";
   /**
    * The host of a tenant's sessions, given the session's elicitation host and
@@ -337,6 +352,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     maxSessionsPerTenant: _s,
     idleTimeoutMs: _i,
     drainMs: _d,
+    maxConnections,
+    maxConnectionsPerAddress,
+    headersTimeoutMs,
+    bodyTimeoutMs,
     platform,
     hostFor,
     store,
@@ -1260,7 +1279,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   };
 
-  const listener: Listener = await listen(handler, { hostname, port: options.port, platform });
+  const listener: Listener = await listen(handler, {
+    hostname,
+    port: options.port,
+    platform,
+    connections: { maxConnections, maxConnectionsPerAddress, headersTimeoutMs, bodyTimeoutMs },
+  });
   policy = originPolicy(hostname, listener.port, allowedHosts, allowedOrigins);
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = new URL(`http://${shownHost}:${listener.port}${path}`);

@@ -60,6 +60,14 @@ export interface HttpCliValues {
   maxConcurrentCalls?: string;
   /** `--calls-per-minute N`: calls per minute per token. */
   callsPerMinute?: string;
+  /** `--max-connections N`: connections held at once. */
+  maxConnections?: string;
+  /** `--max-connections-per-address N`: connections one remote address may hold. */
+  maxConnectionsPerAddress?: string;
+  /** `--headers-timeout-seconds N`: how long a connection has to send a request's head. */
+  headersTimeoutSeconds?: string;
+  /** `--body-timeout-seconds N`: how long a request has to send its body. */
+  bodyTimeoutSeconds?: string;
   /** `--idle-minutes N`: how long an idle session lives. */
   idleMinutes?: string;
   /** `--console HOST:PORT`: also serve the web console there; the sessions' questions wait in it. */
@@ -86,6 +94,8 @@ function hidingServerFiles(rules: PolicyRules | undefined, values: HttpCliValues
     ...(store === undefined ? [] : [{ path: store }, { path: store, suffix: "-*" }]),
   ]);
 }
+
+const seconds = (n: number | undefined) => n === undefined ? undefined : n * 1000;
 
 function positive(name: string, text: string | undefined, max: number): number | undefined {
   if (text === undefined) return undefined;
@@ -170,6 +180,10 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
     maxConcurrentCalls: positive("max-concurrent-calls", values.maxConcurrentCalls, 10_000),
     callsPerMinute: positive("calls-per-minute", values.callsPerMinute, 10_000_000),
     idleTimeoutMs: (positive("idle-minutes", values.idleMinutes, 100_000) ?? 30) * 60_000,
+    maxConnections: positive("max-connections", values.maxConnections, 1_000_000),
+    maxConnectionsPerAddress: positive("max-connections-per-address", values.maxConnectionsPerAddress, 1_000_000),
+    headersTimeoutMs: seconds(positive("headers-timeout-seconds", values.headersTimeoutSeconds, 3_600)),
+    bodyTimeoutMs: seconds(positive("body-timeout-seconds", values.bodyTimeoutSeconds, 86_400)),
     ...values.policy,
   };
   options.rules = hidingServerFiles(options.rules, values);

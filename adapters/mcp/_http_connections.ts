@@ -1,0 +1,227 @@
+// The connections an HTTP listener holds, bounded before any request is read.
+//
+// Nothing above the socket can bound these: a client that opens connections and sends their request heads a byte at
+// a time reaches no handler, so no token check, rate or body limit applies to it. Under Deno, `Deno.serve` has no
+// deadline for a request's head, and node:http ignores `headersTimeout` and `requestTimeout`: 2,000 connections
+// that each sent `POST /mcp HTTP/1.1` and a header's first bytes, and a byte every 5 s after, were all held for as
+// long as the client liked (26 MiB and 2,000 descriptors of the server, no token shown; the descriptor limit is
+// what every tool's files and every session's jobs use too). So the listener is node:http (under Deno too), whose
+// connections are seen as they open, and each is admitted or closed here before its first request is served, with
+// deadlines:
+//
+// - a connection has `headersTimeoutMs` from its opening, or from the end of its previous response, to send a
+//   complete request head: a slow head, and an idle kept-alive connection, are closed (408 when nothing was sent);
+// - a request has `bodyTimeoutMs` from the end of its head to the end of its body, then its connection is closed;
+// - at most `maxConnectionsPerAddress` connections per remote address (an IPv6 one by its /64, which one host is
+//   given), and `maxConnections` in all. At the overall cap a new connection closes the oldest one still waiting for
+//   a request head (idle, or a head not yet complete: nothing any token has been shown on), so that peers with no
+//   token cannot keep out a client whose request is being served; with none waiting, the new one is refused (503).
+//
+// A response being sent (an event stream a session keeps open, a call's answer) has no deadline here: its
+// connection carries a request that passed the checks, and the sessions' own limits bound those.
+
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/** Limits on the connections one listener holds (see docs/http.md, "Connections"). */
+export interface ConnectionLimits {
+  /** Connections held at once (all addresses); default {@linkcode DEFAULT_CONNECTION_LIMITS}. */
+  maxConnections?: number;
+  /** Connections one remote address (an IPv6 address by its /64) may hold at once. */
+  maxConnectionsPerAddress?: number;
+  /** Milliseconds a connection has to send a complete request head, from its opening or its last response's end. */
+  headersTimeoutMs?: number;
+  /** Milliseconds a request has to send its body, from the end of its head. */
+  bodyTimeoutMs?: number;
+}
+
+/** The defaults of {@linkcode ConnectionLimits}. */
+export const DEFAULT_CONNECTION_LIMITS: Required<ConnectionLimits> = {
+  maxConnections: 1024,
+  maxConnectionsPerAddress: 256,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 60_000,
+};
+
+// How long a refused or timed-out connection is given to take its short answer before it is destroyed.
+const LINGER_MS = 1_000;
+
+interface Connection {
+  socket: Socket;
+  address: string;
+  /** Waiting for a request head (none yet, or the previous response has ended). */
+  waiting: boolean;
+  /** The request being served. */
+  request?: IncomingMessage;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** The key a remote address is counted under: IPv4 (mapped ones too) whole, IPv6 by its first 64 bits. */
+export function addressKey(address: string | undefined): string {
+  if (!address) return "?";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(":")) return address;
+  const bare = address.split("%")[0].toLowerCase();
+  const [head, tail = ""] = bare.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = bare.includes("::")
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right]
+    : left;
+  return groups.slice(0, 4).map((g) => (g.replace(/^0+(?=.)/, "") || "0")).join(":") + "::/64";
+}
+
+function plainAnswer(status: number, reason: string, message: string, extra = ""): string {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message } });
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\nconnection: close\r\n${extra}` +
+    `content-length: ${new TextEncoder().encode(body).length}\r\n\r\n${body}`;
+}
+
+/** Whether a request head announces a body. */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers["content-length"];
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+/**
+ * Holds the connections of `http` within `limits` (before it listens); returns a function that ends every one.
+ */
+export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}): () => void {
+  const max = limits.maxConnections ?? DEFAULT_CONNECTION_LIMITS.maxConnections;
+  const perAddress = limits.maxConnectionsPerAddress ?? DEFAULT_CONNECTION_LIMITS.maxConnectionsPerAddress;
+  const headMs = limits.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs;
+  const bodyMs = limits.bodyTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs;
+  // Every connection, oldest first; the count per address.
+  const open = new Map<Socket, Connection>();
+  const ofAddress = new Map<string, number>();
+
+  const close = (socket: Socket, answer?: string) => {
+    if (answer && !socket.destroyed && socket.writable) {
+      socket.end(answer);
+      setTimeout(() => socket.destroy(), LINGER_MS).unref?.();
+    } else socket.destroy();
+  };
+
+  const arm = (conn: Connection, ms: number, expire: () => void) => {
+    clearTimeout(conn.timer);
+    conn.timer = setTimeout(expire, ms);
+  };
+
+  const awaitHead = (conn: Connection) => {
+    conn.waiting = true;
+    conn.request = undefined;
+    arm(conn, headMs, () =>
+      close(
+        conn.socket,
+        plainAnswer(
+          408,
+          "Request Timeout",
+          `Request Timeout: a request's line and headers must arrive within ${headMs} ms of the connection's ` +
+            "opening or of the previous response",
+        ),
+      ));
+  };
+
+  // Connections refused: a request read on one before it closes is not served.
+  const refused = new WeakSet<Socket>();
+  const refuse = (socket: Socket, answer: string) => {
+    refused.add(socket);
+    close(socket, answer);
+  };
+
+  // Registered before node:http's own listener, so that a refused connection is closed before it is read.
+  http.prependListener("connection", (socket: Socket) => {
+    socket.on("error", () => {});
+    const address = addressKey(socket.remoteAddress);
+    const held = ofAddress.get(address) ?? 0;
+    if (held >= perAddress) {
+      refuse(
+        socket,
+        plainAnswer(
+          503,
+          "Service Unavailable",
+          `Service Unavailable: this address holds ${held} connections, the most one may (${perAddress}); ` +
+            "reuse them (keep-alive) or close some",
+          "retry-after: 1\r\n",
+        ),
+      );
+      return;
+    }
+    if (open.size >= max) {
+      // The oldest connection waiting for a request head makes room; one being served is never closed for another.
+      let oldest: Connection | undefined;
+      for (const conn of open.values()) {
+        if (conn.waiting) {
+          oldest = conn;
+          break;
+        }
+      }
+      if (!oldest) {
+        refuse(
+          socket,
+          plainAnswer(
+            503,
+            "Service Unavailable",
+            `Service Unavailable: the server holds ${open.size} connections, the most it may (${max}), each ` +
+              "serving a request",
+            "retry-after: 1\r\n",
+          ),
+        );
+        return;
+      }
+      forget(oldest);
+      close(oldest.socket);
+    }
+    const conn: Connection = { socket, address, waiting: true };
+    open.set(socket, conn);
+    ofAddress.set(address, held + 1);
+    socket.once("close", () => forget(conn));
+    awaitHead(conn);
+  });
+
+  function forget(conn: Connection): void {
+    clearTimeout(conn.timer);
+    if (!open.delete(conn.socket)) return;
+    const left = (ofAddress.get(conn.address) ?? 1) - 1;
+    if (left > 0) ofAddress.set(conn.address, left);
+    else ofAddress.delete(conn.address);
+  }
+
+  // Registered before the handler's own listener, so that each request is tracked before it is served.
+  http.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
+    const conn = open.get(request.socket as Socket);
+    if (!conn) {
+      if (refused.has(request.socket as Socket)) response.destroy();
+      return;
+    }
+    conn.waiting = false;
+    conn.request = request;
+    clearTimeout(conn.timer);
+    conn.timer = undefined;
+    if (hasBody(request) && !request.complete) {
+      arm(conn, bodyMs, () => {
+        // The body is still coming: the request's handler is told it failed, and the connection ends.
+        if (conn.request === request && !request.complete) close(conn.socket);
+      });
+      request.once("end", () => {
+        if (conn.request === request) {
+          clearTimeout(conn.timer);
+          conn.timer = undefined;
+        }
+      });
+    }
+    const done = () => {
+      if (conn.request === request && !conn.socket.destroyed) awaitHead(conn);
+    };
+    response.once("finish", done);
+    response.once("close", done);
+  });
+
+  return () => {
+    for (const conn of [...open.values()]) {
+      forget(conn);
+      conn.socket.destroy();
+    }
+  };
+}

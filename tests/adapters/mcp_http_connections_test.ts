@@ -1,0 +1,213 @@
+// The connections the HTTP server holds, attacked over real sockets: heads sent slowly or never finished (slowloris),
+// bodies that stop coming, idle kept-alive connections, and more connections than the caps, from one address and in
+// all (adapters/mcp/_http_connections.ts).
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { connect as tcpConnect, type Socket } from "node:net";
+import { connect, type Harness, startServer, textOf } from "./_http_harness.ts";
+import { addressKey } from "../../adapters/mcp/_http_connections.ts";
+
+const TOKEN = "connections-token-0123456789abcdef0123456789";
+
+interface Held {
+  socket: Socket;
+  /** Once the server has closed the connection: what it sent, and when (ms after opening). */
+  closed: Promise<{ text: string; status: string; ms: number }>;
+}
+
+// A connection that sends `bytes` (and then whatever the test writes on it).
+function hold(port: number, bytes = ""): Promise<Held> {
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    const socket = tcpConnect(port, "127.0.0.1");
+    let text = "";
+    const closed = new Promise<{ text: string; status: string; ms: number }>((done) => {
+      socket.on("data", (data) => (text += data.toString()));
+      socket.on(
+        "close",
+        () => done({ text, status: /^HTTP\/1\.[01] (\d+)/.exec(text)?.[1] ?? "", ms: Date.now() - start }),
+      );
+    });
+    socket.on("error", () => {});
+    socket.once("connect", () => {
+      if (bytes) socket.write(bytes);
+      resolve({ socket, closed });
+    });
+    socket.once("error", reject);
+  });
+}
+
+const isOpen = async (held: Held, ms: number) =>
+  await Promise.race([held.closed.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), ms))]);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("deadlines for a request's head and body", () => {
+  let h: Harness;
+  let port: number;
+  before(async () => {
+    h = await startServer([{ token: TOKEN, tenant: "t" }], { headersTimeoutMs: 600, bodyTimeoutMs: 800 });
+    port = h.server.port;
+  });
+  after(() => h.close());
+
+  test("a head never finished is answered 408 and closed, with no token shown", { timeout: 20_000 }, async () => {
+    const held = await hold(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-a: `);
+    const { status, ms, text } = await held.closed;
+    assert.equal(status, "408", text);
+    assert.match(text, /within 600 ms/);
+    assert.ok(ms >= 500 && ms < 5_000, `closed after ${ms} ms`);
+  });
+
+  test("a head dripped a byte at a time is closed at the same deadline", { timeout: 20_000 }, async () => {
+    const held = await hold(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-b: ");
+    const drip = setInterval(() => held.socket.write("b"), 100);
+    try {
+      const { status, ms } = await held.closed;
+      assert.equal(status, "408");
+      assert.ok(ms < 5_000, `closed after ${ms} ms`);
+    } finally {
+      clearInterval(drip);
+    }
+  });
+
+  test("a connection that sends nothing, and a kept-alive one left idle, are closed", { timeout: 20_000 }, async () => {
+    const silent = await hold(port);
+    const idle = await hold(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    const [a, b] = await Promise.all([silent.closed, idle.closed]);
+    assert.equal(a.status, "408");
+    assert.ok(a.ms < 5_000, `silent closed after ${a.ms} ms`);
+    // The idle one was answered first (200), then closed once no next request came.
+    assert.equal(b.status, "200", b.text);
+    assert.ok(b.ms >= 500 && b.ms < 5_000, `idle closed after ${b.ms} ms`);
+  });
+
+  test("a kept-alive connection that sends its next request in time is served again", { timeout: 20_000 }, async () => {
+    const held = await hold(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await sleep(300);
+    held.socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await sleep(300);
+    held.socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    const { text } = await held.closed;
+    assert.equal(text.match(/HTTP\/1\.1 200/g)?.length, 3, text);
+  });
+
+  test("a body that stops coming is cut off at its deadline, token or not", { timeout: 20_000 }, async () => {
+    const head = (auth: string) =>
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${auth}content-type: application/json\r\n` +
+      `accept: application/json, text/event-stream\r\ncontent-length: 100000\r\n\r\n{"jsonrpc":"2.0","id":1,`;
+    const withToken = await hold(port, head(`authorization: Bearer ${TOKEN}\r\n`));
+    const drip = setInterval(() => withToken.socket.write(" "), 100);
+    try {
+      const { ms } = await withToken.closed;
+      assert.ok(ms >= 700 && ms < 5_000, `closed after ${ms} ms`);
+    } finally {
+      clearInterval(drip);
+    }
+    // Without a token the request is refused (401) before its body is read; what comes after does not hold it.
+    const without = await hold(port, head(""));
+    const drip2 = setInterval(() => without.socket.write(" "), 100);
+    try {
+      const { status, ms } = await without.closed;
+      assert.equal(status, "401");
+      assert.ok(ms < 5_000, `closed after ${ms} ms`);
+    } finally {
+      clearInterval(drip2);
+    }
+  });
+
+  test("a client whose calls take longer than the deadlines is served", { timeout: 30_000 }, async () => {
+    const client = await connect(h.server.url, TOKEN);
+    try {
+      const slow = await client.callTool({ name: "sleep", arguments: { seconds: 1.5 } });
+      assert.equal(slow.isError, undefined, textOf(slow));
+      await sleep(1_000);
+      const again = await client.callTool({ name: "datetime", arguments: {} });
+      assert.equal(again.isError, undefined, textOf(again));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("caps on connections", () => {
+  test("one address holds at most maxConnectionsPerAddress; the next is refused 503", { timeout: 20_000 }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConnectionsPerAddress: 5 });
+    const held: Held[] = [];
+    try {
+      for (let i = 0; i < 5; i++) held.push(await hold(h.server.port, "GET /mcp HTTP/1.1\r\n"));
+      const sixth = await hold(h.server.port);
+      const { status, text } = await sixth.closed;
+      assert.equal(status, "503", text);
+      assert.match(text, /holds 5 connections, the most one may \(5\)/);
+      for (const one of held) assert.ok(await isOpen(one, 10), "an admitted connection stays open");
+      // One closed makes room for another.
+      held.shift()!.socket.destroy();
+      await sleep(200);
+      const next = await hold(h.server.port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      assert.equal((await next.closed).status, "200");
+    } finally {
+      for (const one of held) one.socket.destroy();
+      await h.close();
+    }
+  });
+
+  test("at maxConnections a new connection closes the oldest one waiting for a head, never one being served", {
+    timeout: 30_000,
+  }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxConnections: 4 });
+    const port = h.server.port;
+    const client = await connect(h.server.url, TOKEN);
+    const held: Held[] = [];
+    try {
+      // A call being served holds a connection (its answer's stream) for a second and a half.
+      const call = client.callTool({ name: "sleep", arguments: { seconds: 1.5 } });
+      await sleep(300);
+      // Connections with no token, their heads never finished, fill the rest and go on coming.
+      for (let i = 0; i < 10; i++) held.push(await hold(port, "POST /mcp HTTP/1.1\r\nX: "));
+      await sleep(200);
+      const open = [];
+      for (const one of held) open.push(await isOpen(one, 5));
+      // The newest ones are held, the oldest were closed for them; the call was never cut.
+      assert.ok(open.filter(Boolean).length <= 3, `open: ${open}`);
+      assert.equal(open.at(-1), true);
+      assert.equal(open[0], false);
+      const served = await call;
+      assert.equal(served.isError, undefined, textOf(served));
+      // A client still gets in, however many such connections come.
+      const again = await client.callTool({ name: "datetime", arguments: {} });
+      assert.equal(again.isError, undefined, textOf(again));
+    } finally {
+      for (const one of held) one.socket.destroy();
+      await client.close().catch(() => {});
+      await h.close();
+    }
+  });
+
+  test("by default an address holds at most 256 connections", { timeout: 30_000 }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }]);
+    const held: Held[] = [];
+    try {
+      for (let i = 0; i < 256; i++) held.push(await hold(h.server.port, "GET /mcp HTTP/1.1\r\n"));
+      const over = await hold(h.server.port);
+      assert.equal((await over.closed).status, "503");
+    } finally {
+      for (const one of held) one.socket.destroy();
+      await h.close();
+    }
+  });
+});
+
+describe("addressKey", () => {
+  test("IPv4 whole, IPv4-mapped as IPv4, IPv6 by its /64", { timeout: 5_000 }, () => {
+    assert.equal(addressKey("10.1.2.3"), "10.1.2.3");
+    assert.equal(addressKey("::ffff:10.1.2.3"), "10.1.2.3");
+    assert.equal(addressKey("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+    assert.equal(addressKey("2001:db8:1:2:bbbb:cccc:dddd:eeee"), "2001:db8:1:2::/64");
+    assert.equal(addressKey("2001:db8::1"), "2001:db8:0:0::/64");
+    assert.equal(addressKey("::1"), "0:0:0:0::/64");
+    assert.equal(addressKey("fe80::1%eth0"), "fe80:0:0:0::/64");
+    assert.equal(addressKey(undefined), "?");
+  });
+});
