@@ -63,6 +63,14 @@ export class BodyBudgets {
     return true;
   }
 
+  /** Takes `bytes` of `key`'s budget when they fit, or when `key` holds none (one item larger than the budget). */
+  takeFirst(key: string, bytes: number): boolean {
+    if (this.take(key, bytes)) return true;
+    if (this.held(key) > 0) return false;
+    this.#held.set(key, bytes);
+    return true;
+  }
+
   /** Gives back `bytes` of `key`'s budget. */
   give(key: string, bytes: number): void {
     const left = (this.#held.get(key) ?? 0) - bytes;

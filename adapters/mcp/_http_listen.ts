@@ -13,8 +13,14 @@ import { within } from "./_within.ts";
 
 export type { ConnectionLimits } from "./_http_connections.ts";
 
+/** The connection a request came on, as its handler may act on it. */
+export interface RequestConnection {
+  /** Ends the connection now, dropping what of the response it has not sent (none under `Deno.serve`). */
+  close(): void;
+}
+
 /** A web-standard request handler. */
-export type Handler = (request: Request) => Promise<Response>;
+export type Handler = (request: Request, connection: RequestConnection) => Promise<Response>;
 
 /** A listening server. */
 export interface Listener {
@@ -87,7 +93,7 @@ function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): 
         onListen: () => {},
       }, (request, info) => {
         responses.add(info.completed);
-        return handler(request);
+        return handler(request, { close: () => {} });
       });
       resolve({
         hostname: server.addr.hostname,
@@ -210,7 +216,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
       }));
       return;
     }
-    handler(request)
+    handler(request, { close: () => void res.destroy() })
       .then((response) => writeResponse(response, res))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

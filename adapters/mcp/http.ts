@@ -63,6 +63,7 @@ import { describeIssues } from "./_param_errors.ts";
 import { BodyBudgets, BodyLease, judgeBody, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
+import { countingUnread } from "./_http_unread.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
@@ -125,6 +126,12 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
   maxConcurrentCalls?: number;
   /** Tool calls one token may start per minute; default 600. */
   callsPerMinute?: number;
+  /**
+   * Bytes of answers one tenant's clients may leave unread at once; default
+   * 128 MiB. An answer that would go over ends its response and connection
+   * (the client may resume the stream); a tenant holding none always gets one.
+   */
+  maxUnreadBytes?: number;
   /** Sessions one tenant may hold open; default 32. */
   maxSessionsPerTenant?: number;
   /** A session with no request for this long is ended (its jobs killed); default 30 minutes. */
@@ -251,6 +258,8 @@ const splitGrantKey = (key: string) => {
 };
 
 const CANCEL_GRACE_MS = 3_000;
+/** The default of {@linkcode HttpServeOptions.maxUnreadBytes}. */
+const DEFAULT_MAX_UNREAD_BYTES = 128 * 1024 * 1024;
 /**
  * The largest initialize (its params as JSON, in characters). A session keeps what its client declared (the SDK
  * its capabilities and name, a fleet's store the whole initialize) for as long as it lives: initializes of 50 MiB,
@@ -330,6 +339,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   const rate = new RateLimiter(options.callsPerMinute ?? 600, 60_000);
   // The bodies each tenant's requests hold while they are read (see TENANT_BODY_BUDGET_BODIES).
   const bodyBudgets = new BodyBudgets(TENANT_BODY_BUDGET_BODIES * maxBody);
+  const unreadBudgets = new BodyBudgets(options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES);
   const {
     hostname: _h,
     port: _p,
@@ -350,6 +360,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     maxConcurrentCalls: _c,
     callsPerMinute: _cpm,
     maxSessionsPerTenant: _s,
+    maxUnreadBytes: _u,
     idleTimeoutMs: _i,
     drainMs: _d,
     maxConnections,
@@ -1205,7 +1216,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   }
 
-  const handler: Handler = async (request) => {
+  const handler: Handler = async (request, connection) => {
     // Deno makes the URL of the Host header: one that forms none (`127.0.0.1:8765.evil`) was a 500 with a stack on
     // stderr for each request. It is refused as the Host check refuses a Host it does not answer to.
     let url: URL;
@@ -1235,6 +1246,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (draining) return refusal(503, "Service Unavailable: the server is shutting down", null, { "retry-after": "5" });
     const identity = await authenticate(request);
     if (identity instanceof Response) return identity;
+    // What the tenant's clients have not read of the answers is bounded (see _http_unread.ts).
+    const response = await serve(request, identity);
+    return countingUnread(response, unreadBudgets, identity.tenant, () => connection.close());
+  };
+
+  async function serve(request: Request, identity: Identity): Promise<Response> {
     try {
       if (request.method === "POST") return await handlePost(request, identity);
       if (request.method === "GET" || request.method === "DELETE") {
@@ -1277,7 +1294,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     } catch (error) {
       return json(500, errorReply(null, JSONRPC_ERRORS.internalError, `Internal error: ${(error as Error).message}`));
     }
-  };
+  }
 
   const listener: Listener = await listen(handler, {
     hostname,

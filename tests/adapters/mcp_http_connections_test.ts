@@ -211,3 +211,80 @@ describe("addressKey", () => {
     assert.equal(addressKey(undefined), "?");
   });
 });
+
+describe("answers a client leaves unread", () => {
+  // A raw POST on its own connection whose answer is not read until `read()` is called: then the answer's text, read
+  // until the server ends it or closes the connection.
+  function unreadPost(port: number, session: string, body: string): Promise<{ read(): Promise<string> }> {
+    return new Promise((resolve, reject) => {
+      const socket = tcpConnect(port, "127.0.0.1");
+      const chunks: Buffer[] = [];
+      let closed = false;
+      socket.on("error", () => {});
+      socket.on("close", () => (closed = true));
+      socket.once("connect", () => {
+        socket.pause();
+        socket.write(
+          `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\n` +
+            `content-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
+            `mcp-protocol-version: 2025-11-25\r\nmcp-session-id: ${session}\r\ncontent-length: ${body.length}\r\n\r\n` +
+            body,
+        );
+        resolve({
+          read: () =>
+            new Promise<string>((done) => {
+              const text = () => Buffer.concat(chunks).toString("latin1");
+              const finish = () => {
+                clearTimeout(timer);
+                socket.destroy();
+                done(text());
+              };
+              const timer = setTimeout(finish, 15_000);
+              socket.on("data", (chunk: Buffer) => {
+                chunks.push(chunk);
+                if (text().endsWith("0\r\n\r\n")) finish();
+              });
+              socket.on("close", finish);
+              if (closed) finish();
+              socket.resume();
+            }),
+        });
+      });
+      socket.once("error", reject);
+    });
+  }
+
+  test("answers left unread past the tenant's budget end their connections; the session goes on", {
+    timeout: 60_000,
+  }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxUnreadBytes: 16 * 1024 * 1024 });
+    const client = await connect(h.server.url, TOKEN);
+    try {
+      // An artifact of 12 MiB, more than the connection's socket buffers take.
+      const made = await client.callTool({
+        name: "bash",
+        arguments: { command: "head -c 12582912 /dev/zero | tr '\\0' a" },
+      });
+      const uri = /artifact:\/\/sha256\/[0-9a-f]{64}/.exec(JSON.stringify(made))?.[0];
+      assert.ok(uri, textOf(made));
+      const session = (client.transport as unknown as { sessionId: string }).sessionId;
+      const posts = [];
+      for (let i = 0; i < 4; i++) {
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 100 + i, method: "resources/read", params: { uri } });
+        posts.push(await unreadPost(h.server.port, session, body));
+        await sleep(300);
+      }
+      await sleep(1_000);
+      const texts = await Promise.all(posts.map((post) => post.read()));
+      const whole = texts.filter((text, i) => text.includes(`"id":${100 + i}}`));
+      // The first is held (a tenant holding none gets one answer, whatever its size), the next would go over.
+      assert.equal(whole.length, 1, texts.map((t) => t.length).join(", "));
+      // Its budget given back, the tenant is answered again.
+      const again = await client.readResource({ uri });
+      assert.equal((again.contents[0] as { text: string }).text.length, 12582912);
+    } finally {
+      await client.close().catch(() => {});
+      await h.close();
+    }
+  });
+});
