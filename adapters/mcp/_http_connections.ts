@@ -12,6 +12,7 @@
 // - a connection has `headersTimeoutMs` from its opening, or from the end of its previous response, to send a
 //   complete request head: a slow head, and an idle kept-alive connection, are closed (408 when nothing was sent);
 // - a request has `bodyTimeoutMs` from the end of its head to the end of its body, then its connection is closed;
+// - a connection may pipeline at most MAX_PIPELINED requests not yet answered, else it is closed;
 // - at most `maxConnectionsPerAddress` connections per remote address (an IPv6 one by its /64, which one host is
 //   given), and `maxConnections` in all. At the overall cap a new connection closes the oldest one still waiting for
 //   a request head (idle, or a head not yet complete: nothing any token has been shown on), so that peers with no
@@ -43,6 +44,9 @@ export const DEFAULT_CONNECTION_LIMITS: Required<ConnectionLimits> = {
   bodyTimeoutMs: 60_000,
 };
 
+/** The requests one connection may pipeline behind one not yet answered; past it the connection is closed. */
+export const MAX_PIPELINED = 16;
+
 // How long a refused or timed-out connection is given to take its short answer before it is destroyed.
 const LINGER_MS = 1_000;
 
@@ -51,8 +55,12 @@ interface Connection {
   address: string;
   /** Waiting for a request head (none yet, or the previous response has ended). */
   waiting: boolean;
-  /** The request being served. */
+  /** The request being served (the last one read). */
   request?: IncomingMessage;
+  /** Requests read and not yet answered (more than one when the client pipelines). */
+  unanswered: number;
+  /** Closed for pipelining too many: what it sent after is not served. */
+  cut?: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -173,7 +181,7 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
       forget(oldest);
       close(oldest.socket);
     }
-    const conn: Connection = { socket, address, waiting: true };
+    const conn: Connection = { socket, address, waiting: true, unanswered: 0 };
     open.set(socket, conn);
     ofAddress.set(address, held + 1);
     socket.once("close", () => forget(conn));
@@ -195,6 +203,14 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
       if (refused.has(request.socket as Socket)) response.destroy();
       return;
     }
+    // Requests pipelined behind one not yet answered are each served at once (node:http under Deno reads on): 4
+    // connections pipelining `GET /healthz` and reading no answer took the server from 101 to 855 MiB in 15 s.
+    if (conn.cut || ++conn.unanswered > MAX_PIPELINED) {
+      conn.cut = true;
+      response.destroy();
+      conn.socket.destroy();
+      return;
+    }
     conn.waiting = false;
     conn.request = request;
     clearTimeout(conn.timer);
@@ -211,7 +227,11 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
         }
       });
     }
+    let answered = false;
     const done = () => {
+      if (answered) return;
+      answered = true;
+      conn.unanswered--;
       if (conn.request === request && !conn.socket.destroyed) awaitHead(conn);
     };
     response.once("finish", done);

@@ -199,6 +199,8 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
   // For a request that names no Host (HTTP/1.0): the address listened on (an IPv6 one bracketed, as a URL writes it).
   const fallbackHost = `${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${options.port}`;
   const server = createServer((req, res) => {
+    // A request on a connection the limits closed (_http_connections.ts) is not served.
+    if (res.destroyed) return;
     responses.add(new Promise((sent) => res.once("close", sent)));
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());

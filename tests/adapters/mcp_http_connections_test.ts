@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { connect as tcpConnect, type Socket } from "node:net";
 import { connect, type Harness, startServer, textOf } from "./_http_harness.ts";
-import { addressKey } from "../../adapters/mcp/_http_connections.ts";
+import { addressKey, MAX_PIPELINED } from "../../adapters/mcp/_http_connections.ts";
 
 const TOKEN = "connections-token-0123456789abcdef0123456789";
 
@@ -194,6 +194,32 @@ describe("caps on connections", () => {
       assert.equal((await over.closed).status, "503");
     } finally {
       for (const one of held) one.socket.destroy();
+      await h.close();
+    }
+  });
+});
+
+describe("pipelined requests", () => {
+  test("a connection pipelining more than MAX_PIPELINED unanswered requests is closed; fewer are served", {
+    timeout: 30_000,
+  }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }]);
+    const port = h.server.port;
+    const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    try {
+      const few = await hold(
+        port,
+        get.repeat(MAX_PIPELINED - 1) + get.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"),
+      );
+      assert.equal((await few.closed).text.match(/HTTP\/1\.1 200/g)?.length, MAX_PIPELINED);
+      // Thousands pipelined at once: the connection is closed, and few of them were served.
+      const many = await hold(port, get.repeat(20_000));
+      const { ms, text } = await many.closed;
+      assert.ok(ms < 10_000, `closed after ${ms} ms`);
+      assert.ok((text.match(/HTTP\/1\.1 200/g)?.length ?? 0) <= MAX_PIPELINED, "a few were served");
+      const after = await hold(port, get.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"));
+      assert.equal((await after.closed).status, "200");
+    } finally {
       await h.close();
     }
   });
