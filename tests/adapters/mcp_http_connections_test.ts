@@ -6,9 +6,17 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { connect as tcpConnect, type Socket } from "node:net";
 import { connect, type Harness, startServer, textOf } from "./_http_harness.ts";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { addressKey, MAX_PIPELINED } from "../../adapters/mcp/_http_connections.ts";
+import { exited } from "../_exited.ts";
 
 const TOKEN = "connections-token-0123456789abcdef0123456789";
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 interface Held {
   socket: Socket;
@@ -221,6 +229,46 @@ describe("pipelined requests", () => {
       assert.equal((await after.closed).status, "200");
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe("the command line", () => {
+  test("serve --http takes --headers-timeout-seconds and --max-connections-per-address", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-http-conns-"));
+    await mkdir(join(dir, "ws"));
+    const args = ["run", "-A", join(ROOT, "main.ts"), "serve", "--http", "127.0.0.1:0", "--no-auth", "--workspace"];
+    const child = spawn(
+      process.execPath,
+      [...args, join(dir, "ws"), "--headers-timeout-seconds", "0.5", "--max-connections-per-address", "3"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const childExit = exited(child);
+    const held: Held[] = [];
+    try {
+      const url = await new Promise<URL>((resolve, reject) => {
+        let stderr = "";
+        child.stderr.on("data", (chunk) => {
+          stderr += chunk;
+          const found = /serving MCP on (\S+)/.exec(stderr);
+          if (found) resolve(new URL(found[1]));
+        });
+        child.on("close", () => reject(new Error(stderr)));
+      });
+      const port = Number(url.port);
+      for (let i = 0; i < 3; i++) held.push(await hold(port, "GET /mcp HTTP/1.1\r\n"));
+      const fourth = await hold(port);
+      assert.equal((await fourth.closed).status, "503");
+      const first = await held[0].closed;
+      assert.equal(first.status, "408");
+      assert.ok(first.ms < 5_000, `closed after ${first.ms} ms`);
+    } finally {
+      for (const one of held) one.socket.destroy();
+      child.kill("SIGKILL");
+      await childExit;
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
