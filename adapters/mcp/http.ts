@@ -258,6 +258,14 @@ const splitGrantKey = (key: string) => {
 };
 
 const CANCEL_GRACE_MS = 3_000;
+/**
+ * The request bodies one tenant's clients may be sending at once; past it a POST is refused (429) before its body is
+ * read. A connection whose body is still coming is being served, and is never closed to make room for another (see
+ * _http_connections.ts): one tenant's valid token, on 1,024 connections from four addresses each sending a body's
+ * first bytes, held every connection the server takes, and another tenant's initialize was refused, for the 60 s of
+ * the body deadline and again after. A client's bodies arrive in milliseconds; 64 at once is many sessions' worth.
+ */
+const MAX_BODIES_READING = 64;
 /** The default of {@linkcode HttpServeOptions.maxUnreadBytes}. */
 const DEFAULT_MAX_UNREAD_BYTES = 128 * 1024 * 1024;
 /**
@@ -340,6 +348,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // The bodies each tenant's requests hold while they are read (see TENANT_BODY_BUDGET_BODIES).
   const bodyBudgets = new BodyBudgets(TENANT_BODY_BUDGET_BODIES * maxBody);
   const unreadBudgets = new BodyBudgets(options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES);
+  // The request bodies each tenant's clients are sending now.
+  const bodiesReading = new Map<string, number>();
   const {
     hostname: _h,
     port: _p,
@@ -983,7 +993,30 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const version = request.headers.get("mcp-protocol-version") ??
       (named?.identity.tenant === identity.tenant ? named.protocolVersion : undefined) ?? BATCH_PROTOCOL_VERSION;
     const batches = version === BATCH_PROTOCOL_VERSION;
-    const judged = await judgeBody(request, maxBody, batches, { budgets: bodyBudgets, key: identity.tenant });
+    // Bodies being received hold their connections until they end (see MAX_BODIES_READING).
+    const reading = bodiesReading.get(identity.tenant) ?? 0;
+    if (reading >= MAX_BODIES_READING) {
+      return json(
+        429,
+        errorReply(
+          null,
+          -32000,
+          `Too many request bodies at once: this tenant's clients are sending ${reading}, the most a tenant may ` +
+            "send at once; send this one again once those have arrived",
+          { limit: MAX_BODIES_READING, retryAfterSec: 1 },
+        ),
+        { "retry-after": "1" },
+      );
+    }
+    bodiesReading.set(identity.tenant, reading + 1);
+    let judged: Awaited<ReturnType<typeof judgeBody>>;
+    try {
+      judged = await judgeBody(request, maxBody, batches, { budgets: bodyBudgets, key: identity.tenant });
+    } finally {
+      const left = (bodiesReading.get(identity.tenant) ?? 1) - 1;
+      if (left > 0) bodiesReading.set(identity.tenant, left);
+      else bodiesReading.delete(identity.tenant);
+    }
     if (judged.kind === "refuse") {
       return json(judged.status, judged.body, judged.status === 429 ? { "retry-after": "1" } : {});
     }

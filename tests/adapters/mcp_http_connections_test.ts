@@ -207,6 +207,45 @@ describe("caps on connections", () => {
   });
 });
 
+describe("one tenant's bodies sent slowly", () => {
+  test("cannot take every connection from the other tenants", { timeout: 30_000 }, async () => {
+    const BOB = "connections-bob-0123456789abcdef0123456789ab";
+    const h = await startServer([{ token: TOKEN, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
+      maxConnections: 80,
+    });
+    const port = h.server.port;
+    const held: Held[] = [];
+    try {
+      // Alice's token on every connection the server takes, each sending a body's first bytes and no more.
+      for (let i = 0; i < 80; i++) {
+        held.push(
+          await hold(
+            port,
+            `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\n` +
+              `content-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
+              `content-length: 1000\r\n\r\n{"jsonrpc":"2.0",`,
+          ),
+        );
+      }
+      await sleep(500);
+      // Bob still gets in.
+      const client = await connect(h.server.url, BOB);
+      try {
+        const answer = await client.callTool({ name: "datetime", arguments: {} });
+        assert.equal(answer.isError, undefined, textOf(answer));
+      } finally {
+        await client.close();
+      }
+      // Alice's POSTs past the 64th were refused before their bodies were read.
+      const refused = await Promise.all(held.map((one) => isOpen(one, 10).then((open) => open ? "" : "closed")));
+      assert.ok(refused.includes("closed"), "some of alice's connections were closed");
+    } finally {
+      for (const one of held) one.socket.destroy();
+      await h.close();
+    }
+  });
+});
+
 describe("pipelined requests", () => {
   test("a connection pipelining more than MAX_PIPELINED unanswered requests is closed; fewer are served", {
     timeout: 30_000,
