@@ -4,13 +4,13 @@
 // a time reaches no handler, so no token check, rate or body limit applies to it. Under Deno, `Deno.serve` has no
 // deadline for a request's head, and node:http ignores `headersTimeout` and `requestTimeout`: 2,000 connections
 // that each sent `POST /mcp HTTP/1.1` and a header's first bytes, and a byte every 5 s after, were all held for as
-// long as the client liked (26 MiB and 2,000 descriptors of the server, no token shown; the descriptor limit is
+// long as the client liked (27 MiB and 2,000 descriptors of the server, no token shown; the descriptor limit is
 // what every tool's files and every session's jobs use too). So the listener is node:http (under Deno too), whose
 // connections are seen as they open, and each is admitted or closed here before its first request is served, with
 // deadlines:
 //
 // - a connection has `headersTimeoutMs` from its opening, or from the end of its previous response, to send a
-//   complete request head: a slow head, and an idle kept-alive connection, are closed (408 when nothing was sent);
+//   complete request head: a slow head, a silent connection and an idle kept-alive one are answered 408 and closed;
 // - a request has `bodyTimeoutMs` from the end of its head to the end of its body, then its connection is closed;
 // - a connection may pipeline at most MAX_PIPELINED requests not yet answered, else it is closed;
 // - at most `maxConnectionsPerAddress` connections per remote address (an IPv6 one by its /64, which one host is
