@@ -92,10 +92,18 @@ function hasBody(request: IncomingMessage): boolean {
   return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
+/** What {@linkcode guardConnections} gives its listener. */
+export interface GuardedConnections {
+  /** Whether a request is to be served (not one read on a connection refused or closed here). */
+  serves(response: ServerResponse): boolean;
+  /** Ends every connection held. */
+  closeAll(): void;
+}
+
 /**
  * Holds the connections of `http` within `limits` (before it listens); returns a function that ends every one.
  */
-export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}): () => void {
+export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}): GuardedConnections {
   const max = limits.maxConnections ?? DEFAULT_CONNECTION_LIMITS.maxConnections;
   const perAddress = limits.maxConnectionsPerAddress ?? DEFAULT_CONNECTION_LIMITS.maxConnectionsPerAddress;
   const headMs = limits.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs;
@@ -133,6 +141,7 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
 
   // Connections refused: a request read on one before it closes is not served.
   const refused = new WeakSet<Socket>();
+  const unserved = new WeakSet<ServerResponse>();
   const refuse = (socket: Socket, answer: string) => {
     refused.add(socket);
     close(socket, answer);
@@ -200,7 +209,9 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
   http.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
     const conn = open.get(request.socket as Socket);
     if (!conn) {
-      if (refused.has(request.socket as Socket)) response.destroy();
+      // The 503 was sent; what the client sent meanwhile is read and dropped until the connection ends, so that the
+      // client reads the 503 (a connection closed with bytes unread is reset, and the client loses what it was sent).
+      if (refused.has(request.socket as Socket)) unserved.add(response);
       return;
     }
     // Requests pipelined behind one not yet answered are each served at once (node:http under Deno reads on): 4
@@ -238,10 +249,13 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
     response.once("close", done);
   });
 
-  return () => {
-    for (const conn of [...open.values()]) {
-      forget(conn);
-      conn.socket.destroy();
-    }
+  return {
+    serves: (response) => !response.destroyed && !unserved.has(response),
+    closeAll: () => {
+      for (const conn of [...open.values()]) {
+        forget(conn);
+        conn.socket.destroy();
+      }
+    },
   };
 }

@@ -199,8 +199,8 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
   // For a request that names no Host (HTTP/1.0): the address listened on (an IPv6 one bracketed, as a URL writes it).
   const fallbackHost = `${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${options.port}`;
   const server = createServer((req, res) => {
-    // A request on a connection the limits closed (_http_connections.ts) is not served.
-    if (res.destroyed) return;
+    // A request on a connection the limits refused or closed (_http_connections.ts) is not served.
+    if (!connections.serves(res)) return;
     responses.add(new Promise((sent) => res.once("close", sent)));
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
@@ -225,7 +225,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
         res.end();
       });
   });
-  const closeConnections = guardConnections(server, options.connections);
+  const connections = guardConnections(server, options.connections);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
@@ -240,7 +240,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
           await new Promise<void>((closed) => {
             server.close(() => closed());
             server.closeAllConnections();
-            closeConnections();
+            connections.closeAll();
           });
         },
       });

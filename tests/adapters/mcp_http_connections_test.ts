@@ -150,6 +150,14 @@ describe("caps on connections", () => {
       assert.equal(status, "503", text);
       assert.match(text, /holds 5 connections, the most one may \(5\)/);
       for (const one of held) assert.ok(await isOpen(one, 10), "an admitted connection stays open");
+      // A client that sends its request (and a body) on a refused connection reads the 503 and why.
+      const refused = await fetch(h.server.url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: "x".repeat(100_000),
+      });
+      assert.equal(refused.status, 503);
+      assert.match(await refused.text(), /the most one may \(5\)/);
       // One closed makes room for another.
       held.shift()!.socket.destroy();
       await sleep(200);
