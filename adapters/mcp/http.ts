@@ -68,7 +68,7 @@ import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
-import { type Handler, listen, type Listener } from "./_http_listen.ts";
+import { type Handler, listen, type Listener, type RequestConnection } from "./_http_listen.ts";
 import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
 import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
@@ -983,7 +983,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return undefined;
   }
 
-  async function handlePost(request: Request, identity: Identity): Promise<Response> {
+  async function handlePost(request: Request, identity: Identity, connection: RequestConnection): Promise<Response> {
     // The header says the version; a client of 2025-03-26 sends none (it came in 2025-06-18), and the specification
     // then has the server take the version its session settled on, else 2025-03-26.
     // Only the caller's own session says it: another tenant's answered a batch with "batches are taken only under
@@ -1023,7 +1023,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     // The body counts against the tenant's budget until this POST is served and each request it carries answered.
     const lease = new BodyLease(() => bodyBudgets.give(identity.tenant, judged.held));
     try {
-      if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames, lease);
+      if (judged.kind === "batch") return await handleBatch(request, identity, judged.frames, lease, connection);
       return await handleMessage(request, identity, judged.message, undefined, lease);
     } finally {
       lease.drop();
@@ -1038,6 +1038,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     identity: Identity,
     frames: Frame[],
     lease: BodyLease,
+    connection: RequestConnection,
   ): Promise<Response> {
     if (
       frames.some((frame) =>
@@ -1056,7 +1057,17 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       owned = open;
     }
     const parts: BatchPart[] = [];
+    // The answers of a batch's messages are joined once all are served: until then each waits whole in its own
+    // stream (five unread batches of 256 `resources/read` of a 16 MiB artifact: 242 to 2,482 MiB in 15 s). Each counts
+    // against the tenant's unread budget as it comes (_http_unread.ts), and once one goes over, the batch's connection
+    // is closed and the messages not yet served are not.
+    let over = false;
+    const cut = () => {
+      over = true;
+      connection.close();
+    };
     for (const frame of frames) {
+      if (over || request.signal.aborted) break;
       if (frame.kind === "reply") parts.push(frame.reply);
       if (frame.kind !== "message") continue;
       // A message served settles in microtasks alone (a ping does): without a turn of the event loop between two,
@@ -1065,7 +1076,20 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       const response = await handleMessage(request, identity, frame.message, owned, lease);
       // The headers every message of the batch shares decide these, before anything is dispatched: the batch's answer.
       if (parts.length === 0 && (response.status === 406 || response.status === 415)) return response;
-      parts.push(response);
+      parts.push(countingUnread(response, unreadBudgets, identity.tenant, cut));
+    }
+    if (over || request.signal.aborted) {
+      for (const part of parts) if (part instanceof Response) void part.body?.cancel().catch(() => {});
+      return json(
+        429,
+        errorReply(
+          null,
+          -32000,
+          `Too many answer bytes unread: the batch's answers would hold more than ${unreadBudgets.limit} bytes the ` +
+            "client has not read; read the answers as they come, or ask for fewer at once",
+          { limitBytes: unreadBudgets.limit },
+        ),
+      );
     }
     return await joinBatchAnswers(parts);
   }
@@ -1280,13 +1304,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const identity = await authenticate(request);
     if (identity instanceof Response) return identity;
     // What the tenant's clients have not read of the answers is bounded (see _http_unread.ts).
-    const response = await serve(request, identity);
+    const response = await serve(request, identity, connection);
     return countingUnread(response, unreadBudgets, identity.tenant, () => connection.close());
   };
 
-  async function serve(request: Request, identity: Identity): Promise<Response> {
+  async function serve(request: Request, identity: Identity, connection: RequestConnection): Promise<Response> {
     try {
-      if (request.method === "POST") return await handlePost(request, identity);
+      if (request.method === "POST") return await handlePost(request, identity, connection);
       if (request.method === "GET" || request.method === "DELETE") {
         if (stateless) {
           return refusal(405, `Method Not Allowed: a stateless server has no sessions to ${request.method}`, null, {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { connect as tcpConnect, type Socket } from "node:net";
 import { connect, type Harness, startServer, textOf } from "./_http_harness.ts";
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -210,6 +210,70 @@ describe("caps on connections", () => {
       assert.equal((await over.closed).status, "503");
     } finally {
       for (const one of held) one.socket.destroy();
+      await h.close();
+    }
+  });
+});
+
+describe("a batch whose answers are left unread", () => {
+  test("stops being served once its answers would take the tenant over its unread budget", {
+    timeout: 60_000,
+  }, async () => {
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { maxUnreadBytes: 4 * 1024 * 1024 });
+    const V = "2025-03-26";
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": V,
+    };
+    const post = async (body: unknown) => {
+      const response = await fetch(h.server.url, { method: "POST", headers, body: JSON.stringify(body) });
+      return { response, text: await response.text() };
+    };
+    let held: Held | undefined;
+    try {
+      const init = await post({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "batch", version: "1" } },
+      });
+      headers["mcp-session-id"] = init.response.headers.get("mcp-session-id")!;
+      await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const made = await post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: "head -c 3145728 /dev/zero | tr '\\0' a" } },
+      });
+      const uri = /artifact:\/\/sha256\/[0-9a-f]{64}/.exec(made.text)?.[0];
+      assert.ok(uri, made.text.slice(0, 500));
+      // Four reads of 3 MiB, then a write: the second read takes the tenant over 4 MiB unread.
+      const batch = JSON.stringify([
+        ...[2, 3, 4, 5].map((id) => ({ jsonrpc: "2.0", id, method: "resources/read", params: { uri } })),
+        {
+          jsonrpc: "2.0",
+          id: 6,
+          method: "tools/call",
+          params: { name: "write_file", arguments: { path: "after.txt", content: "served" } },
+        },
+      ]);
+      held = await hold(
+        h.server.port,
+        `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${h.server.port}\r\n` +
+          Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") +
+          `content-length: ${batch.length}\r\n\r\n${batch}`,
+      );
+      held.socket.pause();
+      await sleep(3_000);
+      // The write after the reads was never served.
+      await assert.rejects(stat(join(h.dir, "tenants", "t", "after.txt")), { code: "ENOENT" });
+      // The session goes on.
+      const again = await post({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+      assert.equal(again.response.status, 200);
+    } finally {
+      held?.socket.destroy();
       await h.close();
     }
   });
