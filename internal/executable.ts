@@ -12,6 +12,7 @@ import { type Stats, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 /**
  * Whether `file` is a regular file with an execute bit set. Throws what `stat`
@@ -73,4 +74,33 @@ export function programSearchPath(): string[] {
     return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
   };
   return searchPath.split(":").filter((d) => path.isAbsolute(d) && !inside(path.normalize(d)));
+}
+
+/**
+ * Where a program the server runs itself, outside any sandbox, may be: each of
+ * `known` (the system's own locations, absolute paths ending in `/name`) and
+ * then `name` in each folder of {@linkcode programSearchPath}, that is an
+ * executable file, or that the runtime may not look at (a narrow
+ * `--allow-read`: the caller's probe starts it by this absolute path, which
+ * the runtime allows under `--allow-run=name` when PATH leads there). Never
+ * the bare name: the runtime would look it up through the whole PATH, relative
+ * folders and the project's `node_modules/.bin` included, and under the
+ * narrow flags of `deno task serve` (which do not read /usr) a `bwrap` the
+ * workspace ships ran outside the sandbox, as root, at every server start.
+ *
+ * Requires `--allow-env=PATH` for the PATH folders, and `--allow-read` of a
+ * candidate to check it before the probe.
+ */
+export async function hostProgramCandidates(name: string, known: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const file of [...known, ...programSearchPath().map((dir) => path.join(dir, name))]) {
+    if (found.includes(file)) continue;
+    try {
+      if (await isExecutableFile(file)) found.push(file);
+    } catch (error) {
+      // Unseen under the runtime's fence: the probe judges by starting it.
+      if (isRuntimePermissionError(error)) found.push(file);
+    }
+  }
+  return found;
 }

@@ -76,7 +76,7 @@ export {
   runtimePermissionClosedEntirely,
   systemTempFolder,
 } from "./runtime_permissions.ts";
-export { isExecutableFile, programSearchPath } from "./executable.ts";
+export { hostProgramCandidates, isExecutableFile, programSearchPath } from "./executable.ts";
 export {
   globBase,
   globMayMatchWithin,

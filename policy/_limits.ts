@@ -10,7 +10,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { programSearchPath, runProbe } from "@toolfence/internal";
+import { hostProgramCandidates, runProbe } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {
@@ -30,31 +30,16 @@ const PRLIMIT_LOCATIONS = ["/usr/bin/prlimit", "/bin/prlimit", "/usr/local/bin/p
 const SHELL = "/bin/sh";
 const PROBE_TIMEOUT_MS = 5_000;
 
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    const info = await fsp.stat(file);
-    return info.isFile() && (info.mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 let prlimitPromise: Promise<string | undefined> | undefined;
 
 /**
  * The path of a `prlimit` (util-linux) that runs, or undefined; looked for
- * once per process. Under a fence that hides the folders, the bare name is
- * tried: the runtime may still start it by name from PATH.
+ * once per process, by absolute path only (see `hostProgramCandidates`).
  */
 export function findPrlimit(): Promise<string | undefined> {
   prlimitPromise ??= (async () => {
-    // No PATH folder inside the server's working folder: prlimit runs outside the sandbox (see programSearchPath).
-    const dirs = programSearchPath();
-    const files: string[] = [];
-    for (const file of [...PRLIMIT_LOCATIONS, ...dirs.map((d) => path.join(d, "prlimit"))]) {
-      if (!files.includes(file) && await isExecutable(file)) files.push(file);
-    }
-    for (const file of [...files, "prlimit"]) {
+    // Never the bare name nor a PATH folder inside the server's working folder: prlimit runs outside the sandbox.
+    for (const file of await hostProgramCandidates("prlimit", PRLIMIT_LOCATIONS)) {
       if ((await runProbe(file, ["--version"], PROBE_TIMEOUT_MS)).ok) return file;
     }
     return undefined;

@@ -20,6 +20,7 @@ import { ToolError } from "@toolfence/core";
 import {
   closeMounts,
   hiddenMountArgs,
+  hostProgramCandidates,
   isAbsoluteClean,
   isWithin,
   listOutside,
@@ -35,13 +36,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
-import {
-  isRuntimePermissionError,
-  programSearchPath,
-  quickLstat,
-  shellOutput,
-  unseenBySandbox,
-} from "@toolfence/internal";
+import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
   DEFAULT_RESOURCE_LIMITS,
   knownLimitsState,
@@ -58,7 +53,7 @@ export type SandboxMode = "auto" | "required" | "off";
 
 /** Whether bubblewrap can sandbox commands here, and why not. */
 export interface BubblewrapStatus {
-  /** Path of a working `bwrap`; the bare name `bwrap` when a narrow fence hid the folders. */
+  /** Absolute path of a working `bwrap`. */
   path?: string;
   /** Why bubblewrap is unavailable (not installed, or cannot create namespaces here). */
   reason?: string;
@@ -74,26 +69,10 @@ const PROBE_TIMEOUT_MS = 5000;
 let statusPromise: Promise<BubblewrapStatus> | undefined;
 let settledStatus: BubblewrapStatus | undefined;
 
-async function candidates(): Promise<string[]> {
-  const found: string[] = [];
-  // The system's own locations first, and no PATH folder inside the server's working folder: the server runs
-  // bubblewrap itself, outside any sandbox (see programSearchPath).
-  for (const dir of [...KNOWN_LOCATIONS, ...programSearchPath()]) {
-    const file = dir.endsWith("/bwrap") ? dir : path.join(dir, "bwrap");
-    if (found.includes(file)) continue;
-    try {
-      // stat, not access(X_OK): under Deno with read but no sys permission, access
-      // fails in a way no try/catch sees and ends the process.
-      const info = await fsp.stat(file);
-      if (info.isFile() && (info.mode & 0o111) !== 0) found.push(file);
-    } catch {
-      // not here, or not visible under the fence
-    }
-  }
-  // Under a narrow fence the folders cannot be searched, but the runtime can
-  // still start a program it was allowed to run by name (--allow-run=bwrap).
-  found.push("bwrap");
-  return found;
+// The system's own locations first, then PATH's absolute folders outside the server's working folder, never the
+// bare name (see hostProgramCandidates): the server runs bubblewrap itself, outside any sandbox.
+function candidates(): Promise<string[]> {
+  return hostProgramCandidates("bwrap", KNOWN_LOCATIONS);
 }
 
 // The descriptor number the first protected-path handle gets in bubblewrap (after stdin, stdout, stderr).
@@ -207,10 +186,12 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
       if (probe.ok) return { path: file };
       failures.push(`${file}: ${probe.message}`);
     }
-    const reason = files.length === 1
+    // The runtime's refusal of every candidate (narrow --allow-run) is named by the flag that lifts it.
+    const refused = failures.every((failure) => /Requires run access/.test(failure));
+    const reason = refused
       ? "bubblewrap (bwrap) is not installed, or the runtime may not run it (--allow-run=bwrap)"
       : "bubblewrap cannot create a sandbox here";
-    return { reason: `${reason}: ${failures.join("; ")}` };
+    return { reason: failures.length === 0 ? reason : `${reason}: ${failures.join("; ")}` };
   })().then((status) => settledStatus = status);
   return statusPromise;
 }

@@ -170,7 +170,7 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     assert.deepEqual(denied.map((o) => o.value), [true, true]);
   });
 
-  test("the sandbox probe under a narrow fence: bwrap by name with --allow-run=bwrap,/bin/sh, else unavailable", {
+  test("the sandbox probe under a narrow fence: bwrap by its path with --allow-run=bwrap,/bin/sh, else unavailable", {
     timeout: 60_000,
   }, async () => {
     const bwrapWorks = await new Promise<boolean>((resolve) =>
@@ -197,7 +197,8 @@ describe("runtime fence under real `deno run` with narrow flags", { skip }, () =
     ]);
     const value = allowed.value as { argv: string[]; sandboxed: boolean };
     assert.equal(value.sandboxed, true);
-    assert.equal(value.argv[0], "bwrap");
+    // By its absolute path, never the bare name the runtime would look up through the whole PATH.
+    assert.ok(path.isAbsolute(value.argv[0]) && value.argv[0].endsWith("/bwrap"), value.argv[0]);
   });
 });
 

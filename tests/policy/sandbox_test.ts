@@ -285,20 +285,39 @@ describe(
         const script = `import { bubblewrapStatus } from "${root}/policy/sandbox.ts";
         import { findPrlimit } from "${root}/policy/_limits.ts";
         console.log(JSON.stringify({ bwrap: (await bubblewrapStatus()).path ?? null, prlimit: await findPrlimit() ?? null }));`;
-        const out = await new Promise<string>((resolve, reject) =>
-          execFile(
-            process.execPath,
-            ["eval", "--config", path.join(root, "deno.json"), script],
-            { cwd: ws, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeout: 50_000 },
-            (error, stdout, stderr) => error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
-          )
-        );
-        const found = JSON.parse(out.trim().split("\n").at(-1)!) as { bwrap: string | null; prlimit: string | null };
-        assert.ok(found.bwrap !== null && !found.bwrap.startsWith(ws), out);
-        assert.ok(found.prlimit === null || !found.prlimit.startsWith(ws), out);
-        assert.equal(await exists(path.join(ws, "ran")), false, "no planted program ran");
+        const scriptFile = path.join(ws + "-probe.ts");
+        await fsp.writeFile(scriptFile, script);
+        // With every permission, and under `deno task serve`'s narrow read (no /usr): before 2026-12-05 the server
+        // could not look at /usr/bin/bwrap there and started the bare name `bwrap`, which the runtime looked up
+        // through the whole PATH (relative folders too): the workspace's ran outside the sandbox at every start.
+        const flagSets = [["-A"], [
+          "--no-prompt",
+          `--allow-read=${ws}`,
+          `--allow-write=${ws}`,
+          "--allow-run",
+          "--allow-env",
+        ]];
+        for (const flags of flagSets) {
+          const out = await new Promise<string>((resolve, reject) =>
+            execFile(
+              process.execPath,
+              ["run", "--config", path.join(root, "deno.json"), ...flags, scriptFile],
+              {
+                cwd: ws,
+                env: { ...process.env, PATH: `node_modules/.bin:${bin}:${process.env.PATH}` },
+                timeout: 50_000,
+              },
+              (error, stdout, stderr) => error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+            )
+          );
+          const found = JSON.parse(out.trim().split("\n").at(-1)!) as { bwrap: string | null; prlimit: string | null };
+          assert.ok(found.bwrap !== null && path.isAbsolute(found.bwrap) && !found.bwrap.startsWith(ws), out);
+          assert.ok(found.prlimit === null || (path.isAbsolute(found.prlimit) && !found.prlimit.startsWith(ws)), out);
+          assert.equal(await exists(path.join(ws, "ran")), false, `no planted program ran (${flags.join(" ")})`);
+        }
       } finally {
         await fsp.rm(ws, { recursive: true, force: true });
+        await fsp.rm(ws + "-probe.ts", { force: true });
       }
     });
   },
