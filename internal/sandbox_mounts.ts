@@ -169,29 +169,37 @@ async function sshHostKeys(): Promise<string[]> {
   return names.filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => path.join("/etc/ssh", name));
 }
 
-// The entries of /etc that others may not read: a file without the read bit for others, a folder without read or
-// search for others (not entered). Private by the system's own convention (TLS and ssh host keys, keytabs, VPN,
-// network and database credentials, a service's tokens), whatever the names above list; the read view shows /etc,
-// so a command of a server running as their owner (or in their group) would read them. Listed by find(1) in a child
-// process, as the server's runtime may not read /etc at all (`deno task serve`'s flags), while the sandbox shows it
-// whole. Each entry is its type (`d` or `f`) and path, then a NUL; a link is judged where it leads, if that is shown.
-const PRIVATE_ETC_SCRIPT =
-  "command -v find >/dev/null || exit 127; find /etc -xdev \\( -type d ! -perm -o=rx -prune -printf '%y%p\\0' \\) " +
-  "-o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) 2>/dev/null; exit 0";
+// The configuration folders of the read view: the system's, and that of what was installed under /usr/local (a
+// service's own config with its password, the global npmrc with a registry token).
+const CONFIG_FOLDERS = ["/etc", "/usr/local/etc"];
 
-/** The private entries of /etc (see `PRIVATE_ETC_SCRIPT`), or undefined when find(1) could not list them. */
-async function privateEtcEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
-  const listed = await shellOutput(PRIVATE_ETC_SCRIPT, []);
+// The entries of the configuration folders that others may not read: a file without the read bit for others, a
+// folder without read or search for others (not entered). Private by the system's own convention (TLS and ssh host
+// keys, keytabs, VPN, network and database credentials, a service's tokens), whatever the names above list; the read
+// view shows them (/usr whole), so a command of a server running as their owner (or in their group) would read them.
+// Until 2026-12-05 only /etc was looked at: a 0600 root file in /usr/local/etc was read by a command of a server run
+// as root. Listed by find(1) in a child process, as the server's runtime may not read them at all (`deno task
+// serve`'s flags), while the sandbox shows them whole. Each entry is its type (`d` or `f`) and path, then a NUL; a
+// link is judged where it leads, if that is shown. A configuration folder that is a link is not entered (what it
+// leads to is outside the view, or looked at there).
+const PRIVATE_CONFIG_SCRIPT = `command -v find >/dev/null || exit 127; find ${CONFIG_FOLDERS.join(" ")} -xdev ` +
+  "\\( -type d ! -perm -o=rx -prune -printf '%y%p\\0' \\) -o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) " +
+  "2>/dev/null; exit 0";
+
+/** The private entries of the configuration folders (see `PRIVATE_CONFIG_SCRIPT`), or undefined without find(1). */
+async function privateConfigEntries(): Promise<{ folders: string[]; files: string[] } | undefined> {
+  const listed = await shellOutput(PRIVATE_CONFIG_SCRIPT, []);
   if (listed === undefined) return undefined;
   const folders: string[] = [];
   const files: string[] = [];
   for (const line of listed.split("\0")) {
     const type = line[0];
     const found = line.slice(1);
-    if ((type !== "d" && type !== "f") || !found.startsWith("/etc/")) continue;
+    const root = CONFIG_FOLDERS.find((folder) => found.startsWith(`${folder}/`));
+    if ((type !== "d" && type !== "f") || root === undefined) continue;
     // A name that is not UTF-8 does not come back as itself: its folder is masked instead (unless that is /etc).
     const entry = found.includes("\uFFFD") ? path.dirname(found) : found;
-    if (entry === "/etc" || entry.includes("\uFFFD")) continue;
+    if (entry === "/etc" || !isWithin(entry, root) || entry.includes("\uFFFD")) continue;
     (entry !== found || type === "d" ? folders : files).push(entry);
   }
   return { folders, files };
@@ -287,9 +295,9 @@ async function findSecretMasks(home: string | undefined): Promise<SecretMasks> {
     if (kind(real) === "dir") addFolder(real);
   }
   // Without find(1) the lists above stand alone, as the names they know are all that is known then.
-  const privateEtc = await privateEtcEntries();
-  for (const folder of privateEtc?.folders ?? []) folders.add(folder);
-  const files: string[] = [...privateEtc?.files ?? []];
+  const privateConfig = await privateConfigEntries();
+  for (const folder of privateConfig?.folders ?? []) folders.add(folder);
+  const files: string[] = [...privateConfig?.files ?? []];
   for (const file of [...MASKED_FILES, ...await sshHostKeys()]) {
     if (files.includes(file)) continue;
     try {
