@@ -45,8 +45,11 @@ export interface BoundedOutput {
 
 /** A resource limit (the policy file's `sandbox.limits`) a process hit, and what showed it. */
 export interface ResourceLimitHit {
-  /** Which limit: `memory`, `cpuSeconds`, `fileSize`, `processes`, `openFiles` or `tmpSize`. */
-  limit: "memory" | "cpuSeconds" | "fileSize" | "processes" | "openFiles" | "tmpSize";
+  /**
+   * Which limit: `memory`, `cpuSeconds`, `fileSize`, `processes`, `openFiles` or `tmpSize`; or `disk`, the free
+   * space of the host's file systems it writes (the workspace, the temp dir), kept above half of what it was.
+   */
+  limit: "memory" | "cpuSeconds" | "fileSize" | "processes" | "openFiles" | "tmpSize" | "disk";
   /** Its value, as the message says it (`4GiB`, `120 s`). */
   value: string;
   /** What showed it: the signal, the exit code, the cgroup's counter, or the error line. */

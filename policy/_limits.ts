@@ -10,7 +10,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { hostProgramCandidates, runProbe } from "@toolfence/internal";
+import { hostProgramCandidates, queryRuntimePermission, runProbe } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {
@@ -670,6 +670,52 @@ export async function fileTable(): Promise<{ open: number; max: number } | undef
  */
 export function watchFileTable(start: { open: number }, budget: number, end: () => void): ReadingWatch {
   return watchReading(async () => (await fileTable())?.open, start.open + budget, end);
+}
+
+/** The free bytes of the file system holding `file` (for an unprivileged user), or undefined. */
+async function freeBytes(file: string): Promise<number | undefined> {
+  try {
+    const info = await fsp.statfs(file);
+    const free = info.bavail * info.bsize;
+    return Number.isFinite(free) ? free : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A watch of the free space of the file systems holding `paths` (the host folders a command writes: the workspace,
+ * the session temp dir) while it runs: once one holds less than half of what it had free at the start, `end` is
+ * called. No rlimit bounds the bytes a tree writes (RLIMIT_FSIZE caps a file, not their number: 40 files of 1 MiB
+ * under a 1 MiB fileSize), and no cgroup counts a disk; before, a loop of `head -c 1G` filled the host's disk. Machine-
+ * wide, so another program's writes can end the command too (it errs on the side of stopping, as the task watch does);
+ * commands running at once all end by the same reading, so that together they leave half of it. Undefined where the
+ * runtime may not read it (Deno's `--allow-sys=statfs`) or none could be read.
+ */
+export async function watchDiskSpace(
+  paths: readonly string[],
+  end: () => void,
+): Promise<(ReadingWatch & { lowest(): string | undefined }) | undefined> {
+  if (!queryRuntimePermission("sys", "statfs").allowed) return undefined;
+  const watched: { file: string; floor: number }[] = [];
+  for (const file of new Set(paths)) {
+    const free = await freeBytes(file);
+    if (free !== undefined) watched.push({ file, floor: free / 2 });
+  }
+  if (watched.length === 0) return undefined;
+  // How far the emptiest file system is below its floor (positive once one is), and which folder's it is.
+  let lowest: string | undefined;
+  const below = async () => {
+    let worst: number | undefined;
+    for (const { file, floor } of watched) {
+      const free = await freeBytes(file);
+      if (free === undefined || (worst !== undefined && floor - free <= worst)) continue;
+      worst = floor - free;
+      if (worst > 0 && lowest === undefined) lowest = file;
+    }
+    return worst;
+  };
+  return { ...watchReading(below, 0, end), lowest: () => lowest };
 }
 
 /** How the per-process rlimits are set: the shell's own `ulimit` (no exec), else `prlimit`. */

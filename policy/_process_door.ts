@@ -125,6 +125,8 @@ export class PolicyProcessDoor implements ProcessDoor {
         // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
         // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
         share: this.#deps.workspace.workdir,
+        // The host folders it may write, whose disk it may not fill (no rlimit or cgroup bounds their bytes).
+        disks: [this.#deps.workspace.workdir, tempDir],
       });
       requireFence(this.#deps.fence, "run", limited.argv[0]);
       signal?.throwIfAborted();

@@ -33,6 +33,7 @@ import {
   type RlimitSetter,
   SHARED_FACTOR,
   tmpfsSizeSupported,
+  watchDiskSpace,
   watchFileTable,
   watchTaskCount,
 } from "./_limits.ts";
@@ -311,8 +312,11 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
 
 /** A limit a command hit, and what showed it. */
 export interface LimitHit {
-  /** Which limit. */
-  limit: LimitName;
+  /**
+   * Which limit: one of the policy file's, or `disk`, the free space of the file systems it writes on the host
+   * (the workspace, the session temp dir), which it may not take below half of what they had at its start.
+   */
+  limit: LimitName | "disk";
   /** Its value, as the message says it. */
   value: string;
   /** What showed it: the signal, the exit code, the cgroup's counter, or the error line. */
@@ -386,6 +390,11 @@ export interface LimitCommandOptions {
    * the result says which the spawn must still pass.
    */
   descriptors?: readonly number[];
+  /**
+   * The host folders the command writes (the workspace, the session temp dir): it is ended once a file system
+   * holding one of them has less than half of its free space at the start left (see `watchDiskSpace`).
+   */
+  disks?: readonly string[];
   /**
    * The workspace (its real path) whose commands share a parent cgroup
    * bounded at twice `memory` and `processes`
@@ -526,6 +535,7 @@ export async function limitCommand(
     if (released) return released;
     tasks?.stop();
     files?.stop();
+    disk?.stop();
     if (group === undefined) return released = { counted: Promise.resolve(), removed: Promise.resolve() };
     const closed = group.close();
     const read = closed.counters.then((events) => void (counted = events));
@@ -536,6 +546,7 @@ export async function limitCommand(
   };
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
   let files: ReturnType<typeof watchFileTable> | undefined;
+  let disk: Awaited<ReturnType<typeof watchDiskSpace>>;
   // What the cgroup counted, read right before its folders go.
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
@@ -548,6 +559,13 @@ export async function limitCommand(
         void fileTable().then((table) => {
           const budget = table && fileTableBudget(limits.processes, limits.openFiles, table);
           if (budget !== undefined && !released) files = watchFileTable(table!, budget, end);
+        });
+      }
+      // The host's disk, with or without a group: no cgroup counts it.
+      if (!browser && options.disks?.length) {
+        void watchDiskSpace(options.disks, end).then((watch) => {
+          if (released) watch?.stop();
+          else disk = watch;
         });
       }
       if (group) return group.watch();
@@ -571,6 +589,14 @@ export async function limitCommand(
       if (counted.processes) return found("processes", `the cgroup${shared} refused a fork (pids.max)`);
       if (tasks?.fired()) {
         return found("processes", "the machine's task count passed the process limit while it ran");
+      }
+      if (disk?.fired()) {
+        return {
+          limit: "disk",
+          value: "half of the free space at its start",
+          evidence: `the free space of the file system of ${disk.lowest() ?? options.disks!.join(" or ")} fell below ` +
+            "half of what it was at its start",
+        };
       }
       if (files?.fired()) {
         return found("openFiles", "its processes held more than half of the machine's free file table (fs.file-max)");
@@ -612,7 +638,24 @@ export function limitMessage(what: string, hit: LimitHit): string {
     openFiles: "open files limit",
     tmpSize: "size of a private tmpfs (/tmp, /dev/shm, the home folder)",
   };
+  if (hit.limit === "disk") return `${what} was ended to keep the host's disk from filling: ${hit.evidence}`;
   return `${what} hit the ${names[hit.limit]} (sandbox.limits.${hit.limit} = ${hit.value}): ${hit.evidence}`;
+}
+
+/**
+ * What the model may do about a hit limit, for a recovery hint: ask the user
+ * to raise it in the policy file, or (the host's disk) to free space there.
+ *
+ * @example
+ * ```ts
+ * import { limitRemedy } from "@toolfence/policy";
+ * console.log(limitRemedy({ limit: "memory", value: "4GiB", evidence: "" }));
+ * ```
+ */
+export function limitRemedy(hit: LimitHit): string {
+  return hit.limit === "disk"
+    ? "write less to the workspace and the temp dir (remove what is not needed), or ask the user to free disk space"
+    : `ask the user to raise sandbox.limits.${hit.limit} in the policy file`;
 }
 
 // The line of `text` around `at`, trimmed and cut to a sane length.

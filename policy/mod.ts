@@ -108,6 +108,7 @@ export {
   type LimitedCommand,
   type LimitHit,
   limitMessage,
+  limitRemedy,
   limitsOfPolicy,
   limitsState,
   resourceLimits,

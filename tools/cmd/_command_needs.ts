@@ -25,8 +25,12 @@ export const COMMAND_NEEDS: ToolNeeds = Object.freeze({
  */
 export const JOB_NEEDS: ToolNeeds = COMMAND_NEEDS;
 
-/** Bubblewrap to sandbox the shell, and the caller's variables the command inherits. */
+/**
+ * Bubblewrap to sandbox the shell, the free space of the workspace's and temp dir's disk (a command that would fill
+ * it is ended), and the caller's variables the command inherits.
+ */
 export const COMMAND_OPTIONAL_NEEDS: ToolNeeds = Object.freeze({
   run: ["bwrap"],
+  sys: ["statfs"],
   env: INHERITED_VARIABLES,
 });

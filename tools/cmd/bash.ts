@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { fail, type ResourceLimitHit, type Tool, tool, type ToolFailure } from "@toolfence/core";
-import { limitMessage } from "@toolfence/policy";
+import { limitMessage, limitRemedy } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { progressTicker } from "../_shared/progress_ticker.ts";
 import { startCommand } from "./_prepare.ts";
@@ -236,8 +236,7 @@ function commandOutcome(
       code: "resource_limit",
       output: result,
       effectState: "applied",
-      recoveryHint: "Do the work in smaller steps, or ask the user to raise sandbox.limits." + hit.limit +
-        " in the policy file.",
+      recoveryHint: `Do the work in smaller steps, or ${limitRemedy(hit)}.`,
       details: { ...hit },
     });
   }

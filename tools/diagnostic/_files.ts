@@ -11,7 +11,7 @@ import type { ProcessExit, ToolContext } from "@toolfence/core";
 import { openFileOnly, readFully } from "../_shared/fs_open.ts";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
 import { stopOnAbort } from "../_shared/stop_on_abort.ts";
-import { limitMessage } from "@toolfence/policy";
+import { limitMessage, limitRemedy } from "@toolfence/policy";
 
 /** The largest file the diagnostic tools read. */
 export const MAX_TEXT_BYTES = 5 * 1024 * 1024;
@@ -157,7 +157,7 @@ async function runToEnd(ctx: ToolContext, argv: string[], options: CheckerOption
     if (hit) {
       throw new ToolError(limitMessage(path.basename(argv[0]), hit), {
         code: "resource_limit",
-        recoveryHint: `Check fewer files at once, or ask the user to raise sandbox.limits.${hit.limit}.`,
+        recoveryHint: `Check fewer files at once, or ${limitRemedy(hit)}.`,
         details: { ...hit, exit },
       });
     }

@@ -1,0 +1,78 @@
+// A command may not fill the host's disk through the folders it writes there (the workspace, the session temp dir):
+// RLIMIT_FSIZE caps each file, not their number, and no cgroup counts a disk. The workspace here is a real 64 MiB
+// tmpfs of its own, so that "half of its free space" is a few seconds of writing; before, a command wrote 48 MiB of
+// files of 4 MiB into it (under a 1 GiB fileSize) and passed.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { autoHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { Session } from "../../../policy/session.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox } from "./_helpers.ts";
+
+const box = cmdBox();
+
+function mountable(): string | false {
+  let dir: string | undefined;
+  try {
+    dir = execFileSync("mktemp", ["-d", path.join(os.tmpdir(), "toolfence-disk-probe-XXXXXX")]).toString().trim();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
+    execFileSync("umount", [dir], { stdio: "ignore" });
+    return false;
+  } catch {
+    return "cannot mount a tmpfs here (needs root)";
+  } finally {
+    if (dir) execFileSync("rmdir", [dir]);
+  }
+}
+
+const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : mountable();
+
+describe("the host's disk", { skip }, () => {
+  let mnt: string;
+  before(async () => {
+    mnt = await mkdtemp(path.join(os.tmpdir(), "toolfence-disk-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt]);
+  });
+  after(async () => {
+    execFileSync("umount", ["-l", mnt]);
+    await rm(mnt, { recursive: true, force: true });
+  });
+
+  test("a command writing many files below the file size limit is ended at half the disk's free space", {
+    timeout: 90_000,
+  }, async () => {
+    const session = new Session({ workspace: mnt, sandbox: "required", autoConfirm: true, host: autoHost() });
+    try {
+      const command =
+        "mkdir -p fill && for i in $(seq 12); do head -c 4194304 /dev/zero > fill/f$i; sleep 0.3; done; " +
+        "echo wrote all";
+      const result = await box.call(session, "bash", { command, timeout_s: 60 });
+      const written = (await Promise.all((await readdir(path.join(mnt, "fill"))).map((f) =>
+        stat(path.join(mnt, "fill", f))
+      ))).reduce((sum, info) => sum + info.size, 0);
+      assert.equal(result.success, false, JSON.stringify(result));
+      assert.equal(result.errorCode, "resource_limit", result.error);
+      assert.equal(result.details?.limit, "disk");
+      assert.match(
+        result.error ?? "",
+        new RegExp(`host's disk from filling: the free space of the file system of ${mnt} `),
+      );
+      assert.match(result.recoveryHint ?? "", /free disk space/);
+      const out = result.output as BashResult;
+      assert.doesNotMatch(out.stdout, /wrote all/);
+      // Ended within a few hundred milliseconds of passing half of the 64 MiB free: far from all 48 MiB.
+      assert.ok(written >= 28 * 1024 ** 2 && written <= 40 * 1024 ** 2, `wrote ${written} bytes`);
+      // The next small command runs: the floor is half of what is free at its own start.
+      const next = await box.call(session, "bash", { command: "head -c 1048576 /dev/zero > small && echo ok" });
+      assert.equal((next.output as BashResult | null)?.stdout, "ok\n", JSON.stringify(next).slice(0, 800));
+    } finally {
+      await session.close();
+    }
+  });
+});
