@@ -169,9 +169,10 @@ async function sshHostKeys(): Promise<string[]> {
   return names.filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => path.join("/etc/ssh", name));
 }
 
-// The configuration folders of the read view: the system's, and that of what was installed under /usr/local (a
-// service's own config with its password, the global npmrc with a registry token).
-const CONFIG_FOLDERS = ["/etc", "/usr/local/etc"];
+// The configuration folders of the read view: the system's, that of what was installed under /usr/local (a service's
+// own config with its password, the global npmrc), and /usr/etc (npm's global config under a /usr prefix, openSUSE's
+// vendor configuration).
+const CONFIG_FOLDERS = ["/etc", "/usr/local/etc", "/usr/etc"];
 
 // The entries of the configuration folders that others may not read: a file without the read bit for others, a
 // folder without read or search for others (not entered). Private by the system's own convention (TLS and ssh host

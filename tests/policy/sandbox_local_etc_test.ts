@@ -1,7 +1,7 @@
 // The private entries of /usr/local/etc (the configuration of what was installed under /usr/local: a service's own
-// config with its password, the global npmrc) are masked like those of /etc: the read view shows /usr whole, and a
-// command of a server run as root read a 0600 root file there. In a file of its own, so that this process's first
-// look at the masks sees the planted entries.
+// config with its password, the global npmrc) and /usr/etc are masked like those of /etc: the read view shows /usr
+// whole, and a command of a server run as root read a 0600 root file there. In a file of its own, so that this
+// process's first look at the masks (kept 10 s) sees the planted entries.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,41 +13,54 @@ import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
 import { runSandboxed as run } from "./_sandbox_run.ts";
 
 const status = await bubblewrapStatus();
-const LOCAL_ETC = "/usr/local/etc";
+const FOLDERS = ["/usr/local/etc", "/usr/etc"];
 
-async function localEtcWritable(): Promise<boolean> {
+// Whether `folder` can be written here (made if missing: then `made` says so, and the test removes it after).
+async function writable(folder: string): Promise<{ folder: string; made: boolean } | undefined> {
   try {
-    await fsp.mkdir(LOCAL_ETC, { recursive: true });
-    await fsp.rm(await fsp.mkdtemp(path.join(LOCAL_ETC, "toolfence-probe-")), { recursive: true });
-    return true;
+    const made = await fsp.stat(folder).then(() => false, () => true);
+    await fsp.mkdir(folder, { recursive: true });
+    await fsp.rm(await fsp.mkdtemp(path.join(folder, "toolfence-probe-")), { recursive: true });
+    return { folder, made };
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-test("the private files and folders of /usr/local/etc are masked; what others may read stays readable", {
+const usable = status.path === undefined
+  ? []
+  : (await Promise.all(FOLDERS.map(writable))).filter((f) => f !== undefined);
+
+test("the private files and folders of /usr/local/etc and /usr/etc are masked; what others may read stays readable", {
   timeout: 60_000,
   skip: (status.path === undefined && `bubblewrap is unavailable here: ${status.reason}`) ||
-    (!(await localEtcWritable()) && `${LOCAL_ETC} is not writable`),
+    (usable.length === 0 && `${FOLDERS.join(" and ")} are not writable`),
 }, async () => {
-  const planted = await fsp.mkdtemp(path.join(LOCAL_ETC, "toolfence-service-"));
   const workdir = await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-local-etc-"));
+  const planted: string[] = [];
   try {
-    await fsp.chmod(planted, 0o755);
-    await fsp.writeFile(path.join(planted, "db.conf"), "password=LOCAL-ETC-FILE-SECRET\n", { mode: 0o600 });
-    await fsp.writeFile(path.join(planted, "public.conf"), "port=5432\n", { mode: 0o644 });
-    await fsp.mkdir(path.join(planted, "keys"), { mode: 0o700 });
-    await fsp.writeFile(path.join(planted, "keys", "key.pem"), "LOCAL-ETC-FOLDER-SECRET\n", { mode: 0o644 });
-    await fsp.chmod(path.join(planted, "keys"), 0o700);
-    const script = `cat ${planted}/db.conf ${planted}/keys/key.pem ${planted}/public.conf 2>&1; echo done`;
+    for (const { folder } of usable) {
+      const dir = await fsp.mkdtemp(path.join(folder, "toolfence-service-"));
+      planted.push(dir);
+      await fsp.chmod(dir, 0o755);
+      await fsp.writeFile(path.join(dir, "db.conf"), `password=FILE-SECRET ${folder}\n`, { mode: 0o600 });
+      await fsp.writeFile(path.join(dir, "public.conf"), `port=5432 ${folder}\n`, { mode: 0o644 });
+      await fsp.mkdir(path.join(dir, "keys"), { mode: 0o700 });
+      await fsp.writeFile(path.join(dir, "keys", "key.pem"), `FOLDER-SECRET ${folder}\n`, { mode: 0o644 });
+      await fsp.chmod(path.join(dir, "keys"), 0o700);
+    }
+    const script = planted.map((dir) => `cat ${dir}/db.conf ${dir}/keys/key.pem ${dir}/public.conf 2>&1; `).join("") +
+      "echo done";
     const command = await sandboxArgv(["bash", "-c", script], { workdir, writable: [workdir], mode: "required" });
     const ran = await run(command, { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" });
     await command.release();
-    assert.doesNotMatch(ran.stdout, /LOCAL-ETC-FILE-SECRET/, "the 0600 file was read");
-    assert.doesNotMatch(ran.stdout, /LOCAL-ETC-FOLDER-SECRET/, "the 0700 folder was entered");
-    assert.match(ran.stdout, /port=5432\ndone\n$/, JSON.stringify(ran));
+    assert.doesNotMatch(ran.stdout, /FILE-SECRET/, "a 0600 file was read");
+    assert.doesNotMatch(ran.stdout, /FOLDER-SECRET/, "a 0700 folder was entered");
+    for (const { folder } of usable) assert.match(ran.stdout, new RegExp(`port=5432 ${folder}\n`), JSON.stringify(ran));
+    assert.match(ran.stdout, /done\n$/);
   } finally {
-    await fsp.rm(planted, { recursive: true, force: true });
+    for (const dir of planted) await fsp.rm(dir, { recursive: true, force: true });
+    for (const { folder, made } of usable) if (made) await fsp.rm(folder, { recursive: true, force: true });
     await fsp.rm(workdir, { recursive: true, force: true });
   }
 });
