@@ -17,11 +17,10 @@
  *
  * @module
  */
-import fsp from "node:fs/promises";
 import path from "node:path";
-import process from "node:process";
 import { execFile } from "node:child_process";
 import { PROBE_PERL, RELAY_CONSTANTS, RELAY_PERL } from "./_relay.ts";
+import { hostProgramCandidates, runProbe } from "@toolfence/internal";
 
 /** Where the proxy's socket is bound inside the sandbox (the private /tmp, so nothing of the host's is shadowed). */
 export const SANDBOX_PROXY_SOCKET = "/tmp/.toolfence-egress.sock";
@@ -49,29 +48,26 @@ const found = new Map<string, Promise<string | undefined>>();
 
 // Where a program the server itself runs is looked for: system folders only. The PATH may lead into the workspace
 // (`npm run` puts node_modules/.bin first), where a command could plant a `perl` that the probe would run outside
-// the sandbox. socat only ever runs inside it, so it is looked for on the PATH too.
+// the sandbox. socat runs beside every command with egress, so it is looked for in the system folders first too, and
+// then only in PATH's absolute folders outside the server's working folder (see hostProgramCandidates): before
+// 2026-12-05 PATH came first, and under the narrow read of `deno task serve` (which does not read /usr, so perl was
+// never found) the relay was a `socat` the workspace's node_modules/.bin held: a program no rule judged, started
+// beside an allowlisted `ls`.
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/local/bin"];
 
-// The path of an executable `name` (on the PATH too when `onPath`) or in the system folders, looked up once per process.
-function findProgram(name: string, onPath: boolean): Promise<string | undefined> {
+// The first `name` of the system folders (then PATH's, when `onPath`) that answers `answers`, looked up once per
+// process. One the runtime may not look at (a narrow --allow-read) is tried by its absolute path.
+function findProgram(
+  name: string,
+  onPath: boolean,
+  answers: (file: string) => Promise<boolean>,
+): Promise<string | undefined> {
   let lookup = found.get(name);
   if (lookup === undefined) {
     lookup = (async () => {
-      let searchPath = "";
-      try {
-        if (onPath) searchPath = process.env.PATH ?? "";
-      } catch {
-        // Without env access only the system folders are tried.
-      }
-      const dirs = [...searchPath.split(":").filter((d) => path.isAbsolute(d)), ...SYSTEM_DIRS];
-      for (const file of dirs.map((d) => path.join(d, name))) {
-        try {
-          const info = await fsp.stat(file);
-          if (info.isFile() && (info.mode & 0o111) !== 0) return file;
-        } catch {
-          // not here
-        }
-      }
+      const known = SYSTEM_DIRS.map((dir) => path.join(dir, name));
+      const files = (await hostProgramCandidates(name, known)).filter((file) => onPath || known.includes(file));
+      for (const file of files) if (await answers(file)) return file;
       return undefined;
     })();
     found.set(name, lookup);
@@ -93,8 +89,10 @@ function findProgram(name: string, onPath: boolean): Promise<string | undefined>
  * ```
  */
 export function findSocat(): Promise<string | undefined> {
-  return findProgram("socat", true);
+  return findProgram("socat", true, async (file) => (await runProbe(file, ["-V"], PROBE_MS)).ok);
 }
+
+const PROBE_MS = 10_000;
 
 /**
  * The relay sandboxed commands get: `perl` (resident, preferred) where it is
@@ -114,8 +112,12 @@ export function findSocat(): Promise<string | undefined> {
  */
 export function findForwarder(): Promise<Forwarder | undefined> {
   forwarderFound ??= (async () => {
-    const perl = await findProgram("perl", false);
-    const constants = perl === undefined ? undefined : await probeConstants(perl);
+    let constants: string | undefined;
+    const perl = await findProgram(
+      "perl",
+      false,
+      async (file) => (constants = await probeConstants(file)) !== undefined,
+    );
     if (perl !== undefined && constants !== undefined) return { kind: "perl", path: perl, constants };
     const socat = await findSocat();
     return socat === undefined ? undefined : { kind: "socat", path: socat };
@@ -130,7 +132,7 @@ function probeConstants(perl: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     try {
       // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
-      execFile(perl, ["-e", PROBE_PERL], { timeout: 10_000, env: {}, cwd: "/" }, (error, stdout) => {
+      execFile(perl, ["-e", PROBE_PERL], { timeout: PROBE_MS, env: {}, cwd: "/" }, (error, stdout) => {
         const numbers = stdout.trim().split(" ");
         const valid = !error && numbers.length === RELAY_CONSTANTS.length && numbers.every((n) => /^\d+$/.test(n));
         resolve(valid ? numbers.join(" ") : undefined);

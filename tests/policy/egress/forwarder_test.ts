@@ -112,6 +112,8 @@ test("the server never runs a perl or a Perl module found through PATH or PERL5L
     const forwarder = new URL("../../../policy/egress/forwarder.ts", import.meta.url).href;
     const out = execFileSync(process.execPath, [
       "eval",
+      "--config",
+      new URL("../../../deno.json", import.meta.url).pathname,
       `const { findForwarder } = await import(${JSON.stringify(forwarder)}); ` +
       `console.log(JSON.stringify(await findForwarder()));`,
     ], { cwd: dir, env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, PERL5LIB: dir }, encoding: "utf8" });
@@ -120,6 +122,48 @@ test("the server never runs a perl or a Perl module found through PATH or PERL5L
     assert.notEqual(found.path, planted);
     assert.match(found.constants, /^\d+( \d+)+$/);
     assert.deepEqual((await readdir(dir)).sort(), ["Socket.pm", "perl"]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("under the narrow read of `deno task serve`, the relay is a system program, never the workspace's socat", {
+  timeout: 60_000,
+  skip: !("Deno" in globalThis) ? "starts a fresh deno process" : chosen === undefined ? "no relay here" : false,
+}, async () => {
+  // Before: the server could not look at /usr/bin/perl under those flags, so perl was never found, and socat was
+  // looked for on PATH first: the one the workspace's node_modules/.bin held (`npm run` puts it first) became the
+  // relay, started beside every sandboxed command with egress (an allowlisted `ls` too), a program no rule judged.
+  const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-relay-narrow-")));
+  try {
+    const bin = join(dir, "node_modules", ".bin");
+    await mkdir(bin, { recursive: true });
+    const planted = join(bin, "socat");
+    await writeFile(planted, `#!/bin/sh\ntouch ${join(dir, "socat-ran")}\nexit 0\n`);
+    await chmod(planted, 0o755);
+    const forwarder = new URL("../../../policy/egress/forwarder.ts", import.meta.url).href;
+    const script = join(dir, "probe.ts");
+    await writeFile(
+      script,
+      `const { findForwarder, findSocat } = await import(${JSON.stringify(forwarder)});\n` +
+        `console.log(JSON.stringify({ relay: await findForwarder(), socat: await findSocat() ?? null }));\n`,
+    );
+    const config = new URL("../../../deno.json", import.meta.url).pathname;
+    const out = execFileSync(process.execPath, [
+      "run",
+      "--config",
+      config,
+      "--no-prompt",
+      `--allow-read=${dir}`,
+      `--allow-write=${dir}`,
+      "--allow-run",
+      "--allow-env",
+      script,
+    ], { cwd: dir, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, encoding: "utf8", timeout: 50_000 });
+    const found = JSON.parse(out.trim().split("\n").at(-1)!) as { relay: Forwarder; socat: string | null };
+    assert.ok(!found.relay.path.startsWith(dir), out);
+    assert.ok(found.socat === null || !found.socat.startsWith(dir), out);
+    assert.deepEqual((await readdir(dir)).sort(), ["node_modules", "probe.ts"], "the planted socat never ran");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
