@@ -186,8 +186,9 @@ export function bubblewrapStatus(): Promise<BubblewrapStatus> {
       if (probe.ok) return { path: file };
       failures.push(`${file}: ${probe.message}`);
     }
-    // The runtime's refusal of every candidate (narrow --allow-run) is named by the flag that lifts it.
-    const refused = failures.every((failure) => /Requires run access/.test(failure));
+    // Every candidate missing, or refused by the runtime (narrow --allow-run): named by the flag that lifts it. Under
+    // a narrow read each PATH folder is a candidate the server could not look at, tried by its path.
+    const refused = failures.every((failure) => /Requires run access|No such file or directory/.test(failure));
     const reason = refused
       ? "bubblewrap (bwrap) is not installed, or the runtime may not run it (--allow-run=bwrap)"
       : "bubblewrap cannot create a sandbox here";
