@@ -47,7 +47,8 @@ export interface BoundedOutput {
 export interface ResourceLimitHit {
   /**
    * Which limit: `memory`, `cpuSeconds`, `fileSize`, `processes`, `openFiles` or `tmpSize`; or `disk`, the free
-   * space of the host's file systems it writes (the workspace, the temp dir), kept above half of what it was.
+   * space and inodes of the host's file systems it writes (the workspace, the temp dir), kept above half of what
+   * they were.
    */
   limit: "memory" | "cpuSeconds" | "fileSize" | "processes" | "openFiles" | "tmpSize" | "disk";
   /** Its value, as the message says it (`4GiB`, `120 s`). */

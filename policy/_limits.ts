@@ -672,46 +672,59 @@ export function watchFileTable(start: { open: number }, budget: number, end: () 
   return watchReading(async () => (await fileTable())?.open, start.open + budget, end);
 }
 
-/** The free bytes of the file system holding `file` (for an unprivileged user), or undefined. */
-async function freeBytes(file: string): Promise<number | undefined> {
+/**
+ * The free bytes (for an unprivileged user) and free inodes of the file system holding `file`, or undefined. `inodes`
+ * is undefined where the file system does not count them (btrfs says 0 of 0).
+ */
+async function freeSpace(file: string): Promise<{ bytes: number; inodes?: number } | undefined> {
   try {
     const info = await fsp.statfs(file);
-    const free = info.bavail * info.bsize;
-    return Number.isFinite(free) ? free : undefined;
+    const bytes = info.bavail * info.bsize;
+    if (!Number.isFinite(bytes)) return undefined;
+    return info.files > 0 && Number.isFinite(info.ffree) ? { bytes, inodes: info.ffree } : { bytes };
   } catch {
     return undefined;
   }
 }
 
 /**
- * A watch of the free space of the file systems holding `paths` (the host folders a command writes: the workspace,
- * the session temp dir) while it runs: once one holds less than half of what it had free at the start, `end` is
- * called. No rlimit bounds the bytes a tree writes (RLIMIT_FSIZE caps a file, not their number: 40 files of 1 MiB
- * under a 1 MiB fileSize), and no cgroup counts a disk; before, a loop of `head -c 1G` filled the host's disk. Machine-
- * wide, so another program's writes can end the command too (it errs on the side of stopping, as the task watch does);
- * commands running at once all end by the same reading, so that together they leave half of it. Undefined where the
- * runtime may not read it (Deno's `--allow-sys=statfs`) or none could be read.
+ * A watch of the free space and free inodes of the file systems holding `paths` (the host folders a command writes:
+ * the workspace, the session temp dir) while it runs: once one holds less than half of the bytes or of the inodes it
+ * had free at the start, `end` is called. No rlimit bounds the bytes or files a tree writes (RLIMIT_FSIZE caps a file,
+ * not their number: 40 files of 1 MiB under a 1 MiB fileSize), and no cgroup counts a disk; before, a loop of `head -c
+ * 1G` filled the host's disk, and a loop of empty files (`: > f$i`, 16,000 of a file system's 20,000 inodes here) used
+ * up its inodes without a byte. Machine-wide, so another program's writes can end the command too (it errs on the side
+ * of stopping, as the task watch does); commands running at once all end by the same reading, so that together they
+ * leave half of it. Undefined where the runtime may not read it (Deno's `--allow-sys=statfs`) or none could be read.
  */
 export async function watchDiskSpace(
   paths: readonly string[],
   end: () => void,
 ): Promise<(ReadingWatch & { lowest(): string | undefined }) | undefined> {
   if (!queryRuntimePermission("sys", "statfs").allowed) return undefined;
-  const watched: { file: string; floor: number }[] = [];
+  const watched: { file: string; bytes: number; inodes?: number }[] = [];
   for (const file of new Set(paths)) {
-    const free = await freeBytes(file);
-    if (free !== undefined) watched.push({ file, floor: free / 2 });
+    const free = await freeSpace(file);
+    if (free !== undefined) {
+      watched.push({ file, bytes: free.bytes / 2, ...(free.inodes !== undefined ? { inodes: free.inodes / 2 } : {}) });
+    }
   }
   if (watched.length === 0) return undefined;
-  // How far the emptiest file system is below its floor (positive once one is), and which folder's it is.
+  // How far the emptiest file system is below a floor, as a part of that floor (positive once one is), and which
+  // folder's it is.
   let lowest: string | undefined;
   const below = async () => {
     let worst: number | undefined;
-    for (const { file, floor } of watched) {
-      const free = await freeBytes(file);
-      if (free === undefined || (worst !== undefined && floor - free <= worst)) continue;
-      worst = floor - free;
-      if (worst > 0 && lowest === undefined) lowest = file;
+    for (const floor of watched) {
+      const free = await freeSpace(floor.file);
+      if (free === undefined) continue;
+      let short = (floor.bytes - free.bytes) / Math.max(floor.bytes, 1);
+      if (floor.inodes !== undefined && free.inodes !== undefined) {
+        short = Math.max(short, (floor.inodes - free.inodes) / Math.max(floor.inodes, 1));
+      }
+      if (worst !== undefined && short <= worst) continue;
+      worst = short;
+      if (worst > 0 && lowest === undefined) lowest = floor.file;
     }
     return worst;
   };

@@ -313,8 +313,8 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
 /** A limit a command hit, and what showed it. */
 export interface LimitHit {
   /**
-   * Which limit: one of the policy file's, or `disk`, the free space of the file systems it writes on the host
-   * (the workspace, the session temp dir), which it may not take below half of what they had at its start.
+   * Which limit: one of the policy file's, or `disk`, the free space and inodes of the file systems it writes on the
+   * host (the workspace, the session temp dir), which it may not take below half of what they had at its start.
    */
   limit: LimitName | "disk";
   /** Its value, as the message says it. */
@@ -392,7 +392,7 @@ export interface LimitCommandOptions {
   descriptors?: readonly number[];
   /**
    * The host folders the command writes (the workspace, the session temp dir): it is ended once a file system
-   * holding one of them has less than half of its free space at the start left (see `watchDiskSpace`).
+   * holding one of them has less than half of its free space or inodes at the start left (see `watchDiskSpace`).
    */
   disks?: readonly string[];
   /**
@@ -593,9 +593,10 @@ export async function limitCommand(
       if (disk?.fired()) {
         return {
           limit: "disk",
-          value: "half of the free space at its start",
-          evidence: `the free space of the file system of ${disk.lowest() ?? options.disks!.join(" or ")} fell below ` +
-            "half of what it was at its start",
+          value: "half of the free space and inodes at its start",
+          evidence:
+            `the free space or free inodes of the file system of ${disk.lowest() ?? options.disks!.join(" or ")} ` +
+            "fell below half of what they were at its start",
         };
       }
       if (files?.fired()) {

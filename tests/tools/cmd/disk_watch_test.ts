@@ -1,7 +1,7 @@
 // A command may not fill the host's disk through the folders it writes there (the workspace, the session temp dir):
 // RLIMIT_FSIZE caps each file, not their number, and no cgroup counts a disk. The workspace here is a real 64 MiB
-// tmpfs of its own, so that "half of its free space" is a few seconds of writing; before, a command wrote 48 MiB of
-// files of 4 MiB into it (under a 1 GiB fileSize) and passed.
+// tmpfs of its own (20,000 inodes), so that "half of its free space" is a few seconds of writing; before, a command
+// wrote 48 MiB of files of 4 MiB into it (under a 1 GiB fileSize) and passed, and another made 16,000 empty files.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -37,7 +37,7 @@ describe("the host's disk", { skip }, () => {
   let mnt: string;
   before(async () => {
     mnt = await mkdtemp(path.join(os.tmpdir(), "toolfence-disk-"));
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt]);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m,nr_inodes=20000", "tmpfs", mnt]);
   });
   after(async () => {
     execFileSync("umount", ["-l", mnt]);
@@ -61,7 +61,7 @@ describe("the host's disk", { skip }, () => {
       assert.equal(result.details?.limit, "disk");
       assert.match(
         result.error ?? "",
-        new RegExp(`host's disk from filling: the free space of the file system of ${mnt} `),
+        new RegExp(`host's disk from filling: the free space or free inodes of the file system of ${mnt} `),
       );
       assert.match(result.recoveryHint ?? "", /free disk space/);
       const out = result.output as BashResult;
@@ -71,6 +71,26 @@ describe("the host's disk", { skip }, () => {
       // The next small command runs: the floor is half of what is free at its own start.
       const next = await box.call(session, "bash", { command: "head -c 1048576 /dev/zero > small && echo ok" });
       assert.equal((next.output as BashResult | null)?.stdout, "ok\n", JSON.stringify(next).slice(0, 800));
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a command making many empty files is ended at half the disk's free inodes", { timeout: 90_000 }, async () => {
+    const session = new Session({ workspace: mnt, sandbox: "required", autoConfirm: true, host: autoHost() });
+    try {
+      const before = (await readdir(mnt)).length;
+      const command =
+        "mkdir -p many && cd many && for i in $(seq 40); do for j in $(seq 400); do : > f${i}_$j; done; " +
+        "sleep 0.1; done; echo made all";
+      const result = await box.call(session, "bash", { command, timeout_s: 60 });
+      const made = (await readdir(path.join(mnt, "many"))).length;
+      assert.equal(result.success, false, JSON.stringify(result).slice(0, 800));
+      assert.equal(result.errorCode, "resource_limit", result.error);
+      assert.equal(result.details?.limit, "disk");
+      assert.doesNotMatch((result.output as BashResult).stdout, /made all/);
+      // Half of the free inodes at the start (about 9,990 here) and what one 200 ms reading lets pass: not 16,000.
+      assert.ok(made >= 8_000 && made <= 13_000, `made ${made} files (${before} entries before)`);
     } finally {
       await session.close();
     }
