@@ -13,6 +13,7 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import process from "node:process";
+import { queryRuntimePermission } from "@toolfence/internal";
 import { sizeBytes } from "./_size.ts";
 import { PolicyRules } from "./config/rules.ts";
 import type { ResourceLimitsInput } from "./config/schema.ts";
@@ -176,7 +177,7 @@ export interface LimitsState {
   /** The limits in force. */
   limits: ResourceLimits;
   /** The limits that do not hold here, each with why. */
-  gaps: { limit: LimitName; reason: string }[];
+  gaps: { limit: LimitName | "disk"; reason: string }[];
   /** Why no cgroup is used, when none is. */
   cgroupReason?: string;
   /** One line for a log or a model. */
@@ -283,6 +284,13 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
     });
   }
   if (!sandboxed) gaps.push({ limit: "tmpSize", reason: "commands run without bubblewrap, so /tmp is shared" });
+  if (!queryRuntimePermission("sys", "statfs").allowed) {
+    gaps.push({
+      limit: "disk",
+      reason: "the runtime may not read the free space of the workspace's disk (--allow-sys=statfs), so nothing " +
+        "ends a command that would fill it",
+    });
+  }
   const mechanism = root ? (root.version === 2 ? "cgroup2" : "cgroup1") : rlimits ? "rlimits" : "none";
   const setter = rlimits?.kind === "ulimit" ? "the shell's ulimit" : "prlimit";
   const how = root

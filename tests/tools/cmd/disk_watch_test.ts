@@ -6,7 +6,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import process from "node:process";
 import os from "node:os";
 import path from "node:path";
 import { autoHost } from "../../../policy/hosts.ts";
@@ -95,4 +96,40 @@ describe("the host's disk", { skip }, () => {
       await session.close();
     }
   });
+});
+
+test("without --allow-sys=statfs the state lists the disk among the limits that do not hold", {
+  timeout: 60_000,
+  skip: "Deno" in globalThis ? false : "runs deno with narrow flags",
+}, async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-disk-state-"));
+  try {
+    const limits = new URL("../../../policy/limits.ts", import.meta.url).href;
+    const script = path.join(dir, "state.ts");
+    await writeFile(
+      script,
+      `const { DEFAULT_RESOURCE_LIMITS, limitsState } = await import(${JSON.stringify(limits)});\n` +
+        `console.log(JSON.stringify((await limitsState(DEFAULT_RESOURCE_LIMITS)).gaps.map((g) => g.limit)));\n`,
+    );
+    const config = new URL("../../../deno.json", import.meta.url).pathname;
+    const gaps = (sys: string[]) =>
+      JSON.parse(
+        execFileSync(process.execPath, [
+          "run",
+          "--config",
+          config,
+          "--no-prompt",
+          "--allow-read",
+          "--allow-write",
+          "--allow-run",
+          "--allow-env",
+          ...sys,
+          script,
+        ], { encoding: "utf8", timeout: 50_000 }).trim().split("\n").at(-1)!,
+      ) as string[];
+    assert.ok(gaps([]).includes("disk"));
+    assert.ok(!gaps(["--allow-sys=statfs"]).includes("disk"));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
