@@ -147,6 +147,29 @@ const CONFINEMENT = ["--die-with-parent", "--cap-drop", "ALL"];
 // A session of the sandbox's own, so that nothing in it can push input into
 // the caller's terminal with TIOCSTI.
 const NEW_SESSION = ["--new-session"];
+// No user namespace inside the sandbox: in one of its own a process holds every capability (CAP_SYS_ADMIN,
+// CAP_NET_ADMIN) over the mount and network namespaces it makes there, the kernel's widest attack surface (nf_tables,
+// the usual road of a local privilege escalation) and nothing a command or checker needs. Before 2026-12-05
+// `unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET)` in a command gave CapEff 000001ffffffffff. bubblewrap 0.8 and
+// later (`--disable-userns` needs `--unshare-user` named, which `--unshare-all` only tries).
+const NO_NESTED_USERNS = ["--unshare-user", "--disable-userns"];
+
+const usernsSupport = new Map<string, Promise<readonly string[]>>();
+
+// NO_NESTED_USERNS where this bubblewrap takes it (probed once per bwrap), else nothing.
+function noNestedUserns(bwrap: string): Promise<readonly string[]> {
+  let known = usernsSupport.get(bwrap);
+  if (known === undefined) {
+    known = runProbe(
+      bwrap,
+      ["--ro-bind", "/", "/", "--unshare-all", ...NO_NESTED_USERNS, "--", "true"],
+      PROBE_TIMEOUT_MS,
+    )
+      .then((outcome) => outcome.ok ? NO_NESTED_USERNS : []);
+    usernsSupport.set(bwrap, known);
+  }
+  return known;
+}
 
 // The probe uses the same namespaces and mounts as real commands: in many
 // containers bwrap is installed but user namespaces or /proc mounts are not allowed.
@@ -686,6 +709,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // files would fill memory past tmpSize and, where no cgroup counts it, past every limit.
       ...ROOT_READ_ONLY,
       "--unshare-all",
+      ...await noNestedUserns(status.path),
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,
       ...(options.callerSession ? [] : NEW_SESSION),

@@ -221,6 +221,20 @@ describe("the machine's kernel settings", { skip }, () => {
     assert.match(ran.stderr, /Read-only file system/);
     assert.equal(Number(secrets.trim()), 0, `kernel secrets readable: ${secrets}`);
   });
+
+  test("no user namespace can be made inside: no capabilities over a mount or network namespace of its own", {
+    timeout: 60_000,
+    skip: execFileSync("sh", ["-c", "command -v unshare || true"]).toString().trim() === "" ? "no unshare(1)" : false,
+  }, async () => {
+    // Before: `unshare -U` in a command gave its process every capability (CapEff 000001ffffffffff) in a user
+    // namespace of its own, and with it CAP_NET_ADMIN over a network namespace (nf_tables and the rest of the
+    // kernel's widest attack surface) and CAP_SYS_ADMIN over a mount namespace.
+    const ran = await sandboxed(
+      "unshare -U sh -c 'grep CapEff /proc/self/status; echo made' 2>&1; unshare -Umn true 2>&1 || echo refused",
+    );
+    assert.doesNotMatch(ran.stdout, /made/, ran.stdout);
+    assert.match(ran.stdout, /refused/, ran.stdout);
+  });
 });
 
 describe("protected paths inside the sandbox", { skip }, () => {
