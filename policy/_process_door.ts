@@ -306,6 +306,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
+      // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
+      seccomp: true,
     });
     // Temporary files (mktemp, sort's spills, Python's tempfile, Node's os.tmpdir()) go to the sandbox's private
     // /tmp, capped at tmpSize, as a checker's do: the session temp dir lies on the host's disk with no bound (before,
@@ -356,6 +358,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
+      seccomp: true,
     });
     if (!wrapped.sandboxed) {
       await this.#allowUnconfined(request, wrapped.reason ?? "the sandbox is off", signal);

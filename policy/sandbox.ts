@@ -35,6 +35,7 @@ import {
   secretMountArgs,
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
+import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
@@ -412,6 +413,12 @@ export interface SandboxOptions {
    */
   privateHome?: boolean;
   /**
+   * Whether the command runs under the seccomp filter that refuses fallocate(2) (see `policy/_seccomp.ts`; the
+   * process door's commands and checkers do): its descriptor is one of `fds`, which the caller must then pass.
+   * Default `false`: a launcher script cannot pass a descriptor of this process.
+   */
+  seccomp?: boolean;
+  /**
    * Bytes of each private tmpfs the command may write (`/tmp`, `/dev/shm` and the private home folder; size-capped
    * where bubblewrap takes `--size`); default uncapped.
    */
@@ -662,7 +669,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const mounts = [...plan.mounts, ...readOnlyFolderMounts(options.readOnlyFolders ?? [])];
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
-    released ??= closeMounts(mounts).then(() => releasePlaceholders(mounts)).then(() =>
+    released ??= closeMounts(mounts).then(closeSeccomp).then(() => releasePlaceholders(mounts)).then(() =>
       options.quarantine === undefined || options.workspace === undefined
         ? []
         : quarantineCreated(plan, options.quarantine, [
@@ -671,6 +678,20 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         ])
     );
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
+  // The seccomp filter's descriptor after the mounts' (see policy/_seccomp.ts).
+  const seccomp = options.seccomp === true && await seccompSupported(status.path) ? openSeccompProgram() : undefined;
+  if (seccomp !== undefined) {
+    bound.args.push("--seccomp", String(FIRST_MOUNT_FD + bound.fds.length));
+    bound.fds.push(seccomp);
+  }
+  const closeSeccomp = () => {
+    if (seccomp === undefined) return;
+    try {
+      fs.closeSync(seccomp);
+    } catch {
+      // closed already
+    }
+  };
   try {
     const view = [...SYSTEM_READ_VIEW, ...readable];
     const hidden = options.workspace !== undefined && options.hiddenPaths?.length
