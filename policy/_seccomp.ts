@@ -1,5 +1,6 @@
 /**
- * The seccomp filter every sandboxed command and checker runs under: fallocate(2) fails with EOPNOTSUPP. It reserves
+ * The seccomp filter every sandboxed command and checker runs under: fallocate(2) fails with EOPNOTSUPP (and
+ * io_uring_setup(2) with ENOSYS, whose rings could reserve the same way unseen). fallocate reserves
  * disk blocks without writing them, 5 GiB in 13 ms here, so a loop of `fallocate -l 10M` filled a 488 MiB workspace
  * file system to its last block between two readings of the disk watch (see `watchDiskSpace`); refused, programs fall
  * back to writing (glibc's posix_fallocate does), at the disk's speed, which the watch's 200 ms readings follow.
@@ -25,26 +26,48 @@ const DENY = 0x00050000 | EOPNOTSUPP; // SECCOMP_RET_ERRNO
 const NR = 0; // offsetof(struct seccomp_data, nr)
 const ARCH = 4; // offsetof(struct seccomp_data, arch)
 
-// fallocate's number on each architecture a process of this machine may call it in: x86-64 (and its x32 ABI, the
-// number with bit 30 set), i386 (a 32-bit program on x86-64), aarch64. Another architecture is let through.
-const PROGRAM: Instruction[] = [
-  [LD_ABS_W, 0, 0, ARCH], // 0
-  [JEQ_K, 3, 0, 0xc000003e], // 1: AUDIT_ARCH_X86_64 -> 5
-  [JEQ_K, 6, 0, 0x40000003], // 2: AUDIT_ARCH_I386 -> 9
-  [JEQ_K, 8, 0, 0xc00000b7], // 3: AUDIT_ARCH_AARCH64 -> 12
-  [RET_K, 0, 0, ALLOW], // 4
-  [LD_ABS_W, 0, 0, NR], // 5
-  [JEQ_K, 8, 0, 285], // 6: x86-64 fallocate -> 15
-  [JEQ_K, 7, 0, 0x40000000 | 285], // 7: x32 fallocate -> 15
-  [RET_K, 0, 0, ALLOW], // 8
-  [LD_ABS_W, 0, 0, NR], // 9
-  [JEQ_K, 4, 0, 324], // 10: i386 fallocate -> 15
-  [RET_K, 0, 0, ALLOW], // 11
-  [LD_ABS_W, 0, 0, NR], // 12
-  [JEQ_K, 1, 0, 47], // 13: aarch64 fallocate -> 15
-  [RET_K, 0, 0, ALLOW], // 14
-  [RET_K, 0, 0, DENY], // 15
+const ENOSYS = 38;
+const NO_RING = 0x00050000 | ENOSYS;
+
+// The numbers of fallocate and io_uring_setup on each architecture a process of this machine may call them in: x86-64
+// (and its x32 ABI, the number with bit 30 set), i386 (a 32-bit program on x86-64), aarch64. Another architecture is let
+// through. io_uring_setup fails with ENOSYS, as on a kernel without it (its users fall back to plain calls): a ring's
+// IORING_OP_FALLOCATE reserves the same blocks with no system call a filter sees.
+const ARCHES: { arch: number; fallocate: number[]; ring: number[] }[] = [
+  { arch: 0xc000003e, fallocate: [285, 0x40000000 | 285], ring: [425, 0x40000000 | 425] }, // AUDIT_ARCH_X86_64
+  { arch: 0x40000003, fallocate: [324], ring: [425] }, // AUDIT_ARCH_I386
+  { arch: 0xc00000b7, fallocate: [47], ring: [425] }, // AUDIT_ARCH_AARCH64
 ];
+
+// The program: the architecture picks a block, each block compares the number and refuses or allows. Jumps are
+// relative to the next instruction, so each block's compares jump over the rest of it to the two returns at the end.
+function assemble(): Instruction[] {
+  const blocks = ARCHES.map(({ fallocate, ring }) => [...fallocate, ...ring]);
+  // Block i starts after the architecture checks (2 per arch: none; 1 compare each, then allow) and the blocks before.
+  const blockLength = (numbers: number[]) => 1 + numbers.length + 1; // load, compares, allow
+  const dispatch = 1 + ARCHES.length + 1; // load arch, one compare per arch, allow
+  const starts: number[] = [];
+  let at = dispatch;
+  for (const numbers of blocks) {
+    starts.push(at);
+    at += blockLength(numbers);
+  }
+  const deny = at; // RET EOPNOTSUPP
+  const noRing = at + 1; // RET ENOSYS
+  const program: Instruction[] = [[LD_ABS_W, 0, 0, ARCH]];
+  ARCHES.forEach(({ arch }, i) => program.push([JEQ_K, starts[i] - (program.length + 1), 0, arch]));
+  program.push([RET_K, 0, 0, ALLOW]);
+  ARCHES.forEach(({ fallocate, ring }) => {
+    program.push([LD_ABS_W, 0, 0, NR]);
+    for (const nr of fallocate) program.push([JEQ_K, deny - (program.length + 1), 0, nr]);
+    for (const nr of ring) program.push([JEQ_K, noRing - (program.length + 1), 0, nr]);
+    program.push([RET_K, 0, 0, ALLOW]);
+  });
+  program.push([RET_K, 0, 0, DENY], [RET_K, 0, 0, NO_RING]);
+  return program;
+}
+
+const PROGRAM = assemble();
 
 /** The filter as bubblewrap's `--seccomp` reads it: the compiled cBPF program, instruction after instruction. */
 export function seccompProgram(): Uint8Array {
