@@ -10,10 +10,10 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { addressKey, MAX_PIPELINED } from "../../adapters/mcp/_http_connections.ts";
 import { exited } from "../_exited.ts";
+import { DENO, DENO_PROCESS_ONLY } from "../_runtime.ts";
 
 const TOKEN = "connections-token-0123456789abcdef0123456789";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -344,7 +344,7 @@ describe("pipelined requests", () => {
   });
 });
 
-describe("the command line", () => {
+describe("the command line", { skip: DENO_PROCESS_ONLY }, () => {
   test("serve --http takes --headers-timeout-seconds and --max-connections-per-address", {
     timeout: 60_000,
   }, async () => {
@@ -352,7 +352,7 @@ describe("the command line", () => {
     await mkdir(join(dir, "ws"));
     const args = ["run", "-A", join(ROOT, "main.ts"), "serve", "--http", "127.0.0.1:0", "--no-auth", "--workspace"];
     const child = spawn(
-      process.execPath,
+      DENO,
       [...args, join(dir, "ws"), "--headers-timeout-seconds", "0.5", "--max-connections-per-address", "3"],
       { stdio: ["ignore", "pipe", "pipe"] },
     );

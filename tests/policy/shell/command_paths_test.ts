@@ -759,7 +759,13 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
               assert.match(check.reasons.join(" | "), /has the file .*reads .*leads through a link/, line);
             }
           }
-          const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+          // stdin not a pipe: rg given no path searches a piped stdin instead of the folder (node's spawnSync pipes it).
+          const run = spawnSync("bash", ["-c", lines[0]], {
+            cwd: workspace,
+            encoding: "utf8",
+            timeout: 10_000,
+            stdio: ["ignore", "pipe", "pipe"],
+          });
           assert.match(run.stderr, new RegExp(PLANTED), `${lines[0]} did not print the line behind ${link}`);
         } finally {
           await rm(join(workspace, link));
