@@ -168,8 +168,12 @@ function matches(p: Pattern, scheme: string, host: string, port: string): boolea
 
 // One spelling per address: IPv6 as the URL parser writes it, and an IPv4-mapped IPv6 address
 // (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4 address, which is where a connection to it leads: a deny of
-// `10.0.0.1` must refuse `[::ffff:10.0.0.1]` and a name whose AAAA record is that.
-function addressKey(ip: string): string {
+// `10.0.0.1` must refuse `[::ffff:10.0.0.1]` and a name whose AAAA record is that. A zone (`%1`, `%eth0`, which
+// `net.isIP` and `net.connect` take) names an interface, not another address, and is left out: before,
+// `CONNECT [::ffff:127.0.0.3%1]:port` was no spelling the URL parser reads, so it was compared as written, matched
+// no deny of `127.0.0.3`, and a person was asked about a "loopback address" the policy refuses (then reached it).
+function addressKey(address: string): string {
+  const ip = address.replace(/%.*$/, "");
   if (net.isIP(ip) === 4) return ip;
   let v6: string;
   try {

@@ -224,6 +224,37 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await named.outcome("http:", "::ffff:127.0.0.1", "8080"), "allowed ::ffff:127.0.0.1");
   });
 
+  test("a deny entry naming an address refuses it with an IPv6 zone, spelled or resolved", {
+    timeout: 30_000,
+  }, async () => {
+    // `net.connect(port, "::ffff:127.0.0.3%1")` reaches 127.0.0.3; before, the zone made the literal no spelling
+    // the deny compared, and a person was asked about it (who said yes, and a sandboxed command read the denied
+    // server through `CONNECT [::ffff:127.0.0.3%1]:port`).
+    const { outcome, asked, lookups } = judgeWith(
+      {
+        allow: ["*.example.com"],
+        deny: ["127.0.0.3", "[fe80::1]", "[fd00:ec2::254]"],
+      },
+      { "a.example.com": ["fe80::1%2"] },
+      true,
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("::ffff:127.0.0.3", "::FFFF:7F00:3", "0:0:0:0:0:ffff:7f00:0003", "fe80::1", "fd00:ec2::254"),
+        fc.constantFrom("%1", "%lo", "%eth0", "%25", "%25lo", "%a.b-c:d"),
+        fc.boolean(),
+        async (address, zone, brackets) => {
+          const host = brackets ? `[${address}${zone}]` : `${address}${zone}`;
+          assert.equal(await outcome("https:", host, "443"), "url_not_allowed", host);
+        },
+      ),
+      { seed: 20261205, numRuns: 200 },
+    );
+    assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
+    assert.deepEqual(asked, [], "the policy refuses them: nobody is asked");
+    assert.deepEqual(lookups, ["a.example.com"]);
+  });
+
   test(
     "generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry",
     { timeout: 30_000 },
