@@ -168,8 +168,30 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
   if (hosts.length !== 1) {
     return { refuse: `the request in the tunnel to ${host} sends ${hosts.length} Host headers: it must send one` };
   }
-  const wrong = wrongHost(hosts[0], judged, port, host);
+  const wrong = wrongHost(hosts[0], judged, port, host) ?? wrongTarget(lines[0], judged, port, host);
   return wrong === undefined ? { pass: true, plainHttp: true } : { refuse: wrong };
+}
+
+// Why a request line's target names another site than the judged host, or undefined when it names none or that one.
+// A server takes the site from an absolute-form target before the Host header (RFC 9112 3.2.2), and so does the
+// usual `new URL(req.url, base)`: before, `GET http://secret.internal/ HTTP/1.1` with `Host: <judged host>` in a
+// tunnel reached the other site behind the judged address. The target is read as that idiom reads it (a
+// network-path `//other/`, backslashes, `https:other`), against the judged host as base.
+function wrongTarget(line: string, judged: string, port: string, host: string): string | undefined {
+  const m = line.replace(/\r$/, "").match(/^[A-Z]{1,20}[ \t]+(\S+)[ \t]+HTTP\/\S*$/);
+  if (!m || m[1] === "*") return undefined;
+  let url: URL;
+  try {
+    url = new URL(m[1], `http://${judged.includes(":") ? `[${judged}]` : judged}:${port}/`);
+  } catch {
+    return undefined;
+  }
+  if (url.host === "" || (canonical(url.hostname) === judged && (url.port === "" || url.port === port))) {
+    return undefined;
+  }
+  return `the request in the tunnel to ${host} asks for ${
+    JSON.stringify(m[1].slice(0, 253))
+  }: a tunnel may only reach the host it was judged for`;
 }
 
 // Why a Host value is not the judged host, or undefined when it is.
@@ -184,8 +206,8 @@ function wrongHost(value: string, judged: string, port: string, host: string): s
 /**
  * For a tunnel whose opening passed and is not TLS: a scanner of everything
  * the client sends (the opening first), line by line across chunks, that
- * returns a refusal's reason at the first `Host` line naming another host
- * (or an `Upgrade: h2c`). Requests
+ * returns a refusal's reason at the first `Host` line or request target
+ * naming another host (or an `Upgrade: h2c`). Requests
  * pipelined or kept alive after the first are plain text too, and each could
  * name another site behind the judged address; a body line that reads like
  * such a header closes the tunnel too (it errs on the side of closing).
@@ -206,6 +228,8 @@ export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) 
       if (/^upgrade[ \t]*:.*\bh2c\b/i.test(line)) {
         return `the request in the tunnel to ${host} asks to switch to HTTP/2 without TLS, whose site the proxy cannot read`;
       }
+      const target = wrongTarget(line, judged, port, host);
+      if (target !== undefined) return target;
       const m = line.replace(/\r$/, "").match(/^host[ \t]*:([^]*)$/i);
       if (!m) continue;
       const wrong = wrongHost(m[1].trim(), judged, port, host);

@@ -450,4 +450,62 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("a tunnel reaches only the host it was judged for: a request target naming another site", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: `CONNECT 127.0.0.2:A` then `GET http://secret.internal/ HTTP/1.1` with `Host: 127.0.0.2:A` reached
+    // the secret site behind the judged address (a server takes an absolute-form target before Host, RFC 9112
+    // 3.2.2, as `new URL(req.url, base)` does): a sandboxed command read "SECRET-SITE" through socat.
+    const sites: string[] = [];
+    const upstream = http.createServer((req, res) => {
+      const site = new URL(req.url ?? "/", `http://${req.headers.host}`).hostname;
+      sites.push(site);
+      res.end(site === "secret.test" ? "SECRET-SITE" : "allowed-site");
+    });
+    const port = await new Promise<number>((resolve) =>
+      upstream.listen(0, "127.0.0.1", () => resolve((upstream.address() as AddressInfo).port))
+    );
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const seen: EgressConnection[] = [];
+    const proxy = await startEgressProxy({
+      judge: (_s, h) => Promise.resolve({ addresses: ["127.0.0.1"], host: h.toLowerCase() }),
+      listen: { path: path.join(dir, "p.sock") },
+      onConnection: (c) => seen.push(c),
+    });
+    const tunnel = (requests: string) =>
+      raw(proxy.path!, `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\n${requests}`, /-site/);
+    try {
+      for (
+        const target of [
+          "http://secret.test/",
+          `HTTP://Secret.Test:${port}/x`,
+          "http://allowed.test@secret.test/",
+          "//secret.test/",
+          "http:\\\\secret.test/",
+          "/\\secret.test/",
+          "https:secret.test",
+          "ws://secret.test/",
+        ]
+      ) {
+        for (const before of ["", "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"]) {
+          sites.length = 0;
+          const answer = await tunnel(`${before}GET ${target} HTTP/1.1\r\nHost: allowed.test:${port}\r\n\r\n`);
+          assert.doesNotMatch(answer, /SECRET/, target);
+          assert.ok(!sites.includes("secret.test"), `${target} after ${JSON.stringify(before)}: ${sites}`);
+          assert.match(seen.at(-1)!.reason!, /asks for .*: a tunnel may only reach the host it was judged for/);
+        }
+      }
+      // A target naming the judged host (any port spelled as the tunnel's, or none), or origin-form, is served.
+      for (const target of [`http://Allowed.Test:${port}/a`, "http://allowed.test./b", "/c?d=http://secret.test/"]) {
+        const answer = await tunnel(`GET ${target} HTTP/1.1\r\nHost: allowed.test\r\n\r\n`);
+        assert.match(answer, /allowed-site/, target);
+      }
+    } finally {
+      await proxy.close();
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
