@@ -313,6 +313,18 @@ export class DestinationJudge {
     if (denied) throw deniedBy(who, origin, addresses, denied);
     const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");
     const found = classes.find((c) => c !== "public");
+    // The unspecified address is no destination: a connection to it reaches this machine's loopback (0.0.0.0 is
+    // 127.0.0.1 to the kernel), which no deny entry naming 127.0.0.1 or localhost would catch. Allowed only by an
+    // entry naming it, never by a question nor by `privateNetworks`: before, a deny of 127.0.0.1 and localhost let
+    // `curl http://0.0.0.0:port/` read the denied server once a person said yes to "an unspecified address".
+    if (classes.includes("unspecified") && !pattern?.namesAddress) {
+      const address = addresses[classes.indexOf("unspecified")];
+      throw refused(
+        `${who} may not connect to ${origin} (${address}, the unspecified address, which reaches this machine ` +
+          "itself): only a network.allow entry naming it allows it; name the address meant (127.0.0.1) instead",
+        { origin, addresses, class: "unspecified", answeredBy: "rule" },
+      );
+    }
     const inside = this.#privateAllowed && found !== "reserved" ? undefined : found;
     const addressClass = found ?? "public";
     if (pattern && (!inside || pattern.namesAddress)) {

@@ -255,6 +255,32 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.deepEqual(lookups, ["a.example.com"]);
   });
 
+  test("the unspecified address is refused without a question, unless an entry names it", {
+    timeout: 30_000,
+  }, async () => {
+    // A connection to 0.0.0.0 (or ::) reaches this machine's loopback: before, with 127.0.0.1 and localhost
+    // denied, a person asked about "an unspecified address" said yes, and `curl http://0.0.0.0:port/` in a
+    // sandboxed command read the denied server on 127.0.0.1.
+    for (const privateNetworks of ["ask", "allow"] as const) {
+      const { outcome, asked } = judgeWith(
+        {
+          allow: ["*.example.com", "[::ffff:127.0.0.2]:8080"],
+          deny: ["127.0.0.1", "localhost"],
+          privateNetworks,
+        },
+        { "zero.example.com": ["0.0.0.0"], "six.example.com": ["2001:db8::1", "::"] },
+        true,
+      );
+      for (const host of ["0.0.0.0", "::", "[::]", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0", "zero.example.com"]) {
+        assert.equal(await outcome("http:", host, "8080"), "url_not_allowed", `${host} (${privateNetworks})`);
+      }
+      assert.equal(await outcome("https:", "six.example.com", "443"), "url_not_allowed", privateNetworks);
+      assert.deepEqual(asked, [], "nobody is asked about it");
+    }
+    const named = judgeWith({ allow: ["0.0.0.0:3000"] });
+    assert.equal(await named.outcome("http:", "0.0.0.0", "3000"), "allowed 0.0.0.0");
+  });
+
   test(
     "generated hosts: whatever the spelling, nothing inside is allowed by a wildcard entry",
     { timeout: 30_000 },
