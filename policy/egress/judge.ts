@@ -158,10 +158,17 @@ function parsePattern(entry: string): Pattern {
   };
 }
 
-function matches(p: Pattern, scheme: string, host: string, port: string): boolean {
+// `denying`: the entry is a deny entry. `localhost` names loopback: a deny entry every loopback address (127/8, ::1,
+// mapped), an allow entry the addresses the name resolves to (127.0.0.1, ::1). Before, a deny of `localhost` refused
+// the name only, and `curl http://127.0.0.1:port/` read the server it denied once a person said yes.
+function matches(p: Pattern, scheme: string, host: string, port: string, denying = false): boolean {
   if (p.schemes && !p.schemes.includes(scheme)) return false;
   if (p.port !== undefined && p.port !== port) return false;
   if (p.wildcard) return host.endsWith(`.${p.host}`);
+  if (p.host === "localhost" && net.isIP(host.replace(/%.*$/, "")) !== 0) {
+    const key = addressKey(host);
+    return denying ? classifyAddress(key) === "loopback" : key === "127.0.0.1" || key === "::1";
+  }
   if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return addressKey(host) === addressKey(p.host);
   return host === p.host;
 }
@@ -213,7 +220,7 @@ export function allowedByName(rules: EgressRules, scheme: string, hostname: stri
   const web = SECURE[scheme] ?? scheme;
   const host = canonicalHost(hostname);
   if (host === undefined || !(web in DEFAULT_PORTS)) return false;
-  const denied = (rules.deny ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
+  const denied = (rules.deny ?? []).some((entry) => matches(parsePattern(entry), web, host, port, true));
   return !denied && (rules.allow ?? []).some((entry) => matches(parsePattern(entry), web, host, port));
 }
 
@@ -291,7 +298,7 @@ export class DestinationJudge {
     if (host === undefined) throw unresolved(shownHost, origin);
     // Judged by name before any lookup: a name refused anyway is never sent to a resolver,
     // where a command could spell data into it (DNS exfiltration).
-    const deniedByName = this.#denied.find((p) => matches(p, web, host, port));
+    const deniedByName = this.#denied.find((p) => matches(p, web, host, port, true));
     if (deniedByName) throw deniedBy(who, origin, [], deniedByName);
     const pattern = this.#allowed.find((p) => matches(p, web, host, port));
     const literal = net.isIP(host) !== 0;
@@ -309,7 +316,7 @@ export class DestinationJudge {
       : undefined;
     const addresses = literal ? [host] : await (this.#options.resolve ?? systemResolve)(host);
     if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
-    const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port)));
+    const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port, true)));
     if (denied) throw deniedBy(who, origin, addresses, denied);
     const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");
     const found = classes.find((c) => c !== "public");

@@ -255,6 +255,29 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.deepEqual(lookups, ["a.example.com"]);
   });
 
+  test("a deny entry naming localhost refuses every loopback address, spelled or resolved", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: with `deny: ["localhost"]`, `curl http://127.0.0.1:port/` was asked about as "a loopback address", a
+    // person said yes, and a sandboxed command read the server the policy denied.
+    const { outcome, asked } = judgeWith({ allow: ["*.example.com"], deny: ["localhost"] }, {
+      "a.example.com": ["127.0.0.1"],
+      "b.example.com": ["::1"],
+    }, true);
+    for (const host of ["127.0.0.1", "127.0.0.5", "::1", "[::1]", "::ffff:127.0.0.1", "::ffff:7f00:2%1", "localhost"]) {
+      assert.equal(await outcome("http:", host, "8080"), "url_not_allowed", host);
+    }
+    assert.equal(await outcome("https:", "a.example.com", "443"), "url_not_allowed");
+    assert.equal(await outcome("https:", "b.example.com", "443"), "url_not_allowed");
+    assert.deepEqual(asked, [], "the policy refuses them: nobody is asked");
+    // An allow entry naming localhost allows what the name resolves to, on its port, and nothing else.
+    const named = judgeWith({ allow: ["localhost:3000"] });
+    assert.equal(await named.outcome("http:", "127.0.0.1", "3000"), "allowed 127.0.0.1");
+    assert.equal(await named.outcome("http:", "[::1]", "3000"), "allowed ::1");
+    assert.equal(await named.outcome("http:", "127.0.0.2", "3000"), "url_not_allowed");
+    assert.equal(await named.outcome("http:", "127.0.0.1", "3001"), "url_not_allowed");
+  });
+
   test("the unspecified address is refused without a question, unless an entry names it", {
     timeout: 30_000,
   }, async () => {

@@ -79,7 +79,8 @@ describe("destinations", () => {
       // Answers "allow" to every question, so that only the deny list can refuse.
       const { destinations, asked, close } = await judge({
         allow: ["127.0.0.1", "*.example.com", "93.184.215.14"],
-        deny: ["127.0.0.1:8080", "https://93.184.215.14", "localhost"],
+        // `localhost:9`: a deny of localhost refuses every loopback address, which would cover 127.0.0.1:8081 too.
+        deny: ["127.0.0.1:8080", "https://93.184.215.14", "localhost:9"],
         privateNetworks: "allow",
       }, "allow");
       try {
