@@ -435,8 +435,9 @@ function isPair(value: unknown): value is { key: string; value: unknown } {
   return isPlainObject(value) && typeof value.key === "string" && "value" in value && Object.keys(value).length === 2;
 }
 
-// Which member of a union a value belongs to, judged by shape only. An array fits a member whose items its values
-// fit, so that a union of a list of strings and a list of objects maps an object's nulls by the objects' schema.
+// Which member of a union a value belongs to, judged by shape only, at every depth. An array fits a member whose
+// items its values fit, so that a union of a list of strings and a list of objects maps an object's nulls by the
+// objects' schema; an object fits a member whose properties its values fit, a map one whose values they fit.
 function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, depth = 0): boolean {
   if (typeof member === "boolean" || depth > 64) return member !== false;
   const s = deref(root, member);
@@ -444,7 +445,15 @@ function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, de
   if (Array.isArray(members)) return members.some((m) => fits(root, m, value, depth + 1));
   const types = typesOf(s);
   if (value === null) return acceptsNull(root, s);
-  if (isRecordSchema(s)) return Array.isArray(value) ? value.every(isPair) : isPlainObject(value);
+  if (isRecordSchema(s)) {
+    const valueSchema = s.additionalProperties as JsonSchema;
+    const values = Array.isArray(value)
+      ? (value.every(isPair) ? value.map((pair) => pair.value) : undefined)
+      : isPlainObject(value)
+      ? Object.values(value)
+      : undefined;
+    return values !== undefined && values.every((item) => fits(root, valueSchema, item, depth + 1));
+  }
   if (Array.isArray(value)) {
     if (!types.includes("array")) return false;
     const items = s.items;
@@ -460,7 +469,13 @@ function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, de
   if (isPlainObject(value)) {
     if (!types.includes("object") && !isPlainObject(s.properties)) return false;
     const properties = (s.properties ?? {}) as Record<string, JsonSchema>;
-    return Object.keys(value).every((key) => Object.hasOwn(properties, key)) &&
+    const required = new Set(s.required ?? []);
+    // Judged at every depth: a member whose nested object differs (a discriminator one level down) is not the one,
+    // and null for an optional property is "absent" under strict mode.
+    return Object.entries(value).every(([key, item]) =>
+      Object.hasOwn(properties, key) &&
+      ((item === null && !required.has(key)) || fits(root, properties[key], item, depth + 1))
+    ) &&
       Object.entries(properties).every(([key, p]) => !("const" in p) || value[key] === p.const);
   }
   return false;

@@ -14,7 +14,7 @@ import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schem
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { restoreCall } from "../../adapters/_calls.ts";
 import { openAIChatTools, runOpenAIChatToolCalls } from "../../adapters/openai.ts";
-import { geminiTools } from "../../adapters/gemini.ts";
+import { geminiTools, runGeminiToolCalls } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -523,5 +523,72 @@ describe("OpenAI's limits of a strict schema", () => {
     toStrictSchema(make("thousand", v.object({ e: thousand })).inputSchema, "thousand");
     const auto = openAIChatTools(refused.map(([t]) => t), { strict: "auto" });
     assert.deepEqual(auto.map((t) => t.function.strict), refused.map(() => false));
+  });
+});
+
+describe("a union's member chosen by the value's shape at every depth", () => {
+  // The member was chosen by the top-level keys only: { a: { k: "two", n: null } } fitted the first member (it has
+  // `a`), the null of the second member's optional `n` was left in, and validation refused what the advertised schema
+  // allows ("Expected number but received null").
+  const nested = tool({
+    name: "nested",
+    description: "Two shapes told apart one level down.",
+    input: v.object({
+      choice: v.union([
+        v.object({ a: v.object({ k: v.literal("one") }) }),
+        v.object({ a: v.object({ k: v.literal("two"), n: v.optional(v.number()) }) }),
+      ]),
+      // The same inside a map's values.
+      byName: v.optional(v.record(
+        v.string(),
+        v.union([
+          v.record(v.string(), v.object({ k: v.literal("x") })),
+          v.record(v.string(), v.object({ k: v.literal("y"), n: v.optional(v.string()) })),
+        ]),
+      )),
+    }),
+    run: (args) => args,
+  });
+  const answer = {
+    choice: { a: { k: "two", n: null } },
+    byName: [{ key: "m", value: [{ key: "i", value: { k: "y", n: null } }] }],
+  };
+  const expected = { choice: { a: { k: "two" } }, byName: { m: { i: { k: "y" } } } };
+
+  test("the strict schema allows the answer, and the pipeline takes it", { timeout: 60_000 }, async () => {
+    assert.equal(ajv.validate(toStrictSchema(nested.inputSchema, "nested"), answer), true, "advertised");
+    assert.deepEqual(fromStrictArguments(nested.inputSchema, answer), expected);
+    const box = new ToolBox().register(nested);
+    await withSession(async (session) => {
+      const { results } = await runOpenAIChatToolCalls(box, session, {
+        choices: [{
+          message: {
+            tool_calls: [{
+              id: "c1",
+              type: "function",
+              function: { name: "nested", arguments: JSON.stringify(answer) },
+            }],
+          },
+        }],
+      });
+      assert.equal(results[0].status, "success", results[0].error);
+      assert.deepEqual(results[0].output, expected);
+      // Gemini sends the same encoding of maps; its optional `n` may be left out, which was already taken.
+      const gemini = await runGeminiToolCalls(box, session, {
+        candidates: [{ content: { parts: [{ functionCall: { name: "nested", args: answer } }] } }],
+      });
+      assert.equal(gemini.results[0].status, "success", gemini.results[0].error);
+      assert.deepEqual(gemini.results[0].output, expected);
+    });
+  });
+
+  test("a value that fits no member is left for validation to refuse", { timeout: 60_000 }, async () => {
+    const wrong = { choice: { a: { k: "three", n: null } } };
+    const box = new ToolBox().register(nested);
+    await withSession(async (session) => {
+      const result = await box.call(session, "nested", restoreCall(box, { name: "nested", args: wrong }).args);
+      assert.equal(result.status, "error");
+      assert.equal(result.errorCode, "invalid_arguments");
+    });
   });
 });
