@@ -7,7 +7,7 @@
  */
 
 import type * as v from "valibot";
-import { toJsonSchema } from "@valibot/to-json-schema";
+import { type OverrideActionContext, toJsonSchema } from "@valibot/to-json-schema";
 import { closeObjects } from "./validation.ts";
 import { isValibotSchema, libraryJsonSchema } from "./_standard_schema.ts";
 
@@ -106,6 +106,7 @@ export function inputJsonSchema(schema: StandardSchema): JsonSchema {
     const converted = toJsonSchema(schema as v.GenericSchema, {
       errorMode: "throw",
       typeMode: "input",
+      overrideAction: valibotFormat,
       overrideSchema(context) {
         if (context.valibotSchema.type === "object") {
           return { ...context.jsonSchema, additionalProperties: false };
@@ -121,6 +122,20 @@ export function inputJsonSchema(schema: StandardSchema): JsonSchema {
     return converted;
   }
   return closeObjects(libraryJsonSchema(schema));
+}
+
+// valibot's converter writes `format: "date-time"` for `v.isoDateTime()` and `format: "time"` for `v.isoTime()`, but
+// those take minutes only ("2024-01-01T10:30", "10:30") where the formats (RFC 3339) need seconds and, for a time,
+// an offset: a model held to the format (OpenAI's strict mode enforces it; Gemini and Anthropic read it) sends
+// "2024-01-01T10:30:00Z", which the validation refuses, so no value the schema advertises is accepted. They are
+// written as the pattern the action checks instead (`v.isoTimestamp()` stays date-time: it takes every RFC 3339
+// date-time a model writes). Beside another pattern the format is left out: the schema is then wider, never narrower.
+const MINUTE_FORMATS = new Set(["iso_date_time", "iso_time"]);
+function valibotFormat(context: OverrideActionContext): OverrideActionContext["jsonSchema"] | undefined {
+  const action = context.valibotAction as { type: string; requirement?: unknown };
+  if (!MINUTE_FORMATS.has(action.type) || !(action.requirement instanceof RegExp)) return undefined;
+  const { format: _format, ...rest } = context.jsonSchema;
+  return typeof rest.pattern === "string" ? rest : { ...rest, pattern: action.requirement.source };
 }
 
 // `v.intersect` converts to an allOf of its members, each object closed (`additionalProperties: false`), which no
@@ -185,6 +200,7 @@ export function outputJsonSchema(schema: StandardSchema): JsonSchema {
     converted = toJsonSchema(schema as v.GenericSchema, {
       errorMode: "throw",
       typeMode: "input",
+      overrideAction: valibotFormat,
       // Custom checks have no JSON Schema form; the schema is then wider than the check, never narrower.
       ignoreActions: ["check", "check_items", "partial_check", "raw_check"],
     }) as JsonSchema;

@@ -9,12 +9,12 @@ import { z } from "zod";
 import { Ajv } from "ajv";
 import { type AnyTool, tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
-import type { JsonSchema } from "../../core/schema.ts";
+import { type JsonSchema, outputJsonSchema } from "../../core/schema.ts";
 import { fromStrictArguments, toStrictSchema } from "../../adapters/strict_schema.ts";
 import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { restoreCall } from "../../adapters/_calls.ts";
 import { openAIChatTools, runOpenAIChatToolCalls } from "../../adapters/openai.ts";
-import { geminiTools, runGeminiToolCalls } from "../../adapters/gemini.ts";
+import { type GeminiSchema, geminiTools, runGeminiToolCalls } from "../../adapters/gemini.ts";
 import { withSession } from "../core/_helpers.ts";
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -590,5 +590,59 @@ describe("a union's member chosen by the value's shape at every depth", () => {
       assert.equal(result.status, "error");
       assert.equal(result.errorCode, "invalid_arguments");
     });
+  });
+});
+
+describe("valibot's minute-precision date-time and time", () => {
+  // valibot's converter wrote `format: "date-time"` for v.isoDateTime() and `format: "time"` for v.isoTime(), which
+  // take "2024-01-01T10:30" and "10:30" only; a model held to the format (strict mode enforces it) sends
+  // "2024-01-01T10:30:00Z" or "10:30:00Z", and every such value was refused.
+  const when = tool({
+    name: "when",
+    description: "Schedules.",
+    input: v.object({ at: v.pipe(v.string(), v.isoDateTime()), daily: v.optional(v.pipe(v.string(), v.isoTime())) }),
+    output: v.object({ at: v.pipe(v.string(), v.isoDateTime()) }),
+    run: (args) => ({ at: args.at }),
+  });
+  const advertised = (schema: JsonSchema | GeminiSchema | undefined) => schema as { format?: string; pattern?: string };
+
+  test("every dialect advertises the pattern the validation holds, not the RFC 3339 format", {
+    timeout: 60_000,
+  }, async () => {
+    const strictProps = toStrictSchema(when.inputSchema, "when").properties!;
+    const geminiProps = geminiTools([when])[0].functionDeclarations[0].parameters!.properties!;
+    const box = new ToolBox().register(when);
+    for (
+      const [name, accepted, refused] of [
+        ["at", "2024-01-01T10:30", "2024-01-01T10:30:00Z"],
+        ["daily", "10:30", "10:30:00Z"],
+      ] as const
+    ) {
+      for (
+        const schema of [when.inputSchema.properties![name], strictProps[name], geminiProps[name]].map(advertised)
+      ) {
+        assert.equal(schema.format, undefined, `${name}: ${JSON.stringify(schema)}`);
+        const pattern = new RegExp(schema.pattern!, "u");
+        assert.equal(pattern.test(accepted), true, `${name} advertises ${accepted}`);
+        assert.equal(pattern.test(refused), false, `${name} does not advertise ${refused}`);
+      }
+      await withSession(async (session) => {
+        const args = name === "at" ? { at: accepted } : { at: "2024-01-01T10:30", daily: accepted };
+        assert.equal((await box.call(session, "when", args)).status, "success");
+        const wrong = name === "at" ? { at: refused } : { at: "2024-01-01T10:30", daily: refused };
+        assert.equal((await box.call(session, "when", wrong)).status, "error");
+      });
+    }
+    const output = outputJsonSchema(v.object({ at: v.pipe(v.string(), v.isoDateTime()) }));
+    assert.equal(advertised(output.properties!.at).format, undefined, "the output schema too");
+    assert.equal(typeof advertised(output.properties!.at).pattern, "string");
+    // A timestamp (seconds and an offset) keeps its format: it takes the RFC 3339 date-times a model writes.
+    const stamp = tool({
+      name: "stamp",
+      description: "Stamps.",
+      input: v.object({ at: v.pipe(v.string(), v.isoTimestamp()) }),
+      run: () => "",
+    });
+    assert.equal(stamp.inputSchema.properties!.at.format, "date-time");
   });
 });
