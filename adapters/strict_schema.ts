@@ -390,25 +390,34 @@ function recordAsPairs(ctx: WalkContext, schema: JsonSchema, notes: string[], pa
  * ```
  */
 export function fromStrictArguments(schema: JsonSchema, args: unknown): unknown {
-  return restore(schema, schema, args, 0);
+  return restore({ root: schema, memo: new Map() }, schema, args, 0);
 }
 
-function restore(root: JsonSchema, schema: JsonSchema | boolean | undefined, value: unknown, depth: number): unknown {
+// The schema, and what `fits` found for each object or array of the value against each schema node: it judges a
+// union's member at every depth, and without the memo nested unions that all fail deep down (a recursive schema)
+// would be judged again at every level, 2^depth times.
+interface Restoring {
+  root: JsonSchema;
+  memo: Map<object, Map<JsonSchema, boolean>>;
+}
+
+function restore(ctx: Restoring, schema: JsonSchema | boolean | undefined, value: unknown, depth: number): unknown {
+  const root = ctx.root;
   if (schema === undefined || typeof schema === "boolean" || depth > 64) return value;
   const s = deref(root, schema);
   const members = s.anyOf ?? s.oneOf;
   if (Array.isArray(members)) {
-    const member = members.find((m) => fits(root, m, value));
-    return member === undefined ? value : restore(root, member, value, depth + 1);
+    const member = members.find((m) => fits(ctx, m, value));
+    return member === undefined ? value : restore(ctx, member, value, depth + 1);
   }
   if (isRecordSchema(s)) {
     const valueSchema = s.additionalProperties as JsonSchema;
     // A key sent twice stays a list, which validation refuses: one of its values would be lost without a word.
     if (Array.isArray(value) && value.every(isPair) && new Set(value.map((pair) => pair.key)).size === value.length) {
-      return Object.fromEntries(value.map((pair) => [pair.key, restore(root, valueSchema, pair.value, depth + 1)]));
+      return Object.fromEntries(value.map((pair) => [pair.key, restore(ctx, valueSchema, pair.value, depth + 1)]));
     }
     if (isPlainObject(value)) {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restore(root, valueSchema, v, depth + 1)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restore(ctx, valueSchema, v, depth + 1)]));
     }
     return value;
   }
@@ -419,14 +428,14 @@ function restore(root: JsonSchema, schema: JsonSchema | boolean | undefined, val
     for (const [key, item] of Object.entries(value)) {
       const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
       if (item === null && property !== undefined && !required.has(key) && !acceptsNull(root, property)) continue;
-      out.push([key, restore(root, property, item, depth + 1)]);
+      out.push([key, restore(ctx, property, item, depth + 1)]);
     }
     // Own properties, every key as sent: an assignment of `__proto__` (Node has the accessor) would set the
     // object's prototype instead, and the schema library would read the model's values through it.
     return Object.fromEntries(out);
   }
   if (Array.isArray(value) && isPlainObject(s.items)) {
-    return value.map((item) => restore(root, s.items as JsonSchema, item, depth + 1));
+    return value.map((item) => restore(ctx, s.items as JsonSchema, item, depth + 1));
   }
   return value;
 }
@@ -438,11 +447,21 @@ function isPair(value: unknown): value is { key: string; value: unknown } {
 // Which member of a union a value belongs to, judged by shape only, at every depth. An array fits a member whose
 // items its values fit, so that a union of a list of strings and a list of objects maps an object's nulls by the
 // objects' schema; an object fits a member whose properties its values fit, a map one whose values they fit.
-function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, depth = 0): boolean {
+function fits(ctx: Restoring, member: JsonSchema | boolean, value: unknown, depth = 0): boolean {
   if (typeof member === "boolean" || depth > 64) return member !== false;
-  const s = deref(root, member);
+  const s = deref(ctx.root, member);
+  if (typeof value !== "object" || value === null) return fitsNode(ctx, s, value, depth);
+  let known = ctx.memo.get(value);
+  if (known === undefined) ctx.memo.set(value, known = new Map());
+  let found = known.get(s);
+  if (found === undefined) known.set(s, found = fitsNode(ctx, s, value, depth));
+  return found;
+}
+
+function fitsNode(ctx: Restoring, s: JsonSchema, value: unknown, depth: number): boolean {
+  const root = ctx.root;
   const members = s.anyOf ?? s.oneOf;
-  if (Array.isArray(members)) return members.some((m) => fits(root, m, value, depth + 1));
+  if (Array.isArray(members)) return members.some((m) => fits(ctx, m, value, depth + 1));
   const types = typesOf(s);
   if (value === null) return acceptsNull(root, s);
   if (isRecordSchema(s)) {
@@ -452,12 +471,12 @@ function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, de
       : isPlainObject(value)
       ? Object.values(value)
       : undefined;
-    return values !== undefined && values.every((item) => fits(root, valueSchema, item, depth + 1));
+    return values !== undefined && values.every((item) => fits(ctx, valueSchema, item, depth + 1));
   }
   if (Array.isArray(value)) {
     if (!types.includes("array")) return false;
     const items = s.items;
-    return !isPlainObject(items) || value.every((item) => fits(root, items as JsonSchema, item, depth + 1));
+    return !isPlainObject(items) || value.every((item) => fits(ctx, items as JsonSchema, item, depth + 1));
   }
   if (typeof value !== "object") {
     if (Array.isArray(s.enum)) return s.enum.includes(value);
@@ -474,7 +493,7 @@ function fits(root: JsonSchema, member: JsonSchema | boolean, value: unknown, de
     // and null for an optional property is "absent" under strict mode.
     return Object.entries(value).every(([key, item]) =>
       Object.hasOwn(properties, key) &&
-      ((item === null && !required.has(key)) || fits(root, properties[key], item, depth + 1))
+      ((item === null && !required.has(key)) || fits(ctx, properties[key], item, depth + 1))
     ) &&
       Object.entries(properties).every(([key, p]) => !("const" in p) || value[key] === p.const);
   }
