@@ -30,3 +30,36 @@ export function cancelFalsyIds(server: Server): void {
     return oncancel.call(this, notification);
   };
 }
+
+// The SDK runs every notification handler a microtask later, but a request is dispatched at once: a cancellation
+// and a request reusing the cancelled id, read in one chunk (or one batch), reached the SDK in that order and were
+// handled in the other. The new request's abort controller had taken the id, so the cancellation stopped the new
+// request and the cancelled call ran on to the end, its answer sent as the answer to the new one. A cancellation is
+// handled here as it is read, before any later message; the SDK's own handler (its schema check, then `_oncancel`)
+// is the one that runs.
+
+/** Makes `server` handle notifications/cancelled in the order read, before the next message is dispatched. */
+export function cancelInOrder(server: Server): void {
+  const internals = server as unknown as {
+    _onnotification?: (this: Server, notification: { method: string }) => unknown;
+    _notificationHandlers?: Map<string, (notification: unknown) => unknown>;
+    _onerror?: (this: Server, error: Error) => void;
+  };
+  const onnotification = internals._onnotification;
+  const handlers = internals._notificationHandlers;
+  if (typeof onnotification !== "function" || !(handlers instanceof Map) || typeof internals._onerror !== "function") {
+    throw new Error("The MCP SDK no longer dispatches notifications through _onnotification; update _cancel_ids.ts");
+  }
+  internals._onnotification = function (notification) {
+    const handler = notification.method === "notifications/cancelled" ? handlers.get(notification.method) : undefined;
+    if (handler === undefined) return onnotification.call(this, notification);
+    try {
+      // Synchronous up to the abort: the schema check, then `_oncancel`, which awaits nothing before it.
+      void Promise.resolve(handler(notification)).catch((error) =>
+        internals._onerror!.call(this, new Error(`Uncaught error in notification handler: ${error}`))
+      );
+    } catch (error) {
+      internals._onerror!.call(this, new Error(`Uncaught error in notification handler: ${error}`));
+    }
+  };
+}

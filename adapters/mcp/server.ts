@@ -59,7 +59,7 @@ import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams } from "./_param_errors.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
-import { cancelFalsyIds } from "./_cancel_ids.ts";
+import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
 import { mcpServerModule, mcpTypes } from "./_sdk.ts";
 
@@ -740,6 +740,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   answerInvalidParams(server);
   ignoreTaskAugmentation(server);
   cancelFalsyIds(server);
+  cancelInOrder(server);
 
   let closed: Promise<void> | undefined;
   const close = () => {

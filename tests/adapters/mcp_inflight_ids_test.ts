@@ -159,4 +159,34 @@ describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
     await new Promise((done) => setTimeout(done, 3500));
     assert.deepEqual(server.replies.filter((r) => r.id === 3).length, 1, JSON.stringify(server.replies.slice(-3)));
   });
+
+  test(
+    "a cancellation and a request taking its id, read in one chunk, stop the old call and answer the new one",
+    { timeout: 60_000 },
+    async () => {
+      // Before: the SDK handled the cancellation a microtask after the request behind it had taken the id, so it
+      // cancelled the new request (datetime) while the cancelled sleep ran on and answered as id 4, after 3 s.
+      for (const [id, cancelled] of [[4, 4], [6, "6"]] as const) {
+        await server.write(call(id, "sleep", { seconds: 3 }) + "\n");
+        await new Promise((done) => setTimeout(done, 300));
+        const cancel = JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: cancelled },
+        });
+        await server.write(cancel + "\n" + call(id, "datetime") + "\n");
+        const answered = await server.reply(id);
+        assert.ok(answered.result, JSON.stringify(answered));
+        assert.match(JSON.stringify(answered.result), /unix_ms/, JSON.stringify(answered));
+      }
+      await new Promise((done) => setTimeout(done, 3500));
+      for (const id of [4, 6]) {
+        const mine = server.replies.filter((r) => r.id === id);
+        assert.equal(mine.length, 1, JSON.stringify(mine));
+      }
+      const notices = server.replies.filter((r) => r.method === "notifications/message").map((r) => JSON.stringify(r));
+      assert.ok(notices.some((n) => /"tool":"sleep","callId":"mcp-4"/.test(n)), notices.join("\n"));
+      assert.ok(!notices.some((n) => /"tool":"datetime"/.test(n)), notices.join("\n"));
+    },
+  );
 });
