@@ -54,6 +54,34 @@ describe("JSON-RPC batches over stdio", { skip: DENO_PROCESS_ONLY }, () => {
     assert.equal(server.replies.slice(from).filter((r) => !Array.isArray(r) && String(r.id).startsWith("b")).length, 0);
   });
 
+  test(
+    "a batch cancelling a call and reusing its id stops the old call and answers the new one",
+    { timeout: 60_000 },
+    async () => {
+      // Before: the SDK handled the cancellation after the request behind it had taken the id: it stopped the new
+      // request (datetime) and the cancelled sleep ran on, its answer sent in the batch's array as the answer to "k1".
+      await server.write(line({
+        jsonrpc: "2.0",
+        id: "k1",
+        method: "tools/call",
+        params: { name: "sleep", arguments: { seconds: 3 } },
+      }));
+      await new Promise((done) => setTimeout(done, 300));
+      const from = server.replies.length;
+      await server.write(line([
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "k1" } },
+        { jsonrpc: "2.0", id: "k1", method: "tools/call", params: { name: "datetime", arguments: {} } },
+      ]));
+      const [answers] = await server.batchReplies(from, 1, 10_000);
+      assert.equal(answers.length, 1, JSON.stringify(answers));
+      assert.equal(answers[0].id, "k1");
+      assert.match(JSON.stringify(callOutput(answers[0])), /unix_ms/, JSON.stringify(answers[0]));
+      await new Promise((done) => setTimeout(done, 3200));
+      const late = server.replies.slice(from).filter((r) => !Array.isArray(r) && r.id === "k1");
+      assert.deepEqual(late, []);
+    },
+  );
+
   test("broken messages in a batch are answered in its array; the rest are served", { timeout: 60_000 }, async () => {
     const from = server.replies.length;
     await server.write(line([
