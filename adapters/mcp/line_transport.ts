@@ -463,8 +463,11 @@ export class LineTransport implements Transport {
       // A cancelled request gets no answer, so its id is free again. It is cancelled by the id it was sent with: the
       // SDK finds the call to stop by the exact id, and a cancellation of `"1"` for the request `1` freed the id while
       // the call ran on to the end (a command finishing what its client had stopped) and a new request took the id.
-      const params = message.params as { requestId?: RequestId } | undefined;
-      const cancelled = params?.requestId;
+      const params = message.params as { requestId?: unknown } | undefined;
+      // Only an id names a request: `[11]` or `{"id": 11}` spelled 11 as a string and cancelled the call 11.
+      const cancelled = typeof params?.requestId === "string" || typeof params?.requestId === "number"
+        ? params.requestId
+        : undefined;
       // "The initialize request MUST NOT be cancelled": one that was would go unanswered and initialize nothing,
       // while it still counts as the connection's one initialize.
       if (cancelled !== undefined && String(cancelled) === this.#initializeId) {

@@ -160,6 +160,27 @@ describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
     assert.deepEqual(server.replies.filter((r) => r.id === 3).length, 1, JSON.stringify(server.replies.slice(-3)));
   });
 
+  test("malformed cancellations, handled as read, change nothing and break nothing", { timeout: 60_000 }, async () => {
+    // Before: the transport spelled `[11]` as "11", took it for the call 11, cancelled it and freed its id.
+    await server.write(call(11, "sleep", { seconds: 0.5 }) + "\n");
+    const malformed = [undefined, null, { requestId: { id: 11 } }, { requestId: [11] }, { requestId: null }, {
+      requestId: 11.5,
+    }, { requestId: "__proto__" }];
+    await server.write(
+      malformed.map((params) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          ...(params === undefined ? {} : { params }),
+        })
+      ).join("\n") + "\n",
+    );
+    const answered = await server.reply(11);
+    assert.match(JSON.stringify(answered.result), /slept_ms/, JSON.stringify(answered));
+    const pong = await server.request("ping", {});
+    assert.deepEqual(pong.result, {});
+  });
+
   test(
     "a cancellation and a request taking its id, read in one chunk, stop the old call and answer the new one",
     { timeout: 60_000 },
