@@ -175,6 +175,11 @@ describe("links copied or moved to another place", () => {
          symlink($t, "$at.next"); rename("$at.next", $at); } }`,
       link,
     ], { stdio: "ignore" });
+    const racerGone = exited(racer);
+    const stopRacer = async () => {
+      racer.kill("SIGKILL");
+      await racerGone;
+    };
     try {
       let placed = 0;
       for (let i = 0; i < 60; i++) {
@@ -189,10 +194,18 @@ describe("links copied or moved to another place", () => {
         const text = fs.readlinkSync(copied);
         assert.equal(text, "../../inside.txt", `copy ${i} placed ${text}`);
       }
-      assert.ok(placed > 0, "some copies ran between the swaps");
+      // On a loaded machine every copy of the race may meet a swap and be refused (60 of 60 were once): that a refusal
+      // is not all the tool does is shown by a copy once the racer is gone.
+      await stopRacer();
+      // The racer may have been killed between its symlink and its rename.
+      await fsp.rm(`${link}.next`, { force: true });
+      await fsp.rm(link);
+      await fsp.symlink("../../inside.txt", link);
+      const steady = await l.call("copy", { src: "a/b", dst: "c/steady" });
+      assert.equal(steady.status, "success", `${placed} of 60 copies placed during the race; then ${steady.error}`);
+      assert.equal(fs.readlinkSync(path.join(l.workdir, "c", "steady", "link")), "../../inside.txt");
     } finally {
-      racer.kill("SIGKILL");
-      await exited(racer);
+      await stopRacer();
       await l.cleanup();
     }
   });
