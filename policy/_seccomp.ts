@@ -86,9 +86,9 @@ export function seccompProgram(): Uint8Array {
 let programFile: string | undefined;
 
 // The program in a file of this process's own (a fresh private folder of the system temp folder, never one a command
-// can write), made once and again if a temp cleaner removed it; undefined where it cannot be made.
-function programPath(): string | undefined {
-  if (programFile !== undefined && fs.existsSync(programFile)) return programFile;
+// can write), made once (and again by openSeccompProgram if a temp cleaner removed it); undefined where it cannot be
+// made.
+function newProgramFile(): string | undefined {
   try {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-seccomp-"));
     const file = path.join(dir, "deny-fallocate.bpf");
@@ -130,12 +130,15 @@ export function seccompSupported(bwrap: string): Promise<boolean> {
 
 /** A descriptor of the filter to hand bubblewrap (`--seccomp N`), or undefined; the caller closes it. */
 export function openSeccompProgram(): number | undefined {
-  const file = programPath();
-  if (file === undefined) return undefined;
-  try {
-    return fs.openSync(file, "r");
-  } catch {
-    programFile = undefined;
-    return undefined;
+  // The file made before, opened as it is (one system call per command); made anew when that fails.
+  for (const file of [programFile, undefined]) {
+    const opened = file ?? newProgramFile();
+    if (opened === undefined) return undefined;
+    try {
+      return fs.openSync(opened, "r");
+    } catch {
+      programFile = undefined;
+    }
   }
+  return undefined;
 }
