@@ -177,8 +177,8 @@ export function readsIgnoreFiles(name: string): boolean {
 
 /**
  * The files of {@linkcode IGNORE_FILES} that are links, which `name` opens walking `folder`: below it, in it, and
- * (for ripgrep) in the folders above it for which `above` holds (those of the workspace); `undefined` when there are more than {@linkcode MAX_ENTRIES}
- * entries to look at.
+ * (for ripgrep) in the folders above it for which `above` holds (those of the workspace); `undefined` when there are
+ * more than {@linkcode MAX_NAMED_ENTRIES} entries to look at.
  */
 export function ignoreFileLinks(
   name: string,
