@@ -41,6 +41,38 @@ function v6Groups(ip: string): number[] | undefined {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : undefined;
 }
 
+// The IPv4 address an IPv6 one carries, which decides where a connection to it leads: IPv4-mapped
+// (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, not :: or ::1), NAT64 (64:ff9b::a.b.c.d, and the local-use
+// 64:ff9b:1::/48 with the address in its last 32 bits) and 6to4 (2002:AABB:CCDD::).
+function carriedV4(g: number[]): number[] | undefined {
+  const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return quad(g[6], g[7]);
+  if (g.slice(0, 6).every((x) => x === 0) && (g[6] !== 0 || g[7] > 1)) return quad(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b) return quad(g[6], g[7]);
+  if (g[0] === 0x2002) return quad(g[1], g[2]);
+  return undefined;
+}
+
+/**
+ * One spelling per destination, to compare an address with a deny or allow
+ * entry: an IPv4 address as its dotted quad, also where an IPv6 form carries
+ * it (mapped, compatible, NAT64, 6to4: {@linkcode classifyAddress} gives
+ * those the IPv4 address's class, so an entry naming the IPv4 address must
+ * match them too); any other IPv6 address in its compressed lower-case form;
+ * a zone (`%eth0`) left out, since it names an interface, not another
+ * address. `undefined` when `ip` is not an address.
+ */
+export function destinationKey(ip: string): string | undefined {
+  const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const kind = net.isIP(bare);
+  if (kind === 4) return v4Bytes(bare)?.join(".");
+  const g = kind === 6 ? v6Groups(bare) : undefined;
+  if (g === undefined) return undefined;
+  const carried = carriedV4(g);
+  if (carried !== undefined) return carried.join(".");
+  return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+}
+
 function classifyV4(b: number[]): AddressClass {
   const [a, c] = [b[0], b[1]];
   if (a === 0) return "unspecified";
@@ -81,14 +113,10 @@ export function classifyAddress(ip: string): AddressClass | undefined {
   if (kind !== 6) return undefined;
   const g = v6Groups(bare);
   if (!g) return undefined;
-  const embedded = (hi: number, lo: number) => classifyV4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
   if (g.every((x) => x === 0)) return "unspecified";
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return "loopback";
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and
-  // 6to4 (2002:AABB:CCDD::) addresses carry an IPv4 address that decides where they lead.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return embedded(g[6], g[7]);
-  if (g[0] === 0x64 && g[1] === 0xff9b) return embedded(g[6], g[7]);
-  if (g[0] === 0x2002) return embedded(g[1], g[2]);
+  const carried = carriedV4(g);
+  if (carried !== undefined) return classifyV4(carried);
   if ((g[0] & 0xfe00) === 0xfc00) return "private";
   if ((g[0] & 0xffc0) === 0xfe80) return "link-local";
   if ((g[0] & 0xffc0) === 0xfec0) return "private"; // deprecated site-local

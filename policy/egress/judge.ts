@@ -17,7 +17,7 @@ import dns from "node:dns/promises";
 import net from "node:net";
 import { domainToASCII } from "node:url";
 import { ToolError } from "@toolfence/core";
-import { type AddressClass, classifyAddress } from "./addresses.ts";
+import { type AddressClass, classifyAddress, destinationKey } from "./addresses.ts";
 
 /** The destination rules (the policy file's `network` section). */
 export interface EgressRules {
@@ -166,32 +166,11 @@ function matches(p: Pattern, scheme: string, host: string, port: string, denying
   if (p.port !== undefined && p.port !== port) return false;
   if (p.wildcard) return host.endsWith(`.${p.host}`);
   if (p.host === "localhost" && net.isIP(host.replace(/%.*$/, "")) !== 0) {
-    const key = addressKey(host);
+    const key = destinationKey(host) ?? host;
     return denying ? classifyAddress(key) === "loopback" : key === "127.0.0.1" || key === "::1";
   }
-  if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return addressKey(host) === addressKey(p.host);
+  if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return destinationKey(host) === destinationKey(p.host);
   return host === p.host;
-}
-
-// One spelling per address: IPv6 as the URL parser writes it, and an IPv4-mapped IPv6 address
-// (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4 address, which is where a connection to it leads: a deny of
-// `10.0.0.1` must refuse `[::ffff:10.0.0.1]` and a name whose AAAA record is that. A zone (`%1`, `%eth0`, which
-// `net.isIP` and `net.connect` take) names an interface, not another address, and is left out: before,
-// `CONNECT [::ffff:127.0.0.3%1]:port` was no spelling the URL parser reads, so it was compared as written, matched
-// no deny of `127.0.0.3`, and a person was asked about a "loopback address" the policy refuses (then reached it).
-function addressKey(address: string): string {
-  const ip = address.replace(/%.*$/, "");
-  if (net.isIP(ip) === 4) return ip;
-  let v6: string;
-  try {
-    v6 = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
-  } catch {
-    return ip;
-  }
-  const mapped = v6.match(/^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  if (!mapped) return v6;
-  const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
 }
 
 async function systemResolve(host: string): Promise<string[]> {

@@ -224,6 +224,48 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await named.outcome("http:", "::ffff:127.0.0.1", "8080"), "allowed ::ffff:127.0.0.1");
   });
 
+  test("a deny entry naming an IPv4 address refuses every IPv6 form that carries it (NAT64, 6to4, compatible)", {
+    timeout: 30_000,
+  }, async () => {
+    // classifyAddress gives these forms the class of the IPv4 address they carry (a NAT64 gateway or a 6to4 relay
+    // delivers them there); before, a deny entry compared them as other addresses: `[64:ff9b::a00:1]` matched no
+    // deny of `10.0.0.1`, a person was asked about a "private address", and a yes reached the denied host.
+    const carriers = (b: number[]) => {
+      const [hi, lo] = [((b[0] << 8) | b[1]).toString(16), ((b[2] << 8) | b[3]).toString(16)];
+      return [
+        `64:ff9b::${b.join(".")}`,
+        `64:ff9b::${hi}:${lo}`,
+        `64:FF9B:0:0:0:0:${hi}:${lo}`,
+        `64:ff9b:1::${hi}:${lo}`,
+        `2002:${hi}:${lo}::`,
+        `2002:${hi}:${lo}:1::5`,
+        `::${b.join(".")}`,
+        `0::ffff:${hi}:${lo}`,
+      ];
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }).filter((b) => b[0] !== 0),
+        fc.boolean(),
+        async (bytes, brackets) => {
+          const { outcome, asked } = judgeWith({ allow: [], deny: [bytes.join(".")] }, {}, true);
+          for (const address of carriers(bytes)) {
+            const host = brackets ? `[${address}]` : address;
+            assert.equal(await outcome("https:", host, "443"), "url_not_allowed", host);
+          }
+          assert.deepEqual(asked, [], "the policy refuses them: nobody is asked");
+        },
+      ),
+      { seed: 20261205, numRuns: 100 },
+    );
+    // The deny entry may name the address in any of these forms too.
+    const { outcome } = judgeWith({ allow: [], deny: ["[64:ff9b::a00:1]"] }, {}, true);
+    assert.equal(await outcome("https:", "10.0.0.1", "443"), "url_not_allowed");
+    // And `::`, `::1` are no IPv4 address: `::1` is loopback, not 0.0.0.1.
+    const loop = judgeWith({ allow: [], deny: ["0.0.0.1"] }, {}, true);
+    assert.notEqual(await loop.outcome("https:", "::1", "443"), "url_not_allowed");
+  });
+
   test("a deny entry naming an address refuses it with an IPv6 zone, spelled or resolved", {
     timeout: 30_000,
   }, async () => {
