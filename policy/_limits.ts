@@ -673,29 +673,40 @@ export function watchFileTable(start: { open: number }, budget: number, end: () 
 }
 
 /**
- * The free bytes (for an unprivileged user) and free inodes of the file system holding `file`, or undefined. `inodes`
- * is undefined where the file system does not count them (btrfs says 0 of 0).
+ * The free bytes (for an unprivileged user) and free inodes of the file system holding `file`, and its identity (the
+ * device and its size: a device number is reused once a file system is unmounted), or undefined. `inodes` is
+ * undefined where the file system does not count them (btrfs says 0 of 0).
  */
-async function freeSpace(file: string): Promise<{ bytes: number; inodes?: number } | undefined> {
+async function freeSpace(file: string): Promise<{ id: string; bytes: number; inodes?: number } | undefined> {
   try {
-    const info = await fsp.statfs(file);
+    const [info, { dev }] = await Promise.all([fsp.statfs(file), fsp.stat(file)]);
     const bytes = info.bavail * info.bsize;
     if (!Number.isFinite(bytes)) return undefined;
-    return info.files > 0 && Number.isFinite(info.ffree) ? { bytes, inodes: info.ffree } : { bytes };
+    const id = `${dev}:${info.blocks}:${info.bsize}:${info.files}`;
+    return info.files > 0 && Number.isFinite(info.ffree) ? { id, bytes, inodes: info.ffree } : { id, bytes };
   } catch {
     return undefined;
   }
 }
 
+/** What a command starting below its file system's floor may still write: room for a cleanup (`rm`, `git gc`). */
+export const DISK_SLACK = { bytes: 1 << 20, inodes: 64 };
+
+// Each file system's floor, half of what was free when this process's first command on it started.
+const floors = new Map<string, { bytes: number; inodes?: number }>();
+
 /**
  * A watch of the free space and free inodes of the file systems holding `paths` (the host folders a command writes:
- * the workspace, the session temp dir) while it runs: once one holds less than half of the bytes or of the inodes it
- * had free at the start, `end` is called. No rlimit bounds the bytes or files a tree writes (RLIMIT_FSIZE caps a file,
- * not their number: 40 files of 1 MiB under a 1 MiB fileSize), and no cgroup counts a disk; before, a loop of `head -c
- * 1G` filled the host's disk, and a loop of empty files (`: > f$i`, 16,000 of a file system's 20,000 inodes here) used
- * up its inodes without a byte. Machine-wide, so another program's writes can end the command too (it errs on the side
- * of stopping, as the task watch does); commands running at once all end by the same reading, so that together they
- * leave half of it. Undefined where the runtime may not read it (Deno's `--allow-sys=statfs`) or none could be read.
+ * the workspace, the session temp dir) while it runs: once one holds less than its floor, `end` is called. The floor
+ * is half of the bytes and inodes that were free when this process's first command on that file system started, for
+ * every later command too, so that commands together leave half: a floor of half of what is free at each command's
+ * own start let each command take half of what the one before it left (ten commands, 1/1,024 of the disk left). A
+ * command starting below the floor may still write {@linkcode DISK_SLACK} (so that a command removing files runs).
+ * No rlimit bounds the bytes or files a tree writes (RLIMIT_FSIZE caps a file, not their number: 40 files of 1 MiB
+ * under a 1 MiB fileSize), and no cgroup counts a disk; before, a loop of `head -c 1G` filled the host's disk, and a
+ * loop of empty files (`: > f$i`, 16,000 of a file system's 20,000 inodes here) used up its inodes without a byte.
+ * Machine-wide, so another program's writes can end the command too (it errs on the side of stopping, as the task
+ * watch does). Undefined where the runtime may not read it (Deno's `--allow-sys=statfs`) or none could be read.
  */
 export async function watchDiskSpace(
   paths: readonly string[],
@@ -705,9 +716,19 @@ export async function watchDiskSpace(
   const watched: { file: string; bytes: number; inodes?: number }[] = [];
   for (const file of new Set(paths)) {
     const free = await freeSpace(file);
-    if (free !== undefined) {
-      watched.push({ file, bytes: free.bytes / 2, ...(free.inodes !== undefined ? { inodes: free.inodes / 2 } : {}) });
+    if (free === undefined) continue;
+    let floor = floors.get(free.id);
+    if (floor === undefined) {
+      floor = { bytes: free.bytes / 2, ...(free.inodes !== undefined ? { inodes: free.inodes / 2 } : {}) };
+      floors.set(free.id, floor);
     }
+    watched.push({
+      file,
+      bytes: Math.min(floor.bytes, free.bytes - DISK_SLACK.bytes),
+      ...(floor.inodes !== undefined && free.inodes !== undefined
+        ? { inodes: Math.min(floor.inodes, free.inodes - DISK_SLACK.inodes) }
+        : {}),
+    });
   }
   if (watched.length === 0) return undefined;
   // How far the emptiest file system is below a floor, as a part of that floor (positive once one is), and which

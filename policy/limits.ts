@@ -400,7 +400,8 @@ export interface LimitCommandOptions {
   descriptors?: readonly number[];
   /**
    * The host folders the command writes (the workspace, the session temp dir): it is ended once a file system
-   * holding one of them has less than half of its free space or inodes at the start left (see `watchDiskSpace`).
+   * holding one of them has less than half of the free space or inodes it had when the first command on it started
+   * (see `watchDiskSpace`).
    */
   disks?: readonly string[];
   /**
@@ -601,10 +602,11 @@ export async function limitCommand(
       if (disk?.fired()) {
         return {
           limit: "disk",
-          value: "half of the free space and inodes at its start",
+          value: "half of the free space and inodes found by the first command on the file system",
           evidence:
             `the free space or free inodes of the file system of ${disk.lowest() ?? options.disks!.join(" or ")} ` +
-            "fell below half of what they were at its start",
+            "fell below half of what they were when the first command on it started (commands together leave that " +
+            "half free; a command starting below it may write 1 MiB, enough to remove files)",
         };
       }
       if (files?.fired()) {

@@ -6,6 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import process from "node:process";
 import os from "node:os";
@@ -69,8 +70,19 @@ describe("the host's disk", { skip }, () => {
       assert.doesNotMatch(out.stdout, /wrote all/);
       // Ended within a few hundred milliseconds of passing half of the 64 MiB free: far from all 48 MiB.
       assert.ok(written >= 28 * 1024 ** 2 && written <= 40 * 1024 ** 2, `wrote ${written} bytes`);
-      // The next small command runs: the floor is half of what is free at its own start.
-      const next = await box.call(session, "bash", { command: "head -c 1048576 /dev/zero > small && echo ok" });
+      // The floor stays half of what the first command found: the next command writing gets no half of what is left
+      // (before, it did); once the files are removed there is room again.
+      const more = await box.call(session, "bash", {
+        command: "head -c 4194304 /dev/zero > more; sleep 2; echo wrote more",
+      });
+      assert.equal(more.errorCode, "resource_limit", JSON.stringify(more).slice(0, 800));
+      assert.match(more.error ?? "", /when the first command on it started/);
+      // Below the floor a command may still write a little (what a command removing files needs).
+      const small = await box.call(session, "bash", { command: "echo note > note && echo ok" });
+      assert.equal((small.output as BashResult | null)?.stdout, "ok\n", JSON.stringify(small).slice(0, 800));
+      await rm(path.join(mnt, "fill"), { recursive: true });
+      await rm(path.join(mnt, "more"));
+      const next = await box.call(session, "bash", { command: "head -c 4194304 /dev/zero > small && echo ok" });
       assert.equal((next.output as BashResult | null)?.stdout, "ok\n", JSON.stringify(next).slice(0, 800));
     } finally {
       await session.close();
@@ -131,6 +143,46 @@ describe("the host's disk", { skip }, () => {
       assert.doesNotMatch((result.output as BashResult).stdout, /made all/);
       // Half of the free inodes at the start (about 9,990 here) and what one 200 ms reading lets pass: not 16,000.
       assert.ok(made >= 8_000 && made <= 13_000, `made ${made} files (${before} entries before)`);
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe("the host's disk, one command after another", { skip }, () => {
+  let mnt: string;
+  before(async () => {
+    // A file system of its own (another size than the one above: a floor is kept per file system).
+    mnt = await mkdtemp(path.join(os.tmpdir(), "toolfence-disk-loop-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=60m,nr_inodes=18000", "tmpfs", mnt]);
+  });
+  after(async () => {
+    execFileSync("umount", ["-l", mnt]);
+    await rm(mnt, { recursive: true, force: true });
+  });
+
+  test("commands one after another together leave half of the free space the first one found", {
+    timeout: 120_000,
+  }, async () => {
+    // Before, each command's floor was half of what was free at its own start: four commands of this loop left
+    // about 4 of the 60 MiB (each took half of what the one before it left), and ten would leave 1/1,024 of a disk.
+    const free = () => {
+      const info = fs.statfsSync(mnt);
+      return info.bavail * info.bsize;
+    };
+    const start = free();
+    const session = new Session({ workspace: mnt, sandbox: "required", autoConfirm: true, host: autoHost() });
+    try {
+      for (let n = 1; n <= 4; n++) {
+        const command = `mkdir -p fill && for i in $(seq 30); do head -c 2097152 /dev/zero > fill/c${n}_$i; ` +
+          "sleep 0.5; done; echo wrote all";
+        const result = await box.call(session, "bash", { command, timeout_s: 60 });
+        assert.equal(result.errorCode, "resource_limit", `command ${n}: ${JSON.stringify(result).slice(0, 800)}`);
+        assert.equal(result.details?.limit, "disk");
+      }
+      // The first took half; each later one what it wrote before a reading saw it (a 2 MiB file, two at most).
+      const left = free();
+      assert.ok(left >= start * 0.5 - 3 * 4 * 1024 ** 2 - 2 * 1024 ** 2, `${left} of ${start} bytes left`);
     } finally {
       await session.close();
     }
