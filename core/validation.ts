@@ -135,7 +135,15 @@ function valibotIssues(issues: readonly v.BaseIssue<unknown>[]): ArgumentIssue[]
  * ```
  */
 export function validateWithValibot(schema: v.GenericSchema, args: Record<string, unknown>): ValidationOutcome {
-  const { arrayParams, flat } = valibotPlanOf(schema);
+  return validateWithPlan(schema, valibotPlanOf(schema), args);
+}
+
+// validateWithValibot with the schema's plan in hand.
+function validateWithPlan(
+  schema: v.GenericSchema,
+  { arrayParams, flat }: ValibotPlan,
+  args: Record<string, unknown>,
+): ValidationOutcome {
   const input = arrayParams ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
   const unknownPaths = flat ? unknownFlatKeys(flat, input) : unknownKeyPaths(schema as AnySchema, input);
   // valibot's own run, as `v.safeParse` makes it, without the result object `safeParse` wraps it in.
@@ -304,10 +312,18 @@ export function validateWithStandardSchema(
   args: Record<string, unknown>,
   inputSchema: JsonSchema,
 ): ValidationOutcome {
-  const outcome = standardSchemaOutcome(schema, args, inputSchema);
-  // A flat valibot object drops nothing: each of its keys is an entry or refused as unknown, and its values hold no
-  // keys. The common case skips the walk (a call's hot path).
-  if (!outcome.ok || (isValibotSchema(schema) && valibotPlanOf(schema).flat !== null)) return outcome;
+  let outcome: ValidationOutcome;
+  if (isValibotSchema(schema)) {
+    // One kind test and one plan lookup a call.
+    const plan = valibotPlanOf(schema);
+    outcome = validateWithPlan(schema, plan, args);
+    // A flat valibot object drops nothing: each of its keys is an entry or refused as unknown, and its values hold
+    // no keys. The common case skips the walk (a call's hot path).
+    if (plan.flat !== null) return outcome;
+  } else {
+    outcome = otherSchemaOutcome(schema, args, inputSchema);
+  }
+  if (!outcome.ok) return outcome;
   const lost: string[] = [];
   guardedKeysLost(args, outcome.value, [], lost, 0);
   if (lost.length === 0) return outcome;
@@ -343,12 +359,12 @@ function guardedKeysLost(input: unknown, output: unknown, path: (string | number
   }
 }
 
-function standardSchemaOutcome(
+// Another library's schema: the strict JSON Schema check, then the library's own validation.
+function otherSchemaOutcome(
   schema: StandardSchema,
   args: Record<string, unknown>,
   inputSchema: JsonSchema,
 ): ValidationOutcome {
-  if (isValibotSchema(schema)) return validateWithValibot(schema, args);
   const strict = validateWithJsonSchema(inputSchema, args);
   if (!strict.ok) return strict;
   const properties = ((inputSchema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
