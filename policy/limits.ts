@@ -431,8 +431,12 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
         "x(?:re)?malloc: cannot allocate", // bash
         "Cannot allocate memory", // strerror(ENOMEM): coreutils, sort, most C programs
         "memory exhausted", // gnulib's xalloc_die: awk, grep, sed, diff
-        // V8 (Node, Deno); the last, newer V8's, when a worker's heap cannot be reserved
-        "Fatal process out of memory|JavaScript heap out of memory|Fatal javascript OOM",
+        // V8 (Node, Deno); the last two, newer V8's, when a worker's heap or a page cannot be reserved
+        // ("Fatal process OOM in AlignedAlloc": one run in 13 of node's workers under the memory limit was a success)
+        "Fatal process out of memory|JavaScript heap out of memory|Fatal javascript OOM|Fatal process OOM",
+        // Node's worker whose thread the kernel refuses (EAGAIN from pthread_create: its stack is private writable
+        // memory, which RLIMIT_DATA counts; a refused task where a cgroup counts them is seen by its counter first)
+        "Worker initialization failure: (?:EAGAIN|ENOMEM)|^Error: (?:EAGAIN|ENOMEM)\\n\\s+at new Worker",
         // Python: a thread's stack is private writable memory, which RLIMIT_DATA counts (a refusal of the process
         // limit where a cgroup counts tasks is seen by its counter first)
         "can't start new thread",
