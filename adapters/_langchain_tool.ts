@@ -183,14 +183,18 @@ export class FenceTool extends langchainTools.StructuredTool {
     // interrupts keep their order.
     const approve = this.#approve;
     const approval = approve ? await this.#order.inTurn(toolCallId, () => approve(this.#tool, arg, callId)) : undefined;
-    let pending = toolCallId === undefined ? undefined : this.#finished.get(toolCallId);
+    // Only LangGraph re-runs a call, when the node runs again on resume after an interrupt: the memo is keyed by
+    // the graph's task and the call's id, never by the id alone (an id a server numbers from 0 each turn, or the
+    // same call invoked again, would otherwise read an earlier call's result and never run).
+    const key = this.#approve && toolCallId !== undefined ? taskCallKey(config, toolCallId) : undefined;
+    let pending = key === undefined ? undefined : this.#finished.get(key);
     if (!pending) {
       pending = gatedCall(this.#toolbox, this.#session, this.#tool, arg, {
         callId,
         signal: config?.signal,
         approval,
       }, this.#options);
-      if (toolCallId !== undefined) remember(this.#finished, toolCallId, pending);
+      if (key !== undefined) remember(this.#finished, key, pending);
     }
     const { result, images } = await pending;
     const content = contentOf(result, images);
@@ -213,6 +217,16 @@ function isPlainObject(value: unknown): value is Record<string, any> {
 
 function isToolCall(value: unknown): value is { type: "tool_call"; id?: string; args: unknown } {
   return isPlainObject(value) && value.type === "tool_call" && "args" in value;
+}
+
+/**
+ * The key of a call within the LangGraph task that runs it: the task's checkpoint namespace (`tools:<task id>`,
+ * the same when the node runs again on resume, another one on the next turn) and the call's id. Outside a graph
+ * (no namespace) there is no key: the call runs each time it is invoked.
+ */
+function taskCallKey(config: ToolRunnableConfig | undefined, toolCallId: string): string | undefined {
+  const namespace = (config?.configurable as { checkpoint_ns?: unknown } | undefined)?.checkpoint_ns;
+  return typeof namespace === "string" && namespace !== "" ? `${namespace}\u0000${toolCallId}` : undefined;
 }
 
 function remember(finished: Map<string, Promise<GatedResult>>, callId: string, pending: Promise<GatedResult>): void {

@@ -24,6 +24,7 @@ import { tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import { withSession } from "../core/_helpers.ts";
 
 /** A chat model that answers each request with the next scripted turn: tool calls, or a final text. */
 class ScriptedChatModel extends BaseChatModel {
@@ -346,6 +347,72 @@ describe("langGraphTools in a LangGraph graph with ToolNode", () => {
       assert.equal(seen.get("d-db")!.status, "error");
       assert.equal(String(seen.get("d-db")!.content), declinedCallText("deploy"));
       assert.ok(!asked.includes("Approve tool call"), "approval went through interrupts, not the session's host");
+    });
+  });
+});
+
+describe("a tool call id seen again is a new call", () => {
+  // Servers that number the calls of each response from 0 (vLLM, llama.cpp, ...) give a later turn's call an id
+  // an earlier one had; the same call may also be invoked again. Each invocation runs: the model never reads an
+  // earlier call's result for a call that did not run.
+  const noteTool = (ran: string[]) =>
+    tool({
+      name: "note",
+      description: "Append a note.",
+      input: v.object({ text: v.string() }),
+      needsApproval: ({ text }) => text === "approve me",
+      run: ({ text }) => {
+        ran.push(text);
+        return `noted ${text} (${ran.length} notes)`;
+      },
+    });
+  const call = (text: string) => ({ type: "tool_call" as const, id: "call_0", name: "note", args: { text } });
+
+  test("langChainTools: tool.invoke and ToolNode outside a graph", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const ran: string[] = [];
+      const [note] = langChainTools(new ToolBox().register(noteTool(ran)), session);
+      const first = await note.invoke(call("first")) as ToolMessage;
+      const second = await note.invoke(call("second")) as ToolMessage;
+      assert.equal(first.content, "noted first (1 notes)");
+      assert.equal(second.content, "noted second (2 notes)");
+      const node = new ToolNode([note]);
+      const third = await node.invoke({ messages: [new AIMessage({ content: "", tool_calls: [call("third")] })] });
+      assert.equal(third.messages[0].content, "noted third (3 notes)");
+      assert.deepEqual(ran, ["first", "second", "third"]);
+    });
+  });
+
+  test("langGraphTools: a later turn of the graph runs its call; a resumed node does not run a finished one twice", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session) => {
+      const ran: string[] = [];
+      const tools = langGraphTools(new ToolBox().register(noteTool(ran)), session);
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      const turns = [[call("first"), { ...call("approve me"), id: "call_1" }], [call("second")]];
+      // A tools node of one's own (the prebuilt ToolNode skips a call whose id already has a ToolMessage).
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode("agent", () => {
+          const turn = turns.shift();
+          return { messages: [turn ? new AIMessage({ content: "", tool_calls: turn }) : new AIMessage("done")] };
+        })
+        .addNode("tools", async (state) => {
+          const last = state.messages.at(-1) as AIMessage;
+          return { messages: await Promise.all(last.tool_calls!.map((c) => byName.get(c.name)!.invoke(c))) };
+        })
+        .addEdge(START, "agent")
+        .addConditionalEdges("agent", toolsCondition, ["tools", END])
+        .addEdge("tools", "agent")
+        .compile({ checkpointer: new MemorySaver() });
+      const config = { configurable: { thread_id: "ids" } };
+      let state = await graph.invoke({ messages: [new HumanMessage("go")] }, config);
+      assert.ok("__interrupt__" in state, "the approval stopped the graph");
+      state = await graph.invoke(new Command({ resume: true }), config);
+      assert.equal(state.messages.at(-1)!.content, "done");
+      assert.deepEqual(ran, ["first", "approve me", "second"]);
+      const texts = state.messages.filter((m) => ToolMessage.isInstance(m)).map((m) => m.content);
+      assert.deepEqual(texts, ["noted first (1 notes)", "noted approve me (2 notes)", "noted second (3 notes)"]);
     });
   });
 });
