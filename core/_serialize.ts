@@ -1,6 +1,6 @@
 // Lossless JSON serialisation of tool outputs: anything JSON.stringify would
 // silently drop or change (typed arrays, Maps, Sets, functions, NaN, cycles,
-// bigint) is refused with the path where it sits.
+// bigint, errors, promises, patterns) is refused with the path where it sits.
 
 import { describeThrown } from "./_thrown.ts";
 
@@ -75,6 +75,8 @@ function check(value: unknown, walk: Walk): void {
     walk.converted = true;
     return;
   }
+  const lost = lostByJson(object);
+  if (lost) throw new NotSerializableError(pathOf(walk.keys), lost.what, lost.fix);
   if (walk.ancestors.includes(object)) throw new NotSerializableError(pathOf(walk.keys), "a circular reference");
   walk.ancestors.push(object);
   walk.bound += 2;
@@ -95,6 +97,26 @@ function check(value: unknown, walk: Walk): void {
     }
   }
   walk.ancestors.pop();
+}
+
+/**
+ * Built-in objects whose state JSON.stringify does not see (it lives in internal slots, not own properties), so
+ * that they come out as `{}` or their own extra properties only: an error's message, a pattern, a promise the tool
+ * forgot to await. Refused rather than handed to the model as an empty object.
+ */
+function lostByJson(object: object): { what: string; fix: string } | undefined {
+  if (object instanceof Error) {
+    return {
+      what: `an error (${object.constructor.name || "Error"})`,
+      fix: "return its message (error.message), or throw it",
+    };
+  }
+  if (object instanceof Promise) return { what: "a Promise", fix: "await it" };
+  if (object instanceof RegExp) return { what: "a RegExp", fix: "return its source as a string" };
+  if (object instanceof WeakMap || object instanceof WeakSet || object instanceof WeakRef) {
+    return { what: `a ${object.constructor.name}`, fix: "return plain data" };
+  }
+  return undefined;
 }
 
 /** A tool's output as JSON data, whether it fits the cap, and its text when that was made. */

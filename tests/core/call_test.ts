@@ -182,6 +182,13 @@ describe("toolbox.call outcomes", () => {
         [{ n: NaN }, /NaN \(not finite\) at n/],
         [{ big: 1n }, /bigint/],
         [cyclic, /circular reference at self/],
+        // JSON.stringify writes these as {} (their state is in internal slots): the message, the pattern, the
+        // value the tool forgot to await would reach the model as an empty object.
+        [new Error("disk full"), /an error \(Error\) at \(root\).*error\.message/],
+        [{ failures: [new TypeError("bad path")] }, /an error \(TypeError\) at failures\[0\]/],
+        [{ pending: Promise.resolve(1) }, /a Promise at pending.*await it/],
+        [{ pattern: /a+/g }, /a RegExp at pattern/],
+        [{ cache: new WeakMap() }, /a WeakMap at cache/],
       ];
       for (const [value, pattern] of cases) {
         const box = new ToolBox().register(
