@@ -152,8 +152,9 @@ function isToolUse(block: AnthropicContentBlockLike): block is AnthropicToolUseL
  * console.log(anthropicCalls({ content: [toolUse] }));
  * ```
  */
-export function anthropicCalls(message: AnthropicMessageLike): BatchCall[] {
-  const blocks = "content" in message ? message.content : message as readonly AnthropicContentBlockLike[];
+export function anthropicCalls<M extends AnthropicMessageLike>(message: M): BatchCall[] {
+  const read: AnthropicMessageLike = message;
+  const blocks = "content" in read ? read.content : read as readonly AnthropicContentBlockLike[];
   return blocks.filter(isToolUse).map((block) => ({ name: block.name, args: block.input, callId: block.id }));
 }
 
@@ -209,10 +210,10 @@ export function anthropicResultMessage(
  * await session.close();
  * ```
  */
-export async function runAnthropicToolCalls<T = unknown>(
+export async function runAnthropicToolCalls<T = unknown, M extends AnthropicMessageLike = AnthropicMessageLike>(
   toolbox: ToolBox,
   session: Session,
-  message: AnthropicMessageLike,
+  message: M,
   options: BatchOptions<T> = {},
 ): Promise<AnthropicRun> {
   const { reply, results, images } = await runToolCalls(anthropic, toolbox, session, message, options);

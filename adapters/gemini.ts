@@ -130,8 +130,9 @@ let responses = 0;
  * // [{ name: "echo", args: { text: "hi" }, callId: "gemini-call-1-0" }]
  * ```
  */
-export function geminiCalls(response: GeminiResponseLike): BatchCall[] {
-  const content = "candidates" in response ? response.candidates?.[0]?.content : response as GeminiContentLike;
+export function geminiCalls<R extends GeminiResponseLike>(response: R): BatchCall[] {
+  const read: GeminiResponseLike = response;
+  const content = "candidates" in read ? read.candidates?.[0]?.content : read as GeminiContentLike;
   const calls = (content?.parts ?? []).flatMap((part) => part.functionCall ? [part.functionCall] : []);
   const run = calls.some((call) => call.id === undefined) ? ++responses : 0;
   return calls.map((call, index) => ({
@@ -201,10 +202,10 @@ export function geminiResultContent(
  * await session.close();
  * ```
  */
-export async function runGeminiToolCalls<T = unknown>(
+export async function runGeminiToolCalls<T = unknown, R extends GeminiResponseLike = GeminiResponseLike>(
   toolbox: ToolBox,
   session: Session,
-  response: GeminiResponseLike,
+  response: R,
   options: BatchOptions<T> = {},
 ): Promise<GeminiRun> {
   const { reply, results, images } = await runToolCalls(gemini, toolbox, session, response, options);

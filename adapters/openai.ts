@@ -203,8 +203,9 @@ export interface OpenAIChatRun {
  * console.log(calls); // [{ name: "echo", args: '{"text":"hi"}', callId: "c1" }]
  * ```
  */
-export function openAIChatCalls(response: OpenAIChatResponseLike): BatchCall[] {
-  const message = "choices" in response ? response.choices[0]?.message : response;
+export function openAIChatCalls<R extends OpenAIChatResponseLike>(response: R): BatchCall[] {
+  const read: OpenAIChatResponseLike = response;
+  const message = "choices" in read ? read.choices[0]?.message : read;
   return (message?.tool_calls ?? []).map((call) => {
     if (call.function) return { name: call.function.name, args: call.function.arguments, callId: call.id };
     return { name: call.custom?.name ?? "", args: call.custom?.input, callId: call.id };
@@ -270,10 +271,10 @@ export function openAIChatResultMessages(
  * await session.close();
  * ```
  */
-export async function runOpenAIChatToolCalls<T = unknown>(
+export async function runOpenAIChatToolCalls<T = unknown, R extends OpenAIChatResponseLike = OpenAIChatResponseLike>(
   toolbox: ToolBox,
   session: Session,
-  response: OpenAIChatResponseLike,
+  response: R,
   options: BatchOptions<T> = {},
 ): Promise<OpenAIChatRun> {
   const { reply, results, images } = await runToolCalls(openAIChat, toolbox, session, response, options);
@@ -368,8 +369,9 @@ function isFunctionCall(item: OpenAIResponsesItemLike): item is OpenAIResponsesF
  * console.log(calls); // [{ name: "echo", args: "{}", callId: "c1" }]
  * ```
  */
-export function openAIResponsesCalls(response: OpenAIResponsesResponseLike): BatchCall[] {
-  const items = "output" in response ? response.output : response as readonly OpenAIResponsesItemLike[];
+export function openAIResponsesCalls<R extends OpenAIResponsesResponseLike>(response: R): BatchCall[] {
+  const read: OpenAIResponsesResponseLike = response;
+  const items = "output" in read ? read.output : read as readonly OpenAIResponsesItemLike[];
   return items.filter(isFunctionCall).map((item) => ({ name: item.name, args: item.arguments, callId: item.call_id }));
 }
 
@@ -435,10 +437,13 @@ export function openAIResponsesResultItems(
  * await session.close();
  * ```
  */
-export async function runOpenAIResponsesToolCalls<T = unknown>(
+export async function runOpenAIResponsesToolCalls<
+  T = unknown,
+  R extends OpenAIResponsesResponseLike = OpenAIResponsesResponseLike,
+>(
   toolbox: ToolBox,
   session: Session,
-  response: OpenAIResponsesResponseLike,
+  response: R,
   options: BatchOptions<T> = {},
 ): Promise<OpenAIResponsesRun> {
   const { reply, results, images } = await runToolCalls(openAIResponses, toolbox, session, response, options);

@@ -73,11 +73,11 @@ export interface ToolCallRun<Reply> {
  * await session.close();
  * ```
  */
-export async function runToolCalls<Response, Reply, T = unknown>(
+export async function runToolCalls<Response, Reply, T = unknown, R extends Response = Response>(
   dialect: ToolCallDialect<Response, Reply>,
   toolbox: ToolBox,
   session: Session,
-  response: Response,
+  response: R,
   options: BatchOptions<T> = {},
 ): Promise<ToolCallRun<Reply>> {
   const { results, images } = await toolbox.callMany(session, dialect.calls(response, toolbox), options);

@@ -433,3 +433,77 @@ describe("Anthropic input schemas are draft 2020-12", () => {
     }
   });
 });
+
+describe("a provider's own shape written as an object literal", () => {
+  // A consumer's test double, or a message taken apart and put together again, is an object literal with every
+  // field of the provider's shape; the adapters read only some of them. `deno check` of this file fails when a
+  // literal is held to the adapter's narrower type (TypeScript's excess-property check).
+  test("is taken by every run and calls function, as it is", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const chat = await runOpenAIChatToolCalls(box, session, {
+        role: "assistant",
+        content: null,
+        refusal: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: '{"word":"a"}' } }],
+      });
+      assert.deepEqual(chat.messages, [{ role: "tool", tool_call_id: "c1", content: '{"word":"a","limit":3}' }]);
+      const calls = openAIChatCalls({
+        id: "x",
+        object: "chat.completion",
+        choices: [{
+          index: 0,
+          finish_reason: "tool_calls",
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "c2", type: "function", function: { name: "lookup", arguments: '{"word":"b"}' } }],
+          },
+        }],
+      });
+      assert.deepEqual(calls.map((c) => c.callId), ["c2"]);
+      const responses = await runOpenAIResponsesToolCalls(box, session, {
+        id: "r",
+        output: [
+          { type: "message", id: "m", role: "assistant", content: [] },
+          {
+            type: "function_call",
+            id: "fc",
+            call_id: "c3",
+            name: "lookup",
+            arguments: '{"word":"c"}',
+            status: "completed",
+          },
+        ],
+      });
+      assert.equal(responses.items[0].type === "function_call_output" && responses.items[0].call_id, "c3");
+      assert.deepEqual(
+        openAIResponsesCalls([{ type: "function_call", id: "f", call_id: "c", name: "n", arguments: "" }])
+          .length,
+        1,
+      );
+      const claude = await runAnthropicToolCalls(box, session, {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Looking it up." },
+          { type: "tool_use", id: "t1", name: "lookup", input: { word: "d" } },
+        ],
+      });
+      assert.equal(claude.message.content[0].type === "tool_result" && claude.message.content[0].tool_use_id, "t1");
+      assert.equal(anthropicCalls([{ type: "tool_use", id: "t2", name: "lookup", input: {} }])[0].callId, "t2");
+      const gemini = await runGeminiToolCalls(box, session, {
+        role: "model",
+        parts: [{ text: "Looking it up." }, { functionCall: { id: "g1", name: "lookup", args: { word: "e" } } }],
+      });
+      assert.deepEqual(gemini.content.parts[0], {
+        functionResponse: { id: "g1", name: "lookup", response: { output: { word: "e", limit: 3 } } },
+      });
+      assert.equal(
+        geminiCalls({
+          candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: { name: "x" } }] } }],
+        })
+          .length,
+        1,
+      );
+    }, { fence: openFence() });
+  });
+});
