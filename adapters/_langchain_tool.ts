@@ -184,9 +184,9 @@ export class FenceTool extends langchainTools.StructuredTool {
     const approve = this.#approve;
     const approval = approve ? await this.#order.inTurn(toolCallId, () => approve(this.#tool, arg, callId)) : undefined;
     // Only LangGraph re-runs a call, when the node runs again on resume after an interrupt: the memo is keyed by
-    // the graph's task and the call's id, never by the id alone (an id a server numbers from 0 each turn, or the
+    // the graph's task, the call's id and its arguments, never by the id alone (an id a server numbers from 0 each turn, or the
     // same call invoked again, would otherwise read an earlier call's result and never run).
-    const key = this.#approve && toolCallId !== undefined ? taskCallKey(config, toolCallId) : undefined;
+    const key = this.#approve && toolCallId !== undefined ? taskCallKey(config, toolCallId, arg) : undefined;
     let pending = key === undefined ? undefined : this.#finished.get(key);
     if (!pending) {
       pending = gatedCall(this.#toolbox, this.#session, this.#tool, arg, {
@@ -221,12 +221,18 @@ function isToolCall(value: unknown): value is { type: "tool_call"; id?: string; 
 
 /**
  * The key of a call within the LangGraph task that runs it: the task's checkpoint namespace (`tools:<task id>`,
- * the same when the node runs again on resume, another one on the next turn) and the call's id. Outside a graph
- * (no namespace) there is no key: the call runs each time it is invoked.
+ * the same when the node runs again on resume, another one on the next turn), the call's id and its arguments
+ * (the same on resume; a node that invokes the call again with other arguments runs it). Outside a graph (no
+ * namespace), or for arguments that are not JSON, there is no key: the call runs each time it is invoked.
  */
-function taskCallKey(config: ToolRunnableConfig | undefined, toolCallId: string): string | undefined {
+function taskCallKey(config: ToolRunnableConfig | undefined, toolCallId: string, args: unknown): string | undefined {
   const namespace = (config?.configurable as { checkpoint_ns?: unknown } | undefined)?.checkpoint_ns;
-  return typeof namespace === "string" && namespace !== "" ? `${namespace}\u0000${toolCallId}` : undefined;
+  if (typeof namespace !== "string" || namespace === "") return undefined;
+  try {
+    return `${namespace}\u0000${toolCallId}\u0000${JSON.stringify(args)}`;
+  } catch {
+    return undefined;
+  }
 }
 
 function remember(finished: Map<string, Promise<GatedResult>>, callId: string, pending: Promise<GatedResult>): void {

@@ -415,4 +415,28 @@ describe("a tool call id seen again is a new call", () => {
       assert.deepEqual(texts, ["noted first (1 notes)", "noted approve me (2 notes)", "noted second (3 notes)"]);
     });
   });
+
+  test(
+    "langGraphTools: a node that invokes a call again with other arguments runs it",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const ran: string[] = [];
+        const [note] = langGraphTools(new ToolBox().register(noteTool(ran)), session);
+        const graph = new StateGraph(MessagesAnnotation)
+          .addNode("tools", async () => {
+            const first = await note.invoke(call("draft")) as ToolMessage;
+            // The node's own retry of the call, corrected: the same id, other arguments.
+            const second = await note.invoke(call("final")) as ToolMessage;
+            return { messages: [first, second] };
+          })
+          .addEdge(START, "tools")
+          .addEdge("tools", END)
+          .compile({ checkpointer: new MemorySaver() });
+        const state = await graph.invoke({ messages: [] }, { configurable: { thread_id: "retry" } });
+        assert.deepEqual(ran, ["draft", "final"]);
+        assert.deepEqual(state.messages.map((m) => m.content), ["noted draft (1 notes)", "noted final (2 notes)"]);
+      });
+    },
+  );
 });
