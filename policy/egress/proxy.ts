@@ -25,6 +25,11 @@ export interface JudgedTarget {
   /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
   answeredBy?: string;
   /**
+   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` destination whose connection turns
+   * out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule names the address.
+   */
+  addressClass?: string;
+  /**
    * The host as judged (canonical); a tunnel's TLS server name or `Host` must name it. Default the host the
    * client named.
    */
@@ -279,6 +284,20 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       ...(target.rule ? { rule: target.rule } : {}),
       ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
+    let socket: net.Socket;
+    try {
+      socket = await connectJudged(target, Number(url.port || 80));
+    } catch (error) {
+      if (!(error instanceof ThisMachine)) return void res.writeHead(502).end(`toolfence proxy: ${error}\n`);
+      refusedOn.add(connection);
+      report({ target: url.href, method, allowed: false, ...refusal(error) });
+      return void res.writeHead(403, phrase(`Blocked by toolfence: ${error.message}`), {
+        connection: "close",
+        "content-type": "text/plain; charset=utf-8",
+        [BLOCKED_HEADER]: "1",
+      }).end(`Blocked by toolfence: ${error.message}\n`, () => req.socket.destroy());
+    }
+    track(socket);
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     // The site asked for is the one judged: a Host header naming another site behind the same address (a
@@ -287,6 +306,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const upstream = http.request({
       host: target.addresses[0],
       port: Number(url.port || 80),
+      // The connection made and checked above (connectJudged), never a new one.
+      createConnection: () => socket,
+      agent: false,
       method,
       path: url.pathname + url.search,
       headers,
@@ -331,6 +353,21 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
           `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
       );
     }
+    let upstream: net.Socket;
+    try {
+      upstream = await connectJudged(target, Number(match[2]));
+    } catch (error) {
+      if (!(error instanceof ThisMachine)) {
+        return void client.end(`HTTP/1.1 502 ${phrase(`toolfence proxy: ${error}`)}\r\nConnection: close\r\n\r\n`);
+      }
+      report({ target: asked, method: "CONNECT", allowed: false, ...refusal(error) });
+      const body = `Blocked by toolfence: ${error.message}\n`;
+      return void client.end(
+        `HTTP/1.1 403 ${phrase(`Blocked by toolfence: ${error.message}`)}\r\n` +
+          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
     report({
       target: asked,
       method: "CONNECT",
@@ -340,7 +377,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
     const judgedHost = target.host ?? match[1].replace(/^\[|\]$/g, "");
-    const upstream = net.connect(Number(match[2]), target.addresses[0], () => {
+    {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       upstream.pipe(client);
       // Nothing the client sends is passed on before its opening is judged: a TLS server name or a Host inside the
@@ -387,13 +424,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       client.on("data", take);
       client.once("end", ended);
       if (head.length) take(Buffer.alloc(0));
-    });
+    }
     track(upstream);
-    upstream.on("error", (error) => {
-      if (client.writable && upstream.connecting) {
-        client.end(`HTTP/1.1 502 ${phrase(`toolfence proxy: ${error.message}`)}\r\nConnection: close\r\n\r\n`);
-      } else client.destroy();
-    });
+    upstream.on("error", () => client.destroy());
   });
   const listen = options.listen ?? { port: 0, host: "127.0.0.1" };
   await new Promise<void>((resolve, reject) => {
@@ -411,4 +444,45 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         server.close(() => resolve());
       }),
   };
+}
+
+/** A connection to a destination judged public that reaches this machine itself. */
+class ThisMachine extends Error {
+  readonly code = "url_not_allowed";
+  readonly details: Record<string, unknown>;
+  constructor(address: string, port: number) {
+    super(
+      `${address} is an address of this machine's own network interfaces: a connection to it reaches this machine ` +
+        `itself (as 127.0.0.1 does), though its range looks public; only a network.allow entry naming ${address} ` +
+        "allows it",
+    );
+    this.details = { address, port, class: "this-machine" };
+  }
+}
+
+const unmapped = (address: string | undefined) => (address ?? "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
+
+// Connects to the judged address. The judge classifies an address by its range, and this machine's own interfaces
+// may carry any (a public address on a server, a documentation range in a container): a connection to one reaches
+// the services of this machine listening on every address, and the kernel then gives it that same address as its
+// source. Such a connection to a destination judged public is closed before anything is sent over it, unless the
+// rule that allowed it names the address. Before, a page the browser's auto-answering host let reach "public"
+// http://192.0.2.2:PORT/ (the machine's eth0 address) read a server listening on :: meant for this machine alone.
+function connectJudged(target: JudgedTarget, port: number): Promise<net.Socket> {
+  const address = target.addresses[0];
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, address, () => {
+      socket.off("error", reject);
+      const local = unmapped(socket.localAddress);
+      const named = target.rule !== undefined &&
+        new RegExp(`(^|[\\[/@])${unmapped(address).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[\\]:/])`, "i")
+          .test(target.rule);
+      if (target.addressClass === "public" && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
+        socket.destroy();
+        return reject(new ThisMachine(unmapped(address), port));
+      }
+      resolve(socket);
+    });
+    socket.once("error", reject);
+  });
 }

@@ -6,10 +6,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
 import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Session } from "../../../policy/session.ts";
-import { callbackHost } from "../../../policy/hosts.ts";
+import { autoHost, callbackHost } from "../../../policy/hosts.ts";
+import { classifyAddress } from "../../../policy/egress/addresses.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { ToolBox } from "../../../toolbox.ts";
@@ -272,6 +275,46 @@ test("a screenshot renders at most the viewport's width and MAX_FULL_PAGE_HEIGHT
     }
   } finally {
     await session.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+// This machine's own interface address in a range the judge calls public (this test machine's eth0 is 192.0.2.2; a
+// server's may be a real public address): a host answering automatically allowed it as public, and a page read a
+// server listening on every address, meant for this machine alone. Skipped where no interface has such an address.
+const ownPublic = Object.values(os.networkInterfaces()).flat()
+  .map((i) => i?.address ?? "")
+  .find((address) => classifyAddress(address) === "public");
+
+test("a page never reaches this machine through its own interface address, however public its range looks", {
+  timeout: 120_000,
+  skip: noBrowser || (ownPublic === undefined && "no interface of this machine has an address of a public range"),
+}, async () => {
+  const hits: string[] = [];
+  const local = http.createServer((req, res) => {
+    hits.push(req.url ?? "");
+    res.setHeader("access-control-allow-origin", "*");
+    res.end("LOCAL ONLY");
+  });
+  await new Promise<void>((resolve) => local.listen(0, "::", resolve));
+  const port = (local.address() as AddressInfo).port;
+  const there = `http://${ownPublic!.includes(":") ? `[${ownPublic}]` : ownPublic}:${port}`;
+  const site = await fixtureServer(there);
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir, host: autoHost() });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [site.base] }));
+    // A page's fetch, image, frame and navigation (the fixture's sneaky page), and the model's own navigation.
+    assert.equal((await box.call(session, "browser_navigate", { url: `${site.base}/sneaky` })).status, "success");
+    await box.call(session, "browser_wait_for", { time: 1 });
+    const opened = await box.call(session, "browser_navigate", { url: `${there}/from-the-model` });
+    assert.equal(opened.errorCode, "url_not_allowed", String(opened.output ?? opened.error));
+    assert.match(String(opened.error), /this machine's own network interfaces/);
+    assert.deepEqual(hits, []);
+  } finally {
+    await session.close();
+    await site.close();
+    await new Promise((resolve) => local.close(resolve));
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
