@@ -83,7 +83,19 @@ export class Destinations {
     if (url.hostname !== "" && url.hostname !== "localhost") {
       throw refused(`file: URLs with a host (${url.hostname}) are not allowed`, "url_not_allowed", { url: url.href });
     }
-    return await this.#session.policy.resolveForRead(fileURLToPath(url));
+    let named: string;
+    try {
+      named = fileURLToPath(url);
+    } catch (error) {
+      // An encoded slash (`..%2f`) names no path; before, Node's TypeError reached the model as a bare tool_error.
+      throw new ToolError(`${url.href} names no file: ${(error as Error).message}`, {
+        code: "invalid_url",
+        kind: "semantic",
+        recoveryHint: "Spell the path's slashes as / (not %2F) in a file: URL inside the workspace.",
+        details: { url: url.href },
+      });
+    }
+    return await this.#session.policy.resolveForRead(named);
   }
 
   /**

@@ -163,6 +163,10 @@ describe("destinations", () => {
         assert.equal(await outcome(destinations.judgeUrl("about:blank")), "allowed");
         assert.equal(await outcome(destinations.judgeUrl("file:///etc/passwd")), "outside_workspace");
         assert.equal(await outcome(destinations.judgeUrl("file://evil/share/x")), "url_not_allowed");
+        // An encoded slash names no path (Node refuses it): a stable code, not a bare tool error.
+        for (const url of ["file:///tmp/..%2fetc/passwd", "file:///tmp/a%2Fb", "file:///tmp/a%2f..%2f..%2fetc"]) {
+          assert.equal(await outcome(destinations.judgeUrl(url)), "invalid_url", url);
+        }
         assert.equal(asked.length, 0);
       } finally {
         await close();
