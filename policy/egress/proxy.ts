@@ -298,6 +298,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       }).end(`Blocked by toolfence: ${error.message}\n`, () => req.socket.destroy());
     }
     track(socket);
+    // One connection per request (no pool): closed with the answer, or when the client goes away before it ends.
+    res.once("close", () => socket.destroy());
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     // The site asked for is the one judged: a Host header naming another site behind the same address (a

@@ -580,4 +580,38 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("each request's connection to the server closes with its answer: none is left open", {
+    timeout: 30_000,
+  }, async () => {
+    let open = 0;
+    const target = http.createServer((_req, res) => res.end("answer"));
+    target.on("connection", (socket) => {
+      open++;
+      socket.on("close", () => open--);
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const port = (target.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const proxy = await startEgressProxy({
+      judge: () => Promise.resolve({ addresses: ["127.0.0.1"], addressClass: "loopback" }),
+      listen: { path: path.join(dir, "p.sock") },
+    });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const answer = await raw(
+          proxy.path!,
+          `GET http://127.0.0.1:${port}/${i} HTTP/1.1\r\nHost: x\r\n\r\n`,
+          /answer/,
+        );
+        assert.match(answer, /answer/);
+      }
+      for (let i = 0; i < 50 && open > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(open, 0, "connections to the server left open");
+    } finally {
+      await proxy.close();
+      await new Promise((resolve) => target.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
