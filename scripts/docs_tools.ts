@@ -30,15 +30,18 @@ const INTRO = `# Built-in tools
 what it uses when granted (\`optionalNeeds\`); \`main.ts flags --groups ...\` prints the Deno flags for both on a
 workspace. A tool whose needs the flags do not grant is not listed, and a call of it is refused (\`fence_denied\`).
 
-The \`browser\` group drives the system Chromium (found on PATH, never downloaded) through \`playwright-core\`, one browser
-per session, inside bubblewrap where it can run, behind a proxy on 127.0.0.1 that judges every request (redirects and
-subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the allowlist, and loopback,
-link-local and private addresses, ask. Page text reaches the model framed as untrusted web content, between tags that
-carry a fresh random id (\`<untrusted-web-content id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and
-\`&\` of the page (and every character Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so
-that no spelling of a closing tag can end the frame early. It needs the network, so \`deno task serve\` (no network) does
-not list it: serve it under the flags \`main.ts flags --groups browser,...\` prints, with Chromium installed
-(\`apt-get install chromium-headless-shell\`).
+The \`browser\` group drives the system Chromium (found on PATH, never downloaded) through \`playwright-core\`, one
+browser per session, inside bubblewrap where it can run, behind a proxy on 127.0.0.1 that judges every request
+(redirects and subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the
+allowlist, and loopback, link-local and private addresses, ask; this machine's own interface addresses in a public range
+are refused unless a \`network.allow\` entry names them. A download is kept in the temp dir's \`output/downloads\`, at
+most 256 MiB: one that passes it (or downloads in progress past 1 GiB together) is cancelled as it arrives. Page text
+reaches the model framed as untrusted web content, between tags that carry a fresh random id (\`<untrusted-web-content
+id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and \`&\` of the page (and every character
+Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so that no spelling of a closing tag
+can end the frame early. It needs the network, so \`deno task serve\` (no network) does not list it: serve it under the
+flags \`main.ts flags --groups browser,...\` prints, with Chromium installed (\`apt-get install
+chromium-headless-shell\`).
 
 \`read_file\` reads a window (zero-based \`offset\`, \`limit\` lines, 2,000 by default) by streaming, so a 1 GB file costs
 what the window costs; it reports total lines, whether more follow, the line ending and the sha256. \`edit_file\` replaces

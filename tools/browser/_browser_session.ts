@@ -22,6 +22,10 @@ import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 const MAX_EVENTS = 500;
 /** The largest download kept in the temp dir (it passes through memory on its way there). */
 const MAX_DOWNLOAD_BYTES = 256 << 20;
+/** The most bytes the downloads in progress hold together in the browser's folder before they are all cancelled. */
+const MAX_DOWNLOADING_BYTES = 4 * MAX_DOWNLOAD_BYTES;
+/** How often the browser's downloads folder is measured while a download runs. */
+const DOWNLOAD_WATCH_MS = 100;
 /** How long a download waits for a person's answer where the policy asks one about its path. */
 const DOWNLOAD_QUESTION_MS = 120_000;
 /** The most tabs a session's browser holds: a window a page opens beyond them is closed at once. */
@@ -84,6 +88,9 @@ export class SessionBrowser {
   #current?: Page;
   #crashed = false;
   #closing = false;
+  /** The downloads in progress, and the timer that measures them. */
+  readonly #downloading = new Set<Download>();
+  #downloadWatch?: ReturnType<typeof setInterval>;
 
   constructor(session: Session, options: BrowserOptions) {
     this.session = session;
@@ -306,12 +313,55 @@ export class SessionBrowser {
     page.on("requestfailed", (r) => this.record("requestfailed", `${r.url()}: ${r.failure()?.errorText ?? "failed"}`));
     page.on("crash", () => this.record("crash", page.url()));
     page.on("download", async (download) => {
+      this.#downloading.add(download);
+      this.#downloadWatch ??= setInterval(() => void this.#measureDownloads(), DOWNLOAD_WATCH_MS);
       try {
         this.record("download", `${download.url()} saved to ${await this.#keep(download)}`);
       } catch (error) {
         this.record("download", `${download.url()} failed: ${(error as Error).message}`);
+      } finally {
+        this.#stopWatching(download);
+        await download.delete().catch(() => {});
       }
     });
+  }
+
+  #stopWatching(download?: Download): void {
+    if (download) this.#downloading.delete(download);
+    if (this.#downloading.size > 0 || this.#downloadWatch === undefined) return;
+    clearInterval(this.#downloadWatch);
+    this.#downloadWatch = undefined;
+  }
+
+  // Chromium writes a download into the browser's folder as it arrives, and MAX_DOWNLOAD_BYTES was checked only once
+  // it had finished: a page's 700 MiB download lay whole on disk before it was refused (and any size would have, with
+  // nothing but the disk to stop it where no sandbox's file size limit applies). While downloads run, their folder is
+  // measured (by lstat, never through a link): one file past MAX_DOWNLOAD_BYTES, or all of them past
+  // MAX_DOWNLOADING_BYTES, cancels every download in progress, which Chromium then deletes.
+  async #measureDownloads(): Promise<void> {
+    if (!this.#dir || this.#downloading.size === 0) return this.#stopWatching();
+    const folder = path.join(this.#dir, "downloads");
+    let largest = 0;
+    let total = 0;
+    for (const name of await fsp.readdir(folder).catch(() => [] as string[])) {
+      const size = (await fsp.lstat(path.join(folder, name)).catch(() => undefined))?.size ?? 0;
+      largest = Math.max(largest, size);
+      total += size;
+    }
+    if (largest <= MAX_DOWNLOAD_BYTES && total <= MAX_DOWNLOADING_BYTES) return;
+    for (const download of this.#downloading) {
+      this.record(
+        "download",
+        `${download.url()} was cancelled: a download may have at most ${MAX_DOWNLOAD_BYTES} bytes (and the ` +
+          `downloads in progress ${MAX_DOWNLOADING_BYTES} together); ${
+            largest > MAX_DOWNLOAD_BYTES ? largest : total
+          } ` +
+          "had arrived",
+      );
+      this.#downloading.delete(download);
+      void download.cancel().catch(() => {});
+    }
+    this.#stopWatching();
   }
 
   // A finished download, kept in the session temp dir's `output/downloads` through the file door. `output` is the
@@ -327,7 +377,6 @@ export class SessionBrowser {
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));
     // The sandboxed browser wrote it and could have made it a link to a file only the server may read.
     await files.write(target, await readProgramFile(await download.path(), MAX_DOWNLOAD_BYTES));
-    await download.delete();
     return target.path;
   }
 
@@ -348,6 +397,8 @@ export class SessionBrowser {
   }
 
   async #cleanUp(): Promise<void> {
+    this.#downloading.clear();
+    this.#stopWatching();
     const proxy = this.#proxy;
     const dir = this.#dir;
     this.#proxy = undefined;

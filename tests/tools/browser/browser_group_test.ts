@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { Buffer } from "node:buffer";
+import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Session } from "../../../policy/session.ts";
@@ -315,6 +316,66 @@ test("a page never reaches this machine through its own interface address, howev
     await session.close();
     await site.close();
     await new Promise((resolve) => local.close(resolve));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+// A download was measured against MAX_DOWNLOAD_BYTES (256 MiB) only once finished: a page's 700 MiB download lay whole
+// in the browser's folder first (any size would have, where no sandbox limits a file's size).
+test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written whole and refused afterwards", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const MiB = 1 << 20;
+  const chunk = Buffer.alloc(MiB, 0x61);
+  let sent = 0;
+  let ended = false;
+  const server = http.createServer((req, res) => {
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(`<a id="a" href="/big">big</a>`);
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-disposition": "attachment" });
+    // 1 GiB at about 200 MiB/s, so that the test does not depend on how fast this machine is.
+    const timer = setInterval(() => {
+      if (res.writableNeedDrain) return;
+      if (sent >= 1024 || res.destroyed) {
+        clearInterval(timer);
+        ended = sent >= 1024;
+        return void res.end();
+      }
+      sent++;
+      res.write(chunk);
+    }, 5);
+    res.on("close", () => clearInterval(timer));
+  });
+  const connections = new Set<Socket>();
+  server.on("connection", (socket) => {
+    connections.add(socket);
+    socket.on("close", () => connections.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
+    const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
+    const ref = snapshot.match(/link "big" \[ref=(\w+)\]/)?.[1];
+    assert.ok(ref, snapshot);
+    await box.call(session, "browser_click", { ref });
+    let events = "";
+    for (let i = 0; i < 300 && !/\[download\] \S+ failed/.test(events); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      events = String((await box.call(session, "browser_console_messages", {})).output);
+    }
+    assert.match(events, /\[download\] \S+ was cancelled: a download may have at most 268435456 bytes/);
+    assert.ok(!ended && sent < 700, `${sent} MiB were sent before the download stopped`);
+  } finally {
+    await session.close();
+    for (const socket of connections) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
