@@ -35,13 +35,13 @@ browser per session, inside bubblewrap where it can run, behind a proxy on 127.0
 (redirects and subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the
 allowlist, and loopback, link-local and private addresses, ask; this machine's own interface addresses in a public range
 are refused unless a \`network.allow\` entry names them. A download is kept in the temp dir's \`output/downloads\`, at
-most 256 MiB: one that passes it (or downloads in progress past 1 GiB together) is cancelled as it arrives. Page text
-reaches the model framed as untrusted web content, between tags that carry a fresh random id (\`<untrusted-web-content
-id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and \`&\` of the page (and every character
-Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so that no spelling of a closing tag
-can end the frame early. It needs the network, so \`deno task serve\` (no network) does not list it: serve it under the
-flags \`main.ts flags --groups browser,...\` prints, with Chromium installed (\`apt-get install
-chromium-headless-shell\`).
+most 256 MiB, and a session's downloads, kept and in progress, 1 GiB together: one that would pass either is cancelled
+as it arrives. Page text reaches the model framed as untrusted web content, between tags that carry a fresh random id
+(\`<untrusted-web-content id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and \`&\` of the
+page (and every character Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so that no
+spelling of a closing tag can end the frame early. It needs the network, so \`deno task serve\` (no network) does not
+list it: serve it under the flags \`main.ts flags --groups browser,...\` prints, with Chromium installed (\`apt-get
+install chromium-headless-shell\`).
 
 \`read_file\` reads a window (zero-based \`offset\`, \`limit\` lines, 2,000 by default) by streaming, so a 1 GB file costs
 what the window costs; it reports total lines, whether more follow, the line ending and the sha256. \`edit_file\` replaces

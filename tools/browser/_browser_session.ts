@@ -22,8 +22,8 @@ import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 const MAX_EVENTS = 500;
 /** The largest download kept in the temp dir (it passes through memory on its way there). */
 const MAX_DOWNLOAD_BYTES = 256 << 20;
-/** The most bytes the downloads in progress hold together in the browser's folder before they are all cancelled. */
-const MAX_DOWNLOADING_BYTES = 4 * MAX_DOWNLOAD_BYTES;
+/** The most bytes a session's downloads come to, kept and in progress together: past it, downloads are cancelled. */
+export const MAX_SESSION_DOWNLOAD_BYTES = 4 * MAX_DOWNLOAD_BYTES;
 /** How often the browser's downloads folder is measured while a download runs. */
 const DOWNLOAD_WATCH_MS = 100;
 /** How long a download waits for a person's answer where the policy asks one about its path. */
@@ -91,6 +91,8 @@ export class SessionBrowser {
   /** The downloads in progress, and the timer that measures them. */
   readonly #downloading = new Set<Download>();
   #downloadWatch?: ReturnType<typeof setInterval>;
+  /** The bytes of the downloads kept for this session so far. */
+  #keptBytes = 0;
 
   constructor(session: Session, options: BrowserOptions) {
     this.session = session;
@@ -315,6 +317,7 @@ export class SessionBrowser {
     page.on("download", async (download) => {
       this.#downloading.add(download);
       this.#downloadWatch ??= setInterval(() => void this.#measureDownloads(), DOWNLOAD_WATCH_MS);
+      if (this.#keptBytes >= MAX_SESSION_DOWNLOAD_BYTES) this.#cancelDownloads(this.#keptBytes);
       try {
         this.record("download", `${download.url()} saved to ${await this.#keep(download)}`);
       } catch (error) {
@@ -336,8 +339,10 @@ export class SessionBrowser {
   // Chromium writes a download into the browser's folder as it arrives, and MAX_DOWNLOAD_BYTES was checked only once
   // it had finished: a page's 700 MiB download lay whole on disk before it was refused (and any size would have, with
   // nothing but the disk to stop it where no sandbox's file size limit applies). While downloads run, their folder is
-  // measured (by lstat, never through a link): one file past MAX_DOWNLOAD_BYTES, or all of them past
-  // MAX_DOWNLOADING_BYTES, cancels every download in progress, which Chromium then deletes.
+  // measured (by lstat, never through a link): one file past MAX_DOWNLOAD_BYTES, or all of them with the session's kept
+  // downloads past MAX_SESSION_DOWNLOAD_BYTES, cancels every download in progress, which Chromium then deletes. Before
+  // that session cap, a page that started a 200 MiB download every 2.5 s had 1,200 MiB kept in the temp dir after 15 s
+  // (one navigation, no other call), and more for as long as it stayed open.
   async #measureDownloads(): Promise<void> {
     if (!this.#dir || this.#downloading.size === 0) return this.#stopWatching();
     const folder = path.join(this.#dir, "downloads");
@@ -348,15 +353,16 @@ export class SessionBrowser {
       largest = Math.max(largest, size);
       total += size;
     }
-    if (largest <= MAX_DOWNLOAD_BYTES && total <= MAX_DOWNLOADING_BYTES) return;
+    if (largest > MAX_DOWNLOAD_BYTES) this.#cancelDownloads(largest);
+    else if (this.#keptBytes + total > MAX_SESSION_DOWNLOAD_BYTES) this.#cancelDownloads(this.#keptBytes + total);
+  }
+
+  #cancelDownloads(bytes: number): void {
     for (const download of this.#downloading) {
       this.record(
         "download",
-        `${download.url()} was cancelled: a download may have at most ${MAX_DOWNLOAD_BYTES} bytes (and the ` +
-          `downloads in progress ${MAX_DOWNLOADING_BYTES} together); ${
-            largest > MAX_DOWNLOAD_BYTES ? largest : total
-          } ` +
-          "had arrived",
+        `${download.url()} was cancelled at ${bytes} bytes: a download may have at most ${MAX_DOWNLOAD_BYTES} bytes, ` +
+          `and the session's downloads (kept and in progress) ${MAX_SESSION_DOWNLOAD_BYTES} together`,
       );
       this.#downloading.delete(download);
       void download.cancel().catch(() => {});
@@ -376,7 +382,15 @@ export class SessionBrowser {
     const target = await files.resolve(named, { access: "write" });
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));
     // The sandboxed browser wrote it and could have made it a link to a file only the server may read.
-    await files.write(target, await readProgramFile(await download.path(), MAX_DOWNLOAD_BYTES));
+    const bytes = await readProgramFile(await download.path(), MAX_DOWNLOAD_BYTES);
+    if (this.#keptBytes + bytes.byteLength > MAX_SESSION_DOWNLOAD_BYTES) {
+      throw new ToolError(
+        `the session's downloads would come to more than ${MAX_SESSION_DOWNLOAD_BYTES} bytes with this one`,
+        { code: "file_too_large", kind: "semantic" },
+      );
+    }
+    this.#keptBytes += bytes.byteLength;
+    await files.write(target, bytes);
     return target.path;
   }
 

@@ -20,7 +20,7 @@ import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { MAX_FULL_PAGE_HEIGHT } from "../../../tools/browser/screenshot.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
-import { BROWSER_MARKER, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
+import { BROWSER_MARKER, MAX_SESSION_DOWNLOAD_BYTES, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
 import { whileSwappedForLink } from "../../_link_swapper.ts";
 
@@ -370,8 +370,72 @@ test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written who
       await new Promise((resolve) => setTimeout(resolve, 100));
       events = String((await box.call(session, "browser_console_messages", {})).output);
     }
-    assert.match(events, /\[download\] \S+ was cancelled: a download may have at most 268435456 bytes/);
+    assert.match(events, /\[download\] \S+ was cancelled at \d+ bytes: a download may have at most 268435456 bytes/);
     assert.ok(!ended && sent < 700, `${sent} MiB were sent before the download stopped`);
+  } finally {
+    await session.close();
+    for (const socket of connections) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+// Each download was capped, their number was not: a page that started a 200 MiB download every 2.5 s had 1,200 MiB
+// kept in the temp dir after 15 s, from one navigation.
+test("a session's downloads, kept and in progress, come to at most MAX_SESSION_DOWNLOAD_BYTES", {
+  timeout: 180_000,
+  skip: noBrowser,
+}, async () => {
+  const MiB = 1 << 20;
+  const size = 255 * MiB;
+  const chunk = Buffer.alloc(MiB, 0x62);
+  const server = http.createServer((req, res) => {
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(`<a id="a" href="/f" download="f.bin">file</a>`);
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+    let sent = 0;
+    const pump = () => {
+      while (sent < size / MiB && !res.destroyed) {
+        sent++;
+        if (!res.write(chunk)) return void res.once("drain", pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  const connections = new Set<Socket>();
+  server.on("connection", (socket) => {
+    connections.add(socket);
+    socket.on("close", () => connections.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
+    const ref = String((await box.call(session, "browser_snapshot", {})).output).match(/link "file" \[ref=(\w+)\]/)
+      ?.[1];
+    assert.ok(ref);
+    let events = "";
+    for (let round = 1; round <= 5; round++) {
+      await box.call(session, "browser_click", { ref });
+      const done = () => (events.match(/\[download\] \S+ (saved to|failed)/g) ?? []).length >= round;
+      for (let i = 0; i < 600 && !done(); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        events = String((await box.call(session, "browser_console_messages", {})).output);
+      }
+      assert.ok(done(), events);
+    }
+    assert.equal((events.match(/saved to/g) ?? []).length, 4, events);
+    assert.match(events, /was cancelled at \d+ bytes: .*the session's downloads \(kept and in progress\) 1073741824/);
+    const kept = path.join(await session.workspace.tempDir(), "output", "downloads");
+    let total = 0;
+    for (const name of await fs.readdir(kept)) total += (await fs.stat(path.join(kept, name))).size;
+    assert.ok(total <= MAX_SESSION_DOWNLOAD_BYTES, `${total} bytes kept`);
   } finally {
     await session.close();
     for (const socket of connections) socket.destroy();
