@@ -33,10 +33,10 @@ workspace. A tool whose needs the flags do not grant is not listed, and a call o
 The \`browser\` group drives the system Chromium (found on PATH, never downloaded) through \`playwright-core\`, one
 browser per session, inside bubblewrap where it can run, behind a proxy on 127.0.0.1 that judges every request
 (redirects and subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the
-allowlist, and loopback, link-local and private addresses, ask; this machine's own interface addresses in a public range
-are refused unless a \`network.allow\` entry names them. A download is kept in the temp dir's \`output/downloads\`, at
-most 256 MiB, and a session's downloads, kept and in progress, 1 GiB together: one that would pass either is cancelled
-as it arrives. Page text reaches the model framed as untrusted web content, between tags that carry a fresh random id
+allowlist, and loopback, link-local and private addresses, ask (this machine's own interface addresses count as
+loopback, whatever their range). A download is kept in the temp dir's \`output/downloads\`, at most 256 MiB, and a
+session's downloads, kept and in progress, 1 GiB together: one that would pass either is cancelled as it arrives. Page
+text reaches the model framed as untrusted web content, between tags that carry a fresh random id
 (\`<untrusted-web-content id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and \`&\` of the
 page (and every character Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so that no
 spelling of a closing tag can end the frame early. It needs the network, so \`deno task serve\` (no network) does not

@@ -15,9 +15,43 @@
  */
 import dns from "node:dns/promises";
 import net from "node:net";
+import os from "node:os";
 import { domainToASCII } from "node:url";
 import { ToolError } from "@toolfence/core";
+import { isRuntimePermissionError, queryRuntimePermission } from "@toolfence/internal";
 import { type AddressClass, classifyAddress, destinationKey } from "./addresses.ts";
+
+/** How long the list of this machine's own addresses is reused. */
+const OWN_ADDRESSES_MS = 5_000;
+let ownAddresses: { at: number; addresses: Set<string> } | undefined;
+
+// The addresses of this machine's own interfaces (each as its destinationKey), when the runtime lets them be listed
+// without a prompt (Deno: --allow-sys=networkInterfaces; Node: always); else none, and the proxy's check of each
+// connection (it closes one judged public whose source is its destination) is what stops them.
+function ownAddressSet(): Set<string> {
+  const now = Date.now();
+  if (ownAddresses && now - ownAddresses.at < OWN_ADDRESSES_MS) return ownAddresses.addresses;
+  const addresses = new Set<string>();
+  if (queryRuntimePermission("sys", "networkInterfaces").allowed) {
+    try {
+      for (const list of Object.values(os.networkInterfaces())) {
+        for (const item of list ?? []) addresses.add(destinationKey(item.address) ?? item.address);
+      }
+    } catch (error) {
+      if (!isRuntimePermissionError(error)) throw error;
+    }
+  }
+  ownAddresses = { at: now, addresses };
+  return addresses;
+}
+
+// The class of an address as a destination: one of this machine's own interfaces reaches this machine itself, as
+// loopback does, whatever its range (a server's public address; 192.0.2.2 on a container's eth0).
+function destinationClass(address: string): AddressClass {
+  const found = classifyAddress(address) ?? "reserved";
+  if (found !== "public" && found !== "private") return found;
+  return ownAddressSet().has(destinationKey(address) ?? address) ? "loopback" : found;
+}
 
 /** The destination rules (the policy file's `network` section). */
 export interface EgressRules {
@@ -159,7 +193,7 @@ function parsePattern(entry: string): Pattern {
 }
 
 // `denying`: the entry is a deny entry. `localhost` names loopback: a deny entry every loopback address (127/8, ::1,
-// mapped), an allow entry the addresses the name resolves to (127.0.0.1, ::1). Before, a deny of `localhost` refused
+// mapped, and this machine's own interface addresses where they can be listed), an allow entry the addresses the name resolves to (127.0.0.1, ::1). Before, a deny of `localhost` refused
 // the name only, and `curl http://127.0.0.1:port/` read the server it denied once a person said yes.
 function matches(p: Pattern, scheme: string, host: string, port: string, denying = false): boolean {
   if (p.schemes && !p.schemes.includes(scheme)) return false;
@@ -167,7 +201,7 @@ function matches(p: Pattern, scheme: string, host: string, port: string, denying
   if (p.wildcard) return host.endsWith(`.${p.host}`);
   if (p.host === "localhost" && net.isIP(host.replace(/%.*$/, "")) !== 0) {
     const key = destinationKey(host) ?? host;
-    return denying ? classifyAddress(key) === "loopback" : key === "127.0.0.1" || key === "::1";
+    return denying ? destinationClass(key) === "loopback" : key === "127.0.0.1" || key === "::1";
   }
   if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return destinationKey(host) === destinationKey(p.host);
   return host === p.host;
@@ -297,7 +331,7 @@ export class DestinationJudge {
     if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
     const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port, true)));
     if (denied) throw deniedBy(who, origin, addresses, denied);
-    const classes = addresses.map((a) => classifyAddress(a) ?? "reserved");
+    const classes = addresses.map(destinationClass);
     const found = classes.find((c) => c !== "public");
     // The unspecified address is no destination: a connection to it reaches this machine's loopback (0.0.0.0 is
     // 127.0.0.1 to the kernel), which no deny entry naming 127.0.0.1 or localhost would catch. Allowed only by an

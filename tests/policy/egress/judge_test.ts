@@ -6,8 +6,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import os from "node:os";
 import { classifyAddress } from "../../../policy/egress/addresses.ts";
 import { type DestinationAnswer, DestinationJudge, type EgressRules } from "../../../policy/egress/judge.ts";
+
+// This machine's own interface addresses, besides loopback and link-local.
+const own = Object.values(os.networkInterfaces()).flat()
+  .filter((i) => i !== undefined && !i.internal && !/^fe80:/i.test(i.address))
+  .map((i) => i!.address);
 
 // A judge whose resolver is a table (and counts its lookups), and whose asker answers `answer`.
 function judgeWith(rules: EgressRules, names: Record<string, string[]> = {}, answer?: boolean) {
@@ -367,4 +373,31 @@ describe("destination judge", { timeout: 30_000 }, () => {
       );
     },
   );
+
+  // This test machine's eth0 is 192.0.2.2, a range classified public: a server there listening on every address was
+  // reached as "public" (allowed by a host answering automatically, or by a person told nothing of this machine).
+  test("this machine's own interface addresses are judged as loopback, whatever their range", {
+    timeout: 30_000,
+    skip: own.length === 0 && "no interface of this machine has an address besides loopback and link-local",
+  }, async () => {
+    for (const address of own) {
+      const bracketed = address.includes(":") ? `[${address}]` : address;
+      const asking = judgeWith({}, { "own.test": [address] }, true);
+      assert.equal(await asking.outcome("http:", bracketed, "8080"), `allowed ${address}`);
+      assert.equal(await asking.outcome("http:", "own.test", "8080"), `allowed ${address}`);
+      assert.deepEqual(asking.asked, [
+        `http://${bracketed}:8080 loopback`,
+        "http://own.test:8080",
+        "http://own.test:8080 loopback",
+      ]);
+      const automatic = judgeWith({}, {}, undefined);
+      assert.equal(await automatic.outcome("http:", bracketed, "8080"), "url_not_allowed", address);
+      // A deny of localhost covers them, before anyone is asked; an entry naming the address still allows it.
+      const denied = judgeWith({ deny: ["localhost"] }, {}, true);
+      assert.equal(await denied.outcome("http:", bracketed, "8080"), "url_not_allowed", address);
+      assert.deepEqual(denied.asked, []);
+      const named = judgeWith({ allow: [`${bracketed}:8080`] });
+      assert.equal(await named.outcome("http:", bracketed, "8080"), `allowed ${address}`);
+    }
+  });
 });
