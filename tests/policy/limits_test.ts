@@ -195,7 +195,7 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     },
   );
 
-  test("what runtimes print when the kernel refuses memory is read as the memory limit", TIMEOUT, async () => {
+  test("what runtimes print when the kernel refuses memory is read as the memory limit", { timeout: 30_000 }, async () => {
     // Seen from `node -e` starting 200 workers under a 256 MiB memory limit (tests/tools/cmd/exhaustion_probes_test.ts):
     // before, 3 runs in 40 ended as a success (its `; echo done` exited 0), their stderr matching no hint.
     const samples = [
