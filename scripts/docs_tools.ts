@@ -35,7 +35,8 @@ browser per session, inside bubblewrap where it can run, behind a proxy on 127.0
 (redirects and subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the
 allowlist, and loopback, link-local and private addresses, ask (this machine's own interface addresses count as
 loopback, whatever their range). A download is kept in the temp dir's \`output/downloads\`, at most 256 MiB, and a
-session's downloads, kept and in progress, 1 GiB together: one that would pass either is cancelled as it arrives. Page
+session's downloads, kept and in progress, 1 GiB together (\`maxDownloadBytes\` of \`browserTools()\` sets the first,
+the second is four times it): one that would pass either is cancelled as it arrives. Page
 text reaches the model framed as untrusted web content, between tags that carry a fresh random id
 (\`<untrusted-web-content id="…">\` … \`</untrusted-web-content id="…">\`), with every \`<\`, \`>\` and \`&\` of the
 page (and every character Unicode folds into one, and the angle-bracket look-alikes) written as an entity, so that no

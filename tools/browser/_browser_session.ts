@@ -20,10 +20,10 @@ import { openFileOnly } from "../_shared/fs_open.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 
 const MAX_EVENTS = 500;
-/** The largest download kept in the temp dir (it passes through memory on its way there). */
+/** The largest download kept in the temp dir by default (it passes through memory on its way there). */
 const MAX_DOWNLOAD_BYTES = 256 << 20;
-/** The most bytes a session's downloads come to, kept and in progress together: past it, downloads are cancelled. */
-export const MAX_SESSION_DOWNLOAD_BYTES = 4 * MAX_DOWNLOAD_BYTES;
+/** A session's downloads, kept and in progress together, come to at most this many times the largest one's bytes. */
+const SESSION_DOWNLOADS_FACTOR = 4;
 /** How often the browser's downloads folder is measured while a download runs. */
 const DOWNLOAD_WATCH_MS = 100;
 /** How long a download waits for a person's answer where the policy asks one about its path. */
@@ -94,9 +94,15 @@ export class SessionBrowser {
   /** The bytes of the downloads kept for this session so far. */
   #keptBytes = 0;
 
+  /** The largest download kept, and the most bytes the session's downloads come to together. */
+  readonly #maxDownload: number;
+  readonly #maxSessionDownloads: number;
+
   constructor(session: Session, options: BrowserOptions) {
     this.session = session;
     this.options = options;
+    this.#maxDownload = options.maxDownloadBytes ?? MAX_DOWNLOAD_BYTES;
+    this.#maxSessionDownloads = SESSION_DOWNLOADS_FACTOR * this.#maxDownload;
     this.destinations = new Destinations(session, options);
   }
 
@@ -317,7 +323,7 @@ export class SessionBrowser {
     page.on("download", async (download) => {
       this.#downloading.add(download);
       this.#downloadWatch ??= setInterval(() => void this.#measureDownloads(), DOWNLOAD_WATCH_MS);
-      if (this.#keptBytes >= MAX_SESSION_DOWNLOAD_BYTES) this.#cancelDownloads(this.#keptBytes);
+      if (this.#keptBytes >= this.#maxSessionDownloads) this.#cancelDownloads(this.#keptBytes);
       try {
         this.record("download", `${download.url()} saved to ${await this.#keep(download)}`);
       } catch (error) {
@@ -339,8 +345,8 @@ export class SessionBrowser {
   // Chromium writes a download into the browser's folder as it arrives, and MAX_DOWNLOAD_BYTES was checked only once
   // it had finished: a page's 700 MiB download lay whole on disk before it was refused (and any size would have, with
   // nothing but the disk to stop it where no sandbox's file size limit applies). While downloads run, their folder is
-  // measured (by lstat, never through a link): one file past MAX_DOWNLOAD_BYTES, or all of them with the session's kept
-  // downloads past MAX_SESSION_DOWNLOAD_BYTES, cancels every download in progress, which Chromium then deletes. Before
+  // measured (by lstat, never through a link): one file past maxDownloadBytes, or all of them with the session's kept
+  // downloads past four times it, cancels every download in progress, which Chromium then deletes. Before
   // that session cap, a page that started a 200 MiB download every 2.5 s had 1,200 MiB kept in the temp dir after 15 s
   // (one navigation, no other call), and more for as long as it stayed open.
   async #measureDownloads(): Promise<void> {
@@ -353,16 +359,16 @@ export class SessionBrowser {
       largest = Math.max(largest, size);
       total += size;
     }
-    if (largest > MAX_DOWNLOAD_BYTES) this.#cancelDownloads(largest);
-    else if (this.#keptBytes + total > MAX_SESSION_DOWNLOAD_BYTES) this.#cancelDownloads(this.#keptBytes + total);
+    if (largest > this.#maxDownload) this.#cancelDownloads(largest);
+    else if (this.#keptBytes + total > this.#maxSessionDownloads) this.#cancelDownloads(this.#keptBytes + total);
   }
 
   #cancelDownloads(bytes: number): void {
     for (const download of this.#downloading) {
       this.record(
         "download",
-        `${download.url()} was cancelled at ${bytes} bytes: a download may have at most ${MAX_DOWNLOAD_BYTES} bytes, ` +
-          `and the session's downloads (kept and in progress) ${MAX_SESSION_DOWNLOAD_BYTES} together`,
+        `${download.url()} was cancelled at ${bytes} bytes: a download may have at most ${this.#maxDownload} bytes, ` +
+          `and the session's downloads (kept and in progress) ${this.#maxSessionDownloads} together`,
       );
       this.#downloading.delete(download);
       void download.cancel().catch(() => {});
@@ -382,10 +388,10 @@ export class SessionBrowser {
     const target = await files.resolve(named, { access: "write" });
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));
     // The sandboxed browser wrote it and could have made it a link to a file only the server may read.
-    const bytes = await readProgramFile(await download.path(), MAX_DOWNLOAD_BYTES);
-    if (this.#keptBytes + bytes.byteLength > MAX_SESSION_DOWNLOAD_BYTES) {
+    const bytes = await readProgramFile(await download.path(), this.#maxDownload);
+    if (this.#keptBytes + bytes.byteLength > this.#maxSessionDownloads) {
       throw new ToolError(
-        `the session's downloads would come to more than ${MAX_SESSION_DOWNLOAD_BYTES} bytes with this one`,
+        `the session's downloads would come to more than ${this.#maxSessionDownloads} bytes with this one`,
         { code: "file_too_large", kind: "semantic" },
       );
     }

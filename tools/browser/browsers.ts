@@ -24,6 +24,11 @@ export interface BrowserOptions extends DestinationRules {
   sandbox?: SandboxMode;
   /** Viewport size in CSS pixels; default 1000×700, so that a screenshot of it needs no scaling. */
   viewport?: { width: number; height: number };
+  /**
+   * The largest download kept in the session's temp dir, in bytes; default 256 MiB. A session's downloads, kept and
+   * in progress, come to at most four times it together: past either, downloads in progress are cancelled.
+   */
+  maxDownloadBytes?: number;
 }
 
 /** A console message, page error or failed request, kept for `browser_console_messages`. */
@@ -54,6 +59,10 @@ export class Browsers {
 
   /** Browsers for `options`; nothing is started until a tool needs a page. */
   constructor(options: BrowserOptions = {}) {
+    const max = options.maxDownloadBytes;
+    if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+      throw new TypeError(`maxDownloadBytes must be a positive whole number of bytes, not ${max}`);
+    }
     this.options = options;
     this.needs = browserNeeds(options.executablePath);
   }

@@ -20,7 +20,7 @@ import { ToolBox } from "../../../toolbox.ts";
 import { browserTools } from "../../../tools/browser/mod.ts";
 import { MAX_FULL_PAGE_HEIGHT } from "../../../tools/browser/screenshot.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
-import { BROWSER_MARKER, MAX_SESSION_DOWNLOAD_BYTES, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
+import { BROWSER_MARKER, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
 import { whileSwappedForLink } from "../../_link_swapper.ts";
 
@@ -320,9 +320,16 @@ test("a page never reaches this machine through its own interface address, howev
   }
 });
 
-// A download was measured against MAX_DOWNLOAD_BYTES (256 MiB) only once finished: a page's 700 MiB download lay whole
-// in the browser's folder first (any size would have, where no sandbox limits a file's size).
-test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written whole and refused afterwards", {
+test("maxDownloadBytes must be a positive whole number of bytes", { timeout: 10_000 }, () => {
+  for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.throws(() => browserTools({ maxDownloadBytes: bad }), /maxDownloadBytes must be a positive whole number/);
+  }
+});
+
+// A download was measured against its cap (256 MiB by default) only once finished: a page's 700 MiB download lay whole
+// in the browser's folder first (any size would have, where no sandbox limits a file's size). Here the cap is 16 MiB
+// (maxDownloadBytes), so that the test streams a few MiB, not a GiB.
+test("a download is cancelled once it passes maxDownloadBytes, not written whole and refused afterwards", {
   timeout: 120_000,
   skip: noBrowser,
 }, async () => {
@@ -336,12 +343,12 @@ test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written who
       return res.end(`<a id="a" href="/big">big</a>`);
     }
     res.writeHead(200, { "content-type": "application/octet-stream", "content-disposition": "attachment" });
-    // 1 GiB at about 200 MiB/s, so that the test does not depend on how fast this machine is.
+    // 256 MiB at about 200 MiB/s, so that the test does not depend on how fast this machine is.
     const timer = setInterval(() => {
       if (res.writableNeedDrain) return;
-      if (sent >= 1024 || res.destroyed) {
+      if (sent >= 256 || res.destroyed) {
         clearInterval(timer);
-        ended = sent >= 1024;
+        ended = sent >= 256;
         return void res.end();
       }
       sent++;
@@ -359,7 +366,7 @@ test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written who
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
   const session = new Session({ workspace: dir });
   try {
-    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base], maxDownloadBytes: 16 * MiB }));
     assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
     const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
     const ref = snapshot.match(/link "big" \[ref=(\w+)\]/)?.[1];
@@ -370,8 +377,8 @@ test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written who
       await new Promise((resolve) => setTimeout(resolve, 100));
       events = String((await box.call(session, "browser_console_messages", {})).output);
     }
-    assert.match(events, /\[download\] \S+ was cancelled at \d+ bytes: a download may have at most 268435456 bytes/);
-    assert.ok(!ended && sent < 700, `${sent} MiB were sent before the download stopped`);
+    assert.match(events, /\[download\] \S+ was cancelled at \d+ bytes: a download may have at most 16777216 bytes/);
+    assert.ok(!ended && sent < 160, `${sent} MiB were sent before the download stopped`);
   } finally {
     await session.close();
     for (const socket of connections) socket.destroy();
@@ -381,13 +388,14 @@ test("a download is cancelled once it passes MAX_DOWNLOAD_BYTES, not written who
 });
 
 // Each download was capped, their number was not: a page that started a 200 MiB download every 2.5 s had 1,200 MiB
-// kept in the temp dir after 15 s, from one navigation.
-test("a session's downloads, kept and in progress, come to at most MAX_SESSION_DOWNLOAD_BYTES", {
+// kept in the temp dir after 15 s, from one navigation. Here a download may have 8 MiB (maxDownloadBytes), the
+// session's 32 MiB together.
+test("a session's downloads, kept and in progress, come to at most four times maxDownloadBytes", {
   timeout: 180_000,
   skip: noBrowser,
 }, async () => {
   const MiB = 1 << 20;
-  const size = 255 * MiB;
+  const size = 7 * MiB;
   const chunk = Buffer.alloc(MiB, 0x62);
   const server = http.createServer((req, res) => {
     if (req.url === "/") {
@@ -395,15 +403,18 @@ test("a session's downloads, kept and in progress, come to at most MAX_SESSION_D
       return res.end(`<a id="a" href="/f" download="f.bin">file</a>`);
     }
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+    // 1 MiB every 50 ms: each download lasts several of the 100 ms between two measures of the downloads in progress.
     let sent = 0;
-    const pump = () => {
-      while (sent < size / MiB && !res.destroyed) {
-        sent++;
-        if (!res.write(chunk)) return void res.once("drain", pump);
+    const timer = setInterval(() => {
+      if (res.writableNeedDrain) return;
+      if (sent >= size / MiB || res.destroyed) {
+        clearInterval(timer);
+        return void res.end();
       }
-      res.end();
-    };
-    pump();
+      sent++;
+      res.write(chunk);
+    }, 50);
+    res.on("close", () => clearInterval(timer));
   });
   const connections = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -415,7 +426,7 @@ test("a session's downloads, kept and in progress, come to at most MAX_SESSION_D
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
   const session = new Session({ workspace: dir });
   try {
-    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base], maxDownloadBytes: 8 * MiB }));
     assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
     const ref = String((await box.call(session, "browser_snapshot", {})).output).match(/link "file" \[ref=(\w+)\]/)
       ?.[1];
@@ -431,11 +442,11 @@ test("a session's downloads, kept and in progress, come to at most MAX_SESSION_D
       assert.ok(done(), events);
     }
     assert.equal((events.match(/saved to/g) ?? []).length, 4, events);
-    assert.match(events, /was cancelled at \d+ bytes: .*the session's downloads \(kept and in progress\) 1073741824/);
+    assert.match(events, /was cancelled at \d+ bytes: .*the session's downloads \(kept and in progress\) 33554432/);
     const kept = path.join(await session.workspace.tempDir(), "output", "downloads");
     let total = 0;
     for (const name of await fs.readdir(kept)) total += (await fs.stat(path.join(kept, name))).size;
-    assert.ok(total <= MAX_SESSION_DOWNLOAD_BYTES, `${total} bytes kept`);
+    assert.ok(total <= 32 * MiB, `${total} bytes kept`);
   } finally {
     await session.close();
     for (const socket of connections) socket.destroy();
