@@ -195,37 +195,44 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     },
   );
 
-  test("what runtimes print when the kernel refuses memory is read as the memory limit", { timeout: 30_000 }, async () => {
-    // Seen from `node -e` starting 200 workers under a 256 MiB memory limit (tests/tools/cmd/exhaustion_probes_test.ts):
-    // before, 3 runs in 40 ended as a success (its `; echo done` exited 0), their stderr matching no hint.
-    const samples = [
-      "\n<--- JS stacktrace --->\n\n\n#\n# Fatal process OOM in AlignedAlloc\n#\n\nbash: line 1:     3 Trace/breakpoint trap",
-      "node:internal/worker:297\n    this[kHandle].startThread();\n                  ^\n\nError: EAGAIN\n" +
-      "    at new Worker (node:internal/worker:297:19)\n    at [eval]:1:77\n",
-      "Error [ERR_WORKER_INIT_FAILED]: Worker initialization failure: EAGAIN\n    at new Worker (node:internal/worker)",
-      "# Fatal javascript OOM in MemoryChunk allocation failed during deserialization.",
-      "FATAL ERROR: Committing semi space failed. Allocation failed - JavaScript heap out of memory",
-    ];
-    const dir = await mkdtemp(join(tmpdir(), "toolfence-hints-"));
-    try {
-      for (const [i, text] of samples.entries()) {
-        const file = join(dir, `stderr${i}`);
-        await writeFile(file, text);
+  test(
+    "what runtimes print when the kernel refuses memory is read as the memory limit",
+    { timeout: 30_000 },
+    async () => {
+      // Seen from `node -e` starting 200 workers under a 256 MiB memory limit (tests/tools/cmd/exhaustion_probes_test.ts):
+      // before, 3 runs in 40 ended as a success (its `; echo done` exited 0), their stderr matching no hint.
+      const samples = [
+        "\n<--- JS stacktrace --->\n\n\n#\n# Fatal process OOM in AlignedAlloc\n#\n\nbash: line 1:     3 Trace/breakpoint trap",
+        "node:internal/worker:297\n    this[kHandle].startThread();\n                  ^\n\nError: EAGAIN\n" +
+        "    at new Worker (node:internal/worker:297:19)\n    at [eval]:1:77\n",
+        "Error [ERR_WORKER_INIT_FAILED]: Worker initialization failure: EAGAIN\n    at new Worker (node:internal/worker)",
+        "# Fatal javascript OOM in MemoryChunk allocation failed during deserialization.",
+        "FATAL ERROR: Committing semi space failed. Allocation failed - JavaScript heap out of memory",
+      ];
+      const dir = await mkdtemp(join(tmpdir(), "toolfence-hints-"));
+      try {
+        for (const [i, text] of samples.entries()) {
+          const file = join(dir, `stderr${i}`);
+          await writeFile(file, text);
+          const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
+          await limited.release();
+          const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
+          assert.equal(hit?.limit, "memory", text);
+        }
+        // An EAGAIN elsewhere (a socket's, a read's) is no limit.
+        const other = join(dir, "other");
+        await writeFile(
+          other,
+          "Error: EAGAIN: resource temporarily unavailable, read\n    at Object.readSync (node:fs)",
+        );
         const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
         await limited.release();
-        const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
-        assert.equal(hit?.limit, "memory", text);
+        assert.equal(await limited.hit({ code: 0, signal: null }, () => fs.openSync(other, "r")), undefined);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
-      // An EAGAIN elsewhere (a socket's, a read's) is no limit.
-      const other = join(dir, "other");
-      await writeFile(other, "Error: EAGAIN: resource temporarily unavailable, read\n    at Object.readSync (node:fs)");
-      const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
-      await limited.release();
-      assert.equal(await limited.hit({ code: 0, signal: null }, () => fs.openSync(other, "r")), undefined);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   test("open files: a tree whose rlimits allow more than half the machine's free file table is watched", {
     timeout: 60_000,
