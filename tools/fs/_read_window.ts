@@ -131,6 +131,11 @@ export interface WindowOptions {
   budgetChars: number;
   /** Checked between chunks. */
   signal: AbortSignal;
+  /**
+   * Whether a window in the last chunk may be taken in one pass (see wholeWindow); default true. False reads it
+   * line by line, the reading the one pass must agree with (its test compares the two).
+   */
+  onePass?: boolean;
 }
 
 /** A window of lines. */
@@ -199,6 +204,17 @@ export async function readWindow(
     return window;
   }
   const buffer = counter.buffer;
+  if (size - start <= CHUNK_BYTES && options.onePass !== false) {
+    // The rest of the file fits one read: the window may be taken whole (see wholeWindow); when it cannot, the
+    // loop below reads the same bytes again from the buffer, not from the file.
+    options.signal.throwIfAborted();
+    const n = await load(file, counter, size - start, start);
+    const whole = n === size - start ? wholeWindow(buffer, n, options) : undefined;
+    if (whole !== undefined) {
+      if (!whole.more && index.totalLines === undefined) index.totalLines = options.offset + whole.lines;
+      return whole;
+    }
+  }
   const texts: string[] = [];
   let used = 0;
   // The line being collected: its first bytes (up to MAX_LINE_BYTES), and its full length.
@@ -291,6 +307,48 @@ export async function readWindow(
   window.more = stoppedAt !== -1 && stoppedAt < size;
   if (!window.more && index.totalLines === undefined) index.totalLines = options.offset + texts.length;
   return window;
+}
+
+/**
+ * The window of `buffer[0, n)`, the rest of a file from the window's first
+ * line, in one pass: one UTF-8 check, one decode and one JSON length for all
+ * its lines instead of a TextDecoder call, a check and a JSON.stringify per
+ * line (most of a small read's own time). Undefined wherever the line-by-line
+ * reading could answer otherwise, which then answers: a line longer than
+ * {@linkcode MAX_LINE_CHARS} bytes (it may need cutting), bytes that are not
+ * UTF-8 or hold a NUL (its error names the line), a U+FEFF (the decode of
+ * each line drops one at the line's start) or a window over the output budget.
+ */
+function wholeWindow(buffer: Uint8Array, n: number, options: WindowOptions): Window | undefined {
+  let lines = 0;
+  let end = 0; // where the window's text ends (before the newline of its last line)
+  let next = 0; // where the line after the window starts
+  while (next < n && lines < options.limit) {
+    let newline = buffer.indexOf(10, next);
+    if (newline === -1 || newline >= n) newline = n;
+    if (newline - next > MAX_LINE_CHARS) return undefined;
+    lines++;
+    end = newline;
+    next = newline === n ? n : newline + 1;
+  }
+  const bytes = buffer.subarray(0, end);
+  if (invalidUtf8At(bytes, 0, end) !== -1 || bytes.includes(0)) return undefined;
+  let text = decoder.decode(bytes);
+  if (text.includes("\uFEFF")) return undefined;
+  if (text.includes("\r") || options.lineNumbers) {
+    // A CR that ends a line is the CR of its CRLF (or of a last line's CR), as the line-by-line reading drops it.
+    const parts = text.split("\n");
+    for (let i = 0; i < parts.length; i++) {
+      let part = parts[i];
+      if (part.endsWith("\r")) part = part.slice(0, -1);
+      parts[i] = options.lineNumbers ? `${options.offset + i + 1}\t${part}` : part;
+    }
+    text = parts.join("\n");
+  }
+  // The JSON length of the lines joined by newlines is the sum of each line's (a newline escapes to the two
+  // characters its line's quotes would take): within the budget, every line is within it.
+  if (JSON.stringify(text).length > options.budgetChars) return undefined;
+  return { content: text, lines, more: next < n, budgetReached: false, cutLines: [] };
 }
 
 async function countToEnd(
