@@ -108,6 +108,17 @@ export interface FileDoor {
   openFound(realPath: string): number;
   /** The lstat of a real path in the workspace, undefined when nothing is there. */
   lstat(realPath: string): Stats | undefined;
+  /**
+   * Whether the entry at a real path in the workspace is still the version of
+   * the file that `opened` (the stat of a descriptor the caller holds)
+   * describes: the same device and inode (the open descriptor keeps the inode
+   * from being reused), size, and modification and status-change times. One
+   * lstat of the path, not pinned: a path that leads elsewhere now finds
+   * another entry, and a missing one is gone, both "changed". For a reader
+   * that holds the file open, to tell whether it changed while it was read,
+   * at a fraction of an fstat's cost under Deno.
+   */
+  unchangedSince(realPath: string, opened: Stats): boolean;
   /** What is at a real path in the workspace, for a change report; its content only within `room` bytes. */
   snapshot(realPath: string, room?: number): FileSnapshot | undefined;
   /**

@@ -208,6 +208,13 @@ export class PolicyFileDoor implements FileDoor {
     return lstatConfined(this.#inside(realPath));
   }
 
+  /** See {@linkcode FileDoor.unchangedSince}. */
+  unchangedSince(realPath: string, opened: fs.Stats): boolean {
+    const now = lstatNow(this.#inside(realPath));
+    return now !== undefined && now.ino === opened.ino && now.dev === opened.dev && now.size === opened.size &&
+      now.mtimeMs === opened.mtimeMs && now.ctimeMs === opened.ctimeMs;
+  }
+
   /** See {@linkcode FileDoor.snapshot}. */
   snapshot(realPath: string, room = 0): FileSnapshot | undefined {
     return fileEntryConfined(this.#readable(realPath), room);

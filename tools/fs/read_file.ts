@@ -9,7 +9,7 @@ import type { FileTarget, ToolContext } from "@toolfence/core";
 import { isSettled, type Tool, tool } from "@toolfence/core";
 import { cachedIndex, forgetIndex, storeIndex } from "./_line_index.ts";
 import { newlineCounter } from "./_newlines.ts";
-import { openForReading, sameVersion } from "../_shared/fs_open.ts";
+import { openForReading } from "../_shared/fs_open.ts";
 import { FULL_SCAN_BYTES, indexFile, MAX_LINE_CHARS, readWindow } from "./_read_window.ts";
 import { READ_FILE_OUTPUT } from "./_outputs.ts";
 
@@ -159,7 +159,7 @@ async function readOnce(
       path,
       real,
     );
-    const changed = !sameVersion(stat, file.restat());
+    const changed = !file.unchanged();
     if (changed) forgetIndex(ctx.session, real);
     const total = index.totalLines ?? null;
     const nextOffset = window.more ? offset + window.lines : null;
