@@ -44,6 +44,18 @@ export const BATCH_PROTOCOL_VERSION = "2025-03-26";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+// The messages judgeValue found to be requests (the SDK's strict JSONRPCRequestSchema passed), as given to it.
+const judgedRequests = new WeakSet<object>();
+
+/**
+ * Whether `message` is a value {@linkcode judgeValue} judged a request: it
+ * passed the SDK's strict `JSONRPCRequestSchema`, so it is neither of the
+ * SDK's (equally strict) responses, which have no `method`.
+ */
+export function isJudgedRequest(message: unknown): boolean {
+  return typeof message === "object" && message !== null && judgedRequests.has(message);
+}
+
 /** An error reply. */
 export function errorReply(
   id: string | number | null,
@@ -199,5 +211,6 @@ export function judgeValue(value: unknown, within?: string): Frame {
     }
     return invalid(id, firstIssue(checked.error));
   }
+  if (schema === JSONRPCRequestSchema) judgedRequests.add(value);
   return { kind: "message", message: value as JSONRPCMessage };
 }

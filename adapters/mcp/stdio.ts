@@ -17,6 +17,7 @@ import type { Readable, Writable } from "node:stream";
 import type { ToolBox } from "@toolfence/core";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 import { LineTransport } from "./line_transport.ts";
+import { dispatchJudgedRequests } from "./_request_dispatch.ts";
 
 /** How long calls still running when stdin ends may take to answer. */
 export const DRAIN_MS = 10_000;
@@ -94,5 +95,6 @@ export async function serveStdio(toolbox: ToolBox, options: StdioServeOptions): 
     await shutdown("the client closed the connection");
   });
   await served.server.connect(transport);
+  dispatchJudgedRequests(served.server, transport);
   return { ...served, closed, shutdown };
 }
