@@ -10,7 +10,7 @@ import type { ArtifactRef, ToolResult, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
 import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
-import { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
+import { checkOutput, markOutputChecked, type OutputSchema } from "./_call_output_schema.ts";
 import { describeThrown } from "./_thrown.ts";
 
 /**
@@ -187,11 +187,13 @@ function finishValue<R>(
   if (failure === undefined && schema !== undefined) {
     const mismatch = checkOutput(call.name, schema, json.output);
     if (mismatch instanceof Promise) {
-      return mismatch.then((error) => error ? call.fail(error) : passOutput(call, json, cap, failure, artifacts));
+      return mismatch.then((error) =>
+        error ? call.fail(error) : passOutput(call, json, cap, failure, artifacts, schema)
+      );
     }
     if (mismatch) return call.fail(mismatch);
   }
-  return passOutput(call, json, cap, failure, artifacts);
+  return passOutput(call, json, cap, failure, artifacts, schema);
 }
 
 function passOutput<R>(
@@ -200,9 +202,19 @@ function passOutput<R>(
   cap: number,
   failure: ToolFailure | undefined,
   artifacts: ArtifactRef[] | undefined,
+  checked?: OutputSchema,
 ): R | Promise<R> {
   if (json.fits) {
-    if (failure === undefined) return call.finish({ status: "success", output: json.output, artifacts });
+    if (failure === undefined) {
+      const finished = call.finish({ status: "success", output: json.output, artifacts });
+      // Finished at once, with no after-call hook: the result holds the output just checked (see outputCheckedAgainst).
+      if (
+        checked !== undefined && typeof finished === "object" && finished !== null && !(finished instanceof Promise)
+      ) {
+        markOutputChecked(finished, checked);
+      }
+      return finished;
+    }
     return call.fail(failure.error, { status: failure.status, output: json.output, artifacts });
   }
   return capOutput(call, jsonText(json), typeof json.output === "string", cap, failure, artifacts);

@@ -116,3 +116,37 @@ export function checkOutput(
     return broken(name, error);
   }
 }
+
+// The results the call pipeline ended with an output it had checked against `schema`, straight from its finish:
+// no after-call hook (which may replace or change a result) had run on them.
+const checkedResults = new WeakMap<object, OutputSchema>();
+
+/** Records that `result` holds an output checked against `schema`, as finished with no after-call hook. */
+export function markOutputChecked(result: object, schema: OutputSchema): void {
+  checkedResults.set(result, schema);
+}
+
+/**
+ * Whether the call pipeline checked `result`'s output against `schema` and
+ * ended the call with it unchanged: `result` is the very object its finish
+ * made (not a copy, not the answer of an after-call hook), so that checking
+ * it again (the MCP server's structuredContent does) can only agree.
+ *
+ * Requires no permissions.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { outputCheckedAgainst, tool, ToolBox } from "@toolfence/core";
+ * import { Session } from "@toolfence/policy";
+ * const output = v.strictObject({ n: v.number() });
+ * const n = tool({ name: "n", description: "One.", input: v.object({}), output, run: () => ({ n: 1 }) });
+ * const box = new ToolBox().register(n);
+ * const session = new Session({ workspace: Deno.cwd() });
+ * console.log(outputCheckedAgainst(await box.call(session, "n", {}), output)); // true
+ * await session.close();
+ * ```
+ */
+export function outputCheckedAgainst(result: object, schema: OutputSchema): boolean {
+  return checkedResults.get(result) === schema;
+}

@@ -140,7 +140,7 @@ export { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } fr
 export { dialectByName, type JsonSchemaToolSpec } from "./dialects.ts";
 export { planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
-export { checkOutput, type OutputSchema } from "./_call_output_schema.ts";
+export { checkOutput, outputCheckedAgainst, type OutputSchema } from "./_call_output_schema.ts";
 export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";
 export {

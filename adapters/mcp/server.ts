@@ -48,7 +48,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "@toolfence/core";
 import type { ArtifactRef, FileChange, LateResult, StoredCall, ToolResult } from "@toolfence/core";
-import { checkOutput, toModelText } from "@toolfence/core";
+import { checkOutput, outputCheckedAgainst, toModelText } from "@toolfence/core";
 import type { AnyTool } from "@toolfence/core";
 import { Session, type SessionOptions } from "@toolfence/policy";
 import { isConcurrencySafe } from "@toolfence/core";
@@ -400,8 +400,8 @@ function lateResultParams(late: LateResult): Record<string, unknown> {
 
 /**
  * What `tools/call` answers for a tool that declares `output`: its JSON output
- * as `structuredContent` (checked once more, for an after-call hook may have
- * replaced it; wrapped as `{ result }` when its schema admits more than
+ * as `structuredContent` (checked once more where an after-call hook ran,
+ * which may have replaced it; wrapped as `{ result }` when its schema admits more than
  * objects), or the cut envelope of `CUT_OUTPUT_SCHEMA` when the output was
  * over the cap. A mismatch is answered as an `invalid_output` error, never
  * sent.
@@ -424,7 +424,10 @@ async function structuredOf(
       };
     }
   } else {
-    const mismatch = await checkOutput(tool.name, tool.output!, result.output);
+    // Checked once more unless the pipeline's own check is the last word on it (no after-call hook ran since).
+    const mismatch = outputCheckedAgainst(result, tool.output!)
+      ? undefined
+      : await checkOutput(tool.name, tool.output!, result.output);
     if (mismatch) return { error: `Error [${mismatch.code}]: ${mismatch.message}` };
     if (mcpWrapsOutput(tool)) return { structuredContent: { [WRAPPED_OUTPUT_KEY]: result.output } };
     if (typeof result.output === "object" && result.output !== null && !Array.isArray(result.output)) {

@@ -163,6 +163,33 @@ describe("MCP outputSchema and structuredContent", () => {
     }
   });
 
+  test("an after-call hook that changes the output in place is answered as an error too", {
+    timeout: 60_000,
+  }, async () => {
+    // The pipeline's check is the last word only on a result no after-call hook has seen: a hook that changes the
+    // output it was given (returning nothing) is checked again, as one that replaces it is.
+    const box = makeBox();
+    box.afterToolCall(({ result }) => {
+      (result.output as { size: unknown }).size = "huge";
+    });
+    const server = await connect(box);
+    try {
+      const result = await server.call("stat", { size: 1 });
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent, undefined);
+      assert.match((result.content[0] as { text: string }).text, /invalid_output.*at size/);
+      // Without any hook, the output checked by the pipeline is sent as it is.
+      const plain = await connect(makeBox());
+      try {
+        assert.deepEqual((await plain.call("stat", { size: 3 })).structuredContent, { name: "f", size: 3 });
+      } finally {
+        await plain.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test(
     "an output that is not an object is advertised and sent wrapped as { result }",
     { timeout: 60_000 },

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { Ajv } from "ajv";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
-import { checkOutput } from "../../core/_call_output_schema.ts";
+import { checkOutput, outputCheckedAgainst } from "../../core/_call_output_schema.ts";
 import { isObjectJsonSchema, outputJsonSchema } from "../../core/schema.ts";
 import { ERROR_CODES } from "../../core/error_codes.ts";
 import { withSession } from "./_helpers.ts";
@@ -250,4 +250,35 @@ describe("outputJsonSchema says what the check accepts", () => {
       );
     });
   }
+});
+
+describe("outputCheckedAgainst", () => {
+  const SIZE = v.strictObject({ size: v.number() });
+  const sized = () =>
+    tool({ name: "sized", description: "Sized.", input: v.object({}), output: SIZE, run: () => ({ size: 1 }) });
+
+  test("is true for a result the pipeline finished with the output it checked", { timeout: 10_000 }, async () => {
+    await withSession(async (session) => {
+      const result = await new ToolBox().register(sized()).call(session, "sized", {});
+      assert.equal(result.status, "success");
+      assert.equal(outputCheckedAgainst(result, SIZE), true);
+      // Against another schema, or for a copy of the result, it was not checked.
+      assert.equal(outputCheckedAgainst(result, v.strictObject({ size: v.number() })), false);
+      assert.equal(outputCheckedAgainst({ ...result }, SIZE), false);
+    });
+  });
+
+  test("is false once an after-call hook has seen the result, or for a tool without output", {
+    timeout: 10_000,
+  }, async () => {
+    await withSession(async (session) => {
+      const hooked = new ToolBox().register(sized());
+      hooked.afterToolCall(() => undefined);
+      assert.equal(outputCheckedAgainst(await hooked.call(session, "sized", {}), SIZE), false);
+      session.hooks.after.push(() => undefined);
+      assert.equal(outputCheckedAgainst(await new ToolBox().register(sized()).call(session, "sized", {}), SIZE), false);
+      const plain = tool({ name: "plain", description: "Plain.", input: v.object({}), run: () => ({ size: 1 }) });
+      assert.equal(outputCheckedAgainst(await new ToolBox().register(plain).call(session, "plain", {}), SIZE), false);
+    });
+  });
 });
