@@ -16,14 +16,14 @@ import { isJudgedRequest } from "./_jsonrpc_frame.ts";
  * After `server.connect(transport)`, where nothing listened to the
  * transport's messages before the SDK: requests the transport judged go to
  * the SDK's `_onrequest` (read at each call: ignoreTaskAugmentation wraps it)
- * without its three type guards.
+ * without its three type guards. Where the installed SDK has no
+ * `_onrequest` (a private method another version may not have), everything
+ * keeps the SDK's own way: a shortcut, never a condition of serving.
  */
 export function dispatchJudgedRequests(server: Server, transport: Transport): void {
   const internals = server as unknown as { _onrequest?: (request: unknown, extra?: unknown) => void };
   const dispatch = transport.onmessage;
-  if (typeof internals._onrequest !== "function" || typeof dispatch !== "function") {
-    throw new Error("The MCP SDK no longer reads requests in _onrequest; update _request_dispatch.ts");
-  }
+  if (typeof internals._onrequest !== "function" || typeof dispatch !== "function") return;
   transport.onmessage = (message, extra) => {
     if (isJudgedRequest(message)) internals._onrequest!(message, extra);
     else dispatch(message, extra);

@@ -301,14 +301,17 @@ type ToolCallHandler = Parameters<typeof Server.prototype.setRequestHandler<type
 // registered with the protocol layer's setRequestHandler itself: the request is parsed once, as every other
 // method's is, and the answer goes out as made. A request the schema refuses is answered -32602 as before
 // (answerInvalidParams reads the protocol layer's zod error as it reads the wrapper's).
+// Where the installed SDK's Server extends no protocol class with its own setRequestHandler (another version's
+// layout), the handler is registered the Server's way: a shortcut, never a condition of serving.
 function setToolCallHandler(server: Server, handler: ToolCallHandler): void {
   const protocol = Object.getPrototypeOf(mcpServerModule.Server.prototype) as {
     setRequestHandler?: (this: Server, schema: typeof CallToolRequestSchema, handler: ToolCallHandler) => void;
   };
-  if (typeof protocol.setRequestHandler !== "function") {
-    throw new Error("The MCP SDK's Server no longer extends a protocol class with setRequestHandler; update server.ts");
+  if (typeof protocol.setRequestHandler === "function") {
+    protocol.setRequestHandler.call(server, CallToolRequestSchema, handler);
+  } else {
+    server.setRequestHandler(CallToolRequestSchema, handler);
   }
-  protocol.setRequestHandler.call(server, CallToolRequestSchema, handler);
 }
 
 // The first protocol version that defines `resource_link` content; an older client's schema refuses a result
