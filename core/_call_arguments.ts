@@ -62,8 +62,10 @@ export function validate(tool: AnyTool, args: Record<string, unknown>): Validati
 /** The refusal for arguments that failed validation, naming each issue. */
 export function validationError(tool: AnyTool, outcome: ValidationOutcome & { ok: false }): ToolError {
   return new ToolError(formatIssues(tool.name, outcome.issues), {
-    code: "invalid_arguments",
-    recoveryHint: "Fix the arguments named above and call again.",
+    code: outcome.code ?? "invalid_arguments",
+    recoveryHint: outcome.code === "arguments_too_complex"
+      ? "Send a less deeply nested value at the path named above."
+      : "Fix the arguments named above and call again.",
     details: { issues: outcome.issues },
   });
 }

@@ -4,6 +4,7 @@
 // itself leaves to the caller (unknown keys, the array-as-string rule).
 
 import * as v from "valibot";
+import { spend } from "./_validation_budget.ts";
 
 // deno-lint-ignore no-explicit-any
 export type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>> & Record<string, any>;
@@ -122,12 +123,38 @@ export function unknownFlatKeys(names: ReadonlySet<string>, value: unknown, path
  * Paths of keys present in `value` that the schema does not declare, at every
  * level, except under loose objects and objects with a rest schema.
  * strict_object reports its own unknown keys, so only its entries are walked.
+ * Each union, variant, intersect and lazy node judges a value object once (a
+ * recursive union would judge the same subtree under each member, at every
+ * level), and each step spends from the active validation budget.
  */
 export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = []): Path[] {
+  const found = relativeUnknown(schema, value, new Map());
+  return path.length === 0 || found.length === 0 ? found : found.map((p) => [...path, ...p]);
+}
+
+type Memo = Map<object, WeakMap<object, Path[]>>;
+
+const MEMOISED = new Set(["union", "variant", "intersect", "lazy"]);
+
+function under(key: string | number, paths: Path[]): Path[] {
+  return paths.length === 0 ? paths : paths.map((p) => [key, ...p]);
+}
+
+function relativeUnknown(schema: AnySchema, value: unknown, memo: Memo): Path[] {
+  spend(value);
   const flat = typeof value === "object" && value !== null ? flatObjectNames(schema) : null;
-  if (flat !== null) return unknownFlatKeys(flat, value, path);
+  if (flat !== null) return unknownFlatKeys(flat, value);
   const base = unwrap(schema);
   if (value === null || value === undefined) return [];
+  if (typeof value !== "object" || !MEMOISED.has(base.type)) return unknownOf(base, value, memo);
+  let byValue = memo.get(base);
+  if (byValue === undefined) memo.set(base, byValue = new WeakMap());
+  let found = byValue.get(value);
+  if (found === undefined) byValue.set(value, found = unknownOf(base, value, memo));
+  return found;
+}
+
+function unknownOf(base: AnySchema, value: unknown, memo: Memo): Path[] {
   switch (base.type) {
     case "object":
     case "strict_object":
@@ -140,16 +167,16 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
       for (const key in record) {
         if (!Object.hasOwn(record, key)) continue;
         if (Object.hasOwn(entries, key)) {
-          if (canHoldKeys(entries[key])) found.push(...unknownKeyPaths(entries[key], record[key], [...path, key]));
+          if (canHoldKeys(entries[key])) found.push(...under(key, relativeUnknown(entries[key], record[key], memo)));
         } else if (base.type === "object") {
-          found.push([...path, key]);
+          found.push([key]);
         }
       }
       return found;
     }
     case "array":
       if (!Array.isArray(value)) return [];
-      return value.flatMap((item, i) => unknownKeyPaths(base.item, item, [...path, i]));
+      return value.flatMap((item, i) => under(i, relativeUnknown(base.item, item, memo)));
     case "tuple":
     case "strict_tuple":
     case "loose_tuple":
@@ -158,17 +185,19 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
       const items = base.items as AnySchema[];
       return value.flatMap((item, i) =>
         i < items.length
-          ? unknownKeyPaths(items[i], item, [...path, i])
+          ? under(i, relativeUnknown(items[i], item, memo))
           : base.rest
-          ? unknownKeyPaths(base.rest, item, [...path, i])
+          ? under(i, relativeUnknown(base.rest, item, memo))
           : []
       );
     }
     case "record":
       if (typeof value !== "object" || Array.isArray(value)) return [];
       return Object.entries(value as Record<string, unknown>).flatMap(([k, item]) =>
-        unknownKeyPaths(base.value, item, [...path, k])
+        under(k, relativeUnknown(base.value, item, memo))
       );
+    case "lazy":
+      return relativeUnknown(base.getter(value), value, memo);
     case "union":
     case "variant": {
       // The value is judged by the members that accept it: fine if one of them
@@ -176,7 +205,7 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
       const accepting = (base.options as AnySchema[]).filter((o) => v.is(o, value));
       let first: Path[] | undefined;
       for (const option of accepting) {
-        const unknown = unknownKeyPaths(option, value, path);
+        const unknown = relativeUnknown(option, value, memo);
         if (unknown.length === 0) return [];
         first ??= unknown;
       }
@@ -185,7 +214,7 @@ export function unknownKeyPaths(schema: AnySchema, value: unknown, path: Path = 
     case "intersect": {
       // A key is unknown only when no member declares it.
       const perOption = (base.options as AnySchema[]).map((o) =>
-        unknownKeyPaths(o, value, path).map((p) => p.join("\u0000"))
+        relativeUnknown(o, value, memo).map((p) => p.join("\u0000"))
       );
       const [head, ...rest] = perOption;
       if (!head) return [];

@@ -25,6 +25,7 @@ export interface ErrorCodeInfo {
 export type ErrorCode =
   | "unknown_tool"
   | "invalid_arguments"
+  | "arguments_too_complex"
   | "not_approved"
   | "timeout"
   | "cancelled"
@@ -152,6 +153,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     invalid_arguments: {
       meaning: "The arguments are not one JSON object, or fail the tool's schema; the message names each issue.",
+      kind: "semantic",
+      status: "error",
+      recoverable: true,
+    },
+    arguments_too_complex: {
+      meaning: "Validating the arguments ran past its work budget (a recursive schema met a deeply nested or " +
+        "ambiguous value); the message names the limit and the path where it stopped.",
       kind: "semantic",
       status: "error",
       recoverable: true,

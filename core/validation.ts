@@ -19,6 +19,7 @@ import {
 import { coerceArrayStrings } from "./_array_string.ts";
 import type { JsonSchema, StandardSchema } from "./schema.ts";
 import { isValibotSchema } from "./_standard_schema.ts";
+import { ArgumentsTooComplex, budgetFor, instrumentValibot, pathOf, spend, withBudget } from "./_validation_budget.ts";
 
 /** One problem with the arguments, for the model and for the developer. */
 export interface ArgumentIssue {
@@ -28,10 +29,28 @@ export interface ArgumentIssue {
   message: string;
 }
 
-/** The outcome of {@linkcode validateArguments}. */
+/**
+ * The outcome of {@linkcode validateArguments}. `code` is `arguments_too_complex` when validation stopped at its work
+ * budget (a recursive schema met a deeply nested value) rather than at an issue; absent for ordinary issues.
+ */
 export type ValidationOutcome =
   | { ok: true; value: Record<string, unknown> }
-  | { ok: false; issues: ArgumentIssue[] };
+  | { ok: false; issues: ArgumentIssue[]; code?: "arguments_too_complex" };
+
+// The refusal when a validation spent its budget: the limit, and the path of the value it was judging.
+function tooComplex(error: ArgumentsTooComplex, args: unknown, at?: string): ValidationOutcome & { ok: false } {
+  const found = at ?? pathOf(args, error.at) ?? "";
+  const path = found.length > 200 ? `${found.slice(0, 100)}…${found.slice(-99)}` : found;
+  return {
+    ok: false,
+    code: "arguments_too_complex",
+    issues: [{
+      path,
+      message: `validation stopped after ${error.limit} steps here: the schema is recursive and the value too deeply ` +
+        "nested or too ambiguous for it; send a shallower value",
+    }],
+  };
+}
 
 /** The longest validation message a model gets; the details keep every issue. */
 export const MAX_VALIDATION_MESSAGE = 1000;
@@ -87,6 +106,8 @@ interface ValibotPlan {
   arrayParams: Set<string> | undefined;
   /** The entry names when only the top level can hold unknown keys (see `flatObjectNames`), else null. */
   flat: ReadonlySet<string> | null;
+  /** Whether the schema has a union, variant, intersect or lazy node: validation then runs under a work budget. */
+  budgeted: boolean;
 }
 
 const valibotPlans = new WeakMap<object, ValibotPlan>();
@@ -96,7 +117,11 @@ function valibotPlanOf(schema: v.GenericSchema): ValibotPlan {
   if (plan === undefined) {
     const entries = (unwrap(schema as AnySchema).entries ?? {}) as Record<string, AnySchema>;
     const arrayParams = new Set(Object.keys(entries).filter((key) => acceptsArrayFromString(entries[key])));
-    plan = { arrayParams: arrayParams.size ? arrayParams : undefined, flat: flatObjectNames(schema as AnySchema) };
+    plan = {
+      arrayParams: arrayParams.size ? arrayParams : undefined,
+      flat: flatObjectNames(schema as AnySchema),
+      budgeted: instrumentValibot(schema),
+    };
     valibotPlans.set(schema, plan);
   }
   return plan;
@@ -141,10 +166,24 @@ export function validateWithValibot(schema: v.GenericSchema, args: Record<string
 // validateWithValibot with the schema's plan in hand.
 function validateWithPlan(
   schema: v.GenericSchema,
-  { arrayParams, flat }: ValibotPlan,
+  { arrayParams, flat, budgeted }: ValibotPlan,
   args: Record<string, unknown>,
 ): ValidationOutcome {
   const input = arrayParams ? coerceArrayStrings(args, (key) => arrayParams.has(key)) : args;
+  if (!budgeted) return valibotOutcome(schema, input, flat);
+  try {
+    return withBudget(budgetFor(input), () => valibotOutcome(schema, input, flat));
+  } catch (error) {
+    if (error instanceof ArgumentsTooComplex) return tooComplex(error, input);
+    throw error;
+  }
+}
+
+function valibotOutcome(
+  schema: v.GenericSchema,
+  input: Record<string, unknown>,
+  flat: ReadonlySet<string> | null,
+): ValidationOutcome {
   const unknownPaths = flat ? unknownFlatKeys(flat, input) : unknownKeyPaths(schema as AnySchema, input);
   // valibot's own run, as `v.safeParse` makes it, without the result object `safeParse` wraps it in.
   const dataset = schema["~run"]({ value: input }, v.getGlobalConfig());
@@ -160,8 +199,75 @@ function validateWithPlan(
 // `validateFormats: false`: Ajv here has no format definitions, so it checked no `format` anyway, but warned
 // through console.warn for each one it compiled (`unknown format "email" ignored ...`); a Standard Schema library's
 // own validation, which runs next, checks its formats.
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false, validateFormats: false });
-const compiled = new WeakMap<object, ValidateFunction>();
+// Two instances: the first stops at the first error (an anyOf stops at its first fitting member), which decides most
+// calls; the second, with allErrors, runs only on arguments the first refused, to name every issue. With allErrors an
+// anyOf judges every member, so a recursive one judged the whole value 2^depth times even when it was valid.
+const AJV_OPTIONS = { strict: false, useDefaults: true, coerceTypes: false, validateFormats: false } as const;
+const ajvFirst = new Ajv({ ...AJV_OPTIONS, allErrors: false });
+const ajv = new Ajv({ ...AJV_OPTIONS, allErrors: true });
+const compiled = new WeakMap<object, { first: ValidateFunction; all: ValidateFunction }>();
+
+// Each subschema Ajv evaluates spends one step of the validation's budget: Ajv has no memo, so a recursive anyOf or
+// oneOf may judge a subtree under every member at every level (and with allErrors collect 2^depth errors).
+const WORK_KEYWORD = "x-toolfence-work";
+for (const instance of [ajvFirst, ajv]) {
+  instance.addKeyword({
+    keyword: WORK_KEYWORD,
+    schemaType: "boolean",
+    errors: false,
+    validate: (_schema: boolean, data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
+      spend(data, cxt?.instancePath);
+      return true;
+    },
+  });
+}
+
+function pointerSegments(pointer: string): (string | number)[] {
+  return pointer.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+// Keywords whose value is one schema, an array of schemas, or a map of names to schemas.
+const ONE_SCHEMA = new Set([
+  "items",
+  "additionalItems",
+  "additionalProperties",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+]);
+const SCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems", "items"]);
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+
+// A property that tells a union's members apart: judged first, a member that does not fit fails before it judges
+// the rest of the value (Ajv judges properties in the order the schema lists them).
+function discriminates(schema: unknown): boolean {
+  return typeof schema === "object" && schema !== null && ("const" in schema || "enum" in schema);
+}
+
+// A copy of a JSON Schema in which every subschema spends a step of the budget when Ajv evaluates it, and each
+// object's `const` and `enum` properties come first.
+function counted(schema: unknown): unknown {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return schema;
+  const out: Record<string, unknown> = { [WORK_KEYWORD]: true };
+  for (const [key, value] of Object.entries(schema)) {
+    if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map(counted);
+    else if (ONE_SCHEMA.has(key)) out[key] = counted(value);
+    else if (SCHEMA_MAPS.has(key) && typeof value === "object" && value !== null) {
+      const entries = Object.entries(value);
+      if (key === "properties") {
+        entries.sort(([, a], [, b]) => Number(discriminates(b)) - Number(discriminates(a)));
+      }
+      out[key] = Object.fromEntries(entries.map(([k, s]) => [k, counted(s)]));
+    } else out[key] = value;
+  }
+  return out;
+}
 
 /**
  * Returns a copy of a JSON Schema in which every object schema that does not
@@ -233,8 +339,7 @@ function acceptsArrayFromJsonSchema(root: JsonSchema, property: JsonSchema | und
 
 function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>): ArgumentIssue[] {
   return errors.map((e) => {
-    const segments = e.instancePath.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-      .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const segments = pointerSegments(e.instancePath);
     const path = pathText(segments);
     const received = segments.reduce<unknown>(
       (node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined),
@@ -275,13 +380,31 @@ function ajvIssues(errors: readonly ErrorObject[], args: Record<string, unknown>
 export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, unknown>): ValidationOutcome {
   let validate = compiled.get(schema as object);
   if (validate === undefined) {
-    validate = ajv.compile(closeObjects(schema) as object);
+    const closed = counted(closeObjects(schema)) as object;
+    validate = { first: ajvFirst.compile(closed), all: ajv.compile(closed) };
     compiled.set(schema as object, validate);
   }
+  const { first, all } = validate;
   const properties = ((schema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
-  const input = structuredClone(coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(schema, properties[key])));
-  if (validate(input)) return { ok: true, value: input };
-  return { ok: false, issues: ajvIssues(validate.errors ?? [], input) };
+  const coerced = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(schema, properties[key]));
+  const input = structuredClone(coerced);
+  try {
+    if (withBudget(budgetFor(input), () => first(input))) return { ok: true, value: input };
+  } catch (error) {
+    if (!(error instanceof ArgumentsTooComplex)) throw error;
+    return tooComplex(error, input, typeof error.path === "string" ? pathText(pointerSegments(error.path)) : undefined);
+  }
+  const firstIssues = ajvIssues(first.errors ?? [], input);
+  // The first pass may have filled defaults in before it stopped; the second starts from the arguments as sent. When
+  // naming every issue runs past the budget, the model gets the one the first pass found.
+  const again = structuredClone(coerced);
+  try {
+    if (withBudget(budgetFor(again), () => all(again))) return { ok: true, value: again };
+  } catch (error) {
+    if (!(error instanceof ArgumentsTooComplex)) throw error;
+    return { ok: false, issues: firstIssues };
+  }
+  return { ok: false, issues: ajvIssues(all.errors ?? [], again) };
 }
 
 // ---------------------------------------------------------------- any Standard Schema

@@ -236,3 +236,147 @@ describe("keys a schema library drops without an issue", () => {
     });
   });
 });
+
+describe("validation work is bounded in the depth of a recursive schema's value", () => {
+  // A node that is a union of object shapes, recursive through v.lazy / z.lazy / $ref: each member judged the whole
+  // subtree again at every level, 2^depth runs (18 levels took 6 s through toolbox.call and 8 s through MCP
+  // tools/call; zod's and class tools' Ajv pass 34 s and 20 s with an invalid bottom).
+  type Node = { kind: string; child?: Node };
+  const valibotNode: v.GenericSchema<Node> = v.union([
+    v.object({ kind: v.literal("a"), child: v.optional(v.lazy(() => valibotNode)) }),
+    v.object({ kind: v.literal("b"), child: v.optional(v.lazy(() => valibotNode)) }),
+  ]);
+  // The same node with the shared property first: a member judges the child before the kind that rules it out.
+  const childFirst: v.GenericSchema<Node> = v.union([
+    v.object({ child: v.optional(v.lazy(() => childFirst)), kind: v.literal("a") }),
+    v.object({ child: v.optional(v.lazy(() => childFirst)), kind: v.literal("b") }),
+  ]);
+  const zodNode: z.ZodType<Node> = z.lazy(() =>
+    z.union([
+      z.object({ kind: z.literal("a"), child: zodNode.optional() }),
+      z.object({ kind: z.literal("b"), child: zodNode.optional() }),
+    ])
+  );
+  const jsonNode = (first: "child" | "kind") => {
+    const member = (kind: string) => ({
+      type: "object",
+      properties: first === "child"
+        ? { child: { $ref: "#/$defs/node" }, kind: { const: kind } }
+        : { kind: { const: kind }, child: { $ref: "#/$defs/node" } },
+      required: ["kind"],
+    });
+    return {
+      type: "object",
+      properties: { root: { $ref: "#/$defs/node" } },
+      required: ["root"],
+      $defs: { node: { anyOf: [member("a"), member("b")] } },
+    };
+  };
+  const box = new ToolBox().register(
+    tool({ name: "valibot_node", description: "V.", input: v.object({ root: valibotNode }), run: () => "ok" }),
+    tool({ name: "child_first", description: "V.", input: v.object({ root: childFirst }), run: () => "ok" }),
+    tool({ name: "zod_node", description: "Z.", input: z.object({ root: zodNode }), run: () => "ok" }),
+    { name: "json_node", description: "J.", inputSchema: jsonNode("kind"), execute: () => "ok" },
+    { name: "json_child_first", description: "J.", inputSchema: jsonNode("child"), execute: () => "ok" },
+  );
+  const chain = (depth: number, bottom: string): Node => {
+    let node: Node = { kind: bottom };
+    for (let i = 0; i < depth; i++) node = { kind: "b", child: node };
+    return node;
+  };
+
+  test(
+    "valid and invalid values of 10 to 40 levels are judged in well under a second",
+    { timeout: 120_000 },
+    async () => {
+      await withSession(async (session) => {
+        for (const name of ["valibot_node", "child_first", "zod_node", "json_node", "json_child_first"]) {
+          for (const depth of [10, 14, 18, 24, 40]) {
+            const started = performance.now();
+            const valid = await box.call(session, name, { root: chain(depth, "a") });
+            const invalid = await box.call(session, name, { root: chain(depth, "c") });
+            const ms = performance.now() - started;
+            assert.ok(ms < 1_500, `${name} at depth ${depth}: ${Math.round(ms)} ms`);
+            assert.equal(invalid.status, "error", `${name} ${depth}`);
+            assert.ok(
+              invalid.errorCode === "invalid_arguments" || invalid.errorCode === "arguments_too_complex",
+              `${name} ${depth}: ${invalid.errorCode}`,
+            );
+            // The valibot members are remembered per value, so a valid value passes at any depth; Ajv keeps no memo,
+            // and a schema judging the child before the kind may refuse it at the budget, never run on.
+            if (name !== "json_child_first") assert.equal(valid.status, "success", `${name} ${depth}: ${valid.error}`);
+            else if (valid.status !== "success") assert.equal(valid.errorCode, "arguments_too_complex");
+          }
+        }
+      });
+    },
+  );
+
+  test("work grows at most polynomially: doubling the depth far less than squares the time", {
+    timeout: 120_000,
+  }, () => {
+    const schema = v.object({ root: childFirst });
+    const time = (depth: number) => {
+      const started = performance.now();
+      for (let i = 0; i < 5; i++) validateWithValibot(schema, { root: chain(depth, i % 2 ? "a" : "c") });
+      return performance.now() - started;
+    };
+    time(50);
+    const at200 = time(200);
+    const at400 = time(400);
+    assert.ok(at400 < 1_000, `400 levels: ${at400} ms`);
+    assert.ok(at400 < at200 * 8 + 50, `200 levels ${at200} ms, 400 levels ${at400} ms`);
+  });
+
+  test("a JSON Schema whose members differ only deep down fails closed at the budget, naming limit and path", {
+    timeout: 60_000,
+  }, async () => {
+    // No property tells the members apart: Ajv judges the whole value under both, at every level.
+    const schema = {
+      type: "object",
+      properties: { root: { $ref: "#/$defs/node" } },
+      required: ["root"],
+      $defs: {
+        node: {
+          anyOf: [
+            { type: "object", properties: { k: { $ref: "#/$defs/node" }, x: { type: "string" } } },
+            { type: "object", properties: { k: { $ref: "#/$defs/node" }, y: { type: "number" } } },
+          ],
+        },
+      },
+    };
+    let value: Record<string, unknown> = { x: 1 };
+    for (let i = 0; i < 30; i++) value = { k: value };
+    const started = performance.now();
+    const outcome = validateWithJsonSchema(schema, { root: value });
+    assert.ok(performance.now() - started < 1_000, `${performance.now() - started} ms`);
+    assert.equal(outcome.ok, false);
+    assert.ok(!outcome.ok && outcome.code === "arguments_too_complex", JSON.stringify(outcome));
+    assert.match(outcome.issues[0].path, /^root(\.k)+(\.x)?$/);
+    assert.match(outcome.issues[0].message, /validation stopped after \d+ steps here/);
+    const box = new ToolBox().register({ name: "same", description: "S.", inputSchema: schema, execute: () => "ok" });
+    await withSession(async (session) => {
+      const result = await box.call(session, "same", { root: value });
+      assert.equal(result.status, "error");
+      assert.equal(result.errorCode, "arguments_too_complex");
+      assert.match(String(result.error), /^Invalid arguments for same: root\.k.*: validation stopped after \d+ steps/);
+    });
+  });
+
+  test("unknown keys under a v.lazy are refused at every depth, in linear time", { timeout: 60_000 }, () => {
+    type M = { k?: M; x?: string };
+    const node: v.GenericSchema<M> = v.union([
+      v.object({ k: v.optional(v.lazy(() => node)) }),
+      v.object({ k: v.optional(v.lazy(() => node)), x: v.optional(v.string()) }),
+    ]);
+    let value: Record<string, unknown> = { zzz: 1 };
+    for (let i = 0; i < 40; i++) value = { k: value };
+    const started = performance.now();
+    const outcome = validateWithValibot(v.object({ root: node }), { root: value });
+    assert.ok(performance.now() - started < 1_000);
+    assert.deepEqual(outcome, {
+      ok: false,
+      issues: [{ path: `root${".k".repeat(40)}.zzz`, message: "unexpected argument" }],
+    });
+  });
+});
