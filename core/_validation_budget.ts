@@ -12,10 +12,21 @@ export const BASE_WORK = 50_000;
 /** Work allowed per value in the arguments (objects, arrays and scalars alike). */
 export const WORK_PER_VALUE = 32;
 
+/**
+ * The deepest nesting validated: objects and arrays inside the arguments object (which is level 0). Deeper values
+ * are refused before any validator runs (valibot, the unknown-key walk and the guarded-key walk recurse per level).
+ */
+export const MAX_ARGUMENT_DEPTH = 64;
+
 /** Thrown from inside a validator when its budget is spent; caught by the validation that set the budget. */
 export class ArgumentsTooComplex extends Error {
-  constructor(readonly limit: number, readonly at: unknown, readonly path: string | undefined) {
-    super(`validation work over ${limit}`);
+  constructor(
+    readonly limit: number,
+    readonly at: unknown,
+    readonly path: string | undefined,
+    readonly reason: "work" | "depth" = "work",
+  ) {
+    super(reason === "work" ? `validation work over ${limit}` : `arguments nested over ${limit} levels`);
   }
 }
 
@@ -29,23 +40,36 @@ export interface WorkBudget {
 
 let active: WorkBudget | undefined;
 
-/** The number of values in `value` (each object, array and scalar counts one), counted up to `cap`. */
-function countValues(value: unknown, cap: number): number {
+/**
+ * The number of values in `args` (each object, array and scalar counts one); throws {@linkcode ArgumentsTooComplex}
+ * for an object or array nested deeper than {@linkcode MAX_ARGUMENT_DEPTH}.
+ */
+function countValues(args: unknown): number {
   let count = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && count < cap) {
-    const next = stack.pop();
+  const stack: [unknown, number][] = [[args, 0]];
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop()!;
     count++;
-    if (typeof next === "object" && next !== null) {
-      for (const key in next) if (Object.hasOwn(next, key)) stack.push((next as Record<string, unknown>)[key]);
+    if (typeof next !== "object" || next === null) continue;
+    if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentsTooComplex(MAX_ARGUMENT_DEPTH, next, undefined, "depth");
+    for (const key in next) {
+      if (Object.hasOwn(next, key)) stack.push([(next as Record<string, unknown>)[key], depth + 1]);
     }
   }
   return count;
 }
 
-/** The budget for validating `args`: {@linkcode BASE_WORK} plus {@linkcode WORK_PER_VALUE} per value in them. */
+/**
+ * The budget for validating `args`: {@linkcode BASE_WORK} plus {@linkcode WORK_PER_VALUE} per value in them. Throws
+ * {@linkcode ArgumentsTooComplex} when they are nested deeper than {@linkcode MAX_ARGUMENT_DEPTH}.
+ */
 export function budgetFor(args: unknown): WorkBudget {
-  return { work: 0, limit: BASE_WORK + WORK_PER_VALUE * countValues(args, 10_000_000), memo: new Map() };
+  return { work: 0, limit: BASE_WORK + WORK_PER_VALUE * countValues(args), memo: new Map() };
+}
+
+/** Whether `error` is the engine's stack overflow: a validator recursed too deep (a backstop to the depth limit). */
+export function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
 /** Spends one unit of the active budget; throws {@linkcode ArgumentsTooComplex} past its limit. */

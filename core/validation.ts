@@ -19,7 +19,16 @@ import {
 import { coerceArrayStrings } from "./_array_string.ts";
 import type { JsonSchema, StandardSchema } from "./schema.ts";
 import { isValibotSchema } from "./_standard_schema.ts";
-import { ArgumentsTooComplex, budgetFor, instrumentValibot, pathOf, spend, withBudget } from "./_validation_budget.ts";
+import {
+  ArgumentsTooComplex,
+  budgetFor,
+  instrumentValibot,
+  isStackOverflow,
+  MAX_ARGUMENT_DEPTH,
+  pathOf,
+  spend,
+  withBudget,
+} from "./_validation_budget.ts";
 
 /** One problem with the arguments, for the model and for the developer. */
 export interface ArgumentIssue {
@@ -37,19 +46,30 @@ export type ValidationOutcome =
   | { ok: true; value: Record<string, unknown> }
   | { ok: false; issues: ArgumentIssue[]; code?: "arguments_too_complex" };
 
-// The refusal when a validation spent its budget: the limit, and the path of the value it was judging.
-function tooComplex(error: ArgumentsTooComplex, args: unknown, at?: string): ValidationOutcome & { ok: false } {
-  const found = at ?? pathOf(args, error.at) ?? "";
+// The refusal when a validation spent its budget or met a value nested too deep: the limit, and the path of the value
+// it was judging.
+function tooComplex(error: unknown, args: unknown, at?: string): ValidationOutcome & { ok: false } {
+  const known = error instanceof ArgumentsTooComplex
+    ? error
+    : new ArgumentsTooComplex(MAX_ARGUMENT_DEPTH, undefined, undefined, "depth");
+  const found = at ?? pathOf(args, known.at) ?? "";
   const path = found.length > 200 ? `${found.slice(0, 100)}…${found.slice(-99)}` : found;
   return {
     ok: false,
     code: "arguments_too_complex",
     issues: [{
       path,
-      message: `validation stopped after ${error.limit} steps here: the schema is recursive and the value too deeply ` +
-        "nested or too ambiguous for it; send a shallower value",
+      message: known.reason === "depth"
+        ? `nested more than ${known.limit} levels deep, over the limit for arguments; send a shallower value`
+        : `validation stopped after ${known.limit} steps here: the schema is recursive and the value too deeply ` +
+          "nested or too ambiguous for it; send a shallower value",
     }],
   };
+}
+
+/** Whether `error` ends a validation with {@linkcode tooComplex}; anything else is rethrown. */
+function isTooComplex(error: unknown): boolean {
+  return error instanceof ArgumentsTooComplex || isStackOverflow(error);
 }
 
 /** The longest validation message a model gets; the details keep every issue. */
@@ -174,7 +194,7 @@ function validateWithPlan(
   try {
     return withBudget(budgetFor(input), () => valibotOutcome(schema, input, flat));
   } catch (error) {
-    if (error instanceof ArgumentsTooComplex) return tooComplex(error, input);
+    if (isTooComplex(error)) return tooComplex(error, input);
     throw error;
   }
 }
@@ -387,12 +407,16 @@ export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, 
   const { first, all } = validate;
   const properties = ((schema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
   const coerced = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(schema, properties[key]));
-  const input = structuredClone(coerced);
+  let input: Record<string, unknown> = coerced;
   try {
-    if (withBudget(budgetFor(input), () => first(input))) return { ok: true, value: input };
+    const budget = budgetFor(coerced);
+    input = structuredClone(coerced);
+    const once = input;
+    if (withBudget(budget, () => first(once))) return { ok: true, value: input };
   } catch (error) {
-    if (!(error instanceof ArgumentsTooComplex)) throw error;
-    return tooComplex(error, input, typeof error.path === "string" ? pathText(pointerSegments(error.path)) : undefined);
+    if (!isTooComplex(error)) throw error;
+    const at = error instanceof ArgumentsTooComplex && typeof error.path === "string" ? error.path : undefined;
+    return tooComplex(error, input, at === undefined ? undefined : pathText(pointerSegments(at)));
   }
   const firstIssues = ajvIssues(first.errors ?? [], input);
   // The first pass may have filled defaults in before it stopped; the second starts from the arguments as sent. When
@@ -401,7 +425,7 @@ export function validateWithJsonSchema(schema: JsonSchema, args: Record<string, 
   try {
     if (withBudget(budgetFor(again), () => all(again))) return { ok: true, value: again };
   } catch (error) {
-    if (!(error instanceof ArgumentsTooComplex)) throw error;
+    if (!isTooComplex(error)) throw error;
     return { ok: false, issues: firstIssues };
   }
   return { ok: false, issues: ajvIssues(all.errors ?? [], again) };
@@ -492,7 +516,13 @@ function otherSchemaOutcome(
   if (!strict.ok) return strict;
   const properties = ((inputSchema as Record<string, unknown>).properties ?? {}) as Record<string, JsonSchema>;
   const input = coerceArrayStrings(args, (key) => acceptsArrayFromJsonSchema(inputSchema, properties[key]));
-  const result = schema["~standard"].validate(input);
+  let result: ReturnType<StandardSchema["~standard"]["validate"]>;
+  try {
+    result = schema["~standard"].validate(input);
+  } catch (error) {
+    if (isStackOverflow(error)) return tooComplex(error, input);
+    throw error;
+  }
   if (result instanceof Promise) {
     result.catch(() => {}); // Its outcome is not awaited; it must not surface as an unhandled rejection.
     return {

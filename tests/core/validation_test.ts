@@ -363,6 +363,29 @@ describe("validation work is bounded in the depth of a recursive schema's value"
     });
   });
 
+  test("arguments nested past the depth limit are refused before any validator recurses", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: 20,000 levels made box.call itself reject (a stack overflow in valibot's run, the unknown-key walk or
+    // structuredClone), breaking the promise that a call settles as a result.
+    await withSession(async (session) => {
+      for (const name of ["valibot_node", "zod_node", "json_node"]) {
+        assert.equal((await box.call(session, name, { root: chain(62, "a") })).status, "success", name);
+        for (const depth of [64, 3_000, 20_000]) {
+          const result = await box.call(session, name, { root: chain(depth, "a") });
+          assert.equal(result.status, "error", `${name} ${depth}`);
+          assert.equal(result.errorCode, "arguments_too_complex", `${name} ${depth}`);
+          assert.match(
+            String(result.error),
+            /^Invalid arguments for \w+: root\.child\.child.*: nested more than 64 levels deep/,
+          );
+          const issue = (result.details as { issues: { path: string }[] }).issues[0];
+          assert.ok(issue.path.length <= 200, issue.path);
+        }
+      }
+    });
+  });
+
   test("unknown keys under a v.lazy are refused at every depth, in linear time", { timeout: 60_000 }, () => {
     type M = { k?: M; x?: string };
     const node: v.GenericSchema<M> = v.union([
