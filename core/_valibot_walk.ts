@@ -4,7 +4,7 @@
 // itself leaves to the caller (unknown keys, the array-as-string rule).
 
 import * as v from "valibot";
-import { spend } from "./_validation_budget.ts";
+import { memoKey, spend } from "./_validation_budget.ts";
 
 // deno-lint-ignore no-explicit-any
 export type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>> & Record<string, any>;
@@ -147,8 +147,9 @@ function relativeUnknown(schema: AnySchema, value: unknown, memo: Memo): Path[] 
   const base = unwrap(schema);
   if (value === null || value === undefined) return [];
   if (typeof value !== "object" || !MEMOISED.has(base.type)) return unknownOf(base, value, memo);
-  let byValue = memo.get(base);
-  if (byValue === undefined) memo.set(base, byValue = new WeakMap());
+  const key = memoKey(base);
+  let byValue = memo.get(key);
+  if (byValue === undefined) memo.set(key, byValue = new WeakMap());
   let found = byValue.get(value);
   if (found === undefined) byValue.set(value, found = unknownOf(base, value, memo));
   return found;

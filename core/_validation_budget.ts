@@ -72,9 +72,11 @@ export function isStackOverflow(error: unknown): boolean {
   return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
-/** Spends one unit of the active budget; throws {@linkcode ArgumentsTooComplex} past its limit. */
-export function spend(at?: unknown, path?: string): void {
-  if (active !== undefined && ++active.work > active.limit) throw new ArgumentsTooComplex(active.limit, at, path);
+/** Spends `amount` units of the active budget; throws {@linkcode ArgumentsTooComplex} past its limit. */
+export function spend(at?: unknown, path?: string, amount = 1): void {
+  if (active !== undefined && (active.work += amount) > active.limit) {
+    throw new ArgumentsTooComplex(active.limit, at, path);
+  }
 }
 
 /** Runs `fn` under `budget` (nested calls keep the outer budget's accounting separate and restore it). */
@@ -130,9 +132,13 @@ interface Snapshot {
 type Node = Record<string, any>;
 type Run = (this: Node, dataset: Dataset, config: object) => Dataset;
 
-// Callers own the issues a run returns: an object schema puts its key in front of each issue's path in place.
-function copyIssues(issues: Issue[] | undefined): Issue[] | undefined {
-  return issues?.map((issue) => ({ ...issue, path: issue.path?.slice() }));
+// Callers own the issues a run returns: an object schema puts its key in front of each issue's path in place. Each
+// copy spends from the budget: an intersect reports its members' issues together, so a recursive one reports the same
+// issue 2^depth times, which no memo shortens.
+function copyIssues(issues: Issue[] | undefined, at: unknown): Issue[] | undefined {
+  if (issues === undefined) return undefined;
+  spend(at, undefined, issues.length);
+  return issues.map((issue) => ({ ...issue, path: issue.path?.slice() }));
 }
 
 const MEMOISED = new Set(["union", "variant", "intersect", "lazy"]);
@@ -158,6 +164,7 @@ export function instrumentValibot(schema: unknown): boolean {
     const node = stack.pop();
     if (!isSchemaNode(node) || seen.has(node)) continue;
     seen.add(node);
+    spend(); // a getter that makes a new schema on each call is walked each time
     if (MEMOISED.has(node.type)) {
       found = true;
       // Nodes met before (shared with another schema, or behind a lazy already run) are not wrapped twice.
@@ -181,10 +188,22 @@ export function instrumentValibot(schema: unknown): boolean {
   return found;
 }
 
+// The getter each wrapped getter stands for.
+const originalGetters = new WeakMap<object, object>();
+
+/**
+ * What a schema node's outcome is remembered under: a lazy node is all its getter (the one its author wrote), so the
+ * lazy nodes of a schema the getter makes anew on each call (a recursive function that builds the union) share it.
+ */
+export function memoKey(node: object): object {
+  const getter = (node as Node).type === "lazy" ? (node as Node).getter : undefined;
+  return typeof getter === "function" ? originalGetters.get(getter) ?? getter : node;
+}
+
 function wrapGetter(node: Node): void {
   const getter = node.getter as (input: unknown) => unknown;
   try {
-    node.getter = function (this: unknown, input: unknown) {
+    const wrapped = function (this: unknown, input: unknown) {
       const inner = getter.call(this, input);
       if (typeof inner === "object" && inner !== null && !walked.has(inner)) {
         instrumentValibot(inner);
@@ -192,6 +211,8 @@ function wrapGetter(node: Node): void {
       }
       return inner;
     };
+    originalGetters.set(wrapped, getter);
+    node.getter = wrapped;
   } catch {
     // A frozen schema keeps its getter: the budget still bounds what runs beneath it.
   }
@@ -199,6 +220,7 @@ function wrapGetter(node: Node): void {
 
 function wrapRun(node: Node): void {
   const run = node["~run"] as Run;
+  const key = memoKey(node);
   const memoised: Run = function (this: Node, dataset, config) {
     const budget = active;
     if (budget === undefined) return run.call(this, dataset, config);
@@ -209,17 +231,17 @@ function wrapRun(node: Node): void {
     }
     let byNode = budget.memo.get(config);
     if (byNode === undefined) budget.memo.set(config, byNode = new Map());
-    let byValue = byNode.get(node);
-    if (byValue === undefined) byNode.set(node, byValue = new WeakMap());
+    let byValue = byNode.get(key);
+    if (byValue === undefined) byNode.set(key, byValue = new WeakMap());
     const known = byValue.get(value);
     if (known !== undefined) {
       dataset.typed = known.typed;
       dataset.value = known.value;
-      dataset.issues = copyIssues(known.issues);
+      dataset.issues = copyIssues(known.issues, value);
       return dataset;
     }
     const out = run.call(this, dataset, config);
-    byValue.set(value, { typed: out.typed, value: out.value, issues: copyIssues(out.issues) });
+    byValue.set(value, { typed: out.typed, value: out.value, issues: copyIssues(out.issues, value) });
     return out;
   };
   try {

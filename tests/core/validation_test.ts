@@ -386,6 +386,63 @@ describe("validation work is bounded in the depth of a recursive schema's value"
     });
   });
 
+  test("every recursive valibot shape is judged in bounded work at 40 levels", { timeout: 120_000 }, () => {
+    type M = { k?: M; x?: string; kind?: unknown; child?: M };
+    // A getter that builds the union anew on each call: its lazy nodes are new each time, remembered by the getter.
+    const fresh = (): v.GenericSchema<M> =>
+      v.union([
+        v.object({ child: v.optional(v.lazy(fresh)), kind: v.literal("a") }),
+        v.object({ child: v.optional(v.lazy(fresh)), kind: v.literal("b") }),
+      ]);
+    const freshSame = (): v.GenericSchema<M> =>
+      v.union([
+        v.object({ k: v.optional(v.lazy(freshSame)) }),
+        v.object({ k: v.optional(v.lazy(freshSame)), x: v.optional(v.string()) }),
+      ]);
+    const variantNode: v.GenericSchema<M> = v.variant("kind", [
+      v.object({ kind: v.literal("b"), child: v.optional(v.lazy(() => variantNode)), x: v.optional(v.literal("1")) }),
+      v.object({ kind: v.literal("b"), child: v.optional(v.lazy(() => variantNode)), x: v.optional(v.literal("2")) }),
+    ]);
+    const piped: v.GenericSchema<M> = v.pipe(
+      v.union([
+        v.object({ child: v.optional(v.lazy(() => piped)), kind: v.literal("a") }),
+        v.object({ child: v.optional(v.lazy(() => piped)), kind: v.literal("b") }),
+      ]),
+      v.check(() => true),
+    );
+    // Each member reports the other's issues again: 2^depth issues, which only the budget bounds.
+    const intersected: v.GenericSchema<M> = v.intersect([
+      v.object({ kind: v.string(), child: v.optional(v.lazy(() => intersected)) }),
+      v.looseObject({ child: v.optional(v.lazy(() => intersected)) }),
+    ]);
+    const down = (key: "k" | "child", bottom: M) => {
+      let node = bottom;
+      for (let i = 0; i < 40; i++) node = key === "k" ? { k: node } : { child: node, kind: "b" };
+      return node;
+    };
+    const table: [string, v.GenericSchema<M>, M, M][] = [
+      ["fresh", fresh(), down("child", { kind: "a" }), down("child", { kind: "c" })],
+      ["freshSame", freshSame(), down("k", { x: "1" }), down("k", { zzz: 1 } as M)],
+      ["variant", variantNode, down("child", { kind: "b", x: "2" }), down("child", { kind: "b", x: "3" })],
+      ["pipe", piped, down("child", { kind: "a" }), down("child", { kind: "c" })],
+      ["intersect", intersected, down("child", { kind: "a" }), down("child", { kind: 3 })],
+    ];
+    for (const [name, node, valid, invalid] of table) {
+      const schema = v.object({ root: node });
+      const started = performance.now();
+      const good = validateWithValibot(schema, { root: valid });
+      const bad = validateWithValibot(schema, { root: invalid });
+      const ms = performance.now() - started;
+      assert.ok(ms < 1_500, `${name}: ${Math.round(ms)} ms`);
+      assert.equal(good.ok, true, `${name}: ${JSON.stringify(good).slice(0, 300)}`);
+      assert.equal(bad.ok, false, name);
+      if (name === "intersect") assert.ok(!bad.ok && bad.code === "arguments_too_complex", name);
+      if (name === "freshSame") {
+        assert.match(JSON.stringify(bad), /"root(\.k){40}\.zzz","message":"unexpected argument"/);
+      }
+    }
+  });
+
   test("unknown keys under a v.lazy are refused at every depth, in linear time", { timeout: 60_000 }, () => {
     type M = { k?: M; x?: string };
     const node: v.GenericSchema<M> = v.union([
