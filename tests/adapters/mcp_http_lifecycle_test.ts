@@ -22,6 +22,7 @@ import { ToolBox } from "../../toolbox.ts";
 import { serveHttp } from "../../adapters/mcp/http.ts";
 import { exited } from "../_exited.ts";
 import { IS_DENO } from "../_runtime.ts";
+import { markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
 
 const TOKEN = "lifecycle-token-0123456789abcdef";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -47,10 +48,13 @@ async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promis
 async function ownSomething(client: Client): Promise<number> {
   const temp = await client.callTool({ name: "temp_dir", arguments: {} });
   assert.equal(temp.isError, undefined, textOf(temp));
-  const job = await client.callTool({ name: "bash_background", arguments: { command: "sleep 60" } });
+  // The tools give no process id (a host's pid tells one tenant of the others' processes): found by its marker.
+  const mark = markerSeconds();
+  const job = await client.callTool({ name: "bash_background", arguments: { command: `sleep ${mark}` } });
   assert.equal(job.isError, undefined, textOf(job));
-  const meta = job.structuredContent as { pid?: number } | undefined;
-  const pid = meta?.pid ?? Number(/"pid":\s*(\d+)|pid:? (\d+)/.exec(textOf(job))?.slice(1).find(Boolean));
+  let pids: number[] = [];
+  await until(async () => (pids = await pidsWithArgs("sleep", mark)).length > 0);
+  const pid = pids[0];
   assert.ok(pid > 0 && alive(pid), `a running job: ${textOf(job)}`);
   return pid;
 }

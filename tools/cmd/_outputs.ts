@@ -7,7 +7,6 @@ import { ABSOLUTE_PATH, COUNT, PROTECTED_PATHS_MOVED, TIMESTAMP } from "../_shar
 const EXIT_CODE = v.nullable(v.pipe(v.number(), v.integer()));
 const SIGNAL = v.optional(v.pipe(v.string(), v.regex(/^SIG[A-Z0-9]+$/)));
 const JOB_ID = v.string();
-const PID = v.pipe(v.number(), v.integer(), v.minValue(1));
 const JOB_STATUS = v.picklist(["running", "exited", "killed"]);
 const RESOURCE_LIMIT = v.optional(
   v.strictObject({ limit: v.string(), value: v.string(), evidence: v.optional(v.string()) }),
@@ -34,7 +33,6 @@ export const BASH_OUTPUT = v.strictObject({
 /** `bash_background`: the job started. */
 export const BASH_BACKGROUND_OUTPUT = v.strictObject({
   id: JOB_ID,
-  pid: PID,
   status: v.literal("running"),
   sandboxed: v.boolean(),
   sandbox_reason: v.optional(v.string()),
@@ -74,7 +72,6 @@ export const BASH_LIST_OUTPUT = v.strictObject({
     command: v.string(),
     status: JOB_STATUS,
     exit_code: EXIT_CODE,
-    pid: PID,
     started_at: TIMESTAMP,
   })),
 });

@@ -75,7 +75,10 @@ function findJob(ctx: ToolContext, id: string): Job {
         },
       );
     }
-    throw new ToolError(`No background job ${JSON.stringify(id)} in this session`, {
+    // A bare number is a process id, which no tool takes or gives: a host's pid would tell one tenant how many
+    // processes the others start.
+    const hint = /^\d+$/.test(id.trim()) ? ` (job ids are job-1, job-2, … per session, not process ids)` : "";
+    throw new ToolError(`No background job ${JSON.stringify(id)} in this session${hint}`, {
       code: "unknown_job",
       kind: "semantic",
       recoveryHint: known.length ? `Use one of: ${known.join(", ")}.` : "Start one with bash_background first.",
@@ -199,7 +202,8 @@ export interface BashBackgroundArgs {
  */
 export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   name: "bash_background",
-  description: "Start a shell command in the background and return its job id at once.\n" +
+  description: "Start a shell command in the background and return its job id (job-1, job-2, … numbered per " +
+    "session; no process id) at once.\n" +
     "Use it for servers, watchers and long builds. The same rules as bash apply (allowlist, asking the user, " +
     "sandbox). Follow the job with bash_read (output so far), bash_wait (until it ends or a timeout), " +
     "bash_list and bash_stop. Jobs are killed when the session ends.",
@@ -246,7 +250,6 @@ export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
     });
     return {
       id: job.id,
-      pid: run.process.pid,
       status: "running",
       sandboxed: run.sandboxed,
       ...(run.sandboxReason !== undefined ? { sandbox_reason: run.sandboxReason } : {}),
@@ -361,7 +364,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
  */
 export const bashListTool: Tool<Record<string, never>> = tool({
   name: "bash_list",
-  description: "List this session's background jobs: id, command, status, exit code, pid and start time.",
+  description: "List this session's background jobs: id, command, status, exit code and start time.",
   input: v.object({}),
   output: BASH_LIST_OUTPUT,
   effects: ["reads"],
@@ -372,7 +375,6 @@ export const bashListTool: Tool<Record<string, never>> = tool({
       command: job.command,
       status: jobStatus(job.process.exit),
       exit_code: job.process.exit?.code ?? null,
-      pid: job.process.pid,
       started_at: new Date(job.startedAt).toISOString(),
     })),
   }),

@@ -109,15 +109,17 @@ describe("background jobs", () => {
     const session = new Session({ workspace: dir, ...auto, sandbox: "off" });
     const mark = markerSeconds();
     try {
-      const { id, pid } = okOutput<{ id: string; pid: number }>(
-        await box.call(session, "bash_background", { command: `sleep ${mark} & echo $!; wait` }),
+      // The job's own shell prints its pid (outside a sandbox, the host's): the tools give none.
+      const { id } = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: `sleep ${mark} & echo $$ $!; wait` }),
       );
       for (let i = 0; i < 2; i++) {
         const waited = okOutput<Wait>(await box.call(session, "bash_wait", { id, timeout_s: 0.3 }));
         assert.equal(waited.timed_out, true);
         assert.equal(waited.status, "running");
       }
-      const child = Number(okOutput<JobReport>(await box.call(session, "bash_read", { id })).stdout.trim());
+      const [pid, child] = okOutput<JobReport>(await box.call(session, "bash_read", { id })).stdout.trim().split(" ")
+        .map(Number);
       assert.equal(await pidAlive(pid), true);
       assert.equal(await pidAlive(child), true);
       await session.close();
@@ -282,5 +284,41 @@ describe("background jobs", () => {
       }
       assert.ok(await eventually(async () => (await readdir(folder)).length === 6), "three jobs kept at most");
     }, { ...auto, sandbox: "off" });
+  });
+});
+
+describe("job ids instead of host process ids", () => {
+  // Before: bash_background and bash_list gave the host's pid. Two tenants' sessions starting jobs in turn got
+  // interleaved pids (alice 21294, bob 21297, alice 21310, bob 21317 under `serve --http` with two tenants), so
+  // each could count the processes the other started by the gaps.
+  test("two sessions each number their own jobs, and neither sees a process id", { timeout: 60_000 }, async () => {
+    await withSession(async (alice) => {
+      await withSession(async (bob) => {
+        const ids: Record<string, string[]> = { alice: [], bob: [] };
+        for (let i = 0; i < 3; i++) {
+          for (const [name, session] of [["alice", alice], ["bob", bob]] as const) {
+            const started = okOutput<Record<string, unknown>>(
+              await box.call(session, "bash_background", { command: "echo $$" }),
+            );
+            assert.deepEqual(Object.keys(started).filter((k) => /pid/i.test(k)), [], JSON.stringify(started));
+            ids[name].push(started.id as string);
+          }
+        }
+        assert.deepEqual(ids, { alice: ["job-1", "job-2", "job-3"], bob: ["job-1", "job-2", "job-3"] });
+        const listed = okOutput<{ jobs: Record<string, unknown>[] }>(await box.call(bob, "bash_list", {}));
+        assert.deepEqual(listed.jobs.map((job) => job.id), ["job-1", "job-2", "job-3"]);
+        for (const job of listed.jobs) assert.deepEqual(Object.keys(job).filter((k) => /pid/i.test(k)), []);
+        // Each session's job-1 is its own.
+        const done = okOutput<Wait>(await box.call(bob, "bash_wait", { id: "job-1", timeout_s: 10 }));
+        const pid = done.stdout.trim();
+        assert.match(pid, /^\d+$/);
+        // A process id where a job id goes is refused, saying what an id is.
+        for (const tool of ["bash_read", "bash_wait", "bash_stop"]) {
+          const refused = await box.call(bob, tool, { id: pid });
+          assert.equal(refused.errorCode, "unknown_job", tool);
+          assert.match(String(refused.error), /job ids are job-1, job-2, … per session, not process ids/);
+        }
+      }, auto);
+    }, auto);
   });
 });
