@@ -165,9 +165,10 @@ export function instrumentValibot(schema: unknown): boolean {
     if (!isSchemaNode(node) || seen.has(node)) continue;
     seen.add(node);
     spend(); // a getter that makes a new schema on each call is walked each time
-    if (MEMOISED.has(node.type)) {
+    if (MEMOISED.has(node.type) && node.async !== true) {
       found = true;
-      // Nodes met before (shared with another schema, or behind a lazy already run) are not wrapped twice.
+      // Nodes met before (shared with another schema, or behind a lazy already run) are not wrapped twice; async
+      // nodes (whose run gives a promise) are left as they are.
       if (!instrumented.has(node)) {
         instrumented.add(node);
         wrapRun(node);

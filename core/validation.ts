@@ -118,6 +118,14 @@ function describeReceived(value: unknown): string {
   return String(value);
 }
 
+// The refusal of an input schema that validates asynchronously: validation happens before the call is admitted.
+function asyncRefused(): ValidationOutcome {
+  return {
+    ok: false,
+    issues: [{ path: "", message: "the tool's input schema validates asynchronously, which toolfence refuses" }],
+  };
+}
+
 // ---------------------------------------------------------------- valibot
 
 /** What validating against one valibot schema needs beside the schema, worked out once per schema. */
@@ -207,6 +215,10 @@ function valibotOutcome(
   const unknownPaths = flat ? unknownFlatKeys(flat, input) : unknownKeyPaths(schema as AnySchema, input);
   // valibot's own run, as `v.safeParse` makes it, without the result object `safeParse` wraps it in.
   const dataset = schema["~run"]({ value: input }, v.getGlobalConfig());
+  // An async schema (`v.objectAsync`, a `v.lazyAsync` member) gives a promise, or a member's promise where its
+  // outcome goes: neither has issues, and the call ran with whatever the model sent.
+  if (dataset instanceof Promise) dataset.catch(() => {}); // not awaited; no unhandled rejection
+  if (dataset instanceof Promise || (dataset.issues === undefined && dataset.typed !== true)) return asyncRefused();
   if (dataset.issues === undefined && unknownPaths.length === 0) {
     return { ok: true, value: dataset.value as Record<string, unknown> };
   }
@@ -525,10 +537,7 @@ function otherSchemaOutcome(
   }
   if (result instanceof Promise) {
     result.catch(() => {}); // Its outcome is not awaited; it must not surface as an unhandled rejection.
-    return {
-      ok: false,
-      issues: [{ path: "", message: "the tool's input schema validates asynchronously, which toolfence refuses" }],
-    };
+    return asyncRefused();
   }
   if (result.issues === undefined) return { ok: true, value: result.value as Record<string, unknown> };
   return {

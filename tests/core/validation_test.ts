@@ -460,3 +460,47 @@ describe("validation work is bounded in the depth of a recursive schema's value"
     });
   });
 });
+
+describe("async valibot schemas", () => {
+  test("an async schema, or an async member of a sync one, is refused: never run with what the model sent", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: valibot's run gave a promise (or a member's promise where its outcome goes), which has no issues, so
+    // the call succeeded and the tool ran with undefined (or unchecked) arguments.
+    const ran: unknown[] = [];
+    const box = new ToolBox().register(
+      tool({
+        name: "all_async",
+        description: "A.",
+        input: v.objectAsync({ n: v.number() }) as unknown as v.GenericSchema<{ n: number }>,
+        run: (args) => {
+          ran.push(args);
+          return "ran";
+        },
+      }),
+      tool({
+        name: "member_async",
+        description: "M.",
+        input: v.object({
+          // Typed as sync: a schema built at run time (or in plain JavaScript) is not checked by the compiler.
+          inner: v.objectAsync({ s: v.string() }) as unknown as v.GenericSchema<{ s: string }>,
+        }) as unknown as v.GenericSchema<{ inner: { s: string } }>,
+        run: (args) => {
+          ran.push(args);
+          return "ran";
+        },
+      }),
+    );
+    await withSession(async (session) => {
+      for (
+        const [name, args] of [["all_async", { n: "not a number" }], ["member_async", { inner: { s: 3 } }]] as const
+      ) {
+        const result = await box.call(session, name, args);
+        assert.equal(result.status, "error", `${name}: ${result.status}`);
+        assert.equal(result.errorCode, "invalid_arguments");
+        assert.match(String(result.error), /validates asynchronously, which toolfence refuses/);
+      }
+    });
+    assert.deepEqual(ran, []);
+  });
+});
