@@ -422,14 +422,21 @@ const STDERR_TAIL_BYTES = 64 * 1024;
 // (`echo $(yes) | wc -c`): its output is not what it would have been.
 const HINTS: { limit: LimitName; pattern: RegExp }[] = [
   // SIGXFSZ is ignored in every command (see limitPrefix), so a write past the limit fails with EFBIG.
-  { limit: "fileSize", pattern: /File size limit exceeded|File too large/ },
+  // Node and libuv spell errors in lower case after their code (`EFBIG: file too large, write`), or by the code
+  // alone (`code: 'EFBIG'`, `spawn sleep EMFILE`): before, each of these ended as a success after `; echo done`.
+  { limit: "fileSize", pattern: /File size limit exceeded|File too large|(?:code: '|spawn \S+ )EFBIG\b/i },
   { limit: "cpuSeconds", pattern: /CPU time limit exceeded/ },
   {
     limit: "memory",
     pattern: new RegExp(
       [
-        "x(?:re)?malloc: cannot allocate", // bash
+        // bash: `xmalloc: cannot allocate N bytes`, `xrealloc: subst.c:42: cannot allocate N bytes` (before, the
+        // pattern read `x(?:re)?malloc`, which no bash prints for xrealloc: `x=$x$x` grown ended as command_failed)
+        "\\bx(?:m|re)alloc:[^\\n]*cannot allocate",
         "Cannot allocate memory", // strerror(ENOMEM): coreutils, sort, most C programs
+        "(?:code: '|spawn \\S+ )ENOMEM\\b|ENOMEM: not enough memory", // Node, libuv
+        // the JVM: its heap or a thread stack refused (its fatal report goes to stdout, this warning to stderr)
+        "os::commit_memory\\([^\\n]*\\(errno=12\\)|insufficient memory for the Java Runtime Environment",
         "memory exhausted", // gnulib's xalloc_die: awk, grep, sed, diff
         // V8 (Node, Deno); the last two, newer V8's, when a worker's heap or a page cannot be reserved
         // ("Fatal process OOM in AlignedAlloc": one run in 13 of node's workers under the memory limit was a success)
@@ -451,9 +458,12 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
       "m",
     ),
   },
-  { limit: "processes", pattern: /(?:fork|clone|thread|spawn)[^\n]*Resource temporarily unavailable|Cannot fork/i },
-  { limit: "openFiles", pattern: /Too many open files/ },
-  { limit: "tmpSize", pattern: /No space left on device/ },
+  {
+    limit: "processes",
+    pattern: /(?:fork|clone|thread|spawn)[^\n]*Resource temporarily unavailable|Cannot fork|spawn \S+ EAGAIN\b/i,
+  },
+  { limit: "openFiles", pattern: /Too many open files|(?:code: '|spawn \S+ )E[MN]FILE\b/i },
+  { limit: "tmpSize", pattern: /No space left on device|(?:code: '|spawn \S+ )ENOSPC\b/i },
 ];
 
 const SIGNALS: Record<string, LimitName> = { SIGXCPU: "cpuSeconds", SIGXFSZ: "fileSize" };

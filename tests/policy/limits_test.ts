@@ -195,44 +195,65 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     },
   );
 
-  test(
-    "what runtimes print when the kernel refuses memory is read as the memory limit",
-    { timeout: 30_000 },
-    async () => {
-      // Seen from `node -e` starting 200 workers under a 256 MiB memory limit (tests/tools/cmd/exhaustion_probes_test.ts):
-      // before, 3 runs in 40 ended as a success (its `; echo done` exited 0), their stderr matching no hint.
-      const samples = [
-        "\n<--- JS stacktrace --->\n\n\n#\n# Fatal process OOM in AlignedAlloc\n#\n\nbash: line 1:     3 Trace/breakpoint trap",
-        "node:internal/worker:297\n    this[kHandle].startThread();\n                  ^\n\nError: EAGAIN\n" +
-        "    at new Worker (node:internal/worker:297:19)\n    at [eval]:1:77\n",
-        "Error [ERR_WORKER_INIT_FAILED]: Worker initialization failure: EAGAIN\n    at new Worker (node:internal/worker)",
-        "# Fatal javascript OOM in MemoryChunk allocation failed during deserialization.",
-        "FATAL ERROR: Committing semi space failed. Allocation failed - JavaScript heap out of memory",
-      ];
-      const dir = await mkdtemp(join(tmpdir(), "toolfence-hints-"));
-      try {
-        for (const [i, text] of samples.entries()) {
-          const file = join(dir, `stderr${i}`);
-          await writeFile(file, text);
-          const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
-          await limited.release();
-          const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
-          assert.equal(hit?.limit, "memory", text);
-        }
-        // An EAGAIN elsewhere (a socket's, a read's) is no limit.
-        const other = join(dir, "other");
-        await writeFile(
-          other,
-          "Error: EAGAIN: resource temporarily unavailable, read\n    at Object.readSync (node:fs)",
-        );
+  test("what runtimes print when the kernel refuses is read as the limit it hit", { timeout: 60_000 }, async () => {
+    // Seen from `node -e` starting 200 workers under a 256 MiB memory limit (tests/tools/cmd/exhaustion_probes_test.ts):
+    // before, 3 runs in 40 ended as a success (its `; echo done` exited 0), their stderr matching no hint.
+    const samples = [
+      "\n<--- JS stacktrace --->\n\n\n#\n# Fatal process OOM in AlignedAlloc\n#\n\nbash: line 1:     3 Trace/breakpoint trap",
+      "node:internal/worker:297\n    this[kHandle].startThread();\n                  ^\n\nError: EAGAIN\n" +
+      "    at new Worker (node:internal/worker:297:19)\n    at [eval]:1:77\n",
+      "Error [ERR_WORKER_INIT_FAILED]: Worker initialization failure: EAGAIN\n    at new Worker (node:internal/worker)",
+      "# Fatal javascript OOM in MemoryChunk allocation failed during deserialization.",
+      "FATAL ERROR: Committing semi space failed. Allocation failed - JavaScript heap out of memory",
+      // bash's string doubled past the limit (`x=$x$x`): before, command_failed (the pattern read `x(?:re)?malloc`).
+      "bash: xrealloc: cannot allocate 67108992 bytes\n",
+      "bash: xmalloc: ../bash/subst.c:4417: cannot allocate 268435456 bytes (0 bytes allocated)\n",
+      // the JVM refused its heap at its start (`java -version` under 256 MiB; its fatal report goes to stdout)
+      "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00007f6985e08000, 6225920, 0) failed; " +
+      "error='Not enough space' (errno=12)\n",
+      "Error: spawn sleep ENOMEM\n    at ChildProcess._handle.onexit (node:internal/child_process:286:19) {\n" +
+      "  errno: -12,\n  code: 'ENOMEM',\n",
+    ];
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-hints-"));
+    try {
+      for (const [i, text] of samples.entries()) {
+        const file = join(dir, `stderr${i}`);
+        await writeFile(file, text);
         const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
         await limited.release();
-        assert.equal(await limited.hit({ code: 0, signal: null }, () => fs.openSync(other, "r")), undefined);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
+        const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
+        assert.equal(hit?.limit, "memory", text);
       }
-    },
-  );
+      // Node's (libuv's) spellings of the other limits: the code after `code: '` or the spawned file, or the words in
+      // lower case. Before, each ended as a success after `; echo done` (seen through the bash tool, 2 of 2 runs each).
+      const node: [string, string][] = [
+        ["openFiles", "EMFILE: too many open files, open '/dev/null'\n"],
+        ["openFiles", "  errno: -24,\n  code: 'EMFILE',\n  syscall: 'open',\n  path: '/dev/null'\n}\n"],
+        ["openFiles", "Error: spawn sleep EMFILE\n    at ChildProcess._handle.onexit (node:internal/child_process)\n"],
+        ["tmpSize", "Error: ENOSPC: no space left on device, write\n"],
+        ["tmpSize", "  errno: -28,\n  syscall: 'write',\n  code: 'ENOSPC'\n}\n\nNode.js v20.20.2\n"],
+        ["fileSize", "Error: EFBIG: file too large, write\n"],
+        ["fileSize", "  errno: -27,\n  syscall: 'write',\n  code: 'EFBIG'\n}\n"],
+        ["processes", "Error: spawn sleep EAGAIN\n    at ChildProcess._handle.onexit (node:internal/child_process)\n"],
+      ];
+      for (const [i, [limit, text]] of node.entries()) {
+        const file = join(dir, `node${i}`);
+        await writeFile(file, text);
+        const limited = await limitCommand(["true"], limits, { privateTmp: true, cgroup: false });
+        await limited.release();
+        const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
+        assert.equal(hit?.limit, limit, text);
+      }
+      // An EAGAIN elsewhere (a socket's, a read's) is no limit.
+      const other = join(dir, "other");
+      await writeFile(other, "Error: EAGAIN: resource temporarily unavailable, read\n    at Object.readSync (node:fs)");
+      const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
+      await limited.release();
+      assert.equal(await limited.hit({ code: 0, signal: null }, () => fs.openSync(other, "r")), undefined);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   test("open files: a tree whose rlimits allow more than half the machine's free file table is watched", {
     timeout: 60_000,

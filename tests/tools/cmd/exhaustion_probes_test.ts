@@ -86,6 +86,31 @@ const PROBES: [
     ["memory", "processes"],
     { program: "node", limits: { processes: 64, openFiles: 8192 } },
   ],
+  // Before: command_failed, bash's `xrealloc: cannot allocate` matched no hint (the pattern read `x(?:re)?malloc`).
+  ["a string doubled by bash", "x=x; while :; do x=$x$x; done", ["memory", "cpuSeconds"]],
+  // Before: each a success after `; echo done`, Node's (libuv's) spellings matching no hint (`EMFILE: too many open
+  // files`, `code: 'ENOSPC'`, `code: 'EFBIG'`).
+  [
+    "open files of node",
+    'node -e \'const fs = require("fs"); for (let i = 0; i < 200; i++) fs.openSync("/dev/null")\'; echo done',
+    ["openFiles"],
+    { program: "node" },
+  ],
+  [
+    "node filling /tmp",
+    'node -e \'require("fs").writeFileSync("/tmp/big", Buffer.alloc(6 << 20))\'; echo done',
+    ["tmpSize"],
+    { program: "node", bwrap: true },
+  ],
+  [
+    "node past the file size",
+    'node -e \'const fs = require("fs"); const fd = fs.openSync("big", "w"); ' +
+    "for (;;) fs.writeSync(fd, Buffer.alloc(1 << 20))'; echo done",
+    ["fileSize"],
+    { program: "node" },
+  ],
+  // Before: a success; the JVM cannot reserve its heap under 256 MiB, and says so in words no hint knew.
+  ["java under the memory limit", "java -version; echo done", ["memory"], { program: "java" }],
   ["an endless loop", "while :; do :; done", ["cpuSeconds"]],
   ["an endless awk", "awk 'BEGIN { while (1) x++ }'", ["cpuSeconds"]],
 ];
