@@ -225,8 +225,9 @@ const WATCH_MS = 200;
 
 /**
  * The cgroup of one command under `root`: folder names and the lines that
- * make it. Once the kernel refuses a fork for the process limit, or the
- * group's CPU time reaches the limit, the watch kills every process in it (a
+ * make it. Once the kernel refuses a fork for the process limit, its
+ * out-of-memory killer ends a process of the group, or the group's CPU time
+ * reaches the limit, the watch kills every process in it (a
  * fork bomb never ends by itself, and a process killed by RLIMIT_CPU inside
  * `$(...)` is reported by nobody).
  */
@@ -273,9 +274,14 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
     : root.version === 2
     ? `while read k v; do [ "$k" = usage_usec ] && [ "$v" -ge ${cpuLimit} ] && ${kill}; done < ${quote(cpuFile)}; `
     : `read u < ${quote(cpuFile)}; [ "$u" -ge ${cpuLimit} ] && ${kill}; `;
+  // The memory events: v2's memory.events, v1's memory.oom_control, each with an `oom_kill N` line.
+  const memoryEvents = memoryDir && path.join(memoryDir, root.version === 2 ? "memory.events" : "memory.oom_control");
+  const memoryCheck = memoryEvents === undefined
+    ? ""
+    : `while read k v; do [ "$k" = oom_kill ] && [ "$v" != 0 ] && ${kill}; done < ${quote(memoryEvents)}; `;
   const watch = `sleep ${WATCH_MS / 1000}; while read x < ${pids}/cgroup.procs; do ` +
     `while read k v; do [ "$k" = max ] && [ "$v" != 0 ] && ${kill}; done < ${pids}/pids.events; ` +
-    `${cpuCheck}sleep ${WATCH_MS / 1000}; done`;
+    `${memoryCheck}${cpuCheck}sleep ${WATCH_MS / 1000}; done`;
   // In a session of its own (setsid, where util-linux has it): in the command's
   // process group it would outlive the command's first process as an orphan,
   // and the tool waits for the whole group to be gone. It ends by itself once
@@ -284,7 +290,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
     `$s sh -c "$w" </dev/null >/dev/null 2>&1 &`;
   const eventFiles = [
     path.join(pidsDir, "pids.events"),
-    ...(memoryDir ? [path.join(memoryDir, root.version === 2 ? "memory.events" : "memory.oom_control")] : []),
+    ...(memoryEvents ? [memoryEvents] : []),
     ...(cpuFile ? [cpuFile] : []),
   ];
   const closeScript = [
@@ -313,6 +319,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
     return value !== undefined && Number(value) >= cpuLimit;
   };
   const processesRefused = (text: string) => /^max [1-9]/m.test(text);
+  const oomKilled = (text: string) => /^oom_kill [1-9]/m.test(text);
   return {
     setup: direct ? "" : [
       ...dirs.map((dir) => {
@@ -344,11 +351,14 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
         if (busy) return;
         busy = true;
         try {
-          const [events, cpu] = await Promise.all([
+          const [events, memory, cpu] = await Promise.all([
             fsp.readFile(path.join(pidsDir, "pids.events"), "utf8").catch(() => ""),
+            memoryEvents ? fsp.readFile(memoryEvents, "utf8").catch(() => "") : "",
             cpuFile ? fsp.readFile(cpuFile, "utf8").catch(() => "") : "",
           ]);
-          if (processesRefused(events) || cpuUsed(cpu)) killMembers(pidsDir, root.version === 2);
+          // An OOM kill ends the command too: its result is resource_limit whatever it does next, and the rest of
+          // its tree ran on until it ended or timed out (31.8 s, for three 120 MiB sleepers under 256 MiB).
+          if (processesRefused(events) || oomKilled(memory) || cpuUsed(cpu)) killMembers(pidsDir, root.version === 2);
         } finally {
           busy = false;
         }
@@ -369,7 +379,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
             : text.split("\u0000")[eventFiles.indexOf(file)] ?? "";
         return {
           processes: processesRefused(section(eventFiles[0])),
-          memory: memoryDir !== undefined && /^oom_kill [1-9]/m.test(section(eventFiles[1])),
+          memory: memoryEvents !== undefined && oomKilled(section(memoryEvents)),
           cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
         };
       });

@@ -343,7 +343,8 @@ export interface LimitedCommand {
   /**
    * Starts the watch of the started command: the server kills its group once
    * the kernel refused a fork for the process limit (a fork bomb never ends
-   * by itself) or the group used its CPU seconds; without a group, as root,
+   * by itself), its out-of-memory killer ended a process of the group, or the
+   * group used its CPU seconds; without a group, as root,
    * `end` is called once the machine's task count passes the process limit;
    * with or without one, once the machine's open files grew by half of its
    * free file table where the rlimits would let the tree hold more.

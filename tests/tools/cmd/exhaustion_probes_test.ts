@@ -28,6 +28,7 @@ const SMALL: ResourceLimitsInput = {
   tmpSize: "4MiB",
 };
 const processesHold = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "processes");
+const memoryCounted = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "memory");
 // Far below the bash tool's default timeout (300 s), even on a loaded machine.
 const TIMEOUT_S = 120;
 const QUICK_MS = 100_000;
@@ -38,7 +39,7 @@ const PROBES: [
   string,
   string,
   string[],
-  { bwrap?: boolean; processes?: boolean; program?: string; limits?: ResourceLimitsInput }?,
+  { bwrap?: boolean; processes?: boolean; memory?: boolean; program?: string; limits?: ResourceLimitsInput }?,
 ][] = [
   ["memory through $(...)", "x=$(cat /dev/zero); echo ${#x}", ["memory", "cpuSeconds"]],
   ["memory through sort", "head -c 600M /dev/zero | tr '\\0' 'a' | fold -w 100 | sort | tail -1", [
@@ -111,6 +112,14 @@ const PROBES: [
   ],
   // Before: a success; the JVM cannot reserve its heap under 256 MiB, and says so in words no hint knew.
   ["java under the memory limit", "java -version; echo done", ["memory"], { program: "java" }],
+  // The cgroup's OOM killer ends one of three sleepers of 120 MiB each; before, the call waited for the others (31.8 s
+  // with a sleep of 30 s; here the timeout, 120 s): the watch now ends the group at the first OOM kill.
+  [
+    "memory of a tree that then sleeps",
+    "for i in 1 2 3; do python3 -c 'b = bytearray(120 << 20); import time; time.sleep(300)' & done; wait",
+    ["memory"],
+    { program: "python3", memory: true },
+  ],
   ["an endless loop", "while :; do :; done", ["cpuSeconds"]],
   ["an endless awk", "awk 'BEGIN { while (1) x++ }'", ["cpuSeconds"]],
 ];
@@ -127,6 +136,7 @@ function options(limits: ResourceLimitsInput) {
 describe("exhaustion probes through the bash tool", { timeout: 900_000 }, () => {
   for (const [what, command, limits, needs] of PROBES) {
     const skip = (needs?.bwrap && !hasBwrap) || (needs?.processes && !processesHold) ||
+      (needs?.memory && !memoryCounted) ||
       (needs?.program !== undefined && !installed(needs.program));
     test(`${what}: resource_limit, at once, while the session answers`, { timeout: 180_000, skip }, async () => {
       await withSession(async (session) => {

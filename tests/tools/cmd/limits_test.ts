@@ -61,6 +61,9 @@ const processesCounted = "root" in cgroupFinding;
 
 // Whether a cgroup counts the CPU of a command's whole tree (else RLIMIT_CPU holds per process, and the state says
 // that a kill inside $(...) goes unreported).
+// Three processes of 120 MiB each that then sleep a minute: under a 256 MiB memory cgroup its OOM killer ends one.
+const OOM_SLEEPERS = "for i in 1 2 3; do python3 -c 'b = bytearray(120 << 20); import time; time.sleep(60)' & done; " +
+  "wait; echo done";
 const cpuCounted = !(await limitsState(resourceLimits(SMALL))).gaps.some((gap) => gap.limit === "cpuSeconds");
 
 function options(limits: ResourceLimitsInput, sandbox: "auto" | "off" = "auto", read: string[] = []) {
@@ -436,13 +439,17 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
     await writeFile(
       join(workspace, "toolfence.json"),
-      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48 } } }),
+      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48, memory: "256MiB" } } }),
     );
     const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm"] });
     try {
       const cases: [string, string][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
       if (processesHold) cases.push(["{ :(){ :|:& };:; } 2>/dev/null; sleep 10", "processes"]);
+      // The group's OOM killer ends one of three sleepers of 120 MiB each: the watcher shell ends the rest at once
+      // (before, the call waited for them, 60 s).
+      if (memoryCounted && installed("python3")) cases.push([OOM_SLEEPERS, "memory"]);
       for (const [command, limit] of cases) {
+        const started = performance.now();
         const reply = await server.request(
           "tools/call",
           { name: "bash", arguments: { command, timeout_s: 60 } },
@@ -454,6 +461,7 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
           new RegExp(`^Error \\[resource_limit\\]: .*sandbox\\.limits\\.${limit} = `),
           `${command}: ${text}`,
         );
+        assert.ok(performance.now() - started < 30_000, `${command} took ${performance.now() - started} ms`);
       }
     } finally {
       await server.close();
