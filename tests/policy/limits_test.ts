@@ -211,6 +211,9 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       // the JVM refused its heap at its start (`java -version` under 256 MiB; its fatal report goes to stdout)
       "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x00007f6985e08000, 6225920, 0) failed; " +
       "error='Not enough space' (errno=12)\n",
+      // `new Uint8Array(1 << 26)` in a loop under the limit (Node; Deno's says `error: Uncaught RangeError: ...`)
+      "RangeError: Array buffer allocation failed\n    at new ArrayBuffer (<anonymous>)\n",
+      "Out of memory in perl:util:safesysrealloc\n",
       "Error: spawn sleep ENOMEM\n    at ChildProcess._handle.onexit (node:internal/child_process:286:19) {\n" +
       "  errno: -12,\n  code: 'ENOMEM',\n",
     ];

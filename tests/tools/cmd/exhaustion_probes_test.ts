@@ -110,6 +110,13 @@ const PROBES: [
     ["fileSize"],
     { program: "node" },
   ],
+  // Before: a success after `; echo done` (V8's `RangeError: Array buffer allocation failed` matched no hint).
+  [
+    "typed arrays of node",
+    "node -e 'const a = []; for (;;) a.push(new Uint8Array(1 << 26).fill(1))'; echo done",
+    ["memory"],
+    { program: "node" },
+  ],
   // Before: a success; the JVM cannot reserve its heap under 256 MiB, and says so in words no hint knew.
   ["java under the memory limit", "java -version; echo done", ["memory"], { program: "java" }],
   // The cgroup's OOM killer ends one of three sleepers of 120 MiB each; before, the call waited for the others (31.8 s
