@@ -261,7 +261,17 @@ export class PolicyProcessDoor implements ProcessDoor {
     // that would be refused anyway.
     const env = commandEnvironment(this.#deps.fence, tempDir, request.env, workspace.workdir);
     const cwd = await this.#deps.resolveForRead(request.cwd ?? ".");
-    if (!fs.statSync(cwd).isDirectory()) {
+    // A cwd that is missing (or below a file) is the model's to fix, as a file tool's path is: before, the stat's
+    // raw ENOENT went out as command_start_failed, without a hint.
+    const stat = statOrUndefined(cwd);
+    if (stat === undefined) {
+      throw new ToolError(`cwd ${request.cwd} does not exist`, {
+        code: "not_found",
+        recoveryHint: "Pass an existing folder inside the workspace as cwd (make it with mkdir), or leave it out.",
+        details: { cwd },
+      });
+    }
+    if (!stat.isDirectory()) {
       throw new ToolError(`cwd ${request.cwd} is not a folder`, {
         code: "not_a_directory",
         kind: "semantic",
@@ -523,4 +533,15 @@ async function searchShell(searchPath: string | undefined): Promise<string> {
     }
   }
   return hidden ? "bash" : "/bin/sh";
+}
+
+// The folder's stat, or undefined where nothing is (ENOENT) or a part of the path is a file (ENOTDIR).
+function statOrUndefined(at: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(at);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw error;
+  }
 }

@@ -162,6 +162,16 @@ describe("bash", () => {
       assert.equal(outside.errorCode, "outside_workspace");
       await writeFile(path.join(dir, "file.txt"), "x");
       assert.equal((await box.call(session, "bash", { command: "pwd", cwd: "file.txt" })).errorCode, "not_a_directory");
+      // A missing cwd (or one below a file) is not_found with a hint, for bash and bash_background alike; it was
+      // command_start_failed with the stat's raw "ENOENT: no such file or directory, stat '<host path>'".
+      for (const tool of ["bash", "bash_background"]) {
+        for (const cwd of ["nope", "file.txt/below"]) {
+          const missing = await box.call(session, tool, { command: "pwd", cwd });
+          assert.equal(missing.errorCode, "not_found", `${tool} ${cwd}: ${toModelText(missing)}`);
+          assert.match(toModelText(missing), new RegExp(`cwd ${cwd} does not exist[^]*Hint: Pass an existing folder`));
+          assert.doesNotMatch(toModelText(missing), /ENOENT|ENOTDIR/);
+        }
+      }
     });
   });
 
