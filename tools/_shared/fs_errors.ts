@@ -77,17 +77,40 @@ export function fileOpError(error: unknown, shown: string, real: string, doing: 
   }
   const errno = (error as NodeJS.ErrnoException)?.code;
   const message = (error as Error)?.message ?? String(error);
-  const known: Record<string, [string, string]> = {
-    ENOENT: ["not_found", `${shown} does not exist`],
-    ENOTDIR: ["not_directory", `a part of ${shown} is not a directory`],
-    EISDIR: ["is_directory", `${shown} is a directory`],
-    EACCES: ["os_permission_denied", `the operating system denied ${doing} ${shown}`],
-    EPERM: ["os_permission_denied", `the operating system denied ${doing} ${shown}`],
-    ENOSPC: ["no_space", `no space left on the device while ${doing} ${shown}`],
-    EEXIST: ["already_exists", `${shown} already exists`],
-    ENOTEMPTY: ["directory_not_empty", `${shown} is not empty`],
-    EROFS: ["read_only_filesystem", `${shown} is on a read-only file system`],
+  // Each with the fix for the model: before, "a part of a.txt/x is not a directory" came with no hint.
+  const known: Record<string, [string, string, string]> = {
+    ENOENT: ["not_found", `${shown} does not exist`, "Check the path with list_dir or glob."],
+    ENOTDIR: [
+      "not_directory",
+      `a part of ${shown} is not a directory`,
+      "A folder on the way is a file: check the path with list_dir.",
+    ],
+    EISDIR: ["is_directory", `${shown} is a directory`, "Use list_dir to see what the directory holds."],
+    EACCES: [
+      "os_permission_denied",
+      `the operating system denied ${doing} ${shown}`,
+      "Choose another path, or ask the user to change its permissions.",
+    ],
+    EPERM: [
+      "os_permission_denied",
+      `the operating system denied ${doing} ${shown}`,
+      "Choose another path, or ask the user to change its permissions.",
+    ],
+    ENOSPC: [
+      "no_space",
+      `no space left on the device while ${doing} ${shown}`,
+      "Delete what is no longer needed, or write less.",
+    ],
+    EEXIST: ["already_exists", `${shown} already exists`, "Choose another path, or delete what is there."],
+    ENOTEMPTY: ["directory_not_empty", `${shown} is not empty`, "Delete what it holds first."],
+    EROFS: ["read_only_filesystem", `${shown} is on a read-only file system`, "Write somewhere else in the workspace."],
   };
-  const [code, text] = known[errno ?? ""] ?? ["io_error", `${doing} ${shown} failed: ${message}`];
-  return new ToolError(text, { code, details: { path: real, errno, doing, message }, cause: error });
+  const [code, text, hint] = known[errno ?? ""] ??
+    ["io_error", `${doing} ${shown} failed: ${message}`, "Try again; if it fails the same way, tell the user."];
+  return new ToolError(text, {
+    code,
+    recoveryHint: hint,
+    details: { path: real, errno, doing, message },
+    cause: error,
+  });
 }
