@@ -278,6 +278,7 @@ const MAX_INITIALIZE_CHARS = 256 * 1024;
 /** How many cancelled streams a session remembers, to tell a client resuming one that it is over. */
 const CANCELLED_STREAMS_KEPT = 256;
 const EXPIRED = "the session expired";
+const REVOKED = "the token that opened the session was removed from the token file";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
@@ -1364,12 +1365,21 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   const url = new URL(`http://${shownHost}:${listener.port}${path}`);
   resourceUrl ||= url.href;
 
+  // A session whose token left the token file ends with it: before, a revoked tenant's session lived on until idle
+  // (30 minutes by default, never while a call ran), and its background jobs with it (a job of alice's writing a line
+  // a second went on writing after her token was removed and her requests answered 401).
+  const reportRevocation = (error: unknown) =>
+    process.stderr.write(`toolfence: checking a session's token: ${(error as Error)?.message}\n`);
+  const revoked = async (open: OpenSession) => tokens !== undefined && !(await tokens.current(open.identity));
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const open of sessions.values()) {
       if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, EXPIRED);
+      else if (tokens) {
+        void revoked(open).then((gone) => gone ? endSession(open, REVOKED) : undefined).catch(reportRevocation);
+      }
     }
-  }, Math.max(50, Math.min(idleMs / 4, 30_000)));
+  }, Math.max(50, Math.min(idleMs / 4, 5_000)));
   unrefTimer(sweep);
 
   let resolveClosed!: () => void;
