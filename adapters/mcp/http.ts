@@ -1370,7 +1370,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // a second went on writing after her token was removed and her requests answered 401).
   const reportRevocation = (error: unknown) =>
     process.stderr.write(`toolfence: checking a session's token: ${(error as Error)?.message}\n`);
-  const revoked = async (open: OpenSession) => tokens !== undefined && !(await tokens.current(open.identity));
+  // A token now given to another tenant (or workspace) no longer speaks for the session's either.
+  const revoked = async (open: OpenSession) => {
+    const now = tokens ? await tokens.current(open.identity) : open.identity;
+    return !now || now.tenant !== open.identity.tenant || now.workspace !== open.identity.workspace;
+  };
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const open of sessions.values()) {
