@@ -852,6 +852,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
 
   // `requestId` is the id of the request refused, when one POST carries one: JSON-RPC 2.0 has an error reply carry the
   // request's id whenever it could be read (null only when it could not), so that the client knows what failed.
+  // Whether a request's identity owns a session: the same tenant, through the same token (a JWT's key is its tenant's,
+  // so a refreshed access token keeps its sessions).
+  const sameOwner = (owner: Identity, asking: Identity) => owner.tenant === asking.tenant && owner.key === asking.key;
+
   async function ownedSession(
     request: Request,
     identity: Identity,
@@ -861,12 +865,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (!id) return refusal(400, "Bad Request: Mcp-Session-Id header is required", requestId);
     let open = sessions.get(id);
     // Another tenant's session held here is looked for in the store as any id this replica does not hold: refused
-    // here at once, it was told from a guessed id by its time alone (0.6 ms against 1.9 ms on PostgreSQL).
-    if (open && open.identity.tenant !== identity.tenant) open = undefined;
+    // here at once, it was told from a guessed id by its time alone (0.6 ms against 1.9 ms on PostgreSQL). So is a
+    // session another token of the same tenant opened: a session answers the token that opened it (before, a
+    // `tools:read` token could end a full token's session with DELETE, or read its commands' output with bash_read).
+    if (open && !sameOwner(open.identity, identity)) open = undefined;
     // A session this replica does not hold may be another's: the store says whose (and it is never another tenant's).
     if (!open && fleet) open = await adopt(identity, id, request);
-    // Another tenant's session is exactly as unknown as a guessed id.
-    if (!open || open.identity.tenant !== identity.tenant || open.ended) {
+    // Another tenant's (or token's) session is exactly as unknown as a guessed id.
+    if (!open || !sameOwner(open.identity, identity) || open.ended) {
       return refusal(404, "Session not found: it ended, expired, or never existed", requestId);
     }
     open.lastActive = Date.now();
