@@ -326,34 +326,30 @@ test("maxDownloadBytes must be a positive whole number of bytes", { timeout: 10_
   }
 });
 
-// A download was measured against its cap (256 MiB by default) only once finished: a page's 700 MiB download lay whole
-// in the browser's folder first (any size would have, where no sandbox limits a file's size). Here the cap is 16 MiB
-// (maxDownloadBytes), so that the test streams a few MiB, not a GiB.
-test("a download is cancelled once it passes maxDownloadBytes, not written whole and refused afterwards", {
-  timeout: 120_000,
-  skip: noBrowser,
-}, async () => {
-  const MiB = 1 << 20;
-  const chunk = Buffer.alloc(MiB, 0x61);
-  let sent = 0;
-  let ended = false;
+// A server of a page with one link and the download behind it: `mib` chunks of 1 MiB, one every `everyMs` (paced, so
+// that a test does not depend on how fast this machine is, and each download lasts several of the 100 ms between two
+// measures of the downloads in progress). `sent` counts the chunks written, of every download together.
+async function downloadServer(link: string, mib: number, everyMs: number, headers: Record<string, string | number>) {
+  const chunk = Buffer.alloc(1 << 20, 0x61);
+  const counts = { sent: 0, ended: false };
   const server = http.createServer((req, res) => {
     if (req.url === "/") {
       res.writeHead(200, { "content-type": "text/html" });
-      return res.end(`<a id="a" href="/big">big</a>`);
+      return res.end(link);
     }
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-disposition": "attachment" });
-    // 256 MiB at about 200 MiB/s, so that the test does not depend on how fast this machine is.
+    res.writeHead(200, { "content-type": "application/octet-stream", ...headers });
+    let mine = 0;
     const timer = setInterval(() => {
       if (res.writableNeedDrain) return;
-      if (sent >= 256 || res.destroyed) {
+      if (mine >= mib || res.destroyed) {
         clearInterval(timer);
-        ended = sent >= 256;
+        counts.ended ||= mine >= mib;
         return void res.end();
       }
-      sent++;
+      mine++;
+      counts.sent++;
       res.write(chunk);
-    }, 5);
+    }, everyMs);
     res.on("close", () => clearInterval(timer));
   });
   const connections = new Set<Socket>();
@@ -362,7 +358,27 @@ test("a download is cancelled once it passes maxDownloadBytes, not written whole
     socket.on("close", () => connections.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    close: async () => {
+      for (const socket of connections) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+// A download was measured against its cap (256 MiB by default) only once finished: a page's 700 MiB download lay whole
+// in the browser's folder first (any size would have, where no sandbox limits a file's size). Here the cap is 16 MiB
+// (maxDownloadBytes), so that the test streams a few MiB, not a GiB.
+test("a download is cancelled once it passes maxDownloadBytes, not written whole and refused afterwards", {
+  timeout: 120_000,
+  skip: noBrowser,
+}, async () => {
+  const MiB = 1 << 20;
+  // 256 MiB at about 200 MiB/s.
+  const server = await downloadServer(`<a id="a" href="/big">big</a>`, 256, 5, { "content-disposition": "attachment" });
+  const base = server.base;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
   const session = new Session({ workspace: dir });
   try {
@@ -378,11 +394,11 @@ test("a download is cancelled once it passes maxDownloadBytes, not written whole
       events = String((await box.call(session, "browser_console_messages", {})).output);
     }
     assert.match(events, /\[download\] \S+ was cancelled at \d+ bytes: a download may have at most 16777216 bytes/);
+    const { sent, ended } = server.counts;
     assert.ok(!ended && sent < 160, `${sent} MiB were sent before the download stopped`);
   } finally {
     await session.close();
-    for (const socket of connections) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
@@ -395,34 +411,11 @@ test("a session's downloads, kept and in progress, come to at most four times ma
   skip: noBrowser,
 }, async () => {
   const MiB = 1 << 20;
-  const size = 7 * MiB;
-  const chunk = Buffer.alloc(MiB, 0x62);
-  const server = http.createServer((req, res) => {
-    if (req.url === "/") {
-      res.writeHead(200, { "content-type": "text/html" });
-      return res.end(`<a id="a" href="/f" download="f.bin">file</a>`);
-    }
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
-    // 1 MiB every 50 ms: each download lasts several of the 100 ms between two measures of the downloads in progress.
-    let sent = 0;
-    const timer = setInterval(() => {
-      if (res.writableNeedDrain) return;
-      if (sent >= size / MiB || res.destroyed) {
-        clearInterval(timer);
-        return void res.end();
-      }
-      sent++;
-      res.write(chunk);
-    }, 50);
-    res.on("close", () => clearInterval(timer));
+  // Downloads of 7 MiB, 1 MiB every 50 ms.
+  const server = await downloadServer(`<a id="a" href="/f" download="f.bin">file</a>`, 7, 50, {
+    "content-length": 7 * MiB,
   });
-  const connections = new Set<Socket>();
-  server.on("connection", (socket) => {
-    connections.add(socket);
-    socket.on("close", () => connections.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = server.base;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
   const session = new Session({ workspace: dir });
   try {
@@ -449,8 +442,7 @@ test("a session's downloads, kept and in progress, come to at most four times ma
     assert.ok(total <= 32 * MiB, `${total} bytes kept`);
   } finally {
     await session.close();
-    for (const socket of connections) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
