@@ -14,6 +14,7 @@ import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
+import { destinationKey } from "./addresses.ts";
 import { judgeTunnelOpening, plainTunnelScanner } from "./_tunnel.ts";
 
 /** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
@@ -244,6 +245,20 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
   });
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, connection: object) => {
+    // The connection closes with a refusal: requests pipelined on one connection were each judged and recorded, a
+    // thousand a second for as long as the command ran, all on the server's time.
+    const refuseRequest = (error: unknown, target: string) => {
+      const refused = refusal(error);
+      refusedOn.add(connection);
+      report({ target, method: req.method ?? "GET", allowed: false, ...refused });
+      const body = `Blocked by toolfence: ${refused.reason}\n`;
+      res.writeHead(403, phrase(`Blocked by toolfence: ${refused.reason}`), {
+        connection: "close",
+        "content-type": "text/plain; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        [BLOCKED_HEADER]: "1",
+      }).end(body, () => req.socket.destroy());
+    };
     if (!authorized(req)) {
       res.writeHead(407, { "proxy-authenticate": 'Basic realm="toolfence"' }).end();
       return;
@@ -262,19 +277,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       if (url.protocol !== "http:") throw new Error(`${url.protocol} requests go through CONNECT, not absolute form`);
       target = await judge(url.protocol, url.hostname, url.port || "80");
     } catch (error) {
-      const refused = refusal(error);
-      refusedOn.add(connection);
-      report({ target: url.href, method, allowed: false, ...refused });
-      const body = `Blocked by toolfence: ${refused.reason}\n`;
-      // The connection closes with the refusal: requests pipelined on one connection were each judged and
-      // recorded, a thousand a second for as long as the command ran, all on the server's time.
-      res.writeHead(403, phrase(`Blocked by toolfence: ${refused.reason}`), {
-        connection: "close",
-        "content-type": "text/plain; charset=utf-8",
-        "content-length": Buffer.byteLength(body),
-        [BLOCKED_HEADER]: "1",
-      }).end(body, () => req.socket.destroy());
-      return;
+      return refuseRequest(error, url.href);
     }
     report({
       target: url.href,
@@ -289,13 +292,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       socket = await connectJudged(target, Number(url.port || 80));
     } catch (error) {
       if (!(error instanceof ThisMachine)) return void res.writeHead(502).end(`toolfence proxy: ${error}\n`);
-      refusedOn.add(connection);
-      report({ target: url.href, method, allowed: false, ...refusal(error) });
-      return void res.writeHead(403, phrase(`Blocked by toolfence: ${error.message}`), {
-        connection: "close",
-        "content-type": "text/plain; charset=utf-8",
-        [BLOCKED_HEADER]: "1",
-      }).end(`Blocked by toolfence: ${error.message}\n`, () => req.socket.destroy());
+      return refuseRequest(error, url.href);
     }
     track(socket);
     // One connection per request (no pool): closed with the answer, or when the client goes away before it ends.
@@ -336,6 +333,16 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       );
     }
     const asked = req.url ?? "";
+    const refuseTunnel = (error: unknown) => {
+      const refused = refusal(error);
+      report({ target: asked, method: "CONNECT", allowed: false, ...refused });
+      const body = `Blocked by toolfence: ${refused.reason}\n`;
+      client.end(
+        `HTTP/1.1 403 ${phrase(`Blocked by toolfence: ${refused.reason}`)}\r\n` +
+          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
     const match = asked.match(/^(\[[^\]]+\]|[^:]+):(\d+)$/);
     let target: JudgedTarget;
     try {
@@ -346,14 +353,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       }
       target = await judge("https:", match[1].replace(/^\[|\]$/g, ""), match[2]);
     } catch (error) {
-      const refused = refusal(error);
-      report({ target: asked, method: "CONNECT", allowed: false, ...refused });
-      const body = `Blocked by toolfence: ${refused.reason}\n`;
-      return void client.end(
-        `HTTP/1.1 403 ${phrase(`Blocked by toolfence: ${refused.reason}`)}\r\n` +
-          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-          `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
-      );
+      return refuseTunnel(error);
     }
     let upstream: net.Socket;
     try {
@@ -362,13 +362,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       if (!(error instanceof ThisMachine)) {
         return void client.end(`HTTP/1.1 502 ${phrase(`toolfence proxy: ${error}`)}\r\nConnection: close\r\n\r\n`);
       }
-      report({ target: asked, method: "CONNECT", allowed: false, ...refusal(error) });
-      const body = `Blocked by toolfence: ${error.message}\n`;
-      return void client.end(
-        `HTTP/1.1 403 ${phrase(`Blocked by toolfence: ${error.message}`)}\r\n` +
-          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-          `${BLOCKED_HEADER}: 1\r\nConnection: close\r\n\r\n${body}`,
-      );
+      return refuseTunnel(error);
     }
     report({
       target: asked,
@@ -379,54 +373,52 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       ...(target.answeredBy ? { answeredBy: target.answeredBy } : {}),
     });
     const judgedHost = target.host ?? match[1].replace(/^\[|\]$/g, "");
-    {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      upstream.pipe(client);
-      // Nothing the client sends is passed on before its opening is judged: a TLS server name or a Host inside the
-      // tunnel picks the site behind the judged address (a CDN's edge, a shared host), so it must be the judged host.
-      // Before, `curl --connect-to denied:443:allowed:443 https://denied/` reached the denied site.
-      let opening = head;
-      const take = (chunk: Buffer) => {
-        opening = opening.length ? Buffer.concat([opening, chunk]) : chunk;
-        const verdict = judgeTunnelOpening(opening, judgedHost, match[2]);
-        if ("more" in verdict) return;
-        client.off("data", take);
-        client.off("end", ended);
-        if ("refuse" in verdict) return close(verdict.refuse);
-        if (!verdict.plainHttp) {
-          upstream.write(opening);
-          client.pipe(upstream);
-          return;
-        }
-        // Plain HTTP: every later request on the tunnel is read for its Host too (see plainTunnelScanner).
-        const scan = plainTunnelScanner(judgedHost, match[2]);
-        const pass = (chunk: Buffer) => {
-          const wrong = scan(chunk);
-          if (wrong !== undefined) return void close(wrong);
-          if (!upstream.write(chunk)) client.pause();
-        };
-        upstream.on("drain", () => client.resume());
-        client.on("data", pass);
-        client.once("end", ended);
-        pass(opening);
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    upstream.pipe(client);
+    // Nothing the client sends is passed on before its opening is judged: a TLS server name or a Host inside the
+    // tunnel picks the site behind the judged address (a CDN's edge, a shared host), so it must be the judged host.
+    // Before, `curl --connect-to denied:443:allowed:443 https://denied/` reached the denied site.
+    let opening = head;
+    const take = (chunk: Buffer) => {
+      opening = opening.length ? Buffer.concat([opening, chunk]) : chunk;
+      const verdict = judgeTunnelOpening(opening, judgedHost, match[2]);
+      if ("more" in verdict) return;
+      client.off("data", take);
+      client.off("end", ended);
+      if ("refuse" in verdict) return close(verdict.refuse);
+      if (!verdict.plainHttp) {
+        upstream.write(opening);
+        client.pipe(upstream);
+        return;
+      }
+      // Plain HTTP: every later request on the tunnel is read for its Host too (see plainTunnelScanner).
+      const scan = plainTunnelScanner(judgedHost, match[2]);
+      const pass = (chunk: Buffer) => {
+        const wrong = scan(chunk);
+        if (wrong !== undefined) return void close(wrong);
+        if (!upstream.write(chunk)) client.pause();
       };
-      const close = (why: string) => {
-        report({
-          target: asked,
-          method: "CONNECT",
-          allowed: false,
-          reason: `The tunnel was closed: ${why}`,
-          code: "url_not_allowed",
-          details: { origin: `https://${asked}`, opening: why },
-        });
-        upstream.destroy();
-        client.destroy();
-      };
-      const ended = () => upstream.end();
-      client.on("data", take);
+      upstream.on("drain", () => client.resume());
+      client.on("data", pass);
       client.once("end", ended);
-      if (head.length) take(Buffer.alloc(0));
-    }
+      pass(opening);
+    };
+    const close = (why: string) => {
+      report({
+        target: asked,
+        method: "CONNECT",
+        allowed: false,
+        reason: `The tunnel was closed: ${why}`,
+        code: "url_not_allowed",
+        details: { origin: `https://${asked}`, opening: why },
+      });
+      upstream.destroy();
+      client.destroy();
+    };
+    const ended = () => upstream.end();
+    client.on("data", take);
+    client.once("end", ended);
+    if (head.length) take(Buffer.alloc(0));
     track(upstream);
     upstream.on("error", () => client.destroy());
   });
@@ -462,7 +454,8 @@ class ThisMachine extends Error {
   }
 }
 
-const unmapped = (address: string | undefined) => (address ?? "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
+// An address as the judge compares it (an IPv4-mapped address as its IPv4 one); "" for none.
+const unmapped = (address: string | undefined) => address ? destinationKey(address) ?? address : "";
 
 // Connects to the judged address. The judge classifies an address by its range, and this machine's own interfaces
 // may carry any (a public address on a server, a documentation range in a container): a connection to one reaches
