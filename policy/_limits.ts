@@ -683,17 +683,17 @@ export function watchFileTable(start: { open: number }, budget: number, end: () 
 }
 
 /**
- * The free bytes (for an unprivileged user) and free inodes of the file system holding `file`, and its identity (the
- * device and its size: a device number is reused once a file system is unmounted), or undefined. `inodes` is
- * undefined where the file system does not count them (btrfs says 0 of 0).
+ * The free bytes (for an unprivileged user) and free inodes of the file system holding `file`, and its size (blocks,
+ * block size, inodes: part of its identity, see `watchDiskSpace`), or undefined. `inodes` is undefined where the file
+ * system does not count them (btrfs says 0 of 0).
  */
-async function freeSpace(file: string): Promise<{ id: string; bytes: number; inodes?: number } | undefined> {
+async function freeSpace(file: string): Promise<{ bytes: number; inodes?: number; size: string } | undefined> {
   try {
-    const [info, { dev }] = await Promise.all([fsp.statfs(file), fsp.stat(file)]);
+    const info = await fsp.statfs(file);
     const bytes = info.bavail * info.bsize;
     if (!Number.isFinite(bytes)) return undefined;
-    const id = `${dev}:${info.blocks}:${info.bsize}:${info.files}`;
-    return info.files > 0 && Number.isFinite(info.ffree) ? { id, bytes, inodes: info.ffree } : { id, bytes };
+    const size = `${info.blocks}:${info.bsize}:${info.files}`;
+    return info.files > 0 && Number.isFinite(info.ffree) ? { bytes, inodes: info.ffree, size } : { bytes, size };
   } catch {
     return undefined;
   }
@@ -725,12 +725,14 @@ export async function watchDiskSpace(
   if (!queryRuntimePermission("sys", "statfs").allowed) return undefined;
   const watched: { file: string; bytes: number; inodes?: number }[] = [];
   for (const file of new Set(paths)) {
-    const free = await freeSpace(file);
-    if (free === undefined) continue;
-    let floor = floors.get(free.id);
+    const [free, dev] = await Promise.all([freeSpace(file), fsp.stat(file).then((info) => info.dev, () => undefined)]);
+    if (free === undefined || dev === undefined) continue;
+    // The file system's identity: its device and its size (a device number is reused once one is unmounted).
+    const id = `${dev}:${free.size}`;
+    let floor = floors.get(id);
     if (floor === undefined) {
       floor = { bytes: free.bytes / 2, ...(free.inodes !== undefined ? { inodes: free.inodes / 2 } : {}) };
-      floors.set(free.id, floor);
+      floors.set(id, floor);
     }
     watched.push({
       file,
