@@ -5,9 +5,12 @@
  * and `ls` under bubblewrap (readers' lines: the workspace is read-only to them
  * and not compared), `touch` under bubblewrap (compared), and `true` and `ls`
  * with the sandbox off (compared), in interleaved rounds
- * of one run. The comparison (two stat scans) is timed alone, nothing changed
- * and one file changed, and one stat scan alone. Target (issue 30): the comparison
- * at most 0.1x of a bare bubblewrap spawn when nothing changed.
+ * of one run. The comparison is timed alone, nothing changed and one file
+ * changed: as a command under bubblewrap gets it (the session's watch of the
+ * workspace's folders names where to look) and as a command with the sandbox
+ * off gets it (a stat scan of every entry at each end); and one stat scan
+ * alone. Target (issue 30): the comparison at most 0.1x of a bare bubblewrap
+ * spawn when nothing changed.
  *
  * Run: deno run -A bench/workspace_changes.ts
  *
@@ -45,13 +48,15 @@ for (let d = 0; d < FOLDERS; d++) {
 await new Promise((settle) => setTimeout(settle, RACY_MS));
 
 let counter = 0;
-const compare = (change: boolean) =>
+// The comparison a command's call makes: with `sandboxed`, the one a command under bubblewrap gets (the session's
+// watch of the folders tells where to look); without, the one a command with the sandbox off gets (a whole scan).
+const compare = (change: boolean, sandboxed: boolean) =>
   tool({
-    name: `compare${change ? "_change" : ""}`,
+    name: `compare${change ? "_change" : ""}${sandboxed ? "_sandboxed" : ""}`,
     description: "the comparison alone",
     input: v.object({}),
     async run(_args, ctx) {
-      const watch = await watchWorkspace(ctx);
+      const watch = await watchWorkspace(ctx, { sandboxed });
       if (change) await writeFile(join(dir, "src", "d000", "f000.ts"), `export const v0 = ${++counter};\n`);
       const changes = await watch.finish(ctx);
       if (change && changes.length !== 1) throw new Error(`expected one change, got ${JSON.stringify(changes)}`);
@@ -59,7 +64,10 @@ const compare = (change: boolean) =>
     },
   });
 
-const box = new ToolBox().register(...cmdTools(), compare(false), compare(true));
+const box = new ToolBox().register(
+  ...cmdTools(),
+  ...[false, true].flatMap((sandboxed) => [compare(false, sandboxed), compare(true, sandboxed)]),
+);
 const sandboxed = new Session({ workspace: dir, sandbox: "auto", host: autoHost(), autoConfirm: true });
 const plain = new Session({ workspace: dir, sandbox: "off", host: autoHost(), autoConfirm: true });
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
@@ -79,8 +87,10 @@ const candidates: [string, () => unknown][] = [
   [hasBwrap ? "bare bubblewrap spawn of `true`" : "bare spawn of `true`", bareSpawn],
   ["bash `true`, sandbox off", () => call(plain, "bash", { command: "true" })],
   ["bash `ls`, sandbox off", () => call(plain, "bash", { command: "ls" })],
-  ["comparison alone, nothing changed", () => call(plain, "compare")],
-  ["comparison alone, one file changed", () => call(plain, "compare_change")],
+  ["comparison alone, nothing changed", () => call(sandboxed, "compare_sandboxed")],
+  ["comparison alone, one file changed", () => call(sandboxed, "compare_change_sandboxed")],
+  ["comparison alone, sandbox off (a scan), nothing changed", () => call(plain, "compare")],
+  ["comparison alone, sandbox off (a scan), one file changed", () => call(plain, "compare_change")],
   ["one stat scan alone", () => scanWorkspace(dir)],
 ];
 if (hasBwrap) {

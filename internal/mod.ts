@@ -118,6 +118,7 @@ export {
   MAX_SCAN_ENTRIES,
   scanWorkspace,
   type StatEntry,
+  type WatchOptions,
   watchWorkspace,
   type WorkspaceScan,
   type WorkspaceWatch,

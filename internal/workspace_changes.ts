@@ -1,29 +1,37 @@
 /**
- * What a shell command changed in the workspace, from a comparison of the
- * workspace before it started and after it ended (the policy's process door
- * takes both, and reports the changes in the run's outcome): a stat snapshot of every
- * entry (links not followed), compared by inode, size, mtime, ctime, mode and
- * type; content hashed only where that comparison says something changed, with
- * a per-session hash cache keyed by device, inode, size, mtime and ctime.
+ * What a shell command changed in the workspace, from the state of the
+ * workspace when it started and when it ended (the policy's process door opens
+ * a window before the command and closes it after; the changes go into the
+ * run's outcome): a stat of every entry (links not followed), compared by
+ * inode, size, mtime, ctime, mode and type; content hashed only where that
+ * comparison says something changed, with a per-session hash cache keyed by
+ * device, inode, size, mtime and ctime.
+ *
+ * The session keeps the entries between commands, and a window looks only
+ * where something may have changed: for a command in the sandbox, at the
+ * names the watch of the workspace's folders reported (inotify, read by a
+ * resident program of ours, `_folder_events.ts`) and at the files with more
+ * than one name; otherwise at every entry (a stat scan), as the first look
+ * is. {@linkcode watchWorkspace} says why the first cannot miss a change.
+ *
+ * Not `Deno.watchFs`: a watcher built on it was dropped, because its events
+ * are not the whole truth (its channel drops events when full, without a word;
+ * it drops those whose path does not resolve, a link to itself renamed over a
+ * file among them; it drops the watcher's own errors). The program reads the
+ * kernel's queue itself and says when it overflowed. A write through a shared
+ * memory mapping raises no event of its own, but its file was opened for
+ * writing, and the last close of it does. A write through a hard link outside
+ * the workspace's folders raises its event there: such files are stat'ed at
+ * every look, and the temp dir (the one other folder a sandboxed command may
+ * write) is watched for writes to files with more than one name.
  *
  * Before-hashes are known when the cache has the file's key from an earlier
- * snapshot (or the before snapshot hashed it: new or changed files within a
- * small budget are hashed then); otherwise the before state of a modified or
+ * look (or the window's start hashed it: new or changed files within a small
+ * budget are hashed then); otherwise the before state of a modified or
  * deleted file says `sha256: null` (unknown) and the change cannot be undone.
  * A rename is recognised by its inode, times and content
  * ({@linkcode isRename}). The session temp dir is not compared (the
  * command's output files live there).
- *
- * Why two full scans and not a folder watcher (inotify through
- * `Deno.watchFs`): a watcher was built and dropped, because its events are
- * not the whole truth, and a command that knows that could hide a change.
- * Events are lost for a symlink that points at itself (the watcher follows
- * it to classify it), including one renamed over an existing file, whose
- * deletion then goes unseen; a folder moved keeps its watch under its old
- * name; and a write through a hard link made in the temp dir is reported
- * there, not in the workspace; and writes through a shared memory mapping
- * raise no inotify event at all. A stat scan sees each of these. It costs about
- * 10 µs an entry here (bench/workspace_changes.ts, BENCHMARKS.md).
  *
  * A stat key names a file's content only once it is settled
  * ({@linkcode isSettled}): a hash is cached only for a file whose ctime was
@@ -40,6 +48,7 @@ import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "
 import { comparePaths, isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
 import { inFolder } from "./confined_fs.ts";
+import { FolderEvents } from "./_folder_events.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -56,6 +65,8 @@ export interface StatEntry {
   size: number;
   /** Its inode number. */
   ino: number;
+  /** Its number of hard links (names). */
+  links: number;
   /** Its birth time in milliseconds, where the file system keeps one; else null. */
   birth: number | null;
   /** Its modification time in milliseconds. */
@@ -109,6 +120,7 @@ function lstatEntry(full: string): StatEntry | undefined {
         mode: (stat.mode ?? 0) & 0o7777,
         size: type === "directory" ? 0 : stat.size,
         ino: stat.ino ?? 0,
+        links: stat.nlink ?? 1,
         birth: stat.birthtime?.getTime() ?? null,
         mtime: stat.mtime?.getTime() ?? 0,
         ctime: stat.ctime?.getTime() ?? 0,
@@ -123,6 +135,7 @@ function lstatEntry(full: string): StatEntry | undefined {
       mode: stat.mode & 0o7777,
       size: type === "directory" ? 0 : stat.size,
       ino: stat.ino,
+      links: stat.nlink,
       // Node gives 0 where the file system keeps no birth time.
       birth: stat.birthtimeMs > 0 ? stat.birthtimeMs : null,
       mtime: stat.mtimeMs,
@@ -185,17 +198,31 @@ export function scanWorkspace(
   return { root, entries, incomplete, startedAt, ms: performance.now() - started };
 }
 
-/** A comparison in progress: the before snapshot of one command. */
+/** A comparison in progress: one command's window on the workspace. */
 export interface WorkspaceWatch {
-  /** The before snapshot. */
-  before: WorkspaceScan;
   /**
-   * Takes the after snapshot, compares, and reports every change to
-   * `ctx.recordFileChange` (the context of the call that reports them: the
-   * command's, or for a job the first that sees it ended); returns them. Call
-   * it once the command and everything it started are gone.
+   * Looks at the workspace again, compares, and reports every change since
+   * the watch started to `ctx.recordFileChange` (the context of the call that
+   * reports them: the command's, or for a job the first that sees it ended);
+   * returns them. Call it once the command and everything it started are gone.
    */
   finish(ctx: ToolContext): Promise<FileChange[]>;
+}
+
+/** How {@linkcode watchWorkspace} may look at the workspace. */
+export interface WatchOptions {
+  /**
+   * Entries to leave out (absolute paths: the sandbox's placeholders, mount
+   * points the command cannot change, gone before `finish`).
+   */
+  ignore?: readonly string[];
+  /**
+   * Whether the command runs in the sandbox, where it reaches the workspace
+   * only through the workspace's own mount: then the names the watch of its
+   * folders reports are all it can have changed, and only they are looked at.
+   * Without it (or without the watch) the whole workspace is scanned.
+   */
+  sandboxed?: boolean;
 }
 
 // Whether `entry`, seen by a scan that started at `scannedAt`, last changed long enough before it that any later
@@ -244,7 +271,7 @@ function hashed(
  * @example
  * ```ts
  * import { isRename } from "@toolfence/internal";
- * const was = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, ctime: 1000, key: "" } as const;
+ * const was = { type: "file", mode: 0o644, size: 2, ino: 7, links: 1, birth: 1000, mtime: 1000, ctime: 1000, key: "" } as const;
  * console.log(isRename(was, { ...was, key: "moved" }, null, null)); // true
  * console.log(isRename(was, { ...was, birth: 2000, mtime: 2000 }, null, null)); // false: another file
  * console.log(isRename(was, was, "a".repeat(64), "b".repeat(64))); // false: other bytes in a reused inode
@@ -276,56 +303,375 @@ interface BeforeHashes {
 }
 
 /**
- * Starts watching the workspace of `ctx` for one command: the before
- * snapshot, now, a stat scan of every entry. New or changed files (not in
- * the hash cache) are hashed within {@linkcode BEFORE_HASH_BUDGET} so that
- * their before state is known. `finish` scans again and compares. Entries
- * in `ignore` (absolute paths: the sandbox's placeholders, mount points the
- * command cannot change, gone before `finish`) are in neither scan.
+ * Starts watching the workspace of `ctx` for one command, and returns its
+ * window: `finish` reports what changed in it. The session keeps the
+ * workspace's entries between commands (one stat per entry, taken once), and
+ * each comparison looks only where something may have changed:
  *
- * Requires `--allow-read` for the workspace.
+ * - For a sandboxed command ({@linkcode WatchOptions.sandboxed}), where the
+ *   session watches the workspace's folders (inotify, by a resident Perl
+ *   program: `_folder_events.ts`), at the names the events named since the
+ *   last look, and at the files with more than one name. The cost is a few
+ *   stats and no scan: about 0.1 ms when nothing changed.
+ * - Otherwise (the sandbox off, no Perl, the watch broken or its events lost),
+ *   at every entry: a stat scan of the whole workspace, as the first look is.
+ *
+ * Why a sandboxed command's change cannot be missed: every change to an
+ * entry goes through a folder of the workspace by name, and the kernel queues
+ * an event on that folder's watch as the system call happens (a write, a
+ * truncation, a mode or time, a creation, a removal, a rename from or to,
+ * and the last close of a file opened for writing, which a write through a
+ * shared memory mapping needs); the program reads the kernel's queue itself,
+ * adds a watch to each folder made or moved in before it looks inside, and
+ * says when the queue overflowed or a watch could not be added (then the whole
+ * workspace is scanned). A folder new to the session is scanned whole (what
+ * was made in it before its watch), a folder removed or replaced drops what
+ * was in it. A name in another folder for the same file (a hard link) is the
+ * one way a file changes without an event on its own folder: inside the
+ * sandbox a link can only be made within the workspace's mount (link(2)
+ * across mounts fails with EXDEV), where the new name raises its event, and
+ * every file with more than one name is stat'ed at each look. The sandbox
+ * ends every process of the command before `finish` (the processes' last
+ * closes come before their group is gone), and each look first asks the
+ * program to read the kernel's queue to its end.
+ *
+ * New or changed files (not in the hash cache) are hashed within
+ * {@linkcode BEFORE_HASH_BUDGET} when the window opens, so that their before
+ * state is known.
+ *
+ * Requires `--allow-read` for the workspace, and `--allow-run` of perl for
+ * the watch (without it every look is a scan).
  *
  * @example
  * ```ts ignore
- * const watch = await watchWorkspace(ctx);
+ * const watch = await watchWorkspace(ctx, { sandboxed: true });
  * // ... the command runs and ends ...
  * const changes = await watch.finish(ctx);
  * ```
  */
-export async function watchWorkspace(ctx: ToolContext, ignore: readonly string[] = []): Promise<WorkspaceWatch> {
-  const root = ctx.workspace.workdir;
-  const skip = await skippedFolders(ctx);
-  const cache = cacheOf(ctx.session);
-  const ignored = ignore.length === 0 ? NOTHING : new Set(ignore);
-  const before = scanWorkspace(root, skip, ignored);
-  const hashes = hashWithinBudget(ctx.policy.files, before, cache);
+export async function watchWorkspace(ctx: ToolContext, options: WatchOptions = {}): Promise<WorkspaceWatch> {
+  const live = await liveWorkspaceOf(ctx);
+  const ignore = options.ignore ?? [];
+  const sandboxed = options.sandboxed === true;
+  const window = await live.open(ctx.policy.files, ignore, sandboxed);
+  let finished: Promise<FileChange[]> | undefined;
   return {
-    before,
-    finish: (reporter) => {
-      const after = scanWorkspace(root, skip, ignored);
-      if (before.incomplete || after.incomplete) return Promise.resolve([]);
-      return Promise.resolve(reportScanChanges(reporter, before, after, hashes));
-    },
+    finish: (reporter) =>
+      finished ??= live.close(window, ignore, sandboxed).then(({ before, after }) =>
+        window.incomplete ? [] : reportScanChanges(reporter, before, after, window.hashes)
+      ),
   };
 }
 
-// Hashes the files and links of `before` the cache does not have, within the budget: first those changed too
-// recently for their stat key to name their content, as only their hashes tell whether the command changed them.
-function hashWithinBudget(files: FileDoor, before: WorkspaceScan, cache: Map<string, string>): BeforeHashes {
-  const unsettled = new Map<string, string>();
-  const unknown: [string, StatEntry][] = [];
-  for (const item of before.entries) {
-    if (item[1].type !== "directory" && !cache.has(item[1].key)) unknown.push(item);
+const lives = new WeakMap<object, Promise<LiveWorkspace>>();
+
+// The session's view of its workspace (one per workspace object), closed with the session.
+function liveWorkspaceOf(ctx: ToolContext): Promise<LiveWorkspace> {
+  const key = ctx.session.workspace;
+  let live = lives.get(key);
+  if (live === undefined) {
+    live = skippedFolders(ctx).then((skip) => new LiveWorkspace(ctx.workspace.workdir, skip, cacheOf(ctx.session)));
+    lives.set(key, live);
+    ctx.session.onClose(() => {
+      lives.delete(key);
+      return live!.then((view) => view.end());
+    });
   }
-  unknown.sort(([, a], [, b]) => Number(settled(a, before.startedAt)) - Number(settled(b, before.startedAt)));
-  let budget = BEFORE_HASH_BUDGET;
-  for (const [rel, entry] of unknown) {
-    if (entry.size > budget) continue;
-    budget -= entry.size;
-    const state = hashed(files, cache, path.join(before.root, rel), entry, before.startedAt);
-    if (state?.sha256 && state.size === entry.size && !cache.has(entry.key)) unsettled.set(entry.key, state.sha256);
+  return live;
+}
+
+// One command's window: the state at its start of every path that changed since (undefined: it was not there).
+interface ChangeWindow {
+  startedAt: number;
+  undo: Map<string, StatEntry | undefined>;
+  hashes: BeforeHashes;
+  incomplete: boolean;
+}
+
+// The workspace's entries as the session last looked at them, and the windows open on it. Looks are one at a time.
+class LiveWorkspace {
+  readonly root: string;
+  readonly skip: readonly string[];
+  readonly cache: Map<string, string>;
+  entries = new Map<string, StatEntry>();
+  // Files with more than one name, and files and links whose content hash the cache lacks.
+  readonly linked = new Set<string>();
+  readonly uncached = new Set<string>();
+  readonly windows = new Set<ChangeWindow>();
+  readonly ignored = new Map<string, number>();
+  incomplete = false;
+  #looked = false;
+  #events: FolderEvents | undefined;
+  #eventsTried = false;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(root: string, skip: readonly string[], cache: Map<string, string>) {
+    this.root = root;
+    this.skip = skip;
+    this.cache = cache;
   }
-  return { cache, unsettled };
+
+  #serial<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.#queue.then(step);
+    this.#queue = done.catch(() => {});
+    return done;
+  }
+
+  open(files: FileDoor, ignore: readonly string[], sandboxed: boolean): Promise<ChangeWindow> {
+    return this.#serial(async () => {
+      for (const item of ignore) this.ignored.set(item, (this.ignored.get(item) ?? 0) + 1);
+      await this.#look(sandboxed);
+      const startedAt = Date.now();
+      const window: ChangeWindow = {
+        startedAt,
+        undo: new Map(),
+        hashes: this.#hashBefore(files, startedAt),
+        incomplete: this.incomplete,
+      };
+      this.windows.add(window);
+      return window;
+    });
+  }
+
+  close(
+    window: ChangeWindow,
+    ignore: readonly string[],
+    sandboxed: boolean,
+  ): Promise<{ before: WorkspaceScan; after: WorkspaceScan }> {
+    return this.#serial(async () => {
+      const startedAt = Date.now();
+      try {
+        await this.#look(sandboxed);
+      } finally {
+        this.windows.delete(window);
+        for (const item of ignore) {
+          const count = (this.ignored.get(item) ?? 1) - 1;
+          if (count > 0) this.ignored.set(item, count);
+          else this.ignored.delete(item);
+        }
+      }
+      const before = new Map<string, StatEntry>();
+      const after = new Map<string, StatEntry>();
+      for (const [rel, was] of window.undo) {
+        if (was !== undefined) before.set(rel, was);
+        const now = this.entries.get(rel);
+        if (now !== undefined) after.set(rel, now);
+      }
+      const scan = (entries: Map<string, StatEntry>, at: number): WorkspaceScan => ({
+        root: this.root,
+        entries,
+        incomplete: false,
+        startedAt: at,
+        ms: 0,
+      });
+      return { before: scan(before, window.startedAt), after: scan(after, startedAt) };
+    });
+  }
+
+  end(): void {
+    this.#events?.close();
+    this.#events = undefined;
+    this.#eventsTried = true;
+  }
+
+  // Brings the entries up to date: by the names the watch reports where a sandboxed command may rely on it, else by
+  // a scan of every entry. Every path found changed is recorded in the open windows.
+  async #look(sandboxed: boolean): Promise<void> {
+    if (sandboxed && !this.#eventsTried) {
+      this.#eventsTried = true;
+      // A temp dir inside the workspace shares its mount: a command could link a workspace file there, out of the
+      // watch's sight, so such a workspace is always scanned.
+      if (!this.skip.some((dir) => dir === this.root || dir.startsWith(this.root + "/"))) {
+        // The other folders a sandboxed command may write (the temp dir) are watched too: a file of the workspace
+        // may have a second name there, made from outside the sandbox, and a write through it raises its event there.
+        this.#events = await FolderEvents.start([this.root, ...this.skip]);
+        this.#looked = false;
+      }
+    }
+    let names: string[] | undefined;
+    const linkedOutside = new Set<number>();
+    if (this.#events !== undefined) {
+      const found = await this.#events.sync();
+      if (found.kind === "broken") this.end();
+      else if (found.kind === "names") {
+        names = found.names[0];
+        found.names.slice(1).forEach((outside, i) => {
+          for (const name of outside) {
+            const entry = lstatEntry(`${this.skip[i]}/${name}`);
+            if (entry?.type === "file" && entry.links > 1) linkedOutside.add(entry.ino);
+          }
+        });
+      }
+    }
+    if (names !== undefined && sandboxed && this.#looked && !this.incomplete) this.#lookAt(names, linkedOutside);
+    else this.#scanAll();
+    this.#looked = true;
+  }
+
+  #ignoredSet(): ReadonlySet<string> {
+    return this.ignored.size === 0 ? NOTHING : new Set(this.ignored.keys());
+  }
+
+  #scanAll(): void {
+    const scan = scanWorkspace(this.root, this.skip, this.#ignoredSet());
+    const old = this.entries;
+    for (const [rel, now] of scan.entries) this.#record(rel, old.get(rel), now);
+    for (const [rel, was] of old) if (!scan.entries.has(rel)) this.#record(rel, was, undefined);
+    this.entries = scan.entries;
+    this.linked.clear();
+    this.uncached.clear();
+    for (const [rel, entry] of scan.entries) this.#index(rel, entry);
+    this.#incomplete(scan.incomplete);
+  }
+
+  #incomplete(incomplete: boolean): void {
+    this.incomplete = incomplete;
+    if (incomplete) { for (const window of this.windows) window.incomplete = true; }
+  }
+
+  // Looks at `names` (relative paths), at every file with more than one name, and at every name of the files of
+  // `linkedOutside` (inodes with a name outside that was written through): folders first, so that a folder removed or
+  // replaced settles what was in it before its entries are looked at.
+  #lookAt(names: readonly string[], linkedOutside: ReadonlySet<number>): void {
+    const targets = new Set<string>();
+    for (const name of names) if (!this.#skipped(name)) targets.add(name);
+    for (const rel of this.linked) targets.add(rel);
+    const relinked = this.#statAll(targets);
+    for (const ino of linkedOutside) relinked.add(ino);
+    if (relinked.size === 0) return;
+    // A name added to (or taken from) a file changes every name's link count: each is looked at.
+    const others = new Set<string>();
+    for (const [rel, entry] of this.entries) if (entry.type === "file" && relinked.has(entry.ino)) others.add(rel);
+    this.#statAll(others);
+  }
+
+  // Stats `rels` by folder, shallow first; returns the inodes whose link count changed.
+  #statAll(rels: ReadonlySet<string>): Set<number> {
+    const byFolder = new Map<string, string[]>();
+    for (const rel of rels) {
+      const slash = rel.lastIndexOf("/");
+      const folder = slash < 0 ? "" : rel.slice(0, slash);
+      let list = byFolder.get(folder);
+      if (list === undefined) byFolder.set(folder, list = []);
+      list.push(slash < 0 ? rel : rel.slice(slash + 1));
+    }
+    const depth = (rel: string) => rel === "" ? 0 : rel.split("/").length;
+    const folders = [...byFolder.keys()].sort((a, b) => depth(a) - depth(b));
+    const ignored = this.#ignoredSet();
+    const relinked = new Set<number>();
+    for (const folder of folders) {
+      // A folder no longer in the entries went with its own name's event (or is below a skipped folder).
+      if (folder !== "" && this.entries.get(folder)?.type !== "directory") continue;
+      if (folder !== "" && this.#skipped(folder + "/")) continue;
+      const dir = folder === "" ? this.root : `${this.root}/${folder}`;
+      const names = byFolder.get(folder)!;
+      let found: (StatEntry | undefined)[];
+      try {
+        // Stat-ed in the folder pinned at its real path: a folder swapped for a link meanwhile is refused (its own
+        // name's event brings it to the next look), never followed out of the workspace.
+        found = inFolder(dir, (at) => names.map((name) => lstatEntry(at(name))));
+      } catch {
+        continue;
+      }
+      names.forEach((name, i) => {
+        const rel = folder === "" ? name : `${folder}/${name}`;
+        if (ignored.has(`${this.root}/${rel}`)) return;
+        const was = this.entries.get(rel);
+        const now = found[i];
+        this.#apply(rel, was, now);
+        if (
+          now?.type === "file" && (now.links > 1 || (was !== undefined && was.links > 1)) && now.links !== was?.links
+        ) {
+          relinked.add(now.ino);
+        }
+      });
+    }
+    return relinked;
+  }
+
+  #skipped(rel: string): boolean {
+    const abs = `${this.root}/${rel}`;
+    return this.skip.some((dir) => abs.startsWith(dir + "/"));
+  }
+
+  // Records and keeps what is at `rel` now; a folder removed or replaced takes what was in it, a folder new to the
+  // session is scanned whole.
+  #apply(rel: string, was: StatEntry | undefined, now: StatEntry | undefined): void {
+    if (was === undefined && now === undefined) return;
+    this.#record(rel, was, now);
+    if (now === undefined) {
+      this.#forget(rel);
+    } else {
+      this.entries.set(rel, now);
+      this.#index(rel, now);
+    }
+    const sameFolder = was?.type === "directory" && now?.type === "directory" && was.ino === now.ino;
+    if (was?.type === "directory" && !sameFolder) {
+      for (const [below, entry] of this.entries) {
+        if (!below.startsWith(rel + "/")) continue;
+        this.#record(below, entry, undefined);
+        this.#forget(below);
+      }
+    }
+    if (now?.type === "directory" && !sameFolder) {
+      const scan = scanWorkspace(`${this.root}/${rel}`, this.skip, this.#ignoredSet());
+      for (const [sub, entry] of scan.entries) {
+        const below = `${rel}/${sub}`;
+        this.#record(below, this.entries.get(below), entry);
+        this.entries.set(below, entry);
+        this.#index(below, entry);
+      }
+      if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
+    }
+  }
+
+  #forget(rel: string): void {
+    this.entries.delete(rel);
+    this.linked.delete(rel);
+    this.uncached.delete(rel);
+  }
+
+  #index(rel: string, entry: StatEntry): void {
+    if (entry.type === "file" && entry.links > 1) this.linked.add(rel);
+    else this.linked.delete(rel);
+    if (entry.type !== "directory" && !this.cache.has(entry.key)) this.uncached.add(rel);
+    else this.uncached.delete(rel);
+  }
+
+  // Notes in each open window the state `rel` had at its start, the first time it changes (or, for a file whose
+  // stat key did not yet name its content when the window opened, the first time it is looked at: only its content
+  // tells).
+  #record(rel: string, was: StatEntry | undefined, now: StatEntry | undefined): void {
+    if (this.windows.size === 0) return;
+    const changed = was === undefined || now === undefined || was.key !== now.key || was.mode !== now.mode ||
+      was.type !== now.type || was.ino !== now.ino;
+    for (const window of this.windows) {
+      if (window.undo.has(rel)) continue;
+      if (changed || (was!.type !== "directory" && !settled(was!, window.startedAt))) window.undo.set(rel, was);
+    }
+  }
+
+  // Hashes the files and links the cache does not have, within the budget: first those changed too recently for
+  // their stat key to name their content, as only their hashes tell whether the command changed them.
+  #hashBefore(files: FileDoor, startedAt: number): BeforeHashes {
+    const unsettled = new Map<string, string>();
+    const unknown: [string, StatEntry][] = [];
+    for (const rel of this.uncached) {
+      const entry = this.entries.get(rel);
+      if (entry === undefined || this.cache.has(entry.key)) this.uncached.delete(rel);
+      else unknown.push([rel, entry]);
+    }
+    unknown.sort(([, a], [, b]) => Number(settled(a, startedAt)) - Number(settled(b, startedAt)));
+    let budget = BEFORE_HASH_BUDGET;
+    for (const [rel, entry] of unknown) {
+      if (entry.size > budget) continue;
+      budget -= entry.size;
+      const state = hashed(files, this.cache, path.join(this.root, rel), entry, startedAt);
+      if (this.cache.has(entry.key)) this.uncached.delete(rel);
+      else if (state?.sha256 && state.size === entry.size) unsettled.set(entry.key, state.sha256);
+    }
+    return { cache: this.cache, unsettled };
+  }
 }
 
 async function skippedFolders(ctx: ToolContext): Promise<string[]> {

@@ -140,7 +140,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       try {
         // The last thing before the start, so that every change after it is the command's.
         if (request.kind === "shell" && !judged.readOnly) {
-          watch = await watchWorkspace(request.call, wrapped.placeholders);
+          watch = await watchWorkspace(request.call, { ignore: wrapped.placeholders, sandboxed: wrapped.sandboxed });
         }
         process = await spawnGroup(limited.argv, {
           cwd,

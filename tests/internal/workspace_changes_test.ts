@@ -8,7 +8,17 @@ import path from "node:path";
 import { isRename, scanWorkspace, type StatEntry } from "../../internal/workspace_changes.ts";
 import { whileSwappedForLink } from "../_link_swapper.ts";
 
-const file: StatEntry = { type: "file", mode: 0o644, size: 2, ino: 7, birth: 1000, mtime: 1000, ctime: 1000, key: "k" };
+const file: StatEntry = {
+  type: "file",
+  mode: 0o644,
+  size: 2,
+  ino: 7,
+  links: 1,
+  birth: 1000,
+  mtime: 1000,
+  ctime: 1000,
+  key: "k",
+};
 const [A, B] = ["a".repeat(64), "b".repeat(64)];
 
 describe("isRename", () => {

@@ -1,0 +1,300 @@
+// A resident watch of one workspace's folders through inotify(7), for the change report (workspace_changes.ts): a
+// small Perl program of ours (perl-base is part of every Debian and Ubuntu system; the egress relay is one too) adds
+// a watch to every folder, follows folders made, moved and removed, and at each sync answers with every name an
+// event named since the last one, or that events were lost (the kernel's queue overflowed) or that it can no longer
+// watch (a watch it could not add: the limit of watches, a folder it may not read). Nothing else is needed to know
+// what a sandboxed command changed: every change of an entry goes through a folder of the workspace by name, and
+// raises an event there (see watchWorkspace's documentation for why none is missed, and how the rest is caught).
+//
+// Not `Deno.watchFs`: its channel holds 16 events and drops the rest without a word when the program does not read
+// fast enough, it drops notify's errors (a watch that could not be added), and it drops the events of a name whose
+// path does not resolve (a link to itself, a link out of the workspace). The program reads the kernel's queue
+// itself, and an overflow there is reported, never silent.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import process from "node:process";
+import { hostProgramCandidates } from "./executable.ts";
+
+// inotify_init1, inotify_add_watch and inotify_rm_watch, by architecture (Perl's syscall() takes numbers).
+const SYSCALLS: Readonly<Record<string, readonly [number, number, number]>> = {
+  x64: [294, 254, 255],
+  arm64: [26, 27, 28],
+};
+
+// How long the program may take to watch the whole tree, and to answer a sync, before it counts as broken.
+const START_MS = 60_000;
+const SYNC_MS = 10_000;
+
+// $ARGV: the three syscall numbers, then the roots (real paths). A name is reported as "<root's index>:<relative
+// path>". Protocol: it writes "R\0" once every folder is watched. Each "\n" read on stdin is a sync: it drains the
+// kernel's queue (every event of a change made before the sync was asked for is in it) and writes "D<name>\0" per
+// name evented since the last sync, "O\0" when events were lost, "B<why>\0" when it can no longer watch, then
+// "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller scans instead). It ends when stdin
+// ends. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF, with ONLYDIR and
+// DONT_FOLLOW (a folder swapped for a link is not followed).
+const FOLDER_EVENTS_PERL = String.raw`
+use strict;
+my ($init1, $add, $rm, @roots) = @ARGV;
+binmode STDOUT;
+sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); exit 0 unless defined $n; substr($s, 0, $n) = '' } }
+my $fd = syscall($init1 + 0, 04000 | 02000000);
+if ($fd < 0) { out("Binotify_init1: $!\0E\0"); exit 0 }
+open(my $ev, '<&=', $fd) or do { out("Bopen: $!\0E\0"); exit 0 };
+my $MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800 | 0x01000000 | 0x02000000;
+my (%dir, %wd, %dirty);
+my ($overflow, $broken) = (0, '');
+sub full { my ($i, $rel) = @_; $rel eq '' ? $roots[$i] : "$roots[$i]/$rel" }
+sub watch {
+  my ($i, $rel) = @_;
+  my $path = full($i, $rel);
+  my $w = syscall($add + 0, $fd + 0, $path, $MASK + 0);
+  if ($w < 0) {
+    my $e = $! + 0;
+    $broken ||= "inotify_add_watch $path: $!" unless $e == 2 || $e == 20;
+    return;
+  }
+  my $key = "$i:$rel";
+  my $old = $dir{$w};
+  delete $wd{$old} if defined $old && $old ne $key;
+  $dir{$w} = $key;
+  $wd{$key} = $w;
+  opendir(my $dh, $path) or return;
+  my @names = grep { $_ ne '.' && $_ ne '..' } readdir($dh);
+  closedir($dh);
+  for my $name (@names) {
+    my $child = $rel eq '' ? $name : "$rel/$name";
+    lstat(full($i, $child));
+    watch($i, $child) if -d _;
+  }
+}
+sub unwatch {
+  my ($key) = @_;
+  for my $k (keys %wd) {
+    next unless $k eq $key || index($k, "$key/") == 0;
+    my $w = delete $wd{$k};
+    delete $dir{$w};
+    syscall($rm + 0, $fd + 0, $w + 0);
+  }
+}
+sub drain {
+  while (1) {
+    my $n = sysread($ev, my $buf, 262144);
+    if (!defined $n) {
+      my $e = $! + 0;
+      next if $e == 4;
+      $broken ||= "read: $!" unless $e == 11;
+      return;
+    }
+    return if $n == 0;
+    my $off = 0;
+    while ($off + 16 <= $n) {
+      my ($w, $mask, $cookie, $len) = unpack('iIII', substr($buf, $off, 16));
+      my $name = $len ? unpack('Z*', substr($buf, $off + 16, $len)) : '';
+      $off += 16 + $len;
+      if ($mask & 0x4000) { $overflow = 1; next }
+      my $key = $dir{$w};
+      if ($mask & 0x8000) {
+        if (defined $key) { delete $dir{$w}; delete $wd{$key} if ($wd{$key} // -1) == $w }
+        next;
+      }
+      next unless defined $key;
+      if ($name eq '') {
+        $broken ||= 'a watched folder was moved or removed' if $key =~ /:$/ && ($mask & 0xC00);
+        next;
+      }
+      my $child = $key =~ /:$/ ? "$key$name" : "$key/$name";
+      $dirty{$child} = 1 unless $overflow;
+      if (keys(%dirty) > 100000) { $overflow = 1; %dirty = () }
+      if ($mask & 0x40000000) {
+        unwatch($child) if $mask & 0x240;
+        if ($mask & 0x180) { my ($i, $rel) = split(/:/, $child, 2); watch($i, $rel) }
+      }
+    }
+  }
+}
+sub reply {
+  drain();
+  if ($overflow) { %dirty = (); watch($_, '') for 0 .. $#roots; drain() }
+  my $s = '';
+  $s .= "D$_\0" for keys %dirty;
+  $s .= "O\0" if $overflow;
+  $s .= "B$broken\0" if $broken ne '';
+  %dirty = ();
+  $overflow = 0;
+  out($s . "E\0");
+}
+watch($_, '') for 0 .. $#roots;
+out("R\0");
+my $rin = '';
+vec($rin, fileno(STDIN), 1) = 1;
+vec($rin, $fd, 1) = 1;
+while (1) {
+  my $ready = select(my $rout = $rin, undef, undef, undef);
+  next if $ready < 0;
+  drain() if vec($rout, $fd, 1);
+  if (vec($rout, fileno(STDIN), 1)) {
+    my $r = sysread(STDIN, my $in, 4096);
+    exit 0 unless $r;
+    reply() for 1 .. ($in =~ tr/\n//);
+  }
+}
+`;
+
+// At most this many watches run in one process (each is an inotify instance, of the 128 a user has by default on
+// Linux, shared with the user's editors and tools); past it, a session's commands are compared by scans.
+const MAX_WATCHES = 32;
+let watches = 0;
+
+/** What a sync found: the names evented since the last one (relative, by root), or that it cannot say. */
+export type FolderSync =
+  | { kind: "names"; names: string[][] }
+  | { kind: "lost" }
+  | { kind: "broken"; reason: string };
+
+/**
+ * The watch of the folders below some roots. `sync()` answers with every name
+ * below each root that an event named since the last sync (or since the
+ * watch started).
+ */
+export class FolderEvents {
+  readonly #child: ChildProcess;
+  #buffer = "";
+  #waiting: ((records: string[] | undefined) => void) | undefined;
+  #records: string[] = [];
+  #closed = false;
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #roots: number;
+
+  private constructor(child: ChildProcess, roots: number) {
+    this.#child = child;
+    this.#roots = roots;
+    watches++;
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => this.#read(chunk));
+    child.on("exit", () => this.#end());
+    child.on("error", () => this.#end());
+    child.stdin!.on("error", () => this.#end());
+  }
+
+  /**
+   * Starts the watch of `roots` (real paths), or undefined where it cannot
+   * run here: no Perl in the system's folders, an architecture whose syscall
+   * numbers it does not know, a runtime that may not start it, as many
+   * watches running as a process keeps, or a first answer that is not a ready
+   * watch. Requires `--allow-run` of perl.
+   */
+  static async start(roots: readonly string[]): Promise<FolderEvents | undefined> {
+    const numbers = SYSCALLS[process.arch];
+    if (numbers === undefined || process.platform !== "linux" || watches >= MAX_WATCHES) return undefined;
+    const known = ["/usr/bin/perl", "/bin/perl"];
+    const perl = (await hostProgramCandidates("perl", known)).find((file) => known.includes(file));
+    if (perl === undefined) return undefined;
+    let child: ChildProcess;
+    try {
+      // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
+      child = spawn(perl, ["-e", FOLDER_EVENTS_PERL, ...numbers.map(String), ...roots], {
+        stdio: ["pipe", "pipe", "ignore"],
+        env: {},
+        cwd: "/",
+      });
+    } catch {
+      return undefined;
+    }
+    // It never keeps the process alive: it ends when its stdin does, with the process.
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    const events = new FolderEvents(child, roots.length);
+    const first = await events.#next(START_MS);
+    if (first === undefined || first[0] !== "R") {
+      events.close();
+      return undefined;
+    }
+    return events;
+  }
+
+  /** Every name evented since the last sync; one sync at a time, in order. */
+  sync(): Promise<FolderSync> {
+    const done = this.#queue.then(() => this.#sync());
+    this.#queue = done.catch(() => {});
+    return done;
+  }
+
+  async #sync(): Promise<FolderSync> {
+    if (this.#closed) return { kind: "broken", reason: "the watch has ended" };
+    try {
+      this.#child.stdin!.write("\n");
+    } catch {
+      this.close();
+      return { kind: "broken", reason: "the watch has ended" };
+    }
+    const names: string[][] = Array.from({ length: this.#roots }, () => []);
+    let lost = false;
+    for (;;) {
+      const records = await this.#next(SYNC_MS);
+      if (records === undefined) {
+        this.close();
+        return { kind: "broken", reason: "the watch did not answer" };
+      }
+      for (const record of records) {
+        const tag = record[0];
+        if (tag === "D") {
+          const colon = record.indexOf(":");
+          names[Number(record.slice(1, colon))]?.push(record.slice(colon + 1));
+        } else if (tag === "O") lost = true;
+        else if (tag === "B") {
+          this.close();
+          return { kind: "broken", reason: record.slice(1) };
+        } else if (tag === "E") return lost ? { kind: "lost" } : { kind: "names", names };
+      }
+    }
+  }
+
+  // The records read so far (at least one), or undefined once the watch ended or `ms` passed without one.
+  #next(ms: number): Promise<string[] | undefined> {
+    if (this.#records.length > 0) return Promise.resolve(this.#records.splice(0));
+    if (this.#closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiting = undefined;
+        resolve(undefined);
+      }, ms);
+      this.#waiting = (records) => {
+        clearTimeout(timer);
+        resolve(records);
+      };
+    });
+  }
+
+  #read(chunk: string): void {
+    this.#buffer += chunk;
+    const end = this.#buffer.lastIndexOf("\0");
+    if (end < 0) return;
+    const records = this.#buffer.slice(0, end).split("\0");
+    this.#buffer = this.#buffer.slice(end + 1);
+    this.#records.push(...records);
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting?.(this.#records.splice(0));
+  }
+
+  #end(): void {
+    if (!this.#closed) watches--;
+    this.#closed = true;
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting?.(undefined);
+  }
+
+  /** Ends the watch (its program ends with its stdin). */
+  close(): void {
+    if (this.#closed) return;
+    this.#end();
+    try {
+      this.#child.stdin!.end();
+      this.#child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
