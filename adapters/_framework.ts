@@ -33,7 +33,14 @@ export interface CallImage {
 
 /**
  * The parts the model reads for a call with deferred images, in a framework's
- * own shapes: the call's text, then each image's note and the image.
+ * own shapes: one text part (the call's text, then each image's note, a line
+ * each), then the images in the notes' order. One text part, because a
+ * framework's provider may make a message of each: the AI SDK's Google
+ * provider (under the AI SDK and Mastra) sends each text part of a tool output
+ * as a `functionResponse` of its own to Gemini models without multimodal
+ * function responses, and Gemini refuses a request with more function
+ * responses than calls; the OpenAI Agents SDK's chat model glued the parts
+ * together without a break.
  */
 export function textAndImages<P>(
   text: string,
@@ -41,7 +48,7 @@ export function textAndImages<P>(
   textPart: (text: string) => P,
   imagePart: (image: CallImage) => P,
 ): P[] {
-  return [textPart(text), ...images.flatMap((image) => [textPart(image.note), imagePart(image)])];
+  return [textPart([text, ...images.map((image) => image.note)].join("\n")), ...images.map(imagePart)];
 }
 
 /** A call's lossless result and the images it deferred. */

@@ -35,7 +35,7 @@ import type { SessionBase as Session } from "@toolfence/core";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
-import { frameworkApproval, listedTools, needsApprovalOf } from "./_framework.ts";
+import { type CallImage, frameworkApproval, listedTools, needsApprovalOf, textAndImages } from "./_framework.ts";
 import { AI_SDK } from "./_peers.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
@@ -144,17 +144,16 @@ type ModelOutput = Awaited<ReturnType<NonNullable<AiTool["toModelOutput"]>>>;
 function modelOutput(result: ToolResult): ModelOutput {
   const text = toModelText(result);
   if (result.status !== "success") return { type: "error-text", value: text };
-  const images = result.metadata[IMAGES] as { note: string; mediaType: string; data: string }[] | undefined;
+  const images = result.metadata[IMAGES] as CallImage[] | undefined;
   if (!images) return { type: "text", value: text };
   return {
     type: "content",
-    value: [
-      { type: "text", text },
-      ...images.flatMap((image) => [
-        { type: "text" as const, text: image.note },
-        { type: "file" as const, data: { type: "data" as const, data: image.data }, mediaType: image.mediaType },
-      ]),
-    ],
+    value: textAndImages<Extract<ModelOutput, { type: "content" }>["value"][number]>(
+      text,
+      images,
+      (text) => ({ type: "text", text }),
+      (image) => ({ type: "file", data: { type: "data", data: image.data }, mediaType: image.mediaType }),
+    ),
   };
 }
 

@@ -14,6 +14,7 @@ import { ToolBox } from "../../toolbox.ts";
 import type { ToolResult } from "../../core/result.ts";
 import { aiSdkTools } from "../../adapters/ai_sdk.ts";
 import { withSession } from "../core/_helpers.ts";
+import { answerCounts, withGeminiServer } from "./_gemini_http.ts";
 
 const PNG = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
@@ -141,13 +142,42 @@ describe("aiSdkTools with generateText", () => {
       await generateText({ model, tools: aiSdkTools(box, session), prompt: "Look", stopWhen: isStepCount(3) });
       const output = toolResultsSeen(model).get("s1") as { type: string; value: Record<string, unknown>[] };
       assert.equal(output.type, "content");
-      assert.deepEqual(output.value.slice(0, 2), [
-        { type: "text", text: "taken" },
-        { type: "text", text: "Image from snapshot: the screen" },
-      ]);
-      assert.equal(output.value[2].type, "file");
-      assert.equal(output.value[2].mediaType, "image/png");
+      // One text part (the call's text, then the image's note), then the image.
+      assert.deepEqual(output.value.map((part) => part.type), ["text", "file"]);
+      assert.equal(output.value[0].text, "taken\nImage from snapshot: the screen");
+      assert.equal(output.value[1].mediaType, "image/png");
       assert.equal(session.takeDeferredImages().length, 0, "the image was delivered once");
+    });
+  });
+
+  test("a Gemini model (the AI SDK's Google provider) is sent one function response per call", {
+    timeout: 60_000,
+  }, async () => {
+    // The provider turns each text part of a tool's output into a functionResponse of its own (for models without
+    // multimodal function responses, gemini-2.5 and older), and Gemini refuses a request whose function responses
+    // outnumber the calls ("Please ensure that the number of function response parts is equal to the number of
+    // function call parts of the function call turn"): an image's note as a second text part did that.
+    await withSession(async (session) => {
+      const box = new ToolBox().register(snapshot, countWords);
+      await writeFile(join(session.workspace.workdir, "a.txt"), "one two");
+      const turns = [[{ name: "snapshot", args: {} }, { name: "count_words", args: { path: "a.txt" } }], "done"];
+      await withGeminiServer(turns, async (model, requests) => {
+        const { text } = await generateText({
+          model,
+          tools: aiSdkTools(box, session),
+          prompt: "Look",
+          stopWhen: isStepCount(3),
+        });
+        assert.equal(text, "done");
+        assert.deepEqual(answerCounts(requests[1]), { calls: 2, responses: 2, images: 1 });
+        const responses = requests[1].contents.at(-1)!.parts.flatMap((p) =>
+          p.functionResponse ? [p.functionResponse] : []
+        );
+        assert.deepEqual(responses.map((r) => [r.name, r.response.content]), [
+          ["snapshot", "taken\nImage from snapshot: the screen"],
+          ["count_words", '{"words":2}'],
+        ]);
+      });
     });
   });
 

@@ -159,10 +159,10 @@ describe("langChainTools in LangChain's tool loop", () => {
       const model = new ScriptedChatModel([[{ name: "snapshot", callId: "s1", args: {} }], "done"]);
       const messages = await toolLoop(model, langChainTools(box, session), "Look");
       const content = toolMessages(messages).get("s1")!.content as Record<string, unknown>[];
-      assert.deepEqual(content.map((block) => block.type), ["text", "text", "image"]);
-      assert.equal(content[1].text, "Image from snapshot: the screen");
-      assert.equal(content[2].mimeType, "image/png");
-      assert.match(String(content[2].data), /^iVBOR/);
+      assert.deepEqual(content.map((block) => block.type), ["text", "image"]);
+      assert.equal(content[0].text, "taken\nImage from snapshot: the screen");
+      assert.equal(content[1].mimeType, "image/png");
+      assert.match(String(content[1].data), /^iVBOR/);
     });
   });
 

@@ -22,6 +22,7 @@ import { Buffer } from "node:buffer";
 import { declinedCallText } from "../../adapters/declined_call.ts";
 import * as v from "valibot";
 import { tool } from "../../core/tool.ts";
+import { answerCounts, withGeminiServer } from "./_gemini_http.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -213,10 +214,30 @@ describe("mastraTools with a Mastra Agent", () => {
       const output = resultsSeen(prompts[1]).get("s1")!;
       assert.equal(output.type, "content");
       const parts = output.value as Record<string, unknown>[];
-      assert.deepEqual(parts.map((p) => p.type), ["text", "text", "file"]);
-      assert.equal(parts[1].text, "Image from snapshot: the screen");
+      assert.deepEqual(parts.map((p) => p.type), ["text", "file"]);
+      assert.equal(parts[0].text, "taken\nImage from snapshot: the screen");
       // The part as LanguageModelV4 has it (Mastra converts the AI SDK v5 media part it takes for each model).
-      assert.deepEqual(parts[2], { type: "file", data: { type: "data", data: PNG_BASE64 }, mediaType: "image/png" });
+      assert.deepEqual(parts[1], { type: "file", data: { type: "data", data: PNG_BASE64 }, mediaType: "image/png" });
+    });
+  });
+
+  test("a Gemini model (the AI SDK's Google provider) is sent one function response per call", {
+    timeout: 60_000,
+  }, async () => {
+    // The provider sends each text part of a tool output as a functionResponse of its own (gemini-2.5 and older),
+    // and Gemini refuses more function responses than calls: an image's note as a second text part did that.
+    await withFixture(async ({ session, box }) => {
+      const turns = [[{ name: "snapshot", args: {} }, { name: "read_file", args: { path: "notes.txt" } }], "done"];
+      await withGeminiServer(turns, async (model, requests) => {
+        // Mastra names the model type from its own copy of the provider package.
+        const tools = mastraTools(box, session);
+        const agent = new Agent({ id: "g", name: "g", instructions: "Look.", model: model as never, tools });
+        const output = await agent.generate("Look", { maxSteps: 3 });
+        assert.equal(output.text, "done");
+        assert.deepEqual(answerCounts(requests[1]), { calls: 2, responses: 2, images: 1 });
+        const snapshot = requests[1].contents.at(-1)!.parts.find((p) => p.functionResponse?.name === "snapshot");
+        assert.equal(snapshot?.functionResponse?.response.content, "taken\nImage from snapshot: the screen");
+      });
     });
   });
 
@@ -239,7 +260,7 @@ describe("mastraTools with a Mastra Agent", () => {
       });
       await agentOf(box, session, model).generate("Look", { maxSteps: 3 });
       const parts = resultsSeen(prompts[1]).get("s1")!.value as Record<string, unknown>[];
-      assert.deepEqual(parts[2], { type: "image-data", data: PNG_BASE64, mediaType: "image/png" });
+      assert.deepEqual(parts[1], { type: "image-data", data: PNG_BASE64, mediaType: "image/png" });
     });
   });
 
