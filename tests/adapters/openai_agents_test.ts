@@ -7,12 +7,17 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Buffer } from "node:buffer";
+import OpenAI from "openai";
 import {
   Agent,
   type AgentInputItem,
   type Model,
   type ModelRequest,
   type ModelResponse,
+  OpenAIChatCompletionsModel,
   run,
   setTracingDisabled,
   Usage,
@@ -153,6 +158,54 @@ describe("openAIAgentsTools with run()", () => {
       assert.deepEqual(output.map((part) => part.type), ["input_text", "input_image"]);
       assert.equal(output[0].text, "taken\nImage from snapshot: the screen");
       assert.match(String(output[1].image), /^data:image\/png;base64,iVBOR/);
+    });
+  });
+
+  test("the SDK's chat completions model sends the image's note on a line of its own after the call's text", {
+    timeout: 60_000,
+  }, async () => {
+    // The chat completions API takes only text in a tool message: the SDK keeps the text parts and joins them with
+    // nothing between, so a note in a part of its own read "takenImage from snapshot: the screen".
+    await withFixture(async ({ session, box }) => {
+      const bodies: { messages: { role: string; tool_call_id?: string; content: unknown }[] }[] = [];
+      const replies = [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "s1", type: "function", function: { name: "snapshot", arguments: "{}" } }],
+        },
+        { role: "assistant", content: "done" },
+      ];
+      const server = createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on("data", (chunk: Buffer) => chunks.push(chunk));
+        request.on("end", () => {
+          bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+          const message = replies[Math.min(bodies.length - 1, 1)];
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(JSON.stringify({
+            id: `c${bodies.length}`,
+            object: "chat.completion",
+            created: 0,
+            model: "gpt-4o",
+            choices: [{ index: 0, finish_reason: message.tool_calls ? "tool_calls" : "stop", message }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }));
+        });
+      });
+      await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const client = new OpenAI({ apiKey: "test", baseURL: `http://127.0.0.1:${port}/v1` });
+        const model = new OpenAIChatCompletionsModel(client, "gpt-4o");
+        const result = await run(new Agent({ name: "eye", model, tools: openAIAgentsTools(box, session) }), "Look");
+        assert.equal(result.finalOutput, "done");
+        const toolMessage = bodies[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "s1");
+        assert.equal(toolMessage?.content, "taken\nImage from snapshot: the screen");
+      } finally {
+        server.closeAllConnections();
+        await new Promise((closed) => server.close(closed));
+      }
     });
   });
 
