@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
-import { generateText, isStepCount } from "ai";
+import { convertToModelMessages, generateText, isStepCount, type UIMessage } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
@@ -180,6 +180,59 @@ describe("aiSdkTools with generateText", () => {
       });
     });
   });
+
+  test(
+    "a chat app's UI round trip: given the tools, convertToModelMessages gives the model what it read the first time",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      // What docs/adapters.md tells a chat app to do: the UI messages keep the lossless ToolResult as each call's
+      // output, and only the tools' toModelOutput turns it back into what the model reads.
+      await withSession(async (session) => {
+        const boom = tool({
+          name: "boom",
+          description: "Fail.",
+          input: v.object({}),
+          run: () => Promise.reject(new Error("kaboom")),
+        });
+        const tools = aiSdkTools(new ToolBox().register(snapshot, boom), session);
+        const model = new MockLanguageModelV4({
+          doGenerate: [toolCalls(["s1", "snapshot", {}], ["b1", "boom", {}]), finalText],
+        });
+        const first = await generateText({ model, tools, prompt: "Look", stopWhen: isStepCount(3) });
+        const messages: UIMessage[] = [{
+          id: "a",
+          role: "assistant",
+          parts: first.steps[0].toolResults.map((r) => ({
+            type: `tool-${r.toolName}` as const,
+            toolCallId: r.toolCallId,
+            state: "output-available" as const,
+            input: r.input,
+            output: r.output,
+          })),
+        }];
+        const outputs = async (options?: { tools: typeof tools }) => {
+          const converted = await convertToModelMessages(messages, options);
+          return new Map(
+            converted.flatMap((m) =>
+              m.role === "tool"
+                ? m.content.flatMap((p) => p.type === "tool-result" ? [[p.toolCallId, p.output]] : [])
+                : []
+            ),
+          );
+        };
+        const read = toolResultsSeen(model);
+        const withTools = await outputs({ tools });
+        const json = (value: unknown) => JSON.parse(JSON.stringify(value));
+        assert.deepEqual(json(withTools.get("s1")), json(read.get("s1")));
+        assert.deepEqual(withTools.get("b1"), { type: "error-text", value: "Error [tool_error]: kaboom" });
+        // Without the tools, the stored ToolResult itself: what the docs warn of.
+        const without = await outputs();
+        assert.equal((without.get("b1") as { type: string }).type, "json");
+      });
+    },
+  );
 
   test("only tools whose capabilities are met are offered", { timeout: 60_000 }, async () => {
     await withSession((session) => {
