@@ -30,41 +30,56 @@ const SYNC_MS = 10_000;
 // kernel's queue (every event of a change made before the sync was asked for is in it) and writes "D<name>\0" per
 // name evented since the last sync, "O\0" when events were lost, "B<why>\0" when it can no longer watch, then
 // "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller scans instead). It ends when stdin
-// ends. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF, with ONLYDIR and
-// DONT_FOLLOW (a folder swapped for a link is not followed).
+// ends. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
 const FOLDER_EVENTS_PERL = String.raw`
 use strict;
+use Fcntl qw(O_RDONLY O_DIRECTORY O_NOFOLLOW);
 my ($init1, $add, $rm, @roots) = @ARGV;
 binmode STDOUT;
 sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); exit 0 unless defined $n; substr($s, 0, $n) = '' } }
 my $fd = syscall($init1 + 0, 04000 | 02000000);
 if ($fd < 0) { out("Binotify_init1: $!\0E\0"); exit 0 }
 open(my $ev, '<&=', $fd) or do { out("Bopen: $!\0E\0"); exit 0 };
-my $MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800 | 0x01000000 | 0x02000000;
+my $MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800;
+my $FOLDER = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 my (%dir, %wd, %dirty);
 my ($overflow, $broken) = (0, '');
-sub full { my ($i, $rel) = @_; $rel eq '' ? $roots[$i] : "$roots[$i]/$rel" }
+# A folder is opened one name at a time from its root, never through a link (a folder a command swaps for a link
+# meanwhile fails to open, and its name's own event brings it back), and watched through its open descriptor: the
+# watch is on the very folder that was listed, never on one a link leads to.
+sub open_folder {
+  my ($i, $rel) = @_;
+  sysopen(my $h, $roots[$i], O_RDONLY | O_DIRECTORY) or return undef;
+  for my $part (split m{/}, $rel) {
+    chdir($h) or return undef;
+    sysopen(my $c, $part, $FOLDER) or return undef;
+    $h = $c;
+  }
+  return $h;
+}
 sub watch {
   my ($i, $rel) = @_;
-  my $path = full($i, $rel);
-  my $w = syscall($add + 0, $fd + 0, $path, $MASK + 0);
-  if ($w < 0) {
-    my $e = $! + 0;
-    $broken ||= "inotify_add_watch $path: $!" unless $e == 2 || $e == 20;
-    return;
-  }
+  my $h = open_folder($i, $rel);
+  watch_open($i, $rel, $h, 0) if defined $h;
+}
+sub watch_open {
+  my ($i, $rel, $h, $depth) = @_;
+  if ($depth > 400) { $broken ||= "folders nested deeper than 400 below $roots[$i]"; return }
+  my $w = syscall($add + 0, $fd + 0, '/proc/self/fd/' . fileno($h), $MASK + 0);
+  if ($w < 0) { $broken ||= "inotify_add_watch $roots[$i]/$rel: $!"; return }
   my $key = "$i:$rel";
   my $old = $dir{$w};
   delete $wd{$old} if defined $old && $old ne $key;
   $dir{$w} = $key;
   $wd{$key} = $w;
-  opendir(my $dh, $path) or return;
+  chdir($h) or return;
+  opendir(my $dh, '.') or return;
   my @names = grep { $_ ne '.' && $_ ne '..' } readdir($dh);
   closedir($dh);
   for my $name (@names) {
-    my $child = $rel eq '' ? $name : "$rel/$name";
-    lstat(full($i, $child));
-    watch($i, $child) if -d _;
+    chdir($h) or return;
+    sysopen(my $c, $name, $FOLDER) or next;
+    watch_open($i, $rel eq '' ? $name : "$rel/$name", $c, $depth + 1);
   }
 }
 sub unwatch {

@@ -316,6 +316,23 @@ describe(`what a watcher would miss is seen when the command runs in the sandbox
     }
   });
 
+  test("racing: folders swapped for links to a folder outside while they are being watched", {
+    timeout: 120_000,
+  }, async () => {
+    // The watch opens each new folder one name at a time, never through a link, and watches the folder it opened:
+    // a folder swapped for a link to /usr between its listing and its watch must not leave the workspace's folder
+    // of that name unwatched (a later write in it unreported) nor bring /usr's names in.
+    for (let round = 0; round < 5; round++) {
+      await checked("bash", {
+        command: "for i in $(seq 1 60); do mkdir -p race/a/b/c && mv race/a race/x && ln -s /usr race/a && " +
+          "rm race/a && mv race/x race/a; done",
+      });
+      const result = await checked("bash", { command: `echo ${round} > race/a/b/c/f${round}` });
+      assert.deepEqual(kinds(result), [`created race/a/b/c/f${round}`]);
+    }
+    await checked("bash", { command: "rm -rf race" });
+  });
+
   test("a burst of events past the kernel's queue still gives the exact report", { timeout: 120_000 }, async () => {
     // 20,000 files made and 10,000 removed in one command: whether the watch kept up or its queue overflowed
     // (then the whole workspace is scanned), the report is the disk's difference.
