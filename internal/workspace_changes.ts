@@ -506,6 +506,8 @@ class LiveWorkspace {
     if (names !== undefined && sandboxed && this.#looked && !this.incomplete) this.#lookAt(names, linkedOutside);
     else this.#scanAll();
     this.#looked = true;
+    // Past MAX_SCAN_ENTRIES nothing is compared: the watch would only cost.
+    if (this.incomplete) this.end();
   }
 
   #ignoredSet(): ReadonlySet<string> {
