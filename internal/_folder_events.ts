@@ -14,6 +14,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { hostProgramCandidates } from "./executable.ts";
+import { queryRuntimePermission } from "./runtime_permissions.ts";
 
 // inotify_init1, inotify_add_watch and inotify_rm_watch, by architecture (Perl's syscall() takes numbers).
 const SYSCALLS: Readonly<Record<string, readonly [number, number, number]>> = {
@@ -196,14 +197,15 @@ export class FolderEvents {
    * run here: no Perl in the system's folders, an architecture whose syscall
    * numbers it does not know, a runtime that may not start it, as many
    * watches running as a process keeps, or a first answer that is not a ready
-   * watch. Requires `--allow-run` of perl.
+   * watch. Requires `--allow-run` of perl (without it: undefined, never a prompt).
    */
   static async start(roots: readonly string[]): Promise<FolderEvents | undefined> {
     const numbers = SYSCALLS[process.arch];
     if (numbers === undefined || process.platform !== "linux" || watches >= MAX_WATCHES) return undefined;
     const known = ["/usr/bin/perl", "/bin/perl"];
     const perl = (await hostProgramCandidates("perl", known)).find((file) => known.includes(file));
-    if (perl === undefined) return undefined;
+    // Asked first: a runtime that would prompt for it (Deno without --allow-run of perl) gets scans instead.
+    if (perl === undefined || !queryRuntimePermission("run", perl).allowed) return undefined;
     let child: ChildProcess;
     try {
       // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
