@@ -92,6 +92,17 @@ sub unwatch {
     syscall($rm + 0, $fd + 0, $w + 0);
   }
 }
+# A folder renamed within the watch keeps its watches (they are on the folder, not its name): only their names move.
+sub rename_keys {
+  my ($from, $to) = @_;
+  for my $k (grep { $_ eq $from || index($_, "$from/") == 0 } keys %wd) {
+    my $w = delete $wd{$k};
+    my $new = $to . substr($k, length $from);
+    $wd{$new} = $w;
+    $dir{$w} = $new;
+  }
+}
+my %moving;
 sub drain {
   while (1) {
     my $n = sysread($ev, my $buf, 262144);
@@ -122,14 +133,21 @@ sub drain {
       $dirty{$child} = 1 unless $overflow;
       if (keys(%dirty) > 100000) { $overflow = 1; %dirty = () }
       if ($mask & 0x40000000) {
-        unwatch($child) if $mask & 0x240;
-        if ($mask & 0x180) { my ($i, $rel) = split(/:/, $child, 2); watch($i, $rel) }
+        if ($mask & 0x40) { $moving{$cookie} = $child }
+        elsif ($mask & 0x200) { unwatch($child) }
+        my $from = ($mask & 0x80) ? delete $moving{$cookie} : undef;
+        if (defined $from) { rename_keys($from, $child) }
+        elsif ($mask & 0x180) { my ($i, $rel) = split(/:/, $child, 2); watch($i, $rel) }
       }
     }
   }
 }
 sub reply {
   drain();
+  # A folder moved out of the watch (its new name never came): its watches go. A rename's two events are queued by
+  # one system call, so every other has both by now.
+  unwatch($_) for values %moving;
+  %moving = ();
   if ($overflow) { %dirty = (); watch($_, '') for 0 .. $#roots; drain() }
   my $s = '';
   $s .= "D$_\0" for keys %dirty;

@@ -93,6 +93,7 @@ export interface WorkspaceScan {
 
 const caches = new WeakMap<object, Map<string, string>>();
 const NOTHING: ReadonlySet<string> = new Set();
+const NOTHING_FOUND: ReadonlyMap<string, StatEntry> = new Map();
 
 function cacheOf(session: SessionBase): Map<string, string> {
   let cache = caches.get(session.workspace);
@@ -596,34 +597,42 @@ class LiveWorkspace {
     return this.skip.some((dir) => abs.startsWith(dir + "/"));
   }
 
-  // Records and keeps what is at `rel` now; a folder removed or replaced takes what was in it, a folder new to the
-  // session is scanned whole.
+  // Records and keeps what is at `rel` now. A folder gone takes what the session had in it; a folder named by an event
+  // (made, moved in or out, its mode or times changed) is scanned whole: what was made in a folder before its watch
+  // was added, and what was written in one while an event still named it by its earlier name, are seen there.
   #apply(rel: string, was: StatEntry | undefined, now: StatEntry | undefined): void {
     if (was === undefined && now === undefined) return;
     this.#record(rel, was, now);
-    if (now === undefined) {
-      this.#forget(rel);
-    } else {
+    if (now === undefined) this.#forget(rel);
+    else {
       this.entries.set(rel, now);
       this.#index(rel, now);
     }
-    const sameFolder = was?.type === "directory" && now?.type === "directory" && was.ino === now.ino;
-    if (was?.type === "directory" && !sameFolder) {
-      for (const [below, entry] of this.entries) {
-        if (!below.startsWith(rel + "/")) continue;
-        this.#record(below, entry, undefined);
-        this.#forget(below);
-      }
+    if (now?.type === "directory") this.#rescan(rel);
+    else if (was?.type === "directory") this.#dropBelow(rel, NOTHING_FOUND);
+  }
+
+  // Scans the folder `rel` whole: each entry recorded where it changed, the session's entries below it no longer
+  // there recorded as gone.
+  #rescan(rel: string): void {
+    const scan = scanWorkspace(`${this.root}/${rel}`, this.skip, this.#ignoredSet());
+    for (const [sub, entry] of scan.entries) {
+      const below = `${rel}/${sub}`;
+      this.#record(below, this.entries.get(below), entry);
+      this.entries.set(below, entry);
+      this.#index(below, entry);
     }
-    if (now?.type === "directory" && !sameFolder) {
-      const scan = scanWorkspace(`${this.root}/${rel}`, this.skip, this.#ignoredSet());
-      for (const [sub, entry] of scan.entries) {
-        const below = `${rel}/${sub}`;
-        this.#record(below, this.entries.get(below), entry);
-        this.entries.set(below, entry);
-        this.#index(below, entry);
-      }
-      if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
+    this.#dropBelow(rel, scan.entries);
+    if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
+  }
+
+  // Forgets the entries below `rel` that `found` (by path relative to `rel`) does not have.
+  #dropBelow(rel: string, found: ReadonlyMap<string, StatEntry>): void {
+    const prefix = rel + "/";
+    for (const [below, entry] of this.entries) {
+      if (!below.startsWith(prefix) || found.has(below.slice(prefix.length))) continue;
+      this.#record(below, entry, undefined);
+      this.#forget(below);
     }
   }
 
