@@ -51,7 +51,7 @@ const BLOCK_TIMEOUT_MS = 150_000;
  */
 const ILLUSTRATIVE: Record<string, number> = {
   "README.md": 3,
-  "docs/adapters.md": 12,
+  "docs/adapters.md": 13,
   "docs/console.md": 1,
   "docs/fleet.md": 1,
   "docs/http.md": 1,
