@@ -25,7 +25,10 @@ export interface JwtOptions {
   resource: string;
   /** The claim that names the tenant; default `sub`. */
   tenantClaim?: string;
-  /** Allowed clock skew in seconds; default 30. */
+  /**
+   * Allowed clock skew in seconds, for `nbf` and `iat`; default 30. Not for `exp`: a token stops counting when it
+   * expires, and so do the sessions it opened (a token expiring early by a skewed clock is refreshed by its client).
+   */
   clockToleranceSec?: number;
 }
 
@@ -95,6 +98,8 @@ export class JwtVerifier {
     } catch (error) {
       throw new TokenRefused(describe(error));
     }
+    // jose lets `exp` pass within the leeway too: a session's token counted for 30 s after it expired.
+    if (payload.exp! * 1000 <= Date.now()) throw new TokenRefused("the token has expired");
     const claim = this.options.tenantClaim ?? "sub";
     const subject = payload[claim];
     if (typeof subject !== "string" || subject === "") {

@@ -242,6 +242,10 @@ interface OpenSession {
   cancelledStreams: Set<string>;
   /** The protocol version its initialize settled on (none for a stateless server's request). */
   protocolVersion?: string;
+  /** When the latest token shown for the session stops counting (a JWT's `exp`); none: never. */
+  tokenUntil?: number;
+  /** Ends the session at `tokenUntil`. */
+  tokenTimer?: ReturnType<typeof setTimeout>;
 }
 
 // The version the SDK's server answers an initialize with: the client's, when supported, else the latest.
@@ -279,6 +283,9 @@ const MAX_INITIALIZE_CHARS = 256 * 1024;
 const CANCELLED_STREAMS_KEPT = 256;
 const EXPIRED = "the session expired";
 const REVOKED = "the token that opened the session was removed from the token file";
+const TOKEN_EXPIRED = "the session's access token expired; open a new session with a fresh token";
+/** The longest delay a timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
@@ -754,6 +761,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       answered,
       lastActive: Date.now(),
     });
+    keepWhileTokenCounts(open, identity);
     // A response leaving ends that request's slot; so does its cancellation (a cancelled request gets no answer).
     open.release = (id) => {
       const entry = open.inflight.get(String(id));
@@ -821,8 +829,30 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     return pending;
   }
 
+  // A session lives no longer than the access token shown for it counts: a JWT's `exp`, pushed back by each request of
+  // the session that shows a later one (a refreshed token). Before, a session whose token expired lived on until idle:
+  // its GET stream stayed open, its calls in flight ran to their end and answered, its background jobs ran on, while
+  // every request showing that token was answered 401. It ends as a revoked token's does, its streams closed and its calls cancelled.
+  function keepWhileTokenCounts(open: OpenSession, identity: Identity): void {
+    if (identity.expiresAt === undefined || open.ended) return;
+    if (open.tokenUntil !== undefined && open.tokenUntil >= identity.expiresAt) return;
+    open.tokenUntil = identity.expiresAt;
+    const arm = () => {
+      clearTimeout(open.tokenTimer);
+      const left = open.tokenUntil! - Date.now();
+      if (left <= 0) {
+        void endSession(open, TOKEN_EXPIRED);
+        return;
+      }
+      open.tokenTimer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      unrefTimer(open.tokenTimer);
+    };
+    arm();
+  }
+
   function endSession(open: OpenSession, reason: string): Promise<void> {
     open.ended ??= (async () => {
+      clearTimeout(open.tokenTimer);
       if (open.id) sessions.delete(open.id);
       if (open.id && fleet && reason !== SHUTDOWN) await endStored(open, reason).catch(report);
       transient.delete(open);
@@ -842,10 +872,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   }
 
   // A session idle here may live on on the replica that took it over: only its owner ends it in the store by expiry.
+  // So may one whose token expired here: the replica that took it over may have been shown a fresh token.
   async function endStored(open: OpenSession, reason: string): Promise<void> {
-    if (reason === EXPIRED) {
+    if (reason === EXPIRED || reason === TOKEN_EXPIRED) {
       const stored = await fleet!.store.session(open.identity.tenant, open.id!);
-      if (stored?.owner !== fleet!.id || Date.now() - stored.lastActive <= idleMs) return;
+      if (stored?.owner !== fleet!.id) return;
+      if (reason === EXPIRED && Date.now() - stored.lastActive <= idleMs) return;
     }
     await fleet!.store.endSession(open.id!, Date.now());
   }
@@ -877,6 +909,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     open.lastActive = Date.now();
     if (fleet) void fleet.store.touchSession(id, open.lastActive).catch(report);
+    keepWhileTokenCounts(open, identity);
     return open;
   }
 
