@@ -24,6 +24,19 @@ function badRequest(code: number, message: string): JudgedBody {
   return { kind: "refuse", status: 400, body: errorReply(null, code, message) };
 }
 
+/** The answer to a batch where batches are not taken (any protocol but 2025-03-26). */
+export function refusedBatch(): { kind: "refuse"; status: number; body: ReturnType<typeof errorReply> } {
+  return {
+    kind: "refuse",
+    status: 400,
+    body: errorReply(
+      null,
+      JSONRPC_ERRORS.invalidRequest,
+      `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
+    ),
+  };
+}
+
 /**
  * The most messages one batch may hold. A batch is served message by message, each with its own answer stream, and
  * its answer is joined from all of them: 20,000 pings (under a MiB) held the server for seconds, every tenant's
@@ -253,11 +266,6 @@ function judgeRead(bytes: Uint8Array, batches: boolean, held: number): JudgedBod
     }
     return { kind: "batch", frames: value.map((element) => judgeValue(element, "a message in a batch")), held };
   }
-  if (Array.isArray(value)) {
-    return badRequest(
-      JSONRPC_ERRORS.invalidRequest,
-      `Invalid request: batches are taken only under protocol ${BATCH_PROTOCOL_VERSION}; send one message per request`,
-    );
-  }
+  if (Array.isArray(value)) return refusedBatch();
   return fromFrame(judgeValue(value), held);
 }

@@ -60,7 +60,7 @@ import { createMcpServer, type McpServerOptions, type McpToolServer, type Shared
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
-import { BodyBudgets, BodyLease, judgeBody, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
+import { BodyBudgets, BodyLease, judgeBody, refusedBatch, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
 import { BoundedEventStore } from "./_http_event_store.ts";
 import { countingUnread } from "./_http_unread.ts";
@@ -1094,6 +1094,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (!stateless) {
       const open = await ownedSession(request, identity);
       if (open instanceof Response) return open;
+      // A session takes batches when it settled on 2025-03-26, whatever version a request's header names: one of
+      // 2025-06-18, which has no batches, took a batch sent with "MCP-Protocol-Version: 2025-03-26" and served it.
+      if (open.protocolVersion !== BATCH_PROTOCOL_VERSION) {
+        const { status, body } = refusedBatch();
+        return json(status, body);
+      }
       owned = open;
     }
     const parts: BatchPart[] = [];
