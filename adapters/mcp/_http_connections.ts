@@ -228,8 +228,11 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
     conn.timer = undefined;
     if (hasBody(request) && !request.complete) {
       arm(conn, bodyMs, () => {
-        // The body is still coming: the request's handler is told it failed, and the connection ends.
-        if (conn.request === request && !request.complete) close(conn.socket);
+        // The body is still coming: the request's handler is told it failed, and the connection ends, with a 408 that
+        // says why unless an answer has begun (before, the client read nothing and saw its connection reset).
+        if (conn.request !== request || request.complete) return;
+        const why = `Request Timeout: a request's body must arrive within ${bodyMs} ms of the end of its head`;
+        close(conn.socket, response.headersSent ? undefined : plainAnswer(408, "Request Timeout", why));
       });
       request.once("end", () => {
         if (conn.request === request) {

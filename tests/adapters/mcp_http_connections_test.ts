@@ -108,8 +108,11 @@ describe("deadlines for a request's head and body", () => {
     const withToken = await hold(port, head(`authorization: Bearer ${TOKEN}\r\n`));
     const drip = setInterval(() => withToken.socket.write(" "), 100);
     try {
-      const { ms } = await withToken.closed;
+      const { status, ms, text } = await withToken.closed;
       assert.ok(ms >= 700 && ms < 5_000, `closed after ${ms} ms`);
+      // Told why, as a slow head is (before: no answer, the connection reset).
+      assert.equal(status, "408", text);
+      assert.match(text, /body must arrive within 800 ms/);
     } finally {
       clearInterval(drip);
     }
