@@ -80,16 +80,25 @@ export class SessionProcesses {
   maxKeptJobs = 64;
   readonly #jobs = new Map<string, Job>();
   readonly #live = new Set<GroupProcess>();
+  // The commands' ends (their group gone, their cgroup emptied): what the session's close waits for.
+  readonly #ending = new Set<Promise<unknown>>();
   #next = 1;
 
   /**
    * Tracks a process group until it is gone. When its leader exits, whatever
    * the leader left running in the group is ended too: a command's processes
    * never outlive its shell (background work belongs in `bash_background`).
-   * The returned promise settles when the group is gone.
+   * The returned promise settles when the group is gone. `gone`, the command's
+   * whole end (what left the group, such as a `setsid` child, is killed with
+   * its cgroup), is waited for by {@linkcode endAll}.
    */
-  track(process: GroupProcess): Promise<void> {
+  track(process: GroupProcess, gone?: Promise<unknown>): Promise<void> {
     this.#live.add(process);
+    if (gone) {
+      const ending = gone.catch(() => {});
+      this.#ending.add(ending);
+      void ending.finally(() => this.#ending.delete(ending));
+    }
     return process.exited
       .then(() => process.terminate())
       .finally(() => this.#live.delete(process));
@@ -100,7 +109,7 @@ export class SessionProcesses {
     const job: Job = { ...fields, id: `job-${this.#next++}`, stopRequested: false };
     job.process.exited.then(() => job.finishedAt = Date.now());
     this.#jobs.set(job.id, job);
-    void this.track(job.process);
+    void this.track(job.process, job.gone);
     // Once it is gone (its output all in its files), the ended jobs are held within their bounds.
     void job.gone.catch(() => {}).then(() => {
       this.#ended.push(job);
@@ -169,10 +178,16 @@ export class SessionProcesses {
     };
   }
 
-  /** Ends every process group this session started that is still running. */
+  /**
+   * Ends every process group this session started that is still running, and resolves once each command has ended
+   * whole: a process that left its group (`setsid sleep 99 &`) is killed with the command's cgroup, after the group.
+   * Before, the close resolved once the groups were gone, and a server that closed its session and exited (stdin
+   * ended while a call ran) left such a process running, the session's commands having no one left to end them.
+   */
   async endAll(): Promise<void> {
     for (const job of this.#jobs.values()) job.stopRequested ||= job.process.exit === undefined;
     await Promise.all([...this.#live].map((p) => p.terminate()));
+    await Promise.all([...this.#ending]);
   }
 }
 

@@ -101,7 +101,7 @@ async function startReserved(
       outputFolder: folder,
       name,
     }, ctx.signal);
-    void table.track(started.process);
+    void table.track(started.process, started.gone);
     // An abort between the door's return and here (a background job's call keeps no listener) stops it too.
     if (ctx.signal.aborted) {
       void started.process.terminate();
