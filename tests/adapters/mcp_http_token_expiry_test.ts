@@ -13,6 +13,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { JwtVerifier } from "../../adapters/mcp/http.ts";
+import { openStore } from "../../adapters/mcp/open_store.ts";
 import { connect, type Harness, INIT, raw, startServer, textOf } from "./_http_harness.ts";
 import { markerSeconds, pidsWithArgs } from "../tools/cmd/_helpers.ts";
 
@@ -20,6 +21,8 @@ const ISSUER = "https://auth.example.test";
 const RESOURCE = "http://127.0.0.1/mcp-expiry";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const VERSION = "2025-06-18";
+const sqliteModule = "node:sqlite";
+const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
 
 describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
   let h: Harness;
@@ -208,6 +211,46 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
       assert.deepEqual(await pidsWithArgs("sleep", marker), []);
     } finally {
       await stateless.close();
+    }
+  });
+
+  test("in a fleet, a replica whose copy's token expired leaves the session to the one shown a fresh token", {
+    timeout: 60_000,
+    skip: sqliteMissing,
+  }, async () => {
+    const address = `sqlite:${join(h.dir, "fleet.db")}`;
+    const replicas: Harness[] = [];
+    try {
+      for (const replicaId of ["a", "b"]) {
+        replicas.push(
+          await startServer([], {
+            tokens: undefined,
+            jwt: verifier,
+            resourceUrl: RESOURCE,
+            store: await openStore(address),
+            replicaId,
+          }),
+        );
+      }
+      const [a, b] = replicas;
+      const short = await sign("erin", 2);
+      const init = await raw(a.server.url, { body: INIT, headers: { authorization: `Bearer ${short}` } });
+      const session = String(init.headers["mcp-session-id"]);
+      const at = (replica: Harness, token: string, id: number) =>
+        raw(replica.server.url, {
+          headers: { authorization: `Bearer ${token}`, "mcp-session-id": session, "mcp-protocol-version": VERSION },
+          body: JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }),
+        });
+      const fresh = await sign("erin", 300);
+      // B takes the session over, shown a fresh token; A's copy keeps the short one's exp.
+      assert.equal((await at(b, fresh, 2)).status, 200);
+      await sleep(3_500);
+      assert.equal(a.server.sessionCount(), 0, "A's copy ended at its token's exp");
+      // The session lives on in the store: B serves it, and A takes it over again.
+      assert.equal((await at(b, fresh, 3)).status, 200);
+      assert.equal((await at(a, fresh, 4)).status, 200);
+    } finally {
+      for (const replica of replicas) await replica.close();
     }
   });
 });
