@@ -281,6 +281,8 @@ const DEFAULT_MAX_UNREAD_BYTES = 128 * 1024 * 1024;
 const MAX_INITIALIZE_CHARS = 256 * 1024;
 /** How many cancelled streams a session remembers, to tell a client resuming one that it is over. */
 const CANCELLED_STREAMS_KEPT = 256;
+/** The code of a "Session not found" (404), the SDK's transport's. */
+const SESSION_NOT_FOUND = -32001;
 const EXPIRED = "the session expired";
 const REVOKED = "the token that opened the session was removed from the token file";
 const TOKEN_EXPIRED = "the session's access token expired; open a new session with a fresh token";
@@ -905,7 +907,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (!open && fleet) open = await adopt(identity, id, request);
     // Another tenant's (or token's) session is exactly as unknown as a guessed id.
     if (!open || !sameOwner(open.identity, identity) || open.ended) {
-      return refusal(404, "Session not found: it ended, expired, or never existed", requestId);
+      // -32001, as the SDK's transport answers an id it does not know (this check stands in for its own).
+      return json(
+        404,
+        errorReply(requestId, SESSION_NOT_FOUND, "Session not found: it ended, expired, or never existed"),
+      );
     }
     open.lastActive = Date.now();
     if (fleet) void fleet.store.touchSession(id, open.lastActive).catch(report);
@@ -1225,10 +1231,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
     if (isJSONRPCRequest(message) && message.method === "initialize") {
       if (request.headers.get("mcp-session-id")) {
-        return refusal(
+        return json(
           400,
-          "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id",
-          message.id,
+          errorReply(
+            message.id,
+            JSONRPC_ERRORS.invalidRequest,
+            "Invalid request: initialize opens a new session; send it without Mcp-Session-Id",
+          ),
         );
       }
       // Counted against the cap from before the count is read until it has opened (or not): initializes sent at
