@@ -188,6 +188,14 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
     assert.equal((await post(later, session, { jsonrpc: "2.0", id: 6, method: "ping" })).status, 200);
   });
 
+  test("a token expiring past the longest timer (40 days) keeps its session", { timeout: 30_000 }, async () => {
+    const token = await sign("frank", 40 * 24 * 3600);
+    const session = await openRaw(token);
+    await sleep(500);
+    const ping = await post(token, session, { jsonrpc: "2.0", id: 2, method: "ping" });
+    assert.equal(ping.status, 200, ping.text);
+  });
+
   test("a stateless server's call in flight is cancelled at its token's exp", { timeout: 60_000 }, async () => {
     const stateless = await startServer([], {
       tokens: undefined,
