@@ -1205,6 +1205,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         end();
         return response;
       }
+      // A request the transport refused names its id, as a session's does (see withRequestId): a stateless server's
+      // answer to an unsupported MCP-Protocol-Version, a missing Accept or a wrong Content-Type said id null.
+      if (!response.ok) {
+        end();
+        return await withRequestId(response, message.id);
+      }
       return closingWhenDone(response, end);
     }
     // An initialize whose params are malformed is answered as over stdio (-32602, naming the field), not taken for

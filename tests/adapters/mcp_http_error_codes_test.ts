@@ -2,7 +2,9 @@
 // in for. Seen live (main.ts serve --http): an initialize sent with an Mcp-Session-Id was answered
 // `{"code":-32000,"message":"Invalid Request: initialize opens a new session; ..."}` (Invalid Request is -32600), and a
 // request on a deleted (or unknown, or another tenant's) session `{"code":-32000,"message":"Session not found: ..."}`,
-// where the SDK's transport answers an unknown session -32001.
+// where the SDK's transport answers an unknown session -32001. And a stateless server's answers to a request the SDK's
+// transport refuses (an unsupported MCP-Protocol-Version, a wrong Accept or Content-Type) said `"id":null` for a
+// request whose id was read, where a session's name it.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -57,5 +59,38 @@ describe("the codes of the HTTP server's refusals", { timeout: 60_000 }, () => {
     assert.equal(again.json().error?.code, -32600);
     assert.equal(again.json().id, 1);
     assert.match(again.json().error!.message, /^Invalid request: initialize opens a new session/);
+  });
+
+  test("a request the transport refuses is answered with its id, with a session or stateless", {
+    timeout: 30_000,
+  }, async () => {
+    const stateless = await startServer([{ token: ALICE, tenant: "alice" }], { stateless: true });
+    try {
+      const init = await send(ALICE, undefined, INIT);
+      const session = String(init.headers["mcp-session-id"]);
+      const ping = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" });
+      const refused: [string, Record<string, string>, number][] = [
+        ["an unsupported version", { "mcp-protocol-version": "1999-01-01" }, 400],
+        ["a wrong Accept", { accept: "text/html" }, 406],
+        ["a wrong Content-Type", { "content-type": "text/plain" }, 415],
+      ];
+      for (const [url, id] of [[h.server.url, session], [stateless.server.url, undefined]] as const) {
+        for (const [what, headers, status] of refused) {
+          const answer = await raw(url, {
+            headers: {
+              authorization: `Bearer ${ALICE}`,
+              "mcp-protocol-version": "2025-06-18",
+              ...(id === undefined ? {} : { "mcp-session-id": id }),
+              ...headers,
+            },
+            body: ping,
+          });
+          assert.equal(answer.status, status, `${what}: ${answer.text}`);
+          assert.equal(answer.json().id, 7, `${what} (${id === undefined ? "stateless" : "session"}): ${answer.text}`);
+        }
+      }
+    } finally {
+      await stateless.close();
+    }
   });
 });
