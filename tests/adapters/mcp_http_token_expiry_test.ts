@@ -76,8 +76,9 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
   }, async () => {
     await mkdir(join(h.dir, "tenants", "alice"), { recursive: true });
     const bob = await connect(h.server.url, await sign("bob", 300));
-    // Signed with 3 s to go (exp is in whole seconds): between 2 and 3 s of session.
-    const token = await sign("alice", 3);
+    // Signed with 8 s to go (exp is in whole seconds): between 7 and 8 s of session, room for a loaded machine to
+    // open both sessions, the job, the call and the stream before it ends.
+    const token = await sign("alice", 8);
     const expiresAt = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).exp * 1000;
     const client = await connect(h.server.url, token);
     const session = await openRaw(token);
@@ -118,7 +119,7 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
       assert.ok((await pidsWithArgs("sleep", marker)).length > 0, "the call in flight runs");
 
       // The stream ends at exp (within the time a loaded machine takes), not at the session's idle expiry.
-      const ended = await Promise.race([streamEnd, sleep(15_000).then(() => undefined)]);
+      const ended = await Promise.race([streamEnd, sleep(25_000).then(() => undefined)]);
       assert.ok(ended !== undefined, "the session's GET stream closed");
       assert.ok(ended >= expiresAt - 50, `the stream closed at exp or after (${ended - expiresAt} ms)`);
       const answer = await inFlight;
@@ -166,12 +167,12 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
   });
 
   test("a refreshed token shown on the session keeps it past the first one's exp", { timeout: 60_000 }, async () => {
-    const first = await sign("carol", 2);
+    const first = await sign("carol", 4);
     const session = await openRaw(first);
     const later = await sign("carol", 300);
     const ping = await post(later, session, { jsonrpc: "2.0", id: 2, method: "ping" });
     assert.equal(ping.status, 200, ping.text);
-    await sleep(3_500);
+    await sleep(5_500);
     assert.equal((await post(first, session, { jsonrpc: "2.0", id: 3, method: "ping" })).status, 401);
     const call = await post(later, session, {
       jsonrpc: "2.0",
@@ -182,9 +183,9 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
     assert.equal(call.status, 200, call.text);
     assert.match(call.text, /kept/);
     // An older token shown after does not shorten it.
-    const shorter = await sign("carol", 2);
+    const shorter = await sign("carol", 4);
     assert.equal((await post(shorter, session, { jsonrpc: "2.0", id: 5, method: "ping" })).status, 200);
-    await sleep(3_000);
+    await sleep(5_000);
     assert.equal((await post(later, session, { jsonrpc: "2.0", id: 6, method: "ping" })).status, 200);
   });
 
@@ -206,7 +207,7 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
     try {
       const marker = markerSeconds();
       const answer = await raw(stateless.server.url, {
-        headers: { authorization: `Bearer ${await sign("dave", 2)}`, "mcp-protocol-version": VERSION },
+        headers: { authorization: `Bearer ${await sign("dave", 4)}`, "mcp-protocol-version": VERSION },
         body: JSON.stringify({
           jsonrpc: "2.0",
           id: 1,
@@ -241,7 +242,7 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
         );
       }
       const [a, b] = replicas;
-      const short = await sign("erin", 2);
+      const short = await sign("erin", 4);
       const init = await raw(a.server.url, { body: INIT, headers: { authorization: `Bearer ${short}` } });
       const session = String(init.headers["mcp-session-id"]);
       const at = (replica: Harness, token: string, id: number) =>
@@ -252,7 +253,7 @@ describe("a JWT's sessions end when it expires", { timeout: 120_000 }, () => {
       const fresh = await sign("erin", 300);
       // B takes the session over, shown a fresh token; A's copy keeps the short one's exp.
       assert.equal((await at(b, fresh, 2)).status, 200);
-      await sleep(3_500);
+      await sleep(5_500);
       assert.equal(a.server.sessionCount(), 0, "A's copy ended at its token's exp");
       // The session lives on in the store: B serves it, and A takes it over again.
       assert.equal((await at(b, fresh, 3)).status, 200);
