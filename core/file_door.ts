@@ -69,8 +69,10 @@ export interface FileDoor {
    * anywhere on its path (a folder swapped for a link since it was resolved is
    * refused); non-blocking, so a FIFO cannot hang it. Returns the descriptor;
    * the caller closes it. `check`, when given, is handed an lstat of the
-   * target taken right before the open (undefined when none can be taken), and
-   * may throw to refuse it.
+   * target taken right before the open by its name in that pinned folder
+   * (undefined when nothing is there), and may throw to refuse it; it must not
+   * look at the path again itself (a stat by the path follows a link swapped
+   * in since, and tells what lies where it leads).
    */
   openRead(target: FileTarget, check?: (now: Stats | undefined) => void): Promise<number>;
   /** Runs `fn` holding the path locks of `targets`, after re-checking each. */

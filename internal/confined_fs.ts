@@ -55,6 +55,7 @@ import path from "node:path";
 import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import { isWithin } from "./paths.ts";
+import { quickLstat } from "./quick_stat.ts";
 import { queryRuntimePermission, runtimeFenceKind } from "./runtime_permissions.ts";
 
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
@@ -93,17 +94,96 @@ export function tempNameOwner(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-function pathChanged(folder: string, found: string, why: string): ToolError {
+function pathChanged(folder: string, why: string): ToolError {
   return new ToolError(
-    `The folder ${folder} changed while it was being written (${why}); nothing was changed there`,
+    `The folder ${folder} changed during the call (${why}); nothing was done there`,
     {
       code: "path_changed",
       kind: "policy",
       recoverable: false,
       recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
-      details: { folder, found },
+      details: { folder },
     },
   );
+}
+
+const NOT_THAT_FOLDER = "it is not the folder it was: a link or another folder is in its place";
+
+// An operating-system error of the folder itself, as chdir() would have thrown it (the tools turn its code into
+// their answer: not_found, not_directory).
+function folderError(code: "ENOENT" | "ENOTDIR", folder: string): NodeJS.ErrnoException {
+  const text = code === "ENOENT" ? "no such file or directory" : "not a directory";
+  return Object.assign(new Error(`${code}: ${text}, chdir '${folder}'`), { code, syscall: "chdir", path: folder });
+}
+
+/**
+ * Why the folder `folder` (an absolute real path, resolved a moment before) could not be entered, or was entered
+ * somewhere else, judged from the folder's own names and never from where a link among them leads. chdir() and
+ * realpath() follow links: with a link swapped in for a folder of the workspace after its path was resolved, their
+ * error (ENOTDIR for a link to a file, ENOENT for a link to nothing) or the folder they landed in told whether a
+ * path outside the workspace, another tenant's file, exists, and its real path ("it now leads to
+ * /srv/tenants/bob/notes"). Here each name from the deepest folder the runtime lets this process enter is looked
+ * at with lstat() in its pinned parent: a missing name is ENOENT and a file ENOTDIR, as the operation would have
+ * said; a link, a folder that is not the one looked at, or a path whole again is path_changed. The answer depends
+ * on the folder's names alone, whatever a link leads to.
+ */
+function whyNotEntered(folder: string, pinned = true): Error {
+  const names = folder.split("/").filter((name) => name !== "");
+  // The walk starts at the shallowest folder of the path that the runtime lets this process read (the root under
+  // Node and unscoped Deno; a granted folder under path-scoped grants, above which lies only what the operator set).
+  let start = 0;
+  while (start < names.length && !readable(`/${names.slice(0, start).join("/")}`)) start += 1;
+  if (start === names.length) return pathChanged(folder, NOT_THAT_FOLDER);
+  let at = `/${names.slice(0, start).join("/")}`;
+  if (pinned) {
+    try {
+      process.chdir(at);
+    } catch {
+      return pathChanged(folder, NOT_THAT_FOLDER);
+    }
+  }
+  for (const name of names.slice(start)) {
+    at = at === "/" ? `/${name}` : `${at}/${name}`;
+    let stat: fs.Stats;
+    try {
+      // Pinned, the name in its parent; checked (no chdir), its absolute path, whose folders were looked at just
+      // before (a link swapped in among them between two lstat() calls goes unseen: that mode's race).
+      stat = fs.lstatSync(pinned ? name : at);
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ENOENT"
+        ? folderError("ENOENT", folder)
+        : pathChanged(folder, NOT_THAT_FOLDER);
+    }
+    if (stat.isSymbolicLink()) return pathChanged(folder, NOT_THAT_FOLDER);
+    if (!stat.isDirectory()) return folderError("ENOTDIR", folder);
+    if (!pinned) continue;
+    try {
+      // A link swapped in since the lstat() is followed here: whatever its error, or the folder it lands in, the
+      // answer is the same.
+      process.chdir(name);
+      const here = fs.lstatSync(".");
+      if (here.dev !== stat.dev || here.ino !== stat.ino) return pathChanged(folder, NOT_THAT_FOLDER);
+    } catch (error) {
+      // A folder of the path this process may not enter (no search permission), still the very folder looked at.
+      return (error as NodeJS.ErrnoException).code === "EACCES" && sameEntry(name, stat)
+        ? Object.assign(new Error(`EACCES: permission denied, chdir '${folder}'`), { code: "EACCES", path: folder })
+        : pathChanged(folder, NOT_THAT_FOLDER);
+    }
+  }
+  return pathChanged(folder, NOT_THAT_FOLDER);
+}
+
+function sameEntry(name: string, stat: fs.Stats): boolean {
+  try {
+    const now = fs.lstatSync(name);
+    return now.dev === stat.dev && now.ino === stat.ino;
+  } catch {
+    return false;
+  }
+}
+
+function readable(folder: string): boolean {
+  return runtimeFenceKind() !== "deno" || queryRuntimePermission("read", folder).allowed;
 }
 
 function checkName(name: string): void {
@@ -189,8 +269,9 @@ function requireReadable(folder: string): void {
  * `folder` must be an absolute real path, and with `pin` also the same
  * folder (device and inode) as when the pin was taken. `fn` addresses names
  * in the folder through `at`. Throws `path_changed` when the folder is now a
- * link or another folder; errors of `chdir` itself (ENOENT, ENOTDIR, EACCES)
- * are thrown as they are. The working folder is restored before it returns
+ * link or another folder; a folder that cannot be entered is ENOENT,
+ * ENOTDIR or EACCES only as its own names show it, never as a link among them
+ * leads (see whyNotEntered). The working folder is restored before it returns
  * or throws. See {@linkcode confinementMode} for when it can only check.
  */
 export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
@@ -204,20 +285,19 @@ export function inFolder<T>(folder: string, fn: (at: At) => T, pin?: FolderPin):
   // saved.
   if (current === folder) return pinnedHere(folder, fn, pin);
   try {
-    process.chdir(folder);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ERR_WORKER_UNSUPPORTED_OPERATION") throw error;
-    throw new ToolError("Confined file operations need the main thread (a worker thread cannot change folder)", {
-      code: "unsupported_runtime",
-      kind: "execution",
-      recoverable: false,
-      details: { reason: "process.chdir is not available in worker threads" },
-      cause: error,
-    });
-  }
-  try {
-    const here = process.cwd();
-    if (here !== folder) throw pathChanged(folder, here, `it now leads to ${here}`);
+    try {
+      process.chdir(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ERR_WORKER_UNSUPPORTED_OPERATION") throw whyNotEntered(folder);
+      throw new ToolError("Confined file operations need the main thread (a worker thread cannot change folder)", {
+        code: "unsupported_runtime",
+        kind: "execution",
+        recoverable: false,
+        details: { reason: "process.chdir is not available in worker threads" },
+        cause: error,
+      });
+    }
+    if (process.cwd() !== folder) throw whyNotEntered(folder);
     return pinnedHere(folder, fn, pin);
   } finally {
     try {
@@ -236,13 +316,18 @@ function pinnedHere<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
 }
 
 function checkPin(folder: string, now: fs.Stats, pin: FolderPin): void {
-  if (now.dev !== pin.dev || now.ino !== pin.ino) throw pathChanged(folder, folder, "it is another folder now");
+  if (now.dev !== pin.dev || now.ino !== pin.ino) throw pathChanged(folder, "it is another folder now");
 }
 
 // The `checked` mode of confinementMode().
 function checkedIn<T>(folder: string, fn: (at: At) => T, pin?: FolderPin): T {
-  const real = fs.realpathSync(folder);
-  if (real !== folder) throw pathChanged(folder, real, `it now leads to ${real}`);
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync(folder);
+  } catch {
+    // Judged from the folder's names (see whyNotEntered), never from realpath's error through a link.
+  }
+  if (real !== folder) throw whyNotEntered(folder, false);
   if (pin !== undefined) checkPin(folder, fs.lstatSync(folder), pin);
   return fn((name) => (name === "." ? folder : `${folder}/${name}`));
 }
@@ -310,7 +395,7 @@ export function mkdirsConfined(dir: string, roots: readonly string[], mode = 0o7
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const there = fs.lstatSync(at(name));
-        if (there.isSymbolicLink()) throw pathChanged(next, next, "it is a symlink now");
+        if (there.isSymbolicLink()) throw pathChanged(next, "it is a symlink now");
         if (!there.isDirectory()) throw Object.assign(new Error(`ENOTDIR: ${next}`), { code: "ENOTDIR", path: next });
       }
     });
@@ -414,6 +499,27 @@ export function openReadConfined(real: string): number {
   return inParent(real, (name) => fs.openSync(name, READ_NOW));
 }
 
+/**
+ * Opens the file `real` for reading as {@linkcode openReadConfined} does, after
+ * `check` was given its lstat (undefined when nothing is there), taken by the
+ * same single name in the same pinned folder: what `check` judges is what is
+ * opened, or nothing, and never an entry that a link swapped in for a folder
+ * of the path leads to (a stat by the absolute path would follow it, and its
+ * answer, or its error, would tell what lies outside).
+ */
+export function openReadCheckedConfined(real: string, check: (now: fs.Stats | undefined) => void): number {
+  return inParent(real, (name) => {
+    let now: fs.Stats | undefined;
+    try {
+      now = quickLstat(name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    check(now);
+    return fs.openSync(name, READ_NOW);
+  });
+}
+
 /** Opens the folder `dir` itself for reading (for `fsync`), pinned. */
 export function openFolderConfined(dir: string, pin?: FolderPin): number {
   return inFolder(dir, (at) => fs.openSync(at("."), fs.constants.O_RDONLY), pin);
@@ -499,7 +605,7 @@ export function chmodConfined(real: string, mode: number): void {
   inParent(real, (name) => {
     if (nodePermissionModel()) {
       // No fchmod there: chmod by name, right after checking in the same block that it is no link.
-      if (fs.lstatSync(name).isSymbolicLink()) throw pathChanged(real, real, "it is a symlink now");
+      if (fs.lstatSync(name).isSymbolicLink()) throw pathChanged(real, "it is a symlink now");
       return fs.chmodSync(name, mode);
     }
     const fd = fs.openSync(name, READ_NOW);
@@ -736,7 +842,7 @@ export async function copyTreeConfined(
     const source = openReadConfined(from);
     try {
       const opened = fs.fstatSync(source);
-      if (!opened.isFile()) throw pathChanged(path.posix.dirname(from), from, "a file became something else");
+      if (!opened.isFile()) throw pathChanged(path.posix.dirname(from), "a file became something else");
       const { fd } = createConfined(to, stat.mode & 0o7777, true);
       try {
         await copyBytes(source, fd);

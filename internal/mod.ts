@@ -43,6 +43,7 @@ export {
   mkdirsConfined,
   moveConfined,
   openFolderConfined,
+  openReadCheckedConfined,
   openReadConfined,
   placeInFolder,
   readdirConfined,

@@ -29,6 +29,7 @@ import {
   lstatConfined,
   mkdirsConfined,
   moveConfined,
+  openReadCheckedConfined,
   openReadConfined,
   placeInFolder,
   quickLstat,
@@ -114,10 +115,10 @@ export class PolicyFileDoor implements FileDoor {
   // deno-lint-ignore require-await -- async so that a refusal is a rejected promise, as for every other door.
   async openRead(target: FileTarget, check?: (now: fs.Stats | undefined) => void): Promise<number> {
     const real = this.#inside(target.path);
-    const now = lstatNow(real);
-    check?.(now);
-    this.#policy.requireNotHiddenAlias(real, now);
-    return openReadConfined(real);
+    return openReadCheckedConfined(real, (now) => {
+      check?.(now);
+      this.#policy.requireNotHiddenAlias(real, now);
+    });
   }
 
   /** See {@linkcode FileDoor.openFound}. */

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import type { FileDoor, FileTarget } from "@toolfence/core";
 import { ToolError } from "@toolfence/core";
-import { fileOpError, wrongType } from "./fs_errors.ts";
+import { fileOpError, notFound, wrongType } from "./fs_errors.ts";
 
 /**
  * Files up to this size are read by {@linkcode openForReading} with
@@ -91,13 +91,11 @@ export interface OpenFile {
   stat: fs.Stats;
 }
 
-// The stat of a target the door's lstat found nothing at: statSync says what is wrong (ENOENT, ...).
-function statOf(target: FileTarget, shown: string): fs.Stats {
-  try {
-    return fs.statSync(target.path);
-  } catch (error) {
-    throw fileOpError(error, shown, target.path, "reading");
-  }
+// A target the door's lstat, taken in its pinned folder, found nothing at: gone since it was resolved. Not a stat
+// by the path again: that follows a link swapped in for a folder of the path, and its answer or its error (ENOTDIR
+// for a file where the link leads, ENOENT for nothing) told whether a path outside the workspace exists.
+function gone(target: FileTarget, shown: string): never {
+  throw notFound(shown, target.path);
 }
 
 // Opens the regular file `target` through the door and checks it is the one its stat saw.
@@ -109,7 +107,7 @@ async function openChecked(files: FileDoor, target: FileTarget, shown: string, d
   let fd: number;
   try {
     fd = await files.openRead(target, (now) => {
-      before = now ?? statOf(target, shown);
+      before = now ?? gone(target, shown);
       requireRegular(before, shown, real, directoryHint);
     });
   } catch (error) {

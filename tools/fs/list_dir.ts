@@ -5,7 +5,6 @@
  */
 
 import type fs from "node:fs";
-import fsp from "node:fs/promises";
 import path from "node:path";
 import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
@@ -101,12 +100,13 @@ export const listDirTool: Tool<ListDirArgs> = tool({
     const real = target.path;
     let entries: fs.Dirent[];
     try {
-      if (!target.existed || target.stat === undefined) await fsp.stat(real);
       if (target.stat !== undefined && !target.stat.isDirectory()) {
         const found = describeType(target.stat);
         throw wrongType(dir, real, found, "a directory", "Use read_file or file_info for a single file.");
       }
-      // Through the door: what the policy hides is not listed.
+      // Through the door: what the policy hides is not listed. A folder that is not there is said so by the door's
+      // confined listing (ENOENT, ENOTDIR as the folder's own names show), never by a stat of the path: that would
+      // follow a link swapped in for a folder of the path, and say what lies where it leads.
       entries = ctx.policy.files.entries(target);
     } catch (error) {
       throw fileOpError(error, dir, real, "listing");
