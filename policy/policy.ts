@@ -31,8 +31,8 @@ import {
 } from "./shell/authorize_command.ts";
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
-import { statTaken, type Workspace } from "./workspace.ts";
-import { deniedEntries, inodeKey, linkedInodes, quickLstat, readdirConfined } from "@toolfence/internal";
+import { type ResolvedPath, statTaken, type Workspace } from "./workspace.ts";
+import { deniedEntries, inodeKey, linkedInodes, lstatConfined, quickLstat, readdirConfined } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
@@ -356,7 +356,7 @@ export class Policy {
     const resolved = await this.workspace.resolve(path, { followFinalSymlink: options.followFinalSymlink ?? true });
     this.#requireVisible(path, resolved.path, options.access ?? "read");
     requireFence(this.fence, options.access ?? "read", resolved.path);
-    const found = lstatOf(resolved.path, statTaken(resolved));
+    const found = this.#confirmedLstat(path, resolved);
     this.requireNotHiddenAlias(resolved.path, found.stat, path);
     return {
       path: resolved.path,
@@ -365,6 +365,41 @@ export class Policy {
       roots: this.workspace.roots(),
       access: options.access ?? "read",
     };
+  }
+
+  // The lstat of a resolved target, as the resolution found it, confirmed by its name in its pinned folder where it
+  // lies deeper than one name below a root: the resolution's lstat of each name by its absolute path follows a link
+  // swapped in for a folder of the path since that folder was looked at, and what it found there told whether a path
+  // outside exists (file_info of d/x.txt was path_changed only where the folder outside held an x.txt, not_found
+  // where it did not). Where the two disagree (something there or not, another entry), the path changed during the
+  // call; the answer never depends on where a link leads. An entry right in a root is looked up in that root, which
+  // no command can swap.
+  #confirmedLstat(named: string, resolved: ResolvedPath): { existed: boolean; stat?: fs.Stats } {
+    const real = resolved.path;
+    const taken = statTaken(resolved);
+    const roots = this.workspace.roots();
+    if (roots.includes(real) || roots.includes(path.posix.dirname(real))) return lstatOf(real, taken);
+    let now: fs.Stats | undefined;
+    try {
+      now = lstatConfined(real);
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      // Unsure whether something is there (see lstatOf): count it as there.
+      return { existed: true };
+    }
+    const agrees = now === undefined
+      ? !resolved.exists
+      : resolved.exists && (taken === undefined || (taken.dev === now.dev && taken.ino === now.ino));
+    if (!agrees) {
+      throw new ToolError(`${named} changed during the call (a folder on its way is not the one it was)`, {
+        code: "path_changed",
+        kind: "policy",
+        recoverable: false,
+        recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
+        details: { path: real },
+      });
+    }
+    return now === undefined ? { existed: false } : { existed: true, stat: now };
   }
 
   /**

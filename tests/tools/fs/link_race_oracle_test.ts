@@ -53,6 +53,25 @@ describe("a folder raced against a link to outside", () => {
     assert.ok(!answers[0].includes(l.outside), answers[0]);
   });
 
+  // The other moment: the resolution walked through race while it was a link, and race is the folder again when the
+  // target is looked at. Before, the walk's lstat of race/f.txt (through the link) was taken for the target's:
+  // file_info could give the size of the file outside with the workspace file's content.
+  test("a resolution that went through the link: no size from outside", { timeout: 60_000 }, async () => {
+    await fsp.mkdir(path.join(l.outside, "big"));
+    await fsp.writeFile(path.join(l.outside, "big", "f.txt"), "x".repeat(12_345));
+    let sized = 0;
+    await whileSwappedForLink(l.workdir, "race", path.join(l.outside, "big"), async () => {
+      const deadline = performance.now() + RACE_MS;
+      while (performance.now() < deadline) {
+        const result = await l.call("file_info", { path: "race/f.txt" });
+        const size = (result.output as { size?: number } | null)?.size;
+        assert.notEqual(size, 12_345, `the size of the file outside: ${JSON.stringify(result.output)}`);
+        if (size !== undefined) sized++;
+      }
+    });
+    assert.ok(sized > 0, "no file_info answered during the race");
+  });
+
   for (const [kind, target] of [["a file", "secret.txt"], ["a folder", "twin"], ["nothing", "nothing"]]) {
     test(`the link leads to ${kind}: no answer tells what is there`, { timeout: 60_000 }, async () => {
       const codes = new Map<string, number>();
