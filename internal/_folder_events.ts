@@ -136,8 +136,11 @@ sub drain {
         if ($mask & 0x40) { $moving{$cookie} = $child }
         elsif ($mask & 0x200) { unwatch($child) }
         my $from = ($mask & 0x80) ? delete $moving{$cookie} : undef;
-        if (defined $from) { rename_keys($from, $child) }
-        elsif ($mask & 0x180) { my ($i, $rel) = split(/:/, $child, 2); watch($i, $rel) }
+        rename_keys($from, $child) if defined $from;
+        # Made or moved in: watched, with what is in it (each folder's watch added before it is listed). A folder
+        # moved within keeps its watches, and is walked as well: one made in it before its watch was added, whose
+        # walk found it already gone from its earlier name, is watched now.
+        if ($mask & 0x180) { my ($i, $rel) = split(/:/, $child, 2); watch($i, $rel) }
       }
     }
   }
