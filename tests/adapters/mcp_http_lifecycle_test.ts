@@ -77,11 +77,13 @@ describe("what a session owns ends with it", () => {
   });
 
   test("an idle session expires, with its jobs", { timeout: 60_000 }, async () => {
-    const h = await startServer([{ token: TOKEN, tenant: "t" }], { idleTimeoutMs: 300 });
+    // Idle for 3 s: long enough for a loaded machine to find the job's process by its marker first (with 300 ms, a
+    // CI run under Node 24 saw the session, and its job, end before the search found it).
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { idleTimeoutMs: 3_000 });
     try {
       const client = await connect(h.server.url, TOKEN);
       const pid = await ownSomething(client);
-      await until(() => !alive(pid));
+      await until(() => !alive(pid), 20_000);
       await until(async () => (await readdir(join(h.dir, "tmp"))).length === 0);
       await assert.rejects(client.listTools(), /404|not found/i);
       await client.close();
