@@ -203,6 +203,11 @@ export interface CommandGroup {
   /** Whether the group counts the CPU of the whole tree (cgroup v2, or v1 with cpuacct), and its watch ends it there. */
   countsCpu: boolean;
   /**
+   * Whether the group bounds the memory of the whole tree (cgroup v2, or v1 with a memory hierarchy): then it
+   * alone judges `memory`, and the command gets no RLIMIT_DATA (see `limitCommand`).
+   */
+  countsMemory: boolean;
+  /**
    * Starts the server's own watch of the group (where the server may read
    * its files; else the shell watcher of `setup` does it): past the process
    * or CPU limit, every process in it is killed.
@@ -256,6 +261,16 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
       String(limits.memoryBytes),
     ]);
   }
+  // Swap counts to the memory limit, where the kernel accounts it (v2's memory.swap.max, v1's memsw with
+  // swapaccount): without it a tree at memory.max is swapped out instead of ended, and no rlimit bounds a
+  // process's private memory where the group counts memory (see `countsMemory`). Written after the limit (v1
+  // refuses a memsw below limit_in_bytes); a kernel without the file keeps the command running.
+  const swapValues: [string, string][] = memoryDir
+    ? [[
+      path.join(memoryDir, root.version === 2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes"),
+      root.version === 2 ? "0" : String(limits.memoryBytes),
+    ]]
+    : [];
   // The parents' limits: SHARED_FACTOR times the command's, in the same files, written by every command that
   // joins (the last policy's values hold). v2 hands the controllers on to the children as it makes the parent.
   const parentValues: [string, string][] = parents.flatMap((parent) =>
@@ -311,7 +326,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
   // The server makes, watches and removes the folders itself where its runtime
   // lets it (Node, Deno with --allow-all): no watcher process, and no shell to
   // make or remove the folders.
-  const direct = makeParents(parents, parentValues, root.version === 2) && makeDirect(dirs, values);
+  const direct = makeParents(parents, parentValues, root.version === 2) && makeDirect(dirs, values, swapValues);
   let timer: ReturnType<typeof setInterval> | undefined;
   const cpuUsed = (text: string) => {
     if (cpuFile === undefined) return false;
@@ -335,6 +350,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
       // A parent's limit that cannot be lowered below what its commands use now keeps its value.
       ...parentValues.map(([f, v]) => `{ echo ${v} > ${quote(f)}; } 2>/dev/null`),
       ...values.map(([f, v]) => `echo ${v} > ${quote(f)} || exit 126`),
+      ...swapValues.map(([f, v]) => `[ ! -e ${quote(f)} ] || echo ${v} > ${quote(f)} || exit 126`),
     ].concat(watcher).join("\n"),
     // On v1 the shell moves its one thread through `tasks`: a move of the writer itself alone skips the kernel's
     // cgroup_threadgroup_rwsem, whose taking for writing (every write to cgroup.procs) waits for an RCU grace
@@ -344,6 +360,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
       dirs.map((dir) => `echo 0 > ${quote(path.join(dir, root.version === 2 ? "cgroup.procs" : "tasks"))}`).join(" && ")
     }; } || { echo "toolfence: the command could not join its cgroup, so it does not run" >&2; exit 126; }`,
     countsCpu: cpuFile !== undefined,
+    countsMemory: memoryDir !== undefined,
     watch() {
       if (!direct || timer !== undefined) return;
       let busy = false;
@@ -453,7 +470,13 @@ function removeParents(parents: readonly string[]): void {
 // Synchronous, as are the first reads and removals of closeDirect: each is one system call on a
 // pseudo-file system, and each asynchronous one waited its turn in the runtime's thread pool (about
 // a third of the limits' cost per command beyond their shell, measured at load 16).
-function makeDirect(dirs: readonly string[], values: readonly [string, string][]): boolean {
+// Makes the command's folders and writes its limits, then those written only where the kernel has the file
+// (`optional`); false where the server cannot (the shell in front does it then, or stops).
+function makeDirect(
+  dirs: readonly string[],
+  values: readonly [string, string][],
+  optional: readonly [string, string][],
+): boolean {
   const made: string[] = [];
   try {
     for (const dir of dirs) {
@@ -461,6 +484,7 @@ function makeDirect(dirs: readonly string[], values: readonly [string, string][]
       made.push(dir);
     }
     for (const [file, value] of values) fs.writeFileSync(file, value);
+    for (const [file, value] of optional) if (fs.existsSync(file)) fs.writeFileSync(file, value);
     return true;
   } catch {
     for (const dir of made.reverse()) {

@@ -44,7 +44,7 @@ export type LimitName = "memory" | "cpuSeconds" | "fileSize" | "processes" | "op
 
 /** The resource limits in force, resolved to numbers. */
 export interface ResourceLimits {
-  /** Memory of the command: RLIMIT_DATA of each process, and the cgroup's memory of the tree. */
+  /** Memory of the command: the cgroup's memory of the tree (swap included), else RLIMIT_DATA of each process. */
   memoryBytes: number;
   /** CPU seconds of the command: its whole tree where a cgroup counts them, else each process (SIGXCPU). */
   cpuSeconds: number;
@@ -553,7 +553,11 @@ export async function limitCommand(
   // group had counted the limit, and a loop inside $(...) ended with nobody saying so: the call passed.
   const kernel = group?.countsCpu ? { ...limits, cpuSeconds: limits.cpuSeconds + 1 } : limits;
   const browser = options.profile === "browser";
-  const rlimitOptions = { withMemory: !browser, withCpu: !browser };
+  // Where the group bounds the tree's memory, it alone judges `memory`: no RLIMIT_DATA. The rlimit refused an
+  // allocation with ENOMEM before the group filled, and most programs die of that without a word that says memory
+  // (sed read a 600 MB line as the end of its input and printed nothing, exit 0; python3, perl and node with their
+  // error output discarded exited 1, 12 and 1 as plain failures): the group's OOM kill is seen and named.
+  const rlimitOptions = { withMemory: !browser && !group?.countsMemory, withCpu: !browser };
   const passed = options.descriptors ?? [];
   const reopened = passed.length > 0 && passed.length <= MAX_REOPENED && (rlimits !== undefined || group) &&
       await reopensDescriptors(passed[0])

@@ -135,33 +135,45 @@ describe("the mechanism with real processes", TIMEOUT, () => {
     tmpSize: "3MiB",
   });
 
-  test("a command gets the rlimits: data, CPU (soft, hard 2 s later), file size, open files, no core", {
-    timeout: 60_000,
-  }, async () => {
-    const state = await limitsState(limits, false);
-    if (state.mechanism === "none") return;
-    // Where a cgroup counts the tree's CPU, it judges the limit, and RLIMIT_CPU is a backstop a second later.
-    const cpuCounted = !state.gaps.some((gap) => gap.limit === "cpuSeconds");
-    const alone = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false, cgroup: false });
-    const withoutGroup = await run(alone.argv);
-    await alone.release();
-    assert.deepEqual(limitLine(withoutGroup.stdout, "Max cpu time"), ["7", "9"]);
-    const limited = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false });
-    try {
-      const out = await run(limited.argv);
-      assert.equal(out.code, 0, out.stderr);
-      assert.deepEqual(limitLine(out.stdout, "Max data size"), [String(300 * MiB), String(300 * MiB)]);
-      assert.deepEqual(limitLine(out.stdout, "Max cpu time"), cpuCounted ? ["8", "10"] : ["7", "9"]);
-      assert.deepEqual(limitLine(out.stdout, "Max file size"), [String(5 * MiB), String(5 * MiB)]);
-      assert.deepEqual(limitLine(out.stdout, "Max open files"), ["77", "77"]);
-      assert.deepEqual(limitLine(out.stdout, "Max core file size"), ["0", "0"]);
-      // RLIMIT_NPROC counts all the user's tasks: the machine's count plus the limit.
-      const [nproc] = limitLine(out.stdout, "Max processes");
-      assert.ok(Number(nproc) > 40, nproc);
-    } finally {
-      await limited.release();
-    }
-  });
+  test(
+    "a command gets the rlimits: data (where no group counts memory), CPU (soft, hard 2 s later), file size, open files, no core",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const state = await limitsState(limits, false);
+      if (state.mechanism === "none") return;
+      // Where a cgroup counts the tree's CPU, it judges the limit, and RLIMIT_CPU is a backstop a second later.
+      const cpuCounted = !state.gaps.some((gap) => gap.limit === "cpuSeconds");
+      const alone = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false, cgroup: false });
+      const withoutGroup = await run(alone.argv);
+      await alone.release();
+      assert.deepEqual(limitLine(withoutGroup.stdout, "Max cpu time"), ["7", "9"]);
+      // Without a group that counts memory, RLIMIT_DATA is the memory limit.
+      assert.deepEqual(limitLine(withoutGroup.stdout, "Max data size"), [String(300 * MiB), String(300 * MiB)]);
+      // Where the group counts memory, it alone judges it: the command keeps the server's own RLIMIT_DATA.
+      const memoryCounted = !state.gaps.some((gap) => gap.limit === "memory");
+      const own = limitLine(fs.readFileSync("/proc/self/limits", "utf8"), "Max data size");
+      const limited = await limitCommand(["cat", "/proc/self/limits"], limits, { privateTmp: false });
+      try {
+        const out = await run(limited.argv);
+        assert.equal(out.code, 0, out.stderr);
+        assert.deepEqual(
+          limitLine(out.stdout, "Max data size"),
+          memoryCounted ? own : [String(300 * MiB), String(300 * MiB)],
+        );
+        assert.deepEqual(limitLine(out.stdout, "Max cpu time"), cpuCounted ? ["8", "10"] : ["7", "9"]);
+        assert.deepEqual(limitLine(out.stdout, "Max file size"), [String(5 * MiB), String(5 * MiB)]);
+        assert.deepEqual(limitLine(out.stdout, "Max open files"), ["77", "77"]);
+        assert.deepEqual(limitLine(out.stdout, "Max core file size"), ["0", "0"]);
+        // RLIMIT_NPROC counts all the user's tasks: the machine's count plus the limit.
+        const [nproc] = limitLine(out.stdout, "Max processes");
+        assert.ok(Number(nproc) > 40, nproc);
+      } finally {
+        await limited.release();
+      }
+    },
+  );
 
   test(
     "where no cgroup counts memory, the state says so: shared memory passes RLIMIT_DATA whatever its size",
@@ -336,6 +348,36 @@ describe("the mechanism with real processes", TIMEOUT, () => {
         left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
       }
       assert.deepEqual(left, []);
+    },
+  );
+
+  test(
+    "with a memory cgroup, swap counts to the limit: v2 memory.swap.max 0, v1 memsw at the limit where accounted",
+    { timeout: 60_000 },
+    async () => {
+      const found = await findCgroup();
+      if (!("root" in found) || (found.root.version === 1 && found.root.memory === undefined)) return;
+      // The group's own swap file, read by the command from inside its group; "none" where the kernel has none.
+      const file = found.root.version === 2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+      // The group's folder: its name (the last part of the command's own cgroup path) under the root found.
+      const dir = found.root.version === 2
+        ? `${found.root.dir}/$(sed -n 's/^0::.*\\///p' /proc/self/cgroup)`
+        : `${found.root.memory}/$(sed -n 's/^[0-9]*:memory:.*\\///p' /proc/self/cgroup)`;
+      for (const cgroup of [true, false]) {
+        const limited = await limitCommand(
+          ["sh", "-c", `cat "${dir}/${file}" 2>/dev/null || echo none; cat /proc/self/cgroup`],
+          limits,
+          { privateTmp: false, cgroup },
+        );
+        const out = await run(limited.argv);
+        await limited.release();
+        if (!cgroup) continue;
+        assert.match(out.stdout, /toolfence-\d+-\d+/, out.stdout + out.stderr);
+        const value = out.stdout.split("\n")[0];
+        // Before, swap was not counted: max (v2) or the v1 default, a tree at its limit swapped instead of ending.
+        if (value !== "none") assert.equal(value, found.root.version === 2 ? "0" : String(300 * MiB));
+        else assert.ok(!fs.existsSync(join(found.root.version === 2 ? found.root.dir : found.root.memory!, file)));
+      }
     },
   );
 

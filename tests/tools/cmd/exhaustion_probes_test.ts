@@ -34,12 +34,20 @@ const TIMEOUT_S = 120;
 const QUICK_MS = 100_000;
 
 // [what, command, the limits it may be reported as]
-// needs: what the probe needs to run here, and limits of its own over SMALL.
+// needs: what the probe needs to run here (`rlimitMemory`: RLIMIT_DATA, where no group counts memory), and limits of
+// its own over SMALL.
 const PROBES: [
   string,
   string,
   string[],
-  { bwrap?: boolean; processes?: boolean; memory?: boolean; program?: string; limits?: ResourceLimitsInput }?,
+  {
+    bwrap?: boolean;
+    processes?: boolean;
+    memory?: boolean;
+    rlimitMemory?: boolean;
+    program?: string;
+    limits?: ResourceLimitsInput;
+  }?,
 ][] = [
   ["memory through $(...)", "x=$(cat /dev/zero); echo ${#x}", ["memory", "cpuSeconds"]],
   ["memory through sort", "head -c 600M /dev/zero | tr '\\0' 'a' | fold -w 100 | sort | tail -1", [
@@ -117,8 +125,17 @@ const PROBES: [
     ["memory"],
     { program: "node" },
   ],
-  // Before: a success; the JVM cannot reserve its heap under 256 MiB, and says so in words no hint knew.
-  ["java under the memory limit", "java -version; echo done", ["memory"], { program: "java" }],
+  // Before: a success; the JVM could not reserve its heap under 256 MiB (RLIMIT_DATA), and said so in words no hint
+  // knew. Where the group counts memory there is no RLIMIT_DATA, and `java -version` runs (limits_test.ts): a JVM
+  // past its heap, or the group's, is what is named.
+  ["java under the memory limit", "java -version; echo done", ["memory"], { program: "java", rlimitMemory: true }],
+  [
+    "java past the memory limit",
+    "printf 'class H { public static void main(String[] a) { var l = new java.util.ArrayList<long[]>(); " +
+    "for (;;) l.add(new long[1 << 20]); } }' > H.java && java H.java; echo done",
+    ["memory"],
+    { program: "java" },
+  ],
   // The cgroup's OOM killer ends one of three sleepers of 120 MiB each; before, the call waited for the others (31.8 s
   // with a sleep of 30 s; here the timeout, 120 s): the watch now ends the group at the first OOM kill.
   [
@@ -143,7 +160,7 @@ function options(limits: ResourceLimitsInput) {
 describe("exhaustion probes through the bash tool", { timeout: 900_000 }, () => {
   for (const [what, command, limits, needs] of PROBES) {
     const skip = (needs?.bwrap && !hasBwrap) || (needs?.processes && !processesHold) ||
-      (needs?.memory && !memoryCounted) ||
+      (needs?.memory && !memoryCounted) || (needs?.rlimitMemory && memoryCounted) ||
       (needs?.program !== undefined && !installed(needs.program));
     test(`${what}: resource_limit, at once, while the session answers`, { timeout: 180_000, skip }, async () => {
       await withSession(async (session) => {

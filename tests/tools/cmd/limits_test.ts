@@ -189,8 +189,9 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
 
   test("a runtime's own out-of-memory line names the memory limit", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
-      // V8 sizes its heap from the cgroup and aborts past it; Perl says "Out of memory!" when RLIMIT_DATA refuses.
-      // Neither kernel counter moves, and the line goes on to exit 0: only the words show the limit.
+      // V8 sizes its heap from the cgroup and aborts past it, Perl says "Out of memory!" where RLIMIT_DATA refuses:
+      // no kernel counter moves, and the line goes on to exit 0: only the words show the limit. Where a cgroup
+      // counts memory (no RLIMIT_DATA), its OOM kill may come first and end the tree: the line may not go on.
       for (
         const line of [
           "node -e 'const a = []; for (;;) a.push(new Array(1e6).fill(1))'; echo went on",
@@ -198,7 +199,38 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
         ]
       ) {
         const output = assertLimit(await bash(session, line, 50), "memory", "256MiB");
-        assert.match(output.stdout, /went on/, line);
+        if (!memoryCounted) assert.match(output.stdout, /went on/, line);
+      }
+    }, options({ ...SMALL, cpuSeconds: 20 }));
+  });
+
+  test("a memory refusal with its words hidden is named: the group's kill, not a silent ENOMEM", {
+    timeout: 120_000,
+    skip: !memoryCounted,
+  }, async () => {
+    // Before, RLIMIT_DATA at the limit refused each of these with ENOMEM before the group filled, and none said so:
+    // sed took ENOMEM for the end of its input (no output, exit 0), the others ended as plain failures
+    // (`exit=1`, perl's 12) of a line that went on. Now the group alone judges memory: its OOM kill is named.
+    await withSession(async (session) => {
+      for (
+        const line of [
+          "head -c 400M /dev/zero | tr '\\0' a | sed 's/a/b/' | wc -c; echo went on",
+          "head -c 400M /dev/zero | tr '\\0' a | awk '{ print length }' 2>/dev/null; echo went on",
+          "python3 -c 'x = bytearray(1 << 30)' 2>/dev/null; echo went on",
+          "python3 -c 'a = []\nwhile True: a.append(bytearray(1 << 20))' 2>/dev/null; echo went on",
+          `perl -e '$x = "a" x 600_000_000' 2>/dev/null; echo went on`,
+          "node -e 'Buffer.alloc(2 ** 30, 1)' 2>/dev/null; echo went on",
+        ]
+      ) {
+        const run = await bash(session, line, 50);
+        assert.equal(run.result.errorCode, "resource_limit", `${line}: ${run.result.status} ${run.result.error}`);
+        assertLimit(run, "memory", "256MiB");
+      }
+      // And what only the rlimit refused runs: the JVM reserves its heap and code cache up front (before, "Could not
+      // reserve enough space" under 256 MiB, `java -version` failed).
+      if (installed("java")) {
+        const java = await bash(session, "java -version 2>&1 | head -1", 50);
+        assert.match(okOutput<BashResult>(java.result).stdout, /version/);
       }
     }, options({ ...SMALL, cpuSeconds: 20 }));
   });
