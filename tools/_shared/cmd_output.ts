@@ -65,6 +65,50 @@ function readAtOnce(fd: number, buffer: Uint8Array, length: number): number {
 // is usually a few lines; a larger one asynchronously, so that other calls go on while it is read.
 const READ_AT_ONCE_BYTES = 1 << 20;
 
+/**
+ * The most bytes of command output that all of this process's commands read back into memory at once, for their
+ * results and artifacts: 64 MiB, the default output limit of one command; a bigger read (`max_output_bytes` up to
+ * the session maximum, 256 MiB by default) takes the whole budget and runs alone. A read costs several times its
+ * bytes on the way (the bytes, the decoded text, its UTF-8 again for the artifact store, the store's copy): 300 MB of
+ * random bytes, whose every byte decodes to U+FFFD, took the server to 1.39 GB. Before 2026-12-05 every command of
+ * every session read at once: three such commands took it to 3.1 GB, and one session may run 16. Past the budget a
+ * read waits, first come first served, for those before it.
+ */
+export const OUTPUT_READ_BUDGET_BYTES: number = DEFAULT_OUTPUT_LIMIT_BYTES;
+
+// Reads up to this size take no part in the budget: a few lines, read at once, never wait behind a big one.
+const UNBUDGETED_BYTES = READ_AT_ONCE_BYTES;
+
+// The byte budget of the reads of this process (all sessions and tenants share the memory they use).
+class ByteBudget {
+  #free: number;
+  readonly #queue: { bytes: number; grant: () => void }[] = [];
+
+  constructor(readonly total: number) {
+    this.#free = total;
+  }
+
+  // Waits until `bytes` (at most the whole budget) are free, and takes them; the function gives them back.
+  async take(bytes: number): Promise<() => void> {
+    const wanted = Math.min(bytes, this.total);
+    if (this.#queue.length === 0 && this.#free >= wanted) this.#free -= wanted;
+    else await new Promise<void>((grant) => this.#queue.push({ bytes: wanted, grant }));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.#free += wanted;
+      while (this.#queue.length > 0 && this.#free >= this.#queue[0].bytes) {
+        const next = this.#queue.shift()!;
+        this.#free -= next.bytes;
+        next.grant();
+      }
+    };
+  }
+}
+
+const readBudget = new ByteBudget(OUTPUT_READ_BUDGET_BYTES);
+
 /** One output stream, read back within a cap. */
 export interface CappedStream {
   /** The text, or its head and tail around a marker. */
@@ -92,31 +136,40 @@ export async function readStreamForResult(
   // lived in the file. The capture stops at the output limit, but the command can reach the file itself (the
   // session temp dir is in its view) and append gigabytes there: never more than the limit is read. It is read by
   // the descriptor the door opens, never by its path, which the command may have made a link.
-  let content: Uint8Array;
-  let bytes: number;
+  // A big read waits for its share of the process's read budget, held until its text is cut and stored.
+  let release = () => {};
   try {
-    const fd = file.open();
+    let content: Uint8Array;
+    let bytes: number;
     try {
-      bytes = fs.fstatSync(fd).size;
-      const length = Math.min(bytes, maxBytes);
-      const buffer = new Uint8Array(length);
-      const read = length <= READ_AT_ONCE_BYTES ? readAtOnce(fd, buffer, length) : await readAt(fd, buffer, length, 0);
-      content = buffer.subarray(0, read);
-    } finally {
-      fs.closeSync(fd);
+      const fd = file.open();
+      try {
+        bytes = fs.fstatSync(fd).size;
+        const length = Math.min(bytes, maxBytes);
+        if (length > UNBUDGETED_BYTES) release = await readBudget.take(length);
+        const buffer = new Uint8Array(length);
+        const read = length <= READ_AT_ONCE_BYTES
+          ? readAtOnce(fd, buffer, length)
+          : await readAt(fd, buffer, length, 0);
+        content = buffer.subarray(0, read);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      throw outputUnavailable(file.path, error);
     }
-  } catch (error) {
-    if (error instanceof ToolError) throw error;
-    throw outputUnavailable(file.path, error);
+    const kept = content.subarray(0, maxBytes);
+    const text = decoder.decode(kept);
+    const whole = kept.byteLength === bytes;
+    if (whole && text.length <= cap) return { text, bytes, truncated: false };
+    const ref = await artifacts.put(text, {
+      summary: `${summary}, ${bytes} bytes${whole ? "" : `, the first ${maxBytes} kept`}`,
+    });
+    return { text: capText(text, cap, ref).text, bytes, truncated: true };
+  } finally {
+    release();
   }
-  const kept = content.subarray(0, maxBytes);
-  const text = decoder.decode(kept);
-  const whole = kept.byteLength === bytes;
-  if (whole && text.length <= cap) return { text, bytes, truncated: false };
-  const ref = await artifacts.put(text, {
-    summary: `${summary}, ${bytes} bytes${whole ? "" : `, the first ${maxBytes} kept`}`,
-  });
-  return { text: capText(text, cap, ref).text, bytes, truncated: true };
 }
 
 /**
