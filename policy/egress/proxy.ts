@@ -177,9 +177,28 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
   };
   const sockets = new Set<Duplex>();
+  let closed = false;
+  // A socket of the proxy, closed with it; one made after it closed (a judge or a connection that finished late) is
+  // closed at once.
   const track = (socket: Duplex) => {
+    if (closed) return void socket.destroy();
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+  };
+  // A connection to a server lives no longer than the client's connection it serves, and is closed at once when
+  // the client went while the judge or the connection took their time. Before, a client that sent its request and
+  // went (`printf 'GET http://allowed/ ...' | socat - TCP:127.0.0.1:3128`) left the connection to the server open,
+  // outside the cap on client connections, until the server closed it: 20 such requests held 20 connections (and
+  // the server's descriptors) after the command and its session had ended.
+  const boundTo = (client: Duplex, upstream: Duplex): boolean => {
+    if (client.destroyed || closed) {
+      upstream.destroy();
+      return false;
+    }
+    const drop = () => upstream.destroy();
+    client.once("close", drop);
+    upstream.once("close", () => client.off("close", drop));
+    return true;
   };
   const maxConnections = options.maxConnections ?? MAX_PROXY_CONNECTIONS;
   const pool = options.pool ?? SERVER_PROXY_CONNECTIONS;
@@ -295,6 +314,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       return refuseRequest(error, url.href);
     }
     track(socket);
+    if (!boundTo(req.socket, socket)) return;
     // One connection per request (no pool): closed with the answer, or when the client goes away before it ends.
     res.once("close", () => socket.destroy());
     const headers = { ...req.headers };
@@ -364,6 +384,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       }
       return refuseTunnel(error);
     }
+    track(upstream);
+    if (!boundTo(client, upstream)) return;
     report({
       target: asked,
       method: "CONNECT",
@@ -419,7 +441,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     client.on("data", take);
     client.once("end", ended);
     if (head.length) take(Buffer.alloc(0));
-    track(upstream);
+    // A client that half-closed while the tunnel was judged and made (`printf 'CONNECT ...' | socat ...`) ended
+    // before these listeners: the server's side is ended too, so that the tunnel closes once the server answers it.
+    // Before, neither side ever closed: the client's end had passed unseen and the server waited for a request.
+    if (client.readableEnded) ended();
     upstream.on("error", () => client.destroy());
   });
   const listen = options.listen ?? { port: 0, host: "127.0.0.1" };
@@ -434,6 +459,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     ...("path" in listen ? { path: listen.path } : {}),
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),

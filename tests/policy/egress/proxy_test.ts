@@ -614,4 +614,73 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+  test("a client gone while its request is judged leaves no connection to the server open", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: a client that sent its request and went (closed, or only half-closed, as `printf ... | socat`
+    // does) while the judge answered left the proxy's connection to the server open, outside the proxy's cap,
+    // for as long as the server kept it: 20 such requests of a command held 20 connections (and the server's
+    // descriptors) after the command and its session had ended; a background job could pile them up.
+    let open = 0;
+    const target = http.createServer((_req, res) => res.end("answer"));
+    target.on("connection", (socket) => {
+      open++;
+      socket.on("close", () => open--);
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const port = (target.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    let judged = 0;
+    // A judge that takes its time, as a lookup or a person does.
+    const slowJudge = () =>
+      new Promise<{ addresses: string[]; addressClass: "loopback" }>((resolve) =>
+        setTimeout(() => {
+          judged++;
+          resolve({ addresses: ["127.0.0.1"], addressClass: "loopback" });
+        }, 150)
+      );
+    const openSettles = async () => {
+      for (let i = 0; i < 100 && open > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      return open;
+    };
+    const proxy = await startEgressProxy({ judge: slowJudge, listen: { path: path.join(dir, "p.sock") } });
+    const send = (text: string, how: "end" | "destroy") =>
+      new Promise<void>((resolve) => {
+        const socket = net.connect(proxy.path!, () => {
+          socket.write(text);
+          // Half-closed, then gone after a moment as socat goes (its -t); or gone at once.
+          if (how === "end") socket.end();
+          setTimeout(() => socket.destroy(), how === "end" ? 300 : 20);
+        });
+        socket.on("error", () => {});
+        socket.on("close", () => resolve());
+        socket.resume();
+      });
+    try {
+      const requests = [
+        `GET http://127.0.0.1:${port}/a HTTP/1.1\r\nHost: x\r\n\r\n`,
+        `POST http://127.0.0.1:${port}/b HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\npartial`,
+        `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`,
+        `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+      ];
+      const sends = requests.flatMap((text) => [send(text, "end"), send(text, "destroy")]);
+      await Promise.all(sends);
+      for (let i = 0; i < 100 && judged < sends.length; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(judged, sends.length, "every request was judged");
+      assert.equal(await openSettles(), 0, "connections to the server left open by clients gone");
+      // The proxy closed while requests are judged: what connects after is closed too.
+      judged = 0;
+      const late = requests.map((text) => send(text, "end"));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await proxy.close();
+      await Promise.all(late);
+      for (let i = 0; i < 100 && judged < late.length; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(await openSettles(), 0, "connections to the server made after the proxy closed");
+    } finally {
+      await proxy.close();
+      target.closeAllConnections();
+      await new Promise((resolve) => target.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
