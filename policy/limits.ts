@@ -434,7 +434,11 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
         // bash: `xmalloc: cannot allocate N bytes`, `xrealloc: subst.c:42: cannot allocate N bytes` (before, the
         // pattern read `x(?:re)?malloc`, which no bash prints for xrealloc: `x=$x$x` grown ended as command_failed)
         "\\bx(?:m|re)alloc:[^\\n]*cannot allocate",
-        "Cannot allocate memory", // strerror(ENOMEM): coreutils, sort, most C programs
+        // strerror(ENOMEM): coreutils, sort, most C programs; jq in lower case (`error: cannot allocate memory`,
+        // before unread: under RLIMIT_DATA alone `... | jq -R . > out; echo done` ended as a success)
+        "[Cc]annot allocate memory",
+        // git's xmalloc (`fatal: Out of memory, realloc failed`: before, command_failed with the limit unnamed)
+        "Out of memory, (?:m|re|c)alloc failed",
         "(?:code: '|spawn \\S+ )ENOMEM\\b|ENOMEM: not enough memory", // Node, libuv
         // the JVM: its heap or a thread stack refused (its fatal report goes to stdout, this warning to stderr)
         "os::commit_memory\\([^\\n]*\\(errno=12\\)|insufficient memory for the Java Runtime Environment",

@@ -230,6 +230,10 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       "\n<--- Last few GCs --->\n\nbash: line 1:     3 Segmentation fault      node -e '...'\n",
       "Error: spawn sleep ENOMEM\n    at ChildProcess._handle.onexit (node:internal/child_process:286:19) {\n" +
       "  errno: -12,\n  code: 'ENOMEM',\n",
+      // git's xmalloc and jq, under RLIMIT_DATA alone: before, unread (command_failed, and a success after `; echo`)
+      "fatal: Out of memory, realloc failed\n",
+      "fatal: Out of memory, malloc failed (tried to allocate 419430401 bytes)\n",
+      "error: cannot allocate memory\nbash: line 1: 10855 Broken pipe             head -c 400M /dev/zero\n",
     ];
     const dir = await mkdtemp(join(tmpdir(), "toolfence-hints-"));
     try {
@@ -267,6 +271,37 @@ describe("the mechanism with real processes", TIMEOUT, () => {
       const limited = await limitCommand(["true"], limits, { privateTmp: false, cgroup: false });
       await limited.release();
       assert.equal(await limited.hit({ code: 0, signal: null }, () => fs.openSync(other, "r")), undefined);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("under RLIMIT_DATA alone, git's and jq's own words name the memory limit", { timeout: 60_000 }, async () => {
+    // Where no cgroup counts memory, RLIMIT_DATA refuses with ENOMEM and only the program's words tell; these two
+    // said so in spellings no hint read (before: git's line command_failed unnamed, jq's pipeline a success).
+    const state = await limitsState(limits, false);
+    if (state.mechanism === "none") return;
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-words-"));
+    try {
+      const lines = [
+        ...(await run(["git", "--version"])).code === 0
+          ? [`git init -q ${dir}/g && cd ${dir}/g && head -c 400M /dev/zero | git hash-object --stdin`]
+          : [],
+        ...(await run(["jq", "--version"])).code === 0
+          ? ["head -c 400M /dev/zero | tr '\\0' a | jq -R . > /dev/null; echo done"]
+          : [],
+      ];
+      for (const [i, line] of lines.entries()) {
+        const stderr = join(dir, `stderr${i}`);
+        const limited = await limitCommand(["bash", "-c", `{ ${line}; } 2>${stderr}`], limits, {
+          privateTmp: false,
+          cgroup: false,
+        });
+        const out = await run(limited.argv);
+        await limited.release();
+        const hit = await limited.hit({ code: out.code, signal: null }, () => fs.openSync(stderr, "r"));
+        assert.equal(hit?.limit, "memory", `${line}: ${fs.readFileSync(stderr, "utf8")}`);
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
