@@ -211,7 +211,97 @@ export interface MemoryArtifactStoreOptions {
    * oldest artifacts are dropped, never the one just stored. Default {@linkcode DEFAULT_MEMORY_ARTIFACT_BYTES}.
    */
   maxBytes?: number;
+  /**
+   * The budget this store shares with others (default {@linkcode SERVER_ARTIFACT_POOL}, shared by every memory
+   * store of this process): past it, the oldest artifact of any store that shares it goes first.
+   */
+  pool?: MemoryArtifactPool;
 }
+
+/**
+ * The default of {@linkcode SERVER_ARTIFACT_POOL}: 2 GiB, four sessions' whole stores.
+ */
+export const DEFAULT_ARTIFACT_POOL_BYTES = 2 * 1024 * 1024 * 1024;
+
+// Every artifact's place in the order of all the stores of a pool: the lowest goes first.
+let artifactOrder = 0;
+
+/**
+ * The memory several {@linkcode MemoryArtifactStore}s share, the server's sessions' by default
+ * ({@linkcode SERVER_ARTIFACT_POOL}): each store is bounded by its own `maxBytes`, and all of them together by the
+ * pool's; past it the oldest artifact of any of them goes first (never the one just stored). Before 2026-12-05 only
+ * each session's store was bounded (512 MiB): an HTTP tenant may hold 32 sessions, 16 GiB of command outputs held by
+ * the server (three sessions of three 200 MiB outputs each held 1.5 GB here). A store that is no longer
+ * reachable (its session gone) leaves the pool's count once it is collected.
+ *
+ * @example
+ * ```ts
+ * import { MemoryArtifactPool, MemoryArtifactStore } from "@toolfence/core";
+ * const pool = new MemoryArtifactPool(64 * 1024);
+ * const a = new MemoryArtifactStore({ pool });
+ * const b = new MemoryArtifactStore({ pool });
+ * await a.put(new Uint8Array(40 * 1024));
+ * await b.put(new Uint8Array(40 * 1024));
+ * console.log(a.list().length, b.list().length, pool.heldBytes <= 64 * 1024); // 0 1 true
+ * ```
+ */
+export class MemoryArtifactPool {
+  /** Most bytes the stores that share the pool hold together. */
+  readonly maxBytes: number;
+  #held = 0;
+  readonly #stores = new Set<WeakRef<MemoryArtifactStore>>();
+  // A collected store's bytes leave the count (its `held` cell, read when it is collected).
+  readonly #collected = new FinalizationRegistry<{ ref: WeakRef<MemoryArtifactStore>; held: { bytes: number } }>(
+    ({ ref, held }) => {
+      this.#stores.delete(ref);
+      this.#held -= held.bytes;
+    },
+  );
+
+  /** A pool of at most `maxBytes`. */
+  constructor(maxBytes: number) {
+    if (!(maxBytes > 0)) throw new TypeError(`maxBytes must be positive, not ${maxBytes}`);
+    this.maxBytes = maxBytes;
+  }
+
+  /** The bytes the stores of the pool hold together now. */
+  get heldBytes(): number {
+    return this.#held;
+  }
+
+  /** @internal Counts a new store in, with the cell that holds its bytes. */
+  join(store: MemoryArtifactStore, held: { bytes: number }): void {
+    const ref = new WeakRef(store);
+    this.#stores.add(ref);
+    this.#collected.register(store, { ref, held });
+  }
+
+  /** @internal Bytes a store took (positive) or gave back (negative). */
+  count(bytes: number): void {
+    this.#held += bytes;
+  }
+
+  /** @internal Drops the pool's oldest artifacts, of any store, until `cost` more bytes fit (or none is left). */
+  makeRoom(cost: number): void {
+    while (this.#held + cost > this.maxBytes) {
+      let oldest: MemoryArtifactStore | undefined;
+      let order = Infinity;
+      for (const ref of this.#stores) {
+        const store = ref.deref();
+        const first = store?.[OLDEST]();
+        if (first !== undefined && first < order) [oldest, order] = [store, first];
+      }
+      if (oldest === undefined) return;
+      oldest[DROP_OLDEST]();
+    }
+  }
+}
+
+/** The pool every memory store of this process shares unless it is given its own. */
+export const SERVER_ARTIFACT_POOL: MemoryArtifactPool = new MemoryArtifactPool(DEFAULT_ARTIFACT_POOL_BYTES);
+
+const OLDEST = Symbol("oldest");
+const DROP_OLDEST = Symbol("dropOldest");
 
 /**
  * Keeps artifacts in memory for the life of the session, at most `maxBytes`
@@ -230,23 +320,30 @@ export interface MemoryArtifactStoreOptions {
  */
 export class MemoryArtifactStore implements ArtifactStore {
   // In the order they were first stored: the first is the first to go.
-  #items = new Map<string, { ref: ArtifactRef; bytes: Uint8Array }>();
-  #held = 0;
+  #items = new Map<string, { ref: ArtifactRef; bytes: Uint8Array; order: number }>();
+  // The bytes held, in a cell the pool reads once this store is collected.
+  readonly #held = { bytes: 0 };
   readonly #maxBytes: number;
+  readonly #pool: MemoryArtifactPool;
 
-  /** Creates an empty store holding at most `options.maxBytes`. */
+  /** Creates an empty store holding at most `options.maxBytes`, within its pool's. */
   constructor(options: MemoryArtifactStoreOptions = {}) {
     const max = options.maxBytes ?? DEFAULT_MEMORY_ARTIFACT_BYTES;
     if (!(max > 0)) throw new TypeError(`maxBytes must be positive, not ${max}`);
     this.#maxBytes = max;
+    this.#pool = options.pool ?? SERVER_ARTIFACT_POOL;
+    this.#pool.join(this, this.#held);
   }
 
   /** The bytes the store holds now, each artifact's plus its overhead (at most `maxBytes`, or the newest alone). */
   get heldBytes(): number {
-    return this.#held;
+    return this.#held.bytes;
   }
 
-  /** Stores content; drops the oldest artifacts while the store would hold more than its maximum. */
+  /**
+   * Stores content; drops the oldest artifacts while the store would hold more than its maximum, and the oldest of
+   * any store of its pool while the pool would.
+   */
   put(content: Uint8Array | string, info: ArtifactInfo = {}): Promise<ArtifactRef> {
     // A string's encoding is already a copy of its own; only bytes the caller keeps are copied (a second copy of
     // a 475 MB output was a quarter of the server's peak memory for that call).
@@ -255,14 +352,29 @@ export class MemoryArtifactStore implements ArtifactStore {
     const existing = this.#items.get(ref.id);
     if (existing) return Promise.resolve(existing.ref);
     const cost = bytes.byteLength + ENTRY_OVERHEAD_BYTES;
-    for (const [id, item] of this.#items) {
-      if (this.#held + cost <= this.#maxBytes) break;
-      this.#items.delete(id);
-      this.#held -= item.bytes.byteLength + ENTRY_OVERHEAD_BYTES;
-    }
-    this.#items.set(ref.id, { ref, bytes });
-    this.#held += cost;
+    while (this.#items.size > 0 && this.#held.bytes + cost > this.#maxBytes) this[DROP_OLDEST]();
+    this.#pool.makeRoom(cost);
+    this.#items.set(ref.id, { ref, bytes, order: ++artifactOrder });
+    this.#held.bytes += cost;
+    this.#pool.count(cost);
     return Promise.resolve(ref);
+  }
+
+  /** @internal The order of the oldest artifact held, if any. */
+  [OLDEST](): number | undefined {
+    for (const item of this.#items.values()) return item.order;
+    return undefined;
+  }
+
+  /** @internal Drops the oldest artifact held. */
+  [DROP_OLDEST](): void {
+    for (const [id, item] of this.#items) {
+      this.#items.delete(id);
+      const cost = item.bytes.byteLength + ENTRY_OVERHEAD_BYTES;
+      this.#held.bytes -= cost;
+      this.#pool.count(-cost);
+      return;
+    }
   }
 
   /** The bytes of an artifact; undefined when unknown or dropped. */

@@ -49,10 +49,13 @@ export {
 } from "./hooks.ts";
 export {
   type ArtifactStore,
+  DEFAULT_ARTIFACT_POOL_BYTES,
   DEFAULT_MEMORY_ARTIFACT_BYTES,
   FileArtifactStore,
+  MemoryArtifactPool,
   MemoryArtifactStore,
   type MemoryArtifactStoreOptions,
+  SERVER_ARTIFACT_POOL,
 } from "./artifacts.ts";
 export { toolGroup, type ToolGroupFactory } from "./groups.ts";
 export { type Dialect, jsonSchemaDialect } from "./dialects.ts";

@@ -7,9 +7,11 @@ import { createHash } from "node:crypto";
 import {
   DEFAULT_MEMORY_ARTIFACT_BYTES,
   FileArtifactStore,
+  MemoryArtifactPool,
   MemoryArtifactStore,
   parseArtifactRef,
   readArtifactWindow,
+  SERVER_ARTIFACT_POOL,
 } from "../../core/artifacts.ts";
 import { ARTIFACT_REF_SCHEMA_VERSION } from "../../core/result.ts";
 import { atomicWrite } from "../../internal/atomic_write.ts";
@@ -123,6 +125,39 @@ test("memory store: by default at most DEFAULT_MEMORY_ARTIFACT_BYTES", { timeout
   assert.ok(store.heldBytes <= DEFAULT_MEMORY_ARTIFACT_BYTES, `held ${store.heldBytes}`);
   assert.equal(await store.get(refs[0].id), undefined);
   assert.equal((await store.get(refs[2].id))?.[0], 2);
+});
+
+// Before: each session's store was bounded alone (512 MiB), and the server's sessions together were not: an HTTP
+// tenant may hold 32 sessions, 16 GiB of outputs (three sessions of three 200 MiB bash outputs each held 1.5 GB).
+test("memory stores share a pool: past it, the oldest artifact of any store goes first", {
+  timeout: 60_000,
+}, async () => {
+  const KiB = 1024;
+  const pool = new MemoryArtifactPool(100 * KiB);
+  const sessions = [0, 1, 2].map(() => new MemoryArtifactStore({ maxBytes: 64 * KiB, pool }));
+  const refs = [];
+  for (let round = 0; round < 3; round++) {
+    for (const [i, store] of sessions.entries()) {
+      refs.push(await store.put(new Uint8Array(20 * KiB).fill(10 * i + round)));
+    }
+  }
+  assert.ok(pool.heldBytes <= 100 * KiB, `the pool holds ${pool.heldBytes}`);
+  assert.equal(pool.heldBytes, sessions.reduce((sum, store) => sum + store.heldBytes, 0));
+  // The newest four of the nine (20 KiB and its overhead each) are kept, whichever store holds them.
+  const kept = sessions.flatMap((store) => store.list().map((ref) => ref.id)).sort();
+  assert.deepEqual(kept, refs.slice(5).map((ref) => ref.id).sort());
+  assert.equal(await sessions[0].get(refs[0].id), undefined, "the oldest of all went first");
+  assert.equal((await sessions[2].get(refs[8].id))?.[0], 22);
+  // One larger than the pool is still kept, alone in the pool.
+  const big = await sessions[1].put(new Uint8Array(150 * KiB).fill(9));
+  assert.deepEqual(sessions.flatMap((store) => store.list().map((ref) => ref.id)), [big.id]);
+  assert.equal(pool.heldBytes, sessions[1].heldBytes);
+  assert.throws(() => new MemoryArtifactPool(0), TypeError);
+  // By default every store shares the server's pool.
+  const before = SERVER_ARTIFACT_POOL.heldBytes;
+  const shared = new MemoryArtifactStore();
+  await shared.put(new Uint8Array(KiB));
+  assert.equal(SERVER_ARTIFACT_POOL.heldBytes - before, shared.heldBytes);
 });
 
 test("file store: written atomically by hash, verified on read", { timeout: 60_000 }, async () => {
