@@ -15,7 +15,7 @@ import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { destinationKey } from "./addresses.ts";
-import { judgeTunnelOpening, plainTunnelScanner } from "./_tunnel.ts";
+import { judgeTunnelOpening, MAX_TUNNEL_OPENING, plainTunnelScanner } from "./_tunnel.ts";
 
 /** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
 export interface JudgedTarget {
@@ -308,12 +308,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     });
     let socket: net.Socket;
     try {
-      socket = await connectJudged(target, Number(url.port || 80));
+      socket = await connectJudged(target, Number(url.port || 80), req.socket, track);
     } catch (error) {
       if (!(error instanceof ThisMachine)) return void res.writeHead(502).end(`toolfence proxy: ${error}\n`);
       return refuseRequest(error, url.href);
     }
-    track(socket);
     if (!boundTo(req.socket, socket)) return;
     // One connection per request (no pool): closed with the answer, or when the client goes away before it ends.
     res.once("close", () => socket.destroy());
@@ -347,6 +346,23 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     if (turnedAway.has(client)) return;
     track(client);
     client.on("error", () => client.destroy());
+    // Read from the start, so that a client that goes while its tunnel is judged and made is seen going (a socket
+    // nobody reads reports no end and no close: before, the connection being made for it, and the client's own
+    // socket, stayed open for the two minutes of a connect that was never answered). What it sends meanwhile is kept
+    // for the judgement of its opening; past MAX_TUNNEL_OPENING it is read no further (the opening is refused).
+    const early: Buffer[] = [];
+    let earlyBytes = 0;
+    const collect = (chunk: Buffer) => {
+      early.push(chunk);
+      earlyBytes += chunk.length;
+      if (earlyBytes > MAX_TUNNEL_OPENING) client.pause();
+    };
+    client.on("data", collect);
+    // The client's end before its tunnel is made: it has nothing more to send through it, and its socket (half
+    // open, as the server's are) would otherwise stay open with the connection made for it.
+    const endedEarly = () => client.destroy();
+    client.once("end", endedEarly);
+    client.resume();
     if (!authorized(req)) {
       return void client.end(
         'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="toolfence"\r\n\r\n',
@@ -377,14 +393,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
     let upstream: net.Socket;
     try {
-      upstream = await connectJudged(target, Number(match[2]));
+      upstream = await connectJudged(target, Number(match[2]), client, track);
     } catch (error) {
       if (!(error instanceof ThisMachine)) {
         return void client.end(`HTTP/1.1 502 ${phrase(`toolfence proxy: ${error}`)}\r\nConnection: close\r\n\r\n`);
       }
       return refuseTunnel(error);
     }
-    track(upstream);
     if (!boundTo(client, upstream)) return;
     report({
       target: asked,
@@ -400,7 +415,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     // Nothing the client sends is passed on before its opening is judged: a TLS server name or a Host inside the
     // tunnel picks the site behind the judged address (a CDN's edge, a shared host), so it must be the judged host.
     // Before, `curl --connect-to denied:443:allowed:443 https://denied/` reached the denied site.
-    let opening = head;
+    client.off("data", collect);
+    client.off("end", endedEarly);
+    let opening = early.length ? Buffer.concat([head, ...early]) : head;
     const take = (chunk: Buffer) => {
       opening = opening.length ? Buffer.concat([opening, chunk]) : chunk;
       const verdict = judgeTunnelOpening(opening, judgedHost, match[2]);
@@ -440,11 +457,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const ended = () => upstream.end();
     client.on("data", take);
     client.once("end", ended);
-    if (head.length) take(Buffer.alloc(0));
-    // A client that half-closed while the tunnel was judged and made (`printf 'CONNECT ...' | socat ...`) ended
-    // before these listeners: the server's side is ended too, so that the tunnel closes once the server answers it.
-    // Before, neither side ever closed: the client's end had passed unseen and the server waited for a request.
-    if (client.readableEnded) ended();
+    if (opening.length) take(Buffer.alloc(0));
     upstream.on("error", () => client.destroy());
   });
   const listen = options.listen ?? { port: 0, host: "127.0.0.1" };
@@ -489,10 +502,20 @@ const unmapped = (address: string | undefined) => address ? destinationKey(addre
 // source. Such a connection to a destination judged public is closed before anything is sent over it, unless the
 // rule that allowed it names the address. Before, a page the browser's auto-answering host let reach "public"
 // http://192.0.2.2:PORT/ (the machine's eth0 address) read a server listening on :: meant for this machine alone.
-function connectJudged(target: JudgedTarget, port: number): Promise<net.Socket> {
+//
+// `client` is the connection it is made for: if that goes first, the connection is abandoned at once (a server that
+// never answers the SYN, its backlog full or its packets dropped, kept it, and a descriptor of this process, for the
+// two minutes of the connect's retries). `track` counts the socket in the proxy's own from its start.
+function connectJudged(
+  target: JudgedTarget,
+  port: number,
+  client: Duplex,
+  track: (socket: Duplex) => void,
+): Promise<net.Socket> {
   const address = target.addresses[0];
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, address, () => {
+      client.off("close", abandon);
       socket.off("error", reject);
       const local = unmapped(socket.localAddress);
       const named = target.rule !== undefined &&
@@ -505,5 +528,14 @@ function connectJudged(target: JudgedTarget, port: number): Promise<net.Socket> 
       resolve(socket);
     });
     socket.once("error", reject);
+    const abandon = () => {
+      socket.destroy();
+      reject(new Error("the client went before the connection was made"));
+    };
+    // Closed before it was made (abandoned, or the proxy closed): the wait ends with it.
+    socket.once("close", () => reject(new Error("the connection closed before it was made")));
+    track(socket);
+    if (client.destroyed) abandon();
+    else client.once("close", abandon);
   });
 }

@@ -6,9 +6,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
+import { spawn, spawnSync } from "node:child_process";
 import tls from "node:tls";
 import type { AddressInfo } from "node:net";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { DestinationJudge } from "../../../policy/egress/judge.ts";
@@ -35,6 +36,11 @@ function raw(socketPath: string, text: string, until?: RegExp): Promise<string> 
     socket.on("error", () => resolve(got));
     setTimeout(() => socket.destroy(), 5_000);
   });
+}
+
+// How many descriptors this process holds open.
+async function openDescriptors(): Promise<number> {
+  return (await readdir("/proc/self/fd")).length;
 }
 
 // Listens on a free port from 2000 to 9999.
@@ -680,6 +686,55 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await proxy.close();
       target.closeAllConnections();
       await new Promise((resolve) => target.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  test("a connection still being made when its client goes is abandoned at once", {
+    timeout: 30_000,
+    skip: spawnSync("python3", ["--version"]).status !== 0 && "python3 is not installed",
+  }, async () => {
+    // A server whose backlog is full never completes a connection (the kernel drops the SYN, and the connect waits
+    // for its retries, about two minutes): a python3 process that listens with a backlog of 0, fills it itself
+    // and never accepts. Before, a connection being made to it for a client that went stayed open until its connect
+    // timed out: a command that opened and closed proxy connections in a loop held a descriptor of the server each.
+    const blackhole = spawn("python3", [
+      "-c",
+      "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)\nheld = []\n" +
+      "for i in range(3):\n  c = socket.socket(); c.setblocking(False)\n" +
+      "  try: c.connect(s.getsockname())\n  except BlockingIOError: pass\n  held.append(c)\n" +
+      "print(s.getsockname()[1], flush=True)\ntime.sleep(60)",
+    ], { stdio: ["ignore", "pipe", "inherit"] });
+    const port = await new Promise<number>((resolve) => blackhole.stdout!.once("data", (d) => resolve(Number(d))));
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const proxy = await startEgressProxy({
+      judge: () => Promise.resolve({ addresses: ["127.0.0.1"], addressClass: "loopback" }),
+      listen: { path: path.join(dir, "p.sock") },
+    });
+    try {
+      const before = await openDescriptors();
+      for (
+        const text of [
+          `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+          `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`,
+        ]
+      ) {
+        for (let i = 0; i < 10; i++) {
+          await new Promise<void>((resolve) => {
+            const socket = net.connect(proxy.path!, () => {
+              socket.write(text);
+              setTimeout(() => socket.destroy(), 100);
+            });
+            socket.on("error", () => {});
+            socket.on("close", () => resolve());
+          });
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const after = await openDescriptors();
+      assert.ok(after - before < 5, `the proxy holds ${after - before} more descriptors after 20 clients went`);
+    } finally {
+      await proxy.close();
+      blackhole.kill("SIGKILL");
       await rm(dir, { recursive: true, force: true });
     }
   });
