@@ -213,7 +213,7 @@ export interface MemoryArtifactStoreOptions {
   maxBytes?: number;
   /**
    * The budget this store shares with others (default {@linkcode SERVER_ARTIFACT_POOL}, shared by every memory
-   * store of this process): past it, the oldest artifact of any store that shares it goes first.
+   * store of this process): past it, the oldest artifact of the store that holds the most goes first.
    */
   pool?: MemoryArtifactPool;
 }
@@ -229,7 +229,8 @@ let artifactOrder = 0;
 /**
  * The memory several {@linkcode MemoryArtifactStore}s share, the server's sessions' by default
  * ({@linkcode SERVER_ARTIFACT_POOL}): each store is bounded by its own `maxBytes`, and all of them together by the
- * pool's; past it the oldest artifact of any of them goes first (never the one just stored). Before 2026-12-05 only
+ * pool's; past it the oldest artifact of the one that holds the most goes first (never the one just stored), so
+ * that a session (a tenant's) filling the pool pushes out its own outputs before another's. Before 2026-12-05 only
  * each session's store was bounded (512 MiB): an HTTP tenant may hold 32 sessions, 16 GiB of command outputs held by
  * the server (three sessions of three 200 MiB outputs each held 1.5 GB here). A store that is no longer
  * reachable (its session gone) leaves the pool's count once it is collected.
@@ -281,18 +282,20 @@ export class MemoryArtifactPool {
     this.#held += bytes;
   }
 
-  /** @internal Drops the pool's oldest artifacts, of any store, until `cost` more bytes fit (or none is left). */
+  /**
+   * @internal Drops artifacts until `cost` more bytes fit (or none is left): the oldest of the store that holds the
+   * most, so that one session (one tenant's) filling the pool pushes out its own outputs before another's.
+   */
   makeRoom(cost: number): void {
     while (this.#held + cost > this.maxBytes) {
-      let oldest: MemoryArtifactStore | undefined;
-      let order = Infinity;
+      let largest: MemoryArtifactStore | undefined;
       for (const ref of this.#stores) {
         const store = ref.deref();
-        const first = store?.[OLDEST]();
-        if (first !== undefined && first < order) [oldest, order] = [store, first];
+        if (store === undefined || store[OLDEST]() === undefined) continue;
+        if (largest === undefined || store.heldBytes > largest.heldBytes) largest = store;
       }
-      if (oldest === undefined) return;
-      oldest[DROP_OLDEST]();
+      if (largest === undefined) return;
+      largest[DROP_OLDEST]();
     }
   }
 }
