@@ -182,8 +182,10 @@ function sameEntry(name: string, stat: fs.Stats): boolean {
   }
 }
 
+// Whether the runtime's own fence lets this process read `folder`: Deno's flags, Node's permission model (under
+// `--allow-fs-read=W` an lstat above W is refused, and the walk must start at W), or no fence at all.
 function readable(folder: string): boolean {
-  return runtimeFenceKind() !== "deno" || queryRuntimePermission("read", folder).allowed;
+  return queryRuntimePermission("read", folder).allowed;
 }
 
 function checkName(name: string): void {
