@@ -199,7 +199,6 @@ export class FolderEvents {
   #waiting: ((records: string[] | undefined) => void) | undefined;
   #records: string[] = [];
   #closed = false;
-  #queue: Promise<unknown> = Promise.resolve();
   readonly #roots: number;
 
   private constructor(child: ChildProcess, roots: number) {
@@ -251,14 +250,11 @@ export class FolderEvents {
     return events;
   }
 
-  /** Every name evented since the last sync; one sync at a time, in order. */
-  sync(): Promise<FolderSync> {
-    const done = this.#queue.then(() => this.#sync());
-    this.#queue = done.catch(() => {});
-    return done;
-  }
-
-  async #sync(): Promise<FolderSync> {
+  /**
+   * Every name evented since the last sync. One at a time: the caller awaits each before the next (the session's
+   * looks at its workspace are serial).
+   */
+  async sync(): Promise<FolderSync> {
     if (this.#closed) return { kind: "broken", reason: "the watch has ended" };
     try {
       this.#child.stdin!.write("\n");

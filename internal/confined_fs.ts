@@ -94,17 +94,23 @@ export function tempNameOwner(name: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/**
+ * The error of a path that changed while a call used it (`path_changed`): something else is changing the folder at
+ * the same time. `message` names the path as the model knows it; `details` say what changed.
+ */
+export function pathChangedError(message: string, details: Record<string, unknown>, cause?: unknown): ToolError {
+  return new ToolError(message, {
+    code: "path_changed",
+    kind: "policy",
+    recoverable: false,
+    recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
+    details,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
 function pathChanged(folder: string, why: string): ToolError {
-  return new ToolError(
-    `The folder ${folder} changed during the call (${why}); nothing was done there`,
-    {
-      code: "path_changed",
-      kind: "policy",
-      recoverable: false,
-      recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
-      details: { folder },
-    },
-  );
+  return pathChangedError(`The folder ${folder} changed during the call (${why}); nothing was done there`, { folder });
 }
 
 const NOT_THAT_FOLDER = "it is not the folder it was: a link or another folder is in its place";

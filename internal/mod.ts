@@ -45,6 +45,7 @@ export {
   openFolderConfined,
   openReadCheckedConfined,
   openReadConfined,
+  pathChangedError,
   placeInFolder,
   readdirConfined,
   readlinkConfined,
@@ -113,6 +114,7 @@ export {
   secretMountArgs,
   unseenBySandbox,
 } from "./sandbox_mounts.ts";
+export { serialQueue } from "./serial_queue.ts";
 export {
   BEFORE_HASH_BUDGET,
   isRename,

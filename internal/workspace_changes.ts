@@ -49,6 +49,7 @@ import { comparePaths, isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
 import { inFolder } from "./confined_fs.ts";
 import { FolderEvents } from "./_folder_events.ts";
+import { serialQueue } from "./serial_queue.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -404,18 +405,12 @@ class LiveWorkspace {
   #looked = false;
   #events: FolderEvents | undefined;
   #eventsTried = false;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #serial = serialQueue();
 
   constructor(root: string, skip: readonly string[], cache: Map<string, string>) {
     this.root = root;
     this.skip = skip;
     this.cache = cache;
-  }
-
-  #serial<T>(step: () => Promise<T>): Promise<T> {
-    const done = this.#queue.then(step);
-    this.#queue = done.catch(() => {});
-    return done;
   }
 
   open(files: FileDoor, ignore: readonly string[], sandboxed: boolean): Promise<ChangeWindow> {
@@ -537,7 +532,7 @@ class LiveWorkspace {
   // replaced settles what was in it before its entries are looked at.
   #lookAt(names: readonly string[], linkedOutside: ReadonlySet<number>): void {
     const targets = new Set<string>();
-    for (const name of names) if (!this.#skipped(name)) targets.add(name);
+    for (const name of names) targets.add(name);
     for (const rel of this.linked) targets.add(rel);
     const relinked = this.#statAll(targets);
     for (const ino of linkedOutside) relinked.add(ino);
@@ -563,9 +558,8 @@ class LiveWorkspace {
     const ignored = this.#ignoredSet();
     const relinked = new Set<number>();
     for (const folder of folders) {
-      // A folder no longer in the entries went with its own name's event (or is below a skipped folder).
+      // A folder no longer in the entries went with its own name's event.
       if (folder !== "" && this.entries.get(folder)?.type !== "directory") continue;
-      if (folder !== "" && this.#skipped(folder + "/")) continue;
       const dir = folder === "" ? this.root : `${this.root}/${folder}`;
       const names = byFolder.get(folder)!;
       let found: (StatEntry | undefined)[];
@@ -592,37 +586,34 @@ class LiveWorkspace {
     return relinked;
   }
 
-  #skipped(rel: string): boolean {
-    const abs = `${this.root}/${rel}`;
-    return this.skip.some((dir) => abs.startsWith(dir + "/"));
-  }
-
   // Records and keeps what is at `rel` now. A folder gone takes what the session had in it; a folder named by an event
   // (made, moved in or out, its mode or times changed) is scanned whole: what was made in a folder before its watch
   // was added, and what was written in one while an event still named it by its earlier name, are seen there.
   #apply(rel: string, was: StatEntry | undefined, now: StatEntry | undefined): void {
-    if (was === undefined && now === undefined) return;
-    this.#record(rel, was, now);
-    if (now === undefined) this.#forget(rel);
-    else {
-      this.entries.set(rel, now);
-      this.#index(rel, now);
+    if (now !== undefined) this.#put(rel, now);
+    else if (was !== undefined) {
+      this.#record(rel, was, undefined);
+      this.#forget(rel);
     }
-    if (now?.type === "directory") this.#rescan(rel);
-    else if (was?.type === "directory") this.#dropBelow(rel, NOTHING_FOUND);
+    // The session has entries below a path only where it had a folder there.
+    const hadBelow = was?.type === "directory";
+    if (now?.type === "directory") this.#rescan(rel, hadBelow);
+    else if (hadBelow) this.#dropBelow(rel, NOTHING_FOUND);
   }
 
-  // Scans the folder `rel` whole: each entry recorded where it changed, the session's entries below it no longer
-  // there recorded as gone.
-  #rescan(rel: string): void {
+  // Records and keeps `entry` at `rel`.
+  #put(rel: string, entry: StatEntry): void {
+    this.#record(rel, this.entries.get(rel), entry);
+    this.entries.set(rel, entry);
+    this.#index(rel, entry);
+  }
+
+  // Scans the folder `rel` whole: each entry recorded where it changed, and (where `hadBelow`) the session's entries
+  // below it no longer there recorded as gone.
+  #rescan(rel: string, hadBelow: boolean): void {
     const scan = scanWorkspace(`${this.root}/${rel}`, this.skip, this.#ignoredSet());
-    for (const [sub, entry] of scan.entries) {
-      const below = `${rel}/${sub}`;
-      this.#record(below, this.entries.get(below), entry);
-      this.entries.set(below, entry);
-      this.#index(below, entry);
-    }
-    this.#dropBelow(rel, scan.entries);
+    for (const [sub, entry] of scan.entries) this.#put(`${rel}/${sub}`, entry);
+    if (hadBelow) this.#dropBelow(rel, scan.entries);
     if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
   }
 

@@ -31,6 +31,7 @@ import {
   moveConfined,
   openReadCheckedConfined,
   openReadConfined,
+  pathChangedError,
   placeInFolder,
   quickLstat,
   readdirConfined,
@@ -337,14 +338,11 @@ export class PolicyFileDoor implements FileDoor {
   }
 
   #changed(target: FileTarget, now: string, cause?: unknown): ToolError {
-    return new ToolError(`${this.#policy.workspace.relative(target.path)} changed during the call`, {
-      code: "path_changed",
-      kind: "policy",
-      recoverable: false,
-      recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
-      details: { path: target.path, now },
-      ...(cause === undefined ? {} : { cause }),
-    });
+    return pathChangedError(
+      `${this.#policy.workspace.relative(target.path)} changed during the call`,
+      { path: target.path, now },
+      cause,
+    );
   }
 
   // A real path given back to the door must lie in the workspace's areas and not be hidden.

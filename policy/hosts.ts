@@ -15,6 +15,7 @@
 import process from "node:process";
 import readline from "node:readline";
 import { ToolError } from "@toolfence/core";
+import { serialQueue } from "@toolfence/internal";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
 import { visibleText } from "./_visible_text.ts";
 
@@ -262,13 +263,7 @@ export function terminalHost(options: TerminalHostOptions = {}): Host {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stderr;
   const maxAttempts = options.maxAttempts ?? 5;
-  let queue: Promise<unknown> = Promise.resolve();
-
-  function serially<R>(task: () => Promise<R>): Promise<R> {
-    const next = queue.then(task, task);
-    queue = next.catch(() => {});
-    return next;
-  }
+  const serially = serialQueue();
 
   // Reads one line, or undefined at end of input.
   function readLine(

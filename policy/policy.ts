@@ -32,7 +32,15 @@ import {
 import type { RiskAssessor } from "./shell/risk.ts";
 import type { PolicyState } from "./state.ts";
 import { type ResolvedPath, statTaken, type Workspace } from "./workspace.ts";
-import { deniedEntries, inodeKey, linkedInodes, lstatConfined, quickLstat, readdirConfined } from "@toolfence/internal";
+import {
+  deniedEntries,
+  inodeKey,
+  linkedInodes,
+  lstatConfined,
+  pathChangedError,
+  quickLstat,
+  readdirConfined,
+} from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } from "./protected_paths.ts";
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
@@ -391,12 +399,8 @@ export class Policy {
       ? !resolved.exists
       : resolved.exists && (taken === undefined || (taken.dev === now.dev && taken.ino === now.ino));
     if (!agrees) {
-      throw new ToolError(`${named} changed during the call (a folder on its way is not the one it was)`, {
-        code: "path_changed",
-        kind: "policy",
-        recoverable: false,
-        recoveryHint: "Something is changing the folder at the same time; check it, then try again.",
-        details: { path: real },
+      throw pathChangedError(`${named} changed during the call (a folder on its way is not the one it was)`, {
+        path: real,
       });
     }
     return now === undefined ? { existed: false } : { existed: true, stat: now };
