@@ -46,6 +46,7 @@ export type ErrorCode =
   | "sandbox_unavailable"
   | "unsupported_runtime"
   | "workspace_missing"
+  | "workspace_too_large"
   | "output_unavailable"
   | "import_outside_workspace"
   | "invalid_text"
@@ -278,6 +279,13 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     workspace_missing: {
       meaning:
         "The workspace folder or the session temp dir was removed or replaced while the session ran; it is never re-created.",
+      kind: "policy",
+      status: "error",
+      recoverable: false,
+    },
+    workspace_too_large: {
+      meaning:
+        "The workspace holds more entries than the sandbox searches for protected paths, so a command that may write there is refused.",
       kind: "policy",
       status: "error",
       recoverable: false,

@@ -364,8 +364,14 @@ export function secretMountArgs(masks: SecretMasks): { before: string[]; after: 
 
 // Protected-path mounts ------------------------------------------------------
 
-const WALK_MAX_ENTRIES = 20_000;
-const WALK_MAX_DEPTH = 8;
+/**
+ * Past this many entries (outside the folders the walk skips) the workspace is
+ * not searched for protected paths before a command, and a command that may
+ * write there is refused (`workspace_too_large`): a protected path the walk
+ * did not reach would be writable. The walk after a command has no bound: it
+ * must see whatever the command made.
+ */
+const MAX_PROTECTED_WALK_ENTRIES = 200_000;
 // Folders whose contents are never protected paths and can be huge: packages,
 // and git's object store, refs and logs.
 const WALK_SKIPPED = new Set(["node_modules"]);
@@ -496,6 +502,8 @@ function listedKind(listings: Listings, rel: string): EntryKind | "missing" | un
 
 /** What a walk of the workspace found (see existingProtected). */
 interface WalkFindings {
+  /** Whether the walk stopped at its bound before it had seen every entry. */
+  incomplete: boolean;
   mounts: ProtectedMount[];
   /** Every protected entry seen (links and other entries too, which get no mount). */
   seen: Set<string>;
@@ -505,9 +513,10 @@ interface WalkFindings {
   kindOf(rel: string): EntryKind | undefined;
 }
 
-// Every existing protected path of the workspace, found by a bounded walk, and
-// every protected entry seen, with the listings of the folders walked.
-function existingProtected(root: string, patterns: readonly string[]): WalkFindings {
+// Every existing protected path of the workspace, found by a walk of at most `limit` entries at any depth, and every
+// protected entry seen, with the listings of the folders walked. No bound on the depth: a protected path nine folders
+// down (a nested checkout's `.git/hooks`) is one as much as one at the root.
+function existingProtected(root: string, patterns: readonly string[], limit: number): WalkFindings {
   const found: ProtectedMount[] = [];
   const seenProtected = new Set<string>();
   const listings = new Listings();
@@ -515,9 +524,10 @@ function existingProtected(root: string, patterns: readonly string[]): WalkFindi
   const matches = pathGlobMatcher(patterns);
   // Absolute paths by string: `root` is a clean absolute path and a name holds no slash.
   const at = (rel: string) => rel === "" ? root : root === "/" ? `/${rel}` : `${root}/${rel}`;
-  const queue: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
-  for (let next = 0; next < queue.length && seen < WALK_MAX_ENTRIES; next++) {
-    const { rel, depth } = queue[next];
+  const queue: string[] = [""];
+  let incomplete = false;
+  for (let next = 0; next < queue.length && !incomplete; next++) {
+    const rel = queue[next];
     let entries: ListedEntry[];
     try {
       entries = entriesIn(at(rel));
@@ -527,7 +537,10 @@ function existingProtected(root: string, patterns: readonly string[]): WalkFindi
     listings.add(rel, entries);
     const inGit = path.basename(rel) === ".git";
     for (const entry of entries) {
-      if (++seen > WALK_MAX_ENTRIES) break;
+      if (++seen > limit) {
+        incomplete = true;
+        break;
+      }
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       if (matches(childRel)) {
         const abs = at(childRel);
@@ -543,12 +556,11 @@ function existingProtected(root: string, patterns: readonly string[]): WalkFindi
         }
       }
       const skipped = WALK_SKIPPED.has(entry.name) || (inGit && GIT_SKIPPED.has(entry.name));
-      if (entry.isDirectory && depth + 1 < WALK_MAX_DEPTH && !skipped) {
-        queue.push({ rel: childRel, depth: depth + 1 });
-      }
+      if (entry.isDirectory && !skipped) queue.push(childRel);
     }
   }
   return {
+    incomplete,
     mounts: found,
     seen: seenProtected,
     absent: (rel) => listedKind(listings, rel.split("/")[0]) === "missing",
@@ -591,8 +603,11 @@ export interface ProtectedPlan {
 
 /**
  * The mounts that make the protected paths of `root` read-only: every
- * existing one (found by a walk of at most 20,000 entries and 8 levels,
- * skipping `node_modules` and git's object store). A protected path the
+ * existing one (found by a walk of the workspace at every depth, skipping
+ * `node_modules` and git's object store; past
+ * {@linkcode MAX_PROTECTED_WALK_ENTRIES} entries it throws
+ * `workspace_too_large`, as a path it did not reach would be writable). A
+ * protected path the
  * patterns name at the root that does not exist yet is covered when it would
  * lie inside an existing protected folder (`.git/hooks` in `.git`): a
  * placeholder (an empty file for a file pattern, an empty folder otherwise) is
@@ -611,7 +626,8 @@ export async function protectedMounts(
   const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
-  const existing = existingProtected(root, patterns);
+  const existing = existingProtected(root, patterns, MAX_PROTECTED_WALK_ENTRIES);
+  if (existing.incomplete) throw workspaceTooLarge(root);
   for (const mount of existing.mounts) {
     const opened = openMount(
       mount,
@@ -663,6 +679,22 @@ export async function protectedMounts(
   return { mounts: [...mounts.values()].sort(byDepth), watched, before: { root, patterns, seen: existing.seen } };
 }
 
+// The refusal of a command that may write in a workspace too large to search for its protected paths.
+function workspaceTooLarge(root: string): ToolError {
+  const most = MAX_PROTECTED_WALK_ENTRIES.toLocaleString("en-US");
+  return new ToolError(
+    `The workspace ${root} holds more than ${most} entries outside node_modules and git's object store: the sandbox ` +
+      "cannot find every protected path in it (.git/hooks, .npmrc, ...), so a command that may write there is refused.",
+    {
+      code: "workspace_too_large",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: "Run commands that only read, or ask the user to serve a smaller folder as the workspace.",
+      details: { root, maxEntries: MAX_PROTECTED_WALK_ENTRIES },
+    },
+  );
+}
+
 /** A protected path a sandboxed command created, and where it was moved. */
 export interface QuarantinedPath {
   /** Where the command created it. */
@@ -688,7 +720,7 @@ export async function quarantineCreated(
   if (plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
-    const now = existingProtected(root, patterns);
+    const now = existingProtected(root, patterns, Infinity);
     for (const entry of now.seen) {
       if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
     }

@@ -21,6 +21,14 @@ import { ToolBox } from "../../../toolbox.ts";
 import "../../../tools/mod.ts";
 
 const box = cmdBox();
+
+// `count` entries in `folder`: names of a few files (link(2) is the cheapest entry to make; a file takes at most 65,000
+// names on ext4).
+function manyNames(folder: string, count: number): void {
+  const script = "my $n = shift; my @s = map { my $f = \"s$_\"; open(my $h, '>', $f) or die $!; $f } 0 .. 4; " +
+    'link($s[$_ % 5], "l$_") or die $! for 1 .. $n - 5';
+  execFileSync("perl", ["-e", script, String(count)], { cwd: folder });
+}
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
 const auto = { autoConfirm: true, host: autoHost() } as const;
 const planted = "planted-private-key-for-toolfence-tests";
@@ -201,6 +209,43 @@ describe("bash in the sandbox", { skip }, () => {
       }, auto);
     },
   );
+
+  // The walk that finds protected paths stopped at 8 levels and 20,000 entries: `sh forge.sh` wrote a hook into a
+  // nested checkout nine folders down, a `.npmrc` there stayed, and a hook past 20,050 files in another folder too.
+  test("protected paths at every depth and past 20,000 entries are read-only, and new ones moved out", {
+    timeout: 120_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      const deep = "d1/d2/d3/d4/d5/d6/d7/d8/d9/d10";
+      await mkdir(path.join(dir, deep, ".git/hooks"), { recursive: true });
+      await mkdir(path.join(dir, "many"));
+      manyNames(path.join(dir, "many"), 20_050);
+      await mkdir(path.join(dir, "zz/.git/hooks"), { recursive: true });
+      const hooks = [`${deep}/.git/hooks/pre-commit`, "zz/.git/hooks/pre-commit"];
+      const script = hooks.map((hook) => `echo pwned > ${hook}`).join("; ") + `; echo x > ${deep}/.npmrc; echo ok\n`;
+      await writeFile(path.join(dir, "forge.sh"), script);
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command: "sh forge.sh" }));
+      assert.match(out.stderr, /Read-only file system/, out.stderr);
+      for (const hook of hooks) assert.equal(existsSync(path.join(dir, hook)), false, hook);
+      assert.deepEqual(out.protected_paths_moved?.map((m) => m.path), [`${deep}/.npmrc`]);
+      assert.equal(existsSync(path.join(dir, deep, ".npmrc")), false);
+    }, auto);
+  });
+
+  test("in a workspace past 200,000 entries a line that may write is refused; a reader's line runs", {
+    timeout: 120_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, "many"));
+      manyNames(path.join(dir, "many"), 200_001);
+      const writer = await box.call(session, "bash", { command: "echo x > a.txt" });
+      assert.equal(writer.errorCode, "workspace_too_large", JSON.stringify(writer.output));
+      assert.match(writer.error ?? "", /200,000 entries/);
+      assert.equal(existsSync(path.join(dir, "a.txt")), false);
+      const reader = okOutput<BashResult>(await box.call(session, "bash", { command: "ls many | wc -l" }));
+      assert.equal(reader.stdout.trim(), "200001");
+    }, auto);
+  });
 
   test(
     "while the policy hides .env, what the repository keeps of it is hidden from every line nobody allowed; " +
