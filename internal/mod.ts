@@ -101,6 +101,7 @@ export {
 export { inodeKey, linkedInodes, otherNames } from "./hidden_aliases.ts";
 export {
   closeMounts,
+  type EntryKind,
   type ProtectedMount,
   protectedMountArgs,
   protectedMounts,
@@ -113,6 +114,7 @@ export {
   secretMasks,
   secretMountArgs,
   unseenBySandbox,
+  type WorkspaceListing,
 } from "./sandbox_mounts.ts";
 export { serialQueue } from "./serial_queue.ts";
 export {

@@ -440,7 +440,54 @@ function wholeFolder(rel: string, patterns: readonly string[]): boolean {
   return pathGlobMatcher(patterns)(`${rel}/${PROBE_CHILD}`);
 }
 
-type EntryKind = "file" | "dir" | "link" | "other";
+/** What lies at a path: a file, a folder, a symbolic link or another kind of entry. */
+export type EntryKind = "file" | "dir" | "link" | "other";
+
+/**
+ * The session's own view of its workspace's entries (`watchWorkspace`'s
+ * window, brought up to date as the window opened), which the protected-path
+ * plan reads instead of walking the workspace before and after a command.
+ */
+export interface WorkspaceListing {
+  /**
+   * The entries `matches` accepts (relative paths), with their kinds; undefined
+   * where the view does not hold every entry (then the workspace is walked).
+   */
+  matching(matches: (rel: string) => boolean): ReadonlyMap<string, EntryKind> | undefined;
+  /** What lies at `rel` (relative) now; undefined where nothing the view keeps does. */
+  kindOf(rel: string): EntryKind | undefined;
+  /**
+   * Once the command and everything it started are gone: looks at the
+   * workspace and returns the entries `matches` accepts that were made since
+   * the window opened (undefined where the view lost count).
+   */
+  created(matches: (rel: string) => boolean): Promise<readonly string[] | undefined>;
+  /** Looks again at `rels` (relative paths the server moved away). */
+  movedAway(rels: readonly string[]): Promise<void>;
+}
+
+const protectedMatchers = new WeakMap<readonly string[], (rel: string) => boolean>();
+
+// Whether `rel` is a protected path the walk would reach: one the patterns name, not below a `node_modules` folder
+// or git's object store, refs and logs (one function per patterns array, so that a listing keeps one index for it).
+function protectedMatcher(patterns: readonly string[]): (rel: string) => boolean {
+  let matcher = protectedMatchers.get(patterns);
+  if (matcher === undefined) {
+    const matches = pathGlobMatcher(patterns);
+    matcher = (rel) => matches(rel) && walked(rel);
+    protectedMatchers.set(patterns, matcher);
+  }
+  return matcher;
+}
+
+// Whether the walk enters every folder above `rel` (see existingProtected).
+function walked(rel: string): boolean {
+  const parts = rel.split("/");
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (WALK_SKIPPED.has(parts[i]) || (i > 0 && parts[i - 1] === ".git" && GIT_SKIPPED.has(parts[i]))) return false;
+  }
+  return true;
+}
 
 // What the walk saw of a folder: its entries by name, and their names in lower case where every one is printable
 // ASCII, whose folding is plain lower case (a non-ASCII name may fold onto an ASCII one, the Kelvin sign onto k,
@@ -571,6 +618,38 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
   };
 }
 
+// What existingProtected finds, from the session's listing of the workspace instead of a walk: the same mounts
+// (nothing below a folder bound read-only whole); undefined where the listing does not hold every entry.
+function listedProtected(
+  root: string,
+  patterns: readonly string[],
+  listing: WorkspaceListing,
+): WalkFindings | undefined {
+  const found = listing.matching(protectedMatcher(patterns));
+  if (found === undefined) return undefined;
+  const mounts: ProtectedMount[] = [];
+  const seen = new Set<string>();
+  const readOnly: string[] = [];
+  const depth = (rel: string) => rel.split("/").length;
+  for (const [rel, kind] of [...found].sort(([a], [b]) => depth(a) - depth(b))) {
+    if (readOnly.some((folder) => rel.startsWith(folder + "/"))) continue;
+    const abs = root === "/" ? `/${rel}` : `${root}/${rel}`;
+    seen.add(abs);
+    if (kind === "dir" && !wholeFolder(rel, patterns)) mounts.push({ path: abs, how: "pinned" });
+    else if (kind === "dir" || kind === "file") {
+      mounts.push({ path: abs, how: "read-only" });
+      if (kind === "dir") readOnly.push(rel);
+    }
+  }
+  return {
+    incomplete: false,
+    mounts,
+    seen,
+    absent: (rel) => listing.kindOf(rel.split("/")[0]) === undefined,
+    kindOf: (rel) => listing.kindOf(rel),
+  };
+}
+
 // The concrete paths at the workspace root that the patterns name: `**/.npmrc`
 // gives `.npmrc`, `**/.vscode/**` the folder `.vscode`; patterns with other
 // wildcards name no single path.
@@ -599,6 +678,8 @@ export interface ProtectedPlan {
   watched: string[];
   /** The workspace root and patterns, and every protected entry that existed before the command. */
   before?: { root: string; patterns: readonly string[]; seen: Set<string> };
+  /** The session's listing the plan was made from, which tells what the command made. */
+  listing?: WorkspaceListing;
 }
 
 /**
@@ -621,12 +702,13 @@ export interface ProtectedPlan {
 export async function protectedMounts(
   root: string,
   patterns: readonly string[],
-  options: { placeholders: boolean },
+  options: { placeholders: boolean; listing?: WorkspaceListing },
 ): Promise<ProtectedPlan> {
   const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
-  const existing = existingProtected(root, patterns, MAX_PROTECTED_WALK_ENTRIES);
+  const listed = options.listing && listedProtected(root, patterns, options.listing);
+  const existing = listed ?? existingProtected(root, patterns, MAX_PROTECTED_WALK_ENTRIES);
   if (existing.incomplete) throw workspaceTooLarge(root);
   for (const mount of existing.mounts) {
     const opened = openMount(
@@ -676,7 +758,12 @@ export async function protectedMounts(
     else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);
     // Not made (the runtime may not write there, or something appeared): the walk after the command looks.
   }
-  return { mounts: [...mounts.values()].sort(byDepth), watched, before: { root, patterns, seen: existing.seen } };
+  return {
+    mounts: [...mounts.values()].sort(byDepth),
+    watched,
+    before: { root, patterns, seen: existing.seen },
+    ...(listed ? { listing: options.listing } : {}),
+  };
 }
 
 // The refusal of a command that may write in a workspace too large to search for its protected paths.
@@ -705,9 +792,11 @@ export interface QuarantinedPath {
 
 /**
  * Moves every protected path the sandboxed command created into the folder
- * `quarantine`, so that nothing it wrote there steers a program later: the
- * watched root paths that exist now, and any protected path a second walk of
- * the workspace finds that the first did not. Returns what was moved.
+ * `quarantine`, so that nothing it wrote there steers a program later: what
+ * the session's listing says the command made, where the plan was made from
+ * one; else the watched root paths that exist now, and any protected path a
+ * second walk of the workspace finds that the first did not. Returns what was
+ * moved.
  */
 export async function quarantineCreated(
   plan: ProtectedPlan,
@@ -715,9 +804,12 @@ export async function quarantineCreated(
   roots: readonly string[],
 ): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
-  const candidates = new Set(plan.watched);
+  const made = plan.listing && plan.before
+    ? await plan.listing.created(protectedMatcher(plan.before.patterns))
+    : undefined;
+  const candidates = new Set(made?.map((rel) => path.join(plan.before!.root, rel)) ?? plan.watched);
   let kindNow = kind;
-  if (plan.before !== undefined) {
+  if (made === undefined && plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
     const { root, patterns, seen } = plan.before;
     const now = existingProtected(root, patterns, Infinity);
@@ -756,6 +848,9 @@ export async function quarantineCreated(
       }
     }
     moved.push({ path: file, movedTo: target });
+  }
+  if (made !== undefined && moved.length > 0) {
+    await plan.listing!.movedAway(moved.map((m) => path.relative(plan.before!.root, m.path)));
   }
   return moved;
 }

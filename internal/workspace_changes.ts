@@ -49,6 +49,7 @@ import { comparePaths, isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
 import { inFolder } from "./confined_fs.ts";
 import { FolderEvents } from "./_folder_events.ts";
+import type { EntryKind, WorkspaceListing } from "./sandbox_mounts.ts";
 import { serialQueue } from "./serial_queue.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
@@ -203,21 +204,30 @@ export function scanWorkspace(
 /** A comparison in progress: one command's window on the workspace. */
 export interface WorkspaceWatch {
   /**
-   * Looks at the workspace again, compares, and reports every change since
-   * the watch started to `ctx.recordFileChange` (the context of the call that
-   * reports them: the command's, or for a job the first that sees it ended);
-   * returns them. Call it once the command and everything it started are gone.
+   * Looks at the workspace again (unless the listing's `created` looked once
+   * the command was gone), compares, and reports every change since the watch
+   * started to `ctx.recordFileChange` (the context of the call that reports
+   * them: the command's, or for a job the first that sees it ended); returns
+   * them. Call it once the command and everything it started are gone.
    */
   finish(ctx: ToolContext): Promise<FileChange[]>;
+  /** Closes the window without a report (the command did not start). */
+  abandon(): Promise<void>;
+  /**
+   * Leaves `paths` (absolute: the sandbox's placeholders, mount points the
+   * command cannot change, gone before `finish`) out of every look until the
+   * window closes.
+   */
+  ignore(paths: readonly string[]): void;
+  /**
+   * The session's entries, up to date as the window opened, for the sandbox's
+   * protected-path plan (see `protectedMounts`).
+   */
+  listing: WorkspaceListing;
 }
 
 /** How {@linkcode watchWorkspace} may look at the workspace. */
 export interface WatchOptions {
-  /**
-   * Entries to leave out (absolute paths: the sandbox's placeholders, mount
-   * points the command cannot change, gone before `finish`).
-   */
-  ignore?: readonly string[];
   /**
    * Whether the command runs in the sandbox, where it reaches the workspace
    * only through the workspace's own mount: then the names the watch of its
@@ -353,16 +363,29 @@ interface BeforeHashes {
  */
 export async function watchWorkspace(ctx: ToolContext, options: WatchOptions = {}): Promise<WorkspaceWatch> {
   const live = await liveWorkspaceOf(ctx);
-  const ignore = options.ignore ?? [];
   const sandboxed = options.sandboxed === true;
-  const window = await live.open(ctx.policy.files, ignore, sandboxed);
+  const window = await live.open(ctx.policy.files, sandboxed);
   let finished: Promise<FileChange[]> | undefined;
+  const close = () => live.close(window, sandboxed);
   return {
     finish: (reporter) =>
-      finished ??= live.close(window, ignore, sandboxed).then(({ before, after }) =>
+      finished ??= close().then(({ before, after }) =>
         window.incomplete ? [] : reportScanChanges(reporter, before, after, window.hashes)
       ),
+    abandon: () => (finished ??= close().then(() => [])).then(() => {}),
+    ignore: (paths) => live.ignore(window, paths),
+    listing: {
+      matching: (matches) => live.matching(matches),
+      kindOf: (rel) => kindOfEntry(live.entries.get(rel)),
+      created: (matches) => live.settle(window, sandboxed, matches),
+      movedAway: (rels) => live.restat(rels),
+    },
   };
+}
+
+function kindOfEntry(entry: StatEntry | undefined): EntryKind | undefined {
+  if (entry === undefined) return undefined;
+  return entry.type === "directory" ? "dir" : entry.type === "symlink" ? "link" : "file";
 }
 
 const lives = new WeakMap<object, Promise<LiveWorkspace>>();
@@ -382,12 +405,15 @@ function liveWorkspaceOf(ctx: ToolContext): Promise<LiveWorkspace> {
   return live;
 }
 
-// One command's window: the state at its start of every path that changed since (undefined: it was not there).
+// One command's window: the state at its start of every path that changed since (undefined: it was not there), the
+// entries it leaves out, and whether it looked once the command was gone (then its close need not look again).
 interface ChangeWindow {
   startedAt: number;
   undo: Map<string, StatEntry | undefined>;
   hashes: BeforeHashes;
   incomplete: boolean;
+  ignored: string[];
+  settled: boolean;
 }
 
 // The workspace's entries as the session last looked at them, and the windows open on it. Looks are one at a time.
@@ -402,6 +428,8 @@ class LiveWorkspace {
   readonly windows = new Set<ChangeWindow>();
   readonly ignored = new Map<string, number>();
   incomplete = false;
+  // The entries each matcher accepts, kept as the entries change (the sandbox's protected paths).
+  readonly #indexes = new Map<(rel: string) => boolean, Map<string, EntryKind>>();
   #looked = false;
   #events: FolderEvents | undefined;
   #eventsTried = false;
@@ -413,9 +441,8 @@ class LiveWorkspace {
     this.cache = cache;
   }
 
-  open(files: FileDoor, ignore: readonly string[], sandboxed: boolean): Promise<ChangeWindow> {
+  open(files: FileDoor, sandboxed: boolean): Promise<ChangeWindow> {
     return this.#serial(async () => {
-      for (const item of ignore) this.ignored.set(item, (this.ignored.get(item) ?? 0) + 1);
       await this.#look(sandboxed);
       const startedAt = Date.now();
       const window: ChangeWindow = {
@@ -423,24 +450,72 @@ class LiveWorkspace {
         undo: new Map(),
         hashes: this.#hashBefore(files, startedAt),
         incomplete: this.incomplete,
+        ignored: [],
+        settled: false,
       };
       this.windows.add(window);
       return window;
     });
   }
 
-  close(
+  ignore(window: ChangeWindow, paths: readonly string[]): void {
+    for (const item of paths) {
+      this.ignored.set(item, (this.ignored.get(item) ?? 0) + 1);
+      window.ignored.push(item);
+    }
+  }
+
+  // The entries `matches` accepts; undefined where the entries are not all kept (past MAX_SCAN_ENTRIES, or a temp
+  // dir inside the workspace, whose entries a walk would see and the session does not keep).
+  matching(matches: (rel: string) => boolean): ReadonlyMap<string, EntryKind> | undefined {
+    if (this.incomplete || this.skip.some((dir) => dir === this.root || dir.startsWith(this.root + "/"))) {
+      return undefined;
+    }
+    let index = this.#indexes.get(matches);
+    if (index === undefined) {
+      index = new Map();
+      for (const [rel, entry] of this.entries) if (matches(rel)) index.set(rel, kindOfEntry(entry)!);
+      if (this.#indexes.size >= 8) this.#indexes.clear();
+      this.#indexes.set(matches, index);
+    }
+    return index;
+  }
+
+  // The look once the command is gone (finish takes no other), and the entries `matches` accepts made since the
+  // window opened.
+  settle(
     window: ChangeWindow,
-    ignore: readonly string[],
     sandboxed: boolean,
-  ): Promise<{ before: WorkspaceScan; after: WorkspaceScan }> {
+    matches: (rel: string) => boolean,
+  ): Promise<readonly string[] | undefined> {
+    return this.#serial(async () => {
+      if (!window.settled) await this.#look(sandboxed);
+      window.settled = true;
+      if (window.incomplete) return undefined;
+      const made: string[] = [];
+      for (const [rel, was] of window.undo) {
+        if (was === undefined && this.entries.has(rel) && matches(rel)) made.push(rel);
+      }
+      return made;
+    });
+  }
+
+  // Looks again at `rels` (relative paths the server itself changed).
+  restat(rels: readonly string[]): Promise<void> {
+    return this.#serial(() => {
+      this.#statAll(new Set(rels));
+      return Promise.resolve();
+    });
+  }
+
+  close(window: ChangeWindow, sandboxed: boolean): Promise<{ before: WorkspaceScan; after: WorkspaceScan }> {
     return this.#serial(async () => {
       const startedAt = Date.now();
       try {
-        await this.#look(sandboxed);
+        if (!window.settled) await this.#look(sandboxed);
       } finally {
         this.windows.delete(window);
-        for (const item of ignore) {
+        for (const item of window.ignored) {
           const count = (this.ignored.get(item) ?? 1) - 1;
           if (count > 0) this.ignored.set(item, count);
           else this.ignored.delete(item);
@@ -513,8 +588,15 @@ class LiveWorkspace {
   #scanAll(): void {
     const scan = scanWorkspace(this.root, this.skip, this.#ignoredSet());
     const old = this.entries;
-    for (const [rel, now] of scan.entries) this.#record(rel, old.get(rel), now);
-    for (const [rel, was] of old) if (!scan.entries.has(rel)) this.#record(rel, was, undefined);
+    for (const [rel, now] of scan.entries) {
+      this.#record(rel, old.get(rel), now);
+      this.#indexPut(rel, now);
+    }
+    for (const [rel, was] of old) {
+      if (scan.entries.has(rel)) continue;
+      this.#record(rel, was, undefined);
+      for (const index of this.#indexes.values()) index.delete(rel);
+    }
     this.entries = scan.entries;
     this.linked.clear();
     this.uncached.clear();
@@ -606,6 +688,14 @@ class LiveWorkspace {
     this.#record(rel, this.entries.get(rel), entry);
     this.entries.set(rel, entry);
     this.#index(rel, entry);
+    this.#indexPut(rel, entry);
+  }
+
+  // Keeps the matchers' indexes: a path asked about once keeps its answer, so only new paths are matched.
+  #indexPut(rel: string, entry: StatEntry): void {
+    for (const [matches, index] of this.#indexes) {
+      if (index.has(rel) || matches(rel)) index.set(rel, kindOfEntry(entry)!);
+    }
   }
 
   // Scans the folder `rel` whole: each entry recorded where it changed, and (where `hadBelow`) the session's entries
@@ -628,6 +718,7 @@ class LiveWorkspace {
   }
 
   #forget(rel: string): void {
+    for (const index of this.#indexes.values()) index.delete(rel);
     this.entries.delete(rel);
     this.linked.delete(rel);
     this.uncached.delete(rel);

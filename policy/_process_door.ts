@@ -46,7 +46,13 @@ import type { SandboxProxy } from "./egress/forwarder.ts";
 import type { CommandAuthorization } from "./shell/authorize_command.ts";
 import { isReadOnlyLine } from "./shell/read_only_line.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
-import { type QuarantinedPath, sandboxArgv, type SandboxedCommand, sandboxUnavailable } from "./sandbox.ts";
+import {
+  bubblewrapStatus,
+  type QuarantinedPath,
+  sandboxArgv,
+  type SandboxedCommand,
+  sandboxUnavailable,
+} from "./sandbox.ts";
 
 /** What the door needs of its policy. */
 export interface ProcessDoorDeps {
@@ -81,6 +87,8 @@ interface Judged {
   env: Record<string, string>;
   /** Whether the command runs with the workspace read-only (a reader's line, in the sandbox): nothing to compare. */
   readOnly: boolean;
+  /** The window on the workspace that tells what the command changed (a shell line that may write). */
+  watch?: WorkspaceWatch;
 }
 
 /**
@@ -112,7 +120,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     const judged = request.kind === "shell"
       ? await this.#judgeShell(request, tempDir, signal)
       : await this.#judgeProgram(request, tempDir, signal);
-    const { wrapped, cwd, env } = judged;
+    const { wrapped, cwd, env, watch } = judged;
     let limited: LimitedCommand | undefined;
     // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders. Only the
     // counters are waited for: the removal of the group's folders goes on (the session waits for it as it closes).
@@ -136,12 +144,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       const stderrPath = path.join(dir, `${name}.stderr`);
       const files = openOutputFiles(dir, name, this.#deps.workspace.roots());
       let process: GroupProcess;
-      let watch: WorkspaceWatch | undefined;
       try {
-        // The last thing before the start, so that every change after it is the command's.
-        if (request.kind === "shell" && !judged.readOnly) {
-          watch = await watchWorkspace(request.call, { ignore: wrapped.placeholders, sandboxed: wrapped.sandboxed });
-        }
         process = await spawnGroup(limited.argv, {
           cwd,
           env,
@@ -202,6 +205,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       };
     } catch (error) {
       await release();
+      await watch?.abandon();
       throw error;
     }
   }
@@ -297,6 +301,10 @@ export class PolicyProcessDoor implements ProcessDoor {
     // stdout_path>` turned that job's "TESTS FAILED" into a pass in bash_read.
     const captures = path.join(tempDir, CAPTURES);
     mkdirsConfined(captures, workspace.roots());
+    // The window on the workspace opens before the sandbox is planned, so that the plan reads the session's listing
+    // of the workspace for its protected paths (and what the command made of them) instead of walking it twice.
+    const sandboxes = this.#deps.sandbox !== "off" && (await bubblewrapStatus()).path !== undefined;
+    const watch = reader && sandboxes ? undefined : await watchWorkspace(request.call, { sandboxed: sandboxes });
     const wrapped = await sandboxArgv(command, {
       readOnlyFolders: [captures],
       ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
@@ -309,6 +317,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       ...(reader ? {} : { quarantine: path.join(captures, "protected-created") }),
       mode: this.#deps.sandbox,
       protectedPaths: reader ? [] : this.#deps.protectedPaths,
+      ...(watch && !reader ? { listing: watch.listing } : {}),
       // While paths are hidden, so is what the repository keeps of them, unless a person allowed the line.
       hiddenPaths: this.#deps.hiddenPaths.length > 0 && authorization.via !== "confirmed"
         ? this.#hiddenWithStores
@@ -318,12 +327,24 @@ export class PolicyProcessDoor implements ProcessDoor {
       tmpSize: this.#deps.limits.tmpBytes,
       // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
       seccomp: true,
+    }).catch(async (error) => {
+      await watch?.abandon();
+      throw error;
     });
+    // The placeholders come and go with the command: no change of its.
+    watch?.ignore(wrapped.placeholders);
     // Temporary files (mktemp, sort's spills, Python's tempfile, Node's os.tmpdir()) go to the sandbox's private
     // /tmp, capped at tmpSize, as a checker's do: the session temp dir lies on the host's disk with no bound (before,
     // mktemp and tempfile wrote 40 MiB there under tmpSize 4 MiB). It stays writable by its own path.
     if (wrapped.sandboxed) env.TMPDIR = "/tmp";
-    return { wrapped, command, cwd, env, readOnly: reader && wrapped.sandboxed } satisfies Judged;
+    return {
+      wrapped,
+      command,
+      cwd,
+      env,
+      readOnly: reader && wrapped.sandboxed,
+      ...(watch ? { watch } : {}),
+    } satisfies Judged;
   }
 
   async #judgeProgram(request: ProgramRequest, tempDir: string, signal?: AbortSignal): Promise<Judged> {

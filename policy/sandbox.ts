@@ -33,6 +33,7 @@ import {
   runProbe,
   secretMasks,
   secretMountArgs,
+  type WorkspaceListing,
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
@@ -386,6 +387,11 @@ export interface SandboxOptions {
   /** Protected-path globs relative to `workspace`; default {@linkcode DEFAULT_PROTECTED_PATHS}. */
   protectedPaths?: readonly string[];
   /**
+   * The session's listing of `workspace` (a window of `watchWorkspace`), read
+   * for the protected paths instead of a walk before the command and after it.
+   */
+  listing?: WorkspaceListing;
+  /**
    * The policy's denied-path globs, relative to `workspace` (or absolute):
    * every existing entry they match is hidden inside (a file reads as empty,
    * a folder as an empty read-only one). Needs `workspace`.
@@ -665,6 +671,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     ? { mounts: [], watched: [] }
     : await protectedMounts(path.normalize(protectedRoot), options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, {
       placeholders: options.workspace !== undefined,
+      ...(options.listing && options.workspace !== undefined ? { listing: options.listing } : {}),
     });
   const mounts = [...plan.mounts, ...readOnlyFolderMounts(options.readOnlyFolders ?? [])];
   let released: Promise<QuarantinedPath[]> | undefined;

@@ -114,3 +114,34 @@ export function installed(program: string): boolean {
     return false;
   }
 }
+
+/** A seeded random whole number below `n`. */
+export type Next = (n: number) => number;
+/** One shell operation of a random script on the names `x` and `y`. */
+export type ScriptOp = (x: string, y: string, tag: string, next: Next) => string;
+
+/**
+ * `scripts` seeded random shell scripts: each of `count(next)` operations of `ops` on two of `names`, every one run
+ * whether an earlier one failed.
+ */
+export function randomScripts(
+  seed: number,
+  names: readonly string[],
+  scripts: number,
+  count: (next: Next) => number,
+  ops: readonly ScriptOp[],
+): string[] {
+  const next: Next = (n) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const pick = () => names[next(names.length)];
+  return Array.from({ length: scripts }, (_, round) => {
+    const parts: string[] = [];
+    for (let i = 0, n = count(next); i < n; i++) {
+      const [x, y] = [pick(), pick()];
+      parts.push(`{ ${ops[next(ops.length)](x, y, `${round}${i}`, next)}; } 2>/dev/null`);
+    }
+    return parts.join("; ") + "; true";
+  });
+}

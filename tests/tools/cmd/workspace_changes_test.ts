@@ -22,6 +22,7 @@ import { cmdTools } from "../../../tools/cmd/mod.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { scanWorkspace, watchWorkspace } from "../../../internal/workspace_changes.ts";
 import { assertChangesMatch, diskState } from "../_file_changes.ts";
+import { randomScripts, type ScriptOp } from "./_helpers.ts";
 
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 const sandbox = hasBwrap ? "required" : "off";
@@ -98,35 +99,6 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 function kinds(result: ToolResult): string[] {
   return result.filesystemChanges.map((c) => `${c.change} ${c.path}${c.from ? ` <- ${c.from}` : ""}`).sort();
-}
-
-type Next = (n: number) => number;
-type ScriptOp = (x: string, y: string, tag: string, next: Next) => string;
-
-/**
- * `scripts` seeded random shell scripts: each of `count(next)` operations of `ops` on two of `names`, every one run
- * whether an earlier one failed.
- */
-function randomScripts(
-  seed: number,
-  names: readonly string[],
-  scripts: number,
-  count: (next: Next) => number,
-  ops: readonly ScriptOp[],
-): string[] {
-  const next: Next = (n) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
-  const pick = () => names[next(names.length)];
-  return Array.from({ length: scripts }, (_, round) => {
-    const parts: string[] = [];
-    for (let i = 0, n = count(next); i < n; i++) {
-      const [x, y] = [pick(), pick()];
-      parts.push(`{ ${ops[next(ops.length)](x, y, `${round}${i}`, next)}; } 2>/dev/null`);
-    }
-    return parts.join("; ") + "; true";
-  });
 }
 
 // Made, appended to, removed, moved, its mode changed, a link made in its place.

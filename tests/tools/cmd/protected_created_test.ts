@@ -1,0 +1,114 @@
+// Protected paths a sandboxed command makes, by any route (written, made in a folder moved or copied in, linked,
+// nine folders down), never stay in the workspace, and the ones that were there stay as they were: after each of
+// seeded random scripts, a walk of the disk with node:fs finds the same protected paths as at the start. The sandbox
+// finds them in the session's listing of the workspace (the change report's, kept by the folder watch), not by a
+// walk of its own, so this checks that listing against the disk.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { isProtectedPath } from "../../../policy/protected_paths.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, failedOutput, okOutput, randomScripts, type ScriptOp } from "./_helpers.ts";
+
+const box = cmdBox();
+const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
+
+// The protected paths on disk, as the sandbox's walk finds them: at every depth, never below node_modules or git's
+// object store, never through a link.
+function protectedOnDisk(root: string): string[] {
+  const found: string[] = [];
+  const walk = (rel: string) => {
+    for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const child = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (isProtectedPath(child)) found.push(child);
+      const inGit = path.basename(rel) === ".git" && ["objects", "refs", "logs", "lfs"].includes(entry.name);
+      if (entry.isDirectory() && entry.name !== "node_modules" && !inGit) walk(child);
+    }
+  };
+  walk("");
+  return found.sort();
+}
+
+const OPS: readonly ScriptOp[] = [
+  (x, _y, tag) => `mkdir -p $(dirname ${x}) && echo ${tag} > ${x}`,
+  (x) => `mkdir -p ${x}`,
+  (x) => `rm -rf ${x}`,
+  (x, y) => `mkdir -p $(dirname ${y}) && mv ${x} ${y}`,
+  (x, y) => `mkdir -p $(dirname ${y}) && cp -r ${x} ${y}`,
+  (x, y) => `mkdir -p $(dirname ${x}) && ln -sfn ${y} ${x}`,
+  (x, y) => `mkdir -p $(dirname ${y}) && ln ${x} ${y}`,
+  (x) => `mkdir -p ${x}/sub/.git/hooks && echo h > ${x}/sub/.git/hooks/pre-commit`,
+  (x) => `(cd $(dirname ${x}) && mkdir -p t/.husky && mv t $(basename ${x}))`,
+];
+
+const NAMES = [
+  "pkg/.npmrc",
+  "pkg",
+  "a/.git",
+  "a/.git/hooks/pre-push",
+  "a",
+  ".vscode/settings.json",
+  "b/c/.husky/x",
+  "b",
+  "b/c",
+  "node_modules/m/.npmrc",
+  "x.txt",
+  "d1/d2/d3/d4/d5/d6/d7/d8/d9/.npmrc",
+  "d1/d2",
+  ".git/hooks/pre-commit",
+  ".git/config",
+];
+
+describe("protected paths a sandboxed command makes", { skip }, () => {
+  // The placeholders the sandbox puts where a protected path is missing (.git/info, .git/config.worktree) come and
+  // go with each command, and the window on the workspace opens before they are made: they are left out of its looks
+  // from then on, so no report names them, also for a line that makes protected paths and is refused a hook.
+  test("the sandbox's placeholders are no change of the command's", { timeout: 60_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
+      await writeFile(path.join(dir, ".git/config"), "[core]\n");
+      for (let round = 0; round < 3; round++) {
+        const result = await box.call(session, "bash", { command: `touch stamp${round}` });
+        assert.deepEqual(result.filesystemChanges.map((c) => `${c.change} ${c.path}`), [`created stamp${round}`]);
+      }
+      const line =
+        "echo x > .npmrc; mkdir -p a/b/.git/hooks; echo y > a/b/.git/hooks/post-checkout; echo z > .git/hooks/pre-commit";
+      const result = await box.call(session, "bash", { command: line });
+      // The hook's write is refused (read-only): a failed call that still says what it moved.
+      const out = failedOutput<BashResult>(result, "error", "command_failed");
+      assert.deepEqual(out.protected_paths_moved?.map((m) => m.path), [".npmrc", "a/b/.git"]);
+      assert.deepEqual(result.filesystemChanges.map((c) => `${c.change} ${c.path}`), ["created a", "created a/b"]);
+      assert.deepEqual(fs.readdirSync(path.join(dir, ".git")).sort(), ["config", "hooks"]);
+    }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
+  });
+
+  test("never stay, by any route: 30 seeded random scripts, the disk checked after each", {
+    timeout: 240_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
+      await writeFile(path.join(dir, ".git/config"), "[core]\n");
+      await writeFile(path.join(dir, ".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n");
+      await mkdir(path.join(dir, "node_modules/m"), { recursive: true });
+      const start = protectedOnDisk(dir);
+      const config = fs.readFileSync(path.join(dir, ".git/config"), "utf8");
+      let moved = 0;
+      for (const script of randomScripts(0x9a7e, NAMES, 30, (next) => 1 + next(8), OPS)) {
+        // Run from a file, so that the command analysis sees none of it: the sandbox alone keeps the paths.
+        await writeFile(path.join(dir, "s.sh"), script + "\n");
+        const out = okOutput<BashResult>(await box.call(session, "bash", { command: "sh s.sh" }));
+        moved += out.protected_paths_moved?.length ?? 0;
+        assert.deepEqual(protectedOnDisk(dir), start, `after: ${script}`);
+        assert.equal(fs.readFileSync(path.join(dir, ".git/config"), "utf8"), config, script);
+      }
+      // The scripts made protected paths to move (the test would prove nothing otherwise).
+      assert.ok(moved >= 10, `only ${moved} moved`);
+    }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
+  });
+});
