@@ -464,6 +464,12 @@ export interface WorkspaceListing {
   created(matches: (rel: string) => boolean): Promise<readonly string[] | undefined>;
   /** Looks again at `rels` (relative paths the server moved away). */
   movedAway(rels: readonly string[]): Promise<void>;
+  /**
+   * Leaves `paths` (absolute: placeholders the sandbox made) out of every look
+   * until the window closes. Called as each is made, before any other look can
+   * run, so that none sees it.
+   */
+  ignore(paths: readonly string[]): void;
 }
 
 const protectedMatchers = new WeakMap<readonly string[], (rel: string) => boolean>();
@@ -753,6 +759,7 @@ export async function protectedMounts(
   for (const [abs, type] of wanted) {
     // Made through the open parent folder, so that a parent swapped for a link meanwhile is not followed.
     const made = acquirePlaceholder(abs, type, parents.get(abs)!);
+    if (made) options.listing?.ignore([abs]);
     const opened = made && openMount({ path: abs, how: "read-only", placeholder: type }, type === "dir");
     if (opened) mounts.set(abs, opened);
     else if (made) await releasePlaceholders([{ path: abs, how: "read-only", placeholder: type }]);

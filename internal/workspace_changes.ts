@@ -214,12 +214,6 @@ export interface WorkspaceWatch {
   /** Closes the window without a report (the command did not start). */
   abandon(): Promise<void>;
   /**
-   * Leaves `paths` (absolute: the sandbox's placeholders, mount points the
-   * command cannot change, gone before `finish`) out of every look until the
-   * window closes.
-   */
-  ignore(paths: readonly string[]): void;
-  /**
    * The session's entries, up to date as the window opened, for the sandbox's
    * protected-path plan (see `protectedMounts`).
    */
@@ -373,8 +367,8 @@ export async function watchWorkspace(ctx: ToolContext, options: WatchOptions = {
         window.incomplete ? [] : reportScanChanges(reporter, before, after, window.hashes)
       ),
     abandon: () => (finished ??= close().then(() => [])).then(() => {}),
-    ignore: (paths) => live.ignore(window, paths),
     listing: {
+      ignore: (paths) => live.ignore(window, paths),
       matching: (matches) => live.matching(matches),
       kindOf: (rel) => kindOfEntry(live.entries.get(rel)),
       created: (matches) => live.settle(window, sandboxed, matches),

@@ -331,8 +331,6 @@ export class PolicyProcessDoor implements ProcessDoor {
       await watch?.abandon();
       throw error;
     });
-    // The placeholders come and go with the command: no change of its.
-    watch?.ignore(wrapped.placeholders);
     // Temporary files (mktemp, sort's spills, Python's tempfile, Node's os.tmpdir()) go to the sandbox's private
     // /tmp, capped at tmpSize, as a checker's do: the session temp dir lies on the host's disk with no bound (before,
     // mktemp and tempfile wrote 40 MiB there under tmpSize 4 MiB). It stays writable by its own path.

@@ -388,7 +388,9 @@ export interface SandboxOptions {
   protectedPaths?: readonly string[];
   /**
    * The session's listing of `workspace` (a window of `watchWorkspace`), read
-   * for the protected paths instead of a walk before the command and after it.
+   * for the protected paths instead of a walk before the command and after it,
+   * and told of each placeholder as it is made, so that no look of the window
+   * takes it for a change.
    */
   listing?: WorkspaceListing;
   /**
@@ -446,11 +448,6 @@ export interface SandboxedCommand {
    * when nothing is bound that way. `release()` closes them.
    */
   fds: number[];
-  /**
-   * The placeholders made for protected paths that did not exist (absolute): mount points read-only inside, which
-   * `release()` removes. They are the sandbox's, not the command's: a comparison of the workspace leaves them out.
-   */
-  placeholders: readonly string[];
   /**
    * Removes the placeholders made for protected paths that did not exist, and
    * moves the protected paths the command created into the quarantine folder;
@@ -604,7 +601,6 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       sandboxed: false,
       reason: 'the sandbox is switched off (sandbox: "off")',
       fds: [],
-      placeholders: [],
       release: noRelease,
     };
   }
@@ -635,7 +631,6 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         sandboxed: false,
         reason: status.reason,
         fds: [],
-        placeholders: [],
         release: noRelease,
       };
     }
@@ -747,8 +742,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // Outside the forwarder, whose relay stays running beside the command.
       ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? []),
     ];
-    const placeholders = mounts.filter((mount) => mount.placeholder !== undefined).map((mount) => mount.path);
-    return { argv: wrapped, sandboxed: true, fds: bound.fds, placeholders, release };
+    return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
   } catch (error) {
     await release();
     throw error;
