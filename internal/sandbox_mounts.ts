@@ -814,7 +814,10 @@ export async function quarantineCreated(
   const made = plan.listing && plan.before
     ? await plan.listing.created(protectedMatcher(plan.before.patterns))
     : undefined;
-  const candidates = new Set(made?.map((rel) => path.join(plan.before!.root, rel)) ?? plan.watched);
+  // Another sandbox's placeholders (a command of another session on the same workspace) are no command's making.
+  const candidates = new Set(
+    made?.map((rel) => path.join(plan.before!.root, rel)).filter((file) => !placeholders.has(file)) ?? plan.watched,
+  );
   let kindNow = kind;
   if (made === undefined && plan.before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.

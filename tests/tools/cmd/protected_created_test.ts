@@ -11,6 +11,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
+import { Session } from "../../../policy/session.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { isProtectedPath } from "../../../policy/protected_paths.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
@@ -85,6 +86,28 @@ describe("protected paths a sandboxed command makes", { skip }, () => {
       assert.deepEqual(out.protected_paths_moved?.map((m) => m.path), [".npmrc", "a/b/.git"]);
       assert.deepEqual(result.filesystemChanges.map((c) => `${c.change} ${c.path}`), ["created a", "created a/b"]);
       assert.deepEqual(fs.readdirSync(path.join(dir, ".git")).sort(), ["config", "hooks"]);
+    }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
+  });
+
+  // Two sessions on one workspace, each with its own listing: the placeholders their sandboxes share (.git/info) are
+  // neither's making, are not moved out from under the other's sandbox, and are gone once both have ended.
+  test("another session's placeholders are no command's making", { timeout: 60_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, ".git/hooks"), { recursive: true });
+      await writeFile(path.join(dir, ".git/config"), "[core]\n");
+      const other = new Session({ workspace: dir, sandbox: "required", autoConfirm: true, host: autoHost() });
+      try {
+        const mine = box.call(session, "bash", { command: "sleep 1.5; touch mine" });
+        await new Promise((settle) => setTimeout(settle, 300));
+        const theirs = box.call(other, "bash", { command: "test -d .git/info && echo covered; sleep 3; touch theirs" });
+        const result = await mine;
+        assert.equal(okOutput<BashResult>(result).protected_paths_moved, undefined, JSON.stringify(result.output));
+        assert.deepEqual(result.filesystemChanges.map((c) => `${c.change} ${c.path}`), ["created mine"]);
+        assert.equal(okOutput<BashResult>(await theirs).stdout, "covered\n");
+        assert.deepEqual(fs.readdirSync(path.join(dir, ".git")).sort(), ["config", "hooks"]);
+      } finally {
+        await other.close();
+      }
     }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
   });
 
