@@ -843,7 +843,8 @@ function ulimitChain(
   limits: KernelLimits,
   options: RlimitOptions,
 ): string {
-  const fileSize = (block: number) => `ulimit -f ${Math.floor(limits.fileSizeBytes / block)}`;
+  // Whole blocks at or past the kernel's file size (the policy's limit and a byte; see limitCommand).
+  const fileSize = (block: number) => `ulimit -f ${Math.ceil(limits.fileSizeBytes / block)}`;
   return [
     fileBlock === "bash"
       ? `if shopt -oq posix; then ${fileSize(512)}; else ${fileSize(1024)}; fi`

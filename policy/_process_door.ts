@@ -45,7 +45,7 @@ import {
 import type { SandboxProxy } from "./egress/forwarder.ts";
 import type { CommandAuthorization } from "./shell/authorize_command.ts";
 import { isReadOnlyLine } from "./shell/read_only_line.ts";
-import { limitCommand, type LimitedCommand, type ResourceLimits } from "./limits.ts";
+import { limitCommand, type LimitedCommand, type ResourceLimits, type WrittenFile } from "./limits.ts";
 import {
   bubblewrapStatus,
   type QuarantinedPath,
@@ -180,12 +180,21 @@ export class PolicyProcessDoor implements ProcessDoor {
       const hit = limited.hit;
       const call = request.kind === "shell" ? request.call : undefined;
       let reported = false;
+      // The files the command created or grew, from its change report: one past the file size limit shows a write
+      // the kernel refused, which the command may not have said (see LimitedCommand.hit).
+      let written: WrittenFile[] = [];
       return {
         changes: (reporter) =>
-          gone.then(() => {
+          gone.then(async () => {
             if (watch === undefined || reported) return [];
             reported = true;
-            return watch.finish(reporter ?? call!);
+            const changes = await watch.finish(reporter ?? call!);
+            written = changes.flatMap(({ path, before, after }) =>
+              after?.type === "file" && (before === null || before.type !== "file" || before.size < after.size)
+                ? [{ path, size: after.size }]
+                : []
+            );
+            return changes;
           }),
         process,
         output,
@@ -200,7 +209,11 @@ export class PolicyProcessDoor implements ProcessDoor {
         cwd,
         resourceLimit: () =>
           gone.then(() =>
-            hit(process.exit ?? { code: null, signal: null }, () => openOutputFile(stderrPath, files.stderr.identity))
+            hit(
+              process.exit ?? { code: null, signal: null },
+              () => openOutputFile(stderrPath, files.stderr.identity),
+              written,
+            )
           ),
       };
     } catch (error) {

@@ -354,9 +354,15 @@ export interface LimitedCommand {
    * The limit the ended command hit, judged from its end, its cgroup's
    * counters (read by `counted()` or `release()`: await one first) and its
    * error output, read through the descriptor `stderrFile` gives (the process
-   * door's, of the very file it made: never by a path the command could make a link).
+   * door's, of the very file it made: never by a path the command could make a link), and the files it wrote
+   * (`written`: one larger than the file size limit met the kernel's RLIMIT_FSIZE, set just past the limit, whatever
+   * the command printed).
    */
-  hit(exit: { code: number | null; signal: string | null }, stderrFile?: () => number): Promise<LimitHit | undefined>;
+  hit(
+    exit: { code: number | null; signal: string | null },
+    stderrFile?: () => number,
+    written?: readonly WrittenFile[],
+  ): Promise<LimitHit | undefined>;
   /**
    * Starts the release (see `release()`) and resolves once the cgroup's
    * counters are read and whatever was left in it is sent SIGKILL, before
@@ -373,6 +379,14 @@ export interface LimitedCommand {
    * them again itself (see {@linkcode LimitCommandOptions.descriptors}).
    */
   descriptors: readonly number[];
+}
+
+/** A file a command created or grew, as {@linkcode LimitedCommand.hit} reads it. */
+export interface WrittenFile {
+  /** Its path, as the message shows it. */
+  path: string;
+  /** Its size after the command, in bytes. */
+  size: number;
 }
 
 /** Options of {@linkcode limitCommand}. */
@@ -416,6 +430,8 @@ export interface LimitCommandOptions {
 }
 
 const STDERR_TAIL_BYTES = 64 * 1024;
+// The largest unit a shell's `ulimit -f` counts in: the kernel's file size is at most this past the limit.
+const MAX_FILE_BLOCK = 1024;
 
 // Error lines that show a limit: the kernel's refusals as programs print them
 // (ENOMEM, EAGAIN on fork, EMFILE, ENOSPC) and the shell's words for the
@@ -555,7 +571,16 @@ export async function limitCommand(
   // Where the group counts the tree's CPU, it alone judges the limit, and RLIMIT_CPU is a backstop a second
   // later. At the limit itself, the rlimit (charged by the scheduler's tick) ended a lone loop just before the
   // group had counted the limit, and a loop inside $(...) ended with nobody saying so: the call passed.
-  const kernel = group?.countsCpu ? { ...limits, cpuSeconds: limits.cpuSeconds + 1 } : limits;
+  // RLIMIT_FSIZE one byte past the limit (one block past it where the shell's ulimit counts in blocks): a write past
+  // the limit then leaves a file larger than it, which `hit` sees in the files the command wrote whatever the command
+  // printed. At the limit itself, a write refused with its error discarded (`2>/dev/null`, `2>&1 | tail -1`) or
+  // printed in no words of HINTS (tar's `Wrote only 2048 of 10240 bytes`) left a file cut at exactly the limit and a
+  // call that passed; a file of exactly the limit is written whole, and is no hit.
+  const kernel = {
+    ...limits,
+    fileSizeBytes: limits.fileSizeBytes + 1,
+    ...(group?.countsCpu ? { cpuSeconds: limits.cpuSeconds + 1 } : {}),
+  };
   const browser = options.profile === "browser";
   // Where the group bounds the tree's memory, it alone judges `memory`: no RLIMIT_DATA. The rlimit refused an
   // allocation with ENOMEM before the group filled, and most programs die of that without a word that says memory
@@ -614,7 +639,7 @@ export async function limitCommand(
       });
     },
     // deno-lint-ignore require-await -- async: a failure stays a rejected promise, never a throw.
-    async hit(exit, stderrFile) {
+    async hit(exit, stderrFile, written = []) {
       const found = (limit: LimitName, evidence: string): LimitHit => ({
         limit,
         value: limitValue(limits, limit),
@@ -647,6 +672,18 @@ export async function limitCommand(
       if (exit.code !== null && SIGNAL_EXITS[exit.code]) {
         const [limit, signal] = SIGNAL_EXITS[exit.code];
         return found(limit, `exit code ${exit.code} (${signal})`);
+      }
+      // Past the limit, and no further than the kernel lets a file grow (a block past it): a larger one was not
+      // written by the command but renamed or linked there (a file the watch saw go and come back, `touch a; mv a b`).
+      const past = written.find((file) =>
+        file.size > limits.fileSizeBytes && file.size <= limits.fileSizeBytes + MAX_FILE_BLOCK
+      );
+      if (past !== undefined) {
+        return found(
+          "fileSize",
+          `${past.path} grew to ${past.size} bytes, more than the limit's ${limits.fileSizeBytes} (the kernel ` +
+            "stops a file within a block past the limit, with File too large), whatever the command printed",
+        );
       }
       if (stderrFile === undefined) return undefined;
       const tail = stderrTail(stderrFile);

@@ -113,6 +113,7 @@ export {
   limitsState,
   resourceLimits,
   tmpfsSizeArgs,
+  type WrittenFile,
 } from "./limits.ts";
 export { matchesAllowlist, parseAllowlistEntry, PROJECT_CODE_COMMANDS, runsProjectCode } from "./shell/allowlist.ts";
 export { commandSandbox } from "./shell/check_command.ts";

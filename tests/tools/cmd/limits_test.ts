@@ -94,6 +94,15 @@ function assertLimit(run: LimitedRun, limit: string, value: string): BashResult 
   return output;
 }
 
+const MiB = 1024 * 1024;
+
+// A file a write past SMALL's fileSize left: the kernel's RLIMIT_FSIZE is a byte past the limit (a block, where the
+// shell's ulimit counts in blocks), so the file stops within a block past it (see limitCommand).
+async function assertCutPastLimit(file: string): Promise<void> {
+  const { size } = await stat(file);
+  assert.ok(size > 8 * MiB && size <= 8 * MiB + 1024, `${file}: ${size} bytes`);
+}
+
 describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
   test("memory: a shell that grows a string past the limit", { timeout: 150_000 }, async () => {
     await withSession(async (session) => {
@@ -127,8 +136,56 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       const output = assertLimit(run, "fileSize", "8MiB");
       assert.match(output.stdout, /exit=1/);
       assert.match(run.result.error ?? "", /File too large/);
-      assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
+      await assertCutPastLimit(join(dir, "big"));
     }, options(SMALL));
+  });
+
+  test("file size: a write past the limit is named whatever the command printed, and a file of the limit is not", {
+    timeout: 120_000,
+  }, async () => {
+    // Each writer past the limit, its error discarded or sent to stdout and cut, its exit hidden: before, each ended
+    // as a success with its file cut at exactly 8 MiB (tar's `Wrote only 2048 of 10240 bytes` is in no hint either).
+    const writers = [
+      "head -c 20M /dev/zero > big",
+      `python3 -c 'open("big", "wb").write(bytes(20 << 20))'`,
+      `perl -e 'open F, ">big"; print F "a" x (20 << 20); close F'`,
+      `node -e 'require("fs").writeFileSync("big", Buffer.alloc(20 << 20))'`,
+      "tar cf big /usr/lib",
+      "head -c 20M /dev/zero | sort -o big",
+    ];
+    const hidings = ["2>/dev/null; true", "2>&1 | tail -n 1", "2>&- || echo failed"];
+    await withSession(async (session, dir) => {
+      let n = 0;
+      for (const writer of writers) {
+        if (!installed(writer.split(" ")[0])) continue;
+        for (const hiding of hidings) {
+          const name = `w${n++}`;
+          const command = `${writer.replace("big", name)} ${hiding}`;
+          const run = await bash(session, command);
+          assert.equal(run.result.errorCode, "resource_limit", `${command}: ${run.result.status} ${run.result.error}`);
+          assertLimit(run, "fileSize", "8MiB");
+          assert.match(run.result.error ?? "", new RegExp(`${name} grew to \\d+ bytes, more than the limit's 8388608`));
+          await assertCutPastLimit(join(dir, name));
+        }
+      }
+      assert.ok(n >= 9, `${n} runs`);
+      // A file of exactly the limit is written whole and passes; one byte more is named.
+      const exact = okOutput<BashResult>((await bash(session, "head -c 8M /dev/zero > exact; wc -c < exact")).result);
+      assert.equal(exact.stdout.trim(), String(8 * MiB));
+      assertLimit(await bash(session, "head -c 8388609 /dev/zero > over 2>/dev/null"), "fileSize", "8MiB");
+      // A file past the limit that the command did not grow is no hit (touched, renamed); a copy of it is cut.
+      await writeFile(join(dir, "old"), new Uint8Array(9 * MiB));
+      okOutput<BashResult>((await bash(session, "touch old && mv old older && wc -c < older")).result);
+      assertLimit(await bash(session, "cp older copy 2>/dev/null; true"), "fileSize", "8MiB");
+      // A background job too.
+      const job = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: "head -c 20M /dev/zero > jobbed 2>/dev/null; true" }),
+      );
+      const waited = await box.call(session, "bash_wait", { id: job.id, timeout_s: 20 });
+      const report = failedOutput<JobReport>(waited, "error", "resource_limit");
+      assert.equal(report.resource_limit?.limit, "fileSize");
+      assert.match(report.resource_limit?.evidence ?? "", /jobbed grew to \d+ bytes/);
+    }, options({ ...SMALL, cpuSeconds: 30 }));
   });
 
   test("processes: a fork bomb is contained and ended", { timeout: 60_000, skip: !processesHold }, async () => {
@@ -155,7 +212,7 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       // A write past the file size inside $(...): its error line, not a silent SIGXFSZ.
       const file = await bash(session, "echo $(head -c 20M /dev/zero > big) done");
       assert.match(assertLimit(file, "fileSize", "8MiB").stdout, /done/);
-      assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
+      await assertCutPastLimit(join(dir, "big"));
     }, options({ ...SMALL, memory: "2GiB" }));
   });
 
@@ -301,7 +358,7 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
       const run = await bash(session, "head -c 20M /dev/zero > big");
       assertLimit(run, "fileSize", "8MiB");
       assert.equal(run.output.sandboxed, false);
-      assert.equal((await stat(join(dir, "big"))).size, 8 * 1024 * 1024);
+      await assertCutPastLimit(join(dir, "big"));
       assertLimit(await bash(session, "while :; do :; done"), "cpuSeconds", "1 s");
     }, options(SMALL, "off"));
   });
