@@ -177,9 +177,24 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
 // usual `new URL(req.url, base)`: before, `GET http://secret.internal/ HTTP/1.1` with `Host: <judged host>` in a
 // tunnel reached the other site behind the judged address. The target is read as that idiom reads it (a
 // network-path `//other/`, backslashes, `https:other`), against the judged host as base.
+//
+// An authority-form target (`CONNECT other:443`, `[::1]:8080`, RFC 9112 3.2.3) names a site too: a forward proxy
+// behind the judged address (squid, tinyproxy, a dev proxy allowed by its address) connects to it. Before, a tunnel
+// judged for an allowed proxy at 127.0.0.1:A that sent `CONNECT 127.0.0.1:B HTTP/1.1` with `Host: 127.0.0.1:A`
+// reached the unlisted server on port B (it logged `GET /secret`): the URL parser reads `127.0.0.1:B` as a relative
+// path and `secret.internal:443` as a URL of the scheme `secret.internal:` with no host, so neither named a site.
 function wrongTarget(line: string, judged: string, port: string, host: string): string | undefined {
-  const m = line.replace(/\r$/, "").match(/^[A-Z]{1,20}[ \t]+(\S+)[ \t]+HTTP\/\S*$/);
+  // In any case: a lenient server or proxy takes `connect` and `http/1.1` as well.
+  const m = line.replace(/\r$/, "").match(/^[A-Z]{1,20}[ \t]+(\S+)[ \t]+HTTP\/\S*$/i);
   if (!m || m[1] === "*") return undefined;
+  const wrong = () =>
+    `the request in the tunnel to ${host} asks for ${
+      JSON.stringify(m[1].slice(0, 253))
+    }: a tunnel may only reach the host it was judged for`;
+  const authority = m[1].match(/^(\[[^\]]*\]|[^/\\?#@\[\]:]+):(\d+)$/);
+  if (authority) {
+    return canonical(authority[1]) === judged && String(Number(authority[2])) === port ? undefined : wrong();
+  }
   let url: URL;
   try {
     url = new URL(m[1], `http://${judged.includes(":") ? `[${judged}]` : judged}:${port}/`);
@@ -189,9 +204,7 @@ function wrongTarget(line: string, judged: string, port: string, host: string): 
   if (url.host === "" || (canonical(url.hostname) === judged && (url.port === "" || url.port === port))) {
     return undefined;
   }
-  return `the request in the tunnel to ${host} asks for ${
-    JSON.stringify(m[1].slice(0, 253))
-  }: a tunnel may only reach the host it was judged for`;
+  return wrong();
 }
 
 // Why a Host value is not the judged host, or undefined when it is.

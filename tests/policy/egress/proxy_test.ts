@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { DestinationJudge } from "../../../policy/egress/judge.ts";
 import { Session } from "../../../policy/session.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
@@ -511,6 +512,100 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       await proxy.close();
       upstream.closeAllConnections();
       await new Promise((resolve) => upstream.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a tunnel reaches only the host it was judged for: a CONNECT inside it to a forward proxy", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: a tunnel judged for an allowed forward proxy at 127.0.0.1:A that sent `CONNECT 127.0.0.1:B HTTP/1.1`
+    // (with `Host: 127.0.0.1:A`) reached the unlisted server on port B through it: a sandboxed command's socat read
+    // LEAKED-SECRET from a loopback server no rule named. An authority-form target names a site as an absolute-form
+    // one does, in every spelling of a host and port.
+    const secretHits: string[] = [];
+    const secret = http.createServer((req, res) => void (secretHits.push(req.url ?? ""), res.end("SECRET")));
+    const secretPort = await new Promise<number>((resolve) =>
+      secret.listen(0, "127.0.0.1", () => resolve((secret.address() as AddressInfo).port))
+    );
+    // A forward proxy: a CONNECT to anything but its own site is relayed to the secret server (as if it resolved
+    // there); one to its own site is answered and closed.
+    const asked: string[] = [];
+    const forward = net.createServer((client) => {
+      client.on("error", () => {});
+      client.once("data", (head) => {
+        const line = head.toString("latin1").split("\r\n")[0];
+        asked.push(line);
+        if (/^CONNECT allowed\.test\.?:\d+ /i.test(line)) return void client.end("HTTP/1.1 200 same-site\r\n\r\n");
+        const rest = head.subarray(head.indexOf("\r\n\r\n") + 4);
+        const onward = net.connect(secretPort, "127.0.0.1", () => {
+          client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+          onward.write(rest);
+          client.pipe(onward).pipe(client);
+        });
+        onward.on("error", () => client.destroy());
+      });
+    });
+    const forwardPort = await new Promise<number>((resolve) =>
+      forward.listen(0, "127.0.0.1", () => resolve((forward.address() as AddressInfo).port))
+    );
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const seen: EgressConnection[] = [];
+    const proxy = await startEgressProxy({
+      judge: (_s, h) => Promise.resolve({ addresses: ["127.0.0.1"], host: h.toLowerCase() }),
+      listen: { path: path.join(dir, "p.sock") },
+      onConnection: (c) => seen.push(c),
+    });
+    const host = `allowed.test:${forwardPort}`;
+    const tunnel = (inner: string) =>
+      raw(
+        proxy.path!,
+        `CONNECT ${host} HTTP/1.1\r\n\r\n${inner}\r\nHost: ${host}\r\n\r\n` +
+          `GET /secret HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+        /SECRET|same-site/,
+      );
+    try {
+      const hosts = [
+        "127.0.0.1",
+        "localhost",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "127.1",
+        "2130706433",
+        "secret.test",
+        "Secret.Test.",
+        "allowed.test.evil",
+        "evil.allowed.test",
+      ];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...hosts),
+          fc.constantFrom(String(secretPort), `0${secretPort}`, "443", String(forwardPort)),
+          fc.constantFrom("CONNECT", "connect", "Connect", "GET"),
+          fc.constantFrom("HTTP/1.1", "http/1.0"),
+          fc.boolean(),
+          async (name, port, method, version, before) => {
+            secretHits.length = 0;
+            const first = before ? `GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n` : "";
+            const line = `${method} ${name}:${port} ${version}`;
+            const answer = await tunnel(`${first}${line}`);
+            assert.doesNotMatch(answer, /SECRET/, line);
+            assert.deepEqual(secretHits, [], line);
+            assert.match(seen.at(-1)!.reason!, /asks for .*: a tunnel may only reach the host it was judged for/, line);
+          },
+        ),
+        { seed: 20261205, numRuns: 60 },
+      );
+      // A CONNECT naming the judged host and port, in its spellings, is passed on.
+      for (const target of [host, `Allowed.Test.:${forwardPort}`, `allowed.test:0${forwardPort}`]) {
+        const answer = await tunnel(`CONNECT ${target} HTTP/1.1`);
+        assert.match(answer, /same-site/, target);
+      }
+    } finally {
+      await proxy.close();
+      secret.closeAllConnections();
+      await new Promise((resolve) => secret.close(resolve));
+      await new Promise((resolve) => forward.close(resolve));
       await rm(dir, { recursive: true, force: true });
     }
   });
