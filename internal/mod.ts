@@ -119,6 +119,7 @@ export {
 export { serialQueue } from "./serial_queue.ts";
 export {
   BEFORE_HASH_BUDGET,
+  BEFORE_HASH_FILES,
   isRename,
   MAX_SCAN_ENTRIES,
   scanWorkspace,

@@ -56,6 +56,12 @@ import { serialQueue } from "./serial_queue.ts";
 export const MAX_SCAN_ENTRIES = 200_000;
 /** Bytes of new or changed files the before snapshot may hash, so that their before-hashes are known. */
 export const BEFORE_HASH_BUDGET = 8 << 20;
+/**
+ * How many files the before snapshot may hash, whatever their size: each is an open, a read and a close on the
+ * server's thread. Bytes alone did not bound it: 200,000 empty files a command made were hashed one by one at the
+ * next command's start, the whole server's event loop held for 20 s.
+ */
+export const BEFORE_HASH_FILES = 2048;
 
 /** What a scan keeps of one entry. */
 export interface StatEntry {
@@ -542,6 +548,11 @@ class LiveWorkspace {
   // Brings the entries up to date: by the names the watch reports where a sandboxed command may rely on it, else by
   // a scan of every entry. Every path found changed is recorded in the open windows.
   async #look(sandboxed: boolean): Promise<void> {
+    // Past MAX_SCAN_ENTRIES nothing is compared, and the session's workspace is not looked at again: each look was a
+    // synchronous walk of 200,000 entries, the whole server's event loop held for seconds at every command's start
+    // and end (a command of one session made 250,000 empty files; each later `touch y` stalled the loop 3 to 12 s,
+    // and another session's `echo hi` took 2.9 s instead of 40 ms).
+    if (this.incomplete) return;
     if (sandboxed && !this.#eventsTried) {
       this.#eventsTried = true;
       // A temp dir inside the workspace shares its mount: a command could link a workspace file there, out of the
@@ -742,6 +753,8 @@ class LiveWorkspace {
   // their stat key to name their content, as only their hashes tell whether the command changed them.
   #hashBefore(files: FileDoor, startedAt: number): BeforeHashes {
     const unsettled = new Map<string, string>();
+    // Nothing is compared past MAX_SCAN_ENTRIES: no hash is needed.
+    if (this.incomplete) return { cache: this.cache, unsettled };
     const unknown: [string, StatEntry][] = [];
     for (const rel of this.uncached) {
       const entry = this.entries.get(rel);
@@ -750,9 +763,12 @@ class LiveWorkspace {
     }
     unknown.sort(([, a], [, b]) => Number(settled(a, startedAt)) - Number(settled(b, startedAt)));
     let budget = BEFORE_HASH_BUDGET;
+    let count = BEFORE_HASH_FILES;
     for (const [rel, entry] of unknown) {
+      if (count === 0) break;
       if (entry.size > budget) continue;
       budget -= entry.size;
+      count--;
       const state = hashed(files, this.cache, path.join(this.root, rel), entry, startedAt);
       if (this.cache.has(entry.key)) this.uncached.delete(rel);
       else if (state?.sha256 && state.size === entry.size) unsettled.set(entry.key, state.sha256);

@@ -1,0 +1,96 @@
+// What the change report of a command may cost the server, whose looks at the workspace run on its one thread: a
+// workspace of many small files, which a command may make within its limits (the disk watch leaves it half of the
+// free inodes), must not hold the server's event loop at every later command. Before: 200,000 empty files a command
+// made were hashed one by one at the next command's start (the loop held 20 s), and a workspace past
+// MAX_SCAN_ENTRIES was walked whole (200,000 lstats) at every later command's start and end, 3 to 12 s each, while
+// another session's `echo hi` waited.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Session } from "../../../policy/session.ts";
+import { autoHost } from "../../../policy/hosts.ts";
+import { BEFORE_HASH_FILES, MAX_SCAN_ENTRIES, scanWorkspace } from "../../../internal/workspace_changes.ts";
+import { cmdBox, okOutput } from "./_helpers.ts";
+
+const box = cmdBox();
+
+// Empty files d<k>/<i>, `count` of them, 50,000 a folder.
+function makeFiles(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const folder = path.join(dir, `d${Math.floor(i / 50_000)}`);
+    if (i % 50_000 === 0) fs.mkdirSync(folder);
+    fs.closeSync(fs.openSync(path.join(folder, String(i)), "w"));
+  }
+}
+
+// The longest the event loop went without running a 20 ms timer while `work` ran, in milliseconds.
+async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 20);
+  try {
+    await work();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+  } finally {
+    clearInterval(timer);
+  }
+  return longest;
+}
+
+describe("the change report's cost in a workspace of many files", { timeout: 300_000 }, () => {
+  test("a command's start hashes at most BEFORE_HASH_FILES files of those it has no hash of", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
+    const count = BEFORE_HASH_FILES + 1000;
+    fs.mkdirSync(path.join(dir, "f"));
+    for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, "f", String(i)), `file ${i}\n`);
+    const session = new Session({ workspace: dir, host: autoHost() });
+    try {
+      const result = await box.call(session, "bash", { command: "for f in f/*; do echo more >> $f; done" });
+      okOutput(result);
+      const modified = result.filesystemChanges.filter((change) => change.change === "modified");
+      assert.equal(modified.length, count);
+      // Each hash known is a file the command's start opened and read on the server's thread.
+      const hashed = modified.filter((change) => change.before?.sha256 != null).length;
+      assert.ok(hashed <= BEFORE_HASH_FILES, `${hashed} files hashed at the command's start`);
+      assert.ok(hashed > 0, "the files within the bound are still hashed");
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("past MAX_SCAN_ENTRIES the workspace is not walked again at every command", { timeout: 240_000 }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
+    makeFiles(dir, MAX_SCAN_ENTRIES + 1000);
+    // What one walk of it costs here, on this machine's load.
+    const started = performance.now();
+    assert.equal(scanWorkspace(dir).incomplete, true);
+    const walk = performance.now() - started;
+    const session = new Session({ workspace: dir, host: autoHost() });
+    try {
+      // The first command finds it past the bound (one walk).
+      okOutput(await box.call(session, "bash", { command: "touch first" }));
+      const stalls: number[] = [];
+      for (const name of ["second", "third", "fourth"]) {
+        stalls.push(
+          await longestStall(async () => okOutput(await box.call(session, "bash", { command: `touch ${name}` }))),
+        );
+      }
+      // Before, each held the loop for a walk at its start and another at its end.
+      for (const stall of stalls) assert.ok(stall < walk / 2, `stalls ${stalls.map(Math.round)} ms, a walk ${walk} ms`);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
