@@ -26,7 +26,7 @@ function noPerson(title: string, message: string, why: string): ToolError {
     status: "skipped",
     recoverable: false,
     recoveryHint: "Do something that needs no approval, or tell the user what you need.",
-    details: { title, question: message },
+    details: { title, question: message, why },
   });
 }
 

@@ -12,6 +12,8 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ElicitResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "@toolfence/core";
+import { describeIssues } from "./_param_errors.ts";
+import { mcpTypes } from "./_sdk.ts";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
 
 /** Options of {@linkcode elicitationHost}. */
@@ -57,6 +59,8 @@ const TITLED_ONE_OF_SINCE = "2025-11-25";
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
+const { ErrorCode, McpError } = mcpTypes;
+
 function refused(title: string, message: string, why: string, hint: string): ToolError {
   return new ToolError(`${title}: refused because ${why} (${message})`, {
     code: "permission_denied",
@@ -64,8 +68,38 @@ function refused(title: string, message: string, why: string, hint: string): Too
     status: "skipped",
     recoverable: false,
     recoveryHint: hint,
-    details: { title, question: message },
+    details: { title, question: message, why },
   });
+}
+
+/** Why `error` (the SDK's rejection of an elicitation) allows nothing, in one short clause. */
+function noUsableAnswer(error: unknown, timeout: number): string {
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    return `the question got no answer within ${formatWait(timeout)}`;
+  }
+  // A result that is not an elicitation result at all: the SDK throws zod's issues, or their JSON dump in a message.
+  const text = (error instanceof Error ? error.message : String(error)).replace(/^(MCP error -?\d+: )+/, "");
+  const issues = (error as { issues?: unknown } | null)?.issues ?? issuesDumpedIn(text);
+  if (Array.isArray(issues) && issues.length > 0) {
+    const first = describeIssues(issues).replace(/^Invalid params: /, "");
+    return `the client's answer is not an elicitation result (${first})`;
+  }
+  return `the question got no usable answer (${text.length > 300 ? `${text.slice(0, 300)}…` : text})`;
+}
+
+// The issues a message ends with as zod's JSON dump, if it does.
+function issuesDumpedIn(text: string): unknown {
+  const dump = /(\[[\s\S]*\])\s*$/.exec(text)?.[1];
+  if (dump === undefined) return undefined;
+  try {
+    return JSON.parse(dump);
+  } catch {
+    return undefined;
+  }
+}
+
+function formatWait(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}` : `${ms / 1000} s`;
 }
 
 /** Waits for the client's `notifications/initialized`; refuses the question when it does not come within `timeout`. */
@@ -161,13 +195,16 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         { signal, timeout, relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId) },
       );
     } catch (error) {
-      if (signal?.aborted) throw error;
+      // The call was stopped: its own reason, as every other wait of a call throws it. The SDK rejects with an
+      // McpError wrapping the reason, which a tool took for a failure of its own (bash: command_start_failed, a late
+      // result saying a command that never started needs reconciling).
+      if (signal?.aborted) throw signal.reason;
       // No usable answer (one outside the form, an error from the client, no answer in time) allows nothing: a
       // refusal of the policy, not a failure of the tool.
       throw refused(
         title,
         message,
-        `the question got no usable answer (${error instanceof Error ? error.message : String(error)})`,
+        noUsableAnswer(error, timeout),
         "Do not retry the same action; ask the user or take another approach.",
       );
     }

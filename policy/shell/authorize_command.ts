@@ -459,9 +459,11 @@ export async function authorizeCommand(
       answer = await options.asker.confirm({ ...prompt, about }, signal);
     }
   } catch (error) {
-    // A host with nobody to ask refuses; say so with the command's reasons.
+    // A host that refuses the question (nobody to ask, or no usable answer: dismissed, outside the form, the client's
+    // error, none in time) says why; the model reads that with the command's reasons.
     if (error instanceof ToolError && error.code === "permission_denied") {
-      throw denied(command, "nobody could be asked to confirm it", check, assessment, {
+      const why = typeof error.details?.why === "string" ? error.details.why : "nobody could be asked to confirm it";
+      throw denied(command, why, check, assessment, {
         prompt,
         hostRefusal: error.message,
       });

@@ -227,10 +227,14 @@ function decodeEdge(bytes: Uint8Array, cutAt: "start" | "end"): string {
 /**
  * `error` as a coded ToolError: ToolErrors and aborts pass through, anything
  * else (a runtime error from the file system or the process API) becomes
- * `code`, so that no raw runtime error reaches the model.
+ * `code`, so that no raw runtime error reaches the model. The call's `signal`
+ * tells its own abort reason apart, whatever it is (an MCP cancellation's is a
+ * plain string): a call stopped while it waited on a question is a cancel,
+ * not a start that failed.
  */
-export function codedFailure(error: unknown, code: string, what: string): unknown {
+export function codedFailure(error: unknown, code: string, what: string, signal?: AbortSignal): unknown {
   if (error instanceof ToolError || (error as Error)?.name === "AbortError") return error;
+  if (signal?.aborted && error === signal.reason) return error;
   return new ToolError(`${what}: ${(error as Error)?.message ?? String(error)}`, {
     code,
     recoverable: false,

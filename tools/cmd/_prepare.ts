@@ -87,7 +87,7 @@ async function startReserved(
   table: SessionProcesses,
 ): Promise<StartedCommand> {
   const egress = await commandEgress(ctx, request.command).catch((error) => {
-    throw codedFailure(error, "command_start_failed", "The command could not be started");
+    throw codedFailure(error, "command_start_failed", "The command could not be started", ctx.signal);
   });
   try {
     const started = await ctx.policy.processes.start({
@@ -114,7 +114,7 @@ async function startReserved(
     return { ...started, gone, networkRefused: egress?.refusals ?? [] };
   } catch (error) {
     await egress?.close();
-    throw codedFailure(error, "command_start_failed", "The command could not be started");
+    throw codedFailure(error, "command_start_failed", "The command could not be started", ctx.signal);
   }
 }
 

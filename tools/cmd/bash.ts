@@ -207,7 +207,12 @@ export const bashTool: Tool<BashArgs> = tool({
         ...(run.networkRefused.length > 0 ? { network_refused: [...run.networkRefused] } : {}),
       });
     } catch (error) {
-      throw codedFailure(error, "command_result_failed", "The command ran, but its result could not be collected");
+      throw codedFailure(
+        error,
+        "command_result_failed",
+        "The command ran, but its result could not be collected",
+        ctx.signal,
+      );
     } finally {
       clearTimeout(timer);
       stopListening();

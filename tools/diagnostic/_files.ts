@@ -120,7 +120,7 @@ export async function runChecker(ctx: ToolContext, argv: string[], options: Chec
   try {
     return await runToEnd(ctx, argv, options);
   } catch (error) {
-    throw codedFailure(error, "checker_failed", `${path.basename(argv[0])} could not be run`);
+    throw codedFailure(error, "checker_failed", `${path.basename(argv[0])} could not be run`, ctx.signal);
   }
 }
 

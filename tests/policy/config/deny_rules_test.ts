@@ -393,7 +393,7 @@ describe("command deny rules", () => {
     try {
       const result = await box.call(s, "bash", { command: "git commit -m x" });
       assert.equal(result.status, "skipped");
-      assert.match(result.error ?? "", /only a person may confirm it|was declined|nobody could be asked/);
+      assert.match(result.error ?? "", /only a person may confirm it|was declined|no person can be asked/);
     } finally {
       await s.close();
     }

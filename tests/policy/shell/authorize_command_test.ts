@@ -98,7 +98,7 @@ describe("authorizeCommand", () => {
   test("the always-ask kinds need a person even with autoConfirm", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const error = await deniedError(session.policy.authorizeCommand("apt-get install -y cowsay"));
-      assert.match(error.message, /nobody could be asked/);
+      assert.match(error.message, /not run: it needs a person's answer and this session answers automatically/);
       const details = error.details as { prompt: ConfirmRequest; hostRefusal: string };
       assert.equal(details.prompt.requirePerson, true);
       assert.match(details.hostRefusal, /person/);
