@@ -1272,8 +1272,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         const open = mine.open = await openSession(identity, request, message);
         const response = await open.transport.handleRequest(request, { parsedBody: message });
         mine.stored = true;
-        if (!open.id) void endSession(open, "the session did not open");
-        return response;
+        if (open.id) return response;
+        void endSession(open, "the session did not open");
+        // Refused by the transport (an Accept without text/event-stream, a Content-Type that is not JSON): the
+        // reply names the initialize's id, as a session's request's does.
+        return await withRequestId(response, message.id);
       } finally {
         pending.delete(mine);
         if (pending.size === 0) opening.delete(identity.tenant);

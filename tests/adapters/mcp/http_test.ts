@@ -275,14 +275,19 @@ describe("serve over HTTP with a token file", () => {
       // Refused by the SDK's transport, past the session's check: an unsupported version, an Accept without SSE.
       [{ "mcp-session-id": session, "mcp-protocol-version": "1999-01-01" }, ping(24), 400, 24],
       [{ "mcp-session-id": session, accept: "application/json" }, ping(25), 406, 25],
+      // An initialize the transport refuses (no session opens): an Accept without SSE, a body that is not JSON's type.
+      [{ accept: "application/json" }, INIT.replace('"id":1', '"id":26'), 406, 26],
+      [{ "content-type": "text/plain" }, INIT.replace('"id":1', '"id":"i-27"'), 415, "i-27"],
       // A notification has no id to give back.
       [{ "mcp-session-id": "no-such-session" }, '{"jsonrpc":"2.0","method":"notifications/initialized"}', 404, null],
     ];
+    const sessions = h.server.sessionCount();
     for (const [headers, body, status, id] of cases) {
       const answer = await raw(h.server.url, { body, headers: { ...auth, ...headers } });
       assert.equal(answer.status, status, body);
       assert.equal(answer.json().id, id, body);
     }
+    assert.equal(h.server.sessionCount(), sessions, "no refused request opened a session");
   });
 
   test("wrong methods and paths are refused with a reason; /healthz answers", { timeout: 60_000 }, async () => {
