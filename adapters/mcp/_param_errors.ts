@@ -69,6 +69,28 @@ function mapped(error: unknown): unknown {
 }
 
 /**
+ * Answers a request for a method `server` has no handler for with `-32601`
+ * naming the method and the fix: the SDK's own answer, "Method not found",
+ * named neither, so a model could not tell a typo from a capability the
+ * server lacks (prompts, completion). A notification's method sent with an id
+ * is told to go without one. Call once every handler is registered.
+ */
+export function answerUnknownMethods(server: Server): void {
+  const handlers = (server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+  if (!(handlers instanceof Map)) {
+    throw new Error("The MCP SDK no longer keeps _requestHandlers; update _param_errors.ts");
+  }
+  const methods = [...handlers.keys()].filter((method) => method !== "initialize").sort().join(", ");
+  server.fallbackRequestHandler = (request) => {
+    const method = request.method.length > 100 ? `${request.method.slice(0, 100)}…` : request.method;
+    const message = request.method.startsWith("notifications/")
+      ? `Method not found: ${JSON.stringify(method)} is a notification; send it without an id`
+      : `Method not found: ${JSON.stringify(method)}; this server answers ${methods}`;
+    return Promise.reject(protocolError(ErrorCode.MethodNotFound, message));
+  };
+}
+
+/**
  * Wraps every request handler registered on `server` so that a params
  * validation failure answers `-32602` with a short message.
  */

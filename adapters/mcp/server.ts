@@ -57,7 +57,7 @@ import { base64, takeImagesOf } from "../_calls.ts";
 import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
-import { answerInvalidParams } from "./_param_errors.ts";
+import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
 import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
@@ -765,6 +765,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
   });
 
   answerInvalidParams(server);
+  answerUnknownMethods(server);
   ignoreTaskAugmentation(server);
   cancelFalsyIds(server);
   cancelInOrder(server);

@@ -212,7 +212,25 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
       ],
       ["params a string", (id) => ({ jsonrpc: "2.0", id, method: "tools/list", params: "x" }), -32600, /params/],
       ["params an array", (id) => ({ jsonrpc: "2.0", id, method: "ping", params: [] }), -32602, /object/],
-      ["unknown method", (id) => ({ jsonrpc: "2.0", id, method: "no/such" }), -32601, /not found/i],
+      // Naming the method and what the server answers: a typo and a capability it lacks (prompts) read apart.
+      [
+        "unknown method",
+        (id) => ({ jsonrpc: "2.0", id, method: "no/such" }),
+        -32601,
+        /^Method not found: "no\/such"; this server answers .*tools\/call, tools\/list$/,
+      ],
+      [
+        "prompts/list",
+        (id) => ({ jsonrpc: "2.0", id, method: "prompts/list" }),
+        -32601,
+        /"prompts\/list"; this server/,
+      ],
+      [
+        "a notification sent with an id",
+        (id) => ({ jsonrpc: "2.0", id, method: "notifications/cancelled", params: { requestId: 1 } }),
+        -32601,
+        /"notifications\/cancelled" is a notification; send it without an id/,
+      ],
       ["tools/call without a name", (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: {} }), -32602, /name/],
       [
         "tools/call, name a number",
