@@ -604,15 +604,21 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
         signal: cancel.signal,
         onProgress: progressToken === undefined ? undefined : (event) => {
           if (reported || extra.signal.aborted) return;
-          // Progress must grow with every notification, with or without a known fraction.
-          const next = event.fraction === undefined ? progress + 1 : Math.max(event.fraction * 100, progress + 0.001);
+          // Progress must grow with every notification, with or without a known fraction. A fraction that is no
+          // number from 0 to 1 (a tool's NaN, Infinity, 2) counts as none: NaN went out as "progress": null, which a
+          // client's schema refuses, and stayed NaN for every later notification of the call.
+          const fraction = typeof event.fraction === "number" && event.fraction >= 0 && event.fraction <= 1
+            ? event.fraction
+            : undefined;
+          const next = fraction === undefined ? progress + 1 : Math.max(fraction * 100, progress + 0.001);
           progress = next;
           void extra.sendNotification({
             method: "notifications/progress",
             params: {
               progressToken,
               progress: next,
-              ...(event.fraction === undefined ? {} : { total: 100 }),
+              // Out of 100 while it is a share of the work; steps past it (unknown fractions) have no total.
+              ...(fraction === undefined || next > 100 ? {} : { total: 100 }),
               message: event.message,
             },
           }).catch(() => {});

@@ -166,6 +166,46 @@ describe("MCP server in process", () => {
     },
   );
 
+  test("a tool's fraction that is no number from 0 to 1 still sends growing numbers", { timeout: 60_000 }, async () => {
+    // NaN went out as "progress": null (JSON has no NaN) and stayed NaN for the rest of the call; 2 went past the total.
+    const odd = new ToolBox().register(tool({
+      name: "odd_progress",
+      description: "Reports odd fractions.",
+      input: v.object({}),
+      readOnly: true,
+      run: (_args, ctx) => {
+        for (const fraction of [NaN, 2, Infinity, -1, 0.5, undefined, 1]) ctx.progress(String(fraction), fraction);
+        return "done";
+      },
+    }));
+    const dir = await mkdtemp(join(tmpdir(), "toolfence-mcp-progress-"));
+    const served = createMcpServer(odd, { workspace: dir });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" });
+    const errors: string[] = [];
+    client.onerror = (error) => void errors.push(error.message);
+    try {
+      await served.server.connect(serverSide);
+      await client.connect(clientSide);
+      const seen: { progress: number; total?: number; message?: string }[] = [];
+      const result = await client.callTool({ name: "odd_progress", arguments: {} }, undefined, {
+        onprogress: (p) => void seen.push(p),
+      }) as CallToolResult;
+      assert.deepEqual(result.content, [{ type: "text", text: "done" }]);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(errors, []);
+      assert.deepEqual(seen.map((p) => p.message), ["NaN", "2", "Infinity", "-1", "0.5", "undefined", "1"]);
+      assert.ok(seen.every((p) => Number.isFinite(p.progress)), JSON.stringify(seen));
+      assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), "progress only grows");
+      assert.ok(seen.every((p) => p.total === undefined || p.progress <= p.total), "never past its total");
+      assert.deepEqual([seen[4].progress, seen[4].total], [50, 100]);
+    } finally {
+      await client.close();
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("deferred images come back as image content after the text", { timeout: 60_000 }, async () => {
     const { client, close } = await connect();
     try {
