@@ -41,6 +41,16 @@ export function describeIssues(issues: readonly ZodLikeIssue[]): string {
   return `Invalid params: ${path}: ${reason}${more}`;
 }
 
+/**
+ * A string the client sent, as an error message repeats it: whole up to `max`
+ * characters, else cut with its length. A protocol error is a short sentence
+ * for a model; a tool name, cursor or URI of megabytes was repeated whole (a
+ * 1 MB URI answered with 2 MB, in the message and again in its data).
+ */
+export function echoed(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
 // The SDK's McpError prefixes its message with "MCP error <code>: "; the code is already the reply's code.
 function protocolError(code: number, message: string, data?: unknown): Error {
   return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
@@ -82,10 +92,10 @@ export function answerUnknownMethods(server: Server): void {
   }
   const methods = [...handlers.keys()].filter((method) => method !== "initialize").sort().join(", ");
   server.fallbackRequestHandler = (request) => {
-    const method = request.method.length > 100 ? `${request.method.slice(0, 100)}…` : request.method;
+    const method = JSON.stringify(echoed(request.method));
     const message = request.method.startsWith("notifications/")
-      ? `Method not found: ${JSON.stringify(method)} is a notification; send it without an id`
-      : `Method not found: ${JSON.stringify(method)}; this server answers ${methods}`;
+      ? `Method not found: ${method} is a notification; send it without an id`
+      : `Method not found: ${method}; this server answers ${methods}`;
     return Promise.reject(protocolError(ErrorCode.MethodNotFound, message));
   };
 }

@@ -57,7 +57,7 @@ import { base64, takeImagesOf } from "../_calls.ts";
 import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
-import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
+import { answerInvalidParams, answerUnknownMethods, echoed } from "./_param_errors.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
 import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
@@ -175,7 +175,7 @@ function refuseCursor(request: { params?: { cursor?: string } }): void {
   if (cursor !== undefined) {
     throw new McpError(
       ErrorCode.InvalidParams,
-      `Invalid cursor: ${JSON.stringify(cursor)} (this server lists in one page)`,
+      `Invalid cursor: ${JSON.stringify(echoed(cursor))} (this server lists in one page)`,
     );
   }
 }
@@ -586,7 +586,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     // one: the same protocol error, which does not say that it exists (the executor's own refusal would).
     const tool = toolbox.listed(toolName, listOptions());
     if (!tool) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${toolName}`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${echoed(toolName)}`);
     }
     // One call id per call: a cancelled request's id may be used again while its tool still runs.
     let callId = `mcp-${extra.requestId}`;
@@ -745,9 +745,11 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       const requestId = decodedOrUndefined(uri.slice(CALLS_PREFIX.length));
       const call = requestId === undefined ? undefined : await shared.call(requestId);
       if (call) return asJson({ requestId: call.requestId, tool: call.tool, state: call.state, answer: call.answer });
-      throw new McpError(-32002, `Resource not found: ${uri} (no call of this session had that id: it never ran)`, {
-        uri,
-      });
+      throw new McpError(
+        -32002,
+        `Resource not found: ${echoed(uri)} (no call of this session had that id: it never ran)`,
+        { uri: echoed(uri) },
+      );
     }
     const hex = ARTIFACT_URI.exec(uri)?.[1];
     const local = hex ? session.artifacts.ref(`sha256:${hex}`) : undefined;
@@ -759,7 +761,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     const ref = found?.ref;
     const bytes = ref && ref.sensitivity !== "sensitive" ? found.bytes : undefined;
     if (!ref || !bytes) {
-      throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
+      throw new McpError(-32002, `Resource not found: ${echoed(uri)}`, { uri: echoed(uri) });
     }
     return {
       contents: [

@@ -289,6 +289,33 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
       });
     }
 
+    test("a protocol error repeats a long name, URI or cursor cut, not whole", { timeout: 60_000 }, async () => {
+      // A 1 MB URI was answered with 2 MB (in the message and again in data.uri); a tool name, cursor or method whole.
+      const long = "x".repeat(1_000_000);
+      const cases: [string, unknown, number, RegExp][] = [
+        ["tools/call", { name: long, arguments: {} }, -32602, /^Unknown tool: x{100}… \(1000000 characters\)$/],
+        [
+          "resources/read",
+          { uri: `artifact://sha256/${long}` },
+          -32002,
+          /^Resource not found: artifact:\/\/sha256\/x{82}… /,
+        ],
+        ["tools/list", { cursor: long }, -32602, /^Invalid cursor: "x{100}… \(1000000 characters\)" \(this server/],
+        [long, undefined, -32601, /^Method not found: "x{100}… \(1000000 characters\)"; this server answers /],
+      ];
+      for (const [method, params, code, message] of cases) {
+        const reply = await server.request(method, params, 30_000);
+        assert.equal(reply.error?.code, code, method.slice(0, 40));
+        assert.match(reply.error!.message, message);
+        const { ms: _ms, ...answer } = reply;
+        assert.ok(
+          JSON.stringify(answer).length < 600,
+          `${method.slice(0, 40)}: ${JSON.stringify(answer).length} bytes`,
+        );
+      }
+      await stillServes();
+    });
+
     test(
       "a request reusing the id of one still in flight is refused; the first still answers",
       { timeout: 60_000 },
