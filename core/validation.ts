@@ -94,6 +94,8 @@ export function formatIssues(toolName: string, issues: readonly ArgumentIssue[])
     const rest = parts.length - i - 1;
     const tail = rest > 0 ? `; … (${rest} more)` : "";
     if (text.length + next.length + tail.length > MAX_VALIDATION_MESSAGE) {
+      // The first issue is always named, cut if it must be: the message never holds none.
+      if (i === 0) return `${head}${parts[0].slice(0, MAX_VALIDATION_MESSAGE - head.length - 40)}…${tail}`;
       return `${text}; … (${parts.length - i} more)`.slice(0, MAX_VALIDATION_MESSAGE);
     }
     text += next;
@@ -104,9 +106,18 @@ export function formatIssues(toolName: string, issues: readonly ArgumentIssue[])
 function pathText(path: readonly (string | number)[]): string {
   let out = "";
   for (const key of path) {
-    out += typeof key === "number" ? `[${key}]` : out === "" ? key : `.${key}`;
+    out += typeof key === "number" ? `[${key}]` : out === "" ? keyText(key) : `.${keyText(key)}`;
   }
   return out;
+}
+
+// A key as a message names it: plain keys as they are; an empty one, one with a control character, or a long one
+// (cut, as a received string is) quoted. A 2,000-character unexpected key left no issue in the capped message
+// ("Invalid arguments for read_file: ; … (1 more)"), and an empty one read as no name at all.
+function keyText(key: string): string {
+  if (key.length > 60) return JSON.stringify(key.slice(0, 57) + "...");
+  // deno-lint-ignore no-control-regex
+  return key === "" || /[\u0000-\u001f\u007f]/.test(key) ? JSON.stringify(key) : key;
 }
 
 function describeReceived(value: unknown): string {

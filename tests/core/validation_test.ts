@@ -63,6 +63,28 @@ describe("valibot validation", () => {
     },
   );
 
+  test(
+    "an unexpected key that is empty, long or holds a control character is named quoted",
+    { timeout: 60_000 },
+    () => {
+      // A 2,000-character key left no issue in the capped message ("Invalid arguments for list_dir: ; … (1 more)").
+      const long = "z".repeat(2000);
+      const args = { path: ".", [long]: 1, "": 2, "a\nb": 3 };
+      const jsonSchema = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+      for (const outcome of [validateWithValibot(listDir, args), validateWithJsonSchema(jsonSchema, args)]) {
+        const issues = issuesOf(outcome);
+        assert.deepEqual(issues.map((i) => i.path).sort(), [`"${"z".repeat(57)}..."`, '""', '"a\\nb"'].sort());
+        const message = formatIssues("list_dir", issues);
+        assert.match(message, /^Invalid arguments for list_dir: "z{57}\.\.\.": unexpected argument/);
+        assert.ok(message.length <= MAX_VALIDATION_MESSAGE);
+      }
+      // A first issue too long for the cap is cut, never dropped.
+      const cut = formatIssues("list_dir", [{ path: "a".repeat(3000), message: "unexpected argument" }]);
+      assert.match(cut, /^Invalid arguments for list_dir: a{100,}…$/);
+      assert.ok(cut.length <= MAX_VALIDATION_MESSAGE);
+    },
+  );
+
   test("looseObject and objectWithRest admit unknown keys; strictObject reports them once", { timeout: 60_000 }, () => {
     assert.equal(validateWithValibot(v.looseObject({ a: v.string() }), { a: "x", extra: 1 }).ok, true);
     assert.equal(validateWithValibot(v.object({ o: v.looseObject({}) }), { o: { z: 1 } }).ok, true);
