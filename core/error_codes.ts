@@ -86,6 +86,9 @@ export type ErrorCode =
   | "engine_unavailable"
   | "invalid_env"
   | "spawn_failed"
+  | "command_start_failed"
+  | "command_result_failed"
+  | "checker_failed"
   | "unknown_job"
   | "too_many_jobs"
   | "too_many_commands"
@@ -486,6 +489,27 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     spawn_failed: {
       meaning: "The process could not be started.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    command_start_failed: {
+      meaning: "A shell command could not be started for a reason of the runtime or the system (not the policy's " +
+        "refusal); the message says which. It did not run.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    command_result_failed: {
+      meaning: "A shell command ran, but its output or exit status could not be collected; it may have had its " +
+        "effects.",
+      kind: "execution",
+      status: "error",
+      recoverable: false,
+    },
+    checker_failed: {
+      meaning: "A checker (a type or syntax check's program) could not be run for a reason of the runtime or the " +
+        "system; the message says which.",
       kind: "execution",
       status: "error",
       recoverable: false,

@@ -30,6 +30,9 @@ function thrownCodes(source: string): string[] {
     }
     for (const m of line.matchAll(/^\s*[A-Z]+: \["([a-z][a-z0-9]*(?:_[a-z0-9]+)+)",/g)) found.push(m[1]);
   }
+  // codedFailure(error, "code", ...) names its code as an argument, on the call's line or the next (command_start_failed
+  // and its kin went uncatalogued).
+  for (const m of source.matchAll(/\bcodedFailure\(\s*[^,]+,\s*"([a-z][a-z0-9]*(?:_[a-z0-9]+)*)"/g)) found.push(m[1]);
   return found;
 }
 
