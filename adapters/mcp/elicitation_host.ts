@@ -61,6 +61,9 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 const { ErrorCode, McpError } = mcpTypes;
 
+// Why a question is withdrawn, as the client reads it.
+const WITHDRAWN = "the call that asked it was cancelled";
+
 function refused(title: string, message: string, why: string, hint: string): ToolError {
   return new ToolError(`${title}: refused because ${why} (${message})`, {
     code: "permission_denied",
@@ -185,6 +188,12 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
       );
     }
     if (options.initialized) await untilInitialized(options.initialized, timeout, signal, title, message);
+    // The question is withdrawn with a reason of the server's own: the SDK sends its signal's reason to the client
+    // (notifications/cancelled), and a client's cancel reason of 1 MB came back to it whole.
+    const withdraw = new AbortController();
+    const onAbort = () => withdraw.abort(WITHDRAWN);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       return await server.elicitInput(
         {
@@ -192,7 +201,11 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
           message: `${title}: ${message}`,
           requestedSchema: { type: "object", properties: { answer: field as never }, required: ["answer"] },
         },
-        { signal, timeout, relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId) },
+        {
+          signal: withdraw.signal,
+          timeout,
+          relatedRequestId: callId === undefined ? undefined : options.requestOfCall?.(callId),
+        },
       );
     } catch (error) {
       // The call was stopped: its own reason, as every other wait of a call throws it. The SDK rejects with an
@@ -207,6 +220,8 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         noUsableAnswer(error, timeout),
         "Do not retry the same action; ask the user or take another approach.",
       );
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -127,16 +127,22 @@ describe("elicitation answers over stdio (raw bytes to main.ts serve)", { skip: 
       const from = server.replies.length;
       const { call, question } = await asking(name as string, args as Record<string, unknown>);
       await server.write(
-        JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: call } }) + "\n",
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: call, reason: "R".repeat(100_000) },
+        }) + "\n",
       );
-      // The server withdraws its question, then logs the cancelled call.
-      await until(
+      // The server withdraws its question, with a reason of its own (the client's 100 KB one came back whole), then
+      // logs the cancelled call.
+      const withdrawn = await until(
         () =>
           server.replies.slice(from).find((r) =>
             r.method === "notifications/cancelled" && (r.params as { requestId?: unknown }).requestId === question.id
           ),
         "the question's cancellation",
       );
+      assert.equal((withdrawn.params as { reason?: unknown }).reason, "the call that asked it was cancelled");
       await until(
         () =>
           server.replies.slice(from).find((r) =>
