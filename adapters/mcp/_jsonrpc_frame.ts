@@ -20,6 +20,21 @@ export const JSONRPC_ERRORS = {
   internalError: -32603,
 } as const;
 
+/**
+ * A string the client sent, as an error message repeats it: whole up to `max`
+ * characters, else cut with its length. A protocol error is a short sentence
+ * for a model; a tool name, cursor or URI of megabytes was repeated whole (a
+ * 1 MB URI answered with 2 MB, in the message and again in its data).
+ */
+export function echoed(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/** A request id as an error message names it: a string one cut as {@linkcode echoed} cuts. */
+export function shownId(id: string | number): string {
+  return JSON.stringify(typeof id === "string" ? echoed(id) : id);
+}
+
 /** A JSON-RPC error reply. */
 export interface JsonRpcErrorReply {
   jsonrpc: "2.0";

@@ -10,6 +10,7 @@
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { mcpTypes } from "./_sdk.ts";
+import { echoed } from "./_jsonrpc_frame.ts";
 
 const { ErrorCode, McpError } = mcpTypes;
 // @ts-types="@modelcontextprotocol/sdk/types"
@@ -39,16 +40,6 @@ export function describeIssues(issues: readonly ZodLikeIssue[]): string {
   if (reason.length > 160) reason = reason.slice(0, 160) + "…";
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
   return `Invalid params: ${path}: ${reason}${more}`;
-}
-
-/**
- * A string the client sent, as an error message repeats it: whole up to `max`
- * characters, else cut with its length. A protocol error is a short sentence
- * for a model; a tool name, cursor or URI of megabytes was repeated whole (a
- * 1 MB URI answered with 2 MB, in the message and again in its data).
- */
-export function echoed(text: string, max = 100): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 }
 
 // The SDK's McpError prefixes its message with "MCP error <code>: "; the code is already the reply's code.

@@ -58,7 +58,7 @@ import {
 } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
-import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS } from "./_jsonrpc_frame.ts";
+import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS, shownId } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
 import { BodyBudgets, BodyLease, judgeBody, refusedBatch, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
@@ -972,7 +972,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         errorReply(
           message.id,
           JSONRPC_ERRORS.invalidRequest,
-          `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
+          `Invalid request: the id ${shownId(message.id)} belongs to a request still in flight; use a new id`,
         ),
       );
     }

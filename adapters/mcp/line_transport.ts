@@ -57,6 +57,7 @@ import {
   JSONRPC_ERRORS,
   type JsonRpcErrorReply,
   judgeLine,
+  shownId,
 } from "./_jsonrpc_frame.ts";
 
 // The error the SDK's Streamable HTTP transport answers a request with before initialize.
@@ -427,7 +428,7 @@ export class LineTransport implements Transport {
         reply(errorReply(
           message.id,
           JSONRPC_ERRORS.invalidRequest,
-          `Invalid request: the id ${JSON.stringify(message.id)} belongs to a request still in flight; use a new id`,
+          `Invalid request: the id ${shownId(message.id)} belongs to a request still in flight; use a new id`,
         ));
         return;
       }

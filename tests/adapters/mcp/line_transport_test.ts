@@ -313,6 +313,30 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
           `${method.slice(0, 40)}: ${JSON.stringify(answer).length} bytes`,
         );
       }
+      // An id still in flight, taken again: the refusal names it cut (the id field still carries it whole).
+      const id = "i".repeat(100_000);
+      const from = server.replies.length;
+      await server.write(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "sleep", arguments: { seconds: 1 } },
+        }) +
+          "\n" + JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }) + "\n",
+      );
+      const refused = await server.reply(id, 30_000);
+      assert.equal(refused.error?.code, -32600);
+      assert.match(
+        refused.error!.message,
+        /^Invalid request: the id "i{100}… \(100000 characters\)" belongs to a request/,
+      );
+      // The first request still answers.
+      for (let waited = 0; server.replies.slice(from).filter((r) => r.id === id).length < 2; waited += 50) {
+        assert.ok(waited < 30_000, "the sleep's answer");
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      assert.ok(server.replies.slice(from).some((r) => r.id === id && r.result !== undefined));
       await stillServes();
     });
 
