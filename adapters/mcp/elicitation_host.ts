@@ -179,7 +179,20 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
         "Do something that needs no approval, or ask the user to change the policy.",
       );
     }
-    if (!server.getClientCapabilities()?.elicitation?.form) {
+    const capabilities = server.getClientCapabilities();
+    // No initialize reached this server (a stateless HTTP server serves each request alone): it cannot know what the
+    // client supports, and has no session to carry a question. Before, the model read that the client "does not
+    // support elicitation", which a client that declared it does.
+    if (capabilities === undefined) {
+      throw refused(
+        title,
+        message,
+        "this server has no session with the MCP client to ask through (each request is served alone: --stateless)",
+        "Do something that needs no approval, or ask the user to allow it (e.g. serve with sessions, or with " +
+          "--auto-confirm).",
+      );
+    }
+    if (!capabilities.elicitation?.form) {
       throw refused(
         title,
         message,

@@ -282,6 +282,31 @@ describe("transports", () => {
     }
   });
 
+  test("a stateless server's question is refused for what it is, not for a client that cannot ask", {
+    timeout: 60_000,
+  }, async () => {
+    // The client declares elicitation; the request's fresh server never saw its initialize. The model read "the MCP
+    // client cannot ask its user (it does not support elicitation)".
+    const h = await startServer([{ token: TOKEN, tenant: "t" }], { stateless: true, autoConfirm: false });
+    try {
+      const client = await connect(h.server.url, TOKEN, { elicit: true });
+      const first = await client.callTool({ name: "write_file", arguments: { path: "q.txt", content: "one" } });
+      assert.equal(first.isError, undefined, textOf(first));
+      const again = await client.callTool({ name: "write_file", arguments: { path: "q.txt", content: "two" } });
+      assert.equal(again.isError, true);
+      assert.match(
+        textOf(again),
+        /^Skipped \[permission_denied\]: Write permission: refused because this server has no /,
+      );
+      assert.match(textOf(again), /--stateless/);
+      assert.doesNotMatch(textOf(again), /does not support elicitation/);
+      assert.match(textOf(await client.callTool({ name: "read_file", arguments: { path: "q.txt" } })), /one/);
+      await client.close();
+    } finally {
+      await h.close();
+    }
+  });
+
   test("stateless mode speaks the request's protocol version: a client of 2025-03-26 gets no resource_link", {
     timeout: 60_000,
   }, async () => {
