@@ -14,6 +14,7 @@ import {
   type CallToolResult,
   ElicitRequestSchema,
   type ElicitResult,
+  ListToolsResultSchema,
   ResourceListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -22,6 +23,7 @@ import { join } from "node:path";
 import { tool } from "../../../core/tool.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { createMcpServer, type McpServerOptions } from "../../../adapters/mcp/mod.ts";
+import { answerUnknownMethods } from "../../../adapters/mcp/_param_errors.ts";
 
 const PNG = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
@@ -204,6 +206,24 @@ describe("MCP server in process", () => {
       await served.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  test("unknown methods: named over the installed SDK, and another SDK's layout still serves", {
+    timeout: 60_000,
+  }, async () => {
+    const { client, close } = await connect();
+    try {
+      await assert.rejects(client.request({ method: "prompts/list" }, ListToolsResultSchema), {
+        code: -32601,
+        message: /Method not found: "prompts\/list"; this server answers .*tools\/call/,
+      });
+    } finally {
+      await close();
+    }
+    // A server without the SDK's private handler map (another SDK version) keeps the SDK's own answer.
+    const other = {} as Parameters<typeof answerUnknownMethods>[0];
+    assert.doesNotThrow(() => answerUnknownMethods(other));
+    assert.equal((other as { fallbackRequestHandler?: unknown }).fallbackRequestHandler, undefined);
   });
 
   test("deferred images come back as image content after the text", { timeout: 60_000 }, async () => {
