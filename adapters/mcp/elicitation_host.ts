@@ -196,7 +196,10 @@ export function elicitationHost(server: Server, options: ElicitationHostOptions 
       throw refused(
         title,
         message,
-        "the MCP client cannot ask its user (it does not support elicitation)",
+        capabilities.elicitation
+          // 2025-11-25's URL mode alone: the client can send its user to a page, not show a form.
+          ? "the MCP client cannot show its user a form (it declared elicitation in URL mode only; questions are forms)"
+          : "the MCP client cannot ask its user (it does not support elicitation)",
         "Do something that needs no approval, or ask the user to allow it (e.g. restart the server with --auto-confirm).",
       );
     }

@@ -166,6 +166,30 @@ describe("elicitation answers over stdio (raw bytes to main.ts serve)", { skip: 
   }
 });
 
+test("a client declaring URL elicitation alone is told its form cannot be shown", {
+  timeout: 60_000,
+  skip: DENO_PROCESS_ONLY,
+}, async () => {
+  // It read "the MCP client cannot ask its user (it does not support elicitation)", though it declared elicitation.
+  const workspace = await realpath(await mkdtemp(join(tmpdir(), "toolfence-elicit-url-")));
+  const server = await startRawServer(workspace, { groups: "fs,cmd", initialize: false });
+  try {
+    const init = await server.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: { url: {} } },
+      clientInfo: { name: "url-only", version: "1" },
+    }, 30_000);
+    assert.ok(init.result, JSON.stringify(init));
+    await server.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    const reply = await server.request("tools/call", { name: "bash", arguments: { command: NETWORK_COMMAND } }, 30_000);
+    assert.match(textOf(reply), /The command was not run: the MCP client cannot show its user a form \(it declared /);
+    assert.equal(server.replies.some((r) => r.method === "elicitation/create"), false, "no form was sent");
+  } finally {
+    await server.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
 test("a question the client never answers is refused at its timeout, saying so", { timeout: 60_000 }, async () => {
   const workspace = await mkdtemp(join(tmpdir(), "toolfence-elicit-timeout-"));
   await writeFile(join(workspace, "kept.txt"), "kept\n");
