@@ -2,6 +2,7 @@
 // validation, and the base64 forms of deferred images.
 
 import { Buffer } from "node:buffer";
+import { makeResult, type ToolResult } from "@toolfence/core";
 import type { BatchCall } from "@toolfence/core";
 import type { DeferredImage } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
@@ -56,4 +57,25 @@ export function takeImagesOf(session: Session, callIds: ReadonlySet<string>): De
     else void session.deferImage(image.data, { toolName: image.toolName, callId: image.callId, note: image.note });
   }
   return mine;
+}
+
+/**
+ * The result of a call the provider's response says was cut off at the
+ * model's output limit (`why`, e.g. `stop_reason "max_tokens"`): not run,
+ * `invalid_arguments`, with what the model can do about it.
+ */
+export function cutOffResult(toolName: string, callId: string, why: string): ToolResult {
+  return makeResult({
+    status: "error",
+    toolName,
+    callId,
+    attempts: 0,
+    errorKind: "semantic",
+    errorCode: "invalid_arguments",
+    recoverable: true,
+    error:
+      `The call to ${toolName} was cut off before its arguments were complete (the model's answer ended at ${why}), ` +
+      "so it did not run",
+    recoveryHint: "Make the call again with shorter arguments, e.g. split a long text over several calls.",
+  });
 }

@@ -97,9 +97,13 @@ export interface AnthropicToolUseLike extends AnthropicContentBlockLike {
   readonly input: unknown;
 }
 
-/** A message (its `content` is read) or its content blocks. */
+/**
+ * A message (its `content` is read, and its `stop_reason`: a `tool_use` block
+ * that ends a message stopped at `max_tokens` was cut off) or its content
+ * blocks.
+ */
 export type AnthropicMessageLike =
-  | { content: readonly AnthropicContentBlockLike[] }
+  | { content: readonly AnthropicContentBlockLike[]; stop_reason?: string | null }
   | readonly AnthropicContentBlockLike[];
 
 /** A `tool_result` block. */
@@ -158,6 +162,21 @@ export function anthropicCalls<M extends AnthropicMessageLike>(message: M): Batc
   return blocks.filter(isToolUse).map((block) => ({ name: block.name, args: block.input, callId: block.id }));
 }
 
+// The stop reasons that end a message wherever the model was, a tool_use block's input included.
+const CUT_OFF = new Set(["max_tokens", "model_context_window_exceeded"]);
+
+// The `tool_use` block a message stopped in the middle of: the last block of
+// a message whose `stop_reason` is `max_tokens` (or
+// `model_context_window_exceeded`). Its input is what arrived (the SDK's
+// stream parses the partial JSON and keeps the keys that were complete), not
+// what the model meant.
+function anthropicCutOff<M extends AnthropicMessageLike>(message: M): { callId: string; why: string } | undefined {
+  const read: AnthropicMessageLike = message;
+  if (!("content" in read) || !CUT_OFF.has(read.stop_reason ?? "")) return undefined;
+  const last = read.content.at(-1);
+  return last && isToolUse(last) ? { callId: last.id, why: `stop_reason "${read.stop_reason}"` } : undefined;
+}
+
 /**
  * The user message that answers tool calls: `tool_result` blocks (with
  * `is_error: true` for anything but success), then the deferred images.
@@ -191,7 +210,9 @@ export function anthropicResultMessage(
 
 /**
  * Runs the `tool_use` blocks of a message through `toolbox.callMany` and
- * returns the user message to send back, with the lossless results.
+ * returns the user message to send back, with the lossless results. A
+ * `tool_use` block cut off at `max_tokens` (the message's last block) does
+ * not run: the model reads that it was cut off.
  *
  * Requires whatever permissions the called tools need.
  *
@@ -222,12 +243,14 @@ export async function runAnthropicToolCalls<T = unknown, M extends AnthropicMess
 
 /**
  * Anthropic messages: tools as `{ name, description, input_schema }`, calls
- * from the `tool_use` blocks (their input is already parsed and not strict),
+ * from the `tool_use` blocks (their input is already parsed and not strict;
+ * the last one of a message stopped at `max_tokens` is cut off and not run),
  * results as one user message of `tool_result` blocks and the images.
  */
 export const anthropic: ToolCallDialect<AnthropicMessageLike, AnthropicToolResultMessage> = Object.freeze({
   name: "anthropic",
   render: (tools: readonly AnyTool[]): unknown[] => anthropicTools(tools),
   calls: (message: AnthropicMessageLike): BatchCall[] => anthropicCalls(message),
+  cutOff: (message: AnthropicMessageLike) => anthropicCutOff(message),
   reply: anthropicResultMessage,
 });

@@ -156,8 +156,14 @@ export interface OpenAIChatMessageLike {
   tool_calls?: readonly OpenAIChatToolCallLike[] | null;
 }
 
-/** A chat completion (the first choice's message is read), or just its message. */
-export type OpenAIChatResponseLike = { choices: readonly { message: OpenAIChatMessageLike }[] } | OpenAIChatMessageLike;
+/**
+ * A chat completion (the first choice's message is read, and its
+ * `finish_reason`: the last tool call of a choice that stopped at `length`
+ * was cut off), or just its message.
+ */
+export type OpenAIChatResponseLike =
+  | { choices: readonly { message: OpenAIChatMessageLike; finish_reason?: string | null }[] }
+  | OpenAIChatMessageLike;
 
 /** The result of one tool call, as a `tool` message. */
 export interface OpenAIChatToolMessage {
@@ -210,6 +216,19 @@ export function openAIChatCalls<R extends OpenAIChatResponseLike>(response: R): 
     if (call.function) return { name: call.function.name, args: call.function.arguments, callId: call.id };
     return { name: call.custom?.name ?? "", args: call.custom?.input, callId: call.id };
   });
+}
+
+// The tool call a chat completion stopped in the middle of: the last one of
+// its first choice when that choice's `finish_reason` is `length` (the
+// output limit, or the context window, was reached while the model wrote
+// it). Its arguments are what arrived, not what the model meant.
+function openAIChatCutOff<R extends OpenAIChatResponseLike>(
+  response: R,
+): { callId: string; why: string } | undefined {
+  const read: OpenAIChatResponseLike = response;
+  if (!("choices" in read) || read.choices[0]?.finish_reason !== "length") return undefined;
+  const last = read.choices[0].message.tool_calls?.at(-1);
+  return last ? { callId: last.id, why: 'finish_reason "length"' } : undefined;
 }
 
 /**
@@ -294,6 +313,7 @@ export const openAIChat: ToolCallDialect<OpenAIChatResponseLike, (OpenAIChatTool
       openAIChatTools(tools, options as OpenAIDialectOptions | undefined),
     calls: (response: OpenAIChatResponseLike, toolbox: ToolBox): BatchCall[] =>
       openAIChatCalls(response).map((call) => restoreCall(toolbox, call)),
+    cutOff: (response: OpenAIChatResponseLike) => openAIChatCutOff(response),
     reply: openAIChatResultMessages,
   });
 
@@ -315,11 +335,21 @@ export interface OpenAIResponsesFunctionCallLike extends OpenAIResponsesItemLike
   readonly name: string;
   /** JSON arguments. */
   readonly arguments: string;
+  /** `incomplete` when the response stopped while the model wrote the arguments. */
+  readonly status?: string;
 }
 
-/** A response (its `output` is read), or its output items. */
+/**
+ * A response (its `output` is read, and its `status`: a function call that
+ * ends a response `incomplete` at `max_output_tokens` was cut off), or its
+ * output items.
+ */
 export type OpenAIResponsesResponseLike =
-  | { output: readonly OpenAIResponsesItemLike[] }
+  | {
+    output: readonly OpenAIResponsesItemLike[];
+    status?: string | null;
+    incomplete_details?: { reason?: string | null } | null;
+  }
   | readonly OpenAIResponsesItemLike[];
 
 /** The result of one call as a `function_call_output` input item. */
@@ -373,6 +403,24 @@ export function openAIResponsesCalls<R extends OpenAIResponsesResponseLike>(resp
   const read: OpenAIResponsesResponseLike = response;
   const items = "output" in read ? read.output : read as readonly OpenAIResponsesItemLike[];
   return items.filter(isFunctionCall).map((item) => ({ name: item.name, args: item.arguments, callId: item.call_id }));
+}
+
+// The function call a response stopped in the middle of: one whose `status`
+// is `incomplete`, or the last output item of a response `incomplete` at
+// `max_output_tokens`. Its arguments are what arrived, not what the model
+// meant.
+function openAIResponsesCutOff<R extends OpenAIResponsesResponseLike>(
+  response: R,
+): { callId: string; why: string } | undefined {
+  const read: OpenAIResponsesResponseLike = response;
+  const items = "output" in read ? read.output : read as readonly OpenAIResponsesItemLike[];
+  const cut = items.find((item) => isFunctionCall(item) && item.status === "incomplete");
+  const last = items.at(-1);
+  const call = cut ??
+    ("output" in read && read.status === "incomplete" && last && isFunctionCall(last) ? last : undefined);
+  if (call === undefined || !isFunctionCall(call)) return undefined;
+  const reason = "output" in read ? read.incomplete_details?.reason : undefined;
+  return { callId: call.call_id, why: reason ? `"${reason}"` : "an incomplete response" };
 }
 
 /**
@@ -465,5 +513,6 @@ export const openAIResponses: ToolCallDialect<
     openAIResponsesTools(tools, options as OpenAIDialectOptions | undefined),
   calls: (response: OpenAIResponsesResponseLike, toolbox: ToolBox): BatchCall[] =>
     openAIResponsesCalls(response).map((call) => restoreCall(toolbox, call)),
+  cutOff: (response: OpenAIResponsesResponseLike) => openAIResponsesCutOff(response),
   reply: openAIResponsesResultItems,
 });

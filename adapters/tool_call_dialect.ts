@@ -8,6 +8,7 @@
 
 import type { BatchCall, BatchOptions, DeferredImage, Dialect, ToolBox, ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
+import { cutOffResult } from "./_calls.ts";
 
 /**
  * A provider's dialect with its tool calling: `render` (from `Dialect`) turns
@@ -36,6 +37,16 @@ export interface ToolCallDialect<Response, Reply> extends Dialect {
    * `{key, value}` lists) to the tool's own shape.
    */
   calls(response: Response, toolbox: ToolBox): BatchCall[];
+  /**
+   * The call the response says was cut off: the model reached its output
+   * limit while writing its arguments (Anthropic's `stop_reason`
+   * `max_tokens`, OpenAI's `finish_reason` `length`), so what arrived of them
+   * is not what the model meant (the Anthropic SDK's stream parses the
+   * partial JSON into an object missing its last keys). Its id and why, or
+   * `undefined`. {@linkcode runToolCalls} answers that call without running
+   * it.
+   */
+  cutOff?(response: Response): { callId: string; why: string } | undefined;
   /** What answers the calls: one entry per result, in call order, then the images. */
   reply(results: readonly ToolResult[], images: readonly DeferredImage[]): Reply;
 }
@@ -80,6 +91,11 @@ export async function runToolCalls<Response, Reply, T = unknown, R extends Respo
   response: R,
   options: BatchOptions<T> = {},
 ): Promise<ToolCallRun<Reply>> {
-  const { results, images } = await toolbox.callMany(session, dialect.calls(response, toolbox), options);
+  const calls = dialect.calls(response, toolbox);
+  // A call cut off at the output limit does not run: its arguments lack what the model did not get to write.
+  const cut = dialect.cutOff?.(response);
+  const at = cut === undefined ? -1 : calls.findIndex((call) => call.callId === cut.callId);
+  const { results, images } = await toolbox.callMany(session, at < 0 ? calls : calls.toSpliced(at, 1), options);
+  if (at >= 0) results.splice(at, 0, cutOffResult(calls[at].name, cut!.callId, cut!.why));
   return { reply: dialect.reply(results, images), results, images };
 }
