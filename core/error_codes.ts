@@ -436,7 +436,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
       recoverable: true,
     },
     image_too_large: {
-      meaning: "The image is larger than 10 MB.",
+      meaning: "The image is larger than 3.75 MiB (its base64 over the 5 MB a provider takes per image).",
       kind: "semantic",
       status: "error",
       recoverable: true,

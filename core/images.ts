@@ -10,8 +10,14 @@ import { ToolError } from "./errors.ts";
 /** The image formats every provider accepts. */
 export type ImageMediaType = "image/png" | "image/jpeg" | "image/webp" | "image/gif";
 
-/** The largest image that can be deferred. */
-export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+/**
+ * The largest image that can be deferred: 3.75 MiB, whose base64 form is the
+ * 5 MiB Anthropic's API takes per image (a larger one fails the whole request,
+ * "image exceeds 5 MB maximum", on every later turn too while it stays in the
+ * conversation; Amazon Bedrock's limit is the 3.75 MB itself). OpenAI and
+ * Gemini take more.
+ */
+export const MAX_IMAGE_BYTES = 3_932_160;
 
 /** An image queued by `ctx.deferImage`, delivered after the batch. */
 export interface DeferredImage {
@@ -65,10 +71,12 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
 export function checkImage(bytes: Uint8Array, label = "the image"): ImageMediaType {
   if (bytes.byteLength > MAX_IMAGE_BYTES) {
     throw new ToolError(
-      `${label} is ${bytes.byteLength} bytes; images are limited to ${MAX_IMAGE_BYTES} bytes (10 MB)`,
+      `${label} is ${bytes.byteLength} bytes; images are limited to ${MAX_IMAGE_BYTES} bytes (3.75 MiB, ` +
+        "whose base64 is the 5 MB a provider takes per image)",
       {
         code: "image_too_large",
         kind: "semantic",
+        recoveryHint: "Scale the image down, crop it, or send it as JPEG.",
       },
     );
   }

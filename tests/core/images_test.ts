@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } from "../../core/images.ts";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
@@ -17,14 +18,19 @@ test("images are recognised by their magic bytes", { timeout: 60_000 }, () => {
   assert.equal(sniffImageType(new Uint8Array()), undefined);
 });
 
-test("checkImage refuses non-images and images over 10 MB", { timeout: 60_000 }, () => {
+test("checkImage refuses non-images and images whose base64 is over Anthropic's 5 MB", { timeout: 60_000 }, () => {
   assert.throws(
     () => checkImage(new TextEncoder().encode("%PDF-1.7"), "doc.png"),
     /doc.png is not a PNG, JPEG, WebP or GIF/,
   );
   const big = new Uint8Array(MAX_IMAGE_BYTES + 1);
   big.set(PNG);
-  assert.throws(() => checkImage(big), /limited to 10485760 bytes/);
+  assert.throws(() => checkImage(big), /limited to 3932160 bytes/);
+  // The largest image there is: its base64 is exactly the 5 MiB Anthropic's API takes per image.
+  const largest = new Uint8Array(MAX_IMAGE_BYTES);
+  largest.set(PNG);
+  assert.equal(checkImage(largest), "image/png");
+  assert.equal(Buffer.from(largest).toString("base64").length, 5 * 1024 * 1024);
 });
 
 test("deferred images become one user message, notes before images", { timeout: 60_000 }, () => {

@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import { convertIndexedToRgb, decode as decodePng, type DecodedPng, encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
 import { GifReader } from "omggif";
-import type { ImageMediaType } from "@toolfence/core";
+import { type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
 
 /** Width and height in pixels. */
 export interface ImageSize {
@@ -282,4 +282,18 @@ export function fittedSize(size: ImageSize, maxSide: number): ImageSize {
     width: Math.max(1, Math.min(maxSide, Math.round(size.width * scale))),
     height: Math.max(1, Math.min(maxSide, Math.round(size.height * scale))),
   };
+}
+
+/**
+ * `image` encoded as `type`, or as JPEG when a PNG would be over the size of a
+ * deferred image (`MAX_IMAGE_BYTES`: a photo or noise at 1,000 px can be 4 MB
+ * as PNG, under 2 MB as JPEG); the bytes and the type they are in.
+ */
+export function encodeWithin(
+  image: RgbaImage,
+  type: "image/png" | "image/jpeg",
+): { bytes: Uint8Array; type: "image/png" | "image/jpeg" } {
+  const bytes = encodeImage(image, type);
+  if (bytes.byteLength <= MAX_IMAGE_BYTES || type === "image/jpeg") return { bytes, type };
+  return { bytes: encodeImage(image, "image/jpeg"), type: "image/jpeg" };
 }

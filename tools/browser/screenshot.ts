@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { ToolError } from "@toolfence/core";
 import { MAX_IMAGE_BYTES } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
-import { decodeImage, encodeImage, fittedSize, headerSize, resizeImage } from "../_shared/fs_request_image_codec.ts";
+import { decodeImage, encodeWithin, fittedSize, headerSize, resizeImage } from "../_shared/fs_request_image_codec.ts";
 import { MAX_IMAGE_SIDE, MAX_SOURCE_PIXELS, type RequestImageResult } from "../fs/request_image.ts";
 import { browserOf } from "./_browser_session.ts";
 import type { Browsers } from "./browsers.ts";
@@ -40,9 +40,10 @@ export interface BrowserScreenshotResult extends Omit<RequestImageResult, "path"
 /**
  * `browser_screenshot(ref?, full_page?, format?)`: shows the model the current
  * page (the viewport, the whole page, or one element) as a PNG or JPEG whose
- * long side is at most 1,000 px and whose size is at most 10 MB, delivered
- * after the batch's results exactly like `request_image`, with a note giving
- * its final and original sizes. Requires the model capability `vision`.
+ * long side is at most 1,000 px and whose size is at most `MAX_IMAGE_BYTES`
+ * (3.75 MiB; JPEG when a PNG would be more), delivered after the batch's
+ * results exactly like `request_image`, with a note giving its final and
+ * original sizes. Requires the model capability `vision`.
  *
  * Requires `--allow-run`, `--allow-net`, `--allow-env`, `--allow-sys=homedir`, `--allow-read` (workspace, temp
  * folder, the browser's folder) and `--allow-write` (workspace, temp folder).
@@ -77,7 +78,7 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
     needs: browsers.needs,
     async run({ ref, full_page, format = "png" }, ctx): Promise<BrowserScreenshotResult> {
       const browser = browserOf(browsers, ctx.session);
-      const media: "image/png" | "image/jpeg" = format === "jpeg" ? "image/jpeg" : "image/png";
+      let media: "image/png" | "image/jpeg" = format === "jpeg" ? "image/jpeg" : "image/png";
       const { bytes, url, cut } = await browser.withPage(ctx.signal, async (page) => {
         const type = format;
         let shot: Uint8Array;
@@ -138,7 +139,8 @@ export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreensho
         }
         ctx.signal.throwIfAborted();
         const image = resizeImage(decodeImage(bytes, media), target.width, target.height);
-        out = encodeImage(image, media);
+        // A PNG over the size of a deferred image is sent as JPEG (the result's media_type says which).
+        ({ bytes: out, type: media } = encodeWithin(image, media));
         final = { width: image.width, height: image.height };
       }
       const name = `screenshot of ${url}${cut ? ` (the top ${MAX_FULL_PAGE_HEIGHT} px of the page)` : ""}`;

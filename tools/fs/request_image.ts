@@ -14,7 +14,7 @@ import { type OpenFile, openRegularFile, readFully } from "../_shared/fs_open.ts
 import {
   cropImage,
   decodeImage,
-  encodeImage,
+  encodeWithin,
   fittedSize,
   headerSize,
   type ImageSize,
@@ -209,8 +209,7 @@ export const requestImageTool: Tool<RequestImageArgs> = tool({
       // cut, then the scaling (xun caps the long side after cropping).
       const turned = orientImage(decoded, orientation);
       const image = resizeImage(crop ? cropImage(turned, crop) : turned, target.width, target.height);
-      media = type === "image/jpeg" ? "image/jpeg" : "image/png";
-      out = encodeImage(image, media);
+      ({ bytes: out, type: media } = encodeWithin(image, type === "image/jpeg" ? "image/jpeg" : "image/png"));
       final = { width: image.width, height: image.height };
     }
     const name = path.basename(file);
@@ -246,7 +245,7 @@ function checkCrop(crop: RequestImageCrop, upright: ImageSize, shown: string): v
   }
 }
 
-// checkImage also enforces the 10 MB limit of deferred images; a larger source
+// checkImage also enforces the size limit of deferred images (MAX_IMAGE_BYTES); a larger source
 // may still be scaled down below it, so only its type is judged here.
 function checkTypeOnly(bytes: Uint8Array, shown: string): ImageMediaType {
   return checkImage(bytes.subarray(0, 64), shown);

@@ -85,6 +85,30 @@ describe("request_image", () => {
     },
   );
 
+  test("a PNG within 1000 px but over the deferred-image size is sent as JPEG, within 5 MB of base64", {
+    timeout: 60_000,
+  }, async () => {
+    await withSession(async (session, dir) => {
+      // 1000×1000 of noise: 4 MB as PNG, whose base64 (5.3 MB) Anthropic's API refuses ("image exceeds 5 MB maximum").
+      const data = new Uint8Array(1000 * 1000 * 4);
+      let seed = 7;
+      for (let i = 0; i < data.length; i++) data[i] = (seed = (seed * 48271) % 2147483647) & 0xff;
+      await writeFile(
+        path.join(dir, "noise.png"),
+        encodePng({ width: 1000, height: 1000, data, channels: 4, depth: 8 }),
+      );
+      const result = await box.call(session, "request_image", { src: "noise.png" });
+      assert.equal(result.status, "success", result.error);
+      const out = result.output as RequestImageResult;
+      assert.equal(out.media_type, "image/jpeg");
+      assert.deepEqual([out.width, out.height], [1000, 1000]);
+      const [image] = session.takeDeferredImages();
+      assert.equal(image.mediaType, "image/jpeg");
+      assert.equal(sniffImageType(image.data), "image/jpeg");
+      assert.ok(Buffer.from(image.data).toString("base64").length <= 5 * 1024 * 1024, `${image.data.byteLength} bytes`);
+    }, vision);
+  });
+
   test("an image within 1000 px is handed over unchanged", { timeout: 60_000 }, async () => {
     await withSession(async (session, dir) => {
       const bytes = png(200, 100);

@@ -1,0 +1,126 @@
+// A deferred image reaches the model only at a size every provider takes:
+// Anthropic's API refuses a request with an image whose base64 is over 5 MB
+// ("image exceeds 5 MB maximum"), and goes on refusing every later turn
+// while the image stays in the conversation. The real `@anthropic-ai/sdk`
+// sends the reply runAnthropicToolCalls built to a loopback API that checks
+// each image as the API does.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { encode as encodePng } from "fast-png";
+import * as v from "valibot";
+import Anthropic from "@anthropic-ai/sdk";
+import { ToolBox } from "../../toolbox.ts";
+import { anthropicTools, runAnthropicToolCalls } from "../../adapters/anthropic.ts";
+import { withSession } from "../core/_helpers.ts";
+
+const LIMIT = 5 * 1024 * 1024;
+
+/** Bodies of the requests the loopback API took, and its answers: 400 for an image over the limit. */
+async function withAnthropic(body: (client: Anthropic, refused: string[]) => Promise<void>): Promise<void> {
+  const refused: string[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const sent = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Anthropic.MessageCreateParams;
+      for (const [m, message] of sent.messages.entries()) {
+        if (typeof message.content === "string") continue;
+        for (const [c, block] of message.content.entries()) {
+          if (block.type !== "image" || block.source.type !== "base64") continue;
+          const size = block.source.data.length;
+          if (size > LIMIT) {
+            const error = `messages.${m}.content.${c}.image.source.base64: image exceeds 5 MB maximum: ` +
+              `${size} bytes > ${LIMIT} bytes`;
+            refused.push(error);
+            response.writeHead(400, { "content-type": "application/json" });
+            response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
+            return;
+          }
+        }
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({
+        id: "msg_2",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-5-5",
+        content: [{ type: "text", text: "seen" }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      }));
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await body(new Anthropic({ apiKey: "test", baseURL: url, maxRetries: 0 }), refused);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((closed) => server.close(closed));
+  }
+}
+
+// A 1000×1000 PNG of noise: 4 MB, 5.3 MB as base64.
+function noisePng(): Uint8Array {
+  const data = new Uint8Array(1000 * 1000 * 4);
+  let seed = 11;
+  for (let i = 0; i < data.length; i++) data[i] = (seed = (seed * 48271) % 2147483647) & 0xff;
+  return encodePng({ width: 1000, height: 1000, data, channels: 4, depth: 8 });
+}
+
+describe("a deferred image's size, as Anthropic's API takes it", () => {
+  test("request_image of a 4 MB PNG and a tool deferring one: the next request is taken", {
+    timeout: 120_000,
+  }, async () => {
+    await withAnthropic(async (client, refused) => {
+      await withSession(async (session, dir) => {
+        const png = noisePng();
+        await writeFile(join(dir, "noise.png"), png);
+        const box = new ToolBox().withDefaults("fs");
+        box.tool({
+          name: "screen",
+          description: "Shows the screen.",
+          input: v.object({}),
+          run: async (_args, ctx) => {
+            await ctx.deferImage(png, "the screen");
+            return "shown";
+          },
+        });
+        const messages: Anthropic.MessageParam[] = [{ role: "user", content: "Look at noise.png and the screen" }];
+        const calls: Anthropic.ToolUseBlockParam[] = [
+          { type: "tool_use", id: "t1", name: "request_image", input: { src: "noise.png" } },
+          { type: "tool_use", id: "t2", name: "screen", input: {} },
+        ];
+        messages.push({ role: "assistant", content: calls });
+        const turn = { content: calls, stop_reason: "tool_use" };
+        const { message, results } = await runAnthropicToolCalls(box, session, turn);
+        messages.push(message);
+        const answer = await client.messages.create({
+          model: "claude-sonnet-5-5",
+          max_tokens: 64,
+          messages,
+          tools: anthropicTools(box.list()),
+        });
+        assert.deepEqual(refused, []);
+        assert.equal((answer.content[0] as Anthropic.TextBlock).text, "seen");
+        // request_image sent the picture as a JPEG that fits; the tool's own 4 MB image was refused with the fix.
+        assert.equal(results[0].status, "success", results[0].error);
+        assert.equal((results[0].output as { media_type: string }).media_type, "image/jpeg");
+        assert.equal(results[1].errorCode, "image_too_large");
+        const images = message.content.filter((block) => block.type === "image");
+        assert.equal(images.length, 1);
+        const texts = message.content.map((block) => block.type === "tool_result" ? block.content : "");
+        assert.match(
+          texts[1],
+          /limited to 3932160 bytes.*\nHint: Scale the image down, crop it, or send it as JPEG\./s,
+        );
+      }, { capabilities: ["vision"] });
+    });
+  });
+});
