@@ -19,6 +19,13 @@ export type ImageMediaType = "image/png" | "image/jpeg" | "image/webp" | "image/
  */
 export const MAX_IMAGE_BYTES = 3_932_160;
 
+/**
+ * The longest side, in pixels, of an image that can be deferred: Anthropic's
+ * API refuses a request with an image over 8000 px on a side ("At least one
+ * of the image dimensions exceed max allowed size").
+ */
+export const MAX_IMAGE_SIDE_PX = 8000;
+
 /** An image queued by `ctx.deferImage`, delivered after the batch. */
 export interface DeferredImage {
   /** Format, detected from the bytes. */
@@ -31,6 +38,80 @@ export interface DeferredImage {
   toolName: string;
   /** The call that queued it. */
   callId?: string;
+}
+
+/** Width and height in pixels. */
+export interface ImageSize {
+  width: number;
+  height: number;
+}
+
+const u16be = (b: Uint8Array, at: number) => (b[at] << 8) | b[at + 1];
+const u16le = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8);
+const u24le = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8) | (b[at + 2] << 16);
+const u32be = (b: Uint8Array, at: number) => ((b[at] << 24) >>> 0) + ((b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]);
+
+function jpegSize(b: Uint8Array): ImageSize | undefined {
+  let at = 2;
+  while (at + 9 < b.length) {
+    if (b[at] !== 0xff) return undefined;
+    const marker = b[at + 1];
+    if (marker === 0xff) {
+      at++;
+      continue;
+    }
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += 2;
+      continue;
+    }
+    // Start-of-frame markers, except DHT (c4), JPG (c8) and DAC (cc).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: u16be(b, at + 5), width: u16be(b, at + 7) };
+    }
+    at += 2 + u16be(b, at + 2);
+  }
+  return undefined;
+}
+
+function webpSize(b: Uint8Array): ImageSize | undefined {
+  const chunk = String.fromCharCode(...b.subarray(12, 16));
+  if (chunk === "VP8 " && b.length >= 30) {
+    return { width: u16le(b, 26) & 0x3fff, height: u16le(b, 28) & 0x3fff };
+  }
+  if (chunk === "VP8L" && b.length >= 25) {
+    return {
+      width: 1 + (((b[22] & 0x3f) << 8) | b[21]),
+      height: 1 + (((b[24] & 0x0f) << 10) | (b[23] << 2) | ((b[22] & 0xc0) >> 6)),
+    };
+  }
+  if (chunk === "VP8X" && b.length >= 30) return { width: 1 + u24le(b, 24), height: 1 + u24le(b, 27) };
+  return undefined;
+}
+
+/**
+ * The size stated in an image's header, without decoding it; undefined when
+ * the header is unreadable.
+ *
+ * @example
+ * ```ts
+ * import { imageSize } from "@toolfence/core";
+ * const png = new Uint8Array(24);
+ * png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+ * png.set([0, 0, 0, 3, 0, 0, 0, 2], 16);
+ * console.log(imageSize(png, "image/png")); // { width: 3, height: 2 }
+ * ```
+ */
+export function imageSize(bytes: Uint8Array, type: ImageMediaType): ImageSize | undefined {
+  switch (type) {
+    case "image/png":
+      return bytes.length >= 24 ? { width: u32be(bytes, 16), height: u32be(bytes, 20) } : undefined;
+    case "image/gif":
+      return bytes.length >= 10 ? { width: u16le(bytes, 6), height: u16le(bytes, 8) } : undefined;
+    case "image/jpeg":
+      return jpegSize(bytes);
+    case "image/webp":
+      return webpSize(bytes);
+  }
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[], at = 0): boolean {
@@ -86,6 +167,14 @@ export function checkImage(bytes: Uint8Array, label = "the image"): ImageMediaTy
       code: "invalid_image",
       kind: "semantic",
     });
+  }
+  const size = imageSize(bytes, type);
+  if (size && Math.max(size.width, size.height) > MAX_IMAGE_SIDE_PX) {
+    throw new ToolError(
+      `${label} is ${size.width}×${size.height} px; images are limited to ${MAX_IMAGE_SIDE_PX} px on a side ` +
+        "(a provider refuses a larger one)",
+      { code: "image_too_large", kind: "semantic", recoveryHint: "Scale the image down, or crop it." },
+    );
   }
   return type;
 }

@@ -139,7 +139,15 @@ export {
 } from "./validation.ts";
 export { assertEffects, isConcurrencySafe, isTool } from "./tool.ts";
 export { artifactIdOf, type ArtifactWindow, parseArtifactRef, readArtifactWindow, sha256Hex } from "./artifacts.ts";
-export { checkImage, deferredImagesMessage, MAX_IMAGE_BYTES, sniffImageType } from "./images.ts";
+export {
+  checkImage,
+  deferredImagesMessage,
+  type ImageSize,
+  imageSize,
+  MAX_IMAGE_BYTES,
+  MAX_IMAGE_SIDE_PX,
+  sniffImageType,
+} from "./images.ts";
 export { dialectByName, type JsonSchemaToolSpec } from "./dialects.ts";
 export { planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";

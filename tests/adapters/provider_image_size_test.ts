@@ -33,6 +33,16 @@ async function withAnthropic(body: (client: Anthropic, refused: string[]) => Pro
         for (const [c, block] of message.content.entries()) {
           if (block.type !== "image" || block.source.type !== "base64") continue;
           const size = block.source.data.length;
+          const png = Buffer.from(block.source.data, "base64");
+          const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+          if (block.source.media_type === "image/png" && Math.max(width, height) > 8000) {
+            const error = `messages.${m}.content.${c}.image.source.base64.data: At least one of the image ` +
+              "dimensions exceed max allowed size: 8000 pixels";
+            refused.push(error);
+            response.writeHead(400, { "content-type": "application/json" });
+            response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
+            return;
+          }
           if (size > LIMIT) {
             const error = `messages.${m}.content.${c}.image.source.base64: image exceeds 5 MB maximum: ` +
               `${size} bytes > ${LIMIT} bytes`;
@@ -75,7 +85,7 @@ function noisePng(): Uint8Array {
 }
 
 describe("a deferred image's size, as Anthropic's API takes it", () => {
-  test("request_image of a 4 MB PNG and a tool deferring one: the next request is taken", {
+  test("request_image of a 4 MB PNG, tools deferring one and one 9000 px tall: the next request is taken", {
     timeout: 120_000,
   }, async () => {
     await withAnthropic(async (client, refused) => {
@@ -93,9 +103,27 @@ describe("a deferred image's size, as Anthropic's API takes it", () => {
           },
         });
         const messages: Anthropic.MessageParam[] = [{ role: "user", content: "Look at noise.png and the screen" }];
+        // A full-page screenshot of a long page: small in bytes, over 8000 px tall.
+        const tall = encodePng({
+          width: 1280,
+          height: 9000,
+          data: new Uint8Array(1280 * 9000 * 4).fill(200),
+          channels: 4,
+          depth: 8,
+        });
+        box.tool({
+          name: "page",
+          description: "Shows the whole page.",
+          input: v.object({}),
+          run: async (_args, ctx) => {
+            await ctx.deferImage(tall, "the whole page");
+            return "shown";
+          },
+        });
         const calls: Anthropic.ToolUseBlockParam[] = [
           { type: "tool_use", id: "t1", name: "request_image", input: { src: "noise.png" } },
           { type: "tool_use", id: "t2", name: "screen", input: {} },
+          { type: "tool_use", id: "t3", name: "page", input: {} },
         ];
         messages.push({ role: "assistant", content: calls });
         const turn = { content: calls, stop_reason: "tool_use" };
@@ -119,6 +147,11 @@ describe("a deferred image's size, as Anthropic's API takes it", () => {
         assert.match(
           texts[1],
           /limited to 3932160 bytes.*\nHint: Scale the image down, crop it, or send it as JPEG\./s,
+        );
+        assert.equal(results[2].errorCode, "image_too_large");
+        assert.match(
+          texts[2],
+          /is 1280×9000 px; images are limited to 8000 px on a side.*\nHint: Scale the image down/s,
         );
       }, { capabilities: ["vision"] });
     });

@@ -31,6 +31,18 @@ test("checkImage refuses non-images and images whose base64 is over Anthropic's 
   largest.set(PNG);
   assert.equal(checkImage(largest), "image/png");
   assert.equal(Buffer.from(largest).toString("base64").length, 5 * 1024 * 1024);
+  // Anthropic's API refuses an image over 8000 px on a side; the header decides, nothing is decoded.
+  const side = (width: number, height: number) => {
+    const header = new Uint8Array(24);
+    header.set(PNG);
+    header.set(new TextEncoder().encode("IHDR"), 12);
+    new DataView(header.buffer).setUint32(16, width);
+    new DataView(header.buffer).setUint32(20, height);
+    return header;
+  };
+  assert.equal(checkImage(side(8000, 8000)), "image/png");
+  assert.throws(() => checkImage(side(1280, 8001)), /is 1280×8001 px; images are limited to 8000 px on a side/);
+  assert.throws(() => checkImage(side(9000, 10)), (e: Error & { code?: string }) => e.code === "image_too_large");
 });
 
 test("deferred images become one user message, notes before images", { timeout: 60_000 }, () => {

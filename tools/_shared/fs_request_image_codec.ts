@@ -10,13 +10,9 @@ import { Buffer } from "node:buffer";
 import { convertIndexedToRgb, decode as decodePng, type DecodedPng, encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
 import { GifReader } from "omggif";
-import { type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
+import { type ImageMediaType, type ImageSize, imageSize, MAX_IMAGE_BYTES } from "@toolfence/core";
 
-/** Width and height in pixels. */
-export interface ImageSize {
-  width: number;
-  height: number;
-}
+export type { ImageSize };
 
 /** Decoded pixels, 8-bit RGBA, row by row. */
 export interface RgbaImage extends ImageSize {
@@ -25,59 +21,10 @@ export interface RgbaImage extends ImageSize {
 
 const u16be = (b: Uint8Array, at: number) => (b[at] << 8) | b[at + 1];
 const u16le = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8);
-const u24le = (b: Uint8Array, at: number) => b[at] | (b[at + 1] << 8) | (b[at + 2] << 16);
 const u32be = (b: Uint8Array, at: number) => ((b[at] << 24) >>> 0) + ((b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]);
 
-function jpegSize(b: Uint8Array): ImageSize | undefined {
-  let at = 2;
-  while (at + 9 < b.length) {
-    if (b[at] !== 0xff) return undefined;
-    const marker = b[at + 1];
-    if (marker === 0xff) {
-      at++;
-      continue;
-    }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      at += 2;
-      continue;
-    }
-    // Start-of-frame markers, except DHT (c4), JPG (c8) and DAC (cc).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      return { height: u16be(b, at + 5), width: u16be(b, at + 7) };
-    }
-    at += 2 + u16be(b, at + 2);
-  }
-  return undefined;
-}
-
-function webpSize(b: Uint8Array): ImageSize | undefined {
-  const chunk = String.fromCharCode(...b.subarray(12, 16));
-  if (chunk === "VP8 " && b.length >= 30) {
-    return { width: u16le(b, 26) & 0x3fff, height: u16le(b, 28) & 0x3fff };
-  }
-  if (chunk === "VP8L" && b.length >= 25) {
-    return {
-      width: 1 + (((b[22] & 0x3f) << 8) | b[21]),
-      height: 1 + (((b[24] & 0x0f) << 10) | (b[23] << 2) | ((b[22] & 0xc0) >> 6)),
-    };
-  }
-  if (chunk === "VP8X" && b.length >= 30) return { width: 1 + u24le(b, 24), height: 1 + u24le(b, 27) };
-  return undefined;
-}
-
-/** The size stated in an image's header, without decoding it; undefined when the header is unreadable. */
-export function headerSize(bytes: Uint8Array, type: ImageMediaType): ImageSize | undefined {
-  switch (type) {
-    case "image/png":
-      return bytes.length >= 24 ? { width: u32be(bytes, 16), height: u32be(bytes, 20) } : undefined;
-    case "image/gif":
-      return bytes.length >= 10 ? { width: u16le(bytes, 6), height: u16le(bytes, 8) } : undefined;
-    case "image/jpeg":
-      return jpegSize(bytes);
-    case "image/webp":
-      return webpSize(bytes);
-  }
-}
+/** The size stated in an image's header, without decoding it (core's `imageSize`). */
+export const headerSize: (bytes: Uint8Array, type: ImageMediaType) => ImageSize | undefined = imageSize;
 
 /** The EXIF orientation (1 to 8) of a JPEG; 1 when it has none. */
 export function jpegOrientation(b: Uint8Array): number {

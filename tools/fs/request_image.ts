@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
-import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES } from "@toolfence/core";
+import { checkImage, type ImageMediaType, MAX_IMAGE_BYTES, sniffImageType } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import type { FileDoor, FileTarget } from "@toolfence/core";
 import { type OpenFile, openRegularFile, readFully } from "../_shared/fs_open.ts";
@@ -245,8 +245,8 @@ function checkCrop(crop: RequestImageCrop, upright: ImageSize, shown: string): v
   }
 }
 
-// checkImage also enforces the size limit of deferred images (MAX_IMAGE_BYTES); a larger source
-// may still be scaled down below it, so only its type is judged here.
+// checkImage also enforces the size limits of deferred images (bytes and sides); a larger source
+// may still be scaled down below them, so only its type is judged here (checkImage words the refusal).
 function checkTypeOnly(bytes: Uint8Array, shown: string): ImageMediaType {
-  return checkImage(bytes.subarray(0, 64), shown);
+  return sniffImageType(bytes) ?? checkImage(bytes.subarray(0, 0), shown);
 }
