@@ -39,6 +39,17 @@ export interface LangChainStrictOptions {
    * here. Default `false`: the tool's JSON Schema as it is.
    */
   strict?: boolean;
+  /**
+   * Whether a call's deferred images go into its ToolMessage's content, as
+   * image blocks after the text (default `true`: ChatAnthropic and Gemini
+   * models send them to the model). `false` for a model that takes only text
+   * in a tool result: OpenAI's chat completions (ChatOpenAI) take only text
+   * parts in a tool message, and @langchain/openai passes image blocks
+   * through, so the whole request is refused with 400 (its Responses API
+   * sends the blocks as JSON text, the image's base64 included). The content
+   * is then the text alone, each image named as not shown.
+   */
+  images?: boolean;
 }
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
@@ -107,6 +118,7 @@ export class FenceTool extends langchainTools.StructuredTool {
   #session: Session;
   #options: FrameworkToolsOptions;
   #strict: boolean;
+  #images: boolean;
   #approve: ApprovalStep | undefined;
   #finished: Map<string, Promise<GatedResult>>;
   #order: ApprovalOrder;
@@ -123,6 +135,7 @@ export class FenceTool extends langchainTools.StructuredTool {
     super();
     this.name = tool.name;
     this.#strict = options.strict === true;
+    this.#images = options.images !== false;
     // LangChain's strict flag alone (bindTools / convertToOpenAITool with strict: true) sent the plain schema with
     // strict: true, which OpenAI refuses (optional properties left out of `required`).
     this.description = this.#strict ? openAIDescription(tool, "openai-chat") : tool.description;
@@ -197,7 +210,7 @@ export class FenceTool extends langchainTools.StructuredTool {
       if (key !== undefined) remember(this.#finished, key, pending);
     }
     const { result, images } = await pending;
-    const content = contentOf(result, images);
+    const content = contentOf(result, this.#images ? images : [], this.#images ? [] : images);
     if (toolCallId === undefined) return content;
     return new langchainMessages.ToolMessage({
       content,
@@ -240,8 +253,12 @@ function remember(finished: Map<string, Promise<GatedResult>>, callId: string, p
   if (finished.size > REMEMBERED) finished.delete(finished.keys().next().value!);
 }
 
-function contentOf(result: ToolResult, images: GatedResult["images"]): GatedContent {
-  const text = toModelText(result);
+// `unshown`: the images the model is told of and not sent.
+function contentOf(result: ToolResult, images: GatedResult["images"], unshown: GatedResult["images"]): GatedContent {
+  const text = [
+    toModelText(result),
+    ...unshown.map((image) => `${image.note} (not shown: this model takes no images in tool results)`),
+  ].join("\n");
   if (images.length === 0) return text;
   return textAndImages<Exclude<GatedContent, string>[number]>(
     text,
