@@ -51,6 +51,26 @@ export function textAndImages<P>(
   return [textPart([text, ...images.map((image) => image.note)].join("\n")), ...images.map(imagePart)];
 }
 
+/** The option of the adapters whose framework may hand a call's images to a model that takes none in a tool result. */
+export interface ImagesOption {
+  /**
+   * Whether a call's deferred images go into what the model reads of the
+   * call, after its text (default `true`). `false` for a model that takes
+   * only text in a tool result, such as OpenAI's chat completions: the AI
+   * SDK's `openai.chat()` model sends a tool result's images as JSON text (the
+   * base64 included), and LangChain's `ChatOpenAI` passes them on in the tool
+   * message, which the API refuses with 400. The text then names each image
+   * as not shown.
+   */
+  images?: boolean;
+}
+
+/** What the model reads of a call whose images are not sent: its text, then each image's note, marked not shown. */
+export function unshownText(text: string, images: readonly CallImage[]): string {
+  return [text, ...images.map((image) => `${image.note} (not shown: this model takes no images in tool results)`)]
+    .join("\n");
+}
+
 /** A call's lossless result and the images it deferred. */
 export interface GatedResult {
   result: ToolResult;

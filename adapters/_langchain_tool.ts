@@ -11,7 +11,15 @@ import { type AnyTool, type ChoiceOutcome, toModelText, type ToolResult } from "
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
 import { importPeer } from "@toolfence/core";
-import { type FrameworkToolsOptions, freshCallId, gatedCall, type GatedResult, textAndImages } from "./_framework.ts";
+import {
+  type FrameworkToolsOptions,
+  freshCallId,
+  gatedCall,
+  type GatedResult,
+  type ImagesOption,
+  textAndImages,
+  unshownText,
+} from "./_framework.ts";
 import { LANGCHAIN_CORE } from "./_peers.ts";
 import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 import { openAIDescription } from "./_openai_description.ts";
@@ -26,7 +34,7 @@ const [langchainTools, langchainMessages]: [
 ]);
 
 /** Options of the LangChain and LangGraph tools beyond those every framework adapter takes. */
-export interface LangChainStrictOptions {
+export interface LangChainStrictOptions extends ImagesOption {
   /**
    * OpenAI strict mode: `true` when the tools are bound with `strict: true`
    * (`model.bindTools(tools, { strict: true })`, `convertToOpenAITool(tool,
@@ -39,17 +47,6 @@ export interface LangChainStrictOptions {
    * here. Default `false`: the tool's JSON Schema as it is.
    */
   strict?: boolean;
-  /**
-   * Whether a call's deferred images go into its ToolMessage's content, as
-   * image blocks after the text (default `true`: ChatAnthropic and Gemini
-   * models send them to the model). `false` for a model that takes only text
-   * in a tool result: OpenAI's chat completions (ChatOpenAI) take only text
-   * parts in a tool message, and @langchain/openai passes image blocks
-   * through, so the whole request is refused with 400 (its Responses API
-   * sends the blocks as JSON text, the image's base64 included). The content
-   * is then the text alone, each image named as not shown.
-   */
-  images?: boolean;
 }
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
@@ -255,10 +252,7 @@ function remember(finished: Map<string, Promise<GatedResult>>, callId: string, p
 
 // `unshown`: the images the model is told of and not sent.
 function contentOf(result: ToolResult, images: GatedResult["images"], unshown: GatedResult["images"]): GatedContent {
-  const text = [
-    toModelText(result),
-    ...unshown.map((image) => `${image.note} (not shown: this model takes no images in tool results)`),
-  ].join("\n");
+  const text = unshownText(toModelText(result), unshown);
   if (images.length === 0) return text;
   return textAndImages<Exclude<GatedContent, string>[number]>(
     text,

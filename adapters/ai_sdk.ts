@@ -35,14 +35,24 @@ import type { SessionBase as Session } from "@toolfence/core";
 import { isConcurrencySafe } from "@toolfence/core";
 import type { ListOptions, ToolBox } from "@toolfence/core";
 import { base64, imageNote, takeImagesOf } from "./_calls.ts";
-import { type CallImage, frameworkApproval, listedTools, needsApprovalOf, textAndImages } from "./_framework.ts";
+import {
+  type CallImage,
+  frameworkApproval,
+  type ImagesOption,
+  listedTools,
+  needsApprovalOf,
+  textAndImages,
+  unshownText,
+} from "./_framework.ts";
 import { AI_SDK } from "./_peers.ts";
 
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const { jsonSchema, tool: aiTool } = await importPeer(AI_SDK, () => import("ai"));
 
+export type { ImagesOption } from "./_framework.ts";
+
 /** Options of {@linkcode aiSdkTools}. */
-export interface AiSdkToolsOptions<T = unknown> extends ListOptions {
+export interface AiSdkToolsOptions<T = unknown> extends ListOptions, ImagesOption {
   /** A value handed to every tool as `ctx.value`. */
   context?: T;
   /** Deadline of each call; overrides the tools' own. */
@@ -119,7 +129,7 @@ export function aiSdkTools<T = unknown>(
             },
           };
         }),
-      toModelOutput: ({ output }) => modelOutput(output),
+      toModelOutput: ({ output }) => modelOutput(output, options.images !== false),
     });
   }
   return set;
@@ -141,11 +151,13 @@ function approvedInMessages(messages: readonly ModelMessage[], toolCallId: strin
 /** What `toModelOutput` returns (the AI SDK does not export the type by name). */
 type ModelOutput = Awaited<ReturnType<NonNullable<AiTool["toModelOutput"]>>>;
 
-function modelOutput(result: ToolResult): ModelOutput {
+// `sendImages` false: the images are named in the text as not shown (ImagesOption).
+function modelOutput(result: ToolResult, sendImages: boolean): ModelOutput {
   const text = toModelText(result);
   if (result.status !== "success") return { type: "error-text", value: text };
   const images = result.metadata[IMAGES] as CallImage[] | undefined;
   if (!images) return { type: "text", value: text };
+  if (!sendImages) return { type: "text", value: unshownText(text, images) };
   return {
     type: "content",
     value: textAndImages<Extract<ModelOutput, { type: "content" }>["value"][number]>(

@@ -29,7 +29,7 @@ import type { ToolBox } from "@toolfence/core";
 import { type FrameworkToolsOptions, listedTools } from "./_framework.ts";
 import { ApprovalOrder, FenceTool, type GatedContent, type LangChainStrictOptions } from "./_langchain_tool.ts";
 
-export type { FrameworkToolsOptions } from "./_framework.ts";
+export type { FrameworkToolsOptions, ImagesOption } from "./_framework.ts";
 export type { LangChainStrictOptions } from "./_langchain_tool.ts";
 
 /** Options of {@linkcode langChainTools}; `strict: true` for tools bound with OpenAI's strict mode. */

@@ -34,7 +34,7 @@ import { LANGGRAPH } from "./_peers.ts";
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const { interrupt } = await importPeer(LANGGRAPH, () => import("@langchain/langgraph"));
 
-export type { FrameworkToolsOptions } from "./_framework.ts";
+export type { FrameworkToolsOptions, ImagesOption } from "./_framework.ts";
 export type { LangChainStrictOptions } from "./_langchain_tool.ts";
 
 /** Options of {@linkcode langGraphTools}; `strict: true` for tools bound with OpenAI's strict mode. */

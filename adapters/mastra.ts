@@ -35,9 +35,11 @@ import {
   type FrameworkToolsOptions,
   freshCallId,
   gatedCall,
+  type ImagesOption,
   listedTools,
   needsApprovalOf,
   textAndImages,
+  unshownText,
 } from "./_framework.ts";
 
 import { MASTRA } from "./_peers.ts";
@@ -45,10 +47,10 @@ import { MASTRA } from "./_peers.ts";
 // An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
 const { createTool } = await importPeer(MASTRA, () => import("@mastra/core/tools"));
 
-export type { FrameworkToolsOptions } from "./_framework.ts";
+export type { FrameworkToolsOptions, ImagesOption } from "./_framework.ts";
 
 /** Options of {@linkcode mastraTools}. */
-export type MastraToolsOptions<T = unknown> = FrameworkToolsOptions<T>;
+export type MastraToolsOptions<T = unknown> = FrameworkToolsOptions<T> & ImagesOption;
 
 /** The deferred images of a call, kept on its result for `toModelOutput`. */
 const IMAGES = "mastraImages";
@@ -134,17 +136,19 @@ export function mastraTools<T = unknown>(
         if (images.length === 0) return result;
         return { ...result, metadata: { ...result.metadata, [IMAGES]: images } };
       },
-      toModelOutput: (result) => modelOutput(result as ToolResult),
+      toModelOutput: (result) => modelOutput(result as ToolResult, options.images !== false),
     });
   }
   return tools;
 }
 
-function modelOutput(result: ToolResult): MastraModelOutput {
+// `sendImages` false: the images are named in the text as not shown (ImagesOption).
+function modelOutput(result: ToolResult, sendImages: boolean): MastraModelOutput {
   const text = toModelText(result);
   if (result.status !== "success") return { type: "error-text", value: text };
   const images = result.metadata[IMAGES] as CallImage[] | undefined;
   if (!images) return { type: "text", value: text };
+  if (!sendImages) return { type: "text", value: unshownText(text, images) };
   return {
     type: "content",
     value: textAndImages<Extract<MastraModelOutput, { type: "content" }>["value"][number]>(
