@@ -437,7 +437,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     image_too_large: {
       meaning:
-        "The image is larger than 3.75 MiB (its base64 over the 5 MB a provider takes per image), or over 8000 px on a side.",
+        "The image is larger than 3.75 MiB (its base64 over the 5 MB a provider takes per image), or over 2000 px on a side.",
       kind: "semantic",
       status: "error",
       recoverable: true,

@@ -21,10 +21,13 @@ export const MAX_IMAGE_BYTES = 3_932_160;
 
 /**
  * The longest side, in pixels, of an image that can be deferred: Anthropic's
- * API refuses a request with an image over 8000 px on a side ("At least one
- * of the image dimensions exceed max allowed size").
+ * API refuses a request with an image over 8000 px on a side, and over 2000 px
+ * once the request holds more than 20 images ("At least one of the image
+ * dimensions exceed max allowed size for many-image requests: 2000 pixels"),
+ * which a conversation reaches as it goes on. It scales a larger image down to
+ * 1568 px anyway.
  */
-export const MAX_IMAGE_SIDE_PX = 8000;
+export const MAX_IMAGE_SIDE_PX = 2000;
 
 /** An image queued by `ctx.deferImage`, delivered after the batch. */
 export interface DeferredImage {
@@ -172,7 +175,7 @@ export function checkImage(bytes: Uint8Array, label = "the image"): ImageMediaTy
   if (size && Math.max(size.width, size.height) > MAX_IMAGE_SIDE_PX) {
     throw new ToolError(
       `${label} is ${size.width}×${size.height} px; images are limited to ${MAX_IMAGE_SIDE_PX} px on a side ` +
-        "(a provider refuses a larger one)",
+        "(Anthropic's API refuses a larger one once a conversation holds more than 20 images)",
       { code: "image_too_large", kind: "semantic", recoveryHint: "Scale the image down, or crop it." },
     );
   }

@@ -243,7 +243,7 @@ export class SessionBase {
    * Queues an image for after the current batch. A string is a path, resolved
    * and read through the policy. Throws a `ToolError` for anything but a PNG,
    * JPEG, WebP or GIF of at most `MAX_IMAGE_BYTES` (3.75 MiB: its base64 is
-   * the 5 MB Anthropic takes per image) and `MAX_IMAGE_SIDE_PX` (8000 px) on
+   * the 5 MB Anthropic takes per image) and `MAX_IMAGE_SIDE_PX` (2000 px) on
    * its longest side.
    */
   async deferImage(

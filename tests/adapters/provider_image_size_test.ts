@@ -28,6 +28,10 @@ async function withAnthropic(body: (client: Anthropic, refused: string[]) => Pro
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const sent = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Anthropic.MessageCreateParams;
+      // Over 20 images in a request, each may have at most 2000 px on a side; 8000 px otherwise.
+      const count = sent.messages.flatMap((m) => typeof m.content === "string" ? [] : m.content)
+        .filter((block) => block.type === "image").length;
+      const [side, many] = count > 20 ? [2000, " for many-image requests"] : [8000, ""];
       for (const [m, message] of sent.messages.entries()) {
         if (typeof message.content === "string") continue;
         for (const [c, block] of message.content.entries()) {
@@ -35,9 +39,9 @@ async function withAnthropic(body: (client: Anthropic, refused: string[]) => Pro
           const size = block.source.data.length;
           const png = Buffer.from(block.source.data, "base64");
           const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
-          if (block.source.media_type === "image/png" && Math.max(width, height) > 8000) {
+          if (block.source.media_type === "image/png" && Math.max(width, height) > side) {
             const error = `messages.${m}.content.${c}.image.source.base64.data: At least one of the image ` +
-              "dimensions exceed max allowed size: 8000 pixels";
+              `dimensions exceed max allowed size${many}: ${side} pixels`;
             refused.push(error);
             response.writeHead(400, { "content-type": "application/json" });
             response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
@@ -151,8 +155,50 @@ describe("a deferred image's size, as Anthropic's API takes it", () => {
         assert.equal(results[2].errorCode, "image_too_large");
         assert.match(
           texts[2],
-          /is 1280×9000 px; images are limited to 8000 px on a side.*\nHint: Scale the image down/s,
+          /is 1280×9000 px; images are limited to 2000 px on a side.*\nHint: Scale the image down/s,
         );
+      }, { capabilities: ["vision"] });
+    });
+  });
+
+  test("21 screenshots of 2400 px: the request is taken (each over 2000 px refused with the fix)", {
+    timeout: 120_000,
+  }, async () => {
+    await withAnthropic(async (client, refused) => {
+      await withSession(async (session) => {
+        const wide = encodePng({
+          width: 2400,
+          height: 60,
+          data: new Uint8Array(2400 * 60 * 4).fill(90),
+          channels: 4,
+          depth: 8,
+        });
+        const box = new ToolBox();
+        box.tool({
+          name: "screen",
+          description: "Shows the screen.",
+          input: v.object({}),
+          run: async (_args, ctx) => {
+            await ctx.deferImage(wide, "the screen");
+            return "shown";
+          },
+        });
+        const calls: Anthropic.ToolUseBlockParam[] = Array.from({ length: 21 }, (_, i) => ({
+          type: "tool_use",
+          id: `t${i}`,
+          name: "screen",
+          input: {},
+        }));
+        const messages: Anthropic.MessageParam[] = [
+          { role: "user", content: "Watch the screen" },
+          { role: "assistant", content: calls },
+        ];
+        const { message, results } = await runAnthropicToolCalls(box, session, { content: calls });
+        messages.push(message);
+        const answer = await client.messages.create({ model: "claude-sonnet-5-5", max_tokens: 64, messages });
+        assert.deepEqual(refused, []);
+        assert.equal((answer.content[0] as Anthropic.TextBlock).text, "seen");
+        assert.deepEqual(new Set(results.map((r) => r.errorCode)), new Set(["image_too_large"]));
       }, { capabilities: ["vision"] });
     });
   });

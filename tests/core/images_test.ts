@@ -31,7 +31,8 @@ test("checkImage refuses non-images and images whose base64 is over Anthropic's 
   largest.set(PNG);
   assert.equal(checkImage(largest), "image/png");
   assert.equal(Buffer.from(largest).toString("base64").length, 5 * 1024 * 1024);
-  // Anthropic's API refuses an image over 8000 px on a side; the header decides, nothing is decoded.
+  // Anthropic's API refuses an image over 2000 px on a side once a request holds more than 20 (8000 px for fewer);
+  // the header decides, nothing is decoded.
   const side = (width: number, height: number) => {
     const header = new Uint8Array(24);
     header.set(PNG);
@@ -40,8 +41,8 @@ test("checkImage refuses non-images and images whose base64 is over Anthropic's 
     new DataView(header.buffer).setUint32(20, height);
     return header;
   };
-  assert.equal(checkImage(side(8000, 8000)), "image/png");
-  assert.throws(() => checkImage(side(1280, 8001)), /is 1280×8001 px; images are limited to 8000 px on a side/);
+  assert.equal(checkImage(side(2000, 2000)), "image/png");
+  assert.throws(() => checkImage(side(1280, 2001)), /is 1280×2001 px; images are limited to 2000 px on a side/);
   assert.throws(() => checkImage(side(9000, 10)), (e: Error & { code?: string }) => e.code === "image_too_large");
 });
 
