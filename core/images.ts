@@ -45,7 +45,9 @@ export interface DeferredImage {
 
 /** Width and height in pixels. */
 export interface ImageSize {
+  /** Width in pixels. */
   width: number;
+  /** Height in pixels. */
   height: number;
 }
 
