@@ -740,7 +740,9 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   ...writers("rm", { writes: "every", recursive: "rR", long: ["recursive"] }),
   ...writers("chmod chown chgrp", { writes: "every", recursive: "R", long: ["recursive"] }),
   ...writers("cp", { writes: "target", recursive: "rRa", long: ["recursive", "archive"] }),
-  ...writers("ln install link", { writes: "target", recursive: "" }),
+  ...writers("ln link", { writes: "target", recursive: "" }),
+  // `install -d A B` creates every folder it names (`directories`).
+  ["install", { writes: "target", recursive: "", values: { short: "mog", long: ["mode", "owner", "group"] } }],
   ["dd", { writes: "none", recursive: "", keys: { if: "read", of: "write" } }],
   ["shuf", { writes: "none", recursive: "", outputs: { short: "o", long: ["output"] } }],
   // `sort -T D` makes its temporary files in D.
@@ -922,6 +924,8 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   let itself = false;
   // `cp --parents a/b/f dst` writes `dst/a/b/f`: the source's whole path is its name in the destination.
   let parents = false;
+  // `install -d`: every operand is a folder it creates, none a source.
+  let directories = false;
   // Files named by options, the folders or prefixes of files only the run names, and whether it writes them.
   const named: PathWord[] = [];
   const into: BashWord[] = [];
@@ -993,6 +997,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       }
       if (places && long.length > 2 && "no-target-directory".startsWith(long)) itself = true;
       if (name === "cp" && long.length > 1 && "parents".startsWith(long)) parents = true;
+      if (name === "install" && long !== "" && "directory".startsWith(long)) directories = true;
       // GNU getopt takes any unambiguous start of `--target-directory`.
       if (places && long !== "" && "target-directory".startsWith(long)) {
         const given = equals < 0 ? args[++i] : { text: value, value: value.slice(equals + 1), mayBeOption: false };
@@ -1016,6 +1021,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
       if (name === "cp" && value[letter] === "s") symbolic = true;
       if (name === "cp" && value[letter] === "l") hard = true;
       if (name === "cp" && "PdaRr".includes(value[letter])) keeps = true;
+      if (name === "install" && value[letter] === "d") directories = true;
       if (places && value[letter] === "T") itself = true;
       if (places && value[letter] === "S") {
         const rest = value.slice(letter + 1);
@@ -1035,7 +1041,7 @@ function writtenWords(name: string, args: readonly BashWord[]): PathWord[] {
   const second = operands.findIndex((word, index) => index === 1 || word.value === undefined);
   const every = writer.writes === "second"
     ? second < 0 ? [] : operands.slice(second).map((word): PathWord => ({ word, access: "write", origin: "operand" }))
-    : writer.writes === "every"
+    : writer.writes === "every" || directories
     ? operands.map((word): PathWord => ({ word, access: "write", origin: "operand", tree }))
     : writer.writes === "first" && operands.length > 0
     ? [operands[0], ...(writer.suffixes ?? []).map((suffix) => withSuffix(operands[0], suffix))].map((
@@ -1414,13 +1420,16 @@ function judgeIgnoreFiles(
 /**
  * Judges every path one simple command names: its operands and option
  * values by how its program reads them, its redirections, and the files its
- * argument readers recorded.
+ * argument readers recorded. `unread`: the program's flag rule stopped at a
+ * problem, so what its words name is judged as a program's the analysis
+ * does not know (each may be written).
  */
 export function judgeCommandPaths(
   command: BashSimpleCommand,
   recorded: readonly PathOperand[],
   folders: Folders,
   judge: PathJudge,
+  unread = false,
 ): CommandPath[] {
   const [name, ...args] = command.words;
   const words: PathWord[] = [];
@@ -1432,9 +1441,10 @@ export function judgeCommandPaths(
     );
   }
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
-  // What a program the analysis does not know does with what it names is not known either: it may write it.
+  // What a program the analysis does not know does with what it names is not known either: it may write it. So
+  // with a program whose rule stopped reading its words at a problem (`xxd -r a .npmrc`, `curl -o .npmrc`).
   const named = command.kind === "command" && name?.value !== undefined &&
-      !knownProgram(command.words.map((word) => word.value))
+      (unread || !knownProgram(command.words.map((word) => word.value)))
     ? new Set(words.map(({ word }) => word))
     : undefined;
   words.push(...redirectWords(command.redirects));
@@ -1446,7 +1456,7 @@ export function judgeCommandPaths(
     ...worst([
       judgeWord(word, access, folders, judge),
       ...(named?.has(word) && access === "read"
-        ? [mayWrite(name!.value!, judgeWord(word, "write", folders, judge))]
+        ? [mayWrite(name!.value!, judgeWord(word, "write", folders, judge), unread)]
         : []),
       ...judgeWrittenBelow(word, inside, tree, folders, judge),
       ...judgeUnknownBelow(word, unknown, folders, judge),
@@ -1532,13 +1542,12 @@ const KNOWN_SUBCOMMANDS: readonly (readonly string[])[] = [
  * `gcc -o ro/f`): a protected path it names needs a person, and a path a rule keeps from writes asks rather than
  * runs (the program may only read it, so it is not denied).
  */
-function mayWrite(program: string, judged: Judged): Judged {
+function mayWrite(program: string, judged: Judged, unread: boolean): Judged {
   if (judged.decision !== "deny") return judged;
-  return {
-    ...judged,
-    decision: "ask",
-    reason: `${judged.reason} (${program} is not a program whose use of its arguments is known: it may write it)`,
-  };
+  const why = unread
+    ? `the checker does not read ${program}'s arguments past the option it asks for`
+    : `${program} is not a program whose use of its arguments is known`;
+  return { ...judged, decision: "ask", reason: `${judged.reason} (${why}: it may write it)` };
 }
 
 /**

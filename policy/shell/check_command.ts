@@ -194,10 +194,10 @@ function judge(command: BashSimpleCommand, judging: Judging): SimpleCommandFindi
     ...(judging.network ? { network: judging.network } : {}),
     pathOperands: recorded,
   };
-  const found = judgeWords(command, judging.allowlist, judging.projectCode, context);
+  const { unread, ...found } = judgeWords(command, judging.allowlist, judging.projectCode, context);
   const environment = environmentChanged(command);
   if (environment !== undefined) recorded.push({ value: undefined, access: "write", origin: environment });
-  const paths = judgeCommandPaths(command, recorded, judging.folders, judging.judgePath);
+  const paths = judgeCommandPaths(command, recorded, judging.folders, judging.judgePath, unread);
   const worst = paths.reduce<CommandPath | undefined>(
     (a, b) => VERDICT_WEIGHT[b.decision] > VERDICT_WEIGHT[a?.decision ?? "allow"] ? b : a,
     undefined,
@@ -234,12 +234,19 @@ function environmentChanged(command: BashSimpleCommand): string | undefined {
   return moved.length === 0 ? undefined : `what runs with ${moved.join(", ")} set`;
 }
 
+/**
+ * A simple command's words judged, and whether its program's flag rule left them unread: a rule that finds a
+ * problem stops there (xxd's `-r`, curl without the egress proxy), so the files its options and operands name are
+ * not all recorded, and the path judgement takes them as a program's it does not know (each may be written).
+ */
+type WordsFinding = Omit<SimpleCommandFinding, "paths"> & { unread?: boolean };
+
 function judgeWords(
   command: BashSimpleCommand,
   allowlist: readonly string[],
   projectCodeList: readonly string[],
   context: FlagContext,
-): Omit<SimpleCommandFinding, "paths"> {
+): WordsFinding {
   const words = command.words.map((word) => word.value ?? word.text);
   const finding = (ok: boolean, reason: string, allowedBy?: string): Omit<SimpleCommandFinding, "paths"> => {
     const entry = allowedBy === undefined ? undefined : parseAllowlistEntry(allowedBy);
@@ -298,29 +305,35 @@ function judgeWords(
     staticWords.push(word.value);
   }
   const entry = matchesAllowlist(staticWords, allowlist);
+  // The flag rule reads the words whether or not an entry lets the program run: the files it records (`gawk`'s
+  // program redirecting into `.npmrc`, `curl -o`) are judged with the rest of the line.
+  const problem = flagProblem(name.value, args, context);
+  const unread = problem !== undefined;
   if (entry === undefined) {
     // Name the subcommand too when entries distinguish subcommands (`git diff`).
     const hasSubcommands = allowlist.some((line) => line.trim().startsWith(`${name.value} `));
     const shown = staticWords.slice(0, hasSubcommands ? 2 : 1).join(" ");
-    return finding(false, `${quoteSource(shown)} is not on the allowlist`);
+    return { ...finding(false, `${quoteSource(shown)} is not on the allowlist`), unread };
   }
   const exact = parseAllowlistEntry(entry).exact;
   if (exact && staticWords.length !== command.words.length) {
     // An exact entry allows those words and no more; a word known only at run
     // time (a glob, an expansion) may become any number of words, options too.
     const dynamic = command.words[staticWords.length];
-    return finding(
-      false,
-      `${quoteSource(entry)} allows exactly those words, and ${
-        quoteSource(dynamic.text)
-      } is only known when the command runs`,
-      entry,
-    );
+    return {
+      ...finding(
+        false,
+        `${quoteSource(entry)} allows exactly those words, and ${
+          quoteSource(dynamic.text)
+        } is only known when the command runs`,
+        entry,
+      ),
+      unread,
+    };
   }
   // Exact entries are judged too: their words are fixed, but not always by whoever wrote the allowlist (an allow
   // rule's glob adds the commands it matched as exact entries, `find *` a `= find . -delete`).
-  const problem = flagProblem(name.value, args, context);
-  if (problem !== undefined) return finding(false, problem, entry);
+  if (problem !== undefined) return { ...finding(false, problem, entry), unread };
   return finding(true, `matches the allowlist entry ${quoteSource(entry)}`, entry);
 }
 
