@@ -31,7 +31,7 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
     "changes how the shell runs later commands",
   ),
   ...namesFor(
-    "less more most man vi vim nvim view ex ed nano emacs sqlite3",
+    "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot",
     "can run shell commands from inside it",
   ),
 ]);
@@ -44,7 +44,7 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
 export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
   (
     "xargs parallel watch flock script at batch expect gdb fc trap tmux screen " +
-    "less more most man vi vim nvim view ex ed nano emacs sqlite3"
+    "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot"
   ).split(" "),
 );
 

@@ -17,6 +17,7 @@
  */
 
 import { gitSubcommandWords } from "./_flag_rules_git.ts";
+import { listedName } from "./_program_family.ts";
 
 /**
  * The entries of {@linkcode DEFAULT_COMMAND_ALLOWLIST} that list, read,
@@ -269,6 +270,41 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "ksh",
   "fish",
   "lua",
+  "luajit",
+  // Other interpreters and runners of source files: each runs the script, file or expression it is given.
+  "tclsh",
+  "wish",
+  "java",
+  "jshell",
+  "jrunscript",
+  "jjs",
+  "pypy",
+  "pypy3",
+  "irb",
+  "guile",
+  "racket",
+  "sbcl",
+  "clisp",
+  "ocaml",
+  "ghci",
+  "runghc",
+  "runhaskell",
+  "scala",
+  "groovy",
+  "kotlin",
+  "swift",
+  "dart",
+  "elixir",
+  "iex",
+  "erl",
+  "escript",
+  "julia",
+  "Rscript",
+  "R",
+  "pwsh",
+  "osascript",
+  "ts-node",
+  "tsx",
 ]);
 
 /** An allowlist entry, read. */
@@ -319,7 +355,13 @@ export function parseAllowlistEntry(entry: string): AllowlistEntry {
  */
 export function runsProjectCode(words: readonly string[], list: readonly string[] = PROJECT_CODE_COMMANDS): boolean {
   if (words[0]?.includes("/")) return true;
-  const normalised = words[0] === "git" ? ["git", ...gitSubcommandWords(words.slice(1))] : words;
+  // An interpreter under another of its names (`python3.11`, `perl5.36.0`, `nodejs`) runs code as it does.
+  const program = words[0] === undefined
+    ? undefined
+    : listedName(words[0], (name) =>
+      list.some((entry) => parseAllowlistEntry(entry.replace(/^!/, "")).words[0] === name));
+  const named = program === undefined ? words : [program, ...words.slice(1)];
+  const normalised = named[0] === "git" ? ["git", ...gitSubcommandWords(named.slice(1))] : named;
   for (const entry of list) {
     const negated = entry.startsWith("!");
     const { words: expected } = parseAllowlistEntry(negated ? entry.slice(1) : entry);

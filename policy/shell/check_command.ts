@@ -39,6 +39,7 @@ import {
 } from "./_command_paths.ts";
 import process from "node:process";
 import { NETWORK_READERS } from "./_flag_rules_net.ts";
+import { listedName } from "./_program_family.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../protected_paths.ts";
@@ -285,13 +286,15 @@ function judgeWords(
     const problem = cdProblem(args, context);
     return problem === undefined ? finding(true, "`cd` into a folder inside the workspace") : finding(false, problem);
   }
-  const runner = COMMAND_RUNNERS.get(name.value);
+  // A runner under another of its names (`vim.basic`, `editor`, `nodejs`) is that runner.
+  const runnerName = listedName(name.value, (listed) => COMMAND_RUNNERS.has(listed));
+  const runner = runnerName === undefined ? undefined : COMMAND_RUNNERS.get(runnerName);
   if (runner !== undefined) {
     // What a command it runs unseen writes is only known when it runs.
     // `trap '' TERM` ignores a signal, `trap - TERM` resets it, `trap -p` and `trap -l` list: no handler runs.
     const noHandler = name.value === "trap" &&
       (args[0] === undefined || ["", "-", "-p", "-l"].includes(args[0].value ?? "?"));
-    if (UNSEEN_COMMANDS.has(name.value) && !noHandler) {
+    if (UNSEEN_COMMANDS.has(runnerName!) && !noHandler) {
       context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
     }
     return finding(
