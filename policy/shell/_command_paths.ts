@@ -897,6 +897,28 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
     values: { short: "FEIHMRC", long: ["file", "pattern-file", "format", "message", "owner", "io-size"] },
   }],
   ...writers("gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 lzip compress uncompress", COMPRESSOR),
+  // Other archivers: what they extract gets the names the archive holds (`ar x`, `jar xf` in the folder they run in,
+  // `dpkg-deb -x A D` in D), whatever their mode; the operands may be the archive they write (`ar r A`, `7z a A`).
+  ...writers("ar jar pax uudecode unrar unar lha", {
+    writes: "every",
+    recursive: "",
+    unknown: "folder",
+    bundled: true,
+  }),
+  ...writers("7z 7za 7zr", { writes: "every", recursive: "", unknown: "folder", into: { short: "o" } }),
+  ["cabextract", { writes: "none", recursive: "", unknown: "folder", into: { short: "d", long: ["directory"] } }],
+  ["dpkg-deb", { writes: "every", recursive: "", unknown: "within" }],
+  ["bsdtar", {
+    writes: "none",
+    recursive: "",
+    archive: { short: "f", long: ["file"] },
+    archiveWritten: { short: "cruA", long: ["create", "append", "update"] },
+    unknown: "folder",
+    into: { short: "C", long: ["cd", "directory"] },
+    unknownWhen: { short: "x", long: ["extract"] },
+    values: { short: "bTXsWI", long: ["files-from", "exclude-from", "format", "options", "include"] },
+    bundled: true,
+  }],
 ]);
 
 /**
