@@ -1356,6 +1356,17 @@ function walkedFrom(word: BashWord): string[] {
  * The links below the folders a program that follows links walks (its
  * operands, or the folder it runs in), each judged by where it leads.
  */
+/**
+ * Whether the program may be given no folder, and walk the one it runs in: no operand names one, or a word known only
+ * at run time may expand into options, which changes what the other words are (`ls -{L,R}` is `ls -L -R`; in
+ * `grep -{R,n} x`, `x` is the pattern, and grep walks `.`).
+ */
+function mayWalkHere(named: readonly BashWord[], words: readonly BashWord[]): boolean {
+  // `--include=../*` expands into options of its own name alone, each with its value.
+  return named.length === 0 ||
+    words.some((word) => word.value === undefined && word.mayBeOption && !/^--[A-Za-z0-9-]+=/.test(word.text));
+}
+
 function judgeFollowedLinks(
   name: string,
   command: string,
@@ -1374,7 +1385,8 @@ function judgeFollowedLinks(
   // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
   const roots = [
     ...new Set([
-      ...(named.length === 0 ? (walksHereUnnamed(name) ? ["."] : []) : named.flatMap(walkedFrom)),
+      ...(mayWalkHere(named, args) && walksHereUnnamed(name) ? ["."] : []),
+      ...named.flatMap(walkedFrom),
       ...given.flatMap(walkedFrom),
     ]),
   ];
@@ -1415,7 +1427,9 @@ function judgeIgnoreFiles(
   judge: PathJudge,
 ): CommandPath[] {
   const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
-  const roots = [...new Set(named.length === 0 ? ["."] : named.flatMap(walkedFrom))];
+  const roots = [
+    ...new Set([...(mayWalkHere(named, words.map(({ word }) => word)) ? ["."] : []), ...named.flatMap(walkedFrom)]),
+  ];
   const inside = (folder: string) => judge(folder, "read").decision === "allow";
   return roots.flatMap((root) =>
     reachedLinks(root, (folder) => ignoreFileLinks(name, folder, inside), "read", folders, judge).map(

@@ -425,6 +425,47 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a brace word that may expand into options leaves the folder the program runs in walked", {
+    timeout: 120_000,
+  }, async () => {
+    // In `bl`: a link out. `grep -{R,n} PLANTED` is `grep -R -n PLANTED`, which walks `.`; the brace word was taken
+    // for the pattern, and PLANTED for the folder walked (a missing one), so the line ran without the sandbox and
+    // printed the file behind the link; `ls -{L,R}` listed it.
+    const folder = join(workspace, "bl");
+    await mkdir(folder, { recursive: true });
+    await symlink(outside, join(folder, "in"));
+    try {
+      const run = spawnSync("bash", ["-c", "grep -{R,n} PLANTED"], { cwd: folder, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "grep -{R,n} PLANTED did not follow in");
+      const listed = spawnSync("bash", ["-c", "ls -{L,R}"], { cwd: folder, encoding: "utf8" });
+      assert.match(listed.stdout, /secret\.txt/, "ls -{L,R} did not list in");
+      const lines = [
+        "grep -{R,n} PLANTED",
+        "grep -{R,} PLANTED",
+        "egrep -{n,R} PLANTED",
+        "grep {-R,-n} PLANTED",
+        "ls -{L,R}",
+        "ls -{L,R,l}",
+        "ls -L{R,} -l",
+        "ls -{LR,}l",
+      ];
+      for (const line of lines) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace, cwd: folder });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link .*which the command follows/, line);
+        }
+      }
+      // Where no link leads out, they run as before.
+      for (const line of lines) {
+        const cwd = join(workspace, "src");
+        assert.equal((await checkCommand(line, { workspaceRoot: workspace, cwd })).verdict, "allow", line);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
