@@ -294,13 +294,23 @@ function judgeWords(
     // `trap '' TERM` ignores a signal, `trap - TERM` resets it, `trap -p` and `trap -l` list: no handler runs.
     const noHandler = name.value === "trap" &&
       (args[0] === undefined || ["", "-", "-p", "-l"].includes(args[0].value ?? "?"));
-    if (UNSEEN_COMMANDS.has(runnerName!) && !noHandler) {
+    // So does a command line it is given as one word, which the shell reads again (`eval 'cp a .npmrc'`,
+    // `env -S '...'`, `sg g -c '...'`, `nohup sh -c '...'`), and a script it runs (`. s.sh`): their paths are not
+    // among the line's words.
+    const commandLine = args.some((word) => word.value === undefined || /[\s;&|()`$<>'"\\]/.test(word.value));
+    // `command . s.sh`, `builtin source s.sh`: the shell's runners run the builtin after their options.
+    const ran = ["command", "builtin", "exec", "time", "eval"].includes(runnerName!)
+      ? args.find((word) => !word.value?.startsWith("-"))?.value
+      : undefined;
+    const script = [runnerName, ran].some((program) => program === "source" || program === ".");
+    if ((UNSEEN_COMMANDS.has(runnerName!) && !noHandler) || commandLine || script) {
       context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
     }
-    return finding(
-      false,
-      `${quoteSource(name.value)} ${runner}, so it always asks, even when allowlisted`,
-    );
+    const found = finding(false, `${quoteSource(name.value)} ${runner}, so it always asks, even when allowlisted`);
+    // What it runs may be code the project controls (`nice make`, `timeout 5 python3 t.py`, `setsid sh -c ...`).
+    const rest = words.slice(1);
+    const runsCode = rest.some((_, index) => runsProjectCode(rest.slice(index), projectCodeList));
+    return runsCode || commandLine || script ? { ...found, projectCode: true } : found;
   }
   const staticWords: string[] = [];
   for (const word of command.words) {

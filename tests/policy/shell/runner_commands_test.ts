@@ -1,0 +1,92 @@
+// What a runner runs from a word the shell reads again, or from a script, is not among the line's words: with the
+// sandbox off and an automatic answer, `eval 'cp a .npmrc'`, `env -S '...'`, `sg root -c '...'`, `. ./s.sh`,
+// `nohup sh -c '...'`, `timeout 5 bash -c '...'` and `nice python3 w.py` wrote .npmrc on the automatic yes (the
+// runner asked, the assessor's question has yes for its default, and nothing named the protected file).
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { installed } from "../../tools/cmd/_helpers.ts";
+
+async function workspace(): Promise<string> {
+  const folder = await realpath(await mkdtemp(join(tmpdir(), "toolfence-runners-")));
+  await writeFile(join(folder, "a"), "registry=http://evil.example/\n");
+  await writeFile(join(folder, "s.sh"), "cp a .npmrc\n");
+  await writeFile(join(folder, "w.py"), "open('.npmrc', 'w').write('x')\n");
+  return folder;
+}
+
+/** The line needs a person without the sandbox; in it, protected paths are read-only and no person is needed. */
+async function personNeededWithoutSandbox(line: string, folder: string): Promise<void> {
+  const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+  assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+  assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+}
+
+describe("what a runner runs", { timeout: 120_000 }, () => {
+  test("a command line given as one word, or a script, may write a protected path: a person decides", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = await workspace();
+    try {
+      const lines = [
+        "eval 'cp a .npmrc'",
+        "builtin eval 'cp a .npmrc'",
+        "command eval 'cp a .npmrc'",
+        "time eval 'cp a .npmrc'",
+        `eval "cp a ."npmrc`,
+        "eval $'cp a .npmrc'",
+        "eval cp\\ a\\ .npmrc",
+        "echo $(eval 'cp a .npmrc')",
+        "env -S 'cp a .npmrc'",
+        ". ./s.sh",
+        "source s.sh",
+        "nohup sh -c 'cp a .npmrc'",
+        "setsid -w sh -c 'cp a .npmrc'",
+        "timeout 5 bash -c 'cp a .npmrc'",
+        ...(installed("strace") ? ["strace -o /dev/null sh -c 'cp a .npmrc'"] : []),
+        ...(installed("python3") ? ["nice python3 w.py"] : []),
+      ];
+      for (const line of lines) await personNeededWithoutSandbox(line, folder);
+      // What the lines do when run: each writes .npmrc.
+      for (const line of lines) {
+        await rm(join(folder, ".npmrc"), { force: true });
+        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        assert.ok(existsSync(join(folder, ".npmrc")), `${line} wrote .npmrc`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test("every runner before every way of running a command line or project code needs a person", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = await workspace();
+    try {
+      const runners = ["", "nice ", "nice -n 5 ", "timeout 5 ", "env ", "env X=1 ", "nohup ", "setsid ", "stdbuf -o0 "];
+      const builtins = ["", "command ", "builtin ", "time "];
+      const payloads = ["sh -c 'cp a .npmrc'", "bash -c 'cp a .npmrc'", "python3 w.py", "make", "node -e 1"];
+      const shellPayloads = ["eval 'cp a .npmrc'", ". ./s.sh", "source s.sh"];
+      const lines = [
+        ...runners.flatMap((runner) => payloads.map((payload) => `${runner}${payload}`)),
+        ...builtins.flatMap((runner) => shellPayloads.map((payload) => `${runner}${payload}`)),
+        ...runners.slice(1).flatMap((outer) => runners.slice(1).map((inner) => `${outer}${inner}sh -c 'x'`)),
+      ];
+      for (const line of lines) await personNeededWithoutSandbox(line, folder);
+      // A runner of a program that is no project code and given no command line is asked as before: the automatic
+      // answer may run it.
+      for (const line of ["nice cat a", "timeout 5 cat a", "env cat a", "time ls", "eval echo hi"]) {
+        const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
