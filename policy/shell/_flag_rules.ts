@@ -26,6 +26,11 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
     "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect setarch linux32 linux64 i386 x86_64 setpriv ssh-agent capsh systemd-inhibit start-stop-daemon choom",
     "runs the command it is given",
   ),
+  // The same, from profilers, test and time harnesses, process supervisors, sandboxes and compiler caches.
+  ...namesFor(
+    "perf runcon catchsegv faketime eatmydata nocache numactl rlwrap torsocks proxychains proxychains4 tsocks hyperfine entr tini dumb-init daemonize cpulimit trickle chpst softlimit envdir setuidgid su-exec nsjail systemd-nspawn schroot cgexec aa-exec mpirun mpiexec watchexec nodemon sem chronic ifne lckdo pee zrun mispipe ccache sccache distcc icecc caffeinate arch retry",
+    "runs the command it is given",
+  ),
   ...namesFor(
     "alias hash enable export declare typeset local readonly set shopt unset let read mapfile readarray getopts",
     "changes how the shell runs later commands",

@@ -124,6 +124,22 @@ describe("command deny rules", () => {
     "systemd-inhibit git push",
     "start-stop-daemon -S -x /usr/bin/git -- push",
     "capsh -- -c 'git push'",
+    // Profilers, harnesses, supervisors and caches (with the automatic answer, `perf stat touch x` ran touch under a
+    // deny rule for it: runner_commands_test).
+    "perf stat git push",
+    "perf record -o /dev/null -- git push",
+    "perf trace git push",
+    "hyperfine 'git push'",
+    "faketime 2020-01-01 git push",
+    "eatmydata git push",
+    "numactl -C 0 git push",
+    "rlwrap git push",
+    "torsocks git push",
+    "tini -- git push",
+    "ccache git push",
+    "chronic git push",
+    "pee 'git push'",
+    "runcon -t x git push",
     // git's programs for its subcommands (with the automatic answer, `/usr/lib/git-core/git-push origin HEAD:main`
     // pushed).
     "/usr/lib/git-core/git-push origin",

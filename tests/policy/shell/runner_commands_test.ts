@@ -10,6 +10,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
 
 async function workspace(): Promise<string> {
@@ -28,6 +29,28 @@ async function personNeededWithoutSandbox(line: string, folder: string): Promise
 }
 
 describe("what a runner runs", { timeout: 120_000 }, () => {
+  test("perf runs the command it is given: a deny rule sees it", { timeout: 60_000 }, async () => {
+    const folder = await workspace();
+    try {
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["touch*"] } } }], folder);
+      for (const line of ["perf stat touch made", "perf stat -o /dev/null touch made", "perf trace touch made"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+      }
+      // What the line does when run: perf runs touch.
+      if (installed("perf")) {
+        spawnSync("bash", ["-c", "perf stat -o /dev/null touch made"], {
+          cwd: folder,
+          stdio: "ignore",
+          timeout: 20_000,
+        });
+        assert.ok(existsSync(join(folder, "made")), "perf stat ran touch");
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("a command line given as one word, or a script, may write a protected path: a person decides", {
     timeout: 120_000,
   }, async () => {
