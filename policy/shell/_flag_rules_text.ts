@@ -306,9 +306,45 @@ const tarOptions = optionRule(
   fileList({ short: "T", long: ["files-from"] }),
 );
 
+/**
+ * The archive names of tar's and cpio's options (`letters` take one: tar's `f`, cpio's `F`, `I`, `O`; `--file`), the
+ * first word's cluster of tar's too (`tar tf h:a`): a name with a `:` before any `/` is `[user@]host:file`, which GNU tar
+ * and cpio read or write through a remote shell they run (`/usr/bin/rsh host /usr/sbin/rmt`), unless
+ * `--force-local`.
+ */
+function remoteArchive(args: readonly BashWord[], letters: string, bundled: boolean): BashWord | undefined {
+  if (args.some((arg) => arg.value !== undefined && arg.value.length > 8 && "--force-local".startsWith(arg.value))) {
+    return undefined;
+  }
+  const names: (BashWord | undefined)[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === undefined || value === "--") break;
+    if (value.startsWith("--")) {
+      const [option, ...rest] = value.slice(2).split("=");
+      if (option === "file") names.push(rest.length > 0 ? { ...args[i], value: rest.join("=") } : args[i + 1]);
+      continue;
+    }
+    const cluster = value.startsWith("-") ? value.slice(1) : i === 0 && bundled ? value : "";
+    for (let at = 0; at < cluster.length; at++) {
+      if (!letters.includes(cluster[at])) continue;
+      names.push(at + 1 < cluster.length ? { ...args[i], value: cluster.slice(at + 1) } : args[i + 1]);
+      break;
+    }
+  }
+  return names.find((word) => word?.value !== undefined && /^[^/]*:/.test(word.value));
+}
+
+const REMOTE_ARCHIVE = "names a remote archive (`host:file`), which it reaches by running a remote shell";
+
 const tarRule: Rule = (args, name, context) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
+  const remote = remoteArchive(args, "f", true);
+  if (remote !== undefined) {
+    recordRun(remote, name, context);
+    return `${shown(remote)} ${REMOTE_ARCHIVE}`;
+  }
   const first = args[0]?.value ?? "";
   // `tar xf a.tar`, `tar tT list`: the first word is a cluster of options without a dash.
   if (first !== "" && !first.startsWith("-")) {
@@ -561,7 +597,14 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
       fileList({ long: ["files-from"] }),
     ),
   ],
-  ["cpio", optionRule({ long: ["rsh-command"], effect: "makes cpio run a program", runs: true })],
+  ["cpio", (args, name, context) => {
+    const remote = remoteArchive(args, "FIO", false);
+    if (remote !== undefined) {
+      recordRun(remote, name, context);
+      return `${shown(remote)} ${REMOTE_ARCHIVE}`;
+    }
+    return optionRule({ long: ["rsh-command"], effect: "makes cpio run a program", runs: true })(args, name, context);
+  }],
   ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.
   ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"].map(
