@@ -585,9 +585,10 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program", runs: true })],
   // `rsync -e CMD` runs CMD to reach the other side, even for a host that does not exist; `--rsync-path` and
   // `-M` (`--remote-option`) change the program or options of the other side, which for a local copy runs here.
-  [
-    "rsync",
-    optionRule(
+  // A path of another host (`host:path`, `host::module`, `rsync://host/`) is reached through ssh or rsync's daemon
+  // protocol: `rsync a u@h:` runs ssh and sends a file, which the path check took for a local name.
+  ["rsync", (args, name, context) => {
+    const problem = optionRule(
       {
         short: "eM",
         long: ["rsh", "rsync-path", "remote-option", "daemon", "config"],
@@ -595,8 +596,15 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
         runs: true,
       },
       fileList({ long: ["files-from"] }),
-    ),
-  ],
+    )(args, name, context);
+    const remote = args.find((arg) =>
+      arg.value !== undefined && !arg.value.startsWith("-") && /^[^/]*:|^rsync:\/\//i.test(arg.value)
+    );
+    if (remote === undefined) return problem;
+    recordRun(remote, name, context);
+    return problem ??
+      `${shown(remote)} names a path on another host, which rsync reaches over the network (through ssh)`;
+  }],
   ["cpio", (args, name, context) => {
     const remote = remoteArchive(args, "FIO", false);
     if (remote !== undefined) {

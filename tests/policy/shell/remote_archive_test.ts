@@ -11,7 +11,7 @@ import { checkCommand } from "../../../policy/shell/check_command.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
 
-const ALLOWLIST = [...DEFAULT_COMMAND_ALLOWLIST, "tar", "cpio"];
+const ALLOWLIST = [...DEFAULT_COMMAND_ALLOWLIST, "tar", "cpio", "rsync"];
 const SANDBOX = { available: false, reason: "test: no sandbox" } as const;
 
 describe("remote archives", { timeout: 60_000 }, () => {
@@ -52,6 +52,42 @@ describe("remote archives", { timeout: 60_000 }, () => {
       for (const line of ["tar -tf ./a:b", "tar -tf a:b --force-local", "tar -tf x.tar --exclude=a:b", "tar tf x"]) {
         const check = await checkCommand(line, { allowlist: ALLOWLIST, sandbox: SANDBOX, workspaceRoot: folder });
         assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test("rsync of a path on another host asks: it reaches the host through ssh or its daemon", {
+    timeout: 60_000,
+  }, async () => {
+    // With an allow rule for rsync and the sandbox off, `rsync rsync://127.0.0.1:8730/up/` listed a module of a
+    // daemon on loopback (no network rule judged it), and `rsync a u@h:` runs ssh to send a file.
+    const folder = await realpath(await mkdtemp(join(tmpdir(), "toolfence-remote-")));
+    try {
+      if (installed("strace") && installed("rsync")) {
+        const traced = spawnSync("strace", ["-f", "-e", "trace=execve", "rsync", "--list-only", "localhost:"], {
+          cwd: folder,
+          encoding: "utf8",
+          timeout: 20_000,
+        });
+        assert.match(traced.stderr, /execve\("[^"]*ssh"/, "rsync ran no ssh");
+      }
+      const remotes = ["localhost:", "u@h:x", "h:/etc/", "h::module", "::module", "rsync://127.0.0.1:8730/up/"];
+      const lines = remotes.flatMap((remote) => [
+        `rsync ${remote}`,
+        `rsync --list-only ${remote}`,
+        `rsync -a ${remote} .`,
+        `rsync -n f.txt ${remote}`,
+      ]);
+      for (const line of lines) {
+        const check = await checkCommand(line, { allowlist: ALLOWLIST, sandbox: SANDBOX, workspaceRoot: folder });
+        assert.equal(check.verdict, "ask", line);
+        assert.match(check.reasons.join(" "), /a path on another host/, line);
+      }
+      for (const line of ["rsync -a src/ dst/", "rsync ./a:b c"]) {
+        const check = await checkCommand(line, { allowlist: ALLOWLIST, sandbox: SANDBOX, workspaceRoot: folder });
+        assert.doesNotMatch(check.reasons.join(" "), /a path on another host/, line);
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
