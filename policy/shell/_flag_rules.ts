@@ -14,6 +14,7 @@ import { jqRule, TEXT_RULES } from "./_flag_rules_text.ts";
 import { DATA_RULES } from "./_flag_rules_data.ts";
 import { NET_RULES } from "./_flag_rules_net.ts";
 import { PROGRAM_RULES } from "./_flag_rules_programs.ts";
+import { listedName } from "./_program_family.ts";
 
 export type { FlagContext } from "./_options.ts";
 
@@ -77,5 +78,7 @@ export function hasFlagRule(name: string): boolean {
  */
 export function flagProblem(name: string, args: readonly BashWord[], context: FlagContext = {}): string | undefined {
   // A program of PROGRAM_RULES is no known one (hasFlagRule): only the options with which it runs programs are.
-  return (FLAG_RULES.get(name) ?? PROGRAM_RULES.get(name))?.(args, name, context);
+  // A program of PROGRAM_RULES under another of its names (`gcc-12`, `x86_64-linux-gnu-gcc`) is judged as it is.
+  const program = FLAG_RULES.has(name) ? name : listedName(name, (listed) => PROGRAM_RULES.has(listed));
+  return (FLAG_RULES.get(name) ?? PROGRAM_RULES.get(program ?? name))?.(args, name, context);
 }

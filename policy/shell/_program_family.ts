@@ -1,7 +1,8 @@
 /**
  * The name a program is known by in the analysis's lists of runners, editors and interpreters, whatever name it was
  * started under. Systems install the same program under several names: a version in the name (`python3.11`,
- * `perl5.36.0`, `tclsh8.6`, `lua5.4`), a build after a dot (`vim.basic`, `vim.tiny`), and names of their own that
+ * `perl5.36.0`, `tclsh8.6`, `lua5.4`, `gcc-12`), a build after a dot (`vim.basic`, `vim.tiny`), a cross tool's
+ * target before the name (`x86_64-linux-gnu-gcc`), and names of their own that
  * lead to it (`nodejs`, Debian's `editor`, `pager`, `vimdiff`, `rview`). A list that names `python3` or `vi` must
  * see those too: `python3.11 -c ...` runs code as `python3 -c ...` does, and `editor -es -c ...` as `vim` does.
  *
@@ -33,8 +34,11 @@ const ALIASES: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** A name with a version after its stem (`python3.11`, `perl5.36-x86_64-linux-gnu`, `zsh-5.9`) or a build after a dot. */
-const VERSIONED = /^([A-Za-z][A-Za-z_-]*?[A-Za-z])-?[0-9]+(?:\.[0-9]+)*(?:[-.][A-Za-z0-9_.-]*)?$/;
+const VERSIONED = /^([A-Za-z][A-Za-z_+-]*?[A-Za-z+])-?[0-9]+(?:\.[0-9]+)*(?:[-.][A-Za-z0-9_.-]*)?$/;
 const DOTTED = /^([A-Za-z][A-Za-z0-9_-]*?)\.[A-Za-z0-9_]+$/;
+/** A cross tool's target before its name (`x86_64-linux-gnu-gcc-12`, `aarch64-linux-gnu-ld.bfd`). */
+const TARGETED =
+  /^(?:x86_64|i[3-6]86|aarch64|arm[a-z0-9]*|riscv[0-9]+|powerpc[a-z0-9]*|ppc[a-z0-9]*|s390x|mips[a-z0-9]*|loongarch64|sparc[a-z0-9]*)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)?-(.+)$/;
 
 /**
  * The names under which `name` may be listed: itself, then the program it is another name of, then its stem without a
@@ -53,6 +57,8 @@ const DOTTED = /^([A-Za-z][A-Za-z0-9_-]*?)\.[A-Za-z0-9_]+$/;
  */
 export function listedName(name: string, listed: (name: string) => boolean): string | undefined {
   if (listed(name)) return name;
+  const untargeted = TARGETED.exec(name)?.[1];
+  if (untargeted !== undefined) return listedName(untargeted, listed);
   const alias = ALIASES.get(name);
   if (alias !== undefined && listed(alias)) return alias;
   for (const pattern of [VERSIONED, DOTTED]) {

@@ -12,6 +12,7 @@ import process from "node:process";
 import fc from "fast-check";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
 import { runsProjectCode } from "../../../policy/shell/allowlist.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
 
 const SEED = 20261205;
@@ -57,6 +58,48 @@ describe("programs under their other names", { timeout: 120_000 }, () => {
           timeout: 30_000,
         });
         assert.ok((await readdir(folder)).includes(".npmrc"), `${line} wrote .npmrc`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  test("a compiler under another name is judged by the compiler's rule: -wrapper runs a program", {
+    timeout: 120_000,
+  }, async () => {
+    // With allow rules for them and the sandbox off, `gcc-12 -wrapper mkdir,-p,--,made x.c -o x` and
+    // `x86_64-linux-gnu-gcc -wrapper ...` ran mkdir (made appeared), while `gcc -wrapper ...` asked.
+    const folder = await realpath(await mkdtemp(join(tmpdir(), "toolfence-family-")));
+    try {
+      await writeFile(join(folder, "x.c"), "int main(void) { return 0; }\n");
+      const compilers = ["gcc-12", "x86_64-linux-gnu-gcc", "x86_64-linux-gnu-gcc-12", "g++-12", "clang-15"];
+      for (const compiler of compilers) {
+        for (const option of ["-wrapper mkdir,-p,--,made", "-Bdir", "-specs=s", "-fplugin=p.so", "@args"]) {
+          const line = `${compiler} ${option} x.c -o x`;
+          const check = await checkCommand(line, {
+            allowlist: [compiler],
+            sandbox: { available: false, reason: "test" },
+            workspaceRoot: folder,
+          });
+          assert.equal(check.verdict, "ask", line);
+        }
+        // Its other options run as before.
+        const plain = await checkCommand(`${compiler} -O2 -Wall x.c -o x`, {
+          allowlist: [compiler],
+          sandbox: { available: false, reason: "test" },
+          workspaceRoot: folder,
+        });
+        assert.equal(plain.verdict, "allow", `${compiler}: ${plain.reasons.join(" | ")}`);
+      }
+      // What the line does when run: the compiler runs the wrapper.
+      const compiler = ["gcc-12", "x86_64-linux-gnu-gcc"].find(installed);
+      if (compiler !== undefined) {
+        spawnSync("bash", ["-c", `${compiler} -wrapper mkdir,-p,--,made x.c -o x`], {
+          cwd: folder,
+          stdio: "ignore",
+          timeout: 60_000,
+        });
+        assert.ok((await readdir(folder)).includes("made"), `${compiler} ran the wrapper`);
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
