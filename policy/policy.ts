@@ -183,8 +183,9 @@ export class Policy {
   readonly #onDecision?: (event: PolicyDecisionEvent) => void;
   readonly #saveRule?: AuthorizeCommandOptions["saveRule"];
   #commandJudge?: DestinationJudge;
-  // The denied files that have other names (hard links), by inode, and when that was looked up.
-  #linked?: { at: number; inodes: ReadonlySet<string> | undefined };
+  // The denied files that have other names (hard links), by inode; the places in the workspace denied links lead
+  // that no rule denies (real path: whether a folder); and when that was looked up.
+  #linked?: { at: number; inodes: ReadonlySet<string> | undefined; leadTo: ReadonlyMap<string, boolean> };
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -231,7 +232,19 @@ export class Policy {
 
   /** Whether the path rules hide `realPath` (a path the tools must neither list, read nor write). */
   isHidden(realPath: string): boolean {
-    return this.rules.hasPathRules && this.rules.decidePath(realPath).decision === "deny";
+    if (!this.rules.hasPathRules) return false;
+    return this.rules.decidePath(realPath).decision === "deny" || this.#deniedLinkLeadsTo(realPath);
+  }
+
+  // Whether `realPath` is, or lies in, a place of the workspace that a denied link leads to (`app/.env ->
+  // ../conf/prod.txt`, `secrets -> vault`): the bytes the denied name shows, which the sandbox hides as it hides
+  // the name (deniedEntries: a denied link stands for where it leads), so the tools hide them too.
+  #deniedLinkLeadsTo(realPath: string): boolean {
+    if (this.hiddenPaths.length === 0) return false;
+    for (const [place, folder] of this.#hiddenLookup().leadTo) {
+      if (realPath === place || (folder && realPath.startsWith(`${place}/`))) return true;
+    }
+    return false;
   }
 
   /**
@@ -243,7 +256,7 @@ export class Policy {
    */
   isHiddenAlias(stat: { isFile(): boolean; nlink: number; dev: number; ino: number }): boolean {
     if (this.hiddenPaths.length === 0 || !stat.isFile() || stat.nlink < 2) return false;
-    return this.#linkedInodes()?.has(inodeKey(stat)) ?? true;
+    return this.#hiddenLookup().inodes?.has(inodeKey(stat)) ?? true;
   }
 
   /**
@@ -253,52 +266,64 @@ export class Policy {
    */
   mayHaveHiddenAliases(): boolean {
     if (this.hiddenPaths.length === 0) return false;
-    const inodes = this.#linkedInodes();
-    return inodes === undefined || inodes.size > 0;
+    const { inodes, leadTo } = this.#hiddenLookup();
+    return inodes === undefined || inodes.size > 0 || leadTo.size > 0;
   }
 
-  // The workspace's hidden files that have more than one name, by inode (undefined: too many entries to tell),
-  // looked up at most once per ALIAS_LOOKUP_MS.
-  #linkedInodes(): ReadonlySet<string> | undefined {
+  // The workspace's hidden files that have more than one name, by inode (undefined: too many entries to tell), and
+  // where its denied links lead that no rule denies (none known past too many entries: the sandbox then refuses to
+  // run, and the rules still hide the names), looked up at most once per ALIAS_LOOKUP_MS.
+  #hiddenLookup(): { inodes: ReadonlySet<string> | undefined; leadTo: ReadonlyMap<string, boolean> } {
     const now = Date.now();
     if (this.#linked === undefined || now - this.#linked.at > ALIAS_LOOKUP_MS) {
       let inodes: ReadonlySet<string> | undefined;
+      const leadTo = new Map<string, boolean>();
       try {
-        inodes = linkedInodes(deniedEntries(this.workspace.workdir, this.hiddenPaths));
+        const denied = deniedEntries(this.workspace.workdir, this.hiddenPaths);
+        inodes = linkedInodes(denied);
+        for (const [place, folder] of denied) {
+          if (this.rules.decidePath(place).decision !== "deny") leadTo.set(place, folder);
+        }
       } catch {
         inodes = undefined;
       }
-      this.#linked = { at: now, inodes };
+      this.#linked = { at: now, inodes, leadTo };
     }
-    return this.#linked.inodes;
+    return this.#linked;
   }
 
-  // The refusal of a path that is another name of a hidden file: it says no more than a hidden path's does.
-  #hiddenAliasRefusal(named: string, real: string): ToolError {
+  // The refusal of a path that is another name of a hidden file, or where a hidden link leads: it says no more than
+  // a hidden path's does.
+  #hiddenAliasRefusal(named: string, real: string, linkTarget: boolean): ToolError {
     this.#emit({
       kind: "path",
       subject: real,
       decision: "deny",
       answeredBy: "rule",
-      reason: "another name (a hard link) of a path the policy hides",
+      reason: linkTarget
+        ? "where a link the policy hides leads"
+        : "another name (a hard link) of a path the policy hides",
     });
-    return new ToolError(`Path ${named} is denied by the policy (it is another name of a file the policy hides)`, {
+    const why = linkTarget ? "a link the policy hides leads to it" : "it is another name of a file the policy hides";
+    return new ToolError(`Path ${named} is denied by the policy (${why})`, {
       code: "permission_denied",
       kind: "policy",
       status: "skipped",
       recoverable: false,
       recoveryHint: "Do not try to reach this path in any other way; work on other files.",
-      details: { path: named, reason: "hard link to a hidden file" },
+      details: { path: named, reason: linkTarget ? "target of a hidden link" : "hard link to a hidden file" },
     });
   }
 
   /**
    * Throws the policy's refusal when `stat` (of `real`, as the call named it:
-   * `named`, else its path in the workspace) is another name of a hidden file.
+   * `named`, else its path in the workspace) is another name of a hidden file,
+   * or `real` lies where a hidden link leads.
    */
   requireNotHiddenAlias(real: string, stat: fs.Stats | undefined, named?: string): void {
-    if (stat !== undefined && this.isHiddenAlias(stat)) {
-      throw this.#hiddenAliasRefusal(named ?? this.workspace.relative(real), real);
+    const linkTarget = this.#deniedLinkLeadsTo(real);
+    if (linkTarget || (stat !== undefined && this.isHiddenAlias(stat))) {
+      throw this.#hiddenAliasRefusal(named ?? this.workspace.relative(real), real, linkTarget);
     }
   }
 
