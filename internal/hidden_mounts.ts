@@ -49,9 +49,12 @@ export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
 /** The mounts of {@linkcode hiddenMountArgs}, in the order they must be given. */
 export interface HiddenMounts {
   /**
-   * The workspace folders above a covered entry, each bound onto itself (a
-   * mount point cannot be renamed). Before the protected paths' read-only
-   * mounts, so that a pin never makes one of them writable again.
+   * The workspace folders above a covered entry (real paths, parents first),
+   * each to be bound onto itself (a mount point cannot be renamed). Before the
+   * protected paths' read-only mounts, so that a pin never makes one of them
+   * writable again. Bound by a descriptor opened confined where the caller can
+   * pass one: bubblewrap resolves a source path itself, through a link a
+   * command swapped in meanwhile.
    */
   pins: string[];
   /** The covers, after every other bind. */
@@ -95,7 +98,7 @@ export function hiddenMountArgs(
     for (let dir = path.dirname(abs); isWithin(dir, root) && dir !== root; dir = path.dirname(dir)) pins.add(dir);
   }
   return {
-    pins: [...pins].sort(byDepth).flatMap((dir) => ["--bind", dir, dir]),
+    pins: [...pins].sort(byDepth),
     covers: kept.flatMap((abs) =>
       covered.get(abs) ? ["--tmpfs", abs, "--remount-ro", abs] : ["--ro-bind", "/dev/null", abs]
     ),

@@ -247,6 +247,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       privateHome: false,
       // Playwright talks to the browser over a pipe on descriptors 3 and 4 (--remote-debugging-pipe).
       keepDescriptors: [3, 4],
+      // The argv lives in a launcher script, which cannot pass this process's descriptors.
+      pinsByDescriptor: false,
       allowNet: request.network,
       mode,
       tmpSize: this.#deps.limits.tmpBytes,

@@ -24,6 +24,7 @@ import {
   isAbsoluteClean,
   isWithin,
   listOutside,
+  openFolderConfined,
   protectedMountArgs,
   protectedMounts,
   quarantineCreated,
@@ -427,6 +428,13 @@ export interface SandboxOptions {
    */
   seccomp?: boolean;
   /**
+   * Whether the workspace folders above a hidden path are bound by descriptors (opened confined, each the very
+   * folder that was walked), which are then among `fds` (default `true`). `false` where the argv outlives this
+   * process's descriptors (a launcher script): they are bound by path, which bubblewrap resolves itself, so that a
+   * folder a running command swaps for a link meanwhile (`p -> /srv/tenants/bob`) would bind where the link leads.
+   */
+  pinsByDescriptor?: boolean;
+  /**
    * Bytes of each private tmpfs the command may write (`/tmp`, `/dev/shm` and the private home folder; size-capped
    * where bubblewrap takes `--size`); default uncapped.
    */
@@ -686,12 +694,15 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     bound.args.push("--seccomp", String(FIRST_MOUNT_FD + bound.fds.length));
     bound.fds.push(seccomp);
   }
+  // The descriptors of the hidden paths' pins (see pinsByDescriptor), closed with the rest.
+  const pinFds: number[] = [];
   const closeSeccomp = () => {
-    if (seccomp === undefined) return;
-    try {
-      fs.closeSync(seccomp);
-    } catch {
-      // closed already
+    for (const fd of [...(seccomp === undefined ? [] : [seccomp]), ...pinFds.splice(0)]) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // closed already
+      }
     }
   };
   try {
@@ -705,6 +716,17 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         await listOutside(path.normalize(options.workspace), options.hiddenPaths, view),
       )
       : { pins: [], covers: [] };
+    // Each pin by a descriptor of the folder itself, opened where getcwd() confirms its real path (path_changed when a
+    // folder of it is a link now): bubblewrap resolves a source path on its own, later, and a command of the session
+    // running meanwhile may have swapped the folder for a link to another tenant's workspace (or /etc), which it
+    // would then bind writable into this sandbox.
+    const pins = options.pinsByDescriptor === false
+      ? hidden.pins.flatMap((dir) => ["--bind", dir, dir])
+      : hidden.pins.flatMap((dir) => {
+        pinFds.push(openFolderConfined(dir));
+        bound.fds.push(pinFds.at(-1)!);
+        return ["--bind-fd", String(FIRST_MOUNT_FD + bound.fds.length - 1), dir];
+      });
     const wrapped = [
       status.path,
       ...systemViewMounts(),
@@ -721,7 +743,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...resolver,
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
-      ...hidden.pins,
+      ...pins,
       // After the writable binds: they may lie inside one (a cache inside a private folder).
       ...binds.flatMap((b) => ["--ro-bind-try", path.normalize(b.from), path.normalize(b.to)]),
       ...bound.args,
