@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -19,6 +19,8 @@ import {
   lstatConfined,
   mkdirsConfined,
   moveConfined,
+  openFolderConfined,
+  openReadConfined,
   removeConfined,
   unlinkConfined,
 } from "./confined_fs.ts";
@@ -398,14 +400,14 @@ export interface ProtectedMount {
   fd?: number;
 }
 
-const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = fsConstants;
-
-// Opens `mount.path` without following a final link; undefined when it is gone or a link now. Synchronous, as
-// the walk: one open, where an asynchronous one waits its turn in the runtime's thread pool (each protected folder
-// of a git checkout, every command).
+// Opens `mount.path` confined: in its pinned folder (a folder itself pinned), never through a link at any
+// component; undefined when it is gone, or it or a folder of its path is a link now. By the absolute path, a folder
+// of it that a command of the session swapped for a link since the walk or the listing (`sub -> ~`) made the open
+// follow it, and bubblewrap bound what lay there (`~/.npmrc`) read-only where the link leads inside (the private
+// home). Synchronous, as the walk: where an asynchronous open waits its turn in the runtime's thread pool.
 function openMount(mount: ProtectedMount, isDir: boolean): ProtectedMount | undefined {
   try {
-    return { ...mount, fd: openSync(mount.path, O_RDONLY | O_NOFOLLOW | (isDir ? O_DIRECTORY : 0)) };
+    return { ...mount, fd: isDir ? openFolderConfined(mount.path) : openReadConfined(mount.path) };
   } catch {
     return undefined;
   }
