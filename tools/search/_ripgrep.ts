@@ -236,6 +236,10 @@ export async function ripgrepMatchingFiles(
   if (result === undefined) return undefined;
   // Exit status 2 with paths it could not read is a search that went on around them; anything else failed.
   const otherErrors = result.stderr.split("\n").filter((line) => line.trim() !== "" && !PATH_ERROR.test(line));
+  // ripgrep exits 0 (matches), 1 (none, saying nothing) or 2 (errors). Another status, or a 1 with words that are no
+  // path's error, is the sandbox's or the limits' own failure (bubblewrap exits 1 when it cannot set up): no answer,
+  // and the caller searches another way. Before, a sandbox that failed to start read as "No matches".
+  if (result.code > 2 || (result.code === 1 && otherErrors.length > 0)) return undefined;
   if (result.code === 2 && result.stdout.length === 0 && otherErrors.length > 0) {
     throw new ToolError(`ripgrep failed: ${otherErrors[0]}`, {
       code: "search_failed",
