@@ -194,6 +194,9 @@ async function checkBash(ctx: ToolContext, file: string, text: string): Promise<
   }
   if (run.timedOut) throw new ToolError("bash -n did not finish within 10 s", { code: "timeout" });
   if (run.exit.code === 0) return [[], "bash -n"];
+  // bash -n says a syntax error with status 2. Another status is what runs it failing (bubblewrap exits 1 when it
+  // cannot set the sandbox up): its words are no syntax error of the file, and the embedded parser judges instead.
+  if (run.exit.code !== 2) return [await treeSitterBash(text), "tree-sitter-bash"];
   const lines = text.split("\n");
   const first = /line (\d+): (.*)/.exec(run.stderr);
   if (!first) return [[{ line: 1, column: 1, message: run.stderr.trim() || "syntax error" }], "bash -n"];

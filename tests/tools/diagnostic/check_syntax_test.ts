@@ -1,6 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import process from "node:process";
 import path from "node:path";
 import { ToolBox } from "../../../toolbox.ts";
 import type { Fence } from "../../../core/fence.ts";
@@ -99,6 +101,33 @@ describe("check_syntax", () => {
       assert.equal((await syntax(session, { path: "ok.sh" })).valid, true);
     }, { fence: noRun });
   });
+
+  // What runs bash -n can fail before bash does (bubblewrap exits 1 when it cannot set the sandbox up): before, its
+  // words came back as the file's syntax error at line 1. Played by a stand-in bash that fails as bubblewrap does.
+  test(
+    "a checker that fails to start is no syntax error: the embedded parser judges",
+    { timeout: 90_000 },
+    async () => {
+      const saved = process.env.PATH;
+      await withSession(async (session, dir) => {
+        const bin = await mkdtemp(path.join(tmpdir(), "toolfence-standin-bash-"));
+        try {
+          await writeFile(
+            path.join(bin, "bash"),
+            "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2\nexit 1\n",
+            { mode: 0o755 },
+          );
+          process.env.PATH = `${bin}:${saved}`;
+          await writeFile(path.join(dir, "ok.sh"), 'for f in *; do echo "$f"; done\n');
+          const ok = await syntax(session, { path: "ok.sh" });
+          assert.deepEqual([ok.valid, ok.checker, ok.errors], [true, "tree-sitter-bash", []]);
+        } finally {
+          process.env.PATH = saved;
+          await rm(bin, { recursive: true, force: true });
+        }
+      });
+    },
+  );
 
   test("unknown languages, binary files and paths outside are clear errors", { timeout: 90_000 }, async () => {
     await withSession(async (session, dir) => {
