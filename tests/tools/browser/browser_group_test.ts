@@ -435,7 +435,12 @@ test("a session's downloads, kept and in progress, come to at most four times ma
       assert.ok(done(), events);
     }
     assert.equal((events.match(/saved to/g) ?? []).length, 4, events);
-    assert.match(events, /was cancelled at \d+ bytes: .*the session's downloads \(kept and in progress\) 33554432/);
+    // The fifth is refused at its start where its announced length is seen in time, else cancelled as it arrives (a
+    // CI run under Node 22 and load saw the first): either way by the session's cap.
+    assert.match(
+      events,
+      /was cancelled at \d+ bytes: .*the session's downloads \(kept and in progress\) 33554432|failed: the session's downloads would come to more than 33554432 bytes with this one/,
+    );
     const kept = path.join(await session.workspace.tempDir(), "output", "downloads");
     let total = 0;
     for (const name of await fs.readdir(kept)) total += (await fs.stat(path.join(kept, name))).size;
