@@ -34,6 +34,15 @@ function listingOf(entries: Record<string, EntryKind>): WorkspaceListing {
   };
 }
 
+// What the listing holds of `sub` in every case: a checkout with an .npmrc.
+const SUB_ENTRIES: Record<string, EntryKind> = {
+  "sub": "dir",
+  "sub/.npmrc": "file",
+  "sub/.git": "dir",
+  "sub/.git/config": "file",
+  "sub/.git/hooks": "dir",
+};
+
 describe("protected mounts of paths whose folder was swapped for a link", () => {
   let base: string;
   let ws: string;
@@ -51,13 +60,7 @@ describe("protected mounts of paths whose folder was swapped for a link", () => 
   after(() => fsp.rm(base, { recursive: true, force: true }));
 
   test("no mount holds what the link leads to", { timeout: 30_000 }, async () => {
-    const listing = listingOf({
-      "sub": "dir",
-      "sub/.npmrc": "file",
-      "sub/.git": "dir",
-      "sub/.git/config": "file",
-      "sub/.git/hooks": "dir",
-    });
+    const listing = listingOf(SUB_ENTRIES);
     const plan = await protectedMounts(ws, DEFAULT_PROTECTED_PATHS, { placeholders: true, listing });
     try {
       const outsideInodes = new Set(
@@ -115,13 +118,7 @@ describe("protected mounts of paths whose folder was swapped for a link", () => 
     await fsp.mkdir(path.join(real, "sub/.git/hooks"), { recursive: true });
     await fsp.writeFile(path.join(real, "sub/.npmrc"), "mine");
     await fsp.writeFile(path.join(real, "sub/.git/config"), "[core]\n");
-    const listing = listingOf({
-      "sub": "dir",
-      "sub/.npmrc": "file",
-      "sub/.git": "dir",
-      "sub/.git/config": "file",
-      "sub/.git/hooks": "dir",
-    });
+    const listing = listingOf(SUB_ENTRIES);
     const plan = await protectedMounts(real, DEFAULT_PROTECTED_PATHS, { placeholders: false, listing });
     try {
       const opened = plan.mounts.filter((mount) => mount.fd !== undefined).map((mount) =>
