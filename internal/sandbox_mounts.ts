@@ -534,6 +534,10 @@ class Listings {
   }
 }
 
+function listedEntryKind(entry: ListedEntry): EntryKind {
+  return entry.isSymlink ? "link" : entry.isDirectory ? "dir" : entry.isFile ? "file" : "other";
+}
+
 // What lies at `rel` by the walk's listing of its folder: the kind of the entry of that very name, "missing" when
 // no entry there has the name in any letter case, or when its folder is missing itself (so that the few dozen
 // paths the patterns name need no lstat each, on a case-folding file system too), undefined when the listings do
@@ -545,11 +549,7 @@ function listedKind(listings: Listings, rel: string): EntryKind | "missing" | un
   if (listing === undefined) return folder !== "" && listedKind(listings, folder) === "missing" ? "missing" : undefined;
   const name = rel.slice(slash + 1);
   const entry = listing.byName.get(name);
-  if (entry !== undefined) {
-    if (entry.isSymlink) return "link";
-    if (entry.isDirectory) return "dir";
-    return entry.isFile ? "file" : "other";
-  }
+  if (entry !== undefined) return listedEntryKind(entry);
   return listing.folded && PRINTABLE_ASCII.test(name) && !listing.folded.has(name.toLowerCase())
     ? "missing"
     : undefined;
@@ -568,6 +568,19 @@ interface WalkFindings {
   kindOf(rel: string): EntryKind | undefined;
 }
 
+// The absolute path of `rel` under `root`, by string: `root` is a clean absolute path and a name holds no slash.
+function under(root: string, rel: string): string {
+  return rel === "" ? root : root === "/" ? `/${rel}` : `${root}/${rel}`;
+}
+
+// The mount a protected entry gets: a folder with protected paths below it is pinned (bound onto itself, its
+// protected paths with their own mounts), a file or a folder protected whole is bound read-only, and a link (or
+// socket, fifo), which cannot be mounted over, none: its folder stays writable.
+function mountOf(abs: string, rel: string, kind: EntryKind, patterns: readonly string[]): ProtectedMount | undefined {
+  if (kind === "dir" && !wholeFolder(rel, patterns)) return { path: abs, how: "pinned" };
+  return kind === "dir" || kind === "file" ? { path: abs, how: "read-only" } : undefined;
+}
+
 // Every existing protected path of the workspace, found by a walk of at most `limit` entries at any depth, and every
 // protected entry seen, with the listings of the folders walked. No bound on the depth: a protected path nine folders
 // down (a nested checkout's `.git/hooks`) is one as much as one at the root.
@@ -577,8 +590,7 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
   const listings = new Listings();
   let seen = 0;
   const matches = pathGlobMatcher(patterns);
-  // Absolute paths by string: `root` is a clean absolute path and a name holds no slash.
-  const at = (rel: string) => rel === "" ? root : root === "/" ? `/${rel}` : `${root}/${rel}`;
+  const at = (rel: string) => under(root, rel);
   const queue: string[] = [""];
   let incomplete = false;
   for (let next = 0; next < queue.length && !incomplete; next++) {
@@ -600,15 +612,10 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
       if (matches(childRel)) {
         const abs = at(childRel);
         seenProtected.add(abs);
-        if (entry.isDirectory && !wholeFolder(childRel, patterns)) {
-          found.push({ path: abs, how: "pinned" });
-        } else if (entry.isDirectory || entry.isFile) {
-          found.push({ path: abs, how: "read-only" });
-          continue;
-        } else {
-          // A symlink (or socket, fifo) cannot be mounted over; its folder stays writable.
-          continue;
-        }
+        const mount = mountOf(abs, childRel, listedEntryKind(entry), patterns);
+        if (mount !== undefined) found.push(mount);
+        // Below a pinned folder the walk goes on; what is bound read-only whole, or not at all, it leaves.
+        if (mount?.how !== "pinned") continue;
       }
       const skipped = WALK_SKIPPED.has(entry.name) || (inGit && GIT_SKIPPED.has(entry.name));
       if (entry.isDirectory && !skipped) queue.push(childRel);
@@ -641,13 +648,11 @@ function listedProtected(
   const depth = (rel: string) => rel.split("/").length;
   for (const [rel, kind] of [...found].sort(([a], [b]) => depth(a) - depth(b))) {
     if (readOnly.some((folder) => rel.startsWith(folder + "/"))) continue;
-    const abs = root === "/" ? `/${rel}` : `${root}/${rel}`;
+    const abs = under(root, rel);
     seen.add(abs);
-    if (kind === "dir" && !wholeFolder(rel, patterns)) mounts.push({ path: abs, how: "pinned" });
-    else if (kind === "dir" || kind === "file") {
-      mounts.push({ path: abs, how: "read-only" });
-      if (kind === "dir") readOnly.push(rel);
-    }
+    const mount = mountOf(abs, rel, kind, patterns);
+    if (mount !== undefined) mounts.push(mount);
+    if (mount?.how === "read-only" && kind === "dir") readOnly.push(rel);
   }
   return {
     incomplete: false,
@@ -684,10 +689,11 @@ export interface ProtectedPlan {
   mounts: ProtectedMount[];
   /** Absolute protected paths at the workspace root that do not exist yet and cannot be covered by a mount. */
   watched: string[];
-  /** The workspace root and patterns, and every protected entry that existed before the command. */
-  before?: { root: string; patterns: readonly string[]; seen: Set<string> };
-  /** The session's listing the plan was made from, which tells what the command made. */
-  listing?: WorkspaceListing;
+  /**
+   * The workspace root and patterns, every protected entry that existed before the command, and the session's
+   * listing where the plan was made from one (it tells what the command made).
+   */
+  before?: { root: string; patterns: readonly string[]; seen: Set<string>; listing?: WorkspaceListing };
 }
 
 /**
@@ -770,8 +776,7 @@ export async function protectedMounts(
   return {
     mounts: [...mounts.values()].sort(byDepth),
     watched,
-    before: { root, patterns, seen: existing.seen },
-    ...(listed ? { listing: options.listing } : {}),
+    before: { root, patterns, seen: existing.seen, ...(listed ? { listing: options.listing } : {}) },
   };
 }
 
@@ -813,25 +818,21 @@ export async function quarantineCreated(
   roots: readonly string[],
 ): Promise<QuarantinedPath[]> {
   const moved: QuarantinedPath[] = [];
-  const made = plan.listing && plan.before
-    ? await plan.listing.created(protectedMatcher(plan.before.patterns))
-    : undefined;
-  // Another sandbox's placeholders (a command of another session on the same workspace) are no command's making.
-  const candidates = new Set(
-    made?.map((rel) => path.join(plan.before!.root, rel)).filter((file) => !placeholders.has(file)) ?? plan.watched,
-  );
+  const before = plan.before;
+  const made = before?.listing && await before.listing.created(protectedMatcher(before.patterns));
+  const candidates = new Set(made?.map((rel) => path.join(before!.root, rel)) ?? plan.watched);
   let kindNow = kind;
-  if (made === undefined && plan.before !== undefined) {
+  if (made === undefined && before !== undefined) {
     // Anywhere else in the workspace (`pkg/.npmrc`, a new `sub/.git`): what the walk finds now and did not before.
-    const { root, patterns, seen } = plan.before;
-    const now = existingProtected(root, patterns, Infinity);
-    for (const entry of now.seen) {
-      if (!seen.has(entry) && !placeholders.has(entry)) candidates.add(entry);
-    }
-    kindNow = (file) => isWithin(file, root) && file !== root ? now.kindOf(path.relative(root, file)) : kind(file);
+    const now = existingProtected(before.root, before.patterns, Infinity);
+    for (const entry of now.seen) if (!before.seen.has(entry)) candidates.add(entry);
+    kindNow = (file) =>
+      isWithin(file, before.root) && file !== before.root ? now.kindOf(path.relative(before.root, file)) : kind(file);
   }
-  // Outermost first; whatever lies inside a moved folder moves with it.
-  const ordered = [...candidates].map((file) => ({ file, depth: file.split("/").length }))
+  // Outermost first; whatever lies inside a moved folder moves with it. The placeholders of every running sandbox
+  // (another session's command on the same workspace too) are no command's making.
+  const ordered = [...candidates].filter((file) => !placeholders.has(file))
+    .map((file) => ({ file, depth: file.split("/").length }))
     .sort((a, b) => a.depth - b.depth);
   for (const { file } of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
@@ -862,7 +863,7 @@ export async function quarantineCreated(
     moved.push({ path: file, movedTo: target });
   }
   if (made !== undefined && moved.length > 0) {
-    await plan.listing!.movedAway(moved.map((m) => path.relative(plan.before!.root, m.path)));
+    await before!.listing!.movedAway(moved.map((m) => path.relative(before!.root, m.path)));
   }
   return moved;
 }

@@ -421,6 +421,9 @@ class LiveWorkspace {
   readonly root: string;
   readonly skip: readonly string[];
   readonly cache: Map<string, string>;
+  // Whether a skipped folder (the temp dir) lies inside the workspace: then it shares the workspace's mount, a
+  // command could link a workspace file there out of the watch's sight, and a walk would see entries this view skips.
+  readonly #skipInside: boolean;
   entries = new Map<string, StatEntry>();
   // Files with more than one name, and files and links whose content hash the cache lacks.
   readonly linked = new Set<string>();
@@ -439,6 +442,7 @@ class LiveWorkspace {
     this.root = root;
     this.skip = skip;
     this.cache = cache;
+    this.#skipInside = skip.some((dir) => dir === root || dir.startsWith(root + "/"));
   }
 
   open(files: FileDoor, sandboxed: boolean): Promise<ChangeWindow> {
@@ -466,11 +470,9 @@ class LiveWorkspace {
   }
 
   // The entries `matches` accepts; undefined where the entries are not all kept (past MAX_SCAN_ENTRIES, or a temp
-  // dir inside the workspace, whose entries a walk would see and the session does not keep).
+  // dir inside the workspace).
   matching(matches: (rel: string) => boolean): ReadonlyMap<string, EntryKind> | undefined {
-    if (this.incomplete || this.skip.some((dir) => dir === this.root || dir.startsWith(this.root + "/"))) {
-      return undefined;
-    }
+    if (this.incomplete || this.#skipInside) return undefined;
     let index = this.#indexes.get(matches);
     if (index === undefined) {
       index = new Map();
@@ -555,9 +557,8 @@ class LiveWorkspace {
     if (this.incomplete) return;
     if (sandboxed && !this.#eventsTried) {
       this.#eventsTried = true;
-      // A temp dir inside the workspace shares its mount: a command could link a workspace file there, out of the
-      // watch's sight, so such a workspace is always scanned.
-      if (!this.skip.some((dir) => dir === this.root || dir.startsWith(this.root + "/"))) {
+      // A workspace with the temp dir inside is always scanned.
+      if (!this.#skipInside) {
         // The other folders a sandboxed command may write (the temp dir) are watched too: a file of the workspace
         // may have a second name there, made from outside the sandbox, and a write through it raises its event there.
         this.#events = await FolderEvents.start([this.root, ...this.skip]);
@@ -600,7 +601,7 @@ class LiveWorkspace {
     for (const [rel, was] of old) {
       if (scan.entries.has(rel)) continue;
       this.#record(rel, was, undefined);
-      for (const index of this.#indexes.values()) index.delete(rel);
+      this.#unindex(rel);
     }
     this.entries = scan.entries;
     this.linked.clear();
@@ -696,6 +697,10 @@ class LiveWorkspace {
     this.#indexPut(rel, entry);
   }
 
+  #unindex(rel: string): void {
+    for (const index of this.#indexes.values()) index.delete(rel);
+  }
+
   // Keeps the matchers' indexes: a path asked about once keeps its answer, so only new paths are matched.
   #indexPut(rel: string, entry: StatEntry): void {
     for (const [matches, index] of this.#indexes) {
@@ -723,7 +728,7 @@ class LiveWorkspace {
   }
 
   #forget(rel: string): void {
-    for (const index of this.#indexes.values()) index.delete(rel);
+    this.#unindex(rel);
     this.entries.delete(rel);
     this.linked.delete(rel);
     this.uncached.delete(rel);

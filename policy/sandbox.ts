@@ -679,7 +679,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const mounts = [...plan.mounts, ...readOnlyFolderMounts(options.readOnlyFolders ?? [])];
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
-    released ??= closeMounts(mounts).then(closeSeccomp).then(() => releasePlaceholders(mounts)).then(() =>
+    released ??= closeMounts(mounts).then(closeOwnDescriptors).then(() => releasePlaceholders(mounts)).then(() =>
       options.quarantine === undefined || options.workspace === undefined
         ? []
         : quarantineCreated(plan, options.quarantine, [
@@ -694,9 +694,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     bound.args.push("--seccomp", String(FIRST_MOUNT_FD + bound.fds.length));
     bound.fds.push(seccomp);
   }
-  // The descriptors of the hidden paths' pins (see pinsByDescriptor), closed with the rest.
+  // The descriptors of the hidden paths' pins (see pinsByDescriptor), closed with the seccomp filter's.
   const pinFds: number[] = [];
-  const closeSeccomp = () => {
+  const closeOwnDescriptors = () => {
     for (const fd of [...(seccomp === undefined ? [] : [seccomp]), ...pinFds.splice(0)]) {
       try {
         fs.closeSync(fd);
