@@ -372,6 +372,10 @@ export function resultMeta(result: ToolResult, wholeChanges?: ArtifactRef): Reco
     latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     artifacts: result.artifacts.map((a) => a.id),
     ...cappedFileChanges(result.filesystemChanges, wholeChanges),
+    // Why the list may miss changes (a command's report past its bounds; see ChangeReportIncomplete).
+    ...(result.metadata.filesystemChangesIncomplete !== undefined
+      ? { filesystemChangesIncomplete: result.metadata.filesystemChangesIncomplete }
+      : {}),
     declaredEffects: result.declaredEffects,
     effectState: result.effectState,
     reconciliationRequired: result.reconciliationRequired,

@@ -79,8 +79,14 @@ describe("the change report's cost in a workspace of many files", { timeout: 300
     const walk = performance.now() - started;
     const session = new Session({ workspace: dir, host: autoHost() });
     try {
-      // The first command finds it past the bound (one walk).
-      okOutput(await box.call(session, "bash", { command: "touch first" }));
+      // The first command finds it past the bound (one walk), and its result says the report compared nothing.
+      const first = await box.call(session, "bash", { command: "touch first" });
+      okOutput(first);
+      assert.deepEqual(first.filesystemChanges, []);
+      assert.deepEqual(first.metadata.filesystemChangesIncomplete, {
+        reason: "too_many_entries",
+        limit: MAX_SCAN_ENTRIES,
+      });
       const stalls: number[] = [];
       for (const name of ["second", "third", "fourth"]) {
         stalls.push(
