@@ -25,12 +25,14 @@ const box = new ToolBox().register(tool({ name: "add", description: "Add.", inpu
 const dir = await mkdtemp(join(tmpdir(), "toolfence-bench-"));
 const session = new Session({ workspace: dir });
 const args = { a: 1, b: 2, label: "total" };
+// The arguments as a model sends them: text, made once (making it is the caller's work, not the pipeline's).
+const argsText = JSON.stringify(args);
 
 const rows = await comparePerCall([
   ["direct call", () => add(args)],
   ["v.parse + call", () => add(v.parse(input, args))],
   ["toolbox.call", () => box.call(session, "add", args)],
-  ["toolbox.call (JSON text)", () => box.call(session, "add", JSON.stringify(args))],
+  ["toolbox.call (JSON text)", () => box.call(session, "add", argsText)],
 ], { clock: "cpu", iterations: 20_000 });
 printRatios("Call overhead (median CPU µs per call)", rows, "µs", "v.parse + call", {
   "toolbox.call": "≤ 3x",
