@@ -618,6 +618,69 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
     }
 
     test(
+      "a client that stops reading stdout holds back its answers, not the server: calls run, SIGTERM ends it",
+      { timeout: 90_000 },
+      async () => {
+        // Writes to stdout blocked the event loop on a full pipe (64 KiB): the write_file below never ran, and the
+        // process ignored SIGTERM until the client read again.
+        const s = await startRawServer(workspace, { tempDir: tempParent });
+        await fsp.writeFile(path.join(workspace, "wide.txt"), "w".repeat(60_000) + "\n");
+        s.child.stdout!.pause();
+        const ids: string[] = [];
+        for (let i = 0; i < 60; i++) {
+          ids.push(`read-${i}`);
+          await s.write(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: `read-${i}`,
+              method: "tools/call",
+              params: { name: "read_file", arguments: { path: "wide.txt" } },
+            }) + "\n",
+          );
+        }
+        await s.write(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: "marker",
+            method: "tools/call",
+            params: { name: "write_file", arguments: { path: "unread-marker.txt", content: "ran" } },
+          }) + "\n",
+        );
+        ids.push("marker");
+        const marker = path.join(workspace, "unread-marker.txt");
+        for (let waited = 0; !existsSync(marker) && waited < 15_000; waited += 100) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(existsSync(marker), "the call ran while stdout was not read");
+        // Read again: every answer arrives once, whole, in the order written.
+        s.child.stdout!.resume();
+        for (const id of ids) assert.ok((await s.reply(id, 30_000)).result, id);
+        assert.deepEqual(s.junk, []);
+        const answered = s.replies.filter((r) => typeof r.id === "string" && ids.includes(r.id)).map((r) => r.id);
+        assert.equal(answered.length, ids.length);
+        assert.equal(new Set(answered).size, ids.length);
+        // Unread again: SIGTERM still ends the process (the answers left unread for 3 seconds are given up).
+        s.child.stdout!.pause();
+        for (let i = 0; i < 30; i++) {
+          await s.write(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: `again-${i}`,
+              method: "tools/call",
+              params: { name: "read_file", arguments: { path: "wide.txt" } },
+            }) + "\n",
+          );
+        }
+        await new Promise((r) => setTimeout(r, 1_000));
+        process.kill(s.child.pid!, "SIGTERM");
+        const code = await s.close(15_000);
+        assert.equal(code, 0, s.stderr());
+        assert.deepEqual(await fsp.readdir(tempParent), []);
+        await fsp.rm(marker);
+      },
+    );
+
+    test(
       "the client stops reading (its end of stdout closed): the session ends, the process exits 0, the temp dir is gone",
       {
         timeout: 60_000,
