@@ -84,6 +84,7 @@ const HTTP_SERVE_ARGS = {
   "idle-minutes": { type: "string" },
   "max-connections": { type: "string" },
   "max-connections-per-address": { type: "string" },
+  "max-connections-per-tenant": { type: "string" },
   "headers-timeout-seconds": { type: "string" },
   "body-timeout-seconds": { type: "string" },
   console: { type: "string" },
@@ -112,7 +113,10 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --max-connections N      connections held at once (default 1024); at the cap a new one closes the oldest
                            connection still waiting for a request head
   --max-connections-per-address N
-                           connections one remote address (IPv6: its /64) may hold (default 256)
+                           connections one remote address (IPv6: its /64) may hold before a tenant's
+                           request claims them (default 256)
+  --max-connections-per-tenant N
+                           connections one tenant may hold, those that carried its requests (default 256)
   --headers-timeout-seconds N
                            time a connection has to send a request's line and headers (default 10)
   --body-timeout-seconds N time a request has to send its body (default 60)
@@ -411,6 +415,7 @@ async function serve(args: string[]): Promise<number> {
         idleMinutes: values["idle-minutes"],
         maxConnections: values["max-connections"],
         maxConnectionsPerAddress: values["max-connections-per-address"],
+        maxConnectionsPerTenant: values["max-connections-per-tenant"],
         headersTimeoutSeconds: values["headers-timeout-seconds"],
         bodyTimeoutSeconds: values["body-timeout-seconds"],
         console: values.console,

@@ -14,7 +14,10 @@
 // - a request has `bodyTimeoutMs` from the end of its head to the end of its body, then its connection is closed;
 // - a connection may pipeline at most MAX_PIPELINED requests not yet answered, else it is closed;
 // - at most `maxConnectionsPerAddress` connections per remote address (an IPv6 one by its /64, which one host is
-//   given), and `maxConnections` in all. At the overall cap a new connection closes the oldest one still waiting for
+//   given), and `maxConnections` in all. A connection that carried a tenant's request is that tenant's from then on
+//   (`claim`), counted against `maxConnectionsPerTenant` and no longer against its address: one tenant's 256 calls
+//   held the 256 connections of 127.0.0.1, and every other tenant on that address (every local client, every client
+//   behind one reverse proxy) was refused its first connection. At the overall cap a new connection closes the oldest one still waiting for
 //   a request head (idle, or a head not yet complete: nothing any token has been shown on), so that peers with no
 //   token cannot keep out a client whose request is being served; with none waiting, the new one is refused (503).
 //
@@ -28,8 +31,10 @@ import type { Socket } from "node:net";
 export interface ConnectionLimits {
   /** Connections held at once (all addresses); default {@linkcode DEFAULT_CONNECTION_LIMITS}. */
   maxConnections?: number;
-  /** Connections one remote address (an IPv6 address by its /64) may hold at once. */
+  /** Connections one remote address (an IPv6 address by its /64) may hold at once, before a tenant claims them. */
   maxConnectionsPerAddress?: number;
+  /** Connections one tenant may hold at once (those that carried its requests). */
+  maxConnectionsPerTenant?: number;
   /** Milliseconds a connection has to send a complete request head, from its opening or its last response's end. */
   headersTimeoutMs?: number;
   /** Milliseconds a request has to send its body, from the end of its head. */
@@ -40,6 +45,7 @@ export interface ConnectionLimits {
 export const DEFAULT_CONNECTION_LIMITS: Required<ConnectionLimits> = {
   maxConnections: 1024,
   maxConnectionsPerAddress: 256,
+  maxConnectionsPerTenant: 256,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 60_000,
 };
@@ -61,6 +67,10 @@ interface Connection {
   unanswered: number;
   /** Closed for pipelining too many: what it sent after is not served. */
   cut?: boolean;
+  /** The tenant whose requests it carried (then it counts against the tenant, not the address). */
+  tenant?: string;
+  /** Closed once the response being sent has ended. */
+  closeAfter?: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -96,6 +106,12 @@ function hasBody(request: IncomingMessage): boolean {
 export interface GuardedConnections {
   /** Whether a request is to be served (not one read on a connection refused or closed here). */
   serves(response: ServerResponse): boolean;
+  /**
+   * Counts the connection of `response` against `tenant` from now on; the
+   * refusal's message when the tenant holds its most connections already
+   * (the connection is then closed once the response has been sent).
+   */
+  claim(response: ServerResponse, tenant: string): string | undefined;
   /** Ends every connection held. */
   closeAll(): void;
 }
@@ -108,9 +124,16 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
   const perAddress = limits.maxConnectionsPerAddress ?? DEFAULT_CONNECTION_LIMITS.maxConnectionsPerAddress;
   const headMs = limits.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs;
   const bodyMs = limits.bodyTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs;
-  // Every connection, oldest first; the count per address.
+  const perTenant = limits.maxConnectionsPerTenant ?? DEFAULT_CONNECTION_LIMITS.maxConnectionsPerTenant;
+  // Every connection, oldest first; the count per address (of those no tenant claimed) and per tenant.
   const open = new Map<Socket, Connection>();
   const ofAddress = new Map<string, number>();
+  const ofTenant = new Map<string, number>();
+  const less = (counts: Map<string, number>, key: string) => {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
 
   const close = (socket: Socket, answer?: string) => {
     if (answer && !socket.destroyed && socket.writable) {
@@ -200,9 +223,8 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
   function forget(conn: Connection): void {
     clearTimeout(conn.timer);
     if (!open.delete(conn.socket)) return;
-    const left = (ofAddress.get(conn.address) ?? 1) - 1;
-    if (left > 0) ofAddress.set(conn.address, left);
-    else ofAddress.delete(conn.address);
+    if (conn.tenant === undefined) less(ofAddress, conn.address);
+    else less(ofTenant, conn.tenant);
   }
 
   // Registered before the handler's own listener, so that each request is tracked before it is served.
@@ -246,7 +268,10 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
       if (answered) return;
       answered = true;
       conn.unanswered--;
-      if (conn.request === request && !conn.socket.destroyed) awaitHead(conn);
+      if (conn.closeAfter && conn.unanswered === 0) {
+        forget(conn);
+        close(conn.socket);
+      } else if (conn.request === request && !conn.socket.destroyed) awaitHead(conn);
     };
     response.once("finish", done);
     response.once("close", done);
@@ -254,6 +279,21 @@ export function guardConnections(http: HttpServer, limits: ConnectionLimits = {}
 
   return {
     serves: (response) => !response.destroyed && !unserved.has(response),
+    claim(response, tenant) {
+      const conn = open.get(response.req.socket as Socket);
+      if (!conn || conn.tenant === tenant) return undefined;
+      const held = ofTenant.get(tenant) ?? 0;
+      if (held >= perTenant) {
+        conn.closeAfter = true;
+        return `Service Unavailable: this tenant holds ${held} connections, the most one may (${perTenant}); ` +
+          "reuse them (keep-alive) or close some";
+      }
+      if (conn.tenant === undefined) less(ofAddress, conn.address);
+      else less(ofTenant, conn.tenant);
+      conn.tenant = tenant;
+      ofTenant.set(tenant, held + 1);
+      return undefined;
+    },
     closeAll: () => {
       for (const conn of [...open.values()]) {
         forget(conn);

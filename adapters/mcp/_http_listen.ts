@@ -17,6 +17,12 @@ export type { ConnectionLimits } from "./_http_connections.ts";
 export interface RequestConnection {
   /** Ends the connection now, dropping what of the response it has not sent (none under `Deno.serve`). */
   close(): void;
+  /**
+   * Counts the connection against `tenant` from now on (see
+   * _http_connections.ts); the refusal's message when the tenant holds its
+   * most already (never under `Deno.serve`, which has no limits).
+   */
+  claim(tenant: string): string | undefined;
 }
 
 /** A web-standard request handler. */
@@ -93,7 +99,7 @@ function listenDeno(deno: DenoServe, handler: Handler, options: ListenOptions): 
         onListen: () => {},
       }, (request, info) => {
         responses.add(info.completed);
-        return handler(request, { close: () => {} });
+        return handler(request, { close: () => {}, claim: () => undefined });
       });
       resolve({
         hostname: server.addr.hostname,
@@ -218,7 +224,7 @@ function listenNode(handler: Handler, options: ListenOptions): Promise<Listener>
       }));
       return;
     }
-    handler(request, { close: () => void res.destroy() })
+    handler(request, { close: () => void res.destroy(), claim: (tenant) => connections.claim(res, tenant) })
       .then((response) => writeResponse(response, res))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

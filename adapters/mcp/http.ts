@@ -143,8 +143,13 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
    * connection closes the oldest one still waiting for a request head.
    */
   maxConnections?: number;
-  /** Connections one remote address (an IPv6 one by its /64) may hold at once; default 256. */
+  /**
+   * Connections one remote address (an IPv6 one by its /64) may hold at once
+   * before a tenant's request claims them; default 256.
+   */
   maxConnectionsPerAddress?: number;
+  /** Connections one tenant may hold at once, those that carried its requests; default 256. */
+  maxConnectionsPerTenant?: number;
   /** How long a connection has to send a request's head, from its opening or its last response's end; default 10 s. */
   headersTimeoutMs?: number;
   /** How long a request has to send its body, from the end of its head; default 60 s. */
@@ -385,6 +390,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     drainMs: _d,
     maxConnections,
     maxConnectionsPerAddress,
+    maxConnectionsPerTenant,
     headersTimeoutMs,
     bodyTimeoutMs,
     platform,
@@ -1367,6 +1373,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (draining) return refusal(503, "Service Unavailable: the server is shutting down", null, { "retry-after": "5" });
     const identity = await authenticate(request);
     if (identity instanceof Response) return identity;
+    // The connection is the tenant's from now on: counted against its share, not its address's (_http_connections.ts).
+    const crowded = connection.claim(identity.tenant);
+    if (crowded) return refusal(503, crowded, null, { "retry-after": "1" });
     // What the tenant's clients have not read of the answers is bounded (see _http_unread.ts).
     const response = await serve(request, identity, connection);
     return countingUnread(response, unreadBudgets, identity.tenant, () => connection.close());
@@ -1421,7 +1430,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     hostname,
     port: options.port,
     platform,
-    connections: { maxConnections, maxConnectionsPerAddress, headersTimeoutMs, bodyTimeoutMs },
+    connections: { maxConnections, maxConnectionsPerAddress, maxConnectionsPerTenant, headersTimeoutMs, bodyTimeoutMs },
   });
   policy = originPolicy(hostname, listener.port, allowedHosts, allowedOrigins);
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;

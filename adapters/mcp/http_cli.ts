@@ -64,6 +64,8 @@ export interface HttpCliValues {
   maxConnections?: string;
   /** `--max-connections-per-address N`: connections one remote address may hold. */
   maxConnectionsPerAddress?: string;
+  /** `--max-connections-per-tenant N`: connections one tenant may hold. */
+  maxConnectionsPerTenant?: string;
   /** `--headers-timeout-seconds N`: how long a connection has to send a request's head. */
   headersTimeoutSeconds?: string;
   /** `--body-timeout-seconds N`: how long a request has to send its body. */
@@ -182,6 +184,7 @@ export async function runHttpServe(toolbox: ToolBox, values: HttpCliValues): Pro
     idleTimeoutMs: (positive("idle-minutes", values.idleMinutes, 100_000) ?? 30) * 60_000,
     maxConnections: positive("max-connections", values.maxConnections, 1_000_000),
     maxConnectionsPerAddress: positive("max-connections-per-address", values.maxConnectionsPerAddress, 1_000_000),
+    maxConnectionsPerTenant: positive("max-connections-per-tenant", values.maxConnectionsPerTenant, 1_000_000),
     headersTimeoutMs: seconds(positive("headers-timeout-seconds", values.headersTimeoutSeconds, 3_600)),
     bodyTimeoutMs: seconds(positive("body-timeout-seconds", values.bodyTimeoutSeconds, 86_400)),
     ...values.policy,

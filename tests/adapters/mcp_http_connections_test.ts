@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { connect as tcpConnect, type Socket } from "node:net";
 import { connect, type Harness, startServer, textOf } from "./_http_harness.ts";
 import { spawn } from "node:child_process";
+import { type IncomingMessage, request as httpRequest } from "node:http";
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -277,6 +278,94 @@ describe("a batch whose answers are left unread", () => {
       assert.equal(again.response.status, 200);
     } finally {
       held?.socket.destroy();
+      await h.close();
+    }
+  });
+});
+
+describe("one tenant's calls held on one address", () => {
+  test("cannot take that address's connections from the other tenants: the tenant is refused at its own cap", {
+    timeout: 30_000,
+  }, async () => {
+    // Alice's calls held all 256 connections of 127.0.0.1, and bob's first connection was refused 503: every local
+    // client of a server on loopback, every client behind one reverse proxy, shares an address.
+    const BOB = "connections-bob-0123456789abcdef0123456789ab";
+    const h = await startServer([{ token: TOKEN, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
+      maxConnectionsPerAddress: 8,
+      maxConnectionsPerTenant: 6,
+    });
+    const url = h.server.url;
+    // One request on a connection of its own (no pooled socket), its answer kept open; resolves with its status and
+    // the start of its body.
+    const responses: IncomingMessage[] = [];
+    const post = (token: string, body: unknown, session?: string) =>
+      new Promise<{ status: number; session: string; text: string }>((resolve, reject) => {
+        const req = httpRequest({
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          agent: false,
+          headers: {
+            accept: "application/json, text/event-stream",
+            "content-type": "application/json",
+            authorization: `Bearer ${token}`,
+            ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" } : {}),
+          },
+        }, (res) => {
+          responses.push(res);
+          let text = "";
+          res.on("data", (chunk) => (text += chunk));
+          const done = () =>
+            resolve({ status: res.statusCode ?? 0, session: String(res.headers["mcp-session-id"]), text });
+          // A held call's answer is an event stream whose headers come at once; any other answer is read whole.
+          if ((res.headers["content-type"] ?? "").startsWith("text/event-stream") && !session) {
+            res.once("data", () => setTimeout(done, 50));
+          } else if ((res.headers["content-type"] ?? "").startsWith("text/event-stream")) done();
+          else res.on("end", done);
+        });
+        req.on("error", reject);
+        req.end(JSON.stringify(body));
+      });
+    try {
+      const init = await post(TOKEN, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      });
+      assert.equal(init.status, 200, init.text);
+      const ready = await post(TOKEN, { jsonrpc: "2.0", method: "notifications/initialized" }, init.session);
+      assert.equal(ready.status, 202, ready.text);
+      await sleep(100);
+      // Alice holds eight calls, each answer held by a sleep: six connections are hers to hold, the rest refused.
+      const held = [];
+      for (let i = 0; i < 8; i++) {
+        held.push(
+          post(TOKEN, {
+            jsonrpc: "2.0",
+            id: 10 + i,
+            method: "tools/call",
+            params: { name: "sleep", arguments: { seconds: 3 } },
+          }, init.session),
+        );
+        await sleep(30);
+      }
+      const refused = (await Promise.race([Promise.all(held), sleep(2_000).then(() => [])])).filter((r) =>
+        r.status === 503
+      );
+      assert.equal(refused.length, 2, JSON.stringify(refused));
+      for (const one of refused) assert.match(one.text, /this tenant holds 6 connections, the most one may \(6\)/);
+      // Bob, on the same address, still gets in and is served.
+      const client = await connect(url, BOB);
+      try {
+        const answer = await client.callTool({ name: "datetime", arguments: {} });
+        assert.equal(answer.isError, undefined, textOf(answer));
+      } finally {
+        await client.close();
+      }
+    } finally {
+      for (const res of responses) res.destroy();
       await h.close();
     }
   });
