@@ -270,18 +270,23 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
               if (round % 3 === 0) await swap();
               const out = await run(limited.argv, dir);
               await racing;
+              // A rename of a mount point from outside its namespace detaches the mount (Linux since 3.18): a swap
+              // after bubblewrap made its mounts leaves the command the decoy folder the swap made, writable as the
+              // workspace is, as a CI run under load met once. Never the decoy bound read-only, which a bind by path
+              // would give.
+              const detached = round % 3 !== 0 && out.code === 0 && out.stdout === "decoy\n";
               if (round % 3 !== 0 && out.code !== 0) {
                 // bubblewrap binds a descriptor by the path it leads to, then checks the mount is that very file: a
                 // swap between the two makes it refuse to start (closed), as a CI run under load met once.
                 assert.match(out.stderr, /^bwrap: /, `round ${round}: ${out.stderr}`);
                 assert.equal(out.stdout, "", `round ${round}: nothing ran`);
-              } else {
+              } else if (!detached) {
                 assert.equal(out.code, 0, out.stderr);
                 assert.equal(out.stdout, `original ${round}\nrefused\n`, `round ${round}: ${out.stderr}`);
               }
-              // Either way neither folder was written through the bound one.
+              // Either way the folder opened was never written through the bound one.
               assert.equal(await readFile(join(dir, `moved${round}`, "config"), "utf8"), `original ${round}\n`);
-              assert.equal(await readFile(join(shown, "config"), "utf8"), "decoy\n");
+              assert.equal(await readFile(join(shown, "config"), "utf8"), detached ? "x\n" : "decoy\n");
             } finally {
               await limited.release();
               await wrapped.release();
