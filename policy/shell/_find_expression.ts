@@ -14,6 +14,7 @@
  */
 import type { BashWord } from "./_tree.ts";
 import type { PathOperand } from "./_path_operands.ts";
+import { dateStringFiles } from "./_date_string.ts";
 import { shown } from "./_options.ts";
 
 /** What a find command line does, as find reads it. */
@@ -177,7 +178,11 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
     }
     const file = args[i++];
     if (file === undefined) return fail(`${shown(word)} needs an argument`);
-    if (NEWER_XY.test(value) && value.endsWith("t")) continue;
+    // A date, which may name a zone file (`TZ="/x/y" now`).
+    if (NEWER_XY.test(value) && value.endsWith("t")) {
+      files.push(...dateStringFiles(file.value, `find ${value}`));
+      continue;
+    }
     if (writes) {
       if (value === "-fprintf" && args[i++] === undefined) return fail(`${shown(word)} needs a format`);
       files.push({ value: file.value, access: "write", origin: `find ${value}` });

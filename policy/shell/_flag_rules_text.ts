@@ -21,6 +21,7 @@ import { readSedScript } from "./_sed_script.ts";
 import { readFindExpression } from "./_find_expression.ts";
 import { awkCommandProblem } from "./_awk_program.ts";
 import { jqCommandProblem } from "./_jq_filter.ts";
+import { dateStringFiles } from "./_date_string.ts";
 
 /** The first argument that could expand into an option nobody can see yet. */
 function hiddenOption(args: readonly BashWord[], name: string): string | undefined {
@@ -353,8 +354,45 @@ const tarRule: Rule = (args, name, context) => {
     if (/[cxruA]/.test(first)) return `${shown(args[0])} makes tar write files`;
     if (first.includes("T")) return `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
   }
-  return tarOptions(args, name, context);
+  return tarOptions(args, name, context) ?? recordPaths(tarDates(args), context);
 };
+
+/** tar's letters that take a value (GNU tar's). */
+const TAR_VALUED = "bCfFgHIKLNTVX";
+
+/**
+ * What the dates of tar's `-N`, `--newer`, `--after-date` and `--newer-mtime` open: a value starting with `/` or `.`
+ * is a file whose time tar takes, any other a date string, which may name a zone file. A long option is matched by
+ * any start of it (argp's), and `N` in the first word's cluster without a dash takes a later word, unseen here.
+ */
+function tarDates(args: readonly BashWord[]): PathOperand[] {
+  const files: PathOperand[] = [];
+  const record = (value: string | undefined, origin: string) =>
+    value !== undefined && (value.startsWith("/") || value.startsWith("."))
+      ? files.push({ value, access: "read", origin })
+      : files.push(...dateStringFiles(value, origin));
+  const first = args[0]?.value;
+  if (first !== undefined && !first.startsWith("-") && first.includes("N")) record(undefined, "tar N");
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value;
+    if (value === undefined || value === "--") break;
+    if (value.startsWith("--")) {
+      const [given, ...inline] = value.slice(2).split("=");
+      if (given.length < 3 || !["newer", "newer-mtime", "after-date"].some((long) => long.startsWith(given))) continue;
+      record(inline.length > 0 ? inline.join("=") : args[++i]?.value, `tar --${given}`);
+      continue;
+    }
+    if (!value.startsWith("-")) continue;
+    for (let at = 1; at < value.length; at++) {
+      if (!TAR_VALUED.includes(value[at])) continue;
+      const rest = value.slice(at + 1);
+      const taken = rest !== "" ? rest : args[++i]?.value;
+      if (value[at] === "N") record(taken, "tar -N");
+      break;
+    }
+  }
+  return files;
+}
 
 const testOperators = optionRule({
   exact: ["-v", "-R"],
@@ -421,21 +459,89 @@ function setsClock(option: string): boolean {
   return false;
 }
 
+/** GNU date's options, as it hands them to getopt_long. */
+const DATE_OPTIONS: GetoptSpec = {
+  program: "date",
+  short: { d: "required", f: "required", I: "optional", r: "required", R: "none", s: "required", u: "none" },
+  long: {
+    date: "required",
+    debug: "none",
+    file: "required",
+    "iso-8601": "optional",
+    reference: "required",
+    resolution: "none",
+    "rfc-email": "none",
+    "rfc-822": "none",
+    "rfc-2822": "none",
+    "rfc-3339": "required",
+    set: "required",
+    uct: "none",
+    universal: "none",
+    utc: "none",
+    help: "none",
+    version: "none",
+  },
+};
+
 /**
  * date: `-s` and `--set` set the clock, and so does an operand that is not a
  * `+FORMAT` (`date 010203042030`: MMDDhhmm[[CC]YY][.ss], in GNU's date and
  * the BSDs'; a word known only at run time may be one). The values of
- * `-d`, `-f` and `-r` are no operands.
+ * `-d`, `-f` and `-r` are no operands. A date of `-d` may open a file
+ * (`TZ="/x/y" now`): recorded as read. `-f` reads its dates from a file or
+ * a stream, whose `TZ="..."` nobody sees: it asks.
  */
-const dateRule: Rule = (args, name) => {
+const dateRule: Rule = (args, name, context) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
   const set = args.find((word) => word.value?.startsWith("-") && setsClock(word.value));
   if (set !== undefined) return `${shown(set)} sets the system clock`;
-  const time = operands(args, "dfr", ["date", "file", "reference"]).find((word) => !word.value?.startsWith("+"));
-  return time === undefined
-    ? undefined
-    : `${shown(time)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
+  const reading = readGetopt(args, DATE_OPTIONS);
+  if (reading.problem !== undefined) return reading.problem;
+  const files: PathOperand[] = [];
+  for (const item of reading.items) {
+    if (item.kind === "operand") {
+      if (item.word.value?.startsWith("+")) continue;
+      return `${shown(item.word)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
+    }
+    if (item.name === "d" || item.name === "date") {
+      files.push(...dateStringFiles(item.value, item.name === "d" ? "date -d" : "date --date"));
+    }
+    if (item.name === "f" || item.name === "file") {
+      return `${shown(item.word)} makes date read its dates from a file or a stream, and a date's \`TZ="FILE"\` ` +
+        "opens any FILE as a time zone, which the checker cannot see; give the dates with `-d`";
+    }
+  }
+  return recordPaths(files, context);
+};
+
+/** GNU touch's options, as it hands them to getopt_long. */
+const TOUCH_OPTIONS: GetoptSpec = {
+  program: "touch",
+  short: { a: "none", c: "none", d: "required", f: "none", h: "none", m: "none", r: "required", t: "required" },
+  long: {
+    time: "required",
+    date: "required",
+    reference: "required",
+    "no-create": "none",
+    "no-dereference": "none",
+    help: "none",
+    version: "none",
+  },
+};
+
+/** touch (a policy file may allow it): the date of `-d` may open a zone file (`TZ="/x/y" now`), recorded as read. */
+const touchRule: Rule = (args, name, context) => {
+  const hidden = hiddenOption(args, name);
+  if (hidden !== undefined) return hidden;
+  const reading = readGetopt(args, TOUCH_OPTIONS);
+  if (reading.problem !== undefined) return reading.problem;
+  const files = reading.items.flatMap((item) =>
+    item.kind === "option" && (item.name === "d" || item.name === "date")
+      ? dateStringFiles(item.value, item.name === "d" ? "touch -d" : "touch --date")
+      : []
+  );
+  return recordPaths(files, context);
 };
 
 const fileOptions = optionRule(
@@ -619,6 +725,7 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
     (name) => [name, optionRule(fileList({ short: "c", long: ["check"] }))] as const,
   ),
   ["date", dateRule],
+  ["touch", touchRule],
   ["printf", optionRule({ short: "v", effect: "assigns a shell variable" })],
   ["test", testRule],
   ["[", testRule],
