@@ -41,6 +41,14 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   "**/.git/worktrees/*/commondir",
   "**/.gitmodules",
   "**/.gitattributes",
+  // other version control: Mercurial's repository configuration names hooks and extensions (Python files) that run
+  // on every hg command, and `sharedpath` the repository it takes them from; Jujutsu's names the pager, diff and fix
+  // tools it runs, and a workspace's `.jj/repo` file points at the repository.
+  "**/.hg/hgrc",
+  "**/.hg/hgrc-not-shared",
+  "**/.hg/sharedpath",
+  "**/.jj/repo",
+  "**/.jj/repo/config.toml",
   // hook managers: what an installed hook runs on the next commit.
   "**/.husky/**",
   "**/.githooks/**",
@@ -52,6 +60,8 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   "**/.lefthook-local.{yml,yaml,toml,json}",
   "**/.lefthook/**",
   "**/.overcommit.yml",
+  "**/hk.pkl",
+  "**/hk.local.pkl",
   // package managers: registries, scripts, credentials helpers.
   "**/.npmrc",
   "**/.yarnrc",
@@ -62,6 +72,38 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   "**/pip.ini",
   "**/.cargo/config",
   "**/.cargo/config.toml",
+  // ... and the programs they run: yarn runs the release and plugins .yarnrc.yml names, pnpm the hooks of its
+  // pnpmfile on every install, bundler the Gemfile .bundle/config names, rustup the toolchain (`path = "DIR"`: DIR's
+  // cargo and rustc) that rust-toolchain.toml names in this folder and every one below it.
+  "**/.yarn/releases/**",
+  "**/.yarn/plugins/**",
+  "**/.pnpmfile.cjs",
+  "**/.pnpmfile.mjs",
+  "**/.bundle/config",
+  "**/rust-toolchain",
+  "**/rust-toolchain.toml",
+  // tool-version and environment managers, read in the folder a command runs in and every one above it: mise's
+  // configuration (`[tools] node = "path:DIR"`, `[env] _.path`, hooks on entering the folder), asdf's and mise's
+  // `.tool-versions` (`path:DIR` versions, run for `node`, `python`), direnv's `.envrc` (sourced on entering).
+  "**/.envrc",
+  "**/.tool-versions",
+  "**/mise.toml",
+  "**/mise.*.toml",
+  "**/.mise.toml",
+  "**/.mise.*.toml",
+  "**/.rtx.toml",
+  "**/.rtx.*.toml",
+  "**/mise/config.toml",
+  "**/mise/config.*.toml",
+  "**/.mise/**",
+  "**/.config/mise.toml",
+  "**/.config/mise.*.toml",
+  "**/.config/mise/**",
+  // interpreters' and debuggers' start-up files read from the folder they run in (pdb's commands, irb's and pry's
+  // Ruby).
+  "**/.pdbrc",
+  "**/.irbrc",
+  "**/.pryrc",
   // shell start-up files.
   ".bashrc",
   ".bash_profile",
@@ -77,17 +119,54 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   ".cshrc",
   ".tcshrc",
   ".config/fish/**",
-  ".envrc",
-  // editors, dev containers (their commands run when the folder is opened), agents and MCP clients.
+  // other start-up configuration read from a home folder, should the workspace be one: git's (pager, fsmonitor,
+  // hooks path), ssh's (ProxyCommand), Mercurial's, curl's and wget's, the credential programs of docker, kubectl
+  // and the AWS tools.
+  ".gitconfig",
+  ".config/git/**",
+  ".ssh/**",
+  ".hgrc",
+  ".curlrc",
+  ".wgetrc",
+  ".docker/config.json",
+  ".kube/config",
+  ".aws/config",
+  // editors and dev containers: their tasks, language servers and commands run when the folder is opened (Zed's
+  // and Helix's language servers, Neovim's and Vim's exrc, Emacs's directory variables).
   "**/.vscode/**",
   "**/.idea/**",
   "**/.devcontainer/**",
   "**/.devcontainer.json",
-  ".mcp.json",
-  ".claude/**",
-  ".cursor/**",
-  ".gemini/**",
-  ".codex/**",
+  "**/.zed/**",
+  "**/.helix/**",
+  "**/.fleet/**",
+  "**/.theia/**",
+  "**/.nvim.lua",
+  "**/.nvimrc",
+  "**/.exrc",
+  "**/.dir-locals.el",
+  "**/.dir-locals-2.el",
+  // agents and MCP clients, in any folder one may be started in (a package of a monorepo): their settings run hooks,
+  // MCP servers and lint or test commands.
+  "**/.mcp.json",
+  "**/.claude/**",
+  "**/.cursor/**",
+  "**/.gemini/**",
+  "**/.codex/**",
+  "**/.qwen/**",
+  "**/.continue/**",
+  "**/.roo/**",
+  "**/.kiro/**",
+  "**/.amazonq/**",
+  "**/.junie/**",
+  "**/.windsurf/**",
+  "**/.factory/**",
+  "**/.opencode/**",
+  "**/opencode.json",
+  "**/opencode.jsonc",
+  "**/.crush.json",
+  "**/crush.json",
+  "**/.aider.conf.yml",
   // toolfence itself.
   "toolfence.json",
   ".toolfence/**",
