@@ -1193,6 +1193,45 @@ function attachedValues(word: BashWord): PathWord[] {
   return out;
 }
 
+/** A scheme or address type before a `:` (`text:`, `OPEN:`, `file:`, `unix-connect:`). */
+const TYPE_PREFIX = /^[A-Za-z][A-Za-z0-9+._-]*:/;
+
+/**
+ * The files a word of a program whose use of its words is not known may name inside it: after a leading `@` (a
+ * response file or a list of names: `7z a x @list`, ImageMagick's `@F`, `-d @F`), after the first `=` (`key=F`,
+ * `--opt=@F`), and after a type or scheme (socat's `OPEN:F`, ImageMagick's `text:F`, `file:///F`; a URL's `//host/`
+ * names no file here). Each is judged as the path the word itself is.
+ */
+function embeddedPaths(named: PathWord): PathWord[] {
+  const value = named.word.value;
+  if (value === undefined) return [];
+  const found = new Set<string>();
+  const pending = [value];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    const inner: string[] = [];
+    if (current.startsWith("@")) inner.push(current.slice(1));
+    const equals = current.indexOf("=");
+    if (equals >= 0) inner.push(current.slice(equals + 1));
+    const type = TYPE_PREFIX.exec(current)?.[0];
+    if (type !== undefined) {
+      const rest = current.slice(type.length);
+      if (/^file:$/i.test(type) && rest.startsWith("//")) inner.push(rest.replace(/^\/\/[^/]*/, ""));
+      else if (!rest.startsWith("//")) inner.push(rest);
+    }
+    for (const candidate of inner) {
+      if (candidate === "" || candidate === value || found.has(candidate)) continue;
+      found.add(candidate);
+      pending.push(candidate);
+    }
+  }
+  return [...found].map((candidate) => ({
+    word: { text: named.word.text, value: candidate, mayBeOption: false },
+    access: named.access,
+    origin: named.origin === "operand" ? "a file named inside a word" : named.origin,
+  }));
+}
+
 /** The words of a simple command that may name files, by how its program reads its arguments. */
 export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
   if (NO_PATHS.has(name)) return [];
@@ -1479,10 +1518,15 @@ export function judgeCommandPaths(
   if (command.kind === "command" && name?.value !== undefined) words.push(...writtenWords(name.value, args));
   // What a program the analysis does not know does with what it names is not known either: it may write it. So
   // with a program whose rule stopped reading its words at a problem (`xxd -r a .npmrc`, `curl -o .npmrc`).
-  const named = command.kind === "command" && name?.value !== undefined &&
-      (unread || !knownProgram(command.words.map((word) => word.value)))
-    ? new Set(words.map(({ word }) => word))
-    : undefined;
+  const unknownUse = command.kind === "command" && name?.value !== undefined &&
+    (unread || !knownProgram(command.words.map((word) => word.value)));
+  // What a program names inside its words is known for the programs read by their shape or a flag rule only; a
+  // writer is known for what it writes (`openssl enc -pass file:F` reads F).
+  const program = name?.value ?? "";
+  if (unknownUse || (WRITERS.has(program) && !SHAPES.has(program) && !hasFlagRule(program))) {
+    words.push(...words.flatMap(embeddedPaths));
+  }
+  const named = unknownUse ? new Set(words.map(({ word }) => word)) : undefined;
   words.push(...redirectWords(command.redirects));
   const paths = words.map(({ word, access, origin, inside, tree, links, carries, unknown }) => ({
     command: command.text,

@@ -19,6 +19,9 @@
  *   arguments from FILE, options among them, which the checker cannot see
  *   (and FILE may lie anywhere).
  *
+ * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
+ *   program for the connection.
+ *
  * The paths they name stay judged as an unknown program's (every path as a
  * write it may be): these rules only add what asks.
  *
@@ -179,6 +182,34 @@ const responseFileRule: Rule = (args, name) => {
   return undefined;
 };
 
+/**
+ * netcat and ncat: `-e PROG` (`--exec`) runs PROG with the connection as its input and output, `-c CMD`
+ * (`--sh-exec`) runs CMD with `sh -c`, `--lua-exec` a Lua script, whichever side connects. A cluster holding `e` or `c`
+ * asks (in OpenBSD's nc they name a TLS peer and switch TLS on, which asking costs little); so does any start of the
+ * long options (getopt takes one).
+ */
+const netcatRule: Rule = (args, name) => {
+  for (const word of args) {
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (value === "--") break;
+    if (value.startsWith("--")) {
+      const given = value.slice(2).split("=")[0];
+      if (given.length > 1 && ["exec", "sh-exec", "lua-exec"].some((long) => long.startsWith(given))) {
+        return `${shown(word)} makes ${name} run a program or command for the connection`;
+      }
+      continue;
+    }
+    if (value.startsWith("-") && /[ec]/.test(value.slice(1))) {
+      return `${shown(word)} makes ${name} run a program or command for the connection (\`-e\`, \`-c\`)`;
+    }
+  }
+  return undefined;
+};
+
 const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
 const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
   "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
@@ -191,4 +222,5 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...["ssh", "scp", "sftp"].map((name) => [name, sshRule] as const),
   ...COMPILERS.split(" ").map((name) => [name, compilerRule] as const),
   ...RESPONSE_FILE_PROGRAMS.split(" ").map((name) => [name, responseFileRule] as const),
+  ...["nc", "netcat", "ncat"].map((name) => [name, netcatRule] as const),
 ]);

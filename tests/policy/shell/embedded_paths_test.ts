@@ -1,0 +1,132 @@
+// Files named inside a word, by a program a policy file's allow rule lets run: `openssl enc -pass file:F` read F
+// outside the workspace without asking (its key printed with -P is the key of F's content), `socat -u OPEN:F -`
+// printed F and `socat -u SYSTEM:CMD -` ran CMD; the words were judged as relative names (`./file:F`, `./OPEN:F`).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
+
+const PLANTED = "PLANTED-SECRET-e9b2";
+const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
+const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z"];
+
+let base = "";
+let workspace = "";
+let secret = "";
+
+before(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-embedded-")));
+  workspace = join(base, "ws");
+  await mkdir(workspace);
+  await mkdir(join(base, "outside"));
+  secret = join(base, "outside", "secret.txt");
+  await writeFile(secret, `${PLANTED}\n`);
+  await writeFile(join(workspace, "a.txt"), "a\n");
+});
+
+after(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const installed = (program: string) => spawnSync("sh", ["-c", `command -v ${program}`]).status === 0;
+const run = (line: string) =>
+  spawnSync("bash", ["-c", line], {
+    cwd: workspace,
+    encoding: "utf8",
+    timeout: 10_000,
+    env: { PATH: "/usr/bin:/bin" },
+  });
+const check = (line: string, sandbox: (typeof SANDBOXES)[number]) =>
+  checkCommand(line, { allowlist: [...DEFAULT_COMMAND_ALLOWLIST, ...ALLOWED], workspaceRoot: workspace, sandbox });
+
+async function asks(line: string) {
+  for (const sandbox of SANDBOXES) {
+    const checked = await check(line, sandbox);
+    assert.equal(checked.verdict, "ask", `${line} was allowed (sandbox ${sandbox.available})`);
+  }
+}
+
+describe("files named inside the words of a program allowed by a policy file", () => {
+  test("openssl's `-pass file:F` reads F: the key it prints is the key of F's content", {
+    timeout: 30_000,
+    skip: !installed("openssl"),
+  }, async () => {
+    const key = (pass: string) => run(`openssl enc -aes-128-cbc -pbkdf2 -nosalt -P -pass ${pass}`).stdout;
+    assert.equal(key(`file:${secret}`), key(`pass:${PLANTED}`));
+    await asks(`openssl enc -aes-128-cbc -pbkdf2 -nosalt -P -pass file:${secret}`);
+    await asks(`openssl rsa -in a.txt -passin file:../outside/secret.txt`);
+    const inside = await check("openssl enc -aes-128-cbc -pbkdf2 -nosalt -P -pass file:a.txt", SANDBOXES[1]);
+    assert.equal(inside.verdict, "allow", inside.reasons.join(" | "));
+  });
+
+  test("socat opens the file and runs the command its addresses name, so it always asks", {
+    timeout: 30_000,
+    skip: !installed("socat"),
+  }, async () => {
+    assert.match(run(`socat -u OPEN:${secret} -`).stdout, new RegExp(PLANTED));
+    for (
+      const line of [
+        `socat -u OPEN:${secret} -`,
+        "socat -u SYSTEM:id -",
+        "socat - EXEC:sh",
+        "socat TCP-LISTEN:8080 STDOUT",
+        "websocat -b sh-c:id ws://localhost:1",
+      ]
+    ) await asks(line);
+  });
+
+  test("an unknown program's `@F`, `key=F`, `--opt=@F`, `TYPE:F` and `file://` words are judged as F", {
+    timeout: 60_000,
+  }, async () => {
+    for (
+      const line of [
+        `imgtool @${secret}`,
+        `imgtool --list=@${secret}`,
+        `imgtool -F field=@${secret}`,
+        `imgtool input=${secret}`,
+        `imgtool text:${secret} out.png`,
+        `imgtool file://${secret}`,
+        `imgtool file://localhost${secret}`,
+        "imgtool text:../outside/secret.txt",
+        `7z a x.7z @${secret}`,
+      ]
+    ) await asks(line);
+    // URLs, host names with ports and names inside the workspace still run.
+    for (
+      const line of [
+        "imgtool https://example.com/a/b",
+        "imgtool localhost:8080",
+        "imgtool @a.txt",
+        "imgtool text:a.txt",
+        "imgtool key=value a.txt",
+        "imgtool git@github.com:a/b.git",
+      ]
+    ) {
+      const checked = await check(line, SANDBOXES[1]);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+  });
+
+  test("netcat's and ncat's options that run a program for the connection ask", { timeout: 60_000 }, async () => {
+    for (
+      const line of [
+        "nc -e /bin/sh localhost 1",
+        "nc -c id localhost 1",
+        "nc -lvc id -p 1",
+        "netcat -e sh h 1",
+        "ncat --sh-exec id h 1",
+        "ncat --exec /bin/sh -l 1",
+        "ncat --lua-exec x.lua -l 1",
+        "ncat --sh=id h 1",
+      ]
+    ) await asks(line);
+    for (const line of ["nc localhost 80", "nc -zv localhost 22", "ncat -l -p 8080"]) {
+      const checked = await check(line, SANDBOXES[1]);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+  });
+});
