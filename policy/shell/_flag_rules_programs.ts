@@ -19,6 +19,9 @@
  *   arguments from FILE, options among them, which the checker cannot see
  *   (and FILE may lie anywhere).
  *
+ * - gpg's `--agent-program`, `--dirmngr-program`, `--photo-viewer`, an options
+ *   file or another home folder (which name the programs it starts), and the
+ *   files it writes besides `-o` (`--log-file`, `--keyring`).
  * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
  *   program for the connection.
  *
@@ -30,6 +33,7 @@
 import type { BashWord } from "./_tree.ts";
 import { hiddenOptionReason, shown } from "./_options.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
+import type { PathOperand } from "./_path_operands.ts";
 
 /** Which letters take a value, per program (OpenSSH 9's). */
 const SSH_VALUED: Readonly<Record<string, string>> = {
@@ -210,6 +214,73 @@ const netcatRule: Rule = (args, name) => {
   return undefined;
 };
 
+/** gpg's long options that run a program or read a configuration that may name one, and why. */
+const GPG_ASKING: readonly (readonly [string, string])[] = [
+  ["agent-program", "names the gpg-agent program gpg starts when none runs"],
+  ["dirmngr-program", "names the dirmngr program gpg starts"],
+  ["keyboxd-program", "names the keyboxd program gpg starts"],
+  ["photo-viewer", "names the program gpg runs to show photo IDs"],
+  ["exec-path", "sets where gpg looks for the programs it runs"],
+  ["options", "makes gpg read an options file, which can name the programs it starts"],
+  ["homedir", "makes gpg read the configuration of another folder, which can name the programs it starts"],
+  ["log-file", "makes gpg write a log file"],
+  ["logger-file", "makes gpg write a log file"],
+  ["keyring", "names a keyring gpg reads and writes"],
+  ["primary-keyring", "names a keyring gpg writes"],
+  ["secret-keyring", "names a keyring gpg reads"],
+  ["trustdb-name", "names the trust database gpg creates and writes"],
+];
+
+/**
+ * gpg: the options naming the programs it starts (`--agent-program PROG -c f` runs PROG when no agent runs), an
+ * options file or another home folder (whose gpg.conf and gpg-agent.conf name them), the files it writes besides
+ * `-o`, and `show-photos` (which runs the photo viewer) ask. gpg takes any unambiguous start of a long option.
+ */
+const gpgRule: Rule = (args, name, context) => {
+  context.pathOperands?.push(...gpgNamedAfter(args));
+  for (const word of args) {
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (value === "--") break;
+    if (/show-photos/i.test(value)) return `${shown(word)} makes ${name} run the program that shows photo IDs`;
+    if (!value.startsWith("--")) continue;
+    const given = value.slice(2).split("=")[0].toLowerCase();
+    if (given.length < 3) continue;
+    const asking = GPG_ASKING.find(([long]) => long.startsWith(given));
+    if (asking !== undefined) return `${shown(word)} ${asking[1]}`;
+  }
+  return undefined;
+};
+
+const GPG_SUFFIXES = [".gpg", ".asc", ".sig", ".pgp"];
+
+/**
+ * The files gpg names after its inputs when no `-o` is given: `x.gpg`, `x.asc`, `x.sig` from `x` (`-c`, `-e`, `-s`,
+ * `-a`, `-b`), and `x` from `x.gpg` (`gpg x.gpg`, `--decrypt-files`: `gpg .npmrc.gpg` wrote `.npmrc`). Which words
+ * are inputs depends on options, so every word that is no option is taken as one: written as each of those names.
+ */
+function gpgNamedAfter(args: readonly BashWord[]): PathOperand[] {
+  const files: PathOperand[] = [];
+  const origin = "a file gpg names after its input";
+  for (const word of args) {
+    if (word.value === undefined) {
+      files.push({ value: undefined, access: "write", origin });
+      continue;
+    }
+    if (word.value.startsWith("-")) continue;
+    for (const suffix of GPG_SUFFIXES) {
+      files.push({ value: `${word.value}${suffix}`, access: "write", origin });
+      if (word.value.toLowerCase().endsWith(suffix) && word.value.length > suffix.length) {
+        files.push({ value: word.value.slice(0, -suffix.length), access: "write", origin });
+      }
+    }
+  }
+  return files;
+}
+
 const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
 const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
   "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
@@ -223,4 +294,5 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...COMPILERS.split(" ").map((name) => [name, compilerRule] as const),
   ...RESPONSE_FILE_PROGRAMS.split(" ").map((name) => [name, responseFileRule] as const),
   ...["nc", "netcat", "ncat"].map((name) => [name, netcatRule] as const),
+  ...["gpg", "gpg2"].map((name) => [name, gpgRule] as const),
 ]);

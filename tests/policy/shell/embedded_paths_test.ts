@@ -8,11 +8,13 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 
 const PLANTED = "PLANTED-SECRET-e9b2";
 const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
-const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z"];
+const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z", "gpg"];
 
 let base = "";
 let workspace = "";
@@ -106,6 +108,52 @@ describe("files named inside the words of a program allowed by a policy file", (
         "imgtool git@github.com:a/b.git",
       ]
     ) {
+      const checked = await check(line, SANDBOXES[1]);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+  });
+
+  test("gpg's programs, option files and other homes ask; the files it names after its inputs are judged", {
+    timeout: 60_000,
+    skip: !installed("gpg"),
+  }, async () => {
+    // `--agent-program PROG` runs PROG when no agent runs.
+    const home = join(base, "gnupg");
+    await mkdir(home, { mode: 0o700 });
+    const marker = join(base, "agent-ran");
+    await writeFile(join(workspace, "agent.sh"), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    run(
+      `gpg --batch --homedir ${home} --agent-program ./agent.sh --symmetric --passphrase x --pinentry-mode loopback ` +
+        `-o ${base}/m.gpg a.txt`,
+    );
+    assert.ok(spawnSync("test", ["-e", marker]).status === 0, "gpg did not start the agent program");
+    for (
+      const line of [
+        "gpg --agent-program ./agent.sh -c a.txt",
+        "gpg --agent=./agent.sh -c a.txt",
+        "gpg --dirmngr-program ./agent.sh --recv-keys 0x1",
+        "gpg --photo-viewer 'touch x' --list-keys",
+        "gpg --list-options show-photos -k",
+        "gpg --homedir ./h --list-keys",
+        "gpg --options ./o --list-keys",
+        "gpg --log-file f -k",
+      ]
+    ) await asks(line);
+    // `gpg .npmrc.gpg` decrypts into `.npmrc`: a protected path, which needs a person without the sandbox.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["gpg"] } } }], workspace);
+    for (
+      const line of [
+        "gpg --batch --passphrase x .npmrc.gpg",
+        "gpg --decrypt-files .npmrc.gpg",
+        "gpg .git/hooks/pre-commit.asc",
+        "gpg -c .git/hooks/x",
+      ]
+    ) {
+      const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+      assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+    }
+    for (const line of ["gpg --list-keys", "gpg -d a.txt.gpg", "gpg --verify a.sig a.txt"]) {
       const checked = await check(line, SANDBOXES[1]);
       assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
     }
