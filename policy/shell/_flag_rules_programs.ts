@@ -22,6 +22,8 @@
  * - gpg's `--agent-program`, `--dirmngr-program`, `--photo-viewer`, an options
  *   file or another home folder (which name the programs it starts), and the
  *   files it writes besides `-o` (`--log-file`, `--keyring`).
+ * - openssl's `-provider-path`, a provider not its own, an engine and a
+ *   configuration file load a library.
  * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
  *   program for the connection.
  *
@@ -281,6 +283,41 @@ function gpgNamedAfter(args: readonly BashWord[]): PathOperand[] {
   return files;
 }
 
+/** openssl's providers that come with it; any other is a library loaded from the provider path. */
+const OPENSSL_PROVIDERS = new Set(["default", "base", "legacy", "fips", "null"]);
+
+/**
+ * openssl: `-provider-path DIR -provider NAME` loads `DIR/NAME.so` (code, run here: shown with a library whose
+ * constructor wrote a file), a provider by path too, an engine (`-engine`, `openssl engine ID`) loads one, and a
+ * configuration file (`-config`) can name modules to load. Options take one dash or two.
+ */
+const opensslRule: Rule = (args, name) => {
+  if (args[0]?.value === "engine" && args.slice(1).some((word) => !word.value?.startsWith("-"))) {
+    return `\`${name} engine\` with an engine named loads it, a library whose code runs here`;
+  }
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    const option = /^--?([a-z_-]+)(?:=(.*))?$/s.exec(value);
+    if (option === null) continue;
+    const [, key, inline] = option;
+    if (key === "provider-path" || key.endsWith("engine") || key === "config") {
+      return `${shown(word)} makes ${name} load a library or a configuration that names one, whose code runs here`;
+    }
+    if (key === "provider") {
+      const provider = inline ?? args[i + 1]?.value;
+      if (provider === undefined || !OPENSSL_PROVIDERS.has(provider)) {
+        return `${shown(word)} makes ${name} load a provider library, whose code runs here`;
+      }
+    }
+  }
+  return undefined;
+};
+
 const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
 const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
   "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
@@ -295,4 +332,5 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...RESPONSE_FILE_PROGRAMS.split(" ").map((name) => [name, responseFileRule] as const),
   ...["nc", "netcat", "ncat"].map((name) => [name, netcatRule] as const),
   ...["gpg", "gpg2"].map((name) => [name, gpgRule] as const),
+  ["openssl", opensslRule],
 ]);

@@ -65,6 +65,38 @@ describe("files named inside the words of a program allowed by a policy file", (
     assert.equal(inside.verdict, "allow", inside.reasons.join(" | "));
   });
 
+  test("openssl loads the provider library a `-provider-path` folder holds: code that runs here, so it asks", {
+    timeout: 60_000,
+    skip: !installed("openssl") || !installed("gcc"),
+  }, async () => {
+    const marker = join(base, "provider-ran");
+    await writeFile(
+      join(workspace, "p.c"),
+      `#include <stdio.h>\n__attribute__((constructor)) static void f(void) { fclose(fopen("${marker}", "w")); }\n` +
+        "int OSSL_provider_init(void) { return 0; }\n",
+    );
+    assert.equal(run("gcc -shared -fPIC -o evil.so p.c").status, 0);
+    run("openssl list -provider-path . -provider evil");
+    assert.ok(spawnSync("test", ["-e", marker]).status === 0, "openssl did not load the provider");
+    for (
+      const line of [
+        "openssl list -provider-path . -provider evil",
+        "openssl list -provider ./evil.so",
+        "openssl list --provider=evil",
+        "openssl req -config x.cnf -new",
+        "openssl req -engine e -new",
+        "openssl s_client -ssl_client_engine e",
+        "openssl engine ./evil.so",
+      ]
+    ) await asks(line);
+    for (
+      const line of ["openssl list -provider legacy -provider default", "openssl dgst -sha256 a.txt", "openssl version"]
+    ) {
+      const checked = await check(line, SANDBOXES[1]);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
+  });
+
   test("socat opens the file and runs the command its addresses name, so it always asks", {
     timeout: 30_000,
     skip: !installed("socat"),
