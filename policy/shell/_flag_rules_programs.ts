@@ -24,6 +24,7 @@
  *   files it writes besides `-o` (`--log-file`, `--keyring`).
  * - openssl's `-provider-path`, a provider not its own, an engine and a
  *   configuration file load a library.
+ * - install's `--strip-program` runs a program.
  * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
  *   program for the connection.
  *
@@ -318,6 +319,23 @@ const opensslRule: Rule = (args, name) => {
   return undefined;
 };
 
+/** install: `--strip-program=PROG` runs PROG on every file it installs (`-s` runs `strip`, found on the PATH). */
+const installRule: Rule = (args, name) => {
+  for (const word of args) {
+    const value = word.value;
+    if (value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (value === "--") break;
+    const given = value.startsWith("--") ? value.slice(2).split("=")[0] : "";
+    if (given.length > "strip".length && "strip-program".startsWith(given)) {
+      return `${shown(word)} names the program ${name} runs on each file it installs`;
+    }
+  }
+  return undefined;
+};
+
 const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
 const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
   "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
@@ -333,4 +351,5 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...["nc", "netcat", "ncat"].map((name) => [name, netcatRule] as const),
   ...["gpg", "gpg2"].map((name) => [name, gpgRule] as const),
   ["openssl", opensslRule],
+  ["install", installRule],
 ]);

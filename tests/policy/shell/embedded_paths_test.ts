@@ -1,6 +1,8 @@
 // Files named inside a word, by a program a policy file's allow rule lets run: `openssl enc -pass file:F` read F
 // outside the workspace without asking (its key printed with -P is the key of F's content), `socat -u OPEN:F -`
 // printed F and `socat -u SYSTEM:CMD -` ran CMD; the words were judged as relative names (`./file:F`, `./OPEN:F`).
+// And the options with which such a program runs or loads code of the workspace: gpg's `--agent-program`, openssl's
+// `-provider-path`, install's `--strip-program`, netcat's `-e`.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -14,7 +16,7 @@ import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 
 const PLANTED = "PLANTED-SECRET-e9b2";
 const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
-const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z", "gpg"];
+const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z", "gpg", "install"];
 
 let base = "";
 let workspace = "";
@@ -189,6 +191,20 @@ describe("files named inside the words of a program allowed by a policy file", (
       const checked = await check(line, SANDBOXES[1]);
       assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
     }
+  });
+
+  test("install's `--strip-program` runs the program it names, so it asks", { timeout: 30_000 }, async () => {
+    const marker = join(base, "strip-ran");
+    await writeFile(join(workspace, "strip.sh"), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    run("install -s --strip-program=./strip.sh a.txt b.out");
+    assert.ok(spawnSync("test", ["-e", marker]).status === 0, "install did not run the strip program");
+    for (
+      const line of ["install -s --strip-program=./strip.sh a.txt b", "install --strip-prog ./strip.sh -s a.txt b"]
+    ) {
+      await asks(line);
+    }
+    const checked = await check("install -m 644 a.txt b", SANDBOXES[1]);
+    assert.equal(checked.verdict, "allow", checked.reasons.join(" | "));
   });
 
   test("netcat's and ncat's options that run a program for the connection ask", { timeout: 60_000 }, async () => {
