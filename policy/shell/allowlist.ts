@@ -305,6 +305,20 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "osascript",
   "ts-node",
   "tsx",
+  // Tools whose configuration or plugins are code the project holds, run whenever they run: infrastructure tools
+  // start the providers a folder names (`terraform validate` ran a provider binary from `terraform.d/plugins/`),
+  // playbooks, Vagrantfiles and compose files run commands and mount host folders; linters, bundlers, test and
+  // documentation tools load JavaScript or Python configuration and plugins (eslint.config.js, conf.py, mypy and
+  // pylint plugins, .rubocop.yml's `require`); task runners and build systems run their files' commands.
+  ...("terraform tofu terragrunt pulumi cdk cdktf ansible ansible-playbook vagrant packer docker-compose " +
+    "podman-compose eslint prettier stylelint webpack webpack-cli vite rollup babel nyc c8 playwright cypress karma " +
+    "ava next nuxt astro ng turbo nx lerna tsup parcel mypy pylint sphinx-build mkdocs jupyter hatch pdm poetry " +
+    "pipenv conda rye pre-commit lefthook invoke fab scons waf meson rubocop rails rspec just task bazel bazelisk " +
+    "buck2 pants sbt lein mix rebar3 cabal stack dune zig ant earthly nix nix-shell nix-build devbox mise asdf " +
+    "direnv").split(" "),
+  "docker compose",
+  "docker build",
+  "docker buildx",
 ]);
 
 /** An allowlist entry, read. */

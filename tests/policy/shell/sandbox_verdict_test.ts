@@ -15,7 +15,12 @@ import { autoHost, callbackHost } from "../../../policy/hosts.ts";
 import { PolicyState } from "../../../policy/state.ts";
 import { ToolError } from "../../../core/errors.ts";
 import type { ConfirmRequest } from "../../../core/host.ts";
-import { realpath } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
 import { withSession } from "../../core/_helpers.ts";
 
 const NO_SANDBOX = { available: false, reason: "bwrap: setting up uid map: Permission denied" };
@@ -148,6 +153,61 @@ describe("the sandbox in the verdict", () => {
       const own = await checkCommand("make test", { allowlist: ["make test"], sandbox: NO_SANDBOX, projectCode: [] });
       assert.equal(own.verdict, "allow");
       assert.ok(PROJECT_CODE_COMMANDS.includes("make"));
+    },
+  );
+
+  test(
+    "tools whose configuration or plugins are the project's code need the sandbox when a policy file allows them",
+    { timeout: 120_000 },
+    async () => {
+      // `terraform validate` starts the providers a folder holds: a binary under terraform.d/plugins ran.
+      if (spawnSync("sh", ["-c", "command -v terraform"]).status === 0) {
+        const dir = await mkdtemp(join(tmpdir(), "toolfence-tf-"));
+        try {
+          const plugin = join(dir, "terraform.d/plugins/example.com/x/evil/1.0.0/linux_amd64");
+          await mkdir(plugin, { recursive: true });
+          const marker = join(dir, "provider-ran");
+          await writeFile(join(plugin, "terraform-provider-evil_v1.0.0"), `#!/bin/sh\ntouch ${marker}\nexit 1\n`, {
+            mode: 0o755,
+          });
+          await writeFile(
+            join(dir, "main.tf"),
+            'terraform {\n  required_providers {\n    evil = { source = "example.com/x/evil", version = "1.0.0" }\n' +
+              '  }\n}\nprovider "evil" {}\n',
+          );
+          const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, CHECKPOINT_DISABLE: "1" };
+          spawnSync("terraform", ["init", "-input=false", "-no-color"], { cwd: dir, env, timeout: 60_000 });
+          spawnSync("terraform", ["validate", "-no-color"], { cwd: dir, env, timeout: 30_000 });
+          assert.ok(existsSync(marker), "terraform validate did not start the provider");
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      }
+      for (
+        const command of [
+          "terraform validate",
+          "tofu plan",
+          "ansible-playbook site.yml",
+          "docker compose up",
+          "eslint .",
+          "prettier --check .",
+          "vite build",
+          "mypy src",
+          "pylint src",
+          "sphinx-build docs out",
+          "rubocop",
+          "just build",
+          "pre-commit run --all-files",
+        ]
+      ) {
+        const program = command.split(" ")[0];
+        const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, program === "docker" ? "docker compose" : program];
+        const check = await checkCommand(command, { allowlist, sandbox: NO_SANDBOX });
+        assert.equal(check.verdict, "ask", command);
+        assert.equal(check.sandbox.needed, true, command);
+        assert.equal((await checkCommand(command, { allowlist, sandbox: SANDBOX })).verdict, "allow", command);
+      }
+      assert.equal(runsProjectCode(["docker", "ps"]), false);
     },
   );
 
