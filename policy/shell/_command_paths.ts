@@ -493,7 +493,7 @@ function judgeWordPath(word: BashWord, access: PathAccess, folders: Folders, jud
 }
 
 /** Programs whose operands are never opened as files. */
-const NO_PATHS = new Set(["echo", "printf", "true", "false", "whoami", "uname", "basename", "dirname", "pwd", "which"]);
+const NO_PATHS = new Set(["echo", "printf", "true", "false", "whoami", "uname", "basename", "dirname", "pwd"]);
 
 /**
  * What an option does with its value: `text` (a pattern, a separator, a
@@ -1243,6 +1243,13 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       access: "read",
       origin: "operand",
     }));
+  }
+  if (name === "which") {
+    // A name is looked up on the PATH; a name with a `/` is tested where it points (whether it exists and may run),
+    // and so may a word only the run knows (`which "$PWD/../x"`).
+    return args.filter((word) => word.value === undefined || word.value.includes("/")).map((
+      word,
+    ) => ({ word, access: "read", origin: "operand" }));
   }
   const shape = SHAPES.get(name);
   const out: PathWord[] = [];

@@ -2055,6 +2055,27 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(asked.reason, /OS sandbox that hides them/);
   });
 
+  test("which tests a name with a `/` where it points: an outside one asks", { timeout: 60_000 }, async () => {
+    // `which /outside/exe` printed the path when it existed and could run: a look outside the workspace.
+    await writeFile(join(outside, "exe"), "#!/bin/sh\n", { mode: 0o755 });
+    try {
+      const run = spawnSync("bash", ["-c", `which ${outside}/exe ${outside}/secret.txt`], { encoding: "utf8" });
+      assert.equal(run.stdout.trim(), `${outside}/exe`);
+      for (const line of [`which ${outside}/exe`, "which ../outside/exe", 'which "$PWD/../outside/exe"', "which ~/x"]) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} was allowed (sandbox ${sandbox.available})`);
+        }
+      }
+      for (const line of ["which ls", "which -a node deno", "which ./f.txt"]) {
+        const check = await checkCommand(line, { sandbox: SANDBOXES[1], workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(join(outside, "exe"));
+    }
+  });
+
   test("what the line was judged to touch travels with the authorization", { timeout: 300_000 }, async () => {
     const state = new PolicyState();
     const runs = await authorizeCommand(
