@@ -32,6 +32,11 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
     "perf runcon catchsegv faketime eatmydata nocache numactl rlwrap torsocks proxychains proxychains4 tsocks hyperfine entr tini dumb-init daemonize cpulimit trickle chpst softlimit envdir setuidgid su-exec nsjail systemd-nspawn schroot cgexec aa-exec mpirun mpiexec watchexec nodemon sem chronic ifne lckdo pee zrun mispipe ccache sccache distcc icecc caffeinate arch retry",
     "runs the command it is given",
   ),
+  // The same, from session and job launchers, batch schedulers and openers (xdg-open runs the program a file's type
+  // names, a `.desktop` file's `Exec=` too; crontab installs commands that run later).
+  ...namesFor("dbus-launch dtach abduco tsp nq srun sbatch salloc corepack pipx", "runs the command it is given"),
+  ...namesFor("xdg-open", "runs the program a file's type names (a `.desktop` file's own command too)"),
+  ...namesFor("crontab", "installs commands that run later"),
   // Relays whose addresses are programs and files as well as sockets: socat's `SYSTEM:CMD`, `EXEC:PROG` run here,
   // `OPEN:F`, `CREATE:F` and `UNIX-CONNECT:S` open any file or socket; websocat's `sh-c:CMD` and `cmd:CMD`.
   ...namesFor("socat websocat", "runs the command or opens the file an address names"),
@@ -52,7 +57,8 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
  */
 export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
   (
-    "xargs parallel watch flock script at batch expect gdb fc trap tmux screen socat websocat " +
+    "xargs parallel watch flock script at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq " +
+    "srun sbatch salloc xdg-open crontab " +
     "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot"
   ).split(" "),
 );

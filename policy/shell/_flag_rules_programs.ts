@@ -25,6 +25,8 @@
  * - openssl's `-provider-path`, a provider not its own, an engine and a
  *   configuration file load a library.
  * - install's `--strip-program` runs a program.
+ * - `rustup run`, `pyenv exec`, `docker run` and the like run the command
+ *   they are given.
  * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
  *   program for the connection.
  *
@@ -336,6 +338,46 @@ const installRule: Rule = (args, name) => {
   return undefined;
 };
 
+/**
+ * The subcommands with which a program runs the command it is given (here, or in a container or machine it
+ * reaches): an allow rule for the program would allow any command through them.
+ */
+const RUNNING_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  rustup: ["run"],
+  pyenv: ["exec"],
+  rbenv: ["exec"],
+  nodenv: ["exec"],
+  goenv: ["exec"],
+  jenv: ["exec"],
+  volta: ["run"],
+  fnm: ["exec"],
+  opam: ["exec"],
+  flatpak: ["run"],
+  snap: ["run"],
+  lxc: ["exec"],
+  machinectl: ["shell"],
+  kubectl: ["exec", "debug", "run"],
+  docker: ["run", "exec", "create"],
+  podman: ["run", "exec", "create"],
+  scl: ["enable"],
+  ip: ["netns", "vrf"],
+};
+
+/**
+ * A program of {@linkcode RUNNING_SUBCOMMANDS}: any of its words may be the subcommand (a global option's value, a
+ * `+toolchain` come before it: `docker --context c run`, `rustup +nightly run`), so any word naming one asks.
+ */
+const subcommandRunnerRule: Rule = (args, name) => {
+  for (const word of args) {
+    if (word.value === undefined) {
+      if (word.mayBeOption) return hiddenOptionReason(word, name);
+      continue;
+    }
+    if (RUNNING_SUBCOMMANDS[name].includes(word.value)) return `\`${name} ${word.value}\` runs the command it is given`;
+  }
+  return undefined;
+};
+
 const COMPILERS = "gcc g++ cc c++ cpp clang clang++ clang-cpp";
 const RESPONSE_FILE_PROGRAMS = "ld ld.bfd ld.gold ld.lld lld as ar nm objdump objcopy strip ranlib readelf size " +
   "strings addr2line c++filt gprof javac java javadoc jar rustc rustdoc";
@@ -352,4 +394,5 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...["gpg", "gpg2"].map((name) => [name, gpgRule] as const),
   ["openssl", opensslRule],
   ["install", installRule],
+  ...Object.keys(RUNNING_SUBCOMMANDS).map((name) => [name, subcommandRunnerRule] as const),
 ]);

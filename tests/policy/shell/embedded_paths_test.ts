@@ -16,7 +16,26 @@ import { DEFAULT_COMMAND_ALLOWLIST } from "../../../policy/shell/allowlist.ts";
 
 const PLANTED = "PLANTED-SECRET-e9b2";
 const SANDBOXES = [{ available: true }, { available: false, reason: "test: no sandbox" }] as const;
-const ALLOWED = ["openssl", "socat", "websocat", "nc", "ncat", "netcat", "imgtool", "7z", "gpg", "install"];
+const ALLOWED = [
+  "openssl",
+  "socat",
+  "websocat",
+  "nc",
+  "ncat",
+  "netcat",
+  "imgtool",
+  "7z",
+  "gpg",
+  "install",
+  "rustup",
+  "pyenv",
+  "docker",
+  "kubectl",
+  "ip",
+  "dbus-launch",
+  "xdg-open",
+  "crontab",
+];
 
 let base = "";
 let workspace = "";
@@ -205,6 +224,33 @@ describe("files named inside the words of a program allowed by a policy file", (
     }
     const checked = await check("install -m 644 a.txt b", SANDBOXES[1]);
     assert.equal(checked.verdict, "allow", checked.reasons.join(" | "));
+  });
+
+  test("subcommands and launchers that run the command they are given ask", { timeout: 60_000 }, async () => {
+    // `rustup run stable sh -c CMD` ran CMD with only an allow rule for rustup.
+    if (installed("rustup")) {
+      const marker = join(base, "rustup-ran");
+      spawnSync("rustup", ["run", "stable", "sh", "-c", `touch ${marker}`], { cwd: workspace, timeout: 30_000 });
+      assert.ok(spawnSync("test", ["-e", marker]).status === 0, "rustup run did not run the command");
+    }
+    for (
+      const line of [
+        "rustup run stable sh -c id",
+        "rustup +nightly run stable id",
+        "pyenv exec python -c 1",
+        "docker run alpine id",
+        "docker --context c exec box id",
+        "kubectl exec pod -- id",
+        "ip netns exec ns id",
+        "dbus-launch id",
+        "xdg-open a.txt",
+        "crontab a.txt",
+      ]
+    ) await asks(line);
+    for (const line of ["rustup show", "rustup toolchain list", "pyenv versions", "docker ps", "kubectl get pods"]) {
+      const checked = await check(line, SANDBOXES[1]);
+      assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+    }
   });
 
   test("netcat's and ncat's options that run a program for the connection ask", { timeout: 60_000 }, async () => {
