@@ -361,7 +361,7 @@ const tarRule: Rule = (args, name, context) => {
 const TAR_VALUED = "bCfFgHIKLNTVX";
 
 /**
- * What the dates of tar's `-N`, `--newer`, `--after-date` and `--newer-mtime` open: a value starting with `/` or `.`
+ * What the dates of tar's `-N`, `--newer`, `--after-date`, `--newer-mtime` and `--mtime` open: a value starting with `/` or `.`
  * is a file whose time tar takes, any other a date string, which may name a zone file. A long option is matched by
  * any start of it (argp's), and `N` in the first word's cluster without a dash takes a later word, unseen here.
  */
@@ -378,7 +378,8 @@ function tarDates(args: readonly BashWord[]): PathOperand[] {
     if (value === undefined || value === "--") break;
     if (value.startsWith("--")) {
       const [given, ...inline] = value.slice(2).split("=");
-      if (given.length < 3 || !["newer", "newer-mtime", "after-date"].some((long) => long.startsWith(given))) continue;
+      const dated = ["newer", "newer-mtime", "after-date", "mtime"];
+      if (given.length < 3 || !dated.some((long) => long.startsWith(given))) continue;
       record(inline.length > 0 ? inline.join("=") : args[++i]?.value, `tar --${given}`);
       continue;
     }

@@ -68,6 +68,8 @@ describe('a date string\'s TZ="FILE" is a file read', () => {
         `tar -tf a.tar --newer-mtime='TZ="${zone}" 2020'`,
         `tar -tf a.tar --after 'TZ="${zone}" 2020'`,
         `tar -tf a.tar -N ${zone}`,
+        `tar -tf a.tar --mtime='TZ="${zone}" 2020'`,
+        `tar -tf a.tar --mtime=${zone}`,
         `touch -d 'TZ="${zone}" 2020' a.txt`,
         `touch --date='TZ="${zone}" 2020' a.txt`,
         // The dates of -f come from a file or a stream the checker cannot see.
