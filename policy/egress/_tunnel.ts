@@ -25,6 +25,17 @@ export type TunnelOpening = { more: true } | { pass: true; plainHttp?: true } | 
 
 const ECH_EXTENSION = 0xfe0d;
 
+// Where a server may end a header line: CRLF and LF, and a lone CR, which Python's http.server (its email parser)
+// and other lenient parsers take as a line break too; the vertical tab, form feed, the information separators and
+// NEL, which str.splitlines (older email parsers) does. Before, only LF (CRLF in the opening) split lines: in a tunnel
+// judged for an allowed address, `GET /t HTTP/1.1\r\nX: y\rHost: secret.internal\r\nHost: <judged>` passed, and
+// Python's http.server behind that address served the other site (`SECRET-SITE`).
+// deno-lint-ignore no-control-regex
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\x85]/;
+
+// A Host header line, also indented (a continuation line some lenient servers read as a header of its own).
+const HOST_LINE = /^[ \t]*host[ \t]*:([^]*)$/i;
+
 // Lower case, no trailing dot, IDN in punycode, IPv6 without brackets.
 function canonical(name: string): string {
   const bare = name.trim().replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
@@ -162,9 +173,9 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
     if (!tooLong) return { more: true };
     return { refuse: `the request in the tunnel to ${host} has a head longer than ${MAX_TUNNEL_OPENING} bytes` };
   }
-  const lines = head.slice(0, end).split("\r\n");
+  const lines = head.slice(0, end).split(LINE_BREAK);
   if (!/^[A-Z]{1,20} \S+ HTTP\/1\.[01]$/.test(lines[0])) return { pass: true, plainHttp: true };
-  const hosts = lines.slice(1).filter((l) => /^host[ \t]*:/i.test(l)).map((l) => l.slice(l.indexOf(":") + 1).trim());
+  const hosts = lines.slice(1).flatMap((l) => l.match(HOST_LINE)?.[1].trim() ?? []);
   if (hosts.length !== 1) {
     return { refuse: `the request in the tunnel to ${host} sends ${hosts.length} Host headers: it must send one` };
   }
@@ -230,9 +241,9 @@ export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) 
   let carry = "";
   return (chunk) => {
     const text = carry + chunk.toString("latin1");
-    const lines = text.split("\n");
+    const lines = text.split(LINE_BREAK);
     carry = lines.pop()!;
-    if (carry.length > MAX_TUNNEL_OPENING && /^host[ \t]*:/i.test(carry)) {
+    if (carry.length > MAX_TUNNEL_OPENING && HOST_LINE.test(carry)) {
       return `the request in the tunnel to ${host} sends a Host line longer than ${MAX_TUNNEL_OPENING} bytes`;
     }
     // A line longer than that is no header anyone reads: only its start is kept, to know whether it was one.
@@ -243,7 +254,7 @@ export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) 
       }
       const target = wrongTarget(line, judged, port, host);
       if (target !== undefined) return target;
-      const m = line.replace(/\r$/, "").match(/^host[ \t]*:([^]*)$/i);
+      const m = line.match(HOST_LINE);
       if (!m) continue;
       const wrong = wrongHost(m[1].trim(), judged, port, host);
       if (wrong !== undefined) return wrong;

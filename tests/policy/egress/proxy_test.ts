@@ -516,6 +516,70 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
     }
   });
 
+  // Python's http.server reads a header block with its email parser, which ends a line at a lone CR too: before, the
+  // proxy split lines at LF only, so `X: y\rHost: secret.internal` hid a Host from it, and Python's server behind the
+  // judged address served the other site (SECRET-SITE, through a command's tunnel in the sandbox).
+  test("a tunnel reaches only the host it was judged for: a Host behind a line break a lenient server reads", {
+    timeout: 30_000,
+    skip: spawnSync("python3", ["--version"]).status !== 0 && "python3 is not installed",
+  }, async () => {
+    const vhost = spawn("python3", [
+      "-c",
+      [
+        "import http.server, sys",
+        "class H(http.server.BaseHTTPRequestHandler):",
+        "    protocol_version = 'HTTP/1.1'",
+        "    def do_GET(s):",
+        "        host = s.headers.get('Host', '')",
+        "        body = (b'SECRET-SITE ' if host.startswith('secret.test') else b'allowed-site ') + s.path.encode()",
+        "        s.send_response(200); s.send_header('Content-Length', str(len(body))); s.end_headers()",
+        "        s.wfile.write(body)",
+        "    def log_message(s, *a): pass",
+        "server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)",
+        "print(server.server_address[1], flush=True)",
+        "server.serve_forever()",
+      ].join("\n"),
+    ], { stdio: ["ignore", "pipe", "inherit"] });
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const seen: EgressConnection[] = [];
+    let proxy: Awaited<ReturnType<typeof startEgressProxy>> | undefined;
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        vhost.stdout!.once("data", (d) => resolve(Number(String(d).trim())));
+        vhost.once("exit", () => reject(new Error("python3 exited")));
+      });
+      proxy = await startEgressProxy({
+        judge: (_s, h) => Promise.resolve({ addresses: ["127.0.0.1"], host: h.toLowerCase() }),
+        listen: { path: path.join(dir, "p.sock") },
+        onConnection: (c) => seen.push(c),
+      });
+      const judged = `allowed.test:${port}`;
+      const tunnel = (requests: string) =>
+        raw(proxy!.path!, `CONNECT ${judged} HTTP/1.1\r\n\r\n${requests}`, /allowed-site \/last|SECRET/);
+      // The control: a plain request to the judged host is served.
+      assert.match(await tunnel(`GET /last HTTP/1.1\r\nHost: ${judged}\r\n\r\n`), /allowed-site \/last/);
+      for (const brk of ["\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\r\n "]) {
+        const hidden = `X: y${brk}Host: secret.test`;
+        for (
+          const requests of [
+            `GET /first HTTP/1.1\r\n${hidden}\r\nHost: ${judged}\r\n\r\n`,
+            `GET /first HTTP/1.1\r\nHost: ${judged}\r\n${hidden}\r\n\r\n`,
+            `GET /ok HTTP/1.1\r\nHost: ${judged}\r\n\r\nGET /later HTTP/1.1\r\n${hidden}\r\n\r\n`,
+          ]
+        ) {
+          const answer = await tunnel(requests);
+          assert.doesNotMatch(answer, /SECRET-SITE/, JSON.stringify(requests));
+          assert.equal(seen.at(-1)!.allowed, false, JSON.stringify(requests));
+          assert.match(seen.at(-1)!.reason!, /Host/, JSON.stringify(requests));
+        }
+      }
+    } finally {
+      await proxy?.close();
+      vhost.kill();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a tunnel reaches only the host it was judged for: a CONNECT inside it to a forward proxy", {
     timeout: 60_000,
   }, async () => {
