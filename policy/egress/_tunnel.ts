@@ -194,29 +194,54 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
 // judged for an allowed proxy at 127.0.0.1:A that sent `CONNECT 127.0.0.1:B HTTP/1.1` with `Host: 127.0.0.1:A`
 // reached the unlisted server on port B (it logged `GET /secret`): the URL parser reads `127.0.0.1:B` as a relative
 // path and `secret.internal:443` as a URL of the scheme `secret.internal:` with no host, so neither named a site.
+//
+// The line is read as the most lenient server reads it: Python's http.server strips it and splits it at any
+// whitespace (`str.split()`: also VT, FF, \x1c-\x1f, NEL, NBSP), and takes `GET target` without a version (HTTP/0.9).
+// Before, `GET\x0bhttp://denied/\x0bHTTP/1.1`, ` GET http://denied/ HTTP/1.1` and `GET http://denied/` passed, and a
+// forward proxy written on it behind the judged address fetched the denied host. A target naming the judged host
+// is compared by the port it leads to: `http://judged/` is port 80, not the tunnel's (before, it passed for a tunnel
+// judged for `judged:A`, and such a proxy fetched port 80 of the judged host, which nobody judged).
 function wrongTarget(line: string, judged: string, port: string, host: string): string | undefined {
+  const words = line.split(REQUEST_SPACE).filter((word) => word !== "");
   // In any case: a lenient server or proxy takes `connect` and `http/1.1` as well.
-  const m = line.replace(/\r$/, "").match(/^[A-Z]{1,20}[ \t]+(\S+)[ \t]+HTTP\/\S*$/i);
-  if (!m || m[1] === "*") return undefined;
+  const requestLine = (words.length === 3 && /^[A-Z]{1,20}$/i.test(words[0]) && /^HTTP\//i.test(words[2])) ||
+    (words.length === 2 && words[0] === "GET");
+  const target = requestLine ? words[1] : undefined;
+  if (target === undefined || target === "*") return undefined;
   const wrong = () =>
     `the request in the tunnel to ${host} asks for ${
-      JSON.stringify(m[1].slice(0, 253))
+      JSON.stringify(target.slice(0, 253))
     }: a tunnel may only reach the host it was judged for`;
-  const authority = m[1].match(/^(\[[^\]]*\]|[^/\\?#@\[\]:]+):(\d+)$/);
+  const authority = target.match(/^(\[[^\]]*\]|[^/\\?#@\[\]:]+):(\d+)$/);
   if (authority) {
     return canonical(authority[1]) === judged && String(Number(authority[2])) === port ? undefined : wrong();
   }
+  const base = `http://${judged.includes(":") ? `[${judged}]` : judged}:${port}/`;
   let url: URL;
   try {
-    url = new URL(m[1], `http://${judged.includes(":") ? `[${judged}]` : judged}:${port}/`);
+    url = new URL(target, base);
   } catch {
     return undefined;
   }
-  if (url.host === "" || (canonical(url.hostname) === judged && (url.port === "" || url.port === port))) {
-    return undefined;
-  }
-  return wrong();
+  if (url.host === "") return undefined;
+  // A path (origin form) stays on the judged host and port; a target with a scheme or `//` names its own.
+  if (url.href.startsWith(base) && !/^[a-z][a-z0-9+.-]*:|^[\\/]{2}/i.test(target)) return undefined;
+  const leadsTo = url.port || TARGET_PORTS[url.protocol];
+  return canonical(url.hostname) === judged && leadsTo === port ? undefined : wrong();
 }
+
+// Whitespace between the words of a request line, as Python's `str.split()` reads it (latin1 text).
+// deno-lint-ignore no-control-regex
+const REQUEST_SPACE = /[\t\n\v\f\r \x1c-\x1f\x85\xa0]+/;
+
+// The port a target without one leads to, by its scheme.
+const TARGET_PORTS: Record<string, string> = {
+  "http:": "80",
+  "https:": "443",
+  "ws:": "80",
+  "wss:": "443",
+  "ftp:": "21",
+};
 
 // Why a Host value is not the judged host, or undefined when it is.
 function wrongHost(value: string, judged: string, port: string, host: string): string | undefined {
@@ -239,8 +264,19 @@ function wrongHost(value: string, judged: string, port: string, host: string): s
 export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) => string | undefined {
   const judged = canonical(host);
   let carry = "";
+  // The text after the last LF: a request line is read up to its LF, whitespace inside it and all (see wrongTarget).
+  let lineCarry = "";
   return (chunk) => {
-    const text = carry + chunk.toString("latin1");
+    const added = chunk.toString("latin1");
+    const requestLines = (lineCarry + added).split("\n");
+    lineCarry = requestLines.pop()!;
+    // A line longer than a server reads (Python: 64 KiB) is refused by it: only a bounded start is kept.
+    if (lineCarry.length > MAX_TUNNEL_OPENING) lineCarry = lineCarry.slice(0, MAX_TUNNEL_OPENING);
+    for (const line of requestLines) {
+      const target = wrongTarget(line, judged, port, host);
+      if (target !== undefined) return target;
+    }
+    const text = carry + added;
     const lines = text.split(LINE_BREAK);
     carry = lines.pop()!;
     if (carry.length > MAX_TUNNEL_OPENING && HOST_LINE.test(carry)) {

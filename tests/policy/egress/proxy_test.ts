@@ -4,6 +4,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import http from "node:http";
 import net from "node:net";
 import { spawn, spawnSync } from "node:child_process";
@@ -23,6 +24,7 @@ import {
   SERVER_PROXY_CONNECTIONS,
   startEgressProxy,
 } from "../../../policy/egress/proxy.ts";
+import { plainTunnelScanner } from "../../../policy/egress/_tunnel.ts";
 
 // Sends `text`, and reads until a head that is not a 200, or until `until` shows up.
 function raw(socketPath: string, text: string, until?: RegExp): Promise<string> {
@@ -503,8 +505,41 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
           assert.match(seen.at(-1)!.reason!, /asks for .*: a tunnel may only reach the host it was judged for/);
         }
       }
-      // A target naming the judged host (any port spelled as the tunnel's, or none), or origin-form, is served.
-      for (const target of [`http://Allowed.Test:${port}/a`, "http://allowed.test./b", "/c?d=http://secret.test/"]) {
+      // A request line as lenient servers read it (Python's http.server splits it at any whitespace, strips it, and
+      // takes `GET target` without a version), and a target naming the judged host on another port than the
+      // tunnel's (`http://allowed.test/` leads to port 80): before, each passed, and a forward proxy behind the judged
+      // address fetched the other host, or port 80 of the judged one, which nobody judged.
+      for (
+        const line of [
+          "GET\vhttp://secret.test/\vHTTP/1.1",
+          "GET\x1chttp://secret.test/\x1fHTTP/1.1",
+          "GET\fhttp://secret.test/\fHTTP/1.1",
+          " GET http://secret.test/ HTTP/1.1",
+          "GET http://secret.test/",
+          "GET http://allowed.test/ HTTP/1.1",
+          "GET http://allowed.test:80/ HTTP/1.1",
+          `GET https://allowed.test:${port + 1}/ HTTP/1.1`,
+        ]
+      ) {
+        for (const before of ["", "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"]) {
+          const answer = await raw(
+            proxy.path!,
+            `CONNECT allowed.test:${port} HTTP/1.1\r\n\r\n${before}${line}\r\nHost: allowed.test:${port}\r\n\r\n`,
+            before ? /allowed-site[\s\S]*-site/ : /-site/,
+          );
+          assert.doesNotMatch(answer, /SECRET/, JSON.stringify(line));
+          assert.equal(seen.at(-1)!.allowed, false, JSON.stringify(line));
+          assert.match(seen.at(-1)!.reason!, /asks for .*: a tunnel may only reach the host it was judged for/);
+        }
+      }
+      // NEL and NBSP are whitespace to Python in latin1 text (the helper above writes UTF-8): read by the scanner.
+      const scan = plainTunnelScanner("allowed.test", String(port));
+      const nel = scan(Buffer.from("GET\x85http://secret.test/\xa0HTTP/1.1\r\nHost: allowed.test\r\n\r\n", "latin1"));
+      assert.match(nel ?? "", /asks for "http:\/\/secret\.test\/"/);
+      // A target naming the judged host and the tunnel's port, or origin-form, is served.
+      for (
+        const target of [`http://Allowed.Test:${port}/a`, `http://allowed.test.:${port}/b`, "/c?d=http://secret.test/"]
+      ) {
         const answer = await tunnel(`GET ${target} HTTP/1.1\r\nHost: allowed.test\r\n\r\n`);
         assert.match(answer, /allowed-site/, target);
       }
