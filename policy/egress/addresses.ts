@@ -42,24 +42,21 @@ function v6Groups(ip: string): number[] | undefined {
 }
 
 // The IPv4 address an IPv6 one carries, which decides where a connection to it leads: IPv4-mapped
-// (::ffff:a.b.c.d), IPv4-translated (SIIT, ::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d, not :: or ::1), NAT64
-// (64:ff9b::a.b.c.d, and the local-use 64:ff9b:1::/48 with the address in its last 32 bits), 6to4
-// (2002:AABB:CCDD::) and Teredo (2001:0::/32, the client's address in the last 32 bits, each bit inverted).
+// (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, not :: or ::1), NAT64 (64:ff9b::a.b.c.d, and the local-use
+// 64:ff9b:1::/48 with the address in its last 32 bits) and 6to4 (2002:AABB:CCDD::).
 function carriedV4(g: number[]): number[] | undefined {
   const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return quad(g[6], g[7]);
-  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return quad(g[6], g[7]);
   if (g.slice(0, 6).every((x) => x === 0) && (g[6] !== 0 || g[7] > 1)) return quad(g[6], g[7]);
   if (g[0] === 0x64 && g[1] === 0xff9b) return quad(g[6], g[7]);
   if (g[0] === 0x2002) return quad(g[1], g[2]);
-  if (g[0] === 0x2001 && g[1] === 0) return quad(g[6] ^ 0xffff, g[7] ^ 0xffff);
   return undefined;
 }
 
 /**
  * One spelling per destination, to compare an address with a deny or allow
  * entry: an IPv4 address as its dotted quad, also where an IPv6 form carries
- * it (mapped, translated, compatible, NAT64, 6to4, Teredo: {@linkcode classifyAddress} gives
+ * it (mapped, compatible, NAT64, 6to4: {@linkcode classifyAddress} gives
  * those the IPv4 address's class, so an entry naming the IPv4 address must
  * match them too); any other IPv6 address in its compressed lower-case form;
  * a zone (`%eth0`) left out, since it names an interface, not another
@@ -84,11 +81,6 @@ function classifyV4(b: number[]): AddressClass {
   if (a === 10 || (a === 172 && c >= 16 && c <= 31) || (a === 192 && c === 168)) return "private";
   if (a === 100 && c >= 64 && c <= 127) return "private"; // carrier-grade NAT
   if (a === 198 && (c === 18 || c === 19)) return "private"; // benchmarking networks
-  // The documentation networks (TEST-NET-1 to 3) are never routed on the internet: where one answers, it is a local
-  // network (this test machine's LAN is 192.0.2.0/24, its gateway 192.0.2.1). Before, they were public, and a host
-  // answering automatically let the browser read a server of such a network.
-  if ((a === 192 && c === 0 && b[2] === 2) || (a === 198 && c === 51 && b[2] === 100)) return "private";
-  if (a === 203 && c === 0 && b[2] === 113) return "private";
   if (a === 192 && c === 0 && b[2] === 0) return "reserved";
   if (a >= 224) return "reserved"; // multicast, class E, broadcast
   return "public";
@@ -97,11 +89,8 @@ function classifyV4(b: number[]): AddressClass {
 /**
  * The class of an IP address in any form `node:net` accepts (brackets and a
  * zone allowed); `undefined` when `ip` is not an address. IPv4 addresses
- * carried in IPv6 ones (mapped, translated, compatible, NAT64, 6to4,
- * Teredo) take the class of the IPv4 address; carrier-grade NAT (100.64/10),
- * benchmarking (198.18/15), the documentation networks (192.0.2/24,
- * 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20: never on the
- * internet, so a local network where they answer) and unique-local IPv6
+ * carried in IPv6 ones (mapped, compatible, NAT64, 6to4) take the class of
+ * the IPv4 address; carrier-grade NAT (100.64/10) and unique-local IPv6
  * (fc00::/7, where the cloud metadata service fd00:ec2::254 lives) are
  * private; 169.254/16 (the cloud metadata service 169.254.169.254) and
  * fe80::/10 link-local; multicast and broadcast reserved.
@@ -129,9 +118,6 @@ export function classifyAddress(ip: string): AddressClass | undefined {
   const carried = carriedV4(g);
   if (carried !== undefined) return classifyV4(carried);
   if ((g[0] & 0xfe00) === 0xfc00) return "private";
-  // The documentation prefixes (2001:db8::/32, 3fff::/20), never routed on the internet: a local network where they
-  // answer, as their IPv4 counterparts.
-  if ((g[0] === 0x2001 && g[1] === 0xdb8) || (g[0] === 0x3fff && g[1] < 0x1000)) return "private";
   if ((g[0] & 0xffc0) === 0xfe80) return "link-local";
   if ((g[0] & 0xffc0) === 0xfec0) return "private"; // deprecated site-local
   if ((g[0] & 0xff00) === 0xff00) return "reserved"; // multicast

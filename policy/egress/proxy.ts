@@ -26,9 +26,8 @@ export interface JudgedTarget {
   /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
   answeredBy?: string;
   /**
-   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` or `private` destination whose
-   * connection turns out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule
-   * names the address.
+   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` destination whose connection turns
+   * out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule names the address.
    */
   addressClass?: string;
   /**
@@ -480,7 +479,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
 }
 
-/** A connection to a destination judged public or private that reaches this machine itself. */
+/** A connection to a destination judged public that reaches this machine itself. */
 class ThisMachine extends Error {
   readonly code = "url_not_allowed";
   readonly details: Record<string, unknown>;
@@ -503,9 +502,6 @@ const unmapped = (address: string | undefined) => address ? destinationKey(addre
 // source. Such a connection to a destination judged public is closed before anything is sent over it, unless the
 // rule that allowed it names the address. Before, a page the browser's auto-answering host let reach "public"
 // http://192.0.2.2:PORT/ (the machine's eth0 address) read a server listening on :: meant for this machine alone.
-// Private too: a person's yes to "a private address: this machine or its network" (192.0.2.2 is private since the
-// documentation networks are, a server's 10.x address always was) is no allow entry naming it, which a deny of
-// localhost would not override where the judge cannot list this machine's addresses.
 //
 // `client` is the connection it is made for: if that goes first, the connection is abandoned at once (a server that
 // never answers the SYN, its backlog full or its packets dropped, kept it, and a descriptor of this process, for the
@@ -525,8 +521,7 @@ function connectJudged(
       const named = target.rule !== undefined &&
         new RegExp(`(^|[\\[/@])${unmapped(address).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[\\]:/])`, "i")
           .test(target.rule);
-      const byRange = target.addressClass === "public" || target.addressClass === "private";
-      if (byRange && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
+      if (target.addressClass === "public" && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
         socket.destroy();
         return reject(new ThisMachine(unmapped(address), port));
       }

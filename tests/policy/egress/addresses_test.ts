@@ -15,11 +15,6 @@ function v4Class(n: number): string {
   if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
   if (a === 100 && b >= 64 && b <= 127) return "private";
   if (a === 198 && (b === 18 || b === 19)) return "private";
-  if (
-    (a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)
-  ) {
-    return "private";
-  }
   if (a === 192 && b === 0 && c === 0) return "reserved";
   if (a >= 224) return "reserved";
   return "public";
@@ -30,19 +25,7 @@ const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 
 // Addresses near the edges of every range, plus uniform ones.
 const interesting = fc.oneof(
   fc.integer({ min: 0, max: 0xffffffff }),
-  fc.constantFrom(
-    0x7f000000,
-    0x0a000000,
-    0xac100000,
-    0xc0a80000,
-    0xa9fe0000,
-    0x64400000,
-    0xc6120000,
-    0xc0000200,
-    0xc6336400,
-    0xcb007100,
-    0,
-  )
+  fc.constantFrom(0x7f000000, 0x0a000000, 0xac100000, 0xc0a80000, 0xa9fe0000, 0x64400000, 0xc6120000, 0)
     .chain((base) => fc.integer({ min: 0, max: 0xffffff }).map((low) => (base + low) >>> 0)),
 );
 
@@ -87,16 +70,6 @@ describe("address classes", () => {
       ["64:ff9b::7f00:1", "loopback"],
       ["2002:7f00:1::", "loopback"],
       ["2002:0808:0808::", "public"],
-      ["::ffff:0:7f00:1", "loopback"],
-      ["::ffff:0:10.0.0.1", "private"],
-      ["2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"],
-      ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", "public"],
-      ["2001:db8::1", "private"],
-      ["2001:db9::1", "public"],
-      ["3fff::1", "private"],
-      ["3fff:1000::1", "public"],
-      ["2002:c000:0201::", "private"],
-      ["192.0.2.1", "private"],
       ["ff02::1", "reserved"],
       ["2606:4700::1111", "public"],
     ];
