@@ -42,21 +42,24 @@ function v6Groups(ip: string): number[] | undefined {
 }
 
 // The IPv4 address an IPv6 one carries, which decides where a connection to it leads: IPv4-mapped
-// (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, not :: or ::1), NAT64 (64:ff9b::a.b.c.d, and the local-use
-// 64:ff9b:1::/48 with the address in its last 32 bits) and 6to4 (2002:AABB:CCDD::).
+// (::ffff:a.b.c.d), IPv4-translated (SIIT, ::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d, not :: or ::1), NAT64
+// (64:ff9b::a.b.c.d, and the local-use 64:ff9b:1::/48 with the address in its last 32 bits), 6to4
+// (2002:AABB:CCDD::) and Teredo (2001:0::/32, the client's address in the last 32 bits, each bit inverted).
 function carriedV4(g: number[]): number[] | undefined {
   const quad = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return quad(g[6], g[7]);
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return quad(g[6], g[7]);
   if (g.slice(0, 6).every((x) => x === 0) && (g[6] !== 0 || g[7] > 1)) return quad(g[6], g[7]);
   if (g[0] === 0x64 && g[1] === 0xff9b) return quad(g[6], g[7]);
   if (g[0] === 0x2002) return quad(g[1], g[2]);
+  if (g[0] === 0x2001 && g[1] === 0) return quad(g[6] ^ 0xffff, g[7] ^ 0xffff);
   return undefined;
 }
 
 /**
  * One spelling per destination, to compare an address with a deny or allow
  * entry: an IPv4 address as its dotted quad, also where an IPv6 form carries
- * it (mapped, compatible, NAT64, 6to4: {@linkcode classifyAddress} gives
+ * it (mapped, translated, compatible, NAT64, 6to4, Teredo: {@linkcode classifyAddress} gives
  * those the IPv4 address's class, so an entry naming the IPv4 address must
  * match them too); any other IPv6 address in its compressed lower-case form;
  * a zone (`%eth0`) left out, since it names an interface, not another
@@ -89,8 +92,8 @@ function classifyV4(b: number[]): AddressClass {
 /**
  * The class of an IP address in any form `node:net` accepts (brackets and a
  * zone allowed); `undefined` when `ip` is not an address. IPv4 addresses
- * carried in IPv6 ones (mapped, compatible, NAT64, 6to4) take the class of
- * the IPv4 address; carrier-grade NAT (100.64/10) and unique-local IPv6
+ * carried in IPv6 ones (mapped, translated, compatible, NAT64, 6to4, Teredo)
+ * take the class of the IPv4 address; carrier-grade NAT (100.64/10) and unique-local IPv6
  * (fc00::/7, where the cloud metadata service fd00:ec2::254 lives) are
  * private; 169.254/16 (the cloud metadata service 169.254.169.254) and
  * fe80::/10 link-local; multicast and broadcast reserved.

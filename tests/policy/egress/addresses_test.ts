@@ -70,6 +70,11 @@ describe("address classes", () => {
       ["64:ff9b::7f00:1", "loopback"],
       ["2002:7f00:1::", "loopback"],
       ["2002:0808:0808::", "public"],
+      ["::ffff:0:7f00:1", "loopback"],
+      ["::ffff:0:10.0.0.1", "private"],
+      ["2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"],
+      ["2001:0:4136:e378:8000:63bf:5601:5601", "link-local"],
+      ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", "public"],
       ["ff02::1", "reserved"],
       ["2606:4700::1111", "public"],
     ];

@@ -230,7 +230,7 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await named.outcome("http:", "::ffff:127.0.0.1", "8080"), "allowed ::ffff:127.0.0.1");
   });
 
-  test("a deny entry naming an IPv4 address refuses every IPv6 form that carries it (NAT64, 6to4, compatible)", {
+  test("a deny entry naming an IPv4 address refuses every IPv6 form that carries it (NAT64, 6to4, Teredo, ...)", {
     timeout: 30_000,
   }, async () => {
     // classifyAddress gives these forms the class of the IPv4 address they carry (a NAT64 gateway or a 6to4 relay
@@ -247,6 +247,12 @@ describe("destination judge", { timeout: 30_000 }, () => {
         `2002:${hi}:${lo}:1::5`,
         `::${b.join(".")}`,
         `0::ffff:${hi}:${lo}`,
+        // SIIT's IPv4-translated form, and Teredo's client address (every bit inverted).
+        `::ffff:0:${hi}:${lo}`,
+        `::ffff:0:${b.join(".")}`,
+        `2001:0:4136:e378:8000:63bf:${(~((b[0] << 8) | b[1]) & 0xffff).toString(16)}:${
+          (~((b[2] << 8) | b[3]) & 0xffff).toString(16)
+        }`,
       ];
     };
     await fc.assert(
