@@ -26,8 +26,9 @@ export interface JudgedTarget {
   /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
   answeredBy?: string;
   /**
-   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` destination whose connection turns
-   * out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule names the address.
+   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` or `private` destination whose
+   * connection turns out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule
+   * names the address.
    */
   addressClass?: string;
   /**
@@ -479,14 +480,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
 }
 
-/** A connection to a destination judged public that reaches this machine itself. */
+/** A connection to a destination judged public or private that reaches this machine itself. */
 class ThisMachine extends Error {
   readonly code = "url_not_allowed";
   readonly details: Record<string, unknown>;
   constructor(address: string, port: number) {
     super(
       `${address} is an address of this machine's own network interfaces: a connection to it reaches this machine ` +
-        `itself (as 127.0.0.1 does), though its range looks public; only a network.allow entry naming ${address} ` +
+        `itself (as 127.0.0.1 does), whatever its range; only a network.allow entry naming ${address} ` +
         "allows it",
     );
     this.details = { address, port, class: "this-machine" };
@@ -502,6 +503,9 @@ const unmapped = (address: string | undefined) => address ? destinationKey(addre
 // source. Such a connection to a destination judged public is closed before anything is sent over it, unless the
 // rule that allowed it names the address. Before, a page the browser's auto-answering host let reach "public"
 // http://192.0.2.2:PORT/ (the machine's eth0 address) read a server listening on :: meant for this machine alone.
+// Private too: a person's yes to "a private address" is no entry naming it, and where the judge may not list this
+// machine's addresses (deno task serve) it cannot class them as loopback: with deny ["localhost"], a yes to
+// http://[fd00::2]:PORT/ (this machine's own eth0 IPv6) read a server of this machine listening on ::.
 //
 // `client` is the connection it is made for: if that goes first, the connection is abandoned at once (a server that
 // never answers the SYN, its backlog full or its packets dropped, kept it, and a descriptor of this process, for the
@@ -521,7 +525,8 @@ function connectJudged(
       const named = target.rule !== undefined &&
         new RegExp(`(^|[\\[/@])${unmapped(address).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[\\]:/])`, "i")
           .test(target.rule);
-      if (target.addressClass === "public" && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
+      const byRange = target.addressClass === "public" || target.addressClass === "private";
+      if (byRange && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
         socket.destroy();
         return reject(new ThisMachine(unmapped(address), port));
       }

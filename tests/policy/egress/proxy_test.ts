@@ -713,73 +713,83 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
   // interfaces, and the judge classifies those by their range: 192.0.2.2 (this test machine's eth0) or a server's
   // public address is "public", which a host answering automatically allows. 127.0.0.1 stands for such an address
   // on every machine (the judge below calls it public), beside the machine's real interface addresses.
-  test("a connection judged public that reaches this machine's own address is closed before anything is sent", {
-    timeout: 30_000,
-  }, async () => {
-    const hits: string[] = [];
-    const target = http.createServer((req, res) => {
-      hits.push(`${req.method} ${req.url}`);
-      res.end("local only");
-    });
-    await new Promise<void>((resolve) => target.listen(0, "::", resolve));
-    const port = (target.address() as AddressInfo).port;
-    const own = Object.values(os.networkInterfaces()).flat()
-      .filter((i) => i && !i.internal && !/^fe80:/i.test(i.address))
-      .map((i) => i!.address);
-    const addresses = ["127.0.0.1", ...own];
-    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
-    const verdicts: Record<string, { addressClass: string; rule?: string }> = {
-      public: { addressClass: "public" },
-      named: { addressClass: "public", rule: `ADDRESS:${port}` },
-      inside: { addressClass: "loopback" },
-    };
-    const seen: EgressConnection[] = [];
-    const proxy = await startEgressProxy({
-      judge: (_s, h, _p) => {
-        const [name, index] = h.split(".");
-        const address = addresses[Number(index)];
-        const verdict = verdicts[name];
-        const bracketed = address.includes(":") ? `[${address}]` : address;
-        return Promise.resolve({
-          addresses: [address],
-          addressClass: verdict.addressClass,
-          ...(verdict.rule ? { rule: verdict.rule.replace("ADDRESS", bracketed) } : {}),
-        });
-      },
-      listen: { path: path.join(dir, "p.sock") },
-      onConnection: (c) => seen.push(c),
-    });
-    try {
-      for (const [index, address] of addresses.entries()) {
-        const host = (name: string) => `${name}.${index}.test`;
-        let answer = await raw(
-          proxy.path!,
-          `GET http://${host("public")}:${port}/plain HTTP/1.1\r\nHost: x\r\n\r\n`,
-        );
-        assert.match(answer, /^HTTP\/1\.1 403 /, answer);
-        assert.match(answer, /x-toolfence-blocked: 1/i);
-        assert.match(answer, /an address of this machine's own network interfaces/);
-        answer = await raw(proxy.path!, `CONNECT ${host("public")}:${port} HTTP/1.1\r\nHost: x\r\n\r\n`);
-        assert.match(answer, /^HTTP\/1\.1 403 /, answer);
-        assert.deepEqual(hits, [], `through ${address}`);
-        assert.ok(seen.at(-1)?.allowed === false && seen.at(-1)?.code === "url_not_allowed");
-        // A rule naming the address, and a destination judged as inside (asked as such), still go through.
-        for (const name of ["named", "inside"]) {
-          answer = await raw(
-            proxy.path!,
-            `GET http://${host(name)}:${port}/${name} HTTP/1.1\r\nHost: x\r\n\r\n`,
-            /local only/,
-          );
-          assert.match(answer, /^HTTP\/1\.1 200 [\s\S]*local only/, `${name} through ${address}: ${answer}`);
+  test(
+    "a connection judged public or private that reaches this machine's own address is closed before anything is sent",
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      const hits: string[] = [];
+      const target = http.createServer((req, res) => {
+        hits.push(`${req.method} ${req.url}`);
+        res.end("local only");
+      });
+      await new Promise<void>((resolve) => target.listen(0, "::", resolve));
+      const port = (target.address() as AddressInfo).port;
+      const own = Object.values(os.networkInterfaces()).flat()
+        .filter((i) => i && !i.internal && !/^fe80:/i.test(i.address))
+        .map((i) => i!.address);
+      const addresses = ["127.0.0.1", ...own];
+      const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+      const verdicts: Record<string, { addressClass: string; rule?: string }> = {
+        public: { addressClass: "public" },
+        private: { addressClass: "private" },
+        named: { addressClass: "public", rule: `ADDRESS:${port}` },
+        inside: { addressClass: "loopback" },
+      };
+      const seen: EgressConnection[] = [];
+      const proxy = await startEgressProxy({
+        judge: (_s, h, _p) => {
+          const [name, index] = h.split(".");
+          const address = addresses[Number(index)];
+          const verdict = verdicts[name];
+          const bracketed = address.includes(":") ? `[${address}]` : address;
+          return Promise.resolve({
+            addresses: [address],
+            addressClass: verdict.addressClass,
+            ...(verdict.rule ? { rule: verdict.rule.replace("ADDRESS", bracketed) } : {}),
+          });
+        },
+        listen: { path: path.join(dir, "p.sock") },
+        onConnection: (c) => seen.push(c),
+      });
+      try {
+        for (const [index, address] of addresses.entries()) {
+          const host = (name: string) => `${name}.${index}.test`;
+          // Private too: a person's yes to a private address is no entry naming it (before, a private verdict reached
+          // this machine through its own address: fd00::2 here, a server's 10.x address).
+          for (const judged of ["public", "private"]) {
+            let refused = await raw(
+              proxy.path!,
+              `GET http://${host(judged)}:${port}/plain HTTP/1.1\r\nHost: x\r\n\r\n`,
+            );
+            assert.match(refused, /^HTTP\/1\.1 403 /, `${judged} through ${address}: ${refused}`);
+            assert.match(refused, /x-toolfence-blocked: 1/i);
+            assert.match(refused, /an address of this machine's own network interfaces/);
+            refused = await raw(proxy.path!, `CONNECT ${host(judged)}:${port} HTTP/1.1\r\nHost: x\r\n\r\n`);
+            assert.match(refused, /^HTTP\/1\.1 403 /, refused);
+            assert.deepEqual(hits, [], `${judged} through ${address}`);
+            assert.ok(seen.at(-1)?.allowed === false && seen.at(-1)?.code === "url_not_allowed");
+          }
+          let answer: string;
+          // A rule naming the address, and a destination judged as inside (asked as such), still go through.
+          for (const name of ["named", "inside"]) {
+            answer = await raw(
+              proxy.path!,
+              `GET http://${host(name)}:${port}/${name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+              /local only/,
+            );
+            assert.match(answer, /^HTTP\/1\.1 200 [\s\S]*local only/, `${name} through ${address}: ${answer}`);
+          }
+          assert.deepEqual(hits.splice(0), ["GET /named", "GET /inside"]);
         }
-        assert.deepEqual(hits.splice(0), ["GET /named", "GET /inside"]);
+      } finally {
+        await proxy.close();
+        await new Promise((resolve) => target.close(resolve));
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await proxy.close();
-      await new Promise((resolve) => target.close(resolve));
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   test("each request's connection to the server closes with its answer: none is left open", {
     timeout: 30_000,
