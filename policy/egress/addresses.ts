@@ -76,6 +76,31 @@ export function destinationKey(ip: string): string | undefined {
   return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
 }
 
+/**
+ * Whether `ip` lies in the network `cidr` (`192.0.2.2/24`, `fd00::2/64`, as
+ * `os.networkInterfaces()` gives them), both compared as
+ * {@linkcode destinationKey} spells them (an IPv4 address carried in IPv6 as
+ * the IPv4 one); `false` when either is not an address.
+ */
+export function inNetwork(ip: string, cidr: string): boolean {
+  const slash = cidr.lastIndexOf("/");
+  const prefix = Number(cidr.slice(slash + 1));
+  const [a, b] = [addressBits(ip), addressBits(cidr.slice(0, slash))];
+  if (a === undefined || b === undefined || a.length !== b.length || !Number.isInteger(prefix) || prefix < 0) {
+    return false;
+  }
+  return prefix <= a.length && a.slice(0, prefix) === b.slice(0, prefix);
+}
+
+// The address as a string of bits (32 for IPv4 and IPv4 carried in IPv6, 128 for IPv6).
+function addressBits(ip: string): string | undefined {
+  const key = destinationKey(ip);
+  if (key === undefined) return undefined;
+  const parts = net.isIP(key) === 4 ? v4Bytes(key)!.map((b) => b.toString(2).padStart(8, "0")) : v6Groups(key)
+    ?.map((g) => g.toString(2).padStart(16, "0"));
+  return parts?.join("");
+}
+
 function classifyV4(b: number[]): AddressClass {
   const [a, c] = [b[0], b[1]];
   if (a === 0) return "unspecified";

@@ -19,38 +19,53 @@ import os from "node:os";
 import { domainToASCII } from "node:url";
 import { ToolError } from "@toolfence/core";
 import { isRuntimePermissionError, queryRuntimePermission } from "@toolfence/internal";
-import { type AddressClass, classifyAddress, destinationKey } from "./addresses.ts";
+import { type AddressClass, classifyAddress, destinationKey, inNetwork } from "./addresses.ts";
 
 /** How long the list of this machine's own addresses is reused. */
 const OWN_ADDRESSES_MS = 5_000;
-let ownAddresses: { at: number; addresses: Set<string> } | undefined;
+let ownAddresses: { at: number; addresses: Set<string>; networks: string[] } | undefined;
 
-// The addresses of this machine's own interfaces (each as its destinationKey), when the runtime lets them be listed
-// without a prompt (Deno: --allow-sys=networkInterfaces; Node: always); else none, and the proxy's check of each
-// connection (it closes one judged public whose source is its destination) is what stops them.
-function ownAddressSet(): Set<string> {
+// The shortest prefixes taken for a network this machine is on: a wider one (a misconfigured /0) is not a LAN.
+const MIN_PREFIX = { 4: 8, 6: 16 } as const;
+
+// The addresses of this machine's own interfaces (each as its destinationKey) and the networks they are on (CIDR,
+// loopback's left out), when the runtime lets them be listed without a prompt (Deno: --allow-sys=networkInterfaces;
+// Node: always); else none, and the proxy's check of each connection (it closes one judged public or private whose
+// source is its destination) is what stops this machine's own.
+function ownInterfaces(): { addresses: Set<string>; networks: string[] } {
   const now = Date.now();
-  if (ownAddresses && now - ownAddresses.at < OWN_ADDRESSES_MS) return ownAddresses.addresses;
+  if (ownAddresses && now - ownAddresses.at < OWN_ADDRESSES_MS) return ownAddresses;
   const addresses = new Set<string>();
+  const networks: string[] = [];
   if (queryRuntimePermission("sys", "networkInterfaces").allowed) {
     try {
       for (const list of Object.values(os.networkInterfaces())) {
-        for (const item of list ?? []) addresses.add(destinationKey(item.address) ?? item.address);
+        for (const item of list ?? []) {
+          addresses.add(destinationKey(item.address) ?? item.address);
+          const prefix = Number(item.cidr?.split("/")[1]);
+          const family = net.isIP(item.address) as 4 | 6;
+          if (!item.internal && item.cidr && family && prefix >= MIN_PREFIX[family]) networks.push(item.cidr);
+        }
       }
     } catch (error) {
       if (!isRuntimePermissionError(error)) throw error;
     }
   }
-  ownAddresses = { at: now, addresses };
-  return addresses;
+  ownAddresses = { at: now, addresses, networks };
+  return ownAddresses;
 }
 
 // The class of an address as a destination: one of this machine's own interfaces reaches this machine itself, as
-// loopback does, whatever its range (a server's public address; 192.0.2.2 on a container's eth0).
+// loopback does, whatever its range (a server's public address; 192.0.2.2 on a container's eth0); another address of
+// a network an interface is on directly is this machine's network, private whatever its range (the gateway
+// 192.0.2.1 here; a public /24 shared with other tenants' servers). Before, a browser under a host answering
+// automatically read a server of another machine at 198.51.100.7, on a network of this machine's veth, as public.
 function destinationClass(address: string): AddressClass {
   const found = classifyAddress(address) ?? "reserved";
   if (found !== "public" && found !== "private") return found;
-  return ownAddressSet().has(destinationKey(address) ?? address) ? "loopback" : found;
+  const own = ownInterfaces();
+  if (own.addresses.has(destinationKey(address) ?? address)) return "loopback";
+  return found === "public" && own.networks.some((cidr) => inNetwork(address, cidr)) ? "private" : found;
 }
 
 /** The destination rules (the policy file's `network` section). */

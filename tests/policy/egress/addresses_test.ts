@@ -5,7 +5,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { classifyAddress } from "../../../policy/egress/addresses.ts";
+import { classifyAddress, inNetwork } from "../../../policy/egress/addresses.ts";
 
 function v4Class(n: number): string {
   const a = n >>> 24, b = (n >>> 16) & 255, c = (n >>> 8) & 255;
@@ -82,4 +82,24 @@ describe("address classes", () => {
     assert.equal(classifyAddress("example.com"), undefined);
     assert.equal(classifyAddress("1.2.3"), undefined);
   });
+
+  test(
+    "an address in a network, as the interfaces give it (CIDR), by bits, in any spelling",
+    { timeout: 10_000 },
+    () => {
+      const cases: [string, string, boolean][] = [
+        ["192.0.2.1", "192.0.2.2/24", true],
+        ["192.0.3.1", "192.0.2.2/24", false],
+        ["[::ffff:192.0.2.9]", "192.0.2.2/24", true],
+        ["198.51.100.7", "198.51.100.1/23", true],
+        ["198.51.102.7", "198.51.100.1/23", false],
+        ["fd00::9", "fd00::2/64", true],
+        ["fd00:0:0:1::9", "fd00::2/64", false],
+        ["fd00::9%eth0", "fd00::2/64", true],
+        ["10.0.0.1", "fd00::2/64", false],
+        ["10.0.0.1", "nonsense", false],
+      ];
+      for (const [ip, cidr, want] of cases) assert.equal(inNetwork(ip, cidr), want, `${ip} in ${cidr}`);
+    },
+  );
 });

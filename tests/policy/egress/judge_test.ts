@@ -10,6 +10,19 @@ import os from "node:os";
 import { classifyAddress } from "../../../policy/egress/addresses.ts";
 import { type DestinationAnswer, DestinationJudge, type EgressRules } from "../../../policy/egress/judge.ts";
 
+// Another address of a network this machine's interfaces are on, in a range classed public (this test machine's eth0
+// is 192.0.2.2/24: 192.0.2.1, its gateway), with the network's prefix; none where no interface has such a network.
+const neighbour = Object.values(os.networkInterfaces()).flat()
+  .filter((i) => i !== undefined && !i.internal && i.family === "IPv4" && classifyAddress(i.address) === "public")
+  .flatMap((i) => {
+    const prefix = Number(i!.cidr!.split("/")[1]);
+    if (prefix < 8 || prefix > 30) return [];
+    const n = i!.address.split(".").reduce((v, b) => v * 256 + Number(b), 0);
+    const first = n - (n % 2 ** (32 - prefix)) + 1;
+    const other = first === n ? first + 1 : first;
+    return [{ address: [24, 16, 8, 0].map((s) => Math.floor(other / 2 ** s) % 256).join("."), prefix }];
+  })[0];
+
 // This machine's own interface addresses, besides loopback and link-local.
 const own = Object.values(os.networkInterfaces()).flat()
   .filter((i) => i !== undefined && !i.internal && !/^fe80:/i.test(i.address))
@@ -405,5 +418,30 @@ describe("destination judge", { timeout: 30_000 }, () => {
       const named = judgeWith({ allow: [`${bracketed}:8080`] });
       assert.equal(await named.outcome("http:", bracketed, "8080"), `allowed ${address}`);
     }
+  });
+
+  // Before, such an address was public: a browser under a host answering automatically read a server of another
+  // machine at 198.51.100.7, on the network of one of this machine's interfaces (a veth's 198.51.100.1/24).
+  test("another address of a network this machine is on is judged private, whatever its range", {
+    timeout: 30_000,
+    skip: neighbour === undefined && "no interface of this machine is on a network of a public range",
+  }, async () => {
+    const { address } = neighbour!;
+    assert.equal(classifyAddress(address), "public", "its range alone is public");
+    const asking = judgeWith({}, { "lan.test": [address] }, false);
+    assert.equal(await asking.outcome("http:", address, "8080"), "url_not_allowed");
+    assert.equal(await asking.outcome("http:", "lan.test", "8080"), "url_not_allowed");
+    // The address is asked about as private; the name, refused when first asked, is not looked up.
+    assert.deepEqual(asking.asked, [`http://${address}:8080 private`, "http://lan.test:8080"]);
+    // An allowed name resolving there is judged by the address, as any name resolving to a private one; an entry
+    // naming the address allows it; nobody to ask refuses it.
+    const allowed = judgeWith({ allow: ["lan.test"] }, { "lan.test": [address] });
+    assert.equal(await allowed.outcome("http:", "lan.test", "8080"), "url_not_allowed");
+    const named = judgeWith({ allow: [`${address}:8080`] });
+    assert.equal(await named.outcome("http:", address, "8080"), `allowed ${address}`);
+    // An address off every network of this machine stays public.
+    const far = judgeWith({}, {}, true);
+    assert.equal(await far.outcome("http:", "93.184.215.14", "80"), "allowed 93.184.215.14");
+    assert.deepEqual(far.asked, ["http://93.184.215.14:80"]);
   });
 });
