@@ -9,7 +9,8 @@
  * bytes the client sends are read before anything is passed on, and a TLS
  * server name or a `Host` that is not the judged host refuses the tunnel, as
  * does a ClientHello with an encrypted inner one (ECH), whose real server name
- * nobody outside can read. Bytes of any other protocol are passed on.
+ * nobody outside can read; a SOCKS request, which names a destination of its
+ * own, refuses it too. Bytes of any other protocol are passed on.
  *
  * @module
  */
@@ -149,6 +150,20 @@ export function judgeTunnelOpening(data: Buffer, host: string, port: string): Tu
       };
     }
     return { pass: true };
+  }
+  // A SOCKS request names a destination of its own, which a SOCKS proxy behind the judged address connects to: before,
+  // a tunnel judged for an allowed SOCKS5 proxy at 127.0.0.2:A that sent a greeting and CONNECT 127.0.0.3:B read the
+  // denied server through it. SOCKS5 opens with version 5 and a count of methods, SOCKS4 and 4a with version 4 and
+  // CONNECT (1) or BIND (2); a connection's first bytes are where a SOCKS server (or a mixed HTTP/SOCKS port) reads
+  // them.
+  if (data[0] === 0x05 || data[0] === 0x04) {
+    if (data.length < 2) return { more: true };
+    if ((data[0] === 0x05 && data[1] >= 1) || (data[0] === 0x04 && (data[1] === 1 || data[1] === 2))) {
+      return {
+        refuse: `the tunnel to ${host} opens a SOCKS${data[0]} request, which names a destination of its own: a ` +
+          "tunnel may only reach the host it was judged for",
+      };
+    }
   }
   // Anything else is plain text to the proxy: every line of it is read for a Host (plainTunnelScanner), whatever it
   // starts with (servers skip empty lines before a request line). HTTP/2 without TLS names its site in HPACK-coded

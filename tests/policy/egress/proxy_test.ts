@@ -420,6 +420,12 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
           ["\r\nGET / HTTP/1.1\r\nHost: secret.test\r\n\r\n", /sends Host "secret\.test"/],
           ["PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", /HTTP\/2 without TLS/],
           ["GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: h2c\r\n\r\n", /HTTP\/2 without TLS/],
+          // A SOCKS request names a destination of its own (before, an allowed SOCKS5 proxy behind the judged address
+          // connected a command to a denied server): a greeting, a greeting with its request, SOCKS4 and 4a.
+          ["\x05\x01\x00", /opens a SOCKS5 request/],
+          ["\x05\x02\x00\x02\x05\x01\x00\x01\x7f\x00\x00\x03\x00\x50", /opens a SOCKS5 request/],
+          ["\x04\x01\x00\x50\x7f\x00\x00\x03\x00", /opens a SOCKS4 request/],
+          ["\x04\x01\x00\x50\x00\x00\x00\x01\x00secret.test\x00", /opens a SOCKS4 request/],
         ] as const
       ) {
         stop();
