@@ -295,6 +295,15 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     try {
       // https: in absolute form would have the proxy speak plain HTTP to a TLS port: only CONNECT tunnels it.
       if (url.protocol !== "http:") throw new Error(`${url.protocol} requests go through CONNECT, not absolute form`);
+      // The path is sent as the request's target: one starting with // (or /\, which the URL parser made //) is a
+      // network-path reference to a server that reads its target as a URL (`new URL(req.url, base)`), another host
+      // behind the judged address. Before, `GET http://allowed:A//secret.internal/x` read SECRET-SITE there.
+      if (url.pathname.startsWith("//")) {
+        throw new Error(
+          `the path of ${url.href} starts with //, which a server reading its target as a URL takes for another ` +
+            "host: spell it with one leading slash",
+        );
+      }
       target = await judge(url.protocol, url.hostname, url.port || "80");
     } catch (error) {
       return refuseRequest(error, url.href);

@@ -134,8 +134,11 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
     timeout: 30_000,
   }, async () => {
     const hosts: string[] = [];
+    const sites: string[] = [];
     const target = http.createServer((req, res) => {
       hosts.push(String(req.headers.host));
+      // The site as a server that reads its target as a URL takes it.
+      sites.push(new URL(req.url ?? "/", `http://${req.headers.host}`).hostname);
       res.end("ok");
     });
     // A port of four digits: with a zero in front it still reads as one (five digits).
@@ -166,6 +169,16 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       );
       assert.match(answer, /^HTTP\/1\.1 200/);
       assert.deepEqual(hosts, [`127.0.0.1:${port}`]);
+      // Nor does a path that such a server reads as another host (//host/, /\\host/): before, the proxy sent
+      // `GET //admin.internal/x` and the server took the site admin.internal.
+      for (const spelled of ["//admin.internal/x", "/\\admin.internal/x", "///admin.internal/x"]) {
+        const refused = await raw(
+          allowing.path!,
+          `GET http://127.0.0.1:${port}${spelled} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        );
+        assert.match(refused, /^HTTP\/1\.1 403 Blocked by toolfence: the path of .* starts with \/\//, spelled);
+      }
+      assert.deepEqual(sites, ["127.0.0.1"], "no other site was asked for");
     } finally {
       await denying.close();
       await allowing.close();
