@@ -101,6 +101,25 @@ function addressBits(ip: string): string | undefined {
   return parts?.join("");
 }
 
+/**
+ * The spelling of the very address a connection to `ip` reaches, to compare
+ * it with an allow entry: an IPv4 address, or one IPv4-mapped into IPv6
+ * (`::ffff:a.b.c.d`, which a dual-stack socket connects to as the IPv4
+ * address), as its dotted quad; any other IPv6 address in its compressed
+ * lower-case form, NAT64, 6to4, compatible and Teredo ones included (they
+ * lead to a gateway or relay, not to the IPv4 address on this machine's
+ * side); a zone left out. `undefined` when `ip` is not an address.
+ */
+export function connectedKey(ip: string): string | undefined {
+  const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const kind = net.isIP(bare);
+  if (kind === 4) return v4Bytes(bare)?.join(".");
+  const g = kind === 6 ? v6Groups(bare) : undefined;
+  if (g === undefined) return undefined;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return carriedV4(g)!.join(".");
+  return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+}
+
 function classifyV4(b: number[]): AddressClass {
   const [a, c] = [b[0], b[1]];
   if (a === 0) return "unspecified";

@@ -19,7 +19,7 @@ import os from "node:os";
 import { domainToASCII } from "node:url";
 import { ToolError } from "@toolfence/core";
 import { isRuntimePermissionError, queryRuntimePermission } from "@toolfence/internal";
-import { type AddressClass, classifyAddress, destinationKey, inNetwork } from "./addresses.ts";
+import { type AddressClass, classifyAddress, connectedKey, destinationKey, inNetwork } from "./addresses.ts";
 
 /** How long the list of this machine's own addresses is reused. */
 const OWN_ADDRESSES_MS = 5_000;
@@ -214,11 +214,16 @@ function matches(p: Pattern, scheme: string, host: string, port: string, denying
   if (p.schemes && !p.schemes.includes(scheme)) return false;
   if (p.port !== undefined && p.port !== port) return false;
   if (p.wildcard) return host.endsWith(`.${p.host}`);
+  // A deny entry refuses every form that leads to its address (NAT64, 6to4, compatible, Teredo: a gateway or a relay
+  // delivers them there); an allow entry allows the address itself (IPv4-mapped, which a socket connects to as the
+  // IPv4 address, is the same): before, an allow of 127.0.0.1:8080 or localhost:8080 allowed [64:ff9b::7f00:1]:8080,
+  // and the proxy sent it off this machine to the network's NAT64 gateway, not to the local server the entry named.
+  const key = denying ? destinationKey : connectedKey;
   if (p.host === "localhost" && net.isIP(host.replace(/%.*$/, "")) !== 0) {
-    const key = destinationKey(host) ?? host;
-    return denying ? destinationClass(key) === "loopback" : key === "127.0.0.1" || key === "::1";
+    const address = key(host) ?? host;
+    return denying ? destinationClass(address) === "loopback" : address === "127.0.0.1" || address === "::1";
   }
-  if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return destinationKey(host) === destinationKey(p.host);
+  if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return key(host) === key(p.host);
   return host === p.host;
 }
 

@@ -158,6 +158,34 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await outcome("https:", "[2606:4700:0::1111]", "443"), "allowed 2606:4700:0::1111");
   });
 
+  // Before, an allow entry naming an IPv4 address (or localhost) matched every IPv6 form carrying it, and the proxy
+  // connected to that IPv6 address: [64:ff9b::7f00:1]:8080 was allowed by 127.0.0.1:8080 and sent off this machine to
+  // the network's NAT64 gateway, not to the local server the entry named. IPv4-mapped is the address itself.
+  test("an allow entry naming an address allows it and its IPv4-mapped form, not the forms that lead elsewhere", {
+    timeout: 30_000,
+  }, async () => {
+    const { outcome, asked } = judgeWith({ allow: ["127.0.0.1:8080", "localhost:9090", "10.0.0.5:80"] }, {}, false);
+    for (const [host, port] of [["127.0.0.1", "8080"], ["::ffff:127.0.0.1", "8080"], ["::ffff:7f00:1", "9090"]]) {
+      assert.equal(await outcome("https:", host, port), `allowed ${host}`, host);
+    }
+    assert.equal(await outcome("http:", "[::ffff:10.0.0.5]", "80"), "allowed ::ffff:10.0.0.5");
+    assert.deepEqual(asked, []);
+    const elsewhere = [
+      ["64:ff9b::7f00:1", "8080"],
+      ["64:ff9b:1::7f00:1", "8080"],
+      ["2002:7f00:1::", "8080"],
+      ["::127.0.0.1", "8080"],
+      ["::ffff:0:7f00:1", "8080"],
+      ["2001:0:4136:e378:8000:63bf:80ff:fffe", "8080"],
+      ["64:ff9b::7f00:1", "9090"],
+      ["64:ff9b::a00:5", "80"],
+    ];
+    for (const [host, port] of elsewhere) assert.equal(await outcome("https:", host, port), "url_not_allowed", host);
+    // Each was asked about as inside, not allowed by the entry (64:ff9b::7f00:1 once: a "no" covers its other ports).
+    assert.equal(asked.length, elsewhere.length - 1, JSON.stringify(asked));
+    assert.ok(asked.every((q) => / (loopback|private)$/.test(q)), JSON.stringify(asked));
+  });
+
   test(
     "a name refused by name, or on no list with nobody to ask, is never looked up",
     { timeout: 30_000 },
