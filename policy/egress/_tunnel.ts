@@ -37,6 +37,32 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\x1c-\x1e\x85]/;
 // A Host header line, also indented (a continuation line some lenient servers read as a header of its own).
 const HOST_LINE = /^[ \t]*host[ \t]*:([^]*)$/i;
 
+/**
+ * The headers by which a server behind a load balancer takes the site from
+ * its client (Express with `trust proxy`, Rails by default): a client's own
+ * picks another site behind the judged address as a `Host` would. The proxy
+ * drops them from an absolute-form request; in a tunnel they must name the
+ * judged host.
+ */
+export const SITE_HEADERS: readonly string[] = Object.freeze([
+  "x-forwarded-host",
+  "x-forwarded-server",
+  "x-host",
+  "x-original-host",
+  "forwarded",
+]);
+
+// A line of one of SITE_HEADERS: the name, the value.
+const SITE_LINE = new RegExp(`^[ \\t]*(${SITE_HEADERS.join("|")})[ \\t]*:([^]*)$`, "i");
+
+// The sites a SITE_HEADERS value names: a comma list of hosts, or Forwarded's `host=` parameters (quoted or not).
+function namedSites(name: string, value: string): string[] {
+  if (name.toLowerCase() !== "forwarded") return value.split(",").map((v) => v.trim()).filter((v) => v !== "");
+  return [...value.matchAll(/(?:^|[;,\s])host[ \t]*=[ \t]*("[^"]*"|[^;,\s]*)/gi)].map((m) =>
+    m[1].replace(/^"|"$/g, "")
+  );
+}
+
 // Lower case, no trailing dot, IDN in punycode, IPv6 without brackets.
 function canonical(name: string): string {
   const bare = name.trim().replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
@@ -305,6 +331,14 @@ export function plainTunnelScanner(host: string, port: string): (chunk: Buffer) 
       }
       const target = wrongTarget(line, judged, port, host);
       if (target !== undefined) return target;
+      // X-Forwarded-Host and its kin pick the site as Host does, where a server trusts them: before, a tunnel's
+      // request with the judged Host and `X-Forwarded-Host: secret.internal` (or `Forwarded: host=...`) read
+      // SECRET-SITE from such a server behind the judged address.
+      const site = line.match(SITE_LINE);
+      for (const named of site ? namedSites(site[1], site[2]) : []) {
+        const wrong = wrongHost(named, judged, port, host);
+        if (wrong !== undefined) return wrong.replace(" sends Host ", ` sends ${site![1]} `);
+      }
       const m = line.match(HOST_LINE);
       if (!m) continue;
       const wrong = wrongHost(m[1].trim(), judged, port, host);

@@ -15,7 +15,7 @@ import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { destinationKey } from "./addresses.ts";
-import { judgeTunnelOpening, MAX_TUNNEL_OPENING, plainTunnelScanner } from "./_tunnel.ts";
+import { judgeTunnelOpening, MAX_TUNNEL_OPENING, plainTunnelScanner, SITE_HEADERS } from "./_tunnel.ts";
 
 /** What the proxy needs of a judged destination: the addresses to connect to (the first is used). */
 export interface JudgedTarget {
@@ -329,7 +329,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     // The site asked for is the one judged: a Host header naming another site behind the same address (a
-    // shared host, a CDN) would reach that one.
+    // shared host, a CDN) would reach that one, and so would an X-Forwarded-Host or a Forwarded host= where the
+    // server trusts them (before, such a server answered SECRET-SITE): those are dropped.
+    for (const name of SITE_HEADERS) delete headers[name];
     headers.host = url.host;
     const upstream = http.request({
       host: target.addresses[0],

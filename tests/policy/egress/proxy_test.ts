@@ -135,8 +135,13 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
   }, async () => {
     const hosts: string[] = [];
     const sites: string[] = [];
+    const siteHeaders: string[] = [];
     const target = http.createServer((req, res) => {
       hosts.push(String(req.headers.host));
+      if (req.url === "/f") {
+        const names = ["x-forwarded-host", "forwarded", "x-host", "x-original-host", "x-forwarded-server"];
+        siteHeaders.push(names.filter((name) => req.headers[name] !== undefined).join(","));
+      }
       // The site as a server that reads its target as a URL takes it.
       sites.push(new URL(req.url ?? "/", `http://${req.headers.host}`).hostname);
       res.end("ok");
@@ -169,6 +174,18 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       );
       assert.match(answer, /^HTTP\/1\.1 200/);
       assert.deepEqual(hosts, [`127.0.0.1:${port}`]);
+      hosts.length = 0;
+      // Nor do the headers a server behind a load balancer takes the site from (X-Forwarded-Host, Forwarded host=):
+      // dropped. Before, they reached the server as the client sent them.
+      const forwarded = await raw(
+        allowing.path!,
+        `GET http://127.0.0.1:${port}/f HTTP/1.1\r\nHost: x\r\nX-Forwarded-Host: admin.internal\r\n` +
+          "Forwarded: for=10.0.0.1;host=admin.internal\r\nX-Host: admin.internal\r\nX-Original-Host: admin.internal\r\n" +
+          "X-Forwarded-Server: admin.internal\r\nConnection: close\r\n\r\n",
+        /ok$/,
+      );
+      assert.match(forwarded, /^HTTP\/1\.1 200/);
+      assert.deepEqual(siteHeaders, [""], "no header naming another site reached the server");
       // Nor does a path that such a server reads as another host (//host/, /\\host/): before, the proxy sent
       // `GET //admin.internal/x` and the server took the site admin.internal.
       for (const spelled of ["//admin.internal/x", "/\\admin.internal/x", "///admin.internal/x"]) {
@@ -178,7 +195,7 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
         );
         assert.match(refused, /^HTTP\/1\.1 403 Blocked by toolfence: the path of .* starts with \/\//, spelled);
       }
-      assert.deepEqual(sites, ["127.0.0.1"], "no other site was asked for");
+      assert.deepEqual(sites, ["127.0.0.1", "127.0.0.1"], "no other site was asked for");
     } finally {
       await denying.close();
       await allowing.close();
@@ -435,6 +452,10 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
           ["GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: h2c\r\n\r\n", /HTTP\/2 without TLS/],
           // A SOCKS request names a destination of its own (before, an allowed SOCKS5 proxy behind the judged address
           // connected a command to a denied server): a greeting, a greeting with its request, SOCKS4 and 4a.
+          // The headers a server behind a load balancer takes the site from, where it trusts them.
+          ["GET / HTTP/1.1\r\nHost: allowed.test\r\nX-Forwarded-Host: secret.test\r\n\r\n", /X-Forwarded-Host/],
+          ['GET / HTTP/1.1\r\nHost: allowed.test\r\nforwarded: for=a;host="secret.test"\r\n\r\n', /forwarded/],
+          ["GET / HTTP/1.1\r\nHost: allowed.test\r\nX-Host: allowed.test, secret.test\r\n\r\n", /X-Host/],
           ["\x05\x01\x00", /opens a SOCKS5 request/],
           ["\x05\x02\x00\x02\x05\x01\x00\x01\x7f\x00\x00\x03\x00\x50", /opens a SOCKS5 request/],
           ["\x04\x01\x00\x50\x7f\x00\x00\x03\x00", /opens a SOCKS4 request/],
