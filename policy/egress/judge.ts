@@ -60,9 +60,12 @@ function ownInterfaces(): { addresses: Set<string>; networks: string[] } {
 // a network an interface is on directly is this machine's network, private whatever its range (the gateway
 // 192.0.2.1 here; a public /24 shared with other tenants' servers). Before, a browser under a host answering
 // automatically read a server of another machine at 198.51.100.7, on a network of this machine's veth, as public.
+//
+// A link-local one of this machine's own too (fe80::fc:ff:fe00:1%eth0, which Node connects to and a server listening
+// on :: answers): before, it kept its class, so a deny of localhost did not cover it and a person's yes let it through.
 function destinationClass(address: string): AddressClass {
   const found = classifyAddress(address) ?? "reserved";
-  if (found !== "public" && found !== "private") return found;
+  if (found !== "public" && found !== "private" && found !== "link-local") return found;
   const own = ownInterfaces();
   if (own.addresses.has(destinationKey(address) ?? address)) return "loopback";
   return found === "public" && own.networks.some((cidr) => inNetwork(address, cidr)) ? "private" : found;

@@ -26,9 +26,9 @@ export interface JudgedTarget {
   /** Who allowed it (`rule`, `person`, `client`, `auto`), for the connection record. */
   answeredBy?: string;
   /**
-   * The judge's class of the addresses (`public`, `loopback`, ...). A `public` or `private` destination whose
-   * connection turns out to reach this machine (one of its own interfaces' addresses) is refused, unless its rule
-   * names the address.
+   * The judge's class of the addresses (`public`, `loopback`, ...). A `public`, `private` or `link-local`
+   * destination whose connection turns out to reach this machine (one of its own interfaces' addresses) is refused,
+   * unless its rule names the address.
    */
   addressClass?: string;
   /**
@@ -491,7 +491,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
 }
 
-/** A connection to a destination judged public or private that reaches this machine itself. */
+/** A connection to a destination judged public, private or link-local that reaches this machine itself. */
 class ThisMachine extends Error {
   readonly code = "url_not_allowed";
   readonly details: Record<string, unknown>;
@@ -516,7 +516,8 @@ const unmapped = (address: string | undefined) => address ? destinationKey(addre
 // http://192.0.2.2:PORT/ (the machine's eth0 address) read a server listening on :: meant for this machine alone.
 // Private too: a person's yes to "a private address" is no entry naming it, and where the judge may not list this
 // machine's addresses (deno task serve) it cannot class them as loopback: with deny ["localhost"], a yes to
-// http://[fd00::2]:PORT/ (this machine's own eth0 IPv6) read a server of this machine listening on ::.
+// http://[fd00::2]:PORT/ (this machine's own eth0 IPv6) read a server of this machine listening on ::. Link-local
+// likewise (fe80::...%eth0, where the runtime connects to a zone: Node does).
 //
 // `client` is the connection it is made for: if that goes first, the connection is abandoned at once (a server that
 // never answers the SYN, its backlog full or its packets dropped, kept it, and a descriptor of this process, for the
@@ -536,7 +537,7 @@ function connectJudged(
       const named = target.rule !== undefined &&
         new RegExp(`(^|[\\[/@])${unmapped(address).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[\\]:/])`, "i")
           .test(target.rule);
-      const byRange = target.addressClass === "public" || target.addressClass === "private";
+      const byRange = ["public", "private", "link-local"].includes(target.addressClass ?? "");
       if (byRange && local !== "" && local === unmapped(socket.remoteAddress) && !named) {
         socket.destroy();
         return reject(new ThisMachine(unmapped(address), port));

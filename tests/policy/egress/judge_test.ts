@@ -23,6 +23,12 @@ const neighbour = Object.values(os.networkInterfaces()).flat()
     return [{ address: [24, 16, 8, 0].map((s) => Math.floor(other / 2 ** s) % 256).join("."), prefix }];
   })[0];
 
+// This machine's own link-local addresses, with their interface as the zone (fe80::fc:ff:fe00:1%eth0 here).
+const ownLinkLocal = Object.entries(os.networkInterfaces())
+  .flatMap(([name, list]) =>
+    (list ?? []).filter((i) => !i.internal && /^fe80:/i.test(i.address)).map((i) => `${i.address}%${name}`)
+  );
+
 // This machine's own interface addresses, besides loopback and link-local.
 const own = Object.values(os.networkInterfaces()).flat()
   .filter((i) => i !== undefined && !i.internal && !/^fe80:/i.test(i.address))
@@ -423,6 +429,23 @@ describe("destination judge", { timeout: 30_000 }, () => {
 
   // This test machine's eth0 is 192.0.2.2, a range classified public: a server there listening on every address was
   // reached as "public" (allowed by a host answering automatically, or by a person told nothing of this machine).
+  // A connection to one reaches this machine itself (Node connects to fe80::fc:ff:fe00:1%eth0 and a server listening
+  // on :: answers; Deno's connect refuses a zone with EINVAL): before, it was judged link-local by its range, so a deny
+  // of localhost did not cover it and a person's yes let it through.
+  test("this machine's own link-local addresses are judged as loopback, and a deny of localhost covers them", {
+    timeout: 30_000,
+    skip: ownLinkLocal.length === 0 && "no interface of this machine has a link-local address",
+  }, async () => {
+    for (const address of ownLinkLocal) {
+      const asking = judgeWith({}, {}, true);
+      assert.equal(await asking.outcome("http:", `[${address}]`, "8080"), `allowed ${address}`);
+      assert.deepEqual(asking.asked, [`http://[${address}]:8080 loopback`]);
+      const denied = judgeWith({ deny: ["localhost"] }, {}, true);
+      assert.equal(await denied.outcome("http:", `[${address}]`, "8080"), "url_not_allowed", address);
+      assert.deepEqual(denied.asked, []);
+    }
+  });
+
   test("this machine's own interface addresses are judged as loopback, whatever their range", {
     timeout: 30_000,
     skip: own.length === 0 && "no interface of this machine has an address besides loopback and link-local",

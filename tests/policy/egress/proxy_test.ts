@@ -774,6 +774,7 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       const verdicts: Record<string, { addressClass: string; rule?: string }> = {
         public: { addressClass: "public" },
         private: { addressClass: "private" },
+        "link-local": { addressClass: "link-local" },
         named: { addressClass: "public", rule: `ADDRESS:${port}` },
         inside: { addressClass: "loopback" },
       };
@@ -798,7 +799,7 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
           const host = (name: string) => `${name}.${index}.test`;
           // Private too: a person's yes to a private address is no entry naming it (before, a private verdict reached
           // this machine through its own address: fd00::2 here, a server's 10.x address).
-          for (const judged of ["public", "private"]) {
+          for (const judged of ["public", "private", "link-local"]) {
             let refused = await raw(
               proxy.path!,
               `GET http://${host(judged)}:${port}/plain HTTP/1.1\r\nHost: x\r\n\r\n`,
