@@ -133,9 +133,10 @@ describe("the command line (deno run main.ts)", { skip: DENO_PROCESS_ONLY }, () 
     assert.ok(flags.includes(`--allow-write=${workspace},/tmp`), ran.stdout);
     // bash stops its process group at a timeout: Deno allows signals only with --allow-run for every program.
     assert.ok(flags.includes("--allow-run"), ran.stdout);
-    // system_info reads the release and CPUs; bash and bash_background the free space of the disks they write.
+    // system_info reads the release and CPUs; bash and bash_background the free space of the disks they write and the
+    // network interfaces (the egress judge's view of this machine's addresses and networks).
     const sys = flags.find((flag) => flag.startsWith("--allow-sys="))?.slice("--allow-sys=".length).split(",");
-    assert.deepEqual(sys?.sort(), ["cpus", "osRelease", "statfs"], ran.stdout);
+    assert.deepEqual(sys?.sort(), ["cpus", "networkInterfaces", "osRelease", "statfs"], ran.stdout);
     assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"));
     const readOnly = await cli(["flags", "--workspace", workspace, "--groups", "framework"]);
     assert.equal(

@@ -27,10 +27,12 @@ export const JOB_NEEDS: ToolNeeds = COMMAND_NEEDS;
 
 /**
  * Bubblewrap to sandbox the shell, the free space of the workspace's and temp dir's disk (a command that would fill
- * it is ended), and the caller's variables the command inherits.
+ * it is ended), this machine's network interfaces (the egress judge counts their addresses as this machine's and
+ * their networks' other addresses as private: without the list, only the proxy's look at where a connection lands
+ * tells), and the caller's variables the command inherits.
  */
 export const COMMAND_OPTIONAL_NEEDS: ToolNeeds = Object.freeze({
   run: ["bwrap"],
-  sys: ["statfs"],
+  sys: ["statfs", "networkInterfaces"],
   env: INHERITED_VARIABLES,
 });
