@@ -213,9 +213,16 @@ export interface MemoryArtifactStoreOptions {
   maxBytes?: number;
   /**
    * The budget this store shares with others (default {@linkcode SERVER_ARTIFACT_POOL}, shared by every memory
-   * store of this process): past it, the oldest artifact of the store that holds the most goes first.
+   * store of this process): past it, the oldest artifact of the owner that holds the most goes first (see `owner`).
    */
   pool?: MemoryArtifactPool;
+  /**
+   * Whose bytes the store holds (a tenant's name): past its pool, the owner that holds the most in it gives up
+   * first, then within that owner the store that holds the most. Stores of one owner count together, so that an
+   * owner's many stores (a tenant's 32 sessions) cannot push out another owner's one larger store. Default: the
+   * store is an owner of its own.
+   */
+  owner?: string;
 }
 
 /**
@@ -229,8 +236,9 @@ let artifactOrder = 0;
 /**
  * The memory several {@linkcode MemoryArtifactStore}s share, the server's sessions' by default
  * ({@linkcode SERVER_ARTIFACT_POOL}): each store is bounded by its own `maxBytes`, and all of them together by the
- * pool's; past it the oldest artifact of the one that holds the most goes first (never the one just stored), so
- * that a session (a tenant's) filling the pool pushes out its own outputs before another's. Before 2026-12-05 only
+ * pool's; past it the oldest artifact of the largest store of the owner that holds the most (stores given the same
+ * `owner`, a tenant's sessions, count together) goes first (never the one just stored), so that a tenant filling the
+ * pool pushes out its own outputs before another's. Before 2026-12-05 only
  * each session's store was bounded (512 MiB): an HTTP tenant may hold 32 sessions, 16 GiB of command outputs held by
  * the server (three sessions of three 200 MiB outputs each held 1.5 GB here). A store that is no longer
  * reachable (its session gone) leaves the pool's count once it is collected.
@@ -283,19 +291,29 @@ export class MemoryArtifactPool {
   }
 
   /**
-   * @internal Drops artifacts until `cost` more bytes fit (or none is left): the oldest of the store that holds the
-   * most, so that one session (one tenant's) filling the pool pushes out its own outputs before another's.
+   * @internal Drops artifacts until `cost` more bytes fit (or none is left): the oldest of the largest store of the
+   * owner that holds the most, so that one owner (a tenant) filling the pool pushes out its own outputs before
+   * another's. By store alone, a tenant's 32 sessions each holding a little less than another tenant's one session
+   * pushed out all of that session's (a 100 MB output of bob's went while alice's sessions held 32 of 99 MB).
    */
   makeRoom(cost: number): void {
     while (this.#held + cost > this.maxBytes) {
-      let largest: MemoryArtifactStore | undefined;
+      const owners = new Map<unknown, { bytes: number; largest: MemoryArtifactStore }>();
       for (const ref of this.#stores) {
         const store = ref.deref();
         if (store === undefined || store[OLDEST]() === undefined) continue;
-        if (largest === undefined || store.heldBytes > largest.heldBytes) largest = store;
+        const key = store[OWNER] ?? store;
+        const owner = owners.get(key);
+        if (owner === undefined) owners.set(key, { bytes: store.heldBytes, largest: store });
+        else {
+          owner.bytes += store.heldBytes;
+          if (store.heldBytes > owner.largest.heldBytes) owner.largest = store;
+        }
       }
-      if (largest === undefined) return;
-      largest[DROP_OLDEST]();
+      let most: { bytes: number; largest: MemoryArtifactStore } | undefined;
+      for (const owner of owners.values()) if (most === undefined || owner.bytes > most.bytes) most = owner;
+      if (most === undefined) return;
+      most.largest[DROP_OLDEST]();
     }
   }
 }
@@ -304,6 +322,7 @@ export class MemoryArtifactPool {
 export const SERVER_ARTIFACT_POOL: MemoryArtifactPool = new MemoryArtifactPool(DEFAULT_ARTIFACT_POOL_BYTES);
 
 const OLDEST = Symbol("oldest");
+const OWNER = Symbol("owner");
 const DROP_OLDEST = Symbol("dropOldest");
 
 /**
@@ -328,6 +347,8 @@ export class MemoryArtifactStore implements ArtifactStore {
   readonly #held = { bytes: 0 };
   readonly #maxBytes: number;
   readonly #pool: MemoryArtifactPool;
+  /** @internal Whose bytes these are, for the pool (see {@linkcode MemoryArtifactStoreOptions.owner}). */
+  readonly [OWNER]: string | undefined;
 
   /** Creates an empty store holding at most `options.maxBytes`, within its pool's. */
   constructor(options: MemoryArtifactStoreOptions = {}) {
@@ -335,6 +356,7 @@ export class MemoryArtifactStore implements ArtifactStore {
     if (!(max > 0)) throw new TypeError(`maxBytes must be positive, not ${max}`);
     this.#maxBytes = max;
     this.#pool = options.pool ?? SERVER_ARTIFACT_POOL;
+    this[OWNER] = options.owner;
     this.#pool.join(this, this.#held);
   }
 

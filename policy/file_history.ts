@@ -22,6 +22,7 @@ import {
   type FileChange,
   type FileChangeEvent,
   type FileState,
+  type MemoryArtifactPool,
   MemoryArtifactStore,
   sha256Hex,
   ToolError,
@@ -90,6 +91,11 @@ export interface FileHistoryOptions {
   dir?: string;
   /** Before-images kept in all, in bytes; past it, later changes cannot be undone. Default 256 MiB. */
   maxImageBytes?: number;
+  /**
+   * Without `dir`, the memory the before-images share with the process's other artifacts (default
+   * `SERVER_ARTIFACT_POOL`) and whose they count as there (a tenant's name; see `MemoryArtifactStoreOptions.owner`).
+   */
+  images?: { pool?: MemoryArtifactPool; owner?: string };
 }
 
 /** The default of {@linkcode FileHistoryOptions.maxImageBytes}. */
@@ -168,7 +174,7 @@ export class FileHistory {
     this.#maxImageBytes = options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     if (options.dir === undefined) {
       // Bounded by the history's own image budget (maxImageBytes), never by dropping an image a restore needs.
-      this.#images = new MemoryArtifactStore({ maxBytes: Infinity });
+      this.#images = new MemoryArtifactStore({ maxBytes: Infinity, ...options.images });
       return;
     }
     // Judged before anything is made, so that a refused folder leaves nothing behind; and again once made (a

@@ -40,6 +40,7 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.
 import {
   type BeforeCallHook,
   type Host,
+  type MemoryArtifactPool,
   MemoryArtifactStore,
   type Store,
   type StoredGrant,
@@ -50,6 +51,7 @@ import {
 import {
   AuditLog,
   commandSandbox,
+  FileHistory,
   type PolicyDecisionEvent,
   PolicyRules,
   PolicyState,
@@ -182,6 +184,13 @@ export interface HttpServeOptions extends Omit<McpServerOptions, "workspace" | "
    * why.
    */
   allowUnsandboxedTenants?: boolean;
+  /**
+   * The memory the sessions' artifact stores share (whole outputs, images); default
+   * `SERVER_ARTIFACT_POOL` (`@toolfence/core`), 2 GiB shared by every memory store of the process. Each session's
+   * store (and its file history's before-images) counts in it as its tenant's: past it, the tenant holding the most
+   * gives up its oldest first.
+   */
+  artifactPool?: MemoryArtifactPool;
   /** The store shared with the fleet's other replicas (see {@linkcode openStore}); default none (this process only). */
   store?: Store;
   /** This replica's name in the store; default a random one. */
@@ -398,6 +407,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     store,
     replicaId,
     allowUnsandboxedTenants,
+    artifactPool,
     // Given to a session only as saveRuleOf decides.
     saveRule: fileSaveRule,
     ...serverOptions
@@ -693,8 +703,16 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     // What the options give every session is each session's own: an artifact store is seen through the artifacts
     // the session put there, a policy state is copied. Given as they are, every session of every tenant listed and
     // read the others' artifacts and took the grants their people gave.
-    const own = serverOptions.artifacts ? new OwnArtifacts(serverOptions.artifacts) : new MemoryArtifactStore();
+    // A memory store counts in its pool as its tenant's: past the pool, the tenant that holds the most gives up first
+    // (a tenant's 32 sessions each holding a little less than another tenant's one pushed out all of that one's).
+    const inPool = { owner: identity.tenant, ...(artifactPool ? { pool: artifactPool } : {}) };
+    const own = serverOptions.artifacts ? new OwnArtifacts(serverOptions.artifacts) : new MemoryArtifactStore(inPool);
     const state = serverOptions.state instanceof PolicyState ? serverOptions.state.clone() : serverOptions.state;
+    // The file history's before-images, kept in memory, count in the pool as the tenant's too: else a tenant's
+    // write_file over its own files put 256 MiB a session in the pool outside its share.
+    const history = serverOptions.history instanceof FileHistory || serverOptions.history?.dir !== undefined
+      ? serverOptions.history
+      : { ...serverOptions.history, images: inPool };
     // A session taken over brings the artifacts it made on its earlier replica (kept in the store).
     const kept = adopted ? await fleet!.store.artifacts(identity.tenant, id) : [];
     const artifacts = adopted
@@ -720,6 +738,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       ...(fleet ? { shared: sharedState(identity, id) } : {}),
       artifacts,
       ...(state ? { state } : {}),
+      history,
       workspace,
     });
     served.session.hooks.before.push(tenantsApartWithoutSandbox);

@@ -173,6 +173,32 @@ test("a pool's busy store pushes out its own outputs, not a quiet store's older 
   assert.ok(busy.list().length >= 3, `the busy store keeps its newest (${busy.list().length})`);
 });
 
+test("a pool's stores of one owner count together: many small ones push out their own, not another's larger one", {
+  timeout: 60_000,
+}, async () => {
+  // A tenant's 32 sessions each holding a little less than another tenant's one session took all of that one's
+  // outputs when the pool weighed stores alone.
+  const KiB = 1024;
+  const pool = new MemoryArtifactPool(100 * KiB);
+  const bob = new MemoryArtifactStore({ pool, owner: "bob" });
+  const kept = await bob.put(new Uint8Array(30 * KiB).fill(1));
+  const alice = [];
+  for (let i = 0; i < 8; i++) {
+    const store = new MemoryArtifactStore({ pool, owner: "alice" });
+    alice.push(store);
+    await store.put(new Uint8Array(25 * KiB).fill(2 + i));
+  }
+  assert.equal((await bob.get(kept.id))?.[0], 1, "bob's artifact is kept");
+  assert.ok(pool.heldBytes <= 100 * KiB, `the pool holds ${pool.heldBytes}`);
+  assert.equal(alice.at(-1)!.list().length, 1, "the one just stored is kept");
+  assert.ok(alice.filter((store) => store.list().length === 0).length >= 5);
+  // Stores without an owner are each their own: the largest one gives up first, as before.
+  const lone = new MemoryArtifactStore({ pool });
+  const big = await lone.put(new Uint8Array(40 * KiB).fill(9));
+  await new MemoryArtifactStore({ pool }).put(new Uint8Array(35 * KiB).fill(8));
+  assert.equal(await lone.get(big.id), undefined);
+});
+
 test("file store: written atomically by hash, verified on read", { timeout: 60_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-artifacts-"));
   try {
