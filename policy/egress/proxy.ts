@@ -89,7 +89,7 @@ export interface EgressProxyOptions {
   pool?: ConnectionPool;
   /**
    * Further pools this proxy's client connections count against beside `pool`, each with its own cap (a
-   * session's, shared by the proxies of its commands): one past any of them is answered `503` and closed.
+   * workspace's, shared by the proxies of its commands): one past any of them is answered `503` and closed.
    */
   shares?: readonly ConnectionPool[];
 }
@@ -217,7 +217,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       const reason = poolFull
         ? `toolfence proxy: the server's proxies hold ${pool.max} connections at once; close some first`
         : shareFull
-        ? `toolfence proxy: the proxies of this session hold ${shareFull.max} connections at once; close some first`
+        ? `toolfence proxy: the proxies of this workspace's commands hold ${shareFull.max} connections at once; close some first`
         : `toolfence proxy: more than ${maxConnections} connections open at once; close some first`;
       // Reported once while the proxy stays full, so that a flood does not flood the record too.
       if (!full) report({ target: "the proxy", method: "connect", allowed: false, reason });

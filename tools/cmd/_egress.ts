@@ -34,13 +34,17 @@ export const SANDBOX_PROXY_PORT = 3128;
 export const MAX_NETWORK_QUESTIONS = 5;
 
 /**
- * Most connections the proxies of one session's commands (its sub-agents' too) hold at once, together: a quarter
- * of the server's (`SERVER_PROXY_CONNECTIONS`). Before, one session's 8 background jobs, each holding its proxy's 256, held all
- * 2,048 of the server, and every other session's commands (and browsers) were answered 503.
+ * Most connections the proxies of one workspace's commands (a session's, its sub-agents', every session of an HTTP
+ * tenant) hold at once, together: a quarter of the server's (`SERVER_PROXY_CONNECTIONS`). Before, one session's 8
+ * background jobs, each holding its proxy's 256, held all 2,048 of the server, and every other session's commands
+ * (and browsers) were answered 503; and while the share was a session's, one tenant's five sessions did the same to
+ * every other tenant (bob's curl answered `503 the server's proxies hold 2048 connections at once`).
  */
 export const SESSION_PROXY_CONNECTIONS = 512;
 
-const sessionPools = new WeakMap<object, ConnectionPool>();
+// By the workspace's folder, as the commands' shared cgroup is: a tenant's sessions each have a Workspace of their
+// own, in the one folder.
+const workspacePools = new Map<string, ConnectionPool>();
 
 /** How many refused requests and tunnels a command's result lists; past it, one line counts the rest. */
 export const MAX_REFUSALS_LISTED = 50;
@@ -119,9 +123,11 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   };
   const lastOf: { allowed?: EgressConnection; refused?: EgressConnection } = {};
   try {
-    // By workspace: a session's sub-agents work in the very same one, and share its count.
-    let share = sessionPools.get(ctx.workspace);
-    if (share === undefined) sessionPools.set(ctx.workspace, share = { max: SESSION_PROXY_CONNECTIONS, open: 0 });
+    // By workspace folder: a session's sub-agents and every session of its tenant work in the same one, and share
+    // its count.
+    const key = ctx.workspace.workdir;
+    let share = workspacePools.get(key);
+    if (share === undefined) workspacePools.set(key, share = { max: SESSION_PROXY_CONNECTIONS, open: 0 });
     const proxy = await startEgressProxy({
       listen: { path: socket },
       shares: [share],

@@ -217,6 +217,42 @@ print('holding', flush=True); time.sleep(120)"`;
     }
   });
 
+  test("the sessions of one workspace (an HTTP tenant's) share one SESSION_PROXY_CONNECTIONS between them", {
+    timeout: 180_000,
+  }, async () => {
+    // Before: the share was each session's, and an HTTP tenant's sessions each have a Workspace of their own in its
+    // one folder: alice's five sessions, two jobs each holding 256, held all 2,048 of the server, and bob's curl was
+    // answered "503 the server's proxies hold 2048 connections at once".
+    const second = new Session({ workspace: dir, host: denyingNetworkHost([]), rules });
+    const hold = `python3 -c "
+import socket, time
+s = [socket.create_connection(('127.0.0.1', 3128)) for i in range(250)]
+print('holding', flush=True); time.sleep(120)"`;
+    const before = SERVER_PROXY_CONNECTIONS.open;
+    try {
+      for (const owner of [session, second, second]) {
+        const started = await box.call(owner, "bash_background", { command: hold });
+        assert.equal(started.status, "success", started.error);
+      }
+      let last = -1;
+      for (let tries = 0; tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const open = SERVER_PROXY_CONNECTIONS.open - before;
+        if (open === last && open >= SESSION_PROXY_CONNECTIONS) break;
+        last = open;
+      }
+      assert.equal(SERVER_PROXY_CONNECTIONS.open - before, SESSION_PROXY_CONNECTIONS);
+    } finally {
+      for (const owner of [session, second]) {
+        const { jobs } = (await box.call(owner, "bash_list", {})).output as { jobs: { id: string; status: string }[] };
+        for (const job of jobs.filter((j) => j.status === "running")) {
+          await box.call(owner, "bash_stop", { id: job.id });
+        }
+      }
+      await second.close();
+    }
+  });
+
   test("loopback and private addresses in every spelling, by curl and by a raw CONNECT, are refused", {
     timeout: 180_000,
   }, async () => {
