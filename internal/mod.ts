@@ -108,6 +108,7 @@ export {
   type ProtectedPlan,
   quarantineCreated,
   type QuarantinedPath,
+  readOnlyEntryMounts,
   readOnlyFolderMounts,
   releasePlaceholders,
   type SecretMasks,

@@ -423,6 +423,25 @@ export function readOnlyFolderMounts(folders: readonly string[]): ProtectedMount
   return folders.flatMap((folder) => openMount({ path: path.normalize(folder), how: "read-only" }, true) ?? []);
 }
 
+/**
+ * Read-only mounts of `entries` (absolute; files or folders), each opened without following a link on its way (in
+ * its pinned folder) and bound by its descriptor: bubblewrap resolving a path itself, later, followed a link a
+ * command of the session had swapped in for a folder on it since the path was judged (a checker's file bound from
+ * another tenant's workspace). One that is gone, or no longer what it was, is left out.
+ */
+export function readOnlyEntryMounts(entries: readonly string[]): ProtectedMount[] {
+  return entries.flatMap((entry) => {
+    const at = path.normalize(entry);
+    let isDir: boolean;
+    try {
+      isDir = lstatSync(at).isDirectory();
+    } catch {
+      return [];
+    }
+    return openMount({ path: at, how: "read-only" }, isDir) ?? [];
+  });
+}
+
 /** Closes the descriptors of `mounts`. */
 export function closeMounts(mounts: readonly ProtectedMount[]): Promise<void> {
   for (const mount of mounts) {

@@ -390,9 +390,12 @@ export class PolicyProcessDoor implements ProcessDoor {
         workspace.workdir,
         // Its folder, not the file: an argument that is Deno's own execPath would be rewritten (see above).
         path.dirname(argv[0]),
-        ...(request.readable ?? []),
         ...this.#deps.sandboxRead(),
       ],
+      // What it reads in the workspace or the temp dir, by descriptor: bound by path, a folder on the way that a
+      // background command swapped for a link (d -> ../bob/sub) after the judge had bubblewrap bind another tenant's
+      // file, which check_types then parsed (a syntax error at bob's line 1, column 14).
+      readOnlyEntries: request.readable ?? [],
       readOnlyBinds: request.readOnlyBinds ? await request.readOnlyBinds(privateDir) : [],
       workspace: workspace.workdir,
       hiddenPaths: this.#deps.hiddenPaths,

@@ -29,6 +29,7 @@ import {
   protectedMounts,
   quarantineCreated,
   type QuarantinedPath,
+  readOnlyEntryMounts,
   readOnlyFolderMounts,
   releasePlaceholders,
   runProbe,
@@ -416,6 +417,13 @@ export interface SandboxOptions {
    */
   readOnlyFolders?: readonly string[];
   /**
+   * Files and folders bound read-only by their descriptor, each opened without following a link on its way, where
+   * they lie where the session's commands write (a program's file or folder in the workspace or the temp dir): bound
+   * by path, bubblewrap followed a link a command had swapped in for a folder on the way since it was judged. One
+   * that is gone or no longer what it was is left out.
+   */
+  readOnlyEntries?: readonly string[];
+  /**
    * The caller's home folder as an empty writable private folder, so that
    * programs that keep settings there start (default `true`); `false`: no
    * home folder at all.
@@ -651,8 +659,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     .filter((p) => !writable.some((w) => isWithin(p, w)))
     .sort(byDepth);
   const workdir = path.normalize(options.workdir);
+  const entries = (options.readOnlyEntries ?? []).map((p) => path.normalize(p));
   // A workdir outside every bound path would not exist inside.
-  const readOnlyWorkdir = [...writable, ...readable].some((p) => isWithin(workdir, p))
+  const readOnlyWorkdir = [...writable, ...readable, ...entries].some((p) => isWithin(workdir, p))
     ? []
     : ["--ro-bind", workdir, workdir];
   const found = await secretMasks();
@@ -676,7 +685,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       placeholders: options.workspace !== undefined,
       ...(options.listing && options.workspace !== undefined ? { listing: options.listing } : {}),
     });
-  const mounts = [...plan.mounts, ...readOnlyFolderMounts(options.readOnlyFolders ?? [])];
+  const mounts = [
+    ...plan.mounts,
+    ...readOnlyFolderMounts(options.readOnlyFolders ?? []),
+    ...readOnlyEntryMounts(entries),
+  ];
   let released: Promise<QuarantinedPath[]> | undefined;
   const release = () =>
     released ??= closeMounts(mounts).then(closeOwnDescriptors).then(() => releasePlaceholders(mounts)).then(() =>
