@@ -385,7 +385,10 @@ export class PolicyProcessDoor implements ProcessDoor {
     const command = [program, ...argv.slice(1)];
     const wrapped = await sandboxArgv(command, {
       workdir: request.cwd,
-      writable: [privateDir],
+      writable: [],
+      // By descriptor: a background command of the session swapped it for a link to another tenant's workspace
+      // (checks/private -> ../../tenants/bob), and bound by path the checker's cache was written there.
+      writableFolders: [privateDir],
       readable: [
         workspace.workdir,
         // Its folder, not the file: an argument that is Deno's own execPath would be rewritten (see above).

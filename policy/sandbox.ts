@@ -424,6 +424,12 @@ export interface SandboxOptions {
    */
   readOnlyEntries?: readonly string[];
   /**
+   * Folders bound writable by their descriptor, each opened where its real path is confirmed (a program's private
+   * folder in the session temp dir, which the session's commands write): bound by path, bubblewrap followed a link
+   * a background command had swapped in for it, and check_types wrote its cache into another tenant's workspace.
+   */
+  writableFolders?: readonly string[];
+  /**
    * The caller's home folder as an empty writable private folder, so that
    * programs that keep settings there start (default `true`); `false`: no
    * home folder at all.
@@ -660,8 +666,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     .sort(byDepth);
   const workdir = path.normalize(options.workdir);
   const entries = (options.readOnlyEntries ?? []).map((p) => path.normalize(p));
+  const ownFolders = (options.writableFolders ?? []).map((p) => path.normalize(p));
   // A workdir outside every bound path would not exist inside.
-  const readOnlyWorkdir = [...writable, ...readable, ...entries].some((p) => isWithin(workdir, p))
+  const readOnlyWorkdir = [...writable, ...ownFolders, ...readable, ...entries].some((p) => isWithin(workdir, p))
     ? []
     : ["--ro-bind", workdir, workdir];
   const found = await secretMasks();
@@ -740,6 +747,12 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         bound.fds.push(pinFds.at(-1)!);
         return ["--bind-fd", String(FIRST_MOUNT_FD + bound.fds.length - 1), dir];
       });
+    // Likewise the writable folders the caller made for the command where the session's commands write.
+    const owned = ownFolders.flatMap((dir) => {
+      pinFds.push(openFolderConfined(dir));
+      bound.fds.push(pinFds.at(-1)!);
+      return ["--bind-fd", String(FIRST_MOUNT_FD + bound.fds.length - 1), dir];
+    });
     const wrapped = [
       status.path,
       ...systemViewMounts(),
@@ -756,6 +769,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...resolver,
       ...readOnlyWorkdir,
       ...writable.flatMap((p) => ["--bind", p, p]),
+      ...owned,
       ...pins,
       // After the writable binds: they may lie inside one (a cache inside a private folder).
       ...binds.flatMap((b) => ["--ro-bind-try", path.normalize(b.from), path.normalize(b.to)]),

@@ -8,7 +8,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -95,6 +95,62 @@ describe("a program's file on a folder swapped for a link while the sandbox is m
       const still = await box.call(s, "bash_read", { id });
       assert.equal((still.output as { status: string }).status, "running", JSON.stringify(still.output));
       assert.ok(seen.checked > 0, JSON.stringify(seen));
+      await box.call(s, "bash_stop", { id });
+    } finally {
+      await s.close();
+    }
+  });
+
+  // The program's private folder (checks/private in the session temp dir, its HOME and DENO_DIR) was bound writable
+  // by path: alice's background command swapped it for a link to bob's workspace, and her check_types wrote its
+  // cache there (a "deno" folder appeared in bob's workspace within the first three calls).
+  test("a program's private folder is the one made, not where a link put in its place leads", {
+    timeout: 60_000,
+  }, async () => {
+    const temp = join(base, "temp2");
+    const own = join(temp, "private");
+    await mkdir(own, { recursive: true });
+    const wrapped = await sandboxArgv(["sh", "-c", `echo made > ${own}/made.txt`], {
+      workdir: ws,
+      writable: [],
+      writableFolders: [own],
+      readable: [ws],
+      workspace: ws,
+      mode: "required",
+    });
+    try {
+      await rename(own, join(temp, "private.real"));
+      await symlink("../bob", own);
+      const ran = await runSandboxed(wrapped);
+      assert.deepEqual(await readdir(other), ["sub"], `bob's folder was written: ${ran.stderr}`);
+      assert.deepEqual(await readdir(join(temp, "private.real")), ["made.txt"], ran.stderr);
+    } finally {
+      await wrapped.release();
+    }
+  });
+
+  test("check_types never writes where a link put in place of its private folder leads", {
+    timeout: 200_000,
+  }, async () => {
+    const s = new Session({ workspace: ws, autoConfirm: true, sandbox: "required" });
+    const box = new ToolBox().withDefaults("cmd", "diagnostic");
+    try {
+      await writeFile(join(ws, "a.ts"), "export const a: number = 1;\n");
+      const first = await box.call(s, "check_types", { path: "a.ts" });
+      assert.equal(first.status, "success", first.error);
+      const temp = await s.workspace.tempDir();
+      const up = "../".repeat(join(temp, "checks").split("/").length - 1);
+      const swap = `cd ${temp}/checks && ln -s ${up}${other.slice(1)} p.link && ` +
+        `perl -e 'while (1) { rename("private", "p.real"); rename("p.link", "private"); rename("private", "p.link"); rename("p.real", "private") }'`;
+      const job = await box.call(s, "bash_background", { command: swap });
+      assert.equal(job.status, "success", job.error);
+      const id = (job.output as { id: string }).id;
+      for (let i = 0; i < 20; i++) {
+        await Promise.all([1, 2, 3].map(() => box.call(s, "check_types", { path: "a.ts" })));
+        assert.deepEqual(await readdir(other), ["sub"], `round ${i}: check_types wrote into the other folder`);
+      }
+      const still = await box.call(s, "bash_read", { id });
+      assert.equal((still.output as { status: string }).status, "running", JSON.stringify(still.output));
       await box.call(s, "bash_stop", { id });
     } finally {
       await s.close();
