@@ -10,7 +10,6 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import { type AnyTool, type ChoiceOutcome, toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { importPeer } from "@toolfence/core";
 import {
   type FrameworkToolsOptions,
   freshCallId,
@@ -20,18 +19,14 @@ import {
   textAndImages,
   unshownText,
 } from "./_framework.ts";
-import { LANGCHAIN_CORE } from "./_peers.ts";
 import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
-// An optional peer on npm: loaded here, so that importing the entry points without it names the package to install.
-const [langchainTools, langchainMessages]: [
-  typeof import("@langchain/core/tools"),
-  typeof import("@langchain/core/messages"),
-] = await Promise.all([
-  importPeer(LANGCHAIN_CORE, () => import("@langchain/core/tools")),
-  importPeer(LANGCHAIN_CORE, () => import("@langchain/core/messages")),
-]);
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tool class extends its StructuredTool. Without it, importing
+// the LangChain and LangGraph entry points fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import * as langchainTools from "@langchain/core/tools";
+import * as langchainMessages from "@langchain/core/messages";
 
 /** Options of the LangChain and LangGraph tools beyond those every framework adapter takes. */
 export interface LangChainStrictOptions extends ImagesOption {

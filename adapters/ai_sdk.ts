@@ -28,7 +28,6 @@
  */
 
 import type { ModelMessage, Tool as AiTool, ToolApprovalRequest, ToolApprovalResponse, ToolSet } from "ai";
-import { importPeer } from "@toolfence/core";
 import type { ProgressEvent } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
@@ -44,10 +43,11 @@ import {
   textAndImages,
   unshownText,
 } from "./_framework.ts";
-import { AI_SDK } from "./_peers.ts";
 
-// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
-const { jsonSchema, tool: aiTool } = await importPeer(AI_SDK, () => import("ai"));
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from its values. Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import { jsonSchema, tool as aiTool } from "ai";
 
 export type { ImagesOption } from "./_framework.ts";
 

@@ -30,7 +30,6 @@
  */
 
 import type { CanUseTool, McpSdkServerConfigWithInstance, PermissionResult } from "@anthropic-ai/claude-agent-sdk";
-import { importPeer } from "@toolfence/core";
 import { type AnyTool, type ChoiceOutcome, toModelText } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -45,14 +44,13 @@ import {
   textAndImages,
 } from "./_framework.ts";
 
-import { CLAUDE_AGENT_SDK, ZOD } from "./_peers.ts";
 import { toDraft2020 } from "./_draft2020.ts";
 
-// Optional peers on npm: loaded here, so that importing this entry point without them names the package to install.
-const [{ createSdkMcpServer, tool: sdkTool }, { z }] = await Promise.all([
-  importPeer(CLAUDE_AGENT_SDK, () => import("@anthropic-ai/claude-agent-sdk")),
-  importPeer(ZOD, () => import("zod")),
-]);
+// Optional peers on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from their values. Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming it.
+import { createSdkMcpServer, tool as sdkTool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

@@ -28,7 +28,6 @@
  */
 
 import type { BaseTool, Context, RunAsyncToolRequest } from "@google/adk";
-import { importPeer } from "@toolfence/core";
 import { type AnyTool, toModelText } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -41,12 +40,13 @@ import {
   needsApprovalOf,
 } from "./_framework.ts";
 
-import { GOOGLE_ADK } from "./_peers.ts";
 import { checkGeminiName } from "./_gemini_schema.ts";
 import { toDraft2020 } from "./_draft2020.ts";
 
-// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
-const adk: typeof import("@google/adk") = await importPeer(GOOGLE_ADK, () => import("@google/adk"));
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from its values. Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import * as adk from "@google/adk";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

@@ -25,14 +25,13 @@
 import type { StructuredTool } from "@langchain/core/tools";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { importPeer } from "@toolfence/core";
 import { frameworkApproval, type FrameworkToolsOptions, listedTools, needsApprovalOf } from "./_framework.ts";
 import { ApprovalOrder, type ApprovalStep, FenceTool, type LangChainStrictOptions } from "./_langchain_tool.ts";
 
-import { LANGGRAPH } from "./_peers.ts";
-
-// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
-const { interrupt } = await importPeer(LANGGRAPH, () => import("@langchain/langgraph"));
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE). Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import { interrupt } from "@langchain/langgraph";
 
 export type { FrameworkToolsOptions, ImagesOption } from "./_framework.ts";
 export type { LangChainStrictOptions } from "./_langchain_tool.ts";

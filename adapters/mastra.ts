@@ -28,7 +28,6 @@ import type { ToolsInput } from "@mastra/core/agent";
 import { type JsonSchema, toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { importPeer } from "@toolfence/core";
 import {
   type CallImage,
   frameworkApproval,
@@ -42,10 +41,10 @@ import {
   unshownText,
 } from "./_framework.ts";
 
-import { MASTRA } from "./_peers.ts";
-
-// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
-const { createTool } = await importPeer(MASTRA, () => import("@mastra/core/tools"));
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from its values. Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import { createTool } from "@mastra/core/tools";
 
 export type { FrameworkToolsOptions, ImagesOption } from "./_framework.ts";
 

@@ -29,7 +29,6 @@
  */
 
 import type { FunctionTool } from "@openai/agents";
-import { importPeer } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
@@ -44,11 +43,12 @@ import {
   textAndImages,
 } from "./_framework.ts";
 
-import { OPENAI_AGENTS } from "./_peers.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
-// An optional peer on npm: loaded here, so that importing this entry point without it names the package to install.
-const { tool: agentTool } = await importPeer(OPENAI_AGENTS, () => import("@openai/agents"));
+// An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from its values. Without it, importing
+// this entry point fails with the runtime's ERR_MODULE_NOT_FOUND naming the package.
+import { tool as agentTool } from "@openai/agents";
 
 export type { FrameworkToolsOptions } from "./_framework.ts";
 

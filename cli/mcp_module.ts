@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ToolError } from "@toolfence/core";
+import { isMissingPeer } from "@toolfence/core";
 import { CliUsageError } from "./usage.ts";
 
 /** The packages the MCP server loads that an npm install may lack. */
@@ -29,10 +29,11 @@ export async function loadMcpModule(): Promise<typeof import("@toolfence/adapter
   try {
     return await import("@toolfence/adapters/mcp");
   } catch (error) {
-    // The entry point loads each peer through importPeer: a missing one is `peer_missing`, naming it.
-    if (!(error instanceof ToolError) || error.code !== "peer_missing") throw error;
+    // The entry point imports its peers statically: a missing one is the runtime's ERR_MODULE_NOT_FOUND naming it.
+    const missing = MCP_PEERS.find((name) => isMissingPeer(error, name));
+    if (missing === undefined) throw error;
     throw new CliUsageError(
-      `toolfence serve needs the MCP server stack, which is not installed (${error.details?.package} missing): ` +
+      `toolfence serve needs the MCP server stack, which is not installed (${missing} missing): ` +
         `npm install ${MCP_PEERS.join(" ")}`,
       "serve",
     );

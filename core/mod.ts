@@ -166,4 +166,4 @@ export {
   type StoredSession,
 } from "./store.ts";
 export { MemoryStore } from "./memory_store.ts";
-export { importPeer, missingPeerError, type Peer } from "./peer.ts";
+export { importPeer, isMissingPeer, missingPeerError, type Peer } from "./peer.ts";

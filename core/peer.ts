@@ -1,11 +1,14 @@
 /**
  * Loading an optional peer package: a framework an adapter entry point wraps,
- * the MCP SDK, `@opentelemetry/api`. On npm these are optional peers, so a
- * static import of one that is not installed fails before any of our code
- * runs, with a bare `ERR_MODULE_NOT_FOUND`. Loaded through
- * {@linkcode importPeer} instead (a dynamic import, at the entry point's top
- * level or at first use), a missing peer is a `ToolError` with code
- * `peer_missing` that names the package and the range to install.
+ * the MCP SDK, `@opentelemetry/api`. On npm these are optional peers. One
+ * loaded at first use through {@linkcode importPeer} (a dynamic import) that
+ * is not installed is a `ToolError` with code `peer_missing` that names the
+ * package and the range to install. Never at a module's top level: a
+ * top-level await anywhere in an entry point's module graph makes it
+ * impossible to `require()` (ERR_REQUIRE_ASYNC_MODULE), so an entry point
+ * that needs a peer's values when it builds its tools imports the peer
+ * statically, and a loader of such an entry point (`toolfence serve`) tells a
+ * missing peer apart with {@linkcode isMissingPeer} or {@linkcode importPeer}.
  *
  * @module
  */
@@ -23,11 +26,21 @@ export interface Peer {
 }
 
 /**
- * Whether `error` says that `name` itself (not a package it depends on) could
- * not be found: Node's and Deno's `ERR_MODULE_NOT_FOUND` quote the package
- * (`'ai'`, `"@langchain/core/tools"`).
+ * Whether `error` says that the package `name` itself (not a package it
+ * depends on) could not be found: Node's and Deno's `ERR_MODULE_NOT_FOUND`
+ * quote the package (`'ai'`, `"@langchain/core/tools"`). For a module that
+ * imports a peer statically, loaded with a dynamic `import()`.
+ *
+ * Needs no permissions.
+ *
+ * @example
+ * ```ts
+ * import { isMissingPeer } from "@toolfence/core";
+ * const error = await import("not-installed-package").then(() => undefined, (e: unknown) => e);
+ * console.log(isMissingPeer(error, "not-installed-package")); // true
+ * ```
  */
-function isMissing(error: unknown, name: string): boolean {
+export function isMissingPeer(error: unknown, name: string): boolean {
   if ((error as { code?: unknown })?.code !== "ERR_MODULE_NOT_FOUND") return false;
   const text = String((error as Error)?.message ?? error);
   return [`'${name}'`, `"${name}"`, `'${name}/`, `"${name}/`].some((quoted) => text.includes(quoted));
@@ -82,7 +95,7 @@ export async function importPeer<M>(peer: Peer, load: () => Promise<M>): Promise
   try {
     return await load();
   } catch (error) {
-    if (isMissing(error, peer.name)) throw missingPeerError(peer, error);
+    if (isMissingPeer(error, peer.name)) throw missingPeerError(peer, error);
     throw error;
   }
 }

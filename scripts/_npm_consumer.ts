@@ -304,8 +304,9 @@ try {
 /**
  * The missing-peers consumer: the umbrella with none of its optional peers.
  * Importing each entry point that needs a framework (or the MCP SDK) fails
- * with `peer_missing` naming `npm install <package>@<range>`, the range the
- * installed package.json declares; `npx toolfence serve` says what to install;
+ * with the runtime's `ERR_MODULE_NOT_FOUND` naming the package (the entry
+ * points import their peers statically: no top-level await, so that
+ * `require()` loads them); `npx toolfence serve` says what to install;
  * and a tracer provider registered through a copy of `@opentelemetry/api` that
  * toolfence cannot resolve (installed under another name, as in a strict
  * layout) fails the call with `peer_missing` naming the API. The same program
@@ -316,7 +317,7 @@ import { readFileSync } from "node:fs";
 import { ProxyTracerProvider, trace } from "otel-api-elsewhere";
 import * as v from "valibot";
 import { tool, ToolBox } from "toolfence";
-import { SessionBase } from "@toolfence/core";
+import { isMissingPeer, SessionBase } from "@toolfence/core";
 
 const runtime = typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "node" : "deno";
 
@@ -338,8 +339,7 @@ interface PeerError {
   message?: string;
 }
 
-// Each entry point and the packages it loads first (the MCP entries load the SDK and jose at once: either may be
-// named first); the ranges are those the installed package.json declares.
+// Each entry point and the packages it imports (the MCP entries import the SDK and jose: either may be named first).
 const MCP_STACK = ["@modelcontextprotocol/sdk", "jose"];
 const ENTRIES: [string, string[]][] = [
   ["@toolfence/adapters/ai-sdk", ["ai"]],
@@ -352,16 +352,13 @@ const ENTRIES: [string, string[]][] = [
   ["@toolfence/adapters/mcp", MCP_STACK],
   ["toolfence/mcp", MCP_STACK],
 ];
-const ranges = peersOf("@toolfence/adapters");
 for (const [entry, peers] of ENTRIES) {
   for (const peer of peers) check(!existsIn(peer), peer + " is installed, so its absence cannot be checked");
   // A variable specifier: tsc does not load the declarations of an entry whose peer is absent.
   const specifier: string = entry;
   const error = await import(specifier).then(() => undefined, (e: unknown) => e as PeerError);
-  const installs = peers.map((peer) => "npm install " + peer + "@" + ranges[peer]);
   check(
-    error?.name === "ToolError" && error.code === "peer_missing" &&
-      installs.some((install) => error.message?.includes(install) === true),
+    peers.some((peer) => isMissingPeer(error, peer)),
     "importing " + entry + " without " + peers.join(", ") + " gave " + String(error?.message ?? error),
   );
 }

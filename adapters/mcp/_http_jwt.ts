@@ -7,13 +7,12 @@
 
 import { createHash } from "node:crypto";
 import type { JWTPayload } from "jose";
-import { importPeer } from "@toolfence/core";
 import { ALL_SCOPES, CONSOLE_SCOPE, knownScopes } from "./_http_scopes.ts";
 import type { Identity } from "./_http_tokens.ts";
-import { JOSE } from "../_peers.ts";
 
-// An optional peer on npm: loaded here, so that serving without it names the package to install.
-const { createRemoteJWKSet, errors, jwtVerify } = await importPeer(JOSE, () => import("jose"));
+// An optional peer on npm, imported statically: a top-level await here would make the MCP entry points impossible to
+// require() (ERR_REQUIRE_ASYNC_MODULE). `toolfence serve` loads them through importPeer, which names it when missing.
+import { createRemoteJWKSet, errors, jwtVerify } from "jose";
 
 /** Options of {@linkcode JwtVerifier}. */
 export interface JwtOptions {

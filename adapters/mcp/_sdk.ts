@@ -1,23 +1,15 @@
-// The MCP SDK's modules the server uses as values, loaded once here: the SDK is an optional peer on npm, and a static
-// import of it would fail before any code runs with a bare ERR_MODULE_NOT_FOUND; through importPeer the entry point
-// says what to install. The other modules import the SDK's types statically (types are not loaded).
+// The MCP SDK's modules the server uses as values, in one place. The SDK is an optional peer on npm, imported
+// statically: a top-level await here would make the MCP entry points impossible to require()
+// (ERR_REQUIRE_ASYNC_MODULE). `toolfence serve` loads those entry points through importPeer, which names the package
+// when it is missing; a program importing them without it gets the runtime's ERR_MODULE_NOT_FOUND naming it.
 
 // @ts-types="@modelcontextprotocol/sdk/server/index"
-import type * as ServerModule from "@modelcontextprotocol/sdk/server/index.js";
+import * as ServerModule from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import type * as TypesModule from "@modelcontextprotocol/sdk/types.js";
+import * as TypesModule from "@modelcontextprotocol/sdk/types.js";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import type * as HttpModule from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { importPeer } from "@toolfence/core";
-import { MCP_SDK } from "../_peers.ts";
+import * as HttpModule from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 
 /** `@modelcontextprotocol/sdk/server/index.js`, `types.js` and `server/webStandardStreamableHttp.js`. */
 export const [mcpServerModule, mcpTypes, mcpHttpModule]: [typeof ServerModule, typeof TypesModule, typeof HttpModule] =
-  await Promise.all([
-    importPeer(MCP_SDK, () => import("@modelcontextprotocol/sdk/server/index.js") as Promise<typeof ServerModule>),
-    importPeer(MCP_SDK, () => import("@modelcontextprotocol/sdk/types.js") as Promise<typeof TypesModule>),
-    importPeer(
-      MCP_SDK,
-      () => import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js") as Promise<typeof HttpModule>,
-    ),
-  ]);
+  [ServerModule, TypesModule, HttpModule];

@@ -8,13 +8,14 @@
 
 import path from "node:path";
 import process from "node:process";
-import type { ToolBox } from "@toolfence/core";
+import { importPeer, type ToolBox } from "@toolfence/core";
 import { AuditLog, PolicyRules, type SandboxMode } from "@toolfence/policy";
 import { parseHttpAddress } from "./_http_args.ts";
 import { type HttpServeOptions, JwtVerifier, serveHttp, TokenFile } from "./http.ts";
 import { openStore } from "./open_store.ts";
 import type { McpServerOptions } from "./server.ts";
 import type { ConsoleServer } from "./console/serve_console.ts";
+import { HONO } from "../_peers.ts";
 
 /** A problem with the command line; main.ts reports it as a usage error. */
 export class HttpUsageError extends Error {
@@ -254,7 +255,11 @@ async function startConsole(
   if (!tokens && !jwt) {
     throw new HttpUsageError("--console needs console tokens: --console-token-file, --token-file or --oauth-issuer");
   }
-  const { consoleHost, MemoryQuestionQueue, serveConsole, StoreQuestionQueue } = await import("./console/mod.ts");
+  // The console imports hono statically: without it, importPeer names the package to install.
+  const { consoleHost, MemoryQuestionQueue, serveConsole, StoreQuestionQueue } = await importPeer(
+    HONO,
+    () => import("./console/mod.ts"),
+  );
   // With a store, every replica's console shows and answers the questions of every replica.
   const queue = serving.store
     ? new StoreQuestionQueue(serving.store, { replica: serving.replicaId })

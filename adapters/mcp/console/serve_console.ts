@@ -14,8 +14,6 @@
  */
 
 import type { Context } from "hono";
-import { importPeer } from "@toolfence/core";
-import { HONO } from "../../_peers.ts";
 import type { TokenFile } from "../_http_tokens.ts";
 import type { JwtVerifier } from "../_http_jwt.ts";
 import { listen, type Listener } from "../_http_listen.ts";
@@ -27,11 +25,12 @@ import { questionsHtml } from "./_questions_html.ts";
 import { type AuditFilter, auditHtml, callHtml, filterAudit, readAudit } from "./_audit_view.ts";
 import { APP_CSS, APP_JS } from "./_assets.ts";
 
-// An optional peer on npm (only the console needs it): loaded here, so that `serve --console` without it names the
-// package to install.
-const { Hono } = await importPeer(HONO, () => import("hono"));
-const { deleteCookie, getCookie, setCookie } = await importPeer(HONO, () => import("hono/cookie"));
-const { streamSSE } = await importPeer(HONO, () => import("hono/streaming"));
+// An optional peer on npm (only the console needs it), imported statically: a top-level await here would make the
+// console entry point impossible to require() (ERR_REQUIRE_ASYNC_MODULE). `serve --console` loads this module through
+// importPeer, which names the package when it is missing.
+import { Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { streamSSE } from "hono/streaming";
 
 /** Options of {@linkcode serveConsole}. */
 export interface ConsoleServeOptions {
