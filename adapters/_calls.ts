@@ -60,6 +60,20 @@ export function takeImagesOf(session: Session, callIds: ReadonlySet<string>): De
 }
 
 /**
+ * The stop reasons that end a model's answer wherever it was, a tool call's
+ * arguments included: Anthropic's `stop_reason` `max_tokens` and
+ * `model_context_window_exceeded`, OpenAI chat's `finish_reason` `length`,
+ * Gemini's `finishReason` `MAX_TOKENS` (as LangChain's chat models report
+ * them too).
+ */
+export const CUT_OFF_REASONS: ReadonlySet<string> = new Set([
+  "max_tokens",
+  "model_context_window_exceeded",
+  "length",
+  "MAX_TOKENS",
+]);
+
+/**
  * The result of a call the provider's response says was cut off at the
  * model's output limit (`why`, e.g. `stop_reason "max_tokens"`): not run,
  * `invalid_arguments`, with what the model can do about it.

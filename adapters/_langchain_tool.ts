@@ -20,6 +20,7 @@ import {
   unshownText,
 } from "./_framework.ts";
 import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
+import { CUT_OFF_REASONS, cutOffResult } from "./_calls.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
 // An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
@@ -183,6 +184,19 @@ export class FenceTool extends langchainTools.StructuredTool {
     const arg = this.#strict ? fromStrictArguments(this.#tool.inputSchema, sent) : sent;
     const toolCallId = config?.toolCall?.id;
     const callId = toolCallId ?? freshCallId("langchain");
+    // A call the model was still writing when its answer hit the output limit: its arguments are what LangChain's
+    // partial-JSON parse kept (a content cut mid-line reads as whole), so it does not run.
+    const cut = toolCallId === undefined ? undefined : cutOffIn(config, toolCallId);
+    if (cut !== undefined) {
+      const result = cutOffResult(this.name, toolCallId!, cut);
+      return new langchainMessages.ToolMessage({
+        content: toModelText(result),
+        artifact: result,
+        tool_call_id: toolCallId!,
+        name: this.name,
+        status: "error",
+      });
+    }
     // The approval (a LangGraph interrupt) comes first: when it stops the node, nothing of the call has
     // run. It is asked on every run of the node, also for a call that already finished, so that the
     // interrupts keep their order.
@@ -212,6 +226,42 @@ export class FenceTool extends langchainTools.StructuredTool {
       status: result.status === "success" ? "success" : "error",
     });
   }
+}
+
+/**
+ * Why the call `toolCallId` was cut off, when the AI message that made it is in the graph's state (LangGraph's
+ * `ToolNode` and `createAgent` give the tools the state's messages) and says so: its stop reason (Anthropic's
+ * `stop_reason`, which a streamed ChatAnthropic keeps in `additional_kwargs`; OpenAI's and Gemini's
+ * `finish_reason`) ended the answer at the output limit, and this is its last tool call, with nothing written after
+ * it. Undefined otherwise, and for a tool invoked outside a graph (no state).
+ */
+function cutOffIn(config: ToolRunnableConfig | undefined, toolCallId: string): string | undefined {
+  const state = (config as { state?: unknown } | undefined)?.state;
+  const messages = Array.isArray(state) ? state : (state as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as {
+      tool_calls?: { id?: string }[];
+      content?: unknown;
+      response_metadata?: Record<string, unknown>;
+      additional_kwargs?: Record<string, unknown>;
+    } | undefined;
+    const calls = message?.tool_calls;
+    if (!Array.isArray(calls) || !calls.some((call) => call?.id === toolCallId)) continue;
+    const reasons: [string, unknown][] = [
+      ["stop_reason", message!.response_metadata?.stop_reason ?? message!.additional_kwargs?.stop_reason],
+      ["finish_reason", message!.response_metadata?.finish_reason ?? message!.response_metadata?.finishReason],
+    ];
+    const found = reasons.find(([, reason]) => typeof reason === "string" && CUT_OFF_REASONS.has(reason));
+    if (found === undefined || calls.at(-1)?.id !== toolCallId) return undefined;
+    // Text after the last call: the model finished the call and was cut off later.
+    const last = Array.isArray(message!.content)
+      ? message!.content.at(-1) as { type?: unknown } | undefined
+      : undefined;
+    if (last?.type === "text") return undefined;
+    return `${found[0]} "${found[1]}"`;
+  }
+  return undefined;
 }
 
 // deno-lint-ignore no-explicit-any

@@ -13,7 +13,7 @@ import type { DeferredImage, ImageMediaType } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { base64, imageNote } from "./_calls.ts";
+import { base64, CUT_OFF_REASONS, imageNote } from "./_calls.ts";
 import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 import { toDraft2020 } from "./_draft2020.ts";
@@ -162,9 +162,6 @@ export function anthropicCalls<M extends AnthropicMessageLike>(message: M): Batc
   return blocks.filter(isToolUse).map((block) => ({ name: block.name, args: block.input, callId: block.id }));
 }
 
-// The stop reasons that end a message wherever the model was, a tool_use block's input included.
-const CUT_OFF = new Set(["max_tokens", "model_context_window_exceeded"]);
-
 // The `tool_use` block a message stopped in the middle of: the last block of
 // a message whose `stop_reason` is `max_tokens` (or
 // `model_context_window_exceeded`). Its input is what arrived (the SDK's
@@ -172,7 +169,7 @@ const CUT_OFF = new Set(["max_tokens", "model_context_window_exceeded"]);
 // what the model meant.
 function anthropicCutOff<M extends AnthropicMessageLike>(message: M): { callId: string; why: string } | undefined {
   const read: AnthropicMessageLike = message;
-  if (!("content" in read) || !CUT_OFF.has(read.stop_reason ?? "")) return undefined;
+  if (!("content" in read) || !CUT_OFF_REASONS.has(read.stop_reason ?? "")) return undefined;
   const last = read.content.at(-1);
   return last && isToolUse(last) ? { callId: last.id, why: `stop_reason "${read.stop_reason}"` } : undefined;
 }

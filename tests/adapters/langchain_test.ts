@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { StructuredTool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
@@ -439,4 +439,68 @@ describe("a tool call id seen again is a new call", () => {
       });
     },
   );
+});
+
+// A streamed ChatAnthropic answer that stopped at max_tokens inside write_file's content: the chunks as
+// @langchain/anthropic yields them (the tool_use block's partial JSON as tool_call_chunks, the stop reason from
+// message_delta in additional_kwargs), concatenated by @langchain/core, whose partial-JSON parse turns the cut
+// arguments into a whole-looking call.
+function cutAnswer(stopReason: string, after?: string): AIMessageChunk {
+  const chunks = [
+    new AIMessageChunk({
+      content: [{ index: 0, type: "tool_use", id: "toolu_w", name: "write_file", input: "" }],
+      tool_call_chunks: [{ index: 0, id: "toolu_w", name: "write_file", args: "" }],
+    }),
+    new AIMessageChunk({
+      content: [{ index: 0, type: "input_json_delta", input: CUT_WRITE }],
+      tool_call_chunks: [{ index: 0, args: CUT_WRITE }],
+    }),
+    ...(after === undefined ? [] : [new AIMessageChunk({ content: [{ index: 1, type: "text", text: after }] })]),
+    new AIMessageChunk({ content: "", additional_kwargs: { stop_reason: stopReason, stop_sequence: null } }),
+  ];
+  return chunks.reduce((all, chunk) => all.concat(chunk));
+}
+const CUT_WRITE = '{"path": "app.py", "content": "def main():\\n    print(\\"hel';
+
+describe("a call cut off at the output limit (a streamed ChatAnthropic answer at max_tokens)", () => {
+  test("ToolNode: the cut write_file does not run, the model reads why", { timeout: 60_000 }, async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const answer = cutAnswer("max_tokens");
+      // What LangChain made of the cut input: a call that looks whole.
+      assert.deepEqual(answer.tool_calls?.[0].args, { path: "app.py", content: 'def main():\n    print("hel' });
+      for (const tools of [langChainTools(box, session), langGraphTools(box, session)]) {
+        const state = await new ToolNode(tools).invoke({ messages: [new HumanMessage("Write app.py"), answer] });
+        const [message] = state.messages as ToolMessage[];
+        assert.equal(message.status, "error");
+        assert.match(String(message.content), /cut off before its arguments were complete.*stop_reason "max_tokens"/);
+        assert.equal((message.artifact as ToolResult).errorCode, "invalid_arguments");
+        await assert.rejects(fsp.stat(path.join(dir, "app.py")), { code: "ENOENT" });
+      }
+    });
+  });
+
+  test("an OpenAI-style finish_reason length cuts the last call; a complete answer and text after the call run", {
+    timeout: 60_000,
+  }, async () => {
+    await withFixture(async ({ dir, session, box }) => {
+      const tools = langChainTools(box, session);
+      const calls = [
+        { id: "c1", name: "write_file", args: { path: "a.txt", content: "a" } },
+        { id: "c2", name: "write_file", args: { path: "b.txt", content: "b, cut" } },
+      ];
+      const cut = new AIMessage({ content: "", tool_calls: calls, response_metadata: { finish_reason: "length" } });
+      const state = await new ToolNode(tools).invoke({ messages: [cut] });
+      assert.deepEqual((state.messages as ToolMessage[]).map((m) => m.status), ["success", "error"]);
+      assert.equal(await fsp.readFile(path.join(dir, "a.txt"), "utf8"), "a");
+      await assert.rejects(fsp.stat(path.join(dir, "b.txt")), { code: "ENOENT" });
+      // The same call ended by tool_use, and one followed by text before max_tokens, are whole: they run.
+      for (const [name, answer] of [["x.py", cutAnswer("tool_use")], ["y.py", cutAnswer("max_tokens", "and then")]]) {
+        const whole = answer as AIMessageChunk;
+        whole.tool_calls![0].args = { path: name, content: "print(1)\n" };
+        const ran = await new ToolNode(tools).invoke({ messages: [whole] });
+        assert.equal((ran.messages as ToolMessage[])[0].status, "success", JSON.stringify(ran.messages));
+        assert.equal(await fsp.readFile(path.join(dir, name as string), "utf8"), "print(1)\n");
+      }
+    });
+  });
 });
