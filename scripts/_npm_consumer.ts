@@ -345,7 +345,7 @@ const ENTRIES: [string, string[]][] = [
   ["@toolfence/adapters/ai-sdk", ["ai"]],
   ["@toolfence/adapters/openai-agents", ["@openai/agents"]],
   ["@toolfence/adapters/langchain", ["@langchain/core"]],
-  ["@toolfence/adapters/langgraph", ["@langchain/core"]],
+  ["@toolfence/adapters/langgraph", ["@langchain/core", "@langchain/langgraph"]],
   ["@toolfence/adapters/mastra", ["@mastra/core"]],
   ["@toolfence/adapters/google-adk", ["@google/adk"]],
   ["@toolfence/adapters/claude-agent", ["@anthropic-ai/claude-agent-sdk", "zod"]],
