@@ -21,6 +21,7 @@ import {
 } from "./_framework.ts";
 import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
 import { CUT_OFF_REASONS, cutOffResult } from "./_calls.ts";
+import { checkGeminiName, toGeminiParameters } from "./_gemini_schema.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
 // An optional peer on npm, imported statically: a top-level await here would make the module graph impossible to
@@ -43,6 +44,18 @@ export interface LangChainStrictOptions extends ImagesOption {
    * here. Default `false`: the tool's JSON Schema as it is.
    */
   strict?: boolean;
+  /**
+   * A Gemini chat model (`ChatGoogleGenerativeAI` of `@langchain/google-genai`):
+   * `true` when the tools are bound to one. Its converter sends each tool's
+   * schema as Gemini's `parameters` (an OpenAPI 3.0 subset), taking out only
+   * `additionalProperties` and `$schema`, and Gemini refuses the whole request
+   * for any other keyword it lacks (`const` of a literal, `propertyNames` of a
+   * record such as `bash`'s `env`, a tuple's list of `items`). Each tool's
+   * schema is then the `gemini` dialect's rendering (maps as lists of
+   * {key, value} entries, mapped back before validation); a tool Gemini cannot
+   * take throws `SchemaDialectError` here. Not with `strict`. Default `false`.
+   */
+  gemini?: boolean;
 }
 
 /** Decides a call's approval in the framework's flow, or leaves it to the session (undefined). */
@@ -111,6 +124,7 @@ export class FenceTool extends langchainTools.StructuredTool {
   #session: Session;
   #options: FrameworkToolsOptions;
   #strict: boolean;
+  #gemini: boolean;
   #images: boolean;
   #approve: ApprovalStep | undefined;
   #finished: Map<string, Promise<GatedResult>>;
@@ -128,13 +142,20 @@ export class FenceTool extends langchainTools.StructuredTool {
     super();
     this.name = tool.name;
     this.#strict = options.strict === true;
+    this.#gemini = options.gemini === true;
+    if (this.#strict && this.#gemini) {
+      throw new RangeError("strict (OpenAI's strict mode) and gemini are renderings for different models: give one");
+    }
     this.#images = options.images !== false;
     // LangChain's strict flag alone (bindTools / convertToOpenAITool with strict: true) sent the plain schema with
     // strict: true, which OpenAI refuses (optional properties left out of `required`).
     this.description = this.#strict ? openAIDescription(tool, "openai-chat") : tool.description;
-    this.schema = (this.#strict ? toStrictSchema(tool.inputSchema, tool.name, "openai-chat") : structuredClone(
-      tool.inputSchema,
-    )) as Record<string, unknown>;
+    this.schema =
+      (this.#strict
+        ? toStrictSchema(tool.inputSchema, tool.name, "openai-chat")
+        : this.#gemini
+        ? geminiSchema(tool)
+        : structuredClone(tool.inputSchema)) as Record<string, unknown>;
     this.#tool = tool;
     this.#toolbox = toolbox;
     this.#session = session;
@@ -180,8 +201,9 @@ export class FenceTool extends langchainTools.StructuredTool {
     _runManager?: CallbackManagerForToolRun,
     config?: ToolRunnableConfig,
   ): Promise<ToolMessage | GatedContent> {
-    // Under strict mode the model sends null for an absent property (and {key, value} lists for maps): mapped back.
-    const arg = this.#strict ? fromStrictArguments(this.#tool.inputSchema, sent) : sent;
+    // Under strict mode the model sends null for an absent property (and {key, value} lists for maps), under
+    // Gemini's rendering {key, value} lists for maps: mapped back.
+    const arg = this.#strict || this.#gemini ? fromStrictArguments(this.#tool.inputSchema, sent) : sent;
     const toolCallId = config?.toolCall?.id;
     const callId = toolCallId ?? freshCallId("langchain");
     // A call the model was still writing when its answer hit the output limit: its arguments are what LangChain's
@@ -226,6 +248,15 @@ export class FenceTool extends langchainTools.StructuredTool {
       status: result.status === "success" ? "success" : "error",
     });
   }
+}
+
+/**
+ * The `gemini` dialect's parameters of a tool, for a LangChain Gemini model; a tool without parameters keeps its
+ * empty object schema (LangChain's converter leaves such a tool's `parameters` out, as Gemini wants).
+ */
+function geminiSchema(tool: AnyTool): Record<string, unknown> {
+  checkGeminiName(tool.name, "gemini");
+  return { ...(toGeminiParameters(tool.inputSchema, tool.name) ?? structuredClone(tool.inputSchema)) };
 }
 
 /**

@@ -504,3 +504,118 @@ describe("a call cut off at the output limit (a streamed ChatAnthropic answer at
     });
   });
 });
+
+// The fields of Gemini's `Schema` (generativelanguage v1beta): a request whose function parameters hold any other
+// keyword, a list for `items` or a list of types, is refused whole with 400 "Invalid JSON payload received. Unknown
+// name ...".
+const GEMINI_SCHEMA_FIELDS = new Set([
+  "type",
+  "format",
+  "title",
+  "description",
+  "nullable",
+  "enum",
+  "maxItems",
+  "minItems",
+  "properties",
+  "required",
+  "minProperties",
+  "maxProperties",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "example",
+  "anyOf",
+  "propertyOrdering",
+  "default",
+  "items",
+  "minimum",
+  "maximum",
+]);
+
+/** What `@langchain/google-genai` sends as a tool's `parameters`: its schema without additionalProperties and $schema. */
+function asChatGoogleSends(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(asChatGoogleSends);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema).filter(([key]) => key !== "additionalProperties" && key !== "$schema").map((
+      [key, value],
+    ) => [key, asChatGoogleSends(value)]),
+  );
+}
+
+/** The places where `schema` leaves Gemini's Schema. */
+function outsideGemini(schema: unknown, at: string): string[] {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return [`${at}: not a schema object`];
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    if (!GEMINI_SCHEMA_FIELDS.has(key)) found.push(`${at}/${key}`);
+    else if (key === "type" && typeof value !== "string") found.push(`${at}/type is ${JSON.stringify(value)}`);
+    else if (key === "properties") {
+      for (const [name, sub] of Object.entries(value as object)) found.push(...outsideGemini(sub, `${at}/${name}`));
+    } else if (key === "items") found.push(...outsideGemini(value, `${at}/items`));
+    else if (key === "anyOf") {
+      (value as unknown[]).forEach((sub, i) => found.push(...outsideGemini(sub, `${at}/anyOf/${i}`)));
+    }
+  }
+  return found;
+}
+
+describe("LangChain tools for a Gemini chat model ({ gemini: true })", () => {
+  const settings = tool({
+    name: "settings",
+    description: "Apply settings.",
+    input: v.object({
+      mode: v.literal("apply"),
+      labels: v.record(v.string(), v.number()),
+      note: v.nullable(v.string()),
+      level: v.optional(v.union([v.string(), v.number()])),
+      rows: v.array(v.object({ key: v.string(), on: v.boolean() })),
+    }),
+    run: (args) => JSON.stringify(args),
+  });
+
+  test("every tool's schema, as ChatGoogleGenerativeAI sends it, is inside Gemini's Schema", {
+    timeout: 60_000,
+  }, async () => {
+    await withFixture(async ({ session }) => {
+      const box = new ToolBox().withDefaults().register(settings);
+      // The plain schemas are not: the bash tool's env map and a literal.
+      const plain = langChainTools(box, session).flatMap((t) => outsideGemini(asChatGoogleSends(t.schema), t.name));
+      assert.ok(plain.includes("bash/env/propertyNames") && plain.includes("settings/mode/const"), plain.join("\n"));
+      const tools = langChainTools(box, session, { gemini: true });
+      assert.equal(tools.length, box.list(session).length);
+      const outside = tools.flatMap((t) => {
+        const sent = asChatGoogleSends(t.schema) as { properties?: object };
+        // LangChain leaves out the parameters of a tool without properties.
+        return Object.keys(sent.properties ?? {}).length === 0 ? [] : outsideGemini(sent, t.name);
+      });
+      assert.deepEqual(outside, []);
+      assert.throws(() => langChainTools(box, session, { gemini: true, strict: true }), RangeError);
+    });
+  });
+
+  test("a call as Gemini makes it (a map as {key, value} entries) runs with the tool's own arguments", {
+    timeout: 60_000,
+  }, async () => {
+    await withFixture(async ({ session }) => {
+      const [fenced] = langGraphTools(new ToolBox().register(settings), session, { gemini: true });
+      const args = { mode: "apply", labels: [{ key: "a", value: 1 }], note: null, rows: [{ key: "x", on: true }] };
+      const message = await fenced.invoke({ type: "tool_call", id: "g1", name: "settings", args }) as ToolMessage;
+      assert.equal(message.status, "success", String(message.content));
+      assert.deepEqual(JSON.parse(String(message.content)), {
+        mode: "apply",
+        labels: { a: 1 },
+        note: null,
+        rows: [{ key: "x", on: true }],
+      });
+      const tuple = tool({
+        name: "pair",
+        description: "Pair.",
+        input: v.object({ p: v.tuple([v.number()]) }),
+        run: () => "",
+      });
+      assert.throws(() => langChainTools(new ToolBox().register(tuple), session, { gemini: true }), /gemini/);
+    });
+  });
+});
