@@ -60,7 +60,8 @@ export interface ImagesOption {
    * SDK's `openai.chat()` model sends a tool result's images as JSON text (the
    * base64 included), and LangChain's `ChatOpenAI` passes them on in the tool
    * message, which the API refuses with 400. The text then names each image
-   * as not shown.
+   * as not shown. The LangChain tools' `gemini: true` makes `false` the
+   * default.
    */
   images?: boolean;
 }

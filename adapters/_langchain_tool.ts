@@ -54,6 +54,11 @@ export interface LangChainStrictOptions extends ImagesOption {
    * schema is then the `gemini` dialect's rendering (maps as lists of
    * {key, value} entries, mapped back before validation); a tool Gemini cannot
    * take throws `SchemaDialectError` here. Not with `strict`. Default `false`.
+   *
+   * Its `images` default to `false` too: ChatGoogleGenerativeAI sends a
+   * ToolMessage's image blocks as JSON inside the function response (a 1 MB
+   * PNG became 1.4 million characters of base64 the model reads as text), so
+   * each image is named in the text as not shown; `images: true` sends them.
    */
   gemini?: boolean;
 }
@@ -146,7 +151,8 @@ export class FenceTool extends langchainTools.StructuredTool {
     if (this.#strict && this.#gemini) {
       throw new RangeError("strict (OpenAI's strict mode) and gemini are renderings for different models: give one");
     }
-    this.#images = options.images !== false;
+    // A Gemini model's converter sends image blocks as base64 text in the function response: not shown by default.
+    this.#images = options.images ?? !this.#gemini;
     // LangChain's strict flag alone (bindTools / convertToOpenAITool with strict: true) sent the plain schema with
     // strict: true, which OpenAI refuses (optional properties left out of `required`).
     this.description = this.#strict ? openAIDescription(tool, "openai-chat") : tool.description;

@@ -22,7 +22,7 @@ import type { BatchCall } from "../../core/executor.ts";
 import * as v from "valibot";
 import { tool } from "../../core/tool.ts";
 import { ToolBox } from "../../toolbox.ts";
-import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
+import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, snapshotTool, withFixture } from "./_frameworks.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
 import { withSession } from "../core/_helpers.ts";
 
@@ -616,6 +616,29 @@ describe("LangChain tools for a Gemini chat model ({ gemini: true })", () => {
         run: () => "",
       });
       assert.throws(() => langChainTools(new ToolBox().register(tuple), session, { gemini: true }), /gemini/);
+    });
+  });
+});
+
+describe("LangChain tools for a Gemini chat model: deferred images", () => {
+  test("{ gemini: true } names a call's images as not shown (ChatGoogleGenerativeAI sends image blocks as text)", {
+    timeout: 60_000,
+  }, async () => {
+    await withFixture(async ({ session }) => {
+      const box = new ToolBox().register(snapshotTool);
+      const call = { type: "tool_call" as const, id: "s1", name: "snapshot", args: {} };
+      const [shown] = langChainTools(box, session, { gemini: true, images: true });
+      const sent = (await shown.invoke(call) as ToolMessage).content as { type: string }[];
+      assert.deepEqual(sent.map((block) => block.type), ["text", "image"]);
+      for (
+        const tools of [langChainTools(box, session, { gemini: true }), langGraphTools(box, session, { gemini: true })]
+      ) {
+        const message = await tools[0].invoke({ ...call, id: `s-${tools.length}-${Math.random()}` }) as ToolMessage;
+        assert.equal(
+          message.content,
+          "taken\nImage from snapshot: the screen (not shown: this model takes no images in tool results)",
+        );
+      }
     });
   });
 });
