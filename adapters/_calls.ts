@@ -62,16 +62,11 @@ export function takeImagesOf(session: Session, callIds: ReadonlySet<string>): De
 /**
  * The stop reasons that end a model's answer wherever it was, a tool call's
  * arguments included: Anthropic's `stop_reason` `max_tokens` and
- * `model_context_window_exceeded`, OpenAI chat's `finish_reason` `length`,
- * Gemini's `finishReason` `MAX_TOKENS` (as LangChain's chat models report
- * them too).
+ * `model_context_window_exceeded`, OpenAI chat's `finish_reason` `length` (as
+ * LangChain's chat models report them too). Gemini's function calls arrive as
+ * whole objects, so its `MAX_TOKENS` cuts none (as in the gemini dialect).
  */
-export const CUT_OFF_REASONS: ReadonlySet<string> = new Set([
-  "max_tokens",
-  "model_context_window_exceeded",
-  "length",
-  "MAX_TOKENS",
-]);
+export const CUT_OFF_REASONS: ReadonlySet<string> = new Set(["max_tokens", "model_context_window_exceeded", "length"]);
 
 /**
  * The result of a call the provider's response says was cut off at the

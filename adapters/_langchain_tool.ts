@@ -268,7 +268,7 @@ function geminiSchema(tool: AnyTool): Record<string, unknown> {
 /**
  * Why the call `toolCallId` was cut off, when the AI message that made it is in the graph's state (LangGraph's
  * `ToolNode` and `createAgent` give the tools the state's messages) and says so: its stop reason (Anthropic's
- * `stop_reason`, which a streamed ChatAnthropic keeps in `additional_kwargs`; OpenAI's and Gemini's
+ * `stop_reason`, which a streamed ChatAnthropic keeps in `additional_kwargs`; OpenAI's
  * `finish_reason`) ended the answer at the output limit, and this is its last tool call, with nothing written after
  * it. Undefined otherwise, and for a tool invoked outside a graph (no state).
  */
@@ -287,7 +287,7 @@ function cutOffIn(config: ToolRunnableConfig | undefined, toolCallId: string): s
     if (!Array.isArray(calls) || !calls.some((call) => call?.id === toolCallId)) continue;
     const reasons: [string, unknown][] = [
       ["stop_reason", message!.response_metadata?.stop_reason ?? message!.additional_kwargs?.stop_reason],
-      ["finish_reason", message!.response_metadata?.finish_reason ?? message!.response_metadata?.finishReason],
+      ["finish_reason", message!.response_metadata?.finish_reason],
     ];
     const found = reasons.find(([, reason]) => typeof reason === "string" && CUT_OFF_REASONS.has(reason));
     if (found === undefined || calls.at(-1)?.id !== toolCallId) return undefined;

@@ -501,6 +501,14 @@ describe("a call cut off at the output limit (a streamed ChatAnthropic answer at
         assert.equal((ran.messages as ToolMessage[])[0].status, "success", JSON.stringify(ran.messages));
         assert.equal(await fsp.readFile(path.join(dir, name as string), "utf8"), "print(1)\n");
       }
+      // Gemini's function calls arrive whole: a MAX_TOKENS finish cuts none (as in the gemini dialect).
+      const gemini = new AIMessage({
+        content: "",
+        tool_calls: [{ id: "g1", name: "write_file", args: { path: "g.txt", content: "g" } }],
+        response_metadata: { finish_reason: "MAX_TOKENS", finishReason: "MAX_TOKENS" },
+      });
+      const ranGemini = await new ToolNode(tools).invoke({ messages: [gemini] });
+      assert.equal((ranGemini.messages as ToolMessage[])[0].status, "success");
     });
   });
 });
