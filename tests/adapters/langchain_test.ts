@@ -586,7 +586,7 @@ describe("LangChain tools for a Gemini chat model ({ gemini: true })", () => {
   test("every tool's schema, as ChatGoogleGenerativeAI sends it, is inside Gemini's Schema", {
     timeout: 60_000,
   }, async () => {
-    await withFixture(async ({ session }) => {
+    await withFixture(({ session }) => {
       const box = new ToolBox().withDefaults().register(settings);
       // The plain schemas are not: the bash tool's env map and a literal.
       const plain = langChainTools(box, session).flatMap((t) => outsideGemini(asChatGoogleSends(t.schema), t.name));
@@ -600,6 +600,7 @@ describe("LangChain tools for a Gemini chat model ({ gemini: true })", () => {
       });
       assert.deepEqual(outside, []);
       assert.throws(() => langChainTools(box, session, { gemini: true, strict: true }), RangeError);
+      return Promise.resolve();
     });
   });
 
