@@ -10,7 +10,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { hostProgramCandidates, queryRuntimePermission, runProbe } from "@toolfence/internal";
+import { hostProgramCandidates, queryRuntimePermission, runProbe, shellOutput } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {
@@ -46,6 +46,40 @@ export function findPrlimit(): Promise<string | undefined> {
   })();
   return prlimitPromise;
 }
+
+const STAT_LOCATIONS = ["/usr/bin/stat", "/bin/stat"];
+let statPromise: Promise<string | undefined> | undefined;
+
+/**
+ * The path of a `stat` that reads a file system's blocks (`stat -f -c '%b %f %S'`, coreutils or busybox), or
+ * undefined; looked for once per process, in the system folders only: it runs inside the sandbox, where they are
+ * read-only and the same paths (see `tmpfsCheck` in sandbox.ts).
+ */
+export function findStatfsProgram(): Promise<string | undefined> {
+  statPromise ??= (async () => {
+    for (const file of STAT_LOCATIONS) {
+      if (!(await hostProgramCandidates("stat", [file])).includes(file)) continue;
+      const out = await shellOutput(`exec "$1" -f -c '%b %f %S' /`, [file]);
+      if (out !== undefined && /^\d+ \d+ \d+\n$/.test(out)) return file;
+    }
+    return undefined;
+  })();
+  return statPromise;
+}
+
+/**
+ * The exit code of a sandboxed command one of whose private tmpfs folders (`/tmp`, `/dev/shm`, the private home
+ * folder) held more than `tmpSize` when it ended, from the sandbox's own check after it (see `tmpfsCheck` in
+ * sandbox.ts): the exit code, because the command's process may rewrite its error output (even truncate it through
+ * `/proc/self/fd/2`), never its parent's exit.
+ */
+export const TMPFS_FULL_EXIT = 251;
+
+/**
+ * What a checked tmpfs may hold beyond `tmpSize`: a page of the largest size (64 KiB), so that a file of exactly the
+ * limit is written whole and is no hit, and a write past the limit leaves the tmpfs holding more than it.
+ */
+export const TMPFS_SLACK_BYTES = 64 * 1024;
 
 /** Where cgroups can be made, or why not. */
 export type CgroupFinding = { root: CgroupRoot } | { reason: string };
@@ -94,7 +128,7 @@ async function shell(script: string, ...args: string[]): Promise<{ ok: boolean; 
 }
 
 /** Single quotes for the shell. */
-function quote(s: string): string {
+export function quote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 

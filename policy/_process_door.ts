@@ -129,6 +129,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
       limited = await limitCommand(wrapped.argv, this.#deps.limits, {
         privateTmp: wrapped.sandboxed,
+        tmpfsChecked: wrapped.tmpfsChecked === true,
         descriptors: wrapped.fds,
         // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
         // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
@@ -340,6 +341,8 @@ export class PolicyProcessDoor implements ProcessDoor {
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
+      // A tmpfs that filled is named whatever the command printed (see LimitedCommand.hit).
+      checkTmpfs: true,
       // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
       seccomp: true,
     }).catch(async (error) => {
@@ -408,6 +411,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
+      checkTmpfs: true,
       seccomp: true,
     });
     if (!wrapped.sandboxed) {

@@ -33,6 +33,7 @@ import {
   reopensDescriptors,
   type RlimitSetter,
   SHARED_FACTOR,
+  TMPFS_FULL_EXIT,
   tmpfsSizeSupported,
   watchDiskSpace,
   watchFileTable,
@@ -394,6 +395,11 @@ export interface LimitCommandOptions {
   /** Whether the command runs with the sandbox's private, size-capped `/tmp`. */
   privateTmp: boolean;
   /**
+   * Whether the sandbox checks its private tmpfs folders once the command ends (`SandboxedCommand.tmpfsChecked`): its
+   * exit code TMPFS_FULL_EXIT then says one held more than `tmpSize`, whatever the command printed.
+   */
+  tmpfsChecked?: boolean;
+  /**
    * `browser`: leave out the per-process memory and CPU rlimits (Chromium
    * reserves far more address space than it uses, and lives for a session).
    */
@@ -669,6 +675,15 @@ export async function limitCommand(
       if (counted.memory) return found("memory", `the out-of-memory killer of the cgroup${shared} ended a process`);
       if (counted.cpu) return found("cpuSeconds", "its processes used the CPU seconds of the limit (cgroup)");
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
+      // The sandbox's check after the command: a private tmpfs held more than the limit. Before, a write refused with
+      // ENOSPC whose error was discarded (`head -c 20M /dev/zero > /tmp/big 2>/dev/null || true`) ended as a success.
+      if (options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT) {
+        return found(
+          "tmpSize",
+          "a private tmpfs of the sandbox (/tmp, /dev/shm or the home folder) held more than the limit when the " +
+            `command ended (the sandbox's check after it, exit code ${TMPFS_FULL_EXIT}), whatever the command printed`,
+        );
+      }
       if (exit.code !== null && SIGNAL_EXITS[exit.code]) {
         const [limit, signal] = SIGNAL_EXITS[exit.code];
         return found(limit, `exit code ${exit.code} (${signal})`);

@@ -49,6 +49,7 @@ import {
   type ResourceLimits,
   tmpfsSizeArgs,
 } from "./limits.ts";
+import { findStatfsProgram, quote, TMPFS_FULL_EXIT, TMPFS_SLACK_BYTES } from "./_limits.ts";
 
 export type { QuarantinedPath } from "@toolfence/internal";
 
@@ -126,6 +127,34 @@ function closingInherited(argv: readonly string[], keep: readonly number[]): str
     return [argv[0], "-c", closingLine(keep) + argv[2], ...argv.slice(3)];
   }
   return ["/bin/bash", "-c", `${closingLine(keep)}exec "$@"`, "bash", ...argv];
+}
+
+/**
+ * `argv` in a shell that, once it has ended, reads the blocks of each of `folders` (the sandbox's private tmpfs
+ * folders, each capped at `limit` and TMPFS_SLACK_BYTES) with `stat`, and exits with TMPFS_FULL_EXIT, saying so, where
+ * one holds more than `limit`; else with the command's own status. A tmpfs that filled refuses the write with ENOSPC,
+ * which the command may hide (`2>/dev/null || true`): before, such a command ended as a success with nothing named.
+ * The shell is the command's parent inside the sandbox, closes what closingInherited closes first, and hears the
+ * command's end on a copy of stderr kept from it (so that bash prints no `Killed` line of its own). What the folders
+ * hold at the end is judged: a command that filled one and emptied it again before it ended is not seen.
+ */
+function tmpfsCheck(
+  stat: string,
+  folders: readonly string[],
+  limit: number,
+  argv: readonly string[],
+  keep: readonly number[],
+): string[] {
+  const script = closingLine(keep) +
+    '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; ' +
+    `set -- $(${quote(stat)} -f -c '%b %f %S' ${folders.map(quote).join(" ")} 2>/dev/null); ` +
+    `for toolfence_dir in ${folders.map(quote).join(" ")}; do ` +
+    `[ $# -ge 3 ] || break; toolfence_used=$((($1 - $2) * $3)); shift 3; ` +
+    `if [ "$toolfence_used" -gt ${limit} ]; then echo "toolfence: $toolfence_dir held $toolfence_used bytes when ` +
+    `the command ended, more than sandbox.limits.tmpSize (${limit} bytes); the command's exit status was ` +
+    `$toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; exit $toolfence_rc`;
+  // -p: no BASH_ENV and no functions from the environment (the command's to set), which could stand in for exit.
+  return ["/bin/bash", "-p", "-c", script, "bash", ...argv];
 }
 
 // What of /proc a command may read but not write: the sysctls, and the machine's devices and buses.
@@ -453,6 +482,13 @@ export interface SandboxOptions {
    * where bubblewrap takes `--size`); default uncapped.
    */
   tmpSize?: number;
+  /**
+   * Whether the sandbox checks its private tmpfs folders once the command ends (where each is size-capped and a
+   * `stat` that reads a file system's blocks is found): one holding more than `tmpSize` makes the sandbox exit with
+   * `TMPFS_FULL_EXIT` (see `SandboxedCommand.tmpfsChecked`). The check runs in a shell that waits for the command,
+   * so not for a program that must be the sandbox's only process (a browser on its DevTools pipe).
+   */
+  checkTmpfs?: boolean;
 }
 
 /** A command ready to start, from {@linkcode sandboxArgv}. */
@@ -477,6 +513,11 @@ export interface SandboxedCommand {
    * what was moved.
    */
   release(): Promise<QuarantinedPath[]>;
+  /**
+   * Whether the sandbox checks its private tmpfs folders after the command (see {@linkcode SandboxOptions.checkTmpfs}):
+   * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`.
+   */
+  tmpfsChecked?: boolean;
 }
 
 /**
@@ -677,12 +718,18 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     folders: found.folders.filter((folder) => inReadView(folder, readable) && stillThere(folder)),
     files: found.files.filter((file) => inReadView(file, readable) && stillThere(file)),
   });
-  const tmpSize = options.tmpSize === undefined ? [] : await tmpfsSizeArgs(status.path, options.tmpSize);
+  // A checked tmpfs holds a page more than the limit, so that a write past it leaves it holding more (see tmpfsCheck).
+  const statfs = options.checkTmpfs && options.tmpSize !== undefined ? await findStatfsProgram() : undefined;
+  const tmpSize = options.tmpSize === undefined
+    ? []
+    : await tmpfsSizeArgs(status.path, options.tmpSize + (statfs === undefined ? 0 : TMPFS_SLACK_BYTES));
+  const check = statfs !== undefined && options.tmpSize !== undefined && tmpSize.length > 0
+    ? { stat: statfs, limit: options.tmpSize }
+    : undefined;
   // The home folder first, so that a readable or writable path inside it stays visible. Capped like /tmp: a
   // tmpfs without a size may take half the machine's memory, which no rlimit counts where no cgroup does.
-  const home = found.home !== undefined && options.privateHome !== false
-    ? ["--perms", "0700", ...tmpSize, "--tmpfs", found.home]
-    : [];
+  const homeTmpfs = options.privateHome !== false ? found.home : undefined;
+  const home = homeTmpfs !== undefined ? ["--perms", "0700", ...tmpSize, "--tmpfs", homeTmpfs] : [];
   const resolver = options.allowNet ? await resolverOutsideView(readable) : [];
   const proxy = options.allowNet ? undefined : options.network?.proxy;
   const protectedRoot = options.workspace ?? writable[0];
@@ -789,9 +836,17 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       workdir,
       "--",
       // Outside the forwarder, whose relay stays running beside the command.
-      ...closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? []),
+      ...(check
+        ? tmpfsCheck(
+          check.stat,
+          ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])],
+          check.limit,
+          proxy ? forwarderArgv(proxy, argv) : argv,
+          options.keepDescriptors ?? [],
+        )
+        : closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? [])),
     ];
-    return { argv: wrapped, sandboxed: true, fds: bound.fds, release };
+    return { argv: wrapped, sandboxed: true, fds: bound.fds, release, ...(check ? { tmpfsChecked: true } : {}) };
   } catch (error) {
     await release();
     throw error;

@@ -312,6 +312,32 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     },
   );
 
+  // Before, each of these ended as a success with nothing named: the tmpfs refused the write with ENOSPC, and the
+  // command discarded the error. The sandbox's check after the command reads what each tmpfs holds.
+  test(
+    "a full private tmpfs (/tmp, /dev/shm, the home folder) is named whatever the command printed",
+    { timeout: 60_000, skip: !hasBwrap },
+    async () => {
+      await withSession(async (session) => {
+        for (
+          const command of [
+            "head -c 6M /dev/zero > /tmp/x 2>/dev/null || true",
+            "cd /dev/shm && { head -c 6M /dev/zero > f; } 2>/dev/null; exit 0",
+            'cd "$HOME" && python3 -c \'import os\ntry:\n  open("f", "wb").write(bytes(6 << 20))\nexcept OSError: pass\'',
+          ]
+        ) {
+          const output = assertLimit(await bash(session, command), "tmpSize", "4MiB");
+          assert.match(output.stderr, /held \d+ bytes when the command ended, more than sandbox\.limits\.tmpSize/);
+        }
+        // Exactly the limit is written whole, and is no hit; the command's own exit status is kept.
+        const exact = await bash(session, "head -c 4194304 /dev/zero > /tmp/x && wc -c < /tmp/x");
+        assert.equal(okOutput<BashResult>(exact.result).stdout.trim(), "4194304");
+        const own = await bash(session, "head -c 1M /dev/zero > /tmp/x; exit 7");
+        assert.equal(failedOutput<BashResult>(own.result, "error", "command_failed").exit_code, 7);
+      }, options(SMALL));
+    },
+  );
+
   // Before, TMPDIR led a sandboxed command to the session temp dir, on the host's disk with no bound: mktemp and
   // Python's tempfile wrote 40 MiB there under tmpSize 4 MiB, and sort spilled there unless told `-T /tmp`.
   test(
