@@ -10,7 +10,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { hostProgramCandidates, queryRuntimePermission, runProbe, shellOutput } from "@toolfence/internal";
+import { hostProgramCandidates, queryRuntimePermission, runProbe } from "@toolfence/internal";
 
 /** The limits in the units the kernel takes. */
 export interface KernelLimits {
@@ -47,26 +47,6 @@ export function findPrlimit(): Promise<string | undefined> {
   return prlimitPromise;
 }
 
-const STAT_LOCATIONS = ["/usr/bin/stat", "/bin/stat"];
-let statPromise: Promise<string | undefined> | undefined;
-
-/**
- * The path of a `stat` that reads a file system's blocks (`stat -f -c '%b %f %S'`, coreutils or busybox), or
- * undefined; looked for once per process, in the system folders only: it runs inside the sandbox, where they are
- * read-only and the same paths (see `tmpfsCheck` in sandbox.ts).
- */
-export function findStatfsProgram(): Promise<string | undefined> {
-  statPromise ??= (async () => {
-    for (const file of STAT_LOCATIONS) {
-      if (!(await hostProgramCandidates("stat", [file])).includes(file)) continue;
-      const out = await shellOutput(`exec "$1" -f -c '%b %f %S' /`, [file]);
-      if (out !== undefined && /^\d+ \d+ \d+\n$/.test(out)) return file;
-    }
-    return undefined;
-  })();
-  return statPromise;
-}
-
 /**
  * The exit code of a sandboxed command one of whose private tmpfs folders (`/tmp`, `/dev/shm`, the private home
  * folder) held more than `tmpSize` when it ended, from the sandbox's own check after it (see `tmpfsCheck` in
@@ -76,8 +56,9 @@ export function findStatfsProgram(): Promise<string | undefined> {
 export const TMPFS_FULL_EXIT = 251;
 
 /**
- * What a checked tmpfs may hold beyond `tmpSize`: a page of the largest size (64 KiB), so that a file of exactly the
- * limit is written whole and is no hit, and a write past the limit leaves the tmpfs holding more than it.
+ * What a checked tmpfs may hold beyond `tmpSize`, and what the check after the command writes into it (a page of the
+ * largest size, 64 KiB): the write fits only where the tmpfs holds at most `tmpSize`, so a file of exactly the limit
+ * is no hit, and a write past the limit leaves too little room.
  */
 export const TMPFS_SLACK_BYTES = 64 * 1024;
 

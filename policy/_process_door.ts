@@ -46,6 +46,7 @@ import type { SandboxProxy } from "./egress/forwarder.ts";
 import type { CommandAuthorization } from "./shell/authorize_command.ts";
 import { isReadOnlyLine } from "./shell/read_only_line.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits, type WrittenFile } from "./limits.ts";
+import { TMPFS_SLACK_BYTES } from "./_limits.ts";
 import {
   bubblewrapStatus,
   type QuarantinedPath,
@@ -224,6 +225,11 @@ export class PolicyProcessDoor implements ProcessDoor {
     }
   }
 
+  // Whether the sandbox checks its tmpfs folders after a command: its write there must pass the file size limit.
+  #checksTmpfs(): boolean {
+    return this.#deps.limits.fileSizeBytes >= TMPFS_SLACK_BYTES;
+  }
+
   async launcher(request: LauncherRequest): Promise<Launcher> {
     const { workspace } = this.#deps;
     const mode = this.#deps.sandbox === "required" ? "required" : request.sandbox ?? this.#deps.sandbox;
@@ -342,7 +348,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
       // A tmpfs that filled is named whatever the command printed (see LimitedCommand.hit).
-      checkTmpfs: true,
+      checkTmpfs: this.#checksTmpfs(),
       // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
       seccomp: true,
     }).catch(async (error) => {
@@ -411,7 +417,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
-      checkTmpfs: true,
+      checkTmpfs: this.#checksTmpfs(),
       seccomp: true,
     });
     if (!wrapped.sandboxed) {

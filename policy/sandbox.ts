@@ -49,7 +49,7 @@ import {
   type ResourceLimits,
   tmpfsSizeArgs,
 } from "./limits.ts";
-import { findStatfsProgram, quote, TMPFS_FULL_EXIT, TMPFS_SLACK_BYTES } from "./_limits.ts";
+import { quote, TMPFS_FULL_EXIT, TMPFS_SLACK_BYTES } from "./_limits.ts";
 
 export type { QuarantinedPath } from "@toolfence/internal";
 
@@ -130,29 +130,34 @@ function closingInherited(argv: readonly string[], keep: readonly number[]): str
 }
 
 /**
- * `argv` in a shell that, once it has ended, reads the blocks of each of `folders` (the sandbox's private tmpfs
- * folders, each capped at `limit` and TMPFS_SLACK_BYTES) with `stat`, and exits with TMPFS_FULL_EXIT, saying so, where
- * one holds more than `limit`; else with the command's own status. A tmpfs that filled refuses the write with ENOSPC,
- * which the command may hide (`2>/dev/null || true`): before, such a command ended as a success with nothing named.
- * The shell is the command's parent inside the sandbox, closes what closingInherited closes first, and hears the
- * command's end on a copy of stderr kept from it (so that bash prints no `Killed` line of its own). What the folders
- * hold at the end is judged: a command that filled one and emptied it again before it ended is not seen.
+ * `argv` in a shell that, once it has ended, writes TMPFS_SLACK_BYTES to a new file of each of `folders` (the
+ * sandbox's private tmpfs folders, each `limit` plus TMPFS_SLACK_BYTES): the write fits only where the folder holds at
+ * most `limit`. Where one is refused (ENOSPC: its bytes or its inodes used up), the shell exits with TMPFS_FULL_EXIT,
+ * saying so; else with the command's own status. A tmpfs that filled refuses the command's write with ENOSPC, which the
+ * command may hide (`2>/dev/null || true`): before, such a command ended as a success with nothing named. The write is
+ * the shell's own (`printf`, no program started: a `stat -f` cost 5 to 6 ms a command), to a name the command could not
+ * have prepared: one that is there already, or is a link or not a plain file after the write, counts as full
+ * (noclobber refuses an existing plain file). The shell is the command's parent inside the sandbox, closes what
+ * closingInherited closes first, and hears the command's end on a copy of stderr kept from it (so that bash prints no
+ * `Killed` line of its own); the files it writes go with the sandbox. What the folders hold at the end is judged: a
+ * command that filled one and emptied it again before it ended is not seen. Needs RLIMIT_FSIZE past TMPFS_SLACK_BYTES.
  */
 function tmpfsCheck(
-  stat: string,
   folders: readonly string[],
   limit: number,
   argv: readonly string[],
   keep: readonly number[],
 ): string[] {
   const script = closingLine(keep) +
-    '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; ' +
-    `set -- $(${quote(stat)} -f -c '%b %f %S' ${folders.map(quote).join(" ")} 2>/dev/null); ` +
-    `for toolfence_dir in ${folders.map(quote).join(" ")}; do ` +
-    `[ $# -ge 3 ] || break; toolfence_used=$((($1 - $2) * $3)); shift 3; ` +
-    `if [ "$toolfence_used" -gt ${limit} ]; then echo "toolfence: $toolfence_dir held $toolfence_used bytes when ` +
-    `the command ended, more than sandbox.limits.tmpSize (${limit} bytes); the command's exit status was ` +
-    `$toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; exit $toolfence_rc`;
+    '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' +
+    "toolfence_name=.toolfence-tmpfs-check-$RANDOM$RANDOM$RANDOM; " +
+    `for toolfence_dir in ${folders.map(quote).join(" ")}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
+    'if [ -e "$toolfence_file" ] || [ -L "$toolfence_file" ] || ' +
+    `! { printf '%${TMPFS_SLACK_BYTES}s' '' > "$toolfence_file"; } 2>/dev/null || ` +
+    '[ -L "$toolfence_file" ] || [ ! -f "$toolfence_file" ]; then ' +
+    `echo "toolfence: $toolfence_dir held more than sandbox.limits.tmpSize (${limit} bytes) when the command ended ` +
+    `(a write of ${TMPFS_SLACK_BYTES} bytes more was refused); the command's exit status was $toolfence_rc" >&2; ` +
+    `exit ${TMPFS_FULL_EXIT}; fi; done; exit $toolfence_rc`;
   // -p: no BASH_ENV and no functions from the environment (the command's to set), which could stand in for exit.
   return ["/bin/bash", "-p", "-c", script, "bash", ...argv];
 }
@@ -483,10 +488,11 @@ export interface SandboxOptions {
    */
   tmpSize?: number;
   /**
-   * Whether the sandbox checks its private tmpfs folders once the command ends (where each is size-capped and a
-   * `stat` that reads a file system's blocks is found): one holding more than `tmpSize` makes the sandbox exit with
-   * `TMPFS_FULL_EXIT` (see `SandboxedCommand.tmpfsChecked`). The check runs in a shell that waits for the command,
-   * so not for a program that must be the sandbox's only process (a browser on its DevTools pipe).
+   * Whether the sandbox checks its private tmpfs folders once the command ends (where each is size-capped): one
+   * holding more than `tmpSize` makes the sandbox exit with `TMPFS_FULL_EXIT` (see `SandboxedCommand.tmpfsChecked`).
+   * The check runs in a shell that waits for the command, so not for a program that must be the sandbox's only
+   * process (a browser on its DevTools pipe), and writes `TMPFS_SLACK_BYTES` to each folder: the command's file size
+   * limit must let it.
    */
   checkTmpfs?: boolean;
 }
@@ -718,13 +724,12 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     folders: found.folders.filter((folder) => inReadView(folder, readable) && stillThere(folder)),
     files: found.files.filter((file) => inReadView(file, readable) && stillThere(file)),
   });
-  // A checked tmpfs holds a page more than the limit, so that a write past it leaves it holding more (see tmpfsCheck).
-  const statfs = options.checkTmpfs && options.tmpSize !== undefined ? await findStatfsProgram() : undefined;
+  // A checked tmpfs holds TMPFS_SLACK_BYTES more than the limit, the room the check after the command writes into.
   const tmpSize = options.tmpSize === undefined
     ? []
-    : await tmpfsSizeArgs(status.path, options.tmpSize + (statfs === undefined ? 0 : TMPFS_SLACK_BYTES));
-  const check = statfs !== undefined && options.tmpSize !== undefined && tmpSize.length > 0
-    ? { stat: statfs, limit: options.tmpSize }
+    : await tmpfsSizeArgs(status.path, options.tmpSize + (options.checkTmpfs ? TMPFS_SLACK_BYTES : 0));
+  const check = options.checkTmpfs && options.tmpSize !== undefined && tmpSize.length > 0
+    ? { limit: options.tmpSize }
     : undefined;
   // The home folder first, so that a readable or writable path inside it stays visible. Capped like /tmp: a
   // tmpfs without a size may take half the machine's memory, which no rlimit counts where no cgroup does.
@@ -838,7 +843,6 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // Outside the forwarder, whose relay stays running beside the command.
       ...(check
         ? tmpfsCheck(
-          check.stat,
           ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])],
           check.limit,
           proxy ? forwarderArgv(proxy, argv) : argv,
