@@ -4,8 +4,9 @@
 // made were hashed one by one at the next command's start (the loop held 20 s), and a workspace past
 // MAX_SCAN_ENTRIES was walked whole (200,000 lstats) at every later command's start and end, 3 to 12 s each, while
 // another session's `echo hi` waited. A whole look (the session's first, or the one after the watch's events were
-// lost) and the change report after it let the event loop run every few milliseconds: before, after an inotify queue
-// overflow at 190,000 files they held it 6 to 11 s, and another session's `echo hi` took 6 s.
+// lost), the look at the names the watch reported (with the walk of each folder it names) and the change report let
+// the event loop run every few milliseconds: before, after an inotify queue overflow at 190,000 files they held it 6 to
+// 11 s, and another session's `echo hi` took 6 s; `chmod` on two folders of 50,000 files held it 1.8 s.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -103,7 +104,9 @@ describe("the change report's cost in a workspace of many files", { timeout: 300
     }
   });
 
-  test("the whole look after the watch lost its events lets the event loop run", { timeout: 240_000 }, async () => {
+  test("the look after a command lets the event loop run: a whole one, and one that walks the folders named", {
+    timeout: 240_000,
+  }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
     const count = 150_000;
     makeFiles(dir, count);
@@ -117,16 +120,32 @@ describe("the change report's cost in a workspace of many files", { timeout: 300
       const walk = performance.now() - started;
       // More than 100,000 names made and removed: the watch drops them (an overflow, as the kernel's queue's) and the
       // look after the command walks the whole workspace, 150,000 entries, to find what changed (nothing).
-      const stall = await longestStall(async () => {
+      const whole = await longestStall(async () => {
         const result = await box.call(session, "bash", {
           command: `python3 -c "import os\nfor i in range(101000):\n  open(f't{i}', 'w').close(); os.unlink(f't{i}')"`,
         });
         okOutput(result);
         assert.deepEqual(result.filesystemChanges, []);
       });
-      // Before, the loop was held for the walk and for applying what it found (together longer than a walk); what is
-      // left is the start's bounded hashing (BEFORE_HASH_FILES files).
-      assert.ok(stall < walk * 0.75, `the loop held ${Math.round(stall)} ms, a walk ${Math.round(walk)} ms`);
+      // The modes of two folders of 50,000 files changed: the look stats the names the watch reported and walks each
+      // folder it names whole. Measured once the command runs (its start hashes BEFORE_HASH_FILES files, a bounded
+      // stretch of its own).
+      const renaming = box.call(session, "bash", { command: "sleep 1; chmod 700 node_modules/d0 node_modules/d1" });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      let changes = 0;
+      const named = await longestStall(async () => {
+        const result = await renaming;
+        okOutput(result);
+        changes = result.filesystemChanges.length;
+      });
+      assert.equal(changes, 2);
+      // Before, the loop was held for the walk and for applying what it found (together longer than a walk).
+      for (const stall of [whole, named]) {
+        assert.ok(
+          stall < walk * 0.75,
+          `the loop held ${Math.round(whole)} and ${Math.round(named)} ms, a walk ${Math.round(walk)} ms`,
+        );
+      }
     } finally {
       await session.close();
       await rm(dir, { recursive: true, force: true });
