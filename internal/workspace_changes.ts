@@ -45,7 +45,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
-import { comparePaths, isSettled } from "@toolfence/core";
+import { isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
 import { type FolderPin, inFolder } from "./confined_fs.ts";
 import { FolderEvents } from "./_folder_events.ts";
@@ -888,6 +888,15 @@ async function skippedFolders(ctx: ToolContext): Promise<string[]> {
   }
 }
 
+// `items` in comparePaths's order (a folder right before what is in it), each path's key made once: comparePaths splits
+// both paths at every comparison, and sorting 120,000 changes with it held the event loop for seconds. The key is the
+// path with `/` as U+0000, below every character a name may hold, so that plain string order is comparePaths's.
+function byPath<T>(items: T[], pathOf: (item: T) => string): T[] {
+  const keyed = items.map((item) => ({ key: pathOf(item).replaceAll("/", "\u0000"), item }));
+  keyed.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  return keyed.map(({ item }) => item);
+}
+
 // Hashes what changed, letting the event loop run every SLICE_MS: a command that touched 120,000 files had as many
 // files hashed here in one synchronous stretch.
 async function reportScanChanges(
@@ -949,10 +958,16 @@ async function reportScanChanges(
     }
     changes.push({ path: rel, change: "created", before: null, after: afterState });
   }
-  const ordered = changes.sort((a, b) => comparePaths(a.path, b.path));
-  const removals = gone.filter(([rel]) => !movedFrom.has(rel)).sort((a, b) => comparePaths(b[0], a[0]))
+  const ordered = byPath(changes, (change) => change.path);
+  const removals = byPath(gone.filter(([rel]) => !movedFrom.has(rel)), ([rel]) => rel).reverse()
     .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: beforeState(was, hashes), after: null }));
   const all = [...ordered, ...removals];
-  for (const change of all) ctx.recordFileChange(change);
+  // Recorded in slices too: each goes to the session's listeners (its file history appends a line to its journal:
+  // 1.7 s for 120,000 changes in an MCP server).
+  for (const change of all) {
+    const pause = slice.pause();
+    if (pause) await pause;
+    ctx.recordFileChange(change);
+  }
   return all;
 }

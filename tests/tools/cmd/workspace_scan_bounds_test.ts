@@ -104,51 +104,66 @@ describe("the change report's cost in a workspace of many files", { timeout: 300
     }
   });
 
-  test("the look after a command lets the event loop run: a whole one, and one that walks the folders named", {
-    timeout: 240_000,
-  }, async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
-    const count = 150_000;
-    makeFiles(dir, count);
-    const session = new Session({ workspace: dir, host: autoHost(), autoConfirm: true });
-    try {
-      // The session's first look (whole) and its index of the protected paths, once.
-      okOutput(await box.call(session, "bash", { command: "touch first" }));
-      // What one synchronous walk of it costs here, on this machine's load.
-      const started = performance.now();
-      assert.equal(scanWorkspace(dir).entries.size, count + 5);
-      const walk = performance.now() - started;
-      // More than 100,000 names made and removed: the watch drops them (an overflow, as the kernel's queue's) and the
-      // look after the command walks the whole workspace, 150,000 entries, to find what changed (nothing).
-      const whole = await longestStall(async () => {
-        const result = await box.call(session, "bash", {
-          command: `python3 -c "import os\nfor i in range(101000):\n  open(f't{i}', 'w').close(); os.unlink(f't{i}')"`,
+  test(
+    "the look after a command lets the event loop run: a whole one, and one that walks the folders named, a report of every file",
+    {
+      timeout: 240_000,
+    },
+    async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
+      const count = 150_000;
+      makeFiles(dir, count);
+      const session = new Session({ workspace: dir, host: autoHost(), autoConfirm: true });
+      try {
+        // The session's first look (whole) and its index of the protected paths, once.
+        okOutput(await box.call(session, "bash", { command: "touch first" }));
+        // What one synchronous walk of it costs here, on this machine's load.
+        const started = performance.now();
+        assert.equal(scanWorkspace(dir).entries.size, count + 5);
+        const walk = performance.now() - started;
+        // More than 100,000 names made and removed: the watch drops them (an overflow, as the kernel's queue's) and the
+        // look after the command walks the whole workspace, 150,000 entries, to find what changed (nothing).
+        const whole = await longestStall(async () => {
+          const result = await box.call(session, "bash", {
+            command:
+              `python3 -c "import os\nfor i in range(101000):\n  open(f't{i}', 'w').close(); os.unlink(f't{i}')"`,
+          });
+          okOutput(result);
+          assert.deepEqual(result.filesystemChanges, []);
         });
-        okOutput(result);
-        assert.deepEqual(result.filesystemChanges, []);
-      });
-      // The modes of two folders of 50,000 files changed: the look stats the names the watch reported and walks each
-      // folder it names whole. Measured once the command runs (its start hashes BEFORE_HASH_FILES files, a bounded
-      // stretch of its own).
-      const renaming = box.call(session, "bash", { command: "sleep 1; chmod 700 node_modules/d0 node_modules/d1" });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      let changes = 0;
-      const named = await longestStall(async () => {
-        const result = await renaming;
-        okOutput(result);
-        changes = result.filesystemChanges.length;
-      });
-      assert.equal(changes, 2);
-      // Before, the loop was held for the walk and for applying what it found (together longer than a walk).
-      for (const stall of [whole, named]) {
+        // The modes of two folders of 50,000 files changed: the look stats the names the watch reported and walks each
+        // folder it names whole. Measured once the command runs (its start hashes BEFORE_HASH_FILES files, a bounded
+        // stretch of its own).
+        const renaming = box.call(session, "bash", { command: "sleep 1; chmod 700 node_modules/d0 node_modules/d1" });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        let changes = 0;
+        const named = await longestStall(async () => {
+          const result = await renaming;
+          okOutput(result);
+          changes = result.filesystemChanges.length;
+        });
+        assert.equal(changes, 2);
+        // Every file touched: a report of 150,000 changes, sorted and recorded (the session's file history takes each).
+        const touching = box.call(session, "bash", { command: "sleep 1; find node_modules -type f -exec touch {} +" });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        let touched = 0;
+        const reported = await longestStall(async () => {
+          const result = await touching;
+          okOutput(result);
+          touched = result.filesystemChanges.length;
+        });
+        assert.ok(touched > count / 2, `${touched} changes`);
+        // Before, the loop was held for the walk and for applying what it found (together longer than a walk), and for
+        // sorting the report's changes by comparePaths (which splits both paths at each comparison).
+        const stalls = [whole, named, reported];
         assert.ok(
-          stall < walk * 0.75,
-          `the loop held ${Math.round(whole)} and ${Math.round(named)} ms, a walk ${Math.round(walk)} ms`,
+          stalls.every((stall) => stall < walk * 0.75),
+          `the loop held ${stalls.map(Math.round).join(", ")} ms, a walk ${Math.round(walk)} ms`,
         );
+      } finally {
+        await session.close();
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await session.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
