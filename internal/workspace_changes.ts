@@ -93,12 +93,27 @@ export interface WorkspaceScan {
   entries: Map<string, StatEntry>;
   /** Whether the scan stopped at {@linkcode MAX_SCAN_ENTRIES}. */
   incomplete: boolean;
+  /**
+   * The folders it found but could not list (relative paths): their real
+   * path is longer than the system's limit on a path ({@linkcode PATH_MAX_BYTES}),
+   * so no call can enter them by name. What lies below them is not seen.
+   */
+  unlisted: string[];
   /** The wall-clock time it started, in milliseconds. */
   startedAt: number;
   /** How long the scan took, in milliseconds. */
   ms: number;
 }
 
+/**
+ * The longest real path, in bytes, that the scans enter (Linux's PATH_MAX,
+ * 4,096 bytes with the closing NUL). A command can make folders deeper than
+ * that one `chdir` at a time; a scan lists them as folders it could not
+ * enter, and a change report below them says it is incomplete.
+ */
+export const PATH_MAX_BYTES = 4095;
+
+const encoder = new TextEncoder();
 const caches = new WeakMap<object, Map<string, string>>();
 const NOTHING: ReadonlySet<string> = new Set();
 const NOTHING_FOUND: ReadonlyMap<string, StatEntry> = new Map();
@@ -181,6 +196,12 @@ function slicer(): { pause(): Promise<void> | undefined } {
 // folders, so that a caller may let the event loop run there. Each chunk is stat-ed in the folder pinned at its real
 // path and, after the first, at the device and inode the first found (a folder swapped for a link meanwhile is
 // refused, never listed: a walk by path would report the entries of the folder outside it leads to).
+// Whether `full` is longer than a path any call takes. (A UTF-16 unit is at most 3 bytes of UTF-8: most paths need no
+// encoding to tell.)
+function pastPathMax(full: string): boolean {
+  return full.length * 3 > PATH_MAX_BYTES && encoder.encode(full).length > PATH_MAX_BYTES;
+}
+
 function* scanSteps(
   root: string,
   skip: readonly string[],
@@ -224,10 +245,14 @@ function* scanSteps(
       if (ignore.has(full)) continue;
       const rel = prefix + name;
       entries.set(rel, entry);
-      if (entry.type === "directory" && !skip.includes(full)) {
-        yield;
-        yield* walk(full, rel + "/");
+      if (entry.type !== "directory" || skip.includes(full)) continue;
+      // Past the limit every call by this path fails (ENAMETOOLONG): said, not skipped in silence.
+      if (pastPathMax(full)) {
+        scan.unlisted.push(rel);
+        continue;
       }
+      yield;
+      yield* walk(full, rel + "/");
     }
   };
   yield* walk(root, "");
@@ -245,7 +270,14 @@ export function scanWorkspace(
   ignore: ReadonlySet<string> = NOTHING,
 ): WorkspaceScan {
   const started = performance.now();
-  const scan: WorkspaceScan = { root, entries: new Map(), incomplete: false, startedAt: Date.now(), ms: 0 };
+  const scan: WorkspaceScan = {
+    root,
+    entries: new Map(),
+    incomplete: false,
+    unlisted: [],
+    startedAt: Date.now(),
+    ms: 0,
+  };
   for (const _ of scanSteps(root, skip, ignore, scan)) {
     // all at once
   }
@@ -260,7 +292,14 @@ async function scanWorkspaceSliced(
   ignore: ReadonlySet<string>,
 ): Promise<WorkspaceScan> {
   const started = performance.now();
-  const scan: WorkspaceScan = { root, entries: new Map(), incomplete: false, startedAt: Date.now(), ms: 0 };
+  const scan: WorkspaceScan = {
+    root,
+    entries: new Map(),
+    incomplete: false,
+    unlisted: [],
+    startedAt: Date.now(),
+    ms: 0,
+  };
   const slice = slicer();
   for (const _ of scanSteps(root, skip, ignore, scan)) await slice.pause();
   scan.ms = performance.now() - started;
@@ -429,9 +468,20 @@ export async function watchWorkspace(ctx: ToolContext, options: WatchOptions = {
   const close = () => live.close(window, sandboxed);
   return {
     finish: (reporter) =>
-      finished ??= close().then(({ before, after }) =>
-        window.incomplete ? [] : reportScanChanges(reporter, before, after, window.hashes)
-      ),
+      finished ??= close().then(({ before, after, unseen }) => {
+        if (window.incomplete) {
+          noteIncomplete(reporter, { reason: "too_many_entries", limit: MAX_SCAN_ENTRIES });
+          return [];
+        }
+        if (unseen.length > 0) {
+          noteIncomplete(reporter, {
+            reason: "path_too_long",
+            folders: unseen.slice(0, UNSEEN_NAMED),
+            ...(unseen.length > UNSEEN_NAMED ? { more: unseen.length - UNSEEN_NAMED } : {}),
+          });
+        }
+        return reportScanChanges(reporter, before, after, window.hashes);
+      }),
     abandon: () => (finished ??= close().then(() => [])).then(() => {}),
     listing: {
       ignore: (paths) => live.ignore(window, paths),
@@ -441,6 +491,24 @@ export async function watchWorkspace(ctx: ToolContext, options: WatchOptions = {
       movedAway: (rels) => live.restat(rels),
     },
   };
+}
+
+/** The most folders {@linkcode ChangeReportIncomplete} names; it counts the rest. */
+const UNSEEN_NAMED = 10;
+
+/**
+ * Why a command's `filesystemChanges` may not hold every change, in its
+ * result's `metadata.filesystemChangesIncomplete`: past
+ * {@linkcode MAX_SCAN_ENTRIES} nothing is compared (the list is empty
+ * whatever the command did); folders deeper than the system's limit on a path
+ * cannot be listed, and what changed below them is left out.
+ */
+export type ChangeReportIncomplete =
+  | { reason: "too_many_entries"; limit: number }
+  | { reason: "path_too_long"; folders: string[]; more?: number };
+
+function noteIncomplete(ctx: ToolContext, why: ChangeReportIncomplete): void {
+  ctx.metadata.filesystemChangesIncomplete = why;
 }
 
 function kindOfEntry(entry: StatEntry | undefined): EntryKind | undefined {
@@ -491,6 +559,8 @@ class LiveWorkspace {
   readonly windows = new Set<ChangeWindow>();
   readonly ignored = new Map<string, number>();
   incomplete = false;
+  // Folders found but not listed, their paths past PATH_MAX_BYTES (relative paths): nothing below them is seen.
+  #unlisted = new Set<string>();
   // The entries each matcher accepts, kept as the entries change (the sandbox's protected paths).
   readonly #indexes = new Map<(rel: string) => boolean, Map<string, EntryKind>>();
   #looked = false;
@@ -569,7 +639,10 @@ class LiveWorkspace {
     });
   }
 
-  close(window: ChangeWindow, sandboxed: boolean): Promise<{ before: WorkspaceScan; after: WorkspaceScan }> {
+  close(
+    window: ChangeWindow,
+    sandboxed: boolean,
+  ): Promise<{ before: WorkspaceScan; after: WorkspaceScan; unseen: string[] }> {
     return this.#serial(async () => {
       const startedAt = Date.now();
       try {
@@ -593,10 +666,13 @@ class LiveWorkspace {
         root: this.root,
         entries,
         incomplete: false,
+        unlisted: [],
         startedAt: at,
         ms: 0,
       });
-      return { before: scan(before, window.startedAt), after: scan(after, startedAt) };
+      // The folders still there that no look could list: what the command did below them is not known.
+      const unseen = [...this.#unlisted].filter((rel) => this.entries.get(rel)?.type === "directory").sort();
+      return { before: scan(before, window.startedAt), after: scan(after, startedAt), unseen };
     });
   }
 
@@ -672,6 +748,7 @@ class LiveWorkspace {
       this.#unindex(rel);
     }
     this.entries = scan.entries;
+    this.#unlisted = new Set(scan.unlisted);
     this.linked.clear();
     this.uncached.clear();
     for (const [rel, entry] of scan.entries) {
@@ -726,6 +803,10 @@ class LiveWorkspace {
       if (folder !== "" && this.entries.get(folder)?.type !== "directory") continue;
       const dir = folder === "" ? this.root : `${this.root}/${folder}`;
       const names = byFolder.get(folder)!;
+      if (pastPathMax(dir)) {
+        this.#unlisted.add(folder);
+        continue;
+      }
       let pin: FolderPin | undefined;
       for (let start = 0; start < names.length; start += STAT_CHUNK) {
         const pause = slice.pause();
@@ -803,13 +884,21 @@ class LiveWorkspace {
   // Scans the folder `rel` whole: each entry recorded where it changed, and (where `hadBelow`) the session's entries
   // below it no longer there recorded as gone.
   async #rescan(rel: string, hadBelow: boolean): Promise<void> {
-    const scan = await scanWorkspaceSliced(`${this.root}/${rel}`, this.skip, this.#ignoredSet());
+    const full = `${this.root}/${rel}`;
+    if (pastPathMax(full)) {
+      this.#unlisted.add(rel);
+      return;
+    }
+    const scan = await scanWorkspaceSliced(full, this.skip, this.#ignoredSet());
     const slice = slicer();
     for (const [sub, entry] of scan.entries) {
       const pause = slice.pause();
       if (pause) await pause;
       this.#put(`${rel}/${sub}`, entry);
     }
+    const prefix = rel + "/";
+    for (const unlisted of this.#unlisted) if (unlisted.startsWith(prefix)) this.#unlisted.delete(unlisted);
+    for (const sub of scan.unlisted) this.#unlisted.add(`${rel}/${sub}`);
     if (hadBelow) this.#dropBelow(rel, scan.entries);
     if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
   }
