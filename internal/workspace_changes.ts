@@ -258,6 +258,11 @@ function* scanSteps(
   yield* walk(root, "");
 }
 
+// A scan of `root` that has found nothing yet, started now.
+function emptyScan(root: string): WorkspaceScan {
+  return { root, entries: new Map(), incomplete: false, unlisted: [], startedAt: Date.now(), ms: 0 };
+}
+
 /**
  * Stats every entry under `root` (never following a link), skipping the
  * folders in `skip` (real paths; the folder itself is kept, not what is in
@@ -270,14 +275,7 @@ export function scanWorkspace(
   ignore: ReadonlySet<string> = NOTHING,
 ): WorkspaceScan {
   const started = performance.now();
-  const scan: WorkspaceScan = {
-    root,
-    entries: new Map(),
-    incomplete: false,
-    unlisted: [],
-    startedAt: Date.now(),
-    ms: 0,
-  };
+  const scan = emptyScan(root);
   for (const _ of scanSteps(root, skip, ignore, scan)) {
     // all at once
   }
@@ -292,14 +290,7 @@ async function scanWorkspaceSliced(
   ignore: ReadonlySet<string>,
 ): Promise<WorkspaceScan> {
   const started = performance.now();
-  const scan: WorkspaceScan = {
-    root,
-    entries: new Map(),
-    incomplete: false,
-    unlisted: [],
-    startedAt: Date.now(),
-    ms: 0,
-  };
+  const scan = emptyScan(root);
   const slice = slicer();
   for (const _ of scanSteps(root, skip, ignore, scan)) await slice.pause();
   scan.ms = performance.now() - started;
