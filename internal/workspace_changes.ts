@@ -44,6 +44,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { setImmediate } from "node:timers";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
@@ -187,7 +188,10 @@ function slicer(): { pause(): Promise<void> | undefined } {
   return {
     pause() {
       if (performance.now() - since < SLICE_MS) return undefined;
-      return new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => void (since = performance.now()));
+      // setImmediate, not setTimeout(0): a chain of zero timeouts is clamped to 4 ms each after the fifth (2.2 ms a
+      // yield measured here), which doubled a sandbox-off command's scan of 10,000 files (103 to 204 ms); timers and
+      // I/O still run between slices (an interval of 5 ms fired 20 times in 200 ms of 10 ms slices).
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (since = performance.now()));
     },
   };
 }
