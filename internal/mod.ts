@@ -123,6 +123,7 @@ export {
   BEFORE_HASH_FILES,
   isRename,
   MAX_SCAN_ENTRIES,
+  PATH_MAX_BYTES,
   scanWorkspace,
   type StatEntry,
   type WatchOptions,

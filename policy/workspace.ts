@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
 import { ToolError, UsageError } from "@toolfence/core";
-import { isWithin, quickLstat } from "@toolfence/internal";
+import { isWithin, PATH_MAX_BYTES, quickLstat } from "@toolfence/internal";
 import { type FolderPin, inFolder, removeConfined, requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
 import { isRuntimePermissionError, queryRuntimePermission, runtimeFlag, systemTempFolder } from "@toolfence/internal";
@@ -61,8 +61,7 @@ export interface WorkspaceOptions {
 
 // Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
 const MAX_SYMLINK_HOPS = 40;
-// PATH_MAX and NAME_MAX on Linux, in bytes.
-const MAX_PATH_BYTES = 4095;
+// NAME_MAX on Linux, in bytes (PATH_MAX is the scans' PATH_MAX_BYTES).
 const MAX_NAME_BYTES = 255;
 
 const encoder = new TextEncoder();
@@ -519,7 +518,7 @@ function identity(stat: fs.Stats): string {
 function tooLong(input: string): ToolError {
   const shown = input.length > 80 ? input.slice(0, 77) + "..." : input;
   return new ToolError(
-    `Path ${shown} is too long (names at most ${MAX_NAME_BYTES} bytes, paths ${MAX_PATH_BYTES})`,
+    `Path ${shown} is too long (names at most ${MAX_NAME_BYTES} bytes, paths ${PATH_MAX_BYTES})`,
     {
       code: "invalid_path",
       kind: "semantic",
@@ -552,7 +551,7 @@ function checkSyntax(input: string): void {
   }
   // A UTF-16 code unit takes at most 3 bytes of UTF-8: a short path cannot be too long, and is not encoded to tell.
   if (input.length * 3 <= MAX_NAME_BYTES) return;
-  if (encoder.encode(input).length > MAX_PATH_BYTES) throw tooLong(input);
+  if (encoder.encode(input).length > PATH_MAX_BYTES) throw tooLong(input);
   for (const name of input.split("/")) {
     if (encoder.encode(name).length > MAX_NAME_BYTES) throw tooLong(input);
   }
