@@ -474,7 +474,7 @@ export interface WorkspaceListing {
    * The entries `matches` accepts (relative paths), with their kinds; undefined
    * where the view does not hold every entry (then the workspace is walked).
    */
-  matching(matches: (rel: string) => boolean): ReadonlyMap<string, EntryKind> | undefined;
+  matching(matches: (rel: string) => boolean): Promise<ReadonlyMap<string, EntryKind> | undefined>;
   /** What lies at `rel` (relative) now; undefined where nothing the view keeps does. */
   kindOf(rel: string): EntryKind | undefined;
   /**
@@ -654,12 +654,12 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
 
 // What existingProtected finds, from the session's listing of the workspace instead of a walk: the same mounts
 // (nothing below a folder bound read-only whole); undefined where the listing does not hold every entry.
-function listedProtected(
+async function listedProtected(
   root: string,
   patterns: readonly string[],
   listing: WorkspaceListing,
-): WalkFindings | undefined {
-  const found = listing.matching(protectedMatcher(patterns));
+): Promise<WalkFindings | undefined> {
+  const found = await listing.matching(protectedMatcher(patterns));
   if (found === undefined) return undefined;
   const mounts: ProtectedMount[] = [];
   const seen = new Set<string>();
@@ -740,7 +740,7 @@ export async function protectedMounts(
   const byDepth = (a: ProtectedMount, b: ProtectedMount) => a.path.split("/").length - b.path.split("/").length;
   if (patterns.length === 0) return { mounts: [], watched: [] };
   const mounts = new Map<string, ProtectedMount>();
-  const listed = options.listing && listedProtected(root, patterns, options.listing);
+  const listed = options.listing && await listedProtected(root, patterns, options.listing);
   const existing = listed ?? existingProtected(root, patterns, MAX_PROTECTED_WALK_ENTRIES);
   if (existing.incomplete) throw workspaceTooLarge(root);
   for (const mount of existing.mounts) {

@@ -183,7 +183,11 @@ const SLICE_MS = 10;
 const STAT_CHUNK = 256;
 
 /** A clock of the work done since the event loop last ran: `pause()` lets it run once a slice is used. */
-function slicer(): { pause(): Promise<void> | undefined } {
+interface Slicer {
+  pause(): Promise<void> | undefined;
+}
+
+function slicer(): Slicer {
   let since = performance.now();
   return {
     pause() {
@@ -240,7 +244,10 @@ function* scanSteps(
     } catch {
       return;
     }
-    for (const [name, entry] of found) {
+    for (let i = 0; i < found.length; i++) {
+      // A folder of 50,000 files is kept in steps too.
+      if (i > 0 && i % STAT_CHUNK === 0) yield;
+      const [name, entry] = found[i];
       if (entries.size >= MAX_SCAN_ENTRIES) {
         scan.incomplete = true;
         return;
@@ -577,7 +584,7 @@ class LiveWorkspace {
       const window: ChangeWindow = {
         startedAt,
         undo: new Map(),
-        hashes: this.#hashBefore(files, startedAt),
+        hashes: await this.#hashBefore(files, startedAt),
         incomplete: this.incomplete,
         ignored: [],
         settled: false,
@@ -595,17 +602,26 @@ class LiveWorkspace {
   }
 
   // The entries `matches` accepts; undefined where the entries are not all kept (past MAX_SCAN_ENTRIES, or a temp
-  // dir inside the workspace).
-  matching(matches: (rel: string) => boolean): ReadonlyMap<string, EntryKind> | undefined {
-    if (this.incomplete || this.#skipInside) return undefined;
-    let index = this.#indexes.get(matches);
-    if (index === undefined) {
+  // dir inside the workspace). An index new to the session is made in slices between looks (150,000 entries matched
+  // against the protected paths held the loop 0.3 s at a session's first command); the looks then keep it.
+  matching(matches: (rel: string) => boolean): Promise<ReadonlyMap<string, EntryKind> | undefined> {
+    const known = this.#indexes.get(matches);
+    if (known !== undefined && !this.incomplete) return Promise.resolve(known);
+    return this.#serial(async () => {
+      if (this.incomplete || this.#skipInside) return undefined;
+      let index = this.#indexes.get(matches);
+      if (index !== undefined) return index;
       index = new Map();
-      for (const [rel, entry] of this.entries) if (matches(rel)) index.set(rel, kindOfEntry(entry)!);
+      const slice = slicer();
+      for (const [rel, entry] of this.entries) {
+        const pause = slice.pause();
+        if (pause) await pause;
+        if (matches(rel)) index.set(rel, kindOfEntry(entry)!);
+      }
       if (this.#indexes.size >= 8) this.#indexes.clear();
       this.#indexes.set(matches, index);
-    }
-    return index;
+      return index;
+    });
   }
 
   // The look once the command is gone (finish takes no other), and the entries `matches` accepts made since the
@@ -652,7 +668,10 @@ class LiveWorkspace {
       }
       const before = new Map<string, StatEntry>();
       const after = new Map<string, StatEntry>();
+      const slice = slicer();
       for (const [rel, was] of window.undo) {
+        const pause = slice.pause();
+        if (pause) await pause;
         if (was !== undefined) before.set(rel, was);
         const now = this.entries.get(rel);
         if (now !== undefined) after.set(rel, now);
@@ -854,7 +873,7 @@ class LiveWorkspace {
     // The session has entries below a path only where it had a folder there.
     const hadBelow = was?.type === "directory";
     if (now?.type === "directory") await this.#rescan(rel, hadBelow);
-    else if (hadBelow) this.#dropBelow(rel, NOTHING_FOUND);
+    else if (hadBelow) await this.#dropBelow(rel, NOTHING_FOUND);
   }
 
   // Records and keeps `entry` at `rel`.
@@ -894,14 +913,18 @@ class LiveWorkspace {
     const prefix = rel + "/";
     for (const unlisted of this.#unlisted) if (unlisted.startsWith(prefix)) this.#unlisted.delete(unlisted);
     for (const sub of scan.unlisted) this.#unlisted.add(`${rel}/${sub}`);
-    if (hadBelow) this.#dropBelow(rel, scan.entries);
+    if (hadBelow) await this.#dropBelow(rel, scan.entries);
     if (scan.incomplete || this.entries.size >= MAX_SCAN_ENTRIES) this.#incomplete(true);
   }
 
-  // Forgets the entries below `rel` that `found` (by path relative to `rel`) does not have.
-  #dropBelow(rel: string, found: ReadonlyMap<string, StatEntry>): void {
+  // Forgets the entries below `rel` that `found` (by path relative to `rel`) does not have. Every entry of the session
+  // is looked at, in slices: two folders of 50,000 files named by an event held the loop 150 to 190 ms each here.
+  async #dropBelow(rel: string, found: ReadonlyMap<string, StatEntry>): Promise<void> {
     const prefix = rel + "/";
+    const slice = slicer();
     for (const [below, entry] of this.entries) {
+      const pause = slice.pause();
+      if (pause) await pause;
       if (!below.startsWith(prefix) || found.has(below.slice(prefix.length))) continue;
       this.#record(below, entry, undefined);
       this.#forget(below);
@@ -937,21 +960,28 @@ class LiveWorkspace {
 
   // Hashes the files and links the cache does not have, within the budget: first those changed too recently for
   // their stat key to name their content, as only their hashes tell whether the command changed them.
-  #hashBefore(files: FileDoor, startedAt: number): BeforeHashes {
+  async #hashBefore(files: FileDoor, startedAt: number): Promise<BeforeHashes> {
     const unsettled = new Map<string, string>();
     // Nothing is compared past MAX_SCAN_ENTRIES: no hash is needed.
     if (this.incomplete) return { cache: this.cache, unsettled };
-    const unknown: [string, StatEntry][] = [];
+    // In slices, as a look's: 150,000 files without a hash held the loop 0.3 s at each command's start (a sort of them
+    // all, then 2,048 files read).
+    const slice = slicer();
+    const unsettledFirst: [string, StatEntry][] = [];
+    const settledLater: [string, StatEntry][] = [];
     for (const rel of this.uncached) {
+      const pause = slice.pause();
+      if (pause) await pause;
       const entry = this.entries.get(rel);
       if (entry === undefined || this.cache.has(entry.key)) this.uncached.delete(rel);
-      else unknown.push([rel, entry]);
+      else (settled(entry, startedAt) ? settledLater : unsettledFirst).push([rel, entry]);
     }
-    unknown.sort(([, a], [, b]) => Number(settled(a, startedAt)) - Number(settled(b, startedAt)));
     let budget = BEFORE_HASH_BUDGET;
     let count = BEFORE_HASH_FILES;
-    for (const [rel, entry] of unknown) {
+    for (const [rel, entry] of [...unsettledFirst, ...settledLater]) {
       if (count === 0) break;
+      const pause = slice.pause();
+      if (pause) await pause;
       if (entry.size > budget) continue;
       budget -= entry.size;
       count--;
@@ -974,11 +1004,53 @@ async function skippedFolders(ctx: ToolContext): Promise<string[]> {
 
 // `items` in comparePaths's order (a folder right before what is in it), each path's key made once: comparePaths splits
 // both paths at every comparison, and sorting 120,000 changes with it held the event loop for seconds. The key is the
-// path with `/` as U+0000, below every character a name may hold, so that plain string order is comparePaths's.
-function byPath<T>(items: T[], pathOf: (item: T) => string): T[] {
-  const keyed = items.map((item) => ({ key: pathOf(item).replaceAll("/", "\u0000"), item }));
-  keyed.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-  return keyed.map(({ item }) => item);
+// path with `/` as U+0000, below every character a name may hold, so that plain string order is comparePaths's. Sorted
+// in runs of SORT_RUN and merged two by two, letting the event loop run between them: one sort of 150,000 keys held it
+// 0.2 to 0.3 s.
+async function byPath<T>(items: readonly T[], pathOf: (item: T) => string, slice: Slicer): Promise<T[]> {
+  let runs: Keyed<T>[][] = [];
+  for (let start = 0; start < items.length; start += SORT_RUN) {
+    const pause = slice.pause();
+    if (pause) await pause;
+    const run = items.slice(start, start + SORT_RUN).map((item) => ({
+      key: pathOf(item).replaceAll("/", "\u0000"),
+      item,
+    }));
+    runs.push(run.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+  while (runs.length > 1) {
+    const merged: Keyed<T>[][] = [];
+    for (let i = 0; i < runs.length; i += 2) {
+      merged.push(i + 1 < runs.length ? await merge(runs[i], runs[i + 1], slice) : runs[i]);
+    }
+    runs = merged;
+  }
+  return (runs[0] ?? []).map(({ item }) => item);
+}
+
+/** How many keys byPath sorts in one go (a few milliseconds). */
+const SORT_RUN = 8192;
+
+interface Keyed<T> {
+  key: string;
+  item: T;
+}
+
+// The sorted runs `a` and `b` as one, `a`'s first where keys are equal.
+async function merge<T>(a: Keyed<T>[], b: Keyed<T>[], slice: Slicer): Promise<Keyed<T>[]> {
+  const out: Keyed<T>[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if ((out.length & 1023) === 0) {
+      const pause = slice.pause();
+      if (pause) await pause;
+    }
+    out.push(a[i].key <= b[j].key ? a[i++] : b[j++]);
+  }
+  while (i < a.length) out.push(a[i++]);
+  while (j < b.length) out.push(b[j++]);
+  return out;
 }
 
 // Hashes what changed, letting the event loop run every SLICE_MS: a command that touched 120,000 files had as many
@@ -1018,6 +1090,8 @@ async function reportScanChanges(
     changes.push({ path: rel, change: "modified", before: wasState, after: afterState });
   }
   for (const [rel, was] of before.entries) {
+    const pause = slice.pause();
+    if (pause) await pause;
     if (after.entries.has(rel)) continue;
     if (was.type !== "directory") deleted.set(was.ino, [rel, was]);
     gone.push([rel, was]);
@@ -1042,8 +1116,8 @@ async function reportScanChanges(
     }
     changes.push({ path: rel, change: "created", before: null, after: afterState });
   }
-  const ordered = byPath(changes, (change) => change.path);
-  const removals = byPath(gone.filter(([rel]) => !movedFrom.has(rel)), ([rel]) => rel).reverse()
+  const ordered = await byPath(changes, (change) => change.path, slice);
+  const removals = (await byPath(gone.filter(([rel]) => !movedFrom.has(rel)), ([rel]) => rel, slice)).reverse()
     .map(([rel, was]): FileChange => ({ path: rel, change: "deleted", before: beforeState(was, hashes), after: null }));
   const all = [...ordered, ...removals];
   // Recorded in slices too: each goes to the session's listeners (its file history appends a line to its journal:

@@ -26,7 +26,7 @@ const SECRET = "//registry.npmjs.org/:_authToken=npm_OUTSIDE_SECRET";
 function listingOf(entries: Record<string, EntryKind>): WorkspaceListing {
   const all = new Map(Object.entries(entries));
   return {
-    matching: (matches) => new Map([...all].filter(([rel]) => matches(rel))),
+    matching: (matches) => Promise.resolve(new Map([...all].filter(([rel]) => matches(rel)))),
     kindOf: (rel) => all.get(rel),
     created: () => Promise.resolve([]),
     movedAway: () => Promise.resolve(),
