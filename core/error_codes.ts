@@ -109,6 +109,7 @@ export type ErrorCode =
   | "browser_launch_failed"
   | "browser_crashed"
   | "too_many_tabs"
+  | "too_many_browsers"
   | "page_unresponsive"
   | "invalid_url"
   | "url_not_allowed"
@@ -623,6 +624,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
     },
     too_many_tabs: {
       meaning: "The browser holds as many tabs as it may (20); close one first.",
+      kind: "execution",
+      status: "error",
+      recoverable: true,
+    },
+    too_many_browsers: {
+      meaning: "The workspace's sessions (a tenant's) run as many browsers at once as they may (4); close one first.",
       kind: "execution",
       status: "error",
       recoverable: true,

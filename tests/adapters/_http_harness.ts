@@ -33,13 +33,14 @@ export interface TenantSpec {
 export async function startServer(
   tenants: TenantSpec[],
   options: Partial<HttpServeOptions> = {},
+  toolbox: ToolBox = new ToolBox().withDefaults(...GROUPS),
 ): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), "toolfence-http-"));
   const tokenFile = join(dir, "tokens.json");
   await writeTokens(tokenFile, tenants);
   await mkdir(join(dir, "tenants"));
   await mkdir(join(dir, "tmp"));
-  const server = await serveHttp(new ToolBox().withDefaults(...GROUPS), {
+  const server = await serveHttp(toolbox, {
     port: 0,
     tenantRoot: join(dir, "tenants"),
     tempParent: join(dir, "tmp"),

@@ -31,6 +31,41 @@ const DOWNLOAD_QUESTION_MS = 120_000;
 /** The most tabs a session's browser holds: a window a page opens beyond them is closed at once. */
 export const MAX_TABS = 20;
 
+/**
+ * The most browsers running at once for one workspace (its real path): a session's, its sub-agents' and every
+ * session of a tenant (each tenant has its own workspace) together. A browser has no cgroup (it outlives every call),
+ * so it is outside the workspace's shared memory and process limits that bound the commands of all those sessions:
+ * before, each session started its own, and one tenant's 32 sessions ran 32 Chromiums of up to 20 tabs each.
+ */
+export const MAX_WORKSPACE_BROWSERS = 4;
+
+// The browsers running or starting, by workspace real path: taken before any await of a start, so that sessions
+// starting at once cannot all pass the check, and given back once the browser is gone (or failed to start).
+const runningBrowsers = new Map<string, number>();
+
+function takeBrowserPlace(workdir: string): () => void {
+  const running = runningBrowsers.get(workdir) ?? 0;
+  if (running >= MAX_WORKSPACE_BROWSERS) {
+    throw new ToolError(
+      `Already ${MAX_WORKSPACE_BROWSERS} browsers run for this workspace (the browsers of its sessions together)`,
+      {
+        code: "too_many_browsers",
+        recoveryHint: "Close the browser of another session (browser_close) or end a session, then try again.",
+        details: { max: MAX_WORKSPACE_BROWSERS },
+      },
+    );
+  }
+  runningBrowsers.set(workdir, running + 1);
+  let given = false;
+  return () => {
+    if (given) return;
+    given = true;
+    const left = (runningBrowsers.get(workdir) ?? 1) - 1;
+    if (left > 0) runningBrowsers.set(workdir, left);
+    else runningBrowsers.delete(workdir);
+  };
+}
+
 /** The largest workspace file a file: page (or its image, script, style) is given. */
 const MAX_FILE_PAGE_BYTES = 64 << 20;
 /** The media type of a file: page's bytes, by the file's extension. */
@@ -88,6 +123,8 @@ export class SessionBrowser {
   #current?: Page;
   #crashed = false;
   #closing = false;
+  /** Gives back this browser's place among its workspace's (see MAX_WORKSPACE_BROWSERS). */
+  #place?: () => void;
   /** The downloads in progress, and the timer that measures them. */
   readonly #downloading = new Set<Download>();
   #downloadWatch?: ReturnType<typeof setInterval>;
@@ -191,6 +228,7 @@ export class SessionBrowser {
     const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-")));
     this.#dir = dir;
     try {
+      this.#place = takeBrowserPlace(this.session.workspace.workdir);
       const credentials = { username: "toolfence", password: crypto.randomUUID() };
       this.#proxy = await startEgressProxy(
         (scheme, host, port) => this.destinations.judgeHost(scheme, host, port),
@@ -417,6 +455,8 @@ export class SessionBrowser {
   }
 
   async #cleanUp(): Promise<void> {
+    this.#place?.();
+    this.#place = undefined;
     this.#downloading.clear();
     this.#stopWatching();
     const proxy = this.#proxy;
