@@ -770,7 +770,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
             createdAt: now,
             lastActive: now,
             endedAt: null,
-            data: { initialize },
+            // The opening token's key (see Identity.key; never the token): another replica hands the session to
+            // that token alone, as this one does (sameOwner).
+            data: { initialize, key: identity.key },
           });
         }
       },
@@ -848,6 +850,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     let pending = adopting.get(key);
     if (!pending) {
       pending = (async () => {
+        // A session answers the token that opened it on every replica: before, another token of its tenant (a
+        // `tools:read` one) was given it by the store, which checks the tenant alone, and read its commands' output.
+        // Checked before the take-over, which would move the session away from the replica serving its token.
+        const stored = await fleet!.store.session(identity.tenant, id);
+        if (stored?.data.key !== identity.key) return undefined;
         const taken = await fleet!.store.takeOverSession(identity.tenant, id, fleet!.id);
         return taken && await openSession(identity, request, undefined, taken);
       })().finally(() => adopting.delete(key));

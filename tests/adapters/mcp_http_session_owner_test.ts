@@ -4,6 +4,10 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "../../adapters/mcp/open_store.ts";
 import { connect, INIT, raw, startServer, textOf } from "./_http_harness.ts";
 
 const FULL = "full-token-0123456789abcdef01";
@@ -48,6 +52,48 @@ describe("a session and the token that opened it", { timeout: 60_000 }, () => {
       await full.close();
     } finally {
       await h.close();
+    }
+  });
+
+  // With a store, a session this replica does not hold for the asking token was looked for there, which checks the
+  // tenant alone: the reader took the full token's session over, on the replica holding it as on another, and read
+  // the whole output of its command (resources/read of its artifact).
+  test("on a fleet's store, another token of the same tenant is not given it by any replica", {
+    timeout: 50_000,
+  }, async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "toolfence-owner-"));
+    const stores = await Promise.all([0, 1].map(() => openStore(`sqlite:${join(scratch, "store.db")}`)));
+    const tenants = [{ token: FULL, tenant: "alice" }, { token: READER, tenant: "alice", scopes: ["tools:read"] }];
+    const [a, b] = [await startServer(tenants, { store: stores[0] }), await startServer(tenants, { store: stores[1] })];
+    try {
+      const full = await connect(a.server.url, FULL);
+      const ran = await full.callTool({
+        name: "bash",
+        arguments: { command: "head -c 300000 /dev/zero | tr '\\0' S; echo; echo private-output" },
+      });
+      assert.match(textOf(ran), /artifact/, textOf(ran));
+      const id = (full.transport as unknown as { sessionId: string }).sessionId;
+      const ask = (url: URL, token: string, n: number) =>
+        raw(url, {
+          headers: { authorization: `Bearer ${token}`, "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "resources/list" }),
+        });
+      for (const [n, server] of [a, b].entries()) {
+        const answer = await ask(server.server.url, READER, n + 10);
+        assert.equal(answer.status, 404, `replica ${n}: ${answer.text}`);
+        assert.doesNotMatch(answer.text, /artifact:/);
+      }
+      // The full token's session goes on where it is, and another replica still takes it over for that token.
+      assert.equal((await full.listTools()).tools.length > 0, true);
+      const moved = await ask(b.server.url, FULL, 20);
+      assert.equal(moved.status, 200, moved.text);
+      assert.match(moved.text, /artifact:\/\/sha256\//);
+      await full.close().catch(() => {});
+    } finally {
+      await a.close();
+      await b.close();
+      for (const store of stores) await store.close();
+      await rm(scratch, { recursive: true, force: true });
     }
   });
 });
