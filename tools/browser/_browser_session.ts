@@ -39,8 +39,9 @@ export const MAX_TABS = 20;
  */
 export const MAX_WORKSPACE_BROWSERS = 4;
 
-// The browsers running or starting, by workspace real path: taken before any await of a start, so that sessions
-// starting at once cannot all pass the check, and given back once the browser is gone (or failed to start).
+// The browsers running or starting, by workspace real path: a place is checked and taken in one synchronous step, so
+// that sessions starting at once cannot all pass the check, and given back once the browser is gone (or failed to
+// start).
 const runningBrowsers = new Map<string, number>();
 
 function takeBrowserPlace(workdir: string): () => void {
