@@ -51,9 +51,18 @@ export function findPrlimit(): Promise<string | undefined> {
  * The exit code of a sandboxed command one of whose private tmpfs folders (`/tmp`, `/dev/shm`, the private home
  * folder) held more than `tmpSize` when it ended, from the sandbox's own check after it (see `tmpfsCheck` in
  * sandbox.ts): the exit code, because the command's process may rewrite its error output (even truncate it through
- * `/proc/self/fd/2`), never its parent's exit.
+ * `/proc/self/fd/2`), never its parent's exit. Named a full tmpfs only with TMPFS_FULL_LINE: a command may exit 251.
  */
 export const TMPFS_FULL_EXIT = 251;
+
+/**
+ * The line the sandbox's check after the command prints to the command's error output, last, when it exits with
+ * TMPFS_FULL_EXIT (see `tmpfsCheck` in sandbox.ts). Both together name the tmpfs: a command's own `exit 251` has no
+ * such line (before, it was reported as a full tmpfs). A command that hides the line (or prints one itself) still
+ * ends as a failure: the exit code is never 0.
+ */
+export const TMPFS_FULL_LINE =
+  /^toolfence: \S[^\n]* held more than sandbox\.limits\.tmpSize \(\d+ bytes\) when the command ended/m;
 
 /**
  * What a checked tmpfs may hold beyond `tmpSize`, and what the check after the command writes into it (a page of the

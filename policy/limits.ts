@@ -34,6 +34,7 @@ import {
   type RlimitSetter,
   SHARED_FACTOR,
   TMPFS_FULL_EXIT,
+  TMPFS_FULL_LINE,
   tmpfsSizeSupported,
   watchDiskSpace,
   watchFileTable,
@@ -396,7 +397,8 @@ export interface LimitCommandOptions {
   privateTmp: boolean;
   /**
    * Whether the sandbox checks its private tmpfs folders once the command ends (`SandboxedCommand.tmpfsChecked`): its
-   * exit code TMPFS_FULL_EXIT then says one held more than `tmpSize`, whatever the command printed.
+   * exit code TMPFS_FULL_EXIT, with the check's line (TMPFS_FULL_LINE) in its error output, then says one held more
+   * than `tmpSize`, whatever the command printed. The exit code alone is the command's own (`exit 251`).
    */
   tmpfsChecked?: boolean;
   /**
@@ -677,7 +679,10 @@ export async function limitCommand(
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
       // The sandbox's check after the command: a private tmpfs held more than the limit. Before, a write refused with
       // ENOSPC whose error was discarded (`head -c 20M /dev/zero > /tmp/big 2>/dev/null || true`) ended as a success.
-      if (options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT) {
+      if (
+        options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT && stderrFile !== undefined &&
+        TMPFS_FULL_LINE.test(stderrTail(stderrFile))
+      ) {
         return found(
           "tmpSize",
           "a private tmpfs of the sandbox (/tmp, /dev/shm or the home folder) held more than the limit when the " +

@@ -337,6 +337,11 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
         assert.equal(okOutput<BashResult>(exact.result).stdout.trim(), "4194304");
         const own = await bash(session, "head -c 1M /dev/zero > /tmp/x; exit 7");
         assert.equal(failedOutput<BashResult>(own.result, "error", "command_failed").exit_code, 7);
+        // The check's exit code is one a command may end with itself: before, `exit 251` was named a full tmpfs.
+        for (const command of ["exit 251", "echo held more than >&2; python3 -c 'raise SystemExit(251)'"]) {
+          const same = await bash(session, command);
+          assert.equal(failedOutput<BashResult>(same.result, "error", "command_failed").exit_code, 251);
+        }
       }, options(SMALL));
     },
   );
