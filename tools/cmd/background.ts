@@ -107,7 +107,8 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
   };
   const [stdout, stderr] = await Promise.all([peek("stdout"), peek("stderr")]);
   // The limit it hit is known once it is gone.
-  const hit = exit === undefined || job.output.limitReached ? undefined : await job.resourceLimit();
+  // Also past the output limit, which would otherwise hide a limit hit before it (see bash's commandOutcome).
+  const hit = exit === undefined ? undefined : await job.resourceLimit();
   return {
     id: job.id,
     status: jobStatus(exit),
@@ -140,7 +141,7 @@ async function report(ctx: ToolContext, job: Job, cap: number): Promise<JobRepor
  * `command_killed` failure that keeps the whole report; anything else as is.
  */
 export function jobOutcome<R extends JobReport>(report: R): R | ToolFailure {
-  if (report.status === "running" || report.stopped || report.truncated) return report;
+  if (report.status === "running" || report.stopped || (report.truncated && !report.resource_limit)) return report;
   if (report.resource_limit) {
     return fail(limitMessage(`Background job ${report.id}`, report.resource_limit), {
       code: "resource_limit",

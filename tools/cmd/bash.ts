@@ -175,7 +175,9 @@ export const bashTool: Tool<BashArgs> = tool({
         run.output.limitBytes,
       );
       const limited = run.output.limitReached;
-      const hit = limited ? undefined : await run.resourceLimit();
+      // Also past the output limit: a limit hit before it (a write past fileSize, its error discarded, then output
+      // enough to reach the limit) was reported as a success, truncated, with the limit unnamed.
+      const hit = await run.resourceLimit();
       // Why it stopped comes before the output, so that it survives a cut of the whole result.
       return commandOutcome(command, timeout_s, hit, {
         exit_code: exit.code,
@@ -224,7 +226,8 @@ export const bashTool: Tool<BashArgs> = tool({
 
 /**
  * How a finished command ends the call: success when it exited 0 (or
- * toolfence stopped it at the output limit, which the result says);
+ * toolfence stopped it at the output limit, which the result says, and it
+ * hit no resource limit before);
  * `timed_out`, `command_killed` (naming the signal) or `command_failed`
  * otherwise, each with the whole result as its output.
  */
@@ -234,7 +237,7 @@ function commandOutcome(
   hit: ResourceLimitHit | undefined,
   result: BashResult,
 ): BashResult | ToolFailure {
-  if (result.truncated) return result;
+  if (result.truncated && !hit) return result;
   const shown = JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}...` : command);
   if (hit) {
     return fail(limitMessage(`bash ${shown}`, hit), {

@@ -387,6 +387,27 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     }, options(SMALL));
   });
 
+  // Before, the output limit's stop hid every limit hit before it: a write past fileSize with its error discarded,
+  // then output past max_output_bytes, was a success (truncated), through bash and bash_background alike.
+  test("a limit hit before the output limit stops the command is still named", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const command = (file: string) => `head -c 20M /dev/zero > ${file} 2>/dev/null; yes`;
+      const run = await box.call(session, "bash", { command: command("big"), timeout_s: 30, max_output_bytes: MiB });
+      const output = failedOutput<BashResult>(run, "error", "resource_limit");
+      assert.deepEqual(output.resource_limit, { limit: "fileSize", value: "8MiB" });
+      assert.equal(output.stop_reason, "output_limit");
+      const started = okOutput<{ id: string }>(
+        await box.call(session, "bash_background", { command: command("big2"), max_output_bytes: MiB }),
+      );
+      const waited = await box.call(session, "bash_wait", { id: started.id, timeout_s: 20 });
+      const report = failedOutput<JobReport>(waited, "error", "resource_limit");
+      assert.equal(report.resource_limit?.limit, "fileSize");
+      assert.equal(report.truncated, true);
+      // Truncated with no limit hit before it stays a success.
+      okOutput<BashResult>(await box.call(session, "bash", { command: "yes", timeout_s: 30, max_output_bytes: MiB }));
+    }, options(SMALL));
+  });
+
   test("without bubblewrap the rlimits still hold", { timeout: 30_000 }, async () => {
     await withSession(async (session, dir) => {
       const run = await bash(session, "head -c 20M /dev/zero > big");
