@@ -64,6 +64,10 @@ export const TMPFS_FULL_EXIT = 251;
 export const TMPFS_FULL_LINE =
   /^toolfence: \S[^\n]* held more than sandbox\.limits\.tmpSize \(\d+ bytes\) when the command ended/m;
 
+/** The line of the same check for a file of a private tmpfs grown past `fileSize`, with TMPFS_FULL_EXIT too. */
+export const TMPFS_FILE_SIZE_LINE =
+  /^toolfence: \S[^\n]* grew past sandbox\.limits\.fileSize \(\d+ bytes\) while the command ran/m;
+
 /**
  * What a checked tmpfs may hold beyond `tmpSize`, and what the check after the command writes into it (a page of the
  * largest size, 64 KiB): the write fits only where the tmpfs holds at most `tmpSize`, so a file of exactly the limit

@@ -352,6 +352,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       // check is one more shell in the sandbox, about 2 ms of every command (bubblewrap's `echo hello` 7.05 against
       // 9.18 ms), and most of an agent's lines read.
       checkTmpfs: this.#checksTmpfs() && !reader,
+      fileSize: this.#deps.limits.fileSizeBytes,
       // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
       seccomp: true,
     }).catch(async (error) => {
@@ -421,6 +422,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
       checkTmpfs: this.#checksTmpfs(),
+      fileSize: this.#deps.limits.fileSizeBytes,
       seccomp: true,
     });
     if (!wrapped.sandboxed) {

@@ -33,6 +33,7 @@ import {
   reopensDescriptors,
   type RlimitSetter,
   SHARED_FACTOR,
+  TMPFS_FILE_SIZE_LINE,
   TMPFS_FULL_EXIT,
   TMPFS_FULL_LINE,
   tmpfsSizeSupported,
@@ -679,10 +680,12 @@ export async function limitCommand(
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
       // The sandbox's check after the command: a private tmpfs held more than the limit. Before, a write refused with
       // ENOSPC whose error was discarded (`head -c 20M /dev/zero > /tmp/big 2>/dev/null || true`) ended as a success.
-      if (
-        options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT && stderrFile !== undefined &&
-        TMPFS_FULL_LINE.test(stderrTail(stderrFile))
-      ) {
+      const checked = options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT && stderrFile !== undefined
+        ? stderrTail(stderrFile)
+        : "";
+      const grown = TMPFS_FILE_SIZE_LINE.exec(checked);
+      if (grown) return found("fileSize", lineAround(checked, grown.index));
+      if (TMPFS_FULL_LINE.test(checked)) {
         return found(
           "tmpSize",
           "a private tmpfs of the sandbox (/tmp, /dev/shm or the home folder) held more than the limit when the " +

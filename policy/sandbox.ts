@@ -147,9 +147,21 @@ function tmpfsCheck(
   limit: number,
   argv: readonly string[],
   keep: readonly number[],
+  fileSize: number | undefined,
 ): string[] {
+  // A file of a folder grown past the file size limit, no further than the kernel lets it (a block, 1 KiB, past it):
+  // the process door's watch sees the workspace's files only, and before, `head -c 20M /dev/zero > /tmp/x
+  // 2>/dev/null` under fileSize 8 MiB was a success. `find` only where the folder holds something (most commands
+  // leave it empty), by its absolute path (the command's PATH may name another), not across mounts (the session
+  // temp dir bound inside /tmp, whose captured outputs are no file the command wrote).
+  const sizeCheck = fileSize === undefined ? "" : "shopt -s nullglob dotglob; " +
+    `for toolfence_dir in ${folders.map(quote).join(" ")}; do set -- "$toolfence_dir"/*; ` +
+    'if (($#)) && toolfence_big=$(/usr/bin/find "$toolfence_dir" -xdev -type f ' +
+    `-size +${fileSize}c -size -${fileSize + 1025}c -print -quit 2>/dev/null) && [ -n "$toolfence_big" ]; then ` +
+    `echo "toolfence: $toolfence_big grew past sandbox.limits.fileSize (${fileSize} bytes) while the command ran; ` +
+    `the command's exit status was $toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; `;
   const script = closingLine(keep) +
-    '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' +
+    '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' + sizeCheck +
     "toolfence_name=.toolfence-tmpfs-check-$RANDOM$RANDOM$RANDOM; " +
     `for toolfence_dir in ${folders.map(quote).join(" ")}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
     'if [ -e "$toolfence_file" ] || [ -L "$toolfence_file" ] || ' +
@@ -495,6 +507,11 @@ export interface SandboxOptions {
    * limit must let it.
    */
   checkTmpfs?: boolean;
+  /**
+   * The command's file size limit in bytes: with `checkTmpfs`, a file of a private tmpfs that grew past it (no
+   * further than a block, as the kernel stops it) makes the sandbox exit with `TMPFS_FULL_EXIT` as well, saying so.
+   */
+  fileSize?: number;
 }
 
 /** A command ready to start, from {@linkcode sandboxArgv}. */
@@ -847,6 +864,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
           check.limit,
           proxy ? forwarderArgv(proxy, argv) : argv,
           options.keepDescriptors ?? [],
+          options.fileSize,
         )
         : closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? [])),
     ];

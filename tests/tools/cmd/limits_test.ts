@@ -346,6 +346,29 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     },
   );
 
+  // Before, each of these ended as a success: the watch that names a file grown past fileSize sees the workspace only.
+  test(
+    "a file of a private tmpfs grown past the file size limit is named whatever the command printed",
+    { timeout: 60_000, skip: !hasBwrap },
+    async () => {
+      await withSession(async (session) => {
+        for (
+          const command of [
+            "head -c 20M /dev/zero > /tmp/x 2>/dev/null; echo ok",
+            "cd /dev/shm && mkdir -p a/b && { head -c 20M /dev/zero > a/b/x; } 2>/dev/null; exit 0",
+            'cd "$HOME" && python3 -c \'import os\ntry:\n  open("f", "wb").write(bytes(20 << 20))\nexcept OSError: pass\'',
+          ]
+        ) {
+          const output = assertLimit(await bash(session, command), "fileSize", "8MiB");
+          assert.match(output.stderr, /grew past sandbox\.limits\.fileSize \(8388608 bytes\) while the command ran/);
+        }
+        // A file of exactly the limit is written whole, and is no hit.
+        const exact = await bash(session, "head -c 8388608 /dev/zero > /tmp/x && wc -c < /tmp/x");
+        assert.equal(okOutput<BashResult>(exact.result).stdout.trim(), "8388608");
+      }, options({ ...SMALL, tmpSize: "64MiB" }));
+    },
+  );
+
   // Before, TMPDIR led a sandboxed command to the session temp dir, on the host's disk with no bound: mktemp and
   // Python's tempfile wrote 40 MiB there under tmpSize 4 MiB, and sort spilled there unless told `-T /tmp`.
   test(
