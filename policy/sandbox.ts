@@ -153,8 +153,11 @@ function tmpfsCheck(
   // the process door's watch sees the workspace's files only, and before, `head -c 20M /dev/zero > /tmp/x
   // 2>/dev/null` under fileSize 8 MiB was a success. `find` only where the folder holds something (most commands
   // leave it empty), by its absolute path (the command's PATH may name another), not across mounts (the session
-  // temp dir bound inside /tmp, whose captured outputs are no file the command wrote).
-  const sizeCheck = fileSize === undefined ? "" : "shopt -s nullglob dotglob; " +
+  // temp dir bound inside /tmp, whose captured outputs are no file the command wrote). Only where a file of the folder
+  // can pass the file size limit before the folder holds more than `limit` (the defaults are equal, and the check
+  // below then names the tmpfs): the session's temp dir is always in /tmp, and the `find` cost every writing line
+  // about 2 ms.
+  const sizeCheck = fileSize === undefined || fileSize >= limit ? "" : "shopt -s nullglob dotglob; " +
     `for toolfence_dir in ${folders.map(quote).join(" ")}; do set -- "$toolfence_dir"/*; ` +
     'if (($#)) && toolfence_big=$(/usr/bin/find "$toolfence_dir" -xdev -type f ' +
     `-size +${fileSize}c -size -${fileSize + 1025}c -print -quit 2>/dev/null) && [ -n "$toolfence_big" ]; then ` +
