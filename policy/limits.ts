@@ -22,6 +22,7 @@ import {
   type CgroupFinding,
   type CommandGroup,
   commandGroup,
+  diskFloors,
   fileTable,
   fileTableBudget,
   findCgroup,
@@ -425,7 +426,7 @@ export interface LimitCommandOptions {
   /**
    * The host folders the command writes (the workspace, the session temp dir): it is ended once a file system
    * holding one of them has less than half of the free space or inodes it had when the first command on it started
-   * (see `watchDiskSpace`).
+   * (see `diskFloors`, read as limitCommand returns, before the command starts).
    */
   disks?: readonly string[];
   /**
@@ -618,7 +619,9 @@ export async function limitCommand(
   };
   let tasks: Awaited<ReturnType<typeof watchTaskCount>>;
   let files: ReturnType<typeof watchFileTable> | undefined;
-  let disk: Awaited<ReturnType<typeof watchDiskSpace>>;
+  let disk: ReturnType<typeof watchDiskSpace> | undefined;
+  // The disk's floors as the command starts (see diskFloors).
+  const diskFloor = !browser && options.disks?.length ? diskFloors(options.disks) : undefined;
   // What the cgroup counted, read right before its folders go.
   let counted: GroupCounters = { processes: false, memory: false, cpu: false };
   return {
@@ -634,12 +637,7 @@ export async function limitCommand(
         });
       }
       // The host's disk, with or without a group: no cgroup counts it.
-      if (!browser && options.disks?.length) {
-        void watchDiskSpace(options.disks, end).then((watch) => {
-          if (released) watch?.stop();
-          else disk = watch;
-        });
-      }
+      if (diskFloor !== undefined && !released) disk = watchDiskSpace(diskFloor, end);
       if (group) return group.watch();
       if (!taskWatch || !isRoot() || browser) return;
       void watchTaskCount(limits.processes, end).then((watch) => {

@@ -12,6 +12,7 @@ import process from "node:process";
 import os from "node:os";
 import path from "node:path";
 import { autoHost } from "../../../policy/hosts.ts";
+import { limitCommand, resourceLimits } from "../../../policy/limits.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { Session } from "../../../policy/session.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
@@ -223,4 +224,44 @@ test("without --allow-sys=statfs the state lists the disk among the limits that 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+describe("the host's disk, as the command starts", { skip }, () => {
+  let mnt: string;
+  before(async () => {
+    // A file system of its own (another size than the ones above: a floor is kept per file system).
+    mnt = await mkdtemp(path.join(os.tmpdir(), "toolfence-disk-start-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=32m,nr_inodes=16000", "tmpfs", mnt]);
+  });
+  after(async () => {
+    execFileSync("umount", ["-l", mnt]);
+    await rm(mnt, { recursive: true, force: true });
+  });
+
+  test("the floor is read before the command starts: what it writes before the watch's first reading counts", {
+    timeout: 30_000,
+  }, async () => {
+    // Before, the free space was first read once the command had started, beside it: on a loaded machine a command
+    // starting below the floor wrote its 4 MiB before that reading, which then took them as the start, and the
+    // command was not stopped (a CI run of the case above: `head -c 4194304 /dev/zero > more; sleep 2` passed).
+    const limited = await limitCommand(["true"], resourceLimits({}), {
+      privateTmp: false,
+      cgroup: false,
+      disks: [mnt],
+    });
+    try {
+      // What the command writes before the watch runs: 20 MiB of 32, past the floor (16 MiB free).
+      await writeFile(path.join(mnt, "first"), Buffer.alloc(20 << 20));
+      let ended = false;
+      limited.watch(() => ended = true);
+      const until = Date.now() + 10_000;
+      while (!ended && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(ended, "the watch did not end a command that wrote 20 of 32 MiB after its floor of 16 MiB was read");
+      const hit = await limited.hit({ code: 0, signal: null });
+      assert.equal(hit?.limit, "disk");
+    } finally {
+      await limited.release();
+      await rm(path.join(mnt, "first"), { force: true });
+    }
+  });
 });
