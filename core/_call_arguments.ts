@@ -52,6 +52,50 @@ export function parseArguments(toolName: string, raw: unknown): Record<string, u
   return value as Record<string, unknown>;
 }
 
+// A high surrogate not followed by a low one, or a low one not preceded by a high one (what
+// String.prototype.isWellFormed finds; ES2024, beyond the npm build's ES2023 library).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The JSON path of the first string (or key) of the arguments holding a lone surrogate, or undefined. JSON may
+ * carry one ("\ud800"), which no file name or UTF-8 file can hold: written out it would silently become U+FFFD
+ * while the call reported success. Keys and values at every depth, without recursion (the value may be deeply
+ * nested).
+ */
+export function loneSurrogateAt(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length > 0) {
+    const [item, where] = stack.pop()!;
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return where || "(the value)";
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${where}[${i}]`]);
+    } else if (item !== null && typeof item === "object") {
+      for (const [key, inner] of Object.entries(item)) {
+        const at = where ? `${where}.${key}` : key;
+        if (LONE_SURROGATE.test(key)) return JSON.stringify(at);
+        stack.push([inner, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The refusal for arguments holding a lone surrogate (at every door: MCP, the framework and provider adapters). */
+export function loneSurrogateError(toolName: string, args: Record<string, unknown>): ToolError | undefined {
+  const at = loneSurrogateAt(args);
+  if (at === undefined) return undefined;
+  return new ToolError(
+    `Invalid arguments for ${toolName}: ${at} holds a lone UTF-16 surrogate, which no file or name can store`,
+    {
+      code: "invalid_text",
+      kind: "semantic",
+      recoveryHint: "Send well-formed Unicode text (escape each character as a whole \\uD83D\\uDE00 pair).",
+      details: { path: at },
+    },
+  );
+}
+
 /** Validates against the tool's schema (valibot, zod, ArkType), or its JSON Schema for tools defined without one. */
 export function validate(tool: AnyTool, args: Record<string, unknown>): ValidationOutcome {
   return tool.input

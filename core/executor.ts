@@ -22,7 +22,7 @@ import type { SessionBase } from "./session.ts";
 import type { ChoiceOutcome } from "./host.ts";
 import type { HookSet } from "./hooks.ts";
 import type { DeferredImage, DeferredImageMessage } from "./images.ts";
-import { parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
+import { loneSurrogateError, parseArguments, unknownToolError, validate, validationError } from "./_call_arguments.ts";
 import { toolFenceRefusal } from "./_tool_needs.ts";
 import { type ApprovalOutcome, approveCall } from "./_call_approval.ts";
 import {
@@ -235,6 +235,9 @@ function executeCallSteps<T>(
   // 2. The arguments.
   const parsed = parseArguments(name, rawArgs);
   if (parsed instanceof ToolError) return run.fail(parsed);
+  // Text the caller cannot have meant (a lone surrogate, which JSON's "\ud800" gives) is refused before any tool runs.
+  const lone = loneSurrogateError(name, parsed);
+  if (lone) return run.fail(lone);
   const outcome = validate(tool, parsed);
   if (!outcome.ok) return run.fail(validationError(tool, outcome));
   run.validArgs = outcome.value;

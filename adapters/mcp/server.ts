@@ -56,7 +56,6 @@ import type { ToolBox } from "@toolfence/core";
 import { base64, takeImagesOf } from "../_calls.ts";
 import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
-import { refuseLoneSurrogates } from "./_lone_surrogates.ts";
 import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
 import { echoed } from "./_jsonrpc_frame.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
@@ -541,8 +540,6 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
       }),
     ),
   });
-  // Text the client cannot have meant (a lone surrogate) is refused before any tool runs.
-  session.hooks.before.push(refuseLoneSurrogates);
   // The SDK keeps the level of logging/setLevel by the transport's session id (over HTTP, the MCP session's) and
   // filters only messages sent with that id: without it, a client that asked for errors alone heard every notice.
   const log = (level: "notice", data: Record<string, unknown>) =>
