@@ -493,6 +493,16 @@ describe("a call cut off at the output limit (a streamed ChatAnthropic answer at
       assert.deepEqual((state.messages as ToolMessage[]).map((m) => m.status), ["success", "error"]);
       assert.equal(await fsp.readFile(path.join(dir, "a.txt"), "utf8"), "a");
       await assert.rejects(fsp.stat(path.join(dir, "b.txt")), { code: "ENOENT" });
+      // A tool loop of your own that gives the tools the AI message as ToolNode does (docs/adapters.md).
+      const own = await tools.find((t) => t.name === "write_file")!.invoke(
+        { ...cut.tool_calls![1], type: "tool_call" },
+        {
+          state: { messages: [cut] },
+        } as never,
+      ) as ToolMessage;
+      assert.equal(own.status, "error");
+      assert.match(String(own.content), /cut off before its arguments were complete.*finish_reason "length"/);
+      await assert.rejects(fsp.stat(path.join(dir, "b.txt")), { code: "ENOENT" });
       // The same call ended by tool_use, and one followed by text before max_tokens, are whole: they run.
       for (const [name, answer] of [["x.py", cutAnswer("tool_use")], ["y.py", cutAnswer("max_tokens", "and then")]]) {
         const whole = answer as AIMessageChunk;
