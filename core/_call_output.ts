@@ -32,10 +32,22 @@ export function capText(
   const markerFor = (omitted: number) =>
     `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
   const room = Math.max(0, cap - markerFor(text.length).length);
-  const head = Math.ceil(room / 2);
-  const tail = room - head;
+  let head = Math.ceil(room / 2);
+  let tail = room - head;
+  // Never a cut between the halves of a surrogate pair: a lone surrogate is not well-formed text (a Python client's
+  // UTF-8 encode raises on it, and an API that parses the request strictly refuses it as invalid JSON).
+  if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
+  if (tail > 0 && isLowSurrogate(text.charCodeAt(text.length - tail))) tail--;
   const omitted = text.length - head - tail;
   return { text: text.slice(0, head) + markerFor(omitted) + (tail > 0 ? text.slice(-tail) : ""), omitted };
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** What the output step needs of the call. */
