@@ -12,6 +12,7 @@ import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from ".
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, markOutputChecked, type OutputSchema } from "./_call_output_schema.ts";
 import { describeThrown } from "./_thrown.ts";
+import { textPrefix } from "./_text_prefix.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -36,14 +37,10 @@ export function capText(
   let tail = room - head;
   // Never a cut between the halves of a surrogate pair: a lone surrogate is not well-formed text (a Python client's
   // UTF-8 encode raises on it, and an API that parses the request strictly refuses it as invalid JSON).
-  if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
+  head = textPrefix(text, head).length;
   if (tail > 0 && isLowSurrogate(text.charCodeAt(text.length - tail))) tail--;
   const omitted = text.length - head - tail;
   return { text: text.slice(0, head) + markerFor(omitted) + (tail > 0 ? text.slice(-tail) : ""), omitted };
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 function isLowSurrogate(code: number): boolean {

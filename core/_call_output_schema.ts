@@ -3,6 +3,7 @@
 // the tool's fault, `invalid_output`, naming the path where it sits; the output
 // itself is never passed on.
 
+import { textPrefix } from "./_text_prefix.ts";
 import * as v from "valibot";
 import { ToolError } from "./errors.ts";
 import type { StandardSchema, StandardSchemaResult } from "./schema.ts";
@@ -18,7 +19,7 @@ const MAX_ISSUES = 10;
 const MAX_TEXT = 200;
 
 function bounded(text: string): string {
-  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)`;
+  return text.length <= MAX_TEXT ? text : `${textPrefix(text, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)`;
 }
 
 /** `files[2].size`, as the not_serializable check names paths; empty for the root. */

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { textPrefix } from "./_text_prefix.ts";
 import * as v from "valibot";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import {
@@ -95,8 +96,8 @@ export function formatIssues(toolName: string, issues: readonly ArgumentIssue[])
     const tail = rest > 0 ? `; … (${rest} more)` : "";
     if (text.length + next.length + tail.length > MAX_VALIDATION_MESSAGE) {
       // The first issue is always named, cut if it must be: the message never holds none.
-      if (i === 0) return `${head}${parts[0].slice(0, MAX_VALIDATION_MESSAGE - head.length - 40)}…${tail}`;
-      return `${text}; … (${parts.length - i} more)`.slice(0, MAX_VALIDATION_MESSAGE);
+      if (i === 0) return `${head}${textPrefix(parts[0], MAX_VALIDATION_MESSAGE - head.length - 40)}…${tail}`;
+      return textPrefix(`${text}; … (${parts.length - i} more)`, MAX_VALIDATION_MESSAGE);
     }
     text += next;
   }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { textPrefix } from "@toolfence/core";
 import fs from "node:fs";
 import path from "node:path";
 import { ToolError } from "@toolfence/core";
@@ -648,7 +649,7 @@ export class Policy {
       method: connection.method,
       // Cut: a connection's record is one of many a command may make, and the call's own record has the whole line.
       command: command.length > MAX_CONNECTION_COMMAND_CHARS
-        ? `${command.slice(0, MAX_CONNECTION_COMMAND_CHARS)}... (${command.length} characters)`
+        ? `${textPrefix(command, MAX_CONNECTION_COMMAND_CHARS)}... (${command.length} characters)`
         : command,
       ...(connection.address ?? resolved ? { address: connection.address ?? resolved } : {}),
       ...(connection.rule ?? details.deniedBy ? { networkRule: String(connection.rule ?? details.deniedBy) } : {}),

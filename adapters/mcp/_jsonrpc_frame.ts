@@ -7,6 +7,7 @@
 
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { textPrefix } from "@toolfence/core";
 import { mcpTypes } from "./_sdk.ts";
 
 const { JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema } = mcpTypes;
@@ -27,7 +28,7 @@ export const JSONRPC_ERRORS = {
  * 1 MB URI answered with 2 MB, in the message and again in its data).
  */
 export function echoed(text: string, max = 100): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+  return text.length <= max ? text : `${textPrefix(text, max)}… (${text.length} characters)`;
 }
 
 /** A request id as an error message names it: a string one cut as {@linkcode echoed} cuts. */

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { textPrefix } from "@toolfence/core";
 import { Buffer } from "node:buffer";
 import fs from "node:fs";
 import path from "node:path";
@@ -344,7 +345,7 @@ interface LogFile {
 }
 
 function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+  return text.length <= max ? text : `${textPrefix(text, max)}... (${text.length - max} more characters)`;
 }
 
 function shorten(value: unknown, max: number): unknown {

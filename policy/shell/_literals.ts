@@ -6,13 +6,15 @@
  * @module
  */
 
+import { textPrefix } from "@toolfence/core";
+
 /** Reasons quote at most this many characters of the source. */
 const QUOTE_LIMIT = 60;
 
 /** Quotes a piece of source for a human-readable reason. */
 export function quoteSource(text: string): string {
   const oneLine = text.replaceAll("\n", "\\n");
-  const short = oneLine.length > QUOTE_LIMIT ? `${oneLine.slice(0, QUOTE_LIMIT - 1)}…` : oneLine;
+  const short = oneLine.length > QUOTE_LIMIT ? `${textPrefix(oneLine, QUOTE_LIMIT - 1)}…` : oneLine;
   return `\`${short}\``;
 }
 /** What is known about a word, or a part of one, before the command runs. */

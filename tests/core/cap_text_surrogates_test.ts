@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { capText } from "../../core/_call_output.ts";
+import { textPrefix } from "../../core/_text_prefix.ts";
 import { toModelText } from "../../core/result.ts";
 import { withSession } from "./_helpers.ts";
 
@@ -61,4 +62,31 @@ describe("the output cap and surrogate pairs", () => {
       { seed: 20261206, numRuns: 300 },
     );
   });
+
+  test(
+    "a message quoting a cut text: the policy's quote of a refused command, textPrefix",
+    { timeout: 60_000 },
+    async () => {
+      await withSession(async (session) => {
+        const box = new ToolBox().withDefaults("cmd");
+        // The refusal quotes 59 characters of the command: with one "a" before the emoji, the cut fell inside a pair.
+        for (const pad of ["", "a"]) {
+          const result = await box.call(session, "bash", { command: `curl ${pad}${"\u{1F600}".repeat(60)}` });
+          assert.equal(result.status, "skipped");
+          const text = toModelText(result);
+          assert.match(text, /curl a?\u{1F600}+…`/u);
+          assert.equal(LONE.exec(text), null, JSON.stringify(text));
+        }
+      });
+      for (
+        const [text, max, kept] of [["a\u{1F600}", 2, "a"], ["a\u{1F600}", 3, "a\u{1F600}"], ["ab", 1, "a"], [
+          "\u{1F600}",
+          1,
+          "",
+        ]]
+      ) {
+        assert.equal(textPrefix(text as string, max as number), kept);
+      }
+    },
+  );
 });
