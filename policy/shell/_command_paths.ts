@@ -386,7 +386,7 @@ function judgeMatchedLinks(
  */
 function reachedLinks(
   start: string,
-  find: (absolute: string) => string[] | undefined,
+  find: (absolute: string, cwd: string) => string[] | undefined,
   access: PathAccess,
   folders: Folders,
   judge: PathJudge,
@@ -394,7 +394,7 @@ function reachedLinks(
   const reached: ({ link: string; shown: string; judged: PathJudgement } | undefined)[] = [];
   for (const folder of path.isAbsolute(start) ? ["/"] : folders) {
     if (!path.isAbsolute(folder)) continue; // the start is judged as relative already: asks
-    const links = find(path.resolve(folder, start));
+    const links = find(path.resolve(folder, start), folder);
     if (links === undefined) {
       reached.push(undefined);
       continue;
@@ -1478,7 +1478,7 @@ function judgeIgnoreFiles(
   ];
   const inside = (folder: string) => judge(folder, "read").decision === "allow";
   return roots.flatMap((root) =>
-    reachedLinks(root, (folder) => ignoreFileLinks(name, folder, inside), "read", folders, judge).map(
+    reachedLinks(root, (folder, cwd) => ignoreFileLinks(name, folder, inside, cwd), "read", folders, judge).map(
       (reached): CommandPath => {
         const base = { command, written: root, access: "read" as const, origin: "operand" };
         return reached === undefined

@@ -9,6 +9,7 @@
  * @module
  */
 import fs from "node:fs";
+import { Buffer } from "node:buffer";
 import path from "node:path";
 import type { BashWord } from "./_tree.ts";
 
@@ -162,8 +163,8 @@ export function linksBelow(folder: string): string[] | undefined {
  * lines of a `.info` under each line that names a file of the folder, so a link to a file outside shows its lines,
  * whatever `-L` or `-l` say.
  */
-const IGNORE_FILES: Readonly<Record<string, { names: readonly string[]; above: boolean }>> = {
-  rg: { names: [".ignore", ".rgignore", ".gitignore"], above: true },
+const IGNORE_FILES: Readonly<Record<string, { names: readonly string[]; above: boolean; gitExclude?: boolean }>> = {
+  rg: { names: [".ignore", ".rgignore", ".gitignore"], above: true, gitExclude: true },
   tree: { names: [".info", ".gitignore"], above: false },
 };
 
@@ -184,14 +185,21 @@ export function ignoreFileLinks(
   name: string,
   folder: string,
   above: (folder: string) => boolean,
+  cwd: string = folder,
 ): string[] | undefined {
-  const { names, above: climbs } = Object.hasOwn(IGNORE_FILES, name) ? IGNORE_FILES[name] : { names: [], above: false };
+  const { names, above: climbs, gitExclude } = Object.hasOwn(IGNORE_FILES, name)
+    ? IGNORE_FILES[name]
+    : { names: [], above: false, gitExclude: false };
   const found: string[] = [];
+  const git = (at: string) => gitExclude === true && found.push(...gitExcludeFiles(at, cwd));
   // Only names are compared, so a bigger tree is looked through than for the links a program follows (a repository
-  // with its node_modules). git's own folder is skipped: git makes no link there, and neither can a checkout.
+  // with its node_modules). git's own folder is not walked: what ripgrep reads of it is judged by gitExcludeFiles.
   const walked = walkBelow(
     folder,
-    (full, entry) => entry.isSymbolicLink() && names.includes(entry.name) && found.push(full),
+    (full, entry) => {
+      if (entry.isSymbolicLink() && names.includes(entry.name)) found.push(full);
+      if (entry.name === ".git") git(path.dirname(full));
+    },
     MAX_NAMED_ENTRIES,
     (entry) => entry.name === ".git",
   );
@@ -204,8 +212,60 @@ export function ignoreFileLinks(
         // No such file here.
       }
     }
+    if (fs.existsSync(path.join(at, ".git"))) git(at);
   }
   return found;
+}
+
+/**
+ * The files ripgrep opens for the git folder of `folder` (one holding `.git`), each to be judged by where it leads:
+ * the `info/exclude` of that folder, whose lines it prints as it prints an ignore file's. When `.git` is a file (a
+ * worktree's or a submodule's), ripgrep reads the folder its first line's `gitdir:` names and the `commondir` file
+ * there, either taken against the folder ripgrep runs in or the one before, and reads that folder's `info/exclude`: a
+ * `.git` file of the workspace can name any folder on the machine, with no link. Every reading is listed.
+ */
+function gitExcludeFiles(folder: string, cwd: string): string[] {
+  const dotGit = path.join(folder, ".git");
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dotGit);
+  } catch {
+    return []; // missing or a dangling link: ripgrep reads nothing
+  }
+  if (!stat.isFile()) return existing([path.join(dotGit, "info", "exclude")]);
+  const gitdir = firstLine(dotGit)?.match(/^gitdir:(.*)$/)?.[1]?.trim();
+  const found = [dotGit];
+  if (gitdir === undefined || gitdir === "") return found;
+  for (const real of new Set([path.resolve(cwd, gitdir), path.resolve(folder, gitdir)])) {
+    const commondirFile = path.join(real, "commondir");
+    const common = firstLine(commondirFile);
+    if (common === undefined) continue;
+    found.push(commondirFile);
+    for (const base of new Set([path.resolve(real, common), path.resolve(cwd, common)])) {
+      found.push(...existing([path.join(base, "info", "exclude")]));
+    }
+  }
+  return found;
+}
+
+function existing(files: string[]): string[] {
+  return files.filter((file) => fs.existsSync(file));
+}
+
+/** The first line of a regular file (of its first 4 KiB), or `undefined` when it is no readable regular file. */
+function firstLine(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    if (!fs.statSync(file).isFile()) return undefined;
+    fd = fs.openSync(file, "r");
+    const buffer = Buffer.alloc(4096);
+    const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, read).toString("utf8").split(/\r?\n/)[0];
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }
 
 /** How many folders a program that follows links may be followed into by the checker; beyond, it asks. */

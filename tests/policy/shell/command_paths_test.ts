@@ -840,6 +840,89 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test(
+    "ripgrep's git exclude file is judged: `.git/info/exclude`, and the one a `.git` file's gitdir and commondir name",
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      // In each folder it walks and above that holds `.git`, rg reads `.git/info/exclude` (following links) or, when
+      // `.git` is a file, `<commondir>/info/exclude` of the `gitdir:` it names, and prints the lines it cannot read as
+      // globs: a `.git` file of the workspace reaches any folder's info/exclude with no link at all.
+      const folder = join(workspace, "gx");
+      const gitOut = join(outside, "gitout");
+      await mkdir(join(gitOut, "info"), { recursive: true });
+      await writeFile(join(gitOut, "info", "exclude"), `token={${PLANTED}\n`);
+      const setups: [string, () => Promise<void>][] = [
+        [".git/info/exclude a link out", async () => {
+          await mkdir(join(folder, ".git", "info"), { recursive: true });
+          await symlink(join(gitOut, "info", "exclude"), join(folder, ".git", "info", "exclude"));
+        }],
+        [".git/info a link out", async () => {
+          await mkdir(join(folder, ".git"), { recursive: true });
+          await symlink(join(gitOut, "info"), join(folder, ".git", "info"));
+        }],
+        [".git a link out", () => symlink(gitOut, join(folder, ".git"))],
+        [".git file, commondir absolute outside", async () => {
+          await mkdir(join(folder, "g"), { recursive: true });
+          await writeFile(join(folder, ".git"), `gitdir: ${join(folder, "g")}\n`);
+          await writeFile(join(folder, "g", "commondir"), `${gitOut}\n`);
+        }],
+        [".git file, relative gitdir and commondir, exclude a link", async () => {
+          await mkdir(join(folder, "g"), { recursive: true });
+          await mkdir(join(folder, "cd", "info"), { recursive: true });
+          await writeFile(join(folder, ".git"), "gitdir: ./g\n");
+          await writeFile(join(folder, "g", "commondir"), "../cd\n");
+          await symlink(join(gitOut, "info", "exclude"), join(folder, "cd", "info", "exclude"));
+        }],
+      ];
+      try {
+        for (const [setup, make] of setups) {
+          await mkdir(join(folder, "sub"), { recursive: true });
+          await writeFile(join(folder, "sub", "f.txt"), "hello\n");
+          await make();
+          try {
+            for (const line of ["rg hello", "rg hello gx", "rg --files gx", "rg hello gx/sub", "rg -uu hello gx"]) {
+              for (const sandbox of SANDBOXES) {
+                const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+                assert.equal(check.verdict, "ask", `${line} was allowed with ${setup} (sandbox ${sandbox.available})`);
+                assert.match(check.reasons.join(" | "), /has the file .*which the command reads/, line);
+              }
+            }
+            if (installed("rg")) {
+              const run = spawnSync("rg", ["hello"], {
+                cwd: folder,
+                encoding: "utf8",
+                timeout: 10_000,
+                stdio: ["ignore", "pipe", "pipe"],
+              });
+              assert.match(run.stderr, new RegExp(PLANTED), `rg hello did not print the exclude line with ${setup}`);
+            }
+          } finally {
+            await rm(folder, { recursive: true, force: true });
+          }
+        }
+        // A repository's own exclude file, and a worktree's `.git` file, are read as they are.
+        await mkdir(join(folder, "sub"), { recursive: true });
+        await writeFile(join(folder, "sub", "f.txt"), "hello\n");
+        const git = (...args: string[]) =>
+          spawnSync("git", ["-C", folder, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { timeout: 10_000 });
+        git("init", "-q");
+        await writeFile(join(folder, ".git", "info", "exclude"), "*.log\n");
+        git("commit", "-q", "--allow-empty", "-m", "i");
+        git("worktree", "add", "-q", "wt");
+        assert.ok(existsSync(join(folder, "wt", ".git")), "the worktree was not made");
+        for (const line of ["rg hello gx", "rg hello gx/sub", "rg --files gx/wt"]) {
+          const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+          assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+        }
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+        await rm(gitOut, { recursive: true, force: true });
+      }
+    },
+  );
+
   test("tree's .info files are judged where it walks: a link leading out prints its indented lines", {
     timeout: 300_000,
   }, async () => {
