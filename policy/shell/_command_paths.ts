@@ -24,6 +24,7 @@ import path from "node:path";
 import type { BashAnalysis, BashRedirect, BashSimpleCommand, BashWord } from "./_tree.ts";
 import { expandBraces } from "./_literals.ts";
 import {
+  deviceKind,
   entriesBelow,
   followsLinksDown,
   GLOB_CHARS,
@@ -150,6 +151,15 @@ function realOf(absolute: string, hops = 0): string | undefined {
   }
 }
 
+/** What the device node at `real` is ({@linkcode deviceKind}); `undefined` for anything else or nothing there. */
+function deviceAt(real: string): string | undefined {
+  try {
+    return deviceKind(fs.statSync(real));
+  } catch {
+    return undefined;
+  }
+}
+
 /** As many links as the kernel follows in one path (Linux's MAXSYMLINKS); beyond, it fails with ELOOP. */
 const MAX_LINK_HOPS = 40;
 
@@ -188,6 +198,15 @@ export function scopeJudge(scope: PathScope): PathJudge {
     }
     if (!inArea(real)) {
       return { decision: "ask", real, reason: `leads through a link to ${real}, outside the workspace (${AREA_RULE})` };
+    }
+    const device = deviceAt(real);
+    if (device !== undefined) {
+      return {
+        decision: "ask",
+        real,
+        reason:
+          `is ${device}, which holds no file of the workspace but a disk, the kernel or a terminal (${AREA_RULE})`,
+      };
     }
     const marked = access !== "write" ? undefined : protectedOf([absolute, real], [root, temp], scope.protectedPaths) ??
       (unknownNames === true ? protectedBelow([absolute, real], [root, temp], scope.protectedPaths) : undefined);

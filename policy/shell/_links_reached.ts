@@ -69,13 +69,35 @@ export function globLinks(base: string, segments: readonly string[]): string[] |
           // `sub/y -> /srv`) is judged too.
           links.push(entry);
           if (leadsToFolder(entry)) next.push(entry);
-        } else if (stat.isSymbolicLink()) links.push(entry);
+        } else if (stat.isSymbolicLink() || deviceKind(stat) !== undefined) links.push(entry);
         else if (stat.isDirectory() && index < segments.length - 1) next.push(entry);
       }
     }
     folders = next;
   }
   return links;
+}
+
+/**
+ * What a device node is (`a block device`, `a character device`), or `undefined` for any other entry: a device in the
+ * workspace opens no file of it but what the device holds (a disk with every file of the machine, the kernel's log or
+ * memory, a terminal), so it is judged as the outside (the file tools refuse it), and a pattern or a walk that meets
+ * one lists it with the links it meets.
+ */
+export function deviceKind(stat: { isBlockDevice(): boolean; isCharacterDevice(): boolean }): string | undefined {
+  if (stat.isBlockDevice()) return "a block device";
+  if (stat.isCharacterDevice()) return "a character device";
+  return undefined;
+}
+
+/** Whether a folder entry is a device node (Deno's entries do not tell devices apart: the entry is looked at). */
+function isDeviceEntry(full: string, entry: fs.Dirent): boolean {
+  if (entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()) return false;
+  try {
+    return deviceKind(fs.lstatSync(full)) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function leadsToFolder(link: string): boolean {
@@ -98,11 +120,16 @@ function leadsToFolder(link: string): boolean {
  * judged by where they lead.
  */
 const FOLLOWING: Readonly<
-  Record<string, { short: string; long?: string; word?: string; always?: true; named?: true; primaries?: true }>
+  Record<
+    string,
+    { short: string; long?: string; word?: string; always?: true; named?: true; primaries?: true; devices?: true }
+  >
 > = {
-  grep: { short: "R", long: "dereference-recursive" },
-  egrep: { short: "R", long: "dereference-recursive" },
-  fgrep: { short: "R", long: "dereference-recursive" },
+  // grep -r skips the devices it meets unless -D/--devices tells it to read them (`-r -D read` reads a device node
+  // of the workspace, a disk): with either option the walk is judged as -R's is, devices and links.
+  grep: { short: "R", long: "dereference-recursive", devices: true },
+  egrep: { short: "R", long: "dereference-recursive", devices: true },
+  fgrep: { short: "R", long: "dereference-recursive", devices: true },
   rg: { short: "L", long: "follow" },
   // GNU diff compares what the links it meets lead to, unless --no-dereference: without -r too, the files of the
   // same name directly in two folders it is given (`diff . sub`), or in a folder and beside a file (`diff sub/f .`).
@@ -131,10 +158,12 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
     if (value === undefined && arg.mayBeOption) return true;
     if (value === undefined || !value.startsWith("-")) continue;
     if (value === options.word) return true;
+    const longs = [options.long, options.devices === true ? "devices" : undefined];
+    const shorts = [options.short, options.devices === true ? "D" : undefined];
     if (value.startsWith("--")) {
       const given = value.slice(2).split("=", 1)[0];
-      if (given !== "" && options.long?.startsWith(given)) return true;
-    } else if (value.slice(1).includes(options.short)) {
+      if (given !== "" && longs.some((long) => long?.startsWith(given))) return true;
+    } else if (shorts.some((short) => short !== undefined && value.slice(1).includes(short))) {
       return true;
     }
   }
@@ -148,12 +177,17 @@ export function walksHereUnnamed(name: string): boolean {
 
 /**
  * The links below `folder` (not descended into: the caller judges where each
- * leads), or `undefined` when there are more than {@linkcode MAX_ENTRIES}
- * entries to look at. A file or a missing path has none.
+ * leads), and the device nodes ({@linkcode deviceKind}), or `undefined` when there are more than
+ * {@linkcode MAX_ENTRIES} entries to look at. A file or a missing path has none.
  */
 export function linksBelow(folder: string): string[] | undefined {
   const links: string[] = [];
-  return walkBelow(folder, (full, entry) => entry.isSymbolicLink() && links.push(full)) ? links : undefined;
+  return walkBelow(
+      folder,
+      (full, entry) => (entry.isSymbolicLink() || isDeviceEntry(full, entry)) && links.push(full),
+    )
+    ? links
+    : undefined;
 }
 
 /**

@@ -2138,6 +2138,60 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.match(asked.reason, /OS sandbox that hides them/);
   });
 
+  test("a device node in the workspace is judged as the outside: named, matched by a pattern, met by a walk", {
+    timeout: 120_000,
+  }, async (t) => {
+    // A device node holds no file of the workspace: a block device is a disk with every file of the machine (with
+    // the sandbox off, `cat blk` of a node for a loop device printed a file outside), a character device the kernel's
+    // log or memory. Its size is 0 and it is no link, so the path judgement took it for an empty file.
+    const folder = join(workspace, "dv");
+    await mkdir(join(folder, "sub"), { recursive: true });
+    await writeFile(join(folder, "f.txt"), "hello\n");
+    // Like /dev/zero (1, 5): reading it gives bytes no file of the workspace holds.
+    const made = spawnSync("sh", ["-c", "mknod dv/zero c 1 5 && mknod dv/sub/disk b 7 0"], {
+      cwd: workspace,
+      timeout: 10_000,
+    });
+    if (made.status !== 0) {
+      await rm(folder, { recursive: true, force: true });
+      t.skip("mknod needs root");
+      return;
+    }
+    try {
+      const run = spawnSync("head", ["-c", "4", "dv/zero"], { cwd: workspace, timeout: 10_000 });
+      assert.deepEqual([...run.stdout], [0, 0, 0, 0], "head read no bytes from the device node");
+      const asking = [
+        "cat dv/zero",
+        "head -c 4 dv/zero",
+        "cat < dv/zero",
+        "wc -c dv/sub/disk",
+        "cat dv/*",
+        "head -c 4 dv/*/*",
+        "grep -R hello dv",
+        "grep -r -D read -a hello dv",
+        "grep -rDread hello dv",
+        "egrep --devices=read -r hello dv",
+        "fgrep --dev=read -r hello dv",
+      ];
+      for (const line of asking) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace });
+          assert.equal(check.verdict, "ask", `${line} was allowed (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" | "), /device/, line);
+        }
+      }
+      // grep skips the devices a walk meets unless told to read them; listing one reads nothing of it.
+      for (
+        const line of ["grep -r hello dv", "grep -rn hello dv/sub", "ls -la dv dv/sub", "cat dv/f.txt", "cat dv/f*"]
+      ) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("which tests a name with a `/` where it points: an outside one asks", { timeout: 60_000 }, async () => {
     // `which /outside/exe` printed the path when it existed and could run: a look outside the workspace.
     await writeFile(join(outside, "exe"), "#!/bin/sh\n", { mode: 0o755 });
