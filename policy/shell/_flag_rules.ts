@@ -35,6 +35,14 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   // The same, from session and job launchers, batch schedulers and openers (xdg-open runs the program a file's type
   // names, a `.desktop` file's `Exec=` too; crontab installs commands that run later).
   ...namesFor("dbus-launch dtach abduco tsp nq srun sbatch salloc corepack pipx", "runs the command it is given"),
+  // The same, from programs seldom thought of as runners: e2fsprogs' logsave runs its command with the output logged,
+  // the dynamic loader runs the program it is given (`ld.so /usr/bin/touch x`), gpg-agent --daemon and
+  // gpg-connect-agent --exec start theirs, systemd-cat its command, `ip netns exec` and `ip vrf exec` theirs.
+  ...namesFor(
+    "logsave ld.so ld-linux.so.2 ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 ld64.so.1 ld64.so.2 gpg-agent " +
+      "gpg-connect-agent systemd-cat ip",
+    "runs the command it is given",
+  ),
   ...namesFor("xdg-open", "runs the program a file's type names (a `.desktop` file's own command too)"),
   ...namesFor("crontab", "installs commands that run later"),
   // Relays whose addresses are programs and files as well as sockets: socat's `SYSTEM:CMD`, `EXEC:PROG` run here,

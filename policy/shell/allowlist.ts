@@ -319,6 +319,8 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "docker compose",
   "docker build",
   "docker buildx",
+  // Runs every program of the folder it is given.
+  "run-parts",
 ]);
 
 /** An allowlist entry, read. */

@@ -51,6 +51,46 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
     }
   });
 
+  test("logsave, the dynamic loader, gpg-agent, gpg-connect-agent, systemd-cat and ip run the command they are given", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, with deny ["touch*"] and the automatic answer, `logsave /dev/null touch made`, `ld.so /usr/bin/touch
+    // made` and `gpg-agent --daemon touch made` ran touch, and `run-parts rp` ran the workspace's rp/a unsandboxed:
+    // they were read as unknown programs whose words are only paths.
+    const folder = await workspace();
+    try {
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["touch*"] } } }], folder);
+      const lines = [
+        "logsave /dev/null touch made",
+        "logsave -a log touch made",
+        "ld.so touch made",
+        "ld-linux-x86-64.so.2 touch made",
+        "gpg-agent --daemon touch made",
+        "gpg-agent --daemon -- touch made",
+        "gpg-connect-agent --exec touch made",
+        "systemd-cat touch made",
+        "ip netns exec ns touch made",
+      ];
+      for (const line of lines) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "deny", `${line}: ${decided.reason}`);
+      }
+      for (const line of ["logsave /dev/null ./s.sh", "ld.so ./s.sh", "gpg-agent --daemon ./s.sh", "run-parts rp"]) {
+        await personNeededWithoutSandbox(line, folder);
+      }
+      // What the lines do when run: each runs touch.
+      for (
+        const [program, line] of [["logsave", "logsave /dev/null touch made1"], ["ld.so", "ld.so /usr/bin/touch made2"]]
+      ) {
+        if (!installed(program)) continue;
+        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        assert.ok(existsSync(join(folder, line.split(" ").at(-1)!)), `${line} ran touch`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("a command line given as one word, or a script, may write a protected path: a person decides", {
     timeout: 120_000,
   }, async () => {
