@@ -926,6 +926,14 @@ const WRITERS: ReadonlyMap<string, Writer> = new Map([
   }),
   ...writers("7z 7za 7zr", { writes: "every", recursive: "", unknown: "folder", into: { short: "o" } }),
   ["cabextract", { writes: "none", recursive: "", unknown: "folder", into: { short: "d", long: ["directory"] } }],
+  // gpgtar extracts an archive's names into `ARCHIVE_1_/` of the folder it runs in, or into -C's folder.
+  ["gpgtar", {
+    writes: "none",
+    recursive: "",
+    unknown: "folder",
+    into: { short: "C", long: ["directory"] },
+    outputs: { short: "o", long: ["output"] },
+  }],
   ["dpkg-deb", { writes: "every", recursive: "", unknown: "within" }],
   ["bsdtar", {
     writes: "none",

@@ -234,6 +234,10 @@ const GPG_ASKING: readonly (readonly [string, string])[] = [
   ["primary-keyring", "names a keyring gpg writes"],
   ["secret-keyring", "names a keyring gpg reads"],
   ["trustdb-name", "names the trust database gpg creates and writes"],
+  // gpgtar runs the gpg it is given, with the options it is given; gpgsm starts a key protection program.
+  ["gpg", "names the gpg program gpgtar runs"],
+  ["gpg-args", "hands the gpg that gpgtar runs options, which can name the programs it starts"],
+  ["protect-tool-program", "names the key protection program gpgsm runs"],
 ];
 
 /**
@@ -391,7 +395,7 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...COMPILERS.split(" ").map((name) => [name, compilerRule] as const),
   ...RESPONSE_FILE_PROGRAMS.split(" ").map((name) => [name, responseFileRule] as const),
   ...["nc", "netcat", "ncat"].map((name) => [name, netcatRule] as const),
-  ...["gpg", "gpg2"].map((name) => [name, gpgRule] as const),
+  ...["gpg", "gpg2", "gpgsm", "gpgtar"].map((name) => [name, gpgRule] as const),
   ["openssl", opensslRule],
   ["install", installRule],
   ...Object.keys(RUNNING_SUBCOMMANDS).map((name) => [name, subcommandRunnerRule] as const),

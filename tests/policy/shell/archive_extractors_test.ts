@@ -16,7 +16,7 @@ function run(line: string, cwd: string): void {
 }
 
 describe("archivers the analysis knows", { timeout: 120_000 }, () => {
-  test("what ar, jar and dpkg-deb extract may be a protected path: without the sandbox a person decides", {
+  test("what ar, jar, gpgtar and dpkg-deb extract may be a protected path: without the sandbox a person decides", {
     timeout: 120_000,
   }, async () => {
     const folder = await realpath(await mkdtemp(join(tmpdir(), "toolfence-extract-")));
@@ -37,6 +37,11 @@ describe("archivers the analysis knows", { timeout: 120_000 }, () => {
         run("zip -q ../e.zip .npmrc", source);
         lines.push("jar xf e.zip", "jar -x -f e.zip");
       }
+      // gpgtar extracts into ARCHIVE_1_/, or -C's folder (before, `gpgtar -d --skip-crypto -C . e.gtar` wrote .npmrc).
+      if (installed("gpgtar")) {
+        run("gpgtar --create --skip-crypto -o ../e.gtar .npmrc", source);
+        lines.push("gpgtar -d --skip-crypto -C . e.gtar", "gpgtar --decrypt --skip-crypto --directory=sub e.gtar");
+      }
       if (installed("dpkg-deb")) {
         run("dpkg-deb -b pk e.deb", folder);
         lines.push("dpkg-deb -x e.deb .", "dpkg-deb --extract e.deb sub", "dpkg-deb -R e.deb sub");
@@ -52,6 +57,7 @@ describe("archivers the analysis knows", { timeout: 120_000 }, () => {
       // What the lines do when run: each writes .npmrc where it extracts.
       for (const line of lines) {
         for (const made of [".npmrc", ".git", "sub"]) await rm(join(folder, made), { recursive: true, force: true });
+        if (line.includes("--directory=sub")) await mkdir(join(folder, "sub"));
         run(line, folder);
         const where = line.includes("sub") ? join(folder, "sub") : folder;
         assert.ok(existsSync(join(where, ".npmrc")), `${line} wrote .npmrc`);

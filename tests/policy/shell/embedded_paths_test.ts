@@ -26,6 +26,8 @@ const ALLOWED = [
   "imgtool",
   "7z",
   "gpg",
+  "gpgtar",
+  "gpgsm",
   "install",
   "rustup",
   "pyenv",
@@ -211,6 +213,30 @@ describe("files named inside the words of a program allowed by a policy file", (
       assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
     }
   });
+
+  test(
+    "gpgtar's gpg and gpgsm's programs ask as gpg's do",
+    { timeout: 60_000, skip: !installed("gpgtar") },
+    async () => {
+      // Before, with an allow rule for gpgtar, `gpgtar --gpg ./g.sh --list-archive a.txt` ran the workspace's g.sh
+      // with the sandbox off and nobody asked: gpgtar runs the gpg it is given.
+      const marker = join(base, "gpgtar-ran");
+      await writeFile(join(workspace, "g.sh"), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+      run("gpgtar --gpg ./g.sh --list-archive a.txt");
+      assert.ok(spawnSync("test", ["-e", marker]).status === 0, "gpgtar did not run the gpg it was given");
+      for (
+        const line of [
+          "gpgtar --gpg ./g.sh --list-archive a.txt",
+          "gpgtar --gpg=./g.sh -t a.txt",
+          "gpgtar --gpg-args=--agent-program=./g.sh -t a.txt",
+          "gpgsm --agent-program ./g.sh -k",
+          "gpgsm --protect-tool-program ./g.sh -k",
+          "gpgsm --homedir ./h -k",
+        ]
+      ) await asks(line);
+      await rm(join(workspace, "g.sh"));
+    },
+  );
 
   test("install's `--strip-program` runs the program it names, so it asks", { timeout: 30_000 }, async () => {
     const marker = join(base, "strip-ran");
