@@ -286,12 +286,16 @@ function existing(files: string[]): string[] {
   return files.filter((file) => fs.existsSync(file));
 }
 
+// Opened without waiting (a FIFO put in the file's place between a look and the open would hold the server's one
+// thread until a writer came), and judged by what was opened.
+const READ_NOW = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
+
 /** The first line of a regular file (of its first 4 KiB), or `undefined` when it is no readable regular file. */
 function firstLine(file: string): string | undefined {
   let fd: number | undefined;
   try {
-    if (!fs.statSync(file).isFile()) return undefined;
-    fd = fs.openSync(file, "r");
+    fd = fs.openSync(file, READ_NOW);
+    if (!fs.fstatSync(fd).isFile()) return undefined;
     const buffer = Buffer.alloc(4096);
     const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
     return buffer.subarray(0, read).toString("utf8").split(/\r?\n/)[0];
