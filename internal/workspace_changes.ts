@@ -200,16 +200,16 @@ function slicer(): Slicer {
   };
 }
 
-// The walk of scanWorkspace, one step at a time: it stops (yields) between chunks of a folder's names and between
-// folders, so that a caller may let the event loop run there. Each chunk is stat-ed in the folder pinned at its real
-// path and, after the first, at the device and inode the first found (a folder swapped for a link meanwhile is
-// refused, never listed: a walk by path would report the entries of the folder outside it leads to).
 // Whether `full` is longer than a path any call takes. (A UTF-16 unit is at most 3 bytes of UTF-8: most paths need no
 // encoding to tell.)
 function pastPathMax(full: string): boolean {
   return full.length * 3 > PATH_MAX_BYTES && encoder.encode(full).length > PATH_MAX_BYTES;
 }
 
+// The walk of scanWorkspace, one step at a time: it stops (yields) between chunks of a folder's names and between
+// folders, so that a caller may let the event loop run there. Each chunk is stat-ed in the folder pinned at its real
+// path and, after the first, at the device and inode the first found (a folder swapped for a link meanwhile is
+// refused, never listed: a walk by path would report the entries of the folder outside it leads to).
 function* scanSteps(
   root: string,
   skip: readonly string[],

@@ -157,8 +157,9 @@ function tmpfsCheck(
   // can pass the file size limit before the folder holds more than `limit` (the defaults are equal, and the check
   // below then names the tmpfs): the session's temp dir is always in /tmp, and the `find` cost every writing line
   // about 2 ms.
+  const quoted = folders.map(quote).join(" ");
   const sizeCheck = fileSize === undefined || fileSize >= limit ? "" : "shopt -s nullglob dotglob; " +
-    `for toolfence_dir in ${folders.map(quote).join(" ")}; do set -- "$toolfence_dir"/*; ` +
+    `for toolfence_dir in ${quoted}; do set -- "$toolfence_dir"/*; ` +
     'if (($#)) && toolfence_big=$(/usr/bin/find "$toolfence_dir" -xdev -type f ' +
     `-size +${fileSize}c -size -${fileSize + 1025}c -print -quit 2>/dev/null) && [ -n "$toolfence_big" ]; then ` +
     `echo "toolfence: $toolfence_big grew past sandbox.limits.fileSize (${fileSize} bytes) while the command ran; ` +
@@ -166,7 +167,7 @@ function tmpfsCheck(
   const script = closingLine(keep) +
     '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' + sizeCheck +
     "toolfence_name=.toolfence-tmpfs-check-$RANDOM$RANDOM$RANDOM; " +
-    `for toolfence_dir in ${folders.map(quote).join(" ")}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
+    `for toolfence_dir in ${quoted}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
     'if [ -e "$toolfence_file" ] || [ -L "$toolfence_file" ] || ' +
     `! { printf '%${TMPFS_SLACK_BYTES}s' '' > "$toolfence_file"; } 2>/dev/null || ` +
     '[ -L "$toolfence_file" ] || [ ! -f "$toolfence_file" ]; then ' +
@@ -757,6 +758,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const home = homeTmpfs !== undefined ? ["--perms", "0700", ...tmpSize, "--tmpfs", homeTmpfs] : [];
   const resolver = options.allowNet ? await resolverOutsideView(readable) : [];
   const proxy = options.allowNet ? undefined : options.network?.proxy;
+  // What runs inside: the command, behind the forwarder where egress goes through a proxy, with its kept descriptors.
+  const inner = proxy ? forwarderArgv(proxy, argv) : argv;
+  const keep = options.keepDescriptors ?? [];
   const protectedRoot = options.workspace ?? writable[0];
   const plan = protectedRoot === undefined
     ? { mounts: [], watched: [] }
@@ -865,11 +869,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         ? tmpfsCheck(
           ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])],
           check.limit,
-          proxy ? forwarderArgv(proxy, argv) : argv,
-          options.keepDescriptors ?? [],
+          inner,
+          keep,
           options.fileSize,
         )
-        : closingInherited(proxy ? forwarderArgv(proxy, argv) : argv, options.keepDescriptors ?? [])),
+        : closingInherited(inner, keep)),
     ];
     return { argv: wrapped, sandboxed: true, fds: bound.fds, release, ...(check ? { tmpfsChecked: true } : {}) };
   } catch (error) {
