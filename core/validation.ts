@@ -116,14 +116,14 @@ function pathText(path: readonly (string | number)[]): string {
 // (cut, as a received string is) quoted. A 2,000-character unexpected key left no issue in the capped message
 // ("Invalid arguments for read_file: ; … (1 more)"), and an empty one read as no name at all.
 function keyText(key: string): string {
-  if (key.length > 60) return JSON.stringify(key.slice(0, 57) + "...");
+  if (key.length > 60) return JSON.stringify(textPrefix(key, 57) + "...");
   // deno-lint-ignore no-control-regex
   return key === "" || /[\u0000-\u001f\u007f]/.test(key) ? JSON.stringify(key) : key;
 }
 
 function describeReceived(value: unknown): string {
   if (value === undefined) return "nothing";
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value);
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? textPrefix(value, 57) + "..." : value);
   if (Array.isArray(value)) return "an array";
   if (value === null) return "null";
   if (typeof value === "object") return "an object";

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
-import { ToolError, UsageError } from "@toolfence/core";
+import { textPrefix, ToolError, UsageError } from "@toolfence/core";
 import { isWithin, PATH_MAX_BYTES, quickLstat } from "@toolfence/internal";
 import { type FolderPin, inFolder, removeConfined, requireRoot } from "@toolfence/internal";
 import { sweepDebris, type SweepReport, sweepSessionTempDirs } from "./_debris.ts";
@@ -516,7 +516,7 @@ function identity(stat: fs.Stats): string {
 }
 
 function tooLong(input: string): ToolError {
-  const shown = input.length > 80 ? input.slice(0, 77) + "..." : input;
+  const shown = input.length > 80 ? textPrefix(input, 77) + "..." : input;
   return new ToolError(
     `Path ${shown} is too long (names at most ${MAX_NAME_BYTES} bytes, paths ${PATH_MAX_BYTES})`,
     {

@@ -11,7 +11,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ElicitResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError } from "@toolfence/core";
+import { textPrefix, ToolError } from "@toolfence/core";
 import { describeIssues } from "./_param_errors.ts";
 import { mcpTypes } from "./_sdk.ts";
 import type { ChoiceOutcome, ChoiceRequest, ConfirmRequest, Host } from "@toolfence/core";
@@ -87,7 +87,7 @@ function noUsableAnswer(error: unknown, timeout: number): string {
     const first = describeIssues(issues).replace(/^Invalid params: /, "");
     return `the client's answer is not an elicitation result (${first})`;
   }
-  return `the question got no usable answer (${text.length > 300 ? `${text.slice(0, 300)}…` : text})`;
+  return `the question got no usable answer (${text.length > 300 ? `${textPrefix(text, 300)}…` : text})`;
 }
 
 // The issues a message ends with as zod's JSON dump, if it does.

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ToolError } from "@toolfence/core";
+import { textPrefix, ToolError } from "@toolfence/core";
 import { globMayMatchWithin } from "@toolfence/internal";
 import type { ChoiceSource } from "@toolfence/core";
 import { checkAnalysis, type CommandCheck, type CommandPath, commandSandbox } from "./check_command.ts";
@@ -329,7 +329,7 @@ function denied(
   assessment: RiskAssessment,
   extra: Record<string, unknown> = {},
 ): ToolError {
-  const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
+  const shown = command.length > 200 ? `${textPrefix(command, 200)}...` : command;
   // The assessment may quote a reason of the check ("could not be fully parsed: ..."): said once.
   const reasons = [...new Set([assessment.reason, ...check.reasons.filter((r) => !assessment.reason.includes(r))])];
   const more = reasons.length - MAX_REASONS_SHOWN;
@@ -514,7 +514,7 @@ function savablePattern(check: CommandCheck): string | undefined {
 }
 
 function ruleDenied(command: string, decided: CommandDecision): ToolError {
-  const shown = command.length > 200 ? `${command.slice(0, 200)}...` : command;
+  const shown = command.length > 200 ? `${textPrefix(command, 200)}...` : command;
   const rule = decided.rules.rule?.decision === "deny" ? decided.rules.rule : decided.rules.deniedPath?.rule;
   const ruleDetails = rule === undefined ? {} : {
     rule: { pattern: rule.pattern, decision: "decision" in rule ? rule.decision : rule.kind, ...rule.source },

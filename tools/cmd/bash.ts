@@ -7,7 +7,7 @@
  */
 
 import * as v from "valibot";
-import { fail, type ResourceLimitHit, type Tool, tool, type ToolFailure } from "@toolfence/core";
+import { fail, type ResourceLimitHit, textPrefix, type Tool, tool, type ToolFailure } from "@toolfence/core";
 import { limitMessage, limitRemedy } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { progressTicker } from "../_shared/progress_ticker.ts";
@@ -238,7 +238,7 @@ function commandOutcome(
   result: BashResult,
 ): BashResult | ToolFailure {
   if (result.truncated && !hit) return result;
-  const shown = JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}...` : command);
+  const shown = JSON.stringify(command.length > 200 ? `${textPrefix(command, 200)}...` : command);
   if (hit) {
     return fail(limitMessage(`bash ${shown}`, hit), {
       code: "resource_limit",
