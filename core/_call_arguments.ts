@@ -52,28 +52,66 @@ export function parseArguments(toolName: string, raw: unknown): Record<string, u
   return value as Record<string, unknown>;
 }
 
-// A high surrogate not followed by a low one, or a low one not preceded by a high one (what
-// String.prototype.isWellFormed finds; ES2024, beyond the npm build's ES2023 library).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// String.prototype.isWellFormed (ES2024; in every engine the packages support, Node 22 and Deno 2, but outside the npm
+// build's ES2022 library types): false when a high surrogate is not followed by a low one or a low one stands alone.
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * Checks one object's or array's own keys and strings, adding the objects it holds to `pending` (made only when there
+ * is one: most arguments are flat). False when a key or string is not well formed.
+ */
+function checkEntries(item: object, pending: object[] | undefined): object[] | undefined | false {
+  if (Array.isArray(item)) {
+    for (const inner of item) {
+      if (typeof inner === "string") {
+        if (!isWellFormed(inner)) return false;
+      } else if (typeof inner === "object" && inner !== null) (pending ??= []).push(inner);
+    }
+    return pending;
+  }
+  for (const key in item) {
+    if (!Object.hasOwn(item, key)) continue;
+    if (!isWellFormed(key)) return false;
+    const inner = (item as Record<string, unknown>)[key];
+    if (typeof inner === "string") {
+      if (!isWellFormed(inner)) return false;
+    } else if (typeof inner === "object" && inner !== null) (pending ??= []).push(inner);
+  }
+  return pending;
+}
+
+/** Whether every string and key in the value is well formed: the check of every call, without building paths. */
+function wellFormedThroughout(value: unknown): boolean {
+  if (typeof value === "string") return isWellFormed(value);
+  if (typeof value !== "object" || value === null) return true;
+  let pending = checkEntries(value, undefined);
+  while (pending) {
+    const next = pending.pop();
+    if (next === undefined) return true;
+    pending = checkEntries(next, pending);
+  }
+  return pending !== false;
+}
 
 /**
  * The JSON path of the first string (or key) of the arguments holding a lone surrogate, or undefined. JSON may
  * carry one ("\ud800"), which no file name or UTF-8 file can hold: written out it would silently become U+FFFD
  * while the call reported success. Keys and values at every depth, without recursion (the value may be deeply
- * nested).
+ * nested). The paths are built only once a lone surrogate is known to be there.
  */
 export function loneSurrogateAt(value: unknown): string | undefined {
+  if (wellFormedThroughout(value)) return undefined;
   const stack: [unknown, string][] = [[value, ""]];
   while (stack.length > 0) {
     const [item, where] = stack.pop()!;
     if (typeof item === "string") {
-      if (LONE_SURROGATE.test(item)) return where || "(the value)";
+      if (!isWellFormed(item)) return where || "(the value)";
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${where}[${i}]`]);
     } else if (item !== null && typeof item === "object") {
       for (const [key, inner] of Object.entries(item)) {
         const at = where ? `${where}.${key}` : key;
-        if (LONE_SURROGATE.test(key)) return JSON.stringify(at);
+        if (!isWellFormed(key)) return JSON.stringify(at);
         stack.push([inner, at]);
       }
     }

@@ -359,3 +359,45 @@ describe("a tool's thrown or returned value that throws when read", () => {
     });
   });
 });
+
+describe("lone surrogates in arguments, generated", () => {
+  // JSON.stringify escapes exactly the lone surrogates (well-formed JSON.stringify, ES2019) and writes pairs as they
+  // are: an oracle independent of the pipeline's own check.
+  const holdsLone = (value: unknown) => /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/.test(JSON.stringify(value));
+  const UNITS = ["a", "\ud83d", "\ude00", "\ud83d\ude00", "\ud800", "\udfff", "é", ""];
+  const any = tool({
+    name: "any",
+    description: "Takes anything.",
+    input: v.looseObject({}),
+    readOnly: true,
+    run: () => "ran",
+  });
+
+  test("refused exactly when some key or string at any depth holds a lone surrogate", { timeout: 60_000 }, async () => {
+    await withSession(async (session) => {
+      const box = new ToolBox().register(any);
+      let seed = 20261206;
+      const next = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
+      const text = () => Array.from({ length: next(4) }, () => UNITS[next(UNITS.length)]).join("");
+      const value = (depth: number): unknown => {
+        const kind = depth > 3 ? next(2) : next(4);
+        if (kind === 0) return text();
+        if (kind === 1) return next(100);
+        if (kind === 2) return Array.from({ length: next(4) }, () => value(depth + 1));
+        return Object.fromEntries(Array.from({ length: next(4) }, () => [text(), value(depth + 1)]));
+      };
+      let refused = 0;
+      for (let i = 0; i < 2_000; i++) {
+        const args = Object.fromEntries(Array.from({ length: 1 + next(3) }, () => [text(), value(1)]));
+        const r = await box.call(session, "any", args);
+        const expected = holdsLone(args);
+        assert.equal(r.status === "error" && r.errorCode === "invalid_text", expected, JSON.stringify(args));
+        if (expected) {
+          refused++;
+          assert.equal(typeof (r.details as { path?: unknown }).path, "string");
+        } else assert.equal(r.status, "success", JSON.stringify(args));
+      }
+      assert.ok(refused > 200 && refused < 1_800, `${refused} of 2,000 refused: the generator must make both kinds`);
+    });
+  });
+});
