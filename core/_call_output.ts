@@ -12,7 +12,7 @@ import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from ".
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, markOutputChecked, type OutputSchema } from "./_call_output_schema.ts";
 import { describeThrown } from "./_thrown.ts";
-import { textPrefix } from "./_text_prefix.ts";
+import { textPrefix, textSuffix } from "./_text_prefix.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -33,18 +33,14 @@ export function capText(
   const markerFor = (omitted: number) =>
     `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
   const room = Math.max(0, cap - markerFor(text.length).length);
-  let head = Math.ceil(room / 2);
-  let tail = room - head;
+  const head = Math.ceil(room / 2);
+  const tail = room - head;
   // Never a cut between the halves of a surrogate pair: a lone surrogate is not well-formed text (a Python client's
   // UTF-8 encode raises on it, and an API that parses the request strictly refuses it as invalid JSON).
-  head = textPrefix(text, head).length;
-  if (tail > 0 && isLowSurrogate(text.charCodeAt(text.length - tail))) tail--;
-  const omitted = text.length - head - tail;
-  return { text: text.slice(0, head) + markerFor(omitted) + (tail > 0 ? text.slice(-tail) : ""), omitted };
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
+  const start = textPrefix(text, head);
+  const end = textSuffix(text, tail);
+  const omitted = text.length - start.length - end.length;
+  return { text: start + markerFor(omitted) + end, omitted };
 }
 
 /** What the output step needs of the call. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { textPrefix } from "./_text_prefix.ts";
+import { textPrefix, textSuffix } from "./_text_prefix.ts";
 import * as v from "valibot";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import {
@@ -54,7 +54,7 @@ function tooComplex(error: unknown, args: unknown, at?: string): ValidationOutco
     ? error
     : new ArgumentsTooComplex(MAX_ARGUMENT_DEPTH, undefined, undefined, "depth");
   const found = at ?? pathOf(args, known.at) ?? "";
-  const path = found.length > 200 ? `${found.slice(0, 100)}…${found.slice(-99)}` : found;
+  const path = found.length > 200 ? `${textPrefix(found, 100)}…${textSuffix(found, 99)}` : found;
   return {
     ok: false,
     code: "arguments_too_complex",

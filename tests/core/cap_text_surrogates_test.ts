@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { capText } from "../../core/_call_output.ts";
-import { textPrefix } from "../../core/_text_prefix.ts";
+import { textPrefix, textSuffix } from "../../core/_text_prefix.ts";
 import { toModelText } from "../../core/result.ts";
 import { withSession } from "./_helpers.ts";
 
@@ -89,4 +89,44 @@ describe("the output cap and surrogate pairs", () => {
       }
     },
   );
+
+  test("the path of a value nested too deep, cut to its head and tail", { timeout: 60_000 }, async () => {
+    // The path's tail was its last 99 UTF-16 units: for 6 of these 20 keys the cut fell inside a pair.
+    type Node = { [key: string]: Node | number };
+    const node: v.GenericSchema<Node> = v.record(v.string(), v.union([v.number(), v.lazy(() => node)]));
+    const deep = tool({
+      name: "deep",
+      description: "Takes a tree.",
+      input: v.object({ tree: node }),
+      readOnly: true,
+      run: () => "ran",
+    });
+    await withSession(async (session) => {
+      const box = new ToolBox().register(deep);
+      let cut = 0;
+      for (const before of ["", "a", "ab", "abc", "abcd"]) {
+        for (const after of ["", "x", "xy", "xyz"]) {
+          const key = `${before}\u{1F600}${after}`;
+          let tree: Node | number = 1;
+          for (let i = 0; i < 300; i++) tree = { [key]: tree };
+          const result = await box.call(session, "deep", { tree });
+          assert.equal(result.errorCode, "arguments_too_complex");
+          const path = (result.details as { issues: { path: string }[] }).issues[0].path;
+          assert.ok(path.length <= 200, path);
+          if (path.includes("…")) cut++;
+          assert.equal(LONE.exec(path), null, JSON.stringify(path));
+        }
+      }
+      assert.ok(cut >= 16, `${cut} of 20 paths cut: the keys must make long paths`);
+    });
+    for (
+      const [text, max, kept] of [["\u{1F600}a", 2, "a"], ["\u{1F600}a", 3, "\u{1F600}a"], ["ab", 1, "b"], [
+        "ab",
+        0,
+        "",
+      ]]
+    ) {
+      assert.equal(textSuffix(text as string, max as number), kept);
+    }
+  });
 });
