@@ -17,7 +17,8 @@
  * the copy, absolute globs that name places in the workspace included): what
  * they deny or hide is hidden in the copy too, from every
  * tool and inside the OS sandbox. What they hide is not copied at all (nor
- * what the repository keeps of it): the copy lies in the session's temp dir,
+ * what the repository keeps of it, another name of a hidden file, or what a
+ * hidden link leads to): the copy lies in the session's temp dir,
  * which the host session's tools and commands reach and no rule covers. A publication passes the workspace's own
  * file door first: a change at a path the rules deny, hide or keep read-only,
  * or one that leads out of the workspace, refuses the whole publication.
@@ -98,17 +99,30 @@ function optionsOf(session: Session): Omit<SessionOptions, "workspace"> {
   };
 }
 
-// Whether a file of `workdir` is another name of one the globs hide, as `Policy.isHiddenAlias` tells, looked up once
-// for a whole copy; a workspace too large to look through counts every file with more than one name (fail closed).
-function hiddenAliasTest(workdir: string, globs: readonly string[]): (stat: fs.Stats) => boolean {
+// Whether an entry of `workdir` shows what the globs hide under another name, as `Policy.isHiddenAlias` and
+// `Policy.isHidden` tell, looked up once for a whole copy: another name (a hard link) of a hidden file, or the file
+// or folder a hidden link leads to (`app/.env -> ../conf/prod.txt`, `secrets -> vault`), which the workspace's
+// tools and sandbox hide as they hide the link. A workspace too large to look through counts every file with more
+// than one name (fail closed); where hidden links lead is then not known, as for the workspace's own policy.
+function hiddenElsewhereTest(workdir: string, globs: readonly string[]): (real: string, stat: fs.Stats) => boolean {
   if (globs.length === 0) return () => false;
   let inodes: ReadonlySet<string> | undefined;
+  let places: ReadonlyMap<string, boolean> = new Map();
   try {
-    inodes = linkedInodes(deniedEntries(workdir, globs));
+    places = deniedEntries(workdir, globs);
+    inodes = linkedInodes(places);
   } catch {
     inodes = undefined;
   }
-  return (stat) => stat.isFile() && stat.nlink > 1 && (inodes?.has(inodeKey(stat)) ?? true);
+  const leadTo = (real: string) => {
+    for (let at = real; isWithin(at, workdir); at = path.posix.dirname(at)) {
+      const folder = places.get(at);
+      if (folder !== undefined && (at === real || folder)) return true;
+      if (at === workdir) break;
+    }
+    return false;
+  };
+  return (real, stat) => (stat.isFile() && stat.nlink > 1 && (inodes?.has(inodeKey(stat)) ?? true)) || leadTo(real);
 }
 
 function refusal(relative: string, what: string): ToolError {
@@ -521,7 +535,8 @@ export async function createScratch(
     // The copy itself lies in the temp dir, which may lie inside the workdir: it is never copied into itself.
     // Nor is another name (a hard link) of a file the rules hide: its copy would be a file of its own, with one
     // name that no rule matches, and the hidden file's bytes would be read there as the workspace refuses them.
-    const hiddenAlias = hiddenAliasTest(host.workdir, [
+    // Nor is what a hidden link leads to (its copy would lie where no hidden link leads).
+    const hiddenElsewhere = hiddenElsewhereTest(host.workdir, [
       ...(sessionOptions.rules?.hiddenGlobs() ?? []),
       ...(source instanceof Session ? source.policy.hiddenPaths : []),
     ]);
@@ -534,7 +549,7 @@ export async function createScratch(
       (sessionOptions.rules?.hasPathRules === true && sessionOptions.rules.decidePath(real).decision === "deny") ||
       (hostRules?.isHidden(real) ?? false);
     const skip = (relative: string, real: string, stat: fs.Stats) =>
-      isDebris(relative) || host.areaOf(real) === "temp" || hiddenAlias(stat) || hidden(real);
+      isDebris(relative) || host.areaOf(real) === "temp" || hiddenElsewhere(real, stat) || hidden(real);
     const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
     if (covered.includes(".")) {
       const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });

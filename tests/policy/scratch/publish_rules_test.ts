@@ -239,6 +239,55 @@ describe("the scratch session keeps the path rules", () => {
     }
   });
 
+  test("what a denied link leads to is not copied: its bytes are refused in the copy as in the workspace", {
+    timeout: 30_000,
+  }, async () => {
+    // `serve --scratch` makes its copy from the workspace and the rules (no session): the copy left out the denied
+    // links themselves but copied the file and folder they lead to, which the workspace's tools and sandbox hide,
+    // and the scratch session's read_file printed conf/prod.txt and vault/k.txt.
+    for (const from of ["workspace and rules", "session"] as const) {
+      const { workdir, session } = await workspace();
+      await fsp.mkdir(path.join(workdir, "conf"));
+      await fsp.mkdir(path.join(workdir, "vault", "deep"), { recursive: true });
+      await fsp.writeFile(path.join(workdir, "conf", "prod.txt"), "TOKEN=host-secret linked\n");
+      await fsp.writeFile(path.join(workdir, "vault", "deep", "k.txt"), "host key linked\n");
+      await fsp.writeFile(path.join(workdir, "conf", "main.ts"), "ok\n");
+      await fsp.rm(path.join(workdir, "app", ".env"));
+      await fsp.symlink("../conf/prod.txt", path.join(workdir, "app", ".env"));
+      await fsp.rm(path.join(workdir, "secrets"), { recursive: true });
+      await fsp.symlink("vault", path.join(workdir, "secrets"));
+      const box = new ToolBox().withDefaults("fs", "search");
+      assert.equal((await box.call(session, "read_file", { path: "conf/prod.txt" })).errorCode, "permission_denied");
+      const scratch = from === "session"
+        ? await createScratch(session)
+        : await createScratch(session.workspace, { session: { rules: session.policy.rules, autoConfirm: true } });
+      try {
+        const calls = [
+          await box.call(scratch.session, "read_file", { path: "conf/prod.txt" }),
+          await box.call(scratch.session, "read_file", { path: "vault/deep/k.txt" }),
+          await box.call(scratch.session, "grep", { pattern: "host", path: "." }),
+        ];
+        const listed = JSON.stringify(await box.call(scratch.session, "list_dir", { path: ".", depth: 3 }));
+        assert.ok(!/prod\.txt|k\.txt/.test(listed), listed);
+        for (const result of calls) {
+          assert.ok(
+            !/host-secret|host key/.test(JSON.stringify(result)),
+            `${from}: ${JSON.stringify(result)}`,
+          );
+        }
+        const copied = await Promise.all(
+          ["conf/prod.txt", "vault"].map((p) => fsp.lstat(path.join(scratch.root, p)).then(() => p, () => undefined)),
+        );
+        assert.deepEqual(copied, [undefined, undefined]);
+        assert.equal(await fsp.readFile(path.join(scratch.root, "conf", "main.ts"), "utf8"), "ok\n");
+        assert.deepEqual((await scratch.changes()).changes, []);
+      } finally {
+        await scratch.dispose();
+        await session.close();
+      }
+    }
+  });
+
   test("an absolute glob naming a place in the workspace holds in the copy too", { timeout: 30_000 }, async () => {
     const workdir = path.join(root, `case-${counter++}`, "W");
     await fsp.mkdir(path.join(workdir, "keys"), { recursive: true });
