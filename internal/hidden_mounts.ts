@@ -77,7 +77,8 @@ export function hiddenMountArgs(
   view: readonly string[] = [],
   listed: ReadonlyMap<string, ChildListing> = new Map(),
 ): HiddenMounts {
-  const covered = deniedEntries(root, globs, view, listed);
+  const ways = new Set<string>();
+  const covered = deniedEntries(root, globs, view, listed, ways);
   if (covered.size === 0) return { pins: [], covers: [] };
   const store = globs.some((glob) => REPOSITORY_STORE_GLOBS.includes(glob))
     ? pathGlobMatcher(REPOSITORY_STORE_GLOBS)
@@ -97,6 +98,13 @@ export function hiddenMountArgs(
   for (const abs of kept) {
     for (let dir = path.dirname(abs); isWithin(dir, root) && dir !== root; dir = path.dirname(dir)) pins.add(dir);
   }
+  // So are the folders a denied link goes through (`x` of `app/.env -> ../x/../conf/prod.txt`): removed or renamed
+  // by a command, the link would lead nowhere, and the next command's walk would show what it hid. (A link on its
+  // way cannot be pinned; the file tools refuse to move or delete one, see Policy.)
+  for (const way of ways) {
+    if (kept.some((abs) => covered.get(abs) && isWithin(way, abs)) || !isFolder(way)) continue;
+    for (let dir = way; isWithin(dir, root) && dir !== root; dir = path.dirname(dir)) pins.add(dir);
+  }
   return {
     pins: [...pins].sort(byDepth),
     covers: kept.flatMap((abs) =>
@@ -109,13 +117,20 @@ export function hiddenMountArgs(
  * Every existing entry the globs deny, as {@linkcode hiddenMountArgs} finds
  * them (where `view` shows them, outside `root`), by real path, with whether
  * it is a folder; a denied link stands for where it leads. Throws
- * `sandbox_unavailable` past 200,000 entries in one walk. Not public API.
+ * `sandbox_unavailable` past 200,000 entries in one walk. When `ways` is
+ * given, it receives every entry below `root` that the kernel looks up to
+ * follow a denied link of the workspace, besides where it leads (the links
+ * and folders its text and the links met name: `app/.env -> ../via/prod.txt`
+ * with `via -> conf` goes through `via` and `conf`): removing or renaming one
+ * would leave the link leading nowhere, and show what it hides. Not public
+ * API.
  */
 export function deniedEntries(
   root: string,
   globs: readonly string[],
   view: readonly string[] = [],
   listed: ReadonlyMap<string, ChildListing> = new Map(),
+  ways?: Set<string>,
 ): Map<string, boolean> {
   const covered = new Map<string, boolean>();
   const relative = globs.filter((glob) => !glob.startsWith("/"));
@@ -127,7 +142,7 @@ export function deniedEntries(
   const cover = (abs: string, dir: boolean) => {
     if (shown(abs)) covered.set(abs, dir);
   };
-  walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover);
+  walk(root, root, (abs) => matchRel(abs.slice(root.length + 1)) || matchAbs(abs), cover, ways);
   for (const start of outsideStarts(absolute, root, view)) {
     const listing = listed.get(start);
     if (listing) coverListed(listing, root, matchAbs, cover);
@@ -240,6 +255,7 @@ function walk(
   root: string,
   denied: (abs: string) => boolean,
   cover: (abs: string, dir: boolean) => void,
+  ways?: Set<string>,
 ): void {
   let seen = 0;
   walkListed(start, (abs, entry) => {
@@ -250,6 +266,7 @@ function walk(
     else if (entry.isFile) cover(abs, false);
     else if (entry.isSymlink) {
       // A link is covered where it leads, where the sandbox shows that.
+      if (ways !== undefined && abs.startsWith(`${root}/`)) traceLink(abs, root, ways);
       try {
         const target = fs.realpathSync(abs);
         cover(target, fs.statSync(target).isDirectory());
@@ -259,6 +276,62 @@ function walk(
     }
     return false;
   });
+}
+
+// Linux gives up after 40 links in one lookup (ELOOP).
+const MAX_LINK_HOPS = 40;
+
+// Adds to `ways` every entry strictly below `root` that following the link `link` looks up, as the kernel does (each
+// name of its text and of the links met on the way, `..` taken from the real folder reached), but where it ends.
+function traceLink(link: string, root: string, ways: Set<string>): void {
+  let hops = 0;
+  const queue = [...readLink(link).split("/")];
+  let current = path.dirname(link);
+  let last: string | undefined;
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (name === "" || name === ".") continue;
+    if (last !== undefined) ways.add(last);
+    last = undefined;
+    if (name === "..") {
+      current = path.dirname(current);
+      continue;
+    }
+    const next = current === "/" ? `/${name}` : `${current}/${name}`;
+    last = next.startsWith(`${root}/`) ? next : undefined;
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(next);
+    } catch {
+      return;
+    }
+    if (stat.isSymbolicLink()) {
+      if (++hops > MAX_LINK_HOPS) return;
+      const text = readLink(next);
+      if (text.startsWith("/")) current = "/";
+      queue.unshift(...text.split("/"));
+      if (last !== undefined) ways.add(last);
+      last = undefined;
+      continue;
+    }
+    current = next;
+  }
+}
+
+function isFolder(at: string): boolean {
+  try {
+    return fs.lstatSync(at).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function readLink(at: string): string {
+  try {
+    return fs.readlinkSync(at);
+  } catch {
+    return "";
+  }
 }
 
 function tooMany(start: string): ToolError {

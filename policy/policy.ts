@@ -186,7 +186,13 @@ export class Policy {
   #commandJudge?: DestinationJudge;
   // The denied files that have other names (hard links), by inode; the places in the workspace denied links lead
   // that no rule denies (real path: whether a folder); and when that was looked up.
-  #linked?: { at: number; inodes: ReadonlySet<string> | undefined; leadTo: ReadonlyMap<string, boolean> };
+  // The entries the denied links of the workspace go through on their way (see deniedEntries' `ways`).
+  #linked?: {
+    at: number;
+    inodes: ReadonlySet<string> | undefined;
+    leadTo: ReadonlyMap<string, boolean>;
+    ways: ReadonlySet<string>;
+  };
 
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
@@ -274,13 +280,18 @@ export class Policy {
   // The workspace's hidden files that have more than one name, by inode (undefined: too many entries to tell), and
   // where its denied links lead that no rule denies (none known past too many entries: the sandbox then refuses to
   // run, and the rules still hide the names), looked up at most once per ALIAS_LOOKUP_MS.
-  #hiddenLookup(): { inodes: ReadonlySet<string> | undefined; leadTo: ReadonlyMap<string, boolean> } {
+  #hiddenLookup(): {
+    inodes: ReadonlySet<string> | undefined;
+    leadTo: ReadonlyMap<string, boolean>;
+    ways: ReadonlySet<string>;
+  } {
     const now = Date.now();
     if (this.#linked === undefined || now - this.#linked.at > ALIAS_LOOKUP_MS) {
       let inodes: ReadonlySet<string> | undefined;
       const leadTo = new Map<string, boolean>();
+      const ways = new Set<string>();
       try {
-        const denied = deniedEntries(this.workspace.workdir, this.hiddenPaths);
+        const denied = deniedEntries(this.workspace.workdir, this.hiddenPaths, [], new Map(), ways);
         inodes = linkedInodes(denied);
         for (const [place, folder] of denied) {
           if (this.rules.decidePath(place).decision !== "deny") leadTo.set(place, folder);
@@ -288,7 +299,7 @@ export class Policy {
       } catch {
         inodes = undefined;
       }
-      this.#linked = { at: now, inodes, leadTo };
+      this.#linked = { at: now, inodes, leadTo, ways };
     }
     return this.#linked;
   }
@@ -506,6 +517,19 @@ export class Policy {
     const kind = action === "write" ? (target.existed ? "overwrite" : "create") : action;
     // Removing a folder removes what it holds: judge its entries even when the caller did not say.
     const removes = (action === "move" || action === "delete") && target.stat?.isDirectory();
+    // A link or folder a hidden link goes through: moved or removed, the hidden link would lead nowhere, and what
+    // it hid (which no rule names) would be shown. Before, deleting `via` of `app/.env -> ../via/prod.txt`,
+    // `via -> conf` (or the folder `x` of `../x/../conf/prod.txt`) had read_file print conf/prod.txt.
+    if ((action === "move" || action === "delete") && this.#onHiddenWay(real, removes === true)) {
+      this.#emit({
+        kind: "path",
+        subject: real,
+        decision: "deny",
+        answeredBy: "rule",
+        reason: `${kind} of the way of a hidden link`,
+      });
+      throw denied(options.shown ?? shown, kind, "a link the policy hides leads through it");
+    }
     // Moving, copying or deleting a folder that holds a hidden path would move it out of its rule's reach
     // (or destroy it): refused.
     const tree = options.tree ?? (removes ? real : undefined);
@@ -747,6 +771,16 @@ export class Policy {
       return undefined;
     };
     return walk(tree, relative);
+  }
+
+  // Whether `real` (or, for a folder, an entry in it) is on the way of a hidden link of the workspace.
+  #onHiddenWay(real: string, folder: boolean): boolean {
+    if (this.hiddenPaths.length === 0) return false;
+    const { ways } = this.#hiddenLookup();
+    if (ways.has(real)) return true;
+    if (!folder) return false;
+    for (const way of ways) if (way.startsWith(`${real}/`)) return true;
+    return false;
   }
 
   // The first hidden path under the folder `tree` (real paths), or undefined; a folder

@@ -103,3 +103,82 @@ describe("where a denied link leads", () => {
     }
   });
 });
+
+// The way to where a denied link leads: a link or folder its text (or a link met on the way) names. Removed or
+// renamed, the denied link led nowhere, and what it hid was shown: with `app/.env -> ../via/prod.txt`,
+// `via -> conf`, deleting (or moving) `via` through the file tools, or the folder `x` of
+// `app/.env.b -> ../x/../conf/prod.txt`, had read_file print conf/prod.txt, and `rm via; rmdir x` in a sandboxed
+// command had the next command's `cat conf/prod.txt` print it.
+describe("the way to where a denied link leads", () => {
+  const WAY_SECRET = "sk-live-denied-link-way-SECRET";
+  let ways: string;
+  let wayRules: PolicyRules;
+  before(async () => {
+    ways = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-link-ways-")));
+    for (const folder of ["app", "conf", "x", "d", "free"]) await mkdir(join(ways, folder));
+    await writeFile(join(ways, "conf", "prod.txt"), `TOKEN=${WAY_SECRET}\n`);
+    await writeFile(join(ways, "conf", "other.txt"), `TOKEN=${WAY_SECRET} other\n`);
+    await symlink("conf", join(ways, "via"));
+    await symlink("../via/prod.txt", join(ways, "app", ".env"));
+    await symlink("../x/../conf/prod.txt", join(ways, "app", ".env.b"));
+    // A link on the way that lies in a folder: the folder goes with it.
+    await symlink("../conf", join(ways, "d", "via"));
+    await symlink("../d/via/other.txt", join(ways, "app", ".env.c"));
+    // A link no denied link goes through.
+    await symlink("conf", join(ways, "free", "link"));
+    const text = '{ "paths": { "deny": ["**/.env", "**/.env.*"] } }';
+    wayRules = PolicyRules.fromLayers([parsePolicyFile(join(ways, "toolfence.json"), text, "project")], ways);
+  });
+  after(async () => {
+    await rm(ways, { recursive: true, force: true });
+  });
+
+  test("the file tools neither move nor delete it, and what the link hides stays hidden", {
+    timeout: 60_000,
+  }, async () => {
+    const s = new Session({ workspace: ways, rules: wayRules, autoConfirm: true, sandbox: "off" });
+    try {
+      const changes: [string, Record<string, unknown>][] = [
+        ["delete", { path: "via" }],
+        ["move", { src: "via", dst: "via2" }],
+        ["delete", { path: "x" }],
+        ["move", { src: "x", dst: "y" }],
+        ["delete", { path: "d/via" }],
+        ["delete", { path: "d", recursive: true }],
+        ["move", { src: "d", dst: "free/d" }],
+      ];
+      for (const [tool, args] of changes) {
+        const result = await box.call(s, tool, args);
+        assert.equal(
+          result.errorCode,
+          "permission_denied",
+          `${tool} ${JSON.stringify(args)}: ${JSON.stringify(result)}`,
+        );
+      }
+      for (const path of ["conf/prod.txt", "conf/other.txt"]) {
+        const read = await box.call(s, "read_file", { path });
+        assert.equal(read.errorCode, "permission_denied", JSON.stringify(read));
+        assert.ok(!JSON.stringify(read).includes(WAY_SECRET));
+      }
+      // A link no denied link goes through is the tools' as ever.
+      const freed = await box.call(s, "delete", { path: "free/link" });
+      assert.equal(freed.status, "success", JSON.stringify(freed));
+      await symlink("conf", join(ways, "free", "link"));
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("inside the sandbox a folder on the way is pinned", { timeout: 60_000, skip: !hasBwrap }, async () => {
+    const s = new Session({ workspace: ways, rules: wayRules, autoConfirm: true, sandbox: "required" });
+    try {
+      const broke = await box.call(s, "bash", { command: "rmdir x; mv x y; mv d d2; true" });
+      assert.equal(broke.status, "success", JSON.stringify(broke));
+      const read = await box.call(s, "bash", { command: "cat conf/prod.txt conf/other.txt; ls; true" });
+      assert.ok(!JSON.stringify(read).includes(WAY_SECRET), JSON.stringify(read.output));
+      assert.match(JSON.stringify(read.output), /\\nx\\n/);
+    } finally {
+      await s.close();
+    }
+  });
+});
