@@ -108,6 +108,7 @@ export {
   createScratch,
   DEFAULT_COMMAND_ALLOWLIST,
   denyAllHost,
+  folderRelation,
   type HostCallbacks,
   isReadOnlyLine,
   loadPolicy,

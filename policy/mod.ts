@@ -6,7 +6,7 @@
  * @module
  */
 
-export { Workspace, type WorkspaceOptions } from "./workspace.ts";
+export { folderRelation, Workspace, type WorkspaceOptions } from "./workspace.ts";
 export { openFence, runtimeFence } from "./fence.ts";
 export {
   autoHost,

@@ -508,6 +508,38 @@ export class Workspace {
   }
 }
 
+/**
+ * Where the folder `a` lies from the folder `b`, by their real paths (a path
+ * that does not exist yet taken as given, made absolute) and whole
+ * components: `same`, `inside` (`a` lies in `b`), `around` (`b` lies in
+ * `a`), or `undefined` when neither holds the other. For keeping the
+ * workspaces of tenants apart.
+ *
+ * Requires `--allow-read` of the folders (a path that may not be looked at is
+ * taken as given).
+ *
+ * @example
+ * ```ts
+ * import { folderRelation } from "@toolfence/policy";
+ * console.log(folderRelation("/srv/a/b", "/srv/a"), folderRelation("/srv/a", "/srv/b")); // inside undefined
+ * ```
+ */
+export function folderRelation(a: string, b: string): "same" | "inside" | "around" | undefined {
+  const real = (folder: string) => {
+    const absolute = path.resolve(folder);
+    try {
+      return fs.realpathSync(absolute);
+    } catch {
+      return absolute;
+    }
+  };
+  const [ra, rb] = [real(a), real(b)];
+  if (ra === rb) return "same";
+  if (isWithin(ra, rb)) return "inside";
+  if (isWithin(rb, ra)) return "around";
+  return undefined;
+}
+
 // Which folder this is: inode numbers are reused at once on Linux (a folder
 // deleted and made again often gets the same one), its birth time is not
 // (but under Deno it has whole milliseconds only: see #tempDirFd).

@@ -156,6 +156,15 @@ export class TokenFile {
     return [...new Set(this.#entries.map((entry) => entry.tenant))];
   }
 
+  /** Each entry's tenant and the workspace it names, if it names one (the file read again if it changed). */
+  async placements(): Promise<{ tenant: string; workspace?: string }[]> {
+    await this.#fresh();
+    return this.#entries.map((entry) => ({
+      tenant: entry.tenant,
+      ...(entry.workspace === undefined ? {} : { workspace: entry.workspace }),
+    }));
+  }
+
   /**
    * The identity of `token`, or undefined when no entry holds it or it is not
    * for this use: `tools` (the MCP endpoint) needs a tool scope, `console`

@@ -52,6 +52,7 @@ import {
   AuditLog,
   commandSandbox,
   FileHistory,
+  folderRelation,
   type PolicyDecisionEvent,
   PolicyRules,
   PolicyState,
@@ -443,15 +444,68 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   };
 
   async function workspaceOf(identity: Identity): Promise<string> {
-    if (identity.workspace !== undefined) return identity.workspace;
+    if (identity.workspace !== undefined) return await apart(identity.tenant, identity.workspace);
     if (tenantRoot !== undefined) {
       const dir = join(tenantRoot, identity.tenant);
       await mkdir(dir, { recursive: false }).catch((error) => {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       });
-      return dir;
+      return await apart(identity.tenant, dir);
     }
-    return defaultWorkspace!;
+    return await apart(identity.tenant, defaultWorkspace!);
+  }
+
+  // A tenant's workspace must not hold another tenant's, nor lie in one: the tools and the sandbox confine a
+  // session to its workspace, and all that lies in it is the session's. Before, a token file giving alice /srv/w
+  // and bob /srv/w/bob had alice's read_file print bob's files. The same folder for two tenants is a workspace they
+  // share (as the shared --workspace is), said so by the operator; the tenant root may lie in none (see also
+  // apartFromTemp).
+  async function apart(tenant: string, workspace: string): Promise<string> {
+    const others: { what: string; folder: string; shared?: boolean }[] = [];
+    const placements = await tokens?.placements();
+    for (const entry of placements ?? []) {
+      if (entry.tenant !== tenant && entry.workspace !== undefined) {
+        others.push({ what: `the workspace of another tenant`, folder: entry.workspace });
+      }
+    }
+    if (tenantRoot !== undefined) {
+      others.push({ what: "the tenant root", folder: tenantRoot, shared: false });
+    } else if (defaultWorkspace !== undefined && (!placements || placements.some((entry) => !entry.workspace))) {
+      // The shared workspace, where some tenant works in it.
+      others.push({ what: "the shared workspace", folder: defaultWorkspace });
+    }
+    for (const other of others) {
+      const relation = folderRelation(workspace, other.folder);
+      if (relation === undefined || (relation === "same" && other.shared !== false)) continue;
+      // A tenant's own folder under the tenant root, or a folder in it, holds no other tenant's.
+      if (other.folder === tenantRoot && relation === "inside") {
+        const own = folderRelation(workspace, join(tenantRoot, tenant));
+        if (own === "same" || own === "inside") continue;
+      }
+      // Another tenant's folder is not named: where it lies is none of this tenant's business.
+      const shown = other.folder === tenantRoot || other.folder === defaultWorkspace ? ` (${other.folder})` : "";
+      throw new Error(
+        `the workspace of tenant ${tenant} (${workspace}) ${
+          relation === "inside" ? "lies in" : relation === "same" ? "is" : "holds"
+        } ${other.what}${shown}; tenants' workspaces must lie apart, and no session of ${tenant} opens until ` +
+          "the server's operator gives it a folder of its own",
+      );
+    }
+    return workspace;
+  }
+
+  // On a server of several tenants, the folder of the session temp dirs (every tenant's temp dir, with its
+  // commands' outputs) may lie in no workspace, where the tools would reach them as the workspace's.
+  async function apartFromTemp(tenant: string, workspace: Workspace): Promise<void> {
+    const relation = folderRelation(workspace.workdir, workspace.tempParent);
+    if ((relation !== "same" && relation !== "around") || !(await serving()).many) return;
+    await workspace.dispose();
+    throw new Error(
+      `the workspace of tenant ${tenant} (${workspace.workdir}) ${
+        relation === "same" ? "is" : "holds"
+      } the folder of the session temp dirs (${workspace.tempParent}), which holds the other tenants' temp dirs; ` +
+        "the server's operator must make them elsewhere",
+    );
   }
 
   // RFC 6750's challenge; it names the protected resource metadata (RFC 9728) only where it is served, under OAuth: a
@@ -697,6 +751,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   ): Promise<OpenSession> {
     const id = adopted?.id ?? crypto.randomUUID();
     const workspace = new Workspace(await workspaceOf(identity), { tempParent });
+    await apartFromTemp(identity.tenant, workspace);
     const given = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
     const host = (elicitation: Host) =>
       offHostNetworks(typeof given === "object" ? given : given ? given(elicitation) : elicitation);
