@@ -403,6 +403,18 @@ export class Policy {
     requireFence(this.fence, options.access ?? "read", resolved.path);
     const found = this.#confirmedLstat(path, resolved);
     this.requireNotHiddenAlias(resolved.path, found.stat, path);
+    // An entry to be changed itself (a final link not followed: moved, removed, replaced, published over) must not
+    // be on the way of a hidden link (see authorize); a publication of a scratch copy passes here alone.
+    if (options.access === "write" && options.followFinalSymlink === false && this.#onHiddenWay(resolved.path, false)) {
+      this.#emit({
+        kind: "path",
+        subject: resolved.path,
+        decision: "deny",
+        answeredBy: "rule",
+        reason: "a change of the way of a hidden link",
+      });
+      throw denied(path, "write", "a link the policy hides leads through it");
+    }
     return {
       path: resolved.path,
       area: resolved.area,

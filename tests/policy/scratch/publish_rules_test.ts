@@ -288,6 +288,39 @@ describe("the scratch session keeps the path rules", () => {
     }
   });
 
+  test("a publication never removes the way of a denied link, which would show what it hides", {
+    timeout: 30_000,
+  }, async () => {
+    // With app/.env -> ../via/prod.txt and via -> conf, the copy holds via (no denied link leads through it
+    // there), and its deletion was published: the workspace's app/.env led nowhere, and read_file printed
+    // conf/prod.txt.
+    const { workdir, session } = await workspace();
+    await fsp.mkdir(path.join(workdir, "conf"));
+    await fsp.writeFile(path.join(workdir, "conf", "prod.txt"), "TOKEN=host-secret way\n");
+    await fsp.rm(path.join(workdir, "app", ".env"));
+    await fsp.symlink("conf", path.join(workdir, "via"));
+    await fsp.symlink("../via/prod.txt", path.join(workdir, "app", ".env"));
+    const scratch = await createScratch(session.workspace, {
+      session: { rules: session.policy.rules, autoConfirm: true, sandbox: "off" },
+    });
+    try {
+      const box = new ToolBox().withDefaults("fs").register(publishTool(scratch, { digest: scratch.digest }));
+      await fsp.rm(path.join(scratch.root, "via"));
+      await fsp.writeFile(path.join(scratch.root, "ok.txt"), "changed\n");
+      const before = await fingerprint(workdir);
+      const published = await box.call(scratch.session, "publish", {});
+      assert.equal(published.errorCode, "permission_denied", JSON.stringify(published));
+      assert.deepEqual(await fingerprint(workdir), before);
+      await assert.rejects(scratch.publish((await scratch.changes()).changes), /leads through it/);
+      assert.equal(await fsp.readlink(path.join(workdir, "via")), "conf");
+      const read = await box.call(session, "read_file", { path: "conf/prod.txt" });
+      assert.equal(read.errorCode, "permission_denied", JSON.stringify(read));
+    } finally {
+      await scratch.dispose();
+      await session.close();
+    }
+  });
+
   test("an absolute glob naming a place in the workspace holds in the copy too", { timeout: 30_000 }, async () => {
     const workdir = path.join(root, `case-${counter++}`, "W");
     await fsp.mkdir(path.join(workdir, "keys"), { recursive: true });
