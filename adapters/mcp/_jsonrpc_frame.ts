@@ -210,6 +210,7 @@ export function judgeValue(value: unknown, within?: string): Frame {
   } else if (!("result" in value) && !("error" in value)) {
     return invalid(id, "a request needs a method");
   }
+  if (!hasId && value.method === "notifications/cancelled") return cancellation(value.params);
   // The schema of the kind of message it claims to be names the field at fault; the union would not.
   const schema = "method" in value ? (hasId ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : JSONRPCMessageSchema;
   const checked = schema.safeParse(value);
@@ -229,4 +230,30 @@ export function judgeValue(value: unknown, within?: string): Frame {
   }
   if (schema === JSONRPCRequestSchema) judgedRequests.add(value);
   return { kind: "message", message: value as JSONRPCMessage };
+}
+
+// A cancellation is acted on before the SDK sees it (the stdio transport frees the id it names, the HTTP server the
+// request's slot and stream), and then by the SDK, whose strict schema dropped one whose `reason` was not a string:
+// the call ran on to the end and answered, while its id had been freed for another request (two answers with one
+// id) and its slot for another call (past the limit on calls in flight). So a cancellation counts by its id alone,
+// everywhere: the rest (a reason that is no string, a `_meta` not of MCP's shape, fields of its own) is left out
+// here, and one naming no request is dropped before anything acts on it.
+function cancellation(params: unknown): Frame {
+  const { requestId, reason } = isObject(params) ? params : {};
+  if (!usableId(requestId)) {
+    return {
+      kind: "drop",
+      reason: `a cancellation naming no request (its requestId is ${
+        requestId === undefined ? "missing" : describe(requestId)
+      })`,
+    };
+  }
+  return {
+    kind: "message",
+    message: {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: typeof reason === "string" ? { requestId, reason } : { requestId },
+    },
+  };
 }

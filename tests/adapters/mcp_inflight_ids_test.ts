@@ -3,14 +3,16 @@
 // and `1` and `"1"` count as one id; over Streamable HTTP (raw requests, so
 // that the ids are ours) and over stdio (main.ts serve, raw lines). Racing:
 // many calls sharing an id, sent at once, never run more than one at a time.
-// A cancellation naming the id in the other spelling stops the call.
+// A cancellation naming the id in the other spelling stops the call, and so does
+// one whose reason or _meta the SDK's schema would refuse (it counts by its id).
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Harness, INIT, raw, type RawAnswer, startServer } from "./_http_harness.ts";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connect, type Harness, INIT, raw, type RawAnswer, startServer } from "./_http_harness.ts";
 import { type RawServer, startRawServer } from "./_raw_server.ts";
 import { DENO_PROCESS_ONLY } from "../_runtime.ts";
 
@@ -120,6 +122,58 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
       for (const answer of await Promise.all(next)) assert.ok(sse(answer)[0].result);
     },
   );
+
+  test(
+    "a cancellation whose reason is no string, or whose _meta is not MCP's, stops the call all the same",
+    { timeout: 60_000 },
+    async () => {
+      // Before: the server freed the call's slot and ended its stream, while the SDK's schema dropped the
+      // cancellation (reason 5, _meta 5), so the call ran on to its end past the limit on calls in flight: 20 such
+      // calls of one session ran at once under a cap of 16 (serve --http, `sleep`, no "cancelled" notice).
+      const client = await connect(h.server.url, TOKEN);
+      try {
+        const notices: string[] = [];
+        client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+          notices.push(JSON.stringify(notification.params));
+        });
+        const session = {
+          authorization: `Bearer ${TOKEN}`,
+          "mcp-session-id": String(client.transport?.sessionId),
+          "mcp-protocol-version": "2025-06-18",
+        };
+        const send = (body: string) => raw(h.server.url, { body, headers: session });
+        const cases: [string, Record<string, unknown>][] = [
+          ["bad-reason", { reason: 5 }],
+          ["null-reason", { reason: null }],
+          ["bad-meta", { _meta: 5, reason: "stop" }],
+          ["bad-token", { _meta: { progressToken: {} }, reason: ["x"] }],
+        ];
+        for (const [id, extra] of cases) {
+          const started = performance.now();
+          const answer = send(call(id, "sleep", { seconds: 3 }));
+          await new Promise((done) => setTimeout(done, 200));
+          const cancel = JSON.stringify({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: id, ...extra },
+          });
+          assert.equal((await send(cancel)).status, 202);
+          assert.deepEqual(sse(await answer).filter((r) => r.result !== undefined), []);
+          // The call stopped (its notice says so), well before the 3 s it would have slept.
+          const deadline = Date.now() + 10_000;
+          while (!notices.some((n) => n.includes(`"callId":"mcp-${id}"`)) && Date.now() < deadline) {
+            await new Promise((done) => setTimeout(done, 50));
+          }
+          const notice = notices.find((n) => n.includes(`"callId":"mcp-${id}"`));
+          assert.ok(notice, `no notice for ${id}: ${notices.join("\n")}`);
+          assert.match(notice, /"event":"cancelled"/);
+          assert.ok(performance.now() - started < 2500, `${id} ran ${performance.now() - started} ms`);
+        }
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });
 
 describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
@@ -208,6 +262,37 @@ describe("over stdio", { timeout: 60_000, skip: DENO_PROCESS_ONLY }, () => {
       const notices = server.replies.filter((r) => r.method === "notifications/message").map((r) => JSON.stringify(r));
       assert.ok(notices.some((n) => /"tool":"sleep","callId":"mcp-4"/.test(n)), notices.join("\n"));
       assert.ok(!notices.some((n) => /"tool":"datetime"/.test(n)), notices.join("\n"));
+    },
+  );
+  test(
+    "a cancellation whose reason is no string, or whose _meta is not MCP's, stops the call and frees its id",
+    { timeout: 60_000 },
+    async () => {
+      // Before: the transport freed the id while the SDK's schema dropped the cancellation (reason 5), so the call
+      // ran on: a new request took the id, and both answered as id 1 (the new one after 1 s, the old one after 3 s).
+      const cases: [number, Record<string, unknown>][] = [
+        [31, { reason: 5 }],
+        [32, { reason: null }],
+        [33, { _meta: 5 }],
+        [34, { _meta: { progressToken: {} }, reason: ["x"] }],
+      ];
+      for (const [id, extra] of cases) {
+        await server.write(call(id, "sleep", { seconds: 3 }) + "\n");
+        await new Promise((done) => setTimeout(done, 200));
+        const cancel = JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, ...extra },
+        });
+        await server.write(cancel + "\n" + call(id, "datetime") + "\n");
+        const answered = await server.reply(id, 10_000);
+        assert.match(JSON.stringify(answered.result), /unix_ms/, JSON.stringify(answered));
+      }
+      await new Promise((done) => setTimeout(done, 3500));
+      for (const [id] of cases) {
+        const mine = server.replies.filter((r) => r.id === id);
+        assert.equal(mine.length, 1, JSON.stringify(mine));
+      }
     },
   );
 });
