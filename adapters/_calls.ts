@@ -59,14 +59,24 @@ export function takeImagesOf(session: Session, callIds: ReadonlySet<string>): De
   return mine;
 }
 
+// The stop reasons of a provider's filter, which stops an answer wherever it is: Anthropic's `refusal` (its streaming
+// classifiers) and OpenAI chat's `content_filter`.
+const FILTER_REASONS: ReadonlySet<string> = new Set(["refusal", "content_filter"]);
+
 /**
  * The stop reasons that end a model's answer wherever it was, a tool call's
- * arguments included: Anthropic's `stop_reason` `max_tokens` and
- * `model_context_window_exceeded`, OpenAI chat's `finish_reason` `length` (as
- * LangChain's chat models report them too). Gemini's function calls arrive as
- * whole objects, so its `MAX_TOKENS` cuts none (as in the gemini dialect).
+ * arguments included: Anthropic's `stop_reason` `max_tokens`,
+ * `model_context_window_exceeded` and `refusal`, OpenAI chat's
+ * `finish_reason` `length` and `content_filter` (as LangChain's chat models
+ * report them too). Gemini's function calls arrive as whole objects, so its
+ * `MAX_TOKENS` cuts none (as in the gemini dialect).
  */
-export const CUT_OFF_REASONS: ReadonlySet<string> = new Set(["max_tokens", "model_context_window_exceeded", "length"]);
+export const CUT_OFF_REASONS: ReadonlySet<string> = new Set([
+  "max_tokens",
+  "model_context_window_exceeded",
+  "length",
+  ...FILTER_REASONS,
+]);
 
 /**
  * The result of a call the provider's response says was cut off at the
@@ -85,6 +95,8 @@ export function cutOffResult(toolName: string, callId: string, why: string): Too
     error:
       `The call to ${toolName} was cut off before its arguments were complete (the model's answer ended at ${why}), ` +
       "so it did not run",
-    recoveryHint: "Make the call again with shorter arguments, e.g. split a long text over several calls.",
+    recoveryHint: [...FILTER_REASONS].some((reason) => why.endsWith(`"${reason}"`))
+      ? "The provider stopped the answer (its content filter); make the call again only if it is still needed."
+      : "Make the call again with shorter arguments, e.g. split a long text over several calls.",
   });
 }

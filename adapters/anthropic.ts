@@ -164,7 +164,8 @@ export function anthropicCalls<M extends AnthropicMessageLike>(message: M): Batc
 
 // The `tool_use` block a message stopped in the middle of: the last block of
 // a message whose `stop_reason` is `max_tokens` (or
-// `model_context_window_exceeded`). Its input is what arrived (the SDK's
+// `model_context_window_exceeded`, or `refusal`: the streaming classifiers
+// stop an answer wherever it is). Its input is what arrived (the SDK's
 // stream parses the partial JSON and keeps the keys that were complete), not
 // what the model meant.
 function anthropicCutOff<M extends AnthropicMessageLike>(message: M): { callId: string; why: string } | undefined {

@@ -19,7 +19,7 @@ import type { DeferredImage } from "@toolfence/core";
 import { toModelText, type ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { dataUrl, imageNote, restoreCall } from "./_calls.ts";
+import { CUT_OFF_REASONS, dataUrl, imageNote, restoreCall } from "./_calls.ts";
 import { runToolCalls, type ToolCallDialect } from "./tool_call_dialect.ts";
 import { SchemaDialectError } from "./dialect_error.ts";
 import { toStrictSchema } from "./strict_schema.ts";
@@ -159,7 +159,7 @@ export interface OpenAIChatMessageLike {
 /**
  * A chat completion (the first choice's message is read, and its
  * `finish_reason`: the last tool call of a choice that stopped at `length`
- * was cut off), or just its message.
+ * or `content_filter` was cut off), or just its message.
  */
 export type OpenAIChatResponseLike =
   | { choices: readonly { message: OpenAIChatMessageLike; finish_reason?: string | null }[] }
@@ -221,14 +221,16 @@ export function openAIChatCalls<R extends OpenAIChatResponseLike>(response: R): 
 // The tool call a chat completion stopped in the middle of: the last one of
 // its first choice when that choice's `finish_reason` is `length` (the
 // output limit, or the context window, was reached while the model wrote
-// it). Its arguments are what arrived, not what the model meant.
+// it) or `content_filter` (the filter stopped the answer there). Its arguments are what arrived, not what the model meant.
 function openAIChatCutOff<R extends OpenAIChatResponseLike>(
   response: R,
 ): { callId: string; why: string } | undefined {
   const read: OpenAIChatResponseLike = response;
-  if (!("choices" in read) || read.choices[0]?.finish_reason !== "length") return undefined;
+  if (!("choices" in read)) return undefined;
+  const reason = read.choices[0]?.finish_reason;
+  if (typeof reason !== "string" || !CUT_OFF_REASONS.has(reason)) return undefined;
   const last = read.choices[0].message.tool_calls?.at(-1);
-  return last ? { callId: last.id, why: 'finish_reason "length"' } : undefined;
+  return last ? { callId: last.id, why: `finish_reason "${reason}"` } : undefined;
 }
 
 /**

@@ -112,38 +112,47 @@ function toolbox(): ToolBox {
 const EDITED = "the user edited this meanwhile\n";
 
 describe("a call cut off at the output limit", () => {
-  test("Anthropic (the SDK's stream): the cut write_file does not run, the model reads why", {
-    timeout: 60_000,
-  }, async () => {
-    await withServer(() => ({ type: "text/event-stream", body: anthropicStream(CUT, "max_tokens") }), async (url) => {
-      await withSession(async (session, dir) => {
-        await writeFile(join(dir, "notes.txt"), EDITED);
-        const box = toolbox();
-        const client = new Anthropic({ apiKey: "test", baseURL: url });
-        const message = await client.messages.stream({
-          model: "claude-sonnet-5-5",
-          max_tokens: 64,
-          messages: [{ role: "user", content: "Rewrite notes.txt" }],
-          tools: anthropicTools(box.list()),
-        }).finalMessage();
-        // What the SDK made of the cut input: the guard is gone.
-        assert.deepEqual((message.content[1] as Anthropic.ToolUseBlock).input, {
-          path: "notes.txt",
-          content: "rewritten by the model",
-        });
-        const { message: reply, results } = await runAnthropicToolCalls(box, session, message);
-        assert.equal(await readFile(join(dir, "notes.txt"), "utf8"), EDITED);
-        assert.deepEqual(reply.content[0], { type: "tool_result", tool_use_id: "t_echo", content: "hi" });
-        const cut = reply.content[1] as Anthropic.ToolResultBlockParam;
-        assert.equal(cut.tool_use_id, "t_write");
-        assert.equal(cut.is_error, true);
-        assert.match(String(cut.content), /^Error \[invalid_arguments\]: The call to write_file was cut off/);
-        assert.match(String(cut.content), /stop_reason "max_tokens"/);
-        assert.match(String(cut.content), /Hint: Make the call again with shorter arguments/);
-        assert.deepEqual(results.map((r) => [r.callId, r.status]), [["t_echo", "success"], ["t_write", "error"]]);
-      }, { host: yes });
+  // "refusal": Claude's streaming classifiers stop an answer wherever it is, a tool call's input included (before, the
+  // cut write_file ran unguarded and overwrote notes.txt).
+  for (const reason of ["max_tokens", "refusal"]) {
+    test(`Anthropic (the SDK's stream, stop_reason ${reason}): the cut write_file does not run, the model reads why`, {
+      timeout: 60_000,
+    }, async () => {
+      await withServer(() => ({ type: "text/event-stream", body: anthropicStream(CUT, reason) }), async (url) => {
+        await withSession(async (session, dir) => {
+          await writeFile(join(dir, "notes.txt"), EDITED);
+          const box = toolbox();
+          const client = new Anthropic({ apiKey: "test", baseURL: url });
+          const message = await client.messages.stream({
+            model: "claude-sonnet-5-5",
+            max_tokens: 64,
+            messages: [{ role: "user", content: "Rewrite notes.txt" }],
+            tools: anthropicTools(box.list()),
+          }).finalMessage();
+          // What the SDK made of the cut input: the guard is gone.
+          assert.deepEqual((message.content[1] as Anthropic.ToolUseBlock).input, {
+            path: "notes.txt",
+            content: "rewritten by the model",
+          });
+          const { message: reply, results } = await runAnthropicToolCalls(box, session, message);
+          assert.equal(await readFile(join(dir, "notes.txt"), "utf8"), EDITED);
+          assert.deepEqual(reply.content[0], { type: "tool_result", tool_use_id: "t_echo", content: "hi" });
+          const cut = reply.content[1] as Anthropic.ToolResultBlockParam;
+          assert.equal(cut.tool_use_id, "t_write");
+          assert.equal(cut.is_error, true);
+          assert.match(String(cut.content), /^Error \[invalid_arguments\]: The call to write_file was cut off/);
+          assert.match(String(cut.content), new RegExp(`stop_reason "${reason}"`));
+          assert.match(
+            String(cut.content),
+            reason === "refusal"
+              ? /Hint: The provider stopped the answer/
+              : /Hint: Make the call again with shorter arguments/,
+          );
+          assert.deepEqual(results.map((r) => [r.callId, r.status]), [["t_echo", "success"], ["t_write", "error"]]);
+        }, { host: yes });
+      });
     });
-  });
+  }
 
   test("Anthropic: the same calls complete (stop_reason tool_use) run, and the stale guard refuses", {
     timeout: 60_000,
