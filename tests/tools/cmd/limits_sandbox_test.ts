@@ -172,7 +172,21 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
           for (const [i, set] of members.entries()) {
             for (const pid of tree) assert.ok(set.has(pid), `${pid} in the group under ${parents[i]}`);
           }
-          await writeFile(join(dir, "go"), "\n");
+          // Every reader opens the FIFO on its own, and on a loaded machine one may reach its open only after a
+          // writer has come and gone (and then waits for the next): a writer opens it again while the call runs.
+          while (!settled) {
+            try {
+              const fd = fs.openSync(join(dir, "go"), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+              fs.writeSync(fd, "\n".repeat(forks + 1));
+              fs.closeSync(fd);
+            } catch (error) {
+              // No reader has it open at this moment (ENXIO), or the readers left between the open and the write.
+              if (!["ENXIO", "ENOENT", "EAGAIN", "EPIPE"].includes((error as NodeJS.ErrnoException).code ?? "")) {
+                throw error;
+              }
+            }
+            await delay(20);
+          }
           okOutput<BashResult>(await call);
         }
       }, options());

@@ -17,16 +17,19 @@ import { cmdBox, okOutput } from "./_helpers.ts";
 const box = cmdBox();
 // A person who lets every command run (perl with the sandbox off asks).
 const yes = () => callbackHost({ confirm: () => true, choose: (request) => request.options[0].value as never });
-const LEVELS = 2_100;
+// Names of 200 bytes (NAME_MAX is 255), so that few levels pass PATH_MAX: a tree of 2,100 one-letter folders made
+// each scan walk 2,100 levels by absolute paths, and under a load of 12 one command took minutes.
+const NAME = "d".repeat(200);
+const LEVELS = 24;
 
-// Folders d/d/.../d, LEVELS deep, with a file at the bottom: made by one perl process, a chdir at a time.
-const DEEP_TREE = `chdir "d" or (mkdir "d" and chdir "d") or die $! for 1 .. ${LEVELS}; ` +
+// Folders NAME/NAME/.../NAME, LEVELS deep, with a file at the bottom: made by one perl process, a chdir at a time.
+const DEEP_TREE = `chdir "${NAME}" or (mkdir "${NAME}" and chdir "${NAME}") or die $! for 1 .. ${LEVELS}; ` +
   `open(my $f, ">", "bottom.txt") or die $!; print $f "$ARGV[0]\\n"`;
 
 // The shallowest folder of the tree whose real path is past the limit, relative to the workspace.
 function firstUnlisted(workspace: string): string {
-  let rel = "d";
-  while (new TextEncoder().encode(`${workspace}/${rel}`).length <= PATH_MAX_BYTES) rel += "/d";
+  let rel = NAME;
+  while (new TextEncoder().encode(`${workspace}/${rel}`).length <= PATH_MAX_BYTES) rel += `/${NAME}`;
   return rel;
 }
 
