@@ -217,6 +217,13 @@ export interface GroupCounters {
   memory: boolean;
   /** The group's processes used the CPU seconds limit (or more) in total. */
   cpu: boolean;
+  /**
+   * The shared parent of the workspace's commands refused a fork for its `pids.max` (cgroup v2, whose `max` event
+   * the command's own group does not count when the parent's limit refused it; v1 counts it in the forking group).
+   */
+  sharedProcesses: boolean;
+  /** The most memory the group held at once (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`), where read. */
+  memoryPeakBytes?: number;
 }
 
 /** One command's cgroup (one folder per hierarchy), made by the command's own first process. */
@@ -331,10 +338,17 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
   // the group is empty or removed.
   const watcher = `w=${quote(watch)}; s=; command -v setsid >/dev/null 2>&1 && s=setsid; ` +
     `$s sh -c "$w" </dev/null >/dev/null 2>&1 &`;
+  // What witnesses a limit's words on the command's error output (see `hit` in limits.ts): the shared parent's fork
+  // refusals (v2), and the peak of the group's memory.
+  const sharedPidsEvents = root.version === 2 && parents.length > 0 ? path.join(parents[0], "pids.events") : undefined;
+  const memoryPeak = memoryDir &&
+    path.join(memoryDir, root.version === 2 ? "memory.peak" : "memory.max_usage_in_bytes");
   const eventFiles = [
     path.join(pidsDir, "pids.events"),
     ...(memoryEvents ? [memoryEvents] : []),
     ...(cpuFile ? [cpuFile] : []),
+    ...(sharedPidsEvents ? [sharedPidsEvents] : []),
+    ...(memoryPeak ? [memoryPeak] : []),
   ];
   const closeScript = [
     // Only cat's own errors go to /dev/null: the loop's stderr is what the server reads.
@@ -426,6 +440,10 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
           processes: processesRefused(section(eventFiles[0])),
           memory: memoryEvents !== undefined && oomKilled(section(memoryEvents)),
           cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
+          sharedProcesses: sharedPidsEvents !== undefined && processesRefused(section(sharedPidsEvents)),
+          ...(memoryPeak !== undefined && /^\d+$/m.test(section(memoryPeak))
+            ? { memoryPeakBytes: Number(/^(\d+)$/m.exec(section(memoryPeak))![1]) }
+            : {}),
         };
       });
       return { counters, removed: closing ? closing.removed : read.then(() => {}) };

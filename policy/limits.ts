@@ -623,7 +623,18 @@ export async function limitCommand(
   // The disk's floors as the command starts (see diskFloors).
   const diskFloor = !browser && options.disks?.length ? diskFloors(options.disks) : undefined;
   // What the cgroup counted, read right before its folders go.
-  let counted: GroupCounters = { processes: false, memory: false, cpu: false };
+  let counted: GroupCounters = { processes: false, memory: false, cpu: false, sharedProcesses: false };
+  // Whether a limit's words on the error output of a command that exited 0 go unwitnessed where the kernel counts that
+  // limit: no fork refused by the group or the shared parent, a memory peak below half the limit. The command
+  // writes its error output and may print any words (before, `echo 'Cannot allocate memory' >&2; echo ok` ended as
+  // resource_limit). A failed command's words stand (a runtime's refusal the group did not count, an allocation past
+  // the machine's overcommit), and so do those of limits no kernel counter sees (open files, tmpfs, file size).
+  const unwitnessed = (limit: LimitName, exit: { code: number | null; signal: string | null }): boolean => {
+    if (exit.code !== 0 || exit.signal !== null || group === undefined) return false;
+    if (limit === "processes") return !counted.processes && !counted.sharedProcesses;
+    return limit === "memory" && group.countsMemory && !counted.memory && counted.memoryPeakBytes !== undefined &&
+      counted.memoryPeakBytes < limits.memoryBytes / 2;
+  };
   return {
     argv: limitedArgv,
     descriptors: reopened ? [] : passed,
@@ -710,6 +721,7 @@ export async function limitCommand(
       const tail = stderrTail(stderrFile);
       for (const hint of HINTS) {
         if (hint.limit === "tmpSize" && !options.privateTmp) continue;
+        if (unwitnessed(hint.limit, exit)) continue;
         const match = hint.pattern.exec(tail);
         if (match) return found(hint.limit, lineAround(tail, match.index));
       }

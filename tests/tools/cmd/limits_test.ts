@@ -292,6 +292,40 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     }, options({ ...SMALL, cpuSeconds: 20 }));
   });
 
+  test("a limit's words on a successful command are no hit where the cgroup counted nothing", {
+    timeout: 60_000,
+    skip: !processesCounted,
+  }, async () => {
+    // Before, each of these (exit 0, the words printed by the command itself) ended as resource_limit, the memory or
+    // process limit named: where the command's cgroup counts that limit, its counters are the witness, and they show
+    // no refused fork and a peak far below the memory limit.
+    await withSession(async (session) => {
+      const lines = [
+        "echo 'bash: fork: retry: Resource temporarily unavailable' >&2; echo ok",
+        "printf 'Error: spawn sleep EAGAIN\\n' >&2; echo ok",
+      ];
+      if (memoryCounted) {
+        lines.push("echo 'Cannot allocate memory' >&2; echo ok", "echo 'MemoryError' >&2; echo ok");
+      }
+      for (const line of lines) {
+        const run = await bash(session, line);
+        assert.equal(run.result.status, "success", `${line}: ${run.result.errorCode} ${run.result.error}`);
+        assert.equal(run.output.resource_limit, undefined, line);
+        assert.equal(run.output.stdout, "ok\n", line);
+      }
+      // A real refusal whose words come before a success is still named: the counters saw it.
+      if (processesHold) {
+        const run = await bash(session, "for i in $(seq 60); do sleep 5 & done 2>&1 | tail -1 >&2; echo ok");
+        assertLimit(run, "processes", "48");
+      }
+      if (memoryCounted) {
+        // Near the limit, a refusal's words after a success still name it (V8's heap sized from the group).
+        const run = await bash(session, "node -e 'const a = []; for (;;) a.push(new Array(1e6).fill(1))'; echo ok", 50);
+        assertLimit(run, "memory", "256MiB");
+      }
+    }, options({ ...SMALL, cpuSeconds: 20 }));
+  });
+
   test("open files: a shell that opens past the limit", { timeout: 30_000 }, async () => {
     await withSession(async (session) => {
       const run = await bash(session, "for i in $(seq 100); do exec {fd}</dev/null || exit 1; done");
