@@ -45,6 +45,11 @@ export function captureOutput(
     const stream = streams[name];
     try {
       for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+        // Past the limit the rest is read and dropped until the command is gone (the pipe ends, or `finished`
+        // destroys it): never a `break`, whose return from the stream's iterator destroyed the pipe with an
+        // AbortError that no one awaited, an unhandled rejection that ended the whole server (or left its calls
+        // unanswered), one flood in two.
+        if (limitReached) continue;
         const room = limitBytes - used;
         const part = chunk.byteLength > room ? chunk.subarray(0, Math.max(0, room)) : chunk;
         if (part.byteLength > 0) {
@@ -54,10 +59,7 @@ export function captureOutput(
           // thread-pool round trip per 64 KiB chunk would make a flood slower than the command.
           writeAll(files[name].fd, part);
         }
-        if (part.byteLength < chunk.byteLength) {
-          reach();
-          break;
-        }
+        if (part.byteLength < chunk.byteLength) reach();
       }
     } catch {
       // The pipe broke (the process was killed); what arrived is kept.

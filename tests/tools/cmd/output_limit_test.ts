@@ -102,6 +102,37 @@ for (const sandbox of ["off", "auto"] as const) {
       },
     );
 
+    // Before, a flood stopped at the limit broke out of the pipe's reader, which destroyed the pipe with an AbortError
+    // that no listener took: an uncaught error that ended the whole server (here the test process), one flood in two.
+    test(
+      "floods stopped at their limit one after another leave the process running",
+      { timeout: 90_000 },
+      async () => {
+        await withSession(async (session) => {
+          for (const command of ["yes", "yes >&2", "yes & yes >&2; wait", "head -c 300000 /dev/urandom; yes"]) {
+            for (let i = 0; i < 3; i++) {
+              const out = okOutput<BashResult>(
+                await box.call(session, "bash", {
+                  command,
+                  timeout_s: 30,
+                  max_output_bytes: 100_000,
+                  max_output_chars: 2000,
+                }),
+              );
+              assert.equal(out.stop_reason, "output_limit", command);
+              // Nothing lost up to the limit.
+              assert.ok(
+                out.stdout.length + out.stderr.length >= 1_500,
+                `${command}: ${out.stdout.length} ${out.stderr.length}`,
+              );
+            }
+          }
+          const calm = okOutput<BashResult>(await box.call(session, "bash", { command: "echo calm" }));
+          assert.equal(calm.stdout, "calm\n");
+        }, { ...auto, sandbox });
+      },
+    );
+
     test(
       "a per-call limit applies to stdout and stderr together; the session maximum caps it",
       { timeout: 60_000 },
