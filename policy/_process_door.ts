@@ -53,6 +53,7 @@ import {
   sandboxArgv,
   type SandboxedCommand,
   sandboxUnavailable,
+  tmpfsOverLimit,
 } from "./sandbox.ts";
 
 /** What the door needs of its policy. */
@@ -170,6 +171,20 @@ export class PolicyProcessDoor implements ProcessDoor {
         removeOutput();
         signal.throwIfAborted();
       }
+      // What the sandbox's tmpfs folders hold as it is ended from outside (see tmpfsOverLimit), read before the end.
+      const ended: { tmpfsOver?: string } = {};
+      const folders = wrapped.tmpfsFolders;
+      if (folders !== undefined) {
+        const end = process.terminate.bind(process);
+        const leader = process.pid;
+        const started = process;
+        let looked: Promise<void> | undefined;
+        process.terminate = (graceMs) => {
+          looked ??= started.exit !== undefined ? Promise.resolve() : tmpfsOverLimit(leader, folders)
+            .then((over) => void (ended.tmpfsOver = over), () => {});
+          return looked.then(() => end(graceMs));
+        };
+      }
       limited.watch(() => void process.terminate());
       const output = captureOutput(process, files, request.maxOutputBytes, () => void process.terminate());
       // A process's group never outlives its leader: whatever it left running is ended.
@@ -215,6 +230,7 @@ export class PolicyProcessDoor implements ProcessDoor {
               process.exit ?? { code: null, signal: null },
               () => openOutputFile(stderrPath, files.stderr.identity),
               written,
+              ended,
             )
           ),
       };

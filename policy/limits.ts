@@ -360,12 +360,14 @@ export interface LimitedCommand {
    * error output, read through the descriptor `stderrFile` gives (the process
    * door's, of the very file it made: never by a path the command could make a link), and the files it wrote
    * (`written`: one larger than the file size limit met the kernel's RLIMIT_FSIZE, set just past the limit, whatever
-   * the command printed).
+   * the command printed). `ended.tmpfsOver`: the private tmpfs folder of the sandbox found over `tmpSize` as the
+   * command was ended from outside (see `tmpfsOverLimit` in sandbox.ts), where the check after it never ran.
    */
   hit(
     exit: { code: number | null; signal: string | null },
     stderrFile?: () => number,
     written?: readonly WrittenFile[],
+    ended?: { tmpfsOver?: string },
   ): Promise<LimitHit | undefined>;
   /**
    * Starts the release (see `release()`) and resolves once the cgroup's
@@ -657,7 +659,7 @@ export async function limitCommand(
       });
     },
     // deno-lint-ignore require-await -- async: a failure stays a rejected promise, never a throw.
-    async hit(exit, stderrFile, written = []) {
+    async hit(exit, stderrFile, written = [], ended = {}) {
       const found = (limit: LimitName, evidence: string): LimitHit => ({
         limit,
         value: limitValue(limits, limit),
@@ -699,6 +701,13 @@ export async function limitCommand(
           "tmpSize",
           "a private tmpfs of the sandbox (/tmp, /dev/shm or the home folder) held more than the limit when the " +
             `command ended (the sandbox's check after it, exit code ${TMPFS_FULL_EXIT}), whatever the command printed`,
+        );
+      }
+      if (ended.tmpfsOver !== undefined) {
+        return found(
+          "tmpSize",
+          `${ended.tmpfsOver}, a private tmpfs of the sandbox, held more than the limit when the command was ended ` +
+            "(its timeout, the output limit, a stop or another limit), read before the sandbox went",
         );
       }
       if (exit.code !== null && SIGNAL_EXITS[exit.code]) {

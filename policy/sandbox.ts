@@ -545,6 +545,70 @@ export interface SandboxedCommand {
    * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`.
    */
   tmpfsChecked?: boolean;
+  /** The private tmpfs folders that check looks at, and the limit: what {@linkcode tmpfsOverLimit} reads. */
+  tmpfsFolders?: { folders: readonly string[]; limit: number };
+}
+
+// statfs(2)'s f_type of a tmpfs.
+const TMPFS_MAGIC = 0x01021994;
+// One folder's statfs as `stat -f -c '%t %S %b %f %d'` prints it (type in hex, block size, blocks, free, free inodes).
+const STAT_FORMAT = "%t %S %b %f %d";
+// Each child's folders, a line each. The children file ends in no newline, so `read` fails on it while it sets `c`.
+const READ_TMPFS = 'read -r c < "/proc/$1/task/$1/children"; shift; for p in $c; do ' +
+  `for f; do /usr/bin/stat -f -c '${STAT_FORMAT}' "/proc/$p/root$f" 2>/dev/null || echo -; done; done`;
+
+/**
+ * The first of the sandbox's private tmpfs folders (`check`, see {@linkcode SandboxedCommand.tmpfsFolders}) that holds
+ * more than the limit, or has no inode left, read as the sandbox whose bubblewrap is `leader` is about to be ended from
+ * outside (its timeout, the output limit, a stop, another limit's watch): the check after the command (see
+ * `tmpfsCheck`) never runs then, as the whole namespace is killed. Before 2026-12-06 `head -c 6M /dev/zero > /tmp/x
+ * 2>/dev/null; sleep 60` ended as `timeout`, the full tmpfs unnamed. Read through `/proc/<init>/root`, init being
+ * bubblewrap's child in the sandbox's mount namespace, and only a tmpfs of the size the sandbox gave it counts (a
+ * leader that has not become bubblewrap yet shows the host's folders); by a shell where the runtime may not read /proc
+ * (Deno's narrow flags). Undefined where none is over, or none could be read.
+ */
+export async function tmpfsOverLimit(
+  leader: number,
+  check: { folders: readonly string[]; limit: number },
+): Promise<string | undefined> {
+  const size = check.limit + TMPFS_SLACK_BYTES;
+  const over = (type: number, bsize: number, blocks: number, free: number, freeInodes: number) =>
+    type === TMPFS_MAGIC && Math.abs(blocks * bsize - size) < bsize &&
+    ((blocks - free) * bsize > check.limit || freeInodes === 0);
+  // Every child: the leader may hold others beside the namespace's init (the cgroup's watcher shell, started before
+  // the leader became bubblewrap, where the server may not write the group's files itself).
+  let children: string[] | undefined;
+  try {
+    children = fs.readFileSync(`/proc/${leader}/task/${leader}/children`, "utf8").split(" ").filter(Boolean);
+  } catch (error) {
+    if (!isRuntimePermissionError(error)) return undefined;
+  }
+  if (children !== undefined) {
+    try {
+      for (const child of children) {
+        for (const folder of check.folders) {
+          let info;
+          try {
+            info = fs.statfsSync(`/proc/${child}/root${folder}`);
+          } catch (error) {
+            if (isRuntimePermissionError(error)) throw error;
+            continue;
+          }
+          if (over(info.type, info.bsize, info.blocks, info.bfree, info.ffree)) return folder;
+        }
+      }
+      return undefined;
+    } catch (error) {
+      if (!isRuntimePermissionError(error)) return undefined;
+    }
+  }
+  const lines = (await shellOutput(READ_TMPFS, [String(leader), ...check.folders]))?.split("\n") ?? [];
+  const found = lines.findIndex((line) => {
+    const [type, bsize, blocks, free, inodes] = line.split(" ");
+    return inodes !== undefined &&
+      over(parseInt(type, 16), Number(bsize), Number(blocks), Number(free), Number(inodes));
+  });
+  return found === -1 ? undefined : check.folders[found % check.folders.length];
 }
 
 /**
@@ -829,6 +893,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       bound.fds.push(pinFds.at(-1)!);
       return ["--bind-fd", String(FIRST_MOUNT_FD + bound.fds.length - 1), dir];
     });
+    const checked = ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])];
     const wrapped = [
       status.path,
       ...systemViewMounts(),
@@ -867,7 +932,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // Outside the forwarder, whose relay stays running beside the command.
       ...(check
         ? tmpfsCheck(
-          ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])],
+          checked,
           check.limit,
           inner,
           keep,
@@ -875,7 +940,13 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         )
         : closingInherited(inner, keep)),
     ];
-    return { argv: wrapped, sandboxed: true, fds: bound.fds, release, ...(check ? { tmpfsChecked: true } : {}) };
+    return {
+      argv: wrapped,
+      sandboxed: true,
+      fds: bound.fds,
+      release,
+      ...(check ? { tmpfsChecked: true, tmpfsFolders: { folders: checked, limit: check.limit } } : {}),
+    };
   } catch (error) {
     await release();
     throw error;

@@ -380,6 +380,47 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     },
   );
 
+  // Before, each of these ended as `timeout` (or a truncated success, or a stopped job) with nothing named: the check
+  // after the command never ran, as the whole sandbox is killed when the command is ended from outside. The door now
+  // reads the sandbox's tmpfs folders before it ends them.
+  test(
+    "a full private tmpfs is named when the command is ended from outside (timeout, output limit, bash_stop)",
+    { timeout: 90_000, skip: !hasBwrap },
+    async () => {
+      await withSession(async (session) => {
+        for (
+          const command of [
+            "head -c 6M /dev/zero > /tmp/x 2>/dev/null; sleep 60",
+            'cd "$HOME" && { head -c 6M /dev/zero > f; } 2>/dev/null; echo filled; sleep 60',
+          ]
+        ) {
+          const run = await bash(session, command, 3);
+          assertLimit(run, "tmpSize", "4MiB");
+          assert.match(run.result.error ?? "", /was ended/);
+          assert.ok(run.ms < 30_000, `${command} took ${run.ms} ms`);
+        }
+        const flood = await box.call(session, "bash", {
+          command: "cd /dev/shm && { head -c 6M /dev/zero > f; } 2>/dev/null; yes",
+          max_output_bytes: 100_000,
+          timeout_s: 30,
+        });
+        assert.equal(flood.errorCode, "resource_limit", `${flood.status} ${flood.error}`);
+        assert.deepEqual((flood.output as BashResult).resource_limit, { limit: "tmpSize", value: "4MiB" });
+        const started = await box.call(session, "bash_background", {
+          command: "head -c 6M /dev/zero > /tmp/x 2>/dev/null; sleep 60",
+        });
+        const id = okOutput<{ id: string }>(started).id;
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        // A stopped job's report is no failure, and says the limit it hit.
+        const stopped = await box.call(session, "bash_stop", { id });
+        assert.equal(okOutput<JobReport>(stopped).resource_limit?.limit, "tmpSize");
+        // A tmpfs below its limit when a command is ended is no hit: the timeout is what is named.
+        const calm = await bash(session, "head -c 1M /dev/zero > /tmp/x; sleep 60", 2);
+        assert.equal(calm.result.errorCode, "timeout", `${calm.result.status} ${calm.result.error}`);
+      }, options(SMALL));
+    },
+  );
+
   // Before, each of these ended as a success: the watch that names a file grown past fileSize sees the workspace only.
   test(
     "a file of a private tmpfs grown past the file size limit is named whatever the command printed",
@@ -640,20 +681,22 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
     await writeFile(
       join(workspace, "toolfence.json"),
-      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48, memory: "256MiB" } } }),
+      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48, memory: "256MiB", tmpSize: "4MiB" } } }),
     );
     const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm"] });
     try {
-      const cases: [string, string][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
+      const cases: [string, string, number?][] = [["echo $(while :; do :; done)", "cpuSeconds"]];
       if (processesHold) cases.push(["{ :(){ :|:& };:; } 2>/dev/null; sleep 10", "processes"]);
       // The group's OOM killer ends one of three sleepers of 120 MiB each: the watcher shell ends the rest at once
       // (before, the call waited for them, 60 s).
       if (memoryCounted && installed("python3")) cases.push([OOM_SLEEPERS, "memory"]);
-      for (const [command, limit] of cases) {
+      // A full tmpfs of a command its timeout ends: the door reads it by a shell there (no /proc for the server).
+      if (hasBwrap) cases.push(["head -c 6M /dev/zero > /tmp/x 2>/dev/null; sleep 60", "tmpSize", 3]);
+      for (const [command, limit, timeout = 60] of cases) {
         const started = performance.now();
         const reply = await server.request(
           "tools/call",
-          { name: "bash", arguments: { command, timeout_s: 60 } },
+          { name: "bash", arguments: { command, timeout_s: timeout } },
           60_000,
         );
         const text = String(callOutput(reply));
