@@ -53,7 +53,8 @@ import {
   sandboxArgv,
   type SandboxedCommand,
   sandboxUnavailable,
-  tmpfsOverLimit,
+  type TmpfsAtEnd,
+  tmpfsAtEnd,
 } from "./sandbox.ts";
 
 /** What the door needs of its policy. */
@@ -101,6 +102,17 @@ interface Judged {
  * the spawn passes them and forks the whole server (a command there took 62 ms against 33 with one folder a mount).
  */
 const CAPTURES = "output";
+
+// How long the end of a sandbox waits for the look at its tmpfs folders (see tmpfsAtEnd): a shell's spawn on a loaded
+// machine, or a `find` through a tmpfs of many files, must not keep a command past its timeout.
+const TMPFS_LOOK_MS = 2_000;
+
+// `look`, or nothing once `ms` have passed.
+function lookedWithin(look: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([look, late]).finally(() => clearTimeout(timer));
+}
 
 /** The door; see the module. */
 export class PolicyProcessDoor implements ProcessDoor {
@@ -171,8 +183,8 @@ export class PolicyProcessDoor implements ProcessDoor {
         removeOutput();
         signal.throwIfAborted();
       }
-      // What the sandbox's tmpfs folders hold as it is ended from outside (see tmpfsOverLimit), read before the end.
-      const ended: { tmpfsOver?: string } = {};
+      // What the sandbox's tmpfs folders hold as it is ended from outside (see tmpfsAtEnd), read before the end.
+      let ended: TmpfsAtEnd = {};
       const folders = wrapped.tmpfsFolders;
       if (folders !== undefined) {
         const end = process.terminate.bind(process);
@@ -180,8 +192,10 @@ export class PolicyProcessDoor implements ProcessDoor {
         const started = process;
         let looked: Promise<void> | undefined;
         process.terminate = (graceMs) => {
-          looked ??= started.exit !== undefined ? Promise.resolve() : tmpfsOverLimit(leader, folders)
-            .then((over) => void (ended.tmpfsOver = over), () => {});
+          looked ??= started.exit !== undefined ? Promise.resolve() : lookedWithin(
+            tmpfsAtEnd(leader, folders).then((found) => void (ended = found), () => {}),
+            TMPFS_LOOK_MS,
+          );
           return looked.then(() => end(graceMs));
         };
       }

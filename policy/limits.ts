@@ -360,14 +360,15 @@ export interface LimitedCommand {
    * error output, read through the descriptor `stderrFile` gives (the process
    * door's, of the very file it made: never by a path the command could make a link), and the files it wrote
    * (`written`: one larger than the file size limit met the kernel's RLIMIT_FSIZE, set just past the limit, whatever
-   * the command printed). `ended.tmpfsOver`: the private tmpfs folder of the sandbox found over `tmpSize` as the
-   * command was ended from outside (see `tmpfsOverLimit` in sandbox.ts), where the check after it never ran.
+   * the command printed). `ended`: what the sandbox's private tmpfs folders held as the command was ended from outside
+   * (see `tmpfsAtEnd` in sandbox.ts), where the check after it never ran: a folder over `tmpSize`, a file of one grown
+   * past `fileSize`.
    */
   hit(
     exit: { code: number | null; signal: string | null },
     stderrFile?: () => number,
     written?: readonly WrittenFile[],
-    ended?: { tmpfsOver?: string },
+    ended?: { tmpfsOver?: string; grownFile?: string },
   ): Promise<LimitHit | undefined>;
   /**
    * Starts the release (see `release()`) and resolves once the cgroup's
@@ -701,6 +702,13 @@ export async function limitCommand(
           "tmpSize",
           "a private tmpfs of the sandbox (/tmp, /dev/shm or the home folder) held more than the limit when the " +
             `command ended (the sandbox's check after it, exit code ${TMPFS_FULL_EXIT}), whatever the command printed`,
+        );
+      }
+      if (ended.grownFile !== undefined) {
+        return found(
+          "fileSize",
+          `${ended.grownFile}, a file of a private tmpfs of the sandbox, had grown past the limit when the command was ` +
+            "ended (its timeout, the output limit, a stop or another limit), read before the sandbox went",
         );
       }
       if (ended.tmpfsOver !== undefined) {

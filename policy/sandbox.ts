@@ -545,48 +545,86 @@ export interface SandboxedCommand {
    * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`.
    */
   tmpfsChecked?: boolean;
-  /** The private tmpfs folders that check looks at, and the limit: what {@linkcode tmpfsOverLimit} reads. */
-  tmpfsFolders?: { folders: readonly string[]; limit: number };
+  /**
+   * The private tmpfs folders that check looks at, its limit, and the file size it looks for where a file can pass it
+   * before the folder holds more than the limit: what {@linkcode tmpfsAtEnd} reads.
+   */
+  tmpfsFolders?: { folders: readonly string[]; limit: number; fileSize?: number };
 }
 
 // statfs(2)'s f_type of a tmpfs.
 const TMPFS_MAGIC = 0x01021994;
 // One folder's statfs as `stat -f -c '%t %S %b %f %d'` prints it (type in hex, block size, blocks, free, free inodes).
 const STAT_FORMAT = "%t %S %b %f %d";
-// Each child's folders, a line each. The children file ends in no newline, so `read` fails on it while it sets `c`.
+// Each child's folders, a line each, the child first. The children file ends in no newline, so `read` fails on it
+// while it sets `c`.
 const READ_TMPFS = 'read -r c < "/proc/$1/task/$1/children"; shift; for p in $c; do ' +
-  `for f; do /usr/bin/stat -f -c '${STAT_FORMAT}' "/proc/$p/root$f" 2>/dev/null || echo -; done; done`;
+  `for f; do printf '%s ' "$p"; /usr/bin/stat -f -c '${STAT_FORMAT}' "/proc/$p/root$f" 2>/dev/null || echo -; ` +
+  "done; done";
+// The first file of the folders given past $1 bytes, no further than the block the kernel lets it grow (see tmpfsCheck).
+const FIND_GROWN = 'n=$1; shift; for d; do /usr/bin/find "$d" -xdev -type f -size +"$n"c -size -$((n + 1025))c ' +
+  "-print -quit 2>/dev/null; done";
+
+/** What {@linkcode tmpfsAtEnd} found: a folder over `tmpSize`, or a file of one grown past `fileSize`. */
+export interface TmpfsAtEnd {
+  /** The private tmpfs folder that held more than the limit. */
+  tmpfsOver?: string;
+  /** The file of one grown past the file size limit, as the command saw it (`/tmp/x`). */
+  grownFile?: string;
+}
 
 /**
- * The first of the sandbox's private tmpfs folders (`check`, see {@linkcode SandboxedCommand.tmpfsFolders}) that holds
- * more than the limit, or has no inode left, read as the sandbox whose bubblewrap is `leader` is about to be ended from
- * outside (its timeout, the output limit, a stop, another limit's watch): the check after the command (see
- * `tmpfsCheck`) never runs then, as the whole namespace is killed. Before 2026-12-06 `head -c 6M /dev/zero > /tmp/x
- * 2>/dev/null; sleep 60` ended as `timeout`, the full tmpfs unnamed. Read through `/proc/<init>/root`, init being
- * bubblewrap's child in the sandbox's mount namespace, and only a tmpfs of the size the sandbox gave it counts (a
- * leader that has not become bubblewrap yet shows the host's folders); by a shell where the runtime may not read /proc
- * (Deno's narrow flags). Undefined where none is over, or none could be read.
+ * What the check after the command (see `tmpfsCheck`) would have found in the sandbox's private tmpfs folders
+ * (`check`, see {@linkcode SandboxedCommand.tmpfsFolders}), read as the sandbox whose bubblewrap is `leader` is about
+ * to be ended from outside (its timeout, the output limit, a stop, another limit's watch): that check never runs then,
+ * as the whole namespace is killed. Before 2026-12-06 `head -c 6M /dev/zero > /tmp/x 2>/dev/null; sleep 60` ended as
+ * `timeout`, the full tmpfs unnamed. Read through `/proc/<child>/root` of each child of bubblewrap (its init is in the
+ * sandbox's mount namespace), and only a tmpfs of the size the sandbox gave it counts (another child, such as the
+ * cgroup's watcher shell started before the leader became bubblewrap, shows the host's folders); by a shell where the
+ * runtime may not read /proc (Deno's narrow flags). Empty where nothing is over, or nothing could be read.
  */
-export async function tmpfsOverLimit(
+export async function tmpfsAtEnd(
   leader: number,
-  check: { folders: readonly string[]; limit: number },
-): Promise<string | undefined> {
+  check: { folders: readonly string[]; limit: number; fileSize?: number },
+): Promise<TmpfsAtEnd> {
   const size = check.limit + TMPFS_SLACK_BYTES;
-  const over = (type: number, bsize: number, blocks: number, free: number, freeInodes: number) =>
-    type === TMPFS_MAGIC && Math.abs(blocks * bsize - size) < bsize &&
-    ((blocks - free) * bsize > check.limit || freeInodes === 0);
-  // Every child: the leader may hold others beside the namespace's init (the cgroup's watcher shell, started before
-  // the leader became bubblewrap, where the server may not write the group's files itself).
+  const looks = await tmpfsLooks(leader, check.folders);
+  // The sandbox's own tmpfs folders: of the size it gave them.
+  const own = looks.filter((look) =>
+    look.type === TMPFS_MAGIC && Math.abs(look.blocks * look.bsize - size) < look.bsize
+  );
+  const over = own.find((look) => (look.blocks - look.free) * look.bsize > check.limit || look.freeInodes === 0);
+  if (over !== undefined) return { tmpfsOver: over.folder };
+  if (check.fileSize === undefined || own.length === 0) return {};
+  const dirs = own.map((look) => `/proc/${look.child}/root${look.folder}`);
+  const grown = (await shellOutput(FIND_GROWN, [String(check.fileSize), ...dirs]))?.split("\n")[0];
+  if (!grown) return {};
+  return { grownFile: grown.replace(/^\/proc\/\d+\/root/, "") };
+}
+
+interface TmpfsLook {
+  child: string;
+  folder: string;
+  type: number;
+  bsize: number;
+  blocks: number;
+  free: number;
+  freeInodes: number;
+}
+
+// The statfs of each of `folders` through /proc/<child>/root, for each child of `leader`.
+async function tmpfsLooks(leader: number, folders: readonly string[]): Promise<TmpfsLook[]> {
   let children: string[] | undefined;
   try {
     children = fs.readFileSync(`/proc/${leader}/task/${leader}/children`, "utf8").split(" ").filter(Boolean);
   } catch (error) {
-    if (!isRuntimePermissionError(error)) return undefined;
+    if (!isRuntimePermissionError(error)) return [];
   }
   if (children !== undefined) {
     try {
+      const looks: TmpfsLook[] = [];
       for (const child of children) {
-        for (const folder of check.folders) {
+        for (const folder of folders) {
           let info;
           try {
             info = fs.statfsSync(`/proc/${child}/root${folder}`);
@@ -594,21 +632,35 @@ export async function tmpfsOverLimit(
             if (isRuntimePermissionError(error)) throw error;
             continue;
           }
-          if (over(info.type, info.bsize, info.blocks, info.bfree, info.ffree)) return folder;
+          looks.push({
+            child,
+            folder,
+            type: info.type,
+            bsize: info.bsize,
+            blocks: info.blocks,
+            free: info.bfree,
+            freeInodes: info.ffree,
+          });
         }
       }
-      return undefined;
+      return looks;
     } catch (error) {
-      if (!isRuntimePermissionError(error)) return undefined;
+      if (!isRuntimePermissionError(error)) return [];
     }
   }
-  const lines = (await shellOutput(READ_TMPFS, [String(leader), ...check.folders]))?.split("\n") ?? [];
-  const found = lines.findIndex((line) => {
-    const [type, bsize, blocks, free, inodes] = line.split(" ");
-    return inodes !== undefined &&
-      over(parseInt(type, 16), Number(bsize), Number(blocks), Number(free), Number(inodes));
+  const lines = (await shellOutput(READ_TMPFS, [String(leader), ...folders]))?.split("\n") ?? [];
+  return lines.flatMap((line, i) => {
+    const [child, type, bsize, blocks, free, freeInodes] = line.split(" ");
+    return freeInodes === undefined ? [] : [{
+      child,
+      folder: folders[i % folders.length],
+      type: parseInt(type, 16),
+      bsize: Number(bsize),
+      blocks: Number(blocks),
+      free: Number(free),
+      freeInodes: Number(freeInodes),
+    }];
   });
-  return found === -1 ? undefined : check.folders[found % check.folders.length];
 }
 
 /**
@@ -945,7 +997,17 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       sandboxed: true,
       fds: bound.fds,
       release,
-      ...(check ? { tmpfsChecked: true, tmpfsFolders: { folders: checked, limit: check.limit } } : {}),
+      ...(check
+        ? {
+          tmpfsChecked: true,
+          tmpfsFolders: {
+            folders: checked,
+            limit: check.limit,
+            // As tmpfsCheck's find: only where a file can pass fileSize before the folder holds more than the limit.
+            ...(options.fileSize !== undefined && options.fileSize < check.limit ? { fileSize: options.fileSize } : {}),
+          },
+        }
+        : {}),
     };
   } catch (error) {
     await release();

@@ -440,6 +440,14 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
         // A file of exactly the limit is written whole, and is no hit.
         const exact = await bash(session, "head -c 8388608 /dev/zero > /tmp/x && wc -c < /tmp/x");
         assert.equal(okOutput<BashResult>(exact.result).stdout.trim(), "8388608");
+        // Also when the command is ended from outside, read before the sandbox goes (before: timeout, unnamed).
+        const ended = await bash(
+          session,
+          "mkdir -p /tmp/a && head -c 20M /dev/zero > /tmp/a/x 2>/dev/null; sleep 60",
+          3,
+        );
+        assertLimit(ended, "fileSize", "8MiB");
+        assert.match(ended.result.error ?? "", /\/tmp\/a\/x, a file of a private tmpfs/);
       }, options({ ...SMALL, tmpSize: "64MiB" }));
     },
   );
