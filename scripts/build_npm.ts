@@ -398,9 +398,9 @@ async function main(args: string[]): Promise<number> {
 
   const nodeTests = async (allTestFiles: readonly string[]) => {
     if (!wantTests) return;
-    // With --split the versions run at once, each with its share of the queues: the two halves' waits (servers,
-    // sandboxes, timers) overlap, and neither waits for the other's slowest file.
-    const concurrency = split ? Math.max(1, Math.ceil(TEST_JOBS / nodeVersions.length)) : TEST_JOBS;
+    // With --split the versions run at once, each with as many queues as one version alone: the two halves' waits
+    // (servers, sandboxes, timers) overlap, and neither waits for the other's slowest file.
+    const concurrency = TEST_JOBS;
     // Each version's share weighs about the same by the files' seconds under Node (a run's times, committed in
     // NODE_TIMES_FILE; a file not there weighs a second), heaviest first, so that neither ends long after the other.
     const nodeSeconds: Record<string, number> = JSON.parse(await readFile(NODE_TIMES_FILE, "utf8").catch(() => "{}"));
