@@ -108,7 +108,6 @@ export {
   createScratch,
   DEFAULT_COMMAND_ALLOWLIST,
   denyAllHost,
-  folderRelation,
   type HostCallbacks,
   isReadOnlyLine,
   loadPolicy,

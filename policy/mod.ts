@@ -6,7 +6,7 @@
  * @module
  */
 
-export { folderRelation, Workspace, type WorkspaceOptions } from "./workspace.ts";
+export { Workspace, type WorkspaceOptions } from "./workspace.ts";
 export { openFence, runtimeFence } from "./fence.ts";
 export {
   autoHost,
@@ -30,7 +30,7 @@ export { type PolicyFile } from "./config/schema.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export { createScratch, Scratch, type ScratchOptions } from "./scratch/scratch.ts";
 // The umbrella re-exports the names above this line (scripts/surface.ts).
-export { type ResolvedPath, type ResolveOptions } from "./workspace.ts";
+export { folderRelation, type ResolvedPath, type ResolveOptions } from "./workspace.ts";
 export { PolicyState, type PolicyStateData } from "./state.ts";
 export { PolicyFileDoor } from "./file_door.ts";
 export { type CommandNetwork, type PolicyAsker, type WriteAction } from "./policy.ts";
