@@ -661,6 +661,24 @@ const tailRule: Rule = (args, name) => {
   return undefined;
 };
 
+/**
+ * zip: `-T` runs unzip, or what `-TT CMD` names; `-@` (`--names-stdin`) takes the names of the files it stores
+ * from standard input (`printf '/etc/shadow\n' | zip -0 - -@` prints the file).
+ */
+const ZIP_RULE: Rule = optionRule(
+  { short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program", runs: true },
+  fileList({ short: "@", long: ["names-stdin"] }),
+);
+
+/**
+ * libarchive's tar: `--use-compress-program` runs a program, and `-T` (`-I`, `--files-from`) takes the names of the
+ * files it stores or extracts from a list.
+ */
+const BSDTAR_RULE: Rule = optionRule(
+  { long: ["use-compress-program"], effect: "makes bsdtar run a program", runs: true },
+  fileList({ short: "TI", long: ["files-from"] }),
+);
+
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["find", findRule],
@@ -689,7 +707,16 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["tree", optionRule({ short: "oR", long: ["output"], effect: "makes tree write files" })],
   // `split --filter=CMD` hands each piece to `sh -c CMD`; `zip -T` runs unzip, or what `-TT CMD` names.
   ["split", optionRule({ long: ["filter"], effect: "makes split run a shell command", runs: true })],
-  ["zip", optionRule({ short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program", runs: true })],
+  ["zip", ZIP_RULE],
+  // Compressors that take the names of the files they compress, decompress and remove from a list: `xz --files`
+  // (standard input without a value), `--files0`, `zstd --filelist LIST`.
+  ...["xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat"].map((name) =>
+    [name, optionRule(fileList({ long: ["files", "files0"] }))] as const
+  ),
+  ...["zstd", "unzstd", "zstdcat", "zstdmt"].map((name) =>
+    [name, optionRule(fileList({ long: ["filelist"] }))] as const
+  ),
+  ["bsdtar", BSDTAR_RULE],
   // `rsync -e CMD` runs CMD to reach the other side, even for a host that does not exist; `--rsync-path` and
   // `-M` (`--remote-option`) change the program or options of the other side, which for a local copy runs here.
   // A path of another host (`host:path`, `host::module`, `rsync://host/`) is reached through ssh or rsync's daemon
@@ -718,7 +745,11 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
       recordRun(remote, name, context);
       return `${shown(remote)} ${REMOTE_ARCHIVE}`;
     }
-    return optionRule({ long: ["rsh-command"], effect: "makes cpio run a program", runs: true })(args, name, context);
+    return optionRule(
+      { long: ["rsh-command"], effect: "makes cpio run a program", runs: true },
+      // Copy-out (`-o`) and copy-pass (`-p`) take the names of the files they copy from standard input.
+      fileList({ short: "op", long: ["create", "pass-through"] }),
+    )(args, name, context);
   }],
   ["file", fileRule],
   // `-c SUMS` reads every file SUMS names, and tells whether it has the checksum given.

@@ -553,6 +553,61 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
       assert.match(run.stdout, opened, `${line}: ${run.stdout} ${run.stderr}`);
     }
+    // Archivers and compressors a policy file's allow rule lets run take such lists too: `zip -@` stores the files
+    // standard input names, `xz --files` and `zstd --filelist` compress them (and without `-c`, remove them).
+    await writeFile(join(workspace, "names.txt"), `${secret}\n`);
+    const archivers: [string, string][] = [
+      [`printf '${secret}\\n' | zip -q0 - -@`, ""],
+      [`printf '${secret}\\n' | zip -q0 - --names-stdin`, ""],
+      [`printf '${secret}\\n' | xz -c --files`, " | xz -dc"],
+      ["xz -c --files=names.txt", " | xz -dc"],
+      ["zstd -c --filelist names.txt", " | zstd -dc"],
+    ];
+    const withArchivers = [...DEFAULT_COMMAND_ALLOWLIST, "zip", "xz", "zstd", "cpio", "bsdtar"];
+    for (const [line, reader] of archivers) {
+      const check = await checkCommand(line, {
+        sandbox: { available: false },
+        workspaceRoot: workspace,
+        allowlist: withArchivers,
+      });
+      assert.equal(check.verdict, "ask", `${line} was allowed`);
+      assert.match(check.reasons.join(" "), /list names/, line);
+      const program = line.split("|").at(-1)!.trim().split(" ")[0];
+      if (!installed(program)) continue;
+      const run = spawnSync("bash", ["-c", `${line}${reader}`], {
+        cwd: workspace,
+        encoding: "latin1",
+        timeout: 10_000,
+      });
+      assert.match(run.stdout, new RegExp(PLANTED), `${line}: ${run.stderr}`);
+    }
+    // cpio's copy-out and copy-pass modes read the names from standard input; bsdtar's -T, -I and its compressor.
+    for (
+      const line of [
+        `printf '${secret}\\n' | cpio -o`,
+        `printf '${secret}\\n' | cpio --create -H newc`,
+        `printf '${secret}\\n' | cpio -pd sub`,
+        `printf '${secret}\\n' | bsdtar -cf - -T -`,
+        "bsdtar -cf - -I names.txt",
+        "bsdtar -tf a.tar --use-compress-program=./x.sh",
+      ]
+    ) {
+      const check = await checkCommand(line, {
+        sandbox: { available: false },
+        workspaceRoot: workspace,
+        allowlist: withArchivers,
+      });
+      assert.equal(check.verdict, "ask", `${line} was allowed`);
+    }
+    // Their plain uses still run.
+    for (const line of ["xz -c f.txt", "xz --filters=lzma2 -c f.txt", "zstd -c f.txt", "cpio -t < a"]) {
+      const check = await checkCommand(line, {
+        sandbox: { available: false },
+        workspaceRoot: workspace,
+        allowlist: withArchivers,
+      });
+      assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+    }
     // A list named by a denied file is denied, not only asked about.
     const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], workspace);
     for (const line of ["wc --files0-from .env", "file -f .env", "find -files0-from .env"]) {
@@ -1486,7 +1541,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       );
       const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, "rsync", "cpio"];
       for (
-        const line of [`rsync -e 'sh -c "touch PWN"' a x:y`, "rsync --rsync-path=sh a b", "cpio -o --rsh-command=sh"]
+        const line of [`rsync -e 'sh -c "touch PWN"' a x:y`, "rsync --rsync-path=sh a b", "cpio -t --rsh-command=sh"]
       ) {
         const check = await checkCommand(line, { allowlist, sandbox: { available: true }, workspaceRoot: workspace });
         assert.equal(check.verdict, "ask", line);
