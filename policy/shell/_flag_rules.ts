@@ -18,6 +18,10 @@ import { listedName } from "./_program_family.ts";
 
 export type { FlagContext } from "./_options.ts";
 
+/** Database, file transfer, debugger, mail and web clients that run shell commands from their own commands. */
+const SHELL_ESCAPE_CLIENTS =
+  "psql mysql mariadb duckdb pgcli mycli litecli usql lftp ftp sqlcmd sqlplus lldb mutt lynx w3m elinks";
+
 /**
  * Commands that run another command, or change how later commands run: an
  * allowlist entry for one of them would allow everything, so they always ask.
@@ -56,6 +60,11 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
     "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot",
     "can run shell commands from inside it",
   ),
+  // Clients whose own commands, given in an argument, a script or standard input, run shell commands: psql's `\!`
+  // and `\o |CMD` (`psql URL -c '\! cat /outside/secret'`), the MySQL and MariaDB clients' `system` and `\!`,
+  // duckdb's `.shell`, lftp's and ftp's `!`, sqlcmd's `!!`, sqlplus's `host`, lldb's `platform shell` and `script`,
+  // the text browsers' and mutt's `!`.
+  ...namesFor(SHELL_ESCAPE_CLIENTS, "can run shell commands from inside it"),
 ]);
 
 /**
@@ -67,7 +76,7 @@ export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
   (
     "xargs parallel watch flock script at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq " +
     "srun sbatch salloc xdg-open crontab " +
-    "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot"
+    "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot " + SHELL_ESCAPE_CLIENTS
   ).split(" "),
 );
 

@@ -305,6 +305,10 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "osascript",
   "ts-node",
   "tsx",
+  // The same, for numeric, query and logic languages whose expressions reach the system (`octave --eval
+  // 'system(...)'`, PARI's `system`, mongosh's `require("child_process")`), and the other Python and Ruby shells.
+  ...("octave octave-cli gp mongosh mongo mit-scheme scheme chez csi gsi swipl gforth qjs gjs rhino tcc ipython " +
+    "bpython ptpython pry").split(" "),
   // Tools whose configuration or plugins are code the project holds, run whenever they run: infrastructure tools
   // start the providers a folder names (`terraform validate` ran a provider binary from `terraform.d/plugins/`),
   // playbooks, Vagrantfiles and compose files run commands and mount host folders; linters, bundlers, test and

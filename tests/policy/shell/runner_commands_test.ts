@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
+import { postgresMissing, startPostgres } from "../../_postgres.ts";
 
 async function workspace(): Promise<string> {
   const folder = await realpath(await mkdtemp(join(tmpdir(), "toolfence-runners-")));
@@ -147,6 +148,56 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
         const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
         assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
         assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+  test("a client whose own commands run shell commands asks even when an allow rule lets it run", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = await workspace();
+    const clients = ["psql", "mysql", "mariadb", "duckdb", "lftp", "ftp", "sqlcmd", "sqlplus", "lldb", "mutt", "w3m"];
+    const interpreters = ["octave", "gp", "mongosh", "ipython", "swipl"];
+    const rules = PolicyRules.fromLayers(
+      [{ name: "project", config: { commands: { allow: [...clients, ...interpreters] } } }],
+      folder,
+    );
+    const lines = [
+      "psql postgres://u@127.0.0.1/db -c '\\! touch made'",
+      "psql -o '|touch made' -c 'select 1'",
+      "mysql -e 'system touch made'",
+      "duckdb -c '.shell touch made'",
+      "lftp -c '!touch made'",
+      "sqlcmd -Q '!!touch made'",
+      "lldb -o 'platform shell touch made'",
+    ];
+    try {
+      // With the sandbox as without: what their commands run is not among the line's words.
+      for (const sandbox of ["off", "auto"] as const) {
+        for (const line of [...lines, ...clients.map((client) => `${client} x`)]) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox });
+          assert.equal(decided.decision, "ask", `${line} (sandbox ${sandbox}): ${decided.reason}`);
+        }
+      }
+      // Interpreters of languages that reach the system run code as any interpreter does: only in the sandbox.
+      for (const line of ["octave --eval 'system(\"touch made\")'", "gp -q", "mongosh --eval 1", "ipython -c 1"]) {
+        await personNeededWithoutSandbox(line, folder);
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+      }
+      // What psql does with the line, against a real server: its `\!` runs the shell command.
+      if (postgresMissing() !== undefined || !installed("psql")) return;
+      const cluster = await startPostgres();
+      try {
+        const line = `psql ${cluster.url} -c '\\! touch made-by-psql'`;
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        const run = spawnSync("bash", ["-c", line], { cwd: folder, encoding: "utf8", timeout: 30_000 });
+        assert.equal(run.status, 0, run.stderr);
+        assert.ok(existsSync(join(folder, "made-by-psql")), `psql's \\! ran nothing: ${run.stderr}`);
+      } finally {
+        await cluster.stop();
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
