@@ -325,6 +325,14 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
   "docker buildx",
   // Runs every program of the folder it is given.
   "run-parts",
+  // Compilers, assemblers and document processors whose sources name more files to take in, anywhere: C's
+  // `#include "/outside/secret"` (printed by `gcc -E`, quoted in the error of `gcc -c`), an assembler's `.incbin`,
+  // roff's `.so` (`groff t.ms` prints the file, safe mode or not), TeX's `\input`, XSLT's `document()`, an XML
+  // entity, jsonnet's `importstr`, protobuf's and Sass's imports. What they read is only known when they run.
+  ...("gcc g++ cc c++ cpp clang clang++ clang-cpp gfortran as gas nasm yasm javac kotlinc swiftc ghc nim dmd ldc2 " +
+    "gdc fpc groff nroff troff gtroff soelim tbl eqn pic refer tex latex pdflatex xelatex lualatex luatex pdftex " +
+    "xetex latexmk context bibtex biber pandoc asciidoctor asciidoc xsltproc xmllint jsonnet cue dhall protoc sass " +
+    "sassc lessc").split(" "),
 ]);
 
 /** An allowlist entry, read. */

@@ -10,6 +10,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
 import { postgresMissing, startPostgres } from "../../_postgres.ts";
@@ -201,6 +202,44 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
+    }
+  });
+  test("a compiler or document processor reads the files its sources name: it runs only in the sandbox", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = await workspace();
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "toolfence-included-")));
+    try {
+      await writeFile(join(outside, "secret.txt"), "INCLUDED-SECRET-51\n");
+      const secret = join(outside, "secret.txt");
+      await writeFile(join(folder, "c.c"), `#include "${secret}"\n`);
+      await writeFile(join(folder, "t.ms"), `.so ${secret}\n`);
+      await writeFile(join(folder, "t.tex"), `\\input{${secret}}\n`);
+      const lines = ["gcc -E c.c", "gcc-12 -c c.c", "cpp c.c", "clang -E c.c", "groff -Tascii t.ms", "nroff t.ms"];
+      const more = ["soelim t.ms", "pdflatex t.tex", "pandoc t.md", "xsltproc s.xsl a.xml", "jsonnet a.jsonnet"];
+      const programs = [...lines, ...more].map((line) => line.split(" ")[0]);
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], folder);
+      for (const line of [...lines, ...more]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        // In the sandbox, what they include is what the sandbox shows.
+        const check = await checkCommand(line, {
+          allowlist: programs,
+          sandbox: { available: true },
+          workspaceRoot: folder,
+        });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+      // What the lines print when run: the file outside, which no word of theirs names.
+      for (const line of ["gcc -E c.c", "groff -Tascii t.ms", "nroff t.ms"]) {
+        if (!installed(line.split(" ")[0])) continue;
+        const run = spawnSync("bash", ["-c", line], { cwd: folder, encoding: "utf8", timeout: 60_000 });
+        assert.match(run.stdout, /INCLUDED.SECRET.51/, `${line}: ${run.stderr}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+      await rm(outside, { recursive: true, force: true });
     }
   });
 });
