@@ -333,6 +333,14 @@ export const PROJECT_CODE_COMMANDS: readonly string[] = Object.freeze([
     "gdc fpc groff nroff troff gtroff soelim tbl eqn pic refer tex latex pdflatex xelatex lualatex luatex pdftex " +
     "xetex latexmk context bibtex biber pandoc asciidoctor asciidoc xsltproc xmllint jsonnet cue dhall protoc sass " +
     "sassc lessc").split(" "),
+  // Documentation generators, linters, formatters and database tools that import the project's modules or load
+  // the configuration the folder they run in holds, which is code or options: `pydoc3 mod` imports mod.py,
+  // `ctags -R` reads `.ctags.d/*.ctags` (`-o/outside/file` writes there), flake8's local plugins, JavaScript,
+  // TypeScript and PHP configuration files, doclets, plugins and migration scripts.
+  ...("pydoc pydoc3 pdoc ctags ctags-universal exuberant-ctags uctags gtags javadoc rustdoc doxygen typedoc jsdoc " +
+    "flake8 coverage markdownlint markdownlint-cli2 cspell commitlint lint-staged svelte-check vue-tsc knip " +
+    "jscodeshift babel-node php-cs-fixer phpstan psalm phpunit pest golangci-lint tflint cppcheck dprint alembic " +
+    "prisma drizzle-kit sequelize knex typeorm").split(" "),
 ]);
 
 /** An allowlist entry, read. */

@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideCommand } from "../../../policy/shell/authorize_command.ts";
@@ -236,6 +236,45 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
         if (!installed(line.split(" ")[0])) continue;
         const run = spawnSync("bash", ["-c", line], { cwd: folder, encoding: "utf8", timeout: 60_000 });
         assert.match(run.stdout, /INCLUDED.SECRET.51/, `${line}: ${run.stderr}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+  test("a tool that imports the project's modules or loads the folder's configuration runs only in the sandbox", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = await workspace();
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "toolfence-config-")));
+    try {
+      await writeFile(
+        join(folder, "evilmod.py"),
+        `open(${JSON.stringify(join(outside, "by-pydoc"))}, "w").write("x")\n`,
+      );
+      await mkdir(join(folder, ".ctags.d"));
+      await writeFile(join(folder, ".ctags.d", "a.ctags"), `-o${join(outside, "by-ctags")}\n`);
+      await writeFile(join(folder, "a.c"), "int main(void) { return 0; }\n");
+      const lines = ["pydoc3 evilmod", "pydoc evilmod", "ctags -R", "ctags a.c", "flake8 .", "coverage report"];
+      const more = ["javadoc -d d A.java", "doxygen", "phpstan analyse", "lint-staged", "cspell .", "prisma generate"];
+      const programs = [...lines, ...more].map((line) => line.split(" ")[0]);
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], folder);
+      for (const line of [...lines, ...more]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        const check = await checkCommand(line, {
+          allowlist: programs,
+          sandbox: { available: true },
+          workspaceRoot: folder,
+        });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+      // What the lines do when run: the module's code and the folder's options write outside.
+      for (const [line, made] of [["pydoc3 evilmod", "by-pydoc"], ["ctags -R", "by-ctags"]]) {
+        if (!installed(line.split(" ")[0])) continue;
+        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 60_000 });
+        assert.ok(existsSync(join(outside, made)), `${line} made nothing outside`);
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
