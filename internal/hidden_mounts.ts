@@ -23,7 +23,7 @@ import { unseenBySandbox } from "./sandbox_mounts.ts";
 const MAX_ENTRIES = 200_000;
 
 /**
- * Where a git repository keeps the content of files besides the files themselves: every version ever staged or
+ * Where a repository keeps the content of files besides the files themselves: git every version ever staged or
  * committed (objects and packs, a submodule's own repository, Git LFS's copies), the sides of a conflict (`rr-cache`),
  * a rebase's patches, what `git fsck --lost-found` wrote, the last commit message with `git commit -v`'s diff.
  * While the policy hides paths of the workspace, they are hidden too (`PolicyRules.decidePath` denies them; not in
@@ -44,6 +44,19 @@ export const REPOSITORY_STORE_GLOBS: readonly string[] = Object.freeze([
   "**/.git/lfs",
   // `git commit -v` leaves the staged diff in it.
   "**/.git/COMMIT_EDITMSG",
+  // The other version control systems keep every file's content too: Subversion a plain copy of each
+  // (`.svn/pristine/d0/d094....svn-base`; `text-base` in every folder before 1.7), Mercurial its revlogs (small
+  // files stored as they are), Jujutsu a git repository, Bazaar its packs, darcs its pristine tree and patches.
+  "**/.svn/pristine",
+  "**/.svn/text-base",
+  "**/.hg/store",
+  "**/.hg/strip-backup",
+  "**/.hg/shelved",
+  "**/.jj/repo/store",
+  "**/.bzr/repository",
+  "**/_darcs/pristine",
+  "**/_darcs/pristine.hashed",
+  "**/_darcs/patches",
 ]);
 
 /** The mounts of {@linkcode hiddenMountArgs}, in the order they must be given. */

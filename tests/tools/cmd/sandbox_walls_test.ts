@@ -15,6 +15,7 @@ import type { JobReport } from "../../../tools/cmd/background.ts";
 import { cmdBox, failedOutput, okOutput } from "./_helpers.ts";
 import { execFileSync } from "node:child_process";
 import { inflateSync } from "node:zlib";
+import { createHash } from "node:crypto";
 import { PolicyRules } from "../../../policy/mod.ts";
 import { Session } from "../../../policy/session.ts";
 import { ToolBox } from "../../../toolbox.ts";
@@ -321,4 +322,53 @@ describe("bash in the sandbox", { skip }, () => {
       }
     },
   );
+  test("while the policy hides .env, what Subversion, Mercurial, Jujutsu, Bazaar and darcs keep of it is hidden too", {
+    timeout: 90_000,
+  }, async () => {
+    const secret = "ENV_SECRET_IN_STORE_8812";
+    const dir = await realpath(await mkdtemp(path.join(process.env.TMPDIR ?? "/tmp", "toolfence-stores-")));
+    try {
+      await writeFile(path.join(dir, ".env"), `${secret}\n`);
+      // Each system's own layout: Subversion keeps a plain copy of every versioned file under its SHA-1, Mercurial a
+      // revlog whose small entries are stored as they are (`u` and the bytes), Jujutsu a git repository.
+      const sha = createHash("sha1").update(`${secret}\n`).digest("hex");
+      const stores = [
+        `.svn/pristine/${sha.slice(0, 2)}/${sha}.svn-base`,
+        "sub/.svn/text-base/.env.svn-base",
+        ".hg/store/data/~2eenv.i",
+        ".jj/repo/store/git/objects/pack/x.pack",
+        ".bzr/repository/packs/x.pack",
+        "_darcs/pristine.hashed/0000000019-x",
+      ];
+      for (const store of stores) {
+        await mkdir(path.dirname(path.join(dir, store)), { recursive: true });
+        await writeFile(path.join(dir, store), store.startsWith(".hg") ? `\0\0\0\0u${secret}\n` : `${secret}\n`);
+      }
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], dir);
+      const session = new Session({ workspace: dir, sandbox: "required", autoConfirm: false, rules });
+      try {
+        // A line that names a store is refused; the others run and see none of it.
+        for (
+          const command of ["cat .svn/pristine/*/*", `cat ${stores[2]}`, "od -c .jj/repo/store/git/objects/pack/*"]
+        ) {
+          const result = await box.call(session, "bash", { command });
+          assert.equal(result.errorCode, "permission_denied", `${command}: ${JSON.stringify(result.output)}`);
+        }
+        for (const command of ["grep -rao 'ENV_SECRET[A-Z_0-9]*' .", "cat .svn/*/*/* sub/.svn/*/* .hg/*/*/* | od -c"]) {
+          const result = await box.call(session, "bash", { command });
+          assert.notEqual(result.status, "skipped", `${command} ran: ${JSON.stringify(result.error)}`);
+          const out = result.output as BashResult;
+          assert.equal(out.sandboxed, true);
+          assert.doesNotMatch(out.stdout + out.stderr, /ENV_SECRET|E {3}N {3}V/, command);
+        }
+        // Nor do the file tools read them.
+        const read = await new ToolBox().withDefaults("fs").call(session, "read_file", { path: stores[0] });
+        assert.equal(read.errorCode, "permission_denied", JSON.stringify(read.output));
+      } finally {
+        await session.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
