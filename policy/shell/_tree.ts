@@ -14,7 +14,10 @@
  * @module
  */
 import type { Tree } from "web-tree-sitter";
-import { parseBash } from "./parser.ts";
+import { MAX_TREE_DEPTH, parseBash } from "./parser.ts";
+
+/** Why a line the parser gave up on asks. */
+const TOO_COMPLEX = `parsing the command took too long, or it nests too deeply (more than ${MAX_TREE_DEPTH} levels)`;
 import { joinContinuations, type JoinedLine } from "./_continuations.ts";
 import { Walker } from "./_walker.ts";
 
@@ -181,7 +184,7 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
   const brackets = new Set<number>();
   for (let round = 0;; round++) {
     const tree = await parseBash(parsed);
-    if (tree === undefined) return notUnderstood("parsing the command took too long");
+    if (tree === undefined) return notUnderstood(TOO_COMPLEX);
     try {
       const tests = singleBracketTests(tree);
       if (tests.length === 0) return walk(line, tree, brackets);
@@ -202,7 +205,7 @@ export async function analyzeBash(source: string): Promise<BashAnalysis> {
 async function asBashReadsIt(source: string): Promise<JoinedLine> {
   if (!source.includes("\\\n")) return { source };
   const tree = await parseBash(source);
-  if (tree === undefined) return { notUnderstood: "parsing the command took too long" };
+  if (tree === undefined) return { notUnderstood: TOO_COMPLEX };
   try {
     return await joinContinuations(source, tree, parseBash);
   } finally {

@@ -44,8 +44,40 @@ export function bashParser(): Promise<Parser> {
 }
 
 /**
+ * How deeply the nodes of a parsed line may nest. The walks over a tree recurse
+ * once a node, each step a call into the parser's WebAssembly: a line of 150
+ * nested `$(` (a tree 452 deep) overflowed the stack inside such a call, which
+ * left the runtime's own stack pointer behind, and every later parse of the
+ * process failed with `memory access out of bounds` (another session's
+ * `echo hi` too). A line 400 `$(` deep with `ls` inside asked before through
+ * the walker's own limit; no command line anyone writes nests a tenth as deep.
+ */
+export const MAX_TREE_DEPTH = 256;
+
+/** Whether `tree` nests deeper than `limit`, found without recursion (a cursor's steps). */
+function nestsDeeper(tree: Tree, limit: number): boolean {
+  const cursor = tree.walk();
+  try {
+    let depth = 0;
+    for (;;) {
+      if (cursor.gotoFirstChild()) {
+        if (++depth > limit) return true;
+        continue;
+      }
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) return false;
+        depth--;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+/**
  * Parses a command line; returns `undefined` when parsing took longer than
- * `timeLimitMs`, so that the caller can fail closed.
+ * `timeLimitMs`, or when the tree nests deeper than {@linkcode MAX_TREE_DEPTH}
+ * (a walk of it would overflow the stack), so that the caller can fail closed.
  */
 export async function parseBash(
   source: string,
@@ -59,6 +91,10 @@ export async function parseBash(
   const tree = parser.parse(source, null, { progressCallback });
   if (tree === null) {
     parser.reset();
+    return undefined;
+  }
+  if (nestsDeeper(tree, MAX_TREE_DEPTH)) {
+    tree.delete();
     return undefined;
   }
   return tree;

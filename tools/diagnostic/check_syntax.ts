@@ -150,7 +150,13 @@ async function checkScript(text: string, file: string, language: SyntaxLanguage)
 
 async function treeSitterBash(text: string): Promise<SyntaxProblem[]> {
   const tree = await parseBash(text);
-  if (!tree) return [{ line: 1, column: 1, message: "the script is too complex to parse in time" }];
+  if (!tree) {
+    return [{
+      line: 1,
+      column: 1,
+      message: "the script is too complex to parse (it took too long, or nests too deeply)",
+    }];
+  }
   try {
     const problems: SyntaxProblem[] = [];
     const visit = (node: import("web-tree-sitter").Node) => {

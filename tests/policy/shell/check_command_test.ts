@@ -715,6 +715,25 @@ describe("checkCommand: limits", () => {
     assert.equal(result.parsed, false);
   });
 
+  test("a line nested past the walks' depth asks, and leaves the parser whole for every later line", {
+    timeout: 60_000,
+  }, async () => {
+    // 150 `$(` with nothing inside: the syntax-error walk overflowed the stack inside a call into the parser's
+    // WebAssembly, and every later parse of the process (another session's `echo hi`) failed with `memory access
+    // out of bounds`, which the bash tool answered with command_start_failed.
+    for (const n of [150, 200, 400, 2000]) {
+      for (const line of [`echo ${"$(".repeat(n)}${")".repeat(n)}`, `echo ${'"$('.repeat(n)}${')"'.repeat(n)}`]) {
+        const result = await check(line);
+        assert.equal(result.verdict, "ask", `${line.slice(0, 40)}... was allowed`);
+        assert.ok(result.reasons.some((reason) => /nests too deeply/.test(reason)), result.reasons.join(" | "));
+        const after = await check("echo hi");
+        assert.equal(after.verdict, "allow", `after ${n} deep: ${after.reasons.join(" | ")}`);
+      }
+    }
+    // A long chain of commands is a deep tree too, and is walked as before up to the walker's own limit.
+    assert.equal((await check(Array(150).fill("echo").join(" && "))).verdict, "allow");
+  });
+
   test("deep nesting asks instead of overflowing the stack", { timeout: 60_000 }, async () => {
     // On a loaded machine the parse of these long lines can pass its time limit first: that asks too (fail closed),
     // for that reason.
