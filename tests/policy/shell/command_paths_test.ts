@@ -2277,4 +2277,44 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.deepEqual(runs.touches.read.sort(), [join(workspace, "a"), join(workspace, "f.txt")].sort());
     assert.deepEqual(runs.touches.write, []);
   });
+  test("a pattern is matched against the names in linear time, and `?` as a character or a byte", {
+    timeout: 120_000,
+  }, async () => {
+    const folder = join(workspace, "globs");
+    await mkdir(folder);
+    try {
+      await writeFile(join(folder, "a".repeat(200)), "x\n");
+      await symlink(join(outside, "secret.txt"), join(folder, "aaab"));
+      await symlink(join(outside, "secret.txt"), join(folder, "x\u{1f600}y"));
+      // Each `*` was a `.*` of a regular expression, tried every way against the 200 `a`s: five of them took 65 s
+      // of the server's one thread. Now they take milliseconds, and still find the link.
+      for (const stars of [5, 8, 12]) {
+        const line = `cat globs/${"*a".repeat(stars)}b`;
+        const started = performance.now();
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        const took = performance.now() - started;
+        assert.ok(took < 10_000, `${line} took ${took} ms`);
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+      for (const line of ["cat globs/*a*b", "cat globs/a?a?", "cat globs/x?y", "cat globs/x????y", "cat globs/*"]) {
+        const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace });
+        assert.equal(check.verdict, "ask", `${line} was allowed`);
+        assert.match(check.reasons.join(" "), /may match the link/, line);
+      }
+      // bash matches `x????y` in the C locale (four bytes) and `x?y` in a UTF-8 one.
+      const run = spawnSync("bash", ["-c", "cat globs/x????y"], {
+        cwd: workspace,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+      assert.equal(
+        (await checkCommand("cat globs/x?z", { sandbox: { available: false }, workspaceRoot: workspace })).verdict,
+        "allow",
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
 });
