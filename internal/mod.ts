@@ -65,6 +65,7 @@ export {
 export { type FileEntry, fileEntryConfined, fileStateConfined, IMAGE_FILE_LIMIT } from "./file_state.ts";
 export { withPathLocks } from "./path_lock.ts";
 export { isAbsoluteClean, isWithin } from "./paths.ts";
+export { ANY_RUN, codePoints, type WildcardItem, wildcardMatches, wildcardPattern } from "./wildcard.ts";
 export { quickLstat } from "./quick_stat.ts";
 export {
   denoFlag,

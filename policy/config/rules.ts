@@ -17,6 +17,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
+  codePoints,
   globBase,
   globMayMatchWithin,
   literalGlob,
@@ -24,6 +25,9 @@ import {
   type PathMatcher,
   queryRuntimePermission,
   REPOSITORY_STORE_GLOBS,
+  type WildcardItem,
+  wildcardMatches,
+  wildcardPattern,
 } from "@toolfence/internal";
 import type { PathRuleInput, PolicyFile } from "./schema.ts";
 
@@ -148,29 +152,7 @@ function outcome<R extends CommandRule | PathRule>(matches: R[]): RuleOutcome<R>
 
 const GLOB_CHARS = /[*?[]/;
 
-function globRegex(pattern: string): RegExp {
-  let out = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "*") out += "[^]*";
-    else if (c === "?") out += "[^]";
-    else if (c === "[") {
-      const end = pattern.indexOf("]", i + 2);
-      if (end < 0) {
-        out += "\\[";
-        continue;
-      }
-      let body = pattern.slice(i + 1, end);
-      const negated = body.startsWith("!") || body.startsWith("^");
-      if (negated) body = body.slice(1);
-      out += `[${negated ? "^" : ""}${body.replace(/[\\\]^]/g, "\\$&")}]`;
-      i = end;
-    } else out += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  }
-  return new RegExp(`^${out}$`, "u");
-}
-
-const regexCache = new Map<string, RegExp>();
+const patternCache = new Map<string, WildcardItem[]>();
 
 /**
  * Whether a command rule's pattern matches a simple command's words: a prefix
@@ -179,13 +161,14 @@ const regexCache = new Map<string, RegExp>();
 export function commandPatternMatches(rule: Pick<CommandRule, "pattern" | "glob">, words: readonly string[]): boolean {
   if (words.length === 0) return false;
   if (rule.glob) {
-    let regex = regexCache.get(rule.pattern);
-    if (regex === undefined) {
-      regex = globRegex(rule.pattern.split(/\s+/).join(" "));
-      if (regexCache.size > 512) regexCache.clear();
-      regexCache.set(rule.pattern, regex);
+    let items = patternCache.get(rule.pattern);
+    if (items === undefined) {
+      // Matched in linear time (`internal/wildcard.ts`): a rule's `*` are matched against a line the model wrote.
+      items = wildcardPattern(rule.pattern.split(/\s+/).join(" "), true);
+      if (patternCache.size > 512) patternCache.clear();
+      patternCache.set(rule.pattern, items);
     }
-    return regex.test(words.join(" "));
+    return wildcardMatches(items, codePoints(words.join(" ")));
   }
   const tokens = rule.pattern.split(/\s+/);
   return tokens.length <= words.length && tokens.every((token, i) => token === words[i]);
