@@ -105,8 +105,10 @@ export interface CommandCheck {
   /** False when the parser did not fully understand the command (which then asks). */
   parsed: boolean;
   /**
-   * Whether some command in it runs code the project controls, and, when one
-   * does, the sandbox it would run in.
+   * Whether some command in it runs code the project controls or reaches a
+   * path that asks (outside the workspace, or only known when it runs), and,
+   * when one does, the sandbox it would run in: without one, a person must say
+   * yes, as nothing else keeps the rest of the host out of its sight.
    */
   sandbox: { needed: boolean } & Partial<CommandSandbox>;
 }
@@ -434,8 +436,13 @@ export async function checkAnalysis(
     ...analysis.problems,
   ];
   const projectCode = commands.filter((found) => found.projectCode);
+  // A path that asks lies outside the workspace and the temp dir, or is only known when the line runs: a yes lets the
+  // program reach it, and only the sandbox's read view keeps the rest of the host (the home folder, /proc of the
+  // server with its keys, /etc/shadow) out of sight then. Without one it reaches whatever the server may: before,
+  // with the sandbox off and an automatic answer, `cat /proc/$PPID/environ` printed the server's OPENAI_API_KEY.
+  const reaching = paths.filter((p) => p.decision === "ask");
   let sandbox: CommandCheck["sandbox"] = { needed: false };
-  if (projectCode.length > 0) {
+  if (projectCode.length > 0 || reaching.length > 0) {
     const state = options.sandbox ?? await commandSandbox();
     sandbox = { needed: true, ...state };
     if (!state.available) {
@@ -444,6 +451,12 @@ export async function checkAnalysis(
           `${quoteSource(found.text)}: runs code the project controls, and the OS sandbox is unavailable: ${
             state.reason ?? "no reason given"
           }`,
+        );
+      }
+      for (const found of reaching) {
+        reasons.push(
+          `${quoteSource(found.command)}: \`${found.written}\` may lead outside the workspace, and the OS sandbox ` +
+            `that would hide the rest of the host is unavailable: ${state.reason ?? "no reason given"}`,
         );
       }
     }

@@ -32,8 +32,8 @@ export interface RiskAssessor {
 /**
  * Kinds that always ask a person, whatever the decision and even with
  * `autoConfirm`: installing packages outside the allowed paths, changing the
- * state of the system, and running code the project controls without the OS
- * sandbox.
+ * state of the system, running code the project controls without the OS
+ * sandbox, and reaching a path that may lie outside the workspace without it.
  *
  * @example
  * ```ts
@@ -45,6 +45,7 @@ export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "install_package_outside_allowed_paths",
   "change_system_status",
   "project_code_unsandboxed",
+  "outside_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -261,12 +262,21 @@ export const rulesRiskAssessor: RiskAssessor = {
       !(verdict !== undefined && (verdict.decision === "reject" || ALWAYS_ASK_KINDS.includes(verdict.kind)))
     ) {
       const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
-      return Promise.resolve({
-        decision: "unsure",
-        kind: "project_code_unsandboxed",
-        reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) without the OS sandbox, ` +
-          `which is unavailable: ${check.sandbox.reason ?? "no reason given"}`,
-      });
+      const why = `without the OS sandbox, which is unavailable: ${check.sandbox.reason ?? "no reason given"}`;
+      const reaching = check.paths.filter((p) => p.decision === "ask").map((p) => p.written);
+      return Promise.resolve(
+        programs.length > 0
+          ? {
+            decision: "unsure",
+            kind: "project_code_unsandboxed",
+            reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) ${why}`,
+          }
+          : {
+            decision: "unsure",
+            kind: "outside_unsandboxed",
+            reason: `it reaches paths that may lie outside the workspace (${[...new Set(reaching)].join(", ")}) ${why}`,
+          },
+      );
     }
     if (verdict !== undefined) return Promise.resolve(verdict);
     return Promise.resolve({

@@ -190,6 +190,7 @@ describe("promptForAssessment", () => {
       "install_package_outside_allowed_paths",
       "change_system_status",
       "project_code_unsandboxed",
+      "outside_unsandboxed",
     ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {

@@ -302,14 +302,19 @@ describe("authorizeCommand and the session's sandbox mode", () => {
 
 describe("a session passes its sandbox mode and workspace to the command check", () => {
   test(
-    "mode off asks a person for project code; the workspace root lets `cd ROOT/sub` run",
+    "mode off asks a person for project code and for paths outside; the workspace root lets `cd ROOT/sub` run",
     { timeout: 60_000 },
     async () => {
       await withSession(async (session, dir) => {
         const root = await realpath(dir);
         assert.equal((await session.policy.authorizeCommand(`cd ${root}/src && ls`)).via, "allowlist");
-        // Outside the root it asks (here answered automatically).
-        assert.equal((await session.policy.authorizeCommand("cd /etc && ls")).via, "confirmed");
+        // Outside the root it asks a person: nothing else would keep the rest of the host out of its sight.
+        const outside = await session.policy.authorizeCommand("cd /etc && ls").then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+        assert.ok(outside instanceof ToolError && outside.code === "permission_denied", String(outside));
+        assert.match(outside.message, /outside the workspace/);
         const error = await session.policy.authorizeCommand("deno test -A").then(
           () => undefined,
           (reason: unknown) => reason,

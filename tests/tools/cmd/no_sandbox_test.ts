@@ -12,6 +12,11 @@ import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { IS_DENO } from "../../_runtime.ts";
+import { withSession } from "../../core/_helpers.ts";
+import { autoHost, callbackHost } from "../../../policy/hosts.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, okOutput } from "./_helpers.ts";
+import "../../../tools/mod.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -209,6 +214,61 @@ describe("without a working sandbox", { skip: IS_DENO ? false : "uses deno run -
       assert.doesNotMatch(JSON.stringify(cat), /OUTSIDE-SECRET/);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('with the sandbox "off", a path outside the workspace needs a person', () => {
+  const box = cmdBox();
+  const secret = "sk-live-toolfence-outside-probe";
+  // A file of the host outside the workspace, and the server's own environment (its keys) through /proc.
+  test("an automatic answer reads neither the host's files nor the server's environment; a person's yes does", {
+    timeout: 60_000,
+  }, async () => {
+    const outside = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-outside-")));
+    const saved = process.env.TOOLFENCE_PROBE_API_KEY;
+    process.env.TOOLFENCE_PROBE_API_KEY = secret;
+    try {
+      await writeFile(path.join(outside, "id_rsa"), secret);
+      const lines = [
+        `cat ${outside}/id_rsa`,
+        `head -c 200 ${outside}/../${path.basename(outside)}/id_rsa`,
+        `cat < ${outside}/id_rsa`,
+        "cat /proc/$PPID/environ",
+        `cd ${outside} && cat id_rsa`,
+        `ln -s ${outside} l && cat l/id_rsa`,
+        `grep -r sk- ${outside}`,
+      ];
+      await withSession(async (session, dir) => {
+        await writeFile(path.join(dir, "inside.txt"), "inside\n");
+        for (const command of lines) {
+          const result = await box.call(session, "bash", { command });
+          assert.equal(result.errorCode, "permission_denied", command);
+          assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
+          assert.match(result.error ?? "", /outside the workspace|runs code the project controls/, command);
+        }
+        // The workspace itself needs nobody.
+        assert.equal(
+          okOutput<BashResult>(await box.call(session, "bash", { command: "cat inside.txt" })).stdout,
+          "inside\n",
+        );
+      }, { host: autoHost(), sandbox: "off" });
+      // A person who says yes is asked, and the line runs as before.
+      const asked: string[] = [];
+      const person = callbackHost({
+        choose: (request) => request.options[0].value as never,
+        confirm: (request) => (asked.push(request.message), true),
+      });
+      await withSession(async (session) => {
+        const out = okOutput<BashResult>(await box.call(session, "bash", { command: `cat ${outside}/id_rsa` }));
+        assert.equal(out.stdout, secret);
+        assert.equal(out.sandboxed, false);
+        assert.equal(asked.length, 1);
+      }, { host: person, sandbox: "off" });
+    } finally {
+      if (saved === undefined) delete process.env.TOOLFENCE_PROBE_API_KEY;
+      else process.env.TOOLFENCE_PROBE_API_KEY = saved;
+      await rm(outside, { recursive: true, force: true });
     }
   });
 });
