@@ -36,7 +36,10 @@ const ALWAYS_PRESENT_FILES = new Set(["/etc/shadow"]);
 
 /**
  * Credential files outside the home folders: password hashes, ssh host keys,
- * Kerberos keytabs, VPN and dial-up secrets. Each that exists is replaced by an
+ * Kerberos keytabs, VPN and dial-up secrets, and the machine's own identity
+ * (machine-id(5): "confidential, must not be exposed in untrusted
+ * environments"; the same in every tenant's sandbox of a server, and a key
+ * other services derive theirs from). Each that exists is replaced by an
  * empty read-only file.
  */
 export const MASKED_FILES: readonly string[] = Object.freeze([
@@ -50,6 +53,9 @@ export const MASKED_FILES: readonly string[] = Object.freeze([
   "/etc/ppp/chap-secrets",
   "/etc/ppp/pap-secrets",
   "/etc/sudoers",
+  "/etc/machine-id",
+  "/var/lib/dbus/machine-id",
+  "/etc/hostid",
 ]);
 
 /**

@@ -188,8 +188,16 @@ const PROC_READ_ONLY = [
   "/proc/acpi",
   "/proc/scsi",
 ];
-// What of /proc only root reads, and nothing in a sandbox needs: kernel memory, keyrings, timers, the scheduler.
-const PROC_MASKED = ["/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug"];
+// What of /proc only root reads, and nothing in a sandbox needs: kernel memory, keyrings, timers, the scheduler; and
+// the boot's identity, which the machine-id's mask would leave (the same in every tenant's sandbox until a reboot).
+const PROC_MASKED = [
+  "/proc/kcore",
+  "/proc/keys",
+  "/proc/key-users",
+  "/proc/timer_list",
+  "/proc/sched_debug",
+  "/proc/sys/kernel/random/boot_id",
+];
 
 // Fresh kernel views and a private /tmp, in every sandbox.
 const PRIVATE_MOUNTS = ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];

@@ -6,6 +6,7 @@ import { after, afterEach, before, beforeEach, describe, test } from "node:test"
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import fsp from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import process from "node:process";
@@ -130,6 +131,24 @@ describe("secrets stay out of the sandbox", { skip }, () => {
     assert.equal(lines[2], 0, `/run is visible: ${ran.stdout}`);
   });
 
+  test("the machine's identity is hidden: machine-id and the boot's id", { timeout: 60_000 }, async () => {
+    // Before, `cat /etc/machine-id` printed the host's id in every tenant's sandbox (machine-id(5): confidential).
+    const host = ["/etc/machine-id", "/proc/sys/kernel/random/boot_id"].map((file) => {
+      try {
+        return readFileSync(file, "utf8").trim();
+      } catch {
+        return "";
+      }
+    }).filter((id) => id !== "");
+    const ran = await sandboxed(
+      "cat /etc/machine-id /var/lib/dbus/machine-id /etc/hostid /proc/sys/kernel/random/boot_id 2>/dev/null; " +
+        "echo end",
+    );
+    assert.ok(host.length > 0, "this machine has no id to hide");
+    for (const id of host) assert.ok(!ran.stdout.includes(id), `the host's id ${id} was readable: ${ran.stdout}`);
+    assert.equal(ran.stdout, "end\n");
+  });
+
   test(
     "/proc shows only the sandbox's processes; the host's environments are out of reach",
     { timeout: 60_000 },
@@ -214,7 +233,8 @@ describe("the machine's kernel settings", { skip }, () => {
     const [writable, write, secrets] = ran.stdout.split("==\n");
     // What may stay writable: the masks themselves (/dev/null), the pressure triggers (a poll per open file)
     // and /proc/mtrr (which asks for CAP_SYS_ADMIN, dropped).
-    const harmless = /^\/proc\/(?:keys|key-users|timer_list|sched_debug|kcore|mtrr|pressure\/\w+)$/;
+    const harmless =
+      /^\/proc\/(?:keys|key-users|timer_list|sched_debug|kcore|mtrr|pressure\/\w+|sys\/kernel\/random\/boot_id)$/;
     const left = writable.split("\n").filter((line) => line !== "" && !harmless.test(line));
     assert.equal(left.length, 0, `${left.length} writable in the sandbox, such as ${left.slice(0, 8).join(", ")}`);
     assert.doesNotMatch(write, /wrote-sysctl/);
