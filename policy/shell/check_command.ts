@@ -39,6 +39,7 @@ import {
 } from "./_command_paths.ts";
 import process from "node:process";
 import { NETWORK_READERS } from "./_flag_rules_net.ts";
+import { reachesNetwork } from "./risk.ts";
 import { listedName } from "./_program_family.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
@@ -441,8 +442,11 @@ export async function checkAnalysis(
   // server with its keys, /etc/shadow) out of sight then. Without one it reaches whatever the server may: before,
   // with the sandbox off and an automatic answer, `cat /proc/$PPID/environ` printed the server's OPENAI_API_KEY.
   const reaching = paths.filter((p) => p.decision === "ask");
+  // Likewise a program whose purpose is a connection: the sandbox's namespace has no network but the egress proxy's
+  // judged one; without it, before, `curl -s http://127.0.0.1:PORT/` read a service of the host on an automatic yes.
+  const connecting = commands.filter((found) => reachesNetwork(found.words));
   let sandbox: CommandCheck["sandbox"] = { needed: false };
-  if (projectCode.length > 0 || reaching.length > 0) {
+  if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0) {
     const state = options.sandbox ?? await commandSandbox();
     sandbox = { needed: true, ...state };
     if (!state.available) {
@@ -451,6 +455,12 @@ export async function checkAnalysis(
           `${quoteSource(found.text)}: runs code the project controls, and the OS sandbox is unavailable: ${
             state.reason ?? "no reason given"
           }`,
+        );
+      }
+      for (const found of connecting) {
+        reasons.push(
+          `${quoteSource(found.text)}: connects to whatever this host reaches, and the OS sandbox that keeps its ` +
+            `connections to the egress proxy is unavailable: ${state.reason ?? "no reason given"}`,
         );
       }
       for (const found of reaching) {

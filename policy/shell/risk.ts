@@ -33,7 +33,8 @@ export interface RiskAssessor {
  * Kinds that always ask a person, whatever the decision and even with
  * `autoConfirm`: installing packages outside the allowed paths, changing the
  * state of the system, running code the project controls without the OS
- * sandbox, and reaching a path that may lie outside the workspace without it.
+ * sandbox, and, without it, reaching a path that may lie outside the
+ * workspace or connecting with a network program.
  *
  * @example
  * ```ts
@@ -46,6 +47,7 @@ export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "change_system_status",
   "project_code_unsandboxed",
   "outside_unsandboxed",
+  "network_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -77,9 +79,20 @@ const SHELLS_AND_INTERPRETERS = new Set(
   "sh bash dash zsh ksh fish python python3 perl ruby node deno bun php lua".split(" "),
 );
 
-const NETWORK_COMMANDS = new Set(
+/**
+ * Programs whose purpose is a connection: without the OS sandbox, whose namespace has no network but the egress
+ * proxy's judged one, they reach whatever the server's host reaches (its loopback services, a cloud's metadata
+ * service), so there they need a person ({@linkcode checkAnalysis} marks them as needing the sandbox). Not public API.
+ */
+export const NETWORK_COMMANDS: ReadonlySet<string> = new Set(
   "curl wget ssh scp sftp rsync nc ncat netcat telnet ftp socat".split(" "),
 );
+
+/** Whether a simple command's program is one of {@linkcode NETWORK_COMMANDS}, by any path to it. */
+export function reachesNetwork(words: readonly string[]): boolean {
+  const name = words[0] ?? "";
+  return NETWORK_COMMANDS.has(name.slice(name.lastIndexOf("/") + 1));
+}
 
 /** Whether a word is one of the options: `-r` also inside a cluster like `-rf`, `--force` also as `--force=x`. */
 function has(words: readonly string[], ...options: string[]): boolean {
@@ -264,6 +277,7 @@ export const rulesRiskAssessor: RiskAssessor = {
       const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
       const why = `without the OS sandbox, which is unavailable: ${check.sandbox.reason ?? "no reason given"}`;
       const reaching = check.paths.filter((p) => p.decision === "ask").map((p) => p.written);
+      const connecting = check.commands.filter((finding) => reachesNetwork(finding.words)).map((f) => f.words[0]);
       return Promise.resolve(
         programs.length > 0
           ? {
@@ -271,10 +285,17 @@ export const rulesRiskAssessor: RiskAssessor = {
             kind: "project_code_unsandboxed",
             reason: `it runs code the project controls (${[...new Set(programs)].join(", ")}) ${why}`,
           }
-          : {
+          : reaching.length > 0
+          ? {
             decision: "unsure",
             kind: "outside_unsandboxed",
             reason: `it reaches paths that may lie outside the workspace (${[...new Set(reaching)].join(", ")}) ${why}`,
+          }
+          : {
+            decision: "unsure",
+            kind: "network_unsandboxed",
+            reason: `it connects (${[...new Set(connecting)].join(", ")}) to whatever this host reaches, its own ` +
+              `services too, ${why}`,
           },
       );
     }

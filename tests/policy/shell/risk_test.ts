@@ -191,6 +191,7 @@ describe("promptForAssessment", () => {
       "change_system_status",
       "project_code_unsandboxed",
       "outside_unsandboxed",
+      "network_unsandboxed",
     ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {

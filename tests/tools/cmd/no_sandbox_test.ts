@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
+import http from "node:http";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -222,53 +223,75 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
   const box = cmdBox();
   const secret = "sk-live-toolfence-outside-probe";
   // A file of the host outside the workspace, and the server's own environment (its keys) through /proc.
-  test("an automatic answer reads neither the host's files nor the server's environment; a person's yes does", {
-    timeout: 60_000,
-  }, async () => {
-    const outside = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-outside-")));
-    const saved = process.env.TOOLFENCE_PROBE_API_KEY;
-    process.env.TOOLFENCE_PROBE_API_KEY = secret;
-    try {
-      await writeFile(path.join(outside, "id_rsa"), secret);
-      const lines = [
-        `cat ${outside}/id_rsa`,
-        `head -c 200 ${outside}/../${path.basename(outside)}/id_rsa`,
-        `cat < ${outside}/id_rsa`,
-        "cat /proc/$PPID/environ",
-        `cd ${outside} && cat id_rsa`,
-        `ln -s ${outside} l && cat l/id_rsa`,
-        `grep -r sk- ${outside}`,
-      ];
-      await withSession(async (session, dir) => {
-        await writeFile(path.join(dir, "inside.txt"), "inside\n");
-        for (const command of lines) {
-          const result = await box.call(session, "bash", { command });
-          assert.equal(result.errorCode, "permission_denied", command);
-          assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
-          assert.match(result.error ?? "", /outside the workspace|runs code the project controls/, command);
+  test(
+    "an automatic answer reads neither the host's files, the server's environment nor its services; a person's yes does",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const outside = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-outside-")));
+      const saved = process.env.TOOLFENCE_PROBE_API_KEY;
+      process.env.TOOLFENCE_PROBE_API_KEY = secret;
+      try {
+        await writeFile(path.join(outside, "id_rsa"), secret);
+        const lines = [
+          `cat ${outside}/id_rsa`,
+          `head -c 200 ${outside}/../${path.basename(outside)}/id_rsa`,
+          `cat < ${outside}/id_rsa`,
+          "cat /proc/$PPID/environ",
+          `cd ${outside} && cat id_rsa`,
+          `ln -s ${outside} l && cat l/id_rsa`,
+          `grep -r sk- ${outside}`,
+        ];
+        await withSession(async (session, dir) => {
+          await writeFile(path.join(dir, "inside.txt"), "inside\n");
+          for (const command of lines) {
+            const result = await box.call(session, "bash", { command });
+            assert.equal(result.errorCode, "permission_denied", command);
+            assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
+            assert.match(result.error ?? "", /outside the workspace|runs code the project controls/, command);
+          }
+          // The workspace itself needs nobody.
+          assert.equal(
+            okOutput<BashResult>(await box.call(session, "bash", { command: "cat inside.txt" })).stdout,
+            "inside\n",
+          );
+        }, { host: autoHost(), sandbox: "off" });
+        // Nor a service of this host: without the sandbox's namespace, a connection reaches the host's loopback.
+        const served = http.createServer((_request, response) => response.end(secret));
+        await new Promise<void>((resolve) => served.listen(0, "127.0.0.1", resolve));
+        const port = (served.address() as { port: number }).port;
+        try {
+          await withSession(async (session) => {
+            for (
+              const command of [`curl -s http://127.0.0.1:${port}/`, `/usr/bin/wget -qO- http://127.0.0.1:${port}/`]
+            ) {
+              const result = await box.call(session, "bash", { command });
+              assert.equal(result.errorCode, "permission_denied", command);
+              assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
+              assert.match(result.error ?? "", /connects|runs code the project controls/, command);
+            }
+          }, { host: autoHost(), sandbox: "off" });
+        } finally {
+          served.close();
         }
-        // The workspace itself needs nobody.
-        assert.equal(
-          okOutput<BashResult>(await box.call(session, "bash", { command: "cat inside.txt" })).stdout,
-          "inside\n",
-        );
-      }, { host: autoHost(), sandbox: "off" });
-      // A person who says yes is asked, and the line runs as before.
-      const asked: string[] = [];
-      const person = callbackHost({
-        choose: (request) => request.options[0].value as never,
-        confirm: (request) => (asked.push(request.message), true),
-      });
-      await withSession(async (session) => {
-        const out = okOutput<BashResult>(await box.call(session, "bash", { command: `cat ${outside}/id_rsa` }));
-        assert.equal(out.stdout, secret);
-        assert.equal(out.sandboxed, false);
-        assert.equal(asked.length, 1);
-      }, { host: person, sandbox: "off" });
-    } finally {
-      if (saved === undefined) delete process.env.TOOLFENCE_PROBE_API_KEY;
-      else process.env.TOOLFENCE_PROBE_API_KEY = saved;
-      await rm(outside, { recursive: true, force: true });
-    }
-  });
+        // A person who says yes is asked, and the line runs as before.
+        const asked: string[] = [];
+        const person = callbackHost({
+          choose: (request) => request.options[0].value as never,
+          confirm: (request) => (asked.push(request.message), true),
+        });
+        await withSession(async (session) => {
+          const out = okOutput<BashResult>(await box.call(session, "bash", { command: `cat ${outside}/id_rsa` }));
+          assert.equal(out.stdout, secret);
+          assert.equal(out.sandboxed, false);
+          assert.equal(asked.length, 1);
+        }, { host: person, sandbox: "off" });
+      } finally {
+        if (saved === undefined) delete process.env.TOOLFENCE_PROBE_API_KEY;
+        else process.env.TOOLFENCE_PROBE_API_KEY = saved;
+        await rm(outside, { recursive: true, force: true });
+      }
+    },
+  );
 });
