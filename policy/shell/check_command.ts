@@ -39,7 +39,7 @@ import {
 } from "./_command_paths.ts";
 import process from "node:process";
 import { NETWORK_READERS } from "./_flag_rules_net.ts";
-import { reachesNetwork } from "./risk.ts";
+import { reachesHost } from "./risk.ts";
 import { listedName } from "./_program_family.ts";
 import { type SandboxMode, sandboxState } from "../sandbox.ts";
 import type { PolicyRules } from "../config/rules.ts";
@@ -444,7 +444,8 @@ export async function checkAnalysis(
   const reaching = paths.filter((p) => p.decision === "ask");
   // Likewise a program whose purpose is a connection: the sandbox's namespace has no network but the egress proxy's
   // judged one; without it, before, `curl -s http://127.0.0.1:PORT/` read a service of the host on an automatic yes.
-  const connecting = commands.filter((found) => reachesNetwork(found.words));
+  // And a program that reads the host's other processes or logs: inside, /proc shows only the sandbox's own.
+  const connecting = commands.filter((found) => reachesHost(found.words) !== undefined);
   let sandbox: CommandCheck["sandbox"] = { needed: false };
   if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0) {
     const state = options.sandbox ?? await commandSandbox();
@@ -459,8 +460,11 @@ export async function checkAnalysis(
       }
       for (const found of connecting) {
         reasons.push(
-          `${quoteSource(found.text)}: connects to whatever this host reaches, and the OS sandbox that keeps its ` +
-            `connections to the egress proxy is unavailable: ${state.reason ?? "no reason given"}`,
+          reachesHost(found.words) === "network"
+            ? `${quoteSource(found.text)}: connects to whatever this host reaches, and the OS sandbox that keeps ` +
+              `its connections to the egress proxy is unavailable: ${state.reason ?? "no reason given"}`
+            : `${quoteSource(found.text)}: reads the host's other processes or logs, and the OS sandbox that ` +
+              `shows it only its own is unavailable: ${state.reason ?? "no reason given"}`,
         );
       }
       for (const found of reaching) {

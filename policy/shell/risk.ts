@@ -34,7 +34,8 @@ export interface RiskAssessor {
  * `autoConfirm`: installing packages outside the allowed paths, changing the
  * state of the system, running code the project controls without the OS
  * sandbox, and, without it, reaching a path that may lie outside the
- * workspace or connecting with a network program.
+ * workspace, connecting with a network program, or reading the host's
+ * processes.
  *
  * @example
  * ```ts
@@ -48,6 +49,7 @@ export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "project_code_unsandboxed",
   "outside_unsandboxed",
   "network_unsandboxed",
+  "host_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -88,10 +90,25 @@ export const NETWORK_COMMANDS: ReadonlySet<string> = new Set(
   "curl wget ssh scp sftp rsync nc ncat netcat telnet ftp socat".split(" "),
 );
 
-/** Whether a simple command's program is one of {@linkcode NETWORK_COMMANDS}, by any path to it. */
-export function reachesNetwork(words: readonly string[]): boolean {
+/**
+ * Programs that read the host's other processes or its logs by themselves, with no path on the line: their
+ * environments and command lines (`ps e`, `pgrep -a`, `lsof`, `ss -p`), their memory (`strace -p`, `gdb -p`), the
+ * kernel's and the system's logs. Inside the sandbox `/proc` shows only its own processes; without it, before
+ * 2026-12-06, `ps auxeww` on an automatic yes printed the server's OPENAI_API_KEY. Not public API.
+ */
+export const HOST_READERS: ReadonlySet<string> = new Set(
+  ("ps pgrep pkill pidof pstree top htop atop btop lsof fuser ss netstat pmap pwdx prtstat strace ltrace gdb gcore " +
+    "perf dmesg journalctl w last lastb lastlog sysctl ipcs").split(" "),
+);
+
+/**
+ * What a simple command's program reaches beyond its paths without the sandbox, by any path to it: the network
+ * ({@linkcode NETWORK_COMMANDS}), the host's processes and logs ({@linkcode HOST_READERS}), or nothing.
+ */
+export function reachesHost(words: readonly string[]): "network" | "processes" | undefined {
   const name = words[0] ?? "";
-  return NETWORK_COMMANDS.has(name.slice(name.lastIndexOf("/") + 1));
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  return NETWORK_COMMANDS.has(base) ? "network" : HOST_READERS.has(base) ? "processes" : undefined;
 }
 
 /** Whether a word is one of the options: `-r` also inside a cluster like `-rf`, `--force` also as `--force=x`. */
@@ -277,7 +294,10 @@ export const rulesRiskAssessor: RiskAssessor = {
       const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
       const why = `without the OS sandbox, which is unavailable: ${check.sandbox.reason ?? "no reason given"}`;
       const reaching = check.paths.filter((p) => p.decision === "ask").map((p) => p.written);
-      const connecting = check.commands.filter((finding) => reachesNetwork(finding.words)).map((f) => f.words[0]);
+      const connecting = check.commands.filter((finding) => reachesHost(finding.words) === "network")
+        .map((f) => f.words[0]);
+      const watching = check.commands.filter((finding) => reachesHost(finding.words) === "processes")
+        .map((f) => f.words[0]);
       return Promise.resolve(
         programs.length > 0
           ? {
@@ -290,6 +310,13 @@ export const rulesRiskAssessor: RiskAssessor = {
             decision: "unsure",
             kind: "outside_unsandboxed",
             reason: `it reaches paths that may lie outside the workspace (${[...new Set(reaching)].join(", ")}) ${why}`,
+          }
+          : watching.length > 0
+          ? {
+            decision: "unsure",
+            kind: "host_unsandboxed",
+            reason: `it reads the host's other processes or logs (${[...new Set(watching)].join(", ")}), the ` +
+              `server's environment and command line among them, ${why}`,
           }
           : {
             decision: "unsure",

@@ -293,8 +293,12 @@ describe("files named inside the words of a program allowed by a policy file", (
       ]
     ) await asks(line);
     for (const line of ["nc localhost 80", "nc -zv localhost 22", "ncat -l -p 8080"]) {
-      const checked = await check(line, SANDBOXES[1]);
+      const checked = await check(line, SANDBOXES[0]);
       assert.equal(checked.verdict, "allow", `${line}: ${checked.reasons.join(" | ")}`);
+      // Without the sandbox a connection reaches whatever the host reaches: it asks, allowed or not.
+      const unconfined = await check(line, SANDBOXES[1]);
+      assert.equal(unconfined.verdict, "ask", line);
+      assert.match(unconfined.reasons.join(" | "), /connects to whatever this host reaches/, line);
     }
   });
 });

@@ -192,6 +192,7 @@ describe("promptForAssessment", () => {
       "project_code_unsandboxed",
       "outside_unsandboxed",
       "network_unsandboxed",
+      "host_unsandboxed",
     ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {

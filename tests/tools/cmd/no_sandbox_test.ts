@@ -4,7 +4,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -224,7 +224,7 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
   const secret = "sk-live-toolfence-outside-probe";
   // A file of the host outside the workspace, and the server's own environment (its keys) through /proc.
   test(
-    "an automatic answer reads neither the host's files, the server's environment nor its services; a person's yes does",
+    "an automatic answer reads neither the host's files, the server's environment, its processes nor its services; a person's yes does",
     {
       timeout: 60_000,
     },
@@ -257,6 +257,20 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
             "inside\n",
           );
         }, { host: autoHost(), sandbox: "off" });
+        // Nor another process of the host: a program with the key in its environment, which `ps e` prints.
+        const holder = spawn("sleep", ["60"], { env: { ...process.env, TOOLFENCE_PROBE_API_KEY: secret } });
+        try {
+          await withSession(async (session) => {
+            for (const command of ["ps auxeww", "pgrep -a sleep", "top -b -n1 -c", "/usr/bin/ps -eww e"]) {
+              const result = await box.call(session, "bash", { command });
+              assert.equal(result.errorCode, "permission_denied", command);
+              assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
+              assert.match(result.error ?? "", /other processes|runs code the project controls/, command);
+            }
+          }, { host: autoHost(), sandbox: "off" });
+        } finally {
+          holder.kill("SIGKILL");
+        }
         // Nor a service of this host: without the sandbox's namespace, a connection reaches the host's loopback.
         const served = http.createServer((_request, response) => response.end(secret));
         await new Promise<void>((resolve) => served.listen(0, "127.0.0.1", resolve));
