@@ -444,7 +444,8 @@ export async function checkAnalysis(
   const reaching = paths.filter((p) => p.decision === "ask");
   // Likewise a program whose purpose is a connection: the sandbox's namespace has no network but the egress proxy's
   // judged one; without it, before, `curl -s http://127.0.0.1:PORT/` read a service of the host on an automatic yes.
-  // And a program that reads the host's other processes or logs: inside, /proc shows only the sandbox's own.
+  // And a program that reads the host's other processes, logs, databases, sockets or credentials by itself
+  // (HOST_READERS): inside, /proc shows only the sandbox's own processes, and the view holds none of the rest.
   const connecting = commands.filter((found) => reachesHost(found.words) !== undefined);
   let sandbox: CommandCheck["sandbox"] = { needed: false };
   if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0) {
@@ -463,8 +464,10 @@ export async function checkAnalysis(
           reachesHost(found.words) === "network"
             ? `${quoteSource(found.text)}: connects to whatever this host reaches, and the OS sandbox that keeps ` +
               `its connections to the egress proxy is unavailable: ${state.reason ?? "no reason given"}`
-            : `${quoteSource(found.text)}: reads the host's other processes or logs, and the OS sandbox that ` +
-              `shows it only its own is unavailable: ${state.reason ?? "no reason given"}`,
+            : `${quoteSource(found.text)}: reads the host's other processes, logs, system databases, sockets or ` +
+              `credentials by itself, and the OS sandbox that hides them is unavailable: ${
+                state.reason ?? "no reason given"
+              }`,
         );
       }
       for (const found of reaching) {

@@ -87,7 +87,9 @@ const SHELLS_AND_INTERPRETERS = new Set(
  * service), so there they need a person ({@linkcode checkAnalysis} marks them as needing the sandbox). Not public API.
  */
 export const NETWORK_COMMANDS: ReadonlySet<string> = new Set(
-  "curl wget ssh scp sftp rsync nc ncat netcat telnet ftp socat".split(" "),
+  "curl wget ssh scp sftp rsync nc ncat netcat telnet ftp socat psql mysql redis-cli mongosh dig nslookup ping".split(
+    " ",
+  ),
 );
 
 /**
@@ -98,7 +100,12 @@ export const NETWORK_COMMANDS: ReadonlySet<string> = new Set(
  */
 export const HOST_READERS: ReadonlySet<string> = new Set(
   ("ps pgrep pkill pidof pstree top htop atop btop lsof fuser ss netstat pmap pwdx prtstat strace ltrace gdb gcore " +
-    "perf dmesg journalctl w last lastb lastlog sysctl ipcs").split(" "),
+    "perf dmesg journalctl w last lastb lastlog sysctl ipcs " +
+    // The system's databases through NSS (`getent shadow` reads /etc/shadow), the keyrings and secret stores, the
+    // buses and the container engines' and clusters' sockets (`docker cp`, `kubectl get secret`), and the clients
+    // that take their credentials from the home folder (`gh auth token`, `aws`, `gcloud`).
+    "getent keyctl secret-tool busctl dbus-send gdbus docker podman nerdctl ctr crictl kubectl helm gh aws gcloud az " +
+    "vault").split(" "),
 );
 
 /**
@@ -315,8 +322,9 @@ export const rulesRiskAssessor: RiskAssessor = {
           ? {
             decision: "unsure",
             kind: "host_unsandboxed",
-            reason: `it reads the host's other processes or logs (${[...new Set(watching)].join(", ")}), the ` +
-              `server's environment and command line among them, ${why}`,
+            reason: `it reads the host's other processes, logs, system databases, sockets or credentials by itself (${
+              [...new Set(watching)].join(", ")
+            }), the server's environment among them, ${why}`,
           }
           : {
             decision: "unsure",

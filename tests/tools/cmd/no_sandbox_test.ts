@@ -261,7 +261,9 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
         const holder = spawn("sleep", ["60"], { env: { ...process.env, TOOLFENCE_PROBE_API_KEY: secret } });
         try {
           await withSession(async (session) => {
-            for (const command of ["ps auxeww", "pgrep -a sleep", "top -b -n1 -c", "/usr/bin/ps -eww e"]) {
+            for (
+              const command of ["ps auxeww", "pgrep -a sleep", "top -b -n1 -c", "/usr/bin/ps -eww e", "getent shadow"]
+            ) {
               const result = await box.call(session, "bash", { command });
               assert.equal(result.errorCode, "permission_denied", command);
               assert.doesNotMatch(JSON.stringify(result), new RegExp(secret), command);
