@@ -9,6 +9,8 @@
  */
 import type { CommandCheck } from "./check_command.ts";
 import { visibleText } from "../_visible_text.ts";
+import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import { listedName } from "./_program_family.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -113,8 +115,22 @@ export const HOST_READERS: ReadonlySet<string> = new Set(
  * ({@linkcode NETWORK_COMMANDS}), the host's processes and logs ({@linkcode HOST_READERS}), or nothing.
  */
 export function reachesHost(words: readonly string[]): "network" | "processes" | undefined {
-  const name = words[0] ?? "";
-  const base = name.slice(name.lastIndexOf("/") + 1);
+  const direct = reachOf(words[0]);
+  if (direct !== undefined) return direct;
+  // Through a runner (`timeout 5 ps e`, `nice curl`, `stdbuf -oL ps`, `exec ps`), any word it may run, as the
+  // project code of a runner is found: before, `timeout 5 ps auxeww` ran where `ps auxeww` asked a person.
+  if (words[0] === undefined || listedName(words[0], (listed) => COMMAND_RUNNERS.has(listed)) === undefined) {
+    return undefined;
+  }
+  for (const word of words.slice(1)) {
+    const reach = reachOf(word);
+    if (reach !== undefined) return reach;
+  }
+  return undefined;
+}
+
+function reachOf(name: string | undefined): "network" | "processes" | undefined {
+  const base = (name ?? "").slice((name ?? "").lastIndexOf("/") + 1);
   return NETWORK_COMMANDS.has(base) ? "network" : HOST_READERS.has(base) ? "processes" : undefined;
 }
 

@@ -262,7 +262,16 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
         try {
           await withSession(async (session) => {
             for (
-              const command of ["ps auxeww", "pgrep -a sleep", "top -b -n1 -c", "/usr/bin/ps -eww e", "getent shadow"]
+              const command of [
+                "ps auxeww",
+                "pgrep -a sleep",
+                "top -b -n1 -c",
+                "/usr/bin/ps -eww e",
+                "getent shadow",
+                "timeout 5 ps auxeww",
+                "nice pgrep -a sleep",
+                "exec ps e",
+              ]
             ) {
               const result = await box.call(session, "bash", { command });
               assert.equal(result.errorCode, "permission_denied", command);
