@@ -62,13 +62,22 @@ describe("bash in the sandbox", { skip }, () => {
         assert.match(out.stdout, new RegExp(`HOME=${home}`));
       }, { ...auto, sandbox });
     }
-    // Without the sandbox the same command reads it: the test plants a real key.
+    // Without the sandbox the same command would read it (the test plants a real key): an automatic answer no longer
+    // lets it run (outside_unsandboxed), a person's yes does.
+    await withSession(async (session) => {
+      const refused = await box.call(session, "bash", { command: "cat ~/.ssh/id_rsa" });
+      assert.equal(refused.status, "skipped", JSON.stringify(refused));
+      assert.doesNotMatch(JSON.stringify(refused), new RegExp(planted));
+    }, { ...auto, sandbox: "off" });
     await withSession(async (session) => {
       const out = okOutput<BashResult>(await box.call(session, "bash", { command: "cat ~/.ssh/id_rsa" }));
       assert.equal(out.stdout, planted);
       assert.equal(out.sandboxed, false);
       assert.match(out.sandbox_reason ?? "", /off/);
-    }, { ...auto, sandbox: "off" });
+    }, {
+      sandbox: "off",
+      host: callbackHost({ confirm: () => true, choose: (request) => request.options[0].value as never }),
+    });
   });
 
   test("a reader's line sees the workspace read-only and reports no changes; a line that writes sees it writable", {
