@@ -692,8 +692,11 @@ export async function limitCommand(
       if (exit.signal && SIGNALS[exit.signal]) return found(SIGNALS[exit.signal], exit.signal);
       // The sandbox's check after the command: a private tmpfs held more than the limit. Before, a write refused with
       // ENOSPC whose error was discarded (`head -c 20M /dev/zero > /tmp/big 2>/dev/null || true`) ended as a success.
+      // The error output's tail, read once for both the check's line and the hints below.
+      let tail: string | undefined;
+      const readTail = (open: () => number) => tail ??= stderrTail(open);
       const checked = options.tmpfsChecked && exit.code === TMPFS_FULL_EXIT && stderrFile !== undefined
-        ? stderrTail(stderrFile)
+        ? readTail(stderrFile)
         : "";
       const grown = TMPFS_FILE_SIZE_LINE.exec(checked);
       if (grown) return found("fileSize", lineAround(checked, grown.index));
@@ -735,12 +738,12 @@ export async function limitCommand(
         );
       }
       if (stderrFile === undefined) return undefined;
-      const tail = stderrTail(stderrFile);
+      const text = readTail(stderrFile);
       for (const hint of HINTS) {
         if (hint.limit === "tmpSize" && !options.privateTmp) continue;
         if (unwitnessed(hint.limit, exit)) continue;
-        const match = hint.pattern.exec(tail);
-        if (match) return found(hint.limit, lineAround(tail, match.index));
+        const match = hint.pattern.exec(text);
+        if (match) return found(hint.limit, lineAround(text, match.index));
       }
       return undefined;
     },
