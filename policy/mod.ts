@@ -71,6 +71,7 @@ export { denoFlagsForNeeds, type NeedsFlagsOptions, SPAWN_ENV } from "./fence.ts
 export { classifyAddress } from "./egress/addresses.ts";
 export {
   allowedByName,
+  allowsLoopback,
   defaultPort,
   type DestinationAnswer,
   DestinationJudge,

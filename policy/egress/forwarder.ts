@@ -183,8 +183,11 @@ export function proxyMountArgs(proxy: SandboxProxy): string[] {
 /**
  * The environment that sends a command's clients through the forwarder:
  * the standard proxy variables (curl, wget, git, pip, deno, Go, Python), npm's
- * and cargo's own; loopback is left direct, where only the sandbox's own
- * private loopback answers.
+ * and cargo's own. Loopback is left direct (`NO_PROXY`), where only the
+ * sandbox's own private loopback answers, unless `proxyLoopback`: then
+ * `NO_PROXY` is empty and every loopback request goes to the proxy, which
+ * judges it and connects from the host (where `network.allow` names a
+ * loopback server: a direct request would reach the sandbox's empty loopback).
  *
  * Needs no permissions.
  *
@@ -194,9 +197,9 @@ export function proxyMountArgs(proxy: SandboxProxy): string[] {
  * console.log(proxyEnvironment(3128).HTTPS_PROXY); // http://127.0.0.1:3128
  * ```
  */
-export function proxyEnvironment(port: number): Record<string, string> {
+export function proxyEnvironment(port: number, proxyLoopback = false): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
-  const direct = "localhost,127.0.0.1,::1";
+  const direct = proxyLoopback ? "" : "localhost,127.0.0.1,::1";
   return {
     HTTP_PROXY: url,
     HTTPS_PROXY: url,

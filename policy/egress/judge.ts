@@ -164,6 +164,8 @@ interface Pattern {
   namesAddress: boolean;
 }
 
+// The addresses `localhost` names (the ones a `localhost` allow entry allows).
+const LOCALHOST_ADDRESSES = ["127.0.0.1", "::1"] as const;
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
 const SECURE: Record<string, string> = { "ws:": "http:", "wss:": "https:" };
 
@@ -210,6 +212,25 @@ function parsePattern(entry: string): Pattern {
   };
 }
 
+/**
+ * Whether one of these `network.allow` entries names a loopback destination
+ * (`localhost`, `127.0.0.1:8080`, `[::1]`, any 127/8 or mapped form): then a
+ * sandboxed command's loopback requests must go to the proxy (which connects
+ * from the host, where that server is) rather than straight into the
+ * sandbox's own loopback. Invalid entries are ignored here (the judge refuses
+ * them where they are parsed).
+ */
+export function allowsLoopback(entries: readonly string[]): boolean {
+  return entries.some((entry) => {
+    try {
+      const { host, wildcard } = parsePattern(entry);
+      return !wildcard && (host === "localhost" || classifyAddress(connectedKey(host) ?? host) === "loopback");
+    } catch {
+      return false;
+    }
+  });
+}
+
 // `denying`: the entry is a deny entry. `localhost` names loopback: a deny entry every loopback address (127/8, ::1,
 // mapped, and this machine's own interface addresses where they can be listed), an allow entry the addresses the name resolves to (127.0.0.1, ::1). Before, a deny of `localhost` refused
 // the name only, and `curl http://127.0.0.1:port/` read the server it denied once a person said yes.
@@ -224,7 +245,9 @@ function matches(p: Pattern, scheme: string, host: string, port: string, denying
   const key = denying ? destinationKey : connectedKey;
   if (p.host === "localhost" && net.isIP(host.replace(/%.*$/, "")) !== 0) {
     const address = key(host) ?? host;
-    return denying ? destinationClass(address) === "loopback" : address === "127.0.0.1" || address === "::1";
+    return denying
+      ? destinationClass(address) === "loopback"
+      : (LOCALHOST_ADDRESSES as readonly string[]).includes(address);
   }
   if (net.isIP(host) !== 0 && net.isIP(p.host) !== 0) return key(host) === key(p.host);
   return host === p.host;
@@ -336,8 +359,19 @@ export class DestinationJudge {
     // where a command could spell data into it (DNS exfiltration).
     const deniedByName = this.#denied.find((p) => matches(p, web, host, port, true));
     if (deniedByName) throw deniedBy(who, origin, [], deniedByName);
-    const pattern = this.#allowed.find((p) => matches(p, web, host, port));
-    const literal = net.isIP(host) !== 0;
+    let pattern = this.#allowed.find((p) => matches(p, web, host, port));
+    // `localhost` is judged as the loopback address an entry names (127.0.0.1:8080, [::1]:8080), and connected to
+    // at that very address: before, with 127.0.0.1:8080 on the list, `curl http://localhost:8080/` was a name not
+    // on the list (asked about, refused), while the same server by its address was allowed.
+    let pinned: string[] | undefined;
+    for (const address of pattern || host !== "localhost" ? [] : LOCALHOST_ADDRESSES) {
+      pattern = this.#allowed.find((p) => p.namesAddress && matches(p, web, address, port));
+      if (pattern) {
+        pinned = [address];
+        break;
+      }
+    }
+    const literal = net.isIP(host) !== 0 || pinned !== undefined;
     const ask = this.#options.ask;
     if (!pattern && !literal && ask === undefined) {
       throw refused(`${who} may not connect to ${origin}: it is not on the policy's network.allow`, {
@@ -350,7 +384,7 @@ export class DestinationJudge {
     const first = !pattern && !literal
       ? await this.#answer(who, origin, origin, host, { origin, addresses: [] }, signal, budget)
       : undefined;
-    const addresses = literal ? [host] : await (this.#options.resolve ?? systemResolve)(host);
+    const addresses = pinned ?? (literal ? [host] : await (this.#options.resolve ?? systemResolve)(host));
     if (addresses.length === 0 || addresses.some((a) => !net.isIP(a))) throw unresolved(shownHost, origin);
     const denied = this.#denied.find((p) => p.namesAddress && addresses.some((a) => matches(p, web, a, port, true)));
     if (denied) throw deniedBy(who, origin, addresses, denied);

@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ToolContext } from "@toolfence/core";
 import {
+  allowsLoopback,
   bubblewrapPath,
   type ConnectionPool,
   type EgressConnection,
@@ -149,7 +150,7 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
     });
     return {
       network: { proxy: { socket, port: SANDBOX_PROXY_PORT, forwarder } },
-      env: proxyEnvironment(SANDBOX_PROXY_PORT),
+      env: proxyEnvironment(SANDBOX_PROXY_PORT, allowsLoopback(policy.networkRules.allow)),
       refusals,
       close: () =>
         proxy.close().finally(() => {

@@ -8,7 +8,13 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import os from "node:os";
 import { classifyAddress } from "../../../policy/egress/addresses.ts";
-import { type DestinationAnswer, DestinationJudge, type EgressRules } from "../../../policy/egress/judge.ts";
+import {
+  allowsLoopback,
+  type DestinationAnswer,
+  DestinationJudge,
+  type EgressRules,
+} from "../../../policy/egress/judge.ts";
+import { proxyEnvironment } from "../../../policy/egress/forwarder.ts";
 
 // Another address of a network this machine's interfaces are on, in a range classed public (this test machine's eth0
 // is 192.0.2.2/24: 192.0.2.1, its gateway), with the network's prefix; none where no interface has such a network.
@@ -162,6 +168,45 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.equal(await outcome("http:", "0:0:0:0:0:0:0:1", "8080"), "allowed 0:0:0:0:0:0:0:1");
     assert.equal(await outcome("http:", "[::ffff:127.0.0.1]", "8080"), "url_not_allowed", "mapped is another entry");
     assert.equal(await outcome("https:", "[2606:4700:0::1111]", "443"), "allowed 2606:4700:0::1111");
+  });
+
+  // Before, with 127.0.0.1:8080 on the list, `localhost:8080` was a name not on it: asked about and refused (or,
+  // with a yes, connected to whatever the resolver said), while the same server by its address was allowed.
+  test("localhost is judged as the loopback address an entry names, in every spelling, and connected to there", {
+    timeout: 30_000,
+  }, async () => {
+    const { outcome, lookups, asked } = judgeWith(
+      { allow: ["127.0.0.1:8080", "[::1]:9090"], deny: ["localhost:7070"] },
+      { localhost: ["::1"], "localhost.": ["::1"] },
+      false,
+    );
+    for (const host of ["localhost", "LOCALHOST", "localhost.", "LocalHost."]) {
+      assert.equal(await outcome("http:", host, "8080"), "allowed 127.0.0.1", host);
+      assert.equal(await outcome("https:", host, "9090"), "allowed ::1", host);
+    }
+    assert.deepEqual(lookups, [], "the address judged is the one connected to, never looked up");
+    assert.deepEqual(asked, []);
+    // Another port, and a denied one, stay refused, whatever the spelling.
+    for (const host of ["localhost", "127.0.0.1", "[::1]", "LOCALHOST."]) {
+      assert.equal(await outcome("http:", host, "8081"), "url_not_allowed", host);
+      assert.equal(await outcome("http:", host, "7070"), "url_not_allowed", host);
+    }
+    // The entry names the IPv4 address: the IPv6 one is another socket, not allowed by it.
+    assert.equal(await outcome("http:", "[::1]", "8080"), "url_not_allowed");
+    assert.equal(await outcome("http:", "127.0.0.1", "9090"), "url_not_allowed");
+  });
+
+  test("a sandbox's loopback goes to the proxy exactly when an allow entry names a loopback destination", {
+    timeout: 30_000,
+  }, () => {
+    const named = ["localhost", "LOCALHOST.:3000", "http://127.0.0.1:8080", "127.9.9.9", "[::1]:9", "[::ffff:7f00:1]"];
+    for (const entry of named) assert.equal(allowsLoopback(["example.com", entry]), true, entry);
+    for (const entry of ["example.com", "*.localhost", "10.0.0.1", "[::2]", "bad entry:x", "*.127.0.0.1"]) {
+      assert.equal(allowsLoopback([entry]), false, entry);
+    }
+    assert.equal(proxyEnvironment(3128, true).no_proxy, "");
+    assert.equal(proxyEnvironment(3128, true).NO_PROXY, "");
+    assert.equal(proxyEnvironment(3128).no_proxy, "localhost,127.0.0.1,::1");
   });
 
   // Before, an allow entry naming an IPv4 address (or localhost) matched every IPv6 form carrying it, and the proxy

@@ -321,6 +321,50 @@ print('holding', flush=True); time.sleep(120)"`;
     },
   );
 
+  // Before, NO_PROXY sent every loopback request straight into the sandbox's empty loopback, so a server the list
+  // named on the host's could not be reached by curl, wget or Python without `--noproxy ''` (curl exit 7, wget 4,
+  // urllib "Connection refused"). With a loopback entry on the list, NO_PROXY is empty and the proxy judges each.
+  test("a loopback server named on the list is reached by curl, wget and urllib in every spelling; others refused", {
+    timeout: 180_000,
+  }, async () => {
+    const before = served.length;
+    const clients = (url: string) =>
+      [
+        `curl -sS --max-time 10 -o /dev/null -w 'curl %{http_code} %{size_download}\n' ${url}`,
+        `wget -q -O - ${url} | wc -c | sed 's/^/wget /'`,
+        `python3 -c "import urllib.request as u; print('py', len(u.urlopen('${url}', timeout=10).read()))"`,
+      ].join("; ");
+    const hosts = ["127.0.0.1", "localhost", "LOCALHOST.", "[::ffff:127.0.0.1]"];
+    const out = await bash(
+      `echo "no_proxy=[$no_proxy]"; ` + hosts.map((h) => clients(`http://${h}:${port}/ok`)).join("; "),
+    );
+    assert.match(out.stdout, /^no_proxy=\[\]$/m);
+    const lines = out.stdout.split("\n");
+    assert.equal(lines.filter((l) => l === `curl 200 ${MB}`).length, hosts.length, out.stdout + out.stderr);
+    assert.equal(lines.filter((l) => l === `wget ${MB}`).length, hosts.length, out.stdout + out.stderr);
+    assert.equal(lines.filter((l) => l === `py ${MB}`).length, hosts.length, out.stdout + out.stderr);
+    assert.equal(served.length - before, hosts.length * 3, JSON.stringify(served));
+    assert.deepEqual(out.network_refused ?? [], []);
+
+    // Another loopback server, not on the list, in the same spellings and [::1]: refused by the proxy, never served.
+    const hits: string[] = [];
+    const other = http.createServer((req, res) => void (hits.push(req.url ?? ""), res.end("leak")));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    try {
+      const refused = await bash(
+        [...hosts, "[::1]"].map((h) => clients(`http://${h}:${otherPort}/no`)).join("; ") +
+          `; ${clients(`http://[::1]:${port}/v6`)}`,
+      );
+      assert.doesNotMatch(refused.stdout, /leak|curl 200|py \d/, refused.stdout);
+      assert.deepEqual(hits, [], "the unlisted loopback server saw nothing");
+      assert.ok((refused.network_refused?.length ?? 0) >= 15, JSON.stringify(refused.network_refused));
+      for (const line of refused.network_refused ?? []) assert.match(line, /not on the allowlist and was denied/);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
   test("1 MB from a loopback server named on the list, through the proxy", { timeout: 180_000 }, async () => {
     const out = await bash(
       `curl -sS --noproxy '' -o big.bin -w '%{http_code} %{size_download}' http://127.0.0.1:${port}/1mb`,
@@ -330,5 +374,41 @@ print('holding', flush=True); time.sleep(120)"`;
     // Another port of loopback is not named, and is refused.
     const other = await bash(`curl -sS --noproxy '' http://127.0.0.1:${port + 1}/`);
     assert.match(other.network_refused?.[0] ?? "", /127\.0\.0\.1:\d+ \(a loopback address/);
+  });
+});
+
+// Without a loopback entry on the list, loopback stays direct: a dev server the command starts in the sandbox is
+// reached on the sandbox's own loopback, and the host's loopback servers are not in view at all.
+describe("loopback of a sandboxed command whose list names none", { skip, timeout: 120_000 }, () => {
+  test("NO_PROXY keeps loopback direct: the command's own server answers, the host's is not reached", {
+    timeout: 120_000,
+  }, async () => {
+    const hits: string[] = [];
+    const host = http.createServer((req, res) => void (hits.push(req.url ?? ""), res.end("host")));
+    await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", resolve));
+    const hostPort = (host.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-egress-test-"));
+    const file = { network: { allow: ["*.example.test"] } };
+    const rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
+    const session = new Session({ workspace: dir, host: denyingNetworkHost([]), rules });
+    try {
+      const result = await box.call(session, "bash", {
+        command: `echo inside > page.txt; echo "no_proxy=[$no_proxy]"; ` +
+          `python3 -m http.server --bind 127.0.0.1 18080 >/dev/null 2>&1 & s=$!; ` +
+          `for i in $(seq 100); do curl -s -o /dev/null http://localhost:18080/ && break; sleep 0.1; done; ` +
+          `curl -sS http://localhost:18080/page.txt; curl -sS --max-time 5 http://127.0.0.1:${hostPort}/; ` +
+          `echo host=$?; kill $s`,
+      });
+      const out = result.output as BashResult;
+      assert.equal(out.sandboxed, true);
+      assert.match(out.stdout, /^no_proxy=\[localhost,127\.0\.0\.1,::1\]$/m);
+      assert.match(out.stdout, /^inside$/m, out.stderr);
+      assert.match(out.stdout, /^host=7$/m, "the host's loopback is not in the sandbox's namespace");
+      assert.deepEqual(hits, []);
+    } finally {
+      await session.close();
+      await new Promise((resolve) => host.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
