@@ -1205,10 +1205,28 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       over = true;
       connection.close();
     };
+    // The ids of the batch's requests so far (as strings, as the ids in flight are kept). A request whose id one
+    // before it in the batch took is refused, as the stdio transport refuses it (all of a batch is in flight until
+    // its one answer): MCP says an id is never used twice in a session, and JSON-RPC's client matches the batch's
+    // answers by id. A stateless server, where each request is a session of its own, ran both and answered the id
+    // twice.
+    const idsInBatch = new Set<string>();
     for (const frame of frames) {
       if (over || request.signal.aborted) break;
       if (frame.kind === "reply") parts.push(frame.reply);
       if (frame.kind !== "message") continue;
+      if (isJSONRPCRequest(frame.message)) {
+        const key = String(frame.message.id);
+        if (idsInBatch.has(key)) {
+          parts.push(errorReply(
+            frame.message.id,
+            JSONRPC_ERRORS.invalidRequest,
+            `Invalid request: the id ${shownId(frame.message.id)} belongs to a request still in flight; use a new id`,
+          ));
+          continue;
+        }
+        idsInBatch.add(key);
+      }
       // A message served settles in microtasks alone (a ping does): without a turn of the event loop between two,
       // no other request, of this tenant or another, would be read until the whole batch was.
       if (parts.length > 0) await new Promise((resolve) => setTimeout(resolve, 0));

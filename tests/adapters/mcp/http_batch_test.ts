@@ -133,6 +133,20 @@ describe("JSON-RPC batches over Streamable HTTP", { timeout: 120_000 }, () => {
     assert.equal(answer.text, "");
   });
 
+  test("a request whose id one before it in the batch took is refused, even once that one is answered", {
+    timeout: 60_000,
+  }, async () => {
+    const answer = await post([
+      { jsonrpc: "2.0", id: "q", method: "ping" },
+      { jsonrpc: "2.0", id: "q", method: "ping" },
+    ]);
+    assert.equal(answer.status, 200, answer.text);
+    const got = replies(answer);
+    assert.equal(got.length, 2, answer.text);
+    assert.equal(got.filter((r) => r.result !== undefined).length, 1, answer.text);
+    assert.equal(got.find((r) => r.error)?.error?.code, -32600, answer.text);
+  });
+
   test("each message gets the checks of one alone: ids in flight, the cap on calls", { timeout: 60_000 }, async () => {
     const answer = await post([
       call("s1", "sleep", { seconds: 1 }),
@@ -266,4 +280,38 @@ describe("JSON-RPC batches to a stateless server", { timeout: 60_000 }, () => {
     assert.ok(ids.get("2")!.result, answer.text);
     assert.equal(ids.get("3")!.error?.code, -32600);
   });
+
+  // Each request of a stateless server is a session of its own, so no id was ever in flight: a batch's two requests
+  // of one id both ran and the batch's answer held two replies of that id. The stdio transport refuses the second.
+  test(
+    "a request whose id one before it in the batch took is refused, as over stdio",
+    { timeout: 60_000 },
+    async () => {
+      const answer = await raw(h.server.url, {
+        body: JSON.stringify([
+          call(7, "sleep", { seconds: 1 }),
+          call(7, "datetime"),
+          { jsonrpc: "2.0", id: "p", method: "ping" },
+          { jsonrpc: "2.0", id: "p", method: "ping" },
+          // 8 and "8" are one id here, as for the ids in flight.
+          { jsonrpc: "2.0", id: 8, method: "ping" },
+          { jsonrpc: "2.0", id: "8", method: "ping" },
+        ]),
+        headers: { authorization: `Bearer ${TOKEN}`, "mcp-protocol-version": "2025-03-26" },
+      });
+      assert.equal(answer.status, 200, answer.text);
+      const got = replies(answer);
+      assert.equal(got.length, 6, answer.text);
+      for (const [first, second] of [[7, 7], ["p", "p"], [8, "8"]]) {
+        const firsts = got.filter((r) => r.id === first && r.result !== undefined);
+        assert.equal(firsts.length, 1, answer.text);
+        const refused = got.filter((r) => r.id === second && r.error !== undefined);
+        assert.equal(refused.length, 1, answer.text);
+        assert.equal(refused[0].error!.code, -32600);
+        assert.match(refused[0].error!.message, /still in flight; use a new id/);
+      }
+      // The sleep ran once: its one reply is its result, the datetime never ran.
+      assert.match(got.find((r) => r.id === 7 && r.result)!.result!.content![0].text!, /slept_ms/);
+    },
+  );
 });
