@@ -193,6 +193,7 @@ export type {
   JsonSchemaToolSpec,
   LateResult,
   LateResults,
+  LateResultsOptions,
   Launcher,
   LauncherRequest,
   ModelMessage,

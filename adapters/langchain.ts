@@ -121,6 +121,7 @@ export type {
   JsonSchemaToolSpec,
   LateResult,
   LateResults,
+  LateResultsOptions,
   Launcher,
   LauncherRequest,
   ListOptions,

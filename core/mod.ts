@@ -85,7 +85,7 @@ export { type Dialects } from "./dialects.ts";
 export { type SandboxSetting, type WriteKind } from "./services.ts";
 export type { CopiedCounts, FileDoor, FileSnapshot } from "./file_door.ts";
 export { type Launcher, type LauncherRequest, type ProcessRequest, type StartedProcess } from "./process_door.ts";
-export { LateResults } from "./late_results.ts";
+export { DEFAULT_LATE_RESULTS_MAX_BYTES, DEFAULT_LATE_RESULTS_MAX_COUNT, LateResults } from "./late_results.ts";
 export { type OnFailureHook, type RetryPolicy } from "./tool.ts";
 export { type ImageMediaType } from "./images.ts";
 export { type ChildSessionOptions, type FileChangeEvent } from "./session.ts";
@@ -102,7 +102,7 @@ export {
   type RunningProcess,
   type ShellRequest,
 } from "./process_door.ts";
-export { type LateResult } from "./late_results.ts";
+export { type LateResult, type LateResultsOptions } from "./late_results.ts";
 export { type ToolFailureEvent } from "./tool.ts";
 export { type ProcessExit, type RequestCommon } from "./process_door.ts";
 export { errorCodeInfo, isCataloguedCode } from "./error_codes.ts";

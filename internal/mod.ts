@@ -177,6 +177,7 @@ export type {
   JsonSchemaToolSpec,
   LateResult,
   LateResults,
+  LateResultsOptions,
   Launcher,
   LauncherRequest,
   ModelMessage,

@@ -205,6 +205,7 @@ export type {
   JsonSchemaToolSpec,
   LateResult,
   LateResults,
+  LateResultsOptions,
   Launcher,
   LauncherRequest,
   MemoryArtifactPool,

@@ -104,6 +104,7 @@ export type {
   JsonSchemaToolSpec,
   LateResult,
   LateResults,
+  LateResultsOptions,
   Launcher,
   LauncherRequest,
   ListOptions,

@@ -33,7 +33,9 @@
  *   when it is at most 64 KiB of JSON (else `outputOmitted`, its length).
  *   Over HTTP they go on the session's GET stream. The session's late results
  *   so far are also a resource, {@linkcode LATE_RESULTS_URI} (listed once
- *   there is one), for a client that missed the notifications.
+ *   there is one), for a client that missed the notifications. A session keeps
+ *   a bounded number of them (see `LateResults`): the oldest are dropped, said
+ *   by the resource's `dropped` and a `late_results_dropped` log notice.
  * - With {@linkcode McpServerOptions.shared} (a fleet's store), artifacts and
  *   late results made on another replica are listed and read as this
  *   process's own, and the outcome of any call of the session is a resource,
@@ -557,9 +559,16 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     listedLateResults = lateResults;
     void server.sendResourceListChanged().catch(() => {});
   };
+  let toldDropped = 0;
   session.lateResults.onLateResult((late) => {
     const params = lateResultParams(late);
     log("notice", { event: "late_result", callId: params.callId, lateResult: params });
+    // Past the session's bounds the oldest late results are dropped: the client hears how many, never silently.
+    const dropped = session.lateResults.dropped;
+    if (dropped > toldDropped) {
+      log("notice", { event: "late_results_dropped", dropped, newlyDropped: dropped - toldDropped });
+      toldDropped = dropped;
+    }
     void server.notification({ method: LATE_RESULT_NOTIFICATION, params }).catch(() => {});
     resourcesChanged();
   });
@@ -742,7 +751,10 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     const asJson = (value: unknown) => ({
       contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }],
     });
-    if (uri === LATE_RESULTS_URI) return asJson({ lateResults: (await lateResults()).map(lateResultParams) });
+    if (uri === LATE_RESULTS_URI) {
+      const dropped = session.lateResults.dropped;
+      return asJson({ lateResults: (await lateResults()).map(lateResultParams), ...(dropped > 0 ? { dropped } : {}) });
+    }
     if (shared && uri.startsWith(CALLS_PREFIX)) {
       const requestId = decodedOrUndefined(uri.slice(CALLS_PREFIX.length));
       const call = requestId === undefined ? undefined : await shared.call(requestId);

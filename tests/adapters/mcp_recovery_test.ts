@@ -22,6 +22,10 @@ import {
   LoggingMessageNotificationSchema,
   ResourceListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import * as v from "valibot";
+import { tool } from "../../core/tool.ts";
+import { DEFAULT_LATE_RESULTS_MAX_BYTES } from "../../core/mod.ts";
+import { ToolBox } from "../../toolbox.ts";
 import { LATE_RESULT_NOTIFICATION, LATE_RESULTS_URI, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
 import { DENO_PROCESS_ONLY } from "../_runtime.ts";
@@ -138,6 +142,56 @@ describe("recovery fields and late results over MCP", { timeout: 60_000 }, () =>
     try {
       await client.connect(new StreamableHTTPClientTransport(server.url));
       await checkRecovery(client, heard, workspace);
+    } finally {
+      await client.close();
+      await server.shutdown();
+    }
+  });
+});
+
+// A client that makes call after call that times out and settles late must not grow the server without bound: the
+// session keeps its late results within a byte budget (and a count), drops the oldest, and says so.
+describe("late results are bounded per session", { timeout: 60_000 }, () => {
+  test("over Streamable HTTP: the oldest dropped, the drop in the resource and a log notice", {
+    timeout: 60_000,
+  }, async () => {
+    const size = Math.ceil(DEFAULT_LATE_RESULTS_MAX_BYTES / 3);
+    const box = new ToolBox({ graceMs: 5 }).register(tool({
+      name: "big_late",
+      description: "Returns a large text after its timeout.",
+      input: v.object({ n: v.number() }),
+      readOnly: true,
+      timeoutMs: 30,
+      run: async ({ n }) => {
+        await new Promise((done) => setTimeout(done, 120));
+        return `${n}:${"x".repeat(size)}`;
+      },
+    }));
+    const server = await serveHttp(box, { port: 0, workspace, allowNoAuth: true, sandbox: "off" });
+    const client = new Client({ name: "late-bound-test", version: "1" });
+    const heard = listen(client);
+    try {
+      await client.connect(new StreamableHTTPClientTransport(server.url));
+      const calls = 6;
+      for (let n = 0; n < calls; n++) {
+        const result = await client.callTool({ name: "big_late", arguments: { n } }) as CallToolResult;
+        assert.equal(meta(result).status, "timed_out");
+      }
+      await until(() => heard.late.length === calls, 20_000);
+      assert.equal(heard.late.length, calls);
+      const read = await client.readResource({ uri: LATE_RESULTS_URI });
+      const body = JSON.parse((read.contents[0] as { text: string }).text) as {
+        lateResults: { callId: string; outputOmitted?: number }[];
+        dropped?: number;
+      };
+      // Two of them fit the budget (a third would pass it): the four oldest were dropped, the newest kept.
+      assert.equal(body.lateResults.length, 2, JSON.stringify(body).slice(0, 500));
+      assert.equal(body.dropped, calls - 2);
+      assert.deepEqual(body.lateResults.map((late) => late.callId), heard.late.slice(-2).map((late) => late.callId));
+      await until(() => heard.logs.some((l) => l.event === "late_results_dropped" && l.dropped === calls - 2), 5_000);
+      const drops = heard.logs.filter((l) => l.event === "late_results_dropped");
+      assert.equal(drops.at(-1)!.dropped, calls - 2);
+      assert.equal(drops.reduce((sum, l) => sum + (l.newlyDropped as number), 0), calls - 2);
     } finally {
       await client.close();
       await server.shutdown();

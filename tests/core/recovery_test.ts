@@ -10,7 +10,7 @@ import { fail } from "../../core/failure.ts";
 import { ToolError } from "../../core/errors.ts";
 import { effectStateOf, makeResult, type ToolResult, type ToolStatus } from "../../core/result.ts";
 import { type Effect, EFFECTS } from "../../core/effects.ts";
-import type { LateResult } from "../../core/late_results.ts";
+import { DEFAULT_LATE_RESULTS_MAX_COUNT, type LateResult, LateResults } from "../../core/late_results.ts";
 import type { ToolContext } from "../../core/context.ts";
 import { delay, withSession } from "./_helpers.ts";
 
@@ -468,5 +468,42 @@ test("a tool that rejects with its signal's reason leaves no late result, whatev
     }
     await delay(50);
     assert.deepEqual(session.lateResults.list(), []);
+  });
+});
+
+describe("late results are bounded", () => {
+  const lateOf = (n: number, output: unknown = n): LateResult => ({
+    ...makeResult({ toolName: "t", status: "success", output }),
+    attemptId: { callId: `c${n}`, attempt: 1, ownerGeneration: 0 },
+    lateResult: true,
+    reportedStatus: "timed_out",
+    staleOwner: false,
+  } as LateResult);
+
+  test("by count: the oldest dropped first and counted, every one still heard", { timeout: 10_000 }, () => {
+    const late = new LateResults();
+    let heard = 0;
+    late.onLateResult(() => heard++);
+    const extra = 7;
+    for (let n = 0; n < DEFAULT_LATE_RESULTS_MAX_COUNT + extra; n++) late.record(lateOf(n));
+    assert.equal(heard, DEFAULT_LATE_RESULTS_MAX_COUNT + extra);
+    assert.equal(late.list().length, DEFAULT_LATE_RESULTS_MAX_COUNT);
+    assert.equal(late.dropped, extra);
+    assert.equal(late.list()[0].attemptId.callId, `c${extra}`);
+    assert.equal(late.list().at(-1)!.attemptId.callId, `c${DEFAULT_LATE_RESULTS_MAX_COUNT + extra - 1}`);
+  });
+
+  test("by bytes: the newest kept whole even past the budget, the others dropped", { timeout: 10_000 }, () => {
+    const late = new LateResults({ maxBytes: 10_000 });
+    late.record(lateOf(0, "a".repeat(4_000)));
+    late.record(lateOf(1, "b".repeat(4_000)));
+    assert.equal(late.dropped, 0);
+    late.record(lateOf(2, "c".repeat(4_000)));
+    assert.deepEqual(late.list().map((l) => l.attemptId.callId), ["c1", "c2"]);
+    late.record(lateOf(3, "d".repeat(50_000)));
+    assert.deepEqual(late.list().map((l) => l.attemptId.callId), ["c3"]);
+    assert.equal(late.dropped, 3);
+    assert.throws(() => new LateResults({ maxCount: 0 }), TypeError);
+    assert.throws(() => new LateResults({ maxBytes: 0 }), TypeError);
   });
 });
