@@ -14,7 +14,7 @@
 export type WildcardItem = typeof ANY_RUN | ((item: number) => boolean) | number;
 
 /** The item `*` is read as. */
-export const ANY_RUN = -1;
+export const ANY_RUN: -1 = -1;
 
 const anyOne = () => true;
 
