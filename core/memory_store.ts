@@ -5,7 +5,12 @@
  * @module
  */
 
-import type { LateResult } from "./late_results.ts";
+import {
+  DEFAULT_LATE_RESULTS_MAX_BYTES,
+  DEFAULT_LATE_RESULTS_MAX_COUNT,
+  type LateResult,
+  lateResultSize,
+} from "./late_results.ts";
 import type { ArtifactRef } from "./result.ts";
 import type {
   AuditQuery,
@@ -198,9 +203,17 @@ export class MemoryStore implements Store {
   }
 
   recordLateResult(tenant: string, sessionId: string, late: LateResult): Promise<void> {
-    let list = this.#late.get(sessionId);
-    if (!list) this.#late.set(sessionId, list = []);
-    list.push({ tenant, late: copy(late) });
+    const list = [...(this.#late.get(sessionId) ?? []), { tenant, late: copy(late) }];
+    // The session's bounds, as its LateResults keeps them: from the newest back, as many as fit (the newest always).
+    let count = 0;
+    let held = 0;
+    const kept = list.reverse().filter((item) => {
+      if (item.tenant !== tenant) return true;
+      count++;
+      held += lateResultSize(item.late);
+      return count === 1 || (count <= DEFAULT_LATE_RESULTS_MAX_COUNT && held <= DEFAULT_LATE_RESULTS_MAX_BYTES);
+    });
+    this.#late.set(sessionId, kept.reverse());
     return Promise.resolve();
   }
 

@@ -216,7 +216,10 @@ export interface Store {
   /** The calls still running, of one replica or one session when asked (to account for them when it is gone). */
   runningCalls(filter?: { owner?: string; sessionId?: string }): Promise<StoredCall[]>;
 
-  /** Keeps a late result of a session. */
+  /**
+   * Keeps a late result of a session, within the bounds a session's LateResults keeps (the newest always, then as many
+   * as fit from the newest back, by DEFAULT_LATE_RESULTS_MAX_COUNT and DEFAULT_LATE_RESULTS_MAX_BYTES).
+   */
   recordLateResult(tenant: string, sessionId: string, late: LateResult): Promise<void>;
   /** The session's late results, oldest first. */
   lateResults(tenant: string, sessionId: string): Promise<LateResult[]>;

@@ -15,6 +15,7 @@ import type {
   StoredQuestion,
   StoredSession,
 } from "@toolfence/core";
+import { DEFAULT_LATE_RESULTS_MAX_BYTES, DEFAULT_LATE_RESULTS_MAX_COUNT } from "@toolfence/core";
 import { type Dialect, dialectSql, MIGRATIONS, SCHEMA_VERSION } from "./_store_migrations.ts";
 
 /** A row as a driver returns it. */
@@ -348,6 +349,15 @@ export class SqlStore implements Store {
     await this.#db.run(
       "INSERT INTO late_results (tenant, session_id, result) VALUES (?, ?, ?)",
       [tenant, sessionId, json(late)],
+    );
+    // The session's bounds, as its LateResults keeps them: from the newest back, as many as fit (the newest always).
+    // Before, every late result of a fleet's session stayed in the store, and its resource listed them all.
+    await this.#db.run(
+      "DELETE FROM late_results WHERE seq IN (SELECT seq FROM (SELECT seq, " +
+        "ROW_NUMBER() OVER (ORDER BY seq DESC) AS n, " +
+        "SUM(LENGTH(result)) OVER (ORDER BY seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held " +
+        "FROM late_results WHERE session_id = ? AND tenant = ?) AS newest WHERE n > 1 AND (n > ? OR held > ?))",
+      [sessionId, tenant, DEFAULT_LATE_RESULTS_MAX_COUNT, DEFAULT_LATE_RESULTS_MAX_BYTES],
     );
   }
 

@@ -7,7 +7,15 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type LateResult, makeResult, sha256Hex, type Store, type StoredSession } from "@toolfence/core";
+import {
+  DEFAULT_LATE_RESULTS_MAX_BYTES,
+  DEFAULT_LATE_RESULTS_MAX_COUNT,
+  type LateResult,
+  makeResult,
+  sha256Hex,
+  type Store,
+  type StoredSession,
+} from "@toolfence/core";
 import { openStore } from "@toolfence/adapters/mcp";
 import { openSqlite } from "../../adapters/mcp/_sqlite_driver.ts";
 import { openPostgres } from "../../adapters/mcp/_postgres_driver.ts";
@@ -198,6 +206,30 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       await store.recordLateResult("acme", "s5", late);
       assert.deepEqual(await store.lateResults("acme", "s5"), [late]);
       assert.deepEqual(await store.lateResults("evil", "s5"), []);
+    });
+
+    test("keeps a session's late results within its LateResults' bounds, the oldest dropped first", async () => {
+      // Before, a fleet's store kept every one: 300 late results of 1 MB stayed, and the resource listed them all.
+      const late = (callId: string, output: string): LateResult => ({
+        ...makeResult({ toolName: "sleep", status: "success", output, attemptId: undefined }),
+        attemptId: { callId, attempt: 1, ownerGeneration: 0 },
+        lateResult: true,
+        reportedStatus: "timed_out",
+        staleOwner: false,
+      });
+      const over = DEFAULT_LATE_RESULTS_MAX_COUNT + 5;
+      for (let i = 0; i < over; i++) await store.recordLateResult("acme", "s-bound", late(`c${i}`, "done"));
+      // Another tenant's under the same session id counts apart.
+      await store.recordLateResult("evil", "s-bound", late("e0", "done"));
+      const kept = (await store.lateResults("acme", "s-bound")).map((result) => result.attemptId?.callId);
+      assert.equal(kept.length, DEFAULT_LATE_RESULTS_MAX_COUNT);
+      assert.deepEqual([kept[0], kept.at(-1)], ["c5", `c${over - 1}`]);
+      assert.equal((await store.lateResults("evil", "s-bound")).length, 1);
+      // By size: three of 40% of the budget each keep the newest two; one past the budget alone is still kept.
+      const big = "x".repeat(Math.floor(DEFAULT_LATE_RESULTS_MAX_BYTES * 0.4));
+      for (const id of ["b1", "b2", "b3"]) await store.recordLateResult("acme", "s-bytes", late(id, big));
+      const bigKept = (await store.lateResults("acme", "s-bytes")).map((result) => result.attemptId?.callId);
+      assert.deepEqual(bigKept, ["b2", "b3"]);
     });
 
     test("shares a blob among a tenant's sessions, never across tenants", async () => {
