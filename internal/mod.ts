@@ -89,6 +89,7 @@ export {
   type PathMatcher,
 } from "./path_globs.ts";
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
+export { settlesWithin } from "./settles_within.ts";
 export { captureOutput, type OutputCapture } from "./process_output.ts";
 export { type ProbeOutcome, runProbe, shellOutput } from "./probe_process.ts";
 export {

@@ -17,6 +17,7 @@ import { ToolError } from "@toolfence/core";
 import type { ProcessExit, RunningProcess } from "@toolfence/core";
 import { isRuntimePermissionError, queryRuntimePermission, runtimeFenceKind } from "./runtime_permissions.ts";
 import { isExecutableFileSync } from "./executable.ts";
+import { settlesWithin } from "./settles_within.ts";
 
 /** A started process group, with its pipes. */
 export interface GroupProcess extends RunningProcess {
@@ -81,13 +82,6 @@ export async function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_
     await delay(POLL_MS);
   }
   return false;
-}
-
-// Whether `work` settles within `ms`.
-function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((done) => (timer = setTimeout(() => done(false), ms)));
-  return Promise.race([work.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -436,14 +436,13 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
           byShell
             ? text.split(`== ${file}\n`)[1]?.split("\n== ")[0] ?? ""
             : text.split("\u0000")[eventFiles.indexOf(file)] ?? "";
+        const peak = memoryPeak !== undefined ? /^(\d+)$/m.exec(section(memoryPeak)) : null;
         return {
           processes: processesRefused(section(eventFiles[0])),
           memory: memoryEvents !== undefined && oomKilled(section(memoryEvents)),
           cpu: cpuFile !== undefined && cpuUsed(section(cpuFile)),
           sharedProcesses: sharedPidsEvents !== undefined && processesRefused(section(sharedPidsEvents)),
-          ...(memoryPeak !== undefined && /^\d+$/m.test(section(memoryPeak))
-            ? { memoryPeakBytes: Number(/^(\d+)$/m.exec(section(memoryPeak))![1]) }
-            : {}),
+          ...(peak !== null ? { memoryPeakBytes: Number(peak[1]) } : {}),
         };
       });
       return { counters, removed: closing ? closing.removed : read.then(() => {}) };

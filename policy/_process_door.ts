@@ -37,6 +37,7 @@ import {
   mkdirsConfined,
   REPOSITORY_STORE_GLOBS,
   sandboxMakesSession,
+  settlesWithin,
   spawnGroup,
   unlinkConfined,
   watchWorkspace,
@@ -45,7 +46,7 @@ import {
 import type { SandboxProxy } from "./egress/forwarder.ts";
 import type { CommandAuthorization } from "./shell/authorize_command.ts";
 import { isReadOnlyLine } from "./shell/read_only_line.ts";
-import { limitCommand, type LimitedCommand, type ResourceLimits, type WrittenFile } from "./limits.ts";
+import { limitCommand, type LimitedCommand, type ResourceLimits, type TmpfsAtEnd, type WrittenFile } from "./limits.ts";
 import { TMPFS_SLACK_BYTES } from "./_limits.ts";
 import {
   bubblewrapStatus,
@@ -53,7 +54,6 @@ import {
   sandboxArgv,
   type SandboxedCommand,
   sandboxUnavailable,
-  type TmpfsAtEnd,
   tmpfsAtEnd,
 } from "./sandbox.ts";
 
@@ -107,13 +107,6 @@ const CAPTURES = "output";
 // machine, or a `find` through a tmpfs of many files, must not keep a command past its timeout.
 const TMPFS_LOOK_MS = 2_000;
 
-// `look`, or nothing once `ms` have passed.
-function lookedWithin(look: Promise<void>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([look, late]).finally(() => clearTimeout(timer));
-}
-
 /** The door; see the module. */
 export class PolicyProcessDoor implements ProcessDoor {
   readonly #deps: ProcessDoorDeps;
@@ -143,7 +136,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       requireFence(this.#deps.fence, "run", wrapped.argv[0]);
       limited = await limitCommand(wrapped.argv, this.#deps.limits, {
         privateTmp: wrapped.sandboxed,
-        tmpfsChecked: wrapped.tmpfsChecked === true,
+        tmpfsChecked: wrapped.tmpfsFolders !== undefined,
         descriptors: wrapped.fds,
         // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
         // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
@@ -190,10 +183,10 @@ export class PolicyProcessDoor implements ProcessDoor {
         const end = process.terminate.bind(process);
         const leader = process.pid;
         const started = process;
-        let looked: Promise<void> | undefined;
+        let looked: Promise<unknown> | undefined;
         process.terminate = (graceMs) => {
-          looked ??= started.exit !== undefined ? Promise.resolve() : lookedWithin(
-            tmpfsAtEnd(leader, folders).then((found) => void (ended = found), () => {}),
+          looked ??= started.exit !== undefined ? Promise.resolve() : settlesWithin(
+            tmpfsAtEnd(leader, folders).then((found) => void (ended = found)),
             TMPFS_LOOK_MS,
           );
           return looked.then(() => end(graceMs));

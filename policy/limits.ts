@@ -335,6 +335,14 @@ export interface LimitHit {
   evidence: string;
 }
 
+/** What `tmpfsAtEnd` (sandbox.ts) found as a sandbox was ended: a folder over `tmpSize`, or a file of one grown past `fileSize`. */
+export interface TmpfsAtEnd {
+  /** The private tmpfs folder that held more than the limit. */
+  tmpfsOver?: string;
+  /** The file of one grown past the file size limit, as the command saw it (`/tmp/x`). */
+  grownFile?: string;
+}
+
 /** A command under its limits, from {@linkcode limitCommand}. */
 export interface LimitedCommand {
   /**
@@ -368,7 +376,7 @@ export interface LimitedCommand {
     exit: { code: number | null; signal: string | null },
     stderrFile?: () => number,
     written?: readonly WrittenFile[],
-    ended?: { tmpfsOver?: string; grownFile?: string },
+    ended?: TmpfsAtEnd,
   ): Promise<LimitHit | undefined>;
   /**
    * Starts the release (see `release()`) and resolves once the cgroup's
@@ -401,7 +409,7 @@ export interface LimitCommandOptions {
   /** Whether the command runs with the sandbox's private, size-capped `/tmp`. */
   privateTmp: boolean;
   /**
-   * Whether the sandbox checks its private tmpfs folders once the command ends (`SandboxedCommand.tmpfsChecked`): its
+   * Whether the sandbox checks its private tmpfs folders once the command ends (`SandboxedCommand.tmpfsFolders`): its
    * exit code TMPFS_FULL_EXIT, with the check's line (TMPFS_FULL_LINE) in its error output, then says one held more
    * than `tmpSize`, whatever the command printed. The exit code alone is the command's own (`exit 251`).
    */

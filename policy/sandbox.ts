@@ -47,6 +47,7 @@ import {
   type LimitsState,
   limitsState,
   type ResourceLimits,
+  type TmpfsAtEnd,
   tmpfsSizeArgs,
 } from "./limits.ts";
 import { quote, TMPFS_FULL_EXIT, TMPFS_SLACK_BYTES } from "./_limits.ts";
@@ -129,6 +130,13 @@ function closingInherited(argv: readonly string[], keep: readonly number[]): str
   return ["/bin/bash", "-c", `${closingLine(keep)}exec "$@"`, "bash", ...argv];
 }
 
+// The shell text of a `find` printing the first file of `folder` (shell words, expanded by the shell) larger than
+// `over` bytes and smaller than `under`, by its absolute path (the command's PATH may name another), not across mounts
+// (the session temp dir bound inside /tmp, whose captured outputs are no file the command wrote).
+function findGrown(folder: string, over: string, under: string): string {
+  return `/usr/bin/find ${folder} -xdev -type f -size +${over}c -size -${under}c -print -quit 2>/dev/null`;
+}
+
 /**
  * `argv` in a shell that, once it has ended, writes TMPFS_SLACK_BYTES to a new file of each of `folders` (the
  * sandbox's private tmpfs folders, each `limit` plus TMPFS_SLACK_BYTES): the write fits only where the folder holds at
@@ -151,17 +159,16 @@ function tmpfsCheck(
 ): string[] {
   // A file of a folder grown past the file size limit, no further than the kernel lets it (a block, 1 KiB, past it):
   // the process door's watch sees the workspace's files only, and before, `head -c 20M /dev/zero > /tmp/x
-  // 2>/dev/null` under fileSize 8 MiB was a success. `find` only where the folder holds something (most commands
-  // leave it empty), by its absolute path (the command's PATH may name another), not across mounts (the session
-  // temp dir bound inside /tmp, whose captured outputs are no file the command wrote). Only where a file of the folder
+  // 2>/dev/null` under fileSize 8 MiB was a success. `find` (findGrown) only where the folder holds something (most
+  // commands leave it empty). Only where a file of the folder
   // can pass the file size limit before the folder holds more than `limit` (the defaults are equal, and the check
-  // below then names the tmpfs): the session's temp dir is always in /tmp, and the `find` cost every writing line
-  // about 2 ms.
+  // below then names the tmpfs; the caller passes `fileSize` only then): the session's temp dir is always in /tmp,
+  // and the `find` cost every writing line about 2 ms.
   const quoted = folders.map(quote).join(" ");
-  const sizeCheck = fileSize === undefined || fileSize >= limit ? "" : "shopt -s nullglob dotglob; " +
+  const sizeCheck = fileSize === undefined ? "" : "shopt -s nullglob dotglob; " +
     `for toolfence_dir in ${quoted}; do set -- "$toolfence_dir"/*; ` +
-    'if (($#)) && toolfence_big=$(/usr/bin/find "$toolfence_dir" -xdev -type f ' +
-    `-size +${fileSize}c -size -${fileSize + 1025}c -print -quit 2>/dev/null) && [ -n "$toolfence_big" ]; then ` +
+    `if (($#)) && toolfence_big=$(${findGrown('"$toolfence_dir"', String(fileSize), String(fileSize + 1025))}` +
+    ') && [ -n "$toolfence_big" ]; then ' +
     `echo "toolfence: $toolfence_big grew past sandbox.limits.fileSize (${fileSize} bytes) while the command ran; ` +
     `the command's exit status was $toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; `;
   const script = closingLine(keep) +
@@ -513,7 +520,7 @@ export interface SandboxOptions {
   tmpSize?: number;
   /**
    * Whether the sandbox checks its private tmpfs folders once the command ends (where each is size-capped): one
-   * holding more than `tmpSize` makes the sandbox exit with `TMPFS_FULL_EXIT` (see `SandboxedCommand.tmpfsChecked`).
+   * holding more than `tmpSize` makes the sandbox exit with `TMPFS_FULL_EXIT` (see `SandboxedCommand.tmpfsFolders`).
    * The check runs in a shell that waits for the command, so not for a program that must be the sandbox's only
    * process (a browser on its DevTools pipe), and writes `TMPFS_SLACK_BYTES` to each folder: the command's file size
    * limit must let it.
@@ -549,13 +556,10 @@ export interface SandboxedCommand {
    */
   release(): Promise<QuarantinedPath[]>;
   /**
-   * Whether the sandbox checks its private tmpfs folders after the command (see {@linkcode SandboxOptions.checkTmpfs}):
-   * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`.
-   */
-  tmpfsChecked?: boolean;
-  /**
-   * The private tmpfs folders that check looks at, its limit, and the file size it looks for where a file can pass it
-   * before the folder holds more than the limit: what {@linkcode tmpfsAtEnd} reads.
+   * Set where the sandbox checks its private tmpfs folders after the command (see {@linkcode SandboxOptions.checkTmpfs}):
+   * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`. The folders that check looks at, its
+   * limit, and the file size it looks for where a file can pass it before the folder holds more than the limit: what
+   * {@linkcode tmpfsAtEnd} reads.
    */
   tmpfsFolders?: { folders: readonly string[]; limit: number; fileSize?: number };
 }
@@ -570,16 +574,7 @@ const READ_TMPFS = 'read -r c < "/proc/$1/task/$1/children"; shift; for p in $c;
   `for f; do printf '%s ' "$p"; /usr/bin/stat -f -c '${STAT_FORMAT}' "/proc/$p/root$f" 2>/dev/null || echo -; ` +
   "done; done";
 // The first file of the folders given past $1 bytes, no further than the block the kernel lets it grow (see tmpfsCheck).
-const FIND_GROWN = 'n=$1; shift; for d; do /usr/bin/find "$d" -xdev -type f -size +"$n"c -size -$((n + 1025))c ' +
-  "-print -quit 2>/dev/null; done";
-
-/** What {@linkcode tmpfsAtEnd} found: a folder over `tmpSize`, or a file of one grown past `fileSize`. */
-export interface TmpfsAtEnd {
-  /** The private tmpfs folder that held more than the limit. */
-  tmpfsOver?: string;
-  /** The file of one grown past the file size limit, as the command saw it (`/tmp/x`). */
-  grownFile?: string;
-}
+const FIND_GROWN = `n=$1; shift; for d; do ${findGrown('"$d"', '"$n"', "$((n + 1025))")}; done`;
 
 /**
  * What the check after the command (see `tmpfsCheck`) would have found in the sandbox's private tmpfs folders
@@ -954,6 +949,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       return ["--bind-fd", String(FIRST_MOUNT_FD + bound.fds.length - 1), dir];
     });
     const checked = ["/tmp", "/dev/shm", ...(homeTmpfs !== undefined ? [homeTmpfs] : [])];
+    // The file size the check (and tmpfsAtEnd) looks for a file grown past: only where a file of a folder can pass it
+    // before the folder holds more than the limit (the defaults are equal, and the folder's check then names it).
+    const grownPast = check && options.fileSize !== undefined && options.fileSize < check.limit
+      ? options.fileSize
+      : undefined;
     const wrapped = [
       status.path,
       ...systemViewMounts(),
@@ -990,15 +990,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       workdir,
       "--",
       // Outside the forwarder, whose relay stays running beside the command.
-      ...(check
-        ? tmpfsCheck(
-          checked,
-          check.limit,
-          inner,
-          keep,
-          options.fileSize,
-        )
-        : closingInherited(inner, keep)),
+      ...(check ? tmpfsCheck(checked, check.limit, inner, keep, grownPast) : closingInherited(inner, keep)),
     ];
     return {
       argv: wrapped,
@@ -1007,12 +999,10 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       release,
       ...(check
         ? {
-          tmpfsChecked: true,
           tmpfsFolders: {
             folders: checked,
             limit: check.limit,
-            // As tmpfsCheck's find: only where a file can pass fileSize before the folder holds more than the limit.
-            ...(options.fileSize !== undefined && options.fileSize < check.limit ? { fileSize: options.fileSize } : {}),
+            ...(grownPast !== undefined ? { fileSize: grownPast } : {}),
           },
         }
         : {}),

@@ -18,6 +18,7 @@ import type { ToolBox } from "@toolfence/core";
 import { createMcpServer, type McpServerOptions, type McpToolServer } from "./server.ts";
 import { LineTransport } from "./line_transport.ts";
 import { dispatchJudgedRequests } from "./_request_dispatch.ts";
+import { within } from "./_within.ts";
 
 /** How long calls still running when stdin ends may take to answer. */
 export const DRAIN_MS = 10_000;
@@ -40,12 +41,6 @@ export interface StdioServer extends McpToolServer {
   closed: Promise<void>;
   /** Cancels the calls in flight, lets them answer (up to 3 seconds), then closes everything. */
   shutdown(reason?: string): Promise<void>;
-}
-
-function within(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<void>((done) => (timer = setTimeout(done, ms)));
-  return Promise.race([work.then(() => {}, () => {}), deadline]).finally(() => clearTimeout(timer));
 }
 
 /**
