@@ -19,11 +19,12 @@ export const ANY_RUN: -1 = -1;
 const anyOne = () => true;
 
 /**
- * A pattern's items, read as code points: `*` any run, `?` any one, and, when `classes` is set, `[...]` one of a set
- * (`[!...]` or `[^...]` none of it; `a-z` a range; an unclosed `[` itself). Not public API.
+ * A pattern's items, read as code points (or as the units given, such as its UTF-8 bytes): `*` any run, `?` any one,
+ * and, when `classes` is set, `[...]` one of a set (`[!...]` or `[^...]` none of it; `a-z` a range; an unclosed `[`
+ * itself). Not public API.
  */
-export function wildcardPattern(pattern: string, classes: boolean): WildcardItem[] {
-  const points = Array.from(pattern, (character) => character.codePointAt(0)!);
+export function wildcardPattern(pattern: string | readonly number[], classes: boolean): WildcardItem[] {
+  const points = typeof pattern === "string" ? codePoints(pattern) : pattern;
   const items: WildcardItem[] = [];
   for (let i = 0; i < points.length; i++) {
     const point = points[i];

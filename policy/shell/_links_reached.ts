@@ -12,7 +12,7 @@ import fs from "node:fs";
 import { Buffer } from "node:buffer";
 import path from "node:path";
 import type { BashWord } from "./_tree.ts";
-import { ANY_RUN, codePoints, wildcardMatches, wildcardPattern } from "@toolfence/internal";
+import { codePoints, wildcardMatches, wildcardPattern } from "@toolfence/internal";
 
 /** How many folder entries one pattern may make the checker look at; beyond, it asks. */
 const MAX_ENTRIES = 10_000;
@@ -32,15 +32,11 @@ function segmentMatcher(segment: string): (name: string) => boolean {
   // Matched in linear time (`internal/wildcard.ts`). `?` is one character in a UTF-8 locale and one byte in the C
   // locale: a name either reading matches is matched.
   const characters = wildcardPattern(segment, false);
-  const bytes = [...Buffer.from(segment, "utf8")].map((byte) =>
-    byte === 0x2a ? ANY_RUN : byte === 0x3f ? anyOne : byte
-  );
+  const bytes = wildcardPattern([...Buffer.from(segment, "utf8")], false);
   return (name) =>
     !name.startsWith(".") &&
     (wildcardMatches(characters, codePoints(name)) || wildcardMatches(bytes, [...Buffer.from(name, "utf8")]));
 }
-
-const anyOne = () => true;
 
 /**
  * The links among what `segments` (a glob's parts after its static folder)

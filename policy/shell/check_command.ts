@@ -446,7 +446,10 @@ export async function checkAnalysis(
   // judged one; without it, before, `curl -s http://127.0.0.1:PORT/` read a service of the host on an automatic yes.
   // And a program that reads the host's other processes, logs, databases, sockets or credentials by itself
   // (HOST_READERS): inside, /proc shows only the sandbox's own processes, and the view holds none of the rest.
-  const connecting = commands.filter((found) => reachesHost(found.words) !== undefined);
+  const connecting = commands.flatMap((found) => {
+    const reach = reachesHost(found.words);
+    return reach === undefined ? [] : [{ found, reach }];
+  });
   let sandbox: CommandCheck["sandbox"] = { needed: false };
   if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0) {
     const state = options.sandbox ?? await commandSandbox();
@@ -459,9 +462,9 @@ export async function checkAnalysis(
           }`,
         );
       }
-      for (const found of connecting) {
+      for (const { found, reach } of connecting) {
         reasons.push(
-          reachesHost(found.words) === "network"
+          reach === "network"
             ? `${quoteSource(found.text)}: connects to whatever this host reaches, and the OS sandbox that keeps ` +
               `its connections to the egress proxy is unavailable: ${state.reason ?? "no reason given"}`
             : `${quoteSource(found.text)}: reads the host's other processes, logs, system databases, sockets or ` +

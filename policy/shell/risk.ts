@@ -129,9 +129,12 @@ export function reachesHost(words: readonly string[]): "network" | "processes" |
   return undefined;
 }
 
+// By the program's name under every name a system installs it by (`nc.openbsd`, `ps.procps`), as the other lists
+// are matched.
 function reachOf(name: string | undefined): "network" | "processes" | undefined {
   const base = (name ?? "").slice((name ?? "").lastIndexOf("/") + 1);
-  return NETWORK_COMMANDS.has(base) ? "network" : HOST_READERS.has(base) ? "processes" : undefined;
+  if (listedName(base, (listed) => NETWORK_COMMANDS.has(listed)) !== undefined) return "network";
+  return listedName(base, (listed) => HOST_READERS.has(listed)) !== undefined ? "processes" : undefined;
 }
 
 /** Whether a word is one of the options: `-r` also inside a cluster like `-rf`, `--force` also as `--force=x`. */
@@ -317,10 +320,9 @@ export const rulesRiskAssessor: RiskAssessor = {
       const programs = check.commands.filter((finding) => finding.projectCode).map((finding) => finding.words[0]);
       const why = `without the OS sandbox, which is unavailable: ${check.sandbox.reason ?? "no reason given"}`;
       const reaching = check.paths.filter((p) => p.decision === "ask").map((p) => p.written);
-      const connecting = check.commands.filter((finding) => reachesHost(finding.words) === "network")
-        .map((f) => f.words[0]);
-      const watching = check.commands.filter((finding) => reachesHost(finding.words) === "processes")
-        .map((f) => f.words[0]);
+      const reaches = check.commands.map((finding) => [reachesHost(finding.words), finding.words[0]] as const);
+      const connecting = reaches.filter(([reach]) => reach === "network").map(([, program]) => program);
+      const watching = reaches.filter(([reach]) => reach === "processes").map(([, program]) => program);
       return Promise.resolve(
         programs.length > 0
           ? {

@@ -289,7 +289,12 @@ describe('with the sandbox "off", a path outside the workspace needs a person', 
         try {
           await withSession(async (session) => {
             for (
-              const command of [`curl -s http://127.0.0.1:${port}/`, `/usr/bin/wget -qO- http://127.0.0.1:${port}/`]
+              const command of [
+                `curl -s http://127.0.0.1:${port}/`,
+                `/usr/bin/wget -qO- http://127.0.0.1:${port}/`,
+                // Under the name Debian installs it by (as the other program lists are matched).
+                `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc.openbsd 127.0.0.1 ${port}`,
+              ]
             ) {
               const result = await box.call(session, "bash", { command });
               assert.equal(result.errorCode, "permission_denied", command);
