@@ -112,11 +112,8 @@ export class LateResults {
   }
 }
 
-/**
- * What a late result costs against the byte budget: its JSON's length (an unserializable output counts as none).
- * Not public API (the stores measure with it too).
- */
-export function lateResultSize(late: LateResult): number {
+/** What a late result costs against the byte budget: its JSON's length (an unserializable output counts as none). */
+function lateResultSize(late: LateResult): number {
   try {
     return JSON.stringify(late)?.length ?? 0;
   } catch {

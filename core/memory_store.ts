@@ -5,12 +5,7 @@
  * @module
  */
 
-import {
-  DEFAULT_LATE_RESULTS_MAX_BYTES,
-  DEFAULT_LATE_RESULTS_MAX_COUNT,
-  type LateResult,
-  lateResultSize,
-} from "./late_results.ts";
+import { type LateResult, LateResults } from "./late_results.ts";
 import type { ArtifactRef } from "./result.ts";
 import type {
   AuditQuery,
@@ -50,7 +45,8 @@ export class MemoryStore implements Store {
   #grants: StoredGrant[] = [];
   #questions = new Map<string, StoredQuestion>();
   #calls = new Map<string, StoredCall>();
-  #late = new Map<string, { tenant: string; late: LateResult }[]>();
+  // Each session's late results by tenant, within the bounds a session's own LateResults keeps.
+  #late = new Map<string, Map<string, LateResults>>();
   #artifacts = new Map<string, ArtifactRef[]>();
   #blobs = new Map<string, Uint8Array>();
   #audit: StoredAuditRecord[] = [];
@@ -203,23 +199,16 @@ export class MemoryStore implements Store {
   }
 
   recordLateResult(tenant: string, sessionId: string, late: LateResult): Promise<void> {
-    const list = [...(this.#late.get(sessionId) ?? []), { tenant, late: copy(late) }];
-    // The session's bounds, as its LateResults keeps them: from the newest back, as many as fit (the newest always).
-    let count = 0;
-    let held = 0;
-    const kept = list.reverse().filter((item) => {
-      if (item.tenant !== tenant) return true;
-      count++;
-      held += lateResultSize(item.late);
-      return count === 1 || (count <= DEFAULT_LATE_RESULTS_MAX_COUNT && held <= DEFAULT_LATE_RESULTS_MAX_BYTES);
-    });
-    this.#late.set(sessionId, kept.reverse());
+    let tenants = this.#late.get(sessionId);
+    if (!tenants) this.#late.set(sessionId, tenants = new Map());
+    let kept = tenants.get(tenant);
+    if (!kept) tenants.set(tenant, kept = new LateResults());
+    kept.record(copy(late));
     return Promise.resolve();
   }
 
   lateResults(tenant: string, sessionId: string): Promise<LateResult[]> {
-    const list = this.#late.get(sessionId) ?? [];
-    return Promise.resolve(copy(list.filter((item) => item.tenant === tenant).map((item) => item.late)));
+    return Promise.resolve(copy([...this.#late.get(sessionId)?.get(tenant)?.list() ?? []]));
   }
 
   putArtifact(tenant: string, sessionId: string, ref: ArtifactRef, bytes: Uint8Array): Promise<void> {
@@ -295,7 +284,7 @@ export class MemoryStore implements Store {
       counts.sessions++;
       counts.events += this.#events.get(session.id)?.length ?? 0;
       this.#events.delete(session.id);
-      counts.lateResults += this.#late.get(session.id)?.length ?? 0;
+      for (const kept of this.#late.get(session.id)?.values() ?? []) counts.lateResults += kept.list().length;
       this.#late.delete(session.id);
       const key = `${session.tenant}\n${session.id}`;
       counts.artifacts += this.#artifacts.get(key)?.length ?? 0;
