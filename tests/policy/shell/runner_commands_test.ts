@@ -24,10 +24,17 @@ async function workspace(): Promise<string> {
 }
 
 /** The line needs a person without the sandbox; in it, protected paths are read-only and no person is needed. */
-async function personNeededWithoutSandbox(line: string, folder: string): Promise<void> {
-  const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+async function personNeededWithoutSandbox(line: string, folder: string, rules?: PolicyRules): Promise<void> {
+  const decided = await decideCommand(line, { ...(rules ? { rules } : {}), workspaceRoot: folder, sandbox: "off" });
   assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
   assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+}
+
+/** The line, its program allowed, needs a person without the sandbox and runs in it without asking. */
+async function onlyInSandbox(line: string, folder: string, rules: PolicyRules, allowlist: string[]): Promise<void> {
+  await personNeededWithoutSandbox(line, folder, rules);
+  const check = await checkCommand(line, { allowlist, sandbox: { available: true }, workspaceRoot: folder });
+  assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
 }
 
 describe("what a runner runs", { timeout: 120_000 }, () => {
@@ -219,18 +226,8 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       const more = ["soelim t.ms", "pdflatex t.tex", "pandoc t.md", "xsltproc s.xsl a.xml", "jsonnet a.jsonnet"];
       const programs = [...lines, ...more].map((line) => line.split(" ")[0]);
       const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], folder);
-      for (const line of [...lines, ...more]) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        // In the sandbox, what they include is what the sandbox shows.
-        const check = await checkCommand(line, {
-          allowlist: programs,
-          sandbox: { available: true },
-          workspaceRoot: folder,
-        });
-        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
-      }
+      // In the sandbox, what they include is what the sandbox shows.
+      for (const line of [...lines, ...more]) await onlyInSandbox(line, folder, rules, programs);
       // What the lines print when run: the file outside, which no word of theirs names.
       for (const line of ["gcc -E c.c", "groff -Tascii t.ms", "nroff t.ms"]) {
         if (!installed(line.split(" ")[0])) continue;
@@ -259,17 +256,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       const more = ["javadoc -d d A.java", "doxygen", "phpstan analyse", "lint-staged", "cspell .", "prisma generate"];
       const programs = [...lines, ...more].map((line) => line.split(" ")[0]);
       const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], folder);
-      for (const line of [...lines, ...more]) {
-        const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox: "off" });
-        assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
-        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-        const check = await checkCommand(line, {
-          allowlist: programs,
-          sandbox: { available: true },
-          workspaceRoot: folder,
-        });
-        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
-      }
+      for (const line of [...lines, ...more]) await onlyInSandbox(line, folder, rules, programs);
       // What the lines do when run: the module's code and the folder's options write outside.
       for (const [line, made] of [["pydoc3 evilmod", "by-pydoc"], ["ctags -R", "by-ctags"]]) {
         if (!installed(line.split(" ")[0])) continue;
