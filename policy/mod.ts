@@ -36,7 +36,7 @@ export { PolicyFileDoor } from "./file_door.ts";
 export { type CommandNetwork, type PolicyAsker, type WriteAction } from "./policy.ts";
 export { type Destination } from "./egress/judge.ts";
 export { type EgressConnection } from "./egress/proxy.ts";
-export { type LimitsState, type ResourceLimits } from "./limits.ts";
+export { type LimitsState, type ResourceLimits, type TmpfsAtEnd } from "./limits.ts";
 export { type CommandPath, type CommandSandbox, type SimpleCommandFinding } from "./shell/check_command.ts";
 export { type AuthorizeCommandOptions, type CommandAuthorization } from "./shell/authorize_command.ts";
 export { type PathOutcome, PolicyRules } from "./config/rules.ts";
