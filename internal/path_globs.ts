@@ -25,6 +25,7 @@ export type PathMatcher = (candidate: string) => boolean;
 interface GlobOptions {
   dot: boolean;
   nocase: boolean;
+  flags?: string;
 }
 
 // picomatch ships no types; this is the part used here.
@@ -35,7 +36,10 @@ const picomatch = picomatchModule as unknown as
   ) => PathMatcher)
   & { makeRe(glob: string, options: GlobOptions): RegExp };
 
-const OPTIONS: GlobOptions = { dot: true, nocase: true };
+// `s` (dotAll): picomatch writes `**` and a few other parts with `.`, which without it matches no line break, so a
+// folder named `x<LF>y` took `x<LF>y/.env` out of `**/.env` (read_file, grep and a sandboxed `cat` printed it; so did
+// a name with CR, U+2028 or U+2029). A name may hold any character but `/` and NUL, and every one is a character.
+const OPTIONS: GlobOptions = { dot: true, nocase: true, flags: "is" };
 
 // The characters that make a name a pattern (backslash, which escapes one, included).
 const GLOB_CHARS = /[*?[\]{}!()+@\\]/;
@@ -55,7 +59,7 @@ function joinedMatcher(given: readonly string[]): PathMatcher {
     const each = picomatch(patterns, OPTIONS);
     return (candidate) => each(nfc(candidate));
   }
-  const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "iy");
+  const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "isy");
   const literal = new Set(patterns);
   const mayMatch = namesPrefilter(patterns);
   return (raw) => {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import picomatchModule from "picomatch";
+import fc from "fast-check";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -25,6 +26,7 @@ import { parsePolicyFile } from "../../policy/config/load.ts";
 import { Session } from "../../policy/session.ts";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { ToolBox } from "../../toolbox.ts";
+import { grepTool } from "../../tools/search/grep.ts";
 
 const noBwrap = (await bubblewrapStatus()).path ? false : "needs bubblewrap";
 const POLICY = { paths: { deny: ["**/.env", "secrets/**"], readOnly: ["vendor/**"] } };
@@ -237,6 +239,81 @@ describe("with real files in other letter cases", () => {
     assert.match(out, /done/, out);
     assert.match(out, /"sandboxed":true/, out);
     assert.ok(!out.includes("CASE-SECRET"), out);
+  });
+});
+
+// A name may hold any character but `/` and NUL. picomatch writes `**` with `.`, which matches no line break unless
+// the expression has the `s` flag: until 2026-12-06 a folder named `x<LF>y` took `x<LF>y/.env` out of `**/.env`, and
+// read_file, grep, glob and a sandboxed `grep -ra` printed the file (so did CR, U+2028 and U+2029).
+const BREAKS = ["\n", "\r", "\u2028", "\u2029", "\r\n"];
+
+describe("the policy's globs match names holding line breaks", () => {
+  test("generative: a rule matches a path whatever characters its other names hold", { timeout: 60_000 }, () => {
+    const name = fc.string({ unit: fc.constantFrom("a", ".", "-", " ", "*", "[", "{", ...BREAKS), minLength: 1 })
+      .filter((n) => n !== "." && n !== "..");
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        assert.ok(pathGlobMatcher(["**/.env"])(`${a}/.env`), JSON.stringify(a));
+        assert.ok(pathGlobMatcher(["**/.env"])(`${a}/${b}/.env`), JSON.stringify([a, b]));
+        assert.ok(pathGlobMatcher(["secrets/**"])(`secrets/${a}`), JSON.stringify(a));
+        assert.ok(pathGlobMatcher(["secrets/**"])(`secrets/${a}/${b}`), JSON.stringify([a, b]));
+        assert.ok(pathGlobMatcher(["**/*.key"])(`${a}/${b}.key`), JSON.stringify([a, b]));
+        assert.ok(pathGlobMatcher([".git/hooks/**"])(`.git/hooks/${a}`), JSON.stringify(a));
+        assert.ok(isProtectedPath(`${a}/.git/hooks/pre-commit`), JSON.stringify(a));
+      }),
+      { seed: 20261206, numRuns: 2000 },
+    );
+  });
+
+  test("the file tools and the shell sandbox hide a denied file in a folder named with one", {
+    timeout: 90_000,
+  }, async () => {
+    const workdir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-breaks-")));
+    const rules = PolicyRules.fromLayers([parsePolicyFile("p.json", JSON.stringify(POLICY), "project")], workdir);
+    const session = new Session({ workspace: workdir, rules, autoConfirm: true });
+    try {
+      await fsp.mkdir(path.join(workdir, "secrets"));
+      for (const [i, brk] of BREAKS.entries()) {
+        await fsp.mkdir(path.join(workdir, `x${brk}${i}`));
+        await fsp.writeFile(path.join(workdir, `x${brk}${i}`, ".env"), `BREAK-SECRET-${i}\n`);
+        await fsp.writeFile(path.join(workdir, "secrets", `k${brk}${i}`), `BREAK-SECRET-D${i}\n`);
+      }
+      const box = new ToolBox().withDefaults("fs", "search", "cmd");
+      for (const [i, brk] of BREAKS.entries()) {
+        for (const p of [`x${brk}${i}/.env`, `secrets/k${brk}${i}`]) {
+          for (const [name, args] of [["read_file", { path: p }], ["file_info", { path: p }]] as const) {
+            const read = await box.call(session, name, args);
+            assert.equal(read.errorCode, "permission_denied", `${name} ${JSON.stringify(p)}: ${JSON.stringify(read)}`);
+          }
+        }
+      }
+      for (
+        const [name, args] of [
+          ["grep", { pattern: "BREAK", path: ".", skip_ignored: false }],
+          ["glob", { pattern: "**/.env", skip_ignored: false }],
+          ["glob", { pattern: "**/*", type: "any", skip_ignored: false }],
+        ] as const
+      ) {
+        const result = await box.call(session, name, args);
+        assert.equal(result.status, "success", JSON.stringify(result));
+        assert.ok(!/BREAK-SECRET|\.env/.test(JSON.stringify(result.output)), JSON.stringify(result.output));
+      }
+      const builtin = new ToolBox().register(grepTool({ engine: "builtin" }));
+      const searched = await builtin.call(session, "grep", { pattern: "BREAK", path: ".", skip_ignored: false });
+      assert.equal(searched.status, "success", JSON.stringify(searched));
+      assert.ok(!/BREAK-SECRET|\.env/.test(JSON.stringify(searched.output)), JSON.stringify(searched.output));
+      if (!noBwrap) {
+        // Not named by the line (the analysis would refuse it): the sandbox's masks must cover it.
+        const ran = await box.call(session, "bash", { command: "grep -ra BREAK . 2>/dev/null; echo done" });
+        const out = JSON.stringify(ran);
+        assert.match(out, /"sandboxed":true/, out);
+        assert.match(out, /done/, out);
+        assert.ok(!out.includes("BREAK-SECRET"), out);
+      }
+    } finally {
+      await session.close();
+      await fsp.rm(workdir, { recursive: true, force: true });
+    }
   });
 });
 

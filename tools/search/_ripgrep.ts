@@ -188,18 +188,31 @@ function relativeTo(prefix: string, p: string): string {
   return p.startsWith(prefix) ? p.slice(prefix.length) : p === prefix.slice(0, -1) ? "" : p;
 }
 
-// "rg: ./a/b: Permission denied (os error 13)": the path and the reason.
-const PATH_ERROR = /^rg: (.*): ([^:]*?) \(os error (\d+)\)$/;
+// "rg: ./a/b: Permission denied (os error 13)": the path and the reason. A name may hold line breaks, so an error
+// runs from "rg: " at the start of a line to the first "(os error N)" that ends one, over as many lines as its path
+// takes: read line by line, a folder named `x<LF>0` split the error of the masked `x<LF>0/.env` in two, the second half
+// read as ripgrep's own failure, and the call answered search_failed with ripgrep's whole stderr in its details,
+// naming every file the sandbox hid.
+const PATH_ERRORS = /^rg: ([^]*?): ([^:\n]*?) \(os error (\d+)\)$/gm;
 
-function stderrSkips(stderr: string, prefix: string, complete: boolean): Skipped[] {
+// ripgrep's stderr as the paths it could not read and the lines of its other errors.
+function readStderr(stderr: string): { paths: { path: string; reason: string; errno: string }[]; other: string[] } {
+  const paths = [...stderr.matchAll(PATH_ERRORS)].map((m) => ({ path: m[1], reason: m[2], errno: m[3] }));
+  const other = stderr.replace(PATH_ERRORS, "").split("\n").filter((line) => line.trim() !== "");
+  return { paths, other };
+}
+
+function stderrSkips(
+  errors: readonly { path: string; reason: string; errno: string }[],
+  prefix: string,
+  complete: boolean,
+): Skipped[] {
   const out: Skipped[] = [];
-  for (const line of stderr.split("\n")) {
-    const m = PATH_ERROR.exec(line);
-    if (!m) continue;
-    const reason = m[3] === "36"
+  for (const error of errors) {
+    const reason = error.errno === "36"
       ? `its path is longer than the system limit of ${PATH_MAX} bytes, so it cannot be opened`
-      : m[2].toLowerCase();
-    out.push({ path: relativeTo(prefix, m[1]), reason });
+      : error.reason.toLowerCase();
+    out.push({ path: relativeTo(prefix, error.path), reason });
   }
   if (!complete) out.push({ path: "", reason: "ripgrep reported more paths it could not read than are listed" });
   return out;
@@ -235,7 +248,7 @@ export async function ripgrepMatchingFiles(
   const result = await run(ctx, rg, args, query.base, stdin);
   if (result === undefined) return undefined;
   // Exit status 2 with paths it could not read is a search that went on around them; anything else failed.
-  const otherErrors = result.stderr.split("\n").filter((line) => line.trim() !== "" && !PATH_ERROR.test(line));
+  const { paths: pathErrors, other: otherErrors } = readStderr(result.stderr);
   // ripgrep exits 0 (matches), 1 (none, saying nothing) or 2 (errors). Another status, or a 1 with words that are no
   // path's error, is the sandbox's or the limits' own failure (bubblewrap exits 1 when it cannot set up): no answer,
   // and the caller searches another way. Before, a sandbox that failed to start read as "No matches".
@@ -244,12 +257,13 @@ export async function ripgrepMatchingFiles(
     throw new ToolError(`ripgrep failed: ${otherErrors[0]}`, {
       code: "search_failed",
       recoveryHint: "Simplify the pattern or the path.",
-      details: { args, stderr: result.stderr },
+      // Its own errors only: the paths it could not read include those the sandbox hides.
+      details: { args, stderr: otherErrors.join("\n") },
     });
   }
   const prefix = rootRel === "" ? "./" : rootRel + "/";
   const files: string[] = [];
-  const skipped = stderrSkips(result.stderr, prefix, result.stderr.length < STDERR_CHARS);
+  const skipped = stderrSkips(pathErrors, prefix, result.stderr.length < STDERR_CHARS);
   let start = 0;
   for (let end = result.stdout.indexOf(0); end !== -1; start = end + 1, end = result.stdout.indexOf(0, start)) {
     const bytes = result.stdout.subarray(start, end);
