@@ -64,9 +64,31 @@ export function entriesIn(dir: string): ListedEntry[] {
   }));
 }
 
+// The errors of a listing that say the folder is not there to list (gone, or replaced by a file, since its entry was
+// read) or that this process may not list it (then no process of the same user may, the sandbox's included).
+const NOTHING_TO_LIST = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM"]);
+
+/**
+ * Whether a listing's `error` says there is nothing the process could see in
+ * the folder: gone, not a folder, not listable by this user, or refused by
+ * the runtime's own fence (an error without an errno). Any other error
+ * (a path longer than the system lets a process name, ENAMETOOLONG; out of
+ * descriptors; an I/O error) leaves the folder unseen by the walk, yet
+ * reachable by a process that goes there step by step: a walk that must see
+ * everything fails there instead of skipping it.
+ */
+export function nothingToList(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code !== "string" || NOTHING_TO_LIST.has(code);
+}
+
 /**
  * Lists `start` and, breadth first, each folder `visit` asks to enter (by
- * returning true for its entry); a folder that cannot be listed is skipped.
+ * returning true for its entry); a folder with nothing to list
+ * ({@linkcode nothingToList}) is skipped, and any other failure to list one is
+ * thrown: before, a folder whose path was longer than PATH_MAX was skipped, and
+ * the `.env` in it was left out of the sandbox's masks, which a command that
+ * went down to it by relative `cd` read.
  * `visit` returning `"stop"` ends the walk, and this then returns false.
  */
 export function walkListed(start: string, visit: (abs: string, entry: ListedEntry) => boolean | "stop"): boolean {
@@ -76,8 +98,9 @@ export function walkListed(start: string, visit: (abs: string, entry: ListedEntr
     let entries;
     try {
       entries = entriesIn(dir);
-    } catch {
-      continue;
+    } catch (error) {
+      if (nothingToList(error)) continue;
+      throw error;
     }
     for (const entry of entries) {
       const abs = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;

@@ -5,7 +5,7 @@
 // denied ones alone, and the workspace is walked for them only when one of them has more than one name.
 
 import type fs from "node:fs";
-import { entriesIn, walkListed } from "./_runtime_fs.ts";
+import { entriesIn, nothingToList, walkListed } from "./_runtime_fs.ts";
 import { quickLstat } from "./quick_stat.ts";
 
 // Entries looked at in one walk before giving up (as the sandbox's walk for denied paths does).
@@ -34,8 +34,10 @@ export function linkedInodes(denied: ReadonlyMap<string, boolean>): Set<string> 
     let entries;
     try {
       entries = entriesIn(abs);
-    } catch {
-      return true; // unreadable for us: nothing to read through another name either
+    } catch (error) {
+      // Unreadable for us: nothing to read through another name either. Unlistable otherwise (a path past
+      // PATH_MAX): its files' other names cannot be told (fail closed).
+      return nothingToList(error);
     }
     for (const entry of entries) {
       if ((entry.isFile || entry.isDirectory) && !look(`${abs}/${entry.name}`)) return false;

@@ -271,24 +271,28 @@ function walk(
   ways?: Set<string>,
 ): void {
   let seen = 0;
-  walkListed(start, (abs, entry) => {
-    if (++seen > MAX_ENTRIES) throw tooMany(start);
-    if (abs === root && start !== root) return false;
-    if (!denied(abs)) return true;
-    if (entry.isDirectory) cover(abs, true);
-    else if (entry.isFile) cover(abs, false);
-    else if (entry.isSymlink) {
-      // A link is covered where it leads, where the sandbox shows that.
-      if (ways !== undefined && abs.startsWith(`${root}/`)) traceLink(abs, root, ways);
-      try {
-        const target = fs.realpathSync(abs);
-        cover(target, fs.statSync(target).isDirectory());
-      } catch {
-        // Dangling: nothing to see.
+  try {
+    walkListed(start, (abs, entry) => {
+      if (++seen > MAX_ENTRIES) throw tooMany(start);
+      if (abs === root && start !== root) return false;
+      if (!denied(abs)) return true;
+      if (entry.isDirectory) cover(abs, true);
+      else if (entry.isFile) cover(abs, false);
+      else if (entry.isSymlink) {
+        // A link is covered where it leads, where the sandbox shows that.
+        if (ways !== undefined && abs.startsWith(`${root}/`)) traceLink(abs, root, ways);
+        try {
+          const target = fs.realpathSync(abs);
+          cover(target, fs.statSync(target).isDirectory());
+        } catch {
+          // Dangling: nothing to see.
+        }
       }
-    }
-    return false;
-  });
+      return false;
+    });
+  } catch (error) {
+    throw error instanceof ToolError ? error : unwalkable(start, error);
+  }
 }
 
 // Linux gives up after 40 links in one lookup (ELOOP).
@@ -345,6 +349,26 @@ function readLink(at: string): string {
   } catch {
     return "";
   }
+}
+
+// A folder of `start` the walk could not list (a path past PATH_MAX, no descriptors left): a command could still reach
+// it step by step, so the sandbox is refused rather than made without its masks there.
+function unwalkable(start: string, error: unknown): ToolError {
+  const code = String((error as { code?: unknown }).code ?? "an error");
+  const why = code === "ENAMETOOLONG"
+    ? "a folder in it has a path longer than the system lets a program name (PATH_MAX)"
+    : `a folder in it could not be listed (${code})`;
+  return new ToolError(
+    `${start}: ${why}, so the policy's denied paths there cannot be hidden from the sandbox before the command runs`,
+    {
+      code: "sandbox_unavailable",
+      kind: "policy",
+      recoverable: false,
+      recoveryHint: "Move or shorten the deeply nested folders (or ask the user to), then run the command again.",
+      details: { root: start, reason: code },
+      cause: error,
+    },
+  );
 }
 
 function tooMany(start: string): ToolError {
