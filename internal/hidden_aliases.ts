@@ -29,7 +29,8 @@ export function linkedInodes(denied: ReadonlyMap<string, boolean>): Set<string> 
     if (++seen > MAX_ENTRIES) return false;
     const stat = lstatOrUndefined(abs);
     if (stat === undefined) return true;
-    if (stat.isFile() && stat.nlink > 1) inodes.add(inodeKey(stat));
+    // A socket or FIFO can have other names too, and is hidden as a file is.
+    if (!stat.isDirectory() && !stat.isSymbolicLink() && stat.nlink > 1) inodes.add(inodeKey(stat));
     if (!stat.isDirectory()) return true;
     let entries;
     try {
@@ -40,7 +41,7 @@ export function linkedInodes(denied: ReadonlyMap<string, boolean>): Set<string> 
       return nothingToList(error);
     }
     for (const entry of entries) {
-      if ((entry.isFile || entry.isDirectory) && !look(`${abs}/${entry.name}`)) return false;
+      if (!entry.isSymlink && !look(`${abs}/${entry.name}`)) return false;
     }
     return true;
   };
@@ -66,9 +67,9 @@ export function otherNames(
   const complete = walkListed(root, (abs, entry) => {
     if (++seen > MAX_ENTRIES) return "stop";
     if (covered.has(abs)) return false;
-    if (entry.isFile) {
+    if (!entry.isDirectory && !entry.isSymlink) {
       const stat = lstatOrUndefined(abs);
-      if (stat !== undefined && stat.isFile() && inodes.has(inodeKey(stat))) found.push(abs);
+      if (stat !== undefined && !stat.isDirectory() && inodes.has(inodeKey(stat))) found.push(abs);
     }
     return true;
   });

@@ -236,7 +236,7 @@ function coverListed(
     }
     if (!denied(entry.abs)) continue;
     if (entry.type === "d") closed.push(entry.abs);
-    if (entry.type === "d" || entry.type === "f") cover(entry.abs, entry.type === "d");
+    if (entry.type !== "l") cover(entry.abs, entry.type === "d");
     // A link is covered where it leads (as far as its own text says), as a folder when that is one; a dangling
     // one leads nowhere to see.
     else if (entry.type === "l" && entry.target !== undefined && entry.targetIsFolder !== undefined) {
@@ -277,8 +277,10 @@ function walk(
       if (abs === root && start !== root) return false;
       if (!denied(abs)) return true;
       if (entry.isDirectory) cover(abs, true);
-      else if (entry.isFile) cover(abs, false);
-      else if (entry.isSymlink) {
+      // A unix socket or a FIFO is covered as a file is (bubblewrap binds /dev/null over it): before, only files were,
+      // and a command connected to a denied `agent.sock` of the workspace, or read a denied FIFO a host process wrote.
+      else if (!entry.isSymlink) cover(abs, false);
+      else {
         // A link is covered where it leads, where the sandbox shows that.
         if (ways !== undefined && abs.startsWith(`${root}/`)) traceLink(abs, root, ways);
         try {
