@@ -275,6 +275,8 @@ function walk(
     walkListed(start, (abs, entry) => {
       if (++seen > MAX_ENTRIES) throw tooMany(start);
       if (abs === root && start !== root) return false;
+      // One that could be or hold a denied path cannot be judged: refused (a plain file no rule names is left).
+      if ((entry.isDirectory || denied(abs)) && unnamable(entry.name, abs)) throw unwalkable(start, { code: "EILSEQ" });
       if (!denied(abs)) return true;
       if (entry.isDirectory) cover(abs, true);
       // A unix socket or a FIFO is covered as a file is (bubblewrap binds /dev/null over it): before, only files were,
@@ -353,12 +355,28 @@ function readLink(at: string): string {
   }
 }
 
+// Whether the entry `name` of a listing is one the runtime cannot name: a name that is not UTF-8 comes with each bad
+// byte as U+FFFD, a path no call finds. Its folder cannot be listed, nor it covered, and a command reaches it by its
+// bytes: before, a `.env` in a folder named `bad<0xff>` was printed by `grep -ra`, and a denied file so named had
+// bubblewrap fail on the cover it could not place, naming the file in its error.
+function unnamable(name: string, abs: string): boolean {
+  if (!name.includes("\uFFFD")) return false;
+  try {
+    fs.lstatSync(abs);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
 // A folder of `start` the walk could not list (a path past PATH_MAX, no descriptors left): a command could still reach
 // it step by step, so the sandbox is refused rather than made without its masks there.
 function unwalkable(start: string, error: unknown): ToolError {
   const code = String((error as { code?: unknown }).code ?? "an error");
   const why = code === "ENAMETOOLONG"
     ? "a folder in it has a path longer than the system lets a program name (PATH_MAX)"
+    : code === "EILSEQ"
+    ? "an entry in it has a name that is not UTF-8, which this runtime cannot name"
     : `a folder in it could not be listed (${code})`;
   return new ToolError(
     `${start}: ${why}, so the policy's denied paths there cannot be hidden from the sandbox before the command runs`,
@@ -366,7 +384,9 @@ function unwalkable(start: string, error: unknown): ToolError {
       code: "sandbox_unavailable",
       kind: "policy",
       recoverable: false,
-      recoveryHint: "Move or shorten the deeply nested folders (or ask the user to), then run the command again.",
+      recoveryHint: code === "EILSEQ"
+        ? "Ask the user to rename the entries whose names are not UTF-8, then run the command again."
+        : "Move or shorten the deeply nested folders (or ask the user to), then run the command again.",
       details: { root: start, reason: code },
       cause: error,
     },

@@ -4,6 +4,8 @@
 // required and every question answered yes, `grep -ra SECRET .` in the bash tool printed DEEP-SECRET from such a
 // `.env` (ripgrep and grep walk by relative names). Now the walk fails there, and the command is refused
 // (`sandbox_unavailable`) rather than run with the file in view; the file tools never name it either.
+// Likewise a name that is not UTF-8, which the runtime gets with U+FFFD for each bad byte and cannot name: a `.env`
+// in a folder named `bad<0xff>` was printed by `grep -ra`, and a denied `<0xff>.key` made bubblewrap fail naming it.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -101,6 +103,48 @@ describe("a denied file past PATH_MAX", { skip }, () => {
       }
     } finally {
       await rm(shallow, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a denied path under a name that is not UTF-8", { skip }, () => {
+  test("a sandboxed command is refused while one could hold or be a denied path; a plain such file is left", {
+    timeout: 90_000,
+  }, async () => {
+    const odd = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-bytes-")));
+    try {
+      const make = (script: string) => execFileSync("/bin/bash", ["-c", `cd "$1" && ${script}`, "bash", odd]);
+      await writeFile(join(odd, "notes.txt"), "visible\n");
+      const oddRules = PolicyRules.fromLayers(
+        [parsePolicyFile(join(odd, "toolfence.json"), '{ "paths": { "deny": ["**/.env", "**/*.key"] } }', "project")],
+        odd,
+      );
+      const session = new Session({ workspace: odd, rules: oddRules, autoConfirm: true, sandbox: "required" });
+      try {
+        // A plain file no rule names, whatever its name: commands run.
+        make(`printf 'plain\\n' > $'plain\\xfe.txt'`);
+        const plain = await box.call(session, "bash", { command: "cat notes.txt" });
+        assert.equal(plain.status, "success", JSON.stringify(plain));
+        for (
+          const [script, undo] of [
+            [`mkdir $'bad\\xff' && printf '%s\\n' "BYTES-SECRET-1" > $'bad\\xff/.env'`, `rm -r $'bad\\xff'`],
+            [`printf '%s\\n' "BYTES-SECRET-2" > $'\\xff.key'`, `rm $'\\xff.key'`],
+          ]
+        ) {
+          make(script);
+          const result = await box.call(session, "bash", { command: "grep -ra BYTES . 2>&1; true" });
+          const text = JSON.stringify(result);
+          assert.ok(!text.includes("BYTES-SECRET"), text);
+          assert.equal(result.errorCode, "sandbox_unavailable", text);
+          assert.match(String(result.error), /not UTF-8/, text);
+          assert.doesNotMatch(text, /\.key|\.env/, text);
+          make(undo);
+        }
+      } finally {
+        await session.close();
+      }
+    } finally {
+      await rm(odd, { recursive: true, force: true });
     }
   });
 });
