@@ -39,6 +39,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
+import { namespaceFront } from "./_kernel_objects.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
@@ -954,7 +955,11 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     const grownPast = check && options.fileSize !== undefined && options.fileSize < check.limit
       ? options.fileSize
       : undefined;
+    const userns = await noNestedUserns(status.path);
     const wrapped = [
+      // A user namespace of our own in front, whose limits bound the kernel objects counted per user (inotify,
+      // fanotify): see policy/_kernel_objects.ts.
+      ...await namespaceFront(status.path, userns),
       status.path,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
@@ -982,7 +987,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       // files would fill memory past tmpSize and, where no cgroup counts it, past every limit.
       ...ROOT_READ_ONLY,
       "--unshare-all",
-      ...await noNestedUserns(status.path),
+      ...userns,
       ...(options.allowNet ? ["--share-net"] : []),
       ...CONFINEMENT,
       ...(options.callerSession ? [] : NEW_SESSION),

@@ -1,0 +1,105 @@
+// Kernel objects counted per user, not per process or cgroup: inotify instances
+// and fanotify groups. A sandboxed command (real bash under bubblewrap, through
+// the bash tool) takes as many as it can and holds them; it gets at most its
+// share (an eighth of the machine's per-user limit), and meanwhile this process,
+// the server's user on the host, still gets one. Before, the command took all
+// 128 inotify instances of root, and the server's own Deno.watchFs failed with
+// "Too many open files" until it ended.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import process from "node:process";
+import { Session } from "../../../policy/session.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { OBJECT_SHARE } from "../../../policy/_kernel_objects.ts";
+import type { BashResult } from "../../../tools/cmd/bash.ts";
+import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
+
+const skip = (await bubblewrapStatus()).path === undefined
+  ? "bubblewrap is unavailable here"
+  : !installed("python3")
+  ? "python3 is not installed"
+  : false;
+
+function machineLimit(file: string): number | undefined {
+  try {
+    return Number(readFileSync(file, "utf8").trim());
+  } catch {
+    return undefined;
+  }
+}
+
+// Takes inotify instances, then fanotify groups (where the kernel has them), until refused; prints the counts,
+// writes `held` and keeps them until `done` appears (at most 30 s).
+const TAKER = `
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while libc.inotify_init1(0) >= 0: n += 1
+print("inotify", n, os.strerror(ctypes.get_errno()), flush=True)
+g = 0
+if os.path.exists("/proc/sys/fs/fanotify"):
+    while libc.fanotify_init(0x200, 0) >= 0: g += 1
+print("fanotify", g, flush=True)
+open("held", "w").close()
+for _ in range(300):
+    if os.path.exists("done"): break
+    time.sleep(0.1)
+`;
+
+describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
+  test("a command holds at most its share of inotify instances and fanotify groups, and the host keeps its own", {
+    timeout: 90_000,
+  }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-kernel-objects-"));
+    const session = new Session({
+      workspace: dir,
+      host: denyingNetworkHost([]),
+      // Open files well past the machine's 128 instances: the bound is not RLIMIT_NOFILE's.
+      rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits: { openFiles: 4096 } } } }], "/"),
+    });
+    try {
+      await writeFile(path.join(dir, "taker.py"), TAKER);
+      const running = cmdBox().call(session, "bash", { command: "id -u; python3 taker.py", timeout_s: 60 });
+      assert.ok(await eventually(() => existsSync(path.join(dir, "held")), 40_000), "the command never held them");
+      // The host's user, while the command holds what it could take.
+      let hostWatch: string;
+      try {
+        const watcher = Deno.watchFs(dir);
+        watcher.close();
+        hostWatch = "ok";
+      } catch (error) {
+        hostWatch = String(error);
+      }
+      await writeFile(path.join(dir, "done"), "");
+      const out = okOutput<BashResult>(await running);
+      const [uid, inotify, fanotify] = out.stdout.trim().split("\n");
+      assert.equal(Number(uid), process.getuid!(), "the command runs as the server's user, as before");
+      const instances = Number(inotify.split(" ")[1]);
+      const instanceLimit = machineLimit("/proc/sys/fs/inotify/max_user_instances")!;
+      assert.ok(instances >= 1, `the command got no inotify instance at all: ${inotify}`);
+      assert.ok(
+        instances <= Math.floor(instanceLimit / OBJECT_SHARE),
+        `the command took ${instances} of the machine's ${instanceLimit} inotify instances`,
+      );
+      assert.match(inotify, /Too many open files/);
+      const groupLimit = machineLimit("/proc/sys/fs/fanotify/max_user_groups");
+      if (groupLimit !== undefined) {
+        const groups = Number(fanotify.split(" ")[1]);
+        assert.ok(
+          groups <= Math.floor(groupLimit / OBJECT_SHARE),
+          `the command took ${groups} of the machine's ${groupLimit} fanotify groups`,
+        );
+      }
+      assert.equal(hostWatch, "ok", "the server's own watcher failed while the command held its instances");
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
