@@ -39,7 +39,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
-import { namespaceFront } from "./_kernel_objects.ts";
+import { DEVPTS_BIND, namespaceFront } from "./_kernel_objects.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
@@ -956,13 +956,15 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ? options.fileSize
       : undefined;
     const userns = await noNestedUserns(status.path);
+    // A user namespace of our own in front, whose limits bound the kernel objects counted per user (inotify,
+    // fanotify), with a devpts of a bounded size where it can mount one: see policy/_kernel_objects.ts.
+    const front = await namespaceFront(status.path, userns);
     const wrapped = [
-      // A user namespace of our own in front, whose limits bound the kernel objects counted per user (inotify,
-      // fanotify): see policy/_kernel_objects.ts.
-      ...await namespaceFront(status.path, userns),
+      ...front.argv,
       status.path,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
+      ...(front.ptys ? DEVPTS_BIND : []),
       ...await procCovers(),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),

@@ -1,10 +1,11 @@
-// Kernel objects counted per user, not per process or cgroup: inotify instances
-// and fanotify groups. A sandboxed command (real bash under bubblewrap, through
-// the bash tool) takes as many as it can and holds them; it gets at most its
-// share (an eighth of the machine's per-user limit), and meanwhile this process,
-// the server's user on the host, still gets one. Before, the command took all
-// 128 inotify instances of root, and the server's own Deno.watchFs failed with
-// "Too many open files" until it ended.
+// Kernel objects counted per user or per machine, not per process or cgroup:
+// inotify instances, fanotify groups, pseudo-terminals. A sandboxed command
+// (real bash under bubblewrap, through the bash tool) takes as many as it can
+// and holds them; it gets at most its share (an eighth of the machine's
+// limit), and meanwhile this process, the server's user on the host, still
+// gets an instance. Before, the command took all 128 inotify instances of root,
+// and the server's own Deno.watchFs failed with "Too many open files" until it
+// ended; and it opened all 3071 pseudo-terminals other devpts instances share.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -46,6 +47,10 @@ g = 0
 if os.path.exists("/proc/sys/fs/fanotify"):
     while libc.fanotify_init(0x200, 0) >= 0: g += 1
 print("fanotify", g, flush=True)
+ptys = []
+try:
+    while True: ptys.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+except OSError as e: print("ptys", len(ptys), e.strerror, flush=True)
 open("held", "w").close()
 for _ in range(300):
     if os.path.exists("done"): break
@@ -53,7 +58,7 @@ for _ in range(300):
 `;
 
 describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
-  test("a command holds at most its share of inotify instances and fanotify groups, and the host keeps its own", {
+  test("a command holds at most its share of inotify instances, fanotify groups and pseudo-terminals", {
     timeout: 90_000,
   }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-kernel-objects-"));
@@ -78,7 +83,7 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
       }
       await writeFile(path.join(dir, "done"), "");
       const out = okOutput<BashResult>(await running);
-      const [uid, inotify, fanotify] = out.stdout.trim().split("\n");
+      const [uid, inotify, fanotify, ptys] = out.stdout.trim().split("\n");
       assert.equal(Number(uid), process.getuid!(), "the command runs as the server's user, as before");
       const instances = Number(inotify.split(" ")[1]);
       const instanceLimit = machineLimit("/proc/sys/fs/inotify/max_user_instances")!;
@@ -96,6 +101,14 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
           `the command took ${groups} of the machine's ${groupLimit} fanotify groups`,
         );
       }
+      const ptyMax = machineLimit("/proc/sys/kernel/pty/max")!;
+      const ptyReserve = machineLimit("/proc/sys/kernel/pty/reserve")!;
+      const opened = Number(ptys.split(" ")[1]);
+      assert.ok(opened >= 1, `the command got no pseudo-terminal at all: ${ptys}`);
+      assert.ok(
+        opened <= Math.floor((ptyMax - ptyReserve) / OBJECT_SHARE),
+        `the command opened ${opened} of the ${ptyMax - ptyReserve} pseudo-terminals devpts instances share`,
+      );
       assert.equal(hostWatch, "ok", "the server's own watcher failed while the command held its instances");
     } finally {
       await session.close();
