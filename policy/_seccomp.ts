@@ -1,9 +1,14 @@
 /**
  * The seccomp filter every sandboxed command and checker runs under: fallocate(2) fails with EOPNOTSUPP (and
- * io_uring_setup(2) with ENOSYS, whose rings could reserve the same way unseen). fallocate reserves
+ * io_uring_setup(2) with ENOSYS, whose rings could reserve the same way unseen; io_setup(2) too, see below). fallocate reserves
  * disk blocks without writing them, 5 GiB in 13 ms here, so a loop of `fallocate -l 10M` filled a 488 MiB workspace
  * file system to its last block between two readings of the disk watch (see `watchDiskSpace`); refused, programs fall
  * back to writing (glibc's posix_fallocate does), at the disk's speed, which the watch's 200 ms readings follow.
+ * io_setup(2) reserves events of the machine's one AIO budget (`fs.aio-max-nr`, 65536), counted for no user, namespace
+ * or cgroup: before, one `io_setup(65536)` in a command (2 MiB of memory) took all of it, and while the command ran
+ * every other program of the machine (a database's native AIO, qemu, fio) failed its own with EAGAIN. Refused with
+ * ENOSYS, as on a kernel without AIO, libaio's users fall back to plain reads and writes (InnoDB's simulated AIO),
+ * and glibc's POSIX AIO (`aio_read`) never calls it.
  * Everything else is allowed: the sandbox's walls are its namespaces and mounts, not a syscall list.
  *
  * @module
@@ -29,14 +34,20 @@ const ARCH = 4; // offsetof(struct seccomp_data, arch)
 const ENOSYS = 38;
 const NO_RING = 0x00050000 | ENOSYS;
 
-// The numbers of fallocate and io_uring_setup on each architecture a process of this machine may call them in: x86-64
-// (and its x32 ABI, the number with bit 30 set), i386 (a 32-bit program on x86-64), aarch64. Another architecture is let
-// through. io_uring_setup fails with ENOSYS, as on a kernel without it (its users fall back to plain calls): a ring's
-// IORING_OP_FALLOCATE reserves the same blocks with no system call a filter sees.
+// The numbers of fallocate, and of io_uring_setup and io_setup, on each architecture a process of this machine may
+// call them in: x86-64 (and its x32 ABI, the number with bit 30 set; x32's io_setup is 543), i386 (a 32-bit program on
+// x86-64), aarch64. Another architecture is let through. io_uring_setup and io_setup fail with ENOSYS, as on a kernel
+// without them (their users fall back to plain calls): a ring's IORING_OP_FALLOCATE reserves the same blocks with no
+// system call a filter sees, and io_setup takes from the machine's one AIO budget.
 const ARCHES: { arch: number; fallocate: number[]; ring: number[] }[] = [
-  { arch: 0xc000003e, fallocate: [285, 0x40000000 | 285], ring: [425, 0x40000000 | 425] }, // AUDIT_ARCH_X86_64
-  { arch: 0x40000003, fallocate: [324], ring: [425] }, // AUDIT_ARCH_I386
-  { arch: 0xc00000b7, fallocate: [47], ring: [425] }, // AUDIT_ARCH_AARCH64
+  // AUDIT_ARCH_X86_64
+  {
+    arch: 0xc000003e,
+    fallocate: [285, 0x40000000 | 285],
+    ring: [425, 0x40000000 | 425, 206, 0x40000000 | 206, 0x40000000 | 543],
+  },
+  { arch: 0x40000003, fallocate: [324], ring: [425, 245] }, // AUDIT_ARCH_I386
+  { arch: 0xc00000b7, fallocate: [47], ring: [425, 0] }, // AUDIT_ARCH_AARCH64
 ];
 
 // The program: the architecture picks a block, each block compares the number and refuses or allows. Jumps are

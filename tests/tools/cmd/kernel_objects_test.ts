@@ -6,6 +6,7 @@
 // gets an instance. Before, the command took all 128 inotify instances of root,
 // and the server's own Deno.watchFs failed with "Too many open files" until it
 // ended; and it opened all 3071 pseudo-terminals other devpts instances share.
+// The machine's AIO budget, counted for nobody, is refused whole (io_setup).
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,6 +21,8 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { OBJECT_SHARE } from "../../../policy/_kernel_objects.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
+
+const X86_64_IO_SETUP = 206;
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -110,6 +113,31 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
         `the command opened ${opened} of the ${ptyMax - ptyReserve} pseudo-terminals devpts instances share`,
       );
       assert.equal(hostWatch, "ok", "the server's own watcher failed while the command held its instances");
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("io_setup is refused: the machine's one AIO budget is not the command's to take", {
+    timeout: 60_000,
+    skip: os.arch() !== "x64" ? "the probe calls io_setup by its x86-64 number" : false,
+  }, async () => {
+    // Before: one io_setup(65536) in a command took all of fs.aio-max-nr (65536), and every other program of the
+    // machine failed its own with EAGAIN while the command ran (aio-nr read 65536 from the host).
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-aio-"));
+    const session = new Session({ workspace: dir, host: denyingNetworkHost([]) });
+    try {
+      const command = `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for n in (65536, 1):
+    ctx = ctypes.c_ulong(0)
+    r = libc.syscall(${X86_64_IO_SETUP}, n, ctypes.byref(ctx))
+    print(n, r, os.strerror(ctypes.get_errno()) if r < 0 else "reserved")
+'`;
+      const out = okOutput<BashResult>(await cmdBox().call(session, "bash", { command, timeout_s: 30 }));
+      assert.equal(out.stdout, "65536 -1 Function not implemented\n1 -1 Function not implemented\n");
     } finally {
       await session.close();
       await rm(dir, { recursive: true, force: true });
