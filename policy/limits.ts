@@ -458,7 +458,16 @@ const MAX_FILE_BLOCK = 1024;
 // (ENOMEM, EAGAIN on fork, EMFILE, ENOSPC) and the shell's words for the
 // signals. They count even when the command went on and exited 0
 // (`echo $(yes) | wc -c`): its output is not what it would have been.
-const HINTS: { limit: LimitName; pattern: RegExp }[] = [
+// The words of the open files and tmpfs limits (EMFILE, ENOSPC) are also what the kernel answers when a sandbox has
+// used its share of inotify instances and watches or of pseudo-terminals (policy/_kernel_objects.ts), which no
+// setting of sandbox.limits raises: a line that names those is not read as either limit. Before, a command past its
+// 384 pseudo-terminals was told it "hit the size of a private tmpfs (sandbox.limits.tmpSize = 4MiB): OSError: [Errno
+// 28] No space left on device: '/dev/ptmx'" with /tmp empty, and one past its 16 inotify instances, through Node's
+// `EMFILE: too many open files, watch`, that it hit the open files limit.
+const KERNEL_OBJECT_WORDS =
+  /inotify|fanotify|file watchers?|, watch\b|\bwatch '|\/dev\/ptmx|\/dev\/pts|pseudo-?terminal|\bptys?\b|openpty|forkpty|posix_openpt/i;
+
+const HINTS: { limit: LimitName; pattern: RegExp; unless?: RegExp }[] = [
   // SIGXFSZ is ignored in every command (see limitPrefix), so a write past the limit fails with EFBIG.
   // Node and libuv spell errors in lower case after their code (`EFBIG: file too large, write`), or by the code
   // alone (`code: 'EFBIG'`, `spawn sleep EMFILE`): before, each of these ended as a success after `; echo done`.
@@ -510,8 +519,16 @@ const HINTS: { limit: LimitName; pattern: RegExp }[] = [
     limit: "processes",
     pattern: /(?:fork|clone|thread|spawn)[^\n]*Resource temporarily unavailable|Cannot fork|spawn \S+ EAGAIN\b/i,
   },
-  { limit: "openFiles", pattern: /Too many open files|(?:code: '|spawn \S+ )E[MN]FILE\b/i },
-  { limit: "tmpSize", pattern: /No space left on device|(?:code: '|spawn \S+ )ENOSPC\b/i },
+  {
+    limit: "openFiles",
+    pattern: /Too many open files|(?:code: '|spawn \S+ )E[MN]FILE\b/gi,
+    unless: KERNEL_OBJECT_WORDS,
+  },
+  {
+    limit: "tmpSize",
+    pattern: /No space left on device|(?:code: '|spawn \S+ )ENOSPC\b/gi,
+    unless: KERNEL_OBJECT_WORDS,
+  },
 ];
 
 const SIGNALS: Record<string, LimitName> = { SIGXCPU: "cpuSeconds", SIGXFSZ: "fileSize" };
@@ -750,8 +767,8 @@ export async function limitCommand(
       for (const hint of HINTS) {
         if (hint.limit === "tmpSize" && !options.privateTmp) continue;
         if (unwitnessed(hint.limit, exit)) continue;
-        const match = hint.pattern.exec(text);
-        if (match) return found(hint.limit, lineAround(text, match.index));
+        const line = hintLine(hint, text);
+        if (line !== undefined) return found(hint.limit, line);
       }
       return undefined;
     },
@@ -797,6 +814,20 @@ export function limitRemedy(hit: LimitHit): string {
 }
 
 // The line of `text` around `at`, trimmed and cut to a sane length.
+// The line of the first match of a hint whose line does not hold the words it is not read in.
+function hintLine(hint: (typeof HINTS)[number], text: string): string | undefined {
+  if (hint.unless === undefined) {
+    const match = hint.pattern.exec(text);
+    return match ? lineAround(text, match.index) : undefined;
+  }
+  for (const match of text.matchAll(hint.pattern)) {
+    const start = text.lastIndexOf("\n", match.index) + 1;
+    const end = text.indexOf("\n", match.index);
+    if (!hint.unless.test(text.slice(start, end === -1 ? undefined : end))) return lineAround(text, match.index);
+  }
+  return undefined;
+}
+
 function lineAround(text: string, at: number): string {
   const start = text.lastIndexOf("\n", at) + 1;
   const end = text.indexOf("\n", at);

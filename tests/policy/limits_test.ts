@@ -269,6 +269,30 @@ describe("the mechanism with real processes", TIMEOUT, () => {
         const hit = await limited.hit({ code: 0, signal: null }, () => fs.openSync(file, "r"));
         assert.equal(hit?.limit, limit, text);
       }
+      // The same errors from a sandbox's share of inotify instances and watches or of pseudo-terminals (no setting of
+      // sandbox.limits raises those): not read as the open files or tmpfs limit. Before, each named one of them (real
+      // lines: Node's fs.watch past the instances and the watches, python3's os.open and pty.openpty past the
+      // pseudo-terminals), and a plain EMFILE or ENOSPC later on still names its limit.
+      const shares = [
+        "Error: EMFILE: too many open files, watch '.'\n    at FSWatcher.<computed> (node:internal/fs/watchers:247:19)\n",
+        "Error: ENOSPC: System limit for number of file watchers reached, watch '/usr'\n",
+        "OSError: [Errno 28] No space left on device: '/dev/ptmx'\n",
+        "OSError: out of pty devices\n",
+        "Couldn't initialize inotify: Too many open files\n",
+      ];
+      for (const [i, text] of shares.entries()) {
+        const file = join(dir, `share${i}`);
+        await writeFile(file, text);
+        const limited = await limitCommand(["true"], limits, { privateTmp: true, cgroup: false });
+        await limited.release();
+        assert.equal(await limited.hit({ code: 1, signal: null }, () => fs.openSync(file, "r")), undefined, text);
+        await writeFile(file, text + "cat: x: No space left on device\n");
+        const later = await limitCommand(["true"], limits, { privateTmp: true, cgroup: false });
+        await later.release();
+        const hit = await later.hit({ code: 1, signal: null }, () => fs.openSync(file, "r"));
+        assert.equal(hit?.limit, "tmpSize", text);
+        assert.equal(hit?.evidence, "cat: x: No space left on device");
+      }
       // An EAGAIN elsewhere (a socket's, a read's) is no limit.
       const other = join(dir, "other");
       await writeFile(other, "Error: EAGAIN: resource temporarily unavailable, read\n    at Object.readSync (node:fs)");

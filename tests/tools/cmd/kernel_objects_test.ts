@@ -119,6 +119,30 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
     }
   });
 
+  test("past its pseudo-terminals a command fails as itself, not as a tmpfs that is not full", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: "hit the size of a private tmpfs (sandbox.limits.tmpSize = ...): OSError: [Errno 28] No space left on
+    // device: '/dev/ptmx'", with /tmp empty; the ENOSPC was the sandbox's share of pseudo-terminals.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-pty-words-"));
+    const session = new Session({
+      workspace: dir,
+      host: denyingNetworkHost([]),
+      rules: PolicyRules.fromLayers([{ name: "project", config: { sandbox: { limits: { openFiles: 4096 } } } }], "/"),
+    });
+    try {
+      const command = `python3 -c 'import os
+fds = []
+while True: fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))'`;
+      const result = await cmdBox().call(session, "bash", { command, timeout_s: 30 });
+      assert.equal(result.errorCode, "command_failed", String(result.error));
+      assert.match(String((result.output as BashResult).stderr), /No space left on device: '\/dev\/ptmx'/);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("io_setup is refused: the machine's one AIO budget is not the command's to take", {
     timeout: 60_000,
     skip: os.arch() !== "x64" ? "the probe calls io_setup by its x86-64 number" : false,
