@@ -7,7 +7,7 @@ import type { BatchCall } from "@toolfence/core";
 import type { DeferredImage } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { fromStrictArguments } from "./strict_schema.ts";
+import { type KeySentTwice, restoreStrictArguments } from "./strict_schema.ts";
 
 /**
  * Parses JSON-text arguments and maps strict-mode encodings (null for absent,
@@ -26,7 +26,38 @@ export function restoreCall(toolbox: ToolBox, call: BatchCall): BatchCall {
       return call;
     }
   }
-  return { ...call, args: fromStrictArguments(tool.inputSchema, args) };
+  const { args: restored, twice } = restoreStrictArguments(tool.inputSchema, args);
+  const out = { ...call, args: restored };
+  if (twice !== undefined) refusals.set(out, keySentTwiceResult(call.name, call.callId, twice));
+  return out;
+}
+
+// The calls restoreCall found wrong in a way validation would misname: answered without running.
+const refusals = new WeakMap<BatchCall, ToolResult>();
+
+/** The answer to a call {@linkcode restoreCall} refused (a map's key sent twice), or undefined for one that may run. */
+export function refusalOf(call: BatchCall): ToolResult | undefined {
+  return refusals.get(call);
+}
+
+/**
+ * The result of a call whose `{ key, value }` list of a map names a key twice: not run, `invalid_arguments`, naming
+ * the map and the key (validation would read the list's entries as the map's values, "env.0: expected string").
+ */
+export function keySentTwiceResult(toolName: string, callId: string | undefined, twice: KeySentTwice): ToolResult {
+  return makeResult({
+    status: "error",
+    toolName,
+    ...(callId === undefined ? {} : { callId }),
+    attempts: 0,
+    errorKind: "semantic",
+    errorCode: "invalid_arguments",
+    recoverable: true,
+    error: `Invalid arguments for ${toolName}: ${twice.path}: the key ${
+      JSON.stringify(twice.key.length > 100 ? `${twice.key.slice(0, 100)}...` : twice.key)
+    } is sent twice in this map's list of {key, value} entries, so it did not run`,
+    recoveryHint: "Send each key of the map once, in one {key, value} entry with the value it should have.",
+  });
 }
 
 /** Base64 of image bytes. */

@@ -19,8 +19,8 @@ import {
   textAndImages,
   unshownText,
 } from "./_framework.ts";
-import { fromStrictArguments, toStrictSchema } from "./strict_schema.ts";
-import { CUT_OFF_REASONS, cutOffResult } from "./_calls.ts";
+import { restoreStrictArguments, toStrictSchema } from "./strict_schema.ts";
+import { CUT_OFF_REASONS, cutOffResult, keySentTwiceResult } from "./_calls.ts";
 import { checkGeminiName, toGeminiParameters } from "./_gemini_schema.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
@@ -209,18 +209,25 @@ export class FenceTool extends langchainTools.StructuredTool {
   ): Promise<ToolMessage | GatedContent> {
     // Under strict mode the model sends null for an absent property (and {key, value} lists for maps), under
     // Gemini's rendering {key, value} lists for maps: mapped back.
-    const arg = this.#strict || this.#gemini ? fromStrictArguments(this.#tool.inputSchema, sent) : sent;
+    const { args: arg, twice } = this.#strict || this.#gemini
+      ? restoreStrictArguments(this.#tool.inputSchema, sent)
+      : { args: sent, twice: undefined };
     const toolCallId = config?.toolCall?.id;
     const callId = toolCallId ?? freshCallId("langchain");
     // A call the model was still writing when its answer hit the output limit: its arguments are what LangChain's
-    // partial-JSON parse kept (a content cut mid-line reads as whole), so it does not run.
+    // partial-JSON parse kept (a content cut mid-line reads as whole), so it does not run. Nor does one naming a
+    // map's key twice in its {key, value} list.
     const cut = toolCallId === undefined ? undefined : cutOffIn(config, toolCallId);
-    if (cut !== undefined) {
-      const result = cutOffResult(this.name, toolCallId!, cut);
+    const refused = cut !== undefined
+      ? cutOffResult(this.name, toolCallId!, cut)
+      : twice !== undefined
+      ? keySentTwiceResult(this.name, callId, twice)
+      : undefined;
+    if (refused !== undefined) {
       return new langchainMessages.ToolMessage({
-        content: toModelText(result),
-        artifact: result,
-        tool_call_id: toolCallId!,
+        content: toModelText(refused),
+        artifact: refused,
+        tool_call_id: callId,
         name: this.name,
         status: "error",
       });

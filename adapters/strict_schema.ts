@@ -390,7 +390,27 @@ function recordAsPairs(ctx: WalkContext, schema: JsonSchema, notes: string[], pa
  * ```
  */
 export function fromStrictArguments(schema: JsonSchema, args: unknown): unknown {
-  return restore({ root: schema, memo: new Map() }, schema, args, 0);
+  return restoreStrictArguments(schema, args).args;
+}
+
+/** A map's key the model sent twice in its `{ key, value }` list: where (dotted, as validation names paths) and which. */
+export interface KeySentTwice {
+  /** The map's path in the arguments, e.g. `env` or `jobs.0.env`. */
+  path: string;
+  /** The key named twice. */
+  key: string;
+}
+
+/**
+ * {@linkcode fromStrictArguments}, and the first map whose `{ key, value }` list names a key twice (that list is left
+ * as it is: one of its values would otherwise be lost without a word). Validation would refuse the list, but its
+ * words ("env.0: expected string, received an object") tell the model to send the map's values in place of the
+ * entries it was told to send; the adapters refuse such a call with `twice` instead.
+ */
+export function restoreStrictArguments(schema: JsonSchema, args: unknown): { args: unknown; twice?: KeySentTwice } {
+  const ctx: Restoring = { root: schema, memo: new Map() };
+  const restored = restore(ctx, schema, args, 0, []);
+  return ctx.twice === undefined ? { args: restored } : { args: restored, twice: ctx.twice };
 }
 
 // The schema, and what `fits` found for each object or array of the value against each schema node: it judges a
@@ -399,25 +419,43 @@ export function fromStrictArguments(schema: JsonSchema, args: unknown): unknown 
 interface Restoring {
   root: JsonSchema;
   memo: Map<object, Map<JsonSchema, boolean>>;
+  /** The first map whose list named a key twice. */
+  twice?: KeySentTwice;
 }
 
-function restore(ctx: Restoring, schema: JsonSchema | boolean | undefined, value: unknown, depth: number): unknown {
+function restore(
+  ctx: Restoring,
+  schema: JsonSchema | boolean | undefined,
+  value: unknown,
+  depth: number,
+  path: readonly (string | number)[],
+): unknown {
   const root = ctx.root;
   if (schema === undefined || typeof schema === "boolean" || depth > 64) return value;
   const s = deref(root, schema);
   const members = s.anyOf ?? s.oneOf;
   if (Array.isArray(members)) {
     const member = members.find((m) => fits(ctx, m, value));
-    return member === undefined ? value : restore(ctx, member, value, depth + 1);
+    return member === undefined ? value : restore(ctx, member, value, depth + 1, path);
   }
   if (isRecordSchema(s)) {
     const valueSchema = s.additionalProperties as JsonSchema;
-    // A key sent twice stays a list, which validation refuses: one of its values would be lost without a word.
-    if (Array.isArray(value) && value.every(isPair) && new Set(value.map((pair) => pair.key)).size === value.length) {
-      return Object.fromEntries(value.map((pair) => [pair.key, restore(ctx, valueSchema, pair.value, depth + 1)]));
+    if (Array.isArray(value) && value.every(isPair)) {
+      // A key sent twice stays a list, named in ctx.twice: one of its values would be lost without a word.
+      const seen = new Set<string>();
+      const twice = value.find((pair) => seen.size === seen.add(pair.key).size);
+      if (twice === undefined) {
+        return Object.fromEntries(
+          value.map((pair) => [pair.key, restore(ctx, valueSchema, pair.value, depth + 1, [...path, pair.key])]),
+        );
+      }
+      ctx.twice ??= { path: path.join("."), key: twice.key };
+      return value;
     }
     if (isPlainObject(value)) {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restore(ctx, valueSchema, v, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, restore(ctx, valueSchema, v, depth + 1, [...path, k])]),
+      );
     }
     return value;
   }
@@ -428,14 +466,14 @@ function restore(ctx: Restoring, schema: JsonSchema | boolean | undefined, value
     for (const [key, item] of Object.entries(value)) {
       const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
       if (item === null && property !== undefined && !required.has(key) && !acceptsNull(root, property)) continue;
-      out.push([key, restore(ctx, property, item, depth + 1)]);
+      out.push([key, restore(ctx, property, item, depth + 1, [...path, key])]);
     }
     // Own properties, every key as sent: an assignment of `__proto__` (Node has the accessor) would set the
     // object's prototype instead, and the schema library would read the model's values through it.
     return Object.fromEntries(out);
   }
   if (Array.isArray(value) && isPlainObject(s.items)) {
-    return value.map((item) => restore(ctx, s.items as JsonSchema, item, depth + 1));
+    return value.map((item, i) => restore(ctx, s.items as JsonSchema, item, depth + 1, [...path, i]));
   }
   return value;
 }

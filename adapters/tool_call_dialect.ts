@@ -8,7 +8,7 @@
 
 import type { BatchCall, BatchOptions, DeferredImage, Dialect, ToolBox, ToolResult } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
-import { cutOffResult } from "./_calls.ts";
+import { cutOffResult, refusalOf } from "./_calls.ts";
 
 /**
  * A provider's dialect with its tool calling: `render` (from `Dialect`) turns
@@ -92,10 +92,13 @@ export async function runToolCalls<Response, Reply, T = unknown, R extends Respo
   options: BatchOptions<T> = {},
 ): Promise<ToolCallRun<Reply>> {
   const calls = dialect.calls(response, toolbox);
-  // A call cut off at the output limit does not run: its arguments lack what the model did not get to write.
+  // A call cut off at the output limit does not run: its arguments lack what the model did not get to write. Nor
+  // does one whose arguments restoring found wrong (a map's key sent twice).
   const cut = dialect.cutOff?.(response);
   const at = cut === undefined ? -1 : calls.findIndex((call) => call.callId === cut.callId);
-  const { results, images } = await toolbox.callMany(session, at < 0 ? calls : calls.toSpliced(at, 1), options);
-  if (at >= 0) results.splice(at, 0, cutOffResult(calls[at].name, cut!.callId, cut!.why));
-  return { reply: dialect.reply(results, images), results, images };
+  const answered = calls.map((call, i) => i === at ? cutOffResult(call.name, cut!.callId, cut!.why) : refusalOf(call));
+  const run = await toolbox.callMany(session, calls.filter((_, i) => answered[i] === undefined), options);
+  let next = 0;
+  const results = answered.map((result) => result ?? run.results[next++]);
+  return { reply: dialect.reply(results, run.images), results, images: run.images };
 }
