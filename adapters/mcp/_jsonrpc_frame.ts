@@ -182,19 +182,14 @@ export function judgeValue(value: unknown, within?: string): Frame {
     if (!("method" in value)) return { kind: "drop", reason: `a response with an unusable id (${describe(value.id)})` };
     return invalid(null, `the id must be a string or an integer, not ${describe(value.id)}`);
   }
-  if (value.jsonrpc !== "2.0") {
-    if (!hasId) return { kind: "drop", reason: 'a notification without jsonrpc: "2.0"' };
-    return invalid(id, 'jsonrpc must be "2.0"');
-  }
+  // An object that is no Request object of JSON-RPC 2.0 (no jsonrpc "2.0", a method that is no string, params that
+  // are neither an object nor an array) is no notification either, id or not: JSON-RPC answers it -32600 with the id
+  // null ({"foo": "boo"} and {"jsonrpc": "2.0", "method": 1, "params": "bar"} are the specification's own examples).
+  // Only a well-formed notification goes unanswered, whatever its params hold.
+  if (value.jsonrpc !== "2.0") return invalid(id, 'jsonrpc must be "2.0"');
   if ("method" in value) {
-    if (typeof value.method !== "string") {
-      return hasId ? invalid(id, `method must be a string, not ${describe(value.method)}`) : {
-        kind: "drop",
-        reason: "a notification whose method is not a string",
-      };
-    }
+    if (typeof value.method !== "string") return invalid(id, `method must be a string, not ${describe(value.method)}`);
     if ("params" in value && !isObject(value.params) && !Array.isArray(value.params)) {
-      if (!hasId) return { kind: "drop", reason: `a notification whose params are ${describe(value.params)}` };
       return invalid(id, `params must be an object, not ${describe(value.params)}`);
     }
     if (Array.isArray(value.params)) {

@@ -100,6 +100,49 @@ describe("JSON-RPC batches over stdio", { skip: DENO_PROCESS_ONLY }, () => {
     );
   });
 
+  test("what is no Request object of JSON-RPC 2.0 is answered -32600 with id null, alone and in a batch", {
+    timeout: 60_000,
+  }, async () => {
+    // The specification's own examples: {"foo": "boo"} (in a batch) and {"jsonrpc": "2.0", "method": 1, "params":
+    // "bar"} are answered "Invalid Request" with id null. Before, both were dropped as notifications, with nothing
+    // written, alone and in a batch; only a well-formed notification goes unanswered.
+    const broken = [
+      { foo: "boo" },
+      {},
+      { method: "notifications/initialized" },
+      { jsonrpc: "2.0", method: 1, params: "bar" },
+      { jsonrpc: "2.0", method: "notifications/x", params: 5 },
+    ];
+    for (const raw of [server, older]) {
+      const from = raw.replies.length;
+      for (const message of broken) await raw.write(line(message));
+      const alone = await raw.nullReplies(from, broken.length);
+      assert.deepEqual(alone.map((r) => r.error?.code), broken.map(() => -32600));
+      assert.deepEqual(
+        alone.map((r) => r.error?.message),
+        [
+          'Invalid request: jsonrpc must be "2.0"',
+          'Invalid request: jsonrpc must be "2.0"',
+          'Invalid request: jsonrpc must be "2.0"',
+          "Invalid request: method must be a string, not an integer",
+          "Invalid request: params must be an object, not an integer",
+        ],
+      );
+    }
+    const from = server.replies.length;
+    await server.write(line([
+      { jsonrpc: "2.0", method: "notifications/hello", params: [7] },
+      { foo: "boo" },
+      { jsonrpc: "2.0", id: "n1", method: "ping" },
+      { jsonrpc: "2.0", method: 1, params: "bar" },
+    ]));
+    const [answers] = await server.batchReplies(from, 1);
+    assert.deepEqual(
+      answers.map((a) => `${a.id}: ${a.error?.code ?? "ok"}`).sort(),
+      ["n1: ok", "null: -32600", "null: -32600"],
+    );
+  });
+
   test("a batch of notifications gets no answer; an empty one gets a single -32600", { timeout: 60_000 }, async () => {
     const from = server.replies.length;
     await server.write(line([{ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "y" } }]));

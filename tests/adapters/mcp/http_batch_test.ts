@@ -109,11 +109,17 @@ describe("JSON-RPC batches over Streamable HTTP", { timeout: 120_000 }, () => {
     assert.deepEqual(ids.get('"c1"')!.result, {});
     assert.equal(ids.get('"c2"')!.error?.code, -32600);
     const unnamed = got.filter((r) => r.id === null);
-    assert.equal(unnamed.length, 2, JSON.stringify(got));
+    assert.equal(unnamed.length, 3, JSON.stringify(got));
     for (const reply of unnamed) assert.equal(reply.error?.code, -32600);
     assert.ok(unnamed.some((r) => /not an array/.test(r.error!.message)), JSON.stringify(unnamed));
-    // The nested array's ping was not served, and the broken notification got no reply.
-    assert.equal(got.length, 4, JSON.stringify(got));
+    // The nested array's ping was not served. {"jsonrpc": "2.0", "method": 5} is no notification (its method is no
+    // string): JSON-RPC answers it -32600 with id null, as its own example {"jsonrpc": "2.0", "method": 1} (before,
+    // it was dropped, and a batch of {"foo": "boo"} alone was answered 202 with nothing).
+    assert.ok(unnamed.some((r) => r.error!.message === "Invalid request: method must be a string, not an integer"));
+    assert.equal(got.length, 5, JSON.stringify(got));
+    const foo = await post([{ foo: "boo" }, { jsonrpc: "2.0", method: "notifications/hello", params: [7] }]);
+    assert.equal(foo.status, 200, foo.text);
+    assert.deepEqual(replies(foo).map((r) => [r.id, r.error?.code]), [[null, -32600]]);
   });
 
   test("a batch whose every message is refused is one JSON array", { timeout: 60_000 }, async () => {
