@@ -59,3 +59,20 @@ export class BoundedEventStore implements EventStore {
     return last.stream;
   }
 }
+
+/**
+ * `store`, telling `answered` the stream of each answer it keeps: a request's stream carries that request alone, so
+ * an answer kept on it is its last event. The session's own GET stream carries no answer (`_GET_stream`, the SDK
+ * transport's name for it) and is never over.
+ */
+export function notingAnswers(store: EventStore, answered: (streamId: string) => void): EventStore {
+  return {
+    storeEvent: async (streamId, message) => {
+      const id = await store.storeEvent(streamId, message);
+      if ("id" in message && ("result" in message || "error" in message)) answered(streamId);
+      return id;
+    },
+    ...(store.getStreamIdForEventId ? { getStreamIdForEventId: (id) => store.getStreamIdForEventId!(id) } : {}),
+    replayEventsAfter: (lastEventId, options) => store.replayEventsAfter(lastEventId, options),
+  };
+}

@@ -65,7 +65,7 @@ import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS, shownId
 import { describeIssues } from "./_param_errors.ts";
 import { BodyBudgets, BodyLease, judgeBody, refusedBatch, TENANT_BODY_BUDGET_BODIES } from "./_http_body.ts";
 import { type BatchPart, joinBatchAnswers } from "./_http_batch.ts";
-import { BoundedEventStore } from "./_http_event_store.ts";
+import { BoundedEventStore, notingAnswers } from "./_http_event_store.ts";
 import { countingUnread } from "./_http_unread.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
@@ -255,6 +255,8 @@ interface OpenSession {
   eventStore: EventStore;
   /** The streams ended because their request was cancelled, oldest first: a resumption of one is told it is over. */
   cancelledStreams: Set<string>;
+  /** The streams whose request was answered, oldest first: a resumption after the answer is told it is over. */
+  answeredStreams: Set<string>;
   /** The protocol version its initialize settled on (none for a stateless server's request). */
   protocolVersion?: string;
   /** When the latest token shown for the session stops counting (a JWT's `exp`); none: never. */
@@ -294,8 +296,15 @@ const DEFAULT_MAX_UNREAD_BYTES = 128 * 1024 * 1024;
  * capabilities and name take a few KiB.
  */
 const MAX_INITIALIZE_CHARS = 256 * 1024;
-/** How many cancelled streams a session remembers, to tell a client resuming one that it is over. */
+/** How many cancelled (or answered) streams a session remembers, to tell a client resuming one that it is over. */
 const CANCELLED_STREAMS_KEPT = 256;
+
+/** Adds `streamId` to `streams`, keeping the newest CANCELLED_STREAMS_KEPT. */
+function remember(streams: Set<string>, streamId: string): void {
+  streams.delete(streamId);
+  streams.add(streamId);
+  if (streams.size > CANCELLED_STREAMS_KEPT) streams.delete(streams.values().next().value!);
+}
 /** The code of a "Session not found" (404), the SDK's transport's. */
 const SESSION_NOT_FOUND = -32001;
 const EXPIRED = "the session expired";
@@ -803,8 +812,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       );
     }
     open.events = fleet && new StoreEvents(fleet.store, id);
-    open.eventStore = open.events ?? new BoundedEventStore();
     open.cancelledStreams = new Set();
+    open.answeredStreams = new Set();
+    open.eventStore = notingAnswers(
+      open.events ?? new BoundedEventStore(),
+      (streamId) => remember(open.answeredStreams, streamId),
+    );
     open.protocolVersion = negotiatedVersion(initialize ?? adopted?.data.initialize);
     const transport = new mcpHttpModule.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: stateless ? undefined : () => id,
@@ -1031,10 +1044,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       ._requestToStreamMapping;
     const streamId = streams?.get(id);
     if (streamId === undefined) return;
-    open.cancelledStreams.add(streamId);
-    if (open.cancelledStreams.size > CANCELLED_STREAMS_KEPT) {
-      open.cancelledStreams.delete(open.cancelledStreams.values().next().value!);
-    }
+    remember(open.cancelledStreams, streamId);
     open.transport.closeSSEStream(id);
     streams!.delete(id);
   }
@@ -1514,6 +1524,15 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         ) {
           const finished = await finishedReplay(open.eventStore, lastEventId, open.id!);
           if (finished) return finished;
+          // Resumed at or after its answer (the answer's own event id, as an SSE client that reconnects whenever a
+          // stream ends sends): nothing more will come on it. The transport held such a stream open, with nothing to
+          // send, until the session ended.
+          if (open.answeredStreams.size > 0) {
+            const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
+            if (streamId !== undefined && open.answeredStreams.has(streamId)) {
+              return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
+            }
+          }
         }
         return await open.transport.handleRequest(request);
       }

@@ -316,6 +316,18 @@ describe("a resumed stream over Streamable HTTP", () => {
       });
       assert.equal(again.status, 200);
       assert.match(await again.text(), /"paused"/);
+      // Resumed at the answer itself (the id of its event, as an SSE client that reconnects whenever a stream ends
+      // sends): nothing more will come, 204 at once. Before, the transport replayed nothing and held the stream open
+      // until the session ended (here, until the 5 s signal).
+      const answerId = [...text.matchAll(/^id: (\S+)$/gm)].at(-1)![1];
+      assert.notEqual(answerId, lastEventId);
+      const atAnswer = await fetch(served.server.url, {
+        method: "GET",
+        headers: { ...inSession, accept: "text/event-stream", "last-event-id": answerId },
+        signal: AbortSignal.timeout(5_000),
+      });
+      assert.equal(atAnswer.status, 204);
+      assert.equal(await atAnswer.text(), "");
     } finally {
       await (await fetch(served.server.url, { method: "DELETE", headers: inSession })).text();
     }
