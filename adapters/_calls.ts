@@ -7,7 +7,7 @@ import type { BatchCall } from "@toolfence/core";
 import type { DeferredImage } from "@toolfence/core";
 import type { SessionBase as Session } from "@toolfence/core";
 import type { ToolBox } from "@toolfence/core";
-import { type KeySentTwice, restoreStrictArguments } from "./strict_schema.ts";
+import { type MapListFault, restoreStrictArguments } from "./strict_schema.ts";
 
 /**
  * Parses JSON-text arguments and maps strict-mode encodings (null for absent,
@@ -26,25 +26,26 @@ export function restoreCall(toolbox: ToolBox, call: BatchCall): BatchCall {
       return call;
     }
   }
-  const { args: restored, twice } = restoreStrictArguments(tool.inputSchema, args);
+  const { args: restored, fault } = restoreStrictArguments(tool.inputSchema, args);
   const out = { ...call, args: restored };
-  if (twice !== undefined) refusals.set(out, keySentTwiceResult(call.name, call.callId, twice));
+  if (fault !== undefined) refusals.set(out, mapListResult(call.name, call.callId, fault));
   return out;
 }
 
 // The calls restoreCall found wrong in a way validation would misname: answered without running.
 const refusals = new WeakMap<BatchCall, ToolResult>();
 
-/** The answer to a call {@linkcode restoreCall} refused (a map's key sent twice), or undefined for one that may run. */
+/** The answer to a call {@linkcode restoreCall} refused (a map's list it could not map back), or undefined. */
 export function refusalOf(call: BatchCall): ToolResult | undefined {
   return refusals.get(call);
 }
 
 /**
- * The result of a call whose `{ key, value }` list of a map names a key twice: not run, `invalid_arguments`, naming
- * the map and the key (validation would read the list's entries as the map's values, "env.0: expected string").
+ * The result of a call with a `{ key, value }` list sent for a map that cannot be mapped back (an entry that is no
+ * pair, a key named twice): not run, `invalid_arguments`, naming the list's fault (validation would read the list's
+ * entries as the map's values, "env.0: expected string").
  */
-export function keySentTwiceResult(toolName: string, callId: string | undefined, twice: KeySentTwice): ToolResult {
+export function mapListResult(toolName: string, callId: string | undefined, fault: MapListFault): ToolResult {
   return makeResult({
     status: "error",
     toolName,
@@ -53,10 +54,8 @@ export function keySentTwiceResult(toolName: string, callId: string | undefined,
     errorKind: "semantic",
     errorCode: "invalid_arguments",
     recoverable: true,
-    error: `Invalid arguments for ${toolName}: ${twice.path}: the key ${
-      JSON.stringify(twice.key.length > 100 ? `${twice.key.slice(0, 100)}...` : twice.key)
-    } is sent twice in this map's list of {key, value} entries, so it did not run`,
-    recoveryHint: "Send each key of the map once, in one {key, value} entry with the value it should have.",
+    error: `Invalid arguments for ${toolName}: ${fault.path}: ${fault.why}, so it did not run`,
+    recoveryHint: 'Send the map as a list of {"key": ..., "value": ...} entries, each key of the map once.',
   });
 }
 

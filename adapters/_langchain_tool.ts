@@ -20,7 +20,7 @@ import {
   unshownText,
 } from "./_framework.ts";
 import { restoreStrictArguments, toStrictSchema } from "./strict_schema.ts";
-import { CUT_OFF_REASONS, cutOffResult, keySentTwiceResult } from "./_calls.ts";
+import { CUT_OFF_REASONS, cutOffResult, mapListResult } from "./_calls.ts";
 import { checkGeminiName, toGeminiParameters } from "./_gemini_schema.ts";
 import { openAIDescription } from "./_openai_description.ts";
 
@@ -209,19 +209,19 @@ export class FenceTool extends langchainTools.StructuredTool {
   ): Promise<ToolMessage | GatedContent> {
     // Under strict mode the model sends null for an absent property (and {key, value} lists for maps), under
     // Gemini's rendering {key, value} lists for maps: mapped back.
-    const { args: arg, twice } = this.#strict || this.#gemini
+    const { args: arg, fault } = this.#strict || this.#gemini
       ? restoreStrictArguments(this.#tool.inputSchema, sent)
-      : { args: sent, twice: undefined };
+      : { args: sent, fault: undefined };
     const toolCallId = config?.toolCall?.id;
     const callId = toolCallId ?? freshCallId("langchain");
     // A call the model was still writing when its answer hit the output limit: its arguments are what LangChain's
-    // partial-JSON parse kept (a content cut mid-line reads as whole), so it does not run. Nor does one naming a
-    // map's key twice in its {key, value} list.
+    // partial-JSON parse kept (a content cut mid-line reads as whole), so it does not run. Nor does one with a
+    // {key, value} list for a map that cannot be mapped back (an entry that is no pair, a key named twice).
     const cut = toolCallId === undefined ? undefined : cutOffIn(config, toolCallId);
     const refused = cut !== undefined
       ? cutOffResult(this.name, toolCallId!, cut)
-      : twice !== undefined
-      ? keySentTwiceResult(this.name, callId, twice)
+      : fault !== undefined
+      ? mapListResult(this.name, callId, fault)
       : undefined;
     if (refused !== undefined) {
       return new langchainMessages.ToolMessage({

@@ -393,24 +393,27 @@ export function fromStrictArguments(schema: JsonSchema, args: unknown): unknown 
   return restoreStrictArguments(schema, args).args;
 }
 
-/** A map's key the model sent twice in its `{ key, value }` list: where (dotted, as validation names paths) and which. */
-export interface KeySentTwice {
-  /** The map's path in the arguments, e.g. `env` or `jobs.0.env`. */
+/**
+ * A `{ key, value }` list sent for a map that cannot be mapped back: where (dotted, as validation names paths) and
+ * why (an entry that is no `{ key, value }` pair, a key named twice).
+ */
+export interface MapListFault {
+  /** The map's path in the arguments (e.g. `env`, `jobs.1.vars`), or its entry's (`env.0`). */
   path: string;
-  /** The key named twice. */
-  key: string;
+  /** What is wrong there, for the model. */
+  why: string;
 }
 
 /**
- * {@linkcode fromStrictArguments}, and the first map whose `{ key, value }` list names a key twice (that list is left
- * as it is: one of its values would otherwise be lost without a word). Validation would refuse the list, but its
- * words ("env.0: expected string, received an object") tell the model to send the map's values in place of the
- * entries it was told to send; the adapters refuse such a call with `twice` instead.
+ * {@linkcode fromStrictArguments}, and the first `{ key, value }` list sent for a map that could not be mapped back
+ * (it is left as it is). Validation would refuse it too, but in words about the map's values ("env.0: expected
+ * string, received an object") that ask the model for the very shape it was told not to send; the adapters refuse
+ * such a call with `fault` instead.
  */
-export function restoreStrictArguments(schema: JsonSchema, args: unknown): { args: unknown; twice?: KeySentTwice } {
+export function restoreStrictArguments(schema: JsonSchema, args: unknown): { args: unknown; fault?: MapListFault } {
   const ctx: Restoring = { root: schema, memo: new Map() };
   const restored = restore(ctx, schema, args, 0, []);
-  return ctx.twice === undefined ? { args: restored } : { args: restored, twice: ctx.twice };
+  return ctx.fault === undefined ? { args: restored } : { args: restored, fault: ctx.fault };
 }
 
 // The schema, and what `fits` found for each object or array of the value against each schema node: it judges a
@@ -419,8 +422,8 @@ export function restoreStrictArguments(schema: JsonSchema, args: unknown): { arg
 interface Restoring {
   root: JsonSchema;
   memo: Map<object, Map<JsonSchema, boolean>>;
-  /** The first map whose list named a key twice. */
-  twice?: KeySentTwice;
+  /** The first list sent for a map that could not be mapped back. */
+  fault?: MapListFault;
 }
 
 function restore(
@@ -436,20 +439,45 @@ function restore(
   const members = s.anyOf ?? s.oneOf;
   if (Array.isArray(members)) {
     const member = members.find((m) => fits(ctx, m, value));
-    return member === undefined ? value : restore(ctx, member, value, depth + 1, path);
+    if (member !== undefined) return restore(ctx, member, value, depth + 1, path);
+    // A list that fits no member of a union whose one map takes lists (a nullable map): that map's list, judged so.
+    if (Array.isArray(value)) {
+      const schemas = members.filter((m): m is JsonSchema => typeof m !== "boolean").map((m) => deref(root, m));
+      const maps = schemas.filter((m) => isRecordSchema(m));
+      if (maps.length === 1 && !schemas.some((m) => typesOf(m).includes("array"))) {
+        return restore(ctx, maps[0], value, depth + 1, path);
+      }
+    }
+    return value;
   }
   if (isRecordSchema(s)) {
     const valueSchema = s.additionalProperties as JsonSchema;
-    if (Array.isArray(value) && value.every(isPair)) {
-      // A key sent twice stays a list, named in ctx.twice: one of its values would be lost without a word.
+    if (Array.isArray(value)) {
+      // A list that is no list of {key, value} pairs, or that names a key twice (one of its values would be lost
+      // without a word), stays a list, named in ctx.fault.
+      const odd = value.findIndex((entry) => !isPair(entry));
+      if (odd >= 0) {
+        const sent = JSON.stringify(value[odd]) ?? String(value[odd]);
+        ctx.fault ??= {
+          path: [...path, odd].join("."),
+          why: `an entry of this map's list must be {"key": <a string>, "value": <its value>}, not ${
+            sent.length > 80 ? `${sent.slice(0, 80)}...` : sent
+          }`,
+        };
+        return value;
+      }
       const seen = new Set<string>();
-      const twice = value.find((pair) => seen.size === seen.add(pair.key).size);
+      const twice = (value as { key: string; value: unknown }[]).find((pair) => seen.size === seen.add(pair.key).size);
       if (twice === undefined) {
         return Object.fromEntries(
           value.map((pair) => [pair.key, restore(ctx, valueSchema, pair.value, depth + 1, [...path, pair.key])]),
         );
       }
-      ctx.twice ??= { path: path.join("."), key: twice.key };
+      const key = JSON.stringify(twice.key.length > 100 ? `${twice.key.slice(0, 100)}...` : twice.key);
+      ctx.fault ??= {
+        path: path.join("."),
+        why: `the key ${key} is sent twice in this map's list of {key, value} entries`,
+      };
       return value;
     }
     if (isPlainObject(value)) {

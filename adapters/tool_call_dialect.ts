@@ -93,7 +93,7 @@ export async function runToolCalls<Response, Reply, T = unknown, R extends Respo
 ): Promise<ToolCallRun<Reply>> {
   const calls = dialect.calls(response, toolbox);
   // A call cut off at the output limit does not run: its arguments lack what the model did not get to write. Nor
-  // does one whose arguments restoring found wrong (a map's key sent twice).
+  // does one whose arguments restoring found wrong (a map's list it could not map back).
   const cut = dialect.cutOff?.(response);
   const at = cut === undefined ? -1 : calls.findIndex((call) => call.callId === cut.callId);
   const answered = calls.map((call, i) => i === at ? cutOffResult(call.name, cut!.callId, cut!.why) : refusalOf(call));

@@ -1,12 +1,13 @@
 // A map (`v.record`) goes to OpenAI's strict mode and to Gemini as a list of
-// {key, value} entries. A list naming a key twice stays a list (one of its
-// values would otherwise be lost), and validation then read its entries as the
-// map's values: the model was told "env.0: expected string, received an
-// object", words that ask for the very shape it had been told not to send.
-// The call is now refused naming the map and the key, before it runs, through
-// every door that maps the lists back (the provider run functions and
-// LangChain's strict and Gemini tools). The OpenAI case goes through the real
-// `openai` client against a loopback chat completions API.
+// {key, value} entries. A list that cannot be mapped back (a key named twice,
+// whose values one would lose; an entry that is no {key, value} pair) stays a
+// list, and validation then read its entries as the map's values: the model
+// was told "env.0: expected string, received an object", words that ask for
+// the very shape it had been told not to send. The call is now refused naming
+// the map (or the entry) and what is wrong, before it runs, through every door
+// that maps the lists back (the provider run functions and LangChain's strict
+// and Gemini tools). The OpenAI case goes through the real `openai` client
+// against a loopback chat completions API.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +30,7 @@ const box = new ToolBox().register(tool({
   input: v.object({
     env: v.record(v.string(), v.string()),
     jobs: v.optional(v.array(v.object({ vars: v.record(v.string(), v.number()) }))),
+    labels: v.nullish(v.record(v.string(), v.string())),
   }),
   readOnly: true,
   run: (args) => {
@@ -40,13 +42,21 @@ const box = new ToolBox().register(tool({
 const TWICE = [{ key: "CI", value: "1" }, { key: "LANG", value: "C" }, { key: "CI", value: "0" }];
 
 function assertRefused(text: string, path: string, key: string): void {
+  assertFault(text, `${path}: the key "${key}" is sent twice in this map's list of {key, value} entries`);
+}
+
+function assertFault(text: string, fault: string): void {
   assert.match(text, /^Error \[invalid_arguments\]/, text);
-  assert.ok(text.includes(`${path}: the key "${key}" is sent twice`), text);
-  assert.match(text, /Send each key of the map once/, text);
+  assert.ok(text.includes(`: ${fault}, so it did not run`), text);
+  assert.match(
+    text,
+    /Send the map as a list of \{"key": \.\.\., "value": \.\.\.\} entries, each key of the map once/,
+    text,
+  );
   assert.doesNotMatch(text, /expected string|expected number/, text);
 }
 
-describe("a map's key sent twice in its {key, value} list", () => {
+describe("a {key, value} list sent for a map that cannot be mapped back", () => {
   test("OpenAI chat (real client, loopback API): refused naming the map and key; the other call runs", {
     timeout: 60_000,
   }, async () => {
@@ -98,7 +108,12 @@ describe("a map's key sent twice in its {key, value} list", () => {
     });
     await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
     try {
-      const client = new OpenAI({ apiKey: "k", baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const client = new OpenAI({
+        apiKey: "k",
+        baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        maxRetries: 0,
+        timeout: 20_000,
+      });
       const answer = await client.chat.completions.create({
         model: "gpt-5",
         messages: [{ role: "user", content: "set them" }],
@@ -122,6 +137,72 @@ describe("a map's key sent twice in its {key, value} list", () => {
       server.closeAllConnections();
       await new Promise((closed) => server.close(closed));
     }
+  });
+
+  test("an entry that is no {key, value} pair is refused naming the entry, under strict mode and Gemini", {
+    timeout: 60_000,
+  }, async () => {
+    const entries: [unknown, string][] = [
+      [{ key: "CI" }, '{"key":"CI"}'],
+      [{ key: 1, value: "x" }, '{"key":1,"value":"x"}'],
+      [["CI", "1"], '["CI","1"]'],
+      [{ name: "CI", value: "1" }, '{"name":"CI","value":"1"}'],
+      [{ key: "CI", value: "1", note: "x" }, '{"key":"CI","value":"1","note":"x"}'],
+    ];
+    await withSession(async (session) => {
+      ran.length = 0;
+      const { messages } = await runOpenAIChatToolCalls(box, session, {
+        tool_calls: entries.map(([entry], i) => ({
+          id: `e${i}`,
+          type: "function",
+          function: {
+            name: "set_env",
+            arguments: JSON.stringify({ env: [{ key: "A", value: "1" }, entry], jobs: null }),
+          },
+        })),
+      });
+      for (const [i, [, shown]] of entries.entries()) {
+        assertFault(
+          String(messages[i].content),
+          `env.1: an entry of this map's list must be {"key": <a string>, "value": <its value>}, not ${shown}`,
+        );
+      }
+      // In a list of objects, and in a map that may be null (a union, whose members the list fits none of): the same,
+      // at the entry's path.
+      const { content } = await runGeminiToolCalls(box, session, {
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [{
+              functionCall: {
+                name: "set_env",
+                args: { env: [], jobs: [{ vars: [] }, { vars: [{ key: "n", value: 1 }, { key: "m" }] }] },
+              },
+            }],
+          },
+        }],
+      });
+      const labels = await runGeminiToolCalls(box, session, {
+        candidates: [{
+          content: {
+            role: "model",
+            parts: [{ functionCall: { name: "set_env", args: { env: [], labels: [{ key: "x", val: "y" }] } } }],
+          },
+        }],
+      });
+      const parts = [...content.parts, ...labels.content.parts] as {
+        functionResponse: { response: { error?: string } };
+      }[];
+      assertFault(
+        parts[0].functionResponse.response.error!,
+        `jobs.1.vars.1: an entry of this map's list must be {"key": <a string>, "value": <its value>}, not {"key":"m"}`,
+      );
+      assertFault(
+        parts[1].functionResponse.response.error!,
+        `labels.0: an entry of this map's list must be {"key": <a string>, "value": <its value>}, not {"key":"x","val":"y"}`,
+      );
+      assert.deepEqual(ran, []);
+    });
   });
 
   test("OpenAI responses and Gemini: the same refusal", { timeout: 60_000 }, async () => {
