@@ -1504,9 +1504,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         const lastEventId = request.headers.get("last-event-id");
         // A stream ended because its request was cancelled has nothing more to say: 204, which tells an SSE client to
         // stop reconnecting (the SDK's client then stops; a resumed stream would stay open, with nothing ever to come).
+        // Each time: the stream stays remembered (the newest CANCELLED_STREAMS_KEPT), as a second resumption of it
+        // (another client of the session, one that does not stop at 204) would be held open as well.
         if (request.method === "GET" && lastEventId && open.cancelledStreams.size > 0) {
           const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
-          if (streamId !== undefined && open.cancelledStreams.delete(streamId)) {
+          if (streamId !== undefined && open.cancelledStreams.has(streamId)) {
             return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
           }
         }

@@ -232,6 +232,20 @@ describe("a cancelled call over Streamable HTTP", () => {
         await new Promise((resolve) => setTimeout(resolve, 2_500));
         if (version >= "2025-11-25") {
           assert.deepEqual(resumed().map((s) => [s.method, s.status, s.ended]), [["GET", 204, true]]);
+          // Resumed again (another client of the session, or one that does not stop at 204): 204 again. Before, the
+          // first 204 forgot the stream, and the second resumption was held open, with nothing to come, until the
+          // session ended (here, until the 5 s signal).
+          const again = await fetch(served.server.url, {
+            headers: {
+              accept: "text/event-stream",
+              "mcp-protocol-version": version,
+              "mcp-session-id": transport.sessionId!,
+              "last-event-id": resumed()[0].lastEventId!,
+            },
+            signal: AbortSignal.timeout(5_000),
+          });
+          assert.equal(again.status, 204);
+          assert.equal(await again.text(), "");
         } else assert.deepEqual(resumed(), []);
         assert.deepEqual(errors, []);
         const after = await client.callTool({ name: "echo", arguments: { text: "next" } });
