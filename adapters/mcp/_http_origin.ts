@@ -79,3 +79,56 @@ export function refusedOrigin(headers: Headers, policy: OriginPolicy): string | 
   }
   return undefined;
 }
+
+// CORS, for a browser client on an origin the policy allows (the server's own, or one given with --allowed-origin):
+// without it the browser sends no cross-origin POST (its preflight, which carries no token, was refused 401), and
+// reads neither an answer nor the Mcp-Session-Id header of one. Origins the policy refuses are answered 403 above
+// all this, with no CORS headers.
+
+/** The request headers a browser client of MCP sends beyond the safelisted ones. */
+const CORS_REQUEST_HEADERS = "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version";
+/** The answer's headers a browser client must read. */
+const CORS_EXPOSED_HEADERS = "mcp-session-id, mcp-protocol-version, www-authenticate, retry-after";
+
+/** The request's Origin when `policy` allows it (CORS answers it by name), else undefined. */
+export function corsOrigin(headers: Headers, policy: OriginPolicy): string | undefined {
+  const origin = headers.get("origin");
+  if (origin === null) return undefined;
+  return policy.origins.includes(origin.toLowerCase().replace(/\/+$/, "")) ? origin : undefined;
+}
+
+/** Whether `request` is a CORS preflight (OPTIONS naming the method to come). */
+export function isPreflight(request: Request): boolean {
+  return request.method === "OPTIONS" && request.headers.has("access-control-request-method");
+}
+
+/** The answer to the preflight of an allowed origin: the methods and headers MCP over HTTP uses. */
+export function preflightAnswer(origin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": origin,
+      "access-control-allow-methods": "GET, POST, DELETE",
+      "access-control-allow-headers": CORS_REQUEST_HEADERS,
+      "access-control-max-age": "600",
+      vary: "Origin",
+    },
+  });
+}
+
+/** `response` with the CORS headers of an allowed origin (a copy when its headers cannot be changed). */
+export function withCors(response: Response, origin: string): Response {
+  const add = (headers: Headers) => {
+    headers.set("access-control-allow-origin", origin);
+    headers.set("access-control-expose-headers", CORS_EXPOSED_HEADERS);
+    if (!/\borigin\b/i.test(headers.get("vary") ?? "")) headers.append("vary", "Origin");
+  };
+  try {
+    add(response.headers);
+    return response;
+  } catch {
+    const headers = new Headers(response.headers);
+    add(headers);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+}

@@ -72,7 +72,15 @@ import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener, type RequestConnection } from "./_http_listen.ts";
-import { isLoopbackHost, originPolicy, refusedOrigin } from "./_http_origin.ts";
+import {
+  corsOrigin,
+  isLoopbackHost,
+  isPreflight,
+  originPolicy,
+  preflightAnswer,
+  refusedOrigin,
+  withCors,
+} from "./_http_origin.ts";
 import { type Scope, scopeOf } from "./_http_scopes.ts";
 import type { Identity, TokenFile } from "./_http_tokens.ts";
 import { RateLimiter } from "./_http_rate.ts";
@@ -1452,7 +1460,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   }
 
+  // A browser client on an allowed origin reads every answer (_http_origin.ts: CORS).
   const handler: Handler = async (request, connection) => {
+    const response = await answer(request, connection);
+    const origin = dnsRebindingProtection === false ? undefined : corsOrigin(request.headers, policy);
+    return origin === undefined ? response : withCors(response, origin);
+  };
+
+  const answer: Handler = async (request, connection) => {
     // Deno makes the URL of the Host header: one that forms none (`127.0.0.1:8765.evil`) was a 500 with a stack on
     // stderr for each request. It is refused as the Host check refuses a Host it does not answer to.
     let url: URL;
@@ -1467,6 +1482,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (dnsRebindingProtection !== false) {
       const reason = refusedOrigin(request.headers, policy);
       if (reason) return refusal(403, `Forbidden: ${reason}`);
+      // A browser's preflight carries no token: answered before the token is asked for.
+      const origin = corsOrigin(request.headers, policy);
+      if (origin !== undefined && isPreflight(request)) return preflightAnswer(origin);
     }
     if (url.pathname.startsWith("/.well-known/oauth-protected-resource")) {
       if (!jwt) return refusal(404, "Not found: this server does not use OAuth");
