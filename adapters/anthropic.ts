@@ -196,7 +196,7 @@ export function anthropicResultMessage(
   const content: AnthropicToolResultMessage["content"] = results.map((result) => ({
     type: "tool_result" as const,
     tool_use_id: result.callId ?? "",
-    content: toModelText(result),
+    content: nonBlank(toModelText(result)),
     ...(result.status === "success" ? {} : { is_error: true as const }),
   }));
   for (const image of images) {
@@ -204,6 +204,17 @@ export function anthropicResultMessage(
     content.push({ type: "image", source: { type: "base64", media_type: image.mediaType, data: base64(image.data) } });
   }
   return { role: "user", content };
+}
+
+// The API refuses a text that is empty or only whitespace ("text content blocks must be non-empty", "... must contain
+// non-whitespace text"), a tool_result's string content too, and goes on refusing every later request while it stays in
+// the conversation: a tool that returned nothing (or a command's blank line) is named so instead.
+function nonBlank(text: string): string {
+  if (text.trim() !== "") return text;
+  if (text === "") return "(no output)";
+  return text.length <= 40
+    ? `(only whitespace: ${JSON.stringify(text)})`
+    : `(only whitespace, ${text.length} characters)`;
 }
 
 /**
