@@ -23,6 +23,7 @@ import { ToolBox } from "../toolbox.ts";
 import { authorizeCommand } from "../policy/shell/authorize_command.ts";
 import { bubblewrapStatus, sandboxArgv } from "../policy/sandbox.ts";
 import { DEFAULT_RESOURCE_LIMITS } from "../policy/limits.ts";
+import { KernelObjectsHolder } from "../policy/_kernel_objects.ts";
 import { spawnUnderLimits } from "./_limited_spawn.ts";
 import { PolicyState } from "../policy/state.ts";
 import { denyAllHost } from "../policy/hosts.ts";
@@ -61,6 +62,12 @@ const inCheckout = new Session({ workspace: checkout, sandbox: "auto", host: den
 const state = new PolicyState();
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 const wrapped = (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto" })).argv;
+// The same entered into a session's user namespace, as the tool's sandboxes are (the bounds of the kernel objects
+// counted per user): its share of the tool's overhead.
+const kernelObjects = new KernelObjectsHolder();
+const entered =
+  (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto", kernelObjects }))
+    .argv;
 
 async function viaTool(session: Session): Promise<void> {
   const result = await box.call(session, "bash", { command: COMMAND });
@@ -77,6 +84,7 @@ const candidates: [string, () => unknown][] = [
 ];
 if (hasBwrap) {
   candidates.push(["bwrap + spawn", () => nodeSpawn(wrapped)]);
+  candidates.push(["bwrap + spawn, in a session's namespace", () => nodeSpawn(entered)]);
   // The resource limits' share: a cgroup made, joined and removed, and the rlimits set, around the same bwrap.
   candidates.push([
     "bwrap + spawn, under the limits",
@@ -113,6 +121,7 @@ if (hasBwrap) {
       `the limits: +${(by["bwrap + spawn, under the limits"] - by["bwrap + spawn"]).toFixed(2)} ms)`,
   );
 }
+await kernelObjects.close();
 await plain.close();
 await sandboxed.close();
 await inCheckout.close();

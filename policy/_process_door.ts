@@ -48,6 +48,7 @@ import type { CommandAuthorization } from "./shell/authorize_command.ts";
 import { isReadOnlyLine } from "./shell/read_only_line.ts";
 import { limitCommand, type LimitedCommand, type ResourceLimits, type TmpfsAtEnd, type WrittenFile } from "./limits.ts";
 import { TMPFS_SLACK_BYTES } from "./_limits.ts";
+import { KernelObjectsHolder } from "./_kernel_objects.ts";
 import {
   bubblewrapStatus,
   type QuarantinedPath,
@@ -113,10 +114,18 @@ export class PolicyProcessDoor implements ProcessDoor {
   /** The hidden globs and the repository's stores (one array: the glob matchers are cached by array). */
   readonly #hiddenWithStores: readonly string[];
 
+  /** The user namespace of the session's sandboxes (see `KernelObjectsHolder`), made at the first. */
+  readonly #kernelObjects = new KernelObjectsHolder();
+
   /** A door for a policy's `deps`. */
   constructor(deps: ProcessDoorDeps) {
     this.#deps = deps;
     this.#hiddenWithStores = Object.freeze([...deps.hiddenPaths, ...REPOSITORY_STORE_GLOBS]);
+  }
+
+  /** Ends what the door keeps for the session's sandboxes (their user namespace); the session's close calls it. */
+  close(): Promise<void> {
+    return this.#kernelObjects.close();
   }
 
   async start(request: ProcessRequest, signal?: AbortSignal): Promise<StartedProcess> {
@@ -263,6 +272,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       // the path as given
     }
     const wrapped = await sandboxArgv([request.executable], {
+      kernelObjects: this.#kernelObjects,
       workdir: request.privateDir,
       writable: [request.privateDir],
       // The program's own folders, when they lie outside the system folders (a downloaded build).
@@ -351,6 +361,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     const sandboxes = this.#deps.sandbox !== "off" && (await bubblewrapStatus()).path !== undefined;
     const watch = reader && sandboxes ? undefined : await watchWorkspace(request.call, { sandboxed: sandboxes });
     const wrapped = await sandboxArgv(command, {
+      kernelObjects: this.#kernelObjects,
       readOnlyFolders: [captures],
       ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
       workdir: cwd,
@@ -420,6 +431,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
     const command = [program, ...argv.slice(1)];
     const wrapped = await sandboxArgv(command, {
+      kernelObjects: this.#kernelObjects,
       workdir: request.cwd,
       writable: [],
       // By descriptor: a background command of the session swapped it for a link to another tenant's workspace

@@ -194,6 +194,8 @@ export class Policy {
     ways: ReadonlySet<string>;
   };
 
+  readonly #processDoor: PolicyProcessDoor;
+
   /** Creates the policy of a session. */
   constructor(options: PolicyOptions) {
     this.workspace = options.workspace;
@@ -210,7 +212,7 @@ export class Policy {
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
     this.files = new PolicyFileDoor(this);
     const sandboxRead = Object.freeze(policySettings(this.rules).sandboxRead);
-    this.processes = new PolicyProcessDoor({
+    this.processes = this.#processDoor = new PolicyProcessDoor({
       workspace: this.workspace,
       fence: this.fence,
       sandbox: this.sandbox,
@@ -222,6 +224,14 @@ export class Policy {
       authorizeCommand: (command, signal, cwd) => this.authorizeCommand(command, signal, cwd),
       confirm: (req, signal) => this.#asker.confirm(req, signal),
     });
+  }
+
+  /**
+   * Ends what the policy keeps for its session's commands (the user namespace
+   * their sandboxes enter); the session's close calls it.
+   */
+  close(): Promise<void> {
+    return this.#processDoor.close();
   }
 
   /**

@@ -39,7 +39,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
-import { DEVPTS_BIND, namespaceFront } from "./_kernel_objects.ts";
+import { DEVPTS_BIND, type KernelObjectsHolder, NO_FRONT } from "./_kernel_objects.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
@@ -461,6 +461,12 @@ export interface SandboxOptions {
    * takes it for a change.
    */
   listing?: WorkspaceListing;
+  /**
+   * The session's user namespace for its sandboxes (see `KernelObjectsHolder`):
+   * without it, bubblewrap starts without the bounds of the kernel objects
+   * counted per user.
+   */
+  kernelObjects?: KernelObjectsHolder;
   /**
    * The policy's denied-path globs, relative to `workspace` (or absolute):
    * every existing entry they match is hidden inside (a file reads as empty,
@@ -956,12 +962,13 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ? options.fileSize
       : undefined;
     const userns = await noNestedUserns(status.path);
-    // A user namespace of our own in front, whose limits bound the kernel objects counted per user (inotify,
-    // fanotify), with a devpts of a bounded size where it can mount one: see policy/_kernel_objects.ts.
-    const front = await namespaceFront(status.path, userns);
+    // The session's user namespace, entered in front, whose limits bound the kernel objects counted per user
+    // (inotify, fanotify), with a devpts of a bounded size where it has one: see policy/_kernel_objects.ts.
+    const front = await options.kernelObjects?.front(status.path, userns) ?? NO_FRONT;
     const wrapped = [
       ...front.argv,
       status.path,
+      ...front.bwrapArgs,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
       ...(front.ptys ? DEVPTS_BIND : []),

@@ -140,6 +140,8 @@ export class Session extends SessionBase {
     this.onClose(() => this.history.flush());
     // The folders of the cgroups of its last commands may still be on their way out.
     this.onClose(() => groupsRemoved());
+    // The user namespace its sandboxes entered ends with it.
+    if (this.policy instanceof Policy) this.onClose(() => (this.policy as Policy).close());
     // A session that made its workspace removes the workspace's temp dir when it closes.
     if (typeof options.workspace === "string") this.onClose(() => workspace.dispose());
   }

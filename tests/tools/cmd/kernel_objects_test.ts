@@ -10,7 +10,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -29,6 +29,24 @@ const skip = (await bubblewrapStatus()).path === undefined
   : !installed("python3")
   ? "python3 is not installed"
   : false;
+
+// The holders of this process's sessions: its children whose command line writes the namespace's inotify limit.
+function holderChildren(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("max_inotify_instances")) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 function machineLimit(file: string): number | undefined {
   try {
@@ -117,6 +135,37 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
       await session.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  test("a session's commands share one namespace, another session has its own, and it ends with its session", {
+    timeout: 90_000,
+  }, async () => {
+    // One holder per session (a child of this process): a second command of the session gets none of what the
+    // first holds, a command of another session gets its own share, and no holder is left once both close.
+    const holders = () => holderChildren().length;
+    const count = `python3 -c 'import ctypes
+l = ctypes.CDLL(None)
+n = 0
+while l.inotify_init1(0) >= 0: n += 1
+print(n)'`;
+    const dirs = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), "toolfence-ns-share-"))));
+    const [first, second] = dirs.map((workspace) => new Session({ workspace, host: denyingNetworkHost([]) }));
+    try {
+      await writeFile(path.join(dirs[0], "taker.py"), TAKER);
+      const running = cmdBox().call(first, "bash", { command: "id -u; python3 taker.py", timeout_s: 60 });
+      assert.ok(await eventually(() => existsSync(path.join(dirs[0], "held")), 40_000), "the command never held them");
+      const same = Number(okOutput<BashResult>(await cmdBox().call(first, "bash", { command: count })).stdout);
+      const other = Number(okOutput<BashResult>(await cmdBox().call(second, "bash", { command: count })).stdout);
+      await writeFile(path.join(dirs[0], "done"), "");
+      const held = Number(okOutput<BashResult>(await running).stdout.split("\n")[1].split(" ")[1]);
+      assert.equal(same, 0, `a second command of the session took ${same} more beside the first's ${held}`);
+      assert.ok(other >= 1 && other <= held, `another session's command took ${other} (the first held ${held})`);
+      assert.equal(holders(), 2, "one holder per session while they are open");
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+    assert.ok(await eventually(() => holders() === 0, 10_000), `${holders()} holders left after the sessions closed`);
   });
 
   test("past its pseudo-terminals a command fails as itself, not as a tmpfs that is not full", {
