@@ -156,14 +156,21 @@ export class KernelObjectsHolder {
    */
   async front(bwrap: string, userns: readonly string[]): Promise<NamespaceFront> {
     if (userns.length === 0 || this.#closed) return NO_FRONT;
-    let held = await this.#held;
-    // Gone (killed from outside, or never made): made again, so that a pid it no longer has is never entered.
-    if (held !== undefined && !held.alive()) held = undefined;
-    if (held === undefined) {
-      this.#held = recipeFor(bwrap, userns).then((recipe) => recipe && !this.#closed ? startHolder(recipe) : undefined);
+    // Set before any wait, so that sandboxes starting at once share one holder.
+    const awaited = this.#held ??= this.#start(bwrap, userns);
+    let held = await awaited;
+    // Not made (a holder that did not say it was ready in time), or gone (killed from outside): tried again, so that
+    // a pid it no longer has is never entered.
+    if (held === undefined || !held.alive()) {
+      if (this.#closed) return NO_FRONT;
+      if (this.#held === awaited) this.#held = this.#start(bwrap, userns);
       held = await this.#held;
     }
     return held?.alive() ? held.front : NO_FRONT;
+  }
+
+  #start(bwrap: string, userns: readonly string[]): Promise<Held | undefined> {
+    return recipeFor(bwrap, userns).then((recipe) => recipe && !this.#closed ? startHolder(recipe) : undefined);
   }
 
   /** Ends the namespace (its holder ends with its standard input). */
