@@ -101,6 +101,19 @@ interface FilePage {
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+/**
+ * What one browser holds beside its processes: its folder (profile, cookies, downloads), its egress proxy and its
+ * place among its workspace's browsers. Each browser's own, given back by {@linkcode SessionBrowser} once that browser
+ * is gone, whichever browser of the session runs by then.
+ */
+interface Held {
+  readonly dir: string;
+  proxy?: EgressProxy;
+  place?: () => void;
+  /** The giving back, once begun. */
+  released?: Promise<void>;
+}
+
 /** The marker argument that names a session's browser processes (tests find them by it). */
 export const BROWSER_MARKER = "--toolfence-browser=";
 
@@ -119,13 +132,13 @@ export class SessionBrowser {
   marker = "";
   #context?: BrowserContext;
   #starting?: Promise<BrowserContext>;
-  #proxy?: EgressProxy;
-  #dir?: string;
+  /** What the current browser holds. */
+  #held?: Held;
+  /** What each browser started holds, by its context. */
+  readonly #heldBy = new WeakMap<BrowserContext, Held>();
   #current?: Page;
   #crashed = false;
   #closing = false;
-  /** Gives back this browser's place among its workspace's (see MAX_WORKSPACE_BROWSERS). */
-  #place?: () => void;
   /** The downloads in progress, and the timer that measures them. */
   readonly #downloading = new Set<Download>();
   #downloadWatch?: ReturnType<typeof setInterval>;
@@ -227,11 +240,13 @@ export class SessionBrowser {
     const executable = findBrowser(this.options.executablePath);
     // Its real path (TMPDIR may pass through a link): a download is read back in its pinned folder by that path.
     const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-")));
-    this.#dir = dir;
+    // This browser's own, given back with it (never through the session's fields, which a browser started after a
+    // browser_close began may hold by the time that close ends).
+    const held: Held = { dir };
     try {
-      this.#place = takeBrowserPlace(this.session.workspace.workdir);
+      held.place = takeBrowserPlace(this.session.workspace.workdir);
       const credentials = { username: "toolfence", password: crypto.randomUUID() };
-      this.#proxy = await startEgressProxy(
+      const proxy = held.proxy = await startEgressProxy(
         (scheme, host, port) => this.destinations.judgeHost(scheme, host, port),
         (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
         credentials,
@@ -259,7 +274,7 @@ export class SessionBrowser {
         downloadsPath: path.join(dir, "downloads"),
         serviceWorkers: "block",
         // Loopback goes through the proxy too, so that it is judged.
-        proxy: { server: `http://127.0.0.1:${this.#proxy.port}`, bypass: "<-loopback>", ...credentials },
+        proxy: { server: `http://127.0.0.1:${proxy.port}`, bypass: "<-loopback>", ...credentials },
         // The browser gets no secrets from the environment.
         env: { HOME: dir, TMPDIR: dir, LANG: "C.UTF-8", PATH: "/usr/bin:/bin" },
         args: [
@@ -285,17 +300,21 @@ export class SessionBrowser {
       });
       context.on("page", (page) => this.#watch(page));
       for (const page of context.pages()) this.#watch(page);
+      this.#heldBy.set(context, held);
       context.on("close", () => {
+        void this.#release(held);
         if (this.#context !== context) return;
         this.#context = undefined;
+        this.#held = undefined;
         this.#current = undefined;
         if (!this.#closing) this.#crashed = true;
-        void this.#cleanUp();
+        this.#forgetDownloads();
       });
       this.#context = context;
+      this.#held = held;
       return context;
     } catch (error) {
-      await this.#cleanUp();
+      await this.#release(held);
       if (error instanceof ToolError) throw error;
       throw new ToolError(`The browser ${executable} did not start: ${(error as Error).message.split("\n")[0]}`, {
         code: "browser_launch_failed",
@@ -389,8 +408,9 @@ export class SessionBrowser {
   // that session cap, a page that started a 200 MiB download every 2.5 s had 1,200 MiB kept in the temp dir after 15 s
   // (one navigation, no other call), and more for as long as it stayed open.
   async #measureDownloads(): Promise<void> {
-    if (!this.#dir || this.#downloading.size === 0) return this.#stopWatching();
-    const folder = path.join(this.#dir, "downloads");
+    const dir = this.#held?.dir;
+    if (!dir || this.#downloading.size === 0) return this.#stopWatching();
+    const folder = path.join(dir, "downloads");
     let largest = 0;
     let total = 0;
     for (const name of await fsp.readdir(folder).catch(() => [] as string[])) {
@@ -439,35 +459,48 @@ export class SessionBrowser {
     return target.path;
   }
 
-  /** Closes the browser (if it runs) and frees its files; the next call starts a new one. */
+  /**
+   * Closes the browser (if it runs) and frees its files; the next call starts a new one. What is freed is what the
+   * closed browser holds: before, the session's fields were read once the close ended, and a call that started the
+   * next browser meanwhile (browser_close and browser_navigate at once) had put that browser's there. The closed
+   * browser's folder (its profile's cookies and storage, its downloads) then stayed in the temp folder after the
+   * session ended, one more for each such close, and the new browser's was removed under it.
+   */
   async close(): Promise<void> {
     const context = this.#context;
     this.#closing = true;
     try {
       if (this.#starting) await this.#starting.catch(() => {});
       const current = this.#context ?? context;
-      this.#context = undefined;
-      this.#current = undefined;
+      const held = current && this.#heldBy.get(current);
+      if (this.#context === current) {
+        this.#context = undefined;
+        this.#held = undefined;
+        this.#current = undefined;
+      }
       await current?.close().catch(() => {});
+      if (held) await this.#release(held);
     } finally {
-      await this.#cleanUp();
+      this.#forgetDownloads();
       this.#closing = false;
     }
   }
 
-  async #cleanUp(): Promise<void> {
-    this.#place?.();
-    this.#place = undefined;
+  #forgetDownloads(): void {
     this.#downloading.clear();
     this.#stopWatching();
-    const proxy = this.#proxy;
-    const dir = this.#dir;
-    this.#proxy = undefined;
-    this.#dir = undefined;
-    await proxy?.close();
-    // Never fs.rm: the sandboxed browser writes here and could swap a folder for a link while it goes, and Node's
-    // recursive rm follows it (tests/policy/program_folder_test.ts).
-    if (dir) await removeProgramFolder(dir).catch(() => {});
+  }
+
+  /** Gives back what a browser held, once (a second call waits for the first). */
+  #release(held: Held): Promise<void> {
+    held.released ??= (async () => {
+      held.place?.();
+      await held.proxy?.close();
+      // Never fs.rm: the sandboxed browser writes here and could swap a folder for a link while it goes, and Node's
+      // recursive rm follows it (tests/policy/program_folder_test.ts).
+      await removeProgramFolder(held.dir).catch(() => {});
+    })();
+    return held.released;
   }
 }
 

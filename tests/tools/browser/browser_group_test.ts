@@ -451,3 +451,56 @@ test("a session's downloads, kept and in progress, come to at most four times ma
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+// The folders (`--user-data-dir`'s parent) of the browsers this process runs now.
+function browserFolders(): string[] {
+  return [
+    ...new Set(
+      descendantsWith(BROWSER_MARKER).flatMap((pid) => {
+        const dataDir = /--user-data-dir=([^\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1];
+        return dataDir ? [path.dirname(dataDir)] : [];
+      }),
+    ),
+  ];
+}
+
+test(
+  "browser_close racing a call that starts the next browser frees the closed one's folder, and the session's end the last",
+  {
+    timeout: 150_000,
+    skip: noBrowser,
+  },
+  async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+    const session = new Session({ workspace: dir });
+    const seen = new Set<string>();
+    try {
+      const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+      const page = "data:text/html,<h1>x</h1>";
+      // The next call may start its browser at any point of the close: a few delays cover the moments between.
+      for (const delay of [0, 5, 20, 60]) {
+        assert.equal((await box.call(session, "browser_navigate", { url: page })).status, "success");
+        for (const folder of browserFolders()) seen.add(folder);
+        const [closed, next] = await Promise.all([
+          box.call(session, "browser_close", {}),
+          new Promise((resolve) => setTimeout(resolve, delay)).then(() =>
+            box.call(session, "browser_navigate", { url: page })
+          ),
+        ]);
+        assert.equal(closed.status, "success", String(closed.error));
+        assert.equal(next.status, "success", String(next.error));
+        for (const folder of browserFolders()) seen.add(folder);
+      }
+      assert.ok(seen.size >= 4, [...seen].join(", "));
+      await session.close();
+      assert.deepEqual(descendantsWith(BROWSER_MARKER), []);
+      // Each browser's folder (its profile's cookies and storage, its downloads) is gone with it.
+      const left = [];
+      for (const folder of seen) if (await fs.lstat(folder).catch(() => undefined)) left.push(folder);
+      assert.deepEqual(left, []);
+    } finally {
+      await session.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+);
