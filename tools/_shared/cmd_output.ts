@@ -9,6 +9,7 @@ import fs from "node:fs";
 import type { ArtifactStore } from "@toolfence/core";
 import { ToolError } from "@toolfence/core";
 import { capText } from "@toolfence/core";
+import { ByteBudget } from "./byte_budget.ts";
 
 /** The default byte limit of a command's output (stdout and stderr together): 64 MiB. */
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -78,34 +79,6 @@ export const OUTPUT_READ_BUDGET_BYTES: number = DEFAULT_OUTPUT_LIMIT_BYTES;
 
 // Reads up to this size take no part in the budget: a few lines, read at once, never wait behind a big one.
 const UNBUDGETED_BYTES = READ_AT_ONCE_BYTES;
-
-// The byte budget of the reads of this process (all sessions and tenants share the memory they use).
-class ByteBudget {
-  #free: number;
-  readonly #queue: { bytes: number; grant: () => void }[] = [];
-
-  constructor(readonly total: number) {
-    this.#free = total;
-  }
-
-  // Waits until `bytes` (at most the whole budget) are free, and takes them; the function gives them back.
-  async take(bytes: number): Promise<() => void> {
-    const wanted = Math.min(bytes, this.total);
-    if (this.#queue.length === 0 && this.#free >= wanted) this.#free -= wanted;
-    else await new Promise<void>((grant) => this.#queue.push({ bytes: wanted, grant }));
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      this.#free += wanted;
-      while (this.#queue.length > 0 && this.#free >= this.#queue[0].bytes) {
-        const next = this.#queue.shift()!;
-        this.#free -= next.bytes;
-        next.grant();
-      }
-    };
-  }
-}
 
 const readBudget = new ByteBudget(OUTPUT_READ_BUDGET_BYTES);
 

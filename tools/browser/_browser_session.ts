@@ -17,6 +17,7 @@ import { Destinations } from "./_destinations.ts";
 import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egress_proxy.ts";
 import { findBrowser } from "./_launch.ts";
 import { openFileOnly } from "../_shared/fs_open.ts";
+import { ByteBudget } from "../_shared/byte_budget.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 
 const MAX_EVENTS = 500;
@@ -69,6 +70,22 @@ function takeBrowserPlace(workdir: string): () => void {
 
 /** The largest workspace file a file: page (or its image, script, style) is given. */
 const MAX_FILE_PAGE_BYTES = 64 << 20;
+
+/**
+ * The most bytes of workspace files that the file: answers of one browser hold at once: one largest file's worth.
+ * An answer costs about seven times its bytes on its way to the browser (the bytes, Playwright's base64 of them, the
+ * protocol message): before, a workspace page with 24 images of one 16 MiB file (`big.png?1`, `big.png?2`, ...) took
+ * the server from 84 MiB to 2.8 GB, and more images or a bigger file past the machine's memory. Past the budget an
+ * answer waits, first come first served.
+ */
+const BROWSER_FILE_PAGES_BYTES = MAX_FILE_PAGE_BYTES;
+/**
+ * The most bytes the file: answers of every browser of this process hold at once (all sessions and tenants share
+ * the server's memory): two browsers' worth, so that one page's thousand answers, which wait in its own browser's
+ * budget first, hold up another browser's by at most one budget.
+ */
+const FILE_PAGES_BUDGET_BYTES = 2 * BROWSER_FILE_PAGES_BYTES;
+const filePagesBudget = new ByteBudget(FILE_PAGES_BUDGET_BYTES);
 /** The media type of a file: page's bytes, by the file's extension. */
 const FILE_PAGE_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -96,6 +113,8 @@ const FILE_PAGE_TYPES: Record<string, string> = {
 interface FilePage {
   body: string | Buffer;
   contentType: string;
+  /** Gives back the answer's share of {@linkcode filePagesBudget} once it was sent. */
+  release?: () => void;
 }
 
 const escapeHtml = (text: string) =>
@@ -142,6 +161,8 @@ export class SessionBrowser {
   /** The downloads in progress, and the timer that measures them. */
   readonly #downloading = new Set<Download>();
   #downloadWatch?: ReturnType<typeof setInterval>;
+  /** The bytes of workspace files this session's file: answers hold at once (see BROWSER_FILE_PAGES_BYTES). */
+  readonly #filePagesBudget = new ByteBudget(BROWSER_FILE_PAGES_BYTES);
   /** The bytes of the downloads kept for this session so far. */
   #keptBytes = 0;
 
@@ -296,7 +317,11 @@ export class SessionBrowser {
           this.record("blocked", `${url.href}: ${(error as Error).message}`);
           return route.abort("blockedbyclient");
         }
-        return route.fulfill({ status: 200, body: page.body, contentType: page.contentType });
+        try {
+          return await route.fulfill({ status: 200, body: page.body, contentType: page.contentType });
+        } finally {
+          page.release?.();
+        }
       });
       context.on("page", (page) => this.#watch(page));
       for (const page of context.pages()) this.#watch(page);
@@ -346,19 +371,40 @@ export class SessionBrowser {
         contentType: "text/html; charset=utf-8",
       };
     }
-    const opened = await openFileOnly(files, target, shown);
+    const tooLarge = (size: number) => {
+      if (size <= MAX_FILE_PAGE_BYTES) return;
+      throw new ToolError(`${shown} has more than ${MAX_FILE_PAGE_BYTES} bytes, too many for a file: page`, {
+        code: "file_too_large",
+        kind: "semantic",
+      });
+    };
+    // Its share of the browser's and the process's budgets is taken before it is opened (a page's thousand requests wait without a
+    // descriptor each), by the size resolved, and taken again by the size opened when the file grew in between.
+    const resolvedSize = target.stat?.size ?? 0;
+    tooLarge(resolvedSize);
+    const take = async (bytes: number) => {
+      const own = await this.#filePagesBudget.take(bytes);
+      const all = await filePagesBudget.take(bytes);
+      return () => (all(), own());
+    };
+    let release = await take(Math.max(1, resolvedSize));
     try {
-      if (opened.stat.size > MAX_FILE_PAGE_BYTES) {
-        throw new ToolError(`${shown} has more than ${MAX_FILE_PAGE_BYTES} bytes, too many for a file: page`, {
-          code: "file_too_large",
-          kind: "semantic",
-        });
+      const opened = await openFileOnly(files, target, shown);
+      try {
+        tooLarge(opened.stat.size);
+        if (opened.stat.size > resolvedSize) {
+          release();
+          release = await take(opened.stat.size);
+        }
+        const bytes = await opened.handle.readFile();
+        const type = FILE_PAGE_TYPES[path.extname(target.path).toLowerCase()] ?? "application/octet-stream";
+        return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: type, release };
+      } finally {
+        await opened.handle.close();
       }
-      const bytes = await opened.handle.readFile();
-      const type = FILE_PAGE_TYPES[path.extname(target.path).toLowerCase()] ?? "application/octet-stream";
-      return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), contentType: type };
-    } finally {
-      await opened.handle.close();
+    } catch (error) {
+      release();
+      throw error;
     }
   }
 
