@@ -34,7 +34,7 @@ The \`browser\` group drives the system Chromium (found on PATH, never downloade
 browser per session, inside bubblewrap where it can run, behind a proxy on 127.0.0.1 that judges every request
 (redirects and subframes too): \`http\`/\`https\` and \`file:\` inside the workspace only; destinations not on the
 allowlist, and loopback, link-local and private addresses, ask (this machine's own interface addresses count as
-loopback, and the other addresses of its interfaces' networks as private, whatever their range). A download is kept in the temp dir's \`output/downloads\`, at most 256 MiB, and a
+loopback, and the other addresses of its interfaces' networks as private, whatever their range). A download is kept in the temp dir's \`output/downloads\` (named by the time and its suggested name, cut to 255 bytes with its extension kept), at most 256 MiB, and a
 session's downloads, kept and in progress, 1 GiB together (\`maxDownloadBytes\` of \`browserTools()\` sets the first,
 the second is four times it): one that would pass either is cancelled as it arrives. Page
 text reaches the model framed as untrusted web content, between tags that carry a fresh random id

@@ -10,7 +10,7 @@ import process from "node:process";
 import { Buffer } from "node:buffer";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { BrowserContext, Download, Page } from "playwright-core";
-import { ToolError } from "@toolfence/core";
+import { textPrefix, ToolError } from "@toolfence/core";
 import { readProgramFile, removeProgramFolder } from "@toolfence/policy";
 import type { SessionBase as Session } from "@toolfence/core";
 import { Destinations } from "./_destinations.ts";
@@ -115,6 +115,24 @@ interface FilePage {
   contentType: string;
   /** Gives back the answer's share of {@linkcode filePagesBudget} once it was sent. */
   release?: () => void;
+}
+
+/** The most bytes of one name in a path (Linux's NAME_MAX). */
+const NAME_MAX_BYTES = 255;
+
+/**
+ * `name` cut to at most `maxBytes` of UTF-8, its extension kept (when it has one of at most 32 bytes) and never a
+ * surrogate pair split. A page's download may suggest a name of 255 bytes, and the time put before it to keep it made
+ * the name too long to write: the download was lost (`names at most 255 bytes`).
+ */
+function fittedName(name: string, maxBytes: number): string {
+  const bytes = (text: string) => Buffer.byteLength(text, "utf8");
+  if (bytes(name) <= maxBytes) return name;
+  const extension = path.extname(name);
+  const kept = extension && bytes(extension) <= 32 ? extension : "";
+  let stem = textPrefix(name.slice(0, name.length - kept.length), maxBytes);
+  while (stem && bytes(stem) + bytes(kept) > maxBytes) stem = textPrefix(stem, stem.length - 1);
+  return stem + kept;
 }
 
 const escapeHtml = (text: string) =>
@@ -488,7 +506,13 @@ export class SessionBrowser {
   // Playwright's saveAs, a copy by path, would). The browser wrote it into its own folder first.
   async #keep(download: Download): Promise<string> {
     const name = path.basename(download.suggestedFilename()).replace(/^\.+/, "_") || "download";
-    const named = path.join(await this.session.workspace.tempDir(), "output", "downloads", `${Date.now()}-${name}`);
+    const stamp = `${Date.now()}-`;
+    const named = path.join(
+      await this.session.workspace.tempDir(),
+      "output",
+      "downloads",
+      stamp + fittedName(name, NAME_MAX_BYTES - Buffer.byteLength(stamp)),
+    );
     const files = this.session.policy.files;
     const target = await files.resolve(named, { access: "write" });
     await files.authorize(target, "write", AbortSignal.timeout(DOWNLOAD_QUESTION_MS));

@@ -537,3 +537,55 @@ test("a workspace page's many requests for one big file hold the server's memory
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+test("a download whose suggested name is as long as a name may be is kept, its name cut to fit", {
+  timeout: 90_000,
+  skip: noBrowser,
+}, async () => {
+  const names = ["A".repeat(300) + ".txt", "\u00fc".repeat(150) + ".txt"];
+  const server = http.createServer((req, res) => {
+    const index = Number(req.url?.slice(1));
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return res.end(names.map((_, i) => `<a href="/${i}">file ${i}</a>`).join(" "));
+    }
+    res.writeHead(200, {
+      "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(names[index])}`,
+    });
+    res.end(`content ${index}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const session = new Session({ workspace: dir });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
+    const snapshot = String((await box.call(session, "browser_snapshot", {})).output);
+    let events = "";
+    for (const [i] of names.entries()) {
+      const ref = snapshot.match(new RegExp(`link "file ${i}" \\[ref=(\\w+)\\]`))?.[1];
+      assert.ok(ref, snapshot);
+      await box.call(session, "browser_click", { ref });
+      const done = () => (events.match(/\[download\] \S+ (saved to|failed)/g) ?? []).length > i;
+      for (let wait = 0; wait < 300 && !done(); wait++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        events = String((await box.call(session, "browser_console_messages", {})).output);
+      }
+      assert.ok(done(), events);
+    }
+    assert.doesNotMatch(events, /\[download\] \S+ failed/);
+    const kept = path.join(await session.workspace.tempDir(), "output", "downloads");
+    const files = (await fs.readdir(kept)).sort();
+    assert.equal(files.length, 2, files.join(", "));
+    for (const name of files) {
+      assert.ok(Buffer.byteLength(name) <= 255, name);
+      assert.match(name, /^\d+-(A+|\u00fc+)\.txt$/);
+      assert.match(await fs.readFile(path.join(kept, name), "utf8"), /^content [01]$/);
+    }
+  } finally {
+    await session.close();
+    await new Promise((resolve) => server.close(resolve));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
