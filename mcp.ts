@@ -153,6 +153,7 @@ export type {
   CommandTouches,
   Destination,
   EgressConnection,
+  ElicitationAnswers,
   FileHistory,
   FileHistoryOptions,
   JournalEntry,

@@ -248,6 +248,7 @@ export type {
   Destination,
   EgressConnection,
   EgressRules,
+  ElicitationAnswers,
   FileHistory,
   FileHistoryOptions,
   FileProblem,

@@ -141,4 +141,9 @@ export interface CallPolicy {
    * the browser refuses every destination `deny` names too, whatever its own options say. Absent: none.
    */
   readonly networkRules?: { readonly allow: readonly string[]; readonly deny: readonly string[] };
+  /**
+   * What an answer of the MCP client (a choice whose source is `client`) counts for, by the policy files'
+   * `answers.elicitation`: under `refuse` it allows nothing, a destination of the browser included. Absent: `once`.
+   */
+  readonly clientAnswers?: "refuse" | "once" | "grant";
 }

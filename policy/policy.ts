@@ -46,7 +46,7 @@ import { DEFAULT_PROTECTED_PATHS, isProtectedPath, mayContainProtectedPath } fro
 import { type CommandRule, describeRule, type PathOutcome, type PathRule, PolicyRules } from "./config/rules.ts";
 import type { PolicyDecisionEvent } from "./audit/audit_log.ts";
 import { PolicyFileDoor } from "./file_door.ts";
-import { policySettings } from "./config/settings.ts";
+import { type ElicitationAnswers, policySettings } from "./config/settings.ts";
 import { type Destination, type DestinationAnswer, DestinationJudge, type QuestionBudget } from "./egress/judge.ts";
 import type { EgressConnection } from "./egress/proxy.ts";
 
@@ -619,6 +619,11 @@ export class Policy {
     }
   }
 
+  /** The policy files' `answers.elicitation`: what an answer of the MCP client counts for. */
+  get clientAnswers(): ElicitationAnswers {
+    return policySettings(this.rules).elicitation;
+  }
+
   /** The policy files' `network.allow` and `network.deny` (the browser refuses what `deny` names too). */
   get networkRules(): { readonly allow: readonly string[]; readonly deny: readonly string[] } {
     const { allow, deny } = this.commandNetwork;
@@ -657,7 +662,7 @@ export class Policy {
 
   #newCommandJudge(): DestinationJudge {
     const { allow, deny } = this.commandNetwork;
-    const clientMayAnswer = policySettings(this.rules).elicitation !== "refuse";
+    const clientMayAnswer = this.clientAnswers !== "refuse";
     return new DestinationJudge({ allow, deny }, {
       who: "The command",
       ask: async ({ origin, addresses, inside }, signal): Promise<DestinationAnswer> => {

@@ -283,6 +283,7 @@ export type {
   Destination,
   EgressConnection,
   EgressRules,
+  ElicitationAnswers,
   FileHistory,
   FileHistoryOptions,
   HostConflict,

@@ -177,6 +177,7 @@ export type {
   CommandTouches,
   Destination,
   EgressConnection,
+  ElicitationAnswers,
   FileHistory,
   FileHistoryOptions,
   JournalEntry,

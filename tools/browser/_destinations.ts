@@ -120,8 +120,11 @@ export class Destinations {
       defaultChoice: inside ? "deny" : "allow",
       about: { destination: { origin, ...(inside ? { inside } : {}) } },
     }, signal);
+    // Under answers.elicitation refuse the MCP client's answer counts for nothing, as it does for the commands'
+    // destinations: before, a client's yes let the browser reach a loopback server the person was never asked about.
+    const counts = outcome.source !== "client" || this.#session.policy.clientAnswers !== "refuse";
     return {
-      allowed: outcome.choice === "allow",
+      allowed: outcome.choice === "allow" && counts,
       answeredBy: outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto",
     };
   }

@@ -589,3 +589,34 @@ test("a download whose suggested name is as long as a name may be is kept, its n
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+test("under answers.elicitation refuse, the MCP client's yes lets the browser nowhere, as it lets no command", {
+  timeout: 90_000,
+  skip: noBrowser,
+}, async () => {
+  const away = await forbiddenServer();
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const file = JSON.stringify({ answers: { elicitation: "refuse" } });
+  const rules = PolicyRules.fromLayers([parsePolicyFile("project", file, "project")], dir);
+  // A host that passes the client's answers on (a library's own host, or one a server was given by its options).
+  const host = callbackHost({ choose: (request) => ({ choice: request.options[0].value, source: "client" }) });
+  const session = new Session({ workspace: dir, rules, host });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    const opened = await box.call(session, "browser_navigate", { url: `${away.base}/direct` });
+    assert.equal(opened.errorCode, "url_not_allowed", String(opened.output ?? opened.error));
+    assert.deepEqual(away.log, []);
+    // A person's answer still counts.
+    const person = new Session({ workspace: dir, rules, host: callbackHost({ choose: (r) => r.options[0].value }) });
+    try {
+      assert.equal((await box.call(person, "browser_navigate", { url: `${away.base}/person` })).status, "success");
+      assert.deepEqual(away.log, ["/person"]);
+    } finally {
+      await person.close();
+    }
+  } finally {
+    await session.close();
+    await away.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
