@@ -247,6 +247,7 @@ export class SessionBrowser {
    * call's signal ends it with the abort reason.
    */
   async withPage<T>(signal: AbortSignal, action: (page: Page) => Promise<T>): Promise<T> {
+    this.destinations.newCall();
     const page = await this.page();
     try {
       return await abortable(action(page), signal);
@@ -286,7 +287,7 @@ export class SessionBrowser {
       held.place = takeBrowserPlace(this.session.workspace.workdir);
       const credentials = { username: "toolfence", password: crypto.randomUUID() };
       const proxy = held.proxy = await startEgressProxy(
-        (scheme, host, port) => this.destinations.judgeHost(scheme, host, port),
+        (scheme, host, port) => this.destinations.judgePageHost(scheme, host, port),
         (blocked: BlockedRequest) => this.record("blocked", `${blocked.url}: ${blocked.reason}`),
         credentials,
       );

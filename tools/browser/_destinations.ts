@@ -31,10 +31,29 @@ function refused(message: string, code: string, details: Record<string, unknown>
   });
 }
 
+/**
+ * How many questions about destinations a page may cause between two browser calls that a person (or the MCP
+ * client) answers; past them its requests to destinations not yet decided are refused without asking, as a
+ * command's past `MAX_NETWORK_QUESTIONS`. An automatic answer takes none.
+ */
+export const MAX_PAGE_QUESTIONS = 5;
+
+/** The questions a page caused since the last browser call. */
+interface PageQuestions {
+  /** Answered by a person or the client. */
+  answered: number;
+  /** Being asked. */
+  readonly pending: Set<Promise<unknown>>;
+}
+
 /** The per-session judge of browser destinations. */
 export class Destinations {
   readonly #session: Session;
   readonly #judge: DestinationJudge;
+  #pageQuestions: PageQuestions = { answered: 0, pending: new Set() };
+  // Passed to the judge for the page's own requests (the proxy's), and so handed back to #ask with their questions:
+  // never aborted, it only tells them from the model's (browser_navigate's, browser_tabs'), which are not counted.
+  readonly #fromPage = new AbortController().signal;
 
   constructor(session: Session, rules: DestinationRules) {
     this.#session = session;
@@ -107,7 +126,47 @@ export class Destinations {
     return this.#judge.judge(scheme, hostname, port, signal);
   }
 
-  async #ask({ origin, addresses, inside }: DestinationQuestion, signal?: AbortSignal): Promise<DestinationAnswer> {
+  /**
+   * Judges a request of the page (through the browser's proxy) as {@linkcode judgeHost} does, within the page's
+   * {@linkcode MAX_PAGE_QUESTIONS}: before, one page of 60 images on 60 unlisted hosts asked the person 60 times.
+   */
+  judgePageHost(scheme: string, hostname: string, port: string): Promise<Destination> {
+    return this.#judge.judge(scheme, hostname, port, this.#fromPage);
+  }
+
+  /** A browser call begins: the page may cause {@linkcode MAX_PAGE_QUESTIONS} questions again. */
+  newCall(): void {
+    this.#pageQuestions = { answered: 0, pending: new Set() };
+  }
+
+  async #ask(question: DestinationQuestion, signal?: AbortSignal): Promise<DestinationAnswer> {
+    if (signal !== this.#fromPage) return await this.#choose(question, signal);
+    const questions = this.#pageQuestions;
+    // Questions being asked count until answered (an automatic answer gives its place back): a page's burst of new
+    // hosts waits for them rather than asking past the budget.
+    while (questions.answered + questions.pending.size >= MAX_PAGE_QUESTIONS) {
+      if (questions.pending.size === 0) {
+        // Thrown, not answered "deny": the judge then neither remembers it nor refuses the host for the session.
+        throw new ToolError(
+          `the page already caused ${MAX_PAGE_QUESTIONS} questions about destinations since the last browser ` +
+            "call, so no more are asked",
+          { code: "url_not_allowed", kind: "policy", details: { questions: MAX_PAGE_QUESTIONS } },
+        );
+      }
+      await Promise.race(questions.pending).catch(() => {});
+    }
+    const asked = this.#choose(question);
+    questions.pending.add(asked);
+    try {
+      const answer = await asked;
+      if (answer.answeredBy !== "auto") questions.answered++;
+      return answer;
+    } finally {
+      questions.pending.delete(asked);
+    }
+  }
+
+  async #choose({ origin, addresses, inside }: DestinationQuestion, signal?: AbortSignal): Promise<DestinationAnswer> {
     const outcome = await this.#session.choose<"allow" | "deny">({
       title: "Browser destination",
       message: inside

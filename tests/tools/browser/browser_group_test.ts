@@ -22,6 +22,7 @@ import { browserTools } from "../../../tools/browser/mod.ts";
 import { MAX_FULL_PAGE_HEIGHT } from "../../../tools/browser/screenshot.ts";
 import { BUILTIN_GROUPS } from "../../../tools/groups.ts";
 import { BROWSER_MARKER, MAX_TABS } from "../../../tools/browser/_browser_session.ts";
+import { MAX_PAGE_QUESTIONS } from "../../../tools/browser/_destinations.ts";
 import { alive, descendantsWith, fixtureServer, forbiddenServer, noBrowser } from "./_fixtures.ts";
 import { whileSwappedForLink } from "../../_link_swapper.ts";
 
@@ -617,6 +618,42 @@ test("under answers.elicitation refuse, the MCP client's yes lets the browser no
   } finally {
     await session.close();
     await away.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a page causes at most MAX_PAGE_QUESTIONS questions between two browser calls; the model's own URL still asks", {
+  timeout: 90_000,
+  skip: noBrowser,
+}, async () => {
+  const images = Array.from({ length: 40 }, (_, i) => `<img src="http://x${i}.example.invalid/${i}.png">`).join("");
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<p>many hosts</p>${images}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const asked: string[] = [];
+  const host = callbackHost({ choose: (request) => (asked.push(request.message), "deny" as never) });
+  const session = new Session({ workspace: dir, host });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off", allow: [base] }));
+    assert.equal((await box.call(session, "browser_navigate", { url: `${base}/` })).status, "success");
+    // Before, every one of the 40 hosts was asked about while the page loaded.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.ok(asked.length <= MAX_PAGE_QUESTIONS, `${asked.length} questions`);
+    const events = String((await box.call(session, "browser_console_messages", {})).output);
+    assert.match(events, /the page already caused 5 questions about destinations since the last browser call/);
+    // A refusal by the budget is no answer: the model's own navigation to such a host asks.
+    const before = asked.length;
+    const opened = await box.call(session, "browser_navigate", { url: "http://chosen.example.invalid/" });
+    assert.equal(opened.errorCode, "url_not_allowed");
+    assert.equal(asked.length, before + 1, asked.join("\n"));
+    assert.match(asked.at(-1)!, /chosen\.example\.invalid/);
+  } finally {
+    await session.close();
+    await new Promise((resolve) => server.close(resolve));
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
