@@ -10,14 +10,13 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import * as v from "valibot";
 import Anthropic from "@anthropic-ai/sdk";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { anthropicTools, runAnthropicToolCalls } from "../../adapters/anthropic.ts";
 import { withSession } from "../core/_helpers.ts";
+import { type AnthropicRule, withLoopbackAnthropic } from "./_loopback_anthropic.ts";
 
 const OUTPUTS: Record<string, unknown> = {
   nothing: undefined,
@@ -30,51 +29,25 @@ const OUTPUTS: Record<string, unknown> = {
 
 describe("a tool's blank output, answered to Anthropic", () => {
   test("reads as no output, and the next request is taken", { timeout: 60_000 }, async () => {
-    const refused: string[] = [];
-    const server = http.createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
-        const sent = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Anthropic.MessageCreateParams;
-        for (const [m, message] of sent.messages.entries()) {
-          if (typeof message.content === "string") continue;
-          for (const [c, block] of message.content.entries()) {
-            const text = block.type === "text"
-              ? block.text
-              : block.type === "tool_result" && typeof block.content === "string"
-              ? block.content
-              : undefined;
-            if (text === undefined || text.trim() !== "") continue;
-            const error = `messages.${m}.content.${c}: text content blocks must ${
-              text === "" ? "be non-empty" : "contain non-whitespace text"
-            }`;
-            refused.push(error);
-            response.writeHead(400, { "content-type": "application/json" });
-            response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
-            return;
-          }
+    // Each text block and tool_result text must hold more than whitespace.
+    const nonBlank: AnthropicRule = (sent) => {
+      for (const [m, message] of sent.messages.entries()) {
+        if (typeof message.content === "string") continue;
+        for (const [c, block] of message.content.entries()) {
+          const text = block.type === "text"
+            ? block.text
+            : block.type === "tool_result" && typeof block.content === "string"
+            ? block.content
+            : undefined;
+          if (text === undefined || text.trim() !== "") continue;
+          return `messages.${m}.content.${c}: text content blocks must ${
+            text === "" ? "be non-empty" : "contain non-whitespace text"
+          }`;
         }
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({
-          id: "msg_2",
-          type: "message",
-          role: "assistant",
-          model: "claude-sonnet-4-5",
-          content: [{ type: "text", text: "seen" }],
-          stop_reason: "end_turn",
-          stop_sequence: null,
-          usage: { input_tokens: 1, output_tokens: 1 },
-        }));
-      });
-    });
-    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-    try {
-      const client = new Anthropic({
-        apiKey: "test",
-        baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        maxRetries: 0,
-        timeout: 20_000,
-      });
+      }
+      return undefined;
+    };
+    await withLoopbackAnthropic(nonBlank, async (client, refused) => {
       const box = new ToolBox().register(tool({
         name: "emit",
         description: "Returns what it is asked to.",
@@ -113,9 +86,6 @@ describe("a tool's blank output, answered to Anthropic", () => {
         // The lossless results keep what the tool returned (undefined as null, the JSON it has).
         assert.deepEqual(results.map((r) => r.output), [null, null, "", "   \n", 0, "x"]);
       });
-    } finally {
-      server.closeAllConnections();
-      await new Promise((closed) => server.close(closed));
-    }
+    });
   });
 });

@@ -7,8 +7,6 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
@@ -17,68 +15,35 @@ import Anthropic from "@anthropic-ai/sdk";
 import { ToolBox } from "../../toolbox.ts";
 import { anthropicTools, runAnthropicToolCalls } from "../../adapters/anthropic.ts";
 import { withSession } from "../core/_helpers.ts";
+import { type AnthropicRule, withLoopbackAnthropic } from "./_loopback_anthropic.ts";
 
 const LIMIT = 5 * 1024 * 1024;
 
-/** Bodies of the requests the loopback API took, and its answers: 400 for an image over the limit. */
-async function withAnthropic(body: (client: Anthropic, refused: string[]) => Promise<void>): Promise<void> {
-  const refused: string[] = [];
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const sent = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Anthropic.MessageCreateParams;
-      // Over 20 images in a request, each may have at most 2000 px on a side; 8000 px otherwise.
-      const count = sent.messages.flatMap((m) => typeof m.content === "string" ? [] : m.content)
-        .filter((block) => block.type === "image").length;
-      const [side, many] = count > 20 ? [2000, " for many-image requests"] : [8000, ""];
-      for (const [m, message] of sent.messages.entries()) {
-        if (typeof message.content === "string") continue;
-        for (const [c, block] of message.content.entries()) {
-          if (block.type !== "image" || block.source.type !== "base64") continue;
-          const size = block.source.data.length;
-          const png = Buffer.from(block.source.data, "base64");
-          const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
-          if (block.source.media_type === "image/png" && Math.max(width, height) > side) {
-            const error = `messages.${m}.content.${c}.image.source.base64.data: At least one of the image ` +
-              `dimensions exceed max allowed size${many}: ${side} pixels`;
-            refused.push(error);
-            response.writeHead(400, { "content-type": "application/json" });
-            response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
-            return;
-          }
-          if (size > LIMIT) {
-            const error = `messages.${m}.content.${c}.image.source.base64: image exceeds 5 MB maximum: ` +
-              `${size} bytes > ${LIMIT} bytes`;
-            refused.push(error);
-            response.writeHead(400, { "content-type": "application/json" });
-            response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: error } }));
-            return;
-          }
-        }
+/** The API's rule for images: at most 5 MB of base64 each, and at most 8000 px on a side (2000 past 20 images). */
+const imageSizes: AnthropicRule = (sent) => {
+  // Over 20 images in a request, each may have at most 2000 px on a side; 8000 px otherwise.
+  const count = sent.messages.flatMap((m) => typeof m.content === "string" ? [] : m.content)
+    .filter((block) => block.type === "image").length;
+  const [side, many] = count > 20 ? [2000, " for many-image requests"] : [8000, ""];
+  for (const [m, message] of sent.messages.entries()) {
+    if (typeof message.content === "string") continue;
+    for (const [c, block] of message.content.entries()) {
+      if (block.type !== "image" || block.source.type !== "base64") continue;
+      const size = block.source.data.length;
+      const png = Buffer.from(block.source.data, "base64");
+      const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+      if (block.source.media_type === "image/png" && Math.max(width, height) > side) {
+        return `messages.${m}.content.${c}.image.source.base64.data: At least one of the image ` +
+          `dimensions exceed max allowed size${many}: ${side} pixels`;
       }
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({
-        id: "msg_2",
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-5-5",
-        content: [{ type: "text", text: "seen" }],
-        stop_reason: "end_turn",
-        stop_sequence: null,
-        usage: { input_tokens: 1, output_tokens: 1 },
-      }));
-    });
-  });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  try {
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    await body(new Anthropic({ apiKey: "test", baseURL: url, maxRetries: 0 }), refused);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((closed) => server.close(closed));
+      if (size > LIMIT) {
+        return `messages.${m}.content.${c}.image.source.base64: image exceeds 5 MB maximum: ` +
+          `${size} bytes > ${LIMIT} bytes`;
+      }
+    }
   }
-}
+  return undefined;
+};
 
 // A 1000×1000 PNG of noise: 4 MB, 5.3 MB as base64.
 function noisePng(): Uint8Array {
@@ -92,7 +57,7 @@ describe("a deferred image's size, as Anthropic's API takes it", () => {
   test("request_image of a 4 MB PNG, tools deferring one and one 9000 px tall: the next request is taken", {
     timeout: 120_000,
   }, async () => {
-    await withAnthropic(async (client, refused) => {
+    await withLoopbackAnthropic(imageSizes, async (client, refused) => {
       await withSession(async (session, dir) => {
         const png = noisePng();
         await writeFile(join(dir, "noise.png"), png);
@@ -164,7 +129,7 @@ describe("a deferred image's size, as Anthropic's API takes it", () => {
   test("21 screenshots of 2400 px: the request is taken (each over 2000 px refused with the fix)", {
     timeout: 120_000,
   }, async () => {
-    await withAnthropic(async (client, refused) => {
+    await withLoopbackAnthropic(imageSizes, async (client, refused) => {
       await withSession(async (session) => {
         const wide = encodePng({
           width: 2400,
