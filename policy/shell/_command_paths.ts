@@ -511,8 +511,14 @@ function judgeWordPath(word: BashWord, access: PathAccess, folders: Folders, jud
   };
 }
 
-/** Programs whose operands are never opened as files. */
-const NO_PATHS = new Set(["echo", "printf", "true", "false", "whoami", "uname", "basename", "dirname", "pwd"]);
+/**
+ * Programs whose operands are never opened as files: printers, and the shell's builtins and the small programs that
+ * only count, wait or print what they are given or who runs them.
+ */
+const NO_PATHS = new Set(
+  ("echo printf true false whoami uname basename dirname pwd : sleep seq expr yes nproc tty logname id groups " +
+    "factor numfmt wait jobs type exit return shift break continue times").split(" "),
+);
 
 /**
  * What an option does with its value: `text` (a pattern, a separator, a
@@ -1627,7 +1633,7 @@ export function judgeCommandPaths(
  * commands' (their options judged by flag rules), those it reads by their shape ({@linkcode SHAPES}), the writers
  * ({@linkcode WRITERS}), and those that name no files. A policy file's allow rule may let any other program run.
  */
-function knownProgram(words: readonly (string | undefined)[]): boolean {
+export function knownProgram(words: readonly (string | undefined)[]): boolean {
   const name = words[0] ?? "";
   // A program known by its subcommands is known in those only: `deno test`'s options are, `deno bundle`'s not.
   if (BY_SUBCOMMAND.has(name)) {

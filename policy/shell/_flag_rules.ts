@@ -22,6 +22,9 @@ export type { FlagContext } from "./_options.ts";
 const SHELL_ESCAPE_CLIENTS =
   "psql mysql mariadb duckdb pgcli mycli litecli usql lftp ftp sqlcmd sqlplus lldb mutt lynx w3m elinks";
 
+/** Why a runner of {@linkcode COMMAND_RUNNERS} that runs the command after its options always asks. */
+export const RUNS_GIVEN_COMMAND = "runs the command it is given";
+
 /**
  * Commands that run another command, or change how later commands run: an
  * allowlist entry for one of them would allow everything, so they always ask.
@@ -29,23 +32,34 @@ const SHELL_ESCAPE_CLIENTS =
 export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   ...namesFor(
     "env xargs exec command builtin eval source . sudo doas su runuser nohup time timeout nice ionice chroot setsid stdbuf unbuffer watch strace ltrace flock parallel script busybox coproc sh bash dash zsh ksh mksh fish csh tcsh fc trap pkexec gosu sg newgrp systemd-run at batch nsenter unshare firejail bwrap proot fakeroot valgrind gdb taskset chrt prlimit xvfb-run npx pnpx bunx uvx dbus-run-session tmux screen expect setarch linux32 linux64 i386 x86_64 setpriv ssh-agent capsh systemd-inhibit start-stop-daemon choom",
-    "runs the command it is given",
+    RUNS_GIVEN_COMMAND,
   ),
   // The same, from profilers, test and time harnesses, process supervisors, sandboxes and compiler caches.
   ...namesFor(
     "perf runcon catchsegv faketime eatmydata nocache numactl rlwrap torsocks proxychains proxychains4 tsocks hyperfine entr tini dumb-init daemonize cpulimit trickle chpst softlimit envdir setuidgid su-exec nsjail systemd-nspawn schroot cgexec aa-exec mpirun mpiexec watchexec nodemon sem chronic ifne lckdo pee zrun mispipe ccache sccache distcc icecc caffeinate arch retry",
-    "runs the command it is given",
+    RUNS_GIVEN_COMMAND,
   ),
   // The same, from session and job launchers, batch schedulers and openers (xdg-open runs the program a file's type
   // names, a `.desktop` file's `Exec=` too; crontab installs commands that run later).
-  ...namesFor("dbus-launch dtach abduco tsp nq srun sbatch salloc corepack pipx", "runs the command it is given"),
+  ...namesFor("dbus-launch dtach abduco tsp nq srun sbatch salloc corepack pipx", RUNS_GIVEN_COMMAND),
   // The same, from programs seldom thought of as runners: e2fsprogs' logsave runs its command with the output logged,
   // the dynamic loader runs the program it is given (`ld.so /usr/bin/touch x`), gpg-agent --daemon and
   // gpg-connect-agent --exec start theirs, systemd-cat its command, `ip netns exec` and `ip vrf exec` theirs.
   ...namesFor(
     "logsave ld.so ld-linux.so.2 ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 ld64.so.1 ld64.so.2 gpg-agent " +
       "gpg-connect-agent systemd-cat ip",
-    "runs the command it is given",
+    RUNS_GIVEN_COMMAND,
+  ),
+  // The same, from glibc's and the profilers' wrappers (`memusage`, `sotruss`, `heaptrack`, `gp-collect-app`), the
+  // other builds of fakeroot, util-linux's `uclampset`, systemd's socket activator, record-and-replay debuggers,
+  // container and supervision tools, and `pg_virtualenv` and `debconf-apt-progress`, which run theirs after a
+  // server or a progress bar is set up: with the sandbox off and an automatic answer, `capsh -- x.sh`,
+  // `memusage bash x.sh`, `sotruss bash x.sh`, `fakeroot-sysv bash x.sh` and `heaptrack bash x.sh` ran x.sh.
+  ...namesFor(
+    "memusage sotruss heaptrack gp-collect-app gprofng fakeroot-sysv fakeroot-tcp uclampset systemd-socket-activate " +
+      "rr singularity apptainer lxc-execute lxc-attach s6-setuidgid s6-envuidgid run-one run-this-one pg_virtualenv " +
+      "debconf-apt-progress flatpak-spawn distrobox scriptlive",
+    RUNS_GIVEN_COMMAND,
   ),
   ...namesFor("xdg-open", "runs the program a file's type names (a `.desktop` file's own command too)"),
   ...namesFor("crontab", "installs commands that run later"),
@@ -74,7 +88,7 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
  */
 export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
   (
-    "xargs parallel watch flock script at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq " +
+    "xargs parallel watch flock script scriptlive at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq " +
     "srun sbatch salloc xdg-open crontab " +
     "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot " + SHELL_ESCAPE_CLIENTS
   ).split(" "),

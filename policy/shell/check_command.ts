@@ -26,6 +26,7 @@ import {
 } from "./allowlist.ts";
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem, UNSEEN_COMMANDS } from "./_flag_rules.ts";
+import { unknownProgram } from "./_unknown_program.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import {
   type CommandPath,
@@ -450,8 +451,18 @@ export async function checkAnalysis(
     const reach = reachesHost(found.words);
     return reach === undefined ? [] : [{ found, reach }];
   });
+  // And a program whose effects the analysis does not know at all, by itself or behind a runner: it may write outside
+  // the workspace, read the host or run what it is given, all of which the sandbox contains. Before, with the sandbox
+  // off and an automatic answer, `capsh -- x.sh`, `memusage bash x.sh` and `gmake` ran the workspace's code,
+  // `GET http://127.0.0.1:PORT/` read a service of the host.
+  // A program an allowlist entry or a policy file's rule lets run is known to whoever wrote it.
+  const unknown = analysis.commands.flatMap((found, index) => {
+    if (found.kind !== "command" || commands[index].ok) return [];
+    const program = unknownProgram(commands[index].words);
+    return program === undefined ? [] : [{ found: commands[index], program }];
+  });
   let sandbox: CommandCheck["sandbox"] = { needed: false };
-  if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0) {
+  if (projectCode.length > 0 || reaching.length > 0 || connecting.length > 0 || unknown.length > 0) {
     const state = options.sandbox ?? await commandSandbox();
     sandbox = { needed: true, ...state };
     if (!state.available) {
@@ -471,6 +482,16 @@ export async function checkAnalysis(
               `credentials by itself, and the OS sandbox that hides them is unavailable: ${
                 state.reason ?? "no reason given"
               }`,
+        );
+      }
+      for (const { found, program } of unknown) {
+        reasons.push(
+          `${quoteSource(found.text)}: runs ${
+            quoteSource(program)
+          }, a program whose effects the checker does not know (it may write outside the workspace, read the ` +
+            `host or run other programs), and the OS sandbox that contains it is unavailable: ${
+              state.reason ?? "no reason given"
+            }`,
         );
       }
       for (const found of reaching) {

@@ -11,6 +11,7 @@ import type { CommandCheck } from "./check_command.ts";
 import { visibleText } from "../_visible_text.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
 import { listedName } from "./_program_family.ts";
+import { unknownProgram } from "./_unknown_program.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -36,8 +37,8 @@ export interface RiskAssessor {
  * `autoConfirm`: installing packages outside the allowed paths, changing the
  * state of the system, running code the project controls without the OS
  * sandbox, and, without it, reaching a path that may lie outside the
- * workspace, connecting with a network program, or reading the host's
- * processes.
+ * workspace, connecting with a network program, reading the host's
+ * processes, or running a program whose effects the checker does not know.
  *
  * @example
  * ```ts
@@ -52,6 +53,7 @@ export const ALWAYS_ASK_KINDS: readonly string[] = Object.freeze([
   "outside_unsandboxed",
   "network_unsandboxed",
   "host_unsandboxed",
+  "unknown_unsandboxed",
 ]);
 
 /** The confirmation a host shows for an assessed command. */
@@ -106,24 +108,28 @@ export const HOST_READERS: ReadonlySet<string> = new Set(
     // The system's databases through NSS (`getent shadow` reads /etc/shadow), the keyrings and secret stores, the
     // buses and the container engines' and clusters' sockets (`docker cp`, `kubectl get secret`), and the clients
     // that take their credentials from the home folder (`gh auth token`, `aws`, `gcloud`).
-    "getent keyctl secret-tool busctl dbus-send gdbus docker podman nerdctl ctr crictl kubectl helm gh aws gcloud az " +
+    // gpg reads and writes the home folder's keyrings (`gpg --export-secret-keys` prints its secret keys).
+    "getent keyctl secret-tool gpg gpg2 gpgsm gpgtar busctl dbus-send gdbus docker podman nerdctl ctr crictl kubectl helm gh aws gcloud az " +
     "vault").split(" "),
 );
+
+/** The subcommands of openssl that open a connection or listen for one. */
+const OPENSSL_CONNECTS: ReadonlySet<string> = new Set(["s_client", "s_server", "s_time", "ocsp"]);
 
 /**
  * What a simple command's program reaches beyond its paths without the sandbox, by any path to it: the network
  * ({@linkcode NETWORK_COMMANDS}), the host's processes and logs ({@linkcode HOST_READERS}), or nothing.
  */
 export function reachesHost(words: readonly string[]): "network" | "processes" | undefined {
-  const direct = reachOf(words[0]);
+  const direct = reachOf(words);
   if (direct !== undefined) return direct;
   // Through a runner (`timeout 5 ps e`, `nice curl`, `stdbuf -oL ps`, `exec ps`), any word it may run, as the
   // project code of a runner is found: before, `timeout 5 ps auxeww` ran where `ps auxeww` asked a person.
   if (words[0] === undefined || listedName(words[0], (listed) => COMMAND_RUNNERS.has(listed)) === undefined) {
     return undefined;
   }
-  for (const word of words.slice(1)) {
-    const reach = reachOf(word);
+  for (let index = 1; index < words.length; index++) {
+    const reach = reachOf(words.slice(index));
     if (reach !== undefined) return reach;
   }
   return undefined;
@@ -131,8 +137,13 @@ export function reachesHost(words: readonly string[]): "network" | "processes" |
 
 // By the program's name under every name a system installs it by (`nc.openbsd`, `ps.procps`), as the other lists
 // are matched.
-function reachOf(name: string | undefined): "network" | "processes" | undefined {
-  const base = (name ?? "").slice((name ?? "").lastIndexOf("/") + 1);
+function reachOf(words: readonly string[]): "network" | "processes" | undefined {
+  const name = words[0] ?? "";
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  // openssl's clients and servers (`openssl s_client -connect 127.0.0.1:PORT`) connect as curl does.
+  if (listedName(base, (listed) => listed === "openssl") !== undefined && OPENSSL_CONNECTS.has(words[1] ?? "")) {
+    return "network";
+  }
   if (listedName(base, (listed) => NETWORK_COMMANDS.has(listed)) !== undefined) return "network";
   return listedName(base, (listed) => HOST_READERS.has(listed)) !== undefined ? "processes" : undefined;
 }
@@ -323,6 +334,7 @@ export const rulesRiskAssessor: RiskAssessor = {
       const reaches = check.commands.map((finding) => [reachesHost(finding.words), finding.words[0]] as const);
       const connecting = reaches.filter(([reach]) => reach === "network").map(([, program]) => program);
       const watching = reaches.filter(([reach]) => reach === "processes").map(([, program]) => program);
+      const unknown = check.commands.flatMap((finding) => finding.ok ? [] : unknownProgram(finding.words) ?? []);
       return Promise.resolve(
         programs.length > 0
           ? {
@@ -343,6 +355,14 @@ export const rulesRiskAssessor: RiskAssessor = {
             reason: `it reads the host's other processes, logs, system databases, sockets or credentials by itself (${
               [...new Set(watching)].join(", ")
             }), the server's environment among them, ${why}`,
+          }
+          : connecting.length === 0 && unknown.length > 0
+          ? {
+            decision: "unsure",
+            kind: "unknown_unsandboxed",
+            reason: `it runs programs whose effects the checker does not know (${
+              [...new Set(unknown)].join(", ")
+            }), which may write outside the workspace, read the host or run other programs, ${why}`,
           }
           : {
             decision: "unsure",

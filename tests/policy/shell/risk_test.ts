@@ -193,6 +193,7 @@ describe("promptForAssessment", () => {
       "outside_unsandboxed",
       "network_unsandboxed",
       "host_unsandboxed",
+      "unknown_unsandboxed",
     ]);
     for (const kind of ALWAYS_ASK_KINDS) {
       for (const decision of ["allow", "unsure", "reject"] as const) {

@@ -1,0 +1,200 @@
+// Without the OS sandbox, an automatic answer lets run only programs whose effects the analysis knows. A program it
+// does not know may write outside the workspace, read the host or run what it is given, which the sandbox contains:
+// before, with `sandbox: "off"` and an automatic answer, `capsh -- x.sh`, `memusage bash x.sh`, `sotruss bash x.sh`,
+// `fakeroot-sysv bash x.sh` and `gmake` ran the workspace's code (which printed a file outside and made one), and
+// `GET http://127.0.0.1:PORT/` and `openssl s_client` read a service of the host.
+
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import fc from "fast-check";
+import { Session } from "../../../policy/session.ts";
+import { denyAllHost, withAutoConfirm } from "../../../policy/hosts.ts";
+import { decideCommand } from "../../../policy/shell/authorize_command.ts";
+import { checkCommand } from "../../../policy/shell/check_command.ts";
+import { cmdBox, installed } from "./_helpers.ts";
+
+const SECRET = "OUTSIDE-SECRET-61";
+
+interface Places {
+  dir: string;
+  outside: string;
+  marker: string;
+}
+
+async function places(): Promise<Places> {
+  const dir = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-unknown-")));
+  const outside = await realpath(await mkdtemp(path.join(tmpdir(), "toolfence-unknown-out-")));
+  await writeFile(path.join(outside, "secret.txt"), `${SECRET}\n`);
+  const marker = path.join(outside, "made");
+  const script = `cat '${path.join(outside, "secret.txt")}'; touch '${marker}'\n`;
+  await writeFile(path.join(dir, "x.sh"), script);
+  await writeFile(path.join(dir, "Makefile"), `all:\n\t@${script}`);
+  await writeFile(path.join(dir, "a.txt"), "hello\n");
+  return { dir, outside, marker };
+}
+
+async function cleanup({ dir, outside }: Places): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await rm(outside, { recursive: true, force: true });
+}
+
+/** Runs `command` through the bash tool, sandbox off, every question answered automatically. */
+async function runAuto(dir: string, command: string) {
+  const session = new Session({ workspace: dir, host: withAutoConfirm(denyAllHost()), sandbox: "off" });
+  try {
+    return await cmdBox().call(session, "bash", { command, timeout_s: 20 });
+  } finally {
+    await session.close();
+  }
+}
+
+/** The line needs a person without the sandbox (an automatic answer does not run it). */
+async function personNeeded(line: string, dir: string): Promise<void> {
+  const decided = await decideCommand(line, { workspaceRoot: dir, sandbox: "off" });
+  assert.equal(decided.decision, "ask", `${line}: ${decided.reason}`);
+  assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+}
+
+describe("programs whose effects the checker does not know, without the sandbox", { timeout: 180_000 }, () => {
+  test("runners it did not list and a make under another name do not run on an automatic answer", {
+    timeout: 120_000,
+  }, async () => {
+    const at = await places();
+    try {
+      const lines = [
+        ["capsh", "capsh -- x.sh"],
+        ["memusage", "memusage bash x.sh"],
+        ["sotruss", "sotruss bash x.sh"],
+        ["fakeroot-sysv", "fakeroot-sysv bash x.sh"],
+        ["heaptrack", "heaptrack bash x.sh"],
+        ["gmake", "gmake"],
+      ].filter(([program]) => installed(program));
+      for (const [, line] of lines) {
+        const result = await runAuto(at.dir, line);
+        assert.equal(result.status, "skipped", `${line}: ${JSON.stringify(result)}`);
+        assert.ok(!JSON.stringify(result).includes(SECRET), line);
+        assert.equal(existsSync(at.marker), false, `${line} ran x.sh`);
+      }
+      // Each of them, behind a runner it knows, and programs it has never heard of.
+      for (
+        const line of [
+          "capsh -- x.sh",
+          "timeout 5 capsh -- x.sh",
+          "nice -n 5 memusage bash x.sh",
+          "env A=1 sotruss bash x.sh",
+          "uclampset bash x.sh",
+          "rr record bash x.sh",
+          "pg_virtualenv bash x.sh",
+          "some-tool-nobody-knows x.sh",
+          "base64 a.txt",
+          "prove",
+          "ctest",
+          "pdb3 x.py",
+          "lli x.bc",
+        ]
+      ) await personNeeded(line, at.dir);
+      // The class, shown without toolfence: capsh runs the workspace's script, which reads and writes outside.
+      if (installed("capsh")) {
+        const out = execFileSync("capsh", ["--", "x.sh"], { cwd: at.dir, encoding: "utf8", timeout: 20_000 });
+        assert.ok(out.includes(SECRET), "capsh -- x.sh runs x.sh");
+        assert.ok(existsSync(at.marker));
+      }
+    } finally {
+      await cleanup(at);
+    }
+  });
+
+  test("clients of the network and the keyring it did not list do not reach the host on an automatic answer", {
+    timeout: 120_000,
+  }, async () => {
+    const at = await places();
+    const server = http.createServer((_, response) => response.end("NETWORK-REACHED-61\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const url = `http://127.0.0.1:${port}/`;
+      const lines = [["GET", `GET ${url}`], ["lwp-request", `lwp-request ${url}`]].filter(([p]) => installed(p));
+      for (const [, line] of lines) {
+        const result = await runAuto(at.dir, line);
+        assert.equal(result.status, "skipped", `${line}: ${JSON.stringify(result)}`);
+        assert.ok(!JSON.stringify(result).includes("NETWORK-REACHED-61"), line);
+      }
+      for (
+        const line of [
+          `GET ${url}`,
+          `chromium-headless-shell --dump-dom ${url}`,
+          `openssl s_client -connect 127.0.0.1:${port}`,
+          `timeout 5 openssl s_time -connect 127.0.0.1:${port}`,
+          "gpg --export-secret-keys -a",
+          "gpg -K",
+          "gpg --import a.txt",
+          "pg_dumpall",
+        ]
+      ) await personNeeded(line, at.dir);
+    } finally {
+      server.close();
+      await cleanup(at);
+    }
+  });
+
+  test("known programs, and the small ones that only print, still run on an automatic answer", {
+    timeout: 60_000,
+  }, async () => {
+    const at = await places();
+    try {
+      for (
+        const line of [
+          "sleep 0",
+          "seq 3",
+          "expr 1 + 2",
+          "id -u",
+          "nproc",
+          "sha256sum a.txt",
+          "timeout 5 cat a.txt",
+          "cp a.txt b.txt",
+          "touch made-here",
+          ": > empty",
+          "openssl dgst -sha256 a.txt",
+        ]
+      ) {
+        const result = await runAuto(at.dir, line);
+        assert.equal(result.status, "success", `${line}: ${JSON.stringify(result)}`);
+      }
+    } finally {
+      await cleanup(at);
+    }
+  });
+
+  test("generated names: a program it does not know needs a person, behind any runner it knows (seed 61)", {
+    timeout: 60_000,
+  }, async () => {
+    const at = await places();
+    try {
+      const name = fc.stringMatching(/^[a-z][a-z0-9_-]{2,12}$/).filter((word) =>
+        !["cat", "sed", "awk", "jq", "git", "cut", "tar", "zip", "env", "nice", "time"].includes(word)
+      );
+      const runner = fc.constantFrom("", "timeout 5 ", "nice -n 3 ", "env A=1 ", "stdbuf -o0 ", "nohup ", "time ");
+      await fc.assert(
+        fc.asyncProperty(name, runner, async (program, prefix) => {
+          const line = `${prefix}${program}-x9 a.txt`;
+          const check = await checkCommand(line, {
+            workspaceRoot: at.dir,
+            sandbox: { available: false, reason: "off" },
+          });
+          assert.equal(check.sandbox.needed, true, `${line}: ${check.reasons.join(" | ")}`);
+          assert.ok(check.reasons.some((reason) => reason.includes("does not know")), line);
+        }),
+        { seed: 61, numRuns: 200 },
+      );
+    } finally {
+      await cleanup(at);
+    }
+  });
+});
