@@ -25,6 +25,7 @@
  * - openssl's `-provider-path`, a provider not its own, an engine and a
  *   configuration file load a library.
  * - install's `--strip-program` runs a program.
+ * - mknod's block and character nodes reach the host's devices.
  * - `rustup run`, `pyenv exec`, `docker run` and the like run the command
  *   they are given.
  * - netcat's and ncat's `-e PROG`, `-c CMD`, `--sh-exec`, `--lua-exec` run a
@@ -343,6 +344,36 @@ const installRule: Rule = (args, name) => {
 };
 
 /**
+ * mknod's block, character and unbuffered nodes reach the host's devices: its disks, its memory, the kernel's log. A
+ * device node already in the workspace is judged as the outside; one the line makes is not there to be judged when
+ * the line is, so a later command of the line reads it unseen (`mknod d b 7 0; head -c 40 d` printed a disk outside,
+ * with the sandbox off and an automatic answer). Its use is only known when the command runs.
+ */
+const mknodRule: Rule = (args, name, context) => {
+  const operands: BashWord[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index];
+    const value = word.value;
+    if (value === undefined) {
+      operands.push(word);
+      continue;
+    }
+    if (value === "--") {
+      operands.push(...args.slice(index + 1));
+      break;
+    }
+    // `-m MODE`, `--mode MODE` take the next word; `-mMODE`, `--mode=MODE`, `-Z` and `--context[=CTX]` do not.
+    if (value === "-m" || (value.length > 2 && "--mode".startsWith(value))) index++;
+    else if (!value.startsWith("-") || value === "-") operands.push(word);
+  }
+  const type = operands[1];
+  if (type !== undefined && type.value !== undefined && type.value === "p") return undefined;
+  context.pathOperands?.push({ value: undefined, access: "read", origin: "the device node mknod makes" });
+  return `${type === undefined ? `\`${name}\`` : shown(type)} makes a device node, which reaches the host's disks, ` +
+    "memory or kernel";
+};
+
+/**
  * The subcommands with which a program runs the command it is given (here, or in a container or machine it
  * reaches): an allow rule for the program would allow any command through them.
  */
@@ -398,5 +429,6 @@ export const PROGRAM_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ...["gpg", "gpg2", "gpgsm", "gpgtar"].map((name) => [name, gpgRule] as const),
   ["openssl", opensslRule],
   ["install", installRule],
+  ["mknod", mknodRule],
   ...Object.keys(RUNNING_SUBCOMMANDS).map((name) => [name, subcommandRunnerRule] as const),
 ]);

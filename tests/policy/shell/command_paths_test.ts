@@ -2247,6 +2247,45 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a device node the line makes is judged as the outside: mknod of a block or character node needs a person", {
+    timeout: 120_000,
+  }, async (t) => {
+    // A node the line makes is not there when the line is judged: with the sandbox off and an automatic answer,
+    // `mknod d b 7 0; head -c 40 d` printed a disk image outside through its loop device, and `mknod k c 1 11 &&
+    // head -c 200 k` the kernel's log.
+    const folder = await mkdtemp(join(workspace, "mk-"));
+    try {
+      const made = spawnSync("sh", ["-c", "mknod z c 1 5 && head -c 4 z"], { cwd: folder, timeout: 10_000 });
+      if (made.status !== 0) return t.skip("mknod needs root");
+      assert.deepEqual([...made.stdout], [0, 0, 0, 0], "the line read the device it made");
+      const options = ["", "-m 600 ", "-m600 ", "--mode=600 ", "--mode 600 ", "--mo 600 ", "-Z ", "-- "];
+      const readers = ["cat N", "head -c 4 N", "grep -a x N", "cat < N", "wc -c N", "od N"];
+      const joins = [" && ", "; ", " || ", " | "];
+      let lines = 0;
+      for (const option of options) {
+        for (const type of ["b 7 0", "c 1 5", "u 1 5", "$T 1 5"]) {
+          const reader = readers[lines % readers.length];
+          const line = `mknod ${option}N ${type}${joins[lines % joins.length]}${reader}`;
+          const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+          assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+          const alone = await checkCommand(`mknod ${option}N ${type}`, {
+            sandbox: { available: true },
+            workspaceRoot: folder,
+          });
+          assert.match(alone.reasons.join(" | "), /device node mknod makes/, line);
+          lines++;
+        }
+      }
+      // A FIFO reaches nothing of the host.
+      for (const line of ["mknod f p", "mknod -m 600 f p", "mknod -- f p", "mkfifo g"]) {
+        const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+        assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("which tests a name with a `/` where it points: an outside one asks", { timeout: 60_000 }, async () => {
     // `which /outside/exe` printed the path when it existed and could run: a look outside the workspace.
     await writeFile(join(outside, "exe"), "#!/bin/sh\n", { mode: 0o755 });
