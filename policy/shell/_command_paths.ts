@@ -1869,9 +1869,46 @@ function judgeLinkText(text: string, home: string, judge: PathJudge): Judged {
   // read-only one asks rather than denies.
   const written = judge(leads, "write");
   const judged = worst([judge(leads, "read"), written.decision === "deny" ? { ...written, decision: "ask" } : written]);
-  return judged.decision === "allow"
+  if (judged.decision !== "allow") {
+    return { path: home, ...judged, reason: `makes the link ${home} -> ${text}, which ${judged.reason}` };
+  }
+  // A folder it leads to is entered through it by a later command of the line, under a name the analysis did not
+  // see there: a link below that leads out is reached so (`ln -s d l; cat l/s` with `d/s -> /outside/secret`, and
+  // `ln -s . l; cat l/d/s`, `mv a b; cat b/up/s` with `a/up -> ../d`).
+  const through = judgeBelowLinked(leads, judge, new Set());
+  return through.decision === "allow"
     ? judged
-    : { path: home, ...judged, reason: `makes the link ${home} -> ${text}, which ${judged.reason}` };
+    : { path: home, ...through, reason: `makes the link ${home} -> ${text}, through which ${through.reason}` };
+}
+
+/**
+ * What lies below a folder a link the line makes leads to, judged for reading: each link there by where it leads
+ * (and, where that is a folder of the workspace, by what lies below it in turn), each device node as the outside.
+ */
+function judgeBelowLinked(folder: string, judge: PathJudge, seen: Set<string>): Judged {
+  const real = realOf(folder);
+  if (real === undefined) return { decision: "ask", reason: `${folder} cannot be looked at` };
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(real);
+  } catch {
+    return { decision: "allow" }; // Nothing there yet: what the line puts there is judged where it is put.
+  }
+  if (!stat.isDirectory() || seen.has(real)) return { decision: "allow" };
+  seen.add(real);
+  const below = linksBelow(real);
+  if (below === undefined) {
+    return {
+      decision: "ask",
+      reason: `${folder} is a folder with more files than the checker looks through for links`,
+    };
+  }
+  for (const entry of below) {
+    let judged = judge(entry, "read");
+    if (judged.decision === "allow") judged = judgeBelowLinked(entry, judge, seen);
+    if (judged.decision !== "allow") return { path: entry, ...judged, reason: `${entry} ${judged.reason}` };
+  }
+  return { decision: "allow" };
 }
 
 /** Every entry below a folder a command removes, moves or changes whole, judged as written. */

@@ -2286,6 +2286,54 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a link the line makes to a folder is judged by the links below it, which a later command reads through", {
+    timeout: 120_000,
+  }, async () => {
+    // With the sandbox off and an automatic answer, `ln -s d2 l && cat l/s` (d2/s a link to a file outside),
+    // `ln -s . l; cat l/d2/s`, `mv d4 d5 && cat d5/x/up/s` and `cp -a d4 d5 && cat d5/x/up/s` (d4/x/up -> ../../d2)
+    // printed the file outside: the name read through the new link was not there to be judged.
+    const folder = await realpath(await mkdtemp(join(base, "made-links-")));
+    try {
+      await mkdir(join(folder, "d2"));
+      await mkdir(join(folder, "d4", "x"), { recursive: true });
+      await mkdir(join(folder, "safe"));
+      await writeFile(join(folder, "safe", "f"), "kept\n");
+      await symlink(join(outside, "secret.txt"), join(folder, "d2", "s"));
+      await symlink("../../d2", join(folder, "d4", "x", "up"));
+      await symlink("../safe/f", join(folder, "d4", "inner"));
+      // The class, shown without toolfence.
+      const shown = spawnSync("bash", ["-c", "ln -s d2 l && cat l/s; rm -f l"], { cwd: folder, encoding: "utf8" });
+      assert.equal(shown.stdout, `${PLANTED}\n`);
+      const asking = [
+        "ln -s d2 l && cat l/s",
+        "ln -s d2 l; cat l/*",
+        "ln -s . l; cat l/d2/s",
+        "ln -sr d2 l && cat l/s",
+        "ln -s -- d2 l && head l/s",
+        "ln --symbolic d2 l && cat l/s",
+        "mkdir m && ln -s ../d2 m/l && cat m/l/s",
+        "mv d4 d5 && cat d5/x/up/s",
+        "mv d4/x d5 && cat d5/up/s",
+        "cp -a d4 d5 && cat d5/x/up/s",
+        "cp -P d4/x/up l && cat l/s",
+        "ln -s d4 l && cat l/x/up/s",
+      ];
+      for (const line of asking) {
+        const decided = await decideCommand(line, { workspaceRoot: folder, sandbox: "off" });
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        const check = await checkCommand(line, { sandbox: SANDBOXES[0], workspaceRoot: folder });
+        assert.match(check.reasons.join(" | "), /through which|outside the workspace/, line);
+      }
+      // Links to folders whose links stay inside run as before.
+      for (const line of ["ln -s safe l && cat l/f", "ln -s safe/f l2 && cat l2", "cp -a safe s2 && cat s2/f"]) {
+        const check = await checkCommand(line, { sandbox: SANDBOXES[1], workspaceRoot: folder });
+        assert.doesNotMatch(check.reasons.join(" | "), /through which|outside/, line);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("which tests a name with a `/` where it points: an outside one asks", { timeout: 60_000 }, async () => {
     // `which /outside/exe` printed the path when it existed and could run: a look outside the workspace.
     await writeFile(join(outside, "exe"), "#!/bin/sh\n", { mode: 0o755 });
