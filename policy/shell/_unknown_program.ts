@@ -12,6 +12,77 @@ import { listedName } from "./_program_family.ts";
 const RUNNER_WORD = /^(|-.*|[0-9][0-9.]*[A-Za-z]*|[A-Za-z_][A-Za-z0-9_]*=.*)$/;
 
 /**
+ * The options of the common runners that take the next word as their value, and the operands they take before the
+ * command: `env -u cat capsh` runs capsh (cat names a variable), `timeout -s KILL 5 capsh` capsh, `chroot / capsh`
+ * capsh. A value attached (`-ucat`, `--unset=cat`) is part of its word.
+ */
+const RUNNER_GRAMMAR: Readonly<Record<string, { values: readonly string[]; operands: number }>> = {
+  env: { values: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-a", "--argv0"], operands: 0 },
+  sudo: {
+    values: [
+      "-u",
+      "--user",
+      "-g",
+      "--group",
+      "-C",
+      "--close-from",
+      "-D",
+      "--chdir",
+      "-h",
+      "--host",
+      "-p",
+      "--prompt",
+      "-r",
+      "--role",
+      "-t",
+      "--type",
+      "-T",
+      "--command-timeout",
+      "-U",
+      "--other-user",
+    ],
+    operands: 0,
+  },
+  doas: { values: ["-u", "-C"], operands: 0 },
+  runuser: {
+    values: ["-u", "--user", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"],
+    operands: 0,
+  },
+  nice: { values: ["-n", "--adjustment"], operands: 0 },
+  ionice: { values: ["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"], operands: 0 },
+  stdbuf: { values: ["-i", "--input", "-o", "--output", "-e", "--error"], operands: 0 },
+  time: { values: ["-f", "--format", "-o", "--output"], operands: 0 },
+  exec: { values: ["-a"], operands: 0 },
+  timeout: { values: ["-s", "--signal", "-k", "--kill-after"], operands: 1 },
+  chroot: { values: ["--userspec", "--groups"], operands: 1 },
+  taskset: { values: [], operands: 1 },
+  chrt: { values: [], operands: 1 },
+  setarch: { values: [], operands: 1 },
+  sg: { values: [], operands: 1 },
+  logsave: { values: [], operands: 1 },
+  prlimit: { values: ["-p", "--pid"], operands: 0 },
+  setpriv: {
+    values: [
+      "--reuid",
+      "--regid",
+      "--groups",
+      "--securebits",
+      "--inh-caps",
+      "--ambient-caps",
+      "--bounding-set",
+      "--selinux-label",
+      "--apparmor-profile",
+    ],
+    operands: 0,
+  },
+  unshare: { values: ["-R", "--root", "-w", "--wd", "-S", "--setuid", "-G", "--setgid"], operands: 0 },
+  nsenter: {
+    values: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"],
+    operands: 0,
+  },
+};
+
+/**
  * The program of a simple command whose effects the analysis does not know, if it runs one: itself, or behind a
  * runner that runs the command it is given (`timeout 5 capsh -- x.sh`), the first word after the runner's options,
  * numbers and assignments (an option's value taken for the program makes the line ask a person, never run). The
@@ -28,8 +99,47 @@ export function unknownProgram(words: readonly string[]): string | undefined {
       const handler = words[1]?.trim() ?? "";
       return handler === "" || handler.startsWith("-") ? undefined : unknownProgram(handler.split(/\s+/));
     }
-    const at = words.findIndex((word, index) => index > 0 && !RUNNER_WORD.test(word));
-    return at < 0 ? undefined : unknownProgram(words.slice(at));
+    const command = runnerCommand(runner, words);
+    // A shell it starts runs what it reads, which nobody saw (`env capsh <<< '...'`, `timeout 9 unshare < f`).
+    if (command === undefined) return startsShell(words) ? name : undefined;
+    return unknownProgram(command);
   }
   return knownProgram(words) ? undefined : name;
+}
+
+/**
+ * Runners that start a shell when they are given no command (`unshare`, `fakeroot`, `newgrp`, `sg GROUP`, `nsenter`,
+ * `chroot DIR`, `capsh --`): it runs whatever it reads, from a here-string, a pipe or a file (`unshare <<< 'cat
+ * /outside/secret'` printed it with the sandbox off and an automatic answer), code nobody saw.
+ */
+const SHELL_WHEN_BARE: ReadonlySet<string> = new Set(
+  ("su sudo doas runuser sg newgrp unshare nsenter chroot fakeroot fakeroot-sysv fakeroot-tcp capsh firejail proot " +
+    "dbus-run-session").split(" "),
+);
+
+/** Whether a runner's words start a shell that reads its commands: a runner of {@linkcode SHELL_WHEN_BARE}, bare. */
+export function startsShell(words: readonly string[]): boolean {
+  const runner = listedName(words[0] ?? "", (listed) => SHELL_WHEN_BARE.has(listed));
+  return runner !== undefined && runnerCommand(runner, words) === undefined;
+}
+
+/** The command a runner runs, its words after the runner's options and operands; `undefined` when it has none. */
+function runnerCommand(runner: string, words: readonly string[]): readonly string[] | undefined {
+  const grammar = RUNNER_GRAMMAR[runner];
+  let operands = grammar?.operands ?? 0;
+  for (let index = 1; index < words.length; index++) {
+    const word = words[index];
+    if (word === "--") continue;
+    if (grammar?.values.includes(word)) {
+      index++;
+      continue;
+    }
+    if (RUNNER_WORD.test(word) && (operands === 0 || word.startsWith("-"))) continue;
+    if (operands > 0) {
+      operands--;
+      continue;
+    }
+    return words.slice(index);
+  }
+  return undefined;
 }

@@ -26,7 +26,7 @@ import {
 } from "./allowlist.ts";
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem, UNSEEN_COMMANDS } from "./_flag_rules.ts";
-import { unknownProgram } from "./_unknown_program.ts";
+import { startsShell, unknownProgram } from "./_unknown_program.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import {
   type CommandPath,
@@ -314,7 +314,8 @@ function judgeWords(
     // What it runs may be code the project controls (`nice make`, `timeout 5 python3 t.py`, `setsid sh -c ...`).
     const rest = words.slice(1);
     const runsCode = rest.some((_, index) => runsProjectCode(rest.slice(index), projectCodeList));
-    return runsCode || commandLine || script ? { ...found, projectCode: true } : found;
+    // So is a shell it starts when given no command, which runs what it reads (`unshare <<< 'cat /outside/f'`).
+    return runsCode || commandLine || script || startsShell(words) ? { ...found, projectCode: true } : found;
   }
   const staticWords: string[] = [];
   for (const word of command.words) {

@@ -172,6 +172,94 @@ describe("programs whose effects the checker does not know, without the sandbox"
     }
   });
 
+  test("a runner given no command starts a shell that runs what it reads: it needs a person", {
+    timeout: 120_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `unshare <<< 'cat /outside/secret.txt'` printed it, and so
+    // did fakeroot, fakeroot-sysv, newgrp, `sg root` and nsenter: each started a shell on the here-string.
+    const at = await places();
+    try {
+      const secret = path.join(at.outside, "secret.txt");
+      const lines = [
+        ["unshare", `unshare <<< 'cat ${secret}'`],
+        ["fakeroot", `fakeroot <<< 'cat ${secret}'`],
+        ["fakeroot-sysv", `fakeroot-sysv <<< 'cat ${secret}'`],
+        ["newgrp", `newgrp <<< 'cat ${secret}'`],
+        ["sg", `sg root <<< 'cat ${secret}'`],
+        ["nsenter", `nsenter <<< 'cat ${secret}'`],
+      ].filter(([program]) => installed(program));
+      for (const [, line] of lines) {
+        const result = await runAuto(at.dir, line);
+        assert.equal(result.status, "skipped", `${line}: ${JSON.stringify(result)}`);
+        assert.ok(!JSON.stringify(result).includes(SECRET), line);
+      }
+      for (
+        const line of [
+          "capsh -- < x.sh",
+          "echo id | capsh --",
+          "env capsh <<< id",
+          "timeout 5 unshare < x.sh",
+          "nice fakeroot < x.sh",
+          "chroot . < x.sh",
+          "dbus-run-session < x.sh",
+        ]
+      ) await personNeeded(line, at.dir);
+    } finally {
+      await cleanup(at);
+    }
+  });
+
+  test("an option's value or a runner's operand that names a known program is not taken for the command it runs", {
+    timeout: 60_000,
+  }, async () => {
+    // `env -u cat capsh -- x.sh` unsets the variable `cat` and runs capsh; `timeout -s cat 5 capsh`, `exec -a cat`,
+    // `chroot cat capsh` likewise.
+    const at = await places();
+    try {
+      const prefixes = [
+        "env -u cat",
+        "env --unset cat",
+        "env -C cat",
+        "timeout -s cat 5",
+        "timeout -k sed 5",
+        "timeout --signal cat 5",
+        "exec -a cat",
+        "stdbuf -o cat",
+        "ionice -c cat",
+        "time -o cat",
+        "time -f cat",
+        "nice -n cat",
+        "chroot cat",
+        "taskset cat",
+        "setarch cat",
+        "unshare -w cat",
+        "nsenter -t cat",
+        "prlimit -p cat",
+        "timeout -- 5",
+      ];
+      let lines = 0;
+      for (const prefix of prefixes) {
+        for (const program of ["capsh -- x.sh", "memusage bash x.sh", "tool-nobody-knows a.txt"]) {
+          const line = `${prefix} ${program}`;
+          const check = await checkCommand(line, {
+            workspaceRoot: at.dir,
+            sandbox: { available: false, reason: "off" },
+          });
+          assert.equal(check.sandbox.needed, true, `${line}: ${check.reasons.join(" | ")}`);
+          lines++;
+        }
+      }
+      assert.equal(lines, prefixes.length * 3);
+      // The same runners in front of a known program still run on an automatic answer.
+      for (const line of ["env -u HOME cat a.txt", "timeout -s KILL 5 cat a.txt", "nice -n 5 cat a.txt"]) {
+        const result = await runAuto(at.dir, line);
+        assert.equal(result.status, "success", `${line}: ${JSON.stringify(result)}`);
+      }
+    } finally {
+      await cleanup(at);
+    }
+  });
+
   test("generated names: a program it does not know needs a person, behind any runner it knows (seed 61)", {
     timeout: 60_000,
   }, async () => {
