@@ -181,6 +181,23 @@ function cdProblem(args: readonly BashWord[], context: FlagContext): string | un
     : undefined;
 }
 
+/**
+ * Whether a builtin runs or loads a file its words name, found from the folder the line runs in even without a `/`:
+ * `hash -p FILE NAME` makes NAME run FILE (`hash -p x.sh cat; cat a.txt` ran the workspace's x.sh), and
+ * `enable -f FILE NAME` loads FILE into the shell (`enable -f evil.so evil` ran its constructor), with the sandbox
+ * off and an automatic answer. An option only known when the line runs may be either.
+ */
+function loadsFile(runner: string, args: readonly BashWord[]): boolean {
+  const letter = runner === "hash" ? "p" : runner === "enable" ? "f" : undefined;
+  if (letter === undefined) return false;
+  for (const word of args) {
+    if (word.value === undefined) return true;
+    if (word.value === "--" || !word.value.startsWith("-")) return false;
+    if (word.value.slice(1).includes(letter)) return true;
+  }
+  return false;
+}
+
 /** What judging one simple command needs besides the command. */
 interface Judging {
   allowlist: readonly string[];
@@ -306,7 +323,9 @@ function judgeWords(
     const ran = ["command", "builtin", "exec", "time", "eval"].includes(runnerName!)
       ? args.find((word) => !word.value?.startsWith("-"))?.value
       : undefined;
-    const script = [runnerName, ran].some((program) => program === "source" || program === ".");
+    const script = [runnerName, ran].some((program) => program === "source" || program === ".") ||
+      loadsFile(runnerName!, args) ||
+      (ran !== undefined && loadsFile(ran, args.slice(args.findIndex((word) => word.value === ran) + 1)));
     if ((UNSEEN_COMMANDS.has(runnerName!) && !noHandler) || commandLine || script) {
       context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
     }

@@ -260,6 +260,54 @@ describe("programs whose effects the checker does not know, without the sandbox"
     }
   });
 
+  test(
+    "hash -p and enable -f run or load a file of the workspace: they need a person",
+    { timeout: 60_000 },
+    async () => {
+      // Before, with the sandbox off and an automatic answer, `hash -p x2.sh cat; cat a.txt` ran x2.sh and
+      // `enable -f evil.so evil` its constructor, each printing the file outside: bash finds FILE from the folder the
+      // line runs in, without a `/`.
+      const at = await places();
+      try {
+        const secret = path.join(at.outside, "secret.txt");
+        await writeFile(path.join(at.dir, "x2.sh"), `head -c 100 '${secret}'; touch '${at.marker}'\n`, { mode: 0o755 });
+        const lines = ["hash -p x2.sh cat; cat a.txt"];
+        if (installed("gcc")) {
+          await writeFile(
+            path.join(at.dir, "evil.c"),
+            `#include <stdlib.h>\n__attribute__((constructor)) static void x(void) { system("head -c 100 '${secret}'"); }\n`,
+          );
+          execFileSync("gcc", ["-shared", "-fPIC", "-o", "evil.so", "evil.c"], { cwd: at.dir, timeout: 60_000 });
+          lines.push("enable -f evil.so evil");
+        }
+        for (const line of lines) {
+          const result = await runAuto(at.dir, line);
+          assert.equal(result.status, "skipped", `${line}: ${JSON.stringify(result)}`);
+          assert.ok(!JSON.stringify(result).includes(SECRET), line);
+          assert.equal(existsSync(at.marker), false, line);
+        }
+        for (
+          const line of [
+            "hash -tp x2.sh cat",
+            "hash -p x2.sh ls; ls",
+            "builtin hash -p x2.sh cat; cat a.txt",
+            "command hash -p x2.sh cat",
+            "hash $o x2.sh cat",
+            "enable -nf evil.so evil",
+            "enable -f ./evil.so evil",
+            "builtin enable -f evil.so evil",
+          ]
+        ) await personNeeded(line, at.dir);
+        for (const line of ["hash -r", "hash", "enable -n echo"]) {
+          const result = await runAuto(at.dir, line);
+          assert.equal(result.status, "success", `${line}: ${JSON.stringify(result)}`);
+        }
+      } finally {
+        await cleanup(at);
+      }
+    },
+  );
+
   test("generated names: a program it does not know needs a person, behind any runner it knows (seed 61)", {
     timeout: 60_000,
   }, async () => {
