@@ -16,6 +16,7 @@
  */
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand } from "./_tree.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import { startsShell } from "./_unknown_program.ts";
 import { runsProjectCode } from "./allowlist.ts";
 import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
 
@@ -414,6 +415,9 @@ async function expand(
   // `. /dev/stdin`): what it runs is not on the line the rules judge.
   if (knownCount > 0 && readsCommandsFromStdin(name, named.slice(1, knownCount), knownCount === named.length)) {
     uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs commands it reads from its input`);
+  } else if (knownCount > 0 && knownCount === named.length && startsShell(named)) {
+    // So does a runner that starts a shell when given no command (`unshare <<< 'git push'`, `fakeroot < f`).
+    uncertain.push(`${JSON.stringify(text)}: \`${name}\` starts a shell that runs the commands it reads`);
   }
   // A wrapper's argument that is itself a command line (`bash -c 'git push'`, `eval "git push"`).
   if (runner || finds || (knownCount > 0 && SHELLS.has(name))) {

@@ -268,4 +268,37 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       await rm(outside, { recursive: true, force: true });
     }
   });
+
+  test("a runner that starts a shell when given no command runs what it reads: a deny rule cannot see it", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, with deny ["touch*"] and the sandbox, `unshare <<< 'touch made5'` and `fakeroot <<< 'touch made6'`
+    // made the files (the bash tool's automatic answer): the shell each starts was not seen as one reading its
+    // commands, as `bash <<< 'touch m'` is.
+    const folder = await workspace();
+    try {
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { deny: ["touch*"] } } }], folder);
+      const runners = ["unshare", "fakeroot", "fakeroot-sysv", "newgrp", "sg root", "nsenter", "chroot .", "capsh --"];
+      const feeds = ["<<< 'touch made'", "< s.sh", "<<EOF\ntouch made\nEOF"];
+      const fronts = ["", "nice -n 3 ", "timeout 5 ", "env -u X "];
+      let index = 0;
+      for (const runner of runners) {
+        for (const feed of feeds) {
+          const line = `${fronts[index++ % fronts.length]}${runner} ${feed}`;
+          for (const sandbox of ["off", "required"] as const) {
+            const decided = await decideCommand(line, { rules, workspaceRoot: folder, sandbox });
+            assert.notEqual(decided.decision, "allow", `${line}: ${decided.reason}`);
+            assert.equal(decided.prompt?.requirePerson, true, `${line} (${sandbox}): ${decided.reason}`);
+          }
+        }
+      }
+      // What the line does when run: unshare's shell runs touch.
+      if (installed("unshare")) {
+        spawnSync("bash", ["-c", "unshare <<< 'touch made-by-unshare'"], { cwd: folder, timeout: 20_000 });
+        assert.ok(existsSync(join(folder, "made-by-unshare")), "unshare's shell ran touch");
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
 });
