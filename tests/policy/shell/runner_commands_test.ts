@@ -301,4 +301,27 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       await rm(folder, { recursive: true, force: true });
     }
   });
+
+  test("make under its other names and the drivers of a project's tests run only in the sandbox", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, with an allow rule for gmake and the sandbox off, `gmake` ran the workspace's Makefile (which printed a
+    // file outside) and nobody was asked; prove ran t/*.t and ctest CTestTestfile.cmake likewise.
+    const folder = await workspace();
+    try {
+      const programs = ["gmake", "bmake", "prove", "ctest", "cpack", "cpan", "dpkg-buildpackage", "mvnDebug"];
+      const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: programs } } }], folder);
+      for (const line of ["gmake", "gmake -j4 all", "bmake", "prove -r t", "ctest", "cpack", "dpkg-buildpackage -b"]) {
+        await onlyInSandbox(line, folder, rules, programs);
+      }
+      // What gmake does when run: it runs the Makefile's recipe.
+      if (installed("gmake")) {
+        await writeFile(join(folder, "Makefile"), "all:\n\t@touch made-by-gmake\n");
+        spawnSync("gmake", [], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        assert.ok(existsSync(join(folder, "made-by-gmake")), "gmake ran the Makefile");
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
 });
