@@ -5,6 +5,7 @@
 // profile of a command in a workspace of 10,000 files). Node has only node:fs.
 
 import fs from "node:fs";
+import { isRuntimePermissionError } from "./runtime_permissions.ts";
 
 /** A folder entry's name and type, as the listing tells it (never following a link). */
 export interface ListedEntry {
@@ -79,7 +80,8 @@ const NOTHING_TO_LIST = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM"]);
  */
 export function nothingToList(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code !== "string" || NOTHING_TO_LIST.has(code);
+  // Node's permission model says ERR_ACCESS_DENIED (a code, unlike Deno's NotCapable): the fence too.
+  return typeof code !== "string" || NOTHING_TO_LIST.has(code) || isRuntimePermissionError(error);
 }
 
 /**

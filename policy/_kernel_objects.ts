@@ -206,8 +206,9 @@ function startHolder(recipe: Recipe): Promise<Held | undefined> {
   };
   return new Promise((resolve) => {
     let text = "";
+    // Not unref'd: it keeps the event loop alive while the holder starts (the child and its pipes are unref'd, and
+    // under Node a test's process ended with the sandbox's start still waiting), and it is cleared at once after.
     const timer = setTimeout(() => finish(undefined), READY_MS);
-    (timer as { unref?: () => void }).unref?.();
     const finish = (held: Held | undefined) => {
       clearTimeout(timer);
       if (held === undefined) end();
