@@ -11,7 +11,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { ToolBox } from "../../toolbox.ts";
 import { tool } from "../../core/tool.ts";
 import { anthropicTools, runAnthropicToolCalls } from "../../adapters/anthropic.ts";

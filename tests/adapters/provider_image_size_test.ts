@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import * as v from "valibot";
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { ToolBox } from "../../toolbox.ts";
 import { anthropicTools, runAnthropicToolCalls } from "../../adapters/anthropic.ts";
 import { withSession } from "../core/_helpers.ts";
