@@ -813,25 +813,26 @@ export function limitRemedy(hit: LimitHit): string {
     : `ask the user to raise sandbox.limits.${hit.limit} in the policy file`;
 }
 
-// The line of `text` around `at`, trimmed and cut to a sane length.
 // The line of the first match of a hint whose line does not hold the words it is not read in.
 function hintLine(hint: (typeof HINTS)[number], text: string): string | undefined {
-  if (hint.unless === undefined) {
-    const match = hint.pattern.exec(text);
-    return match ? lineAround(text, match.index) : undefined;
-  }
-  for (const match of text.matchAll(hint.pattern)) {
-    const start = text.lastIndexOf("\n", match.index) + 1;
-    const end = text.indexOf("\n", match.index);
-    if (!hint.unless.test(text.slice(start, end === -1 ? undefined : end))) return lineAround(text, match.index);
+  const matches = hint.unless === undefined ? [hint.pattern.exec(text)] : text.matchAll(hint.pattern);
+  for (const match of matches) {
+    if (match === null) continue;
+    if (!hint.unless?.test(lineOf(text, match.index))) return lineAround(text, match.index);
   }
   return undefined;
 }
 
+// The line of `text` around `at`, trimmed and cut to a sane length.
 function lineAround(text: string, at: number): string {
+  return lineOf(text, at).trim().slice(0, 300);
+}
+
+// The whole line of `text` that holds `at`.
+function lineOf(text: string, at: number): string {
   const start = text.lastIndexOf("\n", at) + 1;
   const end = text.indexOf("\n", at);
-  return text.slice(start, end === -1 ? undefined : end).trim().slice(0, 300);
+  return text.slice(start, end === -1 ? undefined : end);
 }
 
 /**
