@@ -46,6 +46,16 @@ export function refusalOf(call: BatchCall): ToolResult | undefined {
  * entries as the map's values, "env.0: expected string").
  */
 export function mapListResult(toolName: string, callId: string | undefined, fault: MapListFault): ToolResult {
+  return notRunResult(
+    toolName,
+    callId,
+    `Invalid arguments for ${toolName}: ${fault.path}: ${fault.why}, so it did not run`,
+    'Send the map as a list of {"key": ..., "value": ...} entries, each key of the map once.',
+  );
+}
+
+// A call the adapter answers without running it: its arguments are not what the model meant to send.
+function notRunResult(toolName: string, callId: string | undefined, error: string, recoveryHint: string): ToolResult {
   return makeResult({
     status: "error",
     toolName,
@@ -54,8 +64,8 @@ export function mapListResult(toolName: string, callId: string | undefined, faul
     errorKind: "semantic",
     errorCode: "invalid_arguments",
     recoverable: true,
-    error: `Invalid arguments for ${toolName}: ${fault.path}: ${fault.why}, so it did not run`,
-    recoveryHint: 'Send the map as a list of {"key": ..., "value": ...} entries, each key of the map once.',
+    error,
+    recoveryHint,
   });
 }
 
@@ -114,19 +124,13 @@ export const CUT_OFF_REASONS: ReadonlySet<string> = new Set([
  * `invalid_arguments`, with what the model can do about it.
  */
 export function cutOffResult(toolName: string, callId: string, why: string): ToolResult {
-  return makeResult({
-    status: "error",
+  return notRunResult(
     toolName,
     callId,
-    attempts: 0,
-    errorKind: "semantic",
-    errorCode: "invalid_arguments",
-    recoverable: true,
-    error:
-      `The call to ${toolName} was cut off before its arguments were complete (the model's answer ended at ${why}), ` +
+    `The call to ${toolName} was cut off before its arguments were complete (the model's answer ended at ${why}), ` +
       "so it did not run",
-    recoveryHint: [...FILTER_REASONS].some((reason) => why.endsWith(`"${reason}"`))
+    [...FILTER_REASONS].some((reason) => why.endsWith(`"${reason}"`))
       ? "The provider stopped the answer (its content filter); make the call again only if it is still needed."
       : "Make the call again with shorter arguments, e.g. split a long text over several calls.",
-  });
+  );
 }
