@@ -313,6 +313,16 @@ function remember(streams: Set<string>, streamId: string): void {
   streams.add(streamId);
   if (streams.size > CANCELLED_STREAMS_KEPT) streams.delete(streams.values().next().value!);
 }
+/**
+ * The answer to a resumption of one of `streams` (at `lastEventId`), a stream with nothing more to say: 204, which
+ * tells an SSE client to stop reconnecting; undefined for any other stream.
+ */
+async function streamOver(open: OpenSession, lastEventId: string, streams: Set<string>): Promise<Response | undefined> {
+  if (streams.size === 0) return undefined;
+  const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
+  if (streamId === undefined || !streams.has(streamId)) return undefined;
+  return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
+}
 /** The code of a "Session not found" (404), the SDK's transport's. */
 const SESSION_NOT_FOUND = -32001;
 const EXPIRED = "the session expired";
@@ -1524,11 +1534,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         // stop reconnecting (the SDK's client then stops; a resumed stream would stay open, with nothing ever to come).
         // Each time: the stream stays remembered (the newest CANCELLED_STREAMS_KEPT), as a second resumption of it
         // (another client of the session, one that does not stop at 204) would be held open as well.
-        if (request.method === "GET" && lastEventId && open.cancelledStreams.size > 0) {
-          const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
-          if (streamId !== undefined && open.cancelledStreams.has(streamId)) {
-            return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
-          }
+        if (request.method === "GET" && lastEventId) {
+          const over = await streamOver(open, lastEventId, open.cancelledStreams);
+          if (over) return over;
         }
         if (fleet && request.method === "GET" && lastEventId) {
           // A resumed stream's calls are first ended (by their replica, or as interrupted): the replay has their answers.
@@ -1547,12 +1555,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
           // Resumed at or after its answer (the answer's own event id, as an SSE client that reconnects whenever a
           // stream ends sends): nothing more will come on it. The transport held such a stream open, with nothing to
           // send, until the session ended.
-          if (open.answeredStreams.size > 0) {
-            const streamId = await open.eventStore.getStreamIdForEventId?.(lastEventId);
-            if (streamId !== undefined && open.answeredStreams.has(streamId)) {
-              return new Response(null, { status: 204, headers: { "mcp-session-id": open.id! } });
-            }
-          }
+          const over = await streamOver(open, lastEventId, open.answeredStreams);
+          if (over) return over;
         }
         return await open.transport.handleRequest(request);
       }
