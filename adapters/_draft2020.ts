@@ -26,13 +26,33 @@ const MAP = ["properties", "patternProperties", "definitions", "$defs", "depende
 
 /** `schema` in JSON Schema 2020-12: draft-07 tuples as `prefixItems`; a new object, the input untouched. */
 export function toDraft2020(schema: JsonSchema): JsonSchema {
-  return rewrite(schema, 0) as JsonSchema;
+  return rewrite(schema, 0, { draft2020: true, at: "" }) as JsonSchema;
 }
 
-function rewrite(node: unknown, depth: number): unknown {
+/**
+ * `schema` as it must be written to sit at `at` (a JSON Pointer) inside another schema: its local references (`#`,
+ * `#/definitions/X`), which point from its own root, made to point from there; a new object, the input untouched.
+ * The draft stays as it is.
+ */
+export function placedAt(schema: JsonSchema, at: string): JsonSchema {
+  return rewrite(schema, 0, { draft2020: false, at }) as JsonSchema;
+}
+
+function rewrite(node: unknown, depth: number, how: { draft2020: boolean; at: string }): unknown {
   if (!isPlainObject(node) || depth > 256) return node;
   const out: Record<string, unknown> = { ...node };
-  if (Array.isArray(out.items)) {
+  if (how.at && typeof out.$ref === "string" && (out.$ref === "#" || out.$ref.startsWith("#/"))) {
+    out.$ref = `#${how.at}${out.$ref.slice(1)}`;
+  }
+  if (!how.draft2020) {
+    // As it is: a draft-07 tuple's `items` list and `dependencies`' schemas are schemas too.
+    if (Array.isArray(out.items)) out.items = out.items.map((member) => rewrite(member, depth + 1, how));
+    if (isPlainObject(out.dependencies)) {
+      out.dependencies = Object.fromEntries(
+        Object.entries(out.dependencies).map(([name, sub]) => [name, rewrite(sub, depth + 1, how)]),
+      );
+    }
+  } else if (Array.isArray(out.items)) {
     out.prefixItems = out.items;
     if ("additionalItems" in out) out.items = out.additionalItems;
     else delete out.items;
@@ -41,24 +61,24 @@ function rewrite(node: unknown, depth: number): unknown {
     // Draft-07 ignores additionalItems beside a single `items` schema (or none); 2020-12 has no such keyword.
     delete out.additionalItems;
   }
-  for (const key of ONE) if (key in out) out[key] = rewrite(out[key], depth + 1);
+  for (const key of ONE) if (key in out) out[key] = rewrite(out[key], depth + 1, how);
   for (const key of LIST) {
-    if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((member) => rewrite(member, depth + 1));
+    if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((member) => rewrite(member, depth + 1, how));
   }
   for (const key of MAP) {
     const map = out[key];
     if (isPlainObject(map)) {
-      out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, rewrite(sub, depth + 1)]));
+      out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, rewrite(sub, depth + 1, how)]));
     }
   }
   // Draft-07's `dependencies` is two keywords in 2020-12: a list of names is `dependentRequired`, a schema
   // `dependentSchemas` (2020-12 validators ignore `dependencies`, so the dependency would not hold).
-  if (isPlainObject(out.dependencies)) {
+  if (how.draft2020 && isPlainObject(out.dependencies)) {
     const required: Record<string, unknown> = {};
     const schemas: Record<string, unknown> = {};
     for (const [name, sub] of Object.entries(out.dependencies)) {
       if (Array.isArray(sub)) required[name] = sub;
-      else schemas[name] = rewrite(sub, depth + 1);
+      else schemas[name] = rewrite(sub, depth + 1, how);
     }
     delete out.dependencies;
     if (Object.keys(required).length) out.dependentRequired = { ...required, ...(out.dependentRequired as object) };

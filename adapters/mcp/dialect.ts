@@ -10,7 +10,7 @@ import type { AnyTool } from "@toolfence/core";
 import type { JsonSchema } from "@toolfence/core";
 import { isObjectJsonSchema, outputJsonSchema } from "@toolfence/core";
 import { SchemaDialectError } from "../dialect_error.ts";
-import { toDraft2020 } from "../_draft2020.ts";
+import { placedAt, toDraft2020 } from "../_draft2020.ts";
 
 /** MCP's tool annotations (hints for the client, never guarantees). */
 export interface McpToolAnnotations {
@@ -97,6 +97,14 @@ function advertise(t: AnyTool): Advertised | undefined {
       throw new SchemaDialectError("mcp", t.name, "/outputSchema", (error as Error).message);
     }
     const wrapped = !isObjectJsonSchema(own);
+    // The tool's schema is advertised inside another (the first member of the anyOf beside the cut envelope, under
+    // `result` when wrapped): its references to its own root and definitions (zod writes a recursive or id'd schema
+    // as `$ref: "#/definitions/X"`) are made to point there. Left as they were, they pointed at the outer schema,
+    // which has no definitions, and the official SDK client's tools/list failed whole ("can't resolve reference
+    // #/definitions/__schema0 from id #"), for every tool of the server. Its draft stays draft-07, unlike the input
+    // schema's: that client checks structuredContent with a draft-07 validator, which reads 2020-12's tuple
+    // (`prefixItems`, `items: false`) as an array that holds nothing.
+    own = placedAt(own, wrapped ? `/anyOf/0/properties/${WRAPPED_OUTPUT_KEY}` : "/anyOf/0");
     if (wrapped) {
       own = {
         type: "object",

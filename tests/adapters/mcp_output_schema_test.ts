@@ -7,6 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as v from "valibot";
+import { z } from "zod";
 import { Ajv } from "ajv";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -225,6 +226,74 @@ describe("MCP outputSchema and structuredContent", () => {
       }
       const broken = { ...words, name: "broken", output: v.map(v.string(), v.string()) };
       assert.throws(() => mcpTools([broken]), SchemaDialectError);
+    },
+  );
+
+  test(
+    "an output schema with references (recursive, named, at the root, wrapped) is listed and checked by the SDK client",
+    { timeout: 60_000 },
+    async () => {
+      // zod writes these as $ref to #/definitions/... or to # itself; advertised inside the anyOf (and under
+      // `result` when wrapped), they pointed at the outer schema, and the client's listTools threw for the server.
+      type Tree = { name: string; children: Tree[] };
+      const Node: z.ZodType<Tree> = z.object({
+        name: z.string(),
+        get children() {
+          return z.array(Node);
+        },
+      });
+      const Tag = z.object({ t: z.string() }).meta({ id: "Tag" });
+      const tree: Tree = { name: "a", children: [{ name: "b", children: [] }] };
+      const box = new ToolBox().register(
+        tool({
+          name: "tree",
+          description: "A tree under a key.",
+          input: z.object({}),
+          output: z.object({ root: Node }),
+          readOnly: true,
+          run: () => ({ root: tree }),
+        }),
+        tool({
+          name: "root",
+          description: "A tree.",
+          input: z.object({}),
+          output: Node,
+          readOnly: true,
+          run: () => tree,
+        }),
+        tool({
+          name: "forest",
+          description: "Trees.",
+          input: z.object({}),
+          output: z.array(Node),
+          readOnly: true,
+          run: () => [tree, tree],
+        }),
+        tool({
+          name: "tags",
+          description: "Tags.",
+          input: z.object({}),
+          output: z.object({ a: Tag, b: Tag }),
+          readOnly: true,
+          run: () => ({ a: { t: "x" }, b: { t: "y" } }),
+        }),
+      );
+      const server = await connect(box);
+      try {
+        assert.deepEqual(server.tools.map((t) => t.name), ["tree", "root", "forest", "tags"]);
+        assert.deepEqual((await server.call("tree", {})).structuredContent, { root: tree });
+        assert.deepEqual((await server.call("root", {})).structuredContent, tree);
+        assert.deepEqual((await server.call("forest", {})).structuredContent, { [WRAPPED_OUTPUT_KEY]: [tree, tree] });
+        assert.deepEqual((await server.call("tags", {})).structuredContent, { a: { t: "x" }, b: { t: "y" } });
+        // The references still hold: a subtree that breaks the recursive schema does not match what is listed.
+        const ajv = new Ajv({ strict: false });
+        const rootSchema = server.tools.find((t) => t.name === "root")!.outputSchema!;
+        assert.equal(ajv.validate(rootSchema, { name: "a", children: [{ name: 1, children: [] }] }), false);
+        const forestSchema = server.tools.find((t) => t.name === "forest")!.outputSchema!;
+        assert.equal(ajv.validate(forestSchema, { result: [{ name: "a", children: [{ children: [] }] }] }), false);
+      } finally {
+        await server.close();
+      }
     },
   );
 });
