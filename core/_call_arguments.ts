@@ -14,6 +14,7 @@ import {
   type ValidationOutcome,
 } from "./validation.ts";
 import { closestNames } from "./_closest.ts";
+import { isWellFormed } from "./_text_prefix.ts";
 
 /** The refusal for a name no enabled tool has, with the closest names as suggestions. */
 export function unknownToolError(name: string, enabledNames: readonly string[]): ToolError {
@@ -51,10 +52,6 @@ export function parseArguments(toolName: string, raw: unknown): Record<string, u
   }
   return value as Record<string, unknown>;
 }
-
-// String.prototype.isWellFormed (ES2024; in every engine the packages support, Node 22 and Deno 2, but outside the npm
-// build's ES2022 library types): false when a high surrogate is not followed by a low one or a low one stands alone.
-const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * Checks one object's or array's own keys and strings, adding the objects it holds to `pending` (made only when there

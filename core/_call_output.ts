@@ -8,7 +8,7 @@
 import { ToolError } from "./errors.ts";
 import type { ArtifactRef, ToolResult, ToolResultInit } from "./result.ts";
 import type { ArtifactStore } from "./artifacts.ts";
-import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput } from "./_serialize.ts";
+import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput, wellFormedData } from "./_serialize.ts";
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, markOutputChecked, type OutputSchema } from "./_call_output_schema.ts";
 import { describeThrown } from "./_thrown.ts";
@@ -79,7 +79,9 @@ function carriedOf(result: ToolResult | undefined, cap: number): Carried | undef
     } catch {
       text = undefined;
     }
-    if (text !== undefined && text.length <= cap) carried.modelOutput = JSON.parse(JSON.stringify(modelOutput));
+    if (text !== undefined && text.length <= cap) {
+      carried.modelOutput = wellFormedData(JSON.parse(JSON.stringify(modelOutput)));
+    }
   }
   if (typeof nextAction === "object" && nextAction !== null && !Array.isArray(nextAction)) {
     try {

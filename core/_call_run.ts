@@ -28,6 +28,7 @@ import { CallContext } from "./_call_context.ts";
 import type { Carried } from "./_call_output.ts";
 import { reasonText } from "./_call_attempts.ts";
 import { describeThrown, readSafely } from "./_thrown.ts";
+import { wellFormed } from "./_text_prefix.ts";
 
 /** The toolbox's hooks then the session's, without a copy when one side has none. */
 export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H[] {
@@ -95,15 +96,19 @@ export function thrownToToolError(error: unknown): ToolError {
   }
 }
 
-/** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */
+/**
+ * The result fields of an error: its status, message, kind, code, recoverability, hint and details. The message and
+ * hint reach the model, and may quote what a tool read (a page's text): well-formed, as an output is (see
+ * toJsonOutput).
+ */
 export function errorFields(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
   return {
     status: error.status,
-    error: error.message,
+    error: wellFormed(error.message),
     errorKind: error.kind,
     errorCode: error.code,
     recoverable: error.recoverable,
-    recoveryHint: error.recoveryHint,
+    recoveryHint: error.recoveryHint === undefined ? undefined : wellFormed(error.recoveryHint),
     details: error.details,
   };
 }

@@ -3,6 +3,7 @@
 // bigint, errors, promises, patterns) is refused with the path where it sits.
 
 import { describeThrown } from "./_thrown.ts";
+import { isWellFormed, wellFormed } from "./_text_prefix.ts";
 
 export class NotSerializableError extends Error {
   constructor(readonly path: string, readonly what: string, fix?: string) {
@@ -19,6 +20,8 @@ interface Walk {
   converted: boolean;
   /** An upper bound of the JSON text's length. */
   bound: number;
+  /** Whether a string or key holds a lone surrogate (see wellFormedData). */
+  illFormed: boolean;
 }
 
 // JSON escapes a character as at most 6 ("\u001f"), plus the two quotes.
@@ -34,6 +37,7 @@ function check(value: unknown, walk: Walk): void {
   switch (typeof value) {
     case "string":
       walk.bound += stringBound(value);
+      if (!walk.illFormed && !isWellFormed(value)) walk.illFormed = true;
       return;
     case "boolean":
       walk.bound += 5;
@@ -91,6 +95,7 @@ function check(value: unknown, walk: Walk): void {
     // The keys JSON.stringify writes: own, enumerable, string.
     for (const key of Object.keys(object)) {
       walk.bound += stringBound(key) + 2;
+      if (!walk.illFormed && !isWellFormed(key)) walk.illFormed = true;
       walk.keys.push(key);
       check((object as Record<string, unknown>)[key], walk);
       walk.keys.pop();
@@ -131,7 +136,7 @@ export interface JsonOutput {
 
 // One walk reused from output to output; a getter in an output may run code that checks another output
 // meanwhile, and that inner check gets a walk of its own.
-const WALK: Walk = { ancestors: [], keys: [], converted: false, bound: 0 };
+const WALK: Walk = { ancestors: [], keys: [], converted: false, bound: 0, illFormed: false };
 let walking = false;
 
 /**
@@ -142,11 +147,15 @@ let walking = false;
  */
 export function toJsonOutput(value: unknown, cap: number): JsonOutput {
   if (value === undefined || value === null) return { output: null, fits: true, text: "" };
-  if (typeof value === "string") return { output: value, fits: value.length <= cap, text: value };
+  if (typeof value === "string") {
+    const text = wellFormed(value);
+    return { output: text, fits: text.length <= cap, text };
+  }
   const shared = !walking;
-  const walk = shared ? WALK : { ancestors: [], keys: [], converted: false, bound: 0 };
+  const walk = shared ? WALK : { ancestors: [], keys: [], converted: false, bound: 0, illFormed: false };
   walk.converted = false;
   walk.bound = 0;
+  walk.illFormed = false;
   if (shared) walking = true;
   try {
     check(value, walk);
@@ -164,16 +173,36 @@ export function toJsonOutput(value: unknown, cap: number): JsonOutput {
   } finally {
     if (shared) walking = false;
   }
-  if (!walk.converted && walk.bound <= cap) return { output: value, fits: true };
-  let text: string;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    // A toJSON, or a getter read a second time, may throw here.
-    throw new NotSerializableError("", `a value that throws when read (${describeThrown(error).slice(0, 200)})`);
-  }
+  if (!walk.converted && !walk.illFormed && walk.bound <= cap) return { output: value, fits: true };
+  const stringified = (data: unknown) => {
+    try {
+      return JSON.stringify(data);
+    } catch (error) {
+      // A toJSON, or a getter read a second time, may throw here.
+      throw new NotSerializableError("", `a value that throws when read (${describeThrown(error).slice(0, 200)})`);
+    }
+  };
+  let text = stringified(value);
   // Plain data is its own JSON; only values with toJSON (dates, say) need the round trip.
-  return { output: walk.converted ? JSON.parse(text) : value, fits: text.length <= cap, text };
+  let output = walk.converted ? JSON.parse(text) : value;
+  if (walk.illFormed) {
+    output = wellFormedData(output);
+    text = JSON.stringify(output);
+  }
+  return { output, fits: text.length <= cap, text };
+}
+
+/**
+ * JSON data with every lone surrogate of its strings and keys replaced by U+FFFD (see wellFormed): a web page's
+ * text (`textContent = "A\ud800B"`, a console message, a title) reached browser_snapshot's output as it was, and
+ * a client that sent it on to its model's API had every later request of the conversation refused.
+ */
+export function wellFormedData(data: unknown): unknown {
+  if (typeof data === "string") return wellFormed(data);
+  if (typeof data !== "object" || data === null) return data;
+  if (Array.isArray(data)) return data.map(wellFormedData);
+  // fromEntries defines the keys: a "__proto__" key stays a key.
+  return Object.fromEntries(Object.entries(data).map(([key, item]) => [wellFormed(key), wellFormedData(item)]));
 }
 
 /** The text a model reads for a checked output. */

@@ -1,4 +1,4 @@
-// Cutting text for a message without splitting a surrogate pair: its first or last units.
+// Cutting text for a message without splitting a surrogate pair: its first or last units; and text made well-formed.
 
 /**
  * The first `max` UTF-16 units of `text`, one fewer when the cut would fall inside a surrogate pair: a cut text
@@ -32,4 +32,19 @@ function isLowSurrogate(code: number): boolean {
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+// String.prototype.isWellFormed and toWellFormed (ES2024; in every engine the packages support, Node 22 and Deno 2, but
+// outside the npm build's ES2022 library types).
+
+/** Whether `text` holds no lone surrogate: false when a high surrogate is not followed by a low one or a low one stands alone. */
+export const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder writes it: text every client and API can
+ * carry. Strict JSON parsers refuse a lone surrogate ("\ud800"), Anthropic's API among them ("The request body is not
+ * valid JSON: no low surrogate in string"), and Python's UTF-8 encode raises on one.
+ */
+export function wellFormed(text: string): string {
+  return isWellFormed(text) ? text : (text as unknown as { toWellFormed(): string }).toWellFormed();
 }
