@@ -12,7 +12,7 @@ import { type JsonOutput, jsonText, NotSerializableError, toJsonOutput, wellForm
 import { readReturned, type ToolFailure } from "./failure.ts";
 import { checkOutput, markOutputChecked, type OutputSchema } from "./_call_output_schema.ts";
 import { describeThrown } from "./_thrown.ts";
-import { textPrefix, textSuffix } from "./_text_prefix.ts";
+import { cutMiddle } from "./_text_prefix.ts";
 
 /**
  * Keeps the head and tail of `text` within `cap` characters, with a marker in
@@ -30,17 +30,12 @@ export function capText(
   cap: number,
   artifact: Pick<ArtifactRef, "id">,
 ): { text: string; omitted: number } {
-  const markerFor = (omitted: number) =>
-    `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`;
-  const room = Math.max(0, cap - markerFor(text.length).length);
-  const head = Math.ceil(room / 2);
-  const tail = room - head;
-  // Never a cut between the halves of a surrogate pair: a lone surrogate is not well-formed text (a Python client's
-  // UTF-8 encode raises on it, and an API that parses the request strictly refuses it as invalid JSON).
-  const start = textPrefix(text, head);
-  const end = textSuffix(text, tail);
-  const omitted = text.length - start.length - end.length;
-  return { text: start + markerFor(omitted) + end, omitted };
+  return cutMiddle(
+    text,
+    cap,
+    (omitted) =>
+      `\n[... ${omitted} characters omitted; the whole output is artifact ${artifact.id} (page through it with read_artifact) ...]\n`,
+  );
 }
 
 /** What the output step needs of the call. */

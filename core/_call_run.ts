@@ -28,7 +28,7 @@ import { CallContext } from "./_call_context.ts";
 import type { Carried } from "./_call_output.ts";
 import { reasonText } from "./_call_attempts.ts";
 import { describeThrown, readSafely } from "./_thrown.ts";
-import { wellFormed } from "./_text_prefix.ts";
+import { cutMiddle, wellFormed } from "./_text_prefix.ts";
 
 /** The toolbox's hooks then the session's, without a copy when one side has none. */
 export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H[] {
@@ -97,18 +97,27 @@ export function thrownToToolError(error: unknown): ToolError {
 }
 
 /**
- * The result fields of an error: its status, message, kind, code, recoverability, hint and details. The message and
- * hint reach the model, and may quote what a tool read (a page's text): well-formed, as an output is (see
- * toJsonOutput).
+ * The fewest characters a message is cut to, whatever the output's cap: a tool that keeps its outputs short (a cap of
+ * 200) still has its own and the pipeline's sentences read whole (the arguments' faults with their fix, say).
  */
+const MESSAGE_CHARS_FLOOR = 4_000;
+
+/** `text` (a message the model reads) well-formed, and cut to its head and tail within `cap`. */
+function modelMessage(text: string, cap: number): string {
+  const whole = wellFormed(text);
+  if (whole.length <= cap) return whole;
+  return cutMiddle(whole, cap, (omitted) => `\n[... ${omitted} characters of this message omitted ...]\n`).text;
+}
+
+/** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */
 export function errorFields(error: ToolError): Partial<ToolResultInit> & Pick<ToolResultInit, "status"> {
   return {
     status: error.status,
-    error: wellFormed(error.message),
+    error: error.message,
     errorKind: error.kind,
     errorCode: error.code,
     recoverable: error.recoverable,
-    recoveryHint: error.recoveryHint === undefined ? undefined : wellFormed(error.recoveryHint),
+    recoveryHint: error.recoveryHint,
     details: error.details,
   };
 }
@@ -181,6 +190,12 @@ export class CallRun<T> {
   ): ToolResultInit {
     init.toolName = this.name;
     init.callId = this.options.callId;
+    // The message and hint reach the model as the output does, and may quote what the tool read or was sent (a page's
+    // text, an argument): held to the output's cap and made well-formed as it is (see finishOutput). A tool's error
+    // of 5 MB reached the model whole, past the 40,000 characters of its output.
+    const cap = Math.max(this.tool?.maxOutputChars ?? this.env.maxOutputChars, MESSAGE_CHARS_FLOOR);
+    if (typeof init.error === "string") init.error = modelMessage(init.error, cap);
+    if (typeof init.recoveryHint === "string") init.recoveryHint = modelMessage(init.recoveryHint, cap);
     init.attempts = attempt;
     init.metadata = metadata;
     if (this.#produced) init.artifacts = [...this.#produced, ...(init.artifacts ?? [])];

@@ -1,4 +1,5 @@
-// Cutting text for a message without splitting a surrogate pair: its first or last units; and text made well-formed.
+// Cutting text for a message without splitting a surrogate pair: its first or last units, or its middle; and text made
+// well-formed.
 
 /**
  * The first `max` UTF-16 units of `text`, one fewer when the cut would fall inside a surrogate pair: a cut text
@@ -24,6 +25,25 @@ export function textSuffix(text: string, max: number): string {
   if (length === 0) return "";
   const start = text.length - length;
   return text.slice(start > 0 && isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start);
+}
+
+/**
+ * The head and tail of `text` (one over `cap` characters) within `cap`, with `markerFor(omitted)` between them naming
+ * how much was cut. Never a cut between the halves of a surrogate pair: a lone surrogate is not well-formed
+ * text (a Python client's UTF-8 encode raises on it, and an API that parses the request strictly refuses it as invalid
+ * JSON).
+ */
+export function cutMiddle(
+  text: string,
+  cap: number,
+  markerFor: (omitted: number) => string,
+): { text: string; omitted: number } {
+  const room = Math.max(0, cap - markerFor(text.length).length);
+  const head = Math.ceil(room / 2);
+  const start = textPrefix(text, head);
+  const end = textSuffix(text, room - head);
+  const omitted = text.length - start.length - end.length;
+  return { text: start + markerFor(omitted) + end, omitted };
 }
 
 function isLowSurrogate(code: number): boolean {
