@@ -44,7 +44,7 @@ import {
   textAndImages,
 } from "./_framework.ts";
 
-import { toDraft2020 } from "./_draft2020.ts";
+import { type AnthropicTool, anthropicTools } from "./anthropic.ts";
 
 // Optional peers on npm, imported statically: a top-level await here would make the module graph impossible to
 // require() (ERR_REQUIRE_ASYNC_MODULE), and the tools are built synchronously from their values. Without it, importing
@@ -122,15 +122,12 @@ function toolUseIdOf(extra: unknown): string | undefined {
   return typeof id === "string" && id !== "" ? id : undefined;
 }
 
-/** A zod schema that accepts any object and lists itself as `schema`. */
-function looseSchema(schema: AnyTool["inputSchema"]) {
+/** A zod schema that accepts any object and lists itself as `schema` (a tool's `input_schema` in the Anthropic dialect). */
+function looseSchema(schema: AnthropicTool["input_schema"]) {
   // Claude sends it on to the Anthropic API, which takes JSON Schema 2020-12 only (a draft-07 tuple failed the request);
   // said so in `$schema`, which would otherwise be the MCP SDK's draft-07.
   return z.looseObject({}).meta(
-    { ...toDraft2020(structuredClone(schema)), $schema: "https://json-schema.org/draft/2020-12/schema" } as Record<
-      string,
-      unknown
-    >,
+    { ...schema, $schema: "https://json-schema.org/draft/2020-12/schema" } as Record<string, unknown>,
   );
 }
 
@@ -141,7 +138,9 @@ function looseSchema(schema: AnyTool["inputSchema"]) {
  * name as Claude sees it, `mcp__<serverName>__<tool>`, is longer than the 64
  * characters the Anthropic API takes, and for a `serverName` with a character
  * other than a letter, a digit, `_` or `-` (Claude Code renames such a
- * server's tools, and `canUseTool` would not know them).
+ * server's tools, and `canUseTool` would not know them); throws a
+ * `SchemaDialectError` for a tool whose input schema the Anthropic API
+ * refuses (not one object schema, or `anyOf`/`oneOf`/`allOf` at its root).
  *
  * Requires whatever permissions the called tools need.
  *
@@ -183,6 +182,10 @@ export function claudeAgentOptions<T = unknown>(
       );
     }
   }
+  // Claude Code hands each tool's schema to the Anthropic API as it is listed, and the API refuses every request of
+  // the session over one it does not take ("tools.N.custom.input_schema: input_schema does not support oneOf, allOf,
+  // or anyOf at the top level"; a root that is not an object): the Anthropic dialect's own checks and 2020-12 form.
+  const schemas = new Map(anthropicTools(listed).map((t) => [t.name, t.input_schema]));
   const byName = new Map(listed.map((t) => [t.name, t]));
   // Approvals given in canUseTool, by tool and arguments: when each was given; each is taken by one call.
   const approved = new Map<string, number[]>();
@@ -207,7 +210,7 @@ export function claudeAgentOptions<T = unknown>(
         t.name,
         t.description,
         // A full schema where the SDK's type names a raw shape: the SDK passes it on to the MCP server as it is.
-        looseSchema(t.inputSchema) as unknown as Record<string, never>,
+        looseSchema(schemas.get(t.name)!) as unknown as Record<string, never>,
         async (args: unknown, extra: unknown) => {
           const signal = (extra as { signal?: AbortSignal } | undefined)?.signal;
           const { result, images } = await gatedCall(toolbox, session, t, args, {

@@ -24,6 +24,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CHAIN, FIXED, GOOD_AND_BAD, PROBES, withFixture } from "./_frameworks.ts";
 import { type FakeAnthropic, fakeAnthropic, toolResultsIn } from "./_fake_anthropic.ts";
 import { declinedCallText } from "../../adapters/declined_call.ts";
+import { SchemaDialectError } from "../../adapters/dialect_error.ts";
 import { z } from "zod";
 
 async function runAgent(
@@ -276,6 +277,53 @@ describe("claudeAgentOptions and the Anthropic API's tool names", () => {
 });
 
 describe("claudeAgentOptions and the Anthropic API's schemas", () => {
+  // Claude Code hands the listed schema to the API, which refuses every request of the session over one tool whose
+  // input schema has anyOf, oneOf or allOf at its root, or is no object ("tools.N.custom.input_schema: input_schema
+  // does not support oneOf, allOf, or anyOf at the top level"): anthropicTools refused such a tool, claudeAgentOptions
+  // listed it.
+  test("a tool whose input schema the Anthropic API refuses is refused when the options are made", {
+    timeout: 30_000,
+  }, async () => {
+    const properties = { a: { type: "string" }, b: { type: "number" } };
+    const classTool = (name: string, inputSchema: Record<string, unknown>) => ({
+      name,
+      description: "T.",
+      inputSchema,
+      readOnly: true,
+      execute: () => "",
+    });
+    const session = new SessionBase();
+    try {
+      for (
+        const [name, inputSchema] of [
+          ["either", { type: "object", properties, anyOf: [{ required: ["a"] }, { required: ["b"] }] }],
+          ["one", { type: "object", properties, oneOf: [{ required: ["a"] }, { required: ["b"] }] }],
+          ["both", { type: "object", properties, allOf: [{ required: ["a"] }, { required: ["b"] }] }],
+          ["list", { type: "array", items: { type: "string" } }],
+        ] as const
+      ) {
+        const box = new ToolBox().register(classTool(name, inputSchema) as never);
+        assert.throws(
+          () => claudeAgentOptions(box, session),
+          (error: Error) =>
+            error instanceof SchemaDialectError && error.message.includes(`"${name}"`) &&
+            /anthropic/.test(error.message),
+          name,
+        );
+      }
+      // A union below the root is taken.
+      const nested = new ToolBox().register(
+        classTool("nested", {
+          type: "object",
+          properties: { x: { anyOf: [{ type: "string" }, { type: "number" }] } },
+        }) as never,
+      );
+      assert.deepEqual(Object.keys(claudeAgentOptions(nested, session).mcpServers), ["toolfence"]);
+    } finally {
+      await session.close();
+    }
+  });
+
   test("a tuple reaches Claude as JSON Schema 2020-12 (prefixItems), declared so", { timeout: 30_000 }, async () => {
     // Before: the in-process server listed the draft-07 tuple (`items` as a list), which the Anthropic API refuses
     // ("input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12").
