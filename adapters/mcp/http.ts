@@ -347,6 +347,11 @@ function refusal(status: number, message: string, id: string | number | null = n
   return json(status, errorReply(id, -32000, message), headers);
 }
 
+/** Whether `identity` holds every one of `scopes`. */
+function holdsScopes(identity: Identity, scopes: readonly Scope[]): boolean {
+  return scopes.every((scope) => identity.scopes.includes(scope));
+}
+
 function bearer(request: Request): string | undefined {
   const header = request.headers.get("authorization");
   const match = header ? /^Bearer[ ]+([^\s]+)\s*$/i.exec(header) : null;
@@ -856,9 +861,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
             createdAt: now,
             lastActive: now,
             endedAt: null,
-            // The opening token's key (see Identity.key; never the token): another replica hands the session to
-            // that token alone, as this one does (sameOwner).
-            data: { initialize, key: identity.key },
+            // The opening token's key (see Identity.key; never the token) and scopes: another replica hands the
+            // session to that token alone (one that holds those scopes), as this one does (sameOwner).
+            data: { initialize, key: identity.key, scopes: identity.scopes },
           });
         }
       },
@@ -940,7 +945,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         // `tools:read` one) was given it by the store, which checks the tenant alone, and read its commands' output.
         // Checked before the take-over, which would move the session away from the replica serving its token.
         const stored = await fleet!.store.session(identity.tenant, id);
-        if (stored?.data.key !== identity.key) return undefined;
+        const scopes = Array.isArray(stored?.data.scopes) ? stored.data.scopes as Scope[] : [];
+        if (stored?.data.key !== identity.key || !holdsScopes(identity, scopes)) return undefined;
         const taken = await fleet!.store.takeOverSession(identity.tenant, id, fleet!.id);
         return taken && await openSession(identity, request, undefined, taken);
       })().finally(() => adopting.delete(key));
@@ -1006,7 +1012,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // request's id whenever it could be read (null only when it could not), so that the client knows what failed.
   // Whether a request's identity owns a session: the same tenant, through the same token (a JWT's key is its tenant's,
   // so a refreshed access token keeps its sessions).
-  const sameOwner = (owner: Identity, asking: Identity) => owner.tenant === asking.tenant && owner.key === asking.key;
+  // A JWT's key is its tenant's, whatever it grants: a token of that tenant holding less than the one that opened the
+  // session (`tools:read` beside `tools:commands`, as a read-only client of the same person is given) ended the session
+  // with DELETE and read its commands' whole outputs (resources/read of their artifacts, read_artifact), which that
+  // token could not have made. A session answers a token that holds every scope of the one that opened it.
+  const sameOwner = (owner: Identity, asking: Identity) =>
+    owner.tenant === asking.tenant && owner.key === asking.key && holdsScopes(asking, owner.scopes);
 
   async function ownedSession(
     request: Request,

@@ -119,6 +119,49 @@ describe("OAuth resource server", () => {
     assert.match(String(answer.headers["www-authenticate"]), /error="insufficient_scope"/);
   });
 
+  // A JWT's sessions are its tenant's (a refreshed token keeps them), but a token holding less than the one that
+  // opened a session did not make what it holds: a `tools:read` JWT of the same subject listed and read the whole
+  // output of the full token's commands (resources/read of their artifacts) and ended the session with DELETE.
+  test("a session answers a JWT of its tenant that holds every scope of the one that opened it", {
+    timeout: 60_000,
+  }, async () => {
+    const full = await connect(
+      h.server.url,
+      await sign({ sub: "carol", scope: "tools:read tools:write tools:commands" }),
+    );
+    try {
+      const ran = await full.callTool({
+        name: "bash",
+        arguments: { command: "head -c 300000 /dev/zero | tr '\\0' S; echo; echo private-output" },
+      });
+      assert.match(textOf(ran), /artifact/, textOf(ran));
+      const id = (full.transport as unknown as { sessionId: string }).sessionId;
+      const as = async (scope: string) => ({
+        authorization: `Bearer ${await sign({ sub: "carol", scope })}`,
+        "mcp-session-id": id,
+        "mcp-protocol-version": "2025-06-18",
+      });
+      const list = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "resources/list" });
+      for (const scope of ["tools:read", "tools:read tools:write", "tools:commands"]) {
+        const listed = await raw(h.server.url, { headers: await as(scope), body: list });
+        assert.equal(listed.status, 404, `${scope}: ${listed.text}`);
+        assert.doesNotMatch(listed.text, /artifact:/);
+        const ended = await raw(h.server.url, { method: "DELETE", headers: await as(scope) });
+        assert.equal(ended.status, 404, scope);
+      }
+      // A refreshed token with the same scopes (or more) keeps the session.
+      const refreshed = await raw(h.server.url, {
+        headers: await as("tools:commands tools:write tools:read"),
+        body: list,
+      });
+      assert.equal(refreshed.status, 200, refreshed.text);
+      assert.match(refreshed.text, /artifact:\/\/sha256\//);
+      assert.equal((await full.listTools()).tools.length > 0, true);
+    } finally {
+      await full.close().catch(() => {});
+    }
+  });
+
   test("subjects become folder-safe tenant names that cannot collide", { timeout: 60_000 }, () => {
     assert.equal(tenantName("alice"), "alice");
     assert.match(tenantName("../etc"), /^h-[0-9a-f]{32}$/);
