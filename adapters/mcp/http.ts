@@ -330,6 +330,8 @@ const REVOKED = "the token that opened the session was removed from the token fi
 const TOKEN_EXPIRED = "the session's access token expired; open a new session with a fresh token";
 /** The longest delay a timer takes (a longer one fires at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Why a replica's copy of a session ends when the session was ended on another (see endedElsewhere). */
+const ENDED_ELSEWHERE = "the session was ended on another replica";
 /** The reason of a fleet replica's shutdown, which leaves its sessions open in the store. */
 const SHUTDOWN = "this replica is shutting down; the session goes on on another";
 const DEFAULT_PATH = "/mcp";
@@ -1000,12 +1002,29 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // A session idle here may live on on the replica that took it over: only its owner ends it in the store by expiry.
   // So may one whose token expired here: the replica that took it over may have been shown a fresh token.
   async function endStored(open: OpenSession, reason: string): Promise<void> {
+    if (reason === ENDED_ELSEWHERE) return;
     if (reason === EXPIRED || reason === TOKEN_EXPIRED) {
       const stored = await fleet!.store.session(open.identity.tenant, open.id!);
       if (stored?.owner !== fleet!.id) return;
       if (reason === EXPIRED && Date.now() - stored.lastActive <= idleMs) return;
     }
     await fleet!.store.endSession(open.id!, Date.now());
+  }
+
+  // A session this replica holds may have been taken over by another, and ended there (DELETE, idle expiry, its
+  // token revoked or expired): the copy here then answered on, its background jobs running, as if the DELETE had not
+  // been. The store says whether the session has ended; the copy here ends with it (jobs killed, temp dir removed).
+  // A store that cannot be read ends nothing: the session goes on where it is.
+  async function endedElsewhere(open: OpenSession): Promise<boolean> {
+    if (open.ended) return true;
+    const stored = await fleet!.store.session(open.identity.tenant, open.id!).catch((error) => {
+      report(error);
+      return undefined;
+    });
+    // No row yet (its initialize's answer may come before the store has it) is no ending.
+    if (!stored || stored.endedAt === null) return false;
+    void endSession(open, ENDED_ELSEWHERE);
+    return true;
   }
 
   // `requestId` is the id of the request refused, when one POST carries one: JSON-RPC 2.0 has an error reply carry the
@@ -1032,6 +1051,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     // session another token of the same tenant opened: a session answers the token that opened it (before, a
     // `tools:read` token could end a full token's session with DELETE, or read its commands' output with bash_read).
     if (open && !sameOwner(open.identity, identity)) open = undefined;
+    if (open && fleet && await endedElsewhere(open)) open = undefined;
     // A session this replica does not hold may be another's: the store says whose (and it is never another tenant's).
     if (!open && fleet) open = await adopt(identity, id, request);
     // Another tenant's (or token's) session is exactly as unknown as a guessed id.
@@ -1604,8 +1624,11 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const now = Date.now();
     for (const open of sessions.values()) {
       if (open.inflight.size === 0 && now - open.lastActive > idleMs) void endSession(open, EXPIRED);
-      else if (tokens) {
-        void revoked(open).then((gone) => gone ? endSession(open, REVOKED) : undefined).catch(reportRevocation);
+      else {
+        if (tokens) {
+          void revoked(open).then((gone) => gone ? endSession(open, REVOKED) : undefined).catch(reportRevocation);
+        }
+        if (fleet && open.id) void endedElsewhere(open);
       }
     }
   }, Math.max(50, Math.min(idleMs / 4, 5_000)));

@@ -2,7 +2,8 @@
 // other the same way (artifacts as resources, late results as their resource), and the outcome of a call
 // whose client left before its stream's first event is read by its request id on either replica. And the
 // store's grants, read at each call: applied while held, dropped once revoked or unreadable. And a take-over
-// is its tenant's alone: another tenant naming the session at the same moment does not make it fail.
+// is its tenant's alone: another tenant naming the session at the same moment does not make it fail. And a session
+// ended on the replica that took it over ends on the one that held it first, its background jobs with it.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -23,6 +24,7 @@ import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
 import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
 import { lateToolBox } from "./_late_server.ts";
 import { connect, INIT, leaveAtHeaders, raw, startServer, textOf } from "./_http_harness.ts";
+import { descendantsWith } from "../tools/browser/_fixtures.ts";
 
 const sqliteModule = "node:sqlite";
 const sqliteMissing = await import(sqliteModule).then(() => undefined, () => "this runtime has no node:sqlite");
@@ -298,6 +300,50 @@ describe("a session taken over while another tenant names it", () => {
       const own = await ping(bob);
       assert.equal((await foreign).status, 404);
       assert.equal(own.status, 200, own.text);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
+
+describe("a session taken over and ended there", () => {
+  // Before, the replica that held it first went on answering it (200 for tools/call) with its background job
+  // running, after the client's DELETE on the replica that took it over had ended it in the store: DELETE ends a
+  // session and everything it owns, on every replica.
+  it("ends on the replica that held it first, its jobs killed, and is then 404 there", {
+    timeout: 60_000,
+  }, async () => {
+    const store = new MemoryStore();
+    const token = "alice-token-0123456789abcdef";
+    const tenants = [{ token, tenant: "alice" }];
+    const one = await startServer(tenants, { store });
+    const two = await startServer(tenants, { store });
+    const marker = `${(Date.now() % 1000) + 1000}.25`;
+    try {
+      const client = await connect(one.server.url, token);
+      const id = (client.transport as unknown as { sessionId: string }).sessionId;
+      const job = await client.callTool({ name: "bash_background", arguments: { command: `sleep ${marker}` } });
+      assert.equal(job.isError, undefined, textOf(job));
+      assert.equal(descendantsWith(marker).length > 0, true);
+      const headers = { authorization: `Bearer ${token}`, "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" };
+      const call = (url: URL, n: number) =>
+        raw(url, {
+          headers,
+          body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "bash_list" } }),
+        });
+      assert.equal((await call(two.server.url, 10)).status, 200);
+      assert.equal((await raw(two.server.url, { method: "DELETE", headers })).status, 200);
+      // The first replica's sweep ends its copy without a request coming to it.
+      const until = Date.now() + 15_000;
+      while (descendantsWith(marker).length > 0 && Date.now() < until) {
+        await new Promise((done) => setTimeout(done, 200));
+      }
+      assert.deepEqual(descendantsWith(marker), []);
+      const after = await call(one.server.url, 11);
+      assert.equal(after.status, 404, after.text);
+      assert.equal(one.server.sessionCount(), 0);
+      await client.close().catch(() => {});
     } finally {
       await one.close();
       await two.close();
