@@ -326,7 +326,7 @@ async function streamOver(open: OpenSession, lastEventId: string, streams: Set<s
 /** The code of a "Session not found" (404), the SDK's transport's. */
 const SESSION_NOT_FOUND = -32001;
 const EXPIRED = "the session expired";
-const REVOKED = "the token that opened the session was removed from the token file";
+const REVOKED = "the token that opened the session was removed from the token file, or lost a scope it held";
 const TOKEN_EXPIRED = "the session's access token expired; open a new session with a fresh token";
 /** The longest delay a timer takes (a longer one fires at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -1615,10 +1615,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // a second went on writing after her token was removed and her requests answered 401).
   const reportRevocation = (error: unknown) =>
     process.stderr.write(`toolfence: checking a session's token: ${(error as Error)?.message}\n`);
-  // A token now given to another tenant (or workspace) no longer speaks for the session's either.
+  // A token now given to another tenant (or workspace) no longer speaks for the session's either; nor does one that
+  // no longer holds every scope it opened the session with, which the session then no longer answers (sameOwner):
+  // left to idle out, its jobs ran on for its idle time with nobody able to reach them.
   const revoked = async (open: OpenSession) => {
     const now = tokens ? await tokens.current(open.identity) : open.identity;
-    return !now || now.tenant !== open.identity.tenant || now.workspace !== open.identity.workspace;
+    return !now || now.tenant !== open.identity.tenant || now.workspace !== open.identity.workspace ||
+      !holdsScopes(now, open.identity.scopes);
   };
   const sweep = setInterval(() => {
     const now = Date.now();

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { connect, raw, startServer, textOf, writeTokens } from "./_http_harness.ts";
+import { connect, raw, startServer, type TenantSpec, textOf, writeTokens } from "./_http_harness.ts";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 
 const status = await bubblewrapStatus();
@@ -25,9 +25,18 @@ describe("a revoked token's sessions", { skip: noSandbox, timeout: 120_000 }, ()
   test("a token given to another tenant ends the sessions it opened for the first", { timeout: 50_000 }, async () => {
     await revokedAlice([{ token: ALICE, tenant: "carol" }, { token: BOB, tenant: "bob" }], false);
   });
+
+  // A token that lost a scope no longer reaches the sessions it opened (they answer a token holding every scope of
+  // the opening one): they end at once, jobs and all, instead of running on unreachable until idle.
+  test("a token that lost a scope ends the sessions it opened", { timeout: 50_000 }, async () => {
+    await revokedAlice(
+      [{ token: ALICE, tenant: "alice", scopes: ["tools:read"] }, { token: BOB, tenant: "bob" }],
+      false,
+    );
+  });
 });
 
-async function revokedAlice(next: { token: string; tenant: string }[], gone: boolean): Promise<void> {
+async function revokedAlice(next: TenantSpec[], gone: boolean): Promise<void> {
   {
     // Idle expiry (60 s) far past the test: only the revocation can end alice's session here.
     const h = await startServer([{ token: ALICE, tenant: "alice" }, { token: BOB, tenant: "bob" }], {
