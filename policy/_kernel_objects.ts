@@ -37,12 +37,25 @@
  * (which `nsenter` starts in that mount namespace) binds it over the sandbox's
  * `/dev/pts` (its `/dev/ptmx` leads there).
  *
+ * The bytes of POSIX message queues, pending signals and locked shared memory
+ * are counted per user too, as rlimits (`RLIMIT_MSGQUEUE`, `RLIMIT_SIGPENDING`,
+ * `RLIMIT_MEMLOCK`): each user namespace on the way up adds what a process of
+ * it takes, and the count of a namespace is checked against the rlimit its
+ * child namespace was made under. A sandbox's own namespace is made under the
+ * command's full rlimits, so, before, one command's nine queues of 80 KiB took
+ * all 800 KiB of root's `RLIMIT_MSGQUEUE` and its queued real-time signals all
+ * 96,367 of root's pending signals: while it ran, every other process of the
+ * server's user on the machine failed `mq_open` (EMFILE) and `sigqueue`
+ * (EAGAIN). So the holder is made under an eighth of the server's own soft
+ * limits of those three (`prlimit` in front of `unshare`): the sandboxes of
+ * every session together take at most that much of the user's count.
+ *
  * @module
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { hostProgramCandidates, queryRuntimePermission, runProbe, shellOutput } from "@toolfence/internal";
-import { quote } from "./_limits.ts";
+import { findPrlimit, quote } from "./_limits.ts";
 
 const UNSHARE_LOCATIONS = ["/usr/bin/unshare", "/bin/unshare", "/usr/local/bin/unshare"];
 const NSENTER_LOCATIONS = ["/usr/bin/nsenter", "/bin/nsenter", "/usr/local/bin/nsenter"];
@@ -53,6 +66,16 @@ const PROBE_TIMEOUT_MS = 5000;
 export const OBJECT_SHARE = 8;
 /** The share of the machine's per-user count one sandbox may hold: its watches and marks. */
 export const WATCH_SHARE = 4;
+
+/**
+ * The rlimits whose use the kernel counts per user in every user namespace up to the machine's (ucounts), each with
+ * its line in `/proc/self/limits` and prlimit's option: the holder's namespace is made under a share of the server's.
+ */
+const USER_RLIMITS: readonly { line: string; option: string }[] = [
+  { line: "Max msgqueue size", option: "--msgqueue" },
+  { line: "Max pending signals", option: "--sigpending" },
+  { line: "Max locked memory", option: "--memlock" },
+];
 
 /** The exit status of the holder when the limits could not be written. */
 const NOT_BOUNDED_EXIT = 126;
@@ -127,6 +150,7 @@ export function holderScript(machine: MachineCounts, devpts?: { mount: string; p
 
 // How a holder is made here: found once per process, with the whole chain a command starts.
 interface Recipe {
+  /** The holder's argv: `unshare` (behind `prlimit` where it lowers the user rlimits first) and its shell. */
   unshare: readonly string[];
   nsenter: string;
   ptys?: number;
@@ -247,6 +271,21 @@ async function readMachine(files: readonly string[]): Promise<(number | undefine
   return numbers.every((n) => n === undefined || (Number.isSafeInteger(n) && n >= 0)) ? numbers : undefined;
 }
 
+// `prlimit` and the soft limits it sets, an eighth of the server's own of USER_RLIMITS (an unlimited one left as it is),
+// to put in front of `unshare`; empty where prlimit is not there or may not run, or the limits cannot be read.
+async function userRlimitsFront(): Promise<string[]> {
+  const prlimit = await findPrlimit();
+  if (prlimit === undefined || !queryRuntimePermission("run", prlimit).allowed) return [];
+  const lines = (await shellOutput("cat /proc/self/limits", []))?.split("\n") ?? [];
+  const options = USER_RLIMITS.flatMap(({ line, option }) => {
+    const soft = lines.find((l) => l.startsWith(line))?.slice(line.length).trim().split(/\s+/)[0];
+    return soft !== undefined && /^\d+$/.test(soft)
+      ? [`${option}=${Math.max(1, Math.floor(Number(soft) / OBJECT_SHARE))}:`]
+      : [];
+  });
+  return options.length ? [prlimit, ...options] : [];
+}
+
 function recipeFor(bwrap: string, userns: readonly string[]): Promise<Recipe | undefined> {
   let known = recipes.get(bwrap);
   if (known === undefined) {
@@ -268,6 +307,7 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
     : undefined;
   const mounts = ptys === undefined ? [] : await hostProgramCandidates("mount", MOUNT_LOCATIONS);
   const nsenters = await hostProgramCandidates("nsenter", NSENTER_LOCATIONS);
+  const limited = await userRlimitsFront();
   for (const unshare of await hostProgramCandidates("unshare", UNSHARE_LOCATIONS)) {
     for (const nsenter of nsenters) {
       // Asked first: a runtime that would prompt for them (Deno without --allow-run of both) gets no front.
@@ -275,6 +315,7 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
       const tries: Recipe[] = [
         ...mounts.map((mount) => ({
           unshare: [
+            ...limited,
             unshare,
             "--user",
             "--map-root-user",
@@ -286,7 +327,7 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
           nsenter,
           ptys,
         })),
-        { unshare: [unshare, "--user", "--map-root-user", SHELL, "-c", holderScript(counts)], nsenter },
+        { unshare: [...limited, unshare, "--user", "--map-root-user", SHELL, "-c", holderScript(counts)], nsenter },
       ];
       for (const recipe of tries) {
         const held = await startHolder(recipe);

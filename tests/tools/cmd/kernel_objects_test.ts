@@ -7,9 +7,12 @@
 // and the server's own Deno.watchFs failed with "Too many open files" until it
 // ended; and it opened all 3071 pseudo-terminals other devpts instances share.
 // The machine's AIO budget, counted for nobody, is refused whole (io_setup).
+// POSIX message queues and queued signals, counted per user as rlimits: before,
+// one command took all of root's, and the host's mq_open and sigqueue failed.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -77,6 +80,38 @@ for _ in range(300):
     if os.path.exists("done"): break
     time.sleep(0.1)
 `;
+
+// Opens POSIX message queues of 80 KiB, then queues real-time signals to itself, each until refused, and prints the
+// counts; a command (`hold`: writes `held` and keeps them until `done` appears, at most 30 s) or the host's check.
+const QUEUER = `
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long), ("msgsize", ctypes.c_long), ("cur", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+attr = Attr(0, 10, 8192, 0)
+tag, most = sys.argv[1], int(sys.argv[2])
+q = 0
+while q < most and libc.mq_open(f"/{tag}{q}".encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(attr)) >= 0: q += 1
+print("queues", q, flush=True)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+class Value(ctypes.Union): _fields_ = [("i", ctypes.c_int), ("p", ctypes.c_void_p)]
+s = 0
+while s < most * 1000 and libc.sigqueue(os.getpid(), signal.SIGRTMIN, Value(1)) == 0: s += 1
+print("signals", s, flush=True)
+if tag == "hold":
+    open("held", "w").close()
+    for _ in range(300):
+        if os.path.exists("done"): break
+        time.sleep(0.1)
+for i in range(q): libc.mq_unlink(f"/{tag}{i}".encode())
+`;
+
+// The server's soft limit of one rlimit (its line in /proc/self/limits); undefined where unlimited or unread.
+function ownLimit(line: string): number | undefined {
+  const soft = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith(line))
+    ?.slice(line.length).trim().split(/\s+/)[0];
+  return soft !== undefined && /^\d+$/.test(soft) ? Number(soft) : undefined;
+}
 
 describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
   test("a command holds at most its share of inotify instances, fanotify groups and pseudo-terminals", {
@@ -171,6 +206,45 @@ print(n)'`;
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     }
     assert.ok(await eventually(() => holders() === 0, 10_000), `${holders()} holders left after the sessions closed`);
+  });
+
+  test("a command holds at most its share of the user's message queue bytes and pending signals", {
+    timeout: 90_000,
+    skip: ownLimit("Max msgqueue size") === undefined || ownLimit("Max pending signals") === undefined
+      ? "this process's RLIMIT_MSGQUEUE or RLIMIT_SIGPENDING is unlimited: no count to take"
+      : false,
+  }, async () => {
+    // Before: the command opened 9 queues (all 800 KiB of root's RLIMIT_MSGQUEUE) and queued 96,367 signals, and while
+    // it held them the host's `mq_open` failed with EMFILE and `sigqueue` with EAGAIN ("host opened 0").
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-user-rlimits-"));
+    const session = new Session({ workspace: dir, host: denyingNetworkHost([]) });
+    try {
+      await writeFile(path.join(dir, "queuer.py"), QUEUER);
+      const running = cmdBox().call(session, "bash", { command: "python3 queuer.py hold 100", timeout_s: 60 });
+      assert.ok(await eventually(() => existsSync(path.join(dir, "held")), 40_000), "the command never held them");
+      // The server's user on the host, while the command holds what it could take: one queue and one signal.
+      let host: string;
+      try {
+        host = execFileSync("python3", ["-c", QUEUER, `host${process.pid}`, "1"], {
+          encoding: "utf8",
+          timeout: 20_000,
+        });
+      } finally {
+        await writeFile(path.join(dir, "done"), "");
+      }
+      const out = okOutput<BashResult>(await running);
+      assert.equal(host, "queues 1\nsignals 1000\n", "the host's own queue or signal was refused");
+      const [queues, signals] = out.stdout.trim().split("\n").map((line) => Number(line.split(" ")[1]));
+      assert.ok(queues >= 1, `the command got no queue at all: ${out.stdout}`);
+      assert.ok(
+        queues * 81_920 <= ownLimit("Max msgqueue size")! / OBJECT_SHARE,
+        `the command opened ${queues} queues of 80 KiB under the user's ${ownLimit("Max msgqueue size")} bytes`,
+      );
+      assert.ok(signals >= 1 && signals <= ownLimit("Max pending signals")! / OBJECT_SHARE, out.stdout);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("past its pseudo-terminals a command fails as itself, not as a tmpfs that is not full", {
