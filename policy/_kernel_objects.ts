@@ -50,6 +50,14 @@
  * limits of those three (`prlimit` in front of `unshare`): the sandboxes of
  * every session together take at most that much of the user's count.
  *
+ * The sessions' namespaces are themselves made inside one namespace of the
+ * server's (held the same way, for as long as the process runs) whose limits
+ * are half of the machine's: each session has its eighth, and all of them
+ * together at most half. Before, each session's namespace sat right below the
+ * machine's, and eight sessions (an HTTP tenant may hold 32) each holding
+ * their 16 inotify instances took all 128 of root's: the server's own watcher
+ * failed with "Too many open files" while they ran.
+ *
  * @module
  */
 
@@ -66,6 +74,11 @@ const PROBE_TIMEOUT_MS = 5000;
 export const OBJECT_SHARE = 8;
 /** The share of the machine's per-user count one sandbox may hold: its watches and marks. */
 export const WATCH_SHARE = 4;
+/** The share of the machine's per-user counts the sandboxes of every session together may hold. */
+export const SERVER_SHARE = 2;
+
+/** The first line of a session holder's script (the server's says `server`): what tells them apart in a listing. */
+export const SESSION_HOLDER_LINE = "# toolfence: the namespace of a session's sandboxes";
 
 /**
  * The rlimits whose use the kernel counts per user in every user namespace up to the machine's (ucounts), each with
@@ -121,17 +134,23 @@ const READY_MS = 5000;
 
 /**
  * The script of the holder's shell, root in its namespace: writes each
- * count's share of `machine`, at least 1 (and mounts a devpts of `ptys` over
- * its own `/dev/pts`), prints `R <uid> <gid>` (the server's user and group,
- * from the namespace's maps) and waits until its standard input ends. The
- * machine's limits are read beforehand (a sysctl file read from an offset
- * past 0, as dash's `read` does byte after byte, reads as its end: `read`
- * took 128 for 1).
+ * count's share of `machine`, at least 1 (a session's, or with `server` the
+ * {@linkcode SERVER_SHARE} of every session's together), mounts a devpts of
+ * `ptys` over its own `/dev/pts` where asked, prints `R <uid> <gid>` (the user and
+ * group of the namespace above, from the namespace's maps) and waits until
+ * its standard input ends. The machine's limits are read beforehand (a sysctl
+ * file read from an offset past 0, as dash's `read` does byte after byte,
+ * reads as its end: `read` took 128 for 1).
  */
-export function holderScript(machine: MachineCounts, devpts?: { mount: string; ptys: number }): string {
+export function holderScript(
+  machine: MachineCounts,
+  devpts?: { mount: string; ptys: number },
+  server = false,
+): string {
   const writes = COUNTS.flatMap(({ own, share }, i) => {
     const n = machine[i];
-    return n === undefined ? [] : [`echo ${Math.max(1, Math.floor(n / share))} > /proc/sys/user/${own}`];
+    const part = server ? SERVER_SHARE : share;
+    return n === undefined ? [] : [`echo ${Math.max(1, Math.floor(n / part))} > /proc/sys/user/${own}`];
   });
   // Over the host's /dev/pts in the namespace's own mounts only (unshare makes them private): the sandbox binds it.
   if (devpts) {
@@ -140,6 +159,7 @@ export function holderScript(machine: MachineCounts, devpts?: { mount: string; p
     );
   }
   return [
+    server ? "# toolfence: the namespace of the server's sandboxes" : SESSION_HOLDER_LINE,
     `${writes.join(" &&\n")} || exit ${NOT_BOUNDED_EXIT}`,
     `read _ u _ < /proc/self/uid_map && read _ g _ < /proc/self/gid_map || exit ${NOT_BOUNDED_EXIT}`,
     'echo "R $u $g"',
@@ -150,10 +170,39 @@ export function holderScript(machine: MachineCounts, devpts?: { mount: string; p
 
 // How a holder is made here: found once per process, with the whole chain a command starts.
 interface Recipe {
-  /** The holder's argv: `unshare` (behind `prlimit` where it lowers the user rlimits first) and its shell. */
-  unshare: readonly string[];
+  /** The server's holder: `unshare` (behind `prlimit` where it lowers the user rlimits first) and its shell. */
+  server: readonly string[];
+  /** A session's holder, started inside the server's namespace: `unshare` and its shell. */
+  session: readonly string[];
   nsenter: string;
   ptys?: number;
+}
+
+// The server's holder of each recipe, started at its first session and again once gone.
+const serverHolders = new Map<Recipe, Promise<Held | undefined>>();
+
+// The living server holder of `recipe`: the one there is, else a new one; undefined where none starts.
+async function serverHolder(recipe: Recipe): Promise<Held | undefined> {
+  let awaited = serverHolders.get(recipe);
+  if (awaited === undefined) serverHolders.set(recipe, awaited = startHolder(recipe.server));
+  if ((await awaited)?.alive()) return awaited;
+  if (serverHolders.get(recipe) === awaited) serverHolders.set(recipe, startHolder(recipe.server));
+  const again = await serverHolders.get(recipe);
+  return again?.alive() ? again : undefined;
+}
+
+// A session's holder inside `server`'s namespace, with the front of its sandboxes (the server's user and group: the
+// session's maps name the server namespace's root).
+async function startSession(recipe: Recipe, server: Held): Promise<SessionHeld | undefined> {
+  const held = await startHolder([recipe.nsenter, `--target=${server.pid}`, "--user", ...recipe.session]);
+  return held && {
+    ...held,
+    front: {
+      argv: [recipe.nsenter, `--target=${held.pid}`, "--user", "--mount"],
+      bwrapArgs: ["--uid", server.uid, "--gid", server.gid],
+      ...(recipe.ptys !== undefined ? { ptys: recipe.ptys } : {}),
+    },
+  };
 }
 
 const recipes = new Map<string, Promise<Recipe | undefined>>();
@@ -170,7 +219,7 @@ const recipes = new Map<string, Promise<Recipe | undefined>>();
  * never a prompt).
  */
 export class KernelObjectsHolder {
-  #held: Promise<Held | undefined> | undefined;
+  #held: Promise<SessionHeld | undefined> | undefined;
   #closed = false;
 
   /**
@@ -193,8 +242,10 @@ export class KernelObjectsHolder {
     return held?.alive() ? held.front : NO_FRONT;
   }
 
-  #start(bwrap: string, userns: readonly string[]): Promise<Held | undefined> {
-    return recipeFor(bwrap, userns).then((recipe) => recipe && !this.#closed ? startHolder(recipe) : undefined);
+  async #start(bwrap: string, userns: readonly string[]): Promise<SessionHeld | undefined> {
+    const recipe = await recipeFor(bwrap, userns);
+    const server = recipe && !this.#closed ? await serverHolder(recipe) : undefined;
+    return server && !this.#closed ? startSession(recipe!, server) : undefined;
   }
 
   /** Ends the namespace (its holder ends with its standard input). */
@@ -205,17 +256,24 @@ export class KernelObjectsHolder {
 }
 
 interface Held {
-  front: NamespaceFront;
+  pid: number;
+  /** The user and group it named (see holderScript). */
+  uid: string;
+  gid: string;
   alive(): boolean;
   end(): void;
 }
 
-// Starts a holder by `recipe`: undefined where it does not say it is ready in time.
-function startHolder(recipe: Recipe): Promise<Held | undefined> {
+interface SessionHeld extends Held {
+  front: NamespaceFront;
+}
+
+// Starts a holder by `argv`: undefined where it does not say it is ready in time.
+function startHolder(argv: readonly string[]): Promise<Held | undefined> {
   let child: ChildProcess;
   try {
     // No inherited environment, no workspace cwd.
-    child = spawn(recipe.unshare[0], recipe.unshare.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: {}, cwd: "/" });
+    child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], env: {}, cwd: "/" });
   } catch {
     return Promise.resolve(undefined);
   }
@@ -250,11 +308,9 @@ function startHolder(recipe: Recipe): Promise<Held | undefined> {
       const ready = /^R (\d+) (\d+)\n/.exec(text);
       if (ready === null || child.pid === undefined) return;
       finish({
-        front: {
-          argv: [recipe.nsenter, `--target=${child.pid}`, "--user", "--mount"],
-          bwrapArgs: ["--uid", ready[1], "--gid", ready[2]],
-          ...(recipe.ptys !== undefined ? { ptys: recipe.ptys } : {}),
-        },
+        pid: child.pid,
+        uid: ready[1],
+        gid: ready[2],
         alive: () => !exited && child.exitCode === null && child.signalCode === null,
         end,
       });
@@ -312,10 +368,19 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
     for (const nsenter of nsenters) {
       // Asked first: a runtime that would prompt for them (Deno without --allow-run of both) gets no front.
       if (!queryRuntimePermission("run", unshare).allowed || !queryRuntimePermission("run", nsenter).allowed) continue;
+      const server = [
+        ...limited,
+        unshare,
+        "--user",
+        "--map-root-user",
+        SHELL,
+        "-c",
+        holderScript(counts, undefined, true),
+      ];
       const tries: Recipe[] = [
         ...mounts.map((mount) => ({
-          unshare: [
-            ...limited,
+          server,
+          session: [
             unshare,
             "--user",
             "--map-root-user",
@@ -327,11 +392,15 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
           nsenter,
           ptys,
         })),
-        { unshare: [...limited, unshare, "--user", "--map-root-user", SHELL, "-c", holderScript(counts)], nsenter },
+        { server, session: [unshare, "--user", "--map-root-user", SHELL, "-c", holderScript(counts)], nsenter },
       ];
       for (const recipe of tries) {
-        const held = await startHolder(recipe);
-        if (held === undefined) continue;
+        const outer = await startHolder(recipe.server);
+        const held = outer && await startSession(recipe, outer);
+        if (held === undefined) {
+          outer?.end();
+          continue;
+        }
         try {
           const { argv, bwrapArgs } = held.front;
           const probe = await runProbe(
@@ -356,6 +425,7 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
           if (probe.ok) return recipe;
         } finally {
           held.end();
+          outer!.end();
         }
       }
     }

@@ -21,7 +21,7 @@ import process from "node:process";
 import { Session } from "../../../policy/session.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
-import { OBJECT_SHARE } from "../../../policy/_kernel_objects.ts";
+import { OBJECT_SHARE, SERVER_SHARE, SESSION_HOLDER_LINE } from "../../../policy/_kernel_objects.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
 
@@ -41,7 +41,7 @@ function holderChildren(): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("max_inotify_instances")) {
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(SESSION_HOLDER_LINE)) {
         pids.push(Number(entry));
       }
     } catch {
@@ -206,6 +206,47 @@ print(n)'`;
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     }
     assert.ok(await eventually(() => holders() === 0, 10_000), `${holders()} holders left after the sessions closed`);
+  });
+
+  test("the sessions' commands together hold at most the server's share of inotify instances", {
+    timeout: 120_000,
+  }, async () => {
+    // Before: each session's namespace sat right below the machine's, and eight sessions (an HTTP tenant may hold
+    // 32) each holding their eighth took all 128 instances of root: the host's own watch failed with EMFILE.
+    const sessions = OBJECT_SHARE;
+    const dirs = await Promise.all(
+      Array.from({ length: sessions }, () => mkdtemp(path.join(os.tmpdir(), "toolfence-ns-server-"))),
+    );
+    const opened = dirs.map((workspace) => new Session({ workspace, host: denyingNetworkHost([]) }));
+    const command = `python3 -c 'import ctypes, os, time
+l = ctypes.CDLL(None)
+n = 0
+while l.inotify_init1(0) >= 0: n += 1
+print(n, flush=True)
+open("held", "w").close()
+for _ in range(300):
+    if os.path.exists("done"): break
+    time.sleep(0.1)'`;
+    try {
+      const running = opened.map((session) => cmdBox().call(session, "bash", { command, timeout_s: 60 }));
+      const held = () => dirs.every((dir) => existsSync(path.join(dir, "held")));
+      assert.ok(await eventually(held, 60_000), "the commands never held them");
+      let hostWatch = "ok";
+      try {
+        watch(dirs[0]).close();
+      } catch (error) {
+        hostWatch = String(error);
+      }
+      await Promise.all(dirs.map((dir) => writeFile(path.join(dir, "done"), "")));
+      const counts = (await Promise.all(running)).map((result) => Number(okOutput<BashResult>(result).stdout));
+      const total = counts.reduce((a, b) => a + b, 0);
+      const limit = machineLimit("/proc/sys/fs/inotify/max_user_instances")!;
+      assert.ok(total >= 1 && total <= Math.floor(limit / SERVER_SHARE), `the sessions took ${counts.join(" + ")}`);
+      assert.equal(hostWatch, "ok", "the server's own watcher failed while the sessions held their instances");
+    } finally {
+      await Promise.all(opened.map((session) => session.close()));
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
   });
 
   test("a command holds at most its share of the user's message queue bytes and pending signals", {
