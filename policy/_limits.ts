@@ -300,12 +300,24 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
   // swapaccount): without it a tree at memory.max is swapped out instead of ended, and no rlimit bounds a
   // process's private memory where the group counts memory (see `countsMemory`). Written after the limit (v1
   // refuses a memsw below limit_in_bytes); a kernel without the file keeps the command running.
-  const swapValues: [string, string][] = memoryDir
+  const optionalValues: [string, string][] = memoryDir
     ? [[
       path.join(memoryDir, root.version === 2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes"),
       root.version === 2 ? "0" : String(limits.memoryBytes),
     ]]
     : [];
+  // TCP buffers: v2 charges a socket's buffers to the group's memory, v1 only to a counter of its own, and only once
+  // its limit is written (before that the sockets made in the group are charged to nothing). Before, under `memory`
+  // 256 MiB, a command queued 407 MiB on 38 loopback connections it never read and ran on: the memory was nobody's,
+  // and past the machine's `net.ipv4.tcp_mem` (global, whatever the network namespace) every socket of the host would
+  // be under pressure. The limit is the command's memory again (the parent's, twice it), beside its memory proper.
+  if (root.version === 1 && memoryDir) {
+    const tcp = "memory.kmem.tcp.limit_in_bytes";
+    optionalValues.push([path.join(memoryDir, tcp), String(limits.memoryBytes)]);
+    for (const parent of parents.filter((dir) => path.dirname(memoryDir) === dir)) {
+      optionalValues.push([path.join(parent, tcp), String(limits.memoryBytes * SHARED_FACTOR)]);
+    }
+  }
   // The parents' limits: SHARED_FACTOR times the command's, in the same files, written by every command that
   // joins (the last policy's values hold). v2 hands the controllers on to the children as it makes the parent.
   const parentValues: [string, string][] = parents.flatMap((parent) =>
@@ -368,7 +380,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
   // The server makes, watches and removes the folders itself where its runtime
   // lets it (Node, Deno with --allow-all): no watcher process, and no shell to
   // make or remove the folders.
-  const direct = makeParents(parents, parentValues, root.version === 2) && makeDirect(dirs, values, swapValues);
+  const direct = makeParents(parents, parentValues, root.version === 2) && makeDirect(dirs, values, optionalValues);
   let timer: ReturnType<typeof setInterval> | undefined;
   const cpuUsed = (text: string) => {
     if (cpuFile === undefined) return false;
@@ -392,7 +404,7 @@ export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: str
       // A parent's limit that cannot be lowered below what its commands use now keeps its value.
       ...parentValues.map(([f, v]) => `{ echo ${v} > ${quote(f)}; } 2>/dev/null`),
       ...values.map(([f, v]) => `echo ${v} > ${quote(f)} || exit 126`),
-      ...swapValues.map(([f, v]) => `[ ! -e ${quote(f)} ] || echo ${v} > ${quote(f)} || exit 126`),
+      ...optionalValues.map(([f, v]) => `[ ! -e ${quote(f)} ] || echo ${v} > ${quote(f)} || exit 126`),
     ].concat(watcher).join("\n"),
     // On v1 the shell moves its one thread through `tasks`: a move of the writer itself alone skips the kernel's
     // cgroup_threadgroup_rwsem, whose taking for writing (every write to cgroup.procs) waits for an RCU grace

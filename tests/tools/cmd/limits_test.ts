@@ -292,6 +292,35 @@ describe("each limit, hit through the bash tool", { timeout: 300_000 }, () => {
     }, options({ ...SMALL, cpuSeconds: 20 }));
   });
 
+  test("memory: what a command queues on TCP connections it never reads counts to its limit", {
+    timeout: 60_000,
+    skip: !memoryCounted,
+  }, async () => {
+    // Before, on cgroup v1 (which charges a socket's buffers only to a counter of its own, and only once that has a
+    // limit), a command under 64 MiB queued 200 MiB on 19 loopback connections and ran on: the memory was nobody's,
+    // and past the machine's net.ipv4.tcp_mem (global to every network namespace) every socket of the host would be
+    // under pressure. v2 charges them to the group's memory.
+    const line = `python3 -c 'import socket
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(4096)
+held, total = [], 0
+while total < (200 << 20) and len(held) < 4000:
+    c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+    c.connect(server.getsockname()); s = server.accept()[0]
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22); c.setblocking(False)
+    try:
+        while True: total += c.send(b"x" * 65536)
+    except BlockingIOError: pass
+    held += [c, s]
+print(total >> 20)'`;
+    await withSession(async (session) => {
+      const run = await bash(session, line, 50);
+      // Held below the limit (the kernel lets each socket queue its first buffer past it), or ended for memory.
+      if (run.result.errorCode === "resource_limit") return void assertLimit(run, "memory", "64MiB");
+      const queued = Number(okOutput<BashResult>(run.result).stdout);
+      assert.ok(queued < 96, `the command queued ${queued} MiB on its connections under a memory limit of 64 MiB`);
+    }, options({ ...SMALL, memory: "64MiB", openFiles: 8192, cpuSeconds: 20 }));
+  });
+
   test("a limit's words on a successful command are no hit where the cgroup counted nothing", {
     timeout: 60_000,
     skip: !processesCounted,
