@@ -51,7 +51,7 @@
  * every session together take at most that much of the user's count.
  *
  * The sessions' namespaces are themselves made inside one namespace of the
- * server's (held the same way, for as long as the process runs) whose limits
+ * server's (held the same way, from the first session's to the last's close) whose limits
  * are half of the machine's: each session has its eighth, and all of them
  * together at most half. Before, each session's namespace sat right below the
  * machine's, and eight sessions (an HTTP tenant may hold 32) each holding
@@ -178,16 +178,32 @@ interface Recipe {
   ptys?: number;
 }
 
-// The server's holder of each recipe, started at its first session and again once gone.
-const serverHolders = new Map<Recipe, Promise<Held | undefined>>();
+// The server's holder of each recipe and the sessions that hold a place in it: started with the first, ended with the
+// last (a new one then starts with the next session; one ended while a session's namespace is in it would leave that
+// namespace outside the next one's bound), so that no process of ours outlives every session.
+const serverHolders = new Map<Recipe, { held: Promise<Held | undefined>; sessions: number }>();
 
-// The living server holder of `recipe`: the one there is, else a new one; undefined where none starts.
+function enterServer(recipe: Recipe): void {
+  let entry = serverHolders.get(recipe);
+  if (entry === undefined) serverHolders.set(recipe, entry = { held: startHolder(recipe.server), sessions: 0 });
+  entry.sessions++;
+}
+
+function leaveServer(recipe: Recipe): void {
+  const entry = serverHolders.get(recipe);
+  if (entry === undefined || --entry.sessions > 0) return;
+  serverHolders.delete(recipe);
+  void entry.held.then((held) => held?.end());
+}
+
+// The living server holder of `recipe` (entered first): the one there is, else a new one; undefined where none starts.
 async function serverHolder(recipe: Recipe): Promise<Held | undefined> {
-  let awaited = serverHolders.get(recipe);
-  if (awaited === undefined) serverHolders.set(recipe, awaited = startHolder(recipe.server));
+  const entry = serverHolders.get(recipe);
+  if (entry === undefined) return undefined;
+  const awaited = entry.held;
   if ((await awaited)?.alive()) return awaited;
-  if (serverHolders.get(recipe) === awaited) serverHolders.set(recipe, startHolder(recipe.server));
-  const again = await serverHolders.get(recipe);
+  if (entry.held === awaited) entry.held = startHolder(recipe.server);
+  const again = await entry.held;
   return again?.alive() ? again : undefined;
 }
 
@@ -221,6 +237,8 @@ const recipes = new Map<string, Promise<Recipe | undefined>>();
 export class KernelObjectsHolder {
   #held: Promise<SessionHeld | undefined> | undefined;
   #closed = false;
+  // The recipe whose server holder this session holds a place in, once it does.
+  #entered: Recipe | undefined;
 
   /**
    * The front of a sandbox of `bwrap` with `userns` (the `--unshare-user
@@ -244,14 +262,20 @@ export class KernelObjectsHolder {
 
   async #start(bwrap: string, userns: readonly string[]): Promise<SessionHeld | undefined> {
     const recipe = await recipeFor(bwrap, userns);
-    const server = recipe && !this.#closed ? await serverHolder(recipe) : undefined;
-    return server && !this.#closed ? startSession(recipe!, server) : undefined;
+    if (recipe === undefined || this.#closed) return undefined;
+    if (this.#entered === undefined) enterServer(this.#entered = recipe);
+    const server = await serverHolder(recipe);
+    return server && !this.#closed ? startSession(recipe, server) : undefined;
   }
 
-  /** Ends the namespace (its holder ends with its standard input). */
+  /** Ends the namespace (its holder ends with its standard input), and the server's with the last session's. */
   close(): Promise<void> {
     this.#closed = true;
-    return Promise.resolve(this.#held).then((held) => held?.end());
+    return Promise.resolve(this.#held).then((held) => {
+      held?.end();
+      if (this.#entered !== undefined) leaveServer(this.#entered);
+      this.#entered = undefined;
+    });
   }
 }
 

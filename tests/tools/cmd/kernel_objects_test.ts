@@ -33,15 +33,21 @@ const skip = (await bubblewrapStatus()).path === undefined
   ? "python3 is not installed"
   : false;
 
-// The holders of this process's sessions: its children whose command line writes the namespace's inotify limit.
-function holderChildren(): number[] {
+// The holders of this process's sessions (`sessions`), else every holder (the server's too): its children whose
+// command line writes a namespace's inotify limit.
+function holderChildren(sessions = false): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(SESSION_HOLDER_LINE)) {
+      if (
+        ppid === process.pid &&
+        readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(
+          sessions ? SESSION_HOLDER_LINE : "max_inotify_instances",
+        )
+      ) {
         pids.push(Number(entry));
       }
     } catch {
@@ -178,7 +184,7 @@ describe("kernel objects counted per user", { skip, timeout: 120_000 }, () => {
   }, async () => {
     // One holder per session (a child of this process): a second command of the session gets none of what the
     // first holds, a command of another session gets its own share, and no holder is left once both close.
-    const holders = () => holderChildren().length;
+    const holders = (sessions = false) => holderChildren(sessions).length;
     const count = `python3 -c 'import ctypes
 l = ctypes.CDLL(None)
 n = 0
@@ -200,11 +206,13 @@ print(n)'`;
       const held = Number(okOutput<BashResult>(await running).stdout.split("\n")[1].split(" ")[1]);
       assert.equal(same, 0, `a second command of the session took ${same} more beside the first's ${held}`);
       assert.ok(other >= 1 && other <= held, `another session's command took ${other} (the first held ${held})`);
-      assert.equal(holders(), 2, "one holder per session while they are open");
+      assert.equal(holders(true), 2, "one holder per session while they are open");
+      assert.equal(holders(), 3, "and one of the server's around them");
     } finally {
       await Promise.all([first.close(), second.close()]);
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     }
+    // The server's goes with the last session: nothing of ours outlives them.
     assert.ok(await eventually(() => holders() === 0, 10_000), `${holders()} holders left after the sessions closed`);
   });
 
