@@ -46,13 +46,14 @@
  * all 800 KiB of root's `RLIMIT_MSGQUEUE` and its queued real-time signals all
  * 96,367 of root's pending signals: while it ran, every other process of the
  * server's user on the machine failed `mq_open` (EMFILE) and `sigqueue`
- * (EAGAIN). So the holder is made under an eighth of the server's own soft
- * limits of those three (`prlimit` in front of `unshare`): the sandboxes of
- * every session together take at most that much of the user's count.
+ * (EAGAIN). So the server's namespace (below) is made under an eighth of the
+ * server's own soft limits of those three (`prlimit` in front of `unshare`):
+ * the sandboxes of every session together take at most that much of the
+ * user's count.
  *
  * The sessions' namespaces are themselves made inside one namespace of the
- * server's (held the same way, from the first session's to the last's close) whose limits
- * are half of the machine's: each session has its eighth, and all of them
+ * server's, held the same way from the first session to the last, whose
+ * limits are half of the machine's: each session has its eighth, and all of them
  * together at most half. Before, each session's namespace sat right below the
  * machine's, and eight sessions (an HTTP tenant may hold 32) each holding
  * their 16 inotify instances took all 128 of root's: the server's own watcher
