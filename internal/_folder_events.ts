@@ -26,16 +26,24 @@ const SYSCALLS: Readonly<Record<string, readonly [number, number, number]>> = {
 const START_MS = 60_000;
 const SYNC_MS = 10_000;
 
-// $ARGV: the three syscall numbers, then the roots (real paths). A name is reported as "<root's index>:<relative
+// $ARGV: the three syscall numbers, the most watches it may hold (0: a quarter of the user's, see below), then the roots
+// (real paths). A name is reported as "<root's index>:<relative
 // path>". Protocol: it writes "R\0" once every folder is watched. Each "\n" read on stdin is a sync: it drains the
 // kernel's queue (every event of a change made before the sync was asked for is in it) and writes "D<name>\0" per
 // name evented since the last sync, "O\0" when events were lost, "B<why>\0" when it can no longer watch, then
 // "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller scans instead). It ends when stdin
-// ends. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
+// ends, and at once (saying "B" first) when a watch cannot be added or it would hold more than its most: its exit gives
+// every watch back. The kernel counts a user's watches across the machine (fs.inotify.max_user_watches), and this
+// program runs as the server's user outside every sandbox's namespace, one watch per folder a command makes: before, a
+// job that made folders and slept had it hold one for each for as long as the job ran (20,005 for 20,000 folders),
+// with nothing past the machine's limit but the next sync to end it, while every other program of the user on the
+// machine failed inotify_add_watch with ENOSPC. By default its most is a quarter of the user's, as a session's
+// sandboxes get (WATCH_SHARE in policy/_kernel_objects.ts); past it the caller scans. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
 const FOLDER_EVENTS_PERL = String.raw`
 use strict;
 use Fcntl qw(O_RDONLY O_DIRECTORY O_NOFOLLOW);
-my ($init1, $add, $rm, @roots) = @ARGV;
+my ($init1, $add, $rm, $most, @roots) = @ARGV;
+if (!$most && open(my $m, '<', '/proc/sys/fs/inotify/max_user_watches')) { $most = int(<$m> / 4) }
 binmode STDOUT;
 sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); exit 0 unless defined $n; substr($s, 0, $n) = '' } }
 my $fd = syscall($init1 + 0, 04000 | 02000000);
@@ -67,8 +75,9 @@ sub watch_open {
   my ($i, $rel, $h, $depth) = @_;
   if ($depth > 400) { $broken ||= "folders nested deeper than 400 below $roots[$i]"; return }
   my $w = syscall($add + 0, $fd + 0, '/proc/self/fd/' . fileno($h), $MASK + 0);
-  if ($w < 0) { $broken ||= "inotify_add_watch $roots[$i]/$rel: $!"; return }
+  if ($w < 0) { out("Binotify_add_watch $roots[$i]/$rel: $!\0"); exit 0 }
   my $key = "$i:$rel";
+  if ($most && !defined $dir{$w} && keys(%dir) >= $most) { out("Bmore than $most folders to watch\0"); exit 0 }
   my $old = $dir{$w};
   delete $wd{$old} if defined $old && $old ne $key;
   $dir{$w} = $key;
@@ -217,9 +226,10 @@ export class FolderEvents {
    * run here: no Perl in the system's folders, an architecture whose syscall
    * numbers it does not know, a runtime that may not start it, as many
    * watches running as a process keeps, or a first answer that is not a ready
-   * watch. Requires `--allow-run` of perl (without it: undefined, never a prompt).
+   * watch. `most`: the most folders it watches before it ends (see FOLDER_EVENTS_PERL), default a quarter of the
+   * user's inotify watches. Requires `--allow-run` of perl (without it: undefined, never a prompt).
    */
-  static async start(roots: readonly string[]): Promise<FolderEvents | undefined> {
+  static async start(roots: readonly string[], most = 0): Promise<FolderEvents | undefined> {
     const numbers = SYSCALLS[process.arch];
     if (numbers === undefined || process.platform !== "linux" || watches >= MAX_WATCHES) return undefined;
     const known = ["/usr/bin/perl", "/bin/perl"];
@@ -229,7 +239,7 @@ export class FolderEvents {
     let child: ChildProcess;
     try {
       // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
-      child = spawn(perl, ["-e", FOLDER_EVENTS_PERL, ...numbers.map(String), ...roots], {
+      child = spawn(perl, ["-e", FOLDER_EVENTS_PERL, ...numbers.map(String), String(most), ...roots], {
         stdio: ["pipe", "pipe", "ignore"],
         env: {},
         cwd: "/",
@@ -255,7 +265,9 @@ export class FolderEvents {
    * looks at its workspace are serial).
    */
   async sync(): Promise<FolderSync> {
-    if (this.#closed) return { kind: "broken", reason: "the watch has ended" };
+    // Its last words, where it ended by itself (a watch it could not add, or past its most).
+    const said = this.#records.find((record) => record[0] === "B")?.slice(1);
+    if (this.#closed) return { kind: "broken", reason: said ?? "the watch has ended" };
     try {
       this.#child.stdin!.write("\n");
     } catch {
