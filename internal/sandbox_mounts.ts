@@ -381,7 +381,8 @@ export function secretMountArgs(masks: SecretMasks): { before: string[]; after: 
  */
 const MAX_PROTECTED_WALK_ENTRIES = 200_000;
 // Folders whose contents are never protected paths and can be huge: packages,
-// and git's object store, refs and logs.
+// and git's object store, refs and logs. Packages are walked where a pattern names them (a read-only rule
+// `node_modules/pkg/**`; see skipsPackages).
 const WALK_SKIPPED = new Set(["node_modules"]);
 const GIT_SKIPPED = new Set(["objects", "lfs", "logs", "refs"]);
 const PROBE_CHILD = "toolfence-probe-child";
@@ -507,19 +508,31 @@ function protectedMatcher(patterns: readonly string[]): (rel: string) => boolean
   let matcher = protectedMatchers.get(patterns);
   if (matcher === undefined) {
     const matches = pathGlobMatcher(patterns);
-    matcher = (rel) => matches(rel) && walked(rel);
+    const packages = !skipsPackages(patterns);
+    matcher = (rel) => matches(rel) && walked(rel, packages);
     protectedMatchers.set(patterns, matcher);
   }
   return matcher;
 }
 
-// Whether the walk enters every folder above `rel` (see existingProtected).
-function walked(rel: string): boolean {
+// Whether the walk enters every folder above `rel` (see existingProtected); `packages`: node_modules too.
+function walked(rel: string, packages: boolean): boolean {
   const parts = rel.split("/");
   for (let i = 0; i < parts.length - 1; i++) {
-    if (WALK_SKIPPED.has(parts[i]) || (i > 0 && parts[i - 1] === ".git" && GIT_SKIPPED.has(parts[i]))) return false;
+    if (skipped(parts[i], i > 0 && parts[i - 1] === ".git", packages)) return false;
   }
   return true;
+}
+
+// Whether the walk leaves out what lies in a folder named `name` (`inGit`: a folder of `.git`).
+function skipped(name: string, inGit: boolean, packages: boolean): boolean {
+  return (!packages && WALK_SKIPPED.has(name)) || (inGit && GIT_SKIPPED.has(name));
+}
+
+// Whether no pattern names a package folder: then what lies in one is never looked at. A read-only rule that names
+// one (`node_modules/pkg/**`) must hold there as everywhere, and was left writable.
+function skipsPackages(patterns: readonly string[]): boolean {
+  return !patterns.some((pattern) => /node_modules/i.test(pattern));
 }
 
 // What the walk saw of a folder: its entries by name, and their names in lower case where every one is printable
@@ -615,6 +628,7 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
   const listings = new Listings();
   let seen = 0;
   const matches = pathGlobMatcher(patterns);
+  const packages = !skipsPackages(patterns);
   const at = (rel: string) => under(root, rel);
   const queue: string[] = [""];
   let incomplete = false;
@@ -642,8 +656,7 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
         // Below a pinned folder the walk goes on; what is bound read-only whole, or not at all, it leaves.
         if (mount?.how !== "pinned") continue;
       }
-      const skipped = WALK_SKIPPED.has(entry.name) || (inGit && GIT_SKIPPED.has(entry.name));
-      if (entry.isDirectory && !skipped) queue.push(childRel);
+      if (entry.isDirectory && !skipped(entry.name, inGit, packages)) queue.push(childRel);
     }
   }
   return {

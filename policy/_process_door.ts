@@ -68,7 +68,7 @@ export interface ProcessDoorDeps {
   sandbox: SandboxSetting;
   /** The hidden globs, masked in every sandbox. */
   hiddenPaths: readonly string[];
-  /** The protected-path globs, read-only inside a shell command's sandbox. */
+  /** The protected-path globs and the read-only rules' (relative), read-only inside a shell command's sandbox. */
   protectedPaths: readonly string[];
   /** The resource limits of every process the door starts (`sandbox.limits`). */
   limits: ResourceLimits;

@@ -217,7 +217,10 @@ export class Policy {
       fence: this.fence,
       sandbox: this.sandbox,
       hiddenPaths: this.hiddenPaths,
-      protectedPaths: this.protectedPaths,
+      // A read-only rule holds inside the sandbox as a protected path does (bound read-only, and what a command
+      // makes there moved away after it): the line's analysis judges only the paths the line names, and a write it
+      // cannot name (`F=vendor/lib.js; echo x > "$F"`, a script, a build) rewrote a read-only file in the sandbox.
+      protectedPaths: Object.freeze([...this.protectedPaths, ...this.rules.readOnlyGlobs()]),
       limits: limitsOfPolicy(this),
       sandboxRead: () => sandboxRead,
       resolveForRead: (p) => this.resolveForRead(p),

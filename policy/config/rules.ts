@@ -260,6 +260,36 @@ function realPathOf(p: string): string | undefined {
   }
 }
 
+// The globs relative to `root` that match, below `root`, what `pattern` matches: a relative pattern itself, an
+// absolute one by its names past those that match the root's names (`**` taking any number of them, none or all),
+// `**` for a pattern that matches the root itself. None where it cannot match below the root (`/etc/**`).
+function globsBelow(pattern: string, root: string): string[] {
+  const trimmed = pattern.replace(/(?<=.)\/+$/, "");
+  if (!trimmed.startsWith("/")) return [trimmed];
+  const names = trimmed.split("/").slice(1);
+  const rootNames = root === "/" ? [] : root.split("/").slice(1);
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const match = (i: number, j: number): void => {
+    const key = `${i}:${j}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    if (j === rootNames.length) {
+      found.add(i === names.length ? "**" : names.slice(i).join("/"));
+      return;
+    }
+    if (i === names.length) return;
+    if (names[i] === "**") {
+      match(i + 1, j);
+      match(i, j + 1);
+    } else if (pathGlobMatcher([names[i]])(rootNames[j])) {
+      match(i + 1, j + 1);
+    }
+  };
+  match(0, 0);
+  return [...found];
+}
+
 /** `rule "git push*" (deny) in the project file /w/toolfence.json:4:7`. */
 export function describeRule(rule: CommandRule | PathRule): string {
   const what = "decision" in rule ? rule.decision : rule.kind;
@@ -431,6 +461,25 @@ export class PolicyRules {
   /** The deny globs in force, relative to the root, for the OS sandbox. */
   hiddenGlobs(): string[] {
     return this.pathRules.filter((rule) => rule.kind === "deny" && rule.enforce).map((rule) => rule.pattern);
+  }
+
+  /**
+   * The read-only globs in force, as globs relative to the root that match
+   * what {@linkcode PolicyRules.decidePath} keeps read-only in the workspace:
+   * each pattern and everything below what it matches (a rule matches a path
+   * or a folder above it), an absolute one by the part of it that lies past
+   * the root. For the OS sandbox, which binds them read-only.
+   */
+  readOnlyGlobs(): string[] {
+    const globs = new Set<string>();
+    for (const rule of this.pathRules) {
+      if (rule.kind !== "read-only" || !rule.enforce) continue;
+      for (const glob of globsBelow(rule.pattern, this.root)) {
+        globs.add(glob);
+        globs.add(glob === "**" || glob.endsWith("/**") ? glob : `${glob}/**`);
+      }
+    }
+    return [...globs];
   }
 
   #matcher(rule: PathRule): PathMatcher {
