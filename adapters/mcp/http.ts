@@ -55,8 +55,10 @@ import {
   folderRelation,
   type PolicyDecisionEvent,
   PolicyRules,
+  policySettings,
   PolicyState,
   type Session,
+  SYSTEM_READ_VIEW,
   Workspace,
 } from "@toolfence/policy";
 import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
@@ -495,11 +497,20 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
   // share (as the shared --workspace is), said so by the operator; the tenant root may lie in none (see also
   // apartFromTemp).
   async function apart(tenant: string, workspace: string): Promise<string> {
-    const others: { what: string; folder: string; shared?: boolean }[] = [];
+    const others: { what: string; folder: string; shared?: boolean; named?: boolean }[] = [];
     const placements = await tokens?.placements();
     for (const entry of placements ?? []) {
       if (entry.tenant !== tenant && entry.workspace !== undefined) {
         others.push({ what: `the workspace of another tenant`, folder: entry.workspace });
+      }
+    }
+    // Every sandbox shows the system folders and the policy's `sandbox.read` read-only: a tenant's own folder there
+    // lies open to the other tenants' commands (with the tenant root under /usr/local, alice's sandboxed
+    // `cat ../bob/secret.txt` printed bob's file).
+    if (workspace !== defaultWorkspace && (await serving()).many) {
+      const settings = policySettings(serverOptions.rules ?? PolicyRules.empty(workspace));
+      for (const folder of [...SYSTEM_READ_VIEW, ...settings.sandboxRead]) {
+        others.push({ what: "a folder every tenant's commands see", folder, shared: false, named: true });
       }
     }
     if (tenantRoot !== undefined) {
@@ -517,7 +528,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         if (own === "same" || own === "inside") continue;
       }
       // Another tenant's folder is not named: where it lies is none of this tenant's business.
-      const shown = other.folder === tenantRoot || other.folder === defaultWorkspace ? ` (${other.folder})` : "";
+      const shown = other.named || other.folder === tenantRoot || other.folder === defaultWorkspace
+        ? ` (${other.folder})`
+        : "";
       throw new Error(
         `the workspace of tenant ${tenant} (${workspace}) ${
           relation === "inside" ? "lies in" : relation === "same" ? "is" : "holds"

@@ -3,7 +3,9 @@
 // So did a workspace holding the tenant root (every tenant's folder) or, on a server of several tenants, the
 // folder of the session temp dirs (every tenant's temp dir, with its commands' outputs). Now no session of such a
 // tenant opens, and the refusal names no other tenant's folder; tenants apart, or sharing one folder as the
-// operator said, work as before.
+// operator said, work as before. Nor may a tenant's own folder lie in a folder every sandbox shows read-only (the
+// system folders, a policy's `sandbox.read`): until 2026-12-06, with the tenant root in such a folder, alice's
+// sandboxed `cat ../bob/secret.txt` printed bob's file.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +16,10 @@ import { connect, textOf } from "./_http_harness.ts";
 import { ToolBox } from "../../toolbox.ts";
 import "../../tools/mod.ts";
 import { type HttpServer, serveHttp, TokenFile, tokenHash } from "../../adapters/mcp/http.ts";
+import { PolicyRules } from "../../policy/config/rules.ts";
+import { bubblewrapStatus } from "../../policy/sandbox.ts";
+
+const sandboxed = (await bubblewrapStatus()).path !== undefined;
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef0";
@@ -149,6 +155,45 @@ describe("tenants' workspaces lie apart", { timeout: 120_000 }, () => {
       } finally {
         await server.shutdown();
       }
+    }
+  });
+  test("a tenant's own folder in a folder every sandbox shows opens no session", { timeout: 60_000 }, async () => {
+    const view = join(base, "view");
+    const root = join(view, "tenants");
+    await mkdir(join(root, "bob"), { recursive: true });
+    await writeFile(join(root, "bob", "secret.txt"), `${SECRET}\n`);
+    const tokens = join(base, "tokens-view.json");
+    await writeFile(
+      tokens,
+      JSON.stringify({
+        tokens: [{ sha256: tokenHash(ALICE), tenant: "alice" }, { sha256: tokenHash(BOB), tenant: "bob" }],
+      }),
+    );
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { sandbox: { read: [view] } } }], root);
+    const server = await serveHttp(new ToolBox().withDefaults("fs", "cmd"), {
+      port: 0,
+      tokens: await TokenFile.open(tokens),
+      tenantRoot: root,
+      rules,
+      autoConfirm: true,
+      sandbox: sandboxed ? "required" : "off",
+    });
+    try {
+      let text: string;
+      try {
+        const alice = await connect(server.url, ALICE);
+        try {
+          text = textOf(await alice.callTool({ name: "bash", arguments: { command: "cat ../bob/secret.txt; true" } }));
+        } finally {
+          await alice.close();
+        }
+      } catch (error) {
+        text = `refused: ${(error as Error).message}`;
+      }
+      assert.doesNotMatch(text, new RegExp(SECRET), text);
+      assert.match(text, /refused: .*lies in a folder every tenant's commands see \(.*view\)/, text);
+    } finally {
+      await server.shutdown();
     }
   });
 });
