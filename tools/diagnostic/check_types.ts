@@ -13,6 +13,7 @@ import { ToolError } from "@toolfence/core";
 import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { runChecker } from "./_files.ts";
+import { openFileOnly } from "../_shared/fs_open.ts";
 import { INHERITED_VARIABLES } from "@toolfence/policy";
 import { SPAWN_ENV } from "@toolfence/policy";
 import { isExecutableFile } from "@toolfence/policy";
@@ -190,10 +191,12 @@ export const checkTypesTool: Tool<CheckTypesArgs> = tool({
   needs: { run: ["deno"], signal: true, read: ["workspace", "temp"], write: ["temp"], env: SPAWN_ENV },
   optionalNeeds: { run: ["bwrap"], env: INHERITED_VARIABLES },
   async run({ path: input, timeout_s }, ctx): Promise<CheckTypesResult> {
-    const file = await ctx.policy.resolveForRead(input);
-    if (!(await stat(file)).isFile()) {
-      throw new ToolError(`${ctx.workspace.relative(file)} is not a file`, { code: "not_a_file", kind: "semantic" });
-    }
+    const target = await ctx.policy.files.resolve(input);
+    const file = target.path;
+    // A file, as the file door opens it (in its pinned folder, never following a link), not as a stat of the path:
+    // that followed a link a command swapped in after the resolution, and whether the call went on or answered "not
+    // a file" told what lay where the link led (another tenant's file, folder or nothing).
+    await (await openFileOnly(ctx.policy.files, target, ctx.workspace.relative(file))).handle.close();
     const deno = await realpath(await denoExecutable(ctx)).catch(() => denoExecutable(ctx));
     // --cached-only: no registry or server is asked for anything; the sandbox has no network either.
     const run = await runChecker(ctx, [deno, "check", "--quiet", "--cached-only", file], {

@@ -6,7 +6,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
@@ -41,6 +41,46 @@ describe("check_types is confined", { skip }, () => {
           assert.doesNotMatch(JSON.stringify(result), /TOPSECRET/);
           assert.match(String(result.error), /outside the workspace/);
         }
+      }, auto);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  // The moment a racing command aims at, held still: the path was resolved to race/f.ts, and race is a link to a
+  // place outside now. Before, check_types looked at the file with a stat by its path, which followed the link:
+  // where it led to a file the check ran on, to a folder it answered not_a_file, to nothing a raw ENOENT, which told
+  // a tenant racing a folder of its own what lay at another tenant's path.
+  test("a file whose folder is a link after its resolution answers alike wherever the link leads", {
+    timeout: 60_000,
+  }, async () => {
+    const outside = await mkdtemp("/var/tmp/toolfence-outside-");
+    try {
+      await writeFile(path.join(outside, "f.ts"), "export const a = 1;\n");
+      await mkdir(path.join(outside, "folder", "f.ts"), { recursive: true });
+      await withSession(async (session, dir) => {
+        await mkdir(path.join(dir, "race"));
+        await writeFile(path.join(dir, "race", "f.ts"), "export const a = 1;\n");
+        const policy = session.policy;
+        const resolve = policy.resolveTarget.bind(policy);
+        const answers: string[] = [];
+        for (const leads of [outside, path.join(outside, "folder"), path.join(outside, "nothing")]) {
+          // Once: the swap follows the resolution of the path the call was given.
+          policy.resolveTarget = async (named, options) => {
+            policy.resolveTarget = resolve;
+            const target = await resolve(named, options);
+            await rename(path.join(dir, "race"), path.join(dir, "race.real"));
+            await symlink(leads, path.join(dir, "race"));
+            return target;
+          };
+          const result = await box.call(session, "check_types", { path: "race/f.ts" });
+          answers.push(`${result.errorCode}: ${result.error}`);
+          await unlink(path.join(dir, "race"));
+          await rename(path.join(dir, "race.real"), path.join(dir, "race"));
+        }
+        assert.ok(answers.every((a) => a === answers[0]), `answered by where the link leads: ${answers.join(" | ")}`);
+        assert.match(answers[0], /^path_changed: /, answers[0]);
+        assert.ok(!answers[0].includes(outside), answers[0]);
       }, auto);
     } finally {
       await rm(outside, { recursive: true, force: true });
