@@ -34,6 +34,7 @@ import {
   createAllConfined,
   type GroupProcess,
   isExecutableFile,
+  lstatConfined,
   mkdirsConfined,
   REPOSITORY_STORE_GLOBS,
   sandboxMakesSession,
@@ -321,8 +322,10 @@ export class PolicyProcessDoor implements ProcessDoor {
     const env = commandEnvironment(this.#deps.fence, tempDir, request.env, workspace.workdir);
     const cwd = await this.#deps.resolveForRead(request.cwd ?? ".");
     // A cwd that is missing (or below a file) is the model's to fix, as a file tool's path is: before, the stat's
-    // raw ENOENT went out as command_start_failed, without a hint.
-    const stat = statOrUndefined(cwd);
+    // raw ENOENT went out as command_start_failed, without a hint. Looked at in its pinned folder, never through a
+    // link: a stat by the path followed a folder of it that a command swapped for a link after the resolution, and
+    // "does not exist", "is not a folder" or a run told what lay where the link led (another tenant's path).
+    const stat = lstatConfined(cwd);
     if (stat === undefined) {
       throw new ToolError(`cwd ${request.cwd} does not exist`, {
         code: "not_found",
@@ -623,15 +626,4 @@ async function searchShell(searchPath: string | undefined): Promise<string> {
     }
   }
   return hidden ? "bash" : "/bin/sh";
-}
-
-// The folder's stat, or undefined where nothing is (ENOENT) or a part of the path is a file (ENOTDIR).
-function statOrUndefined(at: string): fs.Stats | undefined {
-  try {
-    return fs.statSync(at);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    throw error;
-  }
 }
