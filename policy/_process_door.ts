@@ -377,8 +377,11 @@ export class PolicyProcessDoor implements ProcessDoor {
       mode: this.#deps.sandbox,
       protectedPaths: reader ? [] : this.#deps.protectedPaths,
       ...(watch && !reader ? { listing: watch.listing } : {}),
-      // While paths are hidden, so is what the repository keeps of them, unless a person allowed the line.
-      hiddenPaths: this.#deps.hiddenPaths.length > 0 && authorization.via !== "confirmed"
+      // While paths are hidden, so is what the repository keeps of them, unless a person allowed the line: an
+      // automatic yes or the MCP client's is no person's (before, under autoConfirm any line that asked, `eval
+      // 'grep -ra TOKEN .'`, printed the plain copy Subversion keeps of a hidden .env).
+      hiddenPaths: this.#deps.hiddenPaths.length > 0 &&
+          !(authorization.via === "confirmed" && authorization.source === "user")
         ? this.#hiddenWithStores
         : this.#deps.hiddenPaths,
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).

@@ -376,6 +376,20 @@ describe("bash in the sandbox", { skip }, () => {
       } finally {
         await session.close();
       }
+      // Nor does a line an automatic answer allowed: no person did. Until 2026-12-06 any line that asked, under
+      // autoConfirm, ran with the stores shown, and these printed the plain copy Subversion keeps of the .env.
+      const automatic = new Session({ workspace: dir, sandbox: "required", autoConfirm: true, rules });
+      try {
+        for (const command of ["eval 'grep -rao ENV_SECRET[A-Z_0-9]* .'", "F=.svn; cat $F/*/*/* | od -c"]) {
+          const result = await box.call(automatic, "bash", { command });
+          assert.notEqual(result.status, "skipped", `${command} ran: ${JSON.stringify(result.error)}`);
+          const out = result.output as BashResult;
+          assert.equal(out.sandboxed, true);
+          assert.doesNotMatch(out.stdout + out.stderr, /ENV_SECRET|E {3}N {3}V/, command);
+        }
+      } finally {
+        await automatic.close();
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
