@@ -171,8 +171,9 @@ export interface ChildListing {
 }
 
 // A listing's fields, each ended by a NUL: the entry's type and its target's type (find's %y%Y), its path, and
-// a link's text (empty for others).
-const LIST_SCRIPT = 'command -v find >/dev/null || exit 127; find "$1" -xdev -mindepth 1 ' +
+// a link's text (empty for others). Into the file systems mounted below the folder too, as the in-process walk
+// goes and the sandbox shows them.
+const LIST_SCRIPT = 'command -v find >/dev/null || exit 127; find "$1" -mindepth 1 ' +
   "-printf '%y%Y\\0%p\\0%l\\0' 2>/dev/null; exit 0";
 
 /**

@@ -190,8 +190,9 @@ const CONFIG_FOLDERS = ["/etc", "/usr/local/etc", "/usr/etc"];
 // as root. Listed by find(1) in a child process, as the server's runtime may not read them at all (`deno task
 // serve`'s flags), while the sandbox shows them whole. Each entry is its type (`d` or `f`) and path, then a NUL; a
 // link is judged where it leads, if that is shown. A configuration folder that is a link is not entered (what it
-// leads to is outside the view, or looked at there).
-const PRIVATE_CONFIG_SCRIPT = `command -v find >/dev/null || exit 127; find ${CONFIG_FOLDERS.join(" ")} -xdev ` +
+// leads to is outside the view, or looked at there). Into the file systems mounted below them too, as the sandbox
+// binds them whole: with -xdev, a 0600 key on a volume mounted at /etc/app (a container's secret) was read.
+const PRIVATE_CONFIG_SCRIPT = `command -v find >/dev/null || exit 127; find ${CONFIG_FOLDERS.join(" ")} ` +
   "\\( -type d ! -perm -o=rx -prune -printf '%y%p\\0' \\) -o \\( -type f ! -perm -o=r -printf '%y%p\\0' \\) " +
   "2>/dev/null; exit 0";
 
