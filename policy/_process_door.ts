@@ -124,6 +124,14 @@ export class PolicyProcessDoor implements ProcessDoor {
     this.#hiddenWithStores = Object.freeze([...deps.hiddenPaths, ...REPOSITORY_STORE_GLOBS]);
   }
 
+  // The hidden paths of a process's sandbox: while paths are hidden, so is what the repository keeps of them, unless
+  // a person allowed the process (a shell line a person confirmed). A checker or the browser no person allows: before,
+  // their sandboxes showed the stores, and check_types of a file importing a link to `.svn/text-base/.env.svn-base`
+  // named the hidden .env's words in its diagnostics ("Cannot find name 'TOKEN'").
+  #hiddenPaths(personAllowed: boolean): readonly string[] {
+    return this.#deps.hiddenPaths.length > 0 && !personAllowed ? this.#hiddenWithStores : this.#deps.hiddenPaths;
+  }
+
   /** Ends what the door keeps for the session's sandboxes (their user namespace); the session's close calls it. */
   close(): Promise<void> {
     return this.#kernelObjects.close();
@@ -283,7 +291,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         ...this.#deps.sandboxRead(),
       ],
       workspace: workspace.workdir,
-      hiddenPaths: this.#deps.hiddenPaths,
+      hiddenPaths: this.#hiddenPaths(false),
       protectedPaths: [],
       privateHome: false,
       // Playwright talks to the browser over a pipe on descriptors 3 and 4 (--remote-debugging-pipe).
@@ -377,13 +385,9 @@ export class PolicyProcessDoor implements ProcessDoor {
       mode: this.#deps.sandbox,
       protectedPaths: reader ? [] : this.#deps.protectedPaths,
       ...(watch && !reader ? { listing: watch.listing } : {}),
-      // While paths are hidden, so is what the repository keeps of them, unless a person allowed the line: an
-      // automatic yes or the MCP client's is no person's (before, under autoConfirm any line that asked, `eval
+      // An automatic yes or the MCP client's is no person's (before, under autoConfirm any line that asked, `eval
       // 'grep -ra TOKEN .'`, printed the plain copy Subversion keeps of a hidden .env).
-      hiddenPaths: this.#deps.hiddenPaths.length > 0 &&
-          !(authorization.via === "confirmed" && authorization.source === "user")
-        ? this.#hiddenWithStores
-        : this.#deps.hiddenPaths,
+      hiddenPaths: this.#hiddenPaths(authorization.via === "confirmed" && authorization.source === "user"),
       // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
       callerSession: !sandboxMakesSession(),
       tmpSize: this.#deps.limits.tmpBytes,
@@ -455,7 +459,7 @@ export class PolicyProcessDoor implements ProcessDoor {
       readOnlyEntries: request.readable ?? [],
       readOnlyBinds: request.readOnlyBinds ? await request.readOnlyBinds(privateDir) : [],
       workspace: workspace.workdir,
-      hiddenPaths: this.#deps.hiddenPaths,
+      hiddenPaths: this.#hiddenPaths(false),
       protectedPaths: [],
       privateHome: false,
       mode: this.#deps.sandbox,

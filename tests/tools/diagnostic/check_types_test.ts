@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { type CheckTypesResult, checkTypesTool } from "../../../tools/diagnostic/check_types.ts";
@@ -85,6 +86,25 @@ describe("check_types is confined", { skip }, () => {
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
+  });
+
+  // While the policy hides .env, what the repository keeps of it is hidden from the checker too, as from a command
+  // no person allowed: before, a link to the plain copy Subversion (1.6) keeps of it (`.svn/text-base/.env.svn-base`,
+  // a name the file's own name gives) imported as TypeScript had the diagnostics name its words ("Cannot find name
+  // 'SVNSECRETWORD'").
+  test("a link to the repository's copy of a hidden file shows none of it", { timeout: 60_000 }, async () => {
+    await withSession(async (session, dir) => {
+      await mkdir(path.join(dir, ".svn", "text-base"), { recursive: true });
+      await writeFile(path.join(dir, ".env"), "TOKEN=SVNSECRETWORD\n");
+      await writeFile(path.join(dir, ".svn", "text-base", ".env.svn-base"), "TOKEN=SVNSECRETWORD\n");
+      await symlink(".svn/text-base/.env.svn-base", path.join(dir, "z.ts"));
+      await writeFile(path.join(dir, "f.ts"), 'import "./z.ts";\n');
+      const result = await box.call(session, "check_types", { path: "f.ts" });
+      assert.doesNotMatch(JSON.stringify(result), /SVNSECRET/, JSON.stringify(result));
+    }, {
+      ...auto,
+      rules: PolicyRules.fromLayers([{ name: "project", config: { paths: { deny: ["**/.env"] } } }], "/"),
+    });
   });
 
   test("an agent-written .npmrc and an npm: import reach no registry", { timeout: 120_000 }, async () => {
