@@ -266,7 +266,7 @@ function realPathOf(p: string): string | undefined {
 function globsBelow(pattern: string, root: string): string[] {
   const trimmed = pattern.replace(/(?<=.)\/+$/, "");
   if (!trimmed.startsWith("/")) return [trimmed];
-  const names = trimmed.split("/").slice(1);
+  const names = trimmed.split("/").filter((name) => name !== "");
   const rootNames = root === "/" ? [] : root.split("/").slice(1);
   const found = new Set<string>();
   const seen = new Set<string>();

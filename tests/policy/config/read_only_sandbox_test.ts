@@ -57,6 +57,9 @@ describe("paths.readOnly in the sandbox", () => {
     assert.deepEqual(absolute("/srv/*/x", "/srv/w"), ["x", "x/**"]);
     assert.deepEqual(absolute("/srv/*", "/srv/w"), ["**"]);
     assert.deepEqual(absolute("/etc/**", "/srv/w"), []);
+    // As decidePath reads them: `/` matches no path, `//` is one slash.
+    assert.deepEqual(absolute("/", "/srv/w"), []);
+    assert.deepEqual(absolute("//srv//w/x", "/srv/w"), ["x", "x/**"]);
     assert.deepEqual(new Set(absolute("/**/w/a", "/srv/w")), new Set(["a", "a/**", "**/w/a", "**/w/a/**"]));
   });
 
