@@ -33,7 +33,7 @@ import {
   linksBelow,
   linksFollowedBelow,
   readsIgnoreFiles,
-  walksHereUnnamed,
+  walksHere,
 } from "./_links_reached.ts";
 import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import { describeRule, type PathOutcome, type PathRule, type PolicyRules } from "../config/rules.ts";
@@ -1464,7 +1464,7 @@ function judgeFollowedLinks(
   // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
   const roots = [
     ...new Set([
-      ...(mayWalkHere(named, args) && walksHereUnnamed(name) ? ["."] : []),
+      ...(walksHere(name, args, mayWalkHere(named, args)) ? ["."] : []),
       ...named.flatMap(walkedFrom),
       ...given.flatMap(walkedFrom),
     ]),

@@ -124,29 +124,51 @@ function leadsToFolder(link: string): boolean {
  * The others open a link only when it is named, and the named paths are
  * judged by where they lead.
  */
-const FOLLOWING: Readonly<
-  Record<
-    string,
-    { short: string; long?: string; word?: string; always?: true; named?: true; primaries?: true; devices?: true }
-  >
-> = {
+const FOLLOWING: Readonly<Record<string, Following>> = {
   // grep -r skips the devices it meets unless -D/--devices tells it to read them (`-r -D read` reads a device node
   // of the workspace, a disk): with either option the walk is judged as -R's is, devices and links.
-  grep: { short: "R", long: "dereference-recursive", devices: true },
-  egrep: { short: "R", long: "dereference-recursive", devices: true },
-  fgrep: { short: "R", long: "dereference-recursive", devices: true },
-  rg: { short: "L", long: "follow" },
+  grep: { short: "R", long: ["dereference-recursive"], devices: true },
+  egrep: { short: "R", long: ["dereference-recursive"], devices: true },
+  fgrep: { short: "R", long: ["dereference-recursive"], devices: true },
+  rg: { short: "L", long: ["follow"] },
   // GNU diff compares what the links it meets lead to, unless --no-dereference: without -r too, the files of the
   // same name directly in two folders it is given (`diff . sub`), or in a folder and beside a file (`diff sub/f .`).
-  diff: { short: "r", long: "recursive", always: true, named: true },
+  diff: { short: "r", long: ["recursive"], always: true, named: true },
   // These list what lies behind the links they meet (names, sizes, dates): find's -L, or its -follow primary, which
   // follows the starting points: find's `--` ends only its leading options (`find -- . -follow`).
   find: { short: "L", word: "-follow", primaries: true },
   // ls -L shows a met link's target (its size, its type); with -R it walks into a folder it leads to.
-  ls: { short: "L", long: "dereference" },
-  du: { short: "L", long: "dereference" },
+  ls: { short: "L", long: ["dereference"] },
+  du: { short: "L", long: ["dereference"] },
   tree: { short: "l" },
+  // These store what lies behind the links they meet in the archive they write, in the workspace: tar's -h (`tar chf
+  // x.tar src`, its first word a cluster without a dash) and bsdtar's -L; zip whenever it walks (-r, and -R, which
+  // walks the folder it runs in for its patterns), unless -y, which only asks more often; gzip's and zstd's -r, which
+  // print what a met link leads to with -c. Before, with the sandbox off and an automatic answer, `tar -chf x.tar
+  // src`, `zip -r x.zip src` and `gzip -rc src` stored or printed a file outside through `src/l`.
+  tar: { short: "h", long: ["dereference"], named: true, bundled: true },
+  bsdtar: { short: "Lh", named: true, bundled: true },
+  zip: { short: "rR", long: ["recurse-paths", "recurse-patterns"], named: true, here: "R" },
+  gzip: { short: "r", long: ["recursive"], named: true },
+  gunzip: { short: "r", long: ["recursive"], named: true },
+  zstd: { short: "r", named: true },
+  unzstd: { short: "r", named: true },
 };
+
+/** How a program of {@linkcode FOLLOWING} comes to follow links. */
+interface Following {
+  short: string;
+  long?: readonly string[];
+  word?: string;
+  always?: true;
+  named?: true;
+  primaries?: true;
+  devices?: true;
+  /** Whether its first word, without a dash, is a cluster of options (`tar chf`). */
+  bundled?: true;
+  /** The letters of the options with which it walks the folder it runs in, whatever it is given (zip's -R). */
+  here?: string;
+}
 
 /**
  * Whether the program, with these arguments, follows the links it meets while walking folders; a word that may
@@ -156,28 +178,42 @@ export function followsLinksDown(name: string, args: readonly BashWord[]): boole
   const options = Object.hasOwn(FOLLOWING, name) ? FOLLOWING[name] : undefined;
   if (options === undefined) return false;
   if (options.always === true) return true;
-  for (const arg of args) {
-    const value = arg.value;
+  const longs = [...options.long ?? [], ...options.devices === true ? ["devices"] : []];
+  return hasOption(options, args, options.short + (options.devices === true ? "D" : ""), longs);
+}
+
+/**
+ * Whether one of the options is among the words: a letter anywhere in a cluster, a long option by any start of its
+ * name, or the option word; a word known only when it runs may become one (`*` matching a file named `-R`).
+ */
+function hasOption(options: Following, args: readonly BashWord[], shorts: string, longs: readonly string[]): boolean {
+  for (const [index, arg] of args.entries()) {
+    let value = arg.value;
     if (value === "--" && options.primaries !== true) return false;
-    // A word known only when it runs may become the option (`*` matching a file named `-R`).
     if (value === undefined && arg.mayBeOption) return true;
+    if (index === 0 && options.bundled === true && value !== undefined && value !== "" && !value.startsWith("-")) {
+      value = `-${value}`;
+    }
     if (value === undefined || !value.startsWith("-")) continue;
     if (value === options.word) return true;
-    const longs = [options.long, options.devices === true ? "devices" : undefined];
-    const shorts = [options.short, options.devices === true ? "D" : undefined];
     if (value.startsWith("--")) {
       const given = value.slice(2).split("=", 1)[0];
-      if (given !== "" && longs.some((long) => long?.startsWith(given))) return true;
-    } else if (shorts.some((short) => short !== undefined && value.slice(1).includes(short))) {
+      if (given !== "" && longs.some((long) => long.startsWith(given))) return true;
+    } else if ([...shorts].some((short) => value.slice(1).includes(short))) {
       return true;
     }
   }
   return false;
 }
 
-/** Whether the program walks the folder it runs in when it is given none (diff compares only what it is given). */
-export function walksHereUnnamed(name: string): boolean {
-  return !(Object.hasOwn(FOLLOWING, name) && FOLLOWING[name].named === true);
+/**
+ * Whether the program walks the folder it runs in: when it is given none (diff compares only what it is given), or
+ * with an option that makes it walk it whatever it is given (`zip -R x.zip '*.c'`).
+ */
+export function walksHere(name: string, args: readonly BashWord[], givenNone: boolean): boolean {
+  const options = Object.hasOwn(FOLLOWING, name) ? FOLLOWING[name] : undefined;
+  if (options?.here !== undefined && hasOption(options, args, options.here, [])) return true;
+  return givenNone && options?.named !== true;
 }
 
 /**

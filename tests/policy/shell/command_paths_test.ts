@@ -270,6 +270,50 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("an archiver or compressor that follows the links it meets stores what lies outside: a person decides", {
+    timeout: 300_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `tar -chf x.tar .` and `zip -r x.zip .` stored the planted
+    // file in the workspace through `link`, and `gzip -rc .` printed it: the lines named nothing outside.
+    const rules = PolicyRules.empty(workspace);
+    for (
+      const line of [
+        "tar -chf x.tar .",
+        "tar chf x.tar .",
+        "tar -cf x.tar --dereference .",
+        "tar -c --deref -f x.tar .",
+        "bsdtar -cLf x.tar .",
+        "zip -qr x.zip .",
+        "zip -r x.zip src .",
+        "zip --recurse-paths x.zip .",
+        // -R walks the folder it runs in for the names its patterns match, whatever it is given.
+        "zip -R x.zip '*.txt'",
+        "gzip -rc . > all.gz",
+        "gzip --recursive --stdout .",
+        "zstd -rc .",
+      ]
+    ) {
+      const decided = await personAsked(line, rules);
+      assert.match(decided.check?.reasons.join(" ") ?? "", /holds the link link.*which the command follows/, line);
+    }
+    // Without following, or walking a folder without a link, the automatic answer stays.
+    for (const line of ["tar -cf x.tar .", "tar -chf x.tar src", "zip -qr x.zip src", "zip x.zip f.txt"]) {
+      const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+    }
+    const scratch = await mkdtemp(join(base, "arch-"));
+    try {
+      await symlink(outside, join(scratch, "link"));
+      for (const [line, show] of [["tar -chf x.tar .", "tar -xOf x.tar"], ["zip -qr x.zip .", "unzip -p x.zip"]]) {
+        if (!installed(line.split(" ")[0])) continue;
+        const shown = spawnSync("bash", ["-c", `${line} && ${show}`], { cwd: scratch, encoding: "utf8" });
+        assert.match(shown.stdout, new RegExp(PLANTED), `${line} did not store the planted file`);
+      }
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
   test("diff without -r compares what the links directly in the folders it is given lead to", {
     timeout: 120_000,
   }, async () => {
