@@ -460,6 +460,20 @@ function setsClock(option: string): boolean {
   return false;
 }
 
+/**
+ * The word with which date's words set the system clock, if one may: `-s`/`--set` (`operand` false), or an operand
+ * that is not a `+FORMAT` (one only known when it runs may be any). Options after one getopt does not know are not
+ * read (date refuses them).
+ */
+export function clockSetter(args: readonly BashWord[]): { word: BashWord; operand: boolean } | undefined {
+  const set = args.find((word) => word.value?.startsWith("-") && setsClock(word.value));
+  if (set !== undefined) return { word: set, operand: false };
+  const operand = readGetopt(args, DATE_OPTIONS).items.find((item) =>
+    item.kind === "operand" && item.word.value?.startsWith("+") !== true
+  );
+  return operand === undefined ? undefined : { word: operand.word, operand: true };
+}
+
 /** GNU date's options, as it hands them to getopt_long. */
 const DATE_OPTIONS: GetoptSpec = {
   program: "date",
@@ -495,16 +509,16 @@ const DATE_OPTIONS: GetoptSpec = {
 const dateRule: Rule = (args, name, context) => {
   const hidden = hiddenOption(args, name);
   if (hidden !== undefined) return hidden;
-  const set = args.find((word) => word.value?.startsWith("-") && setsClock(word.value));
-  if (set !== undefined) return `${shown(set)} sets the system clock`;
+  const setter = clockSetter(args);
+  if (setter !== undefined && !setter.operand) return `${shown(setter.word)} sets the system clock`;
   const reading = readGetopt(args, DATE_OPTIONS);
   if (reading.problem !== undefined) return reading.problem;
+  if (setter !== undefined) {
+    return `${shown(setter.word)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
+  }
   const files: PathOperand[] = [];
   for (const item of reading.items) {
-    if (item.kind === "operand") {
-      if (item.word.value?.startsWith("+")) continue;
-      return `${shown(item.word)} is not known to be a +FORMAT, and date sets the system clock to any other operand`;
-    }
+    if (item.kind === "operand") continue;
     if (item.name === "d" || item.name === "date") {
       files.push(...dateStringFiles(item.value, item.name === "d" ? "date -d" : "date --date"));
     }

@@ -12,6 +12,7 @@ import { visibleText } from "../_visible_text.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
 import { listedName } from "./_program_family.ts";
 import { unknownProgram } from "./_unknown_program.ts";
+import { clockSetter } from "./_flag_rules_text.ts";
 
 /** What a risk assessor answers for one command. */
 export interface RiskAssessment {
@@ -121,16 +122,72 @@ const OPENSSL_CONNECTS: ReadonlySet<string> = new Set(["s_client", "s_server", "
  * ({@linkcode NETWORK_COMMANDS}), the host's processes and logs ({@linkcode HOST_READERS}), or nothing.
  */
 export function reachesHost(words: readonly string[]): "network" | "processes" | undefined {
-  const direct = reachOf(words);
+  return throughRunners(words, reachOf);
+}
+
+/**
+ * What `found` finds of a simple command's words, or of the words a runner it starts may run: through a runner
+ * (`timeout 5 ps e`, `nice curl`, `stdbuf -oL ps`, `exec ps`), any word it may run, as the project code of a runner is
+ * found: before, `timeout 5 ps auxeww` ran where `ps auxeww` asked a person.
+ */
+function throughRunners<T>(
+  words: readonly string[],
+  found: (words: readonly string[]) => T | undefined,
+): T | undefined {
+  const direct = found(words);
   if (direct !== undefined) return direct;
-  // Through a runner (`timeout 5 ps e`, `nice curl`, `stdbuf -oL ps`, `exec ps`), any word it may run, as the
-  // project code of a runner is found: before, `timeout 5 ps auxeww` ran where `ps auxeww` asked a person.
   if (words[0] === undefined || listedName(words[0], (listed) => COMMAND_RUNNERS.has(listed)) === undefined) {
     return undefined;
   }
   for (let index = 1; index < words.length; index++) {
-    const reach = reachOf(words.slice(index));
-    if (reach !== undefined) return reach;
+    const through = found(words.slice(index));
+    if (through !== undefined) return through;
+  }
+  return undefined;
+}
+
+/**
+ * The options with which a runner acts on processes already running, not on the command it is given: their I/O
+ * class, scheduling policy, CPU affinity, resource limits or OOM score (`ionice -c 3 -p PID`, `chrt -i -p 0 PID`,
+ * `taskset -p 1 PID`, `prlimit --pid PID --nofile=0:0`, `choom -p PID -n 1000`), and those of its options that take
+ * the next word as their value.
+ */
+const PROCESS_OPTIONS: Readonly<
+  Record<string, { short: string; long: readonly string[]; values?: readonly string[] }>
+> = {
+  ionice: { short: "pPu", long: ["pid", "pgid", "uid"], values: ["-c", "--class", "-n", "--classdata"] },
+  chrt: { short: "p", long: ["pid"] },
+  taskset: { short: "p", long: ["pid"] },
+  prlimit: { short: "p", long: ["pid"] },
+  choom: { short: "p", long: ["pid"], values: ["-n", "--adjust"] },
+  uclampset: { short: "p", long: ["pid"], values: ["-m", "-M"] },
+};
+
+/**
+ * How a simple command changes the state of the system beyond its own processes and files, if it does: date setting
+ * the clock (`date -s`, `date MMDDhhmm`), a runner acting on running processes ({@linkcode PROCESS_OPTIONS}). Inside
+ * the sandbox its capabilities are dropped and its PID namespace holds only its own processes; without it, before,
+ * `date -s 2020-01-01` and `prlimit --pid PID --nofile=0:0` (any PID, the server's too) ran on an automatic yes.
+ */
+function systemChange(words: readonly string[]): string | undefined {
+  const name = listedName(words[0] ?? "", (listed) => listed === "date" || Object.hasOwn(PROCESS_OPTIONS, listed));
+  if (name === "date") {
+    const args = words.slice(1).map((word) => ({ text: word, value: word, mayBeOption: word.startsWith("-") }));
+    return clockSetter(args) === undefined ? undefined : "sets the system clock";
+  }
+  const options = name === undefined ? undefined : PROCESS_OPTIONS[name];
+  if (options === undefined) return undefined;
+  // Its options and their values come before the command it runs (whose own options are not its).
+  for (let index = 1; index < words.length; index++) {
+    const word = words[index];
+    if (word === "--" || (!word.startsWith("-") && !/^[0-9]/.test(word))) return undefined;
+    if (options.values?.includes(word)) index++;
+    if (!word.startsWith("-")) continue;
+    const given = word.startsWith("--") ? word.slice(2).split("=", 1)[0] : undefined;
+    const acts = given === undefined
+      ? [...word.slice(1)].some((letter) => options.short.includes(letter))
+      : given !== "" && options.long.some((long) => long.startsWith(given));
+    if (acts) return "changes processes already running (their priority, CPU, limits or OOM score)";
   }
   return undefined;
 }
@@ -208,6 +265,14 @@ function assessWords(words: readonly string[]): RiskAssessment | undefined {
       words.some((w) => /^\/(etc|usr|bin|sbin|lib|boot|var|sys|proc)(\/|$)/.test(w)))
   ) {
     return { decision: "reject", kind: "change_system_status", reason: `\`${shown}\` changes the state of the system` };
+  }
+  const change = throughRunners(words, systemChange);
+  if (change !== undefined) {
+    return {
+      decision: "reject",
+      kind: "change_system_status",
+      reason: `\`${shown}\` ${change}, which changes the state of the system`,
+    };
   }
   const install = installKind(words);
   if (install === "install_package_outside_allowed_paths") {

@@ -1,5 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { checkCommand } from "../../../policy/shell/check_command.ts";
 import {
   ALWAYS_ASK_KINDS,
@@ -64,6 +66,69 @@ describe("rulesRiskAssessor", () => {
       const result = await assess(command);
       assert.equal(result.kind, "change_system_status", command);
       assert.equal(result.decision, "reject", command);
+    }
+  });
+
+  test("setting the clock and acting on running processes are system changes, through a runner too", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `date -s 2020-01-01` set the host's clock and
+    // `prlimit --pid PID --nofile=0:0` took every file from any process, the server's too: they were only unsure.
+    for (
+      const command of [
+        "date -s 2020-01-01",
+        "date --set=2020-01-01",
+        "date --se 2020-01-01",
+        "date -us 2020-01-01",
+        "date 010100002030",
+        "date -u -- 0101",
+        "timeout 5 date -s now",
+        "nice date 0101",
+        "prlimit --pid 1 --nofile=0:0",
+        "prlimit -p 1 --nproc=1",
+        "ionice -c 3 -p 1",
+        "ionice -c idle -P 1",
+        "ionice -u 0",
+        "chrt -i -p 0 1",
+        "chrt -ip 0 1",
+        "chrt --pid 99 1",
+        "taskset -p 1 1",
+        "taskset -ap 1 1",
+        "taskset --pid 0x1 1",
+        "choom -p 1 -n 1000",
+        "uclampset -m 0 -p 1",
+        "timeout 9 nice choom -p 1 -n 1000",
+      ]
+    ) {
+      const result = await assess(command);
+      assert.equal(result.kind, "change_system_status", command);
+      assert.equal(result.decision, "reject", command);
+      assert.equal(promptForAssessment(command, result)?.requirePerson, true, command);
+    }
+    // Printing a date, and running a command under a priority, a CPU or a limit (its own options its own), are not.
+    for (
+      const command of [
+        "date +%s",
+        "date -d yesterday +%F",
+        "date -Iseconds",
+        "date -u -- +%T",
+        "taskset -c 0 mkdir -p x",
+        "ionice -c idle mkdir -p x",
+        "chrt -f 10 cp -p a b",
+        "prlimit --nofile=64 sort a",
+      ]
+    ) {
+      assert.notEqual((await assess(command)).kind, "change_system_status", command);
+    }
+    // What such a line does to a process it did not start: prlimit takes the files of a running one.
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      const set = spawnSync("prlimit", ["--pid", String(other.pid), "--nofile=7:7"], { timeout: 10_000 });
+      if (set.error === undefined && set.status === 0) {
+        assert.match(readFileSync(`/proc/${other.pid}/limits`, "utf8"), /Max open files\s+7\s+7/);
+      }
+    } finally {
+      other.kill();
     }
   });
 
