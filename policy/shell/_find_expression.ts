@@ -193,6 +193,8 @@ export function readFindExpression(args: readonly BashWord[]): FindReading {
     if (value === "-files0-from") {
       problem ??= `${shown(word)} makes find read its starting points from a list (a file or a stream), ` +
         "whose names the checker cannot see";
+      // The starting points it walks are paths only the run knows.
+      files.push({ value: undefined, access: "read", origin: `the starting points the list of ${shown(word)} names` });
     }
   }
   return problem === undefined ? { files } : { problem, files };

@@ -15,7 +15,7 @@
 import type { BashWord } from "./_tree.ts";
 import type { FlagContext } from "./_options.ts";
 import { type GetoptSpec, hiddenOptionReason, mayBeSeveralWords, readGetopt, recordPaths, shown } from "./_options.ts";
-import type { PathOperand } from "./_path_operands.ts";
+import type { PathAccess, PathOperand } from "./_path_operands.ts";
 import type { Rule } from "./_flag_rules_runners.ts";
 import { readSedScript } from "./_sed_script.ts";
 import { readFindExpression } from "./_find_expression.ts";
@@ -40,6 +40,8 @@ interface OptionSpec {
   effect: string;
   /** Whether they make the program run another one, whose writes only the run knows (any path, a protected one). */
   runs?: boolean;
+  /** What the program does with the files a list names, when they hand it one ({@linkcode fileList}). */
+  lists?: PathAccess;
 }
 
 function matchesOption(value: string, spec: OptionSpec): boolean {
@@ -61,6 +63,8 @@ function optionRule(...specs: OptionSpec[]): Rule {
     for (const word of args) {
       const matched = word.value === undefined ? [] : specs.filter((spec) => matchesOption(word.value!, spec));
       if (matched.some((spec) => spec.runs === true)) recordRun(word, name, context);
+      const listed = matched.find((spec) => spec.lists !== undefined)?.lists;
+      if (listed !== undefined) recordListed(word, listed, context);
       if (matched.length > 0) problem ??= `${shown(word)} ${matched[0].effect}`;
     }
     return problem ?? hiddenOption(args, name);
@@ -77,12 +81,23 @@ function recordRun(word: BashWord, name: string, context: FlagContext): void {
  * stream (`sort --files0-from=-`, `file -f list`, `md5sum -c sums`): the
  * names inside are never seen, so they could name any file, denied ones
  * included. So they ask whatever gives the list: a file, `-` (standard
- * input) or `<(...)`.
+ * input) or `<(...)`; and the files it names are paths only the run knows
+ * (`access`: read, or written by the compressors that replace them), which
+ * without the sandbox a person must allow.
  */
 const FILE_LIST_EFFECT = "opens the files a list names (in a file or a stream), whose names the checker cannot see";
 
-function fileList(options: Omit<OptionSpec, "effect">): OptionSpec {
-  return { ...options, effect: FILE_LIST_EFFECT };
+function fileList(options: Omit<OptionSpec, "effect" | "lists">, access: PathAccess = "read"): OptionSpec {
+  return { ...options, effect: FILE_LIST_EFFECT, lists: access };
+}
+
+/**
+ * The files a list names, which only the run knows: before, with the sandbox off and an automatic answer,
+ * `printf '/outside/secret\0' > l && sort --files0-from=l` printed the file outside, as `wc`, `du`, `file -f`,
+ * `md5sum -c`, `tar -T`, `zip -@` and `find -files0-from` opened what their lists named.
+ */
+function recordListed(word: BashWord, access: PathAccess, context: FlagContext): void {
+  context.pathOperands?.push({ value: undefined, access, origin: `the files the list of ${shown(word)} names` });
 }
 
 const FILES0_FROM = fileList({ long: ["files0-from"] });
@@ -351,6 +366,7 @@ const tarRule: Rule = (args, name, context) => {
   if (first !== "" && !first.startsWith("-")) {
     // `tar cIf PROG a.tar .`: the cluster's `I` and `F` take a program too.
     if (/[IF]/.test(first)) recordRun(args[0], name, context);
+    if (first.includes("T")) recordListed(args[0], "read", context);
     if (/[cxruA]/.test(first)) return `${shown(args[0])} makes tar write files`;
     if (first.includes("T")) return `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
   }
@@ -725,10 +741,10 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   // Compressors that take the names of the files they compress, decompress and remove from a list: `xz --files`
   // (standard input without a value), `--files0`, `zstd --filelist LIST`.
   ...["xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat"].map((name) =>
-    [name, optionRule(fileList({ long: ["files", "files0"] }))] as const
+    [name, optionRule(fileList({ long: ["files", "files0"] }, "write"))] as const
   ),
   ...["zstd", "unzstd", "zstdcat", "zstdmt"].map((name) =>
-    [name, optionRule(fileList({ long: ["filelist"] }))] as const
+    [name, optionRule(fileList({ long: ["filelist"] }, "write"))] as const
   ),
   ["bsdtar", BSDTAR_RULE],
   // `rsync -e CMD` runs CMD to reach the other side, even for a host that does not exist; `--rsync-path` and

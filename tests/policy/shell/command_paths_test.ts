@@ -589,11 +589,18 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       [`printf '${secret}' | file -f -`, /secret\.txt: +ASCII text/],
       [`printf '${secret}\\0' | find -files0-from - -type f`, /^\.\.\/outside\/secret\.txt$/m],
       [`printf '00000000000000000000000000000000  ${secret}\\n' | md5sum -c -`, /secret\.txt: FAILED$/m],
+      [`printf '${secret}\\0' > list0 && sort --files0-from=list0`, new RegExp(PLANTED)],
+      [`printf '${secret}\\n' | tar -cf - -T - | tar -xOf -`, new RegExp(PLANTED)],
+      [`printf '${secret}\\n' | tar cTf - - | tar -xOf -`, new RegExp(PLANTED)],
     ];
     const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, "md5sum"];
     for (const [line, opened] of lines) {
       const check = await checkCommand(line, { sandbox: { available: false }, workspaceRoot: workspace, allowlist });
       assert.equal(check.verdict, "ask", `${line} was allowed`);
+      // The files a list names are paths only the run knows: without the sandbox only a person may let them be opened
+      // (before, an automatic answer printed the file outside).
+      const decided = await decideCommand(line, { workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
       const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
       assert.match(run.stdout, opened, `${line}: ${run.stdout} ${run.stderr}`);
     }
