@@ -269,6 +269,21 @@ function judgeWords(
   projectCodeList: readonly string[],
   context: FlagContext,
 ): WordsFinding {
+  const found = judgeProgram(command, allowlist, projectCodeList, context);
+  // What the shell does around the program (a redirection to a file, an assignment) asks first, and the program is
+  // judged all the same: the files its script or options write, read or run are judged with the line's paths.
+  // Before, a redirection hid them: with the sandbox off and an automatic answer, `sed 's/a/b/w /outside/f' a >
+  // out` wrote the file outside, and `find . -exec CMD \; > out` ran CMD.
+  return command.problems.length === 0 ? found : { ...found, ok: false, reason: command.problems.join("; ") };
+}
+
+/** The program of a simple command and its words, judged by the allowlist and the program's flag rule. */
+function judgeProgram(
+  command: BashSimpleCommand,
+  allowlist: readonly string[],
+  projectCodeList: readonly string[],
+  context: FlagContext,
+): WordsFinding {
   const words = command.words.map((word) => word.value ?? word.text);
   const finding = (ok: boolean, reason: string, allowedBy?: string): Omit<SimpleCommandFinding, "paths"> => {
     const entry = allowedBy === undefined ? undefined : parseAllowlistEntry(allowedBy);
@@ -283,7 +298,6 @@ function judgeWords(
       projectCode,
     };
   };
-  if (command.problems.length > 0) return finding(false, command.problems.join("; "));
   const [name, ...args] = command.words;
   if (name === undefined) {
     return finding(false, `${quoteSource(command.text)} runs no command`);

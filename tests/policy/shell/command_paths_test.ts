@@ -667,6 +667,37 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a command with a redirection to a file is judged by its program's rule too: its script's files and programs", {
+    timeout: 300_000,
+  }, async () => {
+    // Before, a redirection's problem was reported and the program's flag rule never read: with the sandbox off and an
+    // automatic answer, `sed 's/a/b/w ../outside/made' f.txt > out.txt` wrote the file outside, and find's -exec,
+    // sed's e, awk's system and ripgrep's --pre ran what they were given.
+    const rules = PolicyRules.empty(workspace);
+    for (
+      const line of [
+        "sed 's/a/b/w ../outside/made' f.txt > out.txt",
+        "sed -n '1e cat /etc/hostname' f.txt >> out.txt",
+        "awk 'BEGIN { print 1 > \"../outside/made\" }' 2> err.txt",
+        "awk 'BEGIN { system(\"sh x.sh\") }' &> out.txt",
+        "find . -maxdepth 0 -exec sh x.sh \\; > out.txt",
+        "rg --pre ./x.sh alpha > out.txt",
+        "printf '../outside/secret.txt\\0' | sort --files0-from=- > out.txt",
+        "out=1 sed 's/a/b/w ../outside/made' f.txt",
+      ]
+    ) {
+      await personAsked(line, rules);
+    }
+    const made = join(outside, "made");
+    spawnSync("bash", ["-c", "sed 's/a/b/w ../outside/made' f.txt > out.txt"], { cwd: workspace, timeout: 10_000 });
+    try {
+      assert.match(await readFile(made, "utf8"), /blpha/, "sed did not write the file outside");
+    } finally {
+      await rm(made, { force: true });
+      await rm(join(workspace, "out.txt"), { force: true });
+    }
+  });
+
   test("paths inside the workspace and harmless devices run", { timeout: 300_000 }, async () => {
     for (
       const line of [
