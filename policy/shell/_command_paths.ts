@@ -1924,20 +1924,37 @@ function judgeTree(folder: string, judge: PathJudge): Judged {
   return found.decision === "allow" ? found : { ...found, reason: `holds ${found.path}, which ${found.reason}` };
 }
 
-/** Judges the redirections that belong to no simple command (`done < f`, `$(< f)`). */
+/**
+ * Judges the redirections that belong to no simple command (`done < f`, `$(< f)`), and the text bash evaluates as
+ * code (`BashAnalysis.evaluated`): what a command substitution hidden in a value there runs, and the files it
+ * touches, only the run knows. Before, with the sandbox off and an automatic answer, `x='a[$(CMD)]'; echo $((x))`,
+ * `test -v 'a[$(CMD)]'` and `x='$(CMD)'; echo "${x@P}"` ran CMD: the line asked, but for nothing the risk assessor
+ * took for more than unsure.
+ */
 export function judgeLinePaths(analysis: BashAnalysis, folders: Folders, judge: PathJudge): CommandPath[] {
   const tested = (analysis.fileTests ?? []).map((test) => ({
     word: test.target!,
     access: "read" as const,
     origin: `[[ ${test.operator}`,
   }));
-  return [...redirectWords(analysis.redirects), ...tested].map(({ word, access, origin }) => ({
-    command: `${origin} ${word.text}`,
-    written: word.text,
-    access,
-    origin,
-    ...judgeWord(word, access, folders, judge),
+  const evaluated = (analysis.evaluated ?? []).map((text): CommandPath => ({
+    command: text,
+    written: text,
+    access: "run",
+    origin: "code bash evaluates",
+    decision: "ask",
+    reason: "may run a command hidden in a value bash evaluates there, which only the run knows",
   }));
+  return [
+    ...[...redirectWords(analysis.redirects), ...tested].map(({ word, access, origin }) => ({
+      command: `${origin} ${word.text}`,
+      written: word.text,
+      access,
+      origin,
+      ...judgeWord(word, access, folders, judge),
+    })),
+    ...evaluated,
+  ];
 }
 
 /** The reason a person reads for a path that asks or is denied. */

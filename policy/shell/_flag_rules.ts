@@ -84,11 +84,13 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
 /**
  * The runners whose commands the analysis never sees whole: `xargs` and `parallel` take their words from a stream,
  * a pager or editor runs what is typed or configured (`!cmd`, `LESSOPEN`, `:!cmd`), `at` and `script` run what they
- * are given later. What those commands write is only known when they run: any path, a protected one too.
+ * are given later, `let` evaluates its words as arithmetic, where a variable's value is evaluated again and a command
+ * substitution in an array subscript of it runs (`x='a[$(CMD)]'; let x`). What those commands write is only known when
+ * they run: any path, a protected one too.
  */
 export const UNSEEN_COMMANDS: ReadonlySet<string> = new Set(
   (
-    "xargs parallel watch flock script scriptlive at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq " +
+    "xargs parallel watch flock script scriptlive at batch expect gdb fc trap tmux screen socat websocat dtach abduco tsp nq let " +
     "srun sbatch salloc xdg-open crontab " +
     "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot " + SHELL_ESCAPE_CLIENTS
   ).split(" "),

@@ -414,6 +414,7 @@ function tarDates(args: readonly BashWord[]): PathOperand[] {
 const testOperators = optionRule({
   exact: ["-v", "-R"],
   effect: "tests a variable by name, which evaluates array subscripts that can run commands",
+  runs: true,
 });
 
 const BINARY_TEST_OPERATORS = new Set([
@@ -788,7 +789,8 @@ export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ),
   ["date", dateRule],
   ["touch", touchRule],
-  ["printf", optionRule({ short: "v", effect: "assigns a shell variable" })],
+  // A subscript in the name printf -v assigns is evaluated: what a command substitution there runs, the run knows.
+  ["printf", optionRule({ short: "v", effect: "assigns a shell variable", runs: true })],
   ["test", testRule],
   ["[", testRule],
   ["sed", sedRule],

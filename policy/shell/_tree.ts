@@ -103,6 +103,12 @@ export interface BashAnalysis {
    * each as its operator and operand, for the path rules.
    */
   fileTests?: BashRedirect[];
+  /**
+   * The text bash evaluates as code when the line runs (`$((x))`, `${a[i]}`,
+   * `${!x}`, `${x@P}`, `[[ -v x ]]`, `[[ x -eq y ]]`), as written: what a
+   * command substitution hidden in a value there runs is known to nobody.
+   */
+  evaluated?: string[];
 }
 
 /** Longer command lines are not parsed at all. */
@@ -230,5 +236,6 @@ function walk(source: string, tree: Tree, brackets: ReadonlySet<number>): BashAn
     empty: walker.statementCount === 0,
     redirects: walker.redirects,
     fileTests: walker.fileTests,
+    evaluated: walker.evaluated,
   };
 }

@@ -100,6 +100,12 @@ export class Walker {
   // The shared state and the helpers every part of the walk uses.
   readonly commands: BashSimpleCommand[] = [];
   readonly problems: string[] = [];
+  /**
+   * The text bash evaluates as code when the line runs, each as written: arithmetic on a value only the run knows, an
+   * array subscript, an indirect expansion, `@P`, a `[[ ]]` test by name or arithmetic comparison. A command
+   * substitution hidden in the value (`x='a[$(CMD)]'; echo $((x))`) runs there, as eval's would.
+   */
+  readonly evaluated: string[] = [];
   understood = true;
   /** Byte ranges of the source the walk has accounted for. */
   private readonly covered: [number, number][] = [];
@@ -258,6 +264,7 @@ export class Walker {
         quoteSource(this.text(node))
       }, a value computed when the command runs`,
     );
+    this.evaluated.push(this.text(whole));
     if (node.type === "word" || node.type === "variable_name") this.cover(node);
     else this.word(node, depth);
   }
@@ -282,6 +289,7 @@ export class Walker {
               quoteSource(this.text(node))
             } is an indirect expansion, which evaluates array subscripts (and can run commands)`,
           );
+          this.evaluated.push(this.text(node));
         } else if (op === "=" || op === ":=") {
           this.problems.push(`${quoteSource(this.text(node))} assigns a default value to the variable`);
         } else if (op === "@") {
@@ -290,6 +298,7 @@ export class Walker {
             this.problems.push(
               `${quoteSource(this.text(node))} uses the @${transformation} transformation, which can expand commands`,
             );
+            this.evaluated.push(this.text(node));
           }
           if (tokens[index + 1] !== undefined) this.cover(tokens[++index].child);
         } else if (op === ":") {
@@ -299,6 +308,7 @@ export class Walker {
             this.problems.push(
               `${quoteSource(this.text(node))} computes a substring offset arithmetically from a run-time value`,
             );
+            this.evaluated.push(this.text(node));
           }
         } else if (op === "#" && index === 1) {
           continue;
@@ -338,6 +348,7 @@ export class Walker {
               quoteSource(this.text(child))
             } when the command runs`,
           );
+          this.evaluated.push(this.text(whole));
           this.wordParts(child, depth + 1, true);
         }
       } else if (field === "name" || child.type === "[" || child.type === "]") {
@@ -983,6 +994,7 @@ export class Walker {
             quoteSource(this.text(test))
           } tests a variable by name, and bash evaluates array subscripts (which can run commands) in it`,
         );
+        this.evaluated.push(this.text(test));
       }
       operand(term.right, false);
       return;
@@ -1004,6 +1016,7 @@ export class Walker {
         this.problems.push(
           `${shown} compares arithmetically, and bash evaluates array subscripts (which can run commands) in the operands`,
         );
+        this.evaluated.push(this.text(test));
       }
     }
   }

@@ -6,7 +6,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -329,6 +329,44 @@ describe("programs whose effects the checker does not know, without the sandbox"
         }),
         { seed: 61, numRuns: 200 },
       );
+    } finally {
+      await cleanup(at);
+    }
+  });
+
+  test("a command hidden in a value bash evaluates as code does not run on an automatic answer", {
+    timeout: 120_000,
+  }, async () => {
+    // bash evaluates a variable's value again in arithmetic, and runs a command substitution in an array subscript of
+    // it; so do indirect expansions, `@P`, `[[ -v ]]`, `test -v`, `printf -v` and `let`. Before, with the sandbox off and
+    // an automatic answer, each of these lines ran `touch` on a file outside: the line asked, for nothing the risk
+    // assessor took for more than unsure.
+    const at = await places();
+    try {
+      const run = `$(touch '${at.marker}')`;
+      const lines = [
+        `x='a[${run}]'; echo $((x))`,
+        `x='a[${run}]'; echo \${!x}`,
+        `x='${run}'; echo "\${x@P}"`,
+        `x='a[${run}]'; echo "\${b[x]}"`,
+        `x='a[${run}]'; (( x ))`,
+        `x='a[${run}]'; let x`,
+        `x='a[${run}]'; [[ $x -eq 1 ]]`,
+        `[[ 'a[${run}]' -eq 1 ]]`,
+        `[[ -v 'a[${run}]' ]]`,
+        `test -v 'a[${run}]'`,
+        `printf -v 'a[${run}]' x`,
+        `echo $(( 'a[${run}]' ))`,
+      ];
+      for (const line of lines) {
+        spawnSync("bash", ["-c", line], { cwd: at.dir, stdio: "ignore", timeout: 10_000 });
+        assert.ok(existsSync(at.marker), `${line} did not run the hidden command under bash`);
+        await rm(at.marker);
+        await personNeeded(line, at.dir);
+      }
+      const result = await runAuto(at.dir, lines[0]);
+      assert.notEqual(result.status, "success", JSON.stringify(result));
+      assert.ok(!existsSync(at.marker), "the automatic answer ran the hidden command");
     } finally {
       await cleanup(at);
     }
