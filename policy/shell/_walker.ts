@@ -291,7 +291,7 @@ export class Walker {
           );
           this.evaluated.push(this.text(node));
         } else if (op === "=" || op === ":=") {
-          this.problems.push(`${quoteSource(this.text(node))} assigns a default value to the variable`);
+          this.defaultAssignment(node, tokens.map(({ child }) => child));
         } else if (op === "@") {
           const transformation = tokens[index + 1]?.child.type ?? "";
           if (!SAFE_TRANSFORMATIONS.has(transformation)) {
@@ -333,6 +333,25 @@ export class Walker {
       }
     }
     return globs;
+  }
+
+  /**
+   * `${NAME:=VALUE}` and `${NAME=VALUE}` assign NAME as a statement does, for every later command of the line: judged
+   * as an assignment (`sets`), whose variable may move where later commands reach. Before, with the sandbox off and an
+   * automatic answer, `: ${CDPATH:=/}; cd etc; cat passwd` read /etc/passwd: cd's folder was judged without CDPATH.
+   */
+  private defaultAssignment(node: Node, parts: readonly Node[]): void {
+    const named = parts.find((part) => part.type === "variable_name" || part.type === "subscript");
+    const variable = named?.type === "subscript" ? named.childForFieldName("name") ?? named : named;
+    const name = variable === undefined ? "?" : this.text(variable);
+    this.commands.push({
+      text: this.text(node),
+      kind: "assignment",
+      words: [],
+      problems: [`${quoteSource(this.text(node))} assigns a default value to the variable ${name}`],
+      redirects: [],
+      sets: [name],
+    });
   }
 
   private subscript(node: Node, depth: number, whole: Node): void {

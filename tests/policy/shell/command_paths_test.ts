@@ -698,6 +698,34 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a default assignment in an expansion is an assignment: `${CDPATH:=..}` moves the cd after it", {
+    timeout: 300_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `: ${CDPATH:=..}; cd outside && cat secret.txt` printed the
+    // planted file: cd's folder was judged as `./outside`, without the CDPATH the line itself had set.
+    const rules = PolicyRules.empty(workspace);
+    for (
+      const line of [
+        ": ${CDPATH:=..}; cd outside && cat secret.txt",
+        "echo ${CDPATH=..} > /dev/null; cd outside; cat secret.txt",
+        'echo "${CDPATH:=$PWD/..}"; cd outside; head secret.txt',
+        ": ${PATH:=.}; ls",
+      ]
+    ) {
+      await personAsked(line, rules);
+    }
+    const run = spawnSync("bash", ["-c", ": ${CDPATH:=..}; cd outside && cat secret.txt"], {
+      cwd: workspace,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      timeout: 10_000,
+    });
+    assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+    // A variable of the line's own, lower case, is the line's business as `x=1` is.
+    const own = await decideCommand('echo "${x:=a}"', { rules, workspaceRoot: workspace, sandbox: "off" });
+    assert.notEqual(own.prompt?.requirePerson, true, own.reason);
+  });
+
   test("paths inside the workspace and harmless devices run", { timeout: 300_000 }, async () => {
     for (
       const line of [
