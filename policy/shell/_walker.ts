@@ -344,14 +344,16 @@ export class Walker {
     const named = parts.find((part) => part.type === "variable_name" || part.type === "subscript");
     const variable = named?.type === "subscript" ? named.childForFieldName("name") ?? named : named;
     const name = variable === undefined ? "?" : this.text(variable);
-    this.commands.push({
-      text: this.text(node),
-      kind: "assignment",
-      words: [],
-      problems: [`${quoteSource(this.text(node))} assigns a default value to the variable ${name}`],
-      redirects: [],
-      sets: [name],
-    });
+    this.assignmentStatement(
+      this.text(node),
+      `${quoteSource(this.text(node))} assigns a default value to the variable ${name}`,
+      name,
+    );
+  }
+
+  /** An assignment the line makes outside an assignment statement, judged as one (`sets`). */
+  private assignmentStatement(text: string, problem: string, name: string): void {
+    this.commands.push({ text, kind: "assignment", words: [], problems: [problem], redirects: [], sets: [name] });
   }
 
   private subscript(node: Node, depth: number, whole: Node): void {
@@ -1336,8 +1338,11 @@ export class Walker {
     for (const { child, field } of children(node)) {
       if (field === "variable") {
         this.cover(child);
-        this.problems.push(
+        // Judged as the assignment it is: `for PATH in .; do ls; done` ran the workspace's ./ls on an automatic answer.
+        this.assignmentStatement(
+          this.text(node),
           `the ${keyword} loop in ${quoteSource(this.text(node))} assigns the shell variable ${this.text(child)}`,
+          this.text(child),
         );
       } else if (field === "value") {
         this.word(child, depth);

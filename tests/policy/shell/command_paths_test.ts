@@ -726,6 +726,40 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.notEqual(own.prompt?.requirePerson, true, own.reason);
   });
 
+  test(
+    "a loop's variable is an assignment: `for PATH in .` runs the workspace's programs",
+    { timeout: 300_000 },
+    async () => {
+      // Before, with the sandbox off and an automatic answer, `for PATH in .; do ls; done` ran an `ls` the workspace held.
+      const scratch = await realpath(await mkdtemp(join(base, "loop-")));
+      try {
+        await writeFile(join(scratch, "ls"), `#!/bin/sh\necho ${PLANTED}\n`, { mode: 0o755 });
+        const rules = PolicyRules.empty(scratch);
+        for (
+          const line of [
+            "for PATH in .; do ls; done",
+            "select PATH in .; do ls; break; done < /dev/null",
+            "for CDPATH in ..; do cd outside; done",
+            "for HOME in ..; do ls; done",
+          ]
+        ) {
+          const decided = await decideCommand(line, { rules, workspaceRoot: scratch, sandbox: "off" });
+          assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+        }
+        const run = spawnSync("bash", ["-c", "for PATH in .; do ls; done"], { cwd: scratch, encoding: "utf8" });
+        assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+        const own = await decideCommand("for i in 1 2; do echo $i; done", {
+          rules,
+          workspaceRoot: scratch,
+          sandbox: "off",
+        });
+        assert.notEqual(own.prompt?.requirePerson, true, own.reason);
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+  );
+
   test("paths inside the workspace and harmless devices run", { timeout: 300_000 }, async () => {
     for (
       const line of [
