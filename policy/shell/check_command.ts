@@ -248,12 +248,60 @@ function environmentChanged(command: BashSimpleCommand): string | undefined {
     return "what runs after `set -a` exports";
   }
   const sets = (command.sets ?? []).filter((variable) => !PRINTING_VARIABLES.test(variable));
+  const assigned = readIntoNames(command.words).filter((variable) =>
+    variable === "?" || ENVIRONMENT_NAME.test(variable)
+  );
   const moved = command.kind === "command"
-    ? sets
+    ? [...sets, ...assigned]
     : command.kind === "declaration"
     ? sets.length > 0 ? sets : ["?"]
     : sets.filter((variable) => ENVIRONMENT_NAME.test(variable));
   return moved.length === 0 ? undefined : `what runs with ${moved.join(", ")} set`;
+}
+
+/** The options of the builtins that read into variables that take the next word as their value. */
+const READ_INTO: Readonly<Record<string, { values: string; names: "operands" | "second" }>> = {
+  read: { values: "adinNptu", names: "operands" },
+  mapfile: { values: "dnOsuCc", names: "operands" },
+  readarray: { values: "dnOsuCc", names: "operands" },
+  getopts: { values: "", names: "second" },
+};
+
+/**
+ * The variables a builtin reads a value into, by name (`?` for a name only the run knows): `read PATH < f`,
+ * `read -a NAME`, `mapfile NAME`, `getopts OPTS NAME`. Before, they were no assignment to the analysis: with the
+ * sandbox off and an automatic answer, `read PATH < p.txt; ls` ran an `ls` the workspace held, and
+ * `read CDPATH < p.txt; cd etc` left the workspace.
+ */
+function readIntoNames(words: readonly BashWord[]): string[] {
+  const grammar = words[0]?.value === undefined ? undefined : READ_INTO[words[0].value];
+  if (grammar === undefined) return [];
+  const names: string[] = [];
+  const operands: BashWord[] = [];
+  for (let index = 1; index < words.length; index++) {
+    const value = words[index].value;
+    if (value === undefined) {
+      names.push("?");
+      continue;
+    }
+    if (value === "--") {
+      operands.push(...words.slice(index + 1));
+      break;
+    }
+    if (!value.startsWith("-") || value === "-") {
+      operands.push(words[index]);
+      continue;
+    }
+    // A cluster's letter that takes a value takes the rest of the word, or the next one: `-a NAME` reads into NAME.
+    for (let at = 1; at < value.length; at++) {
+      if (!grammar.values.includes(value[at])) continue;
+      const taken = at + 1 < value.length ? value.slice(at + 1) : words[++index]?.value ?? "?";
+      if (value[at] === "a") names.push(taken);
+      break;
+    }
+  }
+  const named = grammar.names === "second" ? operands.slice(1, 2) : operands;
+  return [...names, ...named.map((word) => word.value ?? "?")];
 }
 
 /**

@@ -726,6 +726,40 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     assert.notEqual(own.prompt?.requirePerson, true, own.reason);
   });
 
+  test("a builtin that reads into a variable assigns it: `read PATH < p.txt` runs the workspace's programs", {
+    timeout: 300_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `read PATH < p.txt; ls` ran an `ls` the workspace held.
+    const scratch = await realpath(await mkdtemp(join(base, "read-")));
+    try {
+      await writeFile(join(scratch, "ls"), `#!/bin/sh\necho ${PLANTED}\n`, { mode: 0o755 });
+      await writeFile(join(scratch, "p.txt"), ".\n");
+      const rules = PolicyRules.empty(scratch);
+      for (
+        const line of [
+          "read PATH < p.txt; ls",
+          "read -r -p x CDPATH < p.txt; cd outside",
+          "read -ra PATH < p.txt; ls",
+          "IFS= read -r -d '' -a PATH < p.txt; ls",
+          "mapfile -t PATH < p.txt; ls",
+          "readarray -n 1 PATH < p.txt; ls",
+          "getopts a PATH; ls",
+          'read "$name" < p.txt; ls',
+        ]
+      ) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: scratch, sandbox: "off" });
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+      const run = spawnSync("bash", ["-c", "read PATH < p.txt; ls"], { cwd: scratch, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
+      // A variable of the line's own is the line's business.
+      const own = await decideCommand("read -r x < p.txt; echo $x", { rules, workspaceRoot: scratch, sandbox: "off" });
+      assert.notEqual(own.prompt?.requirePerson, true, own.reason);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
   test(
     "a loop's variable is an assignment: `for PATH in .` runs the workspace's programs",
     { timeout: 300_000 },
