@@ -123,6 +123,43 @@ export function startsShell(words: readonly string[]): boolean {
   return runner !== undefined && runnerCommand(runner, words) === undefined;
 }
 
+/**
+ * The options of the runners that run their command in another folder (`env -C DIR`, `sudo -D DIR`, `unshare -w DIR`):
+ * the relative paths of the command lead from there.
+ */
+const CHDIR_OPTIONS: Readonly<Record<string, { short: string; long: readonly string[] }>> = {
+  env: { short: "C", long: ["chdir"] },
+  sudo: { short: "D", long: ["chdir"] },
+  unshare: { short: "w", long: ["wd"] },
+  nsenter: { short: "w", long: ["wd"] },
+};
+
+/**
+ * Whether a runner's own options (those before the command it runs) move the command into another folder: its
+ * relative paths, judged from the folder the line runs in, lead from that one. Before, with the sandbox off and an
+ * automatic answer, `env -C sub cat lnk` printed the file outside `sub/lnk` leads to, where `./lnk` was a file of the
+ * workspace.
+ */
+export function runsElsewhere(words: readonly string[]): boolean {
+  // Behind another runner too (`timeout 5 env -C sub cat f`): any word may be the runner it starts.
+  return words.some((_, index) => movesItsCommand(words.slice(index)));
+}
+
+function movesItsCommand(words: readonly string[]): boolean {
+  const runner = listedName(words[0] ?? "", (listed) => Object.hasOwn(CHDIR_OPTIONS, listed));
+  if (runner === undefined) return false;
+  const options = CHDIR_OPTIONS[runner];
+  const command = runnerCommand(runner, words);
+  const own = words.slice(1, command === undefined ? undefined : words.length - command.length);
+  return own.some((word) => {
+    if (word.startsWith("--")) {
+      const given = word.slice(2).split("=", 1)[0];
+      return given !== "" && options.long.some((long) => long.startsWith(given));
+    }
+    return word.startsWith("-") && [...word.slice(1)].some((letter) => options.short.includes(letter));
+  });
+}
+
 /** The command a runner runs, its words after the runner's options and operands; `undefined` when it has none. */
 function runnerCommand(runner: string, words: readonly string[]): readonly string[] | undefined {
   const grammar = RUNNER_GRAMMAR[runner];

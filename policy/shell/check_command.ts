@@ -26,7 +26,7 @@ import {
 } from "./allowlist.ts";
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem, UNSEEN_COMMANDS } from "./_flag_rules.ts";
-import { startsShell, unknownProgram } from "./_unknown_program.ts";
+import { runsElsewhere, startsShell, unknownProgram } from "./_unknown_program.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import {
   type CommandPath,
@@ -390,6 +390,10 @@ function judgeProgram(
       (ran !== undefined && loadsFile(ran, args.slice(args.findIndex((word) => word.value === ran) + 1)));
     if ((UNSEEN_COMMANDS.has(runnerName!) && !noHandler) || commandLine || script) {
       context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
+    }
+    // The relative paths of a command run in another folder (`env -C DIR`) lead from there: only the run knows where.
+    if (runsElsewhere(words)) {
+      context.pathOperands?.push({ value: undefined, access: "read", origin: `the paths of what ${name.value} runs` });
     }
     const found = finding(false, `${quoteSource(name.value)} ${runner}, so it always asks, even when allowlisted`);
     // What it runs may be code the project controls (`nice make`, `timeout 5 python3 t.py`, `setsid sh -c ...`).

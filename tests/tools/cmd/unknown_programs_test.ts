@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -367,6 +367,37 @@ describe("programs whose effects the checker does not know, without the sandbox"
       const result = await runAuto(at.dir, lines[0]);
       assert.notEqual(result.status, "success", JSON.stringify(result));
       assert.ok(!existsSync(at.marker), "the automatic answer ran the hidden command");
+    } finally {
+      await cleanup(at);
+    }
+  });
+
+  test("a runner that runs its command in another folder moves the command's relative paths", {
+    timeout: 120_000,
+  }, async () => {
+    // Before, with the sandbox off and an automatic answer, `env -C sub cat lnk` printed the file outside that
+    // `sub/lnk` leads to: `lnk` was judged from the folder the line runs in, where it was a file of the workspace.
+    const at = await places();
+    try {
+      await mkdir(path.join(at.dir, "sub"));
+      await symlink(path.join(at.outside, "secret.txt"), path.join(at.dir, "sub", "lnk"));
+      await writeFile(path.join(at.dir, "lnk"), "inside\n");
+      const lines = [
+        "env -C sub cat lnk",
+        "env --chdir=sub cat lnk",
+        "env -Csub head lnk",
+        "env -i -C sub cat lnk",
+        "timeout 5 env -C sub cat lnk",
+        "nice env --ch sub cat lnk",
+      ];
+      for (const line of lines) await personNeeded(line, at.dir);
+      const shown = spawnSync("bash", ["-c", lines[0]], { cwd: at.dir, encoding: "utf8", timeout: 10_000 });
+      assert.match(shown.stdout, new RegExp(SECRET), shown.stderr);
+      const result = await runAuto(at.dir, lines[0]);
+      assert.doesNotMatch(JSON.stringify(result), new RegExp(SECRET));
+      // Options of the command it runs are its own: `env LANG=C sort -C a.txt` keeps the automatic answer.
+      const own = await runAuto(at.dir, "env LANG=C sort -C a.txt");
+      assert.equal(own.status, "success", JSON.stringify(own));
     } finally {
       await cleanup(at);
     }
