@@ -139,15 +139,23 @@ const uniqRule: Rule = (args, name) => {
  * diff's `--to-file` and `--from-file` name a folder to compare every operand with; a pattern that expands into one
  * names the folder it matches in, or `..` (a file named `--to-file=..`), which the path check never sees.
  */
-const diffRule: Rule = (args) => {
+const diffRule: Rule = (args, name, context) => {
   const end = args.findIndex((arg) => arg.value === "--");
   const word = args.slice(0, end < 0 ? undefined : end).find((arg) => arg.value === undefined && arg.mayBeOption);
-  return word === undefined
-    ? undefined
-    : `${
+  if (word !== undefined) {
+    return `${
       shown(word)
     } could expand into an option of diff, such as \`--to-file=..\`, which compares with a folder it names`;
+  }
+  return DIFF_PAGINATES(args.slice(0, end < 0 ? undefined : end), name, context);
 };
+
+/** diff's `-l` (`--paginate`) pipes its output through /usr/bin/pr, a program the allowlist does not hold. */
+const DIFF_PAGINATES: Rule = optionRule({
+  short: "l",
+  long: ["paginate"],
+  effect: "makes diff start pr, a program not on the allowlist, to paginate its output",
+});
 
 const teeRule: Rule = (args, name) => {
   const hidden = hiddenOption(args, name);

@@ -90,6 +90,24 @@ describe("flag rules: the gaps of issue 12", () => {
     for (const [command, named] of cases) await asks(command, named);
   });
 
+  test("diff -l starts pr, which the allowlist does not hold: it asks", { timeout: 60_000 }, async () => {
+    // Before, `diff -l a b` ran /usr/bin/pr without asking (strace showed the exec), sandbox or not.
+    const folder = await mkdtemp(join(tmpdir(), "toolfence-diff-l-"));
+    try {
+      await writeFile(join(folder, "a"), "a\n");
+      await writeFile(join(folder, "b"), "b\n");
+      for (const line of ["diff -l a b", "diff -ul a b", "diff --paginate a b", "diff --pag -u a b", "diff a b -l"]) {
+        await asks(line, "pr", folder);
+      }
+      for (const line of ["diff -u a b", "diff -- -l a", "diff -q a b"]) await allows(line, folder);
+      // What it does: pr's page header (the date and the command) comes before the diff.
+      const run = spawnSync("diff", ["-l", "a", "b"], { cwd: folder, encoding: "utf8" });
+      assert.match(run.stdout, /diff -l a b\s+Page 1/, run.stderr);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("abbreviations and both value spellings of dangerous long options ask", { timeout: 60_000 }, async () => {
     const cases: [string, string, string][] = [
       ["git diff", "--output", "f"],
