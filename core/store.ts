@@ -90,7 +90,11 @@ export interface StoredQuestion {
 export interface StoredCall {
   /** The session it belongs to. */
   sessionId: string;
-  /** The JSON-RPC request id, as a string. */
+  /**
+   * The JSON-RPC request id, as text that keeps its type: a number's text; a
+   * string itself, or its JSON text when it reads as a number or a quoted
+   * string (`"42"` for the string 42).
+   */
   requestId: string;
   /** The tenant. */
   tenant: string;

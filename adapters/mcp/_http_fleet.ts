@@ -10,6 +10,7 @@ import type { EventStore } from "@modelcontextprotocol/sdk/server/webStandardStr
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { makeResult, type Store, type StoredCall, type ToolBox } from "@toolfence/core";
 import { resultMeta } from "./server.ts";
+import { requestIdOf, requestKey } from "./_request_key.ts";
 import { DEAD_AFTER_MS, HEARTBEAT_MS, replicaAlive, unrefTimer } from "./_replica_liveness.ts";
 
 // The SDK's priming event (sent first on a stream, so that the client holds an event id to resume from).
@@ -29,7 +30,7 @@ const isPriming = (message: unknown): boolean =>
  */
 export class StoreEvents implements EventStore {
   claimStream?: (streamId: string) => Promise<void>;
-  /** The request ids of recorded calls whose answer is being sent. */
+  /** The request ids (their requestKey) of recorded calls whose answer is being sent. */
   readonly answering = new Set<string>();
 
   constructor(readonly store: Store, readonly sessionId: string, readonly keep = 256) {}
@@ -38,8 +39,10 @@ export class StoreEvents implements EventStore {
     const claim = isPriming(message) ? this.claimStream : undefined;
     this.claimStream = undefined;
     if (claim) await claim(streamId);
-    const answered = "id" in message && this.answering.delete(String(message.id));
-    if (answered) await this.store.finishCall(this.sessionId, String(message.id), message, Date.now());
+    const key = "id" in message && message.id !== undefined ? requestKey(message.id) : undefined;
+    if (key !== undefined && this.answering.delete(key)) {
+      await this.store.finishCall(this.sessionId, key, message, Date.now());
+    }
     return await this.store.appendEvent(this.sessionId, streamId, message, this.keep);
   }
 
@@ -73,10 +76,9 @@ export function interruptedAnswer(call: StoredCall, toolbox: ToolBox): JSONRPCMe
     attempts: 1,
     latencyMs: Date.now() - call.startedAt,
   });
-  const requestId = /^-?\d{1,15}$/.test(call.requestId) ? Number(call.requestId) : call.requestId;
   return {
     jsonrpc: "2.0",
-    id: requestId,
+    id: requestIdOf(call.requestId),
     result: {
       content: [{ type: "text", text: `Error: ${result.error}` }],
       isError: true,
@@ -132,7 +134,7 @@ export class FleetReplica {
         errorCode: "replica_lost",
         tenant: call.tenant,
         mcpSession: call.sessionId,
-        requestId: call.requestId,
+        requestId: requestIdOf(call.requestId),
         replica: call.owner,
         answeredBy: this.id,
       });

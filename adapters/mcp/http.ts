@@ -71,6 +71,7 @@ import { BoundedEventStore, notingAnswers } from "./_http_event_store.ts";
 import { countingUnread } from "./_http_unread.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
+import { requestKey } from "./_request_key.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener, type RequestConnection } from "./_http_listen.ts";
@@ -912,18 +913,19 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     const send = transport.send.bind(transport);
     transport.send = async (message: JSONRPCMessage, sendOptions) => {
       const isAnswer = "id" in message && ("result" in message || "error" in message);
-      const recorded = isAnswer && open.recorded.delete(String(message.id));
+      const key = isAnswer && message.id != null ? requestKey(message.id) : undefined;
+      const recorded = key !== undefined && open.recorded.delete(key);
       try {
         // An answered call's audit records are kept first: an answer the client saw is never missing from the audit;
         // so are its artifacts, which the answer links to.
         if (recorded) await Promise.all([...open.auditWrites, shareArtifacts(open).catch(report)]);
         // The call is ended in the store as its answer is kept (see StoreEvents), before the client can see it.
-        if (recorded) open.events!.answering.add(String(message.id));
+        if (recorded) open.events!.answering.add(key!);
         return await send(message, sendOptions);
       } finally {
         // An answer the transport did not keep (its stream gone) still ends the call.
-        if (recorded && open.events!.answering.delete(String(message.id))) {
-          await fleet!.store.finishCall(id, String(message.id), message, Date.now()).catch(report);
+        if (recorded && open.events!.answering.delete(key!)) {
+          await fleet!.store.finishCall(id, key!, message, Date.now()).catch(report);
         }
         if (isAnswer) open.release(message.id as RequestId);
       }
@@ -1476,11 +1478,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
       const tool = String((message.params as { name?: unknown } | undefined)?.name);
+      const key = requestKey(message.id);
       const record = async (streamId: string | null) => {
-        open.recorded.add(String(message.id));
+        open.recorded.add(key);
         await fleet!.store.startCall({
           sessionId: open.id!,
-          requestId: String(message.id),
+          requestId: key,
           tenant: identity.tenant,
           owner: fleet!.id,
           tool,
@@ -1502,9 +1505,9 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       // its slot, and a call recorded for it ran no tool, which its record says.
       if (!response.ok && isJSONRPCRequest(message)) {
         open.release(message.id);
-        if (open.recorded.delete(String(message.id))) {
+        if (open.recorded.delete(requestKey(message.id))) {
           const refused = errorReply(message.id, -32000, `The call was refused with HTTP ${response.status}`);
-          await fleet!.store.finishCall(open.id!, String(message.id), refused, Date.now()).catch(report);
+          await fleet!.store.finishCall(open.id!, requestKey(message.id), refused, Date.now()).catch(report);
         }
         return await withRequestId(response, message.id);
       }

@@ -62,6 +62,7 @@ import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
 import { echoed } from "./_jsonrpc_frame.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
 import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
+import { requestIdOf, requestKey } from "./_request_key.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
 import { mcpServerModule, mcpTypes } from "./_sdk.ts";
 
@@ -131,9 +132,10 @@ export interface SharedSessionState {
   /** The session's late results, oldest first. */
   lateResults(): Promise<LateResult[]>;
   /**
-   * The session's call of that JSON-RPC request id (as a string), with its
-   * answer once known; undefined when no such call was ever started (its tool
-   * never ran).
+   * The session's call of that JSON-RPC request id (as the key the store keeps
+   * it under: a number's text; a string itself, or its JSON text when it reads
+   * as a number or a quoted string), with its answer once known; undefined when
+   * no such call was ever started (its tool never ran).
    */
   call(requestId: string): Promise<StoredCall | undefined>;
 }
@@ -145,7 +147,9 @@ const CALLS_PREFIX = "toolfence://calls/";
 
 /**
  * The resource URI of the outcome of a session's call, by its JSON-RPC
- * request id: `toolfence://calls/<id>` (the id percent-encoded). Served when
+ * request id: `toolfence://calls/<id>` (the id percent-encoded; a string id
+ * that reads as a number or as a quoted string, such as `"42"`, in its JSON
+ * text, quotes and all, so that it names no numeric id). Served when
  * the server has {@linkcode McpServerOptions.shared} state. Its JSON says
  * `requestId`, `tool`, `state` (`running`, `done`, or `interrupted` when its
  * replica stopped first) and `answer` (the JSON-RPC answer given for it,
@@ -155,10 +159,11 @@ const CALLS_PREFIX = "toolfence://calls/";
  * ```ts
  * import { callUri } from "@toolfence/adapters/mcp";
  * console.log(callUri(7)); // toolfence://calls/7
+ * console.log(callUri("7")); // toolfence://calls/%227%22
  * ```
  */
 export function callUri(requestId: string | number): string {
-  return CALLS_PREFIX + encodeURIComponent(String(requestId));
+  return CALLS_PREFIX + encodeURIComponent(requestKey(requestId));
 }
 
 // A malformed escape is no id of any call.
@@ -758,7 +763,14 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     if (shared && uri.startsWith(CALLS_PREFIX)) {
       const requestId = decodedOrUndefined(uri.slice(CALLS_PREFIX.length));
       const call = requestId === undefined ? undefined : await shared.call(requestId);
-      if (call) return asJson({ requestId: call.requestId, tool: call.tool, state: call.state, answer: call.answer });
+      if (call) {
+        return asJson({
+          requestId: requestIdOf(call.requestId),
+          tool: call.tool,
+          state: call.state,
+          answer: call.answer,
+        });
+      }
       throw new McpError(
         -32002,
         `Resource not found: ${echoed(uri)} (no call of this session had that id: it never ran)`,
