@@ -2,7 +2,10 @@
  * The MCP server: a toolbox and one session behind the official SDK's
  * low-level `Server`.
  *
- * - `tools/list`: the listed tools with annotations from their metadata.
+ * - `tools/list`: the listed tools with annotations from their metadata. A
+ *   tool MCP cannot show (its input schema is no object, its output has no
+ *   JSON Schema) is left out, and unknown to `tools/call`; stderr says why,
+ *   once per tool.
  * - `tools/call`: every call through the toolbox; a tool's failure is a result
  *   with `isError: true` and the text the model should read. Protocol errors
  *   are kept for protocol faults (an unknown tool, a malformed request).
@@ -61,6 +64,7 @@ import { elicitationHost } from "./elicitation_host.ts";
 import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
 import { echoed } from "./_jsonrpc_frame.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
+import process from "node:process";
 import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
 import { requestIdOf, requestKey } from "./_request_key.ts";
 import { knownSandboxState, limitsOfPolicy, type SandboxState, sandboxState } from "@toolfence/policy";
@@ -185,6 +189,26 @@ function refuseCursor(request: { params?: { cursor?: string } }): void {
       `Invalid cursor: ${JSON.stringify(echoed(cursor))} (this server lists in one page)`,
     );
   }
+}
+
+// Whether MCP can show a tool, by tool: mcpTools throws for a tool whose input schema is no object or whose output has
+// no JSON Schema, and tools/list failed whole for it, leaving the client no tool at all. Such a tool is left out of the
+// list and is unknown to tools/call, as one the session may not call is; the operator reads why once, on stderr.
+const showable = new WeakMap<AnyTool, boolean>();
+
+function canShow(tool: AnyTool): boolean {
+  let shown = showable.get(tool);
+  if (shown === undefined) {
+    try {
+      mcpTools([tool]);
+      shown = true;
+    } catch (error) {
+      shown = false;
+      process.stderr.write(`toolfence: the tool ${tool.name} is not listed over MCP: ${(error as Error).message}\n`);
+    }
+    showable.set(tool, shown);
+  }
+  return shown;
 }
 
 /** The capabilities an MCP session has unless told otherwise: `vision` (MCP results carry image content). */
@@ -592,16 +616,16 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
 
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     refuseCursor(request);
-    return { tools: mcpTools(toolbox.list(listOptions())) };
+    return { tools: mcpTools(toolbox.list(listOptions()).filter(canShow)) };
   });
 
   setToolCallHandler(server, async (request, extra) => {
     const { name: toolName } = request.params;
     const args = rawToolCalls.argumentsOf(extra, request.params.arguments);
-    // A tool left out of tools/list (by the session's capabilities or the fence) is as unknown as an unregistered
+    // A tool left out of tools/list (by the session's capabilities, the fence, or MCP) is as unknown as an unregistered
     // one: the same protocol error, which does not say that it exists (the executor's own refusal would).
     const tool = toolbox.listed(toolName, listOptions());
-    if (!tool) {
+    if (!tool || !canShow(tool)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${echoed(toolName)}`);
     }
     // One call id per call: a cancelled request's id may be used again while its tool still runs.
