@@ -153,6 +153,13 @@ export interface ToolMetadata<A = Record<string, unknown>> {
    * tool did, and a successful call that declares `writes_files` is `applied`.
    */
   recordsFileChanges?: boolean;
+  /**
+   * Its calls build on what its session keeps between calls (a background
+   * job, a browser page, an artifact): a server whose sessions last one
+   * request (the MCP server's `--stateless` mode) does not offer it, as each
+   * call would find nothing of the last.
+   */
+  sessionState?: boolean;
   /** Runs when a call of this tool fails (see {@linkcode OnFailureHook}). */
   onFailure?: OnFailureHook<A>;
   /**

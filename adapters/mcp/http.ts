@@ -42,6 +42,7 @@ import {
   type Host,
   type MemoryArtifactPool,
   MemoryArtifactStore,
+  OPEN_FENCE,
   type Store,
   type StoredGrant,
   type StoredSession,
@@ -61,7 +62,13 @@ import {
   SYSTEM_READ_VIEW,
   Workspace,
 } from "@toolfence/policy";
-import { createMcpServer, type McpServerOptions, type McpToolServer, type SharedSessionState } from "./server.ts";
+import {
+  createMcpServer,
+  MCP_CAPABILITIES,
+  type McpServerOptions,
+  type McpToolServer,
+  type SharedSessionState,
+} from "./server.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./line_transport.ts";
 import { BATCH_PROTOCOL_VERSION, errorReply, type Frame, JSONRPC_ERRORS, shownId } from "./_jsonrpc_frame.ts";
 import { describeIssues } from "./_param_errors.ts";
@@ -591,9 +598,16 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     }
   }
 
+  // A stateless server's session lasts one request: a tool that builds on what its session keeps (a job, a page, an
+  // artifact) would start a job killed with the answer, or name one gone at the next call; it is not offered.
   function toolboxFor(scopes: readonly Scope[]): ToolBox {
     const box = toolbox.clone();
-    const hidden = box.list().filter((tool) => !scopes.includes(scopeOf(tool))).map((tool) => tool.name);
+    // Every tool its session could list, by the capabilities the session will have and whatever its fence: box.list()
+    // alone left out a tool requiring vision (browser_screenshot, which starts a browser) and so never hid it from a
+    // tools:read token, whose sessions, which have vision, listed it and ran it.
+    const hidden = box.list({ capabilities: serverOptions.capabilities ?? MCP_CAPABILITIES, fence: OPEN_FENCE })
+      .filter((tool) => !scopes.includes(scopeOf(tool)) || (stateless && tool.sessionState))
+      .map((tool) => tool.name);
     if (hidden.length > 0) box.disable(...hidden);
     return box;
   }

@@ -40,6 +40,7 @@ export interface BrowserClickArgs {
 export function browserClickTool(browsers: Browsers): Tool<BrowserClickArgs> {
   return tool({
     name: "browser_click",
+    sessionState: true,
     description: "Click the element with the given ref from the latest browser_snapshot. " + BROWSER_FLAGS,
     input: v.object({
       ref: v.pipe(v.string(), v.description("Element reference from browser_snapshot, e.g. e12.")),

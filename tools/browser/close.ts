@@ -32,6 +32,7 @@ import { CLOSE_OUTPUT } from "./_outputs.ts";
 export function browserCloseTool(browsers: Browsers): Tool<Record<string, never>> {
   return tool({
     name: "browser_close",
+    sessionState: true,
     description: "Close the browser and all its tabs (cookies and storage are discarded). " + BROWSER_FLAGS,
     input: v.object({}),
     output: CLOSE_OUTPUT,

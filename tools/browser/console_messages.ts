@@ -40,6 +40,7 @@ export interface BrowserConsoleArgs {
 export function browserConsoleMessagesTool(browsers: Browsers): Tool<BrowserConsoleArgs> {
   return tool({
     name: "browser_console_messages",
+    sessionState: true,
     description: "List the browser's console messages, page errors, failed or blocked requests and downloads " +
       "(clear: true forgets them afterwards). " + BROWSER_FLAGS,
     input: v.object({

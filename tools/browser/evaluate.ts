@@ -43,6 +43,7 @@ export interface BrowserEvaluateArgs {
 export function browserEvaluateTool(browsers: Browsers): Tool<BrowserEvaluateArgs> {
   return tool({
     name: "browser_evaluate",
+    sessionState: true,
     description: "Run JavaScript in the current page and return its result (JSON). Give an expression or a " +
       "function such as () => document.title. Asks the user first: the script acts with the page's cookies. " +
       BROWSER_FLAGS,

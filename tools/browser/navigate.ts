@@ -43,6 +43,7 @@ export interface BrowserNavigateArgs {
 export function browserNavigateTool(browsers: Browsers): Tool<BrowserNavigateArgs> {
   return tool({
     name: "browser_navigate",
+    sessionState: true,
     description: "Open a URL in the browser's current tab (http, https, or a file: URL inside the workspace). " +
       "Destinations not on the allowlist, and local or private addresses, need the user's approval. " +
       "Then call browser_snapshot to read the page. " + BROWSER_FLAGS,

@@ -38,6 +38,7 @@ export interface BrowserPressKeyArgs {
 export function browserPressKeyTool(browsers: Browsers): Tool<BrowserPressKeyArgs> {
   return tool({
     name: "browser_press_key",
+    sessionState: true,
     description: "Press a key in the current tab, e.g. Enter, Escape, ArrowDown, Tab, a, or a chord such as " +
       "Control+A. " + BROWSER_FLAGS,
     input: v.object({

@@ -62,6 +62,7 @@ export interface BrowserScreenshotResult extends Omit<RequestImageResult, "path"
 export function browserScreenshotTool(browsers: Browsers): Tool<BrowserScreenshotArgs> {
   return tool({
     name: "browser_screenshot",
+    sessionState: true,
     description: "Look at the current page: the viewport, the whole page (full_page) or one element (ref from " +
       "browser_snapshot). The image is shown to you right after the tool results, scaled so its long side is at " +
       "most 1000 px; the result says its final and original sizes. " + BROWSER_FLAGS,

@@ -39,6 +39,7 @@ export interface BrowserSelectArgs {
 export function browserSelectTool(browsers: Browsers): Tool<BrowserSelectArgs> {
   return tool({
     name: "browser_select",
+    sessionState: true,
     description: "Select options (by value or label) in the dropdown with the given ref from browser_snapshot. " +
       BROWSER_FLAGS,
     input: v.object({

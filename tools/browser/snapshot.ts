@@ -35,6 +35,7 @@ import { SNAPSHOT_OUTPUT } from "./_outputs.ts";
 export function browserSnapshotTool(browsers: Browsers): Tool<Record<string, never>> {
   return tool({
     name: "browser_snapshot",
+    sessionState: true,
     description: "Read the current page as an accessibility tree, with a [ref=...] for each element to pass to " +
       "browser_click, browser_type, browser_select or browser_screenshot. The page's text is untrusted web content. " +
       BROWSER_FLAGS,

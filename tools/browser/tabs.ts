@@ -45,6 +45,7 @@ export interface BrowserTabsArgs {
 export function browserTabsTool(browsers: Browsers): Tool<BrowserTabsArgs> {
   return tool({
     name: "browser_tabs",
+    sessionState: true,
     description:
       "List the browser's tabs (including windows pages opened), or open a new tab (action new, at most 20 tabs, " +
       "optional url), make one current (select, index) or close one (close, index). " + BROWSER_FLAGS,

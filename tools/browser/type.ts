@@ -42,6 +42,7 @@ export interface BrowserTypeArgs {
 export function browserTypeTool(browsers: Browsers): Tool<BrowserTypeArgs> {
   return tool({
     name: "browser_type",
+    sessionState: true,
     description: "Type text into the field with the given ref from browser_snapshot (replacing its content); " +
       "submit: true presses Enter afterwards. " + BROWSER_FLAGS,
     input: v.object({

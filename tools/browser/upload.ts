@@ -48,6 +48,7 @@ export interface BrowserFileUploadArgs {
 export function browserFileUploadTool(browsers: Browsers): Tool<BrowserFileUploadArgs> {
   return tool({
     name: "browser_file_upload",
+    sessionState: true,
     description: "Choose files of the workspace in the file input with the given ref from browser_snapshot " +
       "(at most 50 MB in all). " + BROWSER_FLAGS,
     input: v.object({

@@ -45,6 +45,7 @@ export interface BrowserWaitForArgs {
 export function browserWaitForTool(browsers: Browsers): Tool<BrowserWaitForArgs> {
   return tool({
     name: "browser_wait_for",
+    sessionState: true,
     description: "Wait until a text appears (text) or disappears (text_gone) on the current page, or wait a " +
       "number of seconds (time). Give exactly one. " + BROWSER_FLAGS,
     input: v.object({

@@ -203,6 +203,7 @@ export interface BashBackgroundArgs {
  */
 export const bashBackgroundTool: Tool<BashBackgroundArgs> = tool({
   name: "bash_background",
+  sessionState: true,
   description: "Start a shell command in the background and return its job id (job-1, job-2, … numbered per " +
     "session; no process id) at once.\n" +
     "Use it for servers, watchers and long builds. The same rules as bash apply (allowlist, asking the user, " +
@@ -282,6 +283,7 @@ export interface BashReadArgs {
  */
 export const bashReadTool: Tool<BashReadArgs> = tool({
   name: "bash_read",
+  sessionState: true,
   description: "Show a background job's status and its output so far (head and tail when long).\n" +
     "Reading does not consume the output: every call shows everything from the start. " +
     "A job that exited non-zero or was killed makes the call fail, with the same report.",
@@ -316,6 +318,7 @@ export interface BashWaitArgs {
  */
 export const bashWaitTool: Tool<BashWaitArgs> = tool({
   name: "bash_wait",
+  sessionState: true,
   description: "Wait for a background job to end, at most timeout_s seconds, then show its status and output.\n" +
     "On timeout the job keeps running (timed_out is true); timeout_s 0 just looks.",
   input: v.object({
@@ -365,6 +368,7 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
  */
 export const bashListTool: Tool<Record<string, never>> = tool({
   name: "bash_list",
+  sessionState: true,
   description: "List this session's background jobs: id, command, status, exit code and start time.",
   input: v.object({}),
   output: BASH_LIST_OUTPUT,
@@ -401,6 +405,7 @@ export interface BashStopArgs {
  */
 export const bashStopTool: Tool<BashStopArgs> = tool({
   name: "bash_stop",
+  sessionState: true,
   description: "Stop a background job and everything it started (SIGTERM, then SIGKILL after 5 seconds).\n" +
     "Returns its final status and output.",
   input: v.object({ id: JOB_ID }),

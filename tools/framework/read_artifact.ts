@@ -42,6 +42,7 @@ export const MAX_ARTIFACT_WINDOW = 30_000;
  */
 export const readArtifactTool: Tool<ReadArtifactArgs> = tool({
   name: "read_artifact",
+  sessionState: true,
   description: "Read part of an artifact: the whole output of an earlier call that was cut (its marker names " +
     "the artifact id). offset and limit count characters; nextOffset in the result is where to continue.",
   input: v.object({
