@@ -72,6 +72,25 @@ export function isJudgedRequest(message: unknown): boolean {
   return typeof message === "object" && message !== null && judgedRequests.has(message);
 }
 
+// MCP's ProgressToken is a string or any number; the SDK's schemas take integers alone, so a request whose token was
+// 1.5 was refused (-32602) by them, here and again in the SDK's handlers. Such a token is carried past them under this
+// key of `_meta` instead, and taken back (progressTokenOf) where progress is sent, which echoes it as it was sent.
+const FRACTIONAL_PROGRESS_TOKEN = "toolfence/progressToken";
+
+// `params` with a progress token that is no integer moved under FRACTIONAL_PROGRESS_TOKEN; else `params` itself.
+function carryingFractionalToken(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta;
+  if (!isObject(meta) || typeof meta.progressToken !== "number" || Number.isInteger(meta.progressToken)) return params;
+  const { progressToken, ...rest } = meta;
+  return { ...params, _meta: { ...rest, [FRACTIONAL_PROGRESS_TOKEN]: progressToken } };
+}
+
+/** The progress token of a request's `_meta`, as the client sent it (see carryingFractionalToken). */
+export function progressTokenOf(meta: Record<string, unknown> | undefined): string | number | undefined {
+  const token = meta?.progressToken ?? meta?.[FRACTIONAL_PROGRESS_TOKEN];
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
 /** An error reply. */
 export function errorReply(
   id: string | number | null,
@@ -206,14 +225,17 @@ export function judgeValue(value: unknown, within?: string): Frame {
     return invalid(id, "a request needs a method");
   }
   if (!hasId && value.method === "notifications/cancelled") return cancellation(value.params);
+  const judged = hasId && "method" in value && isObject(value.params)
+    ? { ...value, params: carryingFractionalToken(value.params) }
+    : value;
   // The schema of the kind of message it claims to be names the field at fault; the union would not.
-  const schema = "method" in value ? (hasId ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : JSONRPCMessageSchema;
-  const checked = schema.safeParse(value);
+  const schema = "method" in judged ? (hasId ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : JSONRPCMessageSchema;
+  const checked = schema.safeParse(judged);
   if (!checked.success) {
     if (!hasId) return { kind: "drop", reason: `a malformed notification (${firstIssue(checked.error)})` };
-    if (!("method" in value)) return { kind: "drop", reason: `a malformed response (${firstIssue(checked.error)})` };
+    if (!("method" in judged)) return { kind: "drop", reason: `a malformed response (${firstIssue(checked.error)})` };
     // The envelope was judged above (jsonrpc, id, method, params an object): what the schema still finds wrong lies
-    // inside params (params._meta.progressToken an object, null or a fraction), and JSON-RPC 2.0 names that
+    // inside params (params._meta.progressToken an object or null), and JSON-RPC 2.0 names that
     // "-32602 Invalid params", not "-32600 Invalid Request" (the JSON is a valid Request object).
     if (issuesWithinParams(checked.error)) {
       return {
@@ -223,8 +245,8 @@ export function judgeValue(value: unknown, within?: string): Frame {
     }
     return invalid(id, firstIssue(checked.error));
   }
-  if (schema === JSONRPCRequestSchema) judgedRequests.add(value);
-  return { kind: "message", message: value as JSONRPCMessage };
+  if (schema === JSONRPCRequestSchema) judgedRequests.add(judged);
+  return { kind: "message", message: judged as JSONRPCMessage };
 }
 
 // A cancellation is acted on before the SDK sees it (the stdio transport frees the id it names, the HTTP server the

@@ -62,7 +62,7 @@ import { base64, takeImagesOf } from "../_calls.ts";
 import { mcpTools, mcpWrapsOutput, WRAPPED_OUTPUT_KEY } from "./dialect.ts";
 import { elicitationHost } from "./elicitation_host.ts";
 import { answerInvalidParams, answerUnknownMethods } from "./_param_errors.ts";
-import { echoed } from "./_jsonrpc_frame.ts";
+import { echoed, progressTokenOf } from "./_jsonrpc_frame.ts";
 import { ignoreTaskAugmentation } from "./_task_params.ts";
 import process from "node:process";
 import { cancelFalsyIds, cancelInOrder } from "./_cancel_ids.ts";
@@ -632,7 +632,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
     let callId = `mcp-${extra.requestId}`;
     for (let n = 2; requestOfCall.has(callId); n++) callId = `mcp-${extra.requestId}#${n}`;
     requestOfCall.set(callId, extra.requestId);
-    const progressToken = request.params._meta?.progressToken;
+    const progressToken = progressTokenOf(request.params._meta);
     let progress = 0;
     // Set once the call is reported (answered, or cancelled with no answer): "progress notifications MUST stop after
     // completion", but a tool reported as timed out or cancelled may run on and report progress until it settles.
