@@ -100,7 +100,7 @@ const HTTP_SERVE_HELP = `HTTP options (serve over MCP Streamable HTTP instead of
   --oauth-jwks URL         its JWKS (default: URL/.well-known/jwks.json)
   --resource-url URL       this endpoint's public URL, the audience tokens must name
   --tenant-root DIR        one workspace folder per tenant, DIR/<tenant> (default: --workspace for all)
-  --stateless              no sessions: a fresh server per request (no elicitation, no jobs across calls)
+  --stateless              no sessions: a fresh server per request (no elicitation; no job, browser or artifact tools)
   --allowed-host NAME      also answer to this Host (repeatable; e.g. a reverse proxy's name)
   --allowed-origin ORIGIN  also allow this Origin (repeatable)
   --no-auth                serve without authentication (loopback addresses only)
