@@ -33,9 +33,14 @@
  * shares the rest. Before, one command opened all 3071 of them, and while it
  * ran no other sandbox (nor a container) could open a terminal (ENOSPC). Where
  * the namespace can also have a mount namespace, the shell mounts a devpts
- * instance of its own there with `max=` an eighth of that rest, and bubblewrap
- * (which `nsenter` starts in that mount namespace) binds it over the sandbox's
- * `/dev/pts` (its `/dev/ptmx` leads there).
+ * instance of its own there, and bubblewrap (which `nsenter` starts in that
+ * mount namespace) binds it over the sandbox's `/dev/pts` (its `/dev/ptmx`
+ * leads there). A devpts instance bounds only its own terminals, and one
+ * shared by sessions would let one open another's: so its `max=` is one of
+ * {@linkcode PTY_SESSIONS} parts of the server's half of that rest, and a
+ * session started while every part is held has an empty read-only folder
+ * there instead (no terminal) until it ends. Before, each session's had an
+ * eighth of the rest, and nine sessions opened it all.
  *
  * The bytes of POSIX message queues, pending signals and locked shared memory
  * are counted per user too, as rlimits (`RLIMIT_MSGQUEUE`, `RLIMIT_SIGPENDING`,
@@ -77,6 +82,11 @@ export const OBJECT_SHARE = 8;
 export const WATCH_SHARE = 4;
 /** The share of the machine's per-user counts the sandboxes of every session together may hold. */
 export const SERVER_SHARE = 2;
+/**
+ * The sessions of a process whose sandboxes may open pseudo-terminals at once (an HTTP tenant may hold 32): each is
+ * given this part of the server's share of those the machine's devpts instances share, and a session past them none.
+ */
+export const PTY_SESSIONS = 32;
 
 /** The first line of a session holder's script (the server's says `server`): what tells them apart in a listing. */
 export const SESSION_HOLDER_LINE = "# toolfence: the namespace of a session's sandboxes";
@@ -117,14 +127,17 @@ export interface NamespaceFront {
   argv: readonly string[];
   /** What bubblewrap is given first: the server's user and group (`--uid`, `--gid`). */
   bwrapArgs: readonly string[];
-  /** The pseudo-terminals the session's sandboxes may open, when the namespace has a devpts of that size. */
+  /**
+   * The pseudo-terminals the session's sandboxes may open, where the namespace has a devpts of that size over its
+   * `/dev/pts` (0: an empty read-only folder there, the server's share being held by other sessions).
+   */
   ptys?: number;
 }
 
 /** No front: bubblewrap starts as before, without these bounds. */
 export const NO_FRONT: NamespaceFront = Object.freeze({ argv: [], bwrapArgs: [] });
 
-/** What bubblewrap is given after `--dev /dev` where the namespace has its devpts. */
+/** What bubblewrap is given after `--dev /dev` where the namespace has its devpts (or its empty folder there). */
 export const DEVPTS_BIND: readonly string[] = ["--dev-bind", "/dev/pts", "/dev/pts"];
 
 const PTY_FILES = ["/proc/sys/kernel/pty/max", "/proc/sys/kernel/pty/reserve"];
@@ -137,7 +150,8 @@ const READY_MS = 5000;
  * The script of the holder's shell, root in its namespace: writes each
  * count's share of `machine`, at least 1 (a session's, or with `server` the
  * {@linkcode SERVER_SHARE} of every session's together), mounts a devpts of
- * `ptys` over its own `/dev/pts` where asked, prints `R <uid> <gid>` (the user and
+ * `ptys` over its own `/dev/pts` where asked (with 0, an empty read-only
+ * tmpfs: `/dev/ptmx` leads nowhere, and no terminal is taken), prints `R <uid> <gid>` (the user and
  * group of the namespace above, from the namespace's maps) and waits until
  * its standard input ends. The machine's limits are read beforehand (a sysctl
  * file read from an offset past 0, as dash's `read` does byte after byte,
@@ -154,9 +168,12 @@ export function holderScript(
     return n === undefined ? [] : [`echo ${Math.max(1, Math.floor(n / part))} > /proc/sys/user/${own}`];
   });
   // Over the host's /dev/pts in the namespace's own mounts only (unshare makes them private): the sandbox binds it.
+  // devpts has no max=0 (since Linux 4.16 it reads as no bound at all): a session given none has no devpts.
   if (devpts) {
     writes.push(
-      `${quote(devpts.mount)} -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=${devpts.ptys} devpts /dev/pts`,
+      devpts.ptys > 0
+        ? `${quote(devpts.mount)} -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=${devpts.ptys} devpts /dev/pts`
+        : `${quote(devpts.mount)} -t tmpfs -o ro,size=4k,mode=0555 no-pseudo-terminals /dev/pts`,
     );
   }
   return [
@@ -175,9 +192,15 @@ interface Recipe {
   server: readonly string[];
   /** A session's holder, started inside the server's namespace: `unshare` and its shell. */
   session: readonly string[];
+  /** A session's holder where the server's pseudo-terminals are all given (with `ptys`): no terminal at all. */
+  sessionNoPtys?: readonly string[];
   nsenter: string;
   ptys?: number;
 }
+
+// The sessions holding a part of the server's pseudo-terminals (at most PTY_SESSIONS): the sum of every devpts
+// instance's max= is what their sandboxes may open together, and each has its own (none opens another's terminals).
+let ptyPlaces = 0;
 
 // The server's holder of each recipe and the sessions that hold a place in it: started with the first, ended with the
 // last (a new one then starts with the next session; one ended while a session's namespace is in it would leave that
@@ -210,14 +233,16 @@ async function serverHolder(recipe: Recipe): Promise<Held | undefined> {
 
 // A session's holder inside `server`'s namespace, with the front of its sandboxes (the server's user and group: the
 // session's maps name the server namespace's root).
-async function startSession(recipe: Recipe, server: Held): Promise<SessionHeld | undefined> {
-  const held = await startHolder([recipe.nsenter, `--target=${server.pid}`, "--user", ...recipe.session]);
+// (`ptys` false: the session holds no part of the server's pseudo-terminals.)
+async function startSession(recipe: Recipe, server: Held, ptys = true): Promise<SessionHeld | undefined> {
+  const session = ptys ? recipe.session : recipe.sessionNoPtys ?? recipe.session;
+  const held = await startHolder([recipe.nsenter, `--target=${server.pid}`, "--user", ...session]);
   return held && {
     ...held,
     front: {
       argv: [recipe.nsenter, `--target=${held.pid}`, "--user", "--mount"],
       bwrapArgs: ["--uid", server.uid, "--gid", server.gid],
-      ...(recipe.ptys !== undefined ? { ptys: recipe.ptys } : {}),
+      ...(recipe.ptys !== undefined ? { ptys: ptys ? recipe.ptys : 0 } : {}),
     },
   };
 }
@@ -240,6 +265,8 @@ export class KernelObjectsHolder {
   #closed = false;
   // The recipe whose server holder this session holds a place in, once it does.
   #entered: Recipe | undefined;
+  // Whether it holds one of the PTY_SESSIONS parts of the server's pseudo-terminals (taken once, given back at close).
+  #ptyPlace: boolean | undefined;
 
   /**
    * The front of a sandbox of `bwrap` with `userns` (the `--unshare-user
@@ -265,8 +292,12 @@ export class KernelObjectsHolder {
     const recipe = await recipeFor(bwrap, userns);
     if (recipe === undefined || this.#closed) return undefined;
     if (this.#entered === undefined) enterServer(this.#entered = recipe);
+    if (this.#ptyPlace === undefined && recipe.ptys !== undefined) {
+      this.#ptyPlace = ptyPlaces < PTY_SESSIONS;
+      if (this.#ptyPlace) ptyPlaces++;
+    }
     const server = await serverHolder(recipe);
-    return server && !this.#closed ? startSession(recipe, server) : undefined;
+    return server && !this.#closed ? startSession(recipe, server, this.#ptyPlace !== false) : undefined;
   }
 
   /** Ends the namespace (its holder ends with its standard input), and the server's with the last session's. */
@@ -276,6 +307,8 @@ export class KernelObjectsHolder {
       held?.end();
       if (this.#entered !== undefined) leaveServer(this.#entered);
       this.#entered = undefined;
+      if (this.#ptyPlace) ptyPlaces--;
+      this.#ptyPlace = false;
     });
   }
 }
@@ -383,8 +416,9 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
   if (machine === undefined || COUNTS.some((count, i) => !count.optional && machine[i] === undefined)) return undefined;
   const counts = machine.slice(0, COUNTS.length);
   const [max, reserve] = machine.slice(COUNTS.length);
+  // Each session's part of the server's share of the terminals the machine's other devpts instances share.
   const ptys = max !== undefined && reserve !== undefined && max > reserve
-    ? Math.max(1, Math.floor((max - reserve) / OBJECT_SHARE))
+    ? Math.max(1, Math.floor((max - reserve) / SERVER_SHARE / PTY_SESSIONS))
     : undefined;
   const mounts = ptys === undefined ? [] : await hostProgramCandidates("mount", MOUNT_LOCATIONS);
   const nsenters = await hostProgramCandidates("nsenter", NSENTER_LOCATIONS);
@@ -402,18 +436,20 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
         "-c",
         holderScript(counts, undefined, true),
       ];
+      const sessionArgv = (devpts: { mount: string; ptys: number }) => [
+        unshare,
+        "--user",
+        "--map-root-user",
+        "--mount",
+        SHELL,
+        "-c",
+        holderScript(counts, devpts),
+      ];
       const tries: Recipe[] = [
         ...mounts.map((mount) => ({
           server,
-          session: [
-            unshare,
-            "--user",
-            "--map-root-user",
-            "--mount",
-            SHELL,
-            "-c",
-            holderScript(counts, { mount, ptys: ptys! }),
-          ],
+          session: sessionArgv({ mount, ptys: ptys! }),
+          sessionNoPtys: sessionArgv({ mount, ptys: 0 }),
           nsenter,
           ptys,
         })),

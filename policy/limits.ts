@@ -461,7 +461,7 @@ const MAX_FILE_BLOCK = 1024;
 // The words of the open files and tmpfs limits (EMFILE, ENOSPC) are also what the kernel answers when a sandbox has
 // used its share of inotify instances and watches or of pseudo-terminals (policy/_kernel_objects.ts), which no
 // setting of sandbox.limits raises: a line that names those is not read as either limit. Before, a command past its
-// 384 pseudo-terminals was told it "hit the size of a private tmpfs (sandbox.limits.tmpSize = 4MiB): OSError: [Errno
+// 384 pseudo-terminals (48 now) was told it "hit the size of a private tmpfs (sandbox.limits.tmpSize = 4MiB): OSError: [Errno
 // 28] No space left on device: '/dev/ptmx'" with /tmp empty, and one past its 16 inotify instances, through Node's
 // `EMFILE: too many open files, watch`, that it hit the open files limit.
 const KERNEL_OBJECT_WORDS =

@@ -971,7 +971,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...front.bwrapArgs,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
-      ...(front.ptys ? DEVPTS_BIND : []),
+      ...(front.ptys !== undefined ? DEVPTS_BIND : []),
       ...await procCovers(),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),

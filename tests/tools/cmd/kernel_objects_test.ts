@@ -21,7 +21,7 @@ import process from "node:process";
 import { Session } from "../../../policy/session.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
-import { OBJECT_SHARE, SERVER_SHARE, SESSION_HOLDER_LINE } from "../../../policy/_kernel_objects.ts";
+import { OBJECT_SHARE, PTY_SESSIONS, SERVER_SHARE, SESSION_HOLDER_LINE } from "../../../policy/_kernel_objects.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
 
@@ -251,6 +251,81 @@ for _ in range(300):
       const limit = machineLimit("/proc/sys/fs/inotify/max_user_instances")!;
       assert.ok(total >= 1 && total <= Math.floor(limit / SERVER_SHARE), `the sessions took ${counts.join(" + ")}`);
       assert.equal(hostWatch, "ok", "the server's own watcher failed while the sessions held their instances");
+    } finally {
+      await Promise.all(opened.map((session) => session.close()));
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+
+  test("the sessions' commands together open at most the server's share of pseudo-terminals, and none past it", {
+    timeout: 120_000,
+  }, async () => {
+    // Before: each session's devpts had max= an eighth of the 3072 terminals the machine's other devpts instances
+    // share, with no bound on the sessions together: nine sessions opened all of them, and no container, tmux or
+    // other sandbox of the machine could open one (ENOSPC) while they ran.
+    const ptyMax = machineLimit("/proc/sys/kernel/pty/max")!;
+    const ptyReserve = machineLimit("/proc/sys/kernel/pty/reserve")!;
+    const sessions = OBJECT_SHARE + 1;
+    const dirs = await Promise.all(
+      Array.from({ length: sessions }, () => mkdtemp(path.join(os.tmpdir(), "toolfence-pty-server-"))),
+    );
+    const rules = PolicyRules.fromLayers(
+      [{ name: "project", config: { sandbox: { limits: { openFiles: 4096 } } } }],
+      "/",
+    );
+    const opened = dirs.map((workspace) => new Session({ workspace, host: denyingNetworkHost([]), rules }));
+    const command = `python3 -c 'import os, time
+fds = []
+try:
+    while True: fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+except OSError: pass
+print(len(fds), flush=True)
+open("held", "w").close()
+for _ in range(300):
+    if os.path.exists("done"): break
+    time.sleep(0.1)'`;
+    try {
+      const running = opened.map((session) => cmdBox().call(session, "bash", { command, timeout_s: 60 }));
+      const held = () => dirs.every((dir) => existsSync(path.join(dir, "held")));
+      assert.ok(await eventually(held, 60_000), "the commands never held them");
+      await Promise.all(dirs.map((dir) => writeFile(path.join(dir, "done"), "")));
+      const counts = (await Promise.all(running)).map((result) => Number(okOutput<BashResult>(result).stdout));
+      const total = counts.reduce((a, b) => a + b, 0);
+      assert.ok(counts.every((n) => n >= 1), `a session got no terminal: ${counts.join(" + ")}`);
+      assert.ok(
+        total <= Math.floor((ptyMax - ptyReserve) / SERVER_SHARE),
+        `the sessions opened ${counts.join(" + ")} of the ${ptyMax - ptyReserve} the machine's devpts instances share`,
+      );
+      // Past PTY_SESSIONS sessions holding a part, the next has no terminal at all: it fails, and takes none.
+      const more = await Promise.all(
+        Array.from({ length: PTY_SESSIONS - sessions }, () => mkdtemp(path.join(os.tmpdir(), "toolfence-pty-more-"))),
+      );
+      dirs.push(...more);
+      opened.push(...more.map((workspace) => new Session({ workspace, host: denyingNetworkHost([]), rules })));
+      for (const session of opened.slice(sessions)) {
+        okOutput<BashResult>(await cmdBox().call(session, "bash", { command: "true", timeout_s: 30 }));
+      }
+      const last = await mkdtemp(path.join(os.tmpdir(), "toolfence-pty-last-"));
+      dirs.push(last);
+      opened.push(new Session({ workspace: last, host: denyingNetworkHost([]), rules }));
+      const refused = await cmdBox().call(opened.at(-1)!, "bash", {
+        command: `python3 -c 'import os; os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)'`,
+        timeout_s: 30,
+      });
+      assert.equal(refused.errorCode, "command_failed", String(refused.error));
+      assert.match(String((refused.output as BashResult).stderr), /No such file or directory: '\/dev\/ptmx'/);
+      // A session's close gives its part back: the next session opens terminals again.
+      await opened[0].close();
+      const again = await mkdtemp(path.join(os.tmpdir(), "toolfence-pty-again-"));
+      dirs.push(again);
+      opened.push(new Session({ workspace: again, host: denyingNetworkHost([]), rules }));
+      const out = okOutput<BashResult>(
+        await cmdBox().call(opened.at(-1)!, "bash", {
+          command: `python3 -c 'import os; os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY); print("pty")'`,
+          timeout_s: 30,
+        }),
+      );
+      assert.equal(out.stdout.trim(), "pty");
     } finally {
       await Promise.all(opened.map((session) => session.close()));
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
